@@ -1,0 +1,104 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { createApiHandler } from '../../functions/api.js';
+import { createAuthorizer } from '../../functions/authorizer.js';
+import { generateApiKey, hashApiKey, keyPrefix } from '../../shared/auth/keys.js';
+import { PROVIDERS, type ProviderId } from '../../shared/catalog/types.js';
+import type { GatewayConfig } from '../../shared/config.js';
+import { creditsToMicro, microToCredits } from '../../shared/credits/credits.js';
+import { createGateway, type Gateway } from '../../shared/gateway.js';
+import { silentLog, type Log } from '../../shared/log.js';
+import { isSimulated } from '../../shared/providers/router.js';
+import { startSimulator, type Simulator } from './simulator/server.js';
+import { createLocalServer } from './server.js';
+import { createTables, startEmbeddedStore, type EmbeddedStore } from './store.js';
+import { MODELS } from '../../shared/catalog/models.js';
+
+export interface LocalHost {
+  /** Base URL of the API, e.g. http://127.0.0.1:3000 */
+  url: string;
+  demo: { accountId: string; apiKey: string; balance: number };
+  store: EmbeddedStore;
+  simulator: Simulator;
+  gateway: Gateway;
+  /** Providers answered by the simulator. */
+  simulatedProviders: ProviderId[];
+  close(): Promise<void>;
+}
+
+const DEMO_ACCOUNT_ID = 'acct_demo';
+
+/**
+ * The whole gateway on one machine: the embedded store with the stack's tables, the
+ * provider simulator, and the same authorizer and `api` handlers behind a loopback
+ * HTTP server. Ports 0 pick free ports (tests).
+ */
+export async function startLocalHost(config: GatewayConfig, options: { log?: Log; simulatorLatencyMs?: number } = {}): Promise<LocalHost> {
+  const log = options.log ?? silentLog;
+  const store = await startEmbeddedStore({ port: config.dynamodbPort, dataDir: config.dataDir });
+  const simulator = await startSimulator({ latencyMs: options.simulatorLatencyMs ?? 0 });
+  const localConfig: GatewayConfig = { ...config, dynamodbEndpoint: store.endpoint };
+  const rawClient = new DynamoDBClient({ region: config.region, endpoint: store.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  await createTables(rawClient, config.tables);
+  rawClient.destroy();
+
+  const routerOptions = { simulatorBaseUrl: (provider: ProviderId) => simulator.baseUrl(provider) };
+  const gateway = createGateway(localConfig, { ...routerOptions, log });
+  const demo = await ensureDemoAccount(gateway, config);
+  const server = createLocalServer(
+    { authorizer: createAuthorizer(() => gateway), api: createApiHandler(() => gateway, log) },
+    log,
+  );
+  await listen(server, config.port);
+  const { port } = server.address() as AddressInfo;
+
+  const simulatedProviders = PROVIDERS.filter((provider) =>
+    MODELS.some((m) => m.provider === provider && isSimulated(localConfig, provider, m.protocol, routerOptions)),
+  );
+  return {
+    url: `http://127.0.0.1:${port}`,
+    demo,
+    store,
+    simulator,
+    gateway,
+    simulatedProviders,
+    close: async () => {
+      await new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      });
+      gateway.documentClient.destroy();
+      await simulator.close();
+      await store.close();
+    },
+  };
+}
+
+/**
+ * The demo account and key. DEMO_API_KEY pins the key (kept across runs with a data
+ * dir); otherwise a new key is issued each start, shown once.
+ */
+async function ensureDemoAccount(gateway: Gateway, config: GatewayConfig): Promise<LocalHost['demo']> {
+  let account = await gateway.accounts.get(DEMO_ACCOUNT_ID);
+  account ??= await gateway.accounts.create({ accountId: DEMO_ACCOUNT_ID, balanceMicro: creditsToMicro(config.demoCredits) });
+  const apiKey = config.demoApiKey ?? generateApiKey();
+  const keyHash = hashApiKey(apiKey);
+  const existing = await gateway.apiKeys.get(keyHash);
+  if (!existing) {
+    await gateway.apiKeys.put({ keyHash, accountId: account.accountId, keyPrefix: keyPrefix(apiKey), createdAt: new Date().toISOString() });
+  } else if (existing.accountId !== account.accountId || existing.revokedAt) {
+    throw new Error('DEMO_API_KEY is registered to another account or revoked in this data dir; choose another key');
+  }
+  return { accountId: account.accountId, apiKey, balance: microToCredits(account.balanceMicro) };
+}
+
+function listen(server: Server, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}

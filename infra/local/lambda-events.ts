@@ -1,0 +1,85 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
+
+const ACCOUNT = '000000000000';
+const API_ID = 'local';
+const STAGE = 'local';
+
+/** The event API Gateway's TOKEN authorizer receives for this request. */
+export function toAuthorizerEvent(req: IncomingMessage, resourcePath: string): APIGatewayTokenAuthorizerEvent {
+  return {
+    type: 'TOKEN',
+    authorizationToken: header(req, 'authorization') ?? '',
+    methodArn: `arn:aws:execute-api:us-east-1:${ACCOUNT}:${API_ID}/${STAGE}/${req.method}${resourcePath}`,
+  };
+}
+
+/** The REST API (v1) proxy event the `api` Lambda receives, with the authorizer's context. */
+export function toProxyEvent(
+  req: IncomingMessage,
+  body: string,
+  resourcePath: string,
+  authorizer: Record<string, unknown>,
+  requestId: string,
+): APIGatewayProxyEvent {
+  const headers: Record<string, string> = {};
+  const multiValueHeaders: Record<string, string[]> = {};
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i] as string;
+    const value = req.rawHeaders[i + 1] as string;
+    headers[name] = value;
+    (multiValueHeaders[name] ??= []).push(value);
+  }
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  return {
+    resource: resourcePath,
+    path: url.pathname,
+    httpMethod: req.method ?? 'GET',
+    headers,
+    multiValueHeaders,
+    queryStringParameters: null,
+    multiValueQueryStringParameters: null,
+    pathParameters: null,
+    stageVariables: null,
+    body,
+    isBase64Encoded: false,
+    requestContext: {
+      accountId: ACCOUNT,
+      apiId: API_ID,
+      authorizer,
+      protocol: 'HTTP/1.1',
+      httpMethod: req.method ?? 'GET',
+      identity: {} as APIGatewayProxyEvent['requestContext']['identity'],
+      path: url.pathname,
+      stage: STAGE,
+      requestId,
+      requestTimeEpoch: Date.now(),
+      resourceId: 'local',
+      resourcePath,
+    },
+  };
+}
+
+export function lambdaContext(functionName: string, requestId: string = randomUUID(), timeoutMs = 29_000): Context {
+  const deadline = Date.now() + timeoutMs;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:us-east-1:${ACCOUNT}:function:${functionName}`,
+    memoryLimitInMB: '1024',
+    awsRequestId: requestId,
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
+}

@@ -1,0 +1,43 @@
+import { loadConfig } from '../../shared/config.js';
+import { logger } from '../../functions/logger.js';
+import { startLocalHost } from './host.js';
+
+/** `npm start`: the gateway on this machine. */
+const config = loadConfig();
+const host = await startLocalHost(config, { log: logger });
+const simulated = host.simulatedProviders;
+const real = ['openai', 'anthropic', 'google', 'xai', 'cerebras', 'deepseek', 'mistral', 'groq', 'bedrock'].filter(
+  (p) => !simulated.includes(p as never),
+);
+
+process.stdout.write(
+  [
+    '',
+    `Model comparison gateway listening on ${host.url}`,
+    `  endpoint:    POST ${host.url}/api/v1/prompt`,
+    `  demo key:    ${host.demo.apiKey}`,
+    `  balance:     ${host.demo.balance} credits (account ${host.demo.accountId})`,
+    `  simulated:   ${simulated.length > 0 ? simulated.join(', ') : 'none'} (provider simulator at ${host.simulator.url})`,
+    `  real:        ${real.length > 0 ? real.join(', ') : 'none'}`,
+    `  store:       ${host.store.endpoint} (${config.dataDir ? `data in ${config.dataDir}` : 'in memory'})`,
+    '',
+    'Try it:',
+    `  curl -s -H "Authorization: Bearer ${host.demo.apiKey}" -H "Content-Type: application/json" \\`,
+    `    -d '{"prompt":"Say hello","models":["fam_c-5.4","fam_a-opus-4-6","fam_b-3.1-pro"]}' ${host.url}/api/v1/prompt`,
+    'Admin CLI against this store:',
+    `  DYNAMODB_ENDPOINT=${host.store.endpoint} npm run admin -- balance --account ${host.demo.accountId}`,
+    '',
+  ].join('\n') + '\n',
+);
+
+let closing = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (closing) return;
+    closing = true;
+    host.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  });
+}

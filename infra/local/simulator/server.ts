@@ -1,0 +1,412 @@
+/**
+ * Provider simulator: a loopback HTTP server that speaks vendors' wire
+ * protocols so the gateway can run (and be tested and benchmarked) with no
+ * network.
+ *
+ * Routes:
+ *   POST   /{provider}/v1/chat/completions   OpenAI-compatible chat completions (any provider token)
+ *   POST   /__sim/faults                     add a FaultRule (JSON body) -> 204
+ *   DELETE /__sim/faults                     clear fault rules and latencies -> 204
+ *   GET    /__sim/calls                      recorded calls, without bodies
+ *   anything else                            404 (JSON)
+ *
+ * Each wire protocol is one module implementing ProtocolHandler (see
+ * openai-chat.ts); add new ones to PROTOCOLS.
+ */
+import { createServer } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { FaultRules, LatencyTable, parseFaultRule } from './faults.js';
+import type { FaultMatch, FaultRule } from './faults.js';
+import { openAiChat, openAiError } from './openai-chat.js';
+
+export type { FaultMatch, FaultRule } from './faults.js';
+export { countTokens } from './text.js';
+
+export interface SimulatorOptions {
+  /** default 0 = ephemeral */
+  port?: number;
+  /** default 0: added before every answer */
+  latencyMs?: number;
+  /** Calls kept for calls(), oldest dropped first; default 10,000 (a long `npm start` or bench stays bounded). */
+  maxRecordedCalls?: number;
+}
+
+export interface SimulatedCall {
+  provider: string;
+  protocol: 'openai-chat';
+  model: string;
+  path: string;
+  at: number;
+  headers: Record<string, string | undefined>;
+  body: unknown;
+}
+
+export interface Simulator {
+  /** e.g. http://127.0.0.1:43123 */
+  readonly url: string;
+  /** `${url}/${provider}/v1` — what a gateway uses as <P>_BASE_URL */
+  baseUrl(provider: string): string;
+  /** every upstream call received, in order */
+  calls(): readonly SimulatedCall[];
+  /** add a rule */
+  setFault(rule: FaultRule): void;
+  /** default latency, or per model/provider */
+  setLatency(ms: number, match?: FaultMatch): void;
+  /** clear rules, latencies (back to options.latencyMs) and calls */
+  reset(): void;
+  /** closes server and any hanging sockets immediately */
+  close(): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------
+// Protocol modules
+// ---------------------------------------------------------------------------
+
+/** A complete HTTP answer. */
+export interface Reply {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Result of validating a request: either ready to answer, or an error reply. */
+export type Prepared =
+  | { ok: true; model: string; answer(opts: { usage: boolean }): Reply }
+  | { ok: false; reply: Reply };
+
+/** One vendor wire protocol. `rest` is the path after `/{provider}`, without query string. */
+export interface ProtocolHandler {
+  readonly protocol: SimulatedCall['protocol'];
+  /** Whether this protocol serves `method rest`. */
+  route(method: string, rest: string): boolean;
+  /** Best-effort model name of a (possibly invalid) request, '' when unknown. */
+  modelOf(body: unknown, rest: string): string;
+  /** An error reply when the credentials headers are malformed, else undefined. */
+  authorize(headers: IncomingHttpHeaders): Reply | undefined;
+  /** Validates the parsed JSON body. */
+  prepare(body: unknown, rest: string): Prepared;
+  /** The reply to a body that is not JSON. */
+  invalidJson(): Reply;
+  /** A vendor-shaped error (fault kind 'status'); `body` replaces the default error body when given. */
+  vendorError(status: number, retryAfter: string | undefined, body: unknown): Reply;
+}
+
+const PROTOCOLS: readonly ProtocolHandler[] = [openAiChat];
+
+// ---------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------
+
+const MAX_BODY_BYTES = 64 * 1024 * 1024;
+const REDACTED_HEADERS: ReadonlySet<string> = new Set([
+  'authorization',
+  'proxy-authorization',
+  'x-api-key',
+  'api-key',
+  'x-goog-api-key',
+  'cookie',
+]);
+const PROVIDER_TOKEN = /^[A-Za-z0-9._-]+$/;
+
+type BodyResult = { text: string; tooLarge: boolean } | undefined;
+
+/** Reads the whole request body; resolves undefined if the client went away first. */
+function readBody(req: IncomingMessage): Promise<BodyResult> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) tooLarge = true;
+      else chunks.push(chunk);
+    });
+    req.once('end', () => {
+      const text = chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8');
+      resolve({ text, tooLarge });
+    });
+    req.once('error', () => resolve(undefined));
+    req.once('close', () => resolve(undefined)); // no-op when 'end' already resolved
+  });
+}
+
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  if (text.length === 0) return { ok: false };
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch {
+    return { ok: false };
+  }
+}
+
+function send(res: ServerResponse, reply: Reply): void {
+  if (res.destroyed || res.headersSent) return;
+  reply.headers['content-length'] = String(Buffer.byteLength(reply.body));
+  res.writeHead(reply.status, reply.headers);
+  res.end(reply.body);
+}
+
+/** Waits `ms` without blocking; resolves false (and clears the timer) if the response closes first. */
+function wait(ms: number, res: ServerResponse): Promise<boolean> {
+  if (res.destroyed) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const onClose = (): void => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    const timer = setTimeout(() => {
+      res.off('close', onClose);
+      resolve(true);
+    }, ms);
+    res.once('close', onClose);
+  });
+}
+
+function recordHeaders(headers: IncomingHttpHeaders): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const key in headers) {
+    const v = headers[key];
+    if (v === undefined) continue;
+    out[key] = REDACTED_HEADERS.has(key) ? '[redacted]' : Array.isArray(v) ? v.join(', ') : v;
+  }
+  return out;
+}
+
+function notFound(method: string, path: string): Reply {
+  return openAiError(404, `Unknown route: ${method} ${path}`, 'invalid_request_error', null, 'unknown_url');
+}
+
+function noContent(): Reply {
+  return { status: 204, headers: {}, body: '' };
+}
+
+// ---------------------------------------------------------------------------
+// Server
+// ---------------------------------------------------------------------------
+
+class ProviderSimulator implements Simulator {
+  readonly url: string;
+  private readonly server: Server;
+  private readonly sockets: Set<Socket>;
+  private readonly rules = new FaultRules();
+  private readonly latency: LatencyTable;
+  private readonly defaultLatencyMs: number;
+  private recorded: SimulatedCall[] = [];
+  private closing: Promise<void> | undefined;
+
+  constructor(server: Server, sockets: Set<Socket>, url: string, latencyMs: number, private readonly maxRecordedCalls: number) {
+    this.server = server;
+    this.sockets = sockets;
+    this.url = url;
+    this.defaultLatencyMs = latencyMs;
+    this.latency = new LatencyTable(latencyMs);
+  }
+
+  baseUrl(provider: string): string {
+    return `${this.url}/${provider}/v1`;
+  }
+
+  calls(): readonly SimulatedCall[] {
+    return this.recorded;
+  }
+
+  setFault(rule: FaultRule): void {
+    this.rules.add(rule);
+  }
+
+  setLatency(ms: number, match?: FaultMatch): void {
+    this.latency.set(ms, match);
+  }
+
+  reset(): void {
+    this.rules.clear();
+    this.latency.reset(this.defaultLatencyMs);
+    this.recorded = [];
+  }
+
+  close(): Promise<void> {
+    if (this.closing) return this.closing;
+    this.closing = new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+      for (const socket of this.sockets) socket.destroy();
+      this.sockets.clear();
+    });
+    return this.closing;
+  }
+
+  /** Entry point for every HTTP request. */
+  handle(req: IncomingMessage, res: ServerResponse): void {
+    this.dispatch(req, res).catch((err: unknown) => {
+      if (!res.headersSent && !res.destroyed) {
+        send(res, openAiError(500, `Simulator internal error: ${err instanceof Error ? err.message : String(err)}`, 'server_error'));
+      } else {
+        res.destroy();
+      }
+    });
+  }
+
+  private async dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const method = req.method ?? 'GET';
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+
+    if (path.startsWith('/__sim/')) return this.control(method, path, req, res);
+
+    const slash = path.indexOf('/', 1);
+    if (slash > 1) {
+      const provider = path.slice(1, slash);
+      const rest = path.slice(slash);
+      if (PROVIDER_TOKEN.test(provider)) {
+        for (const handler of PROTOCOLS) {
+          if (handler.route(method, rest)) return this.upstream(handler, provider, rest, path, req, res);
+        }
+      }
+    }
+    req.resume();
+    send(res, notFound(method, path));
+  }
+
+  private async upstream(
+    handler: ProtocolHandler,
+    provider: string,
+    rest: string,
+    path: string,
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<void> {
+    const raw = await readBody(req);
+    if (raw === undefined) return; // client went away
+    const parsed = raw.tooLarge ? ({ ok: false } as const) : parseJson(raw.text);
+    const body = parsed.ok ? parsed.value : raw.tooLarge ? undefined : raw.text;
+    const model = parsed.ok ? handler.modelOf(body, rest) : '';
+    if (this.recorded.length >= this.maxRecordedCalls) this.recorded.splice(0, this.recorded.length - this.maxRecordedCalls + 1);
+    this.recorded.push({
+      provider,
+      protocol: handler.protocol,
+      model,
+      path,
+      at: Date.now(),
+      headers: recordHeaders(req.headers),
+      body,
+    });
+
+    // Decide the outcome at arrival (so `times` is consumed in arrival order), then wait.
+    let reply: Reply | undefined;
+    let prepared: Prepared | undefined;
+    let fault: FaultRule | undefined;
+    if (raw.tooLarge) reply = openAiError(413, 'Request body too large for the simulator.', 'invalid_request_error');
+    else reply = handler.authorize(req.headers) ?? (parsed.ok ? undefined : handler.invalidJson());
+    if (reply === undefined && parsed.ok) {
+      prepared = handler.prepare(body, rest);
+      if (prepared.ok) fault = this.rules.take(provider, model);
+      else reply = prepared.reply;
+    }
+
+    const latencyMs = this.latency.get(provider, model);
+    if (latencyMs > 0 && !(await wait(latencyMs, res))) return;
+
+    if (reply !== undefined || prepared === undefined || !prepared.ok) {
+      send(res, reply ?? handler.invalidJson());
+      return;
+    }
+    if (fault === undefined) {
+      send(res, prepared.answer({ usage: true }));
+      return;
+    }
+    switch (fault.kind) {
+      case 'status':
+        send(res, handler.vendorError(fault.status, fault.retryAfter, fault.body));
+        return;
+      case 'hang':
+        return; // the socket stays open until the client aborts or close() is called
+      case 'slow':
+        if (fault.delayMs > 0 && !(await wait(fault.delayMs, res))) return;
+        send(res, prepared.answer({ usage: true }));
+        return;
+      case 'malformed': {
+        const good = prepared.answer({ usage: true });
+        good.body = good.body.slice(0, Math.max(1, Math.floor(good.body.length / 2)));
+        send(res, good);
+        return;
+      }
+      case 'empty': {
+        const good = prepared.answer({ usage: true });
+        good.body = '';
+        send(res, good);
+        return;
+      }
+      case 'reset':
+        req.socket.destroy();
+        return;
+      case 'no-usage':
+        send(res, prepared.answer({ usage: false }));
+        return;
+    }
+  }
+
+  private async control(method: string, path: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (path === '/__sim/faults' && method === 'POST') {
+      const raw = await readBody(req);
+      if (raw === undefined) return;
+      const parsed = raw.tooLarge ? ({ ok: false } as const) : parseJson(raw.text);
+      if (!parsed.ok) {
+        send(res, openAiError(400, 'The request body must be a JSON fault rule.', 'invalid_request_error'));
+        return;
+      }
+      const rule = parseFaultRule(parsed.value);
+      if (!rule.ok) {
+        send(res, openAiError(400, `Invalid fault rule: ${rule.error}`, 'invalid_request_error'));
+        return;
+      }
+      this.rules.add(rule.rule);
+      send(res, noContent());
+      return;
+    }
+    req.resume();
+    if (path === '/__sim/faults' && method === 'DELETE') {
+      this.rules.clear();
+      this.latency.reset(this.defaultLatencyMs);
+      send(res, noContent());
+      return;
+    }
+    if (path === '/__sim/calls' && method === 'GET') {
+      const list = this.recorded.map(({ provider, protocol, model, path: p, at, headers }) => ({ provider, protocol, model, path: p, at, headers }));
+      send(res, { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify(list) });
+      return;
+    }
+    send(res, notFound(method, path));
+  }
+}
+
+/** Starts the simulator on 127.0.0.1 (port 0 = ephemeral by default). */
+export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
+  const latencyMs = options.latencyMs ?? 0;
+  new LatencyTable(latencyMs); // validates latencyMs before anything starts
+  const sockets = new Set<Socket>();
+  let sim: ProviderSimulator | undefined;
+  const server = createServer((req, res) => {
+    if (sim) sim.handle(req, res);
+    else res.destroy();
+  });
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  server.on('clientError', (_err, socket: Socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+    else socket.destroy();
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  sim = new ProviderSimulator(server, sockets, `http://127.0.0.1:${port}`, latencyMs, options.maxRecordedCalls ?? 10_000);
+  return sim;
+}

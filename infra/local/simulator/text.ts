@@ -1,0 +1,266 @@
+/**
+ * Deterministic text for the provider simulator: a token counter, a seeded
+ * pseudo-random generator, a readable paragraph generator and a generator of
+ * minimal values that conform to a JSON schema.
+ *
+ * Everything here is a pure function of its inputs (a 32-bit seed derived from
+ * one hash of the request), so the same request always yields the same answer.
+ */
+
+/** Approximate token count used by the simulator: ceil(chars / 4), 0 for ''. */
+export function countTokens(text: string): number {
+  return text.length === 0 ? 0 : Math.ceil(text.length / 4);
+}
+
+/** A small, fast seeded PRNG (mulberry32). Returns floats in [0, 1). */
+export type Rng = () => number;
+
+export function createRng(seed: number): Rng {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function pick<T>(rng: Rng, list: readonly T[]): T {
+  return list[Math.floor(rng() * list.length)] as T;
+}
+
+function countWords(s: string): number {
+  let n = 0;
+  let inWord = false;
+  for (let i = 0; i < s.length; i++) {
+    const space = s.charCodeAt(i) === 32;
+    if (!space && !inWord) n++;
+    inWord = !space;
+  }
+  return n;
+}
+
+const OPENERS = ['In short', 'Overall', 'In practice', 'By comparison', 'As a rule', 'Notably', 'On balance', 'Put simply'] as const;
+const SUBJECTS = ['the model', 'this approach', 'the request', 'a careful review', 'the system', 'the result', 'the data', 'each option'] as const;
+const VERBS = ['suggests', 'shows', 'indicates', 'highlights', 'confirms', 'implies', 'reveals', 'supports'] as const;
+const OBJECTS = [
+  'a clear trade-off between speed and cost',
+  'that latency matters more than expected',
+  'a stable and predictable outcome',
+  'several useful patterns worth a closer look',
+  'that smaller prompts are often enough',
+  'a reasonable balance of quality and price',
+  'room for improvement in edge cases',
+  'that context shapes the final answer',
+  'a consistent structure across similar inputs',
+  'that simple rules cover most situations',
+] as const;
+const ADJECTIVES = ['amber', 'brisk', 'calm', 'steady', 'clear', 'gentle', 'quiet', 'bright', 'solid', 'nimble'] as const;
+const NOUNS = ['river', 'signal', 'harbor', 'meadow', 'engine', 'lantern', 'summit', 'bridge', 'garden', 'compass'] as const;
+
+/**
+ * A short readable paragraph of 20-60 words:
+ * "Simulated answer from <model>: <sentences>".
+ */
+export function generateParagraph(model: string, seed: number): string {
+  const rng = createRng(seed);
+  let text = `Simulated answer from ${model}:`;
+  let words = countWords(text);
+  // Each sentence has at most 13 words, so stopping below 47 keeps us <= 60.
+  const target = 20 + Math.floor(rng() * 27);
+  while (words < target) {
+    const sentence = `${pick(rng, OPENERS)}, ${pick(rng, SUBJECTS)} ${pick(rng, VERBS)} ${pick(rng, OBJECTS)}.`;
+    text += ' ' + sentence;
+    words += countWords(sentence);
+  }
+  return text;
+}
+
+/** A short deterministic phrase such as "steady harbor". */
+export function generatePhrase(rng: Rng): string {
+  return `${pick(rng, ADJECTIVES)} ${pick(rng, NOUNS)}`;
+}
+
+/**
+ * Truncates `text` so that countTokens(result) <= maxTokens, preferring a word
+ * boundary. Returns the text unchanged when it already fits.
+ */
+export function truncateToTokens(text: string, maxTokens: number): string {
+  if (countTokens(text) <= maxTokens) return text;
+  const limit = Math.max(0, Math.floor(maxTokens)) * 4;
+  let cut = text.slice(0, limit);
+  const space = cut.lastIndexOf(' ');
+  if (space > limit / 2) cut = cut.slice(0, space);
+  return cut.trimEnd();
+}
+
+// ---------------------------------------------------------------------------
+// JSON schema -> minimal conforming value
+// ---------------------------------------------------------------------------
+
+type Schema = Record<string, unknown>;
+
+function isObject(x: unknown): x is Schema {
+  return typeof x === 'object' && x !== null && !Array.isArray(x);
+}
+
+function num(x: unknown): number | undefined {
+  return typeof x === 'number' && Number.isFinite(x) ? x : undefined;
+}
+
+const MAX_DEPTH = 12;
+
+function resolveRef(ref: string, root: Schema): Schema | undefined {
+  if (!ref.startsWith('#')) return undefined;
+  if (ref === '#') return root;
+  const parts = ref.slice(2).split('/');
+  let cur: unknown = root;
+  for (const raw of parts) {
+    const key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+    if (!isObject(cur)) return undefined;
+    cur = cur[key];
+  }
+  return isObject(cur) ? cur : undefined;
+}
+
+function schemaType(schema: Schema): string | undefined {
+  const t = schema['type'];
+  if (typeof t === 'string') return t;
+  if (Array.isArray(t)) {
+    const nonNull = t.find((x) => typeof x === 'string' && x !== 'null');
+    if (typeof nonNull === 'string') return nonNull;
+    return t.length > 0 && typeof t[0] === 'string' ? t[0] : undefined;
+  }
+  if (isObject(schema['properties']) || Array.isArray(schema['required'])) return 'object';
+  if (schema['items'] !== undefined || Array.isArray(schema['prefixItems'])) return 'array';
+  return undefined;
+}
+
+function stringValue(schema: Schema, rng: Rng): string {
+  switch (schema['format']) {
+    case 'date-time':
+      return '2024-01-01T00:00:00Z';
+    case 'date':
+      return '2024-01-01';
+    case 'time':
+      return '00:00:00Z';
+    case 'email':
+      return 'user@example.com';
+    case 'uri':
+    case 'url':
+      return 'https://example.com/';
+    case 'uuid': {
+      const hex = (n: number) => Math.floor(rng() * 16 ** n).toString(16).padStart(n, '0');
+      return `${hex(8)}-${hex(4)}-4${hex(3)}-8${hex(3)}-${hex(6)}${hex(6)}`;
+    }
+    default:
+      break;
+  }
+  let s = generatePhrase(rng);
+  const min = num(schema['minLength']);
+  const max = num(schema['maxLength']);
+  if (min !== undefined) while (s.length < min) s += ' ' + generatePhrase(rng);
+  if (max !== undefined && s.length > max) s = s.slice(0, Math.max(0, max));
+  if (min !== undefined && s.length < min) s = s.padEnd(min, 'x');
+  return s;
+}
+
+function numberValue(schema: Schema, rng: Rng, integer: boolean): number {
+  let v = integer ? 1 + Math.floor(rng() * 100) : Math.round(rng() * 10000) / 100;
+  const min = num(schema['minimum']);
+  const max = num(schema['maximum']);
+  const exMin = num(schema['exclusiveMinimum']);
+  const exMax = num(schema['exclusiveMaximum']);
+  const mult = num(schema['multipleOf']);
+  if (min !== undefined && v < min) v = min;
+  if (exMin !== undefined && v <= exMin) v = integer ? Math.floor(exMin) + 1 : exMin + 1;
+  if (max !== undefined && v > max) v = max;
+  if (exMax !== undefined && v >= exMax) {
+    const lo = min ?? exMin ?? exMax - 2;
+    v = integer ? Math.ceil(exMax) - 1 : (lo + exMax) / 2;
+  }
+  if (mult !== undefined && mult > 0) {
+    v = Math.ceil(v / mult) * mult;
+    if (max !== undefined && v > max) v = Math.floor(max / mult) * mult;
+  }
+  if (integer) v = Math.round(v);
+  return v;
+}
+
+function valueFor(schema: unknown, rng: Rng, root: Schema, depth: number): unknown {
+  if (schema === true || schema === undefined) return generatePhrase(rng);
+  if (!isObject(schema)) return null;
+  if (depth > MAX_DEPTH) return schemaType(schema) === 'object' ? {} : null;
+
+  if (typeof schema['$ref'] === 'string') {
+    const target = resolveRef(schema['$ref'], root);
+    return target ? valueFor(target, rng, root, depth + 1) : null;
+  }
+  if ('const' in schema) return schema['const'];
+  const en = schema['enum'];
+  if (Array.isArray(en) && en.length > 0) return en[0];
+
+  for (const key of ['anyOf', 'oneOf'] as const) {
+    const alts = schema[key];
+    if (Array.isArray(alts) && alts.length > 0) {
+      const chosen = alts.find((a) => !(isObject(a) && a['type'] === 'null')) ?? alts[0];
+      return valueFor(chosen, rng, root, depth + 1);
+    }
+  }
+  const all = schema['allOf'];
+  if (Array.isArray(all) && all.length > 0) {
+    const parts = all.map((s) => valueFor(s, rng, root, depth + 1));
+    if (parts.every((p) => isObject(p))) return Object.assign({}, ...parts);
+    return parts[0];
+  }
+
+  switch (schemaType(schema)) {
+    case 'null':
+      return null;
+    case 'boolean':
+      return rng() < 0.5;
+    case 'integer':
+      return numberValue(schema, rng, true);
+    case 'number':
+      return numberValue(schema, rng, false);
+    case 'array': {
+      const prefix = Array.isArray(schema['prefixItems']) ? (schema['prefixItems'] as unknown[]) : [];
+      const minItems = num(schema['minItems']) ?? 0;
+      const maxItems = num(schema['maxItems']);
+      let count = Math.max(1, minItems, prefix.length);
+      if (maxItems !== undefined) count = Math.min(count, maxItems);
+      const out: unknown[] = [];
+      for (let i = 0; i < count; i++) {
+        out.push(valueFor(i < prefix.length ? prefix[i] : schema['items'], rng, root, depth + 1));
+      }
+      return out;
+    }
+    case 'object': {
+      const out: Record<string, unknown> = {};
+      const props = isObject(schema['properties']) ? schema['properties'] : {};
+      for (const key of Object.keys(props)) out[key] = valueFor(props[key], rng, root, depth + 1);
+      const required = schema['required'];
+      if (Array.isArray(required)) {
+        for (const key of required) {
+          if (typeof key === 'string' && !(key in out)) out[key] = generatePhrase(rng);
+        }
+      }
+      return out;
+    }
+    case 'string':
+    default:
+      return stringValue(schema, rng);
+  }
+}
+
+/**
+ * A deterministic minimal value conforming to `schema`: every property (and
+ * every required key) of objects, one item per array, the first enum value,
+ * in-range numbers and short phrases for strings.
+ */
+export function generateFromSchema(schema: unknown, seed: number): unknown {
+  const root = isObject(schema) ? schema : {};
+  if (!isObject(schema) || Object.keys(schema).length === 0) return {};
+  return valueFor(schema, createRng(seed), root, 0);
+}

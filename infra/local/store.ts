@@ -1,0 +1,88 @@
+import { mkdirSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  ResourceInUseException,
+  UpdateTimeToLiveCommand,
+  type CreateTableCommandInput,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
+import dynalite from 'dynalite';
+import type { TableNames } from '../../shared/config.js';
+import { TABLES, type TableDefinition } from '../../shared/storage/tables.js';
+
+export interface EmbeddedStore {
+  endpoint: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * The embedded DynamoDB-compatible store (dynalite) on 127.0.0.1: in memory, or on disk
+ * under `dataDir` when given. Port 0 picks a free port.
+ */
+export async function startEmbeddedStore(options: { port: number; dataDir?: string }): Promise<EmbeddedStore> {
+  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
+  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(options.dataDir ? { path: options.dataDir } : {}) });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections?.();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** CreateTable input from the shared definition: the same keys and indexes the CDK stack declares. */
+export function toCreateTableInput(definition: TableDefinition, tableName: string): CreateTableCommandInput {
+  const attributes = new Map<string, string>();
+  const keys = [definition.partitionKey, definition.sortKey, ...definition.globalIndexes.flatMap((i) => [i.partitionKey, i.sortKey])];
+  for (const key of keys) if (key) attributes.set(key.name, key.type);
+  const keySchema = (pk: { name: string }, sk?: { name: string }) => [
+    { AttributeName: pk.name, KeyType: 'HASH' as const },
+    ...(sk ? [{ AttributeName: sk.name, KeyType: 'RANGE' as const }] : []),
+  ];
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [...attributes].map(([AttributeName, AttributeType]) => ({ AttributeName, AttributeType: AttributeType as 'S' | 'N' })),
+    KeySchema: keySchema(definition.partitionKey, definition.sortKey),
+    ...(definition.globalIndexes.length > 0
+      ? {
+          GlobalSecondaryIndexes: definition.globalIndexes.map((index) => ({
+            IndexName: index.name,
+            KeySchema: keySchema(index.partitionKey, index.sortKey),
+            Projection: { ProjectionType: 'ALL' as const },
+          })),
+        }
+      : {}),
+  };
+}
+
+/** Creates every table that does not exist yet (a data dir keeps them between runs). */
+export async function createTables(client: DynamoDBClient, names: TableNames): Promise<void> {
+  for (const definition of TABLES) {
+    const tableName = names[definition.key];
+    try {
+      await client.send(new CreateTableCommand(toCreateTableInput(definition, tableName)));
+    } catch (error) {
+      if (!(error instanceof ResourceInUseException)) throw error;
+      continue;
+    }
+    if (definition.ttlAttribute) {
+      await client
+        .send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: definition.ttlAttribute, Enabled: true } }))
+        // dynalite does not implement TTL; expiry is checked by timestamp in code anyway.
+        .catch(() => undefined);
+    }
+    await client.send(new DescribeTableCommand({ TableName: tableName }));
+  }
+}

@@ -1,0 +1,30 @@
+import { FAMILY_TOKENS, MODELS } from './models.js';
+import type { ModelEntry } from './types.js';
+
+export type { ModelEntry } from './types.js';
+
+/** The ID spelled with the real vendor token: `fam_a-opus-4-6` -> `claude-opus-4-6`, `fam_l` -> `codestral`. */
+export function vendorSpelling(entry: ModelEntry): string | undefined {
+  const token = FAMILY_TOKENS[entry.family];
+  if (!token || !entry.id.startsWith(entry.family)) return undefined;
+  return token + entry.id.slice(entry.family.length);
+}
+
+const byId = new Map<string, ModelEntry>();
+for (const entry of MODELS) {
+  byId.set(entry.id, entry);
+}
+for (const entry of MODELS) {
+  const alias = vendorSpelling(entry);
+  // A canonical ID always wins over an alias of another model.
+  if (alias && !byId.has(alias)) byId.set(alias, entry);
+}
+
+/** Resolves a canonical ID or its vendor spelling; undefined for anything else. */
+export function resolveModel(id: string): ModelEntry | undefined {
+  return byId.get(id);
+}
+
+export function allModels(): readonly ModelEntry[] {
+  return MODELS;
+}

@@ -1,0 +1,389 @@
+// Model catalog. Prices are USD per million tokens, read from the vendors' own pricing
+// and model pages (platform.claude.com, developers.openai.com, ai.google.dev, docs.x.ai,
+// inference-docs.cerebras.ai, api-docs.deepseek.com, mistral.ai, console.groq.com,
+// aws.amazon.com/bedrock/pricing). Long-context (>200K/272K) surcharges are not modelled.
+// `// unverified:` marks values taken from third-party copies, siblings or naming patterns.
+import { IMAGES_AND_PDF, IMAGE_TYPES } from './types.js';
+import type { AttachmentType, CacheRules, ModelEntry, Prices, TuningRules } from './types.js';
+
+const TAKEN_ON = '2026-11-22';
+
+function usd(input: number, cachedInput: number | null, cacheWrite: number | null, output: number): Prices {
+  return { input, cachedInput, cacheWrite, output, takenOn: TAKEN_ON };
+}
+
+const TEXT_ONLY: readonly AttachmentType[] = [];
+/** xAI accepts jpg/png only. */
+const PNG_JPEG: readonly AttachmentType[] = ['image/png', 'image/jpeg'];
+
+const NO_TUNING: TuningRules = {};
+const CLAUDE_THINKING: TuningRules = { thinkingBudget: { min: 1024, max: 32000 } };
+const GEMINI_TUNING: TuningRules = { thinkingBudget: { min: 0, max: 24576 }, webSearch: true, cachedContent: true };
+const EFFORT_LMH: TuningRules = { reasoningEffort: ['low', 'medium', 'high'] };
+const EFFORT_NLMH: TuningRules = { reasoningEffort: ['none', 'low', 'medium', 'high'] };
+
+const OPENAI_CACHE: CacheRules = { mode: 'automatic', minTokens: 1024 };
+const DEEPSEEK_CACHE: CacheRules = { mode: 'automatic', minTokens: 64 };
+const AUTO_CACHE: CacheRules = { mode: 'automatic' };
+const NO_CACHE: CacheRules = { mode: 'none' };
+// Cache minimums of fam_a and fam_b are the contract's (spec 2.9): 1,024 (2,048 Haiku-class) and 32,768.
+const claudeCache = (minTokens: number): CacheRules => ({ mode: 'explicit', minTokens });
+const geminiCache = (minTokens: number): CacheRules => ({ mode: 'explicit', minTokens });
+/** Bedrock cachePoint; Nova minimum is 1K tokens per checkpoint. */
+const NOVA_CACHE: CacheRules = { mode: 'explicit', minTokens: 1000 };
+
+/** Mistral bills cached prompt tokens at 10% of input (docs.mistral.ai prompt caching). */
+const mistral = (input: number, output: number): Prices => usd(input, Number((input / 10).toFixed(4)), null, output);
+
+export const MODELS: readonly ModelEntry[] = [
+  // ───────────── OpenAI (Responses API) ─────────────
+  {
+    id: 'fam_c-5.4', family: 'fam_c', provider: 'openai', upstreamModel: 'gpt-5.4', protocol: 'openai-responses', tier: 'flagship',
+    prices: usd(2.5, 0.25, null, 15),
+    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: EFFORT_LMH, cache: OPENAI_CACHE },
+    defaultMaxTokens: 8192, maxOutputTokens: 128_000, contextWindow: 1_050_000,
+  },
+  {
+    id: 'fam_c-5.4-pro', family: 'fam_c', provider: 'openai', upstreamModel: 'gpt-5.4-pro', protocol: 'openai-responses', tier: 'flagship',
+    prices: usd(30, null, null, 180), // no cached-input price listed
+    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: EFFORT_LMH, cache: OPENAI_CACHE },
+    defaultMaxTokens: 8192, maxOutputTokens: 128_000, contextWindow: 1_050_000,
+  },
+  {
+    id: 'fam_c-5', family: 'fam_c', provider: 'openai', upstreamModel: 'gpt-5', protocol: 'openai-responses', tier: 'flagship',
+    prices: usd(1.25, 0.125, null, 10), // deprecated, shutdown 2026-12-11
+    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: EFFORT_LMH, cache: OPENAI_CACHE },
+    defaultMaxTokens: 8192, maxOutputTokens: 128_000, contextWindow: 400_000,
+  },
+  {
+    id: 'fam_c-4.1', family: 'fam_c', provider: 'openai', upstreamModel: 'gpt-4.1', protocol: 'openai-responses', tier: 'flagship',
+    prices: usd(2, 0.5, null, 8), // deprecated, shutdown 2027-01-14
+    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: NO_TUNING, cache: OPENAI_CACHE },
+    defaultMaxTokens: 4096, maxOutputTokens: 32_768, contextWindow: 1_047_576,
+  },
+  {
+    id: 'fam_c-4o', family: 'fam_c', provider: 'openai', upstreamModel: 'gpt-4o', protocol: 'openai-responses', tier: 'flagship',
+    prices: usd(2.5, 1.25, null, 10), // deprecated, shutdown 2027-01-14
+    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: NO_TUNING, cache: OPENAI_CACHE },
+    defaultMaxTokens: 4096, maxOutputTokens: 16_384, contextWindow: 128_000,
+  },
+  {
+    id: 'o3-mini', family: 'fam_c', provider: 'openai', upstreamModel: 'o3-mini', protocol: 'openai-responses', tier: 'flagship',
+    prices: usd(1.1, 0.55, null, 4.4), // shut down 2026-10-23 per OpenAI deprecations page
+    capabilities: { attachments: TEXT_ONLY, structuredOutput: 'native', tuning: EFFORT_LMH, cache: OPENAI_CACHE },
+    defaultMaxTokens: 8192, maxOutputTokens: 100_000, contextWindow: 200_000,
+  },
+  {
+    id: 'fam_c-5.4-mini', family: 'fam_c', provider: 'openai', upstreamModel: 'gpt-5.4-mini', protocol: 'openai-responses', tier: 'fast',
+    prices: usd(0.75, 0.075, null, 4.5),
+    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: EFFORT_LMH, cache: OPENAI_CACHE },
+    defaultMaxTokens: 8192, maxOutputTokens: 128_000, contextWindow: 400_000,
+  },
+  {
+    id: 'fam_c-5.4-nano', family: 'fam_c', provider: 'openai', upstreamModel: 'gpt-5.4-nano', protocol: 'openai-responses', tier: 'fast',
+    prices: usd(0.2, 0.02, null, 1.25),
+    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: EFFORT_LMH, cache: OPENAI_CACHE },
+    defaultMaxTokens: 8192, maxOutputTokens: 128_000, contextWindow: 400_000,
+  },
+  {
+    id: 'fam_c-5-mini', family: 'fam_c', provider: 'openai', upstreamModel: 'gpt-5-mini', protocol: 'openai-responses', tier: 'fast',
+    prices: usd(0.25, 0.025, null, 2), // deprecated, shutdown 2026-12-11
+    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: EFFORT_LMH, cache: OPENAI_CACHE },
+    defaultMaxTokens: 8192, maxOutputTokens: 128_000, contextWindow: 400_000,
+  },
+  {
+    id: 'fam_c-5-nano', family: 'fam_c', provider: 'openai', upstreamModel: 'gpt-5-nano', protocol: 'openai-responses', tier: 'fast',
+    prices: usd(0.05, 0.005, null, 0.4), // deprecated, shutdown 2026-12-11
+    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: EFFORT_LMH, cache: OPENAI_CACHE },
+    defaultMaxTokens: 8192, maxOutputTokens: 128_000, contextWindow: 400_000,
+  },
+  {
+    id: 'fam_c-4o-mini', family: 'fam_c', provider: 'openai', upstreamModel: 'gpt-4o-mini', protocol: 'openai-responses', tier: 'legacy',
+    prices: usd(0.15, 0.075, null, 0.6), // deprecated, shutdown 2027-01-14
+    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: NO_TUNING, cache: OPENAI_CACHE },
+    defaultMaxTokens: 4096, maxOutputTokens: 16_384, contextWindow: 128_000,
+  },
+  {
+    id: 'fam_c-4-turbo', family: 'fam_c', provider: 'openai', upstreamModel: 'gpt-4-turbo', protocol: 'openai-responses', tier: 'legacy',
+    prices: usd(10, null, null, 30), // no cached price listed; shut down 2026-10-23
+    // gpt-4-turbo predates json_schema Structured Outputs (JSON mode only).
+    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'instruction', tuning: NO_TUNING, cache: OPENAI_CACHE },
+    defaultMaxTokens: 4096, maxOutputTokens: 4096, contextWindow: 128_000,
+  },
+  {
+    id: 'o3', family: 'fam_c', provider: 'openai', upstreamModel: 'o3', protocol: 'openai-responses', tier: 'other',
+    prices: usd(2, 0.5, null, 8), // deprecated, shutdown 2026-12-11
+    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: EFFORT_LMH, cache: OPENAI_CACHE },
+    defaultMaxTokens: 8192, maxOutputTokens: 100_000, contextWindow: 200_000,
+  },
+  {
+    id: 'o4-mini', family: 'fam_c', provider: 'openai', upstreamModel: 'o4-mini', protocol: 'openai-responses', tier: 'other',
+    prices: usd(1.1, 0.275, null, 4.4), // shut down 2026-10-23 per OpenAI deprecations page
+    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: EFFORT_LMH, cache: OPENAI_CACHE },
+    defaultMaxTokens: 8192, maxOutputTokens: 100_000, contextWindow: 200_000,
+  },
+
+  // ───────────── Anthropic (Messages API); cacheWrite = 5-minute write ─────────────
+  {
+    id: 'fam_a-opus-4-7', family: 'fam_a', provider: 'anthropic', upstreamModel: 'claude-opus-4-7', protocol: 'anthropic-messages', tier: 'other',
+    prices: usd(5, 0.5, 6.25, 25),
+    // Opus 4.7 accepts only adaptive thinking; budget_tokens returns 400 (see report).
+    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'instruction', tuning: CLAUDE_THINKING, cache: claudeCache(1024) },
+    defaultMaxTokens: 4096, maxOutputTokens: 128_000, contextWindow: 1_000_000,
+  },
+  {
+    id: 'fam_a-opus-4-6', family: 'fam_a', provider: 'anthropic', upstreamModel: 'claude-opus-4-6', protocol: 'anthropic-messages', tier: 'flagship',
+    prices: usd(5, 0.5, 6.25, 25),
+    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'instruction', tuning: CLAUDE_THINKING, cache: claudeCache(1024) },
+    defaultMaxTokens: 4096, maxOutputTokens: 128_000, contextWindow: 1_000_000,
+  },
+  {
+    id: 'fam_a-sonnet-4-6', family: 'fam_a', provider: 'anthropic', upstreamModel: 'claude-sonnet-4-6', protocol: 'anthropic-messages', tier: 'flagship',
+    prices: usd(3, 0.3, 3.75, 15),
+    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'instruction', tuning: CLAUDE_THINKING, cache: claudeCache(1024) },
+    defaultMaxTokens: 4096, maxOutputTokens: 64_000, contextWindow: 1_000_000,
+  },
+  {
+    id: 'fam_a-haiku-4-5', family: 'fam_a', provider: 'anthropic', upstreamModel: 'claude-haiku-4-5', protocol: 'anthropic-messages', tier: 'fast',
+    prices: usd(1, 0.1, 1.25, 5),
+    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'instruction', tuning: NO_TUNING, cache: claudeCache(2048) },
+    defaultMaxTokens: 4096, maxOutputTokens: 64_000, contextWindow: 200_000,
+  },
+  {
+    id: 'fam_a-sonnet-4.5', family: 'fam_a', provider: 'anthropic', upstreamModel: 'claude-sonnet-4-5', protocol: 'anthropic-messages', tier: 'legacy',
+    prices: usd(3, 0.3, 3.75, 15), // retiring on Anthropic API 2026-11-30
+    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'instruction', tuning: NO_TUNING, cache: claudeCache(1024) },
+    defaultMaxTokens: 4096, maxOutputTokens: 64_000, contextWindow: 200_000,
+  },
+  {
+    id: 'fam_a-opus-4.5', family: 'fam_a', provider: 'anthropic', upstreamModel: 'claude-opus-4-5', protocol: 'anthropic-messages', tier: 'legacy',
+    prices: usd(5, 0.5, 6.25, 25),
+    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'instruction', tuning: NO_TUNING, cache: claudeCache(1024) },
+    defaultMaxTokens: 4096, maxOutputTokens: 64_000, contextWindow: 200_000,
+  },
+  {
+    id: 'fam_a-opus-4.1', family: 'fam_a', provider: 'anthropic', upstreamModel: 'claude-opus-4-1-20250805', protocol: 'anthropic-messages', tier: 'legacy',
+    prices: usd(15, 1.5, 18.75, 75), // pricing page: retired except on Bedrock and Google Cloud
+    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'instruction', tuning: NO_TUNING, cache: claudeCache(1024) },
+    defaultMaxTokens: 4096, maxOutputTokens: 32_000, contextWindow: 200_000,
+  },
+  {
+    id: 'fam_a-sonnet-4', family: 'fam_a', provider: 'anthropic', upstreamModel: 'claude-sonnet-4-20250514', protocol: 'anthropic-messages', tier: 'legacy',
+    prices: usd(3, 0.3, 3.75, 15), // unverified: third-party reports retirement 2026-06-15
+    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'instruction', tuning: NO_TUNING, cache: claudeCache(1024) },
+    defaultMaxTokens: 4096, maxOutputTokens: 64_000, contextWindow: 200_000,
+  },
+  {
+    id: 'fam_a-opus-4', family: 'fam_a', provider: 'anthropic', upstreamModel: 'claude-opus-4-20250514', protocol: 'anthropic-messages', tier: 'legacy',
+    prices: usd(15, 1.5, 18.75, 75), // pricing page: retired except on Google Cloud
+    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'instruction', tuning: NO_TUNING, cache: claudeCache(1024) },
+    defaultMaxTokens: 4096, maxOutputTokens: 32_000, contextWindow: 200_000,
+  },
+
+  // ───────────── Google Gemini; cachedInput = context-cache read (storage billed separately) ─────────────
+  {
+    id: 'fam_b-3.1-pro', family: 'fam_b', provider: 'google', upstreamModel: 'gemini-3.1-pro-preview', protocol: 'gemini-generate-content', tier: 'flagship',
+    prices: usd(2, 0.2, null, 12),
+    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: GEMINI_TUNING, cache: geminiCache(32_768) },
+    defaultMaxTokens: 8192, maxOutputTokens: 65_536, contextWindow: 1_048_576,
+  },
+  {
+    id: 'fam_b-3.5-flash', family: 'fam_b', provider: 'google', upstreamModel: 'gemini-3.5-flash', protocol: 'gemini-generate-content', tier: 'fast',
+    prices: usd(1.5, 0.15, null, 9),
+    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: GEMINI_TUNING, cache: geminiCache(32_768) },
+    defaultMaxTokens: 4096, maxOutputTokens: 65_536, contextWindow: 1_048_576,
+  },
+  {
+    id: 'fam_b-3.1-flash-lite', family: 'fam_b', provider: 'google', upstreamModel: 'gemini-3.1-flash-lite', protocol: 'gemini-generate-content', tier: 'fast',
+    prices: usd(0.25, 0.025, null, 1.5),
+    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: GEMINI_TUNING, cache: geminiCache(32_768) },
+    defaultMaxTokens: 4096, maxOutputTokens: 65_536, contextWindow: 1_048_576,
+  },
+  {
+    id: 'fam_b-3.1-flash', family: 'fam_b', provider: 'google', upstreamModel: 'gemini-3.1-flash', // unverified: no such text model listed by Google; name by pattern
+    protocol: 'gemini-generate-content', tier: 'legacy',
+    prices: usd(0.5, 0.05, null, 3), // unverified: gemini-3-flash-preview prices
+    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: GEMINI_TUNING, cache: geminiCache(32_768) },
+    defaultMaxTokens: 4096, maxOutputTokens: 65_536, contextWindow: 1_048_576,
+  },
+  {
+    id: 'fam_b-2.5-flash', family: 'fam_b', provider: 'google', upstreamModel: 'gemini-2.5-flash', protocol: 'gemini-generate-content', tier: 'legacy',
+    prices: usd(0.3, 0.03, null, 2.5), // deprecated; shutdown 2026-12-01 (then routed to gemini-3.5-flash-lite)
+    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: NO_TUNING, cache: geminiCache(32_768) },
+    defaultMaxTokens: 4096, maxOutputTokens: 65_536, contextWindow: 1_048_576,
+  },
+  {
+    id: 'fam_b-2.5-flash-lite', family: 'fam_b', provider: 'google', upstreamModel: 'gemini-2.5-flash-lite', protocol: 'gemini-generate-content', tier: 'legacy',
+    prices: usd(0.1, 0.01, null, 0.4),
+    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: NO_TUNING, cache: geminiCache(32_768) },
+    defaultMaxTokens: 4096, maxOutputTokens: 65_536, contextWindow: 1_048_576,
+  },
+
+  // ───────────── xAI Grok (automatic prompt caching) ─────────────
+  {
+    id: 'fam_d-4.20-0309-reasoning', family: 'fam_d', provider: 'xai', upstreamModel: 'grok-4.20-0309-reasoning', protocol: 'openai-chat', tier: 'flagship',
+    prices: usd(1.25, 0.2, null, 2.5), // <200K-token prompts
+    capabilities: { attachments: PNG_JPEG, structuredOutput: 'instruction', tuning: EFFORT_NLMH, cache: AUTO_CACHE },
+    defaultMaxTokens: 8192, maxOutputTokens: 131_072, contextWindow: 1_000_000, // unverified: xAI publishes no output cap
+  },
+  {
+    id: 'fam_d-4.20-0309-non-reasoning', family: 'fam_d', provider: 'xai', upstreamModel: 'grok-4.20-0309-non-reasoning', protocol: 'openai-chat', tier: 'fast',
+    prices: usd(1.25, 0.2, null, 2.5),
+    capabilities: { attachments: PNG_JPEG, structuredOutput: 'instruction', tuning: NO_TUNING, cache: AUTO_CACHE },
+    defaultMaxTokens: 4096, maxOutputTokens: 131_072, contextWindow: 1_000_000, // unverified: output cap
+  },
+  {
+    id: 'fam_d-4.3', family: 'fam_d', provider: 'xai', upstreamModel: 'grok-4.3', protocol: 'openai-chat', tier: 'fast',
+    prices: usd(1.25, 0.2, null, 2.5),
+    capabilities: { attachments: PNG_JPEG, structuredOutput: 'instruction', tuning: EFFORT_NLMH, cache: AUTO_CACHE },
+    defaultMaxTokens: 8192, maxOutputTokens: 131_072, contextWindow: 1_000_000, // unverified: output cap
+  },
+  {
+    id: 'fam_d-3', family: 'fam_d', provider: 'xai', upstreamModel: 'grok-3', protocol: 'openai-chat', tier: 'legacy',
+    prices: usd(1.25, 0.2, null, 2.5), // retired 2026-05-15; slug now served by grok-4.3 at grok-4.3 rates
+    capabilities: { attachments: TEXT_ONLY, structuredOutput: 'instruction', tuning: NO_TUNING, cache: AUTO_CACHE },
+    defaultMaxTokens: 4096, maxOutputTokens: 131_072, contextWindow: 131_072,
+  },
+  {
+    id: 'fam_d-3-mini', family: 'fam_d', provider: 'xai', upstreamModel: 'grok-3-mini', protocol: 'openai-chat', tier: 'legacy',
+    prices: usd(0.3, 0.075, null, 0.5), // unverified: last published grok-3-mini prices
+    capabilities: { attachments: TEXT_ONLY, structuredOutput: 'instruction', tuning: NO_TUNING, cache: AUTO_CACHE },
+    defaultMaxTokens: 4096, maxOutputTokens: 131_072, contextWindow: 131_072,
+  },
+
+  // ───────────── Cerebras (automatic prompt caching, no cached price listed) ─────────────
+  {
+    id: 'fam_e-gpt-oss-120b', family: 'fam_e', provider: 'cerebras', upstreamModel: 'gpt-oss-120b', protocol: 'openai-chat', tier: 'flagship',
+    prices: usd(0.35, null, null, 0.75),
+    capabilities: { attachments: TEXT_ONLY, structuredOutput: 'instruction', tuning: EFFORT_LMH, cache: AUTO_CACHE },
+    defaultMaxTokens: 8192, maxOutputTokens: 32_768, contextWindow: 131_072, // unverified: output cap (paid tier)
+  },
+  {
+    id: 'fam_e-glm-4.7', family: 'fam_e', provider: 'cerebras', upstreamModel: 'zai-glm-4.7', protocol: 'openai-chat', tier: 'flagship',
+    prices: usd(2.25, null, null, 2.75),
+    capabilities: { attachments: TEXT_ONLY, structuredOutput: 'instruction', tuning: EFFORT_LMH, cache: AUTO_CACHE },
+    defaultMaxTokens: 8192, maxOutputTokens: 40_960, contextWindow: 131_072,
+  },
+
+  // ───────────── DeepSeek (peak-hour rates; off-peak is half) ─────────────
+  {
+    id: 'fam_f-v4-pro', family: 'fam_f', provider: 'deepseek', upstreamModel: 'deepseek-v4-pro', protocol: 'openai-chat', tier: 'flagship',
+    prices: usd(1.32, 0.044, null, 3.96),
+    capabilities: { attachments: TEXT_ONLY, structuredOutput: 'instruction', tuning: NO_TUNING, cache: DEEPSEEK_CACHE },
+    defaultMaxTokens: 8192, maxOutputTokens: 384_000, contextWindow: 1_000_000,
+  },
+  {
+    // Vendor name is now `deepseek-flash` (V4.1-Flash); legacy `deepseek-v4-flash` is served by the same model.
+    id: 'fam_f-v4-flash', family: 'fam_f', provider: 'deepseek', upstreamModel: 'deepseek-flash', protocol: 'openai-chat', tier: 'fast',
+    prices: usd(0.3, 0.006, null, 1.2),
+    capabilities: { attachments: IMAGE_TYPES, structuredOutput: 'instruction', tuning: NO_TUNING, cache: DEEPSEEK_CACHE }, // unverified: accepted image formats
+    defaultMaxTokens: 4096, maxOutputTokens: 384_000, contextWindow: 1_000_000,
+  },
+
+  // ───────────── Mistral (max_tokens + prompt share the context window) ─────────────
+  {
+    id: 'fam_g-large', family: 'fam_g', provider: 'mistral', upstreamModel: 'mistral-large-latest', protocol: 'openai-chat', tier: 'flagship',
+    prices: mistral(0.5, 1.5), // Mistral Large 3 (2512)
+    capabilities: { attachments: IMAGE_TYPES, structuredOutput: 'instruction', tuning: NO_TUNING, cache: AUTO_CACHE },
+    defaultMaxTokens: 4096, maxOutputTokens: 262_144, contextWindow: 262_144,
+  },
+  {
+    id: 'fam_g-medium', family: 'fam_g', provider: 'mistral', upstreamModel: 'mistral-medium-latest', protocol: 'openai-chat', tier: 'fast',
+    prices: mistral(1.5, 7.5), // Mistral Medium 3.5
+    capabilities: { attachments: IMAGE_TYPES, structuredOutput: 'instruction', tuning: NO_TUNING, cache: AUTO_CACHE },
+    defaultMaxTokens: 4096, maxOutputTokens: 262_144, contextWindow: 262_144,
+  },
+  {
+    id: 'fam_g-small', family: 'fam_g', provider: 'mistral', upstreamModel: 'mistral-small-latest', protocol: 'openai-chat', tier: 'fast',
+    prices: mistral(0.15, 0.6), // unverified: Mistral Small 4; sources differ (0.10/0.30 vs 0.15/0.60)
+    capabilities: { attachments: IMAGE_TYPES, structuredOutput: 'instruction', tuning: NO_TUNING, cache: AUTO_CACHE },
+    defaultMaxTokens: 4096, maxOutputTokens: 262_144, contextWindow: 262_144,
+  },
+  {
+    id: 'fam_k-8b', family: 'fam_k', provider: 'mistral', upstreamModel: 'ministral-8b-latest', protocol: 'openai-chat', tier: 'fast',
+    prices: mistral(0.15, 0.15), // Ministral 3 8B
+    capabilities: { attachments: IMAGE_TYPES, structuredOutput: 'instruction', tuning: NO_TUNING, cache: AUTO_CACHE },
+    defaultMaxTokens: 4096, maxOutputTokens: 262_144, contextWindow: 262_144,
+  },
+  {
+    id: 'fam_l', family: 'fam_l', provider: 'mistral', upstreamModel: 'codestral-latest', protocol: 'openai-chat', tier: 'fast',
+    prices: mistral(0.3, 0.9), // Codestral 25.08
+    capabilities: { attachments: TEXT_ONLY, structuredOutput: 'instruction', tuning: NO_TUNING, cache: AUTO_CACHE },
+    defaultMaxTokens: 4096, maxOutputTokens: 256_000, contextWindow: 256_000,
+  },
+
+  // ───────────── Amazon Nova on Bedrock (Converse) ─────────────
+  {
+    id: 'fam_h-pro', family: 'fam_h', provider: 'bedrock', upstreamModel: 'amazon.nova-pro-v1:0', protocol: 'bedrock-converse', tier: 'flagship',
+    prices: usd(0.8, 0.2, null, 3.2),
+    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'tool', tuning: NO_TUNING, cache: NOVA_CACHE },
+    defaultMaxTokens: 4096, maxOutputTokens: 10_000, contextWindow: 300_000, // unverified: 5K at launch, 10K later
+  },
+  {
+    id: 'fam_h-lite', family: 'fam_h', provider: 'bedrock', upstreamModel: 'amazon.nova-lite-v1:0', protocol: 'bedrock-converse', tier: 'fast',
+    prices: usd(0.06, 0.015, null, 0.24),
+    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'tool', tuning: NO_TUNING, cache: NOVA_CACHE },
+    defaultMaxTokens: 4096, maxOutputTokens: 10_000, contextWindow: 300_000, // unverified: output cap
+  },
+  {
+    id: 'fam_h-micro', family: 'fam_h', provider: 'bedrock', upstreamModel: 'amazon.nova-micro-v1:0', protocol: 'bedrock-converse', tier: 'fast',
+    prices: usd(0.035, 0.00875, null, 0.14),
+    capabilities: { attachments: TEXT_ONLY, structuredOutput: 'tool', tuning: NO_TUNING, cache: NOVA_CACHE },
+    defaultMaxTokens: 4096, maxOutputTokens: 10_000, contextWindow: 128_000, // unverified: output cap
+  },
+
+  // ───────────── Groq (automatic caching, 50% off, on gpt-oss only) ─────────────
+  {
+    id: 'fam_i-gpt-oss-120b', family: 'fam_i', provider: 'groq', upstreamModel: 'openai/gpt-oss-120b', protocol: 'openai-chat', tier: 'flagship',
+    prices: usd(0.15, 0.075, null, 0.6),
+    capabilities: { attachments: TEXT_ONLY, structuredOutput: 'native', tuning: NO_TUNING, cache: AUTO_CACHE },
+    defaultMaxTokens: 8192, maxOutputTokens: 65_536, contextWindow: 131_072,
+  },
+  {
+    id: 'fam_i-gpt-oss-20b', family: 'fam_i', provider: 'groq', upstreamModel: 'openai/gpt-oss-20b', protocol: 'openai-chat', tier: 'fast',
+    prices: usd(0.075, 0.0375, null, 0.3),
+    capabilities: { attachments: TEXT_ONLY, structuredOutput: 'native', tuning: NO_TUNING, cache: AUTO_CACHE },
+    defaultMaxTokens: 8192, maxOutputTokens: 65_536, contextWindow: 131_072,
+  },
+  {
+    id: 'fam_i-4-scout', family: 'fam_i', provider: 'groq', upstreamModel: 'meta-llama/llama-4-scout-17b-16e-instruct', protocol: 'openai-chat', tier: 'fast',
+    prices: usd(0.11, null, null, 0.34),
+    // Groq lists Scout for best-effort json_schema only; strict mode is gpt-oss only.
+    capabilities: { attachments: IMAGE_TYPES, structuredOutput: 'instruction', tuning: NO_TUNING, cache: NO_CACHE },
+    defaultMaxTokens: 4096, maxOutputTokens: 8192, contextWindow: 131_072,
+  },
+  {
+    id: 'fam_j3-32b', family: 'fam_j3', provider: 'groq', upstreamModel: 'qwen/qwen3-32b', protocol: 'openai-chat', tier: 'fast',
+    prices: usd(0.29, null, null, 0.59),
+    capabilities: { attachments: TEXT_ONLY, structuredOutput: 'instruction', tuning: NO_TUNING, cache: NO_CACHE },
+    defaultMaxTokens: 4096, maxOutputTokens: 40_960, contextWindow: 131_072,
+  },
+  {
+    id: 'fam_i-3.3-70b', family: 'fam_i', provider: 'groq', upstreamModel: 'llama-3.3-70b-versatile', protocol: 'openai-chat', tier: 'legacy',
+    prices: usd(0.59, null, null, 0.79), // unverified: third-party reports Groq shutdown 2026-08-16
+    capabilities: { attachments: TEXT_ONLY, structuredOutput: 'instruction', tuning: NO_TUNING, cache: NO_CACHE },
+    defaultMaxTokens: 4096, maxOutputTokens: 32_768, contextWindow: 131_072,
+  },
+  {
+    id: 'fam_i-3.1-8b', family: 'fam_i', provider: 'groq', upstreamModel: 'llama-3.1-8b-instant', protocol: 'openai-chat', tier: 'legacy',
+    prices: usd(0.05, null, null, 0.08),
+    capabilities: { attachments: TEXT_ONLY, structuredOutput: 'instruction', tuning: NO_TUNING, cache: NO_CACHE },
+    defaultMaxTokens: 4096, maxOutputTokens: 131_072, contextWindow: 131_072,
+  },
+];
+
+/** Family token -> the real vendor token used in alias IDs. */
+export const FAMILY_TOKENS: Readonly<Record<string, string>> = {
+  fam_a: 'claude',
+  fam_b: 'gemini',
+  fam_c: 'gpt',
+  fam_d: 'grok',
+  fam_e: 'cerebras',
+  fam_f: 'deepseek',
+  fam_g: 'mistral',
+  fam_h: 'nova',
+  fam_i: 'groq',
+  fam_j3: 'qwen3',
+  fam_k: 'ministral',
+  fam_l: 'codestral',
+};

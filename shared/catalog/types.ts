@@ -1,0 +1,89 @@
+/** The providers the gateway routes to. Each has `<P>_API_KEY` / `<P>_BASE_URL` (Bedrock: AWS chain). */
+export const PROVIDERS = [
+  'openai',
+  'anthropic',
+  'google',
+  'xai',
+  'cerebras',
+  'deepseek',
+  'mistral',
+  'groq',
+  'bedrock',
+] as const;
+export type ProviderId = (typeof PROVIDERS)[number];
+
+/** One folder per wire protocol under shared/providers/. */
+export type WireProtocol =
+  | 'openai-responses'
+  | 'openai-chat'
+  | 'anthropic-messages'
+  | 'gemini-generate-content'
+  | 'bedrock-converse';
+
+export const ATTACHMENT_TYPES = [
+  'image/png',
+  'image/jpeg',
+  'image/gif',
+  'image/webp',
+  'application/pdf',
+] as const;
+export type AttachmentType = (typeof ATTACHMENT_TYPES)[number];
+
+export const IMAGE_TYPES: readonly AttachmentType[] = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];
+export const IMAGES_AND_PDF: readonly AttachmentType[] = [...IMAGE_TYPES, 'application/pdf'];
+
+/** USD per million tokens, as the vendor lists them on `takenOn`. */
+export interface Prices {
+  input: number;
+  /** Price of an input token the vendor reported as read from cache; null when the model has no cache pricing. */
+  cachedInput: number | null;
+  /** Price of an input token the vendor reported as written to cache; null when writes cost the same as input. */
+  cacheWrite: number | null;
+  output: number;
+  /** ISO date the prices were read from the vendor's price page. */
+  takenOn: string;
+}
+
+/** Which `model_tuning` parameters a model accepts (spec 2.6), with their ranges. */
+export interface TuningRules {
+  /** 0 always disables; otherwise min..max inclusive. */
+  thinkingBudget?: { min: number; max: number };
+  reasoningEffort?: readonly string[];
+  webSearch?: boolean;
+  cachedContent?: boolean;
+}
+
+export interface CacheRules {
+  mode: 'automatic' | 'explicit' | 'none';
+  /** Shortest prefix, in tokens, the vendor caches. */
+  minTokens?: number;
+}
+
+export interface Capabilities {
+  /** Media types the model accepts as attachments; empty for text-only models. */
+  attachments: readonly AttachmentType[];
+  /** How `response_schema` is enforced (spec 1.5). */
+  structuredOutput: 'native' | 'tool' | 'instruction';
+  tuning: TuningRules;
+  cache: CacheRules;
+}
+
+export interface ModelEntry {
+  /** Canonical ID exactly as the contract spells it, e.g. `fam_a-opus-4-6`, `o3`. */
+  id: string;
+  /** Family token of the contract, e.g. `fam_a`; the `o*` models belong to `fam_c`. */
+  family: string;
+  provider: ProviderId;
+  /** Model name the vendor's API expects. */
+  upstreamModel: string;
+  protocol: WireProtocol;
+  /** Where spec 2.13 lists it; `other` for IDs that appear only in 2.6. */
+  tier: 'flagship' | 'fast' | 'legacy' | 'other';
+  prices: Prices;
+  capabilities: Capabilities;
+  /** Output tokens reserved when the request gives no `maxTokens`. */
+  defaultMaxTokens: number;
+  /** Largest `maxTokens` the vendor accepts for this model. */
+  maxOutputTokens: number;
+  contextWindow: number;
+}

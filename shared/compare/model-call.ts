@@ -1,0 +1,34 @@
+import type { ModelEntry } from '../catalog/types.js';
+import type { PromptRequest, RequestedModel } from '../contract/types.js';
+import type { ModelCall } from '../providers/types.js';
+
+/** The output limit a model runs with: the request's, capped at the model's maximum, or the catalog allowance. */
+export function effectiveMaxTokens(entry: ModelEntry, requested: number | undefined): number {
+  return Math.min(requested ?? entry.defaultMaxTokens, entry.maxOutputTokens);
+}
+
+/** One model's share of the request, plus the warnings of adjusting it to the model. */
+export function toModelCall(request: PromptRequest, model: RequestedModel): { call: ModelCall; warnings: string[] } {
+  const { body } = request;
+  const settings = body.generation_settings ?? {};
+  const warnings: string[] = [];
+  const maxTokens = effectiveMaxTokens(model.entry, settings.maxTokens);
+  if (settings.maxTokens !== undefined && maxTokens < settings.maxTokens) {
+    warnings.push(`maxTokens ${settings.maxTokens} is above ${model.entry.id}'s maximum; ${maxTokens} was used`);
+  }
+  return {
+    call: {
+      entry: model.entry,
+      system: request.system,
+      history: body.history ?? [],
+      prompt: body.prompt,
+      attachments: body.attachments ?? [],
+      temperature: settings.temperature,
+      topP: settings.topP,
+      maxTokens,
+      tuning: model.tuning,
+      responseSchema: body.response_schema,
+    },
+    warnings,
+  };
+}

@@ -1,0 +1,72 @@
+import type { PromptRequest, RequestedModel } from '../contract/types.js';
+import { providerCost } from '../pricing/cost.js';
+import { UpstreamError } from '../providers/errors.js';
+import { withRetry, type RetryPolicy } from '../providers/retry.js';
+import type { Router } from '../providers/router.js';
+import { toModelCall } from './model-call.js';
+import type { ModelResult } from './result.js';
+
+export interface FanOutOptions {
+  route: Router;
+  /** Epoch ms by which every model call must have ended. */
+  deadlineAt: number;
+  retry?: RetryPolicy;
+}
+
+/**
+ * Every model at once, each on its own abort signal that fires at the deadline; a model
+ * that fails becomes a failed result and never fails the others. Results keep request order.
+ */
+export function runModels(request: PromptRequest, options: FanOutOptions): Promise<ModelResult[]> {
+  return Promise.all(request.models.map((model) => runModel(request, model, options)));
+}
+
+async function runModel(request: PromptRequest, model: RequestedModel, options: FanOutOptions): Promise<ModelResult> {
+  const started = performance.now();
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), Math.max(0, options.deadlineAt - Date.now()));
+  const { call, warnings } = toModelCall(request, model);
+  try {
+    const route = options.route(model.entry);
+    const { value: reply } = await withRetry(() => route.adapter.send(call, route.endpoint, controller.signal), {
+      policy: options.retry,
+      deadlineAt: options.deadlineAt,
+      signal: controller.signal,
+    });
+    const allWarnings = [...warnings, ...reply.warnings];
+    return {
+      modelId: model.requestedId,
+      status: 'completed',
+      output: reply.output,
+      tokensIn: reply.usage?.inputTokens ?? 0,
+      tokensOut: reply.usage?.outputTokens ?? 0,
+      latencyMs: Math.round(performance.now() - started),
+      providerCost: reply.usage ? providerCost(model.entry.prices, reply.usage) : null,
+      ...(allWarnings.length > 0 ? { warnings: allWarnings } : {}),
+    };
+  } catch (error) {
+    return {
+      modelId: model.requestedId,
+      status: 'failed',
+      output: '',
+      tokensIn: 0,
+      tokensOut: 0,
+      latencyMs: Math.round(performance.now() - started),
+      providerCost: 0,
+      error: toResultError(error),
+      ...(warnings.length > 0 ? { warnings } : {}),
+    };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function toResultError(error: unknown): NonNullable<ModelResult['error']> {
+  if (error instanceof UpstreamError) {
+    const { upstreamStatus } = error.details;
+    return { code: error.code, message: error.message, ...(upstreamStatus !== undefined ? { upstreamStatus } : {}) };
+  }
+  // An adapter bug must not leak internals (or content) into the answer.
+  return { code: 'internal_error', message: 'The gateway failed to call this model' };
+}
+

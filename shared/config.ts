@@ -1,0 +1,104 @@
+import { PROVIDERS, type ProviderId } from './catalog/types.js';
+
+/**
+ * The one place that reads process.env. Everything else receives a GatewayConfig.
+ * Names are a stable interface (DESIGN.md, "Interfaces that stay stable").
+ */
+export interface ProviderSettings {
+  apiKey?: string;
+  baseUrl?: string;
+}
+
+export interface GatewayConfig {
+  port: number;
+  dynamodbPort: number;
+  /** Local store endpoint; unset in AWS. */
+  dynamodbEndpoint?: string;
+  region: string;
+  dataDir?: string;
+  demoApiKey?: string;
+  demoCredits: number;
+  tables: TableNames;
+  providers: Record<ProviderId, ProviderSettings>;
+  bedrockRegion: string;
+  simulateProviders: boolean;
+  rateLimitRpm: number;
+  creditsPerUsd: number;
+  markup: number;
+  requestDeadlineMs: number;
+}
+
+export interface TableNames {
+  accounts: string;
+  apiKeys: string;
+  promptLogs: string;
+}
+
+const ENV_PREFIX: Record<ProviderId, string> = {
+  openai: 'OPENAI',
+  anthropic: 'ANTHROPIC',
+  google: 'GOOGLE',
+  xai: 'XAI',
+  cerebras: 'CEREBRAS',
+  deepseek: 'DEEPSEEK',
+  mistral: 'MISTRAL',
+  groq: 'GROQ',
+  bedrock: 'BEDROCK',
+};
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
+  return value;
+}
+
+function positive(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new ConfigError(`${name} must be a positive number, got "${raw}"`);
+  return value;
+}
+
+function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const raw = env[name];
+  return raw === undefined || raw === '' ? undefined : raw;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  const providers = {} as Record<ProviderId, ProviderSettings>;
+  for (const provider of PROVIDERS) {
+    const prefix = ENV_PREFIX[provider];
+    providers[provider] = {
+      apiKey: optional(env, `${prefix}_API_KEY`),
+      baseUrl: optional(env, `${prefix}_BASE_URL`)?.replace(/\/+$/, ''),
+    };
+  }
+  return {
+    port: int(env, 'PORT', 3000),
+    dynamodbPort: int(env, 'DYNAMODB_PORT', 8000),
+    dynamodbEndpoint: optional(env, 'DYNAMODB_ENDPOINT'),
+    region: optional(env, 'AWS_REGION') ?? optional(env, 'AWS_DEFAULT_REGION') ?? 'us-east-1',
+    dataDir: optional(env, 'GATEWAY_DATA_DIR'),
+    demoApiKey: optional(env, 'DEMO_API_KEY'),
+    demoCredits: positive(env, 'DEMO_CREDITS', 100),
+    tables: {
+      accounts: optional(env, 'ACCOUNTS_TABLE') ?? 'gateway-accounts',
+      apiKeys: optional(env, 'API_KEYS_TABLE') ?? 'gateway-api-keys',
+      promptLogs: optional(env, 'PROMPT_LOGS_TABLE') ?? 'gateway-prompt-logs',
+    },
+    providers,
+    bedrockRegion: optional(env, 'BEDROCK_REGION') ?? 'us-east-1',
+    simulateProviders: env.SIMULATE_PROVIDERS === '1' || env.SIMULATE_PROVIDERS === 'true',
+    rateLimitRpm: int(env, 'RATE_LIMIT_RPM', 600, 1),
+    creditsPerUsd: positive(env, 'CREDITS_PER_USD', 100),
+    markup: positive(env, 'MARKUP', 1),
+    requestDeadlineMs: int(env, 'REQUEST_DEADLINE_MS', 25_000, 100),
+  };
+}

@@ -1,0 +1,209 @@
+import type { ErrorObject } from 'ajv';
+import { resolveModel } from '../catalog/index.js';
+import type { AttachmentType } from '../catalog/types.js';
+import { ValidationError, type FieldError } from '../errors.js';
+import { createAjv } from './ajv.js';
+import { LIMITS } from './limits.js';
+import { escapePointer } from './pointer.js';
+import { promptRequestSchema } from './request-schema.js';
+import { checkResponseSchema } from './response-schema.js';
+import type { JudgeWeights, ModelTuning, PromptRequest, PromptRequestBody, RequestedModel, SystemBlock } from './types.js';
+
+/** Compiled once per process: compiling costs tens of milliseconds of cold start. */
+const ajv = createAjv({ allErrors: true, strict: true, allowUnionTypes: true });
+const validateBody = ajv.compile<PromptRequestBody>(promptRequestSchema);
+
+export const DEFAULT_JUDGE_WEIGHTS: JudgeWeights = { accuracy: 1, speed: 0, cost: 0 };
+
+/**
+ * The contract check: the JSON Schema first, then the rules a schema cannot say (catalog
+ * lookups, per-model tuning, attachments against capabilities). Throws a ValidationError
+ * listing every failing field; returns the resolved request otherwise.
+ */
+export function validatePromptRequest(body: unknown): PromptRequest {
+  if (!validateBody(body)) throw new ValidationError(toFieldErrors(validateBody.errors ?? []));
+  const errors: FieldError[] = [];
+  const models = resolveIds(body.models, '/models', errors);
+  const judges = resolveIds(body.judges ?? [], '/judges', errors);
+  applyTuning(body, models, errors);
+  checkJudging(body, models.length, judges.length, errors);
+  checkCacheBreakpoints(body, errors);
+  checkAttachments(body, models, errors);
+  if (body.response_schema !== undefined) errors.push(...checkResponseSchema(body.response_schema, '/response_schema'));
+  if (errors.length > 0) throw new ValidationError(errors);
+  return {
+    body,
+    models,
+    judges,
+    judgeWeights: { ...DEFAULT_JUDGE_WEIGHTS, ...body.judge_weights },
+    system: toSystemBlocks(body.system_prompt),
+  };
+}
+
+function toSystemBlocks(systemPrompt: PromptRequestBody['system_prompt']): SystemBlock[] {
+  if (systemPrompt === undefined) return [];
+  if (typeof systemPrompt === 'string') return systemPrompt.length > 0 ? [{ type: 'text', text: systemPrompt }] : [];
+  return systemPrompt;
+}
+
+function resolveIds(ids: readonly string[], path: string, errors: FieldError[]): RequestedModel[] {
+  const resolved: RequestedModel[] = [];
+  const seen = new Map<string, number>();
+  ids.forEach((id, index) => {
+    const entry = resolveModel(id);
+    if (!entry) {
+      errors.push({ field: `${path}/${index}`, message: `unknown model ID "${id}"` });
+      return;
+    }
+    const first = seen.get(entry.id);
+    if (first !== undefined) {
+      errors.push({ field: `${path}/${index}`, message: `"${id}" names the same model as ${path}/${first}` });
+      return;
+    }
+    seen.set(entry.id, index);
+    resolved.push({ requestedId: id, entry, tuning: {} });
+  });
+  return resolved;
+}
+
+function applyTuning(body: PromptRequestBody, models: RequestedModel[], errors: FieldError[]): void {
+  const tuned = new Set<string>();
+  for (const [key, params] of Object.entries(body.model_tuning ?? {})) {
+    const field = `/model_tuning/${escapePointer(key)}`;
+    const entry = resolveModel(key);
+    const model = entry && models.find((m) => m.entry === entry);
+    if (!entry || !model) {
+      errors.push({ field, message: entry ? `"${key}" is not one of the requested models` : `unknown model ID "${key}"` });
+      continue;
+    }
+    if (tuned.has(entry.id)) {
+      errors.push({ field, message: `"${key}" is tuned twice (under two spellings of the same model)` });
+      continue;
+    }
+    tuned.add(entry.id);
+    const rules = entry.capabilities.tuning;
+    const accepted = Object.keys(rules);
+    if (accepted.length === 0) {
+      errors.push({ field, message: `${entry.id} takes no tuning parameters` });
+      continue;
+    }
+    const before = errors.length;
+    for (const [param, value] of Object.entries(params) as [keyof ModelTuning, unknown][]) {
+      const paramField = `${field}/${param}`;
+      if (!(param in rules)) {
+        errors.push({ field: paramField, message: `${entry.id} does not accept ${param}; it accepts ${accepted.join(', ')}` });
+      } else if (param === 'thinkingBudget' && rules.thinkingBudget) {
+        const { min, max } = rules.thinkingBudget;
+        const budget = value as number;
+        if (budget !== 0 && (budget < min || budget > max)) {
+          errors.push({ field: paramField, message: `must be 0 (disabled) or ${min} to ${max} for ${entry.id}` });
+        }
+      } else if (param === 'reasoningEffort' && rules.reasoningEffort && !rules.reasoningEffort.includes(value as string)) {
+        errors.push({ field: paramField, message: `must be one of ${rules.reasoningEffort.join(', ')} for ${entry.id}` });
+      }
+    }
+    if (errors.length === before) model.tuning = params;
+  }
+}
+
+function checkJudging(body: PromptRequestBody, models: number, judges: number, errors: FieldError[]): void {
+  const calls = judges * models * (models - 1);
+  if (calls > LIMITS.judgeCalls) {
+    errors.push({
+      field: '/judges',
+      message: `${judges} judges x ${models} models make ${calls} judge calls; the limit is ${LIMITS.judgeCalls}`,
+    });
+  }
+  const weights = body.judge_weights;
+  if (weights && Object.keys(weights).length > 0) {
+    const effective = { ...DEFAULT_JUDGE_WEIGHTS, ...weights };
+    if (effective.accuracy + effective.speed + effective.cost === 0) {
+      errors.push({ field: '/judge_weights', message: 'at least one weight must be above 0' });
+    }
+  }
+}
+
+function checkCacheBreakpoints(body: PromptRequestBody, errors: FieldError[]): void {
+  const marked: string[] = [];
+  if (Array.isArray(body.system_prompt)) {
+    body.system_prompt.forEach((block, i) => block.cache_control && marked.push(`/system_prompt/${i}/cache_control`));
+  }
+  body.history?.forEach((turn, i) => turn.cache_control && marked.push(`/history/${i}/cache_control`));
+  if (marked.length > LIMITS.cacheBreakpoints) {
+    errors.push({
+      field: marked[LIMITS.cacheBreakpoints] as string,
+      message: `at most ${LIMITS.cacheBreakpoints} cache_control breakpoints are allowed; this request has ${marked.length}`,
+    });
+  }
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** Leading bytes of each accepted media type. */
+const SIGNATURES: Record<AttachmentType, (head: Buffer) => boolean> = {
+  'image/png': (h) => h.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])),
+  'image/jpeg': (h) => h[0] === 0xff && h[1] === 0xd8 && h[2] === 0xff,
+  'image/gif': (h) => /^GIF8[79]a/.test(h.toString('latin1', 0, 6)),
+  'image/webp': (h) => h.toString('latin1', 0, 4) === 'RIFF' && h.toString('latin1', 8, 12) === 'WEBP',
+  'application/pdf': (h) => h.toString('latin1', 0, 5) === '%PDF-',
+};
+
+function checkAttachments(body: PromptRequestBody, models: RequestedModel[], errors: FieldError[]): void {
+  body.attachments?.forEach((attachment, i) => {
+    const { base64, type } = attachment;
+    if (base64.length % 4 !== 0 || !BASE64.test(base64)) {
+      const hint = base64.startsWith('data:') ? ' (send the bare base64, without a data: URL prefix)' : '';
+      errors.push({ field: `/attachments/${i}/base64`, message: `is not valid base64${hint}` });
+      return;
+    }
+    if (!SIGNATURES[type](Buffer.from(base64.slice(0, 16), 'base64'))) {
+      errors.push({ field: `/attachments/${i}/base64`, message: `does not hold ${type} content` });
+      return;
+    }
+    const unable = models.filter((m) => !m.entry.capabilities.attachments.includes(type)).map((m) => m.requestedId);
+    if (unable.length > 0) {
+      errors.push({ field: `/attachments/${i}/type`, message: `${type} is not supported by ${unable.join(', ')}` });
+    }
+  });
+}
+
+/** ajv errors as one entry per field, in the contract's words. */
+export function toFieldErrors(errors: readonly ErrorObject[]): FieldError[] {
+  const out: FieldError[] = [];
+  const seen = new Set<string>();
+  for (const error of errors) {
+    const mapped = mapAjvError(error);
+    if (!mapped) continue;
+    const key = `${mapped.field}\u0000${mapped.message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(mapped);
+  }
+  return out;
+}
+
+function mapAjvError(error: ErrorObject): FieldError | undefined {
+  const path = error.instancePath;
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'additionalProperties':
+      return { field: `${path}/${escapePointer(String(params.additionalProperty))}`, message: 'is not a known field' };
+    case 'required':
+      return { field: `${path}/${escapePointer(String(params.missingProperty))}`, message: 'is required' };
+    case 'propertyNames':
+      // Reported twice by ajv (the name's own failure, then this one); keep the clearer one.
+      return { field: `${path}/${escapePointer(String(params.propertyName))}`, message: 'is not a valid model ID key' };
+    case 'enum':
+      return { field: path, message: `must be one of: ${(params.allowedValues as unknown[]).join(', ')}` };
+    case 'const':
+      return { field: path, message: `must be ${JSON.stringify(params.allowedValue)}` };
+    case 'type': {
+      const type = params.type;
+      return { field: path, message: `must be ${Array.isArray(type) ? type.join(' or ') : String(type)}` };
+    }
+    default:
+      // maxLength & co. on a property-name check carry the path of the object; the propertyNames error names the key.
+      if (error.propertyName !== undefined) return undefined;
+      return { field: path, message: error.message ?? 'is invalid' };
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * Domain errors. Each carries its HTTP status and a stable machine code; one error
+ * handler (shared/http/error-response.ts) turns them into the one error body shape:
+ * {"error": {"code", "message", "details"?}} plus any top-level extras (402).
+ */
+export interface FieldError {
+  /** JSON pointer into the request body, e.g. `/model_tuning/fam_a-opus-4-6/thinkingBudget`. */
+  field: string;
+  message: string;
+}
+
+export class GatewayError extends Error {
+  override name = 'GatewayError';
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+  /** Top-level fields added beside `error` in the body. */
+  extras(): Record<string, unknown> {
+    return {};
+  }
+  headers(): Record<string, string> {
+    return {};
+  }
+}
+
+export class ValidationError extends GatewayError {
+  override name = 'ValidationError';
+  constructor(readonly details: FieldError[]) {
+    const first = details[0];
+    super(
+      400,
+      'invalid_request',
+      details.length === 1 && first ? `${first.field || '/'}: ${first.message}` : `${details.length} fields are invalid`,
+    );
+  }
+}
+
+export class MalformedJsonError extends GatewayError {
+  override name = 'MalformedJsonError';
+  constructor(cause: unknown) {
+    super(400, 'malformed_json', 'The request body is not valid JSON', { cause });
+  }
+}
+
+export class UnsupportedMediaTypeError extends GatewayError {
+  override name = 'UnsupportedMediaTypeError';
+  constructor(contentType: string) {
+    super(415, 'unsupported_media_type', `Content-Type "${contentType.slice(0, 100)}" is not accepted; send application/json`);
+  }
+}
+
+export class PayloadTooLargeError extends GatewayError {
+  override name = 'PayloadTooLargeError';
+  constructor(limitBytes: number) {
+    super(413, 'payload_too_large', `The request body exceeds ${limitBytes} bytes`);
+  }
+}
+
+export class UnauthorizedError extends GatewayError {
+  override name = 'UnauthorizedError';
+  constructor(message = 'A valid API key is required: Authorization: Bearer <API_KEY>') {
+    super(401, 'unauthorized', message);
+  }
+}
+
+export class NotFoundError extends GatewayError {
+  override name = 'NotFoundError';
+  constructor(path: string) {
+    super(404, 'not_found', `No route for ${path.slice(0, 200)}; the API is POST /api/v1/prompt`);
+  }
+}
+
+export class MethodNotAllowedError extends GatewayError {
+  override name = 'MethodNotAllowedError';
+  constructor(method: string) {
+    super(405, 'method_not_allowed', `Method ${method.slice(0, 20)} is not allowed; use POST`);
+  }
+  override headers(): Record<string, string> {
+    return { Allow: 'POST' };
+  }
+}
+
+export class InsufficientCreditsError extends GatewayError {
+  override name = 'InsufficientCreditsError';
+  constructor(
+    readonly estimatedCreditsRequired: number,
+    readonly balance: number,
+  ) {
+    super(
+      402,
+      'insufficient_credits',
+      `This request needs an estimated ${estimatedCreditsRequired} credits; the balance is ${balance}`,
+    );
+  }
+  override extras(): Record<string, unknown> {
+    return { estimatedCreditsRequired: this.estimatedCreditsRequired, balance: this.balance };
+  }
+}
+
+export class AccountNotFoundError extends GatewayError {
+  override name = 'AccountNotFoundError';
+  constructor() {
+    super(401, 'unauthorized', 'The account of this API key no longer exists');
+  }
+}
+
+export class ServiceUnavailableError extends GatewayError {
+  override name = 'ServiceUnavailableError';
+  constructor(message: string, readonly retryAfterSeconds = 1, options?: { cause?: unknown }) {
+    super(503, 'service_unavailable', message, options);
+  }
+  override headers(): Record<string, string> {
+    return { 'Retry-After': String(this.retryAfterSeconds) };
+  }
+}

@@ -1,0 +1,27 @@
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import { GatewayError } from '../errors.js';
+import type { Log } from '../log.js';
+
+const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
+
+export function jsonResponse(statusCode: number, body: unknown, headers: Record<string, string> = {}): APIGatewayProxyResult {
+  return { statusCode, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) };
+}
+
+/**
+ * The one error body: {"error": {"code", "message", "details"?}} plus a GatewayError's
+ * extras at the top level. Anything that is not a GatewayError is a 500 whose message
+ * says nothing of the cause (it is logged, without content, instead).
+ */
+export function errorResponse(error: unknown, log?: Log, context: Record<string, unknown> = {}): APIGatewayProxyResult {
+  if (error instanceof GatewayError) {
+    const details = 'details' in error ? (error as { details: unknown }).details : undefined;
+    return jsonResponse(
+      error.status,
+      { error: { code: error.code, message: error.message, ...(details ? { details } : {}) }, ...error.extras() },
+      error.headers(),
+    );
+  }
+  log?.error('Unhandled error', { ...context, errorName: (error as Error)?.name, errorMessage: (error as Error)?.message });
+  return jsonResponse(500, { error: { code: 'internal_error', message: 'The gateway failed; the request was not charged' } });
+}

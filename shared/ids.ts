@@ -1,0 +1,34 @@
+import { randomBytes } from 'node:crypto';
+
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+/**
+ * A ULID: 48 bits of milliseconds then 80 random bits, in Crockford base32, so IDs sort
+ * by creation time as strings and never collide in practice.
+ */
+export function ulid(now = Date.now()): string {
+  let time = '';
+  let ms = now;
+  for (let i = 0; i < 10; i++) {
+    time = CROCKFORD.charAt(ms % 32) + time;
+    ms = Math.floor(ms / 32);
+  }
+  const bytes = randomBytes(10);
+  let random = '';
+  // 80 bits -> 16 characters of 5 bits.
+  let bits = 0;
+  let value = 0;
+  for (const byte of bytes) {
+    value = (value << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      random += CROCKFORD.charAt((value >>> (bits - 5)) & 31);
+      bits -= 5;
+    }
+  }
+  return time + random;
+}
+
+export function promptLogId(now?: number): string {
+  return `pl_${ulid(now)}`;
+}

@@ -1,0 +1,29 @@
+/** A failed upstream call: what the result's `error` object reports, and whether to try again. */
+export class UpstreamError extends Error {
+  override name = 'UpstreamError';
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly details: {
+      upstreamStatus?: number;
+      retryable?: boolean;
+      /** From Retry-After, when the vendor sent one. */
+      retryAfterMs?: number;
+      cause?: unknown;
+    } = {},
+  ) {
+    super(message, { cause: details.cause });
+  }
+  get retryable(): boolean {
+    return this.details.retryable ?? false;
+  }
+}
+
+/** Retry-After as seconds or an HTTP date, in milliseconds from now. */
+export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return Math.round(seconds * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}

@@ -1,0 +1,50 @@
+import type { ModelEntry } from '../catalog/types.js';
+import type { Attachment, HistoryTurn, ModelTuning, SystemBlock } from '../contract/types.js';
+
+/** One model call, in the gateway's words; each protocol adapter maps it to its vendor's body. */
+export interface ModelCall {
+  entry: ModelEntry;
+  system: SystemBlock[];
+  history: HistoryTurn[];
+  prompt: string;
+  attachments: Attachment[];
+  temperature?: number;
+  topP?: number;
+  /** Effective output limit: the request's maxTokens (clamped to the model's maximum) or the catalog allowance. */
+  maxTokens: number;
+  tuning: ModelTuning;
+  responseSchema?: Record<string, unknown>;
+}
+
+export interface Endpoint {
+  /** Vendor base URL including its version segment, e.g. https://api.openai.com/v1. */
+  baseUrl: string;
+  apiKey?: string;
+  /** True when the built-in provider simulator answers instead of the vendor. */
+  simulated: boolean;
+}
+
+/**
+ * Token classes as the vendor reported them. `inputTokens` counts every input token,
+ * cached reads and cache writes included; `outputTokens` counts every output token,
+ * reasoning included. The other classes are subsets, priced differently.
+ */
+export interface Usage {
+  inputTokens: number;
+  cachedInputTokens: number;
+  cacheWriteTokens: number;
+  outputTokens: number;
+  reasoningTokens: number;
+}
+
+export interface ModelReply {
+  output: string;
+  /** Undefined when the vendor sent no usable usage block (cost is then unavailable, spec 3 rule 3). */
+  usage?: Usage;
+  finishReason?: string;
+  warnings: string[];
+}
+
+export interface ProtocolAdapter {
+  send(call: ModelCall, endpoint: Endpoint, signal: AbortSignal): Promise<ModelReply>;
+}

@@ -1,0 +1,62 @@
+import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+
+/** What is stored of a key: its SHA-256, never the key. */
+export interface ApiKeyRecord {
+  keyHash: string;
+  accountId: string;
+  /** First characters of the key, to recognise it in listings. */
+  keyPrefix: string;
+  createdAt: string;
+  revokedAt?: string;
+}
+
+export class KeyNotFoundError extends Error {
+  override name = 'KeyNotFoundError';
+  constructor() {
+    super('No such API key');
+  }
+}
+
+export class ApiKeysRepository {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async put(record: ApiKeyRecord): Promise<void> {
+    await this.client.send(
+      new PutCommand({
+        TableName: this.tableName,
+        Item: record,
+        // A key hash maps to one account forever; re-registering a key is refused.
+        ConditionExpression: 'attribute_not_exists(keyHash)',
+      }),
+    );
+  }
+
+  async get(keyHash: string): Promise<ApiKeyRecord | undefined> {
+    const { Item } = await this.client.send(new GetCommand({ TableName: this.tableName, Key: { keyHash } }));
+    return Item as ApiKeyRecord | undefined;
+  }
+
+  async revoke(keyHash: string, at = new Date()): Promise<ApiKeyRecord> {
+    try {
+      const { Attributes } = await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { keyHash },
+          // Revoking keeps the first revocation time; revoking an unknown key is an error, not an insert.
+          UpdateExpression: 'SET revokedAt = if_not_exists(revokedAt, :at)',
+          ConditionExpression: 'attribute_exists(keyHash)',
+          ExpressionAttributeValues: { ':at': at.toISOString() },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return Attributes as ApiKeyRecord;
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) throw new KeyNotFoundError();
+      throw error;
+    }
+  }
+}

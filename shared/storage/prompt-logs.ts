@@ -1,0 +1,96 @@
+import { PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+
+/** Metadata kept for every request, with or without zero data retention. */
+export interface PromptLogModelEntry {
+  modelId: string;
+  status: string;
+  tokensIn: number;
+  tokensOut: number;
+  latencyMs: number;
+  providerCost: number | null;
+  errorCode?: string;
+}
+
+export interface PromptLogMeta {
+  promptLogId: string;
+  accountId: string;
+  createdAt: string;
+  zeroDataRetention: boolean;
+  models: PromptLogModelEntry[];
+  judges: string[];
+  creditsUsedMicro: number;
+}
+
+/** Kept only when zero data retention is off. */
+export interface PromptLogContent {
+  prompt: string;
+  systemPrompt?: unknown;
+  history?: unknown;
+  judgePrompt?: string;
+  /** Attachments are described, not stored. */
+  attachments?: { name: string; type: string; bytes: number }[];
+  outputs: { modelId: string; output: string }[];
+}
+
+export interface PromptLog extends PromptLogMeta {
+  content?: PromptLogContent;
+}
+
+/** Below DynamoDB's 400 KB item limit with room for the keys. */
+const CHUNK_BYTES = 350_000;
+
+export class PromptLogsRepository {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  async put(meta: PromptLogMeta, content?: PromptLogContent): Promise<void> {
+    const chunks: Uint8Array[] = [];
+    if (content) {
+      const bytes = Buffer.from(JSON.stringify(content), 'utf8');
+      for (let offset = 0; offset < bytes.length; offset += CHUNK_BYTES) chunks.push(bytes.subarray(offset, offset + CHUNK_BYTES));
+    }
+    // Content first, meta last: a meta item always has its content complete beside it.
+    await Promise.all(
+      chunks.map((data, index) =>
+        this.client.send(
+          new PutCommand({
+            TableName: this.tableName,
+            Item: { promptLogId: meta.promptLogId, part: `content#${String(index).padStart(3, '0')}`, data },
+          }),
+        ),
+      ),
+    );
+    await this.client.send(
+      new PutCommand({ TableName: this.tableName, Item: { ...meta, part: 'meta', contentParts: chunks.length } }),
+    );
+  }
+
+  async get(promptLogId: string): Promise<PromptLog | undefined> {
+    const items: Record<string, unknown>[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'promptLogId = :id',
+          ExpressionAttributeValues: { ':id': promptLogId },
+          ConsistentRead: true,
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      items.push(...((page.Items ?? []) as Record<string, unknown>[]));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    const metaItem = items.find((item) => item.part === 'meta');
+    if (!metaItem) return undefined;
+    const { part: _part, contentParts, ...meta } = metaItem as unknown as PromptLogMeta & { part: string; contentParts: number };
+    if (!contentParts) return meta;
+    const chunks = items
+      .filter((item) => typeof item.part === 'string' && item.part.startsWith('content#'))
+      .sort((a, b) => String(a.part).localeCompare(String(b.part)))
+      .map((item) => item.data as Uint8Array);
+    return { ...meta, content: JSON.parse(Buffer.concat(chunks).toString('utf8')) as PromptLogContent };
+  }
+}

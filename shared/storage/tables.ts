@@ -1,0 +1,54 @@
+import type { TableNames } from '../config.js';
+
+/**
+ * The one definition of every table: key schema, indexes and TTL attribute. The CDK
+ * stack (infra/stack) and the local bootstrap (infra/local/store) both build from it.
+ * Plain data: the domain holds no AWS construct.
+ */
+export type AttributeType = 'S' | 'N';
+export interface KeyAttribute {
+  name: string;
+  type: AttributeType;
+}
+export interface TableIndex {
+  name: string;
+  partitionKey: KeyAttribute;
+  sortKey?: KeyAttribute;
+}
+export interface TableDefinition {
+  /** Key into TableNames, and the construct ID in the stack. */
+  key: keyof TableNames;
+  partitionKey: KeyAttribute;
+  sortKey?: KeyAttribute;
+  globalIndexes: readonly TableIndex[];
+  /** Attribute holding an epoch-seconds expiry, when records expire. */
+  ttlAttribute?: string;
+}
+
+export const TABLES: readonly TableDefinition[] = [
+  {
+    key: 'accounts',
+    partitionKey: { name: 'accountId', type: 'S' },
+    globalIndexes: [],
+  },
+  {
+    key: 'apiKeys',
+    // Only the SHA-256 of a key is stored; the key itself is shown once, at creation.
+    partitionKey: { name: 'keyHash', type: 'S' },
+    globalIndexes: [{ name: 'byAccount', partitionKey: { name: 'accountId', type: 'S' } }],
+  },
+  {
+    key: 'promptLogs',
+    // One `meta` item per request, plus `content#NNN` items holding the retained content in chunks
+    // (a DynamoDB item is limited to 400 KB; prompts and outputs can be larger).
+    partitionKey: { name: 'promptLogId', type: 'S' },
+    sortKey: { name: 'part', type: 'S' },
+    globalIndexes: [
+      {
+        name: 'byAccount',
+        partitionKey: { name: 'accountId', type: 'S' },
+        sortKey: { name: 'promptLogId', type: 'S' },
+      },
+    ],
+  },
+];

@@ -1,0 +1,528 @@
+import { request as httpRequest, Agent } from 'node:http';
+import { Ajv } from 'ajv';
+import { describe, it, expect, beforeAll, afterAll, beforeEach } from 'vitest';
+import { startSimulator } from '../../infra/local/simulator/server.js';
+import type { Simulator } from '../../infra/local/simulator/server.js';
+import { countTokens, generateParagraph, generateFromSchema, truncateToTokens } from '../../infra/local/simulator/text.js';
+
+interface ChatCompletion {
+  id: string;
+  object: string;
+  created: number;
+  model: string;
+  choices: Array<{ index: number; message: { role: string; content: string }; finish_reason: string; logprobs: null }>;
+  usage?: {
+    prompt_tokens: number;
+    completion_tokens: number;
+    total_tokens: number;
+    prompt_tokens_details: { cached_tokens: number };
+    completion_tokens_details: { reasoning_tokens: number };
+  };
+}
+
+interface OpenAiErrorBody {
+  error: { message: string; type: string; param?: string | null; code: string | null };
+}
+
+const MESSAGES = [
+  { role: 'system', content: 'You are concise.' },
+  { role: 'user', content: 'Compare two ways to cache HTTP responses.' },
+];
+
+function words(s: string): number {
+  return s.split(/\s+/).filter(Boolean).length;
+}
+
+let sim: Simulator;
+
+function chatAt(
+  target: Simulator,
+  body: unknown,
+  opts: { provider?: string; headers?: Record<string, string>; signal?: AbortSignal } = {},
+): Promise<Response> {
+  const init: RequestInit = {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: 'Bearer test-key', ...opts.headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  };
+  if (opts.signal) init.signal = opts.signal;
+  return fetch(`${target.baseUrl(opts.provider ?? 'groq')}/chat/completions`, init);
+}
+
+function chat(body: unknown, opts: { provider?: string; headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<Response> {
+  return chatAt(sim, body, opts);
+}
+
+async function completion(body: unknown, opts: { provider?: string } = {}): Promise<ChatCompletion> {
+  const res = await chat(body, opts);
+  expect(res.status).toBe(200);
+  return (await res.json()) as ChatCompletion;
+}
+
+function contentOf(c: ChatCompletion): string {
+  const first = c.choices[0];
+  if (!first) throw new Error('no choice');
+  return first.message.content;
+}
+
+beforeAll(async () => {
+  sim = await startSimulator();
+});
+
+afterAll(async () => {
+  await sim.close();
+});
+
+beforeEach(() => {
+  sim.reset();
+});
+
+describe('simulator basics', () => {
+  it('exposes url and baseUrl on loopback', () => {
+    expect(sim.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(sim.baseUrl('xai')).toBe(`${sim.url}/xai/v1`);
+  });
+
+  it('answers in the OpenAI chat.completion shape', async () => {
+    const before = Math.floor(Date.now() / 1000);
+    const res = await chat({ model: 'llama-3.1-8b', messages: MESSAGES, temperature: 0.2, top_p: 1, reasoning_effort: 'low' });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/json');
+    expect(res.headers.get('x-ratelimit-remaining-requests')).toMatch(/^\d+$/);
+    expect(res.headers.get('x-ratelimit-limit-tokens')).toMatch(/^\d+$/);
+    expect(res.headers.get('x-request-id')).toBeTruthy();
+    const body = (await res.json()) as ChatCompletion;
+    expect(body.id).toMatch(/^chatcmpl-[0-9a-f]+$/);
+    expect(body.object).toBe('chat.completion');
+    expect(body.created).toBeGreaterThanOrEqual(before);
+    expect(body.created).toBeLessThanOrEqual(Math.floor(Date.now() / 1000));
+    expect(body.model).toBe('llama-3.1-8b');
+    expect(body.choices).toHaveLength(1);
+    const choice = body.choices[0]!;
+    expect(choice.index).toBe(0);
+    expect(choice.message.role).toBe('assistant');
+    expect(choice.finish_reason).toBe('stop');
+    expect(choice.logprobs).toBeNull();
+    expect(choice.message.content.startsWith('Simulated answer from llama-3.1-8b: ')).toBe(true);
+    expect(words(choice.message.content)).toBeGreaterThanOrEqual(20);
+    expect(words(choice.message.content)).toBeLessThanOrEqual(60);
+    expect(body.usage).toBeDefined();
+  });
+
+  it('is deterministic: same input same content, different model or prompt different content', async () => {
+    const a1 = await completion({ model: 'model-a', messages: MESSAGES });
+    const a2 = await completion({ model: 'model-a', messages: MESSAGES }, { provider: 'xai' });
+    const b = await completion({ model: 'model-b', messages: MESSAGES });
+    const a3 = await completion({ model: 'model-a', messages: [{ role: 'user', content: 'Something else entirely.' }] });
+    expect(contentOf(a1)).toBe(contentOf(a2));
+    expect(a1.id).toBe(a2.id);
+    expect(contentOf(b)).not.toBe(contentOf(a1));
+    expect(contentOf(a3)).not.toBe(contentOf(a1));
+  });
+
+  it('generates 20-60 word paragraphs for many seeds', () => {
+    for (let seed = 0; seed < 500; seed++) {
+      const n = words(generateParagraph('gpt-4o-mini', seed * 2654435761));
+      expect(n).toBeGreaterThanOrEqual(20);
+      expect(n).toBeLessThanOrEqual(60);
+    }
+  });
+
+  it('reports usage consistent with countTokens', async () => {
+    expect(countTokens('')).toBe(0);
+    expect(countTokens('abc')).toBe(1);
+    expect(countTokens('abcd')).toBe(1);
+    expect(countTokens('abcde')).toBe(2);
+    const messages = [
+      { role: 'developer', content: 'Answer in one paragraph.' },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Describe this picture' },
+          { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+          { type: 'text', text: 'and this document.' },
+          { type: 'file', file: { filename: 'a.pdf', file_data: 'data:application/pdf;base64,JVBERi0=' } },
+        ],
+      },
+      { role: 'assistant', content: 'Sure.' },
+      { role: 'user', content: 'Go on.' },
+    ];
+    const body = await completion({ model: 'gpt-4o', messages });
+    const expectedPrompt =
+      countTokens('Answer in one paragraph.') +
+      4 +
+      (countTokens('Describe this picture') + 85 + countTokens('and this document.') + 4) +
+      (countTokens('Sure.') + 4) +
+      (countTokens('Go on.') + 4);
+    expect(body.usage).toEqual({
+      prompt_tokens: expectedPrompt,
+      completion_tokens: countTokens(contentOf(body)),
+      total_tokens: expectedPrompt + countTokens(contentOf(body)),
+      prompt_tokens_details: { cached_tokens: 0 },
+      completion_tokens_details: { reasoning_tokens: 0 },
+    });
+  });
+
+  it('truncates to max_tokens / max_completion_tokens with finish_reason length', async () => {
+    const full = contentOf(await completion({ model: 'm-trunc', messages: MESSAGES }));
+    expect(countTokens(full)).toBeGreaterThan(5);
+
+    for (const key of ['max_tokens', 'max_completion_tokens']) {
+      const body = await completion({ model: 'm-trunc', messages: MESSAGES, [key]: 5 });
+      const content = contentOf(body);
+      expect(body.choices[0]!.finish_reason).toBe('length');
+      expect(body.usage!.completion_tokens).toBe(countTokens(content));
+      expect(body.usage!.completion_tokens).toBeLessThanOrEqual(5);
+      expect(content.length).toBeGreaterThan(0);
+      expect(full.startsWith(content)).toBe(true);
+    }
+
+    const roomy = await completion({ model: 'm-trunc', messages: MESSAGES, max_tokens: 4096 });
+    expect(roomy.choices[0]!.finish_reason).toBe('stop');
+    expect(contentOf(roomy)).toBe(full);
+    expect(truncateToTokens('abc def', 10)).toBe('abc def');
+  });
+
+  it('answers json_schema requests with JSON that conforms to the schema', async () => {
+    const schema = {
+      type: 'object',
+      additionalProperties: false,
+      required: ['title', 'score', 'count', 'ok', 'tags', 'level', 'author', 'note', 'when'],
+      properties: {
+        title: { type: 'string', minLength: 3, maxLength: 40 },
+        score: { type: 'number', minimum: 0, maximum: 1 },
+        count: { type: 'integer', minimum: 10, maximum: 20 },
+        ok: { type: 'boolean' },
+        tags: { type: 'array', items: { type: 'string' }, minItems: 1 },
+        level: { type: 'string', enum: ['low', 'medium', 'high'] },
+        author: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['name', 'email'],
+          properties: { name: { type: 'string' }, email: { type: 'string', format: 'email' } },
+        },
+        note: { type: ['string', 'null'] },
+        when: { anyOf: [{ type: 'null' }, { type: 'string', format: 'date' }] },
+      },
+    };
+    const request = {
+      model: 'gpt-4o-mini',
+      messages: MESSAGES,
+      response_format: { type: 'json_schema', json_schema: { name: 'review', schema, strict: true } },
+    };
+    const body = await completion(request);
+    const parsed = JSON.parse(contentOf(body)) as Record<string, unknown>;
+    for (const key of schema.required) expect(parsed).toHaveProperty(key);
+    expect(parsed['level']).toBe('low');
+    expect(Array.isArray(parsed['tags']) && parsed['tags'].length).toBe(1);
+    const validate = new Ajv({ strict: false, logger: false }).compile(schema);
+    expect(validate(parsed), JSON.stringify(validate.errors)).toBe(true);
+    expect(body.usage!.completion_tokens).toBe(countTokens(contentOf(body)));
+    // deterministic
+    expect(contentOf(await completion(request))).toBe(contentOf(body));
+
+    // $ref / $defs, nested arrays of objects, allOf
+    const refSchema = {
+      type: 'object',
+      properties: {
+        items: { type: 'array', items: { $ref: '#/$defs/item' } },
+        meta: { allOf: [{ type: 'object', properties: { a: { type: 'integer' } }, required: ['a'] }, { properties: { b: { const: 'x' } } }] },
+      },
+      required: ['items', 'meta'],
+      $defs: { item: { type: 'object', properties: { id: { type: 'integer', exclusiveMinimum: 0 }, label: { type: 'string' } }, required: ['id', 'label'] } },
+    };
+    const generated = generateFromSchema(refSchema, 42);
+    const validateRef = new Ajv({ strict: false, logger: false }).compile(refSchema);
+    expect(validateRef(generated), JSON.stringify(validateRef.errors)).toBe(true);
+  });
+
+  it('answers json_object requests with a JSON object', async () => {
+    const body = await completion({ model: 'gpt-4o-mini', messages: MESSAGES, response_format: { type: 'json_object' } });
+    const parsed = JSON.parse(contentOf(body)) as { answer: unknown };
+    expect(typeof parsed.answer).toBe('string');
+    expect(String(parsed.answer)).toContain('Simulated answer from gpt-4o-mini');
+  });
+
+  it('supports keep-alive connections', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const post = (): Promise<{ status: number; reused: boolean }> =>
+      new Promise((resolve, reject) => {
+        const req = httpRequest(
+          `${sim.baseUrl('openai')}/chat/completions`,
+          { method: 'POST', agent, headers: { 'content-type': 'application/json' } },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, reused: req.reusedSocket }));
+          },
+        );
+        req.on('error', reject);
+        req.end(JSON.stringify({ model: 'gpt-4o', messages: MESSAGES }));
+      });
+    const first = await post();
+    const second = await post();
+    agent.destroy();
+    expect(first).toEqual({ status: 200, reused: false });
+    expect(second).toEqual({ status: 200, reused: true });
+  });
+});
+
+describe('faults', () => {
+  const body = { model: 'fault-model', messages: MESSAGES };
+
+  it('status: vendor error body and retry-after header', async () => {
+    sim.setFault({ kind: 'status', status: 429, retryAfter: '7' });
+    const res = await chat(body);
+    expect(res.status).toBe(429);
+    expect(res.headers.get('retry-after')).toBe('7');
+    expect(await res.json()).toEqual({ error: { message: 'Simulated upstream error 429', type: 'rate_limit_exceeded', code: null } });
+
+    sim.reset();
+    sim.setFault({ kind: 'status', status: 503 });
+    const r503 = await chat(body);
+    expect(r503.headers.get('retry-after')).toBeNull();
+    expect(((await r503.json()) as OpenAiErrorBody).error.type).toBe('server_error');
+
+    sim.reset();
+    sim.setFault({ kind: 'status', status: 400 });
+    expect(((await (await chat(body)).json()) as OpenAiErrorBody).error.type).toBe('invalid_request_error');
+
+    sim.reset();
+    sim.setFault({ kind: 'status', status: 500, body: { custom: true } });
+    expect(await (await chat(body)).json()).toEqual({ custom: true });
+  });
+
+  it('times counts down, then answers normally', async () => {
+    sim.setFault({ kind: 'status', status: 503, times: 2 });
+    expect((await chat(body)).status).toBe(503);
+    expect((await chat(body)).status).toBe(503);
+    expect((await chat(body)).status).toBe(200);
+    expect((await chat(body)).status).toBe(200);
+  });
+
+  it('the first matching rule applies', async () => {
+    sim.setFault({ kind: 'status', status: 502, model: 'fault-model', times: 1 });
+    sim.setFault({ kind: 'status', status: 504 });
+    expect((await chat(body)).status).toBe(502);
+    expect((await chat(body)).status).toBe(504);
+  });
+
+  it('hang: the client aborts, the simulator keeps working', async () => {
+    sim.setFault({ kind: 'hang', times: 1 });
+    await expect(chat(body, { signal: AbortSignal.timeout(100) })).rejects.toMatchObject({ name: 'TimeoutError' });
+    expect((await chat(body)).status).toBe(200);
+  });
+
+  it('hang: close() resolves promptly with requests still hanging', async () => {
+    const local = await startSimulator();
+    local.setFault({ kind: 'hang' });
+    const aborted = chatAt(local, body, { signal: AbortSignal.timeout(100) });
+    const pending = chatAt(local, body);
+    const pendingOutcome = pending.then(
+      () => 'resolved',
+      () => 'rejected',
+    );
+    await expect(aborted).rejects.toMatchObject({ name: 'TimeoutError' });
+    expect(local.calls()).toHaveLength(2);
+    const started = performance.now();
+    await local.close();
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(await pendingOutcome).toBe('rejected');
+    await local.close(); // idempotent
+  });
+
+  it('slow: answers after the delay', async () => {
+    sim.setFault({ kind: 'slow', delayMs: 150 });
+    const started = performance.now();
+    const res = await chat(body);
+    expect(res.status).toBe(200);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(140);
+    expect(((await res.json()) as ChatCompletion).usage).toBeDefined();
+  });
+
+  it('latency: per model, and a client abort ends the wait', async () => {
+    sim.setLatency(150, { model: 'lazy-model' });
+    const started = performance.now();
+    expect((await chat({ model: 'lazy-model', messages: MESSAGES })).status).toBe(200);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(140);
+
+    sim.setLatency(60_000, { provider: 'xai' });
+    await expect(chat(body, { provider: 'xai', signal: AbortSignal.timeout(100) })).rejects.toMatchObject({ name: 'TimeoutError' });
+    expect((await chat(body, { provider: 'groq' })).status).toBe(200);
+  });
+
+  it('malformed: 200 with a truncated JSON body', async () => {
+    sim.setFault({ kind: 'malformed' });
+    const res = await chat(body);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text.length).toBeGreaterThan(0);
+    expect(text.startsWith('{')).toBe(true);
+    expect(() => JSON.parse(text)).toThrow();
+  });
+
+  it('empty: 200 with an empty body', async () => {
+    sim.setFault({ kind: 'empty' });
+    const res = await chat(body);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('');
+  });
+
+  it('reset: the socket is destroyed and fetch rejects', async () => {
+    sim.setFault({ kind: 'reset', times: 1 });
+    await expect(chat(body)).rejects.toThrow(TypeError);
+    expect((await chat(body)).status).toBe(200);
+  });
+
+  it('no-usage: a normal answer without usage', async () => {
+    sim.setFault({ kind: 'no-usage' });
+    const res = await completion(body);
+    expect(res.usage).toBeUndefined();
+    expect(res).not.toHaveProperty('usage');
+    expect(contentOf(res)).toContain('Simulated answer from fault-model');
+  });
+
+  it('per-model and per-provider rules do not affect others', async () => {
+    sim.setFault({ kind: 'status', status: 500, model: 'broken-model' });
+    sim.setFault({ kind: 'status', status: 503, provider: 'xai' });
+    expect((await chat({ model: 'broken-model', messages: MESSAGES })).status).toBe(500);
+    expect((await chat({ model: 'healthy-model', messages: MESSAGES })).status).toBe(200);
+    expect((await chat({ model: 'healthy-model', messages: MESSAGES }, { provider: 'xai' })).status).toBe(503);
+    expect((await chat({ model: 'broken-model', messages: MESSAGES }, { provider: 'openai' })).status).toBe(500);
+  });
+
+  it('rejects invalid rules', () => {
+    expect(() => sim.setFault({ kind: 'status', status: 42 })).toThrow(TypeError);
+    expect(() => sim.setFault({ kind: 'slow', delayMs: -1 })).toThrow(TypeError);
+    expect(() => sim.setFault({ kind: 'hang', times: 0 })).toThrow(TypeError);
+  });
+});
+
+describe('control API', () => {
+  it('POST and DELETE /__sim/faults, GET /__sim/calls', async () => {
+    const post = await fetch(`${sim.url}/__sim/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ kind: 'status', status: 429, retryAfter: '2', model: 'ctl-model' }),
+    });
+    expect(post.status).toBe(204);
+    const limited = await chat({ model: 'ctl-model', messages: MESSAGES });
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toBe('2');
+
+    sim.setLatency(60_000);
+    const del = await fetch(`${sim.url}/__sim/faults`, { method: 'DELETE' });
+    expect(del.status).toBe(204);
+    expect((await chat({ model: 'ctl-model', messages: MESSAGES }, { provider: 'anthropic' })).status).toBe(200);
+
+    const res = await fetch(`${sim.url}/__sim/calls`);
+    expect(res.status).toBe(200);
+    const calls = (await res.json()) as Array<Record<string, unknown>>;
+    expect(calls).toHaveLength(2);
+    expect(calls.map((c) => [c['provider'], c['model'], c['protocol'], c['path']])).toEqual([
+      ['groq', 'ctl-model', 'openai-chat', '/groq/v1/chat/completions'],
+      ['anthropic', 'ctl-model', 'openai-chat', '/anthropic/v1/chat/completions'],
+    ]);
+    for (const c of calls) expect(c).not.toHaveProperty('body');
+    expect(sim.calls()).toHaveLength(2);
+    expect(sim.calls()[0]!.body).toEqual({ model: 'ctl-model', messages: MESSAGES });
+  });
+
+  it('rejects invalid fault rules with 400', async () => {
+    for (const payload of ['{not json', JSON.stringify({ kind: 'explode' }), JSON.stringify({ kind: 'status' })]) {
+      const res = await fetch(`${sim.url}/__sim/faults`, { method: 'POST', body: payload });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as OpenAiErrorBody).error.type).toBe('invalid_request_error');
+    }
+  });
+
+  it('reset() clears calls, rules and latencies', async () => {
+    sim.setFault({ kind: 'status', status: 500 });
+    sim.setLatency(60_000);
+    await chat({ model: 'x', messages: MESSAGES }, { signal: AbortSignal.timeout(50) }).catch(() => undefined);
+    expect(sim.calls().length).toBeGreaterThan(0);
+    sim.reset();
+    expect(sim.calls()).toHaveLength(0);
+    expect((await chat({ model: 'x', messages: MESSAGES })).status).toBe(200);
+  });
+});
+
+describe('bad requests', () => {
+  async function expectBadRequest(res: Response, param: string | null, message?: string): Promise<void> {
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as OpenAiErrorBody;
+    expect(Object.keys(body.error).sort()).toEqual(['code', 'message', 'param', 'type']);
+    expect(body.error.type).toBe('invalid_request_error');
+    expect(body.error.param).toBe(param);
+    if (message) expect(body.error.message).toBe(message);
+  }
+
+  it('400 for malformed JSON and invalid requests', async () => {
+    await expectBadRequest(await chat('{"model": "x", "messages": ['), null);
+    await expectBadRequest(await chat(''), null);
+    await expectBadRequest(await chat({ messages: MESSAGES }), 'model');
+    await expectBadRequest(await chat({ model: 'x', messages: [] }), 'messages');
+    await expectBadRequest(await chat({ model: 'x' }), 'messages');
+    await expectBadRequest(await chat({ model: 'x', messages: MESSAGES, stream: true }), 'stream', 'streaming not supported by simulator');
+    await expectBadRequest(await chat({ model: 'x', messages: [{ role: 'wizard', content: 'hi' }] }), 'messages[0].role');
+    await expectBadRequest(await chat({ model: 'x', messages: [{ role: 'user', content: [{ type: 'audio' }] }] }), 'messages[0].content[0].type');
+    await expectBadRequest(await chat({ model: 'x', messages: MESSAGES, max_tokens: 0 }), 'max_tokens');
+    await expectBadRequest(await chat({ model: 'x', messages: MESSAGES, temperature: 3 }), 'temperature');
+    await expectBadRequest(await chat({ model: 'x', messages: MESSAGES, response_format: { type: 'xml' } }), 'response_format');
+    await expectBadRequest(
+      await chat({ model: 'x', messages: MESSAGES, response_format: { type: 'json_schema', json_schema: { schema: {} } } }),
+      'response_format',
+    );
+    // bad requests are recorded too, and do not consume fault rules
+    expect(sim.calls()).toHaveLength(12);
+  });
+
+  it('bad requests do not consume fault rules', async () => {
+    sim.setFault({ kind: 'status', status: 503, times: 1 });
+    await expectBadRequest(await chat({ model: 'x', messages: [] }), 'messages');
+    expect((await chat({ model: 'x', messages: MESSAGES })).status).toBe(503);
+  });
+
+  it('404 JSON for unknown paths', async () => {
+    const cases: Array<[string, string]> = [
+      ['GET', '/nope'],
+      ['GET', '/'],
+      ['POST', '/groq/v1/embeddings'],
+      ['GET', '/groq/v1/chat/completions'],
+      ['GET', '/__sim/unknown'],
+      ['PUT', '/__sim/faults'],
+    ];
+    for (const [method, path] of cases) {
+      const res = await fetch(`${sim.url}${path}`, { method });
+      expect(res.status, `${method} ${path}`).toBe(404);
+      expect(res.headers.get('content-type')).toBe('application/json');
+      expect(((await res.json()) as OpenAiErrorBody).error.message).toContain(path);
+    }
+    expect(sim.calls()).toHaveLength(0);
+  });
+});
+
+describe('authorization', () => {
+  it('accepts any bearer key and redacts it in calls()', async () => {
+    const secret = 'sk-live-very-secret-value';
+    expect((await chat({ model: 'm', messages: MESSAGES }, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(200);
+    const call = sim.calls()[0]!;
+    expect(call.headers['authorization']).toBe('[redacted]');
+    expect(call.headers['content-type']).toBe('application/json');
+    expect(JSON.stringify(sim.calls())).not.toContain(secret);
+    expect(await (await fetch(`${sim.url}/__sim/calls`)).text()).not.toContain(secret);
+  });
+
+  it('accepts a missing header and rejects a non-bearer one', async () => {
+    const noAuth = await fetch(`${sim.baseUrl('groq')}/chat/completions`, {
+      method: 'POST',
+      body: JSON.stringify({ model: 'm', messages: MESSAGES }),
+    });
+    expect(noAuth.status).toBe(200);
+    expect(sim.calls()[0]!.headers['authorization']).toBeUndefined();
+
+    const res = await chat({ model: 'm', messages: MESSAGES }, { headers: { authorization: 'Basic dXNlcjpwYXNz' } });
+    expect(res.status).toBe(401);
+    expect(((await res.json()) as OpenAiErrorBody).error.code).toBe('invalid_api_key');
+    expect(sim.calls()[1]!.headers['authorization']).toBe('[redacted]');
+  });
+});
