@@ -2,6 +2,7 @@ import type { ModelEntry, ProviderId, WireProtocol } from '../catalog/types.js';
 import type { GatewayConfig } from '../config.js';
 import { UpstreamError } from './errors.js';
 import { openaiChat } from './openai-chat/index.js';
+import { ADAPTERS } from './adapters.js';
 import type { Endpoint, ProtocolAdapter } from './types.js';
 
 /** Vendor base URLs, version segment included, as the vendors document them. */
@@ -17,10 +18,6 @@ export const DEFAULT_BASE_URLS: Record<ProviderId, string> = {
   bedrock: 'https://bedrock-runtime.us-east-1.amazonaws.com',
 };
 
-/** The protocols that have their own adapter so far. */
-const ADAPTERS: Partial<Record<WireProtocol, ProtocolAdapter>> = {
-  'openai-chat': openaiChat,
-};
 
 export interface Route {
   adapter: ProtocolAdapter;

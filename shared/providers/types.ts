@@ -20,6 +20,8 @@ export interface Endpoint {
   /** Vendor base URL including its version segment, e.g. https://api.openai.com/v1. */
   baseUrl: string;
   apiKey?: string;
+  /** AWS region, for Bedrock. */
+  region?: string;
   /** True when the built-in provider simulator answers instead of the vendor. */
   simulated: boolean;
 }

@@ -18,7 +18,9 @@ import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } fro
 import type { AddressInfo, Socket } from 'node:net';
 import { FaultRules, LatencyTable, parseFaultRule } from './faults.js';
 import type { FaultMatch, FaultRule } from './faults.js';
-import { openAiChat, openAiError } from './openai-chat.js';
+import { openAiError } from './openai-chat.js';
+import { PROTOCOLS } from './protocols.js';
+import type { WireProtocol } from '../../../shared/catalog/types.js';
 
 export type { FaultMatch, FaultRule } from './faults.js';
 export { countTokens } from './text.js';
@@ -34,7 +36,7 @@ export interface SimulatorOptions {
 
 export interface SimulatedCall {
   provider: string;
-  protocol: 'openai-chat';
+  protocol: WireProtocol;
   model: string;
   path: string;
   at: number;
@@ -92,7 +94,6 @@ export interface ProtocolHandler {
   vendorError(status: number, retryAfter: string | undefined, body: unknown): Reply;
 }
 
-const PROTOCOLS: readonly ProtocolHandler[] = [openAiChat];
 
 // ---------------------------------------------------------------------------
 // Helpers
