@@ -1,0 +1,102 @@
+import { parseArgs } from 'node:util';
+import { generateApiKey, hashApiKey, keyPrefix } from '../../shared/auth/keys.js';
+import { creditsToMicro, microToCredits } from '../../shared/credits/credits.js';
+import type { AccountsRepository } from '../../shared/storage/accounts.js';
+import type { ApiKeysRepository } from '../../shared/storage/api-keys.js';
+
+export interface AdminDeps {
+  accounts: AccountsRepository;
+  apiKeys: ApiKeysRepository;
+}
+
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+export const USAGE = `Usage: npm run admin -- <command> [options]
+  create-account --credits N [--zdr] [--rpm N]
+  create-key --account ID
+  revoke-key --key KEY
+  top-up --account ID --credits N
+  balance --account ID
+DYNAMODB_ENDPOINT points it at a local store (the one npm start prints).`;
+
+const OPTIONS = {
+  credits: { type: 'string' },
+  account: { type: 'string' },
+  key: { type: 'string' },
+  rpm: { type: 'string' },
+  zdr: { type: 'boolean' },
+} as const;
+
+/** Runs one admin command; returns what the CLI prints as JSON. */
+export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<Record<string, unknown>> {
+  const { positionals, values } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  const [command, ...extra] = positionals;
+  if (!command || extra.length > 0) throw new UsageError(USAGE);
+  switch (command) {
+    case 'create-account': {
+      const account = await deps.accounts.create({
+        balanceMicro: creditsToMicro(credits(values.credits, { allowZero: true })),
+        zeroDataRetention: values.zdr ?? false,
+        rateLimitRpm: values.rpm === undefined ? undefined : positiveInt(values.rpm, '--rpm'),
+      });
+      return describeAccount(account);
+    }
+    case 'create-key': {
+      const accountId = required(values.account, '--account');
+      if (!(await deps.accounts.get(accountId))) throw new UsageError(`No account ${accountId}`);
+      const apiKey = generateApiKey();
+      const createdAt = new Date().toISOString();
+      await deps.apiKeys.put({ keyHash: hashApiKey(apiKey), accountId, keyPrefix: keyPrefix(apiKey), createdAt });
+      return { apiKey, accountId, keyPrefix: keyPrefix(apiKey), createdAt, note: 'The key is shown once; only its SHA-256 is stored.' };
+    }
+    case 'revoke-key': {
+      const record = await deps.apiKeys.revoke(hashApiKey(required(values.key, '--key')));
+      return { accountId: record.accountId, keyPrefix: record.keyPrefix, revokedAt: record.revokedAt };
+    }
+    case 'top-up': {
+      const accountId = required(values.account, '--account');
+      const balanceMicro = await deps.accounts.topUp(accountId, creditsToMicro(credits(values.credits)));
+      return { accountId, balance: microToCredits(balanceMicro) };
+    }
+    case 'balance': {
+      const accountId = required(values.account, '--account');
+      const account = await deps.accounts.get(accountId);
+      if (!account) throw new UsageError(`No account ${accountId}`);
+      return describeAccount(account);
+    }
+    default:
+      throw new UsageError(`Unknown command "${command}"\n${USAGE}`);
+  }
+}
+
+function describeAccount(account: Awaited<ReturnType<AccountsRepository['get']>> & object): Record<string, unknown> {
+  return {
+    accountId: account.accountId,
+    balance: microToCredits(account.balanceMicro),
+    zeroDataRetention: account.zeroDataRetention,
+    rateLimitRpm: account.rateLimitRpm ?? null,
+    createdAt: account.createdAt,
+  };
+}
+
+function required(value: string | undefined, flag: string): string {
+  if (!value) throw new UsageError(`${flag} is required`);
+  return value;
+}
+
+function credits(value: string | undefined, { allowZero = false } = {}): number {
+  const amount = Number(required(value, '--credits'));
+  // Micro-credits are the unit of storage: more decimals than six cannot be represented.
+  if (!Number.isFinite(amount) || amount < 0 || (!allowZero && amount === 0) || Math.round(amount * 1e6) / 1e6 !== amount) {
+    throw new UsageError(`--credits must be a ${allowZero ? 'non-negative' : 'positive'} number with at most 6 decimals`);
+  }
+  return amount;
+}
+
+function positiveInt(value: string, flag: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag} must be a positive integer`);
+  return n;
+}

@@ -1,0 +1,99 @@
+import { once } from 'node:events';
+import type { ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runTs, startTs } from '../support/processes.js';
+
+/** `npm start` and `npm run admin` as a user runs them: separate processes, talking over loopback. */
+let host: ChildProcess;
+let banner: string;
+let url: string;
+let demoKey: string;
+let storeEndpoint: string;
+
+beforeAll(async () => {
+  const started = await startTs('infra/local/main.ts', { PORT: '0', DYNAMODB_PORT: '0', DEMO_CREDITS: '50' }, /Admin CLI against this store:[\s\S]*\n\n/);
+  host = started.child;
+  banner = started.stdout();
+  url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(banner)![1]!;
+  demoKey = /demo key: +(\S+)/.exec(banner)![1]!;
+  storeEndpoint = /store: +(http:\/\/127\.0\.0\.1:\d+)/.exec(banner)![1]!;
+});
+
+afterAll(async () => {
+  if (host && host.exitCode === null) {
+    host.kill('SIGTERM');
+    await once(host, 'exit');
+  }
+});
+
+function admin(...args: string[]) {
+  return runTs('infra/admin/cli.ts', args, { DYNAMODB_ENDPOINT: storeEndpoint });
+}
+
+async function prompt(key: string) {
+  const response = await fetch(`${url}/api/v1/prompt`, {
+    method: 'POST',
+    // What the banner's curl sends.
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ prompt: 'Say hello', models: ['fam_c-5.4', 'fam_a-opus-4-6', 'fam_b-3.1-pro'] }),
+  });
+  return { status: response.status, body: (await response.json()) as any };
+}
+
+describe('npm start', () => {
+  it('prints the endpoint, a demo key, its balance and which providers are simulated', () => {
+    expect(banner).toContain(`POST ${url}/api/v1/prompt`);
+    expect(demoKey).toMatch(/^mcg_[A-Za-z0-9_-]{43}$/);
+    expect(banner).toMatch(/balance: +50 credits/);
+    expect(banner).toMatch(/simulated: +openai, anthropic, google, xai, cerebras, deepseek, mistral, groq, bedrock/);
+    expect(banner).toContain('(in memory)');
+  });
+
+  it('answers the request the README shows', async () => {
+    const { status, body } = await prompt(demoKey);
+    expect(status).toBe(200);
+    expect(body.results.map((r: any) => [r.modelId, r.status])).toEqual([
+      ['fam_c-5.4', 'completed'],
+      ['fam_a-opus-4-6', 'completed'],
+      ['fam_b-3.1-pro', 'completed'],
+    ]);
+  });
+});
+
+describe('npm run admin', () => {
+  it('creates an account and a key, tops up, reads the balance and revokes the key, printing JSON', async () => {
+    const created = await admin('create-account', '--credits', '50', '--zdr', '--rpm', '30');
+    expect(created.code).toBe(0);
+    const account = JSON.parse(created.stdout);
+    expect(account).toMatchObject({ accountId: expect.stringMatching(/^acct_/), balance: 50, zeroDataRetention: true, rateLimitRpm: 30 });
+
+    const keyed = await admin('create-key', '--account', account.accountId);
+    expect(keyed.code).toBe(0);
+    const { apiKey } = JSON.parse(keyed.stdout);
+    expect(apiKey).toMatch(/^mcg_/);
+
+    const used = await prompt(apiKey);
+    expect(used.status).toBe(200);
+
+    const toppedUp = JSON.parse((await admin('top-up', '--account', account.accountId, '--credits', '10')).stdout);
+    expect(toppedUp.balance).toBeCloseTo(60 - used.body.creditsUsed, 6);
+    const balance = JSON.parse((await admin('balance', '--account', account.accountId)).stdout);
+    expect(balance.balance).toBe(toppedUp.balance);
+
+    const revoked = await admin('revoke-key', '--key', apiKey);
+    expect(revoked.code).toBe(0);
+    expect(JSON.parse(revoked.stdout)).toMatchObject({ accountId: account.accountId, revokedAt: expect.any(String) });
+    expect((await prompt(apiKey)).status).toBe(401);
+  });
+
+  it('exits 2 with a usage error, and 1 for an unknown account, as JSON on stderr', async () => {
+    const usage = await admin('make-coffee');
+    expect(usage.code).toBe(2);
+    expect(JSON.parse(usage.stderr).error.code).toBe('usage');
+    const missing = await admin('top-up', '--account', 'acct_nobody', '--credits', '5');
+    expect(missing.code).toBe(1);
+    expect(JSON.parse(missing.stderr).error.message).toContain('acct_nobody');
+    const bad = await admin('create-account', '--credits', '-3');
+    expect(bad.code).toBe(2);
+  });
+});

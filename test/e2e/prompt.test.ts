@@ -1,0 +1,168 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { LocalHost } from '../../infra/local/host.js';
+import { resolveModel } from '../../shared/catalog/index.js';
+import { usdToMicroCredits } from '../../shared/credits/credits.js';
+import { PNG_BASE64, body } from '../support/fixtures.js';
+import { post, startTestHost } from '../support/local.js';
+
+let host: LocalHost;
+beforeAll(async () => {
+  host = await startTestHost();
+});
+afterAll(async () => {
+  await host?.close();
+});
+beforeEach(() => host.simulator.reset());
+
+async function balanceMicro(): Promise<number> {
+  return (await host.gateway.accounts.get(host.demo.accountId))!.balanceMicro;
+}
+
+describe('POST /api/v1/prompt', () => {
+  it('answers with one completed result per model, in request order, and charges what they cost', async () => {
+    const before = await balanceMicro();
+    const { status, body: answer } = await post(host, body({ models: ['fam_c-5.4', 'claude-opus-4-6', 'fam_b-3.1-pro'] }));
+    expect(status).toBe(200);
+    expect(Object.keys(answer).sort()).toEqual(['creditsUsed', 'evaluations', 'promptLogId', 'results']);
+    expect(answer.promptLogId).toMatch(/^pl_[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(answer.evaluations).toEqual([]);
+    expect(answer.results.map((r: any) => r.modelId)).toEqual(['fam_c-5.4', 'claude-opus-4-6', 'fam_b-3.1-pro']);
+    for (const result of answer.results) {
+      expect(result).toMatchObject({ status: 'completed', output: expect.stringMatching(/\S/) });
+      expect(Number.isInteger(result.tokensIn) && result.tokensIn > 0).toBe(true);
+      expect(Number.isInteger(result.tokensOut) && result.tokensOut > 0).toBe(true);
+      expect(Number.isInteger(result.latencyMs)).toBe(true);
+      expect(result.providerCost).toBeGreaterThan(0);
+    }
+    const totalUsd = answer.results.reduce((sum: number, r: any) => sum + r.providerCost, 0);
+    const charged = usdToMicroCredits(totalUsd, host.gateway.config);
+    expect(answer.creditsUsed).toBe(charged / 1e6);
+    expect(await balanceMicro()).toBe(before - charged);
+  });
+
+  it('sends every model to its provider concurrently', async () => {
+    host.simulator.setLatency(300);
+    const started = performance.now();
+    const { status } = await post(host, body({ models: ['fam_c-5.4', 'fam_a-opus-4-6', 'fam_b-3.1-pro', 'fam_d-4.3', 'fam_g-large'] }));
+    const elapsed = performance.now() - started;
+    expect(status).toBe(200);
+    const calls = host.simulator.calls();
+    expect(calls.map((c) => c.provider).sort()).toEqual(['anthropic', 'google', 'mistral', 'openai', 'xai']);
+    // All five calls arrived before the first could have been answered.
+    const arrivals = calls.map((c) => c.at);
+    expect(Math.max(...arrivals) - Math.min(...arrivals)).toBeLessThan(300);
+    expect(elapsed).toBeGreaterThanOrEqual(300);
+  });
+
+  it('isolates a failing model: the others complete and only they are charged', async () => {
+    host.simulator.setFault({ kind: 'status', status: 400, provider: 'anthropic' });
+    const before = await balanceMicro();
+    const { status, body: answer } = await post(host, body());
+    expect(status).toBe(200);
+    const [openai, anthropic, google] = answer.results;
+    expect(openai.status).toBe('completed');
+    expect(google.status).toBe('completed');
+    expect(anthropic).toMatchObject({
+      modelId: 'fam_a-opus-4-6',
+      status: 'failed',
+      output: '',
+      tokensIn: 0,
+      tokensOut: 0,
+      providerCost: 0,
+      error: { code: 'upstream_error', upstreamStatus: 400 },
+    });
+    expect(answer.creditsUsed).toBe(usdToMicroCredits(openai.providerCost + google.providerCost, host.gateway.config) / 1e6);
+    expect(await balanceMicro()).toBe(before - Math.round(answer.creditsUsed * 1e6));
+  });
+
+  it('retries a 503 and completes within the attempt cap', async () => {
+    host.simulator.setFault({ kind: 'status', status: 503, provider: 'openai', times: 2 });
+    const { body: answer } = await post(host, body({ models: ['fam_c-5.4'] }));
+    expect(answer.results[0].status).toBe('completed');
+    expect(host.simulator.calls().filter((c) => c.provider === 'openai')).toHaveLength(3);
+  });
+
+  it('charges nothing when every model fails', async () => {
+    host.simulator.setFault({ kind: 'status', status: 401 });
+    const before = await balanceMicro();
+    const { body: answer } = await post(host, body());
+    expect(answer.results.every((r: any) => r.status === 'failed')).toBe(true);
+    expect(answer.creditsUsed).toBe(0);
+    expect(await balanceMicro()).toBe(before);
+  });
+
+  it('clamps maxTokens above a model maximum with a warning on that result', async () => {
+    const { body: answer } = await post(host, body({ models: ['fam_c-4o', 'fam_c-5.4'], generation_settings: { maxTokens: 20_000 } }));
+    expect(answer.results[0].warnings).toEqual([expect.stringMatching(/above fam_c-4o's maximum; 16384 was used/)]);
+    expect(answer.results[1].warnings).toBeUndefined();
+    const sent = host.simulator.calls().find((c) => c.model === resolveModel('fam_c-4o')!.upstreamModel)!.body as Record<string, unknown>;
+    expect(sent.max_completion_tokens ?? sent.max_tokens ?? sent.max_output_tokens).toBe(16384);
+  });
+
+  it('passes attachments to the models that take them', async () => {
+    const { status, body: answer } = await post(host, body({ models: ['fam_c-5.4'], attachments: [{ name: 'a.png', type: 'image/png', base64: PNG_BASE64 }] }));
+    expect(status).toBe(200);
+    expect(answer.results[0].status).toBe('completed');
+    expect(JSON.stringify(host.simulator.calls()[0]!.body)).toContain(PNG_BASE64);
+  });
+});
+
+describe('Prompt log', () => {
+  it('keeps metadata and content by default', async () => {
+    const marker = `marker-${Date.now()}`;
+    const { body: answer } = await post(host, body({ prompt: `Tell me about ${marker}`, system_prompt: `sys ${marker}` }));
+    const log = await host.gateway.promptLogs.get(answer.promptLogId);
+    expect(log).toMatchObject({
+      promptLogId: answer.promptLogId,
+      accountId: host.demo.accountId,
+      zeroDataRetention: false,
+      creditsUsedMicro: Math.round(answer.creditsUsed * 1e6),
+    });
+    expect(log!.models.map((m) => m.modelId)).toEqual(['fam_c-5.4', 'fam_a-opus-4-6', 'fam_b-3.1-pro']);
+    expect(log!.content?.prompt).toContain(marker);
+    expect(log!.content?.systemPrompt).toBe(`sys ${marker}`);
+    expect(log!.content?.outputs.map((o) => o.output)).toEqual(answer.results.map((r: any) => r.output));
+  });
+
+  it('keeps no prompt, system prompt, history or output under zero data retention', async () => {
+    const marker = `zdr-${Date.now()}`;
+    const { body: answer } = await post(
+      host,
+      body({
+        prompt: `secret ${marker}`,
+        system_prompt: `system ${marker}`,
+        history: [{ role: 'user', content: `history ${marker}` }],
+        zero_data_retention: true,
+      }),
+    );
+    const log = await host.gateway.promptLogs.get(answer.promptLogId);
+    expect(log?.zeroDataRetention).toBe(true);
+    expect(log?.content).toBeUndefined();
+    expect(log?.models).toHaveLength(3);
+    // Nothing in the whole table holds the marker or an output.
+    const { ScanCommand } = await import('@aws-sdk/lib-dynamodb');
+    const scan = await host.gateway.documentClient.send(new ScanCommand({ TableName: host.gateway.config.tables.promptLogs }));
+    const everything = JSON.stringify(scan.Items, (_k, v) => (v instanceof Uint8Array ? Buffer.from(v).toString('utf8') : v));
+    expect(everything).not.toContain(marker);
+    for (const result of answer.results) expect(everything).not.toContain(result.output);
+  });
+
+  it('follows the account preference when the request does not say', async () => {
+    const account = await host.gateway.accounts.create({ balanceMicro: 1_000_000_000, zeroDataRetention: true });
+    const { generateApiKey, hashApiKey, keyPrefix } = await import('../../shared/auth/keys.js');
+    const key = generateApiKey();
+    await host.gateway.apiKeys.put({ keyHash: hashApiKey(key), accountId: account.accountId, keyPrefix: keyPrefix(key), createdAt: new Date().toISOString() });
+    const { body: answer } = await post(host, body(), { authorization: `Bearer ${key}` });
+    expect((await host.gateway.promptLogs.get(answer.promptLogId))?.content).toBeUndefined();
+    const overridden = await post(host, body({ zero_data_retention: false }), { authorization: `Bearer ${key}` });
+    expect((await host.gateway.promptLogs.get(overridden.body.promptLogId))?.content?.prompt).toBe('Compare these models');
+  });
+
+  it('stores content larger than one DynamoDB item in parts', async () => {
+    const prompt = 'x'.repeat(450_000);
+    const { status, body: answer } = await post(host, body({ prompt, models: ['fam_c-5.4'] }));
+    expect(status).toBe(200);
+    const log = await host.gateway.promptLogs.get(answer.promptLogId);
+    expect(log?.content?.prompt).toBe(prompt);
+  });
+});

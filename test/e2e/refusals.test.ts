@@ -1,0 +1,146 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { LocalHost } from '../../infra/local/host.js';
+import { generateApiKey, hashApiKey, keyPrefix } from '../../shared/auth/keys.js';
+import { LIMITS } from '../../shared/contract/limits.js';
+import { body } from '../support/fixtures.js';
+import { post, startTestHost, type Answer } from '../support/local.js';
+
+let host: LocalHost;
+let balanceBefore: number;
+beforeAll(async () => {
+  host = await startTestHost();
+});
+afterAll(async () => {
+  await host?.close();
+});
+beforeEach(async () => {
+  host.simulator.reset();
+  balanceBefore = (await host.gateway.accounts.get(host.demo.accountId))!.balanceMicro;
+});
+
+/** Every refusal: the error body, no provider call, no change to the balance. */
+async function expectRefused(answer: Answer, status: number, code: string): Promise<void> {
+  expect(answer.status).toBe(status);
+  expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
+  expect(answer.body).toMatchObject({ error: { code, message: expect.any(String) } });
+  expect(host.simulator.calls()).toHaveLength(0);
+  expect((await host.gateway.accounts.get(host.demo.accountId))!.balanceMicro).toBe(balanceBefore);
+}
+
+async function raw(method: string, path: string, init: RequestInit = {}): Promise<Answer> {
+  const response = await fetch(`${host.url}${path}`, { method, ...init });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+}
+
+describe('Authentication', () => {
+  it.each([
+    ['no Authorization header', {}],
+    ['an empty bearer', { authorization: 'Bearer ' }],
+    ['another scheme', { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` }],
+    ['a malformed key', { authorization: 'Bearer not a key' }],
+    ['a key that is too short', { authorization: 'Bearer abc' }],
+    ['an unknown key', { authorization: `Bearer ${generateApiKey()}` }],
+  ])('answers 401 for %s', async (_name, headers) => {
+    const answer = await raw('POST', '/api/v1/prompt', { headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body()) });
+    await expectRefused(answer, 401, 'unauthorized');
+  });
+
+  it('answers 401 for a revoked key, which worked before', async () => {
+    const key = generateApiKey();
+    await host.gateway.apiKeys.put({ keyHash: hashApiKey(key), accountId: host.demo.accountId, keyPrefix: keyPrefix(key), createdAt: new Date().toISOString() });
+    expect((await post(host, body({ models: ['fam_k-8b'] }), { authorization: `Bearer ${key}` })).status).toBe(200);
+    await host.gateway.apiKeys.revoke(hashApiKey(key));
+    host.simulator.reset();
+    balanceBefore = (await host.gateway.accounts.get(host.demo.accountId))!.balanceMicro;
+    await expectRefused(await post(host, body(), { authorization: `Bearer ${key}` }), 401, 'unauthorized');
+  });
+
+  it('checks the key before the body', async () => {
+    await expectRefused(await post(host, '{not json', { authorization: 'Bearer nope' }), 401, 'unauthorized');
+  });
+
+  it('accepts the scheme in any case', async () => {
+    expect((await post(host, body({ models: ['fam_k-8b'] }), { authorization: `bearer ${host.demo.apiKey}` })).status).toBe(200);
+  });
+});
+
+describe('Routes', () => {
+  it.each([
+    ['/', 'POST'],
+    ['/api/v2/prompt', 'POST'],
+    ['/api/v1/prompts', 'POST'],
+    ['/api/v1', 'POST'],
+  ])('answers 404 for %s', async (path) => {
+    await expectRefused(await post(host, body(), {}, path), 404, 'not_found');
+  });
+
+  it.each(['GET', 'PUT', 'DELETE', 'PATCH'])('answers 405 with Allow for %s', async (method) => {
+    const answer = await raw(method, '/api/v1/prompt', method === 'GET' ? {} : { body: '{}' });
+    await expectRefused(answer, 405, 'method_not_allowed');
+    expect(answer.headers.get('allow')).toBe('POST');
+  });
+});
+
+describe('Bodies', () => {
+  it('answers 400 malformed_json for a body that is not JSON', async () => {
+    await expectRefused(await post(host, '{"prompt": "x", '), 400, 'malformed_json');
+  });
+
+  it('answers 400 for an empty body', async () => {
+    await expectRefused(await post(host, ''), 400, 'malformed_json');
+  });
+
+  it('answers 413 for a body over the limit', async () => {
+    const answer = await post(host, JSON.stringify(body({ prompt: 'x'.repeat(LIMITS.bodyBytes) })));
+    await expectRefused(answer, 413, 'payload_too_large');
+  });
+
+  it('answers 415 for a content type that is not JSON', async () => {
+    await expectRefused(await post(host, JSON.stringify(body()), { 'content-type': 'text/xml' }), 415, 'unsupported_media_type');
+  });
+
+  it('accepts what `curl -d` sends by default (form content type, JSON body)', async () => {
+    const answer = await post(host, JSON.stringify(body({ models: ['fam_k-8b'] })), { 'content-type': 'application/x-www-form-urlencoded' });
+    expect(answer.status).toBe(200);
+  });
+
+  it('answers 400 with every failing field as a JSON pointer', async () => {
+    const answer = await post(host, { prompt: 'x', models: ['fam_c-5.4', 'not-a-model'], generation_settings: { temperature: 3 }, colour: 'blue' });
+    await expectRefused(answer, 400, 'invalid_request');
+    expect(answer.body.error.details).toEqual([
+      { field: '/colour', message: 'is not a known field' },
+      { field: '/generation_settings/temperature', message: 'must be <= 2' },
+    ]);
+    const semantic = await post(host, { prompt: 'x', models: ['fam_c-5.4', 'not-a-model'] });
+    expect(semantic.body.error).toEqual({
+      code: 'invalid_request',
+      message: '/models/1: unknown model ID "not-a-model"',
+      details: [{ field: '/models/1', message: 'unknown model ID "not-a-model"' }],
+    });
+  });
+});
+
+describe('Credits', () => {
+  it('answers 402 with the estimate and the balance when the balance is short', async () => {
+    const account = await host.gateway.accounts.create({ balanceMicro: 1_000 });
+    const key = generateApiKey();
+    await host.gateway.apiKeys.put({ keyHash: hashApiKey(key), accountId: account.accountId, keyPrefix: keyPrefix(key), createdAt: new Date().toISOString() });
+    const answer = await post(host, body(), { authorization: `Bearer ${key}` });
+    expect(answer.status).toBe(402);
+    expect(answer.body).toMatchObject({
+      error: { code: 'insufficient_credits' },
+      estimatedCreditsRequired: expect.any(Number),
+      balance: 0.001,
+    });
+    expect(answer.body.estimatedCreditsRequired).toBeGreaterThan(0.001);
+    expect(host.simulator.calls()).toHaveLength(0);
+    expect((await host.gateway.accounts.get(account.accountId))!.balanceMicro).toBe(1_000);
+  });
+});
+
+describe('Judges', () => {
+  it('answers 501 until judging lands, before any model runs', async () => {
+    await expectRefused(await post(host, body({ judges: ['fam_c-4.1'] })), 501, 'judging_not_available');
+  });
+});

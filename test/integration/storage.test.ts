@@ -1,0 +1,111 @@
+import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTables, toCreateTableInput } from '../../infra/local/store.js';
+import { AccountMissingError, AccountsRepository, BalanceTooLowError } from '../../shared/storage/accounts.js';
+import { ApiKeysRepository, KeyNotFoundError } from '../../shared/storage/api-keys.js';
+import { PromptLogsRepository } from '../../shared/storage/prompt-logs.js';
+import { TABLES } from '../../shared/storage/tables.js';
+import { chargeUpTo } from '../../shared/credits/charge.js';
+import { startTestStore } from '../support/store.js';
+
+let env: Awaited<ReturnType<typeof startTestStore>>;
+let accounts: AccountsRepository;
+beforeAll(async () => {
+  env = await startTestStore();
+  accounts = new AccountsRepository(env.client, env.tables.accounts);
+});
+afterAll(async () => {
+  await env?.close();
+});
+
+describe('Local bootstrap', () => {
+  it.each(TABLES.map((t) => [t.key, t] as const))('creates %s with the shared definition', async (key, definition) => {
+    const { Table } = await env.raw.send(new DescribeTableCommand({ TableName: env.tables[key] }));
+    const expected = toCreateTableInput(definition, env.tables[key]);
+    expect(Table?.KeySchema).toEqual(expected.KeySchema);
+    expect(Table?.AttributeDefinitions?.sort((a, b) => a.AttributeName!.localeCompare(b.AttributeName!))).toEqual(
+      expected.AttributeDefinitions?.sort((a, b) => a.AttributeName!.localeCompare(b.AttributeName!)),
+    );
+    expect((Table?.GlobalSecondaryIndexes ?? []).map((i) => [i.IndexName, i.KeySchema])).toEqual(
+      (expected.GlobalSecondaryIndexes ?? []).map((i) => [i.IndexName, i.KeySchema]),
+    );
+    expect(Table?.KeySchema?.[0]?.AttributeName).toBe(definition.partitionKey.name);
+  });
+
+  it('is idempotent on a store that already has the tables', async () => {
+    await expect(createTables(env.raw, env.tables)).resolves.toBeUndefined();
+  });
+});
+
+describe('Class: AccountsRepository', () => {
+  it('never lets concurrent deductions take the balance below zero', async () => {
+    const account = await accounts.create({ balanceMicro: 1_000 });
+    const outcomes = await Promise.allSettled(Array.from({ length: 50 }, () => accounts.deduct(account.accountId, 30)));
+    const succeeded = outcomes.filter((o) => o.status === 'fulfilled').length;
+    expect(succeeded).toBe(33);
+    expect(outcomes.filter((o) => o.status === 'rejected').every((o) => (o as PromiseRejectedResult).reason instanceof BalanceTooLowError)).toBe(true);
+    expect((await accounts.get(account.accountId))?.balanceMicro).toBe(10);
+  });
+
+  it('refuses to create an account over an existing one', async () => {
+    const account = await accounts.create({ balanceMicro: 5 });
+    await expect(accounts.create({ accountId: account.accountId, balanceMicro: 1_000_000 })).rejects.toThrow();
+    expect((await accounts.get(account.accountId))?.balanceMicro).toBe(5);
+  });
+
+  it('tops up existing accounts only', async () => {
+    const account = await accounts.create({ balanceMicro: 5 });
+    expect(await accounts.topUp(account.accountId, 10)).toBe(15);
+    await expect(accounts.topUp('acct_missing', 10)).rejects.toBeInstanceOf(AccountMissingError);
+    expect(await accounts.get('acct_missing')).toBeUndefined();
+  });
+
+  it('charges what is left when a cost exceeds the balance, never below zero', async () => {
+    const account = await accounts.create({ balanceMicro: 100 });
+    expect(await chargeUpTo(accounts, account.accountId, 250)).toEqual({ chargedMicro: 100, shortfallMicro: 150 });
+    expect((await accounts.get(account.accountId))?.balanceMicro).toBe(0);
+    expect(await chargeUpTo(accounts, account.accountId, 0)).toEqual({ chargedMicro: 0, shortfallMicro: 0 });
+  });
+});
+
+describe('Class: ApiKeysRepository', () => {
+  it('refuses to re-register a hash and to revoke an unknown one', async () => {
+    const keys = new ApiKeysRepository(env.client, env.tables.apiKeys);
+    const record = { keyHash: 'h'.repeat(64), accountId: 'acct_a', keyPrefix: 'mcg_abcd', createdAt: '2026-01-01T00:00:00.000Z' };
+    await keys.put(record);
+    await expect(keys.put({ ...record, accountId: 'acct_b' })).rejects.toThrow();
+    expect((await keys.get(record.keyHash))?.accountId).toBe('acct_a');
+    const revoked = await keys.revoke(record.keyHash, new Date('2026-02-01T00:00:00Z'));
+    const again = await keys.revoke(record.keyHash, new Date('2026-03-01T00:00:00Z'));
+    expect(again.revokedAt).toBe(revoked.revokedAt);
+    await expect(keys.revoke('0'.repeat(64))).rejects.toBeInstanceOf(KeyNotFoundError);
+  });
+});
+
+describe('Class: PromptLogsRepository', () => {
+  const meta = {
+    promptLogId: 'pl_TEST',
+    accountId: 'acct_a',
+    createdAt: '2026-01-01T00:00:00.000Z',
+    zeroDataRetention: false,
+    models: [],
+    judges: [],
+    creditsUsedMicro: 0,
+  };
+
+  it('round-trips content of several items, multi-byte characters across chunk edges included', async () => {
+    const logs = new PromptLogsRepository(env.client, env.tables.promptLogs);
+    const prompt = '€'.repeat(300_000); // 900,000 bytes: three chunks, each edge inside a character
+    await logs.put({ ...meta, promptLogId: 'pl_BIG' }, { prompt, outputs: [{ modelId: 'm', output: 'ok' }] });
+    const log = await logs.get('pl_BIG');
+    expect(log?.content?.prompt).toBe(prompt);
+    expect(log?.content?.outputs).toEqual([{ modelId: 'm', output: 'ok' }]);
+  });
+
+  it('stores metadata alone without content', async () => {
+    const logs = new PromptLogsRepository(env.client, env.tables.promptLogs);
+    await logs.put(meta);
+    expect(await logs.get('pl_TEST')).toEqual(meta);
+    expect(await logs.get('pl_NONE')).toBeUndefined();
+  });
+});

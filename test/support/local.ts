@@ -1,0 +1,28 @@
+import { loadConfig, type GatewayConfig } from '../../shared/config.js';
+import { startLocalHost, type LocalHost } from '../../infra/local/host.js';
+
+/** A configuration for tests: free ports, in-memory store, every provider simulated. */
+export function testConfig(env: Record<string, string> = {}): GatewayConfig {
+  return loadConfig({ PORT: '0', DYNAMODB_PORT: '0', SIMULATE_PROVIDERS: '1', ...env });
+}
+
+export async function startTestHost(env: Record<string, string> = {}): Promise<LocalHost> {
+  return startLocalHost(testConfig(env));
+}
+
+export interface Answer {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+/** POSTs to the prompt endpoint of a host; the body is JSON-encoded unless it is a string. */
+export async function post(host: LocalHost, payload: unknown, headers: Record<string, string> = {}, path = '/api/v1/prompt'): Promise<Answer> {
+  const response = await fetch(`${host.url}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${host.demo.apiKey}`, 'content-type': 'application/json', ...headers },
+    body: typeof payload === 'string' ? payload : JSON.stringify(payload),
+  });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+}

@@ -1,0 +1,33 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const TSX = `${ROOT}node_modules/.bin/tsx`;
+
+/** Runs a TypeScript entry point to completion; returns its exit code and output. */
+export async function runTs(entry: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(TSX, [entry, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, stdout, stderr };
+}
+
+/** Starts a long-running TypeScript entry point and resolves once its stdout contains `ready`. */
+export async function startTs(entry: string, env: Record<string, string>, ready: RegExp): Promise<{ child: ChildProcess; stdout: () => string }> {
+  const child = spawn(TSX, [entry], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (chunk) => {
+      stdout += chunk;
+      if (ready.test(stdout)) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`${entry} exited with ${code} before it was ready:\n${stdout}\n${stderr}`)));
+  });
+  return { child, stdout: () => stdout };
+}

@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import { allModels, resolveModel, vendorSpelling } from '../../shared/catalog/index.js';
+
+/** Every model ID the contract shows (spec 2.13, 2.14, 2.6). */
+const CONTRACT_IDS = {
+  flagship: ['fam_c-5.4', 'fam_c-5.4-pro', 'fam_c-5', 'fam_c-4.1', 'fam_c-4o', 'o3-mini', 'fam_d-4.20-0309-reasoning', 'fam_a-opus-4-6', 'fam_a-sonnet-4-6', 'fam_b-3.1-pro', 'fam_i-gpt-oss-120b', 'fam_e-gpt-oss-120b', 'fam_e-glm-4.7', 'fam_f-v4-pro', 'fam_g-large', 'fam_h-pro'],
+  fast: ['fam_c-5.4-mini', 'fam_c-5.4-nano', 'fam_c-5-mini', 'fam_c-5-nano', 'fam_d-4.20-0309-non-reasoning', 'fam_d-4.3', 'fam_a-haiku-4-5', 'fam_b-3.5-flash', 'fam_b-3.1-flash-lite', 'fam_i-4-scout', 'fam_i-gpt-oss-20b', 'fam_j3-32b', 'fam_f-v4-flash', 'fam_g-medium', 'fam_g-small', 'fam_k-8b', 'fam_l', 'fam_h-lite', 'fam_h-micro'],
+  legacy: ['fam_c-4o-mini', 'fam_c-4-turbo', 'fam_a-sonnet-4.5', 'fam_a-opus-4.5', 'fam_a-opus-4.1', 'fam_a-sonnet-4', 'fam_a-opus-4', 'fam_b-3.1-flash', 'fam_b-2.5-flash', 'fam_b-2.5-flash-lite', 'fam_i-3.3-70b', 'fam_i-3.1-8b', 'fam_d-3', 'fam_d-3-mini'],
+  other: ['fam_a-opus-4-7', 'o3', 'o4-mini'],
+};
+const ALL = Object.values(CONTRACT_IDS).flat();
+
+const PROVIDER_OF_FAMILY: Record<string, string> = {
+  fam_a: 'anthropic', fam_b: 'google', fam_c: 'openai', fam_d: 'xai', fam_e: 'cerebras', fam_f: 'deepseek',
+  fam_g: 'mistral', fam_k: 'mistral', fam_l: 'mistral', fam_h: 'bedrock', fam_i: 'groq', fam_j3: 'groq',
+};
+
+describe('Module: catalog', () => {
+  it('holds exactly the contract IDs, each in the tier the contract lists it', () => {
+    expect(allModels().map((m) => m.id).sort()).toEqual([...ALL].sort());
+    for (const [tier, ids] of Object.entries(CONTRACT_IDS)) {
+      for (const id of ids) expect(resolveModel(id)?.tier, id).toBe(tier);
+    }
+  });
+
+  it.each(ALL)('%s routes to its family provider with complete prices and limits', (id) => {
+    const entry = resolveModel(id)!;
+    expect(entry.provider).toBe(PROVIDER_OF_FAMILY[entry.family]);
+    expect(entry.prices.input).toBeGreaterThan(0);
+    expect(entry.prices.output).toBeGreaterThan(0);
+    expect(entry.prices.takenOn).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    expect(entry.defaultMaxTokens).toBeLessThanOrEqual(entry.maxOutputTokens);
+    expect(entry.upstreamModel.length).toBeGreaterThan(0);
+  });
+
+  it.each([
+    ['gpt-5.4', 'fam_c-5.4'],
+    ['claude-opus-4-6', 'fam_a-opus-4-6'],
+    ['gemini-3.1-pro', 'fam_b-3.1-pro'],
+    ['grok-4.3', 'fam_d-4.3'],
+    ['cerebras-gpt-oss-120b', 'fam_e-gpt-oss-120b'],
+    ['groq-gpt-oss-120b', 'fam_i-gpt-oss-120b'],
+    ['deepseek-v4-pro', 'fam_f-v4-pro'],
+    ['mistral-large', 'fam_g-large'],
+    ['nova-pro', 'fam_h-pro'],
+    ['qwen3-32b', 'fam_j3-32b'],
+    ['ministral-8b', 'fam_k-8b'],
+    ['codestral', 'fam_l'],
+  ])('resolves the vendor spelling %s to %s', (alias, id) => {
+    expect(resolveModel(alias)?.id).toBe(id);
+    expect(vendorSpelling(resolveModel(id)!)).toBe(alias);
+  });
+
+  it('resolves nothing else', () => {
+    expect(resolveModel('FAM_C-5.4')).toBeUndefined();
+    expect(resolveModel('fam_c-5.4 ')).toBeUndefined();
+    expect(resolveModel('gpt-5.4-turbo')).toBeUndefined();
+  });
+
+  it('gives tuning exactly to the models of spec 2.6', () => {
+    const tuned = Object.fromEntries(allModels().filter((m) => Object.keys(m.capabilities.tuning).length > 0).map((m) => [m.id, m.capabilities.tuning]));
+    const gemini = { thinkingBudget: { min: 0, max: 24576 }, webSearch: true, cachedContent: true };
+    const lmh = { reasoningEffort: ['low', 'medium', 'high'] };
+    expect(tuned).toEqual({
+      'fam_a-sonnet-4-6': { thinkingBudget: { min: 1024, max: 32000 } },
+      'fam_a-opus-4-7': { thinkingBudget: { min: 1024, max: 32000 } },
+      'fam_a-opus-4-6': { thinkingBudget: { min: 1024, max: 32000 } },
+      'fam_b-3.5-flash': gemini,
+      'fam_b-3.1-pro': gemini,
+      'fam_b-3.1-flash': gemini,
+      'fam_b-3.1-flash-lite': gemini,
+      ...Object.fromEntries(['o3-mini', 'o3', 'o4-mini', 'fam_c-5.4-pro', 'fam_c-5.4', 'fam_c-5.4-mini', 'fam_c-5.4-nano', 'fam_c-5', 'fam_c-5-mini', 'fam_c-5-nano'].map((id) => [id, lmh])),
+      'fam_d-4.20-0309-reasoning': { reasoningEffort: ['none', 'low', 'medium', 'high'] },
+      'fam_d-4.3': { reasoningEffort: ['none', 'low', 'medium', 'high'] },
+      'fam_e-gpt-oss-120b': lmh,
+      'fam_e-glm-4.7': lmh,
+    });
+  });
+
+  it('uses native structured output for fam_c, fam_b and fam_h (tool) as spec 1.5 says', () => {
+    for (const entry of allModels()) {
+      if (entry.family === 'fam_b') expect(entry.capabilities.structuredOutput, entry.id).toBe('native');
+      if (entry.family === 'fam_h') expect(entry.capabilities.structuredOutput, entry.id).toBe('tool');
+      if (['fam_a', 'fam_d', 'fam_e', 'fam_f', 'fam_g', 'fam_k', 'fam_l', 'fam_j3'].includes(entry.family)) {
+        expect(entry.capabilities.structuredOutput, entry.id).toBe('instruction');
+      }
+    }
+  });
+
+  it('keeps the cache rules of spec 2.9', () => {
+    expect(resolveModel('fam_a-opus-4-6')!.capabilities.cache).toEqual({ mode: 'explicit', minTokens: 1024 });
+    expect(resolveModel('fam_a-haiku-4-5')!.capabilities.cache).toEqual({ mode: 'explicit', minTokens: 2048 });
+    expect(resolveModel('fam_b-3.1-pro')!.capabilities.cache).toEqual({ mode: 'explicit', minTokens: 32768 });
+    expect(resolveModel('fam_c-5.4')!.capabilities.cache).toEqual({ mode: 'automatic', minTokens: 1024 });
+    expect(resolveModel('fam_f-v4-pro')!.capabilities.cache).toEqual({ mode: 'automatic', minTokens: 64 });
+    expect(resolveModel('fam_g-large')!.capabilities.cache.mode).toBe('automatic');
+  });
+});

@@ -1,0 +1,168 @@
+import { describe, expect, it, vi } from 'vitest';
+import { bearerKey, generateApiKey, hashApiKey } from '../../shared/auth/keys.js';
+import { resolveModel } from '../../shared/catalog/index.js';
+import { ConfigError, loadConfig } from '../../shared/config.js';
+import { creditsToMicro, microToCredits, usdToMicroCredits } from '../../shared/credits/credits.js';
+import { ulid } from '../../shared/ids.js';
+import { providerCost } from '../../shared/pricing/cost.js';
+import { UpstreamError, parseRetryAfter } from '../../shared/providers/errors.js';
+import { withRetry } from '../../shared/providers/retry.js';
+
+describe('Module: keys', () => {
+  it('issues distinct keys and stores them as SHA-256 hex', () => {
+    const a = generateApiKey();
+    expect(a).not.toBe(generateApiKey());
+    expect(hashApiKey('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  });
+
+  it.each([
+    [undefined, undefined],
+    ['', undefined],
+    ['Bearer', undefined],
+    ['Bearer  ', undefined],
+    ['Token mcg_aaaaaaaaaaaaaaaaaaaa', undefined],
+    ['Bearer mcg_aaaaaaaaaaaaaaaaaaaa extra', undefined],
+    ['Bearer short', undefined],
+    [`Bearer ${'a'.repeat(257)}`, undefined],
+    ['Bearer mcg_aaaaaaaaaaaaaaaaaaaa', 'mcg_aaaaaaaaaaaaaaaaaaaa'],
+    ['bearer mcg_aaaaaaaaaaaaaaaaaaaa', 'mcg_aaaaaaaaaaaaaaaaaaaa'],
+  ])('reads the key of %j', (header, key) => {
+    expect(bearerKey(header)).toBe(key);
+  });
+});
+
+describe('Function: ulid', () => {
+  it('sorts by time and never repeats', () => {
+    const early = ulid(1_700_000_000_000);
+    const late = ulid(1_700_000_000_001);
+    expect(early < late).toBe(true);
+    expect(early).toMatch(/^[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(new Set(Array.from({ length: 1000 }, () => ulid(5))).size).toBe(1000);
+  });
+});
+
+describe('Function: providerCost', () => {
+  it('prices each observed token class at its own price', () => {
+    const prices = { input: 2.5, cachedInput: 0.25, cacheWrite: 3.125, output: 15, takenOn: '2026-11-22' };
+    // 1000 uncached x 2.5 + 200 cached x 0.25 + 100 written x 3.125 + 500 out x 15, per million.
+    expect(providerCost(prices, { inputTokens: 1300, cachedInputTokens: 200, cacheWriteTokens: 100, outputTokens: 500, reasoningTokens: 100 })).toBe(0.0103625);
+  });
+
+  it('charges cached tokens at the input price when a model has no cache price', () => {
+    const prices = { input: 1, cachedInput: null, cacheWrite: null, output: 2, takenOn: '2026-11-22' };
+    expect(providerCost(prices, { inputTokens: 10, cachedInputTokens: 10, cacheWriteTokens: 0, outputTokens: 0, reasoningTokens: 0 })).toBe(0.00001);
+  });
+
+  it('prices a catalog model to the last digit', () => {
+    const entry = resolveModel('fam_c-5.4')!;
+    const usage = { inputTokens: 7, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 82, reasoningTokens: 0 };
+    expect(providerCost(entry.prices, usage)).toBe((7 * entry.prices.input + 82 * entry.prices.output) / 1e6);
+  });
+});
+
+describe('Module: credits', () => {
+  it('converts USD to integer micro-credits with CREDITS_PER_USD and MARKUP', () => {
+    expect(usdToMicroCredits(0.0012475, { creditsPerUsd: 100, markup: 1 })).toBe(124_750);
+    expect(usdToMicroCredits(0.01, { creditsPerUsd: 100, markup: 1.2 })).toBe(1_200_000);
+    expect(microToCredits(124_750)).toBe(0.12475);
+    expect(creditsToMicro(50)).toBe(50_000_000);
+  });
+});
+
+describe('Function: loadConfig', () => {
+  it('has the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({ port: 3000, dynamodbPort: 8000, creditsPerUsd: 100, markup: 1, simulateProviders: false, requestDeadlineMs: 25_000 });
+    expect(config.providers.openai).toEqual({ apiKey: undefined, baseUrl: undefined });
+  });
+
+  it('reads provider keys and base URLs', () => {
+    const config = loadConfig({ GROQ_API_KEY: 'k', GROQ_BASE_URL: 'https://example.test/openai/v1/', SIMULATE_PROVIDERS: '1' });
+    expect(config.providers.groq).toEqual({ apiKey: 'k', baseUrl: 'https://example.test/openai/v1' });
+    expect(config.simulateProviders).toBe(true);
+  });
+
+  it.each([['PORT', 'abc'], ['MARKUP', '0'], ['REQUEST_DEADLINE_MS', '5'], ['CREDITS_PER_USD', '-1']])('rejects %s=%s', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+  });
+});
+
+describe('Function: withRetry', () => {
+  const retryable = (retryAfterMs?: number) => new UpstreamError('upstream_error', 'busy', { upstreamStatus: 503, retryable: true, retryAfterMs });
+  const signal = new AbortController().signal;
+
+  it('stops after three attempts in all', async () => {
+    const attempt = vi.fn(async () => {
+      throw retryable(0);
+    });
+    await expect(withRetry(attempt, { deadlineAt: Date.now() + 10_000, signal })).rejects.toThrow('busy');
+    expect(attempt).toHaveBeenCalledTimes(3);
+  });
+
+  it('does not retry a 4xx', async () => {
+    const attempt = vi.fn(async () => {
+      throw new UpstreamError('upstream_error', 'bad', { upstreamStatus: 400 });
+    });
+    await expect(withRetry(attempt, { deadlineAt: Date.now() + 10_000, signal })).rejects.toThrow('bad');
+    expect(attempt).toHaveBeenCalledTimes(1);
+  });
+
+  it('gives up rather than wait past the deadline for Retry-After', async () => {
+    const attempt = vi.fn(async () => {
+      throw retryable(60_000);
+    });
+    await expect(withRetry(attempt, { deadlineAt: Date.now() + 1_000, signal })).rejects.toThrow('busy');
+    expect(attempt).toHaveBeenCalledTimes(1);
+  });
+
+  it('waits the Retry-After the vendor sent, then succeeds', async () => {
+    vi.useFakeTimers();
+    try {
+      let calls = 0;
+      const promise = withRetry(
+        async () => {
+          calls++;
+          if (calls === 1) throw retryable(2_000);
+          return 'ok';
+        },
+        { deadlineAt: Date.now() + 10_000, signal },
+      );
+      await vi.advanceTimersByTimeAsync(1_999);
+      expect(calls).toBe(1);
+      await vi.advanceTimersByTimeAsync(1);
+      await expect(promise).resolves.toEqual({ value: 'ok', attempts: 2 });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('draws full-jitter backoff below the exponential cap', async () => {
+    vi.useFakeTimers();
+    try {
+      let calls = 0;
+      const promise = withRetry(
+        async () => {
+          if (++calls < 3) throw retryable();
+          return calls;
+        },
+        { deadlineAt: Date.now() + 10_000, signal, random: () => 0.5, policy: { maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 4_000 } },
+      );
+      await vi.advanceTimersByTimeAsync(100); // 0.5 x 200
+      expect(calls).toBe(2);
+      await vi.advanceTimersByTimeAsync(200); // 0.5 x 400
+      await expect(promise).resolves.toEqual({ value: 3, attempts: 3 });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it.each([
+    ['2', 2000],
+    ['0.5', 500],
+    ['Thu, 01 Jan 2026 00:00:03 GMT', 3000],
+    ['soon', undefined],
+    [null, undefined],
+  ])('parses Retry-After %j', (value, ms) => {
+    expect(parseRetryAfter(value, Date.parse('Thu, 01 Jan 2026 00:00:00 GMT'))).toBe(ms);
+  });
+});

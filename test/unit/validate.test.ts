@@ -1,0 +1,210 @@
+import { describe, expect, it } from 'vitest';
+import { validatePromptRequest } from '../../shared/contract/validate.js';
+import { ValidationError } from '../../shared/errors.js';
+import { PDF_BASE64, PNG_BASE64, body } from '../support/fixtures.js';
+
+function fieldErrors(input: unknown): { field: string; message: string }[] {
+  try {
+    validatePromptRequest(input);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ValidationError);
+    return (error as ValidationError).details;
+  }
+  throw new Error('expected a ValidationError');
+}
+
+const strictSchema = {
+  type: 'object',
+  properties: { answer: { type: 'string' }, score: { type: 'object', properties: { value: { type: 'number' } }, additionalProperties: false } },
+  required: ['answer'],
+  additionalProperties: false,
+};
+
+describe('Function: validatePromptRequest', () => {
+  describe('rejects with 400 naming the field', () => {
+    it.each<[string, unknown, string, RegExp]>([
+      ['a missing prompt', { models: ['fam_c-5.4'] }, '/prompt', /required/],
+      ['an empty prompt', body({ prompt: '' }), '/prompt', /fewer than 1/],
+      ['a prompt that is not a string', body({ prompt: 42 }), '/prompt', /must be string/],
+      ['missing models', { prompt: 'x' }, '/models', /required/],
+      ['an empty models list', body({ models: [] }), '/models', /fewer than 1/],
+      ['models that is not an array', body({ models: 'fam_c-5.4' }), '/models', /must be array/],
+      ['more than 32 models', body({ models: Array.from({ length: 33 }, () => 'fam_c-5.4') }), '/models', /more than 32/],
+      ['an unknown model ID', body({ models: ['fam_c-5.4', 'gpt-9000'] }), '/models/1', /unknown model ID "gpt-9000"/],
+      ['a repeated model ID', body({ models: ['fam_c-5.4', 'fam_c-5.4'] }), '/models/1', /same model as \/models\/0/],
+      ['a model named twice by alias', body({ models: ['fam_a-opus-4-6', 'claude-opus-4-6'] }), '/models/1', /same model/],
+      ['an unknown judge', body({ judges: ['nobody'] }), '/judges/0', /unknown model ID/],
+      ['more than 4 judges', body({ judges: ['fam_c-4.1', 'fam_c-5', 'o3', 'fam_f-v4-pro', 'fam_b-3.1-pro'] }), '/judges', /more than 4/],
+      ['an unknown top-level field', body({ stream: true }), '/stream', /not a known field/],
+      ['an unknown generation setting', body({ generation_settings: { max_tokens: 5 } }), '/generation_settings/max_tokens', /not a known field/],
+      ['temperature above 2', body({ generation_settings: { temperature: 2.1 } }), '/generation_settings/temperature', /<= 2/],
+      ['temperature below 0', body({ generation_settings: { temperature: -0.1 } }), '/generation_settings/temperature', /> ?= 0/],
+      ['a fractional maxTokens', body({ generation_settings: { maxTokens: 1.5 } }), '/generation_settings/maxTokens', /integer/],
+      ['maxTokens of 0', body({ generation_settings: { maxTokens: 0 } }), '/generation_settings/maxTokens', /> ?= 1/],
+      ['topP above 1', body({ generation_settings: { topP: 1.01 } }), '/generation_settings/topP', /<= 1/],
+      ['a judge weight above 1', body({ judge_weights: { accuracy: 1.5 } }), '/judge_weights/accuracy', /<= 1/],
+      ['a negative judge weight', body({ judge_weights: { cost: -0.5 } }), '/judge_weights/cost', /> ?= 0/],
+      ['an unknown judge weight', body({ judge_weights: { style: 1 } }), '/judge_weights/style', /not a known field/],
+      ['judge weights that are all zero', body({ judge_weights: { accuracy: 0, speed: 0, cost: 0 } }), '/judge_weights', /above 0/],
+      ['a history role other than user/assistant', body({ history: [{ role: 'system', content: 'x' }] }), '/history/0/role', /user, assistant/],
+      ['a history turn without content', body({ history: [{ role: 'user' }] }), '/history/0/content', /required/],
+      ['an unknown history field', body({ history: [{ role: 'user', content: 'x', name: 'bob' }] }), '/history/0/name', /not a known field/],
+      ['a system prompt of the wrong type', body({ system_prompt: 7 }), '/system_prompt', /string or array/],
+      ['a system block of another type', body({ system_prompt: [{ type: 'image', text: 'x' }] }), '/system_prompt/0/type', /"text"/],
+      ['a cache_control of another type', body({ system_prompt: [{ type: 'text', text: 'x', cache_control: { type: 'persistent' } }] }), '/system_prompt/0/cache_control/type', /"ephemeral"/],
+      ['an unknown cache_control field', body({ history: [{ role: 'user', content: 'x', cache_control: { type: 'ephemeral', ttl: '1h' } }] }), '/history/0/cache_control/ttl', /not a known field/],
+      [
+        'five cache breakpoints',
+        body({
+          system_prompt: [1, 2, 3].map((i) => ({ type: 'text', text: `s${i}`, cache_control: { type: 'ephemeral' } })),
+          history: [
+            { role: 'user', content: 'a', cache_control: { type: 'ephemeral' } },
+            { role: 'assistant', content: 'b', cache_control: { type: 'ephemeral' } },
+          ],
+        }),
+        '/history/1/cache_control',
+        /at most 4/,
+      ],
+      ['zero_data_retention as a string', body({ zero_data_retention: 'true' }), '/zero_data_retention', /boolean/],
+      ['tuning for a model not requested', body({ model_tuning: { 'fam_c-5': { reasoningEffort: 'low' } } }), '/model_tuning/fam_c-5', /not one of the requested/],
+      ['tuning for an unknown model', body({ model_tuning: { 'gpt-9000': { reasoningEffort: 'low' } } }), '/model_tuning/gpt-9000', /unknown model ID/],
+      ['a parameter the model does not take', body({ model_tuning: { 'fam_c-5.4': { thinkingBudget: 2048 } } }), '/model_tuning/fam_c-5.4/thinkingBudget', /does not accept thinkingBudget/],
+      ['an unknown tuning parameter', body({ model_tuning: { 'fam_c-5.4': { verbosity: 'low' } } }), '/model_tuning/fam_c-5.4/verbosity', /not a known field/],
+      ['a fam_a thinking budget below 1024', body({ model_tuning: { 'fam_a-opus-4-6': { thinkingBudget: 1000 } } }), '/model_tuning/fam_a-opus-4-6/thinkingBudget', /0 \(disabled\) or 1024 to 32000/],
+      ['a fam_a thinking budget above 32000', body({ model_tuning: { 'fam_a-opus-4-6': { thinkingBudget: 32001 } } }), '/model_tuning/fam_a-opus-4-6/thinkingBudget', /1024 to 32000/],
+      ['a fam_b thinking budget above 24576', body({ model_tuning: { 'fam_b-3.1-pro': { thinkingBudget: 24577 } } }), '/model_tuning/fam_b-3.1-pro/thinkingBudget', /0 to 24576/],
+      ['a negative thinking budget', body({ model_tuning: { 'fam_b-3.1-pro': { thinkingBudget: -1 } } }), '/model_tuning/fam_b-3.1-pro/thinkingBudget', /> ?= 0/],
+      ['reasoningEffort none for fam_c', body({ model_tuning: { 'fam_c-5.4': { reasoningEffort: 'none' } } }), '/model_tuning/fam_c-5.4/reasoningEffort', /low, medium, high/],
+      ['an unknown reasoningEffort', body({ model_tuning: { 'fam_c-5.4': { reasoningEffort: 'max' } } }), '/model_tuning/fam_c-5.4/reasoningEffort', /one of/],
+      ['webSearch that is not boolean', body({ model_tuning: { 'fam_b-3.1-pro': { webSearch: 'yes' } } }), '/model_tuning/fam_b-3.1-pro/webSearch', /boolean/],
+      ['a malformed cachedContent', body({ model_tuning: { 'fam_b-3.1-pro': { cachedContent: 'caches/abc' } } }), '/model_tuning/fam_b-3.1-pro/cachedContent', /pattern/],
+      ['tuning for a fam_h model', body({ models: ['fam_h-pro'], model_tuning: { 'fam_h-pro': {} } }), '/model_tuning/fam_h-pro', /takes no tuning/],
+      ['tuning for a fam_g model', body({ models: ['fam_g-large'], model_tuning: { 'fam_g-large': { reasoningEffort: 'low' } } }), '/model_tuning/fam_g-large', /takes no tuning/],
+      ['a response schema without additionalProperties', body({ response_schema: { type: 'object', properties: { a: { type: 'string' } } } }), '/response_schema/additionalProperties', /must be false/],
+      [
+        'a nested schema object without additionalProperties',
+        body({ response_schema: { ...strictSchema, properties: { inner: { type: 'object', properties: {} } } } }),
+        '/response_schema/properties/inner/additionalProperties',
+        /must be false/,
+      ],
+      [
+        'an array item object without additionalProperties',
+        body({ response_schema: { type: 'object', properties: { list: { type: 'array', items: { type: 'object', properties: {} } } }, additionalProperties: false } }),
+        '/response_schema/properties/list/items/additionalProperties',
+        /must be false/,
+      ],
+      ['a response schema whose root is not an object', body({ response_schema: { type: 'array', items: { type: 'string' } } }), '/response_schema/type', /root/],
+      ['a response schema that does not compile', body({ response_schema: { type: 'object', properties: { a: { type: 'strin' } }, additionalProperties: false } }), '/response_schema', /not a valid JSON Schema/],
+      ['an attachment type outside the contract', body({ attachments: [{ name: 'a.tiff', type: 'image/tiff', base64: PNG_BASE64 }] }), '/attachments/0/type', /one of/],
+      ['an attachment missing its content', body({ attachments: [{ name: 'a.png', type: 'image/png' }] }), '/attachments/0/base64', /required/],
+      ['invalid base64', body({ attachments: [{ name: 'a.png', type: 'image/png', base64: 'not base64!' }] }), '/attachments/0/base64', /not valid base64/],
+      ['a data URL instead of base64', body({ attachments: [{ name: 'a.png', type: 'image/png', base64: `data:image/png;base64,${PNG_BASE64}` }] }), '/attachments/0/base64', /data: URL/],
+      ['content that is not the declared type', body({ attachments: [{ name: 'a.png', type: 'image/png', base64: PDF_BASE64 }] }), '/attachments/0/base64', /does not hold image\/png/],
+      ['a PDF for a model that takes none', body({ models: ['fam_c-5.4', 'fam_h-micro'], attachments: [{ name: 'a.pdf', type: 'application/pdf', base64: PDF_BASE64 }] }), '/attachments/0/type', /not supported by fam_h-micro$/],
+      ['too many judge calls', body({ models: ['fam_c-5.4', 'fam_c-5', 'fam_c-4.1', 'fam_c-4o', 'o3', 'o4-mini', 'fam_f-v4-pro'], judges: ['fam_c-5.4', 'fam_b-3.1-pro', 'fam_a-opus-4-6'] }), '/judges', /126 judge calls; the limit is 120/],
+    ])('%s', (_name, input, field, message) => {
+      const errors = fieldErrors(input);
+      const error = errors.find((e) => e.field === field);
+      expect(error, JSON.stringify(errors)).toBeDefined();
+      expect(error?.message).toMatch(message);
+    });
+
+    it('rejects a body that is not an object', () => {
+      expect(fieldErrors([1, 2])).toEqual([{ field: '', message: 'must be object' }]);
+    });
+
+    it('lists every failing field at once', () => {
+      const errors = fieldErrors({ prompt: 3, models: ['nope'], generation_settings: { temperature: 9 }, extra: 1 });
+      expect(errors.map((e) => e.field).sort()).toEqual(['/extra', '/generation_settings/temperature', '/prompt']);
+      // Catalog checks run once the shape is right; the shape errors come first.
+      const semantic = fieldErrors({ prompt: 'x', models: ['nope', 'fam_c-5.4'], model_tuning: { 'fam_c-5.4': { reasoningEffort: 'none' } } });
+      expect(semantic.map((e) => e.field)).toEqual(['/models/0', '/model_tuning/fam_c-5.4/reasoningEffort']);
+    });
+
+    it('escapes model IDs used as pointer segments', () => {
+      const errors = fieldErrors(body({ model_tuning: { 'a/b~c': {} } }));
+      expect(errors[0]?.field).toBe('/model_tuning/a~1b~0c');
+    });
+  });
+
+  describe('accepts', () => {
+    it('a minimal request and resolves its models in request order', () => {
+      const request = validatePromptRequest(body());
+      expect(request.models.map((m) => [m.requestedId, m.entry.provider])).toEqual([
+        ['fam_c-5.4', 'openai'],
+        ['fam_a-opus-4-6', 'anthropic'],
+        ['fam_b-3.1-pro', 'google'],
+      ]);
+      expect(request.judgeWeights).toEqual({ accuracy: 1, speed: 0, cost: 0 });
+      expect(request.system).toEqual([]);
+    });
+
+    it('vendor spellings of IDs, echoing what was sent', () => {
+      const request = validatePromptRequest(body({ models: ['gpt-5.4', 'claude-opus-4-6', 'gemini-3.1-pro', 'grok-4.3', 'deepseek-v4-pro', 'mistral-large', 'nova-pro'] }));
+      expect(request.models.map((m) => m.entry.id)).toEqual(['fam_c-5.4', 'fam_a-opus-4-6', 'fam_b-3.1-pro', 'fam_d-4.3', 'fam_f-v4-pro', 'fam_g-large', 'fam_h-pro']);
+      expect(request.models.map((m) => m.requestedId)[0]).toBe('gpt-5.4');
+    });
+
+    it('every field of the contract at once', () => {
+      const request = validatePromptRequest({
+        prompt: 'Explain caching',
+        models: ['fam_a-opus-4-6', 'fam_b-3.1-pro', 'fam_c-5.4', 'fam_d-4.3'],
+        judges: ['fam_c-4.1'],
+        judge_prompt: 'Prefer the most accurate answer',
+        judge_weights: { accuracy: 0.7, speed: 0.3 },
+        attachments: [
+          { name: 'chart.png', type: 'image/png', base64: PNG_BASE64 },
+          { name: 'doc.pdf', type: 'application/pdf', base64: PDF_BASE64 },
+        ].slice(0, 1),
+        system_prompt: [{ type: 'text', text: 'You are terse.', cache_control: { type: 'ephemeral' } }],
+        history: [
+          { role: 'user', content: 'Hi' },
+          { role: 'assistant', content: 'Hello', cache_control: { type: 'ephemeral' } },
+        ],
+        generation_settings: { temperature: 0, maxTokens: 512, topP: 1 },
+        response_schema: strictSchema,
+        model_tuning: {
+          'fam_a-opus-4-6': { thinkingBudget: 0 },
+          'fam_b-3.1-pro': { thinkingBudget: 24576, webSearch: true, cachedContent: 'cachedContents/abc-123' },
+          'fam_c-5.4': { reasoningEffort: 'high' },
+          'fam_d-4.3': { reasoningEffort: 'none' },
+        },
+        zero_data_retention: true,
+      });
+      expect(request.judgeWeights).toEqual({ accuracy: 0.7, speed: 0.3, cost: 0 });
+      expect(request.models.find((m) => m.entry.id === 'fam_b-3.1-pro')?.tuning).toEqual({
+        thinkingBudget: 24576,
+        webSearch: true,
+        cachedContent: 'cachedContents/abc-123',
+      });
+      expect(request.system).toHaveLength(1);
+    });
+
+    it.each([
+      ['fam_a-sonnet-4-6', { thinkingBudget: 1024 }],
+      ['fam_a-opus-4-7', { thinkingBudget: 32000 }],
+      ['fam_b-3.5-flash', { thinkingBudget: 0 }],
+      ['o3-mini', { reasoningEffort: 'low' }],
+      ['fam_d-4.20-0309-reasoning', { reasoningEffort: 'none' }],
+      ['fam_e-gpt-oss-120b', { reasoningEffort: 'medium' }],
+      ['fam_e-glm-4.7', { reasoningEffort: 'high' }],
+    ])('tuning %s with %j', (model, tuning) => {
+      const request = validatePromptRequest(body({ models: [model], model_tuning: { [model]: tuning } }));
+      expect(request.models[0]?.tuning).toEqual(tuning);
+    });
+
+    it('tuning keyed by the vendor spelling of a requested model', () => {
+      const request = validatePromptRequest(body({ models: ['fam_c-5.4'], model_tuning: { 'gpt-5.4': { reasoningEffort: 'low' } } }));
+      expect(request.models[0]?.tuning).toEqual({ reasoningEffort: 'low' });
+    });
+
+    it('a string system prompt as one block', () => {
+      expect(validatePromptRequest(body({ system_prompt: 'Be brief' })).system).toEqual([{ type: 'text', text: 'Be brief' }]);
+    });
+
+    it('a PDF for models that take PDFs', () => {
+      const request = validatePromptRequest(body({ models: ['fam_a-opus-4-6'], attachments: [{ name: 'a.pdf', type: 'application/pdf', base64: PDF_BASE64 }] }));
+      expect(request.body.attachments).toHaveLength(1);
+    });
+  });
+});
