@@ -21,7 +21,8 @@ export function createApiHandler(gateway: () => Gateway, log: Log) {
     .handler(async (event) => {
       const accountId = event.requestContext.authorizer?.accountId;
       if (typeof accountId !== 'string' || !event.promptRequest) throw new UnauthorizedError();
-      const response = await gateway().prompts.submit(accountId, event.promptRequest);
+      const idempotencyKey = event.headers['idempotency-key'];
+      const response = await gateway().prompts.submit(accountId, event.promptRequest, { idempotencyKey });
       return jsonResponse(200, response);
     });
 }

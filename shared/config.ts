@@ -21,6 +21,8 @@ export interface GatewayConfig {
   tables: TableNames;
   providers: Record<ProviderId, ProviderSettings>;
   bedrockRegion: string;
+  /** Whether the AWS credential chain has something to find (Bedrock needs no API key). */
+  awsCredentials: boolean;
   simulateProviders: boolean;
   rateLimitRpm: number;
   creditsPerUsd: number;
@@ -31,6 +33,9 @@ export interface GatewayConfig {
 export interface TableNames {
   accounts: string;
   apiKeys: string;
+  ledger: string;
+  idempotency: string;
+  rateLimits: string;
   promptLogs: string;
 }
 
@@ -91,10 +96,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     tables: {
       accounts: optional(env, 'ACCOUNTS_TABLE') ?? 'gateway-accounts',
       apiKeys: optional(env, 'API_KEYS_TABLE') ?? 'gateway-api-keys',
+      ledger: optional(env, 'LEDGER_TABLE') ?? 'gateway-ledger',
+      idempotency: optional(env, 'IDEMPOTENCY_TABLE') ?? 'gateway-idempotency',
+      rateLimits: optional(env, 'RATE_LIMITS_TABLE') ?? 'gateway-rate-limits',
       promptLogs: optional(env, 'PROMPT_LOGS_TABLE') ?? 'gateway-prompt-logs',
     },
     providers,
     bedrockRegion: optional(env, 'BEDROCK_REGION') ?? 'us-east-1',
+    awsCredentials: ['AWS_ACCESS_KEY_ID', 'AWS_PROFILE', 'AWS_LAMBDA_FUNCTION_NAME', 'AWS_CONTAINER_CREDENTIALS_FULL_URI', 'AWS_WEB_IDENTITY_TOKEN_FILE'].some(
+      (name) => optional(env, name) !== undefined,
+    ),
     simulateProviders: env.SIMULATE_PROVIDERS === '1' || env.SIMULATE_PROVIDERS === 'true',
     rateLimitRpm: int(env, 'RATE_LIMIT_RPM', 600, 1),
     creditsPerUsd: positive(env, 'CREDITS_PER_USD', 100),

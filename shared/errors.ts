@@ -118,3 +118,13 @@ export class ServiceUnavailableError extends GatewayError {
     return { 'Retry-After': String(this.retryAfterSeconds) };
   }
 }
+
+export class RateLimitedError extends GatewayError {
+  override name = 'RateLimitedError';
+  constructor(readonly retryAfterSeconds: number, limitPerMinute: number) {
+    super(429, 'rate_limited', `Rate limit of ${limitPerMinute} requests per minute exceeded; retry after ${retryAfterSeconds} s`);
+  }
+  override headers(): Record<string, string> {
+    return { 'Retry-After': String(this.retryAfterSeconds) };
+  }
+}

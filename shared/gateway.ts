@@ -1,12 +1,17 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { PromptService } from './compare/prompt-service.js';
+import { PromptService, type PromptResponse } from './compare/prompt-service.js';
 import type { GatewayConfig } from './config.js';
+import { CreditsService } from './credits/credits-service.js';
+import { IdempotencyService } from './idempotency/idempotency-service.js';
 import { silentLog, type Log } from './log.js';
 import { createRouter, type RouterOptions } from './providers/router.js';
 import { AccountsRepository } from './storage/accounts.js';
 import { ApiKeysRepository } from './storage/api-keys.js';
 import { createDocumentClient } from './storage/client.js';
+import { IdempotencyRepository } from './storage/idempotency.js';
+import { LedgerRepository } from './storage/ledger.js';
 import { PromptLogsRepository } from './storage/prompt-logs.js';
+import { RateLimitsRepository } from './storage/rate-limits.js';
 
 /** Everything a handler needs, built once per process (per Lambda cold start). */
 export interface Gateway {
@@ -14,7 +19,9 @@ export interface Gateway {
   documentClient: DynamoDBDocumentClient;
   accounts: AccountsRepository;
   apiKeys: ApiKeysRepository;
+  ledger: LedgerRepository;
   promptLogs: PromptLogsRepository;
+  credits: CreditsService;
   prompts: PromptService;
 }
 
@@ -23,17 +30,37 @@ export interface GatewayOptions extends RouterOptions {
   log?: Log;
 }
 
-export function createGateway(config: GatewayConfig, options: GatewayOptions = {}): Gateway {
+/** The store's repositories and the credits service: what the admin CLI needs, without providers. */
+export function createStore(config: GatewayConfig, options: Pick<GatewayOptions, 'documentClient' | 'log'> = {}) {
   const documentClient = options.documentClient ?? createDocumentClient({ region: config.region, endpoint: config.dynamodbEndpoint });
   const accounts = new AccountsRepository(documentClient, config.tables.accounts);
-  const apiKeys = new ApiKeysRepository(documentClient, config.tables.apiKeys);
-  const promptLogs = new PromptLogsRepository(documentClient, config.tables.promptLogs);
+  const ledger = new LedgerRepository(documentClient, config.tables.ledger);
+  return {
+    documentClient,
+    accounts,
+    ledger,
+    apiKeys: new ApiKeysRepository(documentClient, config.tables.apiKeys),
+    credits: new CreditsService(accounts, ledger, options.log ?? silentLog),
+  };
+}
+
+export function createGateway(config: GatewayConfig, options: GatewayOptions = {}): Gateway {
+  const log = options.log ?? silentLog;
+  const store = createStore(config, options);
+  const promptLogs = new PromptLogsRepository(store.documentClient, config.tables.promptLogs);
   const prompts = new PromptService({
     config,
-    accounts,
+    accounts: store.accounts,
+    credits: store.credits,
+    rateLimits: new RateLimitsRepository(store.documentClient, config.tables.rateLimits),
+    // A run that has not finished within its deadline (plus slack) has crashed: its key may be retried.
+    idempotency: new IdempotencyService<PromptResponse>(
+      new IdempotencyRepository(store.documentClient, config.tables.idempotency),
+      config.requestDeadlineMs + 5_000,
+    ),
     promptLogs,
     route: createRouter(config, options),
-    log: options.log ?? silentLog,
+    log,
   });
-  return { config, documentClient, accounts, apiKeys, promptLogs, prompts };
+  return { config, ...store, promptLogs, prompts };
 }

@@ -1,12 +1,16 @@
 import { parseArgs } from 'node:util';
 import { generateApiKey, hashApiKey, keyPrefix } from '../../shared/auth/keys.js';
 import { creditsToMicro, microToCredits } from '../../shared/credits/credits.js';
-import type { AccountsRepository } from '../../shared/storage/accounts.js';
+import type { CreditsService } from '../../shared/credits/credits-service.js';
+import type { Account, AccountsRepository } from '../../shared/storage/accounts.js';
 import type { ApiKeysRepository } from '../../shared/storage/api-keys.js';
+import type { LedgerRepository } from '../../shared/storage/ledger.js';
 
 export interface AdminDeps {
   accounts: AccountsRepository;
   apiKeys: ApiKeysRepository;
+  ledger: LedgerRepository;
+  credits: CreditsService;
 }
 
 export class UsageError extends Error {
@@ -19,6 +23,9 @@ export const USAGE = `Usage: npm run admin -- <command> [options]
   revoke-key --key KEY
   top-up --account ID --credits N
   balance --account ID
+  ledger --account ID
+  set-rate-limit --account ID --rpm N
+  reconcile
 DYNAMODB_ENDPOINT points it at a local store (the one npm start prints).`;
 
 const OPTIONS = {
@@ -36,7 +43,7 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
   if (!command || extra.length > 0) throw new UsageError(USAGE);
   switch (command) {
     case 'create-account': {
-      const account = await deps.accounts.create({
+      const account = await deps.credits.openAccount({
         balanceMicro: creditsToMicro(credits(values.credits, { allowZero: true })),
         zeroDataRetention: values.zdr ?? false,
         rateLimitRpm: values.rpm === undefined ? undefined : positiveInt(values.rpm, '--rpm'),
@@ -57,7 +64,7 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
     }
     case 'top-up': {
       const accountId = required(values.account, '--account');
-      const balanceMicro = await deps.accounts.topUp(accountId, creditsToMicro(credits(values.credits)));
+      const balanceMicro = await deps.credits.topUp(accountId, creditsToMicro(credits(values.credits)));
       return { accountId, balance: microToCredits(balanceMicro) };
     }
     case 'balance': {
@@ -66,15 +73,47 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
       if (!account) throw new UsageError(`No account ${accountId}`);
       return describeAccount(account);
     }
+    case 'ledger': {
+      const accountId = required(values.account, '--account');
+      const account = await deps.accounts.get(accountId);
+      if (!account) throw new UsageError(`No account ${accountId}`);
+      const entries = await deps.ledger.list(accountId);
+      const sumMicro = entries.reduce((sum, e) => sum + e.amountMicro, 0);
+      return {
+        accountId,
+        balance: microToCredits(account.balanceMicro),
+        ledgerSum: microToCredits(sumMicro),
+        unposted: Object.keys(account.unposted ?? {}).length,
+        entries: entries.map((e) => ({
+          entryId: e.entryId,
+          kind: e.kind,
+          credits: microToCredits(e.amountMicro),
+          at: new Date(e.at).toISOString(),
+          ...(e.requestId ? { requestId: e.requestId } : {}),
+          ...(e.chargedMicro !== undefined ? { charged: microToCredits(e.chargedMicro) } : {}),
+          ...(e.overrunMicro !== undefined ? { overrun: microToCredits(e.overrunMicro) } : {}),
+        })),
+      };
+    }
+    case 'set-rate-limit': {
+      const accountId = required(values.account, '--account');
+      const rpm = positiveInt(required(values.rpm, '--rpm'), '--rpm');
+      await deps.accounts.setRateLimit(accountId, rpm);
+      return { accountId, rateLimitRpm: rpm };
+    }
+    case 'reconcile':
+      return deps.credits.reconcile();
     default:
       throw new UsageError(`Unknown command "${command}"\n${USAGE}`);
   }
 }
 
-function describeAccount(account: Awaited<ReturnType<AccountsRepository['get']>> & object): Record<string, unknown> {
+function describeAccount(account: Account): Record<string, unknown> {
+  const heldMicro = Object.values(account.reservations ?? {}).reduce((sum, r) => sum + r.amountMicro, 0);
   return {
     accountId: account.accountId,
     balance: microToCredits(account.balanceMicro),
+    reserved: microToCredits(heldMicro),
     zeroDataRetention: account.zeroDataRetention,
     rateLimitRpm: account.rateLimitRpm ?? null,
     createdAt: account.createdAt,

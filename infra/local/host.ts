@@ -13,7 +13,6 @@ import { isSimulated } from '../../shared/providers/router.js';
 import { startSimulator, type Simulator } from './simulator/server.js';
 import { createLocalServer } from './server.js';
 import { createTables, startEmbeddedStore, type EmbeddedStore } from './store.js';
-import { MODELS } from '../../shared/catalog/models.js';
 
 export interface LocalHost {
   /** Base URL of the API, e.g. http://127.0.0.1:3000 */
@@ -28,6 +27,7 @@ export interface LocalHost {
 }
 
 const DEMO_ACCOUNT_ID = 'acct_demo';
+const RECONCILE_EVERY_MS = 60_000;
 
 /**
  * The whole gateway on one machine: the embedded store with the stack's tables, the
@@ -51,11 +51,14 @@ export async function startLocalHost(config: GatewayConfig, options: { log?: Log
     log,
   );
   await listen(server, config.port);
+  // The reconciler's schedule in AWS is an EventBridge rule; here a timer.
+  const reconciler = setInterval(() => {
+    gateway.credits.reconcile().catch((error: unknown) => log.error('Reconcile failed', { errorName: (error as Error).name }));
+  }, RECONCILE_EVERY_MS);
+  reconciler.unref();
   const { port } = server.address() as AddressInfo;
 
-  const simulatedProviders = PROVIDERS.filter((provider) =>
-    MODELS.some((m) => m.provider === provider && isSimulated(localConfig, provider, m.protocol, routerOptions)),
-  );
+  const simulatedProviders = PROVIDERS.filter((provider) => isSimulated(localConfig, provider, routerOptions));
   return {
     url: `http://127.0.0.1:${port}`,
     demo,
@@ -64,6 +67,7 @@ export async function startLocalHost(config: GatewayConfig, options: { log?: Log
     gateway,
     simulatedProviders,
     close: async () => {
+      clearInterval(reconciler);
       await new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
@@ -81,7 +85,7 @@ export async function startLocalHost(config: GatewayConfig, options: { log?: Log
  */
 async function ensureDemoAccount(gateway: Gateway, config: GatewayConfig): Promise<LocalHost['demo']> {
   let account = await gateway.accounts.get(DEMO_ACCOUNT_ID);
-  account ??= await gateway.accounts.create({ accountId: DEMO_ACCOUNT_ID, balanceMicro: creditsToMicro(config.demoCredits) });
+  account ??= await gateway.credits.openAccount({ accountId: DEMO_ACCOUNT_ID, balanceMicro: creditsToMicro(config.demoCredits) });
   const apiKey = config.demoApiKey ?? generateApiKey();
   const keyHash = hashApiKey(apiKey);
   const existing = await gateway.apiKeys.get(keyHash);

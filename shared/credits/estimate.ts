@@ -1,7 +1,8 @@
+import { toModelCall } from '../compare/model-call.js';
 import type { PromptRequest } from '../contract/types.js';
 import { providerCost } from '../pricing/cost.js';
+import { ADAPTERS } from '../providers/adapters.js';
 import { usdToMicroCredits, type CreditRates } from './credits.js';
-import { effectiveMaxTokens } from '../compare/model-call.js';
 
 /** Tokens an image is counted as before the vendor says (a ~1 megapixel image on most vendors). */
 const IMAGE_TOKENS = 1_600;
@@ -22,20 +23,16 @@ export function estimateInputTokens(request: PromptRequest): number {
 
 /**
  * Credits a request may cost at most, before it runs: each model's input at its input
- * price plus its whole output allowance at its output price.
+ * price plus its whole output allowance (thinking budget included where the vendor bills
+ * it on top) at its output price.
  */
 export function estimateMicroCredits(request: PromptRequest, rates: CreditRates): number {
   const inputTokens = estimateInputTokens(request);
   let micro = 0;
   for (const model of request.models) {
-    const outputTokens = effectiveMaxTokens(model.entry, request.body.generation_settings?.maxTokens);
-    const usd = providerCost(model.entry.prices, {
-      inputTokens,
-      cachedInputTokens: 0,
-      cacheWriteTokens: 0,
-      outputTokens,
-      reasoningTokens: 0,
-    });
+    const { call } = toModelCall(request, model);
+    const outputTokens = ADAPTERS[model.entry.protocol].outputAllowance?.(call) ?? call.maxTokens;
+    const usd = providerCost(model.entry.prices, { inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens, reasoningTokens: 0 });
     micro += usdToMicroCredits(usd, rates);
   }
   return micro;

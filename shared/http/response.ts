@@ -1,5 +1,6 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { GatewayError } from '../errors.js';
+import { GatewayError, ServiceUnavailableError } from '../errors.js';
+import { isThrottling } from '../storage/errors.js';
 import type { Log } from '../log.js';
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
@@ -14,6 +15,10 @@ export function jsonResponse(statusCode: number, body: unknown, headers: Record<
  * says nothing of the cause (it is logged, without content, instead).
  */
 export function errorResponse(error: unknown, log?: Log, context: Record<string, unknown> = {}): APIGatewayProxyResult {
+  if (isThrottling(error)) {
+    log?.warn('Store throttled the request', { ...context, errorName: (error as Error).name });
+    return errorResponse(new ServiceUnavailableError('The gateway is busy; retry shortly. Nothing was charged', 1));
+  }
   if (error instanceof GatewayError) {
     const details = 'details' in error ? (error as { details: unknown }).details : undefined;
     return jsonResponse(

@@ -1,7 +1,6 @@
-import type { ModelEntry, ProviderId, WireProtocol } from '../catalog/types.js';
+import type { ModelEntry, ProviderId } from '../catalog/types.js';
 import type { GatewayConfig } from '../config.js';
 import { UpstreamError } from './errors.js';
-import { openaiChat } from './openai-chat/index.js';
 import { ADAPTERS } from './adapters.js';
 import type { Endpoint, ProtocolAdapter } from './types.js';
 
@@ -15,7 +14,8 @@ export const DEFAULT_BASE_URLS: Record<ProviderId, string> = {
   deepseek: 'https://api.deepseek.com/v1',
   mistral: 'https://api.mistral.ai/v1',
   groq: 'https://api.groq.com/openai/v1',
-  bedrock: 'https://bedrock-runtime.us-east-1.amazonaws.com',
+  // Bedrock: the SDK derives the endpoint from BEDROCK_REGION unless BEDROCK_BASE_URL is set.
+  bedrock: '',
 };
 
 
@@ -31,38 +31,45 @@ export interface RouterOptions {
   simulatorBaseUrl?: (provider: ProviderId) => string;
 }
 
+/** Bedrock signs with the AWS credential chain; every other vendor needs its API key. */
+function hasCredentials(config: GatewayConfig, provider: ProviderId): boolean {
+  return provider === 'bedrock' ? config.awsCredentials || config.providers.bedrock.baseUrl !== undefined : config.providers[provider].apiKey !== undefined;
+}
+
 /** Whether a provider is answered by the simulator in this configuration. */
-export function isSimulated(config: GatewayConfig, provider: ProviderId, protocol: WireProtocol, options: RouterOptions): boolean {
+export function isSimulated(config: GatewayConfig, provider: ProviderId, options: RouterOptions): boolean {
   if (!options.simulatorBaseUrl) return false;
-  return config.simulateProviders || !config.providers[provider].apiKey || !ADAPTERS[protocol];
+  return config.simulateProviders || !hasCredentials(config, provider);
 }
 
 /**
  * Routing by model alone (spec 1.2): the catalog names the provider and protocol, the
  * configuration names the key and base URL. In local mode a provider without a key (or
- * every provider, with SIMULATE_PROVIDERS=1) is answered by the simulator; a protocol
- * without its adapter yet is served there through chat completions.
+ * every provider, with SIMULATE_PROVIDERS=1) is answered by the simulator, through the
+ * same adapter.
  */
 export function createRouter(config: GatewayConfig, options: RouterOptions = {}): Router {
   return (entry) => {
-    const { provider, protocol } = entry;
-    if (options.simulatorBaseUrl && isSimulated(config, provider, protocol, options)) {
+    const { provider } = entry;
+    const adapter = ADAPTERS[entry.protocol];
+    if (options.simulatorBaseUrl && isSimulated(config, provider, options)) {
       return {
-        adapter: ADAPTERS[protocol] ?? openaiChat,
-        endpoint: { baseUrl: options.simulatorBaseUrl(provider), simulated: true },
+        adapter,
+        endpoint: { baseUrl: options.simulatorBaseUrl(provider), region: config.bedrockRegion, simulated: true },
       };
     }
-    const adapter = ADAPTERS[protocol];
-    if (!adapter) {
-      throw new UpstreamError('protocol_not_available', `The ${protocol} protocol of ${entry.id} is not available in this deployment yet`);
-    }
     const settings = config.providers[provider];
-    if (!settings.apiKey) {
+    if (provider !== 'bedrock' && !settings.apiKey) {
       throw new UpstreamError('provider_not_configured', `No API key is configured for ${provider}`);
     }
     return {
       adapter,
-      endpoint: { baseUrl: settings.baseUrl ?? DEFAULT_BASE_URLS[provider], apiKey: settings.apiKey, simulated: false },
+      endpoint: {
+        baseUrl: settings.baseUrl ?? DEFAULT_BASE_URLS[provider],
+        apiKey: settings.apiKey,
+        ...(provider === 'bedrock' ? { region: config.bedrockRegion } : {}),
+        simulated: false,
+      },
     };
   };
 }

@@ -49,4 +49,6 @@ export interface ModelReply {
 
 export interface ProtocolAdapter {
   send(call: ModelCall, endpoint: Endpoint, signal: AbortSignal): Promise<ModelReply>;
+  /** Output tokens the vendor may bill for this call, when more than `maxTokens` (Anthropic adds the thinking budget). */
+  outputAllowance?(call: ModelCall): number;
 }

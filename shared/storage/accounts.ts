@@ -1,8 +1,21 @@
-import { randomUUID } from 'node:crypto';
-import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand, ScanCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { LedgerEntry } from './ledger.js';
 
-/** Balances are integer micro-credits in storage (1 credit = 1,000,000). */
+/** An open reservation: credits held for a request that has not settled yet. */
+export interface Reservation {
+  amountMicro: number;
+  /** Epoch ms when it was taken. */
+  at: number;
+}
+
+/**
+ * Balances are integer micro-credits (1 credit = 1,000,000). Every change to the balance
+ * is made together with an `unposted` ledger entry in the same single-item write; the
+ * entry is then copied to the ledger and removed from here. So at every moment
+ * balance = ledger sum + unposted entries not yet in the ledger, and after posting
+ * (or a reconciler run) balance = ledger sum.
+ */
 export interface Account {
   accountId: string;
   balanceMicro: number;
@@ -11,6 +24,8 @@ export interface Account {
   /** Requests per minute; unset means the gateway default (RATE_LIMIT_RPM). */
   rateLimitRpm?: number;
   createdAt: string;
+  reservations: Record<string, Reservation>;
+  unposted: Record<string, LedgerEntry>;
 }
 
 export class AccountMissingError extends Error {
@@ -22,9 +37,18 @@ export class AccountMissingError extends Error {
 
 export class BalanceTooLowError extends Error {
   override name = 'BalanceTooLowError';
-  constructor(readonly accountId: string, readonly requestedMicro: number, options?: { cause?: unknown }) {
-    super(`Balance of ${accountId} is below ${requestedMicro} micro-credits`, options);
+  constructor(
+    readonly accountId: string,
+    readonly requestedMicro: number,
+    readonly balanceMicro: number,
+  ) {
+    super(`Balance of ${accountId} (${balanceMicro}) is below ${requestedMicro} micro-credits`);
   }
+}
+
+/** The write's condition did not hold; the caller decides what that means. */
+export class ConditionFailedError extends Error {
+  override name = 'ConditionFailedError';
 }
 
 export class AccountsRepository {
@@ -33,22 +57,30 @@ export class AccountsRepository {
     private readonly tableName: string,
   ) {}
 
-  async create(input: { balanceMicro: number; zeroDataRetention?: boolean; rateLimitRpm?: number; accountId?: string }): Promise<Account> {
+  /** Creates an account whose opening balance is the amount of its first (top-up) entry. */
+  async create(input: { opening: LedgerEntry; zeroDataRetention?: boolean; rateLimitRpm?: number }): Promise<Account> {
     const account: Account = {
-      accountId: input.accountId ?? `acct_${randomUUID().replaceAll('-', '')}`,
-      balanceMicro: input.balanceMicro,
+      accountId: input.opening.accountId,
+      balanceMicro: input.opening.amountMicro,
       zeroDataRetention: input.zeroDataRetention ?? false,
       rateLimitRpm: input.rateLimitRpm,
-      createdAt: new Date().toISOString(),
+      createdAt: new Date(input.opening.at).toISOString(),
+      reservations: {},
+      unposted: { [input.opening.entryId]: input.opening },
     };
-    await this.client.send(
-      new PutCommand({
-        TableName: this.tableName,
-        Item: account,
-        // Never overwrite an account (and its balance) by reusing an ID.
-        ConditionExpression: 'attribute_not_exists(accountId)',
-      }),
-    );
+    try {
+      await this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: account,
+          // Never overwrite an account (and its balance) by reusing an ID.
+          ConditionExpression: 'attribute_not_exists(accountId)',
+        }),
+      );
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) throw new ConditionFailedError(`Account ${account.accountId} exists`);
+      throw error;
+    }
     return account;
   }
 
@@ -59,60 +91,138 @@ export class AccountsRepository {
     return Item as Account | undefined;
   }
 
-  /** Adds credits; returns the new balance. */
-  async topUp(accountId: string, amountMicro: number): Promise<number> {
+  /** Adds a top-up entry's amount; returns the new balance. */
+  async topUp(entry: LedgerEntry): Promise<number> {
     try {
       const { Attributes } = await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: { accountId },
-          UpdateExpression: 'ADD balanceMicro :amount',
-          // Top-ups go to existing accounts only; ADD would otherwise create one.
-          ConditionExpression: 'attribute_exists(accountId)',
-          ExpressionAttributeValues: { ':amount': amountMicro },
+          Key: { accountId: entry.accountId },
+          UpdateExpression: 'SET balanceMicro = balanceMicro + :amount, unposted.#entry = :entry',
+          // Top-ups go to existing accounts only; the same entry is never applied twice.
+          ConditionExpression: 'attribute_exists(accountId) AND attribute_not_exists(unposted.#entry)',
+          ExpressionAttributeNames: { '#entry': entry.entryId },
+          ExpressionAttributeValues: { ':amount': entry.amountMicro, ':entry': entry },
           ReturnValues: 'UPDATED_NEW',
         }),
       );
       return Number(Attributes?.balanceMicro);
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) throw new AccountMissingError(entry.accountId);
+      throw error;
+    }
+  }
+
+  /**
+   * Holds `-entry.amountMicro` credits for a request, in one conditional write. Throws
+   * BalanceTooLowError (nothing changes) when the balance does not cover it.
+   */
+  async reserve(entry: LedgerEntry & { requestId: string }): Promise<number> {
+    const amount = -entry.amountMicro;
+    try {
+      const { Attributes } = await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { accountId: entry.accountId },
+          UpdateExpression: 'SET balanceMicro = balanceMicro - :amount, reservations.#request = :reservation, unposted.#entry = :entry',
+          ConditionExpression: [
+            'attribute_exists(accountId)',
+            // Concurrent requests can never jointly hold more than the balance.
+            'balanceMicro >= :amount',
+            // One reservation per request.
+            'attribute_not_exists(reservations.#request)',
+          ].join(' AND '),
+          ExpressionAttributeNames: { '#request': entry.requestId, '#entry': entry.entryId },
+          ExpressionAttributeValues: { ':amount': amount, ':reservation': { amountMicro: amount, at: entry.at }, ':entry': entry },
+          ReturnValues: 'UPDATED_NEW',
+        }),
+      );
+      return Number(Attributes?.balanceMicro);
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const account = await this.get(entry.accountId);
+      if (!account) throw new AccountMissingError(entry.accountId);
+      if (account.reservations[entry.requestId]) throw new ConditionFailedError(`Request ${entry.requestId} is already reserved`);
+      throw new BalanceTooLowError(entry.accountId, amount, account.balanceMicro);
+    }
+  }
+
+  /**
+   * Closes a request's reservation with a settle (charge actual, return the rest) or a
+   * release entry (return it all). Throws ConditionFailedError when the reservation is
+   * no longer open, or no longer the one given: it was closed already.
+   */
+  async closeReservation(entry: LedgerEntry & { requestId: string }, reservation: Reservation): Promise<number> {
+    try {
+      const { Attributes } = await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { accountId: entry.accountId },
+          UpdateExpression: 'SET balanceMicro = balanceMicro + :amount, unposted.#entry = :entry REMOVE reservations.#request',
+          // Closing is idempotent: only the open reservation taken at `at` can be closed, once.
+          ConditionExpression: 'reservations.#request.amountMicro = :held AND reservations.#request.#at = :at',
+          ExpressionAttributeNames: { '#request': entry.requestId, '#entry': entry.entryId, '#at': 'at' },
+          ExpressionAttributeValues: { ':amount': entry.amountMicro, ':entry': entry, ':held': reservation.amountMicro, ':at': reservation.at },
+          ReturnValues: 'UPDATED_NEW',
+        }),
+      );
+      return Number(Attributes?.balanceMicro);
+    } catch (error) {
+      if (error instanceof ConditionalCheckFailedException) throw new ConditionFailedError(`Reservation of ${entry.requestId} is not open`);
+      throw error;
+    }
+  }
+
+  /** Drops an entry from `unposted` once the ledger holds it. */
+  async markPosted(accountId: string, entryId: string): Promise<void> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { accountId },
+          UpdateExpression: 'REMOVE unposted.#entry',
+          ConditionExpression: 'attribute_exists(unposted.#entry)',
+          ExpressionAttributeNames: { '#entry': entryId },
+        }),
+      );
+    } catch (error) {
+      // Another poster (the reconciler) got there first: the entry is posted either way.
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    }
+  }
+
+  async setRateLimit(accountId: string, rateLimitRpm: number): Promise<void> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { accountId },
+          UpdateExpression: 'SET rateLimitRpm = :rpm',
+          ConditionExpression: 'attribute_exists(accountId)',
+          ExpressionAttributeValues: { ':rpm': rateLimitRpm },
+        }),
+      );
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) throw new AccountMissingError(accountId);
       throw error;
     }
   }
 
-  /**
-   * Takes `amountMicro` from the balance in one conditional write; returns the new balance.
-   * Throws BalanceTooLowError when the balance does not cover it (nothing changes then).
-   */
-  async deduct(accountId: string, amountMicro: number): Promise<number> {
-    try {
-      const { Attributes } = await this.client.send(
-        new UpdateCommand({
+  /** Accounts with open reservations or unposted entries: the reconciler's work list. */
+  async *needingReconciliation(): AsyncGenerator<Account> {
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.client.send(
+        new ScanCommand({
           TableName: this.tableName,
-          Key: { accountId },
-          UpdateExpression: 'SET balanceMicro = balanceMicro - :amount',
-          // The balance never goes below zero: concurrent deductions cannot overspend it.
-          ConditionExpression: 'attribute_exists(accountId) AND balanceMicro >= :amount',
-          ExpressionAttributeValues: { ':amount': amountMicro },
-          ReturnValues: 'UPDATED_NEW',
+          FilterExpression: 'size(reservations) > :zero OR size(unposted) > :zero',
+          ExpressionAttributeValues: { ':zero': 0 },
+          ConsistentRead: true,
+          ExclusiveStartKey: startKey,
         }),
       );
-      return Number(Attributes?.balanceMicro);
-    } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) throw new BalanceTooLowError(accountId, amountMicro, { cause: error });
-      throw error;
-    }
-  }
-
-  async setRateLimit(accountId: string, rateLimitRpm: number): Promise<void> {
-    await this.client.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: { accountId },
-        UpdateExpression: 'SET rateLimitRpm = :rpm',
-        ConditionExpression: 'attribute_exists(accountId)',
-        ExpressionAttributeValues: { ':rpm': rateLimitRpm },
-      }),
-    );
+      for (const item of page.Items ?? []) yield item as Account;
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
   }
 }

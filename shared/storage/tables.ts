@@ -38,6 +38,25 @@ export const TABLES: readonly TableDefinition[] = [
     globalIndexes: [{ name: 'byAccount', partitionKey: { name: 'accountId', type: 'S' } }],
   },
   {
+    key: 'ledger',
+    // Append-only: one item per balance change, keyed so that writing it twice is harmless.
+    partitionKey: { name: 'accountId', type: 'S' },
+    sortKey: { name: 'entryId', type: 'S' },
+    globalIndexes: [],
+  },
+  {
+    key: 'idempotency',
+    partitionKey: { name: 'idempotencyKey', type: 'S' },
+    globalIndexes: [],
+    ttlAttribute: 'expiresAt',
+  },
+  {
+    key: 'rateLimits',
+    partitionKey: { name: 'windowKey', type: 'S' },
+    globalIndexes: [],
+    ttlAttribute: 'expiresAt',
+  },
+  {
     key: 'promptLogs',
     // One `meta` item per request, plus `content#NNN` items holding the retained content in chunks
     // (a DynamoDB item is limited to 400 KB; prompts and outputs can be larger).

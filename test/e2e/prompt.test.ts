@@ -148,7 +148,7 @@ describe('Prompt log', () => {
   });
 
   it('follows the account preference when the request does not say', async () => {
-    const account = await host.gateway.accounts.create({ balanceMicro: 1_000_000_000, zeroDataRetention: true });
+    const account = await host.gateway.credits.openAccount({ balanceMicro: 1_000_000_000, zeroDataRetention: true });
     const { generateApiKey, hashApiKey, keyPrefix } = await import('../../shared/auth/keys.js');
     const key = generateApiKey();
     await host.gateway.apiKeys.put({ keyHash: hashApiKey(key), accountId: account.accountId, keyPrefix: keyPrefix(key), createdAt: new Date().toISOString() });

@@ -123,7 +123,7 @@ describe('Bodies', () => {
 
 describe('Credits', () => {
   it('answers 402 with the estimate and the balance when the balance is short', async () => {
-    const account = await host.gateway.accounts.create({ balanceMicro: 1_000 });
+    const account = await host.gateway.credits.openAccount({ balanceMicro: 1_000 });
     const key = generateApiKey();
     await host.gateway.apiKeys.put({ keyHash: hashApiKey(key), accountId: account.accountId, keyPrefix: keyPrefix(key), createdAt: new Date().toISOString() });
     const answer = await post(host, body(), { authorization: `Bearer ${key}` });

@@ -526,3 +526,143 @@ describe('authorization', () => {
     expect(sim.calls()[1]!.headers['authorization']).toBe('[redacted]');
   });
 });
+
+describe('vendor dialects', () => {
+  type Body = Record<string, unknown> & {
+    choices: Array<{ message: Record<string, unknown>; finish_reason: string }>;
+    usage: Record<string, unknown>;
+  };
+  /** 78 simulator tokens of system prompt: dialects with a (warm) cache report the first 64 as cached. */
+  const LONG_SYSTEM = 'You compare HTTP caching strategies for a platform team. '.repeat(5).trim() + ' Be concise and concrete.';
+  const user = (content: unknown) => ({ role: 'user', content });
+
+  async function answer(provider: string, body: Record<string, unknown>): Promise<Body> {
+    const res = await chat(body, { provider });
+    expect(res.status).toBe(200);
+    return (await res.json()) as Body;
+  }
+
+  it('the dialect follows the catalog model; an unknown model gets OpenAI shapes (server.ts passes no provider token)', async () => {
+    const known = await answer('groq', { model: 'deepseek-v4-pro', messages: [user('Hi')] });
+    expect(known.usage).toHaveProperty('prompt_cache_hit_tokens');
+    const unknown = await answer('deepseek', { model: 'custom-model', messages: [user('Hi')] });
+    expect(unknown.usage).not.toHaveProperty('prompt_cache_hit_tokens');
+    expect(unknown.choices[0]!.message).not.toHaveProperty('reasoning_content');
+  });
+
+  it('deepseek: thinks by default, reports cache hits and misses, reasoning inside completion_tokens', async () => {
+    const messages = [{ role: 'system', content: LONG_SYSTEM }, user('Compare ETags and max-age.')];
+    const body = await answer('deepseek', { model: 'deepseek-v4-pro', messages, max_tokens: 4000 });
+    const message = body.choices[0]!.message;
+    const content = message['content'] as string;
+    expect(String(message['reasoning_content']).startsWith('Simulated reasoning: ')).toBe(true);
+    const prompt = 4 + countTokens(LONG_SYSTEM) + 4 + countTokens('Compare ETags and max-age.');
+    expect(body.usage).toEqual({
+      prompt_tokens: prompt,
+      completion_tokens: countTokens(content) + 512,
+      total_tokens: prompt + countTokens(content) + 512,
+      prompt_cache_hit_tokens: 64,
+      prompt_cache_miss_tokens: prompt - 64,
+      completion_tokens_details: { reasoning_tokens: 512 },
+    });
+
+    const plain = await answer('deepseek', { model: 'deepseek-flash', messages, thinking: { type: 'disabled' } });
+    expect(plain.choices[0]!.message).not.toHaveProperty('reasoning_content');
+    expect(plain.usage['completion_tokens_details']).toEqual({ reasoning_tokens: 0 });
+  });
+
+  it('xai: reasoning tokens beside completion_tokens, set by reasoning_effort on grok-4.3', async () => {
+    for (const [effort, reasoning] of [['none', 0], ['low', 64], ['high', 512]] as const) {
+      const body = await answer('xai', { model: 'grok-4.3', messages: [user('Hi')], reasoning_effort: effort });
+      const usage = body.usage as { prompt_tokens: number; completion_tokens: number; total_tokens: number; completion_tokens_details: Record<string, number> };
+      expect(usage.completion_tokens).toBe(countTokens(body.choices[0]!.message['content'] as string));
+      expect(usage.completion_tokens_details['reasoning_tokens']).toBe(reasoning);
+      expect(usage.total_tokens).toBe(usage.prompt_tokens + usage.completion_tokens + reasoning);
+    }
+    const plain = await answer('xai', { model: 'grok-4.20-0309-non-reasoning', messages: [user('Hi')] });
+    expect((plain.usage['completion_tokens_details'] as Record<string, number>)['reasoning_tokens']).toBe(0);
+  });
+
+  it('xai: rejects reasoning_effort on grok-4.20, penalties on reasoning models and GIF images, in its own error shape', async () => {
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ model: 'grok-4.20-0309-reasoning', reasoning_effort: 'low' }, 'Model grok-4.20-0309-reasoning does not support parameter reasoningEffort.'],
+      [{ model: 'grok-4.3', presence_penalty: 0.5 }, 'Model grok-4.3 does not support parameter presencePenalty.'],
+      [{ model: 'grok-4.3', messages: [user([{ type: 'image_url', image_url: { url: 'data:image/gif;base64,R0lG' } }])] }, 'Unsupported image format: only jpg/jpeg and png images are supported.'],
+    ];
+    for (const [fields, error] of cases) {
+      const res = await chat({ messages: [user('Hi')], ...fields }, { provider: 'xai' });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({ code: 'Client specified an invalid argument', error });
+    }
+  });
+
+  it('mistral: 422 for fields it does not know; image URLs as strings and document_url parts accepted', async () => {
+    const res = await chat({ model: 'mistral-small-latest', messages: [user('Hi')], max_completion_tokens: 10 }, { provider: 'mistral' });
+    expect(res.status).toBe(422);
+    expect(await res.json()).toEqual({
+      detail: [{ type: 'extra_forbidden', loc: ['body', 'max_completion_tokens'], msg: 'Extra inputs are not permitted', input: 10 }],
+    });
+    const parts = [
+      { type: 'text', text: 'Describe these.' },
+      { type: 'image_url', image_url: 'data:image/png;base64,iVBORw0KGgo=' },
+      { type: 'document_url', document_url: 'data:application/pdf;base64,JVBERi0=', document_name: 'a.pdf' },
+    ];
+    const body = await answer('mistral', { model: 'mistral-medium-latest', messages: [{ role: 'system', content: LONG_SYSTEM }, user(parts)], max_tokens: 100 });
+    expect(body.usage).toEqual({
+      prompt_tokens: 4 + countTokens(LONG_SYSTEM) + 4 + countTokens('Describe these.') + 85 + 258,
+      completion_tokens: countTokens(body.choices[0]!.message['content'] as string),
+      total_tokens: expect.any(Number),
+      prompt_tokens_details: { cached_tokens: 64 },
+    });
+  });
+
+  it('cerebras: reasoning text in `reasoning`, time_info, temperature capped at 1.5', async () => {
+    const body = await answer('cerebras', { model: 'gpt-oss-120b', messages: [user('Hi')], reasoning_effort: 'high' });
+    const message = body.choices[0]!.message;
+    expect(String(message['reasoning']).startsWith('Simulated reasoning: ')).toBe(true);
+    expect(body.usage['completion_tokens']).toBe(countTokens(message['content'] as string) + 512);
+    expect(body.usage['completion_tokens_details']).toEqual({ accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 });
+    expect(body).toHaveProperty('time_info.queue_time');
+
+    const hot = await chat({ model: 'zai-glm-4.7', messages: [user('Hi')], temperature: 1.8 }, { provider: 'cerebras' });
+    expect(hot.status).toBe(400);
+    expect(await hot.json()).toEqual({
+      message: 'temperature: Input should be less than or equal to 1.5',
+      type: 'invalid_request_error',
+      param: 'validation_error',
+      code: 'wrong_api_format',
+    });
+  });
+
+  it('groq: gpt-oss returns `reasoning` and x_groq; Qwen3 thinks inline unless reasoning_format is parsed', async () => {
+    const oss = await answer('groq', { model: 'openai/gpt-oss-20b', messages: [user('Hi')] });
+    expect(String(oss.choices[0]!.message['reasoning']).startsWith('Simulated reasoning: ')).toBe(true);
+    expect(oss).toHaveProperty('x_groq.id');
+    expect(oss.usage['completion_tokens_details']).toEqual({ reasoning_tokens: 192 });
+
+    const raw = await answer('groq', { model: 'qwen/qwen3-32b', messages: [user('Hi')] });
+    expect(String(raw.choices[0]!.message['content']).startsWith('<think>Simulated reasoning: ')).toBe(true);
+    const parsed = await answer('groq', { model: 'qwen/qwen3-32b', messages: [user('Hi')], reasoning_format: 'parsed' });
+    expect(String(parsed.choices[0]!.message['content']).startsWith('Simulated answer from qwen/qwen3-32b')).toBe(true);
+    expect(parsed.choices[0]!.message).toHaveProperty('reasoning');
+  });
+
+  it('faults are shaped like the vendor of the model', async () => {
+    const cases: Array<[string, string, number, unknown]> = [
+      ['xai', 'grok-4.3', 429, { code: 'Some resource has been exhausted', error: 'Simulated upstream error 429' }],
+      ['mistral', 'codestral-latest', 429, { object: 'error', message: 'Requests rate limit exceeded', type: 'rate_limited', param: null, code: '1300' }],
+      ['cerebras', 'gpt-oss-120b', 500, { status_code: 500, error: { message: 'Simulated upstream error 500', type: 'server_error', param: '', code: '', id: '' } }],
+      ['cerebras', 'zai-glm-4.7', 429, { message: 'Simulated upstream error 429', type: 'rate_limit_exceeded', param: '', code: '' }],
+      ['deepseek', 'deepseek-v4-pro', 503, { error: { message: 'Server overloaded, please try again later.', type: 'server_error', param: null, code: 'server_error' } }],
+      ['groq', 'openai/gpt-oss-120b', 498, { error: { message: 'Simulated upstream error 498', type: 'invalid_request_error', code: 'capacity_exceeded' } }],
+    ];
+    for (const [provider, model, status, expected] of cases) {
+      sim.reset();
+      sim.setFault({ kind: 'status', status, retryAfter: '1', provider });
+      const res = await chat({ model, messages: [user('Hi')] }, { provider });
+      expect(res.status).toBe(status);
+      expect(res.headers.get('retry-after')).toBe('1');
+      expect(await res.json()).toEqual(expected);
+    }
+  });
+});

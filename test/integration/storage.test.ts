@@ -1,18 +1,14 @@
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTables, toCreateTableInput } from '../../infra/local/store.js';
-import { AccountMissingError, AccountsRepository, BalanceTooLowError } from '../../shared/storage/accounts.js';
 import { ApiKeysRepository, KeyNotFoundError } from '../../shared/storage/api-keys.js';
 import { PromptLogsRepository } from '../../shared/storage/prompt-logs.js';
 import { TABLES } from '../../shared/storage/tables.js';
-import { chargeUpTo } from '../../shared/credits/charge.js';
 import { startTestStore } from '../support/store.js';
 
 let env: Awaited<ReturnType<typeof startTestStore>>;
-let accounts: AccountsRepository;
 beforeAll(async () => {
   env = await startTestStore();
-  accounts = new AccountsRepository(env.client, env.tables.accounts);
 });
 afterAll(async () => {
   await env?.close();
@@ -34,37 +30,6 @@ describe('Local bootstrap', () => {
 
   it('is idempotent on a store that already has the tables', async () => {
     await expect(createTables(env.raw, env.tables)).resolves.toBeUndefined();
-  });
-});
-
-describe('Class: AccountsRepository', () => {
-  it('never lets concurrent deductions take the balance below zero', async () => {
-    const account = await accounts.create({ balanceMicro: 1_000 });
-    const outcomes = await Promise.allSettled(Array.from({ length: 50 }, () => accounts.deduct(account.accountId, 30)));
-    const succeeded = outcomes.filter((o) => o.status === 'fulfilled').length;
-    expect(succeeded).toBe(33);
-    expect(outcomes.filter((o) => o.status === 'rejected').every((o) => (o as PromiseRejectedResult).reason instanceof BalanceTooLowError)).toBe(true);
-    expect((await accounts.get(account.accountId))?.balanceMicro).toBe(10);
-  });
-
-  it('refuses to create an account over an existing one', async () => {
-    const account = await accounts.create({ balanceMicro: 5 });
-    await expect(accounts.create({ accountId: account.accountId, balanceMicro: 1_000_000 })).rejects.toThrow();
-    expect((await accounts.get(account.accountId))?.balanceMicro).toBe(5);
-  });
-
-  it('tops up existing accounts only', async () => {
-    const account = await accounts.create({ balanceMicro: 5 });
-    expect(await accounts.topUp(account.accountId, 10)).toBe(15);
-    await expect(accounts.topUp('acct_missing', 10)).rejects.toBeInstanceOf(AccountMissingError);
-    expect(await accounts.get('acct_missing')).toBeUndefined();
-  });
-
-  it('charges what is left when a cost exceeds the balance, never below zero', async () => {
-    const account = await accounts.create({ balanceMicro: 100 });
-    expect(await chargeUpTo(accounts, account.accountId, 250)).toEqual({ chargedMicro: 100, shortfallMicro: 150 });
-    expect((await accounts.get(account.accountId))?.balanceMicro).toBe(0);
-    expect(await chargeUpTo(accounts, account.accountId, 0)).toEqual({ chargedMicro: 0, shortfallMicro: 0 });
   });
 });
 

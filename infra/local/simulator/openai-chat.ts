@@ -4,9 +4,22 @@
  *
  * Validates the OpenAI request shape, answers in the exact `chat.completion`
  * shape with deterministic content, and shapes errors like OpenAI does.
+ *
+ * The five vendors that speak this protocol differ where it matters to a
+ * client's mapping, and the simulator answers in each one's dialect (see
+ * VENDORS below): xAI counts reasoning tokens beside completion_tokens and
+ * rejects reasoning_effort on grok-4.20; DeepSeek thinks by default and reports
+ * prompt_cache_hit/miss_tokens; Mistral rejects unknown fields with a 422 and
+ * has its own error body; Cerebras caps temperature at 1.5 and returns
+ * `reasoning`; Groq returns `reasoning` (gpt-oss) or inline `<think>` (Qwen3).
+ * The dialect follows the model when the catalog knows it (its upstream model
+ * name), else the provider token of the path when the server passes it, else
+ * OpenAI's. Dialects that cache pretend the cache is warm: the system prompt,
+ * in the vendor's cache blocks, is reported as read from cache.
  */
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
+import { MODELS } from '../../../shared/catalog/models.js';
 import type { Prepared, ProtocolHandler, Reply } from './server.js';
 import { countTokens, generateFromSchema, generateParagraph, truncateToTokens } from './text.js';
 
@@ -49,10 +62,6 @@ export function openAiError(
   };
 }
 
-function badRequest(message: string, param: string | null, code: string | null = null): Prepared {
-  return { ok: false, reply: openAiError(400, message, 'invalid_request_error', param, code) };
-}
-
 /** The error `type` OpenAI uses for a status. */
 export function errorTypeFor(status: number): string {
   if (status === 429) return 'rate_limit_exceeded';
@@ -60,8 +69,301 @@ export function errorTypeFor(status: number): string {
   return 'invalid_request_error';
 }
 
+// ---------------------------------------------------------------------------
+// Vendor dialects
+// ---------------------------------------------------------------------------
+
+export type ChatVendor = 'openai' | 'xai' | 'cerebras' | 'deepseek' | 'mistral' | 'groq';
+
+const CHAT_VENDORS: ReadonlySet<string> = new Set<ChatVendor>(['xai', 'cerebras', 'deepseek', 'mistral', 'groq']);
+
+const VENDOR_BY_MODEL: ReadonlyMap<string, ChatVendor> = new Map(
+  MODELS.filter((entry) => CHAT_VENDORS.has(entry.provider)).map((entry) => [entry.upstreamModel, entry.provider as ChatVendor]),
+);
+
+/** The dialect a request is answered in: the catalog model's vendor, else the path's provider token, else OpenAI's. */
+export function chatVendorOf(model: string, provider?: string): ChatVendor {
+  const byModel = VENDOR_BY_MODEL.get(model);
+  if (byModel) return byModel;
+  return provider !== undefined && CHAT_VENDORS.has(provider) ? (provider as ChatVendor) : 'openai';
+}
+
+/** Where a reasoning model's thinking goes in the answer. */
+interface Reasoning {
+  tokens: number;
+  /** Message field carrying the text (`reasoning`, `reasoning_content`); none when hidden or inline. */
+  field?: string;
+  /** `<think>…</think>` before the answer in `content`. */
+  inline?: boolean;
+}
+
+/** Token counts of one answer; `visible` counts `content` as sent (inline thinking included). */
+interface Tokens {
+  prompt: number;
+  cached: number;
+  visible: number;
+  reasoning: Reasoning;
+}
+
+interface ErrorDetails {
+  type?: string;
+  param?: string | null;
+  code?: string | null;
+}
+
+interface VendorProfile {
+  /** Checks beyond OpenAI's on a structurally valid request; an error reply or undefined. */
+  check(body: Json, model: string): Reply | undefined;
+  /** The thinking the model does for this request. */
+  reasoning(body: Json, model: string): Reasoning;
+  /** Cache block size when the dialect reports the (warm) system prompt as cached. */
+  cacheBlock?: number;
+  usage(t: Tokens): Json;
+  /** Top-level fields besides OpenAI's. */
+  extras?(t: Tokens): Json;
+  /** A request error in the vendor's shape. */
+  error(status: number, message: string, details?: ErrorDetails): Reply;
+  /** A fault-injected error in the vendor's shape. */
+  fault(status: number): Reply;
+}
+
+const EFFORT_TOKENS: Readonly<Record<string, number>> = { none: 0, minimal: 32, low: 64, medium: 192, high: 512, xhigh: 1024, max: 1024 };
+const NO_REASONING: Reasoning = { tokens: 0 };
+
+function effortTokens(body: Json, fallback: string): number {
+  const effort = typeof body['reasoning_effort'] === 'string' ? body['reasoning_effort'] : fallback;
+  return EFFORT_TOKENS[effort] ?? EFFORT_TOKENS[fallback] ?? 0;
+}
+
+function jsonReply(status: number, body: unknown): Reply {
+  return { status, headers: responseHeaders(0), body: JSON.stringify(body) };
+}
+
+/** OpenAI's usage block: reasoning inside completion_tokens. */
+function openAiUsage(t: Tokens): Json {
+  const completion = t.visible + (t.reasoning.inline ? 0 : t.reasoning.tokens);
+  return {
+    prompt_tokens: t.prompt,
+    completion_tokens: completion,
+    total_tokens: t.prompt + completion,
+    prompt_tokens_details: { cached_tokens: t.cached },
+    completion_tokens_details: { reasoning_tokens: t.reasoning.tokens },
+  };
+}
+
+function openAiFault(status: number, code: string | null = null): Reply {
+  return jsonReply(status, { error: { message: `Simulated upstream error ${status}`, type: errorTypeFor(status), code } });
+}
+
+const OPENAI: VendorProfile = {
+  check: () => undefined,
+  reasoning: () => NO_REASONING,
+  usage: openAiUsage,
+  error: (status, message, d = {}) => openAiError(status, message, d.type ?? errorTypeFor(status), d.param ?? null, d.code ?? null),
+  fault: (status) => openAiFault(status),
+};
+
+/** gRPC status texts xAI puts in `code`. */
+const XAI_CODES: Readonly<Record<number, string>> = {
+  400: 'Client specified an invalid argument',
+  401: 'Request not authenticated',
+  403: 'The caller does not have permission to execute the specified operation',
+  404: 'Some requested entity was not found',
+  429: 'Some resource has been exhausted',
+  500: 'Internal error',
+  503: 'The service is currently unavailable',
+};
+const XAI_EFFORT_MODELS = ['grok-4.3', 'grok-3-mini'];
+const XAI_REASONING_ONLY_REJECTS: ReadonlyArray<[string, string]> = [
+  ['presence_penalty', 'presencePenalty'],
+  ['frequency_penalty', 'frequencyPenalty'],
+  ['stop', 'stop'],
+];
+
+function xaiReasons(model: string): boolean {
+  return (model.includes('-reasoning') && !model.includes('non-reasoning')) || XAI_EFFORT_MODELS.some((p) => model.startsWith(p));
+}
+
+function xaiError(status: number, message: string): Reply {
+  return jsonReply(status, { code: XAI_CODES[status] ?? 'Unknown error', error: message });
+}
+
+const XAI: VendorProfile = {
+  check(body, model) {
+    if (body['reasoning_effort'] !== undefined && !XAI_EFFORT_MODELS.some((p) => model.startsWith(p))) {
+      return xaiError(400, `Model ${model} does not support parameter reasoningEffort.`);
+    }
+    if (xaiReasons(model)) {
+      for (const [field, name] of XAI_REASONING_ONLY_REJECTS) {
+        if (body[field] !== undefined) return xaiError(400, `Model ${model} does not support parameter ${name}.`);
+      }
+    }
+    for (const url of imageUrls(body)) {
+      if (url.startsWith('data:') && !/^data:image\/(png|jpeg|jpg);/.test(url)) {
+        return xaiError(400, 'Unsupported image format: only jpg/jpeg and png images are supported.');
+      }
+    }
+    return undefined;
+  },
+  reasoning: (body, model) => (xaiReasons(model) ? { tokens: effortTokens(body, model.startsWith('grok-4.3') ? 'low' : 'medium') } : NO_REASONING),
+  cacheBlock: 64,
+  usage: (t) => ({
+    prompt_tokens: t.prompt,
+    completion_tokens: t.visible,
+    total_tokens: t.prompt + t.visible + t.reasoning.tokens,
+    prompt_tokens_details: { text_tokens: t.prompt, audio_tokens: 0, image_tokens: 0, cached_tokens: t.cached },
+    completion_tokens_details: { reasoning_tokens: t.reasoning.tokens, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+    num_sources_used: 0,
+  }),
+  error: (status, message) => xaiError(status, message),
+  fault: (status) => xaiError(status, `Simulated upstream error ${status}`),
+};
+
+function cerebrasError(status: number, message: string, d: ErrorDetails = {}): Reply {
+  if (status >= 500) {
+    return jsonReply(status, { status_code: status, error: { message, type: 'server_error', param: '', code: '', id: '' } });
+  }
+  return jsonReply(status, { message, type: d.type ?? errorTypeFor(status), param: d.param ?? '', code: d.code ?? '' });
+}
+
+const CEREBRAS: VendorProfile = {
+  check(body) {
+    const temperature = body['temperature'];
+    if (typeof temperature === 'number' && temperature > 1.5) {
+      return cerebrasError(400, 'temperature: Input should be less than or equal to 1.5', { param: 'validation_error', code: 'wrong_api_format' });
+    }
+    return undefined;
+  },
+  reasoning(body, model) {
+    if (!model.startsWith('gpt-oss') && !model.startsWith('zai-glm')) return NO_REASONING;
+    const tokens = effortTokens(body, 'medium');
+    const format = body['reasoning_format'];
+    if (format === 'hidden') return { tokens };
+    if (format === 'raw') return { tokens, inline: true };
+    return { tokens, field: 'reasoning' };
+  },
+  usage: (t) => {
+    const completion = t.visible + (t.reasoning.inline ? 0 : t.reasoning.tokens);
+    return {
+      prompt_tokens: t.prompt,
+      completion_tokens: completion,
+      total_tokens: t.prompt + completion,
+      prompt_tokens_details: { cached_tokens: 0 },
+      completion_tokens_details: { accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+    };
+  },
+  extras: () => ({ time_info: { queue_time: 0.000073, prompt_time: 0.001, completion_time: 0.005, total_time: 0.006, created: Math.floor(Date.now() / 1000) } }),
+  error: cerebrasError,
+  fault: (status) => cerebrasError(status, `Simulated upstream error ${status}`),
+};
+
+function deepSeekError(status: number, message: string, d: ErrorDetails = {}): Reply {
+  return jsonReply(status, { error: { message, type: d.type ?? errorTypeFor(status), param: d.param ?? null, code: d.code ?? errorTypeFor(status) } });
+}
+
+const DEEPSEEK: VendorProfile = {
+  check: () => undefined,
+  reasoning(body) {
+    const thinking = body['thinking'];
+    if (isObject(thinking) && thinking['type'] === 'disabled') return NO_REASONING;
+    return { tokens: effortTokens(body, 'high'), field: 'reasoning_content' };
+  },
+  cacheBlock: 64,
+  usage: (t) => {
+    const completion = t.visible + t.reasoning.tokens;
+    return {
+      prompt_tokens: t.prompt,
+      completion_tokens: completion,
+      total_tokens: t.prompt + completion,
+      prompt_cache_hit_tokens: t.cached,
+      prompt_cache_miss_tokens: t.prompt - t.cached,
+      completion_tokens_details: { reasoning_tokens: t.reasoning.tokens },
+    };
+  },
+  error: deepSeekError,
+  fault: (status) => deepSeekError(status, status === 503 ? 'Server overloaded, please try again later.' : `Simulated upstream error ${status}`),
+};
+
+/** Top-level fields Mistral's chat completions accept; anything else is a 422. */
+const MISTRAL_FIELDS: ReadonlySet<string> = new Set([
+  'model', 'messages', 'temperature', 'top_p', 'max_tokens', 'stream', 'stop', 'random_seed', 'response_format', 'tools', 'tool_choice',
+  'presence_penalty', 'frequency_penalty', 'n', 'prediction', 'parallel_tool_calls', 'prompt_mode', 'safe_prompt', 'prompt_cache_key', 'metadata',
+]);
+
+function mistralError(status: number, message: string, d: ErrorDetails = {}): Reply {
+  return jsonReply(status, { object: 'error', message, type: d.type ?? errorTypeFor(status), param: d.param ?? null, code: d.code ?? null });
+}
+
+const MISTRAL: VendorProfile = {
+  check(body) {
+    const extra = Object.keys(body).filter((key) => !MISTRAL_FIELDS.has(key));
+    if (extra.length === 0) return undefined;
+    const detail = extra.map((key) => ({ type: 'extra_forbidden', loc: ['body', key], msg: 'Extra inputs are not permitted', input: body[key] }));
+    return jsonReply(422, { detail });
+  },
+  reasoning: () => NO_REASONING,
+  cacheBlock: 64,
+  usage: (t) => ({
+    prompt_tokens: t.prompt,
+    completion_tokens: t.visible,
+    total_tokens: t.prompt + t.visible,
+    prompt_tokens_details: { cached_tokens: t.cached },
+  }),
+  error: mistralError,
+  fault: (status) =>
+    status === 429
+      ? mistralError(429, 'Requests rate limit exceeded', { type: 'rate_limited', code: '1300' })
+      : mistralError(status, `Simulated upstream error ${status}`),
+};
+
+const GROQ: VendorProfile = {
+  check: () => undefined,
+  reasoning(body, model) {
+    if (model.startsWith('openai/gpt-oss')) {
+      const tokens = effortTokens(body, 'medium');
+      return body['include_reasoning'] === false || body['reasoning_format'] === 'hidden' ? { tokens } : { tokens, field: 'reasoning' };
+    }
+    if (model.startsWith('qwen/qwen3')) {
+      if (body['reasoning_effort'] === 'none') return NO_REASONING;
+      const tokens = EFFORT_TOKENS['medium'] as number;
+      const format = body['reasoning_format'];
+      if (format === 'parsed') return { tokens, field: 'reasoning' };
+      if (format === 'hidden') return { tokens };
+      return { tokens, inline: true };
+    }
+    return NO_REASONING;
+  },
+  usage: openAiUsage,
+  extras: () => ({ x_groq: { id: `req_sim_${(requestSeq + 1).toString(36)}` } }),
+  error: OPENAI.error,
+  // 498: flex-tier capacity exceeded.
+  fault: (status) => openAiFault(status, status === 498 ? 'capacity_exceeded' : null),
+};
+
+const VENDORS: Readonly<Record<ChatVendor, VendorProfile>> = { openai: OPENAI, xai: XAI, cerebras: CEREBRAS, deepseek: DEEPSEEK, mistral: MISTRAL, groq: GROQ };
+
+function imageUrls(body: Json): string[] {
+  const urls: string[] = [];
+  for (const message of Array.isArray(body['messages']) ? body['messages'] : []) {
+    const content = isObject(message) ? message['content'] : undefined;
+    if (!Array.isArray(content)) continue;
+    for (const part of content) {
+      if (!isObject(part) || part['type'] !== 'image_url') continue;
+      const image = part['image_url'];
+      const url = typeof image === 'string' ? image : isObject(image) ? image['url'] : undefined;
+      if (typeof url === 'string') urls.push(url);
+    }
+  }
+  return urls;
+}
+
+// ---------------------------------------------------------------------------
+// Request validation and answer
+// ---------------------------------------------------------------------------
+
 const ROLES: ReadonlySet<string> = new Set(['system', 'developer', 'user', 'assistant']);
 const IMAGE_TOKENS = 85;
+const DOCUMENT_TOKENS = 258;
 const PER_MESSAGE_TOKENS = 4;
 const CHAT_PATH = '/v1/chat/completions';
 const SEP = '\u0000';
@@ -111,11 +413,24 @@ function parseFormat(v: unknown): Format | string {
 
 interface ChatCall {
   model: string;
+  vendor: VendorProfile;
   seed: number;
   id: string;
   promptTokens: number;
+  cachedTokens: number;
   maxTokens: number | undefined;
   format: Format;
+  reasoning: Reasoning;
+}
+
+/** Deterministic thinking text of exactly `tokens` simulator tokens, recognisable by its opening. */
+export const THINKING_OPENING = 'Simulated reasoning: ';
+
+function thinkingText(model: string, seed: number, tokens: number): string {
+  const length = tokens * 4;
+  let text = THINKING_OPENING;
+  for (let round = 0; text.length < length; round++) text += generateParagraph(model, (seed ^ 0x5bd1e995) + round) + ' ';
+  return text.slice(0, length);
 }
 
 function answer(call: ChatCall, usage: boolean): Reply {
@@ -135,8 +450,15 @@ function answer(call: ChatCall, usage: boolean): Reply {
     content = truncateToTokens(content, call.maxTokens);
     finishReason = 'length';
   }
-  const completionTokens = countTokens(content);
-  const totalTokens = call.promptTokens + completionTokens;
+  const { reasoning } = call;
+  const thinking = reasoning.tokens > 0 ? thinkingText(call.model, call.seed, reasoning.tokens) : '';
+  if (reasoning.inline && thinking) content = `<think>${thinking}</think>${content}`;
+  const message: Json = { role: 'assistant', content, refusal: null };
+  if (reasoning.field && thinking) message[reasoning.field] = thinking;
+
+  const tokens: Tokens = { prompt: call.promptTokens, cached: call.cachedTokens, visible: countTokens(content), reasoning };
+  const usageBlock = call.vendor.usage(tokens);
+  const totalTokens = typeof usageBlock['total_tokens'] === 'number' ? usageBlock['total_tokens'] : 0;
   const body: Json = {
     id: call.id,
     object: 'chat.completion',
@@ -145,27 +467,28 @@ function answer(call: ChatCall, usage: boolean): Reply {
     choices: [
       {
         index: 0,
-        message: { role: 'assistant', content, refusal: null },
+        message,
         finish_reason: finishReason,
         logprobs: null,
       },
     ],
   };
-  if (usage) {
-    body['usage'] = {
-      prompt_tokens: call.promptTokens,
-      completion_tokens: completionTokens,
-      total_tokens: totalTokens,
-      prompt_tokens_details: { cached_tokens: 0 },
-      completion_tokens_details: { reasoning_tokens: 0 },
-    };
-  }
+  if (usage) body['usage'] = usageBlock;
   body['system_fingerprint'] = 'fp_simulator';
+  if (call.vendor.extras) Object.assign(body, call.vendor.extras(tokens));
   return { status: 200, headers: responseHeaders(totalTokens), body: JSON.stringify(body) };
 }
 
-/** Validates a chat completions request body; on success returns a ready-to-answer call. */
-export function prepareChat(input: unknown): Prepared {
+/** Validates a chat completions request in the dialect of its model (or of `provider`); on success returns a ready-to-answer call. */
+function prepareIn(input: unknown, provider: string | undefined): { prepared: Prepared; vendor: VendorProfile } {
+  const modelName = isObject(input) && typeof input['model'] === 'string' ? input['model'] : '';
+  const vendorId = chatVendorOf(modelName, provider);
+  const vendor = VENDORS[vendorId];
+  const badRequest = (message: string, param: string | null, code: string | null = null): { prepared: Prepared; vendor: VendorProfile } => ({
+    prepared: { ok: false, reply: vendor.error(400, message, { type: 'invalid_request_error', param, code }) },
+    vendor,
+  });
+
   if (!isObject(input)) return badRequest('The request body must be a JSON object.', null);
   const body = input;
   const model = body['model'];
@@ -182,6 +505,8 @@ export function prepareChat(input: unknown): Prepared {
   const hash = createHash('sha1');
   hash.update(model);
   let promptTokens = 0;
+  let systemTokens = 0;
+  let leadingSystem = true;
   for (let i = 0; i < messages.length; i++) {
     const m: unknown = messages[i];
     const at = `messages[${i}]`;
@@ -194,12 +519,14 @@ export function prepareChat(input: unknown): Prepared {
         'invalid_value',
       );
     }
+    leadingSystem &&= role === 'system';
     hash.update(SEP + role + SEP);
     promptTokens += PER_MESSAGE_TOKENS;
     const content = m['content'];
     if (typeof content === 'string') {
       hash.update(content);
       promptTokens += countTokens(content);
+      if (leadingSystem) systemTokens += countTokens(content);
     } else if (Array.isArray(content)) {
       for (let j = 0; j < content.length; j++) {
         const part: unknown = content[j];
@@ -215,17 +542,29 @@ export function prepareChat(input: unknown): Prepared {
           }
           case 'image_url': {
             const img = part['image_url'];
-            if (!isObject(img) || typeof img['url'] !== 'string') {
+            // Mistral takes the URL itself; OpenAI and the others an object with `url`.
+            const url = vendorId === 'mistral' && typeof img === 'string' ? img : isObject(img) ? img['url'] : undefined;
+            if (typeof url !== 'string') {
               return badRequest(`Missing required parameter: '${pat}.image_url.url'.`, `${pat}.image_url.url`, 'missing_required_parameter');
             }
-            hash.update(SEP + 'i' + img['url']);
+            hash.update(SEP + 'i' + url);
             promptTokens += IMAGE_TOKENS;
             break;
           }
           case 'file': {
+            if (vendorId !== 'openai') return badRequest(`Invalid value: 'file'. Supported values are: 'text' and 'image_url'.`, `${pat}.type`, 'invalid_value');
             const file = part['file'];
             if (!isObject(file)) return badRequest(`Missing required parameter: '${pat}.file'.`, `${pat}.file`, 'missing_required_parameter');
             hash.update(SEP + 'f' + JSON.stringify(file));
+            break;
+          }
+          case 'document_url': {
+            const url = part['document_url'];
+            if (vendorId !== 'mistral' || typeof url !== 'string') {
+              return badRequest(`Invalid value: 'document_url'. Supported values are: 'text', 'image_url', and 'file'.`, `${pat}.type`, 'invalid_value');
+            }
+            hash.update(SEP + 'd' + url);
+            promptTokens += DOCUMENT_TOKENS;
             break;
           }
           default:
@@ -254,17 +593,44 @@ export function prepareChat(input: unknown): Prepared {
   }
   const format = parseFormat(body['response_format']);
   if (typeof format === 'string') return badRequest(format, 'response_format');
+  const rejected = vendor.check(body, model);
+  if (rejected) return { prepared: { ok: false, reply: rejected }, vendor };
 
   const digest = hash.digest();
   const call: ChatCall = {
     model,
+    vendor,
     seed: digest.readUInt32BE(0),
     id: 'chatcmpl-' + digest.toString('hex', 0, 15),
     promptTokens,
+    cachedTokens: vendor.cacheBlock ? Math.floor(systemTokens / vendor.cacheBlock) * vendor.cacheBlock : 0,
     maxTokens,
     format,
+    reasoning: vendor.reasoning(body, model),
   };
-  return { ok: true, model, answer: (opts) => answer(call, opts.usage) };
+  return { prepared: { ok: true, model, answer: (opts) => answer(call, opts.usage) }, vendor };
+}
+
+/** Validates a chat completions request body; on success returns a ready-to-answer call. */
+export function prepareChat(input: unknown, provider?: string): Prepared {
+  return prepareIn(input, provider).prepared;
+}
+
+/**
+ * The dialect of the request prepared in the current synchronous turn. server.ts calls
+ * `vendorError` in the same turn as `prepare` (unless a latency is set), without the request;
+ * this is how a fault error gets the vendor's shape. It is cleared at the end of the turn, so a
+ * later call falls back to the provider token (when passed) or OpenAI's shape, never to another
+ * request's dialect.
+ */
+let preparedThisTurn: { vendor: VendorProfile } | undefined;
+
+function rememberForThisTurn(vendor: VendorProfile): void {
+  const marker = { vendor };
+  preparedThisTurn = marker;
+  queueMicrotask(() => {
+    if (preparedThisTurn === marker) preparedThisTurn = undefined;
+  });
 }
 
 /** The protocol module registered by the simulator server. */
@@ -285,8 +651,11 @@ export const openAiChat: ProtocolHandler = {
     return openAiError(401, 'Invalid authorization header: expected "Bearer <api key>".', 'invalid_request_error', null, 'invalid_api_key');
   },
 
-  prepare(body: unknown): Prepared {
-    return prepareChat(body);
+  /** `provider` (the path's token) is optional: server.ts does not pass it yet. */
+  prepare(body: unknown, _rest: string, provider?: string): Prepared {
+    const { prepared, vendor } = prepareIn(body, provider);
+    rememberForThisTurn(vendor);
+    return prepared;
   },
 
   invalidJson(): Reply {
@@ -297,15 +666,15 @@ export const openAiChat: ProtocolHandler = {
     );
   },
 
-  vendorError(status: number, retryAfter: string | undefined, body: unknown): Reply {
-    const headers = responseHeaders(0);
-    if (retryAfter !== undefined) headers['retry-after'] = retryAfter;
-    let text: string;
+  vendorError(status: number, retryAfter: string | undefined, body: unknown, provider?: string): Reply {
+    let reply: Reply;
     if (body === undefined) {
-      text = JSON.stringify({ error: { message: `Simulated upstream error ${status}`, type: errorTypeFor(status), code: null } });
+      const vendor = preparedThisTurn?.vendor ?? VENDORS[chatVendorOf('', provider)];
+      reply = vendor.fault(status);
     } else {
-      text = typeof body === 'string' ? body : JSON.stringify(body);
+      reply = { status, headers: responseHeaders(0), body: typeof body === 'string' ? body : JSON.stringify(body) };
     }
-    return { status, headers, body: text };
+    if (retryAfter !== undefined) reply.headers['retry-after'] = retryAfter;
+    return reply;
   },
 };

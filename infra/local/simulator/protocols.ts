@@ -1,5 +1,9 @@
+import { anthropicMessagesProtocol } from './anthropic-messages.js';
+import { bedrockConverse } from './bedrock-converse.js';
+import { geminiGenerateContent } from './gemini-generate-content.js';
 import { openAiChat } from './openai-chat.js';
+import { openAiResponses } from './openai-responses.js';
 import type { ProtocolHandler } from './server.js';
 
 /** Every wire protocol the simulator speaks; one module each. */
-export const PROTOCOLS: readonly ProtocolHandler[] = [openAiChat];
+export const PROTOCOLS: readonly ProtocolHandler[] = [openAiChat, openAiResponses, anthropicMessagesProtocol, geminiGenerateContent, bedrockConverse];

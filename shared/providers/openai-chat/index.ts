@@ -1,13 +1,20 @@
-import { postJson } from '../http.js';
 import type { ProtocolAdapter } from '../types.js';
+import { dialectFor } from './dialects.js';
 import { toChatRequest } from './request.js';
 import { fromChatResponse } from './response.js';
+import { postChat } from './transport.js';
 
-/** OpenAI-compatible chat completions: xAI, Cerebras, DeepSeek, Mistral, Groq. */
+export { dialectFor } from './dialects.js';
+export type { ChatDialect } from './dialects.js';
+
+/** OpenAI-compatible chat completions: xAI, Cerebras, DeepSeek, Mistral, Groq, each in its dialect. One attempt per call. */
 export const openaiChat: ProtocolAdapter = {
   async send(call, endpoint, signal) {
+    const dialect = dialectFor(call.entry.provider);
+    const { body, warnings } = toChatRequest(call, dialect);
     const headers: Record<string, string> = endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {};
-    const body = await postJson(`${endpoint.baseUrl}/chat/completions`, toChatRequest(call), headers, signal);
-    return fromChatResponse(body);
+    const answer = await postChat(`${endpoint.baseUrl}/chat/completions`, body, headers, signal, dialect);
+    const reply = fromChatResponse(answer, dialect);
+    return { ...reply, warnings: [...warnings, ...reply.warnings] };
   },
 };

@@ -1,48 +1,76 @@
 import { UpstreamError } from '../errors.js';
-import type { ModelReply, Usage } from '../types.js';
+import type { ModelReply } from '../types.js';
+import { dialectFor } from './dialects.js';
+import type { ChatDialect } from './dialects.js';
+import { vendorMessage } from './errors.js';
+import { toUsage } from './usage.js';
+import type { ChatUsage } from './usage.js';
 
-interface ChatUsage {
-  prompt_tokens?: unknown;
-  completion_tokens?: unknown;
-  prompt_tokens_details?: { cached_tokens?: unknown } | null;
-  completion_tokens_details?: { reasoning_tokens?: unknown } | null;
-  /** DeepSeek reports cache hits and misses instead of cached_tokens. */
-  prompt_cache_hit_tokens?: unknown;
-}
+export { toUsage } from './usage.js';
 
+/**
+ * The parts of a chat completion the gateway reads. Reasoning text (DeepSeek
+ * `reasoning_content`, Groq and Cerebras `reasoning`, Mistral `thinking` chunks) is never read:
+ * it is not part of the output; its tokens are counted through usage.
+ */
 interface ChatResponse {
   choices?: { message?: { content?: unknown; refusal?: unknown }; finish_reason?: unknown }[];
   usage?: ChatUsage | null;
+  /** Groq repeats usage here (and sends it only here in some streamed answers). */
+  x_groq?: { usage?: ChatUsage | null } | null;
+  error?: unknown;
 }
 
-/** A chat completions answer as the gateway's reply; usage is dropped when absent or inconsistent. */
-export function fromChatResponse(body: unknown): ModelReply {
-  const response = (body ?? {}) as ChatResponse;
+const WARNINGS: Readonly<Record<string, string>> = {
+  length: 'The output was cut at maxTokens',
+  content_filter: 'The provider filtered the output',
+};
+
+/** A chat completions answer as the gateway's reply; usage is dropped (with a warning) when absent or inconsistent. */
+export function fromChatResponse(body: unknown, dialect: ChatDialect = dialectFor('openai')): ModelReply {
+  const response = (typeof body === 'object' && body !== null ? body : {}) as ChatResponse;
   const choice = response.choices?.[0];
-  const content = choice?.message?.content;
-  if (!choice || (typeof content !== 'string' && content !== null)) {
-    throw new UpstreamError('upstream_malformed_response', 'The provider answered without a message');
+  if (!choice) {
+    // Some vendors put an error body behind a 200.
+    const message = response.error === undefined ? undefined : vendorMessage(response);
+    throw new UpstreamError(message ? 'upstream_error' : 'upstream_malformed_response', message ?? 'The provider answered without a message');
   }
   const warnings: string[] = [];
   const finishReason = typeof choice.finish_reason === 'string' ? choice.finish_reason : undefined;
-  if (finishReason === 'length') warnings.push('The output was cut at maxTokens');
-  const usage = toUsage(response.usage);
+  const text = textOf(choice.message?.content);
+  let output: string;
+  if (text !== undefined) {
+    output = withoutThinking(text);
+  } else if (typeof choice.message?.refusal === 'string') {
+    output = '';
+    warnings.push('The model refused to answer');
+  } else if (finishReason === 'length') {
+    output = ''; // everything went into reasoning before the limit
+  } else {
+    throw new UpstreamError('upstream_malformed_response', 'The provider answered without content');
+  }
+  const finishWarning = finishReason && WARNINGS[finishReason];
+  if (finishWarning) warnings.push(finishWarning);
+
+  const usage = toUsage(response.usage ?? response.x_groq?.usage, dialect);
   if (!usage) warnings.push('The provider reported no usable token usage; cost is unavailable');
-  return { output: content ?? '', usage, finishReason, warnings };
+  return { output, usage, finishReason, warnings };
 }
 
-function count(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
+/** `content` as text: a string, or the text chunks of Mistral's chunk array (thinking chunks left out). */
+function textOf(content: unknown): string | undefined {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return undefined;
+  let text = '';
+  for (const chunk of content as unknown[]) {
+    const part = chunk as { type?: unknown; text?: unknown };
+    if (part?.type === 'text' && typeof part.text === 'string') text += part.text;
+  }
+  return text;
 }
 
-export function toUsage(usage: ChatUsage | null | undefined): Usage | undefined {
-  if (!usage) return undefined;
-  const inputTokens = count(usage.prompt_tokens);
-  const outputTokens = count(usage.completion_tokens);
-  if (inputTokens === undefined || outputTokens === undefined) return undefined;
-  const cachedInputTokens = count(usage.prompt_tokens_details?.cached_tokens) ?? count(usage.prompt_cache_hit_tokens) ?? 0;
-  const reasoningTokens = count(usage.completion_tokens_details?.reasoning_tokens) ?? 0;
-  // Subsets larger than their total mean the numbers cannot be priced.
-  if (cachedInputTokens > inputTokens || reasoningTokens > outputTokens) return undefined;
-  return { inputTokens, cachedInputTokens, cacheWriteTokens: 0, outputTokens, reasoningTokens };
+/** Reasoning a model wrote inline (`<think>…</think>` before the answer) is not output. */
+function withoutThinking(text: string): string {
+  const match = /^\s*<think>[\s\S]*?<\/think>\s*/.exec(text);
+  return match ? text.slice(match[0].length) : text;
 }

@@ -1,0 +1,19 @@
+import { loadConfig } from '../shared/config.js';
+import type { CreditsService } from '../shared/credits/credits-service.js';
+import { createStore } from '../shared/gateway.js';
+import { lazy } from './lazy.js';
+import { logger } from './logger.js';
+
+/**
+ * Scheduled (EventBridge): posts ledger entries a crash left unposted and releases
+ * reservations older than RESERVATION_TIMEOUT_MS. Safe to overlap with itself.
+ */
+export function createReconciler(credits: () => CreditsService) {
+  return async (): Promise<{ accounts: number; posted: number; released: number }> => {
+    const outcome = await credits().reconcile();
+    logger.info('Reconciled', outcome);
+    return outcome;
+  };
+}
+
+export const handler = createReconciler(lazy(() => createStore(loadConfig(), { log: logger }).credits));

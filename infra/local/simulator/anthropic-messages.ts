@@ -1,0 +1,486 @@
+/**
+ * Anthropic Messages protocol for the provider simulator: `POST /{provider}/v1/messages`.
+ *
+ * Validates the request the way the Messages API does (required fields, ranges, the
+ * thinking and sampling rules, the per-model refusals), answers in the exact `message`
+ * shape with deterministic text and shapes errors as `{type:'error', error:{type, message}}`.
+ *
+ * Prompt caching: for each `cache_control` breakpoint whose prefix (system, then messages,
+ * in that order) counts at least the model's minimum, the first request with that exact
+ * prefix writes it (`cache_creation_input_tokens`) and later ones read the longest known
+ * prefix (`cache_read_input_tokens`); `input_tokens` keeps only the rest, as Anthropic
+ * reports it. The known prefixes are a bounded in-memory set shared by the process.
+ *
+ * Structured output: `output_config.format` json_schema, or a system block that ends with
+ * a JSON Schema line (the gateway's strengthened instruction), yields a conforming value.
+ */
+import { createHash } from 'node:crypto';
+import type { Hash } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Prepared, ProtocolHandler, Reply } from './server.js';
+import { countTokens, generateFromSchema, generateParagraph, truncateToTokens } from './text.js';
+
+type Json = Record<string, unknown>;
+
+function isObject(x: unknown): x is Json {
+  return typeof x === 'object' && x !== null && !Array.isArray(x);
+}
+
+const MESSAGES_PATH = '/v1/messages';
+const SEP = '\u0000';
+/** Tokens Anthropic adds around each message (role markers). */
+const PER_MESSAGE_TOKENS = 3;
+/** About what Anthropic counts for a ~1.15 megapixel image ((w*h)/750). */
+const IMAGE_TOKENS = 1600;
+/** About what Anthropic counts for one PDF page (text plus page image). */
+const DOCUMENT_TOKENS = 1500;
+const MAX_BREAKPOINTS = 4;
+const MIN_THINKING_BUDGET = 1024;
+const MAX_CACHED_PREFIXES = 1000;
+const DOCS = 'https://docs.claude.com/en/docs/build-with-claude/extended-thinking';
+const IMAGE_MEDIA_TYPES: ReadonlySet<string> = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
+/** Models that take only adaptive thinking and reject sampling parameters (Opus 4.7). */
+const ADAPTIVE_ONLY: ReadonlySet<string> = new Set(['claude-opus-4-7']);
+/** Models that accept `thinking: {type: 'adaptive'}`. */
+const ADAPTIVE_CAPABLE: ReadonlySet<string> = new Set(['claude-opus-4-7', 'claude-opus-4-6', 'claude-sonnet-4-6']);
+
+let requestSeq = 0;
+
+function requestId(): string {
+  return `req_011CSim${(++requestSeq).toString(36).padStart(8, '0')}`;
+}
+
+function responseHeaders(): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'request-id': requestId(),
+    'anthropic-ratelimit-requests-limit': '4000',
+    'anthropic-ratelimit-requests-remaining': '3999',
+    'anthropic-ratelimit-requests-reset': new Date(Date.now() + 60_000).toISOString(),
+  };
+}
+
+/** An error reply in Anthropic's shape `{"type":"error","error":{"type","message"},"request_id"}`. */
+export function anthropicError(status: number, type: string, message: string): Reply {
+  const headers = responseHeaders();
+  return { status, headers, body: JSON.stringify({ type: 'error', error: { type, message }, request_id: headers['request-id'] }) };
+}
+
+/** The error `type` Anthropic uses for a status. */
+export function anthropicErrorType(status: number): string {
+  switch (status) {
+    case 400:
+      return 'invalid_request_error';
+    case 401:
+      return 'authentication_error';
+    case 402:
+      return 'billing_error';
+    case 403:
+      return 'permission_error';
+    case 404:
+      return 'not_found_error';
+    case 413:
+      return 'request_too_large';
+    case 429:
+      return 'rate_limit_error';
+    case 529:
+      return 'overloaded_error';
+    default:
+      return status >= 500 ? 'api_error' : 'invalid_request_error';
+  }
+}
+
+function badRequest(message: string): Prepared {
+  return { ok: false, reply: anthropicError(400, 'invalid_request_error', message) };
+}
+
+// ---------------------------------------------------------------------------
+// Prompt cache
+// ---------------------------------------------------------------------------
+
+/** Prefix hashes seen, oldest first; bounded so a long run stays small. */
+const cachedPrefixes = new Set<string>();
+
+function rememberPrefix(hash: string): void {
+  cachedPrefixes.delete(hash);
+  cachedPrefixes.add(hash);
+  if (cachedPrefixes.size > MAX_CACHED_PREFIXES) {
+    const oldest = cachedPrefixes.values().next().value;
+    if (oldest !== undefined) cachedPrefixes.delete(oldest);
+  }
+}
+
+/** Forgets every cached prefix (tests that need a cold cache). */
+export function resetAnthropicCache(): void {
+  cachedPrefixes.clear();
+}
+
+interface Breakpoint {
+  hash: string;
+  tokens: number;
+}
+
+/** The prompt-cache split of a request's input, updating the known prefixes. */
+function cacheSplit(breakpoints: readonly Breakpoint[], minTokens: number): { read: number; write: number } {
+  const eligible = breakpoints.filter((b) => b.tokens >= minTokens);
+  const last = eligible[eligible.length - 1];
+  if (!last) return { read: 0, write: 0 };
+  let read = 0;
+  for (const b of eligible) if (cachedPrefixes.has(b.hash)) read = Math.max(read, b.tokens);
+  for (const b of eligible) rememberPrefix(b.hash);
+  return { read, write: last.tokens - read };
+}
+
+// ---------------------------------------------------------------------------
+// Validation
+// ---------------------------------------------------------------------------
+
+/** Walks the input in Anthropic's cache order, counting tokens and hashing each prefix. */
+class InputWalker {
+  tokens = 0;
+  readonly breakpoints: Breakpoint[] = [];
+  private readonly hash: Hash;
+
+  constructor(model: string) {
+    this.hash = createHash('sha256');
+    this.hash.update(model);
+  }
+
+  add(key: string, tokens: number): void {
+    this.hash.update(SEP + key);
+    this.tokens += tokens;
+  }
+
+  breakpoint(): void {
+    this.breakpoints.push({ hash: this.hash.copy().digest('hex'), tokens: this.tokens });
+  }
+
+  digest(): Buffer {
+    return this.hash.copy().digest();
+  }
+}
+
+/** `cache_control` must be `{type:'ephemeral', ttl?: '5m'|'1h'}`; returns an error message or undefined. */
+function checkCacheControl(value: unknown, at: string): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!isObject(value) || value['type'] !== 'ephemeral') return `${at}.cache_control.type: Input should be 'ephemeral'`;
+  const ttl = value['ttl'];
+  if (ttl !== undefined && ttl !== '5m' && ttl !== '1h') return `${at}.cache_control.ttl: Input should be '5m' or '1h'`;
+  return undefined;
+}
+
+/** Reads one content block into the walker; returns an error message or undefined. */
+function readBlock(block: unknown, at: string, walker: InputWalker, counts: { breakpoints: number }): string | undefined {
+  if (!isObject(block)) return `${at}: Input should be a valid dictionary or object to extract fields from`;
+  const cacheError = checkCacheControl(block['cache_control'], at);
+  if (cacheError) return cacheError;
+  switch (block['type']) {
+    case 'text': {
+      const text = block['text'];
+      if (typeof text !== 'string') return `${at}.text: Field required`;
+      if (text.length === 0) return 'messages: text content blocks must be non-empty';
+      walker.add('t' + text, countTokens(text));
+      break;
+    }
+    case 'image':
+    case 'document': {
+      const source = block['source'];
+      if (!isObject(source)) return `${at}.source: Field required`;
+      if (source['type'] !== 'base64') return `${at}.source.type: the simulator accepts only base64 sources`;
+      const mediaType = source['media_type'];
+      const data = source['data'];
+      if (typeof data !== 'string' || data.length === 0) return `${at}.source.data: Field required`;
+      if (block['type'] === 'image' && (typeof mediaType !== 'string' || !IMAGE_MEDIA_TYPES.has(mediaType))) {
+        return `${at}.source.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'`;
+      }
+      if (block['type'] === 'document' && mediaType !== 'application/pdf') {
+        return `${at}.source.media_type: Input should be 'application/pdf'`;
+      }
+      const digest = createHash('sha1').update(data).digest('hex');
+      walker.add(`${block['type']}:${String(mediaType)}:${digest}`, block['type'] === 'image' ? IMAGE_TOKENS : DOCUMENT_TOKENS);
+      break;
+    }
+    case 'thinking':
+    case 'redacted_thinking':
+      // Earlier turns' thinking is stripped from the context and not counted.
+      break;
+    default:
+      return `${at}: Input tag '${String(block['type'])}' found using 'type' does not match any of the expected tags: 'text', 'image', 'document', 'thinking', 'redacted_thinking'`;
+  }
+  if (isObject(block['cache_control'])) {
+    counts.breakpoints += 1;
+    walker.breakpoint();
+  }
+  return undefined;
+}
+
+function readSystem(system: unknown, walker: InputWalker, counts: { breakpoints: number }): string | undefined {
+  if (system === undefined || system === null) return undefined;
+  if (typeof system === 'string') {
+    walker.add('t' + system, countTokens(system));
+    return undefined;
+  }
+  if (!Array.isArray(system)) return 'system: Input should be a valid string or list';
+  for (let i = 0; i < system.length; i++) {
+    const block: unknown = system[i];
+    if (isObject(block) && block['type'] !== 'text') return `system.${i}.type: Input should be 'text'`;
+    const error = readBlock(block, `system.${i}`, walker, counts);
+    if (error) return error === 'messages: text content blocks must be non-empty' ? 'system: text content blocks must be non-empty' : error;
+  }
+  return undefined;
+}
+
+function readMessages(messages: unknown[], walker: InputWalker, counts: { breakpoints: number }): string | undefined {
+  for (let i = 0; i < messages.length; i++) {
+    const m: unknown = messages[i];
+    const at = `messages.${i}`;
+    if (!isObject(m)) return `${at}: Input should be a valid dictionary or object to extract fields from`;
+    const role = m['role'];
+    if (role !== 'user' && role !== 'assistant') return `${at}.role: Input should be 'user' or 'assistant'`;
+    walker.add('r' + role, PER_MESSAGE_TOKENS);
+    const content = m['content'];
+    if (typeof content === 'string') {
+      if (content.length === 0 && !(role === 'assistant' && i === messages.length - 1)) {
+        return `${at}: all messages must have non-empty content except for the optional final assistant message`;
+      }
+      walker.add('t' + content, countTokens(content));
+    } else if (Array.isArray(content)) {
+      for (let j = 0; j < content.length; j++) {
+        const error = readBlock(content[j], `${at}.content.${j}`, walker, counts);
+        if (error) return error;
+      }
+    } else {
+      return `${at}.content: Input should be a valid string or list`;
+    }
+  }
+  return undefined;
+}
+
+function optionalNumber(body: Json, key: string, min: number, max: number): string | undefined {
+  const v = body[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'number' || !Number.isFinite(v)) return `${key}: Input should be a valid number`;
+  if (v < min) return `${key}: Input should be greater than or equal to ${min}`;
+  if (v > max) return `${key}: Input should be less than or equal to ${max}`;
+  return undefined;
+}
+
+type Thinking = { type: 'disabled' } | { type: 'enabled'; budget: number } | { type: 'adaptive' };
+
+function readThinking(value: unknown, model: string, maxTokens: number): Thinking | string {
+  if (value === undefined || value === null) return { type: 'disabled' };
+  if (!isObject(value)) return 'thinking: Input should be a valid dictionary or object to extract fields from';
+  switch (value['type']) {
+    case 'disabled':
+      return { type: 'disabled' };
+    case 'adaptive':
+      if (!ADAPTIVE_CAPABLE.has(model)) return '"thinking.type.adaptive" is not supported for this model.';
+      return { type: 'adaptive' };
+    case 'enabled': {
+      if (ADAPTIVE_ONLY.has(model)) {
+        return '"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.';
+      }
+      const budget = value['budget_tokens'];
+      if (typeof budget !== 'number' || !Number.isInteger(budget)) return 'thinking.enabled.budget_tokens: Field required';
+      if (budget < MIN_THINKING_BUDGET) return `thinking.enabled.budget_tokens: Input should be greater than or equal to ${MIN_THINKING_BUDGET}`;
+      if (budget >= maxTokens) {
+        return `\`max_tokens\` must be greater than \`thinking.budget_tokens\`. Please consult our documentation at ${DOCS}#max-tokens-and-context-window-size`;
+      }
+      return { type: 'enabled', budget };
+    }
+    default:
+      return "thinking: Input tag found using 'type' does not match any of the expected tags: 'enabled', 'disabled', 'adaptive'";
+  }
+}
+
+/** The sampling rules: per model, with thinking, and temperature xor top_p. */
+function checkSampling(body: Json, model: string, thinking: Thinking): string | undefined {
+  const has = (key: string): boolean => body[key] !== undefined && body[key] !== null;
+  const error = optionalNumber(body, 'temperature', 0, 1) ?? optionalNumber(body, 'top_p', 0, 1);
+  if (error) return error;
+  if (ADAPTIVE_ONLY.has(model)) {
+    for (const key of ['temperature', 'top_p', 'top_k']) if (has(key)) return `\`${key}\` is deprecated for this model.`;
+  }
+  if (thinking.type !== 'disabled') {
+    if (has('temperature') && body['temperature'] !== 1) {
+      return `\`temperature\` may only be set to 1 when thinking is enabled. Please consult our documentation at ${DOCS}#feature-compatibility`;
+    }
+    if (has('top_p') && (body['top_p'] as number) < 0.95) {
+      return `\`top_p\` must be greater than or equal to 0.95 or unset when thinking is enabled. Please consult our documentation at ${DOCS}#feature-compatibility`;
+    }
+  }
+  if (has('temperature') && has('top_p')) return '`temperature` and `top_p` cannot both be specified for this model. Please use only one.';
+  return undefined;
+}
+
+/** The schema of a gateway-style instruction: a system block whose last line is a JSON Schema object. */
+function schemaFromInstruction(system: unknown): Json | undefined {
+  if (!Array.isArray(system)) return undefined;
+  for (const block of system as unknown[]) {
+    if (!isObject(block) || typeof block['text'] !== 'string' || !block['text'].includes('JSON Schema')) continue;
+    const lastLine = block['text'].slice(block['text'].lastIndexOf('\n') + 1);
+    try {
+      const schema: unknown = JSON.parse(lastLine);
+      if (isObject(schema)) return schema;
+    } catch {
+      // not an instruction block
+    }
+  }
+  return undefined;
+}
+
+function readSchema(body: Json): Json | undefined | string {
+  const config = body['output_config'];
+  if (config !== undefined && config !== null) {
+    if (!isObject(config)) return 'output_config: Input should be a valid dictionary or object to extract fields from';
+    const format = config['format'];
+    if (format !== undefined && format !== null) {
+      if (!isObject(format) || format['type'] !== 'json_schema') return "output_config.format.type: Input should be 'json_schema'";
+      if (!isObject(format['schema'])) return 'output_config.format.schema: Field required';
+      return format['schema'];
+    }
+  }
+  return schemaFromInstruction(body['system']);
+}
+
+// ---------------------------------------------------------------------------
+// Answer
+// ---------------------------------------------------------------------------
+
+interface MessagesCall {
+  model: string;
+  seed: number;
+  id: string;
+  inputTokens: number;
+  breakpoints: Breakpoint[];
+  minCacheTokens: number;
+  maxTokens: number;
+  thinking: Thinking;
+  schema: Json | undefined;
+}
+
+function answer(call: MessagesCall, usage: boolean): Reply {
+  const content: Json[] = [];
+  let budget = call.maxTokens;
+  let stopReason: 'end_turn' | 'max_tokens' = 'end_turn';
+  if (call.thinking.type !== 'disabled') {
+    const limit = call.thinking.type === 'enabled' ? Math.min(call.thinking.budget, budget) : budget;
+    const thinking = truncateToTokens(`Weighing the request before answering. ${generateParagraph(call.model, call.seed ^ 0x5bd1e995)}`, limit);
+    const signature = createHash('sha256').update(`signature:${call.id}`).digest('base64');
+    content.push({ type: 'thinking', thinking, signature });
+    budget -= countTokens(thinking);
+  }
+  let text = call.schema ? JSON.stringify(generateFromSchema(call.schema, call.seed)) : generateParagraph(call.model, call.seed);
+  if (countTokens(text) > budget) {
+    text = truncateToTokens(text, Math.max(0, budget));
+    stopReason = 'max_tokens';
+  }
+  if (text.length > 0) content.push({ type: 'text', text });
+  const outputTokens = call.maxTokens - budget + countTokens(text);
+
+  const body: Json = {
+    id: call.id,
+    type: 'message',
+    role: 'assistant',
+    model: call.model,
+    content,
+    stop_reason: stopReason,
+    stop_sequence: null,
+  };
+  if (usage) {
+    // The cache is touched only when a request is answered, as a real cache write would be.
+    const { read, write } = cacheSplit(call.breakpoints, call.minCacheTokens);
+    body['usage'] = {
+      input_tokens: call.inputTokens - read - write,
+      cache_creation_input_tokens: write,
+      cache_read_input_tokens: read,
+      cache_creation: { ephemeral_5m_input_tokens: write, ephemeral_1h_input_tokens: 0 },
+      output_tokens: outputTokens,
+      service_tier: 'standard',
+    };
+  }
+  return { status: 200, headers: responseHeaders(), body: JSON.stringify(body) };
+}
+
+/** Validates a Messages API request body; on success returns a ready-to-answer call. */
+export function prepareMessages(input: unknown): Prepared {
+  if (!isObject(input)) return badRequest('The request body must be a JSON object.');
+  const body = input;
+  const model = body['model'];
+  if (model === undefined || model === null) return badRequest('model: Field required');
+  if (typeof model !== 'string' || model === '') return badRequest('model: Input should be a valid string');
+  const maxTokens = body['max_tokens'];
+  if (maxTokens === undefined || maxTokens === null) return badRequest('max_tokens: Field required');
+  if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens)) return badRequest('max_tokens: Input should be a valid integer');
+  if (maxTokens < 1) return badRequest('max_tokens: Input should be greater than or equal to 1');
+  const messages = body['messages'];
+  if (messages === undefined || messages === null) return badRequest('messages: Field required');
+  if (!Array.isArray(messages)) return badRequest('messages: Input should be a valid list');
+  if (messages.length === 0) return badRequest('messages: at least one message is required');
+  if (body['stream'] === true) return badRequest('stream: streaming is not supported by the simulator');
+
+  const walker = new InputWalker(model);
+  const counts = { breakpoints: 0 };
+  const inputError = readSystem(body['system'], walker, counts) ?? readMessages(messages, walker, counts);
+  if (inputError) return badRequest(inputError);
+  if (counts.breakpoints > MAX_BREAKPOINTS) {
+    return badRequest(`A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${counts.breakpoints}.`);
+  }
+  const thinking = readThinking(body['thinking'], model, maxTokens);
+  if (typeof thinking === 'string') return badRequest(thinking);
+  const samplingError = checkSampling(body, model, thinking);
+  if (samplingError) return badRequest(samplingError);
+  const schema = readSchema(body);
+  if (typeof schema === 'string') return badRequest(schema);
+
+  const digest = walker.digest();
+  const call: MessagesCall = {
+    model,
+    seed: digest.readUInt32BE(0),
+    id: 'msg_01' + digest.toString('base64url', 4, 20).replace(/[-_]/g, 'x'),
+    inputTokens: walker.tokens,
+    breakpoints: walker.breakpoints,
+    minCacheTokens: model.includes('haiku') ? 2048 : 1024,
+    maxTokens,
+    thinking,
+    schema,
+  };
+  return { ok: true, model, answer: (opts) => answer(call, opts.usage) };
+}
+
+/** The protocol module registered by the simulator server. */
+export const anthropicMessagesProtocol: ProtocolHandler = {
+  protocol: 'anthropic-messages',
+
+  route(method: string, rest: string): boolean {
+    return method === 'POST' && rest === MESSAGES_PATH;
+  },
+
+  modelOf(body: unknown): string {
+    return isObject(body) && typeof body['model'] === 'string' ? body['model'] : '';
+  },
+
+  /** No key is needed, but a Bearer token in place of `x-api-key` and a missing `anthropic-version` fail as with Anthropic. */
+  authorize(headers: IncomingHttpHeaders): Reply | undefined {
+    if (headers['x-api-key'] === undefined && headers.authorization !== undefined) {
+      return anthropicError(401, 'authentication_error', 'x-api-key header is required');
+    }
+    if (headers['anthropic-version'] === undefined) return anthropicError(400, 'invalid_request_error', 'anthropic-version: header is required');
+    return undefined;
+  },
+
+  prepare(body: unknown): Prepared {
+    return prepareMessages(body);
+  },
+
+  invalidJson(): Reply {
+    return anthropicError(400, 'invalid_request_error', 'There was an error parsing the body of your request: it is not valid JSON.');
+  },
+
+  vendorError(status: number, retryAfter: string | undefined, body: unknown): Reply {
+    const reply = anthropicError(status, anthropicErrorType(status), `Simulated upstream error ${status}`);
+    if (retryAfter !== undefined) reply.headers['retry-after'] = retryAfter;
+    if (body !== undefined) reply.body = typeof body === 'string' ? body : JSON.stringify(body);
+    return reply;
+  },
+};

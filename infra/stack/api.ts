@@ -1,0 +1,215 @@
+import { Validations, type Duration } from 'aws-cdk-lib';
+import {
+  AccessLogField,
+  AccessLogFormat,
+  AuthorizationType,
+  EndpointType,
+  IdentitySource,
+  LambdaIntegration,
+  LogGroupLogDestination,
+  MethodLoggingLevel,
+  ResponseType,
+  RestApi,
+  TokenAuthorizer,
+} from 'aws-cdk-lib/aws-apigateway';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+
+/** The one route (DESIGN.md): POST /api/v1/prompt. */
+export const PROMPT_PATH = ['api', 'v1', 'prompt'] as const;
+
+/** An API Gateway template placeholder that API Gateway itself renders as a quoted, escaped JSON string. */
+const ERROR_MESSAGE_STRING = '$context.error.messageString';
+
+export interface GatewayResponseSpec {
+  type: ResponseType;
+  /** Omitted for DEFAULT_4XX / DEFAULT_5XX: those keep the status of the error they stand for. */
+  statusCode?: string;
+  code: string;
+  /** Fixed text, or API Gateway's own message when undefined. */
+  message?: string;
+  headers?: Record<string, string>;
+}
+
+/**
+ * Errors API Gateway answers itself, before or instead of the `api` function, in the
+ * handler's body shape `{"error":{"code","message"}}` (shared/http/response.ts) and codes.
+ */
+export const GATEWAY_RESPONSES: readonly GatewayResponseSpec[] = [
+  {
+    type: ResponseType.UNAUTHORIZED,
+    statusCode: '401',
+    code: 'unauthorized',
+    message: 'A valid API key is required: Authorization: Bearer <API_KEY>',
+  },
+  { type: ResponseType.ACCESS_DENIED, statusCode: '403', code: 'forbidden', message: 'This API key may not call this operation' },
+  {
+    type: ResponseType.THROTTLED,
+    statusCode: '429',
+    code: 'rate_limited',
+    message: 'Too many requests; retry after a short wait',
+    headers: { 'Retry-After': '1' },
+  },
+  // A REST API answers an unknown path (or a method the path does not have) with "Missing
+  // Authentication Token" 403; callers must see a plain 404.
+  {
+    type: ResponseType.MISSING_AUTHENTICATION_TOKEN,
+    statusCode: '404',
+    code: 'not_found',
+    message: 'No route for this method and path; the API is POST /api/v1/prompt',
+  },
+  { type: ResponseType.BAD_REQUEST_BODY, statusCode: '400', code: 'invalid_request' },
+  {
+    type: ResponseType.REQUEST_TOO_LARGE,
+    statusCode: '413',
+    code: 'payload_too_large',
+    message: 'The request body exceeds the 10 MB API Gateway limit; the gateway accepts at most 5242880 bytes',
+  },
+  {
+    type: ResponseType.INTEGRATION_TIMEOUT,
+    statusCode: '504',
+    code: 'gateway_timeout',
+    message: 'The request did not complete within the integration timeout',
+  },
+  { type: ResponseType.DEFAULT_4XX, code: 'bad_request' },
+  { type: ResponseType.DEFAULT_5XX, code: 'internal_error' },
+];
+
+/** The template body: `{"error":{"code":"…","message":"…"}}`, with API Gateway's message where none is fixed. */
+export function gatewayResponseBody(spec: GatewayResponseSpec): string {
+  const message = spec.message === undefined ? ERROR_MESSAGE_STRING : JSON.stringify(spec.message);
+  return `{"error":{"code":${JSON.stringify(spec.code)},"message":${message}}}`;
+}
+
+/**
+ * Access log fields, chosen one by one: who, what, how it ended and how long it took.
+ * Never the body, a header, the authorizer's token or an API key.
+ */
+export const ACCESS_LOG_FIELDS: Readonly<Record<string, string>> = {
+  requestId: AccessLogField.contextRequestId(),
+  xrayTraceId: AccessLogField.contextXrayTraceId(),
+  requestTimeEpoch: AccessLogField.contextRequestTimeEpoch(),
+  ip: AccessLogField.contextIdentitySourceIp(),
+  method: AccessLogField.contextHttpMethod(),
+  path: AccessLogField.contextPath(),
+  resourcePath: AccessLogField.contextResourcePath(),
+  protocol: AccessLogField.contextProtocol(),
+  status: AccessLogField.contextStatus(),
+  responseLength: AccessLogField.contextResponseLength(),
+  latency: AccessLogField.contextResponseLatency(),
+  integrationLatency: AccessLogField.contextIntegrationLatency(),
+  integrationStatus: AccessLogField.contextIntegrationStatus(),
+  authorizerLatency: AccessLogField.contextAuthorizerLatency(),
+  authorizerStatus: AccessLogField.contextAuthorizerStatus(),
+  // The account ID the authorizer resolved (its context), not the key it was given.
+  accountId: AccessLogField.contextAuthorizer('accountId'),
+  errorType: AccessLogField.contextErrorResponseType(),
+  errorMessage: AccessLogField.contextErrorMessage(),
+  authorizerError: AccessLogField.contextAuthorizerError(),
+  integrationError: AccessLogField.contextIntegrationErrorMessage(),
+};
+
+export interface GatewayApiProps {
+  apiFunction: IFunction;
+  authorizerFunction: IFunction;
+  stageName: string;
+  authorizerCacheTtl: Duration;
+  integrationTimeout: Duration;
+  throttlingRateLimit: number;
+  throttlingBurstLimit: number;
+  logRetention: RetentionDays;
+  /** Sets the region's API Gateway CloudWatch Logs role (needed once per account and region for stage logs). */
+  cloudWatchRole: boolean;
+}
+
+/**
+ * The REST API (regional): POST /api/v1/prompt behind the Lambda TOKEN authorizer, stage
+ * throttling, X-Ray, JSON access logs and gateway responses in the gateway's error shape.
+ */
+export class GatewayApi extends Construct {
+  readonly restApi: RestApi;
+  readonly accessLogs: LogGroup;
+
+  constructor(scope: Construct, id: string, props: GatewayApiProps) {
+    super(scope, id);
+
+    this.accessLogs = new LogGroup(this, 'AccessLogs', { retention: props.logRetention });
+
+    this.restApi = new RestApi(this, 'RestApi', {
+      description: 'Model comparison gateway: POST /api/v1/prompt',
+      endpointConfiguration: { types: [EndpointType.REGIONAL] },
+      cloudWatchRole: props.cloudWatchRole,
+      failOnWarnings: true,
+      deployOptions: {
+        stageName: props.stageName,
+        tracingEnabled: true,
+        throttlingRateLimit: props.throttlingRateLimit,
+        throttlingBurstLimit: props.throttlingBurstLimit,
+        accessLogDestination: new LogGroupLogDestination(this.accessLogs),
+        accessLogFormat: AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FIELDS)),
+        // Execution logs for errors only, and never the request or response data.
+        loggingLevel: MethodLoggingLevel.ERROR,
+        dataTraceEnabled: false,
+      },
+    });
+
+    const authorizer = new TokenAuthorizer(this, 'Authorizer', {
+      handler: props.authorizerFunction,
+      identitySource: IdentitySource.header('Authorization'),
+      resultsCacheTtl: props.authorizerCacheTtl,
+    });
+
+    let resource = this.restApi.root;
+    for (const part of PROMPT_PATH) resource = resource.addResource(part);
+    // Above 29 s, `timeout` deploys only once the region's REST API quota "Maximum
+    // integration timeout in milliseconds" has been raised (Service Quotas).
+    const integration = new LambdaIntegration(props.apiFunction, { timeout: props.integrationTimeout, allowTestInvoke: false });
+    resource.addMethod('POST', integration, { authorizer, authorizationType: AuthorizationType.CUSTOM });
+
+    for (const spec of GATEWAY_RESPONSES) {
+      this.restApi.addGatewayResponse(spec.type.responseType, {
+        type: spec.type,
+        statusCode: spec.statusCode,
+        responseHeaders: quoteHeaders({ 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', ...spec.headers }),
+        templates: { 'application/json': gatewayResponseBody(spec) },
+      });
+    }
+
+    Validations.of(this.restApi).acknowledge({
+      id: 'AwsSolutions-APIG2',
+      reason:
+        'The body is validated by the api handler against the one JSON Schema of the contract (ajv; the same schema ' +
+        'feeds the OpenAPI document), which names every failing field by JSON pointer in the gateway error body; an ' +
+        'API Gateway (draft-04) model would duplicate it with a coarser error. The only parameter, the Authorization ' +
+        'header, is already required by the TOKEN authorizer (missing: 401). Sizes: API Gateway rejects bodies over ' +
+        '10 MB (REQUEST_TOO_LARGE, 413), the handler those over 5 MiB.',
+    });
+    Validations.of(this.restApi.deploymentStage).acknowledge({
+      id: 'AwsSolutions-APIG3',
+      reason:
+        'No WAF web ACL for now: every request must pass the Lambda authorizer (cached per key) and the stage ' +
+        'throttle before any model runs, and is charged in credits reserved up front. A web ACL (rate-based rule per ' +
+        'IP) can be associated with the stage later without changing the API.',
+    });
+    Validations.of(this.restApi).acknowledge({
+      id: 'AwsSolutions-COG4',
+      reason:
+        'Callers authenticate with gateway API keys (Authorization: Bearer), checked by the Lambda TOKEN authorizer ' +
+        'against their SHA-256 in DynamoDB; there are no Cognito users.',
+    });
+    if (props.cloudWatchRole) {
+      Validations.of(this.restApi).acknowledge({
+        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+        reason:
+          'The account-level API Gateway logging role; AmazonAPIGatewayPushToCloudWatchLogs is the policy AWS documents ' +
+          'for it, and API Gateway (not our code) assumes it to write the access and error logs.',
+      });
+    }
+  }
+}
+
+/** Gateway response header values are mapping expressions: a static value is single-quoted. */
+function quoteHeaders(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, `'${value}'`]));
+}

@@ -1,0 +1,85 @@
+import { Duration } from 'aws-cdk-lib';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Node } from 'constructs';
+import type { GatewaySettings } from './gateway-stack.js';
+
+/**
+ * The CDK context keys the app reads (`cdk synth -c gateway:throttlingRateLimit=20`, or
+ * "context" in cdk.json). Anything unset keeps the stack's default (DEFAULT_SETTINGS).
+ */
+export const CONTEXT_KEYS = {
+  authorizerCacheTtlSeconds: 'gateway:authorizerCacheTtlSeconds',
+  integrationTimeoutSeconds: 'gateway:integrationTimeoutSeconds',
+  throttlingRateLimit: 'gateway:throttlingRateLimit',
+  throttlingBurstLimit: 'gateway:throttlingBurstLimit',
+  logRetentionDays: 'gateway:logRetentionDays',
+  stageName: 'gateway:stageName',
+  apiGatewayCloudWatchRole: 'gateway:apiGatewayCloudWatchRole',
+  rateLimitRpm: 'gateway:rateLimitRpm',
+  creditsPerUsd: 'gateway:creditsPerUsd',
+  markup: 'gateway:markup',
+} as const;
+
+export class ContextError extends Error {
+  override name = 'ContextError';
+}
+
+const RETENTION_VALUES = new Set<number>(Object.values(RetentionDays).filter((v): v is number => typeof v === 'number'));
+
+/** Settings from context; values from `-c` arrive as strings, values from cdk.json as JSON. */
+export function settingsFromContext(node: Node): Partial<GatewaySettings> {
+  const read = (key: string): unknown => node.tryGetContext(key);
+  const settings: Partial<GatewaySettings> = {};
+
+  const ttl = integer(read(CONTEXT_KEYS.authorizerCacheTtlSeconds), CONTEXT_KEYS.authorizerCacheTtlSeconds, 0, 3600);
+  if (ttl !== undefined) settings.authorizerCacheTtl = Duration.seconds(ttl);
+  const timeout = integer(read(CONTEXT_KEYS.integrationTimeoutSeconds), CONTEXT_KEYS.integrationTimeoutSeconds, 5, 900);
+  if (timeout !== undefined) settings.integrationTimeout = Duration.seconds(timeout);
+  settings.throttlingRateLimit = number(read(CONTEXT_KEYS.throttlingRateLimit), CONTEXT_KEYS.throttlingRateLimit);
+  settings.throttlingBurstLimit = integer(read(CONTEXT_KEYS.throttlingBurstLimit), CONTEXT_KEYS.throttlingBurstLimit, 0);
+
+  const retention = integer(read(CONTEXT_KEYS.logRetentionDays), CONTEXT_KEYS.logRetentionDays, 1);
+  if (retention !== undefined) {
+    if (!RETENTION_VALUES.has(retention)) {
+      throw new ContextError(`${CONTEXT_KEYS.logRetentionDays} must be one of ${[...RETENTION_VALUES].join(', ')}, got ${retention}`);
+    }
+    settings.logRetention = retention as RetentionDays;
+  }
+
+  const stageName = read(CONTEXT_KEYS.stageName);
+  if (stageName !== undefined) {
+    if (typeof stageName !== 'string' || !/^[A-Za-z0-9_]{1,128}$/.test(stageName)) {
+      throw new ContextError(`${CONTEXT_KEYS.stageName} must be letters, digits or underscores, got ${JSON.stringify(stageName)}`);
+    }
+    settings.stageName = stageName;
+  }
+  settings.apiGatewayCloudWatchRole = boolean(read(CONTEXT_KEYS.apiGatewayCloudWatchRole), CONTEXT_KEYS.apiGatewayCloudWatchRole);
+
+  settings.rateLimitRpm = integer(read(CONTEXT_KEYS.rateLimitRpm), CONTEXT_KEYS.rateLimitRpm, 1);
+  settings.creditsPerUsd = number(read(CONTEXT_KEYS.creditsPerUsd), CONTEXT_KEYS.creditsPerUsd);
+  settings.markup = number(read(CONTEXT_KEYS.markup), CONTEXT_KEYS.markup);
+  return settings;
+}
+
+function number(raw: unknown, key: string): number | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  const value = typeof raw === 'number' ? raw : typeof raw === 'string' ? Number(raw) : Number.NaN;
+  if (!Number.isFinite(value) || value <= 0) throw new ContextError(`${key} must be a positive number, got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+function integer(raw: unknown, key: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  const value = typeof raw === 'number' ? raw : typeof raw === 'string' ? Number(raw) : Number.NaN;
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ContextError(`${key} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+  }
+  return value;
+}
+
+function boolean(raw: unknown, key: string): boolean | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (raw === true || raw === 'true') return true;
+  if (raw === false || raw === 'false') return false;
+  throw new ContextError(`${key} must be true or false, got ${JSON.stringify(raw)}`);
+}

@@ -1,0 +1,184 @@
+import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { TABLES } from '../../shared/storage/tables.js';
+import { GatewayApi } from './api.js';
+import { GatewayData, TABLE_ENV, tableNameOutputId } from './data.js';
+import { GatewayFunction, type GatewayFunctionDefaults } from './gateway-function.js';
+import { ProviderSecret } from './secrets.js';
+
+/** What the app decides at synth time (infra/stack/context.ts reads it from CDK context). */
+export interface GatewaySettings {
+  /** How long API Gateway caches an authorizer decision per Authorization header (0 disables, at most 1 hour). */
+  authorizerCacheTtl: Duration;
+  /**
+   * How long API Gateway waits for the `api` function; also that function's timeout. The
+   * request deadline (REQUEST_DEADLINE_MS) is 4 s shorter, to leave time for settling
+   * credits and answering. Above 29 s needs the regional REST API quota "Maximum
+   * integration timeout in milliseconds" raised first.
+   */
+  integrationTimeout: Duration;
+  /** Stage throttling: steady requests per second, across all callers. */
+  throttlingRateLimit: number;
+  /** Stage throttling: burst bucket size. */
+  throttlingBurstLimit: number;
+  /** Retention of the function logs and the API access logs. */
+  logRetention: RetentionDays;
+  stageName: string;
+  /** Whether the stack sets the region's API Gateway CloudWatch Logs role (see README). */
+  apiGatewayCloudWatchRole: boolean;
+  serviceName: string;
+  metricsNamespace: string;
+  /** RATE_LIMIT_RPM, CREDITS_PER_USD, MARKUP: unset leaves the defaults of shared/config.ts. */
+  rateLimitRpm?: number;
+  creditsPerUsd?: number;
+  markup?: number;
+}
+
+export const DEFAULT_SETTINGS: GatewaySettings = {
+  authorizerCacheTtl: Duration.seconds(30),
+  integrationTimeout: Duration.seconds(29),
+  throttlingRateLimit: 50,
+  throttlingBurstLimit: 100,
+  logRetention: RetentionDays.ONE_MONTH,
+  stageName: 'prod',
+  apiGatewayCloudWatchRole: true,
+  serviceName: 'model-compare-gateway',
+  metricsNamespace: 'ModelCompareGateway',
+};
+
+/** Time the `api` function keeps after its deadline to settle credits and answer. */
+const SETTLE_MARGIN = Duration.seconds(4);
+
+export type GatewayStackProps = StackProps & Partial<GatewaySettings>;
+
+/**
+ * The gateway in one deployable unit. Stateful (GatewayData: tables and claim-check
+ * bucket, retained and protected from deletion and replacement) and stateless parts
+ * (functions, API; later the workflow) are separate constructs, so either can move to a
+ * stack of its own without renaming anything inside it.
+ */
+export class GatewayStack extends Stack {
+  readonly data: GatewayData;
+  readonly providerSecret: ProviderSecret;
+  readonly authorizerFunction: GatewayFunction;
+  readonly apiFunction: GatewayFunction;
+  readonly api: GatewayApi;
+
+  constructor(scope: Construct, id: string, props: GatewayStackProps = {}) {
+    super(scope, id, props);
+    const settings = resolveSettings(props);
+    const defaults: GatewayFunctionDefaults = {
+      logRetention: settings.logRetention,
+      serviceName: settings.serviceName,
+      metricsNamespace: settings.metricsNamespace,
+    };
+
+    // Stateful.
+    this.data = new GatewayData(this, 'Data');
+    const { tables } = this.data;
+    this.providerSecret = new ProviderSecret(this, 'ProviderKeys');
+
+    // Stateless: functions.
+    this.authorizerFunction = new GatewayFunction(this, 'AuthorizerFunction', {
+      source: 'authorizer',
+      description: 'Lambda TOKEN authorizer: Authorization: Bearer <key> to the account ID',
+      defaults,
+      environment: { [TABLE_ENV.apiKeys]: tables.apiKeys.tableName },
+    });
+    this.data.grantReadData('apiKeys', this.authorizerFunction);
+
+    this.apiFunction = new GatewayFunction(this, 'ApiFunction', {
+      source: 'api',
+      description: 'POST /api/v1/prompt',
+      defaults,
+      memorySize: 1024,
+      timeout: settings.integrationTimeout,
+      environment: {
+        [TABLE_ENV.accounts]: tables.accounts.tableName,
+        [TABLE_ENV.ledger]: tables.ledger.tableName,
+        [TABLE_ENV.idempotency]: tables.idempotency.tableName,
+        [TABLE_ENV.rateLimits]: tables.rateLimits.tableName,
+        [TABLE_ENV.promptLogs]: tables.promptLogs.tableName,
+        PROVIDER_SECRET_ARN: this.providerSecret.secret.secretArn,
+        REQUEST_DEADLINE_MS: String(requestDeadlineMs(settings.integrationTimeout)),
+        ...optionalEnv({ RATE_LIMIT_RPM: settings.rateLimitRpm, CREDITS_PER_USD: settings.creditsPerUsd, MARKUP: settings.markup }),
+      },
+    });
+    // Every table of the request path (DESIGN.md) but the API keys, which only the authorizer reads.
+    this.data.grantReadWriteData('accounts', this.apiFunction);
+    this.data.grantAppendData('ledger', this.apiFunction);
+    this.data.grantReadWriteData('idempotency', this.apiFunction);
+    this.data.grantReadWriteData('rateLimits', this.apiFunction);
+    this.data.grantReadWriteData('promptLogs', this.apiFunction);
+    this.providerSecret.grantRead(this.apiFunction);
+
+    // Stateless: the judge workflow (Step Functions Express: Generate map, Judge map) goes
+    // here with the judging issue, as a `JudgeWorkflow` construct in ./workflow.ts taking
+    // the `generate` and `judge` GatewayFunctions and `this.data.claimCheckBucket`; the api
+    // function then gets its ARN and grantStartSyncExecution. The reconciler's EventBridge
+    // schedule comes with the credits issue.
+
+    this.api = new GatewayApi(this, 'Api', {
+      apiFunction: this.apiFunction,
+      authorizerFunction: this.authorizerFunction,
+      stageName: settings.stageName,
+      authorizerCacheTtl: settings.authorizerCacheTtl,
+      integrationTimeout: settings.integrationTimeout,
+      throttlingRateLimit: settings.throttlingRateLimit,
+      throttlingBurstLimit: settings.throttlingBurstLimit,
+      logRetention: settings.logRetention,
+      cloudWatchRole: settings.apiGatewayCloudWatchRole,
+    });
+
+    new CfnOutput(this, 'ApiUrl', {
+      description: 'Base URL of the stage; the operation is POST <ApiUrl>api/v1/prompt',
+      value: this.api.restApi.url,
+    });
+    for (const definition of TABLES) {
+      new CfnOutput(this, tableNameOutputId(definition.key), {
+        description: `DynamoDB table "${definition.key}" (the admin CLI reads these outputs)`,
+        value: tables[definition.key].tableName,
+      });
+    }
+    new CfnOutput(this, 'ProviderSecretArn', {
+      description: 'Secrets Manager secret with the provider keys as JSON; see the README to put keys in it',
+      value: this.providerSecret.secret.secretArn,
+    });
+  }
+}
+
+/** The settings given, each missing one from DEFAULT_SETTINGS; rejects values API Gateway or Lambda would. */
+export function resolveSettings(props: Partial<GatewaySettings>): GatewaySettings {
+  const d = DEFAULT_SETTINGS;
+  const settings: GatewaySettings = {
+    authorizerCacheTtl: props.authorizerCacheTtl ?? d.authorizerCacheTtl,
+    integrationTimeout: props.integrationTimeout ?? d.integrationTimeout,
+    throttlingRateLimit: props.throttlingRateLimit ?? d.throttlingRateLimit,
+    throttlingBurstLimit: props.throttlingBurstLimit ?? d.throttlingBurstLimit,
+    logRetention: props.logRetention ?? d.logRetention,
+    stageName: props.stageName ?? d.stageName,
+    apiGatewayCloudWatchRole: props.apiGatewayCloudWatchRole ?? d.apiGatewayCloudWatchRole,
+    serviceName: props.serviceName ?? d.serviceName,
+    metricsNamespace: props.metricsNamespace ?? d.metricsNamespace,
+    rateLimitRpm: props.rateLimitRpm,
+    creditsPerUsd: props.creditsPerUsd,
+    markup: props.markup,
+  };
+  const ttl = settings.authorizerCacheTtl.toSeconds();
+  if (ttl > 3600) throw new Error(`authorizerCacheTtl must be at most 3600 seconds, got ${ttl}`);
+  const timeout = settings.integrationTimeout.toMilliseconds();
+  if (timeout <= SETTLE_MARGIN.toMilliseconds()) throw new Error(`integrationTimeout must be longer than ${SETTLE_MARGIN.toSeconds()} s`);
+  if (timeout > 900_000) throw new Error('integrationTimeout cannot exceed 900 s, the longest Lambda timeout');
+  return settings;
+}
+
+function requestDeadlineMs(integrationTimeout: Duration): number {
+  return integrationTimeout.toMilliseconds() - SETTLE_MARGIN.toMilliseconds();
+}
+
+function optionalEnv(values: Record<string, number | undefined>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(values).flatMap(([name, value]) => (value === undefined ? [] : [[name, String(value)]])),
+  );
+}

@@ -1,0 +1,149 @@
+import { InsufficientCreditsError } from '../errors.js';
+import { ulid } from '../ids.js';
+import { silentLog, type Log } from '../log.js';
+import { BalanceTooLowError, ConditionFailedError, type Account, type AccountsRepository, type Reservation } from '../storage/accounts.js';
+import type { LedgerEntry, LedgerKind, LedgerRepository } from '../storage/ledger.js';
+import { microToCredits } from './credits.js';
+
+/**
+ * A reservation that its request never settled is released after this long: the
+ * longest an AWS Lambda function can run, so no request can still settle it.
+ */
+export const RESERVATION_TIMEOUT_MS = 15 * 60 * 1000;
+
+export interface OpenRequest {
+  accountId: string;
+  requestId: string;
+  reservation: Reservation;
+}
+
+/**
+ * The money path on single-item conditional writes: reserve before a request runs,
+ * settle from observed cost afterwards, post every change to the append-only ledger,
+ * and let the reconciler heal what a crash left half done.
+ */
+export class CreditsService {
+  constructor(
+    private readonly accounts: AccountsRepository,
+    private readonly ledger: LedgerRepository,
+    private readonly log: Log = silentLog,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async openAccount(input: { balanceMicro: number; zeroDataRetention?: boolean; rateLimitRpm?: number; accountId?: string }): Promise<Account> {
+    const accountId = input.accountId ?? `acct_${ulid().toLowerCase()}`;
+    const opening = this.entry(accountId, 'topup', input.balanceMicro);
+    const account = await this.accounts.create({ opening, zeroDataRetention: input.zeroDataRetention, rateLimitRpm: input.rateLimitRpm });
+    await this.post(opening);
+    return account;
+  }
+
+  async topUp(accountId: string, amountMicro: number): Promise<number> {
+    const entry = this.entry(accountId, 'topup', amountMicro);
+    const balance = await this.accounts.topUp(entry);
+    await this.post(entry);
+    return balance;
+  }
+
+  /** Holds the estimate; 402 (nothing held, nothing run) when the balance does not cover it. */
+  async reserve(accountId: string, requestId: string, estimateMicro: number): Promise<OpenRequest> {
+    const entry = { ...this.entry(accountId, 'reserve', -estimateMicro, requestId), requestId };
+    try {
+      await this.accounts.reserve(entry);
+    } catch (error) {
+      if (error instanceof BalanceTooLowError) {
+        throw new InsufficientCreditsError(microToCredits(estimateMicro), microToCredits(error.balanceMicro));
+      }
+      throw error;
+    }
+    await this.post(entry);
+    return { accountId, requestId, reservation: { amountMicro: estimateMicro, at: entry.at } };
+  }
+
+  /**
+   * Charges what the request cost and returns the rest of the reservation, once: a
+   * second settle of the same request changes nothing and reports the first charge.
+   * A cost above the estimate is charged in full (the balance may go below zero by that
+   * overrun; the entry records it).
+   */
+  async settle(open: OpenRequest, chargedMicro: number): Promise<{ chargedMicro: number }> {
+    const held = open.reservation.amountMicro;
+    const entry: LedgerEntry & { requestId: string } = {
+      ...this.entry(open.accountId, 'settle', held - chargedMicro, open.requestId),
+      requestId: open.requestId,
+      chargedMicro,
+      ...(chargedMicro > held ? { overrunMicro: chargedMicro - held } : {}),
+    };
+    try {
+      await this.accounts.closeReservation(entry, open.reservation);
+    } catch (error) {
+      if (!(error instanceof ConditionFailedError)) throw error;
+      const previous = await this.findEntry(open.accountId, entry.entryId);
+      if (previous) return { chargedMicro: previous.chargedMicro ?? 0 };
+      // Only the reconciler closes a reservation otherwise, after RESERVATION_TIMEOUT_MS.
+      this.log.error('Settle found the reservation released', { accountId: open.accountId, requestId: open.requestId });
+      return { chargedMicro: 0 };
+    }
+    await this.post(entry);
+    return { chargedMicro };
+  }
+
+  /**
+   * Posts every unposted entry and releases reservations older than the timeout.
+   * Safe to run at any time, concurrently with requests and with itself.
+   */
+  async reconcile(): Promise<{ accounts: number; posted: number; released: number }> {
+    const now = this.now();
+    let accounts = 0;
+    let posted = 0;
+    let released = 0;
+    for await (const account of this.accounts.needingReconciliation()) {
+      accounts++;
+      for (const entry of Object.values(account.unposted ?? {})) {
+        await this.post(entry);
+        posted++;
+      }
+      for (const [requestId, reservation] of Object.entries(account.reservations ?? {})) {
+        if (now - reservation.at < RESERVATION_TIMEOUT_MS) continue;
+        const entry = { ...this.entry(account.accountId, 'release', reservation.amountMicro, requestId), requestId };
+        try {
+          await this.accounts.closeReservation(entry, reservation);
+        } catch (error) {
+          if (error instanceof ConditionFailedError) continue; // settled meanwhile
+          throw error;
+        }
+        await this.post(entry);
+        released++;
+        this.log.warn('Released an abandoned reservation', { accountId: account.accountId, requestId, amountMicro: reservation.amountMicro });
+      }
+    }
+    return { accounts, posted, released };
+  }
+
+  async ledgerSum(accountId: string): Promise<number> {
+    return (await this.ledger.list(accountId)).reduce((sum, entry) => sum + entry.amountMicro, 0);
+  }
+
+  /** Copies an entry to the ledger, then drops it from the account's unposted set. */
+  private async post(entry: LedgerEntry): Promise<void> {
+    try {
+      await this.ledger.put(entry);
+      await this.accounts.markPosted(entry.accountId, entry.entryId);
+    } catch (error) {
+      // The balance already changed; the reconciler posts the entry later.
+      this.log.warn('Ledger posting deferred to the reconciler', { accountId: entry.accountId, entryId: entry.entryId, errorName: (error as Error).name });
+    }
+  }
+
+  private async findEntry(accountId: string, entryId: string): Promise<LedgerEntry | undefined> {
+    const account = await this.accounts.get(accountId);
+    return account?.unposted?.[entryId] ?? (await this.ledger.get(accountId, entryId));
+  }
+
+  private entry(accountId: string, kind: LedgerKind, amountMicro: number, requestId?: string): LedgerEntry {
+    const at = this.now();
+    // A request's entries share its ID's ULID, so they sort together and are named by it.
+    const id = requestId ? requestId.replace(/^pl_/, '') : ulid(at);
+    return { accountId, entryId: `${id}#${kind}`, kind, amountMicro, at, ...(requestId ? { requestId } : {}) };
+  }
+}

@@ -1,0 +1,121 @@
+import { createHash } from 'node:crypto';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { GatewayError, ValidationError } from '../errors.js';
+import type { IdempotencyRepository } from '../storage/idempotency.js';
+
+/** Records answer retries for a day, checked by timestamp (TTL deletion is late, and absent locally). */
+export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+/** Stored responses above this (gzipped) are not retained: DynamoDB items stop at 400 KB. */
+const MAX_STORED_BYTES = 350_000;
+const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
+
+export class IdempotencyInProgressError extends GatewayError {
+  override name = 'IdempotencyInProgressError';
+  constructor() {
+    super(409, 'idempotency_in_progress', 'A request with this Idempotency-Key is still running; retry after it finishes');
+  }
+  override headers(): Record<string, string> {
+    return { 'Retry-After': '1' };
+  }
+}
+
+export class IdempotencyKeyReusedError extends GatewayError {
+  override name = 'IdempotencyKeyReusedError';
+  constructor() {
+    super(422, 'idempotency_key_reused', 'This Idempotency-Key was used with a different request body');
+  }
+}
+
+export class ResponseNotRetainedError extends GatewayError {
+  override name = 'ResponseNotRetainedError';
+  constructor(
+    readonly promptLogId: string,
+    reason: 'zero_data_retention' | 'too_large',
+  ) {
+    super(
+      409,
+      'response_not_retained',
+      reason === 'zero_data_retention'
+        ? 'The request with this Idempotency-Key completed under zero data retention; its response was not kept'
+        : 'The request with this Idempotency-Key completed; its response was too large to keep',
+    );
+  }
+  override extras(): Record<string, unknown> {
+    return { promptLogId: this.promptLogId };
+  }
+}
+
+export type Begin<T> = { kind: 'run'; recordKey: string } | { kind: 'replay'; response: T };
+
+/**
+ * `Idempotency-Key` (optional, 1 to 255 visible ASCII characters, scoped to the account):
+ * the first request with a key runs; a retry with the same body gets the stored response
+ * without running or paying again; a retry while the first runs gets 409; the same key
+ * with another body gets 422.
+ */
+export class IdempotencyService<T> {
+  constructor(
+    private readonly records: IdempotencyRepository,
+    private readonly leaseMs: number,
+  ) {}
+
+  static checkKey(key: string): void {
+    if (!KEY_SHAPE.test(key)) {
+      throw new ValidationError([{ field: 'header:Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters' }]);
+    }
+  }
+
+  async begin(accountId: string, key: string, body: unknown, promptLogId: string, now = Date.now()): Promise<Begin<T>> {
+    IdempotencyService.checkKey(key);
+    const recordKey = `${accountId}#${sha256(key)}`;
+    const bodyHash = sha256(canonicalJson(body));
+    const claim = await this.records.claim(
+      {
+        idempotencyKey: recordKey,
+        bodyHash,
+        status: 'running',
+        promptLogId,
+        leaseUntil: now + this.leaseMs,
+        createdAt: now,
+        expiresAt: Math.floor((now + IDEMPOTENCY_WINDOW_MS) / 1000),
+      },
+      now,
+    );
+    if (claim.claimed) return { kind: 'run', recordKey };
+    const { existing } = claim;
+    if (existing.bodyHash !== bodyHash) throw new IdempotencyKeyReusedError();
+    if (existing.status === 'running') throw new IdempotencyInProgressError();
+    if (!existing.response) throw new ResponseNotRetainedError(existing.promptLogId, existing.notRetained ?? 'zero_data_retention');
+    return { kind: 'replay', response: JSON.parse(gunzipSync(existing.response).toString('utf8')) as T };
+  }
+
+  async complete(recordKey: string, promptLogId: string, response: T, zeroDataRetention: boolean): Promise<void> {
+    if (zeroDataRetention) return this.records.complete(recordKey, promptLogId, { notRetained: 'zero_data_retention' });
+    const packed = gzipSync(JSON.stringify(response));
+    await this.records.complete(
+      recordKey,
+      promptLogId,
+      packed.length > MAX_STORED_BYTES ? { notRetained: 'too_large' } : { response: new Uint8Array(packed) },
+    );
+  }
+
+  release(recordKey: string, promptLogId: string): Promise<void> {
+    return this.records.release(recordKey, promptLogId);
+  }
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+/** JSON with object keys sorted, so that key order does not make two bodies differ. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.keys(value as object)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value);
+}

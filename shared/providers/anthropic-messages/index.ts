@@ -1,0 +1,30 @@
+import { postJson } from '../http.js';
+import type { ProtocolAdapter } from '../types.js';
+import { refineUpstreamError } from './errors.js';
+import { toMessagesRequest } from './request.js';
+import { fromMessagesResponse } from './response.js';
+
+import { anthropicOutputAllowance } from './thinking.js';
+
+export { anthropicOutputAllowance };
+
+/** The Messages API version every request pins. */
+export const ANTHROPIC_VERSION = '2023-06-01';
+
+/** Anthropic Messages API: `POST {baseUrl}/messages`, one attempt per call. */
+export const anthropicMessages: ProtocolAdapter = {
+  async send(call, endpoint, signal) {
+    const { body, warnings } = toMessagesRequest(call);
+    const headers: Record<string, string> = { 'anthropic-version': ANTHROPIC_VERSION };
+    if (endpoint.apiKey) headers['x-api-key'] = endpoint.apiKey;
+    let answer: unknown;
+    try {
+      answer = await postJson(`${endpoint.baseUrl}/messages`, body, headers, signal);
+    } catch (error) {
+      throw refineUpstreamError(error);
+    }
+    const reply = fromMessagesResponse(answer);
+    return { ...reply, warnings: [...warnings, ...reply.warnings] };
+  },
+  outputAllowance: anthropicOutputAllowance,
+};

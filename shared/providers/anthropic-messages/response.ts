@@ -1,0 +1,48 @@
+import { UpstreamError } from '../errors.js';
+import type { ModelReply } from '../types.js';
+import { errorBodyToUpstreamError } from './errors.js';
+import { toUsage } from './usage.js';
+import type { AnthropicUsage } from './usage.js';
+
+interface MessagesResponse {
+  type?: unknown;
+  content?: unknown;
+  stop_reason?: unknown;
+  usage?: AnthropicUsage | null;
+  error?: unknown;
+}
+
+/** Stop reasons that mean the answer is not the whole answer. */
+const STOP_WARNINGS: Readonly<Record<string, string>> = {
+  max_tokens: 'The output was cut at maxTokens',
+  model_context_window_exceeded: "The output was cut at the model's context window",
+  refusal: 'The model declined to answer (stop_reason refusal)',
+};
+
+/**
+ * A Messages API answer as the gateway's reply: the `text` blocks joined (thinking and
+ * redacted thinking are not output); usage dropped when absent or inconsistent.
+ */
+export function fromMessagesResponse(body: unknown): ModelReply {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new UpstreamError('upstream_malformed_response', 'The provider answered without a message');
+  }
+  const response = body as MessagesResponse;
+  if (response.type === 'error') throw errorBodyToUpstreamError(response, 200);
+  if (!Array.isArray(response.content)) {
+    throw new UpstreamError('upstream_malformed_response', 'The provider answered without message content');
+  }
+  const texts: string[] = [];
+  for (const block of response.content as unknown[]) {
+    const { type, text } = (block ?? {}) as { type?: unknown; text?: unknown };
+    if (type === 'text' && typeof text === 'string') texts.push(text);
+  }
+  const warnings: string[] = [];
+  const finishReason = typeof response.stop_reason === 'string' ? response.stop_reason : undefined;
+  const stopWarning = finishReason === undefined ? undefined : STOP_WARNINGS[finishReason];
+  if (stopWarning) warnings.push(stopWarning);
+  else if (texts.length === 0) warnings.push('The model answered without text');
+  const usage = toUsage(response.usage);
+  if (!usage) warnings.push('The provider reported no usable token usage; cost is unavailable');
+  return { output: texts.join(''), usage, finishReason, warnings };
+}

@@ -1,0 +1,73 @@
+import type { ModelCall } from '../types.js';
+import { acceptsOnlyAdaptiveThinking } from './models.js';
+
+/** Anthropic's smallest `budget_tokens`. */
+export const MIN_THINKING_BUDGET = 1024;
+
+export type ThinkingConfig = { type: 'enabled'; budget_tokens: number } | { type: 'adaptive' };
+
+export interface ThinkingPlan {
+  /** `max_tokens` to send: the answer's allowance plus the thinking budget, within the model's maximum. */
+  maxTokens: number;
+  /** Absent when thinking stays off. */
+  thinking?: ThinkingConfig;
+  warnings: string[];
+}
+
+type AllowanceInput = Pick<ModelCall, 'entry' | 'maxTokens' | 'tuning'>;
+
+/**
+ * Extended thinking for a call. With Anthropic, `max_tokens` bounds thinking and answer
+ * together, so the budget is added on top of the answer's own allowance (capped at the
+ * model's maximum); when the cap leaves no room above the budget, the budget gives way.
+ */
+export function planThinking(call: AllowanceInput): ThinkingPlan {
+  const requested = call.tuning.thinkingBudget ?? 0;
+  if (requested <= 0) return { maxTokens: call.maxTokens, warnings: [] };
+  const { entry } = call;
+  if (!entry.capabilities.tuning.thinkingBudget) {
+    return { maxTokens: call.maxTokens, warnings: [`${entry.id} has no extended thinking; thinkingBudget was not sent`] };
+  }
+  const maxTokens = Math.min(call.maxTokens + requested, entry.maxOutputTokens);
+  const capped = maxTokens < call.maxTokens + requested;
+
+  if (acceptsOnlyAdaptiveThinking(entry.upstreamModel)) {
+    return {
+      maxTokens,
+      thinking: { type: 'adaptive' },
+      warnings: [
+        `${entry.id} accepts only adaptive thinking: thinkingBudget ${requested} is advisory, ` +
+          `the model decides how much to think within max_tokens ${maxTokens}`,
+      ],
+    };
+  }
+
+  if (maxTokens <= requested) {
+    const budget = Math.max(MIN_THINKING_BUDGET, maxTokens - MIN_THINKING_BUDGET);
+    if (budget >= maxTokens) {
+      return {
+        maxTokens,
+        warnings: [`${entry.id} allows ${maxTokens} output tokens, too few for the minimum thinking budget of ${MIN_THINKING_BUDGET}: thinking was not enabled`],
+      };
+    }
+    return {
+      maxTokens,
+      thinking: { type: 'enabled', budget_tokens: budget },
+      warnings: [
+        `thinkingBudget lowered from ${requested} to ${budget}: ${entry.id} allows ${entry.maxOutputTokens} output tokens, thinking included`,
+      ],
+    };
+  }
+  const warnings = capped
+    ? [`max_tokens capped at ${entry.id}'s maximum of ${maxTokens}: thinking (up to ${requested}) and the answer share it`]
+    : [];
+  return { maxTokens, thinking: { type: 'enabled', budget_tokens: requested }, warnings };
+}
+
+/**
+ * The most output tokens an Anthropic call can bill (thinking included): the `max_tokens`
+ * the adapter sends. The credit estimate reserves this, not the bare `maxTokens`.
+ */
+export function anthropicOutputAllowance(call: AllowanceInput): number {
+  return planThinking(call).maxTokens;
+}

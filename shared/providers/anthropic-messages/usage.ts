@@ -1,0 +1,42 @@
+import type { Usage } from '../types.js';
+
+/** The `usage` object of a Messages API answer. */
+export interface AnthropicUsage {
+  input_tokens?: unknown;
+  output_tokens?: unknown;
+  cache_creation_input_tokens?: unknown;
+  cache_read_input_tokens?: unknown;
+}
+
+function count(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
+}
+
+/** A cache class Anthropic may leave out or null (no caching), but never mistype. */
+function optionalCount(value: unknown): number | undefined {
+  return value === undefined || value === null ? 0 : count(value);
+}
+
+/**
+ * Anthropic's token classes as the gateway's Usage. Anthropic's `input_tokens` counts only
+ * the input after the last cache breakpoint: cache reads and writes come on top, so all
+ * three add up to the input. `output_tokens` already includes thinking, which Anthropic
+ * does not report apart: reasoningTokens stays 0 (thinking is priced as output anyway).
+ */
+export function toUsage(usage: AnthropicUsage | null | undefined): Usage | undefined {
+  if (!usage || typeof usage !== 'object') return undefined;
+  const uncached = count(usage.input_tokens);
+  const outputTokens = count(usage.output_tokens);
+  const cacheWriteTokens = optionalCount(usage.cache_creation_input_tokens);
+  const cachedInputTokens = optionalCount(usage.cache_read_input_tokens);
+  if (uncached === undefined || outputTokens === undefined || cacheWriteTokens === undefined || cachedInputTokens === undefined) {
+    return undefined;
+  }
+  return {
+    inputTokens: uncached + cachedInputTokens + cacheWriteTokens,
+    cachedInputTokens,
+    cacheWriteTokens,
+    outputTokens,
+    reasoningTokens: 0,
+  };
+}

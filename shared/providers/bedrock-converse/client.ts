@@ -1,0 +1,56 @@
+import type { BedrockRuntimeClient, ConverseCommandInput, ConverseCommandOutput } from '@aws-sdk/client-bedrock-runtime';
+import type { Endpoint } from '../types.js';
+
+export const DEFAULT_REGION = 'us-east-1';
+
+/** Locally the simulator answers; static keys spare the credential chain lookup. */
+const SIMULATED_CREDENTIALS = { accessKeyId: 'simulated', secretAccessKey: 'simulated' };
+
+type Sdk = Pick<typeof import('@aws-sdk/client-bedrock-runtime'), 'BedrockRuntimeClient' | 'ConverseCommand'> &
+  Pick<typeof import('@smithy/node-http-handler'), 'NodeHttpHandler'>;
+
+let sdk: Promise<Sdk> | undefined;
+const clients = new Map<string, BedrockRuntimeClient>();
+
+/**
+ * Loaded on the first Bedrock call only, so a process that never calls Bedrock never pays
+ * for the SDK's import.
+ */
+function loadSdk(): Promise<Sdk> {
+  sdk ??= Promise.all([import('@aws-sdk/client-bedrock-runtime'), import('@smithy/node-http-handler')]).then(
+    ([runtime, http]) => ({ BedrockRuntimeClient: runtime.BedrockRuntimeClient, ConverseCommand: runtime.ConverseCommand, NodeHttpHandler: http.NodeHttpHandler }),
+    (error: unknown) => {
+      sdk = undefined;
+      throw error;
+    },
+  );
+  return sdk;
+}
+
+/**
+ * One client per (endpoint, region), kept for the life of the process.
+ * - HTTP/1.1 with keep-alive: bedrock-runtime defaults to HTTP/2, which the simulator does not speak.
+ * - maxAttempts 1: the gateway's retry loop is the only one, so attempts add up to its cap.
+ */
+function clientFor(runtime: Sdk, endpoint: Endpoint): BedrockRuntimeClient {
+  const region = endpoint.region ?? DEFAULT_REGION;
+  const key = `${endpoint.baseUrl}\u0000${region}\u0000${endpoint.simulated}`;
+  let client = clients.get(key);
+  if (!client) {
+    client = new runtime.BedrockRuntimeClient({
+      region,
+      ...(endpoint.baseUrl ? { endpoint: endpoint.baseUrl } : {}),
+      ...(endpoint.simulated ? { credentials: SIMULATED_CREDENTIALS } : {}),
+      maxAttempts: 1,
+      requestHandler: new runtime.NodeHttpHandler({ httpAgent: { keepAlive: true }, httpsAgent: { keepAlive: true } }),
+    });
+    clients.set(key, client);
+  }
+  return client;
+}
+
+/** One Converse call, exactly one HTTP attempt; the SDK's errors are thrown as they come. */
+export async function converse(input: ConverseCommandInput, endpoint: Endpoint, signal: AbortSignal): Promise<ConverseCommandOutput> {
+  const runtime = await loadSdk();
+  return clientFor(runtime, endpoint).send(new runtime.ConverseCommand(input), { abortSignal: signal });
+}

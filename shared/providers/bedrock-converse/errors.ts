@@ -1,0 +1,71 @@
+import { UpstreamError, parseRetryAfter } from '../errors.js';
+
+/** The parts of an SDK error this mapper reads (ServiceException and deserialization errors). */
+interface SdkError {
+  name?: unknown;
+  message?: unknown;
+  code?: unknown;
+  /** Set on every modelled or unmodelled service exception. */
+  $fault?: unknown;
+  /** Set on service exceptions and on answers the SDK could not parse. */
+  $metadata?: { httpStatusCode?: unknown };
+  $response?: { headers?: Record<string, string | undefined> };
+}
+
+/** Exceptions Bedrock asks to retry whatever their status (ModelNotReadyException: the model is loading). */
+const RETRYABLE_EXCEPTIONS: ReadonlySet<string> = new Set([
+  'ThrottlingException',
+  'ServiceUnavailableException',
+  'InternalServerException',
+  'ModelNotReadyException',
+]);
+
+/**
+ * An error thrown by `client.send(ConverseCommand)` as an UpstreamError: service exceptions
+ * keep their status and message (ThrottlingException 429, ServiceUnavailableException 503,
+ * InternalServerException 500, ValidationException 400, AccessDeniedException 403,
+ * ResourceNotFoundException 404, ModelNotReadyException, ModelTimeoutException 408,
+ * ModelErrorException 424 …), 429 and 5xx and ModelNotReady are retryable; an answer the
+ * SDK could not parse is malformed; an abort is a timeout; anything else is a network failure.
+ */
+export function fromSdkError(error: unknown, signal: AbortSignal): UpstreamError {
+  if (error instanceof UpstreamError) return error;
+  if (signal.aborted) {
+    return new UpstreamError('timeout', 'The model did not answer before the request deadline', { cause: signal.reason ?? error });
+  }
+  const e = (typeof error === 'object' && error !== null ? error : {}) as SdkError;
+  const status = typeof e.$metadata?.httpStatusCode === 'number' ? e.$metadata.httpStatusCode : undefined;
+  const name = typeof e.name === 'string' ? e.name : 'Error';
+
+  if (status !== undefined && status >= 200 && status < 300) {
+    return new UpstreamError('upstream_malformed_response', `The provider answered ${status} with a body that could not be read`, {
+      upstreamStatus: status,
+      cause: error,
+    });
+  }
+  if (status !== undefined) {
+    const isService = e.$fault === 'client' || e.$fault === 'server';
+    const retryable = status === 429 || status >= 500 || (isService && RETRYABLE_EXCEPTIONS.has(name));
+    const code = name === 'ThrottlingException' || (status === 429 && name !== 'ModelNotReadyException') ? 'upstream_rate_limited' : 'upstream_error';
+    return new UpstreamError(code, vendorMessage(e, isService) ?? `The provider answered ${status}`, {
+      upstreamStatus: status,
+      retryable,
+      retryAfterMs: parseRetryAfter(header(e, 'retry-after') ?? null),
+      cause: error,
+    });
+  }
+  const reason = typeof e.code === 'string' ? e.code : name !== 'Error' ? name : 'network error';
+  return new UpstreamError('upstream_unreachable', `Could not reach the provider: ${reason}`, { retryable: true, cause: error });
+}
+
+/** The vendor's own message, cut short; never for errors the SDK raised while parsing. */
+function vendorMessage(e: SdkError, isService: boolean): string | undefined {
+  if (!isService || typeof e.message !== 'string' || e.message === '' || e.message === 'UnknownError') return undefined;
+  return e.message.slice(0, 500);
+}
+
+function header(e: SdkError, name: string): string | undefined {
+  const headers = e.$response?.headers ?? {};
+  for (const key in headers) if (key.toLowerCase() === name) return headers[key];
+  return undefined;
+}

@@ -1,0 +1,56 @@
+import { UpstreamError, parseRetryAfter } from '../errors.js';
+
+/** Google's error body: `{"error": {"code", "message", "status", "details": [{"@type", ...}]}}`. */
+interface GoogleErrorBody {
+  error?: {
+    code?: unknown;
+    message?: unknown;
+    status?: unknown;
+    details?: unknown;
+  };
+}
+
+const RETRY_INFO = 'type.googleapis.com/google.rpc.RetryInfo';
+
+/** A protobuf Duration in JSON ("34.4s", "2s", "0.500s") in milliseconds. */
+export function parseDuration(value: unknown): number | undefined {
+  if (typeof value !== 'string') return undefined;
+  const match = /^(\d+(?:\.\d+)?)s$/.exec(value.trim());
+  return match ? Math.round(Number(match[1]) * 1000) : undefined;
+}
+
+/** The wait a google.rpc.RetryInfo detail asks for, if the body carries one. */
+export function retryDelayOf(details: unknown): number | undefined {
+  if (!Array.isArray(details)) return undefined;
+  for (const detail of details) {
+    if (typeof detail === 'object' && detail !== null && (detail as Record<string, unknown>)['@type'] === RETRY_INFO) {
+      return parseDuration((detail as Record<string, unknown>)['retryDelay']);
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A non-2xx answer as an UpstreamError: Google's message and status, retryable for 429
+ * (RESOURCE_EXHAUSTED) and 5xx (INTERNAL, UNAVAILABLE, DEADLINE_EXCEEDED), waiting as long as
+ * the Retry-After header or else the RetryInfo detail says.
+ */
+export function fromErrorResponse(status: number, text: string, retryAfter: string | null, now = Date.now()): UpstreamError {
+  let error: GoogleErrorBody['error'];
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    if (typeof parsed === 'object' && parsed !== null) error = (parsed as GoogleErrorBody).error;
+  } catch {
+    error = undefined;
+  }
+  const message = typeof error?.message === 'string' && error.message !== '' ? error.message.slice(0, 500) : undefined;
+  const googleStatus = typeof error?.status === 'string' ? error.status : undefined;
+  const described = message
+    ? googleStatus ? `${googleStatus}: ${message}` : message
+    : `The provider answered ${status}${googleStatus ? ` ${googleStatus}` : ''}`;
+  return new UpstreamError(status === 429 ? 'upstream_rate_limited' : 'upstream_error', described, {
+    upstreamStatus: status,
+    retryable: status === 429 || status >= 500,
+    retryAfterMs: parseRetryAfter(retryAfter, now) ?? retryDelayOf(error?.details),
+  });
+}

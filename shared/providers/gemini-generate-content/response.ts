@@ -1,0 +1,84 @@
+import { UpstreamError } from '../errors.js';
+import type { ModelReply } from '../types.js';
+import { toUsage, type UsageMetadata } from './usage.js';
+
+interface ResponsePart {
+  text?: unknown;
+  thought?: unknown;
+}
+
+interface Candidate {
+  content?: { parts?: unknown } | null;
+  finishReason?: unknown;
+}
+
+interface GenerateContentResponse {
+  candidates?: unknown;
+  promptFeedback?: { blockReason?: unknown } | null;
+  usageMetadata?: UsageMetadata | null;
+}
+
+/** Finish reasons that mean Gemini withheld the output (policy, recitation, blocklists). */
+const BLOCKED: ReadonlySet<string> = new Set([
+  'SAFETY',
+  'RECITATION',
+  'PROHIBITED_CONTENT',
+  'BLOCKLIST',
+  'SPII',
+  'IMAGE_SAFETY',
+  'IMAGE_PROHIBITED_CONTENT',
+  'IMAGE_RECITATION',
+]);
+
+function blocked(reason: string): UpstreamError {
+  return new UpstreamError('upstream_blocked', `The provider blocked the answer (${reason})`, { upstreamStatus: 200, retryable: false });
+}
+
+function malformed(message: string): UpstreamError {
+  return new UpstreamError('upstream_malformed_response', message, { upstreamStatus: 200 });
+}
+
+/**
+ * A generateContent answer as the gateway's reply: the text of the first candidate's parts,
+ * thought summaries left out. Blocked prompts and answers withheld with no text are
+ * 'upstream_blocked' (not retryable: the same request is blocked again).
+ */
+export function fromGenerateContentResponse(body: unknown, requestWarnings: readonly string[] = []): ModelReply {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw malformed('The provider answered without a response object');
+  const response = body as GenerateContentResponse;
+  const blockReason = response.promptFeedback?.blockReason;
+  if (typeof blockReason === 'string' && blockReason !== '' && blockReason !== 'BLOCK_REASON_UNSPECIFIED') throw blocked(blockReason);
+
+  const candidate = Array.isArray(response.candidates) ? (response.candidates[0] as Candidate | undefined) : undefined;
+  if (!candidate || typeof candidate !== 'object') throw malformed('The provider answered without a candidate');
+  const finishReason = typeof candidate.finishReason === 'string' ? candidate.finishReason : undefined;
+  const parts = Array.isArray(candidate.content?.parts) ? (candidate.content.parts as ResponsePart[]) : undefined;
+  const texts = (parts ?? []).filter((part) => typeof part?.text === 'string' && part.thought !== true).map((part) => part.text as string);
+  const output = texts.join('');
+
+  const warnings = [...requestWarnings];
+  if (finishReason !== undefined && BLOCKED.has(finishReason)) {
+    if (output === '') throw blocked(finishReason);
+    warnings.push(`The provider stopped the output early (${finishReason}); it may be incomplete`);
+  } else if (finishReason === 'MAX_TOKENS') {
+    warnings.push(output === '' ? 'Thinking used the whole maxTokens allowance; there is no output' : 'The output was cut at maxTokens');
+  } else if (texts.length === 0) {
+    throw malformed(`The provider answered without text${finishReason ? ` (finishReason ${finishReason})` : ''}`);
+  } else if (finishReason !== undefined && finishReason !== 'STOP') {
+    warnings.push(`The provider ended the output with finishReason ${finishReason}`);
+  }
+
+  const queries = searchQueries(candidate);
+  if (queries > 0) {
+    const ran = `${queries} ${queries === 1 ? 'query' : 'queries'}`;
+    warnings.push(`Google Search grounding ran ${ran}; search fees are billed apart and not included in providerCost`);
+  }
+  const usage = toUsage(response.usageMetadata);
+  if (!usage) warnings.push('The provider reported no usable token usage; cost is unavailable');
+  return { output, usage, finishReason, warnings };
+}
+
+function searchQueries(candidate: Candidate): number {
+  const grounding = (candidate as { groundingMetadata?: { webSearchQueries?: unknown } }).groundingMetadata;
+  return Array.isArray(grounding?.webSearchQueries) ? grounding.webSearchQueries.length : 0;
+}

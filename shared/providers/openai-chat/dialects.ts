@@ -1,0 +1,146 @@
+import type { ProviderId } from '../../catalog/types.js';
+
+/**
+ * How one vendor's chat completions differ from OpenAI's, as data. Every difference the
+ * mappers act on is declared here, one entry per vendor, with the vendor page it was read
+ * from; the mappers hold no vendor names.
+ */
+export interface ChatDialect {
+  readonly id: 'openai' | 'xai' | 'cerebras' | 'deepseek' | 'mistral' | 'groq';
+  /** The vendor as warnings name it. */
+  readonly vendor: string;
+  /** Body field of the output limit. */
+  readonly maxTokensField: 'max_tokens' | 'max_completion_tokens';
+  /** Highest temperature the vendor takes; a higher request is sent at this value, with a warning. */
+  readonly maxTemperature?: number;
+  /** Why the vendor ignores temperature and top_p on every model; both are then left out, with a warning. */
+  readonly samplingIgnored?: string;
+  /** Upstream models (name prefixes) that take `reasoning_effort`, or 'all'; elsewhere it is left out, with a warning. */
+  readonly reasoningEffortModels: 'all' | readonly string[];
+  /** Fixed body fields some upstream models need (name prefix -> fields). */
+  readonly modelFields?: readonly { readonly prefix: string; readonly fields: Readonly<Record<string, unknown>> }[];
+  /** An image part's `image_url`: `{url}` (OpenAI) or the bare data URL (Mistral). */
+  readonly imageUrl: 'object' | 'string';
+  /** How a PDF travels; undefined when the vendor's chat completions take none. */
+  readonly pdf?: 'file' | 'document_url';
+  /** Whether `completion_tokens` counts the reasoning tokens (OpenAI) or they come on top of it (xAI). */
+  readonly reasoningTokens: 'in-completion' | 'beside-completion';
+  /** Statuses besides 429 and 5xx that mean "no capacity now, try again" (Groq flex tier 498). */
+  readonly capacityStatuses: readonly number[];
+}
+
+/** OpenAI itself: the shape the others are compared with, and the fallback for providers served through the simulator. */
+const OPENAI: ChatDialect = {
+  id: 'openai',
+  vendor: 'OpenAI',
+  maxTokensField: 'max_completion_tokens',
+  reasoningEffortModels: 'all',
+  imageUrl: 'object',
+  pdf: 'file',
+  reasoningTokens: 'in-completion',
+  capacityStatuses: [],
+};
+
+/**
+ * docs.x.ai: `max_completion_tokens` (max_tokens deprecated); images as image_url (jpg/png); no
+ * file parts in chat completions. reasoning_effort only on grok-4.3 (none/low/medium/high) and
+ * grok-3-mini; grok-4.20-0309-* answer 400 "does not support parameter reasoningEffort".
+ * Reasoning tokens are reported in completion_tokens_details.reasoning_tokens but not counted in
+ * completion_tokens (total_tokens = prompt + completion + reasoning); they are billed as output.
+ */
+const XAI: ChatDialect = {
+  id: 'xai',
+  vendor: 'xAI',
+  maxTokensField: 'max_completion_tokens',
+  reasoningEffortModels: ['grok-4.3', 'grok-3-mini'],
+  imageUrl: 'object',
+  reasoningTokens: 'beside-completion',
+  capacityStatuses: [],
+};
+
+/**
+ * inference-docs.cerebras.ai: `max_completion_tokens`; temperature 0 to 1.5; reasoning_effort
+ * low/medium/high on gpt-oss-120b and zai-glm-4.7; reasoning text in `message.reasoning`, its
+ * tokens counted in completion_tokens (no reasoning_tokens field is documented).
+ */
+const CEREBRAS: ChatDialect = {
+  id: 'cerebras',
+  vendor: 'Cerebras',
+  maxTokensField: 'max_completion_tokens',
+  maxTemperature: 1.5,
+  reasoningEffortModels: ['gpt-oss', 'zai-glm'],
+  imageUrl: 'object',
+  reasoningTokens: 'in-completion',
+  capacityStatuses: [],
+};
+
+/**
+ * api-docs.deepseek.com: `max_tokens` (chain of thought included); V4 models think by default and
+ * then ignore temperature and top_p without an error; `reasoning_content` beside `content`; usage
+ * reports prompt_cache_hit_tokens + prompt_cache_miss_tokens = prompt_tokens, reasoning inside
+ * completion_tokens. 503 is "Server Overloaded".
+ */
+const DEEPSEEK: ChatDialect = {
+  id: 'deepseek',
+  vendor: 'DeepSeek',
+  maxTokensField: 'max_tokens',
+  samplingIgnored: 'DeepSeek ignores it in thinking mode, which its V4 models use by default',
+  reasoningEffortModels: 'all',
+  imageUrl: 'object',
+  reasoningTokens: 'in-completion',
+  capacityStatuses: [],
+};
+
+/**
+ * docs.mistral.ai: `max_tokens`; any unknown field (max_completion_tokens, reasoning_effort) is a
+ * 422 "Extra inputs are not permitted"; image_url is the bare URL string; PDFs as document_url;
+ * cached prompt tokens in prompt_tokens_details.cached_tokens.
+ */
+const MISTRAL: ChatDialect = {
+  id: 'mistral',
+  vendor: 'Mistral',
+  maxTokensField: 'max_tokens',
+  reasoningEffortModels: [],
+  imageUrl: 'string',
+  pdf: 'document_url',
+  reasoningTokens: 'in-completion',
+  capacityStatuses: [],
+};
+
+/**
+ * console.groq.com: `max_completion_tokens` (max_tokens deprecated); strict json_schema on
+ * gpt-oss; gpt-oss returns `message.reasoning`; Qwen3 puts `<think>` text in `content` unless
+ * `reasoning_format: "parsed"`; 498 is flex-tier capacity exceeded ("retry with backoff").
+ */
+const GROQ: ChatDialect = {
+  id: 'groq',
+  vendor: 'Groq',
+  maxTokensField: 'max_completion_tokens',
+  reasoningEffortModels: ['openai/gpt-oss', 'qwen/qwen3'],
+  modelFields: [{ prefix: 'qwen/qwen3', fields: { reasoning_format: 'parsed' } }],
+  imageUrl: 'object',
+  reasoningTokens: 'in-completion',
+  capacityStatuses: [498],
+};
+
+const BY_PROVIDER: Readonly<Record<ProviderId, ChatDialect>> = {
+  openai: OPENAI,
+  anthropic: OPENAI,
+  google: OPENAI,
+  bedrock: OPENAI,
+  xai: XAI,
+  cerebras: CEREBRAS,
+  deepseek: DEEPSEEK,
+  mistral: MISTRAL,
+  groq: GROQ,
+};
+
+/** The dialect a provider speaks; providers with their own protocol reach this adapter only through the simulator. */
+export function dialectFor(provider: ProviderId): ChatDialect {
+  return BY_PROVIDER[provider];
+}
+
+/** Whether `model` is listed (by prefix) in a dialect's model list. */
+export function modelListed(list: 'all' | readonly string[], model: string): boolean {
+  return list === 'all' || list.some((prefix) => model.startsWith(prefix));
+}

@@ -1,0 +1,62 @@
+import { UpstreamError, parseRetryAfter } from '../errors.js';
+import type { ChatDialect } from './dialects.js';
+
+const MAX_MESSAGE = 500;
+
+/**
+ * The human part of a vendor error body. The shapes in use:
+ * - `{"error": {"message", "type", "code"}}`: OpenAI, DeepSeek, Groq, Cerebras 5xx;
+ * - `{"code": "<status text>", "error": "<message>"}`: xAI;
+ * - `{"message", "type", "param", "code"}`: Cerebras 4xx, Mistral (`"object": "error"`);
+ * - `{"detail": [{"loc", "msg", "input"}]}`, or that object as Mistral's `message`: Mistral 422.
+ * Validation details are reduced to field and reason: their `input` echoes the request (the prompt).
+ */
+export function vendorMessage(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const { error, message, detail } = body as { error?: unknown; message?: unknown; detail?: unknown };
+  const candidates = [
+    typeof error === 'object' && error !== null ? (error as { message?: unknown }).message : error,
+    message,
+    typeof message === 'object' && message !== null ? (message as { detail?: unknown }).detail : undefined,
+    detail,
+  ];
+  for (const candidate of candidates) {
+    const text = typeof candidate === 'string' ? candidate : validationText(candidate);
+    if (text) return text.slice(0, MAX_MESSAGE);
+  }
+  return undefined;
+}
+
+/** FastAPI-style validation details as "field: reason; field: reason". */
+function validationText(detail: unknown): string | undefined {
+  if (!Array.isArray(detail)) return undefined;
+  const lines: string[] = [];
+  for (const item of detail as unknown[]) {
+    const { loc, msg } = (item ?? {}) as { loc?: unknown; msg?: unknown };
+    if (typeof msg !== 'string') continue;
+    const field = Array.isArray(loc) ? loc.filter((part) => typeof part === 'string' || typeof part === 'number').join('.') : '';
+    lines.push(field ? `${field}: ${msg}` : msg);
+  }
+  return lines.length > 0 ? lines.join('; ') : undefined;
+}
+
+/**
+ * A non-2xx answer as an UpstreamError: the vendor's message and status; 429, 5xx and the
+ * vendor's capacity statuses are retryable, waiting as long as Retry-After says.
+ */
+export function fromErrorResponse(dialect: ChatDialect, status: number, text: string, retryAfter: string | null, now = Date.now()): UpstreamError {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  const message = vendorMessage(body) ?? `${dialect.vendor} answered ${status}`;
+  const overloaded = status === 503 || dialect.capacityStatuses.includes(status);
+  const code = status === 429 ? 'upstream_rate_limited' : overloaded ? 'upstream_overloaded' : 'upstream_error';
+  return new UpstreamError(code, message, {
+    upstreamStatus: status,
+    retryable: status === 429 || status >= 500 || overloaded,
+    retryAfterMs: parseRetryAfter(retryAfter, now),
+  });
+}

@@ -1,0 +1,60 @@
+import type { Usage } from '../types.js';
+import type { ChatDialect } from './dialects.js';
+
+/** The usage block of every dialect, all fields optional. */
+export interface ChatUsage {
+  prompt_tokens?: unknown;
+  completion_tokens?: unknown;
+  total_tokens?: unknown;
+  prompt_tokens_details?: { cached_tokens?: unknown } | null;
+  completion_tokens_details?: { reasoning_tokens?: unknown } | null;
+  /** DeepSeek: prompt_tokens = hit + miss. */
+  prompt_cache_hit_tokens?: unknown;
+  prompt_cache_miss_tokens?: unknown;
+}
+
+function count(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
+}
+
+/**
+ * The vendor's token counts as the gateway's Usage, or undefined when they are missing or do
+ * not add up (the gateway then reports cost unavailable instead of guessing).
+ */
+export function toUsage(usage: ChatUsage | null | undefined, dialect: ChatDialect): Usage | undefined {
+  if (!usage) return undefined;
+  const inputTokens = count(usage.prompt_tokens);
+  const completion = count(usage.completion_tokens);
+  if (inputTokens === undefined || completion === undefined) return undefined;
+
+  const cachedInputTokens = cachedTokens(usage, inputTokens);
+  if (cachedInputTokens === undefined) return undefined;
+
+  const reasoningTokens = count(usage.completion_tokens_details?.reasoning_tokens) ?? 0;
+  const outputTokens = outputCount(usage, dialect, inputTokens, completion, reasoningTokens);
+  if (outputTokens === undefined || reasoningTokens > outputTokens) return undefined;
+
+  return { inputTokens, cachedInputTokens, cacheWriteTokens: 0, outputTokens, reasoningTokens };
+}
+
+/** Cache reads: DeepSeek's hit count (checked against hit + miss), else OpenAI's cached_tokens. */
+function cachedTokens(usage: ChatUsage, inputTokens: number): number | undefined {
+  const hit = count(usage.prompt_cache_hit_tokens);
+  const miss = count(usage.prompt_cache_miss_tokens);
+  const cached = hit ?? count(usage.prompt_tokens_details?.cached_tokens) ?? 0;
+  if (hit !== undefined && miss !== undefined && hit + miss !== inputTokens) return undefined;
+  return cached > inputTokens ? undefined : cached;
+}
+
+/**
+ * Every output token, reasoning included. Where the dialect reports reasoning beside
+ * completion_tokens, total_tokens tells which accounting this answer used: a total of
+ * prompt + completion means the reasoning was already inside completion_tokens.
+ */
+function outputCount(usage: ChatUsage, dialect: ChatDialect, input: number, completion: number, reasoning: number): number | undefined {
+  if (dialect.reasoningTokens === 'in-completion' || reasoning === 0) return completion;
+  const total = count(usage.total_tokens);
+  if (total === undefined || total === input + completion + reasoning) return completion + reasoning;
+  if (total === input + completion) return completion;
+  return undefined;
+}

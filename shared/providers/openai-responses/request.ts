@@ -1,0 +1,114 @@
+import type { Attachment } from '../../contract/types.js';
+import { schemaInstruction } from '../structured-output.js';
+import type { ModelCall } from '../types.js';
+import { samplingSupport } from './sampling.js';
+import { strictViolation } from './strict-schema.js';
+
+export type InputPart =
+  | { type: 'input_text'; text: string }
+  | { type: 'input_image'; image_url: string; detail: 'auto' }
+  | { type: 'input_file'; filename: string; file_data: string };
+
+/** `EasyInputMessage`: history turns keep their text as a string, which both roles accept. */
+export interface InputMessage {
+  role: 'user' | 'assistant';
+  content: string | InputPart[];
+}
+
+export type ReasoningEffort = 'none' | 'low' | 'medium' | 'high';
+
+export interface ResponsesRequest {
+  model: string;
+  instructions?: string;
+  input: InputMessage[];
+  max_output_tokens: number;
+  temperature?: number;
+  top_p?: number;
+  reasoning?: { effort: ReasoningEffort };
+  text?: { format: { type: 'json_schema'; name: 'response'; schema: Record<string, unknown>; strict: boolean } };
+  /** Never stored for later retrieval: the gateway keeps no conversation state at OpenAI. */
+  store: false;
+  stream: false;
+}
+
+/** The Responses API refuses `max_output_tokens` below 16 (400 integer_below_min_value). */
+export const MIN_OUTPUT_TOKENS = 16;
+
+/** The gateway's call as a Responses API body, with a warning for every setting not sent as asked. */
+export function toResponsesRequest(call: ModelCall): { body: ResponsesRequest; warnings: string[] } {
+  const { entry } = call;
+  const warnings: string[] = [];
+  const native = call.responseSchema !== undefined && entry.capabilities.structuredOutput === 'native';
+
+  const body: ResponsesRequest = {
+    model: entry.upstreamModel,
+    input: [...call.history.map(historyMessage), { role: 'user', content: promptParts(call.prompt, call.attachments) }],
+    max_output_tokens: Math.max(call.maxTokens, MIN_OUTPUT_TOKENS),
+    store: false,
+    stream: false,
+  };
+  if (call.maxTokens < MIN_OUTPUT_TOKENS) {
+    warnings.push(`maxTokens ${call.maxTokens} is below the OpenAI Responses minimum; ${MIN_OUTPUT_TOKENS} was sent`);
+  }
+
+  const instructions = call.system.map((block) => block.text);
+  if (call.responseSchema && !native) instructions.push(schemaInstruction(call.responseSchema));
+  if (instructions.length > 0) body.instructions = instructions.join('\n\n');
+
+  if (call.tuning.reasoningEffort !== undefined) body.reasoning = { effort: call.tuning.reasoningEffort };
+  Object.assign(body, sampling(call, warnings));
+  if (native && call.responseSchema) {
+    const violation = strictViolation(call.responseSchema);
+    if (violation !== undefined) {
+      warnings.push(
+        `response_schema was sent to ${entry.id} without strict enforcement: OpenAI's strict mode needs every property listed in required and additionalProperties false (${violation || 'the root'} is not)`,
+      );
+    }
+    body.text = { format: { type: 'json_schema', name: 'response', schema: call.responseSchema, strict: violation === undefined } };
+  }
+  if (hasCacheBreakpoints(call)) {
+    warnings.push(`cache_control breakpoints have no effect on ${entry.id}: OpenAI caches prompt prefixes of 1,024 tokens or more automatically`);
+  }
+  return { body, warnings };
+}
+
+/** temperature and top_p under OpenAI's rule for reasoning models (see sampling.ts). */
+function sampling(call: ModelCall, warnings: string[]): Pick<ResponsesRequest, 'temperature' | 'top_p' | 'reasoning'> {
+  const requested: [name: string, key: 'temperature' | 'top_p', value: number | undefined][] = [
+    ['temperature', 'temperature', call.temperature],
+    ['topP', 'top_p', call.topP],
+  ];
+  const present = requested.filter(([, , value]) => value !== undefined);
+  if (present.length === 0) return {};
+  const support = samplingSupport(call.entry, call.tuning);
+  if (support === 'rejected') {
+    const why = call.tuning.reasoningEffort === undefined ? 'is a reasoning model' : `reasons at effort ${call.tuning.reasoningEffort}`;
+    for (const [name] of present) warnings.push(`${name} was not sent: ${call.entry.id} ${why}, and OpenAI rejects sampling settings then`);
+    return {};
+  }
+  const out: Pick<ResponsesRequest, 'temperature' | 'top_p' | 'reasoning'> = {};
+  for (const [, key, value] of present) out[key] = value;
+  if (support === 'with-effort-none') out.reasoning = { effort: 'none' };
+  return out;
+}
+
+function historyMessage(turn: ModelCall['history'][number]): InputMessage {
+  return { role: turn.role, content: turn.content };
+}
+
+function promptParts(prompt: string, attachments: Attachment[]): InputPart[] {
+  const parts: InputPart[] = [{ type: 'input_text', text: prompt }];
+  for (const attachment of attachments) {
+    const dataUrl = `data:${attachment.type};base64,${attachment.base64}`;
+    parts.push(
+      attachment.type === 'application/pdf'
+        ? { type: 'input_file', filename: attachment.name, file_data: dataUrl }
+        : { type: 'input_image', image_url: dataUrl, detail: 'auto' },
+    );
+  }
+  return parts;
+}
+
+function hasCacheBreakpoints(call: ModelCall): boolean {
+  return call.system.some((block) => block.cache_control) || call.history.some((turn) => turn.cache_control);
+}

@@ -1,0 +1,101 @@
+import { UpstreamError } from '../errors.js';
+import type { ModelReply } from '../types.js';
+import { toUsage } from './usage.js';
+import type { ResponsesUsage } from './usage.js';
+
+interface ContentPart {
+  type?: unknown;
+  text?: unknown;
+  refusal?: unknown;
+}
+
+interface OutputItem {
+  type?: unknown;
+  content?: unknown;
+}
+
+interface ResponsesResponse {
+  status?: unknown;
+  output?: unknown;
+  error?: { code?: unknown; message?: unknown } | null;
+  incomplete_details?: { reason?: unknown } | null;
+  usage?: ResponsesUsage | null;
+}
+
+/** Error codes of a `failed` response that a later attempt may not meet. */
+const TRANSIENT_FAILURES: ReadonlySet<string> = new Set(['server_error', 'rate_limit_exceeded']);
+
+/**
+ * A Responses API answer as the gateway's reply: the text of every `output_text` part of the
+ * `message` items, in order (reasoning and other items are skipped). A refusal becomes the
+ * output with a warning; a cut answer keeps its partial text with a warning; a `failed`
+ * response is an UpstreamError.
+ */
+export function fromResponsesResponse(body: unknown): ModelReply {
+  const response = (typeof body === 'object' && body !== null ? body : {}) as ResponsesResponse;
+  const status = response.status;
+  if (status === 'failed') throw failure(response.error);
+  if (status !== 'completed' && status !== 'incomplete') {
+    throw new UpstreamError('upstream_malformed_response', `The provider answered with response status ${describeStatus(status)}`);
+  }
+  if (!Array.isArray(response.output)) {
+    throw new UpstreamError('upstream_malformed_response', 'The provider answered without an output list');
+  }
+
+  const texts: string[] = [];
+  const refusals: string[] = [];
+  let messages = 0;
+  for (const item of response.output as OutputItem[]) {
+    if (item?.type !== 'message') continue;
+    messages++;
+    if (!Array.isArray(item.content)) throw new UpstreamError('upstream_malformed_response', 'The provider answered a message without content');
+    for (const part of item.content as ContentPart[]) {
+      if (part?.type === 'output_text' && typeof part.text === 'string') texts.push(part.text);
+      else if (part?.type === 'refusal' && typeof part.refusal === 'string') refusals.push(part.refusal);
+    }
+  }
+  if (status === 'completed' && messages === 0) {
+    throw new UpstreamError('upstream_malformed_response', 'The provider answered without a message');
+  }
+
+  const warnings: string[] = [];
+  let finishReason: string = status;
+  let output = texts.join('');
+  if (refusals.length > 0) {
+    finishReason = 'refusal';
+    if (texts.length === 0) output = refusals.join('');
+    // The refusal text is model output: it stays in `output`, never in a warning.
+    warnings.push(texts.length === 0 ? 'The model refused to answer; the output is its refusal message' : 'The model refused part of the answer');
+  }
+  if (status === 'incomplete') {
+    const reason = response.incomplete_details?.reason;
+    finishReason = typeof reason === 'string' ? reason : 'incomplete';
+    warnings.push(incompleteWarning(finishReason, output === ''));
+  }
+  const usage = toUsage(response.usage);
+  if (!usage) warnings.push('The provider reported no usable token usage; cost is unavailable');
+  return { output, usage, finishReason, warnings };
+}
+
+function incompleteWarning(reason: string, empty: boolean): string {
+  switch (reason) {
+    case 'max_output_tokens':
+      return empty ? 'maxTokens was used up before any visible output (reasoning tokens count toward it)' : 'The output was cut at maxTokens';
+    case 'content_filter':
+      return "The output was stopped by the provider's content filter";
+    default:
+      return `The provider marked the output incomplete (${reason})`;
+  }
+}
+
+function failure(error: ResponsesResponse['error']): UpstreamError {
+  const code = typeof error?.code === 'string' ? error.code : undefined;
+  const message = typeof error?.message === 'string' ? error.message.slice(0, 500) : 'The provider reported that the response failed';
+  return new UpstreamError(code === 'rate_limit_exceeded' ? 'upstream_rate_limited' : 'upstream_error', message, {
+    retryable: code !== undefined && TRANSIENT_FAILURES.has(code),
+  });
+}
+
+function describeStatus(status: unknown): string {
+  return typeof status === 'string' ? `'${status.slice(0, 40)}'` : 'missing';
+}

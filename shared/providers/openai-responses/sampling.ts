@@ -1,0 +1,30 @@
+import type { ModelEntry } from '../../catalog/types.js';
+import type { ModelTuning } from '../../contract/types.js';
+
+/**
+ * Whether OpenAI accepts `temperature` and `top_p` for a call:
+ * - `accepted`: a model without reasoning (no `reasoningEffort` in the catalog: gpt-4.1, gpt-4o, gpt-4-turbo);
+ * - `with-effort-none`: GPT-5.1 and later, except the `-pro` variants, accept them only while
+ *   `reasoning.effort` is `none` (OpenAI's "GPT-5.x parameter compatibility"); the request then says so;
+ * - `rejected`: every other reasoning model (o-series, gpt-5, gpt-5-mini, gpt-5-nano, `-pro`), and any
+ *   reasoning model asked to reason (`reasoningEffort` low, medium or high): OpenAI answers 400.
+ */
+export type SamplingSupport = 'accepted' | 'with-effort-none' | 'rejected';
+
+export function samplingSupport(entry: ModelEntry, tuning: ModelTuning): SamplingSupport {
+  if (!entry.capabilities.tuning.reasoningEffort) return 'accepted';
+  if (!reasonsOptionally(entry.upstreamModel)) return 'rejected';
+  if (tuning.reasoningEffort === undefined || tuning.reasoningEffort === 'none') return 'with-effort-none';
+  return 'rejected';
+}
+
+/** GPT-5.1 and later (`gpt-5.4`, `gpt-5.4-mini`, `gpt-6`...) take `reasoning.effort: none`; the `-pro` variants always reason. */
+export function reasonsOptionally(upstreamModel: string): boolean {
+  const match = /^gpt-(\d+)(?:\.(\d+))?(?:-(.+))?$/.exec(upstreamModel);
+  if (!match) return false;
+  const major = Number(match[1]);
+  const minor = Number(match[2] ?? 0);
+  const variant = match[3] ?? '';
+  if (variant.startsWith('pro')) return false;
+  return major > 5 || (major === 5 && minor >= 1);
+}

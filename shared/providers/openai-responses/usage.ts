@@ -1,0 +1,33 @@
+import type { Usage } from '../types.js';
+
+/** `usage` of a Responses API answer, as OpenAI documents it. */
+export interface ResponsesUsage {
+  /** Every input token, cached ones included. */
+  input_tokens?: unknown;
+  input_tokens_details?: { cached_tokens?: unknown } | null;
+  /** Every output token, reasoning included. */
+  output_tokens?: unknown;
+  output_tokens_details?: { reasoning_tokens?: unknown } | null;
+  total_tokens?: unknown;
+}
+
+function count(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
+}
+
+/**
+ * OpenAI's token classes map one to one: input includes cached reads, output includes
+ * reasoning, and automatic caching has no write class. Undefined when absent or inconsistent.
+ */
+export function toUsage(usage: ResponsesUsage | null | undefined): Usage | undefined {
+  if (!usage || typeof usage !== 'object') return undefined;
+  const inputTokens = count(usage.input_tokens);
+  const outputTokens = count(usage.output_tokens);
+  if (inputTokens === undefined || outputTokens === undefined) return undefined;
+  const cachedInputTokens = count(usage.input_tokens_details?.cached_tokens) ?? 0;
+  const reasoningTokens = count(usage.output_tokens_details?.reasoning_tokens) ?? 0;
+  // Subsets larger than their totals, or a total that is not their sum, cannot be priced.
+  if (cachedInputTokens > inputTokens || reasoningTokens > outputTokens) return undefined;
+  if (usage.total_tokens !== undefined && usage.total_tokens !== null && usage.total_tokens !== inputTokens + outputTokens) return undefined;
+  return { inputTokens, cachedInputTokens, cacheWriteTokens: 0, outputTokens, reasoningTokens };
+}

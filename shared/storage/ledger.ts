@@ -1,0 +1,59 @@
+import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+
+export type LedgerKind = 'topup' | 'reserve' | 'settle' | 'release';
+
+/**
+ * One balance change. `amountMicro` is signed: top-up +, reserve − (the estimate),
+ * settle + (the estimate back, minus what the request cost), release + (the estimate back).
+ * The sum of an account's entries is its balance.
+ */
+export interface LedgerEntry {
+  accountId: string;
+  /** `<ULID>#<kind>`: time-ordered; a request's entries share its promptLogId's ULID. */
+  entryId: string;
+  kind: LedgerKind;
+  amountMicro: number;
+  /** Epoch ms. */
+  at: number;
+  /** The promptLogId of the request, for reserve, settle and release. */
+  requestId?: string;
+  /** Settle only: what the request cost, and how far that exceeded the estimate. */
+  chargedMicro?: number;
+  overrunMicro?: number;
+}
+
+export class LedgerRepository {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly tableName: string,
+  ) {}
+
+  /** Idempotent: an entry's key is its identity, so posting it twice writes the same item. */
+  async put(entry: LedgerEntry): Promise<void> {
+    await this.client.send(new PutCommand({ TableName: this.tableName, Item: entry }));
+  }
+
+  async get(accountId: string, entryId: string): Promise<LedgerEntry | undefined> {
+    const { Item } = await this.client.send(new GetCommand({ TableName: this.tableName, Key: { accountId, entryId }, ConsistentRead: true }));
+    return Item as LedgerEntry | undefined;
+  }
+
+  async list(accountId: string): Promise<LedgerEntry[]> {
+    const entries: LedgerEntry[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await this.client.send(
+        new QueryCommand({
+          TableName: this.tableName,
+          KeyConditionExpression: 'accountId = :id',
+          ExpressionAttributeValues: { ':id': accountId },
+          ConsistentRead: true,
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      entries.push(...((page.Items ?? []) as LedgerEntry[]));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return entries;
+  }
+}

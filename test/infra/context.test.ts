@@ -1,0 +1,63 @@
+import { App, Duration } from 'aws-cdk-lib';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { describe, expect, it } from 'vitest';
+import { CONTEXT_KEYS, ContextError, settingsFromContext } from '../../infra/stack/context.js';
+import { DEFAULT_SETTINGS, resolveSettings } from '../../infra/stack/gateway-stack.js';
+
+const settingsOf = (context: Record<string, unknown>) => settingsFromContext(new App({ context }).node);
+
+describe('Function: settingsFromContext', () => {
+  it('leaves every setting to the stack default when no context is given', () => {
+    expect(resolveSettings(settingsOf({}))).toEqual(DEFAULT_SETTINGS);
+  });
+
+  it('reads `-c key=value` strings and cdk.json values alike', () => {
+    // Act
+    const settings = settingsOf({
+      [CONTEXT_KEYS.authorizerCacheTtlSeconds]: '0',
+      [CONTEXT_KEYS.integrationTimeoutSeconds]: 90,
+      [CONTEXT_KEYS.throttlingRateLimit]: '12.5',
+      [CONTEXT_KEYS.throttlingBurstLimit]: '25',
+      [CONTEXT_KEYS.logRetentionDays]: '7',
+      [CONTEXT_KEYS.stageName]: 'live',
+      [CONTEXT_KEYS.apiGatewayCloudWatchRole]: 'false',
+      [CONTEXT_KEYS.rateLimitRpm]: '60',
+      [CONTEXT_KEYS.creditsPerUsd]: 200,
+      [CONTEXT_KEYS.markup]: '1.2',
+    });
+
+    // Assess
+    expect(settings.authorizerCacheTtl?.toSeconds()).toBe(0);
+    expect(settings.integrationTimeout?.toSeconds()).toBe(90);
+    expect(settings).toMatchObject({
+      throttlingRateLimit: 12.5,
+      throttlingBurstLimit: 25,
+      logRetention: RetentionDays.ONE_WEEK,
+      stageName: 'live',
+      apiGatewayCloudWatchRole: false,
+      rateLimitRpm: 60,
+      creditsPerUsd: 200,
+      markup: 1.2,
+    });
+  });
+
+  it.each<[string, unknown]>([
+    [CONTEXT_KEYS.authorizerCacheTtlSeconds, '3601'],
+    [CONTEXT_KEYS.integrationTimeoutSeconds, '2'],
+    [CONTEXT_KEYS.integrationTimeoutSeconds, '29.5'],
+    [CONTEXT_KEYS.throttlingRateLimit, 'fast'],
+    [CONTEXT_KEYS.throttlingBurstLimit, '-1'],
+    [CONTEXT_KEYS.logRetentionDays, '8'],
+    [CONTEXT_KEYS.stageName, 'my stage'],
+    [CONTEXT_KEYS.apiGatewayCloudWatchRole, 'yes'],
+    [CONTEXT_KEYS.markup, '0'],
+  ])('rejects %s = %j', (key, value) => {
+    expect(() => settingsOf({ [key]: value })).toThrow(ContextError);
+  });
+});
+
+describe('Function: resolveSettings', () => {
+  it('rejects an integration timeout that leaves no time to settle', () => {
+    expect(() => resolveSettings({ integrationTimeout: Duration.seconds(4) })).toThrow(/longer than 4 s/);
+  });
+});

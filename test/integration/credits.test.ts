@@ -1,0 +1,193 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CreditsService, RESERVATION_TIMEOUT_MS } from '../../shared/credits/credits-service.js';
+import { InsufficientCreditsError } from '../../shared/errors.js';
+import { promptLogId } from '../../shared/ids.js';
+import { AccountsRepository } from '../../shared/storage/accounts.js';
+import { LedgerRepository, type LedgerEntry } from '../../shared/storage/ledger.js';
+import { startTestStore } from '../support/store.js';
+
+let env: Awaited<ReturnType<typeof startTestStore>>;
+let accounts: AccountsRepository;
+let ledger: LedgerRepository;
+beforeAll(async () => {
+  env = await startTestStore();
+  accounts = new AccountsRepository(env.client, env.tables.accounts);
+  ledger = new LedgerRepository(env.client, env.tables.ledger);
+});
+afterAll(async () => {
+  await env?.close();
+});
+
+/** A ledger whose writes can be made to fail: a crash between the balance change and its posting. */
+class FlakyLedger extends LedgerRepository {
+  failNext = 0;
+  override async put(entry: LedgerEntry): Promise<void> {
+    if (this.failNext > 0) {
+      this.failNext--;
+      throw new Error('injected crash before posting');
+    }
+    return super.put(entry);
+  }
+}
+
+function service(clock: { now: number } = { now: Date.now() }, ledgerRepo: LedgerRepository = ledger) {
+  return new CreditsService(accounts, ledgerRepo, undefined, () => clock.now);
+}
+
+async function expectConsistent(credits: CreditsService, accountId: string): Promise<number> {
+  const account = (await accounts.get(accountId))!;
+  expect(Object.keys(account.unposted)).toEqual([]);
+  expect(await credits.ledgerSum(accountId)).toBe(account.balanceMicro);
+  return account.balanceMicro;
+}
+
+describe('Class: CreditsService', () => {
+  describe('Method: reserve', () => {
+    it('lets exactly as many concurrent reservations through as the balance covers', async () => {
+      const credits = service();
+      const account = await credits.openAccount({ balanceMicro: 20 * 7_000 });
+      const outcomes = await Promise.allSettled(Array.from({ length: 200 }, () => credits.reserve(account.accountId, promptLogId(), 7_000)));
+      expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(20);
+      const refusals = outcomes.filter((o) => o.status === 'rejected').map((o) => (o as PromiseRejectedResult).reason);
+      expect(refusals).toHaveLength(180);
+      expect(refusals.every((e) => e instanceof InsufficientCreditsError && e.estimatedCreditsRequired === 0.007)).toBe(true);
+      expect(await expectConsistent(credits, account.accountId)).toBe(0);
+      // The 20 that ran each cost 3,000 of their 7,000.
+      const opened = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
+      await Promise.all(opened.map((open) => credits.settle(open, 3_000)));
+      expect(await expectConsistent(credits, account.accountId)).toBe(20 * 4_000);
+    });
+  });
+
+  describe('Method: settle', () => {
+    it('charges the actual cost and returns the rest of the reservation', async () => {
+      const credits = service();
+      const account = await credits.openAccount({ balanceMicro: 1_000 });
+      const open = await credits.reserve(account.accountId, promptLogId(), 600);
+      expect((await accounts.get(account.accountId))!.balanceMicro).toBe(400);
+      expect(await credits.settle(open, 250)).toEqual({ chargedMicro: 250 });
+      expect(await expectConsistent(credits, account.accountId)).toBe(750);
+      const kinds = (await ledger.list(account.accountId)).map((e) => [e.kind, e.amountMicro]);
+      expect(kinds).toEqual([
+        ['topup', 1_000],
+        ['reserve', -600],
+        ['settle', 350],
+      ]);
+    });
+
+    it('settles once: a repeated settle changes nothing and reports the first charge', async () => {
+      const credits = service();
+      const account = await credits.openAccount({ balanceMicro: 1_000 });
+      const open = await credits.reserve(account.accountId, promptLogId(), 600);
+      await credits.settle(open, 100);
+      expect(await credits.settle(open, 500)).toEqual({ chargedMicro: 100 });
+      expect(await expectConsistent(credits, account.accountId)).toBe(900);
+    });
+
+    it('charges a cost above the estimate in full and records the overrun', async () => {
+      const credits = service();
+      const account = await credits.openAccount({ balanceMicro: 1_000 });
+      const open = await credits.reserve(account.accountId, promptLogId(), 1_000);
+      await credits.settle(open, 1_300);
+      expect(await expectConsistent(credits, account.accountId)).toBe(-300);
+      const settle = (await ledger.list(account.accountId)).find((e) => e.kind === 'settle');
+      expect(settle).toMatchObject({ amountMicro: -300, chargedMicro: 1_300, overrunMicro: 300 });
+      // A negative balance refuses the next request until a top-up.
+      await expect(credits.reserve(account.accountId, promptLogId(), 1)).rejects.toBeInstanceOf(InsufficientCreditsError);
+    });
+  });
+
+  describe('Method: reconcile', () => {
+    it('releases a reservation whose request crashed before settling, after the timeout only', async () => {
+      const clock = { now: Date.now() };
+      const credits = service(clock);
+      const account = await credits.openAccount({ balanceMicro: 1_000 });
+      const open = await credits.reserve(account.accountId, promptLogId(), 800);
+      // crash: no settle
+      clock.now += RESERVATION_TIMEOUT_MS - 1;
+      expect((await credits.reconcile()).released).toBe(0);
+      expect((await accounts.get(account.accountId))!.balanceMicro).toBe(200);
+      clock.now += 1;
+      const run = await credits.reconcile();
+      expect(run.released).toBe(1);
+      expect(await expectConsistent(credits, account.accountId)).toBe(1_000);
+      // The request cannot settle after its release.
+      expect(await credits.settle(open, 300)).toEqual({ chargedMicro: 0 });
+      expect(await expectConsistent(credits, account.accountId)).toBe(1_000);
+    });
+
+    it('posts entries whose posting crashed after the balance changed', async () => {
+      const flaky = new FlakyLedger(env.client, env.tables.ledger);
+      const credits = service({ now: Date.now() }, flaky);
+      const account = await credits.openAccount({ balanceMicro: 1_000 });
+      flaky.failNext = 2;
+      const open = await credits.reserve(account.accountId, promptLogId(), 500);
+      await credits.settle(open, 200);
+      const before = (await accounts.get(account.accountId))!;
+      expect(before.balanceMicro).toBe(800);
+      expect(Object.keys(before.unposted)).toHaveLength(2);
+      expect(await credits.ledgerSum(account.accountId)).toBe(1_000);
+      expect((await credits.reconcile()).posted).toBeGreaterThanOrEqual(2);
+      expect(await expectConsistent(credits, account.accountId)).toBe(800);
+    });
+  });
+
+  describe('Property: ledger invariant', () => {
+    type Step =
+      | { kind: 'topup'; amount: number }
+      | { kind: 'request'; estimate: number; cost: number; crash: 'none' | 'before-settle' | 'before-posting' }
+      | { kind: 'reconcile'; advanceMs: number };
+    const step: fc.Arbitrary<Step> = fc.oneof(
+      fc.record({ kind: fc.constant('topup' as const), amount: fc.integer({ min: 1, max: 5_000 }) }),
+      fc.record({
+        kind: fc.constant('request' as const),
+        estimate: fc.integer({ min: 1, max: 3_000 }),
+        // Usually below the estimate, sometimes 0 (every model failed), sometimes above (overrun).
+        cost: fc.oneof(fc.integer({ min: 0, max: 3_000 }), fc.constant(0)),
+        crash: fc.constantFrom('none', 'none', 'before-settle', 'before-posting'),
+      }),
+      fc.record({ kind: fc.constant('reconcile' as const), advanceMs: fc.constantFrom(0, 60_000, RESERVATION_TIMEOUT_MS) }),
+    );
+
+    it('keeps balance = ledger sum = top-ups minus charges after reconciliation, whatever the sequence', async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.integer({ min: 0, max: 5_000 }), fc.array(step, { maxLength: 12 }), async (opening, steps) => {
+          const clock = { now: Date.now() };
+          const flaky = new FlakyLedger(env.client, env.tables.ledger);
+          const credits = service(clock, flaky);
+          const account = await credits.openAccount({ balanceMicro: opening });
+          let expected = opening;
+          for (const s of steps) {
+            if (s.kind === 'topup') {
+              await credits.topUp(account.accountId, s.amount);
+              expected += s.amount;
+            } else if (s.kind === 'reconcile') {
+              clock.now += s.advanceMs;
+              await credits.reconcile();
+            } else {
+              const balance = (await accounts.get(account.accountId))!.balanceMicro;
+              const reserving = credits.reserve(account.accountId, promptLogId(clock.now), s.estimate);
+              if (balance < s.estimate) {
+                await expect(reserving).rejects.toBeInstanceOf(InsufficientCreditsError);
+                continue;
+              }
+              const open = await reserving;
+              if (s.crash === 'before-settle') continue;
+              if (s.crash === 'before-posting') flaky.failNext = 1;
+              await credits.settle(open, s.cost);
+              expected -= s.cost;
+            }
+          }
+          clock.now += RESERVATION_TIMEOUT_MS;
+          await credits.reconcile();
+          const final = (await accounts.get(account.accountId))!;
+          expect(final.reservations).toEqual({});
+          expect(final.balanceMicro).toBe(expected);
+          expect(await credits.ledgerSum(account.accountId)).toBe(expected);
+        }),
+        { numRuns: 40 },
+      );
+    });
+  });
+});

@@ -1,0 +1,495 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { resolveModel } from '../../../shared/catalog/index.js';
+import type { ModelEntry } from '../../../shared/catalog/types.js';
+import { providerCost } from '../../../shared/pricing/cost.js';
+import { UpstreamError } from '../../../shared/providers/errors.js';
+import { fromErrorResponse, parseDuration, retryDelayOf } from '../../../shared/providers/gemini-generate-content/errors.js';
+import { toGenerateContentRequest } from '../../../shared/providers/gemini-generate-content/request.js';
+import { fromGenerateContentResponse } from '../../../shared/providers/gemini-generate-content/response.js';
+import { unenforcedKeywords } from '../../../shared/providers/gemini-generate-content/schema.js';
+import { levelForBudget, thinkingLevelsOf, toThinkingConfig } from '../../../shared/providers/gemini-generate-content/thinking.js';
+import { generateContentUrl } from '../../../shared/providers/gemini-generate-content/transport.js';
+import { toUsage } from '../../../shared/providers/gemini-generate-content/usage.js';
+import { schemaInstruction } from '../../../shared/providers/structured-output.js';
+import type { ModelCall } from '../../../shared/providers/types.js';
+
+function fixture(name: string): unknown {
+  return JSON.parse(readFileSync(new URL(`../../fixtures/gemini-generate-content/${name}.json`, import.meta.url), 'utf8')) as unknown;
+}
+
+function fixtureText(name: string): string {
+  return readFileSync(new URL(`../../fixtures/gemini-generate-content/${name}.json`, import.meta.url), 'utf8');
+}
+
+function entry(id: string): ModelEntry {
+  const found = resolveModel(id);
+  if (!found) throw new Error(`no catalog entry ${id}`);
+  return found;
+}
+
+function call(overrides: Partial<ModelCall> = {}): ModelCall {
+  return {
+    entry: entry('fam_b-3.5-flash'),
+    system: [],
+    history: [],
+    prompt: 'Compare two ways to cache HTTP responses.',
+    attachments: [],
+    maxTokens: 4096,
+    tuning: {},
+    ...overrides,
+  };
+}
+
+function thrown(fn: () => unknown): UpstreamError {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(UpstreamError);
+    return error as UpstreamError;
+  }
+  throw new Error('expected an UpstreamError');
+}
+
+const SCHEMA = {
+  type: 'object',
+  properties: {
+    verdict: { type: 'string' },
+    confidence: { type: 'number', minimum: 0, maximum: 1 },
+  },
+  required: ['verdict', 'confidence'],
+  additionalProperties: false,
+};
+
+describe('Function: toGenerateContentRequest', () => {
+  it('maps the prompt alone to one user turn with the output limit and nothing else', () => {
+    const { body, warnings } = toGenerateContentRequest(call());
+
+    expect(body).toEqual({
+      contents: [{ role: 'user', parts: [{ text: 'Compare two ways to cache HTTP responses.' }] }],
+      generationConfig: { maxOutputTokens: 4096 },
+    });
+    expect(warnings).toEqual([]);
+  });
+
+  it('maps each system block to one part of systemInstruction', () => {
+    const { body } = toGenerateContentRequest(
+      call({ system: [{ type: 'text', text: 'You are concise.' }, { type: 'text', text: 'Answer in English.' }] }),
+    );
+
+    expect(body.systemInstruction).toEqual({ parts: [{ text: 'You are concise.' }, { text: 'Answer in English.' }] });
+  });
+
+  it('maps history with assistant as model and keeps the prompt as the last user turn', () => {
+    const { body } = toGenerateContentRequest(
+      call({
+        history: [
+          { role: 'user', content: 'What is a CDN?' },
+          { role: 'assistant', content: 'A content delivery network.' },
+        ],
+      }),
+    );
+
+    expect(body.contents).toEqual([
+      { role: 'user', parts: [{ text: 'What is a CDN?' }] },
+      { role: 'model', parts: [{ text: 'A content delivery network.' }] },
+      { role: 'user', parts: [{ text: 'Compare two ways to cache HTTP responses.' }] },
+    ]);
+  });
+
+  it('maps an image and a PDF to inlineData parts before the prompt text', () => {
+    const { body, warnings } = toGenerateContentRequest(
+      call({
+        attachments: [
+          { name: 'chart.png', type: 'image/png', base64: 'iVBORw0KGgo=' },
+          { name: 'report.pdf', type: 'application/pdf', base64: 'JVBERi0xLjQ=' },
+        ],
+      }),
+    );
+
+    expect(body.contents.at(-1)).toEqual({
+      role: 'user',
+      parts: [
+        { inlineData: { mimeType: 'image/png', data: 'iVBORw0KGgo=' } },
+        { inlineData: { mimeType: 'application/pdf', data: 'JVBERi0xLjQ=' } },
+        { text: 'Compare two ways to cache HTTP responses.' },
+      ],
+    });
+    expect(warnings).toEqual([]);
+  });
+
+  it('leaves a GIF out with a warning, since Gemini does not read GIF', () => {
+    const { body, warnings } = toGenerateContentRequest(call({ attachments: [{ name: 'anim.gif', type: 'image/gif', base64: 'R0lGODlh' }] }));
+
+    expect(body.contents.at(-1)?.parts).toEqual([{ text: 'Compare two ways to cache HTTP responses.' }]);
+    expect(warnings).toEqual(['The attachment anim.gif was not sent: Gemini does not accept image/gif']);
+  });
+
+  it('maps temperature, topP and maxTokens under generationConfig', () => {
+    const { body } = toGenerateContentRequest(call({ temperature: 0.4, topP: 0.9, maxTokens: 1234 }));
+
+    expect(body.generationConfig).toEqual({ temperature: 0.4, topP: 0.9, maxOutputTokens: 1234 });
+  });
+
+  it('warns that cache_control breakpoints have no Gemini equivalent', () => {
+    const { body, warnings } = toGenerateContentRequest(
+      call({ system: [{ type: 'text', text: 'Long manual.', cache_control: { type: 'ephemeral' } }] }),
+    );
+
+    expect(body.systemInstruction).toEqual({ parts: [{ text: 'Long manual.' }] });
+    expect(warnings).toEqual(['Gemini has no cache_control breakpoints; they were ignored (use model_tuning.cachedContent)']);
+  });
+
+  describe('tuning', () => {
+    it.each<[string, string, number, string, string]>([
+      ['0 on a Flash model', 'fam_b-3.5-flash', 0, 'minimal', "gemini-3.5-flash cannot turn thinking off; thinkingBudget 0 was sent as thinkingLevel 'minimal', which may still think a little"],
+      ['0 on the Pro model', 'fam_b-3.1-pro', 0, 'low', "gemini-3.1-pro-preview cannot turn thinking off; thinkingBudget 0 was sent as its lowest thinkingLevel 'low'"],
+      ['512', 'fam_b-3.1-flash-lite', 512, 'low', "gemini-3.1-flash-lite takes a thinking level, not a token budget; thinkingBudget 512 was sent as thinkingLevel 'low'"],
+      ['4096', 'fam_b-3.1-pro', 4096, 'medium', "gemini-3.1-pro-preview takes a thinking level, not a token budget; thinkingBudget 4096 was sent as thinkingLevel 'medium'"],
+      ['24576', 'fam_b-3.5-flash', 24576, 'high', "gemini-3.5-flash takes a thinking level, not a token budget; thinkingBudget 24576 was sent as thinkingLevel 'high'"],
+    ])('sends thinkingBudget %s of %s as thinkingConfig.thinkingLevel, with a warning', (_label, id, budget, level, warning) => {
+      const { body, warnings } = toGenerateContentRequest(call({ entry: entry(id), tuning: { thinkingBudget: budget } }));
+
+      expect(body.generationConfig.thinkingConfig).toEqual({ thinkingLevel: level });
+      expect(warnings).toEqual([warning]);
+    });
+
+    it('sends no thinkingConfig when no budget is given (the model default applies)', () => {
+      expect(toGenerateContentRequest(call({ entry: entry('fam_b-3.1-pro') })).body.generationConfig.thinkingConfig).toBeUndefined();
+    });
+
+    it('maps webSearch to the google_search tool', () => {
+      const { body, warnings } = toGenerateContentRequest(call({ tuning: { webSearch: true } }));
+
+      expect(body.tools).toEqual([{ google_search: {} }]);
+      expect(warnings).toEqual([]);
+    });
+
+    it('sends no tool when webSearch is false', () => {
+      expect(toGenerateContentRequest(call({ tuning: { webSearch: false } })).body.tools).toBeUndefined();
+    });
+
+    it('maps cachedContent to the top-level field', () => {
+      const { body, warnings } = toGenerateContentRequest(call({ tuning: { cachedContent: 'cachedContents/abc123' } }));
+
+      expect(body.cachedContent).toBe('cachedContents/abc123');
+      expect(warnings).toEqual([]);
+    });
+
+    it('drops systemInstruction and tools with warnings when cachedContent is set (Gemini rejects them together)', () => {
+      const { body, warnings } = toGenerateContentRequest(
+        call({ system: [{ type: 'text', text: 'You are concise.' }], tuning: { cachedContent: 'cachedContents/abc123', webSearch: true } }),
+      );
+
+      expect(body.cachedContent).toBe('cachedContents/abc123');
+      expect(body.systemInstruction).toBeUndefined();
+      expect(body.tools).toBeUndefined();
+      expect(warnings).toEqual([
+        'The system prompt was not sent: with cachedContent, Gemini takes the system instruction stored in the cache',
+        'webSearch was not enabled: with cachedContent, Gemini takes the tools stored in the cache',
+      ]);
+    });
+  });
+
+  describe('structured output', () => {
+    it('enforces the schema natively with responseMimeType and responseJsonSchema, unchanged', () => {
+      const { body, warnings } = toGenerateContentRequest(call({ responseSchema: SCHEMA }));
+
+      expect(body.generationConfig).toEqual({ maxOutputTokens: 4096, responseMimeType: 'application/json', responseJsonSchema: SCHEMA });
+      expect(body.systemInstruction).toBeUndefined();
+      expect(warnings).toEqual([]);
+    });
+
+    it('combines the native schema with google_search on Gemini 3 models', () => {
+      const { body, warnings } = toGenerateContentRequest(call({ responseSchema: SCHEMA, tuning: { webSearch: true } }));
+
+      expect(body.generationConfig.responseJsonSchema).toEqual(SCHEMA);
+      expect(body.tools).toEqual([{ google_search: {} }]);
+      expect(warnings).toEqual([]);
+    });
+
+    it('falls back to the instruction on a pre-3 model asked for search and a schema together', () => {
+      const { body, warnings } = toGenerateContentRequest(call({ entry: entry('fam_b-2.5-flash'), responseSchema: SCHEMA, tuning: { webSearch: true } }));
+
+      expect(body.generationConfig.responseJsonSchema).toBeUndefined();
+      expect(body.generationConfig.responseMimeType).toBeUndefined();
+      expect(body.systemInstruction).toEqual({ parts: [{ text: schemaInstruction(SCHEMA) }] });
+      expect(warnings).toEqual(['gemini-2.5-flash cannot combine Google Search with a response schema; the schema was sent as an instruction']);
+    });
+
+    it('appends the instruction to the system parts for a model without native enforcement', () => {
+      const instructionOnly: ModelEntry = { ...entry('fam_b-3.5-flash'), capabilities: { ...entry('fam_b-3.5-flash').capabilities, structuredOutput: 'instruction' } };
+      const { body } = toGenerateContentRequest(call({ entry: instructionOnly, system: [{ type: 'text', text: 'Be brief.' }], responseSchema: SCHEMA }));
+
+      expect(body.systemInstruction).toEqual({ parts: [{ text: 'Be brief.' }, { text: schemaInstruction(SCHEMA) }] });
+      expect(body.generationConfig.responseJsonSchema).toBeUndefined();
+    });
+
+    it('puts the instruction into the prompt turn when cachedContent forbids a system instruction', () => {
+      const instructionOnly: ModelEntry = { ...entry('fam_b-3.5-flash'), capabilities: { ...entry('fam_b-3.5-flash').capabilities, structuredOutput: 'instruction' } };
+      const { body } = toGenerateContentRequest(call({ entry: instructionOnly, responseSchema: SCHEMA, tuning: { cachedContent: 'cachedContents/abc' } }));
+
+      expect(body.systemInstruction).toBeUndefined();
+      expect(body.contents.at(-1)?.parts).toEqual([{ text: `Compare two ways to cache HTTP responses.\n\n${schemaInstruction(SCHEMA)}` }]);
+    });
+
+    it('warns about schema keywords Gemini does not enforce', () => {
+      const schema = { type: 'object', properties: { code: { type: 'string', pattern: '^[A-Z]+$', minLength: 2 } }, required: ['code'], additionalProperties: false };
+      const { warnings } = toGenerateContentRequest(call({ responseSchema: schema }));
+
+      expect(warnings).toEqual(['Gemini does not enforce the schema keywords minLength, pattern; the output is validated against them afterwards']);
+    });
+  });
+});
+
+describe('Function: toThinkingConfig', () => {
+  it('passes the budget through for a model that takes budgets (Gemini 2.5)', () => {
+    expect(toThinkingConfig('gemini-2.5-flash', 0)).toEqual({ config: { thinkingBudget: 0 } });
+    expect(toThinkingConfig('gemini-2.5-flash', 2048)).toEqual({ config: { thinkingBudget: 2048 } });
+  });
+
+  it.each<[number, string]>([
+    [0, 'minimal'],
+    [1, 'low'],
+    [1024, 'low'],
+    [1025, 'medium'],
+    [8192, 'medium'],
+    [8193, 'high'],
+  ])('reads budget %i as level %s', (budget, level) => {
+    expect(levelForBudget(budget)).toBe(level);
+  });
+
+  it.each<[string, readonly string[] | undefined]>([
+    ['gemini-3.1-pro-preview', ['low', 'medium', 'high']],
+    ['gemini-3-pro-preview', ['low', 'high']],
+    ['gemini-3.5-flash', ['minimal', 'low', 'medium', 'high']],
+    ['gemini-3.1-flash-lite', ['minimal', 'low', 'medium', 'high']],
+    ['gemini-2.5-flash', undefined],
+  ])('knows the levels of %s', (model, levels) => {
+    expect(thinkingLevelsOf(model)).toEqual(levels);
+  });
+
+  it('rounds up to a level the model supports', () => {
+    expect(toThinkingConfig('gemini-3-pro-preview', 4096).config).toEqual({ thinkingLevel: 'high' });
+  });
+});
+
+describe('Function: unenforcedKeywords', () => {
+  it('finds nothing in a schema of supported keywords, additionalProperties included', () => {
+    expect(unenforcedKeywords(SCHEMA)).toEqual([]);
+  });
+
+  it('walks properties, items, $defs and anyOf without mistaking property names for keywords', () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        pattern: { type: 'string' },
+        tags: { type: 'array', items: { type: 'string', maxLength: 10 }, uniqueItems: true },
+        choice: { anyOf: [{ type: 'integer', multipleOf: 5 }, { type: 'null' }] },
+        ref: { $ref: '#/$defs/id' },
+      },
+      $defs: { id: { type: 'string', const: 'x' } },
+      required: ['pattern'],
+      additionalProperties: false,
+    };
+
+    expect(unenforcedKeywords(schema)).toEqual(['const', 'maxLength', 'multipleOf', 'uniqueItems']);
+  });
+});
+
+describe('Function: fromGenerateContentResponse', () => {
+  it('maps a plain answer with its usage and cost to the last digit', () => {
+    const reply = fromGenerateContentResponse(fixture('plain'));
+
+    expect(reply.output).toBe(
+      'Caching HTTP responses at the CDN keeps latency low for every visitor, while an application cache gives finer control over invalidation.',
+    );
+    expect(reply.finishReason).toBe('STOP');
+    expect(reply.warnings).toEqual([]);
+    expect(reply.usage).toEqual({ inputTokens: 24, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 27, reasoningTokens: 0 });
+    // 24 × 0.25 + 27 × 1.5 = 46.5 micro-USD
+    expect(providerCost(entry('fam_b-3.1-flash-lite').prices, reply.usage!)).toBe(0.0000465);
+  });
+
+  it('maps a cachedContent answer: cached tokens are a subset of the prompt, thinking is output', () => {
+    const reply = fromGenerateContentResponse(fixture('cached'));
+
+    expect(reply.output).toBe("The contract's termination clause requires ninety days of written notice.");
+    expect(reply.usage).toEqual({ inputTokens: 41250, cachedInputTokens: 40960, cacheWriteTokens: 0, outputTokens: 426, reasoningTokens: 411 });
+    // 290 × 1.5 + 40960 × 0.15 + 426 × 9 = 435 + 6144 + 3834 = 10413 micro-USD
+    expect(providerCost(entry('fam_b-3.5-flash').prices, reply.usage!)).toBe(0.010413);
+  });
+
+  it('leaves thought parts out of the output and counts thinking as reasoning output', () => {
+    const reply = fromGenerateContentResponse(fixture('thinking'));
+
+    expect(reply.output).toBe('There are **3** "r"s in strawberry.');
+    expect(reply.usage).toEqual({ inputTokens: 9, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 270, reasoningTokens: 258 });
+    // 9 × 2 + 270 × 12 = 3258 micro-USD
+    expect(providerCost(entry('fam_b-3.1-pro').prices, reply.usage!)).toBe(0.003258);
+  });
+
+  it('returns structured output as the JSON text', () => {
+    const reply = fromGenerateContentResponse(fixture('structured'));
+
+    expect(JSON.parse(reply.output)).toEqual({ verdict: 'cache at the edge', confidence: 0.82 });
+    expect(reply.usage).toEqual({ inputTokens: 58, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 109, reasoningTokens: 92 });
+  });
+
+  it('counts tool-use prompt tokens of search grounding as input and warns that search fees are apart', () => {
+    const reply = fromGenerateContentResponse(fixture('grounded'));
+
+    expect(reply.output).toBe('Spain won Euro 2024, beating England 2-1 in the final in Berlin.');
+    expect(reply.usage).toEqual({ inputTokens: 77, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 142, reasoningTokens: 82 });
+    // 77 × 1.5 + 142 × 9 = 115.5 + 1278 = 1393.5 micro-USD
+    expect(providerCost(entry('fam_b-3.5-flash').prices, reply.usage!)).toBe(0.0013935);
+    expect(reply.warnings).toEqual(['Google Search grounding ran 2 queries; search fees are billed apart and not included in providerCost']);
+  });
+
+  it('keeps the request warnings first', () => {
+    expect(fromGenerateContentResponse(fixture('plain'), ['from the request']).warnings).toEqual(['from the request']);
+  });
+
+  it('warns when the output was cut at maxTokens', () => {
+    const reply = fromGenerateContentResponse(fixture('max-tokens'));
+
+    expect(reply.output).toBe('There are three common places to cache HTTP responses: the browser, a shared');
+    expect(reply.finishReason).toBe('MAX_TOKENS');
+    expect(reply.warnings).toEqual(['The output was cut at maxTokens']);
+  });
+
+  it('answers empty with a warning when thinking used the whole allowance', () => {
+    const reply = fromGenerateContentResponse(fixture('max-tokens-thinking-only'));
+
+    expect(reply.output).toBe('');
+    expect(reply.warnings).toEqual(['Thinking used the whole maxTokens allowance; there is no output']);
+    expect(reply.usage).toEqual({ inputTokens: 24, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 32, reasoningTokens: 32 });
+  });
+
+  it.each<[string, string]>([
+    ['safety-blocked', 'The provider blocked the answer (SAFETY)'],
+    ['prompt-blocked', 'The provider blocked the answer (PROHIBITED_CONTENT)'],
+  ])('throws a non-retryable upstream_blocked for %s', (name, message) => {
+    const error = thrown(() => fromGenerateContentResponse(fixture(name)));
+
+    expect(error.code).toBe('upstream_blocked');
+    expect(error.message).toBe(message);
+    expect(error.retryable).toBe(false);
+  });
+
+  it('keeps text stopped by a safety filter, with a warning', () => {
+    const body = { candidates: [{ content: { role: 'model', parts: [{ text: 'Partial answer' }] }, finishReason: 'RECITATION', index: 0 }] };
+    const reply = fromGenerateContentResponse(body);
+
+    expect(reply.output).toBe('Partial answer');
+    expect(reply.warnings).toContain('The provider stopped the output early (RECITATION); it may be incomplete');
+  });
+
+  it.each<[string, unknown]>([
+    ['no candidates', { usageMetadata: { promptTokenCount: 3, totalTokenCount: 3 } }],
+    ['an empty candidates list', { candidates: [] }],
+    ['a candidate without content', { candidates: [{ finishReason: 'STOP', index: 0 }] }],
+    ['a body that is not an object', 'OK'],
+  ])('throws upstream_malformed_response for %s', (_label, body) => {
+    expect(thrown(() => fromGenerateContentResponse(body)).code).toBe('upstream_malformed_response');
+  });
+
+  it('drops usage with a warning when usageMetadata is absent', () => {
+    const body = fixture('plain') as Record<string, unknown>;
+    delete body['usageMetadata'];
+    const reply = fromGenerateContentResponse(body);
+
+    expect(reply.usage).toBeUndefined();
+    expect(reply.warnings).toEqual(['The provider reported no usable token usage; cost is unavailable']);
+  });
+});
+
+describe('Function: toUsage', () => {
+  it.each<[string, Record<string, unknown>]>([
+    ['no promptTokenCount', { candidatesTokenCount: 3 }],
+    ['a negative count', { promptTokenCount: 5, candidatesTokenCount: -1 }],
+    ['a count that is not a number', { promptTokenCount: '5' }],
+    ['cached tokens above the prompt', { promptTokenCount: 5, cachedContentTokenCount: 6 }],
+    ['a total that disagrees with its parts', { promptTokenCount: 5, candidatesTokenCount: 3, totalTokenCount: 9 }],
+  ])('is undefined for %s', (_label, metadata) => {
+    expect(toUsage(metadata)).toBeUndefined();
+  });
+
+  it('reads omitted classes as 0 (proto3 leaves zero counts out)', () => {
+    expect(toUsage({ promptTokenCount: 9, totalTokenCount: 9 })).toEqual({
+      inputTokens: 9,
+      cachedInputTokens: 0,
+      cacheWriteTokens: 0,
+      outputTokens: 0,
+      reasoningTokens: 0,
+    });
+  });
+});
+
+describe('Function: fromErrorResponse', () => {
+  it('maps 429 RESOURCE_EXHAUSTED to a retryable rate-limit error waiting the RetryInfo delay', () => {
+    const error = fromErrorResponse(429, fixtureText('error-429'), null);
+
+    expect(error.code).toBe('upstream_rate_limited');
+    expect(error.message).toMatch(/^RESOURCE_EXHAUSTED: You exceeded your current quota/);
+    expect(error.details).toMatchObject({ upstreamStatus: 429, retryable: true, retryAfterMs: 34_400 });
+  });
+
+  it('prefers the Retry-After header when both are sent', () => {
+    expect(fromErrorResponse(429, fixtureText('error-429'), '2').details.retryAfterMs).toBe(2000);
+  });
+
+  it.each<[string, number, boolean]>([
+    ['error-400', 400, false],
+    ['error-cached-content', 400, false],
+    ['error-503', 503, true],
+  ])('maps %s (%i) with retryable %s', (name, status, retryable) => {
+    const error = fromErrorResponse(status, fixtureText(name), null);
+
+    expect(error.code).toBe('upstream_error');
+    expect(error.retryable).toBe(retryable);
+    expect(error.details.upstreamStatus).toBe(status);
+    expect(error.details.retryAfterMs).toBeUndefined();
+  });
+
+  it('keeps Google status and message', () => {
+    expect(fromErrorResponse(400, fixtureText('error-400'), null).message).toBe(
+      'INVALID_ARGUMENT: Thinking level MINIMAL is not supported for this model. Please retry with other thinking level.',
+    );
+  });
+
+  it.each([500, 504])('treats %i as retryable', (status) => {
+    expect(fromErrorResponse(status, '{"error":{"code":500,"message":"Internal error","status":"INTERNAL"}}', null).retryable).toBe(true);
+  });
+
+  it('says the status when the body is not Google-shaped', () => {
+    const error = fromErrorResponse(502, '<html>Bad gateway</html>', null);
+
+    expect(error.message).toBe('The provider answered 502');
+    expect(error.retryable).toBe(true);
+  });
+});
+
+describe('Function: parseDuration / retryDelayOf', () => {
+  it.each<[unknown, number | undefined]>([
+    ['2s', 2000],
+    ['34.4s', 34_400],
+    ['0.500s', 500],
+    ['2', undefined],
+    [2, undefined],
+  ])('reads %j as %j ms', (value, ms) => {
+    expect(parseDuration(value)).toBe(ms);
+  });
+
+  it('ignores details that are not RetryInfo', () => {
+    expect(retryDelayOf([{ '@type': 'type.googleapis.com/google.rpc.Help', links: [] }])).toBeUndefined();
+  });
+});
+
+describe('Function: generateContentUrl', () => {
+  it('puts the model in the path and never a key', () => {
+    expect(generateContentUrl('https://generativelanguage.googleapis.com/v1beta', 'gemini-3.5-flash')).toBe(
+      'https://generativelanguage.googleapis.com/v1beta/models/gemini-3.5-flash:generateContent',
+    );
+  });
+});

@@ -1,0 +1,411 @@
+import { readFileSync } from 'node:fs';
+import { describe, it, expect } from 'vitest';
+import { resolveModel } from '../../../shared/catalog/index.js';
+import type { ModelEntry } from '../../../shared/catalog/types.js';
+import { UpstreamError } from '../../../shared/providers/errors.js';
+import { dialectFor } from '../../../shared/providers/openai-chat/dialects.js';
+import { fromErrorResponse, vendorMessage } from '../../../shared/providers/openai-chat/errors.js';
+import { toChatRequest } from '../../../shared/providers/openai-chat/request.js';
+import { fromChatResponse, toUsage } from '../../../shared/providers/openai-chat/response.js';
+import { schemaInstruction } from '../../../shared/providers/structured-output.js';
+import type { ModelCall } from '../../../shared/providers/types.js';
+import { providerCost } from '../../../shared/pricing/cost.js';
+
+const FIXTURES = new URL('../../fixtures/openai-chat/', import.meta.url);
+
+function fixture(name: string): unknown {
+  return JSON.parse(readFileSync(new URL(name, FIXTURES), 'utf8')) as unknown;
+}
+
+interface ErrorFixture {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+function errorFixture(name: string): ErrorFixture {
+  return fixture(name) as ErrorFixture;
+}
+
+function entry(id: string): ModelEntry {
+  const found = resolveModel(id);
+  if (!found) throw new Error(`no catalog entry ${id}`);
+  return found;
+}
+
+function call(id: string, overrides: Partial<ModelCall> = {}): ModelCall {
+  return {
+    entry: entry(id),
+    system: [],
+    history: [],
+    prompt: 'Compare the two caching strategies.',
+    attachments: [],
+    maxTokens: 1000,
+    tuning: {},
+    ...overrides,
+  };
+}
+
+const SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['winner', 'score'],
+  properties: { winner: { type: 'string' }, score: { type: 'number' } },
+};
+const PNG = { name: 'chart.png', type: 'image/png' as const, base64: 'iVBORw0KGgo=' };
+const PDF = { name: 'report.pdf', type: 'application/pdf' as const, base64: 'JVBERi0xLjQ=' };
+
+describe('Function: toChatRequest', () => {
+  it.each([
+    ['fam_d-4.3', 'grok-4.3', 'max_completion_tokens'],
+    ['fam_e-gpt-oss-120b', 'gpt-oss-120b', 'max_completion_tokens'],
+    ['fam_f-v4-pro', 'deepseek-v4-pro', 'max_tokens'],
+    ['fam_g-large', 'mistral-large-latest', 'max_tokens'],
+    ['fam_k-8b', 'ministral-8b-latest', 'max_tokens'],
+    ['fam_i-gpt-oss-120b', 'openai/gpt-oss-120b', 'max_completion_tokens'],
+  ])('maps %s to %s with the output limit under %s', (id, upstream, limitField) => {
+    const { body, warnings } = toChatRequest(
+      call(id, {
+        system: [
+          { type: 'text', text: 'You are a cache expert.' },
+          { type: 'text', text: 'Answer briefly.', cache_control: { type: 'ephemeral' } },
+        ],
+        history: [
+          { role: 'user', content: 'What is an ETag?' },
+          { role: 'assistant', content: 'A validator for a resource version.' },
+        ],
+        maxTokens: 777,
+      }),
+    );
+    expect(body).toEqual({
+      model: upstream,
+      messages: [
+        { role: 'system', content: 'You are a cache expert.\n\nAnswer briefly.' },
+        { role: 'user', content: 'What is an ETag?' },
+        { role: 'assistant', content: 'A validator for a resource version.' },
+        { role: 'user', content: 'Compare the two caching strategies.' },
+      ],
+      [limitField]: 777,
+      stream: false,
+    });
+    expect(warnings).toEqual([]);
+  });
+
+  it('sends no system message when there is neither a system prompt nor a schema instruction', () => {
+    const { body } = toChatRequest(call('fam_g-small'));
+    expect(body.messages).toEqual([{ role: 'user', content: 'Compare the two caching strategies.' }]);
+  });
+
+  it.each([
+    ['fam_d-4.3', 0.4, 0.9],
+    ['fam_g-large', 1.7, 0.5],
+    ['fam_i-3.3-70b', 2, 1],
+    ['fam_e-glm-4.7', 1.5, 0.95],
+  ])('passes temperature and top_p through for %s', (id, temperature, topP) => {
+    const { body, warnings } = toChatRequest(call(id, { temperature, topP }));
+    expect(body.temperature).toBe(temperature);
+    expect(body.top_p).toBe(topP);
+    expect(warnings).toEqual([]);
+  });
+
+  it('brings a temperature above 1.5 into the Cerebras range with a warning', () => {
+    const { body, warnings } = toChatRequest(call('fam_e-gpt-oss-120b', { temperature: 1.8 }));
+    expect(body.temperature).toBe(1.5);
+    expect(warnings).toEqual(['temperature 1.8 is above the Cerebras maximum of 1.5; 1.5 was sent']);
+  });
+
+  it('leaves temperature and top_p out for DeepSeek, which ignores them in thinking mode, with warnings', () => {
+    const { body, warnings } = toChatRequest(call('fam_f-v4-flash', { temperature: 0.2, topP: 0.5 }));
+    expect(body).not.toHaveProperty('temperature');
+    expect(body).not.toHaveProperty('top_p');
+    expect(warnings).toEqual([
+      'temperature was not applied: DeepSeek ignores it in thinking mode, which its V4 models use by default',
+      'topP was not applied: DeepSeek ignores it in thinking mode, which its V4 models use by default',
+    ]);
+  });
+
+  it.each([
+    ['fam_d-4.3', 'none'],
+    ['fam_d-4.3', 'high'],
+    ['fam_e-gpt-oss-120b', 'low'],
+    ['fam_e-glm-4.7', 'medium'],
+  ] as const)('sends reasoning_effort for %s as %s', (id, effort) => {
+    const { body, warnings } = toChatRequest(call(id, { tuning: { reasoningEffort: effort } }));
+    expect(body.reasoning_effort).toBe(effort);
+    expect(warnings).toEqual([]);
+  });
+
+  it.each(['none', 'low', 'high'] as const)('leaves reasoning_effort %s out for grok-4.20-0309-reasoning, which rejects it, with a warning', (effort) => {
+    const { body, warnings } = toChatRequest(call('fam_d-4.20-0309-reasoning', { tuning: { reasoningEffort: effort } }));
+    expect(body).not.toHaveProperty('reasoning_effort');
+    expect(warnings).toEqual([
+      'reasoningEffort was not applied: xAI does not accept reasoning_effort for grok-4.20-0309-reasoning, which reasons at its own fixed level',
+    ]);
+  });
+
+  it('asks Groq for parsed reasoning on Qwen3 so that content carries the answer only', () => {
+    expect(toChatRequest(call('fam_j3-32b')).body.reasoning_format).toBe('parsed');
+    expect(toChatRequest(call('fam_i-gpt-oss-20b')).body).not.toHaveProperty('reasoning_format');
+  });
+
+  it('enforces the schema natively on Groq gpt-oss in the strict json_schema form', () => {
+    const { body } = toChatRequest(call('fam_i-gpt-oss-120b', { system: [{ type: 'text', text: 'Judge fairly.' }], responseSchema: SCHEMA }));
+    expect(body.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'response', schema: SCHEMA, strict: true } });
+    expect(body.messages[0]).toEqual({ role: 'system', content: 'Judge fairly.' });
+  });
+
+  it.each(['fam_i-4-scout', 'fam_d-4.20-0309-reasoning', 'fam_e-glm-4.7', 'fam_f-v4-pro', 'fam_l'])(
+    'gives %s the schema as an instruction after the system prompt',
+    (id) => {
+      const { body } = toChatRequest(call(id, { system: [{ type: 'text', text: 'Judge fairly.' }], responseSchema: SCHEMA }));
+      expect(body).not.toHaveProperty('response_format');
+      expect(body.messages[0]).toEqual({ role: 'system', content: `Judge fairly.\n\n${schemaInstruction(SCHEMA)}` });
+    },
+  );
+
+  it('makes the schema instruction the whole system message when there is no system prompt', () => {
+    const { body } = toChatRequest(call('fam_d-4.3', { responseSchema: SCHEMA }));
+    expect(body.messages[0]).toEqual({ role: 'system', content: schemaInstruction(SCHEMA) });
+  });
+
+  it.each([
+    ['fam_d-4.3', { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }],
+    ['fam_f-v4-flash', { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }],
+    ['fam_i-4-scout', { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } }],
+    ['fam_g-large', { type: 'image_url', image_url: 'data:image/png;base64,iVBORw0KGgo=' }],
+  ])('sends an image to %s as an image_url data URL in the vendor form', (id, part) => {
+    const { body } = toChatRequest(call(id, { attachments: [PNG] }));
+    expect(body.messages.at(-1)).toEqual({ role: 'user', content: [{ type: 'text', text: 'Compare the two caching strategies.' }, part] });
+  });
+
+  it('sends a PDF to Mistral as a document_url', () => {
+    const { body } = toChatRequest(call('fam_g-medium', { attachments: [PDF, PNG] }));
+    expect(body.messages.at(-1)?.content).toEqual([
+      { type: 'text', text: 'Compare the two caching strategies.' },
+      { type: 'document_url', document_url: 'data:application/pdf;base64,JVBERi0xLjQ=', document_name: 'report.pdf' },
+      { type: 'image_url', image_url: 'data:image/png;base64,iVBORw0KGgo=' },
+    ]);
+  });
+
+  it('sends a PDF as an OpenAI file part for a model served through the simulator in chat completions', () => {
+    const { body } = toChatRequest(call('fam_a-sonnet-4-6', { attachments: [PDF] }));
+    expect(body.messages.at(-1)?.content).toEqual([
+      { type: 'text', text: 'Compare the two caching strategies.' },
+      { type: 'file', file: { filename: 'report.pdf', file_data: 'data:application/pdf;base64,JVBERi0xLjQ=' } },
+    ]);
+  });
+
+  it.each(['fam_d-4.3', 'fam_e-gpt-oss-120b', 'fam_f-v4-flash', 'fam_i-4-scout'])('refuses a PDF for %s, whose vendor takes none in chat completions', (id) => {
+    expect(() => toChatRequest(call(id, { attachments: [PDF] }))).toThrow(expect.objectContaining({ code: 'attachment_not_supported' }));
+  });
+
+  it('warns about tuning parameters chat completions cannot carry', () => {
+    const { body, warnings } = toChatRequest(call('fam_b-3.1-pro', { tuning: { thinkingBudget: 2048, webSearch: true, cachedContent: 'cachedContents/abc' } }));
+    expect(body).not.toHaveProperty('thinking');
+    expect(warnings).toEqual([
+      'thinkingBudget was not applied: chat completions have no thinking budget',
+      'webSearch was not applied: chat completions have no search grounding',
+      'cachedContent was not applied: chat completions have no cache resources',
+    ]);
+  });
+});
+
+describe('Function: fromChatResponse', () => {
+  it.each([
+    {
+      name: 'xai-reasoning.json',
+      id: 'fam_d-4.20-0309-reasoning',
+      output: 'Option B is cheaper at scale; option A is simpler to run.',
+      // xAI counts reasoning beside completion_tokens: 663 + 50 + 124 = 837.
+      usage: { inputTokens: 663, cachedInputTokens: 654, cacheWriteTokens: 0, outputTokens: 174, reasoningTokens: 124 },
+      cost: 0.00057705,
+    },
+    {
+      name: 'xai-cached.json',
+      id: 'fam_d-4.20-0309-non-reasoning',
+      output: 'Both approaches work; cache headers are simpler.',
+      usage: { inputTokens: 125, cachedInputTokens: 98, cacheWriteTokens: 0, outputTokens: 48, reasoningTokens: 0 },
+      cost: 0.00017335,
+    },
+    {
+      name: 'deepseek-cached-thinking.json',
+      id: 'fam_f-v4-pro',
+      output: '9.11 is smaller than 9.8.',
+      usage: { inputTokens: 1400, cachedInputTokens: 1280, cacheWriteTokens: 0, outputTokens: 610, reasoningTokens: 402 },
+      cost: 0.00263032,
+    },
+    {
+      name: 'mistral-cached.json',
+      id: 'fam_g-large',
+      output: 'Check that the Authorization header carries a valid key.',
+      usage: { inputTokens: 2150, cachedInputTokens: 1984, cacheWriteTokens: 0, outputTokens: 311, reasoningTokens: 0 },
+      cost: 0.0006487,
+    },
+    {
+      name: 'mistral-thinking-chunks.json',
+      id: 'fam_g-medium',
+      output: 'Use ETags for validation.',
+      usage: { inputTokens: 40, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 27, reasoningTokens: 0 },
+      cost: 0.0002625,
+    },
+    {
+      name: 'cerebras-reasoning.json',
+      id: 'fam_e-gpt-oss-120b',
+      output: 'Hello! How can I assist you today?',
+      // Cerebras counts reasoning inside completion_tokens and reports no reasoning_tokens.
+      usage: { inputTokens: 1180, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 436, reasoningTokens: 0 },
+      cost: 0.00074,
+    },
+    {
+      name: 'groq-structured.json',
+      id: 'fam_i-gpt-oss-120b',
+      output: '{"winner":"B","score":0.8}',
+      usage: { inputTokens: 182, cachedInputTokens: 128, cacheWriteTokens: 0, outputTokens: 265, reasoningTokens: 198 },
+      cost: 0.0001767,
+    },
+    {
+      name: 'groq-x-groq-usage.json',
+      id: 'fam_i-3.1-8b',
+      output: 'Hello World!',
+      usage: { inputTokens: 38, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 4, reasoningTokens: 0 },
+      cost: 0.00000222,
+    },
+    {
+      name: 'groq-qwen-raw.json',
+      id: 'fam_j3-32b',
+      output: 'Paris is the capital of France.',
+      usage: { inputTokens: 20, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 31, reasoningTokens: 0 },
+      cost: 0.00002409,
+    },
+  ])('maps $name: output without reasoning text, usage and cost', ({ name, id, output, usage, cost }) => {
+    const model = entry(id);
+    const reply = fromChatResponse(fixture(name), dialectFor(model.provider));
+    expect(reply.output).toBe(output);
+    expect(reply.finishReason).toBe('stop');
+    expect(reply.warnings).toEqual([]);
+    expect(reply.usage).toEqual(usage);
+    expect(providerCost(model.prices, reply.usage!)).toBe(cost);
+  });
+
+  it('takes an output cut at maxTokens with a warning, and an empty one when reasoning used the whole allowance', () => {
+    const cut = fromChatResponse({ choices: [{ message: { content: 'Partial' }, finish_reason: 'length' }], usage: { prompt_tokens: 5, completion_tokens: 9 } });
+    expect(cut).toMatchObject({ output: 'Partial', finishReason: 'length', warnings: ['The output was cut at maxTokens'] });
+    const spent = fromChatResponse(
+      { choices: [{ message: { content: null, reasoning_content: 'Thinking…' }, finish_reason: 'length' }], usage: { prompt_tokens: 5, completion_tokens: 9 } },
+      dialectFor('deepseek'),
+    );
+    expect(spent.output).toBe('');
+  });
+
+  it('answers empty with a warning when the model refused', () => {
+    const reply = fromChatResponse({ choices: [{ message: { content: null, refusal: 'I cannot help with that.' }, finish_reason: 'stop' }] });
+    expect(reply.output).toBe('');
+    expect(reply.warnings).toContain('The model refused to answer');
+    expect(reply.warnings.join(' ')).not.toContain('cannot help');
+  });
+
+  it.each([
+    ['no choices', { id: 'x', choices: [] }],
+    ['no message content', { choices: [{ message: { role: 'assistant', content: null }, finish_reason: 'stop' }] }],
+    ['not an object', 'hello'],
+  ])('rejects an answer with %s as upstream_malformed_response', (_label, body) => {
+    expect(() => fromChatResponse(body)).toThrow(expect.objectContaining({ code: 'upstream_malformed_response' }));
+  });
+
+  it('turns an error body behind a 200 into an upstream_error with its message', () => {
+    expect(() => fromChatResponse({ error: { message: 'The model is overloaded' } })).toThrow(
+      expect.objectContaining({ code: 'upstream_error', message: 'The model is overloaded' }),
+    );
+  });
+
+  it('drops missing usage with a warning', () => {
+    const reply = fromChatResponse({ choices: [{ message: { content: 'Hi' }, finish_reason: 'stop' }] });
+    expect(reply.usage).toBeUndefined();
+    expect(reply.warnings).toEqual(['The provider reported no usable token usage; cost is unavailable']);
+  });
+});
+
+describe('Function: toUsage', () => {
+  const xai = dialectFor('xai');
+  const deepseek = dialectFor('deepseek');
+  const openai = dialectFor('openai');
+
+  it('keeps xAI reasoning as counted inside completion_tokens when total_tokens says so', () => {
+    const usage = toUsage(
+      { prompt_tokens: 163, completion_tokens: 241, total_tokens: 404, prompt_tokens_details: { cached_tokens: 162 }, completion_tokens_details: { reasoning_tokens: 204 } },
+      xai,
+    );
+    expect(usage).toEqual({ inputTokens: 163, cachedInputTokens: 162, cacheWriteTokens: 0, outputTokens: 241, reasoningTokens: 204 });
+    expect(providerCost(entry('fam_d-4.3').prices, usage!)).toBe(0.00063615);
+  });
+
+  it('adds xAI reasoning to completion_tokens when total_tokens is absent', () => {
+    expect(toUsage({ prompt_tokens: 10, completion_tokens: 5, completion_tokens_details: { reasoning_tokens: 20 } }, xai)?.outputTokens).toBe(25);
+  });
+
+  it.each([
+    ['an xAI total that matches neither accounting', { prompt_tokens: 10, completion_tokens: 5, total_tokens: 99, completion_tokens_details: { reasoning_tokens: 20 } }, xai],
+    ['DeepSeek hits and misses that do not add up to prompt_tokens', { prompt_tokens: 100, completion_tokens: 5, prompt_cache_hit_tokens: 64, prompt_cache_miss_tokens: 64 }, deepseek],
+    ['cached tokens above prompt_tokens', { prompt_tokens: 10, completion_tokens: 5, prompt_tokens_details: { cached_tokens: 11 } }, openai],
+    ['reasoning tokens above completion_tokens', { prompt_tokens: 10, completion_tokens: 5, completion_tokens_details: { reasoning_tokens: 6 } }, openai],
+    ['a negative count', { prompt_tokens: -1, completion_tokens: 5 }, openai],
+    ['a missing completion count', { prompt_tokens: 10 }, openai],
+    ['a fractional count', { prompt_tokens: 10.5, completion_tokens: 5 }, openai],
+  ])('is undefined for %s', (_label, usage, dialect) => {
+    expect(toUsage(usage, dialect)).toBeUndefined();
+  });
+
+  it('reads DeepSeek hits even when the miss count is absent', () => {
+    expect(toUsage({ prompt_tokens: 100, completion_tokens: 5, prompt_cache_hit_tokens: 64 }, deepseek)?.cachedInputTokens).toBe(64);
+  });
+});
+
+describe('Function: fromErrorResponse', () => {
+  it.each([
+    ['xai-error-400.json', 'xai', 'upstream_error', 'Model grok-4.20-0309-reasoning does not support parameter reasoningEffort.', false, undefined],
+    ['xai-error-429.json', 'xai', 'upstream_rate_limited', 'Your team has exceeded its requests-per-second limit for grok-4.3.', true, 2000],
+    ['deepseek-error-402.json', 'deepseek', 'upstream_error', 'Insufficient Balance', false, undefined],
+    ['deepseek-error-503.json', 'deepseek', 'upstream_overloaded', 'Server overloaded, please try again later.', true, undefined],
+    ['mistral-error-429.json', 'mistral', 'upstream_rate_limited', 'Requests rate limit exceeded', true, 3000],
+    ['mistral-error-422-wrapped.json', 'mistral', 'upstream_error', 'body.reasoning_effort: Extra inputs are not permitted', false, undefined],
+    ['cerebras-error-400.json', 'cerebras', 'upstream_error', "type: Input should be 'text'", false, undefined],
+    ['cerebras-error-500.json', 'cerebras', 'upstream_error', 'Encountered a server error, please try again.', true, undefined],
+    ['groq-error-498.json', 'groq', 'upstream_overloaded', expect.stringContaining('Flex tier capacity exceeded') as unknown as string, true, undefined],
+    ['groq-error-429.json', 'groq', 'upstream_rate_limited', expect.stringContaining('Rate limit reached for model') as unknown as string, true, 2000],
+  ] as const)('maps %s', (name, provider, code, message, retryable, retryAfterMs) => {
+    const { status, headers, body } = errorFixture(name);
+    const error = fromErrorResponse(dialectFor(provider), status, JSON.stringify(body), headers['retry-after'] ?? null);
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect(error).toMatchObject({ code, message, retryable });
+    expect(error.details.upstreamStatus).toBe(status);
+    expect(error.details.retryAfterMs).toBe(retryAfterMs);
+  });
+
+  it('reduces Mistral validation details to field and reason, never echoing the input', () => {
+    const { status, body } = errorFixture('mistral-error-422.json');
+    const error = fromErrorResponse(dialectFor('mistral'), status, JSON.stringify(body), null);
+    expect(error.message).toBe(
+      'body.max_completion_tokens: Extra inputs are not permitted; body.messages.0.system.content.str: Input should be a valid string',
+    );
+    expect(error.message).not.toContain('SECRET PROMPT TEXT');
+    expect(error.retryable).toBe(false);
+  });
+
+  it('names the vendor and status when the body is not JSON', () => {
+    expect(fromErrorResponse(dialectFor('groq'), 502, '<html>Bad gateway</html>', null)).toMatchObject({
+      code: 'upstream_error',
+      message: 'Groq answered 502',
+      retryable: true,
+    });
+  });
+
+  it('reads Retry-After as an HTTP date', () => {
+    const now = Date.parse('2026-11-22T10:00:00Z');
+    const error = fromErrorResponse(dialectFor('deepseek'), 429, '{}', 'Sun, 22 Nov 2026 10:00:05 GMT', now);
+    expect(error.details.retryAfterMs).toBe(5000);
+  });
+
+  it('keeps a vendor message to 500 characters', () => {
+    expect(vendorMessage({ error: { message: 'x'.repeat(900) } })).toHaveLength(500);
+  });
+});
