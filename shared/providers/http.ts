@@ -1,11 +1,20 @@
 import { UpstreamError, parseRetryAfter } from './errors.js';
 
+/** Turns a vendor's non-2xx answer into an UpstreamError; protocols whose error bodies say more pass their own. */
+export type ErrorMapper = (status: number, text: string, retryAfter: string | null) => UpstreamError;
+
 /**
  * POSTs JSON to a vendor and returns the parsed JSON answer. Every failure becomes an
- * UpstreamError: 429 and 5xx are retryable, other statuses are not; a body that is not
- * JSON is a malformed response. The vendor's error message is kept; the request body never is.
+ * UpstreamError: by default 429 and 5xx are retryable, other statuses are not; a body that
+ * is not JSON is a malformed response. The vendor's error message is kept; the request body never is.
  */
-export async function postJson(url: string, body: unknown, headers: Record<string, string>, signal: AbortSignal): Promise<unknown> {
+export async function postJson(
+  url: string,
+  body: unknown,
+  headers: Record<string, string>,
+  signal: AbortSignal,
+  mapError: ErrorMapper = defaultErrorMapper,
+): Promise<unknown> {
   let response: Response;
   try {
     response = await fetch(url, {
@@ -25,14 +34,7 @@ export async function postJson(url: string, body: unknown, headers: Record<strin
     if (signal.aborted) throw abortError(signal, error);
     throw new UpstreamError('upstream_unreachable', `The provider closed the connection: ${describe(error)}`, { retryable: true, cause: error });
   }
-  if (!response.ok) {
-    const status = response.status;
-    throw new UpstreamError(status === 429 ? 'upstream_rate_limited' : 'upstream_error', vendorMessage(text) ?? `The provider answered ${status}`, {
-      upstreamStatus: status,
-      retryable: status === 429 || status >= 500,
-      retryAfterMs: parseRetryAfter(response.headers.get('retry-after')),
-    });
-  }
+  if (!response.ok) throw mapError(response.status, text, response.headers.get('retry-after'));
   try {
     return JSON.parse(text);
   } catch (error) {
@@ -42,6 +44,13 @@ export async function postJson(url: string, body: unknown, headers: Record<strin
     });
   }
 }
+
+export const defaultErrorMapper: ErrorMapper = (status, text, retryAfter) =>
+  new UpstreamError(status === 429 ? 'upstream_rate_limited' : 'upstream_error', vendorMessage(text) ?? `The provider answered ${status}`, {
+    upstreamStatus: status,
+    retryable: status === 429 || status >= 500,
+    retryAfterMs: parseRetryAfter(retryAfter),
+  });
 
 function abortError(signal: AbortSignal, cause: unknown): UpstreamError {
   return new UpstreamError('timeout', 'The model did not answer before the request deadline', { cause: signal.reason ?? cause });

@@ -46,7 +46,7 @@ function chatAt(
     body: typeof body === 'string' ? body : JSON.stringify(body),
   };
   if (opts.signal) init.signal = opts.signal;
-  return fetch(`${target.baseUrl(opts.provider ?? 'groq')}/chat/completions`, init);
+  return fetch(`${target.baseUrl(opts.provider ?? 'openai')}/chat/completions`, init);
 }
 
 function chat(body: unknown, opts: { provider?: string; headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<Response> {
@@ -419,7 +419,7 @@ describe('control API', () => {
     const calls = (await res.json()) as Array<Record<string, unknown>>;
     expect(calls).toHaveLength(2);
     expect(calls.map((c) => [c['provider'], c['model'], c['protocol'], c['path']])).toEqual([
-      ['groq', 'ctl-model', 'openai-chat', '/groq/v1/chat/completions'],
+      ['openai', 'ctl-model', 'openai-chat', '/openai/v1/chat/completions'],
       ['anthropic', 'ctl-model', 'openai-chat', '/anthropic/v1/chat/completions'],
     ]);
     for (const c of calls) expect(c).not.toHaveProperty('body');
@@ -542,10 +542,12 @@ describe('vendor dialects', () => {
     return (await res.json()) as Body;
   }
 
-  it('the dialect follows the catalog model; an unknown model gets OpenAI shapes (server.ts passes no provider token)', async () => {
+  it('the dialect follows the catalog model, else the provider token of the path, else OpenAI', async () => {
     const known = await answer('groq', { model: 'deepseek-v4-pro', messages: [user('Hi')] });
     expect(known.usage).toHaveProperty('prompt_cache_hit_tokens');
-    const unknown = await answer('deepseek', { model: 'custom-model', messages: [user('Hi')] });
+    const byPath = await answer('deepseek', { model: 'custom-model', messages: [user('Hi')] });
+    expect(byPath.usage).toHaveProperty('prompt_cache_hit_tokens');
+    const unknown = await answer('openai', { model: 'custom-model', messages: [user('Hi')] });
     expect(unknown.usage).not.toHaveProperty('prompt_cache_hit_tokens');
     expect(unknown.choices[0]!.message).not.toHaveProperty('reasoning_content');
   });

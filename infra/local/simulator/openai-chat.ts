@@ -616,23 +616,6 @@ export function prepareChat(input: unknown, provider?: string): Prepared {
   return prepareIn(input, provider).prepared;
 }
 
-/**
- * The dialect of the request prepared in the current synchronous turn. server.ts calls
- * `vendorError` in the same turn as `prepare` (unless a latency is set), without the request;
- * this is how a fault error gets the vendor's shape. It is cleared at the end of the turn, so a
- * later call falls back to the provider token (when passed) or OpenAI's shape, never to another
- * request's dialect.
- */
-let preparedThisTurn: { vendor: VendorProfile } | undefined;
-
-function rememberForThisTurn(vendor: VendorProfile): void {
-  const marker = { vendor };
-  preparedThisTurn = marker;
-  queueMicrotask(() => {
-    if (preparedThisTurn === marker) preparedThisTurn = undefined;
-  });
-}
-
 /** The protocol module registered by the simulator server. */
 export const openAiChat: ProtocolHandler = {
   protocol: 'openai-chat',
@@ -651,11 +634,8 @@ export const openAiChat: ProtocolHandler = {
     return openAiError(401, 'Invalid authorization header: expected "Bearer <api key>".', 'invalid_request_error', null, 'invalid_api_key');
   },
 
-  /** `provider` (the path's token) is optional: server.ts does not pass it yet. */
   prepare(body: unknown, _rest: string, provider?: string): Prepared {
-    const { prepared, vendor } = prepareIn(body, provider);
-    rememberForThisTurn(vendor);
-    return prepared;
+    return prepareIn(body, provider).prepared;
   },
 
   invalidJson(): Reply {
@@ -666,10 +646,10 @@ export const openAiChat: ProtocolHandler = {
     );
   },
 
-  vendorError(status: number, retryAfter: string | undefined, body: unknown, provider?: string): Reply {
+  vendorError(status: number, retryAfter: string | undefined, body: unknown, target?: { provider: string; model: string }): Reply {
     let reply: Reply;
     if (body === undefined) {
-      const vendor = preparedThisTurn?.vendor ?? VENDORS[chatVendorOf('', provider)];
+      const vendor = VENDORS[chatVendorOf(target?.model ?? '', target?.provider)];
       reply = vendor.fault(status);
     } else {
       reply = { status, headers: responseHeaders(0), body: typeof body === 'string' ? body : JSON.stringify(body) };

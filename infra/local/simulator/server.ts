@@ -87,11 +87,11 @@ export interface ProtocolHandler {
   /** An error reply when the credentials headers are malformed, else undefined. */
   authorize(headers: IncomingHttpHeaders): Reply | undefined;
   /** Validates the parsed JSON body. */
-  prepare(body: unknown, rest: string): Prepared;
+  prepare(body: unknown, rest: string, provider: string): Prepared;
   /** The reply to a body that is not JSON. */
   invalidJson(): Reply;
   /** A vendor-shaped error (fault kind 'status'); `body` replaces the default error body when given. */
-  vendorError(status: number, retryAfter: string | undefined, body: unknown): Reply;
+  vendorError(status: number, retryAfter: string | undefined, body: unknown, target: { provider: string; model: string }): Reply;
 }
 
 
@@ -301,7 +301,7 @@ class ProviderSimulator implements Simulator {
     if (raw.tooLarge) reply = openAiError(413, 'Request body too large for the simulator.', 'invalid_request_error');
     else reply = handler.authorize(req.headers) ?? (parsed.ok ? undefined : handler.invalidJson());
     if (reply === undefined && parsed.ok) {
-      prepared = handler.prepare(body, rest);
+      prepared = handler.prepare(body, rest, provider);
       if (prepared.ok) fault = this.rules.take(provider, model);
       else reply = prepared.reply;
     }
@@ -319,7 +319,7 @@ class ProviderSimulator implements Simulator {
     }
     switch (fault.kind) {
       case 'status':
-        send(res, handler.vendorError(fault.status, fault.retryAfter, fault.body));
+        send(res, handler.vendorError(fault.status, fault.retryAfter, fault.body, { provider, model }));
         return;
       case 'hang':
         return; // the socket stays open until the client aborts or close() is called

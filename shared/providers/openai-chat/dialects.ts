@@ -116,7 +116,8 @@ const GROQ: ChatDialect = {
   id: 'groq',
   vendor: 'Groq',
   maxTokensField: 'max_completion_tokens',
-  reasoningEffortModels: ['openai/gpt-oss', 'qwen/qwen3'],
+  // Qwen3 takes only 'none' | 'default', which the contract never sends.
+  reasoningEffortModels: ['openai/gpt-oss'],
   modelFields: [{ prefix: 'qwen/qwen3', fields: { reasoning_format: 'parsed' } }],
   imageUrl: 'object',
   reasoningTokens: 'in-completion',

@@ -2,7 +2,8 @@ import type { ProtocolAdapter } from '../types.js';
 import { dialectFor } from './dialects.js';
 import { toChatRequest } from './request.js';
 import { fromChatResponse } from './response.js';
-import { postChat } from './transport.js';
+import { postJson } from '../http.js';
+import { fromErrorResponse } from './errors.js';
 
 export { dialectFor } from './dialects.js';
 export type { ChatDialect } from './dialects.js';
@@ -13,7 +14,10 @@ export const openaiChat: ProtocolAdapter = {
     const dialect = dialectFor(call.entry.provider);
     const { body, warnings } = toChatRequest(call, dialect);
     const headers: Record<string, string> = endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {};
-    const answer = await postChat(`${endpoint.baseUrl}/chat/completions`, body, headers, signal, dialect);
+    // Dialect error mapping keeps Mistral's validation details and knows Groq's 498.
+    const answer = await postJson(`${endpoint.baseUrl}/chat/completions`, body, headers, signal, (status, text, retryAfter) =>
+      fromErrorResponse(dialect, status, text, retryAfter),
+    );
     const reply = fromChatResponse(answer, dialect);
     return { ...reply, warnings: [...warnings, ...reply.warnings] };
   },

@@ -7,7 +7,8 @@ import type { ProviderId } from '../../../shared/catalog/types.js';
 import { UpstreamError } from '../../../shared/providers/errors.js';
 import { openaiChat } from '../../../shared/providers/openai-chat/index.js';
 import { dialectFor } from '../../../shared/providers/openai-chat/dialects.js';
-import { postChat } from '../../../shared/providers/openai-chat/transport.js';
+import { postJson } from '../../../shared/providers/http.js';
+import { fromErrorResponse } from '../../../shared/providers/openai-chat/errors.js';
 import { providerCost } from '../../../shared/pricing/cost.js';
 import type { Endpoint, ModelCall, ModelReply } from '../../../shared/providers/types.js';
 
@@ -305,14 +306,14 @@ describe('Adapter: openaiChat against the simulator', () => {
   });
 });
 
-describe('Function: postChat against the simulator', () => {
+describe('Function: postJson with the dialect error mapper, against the simulator', () => {
   it('maps the Mistral 422 for fields it does not know to field and reason, without the input', async () => {
-    const error = await postChat(
+    const error = await postJson(
       `${sim.baseUrl('mistral')}/chat/completions`,
       { model: 'mistral-large-latest', messages: [{ role: 'user', content: 'Hi' }], max_completion_tokens: 8192, reasoning_effort: 'high' },
       {},
       AbortSignal.timeout(5_000),
-      dialectFor('mistral'),
+      (status, text, retryAfter) => fromErrorResponse(dialectFor('mistral'), status, text, retryAfter),
     ).then(
       () => undefined,
       (e: unknown) => e,
@@ -327,12 +328,12 @@ describe('Function: postChat against the simulator', () => {
   });
 
   it("maps xAI's 400 for reasoning_effort on grok-4.20 with xAI's message", async () => {
-    const error = await postChat(
+    const error = await postJson(
       `${sim.baseUrl('xai')}/chat/completions`,
       { model: 'grok-4.20-0309-reasoning', messages: [{ role: 'user', content: 'Hi' }], reasoning_effort: 'low' },
       {},
       AbortSignal.timeout(5_000),
-      dialectFor('xai'),
+      (status, text, retryAfter) => fromErrorResponse(dialectFor('xai'), status, text, retryAfter),
     ).then(
       () => undefined,
       (e: unknown) => e,

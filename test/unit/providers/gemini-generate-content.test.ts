@@ -9,7 +9,7 @@ import { toGenerateContentRequest } from '../../../shared/providers/gemini-gener
 import { fromGenerateContentResponse } from '../../../shared/providers/gemini-generate-content/response.js';
 import { unenforcedKeywords } from '../../../shared/providers/gemini-generate-content/schema.js';
 import { levelForBudget, thinkingLevelsOf, toThinkingConfig } from '../../../shared/providers/gemini-generate-content/thinking.js';
-import { generateContentUrl } from '../../../shared/providers/gemini-generate-content/transport.js';
+import { generateContentUrl } from '../../../shared/providers/gemini-generate-content/index.js';
 import { toUsage } from '../../../shared/providers/gemini-generate-content/usage.js';
 import { schemaInstruction } from '../../../shared/providers/structured-output.js';
 import type { ModelCall } from '../../../shared/providers/types.js';
