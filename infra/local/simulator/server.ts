@@ -55,8 +55,11 @@ export interface Simulator {
   setFault(rule: FaultRule): void;
   /** default latency, or per model/provider */
   setLatency(ms: number, match?: FaultMatch): void;
-  /** clear rules, latencies (back to options.latencyMs) and calls */
+  /** clear rules, latencies (back to options.latencyMs) and calls; resumes a pause */
   reset(): void;
+  /** hold every answer until resume() */
+  pause(): void;
+  resume(): void;
   /** closes server and any hanging sockets immediately */
   close(): Promise<void>;
 }
@@ -195,6 +198,8 @@ class ProviderSimulator implements Simulator {
   private readonly defaultLatencyMs: number;
   private recorded: SimulatedCall[] = [];
   private closing: Promise<void> | undefined;
+  /** While set, every answer waits for resume(): a test holds requests in flight without timing. */
+  private paused: { promise: Promise<void>; release: () => void } | undefined;
 
   constructor(server: Server, sockets: Set<Socket>, url: string, latencyMs: number, private readonly maxRecordedCalls: number) {
     this.server = server;
@@ -224,9 +229,23 @@ class ProviderSimulator implements Simulator {
     this.rules.clear();
     this.latency.reset(this.defaultLatencyMs);
     this.recorded = [];
+    this.resume();
+  }
+
+  pause(): void {
+    if (this.paused) return;
+    let release = (): void => undefined;
+    const promise = new Promise<void>((resolve) => (release = resolve));
+    this.paused = { promise, release };
+  }
+
+  resume(): void {
+    this.paused?.release();
+    this.paused = undefined;
   }
 
   close(): Promise<void> {
+    this.resume();
     if (this.closing) return this.closing;
     this.closing = new Promise<void>((resolve) => {
       this.server.close(() => resolve());
@@ -308,6 +327,8 @@ class ProviderSimulator implements Simulator {
 
     const latencyMs = this.latency.get(provider, model);
     if (latencyMs > 0 && !(await wait(latencyMs, res))) return;
+    if (this.paused) await this.paused.promise;
+    if (res.destroyed) return;
 
     if (reply !== undefined || prepared === undefined || !prepared.ok) {
       send(res, reply ?? handler.invalidJson());

@@ -1,0 +1,150 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { LocalHost } from '../../infra/local/host.js';
+import { generateApiKey, hashApiKey, keyPrefix } from '../../shared/auth/keys.js';
+import { validatePromptRequest } from '../../shared/contract/validate.js';
+import { estimateMicroCredits } from '../../shared/credits/estimate.js';
+import { body } from '../support/fixtures.js';
+import { post, startTestHost } from '../support/local.js';
+
+let host: LocalHost;
+beforeAll(async () => {
+  host = await startTestHost();
+});
+afterAll(async () => {
+  await host?.close();
+});
+beforeEach(() => host.simulator.reset());
+
+/** A new account with a key, so that each test owns its balance and its rate-limit window. */
+async function account(balanceMicro: number, rateLimitRpm = 100_000): Promise<{ accountId: string; auth: Record<string, string> }> {
+  const { accountId } = await host.gateway.credits.openAccount({ balanceMicro, rateLimitRpm });
+  const key = generateApiKey();
+  await host.gateway.apiKeys.put({ keyHash: hashApiKey(key), accountId, keyPrefix: keyPrefix(key), createdAt: new Date().toISOString() });
+  return { accountId, auth: { authorization: `Bearer ${key}` } };
+}
+
+async function balance(accountId: string): Promise<number> {
+  return (await host.gateway.accounts.get(accountId))!.balanceMicro;
+}
+
+/** Resolves once the condition holds; the simulator records calls as they arrive. */
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 2));
+}
+
+const ONE_MODEL = body({ models: ['fam_k-8b'] });
+
+describe('Credits through the gateway', () => {
+  it('runs exactly the 20 of 200 concurrent requests that the balance covers; the rest get 402', async () => {
+    const estimate = estimateMicroCredits(validatePromptRequest(ONE_MODEL), host.gateway.config);
+    const { accountId, auth } = await account(20 * estimate);
+    // Hold the upstream so that no request settles (and frees credits) before all have tried to reserve.
+    host.simulator.pause();
+    let answered = 0;
+    const pending = Array.from({ length: 200 }, () => post(host, ONE_MODEL, auth).finally(() => answered++));
+    // Every request has either been refused or reached the (held) upstream.
+    await until(() => answered + host.simulator.calls().length === 200);
+    expect(host.simulator.calls()).toHaveLength(20);
+    host.simulator.resume();
+    const answers = await Promise.all(pending);
+    const ok = answers.filter((a) => a.status === 200);
+    const refused = answers.filter((a) => a.status === 402);
+    expect(ok).toHaveLength(20);
+    expect(refused).toHaveLength(180);
+    expect(refused[0]!.body).toMatchObject({ error: { code: 'insufficient_credits' }, estimatedCreditsRequired: estimate / 1e6 });
+    expect(host.simulator.calls()).toHaveLength(20);
+    const spent = ok.reduce((sum, a) => sum + Math.round(a.body.creditsUsed * 1e6), 0);
+    const final = await balance(accountId);
+    expect(final).toBe(20 * estimate - spent);
+    expect(final).toBeGreaterThanOrEqual(0);
+    expect(await host.gateway.credits.ledgerSum(accountId)).toBe(final);
+  });
+
+  it('answers 429 with Retry-After past the account rate limit, without running or charging', async () => {
+    const { accountId, auth } = await account(100_000_000, 2);
+    expect((await post(host, ONE_MODEL, auth)).status).toBe(200);
+    expect((await post(host, ONE_MODEL, auth)).status).toBe(200);
+    const before = await balance(accountId);
+    host.simulator.reset();
+    const limited = await post(host, ONE_MODEL, auth);
+    expect(limited.status).toBe(429);
+    expect(limited.body.error.code).toBe('rate_limited');
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(Number(limited.headers.get('retry-after'))).toBeLessThanOrEqual(60);
+    expect(host.simulator.calls()).toHaveLength(0);
+    expect(await balance(accountId)).toBe(before);
+  });
+});
+
+describe('Idempotency-Key', () => {
+  it('replays the stored response for a retry with the same key and body, without running or charging', async () => {
+    const { accountId, auth } = await account(100_000_000);
+    const first = await post(host, ONE_MODEL, { ...auth, 'idempotency-key': 'retry-1' });
+    const afterFirst = await balance(accountId);
+    // The same body with its keys in another order is the same request.
+    const reordered = { models: ONE_MODEL.models, prompt: ONE_MODEL.prompt };
+    const second = await post(host, reordered, { ...auth, 'idempotency-key': 'retry-1' });
+    expect(second.status).toBe(200);
+    expect(second.body).toEqual(first.body);
+    expect(host.simulator.calls()).toHaveLength(1);
+    expect(await balance(accountId)).toBe(afterFirst);
+  });
+
+  it('scopes keys to the account', async () => {
+    const a = await account(100_000_000);
+    const b = await account(100_000_000);
+    const first = await post(host, ONE_MODEL, { ...a.auth, 'idempotency-key': 'shared-key' });
+    const other = await post(host, ONE_MODEL, { ...b.auth, 'idempotency-key': 'shared-key' });
+    expect(other.body.promptLogId).not.toBe(first.body.promptLogId);
+    expect(host.simulator.calls()).toHaveLength(2);
+  });
+
+  it('answers 422 for the same key with a different body', async () => {
+    const { auth } = await account(100_000_000);
+    await post(host, ONE_MODEL, { ...auth, 'idempotency-key': 'k-422' });
+    const reused = await post(host, body({ models: ['fam_k-8b'], prompt: 'Something else' }), { ...auth, 'idempotency-key': 'k-422' });
+    expect(reused.status).toBe(422);
+    expect(reused.body.error.code).toBe('idempotency_key_reused');
+    expect(host.simulator.calls()).toHaveLength(1);
+  });
+
+  it('answers 409 to a retry while the first request still runs', async () => {
+    const { accountId, auth } = await account(100_000_000);
+    host.simulator.setLatency(400);
+    const first = post(host, ONE_MODEL, { ...auth, 'idempotency-key': 'k-409' });
+    await until(() => host.simulator.calls().length === 1);
+    const during = await post(host, ONE_MODEL, { ...auth, 'idempotency-key': 'k-409' });
+    expect(during.status).toBe(409);
+    expect(during.body.error.code).toBe('idempotency_in_progress');
+    expect((await first).status).toBe(200);
+    expect(host.simulator.calls()).toHaveLength(1);
+    expect(await host.gateway.credits.ledgerSum(accountId)).toBe(await balance(accountId));
+  });
+
+  it('answers 409 with the original promptLogId when the response was not retained (zero data retention)', async () => {
+    const { auth } = await account(100_000_000);
+    const zdr = { ...ONE_MODEL, zero_data_retention: true };
+    const first = await post(host, zdr, { ...auth, 'idempotency-key': 'k-zdr' });
+    const replay = await post(host, zdr, { ...auth, 'idempotency-key': 'k-zdr' });
+    expect(replay.status).toBe(409);
+    expect(replay.body).toMatchObject({ error: { code: 'response_not_retained' }, promptLogId: first.body.promptLogId });
+    expect(host.simulator.calls()).toHaveLength(1);
+  });
+
+  it('frees the key after a refusal, so the retry runs once the balance allows it', async () => {
+    const { accountId, auth } = await account(0);
+    const refused = await post(host, ONE_MODEL, { ...auth, 'idempotency-key': 'k-402' });
+    expect(refused.status).toBe(402);
+    await host.gateway.credits.topUp(accountId, 100_000_000);
+    const retried = await post(host, ONE_MODEL, { ...auth, 'idempotency-key': 'k-402' });
+    expect(retried.status).toBe(200);
+  });
+
+  it('answers 400 for a key that is too long', async () => {
+    const { auth } = await account(100_000_000);
+    const answer = await post(host, ONE_MODEL, { ...auth, 'idempotency-key': 'x'.repeat(256) });
+    expect(answer.status).toBe(400);
+    expect(answer.body.error.details).toEqual([{ field: 'header:Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters' }]);
+    expect(host.simulator.calls()).toHaveLength(0);
+  });
+});
