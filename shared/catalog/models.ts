@@ -13,6 +13,8 @@ function usd(input: number, cachedInput: number | null, cacheWrite: number | nul
 }
 
 const TEXT_ONLY: readonly AttachmentType[] = [];
+/** Gemini takes PNG, JPEG, WebP (and HEIC/HEIF) inline, not GIF. */
+const GEMINI_MEDIA: readonly AttachmentType[] = ['image/png', 'image/jpeg', 'image/webp', 'application/pdf'];
 /** xAI accepts jpg/png only. */
 const PNG_JPEG: readonly AttachmentType[] = ['image/png', 'image/jpeg'];
 
@@ -184,38 +186,38 @@ export const MODELS: readonly ModelEntry[] = [
   {
     id: 'fam_b-3.1-pro', family: 'fam_b', provider: 'google', upstreamModel: 'gemini-3.1-pro-preview', protocol: 'gemini-generate-content', tier: 'flagship',
     prices: usd(2, 0.2, null, 12),
-    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: GEMINI_TUNING, cache: geminiCache(32_768) },
+    capabilities: { attachments: GEMINI_MEDIA, structuredOutput: 'native', tuning: GEMINI_TUNING, cache: geminiCache(32_768) },
     defaultMaxTokens: 8192, maxOutputTokens: 65_536, contextWindow: 1_048_576,
   },
   {
     id: 'fam_b-3.5-flash', family: 'fam_b', provider: 'google', upstreamModel: 'gemini-3.5-flash', protocol: 'gemini-generate-content', tier: 'fast',
     prices: usd(1.5, 0.15, null, 9),
-    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: GEMINI_TUNING, cache: geminiCache(32_768) },
+    capabilities: { attachments: GEMINI_MEDIA, structuredOutput: 'native', tuning: GEMINI_TUNING, cache: geminiCache(32_768) },
     defaultMaxTokens: 4096, maxOutputTokens: 65_536, contextWindow: 1_048_576,
   },
   {
     id: 'fam_b-3.1-flash-lite', family: 'fam_b', provider: 'google', upstreamModel: 'gemini-3.1-flash-lite', protocol: 'gemini-generate-content', tier: 'fast',
     prices: usd(0.25, 0.025, null, 1.5),
-    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: GEMINI_TUNING, cache: geminiCache(32_768) },
+    capabilities: { attachments: GEMINI_MEDIA, structuredOutput: 'native', tuning: GEMINI_TUNING, cache: geminiCache(32_768) },
     defaultMaxTokens: 4096, maxOutputTokens: 65_536, contextWindow: 1_048_576,
   },
   {
     id: 'fam_b-3.1-flash', family: 'fam_b', provider: 'google', upstreamModel: 'gemini-3.1-flash', // unverified: no such text model listed by Google; name by pattern
     protocol: 'gemini-generate-content', tier: 'legacy',
     prices: usd(0.5, 0.05, null, 3), // unverified: gemini-3-flash-preview prices
-    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: GEMINI_TUNING, cache: geminiCache(32_768) },
+    capabilities: { attachments: GEMINI_MEDIA, structuredOutput: 'native', tuning: GEMINI_TUNING, cache: geminiCache(32_768) },
     defaultMaxTokens: 4096, maxOutputTokens: 65_536, contextWindow: 1_048_576,
   },
   {
     id: 'fam_b-2.5-flash', family: 'fam_b', provider: 'google', upstreamModel: 'gemini-2.5-flash', protocol: 'gemini-generate-content', tier: 'legacy',
     prices: usd(0.3, 0.03, null, 2.5), // deprecated; shutdown 2026-12-01 (then routed to gemini-3.5-flash-lite)
-    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: NO_TUNING, cache: geminiCache(32_768) },
+    capabilities: { attachments: GEMINI_MEDIA, structuredOutput: 'native', tuning: NO_TUNING, cache: geminiCache(32_768) },
     defaultMaxTokens: 4096, maxOutputTokens: 65_536, contextWindow: 1_048_576,
   },
   {
     id: 'fam_b-2.5-flash-lite', family: 'fam_b', provider: 'google', upstreamModel: 'gemini-2.5-flash-lite', protocol: 'gemini-generate-content', tier: 'legacy',
     prices: usd(0.1, 0.01, null, 0.4),
-    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: NO_TUNING, cache: geminiCache(32_768) },
+    capabilities: { attachments: GEMINI_MEDIA, structuredOutput: 'native', tuning: NO_TUNING, cache: geminiCache(32_768) },
     defaultMaxTokens: 4096, maxOutputTokens: 65_536, contextWindow: 1_048_576,
   },
 
