@@ -1,3 +1,5 @@
+import type { StructuredOutput } from './structured-output.js';
+
 /** One entry of `results` (spec 2.11), plus what the contract leaves open: the failure and the warnings. */
 export interface ModelResult {
   modelId: string;
@@ -8,6 +10,10 @@ export interface ModelResult {
   latencyMs: number;
   /** USD; null when the vendor's usage was missing or inconsistent (spec 3 rule 3). */
   providerCost: number | null;
+  /** Subsets of tokensIn / tokensOut as the vendor reported them (absent when usage was missing). */
+  usage?: { cachedTokensIn: number; cacheWriteTokensIn: number; reasoningTokensOut: number };
+  /** With `response_schema`: whether the output conforms, with the parsed value when it does. */
+  structuredOutput?: StructuredOutput;
   error?: { code: string; message: string; upstreamStatus?: number };
   warnings?: string[];
 }

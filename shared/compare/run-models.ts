@@ -3,6 +3,8 @@ import { providerCost } from '../pricing/cost.js';
 import { UpstreamError } from '../providers/errors.js';
 import { withRetry, type RetryPolicy } from '../providers/retry.js';
 import type { Router } from '../providers/router.js';
+import type { Usage } from '../providers/types.js';
+import { checkStructuredOutput } from './structured-output.js';
 import { toModelCall } from './model-call.js';
 import type { ModelResult } from './result.js';
 
@@ -42,6 +44,8 @@ async function runModel(request: PromptRequest, model: RequestedModel, options: 
       tokensOut: reply.usage?.outputTokens ?? 0,
       latencyMs: Math.round(performance.now() - started),
       providerCost: reply.usage ? providerCost(model.entry.prices, reply.usage) : null,
+      ...(reply.usage ? { usage: tokenClasses(reply.usage) } : {}),
+      ...(request.validateOutput ? { structuredOutput: checkStructuredOutput(reply.output, request.validateOutput) } : {}),
       ...(allWarnings.length > 0 ? { warnings: allWarnings } : {}),
     };
   } catch (error) {
@@ -59,6 +63,15 @@ async function runModel(request: PromptRequest, model: RequestedModel, options: 
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** The token classes beside tokensIn/tokensOut, for callers who price or audit them. */
+function tokenClasses(usage: Usage): NonNullable<ModelResult['usage']> {
+  return {
+    cachedTokensIn: usage.cachedInputTokens,
+    cacheWriteTokensIn: usage.cacheWriteTokens,
+    reasoningTokensOut: usage.reasoningTokens,
+  };
 }
 
 function toResultError(error: unknown): NonNullable<ModelResult['error']> {

@@ -1,10 +1,11 @@
+import type { ValidateFunction } from 'ajv';
 import type { FieldError } from '../errors.js';
 import { createAjv } from './ajv.js';
 import { LIMITS } from './limits.js';
 import { escapePointer } from './pointer.js';
 
 /** Compiles callers' schemas; a separate instance so that their keywords never mix with ours. */
-const userSchemas = createAjv({ strict: false, allErrors: false, validateFormats: false });
+const userSchemas = createAjv({ strict: false, allErrors: true, validateFormats: false });
 
 const MAX_SCHEMA_BYTES = 64 * 1024;
 
@@ -13,27 +14,32 @@ const SCHEMA_MAPS = ['properties', 'patternProperties', '$defs', 'definitions', 
 const SCHEMA_VALUES = ['items', 'additionalItems', 'contains', 'not', 'if', 'then', 'else', 'unevaluatedItems', 'propertyNames'];
 const SCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
 
+/** Checks an output against the request's schema; compiled once per request. */
+export type OutputValidator = ValidateFunction;
+
 /**
  * `response_schema` rules (spec 2.5): a JSON Schema whose root is an object, with
  * `additionalProperties: false` at every object level (strict structured output needs
- * it), small enough to send to every model, and compilable.
+ * it), small enough to send to every model, and compilable. Returns the compiled
+ * validator that every output is later checked with.
  */
-export function checkResponseSchema(schema: Record<string, unknown>, path: string): FieldError[] {
+export function checkResponseSchema(schema: Record<string, unknown>, path: string): { errors: FieldError[]; validate?: OutputValidator } {
   const errors: FieldError[] = [];
   if (JSON.stringify(schema).length > MAX_SCHEMA_BYTES) {
-    return [{ field: path, message: `must be at most ${MAX_SCHEMA_BYTES} bytes of JSON` }];
+    return { errors: [{ field: path, message: `must be at most ${MAX_SCHEMA_BYTES} bytes of JSON` }] };
   }
   if (schema.type !== 'object') errors.push({ field: `${path}/type`, message: 'the root of response_schema must be "object"' });
   walk(schema, path, 0, errors);
-  if (errors.length > 0) return errors;
+  if (errors.length > 0) return { errors };
   try {
-    userSchemas.compile(schema);
+    return { errors, validate: userSchemas.compile(schema) };
   } catch (error) {
     errors.push({ field: path, message: `is not a valid JSON Schema: ${(error as Error).message}` });
+    return { errors };
   } finally {
+    // The compiled function stays usable; the instance keeps no per-request cache.
     userSchemas.removeSchema(schema);
   }
-  return errors;
 }
 
 function isObjectLevel(schema: Record<string, unknown>): boolean {

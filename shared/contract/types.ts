@@ -1,4 +1,5 @@
 import type { AttachmentType, ModelEntry } from '../catalog/types.js';
+import type { OutputValidator } from './response-schema.js';
 
 /** The request body as the contract spells it (spec 2.1). */
 export interface CacheControl {
@@ -65,4 +66,6 @@ export interface PromptRequest {
   judgeWeights: JudgeWeights;
   /** The system prompt as blocks (a string becomes one block). */
   system: SystemBlock[];
+  /** The compiled `response_schema`, when the request has one. */
+  validateOutput?: OutputValidator;
 }

@@ -29,7 +29,8 @@ export function validatePromptRequest(body: unknown): PromptRequest {
   checkJudging(body, models.length, judges.length, errors);
   checkCacheBreakpoints(body, errors);
   checkAttachments(body, models, errors);
-  if (body.response_schema !== undefined) errors.push(...checkResponseSchema(body.response_schema, '/response_schema'));
+  const schema = body.response_schema === undefined ? undefined : checkResponseSchema(body.response_schema, '/response_schema');
+  if (schema) errors.push(...schema.errors);
   if (errors.length > 0) throw new ValidationError(errors);
   return {
     body,
@@ -37,6 +38,7 @@ export function validatePromptRequest(body: unknown): PromptRequest {
     judges,
     judgeWeights: { ...DEFAULT_JUDGE_WEIGHTS, ...body.judge_weights },
     system: toSystemBlocks(body.system_prompt),
+    ...(schema?.validate ? { validateOutput: schema.validate } : {}),
   };
 }
 

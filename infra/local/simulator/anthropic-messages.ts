@@ -18,7 +18,7 @@ import { createHash } from 'node:crypto';
 import type { Hash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Prepared, ProtocolHandler, Reply } from './server.js';
-import { countTokens, generateFromSchema, generateParagraph, truncateToTokens } from './text.js';
+import { schemaFromInstruction, countTokens, generateFromSchema, generateParagraph, truncateToTokens } from './text.js';
 
 type Json = Record<string, unknown>;
 
@@ -313,21 +313,6 @@ function checkSampling(body: Json, model: string, thinking: Thinking): string | 
   return undefined;
 }
 
-/** The schema of a gateway-style instruction: a system block whose last line is a JSON Schema object. */
-function schemaFromInstruction(system: unknown): Json | undefined {
-  if (!Array.isArray(system)) return undefined;
-  for (const block of system as unknown[]) {
-    if (!isObject(block) || typeof block['text'] !== 'string' || !block['text'].includes('JSON Schema')) continue;
-    const lastLine = block['text'].slice(block['text'].lastIndexOf('\n') + 1);
-    try {
-      const schema: unknown = JSON.parse(lastLine);
-      if (isObject(schema)) return schema;
-    } catch {
-      // not an instruction block
-    }
-  }
-  return undefined;
-}
 
 function readSchema(body: Json): Json | undefined | string {
   const config = body['output_config'];
@@ -340,7 +325,9 @@ function readSchema(body: Json): Json | undefined | string {
       return format['schema'];
     }
   }
-  return schemaFromInstruction(body['system']);
+  const system = body['system'];
+  const texts = Array.isArray(system) ? system.flatMap((b: unknown) => (isObject(b) && typeof b['text'] === 'string' ? [b['text']] : [])) : [];
+  return schemaFromInstruction(texts);
 }
 
 // ---------------------------------------------------------------------------

@@ -21,7 +21,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { MODELS } from '../../../shared/catalog/models.js';
 import type { Prepared, ProtocolHandler, Reply } from './server.js';
-import { countTokens, generateFromSchema, generateParagraph, truncateToTokens } from './text.js';
+import { countTokens, generateFromSchema, generateParagraph, schemaFromInstruction, truncateToTokens } from './text.js';
 
 type Json = Record<string, unknown>;
 
@@ -507,6 +507,7 @@ function prepareIn(input: unknown, provider: string | undefined): { prepared: Pr
   let promptTokens = 0;
   let systemTokens = 0;
   let leadingSystem = true;
+  const systemTexts: string[] = [];
   for (let i = 0; i < messages.length; i++) {
     const m: unknown = messages[i];
     const at = `messages[${i}]`;
@@ -527,6 +528,7 @@ function prepareIn(input: unknown, provider: string | undefined): { prepared: Pr
       hash.update(content);
       promptTokens += countTokens(content);
       if (leadingSystem) systemTokens += countTokens(content);
+      if (role === 'system' || role === 'developer') systemTexts.push(content);
     } else if (Array.isArray(content)) {
       for (let j = 0; j < content.length; j++) {
         const part: unknown = content[j];
@@ -591,8 +593,10 @@ function prepareIn(input: unknown, provider: string | undefined): { prepared: Pr
   if (effort !== undefined && effort !== null && typeof effort !== 'string') {
     return badRequest("Invalid type for 'reasoning_effort': expected a string.", 'reasoning_effort');
   }
-  const format = parseFormat(body['response_format']);
+  let format = parseFormat(body['response_format']);
   if (typeof format === 'string') return badRequest(format, 'response_format');
+  const instructed = format.type === 'text' ? schemaFromInstruction(systemTexts) : undefined;
+  if (instructed) format = { type: 'json_schema', schema: instructed };
   const rejected = vendor.check(body, model);
   if (rejected) return { prepared: { ok: false, reply: rejected }, vendor };
 

@@ -264,3 +264,21 @@ export function generateFromSchema(schema: unknown, seed: number): unknown {
   if (!isObject(schema) || Object.keys(schema).length === 0) return {};
   return valueFor(schema, createRng(seed), root, 0);
 }
+
+/**
+ * The schema of a gateway-style structured-output instruction (shared/providers/structured-output.ts):
+ * a system text mentioning "JSON Schema" whose last line is the schema. Lets instruction-mode
+ * models answer conforming JSON, as a compliant model would.
+ */
+export function schemaFromInstruction(systemTexts: readonly string[]): Record<string, unknown> | undefined {
+  for (const text of systemTexts) {
+    if (!text.includes('JSON Schema')) continue;
+    try {
+      const schema: unknown = JSON.parse(text.slice(text.lastIndexOf('\n') + 1));
+      if (typeof schema === 'object' && schema !== null && !Array.isArray(schema)) return schema as Record<string, unknown>;
+    } catch {
+      // not an instruction
+    }
+  }
+  return undefined;
+}
