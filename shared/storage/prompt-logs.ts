@@ -46,11 +46,16 @@ export class PromptLogsRepository {
   ) {}
 
   async put(meta: PromptLogMeta, content?: PromptLogContent): Promise<void> {
-    const chunks: Uint8Array[] = [];
-    if (content) {
-      const bytes = Buffer.from(JSON.stringify(content), 'utf8');
-      for (let offset = 0; offset < bytes.length; offset += CHUNK_BYTES) chunks.push(bytes.subarray(offset, offset + CHUNK_BYTES));
+    const bytes = content ? Buffer.from(JSON.stringify(content), 'utf8') : undefined;
+    if (!bytes || bytes.length <= CHUNK_BYTES) {
+      // The usual case: one item, content inline.
+      await this.client.send(
+        new PutCommand({ TableName: this.tableName, Item: { ...meta, part: 'meta', contentParts: 0, ...(bytes ? { data: bytes } : {}) } }),
+      );
+      return;
     }
+    const chunks: Uint8Array[] = [];
+    for (let offset = 0; offset < bytes.length; offset += CHUNK_BYTES) chunks.push(bytes.subarray(offset, offset + CHUNK_BYTES));
     // Content first, meta last: a meta item always has its content complete beside it.
     await Promise.all(
       chunks.map((data, index) =>
@@ -68,6 +73,7 @@ export class PromptLogsRepository {
   }
 
   async get(promptLogId: string): Promise<PromptLog | undefined> {
+    // Query, not Get: large content lives in items beside the meta item.
     const items: Record<string, unknown>[] = [];
     let startKey: Record<string, unknown> | undefined;
     do {
@@ -85,7 +91,8 @@ export class PromptLogsRepository {
     } while (startKey);
     const metaItem = items.find((item) => item.part === 'meta');
     if (!metaItem) return undefined;
-    const { part: _part, contentParts, ...meta } = metaItem as unknown as PromptLogMeta & { part: string; contentParts: number };
+    const { part: _part, contentParts, data, ...meta } = metaItem as unknown as PromptLogMeta & { part: string; contentParts: number; data?: Uint8Array };
+    if (data) return { ...meta, content: JSON.parse(Buffer.from(data).toString('utf8')) as PromptLogContent };
     if (!contentParts) return meta;
     const chunks = items
       .filter((item) => typeof item.part === 'string' && item.part.startsWith('content#'))
