@@ -56,7 +56,7 @@ export class CreditsService {
       }
       throw error;
     }
-    await this.post(entry);
+    // Posted with the settle entry (or by the reconciler): two ledger round trips fewer on the request path.
     return { accountId, requestId, reservation: { amountMicro: estimateMicro, at: entry.at } };
   }
 
@@ -84,7 +84,7 @@ export class CreditsService {
       this.log.error('Settle found the reservation released', { accountId: open.accountId, requestId: open.requestId });
       return { chargedMicro: 0 };
     }
-    await this.post(entry);
+    await this.post(this.reserveEntry(open), entry);
     return { chargedMicro };
   }
 
@@ -99,10 +99,9 @@ export class CreditsService {
     let released = 0;
     for await (const account of this.accounts.needingReconciliation()) {
       accounts++;
-      for (const entry of Object.values(account.unposted ?? {})) {
-        await this.post(entry);
-        posted++;
-      }
+      const unposted = Object.values(account.unposted ?? {});
+      await this.post(...unposted);
+      posted += unposted.length;
       for (const [requestId, reservation] of Object.entries(account.reservations ?? {})) {
         if (now - reservation.at < RESERVATION_TIMEOUT_MS) continue;
         const entry = { ...this.entry(account.accountId, 'release', reservation.amountMicro, requestId), requestId };
@@ -124,15 +123,22 @@ export class CreditsService {
     return (await this.ledger.list(accountId)).reduce((sum, entry) => sum + entry.amountMicro, 0);
   }
 
-  /** Copies an entry to the ledger, then drops it from the account's unposted set. */
-  private async post(entry: LedgerEntry): Promise<void> {
+  /** Copies entries of one account to the ledger, then drops them from its unposted set. */
+  private async post(...entries: LedgerEntry[]): Promise<void> {
+    const [first] = entries;
+    if (!first) return;
     try {
-      await this.ledger.put(entry);
-      await this.accounts.markPosted(entry.accountId, entry.entryId);
+      await Promise.all(entries.map((entry) => this.ledger.put(entry)));
+      await this.accounts.markPosted(first.accountId, entries.map((entry) => entry.entryId));
     } catch (error) {
-      // The balance already changed; the reconciler posts the entry later.
-      this.log.warn('Ledger posting deferred to the reconciler', { accountId: entry.accountId, entryId: entry.entryId, errorName: (error as Error).name });
+      // The balance already changed; the reconciler posts the entries later.
+      this.log.warn('Ledger posting deferred to the reconciler', { accountId: first.accountId, entries: entries.length, errorName: (error as Error).name });
     }
+  }
+
+  /** The reserve entry of an open request, as reserve() wrote it. */
+  private reserveEntry(open: OpenRequest): LedgerEntry {
+    return { ...this.entryAt(open.accountId, 'reserve', -open.reservation.amountMicro, open.reservation.at, open.requestId) };
   }
 
   private async findEntry(accountId: string, entryId: string): Promise<LedgerEntry | undefined> {
@@ -141,7 +147,10 @@ export class CreditsService {
   }
 
   private entry(accountId: string, kind: LedgerKind, amountMicro: number, requestId?: string): LedgerEntry {
-    const at = this.now();
+    return this.entryAt(accountId, kind, amountMicro, this.now(), requestId);
+  }
+
+  private entryAt(accountId: string, kind: LedgerKind, amountMicro: number, at: number, requestId?: string): LedgerEntry {
     // A request's entries share its ID's ULID, so they sort together and are named by it.
     const id = requestId ? requestId.replace(/^pl_/, '') : ulid(at);
     return { accountId, entryId: `${id}#${kind}`, kind, amountMicro, at, ...(requestId ? { requestId } : {}) };

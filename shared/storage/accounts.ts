@@ -173,22 +173,20 @@ export class AccountsRepository {
     }
   }
 
-  /** Drops an entry from `unposted` once the ledger holds it. */
-  async markPosted(accountId: string, entryId: string): Promise<void> {
-    try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { accountId },
-          UpdateExpression: 'REMOVE unposted.#entry',
-          ConditionExpression: 'attribute_exists(unposted.#entry)',
-          ExpressionAttributeNames: { '#entry': entryId },
-        }),
-      );
-    } catch (error) {
-      // Another poster (the reconciler) got there first: the entry is posted either way.
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    }
+  /** Drops entries from `unposted` once the ledger holds them (removing one already gone is a no-op). */
+  async markPosted(accountId: string, entryIds: readonly string[]): Promise<void> {
+    if (entryIds.length === 0) return;
+    const names = Object.fromEntries(entryIds.map((id, i) => [`#e${i}`, id]));
+    await this.client.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { accountId },
+        UpdateExpression: `REMOVE ${Object.keys(names).map((name) => `unposted.${name}`).join(', ')}`,
+        // Never recreate a deleted account as an empty item.
+        ConditionExpression: 'attribute_exists(accountId)',
+        ExpressionAttributeNames: names,
+      }),
+    );
   }
 
   async setRateLimit(accountId: string, rateLimitRpm: number): Promise<void> {
