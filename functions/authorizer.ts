@@ -2,25 +2,26 @@ import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 
 import { authenticate } from '../shared/auth/authenticate.js';
 import { loadConfig } from '../shared/config.js';
 import { UnauthorizedError } from '../shared/errors.js';
-import { createGateway, type Gateway } from '../shared/gateway.js';
+import { createStore, type Store } from '../shared/storage/store.js';
 import { lazy } from './lazy.js';
 
 /**
  * The Lambda (TOKEN) authorizer. Allows the whole stage so that API Gateway can cache
- * the decision per key; the account ID travels to the handler in the context.
+ * the decision per key; the account ID, its zero-data-retention default and its rate
+ * limit travel to the handler in the context (saving the handler a read per request).
  * Throwing "Unauthorized" is how API Gateway is told to answer 401.
  */
-export function createAuthorizer(gateway: () => Gateway) {
+export function createAuthorizer(store: () => Pick<Store, 'apiKeys' | 'accounts'>) {
   return async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
     try {
-      const { accountId } = await authenticate(event.authorizationToken, gateway().apiKeys);
+      const principal = await authenticate(event.authorizationToken, store());
       return {
-        principalId: accountId,
+        principalId: principal.accountId,
         policyDocument: {
           Version: '2012-10-17',
           Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: stageWildcard(event.methodArn) }],
         },
-        context: { accountId },
+        context: { ...principal },
       };
     } catch (error) {
       if (error instanceof UnauthorizedError) throw new Error('Unauthorized');
@@ -35,4 +36,4 @@ export function stageWildcard(methodArn: string): string {
   return `${apiArn}/${stage}/*`;
 }
 
-export const handler = createAuthorizer(lazy(() => createGateway(loadConfig())));
+export const handler = createAuthorizer(lazy(() => createStore(loadConfig())));

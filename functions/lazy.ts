@@ -10,3 +10,21 @@ export function lazy<T>(build: () => T): () => T {
     return value as T;
   };
 }
+
+/**
+ * The asynchronous form: the first call starts the build, calls while it runs share it,
+ * later calls reuse its value. A build that fails is forgotten, so the next call (the
+ * next invocation) tries again instead of failing for the life of the container.
+ */
+export function lazyAsync<T>(build: () => Promise<T>): () => Promise<T> {
+  let pending: Promise<T> | undefined;
+  return () => {
+    pending ??= Promise.resolve()
+      .then(build)
+      .catch((error: unknown) => {
+        pending = undefined;
+        throw error;
+      });
+    return pending;
+  };
+}

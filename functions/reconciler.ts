@@ -1,6 +1,6 @@
 import { loadConfig } from '../shared/config.js';
 import type { CreditsService } from '../shared/credits/credits-service.js';
-import { createStore } from '../shared/gateway.js';
+import { createStore } from '../shared/storage/store.js';
 import { lazy } from './lazy.js';
 import { logger } from './logger.js';
 

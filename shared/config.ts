@@ -28,6 +28,22 @@ export interface GatewayConfig {
   creditsPerUsd: number;
   markup: number;
   requestDeadlineMs: number;
+  /** AWS only: the Secrets Manager secret holding the provider keys (PROVIDER_SECRET_ARN, set by the stack). */
+  providerSecretArn?: string;
+  /**
+   * AWS only: the judge workflow's Express state machine, which the `api` function starts
+   * for judged requests (JUDGE_WORKFLOW_ARN, set by the stack on the `api` function).
+   */
+  judgeWorkflowArn?: string;
+  /**
+   * AWS only: the claim-check bucket of the judge workflow (CLAIM_CHECK_BUCKET, set by the
+   * stack on the `api`, `generate` and `judge` functions).
+   */
+  claimCheckBucket?: string;
+  /** Admin CLI: the deployed stack whose outputs name the tables (GATEWAY_STACK_NAME). */
+  stackName?: string;
+  /** Whether any `*_TABLE` variable was set; without one, the admin CLI asks the deployed stack. */
+  tablesFromEnv: boolean;
 }
 
 export interface TableNames {
@@ -50,6 +66,22 @@ const ENV_PREFIX: Record<ProviderId, string> = {
   groq: 'GROQ',
   bedrock: 'BEDROCK',
 };
+
+/** The variable (and provider-secret JSON field) that holds a provider's key: `OPENAI_API_KEY`. */
+export function providerKeyName(provider: ProviderId): string {
+  return `${ENV_PREFIX[provider]}_API_KEY`;
+}
+
+/**
+ * The variables that name the judge workflow's resources in AWS; the stack sets them
+ * (infra/stack/gateway-stack.ts reads the names from here).
+ */
+export const WORKFLOW_ENV = {
+  stateMachineArn: 'JUDGE_WORKFLOW_ARN',
+  claimCheckBucket: 'CLAIM_CHECK_BUCKET',
+} as const;
+
+const TABLE_VARIABLES = ['ACCOUNTS_TABLE', 'API_KEYS_TABLE', 'LEDGER_TABLE', 'IDEMPOTENCY_TABLE', 'RATE_LIMITS_TABLE', 'PROMPT_LOGS_TABLE'];
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -81,7 +113,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   for (const provider of PROVIDERS) {
     const prefix = ENV_PREFIX[provider];
     providers[provider] = {
-      apiKey: optional(env, `${prefix}_API_KEY`),
+      apiKey: optional(env, providerKeyName(provider)),
       baseUrl: optional(env, `${prefix}_BASE_URL`)?.replace(/\/+$/, ''),
     };
   }
@@ -111,5 +143,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     creditsPerUsd: positive(env, 'CREDITS_PER_USD', 100),
     markup: positive(env, 'MARKUP', 1),
     requestDeadlineMs: int(env, 'REQUEST_DEADLINE_MS', 25_000, 100),
+    providerSecretArn: optional(env, 'PROVIDER_SECRET_ARN'),
+    judgeWorkflowArn: optional(env, WORKFLOW_ENV.stateMachineArn),
+    claimCheckBucket: optional(env, WORKFLOW_ENV.claimCheckBucket),
+    stackName: optional(env, 'GATEWAY_STACK_NAME'),
+    tablesFromEnv: TABLE_VARIABLES.some((name) => optional(env, name) !== undefined),
   };
 }

@@ -1,8 +1,14 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { S3ClaimCheck } from './claim-check/s3.js';
+import type { ClaimCheckStore } from './claim-check/types.js';
 import { PromptService, type PromptResponse } from './compare/prompt-service.js';
 import type { GatewayConfig } from './config.js';
 import { CreditsService } from './credits/credits-service.js';
 import { IdempotencyService } from './idempotency/idempotency-service.js';
+import { workflowSettings } from './judging/settings.js';
+import { StepFunctionsWorkflow } from './judging/step-functions.js';
+import { WorkflowTasks } from './judging/workflow-tasks.js';
+import type { JudgingWorkflow } from './judging/workflow-types.js';
 import { silentLog, type Log } from './log.js';
 import { createRouter, type RouterOptions } from './providers/router.js';
 import { AccountsRepository } from './storage/accounts.js';
@@ -28,6 +34,45 @@ export interface Gateway {
 export interface GatewayOptions extends RouterOptions {
   documentClient?: DynamoDBDocumentClient;
   log?: Log;
+  /**
+   * How judged requests run: the workflow and its claim-check store. Without it, the
+   * Step Functions state machine and S3 bucket the configuration names (set by the stack:
+   * shared/judging/settings.ts); without those either, judged requests are refused.
+   */
+  judging?: JudgingDeps;
+}
+
+export interface JudgingDeps {
+  workflow: JudgingWorkflow;
+  claimCheck: ClaimCheckStore;
+}
+
+/** The judge workflow and claim-check bucket of the deployed stack, when the configuration names them. */
+function judgingFromConfig(config: GatewayConfig): JudgingDeps | undefined {
+  const { stateMachineArn, claimCheckBucket } = workflowSettings(config);
+  if (stateMachineArn === undefined || claimCheckBucket === undefined) return undefined;
+  return {
+    workflow: new StepFunctionsWorkflow({ stateMachineArn, region: config.region }),
+    claimCheck: new S3ClaimCheck(claimCheckBucket, { region: config.region }),
+  };
+}
+
+/**
+ * The `generate` and `judge` tasks of the judge workflow: the providers (routed as for
+ * the `api` function) and the claim-check store (`options.claimCheck`, else the bucket
+ * the configuration names).
+ */
+export function createWorkflowTasks(
+  config: GatewayConfig,
+  options: RouterOptions & { log?: Log; claimCheck?: ClaimCheckStore } = {},
+): WorkflowTasks {
+  let claimCheck = options.claimCheck;
+  if (!claimCheck) {
+    const { claimCheckBucket } = workflowSettings(config);
+    if (claimCheckBucket === undefined) throw new Error('The workflow tasks need a claim-check store: CLAIM_CHECK_BUCKET is not set');
+    claimCheck = new S3ClaimCheck(claimCheckBucket, { region: config.region });
+  }
+  return new WorkflowTasks({ route: createRouter(config, options), claimCheck, log: options.log ?? silentLog });
 }
 
 /** The store's repositories and the credits service: what the admin CLI needs, without providers. */
@@ -60,6 +105,7 @@ export function createGateway(config: GatewayConfig, options: GatewayOptions = {
     ),
     promptLogs,
     route: createRouter(config, options),
+    judging: options.judging ?? judgingFromConfig(config),
     log,
   });
   return { config, ...store, promptLogs, prompts };

@@ -1,18 +1,21 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { createApiHandler } from '../../functions/api.js';
+import { createApiHandler } from '../../functions/api-handler.js';
 import { createAuthorizer } from '../../functions/authorizer.js';
+import { createGenerateHandler, createJudgeHandler } from '../../functions/workflow-handlers.js';
 import { generateApiKey, hashApiKey, keyPrefix } from '../../shared/auth/keys.js';
 import { PROVIDERS, type ProviderId } from '../../shared/catalog/types.js';
+import { MemoryClaimCheck } from '../../shared/claim-check/memory.js';
 import type { GatewayConfig } from '../../shared/config.js';
 import { creditsToMicro, microToCredits } from '../../shared/credits/credits.js';
-import { createGateway, type Gateway } from '../../shared/gateway.js';
+import { createGateway, createWorkflowTasks, type Gateway } from '../../shared/gateway.js';
 import { silentLog, type Log } from '../../shared/log.js';
 import { isSimulated } from '../../shared/providers/router.js';
 import { startSimulator, type Simulator } from './simulator/server.js';
 import { createLocalServer } from './server.js';
 import { createTables, startEmbeddedStore, type EmbeddedStore } from './store.js';
+import { createLocalWorkflow } from './workflow/runner.js';
 
 export interface LocalHost {
   /** Base URL of the API, e.g. http://127.0.0.1:3000 */
@@ -21,6 +24,8 @@ export interface LocalHost {
   store: EmbeddedStore;
   simulator: Simulator;
   gateway: Gateway;
+  /** Where judged requests keep payloads too large for a workflow state (empty between requests). */
+  claimCheck: MemoryClaimCheck;
   /** Providers answered by the simulator. */
   simulatedProviders: ProviderId[];
   close(): Promise<void>;
@@ -44,7 +49,12 @@ export async function startLocalHost(config: GatewayConfig, options: { log?: Log
   rawClient.destroy();
 
   const routerOptions = { simulatorBaseUrl: (provider: ProviderId) => simulator.baseUrl(provider) };
-  const gateway = createGateway(localConfig, { ...routerOptions, log });
+  // Judged requests run the stack's own workflow definition, its tasks bound to the generate and judge handlers.
+  // Claim-check objects live for one request, so memory is enough even with GATEWAY_DATA_DIR.
+  const claimCheck = new MemoryClaimCheck();
+  const tasks = createWorkflowTasks(localConfig, { ...routerOptions, log, claimCheck });
+  const workflow = createLocalWorkflow({ generate: createGenerateHandler(() => tasks), judge: createJudgeHandler(() => tasks) });
+  const gateway = createGateway(localConfig, { ...routerOptions, log, judging: { workflow, claimCheck } });
   const demo = await ensureDemoAccount(gateway, config);
   const server = createLocalServer(
     { authorizer: createAuthorizer(() => gateway), api: createApiHandler(() => gateway, log) },
@@ -65,6 +75,7 @@ export async function startLocalHost(config: GatewayConfig, options: { log?: Log
     store,
     simulator,
     gateway,
+    claimCheck,
     simulatedProviders,
     close: async () => {
       clearInterval(reconciler);

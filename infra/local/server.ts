@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { STATUS_CODES, createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { LIMITS } from '../../shared/contract/limits.js';
 import { MethodNotAllowedError, NotFoundError, PayloadTooLargeError, UnauthorizedError } from '../../shared/errors.js';
@@ -20,12 +21,53 @@ export interface LocalHandlers {
  * authorizer's context. Every refusal uses the handler's error body.
  */
 export function createLocalServer(handlers: LocalHandlers, log: Log): Server {
-  return createServer((req, res) => {
+  const server = createServer((req, res) => {
     const requestId = randomUUID();
     handle(req, res, handlers, requestId).catch((error: unknown) => {
       send(res, errorResponse(error, log, { requestId }), requestId);
     });
   });
+  server.on('clientError', answerClientError);
+  return server;
+}
+
+const AUTHORIZER_CACHE_ENTRIES = 10_000;
+
+/**
+ * API Gateway's authorizer cache: an Allow decision is reused for the same Authorization
+ * value for `ttlMs` (so a revoked key works until then, in AWS and here alike); refusals
+ * are not cached. 0 turns it off.
+ */
+export function cacheAuthorizer(authorizer: LocalHandlers['authorizer'], ttlMs: number, now: () => number = Date.now): LocalHandlers['authorizer'] {
+  if (ttlMs <= 0) return authorizer;
+  const cache = new Map<string, { decision: APIGatewayAuthorizerResult; until: number }>();
+  return async (event) => {
+    const hit = cache.get(event.authorizationToken);
+    if (hit && hit.until > now()) return hit.decision;
+    const decision = await authorizer(event);
+    if (cache.size >= AUTHORIZER_CACHE_ENTRIES) cache.delete(cache.keys().next().value as string);
+    cache.set(event.authorizationToken, { decision, until: now() + ttlMs });
+    return decision;
+  };
+}
+
+/**
+ * A request that is not valid HTTP (headers over Node's 16 KiB limit, a broken request
+ * line) never reaches a handler; Node would answer it with a bare status and no body.
+ * It gets the error body too, as API Gateway's own 4xx answers do in AWS.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const message = status === 431 ? 'The request headers are too large' : status === 408 ? 'The request was not received in time' : 'The request is not valid HTTP';
+  const body = JSON.stringify({ error: { code: 'bad_request', message } });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncache-control: no-store\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse, handlers: LocalHandlers, requestId: string): Promise<void> {
@@ -41,7 +83,9 @@ async function handle(req: IncomingMessage, res: ServerResponse, handlers: Local
   let authorizerContext: Record<string, unknown>;
   try {
     const decision = await handlers.authorizer(toAuthorizerEvent(req, PROMPT_PATH));
-    authorizerContext = { ...decision.context, principalId: decision.principalId };
+    // API Gateway hands the authorizer's context values to the integration as strings.
+    const context = Object.entries(decision.context ?? {}).map(([key, value]) => [key, String(value)]);
+    authorizerContext = { ...Object.fromEntries(context), principalId: decision.principalId };
   } catch (error) {
     if ((error as Error).message === 'Unauthorized') return reject(req, res, new UnauthorizedError(), requestId);
     throw error;

@@ -1,6 +1,7 @@
 import { Validations, type Duration } from 'aws-cdk-lib';
 import {
   AccessLogField,
+  type IResource,
   AccessLogFormat,
   AuthorizationType,
   EndpointType,
@@ -8,6 +9,8 @@ import {
   LambdaIntegration,
   LogGroupLogDestination,
   MethodLoggingLevel,
+  MockIntegration,
+  PassthroughBehavior,
   ResponseType,
   RestApi,
   TokenAuthorizer,
@@ -18,6 +21,21 @@ import { Construct } from 'constructs';
 
 /** The one route (DESIGN.md): POST /api/v1/prompt. */
 export const PROMPT_PATH = ['api', 'v1', 'prompt'] as const;
+
+/**
+ * The 405 body for any other method on the prompt path, in the handler's shape and words
+ * (shared/errors.ts MethodNotAllowedError). $context.httpMethod is an upper-case token:
+ * nothing in it needs JSON escaping.
+ */
+export const METHOD_NOT_ALLOWED_BODY =
+  '{"error":{"code":"method_not_allowed","message":"Method $context.httpMethod is not allowed; use POST"}}';
+
+/**
+ * Content types the 405 mock maps (a mock needs a request template to run); a body of any
+ * other type gets API Gateway's 415 (DEFAULT_4XX) instead. A request without a
+ * Content-Type counts as application/json.
+ */
+const MOCK_CONTENT_TYPES = ['application/json', 'application/x-www-form-urlencoded', 'text/plain', 'application/octet-stream'] as const;
 
 /** An API Gateway template placeholder that API Gateway itself renders as a quoted, escaped JSON string. */
 const ERROR_MESSAGE_STRING = '$context.error.messageString';
@@ -166,6 +184,7 @@ export class GatewayApi extends Construct {
     // integration timeout in milliseconds" has been raised (Service Quotas).
     const integration = new LambdaIntegration(props.apiFunction, { timeout: props.integrationTimeout, allowTestInvoke: false });
     resource.addMethod('POST', integration, { authorizer, authorizationType: AuthorizationType.CUSTOM });
+    this.addMethodNotAllowed(resource);
 
     for (const spec of GATEWAY_RESPONSES) {
       this.restApi.addGatewayResponse(spec.type.responseType, {
@@ -207,9 +226,50 @@ export class GatewayApi extends Construct {
       });
     }
   }
+
+  /**
+   * Every other method on the prompt path (ANY; API Gateway prefers the POST method for
+   * POST) answers 405 with `Allow: POST` from a mock, without the authorizer: the answer
+   * is the same for everyone and runs no code. Without it API Gateway would say
+   * MISSING_AUTHENTICATION_TOKEN, rendered as 404.
+   */
+  private addMethodNotAllowed(resource: IResource): void {
+    const headers = { Allow: 'POST', 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' };
+    const method = resource.addMethod(
+      'ANY',
+      new MockIntegration({
+        passthroughBehavior: PassthroughBehavior.NEVER,
+        requestTemplates: Object.fromEntries(MOCK_CONTENT_TYPES.map((type) => [type, '{"statusCode": 405}'])),
+        integrationResponses: [
+          {
+            statusCode: '405',
+            responseParameters: Object.fromEntries(
+              Object.entries(quoteHeaders(headers)).map(([name, value]) => [`method.response.header.${name}`, value]),
+            ),
+            responseTemplates: { 'application/json': METHOD_NOT_ALLOWED_BODY },
+          },
+        ],
+      }),
+      {
+        authorizationType: AuthorizationType.NONE,
+        methodResponses: [
+          {
+            statusCode: '405',
+            responseParameters: Object.fromEntries(Object.keys(headers).map((name) => [`method.response.header.${name}`, true])),
+          },
+        ],
+      },
+    );
+    Validations.of(method).acknowledge({
+      id: 'AwsSolutions-APIG4',
+      reason:
+        'The ANY method of the prompt path is a mock that answers 405 (Allow: POST) to every method but POST; it ' +
+        'runs no code and reads no data, so it needs no authorizer. POST, the only operation, keeps the Lambda authorizer.',
+    });
+  }
 }
 
-/** Gateway response header values are mapping expressions: a static value is single-quoted. */
+/** Gateway response header values are mapping expressions are mapping expressions: a static value is single-quoted. */
 function quoteHeaders(headers: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, `'${value}'`]));
 }

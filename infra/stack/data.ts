@@ -105,6 +105,15 @@ export class GatewayData extends Construct {
     this.acknowledgeIndexWildcard(key, fn);
   }
 
+  /**
+   * `table.grant(fn, 'dynamodb:GetItem')`: single-item reads by key on that table, nothing
+   * else (no Query, no Scan, no writes).
+   */
+  grantGetItem(key: keyof TableNames, fn: IFunction): void {
+    this.tables[key].grant(fn, 'dynamodb:GetItem');
+    this.acknowledgeIndexWildcard(key, fn);
+  }
+
   /** `table.grantReadWriteData(fn)`: item reads and writes on that table and its indexes only. */
   grantReadWriteData(key: keyof TableNames, fn: IFunction): void {
     this.tables[key].grantReadWriteData(fn);

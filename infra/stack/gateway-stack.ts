@@ -1,11 +1,16 @@
 import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import { WORKFLOW_ENV } from '../../shared/judging/settings.js';
 import { TABLES } from '../../shared/storage/tables.js';
 import { GatewayApi } from './api.js';
+import { grantNovaInvoke } from './bedrock.js';
 import { GatewayData, TABLE_ENV, tableNameOutputId } from './data.js';
 import { GatewayFunction, type GatewayFunctionDefaults } from './gateway-function.js';
 import { ProviderSecret } from './secrets.js';
+import { grantClaimCheck, JudgeWorkflow } from './workflow.js';
 
 /** What the app decides at synth time (infra/stack/context.ts reads it from CDK context). */
 export interface GatewaySettings {
@@ -47,6 +52,13 @@ export const DEFAULT_SETTINGS: GatewaySettings = {
   metricsNamespace: 'ModelCompareGateway',
 };
 
+/**
+ * How often the reconciler runs. A reservation is released once it is older than
+ * RESERVATION_TIMEOUT_MS (15 minutes, shared/credits/credits-service.ts), so a crashed
+ * request's credits come back within 15 to 20 minutes.
+ */
+export const RECONCILE_SCHEDULE = Duration.minutes(5);
+
 /** Time the `api` function keeps after its deadline to settle credits and answer. */
 const SETTLE_MARGIN = Duration.seconds(4);
 
@@ -63,6 +75,11 @@ export class GatewayStack extends Stack {
   readonly providerSecret: ProviderSecret;
   readonly authorizerFunction: GatewayFunction;
   readonly apiFunction: GatewayFunction;
+  readonly reconcilerFunction: GatewayFunction;
+  readonly reconcileSchedule: Rule;
+  readonly generateFunction: GatewayFunction;
+  readonly judgeFunction: GatewayFunction;
+  readonly workflow: JudgeWorkflow;
   readonly api: GatewayApi;
 
   constructor(scope: Construct, id: string, props: GatewayStackProps = {}) {
@@ -84,9 +101,12 @@ export class GatewayStack extends Stack {
       source: 'authorizer',
       description: 'Lambda TOKEN authorizer: Authorization: Bearer <key> to the account ID',
       defaults,
-      environment: { [TABLE_ENV.apiKeys]: tables.apiKeys.tableName },
+      environment: { [TABLE_ENV.apiKeys]: tables.apiKeys.tableName, [TABLE_ENV.accounts]: tables.accounts.tableName },
     });
     this.data.grantReadData('apiKeys', this.authorizerFunction);
+    // The account item (zero data retention, rate limit) goes into the authorizer context,
+    // saving the api function a read per request: one GetItem by key, nothing more.
+    this.data.grantGetItem('accounts', this.authorizerFunction);
 
     this.apiFunction = new GatewayFunction(this, 'ApiFunction', {
       source: 'api',
@@ -112,12 +132,72 @@ export class GatewayStack extends Stack {
     this.data.grantReadWriteData('rateLimits', this.apiFunction);
     this.data.grantReadWriteData('promptLogs', this.apiFunction);
     this.providerSecret.grantRead(this.apiFunction);
+    // Amazon Nova (fam_h) through Bedrock Converse, signed with the function's role.
+    grantNovaInvoke(this.apiFunction);
 
-    // Stateless: the judge workflow (Step Functions Express: Generate map, Judge map) goes
-    // here with the judging issue, as a `JudgeWorkflow` construct in ./workflow.ts taking
-    // the `generate` and `judge` GatewayFunctions and `this.data.claimCheckBucket`; the api
-    // function then gets its ARN and grantStartSyncExecution. The reconciler's EventBridge
-    // schedule comes with the credits issue.
+    // Stateless: the reconciler, on a schedule. It scans accounts for unposted ledger entries
+    // and stale reservations, so it needs the accounts table (read/write) and the ledger
+    // (append-only, like the api function); nothing else.
+    this.reconcilerFunction = new GatewayFunction(this, 'ReconcilerFunction', {
+      source: 'reconciler',
+      description: 'Scheduled: posts unposted ledger entries, releases reservations older than 15 minutes',
+      defaults,
+      // Below the schedule's period; an overlapping run would still be safe (conditional writes).
+      timeout: Duration.minutes(4),
+      environment: {
+        [TABLE_ENV.accounts]: tables.accounts.tableName,
+        [TABLE_ENV.ledger]: tables.ledger.tableName,
+      },
+    });
+    this.data.grantReadWriteData('accounts', this.reconcilerFunction);
+    this.data.grantAppendData('ledger', this.reconcilerFunction);
+    this.reconcileSchedule = new Rule(this, 'ReconcileSchedule', {
+      description: `Runs the reconciler every ${RECONCILE_SCHEDULE.toMinutes()} minutes`,
+      schedule: Schedule.rate(RECONCILE_SCHEDULE),
+      // A missed run is made up by the next one; retrying an old event only adds load.
+      targets: [new LambdaFunction(this.reconcilerFunction, { retryAttempts: 0 })],
+    });
+
+    // Stateless: the judge workflow (Step Functions Express: Generate map, Judge map), which
+    // the api function starts synchronously for judged requests. Its tasks call the
+    // providers (the secret) and pass large payloads through the claim-check bucket.
+    const { claimCheckBucket } = this.data;
+    const taskEnvironment = {
+      PROVIDER_SECRET_ARN: this.providerSecret.secret.secretArn,
+      [WORKFLOW_ENV.claimCheckBucket]: claimCheckBucket.bucketName,
+    };
+    this.generateFunction = new GatewayFunction(this, 'GenerateFunction', {
+      source: 'generate',
+      description: 'Judge workflow: runs one model of a judged request',
+      defaults,
+      timeout: settings.integrationTimeout,
+      environment: taskEnvironment,
+    });
+    this.judgeFunction = new GatewayFunction(this, 'JudgeFunction', {
+      source: 'judge',
+      description: 'Judge workflow: runs one judge call on one ordered pair of results',
+      defaults,
+      timeout: settings.integrationTimeout,
+      environment: taskEnvironment,
+    });
+    for (const fn of [this.generateFunction, this.judgeFunction]) {
+      this.providerSecret.grantRead(fn);
+      grantNovaInvoke(fn);
+      // Reads the request and results, writes its own result or judgment.
+      grantClaimCheck(claimCheckBucket, fn, ['s3:GetObject', 's3:PutObject']);
+    }
+    this.workflow = new JudgeWorkflow(this, 'Workflow', {
+      generateFunction: this.generateFunction,
+      judgeFunction: this.judgeFunction,
+      timeout: settings.integrationTimeout,
+      taskTimeout: settings.integrationTimeout,
+      logRetention: settings.logRetention,
+    });
+    this.workflow.stateMachine.grantStartSyncExecution(this.apiFunction);
+    this.apiFunction.addEnvironment(WORKFLOW_ENV.stateMachineArn, this.workflow.stateMachine.stateMachineArn);
+    this.apiFunction.addEnvironment(WORKFLOW_ENV.claimCheckBucket, claimCheckBucket.bucketName);
+    // Writes the request, reads results and judgments, deletes them all when the request ends.
+    grantClaimCheck(claimCheckBucket, this.apiFunction, ['s3:GetObject', 's3:PutObject', 's3:DeleteObject']);
 
     this.api = new GatewayApi(this, 'Api', {
       apiFunction: this.apiFunction,

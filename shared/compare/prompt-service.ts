@@ -1,3 +1,4 @@
+import type { ClaimCheckStore } from '../claim-check/types.js';
 import type { GatewayConfig } from '../config.js';
 import type { PromptRequest } from '../contract/types.js';
 import { microToCredits, usdToMicroCredits } from '../credits/credits.js';
@@ -6,6 +7,9 @@ import { estimateMicroCredits } from '../credits/estimate.js';
 import { AccountNotFoundError, GatewayError, RateLimitedError } from '../errors.js';
 import type { IdempotencyService } from '../idempotency/idempotency-service.js';
 import { promptLogId as newPromptLogId } from '../ids.js';
+import { judgingCostUsd, runJudgedComparison } from '../judging/judged-comparison.js';
+import type { Evaluation, RankingEntry } from '../judging/types.js';
+import type { JudgingWorkflow } from '../judging/workflow-types.js';
 import type { Log } from '../log.js';
 import type { Router } from '../providers/router.js';
 import type { AccountsRepository } from '../storage/accounts.js';
@@ -18,7 +22,9 @@ import { runModels } from './run-models.js';
 export interface PromptResponse {
   promptLogId: string;
   results: ModelResult[];
-  evaluations: unknown[];
+  evaluations: Evaluation[];
+  /** Only when `judges` was given: the models by win rate across the evaluations. */
+  ranking?: RankingEntry[];
   creditsUsed: number;
 }
 
@@ -30,13 +36,24 @@ export interface PromptServiceDeps {
   idempotency: IdempotencyService<PromptResponse>;
   promptLogs: PromptLogsRepository;
   route: Router;
+  /** The judge workflow and its claim-check store; without them judged requests are refused (501). */
+  judging?: { workflow: JudgingWorkflow; claimCheck: ClaimCheckStore };
   log: Log;
 }
 
+/** A gateway deployed without its judge workflow cannot judge; refused before anything runs. */
 export class JudgingUnavailableError extends GatewayError {
   override name = 'JudgingUnavailableError';
   constructor() {
-    super(501, 'judging_not_available', 'Judging (the judges field) is not available in this version of the gateway yet');
+    super(501, 'judging_not_available', 'Judging (the judges field) is not available: this gateway runs without its judge workflow');
+  }
+}
+
+/** The judge workflow did not run to its end: a gateway fault, charged nothing. */
+export class JudgingFailedError extends GatewayError {
+  override name = 'JudgingFailedError';
+  constructor(cause: unknown) {
+    super(500, 'internal_error', 'The judging workflow failed; nothing was charged', { cause });
   }
 }
 
@@ -46,6 +63,8 @@ const SETTLE_MARGIN_MS = 1_000;
 export interface SubmitOptions {
   idempotencyKey?: string;
   receivedAt?: number;
+  /** The account settings the authorizer cached with its decision; read from the store when absent. */
+  account?: { zeroDataRetention: boolean; rateLimitRpm?: number };
 }
 
 /** The request path of DESIGN.md from step 3 on: account, rate limit, reserve, run, settle, log, answer. */
@@ -56,9 +75,9 @@ export class PromptService {
     const { accounts, idempotency } = this.deps;
     const receivedAt = options.receivedAt ?? Date.now();
     const promptLogId = newPromptLogId(receivedAt);
-    const account = await accounts.get(accountId);
+    const account = options.account ?? (await accounts.get(accountId));
     if (!account) throw new AccountNotFoundError();
-    if (request.judges.length > 0) throw new JudgingUnavailableError();
+    if (request.judges.length > 0 && !this.deps.judging) throw new JudgingUnavailableError();
     const zeroDataRetention = request.body.zero_data_retention ?? account.zeroDataRetention;
 
     if (options.idempotencyKey === undefined) {
@@ -94,31 +113,51 @@ export class PromptService {
     if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds, limit);
 
     const open = await credits.reserve(accountId, promptLogId, estimateMicroCredits(request, config));
-    const results = await runModels(request, {
-      route: this.deps.route,
-      deadlineAt: receivedAt + config.requestDeadlineMs - SETTLE_MARGIN_MS,
-    });
-    const chargedMicro = await this.settle(open, results);
+    const deadlineAt = receivedAt + config.requestDeadlineMs - SETTLE_MARGIN_MS;
+    const judged = request.judges.length > 0;
+    const { results, evaluations, ranking } = judged
+      ? await this.judge(open, request, promptLogId, deadlineAt)
+      : { results: await runModels(request, { route: this.deps.route, deadlineAt }), evaluations: [], ranking: undefined };
+    // Judge calls are charged like model calls; failed ones (and failed models) cost nothing.
+    const chargedMicro = await this.settle(open, resultsCostUsd(results) + judgingCostUsd(evaluations));
 
+    // Judge calls' usage is kept like the models'; verdicts, scores and reasoning only without zero data retention.
+    const meta: PromptLogMeta & { evaluations?: EvaluationLog[] } = {
+      ...toLogMeta(promptLogId, accountId, request, results, chargedMicro, zeroDataRetention, receivedAt),
+      ...(judged ? { evaluations: evaluations.map(toEvaluationLog) } : {}),
+    };
+    const content: (PromptLogContent & { evaluations?: Evaluation[]; ranking?: RankingEntry[] }) | undefined = zeroDataRetention
+      ? undefined
+      : { ...toLogContent(request, results), ...(judged ? { evaluations, ranking } : {}) };
     await this.deps.promptLogs
-      .put(
-        toLogMeta(promptLogId, accountId, request, results, chargedMicro, zeroDataRetention, receivedAt),
-        zeroDataRetention ? undefined : toLogContent(request, results),
-      )
+      .put(meta, content)
       .catch((error: unknown) => log.error('Prompt log not written', { promptLogId, errorName: (error as Error).name }));
     log.info('Prompt completed', {
       promptLogId,
       accountId,
       models: results.map((r) => ({ modelId: r.modelId, status: r.status, latencyMs: r.latencyMs, errorCode: r.error?.code })),
+      ...(judged ? { evaluations: evaluations.length, evaluationsFailed: evaluations.filter((e) => e.status === 'failed').length } : {}),
       creditsUsedMicro: chargedMicro,
     });
-    return { promptLogId, results, evaluations: [], creditsUsed: microToCredits(chargedMicro) };
+    return { promptLogId, results, evaluations, ...(ranking ? { ranking } : {}), creditsUsed: microToCredits(chargedMicro) };
   }
 
-  /** Charges the completed results' cost; failed ones cost nothing. A store failure here leaves the reservation to the reconciler. */
-  private async settle(open: OpenRequest, results: ModelResult[]): Promise<number> {
+  /** The comparison through the judge workflow. Should the workflow itself fail, the reservation is released and nothing is charged. */
+  private async judge(open: OpenRequest, request: PromptRequest, promptLogId: string, deadlineAt: number) {
+    const judging = this.deps.judging;
+    if (!judging) throw new JudgingUnavailableError();
+    try {
+      return await runJudgedComparison(request, { requestId: promptLogId, deadlineAt }, { ...judging, log: this.deps.log });
+    } catch (error) {
+      this.deps.log.error('Judging workflow failed', { promptLogId, errorName: (error as Error).name, status: (error as { status?: unknown }).status });
+      await this.settle(open, 0);
+      throw new JudgingFailedError(error);
+    }
+  }
+
+  /** Charges `costUsd`. A store failure here leaves the reservation to the reconciler. */
+  private async settle(open: OpenRequest, costUsd: number): Promise<number> {
     const { config, credits, log } = this.deps;
-    const costUsd = results.reduce((sum, r) => sum + (r.status === 'completed' ? (r.providerCost ?? 0) : 0), 0);
     try {
       return (await credits.settle(open, usdToMicroCredits(costUsd, config))).chargedMicro;
     } catch (error) {
@@ -126,6 +165,28 @@ export class PromptService {
       return 0;
     }
   }
+}
+
+/** What the completed results cost, USD; failed ones cost nothing. */
+function resultsCostUsd(results: readonly ModelResult[]): number {
+  return results.reduce((sum, r) => sum + (r.status === 'completed' ? (r.providerCost ?? 0) : 0), 0);
+}
+
+/** An evaluation as the prompt log keeps it under any retention: who judged what, and the calls' usage. */
+type EvaluationLog = ReturnType<typeof toEvaluationLog>;
+
+function toEvaluationLog(evaluation: Evaluation) {
+  return {
+    judgeModelId: evaluation.judgeModelId,
+    modelA: evaluation.modelA,
+    modelB: evaluation.modelB,
+    status: evaluation.status,
+    tokensIn: evaluation.tokensIn,
+    tokensOut: evaluation.tokensOut,
+    latencyMs: evaluation.latencyMs,
+    providerCost: evaluation.providerCost,
+    ...(evaluation.error ? { errorCode: evaluation.error.code } : {}),
+  };
 }
 
 function toLogMeta(

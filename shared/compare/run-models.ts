@@ -1,4 +1,5 @@
 import type { PromptRequest, RequestedModel } from '../contract/types.js';
+import { redactSecrets } from '../http/redact.js';
 import { providerCost } from '../pricing/cost.js';
 import { UpstreamError } from '../providers/errors.js';
 import { withRetry, type RetryPolicy } from '../providers/retry.js';
@@ -28,8 +29,10 @@ async function runModel(request: PromptRequest, model: RequestedModel, options: 
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), Math.max(0, options.deadlineAt - Date.now()));
   const { call, warnings } = toModelCall(request, model);
+  let apiKey: string | undefined;
   try {
     const route = options.route(model.entry);
+    apiKey = route.endpoint.apiKey;
     const { value: reply } = await withRetry(() => route.adapter.send(call, route.endpoint, controller.signal), {
       policy: options.retry,
       deadlineAt: options.deadlineAt,
@@ -57,7 +60,7 @@ async function runModel(request: PromptRequest, model: RequestedModel, options: 
       tokensOut: 0,
       latencyMs: Math.round(performance.now() - started),
       providerCost: 0,
-      error: toResultError(error),
+      error: toResultError(error, apiKey),
       ...(warnings.length > 0 ? { warnings } : {}),
     };
   } finally {
@@ -74,10 +77,11 @@ function tokenClasses(usage: Usage): NonNullable<ModelResult['usage']> {
   };
 }
 
-function toResultError(error: unknown): NonNullable<ModelResult['error']> {
+/** The failure as the answer reports it; vendors quote the key they were sent, so keys are redacted from the message. */
+function toResultError(error: unknown, apiKey: string | undefined): NonNullable<ModelResult['error']> {
   if (error instanceof UpstreamError) {
     const { upstreamStatus } = error.details;
-    return { code: error.code, message: error.message, ...(upstreamStatus !== undefined ? { upstreamStatus } : {}) };
+    return { code: error.code, message: redactSecrets(error.message, [apiKey]), ...(upstreamStatus !== undefined ? { upstreamStatus } : {}) };
   }
   // An adapter bug must not leak internals (or content) into the answer.
   return { code: 'internal_error', message: 'The gateway failed to call this model' };

@@ -29,7 +29,12 @@ export function validatePromptRequest(body: unknown): PromptRequest {
   checkJudging(body, models.length, judges.length, errors);
   checkCacheBreakpoints(body, errors);
   checkAttachments(body, models, errors);
-  const schema = body.response_schema === undefined ? undefined : checkResponseSchema(body.response_schema, '/response_schema');
+  const schema =
+    body.response_schema === undefined
+      ? undefined
+      : nestsDeeperThan(body.response_schema, MAX_SCHEMA_JSON_DEPTH)
+        ? { errors: [{ field: '/response_schema', message: `nests deeper than ${MAX_SCHEMA_JSON_DEPTH} levels of JSON` }] }
+        : checkResponseSchema(body.response_schema, '/response_schema');
   if (schema) errors.push(...schema.errors);
   if (errors.length > 0) throw new ValidationError(errors);
   return {
@@ -40,6 +45,25 @@ export function validatePromptRequest(body: unknown): PromptRequest {
     system: toSystemBlocks(body.system_prompt),
     ...(schema?.validate ? { validateOutput: schema.validate } : {}),
   };
+}
+
+/**
+ * JSON nesting allowed in `response_schema`, the one open object of the body: its 10 schema
+ * levels take about two each, `enum`/`const` values the rest. Checked without recursion
+ * before anything that recurses (JSON.stringify, ajv) walks it: a deeper value (a 2 MB body
+ * can nest a million levels) would overflow the stack, a 500 instead of a 400.
+ */
+const MAX_SCHEMA_JSON_DEPTH = 64;
+
+function nestsDeeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  for (let next = stack.pop(); next; next = stack.pop()) {
+    const [node, depth] = next;
+    if (node === null || typeof node !== 'object') continue;
+    if (depth > max) return true;
+    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+  }
+  return false;
 }
 
 function toSystemBlocks(systemPrompt: PromptRequestBody['system_prompt']): SystemBlock[] {

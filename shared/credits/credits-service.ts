@@ -1,7 +1,7 @@
-import { InsufficientCreditsError } from '../errors.js';
+import { AccountNotFoundError, InsufficientCreditsError } from '../errors.js';
 import { ulid } from '../ids.js';
 import { silentLog, type Log } from '../log.js';
-import { BalanceTooLowError, ConditionFailedError, type Account, type AccountsRepository, type Reservation } from '../storage/accounts.js';
+import { AccountMissingError, BalanceTooLowError, ConditionFailedError, type Account, type AccountsRepository, type Reservation } from '../storage/accounts.js';
 import type { LedgerEntry, LedgerKind, LedgerRepository } from '../storage/ledger.js';
 import { microToCredits } from './credits.js';
 
@@ -54,6 +54,7 @@ export class CreditsService {
       if (error instanceof BalanceTooLowError) {
         throw new InsufficientCreditsError(microToCredits(estimateMicro), microToCredits(error.balanceMicro));
       }
+      if (error instanceof AccountMissingError) throw new AccountNotFoundError();
       throw error;
     }
     // Posted with the settle entry (or by the reconciler): two ledger round trips fewer on the request path.

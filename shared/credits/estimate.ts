@@ -1,7 +1,10 @@
 import { toModelCall } from '../compare/model-call.js';
-import type { PromptRequest } from '../contract/types.js';
+import type { PromptRequest, RequestedModel } from '../contract/types.js';
+import { judgeCall, judgeRequest } from '../judging/judge-prompt.js';
 import { providerCost } from '../pricing/cost.js';
 import { ADAPTERS } from '../providers/adapters.js';
+import { schemaInstruction } from '../providers/structured-output.js';
+import type { ModelCall } from '../providers/types.js';
 import { usdToMicroCredits, type CreditRates } from './credits.js';
 
 /** Tokens an image is counted as before the vendor says (a ~1 megapixel image on most vendors). */
@@ -21,19 +24,55 @@ export function estimateInputTokens(request: PromptRequest): number {
   return tokens;
 }
 
+/** Output tokens a call may be billed: its limit, plus a thinking budget where the vendor bills it on top. */
+function billedOutputAllowance(model: RequestedModel, call: ModelCall): number {
+  return ADAPTERS[model.entry.protocol].outputAllowance?.(call) ?? call.maxTokens;
+}
+
+function callMicroCredits(model: RequestedModel, inputTokens: number, outputTokens: number, rates: CreditRates): number {
+  const usd = providerCost(model.entry.prices, { inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens, reasoningTokens: 0 });
+  return usdToMicroCredits(usd, rates);
+}
+
 /**
  * Credits a request may cost at most, before it runs: each model's input at its input
  * price plus its whole output allowance (thinking budget included where the vendor bills
- * it on top) at its output price.
+ * it on top) at its output price; then the judge calls the request implies.
  */
 export function estimateMicroCredits(request: PromptRequest, rates: CreditRates): number {
   const inputTokens = estimateInputTokens(request);
   let micro = 0;
   for (const model of request.models) {
     const { call } = toModelCall(request, model);
-    const outputTokens = ADAPTERS[model.entry.protocol].outputAllowance?.(call) ?? call.maxTokens;
-    const usd = providerCost(model.entry.prices, { inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens, reasoningTokens: 0 });
-    micro += usdToMicroCredits(usd, rates);
+    micro += callMicroCredits(model, inputTokens, billedOutputAllowance(model, call), rates);
+  }
+  return micro + estimateJudgingMicroCredits(request, rates);
+}
+
+/**
+ * The judge calls at most: judges x n(n-1) for the n requested models (every pair, both
+ * orders, as if every model completed). Each call's input is what the judge is shown (the
+ * instructions, the verdict schema, the prompt, system prompt and conversation) plus both
+ * contestants' whole output allowances; its output is the judge's verdict allowance.
+ */
+export function estimateJudgingMicroCredits(request: PromptRequest, rates: CreditRates): number {
+  if (request.judges.length === 0 || request.models.length < 2) return 0;
+  const answerAllowances = request.models.map((model) => toModelCall(request, model).call.maxTokens);
+  const schemaTokens = Math.ceil(schemaInstruction({}).length / 4);
+  let micro = 0;
+  for (const judge of request.judges) {
+    // The judge's own share: everything but the two answers (the schema counted as if it went as an instruction).
+    const frame = estimateInputTokens(judgeRequest(request, judge, '', ''));
+    const call = judgeCall(request, judge, '', '');
+    const schema = call.responseSchema ? schemaTokens + Math.ceil(JSON.stringify(call.responseSchema).length / 4) : 0;
+    const outputTokens = billedOutputAllowance(judge, call);
+    for (let i = 0; i < answerAllowances.length; i++) {
+      for (let j = 0; j < answerAllowances.length; j++) {
+        if (i === j) continue;
+        const inputTokens = frame + schema + (answerAllowances[i] as number) + (answerAllowances[j] as number);
+        micro += callMicroCredits(judge, inputTokens, outputTokens, rates);
+      }
+    }
   }
   return micro;
 }

@@ -2,7 +2,7 @@ import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { validatePromptRequest } from '../contract/validate.js';
 import type { PromptRequest } from '../contract/types.js';
-import { MalformedJsonError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.js';
+import { MalformedJsonError, PayloadTooLargeError, UnauthorizedError, UnsupportedMediaTypeError } from '../errors.js';
 import type { Log } from '../log.js';
 import { errorResponse } from './response.js';
 
@@ -27,6 +27,23 @@ export function jsonBody(options: { limitBytes: number }): Middleware {
       } catch (error) {
         throw new MalformedJsonError(error);
       }
+    },
+  };
+}
+
+/**
+ * One credential per request: a repeated `Authorization` header (in any letter case) is a
+ * 401, whichever of its values the authorizer was given. Placed before the header
+ * normalizer, which would keep only one of them.
+ */
+export function singleAuthorization(): Middleware {
+  return {
+    before: ({ event }) => {
+      let values = 0;
+      for (const [name, list] of Object.entries(event.multiValueHeaders ?? {})) {
+        if (name.toLowerCase() === 'authorization') values += list?.length ?? 0;
+      }
+      if (values > 1) throw new UnauthorizedError('Send exactly one Authorization header: Authorization: Bearer <API_KEY>');
     },
   };
 }

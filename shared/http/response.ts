@@ -2,6 +2,7 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import { GatewayError, ServiceUnavailableError } from '../errors.js';
 import { isThrottling } from '../storage/errors.js';
 import type { Log } from '../log.js';
+import { redactSecrets } from './redact.js';
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
 
@@ -27,6 +28,8 @@ export function errorResponse(error: unknown, log?: Log, context: Record<string,
       error.headers(),
     );
   }
-  log?.error('Unhandled error', { ...context, errorName: (error as Error)?.name, errorMessage: (error as Error)?.message });
+  // The message helps an operator; credentials it may quote (a library error echoing a header) are cut out.
+  const message = (error as Error)?.message;
+  log?.error('Unhandled error', { ...context, errorName: (error as Error)?.name, errorMessage: typeof message === 'string' ? redactSecrets(message) : undefined });
   return jsonResponse(500, { error: { code: 'internal_error', message: 'The gateway failed; the request was not charged' } });
 }

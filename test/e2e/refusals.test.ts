@@ -138,9 +138,3 @@ describe('Credits', () => {
     expect((await host.gateway.accounts.get(account.accountId))!.balanceMicro).toBe(1_000);
   });
 });
-
-describe('Judges', () => {
-  it('answers 501 until judging lands, before any model runs', async () => {
-    await expectRefused(await post(host, body({ judges: ['fam_c-4.1'] })), 501, 'judging_not_available');
-  });
-});

@@ -7,7 +7,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { toCreateTableInput } from '../../infra/local/store.js';
 import { TABLE_ENV, tableNameOutputId } from '../../infra/stack/data.js';
 import { GatewayStack } from '../../infra/stack/gateway-stack.js';
+import { MODELS } from '../../shared/catalog/models.js';
 import { loadConfig } from '../../shared/config.js';
+import { MethodNotAllowedError } from '../../shared/errors.js';
 import { TABLES } from '../../shared/storage/tables.js';
 
 type Resources = Record<string, { Type: string; Properties?: Record<string, any>; DeletionPolicy?: string; UpdateReplacePolicy?: string }>;
@@ -48,6 +50,64 @@ function policyStatements(template: Template): { roles: string[]; statement: Sta
     })),
   );
 }
+
+/**
+ * A state machine's definition as JSON, its intrinsic functions rendered: the partition
+ * as `aws`, `Fn::GetAtt` as `<LogicalId.Attribute>`. Any other intrinsic fails the test.
+ */
+function definitionOf(machine: { Properties?: Record<string, any> }): Record<string, any> {
+  const render = (part: unknown): string => {
+    if (typeof part === 'string') return part;
+    const intrinsic = part as Record<string, any>;
+    if (intrinsic.Ref === 'AWS::Partition') return 'aws';
+    if (Array.isArray(intrinsic['Fn::GetAtt'])) return `<${intrinsic['Fn::GetAtt'].join('.')}>`;
+    throw new Error(`an unexpected intrinsic in the definition: ${JSON.stringify(part)}`);
+  };
+  const definition = machine.Properties!.DefinitionString as string | { 'Fn::Join': [string, unknown[]] };
+  return JSON.parse(typeof definition === 'string' ? definition : definition['Fn::Join'][1].map(render).join('')) as Record<string, any>;
+}
+
+/** Every state of a definition, those inside Map item processors included. */
+function allStates(states: Record<string, any>): [string, Record<string, any>][] {
+  return Object.entries(states).flatMap(([name, state]): [string, Record<string, any>][] => [
+    [name, state],
+    ...(state.ItemProcessor ? allStates(state.ItemProcessor.States as Record<string, any>) : []),
+  ]);
+}
+
+/** The Lambda service errors the workflow's tasks retry (infra/stack/workflow.ts); never an error the function threw. */
+const LAMBDA_SERVICE_ERRORS = [
+  'Lambda.AWSLambdaException',
+  'Lambda.ClientExecutionTimeoutException',
+  'Lambda.SdkClientException',
+  'Lambda.ServiceException',
+  'Lambda.TooManyRequestsException',
+];
+
+/** Actions AWS supports on no resource but "*", by who needs them. */
+const LAMBDA_STAR_ACTIONS = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
+const STATE_MACHINE_STAR_ACTIONS = [
+  // Execution logs to CloudWatch Logs (vended log delivery).
+  'logs:CreateLogDelivery',
+  'logs:DeleteLogDelivery',
+  'logs:DescribeLogGroups',
+  'logs:DescribeResourcePolicies',
+  'logs:GetLogDelivery',
+  'logs:ListLogDeliveries',
+  'logs:PutResourcePolicy',
+  'logs:UpdateLogDelivery',
+  // X-Ray tracing.
+  'xray:GetSamplingRules',
+  'xray:GetSamplingTargets',
+  'xray:PutTelemetryRecords',
+  'xray:PutTraceSegments',
+].sort();
+
+/** The Bedrock resources the model-calling functions may invoke, as CloudFormation renders them. */
+const NOVA_FOUNDATION_MODELS = { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':bedrock:*::foundation-model/amazon.nova-*']] };
+const NOVA_INFERENCE_PROFILES = {
+  'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':bedrock:*:', { Ref: 'AWS::AccountId' }, ':inference-profile/*amazon.nova-*']],
+};
 
 describe('Stack: GatewayStack', () => {
   let stack: GatewayStack;
@@ -137,23 +197,34 @@ describe('Stack: GatewayStack', () => {
       template.hasResourceProperties('AWS::SecretsManager::Secret', { SecretString: '{}', GenerateSecretString: Match.absent() });
     });
 
-    it('lets only the api function read it, and gives it its ARN', () => {
+    it('lets only the functions that call models (api, generate, judge) read it, and gives them its ARN', () => {
       const secretId = logicalId(stack, stack.providerSecret.secret);
+      const callers = [stack.apiFunction, stack.generateFunction, stack.judgeFunction];
       const readers = policyStatements(template).filter(({ statement }) => actions(statement).some((a) => a.startsWith('secretsmanager:')));
-      expect(readers).toHaveLength(1);
-      expect(readers[0]!.roles).toEqual([logicalId(stack, stack.apiFunction.role!)]);
-      expect(readers[0]!.statement.Resource).toEqual({ Ref: secretId });
-      template.hasResourceProperties('AWS::Lambda::Function', {
-        Description: 'POST /api/v1/prompt',
-        Environment: { Variables: Match.objectLike({ PROVIDER_SECRET_ARN: { Ref: secretId } }) },
-      });
+      expect(readers.flatMap(({ roles }) => roles).sort()).toEqual(callers.map((fn) => logicalId(stack, fn.role!)).sort());
+      for (const { statement } of readers) {
+        expect(statement.Effect).toBe('Allow');
+        expect(actions(statement).sort()).toEqual(['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue']);
+        expect(statement.Resource).toEqual({ Ref: secretId });
+      }
+      for (const fn of callers) {
+        expect(all[logicalId(stack, fn)]!.Properties!.Environment.Variables.PROVIDER_SECRET_ARN).toEqual({ Ref: secretId });
+      }
+      for (const fn of [stack.authorizerFunction, stack.reconcilerFunction]) {
+        expect(all[logicalId(stack, fn)]!.Properties!.Environment.Variables.PROVIDER_SECRET_ARN).toBeUndefined();
+      }
     });
   });
 
   describe('Construct: GatewayFunction', () => {
     it('runs every function on nodejs22.x, arm64, with active tracing, its own log group and the Powertools settings', () => {
       const functions = Object.values(template.findResources('AWS::Lambda::Function') as Resources);
-      expect(functions).toHaveLength(2);
+      expect(functions).toHaveLength(5);
+      expect(Object.keys(template.findResources('AWS::Lambda::Function')).sort()).toEqual(
+        [stack.authorizerFunction, stack.apiFunction, stack.generateFunction, stack.judgeFunction, stack.reconcilerFunction]
+          .map((fn) => logicalId(stack, fn))
+          .sort(),
+      );
       for (const fn of functions) {
         const props = fn.Properties!;
         expect(props.Runtime).toBe('nodejs22.x');
@@ -191,22 +262,92 @@ describe('Stack: GatewayStack', () => {
       expect(props.Environment.Variables[TABLE_ENV.apiKeys]).toBeUndefined();
     });
 
-    it('gives the authorizer the API keys table only', () => {
+    it('gives the authorizer the API keys and accounts tables only', () => {
       const variables = all[logicalId(stack, stack.authorizerFunction)]!.Properties!.Environment.Variables;
       expect(variables[TABLE_ENV.apiKeys]).toEqual({ Ref: logicalId(stack, stack.data.tables.apiKeys) });
-      expect(Object.keys(variables).filter((name) => name.endsWith('_TABLE'))).toEqual([TABLE_ENV.apiKeys]);
+      expect(variables[TABLE_ENV.accounts]).toEqual({ Ref: logicalId(stack, stack.data.tables.accounts) });
+      expect(Object.keys(variables).filter((name) => name.endsWith('_TABLE')).sort()).toEqual([TABLE_ENV.accounts, TABLE_ENV.apiKeys].sort());
       expect(variables.PROVIDER_SECRET_ARN).toBeUndefined();
+      expect(variables.JUDGE_WORKFLOW_ARN).toBeUndefined();
+      expect(variables.CLAIM_CHECK_BUCKET).toBeUndefined();
+    });
+
+    it('gives the generate and judge functions the secret and the claim-check bucket, no table, and the integration timeout', () => {
+      const bucketRef = { Ref: logicalId(stack, stack.data.claimCheckBucket) };
+      for (const fn of [stack.generateFunction, stack.judgeFunction]) {
+        const props = all[logicalId(stack, fn)]!.Properties!;
+        expect(props.Timeout).toBe(29);
+        expect(props.Environment.Variables).toMatchObject({
+          PROVIDER_SECRET_ARN: { Ref: logicalId(stack, stack.providerSecret.secret) },
+          CLAIM_CHECK_BUCKET: bucketRef,
+        });
+        expect(Object.keys(props.Environment.Variables).filter((name) => name.endsWith('_TABLE'))).toEqual([]);
+        expect(props.Environment.Variables.JUDGE_WORKFLOW_ARN).toBeUndefined();
+      }
+    });
+
+    it('gives the reconciler the accounts and ledger tables only, and a timeout below its schedule', () => {
+      const props = all[logicalId(stack, stack.reconcilerFunction)]!.Properties!;
+      expect(props.Timeout).toBe(240);
+      expect(props.Environment.Variables).toMatchObject({
+        [TABLE_ENV.accounts]: { Ref: logicalId(stack, stack.data.tables.accounts) },
+        [TABLE_ENV.ledger]: { Ref: logicalId(stack, stack.data.tables.ledger) },
+      });
+      expect(Object.keys(props.Environment.Variables).filter((name) => name.endsWith('_TABLE')).sort()).toEqual(
+        [TABLE_ENV.accounts, TABLE_ENV.ledger].sort(),
+      );
+      expect(props.Environment.Variables.PROVIDER_SECRET_ARN).toBeUndefined();
+    });
+  });
+
+  describe('Schedule: reconciler', () => {
+    it('runs the reconciler every 5 minutes from an EventBridge rule, without retries of old events', () => {
+      const rules = Object.values(template.findResources('AWS::Events::Rule') as Resources);
+      expect(rules).toHaveLength(1);
+      const rule = rules[0]!.Properties!;
+      expect(rule.ScheduleExpression).toBe('rate(5 minutes)');
+      expect(rule.State).toBe('ENABLED');
+      expect(rule.Targets).toEqual([
+        expect.objectContaining({
+          Arn: { 'Fn::GetAtt': [logicalId(stack, stack.reconcilerFunction), 'Arn'] },
+          RetryPolicy: { MaximumRetryAttempts: 0 },
+        }),
+      ]);
+    });
+
+    it('lets only that rule invoke the reconciler', () => {
+      const permissions = Object.values(template.findResources('AWS::Lambda::Permission') as Resources)
+        .map((p) => p.Properties!)
+        .filter((p) => p.Principal === 'events.amazonaws.com');
+      expect(permissions).toHaveLength(1);
+      expect(permissions[0]).toMatchObject({
+        Action: 'lambda:InvokeFunction',
+        FunctionName: { 'Fn::GetAtt': [logicalId(stack, stack.reconcilerFunction), 'Arn'] },
+        SourceArn: { 'Fn::GetAtt': [logicalId(stack, stack.reconcileSchedule), 'Arn'] },
+      });
     });
   });
 
   describe('IAM', () => {
-    it('has no "*" action anywhere, and "*" resources only for X-Ray', () => {
-      for (const { statement } of policyStatements(template)) {
-        expect(actions(statement)).not.toContain('*');
-        expect(actions(statement).filter((a) => a.endsWith(':*'))).toEqual([]);
-        // Lambda's X-Ray integration supports no resource-level permissions.
-        if (resources(statement).includes('*')) expect(actions(statement).every((a) => a.startsWith('xray:'))).toBe(true);
+    it('has no wildcard action anywhere, and "*" resources only for the actions AWS supports on nothing else', () => {
+      const stateMachineRole = logicalId(stack, stack.workflow.stateMachine.role);
+      const starActions: Record<string, Set<string>> = {};
+      for (const { roles, statement } of policyStatements(template)) {
+        expect(statement.Effect).toBe('Allow');
+        expect(actions(statement).filter((a) => a.includes('*'))).toEqual([]);
+        if (!resources(statement).includes('*')) continue;
+        // A "*" statement names nothing else, so no other action can ride on it.
+        expect(resources(statement)).toEqual(['*']);
+        for (const role of roles) for (const action of actions(statement)) (starActions[role] ??= new Set()).add(action);
       }
+      // Lambda's X-Ray integration (every function) and the state machine's log delivery and
+      // X-Ray tracing support no resource-level permissions; nothing else may name "*".
+      const functionRoles = [stack.authorizerFunction, stack.apiFunction, stack.generateFunction, stack.judgeFunction, stack.reconcilerFunction].map(
+        (fn) => logicalId(stack, fn.role!),
+      );
+      expect(Object.keys(starActions).sort()).toEqual([...functionRoles, stateMachineRole].sort());
+      for (const role of functionRoles) expect([...starActions[role]!].sort(), role).toEqual(LAMBDA_STAR_ACTIONS);
+      expect([...starActions[stateMachineRole]!].sort()).toEqual(STATE_MACHINE_STAR_ACTIONS);
     });
 
     /** Table logical IDs named by a role's DynamoDB statements, and the actions on each. */
@@ -225,10 +366,39 @@ describe('Stack: GatewayStack', () => {
       return grants;
     }
 
-    it('lets the authorizer read the API keys table and nothing else', () => {
+    it('lets the authorizer read the API keys table and get account items, and nothing else', () => {
       const grants = tableGrants(logicalId(stack, stack.authorizerFunction.role!));
-      expect(Object.keys(grants)).toEqual([logicalId(stack, stack.data.tables.apiKeys)]);
-      expect(grants[logicalId(stack, stack.data.tables.apiKeys)]!.every((a) => !/Put|Update|Delete|Write/.test(a))).toBe(true);
+      const id = (key: keyof typeof stack.data.tables) => logicalId(stack, stack.data.tables[key]);
+      expect(Object.keys(grants).sort()).toEqual([id('apiKeys'), id('accounts')].sort());
+      expect(grants[id('apiKeys')]).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query']));
+      expect(grants[id('apiKeys')]!.filter((a) => /Put|Update|Delete|Write/.test(a))).toEqual([]);
+      // The account item by key, for the authorizer context: no query, no scan, no write.
+      expect(grants[id('accounts')]).toEqual(['dynamodb:GetItem']);
+    });
+
+    it('gives the generate, judge and state machine roles no table', () => {
+      for (const role of [stack.generateFunction.role!, stack.judgeFunction.role!, stack.workflow.stateMachine.role]) {
+        expect(tableGrants(logicalId(stack, role))).toEqual({});
+      }
+    });
+
+    it('lets the api, generate and judge functions invoke Amazon Nova on Bedrock, and nothing else on Bedrock', () => {
+      const callers = [stack.apiFunction, stack.generateFunction, stack.judgeFunction].map((fn) => logicalId(stack, fn.role!));
+      const bedrock = policyStatements(template).filter(({ statement }) => actions(statement).some((a) => a.startsWith('bedrock:')));
+      expect(bedrock.flatMap(({ roles }) => roles).sort()).toEqual(callers.sort());
+      for (const { statement } of bedrock) {
+        // Converse is authorized as InvokeModel: no streaming, no other model, no management API.
+        expect(actions(statement)).toEqual(['bedrock:InvokeModel']);
+        expect(resources(statement)).toHaveLength(2);
+        expect(resources(statement)).toEqual(expect.arrayContaining([NOVA_FOUNDATION_MODELS, NOVA_INFERENCE_PROFILES]));
+      }
+    });
+
+    it('covers every Bedrock model of the catalog with that grant', () => {
+      const bedrockModels = MODELS.filter((m) => m.provider === 'bedrock');
+      expect(bedrockModels.length).toBeGreaterThan(0);
+      // The foundation-model resource is `amazon.nova-*`; an inference profile adds a region prefix (`us.`).
+      for (const model of bedrockModels) expect(model.upstreamModel).toMatch(/^amazon\.nova-/);
     });
 
     it('lets the api function use every table but the API keys, and only append to the ledger', () => {
@@ -240,6 +410,140 @@ describe('Stack: GatewayStack', () => {
       expect(grants[id('ledger')]).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:Query']));
       expect(grants[id('ledger')]!.filter((a) => /UpdateItem|DeleteItem|BatchWriteItem/.test(a))).toEqual([]);
     });
+
+    it('lets the reconciler read and write accounts (it scans them) and only append to the ledger', () => {
+      const grants = tableGrants(logicalId(stack, stack.reconcilerFunction.role!));
+      const id = (key: keyof typeof stack.data.tables) => logicalId(stack, stack.data.tables[key]);
+      expect(Object.keys(grants).sort()).toEqual([id('accounts'), id('ledger')].sort());
+      expect(grants[id('accounts')]).toEqual(expect.arrayContaining(['dynamodb:Scan', 'dynamodb:GetItem', 'dynamodb:UpdateItem']));
+      expect(grants[id('ledger')]).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:GetItem']));
+      expect(grants[id('ledger')]!.filter((a) => /UpdateItem|DeleteItem|BatchWriteItem/.test(a))).toEqual([]);
+    });
+  });
+
+  describe('Construct: JudgeWorkflow', () => {
+    let machine: { Type: string; Properties?: Record<string, any> };
+    let definition: Record<string, any>;
+    let states: Record<string, Record<string, any>>;
+
+    beforeAll(() => {
+      machine = all[logicalId(stack, stack.workflow.stateMachine)]!;
+      definition = definitionOf(machine);
+      states = Object.fromEntries(allStates(definition.States as Record<string, any>));
+    });
+
+    it('is the one Express state machine, logging every event without execution data to its own log group, traced', () => {
+      template.resourceCountIs('AWS::StepFunctions::StateMachine', 1);
+      const props = machine.Properties!;
+      expect(props.StateMachineType).toBe('EXPRESS');
+      expect(props.TracingConfiguration).toEqual({ Enabled: true });
+      expect(props.LoggingConfiguration).toMatchObject({ Level: 'ALL', IncludeExecutionData: false });
+      const destinations = props.LoggingConfiguration.Destinations as { CloudWatchLogsLogGroup: { LogGroupArn: unknown } }[];
+      expect(destinations).toEqual([{ CloudWatchLogsLogGroup: { LogGroupArn: { 'Fn::GetAtt': [logicalId(stack, stack.workflow.logGroup), 'Arn'] } } }]);
+      expect(all[logicalId(stack, stack.workflow.logGroup)]!.Properties!.RetentionInDays).toBe(30);
+      // The api function waits for it synchronously: no longer than the integration timeout.
+      expect(definition.TimeoutSeconds).toBe(29);
+    });
+
+    it('runs Generate (a Map) then Judge (a Map), and ends', () => {
+      expect(definition.StartAt).toBe('Generate');
+      expect(Object.keys(definition.States as object).sort()).toEqual(['Generate', 'Judge']);
+      expect(definition.States.Generate).toMatchObject({ Type: 'Map', ItemsPath: '$.models', ResultPath: '$.results', Next: 'Judge' });
+      expect(definition.States.Judge).toMatchObject({ Type: 'Map', ItemsPath: '$.judgeTasks', ResultPath: '$.judgments', End: true });
+      expect(definition.States.Generate.ItemProcessor.StartAt).toBe('GenerateModel');
+      expect(definition.States.Judge.ItemProcessor.StartAt).toBe('BothCompleted');
+      // A pair with a failed result is skipped without a judge call.
+      expect(states.BothCompleted).toMatchObject({ Type: 'Choice', Default: 'JudgeSkipped' });
+      expect(states.BothCompleted!.Choices).toEqual([expect.objectContaining({ Next: 'JudgePair' })]);
+      expect(states.JudgeSkipped).toMatchObject({ Type: 'Pass', Parameters: { status: 'skipped' } });
+    });
+
+    it('has exactly two Lambda tasks, GenerateModel on the generate function and JudgePair on the judge function', () => {
+      const tasks = Object.entries(states).filter(([, state]) => state.Type === 'Task');
+      expect(tasks.map(([name]) => name).sort()).toEqual(['GenerateModel', 'JudgePair']);
+      for (const [name, fn] of [
+        ['GenerateModel', stack.generateFunction],
+        ['JudgePair', stack.judgeFunction],
+      ] as const) {
+        const task = states[name]!;
+        expect(task.Resource).toBe('arn:aws:states:::lambda:invoke');
+        expect(task.Parameters).toEqual({ FunctionName: `<${logicalId(stack, fn)}.Arn>`, 'Payload.$': '$' });
+        expect(task.OutputPath).toBe('$.Payload');
+        expect(task.TimeoutSeconds).toBe(29);
+      }
+    });
+
+    it.each(['GenerateModel', 'JudgePair'])('retries %s on Lambda service errors only, and catches everything else into a failed item', (name) => {
+      const task = states[name]!;
+      // One retrier, on errors of the Lambda service: an error the function threw is a bug a retry would repeat.
+      expect(task.Retry).toHaveLength(1);
+      const [retry] = task.Retry as Record<string, any>[];
+      expect([...(retry!.ErrorEquals as string[])].sort()).toEqual(LAMBDA_SERVICE_ERRORS);
+      expect(retry).toMatchObject({ IntervalSeconds: 1, MaxAttempts: 2, BackoffRate: 2, JitterStrategy: 'FULL' });
+      // Every other error becomes a failed item, so one model or judge call never fails the execution.
+      expect(task.Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: expect.any(String) }]);
+      const fallback = states[(task.Catch as { Next: string }[])[0]!.Next]!;
+      expect(fallback).toMatchObject({ Type: 'Pass', End: true, Parameters: { status: 'failed', 'error.$': '$.error.Error' } });
+    });
+
+    it('gives the state machine a role that may invoke the generate and judge functions only', () => {
+      const roleId = logicalId(stack, stack.workflow.stateMachine.role);
+      expect(machine.Properties!.RoleArn).toEqual({ 'Fn::GetAtt': [roleId, 'Arn'] });
+      const role = all[roleId]!.Properties!;
+      expect(role.AssumeRolePolicyDocument.Statement).toEqual([
+        expect.objectContaining({ Effect: 'Allow', Action: 'sts:AssumeRole', Principal: { Service: 'states.amazonaws.com' } }),
+      ]);
+      expect(role.ManagedPolicyArns).toBeUndefined();
+      const statements = policyStatements(template).filter(({ roles }) => roles.includes(roleId)).map(({ statement }) => statement);
+      const invoke = statements.filter((statement) => actions(statement).some((a) => a.startsWith('lambda:')));
+      expect(invoke).toHaveLength(1);
+      expect(actions(invoke[0]!)).toEqual(['lambda:InvokeFunction']);
+      const arns = [stack.generateFunction, stack.judgeFunction].flatMap((fn) => {
+        const arn = { 'Fn::GetAtt': [logicalId(stack, fn), 'Arn'] };
+        return [arn, { 'Fn::Join': ['', [arn, ':*']] }];
+      });
+      expect(resources(invoke[0]!)).toHaveLength(arns.length);
+      expect(resources(invoke[0]!)).toEqual(expect.arrayContaining(arns));
+      // Everything else it holds is the "*" log delivery and X-Ray of the IAM test above.
+      for (const statement of statements.filter((s) => s !== invoke[0])) expect(resources(statement)).toEqual(['*']);
+    });
+
+    it('lets only the api function start it, synchronously, and gives it the ARN', () => {
+      const machineRef = { Ref: logicalId(stack, stack.workflow.stateMachine) };
+      const starters = policyStatements(template).filter(({ statement }) => actions(statement).some((a) => a.startsWith('states:')));
+      expect(starters).toHaveLength(1);
+      expect(starters[0]!.roles).toEqual([logicalId(stack, stack.apiFunction.role!)]);
+      expect(actions(starters[0]!.statement)).toEqual(['states:StartSyncExecution']);
+      expect(resources(starters[0]!.statement)).toEqual([machineRef]);
+      expect(all[logicalId(stack, stack.apiFunction)]!.Properties!.Environment.Variables.JUDGE_WORKFLOW_ARN).toEqual(machineRef);
+      // The tasks are invoked by the state machine's role, never through a resource policy.
+      const invokable = Object.values(template.findResources('AWS::Lambda::Permission') as Resources).map((p) => JSON.stringify(p.Properties!.FunctionName));
+      for (const fn of [stack.generateFunction, stack.judgeFunction]) {
+        expect(invokable.filter((name) => name.includes(logicalId(stack, fn)))).toEqual([]);
+      }
+    });
+
+    it('gives the claim-check bucket to the api, generate and judge functions only, on its objects, with exact actions', () => {
+      const bucketId = logicalId(stack, stack.data.claimCheckBucket);
+      const objects = { 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucketId, 'Arn'] }, '/*']] };
+      const grants: Record<string, string[]> = {};
+      for (const { roles, statement } of policyStatements(template)) {
+        if (!JSON.stringify(statement.Resource).includes(bucketId)) continue;
+        expect(resources(statement)).toEqual([objects]);
+        for (const role of roles) grants[role] = [...(grants[role] ?? []), ...actions(statement)].sort();
+      }
+      expect(grants).toEqual({
+        [logicalId(stack, stack.apiFunction.role!)]: ['s3:DeleteObject', 's3:GetObject', 's3:PutObject'],
+        [logicalId(stack, stack.generateFunction.role!)]: ['s3:GetObject', 's3:PutObject'],
+        [logicalId(stack, stack.judgeFunction.role!)]: ['s3:GetObject', 's3:PutObject'],
+      });
+      for (const fn of [stack.apiFunction, stack.generateFunction, stack.judgeFunction]) {
+        expect(all[logicalId(stack, fn)]!.Properties!.Environment.Variables.CLAIM_CHECK_BUCKET).toEqual({ Ref: bucketId });
+      }
+      for (const fn of [stack.authorizerFunction, stack.reconcilerFunction]) {
+        expect(all[logicalId(stack, fn)]!.Properties!.Environment.Variables.CLAIM_CHECK_BUCKET).toBeUndefined();
+      }
+    });
   });
 
   describe('Construct: GatewayApi', () => {
@@ -248,10 +552,10 @@ describe('Stack: GatewayStack', () => {
       template.hasResourceProperties('AWS::ApiGateway::RestApi', { EndpointConfiguration: { Types: ['REGIONAL'] } });
     });
 
-    it('has one method, POST /api/v1/prompt, behind the custom authorizer and the integration timeout', () => {
-      const methods = Object.values(template.findResources('AWS::ApiGateway::Method') as Resources);
-      expect(methods).toHaveLength(1);
-      const method = methods[0]!.Properties!;
+    it('has one operation, POST /api/v1/prompt, behind the custom authorizer and the integration timeout', () => {
+      const methods = Object.values(template.findResources('AWS::ApiGateway::Method') as Resources).map((m) => m.Properties!);
+      expect(methods.map((m) => m.HttpMethod).sort()).toEqual(['ANY', 'POST']);
+      const method = methods.find((m) => m.HttpMethod === 'POST')!;
       expect(method.HttpMethod).toBe('POST');
       expect(method.AuthorizationType).toBe('CUSTOM');
       expect(method.AuthorizerId).toEqual({ Ref: Object.keys(template.findResources('AWS::ApiGateway::Authorizer'))[0] });
@@ -268,6 +572,45 @@ describe('Stack: GatewayStack', () => {
       expect(parts).toEqual(['api', 'v1', 'prompt']);
       expect(resource).toEqual({ 'Fn::GetAtt': [expect.any(String), 'RootResourceId'] });
       template.resourceCountIs('AWS::ApiGateway::Resource', 3);
+    });
+
+    it('answers every other method on the prompt path 405 with Allow: POST and the error body, from a mock without the authorizer', () => {
+      // Prepare
+      const methods = Object.values(template.findResources('AWS::ApiGateway::Method') as Resources).map((m) => m.Properties!);
+      const post = methods.find((m) => m.HttpMethod === 'POST')!;
+      const any = methods.find((m) => m.HttpMethod === 'ANY')!;
+
+      // Assess: the same resource as POST, no authorizer, a mock (no Lambda runs).
+      expect(any.ResourceId).toEqual(post.ResourceId);
+      expect(any.AuthorizationType).toBe('NONE');
+      expect(any.AuthorizerId).toBeUndefined();
+      expect(any.Integration.Type).toBe('MOCK');
+      expect(any.Integration.PassthroughBehavior).toBe('NEVER');
+      expect(any.Integration.RequestTemplates['application/json']).toBe('{"statusCode": 405}');
+      const [response, ...others] = any.Integration.IntegrationResponses as Record<string, any>[];
+      expect(others).toEqual([]);
+      expect(response!.StatusCode).toBe('405');
+      expect(response!.SelectionPattern).toBeUndefined();
+      expect(response!.ResponseParameters).toEqual({
+        'method.response.header.Allow': "'POST'",
+        'method.response.header.Content-Type': "'application/json; charset=utf-8'",
+        'method.response.header.Cache-Control': "'no-store'",
+      });
+      expect(any.MethodResponses).toEqual([
+        {
+          StatusCode: '405',
+          ResponseParameters: {
+            'method.response.header.Allow': true,
+            'method.response.header.Content-Type': true,
+            'method.response.header.Cache-Control': true,
+          },
+        },
+      ]);
+
+      // The body, rendered as API Gateway would for GET, is the handler's 405 body.
+      const template405 = response!.ResponseTemplates['application/json'] as string;
+      const rendered = JSON.parse(template405.replace('$context.httpMethod', 'GET'));
+      expect(rendered).toEqual({ error: { code: 'method_not_allowed', message: new MethodNotAllowedError('GET').message } });
     });
 
     it('runs a TOKEN authorizer on the Authorization header, cached for 30 s', () => {
@@ -382,6 +725,9 @@ describe('Stack: GatewayStack', () => {
       expect(Object.keys(acknowledged).sort()).toEqual(
         [
           'ApiFunction AwsSolutions-L1',
+          'ReconcilerFunction AwsSolutions-L1',
+          'ReconcilerFunctionRole AwsSolutions-IAM5[Resource::*]',
+          'Api/RestApi/Default/api/v1/prompt/ANY AwsSolutions-APIG4',
           'ApiFunctionRole AwsSolutions-IAM5[Resource::*]',
           'ApiFunctionRole AwsSolutions-IAM5[Resource::<DatapromptLogs017E57BE.Arn>/index/*]',
           'AuthorizerFunction AwsSolutions-L1',

@@ -1,5 +1,6 @@
 import { loadConfig, type GatewayConfig } from '../../shared/config.js';
 import { startLocalHost, type LocalHost } from '../../infra/local/host.js';
+import { assertMatchesOpenApi } from './openapi-validator.js';
 
 /** A configuration for tests: free ports, in-memory store, every provider simulated. */
 export function testConfig(env: Record<string, string> = {}): GatewayConfig {
@@ -16,7 +17,11 @@ export interface Answer {
   body: any;
 }
 
-/** POSTs to the prompt endpoint of a host; the body is JSON-encoded unless it is a string. */
+/**
+ * POSTs to the prompt endpoint of a host; the body is JSON-encoded unless it is a string.
+ * Every answer is checked against the OpenAPI document (status, content type, headers,
+ * body) before it is returned: a test that gets an answer gets a documented one.
+ */
 export async function post(host: LocalHost, payload: unknown, headers: Record<string, string> = {}, path = '/api/v1/prompt'): Promise<Answer> {
   const response = await fetch(`${host.url}${path}`, {
     method: 'POST',
@@ -24,5 +29,7 @@ export async function post(host: LocalHost, payload: unknown, headers: Record<st
     body: typeof payload === 'string' ? payload : JSON.stringify(payload),
   });
   const text = await response.text();
-  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+  const answer = { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+  assertMatchesOpenApi(answer);
+  return answer;
 }

@@ -1,0 +1,77 @@
+import middy from '@middy/core';
+import httpHeaderNormalizer from '@middy/http-header-normalizer';
+import type { APIGatewayProxyResult } from 'aws-lambda';
+import { LIMITS } from '../shared/contract/limits.js';
+import { GatewayError, ServiceUnavailableError, UnauthorizedError } from '../shared/errors.js';
+import type { Gateway } from '../shared/gateway.js';
+import { errorBody, jsonBody, singleAuthorization, validateContract, type ApiEvent } from '../shared/http/middleware.js';
+import { jsonResponse } from '../shared/http/response.js';
+import type { Log } from '../shared/log.js';
+import { ProviderSecretError } from '../shared/secrets/provider-keys.js';
+import type { PromptResponse } from '../shared/compare/prompt-service.js';
+
+/** Seconds a caller is asked to wait when the gateway could not be built (the secret could not be read). */
+const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
+/** What the Lambda entry adds around the handler (Powertools); the local host adds nothing. */
+export interface ApiHooks {
+  middlewares?: middy.MiddlewareObj<ApiEvent, APIGatewayProxyResult>[];
+  onResponse?: (response: PromptResponse) => void;
+}
+
+/**
+ * POST /api/v1/prompt. The authorizer has run; the account comes from its context only.
+ * `gateway` may build asynchronously (AWS: the provider secret is read on first use).
+ * This module imports no Powertools tracer: the X-Ray SDK hooks every promise of the
+ * process that loads it, which the local host should not pay for.
+ */
+export function createApiHandler(gateway: () => Gateway | Promise<Gateway>, log: Log, hooks: ApiHooks = {}) {
+  return middy<ApiEvent, APIGatewayProxyResult>()
+    .use(hooks.middlewares ?? [])
+    .use(errorBody({ log }))
+    .use(singleAuthorization())
+    .use(httpHeaderNormalizer())
+    .use(jsonBody({ limitBytes: LIMITS.bodyBytes }))
+    .use(validateContract())
+    .handler(async (event) => {
+      const context = event.requestContext.authorizer ?? {};
+      const accountId = context.accountId;
+      if (typeof accountId !== 'string' || !event.promptRequest) throw new UnauthorizedError();
+      const { prompts } = await buildOrUnavailable(gateway, log);
+      const idempotencyKey = event.headers['idempotency-key'];
+      const response = await prompts.submit(accountId, event.promptRequest, { idempotencyKey, account: cachedAccount(context) });
+      hooks.onResponse?.(response);
+      return jsonResponse(200, response);
+    });
+}
+
+/**
+ * The account settings the authorizer put in its context. API Gateway hands context
+ * values to the integration as strings; an older authorizer may not have sent them.
+ */
+function cachedAccount(context: Record<string, unknown>): { zeroDataRetention: boolean; rateLimitRpm?: number } | undefined {
+  const { zeroDataRetention, rateLimitRpm } = context;
+  if (zeroDataRetention === undefined || rateLimitRpm === undefined) return undefined;
+  const rpm = Number(rateLimitRpm);
+  return { zeroDataRetention: zeroDataRetention === true || zeroDataRetention === 'true', ...(rpm > 0 ? { rateLimitRpm: rpm } : {}) };
+}
+
+/** A gateway that cannot be built (secret unreadable, configuration invalid) is a 503 that names no cause. */
+async function buildOrUnavailable(gateway: () => Gateway | Promise<Gateway>, log: Log): Promise<Gateway> {
+  try {
+    return await gateway();
+  } catch (error) {
+    if (error instanceof GatewayError) throw error;
+    // ProviderSecretError messages never quote the secret; other errors are named only.
+    log.error('Gateway not available', {
+      errorName: (error as Error)?.name,
+      ...(error instanceof ProviderSecretError ? { errorMessage: error.message } : {}),
+    });
+    throw new ServiceUnavailableError(
+      'The gateway could not load its configuration; retry shortly. Nothing was charged',
+      UNAVAILABLE_RETRY_AFTER_SECONDS,
+      { cause: error },
+    );
+  }
+}
+

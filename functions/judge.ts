@@ -1,0 +1,18 @@
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
+import { loadConfig } from '../shared/config.js';
+import { createWorkflowTasks } from '../shared/gateway.js';
+import { withProviderSecret } from '../shared/secrets/provider-keys.js';
+import { lazyAsync } from './lazy.js';
+import { logger } from './logger.js';
+import { tracer } from './observability.js';
+import { createJudgeHandler } from './workflow-handlers.js';
+
+export { createJudgeHandler };
+
+/** Provider keys from the secret, once per container (as for the `api` function). */
+const lambdaTasks = lazyAsync(async () => createWorkflowTasks(await withProviderSecret(loadConfig(), { log: logger }), { log: logger }));
+
+export const handler = createJudgeHandler(lambdaTasks)
+  .use(injectLambdaContext(logger, { resetKeys: true }))
+  .use(captureLambdaHandler(tracer, { captureResponse: false }));

@@ -1,0 +1,15 @@
+import middy from '@middy/core';
+import type { WorkflowTasks } from '../shared/judging/workflow-tasks.js';
+import type { GenerateEvent, GenerateOutput, JudgeEvent, JudgeOutput } from '../shared/judging/workflow-types.js';
+
+/* The workflow's task handlers, without Powertools (the Lambda entries generate.ts and judge.ts add it). */
+
+/** The judge workflow's Generate task: one model of a judged request (an item of the Generate map). */
+export function createGenerateHandler(tasks: () => WorkflowTasks | Promise<WorkflowTasks>) {
+  return middy<GenerateEvent, GenerateOutput>().handler(async (event) => (await tasks()).generate(event));
+}
+
+/** The judge workflow's Judge task: one judge call on one ordered pair (an item of the Judge map). */
+export function createJudgeHandler(tasks: () => WorkflowTasks | Promise<WorkflowTasks>) {
+  return middy<JudgeEvent, JudgeOutput>().handler(async (event) => (await tasks()).judge(event));
+}

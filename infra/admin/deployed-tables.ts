@@ -1,0 +1,77 @@
+import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import type { GatewayConfig, TableNames } from '../../shared/config.js';
+import { DEFAULT_STACK_NAME } from '../stack/stack-name.js';
+
+/**
+ * The CloudFormation output that names each table (infra/stack/data.ts `tableNameOutputId`,
+ * spelled out here so that the CLI does not load aws-cdk-lib; a test keeps both equal).
+ */
+export const TABLE_OUTPUTS: Readonly<Record<keyof TableNames, string>> = {
+  accounts: 'AccountsTableName',
+  apiKeys: 'ApiKeysTableName',
+  ledger: 'LedgerTableName',
+  idempotency: 'IdempotencyTableName',
+  rateLimits: 'RateLimitsTableName',
+  promptLogs: 'PromptLogsTableName',
+};
+
+/** The stack is missing, or lacks an output: the message says what to set or deploy. */
+export class DeployedStackError extends Error {
+  override name = 'DeployedStackError';
+}
+
+export interface DeployedTablesOptions {
+  stackName: string;
+  region: string;
+  /** A client to use (tests); otherwise one is made for `region` and destroyed after the call. */
+  client?: CloudFormationClient;
+}
+
+/** The deployed stack's table names, from its outputs (DescribeStacks). The SDK is loaded on first use. */
+export async function deployedTableNames(options: DeployedTablesOptions): Promise<TableNames> {
+  const { CloudFormationClient, DescribeStacksCommand } = await import('@aws-sdk/client-cloudformation');
+  const client = options.client ?? new CloudFormationClient({ region: options.region });
+  const where = `stack ${options.stackName} in ${options.region}`;
+  try {
+    let stacks;
+    try {
+      ({ Stacks: stacks } = await client.send(new DescribeStacksCommand({ StackName: options.stackName })));
+    } catch (error) {
+      // CloudFormation answers an unknown stack with a ValidationError "Stack with id X does not exist".
+      if ((error as Error).name === 'ValidationError' && /does not exist/i.test((error as Error).message)) {
+        throw new DeployedStackError(
+          `No ${where}: deploy it (npx cdk deploy), or set GATEWAY_STACK_NAME and AWS_REGION, or the *_TABLE variables, or DYNAMODB_ENDPOINT for a local store`,
+          { cause: error },
+        );
+      }
+      throw error;
+    }
+    const outputs = new Map((stacks?.[0]?.Outputs ?? []).map((output) => [output.OutputKey, output.OutputValue]));
+    const tables = {} as TableNames;
+    const missing: string[] = [];
+    for (const [key, outputKey] of Object.entries(TABLE_OUTPUTS) as [keyof TableNames, string][]) {
+      const name = outputs.get(outputKey);
+      if (name) tables[key] = name;
+      else missing.push(outputKey);
+    }
+    if (missing.length > 0) {
+      throw new DeployedStackError(
+        `The ${where} has no output ${missing.join(', ')} (status ${stacks?.[0]?.StackStatus ?? 'unknown'}); is it the gateway stack, fully deployed?`,
+      );
+    }
+    return tables;
+  } finally {
+    if (!options.client) client.destroy();
+  }
+}
+
+/**
+ * The config the admin CLI runs with. A local store (DYNAMODB_ENDPOINT) or any explicit
+ * `*_TABLE` variable keeps the tables as configured; otherwise they are the deployed
+ * stack's (GATEWAY_STACK_NAME, default the app's stack name, in AWS_REGION).
+ */
+export async function withDeployedTables(config: GatewayConfig, options: Pick<DeployedTablesOptions, 'client'> = {}): Promise<GatewayConfig> {
+  if (config.dynamodbEndpoint !== undefined || config.tablesFromEnv) return config;
+  const tables = await deployedTableNames({ stackName: config.stackName ?? DEFAULT_STACK_NAME, region: config.region, client: options.client });
+  return { ...config, tables };
+}

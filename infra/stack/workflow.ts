@@ -1,0 +1,186 @@
+import { Duration, Stack, Validations, type CfnElement } from 'aws-cdk-lib';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
+import {
+  Choice,
+  Condition,
+  DefinitionBody,
+  Errors,
+  JitterType,
+  JsonPath,
+  LogLevel,
+  Map as MapState,
+  Pass,
+  StateMachine,
+  StateMachineType,
+  Timeout,
+  type TaskStateBase,
+} from 'aws-cdk-lib/aws-stepfunctions';
+import { LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks';
+import { Construct } from 'constructs';
+
+/**
+ * Errors of the Lambda service itself (throttled, unavailable), worth a retry; an error
+ * the function threw is not: the task answers failed results for model failures, so a
+ * throw is a bug that a retry would only repeat.
+ */
+const LAMBDA_SERVICE_ERRORS = [
+  'Lambda.ClientExecutionTimeoutException',
+  'Lambda.ServiceException',
+  'Lambda.AWSLambdaException',
+  'Lambda.SdkClientException',
+  'Lambda.TooManyRequestsException',
+];
+
+/** The state names; the local runner binds the Lambda tasks by what the definition says, not by these. */
+export const WORKFLOW_STATES = {
+  generate: 'Generate',
+  generateModel: 'GenerateModel',
+  generateFailed: 'GenerateFailed',
+  judge: 'Judge',
+  bothCompleted: 'BothCompleted',
+  judgePair: 'JudgePair',
+  judgeFailed: 'JudgeFailed',
+  judgeSkipped: 'JudgeSkipped',
+} as const;
+
+export interface JudgeWorkflowProps {
+  /** Runs one model (functions/generate.ts). */
+  generateFunction: IFunction;
+  /** Runs one judge call (functions/judge.ts). */
+  judgeFunction: IFunction;
+  /** The longest an execution may take: the `api` function waits for it synchronously. */
+  timeout: Duration;
+  /** The longest one task may take (the functions' timeout). */
+  taskTimeout: Duration;
+  logRetention: RetentionDays;
+}
+
+/**
+ * The judge workflow (DESIGN.md, The workflow): a Step Functions Express state machine
+ * that the `api` function starts synchronously for a judged request.
+ *
+ *   Generate  Map over the requested models, one `generate` task each
+ *   Judge     Map over the judge tasks (every judge x every pair x both orders), one
+ *             `judge` task each; a pair with a failed result is skipped without a call
+ *
+ * A task that fails (after retries of Lambda service errors) is caught and becomes a
+ * failed item, so the execution itself always succeeds. Payloads are the types of
+ * shared/judging/workflow-types.ts; large ones travel by claim check. Execution logs
+ * record every event but never execution data (prompts, outputs, verdicts).
+ */
+export class JudgeWorkflow extends Construct {
+  readonly stateMachine: StateMachine;
+  readonly generateFunction: IFunction;
+  readonly judgeFunction: IFunction;
+  readonly logGroup: LogGroup;
+
+  constructor(scope: Construct, id: string, props: JudgeWorkflowProps) {
+    super(scope, id);
+    this.generateFunction = props.generateFunction;
+    this.judgeFunction = props.judgeFunction;
+    const s = WORKFLOW_STATES;
+    const context = JsonPath.objectAt('$.context');
+    const request = JsonPath.objectAt('$.request');
+
+    const generateModel = this.lambdaTask(s.generateModel, props.generateFunction, props.taskTimeout).addCatch(
+      Pass.jsonPath(this, s.generateFailed, {
+        parameters: {
+          index: JsonPath.numberAt('$.model.index'),
+          modelId: JsonPath.stringAt('$.model.modelId'),
+          status: 'failed',
+          error: JsonPath.stringAt('$.error.Error'),
+        },
+      }),
+      { errors: [Errors.ALL], resultPath: '$.error' },
+    );
+    const generate = MapState.jsonPath(this, s.generate, {
+      comment: 'One generate task per requested model',
+      itemsPath: '$.models',
+      itemSelector: { request, context, model: JsonPath.objectAt('$$.Map.Item.Value') },
+      resultPath: '$.results',
+    }).itemProcessor(generateModel);
+
+    const judgePair = this.lambdaTask(s.judgePair, props.judgeFunction, props.taskTimeout).addCatch(
+      Pass.jsonPath(this, s.judgeFailed, {
+        parameters: { task: JsonPath.objectAt('$.task'), status: 'failed', error: JsonPath.stringAt('$.error.Error') },
+      }),
+      { errors: [Errors.ALL], resultPath: '$.error' },
+    );
+    const bothCompleted = Choice.jsonPath(this, s.bothCompleted)
+      .when(Condition.and(Condition.stringEquals('$.a.status', 'completed'), Condition.stringEquals('$.b.status', 'completed')), judgePair)
+      .otherwise(Pass.jsonPath(this, s.judgeSkipped, { parameters: { task: JsonPath.objectAt('$.task'), status: 'skipped' } }));
+    const judge = MapState.jsonPath(this, s.judge, {
+      comment: 'One judge task per judge, pair of completed results and order',
+      itemsPath: '$.judgeTasks',
+      itemSelector: {
+        request,
+        context,
+        task: JsonPath.objectAt('$$.Map.Item.Value'),
+        // Each task gets only its own two results (each within its inline budget or claim-checked).
+        a: JsonPath.arrayGetItem(JsonPath.listAt('$.results'), JsonPath.numberAt('$$.Map.Item.Value.a')),
+        b: JsonPath.arrayGetItem(JsonPath.listAt('$.results'), JsonPath.numberAt('$$.Map.Item.Value.b')),
+      },
+      resultPath: '$.judgments',
+    }).itemProcessor(bothCompleted);
+
+    this.logGroup = new LogGroup(this, 'Logs', { retention: props.logRetention });
+    this.stateMachine = new StateMachine(this, 'StateMachine', {
+      stateMachineType: StateMachineType.EXPRESS,
+      comment: 'Judged comparison: Generate (one task per model), then Judge (one task per judge, pair and order)',
+      definitionBody: DefinitionBody.fromChainable(generate.next(judge)),
+      timeout: props.timeout,
+      tracingEnabled: true,
+      logs: { destination: this.logGroup, level: LogLevel.ALL, includeExecutionData: false },
+    });
+
+    Validations.of(this.stateMachine.role).acknowledge(
+      {
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason:
+          'CloudWatch Logs delivery (logs:CreateLogDelivery and the other log-delivery actions) and X-Ray ' +
+          '(xray:PutTraceSegments, PutTelemetryRecords, GetSamplingRules, GetSamplingTargets) support no resource-level permissions.',
+      },
+      ...[props.generateFunction, props.judgeFunction].map((fn) => ({
+        id: `AwsSolutions-IAM5[Resource::<${Stack.of(this).getLogicalId(fn.node.defaultChild as CfnElement)}.Arn>:*]`,
+        reason: 'lambda:InvokeFunction on the versions and aliases of one function of this stack (the grant CDK makes for a LambdaInvoke task).',
+      })),
+    );
+  }
+
+  /**
+   * A `lambda:invoke` task that answers the function's payload, retrying only Lambda
+   * service errors: at most twice, 1 s then 2 s with full jitter, well inside the request.
+   */
+  private lambdaTask(id: string, fn: IFunction, taskTimeout: Duration): TaskStateBase {
+    return LambdaInvoke.jsonPath(this, id, {
+      lambdaFunction: fn,
+      outputPath: '$.Payload',
+      retryOnServiceExceptions: false,
+      taskTimeout: Timeout.duration(taskTimeout),
+    }).addRetry({
+      errors: LAMBDA_SERVICE_ERRORS,
+      interval: Duration.seconds(1),
+      maxAttempts: 2,
+      backoffRate: 2,
+      jitterStrategy: JitterType.FULL,
+    });
+  }
+}
+
+/**
+ * Object access to the claim-check bucket with exactly the actions given (a bucket's
+ * `grantReadWrite` would add wildcard actions: `s3:GetObject*`, `s3:List*`, `s3:Abort*`).
+ * The objects are named per request at run time, so the resource is every object.
+ */
+export function grantClaimCheck(bucket: IBucket, fn: IFunction, actions: string[]): void {
+  fn.addToRolePolicy(new PolicyStatement({ actions, resources: [bucket.arnForObjects('*')] }));
+  if (!fn.role) return;
+  const bucketId = Stack.of(bucket).getLogicalId(bucket.node.defaultChild as CfnElement);
+  Validations.of(fn.role).acknowledge({
+    id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/*]`,
+    reason: `Claim-check objects are named per request at run time (<promptLogId>/...); ${actions.join(', ')} on the objects of this one bucket only.`,
+  });
+}

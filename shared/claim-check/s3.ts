@@ -1,0 +1,68 @@
+import type { S3Client } from '@aws-sdk/client-s3';
+import { ClaimCheckNotFoundError } from './errors.js';
+import type { ClaimCheckStore } from './types.js';
+
+export interface S3ClaimCheckOptions {
+  region: string;
+  /** A client to use (tests); otherwise one is made on first use. */
+  client?: S3Client;
+}
+
+/** DeleteObjects takes at most this many keys a call. */
+const DELETE_BATCH = 1000;
+
+/**
+ * The claim-check store in AWS: the stack's bucket (encrypted, private, objects expire
+ * after a day as a backstop). The S3 client is loaded on first use, so that a function
+ * that never claim-checks never pays for its import.
+ */
+export class S3ClaimCheck implements ClaimCheckStore {
+  private client: Promise<S3Client> | undefined;
+
+  constructor(
+    private readonly bucket: string,
+    private readonly options: S3ClaimCheckOptions,
+  ) {}
+
+  async put(key: string, body: string): Promise<void> {
+    const { PutObjectCommand } = await import('@aws-sdk/client-s3');
+    const client = await this.s3();
+    await client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: 'application/json' }));
+  }
+
+  async get(key: string): Promise<string> {
+    const { GetObjectCommand } = await import('@aws-sdk/client-s3');
+    const client = await this.s3();
+    try {
+      const answer = await client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      if (!answer.Body) throw new ClaimCheckNotFoundError(key);
+      return await answer.Body.transformToString('utf8');
+    } catch (error) {
+      if ((error as Error).name === 'NoSuchKey') throw new ClaimCheckNotFoundError(key, { cause: error });
+      throw error;
+    }
+  }
+
+  async delete(keys: readonly string[]): Promise<void> {
+    if (keys.length === 0) return;
+    const { DeleteObjectsCommand } = await import('@aws-sdk/client-s3');
+    const client = await this.s3();
+    for (let start = 0; start < keys.length; start += DELETE_BATCH) {
+      const batch = keys.slice(start, start + DELETE_BATCH);
+      const answer = await client.send(
+        new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }),
+      );
+      const failed = answer.Errors ?? [];
+      if (failed.length > 0) {
+        throw new Error(`Deleting ${failed.length} claim-check object(s) failed: ${[...new Set(failed.map((e) => e.Code))].join(', ')}`);
+      }
+    }
+  }
+
+  private s3(): Promise<S3Client> {
+    this.client ??= this.options.client
+      ? Promise.resolve(this.options.client)
+      : import('@aws-sdk/client-s3').then(({ S3Client: Client }) => new Client({ region: this.options.region }));
+    return this.client;
+  }
+}

@@ -1,0 +1,414 @@
+import { LIMITS } from './limits.js';
+import { promptRequestSchema } from './request-schema.js';
+
+/**
+ * The OpenAPI 3.1 document of the gateway, generated from the contract: the request body
+ * is `promptRequestSchema` itself (the JSON Schema the validator compiles), the responses
+ * are the success body (spec 2.10, 2.11; README "Results") and the one error body of every
+ * status the gateway answers (README "Endpoint and errors"). Print it with
+ * `npx tsx infra/openapi.ts`; the tests lint it with Redocly and validate every
+ * end-to-end answer against it (test/support/openapi-validator.ts).
+ */
+
+export const OPENAPI_VERSION = '3.1.0';
+export const PROMPT_OPERATION = { path: '/api/v1/prompt', method: 'post' } as const;
+
+/** Where a component schema is referenced from inside the document. */
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+/** The request schema without its `$id` (an `$id` would reset the base URI of references inside the document). */
+function requestSchema(): Record<string, unknown> {
+  const { $id: _id, ...schema } = structuredClone(promptRequestSchema) as unknown as Record<string, unknown>;
+  return schema;
+}
+
+const resultError = {
+  type: 'object',
+  description: 'Why a model failed. `upstreamStatus` is the vendor\'s HTTP status, when it answered one.',
+  properties: {
+    code: {
+      type: 'string',
+      description:
+        'upstream_error, upstream_rate_limited, upstream_overloaded, upstream_unreachable, upstream_malformed_response, timeout, provider_not_configured, internal_error',
+      pattern: '^[a-z][a-z0-9_]*$',
+    },
+    message: { type: 'string' },
+    upstreamStatus: { type: 'integer', minimum: 100, maximum: 599 },
+  },
+  required: ['code', 'message'],
+  additionalProperties: false,
+};
+
+const resultFields = {
+  modelId: { type: 'string', description: 'The ID as the caller sent it (canonical or vendor spelling).' },
+  tokensIn: { type: 'integer', minimum: 0, description: 'Every input token the vendor counted, cached reads and writes included.' },
+  tokensOut: { type: 'integer', minimum: 0, description: 'Every output token the vendor counted, reasoning included.' },
+  latencyMs: { type: 'integer', minimum: 0, description: 'Wall time of the model call, retries included.' },
+  warnings: { type: 'array', items: { type: 'string' }, description: 'Present when something was adjusted (maxTokens clamped, output cut, usage missing).' },
+};
+const resultRequired = ['modelId', 'status', 'output', 'tokensIn', 'tokensOut', 'latencyMs', 'providerCost'];
+
+/** A model that answered: its output, and its cost (null when the vendor's usage was missing or inconsistent). */
+const completedResult = {
+  type: 'object',
+  title: 'Completed result',
+  properties: {
+    ...resultFields,
+    status: { const: 'completed' },
+    output: { type: 'string', description: 'The generated text.' },
+    providerCost: {
+      type: ['number', 'null'],
+      minimum: 0,
+      description: "USD from catalog prices and the reported token classes; null when the vendor's usage was missing or inconsistent (spec 3, rule 3).",
+    },
+    usage: {
+      type: 'object',
+      description: 'Subsets of tokensIn and tokensOut as the vendor reported them; absent when usage was missing.',
+      properties: {
+        cachedTokensIn: { type: 'integer', minimum: 0 },
+        cacheWriteTokensIn: { type: 'integer', minimum: 0 },
+        reasoningTokensOut: { type: 'integer', minimum: 0 },
+      },
+      required: ['cachedTokensIn', 'cacheWriteTokensIn', 'reasoningTokensOut'],
+      additionalProperties: false,
+    },
+    structuredOutput: {
+      description: 'With response_schema: whether the output conforms, with the parsed value when it does.',
+      oneOf: [
+        { type: 'object', properties: { conforms: { const: true }, value: {} }, required: ['conforms', 'value'], additionalProperties: false },
+        {
+          type: 'object',
+          properties: { conforms: { const: false }, errors: { type: 'array', items: { type: 'string' } } },
+          required: ['conforms', 'errors'],
+          additionalProperties: false,
+        },
+      ],
+    },
+  },
+  required: resultRequired,
+  additionalProperties: false,
+};
+
+/** A model that failed: no output, no cost, and why. */
+const failedResult = {
+  type: 'object',
+  title: 'Failed result',
+  properties: {
+    ...resultFields,
+    status: { const: 'failed' },
+    output: { const: '', description: 'Always "" for a failed result.' },
+    providerCost: { const: 0, description: 'A failed call costs nothing.' },
+    error: resultError,
+  },
+  required: [...resultRequired, 'error'],
+  additionalProperties: false,
+};
+
+const modelResult = {
+  description: 'One entry of `results` (spec 2.11): one per requested model, in request order; `status` is `completed` or `failed`.',
+  oneOf: [ref('CompletedResult'), ref('FailedResult')],
+};
+
+/**
+ * Judging results, described loosely: the judging workflow defines them (shared/judging/types.ts)
+ * and may add fields; what a caller relies on is required, the rest stays open.
+ */
+const evaluation = {
+  type: 'object',
+  description:
+    'One judge\'s position-swapped comparison of one pair of completed results (spec 2.12): both orders in `orders`, the winner (a model ID, `tie`, or null when the evaluation failed) and whether both orders agreed.',
+  properties: {
+    judgeModelId: { type: 'string' },
+    modelA: { type: 'string' },
+    modelB: { type: 'string' },
+    status: { enum: ['completed', 'failed'] },
+    winner: { type: ['string', 'null'] },
+    consistent: { type: 'boolean' },
+    orders: { type: 'array', minItems: 2, maxItems: 2, items: { type: 'object' } },
+    providerCost: { type: ['number', 'null'], minimum: 0 },
+  },
+  required: ['judgeModelId', 'modelA', 'modelB', 'status'],
+};
+
+const rankingEntry = {
+  type: 'object',
+  description: 'One requested model\'s record across the completed evaluations; rank 1 is best, null when no completed evaluation judged it.',
+  properties: {
+    modelId: { type: 'string' },
+    rank: { type: ['integer', 'null'], minimum: 1 },
+    winRate: { type: ['number', 'null'], minimum: 0, maximum: 1 },
+    wins: { type: 'integer', minimum: 0 },
+    ties: { type: 'integer', minimum: 0 },
+    losses: { type: 'integer', minimum: 0 },
+    evaluations: { type: 'integer', minimum: 0 },
+  },
+  required: ['modelId', 'rank'],
+};
+
+const promptResponse = {
+  type: 'object',
+  description: 'The success body (spec 2.10).',
+  properties: {
+    promptLogId: { type: 'string', pattern: '^pl_[0-9A-HJKMNP-TV-Z]{26}$', description: '`pl_` + a ULID: unique and time-sortable.' },
+    results: { type: 'array', minItems: 1, maxItems: LIMITS.models, items: ref('ModelResult') },
+    evaluations: { type: 'array', items: ref('Evaluation'), description: 'Judging results; empty without `judges`.' },
+    ranking: { type: 'array', items: ref('RankingEntry'), description: 'Only when `judges` was given: the models by win rate across the evaluations.' },
+    creditsUsed: { type: 'number', minimum: 0, description: 'Credits deducted for this request: the completed results\' cost converted.' },
+  },
+  required: ['promptLogId', 'results', 'evaluations', 'creditsUsed'],
+  additionalProperties: false,
+};
+
+const fieldError = {
+  type: 'object',
+  properties: {
+    field: { type: 'string', description: 'A JSON pointer into the request body (or `header:<name>`).' },
+    message: { type: 'string' },
+  },
+  required: ['field', 'message'],
+  additionalProperties: false,
+};
+
+/** `{"error": {"code", "message", "details"?}}`, with the codes a status may carry and any top-level extras. */
+function errorBody(description: string, codes: readonly string[] | undefined, extras: Record<string, unknown> = {}, requiredExtras: string[] = []) {
+  return {
+    type: 'object',
+    description,
+    properties: {
+      error: {
+        type: 'object',
+        properties: {
+          code: codes ? { enum: [...codes] } : { type: 'string', pattern: '^[a-z][a-z0-9_]*$' },
+          message: { type: 'string', minLength: 1 },
+          details: { type: 'array', minItems: 1, items: ref('FieldError') },
+        },
+        required: ['code', 'message'],
+        additionalProperties: false,
+      },
+      ...extras,
+    },
+    required: ['error', ...requiredExtras],
+    additionalProperties: false,
+  };
+}
+
+const credits = (description: string) => ({ type: 'number', minimum: 0, description });
+
+/** Every error status: its component name, codes, meaning, extras and headers. */
+interface ErrorStatus {
+  status: string;
+  name: string;
+  codes?: readonly string[];
+  description: string;
+  extras?: Record<string, unknown>;
+  requiredExtras?: string[];
+  headers?: Record<string, { description: string; required: boolean; schema: Record<string, unknown> }>;
+}
+
+const retryAfter = { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'string', pattern: '^[0-9]+$' } };
+
+export const ERROR_STATUSES: readonly ErrorStatus[] = [
+  {
+    status: '400',
+    name: 'BadRequest',
+    codes: ['invalid_request', 'malformed_json', 'bad_request'],
+    description:
+      '`invalid_request`: the body breaks the contract; `details` lists every failing field as a JSON pointer. `malformed_json`: the body is not JSON (an empty body included). `bad_request`: the request is not valid HTTP.',
+  },
+  {
+    status: '401',
+    name: 'Unauthorized',
+    codes: ['unauthorized'],
+    description: '`Authorization` missing, repeated, not `Bearer <key>`, a key of the wrong shape, unknown or revoked. Checked before anything else.',
+  },
+  {
+    status: '402',
+    name: 'InsufficientCredits',
+    codes: ['insufficient_credits'],
+    description: 'The balance does not cover the estimate; nothing ran.',
+    extras: {
+      estimatedCreditsRequired: credits('The worst-case estimate of this request, in credits.'),
+      balance: credits('The balance when the request was refused, in credits.'),
+    },
+    requiredExtras: ['estimatedCreditsRequired', 'balance'],
+  },
+  { status: '403', name: 'Forbidden', codes: ['forbidden'], description: 'AWS only: API Gateway refused the authorizer\'s decision.' },
+  { status: '404', name: 'NotFound', codes: ['not_found'], description: 'Any other path, other API versions included.' },
+  {
+    status: '405',
+    name: 'MethodNotAllowed',
+    codes: ['method_not_allowed'],
+    description: 'Any method but POST on the prompt path.',
+    headers: { Allow: { description: 'Always `POST`.', required: true, schema: { const: 'POST' } } },
+  },
+  {
+    status: '409',
+    name: 'IdempotencyConflict',
+    codes: ['idempotency_in_progress', 'response_not_retained'],
+    description:
+      '`idempotency_in_progress`: a request with this Idempotency-Key is still running (`Retry-After`). `response_not_retained`: it completed but its response was not kept (zero data retention, or too large); `promptLogId` names it.',
+    extras: { promptLogId: { type: 'string', pattern: '^pl_[0-9A-HJKMNP-TV-Z]{26}$' } },
+  },
+  { status: '413', name: 'PayloadTooLarge', codes: ['payload_too_large'], description: `Body over ${LIMITS.bodyBytes} bytes.` },
+  {
+    status: '415',
+    name: 'UnsupportedMediaType',
+    codes: ['unsupported_media_type'],
+    description: 'A Content-Type that is not JSON (`application/json`, `application/*+json`, none, and `application/x-www-form-urlencoded` are accepted).',
+  },
+  { status: '422', name: 'IdempotencyKeyReused', codes: ['idempotency_key_reused'], description: 'This Idempotency-Key was used with another body.' },
+  {
+    status: '429',
+    name: 'RateLimited',
+    codes: ['rate_limited'],
+    description: 'Rate limit exceeded (per account, per minute; in AWS also the stage throttle). Retry after `Retry-After` seconds.',
+    headers: { 'Retry-After': retryAfter },
+  },
+  {
+    status: '431',
+    name: 'RequestHeadersTooLarge',
+    codes: ['bad_request'],
+    description: 'The request headers exceed the HTTP server\'s limit (16 KiB locally; API Gateway has its own); nothing ran.',
+  },
+  { status: '500', name: 'InternalError', codes: ['internal_error'], description: 'A gateway fault; nothing is charged.' },
+  {
+    status: '501',
+    name: 'JudgingNotAvailable',
+    codes: ['judging_not_available'],
+    description: '`judges` was given while judging is not available; refused before any model runs.',
+  },
+  {
+    status: '503',
+    name: 'ServiceUnavailable',
+    codes: ['service_unavailable'],
+    description: 'The store throttled the request; nothing was charged. Retry after `Retry-After` seconds.',
+    headers: { 'Retry-After': retryAfter },
+  },
+  { status: '504', name: 'GatewayTimeout', codes: ['gateway_timeout'], description: 'AWS only: the request did not complete within the integration timeout.' },
+];
+
+const JSON_MEDIA = 'application/json';
+
+const exampleRequest = { prompt: 'Say hello', models: ['fam_c-5.4', 'fam_a-opus-4-6', 'fam_b-3.1-pro'] };
+const exampleResponse = {
+  promptLogId: 'pl_01KAQ4J3ZQ5M6V7Y8X9W0T1S2R',
+  results: [
+    { modelId: 'fam_c-5.4', status: 'completed', output: 'Hello!', tokensIn: 7, tokensOut: 82, latencyMs: 55, providerCost: 0.0012475 },
+    {
+      modelId: 'fam_a-opus-4-6',
+      status: 'failed',
+      output: '',
+      tokensIn: 0,
+      tokensOut: 0,
+      latencyMs: 612,
+      providerCost: 0,
+      error: { code: 'upstream_overloaded', message: 'Overloaded', upstreamStatus: 529 },
+    },
+  ],
+  evaluations: [],
+  creditsUsed: 0.12475,
+};
+
+/** The whole document, built anew on each call (callers may change their copy). */
+export function openApiDocument(): Record<string, any> {
+  const schemas: Record<string, unknown> = {
+    PromptRequest: requestSchema(),
+    PromptResponse: promptResponse,
+    ModelResult: modelResult,
+    CompletedResult: completedResult,
+    FailedResult: failedResult,
+    Evaluation: evaluation,
+    RankingEntry: rankingEntry,
+    FieldError: fieldError,
+    Error: errorBody('The one error body of every non-2xx answer.', undefined),
+  };
+  const responses: Record<string, unknown> = {};
+  for (const spec of ERROR_STATUSES) {
+    schemas[`${spec.name}Error`] = errorBody(spec.description, spec.codes, spec.extras, spec.requiredExtras);
+    responses[spec.name] = {
+      description: spec.description,
+      ...(spec.headers ? { headers: spec.headers } : {}),
+      content: { [JSON_MEDIA]: { schema: ref(`${spec.name}Error`) } },
+    };
+  }
+  responses.Error = {
+    description: 'Any other 4xx or 5xx the HTTP layer answers (for example 431 for oversized headers), in the same body shape.',
+    content: { [JSON_MEDIA]: { schema: ref('Error') } },
+  };
+
+  const operationResponses: Record<string, unknown> = {
+    '200': {
+      description: 'One result per requested model, in request order. A model that fails does not fail the request.',
+      headers: { 'x-request-id': { description: 'The gateway\'s ID of this request.', schema: { type: 'string' } } },
+      content: { [JSON_MEDIA]: { schema: ref('PromptResponse'), examples: { mixed: { summary: 'One model completed, one failed', value: exampleResponse } } } },
+    },
+  };
+  for (const spec of ERROR_STATUSES) operationResponses[spec.status] = { $ref: `#/components/responses/${spec.name}` };
+  operationResponses.default = { $ref: '#/components/responses/Error' };
+
+  return {
+    openapi: OPENAPI_VERSION,
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    info: {
+      title: 'Model comparison gateway',
+      version: '1.0.0',
+      summary: 'One call sends a prompt to many language models and returns one result per model.',
+      description:
+        'POST /api/v1/prompt sends a prompt to several models at once and returns one result per model with tokens, latency and cost; callers pay in credits. ' +
+        'The request schema is the contract schema the gateway validates with (shared/contract/request-schema.ts); unknown fields are rejected at every level. ' +
+        'Besides `application/json`, a body sent as `application/*+json`, with no Content-Type, or as `application/x-www-form-urlencoded` (what `curl -d` sends) is read as JSON.',
+    },
+    servers: [
+      { url: 'http://127.0.0.1:3000', description: 'npm start (the local host)' },
+      {
+        url: 'https://{apiId}.execute-api.{region}.amazonaws.com/{stage}',
+        description: 'The deployed stack (cdk deploy)',
+        variables: {
+          apiId: { default: 'abc123defg', description: 'The REST API ID the stack outputs.' },
+          region: { default: 'us-east-1' },
+          stage: { default: 'prod' },
+        },
+      },
+    ],
+    security: [{ bearerAuth: [] }],
+    tags: [{ name: 'prompt', description: 'Compare models on one prompt.' }],
+    paths: {
+      [PROMPT_OPERATION.path]: {
+        [PROMPT_OPERATION.method]: {
+          operationId: 'submitPrompt',
+          tags: ['prompt'],
+          summary: 'Send a prompt to several models',
+          description:
+            'Runs every requested model concurrently, each isolated (one failure never fails the others), inside the request deadline; ' +
+            'charges the completed results\' cost. Refused requests (every 4xx) call no provider and change no balance.',
+          parameters: [
+            {
+              name: 'Idempotency-Key',
+              in: 'header',
+              required: false,
+              description:
+                'Optional, 1 to 255 visible ASCII characters, scoped to the account: a retry with the same key and body gets the stored response without running or paying again.',
+              schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
+            },
+          ],
+          requestBody: {
+            required: true,
+            content: { [JSON_MEDIA]: { schema: ref('PromptRequest'), examples: { hello: { summary: 'Three models', value: exampleRequest } } } },
+          },
+          responses: operationResponses,
+        },
+      },
+    },
+    components: {
+      securitySchemes: {
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'The API key: `mcg_` + 43 base64url characters, as `Authorization: Bearer <key>` (scheme in any case). Only its SHA-256 is stored.',
+        },
+      },
+      schemas,
+      responses,
+    },
+  };
+}

@@ -1,0 +1,106 @@
+import type { ModelResult } from '../compare/result.js';
+import type { JudgeWeights } from '../contract/types.js';
+import type { Evaluation, EvaluationOrder, Judgment } from './types.js';
+import { weightedScores, weightsDecide } from './weights.js';
+
+/** Weighted scores closer than this are a tie. */
+const TIE_EPSILON = 1e-9;
+
+export interface PairJudgments {
+  judgeModelId: string;
+  /** The pair's completed results; `a` comes first in the request's `models`. */
+  a: ModelResult;
+  b: ModelResult;
+  /** The call that showed `a` as Answer A, and the one that showed `b` as Answer A. */
+  aFirst: Judgment;
+  bFirst: Judgment;
+  weights: JudgeWeights;
+}
+
+/**
+ * One evaluation from the two position-swapped judge calls of a pair. Each order's
+ * verdict is mapped back to a model. Both orders name the same model: it wins; they
+ * disagree: the pair is a tie and marked inconsistent (the conservative rule of the
+ * MT-Bench paper, Zheng et al. 2023). When speed or cost weigh in, the weighted scores
+ * decide the winner instead (weights.ts). Either call failed: the evaluation failed,
+ * with no winner from one order alone.
+ */
+export function toEvaluation(pair: PairJudgments): Evaluation {
+  const { a, b } = pair;
+  const orders: [EvaluationOrder, EvaluationOrder] = [toOrder(pair.aFirst, a.modelId, b.modelId), toOrder(pair.bFirst, b.modelId, a.modelId)];
+  const totals = {
+    tokensIn: orders[0].tokensIn + orders[1].tokensIn,
+    tokensOut: orders[0].tokensOut + orders[1].tokensOut,
+    latencyMs: orders[0].latencyMs + orders[1].latencyMs,
+    providerCost: orders.some((o) => o.providerCost === null) ? null : round((orders[0].providerCost ?? 0) + (orders[1].providerCost ?? 0), 12),
+  };
+  const base = { judgeModelId: pair.judgeModelId, modelA: a.modelId, modelB: b.modelId };
+  const { aFirst, bFirst } = pair;
+  if (!aFirst.verdict || !bFirst.verdict || aFirst.status === 'failed' || bFirst.status === 'failed') {
+    const failed = orders.find((o) => o.status === 'failed');
+    return {
+      ...base,
+      status: 'failed',
+      winner: null,
+      consistent: false,
+      scores: null,
+      weightedScores: null,
+      orders,
+      ...totals,
+      error: failed?.error ?? { code: 'internal_error', message: 'The judge call gave no verdict' },
+    };
+  }
+
+  // Each model's score is the mean of the score it got in either position.
+  const scoreA = (aFirst.verdict.scoreA + bFirst.verdict.scoreB) / 2;
+  const scoreB = (aFirst.verdict.scoreB + bFirst.verdict.scoreA) / 2;
+  const consistent = orders[0].winner === orders[1].winner;
+  const [weightedA, weightedB] = weightedScores(
+    { score: scoreA, latencyMs: a.latencyMs, providerCost: a.providerCost },
+    { score: scoreB, latencyMs: b.latencyMs, providerCost: b.providerCost },
+    pair.weights,
+  );
+  let winner: string;
+  if (weightsDecide(pair.weights)) {
+    winner = Math.abs(weightedA - weightedB) < TIE_EPSILON ? 'tie' : weightedA > weightedB ? a.modelId : b.modelId;
+  } else {
+    winner = consistent ? (orders[0].winner as string) : 'tie';
+  }
+  return {
+    ...base,
+    status: 'completed',
+    winner,
+    consistent,
+    scores: keyed(a.modelId, scoreA, b.modelId, scoreB),
+    weightedScores: keyed(a.modelId, round(weightedA, 4), b.modelId, round(weightedB, 4)),
+    orders,
+    ...totals,
+  };
+}
+
+function toOrder(judgment: Judgment, answerA: string, answerB: string): EvaluationOrder {
+  const { verdict } = judgment;
+  const completed = judgment.status === 'completed' && verdict !== undefined;
+  return {
+    answerA,
+    answerB,
+    status: completed ? 'completed' : 'failed',
+    verdict: completed ? verdict : null,
+    winner: !completed ? null : verdict.winner === 'A' ? answerA : verdict.winner === 'B' ? answerB : 'tie',
+    tokensIn: judgment.tokensIn,
+    tokensOut: judgment.tokensOut,
+    latencyMs: judgment.latencyMs,
+    providerCost: completed ? judgment.providerCost : 0,
+    ...(judgment.error ? { error: judgment.error } : {}),
+    ...(judgment.warnings && judgment.warnings.length > 0 ? { warnings: judgment.warnings } : {}),
+  };
+}
+
+function keyed(idA: string, a: number, idB: string, b: number): Record<string, number> {
+  return { [idA]: a, [idB]: b };
+}
+
+function round(value: number, digits: number): number {
+  const factor = 10 ** digits;
+  return Math.round(value * factor) / factor;
+}

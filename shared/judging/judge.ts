@@ -1,0 +1,42 @@
+import { runModels, type FanOutOptions } from '../compare/run-models.js';
+import type { PromptRequest, RequestedModel } from '../contract/types.js';
+import { VerdictParseError } from './errors.js';
+import { judgeRequest } from './judge-prompt.js';
+import type { Judgment } from './types.js';
+import { parseVerdict } from './verdict.js';
+
+/**
+ * One judge call: the judge sees `answerA` and `answerB` by position only. It runs like a
+ * model call (retries, deadline, cost from observed usage); an upstream failure or an
+ * answer that holds no readable verdict is a failed judgment, which costs nothing.
+ */
+export async function judgeOnce(
+  request: PromptRequest,
+  judge: RequestedModel,
+  answerA: string,
+  answerB: string,
+  options: FanOutOptions,
+): Promise<Judgment> {
+  const [result] = await runModels(judgeRequest(request, judge, answerA, answerB), options);
+  if (!result) throw new Error('runModels answered no result for the judge call');
+  const warnings = result.warnings && result.warnings.length > 0 ? { warnings: result.warnings } : {};
+  const failed = { status: 'failed' as const, tokensIn: 0, tokensOut: 0, latencyMs: result.latencyMs, providerCost: 0, ...warnings };
+  if (result.status === 'failed') {
+    return { ...failed, error: result.error ?? { code: 'internal_error', message: 'The judge call failed' } };
+  }
+  try {
+    const verdict = parseVerdict(result.output);
+    return {
+      status: 'completed',
+      verdict,
+      tokensIn: result.tokensIn,
+      tokensOut: result.tokensOut,
+      latencyMs: result.latencyMs,
+      providerCost: result.providerCost,
+      ...warnings,
+    };
+  } catch (error) {
+    if (!(error instanceof VerdictParseError)) throw error;
+    return { ...failed, error: { code: error.code, message: error.message } };
+  }
+}

@@ -1,0 +1,98 @@
+import type { ModelResult } from '../compare/result.js';
+
+/** One judge's answer to one ordered pair, in position terms (spec 1.4: a pairwise judgement). */
+export interface Verdict {
+  winner: 'A' | 'B' | 'tie';
+  /** 1 (very poor) to 10 (excellent). */
+  scoreA: number;
+  scoreB: number;
+  /** Short; cut at VERDICT_LIMITS.reasoningChars. */
+  reasoning: string;
+}
+
+/** Why a model or judge call failed (the `error` of a result or an evaluation). */
+export type CallError = NonNullable<ModelResult['error']>;
+
+/** One judge call's outcome: what the `judge` task answers. */
+export interface Judgment {
+  status: 'completed' | 'failed';
+  verdict?: Verdict;
+  tokensIn: number;
+  tokensOut: number;
+  latencyMs: number;
+  /** USD; null when the vendor's usage was missing; a failed call costs 0. */
+  providerCost: number | null;
+  error?: CallError;
+  warnings?: string[];
+}
+
+/**
+ * One judge call to make: judge `judge` (index into the request's judges) sees model `a`
+ * as Answer A and model `b` as Answer B (indexes into the request's models).
+ */
+export interface JudgeTask {
+  judge: number;
+  a: number;
+  b: number;
+}
+
+/** One of the two judge calls of an evaluation, as the response reports it. */
+export interface EvaluationOrder {
+  /** The model shown to the judge as Answer A, and as Answer B (requested IDs). */
+  answerA: string;
+  answerB: string;
+  status: 'completed' | 'failed';
+  /** The judge's verdict as it gave it, in position terms; null when the call failed. */
+  verdict: Verdict | null;
+  /** The verdict mapped back to a model: its ID, `tie`, or null when the call failed. */
+  winner: string | null;
+  tokensIn: number;
+  tokensOut: number;
+  latencyMs: number;
+  providerCost: number | null;
+  error?: CallError;
+  warnings?: string[];
+}
+
+/**
+ * An item of `evaluations` (spec 2.12 leaves it open): one judge's position-swapped
+ * comparison of one pair of completed results.
+ */
+export interface Evaluation {
+  judgeModelId: string;
+  /** The pair, as requested; modelA comes first in `models`. */
+  modelA: string;
+  modelB: string;
+  /** `failed` when either judge call failed: no winner is declared from one order alone. */
+  status: 'completed' | 'failed';
+  /** A model ID or `tie`; null when the evaluation failed. */
+  winner: string | null;
+  /** Whether both orders named the same winner (or both a tie); false when the evaluation failed. */
+  consistent: boolean;
+  /** The judge's score (1 to 10) per model ID, the mean of both orders; null when failed. */
+  scores: Record<string, number> | null;
+  /** judge_weights applied per model ID (see weights.ts); the two add up to 1; null when failed. */
+  weightedScores: Record<string, number> | null;
+  /** Both judge calls: modelA shown first, then modelB shown first. */
+  orders: [EvaluationOrder, EvaluationOrder];
+  /** The two judge calls together: tokens and cost added up, latency added up. */
+  tokensIn: number;
+  tokensOut: number;
+  latencyMs: number;
+  /** USD; null when a completed call's usage was missing. */
+  providerCost: number | null;
+  error?: CallError;
+}
+
+/** An item of `ranking`: one requested model's record across all completed evaluations. */
+export interface RankingEntry {
+  /** 1 is best; equal win rates share a rank; null for a model no completed evaluation judged. */
+  rank: number | null;
+  modelId: string;
+  /** (wins + ties / 2) / evaluations, as FastChat reports it; null without evaluations. */
+  winRate: number | null;
+  wins: number;
+  ties: number;
+  losses: number;
+  evaluations: number;
+}

@@ -1,0 +1,47 @@
+import type { JudgeWeights } from '../contract/types.js';
+
+/** What the weights of one pair are computed from, for each of its two models. */
+export interface Contestant {
+  /** The judge's score of this model (1 to 10), the mean of both orders. */
+  score: number;
+  latencyMs: number;
+  /** USD; null when unknown (the vendor's usage was missing). */
+  providerCost: number | null;
+}
+
+/**
+ * `judge_weights` applied to one pair (X, Y). Each criterion is normalised within the
+ * pair to a share between 0 and 1, the two models' shares adding up to 1:
+ *
+ *   accuracy_X = score_X / (score_X + score_Y)             the judge's mean score, both orders
+ *   speed_X    = latency_Y / (latency_X + latency_Y)       the faster model gets the larger share
+ *   cost_X     = cost_Y / (cost_X + cost_Y)                the cheaper model gets the larger share
+ *
+ *   weighted_X = (w_accuracy accuracy_X + w_speed speed_X + w_cost cost_X)
+ *                / (w_accuracy + w_speed + w_cost)
+ *
+ * A criterion with nothing to tell the two apart (both latencies 0, both costs 0, or a
+ * cost unknown) gives each model 0.5. weighted_X + weighted_Y = 1. With the default
+ * weights (1, 0, 0) this is the accuracy share alone.
+ */
+export function weightedScores(x: Contestant, y: Contestant, weights: JudgeWeights): [number, number] {
+  const accuracy = share(x.score, y.score);
+  const speed = share(y.latencyMs, x.latencyMs);
+  const cost = x.providerCost === null || y.providerCost === null ? 0.5 : share(y.providerCost, x.providerCost);
+  const total = weights.accuracy + weights.speed + weights.cost;
+  // The contract refuses all-zero weights; guard anyway rather than divide by zero.
+  if (total <= 0) return [accuracy, 1 - accuracy];
+  const wx = (weights.accuracy * accuracy + weights.speed * speed + weights.cost * cost) / total;
+  return [wx, 1 - wx];
+}
+
+/** first / (first + second), or 0.5 when both are 0. */
+function share(first: number, second: number): number {
+  const sum = first + second;
+  return sum > 0 ? first / sum : 0.5;
+}
+
+/** Whether the weighted result decides a pair's winner: only when speed or cost weigh in. */
+export function weightsDecide(weights: JudgeWeights): boolean {
+  return weights.speed > 0 || weights.cost > 0;
+}

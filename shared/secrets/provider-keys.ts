@@ -1,0 +1,112 @@
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { PROVIDERS, type ProviderId } from '../catalog/types.js';
+import { providerKeyName, type GatewayConfig } from '../config.js';
+import { silentLog, type Log } from '../log.js';
+
+/**
+ * Provider keys in AWS: one Secrets Manager secret, a JSON object with the names of the
+ * local variables (`{"OPENAI_API_KEY": "...", "ANTHROPIC_API_KEY": "..."}`), read once per
+ * cold start. Neither a key nor any part of the secret's text reaches an error message
+ * or a log line; only field names that look like variable names are ever reported.
+ */
+export type ProviderKeys = Partial<Record<ProviderId, string>>;
+
+/** The secret could not be read or is not a JSON object. Its message never quotes the secret. */
+export class ProviderSecretError extends Error {
+  override name = 'ProviderSecretError';
+}
+
+export interface ProviderSecretOptions {
+  /** A client to use (tests); otherwise one is made for the config's region and destroyed after the read. */
+  client?: SecretsManagerClient;
+  log?: Log;
+}
+
+const KEY_NAMES: ReadonlyMap<string, ProviderId> = new Map(PROVIDERS.map((provider) => [providerKeyName(provider), provider]));
+
+/** A field name safe to log: the shape of a variable name, so that a key pasted as a name is never printed. */
+const VARIABLE_NAME = /^[A-Z][A-Z0-9_]{0,63}$/;
+
+/**
+ * The keys in the secret's JSON text. Unknown fields and fields whose value is not a
+ * string are ignored with a warning naming them; an empty or blank value counts as no key.
+ */
+export function parseProviderKeys(secretString: string, log: Log = silentLog): ProviderKeys {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(secretString);
+  } catch {
+    // No cause: V8's SyntaxError quotes the text around the error, which is the secret.
+    throw new ProviderSecretError('The provider secret is not valid JSON; expected {"OPENAI_API_KEY": "...", ...}');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ProviderSecretError('The provider secret must be a JSON object: {"OPENAI_API_KEY": "...", ...}');
+  }
+
+  const keys: ProviderKeys = {};
+  const ignored: string[] = [];
+  let unnamed = 0;
+  for (const [name, value] of Object.entries(parsed as Record<string, unknown>)) {
+    const provider = KEY_NAMES.get(name);
+    if (provider === undefined || typeof value !== 'string') {
+      if (VARIABLE_NAME.test(name)) ignored.push(name);
+      else unnamed += 1;
+      continue;
+    }
+    // Keys pasted with a trailing newline are common; a blank value means "not configured".
+    const key = value.trim();
+    if (key !== '') keys[provider] = key;
+  }
+  if (ignored.length > 0 || unnamed > 0) {
+    log.warn('Provider secret fields ignored: only <PROVIDER>_API_KEY string fields are read', {
+      ignoredFields: ignored,
+      otherIgnoredFields: unnamed,
+      expectedFields: [...KEY_NAMES.keys()],
+    });
+  }
+  return keys;
+}
+
+/** Reads and parses the secret. The SDK is loaded here, on first use, and only in AWS. */
+export async function readProviderKeys(secretArn: string, region: string, options: ProviderSecretOptions = {}): Promise<ProviderKeys> {
+  const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
+  const client = options.client ?? new SecretsManagerClient({ region });
+  try {
+    let secretString: string | undefined;
+    try {
+      ({ SecretString: secretString } = await client.send(new GetSecretValueCommand({ SecretId: secretArn })));
+    } catch (error) {
+      // SDK errors name the secret and the role, never its value.
+      const code = (error as { code?: unknown }).code;
+      throw new ProviderSecretError(`Reading the provider secret failed: ${(error as Error).name}${typeof code === 'string' ? ` (${code})` : ''}`, {
+        cause: error,
+      });
+    }
+    if (secretString === undefined) throw new ProviderSecretError('The provider secret has no string value; store the keys as a JSON string');
+    return parseProviderKeys(secretString, options.log);
+  } finally {
+    if (!options.client) client.destroy();
+  }
+}
+
+/** The config with the keys merged in: a key in the secret replaces one from the environment. */
+export function withProviderKeys(config: GatewayConfig, keys: ProviderKeys): GatewayConfig {
+  const providers = { ...config.providers };
+  for (const provider of PROVIDERS) {
+    const apiKey = keys[provider];
+    if (apiKey !== undefined) providers[provider] = { ...providers[provider], apiKey };
+  }
+  return { ...config, providers };
+}
+
+/**
+ * The config as the `api` function runs with it: unchanged without PROVIDER_SECRET_ARN
+ * (local mode, keys from the environment); otherwise with the secret's keys. A provider
+ * that has no key after this fails its models with `provider_not_configured` (router).
+ */
+export async function withProviderSecret(config: GatewayConfig, options: ProviderSecretOptions = {}): Promise<GatewayConfig> {
+  if (config.providerSecretArn === undefined) return config;
+  const keys = await readProviderKeys(config.providerSecretArn, config.region, options);
+  (options.log ?? silentLog).info('Provider keys loaded', { providers: PROVIDERS.filter((p) => keys[p] !== undefined) });
+  return withProviderKeys(config, keys);
+}

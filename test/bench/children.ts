@@ -1,0 +1,168 @@
+/** The processes a benchmark starts: the local host, the zero-latency upstream. */
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { HostReady, HostRequest, HostUsage } from './host-process.js';
+import type { BenchContext } from './types.js';
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const HERE = fileURLToPath(new URL('.', import.meta.url));
+
+/**
+ * Variables a developer's shell may hold that would send benchmark traffic somewhere
+ * else (a real vendor, a real AWS account) or change the gateway's configuration: the
+ * children never inherit them.
+ */
+const SCRUBBED = /^(?:[A-Z]+_API_KEY|[A-Z]+_BASE_URL|AWS_.*|BEDROCK_.*|DEMO_.*|GATEWAY_DATA_DIR|PORT|DYNAMODB_.*|SIMULATE_PROVIDERS|RATE_LIMIT_RPM|CREDITS_PER_USD|MARKUP|REQUEST_DEADLINE_MS|.*_TABLE|NODE_OPTIONS)$/;
+
+export function childEnv(extra: Record<string, string>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value !== undefined && !SCRUBBED.test(name)) env[name] = value;
+  }
+  return {
+    ...env,
+    PORT: '0',
+    DYNAMODB_PORT: '0',
+    AWS_REGION: 'us-east-1',
+    POWERTOOLS_LOG_LEVEL: 'SILENT',
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    ...extra,
+  };
+}
+
+/** A TypeScript child with an IPC channel, run through tsx; resolves with its first 'ready' message. */
+async function forkTs<T>(script: string, env: Record<string, string>, execArgv: string[]): Promise<{ child: ChildProcess; ready: T; stderr: () => string }> {
+  const child = fork(join(HERE, script), [], { cwd: ROOT, env, execArgv: ['--import', 'tsx', ...execArgv], stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString('utf8')).slice(-4_000);
+  });
+  const ready = await new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill();
+      reject(new Error(`${script} was not ready within 60 s:\n${stderr}`));
+    }, 60_000);
+    child.on('message', (message: { type?: string }) => {
+      if (message.type === 'ready') {
+        clearTimeout(timer);
+        resolve(message as T);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${script} exited with ${code} before it was ready:\n${stderr}`));
+    });
+  });
+  return { child, ready, stderr: () => stderr };
+}
+
+/** Waits for a child to exit; kills it if it has not after `ms`. */
+async function exited(child: ChildProcess, ms: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      resolve();
+    }, ms);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+export interface Upstream {
+  /** e.g. http://127.0.0.1:41234; chat completions at `${url}/v1/chat/completions`. */
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startUpstream(): Promise<Upstream> {
+  const { child, ready } = await forkTs<{ url: string }>('upstream-process.ts', childEnv({}), []);
+  return {
+    url: ready.url,
+    close: async () => {
+      if (child.connected) child.send({ type: 'close' });
+      await exited(child, 5_000);
+    },
+  };
+}
+
+export interface Host extends Omit<HostReady, 'type'> {
+  pid: number;
+  call<T = unknown>(request: HostRequest): Promise<T>;
+  usageStart(): Promise<void>;
+  usageStop(): Promise<HostUsage>;
+  close(): Promise<void>;
+}
+
+/**
+ * The local host in its own process, configured by `env` on top of the bench defaults
+ * (free ports, in-memory store, silent logs). With `context.cpuProfDir` it runs under
+ * --cpu-prof and writes its profiles to `<label>-<time>/` there when it closes.
+ */
+export async function startHost(context: BenchContext, label: string, env: Record<string, string>): Promise<Host> {
+  const execArgv: string[] = [];
+  if (context.cpuProfDir) {
+    // One folder per process: its main thread and the module-loader thread each write a profile (CPU.<date>.<pid>.<thread>...).
+    const dir = join(context.cpuProfDir, `${label}-${Date.now()}`);
+    mkdirSync(dir, { recursive: true });
+    execArgv.push('--cpu-prof', `--cpu-prof-dir=${dir}`);
+  }
+  const { child, ready, stderr } = await forkTs<HostReady>('host-process.ts', childEnv(env), execArgv);
+  let next = 0;
+  const pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
+  child.on('message', (message: { id?: number; ok?: boolean; value?: unknown; error?: string }) => {
+    if (message.id === undefined) return;
+    const waiter = pending.get(message.id);
+    pending.delete(message.id);
+    if (message.ok) waiter?.resolve(message.value);
+    else waiter?.reject(new Error(`host: ${message.error}`));
+  });
+  child.once('exit', (code) => {
+    for (const waiter of pending.values()) waiter.reject(new Error(`host exited with ${code}:\n${stderr()}`));
+    pending.clear();
+  });
+  const call = <T>(request: HostRequest): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      if (!child.connected) return reject(new Error(`host is not running:\n${stderr()}`));
+      const id = next++;
+      pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
+      child.send({ id, request });
+    });
+  let closed = false;
+  return {
+    url: ready.url,
+    apiKey: ready.apiKey,
+    accountId: ready.accountId,
+    simulatorUrl: ready.simulatorUrl,
+    pid: child.pid ?? 0,
+    call,
+    usageStart: () => call<void>({ op: 'usageStart' }),
+    usageStop: () => call<HostUsage>({ op: 'usageStop' }),
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await call({ op: 'close' }).catch(() => undefined);
+      await exited(child, 10_000);
+    },
+  };
+}
+
+/** Bench defaults for a host that must never be slowed by its rate limit or its demo balance. */
+export const UNLIMITED = { RATE_LIMIT_RPM: '100000000', DEMO_CREDITS: '100000000' } as const;
+
+/** A free loopback port (for a child that cannot be told to use port 0). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}

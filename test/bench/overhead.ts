@@ -1,0 +1,163 @@
+/**
+ * 1. Gateway overhead: one-model requests to a zero-latency OpenAI-compatible upstream on
+ * loopback, directly, through our local host (authorizer, rate limit, credits, prompt
+ * log and all) and through Portkey (`x-portkey-provider: openai` with
+ * `x-portkey-custom-host` at the same upstream). Requests alternate between the paths
+ * one by one (order rotated each round); each round's p50 and p99 per path, minus the
+ * direct path's in the same round, is that round's added latency; the figure is the
+ * median over the rounds.
+ */
+import { startHost, startUpstream, UNLIMITED, type Host, type Upstream } from './children.js';
+import { createClient, json, type Client } from './http-client.js';
+import { ensurePortkey, startPortkey, type Portkey } from './portkey.js';
+import { median, percentile, rotate, round } from './stats.js';
+import { check, type Benchmark, type Row } from './types.js';
+
+/** A Groq model: the openai-chat protocol, routed to the upstream by GROQ_API_KEY + GROQ_BASE_URL. */
+export const OVERHEAD_MODEL = 'fam_i-3.1-8b';
+/** The vendor's name of OVERHEAD_MODEL, as a direct caller would send it. */
+const UPSTREAM_MODEL = 'llama-3.1-8b-instant';
+const CHAT_BODY = JSON.stringify({ model: UPSTREAM_MODEL, messages: [{ role: 'user', content: 'Say hello' }] });
+const PROMPT_BODY = JSON.stringify({ prompt: 'Say hello', models: [OVERHEAD_MODEL] });
+
+type PathId = 'direct' | 'gateway' | 'portkey';
+interface Path {
+  id: PathId;
+  label: string;
+  client: Client;
+  send(client: Client): Promise<number>;
+}
+
+export const overhead: Benchmark = {
+  id: 'overhead',
+  title: '1. Gateway overhead (one model, zero-latency upstream)',
+  async run(context) {
+    const warmup = context.smoke ? 5 : 300;
+    const rounds = context.smoke ? 2 : 10;
+    const perRound = context.smoke ? 5 : 200;
+    const notes: string[] = [];
+    let upstream: Upstream | undefined;
+    let host: Host | undefined;
+    let portkey: Portkey | undefined;
+    const paths: Path[] = [];
+    try {
+      upstream = await startUpstream();
+      const upstreamUrl = upstream.url;
+      host = await startHost(context, 'overhead', { ...UNLIMITED, GROQ_API_KEY: 'gsk_bench', GROQ_BASE_URL: `${upstreamUrl}/v1` });
+      const gatewayHost = host;
+      const availability = await ensurePortkey(context);
+      if (availability.ok) {
+        try {
+          portkey = await startPortkey();
+        } catch (error) {
+          notes.push(`Portkey not compared: ${(error as Error).message.split('\n')[0]}`);
+        }
+      } else {
+        notes.push(`Portkey not compared: ${availability.reason}`);
+      }
+
+      paths.push({
+        id: 'direct',
+        label: 'direct to the upstream',
+        client: createClient({ maxSockets: 1 }),
+        send: async (client) => expectOk(await client.post(`${upstreamUrl}/v1/chat/completions`, CHAT_BODY, { authorization: 'Bearer sk-bench' }), 'direct'),
+      });
+      paths.push({
+        id: 'gateway',
+        label: 'this gateway (local host)',
+        client: createClient({ maxSockets: 1 }),
+        send: async (client) => {
+          const reply = await client.post(`${gatewayHost.url}/api/v1/prompt`, PROMPT_BODY, { authorization: `Bearer ${gatewayHost.apiKey}` });
+          expectOk(reply, 'gateway');
+          return reply.ms;
+        },
+      });
+      if (portkey) {
+        const portkeyUrl = portkey.url;
+        paths.push({
+          id: 'portkey',
+          label: `Portkey ${availability.ok ? availability.version : ''}`.trim(),
+          client: createClient({ maxSockets: 1 }),
+          send: async (client) =>
+            expectOk(
+              await client.post(`${portkeyUrl}/v1/chat/completions`, CHAT_BODY, {
+                authorization: 'Bearer sk-bench',
+                'x-portkey-provider': 'openai',
+                'x-portkey-custom-host': `${upstreamUrl}/v1`,
+              }),
+              'portkey',
+            ),
+        });
+      }
+
+      // The gateway really went to the upstream (not the simulator), and answered with its text.
+      const probe = json(await paths[1]!.client.post(`${gatewayHost.url}/api/v1/prompt`, PROMPT_BODY, { authorization: `Bearer ${gatewayHost.apiKey}` }));
+      const result = probe.results?.[0];
+      if (result?.status !== 'completed' || !String(result.output).includes('benchmark upstream')) {
+        throw new Error(`the gateway did not reach the benchmark upstream: ${JSON.stringify(probe).slice(0, 300)}`);
+      }
+
+      for (let i = 0; i < warmup; i++) for (const path of paths) await path.send(path.client);
+
+      const samples: Record<PathId, number[][]> = { direct: [], gateway: [], portkey: [] };
+      for (let r = 0; r < rounds; r++) {
+        const order = rotate(paths, r);
+        const round: Record<PathId, number[]> = { direct: [], gateway: [], portkey: [] };
+        for (let i = 0; i < perRound; i++) for (const path of order) round[path.id].push(await path.send(path.client));
+        for (const path of paths) samples[path.id].push(round[path.id]);
+      }
+
+      const stat = (id: PathId, p: number) => (samples[id].length ? median(samples[id].map((s) => percentile(s, p))) : null);
+      const added = (id: PathId, p: number) =>
+        samples[id].length ? median(samples[id].map((s, r) => percentile(s, p) - percentile(samples.direct[r]!, p))) : null;
+      const ours = { p50: added('gateway', 50), p99: added('gateway', 99) };
+      const theirs = { p50: added('portkey', 50), p99: added('portkey', 99) };
+      const ratio = (a: number | null, b: number | null) => (a === null || b === null || b <= 0 ? null : round(a / b, 2));
+      const rows: Row[] = (['direct', 'gateway', 'portkey'] as const).map((id) => {
+        const path = paths.find((p) => p.id === id);
+        return {
+          path: path?.label ?? 'Portkey (not run)',
+          p50: nullableRound(stat(id, 50), 3),
+          p99: nullableRound(stat(id, 99), 3),
+          addedP50: id === 'direct' ? 0 : nullableRound(added(id, 50), 3),
+          addedP99: id === 'direct' ? 0 : nullableRound(added(id, 99), 3),
+          ratioP50: id === 'gateway' ? ratio(ours.p50, theirs.p50) : id === 'portkey' && path ? 1 : null,
+          ratioP99: id === 'gateway' ? ratio(ours.p99, theirs.p99) : id === 'portkey' && path ? 1 : null,
+        };
+      });
+      return {
+        status: 'ok',
+        notes,
+        method: `${rounds} rounds x ${perRound} sequential requests per path (one keep-alive connection each), paths alternating request by request, order rotated per round, after ${warmup} warm-up requests per path; added = path minus direct in the same round; median of the round figures`,
+        columns: [
+          { key: 'path', label: 'path' },
+          { key: 'p50', label: 'p50 ms', digits: 3 },
+          { key: 'p99', label: 'p99 ms', digits: 3 },
+          { key: 'addedP50', label: 'added p50 ms', digits: 3 },
+          { key: 'addedP99', label: 'added p99 ms', digits: 3 },
+          { key: 'ratioP50', label: 'ratio to Portkey p50', digits: 2 },
+          { key: 'ratioP99', label: 'ratio to Portkey p99', digits: 2 },
+        ],
+        rows,
+        targets: [
+          check("added p50 at or below Portkey's (same run)", '<=', nullableRound(theirs.p50, 3), nullableRound(ours.p50, 3), 'ms'),
+          check("added p99 at or below Portkey's (same run)", '<=', nullableRound(theirs.p99, 3), nullableRound(ours.p99, 3), 'ms'),
+        ],
+      };
+    } finally {
+      for (const path of paths) path.client.close();
+      await portkey?.close();
+      await host?.close();
+      await upstream?.close();
+    }
+  },
+};
+
+function expectOk(reply: { status: number; body: string; ms: number }, path: string): number {
+  if (reply.status !== 200) throw new Error(`${path}: status ${reply.status}: ${reply.body.slice(0, 300)}`);
+  return reply.ms;
+}
+
+function nullableRound(value: number | null, digits: number): number | null {
+  return value === null || !Number.isFinite(value) ? null : round(value, digits);
+}

@@ -1,0 +1,31 @@
+/** Small statistics for the benchmarks: nearest-rank percentiles and medians. */
+
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))] as number;
+}
+
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+/** The method of every comparison here: the median of each round's median (or other statistic). */
+export function medianOfRounds<T>(rounds: readonly T[], statistic: (round: T) => number): number {
+  return median(rounds.map(statistic));
+}
+
+/** `order` rotated by `round`, so that no path always runs first (or last) within a round. */
+export function rotate<T>(order: readonly T[], round: number): T[] {
+  const k = order.length === 0 ? 0 : round % order.length;
+  return [...order.slice(k), ...order.slice(0, k)];
+}
+
+export function round(value: number, digits = 2): number {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+}

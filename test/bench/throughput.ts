@@ -1,0 +1,104 @@
+/**
+ * 4. Throughput: requests per second and peak memory of the local host (one process: the
+ * gateway and its embedded store) at concurrency 16 and 64, one-model requests to the
+ * zero-latency upstream, driven by autocannon from the bench process. Runs at the two
+ * concurrencies alternate; the host samples its own memory and CPU time during each.
+ */
+import autocannon from 'autocannon';
+import { startHost, startUpstream, UNLIMITED, type Host, type Upstream } from './children.js';
+import type { HostUsage } from './host-process.js';
+import { median, rotate, round } from './stats.js';
+import { OVERHEAD_MODEL } from './overhead.js';
+import { check, type Benchmark, type Row } from './types.js';
+
+const CONCURRENCIES = [16, 64] as const;
+const MiB = 1024 * 1024;
+
+interface Run {
+  rps: number;
+  p50: number;
+  p99: number;
+  ok: number;
+  non2xx: number;
+  errors: number;
+  usage: HostUsage;
+}
+
+export const throughput: Benchmark = {
+  id: 'throughput',
+  title: '4. Throughput and peak memory of the local host',
+  async run(context) {
+    const rounds = context.smoke ? 1 : 3;
+    const seconds = context.smoke ? 1 : 8;
+    const warmupSeconds = context.smoke ? 1 : 3;
+    let upstream: Upstream | undefined;
+    let host: Host | undefined;
+    try {
+      upstream = await startUpstream();
+      host = await startHost(context, 'throughput', { ...UNLIMITED, GROQ_API_KEY: 'gsk_bench', GROQ_BASE_URL: `${upstream.url}/v1` });
+      const target = host;
+      const load = async (connections: number, duration: number): Promise<Run> => {
+        await target.usageStart();
+        const result = await autocannon({
+          url: `${target.url}/api/v1/prompt`,
+          method: 'POST',
+          headers: { authorization: `Bearer ${target.apiKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ prompt: 'Say hello', models: [OVERHEAD_MODEL] }),
+          connections,
+          // The smoke run sends a fixed number of requests: a one-second window may see none answered on a busy machine.
+          ...(context.smoke ? { amount: connections * 2 } : { duration }),
+          timeout: 30,
+        });
+        const usage = await target.usageStop();
+        const ok = result['2xx'];
+        return { rps: ok / result.duration, p50: result.latency.p50, p99: result.latency.p99, ok, non2xx: result.non2xx, errors: result.errors, usage };
+      };
+
+      await load(CONCURRENCIES[1], warmupSeconds);
+      const runs = new Map<number, Run[]>(CONCURRENCIES.map((c) => [c, []]));
+      for (let r = 0; r < rounds; r++) for (const c of rotate(CONCURRENCIES, r)) runs.get(c)!.push(await load(c, seconds));
+
+      const notes: string[] = [];
+      const rows: Row[] = CONCURRENCIES.map((c) => {
+        const list = runs.get(c)!;
+        const non2xx = list.reduce((sum, run) => sum + run.non2xx, 0);
+        const errors = list.reduce((sum, run) => sum + run.errors, 0);
+        if (non2xx + errors > 0) notes.push(`concurrency ${c}: ${non2xx} non-2xx answers and ${errors} connection errors`);
+        return {
+          concurrency: c,
+          rps: round(median(list.map((run) => run.rps)), 0),
+          p50: round(median(list.map((run) => run.p50)), 1),
+          p99: round(median(list.map((run) => run.p99)), 1),
+          requests: list.reduce((sum, run) => sum + run.ok, 0),
+          failed: non2xx + errors,
+          peakRssMiB: round(Math.max(...list.map((run) => run.usage.peakRssBytes)) / MiB, 1),
+          peakHeapMiB: round(Math.max(...list.map((run) => run.usage.peakHeapUsedBytes)) / MiB, 1),
+          cpuPercent: round(median(list.map((run) => (100 * (run.usage.cpuUserMs + run.usage.cpuSystemMs)) / run.usage.wallMs)), 0),
+          cpuMsPerRequest: round(median(list.map((run) => (run.usage.cpuUserMs + run.usage.cpuSystemMs) / Math.max(1, run.ok))), 3),
+        };
+      });
+      return {
+        status: 'ok',
+        notes,
+        method: `autocannon, ${rounds} rounds x ${seconds} s at each concurrency (alternating, order rotated) after a ${warmupSeconds} s warm-up; requests/s = 2xx answers / duration; median over rounds; peak memory = highest sample (every 50 ms) in the host process over all its runs; CPU % of one core used by the host process`,
+        columns: [
+          { key: 'concurrency', label: 'concurrency' },
+          { key: 'rps', label: 'requests/s' },
+          { key: 'p50', label: 'p50 ms', digits: 1 },
+          { key: 'p99', label: 'p99 ms', digits: 1 },
+          { key: 'requests', label: '2xx' },
+          { key: 'failed', label: 'failed' },
+          { key: 'peakRssMiB', label: 'peak RSS MiB', digits: 1 },
+          { key: 'peakHeapMiB', label: 'peak heap MiB', digits: 1 },
+          { key: 'cpuPercent', label: 'host CPU %' },
+          { key: 'cpuMsPerRequest', label: 'host CPU ms/request', digits: 3 },
+        ],
+        rows,
+        targets: rows.map((row) => check(`requests/s at concurrency ${row.concurrency}`, '>=', 1_000, row.rps as number, 'req/s')),
+      };
+    } finally {
+      await host?.close();
+      await upstream?.close();
+    }
+  },
+};

@@ -1,0 +1,158 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { LocalHost } from '../../infra/local/host.js';
+import type { Evaluation } from '../../shared/judging/types.js';
+import { body } from '../support/fixtures.js';
+import { startTestHost, type Answer } from '../support/local.js';
+
+/**
+ * Judged requests through the local host: the same api handler, the stack's own workflow
+ * definition under the local runner, the generate and judge handlers, the provider
+ * simulator (whose judges answer the verdict schema with its first enum value: always A).
+ */
+let host: LocalHost;
+
+beforeAll(async () => {
+  host = await startTestHost({ DEMO_CREDITS: '1000' });
+}, 60_000);
+
+afterAll(async () => {
+  await host?.close();
+});
+
+beforeEach(() => {
+  host.simulator.reset();
+});
+
+const JUDGES = ['fam_c-4.1', 'fam_a-haiku-4-5'];
+
+// The OpenAPI document does not describe `ranking` and the evaluation object yet, so these
+// answers are read directly rather than through support/local.ts's validating `post`.
+async function post(payload: unknown): Promise<Answer> {
+  const response = await fetch(`${host.url}/api/v1/prompt`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${host.demo.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify(payload),
+  });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+}
+
+async function balanceMicro(): Promise<number> {
+  return (await host.gateway.accounts.get(host.demo.accountId))!.balanceMicro;
+}
+
+/** What the answer should have cost: completed results and completed judge calls, 100 credits a USD. */
+function expectedCredits(answer: Answer): number {
+  const models = (answer.body.results as { status: string; providerCost: number }[]).reduce((sum, r) => sum + (r.status === 'completed' ? r.providerCost : 0), 0);
+  const judges = (answer.body.evaluations as Evaluation[]).reduce(
+    (sum, e) => sum + e.orders.reduce((s, o) => s + (o.status === 'completed' ? (o.providerCost ?? 0) : 0), 0),
+    0,
+  );
+  return Math.round((models + judges) * 100 * 1e6) / 1e6;
+}
+
+describe('Judging through the local host', () => {
+  it('answers 3 models and 2 judges with 6 evaluations, each in both orders, a ranking, and charges the judge calls', async () => {
+    // Prepare
+    const before = await balanceMicro();
+
+    // Act
+    const answer = await post(body({ judges: JUDGES }));
+
+    // Assess
+    expect(answer.status).toBe(200);
+    expect(Object.keys(answer.body).sort()).toEqual(['creditsUsed', 'evaluations', 'promptLogId', 'ranking', 'results']);
+    expect(answer.body.results.map((r: { status: string }) => r.status)).toEqual(['completed', 'completed', 'completed']);
+    const evaluations = answer.body.evaluations as Evaluation[];
+    expect(evaluations).toHaveLength(6);
+    for (const evaluation of evaluations) {
+      expect(JUDGES).toContain(evaluation.judgeModelId);
+      expect(evaluation.status).toBe('completed');
+      expect(evaluation.orders).toHaveLength(2);
+      expect(evaluation.orders.map((o) => [o.answerA, o.answerB])).toEqual([
+        [evaluation.modelA, evaluation.modelB],
+        [evaluation.modelB, evaluation.modelA],
+      ]);
+      for (const order of evaluation.orders) {
+        expect(order).toMatchObject({ status: 'completed', verdict: { winner: expect.stringMatching(/^(A|B|tie)$/) } });
+        expect(order.tokensIn).toBeGreaterThan(0);
+      }
+      // The simulator's judges always answer A: the position swap makes every pair a tie.
+      expect(evaluation).toMatchObject({ winner: 'tie', consistent: false });
+    }
+    expect(answer.body.ranking).toHaveLength(3);
+    expect(answer.body.ranking.map((r: { modelId: string }) => r.modelId).sort()).toEqual([...body().models as string[]].sort());
+    expect(answer.body.ranking.every((r: { winRate: number; evaluations: number }) => r.winRate === 0.5 && r.evaluations === 4)).toBe(true);
+
+    // 3 model calls and judges x n(n-1) = 12 judge calls reached the providers.
+    expect(host.simulator.calls()).toHaveLength(3 + 12);
+    expect(answer.body.creditsUsed).toBeCloseTo(expectedCredits(answer), 6);
+    expect(before - (await balanceMicro())).toBe(Math.round(answer.body.creditsUsed * 1e6));
+  });
+
+  it('keeps the evaluations in the prompt log, and without zero data retention their reasoning too', async () => {
+    const answer = await post(body({ judges: JUDGES, zero_data_retention: false }));
+
+    const log = (await host.gateway.promptLogs.get(answer.body.promptLogId)) as any;
+    expect(log.judges).toEqual(JUDGES);
+    expect(log.evaluations).toHaveLength(6);
+    expect(log.content.evaluations).toEqual(answer.body.evaluations);
+    expect(log.content.ranking).toEqual(answer.body.ranking);
+  });
+
+  it('keeps no verdict, score or reasoning under zero data retention, only the judge calls\' usage', async () => {
+    const answer = await post(body({ judges: JUDGES, zero_data_retention: true }));
+
+    expect(answer.status).toBe(200);
+    const log = (await host.gateway.promptLogs.get(answer.body.promptLogId)) as any;
+    expect(log.content).toBeUndefined();
+    expect(log.evaluations).toHaveLength(6);
+    for (const entry of log.evaluations) {
+      expect(Object.keys(entry).sort()).toEqual(['judgeModelId', 'latencyMs', 'modelA', 'modelB', 'providerCost', 'status', 'tokensIn', 'tokensOut']);
+    }
+    const stored = JSON.stringify(log);
+    for (const evaluation of answer.body.evaluations as Evaluation[]) {
+      for (const order of evaluation.orders) expect(stored).not.toContain(order.verdict!.reasoning);
+    }
+  });
+
+  it('isolates a failing judge: its evaluations fail, cost nothing, and the request answers 200', async () => {
+    // Prepare: every call to the vendor model behind fam_c-4.1 fails.
+    host.simulator.setFault({ kind: 'status', status: 400, model: 'gpt-4.1' });
+
+    // Act
+    const answer = await post(body({ judges: JUDGES }));
+
+    // Assess
+    expect(answer.status).toBe(200);
+    const evaluations = answer.body.evaluations as Evaluation[];
+    expect(evaluations.filter((e) => e.judgeModelId === 'fam_c-4.1').map((e) => [e.status, e.winner, e.providerCost])).toEqual([
+      ['failed', null, 0],
+      ['failed', null, 0],
+      ['failed', null, 0],
+    ]);
+    expect(evaluations.filter((e) => e.judgeModelId === 'fam_a-haiku-4-5').every((e) => e.status === 'completed')).toBe(true);
+    expect(answer.body.creditsUsed).toBeCloseTo(expectedCredits(answer), 6);
+    expect(answer.body.ranking.every((r: { evaluations: number }) => r.evaluations === 2)).toBe(true);
+  });
+
+  it('carries a request too large for a workflow state by claim check, and leaves nothing behind', async () => {
+    // Prepare: a 64 KiB prompt is over the request's inline share of a state.
+    const written: string[] = [];
+    const put = host.claimCheck.put;
+    host.claimCheck.put = async (key, value) => {
+      written.push(key);
+      return put.call(host.claimCheck, key, value);
+    };
+
+    // Act
+    const answer = await post(body({ judges: JUDGES, prompt: 'x'.repeat(64 * 1024) }));
+    host.claimCheck.put = put;
+
+    // Assess
+    expect(answer.status).toBe(200);
+    expect(answer.body.evaluations).toHaveLength(6);
+    expect(written).toEqual([`${answer.body.promptLogId}/request.json`]);
+    expect(host.claimCheck.keys()).toEqual([]);
+  });
+});

@@ -1,0 +1,130 @@
+import { readFileSync } from 'node:fs';
+import { createConfig, lintFromString, type NormalizedProblem } from '@redocly/openapi-core';
+import { describe, expect, it } from 'vitest';
+import { ERROR_STATUSES, PROMPT_OPERATION, openApiDocument } from '../../shared/contract/openapi.js';
+import { promptRequestSchema } from '../../shared/contract/request-schema.js';
+import { ROOT, runTs } from '../support/processes.js';
+import { openApiProblems } from '../support/openapi-validator.js';
+
+/**
+ * The OpenAPI 3.1 document (shared/contract/openapi.ts): linted with Redocly's
+ * `recommended-strict` ruleset (every rule that warns is an error), generated from the
+ * contract schema, and complete against the README's error table. test/support/local.ts
+ * `post()` validates every end-to-end answer against it.
+ */
+
+/** Redocly's strict ruleset; `info-license` is off: the gateway is a private service with no licence to name. */
+async function lint(document: unknown): Promise<NormalizedProblem[]> {
+  const config = await createConfig({ extends: ['recommended-strict'], rules: { 'info-license': 'off' } });
+  return lintFromString({ source: JSON.stringify(document, null, 2), absoluteRef: `${ROOT}openapi.json`, config });
+}
+
+const describeProblems = (problems: NormalizedProblem[]) =>
+  problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer ?? '?'}`).join('\n');
+
+describe('OpenAPI document', () => {
+  it('passes Redocly recommended-strict with zero problems', async () => {
+    const problems = await lint(openApiDocument());
+    expect(describeProblems(problems)).toBe('');
+    expect(problems.filter((p) => p.severity === 'error')).toHaveLength(0);
+  });
+
+  it('is really linted: a broken copy gets errors', async () => {
+    const broken = openApiDocument();
+    const operation = broken.paths[PROMPT_OPERATION.path][PROMPT_OPERATION.method];
+    delete operation.responses['200'].description;
+    operation.responses['418'] = { $ref: '#/components/responses/DoesNotExist' };
+    broken.components.securitySchemes.bearerAuth.scheme = undefined;
+    const problems = await lint(broken);
+    const rules = new Set(problems.filter((p) => p.severity === 'error').map((p) => p.ruleId));
+    expect(rules.size).toBeGreaterThanOrEqual(2);
+    expect([...rules].join(' ')).toMatch(/no-unresolved-refs|struct/);
+  });
+
+  it('is OpenAPI 3.1 with the contract schema as the request body', () => {
+    const document = openApiDocument();
+    expect(document.openapi).toBe('3.1.0');
+    const { $id: _id, ...schema } = promptRequestSchema;
+    expect(document.components.schemas.PromptRequest).toEqual(schema);
+    const operation = document.paths['/api/v1/prompt'].post;
+    expect(operation.requestBody).toMatchObject({ required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/PromptRequest' } } } });
+    expect(Object.keys(document.paths)).toEqual(['/api/v1/prompt']);
+    expect(Object.keys(document.paths['/api/v1/prompt'])).toEqual(['post']);
+  });
+
+  it('declares bearer authentication for the operation', () => {
+    const document = openApiDocument();
+    expect(document.components.securitySchemes).toEqual({ bearerAuth: expect.objectContaining({ type: 'http', scheme: 'bearer' }) });
+    expect(document.security).toEqual([{ bearerAuth: [] }]);
+  });
+
+  it("documents every status and code of the README's error table", () => {
+    const readme = readFileSync(`${ROOT}README.md`, 'utf8');
+    const section = readme.slice(readme.indexOf('### Endpoint and errors'), readme.indexOf('### Limits'));
+    const rows = [...section.matchAll(/^\| (\d{3}) \| `([a-z_]+)` \|/gm)].map((m) => [m[1] as string, m[2] as string] as const);
+    expect(rows.length).toBeGreaterThanOrEqual(10);
+    const document = openApiDocument();
+    const responses = document.paths['/api/v1/prompt'].post.responses;
+    for (const [status, code] of rows) {
+      expect(responses[status], `status ${status}`).toBeDefined();
+      const spec = ERROR_STATUSES.find((s) => s.status === status);
+      expect(spec?.codes, `codes of ${status}`).toContain(code);
+    }
+    // 402 carries the estimate and the balance at the top level, as numbers.
+    expect(document.components.schemas.InsufficientCreditsError).toMatchObject({
+      required: ['error', 'estimatedCreditsRequired', 'balance'],
+      properties: { estimatedCreditsRequired: { type: 'number' }, balance: { type: 'number' } },
+    });
+  });
+
+  it('infra/openapi.ts prints the document as JSON', async () => {
+    const { code, stdout } = await runTs('infra/openapi.ts', [], {});
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toEqual(JSON.parse(JSON.stringify(openApiDocument())));
+  });
+});
+
+describe('Validating answers against the document', () => {
+  const json = { 'content-type': 'application/json; charset=utf-8' };
+  const completed = { modelId: 'fam_c-5.4', status: 'completed', output: 'Hi', tokensIn: 3, tokensOut: 2, latencyMs: 10, providerCost: 0.0001 };
+  const failed = {
+    modelId: 'fam_a-opus-4-6',
+    status: 'failed',
+    output: '',
+    tokensIn: 0,
+    tokensOut: 0,
+    latencyMs: 10,
+    providerCost: 0,
+    error: { code: 'upstream_error', message: 'Overloaded', upstreamStatus: 529 },
+  };
+  const success = { promptLogId: 'pl_01KAQ4J3ZQ5M6V7Y8X9W0T1S2R', results: [completed, failed], evaluations: [], creditsUsed: 0.01 };
+
+  it('accepts a documented success and error', () => {
+    expect(openApiProblems({ status: 200, headers: json, body: success })).toEqual([]);
+    expect(openApiProblems({ status: 200, headers: json, body: { ...success, results: [{ ...completed, providerCost: null }] } })).toEqual([]);
+    expect(openApiProblems({ status: 400, headers: json, body: { error: { code: 'invalid_request', message: 'x', details: [{ field: '/prompt', message: 'is required' }] } } })).toEqual([]);
+    expect(
+      openApiProblems({ status: 402, headers: json, body: { error: { code: 'insufficient_credits', message: 'x' }, estimatedCreditsRequired: 2, balance: 1 } }),
+    ).toEqual([]);
+    expect(openApiProblems({ status: 431, headers: json, body: { error: { code: 'bad_request', message: 'x' } } })).toEqual([]);
+  });
+
+  it.each([
+    ['an undocumented success status', 201, success],
+    ['a missing field', 200, { ...success, creditsUsed: undefined }],
+    ['an unknown field', 200, { ...success, extra: 1 }],
+    ['a failed result without its error', 200, { ...success, results: [{ ...failed, error: undefined }] }],
+    ['a failed result that costs something', 200, { ...success, results: [{ ...failed, providerCost: 0.1 }] }],
+    ['another status value', 200, { ...success, results: [{ ...completed, status: 'pending' }] }],
+    ['a 402 without the estimate', 402, { error: { code: 'insufficient_credits', message: 'x' }, balance: 1 }],
+    ['a code of another status', 401, { error: { code: 'invalid_request', message: 'x' } }],
+    ['an error body with extra fields', 400, { error: { code: 'invalid_request', message: 'x', stack: 'at …' } }],
+  ])('rejects %s', (_name, status, body) => {
+    expect(openApiProblems({ status, headers: json, body: JSON.parse(JSON.stringify(body)) })).not.toEqual([]);
+  });
+
+  it('rejects a body that is not JSON and a 405 without Allow', () => {
+    expect(openApiProblems({ status: 400, headers: { 'content-type': 'text/html' }, body: { error: { code: 'invalid_request', message: 'x' } } })).not.toEqual([]);
+    expect(openApiProblems({ status: 405, headers: json, body: { error: { code: 'method_not_allowed', message: 'x' } } })).toEqual(['header allow is missing (response 405)']);
+  });
+});

@@ -1,0 +1,235 @@
+import type { IncomingMessage } from 'node:http';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { Tracer } from '@aws-lambda-powertools/tracer';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createApiHandler } from '../../functions/api.js';
+import { lazyAsync } from '../../functions/lazy.js';
+import { apiHooks, METRIC, type Observability } from '../../functions/observability.js';
+import { lambdaContext, toProxyEvent } from '../../infra/local/lambda-events.js';
+import type { PromptResponse } from '../../shared/compare/prompt-service.js';
+import type { Gateway } from '../../shared/gateway.js';
+import { ProviderSecretError } from '../../shared/secrets/provider-keys.js';
+import { body } from '../support/fixtures.js';
+
+/** Strings that must never reach stdout or stderr: the prompt, an output, the key, the Authorization header. */
+const PROMPT = 'PROMPT-CONTENT-7f3a: compare these';
+const OUTPUT = 'OUTPUT-CONTENT-91cc';
+const API_KEY = 'mcg_KEY-CONTENT-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
+const FORBIDDEN = [PROMPT, 'PROMPT-CONTENT', OUTPUT, 'OUTPUT-CONTENT', API_KEY, 'KEY-CONTENT', 'Bearer', 'authorization'];
+
+const RESPONSE: PromptResponse = {
+  promptLogId: 'pl_01KAQ4J3ZQ5M6V7Y8X9W0T1S2R',
+  results: [
+    { modelId: 'fam_c-5.4', status: 'completed', output: OUTPUT, tokensIn: 12, tokensOut: 80, latencyMs: 450, providerCost: 0.0012 },
+    // The vendor spelling of fam_a-opus-4-6: the metric dimension is the canonical ID.
+    {
+      modelId: 'claude-opus-4-6',
+      status: 'failed',
+      output: '',
+      tokensIn: 0,
+      tokensOut: 0,
+      latencyMs: 612,
+      providerCost: 0,
+      error: { code: 'upstream_error', message: 'Overloaded', upstreamStatus: 529 },
+    },
+    { modelId: 'fam_b-3.1-pro', status: 'completed', output: OUTPUT, tokensIn: 12, tokensOut: 5, latencyMs: 300, providerCost: null },
+  ],
+  evaluations: [],
+  creditsUsed: 0.12,
+};
+
+interface Emf {
+  _aws: { CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[] };
+  [field: string]: unknown;
+}
+
+let output: string[];
+
+beforeEach(() => {
+  output = [];
+  const capture = (chunk: unknown) => {
+    output.push(String(chunk));
+    return true;
+  };
+  vi.spyOn(process.stdout, 'write').mockImplementation(capture);
+  vi.spyOn(process.stderr, 'write').mockImplementation(capture);
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+  vi.unstubAllEnvs();
+});
+
+/** Fresh Powertools instances, as a new Lambda container has; the logger at DEBUG so that every line it could print is checked. */
+function newObservability(): Observability {
+  return {
+    logger: new Logger({ serviceName: 'model-compare-gateway', logLevel: 'DEBUG' }),
+    metrics: new Metrics({ namespace: 'GatewayTest', serviceName: 'model-compare-gateway' }),
+    tracer: new Tracer({ serviceName: 'model-compare-gateway' }),
+  };
+}
+
+function event(requestId: string) {
+  const req = {
+    method: 'POST',
+    url: '/api/v1/prompt',
+    rawHeaders: ['Content-Type', 'application/json', 'Authorization', `Bearer ${API_KEY}`, 'Idempotency-Key', 'idem-1'],
+    headers: {},
+  } as unknown as IncomingMessage;
+  const prompt = body({ prompt: PROMPT, models: ['fam_c-5.4', 'claude-opus-4-6', 'fam_b-3.1-pro'] });
+  return toProxyEvent(req, JSON.stringify(prompt), '/api/v1/prompt', { accountId: 'acct_1' }, requestId);
+}
+
+function fakeGateway(submit: () => Promise<PromptResponse>): Gateway {
+  return { prompts: { submit } } as unknown as Gateway;
+}
+
+/** Every EMF document written to stdout. */
+function emfDocuments(): Emf[] {
+  return output
+    .flatMap((chunk) => chunk.split('\n'))
+    .filter((line) => line.startsWith('{') && line.includes('"_aws"'))
+    .map((line) => JSON.parse(line) as Emf);
+}
+
+function metricNames(doc: Emf): string[] {
+  return doc._aws.CloudWatchMetrics[0]!.Metrics.map((m) => m.Name);
+}
+
+function expectNoContent(): void {
+  const all = output.join('');
+  for (const forbidden of FORBIDDEN) expect(all.toLowerCase()).not.toContain(forbidden.toLowerCase());
+}
+
+describe('Handler: api, observability', () => {
+  it('emits per-model latency, tokens, cost and failures by model ID and status, and the credits charged, with no content', async () => {
+    // Prepare: a container Lambda started for this invocation (Powertools counts a cold start only then).
+    vi.stubEnv('AWS_LAMBDA_INITIALIZATION_TYPE', 'on-demand');
+    const observe = newObservability();
+    const submit = vi.fn(async () => RESPONSE);
+    const handler = createApiHandler(() => fakeGateway(submit), observe.logger, apiHooks(observe));
+
+    // Act
+    const result = await handler(event('req-metrics'), lambdaContext('api', 'req-metrics'));
+
+    // Assess: the answer itself is unchanged.
+    expect(result.statusCode).toBe(200);
+    expect(JSON.parse(result.body)).toEqual(RESPONSE);
+    expect(submit).toHaveBeenCalledTimes(1);
+
+    const docs = emfDocuments();
+    for (const doc of docs) expect(doc._aws.CloudWatchMetrics[0]!.Namespace).toBe('GatewayTest');
+    const coldStart = docs.filter((d) => metricNames(d).includes('ColdStart'));
+    expect(coldStart).toHaveLength(1);
+
+    const perModel = docs.filter((d) => 'modelId' in d);
+    expect(perModel.map((d) => [d.modelId, d.status])).toEqual([
+      ['fam_c-5.4', 'completed'],
+      ['fam_a-opus-4-6', 'failed'],
+      ['fam_b-3.1-pro', 'completed'],
+    ]);
+    for (const doc of perModel) {
+      expect(doc._aws.CloudWatchMetrics[0]!.Dimensions).toEqual([['service', 'modelId', 'status']]);
+      expect(doc.service).toBe('model-compare-gateway');
+    }
+    const [gpt, claude, gemini] = perModel;
+    expect(gpt).toMatchObject({ ModelLatency: 450, ModelTokensIn: 12, ModelTokensOut: 80, ModelCost: 0.0012, ModelFailures: 0 });
+    expect(claude).toMatchObject({ ModelLatency: 612, ModelTokensIn: 0, ModelTokensOut: 0, ModelCost: 0, ModelFailures: 1 });
+    // Unknown cost (usage missing) is no data point rather than a false zero.
+    expect(gemini).toMatchObject({ ModelLatency: 300, ModelFailures: 0 });
+    expect(gemini).not.toHaveProperty('ModelCost');
+    expect(gpt!._aws.CloudWatchMetrics[0]!.Metrics).toEqual(
+      expect.arrayContaining([
+        { Name: METRIC.modelLatency, Unit: 'Milliseconds' },
+        { Name: METRIC.modelTokensIn, Unit: 'Count' },
+        { Name: METRIC.modelTokensOut, Unit: 'Count' },
+        { Name: METRIC.modelCost, Unit: 'None' },
+        { Name: METRIC.modelFailures, Unit: 'Count' },
+      ]),
+    );
+
+    const perRequest = docs.filter((d) => metricNames(d).includes(METRIC.creditsCharged));
+    expect(perRequest).toHaveLength(1);
+    expect(perRequest[0]!._aws.CloudWatchMetrics[0]!.Dimensions).toEqual([['service']]);
+    expect(perRequest[0]).toMatchObject({ CreditsCharged: 0.12, Requests: 1, ClientErrors: 0, ServerErrors: 0 });
+    expect(docs).toHaveLength(1 + 3 + 1);
+
+    expectNoContent();
+  });
+
+  it('answers 503 with the error body when the provider secret cannot be read, logs no detail of it, and retries on the next invocation', async () => {
+    // Prepare: the first build fails (as a failed GetSecretValue does), the second succeeds.
+    const observe = newObservability();
+    const build = vi
+      .fn<() => Promise<Gateway>>()
+      .mockRejectedValueOnce(new ProviderSecretError('Reading the provider secret failed: AccessDeniedException', { cause: new Error(`denied ${API_KEY}`) }))
+      .mockResolvedValue(fakeGateway(async () => RESPONSE));
+    const handler = createApiHandler(lazyAsync(build), observe.logger, apiHooks(observe));
+
+    // Act
+    const failed = await handler(event('req-503'), lambdaContext('api', 'req-503'));
+    const failedOutput = output.join('');
+    const retried = await handler(event('req-after'), lambdaContext('api', 'req-after'));
+
+    // Assess
+    expect(failed.statusCode).toBe(503);
+    expect(failed.headers).toMatchObject({ 'Retry-After': '5' });
+    expect(JSON.parse(failed.body)).toEqual({
+      error: { code: 'service_unavailable', message: 'The gateway could not load its configuration; retry shortly. Nothing was charged' },
+    });
+    expect(failed.body).not.toContain('AccessDenied');
+    expect(retried.statusCode).toBe(200);
+    expect(build).toHaveBeenCalledTimes(2);
+
+    // The error line carries the request ID (injectLambdaContext) and the error's name, not its cause.
+    const errorLine = failedOutput.split('\n').find((line) => line.includes('Gateway not available'));
+    expect(errorLine).toBeDefined();
+    expect(JSON.parse(errorLine!)).toMatchObject({ level: 'ERROR', function_request_id: 'req-503', errorName: 'ProviderSecretError' });
+    const failedRequest = emfDocuments().find((d) => metricNames(d).includes(METRIC.requests) && d.ServerErrors === 1);
+    expect(failedRequest).toMatchObject({ Requests: 1, ClientErrors: 0, ServerErrors: 1 });
+    expect(failedRequest).not.toHaveProperty(METRIC.creditsCharged);
+    expectNoContent();
+  });
+
+  it('counts a refused request as a client error and emits no model metric for it', async () => {
+    const observe = newObservability();
+    const handler = createApiHandler(() => fakeGateway(async () => RESPONSE), observe.logger, apiHooks(observe));
+    const bad = event('req-400');
+    bad.body = JSON.stringify({ prompt: PROMPT, models: ['no-such-model'] });
+
+    const result = await handler(bad, lambdaContext('api', 'req-400'));
+
+    expect(result.statusCode).toBe(400);
+    const docs = emfDocuments();
+    expect(docs.filter((d) => 'modelId' in d)).toEqual([]);
+    expect(docs.find((d) => metricNames(d).includes(METRIC.requests))).toMatchObject({ Requests: 1, ClientErrors: 1, ServerErrors: 0 });
+    expectNoContent();
+  });
+});
+
+describe('Function: lazyAsync', () => {
+  it('builds once for concurrent and later callers', async () => {
+    const build = vi.fn(async () => ({ built: true }));
+    const get = lazyAsync(build);
+    const [a, b] = await Promise.all([get(), get()]);
+    expect(a).toBe(b);
+    expect(await get()).toBe(a);
+    expect(build).toHaveBeenCalledTimes(1);
+  });
+
+  it('forgets a failed build, including one that throws synchronously', async () => {
+    const build = vi
+      .fn<() => Promise<string>>()
+      .mockImplementationOnce(() => {
+        throw new Error('sync');
+      })
+      .mockRejectedValueOnce(new Error('async'))
+      .mockResolvedValue('ok');
+    const get = lazyAsync(build);
+    await expect(get()).rejects.toThrow('sync');
+    await expect(get()).rejects.toThrow('async');
+    expect(await get()).toBe('ok');
+    expect(await get()).toBe('ok');
+    expect(build).toHaveBeenCalledTimes(3);
+  });
+});

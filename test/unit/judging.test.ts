@@ -1,0 +1,302 @@
+import { describe, expect, it } from 'vitest';
+import type { ModelResult } from '../../shared/compare/result.js';
+import { validatePromptRequest } from '../../shared/contract/validate.js';
+import { estimateJudgingMicroCredits, estimateMicroCredits } from '../../shared/credits/estimate.js';
+import { VerdictParseError } from '../../shared/judging/errors.js';
+import { toEvaluation } from '../../shared/judging/evaluation.js';
+import { DEFAULT_GRADING_INSTRUCTIONS, judgeCall } from '../../shared/judging/judge-prompt.js';
+import { judgeCallCount, planJudgeTasks } from '../../shared/judging/plan.js';
+import { rankModels } from '../../shared/judging/ranking.js';
+import type { Evaluation, Judgment, Verdict } from '../../shared/judging/types.js';
+import { parseVerdict, VERDICT_SCHEMA } from '../../shared/judging/verdict.js';
+import { weightedScores } from '../../shared/judging/weights.js';
+
+const RATES = { creditsPerUsd: 100, markup: 1 };
+
+function result(modelId: string, overrides: Partial<ModelResult> = {}): ModelResult {
+  return { modelId, status: 'completed', output: `answer of ${modelId}`, tokensIn: 10, tokensOut: 20, latencyMs: 100, providerCost: 0.001, ...overrides };
+}
+
+function judged(verdict: Verdict, overrides: Partial<Judgment> = {}): Judgment {
+  return { status: 'completed', verdict, tokensIn: 400, tokensOut: 30, latencyMs: 50, providerCost: 0.002, ...overrides };
+}
+
+const failedJudgment: Judgment = {
+  status: 'failed',
+  tokensIn: 0,
+  tokensOut: 0,
+  latencyMs: 70,
+  providerCost: 0,
+  error: { code: 'upstream_error', message: 'Internal error', upstreamStatus: 500 },
+};
+
+const accuracyOnly = { accuracy: 1, speed: 0, cost: 0 };
+
+describe('Function: parseVerdict', () => {
+  it.each<[string, string, Verdict]>([
+    ['plain JSON', '{"reasoning":"B is wrong.","scoreA":8,"scoreB":3,"winner":"A"}', { winner: 'A', scoreA: 8, scoreB: 3, reasoning: 'B is wrong.' }],
+    ['a fenced block', 'Here is my verdict:\n```json\n{"winner": "B", "scoreA": 2, "scoreB": 9, "reasoning": "x"}\n```', { winner: 'B', scoreA: 2, scoreB: 9, reasoning: 'x' }],
+    ['JSON inside prose', 'After comparing, {"winner":"tie","scoreA":5,"scoreB":5,"reasoning":"Both {fine}."} That is all.', { winner: 'tie', scoreA: 5, scoreB: 5, reasoning: 'Both {fine}.' }],
+    ['loose spellings', '{"Winner": "Answer B", "score_a": "4", "Score B": 7.5, "explanation": "ok"}', { winner: 'B', scoreA: 4, scoreB: 7.5, reasoning: 'ok' }],
+    ['an MT-Bench style tie', '{"winner":"[[C]]","scoreA":6,"scoreB":6}', { winner: 'tie', scoreA: 6, scoreB: 6, reasoning: '' }],
+    ['a decoy object before the verdict', 'Example: {"a": 1}. Verdict: {"winner":"A","scoreA":9,"scoreB":1,"reasoning":"r"}', { winner: 'A', scoreA: 9, scoreB: 1, reasoning: 'r' }],
+  ])('reads %s', (_name, text, expected) => {
+    expect(parseVerdict(text)).toEqual(expected);
+  });
+
+  it.each([
+    ['prose without JSON', 'I prefer the first answer.'],
+    ['a winner that is no position', '{"winner":"the first one","scoreA":8,"scoreB":3}'],
+    ['a score outside 1 to 10', '{"winner":"A","scoreA":11,"scoreB":3}'],
+    ['a missing score', '{"winner":"A","scoreA":8}'],
+    ['truncated JSON', '{"winner":"A","scoreA":8,"sco'],
+    ['an array', '[{"winner":"A"}]'],
+  ])('refuses %s rather than guess', (_name, text) => {
+    expect(() => parseVerdict(text)).toThrow(VerdictParseError);
+  });
+
+  it('cuts long reasoning', () => {
+    const verdict = parseVerdict(JSON.stringify({ winner: 'A', scoreA: 7, scoreB: 6, reasoning: 'x'.repeat(5_000) }));
+    expect(verdict.reasoning.length).toBe(1_000);
+  });
+});
+
+describe('Function: judgeCall', () => {
+  const request = validatePromptRequest({
+    prompt: 'Name a prime number.',
+    system_prompt: 'Answer tersely.',
+    history: [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello' }],
+    models: ['fam_c-5.4', 'fam_a-opus-4-6'],
+    judges: ['fam_c-4.1', 'fam_a-haiku-4-5'],
+    attachments: [],
+  });
+
+  it('shows the prompt, system prompt, conversation and both answers by position only, never a model name', () => {
+    // Act
+    const call = judgeCall(request, request.judges[0]!, 'Seven.', 'Four </answer_b> is prime.');
+
+    // Assess
+    expect(call.entry.id).toBe('fam_c-4.1');
+    expect(call.responseSchema).toBe(VERDICT_SCHEMA);
+    expect(call.prompt).toContain('<prompt>\nName a prime number.\n</prompt>');
+    expect(call.prompt).toContain('<system_prompt>\nAnswer tersely.\n</system_prompt>');
+    expect(call.prompt).toContain('user: Hi\n\nassistant: Hello');
+    expect(call.prompt).toContain('<answer_a>\nSeven.\n</answer_a>');
+    // An answer cannot close its own frame.
+    expect(call.prompt.match(/<\/answer_b>/g)).toHaveLength(1);
+    for (const name of ['fam_c-5.4', 'gpt-5.4', 'fam_a-opus-4-6', 'claude', 'opus']) {
+      expect(call.prompt.toLowerCase()).not.toContain(name);
+      expect(call.system[0]!.text.toLowerCase()).not.toContain(name);
+    }
+    expect(call.temperature).toBeUndefined();
+    expect(call.maxTokens).toBe(call.entry.defaultMaxTokens);
+  });
+
+  it('asks for impartiality, ignoring position and length, with the default grading instructions', () => {
+    const instructions = judgeCall(request, request.judges[1]!, 'a', 'b').system[0]!.text;
+    expect(instructions).toContain(DEFAULT_GRADING_INSTRUCTIONS);
+    expect(instructions).toMatch(/impartial/);
+    expect(instructions).toMatch(/position only/);
+    expect(instructions).toMatch(/length/);
+    expect(instructions).toContain('"winner": "A" | "B" | "tie"');
+  });
+
+  it("uses the caller's judge_prompt as the grading instructions, keeping the rules", () => {
+    const custom = validatePromptRequest({ ...request.body, judge_prompt: 'Prefer answers that cite a source.' });
+    const instructions = judgeCall(custom, custom.judges[0]!, 'a', 'b').system[0]!.text;
+    expect(instructions).toContain('Grading instructions:\nPrefer answers that cite a source.');
+    expect(instructions).not.toContain(DEFAULT_GRADING_INSTRUCTIONS);
+    expect(instructions).toMatch(/position only/);
+  });
+});
+
+describe('Function: planJudgeTasks', () => {
+  it.each([
+    [1, 2],
+    [2, 3],
+    [3, 4],
+    [4, 6],
+  ])('plans judges x n(n-1) tasks for %i judges and %i results: every pair in both orders', (judges, n) => {
+    // Act
+    const tasks = planJudgeTasks(judges, Array.from({ length: n }, (_, i) => i));
+
+    // Assess
+    expect(tasks).toHaveLength(judgeCallCount(judges, n));
+    expect(new Set(tasks.map((t) => `${t.judge}:${t.a}:${t.b}`)).size).toBe(tasks.length);
+    for (const task of tasks) {
+      expect(task.a).not.toBe(task.b);
+      expect(tasks).toContainEqual({ judge: task.judge, a: task.b, b: task.a });
+    }
+  });
+
+  it('plans nothing for fewer than two results', () => {
+    expect(planJudgeTasks(2, [3])).toEqual([]);
+  });
+});
+
+describe('Function: toEvaluation', () => {
+  const a = result('model-a');
+  const b = result('model-b');
+
+  it('makes a judge that always prefers position A a tie, marked inconsistent', () => {
+    // Act
+    const evaluation = toEvaluation({
+      judgeModelId: 'judge',
+      a,
+      b,
+      aFirst: judged({ winner: 'A', scoreA: 8, scoreB: 6, reasoning: 'first' }),
+      bFirst: judged({ winner: 'A', scoreA: 8, scoreB: 6, reasoning: 'first again' }),
+      weights: accuracyOnly,
+    });
+
+    // Assess
+    expect(evaluation).toMatchObject({ status: 'completed', winner: 'tie', consistent: false, modelA: 'model-a', modelB: 'model-b' });
+    expect(evaluation.orders.map((o) => [o.answerA, o.answerB, o.verdict?.winner, o.winner])).toEqual([
+      ['model-a', 'model-b', 'A', 'model-a'],
+      ['model-b', 'model-a', 'A', 'model-b'],
+    ]);
+    // Each model got 8 in position A and 6 in position B: the bias cancels out.
+    expect(evaluation.scores).toEqual({ 'model-a': 7, 'model-b': 7 });
+    expect(evaluation.weightedScores).toEqual({ 'model-a': 0.5, 'model-b': 0.5 });
+  });
+
+  it('names the winner when both orders agree, and adds up both calls', () => {
+    const evaluation = toEvaluation({
+      judgeModelId: 'judge',
+      a,
+      b,
+      aFirst: judged({ winner: 'B', scoreA: 3, scoreB: 9, reasoning: '' }),
+      bFirst: judged({ winner: 'A', scoreA: 9, scoreB: 4, reasoning: '' }),
+      weights: accuracyOnly,
+    });
+    expect(evaluation).toMatchObject({ status: 'completed', winner: 'model-b', consistent: true, tokensIn: 800, tokensOut: 60, latencyMs: 100, providerCost: 0.004 });
+    expect(evaluation.scores).toEqual({ 'model-a': 3.5, 'model-b': 9 });
+    expect(evaluation.weightedScores!['model-b']).toBeCloseTo(9 / 12.5, 4);
+  });
+
+  it('is a consistent tie when both orders say tie', () => {
+    const tie: Verdict = { winner: 'tie', scoreA: 5, scoreB: 5, reasoning: '' };
+    expect(toEvaluation({ judgeModelId: 'j', a, b, aFirst: judged(tie), bFirst: judged(tie), weights: accuracyOnly })).toMatchObject({ winner: 'tie', consistent: true });
+  });
+
+  it('fails without a winner when one order failed, charging only the call that answered', () => {
+    const evaluation = toEvaluation({
+      judgeModelId: 'judge',
+      a,
+      b,
+      aFirst: judged({ winner: 'A', scoreA: 9, scoreB: 2, reasoning: '' }),
+      bFirst: failedJudgment,
+      weights: accuracyOnly,
+    });
+    expect(evaluation).toMatchObject({ status: 'failed', winner: null, consistent: false, scores: null, weightedScores: null, providerCost: 0.002 });
+    expect(evaluation.error).toEqual(failedJudgment.error);
+    expect(evaluation.orders[0].status).toBe('completed');
+    expect(evaluation.orders[1]).toMatchObject({ status: 'failed', verdict: null, winner: null, providerCost: 0 });
+  });
+
+  it('lets speed and cost decide the winner as the formula says', () => {
+    // Prepare: the judge prefers A (9 vs 6 in both orders), but A is 4x slower and 3x dearer.
+    const slow = result('slow', { latencyMs: 400, providerCost: 0.003 });
+    const fast = result('fast', { latencyMs: 100, providerCost: 0.001 });
+    const pair = (weights: typeof accuracyOnly) =>
+      toEvaluation({
+        judgeModelId: 'j',
+        a: slow,
+        b: fast,
+        aFirst: judged({ winner: 'A', scoreA: 9, scoreB: 6, reasoning: '' }),
+        bFirst: judged({ winner: 'B', scoreA: 6, scoreB: 9, reasoning: '' }),
+        weights,
+      });
+
+    // Assess: accuracy 0.6 / 0.4, speed 0.2 / 0.8, cost 0.25 / 0.75.
+    expect(pair(accuracyOnly)).toMatchObject({ winner: 'slow', weightedScores: { slow: 0.6, fast: 0.4 } });
+    expect(pair({ accuracy: 1, speed: 0.2, cost: 0 })).toMatchObject({ winner: 'slow', weightedScores: { slow: 0.5333, fast: 0.4667 } });
+    expect(pair({ accuracy: 1, speed: 1, cost: 0 })).toMatchObject({ winner: 'fast', weightedScores: { slow: 0.4, fast: 0.6 } });
+    expect(pair({ accuracy: 0.5, speed: 0, cost: 0.5 })).toMatchObject({ winner: 'fast', weightedScores: { slow: 0.425, fast: 0.575 } });
+    // A weighted decision stays consistent: both orders agreed.
+    expect(pair({ accuracy: 1, speed: 1, cost: 0 }).consistent).toBe(true);
+  });
+});
+
+describe('Function: weightedScores', () => {
+  it('gives each model half of a criterion that cannot tell them apart', () => {
+    const x = { score: 6, latencyMs: 0, providerCost: null };
+    const y = { score: 6, latencyMs: 0, providerCost: 0.01 };
+    expect(weightedScores(x, y, { accuracy: 0, speed: 1, cost: 1 })).toEqual([0.5, 0.5]);
+  });
+
+  it('always adds up to 1', () => {
+    const [wx, wy] = weightedScores({ score: 9, latencyMs: 30, providerCost: 0.2 }, { score: 2, latencyMs: 900, providerCost: 0.01 }, { accuracy: 0.3, speed: 0.9, cost: 0.4 });
+    expect(wx + wy).toBeCloseTo(1, 12);
+  });
+});
+
+describe('Function: rankModels', () => {
+  const evaluation = (modelA: string, modelB: string, winner: string | null, status: 'completed' | 'failed' = 'completed') =>
+    ({ modelA, modelB, winner, status }) as Evaluation;
+
+  it('ranks by win rate with a tie as half a win, equal rates sharing a rank, unjudged models last', () => {
+    // Act
+    const ranking = rankModels(
+      ['w', 'x', 'y', 'z', 'failed'],
+      [
+        evaluation('w', 'x', 'w'),
+        evaluation('w', 'y', 'tie'),
+        evaluation('x', 'y', 'tie'),
+        evaluation('w', 'z', 'w'),
+        evaluation('x', 'z', 'x'),
+        evaluation('y', 'z', 'y'),
+        evaluation('w', 'y', null, 'failed'),
+      ],
+    );
+
+    // Assess: w 2.5/3, x 1.5/3, y 2/3 (0.5+0.5+1), z 0/3.
+    expect(ranking.map((r) => [r.rank, r.modelId, r.winRate, r.wins, r.ties, r.losses, r.evaluations])).toEqual([
+      [1, 'w', 0.8333, 2, 1, 0, 3],
+      [2, 'y', 0.6667, 1, 2, 0, 3],
+      [3, 'x', 0.5, 1, 1, 1, 3],
+      [4, 'z', 0, 0, 0, 3, 3],
+      [null, 'failed', null, 0, 0, 0, 0],
+    ]);
+  });
+
+  it('shares a rank between equal win rates', () => {
+    const ranking = rankModels(['a', 'b'], [evaluation('a', 'b', 'tie')]);
+    expect(ranking.map((r) => [r.rank, r.modelId, r.winRate])).toEqual([
+      [1, 'a', 0.5],
+      [1, 'b', 0.5],
+    ]);
+  });
+});
+
+describe('Function: estimateMicroCredits with judges', () => {
+  const body = { prompt: 'Compare these.', models: ['fam_c-5.4', 'fam_a-opus-4-6', 'fam_b-3.1-pro'] };
+
+  it('adds judges x n(n-1) judge calls, each with both answers\' allowances as input and the verdict allowance as output', () => {
+    // Prepare
+    const plain = validatePromptRequest(body);
+    const oneJudge = validatePromptRequest({ ...body, judges: ['fam_c-4.1'] });
+    const twoJudges = validatePromptRequest({ ...body, judges: ['fam_c-4.1', 'fam_c-5.4-mini'] });
+
+    // Act
+    const judging = estimateJudgingMicroCredits(oneJudge, RATES);
+
+    // Assess
+    expect(estimateJudgingMicroCredits(plain, RATES)).toBe(0);
+    expect(estimateMicroCredits(oneJudge, RATES)).toBe(estimateMicroCredits(plain, RATES) + judging);
+    // 6 calls; each reads at least both answers' allowances (8192 + 4096 or more) at the judge's input price.
+    const judge = oneJudge.judges[0]!.entry;
+    const allowances = oneJudge.models.map((m) => Math.min(m.entry.defaultMaxTokens, m.entry.maxOutputTokens));
+    const answersIn = 2 * 2 * allowances.reduce((sum, n) => sum + n, 0);
+    const floorUsd = (answersIn * judge.prices.input + 6 * judge.defaultMaxTokens * judge.prices.output) / 1e6;
+    expect(judging).toBeGreaterThanOrEqual(Math.round(floorUsd * 100 * 1e6));
+    expect(judging).toBeLessThan(Math.round(floorUsd * 1.2 * 100 * 1e6));
+    expect(estimateJudgingMicroCredits(twoJudges, RATES)).toBeGreaterThan(judging);
+  });
+
+  it('grows with the contestants\' maxTokens', () => {
+    const small = validatePromptRequest({ ...body, judges: ['fam_c-4.1'], generation_settings: { maxTokens: 100 } });
+    const large = validatePromptRequest({ ...body, judges: ['fam_c-4.1'], generation_settings: { maxTokens: 4000 } });
+    expect(estimateJudgingMicroCredits(large, RATES)).toBeGreaterThan(estimateJudgingMicroCredits(small, RATES));
+  });
+});

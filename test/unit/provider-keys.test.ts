@@ -1,0 +1,154 @@
+import { GetSecretValueCommand, ResourceNotFoundException, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { resolveModel } from '../../shared/catalog/index.js';
+import { loadConfig } from '../../shared/config.js';
+import type { Log } from '../../shared/log.js';
+import { createRouter } from '../../shared/providers/router.js';
+import { UpstreamError } from '../../shared/providers/errors.js';
+import { ProviderSecretError, parseProviderKeys, withProviderSecret } from '../../shared/secrets/provider-keys.js';
+
+const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:ProviderKeysSecret-AbCdEf';
+const OPENAI_KEY = 'sk-openai-SECRET-0123456789';
+const ANTHROPIC_KEY = 'sk-ant-SECRET-0123456789';
+
+const secrets = mockClient(SecretsManagerClient);
+
+/** A Log that keeps every line, to check that no key or secret text is in any of them. */
+function recordingLog(): Log & { lines: string[] } {
+  const lines: string[] = [];
+  const record = (message: string, ...extra: Record<string, unknown>[]) => lines.push(JSON.stringify([message, ...extra]));
+  return { lines, info: record, warn: record, error: record };
+}
+
+/** The api function's environment as the stack sets it: tables, secret ARN, no key variable. */
+const awsConfig = () => loadConfig({ PROVIDER_SECRET_ARN: SECRET_ARN, AWS_LAMBDA_FUNCTION_NAME: 'api', AWS_REGION: 'eu-west-1' });
+
+beforeEach(() => secrets.reset());
+afterEach(() => secrets.reset());
+
+describe('Function: withProviderSecret', () => {
+  it('reads the secret named by PROVIDER_SECRET_ARN and puts its keys into the providers', async () => {
+    // Prepare
+    secrets.on(GetSecretValueCommand).resolves({ SecretString: JSON.stringify({ OPENAI_API_KEY: OPENAI_KEY, ANTHROPIC_API_KEY: `${ANTHROPIC_KEY}\n` }) });
+    const log = recordingLog();
+
+    // Act
+    const config = await withProviderSecret(awsConfig(), { client: new SecretsManagerClient({ region: 'eu-west-1' }), log });
+
+    // Assess
+    expect(secrets.commandCalls(GetSecretValueCommand).map((call) => call.args[0].input)).toEqual([{ SecretId: SECRET_ARN }]);
+    expect(config.providers.openai.apiKey).toBe(OPENAI_KEY);
+    expect(config.providers.anthropic.apiKey).toBe(ANTHROPIC_KEY);
+    expect(config.providers.google.apiKey).toBeUndefined();
+    expect(log.lines.join('\n')).toContain('"openai","anthropic"');
+    expect(log.lines.join('\n')).not.toContain('SECRET');
+  });
+
+  it('creates its own client when given none (the SDK is mocked at the class, so no call leaves the process)', async () => {
+    secrets.on(GetSecretValueCommand).resolves({ SecretString: '{"GROQ_API_KEY":"gsk-1"}' });
+    const config = await withProviderSecret(awsConfig());
+    expect(config.providers.groq.apiKey).toBe('gsk-1');
+    expect(secrets.commandCalls(GetSecretValueCommand)).toHaveLength(1);
+  });
+
+  it('leaves the config alone and reads nothing without PROVIDER_SECRET_ARN (local mode)', async () => {
+    const local = loadConfig({ OPENAI_API_KEY: 'from-env' });
+    expect(await withProviderSecret(local)).toBe(local);
+    expect(secrets.commandCalls(GetSecretValueCommand)).toHaveLength(0);
+  });
+
+  it('lets a key in the secret replace one from the environment, and keeps the base URL', async () => {
+    secrets.on(GetSecretValueCommand).resolves({ SecretString: JSON.stringify({ OPENAI_API_KEY: OPENAI_KEY }) });
+    const env = loadConfig({ PROVIDER_SECRET_ARN: SECRET_ARN, OPENAI_API_KEY: 'from-env', OPENAI_BASE_URL: 'https://proxy.example/v1/' });
+    const config = await withProviderSecret(env);
+    expect(config.providers.openai).toEqual({ apiKey: OPENAI_KEY, baseUrl: 'https://proxy.example/v1' });
+  });
+
+  it('leaves a provider the secret has no key for unconfigured: its models fail with provider_not_configured', async () => {
+    // Prepare
+    secrets.on(GetSecretValueCommand).resolves({ SecretString: JSON.stringify({ OPENAI_API_KEY: OPENAI_KEY, MISTRAL_API_KEY: '  ' }) });
+    const route = createRouter(await withProviderSecret(awsConfig()));
+
+    // Act / Assess: routing in AWS has no simulator to fall back on.
+    expect(route(resolveModel('fam_c-5.4')!).endpoint.apiKey).toBe(OPENAI_KEY);
+    for (const id of ['fam_a-opus-4-6', 'fam_g-large']) {
+      let error: unknown;
+      try {
+        route(resolveModel(id)!);
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error).toBeInstanceOf(UpstreamError);
+      expect((error as UpstreamError).code).toBe('provider_not_configured');
+    }
+  });
+
+  it.each([
+    ['an AccessDenied', Object.assign(new Error('User: arn:aws:sts::1:assumed-role/x is not authorized'), { name: 'AccessDeniedException' }), /AccessDeniedException/],
+    ['a missing secret', new ResourceNotFoundException({ message: 'Secrets Manager can\'t find the specified secret.', $metadata: {} }), /ResourceNotFoundException/],
+  ])('rejects with a ProviderSecretError on %s, naming the SDK error', async (_, sdkError, pattern) => {
+    secrets.on(GetSecretValueCommand).rejects(sdkError);
+    const failure = withProviderSecret(awsConfig());
+    await expect(failure).rejects.toBeInstanceOf(ProviderSecretError);
+    await expect(failure).rejects.toThrow(pattern);
+  });
+
+  it('rejects a secret without a string value (binary)', async () => {
+    secrets.on(GetSecretValueCommand).resolves({ SecretBinary: new Uint8Array([1, 2, 3]) });
+    await expect(withProviderSecret(awsConfig())).rejects.toThrow(/no string value/);
+  });
+});
+
+describe('Function: parseProviderKeys', () => {
+  it('reads every <PROVIDER>_API_KEY name of shared/config.ts', () => {
+    const names = ['OPENAI', 'ANTHROPIC', 'GOOGLE', 'XAI', 'CEREBRAS', 'DEEPSEEK', 'MISTRAL', 'GROQ'];
+    const keys = parseProviderKeys(JSON.stringify(Object.fromEntries(names.map((n) => [`${n}_API_KEY`, `key-${n}`]))));
+    expect(keys).toEqual({
+      openai: 'key-OPENAI',
+      anthropic: 'key-ANTHROPIC',
+      google: 'key-GOOGLE',
+      xai: 'key-XAI',
+      cerebras: 'key-CEREBRAS',
+      deepseek: 'key-DEEPSEEK',
+      mistral: 'key-MISTRAL',
+      groq: 'key-GROQ',
+    });
+  });
+
+  it('ignores unknown fields and non-string values with a warning that names the fields, never a value', () => {
+    // Prepare: a typo, a number, and a key pasted as a field name.
+    const log = recordingLog();
+    const secret = JSON.stringify({ OPENAI_KEY: OPENAI_KEY, GROQ_API_KEY: 42, 'sk-ant-SECRET-pasted-as-name': '', XAI_API_KEY: 'xai-1' });
+
+    // Act
+    const keys = parseProviderKeys(secret, log);
+
+    // Assess
+    expect(keys).toEqual({ xai: 'xai-1' });
+    expect(log.lines).toHaveLength(1);
+    const [, fields] = JSON.parse(log.lines[0]!) as [string, { ignoredFields: string[]; otherIgnoredFields: number }];
+    expect(fields.ignoredFields).toEqual(['OPENAI_KEY', 'GROQ_API_KEY']);
+    expect(fields.otherIgnoredFields).toBe(1);
+    expect(log.lines[0]).not.toContain('SECRET');
+    expect(log.lines[0]).not.toContain('xai-1');
+  });
+
+  it.each([
+    ['not JSON', `{"OPENAI_API_KEY": "${OPENAI_KEY}"`, /not valid JSON/],
+    ['a JSON string', JSON.stringify(OPENAI_KEY), /must be a JSON object/],
+    ['a JSON array', JSON.stringify([OPENAI_KEY]), /must be a JSON object/],
+    ['null', 'null', /must be a JSON object/],
+  ])('rejects a secret that is %s, without quoting it', (_, secret, pattern) => {
+    let error: unknown;
+    try {
+      parseProviderKeys(secret);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ProviderSecretError);
+    expect((error as Error).message).toMatch(pattern);
+    expect((error as Error).message).not.toContain('SECRET');
+    expect((error as Error).cause).toBeUndefined();
+  });
+});

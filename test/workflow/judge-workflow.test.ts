@@ -1,0 +1,388 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGenerateHandler } from '../../functions/generate.js';
+import { createJudgeHandler } from '../../functions/judge.js';
+import { resolveIntrinsics, synthesizeWorkflow, type SynthesizedWorkflow } from '../../infra/local/workflow/definition.js';
+import { createLocalWorkflow, stackWorkflow, type LocalTaskHandlers } from '../../infra/local/workflow/runner.js';
+import { GatewayStack } from '../../infra/stack/gateway-stack.js';
+import { MemoryClaimCheck } from '../../shared/claim-check/memory.js';
+import type { PromptRequestBody } from '../../shared/contract/types.js';
+import { validatePromptRequest } from '../../shared/contract/validate.js';
+import { promptLogId } from '../../shared/ids.js';
+import { WorkflowFailedError } from '../../shared/judging/errors.js';
+import { runJudgedComparison } from '../../shared/judging/judged-comparison.js';
+import { WORKFLOW_LIMITS } from '../../shared/judging/limits.js';
+import { VERDICT_SCHEMA } from '../../shared/judging/verdict.js';
+import { weightedScores } from '../../shared/judging/weights.js';
+import { WorkflowTasks } from '../../shared/judging/workflow-tasks.js';
+import type { WorkflowInput } from '../../shared/judging/workflow-types.js';
+import { silentLog } from '../../shared/log.js';
+import { UpstreamError } from '../../shared/providers/errors.js';
+import type { Router } from '../../shared/providers/router.js';
+import type { ModelCall, ModelReply } from '../../shared/providers/types.js';
+
+/**
+ * The judge workflow as the stack defines it, run by the local runner (aws-local-stepfunctions)
+ * with its Lambda tasks bound to the real generate and judge handlers; only the providers are
+ * fakes, so that each judge can behave as a test needs.
+ */
+
+type JudgeBehaviour = 'always-a' | 'longer' | 'fails' | 'prose';
+
+interface Fakes {
+  /** Output per canonical model ID; `Error` makes the model fail. */
+  outputs?: Record<string, string | Error>;
+  /** Extra latency per canonical model ID. */
+  delays?: Record<string, number>;
+  judges?: Record<string, JudgeBehaviour>;
+}
+
+interface Call {
+  modelId: string;
+  judge: boolean;
+}
+
+function between(prompt: string, tag: string): string {
+  const match = new RegExp(`<${tag}>\\n([\\s\\S]*)\\n</${tag}>`).exec(prompt);
+  if (!match) throw new Error(`no <${tag}> in the judge prompt`);
+  return match[1]!;
+}
+
+function reply(output: string, inputChars: number): ModelReply {
+  return {
+    output,
+    usage: { inputTokens: Math.ceil(inputChars / 4), cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: Math.ceil(output.length / 4), reasoningTokens: 0 },
+    warnings: [],
+  };
+}
+
+/** Providers as a Router: contestants answer from `outputs`, judges as their behaviour says. */
+function fakeRouter(fakes: Fakes, calls: Call[]): Router {
+  return (entry) => ({
+    endpoint: { baseUrl: 'http://fake.invalid', simulated: true },
+    adapter: {
+      async send(call: ModelCall): Promise<ModelReply> {
+        const judging = call.responseSchema === VERDICT_SCHEMA;
+        calls.push({ modelId: entry.id, judge: judging });
+        const delay = fakes.delays?.[entry.id];
+        if (delay) await new Promise((resolve) => setTimeout(resolve, delay));
+        if (!judging) {
+          const output = fakes.outputs?.[entry.id] ?? `An answer from ${entry.id}.`;
+          if (output instanceof Error) throw output;
+          return reply(output, call.prompt.length);
+        }
+        const a = between(call.prompt, 'answer_a');
+        const b = between(call.prompt, 'answer_b');
+        switch (fakes.judges?.[entry.id] ?? 'longer') {
+          case 'always-a':
+            return reply(JSON.stringify({ reasoning: 'A reads better.', scoreA: 8, scoreB: 6, winner: 'A' }), call.prompt.length);
+          case 'longer': {
+            const winner = a.length === b.length ? 'tie' : a.length > b.length ? 'A' : 'B';
+            const score = (text: string, other: string) => (text.length > other.length ? 9 : text.length === other.length ? 6 : 4);
+            // Prose around the JSON, as judges without native structured output write it.
+            return reply(`My verdict:\n${JSON.stringify({ reasoning: 'The longer one is fuller.', scoreA: score(a, b), scoreB: score(b, a), winner })}`, call.prompt.length);
+          }
+          case 'prose':
+            return reply('Both answers are fine, but I lean towards the first.', call.prompt.length);
+          case 'fails':
+            throw new UpstreamError('upstream_error', 'The judge is down', { upstreamStatus: 500 });
+        }
+      },
+    },
+  });
+}
+
+const NO_RETRY = { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 };
+
+function harness(fakes: Fakes, wrap: (handlers: LocalTaskHandlers) => LocalTaskHandlers = (h) => h) {
+  const calls: Call[] = [];
+  const claimCheck = new MemoryClaimCheck();
+  const tasks = new WorkflowTasks({ route: fakeRouter(fakes, calls), claimCheck, log: silentLog, retry: NO_RETRY });
+  const workflow = createLocalWorkflow(wrap({ generate: createGenerateHandler(() => tasks), judge: createJudgeHandler(() => tasks) }));
+  return {
+    calls,
+    claimCheck,
+    workflow,
+    judge: (body: Partial<PromptRequestBody> & Pick<PromptRequestBody, 'models' | 'judges'>) =>
+      runJudgedComparison(
+        validatePromptRequest({ prompt: 'Explain recursion.', ...body }),
+        { requestId: promptLogId(), deadlineAt: Date.now() + 20_000 },
+        { workflow, claimCheck, log: silentLog },
+      ),
+  };
+}
+
+const MODELS = ['fam_c-5.4', 'fam_a-opus-4-6', 'fam_b-3.1-pro'];
+const JUDGES = ['fam_c-4.1', 'fam_f-v4-pro'];
+/** Outputs of three lengths: the order of length is the order of the longer-answer judge. */
+const BY_LENGTH = { 'fam_c-5.4': 'Short.', 'fam_a-opus-4-6': 'A medium answer here.', 'fam_b-3.1-pro': 'The longest answer of all three, with details.' };
+
+describe('Workflow: judge workflow (synthesized definition, local runner)', () => {
+  beforeAll(async () => {
+    // Synthesizing the stack takes about a second; every run below shares it.
+    await stackWorkflow();
+  }, 60_000);
+
+  it('runs Generate then Judge end to end: every judge x every pair x both orders, one evaluation per judge and pair', async () => {
+    // Prepare
+    const { judge, calls, claimCheck } = harness({ outputs: BY_LENGTH });
+
+    // Act
+    const { results, evaluations, ranking } = await judge({ models: MODELS, judges: JUDGES });
+
+    // Assess
+    expect(results.map((r) => [r.modelId, r.status, r.output])).toEqual(MODELS.map((id) => [id, 'completed', BY_LENGTH[id as keyof typeof BY_LENGTH]]));
+    expect(calls.filter((c) => !c.judge)).toHaveLength(3);
+    expect(calls.filter((c) => c.judge)).toHaveLength(2 * 3 * 2);
+    expect(evaluations.map((e) => [e.judgeModelId, e.modelA, e.modelB])).toEqual([
+      ['fam_c-4.1', 'fam_c-5.4', 'fam_a-opus-4-6'],
+      ['fam_c-4.1', 'fam_c-5.4', 'fam_b-3.1-pro'],
+      ['fam_c-4.1', 'fam_a-opus-4-6', 'fam_b-3.1-pro'],
+      ['fam_f-v4-pro', 'fam_c-5.4', 'fam_a-opus-4-6'],
+      ['fam_f-v4-pro', 'fam_c-5.4', 'fam_b-3.1-pro'],
+      ['fam_f-v4-pro', 'fam_a-opus-4-6', 'fam_b-3.1-pro'],
+    ]);
+    for (const evaluation of evaluations) {
+      expect(evaluation.orders.map((o) => [o.answerA, o.answerB])).toEqual([
+        [evaluation.modelA, evaluation.modelB],
+        [evaluation.modelB, evaluation.modelA],
+      ]);
+      expect(evaluation.orders.every((o) => o.status === 'completed' && o.tokensIn > 0 && (o.providerCost ?? 0) > 0)).toBe(true);
+    }
+    expect(ranking.map((r) => r.modelId)).toEqual(['fam_b-3.1-pro', 'fam_a-opus-4-6', 'fam_c-5.4']);
+    expect(claimCheck.keys()).toEqual([]);
+  });
+
+  it('makes a judge that always prefers position A give only ties, each marked inconsistent', async () => {
+    const { judge } = harness({ outputs: BY_LENGTH, judges: { 'fam_c-4.1': 'always-a', 'fam_f-v4-pro': 'always-a' } });
+
+    const { evaluations, ranking } = await judge({ models: MODELS, judges: JUDGES });
+
+    expect(evaluations).toHaveLength(6);
+    for (const evaluation of evaluations) {
+      expect(evaluation).toMatchObject({ status: 'completed', winner: 'tie', consistent: false });
+      expect(evaluation.orders.map((o) => o.verdict?.winner)).toEqual(['A', 'A']);
+      expect(evaluation.orders.map((o) => o.winner)).toEqual([evaluation.modelA, evaluation.modelB]);
+    }
+    expect(ranking.map((r) => [r.rank, r.winRate, r.ties])).toEqual([
+      [1, 0.5, 4],
+      [1, 0.5, 4],
+      [1, 0.5, 4],
+    ]);
+  });
+
+  it('makes a judge that always prefers the longer answer give consistent wins', async () => {
+    const { judge } = harness({ outputs: BY_LENGTH, judges: { 'fam_c-4.1': 'longer', 'fam_f-v4-pro': 'longer' } });
+
+    const { evaluations, ranking } = await judge({ models: MODELS, judges: JUDGES });
+
+    for (const evaluation of evaluations) {
+      const longer = [evaluation.modelA, evaluation.modelB].sort((x, y) => BY_LENGTH[y as keyof typeof BY_LENGTH].length - BY_LENGTH[x as keyof typeof BY_LENGTH].length)[0];
+      expect(evaluation).toMatchObject({ status: 'completed', winner: longer, consistent: true });
+      expect(evaluation.scores).toEqual({ [longer!]: 9, [[evaluation.modelA, evaluation.modelB].find((m) => m !== longer)!]: 4 });
+    }
+    expect(ranking.map((r) => [r.rank, r.modelId, r.winRate, r.wins, r.losses])).toEqual([
+      [1, 'fam_b-3.1-pro', 1, 4, 0],
+      [2, 'fam_a-opus-4-6', 0.5, 2, 2],
+      [3, 'fam_c-5.4', 0, 0, 4],
+    ]);
+  });
+
+  it('lets judge_weights change the winner as the formula says', async () => {
+    // Prepare: the judge prefers the long answer, which is also much slower.
+    const fakes: Fakes = {
+      outputs: { 'fam_c-5.4': 'Short.', 'fam_a-opus-4-6': 'A much longer and more detailed answer.' },
+      delays: { 'fam_a-opus-4-6': 150 },
+    };
+    const models = ['fam_c-5.4', 'fam_a-opus-4-6'];
+
+    // Act
+    const byAccuracy = await harness(fakes).judge({ models, judges: ['fam_c-4.1'] });
+    const bySpeed = await harness(fakes).judge({ models, judges: ['fam_c-4.1'], judge_weights: { accuracy: 1, speed: 1 } });
+
+    // Assess
+    expect(byAccuracy.evaluations[0]).toMatchObject({ winner: 'fam_a-opus-4-6', consistent: true });
+    const evaluation = bySpeed.evaluations[0]!;
+    expect(evaluation).toMatchObject({ winner: 'fam_c-5.4', consistent: true });
+    const [fast, slow] = bySpeed.results;
+    const [wFast, wSlow] = weightedScores(
+      { score: evaluation.scores!['fam_c-5.4']!, latencyMs: fast!.latencyMs, providerCost: fast!.providerCost },
+      { score: evaluation.scores!['fam_a-opus-4-6']!, latencyMs: slow!.latencyMs, providerCost: slow!.providerCost },
+      { accuracy: 1, speed: 1, cost: 0 },
+    );
+    expect(evaluation.weightedScores).toEqual({ 'fam_c-5.4': Math.round(wFast * 1e4) / 1e4, 'fam_a-opus-4-6': Math.round(wSlow * 1e4) / 1e4 });
+    expect(wFast).toBeGreaterThan(wSlow);
+  });
+
+  it('isolates a failing contestant and failing judges: judges x n(n-1) calls for the n completed results', async () => {
+    // Prepare: 4 models, one of which fails; one judge answers, one is down, one writes prose.
+    const { judge, calls } = harness({
+      outputs: { ...BY_LENGTH, 'fam_g-large': new UpstreamError('invalid_request', 'Bad request', { upstreamStatus: 400 }) },
+      judges: { 'fam_c-4.1': 'longer', 'fam_f-v4-pro': 'fails', 'fam_b-3.5-flash': 'prose' },
+    });
+
+    // Act
+    const { results, evaluations, ranking } = await judge({ models: [...MODELS, 'fam_g-large'], judges: ['fam_c-4.1', 'fam_f-v4-pro', 'fam_b-3.5-flash'] });
+
+    // Assess
+    expect(results.map((r) => r.status)).toEqual(['completed', 'completed', 'completed', 'failed']);
+    expect(calls.filter((c) => c.judge)).toHaveLength(3 * 3 * 2);
+    expect(evaluations).toHaveLength(3 * 3);
+    expect(evaluations.some((e) => e.modelA === 'fam_g-large' || e.modelB === 'fam_g-large')).toBe(false);
+    const byJudge = (id: string) => evaluations.filter((e) => e.judgeModelId === id);
+    expect(byJudge('fam_c-4.1').every((e) => e.status === 'completed' && e.consistent)).toBe(true);
+    for (const e of byJudge('fam_f-v4-pro')) {
+      expect(e).toMatchObject({ status: 'failed', winner: null, providerCost: 0, error: { code: 'upstream_error', upstreamStatus: 500 } });
+    }
+    for (const e of byJudge('fam_b-3.5-flash')) {
+      expect(e).toMatchObject({ status: 'failed', winner: null, tokensIn: 0, providerCost: 0, error: { code: 'unparseable_verdict' } });
+    }
+    expect(ranking.find((r) => r.modelId === 'fam_g-large')).toMatchObject({ rank: null, winRate: null, evaluations: 0 });
+    expect(ranking[0]).toMatchObject({ modelId: 'fam_b-3.1-pro', winRate: 1, evaluations: 2 });
+  });
+
+  it('turns a task that throws into a failed item, never a failed execution', async () => {
+    // Prepare: the generate function crashes for one model, the judge function for one order.
+    const { judge } = harness({ outputs: BY_LENGTH }, (handlers) => ({
+      generate: async (event, context) => {
+        if (event.model.modelId === 'fam_a-opus-4-6') throw new TypeError('generate crashed');
+        return handlers.generate(event, context);
+      },
+      judge: async (event, context) => {
+        if (event.task.a === 2) throw new RangeError('judge crashed');
+        return handlers.judge(event, context);
+      },
+    }));
+
+    // Act
+    const { results, evaluations } = await judge({ models: MODELS, judges: ['fam_c-4.1'] });
+
+    // Assess
+    expect(results[1]).toMatchObject({ modelId: 'fam_a-opus-4-6', status: 'failed', error: { code: 'internal_error', message: expect.stringContaining('TypeError') } });
+    expect(evaluations).toHaveLength(1);
+    expect(evaluations[0]).toMatchObject({ modelA: 'fam_c-5.4', modelB: 'fam_b-3.1-pro', status: 'failed' });
+    expect(evaluations[0]!.orders[0].status).toBe('completed');
+    expect(evaluations[0]!.orders[1]).toMatchObject({ status: 'failed', error: { code: 'internal_error', message: expect.stringContaining('RangeError') } });
+  });
+
+  it('carries outputs totalling over 256 KiB and a large request by claim check, and deletes them when the request ends', async () => {
+    // Prepare: three outputs of 100 KiB (300 KiB together) and a 40 KiB prompt.
+    const big = (char: string, extra: number) => char.repeat(100 * 1024 + extra);
+    const outputs = { 'fam_c-5.4': big('a', 0), 'fam_a-opus-4-6': big('b', 10), 'fam_b-3.1-pro': big('c', 20) };
+    const { judge, claimCheck } = harness({ outputs });
+    const written: string[] = [];
+    const put = claimCheck.put.bind(claimCheck);
+    claimCheck.put = async (key, body) => {
+      written.push(key);
+      return put(key, body);
+    };
+
+    // Act
+    const { results, evaluations } = await judge({ models: MODELS, judges: ['fam_c-4.1'], prompt: 'p'.repeat(40 * 1024) });
+
+    // Assess
+    expect(results.map((r) => r.output)).toEqual(Object.values(outputs));
+    expect(evaluations.map((e) => [e.status, e.winner])).toEqual([
+      ['completed', 'fam_a-opus-4-6'],
+      ['completed', 'fam_b-3.1-pro'],
+      ['completed', 'fam_b-3.1-pro'],
+    ]);
+    expect(written.filter((k) => k.endsWith('/request.json'))).toHaveLength(1);
+    expect(written.filter((k) => k.includes('/results/'))).toHaveLength(3);
+    expect(claimCheck.keys()).toEqual([]);
+  });
+
+  it('judges nothing for a single model, and ranks it without a rank', async () => {
+    const { judge, calls } = harness({});
+
+    const { results, evaluations, ranking } = await judge({ models: ['fam_c-5.4'], judges: ['fam_c-4.1'] });
+
+    expect(results.map((r) => r.status)).toEqual(['completed']);
+    expect(calls.filter((c) => c.judge)).toHaveLength(0);
+    expect(evaluations).toEqual([]);
+    expect(ranking).toEqual([{ rank: null, modelId: 'fam_c-5.4', winRate: null, wins: 0, ties: 0, losses: 0, evaluations: 0 }]);
+  });
+
+  it('fails the execution, as Step Functions would, when a task answers more than 256 KiB', async () => {
+    // Prepare: a generate handler that ignores its inline budget.
+    const workflow = createLocalWorkflow({
+      generate: async (event) => ({ index: event.model.index, modelId: event.model.modelId, status: 'completed', result: { value: { output: 'x'.repeat(WORKFLOW_LIMITS.stateBytes) } as never } }),
+      judge: async (event) => ({ task: event.task, status: 'skipped' }),
+    });
+    const input: WorkflowInput = {
+      request: { value: { body: { prompt: 'p', models: ['fam_c-5.4'] } } },
+      context: { requestId: 'pl_x', generateDeadlineAt: Date.now() + 5_000, deadlineAt: Date.now() + 9_000, resultInlineBytes: 1024, judgmentInlineBytes: 1024 },
+      models: [{ index: 0, modelId: 'fam_c-5.4' }],
+      judgeTasks: [],
+    };
+
+    // Act / Assess
+    await expect(workflow.run(input, { executionName: 'pl_x' })).rejects.toThrow(WorkflowFailedError);
+    await expect(workflow.run(input, { executionName: 'pl_x' })).rejects.toMatchObject({ error: 'States.DataLimitExceeded' });
+  });
+});
+
+describe('Workflow: the definition the local runner executes', () => {
+  let template: Template;
+  let local: SynthesizedWorkflow;
+  let stack: GatewayStack;
+  const outdir = mkdtempSync(join(tmpdir(), 'workflow-synth-'));
+
+  beforeAll(async () => {
+    // What `cdk synth` does (cdk.json's feature flags; bundling skipped: the template is what matters).
+    const context = (JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as { context: Record<string, unknown> }).context;
+    const app = new App({ outdir, context: { ...context, 'aws:cdk:bundling-stacks': [] } });
+    stack = new GatewayStack(app, 'LocalGateway');
+    template = Template.fromJSON(app.synth().getStackArtifact(stack.artifactId).template as Record<string, unknown>);
+    local = await synthesizeWorkflow();
+  }, 60_000);
+
+  afterAll(() => {
+    rmSync(outdir, { recursive: true, force: true });
+  });
+
+  it('is the DefinitionString of the synthesized template', () => {
+    const machines = Object.values(template.findResources('AWS::StepFunctions::StateMachine'));
+    expect(machines).toHaveLength(1);
+    const deployed = JSON.parse(resolveIntrinsics(machines[0]!.Properties.DefinitionString) as string);
+    expect(local.definition).toEqual(deployed);
+    expect(Object.values(local.functions).sort()).toEqual(['generate', 'judge']);
+  });
+
+  it('is an Express state machine: Generate map then Judge map, logging every event without execution data, traced', () => {
+    template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
+      StateMachineType: 'EXPRESS',
+      TracingConfiguration: { Enabled: true },
+      LoggingConfiguration: { Level: 'ALL', IncludeExecutionData: false },
+    });
+    const states = local.definition.States as Record<string, Record<string, any>>;
+    expect(local.definition.StartAt).toBe('Generate');
+    expect(states.Generate).toMatchObject({ Type: 'Map', ItemsPath: '$.models', Next: 'Judge' });
+    expect(states.Judge).toMatchObject({ Type: 'Map', ItemsPath: '$.judgeTasks', End: true });
+    for (const [map, task] of [
+      ['Generate', 'GenerateModel'],
+      ['Judge', 'JudgePair'],
+    ] as const) {
+      const state = states[map]!.ItemProcessor.States[task];
+      expect(state.Resource).toBe('arn:aws:states:::lambda:invoke');
+      expect(state.Retry[0].ErrorEquals).toEqual(expect.arrayContaining(['Lambda.ServiceException', 'Lambda.TooManyRequestsException']));
+      expect(state.Catch).toEqual([expect.objectContaining({ ErrorEquals: ['States.ALL'] })]);
+    }
+  });
+
+  it('lets the api function start it synchronously, and gives every function the claim-check bucket', () => {
+    const apiRole = stack.resolve((stack.apiFunction.role!.node.defaultChild as any).logicalId);
+    const statements = Object.values(template.findResources('AWS::IAM::Policy'))
+      .filter((p) => p.Properties.Roles.some((r: { Ref: string }) => r.Ref === apiRole))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement);
+    expect(statements.some((s: { Action: unknown }) => JSON.stringify(s.Action).includes('states:StartSyncExecution'))).toBe(true);
+    for (const fn of [stack.apiFunction, stack.generateFunction, stack.judgeFunction]) {
+      const variables = template.toJSON().Resources[stack.resolve((fn.node.defaultChild as any).logicalId)].Properties.Environment.Variables;
+      expect(variables.CLAIM_CHECK_BUCKET).toEqual({ Ref: stack.resolve((stack.data.claimCheckBucket.node.defaultChild as any).logicalId) });
+    }
+  });
+});
