@@ -28,6 +28,8 @@ export interface GatewayConfig {
   creditsPerUsd: number;
   markup: number;
   requestDeadlineMs: number;
+  /** Local host only: how long an Allow decision of the authorizer is reused (API Gateway's cache in AWS). */
+  authorizerCacheSeconds: number;
   /** AWS only: the Secrets Manager secret holding the provider keys (PROVIDER_SECRET_ARN, set by the stack). */
   providerSecretArn?: string;
   /**
@@ -124,7 +126,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     region: optional(env, 'AWS_REGION') ?? optional(env, 'AWS_DEFAULT_REGION') ?? 'us-east-1',
     dataDir: optional(env, 'GATEWAY_DATA_DIR'),
     demoApiKey: optional(env, 'DEMO_API_KEY'),
-    demoCredits: positive(env, 'DEMO_CREDITS', 100),
+    demoCredits: positive(env, 'DEMO_CREDITS', 1000),
     tables: {
       accounts: optional(env, 'ACCOUNTS_TABLE') ?? 'gateway-accounts',
       apiKeys: optional(env, 'API_KEYS_TABLE') ?? 'gateway-api-keys',
@@ -143,6 +145,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     creditsPerUsd: positive(env, 'CREDITS_PER_USD', 100),
     markup: positive(env, 'MARKUP', 1),
     requestDeadlineMs: int(env, 'REQUEST_DEADLINE_MS', 25_000, 100),
+    authorizerCacheSeconds: int(env, 'AUTHORIZER_CACHE_SECONDS', 30),
     providerSecretArn: optional(env, 'PROVIDER_SECRET_ARN'),
     judgeWorkflowArn: optional(env, WORKFLOW_ENV.stateMachineArn),
     claimCheckBucket: optional(env, WORKFLOW_ENV.claimCheckBucket),

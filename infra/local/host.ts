@@ -13,7 +13,7 @@ import { createGateway, createWorkflowTasks, type Gateway } from '../../shared/g
 import { silentLog, type Log } from '../../shared/log.js';
 import { isSimulated } from '../../shared/providers/router.js';
 import { startSimulator, type Simulator } from './simulator/server.js';
-import { createLocalServer } from './server.js';
+import { cacheAuthorizer, createLocalServer } from './server.js';
 import { createTables, startEmbeddedStore, type EmbeddedStore } from './store.js';
 import { createLocalWorkflow } from './workflow/runner.js';
 
@@ -57,7 +57,10 @@ export async function startLocalHost(config: GatewayConfig, options: { log?: Log
   const gateway = createGateway(localConfig, { ...routerOptions, log, judging: { workflow, claimCheck } });
   const demo = await ensureDemoAccount(gateway, config);
   const server = createLocalServer(
-    { authorizer: createAuthorizer(() => gateway), api: createApiHandler(() => gateway, log) },
+    {
+      authorizer: cacheAuthorizer(createAuthorizer(() => gateway), config.authorizerCacheSeconds * 1000),
+      api: createApiHandler(() => gateway, log),
+    },
     log,
   );
   await listen(server, config.port);

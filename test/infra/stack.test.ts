@@ -733,6 +733,24 @@ describe('Stack: GatewayStack', () => {
           'AuthorizerFunction AwsSolutions-L1',
           'AuthorizerFunctionRole AwsSolutions-IAM5[Resource::*]',
           'AuthorizerFunctionRole AwsSolutions-IAM5[Resource::<DataapiKeysF790ECC1.Arn>/index/*]',
+          // The judge workflow's functions: the runtime and Lambda's X-Ray, as for every function.
+          'GenerateFunction AwsSolutions-L1',
+          'GenerateFunctionRole AwsSolutions-IAM5[Resource::*]',
+          'JudgeFunction AwsSolutions-L1',
+          'JudgeFunctionRole AwsSolutions-IAM5[Resource::*]',
+          // Claim-check objects (named per request) of the one bucket.
+          'ApiFunctionRole AwsSolutions-IAM5[Resource::<DataClaimCheckA9E48B77.Arn>/*]',
+          'GenerateFunctionRole AwsSolutions-IAM5[Resource::<DataClaimCheckA9E48B77.Arn>/*]',
+          'JudgeFunctionRole AwsSolutions-IAM5[Resource::<DataClaimCheckA9E48B77.Arn>/*]',
+          // Amazon Nova on Bedrock: the foundation models and the account's inference profiles, any region.
+          ...['ApiFunctionRole', 'GenerateFunctionRole', 'JudgeFunctionRole'].flatMap((role) => [
+            `${role} AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/amazon.nova-*]`,
+            `${role} AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*:<AWS::AccountId>:inference-profile/*amazon.nova-*]`,
+          ]),
+          // The state machine: log delivery and X-Ray on "*", versions and aliases of its two functions.
+          'Workflow/StateMachine/Role AwsSolutions-IAM5[Resource::*]',
+          'Workflow/StateMachine/Role AwsSolutions-IAM5[Resource::<GenerateFunctionD11A7A28.Arn>:*]',
+          'Workflow/StateMachine/Role AwsSolutions-IAM5[Resource::<JudgeFunction23E26E53.Arn>:*]',
           'Api/RestApi AwsSolutions-APIG2',
           'Api/RestApi AwsSolutions-COG4',
           'Api/RestApi AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
@@ -770,5 +788,11 @@ describe('Stack: GatewayStack settings', () => {
       Environment: { Variables: Match.objectLike({ REQUEST_DEADLINE_MS: '56000', RATE_LIMIT_RPM: '120' }) },
     });
     template.resourceCountIs('AWS::ApiGateway::Account', 0);
+    // The workflow the api function waits for, and each of its tasks, follow the integration timeout too.
+    const machine = Object.values(template.findResources('AWS::StepFunctions::StateMachine') as Resources)[0]!;
+    const definition = definitionOf(machine);
+    expect(definition.TimeoutSeconds).toBe(60);
+    const tasks = allStates(definition.States as Record<string, any>).filter(([, state]) => state.Type === 'Task');
+    expect(tasks.map(([, state]) => state.TimeoutSeconds)).toEqual([60, 60]);
   });
 });

@@ -4,7 +4,7 @@ import { assertMatchesOpenApi } from './openapi-validator.js';
 
 /** A configuration for tests: free ports, in-memory store, every provider simulated. */
 export function testConfig(env: Record<string, string> = {}): GatewayConfig {
-  return loadConfig({ PORT: '0', DYNAMODB_PORT: '0', SIMULATE_PROVIDERS: '1', ...env });
+  return loadConfig({ PORT: '0', DYNAMODB_PORT: '0', SIMULATE_PROVIDERS: '1', AUTHORIZER_CACHE_SECONDS: '0', ...env });
 }
 
 export async function startTestHost(env: Record<string, string> = {}): Promise<LocalHost> {
