@@ -32,7 +32,7 @@ function isObject(x: unknown): x is Json {
 let requestSeq = 0;
 
 /** Headers OpenAI sends with every answer (rate-limit headers included). */
-function responseHeaders(totalTokens: number): Record<string, string> {
+export function responseHeaders(totalTokens: number): Record<string, string> {
   return {
     'content-type': 'application/json',
     'x-request-id': `req_sim_${(++requestSeq).toString(36)}`,

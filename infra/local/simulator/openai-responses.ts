@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { openAiChat, openAiError } from './openai-chat.js';
+import { openAiChat, openAiError, responseHeaders } from './openai-chat.js';
 import type { Prepared, ProtocolHandler, Reply } from './server.js';
 import { countTokens, generateFromSchema, generateParagraph, truncateToTokens } from './text.js';
 
@@ -453,22 +453,6 @@ export function prepareResponses(input: unknown): Prepared {
 // Answer
 // ---------------------------------------------------------------------------
 
-let requestSeq = 0;
-
-function responseHeaders(totalTokens: number): Record<string, string> {
-  return {
-    'content-type': 'application/json',
-    'x-request-id': `req_sim_r${(++requestSeq).toString(36)}`,
-    'openai-version': '2020-10-01',
-    'openai-processing-ms': '1',
-    'x-ratelimit-limit-requests': '10000',
-    'x-ratelimit-remaining-requests': '9999',
-    'x-ratelimit-reset-requests': '6ms',
-    'x-ratelimit-limit-tokens': '30000000',
-    'x-ratelimit-remaining-tokens': String(Math.max(0, 30000000 - totalTokens)),
-    'x-ratelimit-reset-tokens': '0s',
-  };
-}
 
 function content(call: ResponsesCall): string {
   switch (call.format.type) {

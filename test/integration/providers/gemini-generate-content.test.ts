@@ -2,14 +2,12 @@ import { Ajv } from 'ajv';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startSimulator } from '../../../infra/local/simulator/server.js';
 import type { Simulator } from '../../../infra/local/simulator/server.js';
-import { resolveModel } from '../../../shared/catalog/index.js';
-import type { ModelEntry } from '../../../shared/catalog/types.js';
 import { providerCost } from '../../../shared/pricing/cost.js';
 import { ADAPTERS } from '../../../shared/providers/adapters.js';
 import { UpstreamError } from '../../../shared/providers/errors.js';
 import { geminiGenerateContent } from '../../../shared/providers/gemini-generate-content/index.js';
 import type { Endpoint, ModelCall } from '../../../shared/providers/types.js';
-
+import { catalogEntry as entry } from '../../support/model-calls.js';
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 const PDF = 'JVBERi0xLjQKJcfsj6IKMSAwIG9iago8PC9UeXBlL0NhdGFsb2c+PgplbmRvYmoKdHJhaWxlcgo8PC9Sb290IDEgMCBSPj4KJSVFT0YK';
 
@@ -21,12 +19,6 @@ const SCHEMA = {
 };
 
 let sim: Simulator;
-
-function entry(id: string): ModelEntry {
-  const found = resolveModel(id);
-  if (!found) throw new Error(`no catalog entry ${id}`);
-  return found;
-}
 
 function endpoint(): Endpoint {
   return { baseUrl: sim.baseUrl('google'), apiKey: 'test-key', simulated: true };

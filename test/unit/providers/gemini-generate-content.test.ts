@@ -1,9 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { resolveModel } from '../../../shared/catalog/index.js';
 import type { ModelEntry } from '../../../shared/catalog/types.js';
 import { providerCost } from '../../../shared/pricing/cost.js';
-import { UpstreamError } from '../../../shared/providers/errors.js';
 import { fromErrorResponse, parseDuration, retryDelayOf } from '../../../shared/providers/gemini-generate-content/errors.js';
 import { toGenerateContentRequest } from '../../../shared/providers/gemini-generate-content/request.js';
 import { fromGenerateContentResponse } from '../../../shared/providers/gemini-generate-content/response.js';
@@ -13,19 +11,13 @@ import { generateContentUrl } from '../../../shared/providers/gemini-generate-co
 import { toUsage } from '../../../shared/providers/gemini-generate-content/usage.js';
 import { schemaInstruction } from '../../../shared/providers/structured-output.js';
 import type { ModelCall } from '../../../shared/providers/types.js';
-
+import { catalogEntry as entry, thrownUpstream as thrown } from '../../support/model-calls.js';
 function fixture(name: string): unknown {
   return JSON.parse(readFileSync(new URL(`../../fixtures/gemini-generate-content/${name}.json`, import.meta.url), 'utf8')) as unknown;
 }
 
 function fixtureText(name: string): string {
   return readFileSync(new URL(`../../fixtures/gemini-generate-content/${name}.json`, import.meta.url), 'utf8');
-}
-
-function entry(id: string): ModelEntry {
-  const found = resolveModel(id);
-  if (!found) throw new Error(`no catalog entry ${id}`);
-  return found;
 }
 
 function call(overrides: Partial<ModelCall> = {}): ModelCall {
@@ -39,16 +31,6 @@ function call(overrides: Partial<ModelCall> = {}): ModelCall {
     tuning: {},
     ...overrides,
   };
-}
-
-function thrown(fn: () => unknown): UpstreamError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(UpstreamError);
-    return error as UpstreamError;
-  }
-  throw new Error('expected an UpstreamError');
 }
 
 const SCHEMA = {

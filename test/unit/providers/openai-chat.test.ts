@@ -1,7 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { describe, it, expect } from 'vitest';
-import { resolveModel } from '../../../shared/catalog/index.js';
-import type { ModelEntry } from '../../../shared/catalog/types.js';
 import { UpstreamError } from '../../../shared/providers/errors.js';
 import { dialectFor } from '../../../shared/providers/openai-chat/dialects.js';
 import { fromErrorResponse, vendorMessage } from '../../../shared/providers/openai-chat/errors.js';
@@ -10,7 +8,7 @@ import { fromChatResponse, toUsage } from '../../../shared/providers/openai-chat
 import { schemaInstruction } from '../../../shared/providers/structured-output.js';
 import type { ModelCall } from '../../../shared/providers/types.js';
 import { providerCost } from '../../../shared/pricing/cost.js';
-
+import { catalogEntry as entry } from '../../support/model-calls.js';
 const FIXTURES = new URL('../../fixtures/openai-chat/', import.meta.url);
 
 function fixture(name: string): unknown {
@@ -25,12 +23,6 @@ interface ErrorFixture {
 
 function errorFixture(name: string): ErrorFixture {
   return fixture(name) as ErrorFixture;
-}
-
-function entry(id: string): ModelEntry {
-  const found = resolveModel(id);
-  if (!found) throw new Error(`no catalog entry ${id}`);
-  return found;
 }
 
 function call(id: string, overrides: Partial<ModelCall> = {}): ModelCall {

@@ -1,7 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { resolveModel } from '../../../shared/catalog/index.js';
-import type { ModelEntry } from '../../../shared/catalog/types.js';
 import type { ModelTuning } from '../../../shared/contract/types.js';
 import { providerCost } from '../../../shared/pricing/cost.js';
 import { UpstreamError } from '../../../shared/providers/errors.js';
@@ -13,19 +11,13 @@ import { strictViolation } from '../../../shared/providers/openai-responses/stri
 import { toUsage } from '../../../shared/providers/openai-responses/usage.js';
 import { schemaInstruction } from '../../../shared/providers/structured-output.js';
 import type { Endpoint, ModelCall } from '../../../shared/providers/types.js';
-
+import { catalogEntry as entry, thrownUpstream as thrown } from '../../support/model-calls.js';
 function fixtureText(name: string): string {
   return readFileSync(new URL(`../../fixtures/openai-responses/${name}.json`, import.meta.url), 'utf8');
 }
 
 function fixture(name: string): Record<string, unknown> {
   return JSON.parse(fixtureText(name)) as Record<string, unknown>;
-}
-
-function entry(id: string): ModelEntry {
-  const found = resolveModel(id);
-  if (!found) throw new Error(`no catalog entry ${id}`);
-  return found;
 }
 
 function call(overrides: Partial<ModelCall> = {}): ModelCall {
@@ -39,16 +31,6 @@ function call(overrides: Partial<ModelCall> = {}): ModelCall {
     tuning: {},
     ...overrides,
   };
-}
-
-function thrown(fn: () => unknown): UpstreamError {
-  try {
-    fn();
-  } catch (error) {
-    expect(error).toBeInstanceOf(UpstreamError);
-    return error as UpstreamError;
-  }
-  throw new Error('expected an UpstreamError');
 }
 
 const SCHEMA = {
