@@ -7,7 +7,7 @@ import { ADAPTERS } from '../../../shared/providers/adapters.js';
 import { UpstreamError } from '../../../shared/providers/errors.js';
 import { geminiGenerateContent } from '../../../shared/providers/gemini-generate-content/index.js';
 import type { Endpoint, ModelCall } from '../../../shared/providers/types.js';
-import { catalogEntry as entry } from '../../support/model-calls.js';
+import { catalogEntry as entry, modelCall } from '../../support/model-calls.js';
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 const PDF = 'JVBERi0xLjQKJcfsj6IKMSAwIG9iago8PC9UeXBlL0NhdGFsb2c+PgplbmRvYmoKdHJhaWxlcgo8PC9Sb290IDEgMCBSPj4KJSVFT0YK';
 
@@ -25,16 +25,7 @@ function endpoint(): Endpoint {
 }
 
 function call(overrides: Partial<ModelCall> = {}): ModelCall {
-  return {
-    entry: entry('fam_b-3.5-flash'),
-    system: [],
-    history: [],
-    prompt: 'Compare two ways to cache HTTP responses.',
-    attachments: [],
-    maxTokens: 4096,
-    tuning: {},
-    ...overrides,
-  };
+  return modelCall('fam_b-3.5-flash', overrides);
 }
 
 function send(c: ModelCall = call(), signal: AbortSignal = new AbortController().signal) {

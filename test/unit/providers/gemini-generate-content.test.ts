@@ -11,7 +11,7 @@ import { generateContentUrl } from '../../../shared/providers/gemini-generate-co
 import { toUsage } from '../../../shared/providers/gemini-generate-content/usage.js';
 import { schemaInstruction } from '../../../shared/providers/structured-output.js';
 import type { ModelCall } from '../../../shared/providers/types.js';
-import { catalogEntry as entry, thrownUpstream as thrown } from '../../support/model-calls.js';
+import { catalogEntry as entry, thrownUpstream as thrown, modelCall } from '../../support/model-calls.js';
 function fixture(name: string): unknown {
   return JSON.parse(readFileSync(new URL(`../../fixtures/gemini-generate-content/${name}.json`, import.meta.url), 'utf8')) as unknown;
 }
@@ -21,16 +21,7 @@ function fixtureText(name: string): string {
 }
 
 function call(overrides: Partial<ModelCall> = {}): ModelCall {
-  return {
-    entry: entry('fam_b-3.5-flash'),
-    system: [],
-    history: [],
-    prompt: 'Compare two ways to cache HTTP responses.',
-    attachments: [],
-    maxTokens: 4096,
-    tuning: {},
-    ...overrides,
-  };
+  return modelCall('fam_b-3.5-flash', overrides);
 }
 
 const SCHEMA = {

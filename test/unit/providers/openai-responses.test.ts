@@ -11,7 +11,7 @@ import { strictViolation } from '../../../shared/providers/openai-responses/stri
 import { toUsage } from '../../../shared/providers/openai-responses/usage.js';
 import { schemaInstruction } from '../../../shared/providers/structured-output.js';
 import type { Endpoint, ModelCall } from '../../../shared/providers/types.js';
-import { catalogEntry as entry, thrownUpstream as thrown } from '../../support/model-calls.js';
+import { catalogEntry as entry, thrownUpstream as thrown, modelCall } from '../../support/model-calls.js';
 function fixtureText(name: string): string {
   return readFileSync(new URL(`../../fixtures/openai-responses/${name}.json`, import.meta.url), 'utf8');
 }
@@ -21,16 +21,7 @@ function fixture(name: string): Record<string, unknown> {
 }
 
 function call(overrides: Partial<ModelCall> = {}): ModelCall {
-  return {
-    entry: entry('fam_c-4.1'),
-    system: [],
-    history: [],
-    prompt: 'Compare two ways to cache HTTP responses.',
-    attachments: [],
-    maxTokens: 4096,
-    tuning: {},
-    ...overrides,
-  };
+  return modelCall('fam_c-4.1', overrides);
 }
 
 const SCHEMA = {
