@@ -57,7 +57,7 @@ export class CreditsService {
       if (error instanceof AccountMissingError) throw new AccountNotFoundError();
       throw error;
     }
-    // Posted with the settle entry (or by the reconciler): two ledger round trips fewer on the request path.
+    // Its ledger entry is written when the reservation closes (settle or release).
     return { accountId, requestId, reservation: { amountMicro: estimateMicro, at: entry.at } };
   }
 
@@ -75,8 +75,9 @@ export class CreditsService {
       chargedMicro,
       ...(chargedMicro > held ? { overrunMicro: chargedMicro - held } : {}),
     };
+    const reserve = this.reserveEntry(open);
     try {
-      await this.accounts.closeReservation(entry, open.reservation);
+      await this.accounts.closeReservation(reserve, entry, open.reservation);
     } catch (error) {
       if (!(error instanceof ConditionFailedError)) throw error;
       const previous = await this.findEntry(open.accountId, entry.entryId);
@@ -85,7 +86,7 @@ export class CreditsService {
       this.log.error('Settle found the reservation released', { accountId: open.accountId, requestId: open.requestId });
       return { chargedMicro: 0 };
     }
-    await this.post(this.reserveEntry(open), entry);
+    await this.post(reserve, entry);
     return { chargedMicro };
   }
 
@@ -106,13 +107,14 @@ export class CreditsService {
       for (const [requestId, reservation] of Object.entries(account.reservations ?? {})) {
         if (now - reservation.at < RESERVATION_TIMEOUT_MS) continue;
         const entry = { ...this.entry(account.accountId, 'release', reservation.amountMicro, requestId), requestId };
+        const reserve = this.reserveEntry({ accountId: account.accountId, requestId, reservation });
         try {
-          await this.accounts.closeReservation(entry, reservation);
+          await this.accounts.closeReservation(reserve, entry, reservation);
         } catch (error) {
           if (error instanceof ConditionFailedError) continue; // settled meanwhile
           throw error;
         }
-        await this.post(entry);
+        await this.post(reserve, entry);
         released++;
         this.log.warn('Released an abandoned reservation', { accountId: account.accountId, requestId, amountMicro: reservation.amountMicro });
       }
@@ -137,7 +139,7 @@ export class CreditsService {
     }
   }
 
-  /** The reserve entry of an open request, as reserve() wrote it. */
+  /** The reserve entry an open reservation stands for. */
   private reserveEntry(open: OpenRequest): LedgerEntry {
     return { ...this.entryAt(open.accountId, 'reserve', -open.reservation.amountMicro, open.reservation.at, open.requestId) };
   }

@@ -11,10 +11,11 @@ export interface Reservation {
 
 /**
  * Balances are integer micro-credits (1 credit = 1,000,000). Every change to the balance
- * is made together with an `unposted` ledger entry in the same single-item write; the
- * entry is then copied to the ledger and removed from here. So at every moment
- * balance = ledger sum + unposted entries not yet in the ledger, and after posting
- * (or a reconciler run) balance = ledger sum.
+ * is made together with its ledger entry in the same single-item write: an open
+ * reservation stands for its reserve entry; closing it (settle or release) writes both
+ * entries to `unposted`; they are then copied to the ledger and removed from here. So at
+ * every moment balance = ledger sum + unposted entries not yet in the ledger − open
+ * reservations, and once nothing is open or unposted, balance = ledger sum.
  */
 export interface Account {
   accountId: string;
@@ -124,7 +125,8 @@ export class AccountsRepository {
         new UpdateCommand({
           TableName: this.tableName,
           Key: { accountId: entry.accountId },
-          UpdateExpression: 'SET balanceMicro = balanceMicro - :amount, reservations.#request = :reservation, unposted.#entry = :entry',
+          // The reservation stands for its ledger entry until it closes (the item stays small).
+          UpdateExpression: 'SET balanceMicro = balanceMicro - :amount, reservations.#request = :reservation',
           ConditionExpression: [
             'attribute_exists(accountId)',
             // Concurrent requests can never jointly hold more than the balance.
@@ -132,8 +134,8 @@ export class AccountsRepository {
             // One reservation per request.
             'attribute_not_exists(reservations.#request)',
           ].join(' AND '),
-          ExpressionAttributeNames: { '#request': entry.requestId, '#entry': entry.entryId },
-          ExpressionAttributeValues: { ':amount': amount, ':reservation': { amountMicro: amount, at: entry.at }, ':entry': entry },
+          ExpressionAttributeNames: { '#request': entry.requestId },
+          ExpressionAttributeValues: { ':amount': amount, ':reservation': { amountMicro: amount, at: entry.at } },
           ReturnValues: 'UPDATED_NEW',
         }),
       );
@@ -149,20 +151,27 @@ export class AccountsRepository {
 
   /**
    * Closes a request's reservation with a settle (charge actual, return the rest) or a
-   * release entry (return it all). Throws ConditionFailedError when the reservation is
-   * no longer open, or no longer the one given: it was closed already.
+   * release entry (return it all); the reserve entry the reservation stood for becomes
+   * unposted with it. Throws ConditionFailedError when the reservation is no longer open,
+   * or no longer the one given: it was closed already.
    */
-  async closeReservation(entry: LedgerEntry & { requestId: string }, reservation: Reservation): Promise<number> {
+  async closeReservation(reserve: LedgerEntry, entry: LedgerEntry & { requestId: string }, reservation: Reservation): Promise<number> {
     try {
       const { Attributes } = await this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { accountId: entry.accountId },
-          UpdateExpression: 'SET balanceMicro = balanceMicro + :amount, unposted.#entry = :entry REMOVE reservations.#request',
+          UpdateExpression: 'SET balanceMicro = balanceMicro + :amount, unposted.#reserve = :reserve, unposted.#entry = :entry REMOVE reservations.#request',
           // Closing is idempotent: only the open reservation taken at `at` can be closed, once.
           ConditionExpression: 'reservations.#request.amountMicro = :held AND reservations.#request.#at = :at',
-          ExpressionAttributeNames: { '#request': entry.requestId, '#entry': entry.entryId, '#at': 'at' },
-          ExpressionAttributeValues: { ':amount': entry.amountMicro, ':entry': entry, ':held': reservation.amountMicro, ':at': reservation.at },
+          ExpressionAttributeNames: { '#request': entry.requestId, '#reserve': reserve.entryId, '#entry': entry.entryId, '#at': 'at' },
+          ExpressionAttributeValues: {
+            ':amount': entry.amountMicro,
+            ':reserve': reserve,
+            ':entry': entry,
+            ':held': reservation.amountMicro,
+            ':at': reservation.at,
+          },
           ReturnValues: 'UPDATED_NEW',
         }),
       );

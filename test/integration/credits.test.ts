@@ -43,11 +43,12 @@ async function expectConsistent(credits: CreditsService, accountId: string): Pro
   return account.balanceMicro;
 }
 
-/** Balance = ledger sum + the entries not posted yet (open reservations' entries are posted at settle). */
+/** Balance = ledger sum + the entries not posted yet − the open reservations (their entries are written when they close). */
 async function expectBalanced(credits: CreditsService, accountId: string): Promise<number> {
   const account = (await accounts.get(accountId))!;
   const unposted = Object.values(account.unposted).reduce((sum, e) => sum + e.amountMicro, 0);
-  expect((await credits.ledgerSum(accountId)) + unposted).toBe(account.balanceMicro);
+  const held = Object.values(account.reservations).reduce((sum, r) => sum + r.amountMicro, 0);
+  expect((await credits.ledgerSum(accountId)) + unposted - held).toBe(account.balanceMicro);
   return account.balanceMicro;
 }
 
