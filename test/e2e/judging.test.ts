@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LocalHost } from '../../infra/local/host.js';
 import type { Evaluation } from '../../shared/judging/types.js';
 import { body } from '../support/fixtures.js';
-import { startTestHost, type Answer } from '../support/local.js';
+import { post as postTo, startTestHost, type Answer } from '../support/local.js';
 
 /**
  * Judged requests through the local host: the same api handler, the stack's own workflow
@@ -25,16 +25,9 @@ beforeEach(() => {
 
 const JUDGES = ['fam_c-4.1', 'fam_a-haiku-4-5'];
 
-// The OpenAPI document does not describe `ranking` and the evaluation object yet, so these
-// answers are read directly rather than through support/local.ts's validating `post`.
-async function post(payload: unknown): Promise<Answer> {
-  const response = await fetch(`${host.url}/api/v1/prompt`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${host.demo.apiKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify(payload),
-  });
-  const text = await response.text();
-  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+/** Through support/local.ts's `post`, which validates every answer against the OpenAPI document. */
+function post(payload: unknown): Promise<Answer> {
+  return postTo(host, payload);
 }
 
 async function balanceMicro(): Promise<number> {
