@@ -13,7 +13,8 @@ import type { JudgingWorkflow } from '../judging/workflow-types.js';
 import type { Log } from '../log.js';
 import type { Router } from '../providers/router.js';
 import type { AccountsRepository } from '../storage/accounts.js';
-import type { PromptLogContent, PromptLogMeta, PromptLogsRepository } from '../storage/prompt-logs.js';
+import type { PromptLogsRepository } from '../storage/prompt-logs.js';
+import { toPromptLog } from './prompt-log.js';
 import type { RateLimitsRepository } from '../storage/rate-limits.js';
 import type { ModelResult } from './result.js';
 import { runModels } from './run-models.js';
@@ -121,14 +122,7 @@ export class PromptService {
     // Judge calls are charged like model calls; failed ones (and failed models) cost nothing.
     const chargedMicro = await this.settle(open, resultsCostUsd(results) + judgingCostUsd(evaluations));
 
-    // Judge calls' usage is kept like the models'; verdicts, scores and reasoning only without zero data retention.
-    const meta: PromptLogMeta & { evaluations?: EvaluationLog[] } = {
-      ...toLogMeta(promptLogId, accountId, request, results, chargedMicro, zeroDataRetention, receivedAt),
-      ...(judged ? { evaluations: evaluations.map(toEvaluationLog) } : {}),
-    };
-    const content: (PromptLogContent & { evaluations?: Evaluation[]; ranking?: RankingEntry[] }) | undefined = zeroDataRetention
-      ? undefined
-      : { ...toLogContent(request, results), ...(judged ? { evaluations, ranking } : {}) };
+    const { meta, content } = toPromptLog({ promptLogId, accountId, request, results, evaluations, ranking, chargedMicro, zeroDataRetention, receivedAt });
     await this.deps.promptLogs
       .put(meta, content)
       .catch((error: unknown) => log.error('Prompt log not written', { promptLogId, errorName: (error as Error).name }));
@@ -170,61 +164,4 @@ export class PromptService {
 /** What the completed results cost, USD; failed ones cost nothing. */
 function resultsCostUsd(results: readonly ModelResult[]): number {
   return results.reduce((sum, r) => sum + (r.status === 'completed' ? (r.providerCost ?? 0) : 0), 0);
-}
-
-/** An evaluation as the prompt log keeps it under any retention: who judged what, and the calls' usage. */
-type EvaluationLog = ReturnType<typeof toEvaluationLog>;
-
-function toEvaluationLog(evaluation: Evaluation) {
-  return {
-    judgeModelId: evaluation.judgeModelId,
-    modelA: evaluation.modelA,
-    modelB: evaluation.modelB,
-    status: evaluation.status,
-    tokensIn: evaluation.tokensIn,
-    tokensOut: evaluation.tokensOut,
-    latencyMs: evaluation.latencyMs,
-    providerCost: evaluation.providerCost,
-    ...(evaluation.error ? { errorCode: evaluation.error.code } : {}),
-  };
-}
-
-function toLogMeta(
-  promptLogId: string,
-  accountId: string,
-  request: PromptRequest,
-  results: ModelResult[],
-  creditsUsedMicro: number,
-  zeroDataRetention: boolean,
-  receivedAt: number,
-): PromptLogMeta {
-  return {
-    promptLogId,
-    accountId,
-    createdAt: new Date(receivedAt).toISOString(),
-    zeroDataRetention,
-    models: results.map((r) => ({
-      modelId: r.modelId,
-      status: r.status,
-      tokensIn: r.tokensIn,
-      tokensOut: r.tokensOut,
-      latencyMs: r.latencyMs,
-      providerCost: r.providerCost,
-      ...(r.error ? { errorCode: r.error.code } : {}),
-    })),
-    judges: request.judges.map((j) => j.requestedId),
-    creditsUsedMicro,
-  };
-}
-
-function toLogContent(request: PromptRequest, results: ModelResult[]): PromptLogContent {
-  const { body } = request;
-  return {
-    prompt: body.prompt,
-    systemPrompt: body.system_prompt,
-    history: body.history,
-    judgePrompt: body.judge_prompt,
-    attachments: body.attachments?.map((a) => ({ name: a.name, type: a.type, bytes: Math.floor((a.base64.length * 3) / 4) })),
-    outputs: results.filter((r) => r.status === 'completed').map((r) => ({ modelId: r.modelId, output: r.output })),
-  };
 }

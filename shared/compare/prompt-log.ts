@@ -1,0 +1,93 @@
+import type { PromptRequest } from '../contract/types.js';
+import type { Evaluation, RankingEntry } from '../judging/types.js';
+import type { PromptLogContent, PromptLogMeta } from '../storage/prompt-logs.js';
+import type { ModelResult } from './result.js';
+
+export interface PromptLogInput {
+  promptLogId: string;
+  accountId: string;
+  request: PromptRequest;
+  results: ModelResult[];
+  evaluations: Evaluation[];
+  ranking?: RankingEntry[];
+  chargedMicro: number;
+  zeroDataRetention: boolean;
+  receivedAt: number;
+}
+
+/**
+ * What the prompt log keeps of a request: metadata and usage always (judge calls' usage
+ * like the models'); prompt, system prompt, history, outputs, verdicts, scores and
+ * reasoning only without zero data retention.
+ */
+export function toPromptLog(input: PromptLogInput): {
+  meta: PromptLogMeta & { evaluations?: EvaluationLog[] };
+  content?: PromptLogContent & { evaluations?: Evaluation[]; ranking?: RankingEntry[] };
+} {
+  const { request, results, evaluations, ranking } = input;
+  const judged = request.judges.length > 0;
+  return {
+    meta: {
+      ...toLogMeta(input.promptLogId, input.accountId, request, results, input.chargedMicro, input.zeroDataRetention, input.receivedAt),
+      ...(judged ? { evaluations: evaluations.map(toEvaluationLog) } : {}),
+    },
+    ...(input.zeroDataRetention ? {} : { content: { ...toLogContent(request, results), ...(judged ? { evaluations, ranking } : {}) } }),
+  };
+}
+
+/** An evaluation as the prompt log keeps it under any retention: who judged what, and the calls' usage. */
+type EvaluationLog = ReturnType<typeof toEvaluationLog>;
+
+function toEvaluationLog(evaluation: Evaluation) {
+  return {
+    judgeModelId: evaluation.judgeModelId,
+    modelA: evaluation.modelA,
+    modelB: evaluation.modelB,
+    status: evaluation.status,
+    tokensIn: evaluation.tokensIn,
+    tokensOut: evaluation.tokensOut,
+    latencyMs: evaluation.latencyMs,
+    providerCost: evaluation.providerCost,
+    ...(evaluation.error ? { errorCode: evaluation.error.code } : {}),
+  };
+}
+
+function toLogMeta(
+  promptLogId: string,
+  accountId: string,
+  request: PromptRequest,
+  results: ModelResult[],
+  creditsUsedMicro: number,
+  zeroDataRetention: boolean,
+  receivedAt: number,
+): PromptLogMeta {
+  return {
+    promptLogId,
+    accountId,
+    createdAt: new Date(receivedAt).toISOString(),
+    zeroDataRetention,
+    models: results.map((r) => ({
+      modelId: r.modelId,
+      status: r.status,
+      tokensIn: r.tokensIn,
+      tokensOut: r.tokensOut,
+      latencyMs: r.latencyMs,
+      providerCost: r.providerCost,
+      ...(r.error ? { errorCode: r.error.code } : {}),
+    })),
+    judges: request.judges.map((j) => j.requestedId),
+    creditsUsedMicro,
+  };
+}
+
+function toLogContent(request: PromptRequest, results: ModelResult[]): PromptLogContent {
+  const { body } = request;
+  return {
+    prompt: body.prompt,
+    systemPrompt: body.system_prompt,
+    history: body.history,
+    judgePrompt: body.judge_prompt,
+    attachments: body.attachments?.map((a) => ({ name: a.name, type: a.type, bytes: Math.floor((a.base64.length * 3) / 4) })),
+    outputs: results.filter((r) => r.status === 'completed').map((r) => ({ modelId: r.modelId, output: r.output })),
+  };
+}
