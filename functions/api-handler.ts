@@ -39,8 +39,14 @@ export function createApiHandler(gateway: () => Gateway | Promise<Gateway>, log:
       if (typeof accountId !== 'string' || !event.promptRequest) throw new UnauthorizedError();
       const { prompts } = await buildOrUnavailable(gateway, log);
       const idempotencyKey = event.headers['idempotency-key'];
-      const response = await prompts.submit(accountId, event.promptRequest, { idempotencyKey, account: cachedAccount(context) });
-      hooks.onResponse?.(response);
+      let replayed = false;
+      const response = await prompts.submit(accountId, event.promptRequest, {
+        idempotencyKey,
+        account: cachedAccount(context),
+        onReplay: () => (replayed = true),
+      });
+      // A replay ran no model and charged nothing: it adds nothing to the metrics.
+      if (!replayed) hooks.onResponse?.(response);
       return jsonResponse(200, response);
     });
 }

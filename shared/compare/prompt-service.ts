@@ -66,6 +66,8 @@ export interface SubmitOptions {
   receivedAt?: number;
   /** The account settings the authorizer cached with its decision; read from the store when absent. */
   account?: { zeroDataRetention: boolean; rateLimitRpm?: number };
+  /** Called when the answer is an idempotent replay: nothing ran and nothing was charged. */
+  onReplay?: () => void;
 }
 
 /** The request path of DESIGN.md from step 3 on: account, rate limit, reserve, run, settle, log, answer. */
@@ -85,7 +87,10 @@ export class PromptService {
       return this.run(accountId, account.rateLimitRpm, request, promptLogId, zeroDataRetention, receivedAt);
     }
     const begun = await idempotency.begin(accountId, options.idempotencyKey, request.body, promptLogId, receivedAt);
-    if (begun.kind === 'replay') return begun.response;
+    if (begun.kind === 'replay') {
+      options.onReplay?.();
+      return begun.response;
+    }
     let response: PromptResponse;
     try {
       response = await this.run(accountId, account.rateLimitRpm, request, promptLogId, zeroDataRetention, receivedAt);

@@ -207,6 +207,24 @@ describe('Handler: api, observability', () => {
   });
 });
 
+describe('Handler: api, idempotent replays', () => {
+  it('emits no model metric and no credits charged for a replayed answer', async () => {
+    const observe = newObservability();
+    const submit = vi.fn(async (_accountId: string, _request: unknown, options: { onReplay?: () => void }) => {
+      options.onReplay?.();
+      return RESPONSE;
+    });
+    const handler = createApiHandler(() => ({ prompts: { submit } }) as unknown as Gateway, observe.logger, apiHooks(observe));
+
+    const result = await handler(event('req-replay'), lambdaContext('api', 'req-replay'));
+
+    expect(result.statusCode).toBe(200);
+    const docs = emfDocuments();
+    expect(docs.filter((d) => 'modelId' in d)).toEqual([]);
+    expect(docs.some((d) => metricNames(d).includes(METRIC.creditsCharged))).toBe(false);
+  });
+});
+
 describe('Function: lazyAsync', () => {
   it('builds once for concurrent and later callers', async () => {
     const build = vi.fn(async () => ({ built: true }));
