@@ -2,16 +2,14 @@ import type { ErrorObject } from 'ajv';
 import { resolveModel } from '../catalog/index.js';
 import type { AttachmentType } from '../catalog/types.js';
 import { ValidationError, type FieldError } from '../errors.js';
-import { createAjv } from './ajv.js';
+import validatePromptRequestBody from './generated/prompt-request-validator.js';
 import { LIMITS } from './limits.js';
 import { escapePointer } from './pointer.js';
-import { promptRequestSchema } from './request-schema.js';
 import { checkResponseSchema } from './response-schema.js';
 import type { JudgeWeights, ModelTuning, PromptRequest, PromptRequestBody, RequestedModel, SystemBlock } from './types.js';
 
-/** Compiled once per process: compiling costs tens of milliseconds of cold start. */
-const ajv = createAjv({ allErrors: true, strict: true, allowUnionTypes: true });
-const validateBody = ajv.compile<PromptRequestBody>(promptRequestSchema);
+/** Compiled ahead of time (`npm run contract`): compiling at start cost a cold start about 60 ms. */
+const validateBody = validatePromptRequestBody;
 
 export const DEFAULT_JUDGE_WEIGHTS: JudgeWeights = { accuracy: 1, speed: 0, cost: 0 };
 

@@ -113,10 +113,12 @@ export const overhead: Benchmark = {
       const ours = { p50: added('gateway', 50), p99: added('gateway', 99) };
       const theirs = { p50: added('portkey', 50), p99: added('portkey', 99) };
       const ratio = (a: number | null, b: number | null) => (a === null || b === null || b <= 0 ? null : round(a / b, 2));
-      const rows: Row[] = (['direct', 'gateway', 'portkey'] as const).map((id) => {
+      // A path that did not run (Portkey not installed) has no row; the notes say why.
+      const ran = (['direct', 'gateway', 'portkey'] as const).filter((id) => paths.some((p) => p.id === id));
+      const rows: Row[] = ran.map((id) => {
         const path = paths.find((p) => p.id === id);
         return {
-          path: path?.label ?? 'Portkey (not run)',
+          path: path?.label ?? id,
           p50: nullableRound(stat(id, 50), 3),
           p99: nullableRound(stat(id, 99), 3),
           addedP50: id === 'direct' ? 0 : nullableRound(added(id, 50), 3),
