@@ -3,7 +3,7 @@ import { S3ClaimCheck } from './claim-check/s3.js';
 import type { ClaimCheckStore } from './claim-check/types.js';
 import { PromptService, type PromptResponse } from './compare/prompt-service.js';
 import type { GatewayConfig } from './config.js';
-import { CreditsService } from './credits/credits-service.js';
+import type { CreditsService } from './credits/credits-service.js';
 import { IdempotencyService } from './idempotency/idempotency-service.js';
 import { workflowSettings } from './judging/settings.js';
 import { StepFunctionsWorkflow } from './judging/step-functions.js';
@@ -11,13 +11,13 @@ import { WorkflowTasks } from './judging/workflow-tasks.js';
 import type { JudgingWorkflow } from './judging/workflow-types.js';
 import { silentLog, type Log } from './log.js';
 import { createRouter, type RouterOptions } from './providers/router.js';
-import { AccountsRepository } from './storage/accounts.js';
-import { ApiKeysRepository } from './storage/api-keys.js';
-import { createDocumentClient } from './storage/client.js';
+import type { AccountsRepository } from './storage/accounts.js';
+import type { ApiKeysRepository } from './storage/api-keys.js';
 import { IdempotencyRepository } from './storage/idempotency.js';
-import { LedgerRepository } from './storage/ledger.js';
+import type { LedgerRepository } from './storage/ledger.js';
 import { PromptLogsRepository } from './storage/prompt-logs.js';
 import { RateLimitsRepository } from './storage/rate-limits.js';
+import { createStore } from './storage/store.js';
 
 /** Everything a handler needs, built once per process (per Lambda cold start). */
 export interface Gateway {
@@ -73,20 +73,6 @@ export function createWorkflowTasks(
     claimCheck = new S3ClaimCheck(claimCheckBucket, { region: config.region });
   }
   return new WorkflowTasks({ route: createRouter(config, options), claimCheck, log: options.log ?? silentLog });
-}
-
-/** The store's repositories and the credits service: what the admin CLI needs, without providers. */
-export function createStore(config: GatewayConfig, options: Pick<GatewayOptions, 'documentClient' | 'log'> = {}) {
-  const documentClient = options.documentClient ?? createDocumentClient({ region: config.region, endpoint: config.dynamodbEndpoint });
-  const accounts = new AccountsRepository(documentClient, config.tables.accounts);
-  const ledger = new LedgerRepository(documentClient, config.tables.ledger);
-  return {
-    documentClient,
-    accounts,
-    ledger,
-    apiKeys: new ApiKeysRepository(documentClient, config.tables.apiKeys),
-    credits: new CreditsService(accounts, ledger, options.log ?? silentLog),
-  };
 }
 
 export function createGateway(config: GatewayConfig, options: GatewayOptions = {}): Gateway {

@@ -119,7 +119,7 @@ describe('Function: parseProviderKeys', () => {
   it('ignores unknown fields and non-string values with a warning that names the fields, never a value', () => {
     // Prepare: a typo, a number, and a key pasted as a field name.
     const log = recordingLog();
-    const secret = JSON.stringify({ OPENAI_KEY: OPENAI_KEY, GROQ_API_KEY: 42, 'sk-ant-SECRET-pasted-as-name': '', XAI_API_KEY: 'xai-1' });
+    const secret = JSON.stringify({ OPENAI_KEY: OPENAI_KEY, GROQ_API_KEY: 42, 'sk-ant-pasted-name': '', XAI_API_KEY: 'xai-1' });
 
     // Act
     const keys = parseProviderKeys(secret, log);
