@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as standaloneModule from 'ajv/dist/standalone/index.js';
-import { createAjv } from '../../shared/contract/ajv.js';
+import { createAjv, loadAjv } from '../../shared/contract/ajv.js';
 import { promptRequestSchema } from '../../shared/contract/request-schema.js';
 
 /**
@@ -17,7 +17,8 @@ const standaloneCode = standaloneModule.default.default ?? standaloneModule.defa
 /** ajv's ucs2length helper, inlined: the generated module must be plain ESM with no CommonJS require. */
 const UCS2LENGTH = 'function ucs2length(str) { let length = 0; for (const _ of str) length++; return length; }';
 
-export function generateValidatorSource(): string {
+export async function generateValidatorSource(): Promise<string> {
+  await loadAjv();
   const ajv = createAjv({ allErrors: true, strict: true, allowUnionTypes: true, code: { source: true, esm: true } });
   const code = standaloneCode(ajv, ajv.compile(promptRequestSchema));
   // ES modules are strict already; the helper is defined above.
@@ -27,6 +28,6 @@ export function generateValidatorSource(): string {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  writeFileSync(GENERATED_VALIDATOR, generateValidatorSource());
+  writeFileSync(GENERATED_VALIDATOR, await generateValidatorSource());
   process.stdout.write(`wrote ${GENERATED_VALIDATOR}\n`);
 }

@@ -1,11 +1,15 @@
 import type { ValidateFunction } from 'ajv';
 import type { FieldError } from '../errors.js';
-import { createAjv } from './ajv.js';
+import { createAjv, type Ajv } from './ajv.js';
 import { LIMITS } from './limits.js';
 import { escapePointer } from './pointer.js';
 
-/** Compiles callers' schemas; a separate instance so that their keywords never mix with ours. */
-const userSchemas = createAjv({ strict: false, allErrors: true, validateFormats: false });
+/** Compiles callers' schemas; created on first use (after `loadAjv()`), a separate instance so that their keywords never mix with ours. */
+let userSchemas: Ajv | undefined;
+function compiler(): Ajv {
+  userSchemas ??= createAjv({ strict: false, allErrors: true, validateFormats: false });
+  return userSchemas;
+}
 
 const MAX_SCHEMA_BYTES = 64 * 1024;
 
@@ -32,13 +36,13 @@ export function checkResponseSchema(schema: Record<string, unknown>, path: strin
   walk(schema, path, 0, errors);
   if (errors.length > 0) return { errors };
   try {
-    return { errors, validate: userSchemas.compile(schema) };
+    return { errors, validate: compiler().compile(schema) };
   } catch (error) {
     errors.push({ field: path, message: `is not a valid JSON Schema: ${(error as Error).message}` });
     return { errors };
   } finally {
     // The compiled function stays usable; the instance keeps no per-request cache.
-    userSchemas.removeSchema(schema);
+    compiler().removeSchema(schema);
   }
 }
 

@@ -1,5 +1,6 @@
 import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { loadAjv } from '../contract/ajv.js';
 import { validatePromptRequest } from '../contract/validate.js';
 import type { PromptRequest } from '../contract/types.js';
 import { MalformedJsonError, PayloadTooLargeError, UnauthorizedError, UnsupportedMediaTypeError } from '../errors.js';
@@ -50,10 +51,16 @@ export function singleAuthorization(): Middleware {
 
 export function validateContract(): Middleware {
   return {
-    before: ({ event }) => {
+    before: async ({ event }) => {
+      // ajv compiles callers' response schemas; loaded only when a request brings one.
+      if (hasResponseSchema(event.json)) await loadAjv();
       event.promptRequest = validatePromptRequest(event.json);
     },
   };
+}
+
+function hasResponseSchema(json: unknown): boolean {
+  return typeof json === 'object' && json !== null && (json as Record<string, unknown>).response_schema !== undefined;
 }
 
 /** Maps every thrown error to the error body; placed first so it sees errors of all others. */

@@ -60,6 +60,23 @@ describe('npm start', () => {
   });
 });
 
+describe('a fresh process', () => {
+  it('loads the response_schema compiler on the first request that brings a schema', async () => {
+    const response = await fetch(`${url}/api/v1/prompt`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${demoKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        prompt: 'Rate HTTP caching',
+        models: ['fam_c-5.4-nano', 'fam_k-8b'],
+        response_schema: { type: 'object', properties: { score: { type: 'integer' } }, required: ['score'], additionalProperties: false },
+      }),
+    });
+    const body = (await response.json()) as any;
+    expect(response.status).toBe(200);
+    for (const result of body.results) expect(result.structuredOutput).toMatchObject({ conforms: true, value: { score: expect.any(Number) } });
+  });
+});
+
 describe('npm run admin', () => {
   it('creates an account and a key, tops up, reads the balance and revokes the key, printing JSON', async () => {
     const created = await admin('create-account', '--credits', '50', '--zdr', '--rpm', '30');
