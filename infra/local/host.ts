@@ -42,7 +42,8 @@ const RECONCILE_EVERY_MS = 60_000;
 export async function startLocalHost(config: GatewayConfig, options: { log?: Log; simulatorLatencyMs?: number } = {}): Promise<LocalHost> {
   const log = options.log ?? silentLog;
   const store = await startEmbeddedStore({ port: config.dynamodbPort, dataDir: config.dataDir });
-  const simulator = await startSimulator({ latencyMs: options.simulatorLatencyMs ?? 0 });
+  // Recorded calls keep their bodies (attachments included): a long session keeps the last thousand.
+  const simulator = await startSimulator({ latencyMs: options.simulatorLatencyMs ?? 0, maxRecordedCalls: 1_000 });
   const localConfig: GatewayConfig = { ...config, dynamodbEndpoint: store.endpoint };
   const rawClient = new DynamoDBClient({ region: config.region, endpoint: store.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   await createTables(rawClient, config.tables);
