@@ -67,7 +67,7 @@ export type GatewayStackProps = StackProps & Partial<GatewaySettings>;
 /**
  * The gateway in one deployable unit. Stateful (GatewayData: tables and claim-check
  * bucket, retained and protected from deletion and replacement) and stateless parts
- * (functions, API; later the workflow) are separate constructs, so either can move to a
+ * (functions, API, workflow) are separate constructs, so either can move to a
  * stack of its own without renaming anything inside it.
  */
 export class GatewayStack extends Stack {

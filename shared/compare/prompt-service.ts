@@ -125,12 +125,14 @@ export class PromptService {
       ? await this.judge(open, request, promptLogId, deadlineAt)
       : { results: await runModels(request, { route: this.deps.route, deadlineAt }), evaluations: [], ranking: undefined };
     // Judge calls are charged like model calls; failed ones (and failed models) cost nothing.
-    const chargedMicro = await this.settle(open, resultsCostUsd(results) + judgingCostUsd(evaluations));
-
-    const { meta, content } = toPromptLog({ promptLogId, accountId, request, results, evaluations, ranking, chargedMicro, zeroDataRetention, receivedAt });
-    await this.deps.promptLogs
-      .put(meta, content)
-      .catch((error: unknown) => log.error('Prompt log not written', { promptLogId, errorName: (error as Error).name }));
+    const costMicro = usdToMicroCredits(resultsCostUsd(results) + judgingCostUsd(evaluations), config);
+    const { meta, content } = toPromptLog({ promptLogId, accountId, request, results, evaluations, ranking, chargedMicro: costMicro, zeroDataRetention, receivedAt });
+    // Two independent writes, side by side; both end before the answer.
+    const [chargedMicro] = await Promise.all([
+      this.settle(open, costMicro),
+      this.deps.promptLogs.put(meta, content).catch((error: unknown) => log.error('Prompt log not written', { promptLogId, errorName: (error as Error).name })),
+    ]);
+    if (chargedMicro !== costMicro) log.warn('Charged differs from the cost in the prompt log', { promptLogId, chargedMicro, costMicro });
     log.info('Prompt completed', {
       promptLogId,
       accountId,
@@ -154,11 +156,11 @@ export class PromptService {
     }
   }
 
-  /** Charges `costUsd`. A store failure here leaves the reservation to the reconciler. */
-  private async settle(open: OpenRequest, costUsd: number): Promise<number> {
-    const { config, credits, log } = this.deps;
+  /** Charges `costMicro`. A store failure here leaves the reservation to the reconciler. */
+  private async settle(open: OpenRequest, costMicro: number): Promise<number> {
+    const { credits, log } = this.deps;
     try {
-      return (await credits.settle(open, usdToMicroCredits(costUsd, config))).chargedMicro;
+      return (await credits.settle(open, costMicro)).chargedMicro;
     } catch (error) {
       log.error('Settle failed; the reconciler will release the reservation', { requestId: open.requestId, errorName: (error as Error).name });
       return 0;
