@@ -7,7 +7,8 @@ import { ClaimCheckNotFoundError } from '../../shared/claim-check/errors.js';
 import { MemoryClaimCheck } from '../../shared/claim-check/memory.js';
 import { S3ClaimCheck } from '../../shared/claim-check/s3.js';
 import { WorkflowFailedError } from '../../shared/judging/errors.js';
-import { loadWorkflowSettings } from '../../shared/judging/settings.js';
+import { loadConfig } from '../../shared/config.js';
+import { workflowSettings } from '../../shared/judging/settings.js';
 import { StepFunctionsWorkflow } from '../../shared/judging/step-functions.js';
 import type { WorkflowInput } from '../../shared/judging/workflow-types.js';
 
@@ -113,9 +114,9 @@ describe('Class: StepFunctionsWorkflow', () => {
   });
 });
 
-describe('Function: loadWorkflowSettings', () => {
+describe('Function: workflowSettings', () => {
   it('reads the state machine and bucket the stack sets, and nothing when they are unset or empty', () => {
-    expect(loadWorkflowSettings({ JUDGE_WORKFLOW_ARN: 'arn:sm', CLAIM_CHECK_BUCKET: 'bucket' })).toEqual({ stateMachineArn: 'arn:sm', claimCheckBucket: 'bucket' });
-    expect(loadWorkflowSettings({ JUDGE_WORKFLOW_ARN: '' })).toEqual({ stateMachineArn: undefined, claimCheckBucket: undefined });
+    expect(workflowSettings(loadConfig({ JUDGE_WORKFLOW_ARN: 'arn:sm', CLAIM_CHECK_BUCKET: 'bucket' }))).toEqual({ stateMachineArn: 'arn:sm', claimCheckBucket: 'bucket' });
+    expect(workflowSettings(loadConfig({ JUDGE_WORKFLOW_ARN: '' }))).toEqual({ stateMachineArn: undefined, claimCheckBucket: undefined });
   });
 });
