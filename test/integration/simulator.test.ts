@@ -397,6 +397,27 @@ describe('faults', () => {
   });
 });
 
+describe('reset()', () => {
+  it("clears the protocols' prompt caches as well", async () => {
+    const system = [{ type: 'text', text: 'cached instructions '.repeat(400), cache_control: { type: 'ephemeral' } }];
+    const send = async () => {
+      const res = await fetch(`${sim.baseUrl('anthropic')}/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+        body: JSON.stringify({ model: 'claude-opus-4-6', max_tokens: 64, system, messages: [{ role: 'user', content: 'Hi' }] }),
+      });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { usage: { cache_creation_input_tokens: number; cache_read_input_tokens: number } }).usage;
+    };
+    expect((await send()).cache_creation_input_tokens).toBeGreaterThan(0);
+    expect((await send()).cache_read_input_tokens).toBeGreaterThan(0);
+    sim.reset();
+    const cold = await send();
+    expect(cold.cache_read_input_tokens).toBe(0);
+    expect(cold.cache_creation_input_tokens).toBeGreaterThan(0);
+  });
+});
+
 describe('control API', () => {
   it('POST and DELETE /__sim/faults, GET /__sim/calls', async () => {
     const post = await fetch(`${sim.url}/__sim/faults`, {

@@ -19,12 +19,10 @@ import type { Hash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Prepared, ProtocolHandler, Reply } from './server.js';
 import { schemaFromInstruction, countTokens, generateFromSchema, generateParagraph, truncateToTokens } from './text.js';
+import { isObject, type Json } from './json.js';
+import { PrefixCache } from './prefix-cache.js';
 
-type Json = Record<string, unknown>;
 
-function isObject(x: unknown): x is Json {
-  return typeof x === 'object' && x !== null && !Array.isArray(x);
-}
 
 const MESSAGES_PATH = '/v1/messages';
 const SEP = '\u0000';
@@ -98,22 +96,7 @@ function badRequest(message: string): Prepared {
 // Prompt cache
 // ---------------------------------------------------------------------------
 
-/** Prefix hashes seen, oldest first; bounded so a long run stays small. */
-const cachedPrefixes = new Set<string>();
-
-function rememberPrefix(hash: string): void {
-  cachedPrefixes.delete(hash);
-  cachedPrefixes.add(hash);
-  if (cachedPrefixes.size > MAX_CACHED_PREFIXES) {
-    const oldest = cachedPrefixes.values().next().value;
-    if (oldest !== undefined) cachedPrefixes.delete(oldest);
-  }
-}
-
-/** Forgets every cached prefix (tests that need a cold cache). */
-export function resetAnthropicCache(): void {
-  cachedPrefixes.clear();
-}
+const cachedPrefixes = new PrefixCache(MAX_CACHED_PREFIXES);
 
 interface Breakpoint {
   hash: string;
@@ -127,7 +110,7 @@ function cacheSplit(breakpoints: readonly Breakpoint[], minTokens: number): { re
   if (!last) return { read: 0, write: 0 };
   let read = 0;
   for (const b of eligible) if (cachedPrefixes.has(b.hash)) read = Math.max(read, b.tokens);
-  for (const b of eligible) rememberPrefix(b.hash);
+  for (const b of eligible) cachedPrefixes.remember(b.hash);
   return { read, write: last.tokens - read };
 }
 
@@ -437,6 +420,9 @@ export function prepareMessages(input: unknown): Prepared {
 
 /** The protocol module registered by the simulator server. */
 export const anthropicMessagesProtocol: ProtocolHandler = {
+  /** A cold prompt cache again. */
+  reset: () => cachedPrefixes.clear(),
+
   protocol: 'anthropic-messages',
 
   route(method: string, rest: string): boolean {

@@ -13,12 +13,10 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Prepared, ProtocolHandler, Reply } from './server.js';
 import { countTokens, generateFromSchema, generateParagraph, truncateToTokens } from './text.js';
+import { isObject, type Json } from './json.js';
+import { PrefixCache } from './prefix-cache.js';
 
-type Json = Record<string, unknown>;
 
-function isObject(x: unknown): x is Json {
-  return typeof x === 'object' && x !== null && !Array.isArray(x);
-}
 
 const CONVERSE_PATH = /^\/v1\/model\/([^/]+)\/converse$/;
 const ROLES: ReadonlySet<string> = new Set(['user', 'assistant']);
@@ -89,16 +87,8 @@ function invalid(message: string): Prepared {
   return { ok: false, reply: bedrockError(400, message) };
 }
 
-/** Prefix hashes already written to the simulated cache, oldest first. */
-const cachedPrefixes = new Set<string>();
-
-function remember(prefix: string): void {
-  if (cachedPrefixes.size >= MAX_CACHED_PREFIXES) {
-    const oldest = cachedPrefixes.values().next().value;
-    if (oldest !== undefined) cachedPrefixes.delete(oldest);
-  }
-  cachedPrefixes.add(prefix);
-}
+/** Prefix hashes already written to the simulated cache. */
+const cachedPrefixes = new PrefixCache(MAX_CACHED_PREFIXES);
 
 interface CachePoint {
   /** Hash of everything before the checkpoint. */
@@ -235,7 +225,7 @@ function applyCache(cachePoints: readonly CachePoint[]): { read: number; write: 
   if (!last) return { read: 0, write: 0 };
   let read = 0;
   for (const point of eligible) if (cachedPrefixes.has(point.digest)) read = point.tokens;
-  for (const point of eligible) remember(point.digest);
+  for (const point of eligible) cachedPrefixes.remember(point.digest);
   return { read, write: last.tokens - read };
 }
 
@@ -355,6 +345,9 @@ function modelFromPath(rest: string): string {
 
 /** The protocol module registered by the simulator server. */
 export const bedrockConverse: ProtocolHandler = {
+  /** A cold prompt cache again. */
+  reset: () => cachedPrefixes.clear(),
+
   protocol: 'bedrock-converse',
 
   route(method: string, rest: string): boolean {

@@ -11,12 +11,9 @@ import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Prepared, ProtocolHandler, Reply } from './server.js';
 import { countTokens, generateFromSchema, generateParagraph, truncateToTokens } from './text.js';
+import { isObject, type Json } from './json.js';
 
-type Json = Record<string, unknown>;
 
-function isObject(x: unknown): x is Json {
-  return typeof x === 'object' && x !== null && !Array.isArray(x);
-}
 
 const PATH = /^\/(v1|v1beta)\/models\/([^/:]+):generateContent$/;
 /** Tokens Gemini counts for one inline image or PDF page (258 at default media resolution). */

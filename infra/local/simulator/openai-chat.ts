@@ -22,12 +22,9 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { MODELS } from '../../../shared/catalog/models.js';
 import type { Prepared, ProtocolHandler, Reply } from './server.js';
 import { countTokens, generateFromSchema, generateParagraph, schemaFromInstruction, truncateToTokens } from './text.js';
+import { isObject, type Json } from './json.js';
 
-type Json = Record<string, unknown>;
 
-function isObject(x: unknown): x is Json {
-  return typeof x === 'object' && x !== null && !Array.isArray(x);
-}
 
 let requestSeq = 0;
 

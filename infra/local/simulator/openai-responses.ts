@@ -11,12 +11,10 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { openAiChat, openAiError, responseHeaders } from './openai-chat.js';
 import type { Prepared, ProtocolHandler, Reply } from './server.js';
 import { countTokens, generateFromSchema, generateParagraph, truncateToTokens } from './text.js';
+import { isObject, type Json } from './json.js';
+import { PrefixCache } from './prefix-cache.js';
 
-type Json = Record<string, unknown>;
 
-function isObject(x: unknown): x is Json {
-  return typeof x === 'object' && x !== null && !Array.isArray(x);
-}
 
 const RESPONSES_PATH = '/v1/responses';
 const SEP = '\u0000';
@@ -71,16 +69,8 @@ export function familyOf(model: string): Family {
 // Automatic prefix caching
 // ---------------------------------------------------------------------------
 
-/**
- * Prefix hashes seen in answered requests (per model), bounded. Module state: a simulator's
- * reset() does not reach it (ProtocolHandler has no reset hook); tests call resetResponsesCache().
- */
-const seenPrefixes = new Map<string, true>();
-
-/** Forgets every cached prefix. */
-export function resetResponsesCache(): void {
-  seenPrefixes.clear();
-}
+/** Prefix hashes seen in answered requests (per model). */
+const seenPrefixes = new PrefixCache(CACHE_CAPACITY);
 
 interface Prefix {
   hash: string;
@@ -97,14 +87,7 @@ function cachedTokensFor(prefixes: readonly Prefix[]): number {
 
 function remember(prefixes: readonly Prefix[]): void {
   for (const prefix of prefixes) {
-    if (prefix.tokens < CACHE_MIN_TOKENS) continue;
-    seenPrefixes.delete(prefix.hash);
-    seenPrefixes.set(prefix.hash, true);
-  }
-  while (seenPrefixes.size > CACHE_CAPACITY) {
-    const oldest = seenPrefixes.keys().next();
-    if (oldest.done) break;
-    seenPrefixes.delete(oldest.value);
+    if (prefix.tokens >= CACHE_MIN_TOKENS) seenPrefixes.remember(prefix.hash);
   }
 }
 
@@ -572,6 +555,9 @@ function defaultError(status: number): Json {
 
 /** The protocol module registered by the simulator server. */
 export const openAiResponses: ProtocolHandler = {
+  /** A cold prompt cache again. */
+  reset: () => seenPrefixes.clear(),
+
   protocol: 'openai-responses',
 
   route(method: string, rest: string): boolean {

@@ -55,7 +55,7 @@ export interface Simulator {
   setFault(rule: FaultRule): void;
   /** default latency, or per model/provider */
   setLatency(ms: number, match?: FaultMatch): void;
-  /** clear rules, latencies (back to options.latencyMs) and calls; resumes a pause */
+  /** clear rules, latencies (back to options.latencyMs), calls and the protocols' prompt caches; resumes a pause */
   reset(): void;
   /** hold every answer until resume() */
   pause(): void;
@@ -93,6 +93,8 @@ export interface ProtocolHandler {
   prepare(body: unknown, rest: string, provider: string): Prepared;
   /** The reply to a body that is not JSON. */
   invalidJson(): Reply;
+  /** Forgets state kept between requests (a prompt cache); called by the simulator's reset(). */
+  reset?(): void;
   /** A vendor-shaped error (fault kind 'status'); `body` replaces the default error body when given. */
   vendorError(status: number, retryAfter: string | undefined, body: unknown, target: { provider: string; model: string }): Reply;
 }
@@ -229,6 +231,7 @@ class ProviderSimulator implements Simulator {
     this.rules.clear();
     this.latency.reset(this.defaultLatencyMs);
     this.recorded = [];
+    for (const protocol of PROTOCOLS) protocol.reset?.();
     this.resume();
   }
 

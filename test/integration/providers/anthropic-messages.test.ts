@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { resetAnthropicCache } from '../../../infra/local/simulator/anthropic-messages.js';
 import { startSimulator } from '../../../infra/local/simulator/server.js';
 import type { Simulator } from '../../../infra/local/simulator/server.js';
 import { countTokens } from '../../../infra/local/simulator/text.js';
@@ -60,8 +59,7 @@ afterAll(async () => {
 });
 
 beforeEach(() => {
-  sim.reset();
-  resetAnthropicCache();
+  sim.reset(); // also clears the simulated prompt cache
 });
 
 describe('Object: anthropicMessages', () => {

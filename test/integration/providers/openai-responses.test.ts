@@ -1,6 +1,6 @@
 import { Ajv } from 'ajv';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { familyOf, resetResponsesCache } from '../../../infra/local/simulator/openai-responses.js';
+import { familyOf } from '../../../infra/local/simulator/openai-responses.js';
 import { startSimulator } from '../../../infra/local/simulator/server.js';
 import type { Simulator } from '../../../infra/local/simulator/server.js';
 import { countTokens } from '../../../infra/local/simulator/text.js';
@@ -90,8 +90,7 @@ afterAll(async () => {
 });
 
 beforeEach(() => {
-  sim.reset();
-  resetResponsesCache();
+  sim.reset(); // also clears the simulated prompt cache
 });
 
 describe('Object: openaiResponses', () => {
