@@ -18,8 +18,16 @@ const SCHEMA_MAPS = ['properties', 'patternProperties', '$defs', 'definitions', 
 const SCHEMA_VALUES = ['items', 'additionalItems', 'contains', 'not', 'if', 'then', 'else', 'unevaluatedItems', 'propertyNames'];
 const SCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
 
-/** Checks an output against the request's schema; compiled once per request. */
+/** Checks an output against the request's schema. */
 export type OutputValidator = ValidateFunction;
+
+/**
+ * Valid schemas already compiled, by their JSON: the judge workflow validates the same
+ * request (and the same verdict schema) once per task, and callers repeat their schemas.
+ * Bounded, oldest dropped first.
+ */
+const compiled = new Map<string, OutputValidator>();
+const MAX_COMPILED = 100;
 
 /**
  * `response_schema` rules (spec 2.5): a JSON Schema whose root is an object, with
@@ -29,19 +37,25 @@ export type OutputValidator = ValidateFunction;
  */
 export function checkResponseSchema(schema: Record<string, unknown>, path: string): { errors: FieldError[]; validate?: OutputValidator } {
   const errors: FieldError[] = [];
-  if (JSON.stringify(schema).length > MAX_SCHEMA_BYTES) {
+  const json = JSON.stringify(schema);
+  if (json.length > MAX_SCHEMA_BYTES) {
     return { errors: [{ field: path, message: `must be at most ${MAX_SCHEMA_BYTES} bytes of JSON` }] };
   }
+  const known = compiled.get(json);
+  if (known) return { errors, validate: known };
   if (schema.type !== 'object') errors.push({ field: `${path}/type`, message: 'the root of response_schema must be "object"' });
   walk(schema, path, 0, errors);
   if (errors.length > 0) return { errors };
   try {
-    return { errors, validate: compiler().compile(schema) };
+    const validate = compiler().compile(schema);
+    if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value as string);
+    compiled.set(json, validate);
+    return { errors, validate };
   } catch (error) {
     errors.push({ field: path, message: `is not a valid JSON Schema: ${(error as Error).message}` });
     return { errors };
   } finally {
-    // The compiled function stays usable; the instance keeps no per-request cache.
+    // The compiled function stays usable; ajv's own cache (by schema object) would only grow.
     compiler().removeSchema(schema);
   }
 }

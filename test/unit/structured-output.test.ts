@@ -27,3 +27,19 @@ describe('Function: checkStructuredOutput', () => {
     expect(checkStructuredOutput('I cannot answer that.', validate!)).toEqual({ conforms: false, errors: ['the output is not JSON'] });
   });
 });
+
+describe('Function: checkResponseSchema', () => {
+  it('compiles a schema once, however many requests bring it', () => {
+    const schema = () => ({ type: 'object', properties: { a: { type: 'string' } }, required: ['a'], additionalProperties: false });
+    const first = checkResponseSchema(schema(), '/response_schema').validate;
+    const again = checkResponseSchema(schema(), '/response_schema').validate;
+    expect(first).toBeDefined();
+    expect(again).toBe(first);
+  });
+
+  it('still refuses an invalid schema it has not compiled', () => {
+    expect(checkResponseSchema({ type: 'object', properties: {} }, '/response_schema').errors).toEqual([
+      { field: '/response_schema/additionalProperties', message: 'must be false at every object level of response_schema' },
+    ]);
+  });
+});
