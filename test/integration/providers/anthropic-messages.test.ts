@@ -2,19 +2,13 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startSimulator } from '../../../infra/local/simulator/server.js';
 import type { Simulator } from '../../../infra/local/simulator/server.js';
 import { countTokens } from '../../../infra/local/simulator/text.js';
-import { resolveModel } from '../../../shared/catalog/index.js';
-import type { ModelEntry } from '../../../shared/catalog/types.js';
 import { providerCost } from '../../../shared/pricing/cost.js';
 import { anthropicMessages } from '../../../shared/providers/anthropic-messages/index.js';
 import { toMessagesRequest } from '../../../shared/providers/anthropic-messages/request.js';
 import { UpstreamError } from '../../../shared/providers/errors.js';
 import type { Endpoint, ModelCall } from '../../../shared/providers/types.js';
+import { catalogEntry as model } from '../../support/model-calls.js';
 
-function model(id: string): ModelEntry {
-  const entry = resolveModel(id);
-  if (!entry) throw new Error(`unknown model ${id}`);
-  return entry;
-}
 
 const SONNET = model('fam_a-sonnet-4-6');
 const OPUS_46 = model('fam_a-opus-4-6');

@@ -2,21 +2,15 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vites
 import { countTokens } from '../../../infra/local/simulator/text.js';
 import { startSimulator } from '../../../infra/local/simulator/server.js';
 import type { FaultRule, Simulator } from '../../../infra/local/simulator/server.js';
-import { resolveModel } from '../../../shared/catalog/index.js';
-import type { ModelEntry } from '../../../shared/catalog/types.js';
 import { providerCost } from '../../../shared/pricing/cost.js';
 import { bedrockConverse } from '../../../shared/providers/bedrock-converse/index.js';
 import { UpstreamError } from '../../../shared/providers/errors.js';
 import { withRetry } from '../../../shared/providers/retry.js';
 import type { Endpoint, ModelCall, ModelReply } from '../../../shared/providers/types.js';
+import { catalogEntry as model } from '../../support/model-calls.js';
 
 type Json = Record<string, unknown>;
 
-function model(id: string): ModelEntry {
-  const entry = resolveModel(id);
-  if (!entry) throw new Error(`unknown model ${id}`);
-  return entry;
-}
 
 const PRO = model('fam_h-pro');
 const MICRO = model('fam_h-micro');

@@ -4,19 +4,13 @@ import { familyOf } from '../../../infra/local/simulator/openai-responses.js';
 import { startSimulator } from '../../../infra/local/simulator/server.js';
 import type { Simulator } from '../../../infra/local/simulator/server.js';
 import { countTokens } from '../../../infra/local/simulator/text.js';
-import { resolveModel } from '../../../shared/catalog/index.js';
-import type { ModelEntry } from '../../../shared/catalog/types.js';
 import { providerCost } from '../../../shared/pricing/cost.js';
 import { UpstreamError } from '../../../shared/providers/errors.js';
 import { openaiResponses } from '../../../shared/providers/openai-responses/index.js';
 import { schemaInstruction } from '../../../shared/providers/structured-output.js';
 import type { Endpoint, ModelCall } from '../../../shared/providers/types.js';
+import { catalogEntry as model } from '../../support/model-calls.js';
 
-function model(id: string): ModelEntry {
-  const entry = resolveModel(id);
-  if (!entry) throw new Error(`unknown model ${id}`);
-  return entry;
-}
 
 const GPT_41 = model('fam_c-4.1');
 const PROMPT = 'Compare two ways to cache HTTP responses.';

@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { resolveModel } from '../../../shared/catalog/index.js';
 import type { ModelEntry } from '../../../shared/catalog/types.js';
 import { providerCost } from '../../../shared/pricing/cost.js';
 import { anthropicMessages, anthropicOutputAllowance, ANTHROPIC_VERSION } from '../../../shared/providers/anthropic-messages/index.js';
@@ -11,16 +10,12 @@ import { toUsage } from '../../../shared/providers/anthropic-messages/usage.js';
 import { UpstreamError } from '../../../shared/providers/errors.js';
 import { schemaInstruction } from '../../../shared/providers/structured-output.js';
 import type { ModelCall } from '../../../shared/providers/types.js';
+import { catalogEntry as model } from '../../support/model-calls.js';
 
 function fixture(name: string): Record<string, unknown> {
   return JSON.parse(readFileSync(new URL(`../../fixtures/anthropic-messages/${name}.json`, import.meta.url), 'utf8')) as Record<string, unknown>;
 }
 
-function model(id: string): ModelEntry {
-  const entry = resolveModel(id);
-  if (!entry) throw new Error(`unknown model ${id}`);
-  return entry;
-}
 
 const SONNET = model('fam_a-sonnet-4-6');
 const OPUS_46 = model('fam_a-opus-4-6');

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { BedrockRuntimeClient, ConverseCommand } from '@aws-sdk/client-bedrock-runtime';
 import { describe, expect, it } from 'vitest';
-import { resolveModel } from '../../../shared/catalog/index.js';
 import type { ModelEntry } from '../../../shared/catalog/types.js';
 import { providerCost } from '../../../shared/pricing/cost.js';
 import { documentName } from '../../../shared/providers/bedrock-converse/document-name.js';
@@ -11,6 +10,7 @@ import { fromConverseResponse, toUsage } from '../../../shared/providers/bedrock
 import { UpstreamError } from '../../../shared/providers/errors.js';
 import { schemaInstruction } from '../../../shared/providers/structured-output.js';
 import type { ModelCall } from '../../../shared/providers/types.js';
+import { catalogEntry as model } from '../../support/model-calls.js';
 
 type Json = Record<string, unknown>;
 
@@ -18,11 +18,6 @@ function fixture(name: string): Json {
   return JSON.parse(readFileSync(new URL(`../../fixtures/bedrock-converse/${name}.json`, import.meta.url), 'utf8')) as Json;
 }
 
-function model(id: string): ModelEntry {
-  const entry = resolveModel(id);
-  if (!entry) throw new Error(`unknown model ${id}`);
-  return entry;
-}
 
 const PRO = model('fam_h-pro');
 const LITE = model('fam_h-lite');
