@@ -4,7 +4,7 @@ import { withProviderSecret } from '../shared/secrets/provider-keys.js';
 import { createApiHandler } from './api-handler.js';
 import { lazyAsync } from './lazy.js';
 import { logger } from './logger.js';
-import { apiHooks, observability } from './observability.js';
+import { apiHooks, observability, traceCalls } from './observability.js';
 
 export { createApiHandler } from './api-handler.js';
 
@@ -12,7 +12,7 @@ export { createApiHandler } from './api-handler.js';
 const lambdaGateway = lazyAsync(async () => {
   const config = await withProviderSecret(loadConfig(), { log: logger });
   const gateway = createGateway(config, { log: logger });
-  observability.tracer.captureAWSv3Client(gateway.documentClient);
+  gateway.documentClient.instrument(traceCalls(observability.tracer));
   return gateway;
 });
 

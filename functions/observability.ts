@@ -8,6 +8,7 @@ import type middy from '@middy/core';
 import type { ApiHooks } from './api-handler.js';
 import { resolveModel } from '../shared/catalog/index.js';
 import type { PromptResponse } from '../shared/compare/prompt-service.js';
+import type { CallHook } from '../shared/storage/dynamodb.js';
 import { logger, SERVICE_NAME } from './logger.js';
 
 /**
@@ -26,6 +27,27 @@ export interface Observability {
 }
 
 export const observability: Observability = { logger, metrics, tracer };
+
+/**
+ * Store calls as X-Ray subsegments named after the operation (`DynamoDB.UpdateItem`), on
+ * the invocation's segment; what `captureAWSv3Client` did for the SDK client.
+ */
+export function traceCalls(target: Tracer): CallHook {
+  return async (name, call) => {
+    const parent = target.isTracingEnabled() ? target.getSegment() : undefined;
+    if (!parent) return call();
+    const subsegment = parent.addNewSubsegment(name);
+    subsegment.namespace = 'aws';
+    try {
+      return await call();
+    } catch (error) {
+      subsegment.addError(error as Error);
+      throw error;
+    } finally {
+      subsegment.close();
+    }
+  };
+}
 
 /** Metric names, as they appear in CloudWatch. */
 export const METRIC = {

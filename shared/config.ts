@@ -1,4 +1,5 @@
 import { PROVIDERS, type ProviderId } from './catalog/types.js';
+import type { AwsCredentials } from './aws/sigv4.js';
 
 /**
  * The one place that reads process.env. Everything else receives a GatewayConfig.
@@ -23,6 +24,8 @@ export interface GatewayConfig {
   bedrockRegion: string;
   /** Whether the AWS credential chain has something to find (Bedrock needs no API key). */
   awsCredentials: boolean;
+  /** The function's own credentials (Lambda puts them in the environment): what the store client signs with. */
+  envCredentials?: AwsCredentials;
   simulateProviders: boolean;
   rateLimitRpm: number;
   creditsPerUsd: number;
@@ -110,6 +113,14 @@ function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
   return raw === undefined || raw === '' ? undefined : raw;
 }
 
+function envCredentials(env: NodeJS.ProcessEnv): AwsCredentials | undefined {
+  const accessKeyId = optional(env, 'AWS_ACCESS_KEY_ID');
+  const secretAccessKey = optional(env, 'AWS_SECRET_ACCESS_KEY');
+  if (accessKeyId === undefined || secretAccessKey === undefined) return undefined;
+  const sessionToken = optional(env, 'AWS_SESSION_TOKEN');
+  return { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
   const providers = {} as Record<ProviderId, ProviderSettings>;
   for (const provider of PROVIDERS) {
@@ -140,6 +151,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     awsCredentials: ['AWS_ACCESS_KEY_ID', 'AWS_PROFILE', 'AWS_LAMBDA_FUNCTION_NAME', 'AWS_CONTAINER_CREDENTIALS_FULL_URI', 'AWS_WEB_IDENTITY_TOKEN_FILE'].some(
       (name) => optional(env, name) !== undefined,
     ),
+    envCredentials: envCredentials(env),
     simulateProviders: env.SIMULATE_PROVIDERS === '1' || env.SIMULATE_PROVIDERS === 'true',
     rateLimitRpm: int(env, 'RATE_LIMIT_RPM', 600, 1),
     creditsPerUsd: positive(env, 'CREDITS_PER_USD', 100),

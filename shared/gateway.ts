@@ -1,4 +1,3 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { S3ClaimCheck } from './claim-check/s3.js';
 import type { ClaimCheckStore } from './claim-check/types.js';
 import { PromptService, type PromptResponse } from './compare/prompt-service.js';
@@ -17,12 +16,13 @@ import { IdempotencyRepository } from './storage/idempotency.js';
 import type { LedgerRepository } from './storage/ledger.js';
 import { PromptLogsRepository } from './storage/prompt-logs.js';
 import { RateLimitsRepository } from './storage/rate-limits.js';
+import type { DocumentClient } from './storage/dynamodb.js';
 import { createStore } from './storage/store.js';
 
 /** Everything a handler needs, built once per process (per Lambda cold start). */
 export interface Gateway {
   config: GatewayConfig;
-  documentClient: DynamoDBDocumentClient;
+  documentClient: DocumentClient;
   accounts: AccountsRepository;
   apiKeys: ApiKeysRepository;
   ledger: LedgerRepository;
@@ -32,7 +32,7 @@ export interface Gateway {
 }
 
 export interface GatewayOptions extends RouterOptions {
-  documentClient?: DynamoDBDocumentClient;
+  documentClient?: DocumentClient;
   log?: Log;
   /**
    * How judged requests run: the workflow and its claim-check store. Without it, the

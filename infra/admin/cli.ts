@@ -12,7 +12,10 @@ import { DeployedStackError, withDeployedTables } from './deployed-tables.js';
  */
 let store: ReturnType<typeof createStore> | undefined;
 try {
-  store = createStore(await withDeployedTables(loadConfig()));
+  const config = await withDeployedTables(loadConfig());
+  // Against AWS, the whole credential chain (profiles, SSO, ...), not only the environment's keys.
+  const credentials = config.dynamodbEndpoint ? undefined : (await import('@aws-sdk/credential-providers')).fromNodeProviderChain();
+  store = createStore(config, { credentials });
   const result = await runAdminCommand(process.argv.slice(2), store);
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
 } catch (error) {

@@ -1,6 +1,5 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createApiHandler } from '../../functions/api-handler.js';
 import { createAuthorizer } from '../../functions/authorizer.js';
 import { createGenerateHandler, createJudgeHandler } from '../../functions/workflow-handlers.js';
@@ -14,7 +13,7 @@ import { silentLog, type Log } from '../../shared/log.js';
 import { isSimulated } from '../../shared/providers/router.js';
 import { startSimulator, type Simulator } from './simulator/server.js';
 import { cacheAuthorizer, createLocalServer } from './server.js';
-import { createTables, startEmbeddedStore, type EmbeddedStore } from './store.js';
+import { storeClient, startEmbeddedStore, type EmbeddedStore } from './store.js';
 import { createLocalWorkflow } from './workflow/runner.js';
 
 export interface LocalHost {
@@ -45,9 +44,7 @@ export async function startLocalHost(config: GatewayConfig, options: { log?: Log
   // Recorded calls keep their bodies (attachments included): a long session keeps the last thousand.
   const simulator = await startSimulator({ latencyMs: options.simulatorLatencyMs ?? 0, maxRecordedCalls: 1_000 });
   const localConfig: GatewayConfig = { ...config, dynamodbEndpoint: store.endpoint };
-  const rawClient = new DynamoDBClient({ region: config.region, endpoint: store.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-  await createTables(rawClient, config.tables);
-  rawClient.destroy();
+  const documentClient = await storeClient(store.endpoint, config.tables);
 
   const routerOptions = { simulatorBaseUrl: (provider: ProviderId) => simulator.baseUrl(provider) };
   // Judged requests run the stack's own workflow definition, its tasks bound to the generate and judge handlers.
@@ -55,7 +52,7 @@ export async function startLocalHost(config: GatewayConfig, options: { log?: Log
   const claimCheck = new MemoryClaimCheck();
   const tasks = createWorkflowTasks(localConfig, { ...routerOptions, log, claimCheck });
   const workflow = createLocalWorkflow({ generate: createGenerateHandler(() => tasks), judge: createJudgeHandler(() => tasks) });
-  const gateway = createGateway(localConfig, { ...routerOptions, log, judging: { workflow, claimCheck } });
+  const gateway = createGateway(localConfig, { ...routerOptions, log, documentClient, judging: { workflow, claimCheck } });
   const demo = await ensureDemoAccount(gateway, config);
   const server = createLocalServer(
     {

@@ -1,15 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import {
-  CreateTableCommand,
-  DescribeTableCommand,
-  ResourceInUseException,
-  UpdateTimeToLiveCommand,
-  type CreateTableCommandInput,
-  type DynamoDBClient,
-} from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import type { TableNames } from '../../shared/config.js';
+import { createDocumentClient, type DocumentClient } from '../../shared/storage/dynamodb.js';
 import { TABLES, type TableDefinition } from '../../shared/storage/tables.js';
 
 export interface EmbeddedStore {
@@ -42,7 +35,7 @@ export async function startEmbeddedStore(options: { port: number; dataDir?: stri
 }
 
 /** CreateTable input from the shared definition: the same keys and indexes the CDK stack declares. */
-export function toCreateTableInput(definition: TableDefinition, tableName: string): CreateTableCommandInput {
+export function toCreateTableInput(definition: TableDefinition, tableName: string) {
   const attributes = new Map<string, string>();
   const keys = [definition.partitionKey, definition.sortKey, ...definition.globalIndexes.flatMap((i) => [i.partitionKey, i.sortKey])];
   for (const key of keys) if (key) attributes.set(key.name, key.type);
@@ -68,21 +61,28 @@ export function toCreateTableInput(definition: TableDefinition, tableName: strin
 }
 
 /** Creates every table that does not exist yet (a data dir keeps them between runs). */
-export async function createTables(client: DynamoDBClient, names: TableNames): Promise<void> {
+export async function createTables(client: DocumentClient, names: TableNames): Promise<void> {
   for (const definition of TABLES) {
     const tableName = names[definition.key];
     try {
-      await client.send(new CreateTableCommand(toCreateTableInput(definition, tableName)));
+      await client.raw('CreateTable', toCreateTableInput(definition, tableName));
     } catch (error) {
-      if (!(error instanceof ResourceInUseException)) throw error;
+      if ((error as Error).name !== 'ResourceInUseException') throw error;
       continue;
     }
     if (definition.ttlAttribute) {
       await client
-        .send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: definition.ttlAttribute, Enabled: true } }))
+        .raw('UpdateTimeToLive', { TableName: tableName, TimeToLiveSpecification: { AttributeName: definition.ttlAttribute, Enabled: true } })
         // dynalite does not implement TTL; expiry is checked by timestamp in code anyway.
         .catch(() => undefined);
     }
-    await client.send(new DescribeTableCommand({ TableName: tableName }));
+    await client.raw('DescribeTable', { TableName: tableName });
   }
+}
+
+/** A client of the embedded store with every table created. */
+export async function storeClient(endpoint: string, names: TableNames): Promise<DocumentClient> {
+  const client = createDocumentClient({ region: 'local', endpoint });
+  await createTables(client, names);
+  return client;
 }

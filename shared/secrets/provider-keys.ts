@@ -1,4 +1,4 @@
-import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { AwsJsonClient } from '../aws/json-client.js';
 import { PROVIDERS, type ProviderId } from '../catalog/types.js';
 import { providerKeyName, type GatewayConfig } from '../config.js';
 import { silentLog, type Log } from '../log.js';
@@ -17,8 +17,8 @@ export class ProviderSecretError extends Error {
 }
 
 export interface ProviderSecretOptions {
-  /** A client to use (tests); otherwise one is made for the config's region and destroyed after the read. */
-  client?: SecretsManagerClient;
+  /** Another Secrets Manager endpoint (tests); by default the region's. */
+  endpoint?: string;
   log?: Log;
 }
 
@@ -67,25 +67,29 @@ export function parseProviderKeys(secretString: string, log: Log = silentLog): P
   return keys;
 }
 
-/** Reads and parses the secret. The SDK is loaded here, on first use, and only in AWS. */
-export async function readProviderKeys(secretArn: string, region: string, options: ProviderSecretOptions = {}): Promise<ProviderKeys> {
-  const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
-  const client = options.client ?? new SecretsManagerClient({ region });
+/** Reads and parses the secret, signed with the function's own credentials. */
+export async function readProviderKeys(config: GatewayConfig & { providerSecretArn: string }, options: ProviderSecretOptions = {}): Promise<ProviderKeys> {
+  if (!config.envCredentials) throw new ProviderSecretError('Reading the provider secret needs the function credentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)');
+  const client = new AwsJsonClient({
+    service: 'secretsmanager',
+    region: config.region,
+    targetPrefix: 'secretsmanager',
+    jsonVersion: '1.1',
+    endpoint: options.endpoint,
+    credentials: config.envCredentials,
+  });
   try {
-    let secretString: string | undefined;
+    let secretString: unknown;
     try {
-      ({ SecretString: secretString } = await client.send(new GetSecretValueCommand({ SecretId: secretArn })));
+      ({ SecretString: secretString } = await client.call<{ SecretString?: unknown }>('GetSecretValue', { SecretId: config.providerSecretArn }));
     } catch (error) {
-      // SDK errors name the secret and the role, never its value.
-      const code = (error as { code?: unknown }).code;
-      throw new ProviderSecretError(`Reading the provider secret failed: ${(error as Error).name}${typeof code === 'string' ? ` (${code})` : ''}`, {
-        cause: error,
-      });
+      // Error answers name the secret and the role, never its value; only the error type is kept.
+      throw new ProviderSecretError(`Reading the provider secret failed: ${(error as Error).name}`, { cause: error });
     }
-    if (secretString === undefined) throw new ProviderSecretError('The provider secret has no string value; store the keys as a JSON string');
+    if (typeof secretString !== 'string') throw new ProviderSecretError('The provider secret has no string value; store the keys as a JSON string');
     return parseProviderKeys(secretString, options.log);
   } finally {
-    if (!options.client) client.destroy();
+    client.destroy();
   }
 }
 
@@ -106,7 +110,7 @@ export function withProviderKeys(config: GatewayConfig, keys: ProviderKeys): Gat
  */
 export async function withProviderSecret(config: GatewayConfig, options: ProviderSecretOptions = {}): Promise<GatewayConfig> {
   if (config.providerSecretArn === undefined) return config;
-  const keys = await readProviderKeys(config.providerSecretArn, config.region, options);
+  const keys = await readProviderKeys({ ...config, providerSecretArn: config.providerSecretArn }, options);
   (options.log ?? silentLog).info('Provider keys loaded', { providers: PROVIDERS.filter((p) => keys[p] !== undefined) });
   return withProviderKeys(config, keys);
 }

@@ -1,5 +1,4 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, ScanCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailed, type DocumentClient } from './dynamodb.js';
 import type { LedgerEntry } from './ledger.js';
 
 /** An open reservation: credits held for a request that has not settled yet. */
@@ -54,7 +53,7 @@ export class ConditionFailedError extends Error {
 
 export class AccountsRepository {
   constructor(
-    private readonly client: DynamoDBDocumentClient,
+    private readonly client: DocumentClient,
     private readonly tableName: string,
   ) {}
 
@@ -70,46 +69,40 @@ export class AccountsRepository {
       unposted: { [input.opening.entryId]: input.opening },
     };
     try {
-      await this.client.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: account,
-          // Never overwrite an account (and its balance) by reusing an ID.
-          ConditionExpression: 'attribute_not_exists(accountId)',
-        }),
-      );
+      await this.client.put({
+        TableName: this.tableName,
+        Item: account,
+        // Never overwrite an account (and its balance) by reusing an ID.
+        ConditionExpression: 'attribute_not_exists(accountId)',
+      });
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) throw new ConditionFailedError(`Account ${account.accountId} exists`);
+      if (error instanceof ConditionalCheckFailed) throw new ConditionFailedError(`Account ${account.accountId} exists`);
       throw error;
     }
     return account;
   }
 
   async get(accountId: string): Promise<Account | undefined> {
-    const { Item } = await this.client.send(
-      new GetCommand({ TableName: this.tableName, Key: { accountId }, ConsistentRead: true }),
-    );
+    const { Item } = await this.client.get({ TableName: this.tableName, Key: { accountId }, ConsistentRead: true });
     return Item as Account | undefined;
   }
 
   /** Adds a top-up entry's amount; returns the new balance. */
   async topUp(entry: LedgerEntry): Promise<number> {
     try {
-      const { Attributes } = await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { accountId: entry.accountId },
-          UpdateExpression: 'SET balanceMicro = balanceMicro + :amount, unposted.#entry = :entry',
-          // Top-ups go to existing accounts only; the same entry is never applied twice.
-          ConditionExpression: 'attribute_exists(accountId) AND attribute_not_exists(unposted.#entry)',
-          ExpressionAttributeNames: { '#entry': entry.entryId },
-          ExpressionAttributeValues: { ':amount': entry.amountMicro, ':entry': entry },
-          ReturnValues: 'UPDATED_NEW',
-        }),
-      );
+      const { Attributes } = await this.client.update({
+        TableName: this.tableName,
+        Key: { accountId: entry.accountId },
+        UpdateExpression: 'SET balanceMicro = balanceMicro + :amount, unposted.#entry = :entry',
+        // Top-ups go to existing accounts only; the same entry is never applied twice.
+        ConditionExpression: 'attribute_exists(accountId) AND attribute_not_exists(unposted.#entry)',
+        ExpressionAttributeNames: { '#entry': entry.entryId },
+        ExpressionAttributeValues: { ':amount': entry.amountMicro, ':entry': entry },
+        ReturnValues: 'UPDATED_NEW',
+      });
       return Number(Attributes?.balanceMicro);
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) throw new AccountMissingError(entry.accountId);
+      if (error instanceof ConditionalCheckFailed) throw new AccountMissingError(entry.accountId);
       throw error;
     }
   }
@@ -121,27 +114,25 @@ export class AccountsRepository {
   async reserve(entry: LedgerEntry & { requestId: string }): Promise<number> {
     const amount = -entry.amountMicro;
     try {
-      const { Attributes } = await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { accountId: entry.accountId },
-          // The reservation stands for its ledger entry until it closes (the item stays small).
-          UpdateExpression: 'SET balanceMicro = balanceMicro - :amount, reservations.#request = :reservation',
-          ConditionExpression: [
-            'attribute_exists(accountId)',
-            // Concurrent requests can never jointly hold more than the balance.
-            'balanceMicro >= :amount',
-            // One reservation per request.
-            'attribute_not_exists(reservations.#request)',
-          ].join(' AND '),
-          ExpressionAttributeNames: { '#request': entry.requestId },
-          ExpressionAttributeValues: { ':amount': amount, ':reservation': { amountMicro: amount, at: entry.at } },
-          ReturnValues: 'UPDATED_NEW',
-        }),
-      );
+      const { Attributes } = await this.client.update({
+        TableName: this.tableName,
+        Key: { accountId: entry.accountId },
+        // The reservation stands for its ledger entry until it closes (the item stays small).
+        UpdateExpression: 'SET balanceMicro = balanceMicro - :amount, reservations.#request = :reservation',
+        ConditionExpression: [
+          'attribute_exists(accountId)',
+          // Concurrent requests can never jointly hold more than the balance.
+          'balanceMicro >= :amount',
+          // One reservation per request.
+          'attribute_not_exists(reservations.#request)',
+        ].join(' AND '),
+        ExpressionAttributeNames: { '#request': entry.requestId },
+        ExpressionAttributeValues: { ':amount': amount, ':reservation': { amountMicro: amount, at: entry.at } },
+        ReturnValues: 'UPDATED_NEW',
+      });
       return Number(Attributes?.balanceMicro);
     } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      if (!(error instanceof ConditionalCheckFailed)) throw error;
       const account = await this.get(entry.accountId);
       if (!account) throw new AccountMissingError(entry.accountId);
       if (account.reservations[entry.requestId]) throw new ConditionFailedError(`Request ${entry.requestId} is already reserved`);
@@ -157,27 +148,25 @@ export class AccountsRepository {
    */
   async closeReservation(reserve: LedgerEntry, entry: LedgerEntry & { requestId: string }, reservation: Reservation): Promise<number> {
     try {
-      const { Attributes } = await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { accountId: entry.accountId },
-          UpdateExpression: 'SET balanceMicro = balanceMicro + :amount, unposted.#reserve = :reserve, unposted.#entry = :entry REMOVE reservations.#request',
-          // Closing is idempotent: only the open reservation taken at `at` can be closed, once.
-          ConditionExpression: 'reservations.#request.amountMicro = :held AND reservations.#request.#at = :at',
-          ExpressionAttributeNames: { '#request': entry.requestId, '#reserve': reserve.entryId, '#entry': entry.entryId, '#at': 'at' },
-          ExpressionAttributeValues: {
-            ':amount': entry.amountMicro,
-            ':reserve': reserve,
-            ':entry': entry,
-            ':held': reservation.amountMicro,
-            ':at': reservation.at,
-          },
-          ReturnValues: 'UPDATED_NEW',
-        }),
-      );
+      const { Attributes } = await this.client.update({
+        TableName: this.tableName,
+        Key: { accountId: entry.accountId },
+        UpdateExpression: 'SET balanceMicro = balanceMicro + :amount, unposted.#reserve = :reserve, unposted.#entry = :entry REMOVE reservations.#request',
+        // Closing is idempotent: only the open reservation taken at `at` can be closed, once.
+        ConditionExpression: 'reservations.#request.amountMicro = :held AND reservations.#request.#at = :at',
+        ExpressionAttributeNames: { '#request': entry.requestId, '#reserve': reserve.entryId, '#entry': entry.entryId, '#at': 'at' },
+        ExpressionAttributeValues: {
+          ':amount': entry.amountMicro,
+          ':reserve': reserve,
+          ':entry': entry,
+          ':held': reservation.amountMicro,
+          ':at': reservation.at,
+        },
+        ReturnValues: 'UPDATED_NEW',
+      });
       return Number(Attributes?.balanceMicro);
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) throw new ConditionFailedError(`Reservation of ${entry.requestId} is not open`);
+      if (error instanceof ConditionalCheckFailed) throw new ConditionFailedError(`Reservation of ${entry.requestId} is not open`);
       throw error;
     }
   }
@@ -186,31 +175,27 @@ export class AccountsRepository {
   async markPosted(accountId: string, entryIds: readonly string[]): Promise<void> {
     if (entryIds.length === 0) return;
     const names = Object.fromEntries(entryIds.map((id, i) => [`#e${i}`, id]));
-    await this.client.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: { accountId },
-        UpdateExpression: `REMOVE ${Object.keys(names).map((name) => `unposted.${name}`).join(', ')}`,
-        // Never recreate a deleted account as an empty item.
-        ConditionExpression: 'attribute_exists(accountId)',
-        ExpressionAttributeNames: names,
-      }),
-    );
+    await this.client.update({
+      TableName: this.tableName,
+      Key: { accountId },
+      UpdateExpression: `REMOVE ${Object.keys(names).map((name) => `unposted.${name}`).join(', ')}`,
+      // Never recreate a deleted account as an empty item.
+      ConditionExpression: 'attribute_exists(accountId)',
+      ExpressionAttributeNames: names,
+    });
   }
 
   async setRateLimit(accountId: string, rateLimitRpm: number): Promise<void> {
     try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { accountId },
-          UpdateExpression: 'SET rateLimitRpm = :rpm',
-          ConditionExpression: 'attribute_exists(accountId)',
-          ExpressionAttributeValues: { ':rpm': rateLimitRpm },
-        }),
-      );
+      await this.client.update({
+        TableName: this.tableName,
+        Key: { accountId },
+        UpdateExpression: 'SET rateLimitRpm = :rpm',
+        ConditionExpression: 'attribute_exists(accountId)',
+        ExpressionAttributeValues: { ':rpm': rateLimitRpm },
+      });
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) throw new AccountMissingError(accountId);
+      if (error instanceof ConditionalCheckFailed) throw new AccountMissingError(accountId);
       throw error;
     }
   }
@@ -219,15 +204,13 @@ export class AccountsRepository {
   async *needingReconciliation(): AsyncGenerator<Account> {
     let startKey: Record<string, unknown> | undefined;
     do {
-      const page = await this.client.send(
-        new ScanCommand({
-          TableName: this.tableName,
-          FilterExpression: 'size(reservations) > :zero OR size(unposted) > :zero',
-          ExpressionAttributeValues: { ':zero': 0 },
-          ConsistentRead: true,
-          ExclusiveStartKey: startKey,
-        }),
-      );
+      const page = await this.client.scan({
+        TableName: this.tableName,
+        FilterExpression: 'size(reservations) > :zero OR size(unposted) > :zero',
+        ExpressionAttributeValues: { ':zero': 0 },
+        ConsistentRead: true,
+        ExclusiveStartKey: startKey,
+      });
       for (const item of page.Items ?? []) yield item as Account;
       startKey = page.LastEvaluatedKey;
     } while (startKey);

@@ -1,5 +1,4 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailed, type DocumentClient } from './dynamodb.js';
 
 /**
  * One record per (account, Idempotency-Key). `running` while the first request runs
@@ -25,71 +24,63 @@ export type ClaimResult = { claimed: true } | { claimed: false; existing: Idempo
 
 export class IdempotencyRepository {
   constructor(
-    private readonly client: DynamoDBDocumentClient,
+    private readonly client: DocumentClient,
     private readonly tableName: string,
   ) {}
 
   /** Claims the key for a new run, unless a live record holds it (then returns that record). */
   async claim(record: IdempotencyRecord, now: number): Promise<ClaimResult> {
     try {
-      await this.client.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: record,
-          ConditionExpression: [
-            'attribute_not_exists(idempotencyKey)',
-            // An expired record (TTL deletion lags) no longer holds the key.
-            'expiresAt < :nowSeconds',
-            // A run whose lease passed crashed: the key may be run again.
-            '(#status = :running AND leaseUntil < :now)',
-          ].join(' OR '),
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':nowSeconds': Math.floor(now / 1000), ':now': now, ':running': 'running' },
-        }),
-      );
+      await this.client.put({
+        TableName: this.tableName,
+        Item: record,
+        ConditionExpression: [
+          'attribute_not_exists(idempotencyKey)',
+          // An expired record (TTL deletion lags) no longer holds the key.
+          'expiresAt < :nowSeconds',
+          // A run whose lease passed crashed: the key may be run again.
+          '(#status = :running AND leaseUntil < :now)',
+        ].join(' OR '),
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':nowSeconds': Math.floor(now / 1000), ':now': now, ':running': 'running' },
+      });
       return { claimed: true };
     } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      const { Item } = await this.client.send(
-        new GetCommand({ TableName: this.tableName, Key: { idempotencyKey: record.idempotencyKey }, ConsistentRead: true }),
-      );
+      if (!(error instanceof ConditionalCheckFailed)) throw error;
+      const { Item } = await this.client.get({ TableName: this.tableName, Key: { idempotencyKey: record.idempotencyKey }, ConsistentRead: true });
       if (!Item) return this.claim(record, now); // deleted in between: try again
       return { claimed: false, existing: Item as IdempotencyRecord };
     }
   }
 
   async complete(key: string, promptLogId: string, stored: Pick<IdempotencyRecord, 'response' | 'notRetained'>): Promise<void> {
-    await this.client.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: { idempotencyKey: key },
-        UpdateExpression: stored.response ? 'SET #status = :completed, #response = :response' : 'SET #status = :completed, notRetained = :reason',
-        // Only the run that holds the key completes it.
-        ConditionExpression: 'promptLogId = :promptLogId',
-        ExpressionAttributeNames: { '#status': 'status', ...(stored.response ? { '#response': 'response' } : {}) },
-        ExpressionAttributeValues: {
-          ':completed': 'completed',
-          ':promptLogId': promptLogId,
-          ...(stored.response ? { ':response': stored.response } : { ':reason': stored.notRetained }),
-        },
-      }),
-    );
+    await this.client.update({
+      TableName: this.tableName,
+      Key: { idempotencyKey: key },
+      UpdateExpression: stored.response ? 'SET #status = :completed, #response = :response' : 'SET #status = :completed, notRetained = :reason',
+      // Only the run that holds the key completes it.
+      ConditionExpression: 'promptLogId = :promptLogId',
+      ExpressionAttributeNames: { '#status': 'status', ...(stored.response ? { '#response': 'response' } : {}) },
+      ExpressionAttributeValues: {
+        ':completed': 'completed',
+        ':promptLogId': promptLogId,
+        ...(stored.response ? { ':response': stored.response } : { ':reason': stored.notRetained }),
+      },
+    });
   }
 
   /** Frees the key after a run that did not complete (a refusal or a fault), so that a retry runs. */
   async release(key: string, promptLogId: string): Promise<void> {
     try {
-      await this.client.send(
-        new DeleteCommand({
-          TableName: this.tableName,
-          Key: { idempotencyKey: key },
-          ConditionExpression: 'promptLogId = :promptLogId AND #status = :running',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':promptLogId': promptLogId, ':running': 'running' },
-        }),
-      );
+      await this.client.delete({
+        TableName: this.tableName,
+        Key: { idempotencyKey: key },
+        ConditionExpression: 'promptLogId = :promptLogId AND #status = :running',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':promptLogId': promptLogId, ':running': 'running' },
+      });
     } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      if (!(error instanceof ConditionalCheckFailed)) throw error;
     }
   }
 }

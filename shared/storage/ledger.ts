@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type DocumentClient } from './dynamodb.js';
 
 export type LedgerKind = 'topup' | 'reserve' | 'settle' | 'release';
 
@@ -24,17 +24,17 @@ export interface LedgerEntry {
 
 export class LedgerRepository {
   constructor(
-    private readonly client: DynamoDBDocumentClient,
+    private readonly client: DocumentClient,
     private readonly tableName: string,
   ) {}
 
   /** Idempotent: an entry's key is its identity, so posting it twice writes the same item. */
   async put(entry: LedgerEntry): Promise<void> {
-    await this.client.send(new PutCommand({ TableName: this.tableName, Item: entry }));
+    await this.client.put({ TableName: this.tableName, Item: entry });
   }
 
   async get(accountId: string, entryId: string): Promise<LedgerEntry | undefined> {
-    const { Item } = await this.client.send(new GetCommand({ TableName: this.tableName, Key: { accountId, entryId }, ConsistentRead: true }));
+    const { Item } = await this.client.get({ TableName: this.tableName, Key: { accountId, entryId }, ConsistentRead: true });
     return Item as LedgerEntry | undefined;
   }
 
@@ -42,15 +42,13 @@ export class LedgerRepository {
     const entries: LedgerEntry[] = [];
     let startKey: Record<string, unknown> | undefined;
     do {
-      const page = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'accountId = :id',
-          ExpressionAttributeValues: { ':id': accountId },
-          ConsistentRead: true,
-          ExclusiveStartKey: startKey,
-        }),
-      );
+      const page = await this.client.query({
+        TableName: this.tableName,
+        KeyConditionExpression: 'accountId = :id',
+        ExpressionAttributeValues: { ':id': accountId },
+        ConsistentRead: true,
+        ExclusiveStartKey: startKey,
+      });
       entries.push(...((page.Items ?? []) as LedgerEntry[]));
       startKey = page.LastEvaluatedKey;
     } while (startKey);

@@ -1,4 +1,4 @@
-import { PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type DocumentClient } from './dynamodb.js';
 
 /** Metadata kept for every request, with or without zero data retention. */
 export interface PromptLogModelEntry {
@@ -41,7 +41,7 @@ const CHUNK_BYTES = 350_000;
 
 export class PromptLogsRepository {
   constructor(
-    private readonly client: DynamoDBDocumentClient,
+    private readonly client: DocumentClient,
     private readonly tableName: string,
   ) {}
 
@@ -49,9 +49,7 @@ export class PromptLogsRepository {
     const bytes = content ? Buffer.from(JSON.stringify(content), 'utf8') : undefined;
     if (!bytes || bytes.length <= CHUNK_BYTES) {
       // The usual case: one item, content inline.
-      await this.client.send(
-        new PutCommand({ TableName: this.tableName, Item: { ...meta, part: 'meta', contentParts: 0, ...(bytes ? { data: bytes } : {}) } }),
-      );
+      await this.client.put({ TableName: this.tableName, Item: { ...meta, part: 'meta', contentParts: 0, ...(bytes ? { data: bytes } : {}) } });
       return;
     }
     const chunks: Uint8Array[] = [];
@@ -59,17 +57,13 @@ export class PromptLogsRepository {
     // Content first, meta last: a meta item always has its content complete beside it.
     await Promise.all(
       chunks.map((data, index) =>
-        this.client.send(
-          new PutCommand({
-            TableName: this.tableName,
-            Item: { promptLogId: meta.promptLogId, part: `content#${String(index).padStart(3, '0')}`, data },
-          }),
-        ),
+        this.client.put({
+          TableName: this.tableName,
+          Item: { promptLogId: meta.promptLogId, part: `content#${String(index).padStart(3, '0')}`, data },
+        }),
       ),
     );
-    await this.client.send(
-      new PutCommand({ TableName: this.tableName, Item: { ...meta, part: 'meta', contentParts: chunks.length } }),
-    );
+    await this.client.put({ TableName: this.tableName, Item: { ...meta, part: 'meta', contentParts: chunks.length } });
   }
 
   async get(promptLogId: string): Promise<PromptLog | undefined> {
@@ -77,15 +71,13 @@ export class PromptLogsRepository {
     const items: Record<string, unknown>[] = [];
     let startKey: Record<string, unknown> | undefined;
     do {
-      const page = await this.client.send(
-        new QueryCommand({
-          TableName: this.tableName,
-          KeyConditionExpression: 'promptLogId = :id',
-          ExpressionAttributeValues: { ':id': promptLogId },
-          ConsistentRead: true,
-          ExclusiveStartKey: startKey,
-        }),
-      );
+      const page = await this.client.query({
+        TableName: this.tableName,
+        KeyConditionExpression: 'promptLogId = :id',
+        ExpressionAttributeValues: { ':id': promptLogId },
+        ConsistentRead: true,
+        ExclusiveStartKey: startKey,
+      });
       items.push(...((page.Items ?? []) as Record<string, unknown>[]));
       startKey = page.LastEvaluatedKey;
     } while (startKey);

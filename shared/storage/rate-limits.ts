@@ -1,5 +1,4 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailed, type DocumentClient } from './dynamodb.js';
 
 const WINDOW_MS = 60_000;
 
@@ -11,26 +10,24 @@ export type RateDecision = { allowed: true } | { allowed: false; retryAfterSecon
  */
 export class RateLimitsRepository {
   constructor(
-    private readonly client: DynamoDBDocumentClient,
+    private readonly client: DocumentClient,
     private readonly tableName: string,
   ) {}
 
   async take(accountId: string, limitPerMinute: number, now = Date.now()): Promise<RateDecision> {
     const windowStart = Math.floor(now / WINDOW_MS) * WINDOW_MS;
     try {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { windowKey: `${accountId}#${windowStart}` },
-          UpdateExpression: 'ADD requests :one SET expiresAt = :expiresAt',
-          // The window admits at most `limit` requests, however many arrive at once.
-          ConditionExpression: 'attribute_not_exists(requests) OR requests < :limit',
-          ExpressionAttributeValues: { ':one': 1, ':limit': limitPerMinute, ':expiresAt': Math.ceil((windowStart + WINDOW_MS) / 1000) + 3600 },
-        }),
-      );
+      await this.client.update({
+        TableName: this.tableName,
+        Key: { windowKey: `${accountId}#${windowStart}` },
+        UpdateExpression: 'ADD requests :one SET expiresAt = :expiresAt',
+        // The window admits at most `limit` requests, however many arrive at once.
+        ConditionExpression: 'attribute_not_exists(requests) OR requests < :limit',
+        ExpressionAttributeValues: { ':one': 1, ':limit': limitPerMinute, ':expiresAt': Math.ceil((windowStart + WINDOW_MS) / 1000) + 3600 },
+      });
       return { allowed: true };
     } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      if (!(error instanceof ConditionalCheckFailed)) throw error;
       return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((windowStart + WINDOW_MS - now) / 1000)) };
     }
   }

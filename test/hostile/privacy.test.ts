@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { crc32, gunzipSync } from 'node:zlib';
 import { Logger } from '@aws-lambda-powertools/logger';
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalHost, type LocalHost } from '../../infra/local/host.js';
 import type { Log } from '../../shared/log.js';
@@ -125,7 +124,7 @@ async function dumpStore(): Promise<Record<string, string>> {
     const items: unknown[] = [];
     let startKey: Record<string, unknown> | undefined;
     do {
-      const page = await host.gateway.documentClient.send(new ScanCommand({ TableName: tableName, ExclusiveStartKey: startKey, ConsistentRead: true }));
+      const page = await host.gateway.documentClient.scan({ TableName: tableName, ExclusiveStartKey: startKey, ConsistentRead: true });
       items.push(...(page.Items ?? []));
       startKey = page.LastEvaluatedKey;
     } while (startKey);

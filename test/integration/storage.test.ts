@@ -1,4 +1,3 @@
-import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTables, toCreateTableInput } from '../../infra/local/store.js';
 import { ApiKeysRepository, KeyNotFoundError } from '../../shared/storage/api-keys.js';
@@ -16,7 +15,9 @@ afterAll(async () => {
 
 describe('Local bootstrap', () => {
   it.each(TABLES.map((t) => [t.key, t] as const))('creates %s with the shared definition', async (key, definition) => {
-    const { Table } = await env.raw.send(new DescribeTableCommand({ TableName: env.tables[key] }));
+    type Key = { AttributeName: string; KeyType: string };
+    type Table = { KeySchema: Key[]; AttributeDefinitions: { AttributeName: string }[]; GlobalSecondaryIndexes?: { IndexName: string; KeySchema: Key[] }[] };
+    const { Table } = await env.client.raw<{ Table?: Table }>('DescribeTable', { TableName: env.tables[key] });
     const expected = toCreateTableInput(definition, env.tables[key]);
     expect(Table?.KeySchema).toEqual(expected.KeySchema);
     expect(Table?.AttributeDefinitions?.sort((a, b) => a.AttributeName!.localeCompare(b.AttributeName!))).toEqual(
@@ -29,7 +30,7 @@ describe('Local bootstrap', () => {
   });
 
   it('is idempotent on a store that already has the tables', async () => {
-    await expect(createTables(env.raw, env.tables)).resolves.toBeUndefined();
+    await expect(createTables(env.client, env.tables)).resolves.toBeUndefined();
   });
 });
 

@@ -1,5 +1,3 @@
-import { GetSecretValueCommand, ResourceNotFoundException, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { resolveModel } from '../../shared/catalog/index.js';
 import { loadConfig } from '../../shared/config.js';
@@ -7,12 +5,16 @@ import type { Log } from '../../shared/log.js';
 import { createRouter } from '../../shared/providers/router.js';
 import { UpstreamError } from '../../shared/providers/errors.js';
 import { ProviderSecretError, parseProviderKeys, withProviderSecret } from '../../shared/secrets/provider-keys.js';
+import { startFakeAws, type AwsAnswer } from '../support/fake-aws.js';
 
 const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:ProviderKeysSecret-AbCdEf';
 const OPENAI_KEY = 'sk-openai-SECRET-0123456789';
 const ANTHROPIC_KEY = 'sk-ant-SECRET-0123456789';
 
-const secrets = mockClient(SecretsManagerClient);
+/** Secrets Manager on loopback: every call answers with the next scripted answer. */
+let secrets: Awaited<ReturnType<typeof startFakeAws>>;
+let answer: AwsAnswer;
+const secretAnswers = (value: Record<string, unknown>) => (answer = { body: value });
 
 /** A Log that keeps every line, to check that no key or secret text is in any of them. */
 function recordingLog(): Log & { lines: string[] } {
@@ -21,23 +23,29 @@ function recordingLog(): Log & { lines: string[] } {
   return { lines, info: record, warn: record, error: record };
 }
 
-/** The api function's environment as the stack sets it: tables, secret ARN, no key variable. */
-const awsConfig = () => loadConfig({ PROVIDER_SECRET_ARN: SECRET_ARN, AWS_LAMBDA_FUNCTION_NAME: 'api', AWS_REGION: 'eu-west-1' });
+/** The api function's environment as Lambda and the stack set it: credentials, region, secret ARN, no key variable. */
+const LAMBDA_ENV = { AWS_LAMBDA_FUNCTION_NAME: 'api', AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'ASIAEXAMPLE', AWS_SECRET_ACCESS_KEY: 'secret', AWS_SESSION_TOKEN: 'token' };
+const awsConfig = () => loadConfig({ ...LAMBDA_ENV, PROVIDER_SECRET_ARN: SECRET_ARN });
+const read = (config = awsConfig(), log?: Log) => withProviderSecret(config, { endpoint: secrets.endpoint, log });
 
-beforeEach(() => secrets.reset());
-afterEach(() => secrets.reset());
+beforeEach(async () => {
+  secrets = await startFakeAws(() => answer);
+});
+afterEach(() => secrets.close());
 
 describe('Function: withProviderSecret', () => {
   it('reads the secret named by PROVIDER_SECRET_ARN and puts its keys into the providers', async () => {
     // Prepare
-    secrets.on(GetSecretValueCommand).resolves({ SecretString: JSON.stringify({ OPENAI_API_KEY: OPENAI_KEY, ANTHROPIC_API_KEY: `${ANTHROPIC_KEY}\n` }) });
+    secretAnswers({ SecretString: JSON.stringify({ OPENAI_API_KEY: OPENAI_KEY, ANTHROPIC_API_KEY: `${ANTHROPIC_KEY}\n` }) });
     const log = recordingLog();
 
     // Act
-    const config = await withProviderSecret(awsConfig(), { client: new SecretsManagerClient({ region: 'eu-west-1' }), log });
+    const config = await read(awsConfig(), log);
 
-    // Assess
-    expect(secrets.commandCalls(GetSecretValueCommand).map((call) => call.args[0].input)).toEqual([{ SecretId: SECRET_ARN }]);
+    // Assess: one call, signed with the function's credentials for the secret's region.
+    expect(secrets.calls.map((call) => [call.operation, call.input])).toEqual([['GetSecretValue', { SecretId: SECRET_ARN }]]);
+    expect(secrets.calls[0]!.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=ASIAEXAMPLE\/\d{8}\/eu-west-1\/secretsmanager\/aws4_request, /);
+    expect(secrets.calls[0]!.headers['x-amz-security-token']).toBe('token');
     expect(config.providers.openai.apiKey).toBe(OPENAI_KEY);
     expect(config.providers.anthropic.apiKey).toBe(ANTHROPIC_KEY);
     expect(config.providers.google.apiKey).toBeUndefined();
@@ -45,30 +53,30 @@ describe('Function: withProviderSecret', () => {
     expect(log.lines.join('\n')).not.toContain('SECRET');
   });
 
-  it('creates its own client when given none (the SDK is mocked at the class, so no call leaves the process)', async () => {
-    secrets.on(GetSecretValueCommand).resolves({ SecretString: '{"GROQ_API_KEY":"gsk-1"}' });
-    const config = await withProviderSecret(awsConfig());
-    expect(config.providers.groq.apiKey).toBe('gsk-1');
-    expect(secrets.commandCalls(GetSecretValueCommand)).toHaveLength(1);
+  it('refuses to read without the function credentials, and calls nothing', async () => {
+    const failure = read(loadConfig({ PROVIDER_SECRET_ARN: SECRET_ARN, AWS_LAMBDA_FUNCTION_NAME: 'api' }));
+    await expect(failure).rejects.toBeInstanceOf(ProviderSecretError);
+    await expect(failure).rejects.toThrow(/AWS_ACCESS_KEY_ID/);
+    expect(secrets.calls).toHaveLength(0);
   });
 
   it('leaves the config alone and reads nothing without PROVIDER_SECRET_ARN (local mode)', async () => {
     const local = loadConfig({ OPENAI_API_KEY: 'from-env' });
-    expect(await withProviderSecret(local)).toBe(local);
-    expect(secrets.commandCalls(GetSecretValueCommand)).toHaveLength(0);
+    expect(await read(local)).toBe(local);
+    expect(secrets.calls).toHaveLength(0);
   });
 
   it('lets a key in the secret replace one from the environment, and keeps the base URL', async () => {
-    secrets.on(GetSecretValueCommand).resolves({ SecretString: JSON.stringify({ OPENAI_API_KEY: OPENAI_KEY }) });
-    const env = loadConfig({ PROVIDER_SECRET_ARN: SECRET_ARN, OPENAI_API_KEY: 'from-env', OPENAI_BASE_URL: 'https://proxy.example/v1/' });
-    const config = await withProviderSecret(env);
+    secretAnswers({ SecretString: JSON.stringify({ OPENAI_API_KEY: OPENAI_KEY }) });
+    const env = loadConfig({ ...LAMBDA_ENV, PROVIDER_SECRET_ARN: SECRET_ARN, OPENAI_API_KEY: 'from-env', OPENAI_BASE_URL: 'https://proxy.example/v1/' });
+    const config = await read(env);
     expect(config.providers.openai).toEqual({ apiKey: OPENAI_KEY, baseUrl: 'https://proxy.example/v1' });
   });
 
   it('leaves a provider the secret has no key for unconfigured: its models fail with provider_not_configured', async () => {
     // Prepare
-    secrets.on(GetSecretValueCommand).resolves({ SecretString: JSON.stringify({ OPENAI_API_KEY: OPENAI_KEY, MISTRAL_API_KEY: '  ' }) });
-    const route = createRouter(await withProviderSecret(awsConfig()));
+    secretAnswers({ SecretString: JSON.stringify({ OPENAI_API_KEY: OPENAI_KEY, MISTRAL_API_KEY: '  ' }) });
+    const route = createRouter(await read());
 
     // Act / Assess: routing in AWS has no simulator to fall back on.
     expect(route(resolveModel('fam_c-5.4')!).endpoint.apiKey).toBe(OPENAI_KEY);
@@ -85,18 +93,19 @@ describe('Function: withProviderSecret', () => {
   });
 
   it.each([
-    ['an AccessDenied', Object.assign(new Error('User: arn:aws:sts::1:assumed-role/x is not authorized'), { name: 'AccessDeniedException' }), /AccessDeniedException/],
-    ['a missing secret', new ResourceNotFoundException({ message: 'Secrets Manager can\'t find the specified secret.', $metadata: {} }), /ResourceNotFoundException/],
-  ])('rejects with a ProviderSecretError on %s, naming the SDK error', async (_, sdkError, pattern) => {
-    secrets.on(GetSecretValueCommand).rejects(sdkError);
-    const failure = withProviderSecret(awsConfig());
+    ['an AccessDenied', 'AccessDeniedException', 'User: arn:aws:sts::1:assumed-role/x is not authorized'],
+    ['a missing secret', 'ResourceNotFoundException', "Secrets Manager can't find the specified secret."],
+  ])('rejects with a ProviderSecretError on %s, naming the error type only', async (_, type, message) => {
+    answer = { status: 400, body: { __type: type, message } };
+    const failure = read();
     await expect(failure).rejects.toBeInstanceOf(ProviderSecretError);
-    await expect(failure).rejects.toThrow(pattern);
+    await expect(failure).rejects.toThrow(`Reading the provider secret failed: ${type}`);
+    await expect(failure).rejects.not.toThrow(message);
   });
 
   it('rejects a secret without a string value (binary)', async () => {
-    secrets.on(GetSecretValueCommand).resolves({ SecretBinary: new Uint8Array([1, 2, 3]) });
-    await expect(withProviderSecret(awsConfig())).rejects.toThrow(/no string value/);
+    secretAnswers({ SecretBinary: 'AQID' });
+    await expect(read()).rejects.toThrow(/no string value/);
   });
 });
 
