@@ -56,7 +56,6 @@ export interface TableNames {
   apiKeys: string;
   ledger: string;
   idempotency: string;
-  rateLimits: string;
   promptLogs: string;
 }
 
@@ -86,7 +85,7 @@ export const WORKFLOW_ENV = {
   claimCheckBucket: 'CLAIM_CHECK_BUCKET',
 } as const;
 
-const TABLE_VARIABLES = ['ACCOUNTS_TABLE', 'API_KEYS_TABLE', 'LEDGER_TABLE', 'IDEMPOTENCY_TABLE', 'RATE_LIMITS_TABLE', 'PROMPT_LOGS_TABLE'];
+const TABLE_VARIABLES = ['ACCOUNTS_TABLE', 'API_KEYS_TABLE', 'LEDGER_TABLE', 'IDEMPOTENCY_TABLE', 'PROMPT_LOGS_TABLE'];
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -143,7 +142,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
       apiKeys: optional(env, 'API_KEYS_TABLE') ?? 'gateway-api-keys',
       ledger: optional(env, 'LEDGER_TABLE') ?? 'gateway-ledger',
       idempotency: optional(env, 'IDEMPOTENCY_TABLE') ?? 'gateway-idempotency',
-      rateLimits: optional(env, 'RATE_LIMITS_TABLE') ?? 'gateway-rate-limits',
       promptLogs: optional(env, 'PROMPT_LOGS_TABLE') ?? 'gateway-prompt-logs',
     },
     providers,

@@ -15,7 +15,6 @@ import type { ApiKeysRepository } from './storage/api-keys.js';
 import { IdempotencyRepository } from './storage/idempotency.js';
 import type { LedgerRepository } from './storage/ledger.js';
 import { PromptLogsRepository } from './storage/prompt-logs.js';
-import { RateLimitsRepository } from './storage/rate-limits.js';
 import type { DocumentClient } from './storage/dynamodb.js';
 import { createStore } from './storage/store.js';
 
@@ -83,7 +82,6 @@ export function createGateway(config: GatewayConfig, options: GatewayOptions = {
     config,
     accounts: store.accounts,
     credits: store.credits,
-    rateLimits: new RateLimitsRepository(store.documentClient, config.tables.rateLimits),
     // A run that has not finished within its deadline (plus slack) has crashed: its key may be retried.
     idempotency: new IdempotencyService<PromptResponse>(
       new IdempotencyRepository(store.documentClient, config.tables.idempotency),

@@ -11,7 +11,6 @@ export const TABLE_OUTPUTS: Readonly<Record<keyof TableNames, string>> = {
   apiKeys: 'ApiKeysTableName',
   ledger: 'LedgerTableName',
   idempotency: 'IdempotencyTableName',
-  rateLimits: 'RateLimitsTableName',
   promptLogs: 'PromptLogsTableName',
 };
 

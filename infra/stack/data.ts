@@ -16,7 +16,6 @@ export const TABLE_ENV: Record<keyof TableNames, string> = {
   apiKeys: 'API_KEYS_TABLE',
   ledger: 'LEDGER_TABLE',
   idempotency: 'IDEMPOTENCY_TABLE',
-  rateLimits: 'RATE_LIMITS_TABLE',
   promptLogs: 'PROMPT_LOGS_TABLE',
 };
 

@@ -118,7 +118,6 @@ export class GatewayStack extends Stack {
         [TABLE_ENV.accounts]: tables.accounts.tableName,
         [TABLE_ENV.ledger]: tables.ledger.tableName,
         [TABLE_ENV.idempotency]: tables.idempotency.tableName,
-        [TABLE_ENV.rateLimits]: tables.rateLimits.tableName,
         [TABLE_ENV.promptLogs]: tables.promptLogs.tableName,
         PROVIDER_SECRET_ARN: this.providerSecret.secret.secretArn,
         REQUEST_DEADLINE_MS: String(requestDeadlineMs(settings.integrationTimeout)),
@@ -129,7 +128,6 @@ export class GatewayStack extends Stack {
     this.data.grantReadWriteData('accounts', this.apiFunction);
     this.data.grantAppendData('ledger', this.apiFunction);
     this.data.grantReadWriteData('idempotency', this.apiFunction);
-    this.data.grantReadWriteData('rateLimits', this.apiFunction);
     this.data.grantReadWriteData('promptLogs', this.apiFunction);
     this.providerSecret.grantRead(this.apiFunction);
     // Amazon Nova (fam_h) through Bedrock Converse, signed with the function's role.

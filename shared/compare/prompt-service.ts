@@ -4,7 +4,7 @@ import type { PromptRequest } from '../contract/types.js';
 import { microToCredits, usdToMicroCredits } from '../credits/credits.js';
 import type { CreditsService, OpenRequest } from '../credits/credits-service.js';
 import { estimateMicroCredits } from '../credits/estimate.js';
-import { AccountNotFoundError, GatewayError, RateLimitedError } from '../errors.js';
+import { AccountNotFoundError, GatewayError } from '../errors.js';
 import type { IdempotencyService } from '../idempotency/idempotency-service.js';
 import { promptLogId as newPromptLogId } from '../ids.js';
 import { judgingCostUsd, runJudgedComparison } from '../judging/judged-comparison.js';
@@ -15,7 +15,6 @@ import type { Router } from '../providers/router.js';
 import type { AccountsRepository } from '../storage/accounts.js';
 import type { PromptLogsRepository } from '../storage/prompt-logs.js';
 import { toPromptLog } from './prompt-log.js';
-import type { RateLimitsRepository } from '../storage/rate-limits.js';
 import type { ModelResult } from './result.js';
 import { runModels } from './run-models.js';
 
@@ -33,7 +32,6 @@ export interface PromptServiceDeps {
   config: Pick<GatewayConfig, 'creditsPerUsd' | 'markup' | 'requestDeadlineMs' | 'rateLimitRpm'>;
   accounts: AccountsRepository;
   credits: CreditsService;
-  rateLimits: RateLimitsRepository;
   idempotency: IdempotencyService<PromptResponse>;
   promptLogs: PromptLogsRepository;
   route: Router;
@@ -70,7 +68,7 @@ export interface SubmitOptions {
   onReplay?: () => void;
 }
 
-/** The request path of DESIGN.md from step 3 on: account, rate limit, reserve, run, settle, log, answer. */
+/** The request path of DESIGN.md from step 3 on: account, rate limit and reserve (one write), run, settle, log, answer. */
 export class PromptService {
   constructor(private readonly deps: PromptServiceDeps) {}
 
@@ -114,11 +112,7 @@ export class PromptService {
     receivedAt: number,
   ): Promise<PromptResponse> {
     const { config, credits, log } = this.deps;
-    const limit = rateLimitRpm ?? config.rateLimitRpm;
-    const decision = await this.deps.rateLimits.take(accountId, limit, receivedAt);
-    if (!decision.allowed) throw new RateLimitedError(decision.retryAfterSeconds, limit);
-
-    const open = await credits.reserve(accountId, promptLogId, estimateMicroCredits(request, config));
+    const open = await credits.reserve(accountId, promptLogId, estimateMicroCredits(request, config), rateLimitRpm ?? config.rateLimitRpm);
     const deadlineAt = receivedAt + config.requestDeadlineMs - SETTLE_MARGIN_MS;
     const judged = request.judges.length > 0;
     const { results, evaluations, ranking } = judged

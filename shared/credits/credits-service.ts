@@ -1,7 +1,7 @@
-import { AccountNotFoundError, InsufficientCreditsError } from '../errors.js';
+import { AccountNotFoundError, InsufficientCreditsError, RateLimitedError } from '../errors.js';
 import { ulid } from '../ids.js';
 import { silentLog, type Log } from '../log.js';
-import { AccountMissingError, BalanceTooLowError, ConditionFailedError, type Account, type AccountsRepository, type Reservation } from '../storage/accounts.js';
+import { AccountMissingError, BalanceTooLowError, ConditionFailedError, RateLimitExceededError, type Account, type AccountsRepository, type Reservation } from '../storage/accounts.js';
 import type { LedgerEntry, LedgerKind, LedgerRepository } from '../storage/ledger.js';
 import { microToCredits } from './credits.js';
 
@@ -45,12 +45,16 @@ export class CreditsService {
     return balance;
   }
 
-  /** Holds the estimate; 402 (nothing held, nothing run) when the balance does not cover it. */
-  async reserve(accountId: string, requestId: string, estimateMicro: number): Promise<OpenRequest> {
+  /**
+   * Counts the request against the account's rate limit and holds the estimate, in one
+   * write: 429 or 402 (nothing counted, held or run) when either refuses.
+   */
+  async reserve(accountId: string, requestId: string, estimateMicro: number, limitPerMinute: number): Promise<OpenRequest> {
     const entry = { ...this.entry(accountId, 'reserve', -estimateMicro, requestId), requestId };
     try {
-      await this.accounts.reserve(entry);
+      await this.accounts.reserve(entry, { limitPerMinute });
     } catch (error) {
+      if (error instanceof RateLimitExceededError) throw new RateLimitedError(error.retryAfterSeconds, limitPerMinute);
       if (error instanceof BalanceTooLowError) {
         throw new InsufficientCreditsError(microToCredits(estimateMicro), microToCredits(error.balanceMicro));
       }
@@ -131,6 +135,7 @@ export class CreditsService {
     const [first] = entries;
     if (!first) return;
     try {
+      // One PutItem each: the ledger's role may put, never delete, and BatchWriteItem would allow both.
       await Promise.all(entries.map((entry) => this.ledger.put(entry)));
       await this.accounts.markPosted(first.accountId, entries.map((entry) => entry.entryId));
     } catch (error) {

@@ -26,6 +26,14 @@ export interface Account {
   createdAt: string;
   reservations: Record<string, Reservation>;
   unposted: Record<string, LedgerEntry>;
+  /** The fixed one-minute rate window: its start (epoch ms) and the requests counted in it. */
+  rateWindow?: { start: number; count: number };
+}
+
+export const RATE_WINDOW_MS = 60_000;
+
+function rateWindowStart(at: number): number {
+  return Math.floor(at / RATE_WINDOW_MS) * RATE_WINDOW_MS;
 }
 
 export class AccountMissingError extends Error {
@@ -43,6 +51,16 @@ export class BalanceTooLowError extends Error {
     readonly balanceMicro: number,
   ) {
     super(`Balance of ${accountId} (${balanceMicro}) is below ${requestedMicro} micro-credits`);
+  }
+}
+
+export class RateLimitExceededError extends Error {
+  override name = 'RateLimitExceededError';
+  constructor(
+    readonly accountId: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(`The rate window of ${accountId} is full`);
   }
 }
 
@@ -108,35 +126,62 @@ export class AccountsRepository {
   }
 
   /**
-   * Holds `-entry.amountMicro` credits for a request, in one conditional write. Throws
-   * BalanceTooLowError (nothing changes) when the balance does not cover it.
+   * Holds `-entry.amountMicro` credits for a request and counts it in the account's
+   * one-minute rate window, in one conditional write: nothing changes when the window is
+   * full (RateLimitExceededError) or the balance does not cover it (BalanceTooLowError).
+   * The first request of a minute opens a new window (a second write of the same kind).
    */
-  async reserve(entry: LedgerEntry & { requestId: string }): Promise<number> {
+  async reserve(entry: LedgerEntry & { requestId: string }, rate: { limitPerMinute: number }): Promise<number> {
     const amount = -entry.amountMicro;
-    try {
-      const { Attributes } = await this.client.update({
-        TableName: this.tableName,
-        Key: { accountId: entry.accountId },
-        // The reservation stands for its ledger entry until it closes (the item stays small).
-        UpdateExpression: 'SET balanceMicro = balanceMicro - :amount, reservations.#request = :reservation',
-        ConditionExpression: [
-          'attribute_exists(accountId)',
-          // Concurrent requests can never jointly hold more than the balance.
-          'balanceMicro >= :amount',
-          // One reservation per request.
-          'attribute_not_exists(reservations.#request)',
-        ].join(' AND '),
-        ExpressionAttributeNames: { '#request': entry.requestId },
-        ExpressionAttributeValues: { ':amount': amount, ':reservation': { amountMicro: amount, at: entry.at } },
-        ReturnValues: 'UPDATED_NEW',
-      });
-      return Number(Attributes?.balanceMicro);
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailed)) throw error;
-      const account = await this.get(entry.accountId);
-      if (!account) throw new AccountMissingError(entry.accountId);
-      if (account.reservations[entry.requestId]) throw new ConditionFailedError(`Request ${entry.requestId} is already reserved`);
-      throw new BalanceTooLowError(entry.accountId, amount, account.balanceMicro);
+    let windowStart = rateWindowStart(entry.at);
+    let opensWindow = false;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const { Attributes } = await this.client.update({
+          TableName: this.tableName,
+          Key: { accountId: entry.accountId },
+          // The reservation stands for its ledger entry until it closes (the item stays small).
+          UpdateExpression: `SET balanceMicro = balanceMicro - :amount, reservations.#request = :reservation, ${
+            opensWindow ? 'rateWindow = :window' : 'rateWindow.#count = rateWindow.#count + :one'
+          }`,
+          ConditionExpression: [
+            'attribute_exists(accountId)',
+            // Concurrent requests can never jointly hold more than the balance.
+            'balanceMicro >= :amount',
+            // One reservation per request.
+            'attribute_not_exists(reservations.#request)',
+            // The window admits at most `limitPerMinute` requests, however many arrive at once.
+            opensWindow ? '(attribute_not_exists(rateWindow) OR rateWindow.#start < :start)' : 'rateWindow.#start = :start AND rateWindow.#count < :limit',
+          ].join(' AND '),
+          ExpressionAttributeNames: { '#request': entry.requestId, '#start': 'start', ...(opensWindow ? {} : { '#count': 'count' }) },
+          ExpressionAttributeValues: {
+            ':amount': amount,
+            ':reservation': { amountMicro: amount, at: entry.at },
+            ':start': windowStart,
+            ...(opensWindow ? { ':window': { start: windowStart, count: 1 } } : { ':one': 1, ':limit': rate.limitPerMinute }),
+          },
+          ReturnValues: 'UPDATED_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        });
+        return Number(Attributes?.balanceMicro);
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailed)) throw error;
+        // DynamoDB returns the item with the refusal; a store that does not gets it read.
+        const account = (error.item as Account | undefined) ?? (await this.get(entry.accountId));
+        if (!account) throw new AccountMissingError(entry.accountId);
+        if (account.reservations?.[entry.requestId]) throw new ConditionFailedError(`Request ${entry.requestId} is already reserved`);
+        const window = account.rateWindow;
+        // A window opened by a function whose clock runs ahead counts as the current one.
+        if (window && window.start > windowStart) windowStart = window.start;
+        const current = window !== undefined && window.start === windowStart;
+        if (current && window.count >= rate.limitPerMinute) {
+          throw new RateLimitExceededError(entry.accountId, Math.max(1, Math.ceil((windowStart + RATE_WINDOW_MS - entry.at) / 1000)));
+        }
+        if (account.balanceMicro < amount) throw new BalanceTooLowError(entry.accountId, amount, account.balanceMicro);
+        // The window was not the one this attempt assumed (a new minute, or another request opened it).
+        if (attempt >= 3) throw error;
+        opensWindow = !current;
+      }
     }
   }
 

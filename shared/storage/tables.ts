@@ -51,12 +51,6 @@ export const TABLES: readonly TableDefinition[] = [
     ttlAttribute: 'expiresAt',
   },
   {
-    key: 'rateLimits',
-    partitionKey: { name: 'windowKey', type: 'S' },
-    globalIndexes: [],
-    ttlAttribute: 'expiresAt',
-  },
-  {
     key: 'promptLogs',
     // One `meta` item per request, plus `content#NNN` items holding the retained content in chunks
     // (a DynamoDB item is limited to 400 KB; prompts and outputs can be larger).

@@ -157,7 +157,6 @@ describe('Stack: GatewayStack', () => {
         apiKeys: 'DataapiKeysF790ECC1',
         ledger: 'DataledgerA066B167',
         idempotency: 'DataidempotencyF4D089FD',
-        rateLimits: 'DatarateLimits8CC51797',
         promptLogs: 'DatapromptLogs017E57BE',
       });
     });

@@ -31,6 +31,9 @@ class FlakyLedger extends LedgerRepository {
   }
 }
 
+/** Rate windows are tested on their own below; these tests are about money. */
+const NO_RATE_LIMIT = 1_000_000;
+
 function service(clock: { now: number } = { now: Date.now() }, ledgerRepo: LedgerRepository = ledger) {
   return new CreditsService(accounts, ledgerRepo, undefined, () => clock.now);
 }
@@ -57,7 +60,7 @@ describe('Class: CreditsService', () => {
     it('lets exactly as many concurrent reservations through as the balance covers', async () => {
       const credits = service();
       const account = await credits.openAccount({ balanceMicro: 20 * 7_000 });
-      const outcomes = await Promise.allSettled(Array.from({ length: 200 }, () => credits.reserve(account.accountId, promptLogId(), 7_000)));
+      const outcomes = await Promise.allSettled(Array.from({ length: 200 }, () => credits.reserve(account.accountId, promptLogId(), 7_000, NO_RATE_LIMIT)));
       expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(20);
       const refusals = outcomes.filter((o) => o.status === 'rejected').map((o) => (o as PromiseRejectedResult).reason);
       expect(refusals).toHaveLength(180);
@@ -74,7 +77,7 @@ describe('Class: CreditsService', () => {
     it('charges the actual cost and returns the rest of the reservation', async () => {
       const credits = service();
       const account = await credits.openAccount({ balanceMicro: 1_000 });
-      const open = await credits.reserve(account.accountId, promptLogId(), 600);
+      const open = await credits.reserve(account.accountId, promptLogId(), 600, NO_RATE_LIMIT);
       expect((await accounts.get(account.accountId))!.balanceMicro).toBe(400);
       expect(await credits.settle(open, 250)).toEqual({ chargedMicro: 250 });
       expect(await expectConsistent(credits, account.accountId)).toBe(750);
@@ -89,7 +92,7 @@ describe('Class: CreditsService', () => {
     it('settles once: a repeated settle changes nothing and reports the first charge', async () => {
       const credits = service();
       const account = await credits.openAccount({ balanceMicro: 1_000 });
-      const open = await credits.reserve(account.accountId, promptLogId(), 600);
+      const open = await credits.reserve(account.accountId, promptLogId(), 600, NO_RATE_LIMIT);
       await credits.settle(open, 100);
       expect(await credits.settle(open, 500)).toEqual({ chargedMicro: 100 });
       expect(await expectConsistent(credits, account.accountId)).toBe(900);
@@ -98,13 +101,13 @@ describe('Class: CreditsService', () => {
     it('charges a cost above the estimate in full and records the overrun', async () => {
       const credits = service();
       const account = await credits.openAccount({ balanceMicro: 1_000 });
-      const open = await credits.reserve(account.accountId, promptLogId(), 1_000);
+      const open = await credits.reserve(account.accountId, promptLogId(), 1_000, NO_RATE_LIMIT);
       await credits.settle(open, 1_300);
       expect(await expectConsistent(credits, account.accountId)).toBe(-300);
       const settle = (await ledger.list(account.accountId)).find((e) => e.kind === 'settle');
       expect(settle).toMatchObject({ amountMicro: -300, chargedMicro: 1_300, overrunMicro: 300 });
       // A negative balance refuses the next request until a top-up.
-      await expect(credits.reserve(account.accountId, promptLogId(), 1)).rejects.toBeInstanceOf(InsufficientCreditsError);
+      await expect(credits.reserve(account.accountId, promptLogId(), 1, NO_RATE_LIMIT)).rejects.toBeInstanceOf(InsufficientCreditsError);
     });
   });
 
@@ -113,7 +116,7 @@ describe('Class: CreditsService', () => {
       const clock = { now: Date.now() };
       const credits = service(clock);
       const account = await credits.openAccount({ balanceMicro: 1_000 });
-      const open = await credits.reserve(account.accountId, promptLogId(), 800);
+      const open = await credits.reserve(account.accountId, promptLogId(), 800, NO_RATE_LIMIT);
       // crash: no settle
       clock.now += RESERVATION_TIMEOUT_MS - 1;
       expect((await credits.reconcile()).released).toBe(0);
@@ -132,7 +135,7 @@ describe('Class: CreditsService', () => {
       const credits = service({ now: Date.now() }, flaky);
       const account = await credits.openAccount({ balanceMicro: 1_000 });
       flaky.failNext = 2;
-      const open = await credits.reserve(account.accountId, promptLogId(), 500);
+      const open = await credits.reserve(account.accountId, promptLogId(), 500, NO_RATE_LIMIT);
       await credits.settle(open, 200);
       const before = (await accounts.get(account.accountId))!;
       expect(before.balanceMicro).toBe(800);
@@ -177,7 +180,7 @@ describe('Class: CreditsService', () => {
               await credits.reconcile();
             } else {
               const balance = (await accounts.get(account.accountId))!.balanceMicro;
-              const reserving = credits.reserve(account.accountId, promptLogId(clock.now), s.estimate);
+              const reserving = credits.reserve(account.accountId, promptLogId(clock.now), s.estimate, NO_RATE_LIMIT);
               if (balance < s.estimate) {
                 await expect(reserving).rejects.toBeInstanceOf(InsufficientCreditsError);
                 continue;

@@ -1,7 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IDEMPOTENCY_WINDOW_MS, IdempotencyService, IdempotencyInProgressError } from '../../shared/idempotency/idempotency-service.js';
 import { IdempotencyRepository } from '../../shared/storage/idempotency.js';
-import { RateLimitsRepository } from '../../shared/storage/rate-limits.js';
+import { CreditsService } from '../../shared/credits/credits-service.js';
+import { RateLimitedError } from '../../shared/errors.js';
+import { promptLogId } from '../../shared/ids.js';
+import { AccountsRepository } from '../../shared/storage/accounts.js';
+import { LedgerRepository } from '../../shared/storage/ledger.js';
 import { startTestStore } from '../support/store.js';
 
 let env: Awaited<ReturnType<typeof startTestStore>>;
@@ -12,23 +16,58 @@ afterAll(async () => {
   await env?.close();
 });
 
-describe('Class: RateLimitsRepository', () => {
+describe('Rate window, counted in the reserve write', () => {
+  const clock = { now: 0 };
+  const credits = () => new CreditsService(new AccountsRepository(env.client, env.tables.accounts), new LedgerRepository(env.client, env.tables.ledger), undefined, () => clock.now);
+  const reserve = (accountId: string, limit: number, estimate = 1) => credits().reserve(accountId, promptLogId(clock.now), estimate, limit);
+  const outcome = (promise: Promise<unknown>) =>
+    promise.then(
+      () => 'reserved',
+      (error: unknown) => (error instanceof RateLimitedError ? `429 retry after ${error.retryAfterSeconds} s` : (error as Error).name),
+    );
+
   it('admits the limit per one-minute window and rolls over to a fresh window', async () => {
-    const limits = new RateLimitsRepository(env.client, env.tables.rateLimits);
     const windowStart = Date.UTC(2026, 10, 22, 10, 0, 0);
+    clock.now = windowStart + 15_000;
+    const { accountId } = await credits().openAccount({ balanceMicro: 1_000 });
+    const { accountId: other } = await credits().openAccount({ balanceMicro: 1_000 });
     const decisions = [];
-    for (let i = 0; i < 3; i++) decisions.push(await limits.take('acct_rl', 2, windowStart + 15_000));
-    expect(decisions).toEqual([{ allowed: true }, { allowed: true }, { allowed: false, retryAfterSeconds: 45 }]);
-    expect(await limits.take('acct_rl', 2, windowStart + 59_999)).toEqual({ allowed: false, retryAfterSeconds: 1 });
-    expect(await limits.take('acct_rl', 2, windowStart + 60_000)).toEqual({ allowed: true });
-    expect(await limits.take('acct_other', 2, windowStart + 15_000)).toEqual({ allowed: true });
+    for (let i = 0; i < 3; i++) decisions.push(await outcome(reserve(accountId, 2)));
+    expect(decisions).toEqual(['reserved', 'reserved', '429 retry after 45 s']);
+    clock.now = windowStart + 59_999;
+    expect(await outcome(reserve(accountId, 2))).toBe('429 retry after 1 s');
+    expect(await outcome(reserve(other, 2))).toBe('reserved');
+    clock.now = windowStart + 60_000;
+    expect(await outcome(reserve(accountId, 2))).toBe('reserved');
+    // Two reservations in the first window and one in the second hold 3 micro-credits.
+    expect((await new AccountsRepository(env.client, env.tables.accounts).get(accountId))!.balanceMicro).toBe(997);
   });
 
-  it('never admits more than the limit when requests arrive at once', async () => {
-    const limits = new RateLimitsRepository(env.client, env.tables.rateLimits);
-    const now = Date.UTC(2026, 10, 22, 11, 0, 0);
-    const decisions = await Promise.all(Array.from({ length: 30 }, () => limits.take('acct_burst', 10, now)));
-    expect(decisions.filter((d) => d.allowed)).toHaveLength(10);
+  it('never admits more than the limit when requests arrive at once, and holds credits for those only', async () => {
+    clock.now = Date.UTC(2026, 10, 22, 11, 0, 0);
+    const { accountId } = await credits().openAccount({ balanceMicro: 1_000 });
+    const outcomes = await Promise.all(Array.from({ length: 30 }, () => outcome(reserve(accountId, 10, 7))));
+    expect(outcomes.filter((o) => o === 'reserved')).toHaveLength(10);
+    expect(outcomes.filter((o) => o.startsWith('429'))).toHaveLength(20);
+    expect((await new AccountsRepository(env.client, env.tables.accounts).get(accountId))!.balanceMicro).toBe(1_000 - 70);
+  });
+
+  it('does not count a request the balance refused (402), and reports 429 first when both refuse', async () => {
+    clock.now = Date.UTC(2026, 10, 22, 12, 0, 0);
+    const { accountId } = await credits().openAccount({ balanceMicro: 10 });
+    expect(await outcome(reserve(accountId, 1, 11))).toBe('InsufficientCreditsError');
+    expect(await outcome(reserve(accountId, 1, 10))).toBe('reserved');
+    expect(await outcome(reserve(accountId, 1, 10))).toBe('429 retry after 60 s');
+  });
+
+  it('counts in a window that a function with a clock ahead opened, instead of looping', async () => {
+    clock.now = Date.UTC(2026, 10, 22, 13, 1, 0) + 500;
+    const { accountId } = await credits().openAccount({ balanceMicro: 1_000 });
+    expect(await outcome(reserve(accountId, 2))).toBe('reserved');
+    clock.now -= 1_000; // the previous minute, by this function's clock
+    expect(await outcome(reserve(accountId, 2))).toBe('reserved');
+    expect(await outcome(reserve(accountId, 2))).toMatch(/^429/);
+    expect((await new AccountsRepository(env.client, env.tables.accounts).get(accountId))!.rateWindow).toEqual({ start: Date.UTC(2026, 10, 22, 13, 1, 0), count: 2 });
   });
 });
 

@@ -14,7 +14,6 @@ const DEPLOYED: TableNames = {
   apiKeys: 'ModelCompareGateway-DataapiKeysF790ECC1-4D5E6F',
   ledger: 'ModelCompareGateway-DataledgerA066B167-7G8H9I',
   idempotency: 'ModelCompareGateway-DataidempotencyF4D089FD-J1K2L3',
-  rateLimits: 'ModelCompareGateway-DatarateLimits8CC51797-M4N5O6',
   promptLogs: 'ModelCompareGateway-DatapromptLogs017E57BE-P7Q8R9',
 };
 

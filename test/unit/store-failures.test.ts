@@ -13,6 +13,9 @@ import type { IncomingMessage } from 'node:http';
 const config = loadConfig({ SIMULATE_PROVIDERS: '1' });
 const ACCOUNT = { accountId: 'acct_1', balanceMicro: 5_000_000, zeroDataRetention: false, createdAt: '2026-01-01', reservations: {}, unposted: {} };
 
+/** What the authorizer passes with its decision (as API Gateway does, strings): the account's settings, so nothing is read. */
+const AUTHORIZER_CONTEXT = { accountId: 'acct_1', zeroDataRetention: 'false', rateLimitRpm: '0' };
+
 let store: Awaited<ReturnType<typeof startFakeAws>>;
 let script: (call: AwsCall, calls: AwsCall[]) => AwsAnswer | undefined;
 beforeEach(async () => {
@@ -23,7 +26,7 @@ afterEach(() => store.close());
 async function invoke(): Promise<{ statusCode: number; headers: Record<string, string>; body: any }> {
   const gateway = createGateway({ ...config, dynamodbEndpoint: store.endpoint }, { simulatorBaseUrl: () => 'http://127.0.0.1:9' });
   const req = { method: 'POST', url: '/api/v1/prompt', rawHeaders: ['content-type', 'application/json'], headers: {} } as unknown as IncomingMessage;
-  const event = toProxyEvent(req, JSON.stringify(body({ models: ['fam_k-8b'] })), '/api/v1/prompt', { accountId: 'acct_1' }, 'req-1');
+  const event = toProxyEvent(req, JSON.stringify(body({ models: ['fam_k-8b'] })), '/api/v1/prompt', AUTHORIZER_CONTEXT, 'req-1');
   try {
     const result = await createApiHandler(() => gateway, silentLog)(event, lambdaContext('api'));
     return { statusCode: result.statusCode, headers: result.headers as Record<string, string>, body: JSON.parse(result.body) };
@@ -35,48 +38,42 @@ async function invoke(): Promise<{ statusCode: number; headers: Record<string, s
 const on = (call: AwsCall, operation: string, table: string) => call.operation === operation && call.input.TableName === table;
 const balanceWrites = () => store.calls.filter((call) => on(call, 'UpdateItem', config.tables.accounts));
 
+/** The account as DynamoDB returns it with a refused reserve (ReturnValuesOnConditionCheckFailure: ALL_OLD), in the window the write named. */
+const refusedWith = (call: AwsCall, account: Record<string, unknown>) =>
+  awsError('ConditionalCheckFailedException', 'The conditional request failed', 400, {
+    Item: toAttributes({ ...account, rateWindow: { start: Number(call.input.ExpressionAttributeValues[':start'].N), count: account.windowCount } }),
+  });
+const otherWrites = () => store.calls.filter((call) => ['PutItem', 'DeleteItem', 'BatchWriteItem'].includes(call.operation));
+
 describe('Handler: api, when the store fails', () => {
   it('answers 503 with Retry-After when the store throttles (after the client retried), and changes no balance', async () => {
-    script = (call) => {
-      if (call.operation === 'GetItem') return { body: { Item: toAttributes(ACCOUNT) } };
-      if (call.operation === 'UpdateItem') return awsError('ProvisionedThroughputExceededException', 'slow down');
-      return undefined;
-    };
+    script = (call) => (call.operation === 'UpdateItem' ? awsError('ProvisionedThroughputExceededException', 'slow down') : undefined);
     const answer = await invoke();
     expect(answer.statusCode).toBe(503);
     expect(answer.headers['Retry-After']).toBe('1');
     expect(answer.body.error.code).toBe('service_unavailable');
-    expect(balanceWrites()).toHaveLength(0);
-    // The rate-limit write was tried three times in all, then given up.
-    expect(store.calls.filter((call) => on(call, 'UpdateItem', config.tables.rateLimits))).toHaveLength(3);
+    // The reserve write was tried three times in all, refused each time, then given up; nothing else was written.
+    expect(balanceWrites()).toHaveLength(3);
+    expect(otherWrites()).toEqual([]);
   });
 
-  it('answers 429 when the window counter refuses, before any balance write', async () => {
-    script = (call) => {
-      if (call.operation === 'GetItem') return { body: { Item: toAttributes(ACCOUNT) } };
-      if (on(call, 'UpdateItem', config.tables.rateLimits)) return awsError('ConditionalCheckFailedException', 'The conditional request failed');
-      return undefined;
-    };
+  it('answers 429 when the rate window is full, from the refused write alone: nothing held, nothing read, nothing run', async () => {
+    script = (call) => (on(call, 'UpdateItem', config.tables.accounts) ? refusedWith(call, { ...ACCOUNT, windowCount: config.rateLimitRpm }) : undefined);
     const answer = await invoke();
     expect(answer.statusCode).toBe(429);
     expect(Number(answer.headers['Retry-After'])).toBeGreaterThanOrEqual(1);
-    expect(balanceWrites()).toHaveLength(0);
+    expect(answer.body.error.code).toBe('rate_limited');
+    expect(store.calls.map((call) => call.operation)).toEqual(['UpdateItem']);
   });
 
-  it('answers 402 when a concurrent request took the balance between the read and the reservation', async () => {
-    script = (call, calls) => {
-      if (on(call, 'GetItem', config.tables.accounts)) {
-        const reads = calls.filter((c) => on(c, 'GetItem', config.tables.accounts)).length;
-        return { body: { Item: toAttributes(reads === 1 ? ACCOUNT : { ...ACCOUNT, balanceMicro: 10 }) } };
-      }
-      if (on(call, 'UpdateItem', config.tables.accounts)) return awsError('ConditionalCheckFailedException', 'The conditional request failed');
-      return undefined;
-    };
+  it('answers 402 when a concurrent request took the balance before the reservation', async () => {
+    script = (call) => (on(call, 'UpdateItem', config.tables.accounts) ? refusedWith(call, { ...ACCOUNT, balanceMicro: 10, windowCount: 3 }) : undefined);
     const answer = await invoke();
     expect(answer.statusCode).toBe(402);
     expect(answer.body).toMatchObject({ error: { code: 'insufficient_credits' }, balance: 0.00001 });
     // The one attempted write was refused by its condition: the balance did not change.
     expect(balanceWrites()).toHaveLength(1);
     expect(balanceWrites()[0]!.input.ConditionExpression).toContain('balanceMicro >= :amount');
+    expect(otherWrites()).toEqual([]);
   });
 });
