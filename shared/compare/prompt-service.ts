@@ -7,7 +7,6 @@ import { estimateMicroCredits } from '../credits/estimate.js';
 import { AccountNotFoundError, GatewayError } from '../errors.js';
 import type { IdempotencyService } from '../idempotency/idempotency-service.js';
 import { promptLogId as newPromptLogId } from '../ids.js';
-import { judgingCostUsd, runJudgedComparison } from '../judging/judged-comparison.js';
 import type { Evaluation, RankingEntry } from '../judging/types.js';
 import type { JudgingWorkflow } from '../judging/workflow-types.js';
 import type { Log } from '../log.js';
@@ -115,11 +114,11 @@ export class PromptService {
     const open = await credits.reserve(accountId, promptLogId, estimateMicroCredits(request, config), rateLimitRpm ?? config.rateLimitRpm);
     const deadlineAt = receivedAt + config.requestDeadlineMs - SETTLE_MARGIN_MS;
     const judged = request.judges.length > 0;
-    const { results, evaluations, ranking } = judged
+    const { results, evaluations, ranking, judgingUsd } = judged
       ? await this.judge(open, request, promptLogId, deadlineAt)
-      : { results: await runModels(request, { route: this.deps.route, deadlineAt }), evaluations: [], ranking: undefined };
+      : { results: await runModels(request, { route: this.deps.route, deadlineAt }), evaluations: [], ranking: undefined, judgingUsd: 0 };
     // Judge calls are charged like model calls; failed ones (and failed models) cost nothing.
-    const costMicro = usdToMicroCredits(resultsCostUsd(results) + judgingCostUsd(evaluations), config);
+    const costMicro = usdToMicroCredits(resultsCostUsd(results) + judgingUsd, config);
     const { meta, content } = toPromptLog({ promptLogId, accountId, request, results, evaluations, ranking, chargedMicro: costMicro, zeroDataRetention, receivedAt });
     // Two independent writes, side by side; both end before the answer.
     const [chargedMicro] = await Promise.all([
@@ -137,12 +136,17 @@ export class PromptService {
     return { promptLogId, results, evaluations, ...(ranking ? { ranking } : {}), creditsUsed: microToCredits(chargedMicro) };
   }
 
-  /** The comparison through the judge workflow. Should the workflow itself fail, the reservation is released and nothing is charged. */
+  /**
+   * The comparison through the judge workflow (its code loads with the first judged
+   * request). Should the workflow itself fail, the reservation is released and nothing is charged.
+   */
   private async judge(open: OpenRequest, request: PromptRequest, promptLogId: string, deadlineAt: number) {
     const judging = this.deps.judging;
     if (!judging) throw new JudgingUnavailableError();
     try {
-      return await runJudgedComparison(request, { requestId: promptLogId, deadlineAt }, { ...judging, log: this.deps.log });
+      const { judgingCostUsd, runJudgedComparison } = await import('../judging/judged-comparison.js');
+      const comparison = await runJudgedComparison(request, { requestId: promptLogId, deadlineAt }, { ...judging, log: this.deps.log });
+      return { ...comparison, judgingUsd: judgingCostUsd(comparison.evaluations) };
     } catch (error) {
       this.deps.log.error('Judging workflow failed', { promptLogId, errorName: (error as Error).name, status: (error as { status?: unknown }).status });
       await this.settle(open, 0);

@@ -1,0 +1,72 @@
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { buildSync, type BuildOptions, type Metafile } from 'esbuild';
+
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const FUNCTIONS_DIR = join(REPO_ROOT, 'functions');
+
+/**
+ * ESM output cannot `require()`; CommonJS dependencies bundled into it still do. This
+ * gives the bundle a real `require` (under a name no bundled module declares at the top).
+ */
+const CJS_REQUIRE_SHIM =
+  "import { createRequire as __gatewayCreateRequire } from 'node:module'; const require = __gatewayCreateRequire(import.meta.url);";
+
+/**
+ * How every Lambda function is bundled (the stack) and measured (the cold-start bench):
+ * one ESM entry `index.mjs` plus chunks for what is only imported on demand (ajv for a
+ * `response_schema`, the HTTP handler of Bedrock calls), so a cold start parses neither.
+ */
+export const BUNDLE_OPTIONS: BuildOptions = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  // DESIGN.md: bundle for Node 20 so the same code runs in development and on nodejs22.x.
+  target: 'node20',
+  mainFields: ['module', 'main'],
+  banner: { js: CJS_REQUIRE_SHIM },
+  splitting: true,
+  entryNames: 'index',
+  chunkNames: 'chunks/[name]-[hash]',
+  outExtension: { '.js': '.mjs' },
+  minify: true,
+  sourcemap: true,
+  sourcesContent: false,
+  // The nodejs22.x runtime ships AWS SDK v3.
+  external: ['@aws-sdk/*'],
+  logLevel: 'warning',
+  metafile: true,
+};
+
+/** Bundles `functions/<source>.ts` into `outdir` (index.mjs, its chunks and their source maps). */
+export function bundleFunction(source: string, outdir: string): Metafile {
+  const result = buildSync({ ...BUNDLE_OPTIONS, entryPoints: [join(FUNCTIONS_DIR, `${source}.ts`)], outdir });
+  if (!result.metafile) throw new Error(`esbuild returned no metafile for ${source}`);
+  return result.metafile;
+}
+
+/** Output bytes of a bundle: what a cold start loads (the entry and the chunks it imports statically) and what waits for a dynamic import. */
+export function bundleSizes(metafile: Metafile, outdir: string): { eagerFiles: string[]; eagerBytes: number; lazyBytes: number; mapBytes: number } {
+  const outputs = metafile.outputs;
+  const entry = Object.keys(outputs).find((file) => outputs[file]!.entryPoint !== undefined);
+  if (!entry) throw new Error('the bundle has no entry output');
+  const eager = new Set<string>();
+  const visit = (file: string) => {
+    if (eager.has(file)) return;
+    eager.add(file);
+    for (const imported of outputs[file]!.imports) if (imported.kind === 'import-statement' && !imported.external) visit(imported.path);
+  };
+  visit(entry);
+  let eagerBytes = 0;
+  let lazyBytes = 0;
+  for (const file of Object.keys(outputs)) {
+    if (file.endsWith('.map')) continue;
+    if (eager.has(file)) eagerBytes += outputs[file]!.bytes;
+    else lazyBytes += outputs[file]!.bytes;
+  }
+  const mapBytes = readdirSync(outdir, { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.map'))
+    .reduce((sum, file) => sum + statSync(join(outdir, file)).size, 0);
+  return { eagerFiles: [...eager], eagerBytes, lazyBytes, mapBytes };
+}
