@@ -1,5 +1,5 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { Agent } from 'node:http';
+import { keepAliveAgent, post } from '../http/post.js';
 import { signV4, type AwsCredentials } from './sigv4.js';
 
 /** Where signing credentials come from: the function's environment, a provider chain, or none (a local store). */
@@ -59,15 +59,12 @@ const UNSIGNED = {
  */
 export class AwsJsonClient {
   private readonly url: URL;
-  private readonly agent: HttpAgent;
-  private readonly send: typeof httpRequest;
+  private readonly agent: Agent;
   private cached?: AwsCredentials;
 
   constructor(private readonly options: AwsJsonClientOptions) {
     this.url = new URL(options.endpoint ?? `https://${options.service}.${options.region}.amazonaws.com`);
-    const secure = this.url.protocol === 'https:';
-    this.agent = secure ? new HttpsAgent({ keepAlive: true, maxSockets: 64 }) : new HttpAgent({ keepAlive: true, maxSockets: 64 });
-    this.send = secure ? httpsRequest : httpRequest;
+    this.agent = keepAliveAgent(this.url);
   }
 
   async call<T = Record<string, unknown>>(operation: string, input: unknown): Promise<T> {
@@ -108,18 +105,7 @@ export class AwsJsonClient {
 
   private async attempt(operation: string, body: string): Promise<unknown> {
     const headers = await this.headers(operation, body);
-    headers['content-length'] = String(Buffer.byteLength(body));
-    const response = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = this.send(this.url, { method: 'POST', path: '/', headers, agent: this.agent, timeout: this.options.timeoutMs ?? 10_000 }, (res: IncomingMessage) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.once('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-        res.once('error', reject);
-      });
-      req.once('timeout', () => req.destroy(Object.assign(new Error(`${this.options.service} did not answer in time`), { code: 'ETIMEDOUT' })));
-      req.once('error', reject);
-      req.end(body);
-    });
+    const response = await post(this.url, body, headers, { agent: this.agent, timeoutMs: this.options.timeoutMs ?? 10_000 });
     let parsed: Record<string, unknown> = {};
     try {
       parsed = response.text === '' ? {} : (JSON.parse(response.text) as Record<string, unknown>);

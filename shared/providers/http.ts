@@ -1,3 +1,4 @@
+import { post, type PostAnswer } from '../http/post.js';
 import { UpstreamError, parseRetryAfter } from './errors.js';
 
 /** Turns a vendor's non-2xx answer into an UpstreamError; protocols whose error bodies say more pass their own. */
@@ -15,31 +16,20 @@ export async function postJson(
   signal: AbortSignal,
   mapError: ErrorMapper = defaultErrorMapper,
 ): Promise<unknown> {
-  let response: Response;
+  let response: PostAnswer;
   try {
-    response = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
-      body: JSON.stringify(body),
-      signal,
-    });
+    response = await post(new URL(url), JSON.stringify(body), { 'content-type': 'application/json', accept: 'application/json', ...headers }, { signal });
   } catch (error) {
     if (signal.aborted) throw abortError(signal, error);
     throw new UpstreamError('upstream_unreachable', `Could not reach the provider: ${describe(error)}`, { retryable: true, cause: error });
   }
-  let text: string;
-  try {
-    text = await response.text();
-  } catch (error) {
-    if (signal.aborted) throw abortError(signal, error);
-    throw new UpstreamError('upstream_unreachable', `The provider closed the connection: ${describe(error)}`, { retryable: true, cause: error });
-  }
-  if (!response.ok) throw mapError(response.status, text, response.headers.get('retry-after'));
+  const { status, text } = response;
+  if (status < 200 || status > 299) throw mapError(status, text, headerValue(response.headers['retry-after']));
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new UpstreamError('upstream_malformed_response', `The provider answered ${response.status} with a body that is not JSON`, {
-      upstreamStatus: response.status,
+    throw new UpstreamError('upstream_malformed_response', `The provider answered ${status} with a body that is not JSON`, {
+      upstreamStatus: status,
       cause: error,
     });
   }
@@ -57,8 +47,12 @@ function abortError(signal: AbortSignal, cause: unknown): UpstreamError {
 }
 
 function describe(error: unknown): string {
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  return cause?.code ?? cause?.message ?? (error as Error).message ?? 'network error';
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return typeof code === 'string' ? code : typeof message === 'string' ? message : 'network error';
+}
+
+function headerValue(value: string | string[] | undefined): string | null {
+  return (Array.isArray(value) ? value[0] : value) ?? null;
 }
 
 /** The human part of a vendor error body (`{"error":{"message"}}` and its relatives), cut short. */

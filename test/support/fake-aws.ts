@@ -1,11 +1,11 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
+import { startFakeHttp } from './fake-http.js';
 
 export interface AwsCall {
   /** `X-Amz-Target` after the dot, e.g. `UpdateItem` or `GetSecretValue`. */
   operation: string;
   input: Record<string, any>;
-  headers: IncomingMessage['headers'];
+  headers: IncomingHttpHeaders;
 }
 
 export type AwsAnswer = { status?: number; body: Record<string, unknown> };
@@ -17,27 +17,14 @@ export type AwsAnswer = { status?: number; body: Record<string, unknown> };
  */
 export async function startFakeAws(answer: (call: AwsCall, calls: AwsCall[]) => AwsAnswer | undefined): Promise<{ endpoint: string; calls: AwsCall[]; close(): Promise<void> }> {
   const calls: AwsCall[] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const target = String(req.headers['x-amz-target'] ?? '');
-      const call: AwsCall = { operation: target.slice(target.indexOf('.') + 1), input: JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}'), headers: req.headers };
-      calls.push(call);
-      const { status = 200, body } = answer(call, calls) ?? { body: {} };
-      res.writeHead(status, { 'content-type': 'application/x-amz-json-1.0' }).end(JSON.stringify(body));
-    });
+  const server = await startFakeHttp((http) => {
+    const target = String(http.headers['x-amz-target'] ?? '');
+    const call: AwsCall = { operation: target.slice(target.indexOf('.') + 1), input: JSON.parse(http.body || '{}'), headers: http.headers };
+    calls.push(call);
+    const { status = 200, body } = answer(call, calls) ?? { body: {} };
+    return { status, headers: { 'content-type': 'application/x-amz-json-1.0' }, body };
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    calls,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { endpoint: server.url, calls, close: server.close };
 }
 
 /** An AWS JSON-protocol error answer. */

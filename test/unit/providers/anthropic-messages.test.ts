@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { ModelEntry } from '../../../shared/catalog/types.js';
 import { providerCost } from '../../../shared/pricing/cost.js';
 import { anthropicMessages, anthropicOutputAllowance, ANTHROPIC_VERSION } from '../../../shared/providers/anthropic-messages/index.js';
@@ -9,7 +9,8 @@ import { planThinking } from '../../../shared/providers/anthropic-messages/think
 import { toUsage } from '../../../shared/providers/anthropic-messages/usage.js';
 import { UpstreamError } from '../../../shared/providers/errors.js';
 import { schemaInstruction } from '../../../shared/providers/structured-output.js';
-import type { ModelCall } from '../../../shared/providers/types.js';
+import type { Endpoint, ModelCall } from '../../../shared/providers/types.js';
+import { startFakeHttp } from '../../support/fake-http.js';
 import { catalogEntry as model } from '../../support/model-calls.js';
 
 function fixture(name: string): Record<string, unknown> {
@@ -453,44 +454,41 @@ describe('Function: toUsage', () => {
 
 describe('Object: anthropicMessages', () => {
   describe('Method: send', () => {
-    afterEach(() => {
-      vi.unstubAllGlobals();
+    /** A vendor on loopback answering every call with one scripted answer. */
+    let vendor: Awaited<ReturnType<typeof startFakeHttp>> | undefined;
+    afterEach(async () => {
+      await vendor?.close();
+      vendor = undefined;
     });
 
-    function stubFetch(status: number, body: unknown, headers: Record<string, string> = {}) {
-      const fetchMock = vi.fn(async (_url: string | URL | Request, _init?: RequestInit) =>
-        new Response(typeof body === 'string' ? body : JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } }),
-      );
-      vi.stubGlobal('fetch', fetchMock);
-      return fetchMock;
+    async function answering(status: number, body: unknown, headers: Record<string, string> = {}): Promise<Endpoint> {
+      vendor = await startFakeHttp(() => ({ status, headers, body }));
+      return { baseUrl: `${vendor.url}/v1`, apiKey: 'sk-ant-test', simulated: false };
     }
 
-    const endpoint = { baseUrl: 'https://api.anthropic.com/v1', apiKey: 'sk-ant-test', simulated: false };
-
     it('POSTs the mapped body to {baseUrl}/messages with x-api-key and anthropic-version', async () => {
-      const fetchMock = stubFetch(200, fixture('plain'));
+      const endpoint = await answering(200, fixture('plain'));
       const modelCall = call({ temperature: 0.4, system: [{ type: 'text', text: 'Be brief.' }] });
 
       await anthropicMessages.send(modelCall, endpoint, new AbortController().signal);
 
-      expect(fetchMock).toHaveBeenCalledTimes(1);
-      const [url, init] = fetchMock.mock.calls[0]!;
-      expect(url).toBe('https://api.anthropic.com/v1/messages');
-      expect(init?.method).toBe('POST');
-      expect(init?.headers).toMatchObject({ 'x-api-key': 'sk-ant-test', 'anthropic-version': ANTHROPIC_VERSION, 'content-type': 'application/json' });
-      expect(JSON.parse(init?.body as string)).toEqual(toMessagesRequest(modelCall).body);
+      expect(vendor!.calls).toHaveLength(1);
+      const [sent] = vendor!.calls;
+      expect([sent!.method, sent!.path]).toEqual(['POST', '/v1/messages']);
+      expect(sent!.headers).toMatchObject({ 'x-api-key': 'sk-ant-test', 'anthropic-version': ANTHROPIC_VERSION, 'content-type': 'application/json' });
+      expect(JSON.parse(sent!.body)).toEqual(toMessagesRequest(modelCall).body);
     });
 
     it('sends no x-api-key when the endpoint has no key', async () => {
-      const fetchMock = stubFetch(200, fixture('plain'));
+      const { baseUrl } = await answering(200, fixture('plain'));
 
-      await anthropicMessages.send(call(), { baseUrl: 'http://127.0.0.1:1/anthropic/v1', simulated: true }, new AbortController().signal);
+      await anthropicMessages.send(call(), { baseUrl, simulated: true }, new AbortController().signal);
 
-      expect(fetchMock.mock.calls[0]![1]?.headers).not.toHaveProperty('x-api-key');
+      expect(vendor!.calls[0]!.headers).not.toHaveProperty('x-api-key');
     });
 
     it('puts the request warnings before the response warnings', async () => {
-      stubFetch(200, fixture('max-tokens'));
+      const endpoint = await answering(200, fixture('max-tokens'));
 
       const reply = await anthropicMessages.send(call({ temperature: 0.5, tuning: { thinkingBudget: 2048 } }), endpoint, new AbortController().signal);
 
@@ -507,7 +505,7 @@ describe('Object: anthropicMessages', () => {
       { name: 'error-invalid-request', status: 400, retryAfter: undefined, code: 'upstream_error', retryable: false, retryAfterMs: undefined },
     ])('maps a $status $name answer to an UpstreamError', async ({ name, status, retryAfter, code, retryable, retryAfterMs }) => {
       const body = fixture(name);
-      stubFetch(status, body, retryAfter ? { 'retry-after': retryAfter } : {});
+      const endpoint = await answering(status, body, retryAfter ? { 'retry-after': retryAfter } : {});
 
       const error = await anthropicMessages.send(call(), endpoint, new AbortController().signal).catch((e: unknown) => e);
 

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { ModelTuning } from '../../../shared/contract/types.js';
 import { providerCost } from '../../../shared/pricing/cost.js';
 import { UpstreamError } from '../../../shared/providers/errors.js';
@@ -11,6 +11,7 @@ import { strictViolation } from '../../../shared/providers/openai-responses/stri
 import { toUsage } from '../../../shared/providers/openai-responses/usage.js';
 import { schemaInstruction } from '../../../shared/providers/structured-output.js';
 import type { Endpoint, ModelCall } from '../../../shared/providers/types.js';
+import { startFakeHttp } from '../../support/fake-http.js';
 import { catalogEntry as entry, thrownUpstream as thrown, modelCall } from '../../support/model-calls.js';
 function fixtureText(name: string): string {
   return readFileSync(new URL(`../../fixtures/openai-responses/${name}.json`, import.meta.url), 'utf8');
@@ -435,27 +436,27 @@ describe('Function: toUsage', () => {
 });
 
 describe('Object: openaiResponses', () => {
-  const endpoint: Endpoint = { baseUrl: 'https://api.openai.com/v1', apiKey: 'sk-test-secret', simulated: false };
-
-  afterEach(() => {
-    vi.unstubAllGlobals();
+  /** A vendor on loopback answering every call with one scripted answer. */
+  let vendor: Awaited<ReturnType<typeof startFakeHttp>> | undefined;
+  afterEach(async () => {
+    await vendor?.close();
+    vendor = undefined;
   });
 
-  function answering(status: number, text: string, headers: Record<string, string> = {}): ReturnType<typeof vi.fn> {
-    const fetch = vi.fn(async () => new Response(text, { status, headers: { 'content-type': 'application/json', ...headers } }));
-    vi.stubGlobal('fetch', fetch);
-    return fetch;
+  async function answering(status: number, text: string, headers: Record<string, string> = {}): Promise<Endpoint> {
+    vendor = await startFakeHttp(() => ({ status, headers, body: text }));
+    return { baseUrl: `${vendor.url}/v1`, apiKey: 'sk-test-secret', simulated: false };
   }
 
   it('posts the body to {baseUrl}/responses with a bearer key and merges request and reply warnings', async () => {
-    const fetch = answering(200, fixtureText('incomplete-max-output-tokens'));
+    const endpoint = await answering(200, fixtureText('incomplete-max-output-tokens'));
 
     const reply = await openaiResponses.send(call({ entry: entry('o3'), temperature: 0.1 }), endpoint, new AbortController().signal);
 
-    const [url, init] = fetch.mock.calls[0] as unknown as [string, RequestInit];
-    expect(url).toBe('https://api.openai.com/v1/responses');
-    expect((init.headers as Record<string, string>)['authorization']).toBe('Bearer sk-test-secret');
-    expect(JSON.parse(init.body as string)).toMatchObject({ model: 'o3', store: false, max_output_tokens: 4096 });
+    const [sent] = vendor!.calls;
+    expect([sent!.method, sent!.path]).toEqual(['POST', '/v1/responses']);
+    expect(sent!.headers['authorization']).toBe('Bearer sk-test-secret');
+    expect(JSON.parse(sent!.body)).toMatchObject({ model: 'o3', store: false, max_output_tokens: 4096 });
     expect(reply.warnings).toEqual([
       'temperature was not sent: o3 is a reasoning model, and OpenAI rejects sampling settings then',
       'The output was cut at maxTokens',
@@ -467,7 +468,7 @@ describe('Object: openaiResponses', () => {
     ['error-500-server', 500, {}, 'upstream_error', true, undefined],
     ['error-400-unsupported-parameter', 400, {}, 'upstream_error', false, undefined],
   ])('maps the %s body to an UpstreamError', async (name, status, headers, code, retryable, retryAfterMs) => {
-    answering(status, fixtureText(name), headers);
+    const endpoint = await answering(status, fixtureText(name), headers);
 
     const error = await openaiResponses.send(call(), endpoint, new AbortController().signal).catch((e: unknown) => e);
 
@@ -481,7 +482,7 @@ describe('Object: openaiResponses', () => {
   });
 
   it('keeps no part of the API key that a 401 message quotes', async () => {
-    answering(401, fixtureText('error-401-invalid-api-key'));
+    const endpoint = await answering(401, fixtureText('error-401-invalid-api-key'));
 
     const error = (await openaiResponses.send(call(), endpoint, new AbortController().signal).catch((e: unknown) => e)) as UpstreamError;
 
@@ -493,12 +494,11 @@ describe('Object: openaiResponses', () => {
   });
 
   it('sends no authorization header without a key', async () => {
-    const fetch = answering(200, fixtureText('plain'));
+    const { baseUrl } = await answering(200, fixtureText('plain'));
 
-    await openaiResponses.send(call(), { baseUrl: 'http://127.0.0.1:1/openai/v1', simulated: true }, new AbortController().signal);
+    await openaiResponses.send(call(), { baseUrl, simulated: true }, new AbortController().signal);
 
-    const [, init] = fetch.mock.calls[0] as unknown as [string, RequestInit];
-    expect((init.headers as Record<string, string>)['authorization']).toBeUndefined();
+    expect(vendor!.calls[0]!.headers['authorization']).toBeUndefined();
   });
 });
 
