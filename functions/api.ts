@@ -2,7 +2,7 @@ import { loadConfig } from '../shared/config.js';
 import { createGateway } from '../shared/gateway.js';
 import { withProviderSecret } from '../shared/secrets/provider-keys.js';
 import { createApiHandler } from './api-handler.js';
-import { lazyAsync } from './lazy.js';
+import { lazyAsync } from '../shared/lazy.js';
 import { logger } from './logger.js';
 import { apiHooks, observability, traceCalls } from './observability.js';
 

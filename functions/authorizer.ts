@@ -3,7 +3,7 @@ import { authenticate } from '../shared/auth/authenticate.js';
 import { loadConfig } from '../shared/config.js';
 import { UnauthorizedError } from '../shared/errors.js';
 import { createStore, type Store } from '../shared/storage/store.js';
-import { lazy } from './lazy.js';
+import { lazy } from '../shared/lazy.js';
 
 /**
  * The Lambda (TOKEN) authorizer. Allows the whole stage so that API Gateway can cache

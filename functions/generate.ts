@@ -3,7 +3,7 @@ import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import { loadConfig } from '../shared/config.js';
 import { createWorkflowTasks } from '../shared/gateway.js';
 import { withProviderSecret } from '../shared/secrets/provider-keys.js';
-import { lazyAsync } from './lazy.js';
+import { lazyAsync } from '../shared/lazy.js';
 import { logger } from './logger.js';
 import { tracer } from './observability.js';
 import { createGenerateHandler } from './workflow-handlers.js';

@@ -1,7 +1,7 @@
 import { loadConfig } from '../shared/config.js';
 import type { CreditsService } from '../shared/credits/credits-service.js';
 import { createStore } from '../shared/storage/store.js';
-import { lazy } from './lazy.js';
+import { lazy } from '../shared/lazy.js';
 import { logger } from './logger.js';
 
 /**

@@ -9,6 +9,7 @@ import type { IdempotencyService } from '../idempotency/idempotency-service.js';
 import { promptLogId as newPromptLogId } from '../ids.js';
 import type { Evaluation, RankingEntry } from '../judging/types.js';
 import type { JudgingWorkflow } from '../judging/workflow-types.js';
+import { lazyAsync } from '../lazy.js';
 import type { Log } from '../log.js';
 import type { Router } from '../providers/router.js';
 import type { AccountsRepository } from '../storage/accounts.js';
@@ -54,6 +55,8 @@ export class JudgingFailedError extends GatewayError {
     super(500, 'internal_error', 'The judging workflow failed; nothing was charged', { cause });
   }
 }
+
+const loadJudging = lazyAsync(() => import('../judging/judged-comparison.js'));
 
 /** Time kept back from the deadline for settling and logging after the models answered. */
 const SETTLE_MARGIN_MS = 1_000;
@@ -144,7 +147,7 @@ export class PromptService {
     const judging = this.deps.judging;
     if (!judging) throw new JudgingUnavailableError();
     try {
-      const { judgingCostUsd, runJudgedComparison } = await import('../judging/judged-comparison.js');
+      const { judgingCostUsd, runJudgedComparison } = await loadJudging();
       const comparison = await runJudgedComparison(request, { requestId: promptLogId, deadlineAt }, { ...judging, log: this.deps.log });
       return { ...comparison, judgingUsd: judgingCostUsd(comparison.evaluations) };
     } catch (error) {

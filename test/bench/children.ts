@@ -1,9 +1,11 @@
-/** The processes a benchmark starts: the local host, the zero-latency upstream. */
+/** The processes a benchmark starts: the local host, the zero-latency upstream, the provider simulator. */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PROVIDERS } from '../../shared/catalog/types.js';
+import { providerKeyName } from '../../shared/config.js';
 import type { HostReady, HostRequest, HostUsage } from './host-process.js';
 import type { BenchContext } from './types.js';
 
@@ -84,6 +86,36 @@ export async function startUpstream(): Promise<Upstream> {
   const { child, ready } = await forkTs<{ url: string }>('upstream-process.ts', childEnv({}), []);
   return {
     url: ready.url,
+    close: async () => {
+      if (child.connected) child.send({ type: 'close' });
+      await exited(child, 5_000);
+    },
+  };
+}
+
+export interface SimulatorProcess {
+  /** The host's environment that sends every provider (Bedrock included) to this simulator, as real vendors would be configured. */
+  vendorEnv: Record<string, string>;
+  close(): Promise<void>;
+}
+
+/** The provider simulator in its own process, every upstream call answered after `latencyMs`. */
+export async function startSimulatorProcess(latencyMs: number): Promise<SimulatorProcess> {
+  const { child, ready } = await forkTs<{ url: string }>('simulator-process.ts', childEnv({ BENCH_SIMULATOR_LATENCY_MS: String(latencyMs) }), []);
+  const vendorEnv: Record<string, string> = {
+    SIMULATE_PROVIDERS: '0',
+    // Bedrock signs with the AWS credential chain; the simulator checks no signature.
+    AWS_ACCESS_KEY_ID: 'AKIABENCHMARK',
+    AWS_SECRET_ACCESS_KEY: 'bench',
+    BEDROCK_BASE_URL: `${ready.url}/bedrock/v1`,
+  };
+  for (const provider of PROVIDERS) {
+    if (provider === 'bedrock') continue;
+    vendorEnv[providerKeyName(provider)] = 'bench-key';
+    vendorEnv[`${providerKeyName(provider).replace(/_API_KEY$/, '')}_BASE_URL`] = `${ready.url}/${provider}/v1`;
+  }
+  return {
+    vendorEnv,
     close: async () => {
       if (child.connected) child.send({ type: 'close' });
       await exited(child, 5_000);

@@ -1,12 +1,14 @@
 /**
  * 2. Fan-out: 1, 8 and 32 distinct catalog models (every wire protocol among them) with
- * every upstream answering after 200 ms (the provider simulator's latency). The figure
+ * every upstream answering after 200 ms: the provider simulator in a process of its own,
+ * every provider configured with a key and a base URL pointing at it, as real vendors
+ * would be (vendors do not share the gateway's CPU). The figure
  * is the request's wall time over the slowest upstream call, which is at least that
  * 200 ms; the gateway's own per-model measure (`latencyMs` of the slowest result) is
  * shown beside it.
  */
 import { allModels, type ModelEntry } from '../../shared/catalog/index.js';
-import { startHost, UNLIMITED, type Host } from './children.js';
+import { startHost, startSimulatorProcess, UNLIMITED, type Host, type SimulatorProcess } from './children.js';
 import { createClient, json } from './http-client.js';
 import { median, rotate, round } from './stats.js';
 import { check, type Benchmark, type Row } from './types.js';
@@ -42,9 +44,11 @@ export const fanout: Benchmark = {
     const warmup = context.smoke ? 1 : 2;
     const bodies = new Map(SIZES.map((n) => [n, JSON.stringify({ prompt: 'Say hello in one short sentence.', models: spreadModels(n) })]));
     let host: Host | undefined;
+    let vendors: SimulatorProcess | undefined;
     const client = createClient();
     try {
-      host = await startHost(context, 'fanout', { ...UNLIMITED, SIMULATE_PROVIDERS: '1', BENCH_SIMULATOR_LATENCY_MS: String(UPSTREAM_LATENCY_MS) });
+      vendors = await startSimulatorProcess(UPSTREAM_LATENCY_MS);
+      host = await startHost(context, 'fanout', { ...UNLIMITED, ...vendors.vendorEnv });
       const target = host;
       const send = async (n: number): Promise<Sample> => {
         const reply = await client.post(`${target.url}/api/v1/prompt`, bodies.get(n as (typeof SIZES)[number])!, { authorization: `Bearer ${target.apiKey}` });
@@ -97,6 +101,7 @@ export const fanout: Benchmark = {
     } finally {
       client.close();
       await host?.close();
+      await vendors?.close();
     }
   },
 };

@@ -4,7 +4,7 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { Tracer } from '@aws-lambda-powertools/tracer';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createApiHandler } from '../../functions/api.js';
-import { lazyAsync } from '../../functions/lazy.js';
+import { lazyAsync } from '../../shared/lazy.js';
 import { apiHooks, METRIC, type Observability } from '../../functions/observability.js';
 import { lambdaContext, toProxyEvent } from '../../infra/local/lambda-events.js';
 import type { PromptResponse } from '../../shared/compare/prompt-service.js';

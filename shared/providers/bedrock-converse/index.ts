@@ -1,4 +1,7 @@
+import { lazyAsync } from '../../lazy.js';
 import type { ProtocolAdapter } from '../types.js';
+
+const loadSend = lazyAsync(() => import('./send.js'));
 
 /**
  * Amazon Bedrock Converse (the Nova models), through @aws-sdk/client-bedrock-runtime. The
@@ -6,7 +9,7 @@ import type { ProtocolAdapter } from '../types.js';
  */
 export const bedrockConverse: ProtocolAdapter = {
   async send(call, endpoint, signal) {
-    const { sendConverse } = await import('./send.js');
+    const { sendConverse } = await loadSend();
     return sendConverse(call, endpoint, signal);
   },
 };
