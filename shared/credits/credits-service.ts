@@ -1,7 +1,7 @@
-import { AccountNotFoundError, InsufficientCreditsError, RateLimitedError } from '../errors.js';
+import { AccountNotFoundError, InsufficientCreditsError, RateLimitedError, ServiceUnavailableError } from '../errors.js';
 import { ulid } from '../ids.js';
 import { silentLog, type Log } from '../log.js';
-import { AccountMissingError, BalanceTooLowError, ConditionFailedError, RateLimitExceededError, type Account, type AccountsRepository, type Reservation } from '../storage/accounts.js';
+import { AccountContendedError, AccountMissingError, BalanceTooLowError, ConditionFailedError, RateLimitExceededError, type Account, type AccountsRepository, type Reservation } from '../storage/accounts.js';
 import type { LedgerEntry, LedgerKind, LedgerRepository } from '../storage/ledger.js';
 import { microToCredits } from './credits.js';
 
@@ -55,6 +55,7 @@ export class CreditsService {
       await this.accounts.reserve(entry, { limitPerMinute });
     } catch (error) {
       if (error instanceof RateLimitExceededError) throw new RateLimitedError(error.retryAfterSeconds, limitPerMinute);
+      if (error instanceof AccountContendedError) throw new ServiceUnavailableError('The account is busy with concurrent requests; retry shortly. Nothing was charged', 1, { cause: error });
       if (error instanceof BalanceTooLowError) {
         throw new InsufficientCreditsError(microToCredits(estimateMicro), microToCredits(error.balanceMicro));
       }

@@ -32,6 +32,9 @@ export interface Account {
 
 export const RATE_WINDOW_MS = 60_000;
 
+/** Reserve writes tried before giving up on an account that concurrent requests keep changing. */
+const RESERVE_ATTEMPTS = 8;
+
 function rateWindowStart(at: number): number {
   return Math.floor(at / RATE_WINDOW_MS) * RATE_WINDOW_MS;
 }
@@ -61,6 +64,14 @@ export class RateLimitExceededError extends Error {
     readonly retryAfterSeconds: number,
   ) {
     super(`The rate window of ${accountId} is full`);
+  }
+}
+
+/** Concurrent requests changed the account under every reserve attempt: nothing was held. */
+export class AccountContendedError extends Error {
+  override name = 'AccountContendedError';
+  constructor(readonly accountId: string) {
+    super(`The reserve on ${accountId} kept losing to concurrent requests`);
   }
 }
 
@@ -135,7 +146,7 @@ export class AccountsRepository {
     const amount = -entry.amountMicro;
     let windowStart = rateWindowStart(entry.at);
     let opensWindow = false;
-    for (let attempt = 1; ; attempt++) {
+    for (let attempt = 1; attempt <= RESERVE_ATTEMPTS; attempt++) {
       try {
         const { Attributes } = await this.client.update({
           TableName: this.tableName,
@@ -178,11 +189,13 @@ export class AccountsRepository {
           throw new RateLimitExceededError(entry.accountId, Math.max(1, Math.ceil((windowStart + RATE_WINDOW_MS - entry.at) / 1000)));
         }
         if (account.balanceMicro < amount) throw new BalanceTooLowError(entry.accountId, amount, account.balanceMicro);
-        // The window was not the one this attempt assumed (a new minute, or another request opened it).
-        if (attempt >= 3) throw error;
+        // Nothing in the item refuses the write now: the window was not the one this attempt
+        // assumed (a new minute, or another request opened it), or, where the item had to be
+        // read afterwards, concurrent requests changed it meanwhile. Try again.
         opensWindow = !current;
       }
     }
+    throw new AccountContendedError(entry.accountId);
   }
 
   /**

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CreditsService, RESERVATION_TIMEOUT_MS } from '../../shared/credits/credits-service.js';
-import { InsufficientCreditsError } from '../../shared/errors.js';
+import { InsufficientCreditsError, ServiceUnavailableError } from '../../shared/errors.js';
 import { promptLogId } from '../../shared/ids.js';
 import { AccountsRepository } from '../../shared/storage/accounts.js';
 import { LedgerRepository, type LedgerEntry } from '../../shared/storage/ledger.js';
@@ -74,6 +74,24 @@ describe('Class: CreditsService', () => {
   });
 
   describe('Method: settle', () => {
+    it('refuses only with 402 (or 503 should the account stay contended) while other requests settle and return credits meanwhile', async () => {
+      // dynalite returns no item with a refused write, so the item is read afterwards: by then it may cover the request.
+      const credits = service();
+      const account = await credits.openAccount({ balanceMicro: 5 * 7_000 });
+      // Each request reserves, then settles at once for less than it held: credits keep coming back while others reserve.
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 100 }, async () => {
+          const open = await credits.reserve(account.accountId, promptLogId(), 7_000, NO_RATE_LIMIT);
+          await credits.settle(open, 100);
+        }),
+      );
+      const refusals = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason as Error] : []));
+      expect(refusals.filter((e) => !(e instanceof InsufficientCreditsError || e instanceof ServiceUnavailableError))).toEqual([]);
+      const ran = outcomes.length - refusals.length;
+      expect(ran).toBeGreaterThanOrEqual(5);
+      expect(await expectConsistent(credits, account.accountId)).toBe(5 * 7_000 - ran * 100);
+    });
+
     it('charges the actual cost and returns the rest of the reservation', async () => {
       const credits = service();
       const account = await credits.openAccount({ balanceMicro: 1_000 });

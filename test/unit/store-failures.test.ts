@@ -66,6 +66,17 @@ describe('Handler: api, when the store fails', () => {
     expect(store.calls.map((call) => call.operation)).toEqual(['UpdateItem']);
   });
 
+  it('tries the reserve again while the refusal is not explained by the item, then answers 503: nothing held or run', async () => {
+    // The item as it is after each refusal covers the request and has room in its window: concurrent requests keep changing it.
+    script = (call) => (on(call, 'UpdateItem', config.tables.accounts) ? refusedWith(call, { ...ACCOUNT, windowCount: 1 }) : undefined);
+    const answer = await invoke();
+    expect(answer.statusCode).toBe(503);
+    expect(answer.headers['Retry-After']).toBe('1');
+    expect(answer.body.error).toMatchObject({ code: 'service_unavailable', message: expect.stringContaining('Nothing was charged') });
+    expect(balanceWrites()).toHaveLength(8);
+    expect(otherWrites()).toEqual([]);
+  });
+
   it('answers 402 when a concurrent request took the balance before the reservation', async () => {
     script = (call) => (on(call, 'UpdateItem', config.tables.accounts) ? refusedWith(call, { ...ACCOUNT, balanceMicro: 10, windowCount: 3 }) : undefined);
     const answer = await invoke();
