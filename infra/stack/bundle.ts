@@ -16,7 +16,8 @@ const CJS_REQUIRE_SHIM =
 /**
  * How every Lambda function is bundled (the stack) and measured (the cold-start bench):
  * one ESM entry `index.mjs` plus chunks for what is only imported on demand (ajv for a
- * `response_schema`, the HTTP handler of Bedrock calls), so a cold start parses neither.
+ * `response_schema`, the judging code, the Bedrock mapping and its HTTP handler), so a
+ * cold start parses none of them.
  */
 export const BUNDLE_OPTIONS: BuildOptions = {
   bundle: true,

@@ -180,7 +180,10 @@ export class AccountsRepository {
         // DynamoDB returns the item with the refusal; a store that does not gets it read.
         const account = (error.item as Account | undefined) ?? (await this.get(entry.accountId));
         if (!account) throw new AccountMissingError(entry.accountId);
-        if (account.reservations?.[entry.requestId]) throw new ConditionFailedError(`Request ${entry.requestId} is already reserved`);
+        const held = account.reservations?.[entry.requestId];
+        // This very reservation: a write that landed but whose answer was lost, then retried.
+        if (held && held.amountMicro === amount && held.at === entry.at) return account.balanceMicro;
+        if (held) throw new ConditionFailedError(`Request ${entry.requestId} is already reserved`);
         const window = account.rateWindow;
         // A window opened by a function whose clock runs ahead counts as the current one.
         if (window && window.start > windowStart) windowStart = window.start;

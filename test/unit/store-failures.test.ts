@@ -4,6 +4,8 @@ import { lambdaContext, toProxyEvent } from '../../infra/local/lambda-events.js'
 import { loadConfig } from '../../shared/config.js';
 import { createGateway } from '../../shared/gateway.js';
 import { silentLog } from '../../shared/log.js';
+import { AccountsRepository } from '../../shared/storage/accounts.js';
+import { createDocumentClient } from '../../shared/storage/dynamodb.js';
 import { toAttributes } from '../../shared/storage/marshall.js';
 import { body } from '../support/fixtures.js';
 import { awsError, startFakeAws, type AwsAnswer, type AwsCall } from '../support/fake-aws.js';
@@ -86,5 +88,27 @@ describe('Handler: api, when the store fails', () => {
     expect(balanceWrites()).toHaveLength(1);
     expect(balanceWrites()[0]!.input.ConditionExpression).toContain('balanceMicro >= :amount');
     expect(otherWrites()).toEqual([]);
+  });
+});
+
+describe('Class: AccountsRepository, when an answer is lost', () => {
+  it('takes a reserve whose write landed but whose answer was lost (a 500, retried) as the reservation it made, held once', async () => {
+    script = (call, calls) => {
+      if (calls.length === 1) return awsError('InternalServerError', 'Internal server error', 500);
+      // The retry is refused: the first write did land, and the item holds this very reservation.
+      const reservation = call.input.ExpressionAttributeValues[':reservation'].M;
+      const requestId = call.input.ExpressionAttributeNames['#request'];
+      const held = { amountMicro: Number(reservation.amountMicro.N), at: Number(reservation.at.N) };
+      return refusedWith(call, { ...ACCOUNT, balanceMicro: ACCOUNT.balanceMicro - held.amountMicro, windowCount: 1, reservations: { [requestId]: held } });
+    };
+    const client = createDocumentClient({ region: 'us-east-1', endpoint: store.endpoint });
+    try {
+      const accounts = new AccountsRepository(client, config.tables.accounts);
+      const entry = { accountId: 'acct_1', entryId: 'r#reserve', kind: 'reserve' as const, amountMicro: -700, at: Date.now(), requestId: 'pl_r' };
+      expect(await accounts.reserve(entry, { limitPerMinute: 10 })).toBe(ACCOUNT.balanceMicro - 700);
+      expect(balanceWrites()).toHaveLength(2);
+    } finally {
+      client.destroy();
+    }
   });
 });
