@@ -16,7 +16,7 @@ export interface AwsJsonClientOptions {
   /** Default `https://<service>.<region>.amazonaws.com`; a local store's URL otherwise. */
   endpoint?: string;
   credentials: CredentialSource;
-  /** Attempts in all, the first included (throttling, 5xx and broken connections are retried). */
+  /** Attempts in all, the first included (throttling, 5xx, refused and reset connections are retried). */
   maxAttempts?: number;
   /** Per attempt. */
   timeoutMs?: number;
@@ -39,10 +39,16 @@ export class AwsServiceError extends Error {
 
 const THROTTLING = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded', 'Throttling', 'TooManyRequestsException']);
 
+/**
+ * Connection failures worth a second attempt: refused, or reset (typically a pooled
+ * connection the server had closed). Not a timeout, nor a garbled answer: the write may
+ * have landed, and not every write here is safe to repeat.
+ */
+const RETRYABLE_CONNECTION = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EAI_AGAIN']);
+
 function retryable(error: unknown): boolean {
   if (error instanceof AwsServiceError) return error.statusCode >= 500 || THROTTLING.has(error.name);
-  // Connection reset, refused or timed out before an answer.
-  return error instanceof Error && typeof (error as NodeJS.ErrnoException).code === 'string';
+  return RETRYABLE_CONNECTION.has(String((error as NodeJS.ErrnoException).code));
 }
 
 /** What a local DynamoDB-compatible store parses but never checks: no hashing for nothing. */
@@ -113,7 +119,8 @@ export class AwsJsonClient {
       if (response.status < 400) throw Object.assign(new Error(`${this.options.service} answered with a body that is not JSON`), { code: 'EBADJSON' });
     }
     if (response.status >= 400) {
-      const type = String(parsed.__type ?? parsed.code ?? `HTTP${response.status}`);
+      // `com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException`, sometimes with a `:` suffix.
+      const type = String(parsed.__type ?? parsed.code ?? `HTTP${response.status}`).split(':')[0]!;
       const message = String(parsed.message ?? parsed.Message ?? `${this.options.service} answered ${response.status}`);
       throw new AwsServiceError(type.slice(type.lastIndexOf('#') + 1), message, response.status, parsed);
     }

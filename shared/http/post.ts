@@ -1,5 +1,7 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 
 export interface PostAnswer {
   status: number;
@@ -15,11 +17,38 @@ export interface PostOptions {
   timeoutMs?: number;
 }
 
-const shared = { 'http:': new HttpAgent({ keepAlive: true }), 'https:': new HttpsAgent({ keepAlive: true }) };
+/**
+ * How long a pooled connection may sit idle before it is closed. Servers and load
+ * balancers close idle connections too (Node's own after 5 s), and a Lambda function
+ * thawed after minutes must not send its next call on one of those: it would fail with a
+ * reset. Node 20's agent keeps idle sockets forever; `fetch` closed them after 4 s.
+ */
+export const IDLE_CONNECTION_MS = 4_000;
 
-/** Keep-alive connections of its own for one client, which its owner can close. */
-export function keepAliveAgent(url: URL): HttpAgent {
-  return url.protocol === 'https:' ? new HttpsAgent({ keepAlive: true, maxSockets: 64 }) : new HttpAgent({ keepAlive: true, maxSockets: 64 });
+/** `agent`, its pooled sockets closing after `idleMs` idle; a socket taken from the pool again carries no idle timer. */
+function closingIdle<T extends HttpAgent>(agent: T, idleMs: number): T {
+  const pooled = (socket: Socket) => Object.values(agent.freeSockets).some((list) => list?.includes(socket));
+  // After the agent's own listener, which pools the socket or hands it to a waiting request. The agent destroys a pooled socket that times out.
+  agent.on('free', (socket: Socket) => {
+    if (!socket.destroyed && pooled(socket)) socket.setTimeout(idleMs);
+  });
+  const reuse = agent.reuseSocket.bind(agent);
+  agent.reuseSocket = (socket: Duplex, request: ClientRequest) => {
+    (socket as Socket).setTimeout(0);
+    reuse(socket, request);
+  };
+  return agent;
+}
+
+const shared = {
+  'http:': closingIdle(new HttpAgent({ keepAlive: true }), IDLE_CONNECTION_MS),
+  'https:': closingIdle(new HttpsAgent({ keepAlive: true }), IDLE_CONNECTION_MS),
+};
+
+/** Keep-alive connections of its own for one client, which its owner can close; `idleMs` is for tests. */
+export function keepAliveAgent(url: URL, idleMs = IDLE_CONNECTION_MS): HttpAgent {
+  const options = { keepAlive: true, maxSockets: 64 };
+  return closingIdle(url.protocol === 'https:' ? new HttpsAgent(options) : new HttpAgent(options), idleMs);
 }
 
 /**
@@ -28,7 +57,7 @@ export function keepAliveAgent(url: URL): HttpAgent {
  * through here: it costs a fraction of the CPU of `fetch` per call on Node 20, which
  * decides how many models a request can fan out to without waiting on itself. Network
  * failures reject with the Node error (its `code` set: ECONNRESET, ECONNREFUSED,
- * ETIMEDOUT); an abort rejects with the signal's AbortError.
+ * ETIMEDOUT); an abort rejects with an AbortError.
  */
 export function post(url: URL, body: string, headers: Record<string, string>, options: PostOptions = {}): Promise<PostAnswer> {
   const secure = url.protocol === 'https:';

@@ -1,6 +1,9 @@
 import { post, type PostAnswer } from '../http/post.js';
 import { UpstreamError, parseRetryAfter } from './errors.js';
 
+/** Who calls: some vendors' edges refuse requests without a user agent. */
+const USER_AGENT = 'model-compare-gateway';
+
 /** Turns a vendor's non-2xx answer into an UpstreamError; protocols whose error bodies say more pass their own. */
 export type ErrorMapper = (status: number, text: string, retryAfter: string | null) => UpstreamError;
 
@@ -18,7 +21,7 @@ export async function postJson(
 ): Promise<unknown> {
   let response: PostAnswer;
   try {
-    response = await post(new URL(url), JSON.stringify(body), { 'content-type': 'application/json', accept: 'application/json', ...headers }, { signal });
+    response = await post(new URL(url), JSON.stringify(body), { 'content-type': 'application/json', accept: 'application/json', 'user-agent': USER_AGENT, ...headers }, { signal });
   } catch (error) {
     if (signal.aborted) throw abortError(signal, error);
     throw new UpstreamError('upstream_unreachable', `Could not reach the provider: ${describe(error)}`, { retryable: true, cause: error });

@@ -84,7 +84,8 @@ export async function readProviderKeys(config: GatewayConfig & { providerSecretA
       ({ SecretString: secretString } = await client.call<{ SecretString?: unknown }>('GetSecretValue', { SecretId: config.providerSecretArn }));
     } catch (error) {
       // Error answers name the secret and the role, never its value; only the error type is kept.
-      throw new ProviderSecretError(`Reading the provider secret failed: ${(error as Error).name}`, { cause: error });
+      const code = (error as NodeJS.ErrnoException).code;
+      throw new ProviderSecretError(`Reading the provider secret failed: ${(error as Error).name}${typeof code === 'string' ? ` (${code})` : ''}`, { cause: error });
     }
     if (typeof secretString !== 'string') throw new ProviderSecretError('The provider secret has no string value; store the keys as a JSON string');
     return parseProviderKeys(secretString, options.log);

@@ -1,11 +1,12 @@
 import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import { SignatureV4 } from '@smithy/signature-v4';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AwsJsonClient, AwsServiceError } from '../../shared/aws/json-client.js';
 import { signV4 } from '../../shared/aws/sigv4.js';
 import { ConditionalCheckFailed, createDocumentClient } from '../../shared/storage/dynamodb.js';
 import { fromAttributes, toAttributes } from '../../shared/storage/marshall.js';
 import { awsError, startFakeAws } from '../support/fake-aws.js';
+import { startFakeHttp } from '../support/fake-http.js';
 
 const CREDENTIALS = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', sessionToken: 'session-token' };
 
@@ -60,9 +61,19 @@ describe('Module: marshall', () => {
     expect(fromAttributes(attributes)).toEqual(expected);
   });
 
-  it('refuses values DynamoDB cannot hold, naming where they are', () => {
+  it('refuses values DynamoDB cannot hold or that would not come back the same, naming where they are', () => {
     expect(() => toAttributes({ a: { b: Number.NaN } })).toThrow('item.a.b: DynamoDB cannot store NaN');
     expect(() => toAttributes({ f: () => 1 })).toThrow('item.f: DynamoDB cannot store a function');
+    expect(() => toAttributes({ when: new Date(0) })).toThrow('item.when: DynamoDB cannot store a Date; convert it first');
+    expect(() => toAttributes({ m: new Map() })).toThrow('item.m: DynamoDB cannot store a Map');
+    expect(() => toAttributes({ big: 2 ** 60 })).toThrow(RangeError);
+    expect(() => fromAttributes({ big: { N: '12345678901234567890' } })).toThrow(RangeError);
+  });
+
+  it('leaves undefined members of lists out, and reads binary sets', () => {
+    expect(toAttributes({ list: [1, undefined, 'a'] })).toEqual({ list: { L: [{ N: '1' }, { S: 'a' }] } });
+    expect(fromAttributes({ bs: { BS: ['AQ=='] } })).toEqual({ bs: new Set([new Uint8Array([1])]) });
+    expect(toAttributes({ id: 12n })).toEqual({ id: { N: '12' } });
   });
 });
 
@@ -80,13 +91,31 @@ describe('Class: AwsJsonClient', () => {
 
   it('asks a credential provider once, and again only when the credentials are about to expire', async () => {
     fake = await startFakeAws(() => ({ body: {} }));
+    // The first credentials last an hour; later ones expire within the 5-minute margin, so each call asks again.
     let asked = 0;
-    const provider = async () => ({ ...CREDENTIALS, expiration: new Date(Date.now() + (++asked === 1 ? 60 * 60_000 : 60_000)) });
+    const provider = async () => ({ ...CREDENTIALS, accessKeyId: `AKID${++asked}`, expiration: new Date(Date.now() + (asked === 1 ? 60 * 60_000 : 60_000)) });
     const client = new AwsJsonClient({ service: 'dynamodb', region: 'us-east-1', targetPrefix: 'DynamoDB_20120810', jsonVersion: '1.0', endpoint: fake.endpoint, credentials: provider });
     await client.call('ListTables', {});
     await client.call('ListTables', {});
     expect(asked).toBe(1);
+    // An hour later (the cached credentials' expiry passed), and once more.
+    const now = Date.now();
+    const later = vi.spyOn(Date, 'now').mockReturnValue(now + 61 * 60_000);
+    await client.call('ListTables', {});
+    await client.call('ListTables', {});
+    later.mockRestore();
+    expect(asked).toBe(3);
+    expect(fake.calls.map((call) => /Credential=(AKID\d)/.exec(String(call.headers.authorization))?.[1])).toEqual(['AKID1', 'AKID1', 'AKID2', 'AKID3']);
     client.destroy();
+  });
+
+  it('does not repeat a call whose answer is not JSON: the write may have landed', async () => {
+    const notJson = await startFakeHttp(() => ({ body: 'not json' }));
+    const client = new AwsJsonClient({ service: 'dynamodb', region: 'us-east-1', targetPrefix: 'DynamoDB_20120810', jsonVersion: '1.0', endpoint: notJson.url, credentials: 'unsigned', random: () => 0 });
+    await expect(client.call('PutItem', {})).rejects.toMatchObject({ code: 'EBADJSON' });
+    expect(notJson.calls).toHaveLength(1);
+    client.destroy();
+    await notJson.close();
   });
 
   it('retries throttling and 5xx with backoff, at most three attempts, and never a client error', async () => {

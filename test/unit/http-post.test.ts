@@ -1,0 +1,58 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { keepAliveAgent, post } from '../../shared/http/post.js';
+
+let server: Server | undefined;
+afterEach(async () => {
+  server?.closeAllConnections();
+  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  server = undefined;
+});
+
+/** A server that answers after `delayMs` and reports each connection it accepts. */
+async function serve(delayMs: number, onConnection: (socket: Socket) => void = () => undefined): Promise<URL> {
+  server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => setTimeout(() => res.end('{"ok":true}'), delayMs));
+  });
+  server.on('connection', onConnection);
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  return new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+}
+
+describe('Function: post', () => {
+  it('closes a pooled connection once it has been idle for the agent idle time', async () => {
+    const url = await serve(0);
+    const agent = keepAliveAgent(url, 50);
+    expect((await post(url, '{}', {}, { agent })).text).toBe('{"ok":true}');
+    const pooled = Object.values(agent.freeSockets).flat();
+    expect(pooled).toHaveLength(1);
+    await new Promise((resolve) => pooled[0]!.once('close', resolve));
+    expect(Object.values(agent.freeSockets).flat()).toEqual([]);
+    agent.destroy();
+  });
+
+  it('lets a reused connection wait longer than the idle time for its answer', async () => {
+    const sockets: Socket[] = [];
+    const url = await serve(200, (socket) => sockets.push(socket));
+    const agent = keepAliveAgent(url, 50);
+    await post(url, '{}', {}, { agent });
+    // The second call goes out on the pooled connection (before its idle time ends) and is answered after 200 ms.
+    const second = await post(url, '{}', {}, { agent });
+    expect(second.status).toBe(200);
+    expect(sockets).toHaveLength(1);
+    agent.destroy();
+  });
+
+  it('fails with ETIMEDOUT when no answer comes within the timeout, and with an AbortError when aborted', async () => {
+    const url = await serve(500);
+    const agent = keepAliveAgent(url);
+    await expect(post(url, '{}', {}, { agent, timeoutMs: 50 })).rejects.toMatchObject({ code: 'ETIMEDOUT' });
+    const controller = new AbortController();
+    const call = post(url, '{}', {}, { agent, signal: controller.signal });
+    controller.abort();
+    await expect(call).rejects.toMatchObject({ name: 'AbortError' });
+    agent.destroy();
+  });
+});
