@@ -23,7 +23,7 @@ export interface PostOptions {
  * thawed after minutes must not send its next call on one of those: it would fail with a
  * reset. Node 20's agent keeps idle sockets forever; `fetch` closed them after 4 s.
  */
-export const IDLE_CONNECTION_MS = 4_000;
+const IDLE_CONNECTION_MS = 4_000;
 
 /** `agent`, its pooled sockets closing after `idleMs` idle; a socket taken from the pool again carries no idle timer. */
 function closingIdle<T extends HttpAgent>(agent: T, idleMs: number): T {

@@ -30,7 +30,7 @@ export interface Account {
   rateWindow?: { start: number; count: number };
 }
 
-export const RATE_WINDOW_MS = 60_000;
+const RATE_WINDOW_MS = 60_000;
 
 /** Reserve writes tried before giving up on an account that concurrent requests keep changing. */
 const RESERVE_ATTEMPTS = 8;
