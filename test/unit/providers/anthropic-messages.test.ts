@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ModelEntry } from '../../../shared/catalog/types.js';
 import { providerCost } from '../../../shared/pricing/cost.js';
 import { anthropicMessages, anthropicOutputAllowance, ANTHROPIC_VERSION } from '../../../shared/providers/anthropic-messages/index.js';
@@ -9,9 +9,8 @@ import { planThinking } from '../../../shared/providers/anthropic-messages/think
 import { toUsage } from '../../../shared/providers/anthropic-messages/usage.js';
 import { UpstreamError } from '../../../shared/providers/errors.js';
 import { schemaInstruction } from '../../../shared/providers/structured-output.js';
-import type { Endpoint, ModelCall } from '../../../shared/providers/types.js';
-import { startFakeHttp } from '../../support/fake-http.js';
-import { catalogEntry as model } from '../../support/model-calls.js';
+import type { ModelCall } from '../../../shared/providers/types.js';
+import { catalogEntry as model, scriptedVendor } from '../../support/model-calls.js';
 
 function fixture(name: string): Record<string, unknown> {
   return JSON.parse(readFileSync(new URL(`../../fixtures/anthropic-messages/${name}.json`, import.meta.url), 'utf8')) as Record<string, unknown>;
@@ -454,17 +453,8 @@ describe('Function: toUsage', () => {
 
 describe('Object: anthropicMessages', () => {
   describe('Method: send', () => {
-    /** A vendor on loopback answering every call with one scripted answer. */
-    let vendor: Awaited<ReturnType<typeof startFakeHttp>> | undefined;
-    afterEach(async () => {
-      await vendor?.close();
-      vendor = undefined;
-    });
-
-    async function answering(status: number, body: unknown, headers: Record<string, string> = {}): Promise<Endpoint> {
-      vendor = await startFakeHttp(() => ({ status, headers, body }));
-      return { baseUrl: `${vendor.url}/v1`, apiKey: 'sk-ant-test', simulated: false };
-    }
+    const vendor = scriptedVendor('sk-ant-test');
+    const answering = vendor.answering;
 
     it('POSTs the mapped body to {baseUrl}/messages with x-api-key and anthropic-version', async () => {
       const endpoint = await answering(200, fixture('plain'));
@@ -472,8 +462,8 @@ describe('Object: anthropicMessages', () => {
 
       await anthropicMessages.send(modelCall, endpoint, new AbortController().signal);
 
-      expect(vendor!.calls).toHaveLength(1);
-      const [sent] = vendor!.calls;
+      expect(vendor.calls).toHaveLength(1);
+      const [sent] = vendor.calls;
       expect([sent!.method, sent!.path]).toEqual(['POST', '/v1/messages']);
       expect(sent!.headers).toMatchObject({ 'x-api-key': 'sk-ant-test', 'anthropic-version': ANTHROPIC_VERSION, 'content-type': 'application/json' });
       expect(JSON.parse(sent!.body)).toEqual(toMessagesRequest(modelCall).body);
@@ -484,7 +474,7 @@ describe('Object: anthropicMessages', () => {
 
       await anthropicMessages.send(call(), { baseUrl, simulated: true }, new AbortController().signal);
 
-      expect(vendor!.calls[0]!.headers).not.toHaveProperty('x-api-key');
+      expect(vendor.calls[0]!.headers).not.toHaveProperty('x-api-key');
     });
 
     it('puts the request warnings before the response warnings', async () => {

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ModelTuning } from '../../../shared/contract/types.js';
 import { providerCost } from '../../../shared/pricing/cost.js';
 import { UpstreamError } from '../../../shared/providers/errors.js';
@@ -10,9 +10,8 @@ import { reasonsOptionally, samplingSupport } from '../../../shared/providers/op
 import { strictViolation } from '../../../shared/providers/openai-responses/strict-schema.js';
 import { toUsage } from '../../../shared/providers/openai-responses/usage.js';
 import { schemaInstruction } from '../../../shared/providers/structured-output.js';
-import type { Endpoint, ModelCall } from '../../../shared/providers/types.js';
-import { startFakeHttp } from '../../support/fake-http.js';
-import { catalogEntry as entry, thrownUpstream as thrown, modelCall } from '../../support/model-calls.js';
+import type { ModelCall } from '../../../shared/providers/types.js';
+import { catalogEntry as entry, thrownUpstream as thrown, modelCall, scriptedVendor } from '../../support/model-calls.js';
 function fixtureText(name: string): string {
   return readFileSync(new URL(`../../fixtures/openai-responses/${name}.json`, import.meta.url), 'utf8');
 }
@@ -436,24 +435,15 @@ describe('Function: toUsage', () => {
 });
 
 describe('Object: openaiResponses', () => {
-  /** A vendor on loopback answering every call with one scripted answer. */
-  let vendor: Awaited<ReturnType<typeof startFakeHttp>> | undefined;
-  afterEach(async () => {
-    await vendor?.close();
-    vendor = undefined;
-  });
-
-  async function answering(status: number, text: string, headers: Record<string, string> = {}): Promise<Endpoint> {
-    vendor = await startFakeHttp(() => ({ status, headers, body: text }));
-    return { baseUrl: `${vendor.url}/v1`, apiKey: 'sk-test-secret', simulated: false };
-  }
+  const vendor = scriptedVendor('sk-test-secret');
+  const answering = vendor.answering;
 
   it('posts the body to {baseUrl}/responses with a bearer key and merges request and reply warnings', async () => {
     const endpoint = await answering(200, fixtureText('incomplete-max-output-tokens'));
 
     const reply = await openaiResponses.send(call({ entry: entry('o3'), temperature: 0.1 }), endpoint, new AbortController().signal);
 
-    const [sent] = vendor!.calls;
+    const [sent] = vendor.calls;
     expect([sent!.method, sent!.path]).toEqual(['POST', '/v1/responses']);
     expect(sent!.headers['authorization']).toBe('Bearer sk-test-secret');
     expect(JSON.parse(sent!.body)).toMatchObject({ model: 'o3', store: false, max_output_tokens: 4096 });
@@ -498,7 +488,7 @@ describe('Object: openaiResponses', () => {
 
     await openaiResponses.send(call(), { baseUrl, simulated: true }, new AbortController().signal);
 
-    expect(vendor!.calls[0]!.headers['authorization']).toBeUndefined();
+    expect(vendor.calls[0]!.headers['authorization']).toBeUndefined();
   });
 });
 
