@@ -1,9 +1,10 @@
 import { request as httpRequest, Agent } from 'node:http';
 import { Ajv } from 'ajv';
-import { describe, it, expect, beforeAll, afterAll, beforeEach } from 'vitest';
+import { describe, it, expect } from 'vitest';
 import { startSimulator } from '../../infra/local/simulator/server.js';
 import type { Simulator } from '../../infra/local/simulator/server.js';
 import { countTokens, generateParagraph, generateFromSchema, truncateToTokens } from '../../infra/local/simulator/text.js';
+import { suiteSimulator } from '../support/simulator.js';
 
 interface ChatCompletion {
   id: string;
@@ -33,7 +34,7 @@ function words(s: string): number {
   return s.split(/\s+/).filter(Boolean).length;
 }
 
-let sim: Simulator;
+const sim = await suiteSimulator();
 
 function chatAt(
   target: Simulator,
@@ -64,18 +65,6 @@ function contentOf(c: ChatCompletion): string {
   if (!first) throw new Error('no choice');
   return first.message.content;
 }
-
-beforeAll(async () => {
-  sim = await startSimulator();
-});
-
-afterAll(async () => {
-  await sim.close();
-});
-
-beforeEach(() => {
-  sim.reset();
-});
 
 describe('simulator basics', () => {
   it('exposes url and baseUrl on loopback', () => {

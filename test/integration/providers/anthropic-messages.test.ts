@@ -1,5 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startSimulator } from '../../../infra/local/simulator/server.js';
+import { describe, expect, it } from 'vitest';
 import type { Simulator } from '../../../infra/local/simulator/server.js';
 import { countTokens } from '../../../infra/local/simulator/text.js';
 import { providerCost } from '../../../shared/pricing/cost.js';
@@ -8,7 +7,7 @@ import { toMessagesRequest } from '../../../shared/providers/anthropic-messages/
 import { UpstreamError } from '../../../shared/providers/errors.js';
 import type { Endpoint, ModelCall } from '../../../shared/providers/types.js';
 import { catalogEntry as model } from '../../support/model-calls.js';
-
+import { suiteSimulator } from '../../support/simulator.js';
 
 const SONNET = model('fam_a-sonnet-4-6');
 const OPUS_46 = model('fam_a-opus-4-6');
@@ -27,8 +26,8 @@ function document(label: string, tokens: number): string {
   return head + 'x'.repeat(tokens * 4 - head.length);
 }
 
-let sim: Simulator;
-let endpoint: Endpoint;
+const sim = await suiteSimulator();
+const endpoint: Endpoint = { baseUrl: sim.baseUrl('anthropic'), simulated: true };
 
 function send(modelCall: ModelCall, target: Endpoint = endpoint) {
   return anthropicMessages.send(modelCall, target, AbortSignal.timeout(10_000));
@@ -42,19 +41,6 @@ async function failure(modelCall: ModelCall): Promise<UpstreamError> {
   expect(error).toBeInstanceOf(UpstreamError);
   return error as UpstreamError;
 }
-
-beforeAll(async () => {
-  sim = await startSimulator({ port: 0 });
-  endpoint = { baseUrl: sim.baseUrl('anthropic'), simulated: true };
-});
-
-afterAll(async () => {
-  await sim.close();
-});
-
-beforeEach(() => {
-  sim.reset(); // also clears the simulated prompt cache
-});
 
 describe('Object: anthropicMessages', () => {
   describe('Method: send (against the simulator)', () => {

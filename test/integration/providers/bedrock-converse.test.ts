@@ -1,16 +1,15 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { countTokens } from '../../../infra/local/simulator/text.js';
-import { startSimulator } from '../../../infra/local/simulator/server.js';
-import type { FaultRule, Simulator } from '../../../infra/local/simulator/server.js';
+import type { FaultRule } from '../../../infra/local/simulator/server.js';
 import { providerCost } from '../../../shared/pricing/cost.js';
 import { bedrockConverse } from '../../../shared/providers/bedrock-converse/index.js';
 import { UpstreamError } from '../../../shared/providers/errors.js';
 import { withRetry } from '../../../shared/providers/retry.js';
 import type { Endpoint, ModelCall, ModelReply } from '../../../shared/providers/types.js';
 import { catalogEntry as model } from '../../support/model-calls.js';
+import { suiteSimulator } from '../../support/simulator.js';
 
 type Json = Record<string, unknown>;
-
 
 const PRO = model('fam_h-pro');
 const MICRO = model('fam_h-micro');
@@ -25,8 +24,8 @@ const SCHEMA = {
   additionalProperties: false,
 };
 
-let sim: Simulator;
-let endpoint: Endpoint;
+const sim = await suiteSimulator();
+const endpoint: Endpoint = { baseUrl: sim.baseUrl('bedrock'), simulated: true };
 
 function call(overrides: Partial<ModelCall> = {}): ModelCall {
   return { entry: PRO, system: [{ type: 'text', text: SYSTEM }], history: [], prompt: PROMPT, attachments: [], maxTokens: 1024, tuning: {}, ...overrides };
@@ -54,19 +53,6 @@ function lastBody(): Json {
   if (!last) throw new Error('no call recorded');
   return last.body as Json;
 }
-
-beforeAll(async () => {
-  sim = await startSimulator();
-  endpoint = { baseUrl: sim.baseUrl('bedrock'), simulated: true };
-});
-
-afterAll(async () => {
-  await sim.close();
-});
-
-beforeEach(() => {
-  sim.reset();
-});
 
 describe('Adapter: bedrockConverse against the simulator', () => {
   it('completes a call with text and usage, signed once on the Converse route of the model', async () => {

@@ -1,6 +1,5 @@
 import { Ajv } from 'ajv';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startSimulator } from '../../../infra/local/simulator/server.js';
+import { describe, expect, it } from 'vitest';
 import type { Simulator } from '../../../infra/local/simulator/server.js';
 import { providerCost } from '../../../shared/pricing/cost.js';
 import { ADAPTERS } from '../../../shared/providers/adapters.js';
@@ -8,6 +7,7 @@ import { UpstreamError } from '../../../shared/providers/errors.js';
 import { geminiGenerateContent } from '../../../shared/providers/gemini-generate-content/index.js';
 import type { Endpoint, ModelCall } from '../../../shared/providers/types.js';
 import { catalogEntry as entry, modelCall } from '../../support/model-calls.js';
+import { suiteSimulator } from '../../support/simulator.js';
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 const PDF = 'JVBERi0xLjQKJcfsj6IKMSAwIG9iago8PC9UeXBlL0NhdGFsb2c+PgplbmRvYmoKdHJhaWxlcgo8PC9Sb290IDEgMCBSPj4KJSVFT0YK';
 
@@ -18,7 +18,7 @@ const SCHEMA = {
   additionalProperties: false,
 };
 
-let sim: Simulator;
+const sim = await suiteSimulator();
 
 function endpoint(): Endpoint {
   return { baseUrl: sim.baseUrl('google'), apiKey: 'test-key', simulated: true };
@@ -54,18 +54,6 @@ function post(path: string, body: unknown, headers: Record<string, string> = {})
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
 }
-
-beforeAll(async () => {
-  sim = await startSimulator();
-});
-
-afterAll(async () => {
-  await sim.close();
-});
-
-beforeEach(() => {
-  sim.reset();
-});
 
 describe('Adapter: geminiGenerateContent against the simulator', () => {
   it('is the registered adapter of the gemini-generate-content protocol', () => {

@@ -1,6 +1,5 @@
-import { describe, it, expect, beforeAll, afterAll, beforeEach } from 'vitest';
-import { countTokens, startSimulator } from '../../../infra/local/simulator/server.js';
-import type { Simulator } from '../../../infra/local/simulator/server.js';
+import { describe, it, expect } from 'vitest';
+import { countTokens } from '../../../infra/local/simulator/server.js';
 import { THINKING_OPENING } from '../../../infra/local/simulator/openai-chat.js';
 import { resolveModel } from '../../../shared/catalog/index.js';
 import type { ProviderId } from '../../../shared/catalog/types.js';
@@ -11,6 +10,7 @@ import { postJson } from '../../../shared/providers/http.js';
 import { fromErrorResponse } from '../../../shared/providers/openai-chat/errors.js';
 import { providerCost } from '../../../shared/pricing/cost.js';
 import type { Endpoint, ModelCall, ModelReply } from '../../../shared/providers/types.js';
+import { suiteSimulator } from '../../support/simulator.js';
 
 const API_KEY = 'sk-integration-secret';
 /** 75 simulator tokens: a warm cache reports its first 64 as read from cache (xAI, DeepSeek, Mistral). */
@@ -23,19 +23,7 @@ const SCHEMA = {
   properties: { winner: { type: 'string', enum: ['etag', 'max-age'] }, reason: { type: 'string' } },
 };
 
-let sim: Simulator;
-
-beforeAll(async () => {
-  sim = await startSimulator();
-});
-
-afterAll(async () => {
-  await sim.close();
-});
-
-beforeEach(() => {
-  sim.reset();
-});
+const sim = await suiteSimulator();
 
 function call(id: string, overrides: Partial<ModelCall> = {}): ModelCall {
   const entry = resolveModel(id);

@@ -1,7 +1,6 @@
 import { Ajv } from 'ajv';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { familyOf } from '../../../infra/local/simulator/openai-responses.js';
-import { startSimulator } from '../../../infra/local/simulator/server.js';
 import type { Simulator } from '../../../infra/local/simulator/server.js';
 import { countTokens } from '../../../infra/local/simulator/text.js';
 import { providerCost } from '../../../shared/pricing/cost.js';
@@ -10,7 +9,7 @@ import { openaiResponses } from '../../../shared/providers/openai-responses/inde
 import { schemaInstruction } from '../../../shared/providers/structured-output.js';
 import type { Endpoint, ModelCall } from '../../../shared/providers/types.js';
 import { catalogEntry as model } from '../../support/model-calls.js';
-
+import { suiteSimulator } from '../../support/simulator.js';
 
 const GPT_41 = model('fam_c-4.1');
 const PROMPT = 'Compare two ways to cache HTTP responses.';
@@ -42,8 +41,8 @@ function usd(microUsd: number): number {
   return Math.round(microUsd * 1e6) / 1e12;
 }
 
-let sim: Simulator;
-let endpoint: Endpoint;
+const sim = await suiteSimulator();
+const endpoint: Endpoint = { baseUrl: sim.baseUrl('openai'), apiKey: 'sk-test-key', simulated: true };
 
 function send(modelCall: ModelCall, target: Endpoint = endpoint, signal: AbortSignal = AbortSignal.timeout(10_000)) {
   return openaiResponses.send(modelCall, target, signal);
@@ -73,19 +72,6 @@ async function raw(body: unknown, headers: Record<string, string> = {}): Promise
   });
   return { status: response.status, json: (await response.json()) as Record<string, unknown> };
 }
-
-beforeAll(async () => {
-  sim = await startSimulator({ port: 0 });
-  endpoint = { baseUrl: sim.baseUrl('openai'), apiKey: 'sk-test-key', simulated: true };
-});
-
-afterAll(async () => {
-  await sim.close();
-});
-
-beforeEach(() => {
-  sim.reset(); // also clears the simulated prompt cache
-});
 
 describe('Object: openaiResponses', () => {
   describe('Method: send (against the simulator)', () => {
