@@ -5,11 +5,12 @@ import { lazy } from '../shared/lazy.js';
 import { logger } from './logger.js';
 
 /**
- * Scheduled (EventBridge): posts ledger entries a crash left unposted and releases
- * reservations older than RESERVATION_TIMEOUT_MS. Safe to overlap with itself.
+ * Scheduled (EventBridge): posts ledger entries a crash left unposted; closes reservations
+ * older than RESERVATION_TIMEOUT_MS with the settle their request wrote before it crashed,
+ * or else releases them. Safe to overlap with itself.
  */
 export function createReconciler(credits: () => CreditsService) {
-  return async (): Promise<{ accounts: number; posted: number; released: number }> => {
+  return async (): Promise<{ accounts: number; posted: number; completed: number; released: number }> => {
     const outcome = await credits().reconcile();
     logger.info('Reconciled', outcome);
     return outcome;

@@ -70,39 +70,41 @@ export class CreditsService {
    * Charges what the request cost and returns the rest of the reservation, once: a
    * second settle of the same request changes nothing and reports the first charge.
    * A cost above the estimate is charged in full (the balance may go below zero by that
-   * overrun; the entry records it).
+   * overrun; the entry records it). Once the settle entry is in the ledger the charge is
+   * decided: should the close fail after that, the reconciler completes it.
    */
   async settle(open: OpenRequest, chargedMicro: number): Promise<{ chargedMicro: number }> {
     const held = open.reservation.amountMicro;
-    const entry: LedgerEntry & { requestId: string } = {
-      ...this.entry(open.accountId, 'settle', held - chargedMicro, open.requestId),
-      requestId: open.requestId,
+    const settlement = {
+      ...this.settlementEntry(open, 'settle', held - chargedMicro),
       chargedMicro,
       ...(chargedMicro > held ? { overrunMicro: chargedMicro - held } : {}),
     };
-    const reserve = this.reserveEntry(open);
+    const applied = await this.close(open, settlement);
     try {
-      await this.accounts.closeReservation(reserve, entry, open.reservation);
+      await this.accounts.closeReservation(applied, open.reservation);
     } catch (error) {
-      if (!(error instanceof ConditionFailedError)) throw error;
-      const previous = await this.findEntry(open.accountId, entry.entryId);
-      if (previous) return { chargedMicro: previous.chargedMicro ?? 0 };
-      // Only the reconciler closes a reservation otherwise, after RESERVATION_TIMEOUT_MS.
-      this.log.error('Settle found the reservation released', { accountId: open.accountId, requestId: open.requestId });
-      return { chargedMicro: 0 };
+      if (!(error instanceof ConditionFailedError)) {
+        this.log.warn('Settle left to the reconciler after its ledger entry was written', { accountId: open.accountId, requestId: open.requestId, errorName: (error as Error).name });
+      } else if (applied.kind === 'release') {
+        // Only the reconciler releases, after RESERVATION_TIMEOUT_MS.
+        this.log.error('Settle found the reservation released', { accountId: open.accountId, requestId: open.requestId });
+      }
     }
-    await this.post(reserve, entry);
-    return { chargedMicro };
+    return { chargedMicro: applied.chargedMicro ?? 0 };
   }
 
   /**
-   * Posts every unposted entry and releases reservations older than the timeout.
-   * Safe to run at any time, concurrently with requests and with itself.
+   * Completes what requests left open: posts every unposted entry, and closes each
+   * reservation older than the timeout with the settlement its request wrote before it
+   * crashed, or else releases it. Safe to run at any time, concurrently with requests and
+   * with itself.
    */
-  async reconcile(): Promise<{ accounts: number; posted: number; released: number }> {
+  async reconcile(): Promise<{ accounts: number; posted: number; completed: number; released: number }> {
     const now = this.now();
     let accounts = 0;
     let posted = 0;
+    let completed = 0;
     let released = 0;
     for await (const account of this.accounts.needingReconciliation()) {
       accounts++;
@@ -111,20 +113,34 @@ export class CreditsService {
       posted += unposted.length;
       for (const [requestId, reservation] of Object.entries(account.reservations ?? {})) {
         if (now - reservation.at < RESERVATION_TIMEOUT_MS) continue;
-        const entry = { ...this.entry(account.accountId, 'release', reservation.amountMicro, requestId), requestId };
-        const reserve = this.reserveEntry({ accountId: account.accountId, requestId, reservation });
+        const open = { accountId: account.accountId, requestId, reservation };
+        const applied = await this.close(open, this.settlementEntry(open, 'release', reservation.amountMicro));
         try {
-          await this.accounts.closeReservation(reserve, entry, reservation);
+          await this.accounts.closeReservation(applied, reservation);
         } catch (error) {
-          if (error instanceof ConditionFailedError) continue; // settled meanwhile
+          if (error instanceof ConditionFailedError) continue; // closed meanwhile
           throw error;
         }
-        await this.post(reserve, entry);
-        released++;
-        this.log.warn('Released an abandoned reservation', { accountId: account.accountId, requestId, amountMicro: reservation.amountMicro });
+        if (applied.kind === 'settle') {
+          completed++;
+          this.log.warn('Completed a settle that its request left open', { accountId: account.accountId, requestId, chargedMicro: applied.chargedMicro });
+        } else {
+          released++;
+          this.log.warn('Released an abandoned reservation', { accountId: account.accountId, requestId, amountMicro: reservation.amountMicro });
+        }
       }
     }
-    return { accounts, posted, released };
+    return { accounts, posted, completed, released };
+  }
+
+  /**
+   * Write-ahead: puts the reservation's reserve entry and a settlement entry (settle or
+   * release) in the ledger before the balance changes. A request has one settlement: the
+   * first written wins, and is the one returned, for the caller to apply to the balance.
+   */
+  private async close(open: OpenRequest, settlement: LedgerEntry & { requestId: string }): Promise<LedgerEntry & { requestId: string }> {
+    const [, applied] = await Promise.all([this.ledger.put(this.reserveEntry(open)), this.ledger.putFirst(settlement)]);
+    return { ...applied, requestId: open.requestId };
   }
 
   async ledgerSum(accountId: string): Promise<number> {
@@ -147,21 +163,21 @@ export class CreditsService {
 
   /** The reserve entry an open reservation stands for. */
   private reserveEntry(open: OpenRequest): LedgerEntry {
-    return { ...this.entryAt(open.accountId, 'reserve', -open.reservation.amountMicro, open.reservation.at, open.requestId) };
+    return this.entryAt(open.accountId, 'reserve', -open.reservation.amountMicro, open.reservation.at, open.requestId);
   }
 
-  private async findEntry(accountId: string, entryId: string): Promise<LedgerEntry | undefined> {
-    const account = await this.accounts.get(accountId);
-    return account?.unposted?.[entryId] ?? (await this.ledger.get(accountId, entryId));
+  /** The entry that closes a reservation, settle or release: one per request, whichever it is. */
+  private settlementEntry(open: OpenRequest, kind: 'settle' | 'release', amountMicro: number): LedgerEntry & { requestId: string } {
+    return { ...this.entryAt(open.accountId, kind, amountMicro, this.now(), open.requestId, 'settlement'), requestId: open.requestId };
   }
 
   private entry(accountId: string, kind: LedgerKind, amountMicro: number, requestId?: string): LedgerEntry {
     return this.entryAt(accountId, kind, amountMicro, this.now(), requestId);
   }
 
-  private entryAt(accountId: string, kind: LedgerKind, amountMicro: number, at: number, requestId?: string): LedgerEntry {
+  private entryAt(accountId: string, kind: LedgerKind, amountMicro: number, at: number, requestId?: string, name: string = kind): LedgerEntry {
     // A request's entries share its ID's ULID, so they sort together and are named by it.
     const id = requestId ? requestId.replace(/^pl_/, '') : ulid(at);
-    return { accountId, entryId: `${id}#${kind}`, kind, amountMicro, at, ...(requestId ? { requestId } : {}) };
+    return { accountId, entryId: `${id}#${name}`, kind, amountMicro, at, ...(requestId ? { requestId } : {}) };
   }
 }

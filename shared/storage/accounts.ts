@@ -9,12 +9,13 @@ export interface Reservation {
 }
 
 /**
- * Balances are integer micro-credits (1 credit = 1,000,000). Every change to the balance
- * is made together with its ledger entry in the same single-item write: an open
- * reservation stands for its reserve entry; closing it (settle or release) writes both
- * entries to `unposted`; they are then copied to the ledger and removed from here. So at
- * every moment balance = ledger sum + unposted entries not yet in the ledger − open
- * reservations, and once nothing is open or unposted, balance = ledger sum.
+ * Balances are integer micro-credits (1 credit = 1,000,000). A top-up changes the balance
+ * together with its ledger entry in one single-item write: the entry goes to `unposted`,
+ * is copied to the ledger, then removed from here. A request's reservation stands for its
+ * reserve entry while it is open; its reserve and settlement entries are written to the
+ * ledger before the write that closes it (write-ahead), and that write applies the
+ * settlement the ledger holds. So whenever no reservation is open, balance = ledger sum +
+ * unposted entries: the ledger sum itself once they are posted.
  */
 export interface Account {
   accountId: string;
@@ -202,32 +203,26 @@ export class AccountsRepository {
   }
 
   /**
-   * Closes a request's reservation with a settle (charge actual, return the rest) or a
-   * release entry (return it all); the reserve entry the reservation stood for becomes
-   * unposted with it. Throws ConditionFailedError when the reservation is no longer open,
-   * or no longer the one given: it was closed already.
+   * Closes a request's reservation by applying its settlement entry (settle: the estimate
+   * back minus the cost; release: the estimate back), which the ledger already holds.
+   * Throws ConditionFailedError when the reservation is no longer open, or no longer the
+   * one given: it was closed already.
    */
-  async closeReservation(reserve: LedgerEntry, entry: LedgerEntry & { requestId: string }, reservation: Reservation): Promise<number> {
+  async closeReservation(settlement: LedgerEntry & { requestId: string }, reservation: Reservation): Promise<number> {
     try {
       const { Attributes } = await this.client.update({
         TableName: this.tableName,
-        Key: { accountId: entry.accountId },
-        UpdateExpression: 'SET balanceMicro = balanceMicro + :amount, unposted.#reserve = :reserve, unposted.#entry = :entry REMOVE reservations.#request',
+        Key: { accountId: settlement.accountId },
+        UpdateExpression: 'SET balanceMicro = balanceMicro + :amount REMOVE reservations.#request',
         // Closing is idempotent: only the open reservation taken at `at` can be closed, once.
         ConditionExpression: 'reservations.#request.amountMicro = :held AND reservations.#request.#at = :at',
-        ExpressionAttributeNames: { '#request': entry.requestId, '#reserve': reserve.entryId, '#entry': entry.entryId, '#at': 'at' },
-        ExpressionAttributeValues: {
-          ':amount': entry.amountMicro,
-          ':reserve': reserve,
-          ':entry': entry,
-          ':held': reservation.amountMicro,
-          ':at': reservation.at,
-        },
+        ExpressionAttributeNames: { '#request': settlement.requestId, '#at': 'at' },
+        ExpressionAttributeValues: { ':amount': settlement.amountMicro, ':held': reservation.amountMicro, ':at': reservation.at },
         ReturnValues: 'UPDATED_NEW',
       });
       return Number(Attributes?.balanceMicro);
     } catch (error) {
-      if (error instanceof ConditionalCheckFailed) throw new ConditionFailedError(`Reservation of ${entry.requestId} is not open`);
+      if (error instanceof ConditionalCheckFailed) throw new ConditionFailedError(`Reservation of ${settlement.requestId} is not open`);
       throw error;
     }
   }

@@ -19,23 +19,41 @@ afterAll(async () => {
   await env?.close();
 });
 
-/** A ledger whose writes can be made to fail: a crash between the balance change and its posting. */
+/** A ledger whose next writes can be made to fail, before they reach the store. */
 class FlakyLedger extends LedgerRepository {
   failNext = 0;
   override async put(entry: LedgerEntry): Promise<void> {
-    if (this.failNext > 0) {
-      this.failNext--;
-      throw new Error('injected crash before posting');
-    }
+    this.failIfAsked();
     return super.put(entry);
+  }
+  override async putFirst(entry: LedgerEntry): Promise<LedgerEntry> {
+    this.failIfAsked();
+    return super.putFirst(entry);
+  }
+  private failIfAsked(): void {
+    if (this.failNext === 0) return;
+    this.failNext--;
+    throw new Error('injected ledger write failure');
+  }
+}
+
+/** Accounts whose next reservation close can be made to fail: a crash after the ledger write. */
+class FlakyAccounts extends AccountsRepository {
+  failNextClose = false;
+  override async closeReservation(...args: Parameters<AccountsRepository['closeReservation']>): Promise<number> {
+    if (this.failNextClose) {
+      this.failNextClose = false;
+      throw new Error('injected crash before the close');
+    }
+    return super.closeReservation(...args);
   }
 }
 
 /** Rate windows are tested on their own below; these tests are about money. */
 const NO_RATE_LIMIT = 1_000_000;
 
-function service(clock: { now: number } = { now: Date.now() }, ledgerRepo: LedgerRepository = ledger) {
-  return new CreditsService(accounts, ledgerRepo, undefined, () => clock.now);
+function service(clock: { now: number } = { now: Date.now() }, ledgerRepo: LedgerRepository = ledger, accountsRepo: AccountsRepository = accounts) {
+  return new CreditsService(accountsRepo, ledgerRepo, undefined, () => clock.now);
 }
 
 /** Balance = ledger sum, once nothing is left unposted. */
@@ -46,7 +64,7 @@ async function expectConsistent(credits: CreditsService, accountId: string): Pro
   return account.balanceMicro;
 }
 
-/** Balance = ledger sum + the entries not posted yet − the open reservations (their entries are written when they close). */
+/** Balance = ledger sum + the entries not posted yet − the open reservations (none of them closing: their entries are written just before they close). */
 async function expectBalanced(credits: CreditsService, accountId: string): Promise<number> {
   const account = (await accounts.get(accountId))!;
   const unposted = Object.values(account.unposted).reduce((sum, e) => sum + e.amountMicro, 0);
@@ -148,35 +166,87 @@ describe('Class: CreditsService', () => {
       expect(await expectConsistent(credits, account.accountId)).toBe(1_000);
     });
 
-    it('posts entries whose posting crashed after the balance changed', async () => {
+    it('posts a top-up entry whose posting failed after the balance changed', async () => {
       const flaky = new FlakyLedger(env.client, env.tables.ledger);
       const credits = service({ now: Date.now() }, flaky);
       const account = await credits.openAccount({ balanceMicro: 1_000 });
-      flaky.failNext = 2;
-      const open = await credits.reserve(account.accountId, promptLogId(), 500, NO_RATE_LIMIT);
-      await credits.settle(open, 200);
-      const before = (await accounts.get(account.accountId))!;
-      expect(before.balanceMicro).toBe(800);
-      expect(Object.keys(before.unposted)).toHaveLength(2);
+      flaky.failNext = 1;
+      expect(await credits.topUp(account.accountId, 500)).toBe(1_500);
+      expect(Object.keys((await accounts.get(account.accountId))!.unposted)).toHaveLength(1);
       expect(await credits.ledgerSum(account.accountId)).toBe(1_000);
-      expect((await credits.reconcile()).posted).toBeGreaterThanOrEqual(2);
+      expect((await credits.reconcile()).posted).toBe(1);
+      expect(await expectConsistent(credits, account.accountId)).toBe(1_500);
+    });
+
+    it('writes a settle to the ledger before the balance: when that write fails, nothing is charged and the reconciler releases the reservation', async () => {
+      const clock = { now: Date.now() };
+      const flaky = new FlakyLedger(env.client, env.tables.ledger);
+      const credits = service(clock, flaky);
+      const account = await credits.openAccount({ balanceMicro: 1_000 });
+      const open = await credits.reserve(account.accountId, promptLogId(), 500, NO_RATE_LIMIT);
+      flaky.failNext = 2;
+      await expect(credits.settle(open, 200)).rejects.toThrow('injected ledger write failure');
+      // The balance never changes ahead of its entries: the estimate stays held.
+      expect((await accounts.get(account.accountId))!.balanceMicro).toBe(500);
+      expect(await credits.ledgerSum(account.accountId)).toBe(1_000);
+      clock.now += RESERVATION_TIMEOUT_MS;
+      expect(await credits.reconcile()).toMatchObject({ released: 1, completed: 0 });
+      expect(await expectConsistent(credits, account.accountId)).toBe(1_000);
+    });
+
+    it('completes a settle whose close crashed after its ledger entries were written, charging what they say, once', async () => {
+      const clock = { now: Date.now() };
+      const flaky = new FlakyAccounts(env.client, env.tables.accounts);
+      const credits = service(clock, ledger, flaky);
+      const account = await credits.openAccount({ balanceMicro: 1_000 });
+      const open = await credits.reserve(account.accountId, promptLogId(), 500, NO_RATE_LIMIT);
+      flaky.failNextClose = true;
+      // The charge was decided when the ledger took the entry.
+      expect(await credits.settle(open, 200)).toEqual({ chargedMicro: 200 });
+      expect((await accounts.get(account.accountId))!.balanceMicro).toBe(500);
+      expect(await credits.ledgerSum(account.accountId)).toBe(800);
+      // Not before the timeout: the request might still close it itself.
+      expect(await credits.reconcile()).toMatchObject({ completed: 0, released: 0 });
+      clock.now += RESERVATION_TIMEOUT_MS;
+      expect(await credits.reconcile()).toMatchObject({ completed: 1, released: 0 });
       expect(await expectConsistent(credits, account.accountId)).toBe(800);
+      expect((await ledger.list(account.accountId)).map((e) => [e.kind, e.amountMicro])).toEqual([
+        ['topup', 1_000],
+        ['reserve', -500],
+        ['settle', 300],
+      ]);
+      // The request's own retry finds it closed and reports the same charge.
+      expect(await credits.settle(open, 400)).toEqual({ chargedMicro: 200 });
+      expect(await expectConsistent(credits, account.accountId)).toBe(800);
+    });
+    it('applies one settlement when a late settle races the release of its reservation', async () => {
+      const clock = { now: Date.now() };
+      const credits = service(clock);
+      const account = await credits.openAccount({ balanceMicro: 10 * 1_000 });
+      const opened = await Promise.all(Array.from({ length: 10 }, () => credits.reserve(account.accountId, promptLogId(), 1_000, NO_RATE_LIMIT)));
+      clock.now += RESERVATION_TIMEOUT_MS;
+      const [settles, run] = await Promise.all([Promise.all(opened.map((open) => credits.settle(open, 400))), credits.reconcile()]);
+      const charged = settles.reduce((sum, s) => sum + s.chargedMicro, 0);
+      // Each request was either settled (charged 400) or released (free), never both.
+      expect(settles.every((s) => s.chargedMicro === 0 || s.chargedMicro === 400)).toBe(true);
+      expect(run.released).toBe(settles.filter((s) => s.chargedMicro === 0).length);
+      expect(await expectConsistent(credits, account.accountId)).toBe(10 * 1_000 - charged);
     });
   });
 
   describe('Property: ledger invariant', () => {
     type Step =
-      | { kind: 'topup'; amount: number }
-      | { kind: 'request'; estimate: number; cost: number; crash: 'none' | 'before-settle' | 'before-posting' }
+      | { kind: 'topup'; amount: number; unposted: boolean }
+      | { kind: 'request'; estimate: number; cost: number; crash: 'none' | 'before-settle' | 'ledger-write' | 'before-close' }
       | { kind: 'reconcile'; advanceMs: number };
     const step: fc.Arbitrary<Step> = fc.oneof(
-      fc.record({ kind: fc.constant('topup' as const), amount: fc.integer({ min: 1, max: 5_000 }) }),
+      fc.record({ kind: fc.constant('topup' as const), amount: fc.integer({ min: 1, max: 5_000 }), unposted: fc.boolean() }),
       fc.record({
         kind: fc.constant('request' as const),
         estimate: fc.integer({ min: 1, max: 3_000 }),
         // Usually below the estimate, sometimes 0 (every model failed), sometimes above (overrun).
         cost: fc.oneof(fc.integer({ min: 0, max: 3_000 }), fc.constant(0)),
-        crash: fc.constantFrom('none', 'none', 'before-settle', 'before-posting'),
+        crash: fc.constantFrom('none', 'none', 'before-settle', 'ledger-write', 'before-close'),
       }),
       fc.record({ kind: fc.constant('reconcile' as const), advanceMs: fc.constantFrom(0, 60_000, RESERVATION_TIMEOUT_MS) }),
     );
@@ -186,11 +256,13 @@ describe('Class: CreditsService', () => {
         fc.asyncProperty(fc.integer({ min: 0, max: 5_000 }), fc.array(step, { maxLength: 12 }), async (opening, steps) => {
           const clock = { now: Date.now() };
           const flaky = new FlakyLedger(env.client, env.tables.ledger);
-          const credits = service(clock, flaky);
+          const flakyAccounts = new FlakyAccounts(env.client, env.tables.accounts);
+          const credits = service(clock, flaky, flakyAccounts);
           const account = await credits.openAccount({ balanceMicro: opening });
           let expected = opening;
           for (const s of steps) {
             if (s.kind === 'topup') {
+              if (s.unposted) flaky.failNext = 1;
               await credits.topUp(account.accountId, s.amount);
               expected += s.amount;
             } else if (s.kind === 'reconcile') {
@@ -205,8 +277,14 @@ describe('Class: CreditsService', () => {
               }
               const open = await reserving;
               if (s.crash === 'before-settle') continue;
-              if (s.crash === 'before-posting') flaky.failNext = 1;
-              await credits.settle(open, s.cost);
+              if (s.crash === 'ledger-write') {
+                // Neither entry reached the ledger: the reservation is released, nothing charged.
+                flaky.failNext = 2;
+                await expect(credits.settle(open, s.cost)).rejects.toThrow();
+                continue;
+              }
+              if (s.crash === 'before-close') flakyAccounts.failNextClose = true;
+              expect(await credits.settle(open, s.cost)).toEqual({ chargedMicro: s.cost });
               expected -= s.cost;
             }
           }
@@ -214,6 +292,7 @@ describe('Class: CreditsService', () => {
           await credits.reconcile();
           const final = (await accounts.get(account.accountId))!;
           expect(final.reservations).toEqual({});
+          expect(final.unposted).toEqual({});
           expect(final.balanceMicro).toBe(expected);
           expect(await credits.ledgerSum(account.accountId)).toBe(expected);
         }),

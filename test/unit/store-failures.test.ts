@@ -5,6 +5,7 @@ import { loadConfig } from '../../shared/config.js';
 import { createGateway } from '../../shared/gateway.js';
 import { silentLog } from '../../shared/log.js';
 import { AccountsRepository } from '../../shared/storage/accounts.js';
+import { LedgerRepository, type LedgerEntry } from '../../shared/storage/ledger.js';
 import { createDocumentClient } from '../../shared/storage/dynamodb.js';
 import { toAttributes } from '../../shared/storage/marshall.js';
 import { body } from '../support/fixtures.js';
@@ -107,6 +108,25 @@ describe('Class: AccountsRepository, when an answer is lost', () => {
       const entry = { accountId: 'acct_1', entryId: 'r#reserve', kind: 'reserve' as const, amountMicro: -700, at: Date.now(), requestId: 'pl_r' };
       expect(await accounts.reserve(entry, { limitPerMinute: 10 })).toBe(ACCOUNT.balanceMicro - 700);
       expect(balanceWrites()).toHaveLength(2);
+    } finally {
+      client.destroy();
+    }
+  });
+});
+
+describe('Class: LedgerRepository, when an entry is written twice', () => {
+  it('keeps the entry written first and returns it from the refusal (ALL_OLD), without a read', async () => {
+    const first: LedgerEntry = { accountId: 'acct_1', entryId: 'r#settlement', kind: 'release', amountMicro: 700, at: 1, requestId: 'pl_r' };
+    script = (call) =>
+      call.operation === 'PutItem' && call.input.ConditionExpression === 'attribute_not_exists(entryId)'
+        ? awsError('ConditionalCheckFailedException', 'The conditional request failed', 400, { Item: toAttributes(first) })
+        : undefined;
+    const client = createDocumentClient({ region: 'us-east-1', endpoint: store.endpoint });
+    try {
+      const ledger = new LedgerRepository(client, config.tables.ledger);
+      const late = { ...first, kind: 'settle' as const, amountMicro: 400, chargedMicro: 300, at: 2 };
+      expect(await ledger.putFirst(late)).toEqual(first);
+      expect(store.calls.map((call) => [call.operation, call.input.ReturnValuesOnConditionCheckFailure])).toEqual([['PutItem', 'ALL_OLD']]);
     } finally {
       client.destroy();
     }
