@@ -15,6 +15,8 @@ export interface OpenRequest {
   accountId: string;
   requestId: string;
   reservation: Reservation;
+  /** Whether the reserve entry reached the ledger, written while the request runs (never rejects). */
+  posted?: Promise<boolean>;
 }
 
 /**
@@ -62,8 +64,15 @@ export class CreditsService {
       if (error instanceof AccountMissingError) throw new AccountNotFoundError();
       throw error;
     }
-    // Its ledger entry is written when the reservation closes (settle or release).
-    return { accountId, requestId, reservation: { amountMicro: estimateMicro, at: entry.at } };
+    // Its ledger entry is written while the request runs; closing writes it again should this fail.
+    const posted = this.ledger.put(entry).then(
+      () => true,
+      (error: unknown) => {
+        this.log.warn('Reserve entry left for the close to write', { accountId, requestId, errorName: (error as Error).name });
+        return false;
+      },
+    );
+    return { accountId, requestId, reservation: { amountMicro: estimateMicro, at: entry.at }, posted };
   }
 
   /**
@@ -134,12 +143,15 @@ export class CreditsService {
   }
 
   /**
-   * Write-ahead: puts the reservation's reserve entry and a settlement entry (settle or
-   * release) in the ledger before the balance changes. A request has one settlement: the
+   * Write-ahead: the ledger holds the reservation's reserve entry and a settlement entry
+   * (settle or release) before the balance changes. A request has one settlement: the
    * first written wins, and is the one returned, for the caller to apply to the balance.
    */
   private async close(open: OpenRequest, settlement: LedgerEntry & { requestId: string }): Promise<LedgerEntry & { requestId: string }> {
-    const [, applied] = await Promise.all([this.ledger.put(this.reserveEntry(open)), this.ledger.putFirst(settlement)]);
+    const reserve = async () => {
+      if (!(await open.posted)) await this.ledger.put(this.reserveEntry(open));
+    };
+    const [, applied] = await Promise.all([reserve(), this.ledger.putFirst(settlement)]);
     return { ...applied, requestId: open.requestId };
   }
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CreditsService, RESERVATION_TIMEOUT_MS } from '../../shared/credits/credits-service.js';
+import { CreditsService, RESERVATION_TIMEOUT_MS, type OpenRequest } from '../../shared/credits/credits-service.js';
 import { InsufficientCreditsError, ServiceUnavailableError } from '../../shared/errors.js';
 import { promptLogId } from '../../shared/ids.js';
 import { AccountsRepository } from '../../shared/storage/accounts.js';
@@ -64,12 +64,13 @@ async function expectConsistent(credits: CreditsService, accountId: string): Pro
   return account.balanceMicro;
 }
 
-/** Balance = ledger sum + the entries not posted yet − the open reservations (none of them closing: their entries are written just before they close). */
-async function expectBalanced(credits: CreditsService, accountId: string): Promise<number> {
+/** Balance = ledger sum + the entries not posted yet, while reservations are open but none is closing (their reserve entries posted). */
+async function expectBalanced(credits: CreditsService, accountId: string, opened: readonly OpenRequest[]): Promise<number> {
+  expect(await Promise.all(opened.map((open) => open.posted))).toEqual(opened.map(() => true));
   const account = (await accounts.get(accountId))!;
+  expect(Object.keys(account.reservations).sort()).toEqual(opened.map((open) => open.requestId).sort());
   const unposted = Object.values(account.unposted).reduce((sum, e) => sum + e.amountMicro, 0);
-  const held = Object.values(account.reservations).reduce((sum, r) => sum + r.amountMicro, 0);
-  expect((await credits.ledgerSum(accountId)) + unposted - held).toBe(account.balanceMicro);
+  expect((await credits.ledgerSum(accountId)) + unposted).toBe(account.balanceMicro);
   return account.balanceMicro;
 }
 
@@ -83,11 +84,26 @@ describe('Class: CreditsService', () => {
       const refusals = outcomes.filter((o) => o.status === 'rejected').map((o) => (o as PromiseRejectedResult).reason);
       expect(refusals).toHaveLength(180);
       expect(refusals.every((e) => e instanceof InsufficientCreditsError && e.estimatedCreditsRequired === 0.007)).toBe(true);
-      expect(await expectBalanced(credits, account.accountId)).toBe(0);
-      // The 20 that ran each cost 3,000 of their 7,000.
       const opened = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
+      expect(await expectBalanced(credits, account.accountId, opened)).toBe(0);
+      // The 20 that ran each cost 3,000 of their 7,000.
       await Promise.all(opened.map((open) => credits.settle(open, 3_000)));
       expect(await expectConsistent(credits, account.accountId)).toBe(20 * 4_000);
+    });
+    it('posts the reserve entry while the request runs, and at settle should that write have failed', async () => {
+      const flaky = new FlakyLedger(env.client, env.tables.ledger);
+      const credits = service({ now: Date.now() }, flaky);
+      const account = await credits.openAccount({ balanceMicro: 1_000 });
+      const posted = await credits.reserve(account.accountId, promptLogId(), 300, NO_RATE_LIMIT);
+      expect(await posted.posted).toBe(true);
+      expect(await credits.ledgerSum(account.accountId)).toBe(700);
+      flaky.failNext = 1;
+      const unposted = await credits.reserve(account.accountId, promptLogId(), 200, NO_RATE_LIMIT);
+      expect(await unposted.posted).toBe(false);
+      expect(await credits.ledgerSum(account.accountId)).toBe(700);
+      await Promise.all([credits.settle(posted, 100), credits.settle(unposted, 50)]);
+      expect(await expectConsistent(credits, account.accountId)).toBe(850);
+      expect((await ledger.list(account.accountId)).filter((e) => e.kind === 'reserve').map((e) => e.amountMicro)).toEqual([-300, -200]);
     });
   });
 
@@ -184,11 +200,12 @@ describe('Class: CreditsService', () => {
       const credits = service(clock, flaky);
       const account = await credits.openAccount({ balanceMicro: 1_000 });
       const open = await credits.reserve(account.accountId, promptLogId(), 500, NO_RATE_LIMIT);
-      flaky.failNext = 2;
+      expect(await open.posted).toBe(true);
+      flaky.failNext = 1;
       await expect(credits.settle(open, 200)).rejects.toThrow('injected ledger write failure');
-      // The balance never changes ahead of its entries: the estimate stays held.
+      // The balance never changes ahead of its entries: the estimate stays held, as the ledger says.
       expect((await accounts.get(account.accountId))!.balanceMicro).toBe(500);
-      expect(await credits.ledgerSum(account.accountId)).toBe(1_000);
+      expect(await credits.ledgerSum(account.accountId)).toBe(500);
       clock.now += RESERVATION_TIMEOUT_MS;
       expect(await credits.reconcile()).toMatchObject({ released: 1, completed: 0 });
       expect(await expectConsistent(credits, account.accountId)).toBe(1_000);
@@ -278,8 +295,8 @@ describe('Class: CreditsService', () => {
               const open = await reserving;
               if (s.crash === 'before-settle') continue;
               if (s.crash === 'ledger-write') {
-                // Neither entry reached the ledger: the reservation is released, nothing charged.
-                flaky.failNext = 2;
+                // The settle entry did not reach the ledger: the reservation is released, nothing charged.
+                flaky.failNext = 1;
                 await expect(credits.settle(open, s.cost)).rejects.toThrow();
                 continue;
               }
