@@ -94,10 +94,23 @@ export async function startUpstream(): Promise<Upstream> {
 }
 
 export interface SimulatorProcess {
+  /** Its base URL, e.g. http://127.0.0.1:41234 (a recorded call's path follows it). */
+  url: string;
   /** The host's environment that sends every provider (Bedrock included) to this simulator, as real vendors would be configured. */
   vendorEnv: Record<string, string>;
+  /** The last `count` calls it received, in arrival order: path, headers (keys redacted) and parsed JSON body. */
+  lastCalls(count: number): Promise<RecordedCall[]>;
   close(): Promise<void>;
 }
+
+export interface RecordedCall {
+  path: string;
+  headers: Record<string, string | undefined>;
+  body: unknown;
+}
+
+/** The API key every provider is configured with in the bench (the simulator takes any). */
+export const VENDOR_KEY = 'bench-key';
 
 /** The provider simulator in its own process, every upstream call answered after `latencyMs`. */
 export async function startSimulatorProcess(latencyMs: number): Promise<SimulatorProcess> {
@@ -111,11 +124,23 @@ export async function startSimulatorProcess(latencyMs: number): Promise<Simulato
   };
   for (const provider of PROVIDERS) {
     if (provider === 'bedrock') continue;
-    vendorEnv[providerKeyName(provider)] = 'bench-key';
+    vendorEnv[providerKeyName(provider)] = VENDOR_KEY;
     vendorEnv[`${providerKeyName(provider).replace(/_API_KEY$/, '')}_BASE_URL`] = `${ready.url}/${provider}/v1`;
   }
   return {
+    url: ready.url,
     vendorEnv,
+    lastCalls: (count) =>
+      new Promise<RecordedCall[]>((resolve, reject) => {
+        const onMessage = (message: { type?: string; calls?: RecordedCall[] }) => {
+          if (message.type !== 'calls') return;
+          child.off('message', onMessage);
+          resolve(message.calls ?? []);
+        };
+        child.on('message', onMessage);
+        if (!child.connected) return reject(new Error('the simulator is not running'));
+        child.send({ type: 'calls', last: count });
+      }),
     close: async () => {
       if (child.connected) child.send({ type: 'close' });
       await exited(child, 5_000);
