@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import dynalite from 'dynalite';
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
 import type { TableNames } from '../../shared/config.js';
 import { createDocumentClient, type DocumentClient } from '../../shared/storage/dynamodb.js';
 import { TABLES, type TableDefinition } from '../../shared/storage/tables.js';
@@ -12,25 +12,55 @@ export interface EmbeddedStore {
 }
 
 /**
- * The embedded DynamoDB-compatible store (dynalite) on 127.0.0.1: in memory, or on disk
- * under `dataDir` when given. Port 0 picks a free port.
+ * dynalite in a thread of its own: its own event loop and heap, so the store's work runs
+ * beside the gateway's on a second core, as DynamoDB's would, instead of between its
+ * requests. It reports its port, and stops its server when told to close.
+ */
+const STORE_THREAD = `
+const { parentPort, workerData } = require('node:worker_threads');
+const server = require(workerData.dynalite)(workerData.options);
+server.once('error', (error) => parentPort.postMessage({ type: 'error', message: error.message }));
+server.listen(workerData.port, '127.0.0.1', () => parentPort.postMessage({ type: 'ready', port: server.address().port }));
+parentPort.on('message', (message) => {
+  if (message !== 'close') return;
+  server.closeAllConnections();
+  server.close(() => parentPort.close());
+});
+`;
+
+/**
+ * The embedded DynamoDB-compatible store (dynalite) on 127.0.0.1, in a worker thread of
+ * this process: in memory, or on disk under `dataDir` when given. Port 0 picks a free port.
  */
 export async function startEmbeddedStore(options: { port: number; dataDir?: string }): Promise<EmbeddedStore> {
   if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
-  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(options.dataDir ? { path: options.dataDir } : {}) });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, '127.0.0.1', () => resolve());
+  const worker = new Worker(STORE_THREAD, {
+    eval: true,
+    workerData: {
+      dynalite: createRequire(import.meta.url).resolve('dynalite'),
+      port: options.port,
+      options: { createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(options.dataDir ? { path: options.dataDir } : {}) },
+    },
   });
-  const { port } = server.address() as AddressInfo;
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  const port = await new Promise<number>((resolve, reject) => {
+    worker.once('error', reject);
+    void exited.then(() => reject(new Error('The embedded store stopped before it listened')));
+    worker.once('message', (message: { type: string; port?: number; message?: string }) => {
+      if (message.type === 'ready') resolve(message.port!);
+      else reject(new Error(`The embedded store could not listen on 127.0.0.1:${options.port}: ${message.message}`));
+    });
+  }).catch(async (error: unknown) => {
+    await worker.terminate();
+    throw error;
+  });
   return {
     endpoint: `http://127.0.0.1:${port}`,
     port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections?.();
-        server.close(() => resolve());
-      }),
+    close: async () => {
+      worker.postMessage('close');
+      await exited;
+    },
   };
 }
 
