@@ -157,13 +157,13 @@ export class PromptService {
     }
   }
 
-  /** Charges `costMicro`. A store failure here leaves the reservation to the reconciler. */
+  /** Charges `costMicro`. Should settle throw, no settle entry was written: the reconciler releases the reservation, and the request is free. */
   private async settle(open: OpenRequest, costMicro: number): Promise<number> {
     const { credits, log } = this.deps;
     try {
       return (await credits.settle(open, costMicro)).chargedMicro;
     } catch (error) {
-      log.error('Settle failed; the reconciler will release the reservation', { requestId: open.requestId, errorName: (error as Error).name });
+      log.error('Settle failed before its ledger entry; the reconciler will release the reservation', { requestId: open.requestId, errorName: (error as Error).name });
       return 0;
     }
   }

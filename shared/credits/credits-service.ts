@@ -6,8 +6,9 @@ import type { LedgerEntry, LedgerKind, LedgerRepository } from '../storage/ledge
 import { microToCredits } from './credits.js';
 
 /**
- * A reservation that its request never settled is released after this long: the
- * longest an AWS Lambda function can run, so no request can still settle it.
+ * A reservation that its request never closed is closed by the reconciler after this
+ * long (completed with the settle entry its request wrote, else released): the longest
+ * an AWS Lambda function can run, so no request can still settle it.
  */
 export const RESERVATION_TIMEOUT_MS = 15 * 60 * 1000;
 
@@ -79,8 +80,14 @@ export class CreditsService {
    * Charges what the request cost and returns the rest of the reservation, once: a
    * second settle of the same request changes nothing and reports the first charge.
    * A cost above the estimate is charged in full (the balance may go below zero by that
-   * overrun; the entry records it). Once the settle entry is in the ledger the charge is
-   * decided: should the close fail after that, the reconciler completes it.
+   * overrun; the entry records it).
+   *
+   * What it returns is never less than what the account ends up charged. Once the settle
+   * entry is in the ledger the charge is decided: should the close fail after that, the
+   * reconciler completes it. Should the entry's write fail in a way that leaves unknown
+   * whether it landed, the cost is returned, and the reconciler later completes it (that
+   * charge) or releases the reservation (nothing). It throws only when no settle entry
+   * was written: then the reconciler releases the reservation and nothing is charged.
    */
   async settle(open: OpenRequest, chargedMicro: number): Promise<{ chargedMicro: number }> {
     const held = open.reservation.amountMicro;
@@ -89,7 +96,18 @@ export class CreditsService {
       chargedMicro,
       ...(chargedMicro > held ? { overrunMicro: chargedMicro - held } : {}),
     };
-    const applied = await this.close(open, settlement);
+    await this.postReserve(open);
+    let applied: LedgerEntry & { requestId: string };
+    try {
+      applied = await this.writeSettlement(open, settlement);
+    } catch (error) {
+      this.log.error('Settle entry may or may not be in the ledger; the reconciler completes or releases the reservation', {
+        accountId: open.accountId,
+        requestId: open.requestId,
+        errorName: (error as Error).name,
+      });
+      return { chargedMicro };
+    }
     try {
       await this.accounts.closeReservation(applied, open.reservation);
     } catch (error) {
@@ -123,7 +141,8 @@ export class CreditsService {
       for (const [requestId, reservation] of Object.entries(account.reservations ?? {})) {
         if (now - reservation.at < RESERVATION_TIMEOUT_MS) continue;
         const open = { accountId: account.accountId, requestId, reservation };
-        const applied = await this.close(open, this.settlementEntry(open, 'release', reservation.amountMicro));
+        await this.postReserve(open);
+        const applied = await this.writeSettlement(open, this.settlementEntry(open, 'release', reservation.amountMicro));
         try {
           await this.accounts.closeReservation(applied, reservation);
         } catch (error) {
@@ -142,16 +161,19 @@ export class CreditsService {
     return { accounts, posted, completed, released };
   }
 
+  /** The reserve entry, unless the write while the request ran put it in the ledger already. */
+  private async postReserve(open: OpenRequest): Promise<void> {
+    if (!(await open.posted)) await this.ledger.put(this.reserveEntry(open));
+  }
+
   /**
-   * Write-ahead: the ledger holds the reservation's reserve entry and a settlement entry
-   * (settle or release) before the balance changes. A request has one settlement: the
-   * first written wins, and is the one returned, for the caller to apply to the balance.
+   * Write-ahead: the settlement entry (settle or release) goes to the ledger before the
+   * balance changes. A request has one settlement: the first written wins, and is the one
+   * returned, for the caller to apply to the balance. A failed write is tried once more:
+   * should the first have landed, the second is refused and returns it.
    */
-  private async close(open: OpenRequest, settlement: LedgerEntry & { requestId: string }): Promise<LedgerEntry & { requestId: string }> {
-    const reserve = async () => {
-      if (!(await open.posted)) await this.ledger.put(this.reserveEntry(open));
-    };
-    const [, applied] = await Promise.all([reserve(), this.ledger.putFirst(settlement)]);
+  private async writeSettlement(open: OpenRequest, settlement: LedgerEntry & { requestId: string }): Promise<LedgerEntry & { requestId: string }> {
+    const applied = await this.ledger.putFirst(settlement).catch(() => this.ledger.putFirst(settlement));
     return { ...applied, requestId: open.requestId };
   }
 

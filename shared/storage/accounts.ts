@@ -12,10 +12,11 @@ export interface Reservation {
  * Balances are integer micro-credits (1 credit = 1,000,000). A top-up changes the balance
  * together with its ledger entry in one single-item write: the entry goes to `unposted`,
  * is copied to the ledger, then removed from here. A reservation's reserve entry is written
- * to the ledger while its request runs, and again (the same item) before it closes; its
- * settlement entry is written before the write that closes it (write-ahead), and that
- * write applies the settlement the ledger holds. So whenever no reservation is open,
- * balance = ledger sum + unposted entries: the ledger sum itself once they are posted.
+ * to the ledger while its request runs (and again, the same item, when it closes, should
+ * that write have failed or be unknown); its settlement entry is written before the write
+ * that closes it (write-ahead), and that write applies the settlement the ledger holds. So
+ * whenever no reservation is open, balance = ledger sum + unposted entries: the ledger sum
+ * itself once they are posted.
  */
 export interface Account {
   accountId: string;

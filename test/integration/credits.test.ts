@@ -19,16 +19,22 @@ afterAll(async () => {
   await env?.close();
 });
 
-/** A ledger whose next writes can be made to fail, before they reach the store. */
+/** A ledger whose next writes can be made to fail before they reach the store, or to lose their answer after they landed. */
 class FlakyLedger extends LedgerRepository {
   failNext = 0;
+  loseAnswerNext = 0;
   override async put(entry: LedgerEntry): Promise<void> {
     this.failIfAsked();
     return super.put(entry);
   }
   override async putFirst(entry: LedgerEntry): Promise<LedgerEntry> {
     this.failIfAsked();
-    return super.putFirst(entry);
+    const held = await super.putFirst(entry);
+    if (this.loseAnswerNext > 0) {
+      this.loseAnswerNext--;
+      throw new Error('injected lost answer');
+    }
+    return held;
   }
   private failIfAsked(): void {
     if (this.failNext === 0) return;
@@ -194,18 +200,45 @@ describe('Class: CreditsService', () => {
       expect(await expectConsistent(credits, account.accountId)).toBe(1_500);
     });
 
-    it('writes a settle to the ledger before the balance: when that write fails, nothing is charged and the reconciler releases the reservation', async () => {
+    it('writes a settle to the ledger before the balance; when that write keeps failing, answers the cost, never less than is charged, and the reconciler releases', async () => {
       const clock = { now: Date.now() };
       const flaky = new FlakyLedger(env.client, env.tables.ledger);
       const credits = service(clock, flaky);
       const account = await credits.openAccount({ balanceMicro: 1_000 });
       const open = await credits.reserve(account.accountId, promptLogId(), 500, NO_RATE_LIMIT);
       expect(await open.posted).toBe(true);
-      flaky.failNext = 1;
-      await expect(credits.settle(open, 200)).rejects.toThrow('injected ledger write failure');
+      // Both tries fail: whether the entry landed is unknown to the request (here it did not).
+      flaky.failNext = 2;
+      expect(await credits.settle(open, 200)).toEqual({ chargedMicro: 200 });
       // The balance never changes ahead of its entries: the estimate stays held, as the ledger says.
       expect((await accounts.get(account.accountId))!.balanceMicro).toBe(500);
       expect(await credits.ledgerSum(account.accountId)).toBe(500);
+      clock.now += RESERVATION_TIMEOUT_MS;
+      expect(await credits.reconcile()).toMatchObject({ released: 1, completed: 0 });
+      expect(await expectConsistent(credits, account.accountId)).toBe(1_000);
+    });
+
+    it('finds a settle entry whose write landed but whose answer was lost, and applies it once', async () => {
+      const flaky = new FlakyLedger(env.client, env.tables.ledger);
+      const credits = service({ now: Date.now() }, flaky);
+      const account = await credits.openAccount({ balanceMicro: 1_000 });
+      const open = await credits.reserve(account.accountId, promptLogId(), 500, NO_RATE_LIMIT);
+      flaky.loseAnswerNext = 1;
+      expect(await credits.settle(open, 200)).toEqual({ chargedMicro: 200 });
+      expect(await expectConsistent(credits, account.accountId)).toBe(800);
+    });
+
+    it('throws only when no settle entry was written (the reserve entry failed first): then nothing is charged', async () => {
+      const clock = { now: Date.now() };
+      const flaky = new FlakyLedger(env.client, env.tables.ledger);
+      const credits = service(clock, flaky);
+      const account = await credits.openAccount({ balanceMicro: 1_000 });
+      flaky.failNext = 1;
+      const open = await credits.reserve(account.accountId, promptLogId(), 500, NO_RATE_LIMIT);
+      expect(await open.posted).toBe(false);
+      flaky.failNext = 1;
+      await expect(credits.settle(open, 200)).rejects.toThrow('injected ledger write failure');
+      expect(await credits.ledgerSum(account.accountId)).toBe(1_000);
       clock.now += RESERVATION_TIMEOUT_MS;
       expect(await credits.reconcile()).toMatchObject({ released: 1, completed: 0 });
       expect(await expectConsistent(credits, account.accountId)).toBe(1_000);
@@ -254,7 +287,7 @@ describe('Class: CreditsService', () => {
   describe('Property: ledger invariant', () => {
     type Step =
       | { kind: 'topup'; amount: number; unposted: boolean }
-      | { kind: 'request'; estimate: number; cost: number; crash: 'none' | 'before-settle' | 'ledger-write' | 'before-close' }
+      | { kind: 'request'; estimate: number; cost: number; crash: 'none' | 'before-settle' | 'reserve-entry' | 'settle-entry' | 'lost-answer' | 'before-close' }
       | { kind: 'reconcile'; advanceMs: number };
     const step: fc.Arbitrary<Step> = fc.oneof(
       fc.record({ kind: fc.constant('topup' as const), amount: fc.integer({ min: 1, max: 5_000 }), unposted: fc.boolean() }),
@@ -263,7 +296,7 @@ describe('Class: CreditsService', () => {
         estimate: fc.integer({ min: 1, max: 3_000 }),
         // Usually below the estimate, sometimes 0 (every model failed), sometimes above (overrun).
         cost: fc.oneof(fc.integer({ min: 0, max: 3_000 }), fc.constant(0)),
-        crash: fc.constantFrom('none', 'none', 'before-settle', 'ledger-write', 'before-close'),
+        crash: fc.constantFrom('none', 'none', 'before-settle', 'reserve-entry', 'settle-entry', 'lost-answer', 'before-close'),
       }),
       fc.record({ kind: fc.constant('reconcile' as const), advanceMs: fc.constantFrom(0, 60_000, RESERVATION_TIMEOUT_MS) }),
     );
@@ -287,19 +320,26 @@ describe('Class: CreditsService', () => {
               await credits.reconcile();
             } else {
               const balance = (await accounts.get(account.accountId))!.balanceMicro;
+              // The reserve entry's write while the request runs fails; the request then crashes.
+              if (s.crash === 'reserve-entry') flaky.failNext = 1;
               const reserving = credits.reserve(account.accountId, promptLogId(clock.now), s.estimate, NO_RATE_LIMIT);
               if (balance < s.estimate) {
                 await expect(reserving).rejects.toBeInstanceOf(InsufficientCreditsError);
+                flaky.failNext = 0;
                 continue;
               }
               const open = await reserving;
-              if (s.crash === 'before-settle') continue;
-              if (s.crash === 'ledger-write') {
-                // The settle entry did not reach the ledger: the reservation is released, nothing charged.
-                flaky.failNext = 1;
-                await expect(credits.settle(open, s.cost)).rejects.toThrow();
+              if (s.crash === 'before-settle' || s.crash === 'reserve-entry') {
+                flaky.failNext = 0;
                 continue;
               }
+              if (s.crash === 'settle-entry') {
+                // The settle entry never reaches the ledger: the answer says the cost, the reservation is released, nothing is charged.
+                flaky.failNext = 2;
+                expect(await credits.settle(open, s.cost)).toEqual({ chargedMicro: s.cost });
+                continue;
+              }
+              if (s.crash === 'lost-answer') flaky.loseAnswerNext = 1;
               if (s.crash === 'before-close') flakyAccounts.failNextClose = true;
               expect(await credits.settle(open, s.cost)).toEqual({ chargedMicro: s.cost });
               expected -= s.cost;
