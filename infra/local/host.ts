@@ -39,13 +39,23 @@ const RECONCILE_EVERY_MS = 60_000;
  * HTTP server. Ports 0 pick free ports (tests).
  */
 export async function startLocalHost(config: GatewayConfig, options: { log?: Log; simulatorLatencyMs?: number } = {}): Promise<LocalHost> {
-  const log = options.log ?? silentLog;
   const store = await startEmbeddedStore({ port: config.dynamodbPort, dataDir: config.dataDir });
-  // Recorded calls keep their bodies (attachments included): a long session keeps the last thousand.
-  const simulator = await startSimulator({ latencyMs: options.simulatorLatencyMs ?? 0, maxRecordedCalls: 1_000 });
+  let simulator: Simulator | undefined;
+  try {
+    // Recorded calls keep their bodies (attachments included): a long session keeps the last thousand.
+    simulator = await startSimulator({ latencyMs: options.simulatorLatencyMs ?? 0, maxRecordedCalls: 1_000 });
+    return await startGateway(config, store, simulator, options.log ?? silentLog);
+  } catch (error) {
+    // Nothing started may outlive a failed start (the store's thread would keep the process alive).
+    await simulator?.close();
+    await store.close();
+    throw error;
+  }
+}
+
+async function startGateway(config: GatewayConfig, store: EmbeddedStore, simulator: Simulator, log: Log): Promise<LocalHost> {
   const localConfig: GatewayConfig = { ...config, dynamodbEndpoint: store.endpoint };
   const documentClient = await storeClient(store.endpoint, config.tables);
-
   const routerOptions = { simulatorBaseUrl: (provider: ProviderId) => simulator.baseUrl(provider) };
   // Judged requests run the stack's own workflow definition, its tasks bound to the generate and judge handlers.
   // Claim-check objects live for one request, so memory is enough even with GATEWAY_DATA_DIR.

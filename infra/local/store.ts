@@ -19,8 +19,12 @@ export interface EmbeddedStore {
 const STORE_THREAD = `
 const { parentPort, workerData } = require('node:worker_threads');
 const server = require(workerData.dynalite)(workerData.options);
-server.once('error', (error) => parentPort.postMessage({ type: 'error', message: error.message }));
-server.listen(workerData.port, '127.0.0.1', () => parentPort.postMessage({ type: 'ready', port: server.address().port }));
+server.once('error', (error) => parentPort.postMessage({ type: 'error', message: error.message, code: error.code }));
+server.listen(workerData.port, '127.0.0.1', () => {
+  // From here on a server error ends the thread with it, for the host to hear.
+  server.on('error', (error) => { throw error; });
+  parentPort.postMessage({ type: 'ready', port: server.address().port });
+});
 parentPort.on('message', (message) => {
   if (message !== 'close') return;
   server.closeAllConnections();
@@ -28,9 +32,14 @@ parentPort.on('message', (message) => {
 });
 `;
 
+/** How long close() waits for the store to stop its server before it ends the thread. */
+const CLOSE_WAIT_MS = 5_000;
+
 /**
  * The embedded DynamoDB-compatible store (dynalite) on 127.0.0.1, in a worker thread of
  * this process: in memory, or on disk under `dataDir` when given. Port 0 picks a free port.
+ * Should the thread fail once it is listening, the error is thrown in this process: the
+ * host stops rather than answer every request with a store it cannot reach.
  */
 export async function startEmbeddedStore(options: { port: number; dataDir?: string }): Promise<EmbeddedStore> {
   if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
@@ -42,23 +51,42 @@ export async function startEmbeddedStore(options: { port: number; dataDir?: stri
       options: { createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(options.dataDir ? { path: options.dataDir } : {}) },
     },
   });
+  let closing = false;
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-  const port = await new Promise<number>((resolve, reject) => {
+  const starting = new Promise<number>((resolve, reject) => {
     worker.once('error', reject);
     void exited.then(() => reject(new Error('The embedded store stopped before it listened')));
-    worker.once('message', (message: { type: string; port?: number; message?: string }) => {
-      if (message.type === 'ready') resolve(message.port!);
-      else reject(new Error(`The embedded store could not listen on 127.0.0.1:${options.port}: ${message.message}`));
+    worker.once('message', (message: { type: string; port?: number; message?: string; code?: string }) => {
+      if (message.type === 'ready') return resolve(message.port!);
+      // The same error a server of this thread would give, so `npm start` can say which port is taken.
+      reject(Object.assign(new Error(`The embedded store could not listen on 127.0.0.1:${options.port}: ${message.message}`), { code: message.code, port: options.port }));
     });
-  }).catch(async (error: unknown) => {
+  });
+  let port: number;
+  try {
+    port = await starting;
+  } catch (error) {
     await worker.terminate();
     throw error;
+  }
+  worker.removeAllListeners('error');
+  worker.once('error', (error) => {
+    throw new Error(`The embedded store failed: ${error.message}`, { cause: error });
+  });
+  void exited.then(() => {
+    if (!closing) throw new Error('The embedded store stopped');
   });
   return {
     endpoint: `http://127.0.0.1:${port}`,
     port,
     close: async () => {
-      worker.postMessage('close');
+      if (!closing) {
+        closing = true;
+        worker.postMessage('close');
+        const timer = setTimeout(() => void worker.terminate(), CLOSE_WAIT_MS);
+        await exited;
+        clearTimeout(timer);
+      }
       await exited;
     },
   };
