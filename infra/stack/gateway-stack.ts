@@ -138,7 +138,7 @@ export class GatewayStack extends Stack {
     // (append-only, like the api function); nothing else.
     this.reconcilerFunction = new GatewayFunction(this, 'ReconcilerFunction', {
       source: 'reconciler',
-      description: 'Scheduled: posts unposted ledger entries, releases reservations older than 15 minutes',
+      description: 'Scheduled: posts unposted ledger entries, completes or releases reservations older than 15 minutes',
       defaults,
       // Below the schedule's period; an overlapping run would still be safe (conditional writes).
       timeout: Duration.minutes(4),
