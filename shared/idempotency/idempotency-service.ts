@@ -1,10 +1,13 @@
 import { createHash } from 'node:crypto';
-import { gunzipSync, gzipSync } from 'node:zlib';
 import { GatewayError, ValidationError } from '../errors.js';
+import { lazyAsync } from '../lazy.js';
 import type { IdempotencyRepository } from '../storage/idempotency.js';
 
 /** Records answer retries for a day, checked by timestamp (TTL deletion is late, and absent locally). */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+/** zlib, loaded with the first Idempotency-Key: about 2 ms that a cold start without one does not pay. */
+const zlib = lazyAsync(() => import('node:zlib'));
+
 /** Stored responses above this (gzipped) are not retained: DynamoDB items stop at 400 KB. */
 const MAX_STORED_BYTES = 350_000;
 const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
@@ -86,12 +89,12 @@ export class IdempotencyService<T> {
     if (existing.bodyHash !== bodyHash) throw new IdempotencyKeyReusedError();
     if (existing.status === 'running') throw new IdempotencyInProgressError();
     if (!existing.response) throw new ResponseNotRetainedError(existing.promptLogId, existing.notRetained ?? 'zero_data_retention');
-    return { kind: 'replay', response: JSON.parse(gunzipSync(existing.response).toString('utf8')) as T };
+    return { kind: 'replay', response: JSON.parse((await zlib()).gunzipSync(existing.response).toString('utf8')) as T };
   }
 
   async complete(recordKey: string, promptLogId: string, response: T, zeroDataRetention: boolean): Promise<void> {
     if (zeroDataRetention) return this.records.complete(recordKey, promptLogId, { notRetained: 'zero_data_retention' });
-    const packed = gzipSync(JSON.stringify(response));
+    const packed = (await zlib()).gzipSync(JSON.stringify(response));
     await this.records.complete(
       recordKey,
       promptLogId,
