@@ -5,7 +5,7 @@ export type LedgerKind = 'topup' | 'reserve' | 'settle' | 'release';
 /**
  * One balance change. `amountMicro` is signed: top-up +, reserve − (the estimate),
  * settle + (the estimate back, minus what the request cost), release + (the estimate back).
- * The sum of an account's entries is its balance once no reservation is open.
+ * The sum of an account's entries is its balance once no reservation is open and no top-up unposted.
  */
 export interface LedgerEntry {
   accountId: string;
