@@ -97,20 +97,22 @@ export const fanout: Benchmark = {
         recorded.set(n, calls);
       }
       const sendDirectly = (n: number) => sendDirect(direct, vendors!.url, recorded.get(n)!);
-      for (let i = 0; i < warmup; i++) for (const n of SIZES) await send(n), await sendDirectly(n);
-
-      const samples = new Map<number, { gateway: Sample; directMs: number }[][]>(SIZES.map((n) => [n, []]));
-      for (let r = 0; r < rounds; r++) {
-        const round = new Map<number, { gateway: Sample; directMs: number }[]>(SIZES.map((n) => [n, []]));
-        for (let i = 0; i < perRound; i++) {
-          for (const n of rotate(SIZES, r + i)) {
-            // Gateway and direct alternate, which goes first rotating too.
-            const gatewayFirst = (r + i) % 2 === 0;
-            const first = gatewayFirst ? await send(n) : await sendDirectly(n);
-            const second = gatewayFirst ? await sendDirectly(n) : await send(n);
-            round.get(n)!.push(gatewayFirst ? { gateway: first as Sample, directMs: second as number } : { gateway: second as Sample, directMs: first as number });
-          }
+      type Pair = { gateway: Sample; directMs: number };
+      // Gateway and direct back to back; which goes first alternates.
+      const pair = async (n: number, gatewayFirst: boolean): Promise<Pair> => {
+        if (gatewayFirst) {
+          const gateway = await send(n);
+          return { gateway, directMs: await sendDirectly(n) };
         }
+        const directMs = await sendDirectly(n);
+        return { gateway: await send(n), directMs };
+      };
+      for (let i = 0; i < warmup; i++) for (const n of SIZES) await pair(n, i % 2 === 0);
+
+      const samples = new Map<number, Pair[][]>(SIZES.map((n) => [n, []]));
+      for (let r = 0; r < rounds; r++) {
+        const round = new Map<number, Pair[]>(SIZES.map((n) => [n, []]));
+        for (let i = 0; i < perRound; i++) for (const n of rotate(SIZES, r + i)) round.get(n)!.push(await pair(n, (r + i) % 2 === 0));
         for (const n of SIZES) samples.get(n)!.push(round.get(n)!);
       }
       const rows: Row[] = SIZES.map((n) => {
