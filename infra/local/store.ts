@@ -84,8 +84,7 @@ export async function startEmbeddedStore(options: { port: number; dataDir?: stri
         closing = true;
         worker.postMessage('close');
         const timer = setTimeout(() => void worker.terminate(), CLOSE_WAIT_MS);
-        await exited;
-        clearTimeout(timer);
+        void exited.then(() => clearTimeout(timer));
       }
       await exited;
     },
