@@ -35,14 +35,14 @@ export class CreditsService {
 
   async openAccount(input: { balanceMicro: number; zeroDataRetention?: boolean; rateLimitRpm?: number; accountId?: string }): Promise<Account> {
     const accountId = input.accountId ?? `acct_${ulid().toLowerCase()}`;
-    const opening = this.entry(accountId, 'topup', input.balanceMicro);
+    const opening = this.topUpEntry(accountId, input.balanceMicro);
     const account = await this.accounts.create({ opening, zeroDataRetention: input.zeroDataRetention, rateLimitRpm: input.rateLimitRpm });
     await this.post(opening);
     return account;
   }
 
   async topUp(accountId: string, amountMicro: number): Promise<number> {
-    const entry = this.entry(accountId, 'topup', amountMicro);
+    const entry = this.topUpEntry(accountId, amountMicro);
     const balance = await this.accounts.topUp(entry);
     await this.post(entry);
     return balance;
@@ -53,7 +53,8 @@ export class CreditsService {
    * write: 429 or 402 (nothing counted, held or run) when either refuses.
    */
   async reserve(accountId: string, requestId: string, estimateMicro: number, limitPerMinute: number): Promise<OpenRequest> {
-    const entry = { ...this.entry(accountId, 'reserve', -estimateMicro, requestId), requestId };
+    const reservation = { amountMicro: estimateMicro, at: this.now() };
+    const entry = this.reserveEntry({ accountId, requestId, reservation });
     try {
       await this.accounts.reserve(entry, { limitPerMinute });
     } catch (error) {
@@ -73,7 +74,7 @@ export class CreditsService {
         return false;
       },
     );
-    return { accountId, requestId, reservation: { amountMicro: estimateMicro, at: entry.at }, posted };
+    return { accountId, requestId, reservation, posted };
   }
 
   /**
@@ -195,9 +196,9 @@ export class CreditsService {
     }
   }
 
-  /** The reserve entry an open reservation stands for. */
-  private reserveEntry(open: OpenRequest): LedgerEntry {
-    return this.entryAt(open.accountId, 'reserve', -open.reservation.amountMicro, open.reservation.at, open.requestId);
+  /** The reserve entry a reservation stands for: the same item whenever it is written. */
+  private reserveEntry(open: OpenRequest): LedgerEntry & { requestId: string } {
+    return { ...this.entryAt(open.accountId, 'reserve', -open.reservation.amountMicro, open.reservation.at, open.requestId), requestId: open.requestId };
   }
 
   /** The entry that closes a reservation, settle or release: one per request, whichever it is. */
@@ -205,8 +206,9 @@ export class CreditsService {
     return { ...this.entryAt(open.accountId, kind, amountMicro, this.now(), open.requestId, 'settlement'), requestId: open.requestId };
   }
 
-  private entry(accountId: string, kind: LedgerKind, amountMicro: number, requestId?: string): LedgerEntry {
-    return this.entryAt(accountId, kind, amountMicro, this.now(), requestId);
+  /** A top-up's entry: it belongs to no request. */
+  private topUpEntry(accountId: string, amountMicro: number): LedgerEntry {
+    return this.entryAt(accountId, 'topup', amountMicro, this.now());
   }
 
   private entryAt(accountId: string, kind: LedgerKind, amountMicro: number, at: number, requestId?: string, name: string = kind): LedgerEntry {
