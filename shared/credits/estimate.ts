@@ -1,4 +1,5 @@
 import { toModelCall } from '../compare/model-call.js';
+import type { ModelEntry } from '../catalog/types.js';
 import type { PromptRequest, RequestedModel } from '../contract/types.js';
 import { judgeCall, judgeRequest } from '../judging/judge-prompt.js';
 import { providerCost } from '../pricing/cost.js';
@@ -29,14 +30,26 @@ function billedOutputAllowance(model: RequestedModel, call: ModelCall): number {
   return ADAPTERS[model.entry.protocol].outputAllowance?.(call) ?? call.maxTokens;
 }
 
-function callMicroCredits(model: RequestedModel, inputTokens: number, outputTokens: number, rates: CreditRates): number {
-  const usd = providerCost(model.entry.prices, { inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens, reasoningTokens: 0 });
+/**
+ * A call that marks cache breakpoints may have its whole input billed as cache writes,
+ * which Anthropic prices above input (1.25 times, 5-minute writes): the worst case prices
+ * it so. Reads from cache are cheaper than input, so they never raise it.
+ */
+function writesCache(entry: ModelEntry, call: ModelCall): boolean {
+  const { input, cacheWrite } = entry.prices;
+  if (cacheWrite === null || cacheWrite <= input) return false;
+  return call.system.some((block) => block.cache_control !== undefined) || call.history.some((turn) => turn.cache_control !== undefined);
+}
+
+function callMicroCredits(model: RequestedModel, call: ModelCall, inputTokens: number, outputTokens: number, rates: CreditRates): number {
+  const cacheWriteTokens = writesCache(model.entry, call) ? inputTokens : 0;
+  const usd = providerCost(model.entry.prices, { inputTokens, cachedInputTokens: 0, cacheWriteTokens, outputTokens, reasoningTokens: 0 });
   return usdToMicroCredits(usd, rates);
 }
 
 /**
  * Credits a request may cost at most, before it runs: each model's input at its input
- * price plus its whole output allowance (thinking budget included where the vendor bills
+ * price (its cache-write price when the call marks cache breakpoints and writes cost more) plus its whole output allowance (thinking budget included where the vendor bills
  * it on top) at its output price; then the judge calls the request implies.
  */
 export function estimateMicroCredits(request: PromptRequest, rates: CreditRates): number {
@@ -44,7 +57,7 @@ export function estimateMicroCredits(request: PromptRequest, rates: CreditRates)
   let micro = 0;
   for (const model of request.models) {
     const { call } = toModelCall(request, model);
-    micro += callMicroCredits(model, inputTokens, billedOutputAllowance(model, call), rates);
+    micro += callMicroCredits(model, call, inputTokens, billedOutputAllowance(model, call), rates);
   }
   return micro + estimateJudgingMicroCredits(request, rates);
 }
@@ -70,7 +83,7 @@ export function estimateJudgingMicroCredits(request: PromptRequest, rates: Credi
       for (let j = 0; j < answerAllowances.length; j++) {
         if (i === j) continue;
         const inputTokens = frame + schema + (answerAllowances[i] as number) + (answerAllowances[j] as number);
-        micro += callMicroCredits(judge, inputTokens, outputTokens, rates);
+        micro += callMicroCredits(judge, call, inputTokens, outputTokens, rates);
       }
     }
   }

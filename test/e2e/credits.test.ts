@@ -3,6 +3,7 @@ import type { LocalHost } from '../../infra/local/host.js';
 import { generateApiKey, hashApiKey, keyPrefix } from '../../shared/auth/keys.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { estimateMicroCredits } from '../../shared/credits/estimate.js';
+import { parseServerTiming } from '../../shared/http/server-timing.js';
 import { body } from '../support/fixtures.js';
 import { post, startTestHost } from '../support/local.js';
 
@@ -35,6 +36,23 @@ async function until(condition: () => boolean): Promise<void> {
 const ONE_MODEL = body({ models: ['fam_k-8b'] });
 
 describe('Credits through the gateway', () => {
+  it('reserves the worst case of a request that writes its whole input to an Anthropic cache (writes cost 1.25 times input)', async () => {
+    const payload = {
+      prompt: 'Summarise the document in one line.',
+      system_prompt: [{ type: 'text', text: 'A long reference document. '.repeat(2_000), cache_control: { type: 'ephemeral' } }],
+      models: ['fam_a-sonnet-4-6'],
+      generation_settings: { maxTokens: 16 },
+    };
+    const estimate = estimateMicroCredits(validatePromptRequest(payload), host.gateway.config);
+    const { accountId, auth } = await account(estimate);
+    const answer = await post(host, payload, auth);
+    expect(answer.status).toBe(200);
+    expect(answer.body.results[0].usage.cacheWriteTokensIn).toBeGreaterThan(10_000);
+    // Charged what it cost, within what was held: the balance never went below zero.
+    expect(Math.round(answer.body.creditsUsed * 1e6)).toBeLessThanOrEqual(estimate);
+    expect(await balance(accountId)).toBe(estimate - Math.round(answer.body.creditsUsed * 1e6));
+  });
+
   it('runs exactly the 20 of 200 concurrent requests that the balance covers; the rest get 402', async () => {
     const estimate = estimateMicroCredits(validatePromptRequest(ONE_MODEL), host.gateway.config);
     const { accountId, auth } = await account(20 * estimate);
@@ -87,6 +105,9 @@ describe('Idempotency-Key', () => {
     expect(second.status).toBe(200);
     expect(second.body).toEqual(first.body);
     expect(host.simulator.calls()).toHaveLength(1);
+    // The replay ran nothing: its timing shows the key's lookup only.
+    expect(Object.keys(parseServerTiming(first.headers.get('server-timing') ?? undefined))).toEqual(['idempotency', 'reserve', 'models', 'settle', 'total']);
+    expect(Object.keys(parseServerTiming(second.headers.get('server-timing') ?? undefined))).toEqual(['idempotency', 'total']);
     expect(await balance(accountId)).toBe(afterFirst);
   });
 
