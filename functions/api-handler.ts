@@ -6,6 +6,7 @@ import { GatewayError, ServiceUnavailableError, UnauthorizedError } from '../sha
 import type { Gateway } from '../shared/gateway.js';
 import { errorBody, jsonBody, singleAuthorization, validateContract, type ApiEvent } from '../shared/http/middleware.js';
 import { jsonResponse } from '../shared/http/response.js';
+import { ServerTiming } from '../shared/http/server-timing.js';
 import type { Log } from '../shared/log.js';
 import { ProviderSecretError } from '../shared/secrets/provider-keys.js';
 import type { PromptResponse } from '../shared/compare/prompt-service.js';
@@ -34,6 +35,7 @@ export function createApiHandler(gateway: () => Gateway | Promise<Gateway>, log:
     .use(jsonBody({ limitBytes: LIMITS.bodyBytes }))
     .use(validateContract())
     .handler(async (event) => {
+      const timing = new ServerTiming();
       const context = event.requestContext.authorizer ?? {};
       const accountId = context.accountId;
       if (typeof accountId !== 'string' || !event.promptRequest) throw new UnauthorizedError();
@@ -44,10 +46,11 @@ export function createApiHandler(gateway: () => Gateway | Promise<Gateway>, log:
         idempotencyKey,
         account: cachedAccount(context),
         onReplay: () => (replayed = true),
+        timing,
       });
       // A replay ran no model and charged nothing: it adds nothing to the metrics.
       if (!replayed) hooks.onResponse?.(response);
-      return jsonResponse(200, response);
+      return jsonResponse(200, response, { 'server-timing': timing.header() });
     });
 }
 

@@ -7,6 +7,7 @@ import { estimateMicroCredits } from '../credits/estimate.js';
 import { AccountNotFoundError, GatewayError } from '../errors.js';
 import type { IdempotencyService } from '../idempotency/idempotency-service.js';
 import { promptLogId as newPromptLogId } from '../ids.js';
+import { ServerTiming } from '../http/server-timing.js';
 import type { Evaluation, RankingEntry } from '../judging/types.js';
 import type { JudgingWorkflow } from '../judging/workflow-types.js';
 import { lazyAsync } from '../lazy.js';
@@ -68,6 +69,8 @@ export interface SubmitOptions {
   account?: { zeroDataRetention: boolean; rateLimitRpm?: number };
   /** Called when the answer is an idempotent replay: nothing ran and nothing was charged. */
   onReplay?: () => void;
+  /** Times the phases (`idempotency`, `reserve`, `models` or `judging`, `settle`) for the answer's Server-Timing header. */
+  timing?: ServerTiming;
 }
 
 /** The request path of DESIGN.md from step 3 on: account, rate limit and reserve (one write), run, settle, log, answer. */
@@ -82,18 +85,20 @@ export class PromptService {
     if (!account) throw new AccountNotFoundError();
     if (request.judges.length > 0 && !this.deps.judging) throw new JudgingUnavailableError();
     const zeroDataRetention = request.body.zero_data_retention ?? account.zeroDataRetention;
+    const timing = options.timing ?? new ServerTiming();
 
     if (options.idempotencyKey === undefined) {
-      return this.run(accountId, account.rateLimitRpm, request, promptLogId, zeroDataRetention, receivedAt);
+      return this.run(accountId, account.rateLimitRpm, request, promptLogId, zeroDataRetention, receivedAt, timing);
     }
-    const begun = await idempotency.begin(accountId, options.idempotencyKey, request.body, promptLogId, receivedAt);
+    const idempotencyKey = options.idempotencyKey;
+    const begun = await timing.measure('idempotency', () => idempotency.begin(accountId, idempotencyKey, request.body, promptLogId, receivedAt));
     if (begun.kind === 'replay') {
       options.onReplay?.();
       return begun.response;
     }
     let response: PromptResponse;
     try {
-      response = await this.run(accountId, account.rateLimitRpm, request, promptLogId, zeroDataRetention, receivedAt);
+      response = await this.run(accountId, account.rateLimitRpm, request, promptLogId, zeroDataRetention, receivedAt, timing);
     } catch (error) {
       await idempotency.release(begun.recordKey, promptLogId).catch(() => undefined);
       throw error;
@@ -112,22 +117,25 @@ export class PromptService {
     promptLogId: string,
     zeroDataRetention: boolean,
     receivedAt: number,
+    timing: ServerTiming,
   ): Promise<PromptResponse> {
     const { config, credits, log } = this.deps;
-    const open = await credits.reserve(accountId, promptLogId, estimateMicroCredits(request, config), rateLimitRpm ?? config.rateLimitRpm);
+    const open = await timing.measure('reserve', () => credits.reserve(accountId, promptLogId, estimateMicroCredits(request, config), rateLimitRpm ?? config.rateLimitRpm));
     const deadlineAt = receivedAt + config.requestDeadlineMs - SETTLE_MARGIN_MS;
     const judged = request.judges.length > 0;
     const { results, evaluations, ranking, judgingUsd } = judged
-      ? await this.judge(open, request, promptLogId, deadlineAt)
-      : { results: await runModels(request, { route: this.deps.route, deadlineAt }), evaluations: [], ranking: undefined, judgingUsd: 0 };
+      ? await timing.measure('judging', () => this.judge(open, request, promptLogId, deadlineAt))
+      : { results: await timing.measure('models', () => runModels(request, { route: this.deps.route, deadlineAt })), evaluations: [], ranking: undefined, judgingUsd: 0 };
     // Judge calls are charged like model calls; failed ones (and failed models) cost nothing.
     const costMicro = usdToMicroCredits(resultsCostUsd(results) + judgingUsd, config);
     const { meta, content } = toPromptLog({ promptLogId, accountId, request, results, evaluations, ranking, chargedMicro: costMicro, zeroDataRetention, receivedAt });
     // Two independent writes, side by side; both end before the answer.
-    const [chargedMicro] = await Promise.all([
-      this.settle(open, costMicro),
-      this.deps.promptLogs.put(meta, content).catch((error: unknown) => log.error('Prompt log not written', { promptLogId, errorName: (error as Error).name })),
-    ]);
+    const [chargedMicro] = await timing.measure('settle', () =>
+      Promise.all([
+        this.settle(open, costMicro),
+        this.deps.promptLogs.put(meta, content).catch((error: unknown) => log.error('Prompt log not written', { promptLogId, errorName: (error as Error).name })),
+      ]),
+    );
     if (chargedMicro !== costMicro) log.warn('Charged differs from the cost in the prompt log', { promptLogId, chargedMicro, costMicro });
     log.info('Prompt completed', {
       promptLogId,

@@ -339,7 +339,14 @@ export function openApiDocument(): Record<string, any> {
   const operationResponses: Record<string, unknown> = {
     '200': {
       description: 'One result per requested model, in request order. A model that fails does not fail the request.',
-      headers: { 'x-request-id': { description: 'The gateway\'s ID of this request.', schema: { type: 'string' } } },
+      headers: {
+        'x-request-id': { description: 'The gateway\'s ID of this request.', schema: { type: 'string' } },
+        'Server-Timing': {
+          description:
+            'The time of each phase of the request in ms (W3C Server Timing), in the order they ended: `idempotency` (with an `Idempotency-Key`), `reserve`, `models` or `judging`, `settle`, then `total`. An idempotent replay has `idempotency` and `total` only.',
+          schema: { type: 'string', example: 'reserve;dur=1.2, models;dur=201.7, settle;dur=1.9, total;dur=206.3' },
+        },
+      },
       content: { [JSON_MEDIA]: { schema: ref('PromptResponse'), examples: { mixed: { summary: 'One model completed, one failed', value: exampleResponse } } } },
     },
   };

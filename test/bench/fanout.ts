@@ -14,8 +14,8 @@
  */
 import { allModels, type ModelEntry } from '../../shared/catalog/index.js';
 import { startHost, startSimulatorProcess, UNLIMITED, VENDOR_KEY, type Host, type RecordedCall, type SimulatorProcess } from './children.js';
-import { createClient, json, type Client } from './http-client.js';
-import { median, rotate, round } from './stats.js';
+import { createClient, gatewayPhases, json, type Client } from './http-client.js';
+import { describeFigures, median, medianByName, rotate, round } from './stats.js';
 import { check, type Benchmark, type Row } from './types.js';
 
 export const UPSTREAM_LATENCY_MS = 200;
@@ -38,6 +38,8 @@ export function spreadModels(count: number): string[] {
 interface Sample {
   wallMs: number;
   slowestModelMs: number;
+  /** The gateway's Server-Timing phases. */
+  phases: Record<string, number>;
 }
 
 /** Headers a client sets for its own connection, not part of the call. */
@@ -86,7 +88,7 @@ export const fanout: Benchmark = {
         if (results.length !== n || failed.length > 0) {
           throw new Error(`fan-out ${n}: ${failed.length} of ${results.length} results failed: ${failed.map((r) => `${r.modelId}: ${r.error?.message}`).join('; ').slice(0, 300)}`);
         }
-        return { wallMs: reply.ms, slowestModelMs: Math.max(...results.map((r) => r.latencyMs)) };
+        return { wallMs: reply.ms, slowestModelMs: Math.max(...results.map((r) => r.latencyMs)), phases: gatewayPhases(reply) };
       };
       // The upstream calls of one request per size, as the simulator received them.
       const recorded = new Map<number, RecordedCall[]>();
@@ -131,9 +133,10 @@ export const fanout: Benchmark = {
         };
       });
       const ratio32 = rows.find((r) => r.models === 32)?.ratio;
+      const notes = SIZES.map((n) => `Gateway phases, ${n} model${n === 1 ? '' : 's'} (its Server-Timing header; median over the measured requests): ${describeFigures(medianByName(samples.get(n)!.flat().map((x) => x.gateway.phases)), 1)}; outside = wall time at the client minus total`);
       return {
         status: 'ok',
-        notes: [],
+        notes,
         method: `${rounds} rounds x ${perRound} requests per size, sizes alternating (order rotated), each request paired with a direct send of the same upstream calls (the gateway's calls for one request of that size, recorded by the simulator, sent again at once from a bare keep-alive client; which goes first alternates), after ${warmup} warm-up pairs per size; slowest upstream call = the direct send's time until its last answer; upstream latency ${UPSTREAM_LATENCY_MS} ms; median of round medians`,
         columns: [
           { key: 'models', label: 'models' },

@@ -1,4 +1,5 @@
-import { Agent, request } from 'node:http';
+import { Agent, request, type IncomingHttpHeaders } from 'node:http';
+import { parseServerTiming } from '../../shared/http/server-timing.js';
 
 /** A loopback HTTP client with keep-alive: the same for every path a benchmark compares. */
 export interface Client {
@@ -8,6 +9,7 @@ export interface Client {
 
 export interface Reply {
   status: number;
+  headers: IncomingHttpHeaders;
   body: string;
   /** From the request's start to the last byte of the answer. */
   ms: number;
@@ -32,7 +34,7 @@ export function createClient(options: { maxSockets?: number } = {}): Client {
             const chunks: Buffer[] = [];
             res.on('data', (chunk: Buffer) => chunks.push(chunk));
             res.on('end', () =>
-              resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - started }),
+              resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - started }),
             );
             res.on('error', reject);
           },
@@ -55,4 +57,14 @@ export function json<T = any>(reply: Reply): T {
   } catch {
     throw new Error(`Expected JSON, got status ${reply.status}: ${reply.body.slice(0, 200)}`);
   }
+}
+
+/**
+ * The gateway's own account of a request: its Server-Timing phases (ms) and `outside`, the
+ * rest of the client's wall time (HTTP both ways, the authorizer, body parsing and validation).
+ */
+export function gatewayPhases(reply: Reply): Record<string, number> {
+  const phases = parseServerTiming(String(reply.headers['server-timing'] ?? ''));
+  if (phases.total === undefined) throw new Error(`the gateway answered without a Server-Timing total (status ${reply.status})`);
+  return { ...phases, outside: reply.ms - phases.total };
 }

@@ -8,9 +8,9 @@
  * median over the rounds.
  */
 import { startHost, startUpstream, UNLIMITED, type Host, type Upstream } from './children.js';
-import { createClient, json, type Client } from './http-client.js';
+import { createClient, gatewayPhases, json, type Client } from './http-client.js';
 import { ensurePortkey, startPortkey, type Portkey } from './portkey.js';
-import { median, percentile, rotate, round } from './stats.js';
+import { describeFigures, median, medianByName, percentile, rotate, round } from './stats.js';
 import { check, type Benchmark, type Row } from './types.js';
 
 /** A Groq model: the openai-chat protocol, routed to the upstream by GROQ_API_KEY + GROQ_BASE_URL. */
@@ -40,6 +40,9 @@ export const overhead: Benchmark = {
     let host: Host | undefined;
     let portkey: Portkey | undefined;
     const paths: Path[] = [];
+    /** The gateway's Server-Timing phases of every measured (not warm-up) request. */
+    const phases: Record<string, number>[] = [];
+    let measuring = false;
     try {
       upstream = await startUpstream();
       const upstreamUrl = upstream.url;
@@ -69,6 +72,7 @@ export const overhead: Benchmark = {
         send: async (client) => {
           const reply = await client.post(`${gatewayHost.url}/api/v1/prompt`, PROMPT_BODY, { authorization: `Bearer ${gatewayHost.apiKey}` });
           expectOk(reply, 'gateway');
+          if (measuring) phases.push(gatewayPhases(reply));
           return reply.ms;
         },
       });
@@ -98,6 +102,7 @@ export const overhead: Benchmark = {
       }
 
       for (let i = 0; i < warmup; i++) for (const path of paths) await path.send(path.client);
+      measuring = true;
 
       const samples: Record<PathId, number[][]> = { direct: [], gateway: [], portkey: [] };
       for (let r = 0; r < rounds; r++) {
@@ -127,6 +132,7 @@ export const overhead: Benchmark = {
           ratioP99: id === 'gateway' ? ratio(ours.p99, theirs.p99) : id === 'portkey' && path ? 1 : null,
         };
       });
+      notes.push(`Gateway phases (its Server-Timing header; median over the measured requests): ${describeFigures(medianByName(phases), 3)}; outside = wall time at the client minus total`);
       return {
         status: 'ok',
         notes,

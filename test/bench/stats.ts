@@ -29,3 +29,16 @@ export function round(value: number, digits = 2): number {
   const f = 10 ** digits;
   return Math.round(value * f) / f;
 }
+
+/** The median of each named figure over `samples` (a figure missing from some samples is taken over those that have it). */
+export function medianByName(samples: readonly Record<string, number>[]): Record<string, number> {
+  const names = [...new Set(samples.flatMap((sample) => Object.keys(sample)))];
+  return Object.fromEntries(names.map((name) => [name, median(samples.flatMap((sample) => (name in sample ? [sample[name]!] : [])))]));
+}
+
+/** `reserve 1.20, models 0.64, ... ms`: named figures in one line, in their order. */
+export function describeFigures(figures: Record<string, number>, digits = 2): string {
+  return `${Object.entries(figures)
+    .map(([name, value]) => `${name} ${value.toFixed(digits)}`)
+    .join(', ')} ms`;
+}

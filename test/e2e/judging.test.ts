@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LocalHost } from '../../infra/local/host.js';
+import { parseServerTiming } from '../../shared/http/server-timing.js';
 import type { Evaluation } from '../../shared/judging/types.js';
 import { body } from '../support/fixtures.js';
 import { post as postTo, startTestHost, type Answer } from '../support/local.js';
@@ -55,6 +56,7 @@ describe('Judging through the local host', () => {
     // Assess
     expect(answer.status).toBe(200);
     expect(Object.keys(answer.body).sort()).toEqual(['creditsUsed', 'evaluations', 'promptLogId', 'ranking', 'results']);
+    expect(Object.keys(parseServerTiming(answer.headers.get('server-timing') ?? undefined))).toEqual(['reserve', 'judging', 'settle', 'total']);
     expect(answer.body.results.map((r: { status: string }) => r.status)).toEqual(['completed', 'completed', 'completed']);
     const evaluations = answer.body.evaluations as Evaluation[];
     expect(evaluations).toHaveLength(6);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LocalHost } from '../../infra/local/host.js';
 import { resolveModel } from '../../shared/catalog/index.js';
 import { usdToMicroCredits } from '../../shared/credits/credits.js';
+import { parseServerTiming } from '../../shared/http/server-timing.js';
 import { PNG_BASE64, body } from '../support/fixtures.js';
 import { post, startTestHost } from '../support/local.js';
 
@@ -97,6 +98,19 @@ describe('POST /api/v1/prompt', () => {
     expect(answer.results[1].warnings).toBeUndefined();
     const sent = host.simulator.calls().find((c) => c.model === resolveModel('fam_c-4o')!.upstreamModel)!.body as Record<string, unknown>;
     expect(sent.max_completion_tokens ?? sent.max_tokens ?? sent.max_output_tokens).toBe(16384);
+  });
+
+  it('answers the time of each phase in a Server-Timing header: what the gateway added around the models', async () => {
+    host.simulator.setLatency(120);
+    const started = performance.now();
+    const { status, headers } = await post(host, body({ models: ['fam_c-5.4', 'fam_a-opus-4-6'] }));
+    const elapsed = performance.now() - started;
+    expect(status).toBe(200);
+    const phases = parseServerTiming(headers.get('server-timing') ?? undefined);
+    expect(Object.keys(phases)).toEqual(['reserve', 'models', 'settle', 'total']);
+    expect(phases.models).toBeGreaterThanOrEqual(119);
+    expect(phases.total).toBeGreaterThanOrEqual(phases.reserve! + phases.models! + phases.settle! - 0.2);
+    expect(phases.total).toBeLessThanOrEqual(elapsed);
   });
 
   it('passes attachments to the models that take them', async () => {
