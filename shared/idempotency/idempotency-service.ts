@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { GatewayError, ValidationError } from '../errors.js';
 import { lazyAsync } from '../lazy.js';
 import type { IdempotencyRepository } from '../storage/idempotency.js';
@@ -11,6 +11,8 @@ const zlib = lazyAsync(() => import('node:zlib'));
 /** Stored responses above this (gzipped) are not retained: DynamoDB items stop at 400 KB. */
 const MAX_STORED_BYTES = 350_000;
 const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
+/** Marks a body hash keyed with the Idempotency-Key; records without it (written before) hold a bare SHA-256. */
+const KEYED = 'hmac-sha256:';
 
 export class IdempotencyInProgressError extends GatewayError {
   override name = 'IdempotencyInProgressError';
@@ -71,7 +73,8 @@ export class IdempotencyService<T> {
   async begin(accountId: string, key: string, body: unknown, promptLogId: string, now = Date.now()): Promise<Begin<T>> {
     IdempotencyService.checkKey(key);
     const recordKey = `${accountId}#${sha256(key)}`;
-    const bodyHash = sha256(canonicalJson(body));
+    const canonical = canonicalJson(body);
+    const bodyHash = keyedBodyHash(key, canonical);
     const claim = await this.records.claim(
       {
         idempotencyKey: recordKey,
@@ -86,7 +89,8 @@ export class IdempotencyService<T> {
     );
     if (claim.claimed) return { kind: 'run', recordKey };
     const { existing } = claim;
-    if (existing.bodyHash !== bodyHash) throw new IdempotencyKeyReusedError();
+    const sameBody = existing.bodyHash.startsWith(KEYED) ? existing.bodyHash === bodyHash : existing.bodyHash === sha256(canonical);
+    if (!sameBody) throw new IdempotencyKeyReusedError();
     if (existing.status === 'running') throw new IdempotencyInProgressError();
     if (!existing.response) throw new ResponseNotRetainedError(existing.promptLogId, existing.notRetained ?? 'zero_data_retention');
     return { kind: 'replay', response: JSON.parse((await zlib()).gunzipSync(existing.response).toString('utf8')) as T };
@@ -109,6 +113,15 @@ export class IdempotencyService<T> {
 
 function sha256(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+/**
+ * The body's fingerprint, keyed with the Idempotency-Key. The record keeps the key only
+ * hashed, so a reader of the table cannot test a guessed prompt against the fingerprint,
+ * as a bare SHA-256 of the body would let them (zero data retention included).
+ */
+function keyedBodyHash(key: string, canonicalBody: string): string {
+  return KEYED + createHmac('sha256', key).update(canonicalBody, 'utf8').digest('hex');
 }
 
 /** JSON with object keys sorted, so that key order does not make two bodies differ. */

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IDEMPOTENCY_WINDOW_MS, IdempotencyService, IdempotencyInProgressError } from '../../shared/idempotency/idempotency-service.js';
+import { createHash } from 'node:crypto';
+import { canonicalJson, IDEMPOTENCY_WINDOW_MS, IdempotencyInProgressError, IdempotencyKeyReusedError, IdempotencyService } from '../../shared/idempotency/idempotency-service.js';
 import { IdempotencyRepository } from '../../shared/storage/idempotency.js';
 import { CreditsService } from '../../shared/credits/credits-service.js';
 import { RateLimitedError } from '../../shared/errors.js';
@@ -82,6 +83,29 @@ describe('Class: IdempotencyService', () => {
     await idem.complete((first as { recordKey: string }).recordKey, 'pl_1', { n: 1 }, false);
     expect(await idem.begin('acct_i', 'day-key', { a: 1 }, 'pl_2', t0 + IDEMPOTENCY_WINDOW_MS - 1_000)).toEqual({ kind: 'replay', response: { n: 1 } });
     expect((await idem.begin('acct_i', 'day-key', { a: 1 }, 'pl_3', t0 + IDEMPOTENCY_WINDOW_MS + 1_000)).kind).toBe('run');
+  });
+
+  it('keeps no fingerprint of the body that a reader of the table could test a guessed prompt against', async () => {
+    const idem = service();
+    const records = new IdempotencyRepository(env.client, env.tables.idempotency);
+    const body = { prompt: 'a guessable prompt', models: ['fam_c-5.4'] };
+    const now = Date.UTC(2026, 10, 22, 14, 0, 0);
+    const first = (await idem.begin('acct_h', 'key-one', body, 'pl_h1', now)) as { recordKey: string };
+    const second = (await idem.begin('acct_h', 'key-two', body, 'pl_h2', now)) as { recordKey: string };
+    const stored = await Promise.all([first.recordKey, second.recordKey].map((key) => env.client.get({ TableName: env.tables.idempotency, Key: { idempotencyKey: key } })));
+    const hashes = stored.map(({ Item }) => String(Item?.bodyHash));
+    const bare = createHash('sha256').update(canonicalJson(body), 'utf8').digest('hex');
+    expect(hashes.some((hash) => hash.includes(bare))).toBe(false);
+    // Keyed per Idempotency-Key: the same body under two keys shares no fingerprint either.
+    expect(hashes[0]).not.toBe(hashes[1]);
+    // The same body under its own key still matches, another body does not.
+    await expect(idem.begin('acct_h', 'key-one', body, 'pl_h3', now + 1)).rejects.toBeInstanceOf(IdempotencyInProgressError);
+    await expect(idem.begin('acct_h', 'key-one', { ...body, prompt: 'another' }, 'pl_h4', now + 1)).rejects.toBeInstanceOf(IdempotencyKeyReusedError);
+    // A record written before (a bare SHA-256) is still recognised, for the 24 hours it lives.
+    const legacyKey = `acct_h#${createHash('sha256').update('legacy-key').digest('hex')}`;
+    await records.claim({ idempotencyKey: legacyKey, bodyHash: bare, status: 'running', promptLogId: 'pl_old', leaseUntil: now + 30_000, createdAt: now, expiresAt: Math.floor(now / 1000) + 86_400 }, now);
+    await expect(idem.begin('acct_h', 'legacy-key', body, 'pl_h5', now + 1)).rejects.toBeInstanceOf(IdempotencyInProgressError);
+    await expect(idem.begin('acct_h', 'legacy-key', { ...body, prompt: 'another' }, 'pl_h6', now + 1)).rejects.toBeInstanceOf(IdempotencyKeyReusedError);
   });
 
   it('lets a retry take over a run whose lease passed (the first crashed)', async () => {
