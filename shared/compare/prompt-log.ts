@@ -16,12 +16,14 @@ export interface PromptLogInput {
 }
 
 /**
- * What the prompt log keeps of a request: metadata and usage always (judge calls' usage
- * like the models'); prompt, system prompt, history, outputs, verdicts, scores and
- * reasoning only without zero data retention.
+ * What the prompt log keeps of a request: metadata and usage always; prompt, system
+ * prompt, history, outputs, verdicts, scores and reasoning only without zero data
+ * retention. Judging is kept per evaluation (who judged which pair, and the calls' usage)
+ * without it; under it, as each judge's usage totals only: the spec (1.7) keeps judge
+ * metadata out of the records too, and the totals still account for what was charged.
  */
 export function toPromptLog(input: PromptLogInput): {
-  meta: PromptLogMeta & { evaluations?: EvaluationLog[] };
+  meta: PromptLogMeta & { evaluations?: EvaluationLog[]; judgeUsage?: JudgeUsage[] };
   content?: PromptLogContent & { evaluations?: Evaluation[]; ranking?: RankingEntry[] };
 } {
   const { request, results, evaluations, ranking } = input;
@@ -29,7 +31,7 @@ export function toPromptLog(input: PromptLogInput): {
   return {
     meta: {
       ...toLogMeta(input.promptLogId, input.accountId, request, results, input.chargedMicro, input.zeroDataRetention, input.receivedAt),
-      ...(judged ? { evaluations: evaluations.map(toEvaluationLog) } : {}),
+      ...(judged ? (input.zeroDataRetention ? { judgeUsage: judgeUsage(evaluations) } : { evaluations: evaluations.map(toEvaluationLog) }) : {}),
     },
     ...(input.zeroDataRetention ? {} : { content: { ...toLogContent(request, results), ...(judged ? { evaluations, ranking } : {}) } }),
   };
@@ -50,6 +52,33 @@ function toEvaluationLog(evaluation: Evaluation) {
     providerCost: evaluation.providerCost,
     ...(evaluation.error ? { errorCode: evaluation.error.code } : {}),
   };
+}
+
+/** One judge's calls in a request, added up: what zero data retention keeps of judging. */
+export interface JudgeUsage {
+  judgeModelId: string;
+  calls: number;
+  failedCalls: number;
+  tokensIn: number;
+  tokensOut: number;
+  /** USD, as charged: a failed call, or one whose usage was missing, counts 0. */
+  providerCost: number;
+}
+
+function judgeUsage(evaluations: readonly Evaluation[]): JudgeUsage[] {
+  const byJudge = new Map<string, JudgeUsage>();
+  for (const evaluation of evaluations) {
+    const usage = byJudge.get(evaluation.judgeModelId) ?? { judgeModelId: evaluation.judgeModelId, calls: 0, failedCalls: 0, tokensIn: 0, tokensOut: 0, providerCost: 0 };
+    for (const order of evaluation.orders) {
+      usage.calls++;
+      if (order.status === 'failed') usage.failedCalls++;
+      usage.tokensIn += order.tokensIn;
+      usage.tokensOut += order.tokensOut;
+      usage.providerCost += order.providerCost ?? 0;
+    }
+    byJudge.set(evaluation.judgeModelId, usage);
+  }
+  return [...byJudge.values()];
 }
 
 function toLogMeta(
