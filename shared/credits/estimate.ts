@@ -31,25 +31,39 @@ function billedOutputAllowance(model: RequestedModel, call: ModelCall): number {
 }
 
 /**
- * A call that marks cache breakpoints may have its whole input billed as cache writes,
- * which Anthropic prices above input (1.25 times, 5-minute writes): the worst case prices
- * it so. Reads from cache are cheaper than input, so they never raise it.
+ * Input tokens a call may have billed as cache writes, which Anthropic prices above input
+ * (1.25 times, 5-minute writes): the prefix up to its last `cache_control` breakpoint
+ * (system blocks, then history turns), counted like the input. 0 where writes cost no
+ * more than input. Reads from cache are cheaper than input, so they never raise the worst case.
  */
-function writesCache(entry: ModelEntry, call: ModelCall): boolean {
+function cacheWriteAllowance(entry: ModelEntry, call: ModelCall): number {
   const { input, cacheWrite } = entry.prices;
-  if (cacheWrite === null || cacheWrite <= input) return false;
-  return call.system.some((block) => block.cache_control !== undefined) || call.history.some((turn) => turn.cache_control !== undefined);
+  if (cacheWrite === null || cacheWrite <= input) return 0;
+  let chars = 0;
+  let turns = 0;
+  let prefix = 0;
+  for (const block of call.system) {
+    chars += block.text.length;
+    if (block.cache_control) prefix = Math.ceil(chars / 4);
+  }
+  for (const turn of call.history) {
+    chars += turn.content.length;
+    turns++;
+    if (turn.cache_control) prefix = Math.ceil(chars / 4) + 4 * turns;
+  }
+  return prefix;
 }
 
 function callMicroCredits(model: RequestedModel, call: ModelCall, inputTokens: number, outputTokens: number, rates: CreditRates): number {
-  const cacheWriteTokens = writesCache(model.entry, call) ? inputTokens : 0;
+  const cacheWriteTokens = Math.min(inputTokens, cacheWriteAllowance(model.entry, call));
   const usd = providerCost(model.entry.prices, { inputTokens, cachedInputTokens: 0, cacheWriteTokens, outputTokens, reasoningTokens: 0 });
   return usdToMicroCredits(usd, rates);
 }
 
 /**
  * Credits a request may cost at most, before it runs: each model's input at its input
- * price (its cache-write price when the call marks cache breakpoints and writes cost more) plus its whole output allowance (thinking budget included where the vendor bills
+ * price (the prefix up to its last cache breakpoint at the cache-write price, where writes
+ * cost more) plus its whole output allowance (thinking budget included where the vendor bills
  * it on top) at its output price; then the judge calls the request implies.
  */
 export function estimateMicroCredits(request: PromptRequest, rates: CreditRates): number {

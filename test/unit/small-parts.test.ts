@@ -2,7 +2,9 @@ import { describe, expect, it, vi } from 'vitest';
 import { bearerKey, generateApiKey, hashApiKey } from '../../shared/auth/keys.js';
 import { resolveModel } from '../../shared/catalog/index.js';
 import { ConfigError, loadConfig } from '../../shared/config.js';
+import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { creditsToMicro, microToCredits, usdToMicroCredits } from '../../shared/credits/credits.js';
+import { estimateMicroCredits } from '../../shared/credits/estimate.js';
 import { parseServerTiming, ServerTiming } from '../../shared/http/server-timing.js';
 import { ulid } from '../../shared/ids.js';
 import { providerCost } from '../../shared/pricing/cost.js';
@@ -210,5 +212,36 @@ describe('Class: ServerTiming', () => {
   it('reads durations back by name, skipping entries without one', () => {
     expect(parseServerTiming('reserve;dur=1.25, cache;desc="hit", models;dur=200, models;dur=9')).toEqual({ reserve: 1.25, models: 200 });
     expect(parseServerTiming(undefined)).toEqual({});
+  });
+});
+
+describe('Function: estimateMicroCredits with cache breakpoints', () => {
+  const RATES = { creditsPerUsd: 100, markup: 1 };
+  const request = (system: unknown, prompt: string, history?: unknown) =>
+    validatePromptRequest({ prompt, system_prompt: system, ...(history ? { history } : {}), models: ['fam_a-sonnet-4-6'], generation_settings: { maxTokens: 16 } });
+  const marked = (text: string) => [{ type: 'text', text, cache_control: { type: 'ephemeral' } }];
+
+  it('prices the prefix up to the last breakpoint at the cache-write price (1.25 times input on Anthropic), and no more', () => {
+    const document = 'x'.repeat(40_000); // 10,000 tokens as the estimate counts them
+    const plain = estimateMicroCredits(request(document, 'Summarise.'), RATES);
+    const cached = estimateMicroCredits(request(marked(document), 'Summarise.'), RATES);
+    // 10,000 tokens x (3.75 - 3) USD per million x 100 credits per USD.
+    expect(cached - plain).toBe(750_000);
+    // A long prompt after a tiny marked block is not written to cache: it stays at the input price.
+    const longPrompt = 'y'.repeat(400_000);
+    expect(estimateMicroCredits(request(marked('Be brief.'), longPrompt), RATES) - estimateMicroCredits(request('Be brief.', longPrompt), RATES)).toBeLessThan(1_000);
+    // A breakpoint in the history covers the system prompt and the turns up to it.
+    const history = [
+      { role: 'user', content: 'z'.repeat(4_000), cache_control: { type: 'ephemeral' } },
+      { role: 'assistant', content: 'w'.repeat(4_000) },
+    ];
+    const withHistory = estimateMicroCredits(request(document, 'Go on.', history), RATES);
+    const withoutMark = estimateMicroCredits(request(document, 'Go on.', history.map(({ role, content }) => ({ role, content }))), RATES);
+    expect(withHistory - withoutMark).toBe(Math.round((10_000 + 1_000 + 4) * 0.75 * 100));
+  });
+
+  it('leaves models whose cache writes cost no more than input at the input price', () => {
+    const body = (system: unknown) => validatePromptRequest({ prompt: 'Hi.', system_prompt: system, models: ['fam_c-5.4'] });
+    expect(estimateMicroCredits(body(marked('x'.repeat(40_000))), RATES)).toBe(estimateMicroCredits(body('x'.repeat(40_000)), RATES));
   });
 });
