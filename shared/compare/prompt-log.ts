@@ -57,7 +57,9 @@ function toEvaluationLog(evaluation: Evaluation) {
 /** One judge's calls in a request, added up: what zero data retention keeps of judging. */
 export interface JudgeUsage {
   judgeModelId: string;
+  /** The judge calls of its evaluations (two each, one per order). */
   calls: number;
+  /** Those that failed or did not run (cut off by the deadline). */
   failedCalls: number;
   tokensIn: number;
   tokensOut: number;
@@ -74,11 +76,16 @@ function judgeUsage(evaluations: readonly Evaluation[]): JudgeUsage[] {
       if (order.status === 'failed') usage.failedCalls++;
       usage.tokensIn += order.tokensIn;
       usage.tokensOut += order.tokensOut;
-      usage.providerCost += order.providerCost ?? 0;
+      usage.providerCost = round12(usage.providerCost + (order.providerCost ?? 0));
     }
     byJudge.set(evaluation.judgeModelId, usage);
   }
   return [...byJudge.values()];
+}
+
+/** USD sums kept to 12 decimals, as an evaluation's own cost is. */
+function round12(usd: number): number {
+  return Math.round(usd * 1e12) / 1e12;
 }
 
 function toLogMeta(
