@@ -202,9 +202,11 @@ export const MODELS: readonly ModelEntry[] = [
     defaultMaxTokens: 4096, maxOutputTokens: 65_536, contextWindow: 1_048_576,
   },
   {
-    id: 'fam_b-3.1-flash', family: 'fam_b', provider: 'google', upstreamModel: 'gemini-3.1-flash', // unverified: no such text model listed by Google; name by pattern
-    protocol: 'gemini-generate-content', tier: 'legacy',
-    prices: usd(0.5, 0.05, null, 3), // unverified: gemini-3-flash-preview prices
+    // Google lists no Gemini 3.1 Flash text model (only 3.1 Flash-Lite, Live, TTS and image; checked 2026-11-22):
+    // the spec's legacy ID goes to Gemini 3 Flash, at its prices, and says so on every result.
+    id: 'fam_b-3.1-flash', family: 'fam_b', provider: 'google', upstreamModel: 'gemini-3-flash-preview', protocol: 'gemini-generate-content', tier: 'legacy',
+    servedBy: 'Google has no Gemini 3.1 Flash text model; gemini-3-flash-preview (Gemini 3 Flash) answered',
+    prices: usd(0.5, 0.05, null, 3),
     capabilities: { attachments: GEMINI_MEDIA, structuredOutput: 'native', tuning: GEMINI_TUNING, cache: geminiCache(32_768) },
     defaultMaxTokens: 4096, maxOutputTokens: 65_536, contextWindow: 1_048_576,
   },

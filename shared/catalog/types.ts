@@ -76,6 +76,8 @@ export interface ModelEntry {
   provider: ProviderId;
   /** Model name the vendor's API expects. */
   upstreamModel: string;
+  /** Set when the vendor has no model of this ID's name: why another one serves it. Every result of the model carries it as a warning. */
+  servedBy?: string;
   protocol: WireProtocol;
   /** Where spec 2.13 lists it; `other` for IDs that appear only in 2.6. */
   tier: 'flagship' | 'fast' | 'legacy' | 'other';

@@ -11,7 +11,7 @@ export function effectiveMaxTokens(entry: ModelEntry, requested: number | undefi
 export function toModelCall(request: PromptRequest, model: RequestedModel): { call: ModelCall; warnings: string[] } {
   const { body } = request;
   const settings = body.generation_settings ?? {};
-  const warnings: string[] = [];
+  const warnings: string[] = model.entry.servedBy ? [model.entry.servedBy] : [];
   const maxTokens = effectiveMaxTokens(model.entry, settings.maxTokens);
   if (settings.maxTokens !== undefined && maxTokens < settings.maxTokens) {
     warnings.push(`maxTokens ${settings.maxTokens} is above ${model.entry.id}'s maximum; ${maxTokens} was used`);

@@ -113,6 +113,14 @@ describe('POST /api/v1/prompt', () => {
     expect(phases.total).toBeLessThanOrEqual(elapsed);
   });
 
+  it('serves the spec\'s legacy fam_b-3.1-flash with Gemini 3 Flash (Google has no 3.1 Flash text model), and says so on its result', async () => {
+    const { status, body: answer } = await post(host, body({ models: ['fam_b-3.1-flash', 'fam_b-3.1-pro'] }));
+    expect(status).toBe(200);
+    expect(answer.results[0]).toMatchObject({ modelId: 'fam_b-3.1-flash', status: 'completed', warnings: [expect.stringMatching(/no Gemini 3\.1 Flash text model; gemini-3-flash-preview/)] });
+    expect(answer.results[1].warnings).toBeUndefined();
+    expect(host.simulator.calls().map((c) => c.model).sort()).toEqual(['gemini-3-flash-preview', 'gemini-3.1-pro-preview']);
+  });
+
   it('passes attachments to the models that take them', async () => {
     const { status, body: answer } = await post(host, body({ models: ['fam_c-5.4'], attachments: [{ name: 'a.png', type: 'image/png', base64: PNG_BASE64 }] }));
     expect(status).toBe(200);
