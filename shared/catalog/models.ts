@@ -1,7 +1,8 @@
 // Model catalog. Prices are USD per million tokens, read from the vendors' own pricing
 // and model pages (platform.claude.com, developers.openai.com, ai.google.dev, docs.x.ai,
 // inference-docs.cerebras.ai, api-docs.deepseek.com, mistral.ai, console.groq.com,
-// aws.amazon.com/bedrock/pricing). Long-context (>200K/272K) surcharges are not modelled.
+// aws.amazon.com/bedrock/pricing). Where a vendor prices long requests higher, `longContext`
+// gives the threshold and the rates that then apply to every token of the request.
 // `// unverified:` marks values taken from third-party copies, siblings or naming patterns.
 import { IMAGES_AND_PDF, IMAGE_TYPES } from './types.js';
 import type { AttachmentType, CacheRules, ModelEntry, Prices, TuningRules } from './types.js';
@@ -10,6 +11,11 @@ const TAKEN_ON = '2026-11-22';
 
 function usd(input: number, cachedInput: number | null, cacheWrite: number | null, output: number): Prices {
   return { input, cachedInput, cacheWrite, output, takenOn: TAKEN_ON };
+}
+
+/** `prices`, and higher rates for a request whose input is above `aboveInputTokens` (every token of it). */
+function longAbove(prices: Prices, aboveInputTokens: number, input: number, cachedInput: number | null, output: number): Prices {
+  return { ...prices, longContext: { aboveInputTokens, input, cachedInput, cacheWrite: null, output } };
 }
 
 const TEXT_ONLY: readonly AttachmentType[] = [];
@@ -41,13 +47,14 @@ export const MODELS: readonly ModelEntry[] = [
   // ───────────── OpenAI (Responses API) ─────────────
   {
     id: 'fam_c-5.4', family: 'fam_c', provider: 'openai', upstreamModel: 'gpt-5.4', protocol: 'openai-responses', tier: 'flagship',
-    prices: usd(2.5, 0.25, null, 15),
+    // ">272K input tokens are priced at 2x input and 1.5x output for the full session" (gpt-5.4 model page)
+    prices: longAbove(usd(2.5, 0.25, null, 15), 272_000, 5, 0.5, 22.5),
     capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: EFFORT_LMH, cache: OPENAI_CACHE },
     defaultMaxTokens: 8192, maxOutputTokens: 128_000, contextWindow: 1_050_000,
   },
   {
     id: 'fam_c-5.4-pro', family: 'fam_c', provider: 'openai', upstreamModel: 'gpt-5.4-pro', protocol: 'openai-responses', tier: 'flagship',
-    prices: usd(30, null, null, 180), // no cached-input price listed
+    prices: longAbove(usd(30, null, null, 180), 272_000, 60, null, 270), // no cached-input price listed; 2x / 1.5x above 272K as gpt-5.4
     capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: EFFORT_LMH, cache: OPENAI_CACHE },
     defaultMaxTokens: 8192, maxOutputTokens: 128_000, contextWindow: 1_050_000,
   },
@@ -185,7 +192,8 @@ export const MODELS: readonly ModelEntry[] = [
   // ───────────── Google Gemini; cachedInput = context-cache read (storage billed separately) ─────────────
   {
     id: 'fam_b-3.1-pro', family: 'fam_b', provider: 'google', upstreamModel: 'gemini-3.1-pro-preview', protocol: 'gemini-generate-content', tier: 'flagship',
-    prices: usd(2, 0.2, null, 12),
+    // "$2.00, prompts <= 200k tokens ... $4.00, prompts > 200k tokens"; output $12 / $18 (ai.google.dev pricing)
+    prices: longAbove(usd(2, 0.2, null, 12), 200_000, 4, 0.4, 18), // unverified: cached $0.40 above 200K (from a copy of the table)
     capabilities: { attachments: GEMINI_MEDIA, structuredOutput: 'native', tuning: GEMINI_TUNING, cache: geminiCache(32_768) },
     defaultMaxTokens: 8192, maxOutputTokens: 65_536, contextWindow: 1_048_576,
   },
@@ -226,19 +234,20 @@ export const MODELS: readonly ModelEntry[] = [
   // ───────────── xAI Grok (automatic prompt caching) ─────────────
   {
     id: 'fam_d-4.20-0309-reasoning', family: 'fam_d', provider: 'xai', upstreamModel: 'grok-4.20-0309-reasoning', protocol: 'openai-chat', tier: 'flagship',
-    prices: usd(1.25, 0.2, null, 2.5), // <200K-token prompts
+    // "Requests whose prompt reaches 200k tokens are billed at the higher rate for all tokens" (docs.x.ai)
+    prices: longAbove(usd(1.25, 0.2, null, 2.5), 199_999, 2.5, 0.4, 5),
     capabilities: { attachments: PNG_JPEG, structuredOutput: 'instruction', tuning: EFFORT_NLMH, cache: AUTO_CACHE },
     defaultMaxTokens: 8192, maxOutputTokens: 131_072, contextWindow: 1_000_000, // unverified: xAI publishes no output cap
   },
   {
     id: 'fam_d-4.20-0309-non-reasoning', family: 'fam_d', provider: 'xai', upstreamModel: 'grok-4.20-0309-non-reasoning', protocol: 'openai-chat', tier: 'fast',
-    prices: usd(1.25, 0.2, null, 2.5),
+    prices: longAbove(usd(1.25, 0.2, null, 2.5), 199_999, 2.5, 0.4, 5),
     capabilities: { attachments: PNG_JPEG, structuredOutput: 'instruction', tuning: NO_TUNING, cache: AUTO_CACHE },
     defaultMaxTokens: 4096, maxOutputTokens: 131_072, contextWindow: 1_000_000, // unverified: output cap
   },
   {
     id: 'fam_d-4.3', family: 'fam_d', provider: 'xai', upstreamModel: 'grok-4.3', protocol: 'openai-chat', tier: 'fast',
-    prices: usd(1.25, 0.2, null, 2.5),
+    prices: longAbove(usd(1.25, 0.2, null, 2.5), 199_999, 2.5, 0.4, 5),
     capabilities: { attachments: PNG_JPEG, structuredOutput: 'instruction', tuning: EFFORT_NLMH, cache: AUTO_CACHE },
     defaultMaxTokens: 8192, maxOutputTokens: 131_072, contextWindow: 1_000_000, // unverified: output cap
   },

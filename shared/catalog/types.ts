@@ -40,8 +40,22 @@ export interface Prices {
   /** Price of an input token the vendor reported as written to cache; null when writes cost the same as input. */
   cacheWrite: number | null;
   output: number;
+  /**
+   * Where the vendor prices a long request higher: a request whose input (every input
+   * token it reported, cached ones included) is above `aboveInputTokens` is priced at
+   * these rates, all its tokens.
+   */
+  longContext?: LongContextPrices;
   /** ISO date the prices were read from the vendor's price page. */
   takenOn: string;
+}
+
+export interface LongContextPrices {
+  aboveInputTokens: number;
+  input: number;
+  cachedInput: number | null;
+  cacheWrite: number | null;
+  output: number;
 }
 
 /** Which `model_tuning` parameters a model accepts (spec 2.6), with their ranges. */

@@ -1,12 +1,15 @@
-import type { Prices } from '../catalog/types.js';
+import type { LongContextPrices, Prices } from '../catalog/types.js';
 import type { Usage } from '../providers/types.js';
 
 /**
  * Provider cost in USD from the token classes the vendor reported (spec 3 rule 4): a
- * cached price applies only to tokens reported as cached. Computed in micro-USD with
- * prices per million tokens, rounded to the pico-dollar so sums stay exact in floating point.
+ * cached price applies only to tokens reported as cached, and a request whose input is
+ * above the model's long-context threshold is priced at its long-context rates. Computed
+ * in micro-USD with prices per million tokens, rounded to the pico-dollar so sums stay
+ * exact in floating point.
  */
-export function providerCost(prices: Prices, usage: Usage): number {
+export function providerCost(basePrices: Prices, usage: Usage): number {
+  const prices: Omit<LongContextPrices, 'aboveInputTokens'> = isLong(basePrices, usage.inputTokens) ? basePrices.longContext! : basePrices;
   const uncachedInput = usage.inputTokens - usage.cachedInputTokens - usage.cacheWriteTokens;
   const microUsd =
     uncachedInput * prices.input +
@@ -14,4 +17,8 @@ export function providerCost(prices: Prices, usage: Usage): number {
     usage.cacheWriteTokens * (prices.cacheWrite ?? prices.input) +
     usage.outputTokens * prices.output;
   return Math.round(microUsd * 1e6) / 1e12;
+}
+
+function isLong(prices: Prices, inputTokens: number): boolean {
+  return prices.longContext !== undefined && inputTokens > prices.longContext.aboveInputTokens;
 }

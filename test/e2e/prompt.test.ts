@@ -121,6 +121,33 @@ describe('POST /api/v1/prompt', () => {
     expect(host.simulator.calls().map((c) => c.model).sort()).toEqual(['gemini-3-flash-preview', 'gemini-3.1-pro-preview']);
   });
 
+  it('prices a prompt above a model\'s long-context threshold at its long-context rates, all its tokens', async () => {
+    // About 300,000 input tokens (a prompt and two earlier turns near their size limits): above
+    // gpt-5.4's 272K threshold and grok-4.3's 200K; Sonnet 4.6 has one price up to 1M.
+    const chunk = 'Part of a long document. '.repeat(16_000);
+    const history = [
+      { role: 'user', content: chunk },
+      { role: 'assistant', content: 'Noted.' },
+      { role: 'user', content: chunk },
+      { role: 'assistant', content: 'Noted.' },
+    ];
+    const payload = body({ prompt: `${chunk} Summarise it all.`, history, models: ['fam_c-5.4', 'fam_d-4.3', 'fam_a-sonnet-4-6'], generation_settings: { maxTokens: 64 } });
+    const { status, body: answer } = await post(host, payload);
+    expect(status).toBe(200);
+    for (const result of answer.results) {
+      const { prices } = resolveModel(result.modelId)!;
+      const rates = prices.longContext && result.tokensIn > prices.longContext.aboveInputTokens ? prices.longContext : prices;
+      const uncached = result.tokensIn - result.usage.cachedTokensIn - result.usage.cacheWriteTokensIn;
+      const expected = (uncached * rates.input + result.usage.cachedTokensIn * (rates.cachedInput ?? rates.input) + result.tokensOut * rates.output) / 1e6;
+      expect(result.tokensIn).toBeGreaterThan(272_000);
+      expect(result.providerCost).toBeCloseTo(expected, 9);
+    }
+    // gpt-5.4 and grok-4.3 at twice their base input price, Sonnet at its own.
+    expect(resolveModel('fam_c-5.4')!.prices.longContext!.input).toBe(2 * resolveModel('fam_c-5.4')!.prices.input);
+    expect(answer.results[2].providerCost).toBeCloseTo((answer.results[2].tokensIn * 3 + answer.results[2].tokensOut * 15) / 1e6, 9);
+    expect(answer.results[0].providerCost).toBeGreaterThan((answer.results[0].tokensIn * 2.5 * 2 * 0.99) / 1e6);
+  });
+
   it('passes attachments to the models that take them', async () => {
     const { status, body: answer } = await post(host, body({ models: ['fam_c-5.4'], attachments: [{ name: 'a.png', type: 'image/png', base64: PNG_BASE64 }] }));
     expect(status).toBe(200);

@@ -56,6 +56,22 @@ describe('Function: providerCost', () => {
     expect(providerCost(prices, { inputTokens: 10, cachedInputTokens: 10, cacheWriteTokens: 0, outputTokens: 0, reasoningTokens: 0 })).toBe(0.00001);
   });
 
+  it('prices a request above the long-context threshold at the long-context rates, all its tokens', () => {
+    const prices = {
+      input: 2,
+      cachedInput: 0.2,
+      cacheWrite: null,
+      output: 12,
+      longContext: { aboveInputTokens: 200_000, input: 4, cachedInput: 0.4, cacheWrite: null, output: 18 },
+      takenOn: '2026-11-22',
+    };
+    const usage = (inputTokens: number) => ({ inputTokens, cachedInputTokens: 100_000, cacheWriteTokens: 0, outputTokens: 1_000, reasoningTokens: 0 });
+    // At the threshold: base rates. 100,000 x 2 + 100,000 x 0.2 + 1,000 x 12, per million.
+    expect(providerCost(prices, usage(200_000))).toBe(0.232);
+    // One token above: every token at the long-context rates. 100,001 x 4 + 100,000 x 0.4 + 1,000 x 18.
+    expect(providerCost(prices, usage(200_001))).toBe(0.458004);
+  });
+
   it('prices a catalog model to the last digit', () => {
     const entry = resolveModel('fam_c-5.4')!;
     const usage = { inputTokens: 7, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 82, reasoningTokens: 0 };
@@ -238,6 +254,13 @@ describe('Function: estimateMicroCredits with cache breakpoints', () => {
     const withHistory = estimateMicroCredits(request(document, 'Go on.', history), RATES);
     const withoutMark = estimateMicroCredits(request(document, 'Go on.', history.map(({ role, content }) => ({ role, content }))), RATES);
     expect(withHistory - withoutMark).toBe(Math.round((10_000 + 1_000 + 4) * 0.75 * 100));
+  });
+
+  it('reserves a request above a long-context threshold at the long-context rates', () => {
+    const long = (models: string[]) => validatePromptRequest({ prompt: 'x'.repeat(480_000), history: [{ role: 'user', content: 'y'.repeat(480_000) }, { role: 'assistant', content: 'ok' }, { role: 'user', content: 'z'.repeat(240_000) }], models, generation_settings: { maxTokens: 16 } });
+    // About 300,000 input tokens as the estimate counts them: gpt-5.4 at $5 a million above 272K, not $2.50.
+    expect(estimateMicroCredits(long(['fam_c-5.4']), RATES)).toBeGreaterThan(300_000 * 5 * 100);
+    expect(estimateMicroCredits(long(['fam_a-sonnet-4-6']), RATES)).toBeLessThan(301_000 * 3 * 100 + 16 * 15 * 100);
   });
 
   it('leaves models whose cache writes cost no more than input at the input price', () => {
