@@ -40,6 +40,13 @@ const geminiCache = (minTokens: number): CacheRules => ({ mode: 'explicit', minT
 /** Bedrock cachePoint; Nova minimum is 1K tokens per checkpoint. */
 const NOVA_CACHE: CacheRules = { mode: 'explicit', minTokens: 1000 };
 
+/**
+ * DeepSeek bills by the time of day: the listed rates are the peak ones, from 01:00 to
+ * 04:00 and 06:00 to 10:00 UTC (09:00-12:00 and 14:00-18:00 Beijing time); every other
+ * hour is off-peak at half of them (api-docs.deepseek.com pricing, since 2026-08-16).
+ */
+const DEEPSEEK_OFF_PEAK = { peakHoursUtc: [[1, 4], [6, 10]], factor: 0.5 } as const;
+
 /** Mistral bills cached prompt tokens at 10% of input (docs.mistral.ai prompt caching). */
 const mistral = (input: number, output: number): Prices => usd(input, Number((input / 10).toFixed(4)), null, output);
 
@@ -281,14 +288,14 @@ export const MODELS: readonly ModelEntry[] = [
   // ───────────── DeepSeek (peak-hour rates; off-peak is half) ─────────────
   {
     id: 'fam_f-v4-pro', family: 'fam_f', provider: 'deepseek', upstreamModel: 'deepseek-v4-pro', protocol: 'openai-chat', tier: 'flagship',
-    prices: usd(1.32, 0.044, null, 3.96),
+    prices: { ...usd(1.32, 0.044, null, 3.96), offPeak: DEEPSEEK_OFF_PEAK },
     capabilities: { attachments: TEXT_ONLY, structuredOutput: 'instruction', tuning: NO_TUNING, cache: DEEPSEEK_CACHE },
     defaultMaxTokens: 8192, maxOutputTokens: 384_000, contextWindow: 1_000_000,
   },
   {
     // Vendor name is now `deepseek-flash` (V4.1-Flash); legacy `deepseek-v4-flash` is served by the same model.
     id: 'fam_f-v4-flash', family: 'fam_f', provider: 'deepseek', upstreamModel: 'deepseek-flash', protocol: 'openai-chat', tier: 'fast',
-    prices: usd(0.3, 0.006, null, 1.2),
+    prices: { ...usd(0.3, 0.006, null, 1.2), offPeak: DEEPSEEK_OFF_PEAK },
     capabilities: { attachments: IMAGE_TYPES, structuredOutput: 'instruction', tuning: NO_TUNING, cache: DEEPSEEK_CACHE }, // unverified: accepted image formats
     defaultMaxTokens: 4096, maxOutputTokens: 384_000, contextWindow: 1_000_000,
   },

@@ -46,8 +46,16 @@ export interface Prices {
    * these rates, all its tokens.
    */
   longContext?: LongContextPrices;
+  /** Where the vendor prices by the time of day: these rates are its peak rates, and a call started outside its peak hours costs `factor` times them. */
+  offPeak?: OffPeakPricing;
   /** ISO date the prices were read from the vendor's price page. */
   takenOn: string;
+}
+
+export interface OffPeakPricing {
+  /** Peak hours, UTC, every day: [start, end) in whole hours. */
+  peakHoursUtc: readonly (readonly [number, number])[];
+  factor: number;
 }
 
 export interface LongContextPrices {

@@ -26,6 +26,7 @@ export function runModels(request: PromptRequest, options: FanOutOptions): Promi
 
 async function runModel(request: PromptRequest, model: RequestedModel, options: FanOutOptions): Promise<ModelResult> {
   const started = performance.now();
+  const startedAt = Date.now();
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), Math.max(0, options.deadlineAt - Date.now()));
   const { call, warnings } = toModelCall(request, model);
@@ -46,7 +47,7 @@ async function runModel(request: PromptRequest, model: RequestedModel, options: 
       tokensIn: reply.usage?.inputTokens ?? 0,
       tokensOut: reply.usage?.outputTokens ?? 0,
       latencyMs: Math.round(performance.now() - started),
-      providerCost: reply.usage ? providerCost(model.entry.prices, reply.usage) : null,
+      providerCost: reply.usage ? providerCost(model.entry.prices, reply.usage, startedAt) : null,
       ...(reply.usage ? { usage: tokenClasses(reply.usage) } : {}),
       ...(request.validateOutput ? { structuredOutput: checkStructuredOutput(reply.output, request.validateOutput) } : {}),
       ...(allWarnings.length > 0 ? { warnings: allWarnings } : {}),

@@ -1,14 +1,16 @@
-import type { LongContextPrices, Prices } from '../catalog/types.js';
+import type { LongContextPrices, OffPeakPricing, Prices } from '../catalog/types.js';
 import type { Usage } from '../providers/types.js';
 
 /**
  * Provider cost in USD from the token classes the vendor reported (spec 3 rule 4): a
  * cached price applies only to tokens reported as cached, and a request whose input is
- * above the model's long-context threshold is priced at its long-context rates. Computed
- * in micro-USD with prices per million tokens, rounded to the pico-dollar so sums stay
- * exact in floating point.
+ * above the model's long-context threshold is priced at its long-context rates; a call
+ * started (`startedAt`, epoch ms) outside a time-of-day vendor's peak hours at its
+ * off-peak rates (without `startedAt`: the peak rates, the worst case). Computed in
+ * micro-USD with prices per million tokens, rounded to the pico-dollar so sums stay exact
+ * in floating point.
  */
-export function providerCost(basePrices: Prices, usage: Usage): number {
+export function providerCost(basePrices: Prices, usage: Usage, startedAt?: number): number {
   const prices: Omit<LongContextPrices, 'aboveInputTokens'> = isLong(basePrices, usage.inputTokens) ? basePrices.longContext! : basePrices;
   const uncachedInput = usage.inputTokens - usage.cachedInputTokens - usage.cacheWriteTokens;
   const microUsd =
@@ -16,7 +18,13 @@ export function providerCost(basePrices: Prices, usage: Usage): number {
     usage.cachedInputTokens * (prices.cachedInput ?? prices.input) +
     usage.cacheWriteTokens * (prices.cacheWrite ?? prices.input) +
     usage.outputTokens * prices.output;
-  return Math.round(microUsd * 1e6) / 1e12;
+  const factor = startedAt !== undefined && basePrices.offPeak && !isPeak(basePrices.offPeak, startedAt) ? basePrices.offPeak.factor : 1;
+  return Math.round(microUsd * factor * 1e6) / 1e12;
+}
+
+function isPeak(offPeak: OffPeakPricing, at: number): boolean {
+  const hour = new Date(at).getUTCHours();
+  return offPeak.peakHoursUtc.some(([start, end]) => hour >= start && hour < end);
 }
 
 function isLong(prices: Prices, inputTokens: number): boolean {

@@ -148,6 +148,20 @@ describe('POST /api/v1/prompt', () => {
     expect(answer.results[0].providerCost).toBeGreaterThan((answer.results[0].tokensIn * 2.5 * 2 * 0.99) / 1e6);
   });
 
+  it('prices DeepSeek by the time of day: half its listed (peak) rates outside 01-04 and 06-10 UTC', async () => {
+    const peakHour = (at: number) => [1, 2, 3, 6, 7, 8, 9].includes(new Date(at).getUTCHours());
+    const before = Date.now();
+    const { body: answer } = await post(host, body({ models: ['fam_f-v4-pro'] }));
+    const after = Date.now();
+    const [result] = answer.results;
+    const { prices } = resolveModel('fam_f-v4-pro')!;
+    const uncached = result.tokensIn - result.usage.cachedTokensIn;
+    const atPeak = (uncached * prices.input + result.usage.cachedTokensIn * prices.cachedInput! + result.tokensOut * prices.output) / 1e6;
+    const possible = new Set([peakHour(before), peakHour(after)].map((peak) => (peak ? atPeak : atPeak / 2)));
+    expect([...possible].some((cost) => Math.abs(cost - result.providerCost) < 1e-12)).toBe(true);
+    expect(answer.creditsUsed).toBe(usdToMicroCredits(result.providerCost, host.gateway.config) / 1e6);
+  });
+
   it('passes attachments to the models that take them', async () => {
     const { status, body: answer } = await post(host, body({ models: ['fam_c-5.4'], attachments: [{ name: 'a.png', type: 'image/png', base64: PNG_BASE64 }] }));
     expect(status).toBe(200);

@@ -72,6 +72,18 @@ describe('Function: providerCost', () => {
     expect(providerCost(prices, usage(200_001))).toBe(0.458004);
   });
 
+  it('prices a call started outside a time-of-day vendor\'s peak hours at its off-peak rates, and at peak rates without a time', () => {
+    const prices = { input: 1.32, cachedInput: 0.044, cacheWrite: null, output: 3.96, offPeak: { peakHoursUtc: [[1, 4], [6, 10]] as const, factor: 0.5 }, takenOn: '2026-11-22' };
+    const usage = { inputTokens: 1_000_000, cachedInputTokens: 500_000, cacheWriteTokens: 0, outputTokens: 1_000_000, reasoningTokens: 0 };
+    const peak = 0.66 + 0.022 + 3.96;
+    expect(providerCost(prices, usage)).toBe(peak);
+    expect(providerCost(prices, usage, Date.UTC(2026, 10, 22, 1, 0, 0))).toBe(peak);
+    expect(providerCost(prices, usage, Date.UTC(2026, 10, 22, 9, 59, 59))).toBe(peak);
+    expect(providerCost(prices, usage, Date.UTC(2026, 10, 22, 4, 0, 0))).toBe(peak / 2);
+    expect(providerCost(prices, usage, Date.UTC(2026, 10, 22, 10, 0, 0))).toBe(peak / 2);
+    expect(providerCost(prices, usage, Date.UTC(2026, 10, 22, 0, 59, 59))).toBe(peak / 2);
+  });
+
   it('prices a catalog model to the last digit', () => {
     const entry = resolveModel('fam_c-5.4')!;
     const usage = { inputTokens: 7, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 82, reasoningTokens: 0 };
