@@ -42,10 +42,12 @@ const NOVA_CACHE: CacheRules = { mode: 'explicit', minTokens: 1000 };
 
 /**
  * DeepSeek bills by the time of day: the listed rates are the peak ones, from 01:00 to
- * 04:00 and 06:00 to 10:00 UTC (09:00-12:00 and 14:00-18:00 Beijing time); every other
- * hour is off-peak at half of them (api-docs.deepseek.com pricing, since 2026-08-16).
+ * 04:00 and 06:00 to 10:00 UTC, Monday through Friday (09:00-12:00 and 14:00-18:00 Beijing
+ * time, the same days); every other hour, weekends included, is off-peak at half of them
+ * (api-docs.deepseek.com pricing, since 2026-08-16; weekends off-peak since 2026-08-23).
+ * Chinese public holidays, reported off-peak too, are not modelled: priced at peak there.
  */
-const DEEPSEEK_OFF_PEAK = { peakHoursUtc: [[1, 4], [6, 10]], factor: 0.5 } as const;
+const DEEPSEEK_OFF_PEAK = { peakHoursUtc: [[1, 4], [6, 10]], peakDaysUtc: [1, 2, 3, 4, 5], factor: 0.5 } as const;
 
 /** Mistral bills cached prompt tokens at 10% of input (docs.mistral.ai prompt caching). */
 const mistral = (input: number, output: number): Prices => usd(input, Number((input / 10).toFixed(4)), null, output);
@@ -61,7 +63,7 @@ export const MODELS: readonly ModelEntry[] = [
   },
   {
     id: 'fam_c-5.4-pro', family: 'fam_c', provider: 'openai', upstreamModel: 'gpt-5.4-pro', protocol: 'openai-responses', tier: 'flagship',
-    prices: longAbove(usd(30, null, null, 180), 272_000, 60, null, 270), // no cached-input price listed; 2x / 1.5x above 272K as gpt-5.4
+    prices: longAbove(usd(30, null, null, 180), 272_000, 60, null, 270), // no cached-input price listed; unverified: 2x / 1.5x above 272K as gpt-5.4
     capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: EFFORT_LMH, cache: OPENAI_CACHE },
     defaultMaxTokens: 8192, maxOutputTokens: 128_000, contextWindow: 1_050_000,
   },

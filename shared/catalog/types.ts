@@ -53,8 +53,10 @@ export interface Prices {
 }
 
 export interface OffPeakPricing {
-  /** Peak hours, UTC, every day: [start, end) in whole hours. */
+  /** Peak hours, UTC: [start, end) in whole hours, on `peakDaysUtc`. */
   peakHoursUtc: readonly (readonly [number, number])[];
+  /** Days with peak hours, UTC, 0 = Sunday; every hour of the other days is off-peak. */
+  peakDaysUtc: readonly number[];
   factor: number;
 }
 

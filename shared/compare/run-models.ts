@@ -26,7 +26,8 @@ export function runModels(request: PromptRequest, options: FanOutOptions): Promi
 
 async function runModel(request: PromptRequest, model: RequestedModel, options: FanOutOptions): Promise<ModelResult> {
   const started = performance.now();
-  const startedAt = Date.now();
+  /** When the attempt that answered began: what a time-of-day vendor bills by. */
+  let attemptStartedAt = Date.now();
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), Math.max(0, options.deadlineAt - Date.now()));
   const { call, warnings } = toModelCall(request, model);
@@ -34,7 +35,10 @@ async function runModel(request: PromptRequest, model: RequestedModel, options: 
   try {
     const route = options.route(model.entry);
     apiKey = route.endpoint.apiKey;
-    const { value: reply } = await withRetry(() => route.adapter.send(call, route.endpoint, controller.signal), {
+    const { value: reply } = await withRetry(() => {
+      attemptStartedAt = Date.now();
+      return route.adapter.send(call, route.endpoint, controller.signal);
+    }, {
       policy: options.retry,
       deadlineAt: options.deadlineAt,
       signal: controller.signal,
@@ -47,7 +51,7 @@ async function runModel(request: PromptRequest, model: RequestedModel, options: 
       tokensIn: reply.usage?.inputTokens ?? 0,
       tokensOut: reply.usage?.outputTokens ?? 0,
       latencyMs: Math.round(performance.now() - started),
-      providerCost: reply.usage ? providerCost(model.entry.prices, reply.usage, startedAt) : null,
+      providerCost: reply.usage ? providerCost(model.entry.prices, reply.usage, attemptStartedAt) : null,
       ...(reply.usage ? { usage: tokenClasses(reply.usage) } : {}),
       ...(request.validateOutput ? { structuredOutput: checkStructuredOutput(reply.output, request.validateOutput) } : {}),
       ...(allWarnings.length > 0 ? { warnings: allWarnings } : {}),

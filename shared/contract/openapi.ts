@@ -44,7 +44,7 @@ const resultFields = {
   tokensIn: { type: 'integer', minimum: 0, description: 'Every input token the vendor counted, cached reads and writes included.' },
   tokensOut: { type: 'integer', minimum: 0, description: 'Every output token the vendor counted, reasoning included.' },
   latencyMs: { type: 'integer', minimum: 0, description: 'Wall time of the model call, retries included.' },
-  warnings: { type: 'array', items: { type: 'string' }, description: 'Present when something was adjusted (maxTokens clamped, output cut, usage missing).' },
+  warnings: { type: 'array', items: { type: 'string' }, description: 'Present when something was adjusted (maxTokens clamped, output cut, usage missing, another vendor model serving an ID the vendor does not have).' },
 };
 const resultRequired = ['modelId', 'status', 'output', 'tokensIn', 'tokensOut', 'latencyMs', 'providerCost'];
 

@@ -23,8 +23,9 @@ export function providerCost(basePrices: Prices, usage: Usage, startedAt?: numbe
 }
 
 function isPeak(offPeak: OffPeakPricing, at: number): boolean {
-  const hour = new Date(at).getUTCHours();
-  return offPeak.peakHoursUtc.some(([start, end]) => hour >= start && hour < end);
+  const time = new Date(at);
+  const hour = time.getUTCHours();
+  return offPeak.peakDaysUtc.includes(time.getUTCDay()) && offPeak.peakHoursUtc.some(([start, end]) => hour >= start && hour < end);
 }
 
 function isLong(prices: Prices, inputTokens: number): boolean {

@@ -148,8 +148,8 @@ describe('POST /api/v1/prompt', () => {
     expect(answer.results[0].providerCost).toBeGreaterThan((answer.results[0].tokensIn * 2.5 * 2 * 0.99) / 1e6);
   });
 
-  it('prices DeepSeek by the time of day: half its listed (peak) rates outside 01-04 and 06-10 UTC', async () => {
-    const peakHour = (at: number) => [1, 2, 3, 6, 7, 8, 9].includes(new Date(at).getUTCHours());
+  it('prices DeepSeek by the time of day: half its listed (peak) rates outside 01-04 and 06-10 UTC on weekdays', async () => {
+    const peakHour = (at: number) => [1, 2, 3, 4, 5].includes(new Date(at).getUTCDay()) && [1, 2, 3, 6, 7, 8, 9].includes(new Date(at).getUTCHours());
     const before = Date.now();
     const { body: answer } = await post(host, body({ models: ['fam_f-v4-pro'] }));
     const after = Date.now();

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { bearerKey, generateApiKey, hashApiKey } from '../../shared/auth/keys.js';
 import { resolveModel } from '../../shared/catalog/index.js';
+import { runModels } from '../../shared/compare/run-models.js';
 import { ConfigError, loadConfig } from '../../shared/config.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { creditsToMicro, microToCredits, usdToMicroCredits } from '../../shared/credits/credits.js';
@@ -73,15 +74,20 @@ describe('Function: providerCost', () => {
   });
 
   it('prices a call started outside a time-of-day vendor\'s peak hours at its off-peak rates, and at peak rates without a time', () => {
-    const prices = { input: 1.32, cachedInput: 0.044, cacheWrite: null, output: 3.96, offPeak: { peakHoursUtc: [[1, 4], [6, 10]] as const, factor: 0.5 }, takenOn: '2026-11-22' };
+    const prices = { input: 1.32, cachedInput: 0.044, cacheWrite: null, output: 3.96, offPeak: { peakHoursUtc: [[1, 4], [6, 10]] as const, peakDaysUtc: [1, 2, 3, 4, 5], factor: 0.5 }, takenOn: '2026-11-22' };
     const usage = { inputTokens: 1_000_000, cachedInputTokens: 500_000, cacheWriteTokens: 0, outputTokens: 1_000_000, reasoningTokens: 0 };
     const peak = 0.66 + 0.022 + 3.96;
     expect(providerCost(prices, usage)).toBe(peak);
-    expect(providerCost(prices, usage, Date.UTC(2026, 10, 22, 1, 0, 0))).toBe(peak);
-    expect(providerCost(prices, usage, Date.UTC(2026, 10, 22, 9, 59, 59))).toBe(peak);
-    expect(providerCost(prices, usage, Date.UTC(2026, 10, 22, 4, 0, 0))).toBe(peak / 2);
-    expect(providerCost(prices, usage, Date.UTC(2026, 10, 22, 10, 0, 0))).toBe(peak / 2);
-    expect(providerCost(prices, usage, Date.UTC(2026, 10, 22, 0, 59, 59))).toBe(peak / 2);
+    // Monday 2026-11-23.
+    expect(providerCost(prices, usage, Date.UTC(2026, 10, 23, 1, 0, 0))).toBe(peak);
+    expect(providerCost(prices, usage, Date.UTC(2026, 10, 23, 9, 59, 59))).toBe(peak);
+    expect(providerCost(prices, usage, Date.UTC(2026, 10, 23, 4, 0, 0))).toBe(peak / 2);
+    expect(providerCost(prices, usage, Date.UTC(2026, 10, 23, 10, 0, 0))).toBe(peak / 2);
+    expect(providerCost(prices, usage, Date.UTC(2026, 10, 23, 0, 59, 59))).toBe(peak / 2);
+    // Friday peak; Saturday and Sunday off-peak all day.
+    expect(providerCost(prices, usage, Date.UTC(2026, 10, 27, 2, 0, 0))).toBe(peak);
+    expect(providerCost(prices, usage, Date.UTC(2026, 10, 28, 2, 0, 0))).toBe(peak / 2);
+    expect(providerCost(prices, usage, Date.UTC(2026, 10, 22, 7, 0, 0))).toBe(peak / 2);
   });
 
   it('prices a catalog model to the last digit', () => {
@@ -275,8 +281,53 @@ describe('Function: estimateMicroCredits with cache breakpoints', () => {
     expect(estimateMicroCredits(long(['fam_a-sonnet-4-6']), RATES)).toBeLessThan(301_000 * 3 * 100 + 16 * 15 * 100);
   });
 
+  it('counts a token for every character that is not ASCII: Chinese text is about a token a character, not 4 characters a token', () => {
+    const estimate = (text: string) => estimateMicroCredits(validatePromptRequest({ prompt: `Q${text}`, models: ['fam_c-5.4'], generation_settings: { maxTokens: 16 } }), RATES);
+    const base = estimate('123');
+    // 400 ASCII characters: 100 tokens; 400 Chinese characters: 400 tokens (at $2.50 a million, 100 credits a USD).
+    // Q + 3 ASCII characters is one token; Q + 403 ASCII characters is 101, Q + 3 ASCII + 400 Chinese 401.
+    expect(estimate('123' + 'a'.repeat(400)) - base).toBe(100 * 2.5 * 100);
+    expect(estimate('123' + '文'.repeat(400)) - base).toBe(400 * 2.5 * 100);
+    // 480,000 Chinese characters (under the 500,000-character prompt limit) are above gpt-5.4's 272K long-context threshold.
+    expect(estimate('文'.repeat(480_000))).toBeGreaterThan(480_000 * 5 * 100);
+  });
+
   it('leaves models whose cache writes cost no more than input at the input price', () => {
     const body = (system: unknown) => validatePromptRequest({ prompt: 'Hi.', system_prompt: system, models: ['fam_c-5.4'] });
     expect(estimateMicroCredits(body(marked('x'.repeat(40_000))), RATES)).toBe(estimateMicroCredits(body('x'.repeat(40_000)), RATES));
+  });
+});
+
+describe('Function: runModels, time-of-day pricing', () => {
+  it('prices a DeepSeek call by when its answering attempt began, not its first', async () => {
+    // Monday 2026-11-23: the first attempt at 03:59:59 (peak) is refused; the retry at 04:00:00 (off-peak) answers.
+    const clock = vi.spyOn(Date, 'now');
+    let now = Date.UTC(2026, 10, 23, 3, 59, 59);
+    clock.mockImplementation(() => now);
+    const usage = { inputTokens: 1_000_000, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 1_000_000, reasoningTokens: 0 };
+    let attempts = 0;
+    const adapter = {
+      send: async () => {
+        attempts++;
+        if (attempts === 1) {
+          now = Date.UTC(2026, 10, 23, 4, 0, 0);
+          throw new UpstreamError('rate_limited', 'slow down', { upstreamStatus: 429, retryable: true });
+        }
+        return { output: 'ok', usage, warnings: [] };
+      },
+    };
+    try {
+      const request = validatePromptRequest({ prompt: 'Hi.', models: ['fam_f-v4-pro'] });
+      const [result] = await runModels(request, {
+        route: () => ({ adapter, endpoint: { baseUrl: 'http://unused', apiKey: 'k' } as never }),
+        deadlineAt: now + 60_000,
+        retry: { maxAttempts: 2, baseDelayMs: 0, maxDelayMs: 0 },
+      });
+      expect(attempts).toBe(2);
+      // Off-peak: half of 1.32 + 3.96 USD.
+      expect(result!.providerCost).toBe(2.64);
+    } finally {
+      clock.mockRestore();
+    }
   });
 });
