@@ -13,5 +13,8 @@ export interface ClaimCheckStore {
   delete(keys: readonly string[]): Promise<void>;
 }
 
-/** A value as a state carries it: inline, or by reference to the claim-check store. */
-export type Carried<T> = { value: T } | { claim: string; bytes: number };
+/**
+ * A value as a state carries it: inline, or by reference to the claim-check store, with the
+ * key its stored copy is encrypted with (absent on a reference written before encryption).
+ */
+export type Carried<T> = { value: T } | { claim: string; bytes: number; key?: string };

@@ -25,10 +25,37 @@ describe('Function: carry', () => {
     // Assess
     expect(inline).toEqual({ value });
     expect(isClaimed(claimed)).toBe(true);
-    expect(claimed).toEqual({ claim: 'pl_1/large.json', bytes: Buffer.byteLength(JSON.stringify(value)) });
+    expect(claimed).toEqual({ claim: 'pl_1/large.json', bytes: Buffer.byteLength(JSON.stringify(value)), key: expect.stringMatching(/^[A-Za-z0-9+/]{43}=$/) });
     expect(store.keys()).toEqual(['pl_1/large.json']);
     expect(await retrieve(store, inline)).toEqual(value);
     expect(await retrieve(store, claimed)).toEqual(value);
+  });
+
+  it('stores a claimed value encrypted with a key only the reference carries: a copy left behind by a dead request cannot be read', async () => {
+    // Prepare
+    const store = new MemoryClaimCheck();
+    const secret = 'a prompt the caller asked us not to keep';
+
+    // Act
+    const claimed = await carry(store, 'pl_2/request.json', { prompt: secret.repeat(20) }, 100);
+    const other = await carry(store, 'pl_3/request.json', { prompt: secret.repeat(20) }, 100);
+
+    // Assess: neither the text nor any base64 form of it is in the store; another key does not open it.
+    const stored = await store.get('pl_2/request.json');
+    const plain = Buffer.from(stored, 'base64').toString('latin1');
+    expect(stored).not.toContain('prompt');
+    expect(plain).not.toContain('prompt');
+    expect(plain).not.toContain(secret.slice(0, 8));
+    expect(await store.get('pl_3/request.json')).not.toBe(stored);
+    if (!isClaimed(claimed) || !isClaimed(other)) throw new Error('expected both values claimed');
+    await expect(retrieve(store, { ...claimed, key: other.key })).rejects.toThrow();
+    expect(await retrieve(store, claimed)).toEqual({ prompt: secret.repeat(20) });
+  });
+
+  it('still reads a reference written before encryption (no key): plain JSON', async () => {
+    const store = new MemoryClaimCheck();
+    await store.put('pl_4/result.json', '{"output":"old"}');
+    expect(await retrieve(store, { claim: 'pl_4/result.json', bytes: 16 })).toEqual({ output: 'old' });
   });
 });
 
