@@ -1,4 +1,5 @@
 import type { BedrockRuntimeClient, ConverseCommandInput, ConverseCommandOutput } from '@aws-sdk/client-bedrock-runtime';
+import { keepAliveAgent } from '../../http/post.js';
 import type { Endpoint } from '../types.js';
 
 export const DEFAULT_REGION = 'us-east-1';
@@ -30,6 +31,9 @@ function loadSdk(): Promise<Sdk> {
 /**
  * One client per (endpoint, region), kept for the life of the process.
  * - HTTP/1.1 with keep-alive: bedrock-runtime defaults to HTTP/2, which the simulator does not speak.
+ * - The keep-alive connections of every other call (http/post.ts): a pooled one closes after
+ *   4 s idle, so that a function thawed after minutes does not send its first Bedrock call
+ *   on a connection the far end has closed (a reset, then a retry after a backoff).
  * - maxAttempts 1: the gateway's retry loop is the only one, so attempts add up to its cap.
  */
 function clientFor(runtime: Sdk, endpoint: Endpoint): BedrockRuntimeClient {
@@ -42,7 +46,7 @@ function clientFor(runtime: Sdk, endpoint: Endpoint): BedrockRuntimeClient {
       ...(endpoint.baseUrl ? { endpoint: endpoint.baseUrl } : {}),
       ...(endpoint.simulated ? { credentials: SIMULATED_CREDENTIALS } : {}),
       maxAttempts: 1,
-      requestHandler: new runtime.NodeHttpHandler({ httpAgent: { keepAlive: true }, httpsAgent: { keepAlive: true } }),
+      requestHandler: new runtime.NodeHttpHandler({ httpAgent: keepAliveAgent(new URL('http://agent')), httpsAgent: keepAliveAgent(new URL('https://agent')) }),
     });
     clients.set(key, client);
   }

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { describe, expect, it, vi } from 'vitest';
 import { countTokens } from '../../../infra/local/simulator/text.js';
 import type { FaultRule } from '../../../infra/local/simulator/server.js';
@@ -339,4 +341,33 @@ describe('Protocol: simulated Bedrock Converse over plain HTTP', () => {
     });
     expect(sim.calls()[0]?.model).toBe('amazon.nova-lite-v1:0');
   });
+});
+
+describe('Bedrock connections', () => {
+  it('closes a pooled connection after 4 s idle, as every other call does, so a thawed function never sends on a stale one', async () => {
+    // A Converse endpoint that would keep the connection open for a minute: any close is the gateway's.
+    const closed: Promise<void>[] = [];
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ output: { message: { role: 'assistant', content: [{ text: 'hi' }] } }, stopReason: 'end_turn', usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 }, metrics: { latencyMs: 1 } }));
+      });
+    });
+    server.keepAliveTimeout = 60_000;
+    server.on('connection', (socket: Socket) => closed.push(new Promise((resolve) => socket.once('close', () => resolve()))));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const local: Endpoint = { baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, simulated: true };
+      const reply = await bedrockConverse.send(call(), local, new AbortController().signal);
+      expect(reply.output).toBe('hi');
+      const started = performance.now();
+      expect(closed).toHaveLength(1);
+      await closed[0];
+      expect(performance.now() - started).toBeGreaterThan(3_500);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  }, 15_000);
 });
