@@ -259,17 +259,12 @@ export class AccountsRepository {
 
   /** Accounts with open reservations or unposted entries: the reconciler's work list. */
   async *needingReconciliation(): AsyncGenerator<Account> {
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.client.scan({
-        TableName: this.tableName,
-        FilterExpression: 'size(reservations) > :zero OR size(unposted) > :zero',
-        ExpressionAttributeValues: { ':zero': 0 },
-        ConsistentRead: true,
-        ExclusiveStartKey: startKey,
-      });
-      for (const item of page.Items ?? []) yield item as Account;
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
+    const items = this.client.scanAll({
+      TableName: this.tableName,
+      FilterExpression: 'size(reservations) > :zero OR size(unposted) > :zero',
+      ExpressionAttributeValues: { ':zero': 0 },
+      ConsistentRead: true,
+    });
+    for await (const item of items) yield item as Account;
   }
 }

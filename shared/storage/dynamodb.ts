@@ -87,12 +87,19 @@ export class DocumentClient {
     await this.call('DeleteItem', input);
   }
 
-  query(input: QueryInput): Promise<Page> {
-    return this.page('Query', input);
+  /** Every item the query matches, page after page. */
+  queryAll(input: Omit<QueryInput, 'ExclusiveStartKey'>): AsyncGenerator<Item> {
+    return this.all('Query', input);
   }
 
+  /** One page of a scan. */
   scan(input: ScanInput): Promise<Page> {
     return this.page('Scan', input);
+  }
+
+  /** Every item the scan matches, page after page. */
+  scanAll(input: Omit<ScanInput, 'ExclusiveStartKey'>): AsyncGenerator<Item> {
+    return this.all('Scan', input);
   }
 
   /** Any other operation (CreateTable, DescribeTable, ...), with the wire's own JSON. */
@@ -102,6 +109,15 @@ export class DocumentClient {
 
   destroy(): void {
     this.client.destroy();
+  }
+
+  private async *all(operation: string, input: ScanInput): AsyncGenerator<Item> {
+    let startKey: Item | undefined;
+    do {
+      const page = await this.page(operation, { ...input, ExclusiveStartKey: startKey });
+      yield* page.Items;
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
   }
 
   private async page(operation: string, input: ScanInput): Promise<Page> {

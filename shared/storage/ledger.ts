@@ -65,18 +65,8 @@ export class LedgerRepository {
 
   async list(accountId: string): Promise<LedgerEntry[]> {
     const entries: LedgerEntry[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.client.query({
-        TableName: this.tableName,
-        KeyConditionExpression: 'accountId = :id',
-        ExpressionAttributeValues: { ':id': accountId },
-        ConsistentRead: true,
-        ExclusiveStartKey: startKey,
-      });
-      entries.push(...((page.Items ?? []) as LedgerEntry[]));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
+    const items = this.client.queryAll({ TableName: this.tableName, KeyConditionExpression: 'accountId = :id', ExpressionAttributeValues: { ':id': accountId }, ConsistentRead: true });
+    for await (const item of items) entries.push(item as LedgerEntry);
     return entries;
   }
 }

@@ -69,18 +69,9 @@ export class PromptLogsRepository {
   async get(promptLogId: string): Promise<PromptLog | undefined> {
     // Query, not Get: large content lives in items beside the meta item.
     const items: Record<string, unknown>[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await this.client.query({
-        TableName: this.tableName,
-        KeyConditionExpression: 'promptLogId = :id',
-        ExpressionAttributeValues: { ':id': promptLogId },
-        ConsistentRead: true,
-        ExclusiveStartKey: startKey,
-      });
-      items.push(...((page.Items ?? []) as Record<string, unknown>[]));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
+    for await (const item of this.client.queryAll({ TableName: this.tableName, KeyConditionExpression: 'promptLogId = :id', ExpressionAttributeValues: { ':id': promptLogId }, ConsistentRead: true })) {
+      items.push(item);
+    }
     const metaItem = items.find((item) => item.part === 'meta');
     if (!metaItem) return undefined;
     const { part: _part, contentParts, data, ...meta } = metaItem as unknown as PromptLogMeta & { part: string; contentParts: number; data?: Uint8Array };

@@ -122,12 +122,7 @@ async function dumpStore(): Promise<Record<string, string>> {
   expect(Object.keys(tables).sort()).toEqual(['accounts', 'apiKeys', 'idempotency', 'ledger', 'promptLogs']);
   for (const [name, tableName] of Object.entries(tables)) {
     const items: unknown[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await host.gateway.documentClient.scan({ TableName: tableName, ExclusiveStartKey: startKey, ConsistentRead: true });
-      items.push(...(page.Items ?? []));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
+    for await (const item of host.gateway.documentClient.scanAll({ TableName: tableName, ConsistentRead: true })) items.push(item);
     dump[name] = JSON.stringify(items, (_key, value) => (value instanceof Uint8Array ? decodeBinary(value) : value));
   }
   return dump;

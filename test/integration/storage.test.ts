@@ -75,3 +75,18 @@ describe('Class: PromptLogsRepository', () => {
     expect(await logs.get('pl_NONE')).toBeUndefined();
   });
 });
+
+describe('Class: DocumentClient, reading every page', () => {
+  it('queries and scans page after page until the store says there is no more', async () => {
+    const accountId = `acct_pages_${Date.now()}`;
+    const table = env.tables.ledger;
+    for (let i = 0; i < 7; i++) await env.client.put({ TableName: table, Item: { accountId, entryId: `e${i}`, amountMicro: i } });
+    // Limit 2 a page: 4 pages for 7 items.
+    const queried: unknown[] = [];
+    for await (const item of env.client.queryAll({ TableName: table, KeyConditionExpression: 'accountId = :id', ExpressionAttributeValues: { ':id': accountId }, Limit: 2 })) queried.push(item);
+    expect(queried.map((item) => (item as { entryId: string }).entryId)).toEqual(['e0', 'e1', 'e2', 'e3', 'e4', 'e5', 'e6']);
+    const scanned: unknown[] = [];
+    for await (const item of env.client.scanAll({ TableName: table, FilterExpression: 'accountId = :id', ExpressionAttributeValues: { ':id': accountId }, Limit: 2 })) scanned.push(item);
+    expect(scanned).toHaveLength(7);
+  });
+});
