@@ -40,6 +40,6 @@ export async function retrieve<T>(store: ClaimCheckStore, carried: Carried<T>): 
 }
 
 /** Whether a value travelled by reference. */
-export function isClaimed<T>(carried: Carried<T>): carried is { claim: string; bytes: number; key?: string } {
+export function isClaimed<T>(carried: Carried<T>): carried is Extract<Carried<T>, { claim: string }> {
   return 'claim' in carried;
 }

@@ -50,6 +50,8 @@ function billedOutputAllowance(model: RequestedModel, call: ModelCall): number {
 function cacheWriteAllowance(entry: ModelEntry, call: ModelCall): number {
   const { input, cacheWrite } = entry.prices;
   if (cacheWrite === null || cacheWrite <= input) return 0;
+  // Most calls mark no breakpoint: no need to count their text again.
+  if (!call.system.some((block) => block.cache_control) && !call.history.some((turn) => turn.cache_control)) return 0;
   let text = 0;
   let turns = 0;
   let prefix = 0;
