@@ -20,6 +20,18 @@ export interface ApiHooks {
   onResponse?: (response: PromptResponse) => void;
 }
 
+/** What each answered request still writes (settle, ledger, prompt log, idempotency record), by its event. */
+const finishing = new WeakMap<object, Promise<void>>();
+
+/**
+ * The writes that follow the answer to `event`: whoever sends the answer awaits them
+ * after it (the Lambda entry through response streaming, the local host after its HTTP
+ * response), so they end within the invocation. They never reject.
+ */
+export function afterAnswer(event: object): Promise<void> {
+  return finishing.get(event) ?? Promise.resolve();
+}
+
 /**
  * POST /api/v1/prompt. The authorizer has run; the account comes from its context only.
  * `gateway` may build asynchronously (AWS: the provider secret is read on first use).
@@ -47,6 +59,7 @@ export function createApiHandler(gateway: () => Gateway | Promise<Gateway>, log:
         account: cachedAccount(context),
         onReplay: () => (replayed = true),
         timing,
+        afterAnswer: (work) => finishing.set(event, work),
       });
       // A replay ran no model and charged nothing: it adds nothing to the metrics.
       if (!replayed) hooks.onResponse?.(response);

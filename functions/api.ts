@@ -1,10 +1,11 @@
 import { loadConfig } from '../shared/config.js';
 import { createGateway } from '../shared/gateway.js';
 import { withProviderSecret } from '../shared/secrets/provider-keys.js';
-import { createApiHandler } from './api-handler.js';
+import { afterAnswer, createApiHandler } from './api-handler.js';
 import { lazyAsync } from '../shared/lazy.js';
 import { logger } from './logger.js';
 import { apiHooks, observability, traceCalls } from './observability.js';
+import { streamAnswers } from './stream-answer.js';
 
 export { createApiHandler } from './api-handler.js';
 
@@ -16,4 +17,5 @@ const lambdaGateway = lazyAsync(async () => {
   return gateway;
 });
 
-export const handler = createApiHandler(lambdaGateway, logger, apiHooks(observability));
+/** Streamed (API Gateway's STREAM transfer mode): the answer leaves before the settle and the logs are written. */
+export const handler = streamAnswers(createApiHandler(lambdaGateway, logger, apiHooks(observability)), afterAnswer, logger);

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createApiHandler } from '../../functions/api-handler.js';
+import { afterAnswer, createApiHandler } from '../../functions/api-handler.js';
 import { createAuthorizer } from '../../functions/authorizer.js';
 import { createGenerateHandler, createJudgeHandler } from '../../functions/workflow-handlers.js';
 import { generateApiKey, hashApiKey, keyPrefix } from '../../shared/auth/keys.js';
@@ -27,6 +27,11 @@ export interface LocalHost {
   claimCheck: MemoryClaimCheck;
   /** Providers answered by the simulator. */
   simulatedProviders: ProviderId[];
+  /**
+   * Resolves once every request answered so far has finished what follows its answer
+   * (settle, ledger, prompt log, idempotency record): a balance read after it is final.
+   */
+  settled(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -64,13 +69,23 @@ async function startGateway(config: GatewayConfig, store: EmbeddedStore, simulat
   const workflow = createLocalWorkflow({ generate: createGenerateHandler(() => tasks), judge: createJudgeHandler(() => tasks) });
   const gateway = createGateway(localConfig, { ...routerOptions, log, documentClient, judging: { workflow, claimCheck } });
   const demo = await ensureDemoAccount(gateway, config);
+  // What requests still write after their answers; closing waits for it before the store goes.
+  const finishing = new Set<Promise<void>>();
   const server = createLocalServer(
     {
       authorizer: cacheAuthorizer(createAuthorizer(() => gateway), config.authorizerCacheSeconds * 1000),
       api: createApiHandler(() => gateway, log),
+      afterAnswer: (event) => {
+        const work = afterAnswer(event);
+        finishing.add(work);
+        return work.finally(() => finishing.delete(work));
+      },
     },
     log,
   );
+  const settled = async () => {
+    await Promise.all(finishing);
+  };
   await listen(server, config.port);
   // The reconciler's schedule in AWS is an EventBridge rule; here a timer.
   const reconciler = setInterval(() => {
@@ -88,12 +103,14 @@ async function startGateway(config: GatewayConfig, store: EmbeddedStore, simulat
     gateway,
     claimCheck,
     simulatedProviders,
+    settled,
     close: async () => {
       clearInterval(reconciler);
       await new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
       });
+      await settled();
       gateway.documentClient.destroy();
       await simulator.close();
       await store.close();

@@ -13,12 +13,15 @@ export const PROMPT_PATH = '/api/v1/prompt';
 export interface LocalHandlers {
   authorizer: (event: APIGatewayTokenAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
   api: (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+  /** What the api handler still has to write once its answer to `event` is sent. */
+  afterAnswer?: (event: APIGatewayProxyEvent) => Promise<void>;
 }
 
 /**
  * What API Gateway does in AWS, on one loopback port: the route (POST /api/v1/prompt
  * only), the payload limit, the Lambda authorizer first, then the `api` handler with the
- * authorizer's context. Every refusal uses the handler's error body.
+ * authorizer's context, and what that handler writes after its answer once the answer
+ * is sent. Every refusal uses the handler's error body.
  */
 export function createLocalServer(handlers: LocalHandlers, log: Log): Server {
   const server = createServer((req, res) => {
@@ -92,6 +95,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, handlers: Local
   }
   const event = toProxyEvent(req, body, PROMPT_PATH, authorizerContext, requestId);
   send(res, await handlers.api(event, lambdaContext('api', requestId)), requestId);
+  await handlers.afterAnswer?.(event);
 }
 
 /** The body as text, or undefined once it passes `limit` bytes (the rest is drained, not kept). */

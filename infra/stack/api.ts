@@ -7,6 +7,7 @@ import {
   EndpointType,
   IdentitySource,
   LambdaIntegration,
+  ResponseTransferMode,
   LogGroupLogDestination,
   MethodLoggingLevel,
   MockIntegration,
@@ -180,9 +181,14 @@ export class GatewayApi extends Construct {
 
     let resource = this.restApi.root;
     for (const part of PROMPT_PATH) resource = resource.addResource(part);
-    // Above 29 s, `timeout` deploys only once the region's REST API quota "Maximum
-    // integration timeout in milliseconds" has been raised (Service Quotas).
-    const integration = new LambdaIntegration(props.apiFunction, { timeout: props.integrationTimeout, allowTestInvoke: false });
+    // Streamed: the api function answers, then settles and logs within the same invocation
+    // (functions/stream-answer.ts). A streamed integration may also run past 29 s (up to
+    // 15 min) without raising the region's integration timeout quota.
+    const integration = new LambdaIntegration(props.apiFunction, {
+      timeout: props.integrationTimeout,
+      allowTestInvoke: false,
+      responseTransferMode: ResponseTransferMode.STREAM,
+    });
     resource.addMethod('POST', integration, { authorizer, authorizationType: AuthorizationType.CUSTOM });
     this.addMethodNotAllowed(resource);
 

@@ -19,8 +19,8 @@ export interface GatewaySettings {
   /**
    * How long API Gateway waits for the `api` function; also that function's timeout. The
    * request deadline (REQUEST_DEADLINE_MS) is 4 s shorter, to leave time for settling
-   * credits and answering. Above 29 s needs the regional REST API quota "Maximum
-   * integration timeout in milliseconds" raised first.
+   * credits and answering. The integration streams its answer, so it may be set up to
+   * 900 s without raising the regional REST API integration timeout quota.
    */
   integrationTimeout: Duration;
   /** Stage throttling: steady requests per second, across all callers. */

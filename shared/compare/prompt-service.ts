@@ -69,8 +69,21 @@ export interface SubmitOptions {
   account?: { zeroDataRetention: boolean; rateLimitRpm?: number };
   /** Called when the answer is an idempotent replay: nothing ran and nothing was charged. */
   onReplay?: () => void;
-  /** Times the phases (`idempotency`, `reserve`, `models` or `judging`, `settle`) for the answer's Server-Timing header. */
+  /** Times the phases (`idempotency`, `reserve`, `models` or `judging`) for the answer's Server-Timing header. */
   timing?: ServerTiming;
+  /**
+   * Given, `submit` answers as soon as the models (and judges) have: what follows the
+   * answer (settle, ledger, prompt log, idempotency record) is handed over here, for the
+   * caller to await once the answer is sent. Absent, `submit` awaits it before answering.
+   * The work never rejects: each failure is logged and left for the reconciler or a retry.
+   */
+  afterAnswer?: (work: Promise<void>) => void;
+}
+
+/** An answer, and the writes that follow it. */
+interface Answered {
+  response: PromptResponse;
+  finishing: Promise<void>;
 }
 
 /** The request path of DESIGN.md from step 3 on: account, rate limit and reserve (one write), run, settle, log, answer. */
@@ -87,27 +100,31 @@ export class PromptService {
     const zeroDataRetention = request.body.zero_data_retention ?? account.zeroDataRetention;
     const timing = options.timing ?? new ServerTiming();
 
+    let answered: Answered;
     if (options.idempotencyKey === undefined) {
-      return this.run(accountId, account.rateLimitRpm, request, promptLogId, zeroDataRetention, receivedAt, timing);
+      answered = await this.run(accountId, account.rateLimitRpm, request, promptLogId, zeroDataRetention, receivedAt, timing);
+    } else {
+      const idempotencyKey = options.idempotencyKey;
+      const begun = await timing.measure('idempotency', () => idempotency.begin(accountId, idempotencyKey, request.body, promptLogId, receivedAt));
+      if (begun.kind === 'replay') {
+        options.onReplay?.();
+        return begun.response;
+      }
+      try {
+        answered = await this.run(accountId, account.rateLimitRpm, request, promptLogId, zeroDataRetention, receivedAt, timing);
+      } catch (error) {
+        await idempotency.release(begun.recordKey, promptLogId).catch(() => undefined);
+        throw error;
+      }
+      const completed = idempotency.complete(begun.recordKey, promptLogId, answered.response, zeroDataRetention).catch((error: unknown) => {
+        // The answer stands; a retry with this key will run again once the lease passes.
+        this.deps.log.warn('Idempotency record not completed', { promptLogId, errorName: (error as Error).name });
+      });
+      answered = { ...answered, finishing: Promise.all([answered.finishing, completed]).then(() => undefined) };
     }
-    const idempotencyKey = options.idempotencyKey;
-    const begun = await timing.measure('idempotency', () => idempotency.begin(accountId, idempotencyKey, request.body, promptLogId, receivedAt));
-    if (begun.kind === 'replay') {
-      options.onReplay?.();
-      return begun.response;
-    }
-    let response: PromptResponse;
-    try {
-      response = await this.run(accountId, account.rateLimitRpm, request, promptLogId, zeroDataRetention, receivedAt, timing);
-    } catch (error) {
-      await idempotency.release(begun.recordKey, promptLogId).catch(() => undefined);
-      throw error;
-    }
-    await idempotency.complete(begun.recordKey, promptLogId, response, zeroDataRetention).catch((error: unknown) => {
-      // The answer stands; a retry with this key will run again once the lease passes.
-      this.deps.log.warn('Idempotency record not completed', { promptLogId, errorName: (error as Error).name });
-    });
-    return response;
+    if (options.afterAnswer) options.afterAnswer(answered.finishing);
+    else await answered.finishing;
+    return answered.response;
   }
 
   private async run(
@@ -118,7 +135,7 @@ export class PromptService {
     zeroDataRetention: boolean,
     receivedAt: number,
     timing: ServerTiming,
-  ): Promise<PromptResponse> {
+  ): Promise<Answered> {
     const { config, credits, log } = this.deps;
     const open = await timing.measure('reserve', () => credits.reserve(accountId, promptLogId, estimateMicroCredits(request, config), rateLimitRpm ?? config.rateLimitRpm));
     const deadlineAt = receivedAt + config.requestDeadlineMs - SETTLE_MARGIN_MS;
@@ -129,22 +146,22 @@ export class PromptService {
     // Judge calls are charged like model calls; failed ones (and failed models) cost nothing.
     const costMicro = usdToMicroCredits(resultsCostUsd(results) + judgingUsd, config);
     const { meta, content } = toPromptLog({ promptLogId, accountId, request, results, evaluations, ranking, chargedMicro: costMicro, zeroDataRetention, receivedAt });
-    // Two independent writes, side by side; both end before the answer.
-    const [chargedMicro] = await timing.measure('settle', () =>
-      Promise.all([
-        this.settle(open, costMicro),
-        this.deps.promptLogs.put(meta, content).catch((error: unknown) => log.error('Prompt log not written', { promptLogId, errorName: (error as Error).name })),
-      ]),
-    );
-    if (chargedMicro !== costMicro) log.warn('Charged differs from the cost in the prompt log', { promptLogId, chargedMicro, costMicro });
-    log.info('Prompt completed', {
-      promptLogId,
-      accountId,
-      models: results.map((r) => ({ modelId: r.modelId, status: r.status, latencyMs: r.latencyMs, errorCode: r.error?.code })),
-      ...(judged ? { evaluations: evaluations.length, evaluationsFailed: evaluations.filter((e) => e.status === 'failed').length } : {}),
-      creditsUsedMicro: chargedMicro,
+    // The answer does not wait for the store: the settle and the prompt log, side by side, follow it.
+    const finishing = Promise.all([
+      this.settle(open, costMicro),
+      this.deps.promptLogs.put(meta, content).catch((error: unknown) => log.error('Prompt log not written', { promptLogId, errorName: (error as Error).name })),
+    ]).then(([chargedMicro]) => {
+      if (chargedMicro !== costMicro) log.warn('Charged differs from the cost in the answer', { promptLogId, chargedMicro, costMicro });
+      log.info('Prompt completed', {
+        promptLogId,
+        accountId,
+        models: results.map((r) => ({ modelId: r.modelId, status: r.status, latencyMs: r.latencyMs, errorCode: r.error?.code })),
+        ...(judged ? { evaluations: evaluations.length, evaluationsFailed: evaluations.filter((e) => e.status === 'failed').length } : {}),
+        creditsUsedMicro: chargedMicro,
+      });
     });
-    return { promptLogId, results, evaluations, ...(ranking ? { ranking } : {}), creditsUsed: microToCredits(chargedMicro) };
+    const response = { promptLogId, results, evaluations, ...(ranking ? { ranking } : {}), creditsUsed: microToCredits(costMicro) };
+    return { response, finishing };
   }
 
   /**

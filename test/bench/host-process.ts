@@ -64,6 +64,8 @@ async function answer(request: HostRequest): Promise<unknown> {
       return { accountId: account.accountId, apiKey };
     }
     case 'balance': {
+      // Once every answered request has written what follows its answer.
+      await host.settled();
       const account = await host.gateway.accounts.get(request.accountId);
       return account ? { balanceMicro: account.balanceMicro, reservations: Object.keys(account.reservations ?? {}).length } : null;
     }

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { LocalHost } from '../../infra/local/host.js';
 import { generateApiKey, hashApiKey, keyPrefix } from '../../shared/auth/keys.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
@@ -15,6 +15,7 @@ afterAll(async () => {
   await host?.close();
 });
 beforeEach(() => host.simulator.reset());
+afterEach(() => vi.restoreAllMocks());
 
 /** A new account with a key, so that each test owns its balance and its rate-limit window. */
 async function account(balanceMicro: number, rateLimitRpm = 100_000): Promise<{ accountId: string; auth: Record<string, string> }> {
@@ -78,6 +79,34 @@ describe('Credits through the gateway', () => {
     expect(await host.gateway.credits.ledgerSum(accountId)).toBe(final);
   });
 
+  it('answers before it settles: the answer arrives with the reservation still open, and the balance then changes by what it says', async () => {
+    const estimate = estimateMicroCredits(validatePromptRequest(ONE_MODEL), host.gateway.config);
+    const { accountId, auth } = await account(10 * estimate);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const settle = host.gateway.credits.settle.bind(host.gateway.credits);
+    vi.spyOn(host.gateway.credits, 'settle').mockImplementation(async (open, chargedMicro) => {
+      await held;
+      return settle(open, chargedMicro);
+    });
+
+    // Not `post`, which waits for the host to settle.
+    const response = await fetch(`${host.url}/api/v1/prompt`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(ONE_MODEL) });
+    expect(response.status).toBe(200);
+    const answer = (await response.json()) as { promptLogId: string; creditsUsed: number };
+    expect(answer.creditsUsed).toBeGreaterThan(0);
+    const during = await host.gateway.accounts.get(accountId);
+    expect(during!.reservations[answer.promptLogId]).toEqual({ amountMicro: estimate, at: expect.any(Number) });
+    expect(during!.balanceMicro).toBe(9 * estimate);
+
+    release();
+    await host.settled();
+    const after = await host.gateway.accounts.get(accountId);
+    expect(after!.reservations).toEqual({});
+    expect(after!.balanceMicro).toBe(10 * estimate - Math.round(answer.creditsUsed * 1e6));
+    expect(await host.gateway.credits.ledgerSum(accountId)).toBe(after!.balanceMicro);
+  });
+
   it('answers 429 with Retry-After past the account rate limit, without running or charging', async () => {
     const { accountId, auth } = await account(100_000_000, 2);
     expect((await post(host, ONE_MODEL, auth)).status).toBe(200);
@@ -106,7 +135,7 @@ describe('Idempotency-Key', () => {
     expect(second.body).toEqual(first.body);
     expect(host.simulator.calls()).toHaveLength(1);
     // The replay ran nothing: its timing shows the key's lookup only.
-    expect(Object.keys(parseServerTiming(first.headers.get('server-timing') ?? undefined))).toEqual(['idempotency', 'reserve', 'models', 'settle', 'total']);
+    expect(Object.keys(parseServerTiming(first.headers.get('server-timing') ?? undefined))).toEqual(['idempotency', 'reserve', 'models', 'total']);
     expect(Object.keys(parseServerTiming(second.headers.get('server-timing') ?? undefined))).toEqual(['idempotency', 'total']);
     expect(await balance(accountId)).toBe(afterFirst);
   });

@@ -624,6 +624,17 @@ describe('Stack: GatewayStack', () => {
       expect(JSON.stringify(authorizer.Properties!.AuthorizerUri)).toContain(logicalId(stack, stack.authorizerFunction));
     });
 
+    it('streams the api function\'s answer (Lambda InvokeWithResponseStream), so settling follows the answer', () => {
+      const post = Object.values(template.findResources('AWS::ApiGateway::Method') as Resources)
+        .map((m) => m.Properties!)
+        .find((p) => p.HttpMethod === 'POST');
+      expect(post!.Integration).toMatchObject({ Type: 'AWS_PROXY', ResponseTransferMode: 'STREAM' });
+      const uri = JSON.stringify(post!.Integration.Uri);
+      expect(uri).toContain('2021-11-15/functions/');
+      expect(uri).toContain('/response-streaming-invocations');
+      expect(uri).toContain(logicalId(stack, stack.apiFunction));
+    });
+
     it.each<[string, string | undefined, string]>([
       ['UNAUTHORIZED', '401', 'unauthorized'],
       ['ACCESS_DENIED', '403', 'forbidden'],

@@ -20,7 +20,9 @@ export interface Answer {
 /**
  * POSTs to the prompt endpoint of a host; the body is JSON-encoded unless it is a string.
  * Every answer is checked against the OpenAPI document (status, content type, headers,
- * body) before it is returned: a test that gets an answer gets a documented one.
+ * body) before it is returned: a test that gets an answer gets a documented one. It
+ * returns once the host has also written what follows the answer (settle, ledger, prompt
+ * log, idempotency record), so that what a test reads next is final.
  */
 export async function post(host: LocalHost, payload: unknown, headers: Record<string, string> = {}, path = '/api/v1/prompt'): Promise<Answer> {
   const response = await fetch(`${host.url}${path}`, {
@@ -31,5 +33,6 @@ export async function post(host: LocalHost, payload: unknown, headers: Record<st
   const text = await response.text();
   const answer = { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
   assertMatchesOpenApi(answer);
+  await host.settled();
   return answer;
 }

@@ -1,0 +1,66 @@
+import { finished } from 'node:stream/promises';
+import type { Writable } from 'node:stream';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { errorResponse } from '../shared/http/response.js';
+import type { Log } from '../shared/log.js';
+
+type ApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+
+/** The response-streaming part of the `awslambda` global that Lambda's Node.js runtime provides. */
+export interface LambdaStreamingRuntime {
+  streamifyResponse(handler: (event: APIGatewayProxyEvent, responseStream: Writable, context: Context) => Promise<void>): unknown;
+  HttpResponseStream: {
+    /** Writes the metadata (status, headers) and the delimiter API Gateway expects before the body. */
+    from(responseStream: Writable, metadata: { statusCode: number; headers?: Record<string, string>; multiValueHeaders?: Record<string, string[]> }): Writable;
+  };
+}
+
+/**
+ * The `api` function's entry: the answer goes out, then the invocation finishes what
+ * follows it (`afterAnswer`: settle, ledger, prompt log, idempotency record) before it
+ * ends. In AWS that is Lambda response streaming behind API Gateway's STREAM transfer
+ * mode: the stream ends, and API Gateway with it answers the client, as soon as the
+ * answer is written. Outside that runtime (tests, the cold-start bench) the answer is
+ * returned, buffered, once that work is done.
+ */
+export function streamAnswers(
+  handler: ApiHandler,
+  afterAnswer: (event: APIGatewayProxyEvent) => Promise<void>,
+  log: Log,
+  runtime: LambdaStreamingRuntime | undefined = streamingRuntime(),
+) {
+  const answer = (event: APIGatewayProxyEvent, context: Context) =>
+    handler(event, context).catch((error: unknown) => errorResponse(error, log, { requestId: context.awsRequestId }));
+  if (!runtime) {
+    return async (event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> => {
+      const result = await answer(event, context);
+      await afterAnswer(event);
+      return result;
+    };
+  }
+  return runtime.streamifyResponse(async (event, responseStream, context) => {
+    const result = await answer(event, context);
+    const stream = runtime.HttpResponseStream.from(responseStream, {
+      statusCode: result.statusCode,
+      headers: stringHeaders(result.headers),
+      ...(result.multiValueHeaders ? { multiValueHeaders: mapValues(result.multiValueHeaders, (values) => values.map(String)) } : {}),
+    });
+    stream.end(result.body);
+    await finished(stream);
+    await afterAnswer(event);
+  });
+}
+
+/** Lambda's runtime when it streams; other code (Powertools' invoke store) may define an `awslambda` global without it. */
+function streamingRuntime(): LambdaStreamingRuntime | undefined {
+  const runtime = (globalThis as { awslambda?: Partial<LambdaStreamingRuntime> }).awslambda;
+  return typeof runtime?.streamifyResponse === 'function' && runtime.HttpResponseStream ? (runtime as LambdaStreamingRuntime) : undefined;
+}
+
+function stringHeaders(headers: APIGatewayProxyResult['headers']): Record<string, string> {
+  return mapValues(headers ?? {}, String);
+}
+
+function mapValues<T, U>(record: Record<string, T>, map: (value: T) => U): Record<string, U> {
+  return Object.fromEntries(Object.entries(record).map(([key, value]) => [key, map(value)]));
+}

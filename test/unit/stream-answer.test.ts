@@ -1,0 +1,94 @@
+import { PassThrough, type Writable } from 'node:stream';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { streamAnswers, type LambdaStreamingRuntime } from '../../functions/stream-answer.js';
+import { silentLog } from '../../shared/log.js';
+
+/** Lambda's runtime as far as the entry uses it: HttpResponseStream writes the metadata JSON and 8 NUL bytes, then the body follows. */
+const runtime: LambdaStreamingRuntime = {
+  streamifyResponse: (handler) => handler,
+  HttpResponseStream: {
+    from(responseStream, metadata) {
+      responseStream.write(JSON.stringify(metadata));
+      responseStream.write(Buffer.alloc(8));
+      return responseStream;
+    },
+  },
+};
+
+type Streamed = (event: APIGatewayProxyEvent, responseStream: Writable, context: Context) => Promise<void>;
+
+const event = { body: '{}' } as APIGatewayProxyEvent;
+const context = { awsRequestId: 'req-1' } as Context;
+const answer: APIGatewayProxyResult = { statusCode: 200, headers: { 'content-type': 'application/json', 'server-timing': 'total;dur=1' }, body: '{"promptLogId":"pl_1"}' };
+
+function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open };
+}
+
+function collect(stream: PassThrough): () => Buffer {
+  const chunks: Buffer[] = [];
+  stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+  return () => Buffer.concat(chunks);
+}
+
+describe('api entry: the answer is streamed before what follows it is written', () => {
+  it('ends the response stream with the whole answer while the settle is still running, and ends the invocation only after it', async () => {
+    const settle = gate();
+    let settled = false;
+    const afterAnswer = (e: APIGatewayProxyEvent) => {
+      expect(e).toBe(event);
+      return settle.opened.then(() => void (settled = true));
+    };
+    const handler = streamAnswers(async () => answer, afterAnswer, silentLog, runtime) as Streamed;
+    const responseStream = new PassThrough();
+    const written = collect(responseStream);
+    const ended = new Promise<void>((resolve) => responseStream.on('end', resolve));
+    let invocationEnded = false;
+
+    const invocation = handler(event, responseStream, context).then(() => void (invocationEnded = true));
+    await ended;
+
+    // The client has the whole answer; the invocation is still settling.
+    const bytes = written();
+    const delimiter = bytes.indexOf(Buffer.alloc(8));
+    expect(JSON.parse(bytes.subarray(0, delimiter).toString())).toEqual({ statusCode: 200, headers: answer.headers });
+    expect(bytes.subarray(delimiter + 8).toString()).toBe(answer.body);
+    expect(invocationEnded).toBe(false);
+    expect(settled).toBe(false);
+
+    settle.open();
+    await invocation;
+    expect(settled).toBe(true);
+  });
+
+  it('streams a 500 error body when the handler throws, and still finishes', async () => {
+    const handler = streamAnswers(async () => Promise.reject(new Error('boom')), async () => undefined, silentLog, runtime) as Streamed;
+    const responseStream = new PassThrough();
+    const written = collect(responseStream);
+    await handler(event, responseStream, context);
+    const bytes = written();
+    const delimiter = bytes.indexOf(Buffer.alloc(8));
+    expect(JSON.parse(bytes.subarray(0, delimiter).toString())).toMatchObject({ statusCode: 500 });
+    expect(JSON.parse(bytes.subarray(delimiter + 8).toString())).toEqual({ error: { code: 'internal_error', message: expect.any(String) } });
+  });
+
+  it('outside Lambda\'s streaming runtime returns the answer, buffered, once what follows it is written', async () => {
+    const settle = gate();
+    let settled = false;
+    const handler = streamAnswers(async () => answer, () => settle.opened.then(() => void (settled = true)), silentLog, undefined) as (
+      e: APIGatewayProxyEvent,
+      c: Context,
+    ) => Promise<APIGatewayProxyResult>;
+    let returned: APIGatewayProxyResult | undefined;
+    const invocation = handler(event, context).then((result) => (returned = result));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(returned).toBeUndefined();
+    settle.open();
+    await invocation;
+    expect(returned).toEqual(answer);
+    expect(settled).toBe(true);
+  });
+});
