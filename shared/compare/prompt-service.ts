@@ -80,11 +80,14 @@ export interface SubmitOptions {
   afterAnswer?: (work: Promise<void>) => void;
 }
 
-/** An answer, and the writes that follow it. */
+/** An answer, and the writes that follow it (started once the answer is on its way). */
 interface Answered {
   response: PromptResponse;
-  finishing: Promise<void>;
+  finish: () => Promise<void>;
 }
+
+/** Resolves on the event loop's next turn: once the answer, already in hand, has been written. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** The request path of DESIGN.md from step 3 on: account, rate limit and reserve (one write), run, settle, log, answer. */
 export class PromptService {
@@ -116,14 +119,19 @@ export class PromptService {
         await idempotency.release(begun.recordKey, promptLogId).catch(() => undefined);
         throw error;
       }
-      const completed = idempotency.complete(begun.recordKey, promptLogId, answered.response, zeroDataRetention).catch((error: unknown) => {
-        // The answer stands; a retry with this key will run again once the lease passes.
-        this.deps.log.warn('Idempotency record not completed', { promptLogId, errorName: (error as Error).name });
-      });
-      answered = { ...answered, finishing: Promise.all([answered.finishing, completed]).then(() => undefined) };
+      const { response, finish } = answered;
+      const complete = () =>
+        idempotency.complete(begun.recordKey, promptLogId, response, zeroDataRetention).catch((error: unknown) => {
+          // The answer stands; a retry with this key will run again once the lease passes.
+          this.deps.log.warn('Idempotency record not completed', { promptLogId, errorName: (error as Error).name });
+        });
+      answered = { response, finish: async () => void (await Promise.all([finish(), complete()])) };
     }
-    if (options.afterAnswer) options.afterAnswer(answered.finishing);
-    else await answered.finishing;
+    const finishing = nextTurn()
+      .then(answered.finish)
+      .catch((error: unknown) => this.deps.log.error('Finishing after the answer failed', { promptLogId, errorName: (error as Error).name }));
+    if (options.afterAnswer) options.afterAnswer(finishing);
+    else await finishing;
     return answered.response;
   }
 
@@ -145,12 +153,12 @@ export class PromptService {
       : { results: await timing.measure('models', () => runModels(request, { route: this.deps.route, deadlineAt })), evaluations: [], ranking: undefined, judgingUsd: 0 };
     // Judge calls are charged like model calls; failed ones (and failed models) cost nothing.
     const costMicro = usdToMicroCredits(resultsCostUsd(results) + judgingUsd, config);
-    const { meta, content } = toPromptLog({ promptLogId, accountId, request, results, evaluations, ranking, chargedMicro: costMicro, zeroDataRetention, receivedAt });
     // The answer does not wait for the store: the settle and the prompt log, side by side, follow it.
-    const finishing = Promise.all([
-      this.settle(open, costMicro),
-      this.deps.promptLogs.put(meta, content).catch((error: unknown) => log.error('Prompt log not written', { promptLogId, errorName: (error as Error).name })),
-    ]).then(([chargedMicro]) => {
+    const finish = async () => {
+      const [chargedMicro] = await Promise.all([
+        this.settle(open, costMicro),
+        this.writePromptLog({ promptLogId, accountId, request, results, evaluations, ranking, chargedMicro: costMicro, zeroDataRetention, receivedAt }),
+      ]);
       if (chargedMicro !== costMicro) log.warn('Charged differs from the cost in the answer', { promptLogId, chargedMicro, costMicro });
       log.info('Prompt completed', {
         promptLogId,
@@ -159,9 +167,9 @@ export class PromptService {
         ...(judged ? { evaluations: evaluations.length, evaluationsFailed: evaluations.filter((e) => e.status === 'failed').length } : {}),
         creditsUsedMicro: chargedMicro,
       });
-    });
+    };
     const response = { promptLogId, results, evaluations, ...(ranking ? { ranking } : {}), creditsUsed: microToCredits(costMicro) };
-    return { response, finishing };
+    return { response, finish };
   }
 
   /**
@@ -179,6 +187,16 @@ export class PromptService {
       this.deps.log.error('Judging workflow failed', { promptLogId, errorName: (error as Error).name, status: (error as { status?: unknown }).status });
       await this.settle(open, 0);
       throw new JudgingFailedError(error);
+    }
+  }
+
+  /** Builds the prompt log and writes it; a failure is logged, never thrown. */
+  private async writePromptLog(input: Parameters<typeof toPromptLog>[0]): Promise<void> {
+    try {
+      const { meta, content } = toPromptLog(input);
+      await this.deps.promptLogs.put(meta, content);
+    } catch (error) {
+      this.deps.log.error('Prompt log not written', { promptLogId: input.promptLogId, errorName: (error as Error).name });
     }
   }
 
