@@ -13,6 +13,9 @@ export const FUNCTIONS_DIR = join(REPO_ROOT, 'functions');
 const CJS_REQUIRE_SHIM =
   "import { createRequire as __gatewayCreateRequire } from 'node:module'; const require = __gatewayCreateRequire(import.meta.url);";
 
+/** Where the bundles take aws-xray-sdk-core from: the part of it Powertools' tracer uses (see the file). */
+const XRAY_SDK_LITE = fileURLToPath(new URL('./xray-sdk-core-lite.cjs', import.meta.url));
+
 /**
  * How every Lambda function is bundled (the stack) and measured (the cold-start bench):
  * one ESM entry `index.mjs` plus chunks for what is only imported on demand (ajv for a
@@ -36,6 +39,7 @@ export const BUNDLE_OPTIONS: BuildOptions = {
   sourcesContent: false,
   // The nodejs22.x runtime ships AWS SDK v3.
   external: ['@aws-sdk/*'],
+  alias: { 'aws-xray-sdk-core': XRAY_SDK_LITE },
   logLevel: 'warning',
   metafile: true,
 };

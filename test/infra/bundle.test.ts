@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { createSocket } from 'node:dgram';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,6 +42,58 @@ describe('Function: bundleFunction', () => {
     const module = (await import(pathToFileURL(entry).href)) as { handler?: unknown };
     expect(typeof module.handler).toBe('function');
     expect(sizes.lazyBytes).toBeGreaterThan(0);
+  });
+});
+
+describe('Function: bundleFunction, X-Ray', () => {
+  it('takes of aws-xray-sdk-core only what the tracer uses: no AWS SDK patchers, plugins or semver', () => {
+    expect(allInputs.filter((input) => /node_modules\/semver\/|aws-xray-sdk-core\/dist\/lib\/(patchers\/aws3?_p|segments\/plugins\/|aws-xray\.js)/.test(input))).toEqual([]);
+    expect(eagerInputs).toContain('infra/stack/xray-sdk-core-lite.cjs');
+  });
+
+  it('traces an invocation in Lambda: the handler subsegment reaches the X-Ray daemon on the invocation\'s trace', async () => {
+    const daemon = createSocket('udp4');
+    await new Promise<void>((resolve) => daemon.bind(0, '127.0.0.1', resolve));
+    const traced = new Promise<Record<string, unknown>>((resolve) => {
+      daemon.on('message', (message) => {
+        const document = JSON.parse(message.toString().split('\n')[1]!) as Record<string, unknown>;
+        if (document.name === '## index.handler') resolve(document);
+      });
+    });
+    const script = [
+      `const { handler } = await import(${JSON.stringify(pathToFileURL(join(dir, 'index.mjs')).href)});`,
+      "const event = { httpMethod: 'POST', path: '/api/v1/prompt', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'hi', models: ['fam_c-4o'] }), requestContext: { authorizer: { accountId: 'acct_1' } } };",
+      "const answer = await handler(event, { awsRequestId: 'req-1', functionName: 'api', getRemainingTimeInMillis: () => 10000 });",
+      'process.stdout.write(JSON.stringify(answer));',
+    ].join('\n');
+    // Lambda's environment, its daemon on our socket; no AWS to reach, so the gateway answers 503.
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      env: {
+        PATH: process.env.PATH,
+        LAMBDA_TASK_ROOT: '/var/task',
+        AWS_LAMBDA_FUNCTION_NAME: 'api',
+        AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
+        _HANDLER: 'index.handler',
+        AWS_REGION: 'us-east-1',
+        AWS_ACCESS_KEY_ID: 'test',
+        AWS_SECRET_ACCESS_KEY: 'test',
+        PROVIDER_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:111122223333:secret:missing',
+        _X_AMZN_TRACE_ID: 'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1',
+        AWS_XRAY_DAEMON_ADDRESS: `127.0.0.1:${daemon.address().port}`,
+      },
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    try {
+      const [document] = await Promise.all([traced, new Promise((resolve) => child.on('exit', resolve))]);
+      // The function's log lines and metrics go to stdout too; the answer is the last line.
+      expect(JSON.parse(stdout.trim().split('\n').at(-1)!)).toMatchObject({ statusCode: 503 });
+      expect(document).toMatchObject({ type: 'subsegment', trace_id: '1-5759e988-bd862e3fe1be46a994272793', parent_id: '53995c3f42cd8ad8', fault: true });
+    } finally {
+      child.kill();
+      daemon.close();
+    }
   });
 });
 
