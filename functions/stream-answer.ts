@@ -40,14 +40,21 @@ export function streamAnswers(
   }
   return runtime.streamifyResponse(async (event, responseStream, context) => {
     const result = await answer(event, context);
-    const stream = runtime.HttpResponseStream.from(responseStream, {
-      statusCode: result.statusCode,
-      headers: stringHeaders(result.headers),
-      ...(result.multiValueHeaders ? { multiValueHeaders: mapValues(result.multiValueHeaders, (values) => values.map(String)) } : {}),
-    });
-    stream.end(result.body);
-    await finished(stream);
-    await afterAnswer(event);
+    try {
+      const stream = runtime.HttpResponseStream.from(responseStream, {
+        statusCode: result.statusCode,
+        headers: stringHeaders(result.headers),
+        ...(result.multiValueHeaders ? { multiValueHeaders: mapValues(result.multiValueHeaders, (values) => values.map(String)) } : {}),
+      });
+      // `write`, not `end(body)`: the runtime puts the metadata and its delimiter ahead of
+      // the first `write` only; a body given to `end` would go out without them (a 502).
+      stream.write(result.body);
+      stream.end();
+      await finished(stream);
+    } finally {
+      // Even when the stream failed: the answer's charge and records are still written.
+      await afterAnswer(event);
+    }
   });
 }
 

@@ -4,13 +4,25 @@ import { describe, expect, it } from 'vitest';
 import { streamAnswers, type LambdaStreamingRuntime } from '../../functions/stream-answer.js';
 import { silentLog } from '../../shared/log.js';
 
-/** Lambda's runtime as far as the entry uses it: HttpResponseStream writes the metadata JSON and 8 NUL bytes, then the body follows. */
+/**
+ * Lambda's runtime as far as the entry uses it, as the runtime does it: its response
+ * stream's `write` puts what `HttpResponseStream.from` left for it (the metadata JSON and
+ * 8 NUL bytes) ahead of the first chunk; `end(chunk)` does not go through that `write`.
+ */
 const runtime: LambdaStreamingRuntime = {
   streamifyResponse: (handler) => handler,
   HttpResponseStream: {
     from(responseStream, metadata) {
-      responseStream.write(JSON.stringify(metadata));
-      responseStream.write(Buffer.alloc(8));
+      const write = responseStream.write.bind(responseStream) as (chunk: unknown) => boolean;
+      let first = true;
+      responseStream.write = ((chunk: unknown, ...rest: unknown[]) => {
+        if (first) {
+          first = false;
+          write(JSON.stringify(metadata));
+          write(Buffer.alloc(8));
+        }
+        return (write as (...args: unknown[]) => boolean)(chunk, ...rest);
+      }) as Writable['write'];
       return responseStream;
     },
   },
@@ -73,6 +85,16 @@ describe('api entry: the answer is streamed before what follows it is written', 
     const delimiter = bytes.indexOf(Buffer.alloc(8));
     expect(JSON.parse(bytes.subarray(0, delimiter).toString())).toMatchObject({ statusCode: 500 });
     expect(JSON.parse(bytes.subarray(delimiter + 8).toString())).toEqual({ error: { code: 'internal_error', message: expect.any(String) } });
+  });
+
+  it('still writes what follows the answer when the response stream fails', async () => {
+    let settled = false;
+    const handler = streamAnswers(async () => answer, async () => void (settled = true), silentLog, runtime) as Streamed;
+    const responseStream = new PassThrough();
+    responseStream.on('error', () => undefined);
+    responseStream.destroy(new Error('the runtime closed the stream'));
+    await expect(handler(event, responseStream, context)).rejects.toThrow();
+    expect(settled).toBe(true);
   });
 
   it('outside Lambda\'s streaming runtime returns the answer, buffered, once what follows it is written', async () => {
