@@ -19,8 +19,10 @@ export interface GatewaySettings {
   /**
    * How long API Gateway waits for the `api` function; also that function's timeout. The
    * request deadline (REQUEST_DEADLINE_MS) is 4 s shorter, to leave time for settling
-   * credits and answering. The integration streams its answer, so it may be set up to
-   * 900 s without raising the regional REST API integration timeout quota.
+   * credits and answering. The integration streams its answer, so it may be set above
+   * 29 s without raising the regional REST API integration timeout quota, up to 300 s:
+   * the answer is written at once when it is ready, and API Gateway cuts a stream that
+   * stays idle for 5 minutes (Regional endpoints).
    */
   integrationTimeout: Duration;
   /** Stage throttling: steady requests per second, across all callers. */
@@ -61,6 +63,8 @@ export const RECONCILE_SCHEDULE = Duration.minutes(5);
 
 /** Time the `api` function keeps after its deadline to settle credits and answer. */
 const SETTLE_MARGIN = Duration.seconds(4);
+/** API Gateway ends a streamed response (Regional endpoint) that sends nothing for this long; the api function writes its answer only once it is whole. */
+const STREAM_IDLE_LIMIT = Duration.minutes(5);
 
 export type GatewayStackProps = StackProps & Partial<GatewaySettings>;
 
@@ -247,7 +251,9 @@ export function resolveSettings(props: Partial<GatewaySettings>): GatewaySetting
   if (ttl > 3600) throw new Error(`authorizerCacheTtl must be at most 3600 seconds, got ${ttl}`);
   const timeout = settings.integrationTimeout.toMilliseconds();
   if (timeout <= SETTLE_MARGIN.toMilliseconds()) throw new Error(`integrationTimeout must be longer than ${SETTLE_MARGIN.toSeconds()} s`);
-  if (timeout > 900_000) throw new Error('integrationTimeout cannot exceed 900 s, the longest Lambda timeout');
+  if (timeout > STREAM_IDLE_LIMIT.toMilliseconds()) {
+    throw new Error(`integrationTimeout cannot exceed ${STREAM_IDLE_LIMIT.toSeconds()} s: API Gateway cuts a streamed answer idle that long`);
+  }
   return settings;
 }
 

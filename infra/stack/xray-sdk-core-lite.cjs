@@ -6,8 +6,9 @@
  * AWS SDK v2 and v3 client patchers (with `semver` and the parameter whitelist), the
  * EC2, ECS and Elastic Beanstalk plugins, the promise patcher and SQL data; nothing in
  * the gateway calls them, and the Lambda functions used to load them at every cold start.
- * The SDK's modules are named by path (the alias in bundle.ts maps the package's every
- * subpath to this file): a build fails if npm ever nests the package elsewhere.
+ * The SDK's modules are named by path: the alias in bundle.ts remaps every specifier
+ * that starts with the package name, subpaths included (to paths under this file, which
+ * do not exist). A build fails if npm ever nests the package elsewhere.
  */
 const lib = 'aws-xray-sdk-core/dist/lib/';
 const contextUtils = require('../../node_modules/aws-xray-sdk-core/dist/lib/context_utils');

@@ -83,7 +83,8 @@ export interface SubmitOptions {
 /** An answer, and the writes that follow it (started once the answer is on its way). */
 interface Answered {
   response: PromptResponse;
-  finish: () => Promise<void>;
+  /** Settles (charging the cost, or nothing when `charge` is false) and writes the prompt log. */
+  finish: (charge?: boolean) => Promise<void>;
 }
 
 /** Resolves on the event loop's next turn: once the answer, already in hand, has been written. */
@@ -120,15 +121,25 @@ export class PromptService {
         throw error;
       }
       const { response, finish } = answered;
-      const complete = () =>
-        idempotency.complete(begun.recordKey, promptLogId, response, zeroDataRetention).catch((error: unknown) => {
-          // The answer stands; a retry with this key will run again once the lease passes.
-          this.deps.log.warn('Idempotency record not completed', { promptLogId, errorName: (error as Error).name });
-        });
-      answered = { response, finish: async () => void (await Promise.all([finish(), complete()])) };
+      // The record first, then the charge: should the record not be written, a retry with
+      // this key runs again once the lease passes, so this run charges nothing (it never
+      // charges twice); should the invocation end in between, nothing is charged either.
+      const completed = () =>
+        idempotency.complete(begun.recordKey, promptLogId, response, zeroDataRetention).then(
+          () => true,
+          (error: unknown) => {
+            this.deps.log.error('Idempotency record not completed: the request is not charged, so that a retry cannot charge twice', {
+              promptLogId,
+              errorName: (error as Error).name,
+            });
+            return false;
+          },
+        );
+      answered = { response, finish: async () => finish(await completed()) };
     }
+    const { finish } = answered;
     const finishing = nextTurn()
-      .then(answered.finish)
+      .then(() => finish())
       .catch((error: unknown) => this.deps.log.error('Finishing after the answer failed', { promptLogId, errorName: (error as Error).name }));
     if (options.afterAnswer) options.afterAnswer(finishing);
     else await finishing;
@@ -154,10 +165,11 @@ export class PromptService {
     // Judge calls are charged like model calls; failed ones (and failed models) cost nothing.
     const costMicro = usdToMicroCredits(resultsCostUsd(results) + judgingUsd, config);
     // The answer does not wait for the store: the settle and the prompt log, side by side, follow it.
-    const finish = async () => {
+    const finish = async (charge = true) => {
+      const chargeMicro = charge ? costMicro : 0;
       const [chargedMicro] = await Promise.all([
-        this.settle(open, costMicro),
-        this.writePromptLog({ promptLogId, accountId, request, results, evaluations, ranking, chargedMicro: costMicro, zeroDataRetention, receivedAt }),
+        this.settle(open, chargeMicro),
+        this.writePromptLog({ promptLogId, accountId, request, results, evaluations, ranking, chargedMicro: chargeMicro, zeroDataRetention, receivedAt }),
       ]);
       if (chargedMicro !== costMicro) log.warn('Charged differs from the cost in the answer', { promptLogId, chargedMicro, costMicro });
       log.info('Prompt completed', {

@@ -3,6 +3,7 @@ import type { LocalHost } from '../../infra/local/host.js';
 import { generateApiKey, hashApiKey, keyPrefix } from '../../shared/auth/keys.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { estimateMicroCredits } from '../../shared/credits/estimate.js';
+import { IdempotencyService } from '../../shared/idempotency/idempotency-service.js';
 import { parseServerTiming } from '../../shared/http/server-timing.js';
 import { body } from '../support/fixtures.js';
 import { post, startTestHost } from '../support/local.js';
@@ -138,6 +139,35 @@ describe('Idempotency-Key', () => {
     expect(Object.keys(parseServerTiming(first.headers.get('server-timing') ?? undefined))).toEqual(['idempotency', 'reserve', 'models', 'total']);
     expect(Object.keys(parseServerTiming(second.headers.get('server-timing') ?? undefined))).toEqual(['idempotency', 'total']);
     expect(await balance(accountId)).toBe(afterFirst);
+  });
+
+  it('completes the record before it charges: a run that ends between the two is free, never charged twice', async () => {
+    const { auth } = await account(100_000_000);
+    const order: string[] = [];
+    const complete = IdempotencyService.prototype.complete;
+    vi.spyOn(IdempotencyService.prototype, 'complete').mockImplementation(async function (this: IdempotencyService<unknown>, ...args) {
+      await complete.apply(this, args);
+      order.push('record completed');
+    });
+    const settle = host.gateway.credits.settle.bind(host.gateway.credits);
+    vi.spyOn(host.gateway.credits, 'settle').mockImplementation(async (open, chargedMicro) => {
+      order.push('settle started');
+      return settle(open, chargedMicro);
+    });
+    expect((await post(host, ONE_MODEL, { ...auth, 'idempotency-key': 'record-first' })).status).toBe(200);
+    expect(order).toEqual(['record completed', 'settle started']);
+  });
+
+  it('charges nothing when the record cannot be completed, since a retry with the key will run again', async () => {
+    const { accountId, auth } = await account(100_000_000);
+    vi.spyOn(IdempotencyService.prototype, 'complete').mockRejectedValueOnce(new Error('the store is down'));
+    const answer = await post(host, ONE_MODEL, { ...auth, 'idempotency-key': 'record-lost' });
+    expect(answer.status).toBe(200);
+    expect(answer.body.creditsUsed).toBeGreaterThan(0);
+    const account_ = await host.gateway.accounts.get(accountId);
+    expect(account_!.reservations).toEqual({});
+    expect(account_!.balanceMicro).toBe(100_000_000);
+    expect(await host.gateway.credits.ledgerSum(accountId)).toBe(100_000_000);
   });
 
   it('scopes keys to the account', async () => {

@@ -45,6 +45,7 @@ describe('Function: settingsFromContext', () => {
     [CONTEXT_KEYS.authorizerCacheTtlSeconds, '3601'],
     [CONTEXT_KEYS.integrationTimeoutSeconds, '2'],
     [CONTEXT_KEYS.integrationTimeoutSeconds, '29.5'],
+    [CONTEXT_KEYS.integrationTimeoutSeconds, '301'],
     [CONTEXT_KEYS.throttlingRateLimit, 'fast'],
     [CONTEXT_KEYS.throttlingBurstLimit, '-1'],
     [CONTEXT_KEYS.logRetentionDays, '8'],
@@ -59,5 +60,10 @@ describe('Function: settingsFromContext', () => {
 describe('Function: resolveSettings', () => {
   it('rejects an integration timeout that leaves no time to settle', () => {
     expect(() => resolveSettings({ integrationTimeout: Duration.seconds(4) })).toThrow(/longer than 4 s/);
+  });
+
+  it('rejects an integration timeout past API Gateway\'s 5-minute idle limit for a streamed answer, which is written only once whole', () => {
+    expect(() => resolveSettings({ integrationTimeout: Duration.seconds(301) })).toThrow(/cannot exceed 300 s/);
+    expect(resolveSettings({ integrationTimeout: Duration.seconds(300) }).integrationTimeout.toSeconds()).toBe(300);
   });
 });
