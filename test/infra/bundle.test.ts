@@ -51,7 +51,7 @@ describe('Function: bundleFunction, X-Ray', () => {
     expect(eagerInputs).toContain('infra/stack/xray-sdk-core-lite.cjs');
   });
 
-  it('traces an invocation in Lambda: the handler subsegment reaches the X-Ray daemon on the invocation\'s trace', async () => {
+  it('answers through Lambda\'s response stream and traces the invocation: metadata, delimiter and body; the handler subsegment at the X-Ray daemon', async () => {
     const daemon = createSocket('udp4');
     await new Promise<void>((resolve) => daemon.bind(0, '127.0.0.1', resolve));
     const traced = new Promise<Record<string, unknown>>((resolve) => {
@@ -60,11 +60,19 @@ describe('Function: bundleFunction, X-Ray', () => {
         if (document.name === '## index.handler') resolve(document);
       });
     });
+    // The runtime's streaming global as the runtime behaves: the metadata and delimiter go
+    // ahead of the stream's first `write`.
     const script = [
+      "const { PassThrough } = await import('node:stream');",
+      'globalThis.awslambda = { streamifyResponse: (handler) => handler, HttpResponseStream: { from(stream, metadata) {',
+      '  const write = stream.write.bind(stream); let first = true;',
+      '  stream.write = (chunk, ...rest) => { if (first) { first = false; write(JSON.stringify(metadata)); write(Buffer.alloc(8)); } return write(chunk, ...rest); };',
+      '  return stream; } } };',
       `const { handler } = await import(${JSON.stringify(pathToFileURL(join(dir, 'index.mjs')).href)});`,
       "const event = { httpMethod: 'POST', path: '/api/v1/prompt', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'hi', models: ['fam_c-4o'] }), requestContext: { authorizer: { accountId: 'acct_1' } } };",
-      "const answer = await handler(event, { awsRequestId: 'req-1', functionName: 'api', getRemainingTimeInMillis: () => 10000 });",
-      'process.stdout.write(JSON.stringify(answer));',
+      'const stream = new PassThrough(); const chunks = []; stream.on(\'data\', (chunk) => chunks.push(Buffer.from(chunk)));',
+      "await handler(event, stream, { awsRequestId: 'req-1', functionName: 'api', getRemainingTimeInMillis: () => 10000 });",
+      "process.stdout.write('\\n' + Buffer.concat(chunks).toString('base64'));",
     ].join('\n');
     // Lambda's environment, its daemon on our socket; no AWS to reach, so the gateway answers 503.
     const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
@@ -87,8 +95,11 @@ describe('Function: bundleFunction, X-Ray', () => {
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     try {
       const [document] = await Promise.all([traced, new Promise((resolve) => child.on('exit', resolve))]);
-      // The function's log lines and metrics go to stdout too; the answer is the last line.
-      expect(JSON.parse(stdout.trim().split('\n').at(-1)!)).toMatchObject({ statusCode: 503 });
+      // The function's log lines and metrics go to stdout too; the streamed bytes are the last line.
+      const streamed = Buffer.from(stdout.trim().split('\n').at(-1)!, 'base64');
+      const delimiter = streamed.indexOf(Buffer.alloc(8));
+      expect(JSON.parse(streamed.subarray(0, delimiter).toString())).toMatchObject({ statusCode: 503, headers: { 'content-type': 'application/json; charset=utf-8', 'Retry-After': '5' } });
+      expect(JSON.parse(streamed.subarray(delimiter + 8).toString())).toMatchObject({ error: { code: 'service_unavailable' } });
       expect(document).toMatchObject({ type: 'subsegment', trace_id: '1-5759e988-bd862e3fe1be46a994272793', parent_id: '53995c3f42cd8ad8', fault: true });
     } finally {
       child.kill();
