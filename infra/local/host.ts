@@ -60,7 +60,7 @@ export async function startLocalHost(config: GatewayConfig, options: { log?: Log
 
 async function startGateway(config: GatewayConfig, store: EmbeddedStore, simulator: Simulator, log: Log): Promise<LocalHost> {
   const localConfig: GatewayConfig = { ...config, dynamodbEndpoint: store.endpoint };
-  const documentClient = await storeClient(store.endpoint, config.tables);
+  const documentClient = await storeClient(store, config.tables);
   const routerOptions = { simulatorBaseUrl: (provider: ProviderId) => simulator.baseUrl(provider) };
   // Judged requests run the stack's own workflow definition, its tasks bound to the generate and judge handlers.
   // Claim-check objects live for one request, so memory is enough even with GATEWAY_DATA_DIR.

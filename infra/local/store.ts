@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import type { Transport } from '../../shared/aws/json-client.js';
 import type { TableNames } from '../../shared/config.js';
 import { createDocumentClient, type DocumentClient } from '../../shared/storage/dynamodb.js';
 import { TABLES, type TableDefinition } from '../../shared/storage/tables.js';
@@ -8,6 +9,12 @@ import { TABLES, type TableDefinition } from '../../shared/storage/tables.js';
 export interface EmbeddedStore {
   endpoint: string;
   port: number;
+  /**
+   * The store's own request handler, reached from this process without HTTP: the same
+   * requests and answers (DynamoDB's JSON protocol, as dynalite handles them), passed as
+   * messages to its thread. Other processes (the admin CLI, any AWS tool) use `endpoint`.
+   */
+  transport: Transport;
   close(): Promise<void>;
 }
 
@@ -17,8 +24,27 @@ export interface EmbeddedStore {
  * requests. It reports its port, and stops its server when told to close.
  */
 const STORE_THREAD = `
+const { EventEmitter } = require('node:events');
 const { parentPort, workerData } = require('node:worker_threads');
 const server = require(workerData.dynalite)(workerData.options);
+// Requests from this process: handed to dynalite's HTTP request handler as the request
+// and response objects it reads and writes (headers, method, url; the body as one chunk).
+workerData.requests.on('message', ({ id, headers, body }) => {
+  const request = new EventEmitter();
+  request.method = 'POST';
+  request.url = '/';
+  request.headers = headers;
+  const answer = { statusCode: 200, headers: {} };
+  const response = {
+    get statusCode() { return answer.statusCode; },
+    set statusCode(status) { answer.statusCode = status; },
+    setHeader(name, value) { answer.headers[name.toLowerCase()] = String(value); },
+    end(text) { workerData.requests.postMessage({ id, status: answer.statusCode, headers: answer.headers, text: text === undefined ? '' : String(text) }); },
+  };
+  server.emit('request', request, response);
+  request.emit('data', Buffer.from(body));
+  request.emit('end');
+});
 server.once('error', (error) => parentPort.postMessage({ type: 'error', message: error.message, code: error.code }));
 server.listen(workerData.port, '127.0.0.1', () => {
   // From here on a server error ends the thread with it, for the host to hear.
@@ -43,13 +69,16 @@ const CLOSE_WAIT_MS = 5_000;
  */
 export async function startEmbeddedStore(options: { port: number; dataDir?: string }): Promise<EmbeddedStore> {
   if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
+  const requests = new MessageChannel();
   const worker = new Worker(STORE_THREAD, {
     eval: true,
     workerData: {
       dynalite: createRequire(import.meta.url).resolve('dynalite'),
       port: options.port,
       options: { createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(options.dataDir ? { path: options.dataDir } : {}) },
+      requests: requests.port2,
     },
+    transferList: [requests.port2],
   });
   let closing = false;
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
@@ -79,6 +108,7 @@ export async function startEmbeddedStore(options: { port: number; dataDir?: stri
   return {
     endpoint: `http://127.0.0.1:${port}`,
     port,
+    transport: messageTransport(requests.port1),
     close: async () => {
       if (!closing) {
         closing = true;
@@ -89,6 +119,38 @@ export async function startEmbeddedStore(options: { port: number; dataDir?: stri
       await exited;
     },
   };
+}
+
+/** Calls over a message port to the store's thread, answered as its HTTP server would answer them. */
+function messageTransport(port: MessagePort): Transport {
+  const pending = new Map<number, { resolve: (answer: { status: number; headers: Record<string, string>; text: string }) => void; timer?: NodeJS.Timeout }>();
+  let next = 0;
+  port.on('message', (answer: { id: number; status: number; headers: Record<string, string>; text: string }) => {
+    const call = pending.get(answer.id);
+    if (!call) return;
+    pending.delete(answer.id);
+    clearTimeout(call.timer);
+    call.resolve(answer);
+  });
+  // Waiting calls do not keep the process alive; the store's thread does until it closes.
+  port.unref();
+  return (_url, body, headers, options) =>
+    new Promise((resolve, reject) => {
+      const id = next++;
+      // Node's HTTP server hands its handler lower-case header names; so does this.
+      const lowered: Record<string, string> = {};
+      for (const name in headers) lowered[name.toLowerCase()] = headers[name]!;
+      const timer =
+        options.timeoutMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              pending.delete(id);
+              reject(Object.assign(new Error(`No answer from the embedded store in ${options.timeoutMs} ms`), { code: 'ETIMEDOUT' }));
+            }, options.timeoutMs);
+      timer?.unref();
+      pending.set(id, { resolve, timer });
+      port.postMessage({ id, headers: lowered, body });
+    });
 }
 
 /** CreateTable input from the shared definition: the same keys and indexes the CDK stack declares. */
@@ -137,9 +199,9 @@ export async function createTables(client: DocumentClient, names: TableNames): P
   }
 }
 
-/** A client of the embedded store with every table created. */
-export async function storeClient(endpoint: string, names: TableNames): Promise<DocumentClient> {
-  const client = createDocumentClient({ region: 'local', endpoint });
+/** A client of the embedded store with every table created: in process (`store.transport`), or over HTTP given only the endpoint. */
+export async function storeClient(store: Pick<EmbeddedStore, 'endpoint'> & Partial<Pick<EmbeddedStore, 'transport'>>, names: TableNames): Promise<DocumentClient> {
+  const client = createDocumentClient({ region: 'local', endpoint: store.endpoint, ...(store.transport ? { transport: store.transport } : {}) });
   await createTables(client, names);
   return client;
 }

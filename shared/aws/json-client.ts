@@ -1,6 +1,9 @@
 import type { Agent } from 'node:http';
-import { keepAliveAgent, post } from '../http/post.js';
+import { keepAliveAgent, post, type PostAnswer, type PostOptions } from '../http/post.js';
 import { signV4, type AwsCredentials } from './sigv4.js';
+
+/** How a request reaches the service: by default an HTTP POST (http/post.ts). */
+export type Transport = (url: URL, body: string, headers: Record<string, string>, options: PostOptions) => Promise<PostAnswer>;
 
 /** Where signing credentials come from: the function's environment, a provider chain, or none (a local store). */
 export type CredentialSource = AwsCredentials | (() => Promise<AwsCredentials>) | 'unsigned';
@@ -21,6 +24,8 @@ export interface AwsJsonClientOptions {
   /** Per attempt. */
   timeoutMs?: number;
   random?: () => number;
+  /** The embedded store of the local host is reached in process (infra/local/store.ts); everything else over HTTP. */
+  transport?: Transport;
 }
 
 /** An error answer of an AWS JSON-protocol service; `name` is its short type, e.g. `ConditionalCheckFailedException`. */
@@ -111,7 +116,7 @@ export class AwsJsonClient {
 
   private async attempt(operation: string, body: string): Promise<unknown> {
     const headers = await this.headers(operation, body);
-    const response = await post(this.url, body, headers, { agent: this.agent, timeoutMs: this.options.timeoutMs ?? 10_000 });
+    const response = await (this.options.transport ?? post)(this.url, body, headers, { agent: this.agent, timeoutMs: this.options.timeoutMs ?? 10_000 });
     let parsed: Record<string, unknown> = {};
     try {
       parsed = response.text === '' ? {} : (JSON.parse(response.text) as Record<string, unknown>);

@@ -1,4 +1,4 @@
-import { AwsJsonClient, AwsServiceError, type CredentialSource } from '../aws/json-client.js';
+import { AwsJsonClient, AwsServiceError, type CredentialSource, type Transport } from '../aws/json-client.js';
 import { fromAttributes, toAttributes, type AttributeValue, type Item } from './marshall.js';
 
 export type { Item } from './marshall.js';
@@ -163,9 +163,11 @@ export interface StoreOptions {
   endpoint?: string;
   /** Required without an endpoint: the function's credentials, or a provider chain (the admin CLI). */
   credentials?: Exclude<CredentialSource, 'unsigned'>;
+  /** How calls reach the endpoint; HTTP by default. */
+  transport?: Transport;
 }
 
-export function createDocumentClient({ region, endpoint, credentials }: StoreOptions): DocumentClient {
+export function createDocumentClient({ region, endpoint, credentials, transport }: StoreOptions): DocumentClient {
   if (!endpoint && !credentials) throw new Error('DynamoDB needs credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) or a local endpoint (DYNAMODB_ENDPOINT)');
   return new DocumentClient(
     new AwsJsonClient({
@@ -175,6 +177,7 @@ export function createDocumentClient({ region, endpoint, credentials }: StoreOpt
       jsonVersion: '1.0',
       endpoint,
       credentials: endpoint ? 'unsigned' : credentials!,
+      ...(transport ? { transport } : {}),
     }),
   );
 }

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTables, toCreateTableInput } from '../../infra/local/store.js';
+import type { AwsServiceError } from '../../shared/aws/json-client.js';
 import { ApiKeysRepository, KeyNotFoundError } from '../../shared/storage/api-keys.js';
+import { ConditionalCheckFailed, createDocumentClient } from '../../shared/storage/dynamodb.js';
 import { PromptLogsRepository } from '../../shared/storage/prompt-logs.js';
 import { TABLES } from '../../shared/storage/tables.js';
 import { startTestStore } from '../support/store.js';
@@ -88,5 +90,34 @@ describe('Class: DocumentClient, reading every page', () => {
     const scanned: unknown[] = [];
     for await (const item of env.client.scanAll({ TableName: table, FilterExpression: 'accountId = :id', ExpressionAttributeValues: { ':id': accountId }, Limit: 2 })) scanned.push(item);
     expect(scanned).toHaveLength(7);
+  });
+});
+
+describe('Local host: the embedded store reached in process', () => {
+  it('answers as its HTTP endpoint does: items, a refused condition, a validation error', async () => {
+    const inProcess = createDocumentClient({ region: 'local', endpoint: env.store.endpoint, transport: env.store.transport });
+    const table = env.tables.ledger;
+    const accountId = `acct_transport_${Date.now()}`;
+    await inProcess.put({ TableName: table, Item: { accountId, entryId: 'e1', amountMicro: 5, note: 'héllo' } });
+    // Written in process, read over HTTP, and the other way round.
+    expect((await env.client.get({ TableName: table, Key: { accountId, entryId: 'e1' } })).Item).toEqual({ accountId, entryId: 'e1', amountMicro: 5, note: 'héllo' });
+    await env.client.put({ TableName: table, Item: { accountId, entryId: 'e2', amountMicro: 7 } });
+    expect((await inProcess.get({ TableName: table, Key: { accountId, entryId: 'e2' } })).Item).toEqual({ accountId, entryId: 'e2', amountMicro: 7 });
+
+    const refuse = (client: typeof inProcess) =>
+      client.put({ TableName: table, Item: { accountId, entryId: 'e1', amountMicro: 9 }, ConditionExpression: 'attribute_not_exists(entryId)', ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }).catch((error: unknown) => error);
+    const [overHttp, inProc] = await Promise.all([refuse(env.client), refuse(inProcess)]);
+    const fields = (error: unknown) => {
+      const { name, message, statusCode, body } = error as AwsServiceError;
+      return { name, message, statusCode, body };
+    };
+    expect(inProc).toBeInstanceOf(ConditionalCheckFailed);
+    expect(fields(inProc)).toEqual(fields(overHttp));
+    expect(fields(inProc)).toMatchObject({ name: 'ConditionalCheckFailedException', statusCode: 400 });
+
+    const invalid = (client: typeof inProcess) => client.put({ TableName: table, Item: { accountId } }).then(() => new Error('accepted'), (error: unknown) => error as Error);
+    const [httpInvalid, inProcInvalid] = await Promise.all([invalid(env.client), invalid(inProcess)]);
+    expect(inProcInvalid.name).toBe('ValidationException');
+    expect(inProcInvalid.message).toBe(httpInvalid.message);
   });
 });
