@@ -15,7 +15,8 @@ export interface EmbeddedStore {
    * messages to its thread. Other processes (the admin CLI, any AWS tool) use `endpoint`.
    */
   transport: Transport;
-  close(): Promise<void>;
+  /** Stops the store: `stopped` once its thread has ended by itself, `terminated` when it had to be ended after CLOSE_WAIT_MS. */
+  close(): Promise<'stopped' | 'terminated'>;
 }
 
 /**
@@ -54,7 +55,11 @@ server.listen(workerData.port, '127.0.0.1', () => {
 parentPort.on('message', (message) => {
   if (message !== 'close') return;
   server.closeAllConnections();
-  server.close(() => parentPort.close());
+  // Every port closed, the thread has nothing left to wait for and ends.
+  server.close(() => {
+    workerData.requests.close();
+    parentPort.close();
+  });
 });
 `;
 
@@ -81,6 +86,7 @@ export async function startEmbeddedStore(options: { port: number; dataDir?: stri
     transferList: [requests.port2],
   });
   let closing = false;
+  let ended: 'stopped' | 'terminated' = 'stopped';
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   const starting = new Promise<number>((resolve, reject) => {
     worker.once('error', reject);
@@ -113,10 +119,14 @@ export async function startEmbeddedStore(options: { port: number; dataDir?: stri
       if (!closing) {
         closing = true;
         worker.postMessage('close');
-        const timer = setTimeout(() => void worker.terminate(), CLOSE_WAIT_MS);
+        const timer = setTimeout(() => {
+          ended = 'terminated';
+          void worker.terminate();
+        }, CLOSE_WAIT_MS);
         void exited.then(() => clearTimeout(timer));
       }
       await exited;
+      return ended;
     },
   };
 }

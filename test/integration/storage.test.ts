@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTables, toCreateTableInput } from '../../infra/local/store.js';
+import { createTables, startEmbeddedStore, toCreateTableInput } from '../../infra/local/store.js';
 import type { AwsServiceError } from '../../shared/aws/json-client.js';
 import { ApiKeysRepository, KeyNotFoundError } from '../../shared/storage/api-keys.js';
 import { ConditionalCheckFailed, createDocumentClient } from '../../shared/storage/dynamodb.js';
@@ -119,5 +119,12 @@ describe('Local host: the embedded store reached in process', () => {
     const [httpInvalid, inProcInvalid] = await Promise.all([invalid(env.client), invalid(inProcess)]);
     expect(inProcInvalid.name).toBe('ValidationException');
     expect(inProcInvalid.message).toBe(httpInvalid.message);
+  });
+
+  it('ends its thread by itself when closed after serving calls in process, without being terminated', async () => {
+    const store = await startEmbeddedStore({ port: 0 });
+    const client = createDocumentClient({ region: 'local', endpoint: store.endpoint, transport: store.transport });
+    await client.raw('ListTables', {});
+    expect(await store.close()).toBe('stopped');
   });
 });
