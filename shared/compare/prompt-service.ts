@@ -90,7 +90,7 @@ interface Answered {
 /** Resolves on the event loop's next turn: once the answer, already in hand, has been written. */
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** The request path of DESIGN.md from step 3 on: account, rate limit and reserve (one write), run, settle, log, answer. */
+/** The request path of DESIGN.md from step 3 on: account, rate limit and reserve (one write), run, answer; then settle and log. */
 export class PromptService {
   constructor(private readonly deps: PromptServiceDeps) {}
 
