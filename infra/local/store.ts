@@ -133,9 +133,10 @@ export async function startEmbeddedStore(options: { port: number; dataDir?: stri
 
 /** Calls over a message port to the store's thread, answered as its HTTP server would answer them. */
 function messageTransport(port: MessagePort): Transport {
-  const pending = new Map<number, { resolve: (answer: { status: number; headers: Record<string, string>; text: string }) => void; timer?: NodeJS.Timeout }>();
+  type Answer = { status: number; headers: Record<string, string>; text: string };
+  const pending = new Map<number, { resolve: (answer: Answer) => void; timer?: NodeJS.Timeout }>();
   let next = 0;
-  port.on('message', (answer: { id: number; status: number; headers: Record<string, string>; text: string }) => {
+  port.on('message', (answer: Answer & { id: number }) => {
     const call = pending.get(answer.id);
     if (!call) return;
     pending.delete(answer.id);

@@ -1,7 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
-import type { GatewaySettings } from './gateway-stack.js';
+import { STREAM_IDLE_LIMIT, type GatewaySettings } from './gateway-stack.js';
 
 /**
  * The CDK context keys the app reads (`cdk synth -c gateway:throttlingRateLimit=20`, or
@@ -33,7 +33,7 @@ export function settingsFromContext(node: Node): Partial<GatewaySettings> {
 
   const ttl = integer(read(CONTEXT_KEYS.authorizerCacheTtlSeconds), CONTEXT_KEYS.authorizerCacheTtlSeconds, 0, 3600);
   if (ttl !== undefined) settings.authorizerCacheTtl = Duration.seconds(ttl);
-  const timeout = integer(read(CONTEXT_KEYS.integrationTimeoutSeconds), CONTEXT_KEYS.integrationTimeoutSeconds, 5, 300);
+  const timeout = integer(read(CONTEXT_KEYS.integrationTimeoutSeconds), CONTEXT_KEYS.integrationTimeoutSeconds, 5, STREAM_IDLE_LIMIT.toSeconds());
   if (timeout !== undefined) settings.integrationTimeout = Duration.seconds(timeout);
   settings.throttlingRateLimit = number(read(CONTEXT_KEYS.throttlingRateLimit), CONTEXT_KEYS.throttlingRateLimit);
   settings.throttlingBurstLimit = integer(read(CONTEXT_KEYS.throttlingBurstLimit), CONTEXT_KEYS.throttlingBurstLimit, 0);

@@ -64,7 +64,7 @@ export const RECONCILE_SCHEDULE = Duration.minutes(5);
 /** Time the `api` function keeps after its deadline to settle credits and answer. */
 const SETTLE_MARGIN = Duration.seconds(4);
 /** API Gateway ends a streamed response (Regional endpoint) that sends nothing for this long; the api function writes its answer only once it is whole. */
-const STREAM_IDLE_LIMIT = Duration.minutes(5);
+export const STREAM_IDLE_LIMIT = Duration.minutes(5);
 
 export type GatewayStackProps = StackProps & Partial<GatewaySettings>;
 

@@ -37,6 +37,15 @@ async function until(condition: () => boolean): Promise<void> {
 
 const ONE_MODEL = body({ models: ['fam_k-8b'] });
 
+/** Runs `hook` at the start of every settle of the host (until the mocks are restored), then settles. */
+function beforeSettle(hook: () => unknown): void {
+  const settle = host.gateway.credits.settle.bind(host.gateway.credits);
+  vi.spyOn(host.gateway.credits, 'settle').mockImplementation(async (open, chargedMicro) => {
+    await hook();
+    return settle(open, chargedMicro);
+  });
+}
+
 describe('Credits through the gateway', () => {
   it('reserves the worst case of a request that writes its whole input to an Anthropic cache (writes cost 1.25 times input)', async () => {
     const payload = {
@@ -85,11 +94,7 @@ describe('Credits through the gateway', () => {
     const { accountId, auth } = await account(10 * estimate);
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
-    const settle = host.gateway.credits.settle.bind(host.gateway.credits);
-    vi.spyOn(host.gateway.credits, 'settle').mockImplementation(async (open, chargedMicro) => {
-      await held;
-      return settle(open, chargedMicro);
-    });
+    beforeSettle(() => held);
 
     // Not `post`, which waits for the host to settle.
     const response = await fetch(`${host.url}/api/v1/prompt`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(ONE_MODEL) });
@@ -149,11 +154,7 @@ describe('Idempotency-Key', () => {
       await complete.apply(this, args);
       order.push('record completed');
     });
-    const settle = host.gateway.credits.settle.bind(host.gateway.credits);
-    vi.spyOn(host.gateway.credits, 'settle').mockImplementation(async (open, chargedMicro) => {
-      order.push('settle started');
-      return settle(open, chargedMicro);
-    });
+    beforeSettle(() => void order.push('settle started'));
     expect((await post(host, ONE_MODEL, { ...auth, 'idempotency-key': 'record-first' })).status).toBe(200);
     expect(order).toEqual(['record completed', 'settle started']);
   });

@@ -9,6 +9,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleFunction, bundleSizes } from '../../infra/stack/bundle.js';
 import { GatewayStack } from '../../infra/stack/gateway-stack.js';
+import { splitStreamed } from '../support/lambda-streaming.mjs';
 
 /** The api function bundled exactly as the stack bundles it (infra/stack/bundle.ts). */
 let dir: string;
@@ -60,14 +61,11 @@ describe('Function: bundleFunction, X-Ray', () => {
         if (document.name === '## index.handler') resolve(document);
       });
     });
-    // The runtime's streaming global as the runtime behaves: the metadata and delimiter go
-    // ahead of the stream's first `write`.
+    // The runtime's streaming global, as the runtime behaves (the unit tests use the same one).
     const script = [
       "const { PassThrough } = await import('node:stream');",
-      'globalThis.awslambda = { streamifyResponse: (handler) => handler, HttpResponseStream: { from(stream, metadata) {',
-      '  const write = stream.write.bind(stream); let first = true;',
-      '  stream.write = (chunk, ...rest) => { if (first) { first = false; write(JSON.stringify(metadata)); write(Buffer.alloc(8)); } return write(chunk, ...rest); };',
-      '  return stream; } } };',
+      `const { lambdaStreamingRuntime } = await import(${JSON.stringify(new URL('../support/lambda-streaming.mjs', import.meta.url).href)});`,
+      'globalThis.awslambda = lambdaStreamingRuntime();',
       `const { handler } = await import(${JSON.stringify(pathToFileURL(join(dir, 'index.mjs')).href)});`,
       "const event = { httpMethod: 'POST', path: '/api/v1/prompt', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'hi', models: ['fam_c-4o'] }), requestContext: { authorizer: { accountId: 'acct_1' } } };",
       'const stream = new PassThrough(); const chunks = []; stream.on(\'data\', (chunk) => chunks.push(Buffer.from(chunk)));',
@@ -96,10 +94,9 @@ describe('Function: bundleFunction, X-Ray', () => {
     try {
       const [document] = await Promise.all([traced, new Promise((resolve) => child.on('exit', resolve))]);
       // The function's log lines and metrics go to stdout too; the streamed bytes are the last line.
-      const streamed = Buffer.from(stdout.trim().split('\n').at(-1)!, 'base64');
-      const delimiter = streamed.indexOf(Buffer.alloc(8));
-      expect(JSON.parse(streamed.subarray(0, delimiter).toString())).toMatchObject({ statusCode: 503, headers: { 'content-type': 'application/json; charset=utf-8', 'Retry-After': '5' } });
-      expect(JSON.parse(streamed.subarray(delimiter + 8).toString())).toMatchObject({ error: { code: 'service_unavailable' } });
+      const { metadata, body } = splitStreamed(Buffer.from(stdout.trim().split('\n').at(-1)!, 'base64'));
+      expect(metadata).toMatchObject({ statusCode: 503, headers: { 'content-type': 'application/json; charset=utf-8', 'Retry-After': '5' } });
+      expect(JSON.parse(body)).toMatchObject({ error: { code: 'service_unavailable' } });
       expect(document).toMatchObject({ type: 'subsegment', trace_id: '1-5759e988-bd862e3fe1be46a994272793', parent_id: '53995c3f42cd8ad8', fault: true });
     } finally {
       child.kill();

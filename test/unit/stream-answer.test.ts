@@ -3,30 +3,9 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { describe, expect, it } from 'vitest';
 import { streamAnswers, type LambdaStreamingRuntime } from '../../functions/stream-answer.js';
 import { silentLog } from '../../shared/log.js';
+import { lambdaStreamingRuntime, splitStreamed } from '../support/lambda-streaming.mjs';
 
-/**
- * Lambda's runtime as far as the entry uses it, as the runtime does it: its response
- * stream's `write` puts what `HttpResponseStream.from` left for it (the metadata JSON and
- * 8 NUL bytes) ahead of the first chunk; `end(chunk)` does not go through that `write`.
- */
-const runtime: LambdaStreamingRuntime = {
-  streamifyResponse: (handler) => handler,
-  HttpResponseStream: {
-    from(responseStream, metadata) {
-      const write = responseStream.write.bind(responseStream) as (chunk: unknown) => boolean;
-      let first = true;
-      responseStream.write = ((chunk: unknown, ...rest: unknown[]) => {
-        if (first) {
-          first = false;
-          write(JSON.stringify(metadata));
-          write(Buffer.alloc(8));
-        }
-        return (write as (...args: unknown[]) => boolean)(chunk, ...rest);
-      }) as Writable['write'];
-      return responseStream;
-    },
-  },
-};
+const runtime = lambdaStreamingRuntime();
 
 type Streamed = (event: APIGatewayProxyEvent, responseStream: Writable, context: Context) => Promise<void>;
 
@@ -64,10 +43,9 @@ describe('api entry: the answer is streamed before what follows it is written', 
     await ended;
 
     // The client has the whole answer; the invocation is still settling.
-    const bytes = written();
-    const delimiter = bytes.indexOf(Buffer.alloc(8));
-    expect(JSON.parse(bytes.subarray(0, delimiter).toString())).toEqual({ statusCode: 200, headers: answer.headers });
-    expect(bytes.subarray(delimiter + 8).toString()).toBe(answer.body);
+    const { metadata, body } = splitStreamed(written());
+    expect(metadata).toEqual({ statusCode: 200, headers: answer.headers });
+    expect(body).toBe(answer.body);
     expect(invocationEnded).toBe(false);
     expect(settled).toBe(false);
 
@@ -81,10 +59,9 @@ describe('api entry: the answer is streamed before what follows it is written', 
     const responseStream = new PassThrough();
     const written = collect(responseStream);
     await handler(event, responseStream, context);
-    const bytes = written();
-    const delimiter = bytes.indexOf(Buffer.alloc(8));
-    expect(JSON.parse(bytes.subarray(0, delimiter).toString())).toMatchObject({ statusCode: 500 });
-    expect(JSON.parse(bytes.subarray(delimiter + 8).toString())).toEqual({ error: { code: 'internal_error', message: expect.any(String) } });
+    const { metadata, body } = splitStreamed(written());
+    expect(metadata).toMatchObject({ statusCode: 500 });
+    expect(JSON.parse(body)).toEqual({ error: { code: 'internal_error', message: expect.any(String) } });
   });
 
   it('still writes what follows the answer when the response stream fails', async () => {
