@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { PromptRequest, RequestedModel } from '../contract/types.js';
 import { redactSecrets } from '../http/redact.js';
 import { providerCost } from '../pricing/cost.js';
@@ -17,19 +18,26 @@ export interface FanOutOptions {
 }
 
 /**
- * Every model at once, each on its own abort signal that fires at the deadline; a model
- * that fails becomes a failed result and never fails the others. Results keep request order.
+ * Every model at once, on one abort signal that fires at the deadline (one timer per
+ * request, not per model); a model that fails becomes a failed result and never fails
+ * the others. Results keep request order.
  */
-export function runModels(request: PromptRequest, options: FanOutOptions): Promise<ModelResult[]> {
-  return Promise.all(request.models.map((model) => runModel(request, model, options)));
+export async function runModels(request: PromptRequest, options: FanOutOptions): Promise<ModelResult[]> {
+  const controller = new AbortController();
+  // Each model's call listens on it: as many listeners as models, none of them a leak.
+  setMaxListeners(0, controller.signal);
+  const timer = setTimeout(() => controller.abort(), Math.max(0, options.deadlineAt - Date.now()));
+  try {
+    return await Promise.all(request.models.map((model) => runModel(request, model, options, controller.signal)));
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
-async function runModel(request: PromptRequest, model: RequestedModel, options: FanOutOptions): Promise<ModelResult> {
+async function runModel(request: PromptRequest, model: RequestedModel, options: FanOutOptions, signal: AbortSignal): Promise<ModelResult> {
   const started = performance.now();
   /** When the attempt that answered began: what a time-of-day vendor bills by. */
   let attemptStartedAt = Date.now();
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), Math.max(0, options.deadlineAt - Date.now()));
   const { call, warnings } = toModelCall(request, model);
   let apiKey: string | undefined;
   try {
@@ -37,11 +45,11 @@ async function runModel(request: PromptRequest, model: RequestedModel, options: 
     apiKey = route.endpoint.apiKey;
     const { value: reply } = await withRetry(() => {
       attemptStartedAt = Date.now();
-      return route.adapter.send(call, route.endpoint, controller.signal);
+      return route.adapter.send(call, route.endpoint, signal);
     }, {
       policy: options.retry,
       deadlineAt: options.deadlineAt,
-      signal: controller.signal,
+      signal,
     });
     const allWarnings = [...warnings, ...reply.warnings];
     return {
@@ -68,8 +76,6 @@ async function runModel(request: PromptRequest, model: RequestedModel, options: 
       error: toResultError(error, apiKey),
       ...(warnings.length > 0 ? { warnings } : {}),
     };
-  } finally {
-    clearTimeout(timer);
   }
 }
 

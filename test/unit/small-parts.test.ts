@@ -331,3 +331,32 @@ describe('Function: runModels, time-of-day pricing', () => {
     }
   });
 });
+
+describe('Function: runModels, one deadline signal', () => {
+  it('gives every model the same signal, aborted at the deadline, without a listener-leak warning', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    const signals = new Set<AbortSignal>();
+    const adapter = {
+      // Each call listens for the abort, as node:http does, and fails when it fires.
+      send: (_call: unknown, _endpoint: unknown, signal: AbortSignal) =>
+        new Promise<never>((_resolve, reject) => {
+          signals.add(signal);
+          signal.addEventListener('abort', () => reject(new UpstreamError('timeout', 'deadline')), { once: true });
+        }),
+    };
+    try {
+      const models = ['fam_c-5.4', 'fam_a-opus-4-7', 'fam_b-3.1-pro', 'fam_d-4.3', 'fam_e-glm-4.7', 'fam_f-v4-pro', 'fam_g-large', 'fam_h-pro', 'fam_i-gpt-oss-120b', 'fam_c-4o', 'fam_a-haiku-4-5', 'fam_f-v4-flash'];
+      const request = validatePromptRequest({ prompt: 'Hi.', models });
+      const results = await runModels(request, { route: () => ({ adapter, endpoint: { baseUrl: 'http://unused' } as never }), deadlineAt: Date.now() + 20 });
+      expect(results.map((r) => r.error?.code)).toEqual(models.map(() => 'timeout'));
+      expect(signals.size).toBe(1);
+      // Warnings are emitted on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.map((w) => w.name)).not.toContain('MaxListenersExceededWarning');
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+});
