@@ -156,12 +156,14 @@ export class PromptService {
     timing: ServerTiming,
   ): Promise<Answered> {
     const { config, credits, log } = this.deps;
-    const open = await timing.measure('reserve', () => credits.reserve(accountId, promptLogId, estimateMicroCredits(request, config), rateLimitRpm ?? config.rateLimitRpm));
+    const reserving = timing.measure('reserve', () => credits.reserve(accountId, promptLogId, estimateMicroCredits(request, config), rateLimitRpm ?? config.rateLimitRpm));
     const deadlineAt = receivedAt + config.requestDeadlineMs - SETTLE_MARGIN_MS;
     const judged = request.judges.length > 0;
+    const models = judged ? undefined : this.runModelsOnceReserved(request, reserving, deadlineAt);
+    const open = await reserving;
     const { results, evaluations, ranking, judgingUsd } = judged
       ? await timing.measure('judging', () => this.judge(open, request, promptLogId, deadlineAt))
-      : { results: await timing.measure('models', () => runModels(request, { route: this.deps.route, deadlineAt })), evaluations: [], ranking: undefined, judgingUsd: 0 };
+      : { results: await timing.measure('models', () => models!), evaluations: [], ranking: undefined, judgingUsd: 0 };
     // Judge calls are charged like model calls; failed ones (and failed models) cost nothing.
     const costMicro = usdToMicroCredits(resultsCostUsd(results) + judgingUsd, config);
     // The answer does not wait for the store: the settle and the prompt log, side by side, follow it.
@@ -182,6 +184,17 @@ export class PromptService {
     };
     const response = { promptLogId, results, evaluations, ...(ranking ? { ranking } : {}), creditsUsed: microToCredits(costMicro) };
     return { response, finish };
+  }
+
+  /**
+   * The model calls, built while the reserve is in flight and sent once it holds: nothing
+   * reaches a provider unreserved; a refused reserve sends nothing (and these results are
+   * dropped). One event-loop turn first, so that the reserve's own request leaves before
+   * the calls are built.
+   */
+  private async runModelsOnceReserved(request: PromptRequest, reserving: Promise<OpenRequest>, deadlineAt: number): Promise<ModelResult[]> {
+    await nextTurn();
+    return runModels(request, { route: this.deps.route, deadlineAt, ready: reserving });
   }
 
   /**

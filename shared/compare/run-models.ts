@@ -15,6 +15,13 @@ export interface FanOutOptions {
   /** Epoch ms by which every model call must have ended. */
   deadlineAt: number;
   retry?: RetryPolicy;
+  /**
+   * Given, every call is prepared at once (mapped and serialised; Bedrock's signed) but none
+   * is sent before it resolves: the prompt service passes its reserve, so that the calls
+   * are built while the store answers and nothing reaches a provider unreserved. Should it
+   * reject, nothing is sent and every result fails. Latencies count from when it resolved.
+   */
+  ready?: Promise<unknown>;
 }
 
 /**
@@ -27,17 +34,35 @@ export async function runModels(request: PromptRequest, options: FanOutOptions):
   // Each model's call listens on it: as many listeners as models, none of them a leak.
   setMaxListeners(0, controller.signal);
   const timer = setTimeout(() => controller.abort(), Math.max(0, options.deadlineAt - Date.now()));
+  const ready = options.ready?.then(
+    () => undefined,
+    (reason: unknown) => {
+      // Aborted before any call hears of it: each ends unsent, and none waits to retry.
+      controller.abort(reason);
+      throw reason;
+    },
+  );
+  // The caller handles the rejection; here each call ends on it.
+  ready?.catch(() => undefined);
   try {
-    return await Promise.all(request.models.map((model) => runModel(request, model, options, controller.signal)));
+    return await Promise.all(request.models.map((model) => runModel(request, model, options, controller.signal, ready)));
   } finally {
     clearTimeout(timer);
   }
 }
 
-async function runModel(request: PromptRequest, model: RequestedModel, options: FanOutOptions, signal: AbortSignal): Promise<ModelResult> {
-  const started = performance.now();
+async function runModel(request: PromptRequest, model: RequestedModel, options: FanOutOptions, signal: AbortSignal, ready?: Promise<void>): Promise<ModelResult> {
+  let started = performance.now();
   /** When the attempt that answered began: what a time-of-day vendor bills by. */
   let attemptStartedAt = Date.now();
+  // Timed (and billed by the time of day) from when the call may go out, before the call itself hears.
+  ready?.then(
+    () => {
+      started = performance.now();
+      attemptStartedAt = Date.now();
+    },
+    () => undefined,
+  );
   const { call, warnings } = toModelCall(request, model);
   let apiKey: string | undefined;
   try {
@@ -45,7 +70,7 @@ async function runModel(request: PromptRequest, model: RequestedModel, options: 
     apiKey = route.endpoint.apiKey;
     const { value: reply } = await withRetry(() => {
       attemptStartedAt = Date.now();
-      return route.adapter.send(call, route.endpoint, signal);
+      return route.adapter.send(call, route.endpoint, signal, ready);
     }, {
       policy: options.retry,
       deadlineAt: options.deadlineAt,

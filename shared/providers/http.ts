@@ -7,21 +7,27 @@ const USER_AGENT = 'model-compare-gateway';
 /** Turns a vendor's non-2xx answer into an UpstreamError; protocols whose error bodies say more pass their own. */
 export type ErrorMapper = (status: number, text: string, retryAfter: string | null) => UpstreamError;
 
+export interface PostJsonOptions {
+  /** Turns a non-2xx answer into an UpstreamError; by default `defaultErrorMapper`. */
+  mapError?: ErrorMapper;
+  /** Given, the body is serialised at once and sent once it resolves; should it reject, nothing is sent and its reason is thrown. */
+  ready?: Promise<void>;
+}
+
 /**
  * POSTs JSON to a vendor and returns the parsed JSON answer. Every failure becomes an
  * UpstreamError: by default 429 and 5xx are retryable, other statuses are not; a body that
  * is not JSON is a malformed response. The vendor's error message is kept; the request body never is.
  */
-export async function postJson(
-  url: string,
-  body: unknown,
-  headers: Record<string, string>,
-  signal: AbortSignal,
-  mapError: ErrorMapper = defaultErrorMapper,
-): Promise<unknown> {
+export async function postJson(url: string, body: unknown, headers: Record<string, string>, signal: AbortSignal, options: PostJsonOptions = {}): Promise<unknown> {
+  const { mapError = defaultErrorMapper, ready } = options;
+  const target = new URL(url);
+  const payload = JSON.stringify(body);
+  const allHeaders = { 'content-type': 'application/json', accept: 'application/json', 'user-agent': USER_AGENT, ...headers };
+  if (ready) await ready;
   let response: PostAnswer;
   try {
-    response = await post(new URL(url), JSON.stringify(body), { 'content-type': 'application/json', accept: 'application/json', 'user-agent': USER_AGENT, ...headers }, { signal });
+    response = await post(target, payload, allHeaders, { signal });
   } catch (error) {
     if (signal.aborted) throw abortError(signal, error);
     throw new UpstreamError('upstream_unreachable', `Could not reach the provider: ${describe(error)}`, { retryable: true, cause: error });

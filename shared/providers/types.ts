@@ -48,7 +48,12 @@ export interface ModelReply {
 }
 
 export interface ProtocolAdapter {
-  send(call: ModelCall, endpoint: Endpoint, signal: AbortSignal): Promise<ModelReply>;
+  /**
+   * One attempt. With `ready`, the call is prepared at once (its body built; for Bedrock,
+   * signed) and sent only once `ready` resolves; should it reject, nothing is sent and the
+   * attempt fails (runModels aborts `signal` first, so that it fails as a timeout).
+   */
+  send(call: ModelCall, endpoint: Endpoint, signal: AbortSignal, ready?: Promise<void>): Promise<ModelReply>;
   /** Output tokens the vendor may bill for this call, when more than `maxTokens` (Anthropic adds the thinking budget). */
   outputAllowance?(call: ModelCall): number;
 }

@@ -113,6 +113,25 @@ describe('Credits through the gateway', () => {
     expect(await host.gateway.credits.ledgerSum(accountId)).toBe(after!.balanceMicro);
   });
 
+  it('sends no model call before its reserve is written, though the calls are built while it is in flight', async () => {
+    const { auth } = await account(100_000_000);
+    let reservedAt = Infinity;
+    const reserve = host.gateway.credits.reserve.bind(host.gateway.credits);
+    vi.spyOn(host.gateway.credits, 'reserve').mockImplementation(async (...args) => {
+      // A store that takes 50 ms to answer.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const open = await reserve(...args);
+      reservedAt = Date.now();
+      return open;
+    });
+    const answer = await post(host, body({ models: ['fam_k-8b', 'fam_a-haiku-4-5', 'fam_h-micro'] }), auth);
+    expect(answer.status).toBe(200);
+    expect(answer.body.results.map((r: { status: string }) => r.status)).toEqual(['completed', 'completed', 'completed']);
+    const calls = host.simulator.calls();
+    expect(calls.map((c) => c.protocol).sort()).toEqual(['anthropic-messages', 'bedrock-converse', 'openai-chat']);
+    expect(calls.filter((c) => c.at < reservedAt)).toEqual([]);
+  });
+
   it('answers 429 with Retry-After past the account rate limit, without running or charging', async () => {
     const { accountId, auth } = await account(100_000_000, 2);
     expect((await post(host, ONE_MODEL, auth)).status).toBe(200);

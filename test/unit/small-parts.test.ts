@@ -360,3 +360,66 @@ describe('Function: runModels, one deadline signal', () => {
     }
   });
 });
+
+describe('Function: runModels, sent once ready', () => {
+  const MODELS = ['fam_k-8b', 'fam_h-micro', 'fam_a-haiku-4-5'];
+  const usage = { inputTokens: 10, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 5, reasoningTokens: 0 };
+
+  it('prepares every call at once, sends none before `ready` resolves, and times each from then', async () => {
+    let clock = 1_000;
+    vi.spyOn(performance, 'now').mockImplementation(() => clock);
+    const prepared: string[] = [];
+    const sent: string[] = [];
+    const adapter = {
+      send: async (call: { entry: { id: string } }, _endpoint: unknown, _signal: AbortSignal, ready?: Promise<void>) => {
+        prepared.push(call.entry.id);
+        await ready;
+        sent.push(call.entry.id);
+        clock += 20;
+        return { output: 'ok', usage, warnings: [] };
+      },
+    };
+    let open!: () => void;
+    const ready = new Promise<void>((resolve) => (open = resolve));
+    try {
+      const request = validatePromptRequest({ prompt: 'Hi.', models: MODELS });
+      const running = runModels(request, { route: () => ({ adapter, endpoint: { baseUrl: 'http://unused' } as never }), deadlineAt: Date.now() + 60_000, ready });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(prepared).toEqual(MODELS);
+      expect(sent).toEqual([]);
+      // The reserve took 500 ms: not the models' latency.
+      clock += 500;
+      open();
+      const results = await running;
+      expect(sent).toEqual(MODELS);
+      expect(results.map((r) => r.status)).toEqual(MODELS.map(() => 'completed'));
+      // The three answered within 60 ms of the opening (20 ms each, one after the other), not 560 ms of the start.
+      expect(Math.max(...results.map((r) => r.latencyMs))).toBeLessThanOrEqual(60);
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
+
+  it('sends nothing and retries nothing when `ready` rejects: every call fails on an aborted signal', async () => {
+    const attempts: string[] = [];
+    const signals: AbortSignal[] = [];
+    const adapter = {
+      send: async (call: { entry: { id: string } }, _endpoint: unknown, signal: AbortSignal, ready?: Promise<void>) => {
+        attempts.push(call.entry.id);
+        signals.push(signal);
+        await ready;
+        throw new Error('sent although not ready');
+      },
+    };
+    const request = validatePromptRequest({ prompt: 'Hi.', models: MODELS });
+    const results = await runModels(request, {
+      route: () => ({ adapter, endpoint: { baseUrl: 'http://unused' } as never }),
+      deadlineAt: Date.now() + 60_000,
+      retry: { maxAttempts: 3, baseDelayMs: 0, maxDelayMs: 0 },
+      ready: Promise.reject(new Error('402: not reserved')),
+    });
+    expect(results.map((r) => r.status)).toEqual(['failed', 'failed', 'failed']);
+    expect(attempts).toEqual(MODELS);
+    expect(signals.every((signal) => signal.aborted)).toBe(true);
+  });
+});

@@ -13,13 +13,13 @@ export const ANTHROPIC_VERSION = '2023-06-01';
 
 /** Anthropic Messages API: `POST {baseUrl}/messages`, one attempt per call. */
 export const anthropicMessages: ProtocolAdapter = {
-  async send(call, endpoint, signal) {
+  async send(call, endpoint, signal, ready) {
     const { body, warnings } = toMessagesRequest(call);
     const headers: Record<string, string> = { 'anthropic-version': ANTHROPIC_VERSION };
     if (endpoint.apiKey) headers['x-api-key'] = endpoint.apiKey;
     let answer: unknown;
     try {
-      answer = await postJson(`${endpoint.baseUrl}/messages`, body, headers, signal);
+      answer = await postJson(`${endpoint.baseUrl}/messages`, body, headers, signal, { ready });
     } catch (error) {
       throw refineUpstreamError(error);
     }

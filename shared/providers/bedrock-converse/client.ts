@@ -53,8 +53,26 @@ function clientFor(runtime: Sdk, endpoint: Endpoint): BedrockRuntimeClient {
   return client;
 }
 
-/** One Converse call, exactly one HTTP attempt; the SDK's errors are thrown as they come. */
-export async function converse(input: ConverseCommandInput, endpoint: Endpoint, signal: AbortSignal): Promise<ConverseCommandOutput> {
+/**
+ * One Converse call, exactly one HTTP attempt; the SDK's errors are thrown as they come.
+ * With `ready`, the SDK serialises and signs the request at once and sends it once
+ * `ready` resolves (a step just before its HTTP handler waits); should it reject,
+ * nothing is sent and its reason is thrown.
+ */
+export async function converse(input: ConverseCommandInput, endpoint: Endpoint, signal: AbortSignal, ready?: Promise<void>): Promise<ConverseCommandOutput> {
   const runtime = await loadSdk();
-  return clientFor(runtime, endpoint).send(new runtime.ConverseCommand(input), { abortSignal: signal });
+  const command = new runtime.ConverseCommand(input);
+  if (ready) {
+    command.middlewareStack.add(
+      (next) => async (args) => {
+        await ready;
+        return next(args);
+      },
+      WAIT_STEP,
+    );
+  }
+  return clientFor(runtime, endpoint).send(command, { abortSignal: signal });
 }
+
+/** Last before the HTTP handler: the deserialize step runs after every build and signing step. */
+const WAIT_STEP = { step: 'deserialize', priority: 'low', name: 'waitUntilReady' } as const;

@@ -8,8 +8,8 @@ const loadSend = lazyAsync(() => import('./send.js'));
  * mapping and the SDK load on the first Bedrock call: a cold start that serves none parses neither.
  */
 export const bedrockConverse: ProtocolAdapter = {
-  async send(call, endpoint, signal) {
+  async send(call, endpoint, signal, ready) {
     const { sendConverse } = await loadSend();
-    return sendConverse(call, endpoint, signal);
+    return sendConverse(call, endpoint, signal, ready);
   },
 };

@@ -11,11 +11,11 @@ export function generateContentUrl(baseUrl: string, upstreamModel: string): stri
 
 /** Gemini `generateContent` (the fam_b models, provider google): one upstream attempt per call. */
 export const geminiGenerateContent: ProtocolAdapter = {
-  async send(call, endpoint, signal) {
+  async send(call, endpoint, signal, ready) {
     const { body, warnings } = toGenerateContentRequest(call);
     const headers: Record<string, string> = endpoint.apiKey ? { 'x-goog-api-key': endpoint.apiKey } : {};
     // Google's error mapper also reads the RetryInfo delay from the body.
-    const answer = await postJson(generateContentUrl(endpoint.baseUrl, call.entry.upstreamModel), body, headers, signal, fromErrorResponse);
+    const answer = await postJson(generateContentUrl(endpoint.baseUrl, call.entry.upstreamModel), body, headers, signal, { mapError: fromErrorResponse, ready });
     return fromGenerateContentResponse(answer, warnings);
   },
 };

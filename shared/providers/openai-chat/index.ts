@@ -10,14 +10,15 @@ export type { ChatDialect } from './dialects.js';
 
 /** OpenAI-compatible chat completions: xAI, Cerebras, DeepSeek, Mistral, Groq, each in its dialect. One attempt per call. */
 export const openaiChat: ProtocolAdapter = {
-  async send(call, endpoint, signal) {
+  async send(call, endpoint, signal, ready) {
     const dialect = dialectFor(call.entry.provider);
     const { body, warnings } = toChatRequest(call, dialect);
     const headers: Record<string, string> = endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {};
     // Dialect error mapping keeps Mistral's validation details and knows Groq's 498.
-    const answer = await postJson(`${endpoint.baseUrl}/chat/completions`, body, headers, signal, (status, text, retryAfter) =>
-      fromErrorResponse(dialect, status, text, retryAfter),
-    );
+    const answer = await postJson(`${endpoint.baseUrl}/chat/completions`, body, headers, signal, {
+      mapError: (status, text, retryAfter) => fromErrorResponse(dialect, status, text, retryAfter),
+      ready,
+    });
     const reply = fromChatResponse(answer, dialect);
     return { ...reply, warnings: [...warnings, ...reply.warnings] };
   },

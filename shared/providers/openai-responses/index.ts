@@ -11,12 +11,12 @@ import { fromResponsesResponse } from './response.js';
  * needs OpenAI's approval for the API organisation, no request field turns it on.)
  */
 export const openaiResponses: ProtocolAdapter = {
-  async send(call, endpoint, signal) {
+  async send(call, endpoint, signal, ready) {
     const { body, warnings } = toResponsesRequest(call);
     const headers: Record<string, string> = endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {};
     let answer: unknown;
     try {
-      answer = await postJson(`${endpoint.baseUrl}/responses`, body, headers, signal);
+      answer = await postJson(`${endpoint.baseUrl}/responses`, body, headers, signal, { ready });
     } catch (error) {
       throw error instanceof UpstreamError ? withoutKeys(error) : error;
     }

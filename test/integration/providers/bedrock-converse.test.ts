@@ -33,12 +33,12 @@ function call(overrides: Partial<ModelCall> = {}): ModelCall {
   return { entry: PRO, system: [{ type: 'text', text: SYSTEM }], history: [], prompt: PROMPT, attachments: [], maxTokens: 1024, tuning: {}, ...overrides };
 }
 
-function send(c: ModelCall = call(), signal = new AbortController().signal): Promise<ModelReply> {
-  return bedrockConverse.send(c, endpoint, signal);
+function send(c: ModelCall = call(), signal = new AbortController().signal, ready?: Promise<void>): Promise<ModelReply> {
+  return bedrockConverse.send(c, endpoint, signal, ready);
 }
 
-async function failure(c: ModelCall = call(), signal?: AbortSignal): Promise<UpstreamError> {
-  const error: unknown = await send(c, signal).then(
+async function failure(c: ModelCall = call(), signal?: AbortSignal, ready?: Promise<void>): Promise<UpstreamError> {
+  const error: unknown = await send(c, signal, ready).then(
     () => undefined,
     (e: unknown) => e,
   );
@@ -170,6 +170,26 @@ describe('Adapter: bedrockConverse against the simulator', () => {
     expect(reply.output).not.toBe('');
     const content = ((lastBody()['messages'] as Json[])[0]?.['content'] ?? []) as Json[];
     expect(content.flatMap((b) => (b['document'] ? [(b['document'] as Json)['name']] : []))).toEqual(['notes', 'notes (2)']);
+  });
+});
+
+describe('Adapter: bedrockConverse sent once ready', () => {
+  it('sends the signed call only once `ready` resolves', async () => {
+    let open!: () => void;
+    const ready = new Promise<void>((resolve) => (open = resolve));
+    const replying = bedrockConverse.send(call(), endpoint, new AbortController().signal, ready);
+    // A store that takes 50 ms to answer the reserve.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const openedAt = Date.now();
+    open();
+    expect((await replying).output).not.toBe('');
+    expect(sim.calls().map((recorded) => recorded.at >= openedAt)).toEqual([true]);
+  });
+
+  it('sends nothing when `ready` rejects', async () => {
+    // failure() throws unless the call fails with an UpstreamError.
+    await failure(call(), undefined, Promise.reject(new Error('402: not reserved')));
+    expect(sim.calls()).toHaveLength(0);
   });
 });
 

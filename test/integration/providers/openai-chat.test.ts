@@ -302,7 +302,7 @@ describe('Function: postJson with the dialect error mapper, against the simulato
       { model: 'mistral-large-latest', messages: [{ role: 'user', content: 'Hi' }], max_completion_tokens: 8192, reasoning_effort: 'high' },
       {},
       AbortSignal.timeout(5_000),
-      (status, text, retryAfter) => fromErrorResponse(dialectFor('mistral'), status, text, retryAfter),
+      { mapError: (status, text, retryAfter) => fromErrorResponse(dialectFor('mistral'), status, text, retryAfter) },
     ).then(
       () => undefined,
       (e: unknown) => e,
@@ -322,7 +322,7 @@ describe('Function: postJson with the dialect error mapper, against the simulato
       { model: 'grok-4.20-0309-reasoning', messages: [{ role: 'user', content: 'Hi' }], reasoning_effort: 'low' },
       {},
       AbortSignal.timeout(5_000),
-      (status, text, retryAfter) => fromErrorResponse(dialectFor('xai'), status, text, retryAfter),
+      { mapError: (status, text, retryAfter) => fromErrorResponse(dialectFor('xai'), status, text, retryAfter) },
     ).then(
       () => undefined,
       (e: unknown) => e,
@@ -333,5 +333,27 @@ describe('Function: postJson with the dialect error mapper, against the simulato
       retryable: false,
       details: { upstreamStatus: 400 },
     });
+  });
+});
+
+describe('Adapter: openaiChat sent once ready (how every JSON adapter waits for the reserve)', () => {
+  it('sends the call only once `ready` resolves', async () => {
+    let open!: () => void;
+    const ready = new Promise<void>((resolve) => (open = resolve));
+    const c = call('fam_d-4.3');
+    const replying = openaiChat.send(c, endpoint(c.entry.provider), AbortSignal.timeout(5_000), ready);
+    // A store that takes 50 ms to answer the reserve.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const openedAt = Date.now();
+    open();
+    expect((await replying).output).not.toBe('');
+    expect(sim.calls().map((recorded) => recorded.at >= openedAt)).toEqual([true]);
+  });
+
+  it('sends nothing when `ready` rejects, and fails with its reason', async () => {
+    const refused = new Error('402: not reserved');
+    const c = call('fam_d-4.3');
+    await expect(openaiChat.send(c, endpoint(c.entry.provider), AbortSignal.timeout(5_000), Promise.reject(refused))).rejects.toBe(refused);
+    expect(sim.calls()).toHaveLength(0);
   });
 });
