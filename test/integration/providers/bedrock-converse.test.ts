@@ -9,7 +9,7 @@ import { UpstreamError } from '../../../shared/providers/errors.js';
 import { withRetry } from '../../../shared/providers/retry.js';
 import type { Endpoint, ModelCall, ModelReply } from '../../../shared/providers/types.js';
 import { catalogEntry as model } from '../../support/model-calls.js';
-import { suiteSimulator } from '../../support/simulator.js';
+import { sendOnceReady, suiteSimulator } from '../../support/simulator.js';
 
 type Json = Record<string, unknown>;
 
@@ -175,15 +175,9 @@ describe('Adapter: bedrockConverse against the simulator', () => {
 
 describe('Adapter: bedrockConverse sent once ready', () => {
   it('sends the signed call only once `ready` resolves', async () => {
-    let open!: () => void;
-    const ready = new Promise<void>((resolve) => (open = resolve));
-    const replying = bedrockConverse.send(call(), endpoint, new AbortController().signal, ready);
-    // A store that takes 50 ms to answer the reserve.
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const openedAt = Date.now();
-    open();
-    expect((await replying).output).not.toBe('');
-    expect(sim.calls().map((recorded) => recorded.at >= openedAt)).toEqual([true]);
+    const { reply, arrivedAfterOpening } = await sendOnceReady(sim, (ready) => send(call(), undefined, ready));
+    expect(reply.output).not.toBe('');
+    expect(arrivedAfterOpening).toEqual([true]);
   });
 
   it('sends nothing when `ready` rejects', async () => {

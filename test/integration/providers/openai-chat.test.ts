@@ -10,7 +10,7 @@ import { postJson } from '../../../shared/providers/http.js';
 import { fromErrorResponse } from '../../../shared/providers/openai-chat/errors.js';
 import { providerCost } from '../../../shared/pricing/cost.js';
 import type { Endpoint, ModelCall, ModelReply } from '../../../shared/providers/types.js';
-import { suiteSimulator } from '../../support/simulator.js';
+import { sendOnceReady, suiteSimulator } from '../../support/simulator.js';
 
 const API_KEY = 'sk-integration-secret';
 /** 75 simulator tokens: a warm cache reports its first 64 as read from cache (xAI, DeepSeek, Mistral). */
@@ -338,16 +338,10 @@ describe('Function: postJson with the dialect error mapper, against the simulato
 
 describe('Adapter: openaiChat sent once ready (how every JSON adapter waits for the reserve)', () => {
   it('sends the call only once `ready` resolves', async () => {
-    let open!: () => void;
-    const ready = new Promise<void>((resolve) => (open = resolve));
     const c = call('fam_d-4.3');
-    const replying = openaiChat.send(c, endpoint(c.entry.provider), AbortSignal.timeout(5_000), ready);
-    // A store that takes 50 ms to answer the reserve.
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const openedAt = Date.now();
-    open();
-    expect((await replying).output).not.toBe('');
-    expect(sim.calls().map((recorded) => recorded.at >= openedAt)).toEqual([true]);
+    const { reply, arrivedAfterOpening } = await sendOnceReady(sim, (ready) => openaiChat.send(c, endpoint(c.entry.provider), AbortSignal.timeout(5_000), ready));
+    expect(reply.output).not.toBe('');
+    expect(arrivedAfterOpening).toEqual([true]);
   });
 
   it('sends nothing when `ready` rejects, and fails with its reason', async () => {
