@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import type { EventLoopUtilization } from 'node:perf_hooks';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import type { Transport } from '../../shared/aws/json-client.js';
 import type { TableNames } from '../../shared/config.js';
@@ -15,6 +16,8 @@ export interface EmbeddedStore {
    * messages to its thread. Other processes (the admin CLI, any AWS tool) use `endpoint`.
    */
   transport: Transport;
+  /** How busy the store's thread has been since it started (its event loop's utilisation), for the benchmarks. */
+  utilization(): EventLoopUtilization;
   /** Stops the store: `stopped` once its thread has ended by itself, `terminated` when it had to be ended after CLOSE_WAIT_MS. */
   close(): Promise<'stopped' | 'terminated'>;
 }
@@ -115,6 +118,7 @@ export async function startEmbeddedStore(options: { port: number; dataDir?: stri
     endpoint: `http://127.0.0.1:${port}`,
     port,
     transport: messageTransport(requests.port1),
+    utilization: () => worker.performance.eventLoopUtilization(),
     close: async () => {
       if (!closing) {
         closing = true;

@@ -4,6 +4,7 @@
  * its memory and CPU are its own. Configured by the environment children.ts gives it;
  * answers the few requests a benchmark needs over IPC.
  */
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { startLocalHost } from '../../infra/local/host.js';
 import { generateApiKey, hashApiKey, keyPrefix } from '../../shared/auth/keys.js';
 import { loadConfig } from '../../shared/config.js';
@@ -28,20 +29,26 @@ export interface HostReady {
   simulatorUrl: string;
 }
 
-/** Peak memory while sampling, and the CPU time the process used meanwhile. */
+/** Peak memory while sampling, the CPU time the process used meanwhile, and how busy its two threads were. */
 export interface HostUsage {
   peakRssBytes: number;
   peakHeapUsedBytes: number;
   cpuUserMs: number;
   cpuSystemMs: number;
   wallMs: number;
+  /** Share of the time (0 to 1) the gateway's thread (the main one) was busy. */
+  gatewayThreadBusy: number;
+  /** Share of the time (0 to 1) the embedded store's thread was busy. */
+  storeThreadBusy: number;
 }
 
 const SAMPLE_EVERY_MS = 50;
 
 const host = await startLocalHost(loadConfig(process.env), { simulatorLatencyMs: Number(process.env.BENCH_SIMULATOR_LATENCY_MS ?? 0) });
 
-let sampler: { timer: NodeJS.Timeout; peakRss: number; peakHeap: number; cpu: NodeJS.CpuUsage; started: number } | undefined;
+let sampler:
+  | { timer: NodeJS.Timeout; peakRss: number; peakHeap: number; cpu: NodeJS.CpuUsage; started: number; gateway: EventLoopUtilization; store: EventLoopUtilization }
+  | undefined;
 function sample(): void {
   if (!sampler) return;
   const { rss, heapUsed } = process.memoryUsage();
@@ -75,7 +82,15 @@ async function answer(request: HostRequest): Promise<unknown> {
       return host.simulator.calls().map(({ provider, model, at }) => ({ provider, model, at }));
     case 'usageStart': {
       if (sampler) clearInterval(sampler.timer);
-      sampler = { timer: setInterval(sample, SAMPLE_EVERY_MS), peakRss: 0, peakHeap: 0, cpu: process.cpuUsage(), started: performance.now() };
+      sampler = {
+        timer: setInterval(sample, SAMPLE_EVERY_MS),
+        peakRss: 0,
+        peakHeap: 0,
+        cpu: process.cpuUsage(),
+        started: performance.now(),
+        gateway: performance.eventLoopUtilization(),
+        store: host.store.utilization(),
+      };
       sample();
       return null;
     }
@@ -90,6 +105,8 @@ async function answer(request: HostRequest): Promise<unknown> {
         cpuUserMs: cpu.user / 1000,
         cpuSystemMs: cpu.system / 1000,
         wallMs: performance.now() - sampler.started,
+        gatewayThreadBusy: performance.eventLoopUtilization(sampler.gateway).utilization,
+        storeThreadBusy: performance.eventLoopUtilization(host.store.utilization(), sampler.store).utilization,
       };
       sampler = undefined;
       return usage;

@@ -60,7 +60,12 @@ describe('npm run bench -- --smoke', () => {
     for (const row of contention.rows) {
       expect((row.ok as number) + (row.refused402 as number) + (row.other as number)).toBe(row.requests);
     }
-    for (const row of byId.get('throughput')!.rows) expect(row.requests).toBeGreaterThan(0);
+    for (const row of byId.get('throughput')!.rows) {
+      expect(row.requests).toBeGreaterThan(0);
+      // Both threads of the host worked while the load ran, and the machine with them.
+      for (const busy of [row.gatewayBusy, row.storeBusy, row.machineBusy]) expect(busy).toBeGreaterThan(0);
+      for (const busy of [row.gatewayBusy, row.storeBusy, row.machineBusy]) expect(busy).toBeLessThanOrEqual(100);
+    }
   });
 
   it('prints and renders the report', () => {

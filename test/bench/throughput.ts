@@ -4,6 +4,7 @@
  * zero-latency upstream, driven by autocannon from the bench process. Runs at the two
  * concurrencies alternate; the host samples its own memory and CPU time during each.
  */
+import { cpus } from 'node:os';
 import autocannon from 'autocannon';
 import { startHost, startUpstream, UNLIMITED, type Host, type Upstream } from './children.js';
 import type { HostUsage } from './host-process.js';
@@ -22,6 +23,20 @@ interface Run {
   non2xx: number;
   errors: number;
   usage: HostUsage;
+  /** Share of the machine's CPU time (all cores, 0 to 1) spent busy: the host, the load generator, the upstream and anything else. */
+  machineBusy: number;
+}
+
+/** Busy and total CPU time of every core so far (ms). */
+function machineCpu(): { busy: number; total: number } {
+  let busy = 0;
+  let total = 0;
+  for (const { times } of cpus()) {
+    const all = times.user + times.nice + times.sys + times.idle + times.irq;
+    busy += all - times.idle;
+    total += all;
+  }
+  return { busy, total };
 }
 
 export const throughput: Benchmark = {
@@ -39,6 +54,7 @@ export const throughput: Benchmark = {
       const target = host;
       const load = async (connections: number, duration: number): Promise<Run> => {
         await target.usageStart();
+        const cpuBefore = machineCpu();
         const result = await autocannon({
           url: `${target.url}/api/v1/prompt`,
           method: 'POST',
@@ -49,9 +65,11 @@ export const throughput: Benchmark = {
           ...(context.smoke ? { amount: connections * 2 } : { duration }),
           timeout: 30,
         });
+        const cpuAfter = machineCpu();
         const usage = await target.usageStop();
         const ok = result['2xx'];
-        return { rps: ok / result.duration, p50: result.latency.p50, p99: result.latency.p99, ok, non2xx: result.non2xx, errors: result.errors, usage };
+        const machineBusy = (cpuAfter.busy - cpuBefore.busy) / Math.max(1, cpuAfter.total - cpuBefore.total);
+        return { rps: ok / result.duration, p50: result.latency.p50, p99: result.latency.p99, ok, non2xx: result.non2xx, errors: result.errors, usage, machineBusy };
       };
 
       await load(CONCURRENCIES[1], warmupSeconds);
@@ -75,12 +93,15 @@ export const throughput: Benchmark = {
           peakHeapMiB: round(Math.max(...list.map((run) => run.usage.peakHeapUsedBytes)) / MiB, 1),
           cpuPercent: round(median(list.map((run) => (100 * (run.usage.cpuUserMs + run.usage.cpuSystemMs)) / run.usage.wallMs)), 0),
           cpuMsPerRequest: round(median(list.map((run) => (run.usage.cpuUserMs + run.usage.cpuSystemMs) / Math.max(1, run.ok))), 3),
+          gatewayBusy: round(100 * median(list.map((run) => run.usage.gatewayThreadBusy)), 0),
+          storeBusy: round(100 * median(list.map((run) => run.usage.storeThreadBusy)), 0),
+          machineBusy: round(100 * median(list.map((run) => run.machineBusy)), 0),
         };
       });
       return {
         status: 'ok',
         notes,
-        method: `autocannon, ${rounds} rounds x ${seconds} s at each concurrency (alternating, order rotated) after a ${warmupSeconds} s warm-up; requests/s = 2xx answers / duration; median over rounds; peak memory = highest sample (every 50 ms) in the host process over all its runs; CPU % of one core used by the host process`,
+        method: `autocannon, ${rounds} rounds x ${seconds} s at each concurrency (alternating, order rotated) after a ${warmupSeconds} s warm-up; requests/s = 2xx answers / duration; median over rounds; peak memory = highest sample (every 50 ms) in the host process over all its runs; CPU % of one core used by the host process; thread busy % = event-loop utilisation of the host's gateway (main) and store threads; machine CPU busy % = busy share of all cores (host, load generator, upstream and anything else)`,
         columns: [
           { key: 'concurrency', label: 'concurrency' },
           { key: 'rps', label: 'requests/s' },
@@ -92,6 +113,9 @@ export const throughput: Benchmark = {
           { key: 'peakHeapMiB', label: 'peak heap MiB', digits: 1 },
           { key: 'cpuPercent', label: 'host CPU %' },
           { key: 'cpuMsPerRequest', label: 'host CPU ms/request', digits: 3 },
+          { key: 'gatewayBusy', label: 'gateway thread busy %' },
+          { key: 'storeBusy', label: 'store thread busy %' },
+          { key: 'machineBusy', label: `machine CPU busy % (${cpus().length} cores)` },
         ],
         rows,
         targets: rows.map((row) => check(`requests/s at concurrency ${row.concurrency}`, '>=', 1_000, row.rps as number, 'req/s')),
