@@ -160,6 +160,8 @@ export class PromptService {
     const deadlineAt = receivedAt + config.requestDeadlineMs - SETTLE_MARGIN_MS;
     const judged = request.judges.length > 0;
     const models = judged ? undefined : this.runModelsOnceReserved(request, reserving, deadlineAt);
+    // Should the reserve be refused, nothing awaits these results: a failure of theirs is dropped with them.
+    models?.catch(() => undefined);
     const open = await reserving;
     const { results, evaluations, ranking, judgingUsd } = judged
       ? await timing.measure('judging', () => this.judge(open, request, promptLogId, deadlineAt))
@@ -190,10 +192,15 @@ export class PromptService {
    * The model calls, built while the reserve is in flight and sent once it holds: nothing
    * reaches a provider unreserved; a refused reserve sends nothing (and these results are
    * dropped). One event-loop turn first, so that the reserve's own request leaves before
-   * the calls are built.
+   * the calls are built; none is built for a reserve refused by then.
    */
   private async runModelsOnceReserved(request: PromptRequest, reserving: Promise<OpenRequest>, deadlineAt: number): Promise<ModelResult[]> {
+    let refused = false;
+    reserving.catch(() => {
+      refused = true;
+    });
     await nextTurn();
+    if (refused) return [];
     return runModels(request, { route: this.deps.route, deadlineAt, ready: reserving });
   }
 

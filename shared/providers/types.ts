@@ -51,7 +51,7 @@ export interface ProtocolAdapter {
   /**
    * One attempt. With `ready`, the call is prepared at once (its body built; for Bedrock,
    * signed) and sent only once `ready` resolves; should it reject, nothing is sent and the
-   * attempt fails (runModels aborts `signal` first, so that it fails as a timeout).
+   * attempt fails with its reason.
    */
   send(call: ModelCall, endpoint: Endpoint, signal: AbortSignal, ready?: Promise<void>): Promise<ModelReply>;
   /** Output tokens the vendor may bill for this call, when more than `maxTokens` (Anthropic adds the thinking budget). */

@@ -93,9 +93,9 @@ export const throughput: Benchmark = {
           peakHeapMiB: round(Math.max(...list.map((run) => run.usage.peakHeapUsedBytes)) / MiB, 1),
           cpuPercent: round(median(list.map((run) => (100 * (run.usage.cpuUserMs + run.usage.cpuSystemMs)) / run.usage.wallMs)), 0),
           cpuMsPerRequest: round(median(list.map((run) => (run.usage.cpuUserMs + run.usage.cpuSystemMs) / Math.max(1, run.ok))), 3),
-          gatewayBusy: round(100 * median(list.map((run) => run.usage.gatewayThreadBusy)), 0),
-          storeBusy: round(100 * median(list.map((run) => run.usage.storeThreadBusy)), 0),
-          machineBusy: round(100 * median(list.map((run) => run.machineBusy)), 0),
+          gatewayBusy: round(100 * median(list.map((run) => run.usage.gatewayThreadBusy)), 1),
+          storeBusy: round(100 * median(list.map((run) => run.usage.storeThreadBusy)), 1),
+          machineBusy: round(100 * median(list.map((run) => run.machineBusy)), 1),
         };
       });
       return {
@@ -113,9 +113,9 @@ export const throughput: Benchmark = {
           { key: 'peakHeapMiB', label: 'peak heap MiB', digits: 1 },
           { key: 'cpuPercent', label: 'host CPU %' },
           { key: 'cpuMsPerRequest', label: 'host CPU ms/request', digits: 3 },
-          { key: 'gatewayBusy', label: 'gateway thread busy %' },
-          { key: 'storeBusy', label: 'store thread busy %' },
-          { key: 'machineBusy', label: `machine CPU busy % (${cpus().length} cores)` },
+          { key: 'gatewayBusy', label: 'gateway thread busy %', digits: 1 },
+          { key: 'storeBusy', label: 'store thread busy %', digits: 1 },
+          { key: 'machineBusy', label: `machine CPU busy % (${cpus().length} cores)`, digits: 1 },
         ],
         rows,
         targets: rows.map((row) => check(`requests/s at concurrency ${row.concurrency}`, '>=', 1_000, row.rps as number, 'req/s')),

@@ -1,3 +1,4 @@
+import diagnostics from 'node:diagnostics_channel';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { LocalHost } from '../../infra/local/host.js';
 import { generateApiKey, hashApiKey, keyPrefix } from '../../shared/auth/keys.js';
@@ -130,6 +131,30 @@ describe('Credits through the gateway', () => {
     const calls = host.simulator.calls();
     expect(calls.map((c) => c.protocol).sort()).toEqual(['anthropic-messages', 'bedrock-converse', 'openai-chat']);
     expect(calls.filter((c) => c.at < reservedAt)).toEqual([]);
+  });
+
+  it('sends none of the calls built while a reserve is in flight when the reserve is refused', async () => {
+    const { accountId, auth } = await account(10);
+    const reserve = host.gateway.credits.reserve.bind(host.gateway.credits);
+    vi.spyOn(host.gateway.credits, 'reserve').mockImplementation(async (...args) => {
+      // A store that takes 50 ms to refuse.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      return reserve(...args);
+    });
+    // Every HTTP request this process starts (the providers' calls, Bedrock's through the SDK included).
+    const started: string[] = [];
+    const onStart = (message: unknown) => void started.push(String((message as { request: { path: string } }).request.path));
+    diagnostics.subscribe('http.client.request.start', onStart);
+    try {
+      const refused = await post(host, body({ models: ['fam_k-8b', 'fam_a-haiku-4-5', 'fam_h-micro'] }), auth);
+      expect(refused.status).toBe(402);
+      // The refusal reaches the calls before the 402 is written.
+      expect(started).toEqual([]);
+    } finally {
+      diagnostics.unsubscribe('http.client.request.start', onStart);
+    }
+    expect(host.simulator.calls()).toHaveLength(0);
+    expect(await balance(accountId)).toBe(10);
   });
 
   it('answers 429 with Retry-After past the account rate limit, without running or charging', async () => {

@@ -407,7 +407,10 @@ describe('Function: runModels, sent once ready', () => {
       send: async (call: { entry: { id: string } }, _endpoint: unknown, signal: AbortSignal, ready?: Promise<void>) => {
         attempts.push(call.entry.id);
         signals.push(signal);
-        await ready;
+        // Failing in a way withRetry would retry, were the signal not aborted first.
+        await ready?.catch(() => {
+          throw new UpstreamError('upstream_unreachable', 'not sent', { retryable: true });
+        });
         throw new Error('sent although not ready');
       },
     };

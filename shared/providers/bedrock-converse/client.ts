@@ -57,7 +57,7 @@ function clientFor(runtime: Sdk, endpoint: Endpoint): BedrockRuntimeClient {
  * One Converse call, exactly one HTTP attempt; the SDK's errors are thrown as they come.
  * With `ready`, the SDK serialises and signs the request at once and sends it once
  * `ready` resolves (a step just before its HTTP handler waits); should it reject,
- * nothing is sent and its reason is thrown.
+ * nothing is sent and a NotSentError carries its reason.
  */
 export async function converse(input: ConverseCommandInput, endpoint: Endpoint, signal: AbortSignal, ready?: Promise<void>): Promise<ConverseCommandOutput> {
   const runtime = await loadSdk();
@@ -65,13 +65,23 @@ export async function converse(input: ConverseCommandInput, endpoint: Endpoint, 
   if (ready) {
     command.middlewareStack.add(
       (next) => async (args) => {
-        await ready;
+        await ready.catch((reason: unknown) => {
+          throw new NotSentError(reason);
+        });
         return next(args);
       },
       WAIT_STEP,
     );
   }
   return clientFor(runtime, endpoint).send(command, { abortSignal: signal });
+}
+
+/** A call that was never sent, because its `ready` rejected with `reason`. */
+export class NotSentError extends Error {
+  override name = 'NotSentError';
+  constructor(readonly reason: unknown) {
+    super('The call was not sent');
+  }
 }
 
 /** Last before the HTTP handler: the deserialize step runs after every build and signing step. */

@@ -9,6 +9,8 @@ const loadSend = lazyAsync(() => import('./send.js'));
  */
 export const bedrockConverse: ProtocolAdapter = {
   async send(call, endpoint, signal, ready) {
+    // Heard at once, so that a refusal while the SDK loads is never an unhandled rejection; the send rethrows it.
+    ready?.catch(() => undefined);
     const { sendConverse } = await loadSend();
     return sendConverse(call, endpoint, signal, ready);
   },

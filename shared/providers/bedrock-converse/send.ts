@@ -1,5 +1,5 @@
 import type { ProtocolAdapter } from '../types.js';
-import { converse } from './client.js';
+import { converse, NotSentError } from './client.js';
 import { fromSdkError } from './errors.js';
 import { toConverseRequest } from './request.js';
 import { fromConverseResponse } from './response.js';
@@ -11,7 +11,8 @@ export const sendConverse: ProtocolAdapter['send'] = async (call, endpoint, sign
   try {
     answer = await converse(input, endpoint, signal, ready);
   } catch (error) {
-    throw fromSdkError(error, signal);
+    // Not sent because `ready` rejected: its reason, as every adapter fails then.
+    throw error instanceof NotSentError ? error.reason : fromSdkError(error, signal);
   }
   const reply = fromConverseResponse(answer, input.toolConfig !== undefined);
   return { ...reply, warnings: [...warnings, ...reply.warnings] };

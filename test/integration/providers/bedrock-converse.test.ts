@@ -180,9 +180,9 @@ describe('Adapter: bedrockConverse sent once ready', () => {
     expect(arrivedAfterOpening).toEqual([true]);
   });
 
-  it('sends nothing when `ready` rejects', async () => {
-    // failure() throws unless the call fails with an UpstreamError.
-    await failure(call(), undefined, Promise.reject(new Error('402: not reserved')));
+  it('sends nothing when `ready` rejects, and fails with its reason', async () => {
+    const refused = new Error('402: not reserved');
+    await expect(send(call(), undefined, Promise.reject(refused))).rejects.toBe(refused);
     expect(sim.calls()).toHaveLength(0);
   });
 });
