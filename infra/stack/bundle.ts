@@ -16,6 +16,9 @@ const CJS_REQUIRE_SHIM =
 /** Where the bundles take aws-xray-sdk-core from: the part of it Powertools' tracer uses (see the file). */
 const XRAY_SDK_LITE = fileURLToPath(new URL('./xray-sdk-core-lite.cjs', import.meta.url));
 
+/** Where the bundles take `node:stream/web` from: the `instanceof` Middy core needs, Node's module loaded only then (see the file). */
+const STREAM_WEB_LITE = fileURLToPath(new URL('./stream-web-lite.ts', import.meta.url));
+
 /**
  * How every Lambda function is bundled (the stack) and measured (the cold-start bench):
  * one ESM entry `index.mjs` plus chunks for what is only imported on demand (ajv for a
@@ -39,7 +42,7 @@ export const BUNDLE_OPTIONS: BuildOptions = {
   sourcesContent: false,
   // The nodejs22.x runtime ships AWS SDK v3.
   external: ['@aws-sdk/*'],
-  alias: { 'aws-xray-sdk-core': XRAY_SDK_LITE },
+  alias: { 'aws-xray-sdk-core': XRAY_SDK_LITE, 'node:stream/web': STREAM_WEB_LITE },
   logLevel: 'warning',
   metafile: true,
 };

@@ -46,6 +46,19 @@ describe('Function: bundleFunction', () => {
   });
 });
 
+describe('Function: bundleFunction, web streams', () => {
+  it("loads no web streams at a cold start: Middy core's ReadableStream is an instanceof check that loads Node's class when asked", async () => {
+    expect(eagerInputs).toContain('infra/stack/stream-web-lite.ts');
+    const eagerCode = sizes.eagerFiles.map((file) => readFileSync(file, 'utf8')).join('\n');
+    expect(eagerCode).not.toMatch(/["']node:stream\/web["']/);
+    const { ReadableStream: Lite } = await import('../../infra/stack/stream-web-lite.js');
+    const { Readable } = await import('node:stream');
+    expect(new globalThis.ReadableStream() instanceof Lite).toBe(true);
+    expect(Readable.toWeb(Readable.from(['a'])) instanceof Lite).toBe(true);
+    expect(Readable.from(['a']) instanceof Lite).toBe(false);
+  });
+});
+
 describe('Function: bundleFunction, X-Ray', () => {
   it('takes of aws-xray-sdk-core only what the tracer uses: no AWS SDK patchers, plugins or semver', () => {
     expect(allInputs.filter((input) => /node_modules\/semver\/|aws-xray-sdk-core\/dist\/lib\/(patchers\/aws3?_p|segments\/plugins\/|aws-xray\.js)/.test(input))).toEqual([]);
