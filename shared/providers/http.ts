@@ -21,13 +21,12 @@ export interface PostJsonOptions {
  */
 export async function postJson(url: string, body: unknown, headers: Record<string, string>, signal: AbortSignal, options: PostJsonOptions = {}): Promise<unknown> {
   const { mapError = defaultErrorMapper, ready } = options;
-  const target = new URL(url);
   const payload = JSON.stringify(body);
   const allHeaders = { 'content-type': 'application/json', accept: 'application/json', 'user-agent': USER_AGENT, ...headers };
   if (ready) await ready;
   let response: PostAnswer;
   try {
-    response = await post(target, payload, allHeaders, { signal });
+    response = await post(new URL(url), payload, allHeaders, { signal });
   } catch (error) {
     if (signal.aborted) throw abortError(signal, error);
     throw new UpstreamError('upstream_unreachable', `Could not reach the provider: ${describe(error)}`, { retryable: true, cause: error });
