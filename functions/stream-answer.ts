@@ -43,7 +43,7 @@ export function streamAnswers(
     try {
       const stream = runtime.HttpResponseStream.from(responseStream, {
         statusCode: result.statusCode,
-        headers: stringHeaders(result.headers),
+        headers: mapValues(result.headers ?? {}, String),
         ...(result.multiValueHeaders ? { multiValueHeaders: mapValues(result.multiValueHeaders, (values) => values.map(String)) } : {}),
       });
       // `write`, not `end(body)`: the runtime puts the metadata and its delimiter ahead of
@@ -62,10 +62,6 @@ export function streamAnswers(
 function streamingRuntime(): LambdaStreamingRuntime | undefined {
   const runtime = (globalThis as { awslambda?: Partial<LambdaStreamingRuntime> }).awslambda;
   return typeof runtime?.streamifyResponse === 'function' && runtime.HttpResponseStream ? (runtime as LambdaStreamingRuntime) : undefined;
-}
-
-function stringHeaders(headers: APIGatewayProxyResult['headers']): Record<string, string> {
-  return mapValues(headers ?? {}, String);
 }
 
 function mapValues<T, U>(record: Record<string, T>, map: (value: T) => U): Record<string, U> {

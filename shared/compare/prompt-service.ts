@@ -192,15 +192,10 @@ export class PromptService {
    * The model calls, built while the reserve is in flight and sent once it holds: nothing
    * reaches a provider unreserved; a refused reserve sends nothing (and these results are
    * dropped). One event-loop turn first, so that the reserve's own request leaves before
-   * the calls are built; none is built for a reserve refused by then.
+   * the calls are built.
    */
   private async runModelsOnceReserved(request: PromptRequest, reserving: Promise<OpenRequest>, deadlineAt: number): Promise<ModelResult[]> {
-    let refused = false;
-    reserving.catch(() => {
-      refused = true;
-    });
     await nextTurn();
-    if (refused) return [];
     return runModels(request, { route: this.deps.route, deadlineAt, ready: reserving });
   }
 
