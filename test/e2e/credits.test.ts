@@ -7,6 +7,7 @@ import { estimateMicroCredits } from '../../shared/credits/estimate.js';
 import { IdempotencyService } from '../../shared/idempotency/idempotency-service.js';
 import { parseServerTiming } from '../../shared/http/server-timing.js';
 import { body } from '../support/fixtures.js';
+import { gate } from '../support/gate.js';
 import { post, startTestHost } from '../support/local.js';
 
 let host: LocalHost;
@@ -38,14 +39,25 @@ async function until(condition: () => boolean): Promise<void> {
 
 const ONE_MODEL = body({ models: ['fam_k-8b'] });
 
-/** Runs `hook` at the start of every settle of the host (until the mocks are restored), then settles. */
-function beforeSettle(hook: () => unknown): void {
-  const settle = host.gateway.credits.settle.bind(host.gateway.credits);
-  vi.spyOn(host.gateway.credits, 'settle').mockImplementation(async (open, chargedMicro) => {
-    await hook();
-    return settle(open, chargedMicro);
-  });
+/**
+ * Around every `reserve` or `settle` of the host's credits service (until the mocks are
+ * restored): `before` runs (and is awaited) first, `after` once the real call returned.
+ */
+function around(method: 'reserve' | 'settle', before: () => unknown, after: () => void = () => undefined): void {
+  const credits = host.gateway.credits;
+  const real = credits[method].bind(credits) as (...args: unknown[]) => Promise<unknown>;
+  vi.spyOn(credits, method).mockImplementation((async (...args: unknown[]) => {
+    await before();
+    try {
+      return await real(...args);
+    } finally {
+      after();
+    }
+  }) as never);
 }
+
+/** A store that takes 50 ms to answer. */
+const slowStore = () => new Promise((resolve) => setTimeout(resolve, 50));
 
 describe('Credits through the gateway', () => {
   it('reserves the worst case of a request that writes its whole input to an Anthropic cache (writes cost 1.25 times input)', async () => {
@@ -93,9 +105,8 @@ describe('Credits through the gateway', () => {
   it('answers before it settles: the answer arrives with the reservation still open, and the balance then changes by what it says', async () => {
     const estimate = estimateMicroCredits(validatePromptRequest(ONE_MODEL), host.gateway.config);
     const { accountId, auth } = await account(10 * estimate);
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    beforeSettle(() => held);
+    const held = gate();
+    around('settle', () => held.opened);
 
     // Not `post`, which waits for the host to settle.
     const response = await fetch(`${host.url}/api/v1/prompt`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(ONE_MODEL) });
@@ -106,7 +117,7 @@ describe('Credits through the gateway', () => {
     expect(during!.reservations[answer.promptLogId]).toEqual({ amountMicro: estimate, at: expect.any(Number) });
     expect(during!.balanceMicro).toBe(9 * estimate);
 
-    release();
+    held.open();
     await host.settled();
     const after = await host.gateway.accounts.get(accountId);
     expect(after!.reservations).toEqual({});
@@ -116,31 +127,19 @@ describe('Credits through the gateway', () => {
 
   it('sends no model call before its reserve is written, though the calls are built while it is in flight', async () => {
     const { auth } = await account(100_000_000);
-    let reservedAt = Infinity;
-    const reserve = host.gateway.credits.reserve.bind(host.gateway.credits);
-    vi.spyOn(host.gateway.credits, 'reserve').mockImplementation(async (...args) => {
-      // A store that takes 50 ms to answer.
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      const open = await reserve(...args);
-      reservedAt = Date.now();
-      return open;
-    });
+    let receivedBeforeReserved = -1;
+    around('reserve', slowStore, () => (receivedBeforeReserved = host.simulator.calls().length));
     const answer = await post(host, body({ models: ['fam_k-8b', 'fam_a-haiku-4-5', 'fam_h-micro'] }), auth);
     expect(answer.status).toBe(200);
     expect(answer.body.results.map((r: { status: string }) => r.status)).toEqual(['completed', 'completed', 'completed']);
     const calls = host.simulator.calls();
     expect(calls.map((c) => c.protocol).sort()).toEqual(['anthropic-messages', 'bedrock-converse', 'openai-chat']);
-    expect(calls.filter((c) => c.at < reservedAt)).toEqual([]);
+    expect(receivedBeforeReserved).toBe(0);
   });
 
   it('sends none of the calls built while a reserve is in flight when the reserve is refused', async () => {
     const { accountId, auth } = await account(10);
-    const reserve = host.gateway.credits.reserve.bind(host.gateway.credits);
-    vi.spyOn(host.gateway.credits, 'reserve').mockImplementation(async (...args) => {
-      // A store that takes 50 ms to refuse.
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      return reserve(...args);
-    });
+    around('reserve', slowStore);
     // Every HTTP request this process starts (the providers' calls, Bedrock's through the SDK included).
     const started: string[] = [];
     const onStart = (message: unknown) => void started.push(String((message as { request: { path: string } }).request.path));
@@ -198,7 +197,7 @@ describe('Idempotency-Key', () => {
       await complete.apply(this, args);
       order.push('record completed');
     });
-    beforeSettle(() => void order.push('settle started'));
+    around('settle', () => void order.push('settle started'));
     expect((await post(host, ONE_MODEL, { ...auth, 'idempotency-key': 'record-first' })).status).toBe(200);
     expect(order).toEqual(['record completed', 'settle started']);
   });

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { bearerKey, generateApiKey, hashApiKey } from '../../shared/auth/keys.js';
 import { resolveModel } from '../../shared/catalog/index.js';
-import { runModels } from '../../shared/compare/run-models.js';
+import { runModels, type FanOutOptions } from '../../shared/compare/run-models.js';
 import { ConfigError, loadConfig } from '../../shared/config.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { creditsToMicro, microToCredits, usdToMicroCredits } from '../../shared/credits/credits.js';
@@ -11,6 +11,8 @@ import { ulid } from '../../shared/ids.js';
 import { providerCost } from '../../shared/pricing/cost.js';
 import { UpstreamError, parseRetryAfter } from '../../shared/providers/errors.js';
 import { withRetry } from '../../shared/providers/retry.js';
+import type { ProtocolAdapter } from '../../shared/providers/types.js';
+import { gate } from '../support/gate.js';
 
 describe('Module: keys', () => {
   it('issues distinct keys and stores them as SHA-256 hex', () => {
@@ -298,6 +300,15 @@ describe('Function: estimateMicroCredits with cache breakpoints', () => {
   });
 });
 
+/** Runs "Hi." on `models`, every call through `adapter`, with the deadline 60 s away unless `options` says otherwise. */
+function runThrough(models: string[], adapter: Pick<ProtocolAdapter, 'send'>, options: Partial<FanOutOptions> = {}) {
+  return runModels(validatePromptRequest({ prompt: 'Hi.', models }), {
+    route: () => ({ adapter, endpoint: { baseUrl: 'http://unused', apiKey: 'k' } as never }),
+    deadlineAt: Date.now() + 60_000,
+    ...options,
+  });
+}
+
 describe('Function: runModels, time-of-day pricing', () => {
   it('prices a DeepSeek call by when its answering attempt began, not its first', async () => {
     // Monday 2026-11-23: the first attempt at 03:59:59 (peak) is refused; the retry at 04:00:00 (off-peak) answers.
@@ -317,12 +328,7 @@ describe('Function: runModels, time-of-day pricing', () => {
       },
     };
     try {
-      const request = validatePromptRequest({ prompt: 'Hi.', models: ['fam_f-v4-pro'] });
-      const [result] = await runModels(request, {
-        route: () => ({ adapter, endpoint: { baseUrl: 'http://unused', apiKey: 'k' } as never }),
-        deadlineAt: now + 60_000,
-        retry: { maxAttempts: 2, baseDelayMs: 0, maxDelayMs: 0 },
-      });
+      const [result] = await runThrough(['fam_f-v4-pro'], adapter, { deadlineAt: now + 60_000, retry: { maxAttempts: 2, baseDelayMs: 0, maxDelayMs: 0 } });
       expect(attempts).toBe(2);
       // Off-peak: half of 1.32 + 3.96 USD.
       expect(result!.providerCost).toBe(2.64);
@@ -348,8 +354,7 @@ describe('Function: runModels, one deadline signal', () => {
     };
     try {
       const models = ['fam_c-5.4', 'fam_a-opus-4-7', 'fam_b-3.1-pro', 'fam_d-4.3', 'fam_e-glm-4.7', 'fam_f-v4-pro', 'fam_g-large', 'fam_h-pro', 'fam_i-gpt-oss-120b', 'fam_c-4o', 'fam_a-haiku-4-5', 'fam_f-v4-flash'];
-      const request = validatePromptRequest({ prompt: 'Hi.', models });
-      const results = await runModels(request, { route: () => ({ adapter, endpoint: { baseUrl: 'http://unused' } as never }), deadlineAt: Date.now() + 20 });
+      const results = await runThrough(models, adapter, { deadlineAt: Date.now() + 20 });
       expect(results.map((r) => r.error?.code)).toEqual(models.map(() => 'timeout'));
       expect(signals.size).toBe(1);
       // Warnings are emitted on the next tick.
@@ -379,17 +384,15 @@ describe('Function: runModels, sent once ready', () => {
         return { output: 'ok', usage, warnings: [] };
       },
     };
-    let open!: () => void;
-    const ready = new Promise<void>((resolve) => (open = resolve));
+    const ready = gate();
     try {
-      const request = validatePromptRequest({ prompt: 'Hi.', models: MODELS });
-      const running = runModels(request, { route: () => ({ adapter, endpoint: { baseUrl: 'http://unused' } as never }), deadlineAt: Date.now() + 60_000, ready });
+      const running = runThrough(MODELS, adapter, { ready: ready.opened });
       await new Promise((resolve) => setImmediate(resolve));
       expect(prepared).toEqual(MODELS);
       expect(sent).toEqual([]);
       // The reserve took 500 ms: not the models' latency.
       clock += 500;
-      open();
+      ready.open();
       const results = await running;
       expect(sent).toEqual(MODELS);
       expect(results.map((r) => r.status)).toEqual(MODELS.map(() => 'completed'));
@@ -414,10 +417,7 @@ describe('Function: runModels, sent once ready', () => {
         throw new Error('sent although not ready');
       },
     };
-    const request = validatePromptRequest({ prompt: 'Hi.', models: MODELS });
-    const results = await runModels(request, {
-      route: () => ({ adapter, endpoint: { baseUrl: 'http://unused' } as never }),
-      deadlineAt: Date.now() + 60_000,
+    const results = await runThrough(MODELS, adapter, {
       retry: { maxAttempts: 3, baseDelayMs: 0, maxDelayMs: 0 },
       ready: Promise.reject(new Error('402: not reserved')),
     });

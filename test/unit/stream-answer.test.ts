@@ -1,8 +1,9 @@
 import { PassThrough, type Writable } from 'node:stream';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { streamAnswers, type LambdaStreamingRuntime } from '../../functions/stream-answer.js';
+import { streamAnswers } from '../../functions/stream-answer.js';
 import { silentLog } from '../../shared/log.js';
+import { gate } from '../support/gate.js';
 import { lambdaStreamingRuntime, splitStreamed } from '../support/lambda-streaming.mjs';
 
 const runtime = lambdaStreamingRuntime();
@@ -12,12 +13,6 @@ type Streamed = (event: APIGatewayProxyEvent, responseStream: Writable, context:
 const event = { body: '{}' } as APIGatewayProxyEvent;
 const context = { awsRequestId: 'req-1' } as Context;
 const answer: APIGatewayProxyResult = { statusCode: 200, headers: { 'content-type': 'application/json', 'server-timing': 'total;dur=1' }, body: '{"promptLogId":"pl_1"}' };
-
-function gate() {
-  let open!: () => void;
-  const opened = new Promise<void>((resolve) => (open = resolve));
-  return { opened, open };
-}
 
 function collect(stream: PassThrough): () => Buffer {
   const chunks: Buffer[] = [];
