@@ -25,7 +25,7 @@ export class ServerTiming {
 }
 
 /** The phases of a `Server-Timing` header value, by name (ms); a repeated name keeps its first value. */
-export function parseServerTiming(value: string | undefined): Record<string, number> {
+export function parseServerTiming(value: string | null | undefined): Record<string, number> {
   const phases: Record<string, number> = {};
   for (const entry of (value ?? '').split(',')) {
     const [name, ...params] = entry.trim().split(';');

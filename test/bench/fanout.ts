@@ -136,7 +136,7 @@ export const fanout: Benchmark = {
         };
       });
       const ratio32 = rows.find((r) => r.models === 32)?.ratio;
-      const notes = SIZES.map((n) => `Gateway phases, ${n} model${n === 1 ? '' : 's'} (its Server-Timing header; median over the measured requests): ${describeFigures(medianByName(samples.get(n)!.flat().map((x) => x.gateway.phases)), 1)}; outside = wall time at the client minus total`);
+      const notes = SIZES.map((n) => `Gateway phases, ${n} model${n === 1 ? '' : 's'} (its Server-Timing header; median over the measured requests): ${describeFigures(medianByName(samples.get(n)!.flat().map((x) => x.gateway.phases)))}; outside = wall time at the client minus total`);
       return {
         status: 'ok',
         notes,

@@ -132,7 +132,7 @@ export const overhead: Benchmark = {
           ratioP99: id === 'gateway' ? ratio(ours.p99, theirs.p99) : id === 'portkey' && path ? 1 : null,
         };
       });
-      notes.push(`Gateway phases (its Server-Timing header; median over the measured requests): ${describeFigures(medianByName(phases), 1)}; outside = wall time at the client minus total`);
+      notes.push(`Gateway phases (its Server-Timing header; median over the measured requests): ${describeFigures(medianByName(phases))}; outside = wall time at the client minus total`);
       return {
         status: 'ok',
         notes,

@@ -63,8 +63,10 @@ describe('npm run bench -- --smoke', () => {
     for (const row of byId.get('throughput')!.rows) {
       expect(row.requests).toBeGreaterThan(0);
       // Both threads of the host worked while the load ran, and the machine with them.
-      for (const busy of [row.gatewayBusy, row.storeBusy, row.machineBusy]) expect(busy).toBeGreaterThan(0);
-      for (const busy of [row.gatewayBusy, row.storeBusy, row.machineBusy]) expect(busy).toBeLessThanOrEqual(100);
+      for (const busy of [row.gatewayBusy, row.storeBusy, row.machineBusy]) {
+        expect(busy).toBeGreaterThan(0);
+        expect(busy).toBeLessThanOrEqual(100);
+      }
     }
   });
 

@@ -36,9 +36,9 @@ export function medianByName(samples: readonly Record<string, number>[]): Record
   return Object.fromEntries(names.map((name) => [name, median(samples.flatMap((sample) => (name in sample ? [sample[name]!] : [])))]));
 }
 
-/** `reserve 1.20, models 0.64, ... ms`: named figures in one line, in their order. */
-export function describeFigures(figures: Record<string, number>, digits = 2): string {
+/** `reserve 1.2, models 0.6, ... ms`: named figures in one line, in their order, to 0.1 ms. */
+export function describeFigures(figures: Record<string, number>): string {
   return `${Object.entries(figures)
-    .map(([name, value]) => `${name} ${value.toFixed(digits)}`)
+    .map(([name, value]) => `${name} ${value.toFixed(1)}`)
     .join(', ')} ms`;
 }

@@ -56,7 +56,7 @@ describe('Judging through the local host', () => {
     // Assess
     expect(answer.status).toBe(200);
     expect(Object.keys(answer.body).sort()).toEqual(['creditsUsed', 'evaluations', 'promptLogId', 'ranking', 'results']);
-    expect(Object.keys(parseServerTiming(answer.headers.get('server-timing') ?? undefined))).toEqual(['reserve', 'judging', 'total']);
+    expect(Object.keys(parseServerTiming(answer.headers.get('server-timing')))).toEqual(['reserve', 'judging', 'total']);
     expect(answer.body.results.map((r: { status: string }) => r.status)).toEqual(['completed', 'completed', 'completed']);
     const evaluations = answer.body.evaluations as Evaluation[];
     expect(evaluations).toHaveLength(6);
