@@ -148,6 +148,7 @@ describe('POST /api/v1/prompt', () => {
       expect(result.tokensIn).toBeGreaterThan(272_000);
       expect(result.providerCost).toBeCloseTo(((result.tokensIn - cachedTokensIn) * input! + cachedTokensIn * cached! + result.tokensOut * output!) / 1e6, 9);
     });
+    expect(resolveModel('fam_c-5.4')!.prices.longContext!.input).toBe(2 * resolveModel('fam_c-5.4')!.prices.input);
   });
 
   it('prices DeepSeek by the time of day: half its listed (peak) rates outside 01-04 and 06-10 UTC on weekdays', async () => {
