@@ -2,18 +2,23 @@
  * 4. Throughput: requests per second and peak memory of the local host (one process: the
  * gateway and its embedded store) at concurrency 16 and 64, one-model requests to the
  * zero-latency upstream, driven by autocannon from the bench process. Runs at the two
- * concurrencies alternate; the host samples its own memory and CPU time during each.
+ * concurrencies alternate; the host samples its own memory and CPU time during each. Each
+ * run is followed by one of the store alone (store-alone.ts): the most requests a second
+ * whose writes the embedded store can take, the host's ceiling.
  */
 import { cpus } from 'node:os';
 import autocannon from 'autocannon';
 import { startHost, startUpstream, UNLIMITED, type Host, type Upstream } from './children.js';
 import type { HostUsage } from './host-process.js';
 import { median, rotate, round } from './stats.js';
+import { startStoreAlone, type StoreAlone, type StoreAloneRun } from './store-alone.js';
 import { OVERHEAD_MODEL } from './overhead.js';
 import { check, type Benchmark, type Row } from './types.js';
 
 const CONCURRENCIES = [16, 64] as const;
 const MiB = 1024 * 1024;
+/** How long each store-alone run lasts (after each host run). */
+const STORE_ALONE_SECONDS = 4;
 
 interface Run {
   rps: number;
@@ -25,6 +30,8 @@ interface Run {
   usage: HostUsage;
   /** Share of the machine's CPU time (all cores, 0 to 1) spent busy: the host, the load generator, the upstream and anything else. */
   machineBusy: number;
+  /** The store alone, right after, at the same concurrency. */
+  storeAlone: StoreAloneRun;
 }
 
 /** Busy and total CPU time of every core so far (ms). */
@@ -48,10 +55,12 @@ export const throughput: Benchmark = {
     const warmupSeconds = context.smoke ? 1 : 3;
     let upstream: Upstream | undefined;
     let host: Host | undefined;
+    let storeAlone: StoreAlone | undefined;
     try {
       upstream = await startUpstream();
       host = await startHost(context, 'throughput', { ...UNLIMITED, GROQ_API_KEY: 'gsk_bench', GROQ_BASE_URL: `${upstream.url}/v1` });
       const target = host;
+      const alone = (storeAlone = await startStoreAlone());
       const load = async (connections: number, duration: number): Promise<Run> => {
         await target.usageStart();
         const cpuBefore = machineCpu();
@@ -69,7 +78,8 @@ export const throughput: Benchmark = {
         const usage = await target.usageStop();
         const ok = result['2xx'];
         const machineBusy = (cpuAfter.busy - cpuBefore.busy) / Math.max(1, cpuAfter.total - cpuBefore.total);
-        return { rps: ok / result.duration, p50: result.latency.p50, p99: result.latency.p99, ok, non2xx: result.non2xx, errors: result.errors, usage, machineBusy };
+        const storeAloneRun = await alone.run(connections, context.smoke ? { amount: connections * 2 } : { seconds: STORE_ALONE_SECONDS });
+        return { rps: ok / result.duration, p50: result.latency.p50, p99: result.latency.p99, ok, non2xx: result.non2xx, errors: result.errors, usage, machineBusy, storeAlone: storeAloneRun };
       };
 
       await load(CONCURRENCIES[1], warmupSeconds);
@@ -96,12 +106,14 @@ export const throughput: Benchmark = {
           gatewayBusy: round(100 * median(list.map((run) => run.usage.gatewayThreadBusy)), 1),
           storeBusy: round(100 * median(list.map((run) => run.usage.storeThreadBusy)), 1),
           machineBusy: round(100 * median(list.map((run) => run.machineBusy)), 1),
+          storeAloneRps: round(median(list.map((run) => run.storeAlone.rps)), 0),
+          storeAloneBusy: round(100 * median(list.map((run) => run.storeAlone.storeBusy)), 1),
         };
       });
       return {
         status: 'ok',
         notes,
-        method: `autocannon, ${rounds} rounds x ${seconds} s at each concurrency (alternating, order rotated) after a ${warmupSeconds} s warm-up; requests/s = 2xx answers / duration; median over rounds; peak memory = highest sample (every 50 ms) in the host process over all its runs; CPU % of one core used by the host process; thread busy % = event-loop utilisation of the host's gateway (main) and store threads; machine CPU busy % = busy share of all cores (host, load generator, upstream and anything else)`,
+        method: `autocannon, ${rounds} rounds x ${seconds} s at each concurrency (alternating, order rotated) after a ${warmupSeconds} s warm-up; requests/s = 2xx answers / duration; median over rounds; peak memory = highest sample (every 50 ms) in the host process over all its runs; CPU % of one core used by the host process; thread busy % = event-loop utilisation of the host's gateway (main) and store threads; machine CPU busy % = busy share of all cores (host, load generator, upstream and anything else); store alone = after each run, ${STORE_ALONE_SECONDS} s of the writes of the same requests (reserve, reserve entry, settle entry and close, prompt log) made straight to an embedded store as the host runs it, from as many concurrent loops, with no gateway: the requests/s whose writes the store can take, and how busy its thread was`,
         columns: [
           { key: 'concurrency', label: 'concurrency' },
           { key: 'rps', label: 'requests/s' },
@@ -116,11 +128,14 @@ export const throughput: Benchmark = {
           { key: 'gatewayBusy', label: 'gateway thread busy %', digits: 1 },
           { key: 'storeBusy', label: 'store thread busy %', digits: 1 },
           { key: 'machineBusy', label: `machine CPU busy % (${cpus().length} cores)`, digits: 1 },
+          { key: 'storeAloneRps', label: 'store alone requests/s' },
+          { key: 'storeAloneBusy', label: 'store alone thread busy %', digits: 1 },
         ],
         rows,
         targets: rows.map((row) => check(`requests/s at concurrency ${row.concurrency}`, '>=', 1_000, row.rps as number, 'req/s')),
       };
     } finally {
+      await storeAlone?.close();
       await host?.close();
       await upstream?.close();
     }
