@@ -34,7 +34,7 @@ export const overhead: Benchmark = {
   async run(context) {
     const warmup = context.smoke ? 5 : 300;
     const rounds = context.smoke ? 2 : 10;
-    const perRound = context.smoke ? 5 : 200;
+    const perRound = context.smoke ? 5 : 500;
     const notes: string[] = [];
     let upstream: Upstream | undefined;
     let host: Host | undefined;
