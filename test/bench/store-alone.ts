@@ -7,7 +7,11 @@
  */
 import { performance } from 'node:perf_hooks';
 import { startEmbeddedStore, storeClient } from '../../infra/local/store.js';
+import { toPromptLog } from '../../shared/compare/prompt-log.js';
+import type { ModelResult } from '../../shared/compare/result.js';
 import { loadConfig } from '../../shared/config.js';
+import { validatePromptRequest } from '../../shared/contract/validate.js';
+import { estimateMicroCredits } from '../../shared/credits/estimate.js';
 import { ulid } from '../../shared/ids.js';
 import { PromptLogsRepository } from '../../shared/storage/prompt-logs.js';
 import { createStore } from '../../shared/storage/store.js';
@@ -34,25 +38,25 @@ export async function startStoreAlone(): Promise<StoreAlone> {
   const promptLogs = new PromptLogsRepository(documentClient, config.tables.promptLogs);
   const { accountId } = await credits.openAccount({ balanceMicro: 1e15 });
 
-  // What a one-model request of benchmark 4 writes, in the order PromptService writes it.
+  // What a one-model request of benchmark 4 writes, built and written as PromptService does.
+  const request = validatePromptRequest({ prompt: 'Say hello', models: [OVERHEAD_MODEL] });
+  const estimateMicro = estimateMicroCredits(request, config);
+  const result: ModelResult = {
+    modelId: OVERHEAD_MODEL,
+    status: 'completed',
+    output: 'Hello from the benchmark upstream.',
+    tokensIn: 9,
+    tokensOut: 12,
+    latencyMs: 1,
+    providerCost: 0.0000021,
+  };
+  const chargedMicro = 20;
   const oneRequest = async () => {
     const promptLogId = ulid();
-    const open = await credits.reserve(accountId, promptLogId, 50_000, Number.MAX_SAFE_INTEGER);
-    await Promise.all([
-      credits.settle(open, 20),
-      promptLogs.put(
-        {
-          promptLogId,
-          accountId,
-          createdAt: new Date().toISOString(),
-          zeroDataRetention: false,
-          models: [{ modelId: OVERHEAD_MODEL, status: 'completed', tokensIn: 9, tokensOut: 12, latencyMs: 1, providerCost: 0.0000021 }],
-          judges: [],
-          creditsUsedMicro: 20,
-        },
-        { prompt: 'Say hello', outputs: [{ modelId: OVERHEAD_MODEL, output: 'Hello! How can I help you today?' }] },
-      ),
-    ]);
+    const receivedAt = Date.now();
+    const open = await credits.reserve(accountId, promptLogId, estimateMicro, Number.MAX_SAFE_INTEGER);
+    const { meta, content } = toPromptLog({ promptLogId, accountId, request, results: [result], evaluations: [], chargedMicro, zeroDataRetention: false, receivedAt });
+    await Promise.all([credits.settle(open, chargedMicro), promptLogs.put(meta, content)]);
   };
 
   return {
