@@ -20,7 +20,7 @@ export interface ApiHooks {
   onResponse?: (response: PromptResponse) => void;
 }
 
-/** What each answered request still writes (settle, ledger, prompt log, idempotency record), by its event. */
+/** What each answered request still writes (settle, ledger, prompt log), by its event. */
 const finishing = new WeakMap<object, Promise<void>>();
 
 /**

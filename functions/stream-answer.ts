@@ -17,7 +17,7 @@ export interface LambdaStreamingRuntime {
 
 /**
  * The `api` function's entry: the answer goes out, then the invocation finishes what
- * follows it (`afterAnswer`: settle, ledger, prompt log, idempotency record) before it
+ * follows it (`afterAnswer`: settle, ledger, prompt log) before it
  * ends. In AWS that is Lambda response streaming behind API Gateway's STREAM transfer
  * mode: the stream ends, and API Gateway with it answers the client, as soon as the
  * answer is written. Outside that runtime (tests, the cold-start bench) the answer is

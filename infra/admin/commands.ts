@@ -91,7 +91,8 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
           at: new Date(e.at).toISOString(),
           ...(e.requestId ? { requestId: e.requestId } : {}),
           ...(e.chargedMicro !== undefined ? { charged: microToCredits(e.chargedMicro) } : {}),
-          ...(e.overrunMicro !== undefined ? { overrun: microToCredits(e.overrunMicro) } : {}),
+          ...(e.uncollectedMicro !== undefined ? { uncollected: microToCredits(e.uncollectedMicro) } : {}),
+          ...(e.estimatedMicro !== undefined ? { estimated: microToCredits(e.estimatedMicro) } : {}),
         })),
       };
     }

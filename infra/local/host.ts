@@ -29,7 +29,7 @@ export interface LocalHost {
   simulatedProviders: ProviderId[];
   /**
    * Resolves once every request answered so far has finished what follows its answer
-   * (settle, ledger, prompt log, idempotency record): a balance read after it is final.
+   * (settle, ledger, prompt log): a balance read after it is final.
    */
   settled(): Promise<void>;
   close(): Promise<void>;

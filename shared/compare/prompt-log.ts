@@ -109,6 +109,7 @@ function toLogMeta(
       tokensOut: r.tokensOut,
       latencyMs: r.latencyMs,
       providerCost: r.providerCost,
+      ...(r.estimatedCost !== undefined ? { estimatedCost: r.estimatedCost } : {}),
       ...(r.error ? { errorCode: r.error.code } : {}),
     })),
     judges: request.judges.map((j) => j.requestedId),

@@ -2,7 +2,7 @@ import type { ClaimCheckStore } from '../claim-check/types.js';
 import type { GatewayConfig } from '../config.js';
 import type { PromptRequest } from '../contract/types.js';
 import { microToCredits, usdToMicroCredits } from '../credits/credits.js';
-import type { CreditsService, OpenRequest } from '../credits/credits-service.js';
+import { chargeableMicro, type CreditsService, type OpenRequest } from '../credits/credits-service.js';
 import { estimateMicroCredits } from '../credits/estimate.js';
 import { AccountNotFoundError, GatewayError } from '../errors.js';
 import type { IdempotencyService } from '../idempotency/idempotency-service.js';
@@ -12,6 +12,7 @@ import type { Evaluation, RankingEntry } from '../judging/types.js';
 import type { JudgingWorkflow } from '../judging/workflow-types.js';
 import { lazyAsync } from '../lazy.js';
 import type { Log } from '../log.js';
+import { chargedUsd } from '../pricing/charge.js';
 import type { Router } from '../providers/router.js';
 import type { AccountsRepository } from '../storage/accounts.js';
 import type { PromptLogsRepository } from '../storage/prompt-logs.js';
@@ -73,7 +74,7 @@ export interface SubmitOptions {
   timing?: ServerTiming;
   /**
    * Given, `submit` answers as soon as the models (and judges) have: what follows the
-   * answer (settle, ledger, prompt log, idempotency record) is handed over here, for the
+   * answer (settle, ledger, prompt log) is handed over here, for the
    * caller to await once the answer is sent. Absent, `submit` awaits it before answering.
    * The work never rejects: each failure is logged and left for the reconciler or a retry.
    */
@@ -121,21 +122,21 @@ export class PromptService {
         throw error;
       }
       const { response, finish } = answered;
-      // The record first, then the charge: should the record not be written, a retry with
-      // this key runs again once the lease passes, so this run charges nothing (it never
-      // charges twice); should the invocation end in between, nothing is charged either.
-      const completed = () =>
-        idempotency.complete(begun.recordKey, promptLogId, response, zeroDataRetention).then(
-          () => true,
-          (error: unknown) => {
-            this.deps.log.error('Idempotency record not completed: the request is not charged, so that a retry cannot charge twice', {
-              promptLogId,
-              errorName: (error as Error).name,
-            });
-            return false;
-          },
-        );
-      answered = { response, finish: async () => finish(await completed()) };
+      // The record is completed before the answer leaves (only requests with a key pay this
+      // write), so that a replay sent once the answer arrived gets it, never a 409. The
+      // charge follows the record: should it not be written, a retry with this key runs
+      // again once the lease passes, so this run charges nothing (it never charges twice).
+      const completed = await idempotency.complete(begun.recordKey, promptLogId, response, zeroDataRetention).then(
+        () => true,
+        (error: unknown) => {
+          this.deps.log.error('Idempotency record not completed: the request is not charged, so that a retry cannot charge twice', {
+            promptLogId,
+            errorName: (error as Error).name,
+          });
+          return false;
+        },
+      );
+      answered = { response, finish: () => finish(completed) };
     }
     const { finish } = answered;
     const finishing = nextTurn()
@@ -163,19 +164,23 @@ export class PromptService {
     // Should the reserve be refused, nothing awaits these results: a failure of theirs is dropped with them.
     models?.catch(() => undefined);
     const open = await reserving;
-    const { results, evaluations, ranking, judgingUsd } = judged
+    const { results, evaluations, ranking } = judged
       ? await timing.measure('judging', () => this.judge(open, request, promptLogId, deadlineAt))
-      : { results: await timing.measure('models', () => models!), evaluations: [], ranking: undefined, judgingUsd: 0 };
-    // Judge calls are charged like model calls; failed ones (and failed models) cost nothing.
-    const costMicro = usdToMicroCredits(resultsCostUsd(results) + judgingUsd, config);
+      : { results: await timing.measure('models', () => models!), evaluations: [], ranking: undefined };
+    // Judge calls are charged like model calls; failed ones (and failed models) cost nothing;
+    // never more than the reservation (a cost above it is left uncollected, see CreditsService.settle).
+    const cost = chargedUsd([...results, ...evaluations.flatMap((evaluation) => evaluation.orders)]);
+    const costMicro = usdToMicroCredits(cost.usd, config);
+    const estimatedMicro = usdToMicroCredits(cost.estimatedUsd, config);
+    const chargeMicro = chargeableMicro(open, costMicro);
+    if (chargeMicro < costMicro) log.warn('Cost above the reservation left uncollected', { promptLogId, costMicro, reservedMicro: open.reservation.amountMicro });
     // The answer does not wait for the store: the settle and the prompt log, side by side, follow it.
     const finish = async (charge = true) => {
-      const chargeMicro = charge ? costMicro : 0;
       const [chargedMicro] = await Promise.all([
-        this.settle(open, chargeMicro),
-        this.writePromptLog({ promptLogId, accountId, request, results, evaluations, ranking, chargedMicro: chargeMicro, zeroDataRetention, receivedAt }),
+        this.settle(open, charge ? costMicro : 0, charge ? estimatedMicro : 0),
+        this.writePromptLog({ promptLogId, accountId, request, results, evaluations, ranking, chargedMicro: charge ? chargeMicro : 0, zeroDataRetention, receivedAt }),
       ]);
-      if (chargedMicro !== costMicro) log.warn('Charged differs from the cost in the answer', { promptLogId, chargedMicro, costMicro });
+      if (chargedMicro !== chargeMicro) log.warn('Charged differs from the credits in the answer', { promptLogId, chargedMicro, chargeMicro });
       log.info('Prompt completed', {
         promptLogId,
         accountId,
@@ -184,7 +189,7 @@ export class PromptService {
         creditsUsedMicro: chargedMicro,
       });
     };
-    const response = { promptLogId, results, evaluations, ...(ranking ? { ranking } : {}), creditsUsed: microToCredits(costMicro) };
+    const response = { promptLogId, results, evaluations, ...(ranking ? { ranking } : {}), creditsUsed: microToCredits(chargeMicro) };
     return { response, finish };
   }
 
@@ -207,9 +212,9 @@ export class PromptService {
     const judging = this.deps.judging;
     if (!judging) throw new JudgingUnavailableError();
     try {
-      const { judgingCostUsd, runJudgedComparison } = await loadJudging();
+      const { runJudgedComparison } = await loadJudging();
       const comparison = await runJudgedComparison(request, { requestId: promptLogId, deadlineAt }, { ...judging, log: this.deps.log });
-      return { ...comparison, judgingUsd: judgingCostUsd(comparison.evaluations) };
+      return comparison;
     } catch (error) {
       this.deps.log.error('Judging workflow failed', { promptLogId, errorName: (error as Error).name, status: (error as { status?: unknown }).status });
       await this.settle(open, 0);
@@ -228,18 +233,13 @@ export class PromptService {
   }
 
   /** Charges `costMicro`. Should settle throw, no settle entry was written: the reconciler releases the reservation, and the request is free. */
-  private async settle(open: OpenRequest, costMicro: number): Promise<number> {
+  private async settle(open: OpenRequest, costMicro: number, estimatedMicro = 0): Promise<number> {
     const { credits, log } = this.deps;
     try {
-      return (await credits.settle(open, costMicro)).chargedMicro;
+      return (await credits.settle(open, costMicro, estimatedMicro)).chargedMicro;
     } catch (error) {
       log.error('Settle failed before its ledger entry; the reconciler will release the reservation', { requestId: open.requestId, errorName: (error as Error).name });
       return 0;
     }
   }
-}
-
-/** What the completed results cost, USD; failed ones cost nothing. */
-function resultsCostUsd(results: readonly ModelResult[]): number {
-  return results.reduce((sum, r) => sum + (r.status === 'completed' ? (r.providerCost ?? 0) : 0), 0);
 }

@@ -10,6 +10,8 @@ export interface ModelResult {
   latencyMs: number;
   /** USD; null when the vendor's usage was missing or inconsistent (spec 3 rule 3). */
   providerCost: number | null;
+  /** USD, only where providerCost is null: what the call was charged instead, estimated from its text (docs/credits.md). */
+  estimatedCost?: number;
   /** Subsets of tokensIn / tokensOut as the vendor reported them (absent when usage was missing). */
   usage?: { cachedTokensIn: number; cacheWriteTokensIn: number; reasoningTokensOut: number };
   /** With `response_schema`: whether the output conforms, with the parsed value when it does. */

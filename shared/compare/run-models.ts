@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { PromptRequest, RequestedModel } from '../contract/types.js';
 import { redactSecrets } from '../http/redact.js';
-import { providerCost } from '../pricing/cost.js';
+import { chargeCall } from '../pricing/charge.js';
 import { UpstreamError } from '../providers/errors.js';
 import { withRetry, type RetryPolicy } from '../providers/retry.js';
 import type { Router } from '../providers/router.js';
@@ -76,16 +76,16 @@ async function runModel(request: PromptRequest, model: RequestedModel, options: 
       deadlineAt: options.deadlineAt,
       signal,
     });
-    const allWarnings = [...warnings, ...reply.warnings];
+    const latencyMs = Math.round(performance.now() - started);
+    const charge = chargeCall(call, reply.usage, reply.output, attemptStartedAt);
+    const allWarnings = [...warnings, ...reply.warnings, ...(charge.kind === 'estimated' ? [charge.warning] : [])];
     return {
       modelId: model.requestedId,
       status: 'completed',
       output: reply.output,
-      tokensIn: reply.usage?.inputTokens ?? 0,
-      tokensOut: reply.usage?.outputTokens ?? 0,
-      latencyMs: Math.round(performance.now() - started),
-      providerCost: reply.usage ? providerCost(model.entry.prices, reply.usage, attemptStartedAt) : null,
-      ...(reply.usage ? { usage: tokenClasses(reply.usage) } : {}),
+      ...(charge.kind === 'observed'
+        ? { tokensIn: charge.usage.inputTokens, tokensOut: charge.usage.outputTokens, latencyMs, providerCost: charge.providerCost, usage: tokenClasses(charge.usage) }
+        : { tokensIn: 0, tokensOut: 0, latencyMs, providerCost: null, estimatedCost: charge.estimatedCost }),
       ...(request.validateOutput ? { structuredOutput: checkStructuredOutput(reply.output, request.validateOutput) } : {}),
       ...(allWarnings.length > 0 ? { warnings: allWarnings } : {}),
     };

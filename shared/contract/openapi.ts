@@ -44,7 +44,7 @@ const resultFields = {
   tokensIn: { type: 'integer', minimum: 0, description: 'Every input token the vendor counted, cached reads and writes included.' },
   tokensOut: { type: 'integer', minimum: 0, description: 'Every output token the vendor counted, reasoning included.' },
   latencyMs: { type: 'integer', minimum: 0, description: 'Wall time of the model call, retries included.' },
-  warnings: { type: 'array', items: { type: 'string' }, description: 'Present when something was adjusted (maxTokens clamped, output cut, usage missing, another vendor model serving an ID the vendor does not have).' },
+  warnings: { type: 'array', items: { type: 'string' }, description: 'Present when something was adjusted (maxTokens clamped, output cut, usage missing or inconsistent and an estimate charged, another vendor model serving an ID the vendor does not have).' },
 };
 const resultRequired = ['modelId', 'status', 'output', 'tokensIn', 'tokensOut', 'latencyMs', 'providerCost'];
 
@@ -60,6 +60,12 @@ const completedResult = {
       type: ['number', 'null'],
       minimum: 0,
       description: "USD from catalog prices and the reported token classes; null when the vendor's usage was missing or inconsistent (spec 3, rule 3).",
+    },
+    estimatedCost: {
+      type: 'number',
+      minimum: 0,
+      description:
+        "USD, present only where providerCost is null: what the call was charged instead, estimated from its text (its counted input and its output's length at uncached prices, never more than the call's reservation). A warning says why.",
     },
     usage: {
       type: 'object',

@@ -12,6 +12,11 @@ import { microToCredits } from './credits.js';
  */
 export const RESERVATION_TIMEOUT_MS = 15 * 60 * 1000;
 
+/** What a request costing `costMicro` is charged: its cost, never more than its reservation (and never less than 0). */
+export function chargeableMicro(open: OpenRequest, costMicro: number): number {
+  return Math.max(0, Math.min(costMicro, open.reservation.amountMicro));
+}
+
 export interface OpenRequest {
   accountId: string;
   requestId: string;
@@ -80,8 +85,9 @@ export class CreditsService {
   /**
    * Charges what the request cost and returns the rest of the reservation, once: a
    * second settle of the same request changes nothing and reports the first charge.
-   * A cost above the estimate is charged in full (the balance may go below zero by that
-   * overrun; the entry records it).
+   * The charge is never more than the reservation, so that concurrent requests can never
+   * jointly spend more than the balance: a cost above it is charged up to it, and the entry
+   * records the rest as uncollected (and `estimatedMicro`, the part estimated from text).
    *
    * What it returns is never less than what the account ends up charged. Once the settle
    * entry is in the ledger the charge is decided: should the close fail after that, the
@@ -90,12 +96,14 @@ export class CreditsService {
    * charge) or releases the reservation (nothing). It throws only when no settle entry
    * was written: then the reconciler releases the reservation and nothing is charged.
    */
-  async settle(open: OpenRequest, chargedMicro: number): Promise<{ chargedMicro: number }> {
+  async settle(open: OpenRequest, costMicro: number, estimatedMicro = 0): Promise<{ chargedMicro: number }> {
     const held = open.reservation.amountMicro;
+    const chargedMicro = chargeableMicro(open, costMicro);
     const settlement = {
       ...this.settlementEntry(open, 'settle', held - chargedMicro),
       chargedMicro,
-      ...(chargedMicro > held ? { overrunMicro: chargedMicro - held } : {}),
+      ...(costMicro > chargedMicro ? { uncollectedMicro: costMicro - chargedMicro } : {}),
+      ...(estimatedMicro > 0 ? { estimatedMicro: Math.min(estimatedMicro, chargedMicro) } : {}),
     };
     await this.postReserve(open);
     let applied: LedgerEntry & { requestId: string };

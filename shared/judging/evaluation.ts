@@ -91,6 +91,7 @@ function toOrder(judgment: Judgment, answerA: string, answerB: string): Evaluati
     tokensOut: judgment.tokensOut,
     latencyMs: judgment.latencyMs,
     providerCost: completed ? judgment.providerCost : 0,
+    ...(completed && judgment.estimatedCost !== undefined ? { estimatedCost: judgment.estimatedCost } : {}),
     ...(judgment.error ? { error: judgment.error } : {}),
     ...(judgment.warnings && judgment.warnings.length > 0 ? { warnings: judgment.warnings } : {}),
   };

@@ -33,6 +33,7 @@ export async function judgeOnce(
       tokensOut: result.tokensOut,
       latencyMs: result.latencyMs,
       providerCost: result.providerCost,
+      ...(result.estimatedCost !== undefined ? { estimatedCost: result.estimatedCost } : {}),
       ...warnings,
     };
   } catch (error) {

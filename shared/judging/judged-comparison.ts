@@ -150,12 +150,3 @@ function evaluate(request: PromptRequest, results: ModelResult[], judgments: Map
   });
   return evaluations;
 }
-
-/** What the judge calls cost, USD: completed calls only (a failed call costs nothing). */
-export function judgingCostUsd(evaluations: readonly Evaluation[]): number {
-  let usd = 0;
-  for (const evaluation of evaluations) {
-    for (const order of evaluation.orders) if (order.status === 'completed') usd += order.providerCost ?? 0;
-  }
-  return usd;
-}

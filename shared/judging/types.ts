@@ -20,8 +20,10 @@ export interface Judgment {
   tokensIn: number;
   tokensOut: number;
   latencyMs: number;
-  /** USD; null when the vendor's usage was missing; a failed call costs 0. */
+  /** USD; null when the vendor's usage was missing or inconsistent; a failed call costs 0. */
   providerCost: number | null;
+  /** USD, only where providerCost is null: what the call was charged instead, estimated from its text. */
+  estimatedCost?: number;
   error?: CallError;
   warnings?: string[];
 }
@@ -50,6 +52,8 @@ export interface EvaluationOrder {
   tokensOut: number;
   latencyMs: number;
   providerCost: number | null;
+  /** USD, only where providerCost is null: what the call was charged instead, estimated from its text. */
+  estimatedCost?: number;
   error?: CallError;
   warnings?: string[];
 }

@@ -54,6 +54,11 @@ export interface ProtocolAdapter {
    * attempt fails with its reason.
    */
   send(call: ModelCall, endpoint: Endpoint, signal: AbortSignal, ready?: Promise<void>): Promise<ModelReply>;
-  /** Output tokens the vendor may bill for this call, when more than `maxTokens` (Anthropic adds the thinking budget). */
-  outputAllowance?(call: ModelCall): number;
+  /**
+   * The most output tokens (reasoning included) the vendor may bill for this call, read from
+   * the limit this adapter sends and the vendor's documented rule for reasoning beyond it;
+   * the model's maximum output where nothing bounds it. The credit estimate reserves it and
+   * usage above it is inconsistent (docs/credits.md, per vendor).
+   */
+  billedOutputBound(call: ModelCall): number;
 }

@@ -20,9 +20,12 @@ export interface LedgerEntry {
   at: number;
   /** The promptLogId of the request, for reserve, settle and release. */
   requestId?: string;
-  /** Settle only: what the request cost, and how far that exceeded the estimate. */
+  /** Settle only: what the request was charged (never more than its reservation). */
   chargedMicro?: number;
-  overrunMicro?: number;
+  /** Settle only: cost above the reservation, not charged (the balance never goes below zero). */
+  uncollectedMicro?: number;
+  /** Settle only: the part of the charge estimated from text, for calls whose vendor usage was missing or inconsistent. */
+  estimatedMicro?: number;
 }
 
 export class LedgerRepository {

@@ -8,6 +8,8 @@ export interface PromptLogModelEntry {
   tokensOut: number;
   latencyMs: number;
   providerCost: number | null;
+  /** Where providerCost is null: what the call was charged instead, estimated from its text. */
+  estimatedCost?: number;
   errorCode?: string;
 }
 

@@ -1,13 +1,13 @@
 import diagnostics from 'node:diagnostics_channel';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { LocalHost } from '../../infra/local/host.js';
-import { generateApiKey, hashApiKey, keyPrefix } from '../../shared/auth/keys.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { estimateMicroCredits } from '../../shared/credits/estimate.js';
 import { IdempotencyService } from '../../shared/idempotency/idempotency-service.js';
 import { parseServerTiming } from '../../shared/http/server-timing.js';
 import { body } from '../support/fixtures.js';
 import { gate } from '../support/gate.js';
+import { balanceOf, openTestAccount, until } from '../support/accounts.js';
 import { post, startTestHost } from '../support/local.js';
 
 let host: LocalHost;
@@ -19,23 +19,6 @@ afterAll(async () => {
 });
 beforeEach(() => host.simulator.reset());
 afterEach(() => vi.restoreAllMocks());
-
-/** A new account with a key, so that each test owns its balance and its rate-limit window. */
-async function account(balanceMicro: number, rateLimitRpm = 100_000): Promise<{ accountId: string; auth: Record<string, string> }> {
-  const { accountId } = await host.gateway.credits.openAccount({ balanceMicro, rateLimitRpm });
-  const key = generateApiKey();
-  await host.gateway.apiKeys.put({ keyHash: hashApiKey(key), accountId, keyPrefix: keyPrefix(key), createdAt: new Date().toISOString() });
-  return { accountId, auth: { authorization: `Bearer ${key}` } };
-}
-
-async function balance(accountId: string): Promise<number> {
-  return (await host.gateway.accounts.get(accountId))!.balanceMicro;
-}
-
-/** Resolves once the condition holds; the simulator records calls as they arrive. */
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 2));
-}
 
 const ONE_MODEL = body({ models: ['fam_k-8b'] });
 
@@ -68,18 +51,18 @@ describe('Credits through the gateway', () => {
       generation_settings: { maxTokens: 16 },
     };
     const estimate = estimateMicroCredits(validatePromptRequest(payload), host.gateway.config);
-    const { accountId, auth } = await account(estimate);
+    const { accountId, auth } = await openTestAccount(host, estimate);
     const answer = await post(host, payload, auth);
     expect(answer.status).toBe(200);
     expect(answer.body.results[0].usage.cacheWriteTokensIn).toBeGreaterThan(10_000);
     // Charged what it cost, within what was held: the balance never went below zero.
     expect(Math.round(answer.body.creditsUsed * 1e6)).toBeLessThanOrEqual(estimate);
-    expect(await balance(accountId)).toBe(estimate - Math.round(answer.body.creditsUsed * 1e6));
+    expect(await balanceOf(host, accountId)).toBe(estimate - Math.round(answer.body.creditsUsed * 1e6));
   });
 
   it('runs exactly the 20 of 200 concurrent requests that the balance covers; the rest get 402', async () => {
     const estimate = estimateMicroCredits(validatePromptRequest(ONE_MODEL), host.gateway.config);
-    const { accountId, auth } = await account(20 * estimate);
+    const { accountId, auth } = await openTestAccount(host, 20 * estimate);
     // Hold the upstream so that no request settles (and frees credits) before all have tried to reserve.
     host.simulator.pause();
     let answered = 0;
@@ -96,7 +79,7 @@ describe('Credits through the gateway', () => {
     expect(refused[0]!.body).toMatchObject({ error: { code: 'insufficient_credits' }, estimatedCreditsRequired: estimate / 1e6 });
     expect(host.simulator.calls()).toHaveLength(20);
     const spent = ok.reduce((sum, a) => sum + Math.round(a.body.creditsUsed * 1e6), 0);
-    const final = await balance(accountId);
+    const final = await balanceOf(host, accountId);
     expect(final).toBe(20 * estimate - spent);
     expect(final).toBeGreaterThanOrEqual(0);
     expect(await host.gateway.credits.ledgerSum(accountId)).toBe(final);
@@ -104,7 +87,7 @@ describe('Credits through the gateway', () => {
 
   it('answers before it settles: the answer arrives with the reservation still open, and the balance then changes by what it says', async () => {
     const estimate = estimateMicroCredits(validatePromptRequest(ONE_MODEL), host.gateway.config);
-    const { accountId, auth } = await account(10 * estimate);
+    const { accountId, auth } = await openTestAccount(host, 10 * estimate);
     const held = gate();
     around('settle', () => held.opened);
 
@@ -126,7 +109,7 @@ describe('Credits through the gateway', () => {
   });
 
   it('sends no model call before its reserve is written, though the calls are built while it is in flight', async () => {
-    const { auth } = await account(100_000_000);
+    const { auth } = await openTestAccount(host, 100_000_000);
     let receivedBeforeReserved = -1;
     around('reserve', slowStore, () => (receivedBeforeReserved = host.simulator.calls().length));
     const answer = await post(host, body({ models: ['fam_k-8b', 'fam_a-haiku-4-5', 'fam_h-micro'] }), auth);
@@ -138,7 +121,7 @@ describe('Credits through the gateway', () => {
   });
 
   it('sends none of the calls built while a reserve is in flight when the reserve is refused', async () => {
-    const { accountId, auth } = await account(10);
+    const { accountId, auth } = await openTestAccount(host, 10);
     around('reserve', slowStore);
     // Every HTTP request this process starts (the providers' calls, Bedrock's through the SDK included).
     const started: string[] = [];
@@ -153,14 +136,14 @@ describe('Credits through the gateway', () => {
       diagnostics.unsubscribe('http.client.request.start', onStart);
     }
     expect(host.simulator.calls()).toHaveLength(0);
-    expect(await balance(accountId)).toBe(10);
+    expect(await balanceOf(host, accountId)).toBe(10);
   });
 
   it('answers 429 with Retry-After past the account rate limit, without running or charging', async () => {
-    const { accountId, auth } = await account(100_000_000, 2);
+    const { accountId, auth } = await openTestAccount(host, 100_000_000, 2);
     expect((await post(host, ONE_MODEL, auth)).status).toBe(200);
     expect((await post(host, ONE_MODEL, auth)).status).toBe(200);
-    const before = await balance(accountId);
+    const before = await balanceOf(host, accountId);
     host.simulator.reset();
     const limited = await post(host, ONE_MODEL, auth);
     expect(limited.status).toBe(429);
@@ -168,15 +151,15 @@ describe('Credits through the gateway', () => {
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(Number(limited.headers.get('retry-after'))).toBeLessThanOrEqual(60);
     expect(host.simulator.calls()).toHaveLength(0);
-    expect(await balance(accountId)).toBe(before);
+    expect(await balanceOf(host, accountId)).toBe(before);
   });
 });
 
 describe('Idempotency-Key', () => {
   it('replays the stored response for a retry with the same key and body, without running or charging', async () => {
-    const { accountId, auth } = await account(100_000_000);
+    const { accountId, auth } = await openTestAccount(host, 100_000_000);
     const first = await post(host, ONE_MODEL, { ...auth, 'idempotency-key': 'retry-1' });
-    const afterFirst = await balance(accountId);
+    const afterFirst = await balanceOf(host, accountId);
     // The same body with its keys in another order is the same request.
     const reordered = { models: ONE_MODEL.models, prompt: ONE_MODEL.prompt };
     const second = await post(host, reordered, { ...auth, 'idempotency-key': 'retry-1' });
@@ -186,11 +169,11 @@ describe('Idempotency-Key', () => {
     // The replay ran nothing: its timing shows the key's lookup only.
     expect(Object.keys(parseServerTiming(first.headers.get('server-timing')))).toEqual(['idempotency', 'reserve', 'models', 'total']);
     expect(Object.keys(parseServerTiming(second.headers.get('server-timing')))).toEqual(['idempotency', 'total']);
-    expect(await balance(accountId)).toBe(afterFirst);
+    expect(await balanceOf(host, accountId)).toBe(afterFirst);
   });
 
   it('completes the record before it charges: a run that ends between the two is free, never charged twice', async () => {
-    const { auth } = await account(100_000_000);
+    const { auth } = await openTestAccount(host, 100_000_000);
     const order: string[] = [];
     const complete = IdempotencyService.prototype.complete;
     vi.spyOn(IdempotencyService.prototype, 'complete').mockImplementation(async function (this: IdempotencyService<unknown>, ...args) {
@@ -203,7 +186,7 @@ describe('Idempotency-Key', () => {
   });
 
   it('charges nothing when the record cannot be completed, since a retry with the key will run again', async () => {
-    const { accountId, auth } = await account(100_000_000);
+    const { accountId, auth } = await openTestAccount(host, 100_000_000);
     vi.spyOn(IdempotencyService.prototype, 'complete').mockRejectedValueOnce(new Error('the store is down'));
     const answer = await post(host, ONE_MODEL, { ...auth, 'idempotency-key': 'record-lost' });
     expect(answer.status).toBe(200);
@@ -215,8 +198,8 @@ describe('Idempotency-Key', () => {
   });
 
   it('scopes keys to the account', async () => {
-    const a = await account(100_000_000);
-    const b = await account(100_000_000);
+    const a = await openTestAccount(host, 100_000_000);
+    const b = await openTestAccount(host, 100_000_000);
     const first = await post(host, ONE_MODEL, { ...a.auth, 'idempotency-key': 'shared-key' });
     const other = await post(host, ONE_MODEL, { ...b.auth, 'idempotency-key': 'shared-key' });
     expect(other.body.promptLogId).not.toBe(first.body.promptLogId);
@@ -224,7 +207,7 @@ describe('Idempotency-Key', () => {
   });
 
   it('answers 422 for the same key with a different body', async () => {
-    const { auth } = await account(100_000_000);
+    const { auth } = await openTestAccount(host, 100_000_000);
     await post(host, ONE_MODEL, { ...auth, 'idempotency-key': 'k-422' });
     const reused = await post(host, body({ models: ['fam_k-8b'], prompt: 'Something else' }), { ...auth, 'idempotency-key': 'k-422' });
     expect(reused.status).toBe(422);
@@ -233,7 +216,7 @@ describe('Idempotency-Key', () => {
   });
 
   it('answers 409 to a retry while the first request still runs', async () => {
-    const { accountId, auth } = await account(100_000_000);
+    const { accountId, auth } = await openTestAccount(host, 100_000_000);
     host.simulator.setLatency(400);
     const first = post(host, ONE_MODEL, { ...auth, 'idempotency-key': 'k-409' });
     await until(() => host.simulator.calls().length === 1);
@@ -242,11 +225,11 @@ describe('Idempotency-Key', () => {
     expect(during.body.error.code).toBe('idempotency_in_progress');
     expect((await first).status).toBe(200);
     expect(host.simulator.calls()).toHaveLength(1);
-    expect(await host.gateway.credits.ledgerSum(accountId)).toBe(await balance(accountId));
+    expect(await host.gateway.credits.ledgerSum(accountId)).toBe(await balanceOf(host, accountId));
   });
 
   it('answers 409 with the original promptLogId when the response was not retained (zero data retention)', async () => {
-    const { auth } = await account(100_000_000);
+    const { auth } = await openTestAccount(host, 100_000_000);
     const zdr = { ...ONE_MODEL, zero_data_retention: true };
     const first = await post(host, zdr, { ...auth, 'idempotency-key': 'k-zdr' });
     const replay = await post(host, zdr, { ...auth, 'idempotency-key': 'k-zdr' });
@@ -256,7 +239,7 @@ describe('Idempotency-Key', () => {
   });
 
   it('frees the key after a refusal, so the retry runs once the balance allows it', async () => {
-    const { accountId, auth } = await account(0);
+    const { accountId, auth } = await openTestAccount(host, 0);
     const refused = await post(host, ONE_MODEL, { ...auth, 'idempotency-key': 'k-402' });
     expect(refused.status).toBe(402);
     await host.gateway.credits.topUp(accountId, 100_000_000);
@@ -265,7 +248,7 @@ describe('Idempotency-Key', () => {
   });
 
   it('answers 400 for a key that is too long', async () => {
-    const { auth } = await account(100_000_000);
+    const { auth } = await openTestAccount(host, 100_000_000);
     const answer = await post(host, ONE_MODEL, { ...auth, 'idempotency-key': 'x'.repeat(256) });
     expect(answer.status).toBe(400);
     expect(answer.body.error.details).toEqual([{ field: 'header:Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters' }]);

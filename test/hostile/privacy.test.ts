@@ -3,6 +3,7 @@ import { crc32, gunzipSync } from 'node:zlib';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalHost, type LocalHost } from '../../infra/local/host.js';
+import { resolveModel } from '../../shared/catalog/index.js';
 import type { Log } from '../../shared/log.js';
 import { post, testConfig, type Answer } from '../support/local.js';
 
@@ -181,6 +182,23 @@ function requestWithMarkers(m: Markers, extra: Record<string, unknown>): Record<
   };
 }
 
+const upstream = (id: string) => resolveModel(id)!.upstreamModel;
+
+/** An OpenAI Responses answer whose one message says `text`. */
+function responsesAnswer(text: string): unknown {
+  return {
+    id: 'resp_verdict',
+    object: 'response',
+    created_at: 1_763_000_000,
+    status: 'completed',
+    error: null,
+    incomplete_details: null,
+    model: 'gpt-4.1',
+    output: [{ type: 'message', id: 'msg_verdict', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] }],
+    usage: { input_tokens: 900, input_tokens_details: { cached_tokens: 0 }, output_tokens: 3_000, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 3_900 },
+  };
+}
+
 /** The places a marker was found, as "where: count". */
 function findMarker(haystacks: Record<string, string | undefined>, needles: string[]): string[] {
   const found: string[] = [];
@@ -244,8 +262,28 @@ describe('Zero data retention audit', () => {
       requestWithMarkers(m, { zero_data_retention: true, prompt: bigPrompt, models: ['fam_c-5.4', 'fam_b-3.1-pro'], judges: ['fam_c-4.1'], judge_prompt: `Judge ${m.text}` }),
     );
     answers.push(judgedLarge);
+    // A judge whose verdict is too large for a workflow state: its judgment, reasoning and all, travels by claim check.
+    const judgmentPuts = { count: 0 };
+    if (claimCheck) {
+      const put = claimCheck.put.bind(claimCheck);
+      claimCheck.put = async (key: string, body: string) => {
+        if (key.includes('/judgments/')) judgmentPuts.count++;
+        return put(key, body);
+      };
+    }
+    // 3 judges x 6 models: 90 judge calls share 64 KiB of state, too little for verdicts of the longest reasoning kept (1,000 characters).
+    const verdict = { reasoning: `Weighing both answers about ${m.text}. `.repeat(100), scoreA: 6, scoreB: 7, winner: 'B' };
+    const judges = ['fam_c-4.1', 'fam_c-4o', 'fam_c-5.4-mini'];
+    for (const judge of judges) host.simulator.setFault({ kind: 'status', status: 200, model: upstream(judge), body: responsesAnswer(JSON.stringify(verdict)) });
+    const contestants = ['fam_c-5.4', 'fam_a-opus-4-6', 'fam_b-3.1-pro', 'fam_g-large', 'fam_h-pro', 'fam_d-4.3'];
+    const judgedVerdict = await post(host, requestWithMarkers(m, { zero_data_retention: true, models: contestants, judges }));
+    answers.push(judgedVerdict);
+    if (judgedVerdict.status === 200) {
+      expect(judgedVerdict.body.evaluations.filter((e: { status: string }) => e.status === 'completed')).toHaveLength(45);
+      expect(judgmentPuts.count).toBe(90);
+    }
 
-    expect(answers.map((a) => a.status)).toEqual([200, 200, 409, 200, 400, judged.status, judged.status]);
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 409, 200, 400, judged.status, judged.status, judged.status]);
     expect([200, 501]).toContain(judged.status);
     if (judged.status === 200) expect(judged.body.evaluations.length).toBeGreaterThan(0);
     // Claim-check objects live only while their request runs.

@@ -156,15 +156,15 @@ describe('Class: CreditsService', () => {
       expect(await expectConsistent(credits, account.accountId)).toBe(900);
     });
 
-    it('charges a cost above the estimate in full and records the overrun', async () => {
+    it('charges a cost above the estimate only up to it, never below zero, and records the rest as uncollected', async () => {
       const credits = service();
       const account = await credits.openAccount({ balanceMicro: 1_000 });
       const open = await credits.reserve(account.accountId, promptLogId(), 1_000, NO_RATE_LIMIT);
-      await credits.settle(open, 1_300);
-      expect(await expectConsistent(credits, account.accountId)).toBe(-300);
+      expect(await credits.settle(open, 1_300, 400)).toEqual({ chargedMicro: 1_000 });
+      expect(await expectConsistent(credits, account.accountId)).toBe(0);
       const settle = (await ledger.list(account.accountId)).find((e) => e.kind === 'settle');
-      expect(settle).toMatchObject({ amountMicro: -300, chargedMicro: 1_300, overrunMicro: 300 });
-      // A negative balance refuses the next request until a top-up.
+      expect(settle).toMatchObject({ amountMicro: 0, chargedMicro: 1_000, uncollectedMicro: 300, estimatedMicro: 400 });
+      // An empty balance refuses the next request until a top-up.
       await expect(credits.reserve(account.accountId, promptLogId(), 1, NO_RATE_LIMIT)).rejects.toBeInstanceOf(InsufficientCreditsError);
     });
   });
@@ -294,7 +294,7 @@ describe('Class: CreditsService', () => {
       fc.record({
         kind: fc.constant('request' as const),
         estimate: fc.integer({ min: 1, max: 3_000 }),
-        // Usually below the estimate, sometimes 0 (every model failed), sometimes above (overrun).
+        // Usually below the estimate, sometimes 0 (every model failed), sometimes above (charged up to the estimate).
         cost: fc.oneof(fc.integer({ min: 0, max: 3_000 }), fc.constant(0)),
         crash: fc.constantFrom('none', 'none', 'before-settle', 'reserve-entry', 'settle-entry', 'lost-answer', 'before-close'),
       }),
@@ -336,13 +336,15 @@ describe('Class: CreditsService', () => {
               if (s.crash === 'settle-entry') {
                 // The settle entry never reaches the ledger: the answer says the cost, the reservation is released, nothing is charged.
                 flaky.failNext = 2;
-                expect(await credits.settle(open, s.cost)).toEqual({ chargedMicro: s.cost });
+                expect(await credits.settle(open, s.cost)).toEqual({ chargedMicro: Math.min(s.cost, s.estimate) });
                 continue;
               }
               if (s.crash === 'lost-answer') flaky.loseAnswerNext = 1;
               if (s.crash === 'before-close') flakyAccounts.failNextClose = true;
-              expect(await credits.settle(open, s.cost)).toEqual({ chargedMicro: s.cost });
-              expected -= s.cost;
+              // Never more than the reservation: the balance cannot go below zero.
+              expect(await credits.settle(open, s.cost)).toEqual({ chargedMicro: Math.min(s.cost, s.estimate) });
+              expected -= Math.min(s.cost, s.estimate);
+              expect((await accounts.get(account.accountId))!.balanceMicro).toBeGreaterThanOrEqual(0);
             }
           }
           clock.now += RESERVATION_TIMEOUT_MS;

@@ -22,7 +22,7 @@ export interface Answer {
  * Every answer is checked against the OpenAPI document (status, content type, headers,
  * body) before it is returned: a test that gets an answer gets a documented one. It
  * returns once the host has also written what follows the answer (settle, ledger, prompt
- * log, idempotency record), so that what a test reads next is final.
+ * log), so that what a test reads next is final.
  */
 export async function post(host: LocalHost, payload: unknown, headers: Record<string, string> = {}, path = '/api/v1/prompt'): Promise<Answer> {
   const response = await fetch(`${host.url}${path}`, {

@@ -315,7 +315,7 @@ describe('Function: runModels, time-of-day pricing', () => {
     const clock = vi.spyOn(Date, 'now');
     let now = Date.UTC(2026, 10, 23, 3, 59, 59);
     clock.mockImplementation(() => now);
-    const usage = { inputTokens: 1_000_000, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 1_000_000, reasoningTokens: 0 };
+    const usage = { inputTokens: 100_000, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 8_000, reasoningTokens: 0 };
     let attempts = 0;
     const adapter = {
       send: async () => {
@@ -330,8 +330,8 @@ describe('Function: runModels, time-of-day pricing', () => {
     try {
       const [result] = await runThrough(['fam_f-v4-pro'], adapter, { deadlineAt: now + 60_000, retry: { maxAttempts: 2, baseDelayMs: 0, maxDelayMs: 0 } });
       expect(attempts).toBe(2);
-      // Off-peak: half of 1.32 + 3.96 USD.
-      expect(result!.providerCost).toBe(2.64);
+      // Off-peak: half of 0.132 + 0.03168 USD (1.32 and 3.96 USD per million at peak).
+      expect(result!.providerCost).toBe(0.08184);
     } finally {
       clock.mockRestore();
     }

@@ -109,6 +109,11 @@ describe('Function: validatePromptRequest', () => {
       expect(error?.message).toMatch(message);
     });
 
+    it('accepts a request at exactly the limit of 120 judge calls (4 judges x 6 models x 5 others)', () => {
+      const atLimit = body({ models: ['fam_c-5.4', 'fam_c-5', 'fam_c-4.1', 'fam_c-4o', 'o3', 'o4-mini'], judges: ['fam_c-5.4', 'fam_b-3.1-pro', 'fam_a-opus-4-6', 'fam_f-v4-pro'] });
+      expect(validatePromptRequest(atLimit).judges).toHaveLength(4);
+    });
+
     it('rejects a body that is not an object', () => {
       expect(fieldErrors([1, 2])).toEqual([{ field: '', message: 'must be object' }]);
     });

@@ -113,6 +113,11 @@ interface VendorProfile {
   check(body: Json, model: string): Reply | undefined;
   /** The thinking the model does for this request. */
   reasoning(body: Json, model: string): Reasoning;
+  /**
+   * Whether reasoning is billed beside the output limit (xAI) instead of within it: elsewhere
+   * the limit counts reasoning, so thinking comes first and the answer gets what is left.
+   */
+  reasoningBeyondLimit?: true;
   /** Cache block size when the dialect reports the (warm) system prompt as cached. */
   cacheBlock?: number;
   usage(t: Tokens): Json;
@@ -203,6 +208,7 @@ const XAI: VendorProfile = {
     return undefined;
   },
   reasoning: (body, model) => (xaiReasons(model) ? { tokens: effortTokens(body, model.startsWith('grok-4.3') ? 'low' : 'medium') } : NO_REASONING),
+  reasoningBeyondLimit: true,
   cacheBlock: 64,
   usage: (t) => ({
     prompt_tokens: t.prompt,
@@ -442,12 +448,14 @@ function answer(call: ChatCall, usage: boolean): Reply {
     default:
       content = generateParagraph(call.model, call.seed);
   }
+  const limit = call.maxTokens ?? Infinity;
+  const reasoning = call.vendor.reasoningBeyondLimit ? call.reasoning : { ...call.reasoning, tokens: Math.min(call.reasoning.tokens, limit) };
+  const room = call.vendor.reasoningBeyondLimit ? limit : limit - reasoning.tokens;
   let finishReason: 'stop' | 'length' = 'stop';
-  if (call.maxTokens !== undefined && countTokens(content) > call.maxTokens) {
-    content = truncateToTokens(content, call.maxTokens);
+  if (countTokens(content) > room) {
+    content = truncateToTokens(content, room);
     finishReason = 'length';
   }
-  const { reasoning } = call;
   const thinking = reasoning.tokens > 0 ? thinkingText(call.model, call.seed, reasoning.tokens) : '';
   if (reasoning.inline && thinking) content = `<think>${thinking}</think>${content}`;
   const message: Json = { role: 'assistant', content, refusal: null };

@@ -3,10 +3,9 @@ import type { ProtocolAdapter } from '../types.js';
 import { refineUpstreamError } from './errors.js';
 import { toMessagesRequest } from './request.js';
 import { fromMessagesResponse } from './response.js';
+import { anthropicOutputBound } from './thinking.js';
 
-import { anthropicOutputAllowance } from './thinking.js';
-
-export { anthropicOutputAllowance };
+export { anthropicOutputBound };
 
 /** The Messages API version every request pins. */
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -26,5 +25,5 @@ export const anthropicMessages: ProtocolAdapter = {
     const reply = fromMessagesResponse(answer);
     return { ...reply, warnings: [...warnings, ...reply.warnings] };
   },
-  outputAllowance: anthropicOutputAllowance,
+  billedOutputBound: anthropicOutputBound,
 };

@@ -65,9 +65,10 @@ export function planThinking(call: AllowanceInput): ThinkingPlan {
 }
 
 /**
- * The most output tokens an Anthropic call can bill (thinking included): the `max_tokens`
- * the adapter sends. The credit estimate reserves this, not the bare `maxTokens`.
+ * The most output tokens an Anthropic call can bill: the `max_tokens` the adapter sends,
+ * which bounds thinking and answer together (extended-thinking docs: "max_tokens is a strict
+ * limit" that includes the thinking budget). Not the bare `maxTokens`.
  */
-export function anthropicOutputAllowance(call: AllowanceInput): number {
+export function anthropicOutputBound(call: AllowanceInput): number {
   return planThinking(call).maxTokens;
 }

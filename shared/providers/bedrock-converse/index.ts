@@ -14,4 +14,6 @@ export const bedrockConverse: ProtocolAdapter = {
     const { sendConverse } = await loadSend();
     return sendConverse(call, endpoint, signal, ready);
   },
+  // inferenceConfig.maxTokens bounds the output; the Nova models of the catalog do not reason.
+  billedOutputBound: (call) => call.maxTokens,
 };

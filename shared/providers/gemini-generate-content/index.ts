@@ -18,4 +18,6 @@ export const geminiGenerateContent: ProtocolAdapter = {
     const answer = await postJson(generateContentUrl(endpoint.baseUrl, call.entry.upstreamModel), body, headers, signal, { mapError: fromErrorResponse, ready });
     return fromGenerateContentResponse(answer, warnings);
   },
+  // maxOutputTokens bounds thoughts and answer together (thoughtsTokenCount is spent from it).
+  billedOutputBound: (call) => call.maxTokens,
 };

@@ -25,6 +25,12 @@ export interface ChatDialect {
   readonly pdf?: 'file' | 'document_url';
   /** Whether `completion_tokens` counts the reasoning tokens (OpenAI) or they come on top of it (xAI). */
   readonly reasoningTokens: 'in-completion' | 'beside-completion';
+  /**
+   * With reasoning beside completion_tokens, the upstream models (name prefixes) that reason:
+   * the output limit does not bound their reasoning, so a call may bill up to the model's
+   * maximum output. `reasoningEffort: 'none'` turns it off where the model takes it.
+   */
+  readonly unboundedReasoningModels?: readonly string[];
   /** Statuses besides 429 and 5xx that mean "no capacity now, try again" (Groq flex tier 498). */
   readonly capacityStatuses: readonly number[];
 }
@@ -55,6 +61,7 @@ const XAI: ChatDialect = {
   reasoningEffortModels: ['grok-4.3', 'grok-3-mini'],
   imageUrl: 'object',
   reasoningTokens: 'beside-completion',
+  unboundedReasoningModels: ['grok-4.20-0309-reasoning', 'grok-4.3', 'grok-3-mini'],
   capacityStatuses: [],
 };
 

@@ -1,7 +1,7 @@
 import { UpstreamError } from '../errors.js';
 import { postJson } from '../http.js';
 import type { ProtocolAdapter } from '../types.js';
-import { toResponsesRequest } from './request.js';
+import { responsesOutputLimit, toResponsesRequest } from './request.js';
 import { fromResponsesResponse } from './response.js';
 
 /**
@@ -23,6 +23,7 @@ export const openaiResponses: ProtocolAdapter = {
     const reply = fromResponsesResponse(answer);
     return { ...reply, warnings: [...warnings, ...reply.warnings] };
   },
+  billedOutputBound: responsesOutputLimit,
 };
 
 /** OpenAI's 401 message quotes part of the key ("Incorrect API key provided: sk-abc***xyz"); keep none of it. */

@@ -34,6 +34,15 @@ export interface ResponsesRequest {
 /** The Responses API refuses `max_output_tokens` below 16 (400 integer_below_min_value). */
 export const MIN_OUTPUT_TOKENS = 16;
 
+/**
+ * `max_output_tokens` as sent: the call's limit, raised to the API's minimum. It bounds
+ * "visible output tokens and reasoning tokens" together (Responses API reference), so it is
+ * also the most output a call can bill.
+ */
+export function responsesOutputLimit(call: Pick<ModelCall, 'maxTokens'>): number {
+  return Math.max(call.maxTokens, MIN_OUTPUT_TOKENS);
+}
+
 /** The gateway's call as a Responses API body, with a warning for every setting not sent as asked. */
 export function toResponsesRequest(call: ModelCall): { body: ResponsesRequest; warnings: string[] } {
   const { entry } = call;
@@ -43,7 +52,7 @@ export function toResponsesRequest(call: ModelCall): { body: ResponsesRequest; w
   const body: ResponsesRequest = {
     model: entry.upstreamModel,
     input: [...call.history.map(historyMessage), { role: 'user', content: promptParts(call.prompt, call.attachments) }],
-    max_output_tokens: Math.max(call.maxTokens, MIN_OUTPUT_TOKENS),
+    max_output_tokens: responsesOutputLimit(call),
     store: false,
     stream: false,
   };

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { ModelEntry } from '../../../shared/catalog/types.js';
 import { providerCost } from '../../../shared/pricing/cost.js';
-import { anthropicMessages, anthropicOutputAllowance, ANTHROPIC_VERSION } from '../../../shared/providers/anthropic-messages/index.js';
+import { anthropicMessages, anthropicOutputBound, ANTHROPIC_VERSION } from '../../../shared/providers/anthropic-messages/index.js';
 import { toMessagesRequest } from '../../../shared/providers/anthropic-messages/request.js';
 import { fromMessagesResponse } from '../../../shared/providers/anthropic-messages/response.js';
 import { planThinking } from '../../../shared/providers/anthropic-messages/thinking.js';
@@ -283,7 +283,7 @@ describe('Function: planThinking', () => {
   });
 });
 
-describe('Function: anthropicOutputAllowance', () => {
+describe('Function: anthropicOutputBound', () => {
   it.each([
     { name: 'no thinking', entry: SONNET, maxTokens: 4096, tuning: {}, allowance: 4096 },
     { name: 'thinking', entry: SONNET, maxTokens: 4096, tuning: { thinkingBudget: 8000 }, allowance: 12_096 },
@@ -291,7 +291,7 @@ describe('Function: anthropicOutputAllowance', () => {
     { name: 'adaptive', entry: OPUS_47, maxTokens: 4096, tuning: { thinkingBudget: 1024 }, allowance: 5120 },
     { name: 'model without thinking', entry: HAIKU, maxTokens: 4096, tuning: { thinkingBudget: 8000 }, allowance: 4096 },
   ])('equals the max_tokens sent: $name', ({ entry, maxTokens, tuning, allowance }) => {
-    expect(anthropicOutputAllowance({ entry, maxTokens, tuning })).toBe(allowance);
+    expect(anthropicOutputBound({ entry, maxTokens, tuning })).toBe(allowance);
     expect(toMessagesRequest(call({ entry, maxTokens, tuning })).body.max_tokens).toBe(allowance);
   });
 });

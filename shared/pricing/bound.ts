@@ -1,0 +1,89 @@
+import type { ModelEntry } from '../catalog/types.js';
+import { ADAPTERS } from '../providers/adapters.js';
+import { schemaInstruction } from '../providers/structured-output.js';
+import type { ModelCall } from '../providers/types.js';
+import { providerCost } from './cost.js';
+
+/** Tokens an image is counted as before the vendor says (a ~1 megapixel image on most vendors). */
+const IMAGE_TOKENS = 1_600;
+
+/**
+ * Tokens a text may count, generously: 4 ASCII characters a token, and a token for every
+ * other character (UTF-16 unit). Chinese, Japanese or Korean text counts about a token a
+ * character with the vendors' tokenizers, 4 times what a flat 4 characters a token says.
+ */
+export function textTokens(text: string): number {
+  let other = 0;
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) other++;
+  return (text.length - other) / 4 + other;
+}
+
+/** What a call sends as input. */
+export type CallInput = Pick<ModelCall, 'system' | 'history' | 'prompt' | 'attachments' | 'responseSchema'>;
+
+/**
+ * A deliberately generous count of a call's input (see textTokens), never zero: prompt,
+ * system blocks, history (4 tokens of framing a turn), the response schema as the
+ * instruction it becomes where it is not native (natively it counts about as much), and
+ * attachments.
+ */
+export function inputTokenBound(call: CallInput): number {
+  let text = textTokens(call.prompt);
+  for (const block of call.system) text += textTokens(block.text);
+  for (const turn of call.history) text += textTokens(turn.content);
+  if (call.responseSchema) text += textTokens(schemaInstruction(call.responseSchema));
+  let tokens = Math.ceil(text) + 4 * (1 + call.history.length);
+  for (const attachment of call.attachments) {
+    const bytes = Math.floor((attachment.base64.length * 3) / 4);
+    tokens += attachment.type === 'application/pdf' ? Math.max(IMAGE_TOKENS, Math.ceil(bytes / 20)) : IMAGE_TOKENS;
+  }
+  return tokens;
+}
+
+/**
+ * Input tokens a call may have billed as cache writes, which Anthropic prices above input
+ * (1.25 times, 5-minute writes): the prefix up to its last `cache_control` breakpoint
+ * (system blocks, then history turns), counted like the input. 0 where writes cost no
+ * more than input. Reads from cache are cheaper than input, so they never raise the worst case.
+ */
+function cacheWriteBound(entry: ModelEntry, call: CallInput): number {
+  const { input, cacheWrite } = entry.prices;
+  if (cacheWrite === null || cacheWrite <= input) return 0;
+  // Most calls mark no breakpoint: no need to count their text again.
+  if (!call.system.some((block) => block.cache_control) && !call.history.some((turn) => turn.cache_control)) return 0;
+  let text = 0;
+  let turns = 0;
+  let prefix = 0;
+  for (const block of call.system) {
+    text += textTokens(block.text);
+    if (block.cache_control) prefix = Math.ceil(text);
+  }
+  for (const turn of call.history) {
+    text += textTokens(turn.content);
+    turns++;
+    if (turn.cache_control) prefix = Math.ceil(text) + 4 * turns;
+  }
+  return prefix;
+}
+
+/** The most a call can be billed, as token counts and USD. */
+export interface CostBound {
+  inputTokens: number;
+  /** The adapter's billed output bound: what it sends as the limit, reasoning included where the vendor counts it there. */
+  outputTokens: number;
+  usd: number;
+}
+
+/**
+ * The most one call can cost, USD, before it runs: its input (by default `inputTokenBound`)
+ * at the input price, the prefix up to its last cache breakpoint at the cache-write price
+ * where writes cost more, and its billed output bound at the output price; at peak and,
+ * where the input crosses the threshold, long-context rates. The credit estimate reserves
+ * the sum of these; usage beyond `outputTokens` is not believed.
+ */
+export function callCostBound(call: ModelCall, inputTokens: number = inputTokenBound(call)): CostBound {
+  const outputTokens = ADAPTERS[call.entry.protocol].billedOutputBound(call);
+  const cacheWriteTokens = Math.min(inputTokens, cacheWriteBound(call.entry, call));
+  const usd = providerCost(call.entry.prices, { inputTokens, cachedInputTokens: 0, cacheWriteTokens, outputTokens, reasoningTokens: 0 });
+  return { inputTokens, outputTokens, usd };
+}

@@ -1,0 +1,74 @@
+import type { ModelCall, Usage } from '../providers/types.js';
+import { callCostBound, textTokens } from './bound.js';
+import { providerCost } from './cost.js';
+
+/**
+ * Output tokens a vendor may report beyond the limit the call was sent with before its usage
+ * is not believed: room for an end-of-turn token or a vendor that counts a few framing tokens.
+ */
+export const OUTPUT_TOLERANCE_TOKENS = 16;
+
+/**
+ * What one completed call costs. `observed`: the vendor's usage, believable, priced
+ * (`providerCost`). `estimated`: the usage was missing or could not be true, so cost is
+ * unavailable (spec 3 rule 3: `providerCost` null) and the call is charged an estimate from
+ * the text instead (docs/credits.md): the call's counted input and its output's length at
+ * uncached prices, never more than the call's bound (what the request reserved for it).
+ */
+export type CallCharge =
+  | { kind: 'observed'; usage: Usage; providerCost: number }
+  | { kind: 'estimated'; estimatedCost: number; warning: string };
+
+/** Why a usage block cannot be true of this call, or undefined when it can. */
+export function implausibleUsage(usage: Usage, call: ModelCall): string | undefined {
+  for (const [field, value] of Object.entries(usage)) {
+    if (!Number.isSafeInteger(value) || value < 0) return `${field} is not a whole number of tokens`;
+  }
+  if (usage.cachedInputTokens + usage.cacheWriteTokens > usage.inputTokens) return 'more cached input tokens than input tokens';
+  if (usage.reasoningTokens > usage.outputTokens) return 'more reasoning tokens than output tokens';
+  if (usage.inputTokens > call.entry.contextWindow) return `${usage.inputTokens} input tokens, beyond the model's context of ${call.entry.contextWindow}`;
+  const bound = callCostBound(call).outputTokens;
+  if (usage.outputTokens > bound + OUTPUT_TOLERANCE_TOKENS) return `${usage.outputTokens} output tokens, beyond the ${bound} the call allowed`;
+  return undefined;
+}
+
+/**
+ * Prices a completed call from the usage its vendor reported (`startedAt`: when the attempt
+ * that answered began, for vendors that price by the time of day).
+ */
+export function chargeCall(call: ModelCall, usage: Usage | undefined, output: string, startedAt: number): CallCharge {
+  const doubt = usage ? implausibleUsage(usage, call) : 'the vendor sent no usable usage';
+  if (usage && doubt === undefined) return { kind: 'observed', usage, providerCost: providerCost(call.entry.prices, usage, startedAt) };
+  const bound = callCostBound(call);
+  const tokensIn = bound.inputTokens;
+  const tokensOut = Math.min(Math.ceil(textTokens(output)), bound.outputTokens);
+  const fromText = providerCost(call.entry.prices, { inputTokens: tokensIn, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: tokensOut, reasoningTokens: 0 }, startedAt);
+  const estimatedCost = Math.min(fromText, bound.usd);
+  return {
+    kind: 'estimated',
+    estimatedCost,
+    warning: `Cost unavailable: ${doubt}. Charged an estimate from the text instead (${tokensIn} input and ${tokensOut} output tokens at uncached prices: ${estimatedCost} USD)`,
+  };
+}
+
+/** A call as an answer reports it: a result, or one order of an evaluation. */
+export interface ReportedCall {
+  status: 'completed' | 'failed';
+  providerCost: number | null;
+  estimatedCost?: number;
+}
+
+/**
+ * What calls are charged, USD: completed ones at their provider cost, or where that is
+ * unavailable at their estimate; failed ones nothing. `estimatedUsd` is the estimated part.
+ */
+export function chargedUsd(calls: readonly ReportedCall[]): { usd: number; estimatedUsd: number } {
+  let usd = 0;
+  let estimatedUsd = 0;
+  for (const call of calls) {
+    if (call.status !== 'completed') continue;
+    if (call.providerCost !== null) usd += call.providerCost;
+    else estimatedUsd += call.estimatedCost ?? 0;
+  }
+  return { usd: usd + estimatedUsd, estimatedUsd };
+}

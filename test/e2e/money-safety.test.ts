@@ -1,0 +1,151 @@
+import { ServerResponse } from 'node:http';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { LocalHost } from '../../infra/local/host.js';
+import { validatePromptRequest } from '../../shared/contract/validate.js';
+import { usdToMicroCredits } from '../../shared/credits/credits.js';
+import { estimateMicroCredits } from '../../shared/credits/estimate.js';
+import { IdempotencyService } from '../../shared/idempotency/idempotency-service.js';
+import { gate } from '../support/gate.js';
+import { balanceOf, openTestAccount, until } from '../support/accounts.js';
+import { post, startTestHost } from '../support/local.js';
+
+/**
+ * Money under hostile load and hostile vendors, through HTTP on the local host: concurrent
+ * requests on reasoning models never overdraw an account, a vendor's impossible or missing
+ * usage neither makes a call free nor loses the request's log or the other models' charges.
+ */
+let host: LocalHost;
+beforeAll(async () => {
+  host = await startTestHost();
+});
+afterAll(async () => {
+  await host?.close();
+});
+beforeEach(() => host.simulator.reset());
+afterEach(() => vi.restoreAllMocks());
+
+/** Micro-credits of what an answer's calls cost by their own figures (provider cost, or the estimate charged where it is unavailable). */
+function costMicro(answer: { body: { results: { providerCost: number | null; estimatedCost?: number }[] } }): number {
+  return usdToMicroCredits(answer.body.results.reduce((sum, r) => sum + (r.providerCost ?? r.estimatedCost ?? 0), 0), host.gateway.config);
+}
+
+describe('Concurrent requests on reasoning models', () => {
+  // Each thinks beyond a maxTokens of 1 unless the estimate reserves what the vendor bills.
+  it.each(['fam_e-gpt-oss-120b', 'fam_f-v4-pro', 'fam_d-4.20-0309-reasoning', 'fam_c-5.4'])(
+    'never overdraw an account of 0.05 credits: %s, 40 at once',
+    async (model) => {
+      const payload = { prompt: 'Think, then answer in one word.', models: [model], generation_settings: { maxTokens: 1 } };
+      const estimate = estimateMicroCredits(validatePromptRequest(payload), host.gateway.config);
+      const { accountId, auth } = await openTestAccount(host, 50_000);
+      // Held upstream: every request reserves (or is refused) before any settles.
+      host.simulator.pause();
+      let answered = 0;
+      const pending = Array.from({ length: 40 }, () => post(host, payload, auth).finally(() => answered++));
+      await until(() => answered + host.simulator.calls().length === 40);
+      expect(host.simulator.calls().length).toBe(Math.min(40, Math.floor(50_000 / estimate)));
+      host.simulator.resume();
+      const answers = await Promise.all(pending);
+      const ok = answers.filter((a) => a.status === 200);
+      expect(answers.filter((a) => a.status !== 200).every((a) => a.status === 402)).toBe(true);
+      for (const answer of ok) {
+        // What the vendor billed fitted the reservation: charged in full, nothing left uncollected.
+        expect(answer.body.results[0].providerCost).not.toBeNull();
+        expect(Math.round(answer.body.creditsUsed * 1e6)).toBe(costMicro(answer));
+        expect(Math.round(answer.body.creditsUsed * 1e6)).toBeLessThanOrEqual(estimate);
+      }
+      const final = await balanceOf(host, accountId);
+      expect(final).toBeGreaterThanOrEqual(0);
+      expect(final).toBe(50_000 - ok.reduce((sum, a) => sum + Math.round(a.body.creditsUsed * 1e6), 0));
+      expect(await host.gateway.credits.ledgerSum(accountId)).toBe(final);
+    },
+  );
+});
+
+/** A Cerebras chat completion whose usage block claims `usage`. */
+function cerebrasAnswer(usage: Record<string, unknown>): unknown {
+  return {
+    id: 'chatcmpl-hostile',
+    object: 'chat.completion',
+    created: 1_763_000_000,
+    model: 'gpt-oss-120b',
+    choices: [{ index: 0, message: { role: 'assistant', content: 'Hello there.' }, finish_reason: 'stop' }],
+    usage,
+  };
+}
+
+describe('A vendor whose usage cannot be true', () => {
+  it.each([
+    ['1e300 output tokens', { prompt_tokens: 5, completion_tokens: 1e300, total_tokens: 1e300 }],
+    ['negative input tokens', { prompt_tokens: -5, completion_tokens: 3, total_tokens: -2 }],
+    ['more output than the call allowed', { prompt_tokens: 5, completion_tokens: 900_000, total_tokens: 900_005 }],
+    ['no usage at all', undefined],
+  ])('%s: cost unavailable, an estimate charged, the other model charged, the log written', async (_name, usage) => {
+    const { accountId, auth } = await openTestAccount(host, 100_000_000);
+    host.simulator.setFault({ kind: 'status', status: 200, provider: 'cerebras', body: cerebrasAnswer(usage as Record<string, unknown>) });
+    const answer = await post(host, { prompt: 'Say hello.', models: ['fam_e-gpt-oss-120b', 'fam_k-8b'], generation_settings: { maxTokens: 64 } }, auth);
+    expect(answer.status).toBe(200);
+    const [hostile, healthy] = answer.body.results;
+    expect(hostile).toMatchObject({ status: 'completed', output: 'Hello there.', providerCost: null, tokensIn: 0, tokensOut: 0 });
+    expect(hostile.estimatedCost).toBeGreaterThan(0);
+    expect(hostile.warnings.join(' ')).toMatch(/Cost unavailable: .*Charged an estimate from the text/);
+    expect(healthy.providerCost).toBeGreaterThan(0);
+
+    const charged = Math.round(answer.body.creditsUsed * 1e6);
+    expect(charged).toBe(costMicro(answer));
+    expect(await balanceOf(host, accountId)).toBe(100_000_000 - charged);
+    expect((await host.gateway.accounts.get(accountId))!.reservations).toEqual({});
+    const settle = (await host.gateway.ledger.list(accountId)).find((e) => e.kind === 'settle');
+    expect(settle).toMatchObject({ chargedMicro: charged, estimatedMicro: usdToMicroCredits(hostile.estimatedCost, host.gateway.config) });
+    const log = await host.gateway.promptLogs.get(answer.body.promptLogId);
+    expect(log?.models.map((m) => m.providerCost)).toEqual([null, healthy.providerCost]);
+    expect(log?.models[0]).toMatchObject({ estimatedCost: hostile.estimatedCost });
+    expect(log?.creditsUsedMicro).toBe(charged);
+  });
+});
+
+describe('Idempotency-Key', () => {
+  it('completes the record before the answer leaves, so a retry sent the moment it arrives is replayed, not refused with 409', async () => {
+    const { auth } = await openTestAccount(host, 100_000_000);
+    const order: string[] = [];
+    const complete = IdempotencyService.prototype.complete;
+    vi.spyOn(IdempotencyService.prototype, 'complete').mockImplementation(async function (this: IdempotencyService<unknown>, ...args) {
+      await complete.apply(this, args);
+      order.push('record completed');
+    });
+    const end = ServerResponse.prototype.end;
+    vi.spyOn(ServerResponse.prototype, 'end').mockImplementation(function (this: ServerResponse, ...args: unknown[]) {
+      if (this.req?.url === '/api/v1/prompt' && !order.includes('answer sent')) order.push('answer sent');
+      return (end as (...a: unknown[]) => ServerResponse).apply(this, args);
+    } as never);
+    // What follows the answer (the settle) is held: the retry arrives while it is pending.
+    const held = gate();
+    const settle = host.gateway.credits.settle.bind(host.gateway.credits);
+    vi.spyOn(host.gateway.credits, 'settle').mockImplementation(async (...args) => {
+      await held.opened;
+      return settle(...args);
+    });
+    const headers = { ...auth, 'content-type': 'application/json', 'idempotency-key': 'replay-at-once' };
+    const send = () => fetch(`${host.url}/api/v1/prompt`, { method: 'POST', headers, body: JSON.stringify({ prompt: 'Hi', models: ['fam_k-8b'] }) });
+    const first = await send();
+    expect(first.status).toBe(200);
+    const { promptLogId } = (await first.json()) as { promptLogId: string };
+    expect(order).toEqual(['record completed', 'answer sent']);
+    const replay = await send();
+    expect(replay.status).toBe(200);
+    expect(((await replay.json()) as { promptLogId: string }).promptLogId).toBe(promptLogId);
+    expect(host.simulator.calls()).toHaveLength(1);
+    held.open();
+    await host.settled();
+  });
+});
+
+describe('A key whose account was deleted', () => {
+  it('gets a clean 401 and calls no model', async () => {
+    const { accountId, auth } = await openTestAccount(host, 100_000_000);
+    await host.gateway.documentClient.delete({ TableName: host.gateway.config.tables.accounts, Key: { accountId } });
+    const answer = await post(host, { prompt: 'Hi', models: ['fam_k-8b'] }, auth);
+    expect(answer.status).toBe(401);
+    expect(answer.body.error.code).toBe('unauthorized');
+    expect(host.simulator.calls()).toHaveLength(0);
+  });
+});

@@ -1,0 +1,198 @@
+import fc from 'fast-check';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { allModels } from '../../shared/catalog/index.js';
+import type { ModelEntry } from '../../shared/catalog/types.js';
+import { toModelCall } from '../../shared/compare/model-call.js';
+import { loadAjv } from '../../shared/contract/ajv.js';
+import { validatePromptRequest } from '../../shared/contract/validate.js';
+import { usdToMicroCredits } from '../../shared/credits/credits.js';
+import { estimateMicroCredits } from '../../shared/credits/estimate.js';
+import { callCostBound, inputTokenBound } from '../../shared/pricing/bound.js';
+import { chargeCall, chargedUsd, implausibleUsage, OUTPUT_TOLERANCE_TOKENS } from '../../shared/pricing/charge.js';
+import { providerCost } from '../../shared/pricing/cost.js';
+import { toMessagesRequest } from '../../shared/providers/anthropic-messages/request.js';
+import { toConverseRequest } from '../../shared/providers/bedrock-converse/request.js';
+import { toGenerateContentRequest } from '../../shared/providers/gemini-generate-content/request.js';
+import { toChatRequest } from '../../shared/providers/openai-chat/request.js';
+import { toResponsesRequest } from '../../shared/providers/openai-responses/request.js';
+import type { ModelCall, Usage } from '../../shared/providers/types.js';
+
+const RATES = { creditsPerUsd: 100, markup: 1 };
+
+beforeAll(loadAjv);
+
+function callOf(body: Record<string, unknown>, index = 0): ModelCall {
+  const request = validatePromptRequest(body);
+  return toModelCall(request, request.models[index]!).call;
+}
+
+function usage(parts: Partial<Usage>): Usage {
+  return { inputTokens: 10, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 10, reasoningTokens: 0, ...parts };
+}
+
+/**
+ * The most output a vendor may bill for the body the adapter actually built, read from that
+ * body and the vendor's documented rule (docs/credits.md), independently of the adapters'
+ * own bound: the limit sent counts reasoning everywhere but at xAI, whose reasoning models
+ * bill reasoning beside completion_tokens with no documented bound (the model's maximum).
+ */
+function billableOutput(call: ModelCall): number {
+  const { entry } = call;
+  switch (entry.protocol) {
+    case 'openai-responses':
+      return toResponsesRequest(call).body.max_output_tokens;
+    case 'anthropic-messages':
+      return toMessagesRequest(call).body.max_tokens;
+    case 'gemini-generate-content':
+      return toGenerateContentRequest(call).body.generationConfig.maxOutputTokens;
+    case 'bedrock-converse':
+      return toConverseRequest(call).input.inferenceConfig!.maxTokens!;
+    case 'openai-chat': {
+      const body = toChatRequest(call).body;
+      const sent = (body.max_completion_tokens ?? body.max_tokens) as number;
+      const xaiReasons = entry.provider === 'xai' && /grok-4\.20-0309-reasoning|grok-4\.3|grok-3-mini/.test(entry.upstreamModel) && body.reasoning_effort !== 'none';
+      return xaiReasons ? entry.maxOutputTokens : sent;
+    }
+  }
+}
+
+/** A random request the contract accepts: any models, output limits, thinking budgets and efforts they take. */
+const requests = fc
+  .record({
+    entries: fc.uniqueArray(fc.constantFrom(...allModels()), { minLength: 1, maxLength: 4, selector: (e: ModelEntry) => e.id }),
+    maxTokens: fc.option(fc.integer({ min: 1, max: 200_000 }), { nil: undefined }),
+    prompt: fc.string({ minLength: 1, maxLength: 400 }),
+    system: fc.option(fc.string({ minLength: 1, maxLength: 200 }), { nil: undefined }),
+    schema: fc.boolean(),
+    seed: fc.nat(),
+  })
+  .map(({ entries, maxTokens, prompt, system, schema, seed }) => {
+    const model_tuning: Record<string, Record<string, unknown>> = {};
+    entries.forEach((entry, i) => {
+      const { thinkingBudget, reasoningEffort } = entry.capabilities.tuning;
+      const tuning: Record<string, unknown> = {};
+      if (thinkingBudget && (seed + i) % 2 === 0) tuning.thinkingBudget = (seed * (i + 7)) % 3 === 0 ? 0 : thinkingBudget.min + ((seed * 31 + i) % (thinkingBudget.max - thinkingBudget.min + 1));
+      if (reasoningEffort && (seed + i) % 3 !== 0) tuning.reasoningEffort = reasoningEffort[(seed + i) % reasoningEffort.length];
+      if (Object.keys(tuning).length > 0) model_tuning[entry.id] = tuning;
+    });
+    return {
+      prompt,
+      models: entries.map((e) => e.id),
+      ...(system ? { system_prompt: system } : {}),
+      ...(maxTokens ? { generation_settings: { maxTokens } } : {}),
+      ...(Object.keys(model_tuning).length > 0 ? { model_tuning } : {}),
+      ...(schema ? { response_schema: { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'], additionalProperties: false } } : {}),
+    };
+  });
+
+describe('Property: the estimate bounds what every call can be billed', () => {
+  it('prices the largest usage each vendor can bill for the sent body within the call’s reserved share, and believes it', () => {
+    fc.assert(
+      fc.property(requests, (body) => {
+        const request = validatePromptRequest(body);
+        let reservedMicro = 0;
+        let worstMicro = 0;
+        for (const model of request.models) {
+          const call = toModelCall(request, model).call;
+          const largest = usage({ inputTokens: inputTokenBound(call), outputTokens: billableOutput(call) });
+          // Believed as it is: the vendor may bill that much.
+          expect(implausibleUsage(largest, call)).toBeUndefined();
+          const shareMicro = usdToMicroCredits(callCostBound(call).usd, RATES);
+          const worst = usdToMicroCredits(providerCost(call.entry.prices, largest), RATES);
+          expect(worst, `${model.entry.id} ${JSON.stringify(body.generation_settings)} ${JSON.stringify(model.tuning)}`).toBeLessThanOrEqual(shareMicro);
+          reservedMicro += shareMicro;
+          worstMicro += worst;
+        }
+        expect(estimateMicroCredits(request, RATES)).toBe(reservedMicro);
+        expect(worstMicro).toBeLessThanOrEqual(reservedMicro);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('Function: callCostBound', () => {
+  it('reserves the 16 tokens the Responses API is sent for maxTokens 1, not 1', () => {
+    const call = callOf({ prompt: 'Hi', models: ['fam_c-5.4'], generation_settings: { maxTokens: 1 } });
+    expect(callCostBound(call).outputTokens).toBe(16);
+  });
+
+  it('reserves the thinking budget Anthropic bills within max_tokens', () => {
+    const plain = callOf({ prompt: 'Hi', models: ['fam_a-sonnet-4-6'], generation_settings: { maxTokens: 1000 } });
+    const thinking = callOf({ prompt: 'Hi', models: ['fam_a-sonnet-4-6'], generation_settings: { maxTokens: 1000 }, model_tuning: { 'fam_a-sonnet-4-6': { thinkingBudget: 8000 } } });
+    expect(callCostBound(plain).outputTokens).toBe(1000);
+    expect(callCostBound(thinking).outputTokens).toBe(9000);
+  });
+
+  it("reserves an xAI reasoning model's maximum output, and the limit alone where it does not reason", () => {
+    const reasoning = callOf({ prompt: 'Hi', models: ['fam_d-4.20-0309-reasoning'], generation_settings: { maxTokens: 1 } });
+    const off = callOf({ prompt: 'Hi', models: ['fam_d-4.3'], generation_settings: { maxTokens: 1 }, model_tuning: { 'fam_d-4.3': { reasoningEffort: 'none' } } });
+    const plain = callOf({ prompt: 'Hi', models: ['fam_d-4.20-0309-non-reasoning'], generation_settings: { maxTokens: 1 } });
+    expect(callCostBound(reasoning).outputTokens).toBe(reasoning.entry.maxOutputTokens);
+    expect(callCostBound(off).outputTokens).toBe(1);
+    expect(callCostBound(plain).outputTokens).toBe(1);
+  });
+
+  it('counts the response schema in the input, as the instruction or native format that carries it', () => {
+    const plain = callOf({ prompt: 'Hi', models: ['fam_g-large'] });
+    const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'], additionalProperties: false };
+    const structured = callOf({ prompt: 'Hi', models: ['fam_g-large'], response_schema: schema });
+    expect(inputTokenBound(structured) - inputTokenBound(plain)).toBeGreaterThan(JSON.stringify(schema).length / 4);
+  });
+});
+
+describe('Function: implausibleUsage', () => {
+  const call = callOf({ prompt: 'Hi', models: ['fam_c-4.1'], generation_settings: { maxTokens: 100 } });
+
+  it.each([
+    ['an output count of 1e300', usage({ outputTokens: 1e300 }), /outputTokens is not a whole number/],
+    ['a negative count', usage({ inputTokens: -5 }), /inputTokens is not a whole number/],
+    ['a fraction', usage({ outputTokens: 2.5 }), /outputTokens is not a whole number/],
+    ['NaN', usage({ cachedInputTokens: Number.NaN }), /cachedInputTokens/],
+    ['more cached than input', usage({ inputTokens: 5, cachedInputTokens: 6 }), /cached/],
+    ['more reasoning than output', usage({ outputTokens: 5, reasoningTokens: 6 }), /reasoning/],
+    ['more input than the context', usage({ inputTokens: 2_000_000 }), /context/],
+    ['more output than the call allowed', usage({ outputTokens: 100 + OUTPUT_TOLERANCE_TOKENS + 1 }), /beyond the 100/],
+  ])('refuses %s', (_name, reported, reason) => {
+    expect(implausibleUsage(reported, call)).toMatch(reason);
+  });
+
+  it('believes output up to the tolerance above the limit', () => {
+    expect(implausibleUsage(usage({ outputTokens: 100 + OUTPUT_TOLERANCE_TOKENS }), call)).toBeUndefined();
+  });
+});
+
+describe('Function: chargeCall', () => {
+  const call = callOf({ prompt: 'x'.repeat(400), models: ['fam_c-4.1'], generation_settings: { maxTokens: 100 } });
+
+  it('prices believable usage as the provider cost', () => {
+    const reported = usage({ inputTokens: 120, outputTokens: 80 });
+    expect(chargeCall(call, reported, 'ok', Date.now())).toEqual({ kind: 'observed', usage: reported, providerCost: providerCost(call.entry.prices, reported) });
+  });
+
+  it('charges missing usage an estimate from the text at uncached prices, with a warning', () => {
+    const charge = chargeCall(call, undefined, 'y'.repeat(200), Date.now());
+    expect(charge.kind).toBe('estimated');
+    if (charge.kind !== 'estimated') return;
+    // The counted input and 50 tokens of output.
+    expect(charge.estimatedCost).toBe(providerCost(call.entry.prices, usage({ inputTokens: inputTokenBound(call), outputTokens: 50 })));
+    expect(charge.warning).toMatch(/no usable usage.*estimate from the text/);
+  });
+
+  it('never charges an estimate above the call’s bound, however long the output', () => {
+    const charge = chargeCall(call, usage({ outputTokens: 1e300 }), 'z'.repeat(100_000), Date.now());
+    expect(charge).toMatchObject({ kind: 'estimated', estimatedCost: callCostBound(call).usd });
+  });
+});
+
+describe('Function: chargedUsd', () => {
+  it('adds provider costs and estimates of completed calls, and nothing of failed ones', () => {
+    const total = chargedUsd([
+      { status: 'completed', providerCost: 0.25 },
+      { status: 'completed', providerCost: null, estimatedCost: 0.5 },
+      { status: 'failed', providerCost: 0 },
+      { status: 'completed', providerCost: null },
+    ]);
+    expect(total).toEqual({ usd: 0.75, estimatedUsd: 0.5 });
+  });
+});
