@@ -8,6 +8,7 @@ import { AccountNotFoundError, GatewayError } from '../errors.js';
 import type { IdempotencyService } from '../idempotency/idempotency-service.js';
 import { promptLogId as newPromptLogId } from '../ids.js';
 import { ServerTiming } from '../http/server-timing.js';
+import type { JudgingStatistics } from '../judging/statistics.js';
 import type { Evaluation, RankingEntry } from '../judging/types.js';
 import type { JudgingWorkflow } from '../judging/workflow-types.js';
 import { lazyAsync } from '../lazy.js';
@@ -25,8 +26,10 @@ export interface PromptResponse {
   promptLogId: string;
   results: ModelResult[];
   evaluations: Evaluation[];
-  /** Only when `judges` was given: the models by win rate across the evaluations. */
+  /** Only when `judges` was given: the models by Bradley-Terry strength, with intervals, across the evaluations. */
   ranking?: RankingEntry[];
+  /** Only when `judges` was given: how each judge behaved, and how far the judges agree. */
+  judgeStatistics?: JudgingStatistics;
   creditsUsed: number;
 }
 
@@ -164,9 +167,9 @@ export class PromptService {
     // Should the reserve be refused, nothing awaits these results: a failure of theirs is dropped with them.
     models?.catch(() => undefined);
     const open = await reserving;
-    const { results, evaluations, ranking } = judged
+    const { results, evaluations, ranking, judgeStatistics } = judged
       ? await timing.measure('judging', () => this.judge(open, request, promptLogId, deadlineAt))
-      : { results: await timing.measure('models', () => models!), evaluations: [], ranking: undefined };
+      : { results: await timing.measure('models', () => models!), evaluations: [], ranking: undefined, judgeStatistics: undefined };
     // Judge calls are charged like model calls; failed ones (and failed models) cost nothing;
     // never more than the reservation (a cost above it is left uncollected, see CreditsService.settle).
     const cost = chargedUsd([...results, ...evaluations.flatMap((evaluation) => evaluation.orders)]);
@@ -189,7 +192,7 @@ export class PromptService {
         creditsUsedMicro: chargedMicro,
       });
     };
-    const response = { promptLogId, results, evaluations, ...(ranking ? { ranking } : {}), creditsUsed: microToCredits(chargeMicro) };
+    const response = { promptLogId, results, evaluations, ...(ranking ? { ranking } : {}), ...(judgeStatistics ? { judgeStatistics } : {}), creditsUsed: microToCredits(chargeMicro) };
     return { response, finish };
   }
 

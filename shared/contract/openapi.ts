@@ -132,23 +132,100 @@ const evaluation = {
     consistent: { type: 'boolean' },
     orders: { type: 'array', minItems: 2, maxItems: 2, items: { type: 'object' } },
     providerCost: { type: ['number', 'null'], minimum: 0 },
+    lengths: {
+      type: 'object',
+      description: "Both contestants' outputs by model ID: tokens as the vendor counted them, and characters.",
+      additionalProperties: {
+        type: 'object',
+        properties: { tokens: { type: 'integer', minimum: 0 }, characters: { type: 'integer', minimum: 0 } },
+        required: ['tokens', 'characters'],
+        additionalProperties: false,
+      },
+    },
+    selfPreference: {
+      type: 'object',
+      description: 'Present when the judge is one of the two contestants (`same-model`) or of the same vendor family as one (`same-family`).',
+      properties: { modelId: { type: 'string' }, relation: { enum: ['same-model', 'same-family'] } },
+      required: ['modelId', 'relation'],
+      additionalProperties: false,
+    },
+    inRanking: {
+      type: 'boolean',
+      description: 'Whether the ranking counts this evaluation: a self-preferring one is left out wherever an independent judge evaluated the same pair.',
+    },
   },
-  required: ['judgeModelId', 'modelA', 'modelB', 'status'],
+  required: ['judgeModelId', 'modelA', 'modelB', 'status', 'lengths', 'inRanking'],
+};
+
+const share = { type: ['number', 'null'], minimum: 0, maximum: 1 };
+const kappa = { type: ['number', 'null'], minimum: -1, maximum: 1 };
+
+const judgeStatistics = {
+  type: 'object',
+  description: 'How each judge behaved and how far the judges agree (README, Judging). Shares are null where nothing was there to count.',
+  properties: {
+    judges: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          judgeModelId: { type: 'string' },
+          pairs: { type: 'integer', minimum: 0, description: 'Pairs whose two orders both completed.' },
+          positionConsistency: { ...share, description: 'Share of those pairs whose two orders named the same winner (or both a tie).' },
+          calls: { type: 'integer', minimum: 0, description: 'Completed judge calls.' },
+          chosePositionA: { ...share, description: 'Share of completed calls whose verdict chose the answer shown first.' },
+          decisive: { ...share, description: 'Share of completed calls that named a winner rather than a tie.' },
+          longerWon: { ...share, description: 'Among decisive calls between answers of different lengths, the share the longer answer won.' },
+        },
+        required: ['judgeModelId', 'pairs', 'positionConsistency', 'calls', 'chosePositionA', 'decisive', 'longerWon'],
+        additionalProperties: false,
+      },
+    },
+    agreement: {
+      type: 'object',
+      description: 'With two judges or more.',
+      properties: {
+        judgePairs: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              judges: { type: 'array', items: { type: 'string' }, minItems: 2, maxItems: 2 },
+              pairs: { type: 'integer', minimum: 0 },
+              agreement: { ...share, description: 'Share of the pairs both judged with the same final verdict.' },
+              cohensKappa: kappa,
+            },
+            required: ['judges', 'pairs', 'agreement', 'cohensKappa'],
+            additionalProperties: false,
+          },
+        },
+        fleissKappa: { ...kappa, description: "Over the pairs every judge evaluated, with three judges or more." },
+        fleissPairs: { type: 'integer', minimum: 0 },
+      },
+      required: ['judgePairs', 'fleissKappa', 'fleissPairs'],
+      additionalProperties: false,
+    },
+  },
+  required: ['judges'],
+  additionalProperties: false,
 };
 
 const rankingEntry = {
   type: 'object',
-  description: 'One requested model\'s record across the completed evaluations; rank 1 is best, null when no completed evaluation judged it.',
+  description:
+    "One requested model's record across the evaluations the ranking counts: a Bradley-Terry strength with its 95 % bootstrap interval; rank 1 plus the number of models whose interval lies wholly above (overlapping intervals share ranks); null when no counted evaluation judged it.",
   properties: {
     modelId: { type: 'string' },
     rank: { type: ['integer', 'null'], minimum: 1 },
+    strength: { type: ['number', 'null'], description: 'Log strength, centred on 0 across the ranked models.' },
+    interval: { type: ['array', 'null'], items: { type: 'number' }, minItems: 2, maxItems: 2, description: '95 % interval of the strength, from a bootstrap seeded by the evaluations.' },
     winRate: { type: ['number', 'null'], minimum: 0, maximum: 1 },
     wins: { type: 'integer', minimum: 0 },
     ties: { type: 'integer', minimum: 0 },
     losses: { type: 'integer', minimum: 0 },
     evaluations: { type: 'integer', minimum: 0 },
   },
-  required: ['modelId', 'rank'],
+  required: ['modelId', 'rank', 'strength', 'interval'],
 };
 
 const promptResponse = {
@@ -158,7 +235,8 @@ const promptResponse = {
     promptLogId: { type: 'string', pattern: '^pl_[0-9A-HJKMNP-TV-Z]{26}$', description: '`pl_` + a ULID: unique and time-sortable.' },
     results: { type: 'array', minItems: 1, maxItems: LIMITS.models, items: ref('ModelResult') },
     evaluations: { type: 'array', items: ref('Evaluation'), description: 'Judging results; empty without `judges`.' },
-    ranking: { type: 'array', items: ref('RankingEntry'), description: 'Only when `judges` was given: the models by win rate across the evaluations.' },
+    ranking: { type: 'array', items: ref('RankingEntry'), description: 'Only when `judges` was given: the models by Bradley-Terry strength, with intervals and win rates.' },
+    judgeStatistics: { ...ref('JudgeStatistics'), description: 'Only when `judges` was given: each judge\'s behaviour and the judges\' agreement.' },
     creditsUsed: { type: 'number', minimum: 0, description: 'Credits deducted for this request: the completed results\' cost converted.' },
   },
   required: ['promptLogId', 'results', 'evaluations', 'creditsUsed'],
@@ -325,6 +403,7 @@ export function openApiDocument(): Record<string, any> {
     FailedResult: failedResult,
     Evaluation: evaluation,
     RankingEntry: rankingEntry,
+    JudgeStatistics: judgeStatistics,
     FieldError: fieldError,
     Error: errorBody('The one error body of every non-2xx answer.', undefined),
   };

@@ -1,6 +1,6 @@
 import type { ModelResult } from '../compare/result.js';
 import type { JudgeWeights } from '../contract/types.js';
-import type { Evaluation, EvaluationOrder, Judgment } from './types.js';
+import type { Evaluation, EvaluationOrder, Judgment, OutputLength } from './types.js';
 import { weightedScores, weightsDecide } from './weights.js';
 
 /** Weighted scores closer than this are a tie. */
@@ -25,7 +25,7 @@ export interface PairJudgments {
  * decide the winner instead (weights.ts). Either call failed: the evaluation failed,
  * with no winner from one order alone.
  */
-export function toEvaluation(pair: PairJudgments): Evaluation {
+export function toEvaluation(pair: PairJudgments): Omit<Evaluation, 'inRanking' | 'selfPreference'> {
   const { a, b } = pair;
   const orders: [EvaluationOrder, EvaluationOrder] = [toOrder(pair.aFirst, a.modelId, b.modelId), toOrder(pair.bFirst, b.modelId, a.modelId)];
   const totals = {
@@ -34,7 +34,12 @@ export function toEvaluation(pair: PairJudgments): Evaluation {
     latencyMs: orders[0].latencyMs + orders[1].latencyMs,
     providerCost: orders.some((o) => o.providerCost === null) ? null : round((orders[0].providerCost ?? 0) + (orders[1].providerCost ?? 0), 12),
   };
-  const base = { judgeModelId: pair.judgeModelId, modelA: a.modelId, modelB: b.modelId };
+  const base = {
+    judgeModelId: pair.judgeModelId,
+    modelA: a.modelId,
+    modelB: b.modelId,
+    lengths: { [a.modelId]: lengthOf(a), [b.modelId]: lengthOf(b) },
+  };
   const { aFirst, bFirst } = pair;
   if (!aFirst.verdict || !bFirst.verdict || aFirst.status === 'failed' || bFirst.status === 'failed') {
     const failed = orders.find((o) => o.status === 'failed');
@@ -95,6 +100,10 @@ function toOrder(judgment: Judgment, answerA: string, answerB: string): Evaluati
     ...(judgment.error ? { error: judgment.error } : {}),
     ...(judgment.warnings && judgment.warnings.length > 0 ? { warnings: judgment.warnings } : {}),
   };
+}
+
+function lengthOf(result: ModelResult): OutputLength {
+  return { tokens: result.tokensOut, characters: result.output.length };
 }
 
 function keyed(idA: string, a: number, idB: string, b: number): Record<string, number> {

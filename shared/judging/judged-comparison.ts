@@ -1,12 +1,14 @@
 import { carry, retrieve } from '../claim-check/carry.js';
 import type { ClaimCheckStore } from '../claim-check/types.js';
 import type { ModelResult } from '../compare/result.js';
-import type { PromptRequest } from '../contract/types.js';
+import type { PromptRequest, RequestedModel } from '../contract/types.js';
 import type { Log } from '../log.js';
 import { toEvaluation } from './evaluation.js';
 import { WORKFLOW_LIMITS } from './limits.js';
 import { planJudgeTasks } from './plan.js';
 import { rankModels } from './ranking.js';
+import { rankedEvaluations, selfPreferenceOf } from './self-preference.js';
+import { judgingStatistics, type JudgingStatistics } from './statistics.js';
 import type { Evaluation, JudgeTask, Judgment, RankingEntry } from './types.js';
 import { claimKeys, type GenerateOutput, type JudgingWorkflow, type WorkflowInput, type WorkflowOutput } from './workflow-types.js';
 
@@ -20,6 +22,7 @@ export interface JudgedComparison {
   results: ModelResult[];
   evaluations: Evaluation[];
   ranking: RankingEntry[];
+  judgeStatistics: JudgingStatistics;
 }
 
 /**
@@ -39,7 +42,17 @@ export async function runJudgedComparison(
     const results = await Promise.all(request.models.map((model, index) => toResult(output, index, model.requestedId, deps.claimCheck)));
     const judgments = await collectJudgments(output, deps.claimCheck);
     const evaluations = evaluate(request, results, judgments);
-    return { results, evaluations, ranking: rankModels(request.models.map((m) => m.requestedId), evaluations) };
+    const characters = new Map(results.map((r) => [r.modelId, r.output.length]));
+    return {
+      results,
+      evaluations,
+      ranking: await rankModels(request.models.map((m) => m.requestedId), evaluations),
+      judgeStatistics: judgingStatistics(
+        request.judges.map((j) => j.requestedId),
+        evaluations,
+        (modelId) => characters.get(modelId) ?? 0,
+      ),
+    };
   } finally {
     await deps.claimCheck.delete(possibleClaimKeys(input)).catch((error: unknown) => {
       // The bucket's one-day expiry rule removes what is left.
@@ -126,17 +139,23 @@ const NOT_RUN: Judgment = {
   error: { code: 'internal_error', message: 'This judge call did not run' },
 };
 
-/** One evaluation per judge per pair of completed results, judges in request order, then pairs in request order. */
+/**
+ * One evaluation per judge per pair of completed results, judges in request order, then
+ * pairs in request order; each flagged where its judge may prefer itself, and marked for
+ * whether the ranking counts it.
+ */
 function evaluate(request: PromptRequest, results: ModelResult[], judgments: Map<string, Judgment>): Evaluation[] {
   const completed = results.flatMap((result, index) => (result.status === 'completed' ? [index] : []));
-  const evaluations: Evaluation[] = [];
+  const evaluations: Omit<Evaluation, 'inRanking'>[] = [];
+  const contestant = (index: number) => ({ modelId: (results[index] as ModelResult).modelId, entry: (request.models[index] as RequestedModel).entry });
   request.judges.forEach((judge, j) => {
     for (let x = 0; x < completed.length; x++) {
       for (let y = x + 1; y < completed.length; y++) {
         const i = completed[x] as number;
         const k = completed[y] as number;
-        evaluations.push(
-          toEvaluation({
+        const selfPreference = selfPreferenceOf(judge.entry, [contestant(i), contestant(k)]);
+        evaluations.push({
+          ...toEvaluation({
             judgeModelId: judge.requestedId,
             a: results[i] as ModelResult,
             b: results[k] as ModelResult,
@@ -144,9 +163,10 @@ function evaluate(request: PromptRequest, results: ModelResult[], judgments: Map
             bFirst: judgments.get(taskKey({ judge: j, a: k, b: i })) ?? NOT_RUN,
             weights: request.judgeWeights,
           }),
-        );
+          ...(selfPreference ? { selfPreference } : {}),
+        });
       }
     }
   });
-  return evaluations;
+  return rankedEvaluations(evaluations);
 }

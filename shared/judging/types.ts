@@ -85,14 +85,35 @@ export interface Evaluation {
   latencyMs: number;
   /** USD; null when a completed call's usage was missing. */
   providerCost: number | null;
+  /** Each contestant's output: tokens as its vendor counted them, and characters. */
+  lengths: Record<string, OutputLength>;
+  /** Present when the judge is one of the two contestants, or of the same vendor family as one. */
+  selfPreference?: SelfPreference;
+  /** Whether the ranking counts this evaluation: a self-preferring one is left out where an independent judge evaluated the pair. */
+  inRanking: boolean;
   error?: CallError;
+}
+
+export interface OutputLength {
+  tokens: number;
+  characters: number;
+}
+
+export interface SelfPreference {
+  /** The contestant the judge is, or shares a vendor family with. */
+  modelId: string;
+  relation: 'same-model' | 'same-family';
 }
 
 /** An item of `ranking`: one requested model's record across all completed evaluations. */
 export interface RankingEntry {
-  /** 1 is best; equal win rates share a rank; null for a model no completed evaluation judged. */
+  /** 1 plus the number of models whose interval lies wholly above this one's (overlapping intervals share ranks); null for a model no counted evaluation judged. */
   rank: number | null;
   modelId: string;
+  /** Bradley-Terry log strength, centred on 0 across the ranked models; null without evaluations. */
+  strength: number | null;
+  /** 95 % bootstrap interval of the strength; null without evaluations. */
+  interval: [number, number] | null;
   /** (wins + ties / 2) / evaluations, as FastChat reports it; null without evaluations. */
   winRate: number | null;
   wins: number;

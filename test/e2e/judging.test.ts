@@ -55,7 +55,7 @@ describe('Judging through the local host', () => {
 
     // Assess
     expect(answer.status).toBe(200);
-    expect(Object.keys(answer.body).sort()).toEqual(['creditsUsed', 'evaluations', 'promptLogId', 'ranking', 'results']);
+    expect(Object.keys(answer.body).sort()).toEqual(['creditsUsed', 'evaluations', 'judgeStatistics', 'promptLogId', 'ranking', 'results']);
     expect(Object.keys(parseServerTiming(answer.headers.get('server-timing')))).toEqual(['reserve', 'judging', 'total']);
     expect(answer.body.results.map((r: { status: string }) => r.status)).toEqual(['completed', 'completed', 'completed']);
     const evaluations = answer.body.evaluations as Evaluation[];
@@ -77,7 +77,20 @@ describe('Judging through the local host', () => {
     }
     expect(answer.body.ranking).toHaveLength(3);
     expect(answer.body.ranking.map((r: { modelId: string }) => r.modelId).sort()).toEqual([...body().models as string[]].sort());
-    expect(answer.body.ranking.every((r: { winRate: number; evaluations: number }) => r.winRate === 0.5 && r.evaluations === 4)).toBe(true);
+    expect(answer.body.ranking.every((r: { winRate: number }) => r.winRate === 0.5)).toBe(true);
+    // Each judge judging its own vendor's model is left out where the other judged the pair independently:
+    // fam_c-4.1 on (fam_c-5.4, fam_b-3.1-pro), fam_a-haiku-4-5 on (fam_a-opus-4-6, fam_b-3.1-pro).
+    const counted = Object.fromEntries(answer.body.ranking.map((r: { modelId: string; evaluations: number }) => [r.modelId, r.evaluations]));
+    expect(counted).toEqual({ 'fam_c-5.4': 3, 'fam_a-opus-4-6': 3, 'fam_b-3.1-pro': 2 });
+    expect(evaluations.filter((e) => !e.inRanking).map((e) => [e.judgeModelId, e.modelA, e.modelB])).toEqual([
+      ['fam_c-4.1', 'fam_c-5.4', 'fam_b-3.1-pro'],
+      ['fam_a-haiku-4-5', 'fam_a-opus-4-6', 'fam_b-3.1-pro'],
+    ]);
+    // The simulator's judges always choose position A: never consistent, always decisive.
+    expect(answer.body.judgeStatistics.judges).toEqual(
+      JUDGES.map((judgeModelId) => ({ judgeModelId, pairs: 3, positionConsistency: 0, calls: 6, chosePositionA: 1, decisive: 1, longerWon: expect.any(Number) })),
+    );
+    expect(answer.body.judgeStatistics.agreement.judgePairs).toEqual([{ judges: JUDGES, pairs: 3, agreement: 1, cohensKappa: null }]);
 
     // 3 model calls and judges x n(n-1) = 12 judge calls reached the providers.
     expect(host.simulator.calls()).toHaveLength(3 + 12);

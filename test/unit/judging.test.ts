@@ -6,7 +6,6 @@ import { VerdictParseError } from '../../shared/judging/errors.js';
 import { toEvaluation } from '../../shared/judging/evaluation.js';
 import { DEFAULT_GRADING_INSTRUCTIONS, judgeCall } from '../../shared/judging/judge-prompt.js';
 import { judgeCallCount, planJudgeTasks } from '../../shared/judging/plan.js';
-import { rankModels } from '../../shared/judging/ranking.js';
 import type { Evaluation, Judgment, Verdict } from '../../shared/judging/types.js';
 import { parseVerdict, VERDICT_SCHEMA } from '../../shared/judging/verdict.js';
 import { weightedScores } from '../../shared/judging/weights.js';
@@ -228,44 +227,6 @@ describe('Function: weightedScores', () => {
   it('always adds up to 1', () => {
     const [wx, wy] = weightedScores({ score: 9, latencyMs: 30, providerCost: 0.2 }, { score: 2, latencyMs: 900, providerCost: 0.01 }, { accuracy: 0.3, speed: 0.9, cost: 0.4 });
     expect(wx + wy).toBeCloseTo(1, 12);
-  });
-});
-
-describe('Function: rankModels', () => {
-  const evaluation = (modelA: string, modelB: string, winner: string | null, status: 'completed' | 'failed' = 'completed') =>
-    ({ modelA, modelB, winner, status }) as Evaluation;
-
-  it('ranks by win rate with a tie as half a win, equal rates sharing a rank, unjudged models last', () => {
-    // Act
-    const ranking = rankModels(
-      ['w', 'x', 'y', 'z', 'failed'],
-      [
-        evaluation('w', 'x', 'w'),
-        evaluation('w', 'y', 'tie'),
-        evaluation('x', 'y', 'tie'),
-        evaluation('w', 'z', 'w'),
-        evaluation('x', 'z', 'x'),
-        evaluation('y', 'z', 'y'),
-        evaluation('w', 'y', null, 'failed'),
-      ],
-    );
-
-    // Assess: w 2.5/3, x 1.5/3, y 2/3 (0.5+0.5+1), z 0/3.
-    expect(ranking.map((r) => [r.rank, r.modelId, r.winRate, r.wins, r.ties, r.losses, r.evaluations])).toEqual([
-      [1, 'w', 0.8333, 2, 1, 0, 3],
-      [2, 'y', 0.6667, 1, 2, 0, 3],
-      [3, 'x', 0.5, 1, 1, 1, 3],
-      [4, 'z', 0, 0, 0, 3, 3],
-      [null, 'failed', null, 0, 0, 0, 0],
-    ]);
-  });
-
-  it('shares a rank between equal win rates', () => {
-    const ranking = rankModels(['a', 'b'], [evaluation('a', 'b', 'tie')]);
-    expect(ranking.map((r) => [r.rank, r.modelId, r.winRate])).toEqual([
-      [1, 'a', 0.5],
-      [1, 'b', 0.5],
-    ]);
   });
 });
 

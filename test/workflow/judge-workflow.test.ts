@@ -168,10 +168,20 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
       expect(evaluation.orders.map((o) => o.verdict?.winner)).toEqual(['A', 'A']);
       expect(evaluation.orders.map((o) => o.winner)).toEqual([evaluation.modelA, evaluation.modelB]);
     }
-    expect(ranking.map((r) => [r.rank, r.winRate, r.ties])).toEqual([
-      [1, 0.5, 4],
-      [1, 0.5, 4],
-      [1, 0.5, 4],
+    // fam_c-4.1 judging fam_c-5.4 (its own vendor) is flagged and left out: fam_f-v4-pro judged those pairs independently.
+    expect(evaluations.map((e) => [e.judgeModelId, e.modelA, e.modelB, e.selfPreference?.relation, e.inRanking])).toEqual([
+      ['fam_c-4.1', 'fam_c-5.4', 'fam_a-opus-4-6', 'same-family', false],
+      ['fam_c-4.1', 'fam_c-5.4', 'fam_b-3.1-pro', 'same-family', false],
+      ['fam_c-4.1', 'fam_a-opus-4-6', 'fam_b-3.1-pro', undefined, true],
+      ['fam_f-v4-pro', 'fam_c-5.4', 'fam_a-opus-4-6', undefined, true],
+      ['fam_f-v4-pro', 'fam_c-5.4', 'fam_b-3.1-pro', undefined, true],
+      ['fam_f-v4-pro', 'fam_a-opus-4-6', 'fam_b-3.1-pro', undefined, true],
+    ]);
+    // Ties only: equal strengths, one shared rank.
+    expect(ranking.map((r) => [r.rank, r.winRate, r.ties, r.strength])).toEqual([
+      [1, 0.5, 2, 0],
+      [1, 0.5, 3, 0],
+      [1, 0.5, 3, 0],
     ]);
   });
 
@@ -185,11 +195,14 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
       expect(evaluation).toMatchObject({ status: 'completed', winner: longer, consistent: true });
       expect(evaluation.scores).toEqual({ [longer!]: 9, [[evaluation.modelA, evaluation.modelB].find((m) => m !== longer)!]: 4 });
     }
-    expect(ranking.map((r) => [r.rank, r.modelId, r.winRate, r.wins, r.losses])).toEqual([
-      [1, 'fam_b-3.1-pro', 1, 4, 0],
-      [2, 'fam_a-opus-4-6', 0.5, 2, 2],
-      [3, 'fam_c-5.4', 0, 0, 4],
+    // The evaluations the ranking counts (fam_c-4.1 on fam_c-5.4's pairs left out): b 3-0, opus 1-2, c-5.4 0-2.
+    expect(ranking.map((r) => [r.modelId, r.winRate, r.wins, r.losses])).toEqual([
+      ['fam_b-3.1-pro', 1, 3, 0],
+      ['fam_a-opus-4-6', 0.3333, 1, 2],
+      ['fam_c-5.4', 0, 0, 2],
     ]);
+    expect(ranking[0]!.strength!).toBeGreaterThan(ranking[1]!.strength!);
+    expect(ranking[1]!.strength!).toBeGreaterThan(ranking[2]!.strength!);
   });
 
   it('lets judge_weights change the winner as the formula says', async () => {
@@ -304,7 +317,7 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
     expect(results.map((r) => r.status)).toEqual(['completed']);
     expect(calls.filter((c) => c.judge)).toHaveLength(0);
     expect(evaluations).toEqual([]);
-    expect(ranking).toEqual([{ rank: null, modelId: 'fam_c-5.4', winRate: null, wins: 0, ties: 0, losses: 0, evaluations: 0 }]);
+    expect(ranking).toEqual([{ rank: null, modelId: 'fam_c-5.4', strength: null, interval: null, winRate: null, wins: 0, ties: 0, losses: 0, evaluations: 0 }]);
   });
 
   it('fails the execution, as Step Functions would, when a task answers more than 256 KiB', async () => {

@@ -1,0 +1,260 @@
+/**
+ * Bradley-Terry strengths by maximum likelihood (Newton-Raphson), and a
+ * seeded bootstrap for their intervals: P(i beats j) = 1 / (1 + e^(θj − θi)).
+ */
+
+/** Games between items `a` and `b`: each side's wins, a tie counting half a win to each. */
+export interface Games {
+  a: number;
+  b: number;
+  winsA: number;
+  winsB: number;
+}
+
+const MAX_ITERATIONS = 100;
+const TOLERANCE = 1e-10;
+/**
+ * Where the maximum-likelihood strengths do not exist (an item that won, or lost, every
+ * game it played within its group), every compared pair gets this many virtual ties: the
+ * fit stays finite, and such an item's interval shows how little is known.
+ */
+export const VIRTUAL_TIES = 1;
+
+/**
+ * Log strengths θ of `n` items from their games, centred to mean 0 within each group of
+ * items linked by games; null for an item that played none.
+ */
+export function fitBradleyTerry(n: number, games: readonly Games[]): (number | null)[] {
+  const pairs = tally(n, games).filter((p) => p.winsA + p.winsB > 0);
+  const groups = components(n, pairs).filter((group) => group.length > 1);
+  const used = hasFiniteMle(n, pairs, groups) ? pairs : pairs.map((p) => ({ ...p, winsA: p.winsA + VIRTUAL_TIES / 2, winsB: p.winsB + VIRTUAL_TIES / 2 }));
+  const theta = newton(n, used, groups);
+  const centred: (number | null)[] = new Array(n).fill(null);
+  for (const group of groups) {
+    const mean = group.reduce((sum, i) => sum + (theta[i] as number), 0) / group.length;
+    for (const i of group) centred[i] = (theta[i] as number) - mean;
+  }
+  return centred;
+}
+
+/** Games merged per unordered pair (a < b). */
+function tally(n: number, games: readonly Games[]): Games[] {
+  const byPair = new Map<number, Games>();
+  for (const game of games) {
+    if (game.a === game.b || game.a < 0 || game.b < 0 || game.a >= n || game.b >= n) continue;
+    const [a, b, winsA, winsB] = game.a < game.b ? [game.a, game.b, game.winsA, game.winsB] : [game.b, game.a, game.winsB, game.winsA];
+    const key = a * n + b;
+    const pair = byPair.get(key) ?? { a, b, winsA: 0, winsB: 0 };
+    pair.winsA += winsA;
+    pair.winsB += winsB;
+    byPair.set(key, pair);
+  }
+  return [...byPair.values()];
+}
+
+/**
+ * Ford's condition, per group of linked items: the strengths exist when, within each group,
+ * every item can be reached from every other by a chain of "won something against".
+ */
+function hasFiniteMle(n: number, pairs: readonly Games[], groups: readonly number[][]): boolean {
+  const beat: number[][] = Array.from({ length: n }, () => []);
+  const beaten: number[][] = Array.from({ length: n }, () => []);
+  for (const { a, b, winsA, winsB } of pairs) {
+    if (winsA > 0) {
+      beat[a]!.push(b);
+      beaten[b]!.push(a);
+    }
+    if (winsB > 0) {
+      beat[b]!.push(a);
+      beaten[a]!.push(b);
+    }
+  }
+  for (const group of groups) {
+    const start = group[0] as number;
+    if (reach(start, beat).size !== group.length || reach(start, beaten).size !== group.length) return false;
+  }
+  return true;
+}
+
+function reach(start: number, edges: readonly number[][]): Set<number> {
+  const seen = new Set([start]);
+  const stack = [start];
+  while (stack.length > 0) {
+    for (const next of edges[stack.pop() as number] ?? []) {
+      if (!seen.has(next)) {
+        seen.add(next);
+        stack.push(next);
+      }
+    }
+  }
+  return seen;
+}
+
+/** Groups of items linked by games, each in increasing order. */
+function components(n: number, pairs: readonly Games[]): number[][] {
+  const parent = Array.from({ length: n }, (_, i) => i);
+  const find = (i: number): number => {
+    while (parent[i] !== i) i = parent[i] = parent[parent[i] as number] as number;
+    return i;
+  };
+  for (const { a, b } of pairs) parent[find(a)] = find(b);
+  const groups = new Map<number, number[]>();
+  for (let i = 0; i < n; i++) {
+    const root = find(i);
+    groups.set(root, [...(groups.get(root) ?? []), i]);
+  }
+  return [...groups.values()];
+}
+
+/**
+ * Newton-Raphson on the log-likelihood, one group of linked items at a time with its first
+ * item held at 0 (the scale is free), halving a step that would lower the likelihood.
+ * Converges in a handful of steps where the strengths exist (Ford's condition).
+ */
+function newton(n: number, pairs: readonly Games[], groups: readonly number[][]): number[] {
+  const theta = new Array<number>(n).fill(0);
+  for (const group of groups) {
+    const free = group.slice(1);
+    const index = new Map(free.map((item, k) => [item, k]));
+    const members = new Set(group);
+    const inGroup = pairs.filter((p) => members.has(p.a));
+    let current = logLikelihood(theta, inGroup);
+    for (let iteration = 0; iteration < MAX_ITERATIONS; iteration++) {
+      const m = free.length;
+      const gradient = new Array<number>(m).fill(0);
+      const hessian = Array.from({ length: m }, () => new Array<number>(m).fill(0));
+      for (const { a, b, winsA, winsB } of inGroup) {
+        const pa = 1 / (1 + Math.exp((theta[b] as number) - (theta[a] as number)));
+        const games = winsA + winsB;
+        const curvature = games * pa * (1 - pa);
+        const ia = index.get(a);
+        const ib = index.get(b);
+        if (ia !== undefined) {
+          gradient[ia] = (gradient[ia] as number) + winsA - games * pa;
+          hessian[ia]![ia] = (hessian[ia]![ia] as number) + curvature;
+        }
+        if (ib !== undefined) {
+          gradient[ib] = (gradient[ib] as number) - (winsA - games * pa);
+          hessian[ib]![ib] = (hessian[ib]![ib] as number) + curvature;
+        }
+        if (ia !== undefined && ib !== undefined) {
+          hessian[ia]![ib] = (hessian[ia]![ib] as number) - curvature;
+          hessian[ib]![ia] = (hessian[ib]![ia] as number) - curvature;
+        }
+      }
+      const step = solve(hessian, gradient);
+      if (!step) break;
+      let scale = 1;
+      let next = theta.slice();
+      let likelihood = current;
+      for (let halving = 0; halving < 30; halving++, scale /= 2) {
+        next = theta.slice();
+        free.forEach((item, k) => (next[item] = (theta[item] as number) + scale * (step[k] as number)));
+        likelihood = logLikelihood(next, inGroup);
+        if (likelihood >= current - 1e-12) break;
+      }
+      const change = Math.max(...step.map((d) => Math.abs(d * scale)));
+      for (const item of free) theta[item] = next[item] as number;
+      current = likelihood;
+      if (change < TOLERANCE) break;
+    }
+  }
+  return theta;
+}
+
+function logLikelihood(theta: readonly number[], pairs: readonly Games[]): number {
+  let sum = 0;
+  for (const { a, b, winsA, winsB } of pairs) {
+    const d = (theta[a] as number) - (theta[b] as number);
+    // log σ(d) = −log(1 + e^−d), computed without overflow.
+    sum -= winsA * softplus(-d) + winsB * softplus(d);
+  }
+  return sum;
+}
+
+function softplus(x: number): number {
+  return x > 0 ? x + Math.log1p(Math.exp(-x)) : Math.log1p(Math.exp(x));
+}
+
+/** Solves H x = g by Gaussian elimination with partial pivoting; undefined when H is singular. */
+function solve(matrix: number[][], vector: number[]): number[] | undefined {
+  const m = vector.length;
+  const a = matrix.map((row, i) => [...row, vector[i] as number]);
+  for (let col = 0; col < m; col++) {
+    let pivot = col;
+    for (let row = col + 1; row < m; row++) if (Math.abs(a[row]![col] as number) > Math.abs(a[pivot]![col] as number)) pivot = row;
+    if (Math.abs(a[pivot]![col] as number) < 1e-12) return undefined;
+    [a[col], a[pivot]] = [a[pivot] as number[], a[col] as number[]];
+    for (let row = col + 1; row < m; row++) {
+      const factor = (a[row]![col] as number) / (a[col]![col] as number);
+      for (let k = col; k <= m; k++) a[row]![k] = (a[row]![k] as number) - factor * (a[col]![k] as number);
+    }
+  }
+  const x = new Array<number>(m).fill(0);
+  for (let row = m - 1; row >= 0; row--) {
+    let sum = a[row]![m] as number;
+    for (let k = row + 1; k < m; k++) sum -= (a[row]![k] as number) * (x[k] as number);
+    x[row] = sum / (a[row]![row] as number);
+  }
+  return x;
+}
+
+/** A small seeded PRNG (mulberry32): the same seed, the same draws. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** FNV-1a of a text: a bootstrap seed that depends only on what is fitted. */
+export function seedOf(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
+}
+
+export const BOOTSTRAP_ROUNDS = 200;
+const ROUNDS_PER_TURN = 10;
+
+/**
+ * 95 % intervals of each item's strength: the units (groups of games drawn together;
+ * the ranking draws each evaluation alone) are drawn with replacement `rounds` times, the strengths refitted each time,
+ * and the 2.5th and 97.5th percentiles of an item's refits kept. Seeded by the games
+ * themselves, so the same games always give the same intervals. Null for an item
+ * without games.
+ */
+export async function bootstrapIntervals(n: number, units: readonly (readonly Games[])[], rounds: number = BOOTSTRAP_ROUNDS): Promise<([number, number] | null)[]> {
+  const draws: number[][] = Array.from({ length: n }, () => []);
+  if (units.length === 0) return new Array(n).fill(null);
+  const random = seededRandom(seedOf(JSON.stringify(units)));
+  for (let round = 0; round < rounds; round++) {
+    // A few refits at a time, then the event loop's turn: other requests never wait on this.
+    if (round > 0 && round % ROUNDS_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
+    const sample: Games[] = [];
+    for (let k = 0; k < units.length; k++) sample.push(...(units[Math.floor(random() * units.length)] as Games[]));
+    fitBradleyTerry(n, sample).forEach((theta, i) => {
+      if (theta !== null) draws[i]!.push(theta);
+    });
+  }
+  return draws.map((values) => {
+    if (values.length === 0) return null;
+    values.sort((x, y) => x - y);
+    return [percentile(values, 0.025), percentile(values, 0.975)];
+  });
+}
+
+/** Linear interpolation between closest ranks. */
+function percentile(sorted: readonly number[], q: number): number {
+  const position = (sorted.length - 1) * q;
+  const low = Math.floor(position);
+  const high = Math.ceil(position);
+  return (sorted[low] as number) + ((sorted[high] as number) - (sorted[low] as number)) * (position - low);
+}

@@ -1,0 +1,296 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { resolveModel } from '../../shared/catalog/index.js';
+import { bootstrapIntervals, fitBradleyTerry, seededRandom, type Games } from '../../shared/judging/bradley-terry.js';
+import { rankModels } from '../../shared/judging/ranking.js';
+import { rankedEvaluations, selfPreferenceOf } from '../../shared/judging/self-preference.js';
+import { cohensKappa, fleissKappa, judgingStatistics } from '../../shared/judging/statistics.js';
+import type { Evaluation, EvaluationOrder, Verdict } from '../../shared/judging/types.js';
+
+/**
+ * Agresti (2002), Categorical Data Analysis, 2nd ed., sec. 10.6: the 1987 season of the
+ * American League East, 13 games for each pair of teams, row team's wins over column team.
+ */
+const TEAMS = ['Milwaukee', 'Detroit', 'Toronto', 'New York', 'Boston', 'Cleveland', 'Baltimore'];
+const WINS = [
+  [0, 7, 9, 7, 7, 9, 11],
+  [6, 0, 7, 5, 11, 9, 9],
+  [4, 6, 0, 7, 7, 8, 12],
+  [6, 8, 6, 0, 6, 7, 10],
+  [6, 2, 6, 7, 0, 7, 12],
+  [4, 4, 5, 6, 6, 0, 6],
+  [2, 4, 1, 3, 1, 7, 0],
+];
+
+function baseballGames(): Games[] {
+  const games: Games[] = [];
+  for (let i = 0; i < TEAMS.length; i++) {
+    for (let j = i + 1; j < TEAMS.length; j++) games.push({ a: i, b: j, winsA: WINS[i]![j]!, winsB: WINS[j]![i]! });
+  }
+  return games;
+}
+
+describe('Function: fitBradleyTerry', () => {
+  it("reproduces Agresti's published fit of the 1987 American League East to its printed digits", () => {
+    const theta = fitBradleyTerry(TEAMS.length, baseballGames()) as number[];
+    const baltimore = theta[6]!;
+    // Table 10.11 (Baltimore the reference, 0): Milwaukee 1.58, Detroit 1.44, Toronto 1.29, New York 1.25, Boston 1.11, Cleveland 0.68.
+    expect(theta.slice(0, 6).map((t) => (t - baltimore).toFixed(2))).toEqual(['1.58', '1.44', '1.29', '1.25', '1.11', '0.68']);
+    // Centred on 0.
+    expect(theta.reduce((sum, t) => sum + t, 0)).toBeCloseTo(0, 9);
+  });
+
+  it('stays finite where the maximum-likelihood strengths do not exist (a model that won every game)', () => {
+    const theta = fitBradleyTerry(3, [
+      { a: 0, b: 1, winsA: 1, winsB: 0 },
+      { a: 0, b: 2, winsA: 1, winsB: 0 },
+      { a: 1, b: 2, winsA: 0.5, winsB: 0.5 },
+    ]);
+    expect(theta.every((t) => t !== null && Number.isFinite(t))).toBe(true);
+    expect(theta[0]!).toBeGreaterThan(theta[1]!);
+    expect(theta[1]!).toBeCloseTo(theta[2]!, 9);
+  });
+
+  it('gives no strength to a model without games', () => {
+    expect(fitBradleyTerry(3, [{ a: 0, b: 1, winsA: 2, winsB: 1 }])[2]).toBeNull();
+  });
+});
+
+describe('Function: bootstrapIntervals', () => {
+  it('is deterministic for the same games and holds the fitted strength', async () => {
+    const units = baseballGames().map((g) => [g]);
+    const first = await bootstrapIntervals(TEAMS.length, units);
+    expect(await bootstrapIntervals(TEAMS.length, units)).toEqual(first);
+    const theta = fitBradleyTerry(TEAMS.length, baseballGames()) as number[];
+    first.forEach((interval, i) => {
+      expect(interval![0]).toBeLessThanOrEqual(theta[i]!);
+      expect(interval![1]).toBeGreaterThanOrEqual(theta[i]!);
+    });
+  });
+
+  it('recovers strengths drawn at random within their 95 % intervals about 95 % of the time', async () => {
+    // 40 sets of 5 models, strengths drawn at random; 8 judges' verdicts per pair simulated from the model.
+    const random = seededRandom(2403_04132);
+    let covered = 0;
+    let total = 0;
+    for (let trial = 0; trial < 40; trial++) {
+      const strengths = Array.from({ length: 5 }, () => (random() - 0.5) * 3);
+      const mean = strengths.reduce((sum, s) => sum + s, 0) / 5;
+      const units: Games[][] = [];
+      for (let a = 0; a < 5; a++) {
+        for (let b = a + 1; b < 5; b++) {
+          const p = 1 / (1 + Math.exp(strengths[b]! - strengths[a]!));
+          for (let verdict = 0; verdict < 8; verdict++) {
+            const winsA = random() < p ? 1 : 0;
+            // Each verdict drawn alone, as the ranking draws its evaluations.
+            units.push([{ a, b, winsA, winsB: 1 - winsA }]);
+          }
+        }
+      }
+      const intervals = await bootstrapIntervals(5, units, 100);
+      strengths.forEach((s, i) => {
+        total++;
+        const [low, high] = intervals[i]!;
+        if (low <= s - mean && s - mean <= high) covered++;
+      });
+    }
+    const coverage = covered / total;
+    // 200 intervals: a true 95 % lands in [0.88, 0.99] with near certainty.
+    expect(coverage).toBeGreaterThanOrEqual(0.88);
+    expect(coverage).toBeLessThanOrEqual(0.995);
+  }, 60_000);
+});
+
+const verdict = (winner: Verdict['winner']): Verdict => ({ winner, scoreA: 5, scoreB: 5, reasoning: '' });
+
+function order(answerA: string, answerB: string, winner: Verdict['winner'] | null): EvaluationOrder {
+  return {
+    answerA,
+    answerB,
+    status: winner === null ? 'failed' : 'completed',
+    verdict: winner === null ? null : verdict(winner),
+    winner: winner === null ? null : winner === 'tie' ? 'tie' : winner === 'A' ? answerA : answerB,
+    tokensIn: 0,
+    tokensOut: 0,
+    latencyMs: 0,
+    providerCost: 0,
+  };
+}
+
+/** An evaluation of `a` and `b` by `judge`: the verdict of the a-first order, then of the b-first order. */
+function evaluation(judge: string, a: string, b: string, aFirst: Verdict['winner'] | null, bFirst: Verdict['winner'] | null, extra: Partial<Evaluation> = {}): Evaluation {
+  const orders: [EvaluationOrder, EvaluationOrder] = [order(a, b, aFirst), order(b, a, bFirst)];
+  const failed = orders.some((o) => o.status === 'failed');
+  const consistent = !failed && orders[0].winner === orders[1].winner;
+  return {
+    judgeModelId: judge,
+    modelA: a,
+    modelB: b,
+    status: failed ? 'failed' : 'completed',
+    winner: failed ? null : consistent ? orders[0].winner : 'tie',
+    consistent,
+    scores: null,
+    weightedScores: null,
+    orders,
+    tokensIn: 0,
+    tokensOut: 0,
+    latencyMs: 0,
+    providerCost: 0,
+    lengths: {},
+    inRanking: true,
+    ...extra,
+  };
+}
+
+describe('Function: rankModels', () => {
+  it('orders by strength, keeps the win rates, shares ranks where intervals overlap, and puts unjudged models last', async () => {
+    const evaluations = [
+      evaluation('j', 'w', 'x', 'A', 'B'),
+      evaluation('j', 'w', 'y', 'tie', 'tie'),
+      evaluation('j', 'x', 'y', 'tie', 'tie'),
+      evaluation('j', 'w', 'z', 'A', 'B'),
+      evaluation('j', 'x', 'z', 'A', 'B'),
+      evaluation('j', 'y', 'z', 'A', 'B'),
+      evaluation('j', 'w', 'failed', null, null),
+    ];
+    const ranking = await rankModels(['w', 'x', 'y', 'z', 'failed'], evaluations);
+    // w 2.5/3, y 2/3, x 1.5/3, z 0/3.
+    expect(ranking.map((r) => [r.modelId, r.winRate, r.wins, r.ties, r.losses, r.evaluations])).toEqual([
+      ['w', 0.8333, 2, 1, 0, 3],
+      ['y', 0.6667, 1, 2, 0, 3],
+      ['x', 0.5, 1, 1, 1, 3],
+      ['z', 0, 0, 0, 3, 3],
+      ['failed', null, 0, 0, 0, 0],
+    ]);
+    const [w, y, x, z, failed] = ranking;
+    expect(w!.strength!).toBeGreaterThan(y!.strength!);
+    expect(y!.strength!).toBeGreaterThan(x!.strength!);
+    expect(x!.strength!).toBeGreaterThan(z!.strength!);
+    // Each rank is 1 + the models whose interval lies wholly above.
+    for (const entry of ranking.slice(0, 4)) {
+      const above = ranking.filter((other) => other.interval && other.interval[0] > entry.interval![1]).length;
+      expect(entry.rank).toBe(1 + above);
+    }
+    expect(failed).toMatchObject({ rank: null, strength: null, interval: null });
+  });
+
+  it('separates models whose intervals do not overlap', async () => {
+    // Many decisive verdicts: a beats b beats c nearly always.
+    const evaluations: Evaluation[] = [];
+    for (let judge = 0; judge < 12; judge++) {
+      evaluations.push(evaluation(`j${judge}`, 'a', 'b', 'A', 'B'), evaluation(`j${judge}`, 'b', 'c', 'A', 'B'), evaluation(`j${judge}`, 'a', 'c', 'A', 'B'));
+    }
+    evaluations.push(evaluation('j', 'a', 'b', 'B', 'A'), evaluation('j', 'b', 'c', 'B', 'A'), evaluation('j', 'a', 'c', 'B', 'A'));
+    const ranking = await rankModels(['c', 'b', 'a'], evaluations);
+    expect(ranking.map((r) => [r.modelId, r.rank])).toEqual([
+      ['a', 1],
+      ['b', 2],
+      ['c', 3],
+    ]);
+  });
+
+  it('shares the rank of models that only tied', async () => {
+    const ranking = await rankModels(['a', 'b'], [evaluation('j', 'a', 'b', 'A', 'A')]);
+    expect(ranking.map((r) => [r.rank, r.modelId, r.winRate, r.strength])).toEqual([
+      [1, 'a', 0.5, 0],
+      [1, 'b', 0.5, 0],
+    ]);
+  });
+
+  it('counts only the evaluations in the ranking', async () => {
+    const ranking = await rankModels(['a', 'b'], [evaluation('j', 'a', 'b', 'A', 'B', { inRanking: false })]);
+    expect(ranking.every((r) => r.rank === null && r.evaluations === 0)).toBe(true);
+  });
+});
+
+describe('Self-preference', () => {
+  const entry = (id: string) => resolveModel(id)!;
+
+  it('flags a judge that is a contestant (either spelling), or of the same vendor family as one', () => {
+    expect(selfPreferenceOf(entry('fam_c-5.4'), [{ modelId: 'fam_c-5.4', entry: entry('fam_c-5.4') }, { modelId: 'fam_g-large', entry: entry('fam_g-large') }])).toEqual({
+      modelId: 'fam_c-5.4',
+      relation: 'same-model',
+    });
+    expect(selfPreferenceOf(entry('fam_g-large'), [{ modelId: 'fam_k-8b', entry: entry('fam_k-8b') }, { modelId: 'fam_c-5.4', entry: entry('fam_c-5.4') }])).toEqual({
+      modelId: 'fam_k-8b',
+      relation: 'same-family',
+    });
+    expect(selfPreferenceOf(entry('o3'), [{ modelId: 'fam_c-4.1', entry: entry('fam_c-4.1') }])).toEqual({ modelId: 'fam_c-4.1', relation: 'same-family' });
+    expect(selfPreferenceOf(entry('fam_f-v4-pro'), [{ modelId: 'fam_c-5.4', entry: entry('fam_c-5.4') }, { modelId: 'fam_g-large', entry: entry('fam_g-large') }])).toBeUndefined();
+  });
+
+  it('leaves a self-preferring evaluation out of the ranking only where an independent one of the pair exists', () => {
+    const own = { modelId: 'a', relation: 'same-model' as const };
+    const marked = rankedEvaluations([
+      evaluation('a', 'a', 'b', 'A', 'B', { selfPreference: own }),
+      evaluation('c', 'a', 'b', 'B', 'A'),
+      evaluation('a', 'a', 'd', 'A', 'B', { selfPreference: own }),
+    ]);
+    expect(marked.map((e) => e.inRanking)).toEqual([false, true, true]);
+  });
+});
+
+describe('Function: judgingStatistics', () => {
+  const lengths: Record<string, number> = { short: 10, long: 200, mid: 50 };
+
+  it('measures each judge: position consistency, position A, decisiveness and the longer answer winning', () => {
+    const stats = judgingStatistics(
+      ['biased', 'fair'],
+      [
+        // Always position A: never consistent, decisive every call, the longer answer wins half.
+        evaluation('biased', 'short', 'long', 'A', 'A'),
+        evaluation('biased', 'short', 'mid', 'A', 'A'),
+        // Always the longer answer, in either position.
+        evaluation('fair', 'short', 'long', 'B', 'A'),
+        evaluation('fair', 'short', 'mid', 'B', 'A'),
+      ],
+      (modelId) => lengths[modelId] ?? 0,
+    );
+    expect(stats.judges).toEqual([
+      { judgeModelId: 'biased', pairs: 2, positionConsistency: 0, calls: 4, chosePositionA: 1, decisive: 1, longerWon: 0.5 },
+      { judgeModelId: 'fair', pairs: 2, positionConsistency: 1, calls: 4, chosePositionA: 0.5, decisive: 1, longerWon: 1 },
+    ]);
+    // Final verdicts: biased ties both (inconsistent), fair names long and mid: no agreement.
+    expect(stats.agreement?.judgePairs).toEqual([{ judges: ['biased', 'fair'], pairs: 2, agreement: 0, cohensKappa: 0 }]);
+    expect(stats.agreement?.fleissKappa).toBeNull();
+  });
+
+  it('has no agreement with one judge, and null shares where nothing was counted', () => {
+    const stats = judgingStatistics(['j'], [evaluation('j', 'short', 'long', null, 'A')], (m) => lengths[m] ?? 0);
+    expect(stats.agreement).toBeUndefined();
+    expect(stats.judges[0]).toMatchObject({ pairs: 0, positionConsistency: null, calls: 1, longerWon: 1 });
+  });
+});
+
+describe("Cohen's and Fleiss' kappa", () => {
+  it('match textbook values', () => {
+    // Perfect agreement over varied outcomes: 1. Agreement no better than chance: 0.
+    expect(cohensKappa([[0, 0], [1, 1], [2, 2], [0, 0]])).toBe(1);
+    expect(cohensKappa([[0, 0], [0, 1], [1, 0], [1, 1]])).toBe(0);
+    // 2 raters, 10 subjects: po = 0.7; marginals (0.5, 0.5) and (0.6, 0.4): pe = 0.5; kappa 0.4.
+    const pairs: [0 | 1, 0 | 1][] = [
+      [0, 0], [0, 0], [0, 0], [0, 0], [0, 1],
+      [1, 1], [1, 1], [1, 1], [1, 0], [1, 0],
+    ];
+    expect(cohensKappa(pairs.map(([a, b]) => [a, b]))).toBe(0.4);
+    // Fleiss with 2 raters equals Scott's pi: po 0.7, pooled (0.55, 0.45): pe 0.505; (0.7 − 0.505) / 0.495.
+    expect(fleissKappa(pairs.map(([a, b]) => [a, b]))).toBe(Math.round((0.195 / 0.495) * 10_000) / 10_000);
+    expect(cohensKappa([[2, 2], [2, 2]])).toBeNull();
+  });
+
+  it('Fleiss: every rater agreeing on varied subjects is 1', () => {
+    expect(fleissKappa([[0, 0, 0], [1, 1, 1], [2, 2, 2]])).toBe(1);
+  });
+
+  it('Fleiss stays within [-1, 1] for any ratings', () => {
+    fc.assert(
+      fc.property(fc.array(fc.array(fc.constantFrom<0 | 1 | 2>(0, 1, 2), { minLength: 3, maxLength: 3 }), { minLength: 1, maxLength: 20 }), (ratings) => {
+        const kappa = fleissKappa(ratings);
+        if (kappa !== null) {
+          expect(kappa).toBeGreaterThanOrEqual(-1);
+          expect(kappa).toBeLessThanOrEqual(1);
+        }
+      }),
+    );
+  });
+});
