@@ -1,3 +1,5 @@
+import { seededRandom } from '../seeded-random.js';
+
 /**
  * Bradley-Terry strengths by maximum likelihood (Newton-Raphson), and a
  * seeded bootstrap for their intervals: P(i beats j) = 1 / (1 + e^(θj − θi)).
@@ -197,18 +199,6 @@ function solve(matrix: number[][], vector: number[]): number[] | undefined {
     x[row] = sum / (a[row]![row] as number);
   }
   return x;
-}
-
-/** A small seeded PRNG (mulberry32): the same seed, the same draws. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** FNV-1a of a text: a bootstrap seed that depends only on what is fitted. */

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { resolveModel } from '../../shared/catalog/index.js';
-import { bootstrapIntervals, fitBradleyTerry, seededRandom, type Games } from '../../shared/judging/bradley-terry.js';
+import { bootstrapIntervals, fitBradleyTerry, type Games } from '../../shared/judging/bradley-terry.js';
+import { seededRandom } from '../../shared/seeded-random.js';
 import { rankModels } from '../../shared/judging/ranking.js';
 import { rankedEvaluations, selfPreferenceOf } from '../../shared/judging/self-preference.js';
 import { cohensKappa, fleissKappa, judgingStatistics } from '../../shared/judging/statistics.js';

@@ -7,24 +7,17 @@
  * one hash of the request), so the same request always yields the same answer.
  */
 
+import { seededRandom } from '../../../shared/seeded-random.js';
+
 /** Approximate token count used by the simulator: ceil(chars / 4), 0 for ''. */
 export function countTokens(text: string): number {
   return text.length === 0 ? 0 : Math.ceil(text.length / 4);
 }
 
-/** A small, fast seeded PRNG (mulberry32). Returns floats in [0, 1). */
+/** A seeded PRNG: floats in [0, 1). */
 export type Rng = () => number;
 
-export function createRng(seed: number): Rng {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const createRng: (seed: number) => Rng = seededRandom;
 
 function pick<T>(rng: Rng, list: readonly T[]): T {
   return list[Math.floor(rng() * list.length)] as T;
