@@ -21,7 +21,12 @@ export const promptRequestSchema = {
   title: 'PromptRequest',
   type: 'object',
   properties: {
-    prompt: { type: 'string', minLength: 1, maxLength: LIMITS.promptChars, description: 'Prompt text sent to the models.' },
+    prompt: {
+      type: 'string',
+      minLength: 1,
+      maxLength: LIMITS.promptChars,
+      description: 'Prompt text sent to the models; it must contain non-whitespace text.',
+    },
     models: {
       type: 'array',
       minItems: 1,
@@ -74,6 +79,8 @@ export const promptRequestSchema = {
     history: {
       type: 'array',
       maxItems: LIMITS.historyTurns,
+      description:
+        'Earlier turns, oldest first; each content must contain non-whitespace text. A history that starts with an assistant turn is refused for models whose vendor refuses it (Bedrock Nova, Anthropic, DeepSeek).',
       items: {
         type: 'object',
         properties: {

@@ -1,4 +1,5 @@
 import type { ErrorObject } from 'ajv';
+import { requiresUserFirst } from '../catalog/conversation.js';
 import { resolveModel } from '../catalog/index.js';
 import type { AttachmentType } from '../catalog/types.js';
 import { ValidationError, type FieldError } from '../errors.js';
@@ -26,6 +27,7 @@ export function validatePromptRequest(body: unknown): PromptRequest {
   applyTuning(body, models, errors);
   checkJudging(body, models.length, judges.length, errors);
   checkCacheBreakpoints(body, errors);
+  checkConversation(body, models, errors);
   checkAttachments(body, models, errors);
   const schema =
     body.response_schema === undefined
@@ -64,10 +66,17 @@ function nestsDeeperThan(value: unknown, max: number): boolean {
   return false;
 }
 
+/** A string system prompt that is blank (empty or whitespace only) means no system prompt: nothing to send. */
 function toSystemBlocks(systemPrompt: PromptRequestBody['system_prompt']): SystemBlock[] {
   if (systemPrompt === undefined) return [];
-  if (typeof systemPrompt === 'string') return systemPrompt.length > 0 ? [{ type: 'text', text: systemPrompt }] : [];
+  if (typeof systemPrompt === 'string') return isBlank(systemPrompt) ? [] : [{ type: 'text', text: systemPrompt }];
   return systemPrompt;
+}
+
+const NOT_BLANK = /\S/u;
+
+function isBlank(text: string): boolean {
+  return !NOT_BLANK.test(text);
 }
 
 function resolveIds(ids: readonly string[], path: string, errors: FieldError[]): RequestedModel[] {
@@ -159,6 +168,29 @@ function checkCacheBreakpoints(body: PromptRequestBody, errors: FieldError[]): v
       message: `at most ${LIMITS.cacheBreakpoints} cache_control breakpoints are allowed; this request has ${marked.length}`,
     });
   }
+}
+
+/**
+ * The conversation as every vendor takes it (docs/providers.md). Text that is blank (empty
+ * or whitespace only) is refused by Anthropic, Bedrock and Gemini, and carries nothing a
+ * model could answer: a 400 for every model. A history that starts with an assistant turn
+ * is refused by some vendors only: a 400 when one of their models is requested, naming them.
+ */
+function checkConversation(body: PromptRequestBody, models: RequestedModel[], errors: FieldError[]): void {
+  const blank = 'must contain non-whitespace text';
+  if (isBlank(body.prompt)) errors.push({ field: '/prompt', message: blank });
+  if (Array.isArray(body.system_prompt)) {
+    body.system_prompt.forEach((block, i) => isBlank(block.text) && errors.push({ field: `/system_prompt/${i}/text`, message: blank }));
+  }
+  body.history?.forEach((turn, i) => isBlank(turn.content) && errors.push({ field: `/history/${i}/content`, message: blank }));
+  if (body.history?.[0]?.role !== 'assistant') return;
+  const refusing = models.filter((m) => requiresUserFirst(m.entry.provider));
+  if (refusing.length === 0) return;
+  const vendors = [...new Set(refusing.map((m) => requiresUserFirst(m.entry.provider)))].join(', ');
+  errors.push({
+    field: '/history/0/role',
+    message: `must be user for ${refusing.map((m) => m.requestedId).join(', ')}: ${vendors} refuse a conversation that starts with an assistant turn`,
+  });
 }
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;

@@ -583,6 +583,40 @@ describe('vendor dialects', () => {
     expect(plain.usage['completion_tokens_details']).toEqual({ reasoning_tokens: 0 });
   });
 
+  it('deepseek: in thinking mode, refuses a first turn that is not the user\'s and successive turns of one role', async () => {
+    const cases: Array<[unknown[], string]> = [
+      [
+        [{ role: 'system', content: 'Be brief.' }, { role: 'assistant', content: 'Hello!' }, user('Hi')],
+        'The first message (except the system message) of deepseek-v4-pro must be a user message, but an assistant message detected.',
+      ],
+      [
+        [{ role: 'system', content: 'Be brief.' }, user('Hi'), user('Again')],
+        'deepseek-v4-pro does not support successive user or assistant messages (messages[1] and messages[2] in your input). You should interleave the user/assistant messages in the message sequence.',
+      ],
+    ];
+    for (const [messages, message] of cases) {
+      const res = await chat({ model: 'deepseek-v4-pro', messages }, { provider: 'deepseek' });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({ error: { message, type: 'invalid_request_error', param: null, code: 'invalid_request_error' } });
+    }
+    await answer('deepseek', { model: 'deepseek-v4-pro', messages: [user('Hi'), { role: 'assistant', content: 'Hello.' }, user('Again')] });
+    await answer('deepseek', { model: 'deepseek-flash', messages: [user('Hi'), user('Again')], thinking: { type: 'disabled' } });
+  });
+
+  it('groq: refuses strict json_schema unless every property is required, and takes the same schema in best-effort mode', async () => {
+    const schema = { type: 'object', properties: { a: { type: 'string' }, b: { type: 'number' } }, required: ['a'], additionalProperties: false };
+    const format = (strict: boolean) => ({ type: 'json_schema', json_schema: { name: 'response', schema, strict } });
+
+    const res = await chat({ model: 'openai/gpt-oss-120b', messages: [user('Hi')], response_format: format(true) }, { provider: 'groq' });
+    expect(res.status).toBe(400);
+    const error = ((await res.json()) as OpenAiErrorBody).error;
+    expect(error).toMatchObject({ type: 'invalid_request_error', param: 'response_format' });
+    expect(error.message).toMatch(/^invalid JSON schema for response_format with strict: true: .*Missing 'b'\. All fields must be required/);
+
+    const body = await answer('groq', { model: 'openai/gpt-oss-120b', messages: [user('Hi')], response_format: format(false) });
+    expect(JSON.parse(body.choices[0]!.message['content'] as string)).toHaveProperty('a');
+  });
+
   it('xai: reasoning tokens beside completion_tokens, set by reasoning_effort on grok-4.3', async () => {
     for (const [effort, reasoning] of [['none', 0], ['low', 64], ['high', 512]] as const) {
       const body = await answer('xai', { model: 'grok-4.3', messages: [user('Hi')], reasoning_effort: effort });

@@ -101,6 +101,16 @@ describe('Function: validatePromptRequest', () => {
       ['a data URL instead of base64', body({ attachments: [{ name: 'a.png', type: 'image/png', base64: `data:image/png;base64,${PNG_BASE64}` }] }), '/attachments/0/base64', /data: URL/],
       ['content that is not the declared type', body({ attachments: [{ name: 'a.png', type: 'image/png', base64: PDF_BASE64 }] }), '/attachments/0/base64', /does not hold image\/png/],
       ['a PDF for a model that takes none', body({ models: ['fam_c-5.4', 'fam_h-micro'], attachments: [{ name: 'a.pdf', type: 'application/pdf', base64: PDF_BASE64 }] }), '/attachments/0/type', /not supported by fam_h-micro$/],
+      ['a prompt of whitespace only', body({ prompt: ' \n\t ' }), '/prompt', /non-whitespace text/],
+      ['an empty history turn', body({ history: [{ role: 'user', content: '' }] }), '/history/0/content', /non-whitespace text/],
+      ['a history turn of whitespace only', body({ history: [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: '\u00a0 \n' }] }), '/history/1/content', /non-whitespace text/],
+      ['a system block of whitespace only', body({ system_prompt: [{ type: 'text', text: 'Be brief.' }, { type: 'text', text: '  ' }] }), '/system_prompt/1/text', /non-whitespace text/],
+      [
+        'a history that starts with an assistant turn, for Nova, Claude and DeepSeek',
+        body({ models: ['fam_c-5.4', 'fam_h-pro', 'claude-opus-4-6', 'fam_f-v4-flash', 'fam_b-3.1-pro'], history: [{ role: 'assistant', content: 'Hello!' }] }),
+        '/history/0/role',
+        /^must be user for fam_h-pro, claude-opus-4-6, fam_f-v4-flash: Amazon Bedrock \(Nova\), Anthropic, DeepSeek refuse a conversation that starts with an assistant turn$/,
+      ],
       ['too many judge calls', body({ models: ['fam_c-5.4', 'fam_c-5', 'fam_c-4.1', 'fam_c-4o', 'o3', 'o4-mini', 'fam_f-v4-pro'], judges: ['fam_c-5.4', 'fam_b-3.1-pro', 'fam_a-opus-4-6'] }), '/judges', /126 judge calls; the limit is 120/],
     ])('%s', (_name, input, field, message) => {
       const errors = fieldErrors(input);
@@ -205,6 +215,23 @@ describe('Function: validatePromptRequest', () => {
 
     it('a string system prompt as one block', () => {
       expect(validatePromptRequest(body({ system_prompt: 'Be brief' })).system).toEqual([{ type: 'text', text: 'Be brief' }]);
+    });
+
+    it('a blank string system prompt as no system prompt at all', () => {
+      expect(validatePromptRequest(body({ system_prompt: '' })).system).toEqual([]);
+      expect(validatePromptRequest(body({ system_prompt: ' \n ' })).system).toEqual([]);
+    });
+
+    it('a history that starts with an assistant turn for models whose vendors take one', () => {
+      const models = ['fam_c-5.4', 'fam_b-3.1-pro', 'fam_d-4.3', 'fam_e-glm-4.7', 'fam_g-large', 'fam_i-gpt-oss-120b'];
+      const history = [{ role: 'assistant', content: 'Hello!' }, { role: 'assistant', content: 'Ask me anything.' }];
+      expect(validatePromptRequest(body({ models, history })).models).toHaveLength(6);
+    });
+
+    it('consecutive turns of one role, which the adapters merge where a vendor wants them to alternate', () => {
+      const history = [{ role: 'user', content: 'One.' }, { role: 'user', content: 'Two.' }, { role: 'assistant', content: 'Three.' }];
+      const request = validatePromptRequest(body({ models: ['fam_h-pro', 'fam_a-opus-4-6', 'fam_f-v4-pro'], history }));
+      expect(request.body.history).toEqual(history);
     });
 
     it('a PDF for models that take PDFs', () => {

@@ -35,6 +35,7 @@ const DOCUMENT_TOKENS = 1500;
 const MAX_BREAKPOINTS = 4;
 const MIN_THINKING_BUDGET = 1024;
 const MAX_CACHED_PREFIXES = 1000;
+const WHITESPACE_ONLY = 'messages: text content blocks must contain non-whitespace text';
 const DOCS = 'https://docs.claude.com/en/docs/build-with-claude/extended-thinking';
 const IMAGE_MEDIA_TYPES: ReadonlySet<string> = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
 /** Models that take only adaptive thinking and reject sampling parameters (Opus 4.7). */
@@ -162,6 +163,7 @@ function readBlock(block: unknown, at: string, walker: InputWalker, counts: { br
       const text = block['text'];
       if (typeof text !== 'string') return `${at}.text: Field required`;
       if (text.length === 0) return 'messages: text content blocks must be non-empty';
+      if (text.trim() === '') return WHITESPACE_ONLY;
       walker.add('t' + text, countTokens(text));
       break;
     }
@@ -208,7 +210,7 @@ function readSystem(system: unknown, walker: InputWalker, counts: { breakpoints:
     const block: unknown = system[i];
     if (isObject(block) && block['type'] !== 'text') return `system.${i}.type: Input should be 'text'`;
     const error = readBlock(block, `system.${i}`, walker, counts);
-    if (error) return error === 'messages: text content blocks must be non-empty' ? 'system: text content blocks must be non-empty' : error;
+    if (error) return error.startsWith('messages: text content blocks') ? error.replace('messages:', 'system:') : error;
   }
   return undefined;
 }
@@ -220,12 +222,14 @@ function readMessages(messages: unknown[], walker: InputWalker, counts: { breakp
     if (!isObject(m)) return `${at}: Input should be a valid dictionary or object to extract fields from`;
     const role = m['role'];
     if (role !== 'user' && role !== 'assistant') return `${at}.role: Input should be 'user' or 'assistant'`;
+    if (i === 0 && role !== 'user') return 'messages: first message must use the "user" role';
     walker.add('r' + role, PER_MESSAGE_TOKENS);
     const content = m['content'];
     if (typeof content === 'string') {
       if (content.length === 0 && !(role === 'assistant' && i === messages.length - 1)) {
         return `${at}: all messages must have non-empty content except for the optional final assistant message`;
       }
+      if (content.length > 0 && content.trim() === '') return WHITESPACE_ONLY;
       walker.add('t' + content, countTokens(content));
     } else if (Array.isArray(content)) {
       for (let j = 0; j < content.length; j++) {

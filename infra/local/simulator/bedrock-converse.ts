@@ -189,6 +189,8 @@ function readToolConfig(config: unknown): { error?: string; forced?: ForcedTool 
     }
     const schema = isObject(spec['inputSchema']) ? spec['inputSchema']['json'] : undefined;
     if (!isObject(schema)) return { error: `The toolConfig.tools.${i}.toolSpec.inputSchema.json field must be a JSON object.` };
+    // Bedrock API reference, ToolInputSchema: "The top level schema type must be object."
+    if (schema['type'] !== 'object') return { error: `The toolConfig.tools.${i}.toolSpec.inputSchema.json field must have a top-level type of object.` };
     specs.set(spec['name'], schema);
   }
   const choice = config['toolChoice'];

@@ -142,7 +142,8 @@ function validateParts(parts: unknown, at: string, hash: ReturnType<typeof creat
     if (unknown !== undefined) return unknownName(unknown, pat);
     const text = part['text'];
     const inline = field(part, 'inlineData');
-    if (text !== undefined) {
+    // An empty string is proto3's default, so `{text: ''}` sets no member of the `data` oneof.
+    if (text !== undefined && text !== '') {
       if (typeof text !== 'string') return invalid(`Invalid value at '${pat}.text' (TYPE_STRING)`);
       hash.update(SEP + 't' + text);
       tokens += countTokens(text);

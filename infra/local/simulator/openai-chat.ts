@@ -23,6 +23,7 @@ import { MODELS } from '../../../shared/catalog/models.js';
 import type { Prepared, ProtocolHandler, Reply } from './server.js';
 import { countTokens, generateFromSchema, generateParagraph, schemaFromInstruction, truncateToTokens } from './text.js';
 import { isObject, type Json } from './json.js';
+import { strictProblem } from './strict-schema.js';
 
 
 
@@ -264,11 +265,36 @@ function deepSeekError(status: number, message: string, d: ErrorDetails = {}): R
   return jsonReply(status, { error: { message, type: d.type ?? errorTypeFor(status), param: d.param ?? null, code: d.code ?? errorTypeFor(status) } });
 }
 
+function deepSeekThinks(body: Json): boolean {
+  const thinking = body['thinking'];
+  return !(isObject(thinking) && thinking['type'] === 'disabled');
+}
+
+/** DeepSeek in thinking mode: the first message after the system ones is the user's, and user and assistant alternate. */
+function deepSeekTurnOrder(body: Json, model: string): string | undefined {
+  const messages = Array.isArray(body['messages']) ? body['messages'] : [];
+  let previous: { role: unknown; index: number } | undefined;
+  for (let i = 0; i < messages.length; i++) {
+    const role: unknown = isObject(messages[i]) ? messages[i]['role'] : undefined;
+    if (role === 'system') continue;
+    if (previous === undefined && role !== 'user') {
+      return `The first message (except the system message) of ${model} must be a user message, but an assistant message detected.`;
+    }
+    if (previous !== undefined && previous.role === role) {
+      return `${model} does not support successive user or assistant messages (messages[${previous.index}] and messages[${i}] in your input). You should interleave the user/assistant messages in the message sequence.`;
+    }
+    previous = { role, index: i };
+  }
+  return undefined;
+}
+
 const DEEPSEEK: VendorProfile = {
-  check: () => undefined,
+  check(body, model) {
+    const order = deepSeekThinks(body) ? deepSeekTurnOrder(body, model) : undefined;
+    return order === undefined ? undefined : deepSeekError(400, order, { type: 'invalid_request_error', code: 'invalid_request_error' });
+  },
   reasoning(body) {
-    const thinking = body['thinking'];
-    if (isObject(thinking) && thinking['type'] === 'disabled') return NO_REASONING;
+    if (!deepSeekThinks(body)) return NO_REASONING;
     return { tokens: effortTokens(body, 'high'), field: 'reasoning_content' };
   },
   cacheBlock: 64,
@@ -319,8 +345,20 @@ const MISTRAL: VendorProfile = {
       : mistralError(status, `Simulated upstream error ${status}`),
 };
 
+/** Groq's strict mode (constrained decoding, gpt-oss) refuses a schema it cannot enforce exactly: every property required, no extras. */
+function groqStrictSchema(body: Json): string | undefined {
+  const format = body['response_format'];
+  const spec = isObject(format) && format['type'] === 'json_schema' ? format['json_schema'] : undefined;
+  if (!isObject(spec) || spec['strict'] !== true) return undefined;
+  const problem = strictProblem(spec['schema'], [String(spec['name'])]);
+  return problem && `invalid JSON schema for response_format with strict: true: ${problem} All fields must be required and objects must set additionalProperties: false.`;
+}
+
 const GROQ: VendorProfile = {
-  check: () => undefined,
+  check(body) {
+    const problem = groqStrictSchema(body);
+    return problem === undefined ? undefined : openAiError(400, problem, 'invalid_request_error', 'response_format', null);
+  },
   reasoning(body, model) {
     if (model.startsWith('openai/gpt-oss')) {
       const tokens = effortTokens(body, 'medium');

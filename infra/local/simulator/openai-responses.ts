@@ -13,6 +13,7 @@ import type { Prepared, ProtocolHandler, Reply } from './server.js';
 import { countTokens, generateFromSchema, generateParagraph, truncateToTokens } from './text.js';
 import { isObject, type Json } from './json.js';
 import { PrefixCache } from './prefix-cache.js';
+import { strictProblem } from './strict-schema.js';
 
 
 
@@ -272,39 +273,6 @@ function parseFormat(text: unknown): Format | Prepared {
         'invalid_value',
       );
   }
-}
-
-/** OpenAI's strict-mode rules on object levels: additionalProperties false and every property required. */
-function strictProblem(schema: unknown, path: string[]): string | undefined {
-  if (!isObject(schema)) return undefined;
-  const context = `In context=(${path.map((p) => `'${p}'`).join(', ')})`;
-  const props = isObject(schema['properties']) ? schema['properties'] : undefined;
-  if (props || schema['type'] === 'object') {
-    if (schema['additionalProperties'] !== false) return `${context}, 'additionalProperties' is required to be supplied and to be false.`;
-    const required = Array.isArray(schema['required']) ? schema['required'] : [];
-    const missing = Object.keys(props ?? {}).filter((k) => !required.includes(k));
-    if (missing.length > 0) {
-      return `${context}, 'required' is required to be supplied and to be an array including every key in properties. Missing '${missing[0]}'.`;
-    }
-  }
-  for (const [key, sub] of Object.entries(props ?? {})) {
-    const problem = strictProblem(sub, [...path, 'properties', key]);
-    if (problem) return problem;
-  }
-  const subs: [string, unknown][] = [['items', schema['items']]];
-  for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
-    const list = schema[key];
-    if (Array.isArray(list)) list.forEach((s, i) => subs.push([`${key}/${i}`, s]));
-  }
-  for (const key of ['$defs', 'definitions'] as const) {
-    const map = schema[key];
-    if (isObject(map)) for (const [k, s] of Object.entries(map)) subs.push([`${key}/${k}`, s]);
-  }
-  for (const [key, sub] of subs) {
-    const problem = strictProblem(sub, [...path, key]);
-    if (problem) return problem;
-  }
-  return undefined;
 }
 
 interface ResponsesCall {

@@ -2,6 +2,7 @@ import type { ContentBlock, ConverseCommandInput, Message, SystemContentBlock, T
 import type { AttachmentType } from '../../catalog/types.js';
 import type { Attachment } from '../../contract/types.js';
 import { schemaInstruction } from '../structured-output.js';
+import { appendAlternating } from '../turns.js';
 import type { ModelCall } from '../types.js';
 import { documentName } from './document-name.js';
 
@@ -60,9 +61,7 @@ export function toConverseRequest(call: ModelCall): ConverseRequest {
 
 /** Converse wants user and assistant to alternate; consecutive turns of one role become one message. */
 function appendTurn(messages: Message[], role: 'user' | 'assistant', content: ContentBlock[]): void {
-  const last = messages.at(-1);
-  if (last?.role === role && last.content) last.content.push(...content);
-  else messages.push({ role, content });
+  appendAlternating(messages, { role, content }, (last, next) => last.content?.push(...(next.content ?? [])));
 }
 
 /** Attachments first, then the prompt text: Nova's guide places media before the question. */

@@ -1,3 +1,4 @@
+import { appendAlternating } from '../turns.js';
 import type { ModelCall } from '../types.js';
 import { schemaInstruction } from '../structured-output.js';
 import { unenforcedKeywords } from './schema.js';
@@ -66,11 +67,13 @@ export function toGenerateContentRequest(call: ModelCall): MappedRequest {
     warnings.push('Gemini has no cache_control breakpoints; they were ignored (use model_tuning.cachedContent)');
   }
 
-  const contents: Content[] = call.history.map((turn) => ({
-    role: turn.role === 'assistant' ? 'model' : 'user',
-    parts: [{ text: turn.content }],
-  }));
-  contents.push({ role: 'user', parts: promptParts(call, cached ? instruction : undefined, warnings) });
+  // Consecutive turns of one role become one content of several parts: Gemini's multi-turn
+  // examples alternate user and model, and a request that does not has been answered 400
+  // ("Please ensure that multiturn requests alternate between user and model").
+  const contents: Content[] = [];
+  const append = (content: Content): void => appendAlternating(contents, content, (last, next) => last.parts.push(...next.parts));
+  for (const turn of call.history) append({ role: turn.role === 'assistant' ? 'model' : 'user', parts: [{ text: turn.content }] });
+  append({ role: 'user', parts: promptParts(call, cached ? instruction : undefined, warnings) });
 
   const generationConfig: GenerationConfig = { maxOutputTokens: call.maxTokens };
   if (call.temperature !== undefined) generationConfig.temperature = call.temperature;

@@ -33,6 +33,8 @@ export interface ChatDialect {
   readonly unboundedReasoningModels?: readonly string[];
   /** Statuses besides 429 and 5xx that mean "no capacity now, try again" (Groq flex tier 498). */
   readonly capacityStatuses: readonly number[];
+  /** Set when the vendor refuses two consecutive turns of one role: they are then sent as one message. */
+  readonly alternatingTurns?: true;
 }
 
 /** OpenAI itself: the shape the others are compared with, and the fallback for providers served through the simulator. */
@@ -85,7 +87,8 @@ const CEREBRAS: ChatDialect = {
  * api-docs.deepseek.com: `max_tokens` (chain of thought included); V4 models think by default and
  * then ignore temperature and top_p without an error; `reasoning_content` beside `content`; usage
  * reports prompt_cache_hit_tokens + prompt_cache_miss_tokens = prompt_tokens, reasoning inside
- * completion_tokens. 503 is "Server Overloaded".
+ * completion_tokens. 503 is "Server Overloaded". In thinking mode it answers 400 to successive
+ * user or assistant messages ("You should interleave the user/assistant messages").
  */
 const DEEPSEEK: ChatDialect = {
   id: 'deepseek',
@@ -96,6 +99,7 @@ const DEEPSEEK: ChatDialect = {
   imageUrl: 'object',
   reasoningTokens: 'in-completion',
   capacityStatuses: [],
+  alternatingTurns: true,
 };
 
 /**

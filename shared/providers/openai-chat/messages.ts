@@ -1,5 +1,6 @@
 import { UpstreamError } from '../errors.js';
 import { schemaInstruction } from '../structured-output.js';
+import { appendAlternating } from '../turns.js';
 import type { ModelCall } from '../types.js';
 import type { ChatDialect } from './dialects.js';
 
@@ -25,9 +26,23 @@ export function toMessages(call: ModelCall, dialect: ChatDialect, schemaAsInstru
 
   const messages: ChatMessage[] = [];
   if (systemTexts.length > 0) messages.push({ role: 'system', content: systemTexts.join('\n\n') });
-  for (const turn of call.history) messages.push({ role: turn.role, content: turn.content });
-  messages.push({ role: 'user', content: userContent(call, dialect) });
+  const append = (message: ChatMessage): void => {
+    if (dialect.alternatingTurns) appendAlternating(messages, message, mergeInto);
+    else messages.push(message);
+  };
+  for (const turn of call.history) append({ role: turn.role, content: turn.content });
+  append({ role: 'user', content: userContent(call, dialect) });
   return messages;
+}
+
+/** Two turns of one role as one message: texts joined by a blank line, parts kept in order. */
+function mergeInto(last: ChatMessage, next: ChatMessage): void {
+  last.content =
+    typeof last.content === 'string' && typeof next.content === 'string' ? `${last.content}\n\n${next.content}` : [...asParts(last.content), ...asParts(next.content)];
+}
+
+function asParts(content: ChatMessage['content']): ContentPart[] {
+  return typeof content === 'string' ? [{ type: 'text', text: content }] : content;
 }
 
 function userContent(call: ModelCall, dialect: ChatDialect): string | ContentPart[] {

@@ -1,3 +1,4 @@
+import { strictMode } from '../strict-schema.js';
 import type { ModelCall } from '../types.js';
 import { dialectFor } from './dialects.js';
 import type { ChatDialect } from './dialects.js';
@@ -11,7 +12,7 @@ export type { ChatMessage, ContentPart } from './messages.js';
 export interface ChatRequest extends SamplingFields {
   model: string;
   messages: ChatMessage[];
-  response_format?: { type: 'json_schema'; json_schema: { name: string; schema: Record<string, unknown>; strict: true } };
+  response_format?: { type: 'json_schema'; json_schema: { name: string; schema: Record<string, unknown>; strict: boolean } };
   stream: false;
 }
 
@@ -26,8 +27,11 @@ export function toChatRequest(call: ModelCall, dialect: ChatDialect = dialectFor
     stream: false,
   };
   if (native && call.responseSchema) {
-    // Groq's strict form (gpt-oss): constrained decoding, every property required, no extras.
-    body.response_format = { type: 'json_schema', json_schema: { name: 'response', schema: call.responseSchema, strict: true } };
+    // Groq's strict form (gpt-oss) is constrained decoding and refuses a schema with an optional
+    // property; such a schema goes in its best-effort form (strict false), with a warning.
+    const { strict, warning } = strictMode(call.responseSchema, call.entry.id, dialect.vendor);
+    if (warning) warnings.push(warning);
+    body.response_format = { type: 'json_schema', json_schema: { name: 'response', schema: call.responseSchema, strict } };
   }
   return { body, warnings };
 }

@@ -2,7 +2,7 @@ import type { Attachment } from '../../contract/types.js';
 import { schemaInstruction } from '../structured-output.js';
 import type { ModelCall } from '../types.js';
 import { samplingSupport } from './sampling.js';
-import { strictViolation } from './strict-schema.js';
+import { strictMode } from '../strict-schema.js';
 
 export type InputPart =
   | { type: 'input_text'; text: string }
@@ -67,13 +67,9 @@ export function toResponsesRequest(call: ModelCall): { body: ResponsesRequest; w
   if (call.tuning.reasoningEffort !== undefined) body.reasoning = { effort: call.tuning.reasoningEffort };
   Object.assign(body, sampling(call, warnings));
   if (native && call.responseSchema) {
-    const violation = strictViolation(call.responseSchema);
-    if (violation !== undefined) {
-      warnings.push(
-        `response_schema was sent to ${entry.id} without strict enforcement: OpenAI's strict mode needs every property listed in required and additionalProperties false (${violation || 'the root'} is not)`,
-      );
-    }
-    body.text = { format: { type: 'json_schema', name: 'response', schema: call.responseSchema, strict: violation === undefined } };
+    const { strict, warning } = strictMode(call.responseSchema, entry.id, 'OpenAI');
+    if (warning) warnings.push(warning);
+    body.text = { format: { type: 'json_schema', name: 'response', schema: call.responseSchema, strict } };
   }
   if (hasCacheBreakpoints(call)) {
     warnings.push(`cache_control breakpoints have no effect on ${entry.id}: OpenAI caches prompt prefixes of 1,024 tokens or more automatically`);

@@ -322,6 +322,16 @@ describe('Simulator: anthropic-messages protocol', () => {
       message: expect.stringContaining('"thinking.type.enabled" is not supported for this model'),
     },
     { name: 'temperature on claude-opus-4-7', body: { ...base, model: 'claude-opus-4-7', temperature: 1 }, message: '`temperature` is deprecated for this model.' },
+    { name: 'an empty prompt', body: { ...base, messages: [{ role: 'user', content: '' }] }, message: 'messages.0: all messages must have non-empty content except for the optional final assistant message' },
+    { name: 'a prompt of whitespace only', body: { ...base, messages: [{ role: 'user', content: ' \n ' }] }, message: 'messages: text content blocks must contain non-whitespace text' },
+    { name: 'an empty text block', body: { ...base, messages: [{ role: 'user', content: [{ type: 'text', text: '' }] }] }, message: 'messages: text content blocks must be non-empty' },
+    { name: 'a text block of whitespace only', body: { ...base, messages: [{ role: 'user', content: [{ type: 'text', text: '\t' }] }] }, message: 'messages: text content blocks must contain non-whitespace text' },
+    { name: 'a system block of whitespace only', body: { ...base, system: [{ type: 'text', text: '  ' }] }, message: 'system: text content blocks must contain non-whitespace text' },
+    {
+      name: 'a conversation that starts with an assistant turn',
+      body: { ...base, messages: [{ role: 'assistant', content: 'Hello!' }, ...base.messages] },
+      message: 'messages: first message must use the "user" role',
+    },
     {
       name: 'five breakpoints',
       body: { ...base, system: Array.from({ length: 5 }, (_, i) => ({ type: 'text', text: `block ${i}`, cache_control: { type: 'ephemeral' } })) },
@@ -332,6 +342,12 @@ describe('Simulator: anthropic-messages protocol', () => {
 
     expect(res.status).toBe(400);
     expect(await res.json()).toEqual({ type: 'error', error: { type: 'invalid_request_error', message }, request_id: expect.stringMatching(/^req_/) });
+  });
+
+  it('combines consecutive turns of one role itself, as the Messages API does', async () => {
+    const res = await post({ ...base, messages: [{ role: 'user', content: 'Context.' }, { role: 'user', content: 'Question?' }] });
+
+    expect(res.status).toBe(200);
   });
 
   it('rejects a Bearer token in place of x-api-key with 401 authentication_error', async () => {

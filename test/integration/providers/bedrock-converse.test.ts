@@ -332,6 +332,17 @@ describe('Protocol: simulated Bedrock Converse over plain HTTP', () => {
       { messages: [body.messages[0], body.messages[0]] },
       'A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again.',
     ],
+    [
+      'a conversation that starts with an assistant turn',
+      { messages: [{ role: 'assistant', content: [{ text: 'Hello!' }] }, body.messages[0]] },
+      'A conversation must start with a user message. Try again with a conversation that starts with a user message.',
+    ],
+    ['a blank system text', { ...body, system: [{ text: '\n' }] }, 'The text field in the ContentBlock object at system.0 is blank. Add text to the text field, and try again.'],
+    [
+      'a tool input schema whose top level is not an object',
+      { ...body, toolConfig: { tools: [{ toolSpec: { name: 'a', inputSchema: { json: { type: 'array' } } } }], toolChoice: { tool: { name: 'a' } } } },
+      'The toolConfig.tools.0.toolSpec.inputSchema.json field must have a top-level type of object.',
+    ],
     ['a forced tool that is not defined', { ...body, toolConfig: { tools: [{ toolSpec: { name: 'a', inputSchema: { json: { type: 'object' } } } }], toolChoice: { tool: { name: 'b' } } } }, 'The toolConfig.toolChoice.tool.name field names a tool that is not in toolConfig.tools: b.'],
   ])('answers %s with a 400 ValidationException', async (_label, request, message) => {
     const res = await fetch(url(), { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'AWS4-HMAC-SHA256 Credential=x' }, body: JSON.stringify(request) });

@@ -288,6 +288,8 @@ describe('Simulator: gemini-generate-content', () => {
     ['empty contents', { contents: [] }, /contents is not specified/],
     ['empty parts', { contents: [{ role: 'user', parts: [] }] }, /parts must not be empty/],
     ['an unknown role', { contents: [{ role: 'assistant', parts: [{ text: 'x' }] }] }, /valid role: user, model/],
+    ['an empty text part (no member of the data oneof set)', { contents: [{ role: 'user', parts: [{ text: '' }] }] }, /contents\[0\]\.parts\[0\]\.data: required oneof field 'data' must have one initialized field/],
+    ['an empty system instruction text', { contents, systemInstruction: { parts: [{ text: '' }] } }, /system_instruction\.parts\[0\]\.data: required oneof field 'data'/],
     ['an unknown field', { contents, max_tokens: 5 }, /Unknown name "max_tokens"/],
     ['an unknown generationConfig field', { contents, generationConfig: { maxTokens: 5 } }, /Unknown name "maxTokens" at 'generation_config'/],
     ['thinkingLevel with thinkingBudget', { contents, generationConfig: { thinkingConfig: { thinkingLevel: 'low', thinkingBudget: 10 } } }, /only one of thinking budget and thinking level/],

@@ -212,6 +212,34 @@ describe('Adapter: openaiChat against the simulator', () => {
     });
   });
 
+  it('sends Groq gpt-oss a schema with an optional property in best-effort mode, which it accepts, with a warning', async () => {
+    const optional = { ...SCHEMA, required: ['winner'] };
+    const reply = await send(call('fam_i-gpt-oss-120b', { responseSchema: optional }));
+
+    expect(upstream().body['response_format']).toEqual({ type: 'json_schema', json_schema: { name: 'response', schema: optional, strict: false } });
+    expect(JSON.parse(reply.output)).toHaveProperty('winner');
+    expect(reply.warnings).toContain(
+      "response_schema was sent to fam_i-gpt-oss-120b without strict enforcement: Groq's strict mode needs every property listed in required and additionalProperties false (/properties/reason is not)",
+    );
+  });
+
+  it('sends DeepSeek, which refuses successive turns of one role, one message per run of them', async () => {
+    const history = [
+      { role: 'user' as const, content: 'Some context.' },
+      { role: 'user' as const, content: 'More context.' },
+      { role: 'assistant' as const, content: 'Noted.' },
+      { role: 'user' as const, content: 'One more thing.' },
+    ];
+    const reply = await send(call('fam_f-v4-pro', { history }));
+
+    expect(reply.output).toMatch(/^Simulated answer from deepseek-v4-pro/);
+    expect(upstream().body['messages']).toEqual([
+      { role: 'user', content: 'Some context.\n\nMore context.' },
+      { role: 'assistant', content: 'Noted.' },
+      { role: 'user', content: `One more thing.\n\n${PROMPT}` },
+    ]);
+  });
+
   it('asks Groq Qwen3 for parsed reasoning so that no <think> text reaches the output', async () => {
     const reply = await send(call('fam_j3-32b', { responseSchema: SCHEMA }));
     expect(upstream().body['reasoning_format']).toBe('parsed');

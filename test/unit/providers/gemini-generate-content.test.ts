@@ -70,6 +70,23 @@ describe('Function: toGenerateContentRequest', () => {
     ]);
   });
 
+  it('merges consecutive turns of one role into one content of several parts, the prompt included', () => {
+    const { body } = toGenerateContentRequest(
+      call({
+        history: [
+          { role: 'assistant', content: 'Hello, how can I help?' },
+          { role: 'assistant', content: 'I know about caching.' },
+          { role: 'user', content: 'What is a CDN?' },
+        ],
+      }),
+    );
+
+    expect(body.contents).toEqual([
+      { role: 'model', parts: [{ text: 'Hello, how can I help?' }, { text: 'I know about caching.' }] },
+      { role: 'user', parts: [{ text: 'What is a CDN?' }, { text: 'Compare two ways to cache HTTP responses.' }] },
+    ]);
+  });
+
   it('maps an image and a PDF to inlineData parts before the prompt text', () => {
     const { body, warnings } = toGenerateContentRequest(
       call({

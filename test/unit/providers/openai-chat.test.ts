@@ -146,6 +146,52 @@ describe('Function: toChatRequest', () => {
     expect(body.messages[0]).toEqual({ role: 'system', content: 'Judge fairly.' });
   });
 
+  it('sends Groq a schema with an optional property in its best-effort form (strict false), with a warning', () => {
+    const optional = { ...SCHEMA, required: ['winner'] };
+    const { body, warnings } = toChatRequest(call('fam_i-gpt-oss-20b', { responseSchema: optional }));
+    expect(body.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'response', schema: optional, strict: false } });
+    expect(warnings).toEqual([
+      "response_schema was sent to fam_i-gpt-oss-20b without strict enforcement: Groq's strict mode needs every property listed in required and additionalProperties false (/properties/score is not)",
+    ]);
+  });
+
+  it('merges consecutive turns of one role for DeepSeek, which wants them to alternate, the prompt included', () => {
+    const history = [
+      { role: 'user' as const, content: 'What is an ETag?' },
+      { role: 'user' as const, content: 'And max-age?' },
+      { role: 'assistant' as const, content: 'A validator.' },
+      { role: 'assistant' as const, content: 'A freshness lifetime.' },
+      { role: 'user' as const, content: 'Thanks.' },
+    ];
+    const { body, warnings } = toChatRequest(call('fam_f-v4-pro', { system: [{ type: 'text', text: 'Be brief.' }], history }));
+    expect(body.messages).toEqual([
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'What is an ETag?\n\nAnd max-age?' },
+      { role: 'assistant', content: 'A validator.\n\nA freshness lifetime.' },
+      { role: 'user', content: 'Thanks.\n\nCompare the two caching strategies.' },
+    ]);
+    expect(warnings).toEqual([]);
+  });
+
+  it('merges a user turn into a DeepSeek prompt with attachments as parts, in order', () => {
+    const { body } = toChatRequest(call('fam_f-v4-flash', { history: [{ role: 'user', content: 'Context first.' }], attachments: [PNG] }));
+    expect(body.messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Context first.' },
+          { type: 'text', text: 'Compare the two caching strategies.' },
+          { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG.base64}` } },
+        ],
+      },
+    ]);
+  });
+
+  it.each(['fam_d-4.3', 'fam_g-large', 'fam_i-3.3-70b', 'fam_e-glm-4.7'])('keeps consecutive turns as sent for %s, which takes them', (id) => {
+    const { body } = toChatRequest(call(id, { history: [{ role: 'user', content: 'One.' }, { role: 'user', content: 'Two.' }] }));
+    expect(body.messages.map((m) => m.content)).toEqual(['One.', 'Two.', 'Compare the two caching strategies.']);
+  });
+
   it.each(['fam_i-4-scout', 'fam_d-4.20-0309-reasoning', 'fam_e-glm-4.7', 'fam_f-v4-pro', 'fam_l'])(
     'gives %s the schema as an instruction after the system prompt',
     (id) => {

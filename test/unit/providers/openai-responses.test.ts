@@ -7,7 +7,7 @@ import { openaiResponses, withoutKeys } from '../../../shared/providers/openai-r
 import { MIN_OUTPUT_TOKENS, toResponsesRequest } from '../../../shared/providers/openai-responses/request.js';
 import { fromResponsesResponse } from '../../../shared/providers/openai-responses/response.js';
 import { reasonsOptionally, samplingSupport } from '../../../shared/providers/openai-responses/sampling.js';
-import { strictViolation } from '../../../shared/providers/openai-responses/strict-schema.js';
+import { strictViolation } from '../../../shared/providers/strict-schema.js';
 import { toUsage } from '../../../shared/providers/openai-responses/usage.js';
 import { schemaInstruction } from '../../../shared/providers/structured-output.js';
 import type { ModelCall } from '../../../shared/providers/types.js';

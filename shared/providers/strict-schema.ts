@@ -10,8 +10,9 @@ const SUBSCHEMA_LISTS = ['anyOf', 'oneOf', 'allOf', 'prefixItems'] as const;
 const SUBSCHEMA_MAPS = ['properties', '$defs', 'definitions'] as const;
 
 /**
- * The first object level that OpenAI's strict Structured Outputs would refuse (400), as a JSON
- * pointer ('' for the root), or undefined when strict mode takes the schema. Strict mode wants
+ * The first object level that a strict structured-output mode would refuse (400), as a JSON
+ * pointer ('' for the root), or undefined when strict mode takes the schema. OpenAI's strict
+ * Structured Outputs and Groq's `strict: true` (constrained decoding) both want
  * `additionalProperties: false` and every property listed in `required` at each object level
  * ("all fields must be required"); the contract guarantees the first, not the second.
  */
@@ -49,4 +50,18 @@ export function strictViolation(schema: unknown, at = ''): string | undefined {
 
 function escape(token: string): string {
   return token.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+/**
+ * Whether a schema can go out with `strict: true` to `vendor`, and otherwise the warning
+ * for the result: the schema is then sent non-strict (the vendor's best effort), and the
+ * output is still validated against it by the gateway.
+ */
+export function strictMode(schema: unknown, modelId: string, vendor: string): { strict: boolean; warning?: string } {
+  const violation = strictViolation(schema);
+  if (violation === undefined) return { strict: true };
+  return {
+    strict: false,
+    warning: `response_schema was sent to ${modelId} without strict enforcement: ${vendor}'s strict mode needs every property listed in required and additionalProperties false (${violation || 'the root'} is not)`,
+  };
 }

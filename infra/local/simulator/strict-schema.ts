@@ -1,0 +1,37 @@
+import { isObject } from './json.js';
+
+/**
+ * Strict structured-output rules on object levels, OpenAI's and Groq's alike: additionalProperties
+ * false and every property required. The first problem in OpenAI's words, or undefined.
+ */
+export function strictProblem(schema: unknown, path: string[]): string | undefined {
+  if (!isObject(schema)) return undefined;
+  const context = `In context=(${path.map((p) => `'${p}'`).join(', ')})`;
+  const props = isObject(schema['properties']) ? schema['properties'] : undefined;
+  if (props || schema['type'] === 'object') {
+    if (schema['additionalProperties'] !== false) return `${context}, 'additionalProperties' is required to be supplied and to be false.`;
+    const required = Array.isArray(schema['required']) ? schema['required'] : [];
+    const missing = Object.keys(props ?? {}).filter((k) => !required.includes(k));
+    if (missing.length > 0) {
+      return `${context}, 'required' is required to be supplied and to be an array including every key in properties. Missing '${missing[0]}'.`;
+    }
+  }
+  for (const [key, sub] of Object.entries(props ?? {})) {
+    const problem = strictProblem(sub, [...path, 'properties', key]);
+    if (problem) return problem;
+  }
+  const subs: [string, unknown][] = [['items', schema['items']]];
+  for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
+    const list = schema[key];
+    if (Array.isArray(list)) list.forEach((s, i) => subs.push([`${key}/${i}`, s]));
+  }
+  for (const key of ['$defs', 'definitions'] as const) {
+    const map = schema[key];
+    if (isObject(map)) for (const [k, s] of Object.entries(map)) subs.push([`${key}/${k}`, s]);
+  }
+  for (const [key, sub] of subs) {
+    const problem = strictProblem(sub, [...path, key]);
+    if (problem) return problem;
+  }
+  return undefined;
+}
