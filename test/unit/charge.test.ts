@@ -61,8 +61,8 @@ const requests = fc
   .record({
     entries: fc.uniqueArray(fc.constantFrom(...allModels()), { minLength: 1, maxLength: 4, selector: (e: ModelEntry) => e.id }),
     maxTokens: fc.option(fc.integer({ min: 1, max: 200_000 }), { nil: undefined }),
-    prompt: fc.string({ minLength: 1, maxLength: 400 }),
-    system: fc.option(fc.string({ minLength: 1, maxLength: 200 }), { nil: undefined }),
+    prompt: fc.string({ minLength: 1, maxLength: 400 }).map((text) => `Q ${text}`),
+    system: fc.option(fc.string({ minLength: 1, maxLength: 200 }).map((text) => `S ${text}`), { nil: undefined }),
     schema: fc.boolean(),
     seed: fc.nat(),
   })
