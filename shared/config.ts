@@ -85,6 +85,18 @@ export const WORKFLOW_ENV = {
   claimCheckBucket: 'CLAIM_CHECK_BUCKET',
 } as const;
 
+/**
+ * The variable by which the stack tells the `api` function how API Gateway integrates it:
+ * `false` when it was synthesized with `-c gateway:responseStreaming=false` (buffered, for
+ * LocalStack and sam-local); unset or anything else streams.
+ */
+export const RESPONSE_STREAMING_ENV = 'RESPONSE_STREAMING';
+
+/** Whether the `api` function answers through Lambda response streaming (read once, at cold start; never throws). */
+export function responseStreaming(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env[RESPONSE_STREAMING_ENV] !== 'false';
+}
+
 const TABLE_VARIABLES = ['ACCOUNTS_TABLE', 'API_KEYS_TABLE', 'LEDGER_TABLE', 'IDEMPOTENCY_TABLE', 'PROMPT_LOGS_TABLE'];
 
 export class ConfigError extends Error {

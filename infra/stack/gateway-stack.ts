@@ -3,7 +3,7 @@ import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { WORKFLOW_ENV } from '../../shared/config.js';
+import { RESPONSE_STREAMING_ENV, WORKFLOW_ENV } from '../../shared/config.js';
 import { TABLES } from '../../shared/storage/tables.js';
 import { GatewayApi } from './api.js';
 import { grantNovaInvoke } from './bedrock.js';
@@ -25,6 +25,13 @@ export interface GatewaySettings {
    * stays idle for 5 minutes (Regional endpoints).
    */
   integrationTimeout: Duration;
+  /**
+   * Whether API Gateway streams the `api` function's answer (Lambda response streaming,
+   * the STREAM transfer mode) or waits for it whole (buffered). Buffered is for emulators
+   * that cannot stream (LocalStack, sam-local; docs/deployment.md): the function then
+   * settles and logs before it answers, and the integration timeout is at most 29 s.
+   */
+  responseStreaming: boolean;
   /** Stage throttling: steady requests per second, across all callers. */
   throttlingRateLimit: number;
   /** Stage throttling: burst bucket size. */
@@ -45,6 +52,7 @@ export interface GatewaySettings {
 export const DEFAULT_SETTINGS: GatewaySettings = {
   authorizerCacheTtl: Duration.seconds(30),
   integrationTimeout: Duration.seconds(29),
+  responseStreaming: true,
   throttlingRateLimit: 50,
   throttlingBurstLimit: 100,
   logRetention: RetentionDays.ONE_MONTH,
@@ -65,6 +73,8 @@ export const RECONCILE_SCHEDULE = Duration.minutes(5);
 const SETTLE_MARGIN = Duration.seconds(4);
 /** API Gateway ends a streamed response (Regional endpoint) that sends nothing for this long; the api function writes its answer only once it is whole. */
 export const STREAM_IDLE_LIMIT = Duration.minutes(5);
+/** The longest a buffered (not streamed) Regional REST API integration may take without a quota increase. */
+export const BUFFERED_INTEGRATION_LIMIT = Duration.seconds(29);
 
 export type GatewayStackProps = StackProps & Partial<GatewaySettings>;
 
@@ -125,6 +135,7 @@ export class GatewayStack extends Stack {
         [TABLE_ENV.promptLogs]: tables.promptLogs.tableName,
         PROVIDER_SECRET_ARN: this.providerSecret.secret.secretArn,
         REQUEST_DEADLINE_MS: String(requestDeadlineMs(settings.integrationTimeout)),
+        [RESPONSE_STREAMING_ENV]: String(settings.responseStreaming),
         ...optionalEnv({ RATE_LIMIT_RPM: settings.rateLimitRpm, CREDITS_PER_USD: settings.creditsPerUsd, MARKUP: settings.markup }),
       },
     });
@@ -207,6 +218,7 @@ export class GatewayStack extends Stack {
       stageName: settings.stageName,
       authorizerCacheTtl: settings.authorizerCacheTtl,
       integrationTimeout: settings.integrationTimeout,
+      responseStreaming: settings.responseStreaming,
       throttlingRateLimit: settings.throttlingRateLimit,
       throttlingBurstLimit: settings.throttlingBurstLimit,
       logRetention: settings.logRetention,
@@ -236,6 +248,7 @@ export function resolveSettings(props: Partial<GatewaySettings>): GatewaySetting
   const settings: GatewaySettings = {
     authorizerCacheTtl: props.authorizerCacheTtl ?? d.authorizerCacheTtl,
     integrationTimeout: props.integrationTimeout ?? d.integrationTimeout,
+    responseStreaming: props.responseStreaming ?? d.responseStreaming,
     throttlingRateLimit: props.throttlingRateLimit ?? d.throttlingRateLimit,
     throttlingBurstLimit: props.throttlingBurstLimit ?? d.throttlingBurstLimit,
     logRetention: props.logRetention ?? d.logRetention,
@@ -253,6 +266,9 @@ export function resolveSettings(props: Partial<GatewaySettings>): GatewaySetting
   if (timeout <= SETTLE_MARGIN.toMilliseconds()) throw new Error(`integrationTimeout must be longer than ${SETTLE_MARGIN.toSeconds()} s`);
   if (timeout > STREAM_IDLE_LIMIT.toMilliseconds()) {
     throw new Error(`integrationTimeout cannot exceed ${STREAM_IDLE_LIMIT.toSeconds()} s: API Gateway cuts a streamed answer idle that long`);
+  }
+  if (!settings.responseStreaming && timeout > BUFFERED_INTEGRATION_LIMIT.toMilliseconds()) {
+    throw new Error(`integrationTimeout cannot exceed ${BUFFERED_INTEGRATION_LIMIT.toSeconds()} s without response streaming (the Regional REST API integration timeout quota)`);
   }
   return settings;
 }

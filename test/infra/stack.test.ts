@@ -635,6 +635,28 @@ describe('Stack: GatewayStack', () => {
       expect(uri).toContain(logicalId(stack, stack.apiFunction));
     });
 
+    it('builds a buffered integration with -c gateway:responseStreaming=false, and tells the api function to settle before it answers', () => {
+      // Prepare
+      const buffered = synthesize({ responseStreaming: false });
+      const postOf = (t: Template) =>
+        Object.values(t.findResources('AWS::ApiGateway::Method') as Resources)
+          .map((m) => m.Properties!)
+          .find((p) => p.HttpMethod === 'POST')!;
+      const streamingEnv = (s: GatewayStack, t: Template) =>
+        (t.toJSON().Resources[logicalId(s, s.apiFunction)].Properties.Environment.Variables as Record<string, unknown>).RESPONSE_STREAMING;
+
+      // Assess: the buffered stack, an ordinary proxy integration the emulators can run.
+      const integration = postOf(buffered.template).Integration;
+      expect(integration.Type).toBe('AWS_PROXY');
+      expect(integration).not.toHaveProperty('ResponseTransferMode');
+      const uri = JSON.stringify(integration.Uri);
+      expect(uri).toContain('2015-03-31/functions/');
+      expect(uri).not.toContain('response-streaming');
+      expect(streamingEnv(buffered.stack, buffered.template)).toBe('false');
+      // The default stack streams, and says so to its function.
+      expect(streamingEnv(stack, template)).toBe('true');
+    });
+
     it.each<[string, string | undefined, string]>([
       ['UNAUTHORIZED', '401', 'unauthorized'],
       ['ACCESS_DENIED', '403', 'forbidden'],
