@@ -34,6 +34,9 @@ const LAMBDA_SERVICE_ERRORS = [
   'Lambda.TooManyRequestsException',
 ];
 
+/** Where Step Functions' log groups belong (AWS: Logging using CloudWatch Logs, "/aws/vendedlogs/" prefix). */
+export const VENDED_LOGS_PREFIX = '/aws/vendedlogs/states/';
+
 /** The state names; the local runner binds the Lambda tasks by what the definition says, not by these. */
 export const WORKFLOW_STATES = {
   generate: 'Generate',
@@ -126,7 +129,13 @@ export class JudgeWorkflow extends Construct {
       resultPath: '$.judgments',
     }).itemProcessor(bothCompleted);
 
-    this.logGroup = new LogGroup(this, 'Logs', { retention: props.logRetention });
+    // Under /aws/vendedlogs/, as AWS advises for Step Functions: CloudWatch Logs then needs no
+    // resource policy entry per log group (that policy is limited to 5,120 characters per
+    // account and region, and each vended-logs group outside the prefix grows it).
+    this.logGroup = new LogGroup(this, 'Logs', {
+      logGroupName: `${VENDED_LOGS_PREFIX}${Stack.of(this).stackName}-judge-workflow`,
+      retention: props.logRetention,
+    });
     this.stateMachine = new StateMachine(this, 'StateMachine', {
       stateMachineType: StateMachineType.EXPRESS,
       comment: 'Judged comparison: Generate (one task per model), then Judge (one task per judge, pair and order)',

@@ -441,6 +441,8 @@ describe('Stack: GatewayStack', () => {
       const destinations = props.LoggingConfiguration.Destinations as { CloudWatchLogsLogGroup: { LogGroupArn: unknown } }[];
       expect(destinations).toEqual([{ CloudWatchLogsLogGroup: { LogGroupArn: { 'Fn::GetAtt': [logicalId(stack, stack.workflow.logGroup), 'Arn'] } } }]);
       expect(all[logicalId(stack, stack.workflow.logGroup)]!.Properties!.RetentionInDays).toBe(30);
+      // Under the prefix AWS advises for vended logs (the logs resource policy's size limit), named per stack.
+      expect(all[logicalId(stack, stack.workflow.logGroup)]!.Properties!.LogGroupName).toBe('/aws/vendedlogs/states/GatewayTest-judge-workflow');
       // The api function waits for it synchronously: no longer than the integration timeout.
       expect(definition.TimeoutSeconds).toBe(29);
     });
