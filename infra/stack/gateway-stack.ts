@@ -117,10 +117,10 @@ export class GatewayStack extends Stack {
       defaults,
       environment: { [TABLE_ENV.apiKeys]: tables.apiKeys.tableName, [TABLE_ENV.accounts]: tables.accounts.tableName },
     });
-    this.data.grantReadData('apiKeys', this.authorizerFunction);
-    // The account item (zero data retention, rate limit) goes into the authorizer context,
-    // saving the api function a read per request: one GetItem by key, nothing more.
-    this.data.grantGetItem('accounts', this.authorizerFunction);
+    // shared/auth/authenticate.ts: the key by its hash, then its account (zero data retention
+    // and rate limit go into the authorizer context, saving the api function a read).
+    this.data.grantItems('apiKeys', this.authorizerFunction, ['GetItem']);
+    this.data.grantItems('accounts', this.authorizerFunction, ['GetItem']);
 
     this.apiFunction = new GatewayFunction(this, 'ApiFunction', {
       source: 'api',
@@ -139,18 +139,20 @@ export class GatewayStack extends Stack {
         ...optionalEnv({ RATE_LIMIT_RPM: settings.rateLimitRpm, CREDITS_PER_USD: settings.creditsPerUsd, MARKUP: settings.markup }),
       },
     });
-    // Every table of the request path (DESIGN.md) but the API keys, which only the authorizer reads.
-    this.data.grantReadWriteData('accounts', this.apiFunction);
-    this.data.grantAppendData('ledger', this.apiFunction);
-    this.data.grantReadWriteData('idempotency', this.apiFunction);
-    this.data.grantReadWriteData('promptLogs', this.apiFunction);
+    // What the request path calls (DESIGN.md), table by table: the account read (when the
+    // authorizer context has not got it) and its reserve and settle updates; ledger entries
+    // put, and read back when one was already there; the idempotency record claimed, read,
+    // completed or released; the prompt log written. No Scan, Query, batch or index.
+    this.data.grantItems('accounts', this.apiFunction, ['GetItem', 'UpdateItem']);
+    this.data.grantItems('ledger', this.apiFunction, ['PutItem', 'GetItem']);
+    this.data.grantItems('idempotency', this.apiFunction, ['PutItem', 'GetItem', 'UpdateItem', 'DeleteItem']);
+    this.data.grantItems('promptLogs', this.apiFunction, ['PutItem']);
     this.providerSecret.grantRead(this.apiFunction);
     // Amazon Nova (fam_h) through Bedrock Converse, signed with the function's role.
     grantNovaInvoke(this.apiFunction);
 
     // Stateless: the reconciler, on a schedule. It scans accounts for unposted ledger entries
-    // and stale reservations, so it needs the accounts table (read/write) and the ledger
-    // (append-only, like the api function); nothing else.
+    // and stale reservations and updates them, and puts (or reads back) ledger entries; nothing else.
     this.reconcilerFunction = new GatewayFunction(this, 'ReconcilerFunction', {
       source: 'reconciler',
       description: 'Scheduled: posts unposted ledger entries, completes or releases reservations older than 15 minutes',
@@ -162,8 +164,8 @@ export class GatewayStack extends Stack {
         [TABLE_ENV.ledger]: tables.ledger.tableName,
       },
     });
-    this.data.grantReadWriteData('accounts', this.reconcilerFunction);
-    this.data.grantAppendData('ledger', this.reconcilerFunction);
+    this.data.grantItems('accounts', this.reconcilerFunction, ['Scan', 'UpdateItem']);
+    this.data.grantItems('ledger', this.reconcilerFunction, ['PutItem', 'GetItem']);
     this.reconcileSchedule = new Rule(this, 'ReconcileSchedule', {
       description: `Runs the reconciler every ${RECONCILE_SCHEDULE.toMinutes()} minutes`,
       schedule: Schedule.rate(RECONCILE_SCHEDULE),

@@ -360,20 +360,24 @@ describe('Stack: GatewayStack', () => {
           const json = JSON.stringify(resource);
           const table = /"Fn::GetAtt":\["([^"]+)","Arn"\]/.exec(json)?.[1];
           expect(table, `a DynamoDB resource that is not a table ARN: ${json}`).toBeDefined();
-          grants[table!] = [...new Set([...(grants[table!] ?? []), ...actions(statement)])].sort();
+          // An index ARN (`<table ARN>/index/...`) counts apart from its table.
+          const key = json.includes('/index/') ? `${table}/index` : table!;
+          grants[key] = [...new Set([...(grants[key] ?? []), ...actions(statement)])].sort();
         }
       }
       return grants;
     }
 
-    it('lets the authorizer read the API keys table and get account items, and nothing else', () => {
-      const grants = tableGrants(logicalId(stack, stack.authorizerFunction.role!));
-      const id = (key: keyof typeof stack.data.tables) => logicalId(stack, stack.data.tables[key]);
-      expect(Object.keys(grants).sort()).toEqual([id('apiKeys'), id('accounts')].sort());
-      expect(grants[id('apiKeys')]).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query']));
-      expect(grants[id('apiKeys')]!.filter((a) => /Put|Update|Delete|Write/.test(a))).toEqual([]);
-      // The account item by key, for the authorizer context: no query, no scan, no write.
-      expect(grants[id('accounts')]).toEqual(['dynamodb:GetItem']);
+    /** The grants a role should have: table key to the exact DynamoDB actions its code calls. */
+    function expectGrants(role: IConstruct, expected: Partial<Record<keyof typeof stack.data.tables, string[]>>): void {
+      const id = (key: string) => logicalId(stack, stack.data.tables[key as keyof typeof stack.data.tables]);
+      const want = Object.fromEntries(Object.entries(expected).map(([key, names]) => [id(key), names!.map((n) => `dynamodb:${n}`).sort()]));
+      expect(tableGrants(logicalId(stack, role))).toEqual(want);
+    }
+
+    it('lets the authorizer get the API key by its hash and the account by its ID, nothing else (no index, no query)', () => {
+      // shared/auth/authenticate.ts: apiKeys.get, accounts.get.
+      expectGrants(stack.authorizerFunction.role!, { apiKeys: ['GetItem'], accounts: ['GetItem'] });
     });
 
     it('gives the generate, judge and state machine roles no table', () => {
@@ -401,23 +405,25 @@ describe('Stack: GatewayStack', () => {
       for (const model of bedrockModels) expect(model.upstreamModel).toMatch(/^amazon\.nova-/);
     });
 
-    it('lets the api function use every table but the API keys, and only append to the ledger', () => {
-      const grants = tableGrants(logicalId(stack, stack.apiFunction.role!));
-      const id = (key: keyof typeof stack.data.tables) => logicalId(stack, stack.data.tables[key]);
-      expect(Object.keys(grants).sort()).toEqual(TABLES.filter((t) => t.key !== 'apiKeys').map((t) => id(t.key)).sort());
-      expect(grants[id('accounts')]).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem']));
-      expect(grants[id('promptLogs')]).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:Query']));
-      expect(grants[id('ledger')]).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:Query']));
-      expect(grants[id('ledger')]!.filter((a) => /UpdateItem|DeleteItem|BatchWriteItem/.test(a))).toEqual([]);
+    it('lets the api function call exactly what the request path calls on each table, and only append to the ledger', () => {
+      // Account read and reserve/settle updates; ledger put and read-back; idempotency claim,
+      // read, complete and release; the prompt log written. No Scan, Query, batch or index.
+      expectGrants(stack.apiFunction.role!, {
+        accounts: ['GetItem', 'UpdateItem'],
+        ledger: ['PutItem', 'GetItem'],
+        idempotency: ['PutItem', 'GetItem', 'UpdateItem', 'DeleteItem'],
+        promptLogs: ['PutItem'],
+      });
     });
 
-    it('lets the reconciler read and write accounts (it scans them) and only append to the ledger', () => {
-      const grants = tableGrants(logicalId(stack, stack.reconcilerFunction.role!));
-      const id = (key: keyof typeof stack.data.tables) => logicalId(stack, stack.data.tables[key]);
-      expect(Object.keys(grants).sort()).toEqual([id('accounts'), id('ledger')].sort());
-      expect(grants[id('accounts')]).toEqual(expect.arrayContaining(['dynamodb:Scan', 'dynamodb:GetItem', 'dynamodb:UpdateItem']));
-      expect(grants[id('ledger')]).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:GetItem']));
-      expect(grants[id('ledger')]!.filter((a) => /UpdateItem|DeleteItem|BatchWriteItem/.test(a))).toEqual([]);
+    it('lets the reconciler scan and update accounts and only append to the ledger', () => {
+      expectGrants(stack.reconcilerFunction.role!, { accounts: ['Scan', 'UpdateItem'], ledger: ['PutItem', 'GetItem'] });
+    });
+
+    it('refuses to grant anything that rewrites the ledger', () => {
+      const { stack: fresh } = synthesize();
+      expect(() => fresh.data.grantItems('ledger', fresh.reconcilerFunction, ['UpdateItem'])).toThrow(/append-only/);
+      expect(() => fresh.data.grantItems('ledger', fresh.reconcilerFunction, ['DeleteItem'])).toThrow(/append-only/);
     });
   });
 
@@ -764,10 +770,8 @@ describe('Stack: GatewayStack', () => {
           'ReconcilerFunctionRole AwsSolutions-IAM5[Resource::*]',
           'Api/RestApi/Default/api/v1/prompt/ANY AwsSolutions-APIG4',
           'ApiFunctionRole AwsSolutions-IAM5[Resource::*]',
-          'ApiFunctionRole AwsSolutions-IAM5[Resource::<DatapromptLogs017E57BE.Arn>/index/*]',
           'AuthorizerFunction AwsSolutions-L1',
           'AuthorizerFunctionRole AwsSolutions-IAM5[Resource::*]',
-          'AuthorizerFunctionRole AwsSolutions-IAM5[Resource::<DataapiKeysF790ECC1.Arn>/index/*]',
           // The judge workflow's functions: the runtime and Lambda's X-Ray, as for every function.
           'GenerateFunction AwsSolutions-L1',
           'GenerateFunctionRole AwsSolutions-IAM5[Resource::*]',
