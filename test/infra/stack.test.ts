@@ -7,6 +7,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { toCreateTableInput } from '../../infra/local/store.js';
 import { TABLE_ENV, tableNameOutputId } from '../../infra/stack/data.js';
 import { GatewayStack } from '../../infra/stack/gateway-stack.js';
+import { INLINE_MAP_CONCURRENCY } from '../../infra/stack/workflow.js';
+import { LIMITS } from '../../shared/contract/limits.js';
+import { judgeCallCount, planJudgeItems } from '../../shared/judging/plan.js';
 import { MODELS } from '../../shared/catalog/models.js';
 import { loadConfig } from '../../shared/config.js';
 import { MethodNotAllowedError } from '../../shared/errors.js';
@@ -457,21 +460,38 @@ describe('Stack: GatewayStack', () => {
       expect(definition.StartAt).toBe('Generate');
       expect(Object.keys(definition.States as object).sort()).toEqual(['Generate', 'Judge']);
       expect(definition.States.Generate).toMatchObject({ Type: 'Map', ItemsPath: '$.models', ResultPath: '$.results', Next: 'Judge' });
-      expect(definition.States.Judge).toMatchObject({ Type: 'Map', ItemsPath: '$.judgeTasks', ResultPath: '$.judgments', End: true });
+      expect(definition.States.Judge).toMatchObject({ Type: 'Map', ItemsPath: '$.judges', ResultPath: '$.judgments', End: true });
       expect(definition.States.Generate.ItemProcessor.StartAt).toBe('GenerateModel');
-      expect(definition.States.Judge.ItemProcessor.StartAt).toBe('BothCompleted');
-      // A pair with a failed result is skipped without a judge call.
-      expect(states.BothCompleted).toMatchObject({ Type: 'Choice', Default: 'JudgeSkipped' });
-      expect(states.BothCompleted!.Choices).toEqual([expect.objectContaining({ Next: 'JudgePair' })]);
-      expect(states.JudgeSkipped).toMatchObject({ Type: 'Pass', Parameters: { status: 'skipped' } });
+      // One task per judge, given every result: it skips the pairs with a failed one itself.
+      expect(definition.States.Judge.ItemProcessor.StartAt).toBe('JudgeCalls');
+      expect(definition.States.Judge.ItemSelector).toMatchObject({ 'item.$': '$$.Map.Item.Value', 'results.$': '$.results' });
     });
 
-    it('has exactly two Lambda tasks, GenerateModel on the generate function and JudgePair on the judge function', () => {
+    it('fits any request the contract allows into one wave of each inline Map (at most 40 iterations at once)', () => {
+      // Neither map caps its concurrency below Step Functions' own 40.
+      for (const map of ['Generate', 'Judge']) expect(definition.States[map].MaxConcurrency ?? 0).toBe(0);
+      expect(definition.States.Generate.ItemProcessor.ProcessorConfig ?? { Mode: 'INLINE' }).toEqual({ Mode: 'INLINE' });
+      let atLimit = 0;
+      for (let judges = 1; judges <= LIMITS.judges; judges++) {
+        for (let n = 2; n <= LIMITS.models && judgeCallCount(judges, n) <= LIMITS.judgeCalls; n++) {
+          const models = Array.from({ length: n }, (_, i) => i);
+          const items = planJudgeItems(judges, models);
+          // Generate: one iteration per model; Judge: one per judge, holding all its calls.
+          expect(n).toBeLessThanOrEqual(INLINE_MAP_CONCURRENCY);
+          expect(items.length).toBeLessThanOrEqual(INLINE_MAP_CONCURRENCY);
+          expect(items.flatMap((item) => item.tasks)).toHaveLength(judgeCallCount(judges, n));
+          if (judgeCallCount(judges, n) > LIMITS.judgeCalls - 11) atLimit++;
+        }
+      }
+      expect(atLimit).toBeGreaterThan(0);
+    });
+
+    it('has exactly two Lambda tasks, GenerateModel on the generate function and JudgeCalls on the judge function', () => {
       const tasks = Object.entries(states).filter(([, state]) => state.Type === 'Task');
-      expect(tasks.map(([name]) => name).sort()).toEqual(['GenerateModel', 'JudgePair']);
+      expect(tasks.map(([name]) => name).sort()).toEqual(['GenerateModel', 'JudgeCalls']);
       for (const [name, fn] of [
         ['GenerateModel', stack.generateFunction],
-        ['JudgePair', stack.judgeFunction],
+        ['JudgeCalls', stack.judgeFunction],
       ] as const) {
         const task = states[name]!;
         expect(task.Resource).toBe('arn:aws:states:::lambda:invoke');
@@ -481,14 +501,14 @@ describe('Stack: GatewayStack', () => {
       }
     });
 
-    it.each(['GenerateModel', 'JudgePair'])('retries %s on Lambda service errors only, and catches everything else into a failed item', (name) => {
+    it.each(['GenerateModel', 'JudgeCalls'])('retries %s on Lambda service errors only, and catches everything else into a failed item', (name) => {
       const task = states[name]!;
       // One retrier, on errors of the Lambda service: an error the function threw is a bug a retry would repeat.
       expect(task.Retry).toHaveLength(1);
       const [retry] = task.Retry as Record<string, any>[];
       expect([...(retry!.ErrorEquals as string[])].sort()).toEqual(LAMBDA_SERVICE_ERRORS);
       expect(retry).toMatchObject({ IntervalSeconds: 1, MaxAttempts: 2, BackoffRate: 2, JitterStrategy: 'FULL' });
-      // Every other error becomes a failed item, so one model or judge call never fails the execution.
+      // Every other error becomes a failed item, so one model or judge never fails the execution.
       expect(task.Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: expect.any(String) }]);
       const fallback = states[(task.Catch as { Next: string }[])[0]!.Next]!;
       expect(fallback).toMatchObject({ Type: 'Pass', End: true, Parameters: { status: 'failed', 'error.$': '$.error.Error' } });
