@@ -141,11 +141,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
       baseUrl: optional(env, `${prefix}_BASE_URL`)?.replace(/\/+$/, ''),
     };
   }
+  const region = optional(env, 'AWS_REGION') ?? optional(env, 'AWS_DEFAULT_REGION') ?? 'us-east-1';
   return {
     port: int(env, 'PORT', 3000),
     dynamodbPort: int(env, 'DYNAMODB_PORT', 8000),
     dynamodbEndpoint: optional(env, 'DYNAMODB_ENDPOINT'),
-    region: optional(env, 'AWS_REGION') ?? optional(env, 'AWS_DEFAULT_REGION') ?? 'us-east-1',
+    region,
     dataDir: optional(env, 'GATEWAY_DATA_DIR'),
     demoApiKey: optional(env, 'DEMO_API_KEY'),
     demoCredits: positive(env, 'DEMO_CREDITS', 1000),
@@ -157,7 +158,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
       promptLogs: optional(env, 'PROMPT_LOGS_TABLE') ?? 'gateway-prompt-logs',
     },
     providers,
-    bedrockRegion: optional(env, 'BEDROCK_REGION') ?? 'us-east-1',
+    // Bedrock is called in the function's own region unless BEDROCK_REGION says otherwise.
+    bedrockRegion: optional(env, 'BEDROCK_REGION') ?? region,
     awsCredentials: ['AWS_ACCESS_KEY_ID', 'AWS_PROFILE', 'AWS_LAMBDA_FUNCTION_NAME', 'AWS_CONTAINER_CREDENTIALS_FULL_URI', 'AWS_WEB_IDENTITY_TOKEN_FILE'].some(
       (name) => optional(env, name) !== undefined,
     ),

@@ -6,7 +6,7 @@ import type { Construct } from 'constructs';
 import { RESPONSE_STREAMING_ENV, WORKFLOW_ENV } from '../../shared/config.js';
 import { TABLES } from '../../shared/storage/tables.js';
 import { GatewayApi } from './api.js';
-import { grantNovaInvoke } from './bedrock.js';
+import { NovaInvoke } from './bedrock.js';
 import { GatewayData, TABLE_ENV, tableNameOutputId } from './data.js';
 import { GatewayFunction, type GatewayFunctionDefaults } from './gateway-function.js';
 import { ProviderSecret } from './secrets.js';
@@ -87,6 +87,7 @@ export type GatewayStackProps = StackProps & Partial<GatewaySettings>;
 export class GatewayStack extends Stack {
   readonly data: GatewayData;
   readonly providerSecret: ProviderSecret;
+  readonly nova: NovaInvoke;
   readonly authorizerFunction: GatewayFunction;
   readonly apiFunction: GatewayFunction;
   readonly reconcilerFunction: GatewayFunction;
@@ -148,8 +149,9 @@ export class GatewayStack extends Stack {
     this.data.grantItems('idempotency', this.apiFunction, ['PutItem', 'GetItem', 'UpdateItem', 'DeleteItem']);
     this.data.grantItems('promptLogs', this.apiFunction, ['PutItem']);
     this.providerSecret.grantRead(this.apiFunction);
-    // Amazon Nova (fam_h) through Bedrock Converse, signed with the function's role.
-    grantNovaInvoke(this.apiFunction);
+    // Amazon Nova (fam_h) through Bedrock Converse, in this region, signed with the function's role.
+    this.nova = new NovaInvoke(this, 'Nova');
+    this.nova.grantInvoke(this.apiFunction);
 
     // Stateless: the reconciler, on a schedule. It scans accounts for unposted ledger entries
     // and stale reservations and updates them, and puts (or reads back) ledger entries; nothing else.
@@ -197,7 +199,7 @@ export class GatewayStack extends Stack {
     });
     for (const fn of [this.generateFunction, this.judgeFunction]) {
       this.providerSecret.grantRead(fn);
-      grantNovaInvoke(fn);
+      this.nova.grantInvoke(fn);
       // Reads the request and results, writes its own result or judgment.
       grantClaimCheck(claimCheckBucket, fn, ['s3:GetObject', 's3:PutObject']);
     }

@@ -6,10 +6,12 @@ import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { toCreateTableInput } from '../../infra/local/store.js';
 import { TABLE_ENV, tableNameOutputId } from '../../infra/stack/data.js';
+import { novaModels } from '../../infra/stack/bedrock.js';
 import { GatewayStack } from '../../infra/stack/gateway-stack.js';
 import { INLINE_MAP_CONCURRENCY } from '../../infra/stack/workflow.js';
 import { LIMITS } from '../../shared/contract/limits.js';
 import { judgeCallCount, planJudgeItems } from '../../shared/judging/plan.js';
+import { NOVA_GEOGRAPHIES } from '../../shared/catalog/bedrock-profiles.js';
 import { MODELS } from '../../shared/catalog/models.js';
 import { loadConfig } from '../../shared/config.js';
 import { MethodNotAllowedError } from '../../shared/errors.js';
@@ -106,11 +108,6 @@ const STATE_MACHINE_STAR_ACTIONS = [
   'xray:PutTraceSegments',
 ].sort();
 
-/** The Bedrock resources the model-calling functions may invoke, as CloudFormation renders them. */
-const NOVA_FOUNDATION_MODELS = { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':bedrock:*::foundation-model/amazon.nova-*']] };
-const NOVA_INFERENCE_PROFILES = {
-  'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':bedrock:*:', { Ref: 'AWS::AccountId' }, ':inference-profile/*amazon.nova-*']],
-};
 
 describe('Stack: GatewayStack', () => {
   let stack: GatewayStack;
@@ -389,23 +386,53 @@ describe('Stack: GatewayStack', () => {
       }
     });
 
-    it('lets the api, generate and judge functions invoke Amazon Nova on Bedrock, and nothing else on Bedrock', () => {
+    it("lets the api, generate and judge functions invoke the catalog's Nova models through this region's inference profiles, and nothing else on Bedrock", () => {
       const callers = [stack.apiFunction, stack.generateFunction, stack.judgeFunction].map((fn) => logicalId(stack, fn.role!));
       const bedrock = policyStatements(template).filter(({ statement }) => actions(statement).some((a) => a.startsWith('bedrock:')));
-      expect(bedrock.flatMap(({ roles }) => roles).sort()).toEqual(callers.sort());
-      for (const { statement } of bedrock) {
+      const mappingId = Object.keys(template.toJSON().Mappings as object)[0]!;
+      const inMap = (attribute: string) => ({ 'Fn::FindInMap': [mappingId, { Ref: 'AWS::Region' }, attribute] });
+      const profile = (model: string) => ({
+        'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':bedrock:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':inference-profile/', inMap('prefix'), `.${model}`]],
+      });
+      for (const role of callers) {
+        const statements = bedrock.filter(({ roles }) => roles.includes(role)).map(({ statement }) => statement as Statement & { Sid?: string });
         // Converse is authorized as InvokeModel: no streaming, no other model, no management API.
-        expect(actions(statement)).toEqual(['bedrock:InvokeModel']);
-        expect(resources(statement)).toHaveLength(2);
-        expect(resources(statement)).toEqual(expect.arrayContaining([NOVA_FOUNDATION_MODELS, NOVA_INFERENCE_PROFILES]));
+        expect(statements.map((st) => [st.Sid, actions(st)]).sort()).toEqual([
+          ['NovaFoundationModels', ['bedrock:InvokeModel']],
+          ['NovaInferenceProfiles', ['bedrock:InvokeModel']],
+        ]);
+        // The profiles in this region and account; the models in the profile's destination regions.
+        expect(statements.find((st) => st.Sid === 'NovaInferenceProfiles')!.Resource).toEqual(novaModels().map(profile));
+        expect(statements.find((st) => st.Sid === 'NovaFoundationModels')!.Resource).toEqual({ 'Fn::Split': [',', inMap('foundationModels')] });
       }
+      expect([...new Set(bedrock.flatMap(({ roles }) => roles))].sort()).toEqual(callers.sort());
     });
 
-    it('covers every Bedrock model of the catalog with that grant', () => {
-      const bedrockModels = MODELS.filter((m) => m.provider === 'bedrock');
-      expect(bedrockModels.length).toBeGreaterThan(0);
-      // The foundation-model resource is `amazon.nova-*`; an inference profile adds a region prefix (`us.`).
-      for (const model of bedrockModels) expect(model.upstreamModel).toMatch(/^amazon\.nova-/);
+    it("maps every source region of a Nova profile to its geography's prefix and every catalog Bedrock model in every destination region", () => {
+      const mapping = Object.values(template.toJSON().Mappings as Record<string, Record<string, { prefix: string; foundationModels: string }>>)[0]!;
+      const catalog = [...new Set(MODELS.filter((m) => m.provider === 'bedrock').map((m) => m.upstreamModel))].sort();
+      expect(novaModels()).toEqual(catalog);
+      expect(Object.keys(mapping).sort()).toEqual(NOVA_GEOGRAPHIES.flatMap((g) => g.regions).sort());
+      for (const geography of NOVA_GEOGRAPHIES) {
+        const arns = geography.regions.flatMap((region) => catalog.map((model) => `arn:aws:bedrock:${region}::foundation-model/${model}`)).sort();
+        for (const region of geography.regions) {
+          expect(mapping[region]!.prefix).toBe(geography.prefix);
+          expect(mapping[region]!.foundationModels.split(',').sort()).toEqual(arns);
+        }
+      }
+      expect(mapping['eu-west-1']!.prefix).toBe('eu');
+    });
+
+    it("tells each Bedrock caller to call Bedrock in the stack's region", () => {
+      for (const fn of [stack.apiFunction, stack.generateFunction, stack.judgeFunction]) {
+        expect(all[logicalId(stack, fn)]!.Properties!.Environment.Variables.BEDROCK_REGION).toEqual({ Ref: 'AWS::Region' });
+      }
+      expect(all[logicalId(stack, stack.authorizerFunction)]!.Properties!.Environment.Variables.BEDROCK_REGION).toBeUndefined();
+    });
+
+    it('refuses at synth a stack whose region no Nova profile serves, and synthesizes one that a profile serves', () => {
+      expect(() => synthesize({ env: { region: 'sa-east-1' } })).toThrow(/no cross-region inference profile with sa-east-1/);
+      expect(() => synthesize({ env: { region: 'eu-west-3' } })).not.toThrow();
     });
 
     it('lets the api function call exactly what the request path calls on each table, and only append to the ledger', () => {
@@ -801,11 +828,6 @@ describe('Stack: GatewayStack', () => {
           'ApiFunctionRole AwsSolutions-IAM5[Resource::<DataClaimCheckA9E48B77.Arn>/*]',
           'GenerateFunctionRole AwsSolutions-IAM5[Resource::<DataClaimCheckA9E48B77.Arn>/*]',
           'JudgeFunctionRole AwsSolutions-IAM5[Resource::<DataClaimCheckA9E48B77.Arn>/*]',
-          // Amazon Nova on Bedrock: the foundation models and the account's inference profiles, any region.
-          ...['ApiFunctionRole', 'GenerateFunctionRole', 'JudgeFunctionRole'].flatMap((role) => [
-            `${role} AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/amazon.nova-*]`,
-            `${role} AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*:<AWS::AccountId>:inference-profile/*amazon.nova-*]`,
-          ]),
           // The state machine: log delivery and X-Ray on "*", versions and aliases of its two functions.
           'Workflow/StateMachine/Role AwsSolutions-IAM5[Resource::*]',
           'Workflow/StateMachine/Role AwsSolutions-IAM5[Resource::<GenerateFunctionD11A7A28.Arn>:*]',
