@@ -109,6 +109,9 @@ export class GatewayStack extends Stack {
     // Stateful.
     this.data = new GatewayData(this, 'Data');
     const { tables } = this.data;
+    // Buffered (emulator) stacks declare the store endpoint, empty: sam-local's --env-vars can
+    // only override a variable the template declares (docs/deployment.md). Empty means AWS.
+    const storeEnv: Record<string, string> = settings.responseStreaming ? {} : { DYNAMODB_ENDPOINT: '' };
     this.providerSecret = new ProviderSecret(this, 'ProviderKeys');
 
     // Stateless: functions.
@@ -116,7 +119,7 @@ export class GatewayStack extends Stack {
       source: 'authorizer',
       description: 'Lambda TOKEN authorizer: Authorization: Bearer <key> to the account ID',
       defaults,
-      environment: { [TABLE_ENV.apiKeys]: tables.apiKeys.tableName, [TABLE_ENV.accounts]: tables.accounts.tableName },
+      environment: { [TABLE_ENV.apiKeys]: tables.apiKeys.tableName, [TABLE_ENV.accounts]: tables.accounts.tableName, ...storeEnv },
     });
     // shared/auth/authenticate.ts: the key by its hash, then its account (zero data retention
     // and rate limit go into the authorizer context, saving the api function a read).
@@ -137,6 +140,7 @@ export class GatewayStack extends Stack {
         PROVIDER_SECRET_ARN: this.providerSecret.secret.secretArn,
         REQUEST_DEADLINE_MS: String(requestDeadlineMs(settings.integrationTimeout)),
         [RESPONSE_STREAMING_ENV]: String(settings.responseStreaming),
+        ...storeEnv,
         ...optionalEnv({ RATE_LIMIT_RPM: settings.rateLimitRpm, CREDITS_PER_USD: settings.creditsPerUsd, MARKUP: settings.markup }),
       },
     });

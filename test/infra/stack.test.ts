@@ -710,6 +710,12 @@ describe('Stack: GatewayStack', () => {
       expect(streamingEnv(buffered.stack, buffered.template)).toBe('false');
       // The default stack streams, and says so to its function.
       expect(streamingEnv(stack, template)).toBe('true');
+      // Only the buffered stack declares the store endpoint (empty: AWS), for sam-local's --env-vars to override.
+      const storeEndpoint = (s: GatewayStack, t: Template, fn: IConstruct) => t.toJSON().Resources[logicalId(s, fn)].Properties.Environment.Variables.DYNAMODB_ENDPOINT;
+      for (const fn of ['apiFunction', 'authorizerFunction'] as const) {
+        expect(storeEndpoint(buffered.stack, buffered.template, buffered.stack[fn])).toBe('');
+        expect(storeEndpoint(stack, template, stack[fn])).toBeUndefined();
+      }
     });
 
     it.each<[string, string | undefined, string]>([
