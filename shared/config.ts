@@ -76,6 +76,11 @@ export function providerKeyName(provider: ProviderId): string {
   return `${ENV_PREFIX[provider]}_API_KEY`;
 }
 
+/** The variable that holds a provider's base URL: `OPENAI_BASE_URL`. */
+export function providerBaseUrlName(provider: ProviderId): string {
+  return `${ENV_PREFIX[provider]}_BASE_URL`;
+}
+
 /**
  * The variables that name the judge workflow's resources in AWS; the stack sets them
  * (infra/stack/gateway-stack.ts reads the names from here).
@@ -135,10 +140,9 @@ function envCredentials(env: NodeJS.ProcessEnv): AwsCredentials | undefined {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
   const providers = {} as Record<ProviderId, ProviderSettings>;
   for (const provider of PROVIDERS) {
-    const prefix = ENV_PREFIX[provider];
     providers[provider] = {
       apiKey: optional(env, providerKeyName(provider)),
-      baseUrl: optional(env, `${prefix}_BASE_URL`)?.replace(/\/+$/, ''),
+      baseUrl: optional(env, providerBaseUrlName(provider))?.replace(/\/+$/, ''),
     };
   }
   const region = optional(env, 'AWS_REGION') ?? optional(env, 'AWS_DEFAULT_REGION') ?? 'us-east-1';

@@ -3,7 +3,8 @@ import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { RESPONSE_STREAMING_ENV, WORKFLOW_ENV } from '../../shared/config.js';
+import { PROVIDERS } from '../../shared/catalog/types.js';
+import { providerBaseUrlName, providerKeyName, RESPONSE_STREAMING_ENV, WORKFLOW_ENV } from '../../shared/config.js';
 import { TABLES } from '../../shared/storage/tables.js';
 import { GatewayApi } from './api.js';
 import { NovaInvoke } from './bedrock.js';
@@ -109,9 +110,15 @@ export class GatewayStack extends Stack {
     // Stateful.
     this.data = new GatewayData(this, 'Data');
     const { tables } = this.data;
-    // Buffered (emulator) stacks declare the store endpoint, empty: sam-local's --env-vars can
-    // only override a variable the template declares (docs/deployment.md). Empty means AWS.
-    const storeEnv: Record<string, string> = settings.responseStreaming ? {} : { DYNAMODB_ENDPOINT: '' };
+    // Buffered (emulator) stacks declare, empty, what an emulator may need to point elsewhere:
+    // the store endpoint, and for the api function each provider's key and base URL.
+    // sam-local's --env-vars overrides only variables the template declares (docs/deployment.md);
+    // empty means unset (AWS, keys from the secret).
+    const emulated = !settings.responseStreaming;
+    const storeEnv: Record<string, string> = emulated ? { DYNAMODB_ENDPOINT: '' } : {};
+    const providerEnv: Record<string, string> = emulated
+      ? Object.fromEntries(PROVIDERS.flatMap((provider) => [[providerKeyName(provider), ''], [providerBaseUrlName(provider), '']]))
+      : {};
     this.providerSecret = new ProviderSecret(this, 'ProviderKeys');
 
     // Stateless: functions.
@@ -141,6 +148,7 @@ export class GatewayStack extends Stack {
         REQUEST_DEADLINE_MS: String(requestDeadlineMs(settings.integrationTimeout)),
         [RESPONSE_STREAMING_ENV]: String(settings.responseStreaming),
         ...storeEnv,
+        ...providerEnv,
         ...optionalEnv({ RATE_LIMIT_RPM: settings.rateLimitRpm, CREDITS_PER_USD: settings.creditsPerUsd, MARKUP: settings.markup }),
       },
     });

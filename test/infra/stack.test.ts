@@ -716,6 +716,10 @@ describe('Stack: GatewayStack', () => {
         expect(storeEndpoint(buffered.stack, buffered.template, buffered.stack[fn])).toBe('');
         expect(storeEndpoint(stack, template, stack[fn])).toBeUndefined();
       }
+      // And, on the api function, every provider's key and base URL, empty; never in the AWS stack.
+      const variables = (s: GatewayStack, t: Template) => t.toJSON().Resources[logicalId(s, s.apiFunction)].Properties.Environment.Variables as Record<string, unknown>;
+      expect(variables(buffered.stack, buffered.template)).toMatchObject({ OPENAI_API_KEY: '', OPENAI_BASE_URL: '', BEDROCK_BASE_URL: '', GROQ_API_KEY: '' });
+      expect(Object.keys(variables(stack, template)).filter((name) => /_API_KEY$|_BASE_URL$/.test(name))).toEqual([]);
     });
 
     it.each<[string, string | undefined, string]>([
