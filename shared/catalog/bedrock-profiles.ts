@@ -1,3 +1,5 @@
+import type { ModelEntry } from './types.js';
+
 /**
  * Bedrock cross-region (system-defined) inference profiles for the catalog's Amazon Nova
  * models. Outside us-east-1, Nova Pro, Lite and Micro take no on-demand call by their bare
@@ -38,4 +40,9 @@ export function novaGeography(region: string): NovaGeography | undefined {
 export function bedrockModelId(upstreamModel: string, region: string | undefined): string {
   const geography = region === undefined ? undefined : novaGeography(region);
   return geography ? `${geography.prefix}.${upstreamModel}` : upstreamModel;
+}
+
+/** The model name a call of `entry` sends its vendor: the upstream model, or on Bedrock the profile of `bedrockRegion`. */
+export function wireModelId(entry: Pick<ModelEntry, 'provider' | 'upstreamModel'>, bedrockRegion: string | undefined): string {
+  return entry.provider === 'bedrock' ? bedrockModelId(entry.upstreamModel, bedrockRegion) : entry.upstreamModel;
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalHost } from '../../infra/local/host.js';
-import { bedrockModelId } from '../../shared/catalog/bedrock-profiles.js';
+import { wireModelId } from '../../shared/catalog/bedrock-profiles.js';
 import { resolveModel } from '../../shared/catalog/index.js';
 import { body } from '../support/fixtures.js';
 import { post, startTestHost } from '../support/local.js';
@@ -37,8 +37,7 @@ describe('Every family', () => {
     for (const id of ONE_PER_FAMILY) {
       const entry = resolveModel(id)!;
       // A Bedrock call names its region's inference profile (`us.amazon.nova-micro-v1:0`).
-      const named = entry.provider === 'bedrock' ? bedrockModelId(entry.upstreamModel, host.gateway.config.bedrockRegion) : entry.upstreamModel;
-      const call = host.simulator.calls().find((c) => c.model === named);
+      const call = host.simulator.calls().find((c) => c.model === wireModelId(entry, host.gateway.config.bedrockRegion));
       expect(call, id).toMatchObject({ provider: entry.provider, protocol: entry.protocol });
     }
   });
