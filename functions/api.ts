@@ -1,11 +1,11 @@
-import { loadConfig } from '../shared/config.js';
+import { loadConfig, responseStreaming } from '../shared/config.js';
 import { createGateway } from '../shared/gateway.js';
 import { withProviderSecret } from '../shared/secrets/provider-keys.js';
 import { afterAnswer, createApiHandler } from './api-handler.js';
 import { lazyAsync } from '../shared/lazy.js';
 import { logger } from './logger.js';
 import { apiHooks, observability, traceCalls } from './observability.js';
-import { streamAnswers } from './stream-answer.js';
+import { bufferAnswers, streamAnswers } from './stream-answer.js';
 
 export { createApiHandler } from './api-handler.js';
 
@@ -17,5 +17,11 @@ const lambdaGateway = lazyAsync(async () => {
   return gateway;
 });
 
-/** Streamed (API Gateway's STREAM transfer mode): the answer leaves before the settle and the logs are written. */
-export const handler = streamAnswers(createApiHandler(lambdaGateway, logger, apiHooks(observability)), afterAnswer, logger);
+const api = createApiHandler(lambdaGateway, logger, apiHooks(observability));
+
+/**
+ * Streamed (API Gateway's STREAM transfer mode): the answer leaves before the settle and
+ * the logs are written. Buffered when the stack says so (RESPONSE_STREAMING=false, for
+ * emulators that cannot stream): the answer is returned once they are written.
+ */
+export const handler = responseStreaming() ? streamAnswers(api, afterAnswer, logger) : bufferAnswers(api, afterAnswer, logger);

@@ -21,7 +21,7 @@ export interface LambdaStreamingRuntime {
  * ends. In AWS that is Lambda response streaming behind API Gateway's STREAM transfer
  * mode: the stream ends, and API Gateway with it answers the client, as soon as the
  * answer is written. Outside that runtime (tests, the cold-start bench) the answer is
- * returned, buffered, once that work is done.
+ * returned, buffered, once that work is done (bufferAnswers).
  */
 export function streamAnswers(
   handler: ApiHandler,
@@ -29,15 +29,8 @@ export function streamAnswers(
   log: Log,
   runtime: LambdaStreamingRuntime | undefined = streamingRuntime(),
 ) {
-  const answer = (event: APIGatewayProxyEvent, context: Context) =>
-    handler(event, context).catch((error: unknown) => errorResponse(error, log, { requestId: context.awsRequestId }));
-  if (!runtime) {
-    return async (event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> => {
-      const result = await answer(event, context);
-      await afterAnswer(event);
-      return result;
-    };
-  }
+  if (!runtime) return bufferAnswers(handler, afterAnswer, log);
+  const answer = answering(handler, log);
   return runtime.streamifyResponse(async (event, responseStream, context) => {
     const result = await answer(event, context);
     try {
@@ -56,6 +49,37 @@ export function streamAnswers(
       await afterAnswer(event);
     }
   });
+}
+
+/** The keys of a Lambda proxy-integration answer; sam-local refuses an answer with any other key. */
+export const PROXY_RESULT_KEYS = ['statusCode', 'headers', 'multiValueHeaders', 'body', 'isBase64Encoded'] as const;
+
+/**
+ * The buffered entry (`cdk synth -c gateway:responseStreaming=false`, for LocalStack and
+ * sam-local, which cannot stream): the invocation returns the API Gateway proxy
+ * integration answer (`statusCode`, `headers`, `body`, `isBase64Encoded`) only once
+ * what follows it (settle, ledger, prompt log, idempotency record) is written, even where
+ * the runtime could stream.
+ */
+export function bufferAnswers(handler: ApiHandler, afterAnswer: (event: APIGatewayProxyEvent) => Promise<void>, log: Log) {
+  const answer = answering(handler, log);
+  return async (event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> => {
+    const result = await answer(event, context);
+    await afterAnswer(event);
+    return {
+      statusCode: result.statusCode,
+      headers: mapValues(result.headers ?? {}, String),
+      ...(result.multiValueHeaders ? { multiValueHeaders: mapValues(result.multiValueHeaders, (values) => values.map(String)) } : {}),
+      body: result.body,
+      isBase64Encoded: result.isBase64Encoded ?? false,
+    };
+  };
+}
+
+/** The handler's answer; what it throws becomes the error body (a 500 that names no cause). */
+function answering(handler: ApiHandler, log: Log) {
+  return (event: APIGatewayProxyEvent, context: Context) =>
+    handler(event, context).catch((error: unknown) => errorResponse(error, log, { requestId: context.awsRequestId }));
 }
 
 /** Lambda's runtime when it streams; other code (Powertools' invoke store) may define an `awslambda` global without it. */

@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import type { WorkflowTasks } from '../shared/judging/workflow-tasks.js';
-import type { GenerateEvent, GenerateOutput, JudgeEvent, JudgeOutput } from '../shared/judging/workflow-types.js';
+import type { GenerateEvent, GenerateOutput, JudgeEvent, JudgeItemOutput } from '../shared/judging/workflow-types.js';
 
 /* The workflow's task handlers, without Powertools (the Lambda entries generate.ts and judge.ts add it). */
 
@@ -11,5 +11,5 @@ export function createGenerateHandler(tasks: () => WorkflowTasks | Promise<Workf
 
 /** The judge workflow's Judge task: one judge call on one ordered pair (an item of the Judge map). */
 export function createJudgeHandler(tasks: () => WorkflowTasks | Promise<WorkflowTasks>) {
-  return middy<JudgeEvent, JudgeOutput>().handler(async (event) => (await tasks()).judge(event));
+  return middy<JudgeEvent, JudgeItemOutput>().handler(async (event) => (await tasks()).judge(event));
 }

@@ -76,6 +76,11 @@ export function providerKeyName(provider: ProviderId): string {
   return `${ENV_PREFIX[provider]}_API_KEY`;
 }
 
+/** The variable that holds a provider's base URL: `OPENAI_BASE_URL`. */
+export function providerBaseUrlName(provider: ProviderId): string {
+  return `${ENV_PREFIX[provider]}_BASE_URL`;
+}
+
 /**
  * The variables that name the judge workflow's resources in AWS; the stack sets them
  * (infra/stack/gateway-stack.ts reads the names from here).
@@ -84,6 +89,18 @@ export const WORKFLOW_ENV = {
   stateMachineArn: 'JUDGE_WORKFLOW_ARN',
   claimCheckBucket: 'CLAIM_CHECK_BUCKET',
 } as const;
+
+/**
+ * The variable by which the stack tells the `api` function how API Gateway integrates it:
+ * `false` when it was synthesized with `-c gateway:responseStreaming=false` (buffered, for
+ * LocalStack and sam-local); unset or anything else streams.
+ */
+export const RESPONSE_STREAMING_ENV = 'RESPONSE_STREAMING';
+
+/** Whether the `api` function answers through Lambda response streaming (read once, at cold start; never throws). */
+export function responseStreaming(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env[RESPONSE_STREAMING_ENV] !== 'false';
+}
 
 const TABLE_VARIABLES = ['ACCOUNTS_TABLE', 'API_KEYS_TABLE', 'LEDGER_TABLE', 'IDEMPOTENCY_TABLE', 'PROMPT_LOGS_TABLE'];
 
@@ -123,17 +140,17 @@ function envCredentials(env: NodeJS.ProcessEnv): AwsCredentials | undefined {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
   const providers = {} as Record<ProviderId, ProviderSettings>;
   for (const provider of PROVIDERS) {
-    const prefix = ENV_PREFIX[provider];
     providers[provider] = {
       apiKey: optional(env, providerKeyName(provider)),
-      baseUrl: optional(env, `${prefix}_BASE_URL`)?.replace(/\/+$/, ''),
+      baseUrl: optional(env, providerBaseUrlName(provider))?.replace(/\/+$/, ''),
     };
   }
+  const region = optional(env, 'AWS_REGION') ?? optional(env, 'AWS_DEFAULT_REGION') ?? 'us-east-1';
   return {
     port: int(env, 'PORT', 3000),
     dynamodbPort: int(env, 'DYNAMODB_PORT', 8000),
     dynamodbEndpoint: optional(env, 'DYNAMODB_ENDPOINT'),
-    region: optional(env, 'AWS_REGION') ?? optional(env, 'AWS_DEFAULT_REGION') ?? 'us-east-1',
+    region,
     dataDir: optional(env, 'GATEWAY_DATA_DIR'),
     demoApiKey: optional(env, 'DEMO_API_KEY'),
     demoCredits: positive(env, 'DEMO_CREDITS', 1000),
@@ -145,7 +162,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
       promptLogs: optional(env, 'PROMPT_LOGS_TABLE') ?? 'gateway-prompt-logs',
     },
     providers,
-    bedrockRegion: optional(env, 'BEDROCK_REGION') ?? 'us-east-1',
+    // Bedrock is called in the function's own region unless BEDROCK_REGION says otherwise.
+    bedrockRegion: optional(env, 'BEDROCK_REGION') ?? region,
     awsCredentials: ['AWS_ACCESS_KEY_ID', 'AWS_PROFILE', 'AWS_LAMBDA_FUNCTION_NAME', 'AWS_CONTAINER_CREDENTIALS_FULL_URI', 'AWS_WEB_IDENTITY_TOKEN_FILE'].some(
       (name) => optional(env, name) !== undefined,
     ),

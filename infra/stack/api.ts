@@ -135,6 +135,8 @@ export interface GatewayApiProps {
   stageName: string;
   authorizerCacheTtl: Duration;
   integrationTimeout: Duration;
+  /** STREAM transfer mode (Lambda response streaming), or the default buffered integration. */
+  responseStreaming: boolean;
   throttlingRateLimit: number;
   throttlingBurstLimit: number;
   logRetention: RetentionDays;
@@ -183,11 +185,13 @@ export class GatewayApi extends Construct {
     for (const part of PROMPT_PATH) resource = resource.addResource(part);
     // Streamed: the api function answers, then settles and logs within the same invocation
     // (functions/stream-answer.ts). A streamed integration may also run past 29 s (up to
-    // 15 min) without raising the region's integration timeout quota.
+    // 15 min) without raising the region's integration timeout quota. Buffered (emulators
+    // that cannot stream): no transfer mode, the plain `invocations` URI; the function
+    // settles and logs before it answers.
     const integration = new LambdaIntegration(props.apiFunction, {
       timeout: props.integrationTimeout,
       allowTestInvoke: false,
-      responseTransferMode: ResponseTransferMode.STREAM,
+      ...(props.responseStreaming ? { responseTransferMode: ResponseTransferMode.STREAM } : {}),
     });
     resource.addMethod('POST', integration, { authorizer, authorizationType: AuthorizationType.CUSTOM });
     this.addMethodNotAllowed(resource);

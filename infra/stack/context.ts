@@ -10,6 +10,7 @@ import { STREAM_IDLE_LIMIT, type GatewaySettings } from './gateway-stack.js';
 export const CONTEXT_KEYS = {
   authorizerCacheTtlSeconds: 'gateway:authorizerCacheTtlSeconds',
   integrationTimeoutSeconds: 'gateway:integrationTimeoutSeconds',
+  responseStreaming: 'gateway:responseStreaming',
   throttlingRateLimit: 'gateway:throttlingRateLimit',
   throttlingBurstLimit: 'gateway:throttlingBurstLimit',
   logRetentionDays: 'gateway:logRetentionDays',
@@ -35,6 +36,7 @@ export function settingsFromContext(node: Node): Partial<GatewaySettings> {
   if (ttl !== undefined) settings.authorizerCacheTtl = Duration.seconds(ttl);
   const timeout = integer(read(CONTEXT_KEYS.integrationTimeoutSeconds), CONTEXT_KEYS.integrationTimeoutSeconds, 5, STREAM_IDLE_LIMIT.toSeconds());
   if (timeout !== undefined) settings.integrationTimeout = Duration.seconds(timeout);
+  settings.responseStreaming = boolean(read(CONTEXT_KEYS.responseStreaming), CONTEXT_KEYS.responseStreaming);
   settings.throttlingRateLimit = number(read(CONTEXT_KEYS.throttlingRateLimit), CONTEXT_KEYS.throttlingRateLimit);
   settings.throttlingBurstLimit = integer(read(CONTEXT_KEYS.throttlingBurstLimit), CONTEXT_KEYS.throttlingBurstLimit, 0);
 

@@ -1,10 +1,11 @@
-import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, Table, type Attribute, type CfnTable } from 'aws-cdk-lib/aws-dynamodb';
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Grant } from 'aws-cdk-lib/aws-iam';
+import { AttributeType, BillingMode, Table, type Attribute } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import type { TableNames } from '../../shared/config.js';
-import { TABLES, type KeyAttribute, type TableDefinition } from '../../shared/storage/tables.js';
+import { TABLES, type KeyAttribute } from '../../shared/storage/tables.js';
 
 /**
  * The environment variable that carries each table's name to the functions. These are
@@ -24,14 +25,15 @@ export function tableNameOutputId(key: keyof TableNames): string {
   return `${key.charAt(0).toUpperCase()}${key.slice(1)}TableName`;
 }
 
-const APPEND_ONLY_ACTIONS = [
-  'dynamodb:PutItem',
-  'dynamodb:ConditionCheckItem',
-  'dynamodb:GetItem',
-  'dynamodb:BatchGetItem',
-  'dynamodb:Query',
-  'dynamodb:DescribeTable',
-] as const;
+/**
+ * The DynamoDB item operations the gateway's code calls (shared/storage), as IAM actions.
+ * A grant names exactly those a function's code calls on a table; nothing grants an index,
+ * a batch or a transaction, which no code uses.
+ */
+export type ItemAction = 'GetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'Query' | 'Scan';
+
+/** What any function may do to the ledger: add entries and read them, never rewrite or remove one. */
+const LEDGER_ACTIONS: ReadonlySet<ItemAction> = new Set(['PutItem', 'GetItem', 'Query']);
 
 const ATTRIBUTE_TYPE: Record<KeyAttribute['type'], AttributeType> = { S: AttributeType.STRING, N: AttributeType.NUMBER };
 
@@ -98,47 +100,16 @@ export class GatewayData extends Construct {
     });
   }
 
-  /** `table.grantReadData(fn)`: item reads on that table and its indexes only. */
-  grantReadData(key: keyof TableNames, fn: IFunction): void {
-    this.tables[key].grantReadData(fn);
-    this.acknowledgeIndexWildcard(key, fn);
-  }
-
   /**
-   * `table.grant(fn, 'dynamodb:GetItem')`: single-item reads by key on that table, nothing
-   * else (no Query, no Scan, no writes).
+   * Exactly `actions` on the one table `key` (its ARN, none of its indexes). The ledger is
+   * append-only: a grant of UpdateItem or DeleteItem on it is refused here, so no function
+   * can rewrite the history that the balance is checked against.
    */
-  grantGetItem(key: keyof TableNames, fn: IFunction): void {
-    this.tables[key].grant(fn, 'dynamodb:GetItem');
-    this.acknowledgeIndexWildcard(key, fn);
-  }
-
-  /** `table.grantReadWriteData(fn)`: item reads and writes on that table and its indexes only. */
-  grantReadWriteData(key: keyof TableNames, fn: IFunction): void {
-    this.tables[key].grantReadWriteData(fn);
-    this.acknowledgeIndexWildcard(key, fn);
-  }
-
-  /**
-   * Append-only access for the ledger: new entries (PutItem, also inside a transaction)
-   * and reads, never UpdateItem, DeleteItem or BatchWriteItem, so no function can rewrite
-   * the history that the balance is checked against.
-   */
-  grantAppendData(key: keyof TableNames, fn: IFunction): void {
-    this.tables[key].grant(fn, ...APPEND_ONLY_ACTIONS);
-    this.acknowledgeIndexWildcard(key, fn);
-  }
-
-  /** A grant on a table with indexes also names `<table ARN>/index/*`: that one table's indexes, nothing else. */
-  private acknowledgeIndexWildcard(key: keyof TableNames, fn: IFunction): void {
-    const definition = TABLES.find((t): t is TableDefinition => t.key === key);
-    if (!definition || definition.globalIndexes.length === 0 || !fn.role) return;
-    const logicalId = Stack.of(this).resolve((this.tables[key].node.defaultChild as CfnTable).logicalId) as string;
-    Validations.of(fn.role).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::<${logicalId}.Arn>/index/*]`,
-      reason:
-        `Queries on the ${definition.globalIndexes.map((i) => i.name).join(', ')} index of the ${key} table: ` +
-        'the wildcard covers the indexes of that one table only.',
-    });
+  grantItems(key: keyof TableNames, fn: IFunction, actions: readonly ItemAction[]): void {
+    if (key === 'ledger') {
+      const rewriting = actions.filter((action) => !LEDGER_ACTIONS.has(action));
+      if (rewriting.length > 0) throw new Error(`The ledger is append-only: ${rewriting.join(', ')} may not be granted on it`);
+    }
+    Grant.addToPrincipal({ grantee: fn, actions: actions.map((action) => `dynamodb:${action}`), resourceArns: [this.tables[key].tableArn] });
   }
 }

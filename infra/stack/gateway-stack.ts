@@ -3,10 +3,11 @@ import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { WORKFLOW_ENV } from '../../shared/config.js';
+import { PROVIDERS } from '../../shared/catalog/types.js';
+import { providerBaseUrlName, providerKeyName, RESPONSE_STREAMING_ENV, WORKFLOW_ENV } from '../../shared/config.js';
 import { TABLES } from '../../shared/storage/tables.js';
 import { GatewayApi } from './api.js';
-import { grantNovaInvoke } from './bedrock.js';
+import { NovaInvoke } from './bedrock.js';
 import { GatewayData, TABLE_ENV, tableNameOutputId } from './data.js';
 import { GatewayFunction, type GatewayFunctionDefaults } from './gateway-function.js';
 import { ProviderSecret } from './secrets.js';
@@ -25,6 +26,13 @@ export interface GatewaySettings {
    * stays idle for 5 minutes (Regional endpoints).
    */
   integrationTimeout: Duration;
+  /**
+   * Whether API Gateway streams the `api` function's answer (Lambda response streaming,
+   * the STREAM transfer mode) or waits for it whole (buffered). Buffered is for emulators
+   * that cannot stream (LocalStack, sam-local; docs/deployment.md): the function then
+   * settles and logs before it answers, and the integration timeout is at most 29 s.
+   */
+  responseStreaming: boolean;
   /** Stage throttling: steady requests per second, across all callers. */
   throttlingRateLimit: number;
   /** Stage throttling: burst bucket size. */
@@ -45,6 +53,7 @@ export interface GatewaySettings {
 export const DEFAULT_SETTINGS: GatewaySettings = {
   authorizerCacheTtl: Duration.seconds(30),
   integrationTimeout: Duration.seconds(29),
+  responseStreaming: true,
   throttlingRateLimit: 50,
   throttlingBurstLimit: 100,
   logRetention: RetentionDays.ONE_MONTH,
@@ -65,6 +74,8 @@ export const RECONCILE_SCHEDULE = Duration.minutes(5);
 const SETTLE_MARGIN = Duration.seconds(4);
 /** API Gateway ends a streamed response (Regional endpoint) that sends nothing for this long; the api function writes its answer only once it is whole. */
 export const STREAM_IDLE_LIMIT = Duration.minutes(5);
+/** The longest a buffered (not streamed) Regional REST API integration may take without a quota increase. */
+export const BUFFERED_INTEGRATION_LIMIT = Duration.seconds(29);
 
 export type GatewayStackProps = StackProps & Partial<GatewaySettings>;
 
@@ -77,6 +88,7 @@ export type GatewayStackProps = StackProps & Partial<GatewaySettings>;
 export class GatewayStack extends Stack {
   readonly data: GatewayData;
   readonly providerSecret: ProviderSecret;
+  readonly nova: NovaInvoke;
   readonly authorizerFunction: GatewayFunction;
   readonly apiFunction: GatewayFunction;
   readonly reconcilerFunction: GatewayFunction;
@@ -98,6 +110,15 @@ export class GatewayStack extends Stack {
     // Stateful.
     this.data = new GatewayData(this, 'Data');
     const { tables } = this.data;
+    // Buffered (emulator) stacks declare, empty, what an emulator may need to point elsewhere:
+    // the store endpoint, and for the api function each provider's key and base URL.
+    // sam-local's --env-vars overrides only variables the template declares (docs/deployment.md);
+    // empty means unset (AWS, keys from the secret).
+    const emulated = !settings.responseStreaming;
+    const storeEnv: Record<string, string> = emulated ? { DYNAMODB_ENDPOINT: '' } : {};
+    const providerEnv: Record<string, string> = emulated
+      ? Object.fromEntries(PROVIDERS.flatMap((provider) => [[providerKeyName(provider), ''], [providerBaseUrlName(provider), '']]))
+      : {};
     this.providerSecret = new ProviderSecret(this, 'ProviderKeys');
 
     // Stateless: functions.
@@ -105,12 +126,12 @@ export class GatewayStack extends Stack {
       source: 'authorizer',
       description: 'Lambda TOKEN authorizer: Authorization: Bearer <key> to the account ID',
       defaults,
-      environment: { [TABLE_ENV.apiKeys]: tables.apiKeys.tableName, [TABLE_ENV.accounts]: tables.accounts.tableName },
+      environment: { [TABLE_ENV.apiKeys]: tables.apiKeys.tableName, [TABLE_ENV.accounts]: tables.accounts.tableName, ...storeEnv },
     });
-    this.data.grantReadData('apiKeys', this.authorizerFunction);
-    // The account item (zero data retention, rate limit) goes into the authorizer context,
-    // saving the api function a read per request: one GetItem by key, nothing more.
-    this.data.grantGetItem('accounts', this.authorizerFunction);
+    // shared/auth/authenticate.ts: the key by its hash, then its account (zero data retention
+    // and rate limit go into the authorizer context, saving the api function a read).
+    this.data.grantItems('apiKeys', this.authorizerFunction, ['GetItem']);
+    this.data.grantItems('accounts', this.authorizerFunction, ['GetItem']);
 
     this.apiFunction = new GatewayFunction(this, 'ApiFunction', {
       source: 'api',
@@ -125,21 +146,27 @@ export class GatewayStack extends Stack {
         [TABLE_ENV.promptLogs]: tables.promptLogs.tableName,
         PROVIDER_SECRET_ARN: this.providerSecret.secret.secretArn,
         REQUEST_DEADLINE_MS: String(requestDeadlineMs(settings.integrationTimeout)),
+        [RESPONSE_STREAMING_ENV]: String(settings.responseStreaming),
+        ...storeEnv,
+        ...providerEnv,
         ...optionalEnv({ RATE_LIMIT_RPM: settings.rateLimitRpm, CREDITS_PER_USD: settings.creditsPerUsd, MARKUP: settings.markup }),
       },
     });
-    // Every table of the request path (DESIGN.md) but the API keys, which only the authorizer reads.
-    this.data.grantReadWriteData('accounts', this.apiFunction);
-    this.data.grantAppendData('ledger', this.apiFunction);
-    this.data.grantReadWriteData('idempotency', this.apiFunction);
-    this.data.grantReadWriteData('promptLogs', this.apiFunction);
+    // What the request path calls (DESIGN.md), table by table: the account read (when the
+    // authorizer context has not got it) and its reserve and settle updates; ledger entries
+    // put, and read back when one was already there; the idempotency record claimed, read,
+    // completed or released; the prompt log written. No Scan, Query, batch or index.
+    this.data.grantItems('accounts', this.apiFunction, ['GetItem', 'UpdateItem']);
+    this.data.grantItems('ledger', this.apiFunction, ['PutItem', 'GetItem']);
+    this.data.grantItems('idempotency', this.apiFunction, ['PutItem', 'GetItem', 'UpdateItem', 'DeleteItem']);
+    this.data.grantItems('promptLogs', this.apiFunction, ['PutItem']);
     this.providerSecret.grantRead(this.apiFunction);
-    // Amazon Nova (fam_h) through Bedrock Converse, signed with the function's role.
-    grantNovaInvoke(this.apiFunction);
+    // Amazon Nova (fam_h) through Bedrock Converse, in this region, signed with the function's role.
+    this.nova = new NovaInvoke(this, 'Nova');
+    this.nova.grantInvoke(this.apiFunction);
 
     // Stateless: the reconciler, on a schedule. It scans accounts for unposted ledger entries
-    // and stale reservations, so it needs the accounts table (read/write) and the ledger
-    // (append-only, like the api function); nothing else.
+    // and stale reservations and updates them, and puts (or reads back) ledger entries; nothing else.
     this.reconcilerFunction = new GatewayFunction(this, 'ReconcilerFunction', {
       source: 'reconciler',
       description: 'Scheduled: posts unposted ledger entries, completes or releases reservations older than 15 minutes',
@@ -151,8 +178,8 @@ export class GatewayStack extends Stack {
         [TABLE_ENV.ledger]: tables.ledger.tableName,
       },
     });
-    this.data.grantReadWriteData('accounts', this.reconcilerFunction);
-    this.data.grantAppendData('ledger', this.reconcilerFunction);
+    this.data.grantItems('accounts', this.reconcilerFunction, ['Scan', 'UpdateItem']);
+    this.data.grantItems('ledger', this.reconcilerFunction, ['PutItem', 'GetItem']);
     this.reconcileSchedule = new Rule(this, 'ReconcileSchedule', {
       description: `Runs the reconciler every ${RECONCILE_SCHEDULE.toMinutes()} minutes`,
       schedule: Schedule.rate(RECONCILE_SCHEDULE),
@@ -184,7 +211,7 @@ export class GatewayStack extends Stack {
     });
     for (const fn of [this.generateFunction, this.judgeFunction]) {
       this.providerSecret.grantRead(fn);
-      grantNovaInvoke(fn);
+      this.nova.grantInvoke(fn);
       // Reads the request and results, writes its own result or judgment.
       grantClaimCheck(claimCheckBucket, fn, ['s3:GetObject', 's3:PutObject']);
     }
@@ -207,6 +234,7 @@ export class GatewayStack extends Stack {
       stageName: settings.stageName,
       authorizerCacheTtl: settings.authorizerCacheTtl,
       integrationTimeout: settings.integrationTimeout,
+      responseStreaming: settings.responseStreaming,
       throttlingRateLimit: settings.throttlingRateLimit,
       throttlingBurstLimit: settings.throttlingBurstLimit,
       logRetention: settings.logRetention,
@@ -236,6 +264,7 @@ export function resolveSettings(props: Partial<GatewaySettings>): GatewaySetting
   const settings: GatewaySettings = {
     authorizerCacheTtl: props.authorizerCacheTtl ?? d.authorizerCacheTtl,
     integrationTimeout: props.integrationTimeout ?? d.integrationTimeout,
+    responseStreaming: props.responseStreaming ?? d.responseStreaming,
     throttlingRateLimit: props.throttlingRateLimit ?? d.throttlingRateLimit,
     throttlingBurstLimit: props.throttlingBurstLimit ?? d.throttlingBurstLimit,
     logRetention: props.logRetention ?? d.logRetention,
@@ -253,6 +282,9 @@ export function resolveSettings(props: Partial<GatewaySettings>): GatewaySetting
   if (timeout <= SETTLE_MARGIN.toMilliseconds()) throw new Error(`integrationTimeout must be longer than ${SETTLE_MARGIN.toSeconds()} s`);
   if (timeout > STREAM_IDLE_LIMIT.toMilliseconds()) {
     throw new Error(`integrationTimeout cannot exceed ${STREAM_IDLE_LIMIT.toSeconds()} s: API Gateway cuts a streamed answer idle that long`);
+  }
+  if (!settings.responseStreaming && timeout > BUFFERED_INTEGRATION_LIMIT.toMilliseconds()) {
+    throw new Error(`integrationTimeout cannot exceed ${BUFFERED_INTEGRATION_LIMIT.toSeconds()} s without response streaming (the Regional REST API integration timeout quota)`);
   }
   return settings;
 }

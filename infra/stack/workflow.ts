@@ -4,8 +4,6 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import {
-  Choice,
-  Condition,
   DefinitionBody,
   Errors,
   JitterType,
@@ -20,6 +18,7 @@ import {
 } from 'aws-cdk-lib/aws-stepfunctions';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
+import { LIMITS } from '../../shared/contract/limits.js';
 
 /**
  * Errors of the Lambda service itself (throttled, unavailable), worth a retry; an error
@@ -34,17 +33,26 @@ const LAMBDA_SERVICE_ERRORS = [
   'Lambda.TooManyRequestsException',
 ];
 
+/** Where Step Functions' log groups belong (AWS: Logging using CloudWatch Logs, "/aws/vendedlogs/" prefix). */
+export const VENDED_LOGS_PREFIX = '/aws/vendedlogs/states/';
+
 /** The state names; the local runner binds the Lambda tasks by what the definition says, not by these. */
 export const WORKFLOW_STATES = {
   generate: 'Generate',
   generateModel: 'GenerateModel',
   generateFailed: 'GenerateFailed',
   judge: 'Judge',
-  bothCompleted: 'BothCompleted',
-  judgePair: 'JudgePair',
+  judgeCalls: 'JudgeCalls',
   judgeFailed: 'JudgeFailed',
-  judgeSkipped: 'JudgeSkipped',
 } as const;
+
+/**
+ * An inline Map state runs at most this many iterations at once (Step Functions quotas);
+ * more would run in waves, and the last waves would meet the request's deadline. A
+ * request has at most LIMITS.models models (one Generate iteration each) and LIMITS.judges
+ * judges (one Judge iteration each, running all of that judge's calls at once).
+ */
+export const INLINE_MAP_CONCURRENCY = 40;
 
 export interface JudgeWorkflowProps {
   /** Runs one model (functions/generate.ts). */
@@ -63,8 +71,9 @@ export interface JudgeWorkflowProps {
  * that the `api` function starts synchronously for a judged request.
  *
  *   Generate  Map over the requested models, one `generate` task each
- *   Judge     Map over the judge tasks (every judge x every pair x both orders), one
- *             `judge` task each; a pair with a failed result is skipped without a call
+ *   Judge     Map over the judges, one `judge` task each making all of that judge's
+ *             calls at once (every pair x both orders); a pair with a failed result is
+ *             skipped without a call. Both maps fit one wave of an inline Map.
  *
  * A task that fails (after retries of Lambda service errors) is caught and becomes a
  * failed item, so the execution itself always succeeds. Payloads are the types of
@@ -96,6 +105,9 @@ export class JudgeWorkflow extends Construct {
       }),
       { errors: [Errors.ALL], resultPath: '$.error' },
     );
+    if (LIMITS.models > INLINE_MAP_CONCURRENCY || LIMITS.judges > INLINE_MAP_CONCURRENCY) {
+      throw new Error(`A request may have ${LIMITS.models} models and ${LIMITS.judges} judges; an inline Map runs ${INLINE_MAP_CONCURRENCY} iterations at once`);
+    }
     const generate = MapState.jsonPath(this, s.generate, {
       comment: 'One generate task per requested model',
       itemsPath: '$.models',
@@ -103,30 +115,24 @@ export class JudgeWorkflow extends Construct {
       resultPath: '$.results',
     }).itemProcessor(generateModel);
 
-    const judgePair = this.lambdaTask(s.judgePair, props.judgeFunction, props.taskTimeout).addCatch(
+    const judgeCalls = this.lambdaTask(s.judgeCalls, props.judgeFunction, props.taskTimeout).addCatch(
       Pass.jsonPath(this, s.judgeFailed, {
-        parameters: { task: JsonPath.objectAt('$.task'), status: 'failed', error: JsonPath.stringAt('$.error.Error') },
+        parameters: { judge: JsonPath.numberAt('$.item.judge'), status: 'failed', error: JsonPath.stringAt('$.error.Error') },
       }),
       { errors: [Errors.ALL], resultPath: '$.error' },
     );
-    const bothCompleted = Choice.jsonPath(this, s.bothCompleted)
-      .when(Condition.and(Condition.stringEquals('$.a.status', 'completed'), Condition.stringEquals('$.b.status', 'completed')), judgePair)
-      .otherwise(Pass.jsonPath(this, s.judgeSkipped, { parameters: { task: JsonPath.objectAt('$.task'), status: 'skipped' } }));
     const judge = MapState.jsonPath(this, s.judge, {
-      comment: 'One judge task per judge, pair of completed results and order',
-      itemsPath: '$.judgeTasks',
-      itemSelector: {
-        request,
-        context,
-        task: JsonPath.objectAt('$$.Map.Item.Value'),
-        // Each task gets only its own two results (each within its inline budget or claim-checked).
-        a: JsonPath.arrayGetItem(JsonPath.listAt('$.results'), JsonPath.numberAt('$$.Map.Item.Value.a')),
-        b: JsonPath.arrayGetItem(JsonPath.listAt('$.results'), JsonPath.numberAt('$$.Map.Item.Value.b')),
-      },
+      comment: 'One judge task per judge: all of its calls (every pair of completed results, both orders) at once',
+      itemsPath: '$.judges',
+      // Each task gets every result (each within its inline budget or claim-checked) and skips pairs with a failed one.
+      itemSelector: { request, context, item: JsonPath.objectAt('$$.Map.Item.Value'), results: JsonPath.listAt('$.results') },
       resultPath: '$.judgments',
-    }).itemProcessor(bothCompleted);
+    }).itemProcessor(judgeCalls);
 
-    this.logGroup = new LogGroup(this, 'Logs', { retention: props.logRetention });
+    this.logGroup = new LogGroup(this, 'Logs', {
+      logGroupName: `${VENDED_LOGS_PREFIX}${Stack.of(this).stackName}-judge-workflow`,
+      retention: props.logRetention,
+    });
     this.stateMachine = new StateMachine(this, 'StateMachine', {
       stateMachineType: StateMachineType.EXPRESS,
       comment: 'Judged comparison: Generate (one task per model), then Judge (one task per judge, pair and order)',

@@ -45,9 +45,16 @@ const shared = {
   'https:': closingIdle(new HttpsAgent({ keepAlive: true }), IDLE_CONNECTION_MS),
 };
 
+/**
+ * Connections one client may hold to one host at once. Above the 120-call judging limit
+ * (LIMITS.judgeCalls): a `judge` task makes all of one judge's calls at once, through one
+ * client when the judge is on Bedrock, and a lower cap would queue them into waves.
+ */
+export const MAX_SOCKETS_PER_HOST = 128;
+
 /** Keep-alive connections of its own for one client, which its owner can close; `idleMs` is for tests. */
 export function keepAliveAgent(url: URL, idleMs = IDLE_CONNECTION_MS): HttpAgent {
-  const options = { keepAlive: true, maxSockets: 64 };
+  const options = { keepAlive: true, maxSockets: MAX_SOCKETS_PER_HOST };
   return closingIdle(url.protocol === 'https:' ? new HttpsAgent(options) : new HttpAgent(options), idleMs);
 }
 

@@ -5,7 +5,7 @@ import type { PromptRequest, RequestedModel } from '../contract/types.js';
 import type { Log } from '../log.js';
 import { toEvaluation } from './evaluation.js';
 import { WORKFLOW_LIMITS } from './limits.js';
-import { planJudgeTasks } from './plan.js';
+import { planJudgeItems } from './plan.js';
 import { rankModels } from './ranking.js';
 import { rankedEvaluations, selfPreferenceOf } from './self-preference.js';
 import { judgingStatistics, type JudgingStatistics } from './statistics.js';
@@ -40,7 +40,7 @@ export async function runJudgedComparison(
   try {
     const output = await deps.workflow.run(input, { executionName: run.requestId });
     const results = await Promise.all(request.models.map((model, index) => toResult(output, index, model.requestedId, deps.claimCheck)));
-    const judgments = await collectJudgments(output, deps.claimCheck);
+    const judgments = await collectJudgments(input, output, deps.claimCheck);
     const evaluations = evaluate(request, results, judgments);
     const characters = new Map(results.map((r) => [r.modelId, r.output.length]));
     return {
@@ -64,7 +64,8 @@ export async function runJudgedComparison(
 async function workflowInput(request: PromptRequest, run: { requestId: string; deadlineAt: number; now?: number }, claimCheck: ClaimCheckStore): Promise<WorkflowInput> {
   const now = run.now ?? Date.now();
   const models = request.models.map((model, index) => ({ index, modelId: model.requestedId }));
-  const judgeTasks = planJudgeTasks(request.judges.length, models.map((m) => m.index));
+  const judges = planJudgeItems(request.judges.length, models.map((m) => m.index));
+  const calls = judges.reduce((sum, item) => sum + item.tasks.length, 0);
   return {
     request: await carry(claimCheck, claimKeys.request(run.requestId), { body: request.body }, WORKFLOW_LIMITS.requestInlineBytes),
     context: {
@@ -72,10 +73,10 @@ async function workflowInput(request: PromptRequest, run: { requestId: string; d
       generateDeadlineAt: Math.round(now + Math.max(0, run.deadlineAt - now) * WORKFLOW_LIMITS.generateShare),
       deadlineAt: run.deadlineAt,
       resultInlineBytes: Math.floor(WORKFLOW_LIMITS.resultsInlineBytes / Math.max(1, models.length)),
-      judgmentInlineBytes: Math.floor(WORKFLOW_LIMITS.judgmentsInlineBytes / Math.max(1, judgeTasks.length)),
+      judgmentInlineBytes: Math.floor(WORKFLOW_LIMITS.judgmentsInlineBytes / Math.max(1, calls)),
     },
     models,
-    judgeTasks,
+    judges,
   };
 }
 
@@ -85,7 +86,7 @@ function possibleClaimKeys(input: WorkflowInput): string[] {
   return [
     claimKeys.request(requestId),
     ...input.models.map((m) => claimKeys.result(requestId, m.index)),
-    ...input.judgeTasks.map((task) => claimKeys.judgment(requestId, task)),
+    ...input.judges.flatMap((item) => item.tasks.map((task) => claimKeys.judgment(requestId, task))),
   ];
 }
 
@@ -109,22 +110,27 @@ function taskKey(task: JudgeTask): string {
   return `${task.judge}:${task.a}:${task.b}`;
 }
 
-async function collectJudgments(output: WorkflowOutput, claimCheck: ClaimCheckStore): Promise<Map<string, Judgment>> {
+/** Every judge call's judgment by task; the calls of a judge whose task failed as a whole are failed judgments. */
+async function collectJudgments(input: WorkflowInput, output: WorkflowOutput, claimCheck: ClaimCheckStore): Promise<Map<string, Judgment>> {
   const judgments = new Map<string, Judgment>();
+  const failed = (error: string | undefined): Judgment => ({
+    status: 'failed',
+    tokensIn: 0,
+    tokensOut: 0,
+    latencyMs: 0,
+    providerCost: 0,
+    error: { code: 'internal_error', message: `The gateway failed to run this judge call${error ? ` (${error})` : ''}` },
+  });
   await Promise.all(
-    (output.judgments ?? []).map(async (item) => {
-      if (item.status === 'skipped') return;
-      const judgment: Judgment = item.judgment
-        ? await retrieve(claimCheck, item.judgment)
-        : {
-            status: 'failed',
-            tokensIn: 0,
-            tokensOut: 0,
-            latencyMs: 0,
-            providerCost: 0,
-            error: { code: 'internal_error', message: `The gateway failed to run this judge call${item.error ? ` (${item.error})` : ''}` },
-          };
-      judgments.set(taskKey(item.task), judgment);
+    (output.judgments ?? []).flatMap((item, index) => {
+      if (!item.judgments) {
+        for (const task of input.judges[index]?.tasks ?? []) judgments.set(taskKey(task), failed(item.error));
+        return [];
+      }
+      return item.judgments.map(async (call) => {
+        if (call.status === 'skipped') return;
+        judgments.set(taskKey(call.task), call.judgment ? await retrieve(claimCheck, call.judgment) : failed(undefined));
+      });
     }),
   );
   return judgments;

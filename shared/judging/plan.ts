@@ -1,4 +1,5 @@
 import type { JudgeTask } from './types.js';
+import type { JudgeItem } from './workflow-types.js';
 
 /**
  * Every judge x every unordered pair of the `models` indexes given x both orders: for each
@@ -22,4 +23,10 @@ export function planJudgeTasks(judges: number, models: readonly number[]): Judge
 /** The number of judge calls for `judges` judges and `n` completed results. */
 export function judgeCallCount(judges: number, n: number): number {
   return judges * n * (n - 1);
+}
+
+/** The same tasks, one item per judge (the Judge map's items: one `judge` task each). */
+export function planJudgeItems(judges: number, models: readonly number[]): JudgeItem[] {
+  const tasks = planJudgeTasks(judges, models);
+  return Array.from({ length: judges }, (_, judge) => ({ judge, tasks: tasks.filter((task) => task.judge === judge) }));
 }

@@ -9,7 +9,15 @@ import type { Log } from '../log.js';
 import type { RetryPolicy } from '../providers/retry.js';
 import type { Router } from '../providers/router.js';
 import { judgeOnce } from './judge.js';
-import { claimKeys, type GenerateEvent, type GenerateOutput, type JudgeEvent, type JudgeOutput, type WorkflowRequest } from './workflow-types.js';
+import {
+  claimKeys,
+  type GenerateEvent,
+  type GenerateOutput,
+  type JudgeEvent,
+  type JudgeItemOutput,
+  type JudgeOutput,
+  type WorkflowRequest,
+} from './workflow-types.js';
 import type { Carried } from '../claim-check/types.js';
 
 export interface WorkflowTaskDeps {
@@ -40,13 +48,7 @@ export class WorkflowTasks {
       retry: this.deps.retry,
     });
     if (!result) throw new Error('runModels answered no result');
-    this.deps.log.info('Model generated', {
-      requestId: context.requestId,
-      modelId: result.modelId,
-      status: result.status,
-      latencyMs: result.latencyMs,
-      errorCode: result.error?.code,
-    });
+    this.logOutcome('Model generated', context.requestId, { modelId: result.modelId }, result);
     return {
       index: model.index,
       modelId: model.modelId,
@@ -55,38 +57,51 @@ export class WorkflowTasks {
     };
   }
 
-  /** Runs one judge call on one ordered pair; answers the judgment (claim-checked when large). */
-  async judge(event: JudgeEvent): Promise<JudgeOutput> {
-    const { context, task } = event;
-    if (event.a.status !== 'completed' || event.b.status !== 'completed' || !event.a.result || !event.b.result) {
-      return { task, status: 'skipped' };
-    }
-    const [request, a, b] = await Promise.all([
-      this.request(event.request),
-      retrieve<ModelResult>(this.deps.claimCheck, event.a.result),
-      retrieve<ModelResult>(this.deps.claimCheck, event.b.result),
-    ]);
-    const judge = request.judges[task.judge];
-    if (!judge) throw new Error(`Judge task names judge ${task.judge}, which the request does not have`);
-    const judgment = await judgeOnce(request, judge, a.output, b.output, {
-      route: this.deps.route,
-      deadlineAt: context.deadlineAt,
-      retry: this.deps.retry,
-    });
-    this.deps.log.info('Pair judged', {
-      requestId: context.requestId,
-      judgeModelId: judge.requestedId,
-      answerA: a.modelId,
-      answerB: b.modelId,
-      status: judgment.status,
-      latencyMs: judgment.latencyMs,
-      errorCode: judgment.error?.code,
-    });
-    return {
-      task,
-      status: judgment.status,
-      judgment: await carry(this.deps.claimCheck, claimKeys.judgment(context.requestId, task), judgment, context.judgmentInlineBytes),
+  /**
+   * Runs every judge call of one judge, all at once; answers one judgment per call
+   * (claim-checked when large). A call whose pair has a failed result is skipped.
+   */
+  async judge(event: JudgeEvent): Promise<JudgeItemOutput> {
+    const { context, item } = event;
+    const request = await this.request(event.request);
+    const judge = request.judges[item.judge];
+    if (!judge) throw new Error(`Judge item names judge ${item.judge}, which the request does not have`);
+    const completed = (index: number) => {
+      const output = event.results[index];
+      return output?.status === 'completed' && output.result !== undefined ? output.result : undefined;
     };
+    // Each contestant's output is read once, however many calls show it.
+    const outputs = new Map<number, Promise<ModelResult>>();
+    const output = (index: number, carried: Carried<ModelResult>) => {
+      let result = outputs.get(index);
+      if (!result) outputs.set(index, (result = retrieve<ModelResult>(this.deps.claimCheck, carried)));
+      return result;
+    };
+    const judgments = await Promise.all(
+      item.tasks.map(async (task): Promise<JudgeOutput> => {
+        const carriedA = completed(task.a);
+        const carriedB = completed(task.b);
+        if (!carriedA || !carriedB) return { task, status: 'skipped' };
+        const [a, b] = await Promise.all([output(task.a, carriedA), output(task.b, carriedB)]);
+        const judgment = await judgeOnce(request, judge, a.output, b.output, {
+          route: this.deps.route,
+          deadlineAt: context.deadlineAt,
+          retry: this.deps.retry,
+        });
+        this.logOutcome('Pair judged', context.requestId, { judgeModelId: judge.requestedId, answerA: a.modelId, answerB: b.modelId }, judgment);
+        return {
+          task,
+          status: judgment.status,
+          judgment: await carry(this.deps.claimCheck, claimKeys.judgment(context.requestId, task), judgment, context.judgmentInlineBytes),
+        };
+      }),
+    );
+    return { judge: item.judge, judgments };
+  }
+
+  /** One line per call: who, and how it ended (never its content). */
+  private logOutcome(message: string, requestId: string, who: Record<string, string>, outcome: { status: string; latencyMs: number; error?: { code: string } }): void {
+    this.deps.log.info(message, { requestId, ...who, status: outcome.status, latencyMs: outcome.latencyMs, errorCode: outcome.error?.code });
   }
 
   /** The request again as the `api` function validated it (the body was valid there, so it is here). */

@@ -34,12 +34,23 @@ export interface GenerateItem {
   modelId: string;
 }
 
+/**
+ * An item of the Judge map: one judge with every ordered pair it judges (every pair of
+ * requested models, both orders). One `judge` task makes all of them at once, so that a
+ * request at the judge-call limit runs in one wave (an inline Map runs at most 40
+ * iterations at a time; a request has at most LIMITS.judges judges).
+ */
+export interface JudgeItem {
+  judge: number;
+  tasks: JudgeTask[];
+}
+
 export interface WorkflowInput {
   request: Carried<WorkflowRequest>;
   context: WorkflowContext;
   models: GenerateItem[];
-  /** Every judge x every pair of requested models x both orders; a task whose pair has a failed result is skipped. */
-  judgeTasks: JudgeTask[];
+  /** One item per judge; a task whose pair has a failed result is skipped without a call. */
+  judges: JudgeItem[];
 }
 
 /** What the `generate` task gets: one item of the Generate map. */
@@ -62,28 +73,36 @@ export interface GenerateOutput {
   error?: string;
 }
 
-/** What the `judge` task gets: one item of the Judge map with the two results it compares. */
+/** What the `judge` task gets: one item of the Judge map and every Generate answer (each inline within its budget, or claim-checked). */
 export interface JudgeEvent {
   request: Carried<WorkflowRequest>;
   context: WorkflowContext;
-  task: JudgeTask;
-  /** The result shown as Answer A, and as Answer B. */
-  a: GenerateOutput;
-  b: GenerateOutput;
+  item: JudgeItem;
+  results: GenerateOutput[];
 }
 
-/** What Judge answers per task: `skipped` when a contestant failed (no call), `error` as for GenerateOutput. */
+/** One judge call's answer: `skipped` when a contestant failed (no call). */
 export interface JudgeOutput {
   task: JudgeTask;
   status: 'completed' | 'failed' | 'skipped';
   judgment?: Carried<Judgment>;
+}
+
+/**
+ * What Judge answers per judge: one JudgeOutput per task of its item, or, when the task
+ * failed as a whole (the state machine's Catch), `error`, its error name, and no judgments.
+ */
+export interface JudgeItemOutput {
+  judge: number;
+  judgments?: JudgeOutput[];
+  status?: 'failed';
   error?: string;
 }
 
 /** The execution's output: its input with both maps' answers. */
 export interface WorkflowOutput extends WorkflowInput {
   results: GenerateOutput[];
-  judgments: JudgeOutput[];
+  judgments: JudgeItemOutput[];
 }
 
 /** Starts one execution and answers its output once it has finished (StartSyncExecution in AWS). */

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalHost } from '../../infra/local/host.js';
+import { wireModelId } from '../../shared/catalog/bedrock-profiles.js';
 import { resolveModel } from '../../shared/catalog/index.js';
 import { body } from '../support/fixtures.js';
 import { post, startTestHost } from '../support/local.js';
@@ -35,7 +36,8 @@ describe('Every family', () => {
     expect([...protocols].sort()).toEqual(['anthropic-messages', 'bedrock-converse', 'gemini-generate-content', 'openai-chat', 'openai-responses']);
     for (const id of ONE_PER_FAMILY) {
       const entry = resolveModel(id)!;
-      const call = host.simulator.calls().find((c) => c.model === entry.upstreamModel);
+      // A Bedrock call names its region's inference profile (`us.amazon.nova-micro-v1:0`).
+      const call = host.simulator.calls().find((c) => c.model === wireModelId(entry, host.gateway.config.bedrockRegion));
       expect(call, id).toMatchObject({ provider: entry.provider, protocol: entry.protocol });
     }
   });

@@ -46,6 +46,20 @@ function expectedCredits(answer: Answer): number {
 }
 
 describe('Judging through the local host', () => {
+  it('answers a request at the judge-call limit: one Bedrock judge x 11 models, 110 judge calls, every evaluation completed', async () => {
+    // Prepare: eleven models of the simulator, judged by a Nova model (Bedrock Converse through the SDK client).
+    const models = ['fam_k-8b', 'fam_h-micro', 'fam_c-5-nano', 'fam_g-small', 'fam_i-gpt-oss-20b', 'fam_b-3.1-flash-lite', 'fam_f-v4-flash', 'fam_c-4o-mini', 'fam_d-3-mini', 'fam_e-gpt-oss-120b', 'fam_a-haiku-4-5'];
+
+    // Act
+    const answer = await post(body({ models, judges: ['fam_h-lite'] }));
+
+    // Assess
+    expect(answer.status).toBe(200);
+    expect(host.simulator.calls()).toHaveLength(11 + 110);
+    expect(answer.body.evaluations).toHaveLength(55);
+    expect((answer.body.evaluations as Evaluation[]).every((e) => e.status === 'completed' && e.orders.every((o) => o.status === 'completed'))).toBe(true);
+  });
+
   it('answers 3 models and 2 judges with 6 evaluations, each in both orders, a ranking, and charges the judge calls', async () => {
     // Prepare
     const before = await balanceMicro();

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalHost } from '../../infra/local/host.js';
 import type { FaultRule } from '../../infra/local/simulator/server.js';
+import { wireModelId } from '../../shared/catalog/bedrock-profiles.js';
 import { allModels, resolveModel } from '../../shared/catalog/index.js';
 import type { WireProtocol } from '../../shared/catalog/types.js';
 import { usdToMicroCredits } from '../../shared/credits/credits.js';
@@ -78,7 +79,8 @@ const DEADLINE_FAULTS: readonly Fault[] = [
   { name: 'slow past the deadline', rule: { kind: 'slow', delayMs: 10_000 }, outcome: { status: 'failed', codes: ['timeout'], attempts: 1 } },
 ];
 
-const upstream = (id: string) => resolveModel(id)!.upstreamModel;
+/** The model name the simulator sees: on Bedrock, the inference profile of the host's region. */
+const upstream = (id: string) => wireModelId(resolveModel(id)!, host.gateway.config.bedrockRegion);
 
 let host: LocalHost;
 let shortHost: LocalHost;

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,6 +25,38 @@ beforeAll(() => {
   allInputs = inputsOf(Object.keys(metafile.outputs));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Lambda's environment for the bundled api function; no AWS to reach, so the gateway answers 503. */
+const LAMBDA_ENV = {
+  PATH: process.env.PATH,
+  LAMBDA_TASK_ROOT: '/var/task',
+  AWS_LAMBDA_FUNCTION_NAME: 'api',
+  AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
+  _HANDLER: 'index.handler',
+  AWS_REGION: 'us-east-1',
+  AWS_ACCESS_KEY_ID: 'test',
+  AWS_SECRET_ACCESS_KEY: 'test',
+  PROVIDER_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:111122223333:secret:missing',
+};
+
+/**
+ * A bare `node` running the bundled api entry as Lambda's runtime would (its streaming
+ * global, as the runtime behaves: the unit tests use the same one), with an `event` to
+ * invoke it with, then `lines`; `exited` is its stdout once it ends.
+ */
+function runBundled(lines: string[], env: Record<string, string | undefined>): { child: ChildProcess; exited: Promise<string> } {
+  const script = [
+    `const { lambdaStreamingRuntime } = await import(${JSON.stringify(new URL('../support/lambda-streaming.mjs', import.meta.url).href)});`,
+    'globalThis.awslambda = lambdaStreamingRuntime();',
+    `const { handler } = await import(${JSON.stringify(pathToFileURL(join(dir, 'index.mjs')).href)});`,
+    "const event = { httpMethod: 'POST', path: '/api/v1/prompt', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'hi', models: ['fam_c-4o'] }), requestContext: { authorizer: { accountId: 'acct_1' } } };",
+    ...lines,
+  ].join('\n');
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { env: { ...LAMBDA_ENV, ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
+  let stdout = '';
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  return { child, exited: new Promise((resolve) => child.on('exit', () => resolve(stdout))) };
+}
 
 describe('Function: bundleFunction', () => {
   it.each([
@@ -74,38 +106,21 @@ describe('Function: bundleFunction, X-Ray', () => {
         if (document.name === '## index.handler') resolve(document);
       });
     });
-    // The runtime's streaming global, as the runtime behaves (the unit tests use the same one).
-    const script = [
-      "const { PassThrough } = await import('node:stream');",
-      `const { lambdaStreamingRuntime } = await import(${JSON.stringify(new URL('../support/lambda-streaming.mjs', import.meta.url).href)});`,
-      'globalThis.awslambda = lambdaStreamingRuntime();',
-      `const { handler } = await import(${JSON.stringify(pathToFileURL(join(dir, 'index.mjs')).href)});`,
-      "const event = { httpMethod: 'POST', path: '/api/v1/prompt', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'hi', models: ['fam_c-4o'] }), requestContext: { authorizer: { accountId: 'acct_1' } } };",
-      'const stream = new PassThrough(); const chunks = []; stream.on(\'data\', (chunk) => chunks.push(Buffer.from(chunk)));',
-      "await handler(event, stream, { awsRequestId: 'req-1', functionName: 'api', getRemainingTimeInMillis: () => 10000 });",
-      "process.stdout.write('\\n' + Buffer.concat(chunks).toString('base64'));",
-    ].join('\n');
     // Lambda's environment, its daemon on our socket; no AWS to reach, so the gateway answers 503.
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
-      env: {
-        PATH: process.env.PATH,
-        LAMBDA_TASK_ROOT: '/var/task',
-        AWS_LAMBDA_FUNCTION_NAME: 'api',
-        AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
-        _HANDLER: 'index.handler',
-        AWS_REGION: 'us-east-1',
-        AWS_ACCESS_KEY_ID: 'test',
-        AWS_SECRET_ACCESS_KEY: 'test',
-        PROVIDER_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:111122223333:secret:missing',
+    const { child, exited } = runBundled(
+      [
+        "const { PassThrough } = await import('node:stream');",
+        'const stream = new PassThrough(); const chunks = []; stream.on(\'data\', (chunk) => chunks.push(Buffer.from(chunk)));',
+        "await handler(event, stream, { awsRequestId: 'req-1', functionName: 'api', getRemainingTimeInMillis: () => 10000 });",
+        "process.stdout.write('\\n' + Buffer.concat(chunks).toString('base64'));",
+      ],
+      {
         _X_AMZN_TRACE_ID: 'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1',
         AWS_XRAY_DAEMON_ADDRESS: `127.0.0.1:${daemon.address().port}`,
       },
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
-    let stdout = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    );
     try {
-      const [document] = await Promise.all([traced, new Promise((resolve) => child.on('exit', resolve))]);
+      const [document, stdout] = await Promise.all([traced, exited]);
       // The function's log lines and metrics go to stdout too; the streamed bytes are the last line.
       const { metadata, body } = splitStreamed(Buffer.from(stdout.trim().split('\n').at(-1)!, 'base64'));
       expect(metadata).toMatchObject({ statusCode: 503, headers: { 'content-type': 'application/json; charset=utf-8', 'Retry-After': '5' } });
@@ -115,6 +130,25 @@ describe('Function: bundleFunction, X-Ray', () => {
       child.kill();
       daemon.close();
     }
+  });
+});
+
+describe('Function: bundleFunction, buffered entry', () => {
+  it('returns the proxy-integration answer, not a response stream, when the stack says RESPONSE_STREAMING=false, even in a runtime that streams', async () => {
+    // Prepare / Act: the runtime's streaming global is there (sam-local's and LocalStack's Node images have it too).
+    const stdout = await runBundled(
+      [
+        "const result = await handler(event, { awsRequestId: 'req-1', functionName: 'api', getRemainingTimeInMillis: () => 10000 });",
+        "process.stdout.write('\\n' + JSON.stringify(result));",
+      ],
+      { RESPONSE_STREAMING: 'false', AWS_XRAY_CONTEXT_MISSING: 'IGNORE_ERROR' },
+    ).exited;
+
+    // Assess: the last line is what the handler returned.
+    const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
+    expect(Object.keys(result).sort()).toEqual(['body', 'headers', 'isBase64Encoded', 'statusCode']);
+    expect(result).toMatchObject({ statusCode: 503, isBase64Encoded: false, headers: { 'content-type': 'application/json; charset=utf-8', 'Retry-After': '5' } });
+    expect(JSON.parse(result.body as string)).toMatchObject({ error: { code: 'service_unavailable' } });
   });
 });
 

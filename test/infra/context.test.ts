@@ -24,6 +24,7 @@ describe('Function: settingsFromContext', () => {
       [CONTEXT_KEYS.rateLimitRpm]: '60',
       [CONTEXT_KEYS.creditsPerUsd]: 200,
       [CONTEXT_KEYS.markup]: '1.2',
+      [CONTEXT_KEYS.responseStreaming]: 'false',
     });
 
     // Assess
@@ -38,6 +39,7 @@ describe('Function: settingsFromContext', () => {
       rateLimitRpm: 60,
       creditsPerUsd: 200,
       markup: 1.2,
+      responseStreaming: false,
     });
   });
 
@@ -52,6 +54,7 @@ describe('Function: settingsFromContext', () => {
     [CONTEXT_KEYS.stageName, 'my stage'],
     [CONTEXT_KEYS.apiGatewayCloudWatchRole, 'yes'],
     [CONTEXT_KEYS.markup, '0'],
+    [CONTEXT_KEYS.responseStreaming, 'no'],
   ])('rejects %s = %j', (key, value) => {
     expect(() => settingsOf({ [key]: value })).toThrow(ContextError);
   });
@@ -65,5 +68,11 @@ describe('Function: resolveSettings', () => {
   it('rejects an integration timeout past API Gateway\'s 5-minute idle limit for a streamed answer, which is written only once whole', () => {
     expect(() => resolveSettings({ integrationTimeout: Duration.seconds(301) })).toThrow(/cannot exceed 300 s/);
     expect(resolveSettings({ integrationTimeout: Duration.seconds(300) }).integrationTimeout.toSeconds()).toBe(300);
+  });
+
+  it('caps the integration timeout at 29 s without response streaming (buffered: the regional quota applies)', () => {
+    expect(() => resolveSettings({ responseStreaming: false, integrationTimeout: Duration.seconds(30) })).toThrow(/cannot exceed 29 s without response streaming/);
+    expect(resolveSettings({ responseStreaming: false }).integrationTimeout.toSeconds()).toBe(29);
+    expect(resolveSettings({ responseStreaming: true, integrationTimeout: Duration.seconds(30) }).integrationTimeout.toSeconds()).toBe(30);
   });
 });

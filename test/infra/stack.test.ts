@@ -6,7 +6,12 @@ import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { toCreateTableInput } from '../../infra/local/store.js';
 import { TABLE_ENV, tableNameOutputId } from '../../infra/stack/data.js';
+import { novaModels } from '../../infra/stack/bedrock.js';
 import { GatewayStack } from '../../infra/stack/gateway-stack.js';
+import { INLINE_MAP_CONCURRENCY } from '../../infra/stack/workflow.js';
+import { LIMITS } from '../../shared/contract/limits.js';
+import { judgeCallCount, planJudgeItems } from '../../shared/judging/plan.js';
+import { NOVA_GEOGRAPHIES } from '../../shared/catalog/bedrock-profiles.js';
 import { MODELS } from '../../shared/catalog/models.js';
 import { loadConfig } from '../../shared/config.js';
 import { MethodNotAllowedError } from '../../shared/errors.js';
@@ -103,11 +108,6 @@ const STATE_MACHINE_STAR_ACTIONS = [
   'xray:PutTraceSegments',
 ].sort();
 
-/** The Bedrock resources the model-calling functions may invoke, as CloudFormation renders them. */
-const NOVA_FOUNDATION_MODELS = { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':bedrock:*::foundation-model/amazon.nova-*']] };
-const NOVA_INFERENCE_PROFILES = {
-  'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':bedrock:*:', { Ref: 'AWS::AccountId' }, ':inference-profile/*amazon.nova-*']],
-};
 
 describe('Stack: GatewayStack', () => {
   let stack: GatewayStack;
@@ -360,20 +360,24 @@ describe('Stack: GatewayStack', () => {
           const json = JSON.stringify(resource);
           const table = /"Fn::GetAtt":\["([^"]+)","Arn"\]/.exec(json)?.[1];
           expect(table, `a DynamoDB resource that is not a table ARN: ${json}`).toBeDefined();
-          grants[table!] = [...new Set([...(grants[table!] ?? []), ...actions(statement)])].sort();
+          // An index ARN (`<table ARN>/index/...`) counts apart from its table.
+          const key = json.includes('/index/') ? `${table}/index` : table!;
+          grants[key] = [...new Set([...(grants[key] ?? []), ...actions(statement)])].sort();
         }
       }
       return grants;
     }
 
-    it('lets the authorizer read the API keys table and get account items, and nothing else', () => {
-      const grants = tableGrants(logicalId(stack, stack.authorizerFunction.role!));
-      const id = (key: keyof typeof stack.data.tables) => logicalId(stack, stack.data.tables[key]);
-      expect(Object.keys(grants).sort()).toEqual([id('apiKeys'), id('accounts')].sort());
-      expect(grants[id('apiKeys')]).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query']));
-      expect(grants[id('apiKeys')]!.filter((a) => /Put|Update|Delete|Write/.test(a))).toEqual([]);
-      // The account item by key, for the authorizer context: no query, no scan, no write.
-      expect(grants[id('accounts')]).toEqual(['dynamodb:GetItem']);
+    /** The grants a role should have: table key to the exact DynamoDB actions its code calls. */
+    function expectGrants(role: IConstruct, expected: Partial<Record<keyof typeof stack.data.tables, string[]>>): void {
+      const id = (key: string) => logicalId(stack, stack.data.tables[key as keyof typeof stack.data.tables]);
+      const want = Object.fromEntries(Object.entries(expected).map(([key, names]) => [id(key), names!.map((n) => `dynamodb:${n}`).sort()]));
+      expect(tableGrants(logicalId(stack, role))).toEqual(want);
+    }
+
+    it('lets the authorizer get the API key by its hash and the account by its ID, nothing else (no index, no query)', () => {
+      // shared/auth/authenticate.ts: apiKeys.get, accounts.get.
+      expectGrants(stack.authorizerFunction.role!, { apiKeys: ['GetItem'], accounts: ['GetItem'] });
     });
 
     it('gives the generate, judge and state machine roles no table', () => {
@@ -382,42 +386,74 @@ describe('Stack: GatewayStack', () => {
       }
     });
 
-    it('lets the api, generate and judge functions invoke Amazon Nova on Bedrock, and nothing else on Bedrock', () => {
+    it("lets the api, generate and judge functions invoke the catalog's Nova models through this region's inference profiles, and nothing else on Bedrock", () => {
       const callers = [stack.apiFunction, stack.generateFunction, stack.judgeFunction].map((fn) => logicalId(stack, fn.role!));
       const bedrock = policyStatements(template).filter(({ statement }) => actions(statement).some((a) => a.startsWith('bedrock:')));
-      expect(bedrock.flatMap(({ roles }) => roles).sort()).toEqual(callers.sort());
-      for (const { statement } of bedrock) {
+      const mappingId = Object.keys(template.toJSON().Mappings as object)[0]!;
+      const inMap = (attribute: string) => ({ 'Fn::FindInMap': [mappingId, { Ref: 'AWS::Region' }, attribute] });
+      const profile = (model: string) => ({
+        'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':bedrock:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':inference-profile/', inMap('prefix'), `.${model}`]],
+      });
+      for (const role of callers) {
+        const statements = bedrock.filter(({ roles }) => roles.includes(role)).map(({ statement }) => statement as Statement & { Sid?: string });
         // Converse is authorized as InvokeModel: no streaming, no other model, no management API.
-        expect(actions(statement)).toEqual(['bedrock:InvokeModel']);
-        expect(resources(statement)).toHaveLength(2);
-        expect(resources(statement)).toEqual(expect.arrayContaining([NOVA_FOUNDATION_MODELS, NOVA_INFERENCE_PROFILES]));
+        expect(statements.map((st) => [st.Sid, actions(st)]).sort()).toEqual([
+          ['NovaFoundationModels', ['bedrock:InvokeModel']],
+          ['NovaInferenceProfiles', ['bedrock:InvokeModel']],
+        ]);
+        // The profiles in this region and account; the models in the profile's destination regions.
+        expect(statements.find((st) => st.Sid === 'NovaInferenceProfiles')!.Resource).toEqual(novaModels().map(profile));
+        expect(statements.find((st) => st.Sid === 'NovaFoundationModels')!.Resource).toEqual({ 'Fn::Split': [',', inMap('foundationModels')] });
       }
+      expect([...new Set(bedrock.flatMap(({ roles }) => roles))].sort()).toEqual(callers.sort());
     });
 
-    it('covers every Bedrock model of the catalog with that grant', () => {
-      const bedrockModels = MODELS.filter((m) => m.provider === 'bedrock');
-      expect(bedrockModels.length).toBeGreaterThan(0);
-      // The foundation-model resource is `amazon.nova-*`; an inference profile adds a region prefix (`us.`).
-      for (const model of bedrockModels) expect(model.upstreamModel).toMatch(/^amazon\.nova-/);
+    it("maps every source region of a Nova profile to its geography's prefix and every catalog Bedrock model in every destination region", () => {
+      const mapping = Object.values(template.toJSON().Mappings as Record<string, Record<string, { prefix: string; foundationModels: string }>>)[0]!;
+      const catalog = [...new Set(MODELS.filter((m) => m.provider === 'bedrock').map((m) => m.upstreamModel))].sort();
+      expect(novaModels()).toEqual(catalog);
+      expect(Object.keys(mapping).sort()).toEqual(NOVA_GEOGRAPHIES.flatMap((g) => g.regions).sort());
+      for (const geography of NOVA_GEOGRAPHIES) {
+        const arns = geography.regions.flatMap((region) => catalog.map((model) => `arn:aws:bedrock:${region}::foundation-model/${model}`)).sort();
+        for (const region of geography.regions) {
+          expect(mapping[region]!.prefix).toBe(geography.prefix);
+          expect(mapping[region]!.foundationModels.split(',').sort()).toEqual(arns);
+        }
+      }
+      expect(mapping['eu-west-1']!.prefix).toBe('eu');
     });
 
-    it('lets the api function use every table but the API keys, and only append to the ledger', () => {
-      const grants = tableGrants(logicalId(stack, stack.apiFunction.role!));
-      const id = (key: keyof typeof stack.data.tables) => logicalId(stack, stack.data.tables[key]);
-      expect(Object.keys(grants).sort()).toEqual(TABLES.filter((t) => t.key !== 'apiKeys').map((t) => id(t.key)).sort());
-      expect(grants[id('accounts')]).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:PutItem']));
-      expect(grants[id('promptLogs')]).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:Query']));
-      expect(grants[id('ledger')]).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:Query']));
-      expect(grants[id('ledger')]!.filter((a) => /UpdateItem|DeleteItem|BatchWriteItem/.test(a))).toEqual([]);
+    it("tells each Bedrock caller to call Bedrock in the stack's region", () => {
+      for (const fn of [stack.apiFunction, stack.generateFunction, stack.judgeFunction]) {
+        expect(all[logicalId(stack, fn)]!.Properties!.Environment.Variables.BEDROCK_REGION).toEqual({ Ref: 'AWS::Region' });
+      }
+      expect(all[logicalId(stack, stack.authorizerFunction)]!.Properties!.Environment.Variables.BEDROCK_REGION).toBeUndefined();
     });
 
-    it('lets the reconciler read and write accounts (it scans them) and only append to the ledger', () => {
-      const grants = tableGrants(logicalId(stack, stack.reconcilerFunction.role!));
-      const id = (key: keyof typeof stack.data.tables) => logicalId(stack, stack.data.tables[key]);
-      expect(Object.keys(grants).sort()).toEqual([id('accounts'), id('ledger')].sort());
-      expect(grants[id('accounts')]).toEqual(expect.arrayContaining(['dynamodb:Scan', 'dynamodb:GetItem', 'dynamodb:UpdateItem']));
-      expect(grants[id('ledger')]).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:GetItem']));
-      expect(grants[id('ledger')]!.filter((a) => /UpdateItem|DeleteItem|BatchWriteItem/.test(a))).toEqual([]);
+    it('refuses at synth a stack whose region no Nova profile serves, and synthesizes one that a profile serves', () => {
+      expect(() => synthesize({ env: { region: 'sa-east-1' } })).toThrow(/no cross-region inference profile with sa-east-1/);
+      expect(() => synthesize({ env: { region: 'eu-west-3' } })).not.toThrow();
+    });
+
+    it('lets the api function call exactly what the request path calls on each table, and only append to the ledger', () => {
+      // Account read and reserve/settle updates; ledger put and read-back; idempotency claim,
+      // read, complete and release; the prompt log written. No Scan, Query, batch or index.
+      expectGrants(stack.apiFunction.role!, {
+        accounts: ['GetItem', 'UpdateItem'],
+        ledger: ['PutItem', 'GetItem'],
+        idempotency: ['PutItem', 'GetItem', 'UpdateItem', 'DeleteItem'],
+        promptLogs: ['PutItem'],
+      });
+    });
+
+    it('lets the reconciler scan and update accounts and only append to the ledger', () => {
+      expectGrants(stack.reconcilerFunction.role!, { accounts: ['Scan', 'UpdateItem'], ledger: ['PutItem', 'GetItem'] });
+    });
+
+    it('refuses to grant anything that rewrites the ledger', () => {
+      const { stack: fresh } = synthesize();
+      expect(() => fresh.data.grantItems('ledger', fresh.reconcilerFunction, ['UpdateItem'])).toThrow(/append-only/);
+      expect(() => fresh.data.grantItems('ledger', fresh.reconcilerFunction, ['DeleteItem'])).toThrow(/append-only/);
     });
   });
 
@@ -441,6 +477,8 @@ describe('Stack: GatewayStack', () => {
       const destinations = props.LoggingConfiguration.Destinations as { CloudWatchLogsLogGroup: { LogGroupArn: unknown } }[];
       expect(destinations).toEqual([{ CloudWatchLogsLogGroup: { LogGroupArn: { 'Fn::GetAtt': [logicalId(stack, stack.workflow.logGroup), 'Arn'] } } }]);
       expect(all[logicalId(stack, stack.workflow.logGroup)]!.Properties!.RetentionInDays).toBe(30);
+      // Under the prefix AWS advises for vended logs (the logs resource policy's size limit), named per stack.
+      expect(all[logicalId(stack, stack.workflow.logGroup)]!.Properties!.LogGroupName).toBe('/aws/vendedlogs/states/GatewayTest-judge-workflow');
       // The api function waits for it synchronously: no longer than the integration timeout.
       expect(definition.TimeoutSeconds).toBe(29);
     });
@@ -449,21 +487,38 @@ describe('Stack: GatewayStack', () => {
       expect(definition.StartAt).toBe('Generate');
       expect(Object.keys(definition.States as object).sort()).toEqual(['Generate', 'Judge']);
       expect(definition.States.Generate).toMatchObject({ Type: 'Map', ItemsPath: '$.models', ResultPath: '$.results', Next: 'Judge' });
-      expect(definition.States.Judge).toMatchObject({ Type: 'Map', ItemsPath: '$.judgeTasks', ResultPath: '$.judgments', End: true });
+      expect(definition.States.Judge).toMatchObject({ Type: 'Map', ItemsPath: '$.judges', ResultPath: '$.judgments', End: true });
       expect(definition.States.Generate.ItemProcessor.StartAt).toBe('GenerateModel');
-      expect(definition.States.Judge.ItemProcessor.StartAt).toBe('BothCompleted');
-      // A pair with a failed result is skipped without a judge call.
-      expect(states.BothCompleted).toMatchObject({ Type: 'Choice', Default: 'JudgeSkipped' });
-      expect(states.BothCompleted!.Choices).toEqual([expect.objectContaining({ Next: 'JudgePair' })]);
-      expect(states.JudgeSkipped).toMatchObject({ Type: 'Pass', Parameters: { status: 'skipped' } });
+      // One task per judge, given every result: it skips the pairs with a failed one itself.
+      expect(definition.States.Judge.ItemProcessor.StartAt).toBe('JudgeCalls');
+      expect(definition.States.Judge.ItemSelector).toMatchObject({ 'item.$': '$$.Map.Item.Value', 'results.$': '$.results' });
     });
 
-    it('has exactly two Lambda tasks, GenerateModel on the generate function and JudgePair on the judge function', () => {
+    it('fits any request the contract allows into one wave of each inline Map (at most 40 iterations at once)', () => {
+      // Neither map caps its concurrency below Step Functions' own 40.
+      for (const map of ['Generate', 'Judge']) expect(definition.States[map].MaxConcurrency ?? 0).toBe(0);
+      expect(definition.States.Generate.ItemProcessor.ProcessorConfig ?? { Mode: 'INLINE' }).toEqual({ Mode: 'INLINE' });
+      let atLimit = 0;
+      for (let judges = 1; judges <= LIMITS.judges; judges++) {
+        for (let n = 2; n <= LIMITS.models && judgeCallCount(judges, n) <= LIMITS.judgeCalls; n++) {
+          const models = Array.from({ length: n }, (_, i) => i);
+          const items = planJudgeItems(judges, models);
+          // Generate: one iteration per model; Judge: one per judge, holding all its calls.
+          expect(n).toBeLessThanOrEqual(INLINE_MAP_CONCURRENCY);
+          expect(items.length).toBeLessThanOrEqual(INLINE_MAP_CONCURRENCY);
+          expect(items.flatMap((item) => item.tasks)).toHaveLength(judgeCallCount(judges, n));
+          if (judgeCallCount(judges, n) > LIMITS.judgeCalls - 11) atLimit++;
+        }
+      }
+      expect(atLimit).toBeGreaterThan(0);
+    });
+
+    it('has exactly two Lambda tasks, GenerateModel on the generate function and JudgeCalls on the judge function', () => {
       const tasks = Object.entries(states).filter(([, state]) => state.Type === 'Task');
-      expect(tasks.map(([name]) => name).sort()).toEqual(['GenerateModel', 'JudgePair']);
+      expect(tasks.map(([name]) => name).sort()).toEqual(['GenerateModel', 'JudgeCalls']);
       for (const [name, fn] of [
         ['GenerateModel', stack.generateFunction],
-        ['JudgePair', stack.judgeFunction],
+        ['JudgeCalls', stack.judgeFunction],
       ] as const) {
         const task = states[name]!;
         expect(task.Resource).toBe('arn:aws:states:::lambda:invoke');
@@ -473,14 +528,14 @@ describe('Stack: GatewayStack', () => {
       }
     });
 
-    it.each(['GenerateModel', 'JudgePair'])('retries %s on Lambda service errors only, and catches everything else into a failed item', (name) => {
+    it.each(['GenerateModel', 'JudgeCalls'])('retries %s on Lambda service errors only, and catches everything else into a failed item', (name) => {
       const task = states[name]!;
       // One retrier, on errors of the Lambda service: an error the function threw is a bug a retry would repeat.
       expect(task.Retry).toHaveLength(1);
       const [retry] = task.Retry as Record<string, any>[];
       expect([...(retry!.ErrorEquals as string[])].sort()).toEqual(LAMBDA_SERVICE_ERRORS);
       expect(retry).toMatchObject({ IntervalSeconds: 1, MaxAttempts: 2, BackoffRate: 2, JitterStrategy: 'FULL' });
-      // Every other error becomes a failed item, so one model or judge call never fails the execution.
+      // Every other error becomes a failed item, so one model or judge never fails the execution.
       expect(task.Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: expect.any(String) }]);
       const fallback = states[(task.Catch as { Next: string }[])[0]!.Next]!;
       expect(fallback).toMatchObject({ Type: 'Pass', End: true, Parameters: { status: 'failed', 'error.$': '$.error.Error' } });
@@ -635,6 +690,38 @@ describe('Stack: GatewayStack', () => {
       expect(uri).toContain(logicalId(stack, stack.apiFunction));
     });
 
+    it('builds a buffered integration with -c gateway:responseStreaming=false, and tells the api function to settle before it answers', () => {
+      // Prepare
+      const buffered = synthesize({ responseStreaming: false });
+      const postOf = (t: Template) =>
+        Object.values(t.findResources('AWS::ApiGateway::Method') as Resources)
+          .map((m) => m.Properties!)
+          .find((p) => p.HttpMethod === 'POST')!;
+      const streamingEnv = (s: GatewayStack, t: Template) =>
+        (t.toJSON().Resources[logicalId(s, s.apiFunction)].Properties.Environment.Variables as Record<string, unknown>).RESPONSE_STREAMING;
+
+      // Assess: the buffered stack, an ordinary proxy integration the emulators can run.
+      const integration = postOf(buffered.template).Integration;
+      expect(integration.Type).toBe('AWS_PROXY');
+      expect(integration).not.toHaveProperty('ResponseTransferMode');
+      const uri = JSON.stringify(integration.Uri);
+      expect(uri).toContain('2015-03-31/functions/');
+      expect(uri).not.toContain('response-streaming');
+      expect(streamingEnv(buffered.stack, buffered.template)).toBe('false');
+      // The default stack streams, and says so to its function.
+      expect(streamingEnv(stack, template)).toBe('true');
+      // Only the buffered stack declares the store endpoint (empty: AWS), for sam-local's --env-vars to override.
+      const storeEndpoint = (s: GatewayStack, t: Template, fn: IConstruct) => t.toJSON().Resources[logicalId(s, fn)].Properties.Environment.Variables.DYNAMODB_ENDPOINT;
+      for (const fn of ['apiFunction', 'authorizerFunction'] as const) {
+        expect(storeEndpoint(buffered.stack, buffered.template, buffered.stack[fn])).toBe('');
+        expect(storeEndpoint(stack, template, stack[fn])).toBeUndefined();
+      }
+      // And, on the api function, every provider's key and base URL, empty; never in the AWS stack.
+      const variables = (s: GatewayStack, t: Template) => t.toJSON().Resources[logicalId(s, s.apiFunction)].Properties.Environment.Variables as Record<string, unknown>;
+      expect(variables(buffered.stack, buffered.template)).toMatchObject({ OPENAI_API_KEY: '', OPENAI_BASE_URL: '', BEDROCK_BASE_URL: '', GROQ_API_KEY: '' });
+      expect(Object.keys(variables(stack, template)).filter((name) => /_API_KEY$|_BASE_URL$/.test(name))).toEqual([]);
+    });
+
     it.each<[string, string | undefined, string]>([
       ['UNAUTHORIZED', '401', 'unauthorized'],
       ['ACCESS_DENIED', '403', 'forbidden'],
@@ -740,10 +827,8 @@ describe('Stack: GatewayStack', () => {
           'ReconcilerFunctionRole AwsSolutions-IAM5[Resource::*]',
           'Api/RestApi/Default/api/v1/prompt/ANY AwsSolutions-APIG4',
           'ApiFunctionRole AwsSolutions-IAM5[Resource::*]',
-          'ApiFunctionRole AwsSolutions-IAM5[Resource::<DatapromptLogs017E57BE.Arn>/index/*]',
           'AuthorizerFunction AwsSolutions-L1',
           'AuthorizerFunctionRole AwsSolutions-IAM5[Resource::*]',
-          'AuthorizerFunctionRole AwsSolutions-IAM5[Resource::<DataapiKeysF790ECC1.Arn>/index/*]',
           // The judge workflow's functions: the runtime and Lambda's X-Ray, as for every function.
           'GenerateFunction AwsSolutions-L1',
           'GenerateFunctionRole AwsSolutions-IAM5[Resource::*]',
@@ -753,11 +838,6 @@ describe('Stack: GatewayStack', () => {
           'ApiFunctionRole AwsSolutions-IAM5[Resource::<DataClaimCheckA9E48B77.Arn>/*]',
           'GenerateFunctionRole AwsSolutions-IAM5[Resource::<DataClaimCheckA9E48B77.Arn>/*]',
           'JudgeFunctionRole AwsSolutions-IAM5[Resource::<DataClaimCheckA9E48B77.Arn>/*]',
-          // Amazon Nova on Bedrock: the foundation models and the account's inference profiles, any region.
-          ...['ApiFunctionRole', 'GenerateFunctionRole', 'JudgeFunctionRole'].flatMap((role) => [
-            `${role} AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*::foundation-model/amazon.nova-*]`,
-            `${role} AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:bedrock:*:<AWS::AccountId>:inference-profile/*amazon.nova-*]`,
-          ]),
           // The state machine: log delivery and X-Ray on "*", versions and aliases of its two functions.
           'Workflow/StateMachine/Role AwsSolutions-IAM5[Resource::*]',
           'Workflow/StateMachine/Role AwsSolutions-IAM5[Resource::<GenerateFunctionD11A7A28.Arn>:*]',

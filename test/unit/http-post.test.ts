@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { LIMITS } from '../../shared/contract/limits.js';
 import { keepAliveAgent, post } from '../../shared/http/post.js';
 
 let server: Server | undefined;
@@ -53,6 +54,12 @@ describe('Function: post', () => {
     const call = post(url, '{}', {}, { agent, signal: controller.signal });
     controller.abort();
     await expect(call).rejects.toMatchObject({ name: 'AbortError' });
+    agent.destroy();
+  });
+
+  it('lets one client hold more connections to a host than a request can make judge calls, so a judge\'s calls never queue', () => {
+    const agent = keepAliveAgent(new URL('https://bedrock-runtime.eu-west-1.amazonaws.com'));
+    expect(agent.maxSockets).toBeGreaterThanOrEqual(LIMITS.judgeCalls);
     agent.destroy();
   });
 });

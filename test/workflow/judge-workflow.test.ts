@@ -16,6 +16,8 @@ import { promptLogId } from '../../shared/ids.js';
 import { WorkflowFailedError } from '../../shared/judging/errors.js';
 import { runJudgedComparison } from '../../shared/judging/judged-comparison.js';
 import { WORKFLOW_LIMITS } from '../../shared/judging/limits.js';
+import { judgeCallCount } from '../../shared/judging/plan.js';
+import { LIMITS } from '../../shared/contract/limits.js';
 import { VERDICT_SCHEMA } from '../../shared/judging/verdict.js';
 import { weightedScores } from '../../shared/judging/weights.js';
 import { WorkflowTasks } from '../../shared/judging/workflow-tasks.js';
@@ -24,6 +26,7 @@ import { silentLog } from '../../shared/log.js';
 import { UpstreamError } from '../../shared/providers/errors.js';
 import type { Router } from '../../shared/providers/router.js';
 import type { ModelCall, ModelReply } from '../../shared/providers/types.js';
+import { gate } from '../support/gate.js';
 
 /**
  * The judge workflow as the stack defines it, run by the local runner (aws-local-stepfunctions)
@@ -39,6 +42,8 @@ interface Fakes {
   /** Extra latency per canonical model ID. */
   delays?: Record<string, number>;
   judges?: Record<string, JudgeBehaviour>;
+  /** Holds every judge call until this many are in flight at once (a request that runs in waves never gets there). */
+  judgeBarrier?: { calls: number; inFlight: number; maxInFlight: number };
 }
 
 interface Call {
@@ -62,12 +67,20 @@ function reply(output: string, inputChars: number): ModelReply {
 
 /** Providers as a Router: contestants answer from `outputs`, judges as their behaviour says. */
 function fakeRouter(fakes: Fakes, calls: Call[]): Router {
+  const allInFlight = gate();
   return (entry) => ({
     endpoint: { baseUrl: 'http://fake.invalid', simulated: true },
     adapter: {
       async send(call: ModelCall): Promise<ModelReply> {
         const judging = call.responseSchema === VERDICT_SCHEMA;
         calls.push({ modelId: entry.id, judge: judging });
+        const barrier = fakes.judgeBarrier;
+        if (judging && barrier) {
+          barrier.inFlight++;
+          barrier.maxInFlight = Math.max(barrier.maxInFlight, barrier.inFlight);
+          if (barrier.inFlight === barrier.calls) allInFlight.open();
+          await allInFlight.opened;
+        }
         const delay = fakes.delays?.[entry.id];
         if (delay) await new Promise((resolve) => setTimeout(resolve, delay));
         if (!judging) {
@@ -259,27 +272,60 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
   });
 
   it('turns a task that throws into a failed item, never a failed execution', async () => {
-    // Prepare: the generate function crashes for one model, the judge function for one order.
+    // Prepare: the generate function crashes for one model, the judge function for the second judge.
     const { judge } = harness({ outputs: BY_LENGTH }, (handlers) => ({
       generate: async (event, context) => {
         if (event.model.modelId === 'fam_a-opus-4-6') throw new TypeError('generate crashed');
         return handlers.generate(event, context);
       },
       judge: async (event, context) => {
-        if (event.task.a === 2) throw new RangeError('judge crashed');
+        if (event.item.judge === 1) throw new RangeError('judge crashed');
         return handlers.judge(event, context);
       },
     }));
 
     // Act
-    const { results, evaluations } = await judge({ models: MODELS, judges: ['fam_c-4.1'] });
+    const { results, evaluations } = await judge({ models: MODELS, judges: JUDGES });
 
     // Assess
     expect(results[1]).toMatchObject({ modelId: 'fam_a-opus-4-6', status: 'failed', error: { code: 'internal_error', message: expect.stringContaining('TypeError') } });
-    expect(evaluations).toHaveLength(1);
-    expect(evaluations[0]).toMatchObject({ modelA: 'fam_c-5.4', modelB: 'fam_b-3.1-pro', status: 'failed' });
-    expect(evaluations[0]!.orders[0].status).toBe('completed');
-    expect(evaluations[0]!.orders[1]).toMatchObject({ status: 'failed', error: { code: 'internal_error', message: expect.stringContaining('RangeError') } });
+    expect(evaluations.map((e) => [e.judgeModelId, e.modelA, e.modelB, e.status])).toEqual([
+      ['fam_c-4.1', 'fam_c-5.4', 'fam_b-3.1-pro', 'completed'],
+      ['fam_f-v4-pro', 'fam_c-5.4', 'fam_b-3.1-pro', 'failed'],
+    ]);
+    for (const order of evaluations[1]!.orders) {
+      expect(order).toMatchObject({ status: 'failed', error: { code: 'internal_error', message: expect.stringContaining('RangeError') } });
+    }
+  });
+
+  it.each([
+    ['1 judge x 11 models', ['fam_c-4.1'], 11],
+    ['4 judges x 6 models', ['fam_c-4.1', 'fam_f-v4-pro', 'fam_b-3.1-pro', 'fam_a-opus-4-6'], 6],
+  ])('runs a request at the judge-call limit (%s) in one wave: every judge call in flight at once, one judge task per judge', async (_, judges, n) => {
+    // Prepare: every judge call is held until all of them have arrived.
+    const models = ['fam_c-5.4', 'fam_a-opus-4-6', 'fam_b-3.1-pro', 'fam_g-large', 'fam_c-4.1', 'fam_f-v4-pro', 'fam_b-3.5-flash', 'fam_d-4.3', 'fam_k-8b', 'fam_i-gpt-oss-120b', 'fam_h-pro'].slice(0, n);
+    const expected = judgeCallCount(judges.length, n);
+    expect(expected).toBeGreaterThan(LIMITS.judgeCalls - 11);
+    expect(expected).toBeLessThanOrEqual(LIMITS.judgeCalls);
+    const barrier = { calls: expected, inFlight: 0, maxInFlight: 0 };
+    let judgeTasks = 0;
+    const { judge, calls } = harness({ judgeBarrier: barrier }, (handlers) => ({
+      ...handlers,
+      judge: async (event, context) => {
+        judgeTasks++;
+        return handlers.judge(event, context);
+      },
+    }));
+
+    // Act
+    const { evaluations } = await judge({ models, judges });
+
+    // Assess
+    expect(calls.filter((c) => c.judge)).toHaveLength(expected);
+    expect(barrier.maxInFlight).toBe(expected);
+    expect(judgeTasks).toBe(judges.length);
+    expect(evaluations).toHaveLength((judges.length * n * (n - 1)) / 2);
+    expect(evaluations.every((e) => e.status === 'completed')).toBe(true);
   });
 
   it('carries outputs totalling over 256 KiB and a large request by claim check, and deletes them when the request ends', async () => {
@@ -324,13 +370,13 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
     // Prepare: a generate handler that ignores its inline budget.
     const workflow = createLocalWorkflow({
       generate: async (event) => ({ index: event.model.index, modelId: event.model.modelId, status: 'completed', result: { value: { output: 'x'.repeat(WORKFLOW_LIMITS.stateBytes) } as never } }),
-      judge: async (event) => ({ task: event.task, status: 'skipped' }),
+      judge: async (event) => ({ judge: event.item.judge, judgments: [] }),
     });
     const input: WorkflowInput = {
       request: { value: { body: { prompt: 'p', models: ['fam_c-5.4'] } } },
       context: { requestId: 'pl_x', generateDeadlineAt: Date.now() + 5_000, deadlineAt: Date.now() + 9_000, resultInlineBytes: 1024, judgmentInlineBytes: 1024 },
       models: [{ index: 0, modelId: 'fam_c-5.4' }],
-      judgeTasks: [],
+      judges: [],
     };
 
     // Act / Assess
@@ -375,10 +421,10 @@ describe('Workflow: the definition the local runner executes', () => {
     const states = local.definition.States as Record<string, Record<string, any>>;
     expect(local.definition.StartAt).toBe('Generate');
     expect(states.Generate).toMatchObject({ Type: 'Map', ItemsPath: '$.models', Next: 'Judge' });
-    expect(states.Judge).toMatchObject({ Type: 'Map', ItemsPath: '$.judgeTasks', End: true });
+    expect(states.Judge).toMatchObject({ Type: 'Map', ItemsPath: '$.judges', End: true });
     for (const [map, task] of [
       ['Generate', 'GenerateModel'],
-      ['Judge', 'JudgePair'],
+      ['Judge', 'JudgeCalls'],
     ] as const) {
       const state = states[map]!.ItemProcessor.States[task];
       expect(state.Resource).toBe('arn:aws:states:::lambda:invoke');

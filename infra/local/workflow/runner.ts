@@ -5,7 +5,7 @@ import type {
   GenerateEvent,
   GenerateOutput,
   JudgeEvent,
-  JudgeOutput,
+  JudgeItemOutput,
   JudgingWorkflow,
   WorkflowInput,
   WorkflowOutput,
@@ -17,7 +17,7 @@ import { installPromiseWithResolvers } from './polyfill.js';
 /** The local handlers the definition's Lambda tasks run: the `generate` and `judge` functions' own handlers. */
 export interface LocalTaskHandlers {
   generate: (event: GenerateEvent, context: Context) => Promise<GenerateOutput>;
-  judge: (event: JudgeEvent, context: Context) => Promise<JudgeOutput>;
+  judge: (event: JudgeEvent, context: Context) => Promise<JudgeItemOutput>;
 }
 
 export interface LocalWorkflowOptions {

@@ -1,4 +1,5 @@
 import type { ContentBlock, ConverseCommandInput, Message, SystemContentBlock, ToolConfiguration, ToolInputSchema } from '@aws-sdk/client-bedrock-runtime';
+import { bedrockModelId } from '../../catalog/bedrock-profiles.js';
 import type { AttachmentType } from '../../catalog/types.js';
 import type { Attachment } from '../../contract/types.js';
 import { schemaInstruction } from '../structured-output.js';
@@ -30,7 +31,8 @@ export interface ConverseRequest {
 }
 
 /** The gateway's call as a Converse request: system blocks, alternating turns, the prompt last. */
-export function toConverseRequest(call: ModelCall): ConverseRequest {
+/** `region` is where the call is made: it picks the cross-region inference profile the call names (catalog/bedrock-profiles.ts). */
+export function toConverseRequest(call: ModelCall, region?: string): ConverseRequest {
   const warnings: string[] = [];
   const cachePoints = new CachePointBudget(warnings);
   const forcedTool = call.responseSchema !== undefined && call.entry.capabilities.structuredOutput === 'tool';
@@ -53,7 +55,7 @@ export function toConverseRequest(call: ModelCall): ConverseRequest {
   const tuning = Object.keys(call.tuning).filter((key) => call.tuning[key as keyof ModelCall['tuning']] !== undefined);
   if (tuning.length > 0) warnings.push(`This model takes no model_tuning; ignored: ${tuning.join(', ')}`);
 
-  const input: ConverseCommandInput = { modelId: call.entry.upstreamModel, messages, inferenceConfig: inferenceConfig(call, warnings) };
+  const input: ConverseCommandInput = { modelId: bedrockModelId(call.entry.upstreamModel, region), messages, inferenceConfig: inferenceConfig(call, warnings) };
   if (system.length > 0) input.system = system;
   if (forcedTool && call.responseSchema) input.toolConfig = respondTool(call.responseSchema);
   return { input, warnings };

@@ -6,7 +6,7 @@ import { fromConverseResponse } from './response.js';
 
 /** One Converse call: the request mapped, sent through the SDK, the answer (or the SDK's error) mapped back. */
 export const sendConverse: ProtocolAdapter['send'] = async (call, endpoint, signal, ready) => {
-  const { input, warnings } = toConverseRequest(call);
+  const { input, warnings } = toConverseRequest(call, endpoint.region);
   let answer: unknown;
   try {
     answer = await converse(input, endpoint, signal, ready);

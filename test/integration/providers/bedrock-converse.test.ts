@@ -57,6 +57,19 @@ function lastBody(): Json {
 }
 
 describe('Adapter: bedrockConverse against the simulator', () => {
+  it.each([
+    ['eu-west-1', 'eu.amazon.nova-pro-v1:0'],
+    ['ap-northeast-1', 'apac.amazon.nova-pro-v1:0'],
+    ['us-east-2', 'us.amazon.nova-pro-v1:0'],
+  ])('calls from %s through its geography\'s inference profile (%s)', async (region, profile) => {
+    sim.reset();
+    await bedrockConverse.send(call(), { ...endpoint, region }, new AbortController().signal);
+
+    const [recorded] = sim.calls();
+    expect(recorded?.model).toBe(profile);
+    expect(recorded?.path).toBe(`/bedrock/v1/model/${encodeURIComponent(profile)}/converse`);
+  });
+
   it('completes a call with text and usage, signed once on the Converse route of the model', async () => {
     const reply = await send();
 

@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { BedrockRuntimeClient, ConverseCommand } from '@aws-sdk/client-bedrock-runtime';
 import { describe, expect, it } from 'vitest';
+import { bedrockModelId } from '../../../shared/catalog/bedrock-profiles.js';
 import type { ModelEntry } from '../../../shared/catalog/types.js';
+import { loadConfig } from '../../../shared/config.js';
 import { providerCost } from '../../../shared/pricing/cost.js';
 import { documentName } from '../../../shared/providers/bedrock-converse/document-name.js';
 import { fromSdkError } from '../../../shared/providers/bedrock-converse/errors.js';
@@ -39,6 +41,29 @@ function call(overrides: Partial<ModelCall> = {}): ModelCall {
 }
 
 const signal = new AbortController().signal;
+
+describe('Function: bedrockModelId', () => {
+  it.each([
+    ['us-east-1', 'us.amazon.nova-lite-v1:0'],
+    ['us-west-2', 'us.amazon.nova-lite-v1:0'],
+    ['eu-central-1', 'eu.amazon.nova-lite-v1:0'],
+    ['eu-west-3', 'eu.amazon.nova-lite-v1:0'],
+    ['ap-south-1', 'apac.amazon.nova-lite-v1:0'],
+    ['ap-southeast-2', 'apac.amazon.nova-lite-v1:0'],
+    // No Nova profile has these as a source: the bare model ID (in-region, where Nova is).
+    ['sa-east-1', 'amazon.nova-lite-v1:0'],
+    [undefined, 'amazon.nova-lite-v1:0'],
+  ])('names from %s the model %s', (region, id) => {
+    expect(bedrockModelId('amazon.nova-lite-v1:0', region)).toBe(id);
+    expect(toConverseRequest(call({ entry: LITE }), region).input.modelId).toBe(id);
+  });
+
+  it('calls Bedrock in the function\'s own region unless BEDROCK_REGION says otherwise', () => {
+    expect(loadConfig({ AWS_REGION: 'eu-west-1' }).bedrockRegion).toBe('eu-west-1');
+    expect(loadConfig({ AWS_REGION: 'eu-west-1', BEDROCK_REGION: 'us-east-2' }).bedrockRegion).toBe('us-east-2');
+    expect(loadConfig({}).bedrockRegion).toBe('us-east-1');
+  });
+});
 
 describe('Function: toConverseRequest', () => {
   it('maps a bare call to modelId, one user message and maxTokens', () => {

@@ -1,0 +1,88 @@
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAnswer, createApiHandler } from '../../functions/api-handler.js';
+import { bufferAnswers, PROXY_RESULT_KEYS } from '../../functions/stream-answer.js';
+import type { LocalHost } from '../../infra/local/host.js';
+import { lambdaContext } from '../../infra/local/lambda-events.js';
+import { silentLog } from '../../shared/log.js';
+import { body } from '../support/fixtures.js';
+import { startTestHost } from '../support/local.js';
+
+/**
+ * The `api` function's buffered entry (`-c gateway:responseStreaming=false`, for LocalStack
+ * and sam-local) over the real gateway: embedded store, provider simulator. Its answer is
+ * what those emulators parse as a Lambda proxy integration answer, and it comes only once
+ * the request's credits are settled and its records written.
+ */
+
+let host: LocalHost;
+beforeAll(async () => {
+  host = await startTestHost();
+});
+afterAll(async () => {
+  await host?.close();
+});
+
+function proxyEvent(accountId: string, payload: unknown): APIGatewayProxyEvent {
+  return {
+    resource: '/api/v1/prompt',
+    path: '/api/v1/prompt',
+    httpMethod: 'POST',
+    headers: { Authorization: 'Bearer unused-the-authorizer-has-run', 'Content-Type': 'application/json' },
+    multiValueHeaders: {},
+    queryStringParameters: null,
+    multiValueQueryStringParameters: null,
+    pathParameters: null,
+    stageVariables: null,
+    body: JSON.stringify(payload),
+    isBase64Encoded: false,
+    requestContext: { authorizer: { accountId }, requestId: 'req-buffered', path: '/api/v1/prompt' } as unknown as APIGatewayProxyEvent['requestContext'],
+  };
+}
+
+describe('Function: bufferAnswers (the api entry without response streaming)', () => {
+  it('answers the proxy-integration JSON (statusCode, headers, body, isBase64Encoded) only after the balance is settled', async () => {
+    // Prepare: a fresh account, and a record of what finished first.
+    const { accountId } = await host.gateway.credits.openAccount({ balanceMicro: 50_000_000, rateLimitRpm: 1000 });
+    const order: string[] = [];
+    const handler = bufferAnswers(
+      createApiHandler(() => host.gateway, silentLog),
+      (event) => afterAnswer(event).then(() => void order.push('settled')),
+      silentLog,
+    );
+
+    // Act
+    const result = await handler(proxyEvent(accountId, body({ models: ['fam_k-8b', 'fam_c-4o'] })), lambdaContext('api'));
+    order.push('answered');
+
+    // Assess: exactly the keys sam-local accepts, each of the type it parses.
+    expect(Object.keys(result).every((key) => (PROXY_RESULT_KEYS as readonly string[]).includes(key))).toBe(true);
+    expect(result).toMatchObject({ statusCode: 200, isBase64Encoded: false });
+    expect(typeof result.body).toBe('string');
+    expect(Object.values(result.headers ?? {}).every((value) => typeof value === 'string')).toBe(true);
+    expect(result.headers).toMatchObject({ 'content-type': 'application/json; charset=utf-8' });
+    const answer = JSON.parse(result.body) as { promptLogId: string; creditsUsed: number; results: { status: string }[] };
+    expect(answer.results.map((r) => r.status)).toEqual(['completed', 'completed']);
+    expect(answer.creditsUsed).toBeGreaterThan(0);
+
+    // Assess: settled before it answered, read at once with nothing awaited in between.
+    expect(order).toEqual(['settled', 'answered']);
+    const account = (await host.gateway.accounts.get(accountId))!;
+    expect(account.reservations).toEqual({});
+    expect(account.balanceMicro).toBe(50_000_000 - Math.round(answer.creditsUsed * 1e6));
+    expect(await host.gateway.credits.ledgerSum(accountId)).toBe(account.balanceMicro);
+    expect(await host.gateway.promptLogs.get(answer.promptLogId)).toBeDefined();
+  });
+
+  it('answers a refusal in the same shape, with the error body naming the field, and charges nothing', async () => {
+    const { accountId } = await host.gateway.credits.openAccount({ balanceMicro: 5_000_000, rateLimitRpm: 1000 });
+    const handler = bufferAnswers(createApiHandler(() => host.gateway, silentLog), afterAnswer, silentLog);
+
+    const result = await handler(proxyEvent(accountId, { models: ['fam_k-8b'] }), lambdaContext('api'));
+
+    expect(result).toMatchObject({ statusCode: 400, isBase64Encoded: false });
+    expect(Object.keys(result).every((key) => (PROXY_RESULT_KEYS as readonly string[]).includes(key))).toBe(true);
+    expect(JSON.parse(result.body)).toMatchObject({ error: { code: 'invalid_request', details: [expect.objectContaining({ field: '/prompt' })] } });
+    expect((await host.gateway.accounts.get(accountId))!.balanceMicro).toBe(5_000_000);
+  });
+});
