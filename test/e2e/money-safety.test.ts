@@ -1,5 +1,5 @@
 import { ServerResponse } from 'node:http';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { LocalHost } from '../../infra/local/host.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { usdToMicroCredits } from '../../shared/credits/credits.js';
@@ -7,22 +7,18 @@ import { estimateMicroCredits } from '../../shared/credits/estimate.js';
 import { IdempotencyService } from '../../shared/idempotency/idempotency-service.js';
 import { gate } from '../support/gate.js';
 import { balanceOf, openTestAccount, until } from '../support/accounts.js';
-import { post, startTestHost } from '../support/local.js';
+import { post, useTestHost } from '../support/local.js';
 
 /**
  * Money under hostile load and hostile vendors, through HTTP on the local host: concurrent
  * requests on reasoning models never overdraw an account, a vendor's impossible or missing
  * usage neither makes a call free nor loses the request's log or the other models' charges.
  */
+const testHost = useTestHost();
 let host: LocalHost;
-beforeAll(async () => {
-  host = await startTestHost();
+beforeEach(() => {
+  host = testHost();
 });
-afterAll(async () => {
-  await host?.close();
-});
-beforeEach(() => host.simulator.reset());
-afterEach(() => vi.restoreAllMocks());
 
 /** Micro-credits of what an answer's calls cost by their own figures (provider cost, or the estimate charged where it is unavailable). */
 function costMicro(answer: { body: { results: { providerCost: number | null; estimatedCost?: number }[] } }): number {

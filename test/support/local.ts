@@ -1,3 +1,4 @@
+import { afterAll, afterEach, beforeAll, beforeEach, vi } from 'vitest';
 import { loadConfig, type GatewayConfig } from '../../shared/config.js';
 import { startLocalHost, type LocalHost } from '../../infra/local/host.js';
 import { assertMatchesOpenApi } from './openapi-validator.js';
@@ -9,6 +10,26 @@ export function testConfig(env: Record<string, string> = {}): GatewayConfig {
 
 export async function startTestHost(env: Record<string, string> = {}): Promise<LocalHost> {
   return startLocalHost(testConfig(env));
+}
+
+/**
+ * One host for the test file: started before its tests, closed after them, its simulator
+ * reset and mocks restored around each test. Returns the host's getter.
+ */
+export function useTestHost(env: Record<string, string> = {}): () => LocalHost {
+  let host: LocalHost | undefined;
+  beforeAll(async () => {
+    host = await startTestHost(env);
+  });
+  afterAll(async () => {
+    await host?.close();
+  });
+  beforeEach(() => host?.simulator.reset());
+  afterEach(() => vi.restoreAllMocks());
+  return () => {
+    if (!host) throw new Error('the test host is not started yet');
+    return host;
+  };
 }
 
 export interface Answer {

@@ -333,7 +333,7 @@ interface MessagesCall {
   schema: Json | undefined;
 }
 
-function answer(call: MessagesCall, usage: boolean): Reply {
+function answer(call: MessagesCall, usage: boolean, structured?: Json): Reply {
   const content: Json[] = [];
   let budget = call.maxTokens;
   let stopReason: 'end_turn' | 'max_tokens' = 'end_turn';
@@ -344,7 +344,7 @@ function answer(call: MessagesCall, usage: boolean): Reply {
     content.push({ type: 'thinking', thinking, signature });
     budget -= countTokens(thinking);
   }
-  let text = call.schema ? JSON.stringify(generateFromSchema(call.schema, call.seed)) : generateParagraph(call.model, call.seed);
+  let text = call.schema ? JSON.stringify(structured ?? generateFromSchema(call.schema, call.seed)) : generateParagraph(call.model, call.seed);
   if (countTokens(text) > budget) {
     text = truncateToTokens(text, Math.max(0, budget));
     stopReason = 'max_tokens';
@@ -419,7 +419,7 @@ export function prepareMessages(input: unknown): Prepared {
     thinking,
     schema,
   };
-  return { ok: true, model, answer: (opts) => answer(call, opts.usage) };
+  return { ok: true, model, answer: (opts) => answer(call, opts.usage, opts.structured) };
 }
 
 /** The protocol module registered by the simulator server. */

@@ -231,12 +231,12 @@ function applyCache(cachePoints: readonly CachePoint[]): { read: number; write: 
   return { read, write: last.tokens - read };
 }
 
-function answer(call: ConverseCall, usage: boolean): Reply {
+function answer(call: ConverseCall, usage: boolean, structured?: Json): Reply {
   let content: Json[];
   let stopReason: 'end_turn' | 'max_tokens' | 'tool_use';
   let outputTokens: number;
   if (call.forced) {
-    const input = generateFromSchema(call.forced.schema, call.seed);
+    const input = structured ?? generateFromSchema(call.forced.schema, call.seed);
     content = [{ toolUse: { toolUseId: `tooluse_${call.digest.slice(0, 22)}`, name: call.forced.name, input } }];
     stopReason = 'tool_use';
     outputTokens = countTokens(JSON.stringify(input));
@@ -332,7 +332,7 @@ export function prepareConverse(input: unknown, model: string): Prepared {
     maxTokens,
     forced: tools.forced,
   };
-  return { ok: true, model, answer: (opts) => answer(call, opts.usage) };
+  return { ok: true, model, answer: (opts) => answer(call, opts.usage, opts.structured) };
 }
 
 function modelFromPath(rest: string): string {

@@ -312,13 +312,13 @@ export function prepareGenerateContent(input: unknown, model: string): Prepared 
     cached: cachedContent !== undefined,
     search,
   };
-  return { ok: true, model, answer: (opts) => answer(call, opts.usage) };
+  return { ok: true, model, answer: (opts) => answer(call, opts.usage, opts.structured) };
 }
 
-function answer(call: GeminiCall, usage: boolean): Reply {
+function answer(call: GeminiCall, usage: boolean, structured?: Json): Reply {
   let text: string;
   if (call.json) {
-    text = JSON.stringify(call.schema !== undefined ? generateFromSchema(call.schema, call.seed) : { answer: generateParagraph(call.model, call.seed) });
+    text = JSON.stringify(call.schema !== undefined ? (structured ?? generateFromSchema(call.schema, call.seed)) : { answer: generateParagraph(call.model, call.seed) });
   } else {
     text = generateParagraph(call.model, call.seed);
   }

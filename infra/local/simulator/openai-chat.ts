@@ -474,11 +474,11 @@ function thinkingText(model: string, seed: number, tokens: number): string {
   return text.slice(0, length);
 }
 
-function answer(call: ChatCall, usage: boolean): Reply {
+function answer(call: ChatCall, usage: boolean, structured?: Json): Reply {
   let content: string;
   switch (call.format.type) {
     case 'json_schema':
-      content = JSON.stringify(generateFromSchema(call.format.schema, call.seed));
+      content = JSON.stringify(structured ?? generateFromSchema(call.format.schema, call.seed));
       break;
     case 'json_object':
       content = JSON.stringify({ answer: generateParagraph(call.model, call.seed) });
@@ -655,7 +655,7 @@ function prepareIn(input: unknown, provider: string | undefined): { prepared: Pr
     format,
     reasoning: vendor.reasoning(body, model),
   };
-  return { prepared: { ok: true, model, answer: (opts) => answer(call, opts.usage) }, vendor };
+  return { prepared: { ok: true, model, answer: (opts) => answer(call, opts.usage, opts.structured) }, vendor };
 }
 
 /** Validates a chat completions request body; on success returns a ready-to-answer call. */

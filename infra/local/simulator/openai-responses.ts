@@ -397,7 +397,7 @@ export function prepareResponses(input: unknown): Prepared {
     format,
     metadata: isObject(metadata) ? metadata : {},
   };
-  return { ok: true, model, answer: (opts) => answer(call, opts.usage) };
+  return { ok: true, model, answer: (opts) => answer(call, opts.usage, opts.structured) };
 }
 
 // ---------------------------------------------------------------------------
@@ -405,10 +405,10 @@ export function prepareResponses(input: unknown): Prepared {
 // ---------------------------------------------------------------------------
 
 
-function content(call: ResponsesCall): string {
+function content(call: ResponsesCall, structured?: Json): string {
   switch (call.format.type) {
     case 'json_schema':
-      return JSON.stringify(generateFromSchema(call.format.schema, call.seed));
+      return JSON.stringify(structured ?? generateFromSchema(call.format.schema, call.seed));
     case 'json_object':
       return JSON.stringify({ answer: generateParagraph(call.model, call.seed) });
     default:
@@ -416,14 +416,14 @@ function content(call: ResponsesCall): string {
   }
 }
 
-function answer(call: ResponsesCall, withUsage: boolean): Reply {
+function answer(call: ResponsesCall, withUsage: boolean, structured?: Json): Reply {
   const cachedTokens = cachedTokensFor(call.prefixes);
   remember(call.prefixes);
 
   const limit = call.maxOutputTokens ?? Infinity;
   const wantedReasoning = call.effort === null ? 0 : (REASONING_TOKENS[call.effort] ?? 0);
   const reasoningTokens = Math.min(wantedReasoning, limit);
-  let text: string | undefined = content(call);
+  let text: string | undefined = content(call, structured);
   let incomplete = false;
   const room = limit - reasoningTokens;
   if (room <= 0) {

@@ -18,6 +18,8 @@ import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } fro
 import type { AddressInfo, Socket } from 'node:net';
 import { FaultRules, LatencyTable, parseFaultRule } from './faults.js';
 import type { FaultMatch, FaultRule } from './faults.js';
+import { JudgeRules, parseJudgeRule, type JudgeRule } from './judges.js';
+import type { Json } from './json.js';
 import { openAiError } from './openai-chat.js';
 import { PROTOCOLS } from './protocols.js';
 import type { WireProtocol } from '../../../shared/catalog/types.js';
@@ -57,6 +59,8 @@ export interface Simulator {
   setLatency(ms: number, match?: FaultMatch): void;
   /** clear rules, latencies (back to options.latencyMs), calls and the protocols' prompt caches; resumes a pause */
   reset(): void;
+  /** tell judge calls to one judge (by provider and/or upstream model) how to decide; cleared by reset() */
+  setJudge(rule: JudgeRule): void;
   /** hold every answer until resume() */
   pause(): void;
   resume(): void;
@@ -75,9 +79,15 @@ export interface Reply {
   body: string;
 }
 
+export interface AnswerOptions {
+  usage: boolean;
+  /** The structured value to answer with instead of one generated from the schema: a behaving judge's verdict. */
+  structured?: Json;
+}
+
 /** Result of validating a request: either ready to answer, or an error reply. */
 export type Prepared =
-  | { ok: true; model: string; answer(opts: { usage: boolean }): Reply }
+  | { ok: true; model: string; answer(opts: AnswerOptions): Reply }
   | { ok: false; reply: Reply };
 
 /** One vendor wire protocol. `rest` is the path after `/{provider}`, without query string. */
@@ -196,6 +206,7 @@ class ProviderSimulator implements Simulator {
   private readonly server: Server;
   private readonly sockets: Set<Socket>;
   private readonly rules = new FaultRules();
+  private readonly judges = new JudgeRules();
   private readonly latency: LatencyTable;
   private readonly defaultLatencyMs: number;
   private recorded: SimulatedCall[] = [];
@@ -227,8 +238,15 @@ class ProviderSimulator implements Simulator {
     this.latency.set(ms, match);
   }
 
+  setJudge(rule: JudgeRule): void {
+    const parsed = parseJudgeRule(rule);
+    if (!parsed.ok) throw new TypeError(`invalid judge rule: ${parsed.error}`);
+    this.judges.add(parsed.rule);
+  }
+
   reset(): void {
     this.rules.clear();
+    this.judges.clear();
     this.latency.reset(this.defaultLatencyMs);
     this.recorded = [];
     for (const protocol of PROTOCOLS) protocol.reset?.();
@@ -337,8 +355,9 @@ class ProviderSimulator implements Simulator {
       send(res, reply ?? handler.invalidJson());
       return;
     }
+    const answering: AnswerOptions = { usage: true, structured: this.judges.verdictFor(provider, model, body) };
     if (fault === undefined) {
-      send(res, prepared.answer({ usage: true }));
+      send(res, prepared.answer(answering));
       return;
     }
     switch (fault.kind) {
@@ -349,16 +368,16 @@ class ProviderSimulator implements Simulator {
         return; // the socket stays open until the client aborts or close() is called
       case 'slow':
         if (fault.delayMs > 0 && !(await wait(fault.delayMs, res))) return;
-        send(res, prepared.answer({ usage: true }));
+        send(res, prepared.answer(answering));
         return;
       case 'malformed': {
-        const good = prepared.answer({ usage: true });
+        const good = prepared.answer(answering);
         good.body = good.body.slice(0, Math.max(1, Math.floor(good.body.length / 2)));
         send(res, good);
         return;
       }
       case 'empty': {
-        const good = prepared.answer({ usage: true });
+        const good = prepared.answer(answering);
         good.body = '';
         send(res, good);
         return;
@@ -367,32 +386,42 @@ class ProviderSimulator implements Simulator {
         req.socket.destroy();
         return;
       case 'no-usage':
-        send(res, prepared.answer({ usage: false }));
+        send(res, prepared.answer({ ...answering, usage: false }));
         return;
     }
   }
 
+  /** Reads a rule from a control request's JSON body: 204 once added, 400 naming what is wrong. */
+  private async addRule<R>(req: IncomingMessage, res: ServerResponse, kind: string, parse: (input: unknown) => { ok: true; rule: R } | { ok: false; error: string }, add: (rule: R) => void): Promise<void> {
+    const raw = await readBody(req);
+    if (raw === undefined) return;
+    const parsed = raw.tooLarge ? ({ ok: false } as const) : parseJson(raw.text);
+    if (!parsed.ok) {
+      send(res, openAiError(400, `The request body must be a JSON ${kind} rule.`, 'invalid_request_error'));
+      return;
+    }
+    const rule = parse(parsed.value);
+    if (!rule.ok) {
+      send(res, openAiError(400, `Invalid ${kind} rule: ${rule.error}`, 'invalid_request_error'));
+      return;
+    }
+    add(rule.rule);
+    send(res, noContent());
+  }
+
   private async control(method: string, path: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (path === '/__sim/faults' && method === 'POST') {
-      const raw = await readBody(req);
-      if (raw === undefined) return;
-      const parsed = raw.tooLarge ? ({ ok: false } as const) : parseJson(raw.text);
-      if (!parsed.ok) {
-        send(res, openAiError(400, 'The request body must be a JSON fault rule.', 'invalid_request_error'));
-        return;
-      }
-      const rule = parseFaultRule(parsed.value);
-      if (!rule.ok) {
-        send(res, openAiError(400, `Invalid fault rule: ${rule.error}`, 'invalid_request_error'));
-        return;
-      }
-      this.rules.add(rule.rule);
-      send(res, noContent());
+      await this.addRule(req, res, 'fault', parseFaultRule, (rule) => this.rules.add(rule));
+      return;
+    }
+    if (path === '/__sim/judges' && method === 'POST') {
+      await this.addRule(req, res, 'judge', parseJudgeRule, (rule) => this.judges.add(rule));
       return;
     }
     req.resume();
     if (path === '/__sim/faults' && method === 'DELETE') {
       this.rules.clear();
+      this.judges.clear();
       this.latency.reset(this.defaultLatencyMs);
       send(res, noContent());
       return;

@@ -1,0 +1,107 @@
+/**
+ * How the simulator's judges decide, per judge model: without a setting a judge answers
+ * whatever its verdict schema's first values are (winner "A": the position bias the swap
+ * cancels); told a behaviour, it reads the two answers from the judge prompt's
+ * <answer_a> and <answer_b> and decides as that behaviour says. Each behaviour is one a real
+ * judge shows (MT-Bench, Zheng et al. 2023), so that every judge statistic has a judge
+ * that moves it.
+ */
+import type { FaultMatch } from './faults.js';
+import type { Json } from './json.js';
+
+export const JUDGE_BEHAVIOURS = ['position-a', 'consistent', 'longer', 'self'] as const;
+/**
+ * - `position-a`: always the answer shown first;
+ * - `consistent`: the same answer whichever position it is in (a fixed preference, from its text);
+ * - `longer`: the longer answer;
+ * - `self`: the answer the judge wrote itself (the simulator's answers name their model), else as `consistent`.
+ */
+export type JudgeBehaviour = (typeof JUDGE_BEHAVIOURS)[number];
+
+export type JudgeRule = FaultMatch & { behaviour: JudgeBehaviour };
+
+/** Validates an untrusted value (the body of POST /__sim/judges). */
+export function parseJudgeRule(input: unknown): { ok: true; rule: JudgeRule } | { ok: false; error: string } {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return { ok: false, error: 'judge rule must be a JSON object' };
+  const r = input as Record<string, unknown>;
+  if (typeof r['behaviour'] !== 'string' || !(JUDGE_BEHAVIOURS as readonly string[]).includes(r['behaviour'])) {
+    return { ok: false, error: `behaviour must be one of ${JUDGE_BEHAVIOURS.join(', ')}` };
+  }
+  const rule: JudgeRule = { behaviour: r['behaviour'] as JudgeBehaviour };
+  for (const key of ['provider', 'model'] as const) {
+    const value = r[key];
+    if (value === undefined || value === null) continue;
+    if (typeof value !== 'string' || value === '') return { ok: false, error: `${key} must be a non-empty string` };
+    rule[key] = value;
+  }
+  return { ok: true, rule };
+}
+
+const ANSWER = (tag: string) => new RegExp(`<${tag}>\\n([\\s\\S]*?)\\n</${tag}>`);
+
+/** The two answers of a judge prompt found anywhere in a request body, or undefined for a request that is no judge call. */
+function judgedAnswers(body: unknown): { a: string; b: string } | undefined {
+  const stack: unknown[] = [body];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (typeof value === 'string') {
+      const a = ANSWER('answer_a').exec(value)?.[1];
+      const b = ANSWER('answer_b').exec(value)?.[1];
+      if (a !== undefined && b !== undefined) return { a, b };
+    } else if (value !== null && typeof value === 'object') {
+      stack.push(...Object.values(value));
+    }
+  }
+  return undefined;
+}
+
+/** A fixed preference between two texts, independent of their order: the smaller FNV-1a hash. */
+function hash(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+function decide(behaviour: JudgeBehaviour, model: string, { a, b }: { a: string; b: string }): 'A' | 'B' | 'tie' {
+  switch (behaviour) {
+    case 'position-a':
+      return 'A';
+    case 'longer':
+      return a.length === b.length ? 'tie' : a.length > b.length ? 'A' : 'B';
+    case 'self': {
+      const own = `Simulated answer from ${model}:`;
+      if (a.startsWith(own) !== b.startsWith(own)) return a.startsWith(own) ? 'A' : 'B';
+      return decide('consistent', model, { a, b });
+    }
+    case 'consistent':
+      return hash(a) === hash(b) ? 'tie' : hash(a) < hash(b) ? 'A' : 'B';
+  }
+}
+
+/** The judges told how to behave; the first matching rule wins, as with faults. */
+export class JudgeRules {
+  private rules: JudgeRule[] = [];
+
+  add(rule: JudgeRule): void {
+    this.rules.push(rule);
+  }
+
+  clear(): void {
+    this.rules = [];
+  }
+
+  /** The verdict a judge told how to behave answers with, or undefined (no rule, or no judge call). */
+  verdictFor(provider: string, model: string, body: unknown): Json | undefined {
+    const rule = this.rules.find((r) => (r.provider === undefined || r.provider === provider) && (r.model === undefined || r.model === model));
+    if (!rule) return undefined;
+    const answers = judgedAnswers(body);
+    if (!answers) return undefined;
+    const winner = decide(rule.behaviour, model, answers);
+    return {
+      reasoning: `Simulated ${rule.behaviour} judge.`,
+      scoreA: winner === 'A' ? 8 : winner === 'tie' ? 6 : 4,
+      scoreB: winner === 'B' ? 8 : winner === 'tie' ? 6 : 4,
+      winner,
+    };
+  }
+}
