@@ -85,20 +85,28 @@ export class MethodNotAllowedError extends GatewayError {
   }
 }
 
+/** The estimate of a refused request, part by part, in credits. */
+export interface CreditsEstimate {
+  models: { modelId: string; credits: number; outputTokens: number }[];
+  judgeCalls: { calls: number; credits: number };
+}
+
 export class InsufficientCreditsError extends GatewayError {
   override name = 'InsufficientCreditsError';
   constructor(
     readonly estimatedCreditsRequired: number,
     readonly balance: number,
+    readonly estimate?: CreditsEstimate,
   ) {
     super(
       402,
       'insufficient_credits',
-      `This request needs an estimated ${estimatedCreditsRequired} credits; the balance is ${balance}`,
+      `This request needs an estimated ${estimatedCreditsRequired} credits; the balance is ${balance}. ` +
+        'The estimate is the worst case: every model writing its whole output limit. A lower generation_settings.maxTokens lowers it',
     );
   }
   override extras(): Record<string, unknown> {
-    return { estimatedCreditsRequired: this.estimatedCreditsRequired, balance: this.balance };
+    return { estimatedCreditsRequired: this.estimatedCreditsRequired, balance: this.balance, ...(this.estimate ? { estimate: this.estimate } : {}) };
   }
 }
 

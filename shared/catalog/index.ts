@@ -1,5 +1,6 @@
 import { FAMILY_TOKENS, MODELS } from './models.js';
 import type { ModelEntry } from './types.js';
+import { closest } from '../text/closest.js';
 
 export type { ModelEntry } from './types.js';
 
@@ -27,4 +28,18 @@ export function resolveModel(id: string): ModelEntry | undefined {
 
 export function allModels(): readonly ModelEntry[] {
   return MODELS;
+}
+
+/** IDs compared for suggestions: case, dots and underscores aside (`claude-opus-4.6`, `fam_c-54`). */
+const normaliseId = (id: string) => id.toLowerCase().replace(/[._]/g, '-');
+
+/**
+ * The known IDs closest to an unknown one, as a caller would write them: `"claude-opus-4-6"
+ * (fam_a-opus-4-6)` for a vendor spelling, `"fam_a-opus-4-6"` for a canonical ID.
+ */
+export function closestModelIds(id: string): string[] {
+  return closest(id, byId.keys(), normaliseId).map((known) => {
+    const canonical = (byId.get(known) as ModelEntry).id;
+    return canonical === known ? `"${known}"` : `"${known}" (${canonical})`;
+  });
 }

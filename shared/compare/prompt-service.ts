@@ -3,8 +3,8 @@ import type { GatewayConfig } from '../config.js';
 import type { PromptRequest } from '../contract/types.js';
 import { microToCredits, usdToMicroCredits } from '../credits/credits.js';
 import { chargeableMicro, type CreditsService, type OpenRequest } from '../credits/credits-service.js';
-import { estimateMicroCredits } from '../credits/estimate.js';
-import { AccountNotFoundError, GatewayError } from '../errors.js';
+import { estimateBreakdown, type EstimateBreakdown } from '../credits/estimate.js';
+import { AccountNotFoundError, GatewayError, InsufficientCreditsError, type CreditsEstimate } from '../errors.js';
 import type { IdempotencyService } from '../idempotency/idempotency-service.js';
 import { promptLogId as newPromptLogId } from '../ids.js';
 import { ServerTiming } from '../http/server-timing.js';
@@ -160,7 +160,13 @@ export class PromptService {
     timing: ServerTiming,
   ): Promise<Answered> {
     const { config, credits, log } = this.deps;
-    const reserving = timing.measure('reserve', () => credits.reserve(accountId, promptLogId, estimateMicroCredits(request, config), rateLimitRpm ?? config.rateLimitRpm));
+    const estimate = estimateBreakdown(request, config);
+    const reserving = timing.measure('reserve', () =>
+      credits.reserve(accountId, promptLogId, estimate.micro, rateLimitRpm ?? config.rateLimitRpm).catch((error: unknown) => {
+        // A 402 says what the estimate is made of, so that the caller sees what to lower.
+        throw error instanceof InsufficientCreditsError ? new InsufficientCreditsError(error.estimatedCreditsRequired, error.balance, inCredits(estimate)) : error;
+      }),
+    );
     const deadlineAt = receivedAt + config.requestDeadlineMs - SETTLE_MARGIN_MS;
     const judged = request.judges.length > 0;
     const models = judged ? undefined : this.runModelsOnceReserved(request, reserving, deadlineAt);
@@ -245,4 +251,11 @@ export class PromptService {
       return 0;
     }
   }
+}
+
+function inCredits(estimate: EstimateBreakdown): CreditsEstimate {
+  return {
+    models: estimate.models.map(({ modelId, micro, outputTokens }) => ({ modelId, credits: microToCredits(micro), outputTokens })),
+    judgeCalls: { calls: estimate.judgeCalls.calls, credits: microToCredits(estimate.judgeCalls.micro) },
+  };
 }

@@ -313,6 +313,30 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
     extras: {
       estimatedCreditsRequired: credits('The worst-case estimate of this request, in credits.'),
       balance: credits('The balance when the request was refused, in credits.'),
+      estimate: {
+        type: 'object',
+        description:
+          "What the estimate is made of: each model's call (its worst case is its whole output limit, `outputTokens`, reasoning included where the vendor bills it) and the judge calls. A lower `generation_settings.maxTokens` lowers it.",
+        properties: {
+          models: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: { modelId: { type: 'string' }, credits: { type: 'number', minimum: 0 }, outputTokens: { type: 'integer', minimum: 0 } },
+              required: ['modelId', 'credits', 'outputTokens'],
+              additionalProperties: false,
+            },
+          },
+          judgeCalls: {
+            type: 'object',
+            properties: { calls: { type: 'integer', minimum: 0 }, credits: { type: 'number', minimum: 0 } },
+            required: ['calls', 'credits'],
+            additionalProperties: false,
+          },
+        },
+        required: ['models', 'judgeCalls'],
+        additionalProperties: false,
+      },
     },
     requiredExtras: ['estimatedCreditsRequired', 'balance'],
   },

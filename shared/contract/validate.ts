@@ -1,10 +1,12 @@
 import type { ErrorObject } from 'ajv';
 import { requiresUserFirst } from '../catalog/conversation.js';
-import { resolveModel } from '../catalog/index.js';
+import { closestModelIds, resolveModel } from '../catalog/index.js';
 import type { AttachmentType } from '../catalog/types.js';
 import { ValidationError, type FieldError } from '../errors.js';
 import validatePromptRequestBody from './generated/prompt-request-validator.js';
 import { LIMITS } from './limits.js';
+import { closest } from '../text/closest.js';
+import { knownFieldsAt } from './field-names.js';
 import { escapePointer } from './pointer.js';
 import { checkResponseSchema } from './response-schema.js';
 import type { JudgeWeights, ModelTuning, PromptRequest, PromptRequestBody, RequestedModel, SystemBlock } from './types.js';
@@ -79,13 +81,19 @@ function isBlank(text: string): boolean {
   return !NOT_BLANK.test(text);
 }
 
+/** An unknown model ID's message, naming the closest known IDs when some are close. */
+function unknownModelId(id: string): string {
+  const near = closestModelIds(id);
+  return `unknown model ID "${id}"${near.length > 0 ? `; did you mean ${near.join(' or ')}?` : ''}`;
+}
+
 function resolveIds(ids: readonly string[], path: string, errors: FieldError[]): RequestedModel[] {
   const resolved: RequestedModel[] = [];
   const seen = new Map<string, number>();
   ids.forEach((id, index) => {
     const entry = resolveModel(id);
     if (!entry) {
-      errors.push({ field: `${path}/${index}`, message: `unknown model ID "${id}"` });
+      errors.push({ field: `${path}/${index}`, message: unknownModelId(id) });
       return;
     }
     const first = seen.get(entry.id);
@@ -106,7 +114,7 @@ function applyTuning(body: PromptRequestBody, models: RequestedModel[], errors: 
     const entry = resolveModel(key);
     const model = entry && models.find((m) => m.entry === entry);
     if (!entry || !model) {
-      errors.push({ field, message: entry ? `"${key}" is not one of the requested models` : `unknown model ID "${key}"` });
+      errors.push({ field, message: entry ? `"${key}" is not one of the requested models` : unknownModelId(key) });
       continue;
     }
     if (tuned.has(entry.id)) {
@@ -238,12 +246,18 @@ export function toFieldErrors(errors: readonly ErrorObject[]): FieldError[] {
   return out;
 }
 
+/** Field names compared for suggestions: case and underscores aside (`max_tokens` is `maxTokens`). */
+const normaliseField = (name: string) => name.toLowerCase().replace(/_/g, '');
+
 function mapAjvError(error: ErrorObject): FieldError | undefined {
   const path = error.instancePath;
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
-    case 'additionalProperties':
-      return { field: `${path}/${escapePointer(String(params.additionalProperty))}`, message: 'is not a known field' };
+    case 'additionalProperties': {
+      const name = String(params.additionalProperty);
+      const near = closest(name, knownFieldsAt(path), normaliseField, 1);
+      return { field: `${path}/${escapePointer(name)}`, message: near.length > 0 ? `is not a known field; did you mean "${near[0]}"?` : 'is not a known field' };
+    }
     case 'required':
       return { field: `${path}/${escapePointer(String(params.missingProperty))}`, message: 'is required' };
     case 'propertyNames':

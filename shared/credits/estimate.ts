@@ -11,9 +11,29 @@ import { usdToMicroCredits, type CreditRates } from './credits.js';
  * the request implies.
  */
 export function estimateMicroCredits(request: PromptRequest, rates: CreditRates): number {
-  let micro = estimateJudgingMicroCredits(request, rates);
-  for (const model of request.models) micro += usdToMicroCredits(callCostBound(toModelCall(request, model).call).usd, rates);
-  return micro;
+  return estimateBreakdown(request, rates).micro;
+}
+
+/** What the estimate is made of: each model's call (its output bound drives it) and the judge calls. */
+export interface EstimateBreakdown {
+  micro: number;
+  models: { modelId: string; micro: number; outputTokens: number }[];
+  judgeCalls: { calls: number; micro: number };
+}
+
+export function estimateBreakdown(request: PromptRequest, rates: CreditRates): EstimateBreakdown {
+  const models = request.models.map((model) => {
+    const bound = callCostBound(toModelCall(request, model).call);
+    return { modelId: model.requestedId, micro: usdToMicroCredits(bound.usd, rates), outputTokens: bound.outputTokens };
+  });
+  const judging = { calls: judgeCallCount(request), micro: estimateJudgingMicroCredits(request, rates) };
+  return { micro: models.reduce((sum, m) => sum + m.micro, judging.micro), models, judgeCalls: judging };
+}
+
+/** Judge calls the request may make: judges x n(n-1) for its n models. */
+function judgeCallCount(request: PromptRequest): number {
+  const n = request.models.length;
+  return n < 2 ? 0 : request.judges.length * n * (n - 1);
 }
 
 /**

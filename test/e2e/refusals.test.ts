@@ -134,6 +134,14 @@ describe('Credits', () => {
       balance: 0.001,
     });
     expect(answer.body.estimatedCreditsRequired).toBeGreaterThan(0.001);
+    // What the estimate is made of, model by model, and what drives it.
+    const models = body().models as string[];
+    expect(answer.body.estimate.models.map((m: { modelId: string }) => m.modelId)).toEqual(models);
+    expect(answer.body.estimate.judgeCalls).toEqual({ calls: 0, credits: 0 });
+    const parts = answer.body.estimate.models.reduce((sum: number, m: { credits: number }) => sum + Math.round(m.credits * 1e6), 0);
+    expect(parts).toBe(Math.round(answer.body.estimatedCreditsRequired * 1e6));
+    expect(answer.body.estimate.models.every((m: { outputTokens: number }) => m.outputTokens > 0)).toBe(true);
+    expect(answer.body.error.message).toMatch(/maxTokens/);
     expect(host.simulator.calls()).toHaveLength(0);
     expect((await host.gateway.accounts.get(account.accountId))!.balanceMicro).toBe(1_000);
   });

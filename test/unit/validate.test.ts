@@ -124,6 +124,33 @@ describe('Function: validatePromptRequest', () => {
       expect(validatePromptRequest(atLimit).judges).toHaveLength(4);
     });
 
+    it.each([
+      ['generation_settings.max_tokens', body({ generation_settings: { max_tokens: 5 } }), '/generation_settings/max_tokens', 'maxTokens'],
+      ['model_tuning.<id>.reasoning_effort', body({ model_tuning: { 'fam_c-5.4': { reasoning_effort: 'low' } } }), '/model_tuning/fam_c-5.4/reasoning_effort', 'reasoningEffort'],
+      ['systemPrompt at the top level', body({ systemPrompt: 'x' }), '/systemPrompt', 'system_prompt'],
+      ['judgeWeights at the top level', body({ judgeWeights: {} }), '/judgeWeights', 'judge_weights'],
+      ['a misspelt history field', body({ history: [{ role: 'user', contents: 'x' }] }), '/history/0/contents', 'content'],
+    ])('names the field probably meant for %s', (_name, input, field, meant) => {
+      expect(fieldErrors(input)).toContainEqual({ field, message: `is not a known field; did you mean "${meant}"?` });
+    });
+
+    it('names no field when none is close', () => {
+      expect(fieldErrors(body({ colour: 'blue' }))).toContainEqual({ field: '/colour', message: 'is not a known field' });
+    });
+
+    it.each([
+      ['claude-opus-4.6', '"claude-opus-4-6" (fam_a-opus-4-6)'],
+      ['gpt4o', '"gpt-4o" (fam_c-4o)'],
+      ['fam_c-54', '"fam_c-5.4"'],
+    ])('names the closest model IDs for the unknown "%s"', (id, meant) => {
+      const [error] = fieldErrors(body({ models: [id] }));
+      expect(error?.message).toMatch(new RegExp(`^unknown model ID "${id.replace(/[.]/g, '\\.')}"; did you mean .*${meant.replace(/[.()]/g, '\\$&')}`));
+    });
+
+    it('suggests nothing for an ID far from every known one', () => {
+      expect(fieldErrors(body({ models: ['not-a-model'] }))).toEqual([{ field: '/models/0', message: 'unknown model ID "not-a-model"' }]);
+    });
+
     it('rejects a body that is not an object', () => {
       expect(fieldErrors([1, 2])).toEqual([{ field: '', message: 'must be object' }]);
     });
