@@ -3,8 +3,6 @@ import type { OutputValidator } from '../contract/response-schema.js';
 /** Whether an output conforms to the request's `response_schema`, and the parsed value when it does. */
 export type StructuredOutput = { conforms: true; value: unknown } | { conforms: false; errors: string[] };
 
-const FENCED = /^```(?:json)?\s*([\s\S]*?)\s*```$/i;
-
 /**
  * Parses an output as JSON the way models send it (bare, in a Markdown fence, or with
  * prose around one object) and validates it against the schema.
@@ -12,13 +10,23 @@ const FENCED = /^```(?:json)?\s*([\s\S]*?)\s*```$/i;
 export function checkStructuredOutput(output: string, validate: OutputValidator): StructuredOutput {
   const value = parseJsonOutput(output);
   if (value === undefined) return { conforms: false, errors: ['the output is not JSON'] };
-  if (validate(value)) return { conforms: true, value };
+  try {
+    if (validate(value)) return { conforms: true, value };
+  } catch (error) {
+    // A recursive schema ($ref to itself) recurses as deep as the output nests.
+    if (error instanceof RangeError) return { conforms: false, errors: ['the output nests too deeply to check'] };
+    throw error;
+  }
   return { conforms: false, errors: (validate.errors ?? []).slice(0, 10).map((e) => `${e.instancePath || '/'}: ${e.message ?? 'is invalid'}`) };
 }
 
+/**
+ * At most three `JSON.parse` calls, each linear in the output's length: no regex, no
+ * search that restarts from every `{` (an output is hostile input, and can be megabytes).
+ */
 function parseJsonOutput(output: string): unknown {
   const trimmed = output.trim();
-  const candidates = [trimmed, FENCED.exec(trimmed)?.[1]];
+  const candidates = [trimmed, fencedBody(trimmed)];
   const first = trimmed.indexOf('{');
   const last = trimmed.lastIndexOf('}');
   if (first >= 0 && last > first) candidates.push(trimmed.slice(first, last + 1));
@@ -31,4 +39,13 @@ function parseJsonOutput(output: string): unknown {
     }
   }
   return undefined;
+}
+
+const FENCE = '```';
+
+/** The body of a text that is one Markdown code fence (```` ```json ... ``` ````), or undefined. */
+function fencedBody(text: string): string | undefined {
+  if (text.length < 2 * FENCE.length || !text.startsWith(FENCE) || !text.endsWith(FENCE)) return undefined;
+  const open = text.slice(FENCE.length, FENCE.length + 4).toLowerCase() === 'json' ? FENCE.length + 4 : FENCE.length;
+  return text.slice(open, -FENCE.length).trim();
 }

@@ -20,4 +20,16 @@ export const LIMITS = {
   maxTokens: 200_000,
   modelIdChars: 100,
   responseSchemaDepth: 10,
+  /** What a `response_schema` may cost to compile: ajv compiles it on the gateway's only thread (docs/structured-output.md). */
+  responseSchemaBytes: 64 * 1024,
+  /** JSON objects anywhere in it: each may be a subschema ajv generates code for (a `$ref` can point anywhere). */
+  responseSchemaObjects: 100,
+  /** `enum` values, all enums together (OpenAI's strict mode allows 1,000). */
+  responseSchemaEnumValues: 1_000,
+  /** Patterns (`pattern` and `patternProperties` keys): compiling one costs about as much as a dozen subschemas. */
+  responseSchemaPatterns: 10,
+  /** Characters of one pattern. */
+  responseSchemaPatternChars: 256,
+  /** Counted repetitions (`{n}`, `{n,m}`), their largest counts summed over all patterns: RE2 compiles `x{100}` as 100 copies of `x`. */
+  responseSchemaPatternRepeat: 100,
 } as const;

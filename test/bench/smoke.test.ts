@@ -60,6 +60,14 @@ describe('npm run bench -- --smoke', () => {
     for (const row of contention.rows) {
       expect((row.ok as number) + (row.refused402 as number) + (row.other as number)).toBe(row.requests);
     }
+    // 7: a stall figure for every hostile case, the 63 KB schema refused under the compile budget, and the worst of them as the target's figure.
+    const stall = byId.get('schema-stall')!;
+    const cases = stall.rows.map((r) => String(r.case));
+    expect(cases.filter((c) => c.startsWith('schema: ')).length).toBeGreaterThanOrEqual(5);
+    expect(cases.filter((c) => c.startsWith('output ')).length).toBeGreaterThanOrEqual(3);
+    for (const row of stall.rows) expect(row.worstMs).toBeGreaterThanOrEqual(0);
+    expect(stall.rows.find((r) => String(r.case).includes('63 KB'))?.accepted).toBe('no (400)');
+    expect(stall.targets[0]?.actual).toBe(Math.max(...stall.rows.map((r) => r.worstMs as number)));
     for (const row of byId.get('throughput')!.rows) {
       expect(row.requests).toBeGreaterThan(0);
       // The store alone took some requests' writes.

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LocalHost } from '../../infra/local/host.js';
 import { resolveModel } from '../../shared/catalog/index.js';
+import { LIMITS } from '../../shared/contract/limits.js';
 import { usdToMicroCredits } from '../../shared/credits/credits.js';
 import { parseServerTiming } from '../../shared/http/server-timing.js';
 import { PNG_BASE64, body } from '../support/fixtures.js';
@@ -229,5 +230,50 @@ describe('Prompt log', () => {
     expect(status).toBe(200);
     const log = await host.gateway.promptLogs.get(answer.promptLogId);
     expect(log?.content?.prompt).toBe(prompt);
+  });
+});
+
+const object = (properties: Record<string, unknown>) => ({ type: 'object', properties, required: Object.keys(properties), additionalProperties: false });
+const MODELS = ['fam_c-5.4', 'fam_k-8b'];
+
+describe('POST /api/v1/prompt with a hostile response_schema', () => {
+  // Issue 17: a caller's schema must not hold the gateway's thread. The simulator answers
+  // every model with the schema's `const`, so the model output here is chosen by the test.
+  it('checks a 10,000-character output that a backtracking regex would never finish, for every model', async () => {
+    // Prepare: V8's engine tries 2^9,999 ways through (a+)+ before the second alternative; RE2 reads the output once.
+    const adversarial = `${'a'.repeat(9_999)}!`;
+    const schema = object({ x: { type: 'string', pattern: '^(a+)+$|!$', const: adversarial } });
+
+    // Act
+    const answer = await post(host, body({ models: MODELS, response_schema: schema }));
+
+    // Assess
+    expect(answer.status).toBe(200);
+    expect(answer.body.results).toHaveLength(MODELS.length);
+    for (const result of answer.body.results) {
+      expect(result.status, result.modelId).toBe('completed');
+      expect(result.structuredOutput, result.modelId).toEqual({ conforms: true, value: { x: adversarial } });
+    }
+  });
+
+  it.each([
+    ['a backreference', object({ x: { type: 'string', pattern: '^(a)\\1$' } }), '/response_schema/properties/x/pattern', 'linear time'],
+    ['a lookahead in patternProperties', { type: 'object', patternProperties: { '^(?=x)': {} }, additionalProperties: false }, '/response_schema/patternProperties/^(?=x)', 'linear time'],
+    [
+      'more objects than the limit',
+      object(Object.fromEntries(Array.from({ length: LIMITS.responseSchemaObjects }, (_, i) => [`p${i}`, { type: 'string' }]))),
+      '/response_schema',
+      `the limit is ${LIMITS.responseSchemaObjects}`,
+    ],
+  ])('refuses %s with a 400 naming the field, before any provider call or charge', async (_name, schema, field, message) => {
+    const before = await balanceMicro();
+
+    const answer = await post(host, body({ models: MODELS, response_schema: schema }));
+
+    expect(answer.status).toBe(400);
+    expect(answer.body.error.code).toBe('invalid_request');
+    expect(answer.body.error.details).toEqual([{ field, message: expect.stringContaining(message) }]);
+    expect(host.simulator.calls()).toHaveLength(0);
+    expect(await balanceMicro()).toBe(before);
   });
 });

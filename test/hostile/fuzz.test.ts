@@ -5,6 +5,9 @@ import type { LocalHost } from '../../infra/local/host.js';
 import { generateApiKey } from '../../shared/auth/keys.js';
 import { allModels, resolveModel, vendorSpelling } from '../../shared/catalog/index.js';
 import { LIMITS } from '../../shared/contract/limits.js';
+import { checkStructuredOutput } from '../../shared/compare/structured-output.js';
+import { loadAjv } from '../../shared/contract/ajv.js';
+import { checkResponseSchema } from '../../shared/contract/response-schema.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { PDF_BASE64, PNG_BASE64 } from '../support/fixtures.js';
 import { startTestHost } from '../support/local.js';
@@ -461,6 +464,13 @@ const brokenSchema: fc.Arbitrary<Hostile> = fc
     closed({ properties: { a: { $ref: '#/$defs/missing' } } }),
     closed({ properties: { a: { $ref: 'https://example.invalid/schema.json' } } }),
     closed({ description: 'x'.repeat(70_000) }),
+    // Issue 17: patterns that need a backtracking engine, and schemas past the compile budget.
+    closed({ properties: { a: { type: 'string', pattern: '^(a+)\\1$' } } }),
+    closed({ properties: { a: { type: 'string', pattern: '^(?!a)(a+)+$' } } }),
+    closed({ patternProperties: { '(?<=x)y': { type: 'string' } } }),
+    closed({ properties: { a: { type: 'string', pattern: '^(?:[\\s\\S]{1,100}){1,100}$' } } }),
+    closed({ properties: Object.fromEntries(Array.from({ length: LIMITS.responseSchemaObjects }, (_, i) => [`p${i}`, { type: 'string' }])) }),
+    closed({ properties: { a: { type: 'array', uniqueItems: true, items: closed({ properties: { b: { type: 'string' } } }) } } }),
     closed({ $schema: 'https://example.invalid/unknown-dialect' }),
     [],
     'schema',
@@ -597,6 +607,62 @@ async function accountState() {
   const ledger = await host.gateway.ledger.list(host.demo.accountId);
   return { account, ledger };
 }
+
+// Hostile model outputs (issue 17) ----------------------------------------------------
+
+/**
+ * Outputs built to make a parser or a regex superlinear: runs of one character ending in a
+ * breaker (backtracking regexes), brace and fence floods (searches that restart at every
+ * `{`, lazy regexes), deep nesting (recursion). Long enough that anything quadratic takes
+ * minutes: the property then fails by not finishing.
+ */
+const fragment = fc.constantFrom('a', '{', '}', '[', ']', '"', '\\', ' ', '\n', '```', '```json', ':', ',', '!', 'x');
+const hostileOutput: fc.Arbitrary<string> = fc.oneof(
+  fc.tuple(fragment, fc.integer({ min: 1, max: 200_000 }), fragment).map(([run, n, end]) => run.repeat(n) + end),
+  fc.tuple(fc.array(fragment, { minLength: 1, maxLength: 4 }), fc.integer({ min: 1, max: 50_000 })).map(([parts, n]) => parts.join('').repeat(n)),
+  fc.integer({ min: 1, max: 100_000 }).map((n) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`),
+  fc.integer({ min: 1, max: 100_000 }).map((n) => `\`\`\`json\n${'['.repeat(n)}${']'.repeat(n)}\n\`\`\``),
+);
+
+/** Schemas whose patterns backtrack exponentially on V8's engine, and a recursive one. */
+const HOSTILE_OUTPUT_SCHEMAS = [
+  closed({ properties: { a: { type: 'string', pattern: '^(a+)+$' } } }),
+  closed({ properties: { a: { type: 'string', pattern: '^(a|a)*$' } }, patternProperties: { '^(\\w+\\s?)*$': {} } }),
+  closed({ properties: { a: { $ref: '#' } } }),
+];
+
+describe('Fuzzing the output check with hostile model outputs', () => {
+  it('gives every hostile output a verdict, in one pass (a superlinear check never finishes here)', async () => {
+    await loadAjv();
+    const validators = HOSTILE_OUTPUT_SCHEMAS.map((schema) => checkResponseSchema(schema, '/response_schema').validate!);
+    fc.assert(
+      fc.property(hostileOutput, fc.constantFrom(...validators), (output, validate) => {
+        const checked = checkStructuredOutput(output, validate);
+        expect(typeof checked.conforms).toBe('boolean');
+      }),
+      { numRuns: 300 },
+    );
+  }, 120_000);
+
+  it('answers 200 with a structured-output verdict when models send regex-hostile, huge or nested JSON', async () => {
+    // The simulator answers with the schema's `const`: the output is the generated value.
+    const value = fc.oneof(
+      fc.tuple(fc.constantFrom('a', 'ab', ' '), fc.integer({ min: 1, max: 20_000 }), fc.constantFrom('!', '', 'b')).map(([run, n, end]) => run.repeat(n) + end),
+      fc.integer({ min: 1, max: 50 }).map((depth) => JSON.parse(`${'['.repeat(depth)}${']'.repeat(depth)}`) as unknown),
+    );
+    await fc.assert(
+      fc.asyncProperty(value, fc.constantFrom('^(a+)+$', '^(a|ab)*$', '^(\\s*a)*$'), async (constant, pattern) => {
+        const schema = closed({ properties: { a: { type: 'string', pattern, const: constant } }, required: ['a'] });
+        const answer = await send(json('output/hostile')({ prompt: 'x', models: ['fam_k-8b'], response_schema: schema }));
+        expect(answer.status, answer.text.slice(0, 300)).toBe(200);
+        const [result] = JSON.parse(answer.text).results;
+        expect(result.status).toBe('completed');
+        expect(typeof result.structuredOutput.conforms).toBe('boolean');
+      }),
+      { numRuns: 40 },
+    );
+  }, 300_000);
+});
 
 describe('Fuzzing the prompt endpoint with hostile requests', () => {
   it('starts from a body that is valid in every field', () => {

@@ -54,6 +54,15 @@ describe('Function: parseVerdict', () => {
     expect(() => parseVerdict(text)).toThrow(VerdictParseError);
   });
 
+  it('reads a verdict after 200,000 unclosed braces in one pass (a search from every brace takes minutes)', () => {
+    const text = `${'{'.repeat(200_000)} {"winner":"B","scoreA":3,"scoreB":8,"reasoning":"r"}`;
+    expect(parseVerdict(text)).toEqual({ winner: 'B', scoreA: 3, scoreB: 8, reasoning: 'r' });
+  });
+
+  it('refuses a judge answer nested 100,000 objects deep without parsing every level', () => {
+    expect(() => parseVerdict(`${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`)).toThrow(VerdictParseError);
+  });
+
   it('cuts long reasoning', () => {
     const verdict = parseVerdict(JSON.stringify({ winner: 'A', scoreA: 7, scoreB: 6, reasoning: 'x'.repeat(5_000) }));
     expect(verdict.reasoning.length).toBe(1_000);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkStructuredOutput } from '../../shared/compare/structured-output.js';
+import { LIMITS } from '../../shared/contract/limits.js';
 import { checkResponseSchema } from '../../shared/contract/response-schema.js';
 
 const { validate } = checkResponseSchema(
@@ -23,6 +24,51 @@ describe('Function: checkStructuredOutput', () => {
     });
   });
 
+  it('runs schema patterns in linear time: a 10,000-character output that makes a backtracking engine run forever', () => {
+    // Prepare: `(a+)+` backtracks exponentially on a run of a's that does not match; V8 would try
+    // 2^9,999 ways before it reached the second alternative. This test never finishes if one comes back.
+    const { validate: hostile } = checkResponseSchema(strings({ x: { type: 'string', pattern: '^(a+)+$|!$' } }), '/response_schema');
+    const output = JSON.stringify({ x: `${'a'.repeat(9_999)}!` });
+
+    // Act
+    const checked = checkStructuredOutput(output, hostile!);
+
+    // Assess
+    expect(checked).toMatchObject({ conforms: true });
+    expect(checkStructuredOutput(JSON.stringify({ x: `${'a'.repeat(9_999)}?` }), hostile!)).toEqual({
+      conforms: false,
+      errors: ['/x: must match pattern "^(a+)+$|!$"'],
+    });
+  });
+
+  it('runs patternProperties on the same linear engine', () => {
+    const { validate: hostile } = checkResponseSchema(
+      { type: 'object', patternProperties: { '^(a|aa)+$': { type: 'integer' } }, additionalProperties: false },
+      '/response_schema',
+    );
+    expect(checkStructuredOutput(JSON.stringify({ [`${'a'.repeat(9_999)}!`]: 1 }), hostile!)).toMatchObject({ conforms: false });
+    expect(checkStructuredOutput(JSON.stringify({ [`${'a'.repeat(9_999)}`]: 1 }), hostile!)).toMatchObject({ conforms: true });
+  });
+
+  it.each([
+    ['a fence opened and never closed, then spaces', `\`\`\`${' '.repeat(200_000)}x`],
+    ['a fence of spaces', `\`\`\`json${' \n'.repeat(100_000)}\`\`\``],
+    ['braces only', '{'.repeat(400_000)],
+    ['braces closed in reverse', `${'}'.repeat(200_000)}${'{'.repeat(200_000)}`],
+  ])('reads an output of %s in one pass and finds no JSON in it', (_name, output) => {
+    // A quadratic parse of these (a lazy regex, a search from every brace) takes minutes.
+    expect(checkStructuredOutput(output, validate!)).toEqual({ conforms: false, errors: ['the output is not JSON'] });
+  });
+
+  it('checks an output nested 100,000 levels deep against a recursive schema without a 500', () => {
+    const { validate: recursive } = checkResponseSchema(
+      { type: 'object', properties: { next: { $ref: '#' } }, additionalProperties: false },
+      '/response_schema',
+    );
+    const output = `${'{"next":'.repeat(100_000)}{}${'}'.repeat(100_000)}`;
+    expect(checkStructuredOutput(output, recursive!)).toEqual({ conforms: false, errors: ['the output nests too deeply to check'] });
+  });
+
   it('says when the output is not JSON at all', () => {
     expect(checkStructuredOutput('I cannot answer that.', validate!)).toEqual({ conforms: false, errors: ['the output is not JSON'] });
   });
@@ -37,9 +83,85 @@ describe('Function: checkResponseSchema', () => {
     expect(again).toBe(first);
   });
 
+  it.each([
+    ['a backreference', '^(a)\\1$', 'cannot run in linear time'],
+    ['a lookahead', '^(?=a)a+$', 'cannot run in linear time'],
+    ['a pattern that is no regex', '^(a$', 'is not a valid regular expression'],
+  ])('refuses %s with the pattern named', (_name, pattern, message) => {
+    const { errors, validate: none } = checkResponseSchema(strings({ x: { type: 'string', pattern } }), '/response_schema');
+    expect(none).toBeUndefined();
+    expect(errors).toEqual([{ field: '/response_schema/properties/x/pattern', message: expect.stringContaining(message) }]);
+  });
+
+  it('refuses a patternProperties key that needs backtracking, named by its key', () => {
+    const schema = { type: 'object', patternProperties: { '(x)\\1/': { type: 'string' } }, additionalProperties: false };
+    expect(checkResponseSchema(schema, '/response_schema').errors).toEqual([
+      { field: '/response_schema/patternProperties/(x)\\1~1', message: expect.stringContaining('cannot run in linear time') },
+    ]);
+  });
+
+  it('refuses a schema with more objects than it may compile, naming the limit', () => {
+    // The root, its `properties` map and one object a property: limit - 1 properties make limit + 1 objects.
+    const many = Object.fromEntries(Array.from({ length: LIMITS.responseSchemaObjects - 1 }, (_, i) => [`p${i}`, { type: 'string' }]));
+    expect(checkResponseSchema(strings(many), '/response_schema').errors).toEqual([
+      {
+        field: '/response_schema',
+        message: `holds ${LIMITS.responseSchemaObjects + 1} objects (subschemas); the limit is ${LIMITS.responseSchemaObjects}`,
+      },
+    ]);
+    const fits = Object.fromEntries(Array.from({ length: LIMITS.responseSchemaObjects - 2 }, (_, i) => [`p${i}`, { type: 'string' }]));
+    expect(checkResponseSchema(strings(fits), '/response_schema').errors).toEqual([]);
+  });
+
+  it('counts the objects a $ref can reach outside any keyword it knows', () => {
+    const hidden = { type: 'object', properties: { a: { $ref: '#/hidden/0' } }, additionalProperties: false, hidden: [] as unknown[] };
+    for (let i = 0; i < LIMITS.responseSchemaObjects; i++) hidden.hidden.push({ type: 'string' });
+    expect(checkResponseSchema(hidden, '/response_schema').errors[0]?.message).toContain(`the limit is ${LIMITS.responseSchemaObjects}`);
+  });
+
+  it('refuses enums past the limit at the enum that crosses it', () => {
+    const half = Math.ceil((LIMITS.responseSchemaEnumValues + 1) / 2);
+    const values = Array.from({ length: half }, (_, i) => i);
+    const schema = strings({ a: { enum: values }, b: { enum: values } });
+    expect(checkResponseSchema(schema, '/response_schema').errors).toEqual([
+      { field: '/response_schema/properties/b/enum', message: `brings the enum values of response_schema past ${LIMITS.responseSchemaEnumValues}` },
+    ]);
+  });
+
+  it('refuses uniqueItems over items it would compare pairwise, a pattern past its length and a repetition past its count', () => {
+    const schema = strings({
+      list: { type: 'array', uniqueItems: true, items: strings({ a: { type: 'string' } }) },
+      tags: { type: 'array', uniqueItems: true, items: { type: 'string' } },
+      long: { type: 'string', pattern: 'a'.repeat(LIMITS.responseSchemaPatternChars + 1) },
+      repeat: { type: 'string', pattern: `^a{1,${LIMITS.responseSchemaPatternRepeat + 1}}$` },
+    });
+    expect(checkResponseSchema(schema, '/response_schema').errors).toEqual([
+      { field: '/response_schema/properties/list/uniqueItems', message: expect.stringContaining('scalar types only') },
+      { field: '/response_schema/properties/long/pattern', message: `must be at most ${LIMITS.responseSchemaPatternChars} characters` },
+      { field: '/response_schema/properties/repeat/pattern', message: expect.stringContaining(`patterns past ${LIMITS.responseSchemaPatternRepeat}`) },
+    ]);
+  });
+
+  it('refuses one pattern more than a schema may hold', () => {
+    const patterned = Object.fromEntries(
+      Array.from({ length: LIMITS.responseSchemaPatterns + 1 }, (_, i) => [`p${i}`, { type: 'string', pattern: `^x${i}$` }]),
+    );
+    expect(checkResponseSchema(strings(patterned), '/response_schema').errors).toEqual([
+      {
+        field: `/response_schema/properties/p${LIMITS.responseSchemaPatterns}/pattern`,
+        message: `is one pattern more than the ${LIMITS.responseSchemaPatterns} a response_schema may hold`,
+      },
+    ]);
+  });
+
   it('still refuses an invalid schema it has not compiled', () => {
     expect(checkResponseSchema({ type: 'object', properties: {} }, '/response_schema').errors).toEqual([
       { field: '/response_schema/additionalProperties', message: 'must be false at every object level of response_schema' },
     ]);
   });
 });
+
+/** An object schema with these properties, all required, nothing else allowed. */
+function strings(properties: Record<string, unknown>): Record<string, unknown> {
+  return { type: 'object', properties, required: Object.keys(properties), additionalProperties: false };
+}
