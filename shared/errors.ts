@@ -71,17 +71,20 @@ export class UnauthorizedError extends GatewayError {
 export class NotFoundError extends GatewayError {
   override name = 'NotFoundError';
   constructor(path: string) {
-    super(404, 'not_found', `No route for ${path.slice(0, 200)}; the API is POST /api/v1/prompt`);
+    super(404, 'not_found', `No route for ${path.slice(0, 200)}; the API is POST /api/v1/prompt, GET /api/v1/models and GET /api/v1/openapi.json`);
   }
 }
 
 export class MethodNotAllowedError extends GatewayError {
   override name = 'MethodNotAllowedError';
-  constructor(method: string) {
-    super(405, 'method_not_allowed', `Method ${method.slice(0, 20)} is not allowed; use POST`);
+  constructor(
+    method: string,
+    readonly allow: 'GET' | 'POST' = 'POST',
+  ) {
+    super(405, 'method_not_allowed', `Method ${method.slice(0, 20)} is not allowed; use ${allow}`);
   }
   override headers(): Record<string, string> {
-    return { Allow: 'POST' };
+    return { Allow: this.allow };
   }
 }
 

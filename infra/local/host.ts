@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAnswer, createApiHandler } from '../../functions/api-handler.js';
+import { createCatalogHandler } from '../../functions/catalog-handler.js';
 import { createAuthorizer } from '../../functions/authorizer.js';
 import { createGenerateHandler, createJudgeHandler } from '../../functions/workflow-handlers.js';
 import { generateApiKey, hashApiKey, keyPrefix } from '../../shared/auth/keys.js';
@@ -75,6 +76,7 @@ async function startGateway(config: GatewayConfig, store: EmbeddedStore, simulat
     {
       authorizer: cacheAuthorizer(createAuthorizer(() => gateway), config.authorizerCacheSeconds * 1000),
       api: createApiHandler(() => gateway, log),
+      catalog: createCatalogHandler(log),
       afterAnswer: (event) => {
         const work = afterAnswer(event);
         finishing.add(work);

@@ -6,13 +6,23 @@ import { LIMITS } from '../../shared/contract/limits.js';
 import { MethodNotAllowedError, NotFoundError, PayloadTooLargeError, UnauthorizedError } from '../../shared/errors.js';
 import { errorResponse } from '../../shared/http/response.js';
 import type { Log } from '../../shared/log.js';
+import { CATALOG_PATHS } from '../../functions/catalog-handler.js';
 import { lambdaContext, toAuthorizerEvent, toProxyEvent } from './lambda-events.js';
 
 export const PROMPT_PATH = '/api/v1/prompt';
 
+/** The routes, as API Gateway has them: each path, its one method, the handler behind it. */
+const ROUTES: Readonly<Record<string, { method: 'GET' | 'POST'; handler: 'api' | 'catalog' }>> = {
+  [PROMPT_PATH]: { method: 'POST', handler: 'api' },
+  [CATALOG_PATHS.models]: { method: 'GET', handler: 'catalog' },
+  [CATALOG_PATHS.openapi]: { method: 'GET', handler: 'catalog' },
+};
+
 export interface LocalHandlers {
   authorizer: (event: APIGatewayTokenAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
   api: (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+  /** GET /api/v1/models and GET /api/v1/openapi.json. */
+  catalog: (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
   /** What the api handler still has to write once its answer to `event` is sent. */
   afterAnswer?: (event: APIGatewayProxyEvent) => Promise<void>;
 }
@@ -75,8 +85,9 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
 
 async function handle(req: IncomingMessage, res: ServerResponse, handlers: LocalHandlers, requestId: string): Promise<void> {
   const path = new URL(req.url ?? '/', 'http://localhost').pathname.replace(/\/+$/, '');
-  if (path !== PROMPT_PATH) return reject(req, res, new NotFoundError(path || '/'), requestId);
-  if (req.method !== 'POST') return reject(req, res, new MethodNotAllowedError(req.method ?? ''), requestId);
+  const route = Object.hasOwn(ROUTES, path) ? ROUTES[path] : undefined;
+  if (!route) return reject(req, res, new NotFoundError(path || '/'), requestId);
+  if (req.method !== route.method) return reject(req, res, new MethodNotAllowedError(req.method ?? '', route.method), requestId);
   const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > LIMITS.bodyBytes) return reject(req, res, new PayloadTooLargeError(LIMITS.bodyBytes), requestId, true);
 
@@ -85,7 +96,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, handlers: Local
 
   let authorizerContext: Record<string, unknown>;
   try {
-    const decision = await handlers.authorizer(toAuthorizerEvent(req, PROMPT_PATH));
+    const decision = await handlers.authorizer(toAuthorizerEvent(req, path));
     // API Gateway hands the authorizer's context values to the integration as strings.
     const context = Object.entries(decision.context ?? {}).map(([key, value]) => [key, String(value)]);
     authorizerContext = { ...Object.fromEntries(context), principalId: decision.principalId };
@@ -93,7 +104,11 @@ async function handle(req: IncomingMessage, res: ServerResponse, handlers: Local
     if ((error as Error).message === 'Unauthorized') return reject(req, res, new UnauthorizedError(), requestId);
     throw error;
   }
-  const event = toProxyEvent(req, body, PROMPT_PATH, authorizerContext, requestId);
+  const event = toProxyEvent(req, body, path, authorizerContext, requestId);
+  if (route.handler === 'catalog') {
+    send(res, await handlers.catalog(event, lambdaContext('catalog', requestId)), requestId);
+    return;
+  }
   send(res, await handlers.api(event, lambdaContext('api', requestId)), requestId);
   await handlers.afterAnswer?.(event);
 }

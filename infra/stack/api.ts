@@ -20,16 +20,18 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 
-/** The one route (DESIGN.md): POST /api/v1/prompt. */
+/** The routes (DESIGN.md): POST /api/v1/prompt; GET /api/v1/models and GET /api/v1/openapi.json. */
 export const PROMPT_PATH = ['api', 'v1', 'prompt'] as const;
+export const CATALOG_RESOURCES = ['models', 'openapi.json'] as const;
 
 /**
  * The 405 body for any other method on the prompt path, in the handler's shape and words
  * (shared/errors.ts MethodNotAllowedError). $context.httpMethod is an upper-case token:
  * nothing in it needs JSON escaping.
  */
-export const METHOD_NOT_ALLOWED_BODY =
-  '{"error":{"code":"method_not_allowed","message":"Method $context.httpMethod is not allowed; use POST"}}';
+export function methodNotAllowedBody(allow: 'GET' | 'POST'): string {
+  return `{"error":{"code":"method_not_allowed","message":"Method $context.httpMethod is not allowed; use ${allow}"}}`;
+}
 
 /**
  * Content types the 405 mock maps (a mock needs a request template to run); a body of any
@@ -131,6 +133,8 @@ export const ACCESS_LOG_FIELDS: Readonly<Record<string, string>> = {
 
 export interface GatewayApiProps {
   apiFunction: IFunction;
+  /** GET /api/v1/models and GET /api/v1/openapi.json. */
+  catalogFunction: IFunction;
   authorizerFunction: IFunction;
   stageName: string;
   authorizerCacheTtl: Duration;
@@ -158,7 +162,7 @@ export class GatewayApi extends Construct {
     this.accessLogs = new LogGroup(this, 'AccessLogs', { retention: props.logRetention });
 
     this.restApi = new RestApi(this, 'RestApi', {
-      description: 'Model comparison gateway: POST /api/v1/prompt',
+      description: 'Model comparison gateway: POST /api/v1/prompt, GET /api/v1/models, GET /api/v1/openapi.json',
       endpointConfiguration: { types: [EndpointType.REGIONAL] },
       cloudWatchRole: props.cloudWatchRole,
       failOnWarnings: true,
@@ -194,7 +198,15 @@ export class GatewayApi extends Construct {
       ...(props.responseStreaming ? { responseTransferMode: ResponseTransferMode.STREAM } : {}),
     });
     resource.addMethod('POST', integration, { authorizer, authorizationType: AuthorizationType.CUSTOM });
-    this.addMethodNotAllowed(resource);
+    this.addMethodNotAllowed(resource, 'POST');
+    // The catalog and this API's document: read-only, same key, one small buffered function.
+    const version = resource.parentResource as IResource;
+    const catalog = new LambdaIntegration(props.catalogFunction, { allowTestInvoke: false });
+    for (const part of CATALOG_RESOURCES) {
+      const route = version.addResource(part);
+      route.addMethod('GET', catalog, { authorizer, authorizationType: AuthorizationType.CUSTOM });
+      this.addMethodNotAllowed(route, 'GET');
+    }
 
     for (const spec of GATEWAY_RESPONSES) {
       this.restApi.addGatewayResponse(spec.type.responseType, {
@@ -238,13 +250,13 @@ export class GatewayApi extends Construct {
   }
 
   /**
-   * Every other method on the prompt path (ANY; API Gateway prefers the POST method for
-   * POST) answers 405 with `Allow: POST` from a mock, without the authorizer: the answer
+   * Every other method on a route (ANY; API Gateway prefers the route's own method) answers
+   * 405 with `Allow` naming that method, from a mock, without the authorizer: the answer
    * is the same for everyone and runs no code. Without it API Gateway would say
    * MISSING_AUTHENTICATION_TOKEN, rendered as 404.
    */
-  private addMethodNotAllowed(resource: IResource): void {
-    const headers = { Allow: 'POST', 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' };
+  private addMethodNotAllowed(resource: IResource, allow: 'GET' | 'POST'): void {
+    const headers = { Allow: allow, 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' };
     const method = resource.addMethod(
       'ANY',
       new MockIntegration({
@@ -256,7 +268,7 @@ export class GatewayApi extends Construct {
             responseParameters: Object.fromEntries(
               Object.entries(quoteHeaders(headers)).map(([name, value]) => [`method.response.header.${name}`, value]),
             ),
-            responseTemplates: { 'application/json': METHOD_NOT_ALLOWED_BODY },
+            responseTemplates: { 'application/json': methodNotAllowedBody(allow) },
           },
         ],
       }),
@@ -273,8 +285,8 @@ export class GatewayApi extends Construct {
     Validations.of(method).acknowledge({
       id: 'AwsSolutions-APIG4',
       reason:
-        'The ANY method of the prompt path is a mock that answers 405 (Allow: POST) to every method but POST; it ' +
-        'runs no code and reads no data, so it needs no authorizer. POST, the only operation, keeps the Lambda authorizer.',
+        `The ANY method of this route is a mock that answers 405 (Allow: ${allow}) to every method but ${allow}; it ` +
+        `runs no code and reads no data, so it needs no authorizer. ${allow}, the route's operation, keeps the Lambda authorizer.`,
     });
   }
 }

@@ -91,6 +91,7 @@ export class GatewayStack extends Stack {
   readonly nova: NovaInvoke;
   readonly authorizerFunction: GatewayFunction;
   readonly apiFunction: GatewayFunction;
+  readonly catalogFunction: GatewayFunction;
   readonly reconcilerFunction: GatewayFunction;
   readonly reconcileSchedule: Rule;
   readonly generateFunction: GatewayFunction;
@@ -228,8 +229,16 @@ export class GatewayStack extends Stack {
     // Writes the request, reads results and judgments, deletes them all when the request ends.
     grantClaimCheck(claimCheckBucket, this.apiFunction, ['s3:GetObject', 's3:PutObject', 's3:DeleteObject']);
 
+    // The catalog and the OpenAPI document: built into the bundle, no table, no secret.
+    this.catalogFunction = new GatewayFunction(this, 'CatalogFunction', {
+      source: 'catalog',
+      description: 'GET /api/v1/models and GET /api/v1/openapi.json',
+      defaults,
+    });
+
     this.api = new GatewayApi(this, 'Api', {
       apiFunction: this.apiFunction,
+      catalogFunction: this.catalogFunction,
       authorizerFunction: this.authorizerFunction,
       stageName: settings.stageName,
       authorizerCacheTtl: settings.authorizerCacheTtl,

@@ -157,6 +157,59 @@ const evaluation = {
   required: ['judgeModelId', 'modelA', 'modelB', 'status', 'lengths', 'inRanking'],
 };
 
+const prices = {
+  type: 'object',
+  description: 'USD per million tokens, as the vendor listed them on `takenOn`; null where the model has no such price.',
+  properties: {
+    input: { type: 'number', minimum: 0 },
+    cachedInput: { type: ['number', 'null'], minimum: 0 },
+    cacheWrite: { type: ['number', 'null'], minimum: 0 },
+    output: { type: 'number', minimum: 0 },
+    longContext: { type: 'object', description: 'Rates for all tokens of a request whose input is above `aboveInputTokens`.' },
+    offPeak: { type: 'object', description: 'Where the vendor prices by the time of day: peak hours (UTC) and the off-peak factor.' },
+    takenOn: { type: 'string', format: 'date' },
+  },
+  required: ['input', 'cachedInput', 'cacheWrite', 'output', 'takenOn'],
+};
+
+const modelList = {
+  type: 'object',
+  properties: {
+    models: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          id: { type: 'string', description: 'The canonical ID, as the contract spells it.' },
+          alias: { type: ['string', 'null'], description: 'The same model under its vendor spelling; a result echoes whichever ID was sent.' },
+          provider: { type: 'string' },
+          protocol: { type: 'string' },
+          upstreamModel: { type: 'string', description: 'The model name the vendor is called with.' },
+          tier: { enum: ['flagship', 'fast', 'legacy', 'other'] },
+          capabilities: {
+            type: 'object',
+            properties: {
+              attachments: { type: 'array', items: { type: 'string' } },
+              structuredOutput: { enum: ['native', 'tool', 'instruction'] },
+              tuning: { type: 'object', description: '`model_tuning` parameters it takes: `thinkingBudget` {min, max, disable: 0}, `reasoningEffort` (its values), `webSearch`, `cachedContent`.' },
+              cache: { type: 'object', properties: { mode: { enum: ['automatic', 'explicit', 'none'] }, minTokens: { type: ['integer', 'null'] } }, required: ['mode', 'minTokens'] },
+            },
+            required: ['attachments', 'structuredOutput', 'tuning', 'cache'],
+          },
+          prices,
+          maxOutputTokens: { type: 'integer', minimum: 1 },
+          defaultMaxTokens: { type: 'integer', minimum: 1, description: 'The output limit when the request gives no `maxTokens`.' },
+          contextWindow: { type: 'integer', minimum: 1 },
+          notes: { type: 'array', items: { type: 'string' }, description: 'Such as another vendor model serving this ID.' },
+        },
+        required: ['id', 'alias', 'provider', 'protocol', 'upstreamModel', 'tier', 'capabilities', 'prices', 'maxOutputTokens', 'defaultMaxTokens', 'contextWindow', 'notes'],
+      },
+    },
+  },
+  required: ['models'],
+  additionalProperties: false,
+};
+
 const share = { type: ['number', 'null'], minimum: 0, maximum: 1 };
 const kappa = { type: ['number', 'null'], minimum: -1, maximum: 1 };
 
@@ -427,6 +480,7 @@ export function openApiDocument(): Record<string, any> {
     FailedResult: failedResult,
     Evaluation: evaluation,
     RankingEntry: rankingEntry,
+    ModelList: modelList,
     JudgeStatistics: judgeStatistics,
     FieldError: fieldError,
     Error: errorBody('The one error body of every non-2xx answer.', undefined),
@@ -487,7 +541,10 @@ export function openApiDocument(): Record<string, any> {
       },
     ],
     security: [{ bearerAuth: [] }],
-    tags: [{ name: 'prompt', description: 'Compare models on one prompt.' }],
+    tags: [
+      { name: 'prompt', description: 'Compare models on one prompt.' },
+      { name: 'models', description: 'What the gateway can call, and this document.' },
+    ],
     paths: {
       [PROMPT_OPERATION.path]: {
         [PROMPT_OPERATION.method]: {
@@ -512,6 +569,32 @@ export function openApiDocument(): Record<string, any> {
             content: { [JSON_MEDIA]: { schema: ref('PromptRequest'), examples: { hello: { summary: 'Three models', value: exampleRequest } } } },
           },
           responses: operationResponses,
+        },
+      },
+      '/api/v1/models': {
+        get: {
+          operationId: 'listModels',
+          tags: ['models'],
+          summary: 'Every model ID the gateway answers to',
+          description:
+            'Each model under its canonical ID and its vendor spelling, with its provider and wire protocol, the upstream model it calls, its capabilities (attachments, structured output, each tuning parameter with its range, cache mode and minimum), its prices per million tokens per usage class with the date they were taken, and its output limits.',
+          responses: {
+            '200': { description: 'The catalog.', content: { [JSON_MEDIA]: { schema: ref('ModelList') } } },
+            '401': { $ref: '#/components/responses/Unauthorized' },
+            default: { $ref: '#/components/responses/Error' },
+          },
+        },
+      },
+      '/api/v1/openapi.json': {
+        get: {
+          operationId: 'getOpenApiDocument',
+          tags: ['models'],
+          summary: 'This document',
+          responses: {
+            '200': { description: 'The OpenAPI 3.1 document of the gateway.', content: { [JSON_MEDIA]: { schema: { type: 'object', properties: { openapi: { type: 'string' }, paths: { type: 'object' } }, required: ['openapi', 'paths'] } } } },
+            '401': { $ref: '#/components/responses/Unauthorized' },
+            default: { $ref: '#/components/responses/Error' },
+          },
         },
       },
     },

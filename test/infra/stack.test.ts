@@ -218,9 +218,9 @@ describe('Stack: GatewayStack', () => {
   describe('Construct: GatewayFunction', () => {
     it('runs every function on nodejs22.x, arm64, with active tracing, its own log group and the Powertools settings', () => {
       const functions = Object.values(template.findResources('AWS::Lambda::Function') as Resources);
-      expect(functions).toHaveLength(5);
+      expect(functions).toHaveLength(6);
       expect(Object.keys(template.findResources('AWS::Lambda::Function')).sort()).toEqual(
-        [stack.authorizerFunction, stack.apiFunction, stack.generateFunction, stack.judgeFunction, stack.reconcilerFunction]
+        [stack.authorizerFunction, stack.apiFunction, stack.catalogFunction, stack.generateFunction, stack.judgeFunction, stack.reconcilerFunction]
           .map((fn) => logicalId(stack, fn))
           .sort(),
       );
@@ -342,7 +342,7 @@ describe('Stack: GatewayStack', () => {
       }
       // Lambda's X-Ray integration (every function) and the state machine's log delivery and
       // X-Ray tracing support no resource-level permissions; nothing else may name "*".
-      const functionRoles = [stack.authorizerFunction, stack.apiFunction, stack.generateFunction, stack.judgeFunction, stack.reconcilerFunction].map(
+      const functionRoles = [stack.authorizerFunction, stack.apiFunction, stack.catalogFunction, stack.generateFunction, stack.judgeFunction, stack.reconcilerFunction].map(
         (fn) => logicalId(stack, fn.role!),
       );
       expect(Object.keys(starActions).sort()).toEqual([...functionRoles, stateMachineRole].sort());
@@ -607,9 +607,9 @@ describe('Stack: GatewayStack', () => {
       template.hasResourceProperties('AWS::ApiGateway::RestApi', { EndpointConfiguration: { Types: ['REGIONAL'] } });
     });
 
-    it('has one operation, POST /api/v1/prompt, behind the custom authorizer and the integration timeout', () => {
+    it('has POST /api/v1/prompt behind the custom authorizer and the integration timeout', () => {
       const methods = Object.values(template.findResources('AWS::ApiGateway::Method') as Resources).map((m) => m.Properties!);
-      expect(methods.map((m) => m.HttpMethod).sort()).toEqual(['ANY', 'POST']);
+      expect(methods.map((m) => m.HttpMethod).sort()).toEqual(['ANY', 'ANY', 'ANY', 'GET', 'GET', 'POST']);
       const method = methods.find((m) => m.HttpMethod === 'POST')!;
       expect(method.HttpMethod).toBe('POST');
       expect(method.AuthorizationType).toBe('CUSTOM');
@@ -626,14 +626,37 @@ describe('Stack: GatewayStack', () => {
       }
       expect(parts).toEqual(['api', 'v1', 'prompt']);
       expect(resource).toEqual({ 'Fn::GetAtt': [expect.any(String), 'RootResourceId'] });
-      template.resourceCountIs('AWS::ApiGateway::Resource', 3);
+      template.resourceCountIs('AWS::ApiGateway::Resource', 5);
+    });
+
+    it('has GET /api/v1/models and GET /api/v1/openapi.json on the catalog function, behind the same authorizer, other methods 405 with Allow: GET', () => {
+      const methods = Object.values(template.findResources('AWS::ApiGateway::Method') as Resources).map((m) => m.Properties!);
+      const post = methods.find((m) => m.HttpMethod === 'POST')!;
+      const pathOf = (resourceId: { Ref: string }) => all[resourceId.Ref]!.Properties!.PathPart as string;
+      const gets = methods.filter((m) => m.HttpMethod === 'GET');
+      expect(gets.map((m) => pathOf(m.ResourceId)).sort()).toEqual(['models', 'openapi.json']);
+      const catalogArn = logicalId(stack, stack.catalogFunction);
+      for (const get of gets) {
+        expect(get.AuthorizationType).toBe('CUSTOM');
+        expect(get.AuthorizerId).toEqual(post.AuthorizerId);
+        expect(get.Integration.Type).toBe('AWS_PROXY');
+        expect(JSON.stringify(get.Integration.Uri)).toContain(catalogArn);
+        // Siblings of the prompt resource, under /api/v1.
+        expect(all[get.ResourceId.Ref]!.Properties!.ParentId).toEqual(all[post.ResourceId.Ref]!.Properties!.ParentId);
+        const any = methods.find((m) => m.HttpMethod === 'ANY' && m.ResourceId.Ref === get.ResourceId.Ref)!;
+        expect(any.Integration.IntegrationResponses[0].ResponseParameters['method.response.header.Allow']).toBe("'GET'");
+      }
+      // The catalog function reads no table and no secret: X-Ray and its logs only.
+      const catalogRole = logicalId(stack, stack.catalogFunction.role!);
+      const granted = policyStatements(template).filter(({ roles }) => roles.includes(catalogRole)).flatMap(({ statement }) => actions(statement));
+      expect(granted.filter((action) => !action.startsWith('xray:') && !action.startsWith('logs:'))).toEqual([]);
     });
 
     it('answers every other method on the prompt path 405 with Allow: POST and the error body, from a mock without the authorizer', () => {
       // Prepare
       const methods = Object.values(template.findResources('AWS::ApiGateway::Method') as Resources).map((m) => m.Properties!);
       const post = methods.find((m) => m.HttpMethod === 'POST')!;
-      const any = methods.find((m) => m.HttpMethod === 'ANY')!;
+      const any = methods.find((m) => m.HttpMethod === 'ANY' && m.ResourceId.Ref === post.ResourceId.Ref)!;
 
       // Assess: the same resource as POST, no authorizer, a mock (no Lambda runs).
       expect(any.ResourceId).toEqual(post.ResourceId);
@@ -826,6 +849,10 @@ describe('Stack: GatewayStack', () => {
           'ReconcilerFunction AwsSolutions-L1',
           'ReconcilerFunctionRole AwsSolutions-IAM5[Resource::*]',
           'Api/RestApi/Default/api/v1/prompt/ANY AwsSolutions-APIG4',
+          'Api/RestApi/Default/api/v1/models/ANY AwsSolutions-APIG4',
+          'Api/RestApi/Default/api/v1/openapi.json/ANY AwsSolutions-APIG4',
+          'CatalogFunction AwsSolutions-L1',
+          'CatalogFunctionRole AwsSolutions-IAM5[Resource::*]',
           'ApiFunctionRole AwsSolutions-IAM5[Resource::*]',
           'AuthorizerFunction AwsSolutions-L1',
           'AuthorizerFunctionRole AwsSolutions-IAM5[Resource::*]',

@@ -48,7 +48,7 @@ describe('OpenAPI document', () => {
     expect(document.components.schemas.PromptRequest).toEqual(schema);
     const operation = document.paths['/api/v1/prompt'].post;
     expect(operation.requestBody).toMatchObject({ required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/PromptRequest' } } } });
-    expect(Object.keys(document.paths)).toEqual(['/api/v1/prompt']);
+    expect(Object.keys(document.paths)).toEqual(['/api/v1/prompt', '/api/v1/models', '/api/v1/openapi.json']);
     expect(Object.keys(document.paths['/api/v1/prompt'])).toEqual(['post']);
   });
 
