@@ -50,7 +50,7 @@ workerData.requests.on('message', ({ id, headers, body }) => {
     end(text) { workerData.requests.postMessage({ id, status: answer.statusCode, headers: answer.headers, text: text === undefined ? '' : String(text) }); },
   };
   server.emit('request', request, response);
-  request.emit('data', typeof body === 'string' ? Buffer.from(body) : Buffer.from(body.buffer, body.byteOffset, body.byteLength));
+  request.emit('data', Buffer.from(body));
   request.emit('end');
 });
 server.once('error', (error) => parentPort.postMessage({ type: 'error', message: error.message, code: error.code }));
@@ -183,9 +183,11 @@ class StoreThreadHandler implements HttpHandler<{ requestTimeout?: number }> {
       // Node's HTTP server hands its handler lower-case header names; so does this.
       const headers: Record<string, string> = {};
       for (const name in request.headers) headers[name.toLowerCase()] = request.headers[name]!;
-      // The SDK's JSON codec hands over bytes (a Uint8Array subclass): sent as a plain view of them, never decoded here.
+      // The SDK's JSON codec hands over bytes (a Uint8Array view, often into a shared pool,
+      // which a message would clone whole): sent as the text they are, measured the cheapest.
       const body: unknown = request.body;
-      this.port.postMessage({ id, headers, body: body instanceof Uint8Array ? new Uint8Array(body.buffer, body.byteOffset, body.byteLength) : String(body ?? '') });
+      const text = body instanceof Uint8Array ? Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8') : String(body ?? '');
+      this.port.postMessage({ id, headers, body: text });
     });
   }
 

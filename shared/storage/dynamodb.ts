@@ -38,7 +38,9 @@ export function createDocumentClient({ region, endpoint, local = false, requestH
     region,
     ...(endpoint ? { endpoint } : {}),
     ...(local ? { credentials: LOCAL_CREDENTIALS } : {}),
-    ...(requestHandler ? { requestHandler } : {}),
+    // Keep-alive HTTPS (the SDK's default agent); a connection or an answer that hangs fails
+    // the attempt instead of the invocation.
+    requestHandler: requestHandler ?? { connectionTimeout: 1_000, requestTimeout: 10_000 },
     maxAttempts: 3,
   });
   return DynamoDBDocumentClient.from(client, {
