@@ -4,7 +4,7 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import { LIMITS } from '../shared/contract/limits.js';
 import { GatewayError, ServiceUnavailableError, UnauthorizedError } from '../shared/errors.js';
 import type { Gateway } from '../shared/gateway.js';
-import { errorBody, jsonBody, singleAuthorization, validateContract, type ApiEvent } from '../shared/http/middleware.js';
+import { errorBody, jsonBody, singleValuedHeaders, validateContract, type ApiEvent } from '../shared/http/middleware.js';
 import { jsonResponse } from '../shared/http/response.js';
 import { ServerTiming } from '../shared/http/server-timing.js';
 import type { Log } from '../shared/log.js';
@@ -42,7 +42,7 @@ export function createApiHandler(gateway: () => Gateway | Promise<Gateway>, log:
   return middy<ApiEvent, APIGatewayProxyResult>()
     .use(hooks.middlewares ?? [])
     .use(errorBody({ log }))
-    .use(singleAuthorization())
+    .use(singleValuedHeaders())
     .use(httpHeaderNormalizer())
     .use(jsonBody({ limitBytes: LIMITS.bodyBytes }))
     .use(validateContract())

@@ -1,6 +1,7 @@
 import { loadConfig, responseStreaming } from '../shared/config.js';
 import { createGateway } from '../shared/gateway.js';
 import { withProviderSecret } from '../shared/secrets/provider-keys.js';
+import { instrumentStore } from '../shared/storage/dynamodb.js';
 import { afterAnswer, createApiHandler } from './api-handler.js';
 import { lazyAsync } from '../shared/lazy.js';
 import { logger } from './logger.js';
@@ -13,7 +14,7 @@ export { createApiHandler } from './api-handler.js';
 const lambdaGateway = lazyAsync(async () => {
   const config = await withProviderSecret(loadConfig(), { log: logger });
   const gateway = createGateway(config, { log: logger });
-  gateway.documentClient.instrument(traceCalls(observability.tracer));
+  instrumentStore(gateway.documentClient, traceCalls(observability.tracer));
   return gateway;
 });
 

@@ -1,7 +1,7 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import { loadConfig } from '../shared/config.js';
-import { createWorkflowTasks } from '../shared/gateway.js';
+import { createWorkflowTasks } from '../shared/workflow-tasks.js';
 import { withProviderSecret } from '../shared/secrets/provider-keys.js';
 import { lazyAsync } from '../shared/lazy.js';
 import { logger } from './logger.js';

@@ -1,5 +1,4 @@
 import { PROVIDERS, type ProviderId } from './catalog/types.js';
-import type { AwsCredentials } from './aws/sigv4.js';
 
 /**
  * The one place that reads process.env. Everything else receives a GatewayConfig.
@@ -13,8 +12,15 @@ export interface ProviderSettings {
 export interface GatewayConfig {
   port: number;
   dynamodbPort: number;
-  /** Local store endpoint; unset in AWS. */
+  /** Local store endpoint (DYNAMODB_ENDPOINT): the embedded store, which takes any credentials. Unset in AWS. */
   dynamodbEndpoint?: string;
+  /**
+   * Endpoints the AWS clients use instead of the region's (LocalStack, a VPC endpoint):
+   * `AWS_ENDPOINT_URL_<SERVICE>`, else `AWS_ENDPOINT_URL`, as the AWS SDKs and CLI read
+   * them; none when `AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true`. Unset, each client
+   * resolves its region's endpoint, with the partition's suffix.
+   */
+  awsEndpoints: AwsEndpoints;
   region: string;
   dataDir?: string;
   demoApiKey?: string;
@@ -24,8 +30,6 @@ export interface GatewayConfig {
   bedrockRegion: string;
   /** Whether the AWS credential chain has something to find (Bedrock needs no API key). */
   awsCredentials: boolean;
-  /** The function's own credentials (Lambda puts them in the environment): what the store client signs with. */
-  envCredentials?: AwsCredentials;
   simulateProviders: boolean;
   rateLimitRpm: number;
   creditsPerUsd: number;
@@ -50,6 +54,24 @@ export interface GatewayConfig {
   /** Whether any `*_TABLE` variable was set; without one, the admin CLI asks the deployed stack. */
   tablesFromEnv: boolean;
 }
+
+/** The AWS services the gateway and its admin CLI call, by their SDK clients. */
+export interface AwsEndpoints {
+  dynamodb?: string;
+  secretsManager?: string;
+  s3?: string;
+  sfn?: string;
+  cloudformation?: string;
+}
+
+/** `AWS_ENDPOINT_URL_<SERVICE>`: the service ID upper-cased, spaces as underscores (AWS's shared configuration). */
+const ENDPOINT_VARIABLES: Record<keyof AwsEndpoints, string> = {
+  dynamodb: 'AWS_ENDPOINT_URL_DYNAMODB',
+  secretsManager: 'AWS_ENDPOINT_URL_SECRETS_MANAGER',
+  s3: 'AWS_ENDPOINT_URL_S3',
+  sfn: 'AWS_ENDPOINT_URL_SFN',
+  cloudformation: 'AWS_ENDPOINT_URL_CLOUDFORMATION',
+};
 
 export interface TableNames {
   accounts: string;
@@ -129,12 +151,19 @@ function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
   return raw === undefined || raw === '' ? undefined : raw;
 }
 
-function envCredentials(env: NodeJS.ProcessEnv): AwsCredentials | undefined {
-  const accessKeyId = optional(env, 'AWS_ACCESS_KEY_ID');
-  const secretAccessKey = optional(env, 'AWS_SECRET_ACCESS_KEY');
-  if (accessKeyId === undefined || secretAccessKey === undefined) return undefined;
-  const sessionToken = optional(env, 'AWS_SESSION_TOKEN');
-  return { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) };
+function awsEndpoints(env: NodeJS.ProcessEnv): AwsEndpoints {
+  const endpoints: AwsEndpoints = {};
+  if (optional(env, 'AWS_IGNORE_CONFIGURED_ENDPOINT_URLS')?.toLowerCase() === 'true') return endpoints;
+  const global = optional(env, 'AWS_ENDPOINT_URL');
+  for (const [service, name] of Object.entries(ENDPOINT_VARIABLES) as [keyof AwsEndpoints, string][]) {
+    const url = optional(env, name) ?? global;
+    if (url === undefined) continue;
+    if (!/^https?:\/\//i.test(url) || !URL.canParse(url)) {
+      throw new ConfigError(`${optional(env, name) === undefined ? 'AWS_ENDPOINT_URL' : name} must be an http(s) URL, got "${url}"`);
+    }
+    endpoints[service] = url;
+  }
+  return endpoints;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
@@ -150,6 +179,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     port: int(env, 'PORT', 3000),
     dynamodbPort: int(env, 'DYNAMODB_PORT', 8000),
     dynamodbEndpoint: optional(env, 'DYNAMODB_ENDPOINT'),
+    awsEndpoints: awsEndpoints(env),
     region,
     dataDir: optional(env, 'GATEWAY_DATA_DIR'),
     demoApiKey: optional(env, 'DEMO_API_KEY'),
@@ -167,7 +197,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     awsCredentials: ['AWS_ACCESS_KEY_ID', 'AWS_PROFILE', 'AWS_LAMBDA_FUNCTION_NAME', 'AWS_CONTAINER_CREDENTIALS_FULL_URI', 'AWS_WEB_IDENTITY_TOKEN_FILE'].some(
       (name) => optional(env, name) !== undefined,
     ),
-    envCredentials: envCredentials(env),
     simulateProviders: env.SIMULATE_PROVIDERS === '1' || env.SIMULATE_PROVIDERS === 'true',
     rateLimitRpm: int(env, 'RATE_LIMIT_RPM', 600, 1),
     creditsPerUsd: positive(env, 'CREDITS_PER_USD', 100),

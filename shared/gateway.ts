@@ -6,7 +6,6 @@ import type { CreditsService } from './credits/credits-service.js';
 import { IdempotencyService } from './idempotency/idempotency-service.js';
 import { workflowSettings } from './judging/settings.js';
 import { StepFunctionsWorkflow } from './judging/step-functions.js';
-import { WorkflowTasks } from './judging/workflow-tasks.js';
 import type { JudgingWorkflow } from './judging/workflow-types.js';
 import { silentLog, type Log } from './log.js';
 import { createRouter, type RouterOptions } from './providers/router.js';
@@ -15,13 +14,13 @@ import type { ApiKeysRepository } from './storage/api-keys.js';
 import { IdempotencyRepository } from './storage/idempotency.js';
 import type { LedgerRepository } from './storage/ledger.js';
 import { PromptLogsRepository } from './storage/prompt-logs.js';
-import type { DocumentClient } from './storage/dynamodb.js';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createStore } from './storage/store.js';
 
 /** Everything a handler needs, built once per process (per Lambda cold start). */
 export interface Gateway {
   config: GatewayConfig;
-  documentClient: DocumentClient;
+  documentClient: DynamoDBDocumentClient;
   accounts: AccountsRepository;
   apiKeys: ApiKeysRepository;
   ledger: LedgerRepository;
@@ -31,7 +30,7 @@ export interface Gateway {
 }
 
 export interface GatewayOptions extends RouterOptions {
-  documentClient?: DocumentClient;
+  documentClient?: DynamoDBDocumentClient;
   log?: Log;
   /**
    * How judged requests run: the workflow and its claim-check store. Without it, the
@@ -51,27 +50,9 @@ function judgingFromConfig(config: GatewayConfig): JudgingDeps | undefined {
   const { stateMachineArn, claimCheckBucket } = workflowSettings(config);
   if (stateMachineArn === undefined || claimCheckBucket === undefined) return undefined;
   return {
-    workflow: new StepFunctionsWorkflow({ stateMachineArn, region: config.region }),
-    claimCheck: new S3ClaimCheck(claimCheckBucket, { region: config.region }),
+    workflow: new StepFunctionsWorkflow({ stateMachineArn, region: config.region, endpoint: config.awsEndpoints.sfn }),
+    claimCheck: new S3ClaimCheck(claimCheckBucket, { region: config.region, endpoint: config.awsEndpoints.s3 }),
   };
-}
-
-/**
- * The `generate` and `judge` tasks of the judge workflow: the providers (routed as for
- * the `api` function) and the claim-check store (`options.claimCheck`, else the bucket
- * the configuration names).
- */
-export function createWorkflowTasks(
-  config: GatewayConfig,
-  options: RouterOptions & { log?: Log; claimCheck?: ClaimCheckStore } = {},
-): WorkflowTasks {
-  let claimCheck = options.claimCheck;
-  if (!claimCheck) {
-    const { claimCheckBucket } = workflowSettings(config);
-    if (claimCheckBucket === undefined) throw new Error('The workflow tasks need a claim-check store: CLAIM_CHECK_BUCKET is not set');
-    claimCheck = new S3ClaimCheck(claimCheckBucket, { region: config.region });
-  }
-  return new WorkflowTasks({ route: createRouter(config, options), claimCheck, log: options.log ?? silentLog });
 }
 
 export function createGateway(config: GatewayConfig, options: GatewayOptions = {}): Gateway {

@@ -13,9 +13,8 @@ import { DeployedStackError, withDeployedTables } from './deployed-tables.js';
 let store: ReturnType<typeof createStore> | undefined;
 try {
   const config = await withDeployedTables(loadConfig());
-  // Against AWS, the whole credential chain (profiles, SSO, ...), not only the environment's keys.
-  const credentials = config.dynamodbEndpoint ? undefined : (await import('@aws-sdk/credential-providers')).fromNodeProviderChain();
-  store = createStore(config, { credentials });
+  // Against AWS (or AWS_ENDPOINT_URL), the SDK's whole credential chain: profiles, SSO, ...
+  store = createStore(config);
   const result = await runAdminCommand(process.argv.slice(2), store);
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
 } catch (error) {

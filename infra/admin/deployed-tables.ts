@@ -22,6 +22,8 @@ export class DeployedStackError extends Error {
 export interface DeployedTablesOptions {
   stackName: string;
   region: string;
+  /** AWS_ENDPOINT_URL_CLOUDFORMATION or AWS_ENDPOINT_URL (LocalStack); by default the region's. */
+  endpoint?: string;
   /** A client to use (tests); otherwise one is made for `region` and destroyed after the call. */
   client?: CloudFormationClient;
 }
@@ -29,7 +31,7 @@ export interface DeployedTablesOptions {
 /** The deployed stack's table names, from its outputs (DescribeStacks). The SDK is loaded on first use. */
 export async function deployedTableNames(options: DeployedTablesOptions): Promise<TableNames> {
   const { CloudFormationClient, DescribeStacksCommand } = await import('@aws-sdk/client-cloudformation');
-  const client = options.client ?? new CloudFormationClient({ region: options.region });
+  const client = options.client ?? new CloudFormationClient({ region: options.region, ...(options.endpoint ? { endpoint: options.endpoint } : {}) });
   const where = `stack ${options.stackName} in ${options.region}`;
   try {
     let stacks;
@@ -71,6 +73,6 @@ export async function deployedTableNames(options: DeployedTablesOptions): Promis
  */
 export async function withDeployedTables(config: GatewayConfig, options: Pick<DeployedTablesOptions, 'client'> = {}): Promise<GatewayConfig> {
   if (config.dynamodbEndpoint !== undefined || config.tablesFromEnv) return config;
-  const tables = await deployedTableNames({ stackName: config.stackName ?? DEFAULT_STACK_NAME, region: config.region, client: options.client });
+  const tables = await deployedTableNames({ stackName: config.stackName ?? DEFAULT_STACK_NAME, region: config.region, endpoint: config.awsEndpoints.cloudformation, client: options.client });
   return { ...config, tables };
 }

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
@@ -15,10 +16,14 @@ export function toAuthorizerEvent(req: IncomingMessage, resourcePath: string): A
   };
 }
 
-/** The REST API (v1) proxy event the `api` Lambda receives, with the authorizer's context. */
+/**
+ * The REST API (v1) proxy event the `api` Lambda receives, with the authorizer's context.
+ * A body given as bytes that are not valid UTF-8 is handed over base64-encoded, as API
+ * Gateway hands over a body it cannot pass as text; otherwise as text.
+ */
 export function toProxyEvent(
   req: IncomingMessage,
-  body: string,
+  body: string | Buffer,
   resourcePath: string,
   authorizer: Record<string, unknown>,
   requestId: string,
@@ -42,8 +47,7 @@ export function toProxyEvent(
     multiValueQueryStringParameters: null,
     pathParameters: null,
     stageVariables: null,
-    body,
-    isBase64Encoded: false,
+    ...(typeof body !== 'string' && !isUtf8(body) ? { body: body.toString('base64'), isBase64Encoded: true } : { body: body.toString(), isBase64Encoded: false }),
     requestContext: {
       accountId: ACCOUNT,
       apiId: API_ID,

@@ -113,8 +113,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, handlers: Local
   await handlers.afterAnswer?.(event);
 }
 
-/** The body as text, or undefined once it passes `limit` bytes (the rest is drained, not kept). */
-function readBody(req: IncomingMessage, limit: number): Promise<string | undefined> {
+/** The body's bytes, or undefined once it passes `limit` bytes (the rest is drained, not kept). */
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -122,7 +122,7 @@ function readBody(req: IncomingMessage, limit: number): Promise<string | undefin
       size += chunk.length;
       if (size <= limit) chunks.push(chunk);
     });
-    req.on('end', () => resolve(size > limit ? undefined : Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => resolve(size > limit ? undefined : Buffer.concat(chunks)));
     req.on('error', reject);
   });
 }

@@ -2,20 +2,24 @@ import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { EventLoopUtilization } from 'node:perf_hooks';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
-import type { Transport } from '../../shared/aws/json-client.js';
+import { CreateTableCommand, DescribeTableCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { HttpResponse, type HttpHandler, type HttpRequest } from '@smithy/core/protocols';
+import type { HttpHandlerOptions } from '@smithy/types';
 import type { TableNames } from '../../shared/config.js';
-import { createDocumentClient, type DocumentClient } from '../../shared/storage/dynamodb.js';
+import { createDocumentClient } from '../../shared/storage/dynamodb.js';
 import { TABLES, type TableDefinition } from '../../shared/storage/tables.js';
 
 export interface EmbeddedStore {
   endpoint: string;
   port: number;
   /**
-   * The store's own request handler, reached from this process without HTTP: the same
-   * requests and answers (DynamoDB's JSON protocol, as dynalite handles them), passed as
-   * messages to its thread. Other processes (the admin CLI, any AWS tool) use `endpoint`.
+   * The SDK request handler that reaches the store's own request handler from this
+   * process without HTTP: the same requests and answers (DynamoDB's JSON protocol, as
+   * dynalite handles them), passed as messages to its thread. Other processes (the admin
+   * CLI, any AWS tool) use `endpoint`.
    */
-  transport: Transport;
+  requestHandler: HttpHandler;
   /** How busy the store's thread has been since it started (its event loop's utilisation), for the benchmarks. */
   utilization(): EventLoopUtilization;
   /** Stops the store: `stopped` once its thread has ended by itself, `terminated` when it had to be ended after CLOSE_WAIT_MS. */
@@ -117,7 +121,7 @@ export async function startEmbeddedStore(options: { port: number; dataDir?: stri
   return {
     endpoint: `http://127.0.0.1:${port}`,
     port,
-    transport: messageTransport(requests.port1),
+    requestHandler: new StoreThreadHandler(requests.port1),
     utilization: () => worker.performance.eventLoopUtilization(),
     close: async () => {
       if (!closing) {
@@ -135,37 +139,73 @@ export async function startEmbeddedStore(options: { port: number; dataDir?: stri
   };
 }
 
-/** Calls over a message port to the store's thread, answered as its HTTP server would answer them. */
-function messageTransport(port: MessagePort): Transport {
-  type Answer = { status: number; headers: Record<string, string>; text: string };
-  const pending = new Map<number, { resolve: (answer: Answer) => void; timer?: NodeJS.Timeout }>();
-  let next = 0;
-  port.on('message', (answer: Answer & { id: number }) => {
-    const call = pending.get(answer.id);
-    if (!call) return;
-    pending.delete(answer.id);
-    clearTimeout(call.timer);
-    call.resolve(answer);
-  });
-  // Waiting calls do not keep the process alive; the store's thread does until it closes.
-  port.unref();
-  return (_url, body, headers, options) =>
-    new Promise((resolve, reject) => {
-      const id = next++;
-      // Node's HTTP server hands its handler lower-case header names; so does this.
-      const lowered: Record<string, string> = {};
-      for (const name in headers) lowered[name.toLowerCase()] = headers[name]!;
-      const timer =
-        options.timeoutMs === undefined
-          ? undefined
-          : setTimeout(() => {
-              pending.delete(id);
-              reject(Object.assign(new Error(`No answer from the embedded store in ${options.timeoutMs} ms`), { code: 'ETIMEDOUT' }));
-            }, options.timeoutMs);
-      timer?.unref();
-      pending.set(id, { resolve, timer });
-      port.postMessage({ id, headers: lowered, body });
+/**
+ * The SDK's request handler for the store's thread: each request the DynamoDB client
+ * built and signed goes to dynalite's HTTP request handler as a message, and its answer
+ * comes back as the HTTP response the SDK parses. Same SDK code as in AWS; no socket.
+ */
+class StoreThreadHandler implements HttpHandler<{ requestTimeout?: number }> {
+  private readonly pending = new Map<number, { resolve: (answer: StoreAnswer) => void; reject: (error: Error) => void }>();
+  private next = 0;
+  private config: { requestTimeout?: number } = {};
+
+  constructor(private readonly port: MessagePort) {
+    port.on('message', (answer: StoreAnswer & { id: number }) => {
+      const call = this.pending.get(answer.id);
+      if (!call) return;
+      this.pending.delete(answer.id);
+      call.resolve(answer);
     });
+    // Waiting calls do not keep the process alive; the store's thread does until it closes.
+    port.unref();
+  }
+
+  handle(request: HttpRequest, options: HttpHandlerOptions = {}): Promise<{ response: HttpResponse }> {
+    const timeoutMs = options.requestTimeout ?? this.config.requestTimeout;
+    return new Promise((resolve, reject) => {
+      const id = this.next++;
+      const fail = (error: Error) => {
+        if (!this.pending.delete(id)) return;
+        clearTimeout(timer);
+        reject(error);
+      };
+      const timer = timeoutMs === undefined ? undefined : setTimeout(() => fail(Object.assign(new Error(`No answer from the embedded store in ${timeoutMs} ms`), { name: 'TimeoutError', code: 'ETIMEDOUT' })), timeoutMs);
+      timer?.unref();
+      const signal = options.abortSignal as AbortSignal | undefined;
+      signal?.addEventListener?.('abort', () => fail(Object.assign(new Error('Request aborted'), { name: 'AbortError' })), { once: true });
+      this.pending.set(id, {
+        resolve: ({ status, headers, text }) => {
+          clearTimeout(timer);
+          resolve({ response: new HttpResponse({ statusCode: status, headers, body: Buffer.from(text, 'utf8') }) });
+        },
+        reject,
+      });
+      // Node's HTTP server hands its handler lower-case header names; so does this.
+      const headers: Record<string, string> = {};
+      for (const name in request.headers) headers[name.toLowerCase()] = request.headers[name]!;
+      // The SDK's JSON codec hands over bytes (a Uint8Array view, often into a shared pool,
+      // which a message would clone whole): sent as the text they are, measured the cheapest.
+      const body: unknown = request.body;
+      const text = body instanceof Uint8Array ? Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8') : String(body ?? '');
+      this.port.postMessage({ id, headers, body: text });
+    });
+  }
+
+  updateHttpClientConfig(key: 'requestTimeout', value?: number): void {
+    this.config = { ...this.config, [key]: value };
+  }
+
+  httpHandlerConfigs(): { requestTimeout?: number } {
+    return this.config;
+  }
+
+  destroy(): void {}
+}
+
+interface StoreAnswer {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
 }
 
 /** CreateTable input from the shared definition: the same keys and indexes the CDK stack declares. */
@@ -179,7 +219,7 @@ export function toCreateTableInput(definition: TableDefinition, tableName: strin
   ];
   return {
     TableName: tableName,
-    BillingMode: 'PAY_PER_REQUEST',
+    BillingMode: 'PAY_PER_REQUEST' as const,
     AttributeDefinitions: [...attributes].map(([AttributeName, AttributeType]) => ({ AttributeName, AttributeType: AttributeType as 'S' | 'N' })),
     KeySchema: keySchema(definition.partitionKey, definition.sortKey),
     ...(definition.globalIndexes.length > 0
@@ -195,28 +235,31 @@ export function toCreateTableInput(definition: TableDefinition, tableName: strin
 }
 
 /** Creates every table that does not exist yet (a data dir keeps them between runs). */
-export async function createTables(client: DocumentClient, names: TableNames): Promise<void> {
+export async function createTables(client: DynamoDBDocumentClient, names: TableNames): Promise<void> {
   for (const definition of TABLES) {
     const tableName = names[definition.key];
     try {
-      await client.raw('CreateTable', toCreateTableInput(definition, tableName));
+      await client.send(new CreateTableCommand(toCreateTableInput(definition, tableName)));
     } catch (error) {
       if ((error as Error).name !== 'ResourceInUseException') throw error;
       continue;
     }
     if (definition.ttlAttribute) {
       await client
-        .raw('UpdateTimeToLive', { TableName: tableName, TimeToLiveSpecification: { AttributeName: definition.ttlAttribute, Enabled: true } })
+        .send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: definition.ttlAttribute, Enabled: true } }))
         // dynalite does not implement TTL; expiry is checked by timestamp in code anyway.
         .catch(() => undefined);
     }
-    await client.raw('DescribeTable', { TableName: tableName });
+    await client.send(new DescribeTableCommand({ TableName: tableName }));
   }
 }
 
-/** A client of the embedded store with every table created: in process (`store.transport`), or over HTTP given only the endpoint. */
-export async function storeClient(store: Pick<EmbeddedStore, 'endpoint'> & Partial<Pick<EmbeddedStore, 'transport'>>, names: TableNames): Promise<DocumentClient> {
-  const client = createDocumentClient({ region: 'local', endpoint: store.endpoint, ...(store.transport ? { transport: store.transport } : {}) });
+/**
+ * A document client of the embedded store with every table created: in process
+ * (`store.requestHandler`), or over HTTP given only the endpoint.
+ */
+export async function storeClient(store: Pick<EmbeddedStore, 'endpoint'> & Partial<Pick<EmbeddedStore, 'requestHandler'>>, names: TableNames): Promise<DynamoDBDocumentClient> {
+  const client = createDocumentClient({ region: 'local', endpoint: store.endpoint, local: true, ...(store.requestHandler ? { requestHandler: store.requestHandler } : {}) });
   await createTables(client, names);
   return client;
 }

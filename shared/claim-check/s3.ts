@@ -4,6 +4,8 @@ import type { ClaimCheckStore } from './types.js';
 
 export interface S3ClaimCheckOptions {
   region: string;
+  /** AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL (LocalStack: path-style addressing); by default the region's. */
+  endpoint?: string;
   /** A client to use (tests); otherwise one is made on first use. */
   client?: S3Client;
 }
@@ -62,7 +64,7 @@ export class S3ClaimCheck implements ClaimCheckStore {
   private s3(): Promise<S3Client> {
     this.client ??= this.options.client
       ? Promise.resolve(this.options.client)
-      : import('@aws-sdk/client-s3').then(({ S3Client: Client }) => new Client({ region: this.options.region }));
+      : import('@aws-sdk/client-s3').then(({ S3Client: Client }) => new Client({ region: this.options.region, ...(this.options.endpoint ? { endpoint: this.options.endpoint, forcePathStyle: true } : {}) }));
     return this.client;
   }
 }

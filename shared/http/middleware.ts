@@ -1,9 +1,11 @@
+import { isUtf8 } from 'node:buffer';
 import type middy from '@middy/core';
+import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { loadAjv } from '../contract/ajv.js';
 import { validatePromptRequest } from '../contract/validate.js';
 import type { PromptRequest } from '../contract/types.js';
-import { MalformedJsonError, PayloadTooLargeError, UnauthorizedError, UnsupportedMediaTypeError } from '../errors.js';
+import { MalformedJsonError, PayloadTooLargeError, UnauthorizedError, UnsupportedMediaTypeError, ValidationError } from '../errors.js';
 import type { Log } from '../log.js';
 import { errorResponse } from './response.js';
 
@@ -12,39 +14,66 @@ type Middleware = middy.MiddlewareObj<ApiEvent, APIGatewayProxyResult>;
 
 /**
  * JSON bodies only. `application/x-www-form-urlencoded` is accepted too because it is
- * what `curl -d` sends by default; the body must still be JSON.
+ * what `curl -d` sends by default; the body must still be JSON. No Content-Type at all
+ * is taken as JSON.
  */
 const ACCEPTED_TYPES = /^(application\/json|application\/[a-z0-9.+-]+\+json|application\/x-www-form-urlencoded)\s*(;.*)?$/i;
 
+/**
+ * The request body, parsed by `@middy/http-json-body-parser` into `event.json`, after the
+ * checks it does not make: the size in bytes (`limitBytes`, counted on the bytes as
+ * received, base64 bodies decoded), the accepted content types, and UTF-8 (RFC 8259: a
+ * body that is not valid UTF-8 is not JSON, however it parses). Every refusal is the
+ * contract's error body: 413, 415, or 400 `malformed_json`.
+ */
 export function jsonBody(options: { limitBytes: number }): Middleware {
+  // Its own content-type check is off: ours accepts what curl -d sends, and a body with none
+  // (6.x reads `disableContentTypeCheck`; its type declarations omit it).
+  const parser = httpJsonBodyParser({ disableContentTypeCheck: true } as Parameters<typeof httpJsonBodyParser>[0]);
   return {
-    before: ({ event }) => {
-      const raw = event.isBase64Encoded && event.body ? Buffer.from(event.body, 'base64').toString('utf8') : (event.body ?? '');
-      if (Buffer.byteLength(raw, 'utf8') > options.limitBytes) throw new PayloadTooLargeError(options.limitBytes);
+    before: async (request) => {
+      const { event } = request;
+      const bytes = event.isBase64Encoded && event.body ? Buffer.from(event.body, 'base64') : undefined;
+      const size = bytes ? bytes.length : Buffer.byteLength(event.body ?? '', 'utf8');
+      if (size > options.limitBytes) throw new PayloadTooLargeError(options.limitBytes);
       const contentType = event.headers['content-type'];
       if (contentType !== undefined && !ACCEPTED_TYPES.test(contentType)) throw new UnsupportedMediaTypeError(contentType);
+      // A text body is a string already; bytes handed over as base64 are checked before they are decoded.
+      if (bytes && !isUtf8(bytes)) throw new MalformedJsonError(new Error('The body is not valid UTF-8'));
+      // No body at all is no JSON (the parser would take `null` for the JSON value null).
+      event.body ??= '';
       try {
-        event.json = JSON.parse(raw);
+        await parser.before!(request as Parameters<NonNullable<typeof parser.before>>[0]);
       } catch (error) {
         throw new MalformedJsonError(error);
       }
+      event.json = event.body as unknown;
     },
   };
 }
 
+/** Headers a request must carry at most once, and the error a repeated one gets. */
+const SINGLE_HEADERS: Readonly<Record<string, () => Error>> = {
+  // One credential per request, whichever of its values the authorizer was given.
+  authorization: () => new UnauthorizedError('Send exactly one Authorization header: Authorization: Bearer <API_KEY>'),
+  // Which key would the retry be matched on? Neither silently.
+  'idempotency-key': () => new ValidationError([{ field: 'header:Idempotency-Key', message: 'must be sent at most once' }]),
+};
+
 /**
- * One credential per request: a repeated `Authorization` header (in any letter case) is a
- * 401, whichever of its values the authorizer was given. Placed before the header
- * normalizer, which would keep only one of them.
+ * A header of SINGLE_HEADERS repeated (in any letter case) is refused: a repeated
+ * `Authorization` with 401, a repeated `Idempotency-Key` with 400. Placed before the
+ * header normalizer, which would keep only one of the values.
  */
-export function singleAuthorization(): Middleware {
+export function singleValuedHeaders(): Middleware {
   return {
     before: ({ event }) => {
-      let values = 0;
+      const counts = new Map<string, number>();
       for (const [name, list] of Object.entries(event.multiValueHeaders ?? {})) {
-        if (name.toLowerCase() === 'authorization') values += list?.length ?? 0;
+        const lower = name.toLowerCase();
+        if (lower in SINGLE_HEADERS) counts.set(lower, (counts.get(lower) ?? 0) + (list?.length ?? 0));
       }
-      if (values > 1) throw new UnauthorizedError('Send exactly one Authorization header: Authorization: Bearer <API_KEY>');
+      for (const [name, count] of counts) if (count > 1) throw SINGLE_HEADERS[name]!();
     },
   };
 }

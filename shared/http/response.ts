@@ -1,6 +1,6 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { GatewayError, ServiceUnavailableError } from '../errors.js';
-import { isThrottling } from '../storage/errors.js';
+import { StoreUnavailableError } from '../storage/errors.js';
 import type { Log } from '../log.js';
 import { redactSecrets } from './redact.js';
 
@@ -16,8 +16,8 @@ export function jsonResponse(statusCode: number, body: unknown, headers: Record<
  * says nothing of the cause (it is logged, without content, instead).
  */
 export function errorResponse(error: unknown, log?: Log, context: Record<string, unknown> = {}): APIGatewayProxyResult {
-  if (isThrottling(error)) {
-    log?.warn('Store throttled the request', { ...context, errorName: (error as Error).name });
+  if (error instanceof StoreUnavailableError) {
+    log?.warn('Store unavailable', { ...context, operation: error.operation, throttled: error.throttled, errorName: (error.cause as Error)?.name });
     return errorResponse(new ServiceUnavailableError('The gateway is busy; retry shortly. Nothing was charged', 1));
   }
   if (error instanceof GatewayError) {

@@ -5,6 +5,8 @@ import type { JudgingWorkflow, WorkflowInput, WorkflowOutput } from './workflow-
 export interface StepFunctionsWorkflowOptions {
   stateMachineArn: string;
   region: string;
+  /** AWS_ENDPOINT_URL_SFN or AWS_ENDPOINT_URL (LocalStack); by default the region's. */
+  endpoint?: string;
   /** A client to use (tests); otherwise one is made on first use. */
   client?: SFNClient;
 }
@@ -33,7 +35,7 @@ export class StepFunctionsWorkflow implements JudgingWorkflow {
   private sfn(): Promise<SFNClient> {
     this.client ??= this.options.client
       ? Promise.resolve(this.options.client)
-      : import('@aws-sdk/client-sfn').then(({ SFNClient: Client }) => new Client({ region: this.options.region }));
+      : import('@aws-sdk/client-sfn').then(({ SFNClient: Client }) => new Client({ region: this.options.region, ...(this.options.endpoint ? { endpoint: this.options.endpoint } : {}) }));
     return this.client;
   }
 }

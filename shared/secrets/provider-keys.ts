@@ -1,4 +1,4 @@
-import { AwsJsonClient } from '../aws/json-client.js';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { PROVIDERS, type ProviderId } from '../catalog/types.js';
 import { providerKeyName, type GatewayConfig } from '../config.js';
 import { silentLog, type Log } from '../log.js';
@@ -17,8 +17,8 @@ export class ProviderSecretError extends Error {
 }
 
 export interface ProviderSecretOptions {
-  /** Another Secrets Manager endpoint (tests); by default the region's. */
-  endpoint?: string;
+  /** The client to read with; by default one for the config's region and Secrets Manager endpoint, closed after the read. */
+  client?: SecretsManagerClient;
   log?: Log;
 }
 
@@ -67,21 +67,20 @@ export function parseProviderKeys(secretString: string, log: Log = silentLog): P
   return keys;
 }
 
-/** Reads and parses the secret, signed with the function's own credentials. */
+/**
+ * Reads and parses the secret with the function's credentials (the SDK's credential
+ * chain), from the region's Secrets Manager or the configured endpoint
+ * (`AWS_ENDPOINT_URL_SECRETS_MANAGER`, `AWS_ENDPOINT_URL`). Read once per container: the
+ * client it makes is closed afterwards.
+ */
 export async function readProviderKeys(config: GatewayConfig & { providerSecretArn: string }, options: ProviderSecretOptions = {}): Promise<ProviderKeys> {
-  if (!config.envCredentials) throw new ProviderSecretError('Reading the provider secret needs the function credentials (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)');
-  const client = new AwsJsonClient({
-    service: 'secretsmanager',
-    region: config.region,
-    targetPrefix: 'secretsmanager',
-    jsonVersion: '1.1',
-    endpoint: options.endpoint,
-    credentials: config.envCredentials,
-  });
+  const client =
+    options.client ??
+    new SecretsManagerClient({ region: config.region, ...(config.awsEndpoints.secretsManager ? { endpoint: config.awsEndpoints.secretsManager } : {}) });
   try {
     let secretString: unknown;
     try {
-      ({ SecretString: secretString } = await client.call<{ SecretString?: unknown }>('GetSecretValue', { SecretId: config.providerSecretArn }));
+      ({ SecretString: secretString } = await client.send(new GetSecretValueCommand({ SecretId: config.providerSecretArn })));
     } catch (error) {
       // Error answers name the secret and the role, never its value; only the error type is kept.
       const code = (error as NodeJS.ErrnoException).code;
@@ -90,7 +89,7 @@ export async function readProviderKeys(config: GatewayConfig & { providerSecretA
     if (typeof secretString !== 'string') throw new ProviderSecretError('The provider secret has no string value; store the keys as a JSON string');
     return parseProviderKeys(secretString, options.log);
   } finally {
-    client.destroy();
+    if (!options.client) client.destroy();
   }
 }
 

@@ -1,4 +1,5 @@
-import { ConditionalCheckFailed, type DocumentClient } from './dynamodb.js';
+import { GetCommand, PutCommand, UpdateCommand, paginateScan, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { isConditionFailed, refusedItem, storeCall, storePages } from './dynamodb.js';
 import type { LedgerEntry } from './ledger.js';
 
 /** An open reservation: credits held for a request that has not settled yet. */
@@ -84,7 +85,7 @@ export class ConditionFailedError extends Error {
 
 export class AccountsRepository {
   constructor(
-    private readonly client: DocumentClient,
+    private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
   ) {}
 
@@ -100,40 +101,50 @@ export class AccountsRepository {
       unposted: { [input.opening.entryId]: input.opening },
     };
     try {
-      await this.client.put({
-        TableName: this.tableName,
-        Item: account,
-        // Never overwrite an account (and its balance) by reusing an ID.
-        ConditionExpression: 'attribute_not_exists(accountId)',
-      });
+      await storeCall(
+        'accounts.create',
+        this.client.send(
+          new PutCommand({
+            TableName: this.tableName,
+            Item: account,
+            // Never overwrite an account (and its balance) by reusing an ID.
+            ConditionExpression: 'attribute_not_exists(accountId)',
+          }),
+        ),
+      );
     } catch (error) {
-      if (error instanceof ConditionalCheckFailed) throw new ConditionFailedError(`Account ${account.accountId} exists`);
+      if (isConditionFailed(error)) throw new ConditionFailedError(`Account ${account.accountId} exists`);
       throw error;
     }
     return account;
   }
 
   async get(accountId: string): Promise<Account | undefined> {
-    const { Item } = await this.client.get({ TableName: this.tableName, Key: { accountId }, ConsistentRead: true });
+    const { Item } = await storeCall('accounts.get', this.client.send(new GetCommand({ TableName: this.tableName, Key: { accountId }, ConsistentRead: true })));
     return Item as Account | undefined;
   }
 
   /** Adds a top-up entry's amount; returns the new balance. */
   async topUp(entry: LedgerEntry): Promise<number> {
     try {
-      const { Attributes } = await this.client.update({
-        TableName: this.tableName,
-        Key: { accountId: entry.accountId },
-        UpdateExpression: 'SET balanceMicro = balanceMicro + :amount, unposted.#entry = :entry',
-        // Top-ups go to existing accounts only; the same entry is never applied twice.
-        ConditionExpression: 'attribute_exists(accountId) AND attribute_not_exists(unposted.#entry)',
-        ExpressionAttributeNames: { '#entry': entry.entryId },
-        ExpressionAttributeValues: { ':amount': entry.amountMicro, ':entry': entry },
-        ReturnValues: 'UPDATED_NEW',
-      });
+      const { Attributes } = await storeCall(
+        'accounts.topUp',
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: { accountId: entry.accountId },
+            UpdateExpression: 'SET balanceMicro = balanceMicro + :amount, unposted.#entry = :entry',
+            // Top-ups go to existing accounts only; the same entry is never applied twice.
+            ConditionExpression: 'attribute_exists(accountId) AND attribute_not_exists(unposted.#entry)',
+            ExpressionAttributeNames: { '#entry': entry.entryId },
+            ExpressionAttributeValues: { ':amount': entry.amountMicro, ':entry': entry },
+            ReturnValues: 'UPDATED_NEW',
+          }),
+        ),
+      );
       return Number(Attributes?.balanceMicro);
     } catch (error) {
-      if (error instanceof ConditionalCheckFailed) throw new AccountMissingError(entry.accountId);
+      if (isConditionFailed(error)) throw new AccountMissingError(entry.accountId);
       throw error;
     }
   }
@@ -150,7 +161,7 @@ export class AccountsRepository {
     let opensWindow = false;
     for (let attempt = 1; attempt <= RESERVE_ATTEMPTS; attempt++) {
       try {
-        const { Attributes } = await this.client.update({
+        const { Attributes } = await storeCall('accounts.reserve', this.client.send(new UpdateCommand({
           TableName: this.tableName,
           Key: { accountId: entry.accountId },
           // The reservation stands for its ledger entry until it closes (the item stays small).
@@ -175,12 +186,12 @@ export class AccountsRepository {
           },
           ReturnValues: 'UPDATED_NEW',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        });
+        })));
         return Number(Attributes?.balanceMicro);
       } catch (error) {
-        if (!(error instanceof ConditionalCheckFailed)) throw error;
+        if (!isConditionFailed(error)) throw error;
         // DynamoDB returns the item with the refusal; a store that does not gets it read.
-        const account = (error.item as Account | undefined) ?? (await this.get(entry.accountId));
+        const account = (refusedItem(error) as Account | undefined) ?? (await this.get(entry.accountId));
         if (!account) throw new AccountMissingError(entry.accountId);
         const held = account.reservations?.[entry.requestId];
         // This very reservation: a write that landed but whose answer was lost, then retried.
@@ -211,7 +222,7 @@ export class AccountsRepository {
    */
   async closeReservation(settlement: LedgerEntry & { requestId: string }, reservation: Reservation): Promise<number> {
     try {
-      const { Attributes } = await this.client.update({
+      const { Attributes } = await storeCall('accounts.closeReservation', this.client.send(new UpdateCommand({
         TableName: this.tableName,
         Key: { accountId: settlement.accountId },
         UpdateExpression: 'SET balanceMicro = balanceMicro + :amount REMOVE reservations.#request',
@@ -220,10 +231,10 @@ export class AccountsRepository {
         ExpressionAttributeNames: { '#request': settlement.requestId, '#at': 'at' },
         ExpressionAttributeValues: { ':amount': settlement.amountMicro, ':held': reservation.amountMicro, ':at': reservation.at },
         ReturnValues: 'UPDATED_NEW',
-      });
+      })));
       return Number(Attributes?.balanceMicro);
     } catch (error) {
-      if (error instanceof ConditionalCheckFailed) throw new ConditionFailedError(`Reservation of ${settlement.requestId} is not open`);
+      if (isConditionFailed(error)) throw new ConditionFailedError(`Reservation of ${settlement.requestId} is not open`);
       throw error;
     }
   }
@@ -232,39 +243,42 @@ export class AccountsRepository {
   async markPosted(accountId: string, entryIds: readonly string[]): Promise<void> {
     if (entryIds.length === 0) return;
     const names = Object.fromEntries(entryIds.map((id, i) => [`#e${i}`, id]));
-    await this.client.update({
+    await storeCall('accounts.markPosted', this.client.send(new UpdateCommand({
       TableName: this.tableName,
       Key: { accountId },
       UpdateExpression: `REMOVE ${Object.keys(names).map((name) => `unposted.${name}`).join(', ')}`,
       // Never recreate a deleted account as an empty item.
       ConditionExpression: 'attribute_exists(accountId)',
       ExpressionAttributeNames: names,
-    });
+    })));
   }
 
   async setRateLimit(accountId: string, rateLimitRpm: number): Promise<void> {
     try {
-      await this.client.update({
+      await storeCall('accounts.setRateLimit', this.client.send(new UpdateCommand({
         TableName: this.tableName,
         Key: { accountId },
         UpdateExpression: 'SET rateLimitRpm = :rpm',
         ConditionExpression: 'attribute_exists(accountId)',
         ExpressionAttributeValues: { ':rpm': rateLimitRpm },
-      });
+      })));
     } catch (error) {
-      if (error instanceof ConditionalCheckFailed) throw new AccountMissingError(accountId);
+      if (isConditionFailed(error)) throw new AccountMissingError(accountId);
       throw error;
     }
   }
 
   /** Accounts with open reservations or unposted entries: the reconciler's work list. */
   async *needingReconciliation(): AsyncGenerator<Account> {
-    const items = this.client.scanAll({
-      TableName: this.tableName,
-      FilterExpression: 'size(reservations) > :zero OR size(unposted) > :zero',
-      ExpressionAttributeValues: { ':zero': 0 },
-      ConsistentRead: true,
-    });
-    for await (const item of items) yield item as Account;
+    const pages = paginateScan(
+      { client: this.client },
+      {
+        TableName: this.tableName,
+        FilterExpression: 'size(reservations) > :zero OR size(unposted) > :zero',
+        ExpressionAttributeValues: { ':zero': 0 },
+        ConsistentRead: true,
+      },
+    );
+    for await (const page of storePages('accounts.needingReconciliation', pages)) yield* (page.Items ?? []) as Account[];
   }
 }

@@ -1,4 +1,5 @@
-import { ConditionalCheckFailed, type DocumentClient } from './dynamodb.js';
+import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { isConditionFailed, storeCall } from './dynamodb.js';
 
 /** What is stored of a key: its SHA-256, never the key. */
 export interface ApiKeyRecord {
@@ -19,27 +20,32 @@ export class KeyNotFoundError extends Error {
 
 export class ApiKeysRepository {
   constructor(
-    private readonly client: DocumentClient,
+    private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
   ) {}
 
   async put(record: ApiKeyRecord): Promise<void> {
-    await this.client.put({
-      TableName: this.tableName,
-      Item: record,
-      // A key hash maps to one account forever; re-registering a key is refused.
-      ConditionExpression: 'attribute_not_exists(keyHash)',
-    });
+    await storeCall(
+      'apiKeys.put',
+      this.client.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: record,
+          // A key hash maps to one account forever; re-registering a key is refused.
+          ConditionExpression: 'attribute_not_exists(keyHash)',
+        }),
+      ),
+    );
   }
 
   async get(keyHash: string): Promise<ApiKeyRecord | undefined> {
-    const { Item } = await this.client.get({ TableName: this.tableName, Key: { keyHash } });
+    const { Item } = await storeCall('apiKeys.get', this.client.send(new GetCommand({ TableName: this.tableName, Key: { keyHash } })));
     return Item as ApiKeyRecord | undefined;
   }
 
   async revoke(keyHash: string, at = new Date()): Promise<ApiKeyRecord> {
     try {
-      const { Attributes } = await this.client.update({
+      const { Attributes } = await storeCall('apiKeys.revoke', this.client.send(new UpdateCommand({
         TableName: this.tableName,
         Key: { keyHash },
         // Revoking keeps the first revocation time; revoking an unknown key is an error, not an insert.
@@ -47,10 +53,10 @@ export class ApiKeysRepository {
         ConditionExpression: 'attribute_exists(keyHash)',
         ExpressionAttributeValues: { ':at': at.toISOString() },
         ReturnValues: 'ALL_NEW',
-      });
+      })));
       return Attributes as ApiKeyRecord;
     } catch (error) {
-      if (error instanceof ConditionalCheckFailed) throw new KeyNotFoundError();
+      if (isConditionFailed(error)) throw new KeyNotFoundError();
       throw error;
     }
   }

@@ -1,11 +1,32 @@
-/** DynamoDB's answers for "too many requests right now": worth a 503 with Retry-After, not a 500. */
-const THROTTLING = new Set([
-  'ProvisionedThroughputExceededException',
-  'ThrottlingException',
-  'RequestLimitExceeded',
-  'LimitExceededException',
-]);
+import { isServerError, isThrottlingError, isTransientError } from '@smithy/core/retry';
 
-export function isThrottling(error: unknown): boolean {
-  return error instanceof Error && THROTTLING.has(error.name);
+/**
+ * The store could not be reached or would not answer now: throttling that outlasted the
+ * SDK's retries, a network failure or timeout, a 5xx. Worth a 503 with Retry-After, not a
+ * 500: the caller may retry, and a request it stops has charged nothing (a reservation
+ * whose write did land is released by the reconciler).
+ */
+export class StoreUnavailableError extends Error {
+  override name = 'StoreUnavailableError';
+  /** Whether the store said "too many requests", rather than failing or staying silent. */
+  readonly throttled: boolean;
+  constructor(
+    /** The repository operation, e.g. `accounts.reserve`. */
+    readonly operation: string,
+    cause: unknown,
+  ) {
+    super(`The store did not complete ${operation}: ${(cause as Error)?.name ?? 'unknown error'}`, { cause });
+    this.throttled = isThrottling(cause);
+  }
+}
+
+function isThrottling(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && isThrottlingError(error as Parameters<typeof isThrottlingError>[0]);
+}
+
+/** The SDK's own classification (the one its retry strategy uses): throttling, transient network or service failures, 5xx. */
+export function isStoreUnavailable(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const sdkError = error as Parameters<typeof isTransientError>[0];
+  return isThrottlingError(sdkError) || isTransientError(sdkError) || isServerError(sdkError);
 }

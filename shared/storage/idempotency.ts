@@ -1,4 +1,5 @@
-import { ConditionalCheckFailed, type DocumentClient } from './dynamodb.js';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { isConditionFailed, refusedItem, storeCall } from './dynamodb.js';
 
 /**
  * One record per (account, Idempotency-Key). `running` while the first request runs
@@ -24,14 +25,14 @@ export type ClaimResult = { claimed: true } | { claimed: false; existing: Idempo
 
 export class IdempotencyRepository {
   constructor(
-    private readonly client: DocumentClient,
+    private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
   ) {}
 
   /** Claims the key for a new run, unless a live record holds it (then returns that record). */
   async claim(record: IdempotencyRecord, now: number): Promise<ClaimResult> {
     try {
-      await this.client.put({
+      await storeCall('idempotency.claim', this.client.send(new PutCommand({
         TableName: this.tableName,
         Item: record,
         ConditionExpression: [
@@ -43,18 +44,22 @@ export class IdempotencyRepository {
         ].join(' OR '),
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: { ':nowSeconds': Math.floor(now / 1000), ':now': now, ':running': 'running' },
-      });
+        // The record holding the key comes back with the refusal: no read needed.
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      })));
       return { claimed: true };
     } catch (error) {
-      if (!(error instanceof ConditionalCheckFailed)) throw error;
-      const { Item } = await this.client.get({ TableName: this.tableName, Key: { idempotencyKey: record.idempotencyKey }, ConsistentRead: true });
+      if (!isConditionFailed(error)) throw error;
+      const Item =
+        refusedItem(error) ??
+        (await storeCall('idempotency.claim', this.client.send(new GetCommand({ TableName: this.tableName, Key: { idempotencyKey: record.idempotencyKey }, ConsistentRead: true })))).Item;
       if (!Item) return this.claim(record, now); // deleted in between: try again
       return { claimed: false, existing: Item as IdempotencyRecord };
     }
   }
 
   async complete(key: string, promptLogId: string, stored: Pick<IdempotencyRecord, 'response' | 'notRetained'>): Promise<void> {
-    await this.client.update({
+    await storeCall('idempotency.complete', this.client.send(new UpdateCommand({
       TableName: this.tableName,
       Key: { idempotencyKey: key },
       UpdateExpression: stored.response ? 'SET #status = :completed, #response = :response' : 'SET #status = :completed, notRetained = :reason',
@@ -66,21 +71,21 @@ export class IdempotencyRepository {
         ':promptLogId': promptLogId,
         ...(stored.response ? { ':response': stored.response } : { ':reason': stored.notRetained }),
       },
-    });
+    })));
   }
 
   /** Frees the key after a run that did not complete (a refusal or a fault), so that a retry runs. */
   async release(key: string, promptLogId: string): Promise<void> {
     try {
-      await this.client.delete({
+      await storeCall('idempotency.release', this.client.send(new DeleteCommand({
         TableName: this.tableName,
         Key: { idempotencyKey: key },
         ConditionExpression: 'promptLogId = :promptLogId AND #status = :running',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: { ':promptLogId': promptLogId, ':running': 'running' },
-      });
+      })));
     } catch (error) {
-      if (!(error instanceof ConditionalCheckFailed)) throw error;
+      if (!isConditionFailed(error)) throw error;
     }
   }
 }

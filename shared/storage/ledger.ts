@@ -1,4 +1,5 @@
-import { ConditionalCheckFailed, type DocumentClient } from './dynamodb.js';
+import { GetCommand, PutCommand, paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { isConditionFailed, refusedItem, storeCall, storePages } from './dynamodb.js';
 
 export type LedgerKind = 'topup' | 'reserve' | 'settle' | 'release';
 
@@ -30,13 +31,13 @@ export interface LedgerEntry {
 
 export class LedgerRepository {
   constructor(
-    private readonly client: DocumentClient,
+    private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
   ) {}
 
   /** Idempotent: an entry's key is its identity, so posting it twice writes the same item. */
   async put(entry: LedgerEntry): Promise<void> {
-    await this.client.put({ TableName: this.tableName, Item: entry });
+    await storeCall('ledger.put', this.client.send(new PutCommand({ TableName: this.tableName, Item: entry })));
   }
 
   /**
@@ -45,31 +46,37 @@ export class LedgerRepository {
    */
   async putFirst(entry: LedgerEntry): Promise<LedgerEntry> {
     try {
-      await this.client.put({
-        TableName: this.tableName,
-        Item: entry,
-        ConditionExpression: 'attribute_not_exists(entryId)',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      });
+      await storeCall(
+        'ledger.putFirst',
+        this.client.send(
+          new PutCommand({
+            TableName: this.tableName,
+            Item: entry,
+            // An entry, once written, never changes: the first settlement of a request wins.
+            ConditionExpression: 'attribute_not_exists(entryId)',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        ),
+      );
       return entry;
     } catch (error) {
-      if (!(error instanceof ConditionalCheckFailed)) throw error;
+      if (!isConditionFailed(error)) throw error;
       // DynamoDB returns the entry with the refusal; a store that does not gets it read.
-      const held = (error.item as LedgerEntry | undefined) ?? (await this.get(entry.accountId, entry.entryId));
+      const held = (refusedItem(error) as LedgerEntry | undefined) ?? (await this.get(entry.accountId, entry.entryId));
       if (!held) throw error;
       return held;
     }
   }
 
   async get(accountId: string, entryId: string): Promise<LedgerEntry | undefined> {
-    const { Item } = await this.client.get({ TableName: this.tableName, Key: { accountId, entryId }, ConsistentRead: true });
+    const { Item } = await storeCall('ledger.get', this.client.send(new GetCommand({ TableName: this.tableName, Key: { accountId, entryId }, ConsistentRead: true })));
     return Item as LedgerEntry | undefined;
   }
 
   async list(accountId: string): Promise<LedgerEntry[]> {
     const entries: LedgerEntry[] = [];
-    const items = this.client.queryAll({ TableName: this.tableName, KeyConditionExpression: 'accountId = :id', ExpressionAttributeValues: { ':id': accountId }, ConsistentRead: true });
-    for await (const item of items) entries.push(item as LedgerEntry);
+    const pages = paginateQuery({ client: this.client }, { TableName: this.tableName, KeyConditionExpression: 'accountId = :id', ExpressionAttributeValues: { ':id': accountId }, ConsistentRead: true });
+    for await (const page of storePages('ledger.list', pages)) entries.push(...((page.Items ?? []) as LedgerEntry[]));
     return entries;
   }
 }

@@ -1,4 +1,5 @@
-import { type DocumentClient } from './dynamodb.js';
+import { PutCommand, paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { storeCall, storePages } from './dynamodb.js';
 
 /** Metadata kept for every request, with or without zero data retention. */
 export interface PromptLogModelEntry {
@@ -43,7 +44,7 @@ const CHUNK_BYTES = 350_000;
 
 export class PromptLogsRepository {
   constructor(
-    private readonly client: DocumentClient,
+    private readonly client: DynamoDBDocumentClient,
     private readonly tableName: string,
   ) {}
 
@@ -51,29 +52,27 @@ export class PromptLogsRepository {
     const bytes = content ? Buffer.from(JSON.stringify(content), 'utf8') : undefined;
     if (!bytes || bytes.length <= CHUNK_BYTES) {
       // The usual case: one item, content inline.
-      await this.client.put({ TableName: this.tableName, Item: { ...meta, part: 'meta', contentParts: 0, ...(bytes ? { data: bytes } : {}) } });
+      await this.putItem({ ...meta, part: 'meta', contentParts: 0, ...(bytes ? { data: bytes } : {}) });
       return;
     }
     const chunks: Uint8Array[] = [];
     for (let offset = 0; offset < bytes.length; offset += CHUNK_BYTES) chunks.push(bytes.subarray(offset, offset + CHUNK_BYTES));
     // Content first, meta last: a meta item always has its content complete beside it.
     await Promise.all(
-      chunks.map((data, index) =>
-        this.client.put({
-          TableName: this.tableName,
-          Item: { promptLogId: meta.promptLogId, part: `content#${String(index).padStart(3, '0')}`, data },
-        }),
-      ),
+      chunks.map((data, index) => this.putItem({ promptLogId: meta.promptLogId, part: `content#${String(index).padStart(3, '0')}`, data })),
     );
-    await this.client.put({ TableName: this.tableName, Item: { ...meta, part: 'meta', contentParts: chunks.length } });
+    await this.putItem({ ...meta, part: 'meta', contentParts: chunks.length });
+  }
+
+  private async putItem(item: Record<string, unknown>): Promise<void> {
+    await storeCall('promptLogs.put', this.client.send(new PutCommand({ TableName: this.tableName, Item: item })));
   }
 
   async get(promptLogId: string): Promise<PromptLog | undefined> {
     // Query, not Get: large content lives in items beside the meta item.
     const items: Record<string, unknown>[] = [];
-    for await (const item of this.client.queryAll({ TableName: this.tableName, KeyConditionExpression: 'promptLogId = :id', ExpressionAttributeValues: { ':id': promptLogId }, ConsistentRead: true })) {
-      items.push(item);
-    }
+    const pages = paginateQuery({ client: this.client }, { TableName: this.tableName, KeyConditionExpression: 'promptLogId = :id', ExpressionAttributeValues: { ':id': promptLogId }, ConsistentRead: true });
+    for await (const page of storePages('promptLogs.get', pages)) items.push(...(page.Items ?? []));
     const metaItem = items.find((item) => item.part === 'meta');
     if (!metaItem) return undefined;
     const { part: _part, contentParts, data, ...meta } = metaItem as unknown as PromptLogMeta & { part: string; contentParts: number; data?: Uint8Array };

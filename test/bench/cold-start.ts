@@ -8,9 +8,9 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Metafile } from 'esbuild';
-import { BUNDLE_OPTIONS, bundleFunction, bundleSizes, FUNCTIONS_DIR } from '../../infra/stack/bundle.js';
+import { BUNDLE_OPTIONS, bundleEntry, bundleFunction, bundleSizes, FUNCTIONS_DIR } from '../../infra/stack/bundle.js';
 import { childEnv, ROOT } from './children.js';
 import { median, rotate, round } from './stats.js';
 import { check, type BenchContext, type BenchOutcome, type Benchmark, type Row } from './types.js';
@@ -39,9 +39,13 @@ interface Bundle {
 
 function bundle(name: string, dir: string): Bundle {
   const outdir = join(dir, name);
-  const metafile = bundleFunction(name, outdir);
+  const metafile = name === FLOOR ? bundleEntry(FLOOR_ENTRY, outdir) : bundleFunction(name, outdir);
   return { name, file: join(outdir, 'index.mjs'), ...bundleSizes(metafile, outdir), metafile };
 }
+
+/** The floor row: an entry that only imports and constructs the api function's dependencies (the SDK clients, Middy, Powertools). */
+const FLOOR = 'floor: dependencies only';
+const FLOOR_ENTRY = fileURLToPath(new URL('./floor/dependencies-only.ts', import.meta.url));
 
 /** Bytes of the bundle's outputs (all, or those named) by package (node_modules/<pkg>) or `(project)`, largest first. */
 export function contributions(metafile: Metafile, files: readonly string[] = Object.keys(metafile.outputs)): { name: string; bytes: number }[] {
@@ -97,7 +101,7 @@ async function measure(context: BenchContext, dir: string): Promise<BenchOutcome
   const rounds = context.smoke ? 1 : 5;
   const perRound = context.smoke ? 1 : 3;
   const notes: string[] = [];
-  const bundles = lambdaEntries().map((name) => bundle(name, dir));
+  const bundles = [...lambdaEntries(), FLOOR].map((name) => bundle(name, dir));
   // What the function's environment holds at import (gateway-function.ts), Powertools quiet.
   const env = childEnv({
     POWERTOOLS_SERVICE_NAME: 'model-compare-gateway',
@@ -150,6 +154,13 @@ async function measure(context: BenchContext, dir: string): Promise<BenchOutcome
   }
   const api = rows.find((row) => row.function === 'api');
   if (!api) notes.push('no functions/api.ts entry found');
+  const floor = rows.find((row) => row.function === FLOOR);
+  if (api && floor) {
+    const over = (key: keyof Row) => round(Number(api[key]) - Number(floor[key]), 1);
+    notes.push(
+      `api over the floor (test/bench/floor/dependencies-only.ts: the same SDK clients and commands, Middy and its parsers, Powertools, constructed and nothing else): ${over('sizeKB')} KB, ${over('importMs')} ms import; the floor is what the dependencies cost on their own`,
+    );
+  }
   return {
     status: 'ok',
     notes,

@@ -87,6 +87,14 @@ describe('Bodies', () => {
     await expectRefused(await post(host, '{"prompt": "x", '), 400, 'malformed_json');
   });
 
+  it('answers 400 malformed_json for JSON that is not UTF-8 (RFC 8259), as its UTF-8 spelling would be answered 200', async () => {
+    const text = JSON.stringify(body({ prompt: 'caf\u00e9', models: ['fam_k-8b'] }));
+    const headers = { authorization: `Bearer ${host.demo.apiKey}`, 'content-type': 'application/json' };
+    await expectRefused(await raw('POST', '/api/v1/prompt', { headers, body: Buffer.from(text, 'latin1') }), 400, 'malformed_json');
+    expect((await raw('POST', '/api/v1/prompt', { headers, body: Buffer.from(text, 'utf8') })).status).toBe(200);
+    await host.settled();
+  });
+
   it('answers 400 for an empty body', async () => {
     await expectRefused(await post(host, ''), 400, 'malformed_json');
   });

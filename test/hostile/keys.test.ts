@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../../infra/admin/commands.js';
 import type { LocalHost } from '../../infra/local/host.js';
@@ -27,7 +28,7 @@ const cheap = { prompt: 'Say hello', models: ['fam_k-8b'] };
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 
 async function apiKeyItems(): Promise<Record<string, unknown>[]> {
-  const { Items } = await host.gateway.documentClient.scan({ TableName: host.gateway.config.tables.apiKeys, ConsistentRead: true });
+  const { Items } = await host.gateway.documentClient.send(new ScanCommand({ TableName: host.gateway.config.tables.apiKeys, ConsistentRead: true }));
   return (Items ?? []) as Record<string, unknown>[];
 }
 

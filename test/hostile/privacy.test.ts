@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { crc32, gunzipSync } from 'node:zlib';
 import { Logger } from '@aws-lambda-powertools/logger';
+import { paginateScan } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalHost, type LocalHost } from '../../infra/local/host.js';
 import { resolveModel } from '../../shared/catalog/index.js';
@@ -123,7 +124,7 @@ async function dumpStore(): Promise<Record<string, string>> {
   expect(Object.keys(tables).sort()).toEqual(['accounts', 'apiKeys', 'idempotency', 'ledger', 'promptLogs']);
   for (const [name, tableName] of Object.entries(tables)) {
     const items: unknown[] = [];
-    for await (const item of host.gateway.documentClient.scanAll({ TableName: tableName, ConsistentRead: true })) items.push(item);
+    for await (const page of paginateScan({ client: host.gateway.documentClient }, { TableName: tableName, ConsistentRead: true })) items.push(...(page.Items ?? []));
     dump[name] = JSON.stringify(items, (_key, value) => (value instanceof Uint8Array ? decodeBinary(value) : value));
   }
   return dump;

@@ -62,14 +62,24 @@ describe('Function: bundleFunction', () => {
   it.each([
     ['ajv (compiles a response_schema)', /node_modules\/ajv\//],
     ['the judging code (a judged request)', /shared\/judging\/judged-comparison\.ts$/],
-    ['the Bedrock mapping and HTTP handler (a Bedrock call)', /shared\/providers\/bedrock-converse\/request\.ts$|node_modules\/@smithy\/node-http-handler\//],
+    ['the Bedrock mapping and client (a Bedrock call)', /shared\/providers\/bedrock-converse\/request\.ts$|node_modules\/@aws-sdk\/client-bedrock-runtime\//],
+    ['the S3 and Step Functions clients (a judged request)', /node_modules\/@aws-sdk\/client-(s3|sfn)\//],
   ])('leaves %s to a chunk that loads on demand', (_, pattern) => {
     expect(allInputs.some((input) => pattern.test(input))).toBe(true);
     expect(eagerInputs.filter((input) => pattern.test(input))).toEqual([]);
   });
 
-  it('keeps the AWS SDK out of the bundle (the runtime provides it) and gives the entry a working require', async () => {
-    expect(allInputs.filter((input) => input.includes('node_modules/@aws-sdk/'))).toEqual([]);
+  it('bundles the DynamoDB and Secrets Manager clients with the commands sent, and no other, and gives the entry a working require', async () => {
+    const commands = (client: string) =>
+      eagerInputs.filter((input) => input.includes(`node_modules/@aws-sdk/${client}/`) && /\/commands\/\w+Command\.js$/.test(input)).map((input) => input.slice(input.lastIndexOf('/') + 1)).sort();
+    expect(commands('lib-dynamodb')).toEqual(['GetCommand.js', 'PutCommand.js', 'QueryCommand.js', 'ScanCommand.js', 'UpdateCommand.js', 'DeleteCommand.js'].sort());
+    // DescribeEndpoints: the client's own endpoint discovery, which it loads whether or not it is turned on.
+    expect(commands('client-dynamodb')).toEqual(
+      ['DeleteItemCommand.js', 'DescribeEndpointsCommand.js', 'GetItemCommand.js', 'PutItemCommand.js', 'QueryCommand.js', 'ScanCommand.js', 'UpdateItemCommand.js'].sort(),
+    );
+    expect(commands('client-secrets-manager')).toEqual(['GetSecretValueCommand.js']);
+    // The ESM builds, tree-shaken: never the CommonJS ones (which carry every command).
+    expect(allInputs.filter((input) => /node_modules\/@aws-sdk\/[^/]+\/dist-cjs\//.test(input))).toEqual([]);
     const entry = join(dir, 'index.mjs');
     expect(readFileSync(entry, 'utf8').slice(0, 80)).toMatch(/^import \{ createRequire as __gatewayCreateRequire \} from 'node:module';/);
     const module = (await import(pathToFileURL(entry).href)) as { handler?: unknown };

@@ -1,3 +1,4 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { canonicalJson, IDEMPOTENCY_WINDOW_MS, IdempotencyInProgressError, IdempotencyKeyReusedError, IdempotencyService } from '../../shared/idempotency/idempotency-service.js';
@@ -92,7 +93,7 @@ describe('Class: IdempotencyService', () => {
     const now = Date.UTC(2026, 10, 22, 14, 0, 0);
     const first = (await idem.begin('acct_h', 'key-one', body, 'pl_h1', now)) as { recordKey: string };
     const second = (await idem.begin('acct_h', 'key-two', body, 'pl_h2', now)) as { recordKey: string };
-    const stored = await Promise.all([first.recordKey, second.recordKey].map((key) => env.client.get({ TableName: env.tables.idempotency, Key: { idempotencyKey: key } })));
+    const stored = await Promise.all([first.recordKey, second.recordKey].map((key) => env.client.send(new GetCommand({ TableName: env.tables.idempotency, Key: { idempotencyKey: key } }))));
     const hashes = stored.map(({ Item }) => String(Item?.bodyHash));
     const bare = createHash('sha256').update(canonicalJson(body), 'utf8').digest('hex');
     expect(hashes.some((hash) => hash.includes(bare))).toBe(false);

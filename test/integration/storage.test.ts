@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTables, startEmbeddedStore, toCreateTableInput } from '../../infra/local/store.js';
-import type { AwsServiceError } from '../../shared/aws/json-client.js';
+import { ConditionalCheckFailedException, DescribeTableCommand, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ApiKeysRepository, KeyNotFoundError } from '../../shared/storage/api-keys.js';
-import { ConditionalCheckFailed, createDocumentClient } from '../../shared/storage/dynamodb.js';
+import { createDocumentClient, instrumentStore, refusedItem } from '../../shared/storage/dynamodb.js';
+import { LedgerRepository } from '../../shared/storage/ledger.js';
 import { PromptLogsRepository } from '../../shared/storage/prompt-logs.js';
 import { TABLES } from '../../shared/storage/tables.js';
 import { startTestStore } from '../support/store.js';
@@ -17,9 +19,7 @@ afterAll(async () => {
 
 describe('Local bootstrap', () => {
   it.each(TABLES.map((t) => [t.key, t] as const))('creates %s with the shared definition', async (key, definition) => {
-    type Key = { AttributeName: string; KeyType: string };
-    type Table = { KeySchema: Key[]; AttributeDefinitions: { AttributeName: string }[]; GlobalSecondaryIndexes?: { IndexName: string; KeySchema: Key[] }[] };
-    const { Table } = await env.client.raw<{ Table?: Table }>('DescribeTable', { TableName: env.tables[key] });
+    const { Table } = await env.client.send(new DescribeTableCommand({ TableName: env.tables[key] }));
     const expected = toCreateTableInput(definition, env.tables[key]);
     expect(Table?.KeySchema).toEqual(expected.KeySchema);
     expect(Table?.AttributeDefinitions?.sort((a, b) => a.AttributeName!.localeCompare(b.AttributeName!))).toEqual(
@@ -78,44 +78,53 @@ describe('Class: PromptLogsRepository', () => {
   });
 });
 
-describe('Class: DocumentClient, reading every page', () => {
-  it('queries and scans page after page until the store says there is no more', async () => {
+describe('Class: LedgerRepository, reading every page', () => {
+  it('lists page after page until the store says there is no more', async () => {
     const accountId = `acct_pages_${Date.now()}`;
-    const table = env.tables.ledger;
-    for (let i = 0; i < 7; i++) await env.client.put({ TableName: table, Item: { accountId, entryId: `e${i}`, amountMicro: i } });
-    // Limit 2 a page: 4 pages for 7 items.
-    const queried: unknown[] = [];
-    for await (const item of env.client.queryAll({ TableName: table, KeyConditionExpression: 'accountId = :id', ExpressionAttributeValues: { ':id': accountId }, Limit: 2 })) queried.push(item);
-    expect(queried.map((item) => (item as { entryId: string }).entryId)).toEqual(['e0', 'e1', 'e2', 'e3', 'e4', 'e5', 'e6']);
-    const scanned: unknown[] = [];
-    for await (const item of env.client.scanAll({ TableName: table, FilterExpression: 'accountId = :id', ExpressionAttributeValues: { ':id': accountId }, Limit: 2 })) scanned.push(item);
-    expect(scanned).toHaveLength(7);
+    // A page of a query holds at most 1 MB: four entries of 350 KB take two pages at least.
+    for (let i = 0; i < 4; i++) await env.client.send(new PutCommand({ TableName: env.tables.ledger, Item: { accountId, entryId: `e${i}`, amountMicro: i, pad: 'x'.repeat(350_000) } }));
+    const client = createDocumentClient({ region: 'local', endpoint: env.store.endpoint, local: true });
+    const calls: string[] = [];
+    instrumentStore(client, (operation, call) => {
+      calls.push(operation);
+      return call();
+    });
+    const ledger = new LedgerRepository(client, env.tables.ledger);
+    expect((await ledger.list(accountId)).map((entry) => entry.entryId)).toEqual(['e0', 'e1', 'e2', 'e3']);
+    expect(calls.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(calls)).toEqual(new Set(['DynamoDB.Query']));
+    client.destroy();
   });
 });
 
 describe('Local host: the embedded store reached in process', () => {
   it('answers as its HTTP endpoint does: items, a refused condition, a validation error', async () => {
-    const inProcess = createDocumentClient({ region: 'local', endpoint: env.store.endpoint, transport: env.store.transport });
+    const inProcess = createDocumentClient({ region: 'local', endpoint: env.store.endpoint, local: true, requestHandler: env.store.requestHandler });
     const table = env.tables.ledger;
     const accountId = `acct_transport_${Date.now()}`;
-    await inProcess.put({ TableName: table, Item: { accountId, entryId: 'e1', amountMicro: 5, note: 'héllo' } });
+    await inProcess.send(new PutCommand({ TableName: table, Item: { accountId, entryId: 'e1', amountMicro: 5, note: 'héllo' } }));
     // Written in process, read over HTTP, and the other way round.
-    expect((await env.client.get({ TableName: table, Key: { accountId, entryId: 'e1' } })).Item).toEqual({ accountId, entryId: 'e1', amountMicro: 5, note: 'héllo' });
-    await env.client.put({ TableName: table, Item: { accountId, entryId: 'e2', amountMicro: 7 } });
-    expect((await inProcess.get({ TableName: table, Key: { accountId, entryId: 'e2' } })).Item).toEqual({ accountId, entryId: 'e2', amountMicro: 7 });
+    expect((await env.client.send(new GetCommand({ TableName: table, Key: { accountId, entryId: 'e1' } }))).Item).toEqual({ accountId, entryId: 'e1', amountMicro: 5, note: 'héllo' });
+    await env.client.send(new PutCommand({ TableName: table, Item: { accountId, entryId: 'e2', amountMicro: 7 } }));
+    expect((await inProcess.send(new GetCommand({ TableName: table, Key: { accountId, entryId: 'e2' } }))).Item).toEqual({ accountId, entryId: 'e2', amountMicro: 7 });
 
-    const refuse = (client: typeof inProcess) =>
-      client.put({ TableName: table, Item: { accountId, entryId: 'e1', amountMicro: 9 }, ConditionExpression: 'attribute_not_exists(entryId)', ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }).catch((error: unknown) => error);
+    const refuse = (client: DynamoDBDocumentClient) =>
+      client
+        .send(new PutCommand({ TableName: table, Item: { accountId, entryId: 'e1', amountMicro: 9 }, ConditionExpression: 'attribute_not_exists(entryId)', ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }))
+        .then(
+          () => {
+            throw new Error('accepted');
+          },
+          (error: unknown) => error as ConditionalCheckFailedException,
+        );
     const [overHttp, inProc] = await Promise.all([refuse(env.client), refuse(inProcess)]);
-    const fields = (error: unknown) => {
-      const { name, message, statusCode, body } = error as AwsServiceError;
-      return { name, message, statusCode, body };
-    };
-    expect(inProc).toBeInstanceOf(ConditionalCheckFailed);
+    const fields = (error: ConditionalCheckFailedException) => ({ name: error.name, message: error.message, status: error.$metadata.httpStatusCode, item: refusedItem(error) });
+    expect(inProc).toBeInstanceOf(ConditionalCheckFailedException);
     expect(fields(inProc)).toEqual(fields(overHttp));
-    expect(fields(inProc)).toMatchObject({ name: 'ConditionalCheckFailedException', statusCode: 400 });
+    expect(fields(inProc)).toMatchObject({ name: 'ConditionalCheckFailedException', status: 400 });
 
-    const invalid = (client: typeof inProcess) => client.put({ TableName: table, Item: { accountId } }).then(() => new Error('accepted'), (error: unknown) => error as Error);
+    const invalid = (client: DynamoDBDocumentClient) =>
+      client.send(new PutCommand({ TableName: table, Item: { accountId } })).then(() => new Error('accepted'), (error: unknown) => error as Error);
     const [httpInvalid, inProcInvalid] = await Promise.all([invalid(env.client), invalid(inProcess)]);
     expect(inProcInvalid.name).toBe('ValidationException');
     expect(inProcInvalid.message).toBe(httpInvalid.message);
@@ -123,8 +132,8 @@ describe('Local host: the embedded store reached in process', () => {
 
   it('ends its thread by itself when closed after serving calls in process, without being terminated', async () => {
     const store = await startEmbeddedStore({ port: 0 });
-    const client = createDocumentClient({ region: 'local', endpoint: store.endpoint, transport: store.transport });
-    await client.raw('ListTables', {});
+    const client = createDocumentClient({ region: 'local', endpoint: store.endpoint, local: true, requestHandler: store.requestHandler });
+    await client.send(new ListTablesCommand({}));
     expect(await store.close()).toBe('stopped');
   });
 });

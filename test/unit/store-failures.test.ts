@@ -1,134 +1,209 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createApiHandler } from '../../functions/api.js';
-import { lambdaContext, toProxyEvent } from '../../infra/local/lambda-events.js';
-import { loadConfig } from '../../shared/config.js';
-import { createGateway } from '../../shared/gateway.js';
-import { silentLog } from '../../shared/log.js';
-import { AccountsRepository } from '../../shared/storage/accounts.js';
-import { LedgerRepository, type LedgerEntry } from '../../shared/storage/ledger.js';
-import { createDocumentClient } from '../../shared/storage/dynamodb.js';
-import { toAttributes } from '../../shared/storage/marshall.js';
-import { body } from '../support/fixtures.js';
-import { awsError, startFakeAws, type AwsAnswer, type AwsCall } from '../support/fake-aws.js';
 import type { IncomingMessage } from 'node:http';
+import { ConditionalCheckFailedException, ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
+import { GetSecretValueCommand, SecretsManagerClient, SecretsManagerServiceException } from '@aws-sdk/client-secrets-manager';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import 'aws-sdk-client-mock-vitest/extend';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAnswer, createApiHandler } from '../../functions/api-handler.js';
+import { lambdaContext, toProxyEvent } from '../../infra/local/lambda-events.js';
+import { loadConfig, type GatewayConfig } from '../../shared/config.js';
+import { createGateway } from '../../shared/gateway.js';
+import type { Log } from '../../shared/log.js';
+import { withProviderSecret } from '../../shared/secrets/provider-keys.js';
+import { AccountsRepository } from '../../shared/storage/accounts.js';
+import { createDocumentClient } from '../../shared/storage/dynamodb.js';
+import { StoreUnavailableError } from '../../shared/storage/errors.js';
+import { LedgerRepository, type LedgerEntry } from '../../shared/storage/ledger.js';
+import { body } from '../support/fixtures.js';
 
-/** Error paths a real store cannot produce on demand: throttling and lost races, through the api handler. */
-const config = loadConfig({ SIMULATE_PROVIDERS: '1' });
+/**
+ * The store's failure paths, on the real SDK clients with their `send` mocked
+ * (aws-sdk-client-mock): what a real store cannot produce on demand. The integration
+ * tests run the same repositories against the embedded store.
+ */
+const dynamo = mockClient(DynamoDBDocumentClient);
+const secrets = mockClient(SecretsManagerClient);
+beforeEach(() => {
+  dynamo.reset();
+  secrets.reset();
+});
+afterEach(() => {
+  dynamo.reset();
+  secrets.reset();
+});
+
+const config = loadConfig({ SIMULATE_PROVIDERS: '1', AWS_REGION: 'eu-west-1' });
 const ACCOUNT = { accountId: 'acct_1', balanceMicro: 5_000_000, zeroDataRetention: false, createdAt: '2026-01-01', reservations: {}, unposted: {} };
 
 /** What the authorizer passes with its decision (as API Gateway does, strings): the account's settings, so nothing is read. */
 const AUTHORIZER_CONTEXT = { accountId: 'acct_1', zeroDataRetention: 'false', rateLimitRpm: '0' };
 
-let store: Awaited<ReturnType<typeof startFakeAws>>;
-let script: (call: AwsCall, calls: AwsCall[]) => AwsAnswer | undefined;
-beforeEach(async () => {
-  store = await startFakeAws((call, calls) => script(call, calls));
-});
-afterEach(() => store.close());
-
-async function invoke(): Promise<{ statusCode: number; headers: Record<string, string>; body: any }> {
-  const gateway = createGateway({ ...config, dynamodbEndpoint: store.endpoint }, { simulatorBaseUrl: () => 'http://127.0.0.1:9' });
-  const req = { method: 'POST', url: '/api/v1/prompt', rawHeaders: ['content-type', 'application/json'], headers: {} } as unknown as IncomingMessage;
-  const event = toProxyEvent(req, JSON.stringify(body({ models: ['fam_k-8b'] })), '/api/v1/prompt', AUTHORIZER_CONTEXT, 'req-1');
-  try {
-    const result = await createApiHandler(() => gateway, silentLog)(event, lambdaContext('api'));
-    return { statusCode: result.statusCode, headers: result.headers as Record<string, string>, body: JSON.parse(result.body) };
-  } finally {
-    gateway.documentClient.destroy();
-  }
+/** A Log that keeps every line. */
+function recordingLog(): Log & { lines: string[] } {
+  const lines: string[] = [];
+  const record = (message: string, ...extra: Record<string, unknown>[]) => lines.push(JSON.stringify([message, ...extra]));
+  return { lines, info: record, warn: record, error: record };
 }
 
-const on = (call: AwsCall, operation: string, table: string) => call.operation === operation && call.input.TableName === table;
-const balanceWrites = () => store.calls.filter((call) => on(call, 'UpdateItem', config.tables.accounts));
+/** One request through the api handler, with the gateway built as the Lambda builds it (the secret read first, when configured). */
+async function invoke(options: { config?: GatewayConfig; log?: Log } = {}) {
+  const log = options.log ?? recordingLog();
+  const gateway = async () => createGateway(await withProviderSecret(options.config ?? config), { simulatorBaseUrl: () => 'http://127.0.0.1:9', log });
+  const req = { method: 'POST', url: '/api/v1/prompt', rawHeaders: ['content-type', 'application/json'], headers: {} } as unknown as IncomingMessage;
+  const event = toProxyEvent(req, JSON.stringify(body({ models: ['fam_k-8b'] })), '/api/v1/prompt', AUTHORIZER_CONTEXT, 'req-1');
+  const result = await createApiHandler(gateway, log)(event, lambdaContext('api'));
+  // What follows the answer (settle, ledger, prompt log), as the Lambda entry awaits it.
+  await afterAnswer(event);
+  return { statusCode: result.statusCode, headers: result.headers as Record<string, string>, body: JSON.parse(result.body) };
+}
 
-/** The account as DynamoDB returns it with a refused reserve (ReturnValuesOnConditionCheckFailure: ALL_OLD), in the window the write named. */
-const refusedWith = (call: AwsCall, account: Record<string, unknown>) =>
-  awsError('ConditionalCheckFailedException', 'The conditional request failed', 400, {
-    Item: toAttributes({ ...account, rateWindow: { start: Number(call.input.ExpressionAttributeValues[':start'].N), count: account.windowCount } }),
-  });
-const otherWrites = () => store.calls.filter((call) => ['PutItem', 'DeleteItem', 'BatchWriteItem'].includes(call.operation));
+/** The refusal DynamoDB sends for a write with ReturnValuesOnConditionCheckFailure ALL_OLD: the item as it is. */
+const refusal = (item?: Record<string, unknown>) =>
+  new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: { httpStatusCode: 400 }, ...(item ? { Item: marshall(item, { removeUndefinedValues: true }) } : {}) });
 
-describe('Handler: api, when the store fails', () => {
-  it('answers 503 with Retry-After when the store throttles (after the client retried), and changes no balance', async () => {
-    script = (call) => (call.operation === 'UpdateItem' ? awsError('ProvisionedThroughputExceededException', 'slow down') : undefined);
+/** The account as the refused reserve finds it, its rate window the one the write named. */
+const refusedReserve = (input: { ExpressionAttributeValues?: Record<string, any> }, account: Record<string, unknown> & { windowCount: number }) => {
+  const { windowCount, ...rest } = account;
+  return refusal({ ...rest, rateWindow: { start: input.ExpressionAttributeValues?.[':start'], count: windowCount } });
+};
+
+const accountsTable = { TableName: config.tables.accounts };
+
+describe('Handler: api, when the store refuses or fails', () => {
+  it('answers 402 from a reserve refused with the current item (a concurrent request took the balance): no read, nothing held, nothing run', async () => {
+    // Prepare
+    dynamo.on(UpdateCommand, accountsTable).callsFake((input) => {
+      throw refusedReserve(input, { ...ACCOUNT, balanceMicro: 10, windowCount: 3 });
+    });
+
+    // Act
     const answer = await invoke();
-    expect(answer.statusCode).toBe(503);
-    expect(answer.headers['Retry-After']).toBe('1');
-    expect(answer.body.error.code).toBe('service_unavailable');
-    // The reserve write was tried three times in all, refused each time, then given up; nothing else was written.
-    expect(balanceWrites()).toHaveLength(3);
-    expect(otherWrites()).toEqual([]);
+
+    // Assess
+    expect(answer.statusCode).toBe(402);
+    expect(answer.body).toMatchObject({ error: { code: 'insufficient_credits' }, balance: 0.00001 });
+    expect(dynamo).toReceiveCommandTimes(UpdateCommand, 1);
+    expect(dynamo).toReceiveCommandWith(UpdateCommand, {
+      ...accountsTable,
+      ConditionExpression: expect.stringContaining('balanceMicro >= :amount'),
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    });
+    // The item came with the refusal: nothing read, no ledger entry, no prompt log.
+    expect(dynamo).not.toReceiveCommand(GetCommand);
+    expect(dynamo).not.toReceiveCommand(PutCommand);
   });
 
-  it('answers 429 when the rate window is full, from the refused write alone: nothing held, nothing read, nothing run', async () => {
-    script = (call) => (on(call, 'UpdateItem', config.tables.accounts) ? refusedWith(call, { ...ACCOUNT, windowCount: config.rateLimitRpm }) : undefined);
+  it('answers 429 when the refused item shows the rate window full', async () => {
+    dynamo.on(UpdateCommand, accountsTable).callsFake((input) => {
+      throw refusedReserve(input, { ...ACCOUNT, windowCount: config.rateLimitRpm });
+    });
     const answer = await invoke();
     expect(answer.statusCode).toBe(429);
     expect(Number(answer.headers['Retry-After'])).toBeGreaterThanOrEqual(1);
     expect(answer.body.error.code).toBe('rate_limited');
-    expect(store.calls.map((call) => call.operation)).toEqual(['UpdateItem']);
+    expect(dynamo.calls()).toHaveLength(1);
   });
 
-  it('tries the reserve again while the refusal is not explained by the item, then answers 503: nothing held or run', async () => {
-    // The item as it is after each refusal covers the request and has room in its window: concurrent requests keep changing it.
-    script = (call) => (on(call, 'UpdateItem', config.tables.accounts) ? refusedWith(call, { ...ACCOUNT, windowCount: 1 }) : undefined);
+  it('tries the reserve again while the refused item does not explain the refusal, then answers 503: nothing held or run', async () => {
+    // Each refusal shows an item that covers the request with room in its window: concurrent requests keep changing it.
+    dynamo.on(UpdateCommand, accountsTable).callsFake((input) => {
+      throw refusedReserve(input, { ...ACCOUNT, windowCount: 1 });
+    });
     const answer = await invoke();
+    expect(answer.statusCode).toBe(503);
+    expect(answer.body.error).toMatchObject({ code: 'service_unavailable', message: expect.stringContaining('Nothing was charged') });
+    expect(dynamo).toReceiveCommandTimes(UpdateCommand, 8);
+    expect(dynamo).not.toReceiveCommand(PutCommand);
+  });
+
+  it('answers 503 with Retry-After when the store throttles the reserve (past the SDK retries): nothing charged, nothing run', async () => {
+    dynamo.on(UpdateCommand).rejects(new ProvisionedThroughputExceededException({ message: 'Rate of requests exceeds the allowed throughput', $metadata: { httpStatusCode: 400 } }));
+    const log = recordingLog();
+    const answer = await invoke({ log });
     expect(answer.statusCode).toBe(503);
     expect(answer.headers['Retry-After']).toBe('1');
     expect(answer.body.error).toMatchObject({ code: 'service_unavailable', message: expect.stringContaining('Nothing was charged') });
-    expect(balanceWrites()).toHaveLength(8);
-    expect(otherWrites()).toEqual([]);
+    expect(dynamo).toReceiveCommandTimes(UpdateCommand, 1);
+    expect(dynamo).not.toReceiveCommand(PutCommand);
+    expect(log.lines.join('\n')).toContain('"operation":"accounts.reserve","throttled":true');
   });
 
-  it('answers 402 when a concurrent request took the balance before the reservation', async () => {
-    script = (call) => (on(call, 'UpdateItem', config.tables.accounts) ? refusedWith(call, { ...ACCOUNT, balanceMicro: 10, windowCount: 3 }) : undefined);
-    const answer = await invoke();
-    expect(answer.statusCode).toBe(402);
-    expect(answer.body).toMatchObject({ error: { code: 'insufficient_credits' }, balance: 0.00001 });
-    // The one attempted write was refused by its condition: the balance did not change.
-    expect(balanceWrites()).toHaveLength(1);
-    expect(balanceWrites()[0]!.input.ConditionExpression).toContain('balanceMicro >= :amount');
-    expect(otherWrites()).toEqual([]);
+  it('answers with the results when the settle fails after the answer, and leaves the reservation to the reconciler', async () => {
+    // Prepare: the reserve holds and its ledger entry is written; the settle entry's write fails on the network.
+    const settleEntry = { TableName: config.tables.ledger, ConditionExpression: 'attribute_not_exists(entryId)' };
+    dynamo.on(UpdateCommand, accountsTable).resolves({ Attributes: { balanceMicro: ACCOUNT.balanceMicro - 1 } });
+    dynamo.on(PutCommand).resolves({});
+    dynamo.on(PutCommand, settleEntry).rejects(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
+    const log = recordingLog();
+
+    // Act
+    const answer = await invoke({ log });
+
+    // Assess: the caller has the answer; the settle entry was tried twice, the reservation never closed.
+    expect(answer.statusCode).toBe(200);
+    expect(answer.body.results).toHaveLength(1);
+    expect(dynamo.commandCalls(PutCommand, settleEntry)).toHaveLength(2);
+    expect(dynamo).toReceiveCommandWith(PutCommand, { ...settleEntry, Item: expect.objectContaining({ kind: 'settle' }) });
+    expect(dynamo).toReceiveCommandTimes(UpdateCommand, 1);
+    expect(dynamo).toReceiveCommandWith(PutCommand, { TableName: config.tables.promptLogs });
+    expect(log.lines.join('\n')).toContain('the reconciler completes or releases the reservation');
+  });
+});
+
+describe('Handler: api, when the provider secret cannot be read', () => {
+  it('answers 503 naming no cause, and touches no balance', async () => {
+    // Prepare
+    const arn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:ProviderKeys-AbC';
+    secrets
+      .on(GetSecretValueCommand)
+      .rejects(new SecretsManagerServiceException({ name: 'AccessDeniedException', $fault: 'client', message: `User is not authorized to perform GetSecretValue on ${arn}`, $metadata: { httpStatusCode: 400 } }));
+    const log = recordingLog();
+
+    // Act
+    const answer = await invoke({ config: { ...config, providerSecretArn: arn }, log });
+
+    // Assess
+    expect(answer.statusCode).toBe(503);
+    expect(answer.body.error.code).toBe('service_unavailable');
+    expect(JSON.stringify(answer.body)).not.toContain('AccessDenied');
+    expect(secrets).toReceiveCommandWith(GetSecretValueCommand, { SecretId: arn });
+    expect(dynamo.calls()).toHaveLength(0);
+    expect(log.lines.join('\n')).toContain('Reading the provider secret failed: AccessDeniedException');
   });
 });
 
 describe('Class: AccountsRepository, when an answer is lost', () => {
-  it('takes a reserve whose write landed but whose answer was lost (a 500, retried) as the reservation it made, held once', async () => {
-    script = (call, calls) => {
-      if (calls.length === 1) return awsError('InternalServerError', 'Internal server error', 500);
-      // The retry is refused: the first write did land, and the item holds this very reservation.
-      const reservation = call.input.ExpressionAttributeValues[':reservation'].M;
-      const requestId = call.input.ExpressionAttributeNames['#request'];
-      const held = { amountMicro: Number(reservation.amountMicro.N), at: Number(reservation.at.N) };
-      return refusedWith(call, { ...ACCOUNT, balanceMicro: ACCOUNT.balanceMicro - held.amountMicro, windowCount: 1, reservations: { [requestId]: held } });
-    };
-    const client = createDocumentClient({ region: 'us-east-1', endpoint: store.endpoint });
-    try {
-      const accounts = new AccountsRepository(client, config.tables.accounts);
-      const entry = { accountId: 'acct_1', entryId: 'r#reserve', kind: 'reserve' as const, amountMicro: -700, at: Date.now(), requestId: 'pl_r' };
-      expect(await accounts.reserve(entry, { limitPerMinute: 10 })).toBe(ACCOUNT.balanceMicro - 700);
-      expect(balanceWrites()).toHaveLength(2);
-    } finally {
-      client.destroy();
-    }
+  it('takes a refusal that holds this very reservation (its first write landed, the SDK retried) as the reservation it made', async () => {
+    const entry = { accountId: 'acct_1', entryId: 'r#reserve', kind: 'reserve' as const, amountMicro: -700, at: Date.now(), requestId: 'pl_r' };
+    dynamo.on(UpdateCommand).callsFake((input) => {
+      throw refusedReserve(input, { ...ACCOUNT, balanceMicro: ACCOUNT.balanceMicro - 700, windowCount: 1, reservations: { pl_r: { amountMicro: 700, at: entry.at } } });
+    });
+    const accounts = new AccountsRepository(createDocumentClient({ region: 'eu-west-1' }), config.tables.accounts);
+    expect(await accounts.reserve(entry, { limitPerMinute: 10 })).toBe(ACCOUNT.balanceMicro - 700);
+    expect(dynamo).toReceiveCommandTimes(UpdateCommand, 1);
+    expect(dynamo).not.toReceiveCommand(GetCommand);
+  });
+
+  it('turns a store that cannot be reached into StoreUnavailableError, and an unknown error into itself', async () => {
+    const accounts = new AccountsRepository(createDocumentClient({ region: 'eu-west-1' }), config.tables.accounts);
+    dynamo.on(GetCommand).rejectsOnce(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })).rejectsOnce(new TypeError('a bug'));
+    await expect(accounts.get('acct_1')).rejects.toMatchObject({ name: 'StoreUnavailableError', operation: 'accounts.get', throttled: false });
+    const bug = await accounts.get('acct_1').catch((error: unknown) => error);
+    expect(bug).toBeInstanceOf(TypeError);
+    expect(bug).not.toBeInstanceOf(StoreUnavailableError);
   });
 });
 
 describe('Class: LedgerRepository, when an entry is written twice', () => {
   it('keeps the entry written first and returns it from the refusal (ALL_OLD), without a read', async () => {
     const first: LedgerEntry = { accountId: 'acct_1', entryId: 'r#settlement', kind: 'release', amountMicro: 700, at: 1, requestId: 'pl_r' };
-    script = (call) =>
-      call.operation === 'PutItem' && call.input.ConditionExpression === 'attribute_not_exists(entryId)'
-        ? awsError('ConditionalCheckFailedException', 'The conditional request failed', 400, { Item: toAttributes(first) })
-        : undefined;
-    const client = createDocumentClient({ region: 'us-east-1', endpoint: store.endpoint });
-    try {
-      const ledger = new LedgerRepository(client, config.tables.ledger);
-      const late = { ...first, kind: 'settle' as const, amountMicro: 400, chargedMicro: 300, at: 2 };
-      expect(await ledger.putFirst(late)).toEqual(first);
-      expect(store.calls.map((call) => [call.operation, call.input.ReturnValuesOnConditionCheckFailure])).toEqual([['PutItem', 'ALL_OLD']]);
-    } finally {
-      client.destroy();
-    }
+    dynamo.on(PutCommand).rejects(refusal(first as unknown as Record<string, unknown>));
+    const ledger = new LedgerRepository(createDocumentClient({ region: 'eu-west-1' }), config.tables.ledger);
+    const late = { ...first, kind: 'settle' as const, amountMicro: 400, chargedMicro: 300, at: 2 };
+    expect(await ledger.putFirst(late)).toEqual(first);
+    expect(dynamo).toReceiveCommandWith(PutCommand, { Item: late, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' });
+    expect(dynamo).not.toReceiveCommand(GetCommand);
   });
 });

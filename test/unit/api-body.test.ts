@@ -1,0 +1,117 @@
+import type { IncomingMessage } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import { createApiHandler } from '../../functions/api-handler.js';
+import { lambdaContext, toProxyEvent } from '../../infra/local/lambda-events.js';
+import { LIMITS } from '../../shared/contract/limits.js';
+import type { Gateway } from '../../shared/gateway.js';
+import { silentLog } from '../../shared/log.js';
+
+/**
+ * The api handler's own body checks (Middy's JSON body parser and what runs before it),
+ * reached directly: the local server's size check never sees these events.
+ */
+const AUTHORIZER_CONTEXT = { accountId: 'acct_1', zeroDataRetention: 'false', rateLimitRpm: '0' };
+
+/** Marks a request that passed every body check: the handler went on to build the gateway. */
+class GatewayReached extends Error {}
+
+async function invoke(body: string | Buffer, rawHeaders: string[] = ['content-type', 'application/json']) {
+  let reached = false;
+  const gateway = (): Gateway => {
+    reached = true;
+    throw new GatewayReached();
+  };
+  const req = { method: 'POST', url: '/api/v1/prompt', rawHeaders, headers: {} } as unknown as IncomingMessage;
+  const event = toProxyEvent(req, body, '/api/v1/prompt', AUTHORIZER_CONTEXT, 'req-1');
+  const result = await createApiHandler(gateway, silentLog)(event, lambdaContext('api'));
+  return { status: result.statusCode, body: JSON.parse(result.body), reached, event };
+}
+
+/**
+ * A valid request whose JSON text is exactly `bytes` bytes of UTF-8, most of them in
+ * three-byte characters: far fewer characters than bytes.
+ */
+function requestOfBytes(bytes: number): string {
+  const turns = Array.from({ length: 4 }, () => ({ role: 'user', content: '€'.repeat(436_000) }));
+  const make = (pad: number) => JSON.stringify({ prompt: 'x', models: ['fam_k-8b'], history: [...turns, { role: 'assistant', content: 'a'.repeat(pad) }] });
+  const text = make(bytes - Buffer.byteLength(make(0), 'utf8'));
+  expect(Buffer.byteLength(text, 'utf8')).toBe(bytes);
+  expect(text.length).toBeLessThan(LIMITS.bodyBytes / 2);
+  return text;
+}
+
+describe('Handler: api, request bodies', () => {
+  it('answers 413 for a body one byte over the limit in bytes, though far under it in characters', async () => {
+    const answer = await invoke(requestOfBytes(LIMITS.bodyBytes + 1));
+    expect(answer.status).toBe(413);
+    expect(answer.body.error.code).toBe('payload_too_large');
+    expect(answer.reached).toBe(false);
+  });
+
+  it('takes a body of exactly the limit in bytes past every body check', async () => {
+    const answer = await invoke(requestOfBytes(LIMITS.bodyBytes));
+    expect(answer.reached).toBe(true);
+    expect(answer.status).toBe(503);
+  });
+
+  it('counts a base64 body by its decoded bytes', async () => {
+    const over = Buffer.concat([Buffer.from(requestOfBytes(LIMITS.bodyBytes + 1)), Buffer.from([0xff])]);
+    const answer = await invoke(over);
+    expect(answer.event.isBase64Encoded).toBe(true);
+    expect(answer.status).toBe(413);
+  });
+
+  it('answers 400 malformed_json for valid JSON that is not valid UTF-8 (RFC 8259)', async () => {
+    const latin1 = Buffer.from('{"prompt":"caf\u00e9","models":["fam_k-8b"]}', 'latin1');
+    const answer = await invoke(latin1);
+    expect(answer.event.isBase64Encoded).toBe(true);
+    expect(answer.status).toBe(400);
+    expect(answer.body.error.code).toBe('malformed_json');
+    expect(answer.reached).toBe(false);
+    // The same text in UTF-8 is a request.
+    expect((await invoke(Buffer.from('{"prompt":"caf\u00e9","models":["fam_k-8b"]}', 'utf8'))).reached).toBe(true);
+  });
+
+  it.each([
+    ['text that is not JSON', '{"prompt": "x", '],
+    ['no body', ''],
+    ['a lone JSON value with trailing text', '{} {}'],
+  ])('maps the body parser refusing %s to 400 malformed_json', async (_name, text) => {
+    const answer = await invoke(text);
+    expect(answer.status).toBe(400);
+    expect(answer.body.error).toMatchObject({ code: 'malformed_json', message: 'The request body is not valid JSON' });
+  });
+
+  it.each([
+    ['application/json; charset=utf-8', true],
+    ['application/problem+json', true],
+    ['application/x-www-form-urlencoded', true],
+    ['text/plain', false],
+  ])('takes Content-Type %s as JSON: %s', async (contentType, accepted) => {
+    const answer = await invoke('{"prompt":"x","models":["fam_k-8b"]}', ['Content-Type', contentType]);
+    expect(answer.reached).toBe(accepted);
+    if (!accepted) expect(answer.body.error.code).toBe('unsupported_media_type');
+  });
+});
+
+describe('Handler: api, headers sent at most once', () => {
+  it.each([
+    ['the same spelling', ['Idempotency-Key', 'k1', 'Idempotency-Key', 'k2']],
+    ['two spellings', ['idempotency-key', 'k1', 'IDEMPOTENCY-KEY', 'k1']],
+  ])('answers 400 naming the header for two Idempotency-Key headers in %s', async (_name, headers) => {
+    const answer = await invoke('{"prompt":"x","models":["fam_k-8b"]}', ['content-type', 'application/json', ...headers]);
+    expect(answer.status).toBe(400);
+    expect(answer.body.error).toMatchObject({ code: 'invalid_request', details: [{ field: 'header:Idempotency-Key', message: 'must be sent at most once' }] });
+    expect(answer.reached).toBe(false);
+  });
+
+  it('answers 401 for two Authorization headers, by the same mechanism', async () => {
+    const answer = await invoke('{"prompt":"x","models":["fam_k-8b"]}', ['content-type', 'application/json', 'Authorization', 'Bearer a', 'authorization', 'Bearer b']);
+    expect(answer.status).toBe(401);
+    expect(answer.reached).toBe(false);
+  });
+
+  it('takes one Idempotency-Key', async () => {
+    expect((await invoke('{"prompt":"x","models":["fam_k-8b"]}', ['content-type', 'application/json', 'Idempotency-Key', 'k1'])).reached).toBe(true);
+  });
+});

@@ -1,0 +1,101 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { HttpResponse, type HttpHandler, type HttpRequest } from '@smithy/core/protocols';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ConfigError, loadConfig } from '../../shared/config.js';
+import { configuredDocumentClient } from '../../shared/storage/store.js';
+import { createDocumentClient } from '../../shared/storage/dynamodb.js';
+
+/** A request handler that answers every call with an empty item and keeps the requests the SDK built (signed, endpoint resolved). */
+function recordingHandler(): HttpHandler & { requests: HttpRequest[] } {
+  const requests: HttpRequest[] = [];
+  return {
+    requests,
+    handle: async (request: HttpRequest) => {
+      requests.push(request);
+      return { response: new HttpResponse({ statusCode: 200, headers: { 'content-type': 'application/x-amz-json-1.0' }, body: Buffer.from('{}') }) };
+    },
+    updateHttpClientConfig: () => undefined,
+    httpHandlerConfigs: () => ({}),
+  };
+}
+
+/** Where a GetItem of the client goes, and how it is signed. */
+async function firstRequest(build: (requestHandler: HttpHandler) => ReturnType<typeof createDocumentClient>) {
+  const handler = recordingHandler();
+  const client = build(handler);
+  await client.send(new GetCommand({ TableName: 'gateway-accounts', Key: { accountId: 'acct_1' } }));
+  client.destroy();
+  const request = handler.requests[0]!;
+  return { url: `${request.protocol}//${request.hostname}${request.port ? `:${request.port}` : ''}${request.path}`, authorization: String(request.headers.authorization) };
+}
+
+afterEach(() => vi.unstubAllEnvs());
+
+describe('Function: createDocumentClient', () => {
+  it.each([
+    ['us-east-1', 'https://dynamodb.us-east-1.amazonaws.com/'],
+    ['eu-west-1', 'https://dynamodb.eu-west-1.amazonaws.com/'],
+    // The aws-cn partition that cdk.json targets: its own suffix.
+    ['cn-north-1', 'https://dynamodb.cn-north-1.amazonaws.com.cn/'],
+    ['cn-northwest-1', 'https://dynamodb.cn-northwest-1.amazonaws.com.cn/'],
+    ['us-gov-west-1', 'https://dynamodb.us-gov-west-1.amazonaws.com/'],
+  ])('calls the regional endpoint of %s with its partition suffix', async (region, url) => {
+    vi.stubEnv('AWS_ACCESS_KEY_ID', 'AKIDEXAMPLE');
+    vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'secret');
+    const sent = await firstRequest((requestHandler) => createDocumentClient({ region, requestHandler }));
+    expect(sent.url).toBe(url);
+    expect(sent.authorization).toMatch(new RegExp(`^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/\\d{8}/${region}/dynamodb/aws4_request, `));
+  });
+
+  it('signs calls to a local store with fixed credentials, needing none from the environment', async () => {
+    const sent = await firstRequest((requestHandler) => createDocumentClient({ region: 'local', endpoint: 'http://127.0.0.1:8000', local: true, requestHandler }));
+    expect(sent.url).toBe('http://127.0.0.1:8000/');
+    expect(sent.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=local\//);
+  });
+});
+
+/** The client the configuration names, its requests recorded instead of sent. */
+const configured = (config: ReturnType<typeof loadConfig>) => (requestHandler: HttpHandler) => {
+  const client = configuredDocumentClient(config);
+  client.config.requestHandler = requestHandler;
+  return client;
+};
+
+describe('Function: configuredDocumentClient', () => {
+  it('goes to AWS_ENDPOINT_URL (LocalStack) with the credential chain, in the configured region', async () => {
+    vi.stubEnv('AWS_ACCESS_KEY_ID', 'test');
+    vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'test');
+    const sent = await firstRequest(configured(loadConfig({ AWS_ENDPOINT_URL: 'http://localhost:4566', AWS_REGION: 'cn-north-1' })));
+    expect(sent.url).toBe('http://localhost:4566/');
+    expect(sent.authorization).toMatch(/Credential=test\/\d{8}\/cn-north-1\/dynamodb\//);
+  });
+
+  it('prefers DYNAMODB_ENDPOINT (the embedded store) over AWS_ENDPOINT_URL_DYNAMODB', async () => {
+    const sent = await firstRequest(configured(loadConfig({ DYNAMODB_ENDPOINT: 'http://127.0.0.1:8000', AWS_ENDPOINT_URL_DYNAMODB: 'http://localhost:4566' })));
+    expect(sent.url).toBe('http://127.0.0.1:8000/');
+    expect(sent.authorization).toMatch(/Credential=local\//);
+  });
+});
+
+describe('Function: loadConfig, AWS endpoints', () => {
+  it('takes AWS_ENDPOINT_URL_<SERVICE> before AWS_ENDPOINT_URL, for every client', () => {
+    const { awsEndpoints } = loadConfig({ AWS_ENDPOINT_URL: 'http://localhost:4566', AWS_ENDPOINT_URL_DYNAMODB: 'http://localhost:8000', AWS_ENDPOINT_URL_SECRETS_MANAGER: 'http://localhost:4584' });
+    expect(awsEndpoints).toEqual({
+      dynamodb: 'http://localhost:8000',
+      secretsManager: 'http://localhost:4584',
+      s3: 'http://localhost:4566',
+      sfn: 'http://localhost:4566',
+      cloudformation: 'http://localhost:4566',
+    });
+  });
+
+  it('has none without the variables, or when AWS_IGNORE_CONFIGURED_ENDPOINT_URLS is true', () => {
+    expect(loadConfig({}).awsEndpoints).toEqual({});
+    expect(loadConfig({ AWS_ENDPOINT_URL: 'http://localhost:4566', AWS_IGNORE_CONFIGURED_ENDPOINT_URLS: 'true' }).awsEndpoints).toEqual({});
+  });
+
+  it('refuses an endpoint that is not a URL, naming the variable', () => {
+    expect(() => loadConfig({ AWS_ENDPOINT_URL_SFN: 'localhost:4566 ' })).toThrow(ConfigError);
+    expect(() => loadConfig({ AWS_ENDPOINT_URL_SFN: 'not a url' })).toThrow(/AWS_ENDPOINT_URL_SFN/);
+  });
+});
