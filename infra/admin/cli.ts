@@ -2,27 +2,41 @@ import { loadConfig } from '../../shared/config.js';
 import { createStore } from '../../shared/storage/store.js';
 import { AccountMissingError } from '../../shared/storage/accounts.js';
 import { KeyNotFoundError } from '../../shared/storage/api-keys.js';
-import { runAdminCommand, UsageError } from './commands.js';
+import { StoreUnavailableError } from '../../shared/storage/errors.js';
+import { helpRequested, NotFoundError, runAdminCommand, UsageError } from './commands.js';
 import { DeployedStackError, withDeployedTables } from './deployed-tables.js';
 
 /**
- * `npm run admin -- <command>`: prints JSON on stdout; errors as JSON on stderr with exit
- * code 1 (2 for usage). Tables: the local store's (DYNAMODB_ENDPOINT), the *_TABLE
- * variables', or else the deployed stack's (GATEWAY_STACK_NAME in AWS_REGION).
+ * `npm run -s admin -- <command>`: prints JSON on stdout (plain text for --help); errors
+ * as JSON on stderr, each code with its exit status (see USAGE). Tables: the local store's
+ * (DYNAMODB_ENDPOINT), the *_TABLE variables', or else the deployed stack's
+ * (GATEWAY_STACK_NAME in AWS_REGION).
  */
+const ERRORS: { match: (error: unknown) => boolean; code: string; exit: number }[] = [
+  { match: (e) => e instanceof UsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') === true, code: 'usage', exit: 2 },
+  { match: (e) => e instanceof NotFoundError || e instanceof AccountMissingError || e instanceof KeyNotFoundError, code: 'not_found', exit: 3 },
+  { match: (e) => e instanceof StoreUnavailableError, code: 'store_unavailable', exit: 4 },
+  { match: (e) => e instanceof DeployedStackError, code: 'stack_not_found', exit: 5 },
+];
+
+const argv = process.argv.slice(2);
+const help = helpRequested(argv);
 let store: ReturnType<typeof createStore> | undefined;
 try {
-  const config = await withDeployedTables(loadConfig());
-  // Against AWS (or AWS_ENDPOINT_URL), the SDK's whole credential chain: profiles, SSO, ...
-  store = createStore(config);
-  const result = await runAdminCommand(process.argv.slice(2), store);
-  process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  if (help) {
+    process.stdout.write(`${help}\n`);
+  } else {
+    const config = await withDeployedTables(loadConfig());
+    // Against AWS (or AWS_ENDPOINT_URL), the SDK's whole credential chain: profiles, SSO, ...
+    store = createStore(config);
+    const result = await runAdminCommand(argv, store);
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  }
 } catch (error) {
-  const usage = error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
-  const known = usage || error instanceof AccountMissingError || error instanceof KeyNotFoundError || error instanceof DeployedStackError;
+  const known = ERRORS.find((kind) => kind.match(error));
   const message = known ? (error as Error).message : `${(error as Error).name}: ${(error as Error).message}`;
-  process.stderr.write(`${JSON.stringify({ error: { code: usage ? 'usage' : (error as Error).name, message } }, null, 2)}\n`);
-  process.exitCode = usage ? 2 : 1;
+  process.stderr.write(`${JSON.stringify({ error: { code: known?.code ?? 'internal_error', message } }, null, 2)}\n`);
+  process.exitCode = known?.exit ?? 1;
 } finally {
   store?.documentClient.destroy();
 }

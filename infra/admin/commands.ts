@@ -17,16 +17,42 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
-export const USAGE = `Usage: npm run admin -- <command> [options]
-  create-account --credits N [--zdr] [--rpm N]
-  create-key --account ID
-  revoke-key --key KEY
-  top-up --account ID --credits N
-  balance --account ID
-  ledger --account ID
-  set-rate-limit --account ID --rpm N
-  reconcile
-DYNAMODB_ENDPOINT points it at a local store (the one npm start prints).`;
+/** An account or key that does not exist. */
+export class NotFoundError extends Error {
+  override name = 'NotFoundError';
+}
+
+/** What each command does and takes, for `--help`. */
+const COMMANDS: Record<string, string> = {
+  'create-account': 'create-account --credits N [--zdr] [--rpm N]\n  Opens an account with N credits; --zdr makes zero data retention its default, --rpm sets its own rate limit.',
+  'create-key': 'create-key --account ID\n  Issues an API key for the account; the key is printed once, only its SHA-256 is stored.',
+  'revoke-key': 'revoke-key --key KEY\n  Revokes a key (it works until the authorizer cache expires: 30 s by default).',
+  'top-up': 'top-up --account ID --credits N\n  Adds N credits; applies at once.',
+  balance: 'balance --account ID\n  The balance, what is reserved by requests in flight, and the account settings.',
+  ledger: 'ledger --account ID\n  Every balance change; ledgerSum equals the balance once nothing is unposted.',
+  'set-rate-limit': 'set-rate-limit --account ID --rpm N\n  The account\'s requests per minute (applies once the authorizer cache expires: 30 s by default).',
+  reconcile: 'reconcile\n  Posts unposted ledger entries, and completes or releases reservations older than 15 minutes.',
+};
+
+export const USAGE = `Usage: npm run -s admin -- <command> [options]     (-s keeps npm's banner off stdout)
+
+Commands:
+${Object.values(COMMANDS)
+  .map((text) => `  ${text.split('\n')[0]}`)
+  .join('\n')}
+
+npm run -s admin -- <command> --help says more about one command.
+DYNAMODB_ENDPOINT points it at a local store (the one npm start prints); without it, the
+deployed stack's tables (GATEWAY_STACK_NAME in AWS_REGION), or the *_TABLE variables.
+Output is JSON on stdout. Errors are JSON on stderr, {"error":{"code","message"}}, with
+the exit status of their code: usage 2, not_found 3, store_unavailable 4, stack_not_found 5,
+internal_error 1.`;
+
+/** What `--help` prints: the whole usage, or one command's. */
+export function helpText(command: string | undefined): string {
+  const text = command ? COMMANDS[command] : undefined;
+  return text ? `Usage: npm run -s admin -- ${text}` : USAGE;
+}
 
 const OPTIONS = {
   credits: { type: 'string' },
@@ -35,6 +61,12 @@ const OPTIONS = {
   rpm: { type: 'string' },
   zdr: { type: 'boolean' },
 } as const;
+
+/** `--help` or `-h` anywhere, or `help` as the command: the help of the command named, else the whole usage. */
+export function helpRequested(argv: readonly string[]): string | undefined {
+  if (!argv.includes('--help') && !argv.includes('-h') && argv[0] !== 'help') return undefined;
+  return helpText(argv.find((arg) => !arg.startsWith('-') && arg !== 'help'));
+}
 
 /** Runs one admin command; returns what the CLI prints as JSON. */
 export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<Record<string, unknown>> {
@@ -52,7 +84,7 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
     }
     case 'create-key': {
       const accountId = required(values.account, '--account');
-      if (!(await deps.accounts.get(accountId))) throw new UsageError(`No account ${accountId}`);
+      if (!(await deps.accounts.get(accountId))) throw new NotFoundError(`No account ${accountId}`);
       const apiKey = generateApiKey();
       const createdAt = new Date().toISOString();
       await deps.apiKeys.put({ keyHash: hashApiKey(apiKey), accountId, keyPrefix: keyPrefix(apiKey), createdAt });
@@ -70,13 +102,13 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
     case 'balance': {
       const accountId = required(values.account, '--account');
       const account = await deps.accounts.get(accountId);
-      if (!account) throw new UsageError(`No account ${accountId}`);
+      if (!account) throw new NotFoundError(`No account ${accountId}`);
       return describeAccount(account);
     }
     case 'ledger': {
       const accountId = required(values.account, '--account');
       const account = await deps.accounts.get(accountId);
-      if (!account) throw new UsageError(`No account ${accountId}`);
+      if (!account) throw new NotFoundError(`No account ${accountId}`);
       const entries = await deps.ledger.list(accountId);
       const sumMicro = entries.reduce((sum, e) => sum + e.amountMicro, 0);
       return {

@@ -32,7 +32,7 @@ process.stdout.write(
     `  curl -s -H "Authorization: Bearer ${host.demo.apiKey}" -H "Content-Type: application/json" \\`,
     `    -d '{"prompt":"Say hello","models":["fam_c-5.4","fam_a-opus-4-6","fam_b-3.1-pro"]}' ${host.url}/api/v1/prompt`,
     'Admin CLI against this store:',
-    `  DYNAMODB_ENDPOINT=${host.store.endpoint} npm run admin -- balance --account ${host.demo.accountId}`,
+    `  DYNAMODB_ENDPOINT=${host.store.endpoint} npm run -s admin -- balance --account ${host.demo.accountId}`,
     '',
   ].join('\n') + '\n',
 );

@@ -15,7 +15,8 @@ export class StoreUnavailableError extends Error {
     readonly operation: string,
     cause: unknown,
   ) {
-    super(`The store did not complete ${operation}: ${(cause as Error)?.name ?? 'unknown error'}`, { cause });
+    const code = (cause as { code?: unknown })?.code;
+    super(`The store did not complete ${operation}: ${(cause as Error)?.name ?? 'unknown error'}${typeof code === 'string' ? ` (${code})` : ''}`, { cause });
     this.throttled = isThrottling(cause);
   }
 }

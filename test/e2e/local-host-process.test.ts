@@ -30,6 +30,11 @@ function admin(...args: string[]) {
   return runTs('infra/admin/cli.ts', args, { DYNAMODB_ENDPOINT: storeEndpoint });
 }
 
+/** The error body a failed admin command wrote to stderr (after whatever Node warned first). */
+function errorOf(stderr: string): { code: string; message: string } {
+  return JSON.parse(stderr.slice(stderr.indexOf('{\n'))).error;
+}
+
 async function prompt(key: string) {
   const response = await fetch(`${url}/api/v1/prompt`, {
     method: 'POST',
@@ -103,14 +108,34 @@ describe('npm run admin', () => {
     expect((await prompt(apiKey)).status).toBe(401);
   });
 
-  it('exits 2 with a usage error, and 1 for an unknown account, as JSON on stderr', async () => {
+  it('answers each kind of error with one code and its exit status, as JSON on stderr', async () => {
     const usage = await admin('make-coffee');
     expect(usage.code).toBe(2);
-    expect(JSON.parse(usage.stderr).error.code).toBe('usage');
-    const missing = await admin('top-up', '--account', 'acct_nobody', '--credits', '5');
-    expect(missing.code).toBe(1);
-    expect(JSON.parse(missing.stderr).error.message).toContain('acct_nobody');
+    expect(errorOf(usage.stderr).code).toBe('usage');
     const bad = await admin('create-account', '--credits', '-3');
-    expect(bad.code).toBe(2);
+    expect([bad.code, errorOf(bad.stderr).code]).toEqual([2, 'usage']);
+    // An unknown account is the same error whichever command meets it.
+    for (const command of [['top-up', '--credits', '5'], ['balance'], ['ledger'], ['create-key']]) {
+      const missing = await admin(command[0]!, '--account', 'acct_nobody', ...command.slice(1));
+      expect([missing.code, errorOf(missing.stderr).code], command[0]).toEqual([3, 'not_found']);
+      expect(errorOf(missing.stderr).message).toContain('acct_nobody');
+    }
+    const unknownKey = await admin('revoke-key', '--key', 'mcg_nothing');
+    expect([unknownKey.code, errorOf(unknownKey.stderr).code]).toEqual([3, 'not_found']);
+    // A store that cannot be reached: its own code, never a bare "Error".
+    const unreachable = await runTs('infra/admin/cli.ts', ['balance', '--account', 'acct_x'], { DYNAMODB_ENDPOINT: 'http://127.0.0.1:9' });
+    expect([unreachable.code, errorOf(unreachable.stderr).code]).toEqual([4, 'store_unavailable']);
+  });
+
+  it('prints --help as plain text on stdout, for the CLI and for each command', async () => {
+    const all = await admin('--help');
+    expect(all.code).toBe(0);
+    expect(all.stdout).toMatch(/^Usage: npm run -s admin -- <command>/);
+    for (const command of ['create-account', 'create-key', 'revoke-key', 'top-up', 'balance', 'ledger', 'set-rate-limit', 'reconcile']) {
+      expect(all.stdout).toContain(`  ${command}`);
+      const one = await admin(command, '--help');
+      expect(one.code).toBe(0);
+      expect(one.stdout).toMatch(new RegExp(`^Usage: npm run -s admin -- ${command}`));
+    }
   });
 });
