@@ -113,6 +113,16 @@ describe('Bodies', () => {
     expect(answer.status).toBe(200);
   });
 
+  it('names the field and the model ID a newcomer probably meant', async () => {
+    const answer = await post(host, { prompt: 'x', models: ['claude-opus-4.6'], generation_settings: { max_tokens: 5 }, model_tuning: { 'claude-opus-4.6': { thinking_budget: 0 } } });
+    await expectRefused(answer, 400, 'invalid_request');
+    expect(answer.body.error.details).toContainEqual({ field: '/generation_settings/max_tokens', message: 'is not a known field; did you mean "maxTokens"?' });
+    expect(answer.body.error.details).toContainEqual({ field: '/model_tuning/claude-opus-4.6/thinking_budget', message: 'is not a known field; did you mean "thinkingBudget"?' });
+    const second = await post(host, { prompt: 'x', models: ['claude-opus-4.6'] });
+    expect(second.body.error.details[0].message).toMatch(/^unknown model ID "claude-opus-4\.6"; did you mean "claude-opus-4-6" \(fam_a-opus-4-6\)/);
+    expect(host.simulator.calls()).toHaveLength(0);
+  });
+
   it('answers 400 with every failing field as a JSON pointer', async () => {
     const answer = await post(host, { prompt: 'x', models: ['fam_c-5.4', 'not-a-model'], generation_settings: { temperature: 3 }, colour: 'blue' });
     await expectRefused(answer, 400, 'invalid_request');
