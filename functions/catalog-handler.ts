@@ -3,7 +3,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { modelListing } from '../shared/catalog/listing.js';
 import { openApiDocument } from '../shared/contract/openapi.js';
 import { NotFoundError } from '../shared/errors.js';
-import { errorBody } from '../shared/http/middleware.js';
+import { errorBody } from '../shared/http/error-body.js';
 import { lazy } from '../shared/lazy.js';
 import type { Log } from '../shared/log.js';
 

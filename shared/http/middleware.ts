@@ -6,8 +6,6 @@ import { loadAjv } from '../contract/ajv.js';
 import { validatePromptRequest } from '../contract/validate.js';
 import type { PromptRequest } from '../contract/types.js';
 import { MalformedJsonError, PayloadTooLargeError, UnauthorizedError, UnsupportedMediaTypeError, ValidationError } from '../errors.js';
-import type { Log } from '../log.js';
-import { errorResponse } from './response.js';
 
 export type ApiEvent = APIGatewayProxyEvent & { json?: unknown; promptRequest?: PromptRequest };
 type Middleware = middy.MiddlewareObj<ApiEvent, APIGatewayProxyResult>;
@@ -90,13 +88,4 @@ export function validateContract(): Middleware {
 
 function hasResponseSchema(json: unknown): boolean {
   return typeof json === 'object' && json !== null && (json as Record<string, unknown>).response_schema !== undefined;
-}
-
-/** Maps every thrown error to the error body; placed first so it sees errors of all others. */
-export function errorBody(options: { log: Log }): Middleware {
-  return {
-    onError: (request) => {
-      request.response = errorResponse(request.error, options.log, { requestId: request.context.awsRequestId });
-    },
-  };
 }

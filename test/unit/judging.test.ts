@@ -6,7 +6,7 @@ import { VerdictParseError } from '../../shared/judging/errors.js';
 import { toEvaluation } from '../../shared/judging/evaluation.js';
 import { DEFAULT_GRADING_INSTRUCTIONS, judgeCall } from '../../shared/judging/judge-prompt.js';
 import { judgeCallCount, planJudgeTasks } from '../../shared/judging/plan.js';
-import type { Evaluation, Judgment, Verdict } from '../../shared/judging/types.js';
+import type { Judgment, Verdict } from '../../shared/judging/types.js';
 import { parseVerdict, VERDICT_SCHEMA } from '../../shared/judging/verdict.js';
 import { weightedScores } from '../../shared/judging/weights.js';
 

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { Simulator } from '../../../infra/local/simulator/server.js';
 import { countTokens } from '../../../infra/local/simulator/text.js';
 import { providerCost } from '../../../shared/pricing/cost.js';
 import { anthropicMessages } from '../../../shared/providers/anthropic-messages/index.js';

@@ -1,6 +1,5 @@
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
-import type { Simulator } from '../../../infra/local/simulator/server.js';
 import { providerCost } from '../../../shared/pricing/cost.js';
 import { ADAPTERS } from '../../../shared/providers/adapters.js';
 import { UpstreamError } from '../../../shared/providers/errors.js';
