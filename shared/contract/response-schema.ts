@@ -2,10 +2,14 @@ import type { ValidateFunction } from 'ajv';
 import type { FieldError } from '../errors.js';
 import { createAjv, type Ajv } from './ajv.js';
 import { LIMITS } from './limits.js';
-import { linearRegExp, patternProblem } from './linear-regexp.js';
+import { linearPatternProblem, linearRegExp, patternSyntaxProblem } from './linear-regexp.js';
 import { escapePointer } from './pointer.js';
 
-/** Compiles callers' schemas; created on first use (after `loadAjv()`), a separate instance so that their keywords never mix with ours. */
+/**
+ * Compiles callers' schemas; created on first use (after `loadAjv()`), a separate instance
+ * so that their keywords never mix with ours. Used on the schema thread only
+ * (schema-thread.ts): the main thread never compiles a caller's schema nor runs its code.
+ */
 let userSchemas: Ajv | undefined;
 function compiler(): Ajv {
   userSchemas ??= createAjv({
@@ -44,33 +48,50 @@ const SCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
 export type OutputValidator = ValidateFunction;
 
 /**
- * Valid schemas already compiled, by their JSON: the judge workflow validates the same
- * request (and the same verdict schema) once per task, and callers repeat their schemas.
- * Bounded, oldest dropped first.
+ * Valid schemas already compiled (on the schema thread), by their JSON: the judge workflow
+ * checks the same request once per task, and callers repeat their schemas. Bounded,
+ * oldest dropped first.
  */
 const compiled = new Map<string, OutputValidator>();
 const MAX_COMPILED = 100;
 
 /**
- * `response_schema` rules (spec 2.5): a JSON Schema whose root is an object, with
+ * `response_schema` rules (spec 2.5) that are cheap enough for the main thread (a walk of
+ * at most 100 objects, nothing compiled): a JSON Schema whose root is an object, with
  * `additionalProperties: false` at every object level (strict structured output needs
- * it), small enough to send to every model, and compilable. Returns the compiled
- * validator that every output is later checked with.
+ * it), small enough to send to every model and to compile (the budget in limits.ts).
+ * Whether its patterns are ECMA-262 regexes that RE2 can run (parsing ten patterns of
+ * Unicode classes costs V8 about 3 ms) and whether ajv compiles it is
+ * `compileResponseSchema`'s, on the schema thread.
  */
-export function checkResponseSchema(schema: Record<string, unknown>, path: string): { errors: FieldError[]; validate?: OutputValidator } {
-  const errors: FieldError[] = [];
+export function checkResponseSchema(schema: Record<string, unknown>, path: string): FieldError[] {
   const json = JSON.stringify(schema);
   if (json.length > LIMITS.responseSchemaBytes) {
-    return { errors: [{ field: path, message: `must be at most ${LIMITS.responseSchemaBytes} bytes of JSON` }] };
+    return [{ field: path, message: `must be at most ${LIMITS.responseSchemaBytes} bytes of JSON` }];
   }
-  const known = compiled.get(json);
-  if (known) return { errors, validate: known };
   const objects = countObjects(schema);
   if (objects > LIMITS.responseSchemaObjects) {
-    return { errors: [{ field: path, message: `holds ${objects} objects (subschemas); the limit is ${LIMITS.responseSchemaObjects}` }] };
+    return [{ field: path, message: `holds ${objects} objects (subschemas); the limit is ${LIMITS.responseSchemaObjects}` }];
   }
-  if (schema.type !== 'object') errors.push({ field: `${path}/type`, message: 'the root of response_schema must be "object"' });
-  walk(schema, path, 0, { errors, enumValues: 0, patterns: 0, repeats: 0 });
+  const state = walkSchema(schema, path);
+  if (schema.type !== 'object') state.errors.unshift({ field: `${path}/type`, message: 'the root of response_schema must be "object"' });
+  return state.errors;
+}
+
+/**
+ * Compiles a schema that passed `checkResponseSchema` (given as its JSON): its patterns
+ * (ECMA-262 syntax, then for RE2), then the whole with ajv. Returns the validator every output is checked with, or
+ * the fields at fault. Runs on the schema thread: up to 160 ms of compiling (docs/structured-output.md).
+ */
+export function compileResponseSchema(json: string, path: string): { errors: FieldError[]; validate?: OutputValidator } {
+  const known = compiled.get(json);
+  if (known) return { errors: [], validate: known };
+  const schema = JSON.parse(json) as Record<string, unknown>;
+  const errors: FieldError[] = [];
+  for (const { pattern, field } of walkSchema(schema, path).patterns) {
+    const problem = patternSyntaxProblem(pattern) ?? linearPatternProblem(pattern);
+    if (problem) errors.push({ field, message: problem });
+  }
   if (errors.length > 0) return { errors };
   try {
     const validate = compiler().compile(schema);
@@ -78,8 +99,7 @@ export function checkResponseSchema(schema: Record<string, unknown>, path: strin
     compiled.set(json, validate);
     return { errors, validate };
   } catch (error) {
-    errors.push({ field: path, message: `is not a valid JSON Schema: ${(error as Error).message}` });
-    return { errors };
+    return { errors: [{ field: path, message: `is not a valid JSON Schema: ${(error as Error).message}` }] };
   } finally {
     // The compiled function stays usable; ajv's own cache (by schema object) would only grow.
     compiler().removeSchema(schema);
@@ -104,8 +124,14 @@ function countObjects(value: unknown): number {
   return count;
 }
 
-/** What the walk found so far: the errors, and the `enum` values and patterns of the subschemas already seen. */
-type WalkState = { errors: FieldError[]; enumValues: number; patterns: number; repeats: number };
+/** What the walk found so far: the errors, the `enum` values and repetitions counted, and the patterns with their fields. */
+type WalkState = { errors: FieldError[]; enumValues: number; patterns: { pattern: string; field: string }[]; repeats: number };
+
+function walkSchema(schema: Record<string, unknown>, path: string): WalkState {
+  const state: WalkState = { errors: [], enumValues: 0, patterns: [], repeats: 0 };
+  walk(schema, path, 0, state);
+  return state;
+}
 
 const SCALAR_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'null']);
 
@@ -172,7 +198,8 @@ function repeatCount(pattern: string): number {
 
 function checkPattern(pattern: string, field: string, state: WalkState): void {
   const { errors } = state;
-  if (++state.patterns > LIMITS.responseSchemaPatterns) {
+  state.patterns.push({ pattern, field });
+  if (state.patterns.length > LIMITS.responseSchemaPatterns) {
     errors.push({ field, message: `is one pattern more than the ${LIMITS.responseSchemaPatterns} a response_schema may hold` });
     return;
   }
@@ -183,10 +210,7 @@ function checkPattern(pattern: string, field: string, state: WalkState): void {
   state.repeats += repeatCount(pattern);
   if (state.repeats > LIMITS.responseSchemaPatternRepeat) {
     errors.push({ field, message: `brings the counted repetitions ({n,m}) of response_schema's patterns past ${LIMITS.responseSchemaPatternRepeat}` });
-    return;
   }
-  const problem = patternProblem(pattern);
-  if (problem) errors.push({ field, message: problem });
 }
 
 function hasScalarItems(items: unknown): boolean {

@@ -1,7 +1,6 @@
 import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { loadAjv } from '../contract/ajv.js';
-import { validatePromptRequest } from '../contract/validate.js';
+import { checkPromptRequest } from '../contract/validate.js';
 import type { PromptRequest } from '../contract/types.js';
 import { MalformedJsonError, PayloadTooLargeError, UnauthorizedError, UnsupportedMediaTypeError } from '../errors.js';
 import type { Log } from '../log.js';
@@ -52,15 +51,10 @@ export function singleAuthorization(): Middleware {
 export function validateContract(): Middleware {
   return {
     before: async ({ event }) => {
-      // ajv compiles callers' response schemas; loaded only when a request brings one.
-      if (hasResponseSchema(event.json)) await loadAjv();
-      event.promptRequest = validatePromptRequest(event.json);
+      // A response_schema is compiled on the schema thread (ajv loads there, on the first one).
+      event.promptRequest = await checkPromptRequest(event.json);
     },
   };
-}
-
-function hasResponseSchema(json: unknown): boolean {
-  return typeof json === 'object' && json !== null && (json as Record<string, unknown>).response_schema !== undefined;
 }
 
 /** Maps every thrown error to the error body; placed first so it sees errors of all others. */

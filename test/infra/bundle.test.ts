@@ -1,13 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundleFunction, bundleSizes } from '../../infra/stack/bundle.js';
+import { bundleFunction, bundleSizes, SCHEMA_WORKER_FILE } from '../../infra/stack/bundle.js';
 import { GatewayStack } from '../../infra/stack/gateway-stack.js';
 import { splitStreamed } from '../support/lambda-streaming.mjs';
 
@@ -152,6 +152,28 @@ describe('Function: bundleFunction, buffered entry', () => {
   });
 });
 
+describe('Function: bundleFunction, schema thread', () => {
+  it("carries the schema thread beside index.mjs, and the bundled api function compiles a caller's schema on it: a schema ajv refuses is a 400", async () => {
+    expect(existsSync(join(dir, SCHEMA_WORKER_FILE))).toBe(true);
+    // The main thread's checks pass this schema (an object root, closed); only ajv's compile, on the thread, refuses `strin`.
+    const schema = { type: 'object', properties: { a: { type: 'strin' } }, required: ['a'], additionalProperties: false };
+    const stdout = await runBundled(
+      [
+        `event.body = JSON.stringify({ prompt: 'hi', models: ['fam_c-4o'], response_schema: ${JSON.stringify(schema)} });`,
+        "const result = await handler(event, { awsRequestId: 'req-1', functionName: 'api', getRemainingTimeInMillis: () => 10000 });",
+        "process.stdout.write('\\n' + JSON.stringify(result));",
+      ],
+      { RESPONSE_STREAMING: 'false', AWS_XRAY_CONTEXT_MISSING: 'IGNORE_ERROR' },
+    ).exited;
+
+    const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as { statusCode: number; body: string };
+    expect(result.statusCode).toBe(400);
+    expect(JSON.parse(result.body)).toMatchObject({
+      error: { code: 'invalid_request', details: [{ field: '/response_schema', message: expect.stringContaining('is not a valid JSON Schema') }] },
+    });
+  });
+});
+
 describe('Construct: GatewayFunction, bundled', () => {
   it('gives every function its own bundle, each exporting a handler', async () => {
     const outdir = mkdtempSync(join(tmpdir(), 'gateway-synth-'));
@@ -162,6 +184,9 @@ describe('Construct: GatewayFunction, bundled', () => {
       const keys = functions.map((fn) => fn.Properties.Code.S3Key as string);
       expect(new Set(keys).size).toBe(functions.length);
       const assembly = app.synth();
+      // api, generate and judge check response schemas: each asset has the schema thread's file.
+      const withThread = keys.filter((key) => existsSync(join(assembly.directory, `asset.${key.replace(/\.zip$/, '')}`, SCHEMA_WORKER_FILE)));
+      expect(withThread).toHaveLength(3);
       for (const key of keys) {
         const entry = join(assembly.directory, `asset.${key.replace(/\.zip$/, '')}`, 'index.mjs');
         const module = (await import(pathToFileURL(entry).href)) as { handler?: unknown };
