@@ -71,7 +71,14 @@ export class SchemaChecker {
   }
 
   private enqueue(job: Job): void {
-    const worker = this.thread();
+    let worker: Worker;
+    try {
+      worker = this.thread();
+    } catch (error) {
+      // Its file missing, or flags a worker refuses: the job fails as any unanswered one does (a 503, not a 500).
+      job.reject(new SchemaThreadUnavailable(`the schema thread could not start: ${(error as Error).message}`));
+      return;
+    }
     this.queue.push(job);
     worker.ref(); // waiting for an answer keeps the process alive
     worker.postMessage(job.message);
@@ -80,9 +87,12 @@ export class SchemaChecker {
 
   private thread(): Worker {
     if (this.worker) return this.worker;
-    // The parent's flags, but `--input-type` (a `node -e` parent's), which a worker given a file refuses to start with.
-    const execArgv = process.execArgv.filter((flag) => !flag.startsWith('--input-type'));
-    const worker = new Worker(threadUrl(), { execArgv, workerData: { faults: this.options.faults === true } });
+    // The parent's flags are inherited, unless one is `--input-type` (a `node -e` parent's), which a worker given a file
+    // refuses to start with. Only then are they passed explicitly: Node validates explicit flags, and refuses the V8 ones
+    // a Lambda runtime starts node with (`--max-old-space-size` and the like).
+    const inputType = process.execArgv.some((flag) => flag.startsWith('--input-type'));
+    const execArgv = inputType ? process.execArgv.filter((flag) => !flag.startsWith('--input-type')) : undefined;
+    const worker = new Worker(threadUrl(), { ...(execArgv ? { execArgv } : {}), workerData: { faults: this.options.faults === true } });
     worker.unref();
     this.worker = worker;
     this.ready = false;

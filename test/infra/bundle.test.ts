@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -39,12 +39,14 @@ const LAMBDA_ENV = {
   PROVIDER_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:111122223333:secret:missing',
 };
 
+let runs = 0;
+
 /**
  * A bare `node` running the bundled api entry as Lambda's runtime would (its streaming
  * global, as the runtime behaves: the unit tests use the same one), with an `event` to
  * invoke it with, then `lines`; `exited` is its stdout once it ends.
  */
-function runBundled(lines: string[], env: Record<string, string | undefined>): { child: ChildProcess; exited: Promise<string> } {
+function runBundled(lines: string[], env: Record<string, string | undefined>, nodeFlags: string[] = []): { child: ChildProcess; exited: Promise<string> } {
   const script = [
     `const { lambdaStreamingRuntime } = await import(${JSON.stringify(new URL('../support/lambda-streaming.mjs', import.meta.url).href)});`,
     'globalThis.awslambda = lambdaStreamingRuntime();',
@@ -52,7 +54,9 @@ function runBundled(lines: string[], env: Record<string, string | undefined>): {
     "const event = { httpMethod: 'POST', path: '/api/v1/prompt', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'hi', models: ['fam_c-4o'] }), requestContext: { authorizer: { accountId: 'acct_1' } } };",
     ...lines,
   ].join('\n');
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { env: { ...LAMBDA_ENV, ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
+  const file = join(dir, `run-${++runs}.mjs`);
+  writeFileSync(file, script);
+  const child = spawn(process.execPath, [...nodeFlags, file], { env: { ...LAMBDA_ENV, ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
   let stdout = '';
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   return { child, exited: new Promise((resolve) => child.on('exit', () => resolve(stdout))) };
@@ -164,6 +168,8 @@ describe('Function: bundleFunction, schema thread', () => {
         "process.stdout.write('\\n' + JSON.stringify(result));",
       ],
       { RESPONSE_STREAMING: 'false', AWS_XRAY_CONTEXT_MISSING: 'IGNORE_ERROR' },
+      // Flags of the kind Lambda's runtime starts node with: a worker given V8 flags explicitly refuses to start.
+      ['--expose-gc', '--max-http-header-size=81920', '--max-semi-space-size=16', '--max-old-space-size=1600'],
     ).exited;
 
     const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as { statusCode: number; body: string };
