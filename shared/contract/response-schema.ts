@@ -1,31 +1,6 @@
-import type { ValidateFunction } from 'ajv';
 import type { FieldError } from '../errors.js';
-import { createAjv, type Ajv } from './ajv.js';
 import { LIMITS } from './limits.js';
-import { linearPatternProblem, linearRegExp, patternSyntaxProblem } from './linear-regexp.js';
 import { escapePointer } from './pointer.js';
-
-/**
- * Compiles callers' schemas; created on first use (after `loadAjv()`), a separate instance
- * so that their keywords never mix with ours. Used on the schema thread only
- * (schema-thread.ts): the main thread never compiles a caller's schema nor runs its code.
- */
-let userSchemas: Ajv | undefined;
-function compiler(): Ajv {
-  userSchemas ??= createAjv({
-    strict: false,
-    allErrors: true,
-    // `format` is an annotation here: ajv's format checks are regexes of their own, and vendors do not enforce most formats either.
-    validateFormats: false,
-    // Patterns run on RE2 (linear time), never on V8's backtracking engine. ajv's optimising
-    // pass over the generated code halves what a compile costs the thread, for a validator
-    // that is run once an output (measured: 100 properties, 5.8 ms instead of 10.7 ms).
-    code: { regExp: linearRegExp, optimize: false },
-    // A `$ref` compiles to one function called from each use: inlined, a subschema referenced n times is compiled n times.
-    inlineRefs: false,
-  });
-  return userSchemas;
-}
 
 /** Keywords whose value is a map of subschemas, or a subschema / list of subschemas. */
 const SCHEMA_MAPS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'];
@@ -44,17 +19,6 @@ const SCHEMA_VALUES = [
 ];
 const SCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
 
-/** Checks an output against the request's schema. */
-export type OutputValidator = ValidateFunction;
-
-/**
- * Valid schemas already compiled (on the schema thread), by their JSON: the judge workflow
- * checks the same request once per task, and callers repeat their schemas. Bounded,
- * oldest dropped first.
- */
-const compiled = new Map<string, OutputValidator>();
-const MAX_COMPILED = 100;
-
 /**
  * `response_schema` rules (spec 2.5) that are cheap enough for the main thread (a walk of
  * at most 100 objects, nothing compiled): a JSON Schema whose root is an object, with
@@ -62,7 +26,7 @@ const MAX_COMPILED = 100;
  * it), small enough to send to every model and to compile (the budget in limits.ts).
  * Whether its patterns are ECMA-262 regexes that RE2 can run (parsing ten patterns of
  * Unicode classes costs V8 about 3 ms) and whether ajv compiles it is
- * `compileResponseSchema`'s, on the schema thread.
+ * `compileResponseSchema`'s (schema-compile.ts), on the schema thread.
  */
 export function checkResponseSchema(schema: Record<string, unknown>, path: string): FieldError[] {
   const json = JSON.stringify(schema);
@@ -76,34 +40,6 @@ export function checkResponseSchema(schema: Record<string, unknown>, path: strin
   const state = walkSchema(schema, path);
   if (schema.type !== 'object') state.errors.unshift({ field: `${path}/type`, message: 'the root of response_schema must be "object"' });
   return state.errors;
-}
-
-/**
- * Compiles a schema that passed `checkResponseSchema` (given as its JSON): its patterns
- * (ECMA-262 syntax, then for RE2), then the whole with ajv. Returns the validator every output is checked with, or
- * the fields at fault. Runs on the schema thread: up to 160 ms of compiling (docs/structured-output.md).
- */
-export function compileResponseSchema(json: string, path: string): { errors: FieldError[]; validate?: OutputValidator } {
-  const known = compiled.get(json);
-  if (known) return { errors: [], validate: known };
-  const schema = JSON.parse(json) as Record<string, unknown>;
-  const errors: FieldError[] = [];
-  for (const { pattern, field } of walkSchema(schema, path).patterns) {
-    const problem = patternSyntaxProblem(pattern) ?? linearPatternProblem(pattern);
-    if (problem) errors.push({ field, message: problem });
-  }
-  if (errors.length > 0) return { errors };
-  try {
-    const validate = compiler().compile(schema);
-    if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value as string);
-    compiled.set(json, validate);
-    return { errors, validate };
-  } catch (error) {
-    return { errors: [{ field: path, message: `is not a valid JSON Schema: ${(error as Error).message}` }] };
-  } finally {
-    // The compiled function stays usable; ajv's own cache (by schema object) would only grow.
-    compiler().removeSchema(schema);
-  }
 }
 
 function isObjectLevel(schema: Record<string, unknown>): boolean {
@@ -127,7 +63,7 @@ function countObjects(value: unknown): number {
 /** What the walk found so far: the errors, the `enum` values and repetitions counted, and the patterns with their fields. */
 type WalkState = { errors: FieldError[]; enumValues: number; patterns: { pattern: string; field: string }[]; repeats: number };
 
-function walkSchema(schema: Record<string, unknown>, path: string): WalkState {
+export function walkSchema(schema: Record<string, unknown>, path: string): WalkState {
   const state: WalkState = { errors: [], enumValues: 0, patterns: [], repeats: 0 };
   walk(schema, path, 0, state);
   return state;

@@ -7,7 +7,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { checkStructuredOutput } from '../compare/structured-output.js';
 import { loadAjv } from './ajv.js';
-import { compileResponseSchema } from './response-schema.js';
+import { compileResponseSchema } from './schema-compile.js';
 import type { SchemaAnswer, SchemaJob } from './schema-protocol.js';
 
 const port = parentPort;

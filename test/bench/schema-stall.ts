@@ -15,7 +15,8 @@
  */
 import { checkStructuredOutput } from '../../shared/compare/structured-output.js';
 import { loadAjv } from '../../shared/contract/ajv.js';
-import { checkResponseSchema, compileResponseSchema } from '../../shared/contract/response-schema.js';
+import { checkResponseSchema } from '../../shared/contract/response-schema.js';
+import { compileResponseSchema } from '../../shared/contract/schema-compile.js';
 import { compileRequestSchema, SchemaChecker } from '../../shared/contract/schema-checker.js';
 import type { PromptRequest } from '../../shared/contract/types.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';

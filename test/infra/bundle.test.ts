@@ -63,8 +63,14 @@ function runBundled(lines: string[], env: Record<string, string | undefined>, no
 }
 
 describe('Function: bundleFunction', () => {
+  it('leaves ajv and RE2 (compiling and checking a response_schema) out of the function: they are the schema thread\'s', () => {
+    expect(allInputs.filter((input) => /node_modules\/(ajv|re2js)\//.test(input))).toEqual([]);
+    const thread = readFileSync(join(dir, SCHEMA_WORKER_FILE), 'utf8');
+    expect(thread).toContain('RE2JS');
+    expect(thread).toContain('2020-12');
+  });
+
   it.each([
-    ['ajv (compiles a response_schema)', /node_modules\/ajv\//],
     ['the judging code (a judged request)', /shared\/judging\/judged-comparison\.ts$/],
     ['the Bedrock mapping and HTTP handler (a Bedrock call)', /shared\/providers\/bedrock-converse\/request\.ts$|node_modules\/@smithy\/node-http-handler\//],
   ])('leaves %s to a chunk that loads on demand', (_, pattern) => {

@@ -1,4 +1,5 @@
-import { compileResponseSchema, checkResponseSchema, type OutputValidator } from '../../shared/contract/response-schema.js';
+import { checkResponseSchema } from '../../shared/contract/response-schema.js';
+import { compileResponseSchema, type OutputValidator } from '../../shared/contract/schema-compile.js';
 import type { FieldError } from '../../shared/errors.js';
 
 /**
