@@ -47,9 +47,23 @@ export const BUNDLE_OPTIONS: BuildOptions = {
   metafile: true,
 };
 
-/** Bundles `functions/<source>.ts` into `outdir` (index.mjs, its chunks and their source maps). */
+/**
+ * The functions that check `response_schema`s, and what their bundle carries for it: the
+ * schema thread (shared/contract/schema-checker.ts) as one file of its own beside
+ * index.mjs, which the function starts as a worker thread on its first schema.
+ */
+const SCHEMA_CHECKING = new Set(['api', 'generate', 'judge']);
+export const SCHEMA_WORKER_FILE = 'schema-worker.mjs';
+const SCHEMA_THREAD = join(REPO_ROOT, 'shared/contract/schema-thread.ts');
+
+/** Bundles `functions/<source>.ts` into `outdir` (index.mjs, its chunks and their source maps; `schema-worker.mjs` where it checks schemas). */
 export function bundleFunction(source: string, outdir: string): Metafile {
-  return bundleEntry(join(FUNCTIONS_DIR, `${source}.ts`), outdir);
+  const metafile = bundleEntry(join(FUNCTIONS_DIR, `${source}.ts`), outdir);
+  if (SCHEMA_CHECKING.has(source)) {
+    const { entryNames: _entry, chunkNames: _chunk, ...single } = BUNDLE_OPTIONS;
+    buildSync({ ...single, splitting: false, metafile: false, entryPoints: [SCHEMA_THREAD], outfile: join(outdir, SCHEMA_WORKER_FILE) });
+  }
+  return metafile;
 }
 
 /** Bundles any entry file as the functions are bundled (the cold-start bench's floor entry). */

@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events';
+import { schemaChecker } from '../contract/schema-checker.js';
 import type { PromptRequest, RequestedModel } from '../contract/types.js';
 import { redactSecrets } from '../http/redact.js';
 import { chargeCall } from '../pricing/charge.js';
@@ -6,7 +7,6 @@ import { UpstreamError } from '../providers/errors.js';
 import { withRetry, type RetryPolicy } from '../providers/retry.js';
 import type { Router } from '../providers/router.js';
 import type { Usage } from '../providers/types.js';
-import { checkStructuredOutput } from './structured-output.js';
 import { toModelCall } from './model-call.js';
 import type { ModelResult } from './result.js';
 
@@ -86,7 +86,7 @@ async function runModel(request: PromptRequest, model: RequestedModel, options: 
       ...(charge.kind === 'observed'
         ? { tokensIn: charge.usage.inputTokens, tokensOut: charge.usage.outputTokens, latencyMs, providerCost: charge.providerCost, usage: tokenClasses(charge.usage) }
         : { tokensIn: 0, tokensOut: 0, latencyMs, providerCost: null, estimatedCost: charge.estimatedCost }),
-      ...(request.validateOutput ? { structuredOutput: checkStructuredOutput(reply.output, request.validateOutput) } : {}),
+      ...(request.outputSchema !== undefined ? { structuredOutput: await schemaChecker().check(reply.output, request.outputSchema) } : {}),
       ...(allWarnings.length > 0 ? { warnings: allWarnings } : {}),
     };
   } catch (error) {

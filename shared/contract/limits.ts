@@ -20,7 +20,7 @@ export const LIMITS = {
   maxTokens: 200_000,
   modelIdChars: 100,
   responseSchemaDepth: 10,
-  /** What a `response_schema` may cost to compile: ajv compiles it on the gateway's only thread (docs/structured-output.md). */
+  /** What a `response_schema` may cost to compile: ajv compiles it on the schema thread, one per process, which every request's schema and output check shares (docs/structured-output.md). */
   responseSchemaBytes: 64 * 1024,
   /** JSON objects anywhere in it: each may be a subschema ajv generates code for (a `$ref` can point anywhere). */
   responseSchemaObjects: 100,

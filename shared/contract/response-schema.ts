@@ -1,27 +1,6 @@
-import type { ValidateFunction } from 'ajv';
 import type { FieldError } from '../errors.js';
-import { createAjv, type Ajv } from './ajv.js';
 import { LIMITS } from './limits.js';
-import { linearRegExp, patternProblem } from './linear-regexp.js';
 import { escapePointer } from './pointer.js';
-
-/** Compiles callers' schemas; created on first use (after `loadAjv()`), a separate instance so that their keywords never mix with ours. */
-let userSchemas: Ajv | undefined;
-function compiler(): Ajv {
-  userSchemas ??= createAjv({
-    strict: false,
-    allErrors: true,
-    // `format` is an annotation here: ajv's format checks are regexes of their own, and vendors do not enforce most formats either.
-    validateFormats: false,
-    // Patterns run on RE2 (linear time), never on V8's backtracking engine. ajv's optimising
-    // pass over the generated code halves what a compile costs the thread, for a validator
-    // that is run once an output (measured: 100 properties, 5.8 ms instead of 10.7 ms).
-    code: { regExp: linearRegExp, optimize: false },
-    // A `$ref` compiles to one function called from each use: inlined, a subschema referenced n times is compiled n times.
-    inlineRefs: false,
-  });
-  return userSchemas;
-}
 
 /** Keywords whose value is a map of subschemas, or a subschema / list of subschemas. */
 const SCHEMA_MAPS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'];
@@ -40,50 +19,27 @@ const SCHEMA_VALUES = [
 ];
 const SCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
 
-/** Checks an output against the request's schema. */
-export type OutputValidator = ValidateFunction;
-
 /**
- * Valid schemas already compiled, by their JSON: the judge workflow validates the same
- * request (and the same verdict schema) once per task, and callers repeat their schemas.
- * Bounded, oldest dropped first.
- */
-const compiled = new Map<string, OutputValidator>();
-const MAX_COMPILED = 100;
-
-/**
- * `response_schema` rules (spec 2.5): a JSON Schema whose root is an object, with
+ * `response_schema` rules (spec 2.5) that are cheap enough for the main thread (a walk of
+ * at most 100 objects, nothing compiled): a JSON Schema whose root is an object, with
  * `additionalProperties: false` at every object level (strict structured output needs
- * it), small enough to send to every model, and compilable. Returns the compiled
- * validator that every output is later checked with.
+ * it), small enough to send to every model and to compile (the budget in limits.ts).
+ * Whether its patterns are ECMA-262 regexes that RE2 can run (parsing ten patterns of
+ * Unicode classes costs V8 about 3 ms) and whether ajv compiles it is
+ * `compileResponseSchema`'s (schema-compile.ts), on the schema thread.
  */
-export function checkResponseSchema(schema: Record<string, unknown>, path: string): { errors: FieldError[]; validate?: OutputValidator } {
-  const errors: FieldError[] = [];
+export function checkResponseSchema(schema: Record<string, unknown>, path: string): FieldError[] {
   const json = JSON.stringify(schema);
   if (json.length > LIMITS.responseSchemaBytes) {
-    return { errors: [{ field: path, message: `must be at most ${LIMITS.responseSchemaBytes} bytes of JSON` }] };
+    return [{ field: path, message: `must be at most ${LIMITS.responseSchemaBytes} bytes of JSON` }];
   }
-  const known = compiled.get(json);
-  if (known) return { errors, validate: known };
   const objects = countObjects(schema);
   if (objects > LIMITS.responseSchemaObjects) {
-    return { errors: [{ field: path, message: `holds ${objects} objects (subschemas); the limit is ${LIMITS.responseSchemaObjects}` }] };
+    return [{ field: path, message: `holds ${objects} objects (subschemas); the limit is ${LIMITS.responseSchemaObjects}` }];
   }
-  if (schema.type !== 'object') errors.push({ field: `${path}/type`, message: 'the root of response_schema must be "object"' });
-  walk(schema, path, 0, { errors, enumValues: 0, patterns: 0, repeats: 0 });
-  if (errors.length > 0) return { errors };
-  try {
-    const validate = compiler().compile(schema);
-    if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value as string);
-    compiled.set(json, validate);
-    return { errors, validate };
-  } catch (error) {
-    errors.push({ field: path, message: `is not a valid JSON Schema: ${(error as Error).message}` });
-    return { errors };
-  } finally {
-    // The compiled function stays usable; ajv's own cache (by schema object) would only grow.
-    compiler().removeSchema(schema);
-  }
+  const state = walkSchema(schema, path);
+  if (schema.type !== 'object') state.errors.unshift({ field: `${path}/type`, message: 'the root of response_schema must be "object"' });
+  return state.errors;
 }
 
 function isObjectLevel(schema: Record<string, unknown>): boolean {
@@ -104,8 +60,14 @@ function countObjects(value: unknown): number {
   return count;
 }
 
-/** What the walk found so far: the errors, and the `enum` values and patterns of the subschemas already seen. */
-type WalkState = { errors: FieldError[]; enumValues: number; patterns: number; repeats: number };
+/** What the walk found so far: the errors, the `enum` values and repetitions counted, and the patterns with their fields. */
+type WalkState = { errors: FieldError[]; enumValues: number; patterns: { pattern: string; field: string }[]; repeats: number };
+
+export function walkSchema(schema: Record<string, unknown>, path: string): WalkState {
+  const state: WalkState = { errors: [], enumValues: 0, patterns: [], repeats: 0 };
+  walk(schema, path, 0, state);
+  return state;
+}
 
 const SCALAR_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'null']);
 
@@ -172,7 +134,8 @@ function repeatCount(pattern: string): number {
 
 function checkPattern(pattern: string, field: string, state: WalkState): void {
   const { errors } = state;
-  if (++state.patterns > LIMITS.responseSchemaPatterns) {
+  state.patterns.push({ pattern, field });
+  if (state.patterns.length > LIMITS.responseSchemaPatterns) {
     errors.push({ field, message: `is one pattern more than the ${LIMITS.responseSchemaPatterns} a response_schema may hold` });
     return;
   }
@@ -183,10 +146,7 @@ function checkPattern(pattern: string, field: string, state: WalkState): void {
   state.repeats += repeatCount(pattern);
   if (state.repeats > LIMITS.responseSchemaPatternRepeat) {
     errors.push({ field, message: `brings the counted repetitions ({n,m}) of response_schema's patterns past ${LIMITS.responseSchemaPatternRepeat}` });
-    return;
   }
-  const problem = patternProblem(pattern);
-  if (problem) errors.push({ field, message: problem });
 }
 
 function hasScalarItems(items: unknown): boolean {

@@ -1,5 +1,4 @@
 import type { AttachmentType, ModelEntry } from '../catalog/types.js';
-import type { OutputValidator } from './response-schema.js';
 
 /** The request body as the contract spells it (spec 2.1). */
 export interface CacheControl {
@@ -66,6 +65,9 @@ export interface PromptRequest {
   judgeWeights: JudgeWeights;
   /** The system prompt as blocks (a string becomes one block). */
   system: SystemBlock[];
-  /** The compiled `response_schema`, when the request has one. */
-  validateOutput?: OutputValidator;
+  /**
+   * The `response_schema`'s JSON, when the request has one: what the schema thread compiles
+   * and checks outputs against (schema-checker.ts), and keeps compiled validators by.
+   */
+  outputSchema?: string;
 }

@@ -9,6 +9,7 @@ import { closest } from '../text/closest.js';
 import { knownFieldsAt } from './field-names.js';
 import { escapePointer } from './pointer.js';
 import { checkResponseSchema } from './response-schema.js';
+import { compileRequestSchema } from './schema-checker.js';
 import type { JudgeWeights, ModelTuning, PromptRequest, PromptRequestBody, RequestedModel, SystemBlock } from './types.js';
 
 /** Compiled ahead of time (`npm run contract`): compiling at start cost a cold start about 60 ms. */
@@ -19,7 +20,9 @@ export const DEFAULT_JUDGE_WEIGHTS: JudgeWeights = { accuracy: 1, speed: 0, cost
 /**
  * The contract check: the JSON Schema first, then the rules a schema cannot say (catalog
  * lookups, per-model tuning, attachments against capabilities). Throws a ValidationError
- * listing every failing field; returns the resolved request otherwise.
+ * listing every failing field; returns the resolved request otherwise. Synchronous and
+ * cheap: a `response_schema` is checked against the compile budget here, and compiled by
+ * `checkPromptRequest` on the schema thread.
  */
 export function validatePromptRequest(body: unknown): PromptRequest {
   if (!validateBody(body)) throw new ValidationError(toFieldErrors(validateBody.errors ?? []));
@@ -31,13 +34,13 @@ export function validatePromptRequest(body: unknown): PromptRequest {
   checkCacheBreakpoints(body, errors);
   checkConversation(body, models, errors);
   checkAttachments(body, models, errors);
-  const schema =
-    body.response_schema === undefined
-      ? undefined
-      : nestsDeeperThan(body.response_schema, MAX_SCHEMA_JSON_DEPTH)
-        ? { errors: [{ field: '/response_schema', message: `nests deeper than ${MAX_SCHEMA_JSON_DEPTH} levels of JSON` }] }
-        : checkResponseSchema(body.response_schema, '/response_schema');
-  if (schema) errors.push(...schema.errors);
+  if (body.response_schema !== undefined) {
+    errors.push(
+      ...(nestsDeeperThan(body.response_schema, MAX_SCHEMA_JSON_DEPTH)
+        ? [{ field: '/response_schema', message: `nests deeper than ${MAX_SCHEMA_JSON_DEPTH} levels of JSON` }]
+        : checkResponseSchema(body.response_schema, '/response_schema')),
+    );
+  }
   if (errors.length > 0) throw new ValidationError(errors);
   return {
     body,
@@ -45,7 +48,7 @@ export function validatePromptRequest(body: unknown): PromptRequest {
     judges,
     judgeWeights: { ...DEFAULT_JUDGE_WEIGHTS, ...body.judge_weights },
     system: toSystemBlocks(body.system_prompt),
-    ...(schema?.validate ? { validateOutput: schema.validate } : {}),
+    ...(body.response_schema !== undefined ? { outputSchema: JSON.stringify(body.response_schema) } : {}),
   };
 }
 
@@ -276,4 +279,16 @@ function mapAjvError(error: ErrorObject): FieldError | undefined {
       if (error.propertyName !== undefined) return undefined;
       return { field: path, message: error.message ?? 'is invalid' };
   }
+}
+
+/**
+ * The whole request check: `validatePromptRequest`, then the `response_schema` compiled on
+ * the schema thread (a 400 naming the field when it does not compile, a 503 when the
+ * thread cannot answer). What the api function and the workflow's tasks run before
+ * anything is reserved or sent.
+ */
+export async function checkPromptRequest(body: unknown): Promise<PromptRequest> {
+  const request = validatePromptRequest(body);
+  await compileRequestSchema(request);
+  return request;
 }

@@ -2,8 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type middy from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { loadAjv } from '../contract/ajv.js';
-import { validatePromptRequest } from '../contract/validate.js';
+import { checkPromptRequest } from '../contract/validate.js';
 import type { PromptRequest } from '../contract/types.js';
 import { MalformedJsonError, PayloadTooLargeError, UnauthorizedError, UnsupportedMediaTypeError, ValidationError } from '../errors.js';
 
@@ -79,13 +78,9 @@ export function singleValuedHeaders(): Middleware {
 export function validateContract(): Middleware {
   return {
     before: async ({ event }) => {
-      // ajv compiles callers' response schemas; loaded only when a request brings one.
-      if (hasResponseSchema(event.json)) await loadAjv();
-      event.promptRequest = validatePromptRequest(event.json);
+      // A response_schema is compiled on the schema thread (ajv loads there, on the first one).
+      event.promptRequest = await checkPromptRequest(event.json);
     },
   };
 }
 
-function hasResponseSchema(json: unknown): boolean {
-  return typeof json === 'object' && json !== null && (json as Record<string, unknown>).response_schema !== undefined;
-}

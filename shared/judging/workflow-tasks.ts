@@ -3,7 +3,6 @@ import type { ClaimCheckStore } from '../claim-check/types.js';
 import type { ModelResult } from '../compare/result.js';
 import { runModels } from '../compare/run-models.js';
 import type { PromptRequest } from '../contract/types.js';
-import { loadAjv } from '../contract/ajv.js';
 import { validatePromptRequest } from '../contract/validate.js';
 import type { Log } from '../log.js';
 import type { RetryPolicy } from '../providers/retry.js';
@@ -107,7 +106,8 @@ export class WorkflowTasks {
   /** The request again as the `api` function validated it (the body was valid there, so it is here). */
   private async request(carried: Carried<WorkflowRequest>): Promise<PromptRequest> {
     const { body } = await retrieve(this.deps.claimCheck, carried);
-    await loadAjv(); // judge calls carry the verdict schema
+    // Synchronous: the api function compiled this response_schema on its schema thread before the workflow started.
+    // Outputs are checked on this process's schema thread (runModel), which compiles it on the first check.
     return validatePromptRequest(body);
   }
 }

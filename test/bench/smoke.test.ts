@@ -60,12 +60,16 @@ describe('npm run bench -- --smoke', () => {
     for (const row of contention.rows) {
       expect((row.ok as number) + (row.refused402 as number) + (row.other as number)).toBe(row.requests);
     }
-    // 7: a stall figure for every hostile case, the 63 KB schema refused under the compile budget, and the worst of them as the target's figure.
+    // 7: a main-thread stall figure for every hostile case, the 63 KB schema refused under the compile budget, and the worst of them as the target's figure.
     const stall = byId.get('schema-stall')!;
     const cases = stall.rows.map((r) => String(r.case));
     expect(cases.filter((c) => c.startsWith('schema: ')).length).toBeGreaterThanOrEqual(5);
     expect(cases.filter((c) => c.startsWith('output ')).length).toBeGreaterThanOrEqual(3);
     for (const row of stall.rows) expect(row.worstMs).toBeGreaterThanOrEqual(0);
+    // Before (compiled and checked on the main thread) and the round trip to the schema thread, for every hostile case; the cost of one round trip.
+    for (const row of stall.rows.filter((r) => /^(schema|output) /.test(String(r.case)))) expect(row.beforeMs).toBeGreaterThanOrEqual(0);
+    for (const row of stall.rows.filter((r) => r.accepted === 'yes')) expect(row.roundTripMs).toBeGreaterThan(0);
+    expect(cases).toContain('one output check, small, cached schema (per round trip)');
     expect(stall.rows.find((r) => String(r.case).includes('63 KB'))?.accepted).toBe('no (400)');
     expect(stall.targets[0]?.actual).toBe(Math.max(...stall.rows.map((r) => r.worstMs as number)));
     for (const row of byId.get('throughput')!.rows) {

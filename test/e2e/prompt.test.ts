@@ -3,6 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LocalHost } from '../../infra/local/host.js';
 import { resolveModel } from '../../shared/catalog/index.js';
 import { LIMITS } from '../../shared/contract/limits.js';
+import { schemaChecker } from '../../shared/contract/schema-checker.js';
 import { usdToMicroCredits } from '../../shared/credits/credits.js';
 import { parseServerTiming } from '../../shared/http/server-timing.js';
 import { PNG_BASE64, body } from '../support/fixtures.js';
@@ -257,9 +258,26 @@ describe('POST /api/v1/prompt with a hostile response_schema', () => {
     }
   });
 
+  it('checks outputs on a new schema thread after the last one was ended: the next request is answered and checked', async () => {
+    const schema = object({ x: { type: 'string', const: 'restarted' } });
+    const first = await post(host, body({ models: MODELS, response_schema: schema }));
+    const thread = schemaChecker();
+    const started = thread.started;
+
+    await thread.close();
+    const answer = await post(host, body({ models: MODELS, response_schema: schema }));
+
+    expect(first.status).toBe(200);
+    expect(answer.status).toBe(200);
+    expect(thread.started).toBe(started + 1);
+    for (const result of answer.body.results) expect(result.structuredOutput, result.modelId).toEqual({ conforms: true, value: { x: 'restarted' } });
+  });
+
   it.each([
     ['a backreference', object({ x: { type: 'string', pattern: '^(a)\\1$' } }), '/response_schema/properties/x/pattern', 'linear time'],
     ['a lookahead in patternProperties', { type: 'object', patternProperties: { '^(?=x)': {} }, additionalProperties: false }, '/response_schema/patternProperties/^(?=x)', 'linear time'],
+    // The main thread's checks pass it (an object root, closed); ajv refuses it on the schema thread.
+    ['a type JSON Schema does not have', object({ x: { type: 'strin' } }), '/response_schema', 'is not a valid JSON Schema'],
     [
       'more objects than the limit',
       object(Object.fromEntries(Array.from({ length: LIMITS.responseSchemaObjects }, (_, i) => [`p${i}`, { type: 'string' }]))),

@@ -1,13 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundleFunction, bundleSizes } from '../../infra/stack/bundle.js';
+import { bundleFunction, bundleSizes, SCHEMA_WORKER_FILE } from '../../infra/stack/bundle.js';
 import { GatewayStack } from '../../infra/stack/gateway-stack.js';
 import { splitStreamed } from '../support/lambda-streaming.mjs';
 
@@ -39,12 +39,14 @@ const LAMBDA_ENV = {
   PROVIDER_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:111122223333:secret:missing',
 };
 
+let runs = 0;
+
 /**
  * A bare `node` running the bundled api entry as Lambda's runtime would (its streaming
  * global, as the runtime behaves: the unit tests use the same one), with an `event` to
  * invoke it with, then `lines`; `exited` is its stdout once it ends.
  */
-function runBundled(lines: string[], env: Record<string, string | undefined>): { child: ChildProcess; exited: Promise<string> } {
+function runBundled(lines: string[], env: Record<string, string | undefined>, nodeFlags: string[] = []): { child: ChildProcess; exited: Promise<string> } {
   const script = [
     `const { lambdaStreamingRuntime } = await import(${JSON.stringify(new URL('../support/lambda-streaming.mjs', import.meta.url).href)});`,
     'globalThis.awslambda = lambdaStreamingRuntime();',
@@ -52,15 +54,23 @@ function runBundled(lines: string[], env: Record<string, string | undefined>): {
     "const event = { httpMethod: 'POST', path: '/api/v1/prompt', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'hi', models: ['fam_c-4o'] }), requestContext: { authorizer: { accountId: 'acct_1' } } };",
     ...lines,
   ].join('\n');
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { env: { ...LAMBDA_ENV, ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
+  const file = join(dir, `run-${++runs}.mjs`);
+  writeFileSync(file, script);
+  const child = spawn(process.execPath, [...nodeFlags, file], { env: { ...LAMBDA_ENV, ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
   let stdout = '';
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   return { child, exited: new Promise((resolve) => child.on('exit', () => resolve(stdout))) };
 }
 
 describe('Function: bundleFunction', () => {
+  it('leaves ajv and RE2 (compiling and checking a response_schema) out of the function: they are the schema thread\'s', () => {
+    expect(allInputs.filter((input) => /node_modules\/(ajv|re2js)\//.test(input))).toEqual([]);
+    const thread = readFileSync(join(dir, SCHEMA_WORKER_FILE), 'utf8');
+    expect(thread).toContain('RE2JS');
+    expect(thread).toContain('2020-12');
+  });
+
   it.each([
-    ['ajv (compiles a response_schema)', /node_modules\/ajv\//],
     ['the judging code (a judged request)', /shared\/judging\/judged-comparison\.ts$/],
     ['the Bedrock mapping and client (a Bedrock call)', /shared\/providers\/bedrock-converse\/request\.ts$|node_modules\/@aws-sdk\/client-bedrock-runtime\//],
     ['the S3 and Step Functions clients (a judged request)', /node_modules\/@aws-sdk\/client-(s3|sfn)\//],
@@ -162,6 +172,30 @@ describe('Function: bundleFunction, buffered entry', () => {
   });
 });
 
+describe('Function: bundleFunction, schema thread', () => {
+  it("carries the schema thread beside index.mjs, and the bundled api function compiles a caller's schema on it: a schema ajv refuses is a 400", async () => {
+    expect(existsSync(join(dir, SCHEMA_WORKER_FILE))).toBe(true);
+    // The main thread's checks pass this schema (an object root, closed); only ajv's compile, on the thread, refuses `strin`.
+    const schema = { type: 'object', properties: { a: { type: 'strin' } }, required: ['a'], additionalProperties: false };
+    const stdout = await runBundled(
+      [
+        `event.body = JSON.stringify({ prompt: 'hi', models: ['fam_c-4o'], response_schema: ${JSON.stringify(schema)} });`,
+        "const result = await handler(event, { awsRequestId: 'req-1', functionName: 'api', getRemainingTimeInMillis: () => 10000 });",
+        "process.stdout.write('\\n' + JSON.stringify(result));",
+      ],
+      { RESPONSE_STREAMING: 'false', AWS_XRAY_CONTEXT_MISSING: 'IGNORE_ERROR' },
+      // Flags of the kind Lambda's runtime starts node with: a worker given V8 flags explicitly refuses to start.
+      ['--expose-gc', '--max-http-header-size=81920', '--max-semi-space-size=16', '--max-old-space-size=1600'],
+    ).exited;
+
+    const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as { statusCode: number; body: string };
+    expect(result.statusCode).toBe(400);
+    expect(JSON.parse(result.body)).toMatchObject({
+      error: { code: 'invalid_request', details: [{ field: '/response_schema', message: expect.stringContaining('is not a valid JSON Schema') }] },
+    });
+  });
+});
+
 describe('Construct: GatewayFunction, bundled', () => {
   it('gives every function its own bundle, each exporting a handler', async () => {
     const outdir = mkdtempSync(join(tmpdir(), 'gateway-synth-'));
@@ -172,6 +206,9 @@ describe('Construct: GatewayFunction, bundled', () => {
       const keys = functions.map((fn) => fn.Properties.Code.S3Key as string);
       expect(new Set(keys).size).toBe(functions.length);
       const assembly = app.synth();
+      // api, generate and judge check response schemas: each asset has the schema thread's file.
+      const withThread = keys.filter((key) => existsSync(join(assembly.directory, `asset.${key.replace(/\.zip$/, '')}`, SCHEMA_WORKER_FILE)));
+      expect(withThread).toHaveLength(3);
       for (const key of keys) {
         const entry = join(assembly.directory, `asset.${key.replace(/\.zip$/, '')}`, 'index.mjs');
         const module = (await import(pathToFileURL(entry).href)) as { handler?: unknown };

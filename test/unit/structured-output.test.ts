@@ -1,12 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { checkStructuredOutput } from '../../shared/compare/structured-output.js';
 import { LIMITS } from '../../shared/contract/limits.js';
-import { checkResponseSchema } from '../../shared/contract/response-schema.js';
+import { checkSchema } from '../support/response-schema.js';
 
-const { validate } = checkResponseSchema(
-  { type: 'object', properties: { answer: { type: 'string' }, n: { type: 'integer' } }, required: ['answer'], additionalProperties: false },
-  '/response_schema',
-);
+const { validate } = checkSchema({ type: 'object', properties: { answer: { type: 'string' }, n: { type: 'integer' } }, required: ['answer'], additionalProperties: false });
 
 describe('Function: checkStructuredOutput', () => {
   it.each([
@@ -27,7 +24,7 @@ describe('Function: checkStructuredOutput', () => {
   it('runs schema patterns in linear time: a 10,000-character output that makes a backtracking engine run forever', () => {
     // Prepare: `(a+)+` backtracks exponentially on a run of a's that does not match; V8 would try
     // 2^9,999 ways before it reached the second alternative. This test never finishes if one comes back.
-    const { validate: hostile } = checkResponseSchema(strings({ x: { type: 'string', pattern: '^(a+)+$|!$' } }), '/response_schema');
+    const { validate: hostile } = checkSchema(strings({ x: { type: 'string', pattern: '^(a+)+$|!$' } }));
     const output = JSON.stringify({ x: `${'a'.repeat(9_999)}!` });
 
     // Act
@@ -42,10 +39,7 @@ describe('Function: checkStructuredOutput', () => {
   });
 
   it('runs patternProperties on the same linear engine', () => {
-    const { validate: hostile } = checkResponseSchema(
-      { type: 'object', patternProperties: { '^(a|aa)+$': { type: 'integer' } }, additionalProperties: false },
-      '/response_schema',
-    );
+    const { validate: hostile } = checkSchema({ type: 'object', patternProperties: { '^(a|aa)+$': { type: 'integer' } }, additionalProperties: false });
     expect(checkStructuredOutput(JSON.stringify({ [`${'a'.repeat(9_999)}!`]: 1 }), hostile!)).toMatchObject({ conforms: false });
     expect(checkStructuredOutput(JSON.stringify({ [`${'a'.repeat(9_999)}`]: 1 }), hostile!)).toMatchObject({ conforms: true });
   });
@@ -61,10 +55,7 @@ describe('Function: checkStructuredOutput', () => {
   });
 
   it('checks an output nested 100,000 levels deep against a recursive schema without a 500', () => {
-    const { validate: recursive } = checkResponseSchema(
-      { type: 'object', properties: { next: { $ref: '#' } }, additionalProperties: false },
-      '/response_schema',
-    );
+    const { validate: recursive } = checkSchema({ type: 'object', properties: { next: { $ref: '#' } }, additionalProperties: false });
     const output = `${'{"next":'.repeat(100_000)}{}${'}'.repeat(100_000)}`;
     expect(checkStructuredOutput(output, recursive!)).toEqual({ conforms: false, errors: ['the output nests too deeply to check'] });
   });
@@ -74,11 +65,11 @@ describe('Function: checkStructuredOutput', () => {
   });
 });
 
-describe('Function: checkResponseSchema', () => {
+describe('Functions: checkResponseSchema, then compileResponseSchema', () => {
   it('compiles a schema once, however many requests bring it', () => {
     const schema = () => ({ type: 'object', properties: { a: { type: 'string' } }, required: ['a'], additionalProperties: false });
-    const first = checkResponseSchema(schema(), '/response_schema').validate;
-    const again = checkResponseSchema(schema(), '/response_schema').validate;
+    const first = checkSchema(schema()).validate;
+    const again = checkSchema(schema()).validate;
     expect(first).toBeDefined();
     expect(again).toBe(first);
   });
@@ -88,14 +79,14 @@ describe('Function: checkResponseSchema', () => {
     ['a lookahead', '^(?=a)a+$', 'cannot run in linear time'],
     ['a pattern that is no regex', '^(a$', 'is not a valid regular expression'],
   ])('refuses %s with the pattern named', (_name, pattern, message) => {
-    const { errors, validate: none } = checkResponseSchema(strings({ x: { type: 'string', pattern } }), '/response_schema');
+    const { errors, validate: none } = checkSchema(strings({ x: { type: 'string', pattern } }));
     expect(none).toBeUndefined();
     expect(errors).toEqual([{ field: '/response_schema/properties/x/pattern', message: expect.stringContaining(message) }]);
   });
 
   it('refuses a patternProperties key that needs backtracking, named by its key', () => {
     const schema = { type: 'object', patternProperties: { '(x)\\1/': { type: 'string' } }, additionalProperties: false };
-    expect(checkResponseSchema(schema, '/response_schema').errors).toEqual([
+    expect(checkSchema(schema).errors).toEqual([
       { field: '/response_schema/patternProperties/(x)\\1~1', message: expect.stringContaining('cannot run in linear time') },
     ]);
   });
@@ -103,27 +94,27 @@ describe('Function: checkResponseSchema', () => {
   it('refuses a schema with more objects than it may compile, naming the limit', () => {
     // The root, its `properties` map and one object a property: limit - 1 properties make limit + 1 objects.
     const many = Object.fromEntries(Array.from({ length: LIMITS.responseSchemaObjects - 1 }, (_, i) => [`p${i}`, { type: 'string' }]));
-    expect(checkResponseSchema(strings(many), '/response_schema').errors).toEqual([
+    expect(checkSchema(strings(many)).errors).toEqual([
       {
         field: '/response_schema',
         message: `holds ${LIMITS.responseSchemaObjects + 1} objects (subschemas); the limit is ${LIMITS.responseSchemaObjects}`,
       },
     ]);
     const fits = Object.fromEntries(Array.from({ length: LIMITS.responseSchemaObjects - 2 }, (_, i) => [`p${i}`, { type: 'string' }]));
-    expect(checkResponseSchema(strings(fits), '/response_schema').errors).toEqual([]);
+    expect(checkSchema(strings(fits)).errors).toEqual([]);
   });
 
   it('counts the objects a $ref can reach outside any keyword it knows', () => {
     const hidden = { type: 'object', properties: { a: { $ref: '#/hidden/0' } }, additionalProperties: false, hidden: [] as unknown[] };
     for (let i = 0; i < LIMITS.responseSchemaObjects; i++) hidden.hidden.push({ type: 'string' });
-    expect(checkResponseSchema(hidden, '/response_schema').errors[0]?.message).toContain(`the limit is ${LIMITS.responseSchemaObjects}`);
+    expect(checkSchema(hidden).errors[0]?.message).toContain(`the limit is ${LIMITS.responseSchemaObjects}`);
   });
 
   it('refuses enums past the limit at the enum that crosses it', () => {
     const half = Math.ceil((LIMITS.responseSchemaEnumValues + 1) / 2);
     const values = Array.from({ length: half }, (_, i) => i);
     const schema = strings({ a: { enum: values }, b: { enum: values } });
-    expect(checkResponseSchema(schema, '/response_schema').errors).toEqual([
+    expect(checkSchema(schema).errors).toEqual([
       { field: '/response_schema/properties/b/enum', message: `brings the enum values of response_schema past ${LIMITS.responseSchemaEnumValues}` },
     ]);
   });
@@ -135,7 +126,7 @@ describe('Function: checkResponseSchema', () => {
       long: { type: 'string', pattern: 'a'.repeat(LIMITS.responseSchemaPatternChars + 1) },
       repeat: { type: 'string', pattern: `^a{1,${LIMITS.responseSchemaPatternRepeat + 1}}$` },
     });
-    expect(checkResponseSchema(schema, '/response_schema').errors).toEqual([
+    expect(checkSchema(schema).errors).toEqual([
       { field: '/response_schema/properties/list/uniqueItems', message: expect.stringContaining('scalar types only') },
       { field: '/response_schema/properties/long/pattern', message: `must be at most ${LIMITS.responseSchemaPatternChars} characters` },
       { field: '/response_schema/properties/repeat/pattern', message: expect.stringContaining(`patterns past ${LIMITS.responseSchemaPatternRepeat}`) },
@@ -146,7 +137,7 @@ describe('Function: checkResponseSchema', () => {
     const patterned = Object.fromEntries(
       Array.from({ length: LIMITS.responseSchemaPatterns + 1 }, (_, i) => [`p${i}`, { type: 'string', pattern: `^x${i}$` }]),
     );
-    expect(checkResponseSchema(strings(patterned), '/response_schema').errors).toEqual([
+    expect(checkSchema(strings(patterned)).errors).toEqual([
       {
         field: `/response_schema/properties/p${LIMITS.responseSchemaPatterns}/pattern`,
         message: `is one pattern more than the ${LIMITS.responseSchemaPatterns} a response_schema may hold`,
@@ -155,7 +146,7 @@ describe('Function: checkResponseSchema', () => {
   });
 
   it('still refuses an invalid schema it has not compiled', () => {
-    expect(checkResponseSchema({ type: 'object', properties: {} }, '/response_schema').errors).toEqual([
+    expect(checkSchema({ type: 'object', properties: {} }).errors).toEqual([
       { field: '/response_schema/additionalProperties', message: 'must be false at every object level of response_schema' },
     ]);
   });

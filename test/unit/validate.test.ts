@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { validatePromptRequest } from '../../shared/contract/validate.js';
+import { checkPromptRequest, validatePromptRequest } from '../../shared/contract/validate.js';
 import { ValidationError } from '../../shared/errors.js';
 import { PDF_BASE64, PNG_BASE64, body } from '../support/fixtures.js';
 
-function fieldErrors(input: unknown): { field: string; message: string }[] {
+/** The fields the whole request check refuses: the synchronous one, then the response_schema's compile on the schema thread. */
+async function fieldErrors(input: unknown): Promise<{ field: string; message: string }[]> {
   try {
-    validatePromptRequest(input);
+    await checkPromptRequest(input);
   } catch (error) {
     expect(error).toBeInstanceOf(ValidationError);
     return (error as ValidationError).details;
@@ -112,8 +113,8 @@ describe('Function: validatePromptRequest', () => {
         /^must be user for fam_h-pro, claude-opus-4-6, fam_f-v4-flash: Amazon Bedrock \(Nova\), Anthropic, DeepSeek refuse a conversation that starts with an assistant turn$/,
       ],
       ['too many judge calls', body({ models: ['fam_c-5.4', 'fam_c-5', 'fam_c-4.1', 'fam_c-4o', 'o3', 'o4-mini', 'fam_f-v4-pro'], judges: ['fam_c-5.4', 'fam_b-3.1-pro', 'fam_a-opus-4-6'] }), '/judges', /126 judge calls; the limit is 120/],
-    ])('%s', (_name, input, field, message) => {
-      const errors = fieldErrors(input);
+    ])('%s', async (_name, input, field, message) => {
+      const errors = await fieldErrors(input);
       const error = errors.find((e) => e.field === field);
       expect(error, JSON.stringify(errors)).toBeDefined();
       expect(error?.message).toMatch(message);
@@ -130,41 +131,41 @@ describe('Function: validatePromptRequest', () => {
       ['systemPrompt at the top level', body({ systemPrompt: 'x' }), '/systemPrompt', 'system_prompt'],
       ['judgeWeights at the top level', body({ judgeWeights: {} }), '/judgeWeights', 'judge_weights'],
       ['a misspelt history field', body({ history: [{ role: 'user', contents: 'x' }] }), '/history/0/contents', 'content'],
-    ])('names the field probably meant for %s', (_name, input, field, meant) => {
-      expect(fieldErrors(input)).toContainEqual({ field, message: `is not a known field; did you mean "${meant}"?` });
+    ])('names the field probably meant for %s', async (_name, input, field, meant) => {
+      expect(await fieldErrors(input)).toContainEqual({ field, message: `is not a known field; did you mean "${meant}"?` });
     });
 
-    it('names no field when none is close', () => {
-      expect(fieldErrors(body({ colour: 'blue' }))).toContainEqual({ field: '/colour', message: 'is not a known field' });
+    it('names no field when none is close', async () => {
+      expect(await fieldErrors(body({ colour: 'blue' }))).toContainEqual({ field: '/colour', message: 'is not a known field' });
     });
 
     it.each([
       ['claude-opus-4.6', '"claude-opus-4-6" (fam_a-opus-4-6)'],
       ['gpt4o', '"gpt-4o" (fam_c-4o)'],
       ['fam_c-54', '"fam_c-5.4"'],
-    ])('names the closest model IDs for the unknown "%s"', (id, meant) => {
-      const [error] = fieldErrors(body({ models: [id] }));
+    ])('names the closest model IDs for the unknown "%s"', async (id, meant) => {
+      const [error] = await fieldErrors(body({ models: [id] }));
       expect(error?.message).toMatch(new RegExp(`^unknown model ID "${id.replace(/[.]/g, '\\.')}"; did you mean .*${meant.replace(/[.()]/g, '\\$&')}`));
     });
 
-    it('suggests nothing for an ID far from every known one', () => {
-      expect(fieldErrors(body({ models: ['not-a-model'] }))).toEqual([{ field: '/models/0', message: 'unknown model ID "not-a-model"' }]);
+    it('suggests nothing for an ID far from every known one', async () => {
+      expect(await fieldErrors(body({ models: ['not-a-model'] }))).toEqual([{ field: '/models/0', message: 'unknown model ID "not-a-model"' }]);
     });
 
-    it('rejects a body that is not an object', () => {
-      expect(fieldErrors([1, 2])).toEqual([{ field: '', message: 'must be object' }]);
+    it('rejects a body that is not an object', async () => {
+      expect(await fieldErrors([1, 2])).toEqual([{ field: '', message: 'must be object' }]);
     });
 
-    it('lists every failing field at once', () => {
-      const errors = fieldErrors({ prompt: 3, models: ['nope'], generation_settings: { temperature: 9 }, extra: 1 });
+    it('lists every failing field at once', async () => {
+      const errors = await fieldErrors({ prompt: 3, models: ['nope'], generation_settings: { temperature: 9 }, extra: 1 });
       expect(errors.map((e) => e.field).sort()).toEqual(['/extra', '/generation_settings/temperature', '/prompt']);
       // Catalog checks run once the shape is right; the shape errors come first.
-      const semantic = fieldErrors({ prompt: 'x', models: ['nope', 'fam_c-5.4'], model_tuning: { 'fam_c-5.4': { reasoningEffort: 'none' } } });
+      const semantic = await fieldErrors({ prompt: 'x', models: ['nope', 'fam_c-5.4'], model_tuning: { 'fam_c-5.4': { reasoningEffort: 'none' } } });
       expect(semantic.map((e) => e.field)).toEqual(['/models/0', '/model_tuning/fam_c-5.4/reasoningEffort']);
     });
 
-    it('escapes model IDs used as pointer segments', () => {
-      const errors = fieldErrors(body({ model_tuning: { 'a/b~c': {} } }));
+    it('escapes model IDs used as pointer segments', async () => {
+      const errors = await fieldErrors(body({ model_tuning: { 'a/b~c': {} } }));
       expect(errors[0]?.field).toBe('/model_tuning/a~1b~0c');
     });
   });

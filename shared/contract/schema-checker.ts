@@ -1,0 +1,181 @@
+import { Worker } from 'node:worker_threads';
+import type { StructuredOutput } from '../compare/structured-output.js';
+import { ServiceUnavailableError, ValidationError, type FieldError } from '../errors.js';
+import type { SchemaAnswer, SchemaJob, SchemaMessage } from './schema-protocol.js';
+import type { PromptRequest } from './types.js';
+
+/** How long one compile or check may run on the schema thread before the thread is ended (docs/structured-output.md). */
+export const SCHEMA_DEADLINE_MS = 2_000;
+/** How long a new thread may take to load (tsx from source on a busy machine, ajv) before its first job is failed. */
+const START_DEADLINE_MS = 15_000;
+
+/** The schema thread did not answer: it stopped, or a job outran the deadline. */
+export class SchemaThreadUnavailable extends Error {
+  override name = 'SchemaThreadUnavailable';
+}
+
+/** A job before it is numbered. */
+type Unnumbered = { [Op in SchemaJob['op']]: Omit<Extract<SchemaJob, { op: Op }>, 'id'> }[SchemaJob['op']];
+
+type Job = { message: SchemaJob; resolve: (answer: SchemaAnswer) => void; reject: (error: Error) => void };
+
+/**
+ * The schema thread seen from the main thread: compiles of callers' schemas and checks of
+ * outputs against them are posted to one worker thread, which keeps the compiled
+ * validators. Started on first need, `unref()`ed while idle (it never keeps a process
+ * alive), started again after it stopped. The thread answers in order, so the job at the
+ * head of `queue` is the one it runs: that job alone has a deadline, and when the thread
+ * outruns it or dies, that job fails and the others are posted to a new thread.
+ */
+export class SchemaChecker {
+  private worker: Worker | undefined;
+  private ready = false;
+  private queue: Job[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private nextId = 1;
+  /** Threads started so far (a restart makes it 2): for the tests and the benchmark. */
+  started = 0;
+
+  constructor(private readonly options: { deadlineMs?: number; faults?: boolean } = {}) {}
+
+  /** The fields at fault in a schema that passed `checkResponseSchema` (none: it compiled). Rejects with SchemaThreadUnavailable. */
+  async compile(schemaJson: string): Promise<FieldError[]> {
+    return ((await this.ask({ op: 'compile', schema: schemaJson })) as { errors: FieldError[] }).errors;
+  }
+
+  /** An output checked against the schema; never rejects: an unanswered check says so. */
+  async check(output: string, schemaJson: string): Promise<StructuredOutput> {
+    try {
+      return (await this.ask({ op: 'check', schema: schemaJson, output })) as StructuredOutput;
+    } catch (error) {
+      if (!(error instanceof SchemaThreadUnavailable)) throw error;
+      return { conforms: false, errors: [`the output could not be checked: ${error.message}`] };
+    }
+  }
+
+  /** Only with `faults`: a job that hangs the thread, or ends it. */
+  async fault(kind: 'hang' | 'crash'): Promise<SchemaAnswer> {
+    return this.ask({ op: 'fault', kind });
+  }
+
+  /** Ends the thread (its jobs fail); the next job starts another. */
+  async close(): Promise<void> {
+    const worker = this.worker;
+    if (worker) this.lose(worker, 'the schema thread was closed', false);
+  }
+
+  private ask(job: Unnumbered): Promise<SchemaAnswer> {
+    return new Promise((resolve, reject) => {
+      this.enqueue({ message: { ...job, id: this.nextId++ } as SchemaJob, resolve, reject });
+    });
+  }
+
+  private enqueue(job: Job): void {
+    let worker: Worker;
+    try {
+      worker = this.thread();
+    } catch (error) {
+      // Its file missing, or flags a worker refuses: the job fails as any unanswered one does (a 503, not a 500).
+      job.reject(new SchemaThreadUnavailable(`the schema thread could not start: ${(error as Error).message}`));
+      return;
+    }
+    this.queue.push(job);
+    worker.ref(); // waiting for an answer keeps the process alive
+    worker.postMessage(job.message);
+    if (this.queue.length === 1) this.arm();
+  }
+
+  private thread(): Worker {
+    if (this.worker) return this.worker;
+    // The parent's flags are inherited, unless one is `--input-type` (a `node -e` parent's), which a worker given a file
+    // refuses to start with. Only then are they passed explicitly: Node validates explicit flags, and refuses the V8 ones
+    // a Lambda runtime starts node with (`--max-old-space-size` and the like).
+    const inputType = process.execArgv.some((flag) => flag.startsWith('--input-type'));
+    const execArgv = inputType ? process.execArgv.filter((flag) => !flag.startsWith('--input-type')) : undefined;
+    const worker = new Worker(threadUrl(), { ...(execArgv ? { execArgv } : {}), workerData: { faults: this.options.faults === true } });
+    worker.unref();
+    this.worker = worker;
+    this.ready = false;
+    this.started++;
+    worker.on('message', (message: SchemaMessage) => this.answered(worker, message));
+    // An uncaught error ends the thread: 'exit' follows, and handles it.
+    worker.on('error', () => undefined);
+    worker.on('exit', (code) => this.lose(worker, `the schema thread stopped (exit code ${code})`));
+    return worker;
+  }
+
+  /** The deadline of the job at the head: a new thread's start is allowed longer. */
+  private arm(): void {
+    clearTimeout(this.timer);
+    const worker = this.worker;
+    if (!worker || this.queue.length === 0) return;
+    const ms = this.ready ? (this.options.deadlineMs ?? SCHEMA_DEADLINE_MS) : START_DEADLINE_MS;
+    this.timer = setTimeout(() => this.lose(worker, `the check ran past its ${ms} ms deadline`), ms);
+    this.timer.unref();
+  }
+
+  private answered(worker: Worker, message: SchemaMessage): void {
+    if (worker !== this.worker) return;
+    if ('ready' in message) {
+      this.ready = true;
+    } else {
+      const job = this.queue.shift();
+      if (job?.message.id !== message.id) throw new Error('the schema thread answered out of order');
+      job.resolve(message.answer);
+      if (this.queue.length === 0) worker.unref();
+    }
+    this.arm();
+  }
+
+  /** The thread is gone or must go: the job it was running fails, the others go to a new thread (unless closing). */
+  private lose(worker: Worker, reason: string, restart = true): void {
+    if (worker !== this.worker) return;
+    clearTimeout(this.timer);
+    this.worker = undefined;
+    void worker.terminate();
+    const [running, ...waiting] = this.queue;
+    this.queue = [];
+    running?.reject(new SchemaThreadUnavailable(reason));
+    for (const job of waiting) {
+      if (restart) this.enqueue(job);
+      else job.reject(new SchemaThreadUnavailable(reason));
+    }
+  }
+}
+
+/**
+ * Where the thread's code is. From source (this file is .ts): the `.mjs` beside it, which
+ * has tsx compile schema-thread.ts. Bundled (infra/stack/bundle.ts): `schema-worker.mjs`
+ * at the bundle's root, beside `index.mjs`; this code is in index.mjs or in `chunks/`.
+ */
+function threadUrl(): URL {
+  const here = import.meta.url;
+  if (here.endsWith('.ts')) return new URL('./schema-worker.mjs', here);
+  return new URL(here.includes('/chunks/') ? '../schema-worker.mjs' : './schema-worker.mjs', here);
+}
+
+let shared: SchemaChecker | undefined;
+
+/** The process's one schema thread (started on the first `response_schema`). */
+export function schemaChecker(): SchemaChecker {
+  shared ??= new SchemaChecker();
+  return shared;
+}
+
+/**
+ * The asynchronous half of the request check, run after `validatePromptRequest` and
+ * before anything is reserved or sent: the schema thread compiles the `response_schema`.
+ * A schema it refuses is a 400 naming the field; a thread that cannot answer is a 503
+ * (the gateway's fault, not the caller's: the schema passed the compile budget).
+ */
+export async function compileRequestSchema(request: PromptRequest, checker: SchemaChecker = schemaChecker()): Promise<void> {
+  if (request.outputSchema === undefined) return;
+  let errors: FieldError[];
+  try {
+    errors = await checker.compile(request.outputSchema);
+  } catch (error) {
+    if (!(error instanceof SchemaThreadUnavailable)) throw error;
+    throw new ServiceUnavailableError(`The response_schema could not be checked (${error.message}); retry the request`, 1, { cause: error });
+  }
+  if (errors.length > 0) throw new ValidationError(errors);
+}

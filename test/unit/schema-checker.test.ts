@@ -1,0 +1,102 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { LIMITS } from '../../shared/contract/limits.js';
+import { compileRequestSchema, SchemaChecker, schemaChecker } from '../../shared/contract/schema-checker.js';
+import { validatePromptRequest } from '../../shared/contract/validate.js';
+import { COSTLY_SCHEMAS, object } from '../support/costly-schemas.js';
+
+const checkers: SchemaChecker[] = [];
+afterEach(async () => {
+  await Promise.all(checkers.splice(0).map((checker) => checker.close()));
+});
+function newChecker(options: ConstructorParameters<typeof SchemaChecker>[0] = {}): SchemaChecker {
+  const checker = new SchemaChecker(options);
+  checkers.push(checker);
+  return checker;
+}
+
+const SMALL = JSON.stringify(object({ a: { type: 'string', pattern: '^a+$' } }));
+let salt = Date.now();
+
+describe('Class: SchemaChecker', () => {
+  it.each(Object.keys(COSTLY_SCHEMAS))(
+    'keeps the main thread answering timers while the schema thread compiles the costliest schema the budget admits (%s)',
+    async (name) => {
+      // Prepare: a thread already started (its start is not what is measured), a schema it has never seen.
+      const checker = newChecker();
+      expect(await checker.compile(SMALL)).toEqual([]);
+      const request = validatePromptRequest({ prompt: 'x', models: ['fam_c-5.4'], response_schema: COSTLY_SCHEMAS[name]!(salt++, LIMITS.responseSchemaObjects) });
+      let ticks = 0;
+      let compiling = true;
+      const tick = () => {
+        ticks++;
+        if (compiling) setImmediate(tick);
+      };
+      setImmediate(tick);
+
+      // Act: compiled on the main thread, this resolved before any timer could run.
+      await compileRequestSchema(request, checker);
+      compiling = false;
+
+      // Assess
+      expect(ticks).toBeGreaterThan(0);
+    },
+  );
+
+  it('compiles and checks on the thread: a refusal names the field, an output gets its verdict', async () => {
+    const checker = newChecker();
+    expect(await checker.compile(JSON.stringify(object({ x: { type: 'strin' } })))).toEqual([
+      { field: '/response_schema', message: expect.stringContaining('is not a valid JSON Schema') },
+    ]);
+    expect(await checker.compile(JSON.stringify(object({ x: { type: 'string', pattern: '^(a)\\1$' } })))).toEqual([
+      { field: '/response_schema/properties/x/pattern', message: expect.stringContaining('cannot run in linear time') },
+    ]);
+    expect(await checker.check('```json\n{"a":"aaa"}\n```', SMALL)).toEqual({ conforms: true, value: { a: 'aaa' } });
+    expect(await checker.check('{"a":"b"}', SMALL)).toEqual({ conforms: false, errors: ['/a: must match pattern "^a+$"'] });
+  });
+
+  it('ends a thread whose job outruns the deadline: that job fails, the jobs behind it are answered by a new thread', async () => {
+    // Prepare: a job that never ends, as a runaway validation would.
+    const checker = newChecker({ faults: true, deadlineMs: 1_000 });
+    expect(await checker.compile(SMALL)).toEqual([]);
+
+    // Act
+    const runaway = checker.fault('hang');
+    const behind = checker.check('{"a":"aa"}', SMALL);
+
+    // Assess
+    await expect(runaway).rejects.toThrow('ran past its 1000 ms deadline');
+    expect(await behind).toEqual({ conforms: true, value: { a: 'aa' } });
+    expect(checker.started).toBe(2);
+  });
+
+  it('starts a new thread after one dies mid-check: the check it was running says it could not be checked, the next one works', async () => {
+    const checker = newChecker({ faults: true });
+    expect(await checker.compile(SMALL)).toEqual([]);
+
+    await expect(checker.fault('crash')).rejects.toThrow('the schema thread stopped (exit code 1)');
+    const killed = checker.check('{"a":"aa"}', SMALL);
+    await checker.close();
+
+    expect(await killed).toEqual({ conforms: false, errors: ['the output could not be checked: the schema thread was closed'] });
+    expect(await checker.check('{"a":"aa"}', SMALL)).toEqual({ conforms: true, value: { a: 'aa' } });
+    expect(checker.started).toBe(3);
+  });
+
+  it('answers a request whose schema cannot be compiled now with a 503, not a 400: the schema passed the budget, the thread failed', async () => {
+    const checker = newChecker();
+    const request = validatePromptRequest({ prompt: 'x', models: ['fam_c-5.4'], response_schema: object({ a: { type: 'string' } }) });
+
+    const compiling = compileRequestSchema(request, checker);
+    await checker.close();
+
+    await expect(compiling).rejects.toMatchObject({ status: 503, code: 'service_unavailable' });
+  });
+
+  it('refuses a schema ajv cannot compile with a 400 naming /response_schema', async () => {
+    const request = validatePromptRequest({ prompt: 'x', models: ['fam_c-5.4'], response_schema: object({ a: { type: 'strin' } }) });
+    await expect(compileRequestSchema(request, schemaChecker())).rejects.toMatchObject({
+      status: 400,
+      details: [{ field: '/response_schema', message: expect.stringContaining('is not a valid JSON Schema') }],
+    });
+  });
+});
