@@ -28,15 +28,20 @@ export class GatewayError extends Error {
   }
 }
 
+/** Failing fields an answer lists at most: a body of thousands of bad fields gets a count, not an echo of each. */
+export const MAX_FIELD_ERRORS = 100;
+
 export class ValidationError extends GatewayError {
   override name = 'ValidationError';
-  constructor(readonly details: FieldError[]) {
+  readonly details: FieldError[];
+  constructor(details: FieldError[]) {
     const first = details[0];
     super(
       400,
       'invalid_request',
-      details.length === 1 && first ? `${first.field || '/'}: ${first.message}` : `${details.length} fields are invalid`,
+      details.length === 1 && first ? `${first.field || '/'}: ${first.message}` : `${details.length} fields are invalid${details.length > MAX_FIELD_ERRORS ? `; the first ${MAX_FIELD_ERRORS} are listed` : ''}`,
     );
+    this.details = details.slice(0, MAX_FIELD_ERRORS);
   }
 }
 

@@ -25,11 +25,15 @@ export const DEFAULT_JUDGE_WEIGHTS: JudgeWeights = { accuracy: 1, speed: 0, cost
  * `checkPromptRequest` on the schema thread.
  */
 export function validatePromptRequest(body: unknown): PromptRequest {
-  if (!validateBody(body)) throw new ValidationError(toFieldErrors(validateBody.errors ?? []));
+  // Suggestions cost an edit distance per known name: a body of thousands of unknown names gets them for the first few only.
+  const suggest = suggestions(SUGGESTED_NAMES);
+  // Every field of the body costs the schema check and its error; a body of many thousands is refused before either runs.
+  if (hasMoreFieldsThan(body, MAX_FIELDS)) throw new ValidationError([{ field: '', message: `has more than ${MAX_FIELDS} fields in all` }]);
+  if (!validateBody(body)) throw new ValidationError(toFieldErrors(validateBody.errors ?? [], suggest));
   const errors: FieldError[] = [];
-  const models = resolveIds(body.models, '/models', errors);
-  const judges = resolveIds(body.judges ?? [], '/judges', errors);
-  applyTuning(body, models, errors);
+  const models = resolveIds(body.models, '/models', errors, suggest);
+  const judges = resolveIds(body.judges ?? [], '/judges', errors, suggest);
+  applyTuning(body, models, errors, suggest);
   checkJudging(body, models.length, judges.length, errors);
   checkCacheBreakpoints(body, errors);
   checkConversation(body, models, errors);
@@ -84,19 +88,61 @@ function isBlank(text: string): boolean {
   return !NOT_BLANK.test(text);
 }
 
+/**
+ * Fields and array elements a body may hold in all, at every level: far more than the
+ * contract needs (200 history turns of 3 fields, 32 models, a response schema of 100
+ * objects), far fewer than a 5 MiB body of empty keys (150,000 of them cost the schema
+ * check alone over 100 ms).
+ */
+const MAX_FIELDS = 5_000;
+
+/** Counts object fields without recursion, stopping as soon as there are more than `limit`. */
+function hasMoreFieldsThan(value: unknown, limit: number): boolean {
+  let count = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (node === null || typeof node !== 'object') continue;
+    if (Array.isArray(node)) {
+      // Elements count too, read by index: a huge array is no list of keys to build.
+      for (let i = 0; i < node.length; i++) {
+        if (++count > limit) return true;
+        stack.push(node[i]);
+      }
+      continue;
+    }
+    for (const key in node) {
+      if (++count > limit) return true;
+      stack.push((node as Record<string, unknown>)[key]);
+    }
+  }
+  return false;
+}
+
+/** How many unknown names of one request get a suggestion. */
+const SUGGESTED_NAMES = 5;
+
+/** Runs `find` for the first `budget` names only, and finds nothing for the rest. */
+type Suggest = (find: () => string[]) => string[];
+
+function suggestions(budget: number): Suggest {
+  let left = budget;
+  return (find) => (left-- > 0 ? find() : []);
+}
+
 /** An unknown model ID's message, naming the closest known IDs when some are close. */
-function unknownModelId(id: string): string {
-  const near = closestModelIds(id);
+function unknownModelId(id: string, suggest: Suggest): string {
+  const near = suggest(() => closestModelIds(id));
   return `unknown model ID "${id}"${near.length > 0 ? `; did you mean ${near.join(' or ')}?` : ''}`;
 }
 
-function resolveIds(ids: readonly string[], path: string, errors: FieldError[]): RequestedModel[] {
+function resolveIds(ids: readonly string[], path: string, errors: FieldError[], suggest: Suggest): RequestedModel[] {
   const resolved: RequestedModel[] = [];
   const seen = new Map<string, number>();
   ids.forEach((id, index) => {
     const entry = resolveModel(id);
     if (!entry) {
-      errors.push({ field: `${path}/${index}`, message: unknownModelId(id) });
+      errors.push({ field: `${path}/${index}`, message: unknownModelId(id, suggest) });
       return;
     }
     const first = seen.get(entry.id);
@@ -110,14 +156,14 @@ function resolveIds(ids: readonly string[], path: string, errors: FieldError[]):
   return resolved;
 }
 
-function applyTuning(body: PromptRequestBody, models: RequestedModel[], errors: FieldError[]): void {
+function applyTuning(body: PromptRequestBody, models: RequestedModel[], errors: FieldError[], suggest: Suggest): void {
   const tuned = new Set<string>();
   for (const [key, params] of Object.entries(body.model_tuning ?? {})) {
     const field = `/model_tuning/${escapePointer(key)}`;
     const entry = resolveModel(key);
     const model = entry && models.find((m) => m.entry === entry);
     if (!entry || !model) {
-      errors.push({ field, message: entry ? `"${key}" is not one of the requested models` : unknownModelId(key) });
+      errors.push({ field, message: entry ? `"${key}" is not one of the requested models` : unknownModelId(key, suggest) });
       continue;
     }
     if (tuned.has(entry.id)) {
@@ -235,11 +281,11 @@ function checkAttachments(body: PromptRequestBody, models: RequestedModel[], err
 }
 
 /** ajv errors as one entry per field, in the contract's words. */
-export function toFieldErrors(errors: readonly ErrorObject[]): FieldError[] {
+export function toFieldErrors(errors: readonly ErrorObject[], suggest: Suggest = suggestions(SUGGESTED_NAMES)): FieldError[] {
   const out: FieldError[] = [];
   const seen = new Set<string>();
   for (const error of errors) {
-    const mapped = mapAjvError(error);
+    const mapped = mapAjvError(error, suggest);
     if (!mapped) continue;
     const key = `${mapped.field}\u0000${mapped.message}`;
     if (seen.has(key)) continue;
@@ -252,13 +298,13 @@ export function toFieldErrors(errors: readonly ErrorObject[]): FieldError[] {
 /** Field names compared for suggestions: case and underscores aside (`max_tokens` is `maxTokens`). */
 const normaliseField = (name: string) => name.toLowerCase().replace(/_/g, '');
 
-function mapAjvError(error: ErrorObject): FieldError | undefined {
+function mapAjvError(error: ErrorObject, suggest: Suggest): FieldError | undefined {
   const path = error.instancePath;
   const params = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'additionalProperties': {
       const name = String(params.additionalProperty);
-      const near = closest(name, knownFieldsAt(path), normaliseField, 1);
+      const near = suggest(() => closest(name, knownFieldsAt(path), normaliseField, 1));
       return { field: `${path}/${escapePointer(name)}`, message: near.length > 0 ? `is not a known field; did you mean "${near[0]}"?` : 'is not a known field' };
     }
     case 'required':

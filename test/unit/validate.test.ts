@@ -135,6 +135,32 @@ describe('Function: validatePromptRequest', () => {
       expect(await fieldErrors(input)).toContainEqual({ field, message: `is not a known field; did you mean "${meant}"?` });
     });
 
+    it('refuses a body of more than 5,000 fields before the schema check, with one error', async () => {
+      const many = Object.fromEntries(Array.from({ length: 6_000 }, (_, i) => [`field_${i}`, 1]));
+      expect(await fieldErrors({ ...body(), ...many })).toEqual([{ field: '', message: 'has more than 5000 fields in all' }]);
+      expect(await fieldErrors(body({ history: Array.from({ length: 2_000 }, () => ({ role: 'user', content: 'x' })) }))).toEqual([
+        { field: '', message: 'has more than 5000 fields in all' },
+      ]);
+    });
+
+    it('suggests names for the first 5 unknown names only, and lists at most 100 failing fields', async () => {
+      const tuning = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`fam_c-5.${i}`, {}]));
+      const suggested = (await fieldErrors(body({ model_tuning: tuning }))).filter((e) => e.message.includes('did you mean'));
+      expect(suggested.length).toBeGreaterThan(0);
+      expect(suggested.length).toBeLessThanOrEqual(5);
+      const many = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`zz${i}`, 1]));
+      const error = (() => {
+        try {
+          validatePromptRequest({ ...body(), ...many });
+        } catch (caught) {
+          return caught as ValidationError;
+        }
+        throw new Error('expected a ValidationError');
+      })();
+      expect(error.details).toHaveLength(100);
+      expect(error.message).toBe('300 fields are invalid; the first 100 are listed');
+    });
+
     it('names no field when none is close', async () => {
       expect(await fieldErrors(body({ colour: 'blue' }))).toContainEqual({ field: '/colour', message: 'is not a known field' });
     });
