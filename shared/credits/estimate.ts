@@ -2,6 +2,7 @@ import { toModelCall } from '../compare/model-call.js';
 import type { PromptRequest } from '../contract/types.js';
 import { judgeCall } from '../judging/judge-prompt.js';
 import { callCostBound, inputTokenBound } from '../pricing/bound.js';
+import { ADAPTERS } from '../providers/adapters.js';
 import { usdToMicroCredits, type CreditRates } from './credits.js';
 
 /**
@@ -44,7 +45,11 @@ function judgeCallCount(request: PromptRequest): number {
  */
 export function estimateJudgingMicroCredits(request: PromptRequest, rates: CreditRates): number {
   if (request.judges.length === 0 || request.models.length < 2) return 0;
-  const answerAllowances = request.models.map((model) => toModelCall(request, model).call.maxTokens);
+  // The longest answer each model can give: the limit its adapter sends (Anthropic's includes the thinking budget, which a brief thought leaves to the answer).
+  const answerAllowances = request.models.map((model) => {
+    const { call } = toModelCall(request, model);
+    return ADAPTERS[call.entry.protocol].sentOutputLimit(call);
+  });
   let micro = 0;
   for (const judge of request.judges) {
     // The judge's own share: everything but the two answers.

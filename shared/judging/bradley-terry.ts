@@ -225,11 +225,18 @@ export async function bootstrapIntervals(n: number, units: readonly (readonly Ga
   const draws: number[][] = Array.from({ length: n }, () => []);
   if (units.length === 0) return new Array(n).fill(null);
   const random = seededRandom(seedOf(JSON.stringify(units)));
-  for (let round = 0; round < rounds; round++) {
+  // Strengths are centred within each group of linked items: a resample that splits a group
+  // of the whole data would centre its parts apart, on scales not comparable with the rest.
+  // Such resamples are drawn again (a bounded number of times), never pooled.
+  const groups = components(n, units.flat().filter((g) => g.winsA + g.winsB > 0)).filter((group) => group.length > 1);
+  let kept = 0;
+  for (let attempt = 0; kept < rounds && attempt < rounds * MAX_DRAWS_PER_ROUND; attempt++) {
     // A few refits at a time, then the event loop's turn: other requests never wait on this.
-    if (round > 0 && round % ROUNDS_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
+    if (attempt > 0 && attempt % ROUNDS_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
     const sample: Games[] = [];
     for (let k = 0; k < units.length; k++) sample.push(...(units[Math.floor(random() * units.length)] as Games[]));
+    if (!keepsGroups(n, sample, groups)) continue;
+    kept++;
     fitBradleyTerry(n, sample).forEach((theta, i) => {
       if (theta !== null) draws[i]!.push(theta);
     });
@@ -239,6 +246,17 @@ export async function bootstrapIntervals(n: number, units: readonly (readonly Ga
     values.sort((x, y) => x - y);
     return [percentile(values, 0.025), percentile(values, 0.975)];
   });
+}
+
+/** Draws a resample may take, per round kept, before the bootstrap settles for fewer rounds. */
+const MAX_DRAWS_PER_ROUND = 5;
+
+/** Whether a resample links every group of the whole data into one group still. */
+function keepsGroups(n: number, sample: readonly Games[], groups: readonly number[][]): boolean {
+  const linked = components(n, sample.filter((g) => g.winsA + g.winsB > 0));
+  const groupOf = new Map<number, number>();
+  linked.forEach((group, index) => group.forEach((item) => groupOf.set(item, index)));
+  return groups.every((group) => group.every((item) => groupOf.get(item) === groupOf.get(group[0] as number)));
 }
 
 /** Linear interpolation between closest ranks. */

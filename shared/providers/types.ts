@@ -61,4 +61,6 @@ export interface ProtocolAdapter {
    * usage above it is inconsistent (docs/credits.md, per vendor).
    */
   billedOutputBound(call: ModelCall): number;
+  /** The output limit this adapter sends for the call: the longest answer text it can get back (what a judge of it may be shown). */
+  sentOutputLimit(call: ModelCall): number;
 }

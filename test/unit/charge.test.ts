@@ -1,12 +1,12 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { allModels } from '../../shared/catalog/index.js';
+import { allModels, resolveModel } from '../../shared/catalog/index.js';
 import type { ModelEntry } from '../../shared/catalog/types.js';
 import { toModelCall } from '../../shared/compare/model-call.js';
 import { loadAjv } from '../../shared/contract/ajv.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { usdToMicroCredits } from '../../shared/credits/credits.js';
-import { estimateMicroCredits } from '../../shared/credits/estimate.js';
+import { estimateJudgingMicroCredits, estimateMicroCredits } from '../../shared/credits/estimate.js';
 import { callCostBound, inputTokenBound } from '../../shared/pricing/bound.js';
 import { chargeCall, chargedUsd, implausibleUsage, OUTPUT_TOLERANCE_TOKENS } from '../../shared/pricing/charge.js';
 import { providerCost } from '../../shared/pricing/cost.js';
@@ -138,6 +138,21 @@ describe('Function: callCostBound', () => {
     const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'], additionalProperties: false };
     const structured = callOf({ prompt: 'Hi', models: ['fam_g-large'], response_schema: schema });
     expect(inputTokenBound(structured) - inputTokenBound(plain)).toBeGreaterThan(JSON.stringify(schema).length / 4);
+  });
+});
+
+describe('Function: estimateJudgingMicroCredits', () => {
+  it("shows each judge the longest answer a contestant can give: an Anthropic thinking budget's share of max_tokens too", () => {
+    const judged = (tuning: Record<string, unknown>) =>
+      estimateJudgingMicroCredits(
+        validatePromptRequest({ prompt: 'Hi', models: ['fam_a-sonnet-4-6', 'fam_g-large'], judges: ['fam_c-4.1'], generation_settings: { maxTokens: 1000 }, model_tuning: tuning }),
+        RATES,
+      );
+    const thinking = judged({ 'fam_a-sonnet-4-6': { thinkingBudget: 8000 } });
+    const plain = judged({});
+    // 2 judge calls each see the Claude answer, now up to 9,000 tokens instead of 1,000: at fam_c-4.1's input price.
+    const inputPrice = resolveModel('fam_c-4.1')!.prices.input;
+    expect(thinking - plain).toBe(usdToMicroCredits((2 * 8000 * inputPrice) / 1e6, RATES));
   });
 });
 

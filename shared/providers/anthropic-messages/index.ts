@@ -26,4 +26,5 @@ export const anthropicMessages: ProtocolAdapter = {
     return { ...reply, warnings: [...warnings, ...reply.warnings] };
   },
   billedOutputBound: anthropicOutputBound,
+  sentOutputLimit: anthropicOutputBound,
 };

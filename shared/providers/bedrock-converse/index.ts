@@ -16,4 +16,5 @@ export const bedrockConverse: ProtocolAdapter = {
   },
   // inferenceConfig.maxTokens bounds the output; the Nova models of the catalog do not reason.
   billedOutputBound: (call) => call.maxTokens,
+  sentOutputLimit: (call) => call.maxTokens,
 };

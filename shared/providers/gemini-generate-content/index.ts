@@ -20,4 +20,5 @@ export const geminiGenerateContent: ProtocolAdapter = {
   },
   // maxOutputTokens bounds thoughts and answer together (thoughtsTokenCount is spent from it).
   billedOutputBound: (call) => call.maxTokens,
+  sentOutputLimit: (call) => call.maxTokens,
 };

@@ -23,6 +23,7 @@ export const openaiChat: ProtocolAdapter = {
     return { ...reply, warnings: [...warnings, ...reply.warnings] };
   },
   billedOutputBound: chatOutputBound,
+  sentOutputLimit: (call) => call.maxTokens,
 };
 
 /**

@@ -24,6 +24,7 @@ export const openaiResponses: ProtocolAdapter = {
     return { ...reply, warnings: [...warnings, ...reply.warnings] };
   },
   billedOutputBound: responsesOutputLimit,
+  sentOutputLimit: responsesOutputLimit,
 };
 
 /** OpenAI's 401 message quotes part of the key ("Incorrect API key provided: sk-abc***xyz"); keep none of it. */
