@@ -40,7 +40,7 @@ export interface GatewaySettings {
   /** Retention of the function logs and the API access logs. */
   logRetention: RetentionDays;
   stageName: string;
-  /** Whether the stack sets the region's API Gateway CloudWatch Logs role (see README). */
+  /** Whether the stack sets the region's API Gateway CloudWatch Logs role (see docs/deployment.md). */
   apiGatewayCloudWatchRole: boolean;
   serviceName: string;
   metricsNamespace: string;
@@ -261,7 +261,7 @@ export class GatewayStack extends Stack {
       });
     }
     new CfnOutput(this, 'ProviderSecretArn', {
-      description: 'Secrets Manager secret with the provider keys as JSON; see the README to put keys in it',
+      description: 'Secrets Manager secret with the provider keys as JSON; see docs/deployment.md to put keys in it',
       value: this.providerSecret.secret.secretArn,
     });
   }

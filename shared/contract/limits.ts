@@ -1,6 +1,6 @@
 /**
  * Sizes the contract leaves open (spec 8: "not shown"), decided here and documented in
- * the README. The body limit keeps a request inside Lambda's 6 MB synchronous payload.
+ * docs/reference.md. The body limit keeps a request inside Lambda's 6 MB synchronous payload.
  */
 export const LIMITS = {
   bodyBytes: 5 * 1024 * 1024,

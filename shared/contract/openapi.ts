@@ -4,8 +4,8 @@ import { promptRequestSchema } from './request-schema.js';
 /**
  * The OpenAPI 3.1 document of the gateway, generated from the contract: the request body
  * is `promptRequestSchema` itself (the JSON Schema the validator compiles), the responses
- * are the success body (spec 2.10, 2.11; README "Results") and the one error body of every
- * status the gateway answers (README "Endpoint and errors"). Print it with
+ * are the success body (spec 2.10, 2.11; docs/reference.md "Results") and the one error body of every
+ * status the gateway answers (docs/reference.md "Endpoint and errors"). Print it with
  * `npx tsx infra/openapi.ts`; the tests lint it with Redocly and validate every
  * end-to-end answer against it (test/support/openapi-validator.ts).
  */
@@ -215,7 +215,7 @@ const kappa = { type: ['number', 'null'], minimum: -1, maximum: 1 };
 
 const judgeStatistics = {
   type: 'object',
-  description: 'How each judge behaved and how far the judges agree (README, Judging). Shares are null where nothing was there to count.',
+  description: 'How each judge behaved and how far the judges agree (docs/judging.md). Shares are null where nothing was there to count.',
   properties: {
     judges: {
       type: 'array',

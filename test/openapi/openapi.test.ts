@@ -9,7 +9,7 @@ import { openApiProblems } from '../support/openapi-validator.js';
 /**
  * The OpenAPI 3.1 document (shared/contract/openapi.ts): linted with Redocly's
  * `recommended-strict` ruleset (every rule that warns is an error), generated from the
- * contract schema, and complete against the README's error table. test/support/local.ts
+ * contract schema, and complete against the error table of docs/reference.md. test/support/local.ts
  * `post()` validates every end-to-end answer against it.
  */
 
@@ -58,9 +58,9 @@ describe('OpenAPI document', () => {
     expect(document.security).toEqual([{ bearerAuth: [] }]);
   });
 
-  it("documents every status and code of the README's error table", () => {
-    const readme = readFileSync(`${ROOT}README.md`, 'utf8');
-    const section = readme.slice(readme.indexOf('### Endpoint and errors'), readme.indexOf('### Limits'));
+  it("documents every status and code of the reference's error table", () => {
+    const reference = readFileSync(`${ROOT}docs/reference.md`, 'utf8');
+    const section = reference.slice(reference.indexOf('## Endpoint and errors'), reference.indexOf('## Limits'));
     const rows = [...section.matchAll(/^\| (\d{3}) \| `([a-z_]+)` \|/gm)].map((m) => [m[1] as string, m[2] as string] as const);
     expect(rows.length).toBeGreaterThanOrEqual(10);
     const document = openApiDocument();
