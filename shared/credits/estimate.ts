@@ -1,8 +1,9 @@
 import { toModelCall } from '../compare/model-call.js';
-import type { PromptRequest } from '../contract/types.js';
+import type { PromptRequest, RequestedModel } from '../contract/types.js';
 import { judgeCall } from '../judging/judge-prompt.js';
 import { callCostBound, inputTokenBound } from '../pricing/bound.js';
 import { ADAPTERS } from '../providers/adapters.js';
+import type { ModelCall } from '../providers/types.js';
 import { usdToMicroCredits, type CreditRates } from './credits.js';
 
 /**
@@ -23,12 +24,18 @@ export interface EstimateBreakdown {
 }
 
 export function estimateBreakdown(request: PromptRequest, rates: CreditRates): EstimateBreakdown {
-  const models = request.models.map((model) => {
-    const bound = callCostBound(toModelCall(request, model).call);
-    return { modelId: model.requestedId, micro: usdToMicroCredits(bound.usd, rates), outputTokens: bound.outputTokens };
+  // Each model's call built once, for its own bound and for what the judges are shown of it.
+  const calls = modelCalls(request);
+  const models = calls.map((call, i) => {
+    const bound = callCostBound(call);
+    return { modelId: (request.models[i] as RequestedModel).requestedId, micro: usdToMicroCredits(bound.usd, rates), outputTokens: bound.outputTokens };
   });
-  const judging = { calls: judgeCallCount(request), micro: estimateJudgingMicroCredits(request, rates) };
+  const judging = { calls: judgeCallCount(request), micro: estimateJudgingMicroCredits(request, rates, calls) };
   return { micro: models.reduce((sum, m) => sum + m.micro, judging.micro), models, judgeCalls: judging };
+}
+
+function modelCalls(request: PromptRequest): ModelCall[] {
+  return request.models.map((model) => toModelCall(request, model).call);
 }
 
 /** Judge calls the request may make: judges x n(n-1) for its n models. */
@@ -40,16 +47,13 @@ function judgeCallCount(request: PromptRequest): number {
 /**
  * The judge calls at most: judges x n(n-1) for the n requested models (every pair, both
  * orders, as if every model completed). Each call's input is what the judge is shown (the
- * instructions, the verdict schema, the prompt, system prompt and conversation) plus both
- * contestants' whole output allowances; its output is the judge's billed output bound.
+ * instructions, the verdict schema, the prompt, system prompt and conversation) plus the
+ * longest answer each contestant can give; its output is the judge's billed output bound.
  */
-export function estimateJudgingMicroCredits(request: PromptRequest, rates: CreditRates): number {
+export function estimateJudgingMicroCredits(request: PromptRequest, rates: CreditRates, calls: readonly ModelCall[] = modelCalls(request)): number {
   if (request.judges.length === 0 || request.models.length < 2) return 0;
   // The longest answer each model can give: the limit its adapter sends (Anthropic's includes the thinking budget, which a brief thought leaves to the answer).
-  const answerAllowances = request.models.map((model) => {
-    const { call } = toModelCall(request, model);
-    return ADAPTERS[call.entry.protocol].sentOutputLimit(call);
-  });
+  const answerAllowances = calls.map((call) => ADAPTERS[call.entry.protocol].sentOutputLimit(call));
   let micro = 0;
   for (const judge of request.judges) {
     // The judge's own share: everything but the two answers.

@@ -1,4 +1,4 @@
-import { seededRandom } from '../seeded-random.js';
+import { fnv1a, seededRandom } from '../seeded-random.js';
 
 /**
  * Bradley-Terry strengths by maximum likelihood (Newton-Raphson), and a
@@ -201,15 +201,6 @@ function solve(matrix: number[][], vector: number[]): number[] | undefined {
   return x;
 }
 
-/** FNV-1a of a text: a bootstrap seed that depends only on what is fitted. */
-export function seedOf(text: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    hash ^= text.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return hash >>> 0;
-}
 
 export const BOOTSTRAP_ROUNDS = 200;
 const ROUNDS_PER_TURN = 10;
@@ -224,7 +215,7 @@ const ROUNDS_PER_TURN = 10;
 export async function bootstrapIntervals(n: number, units: readonly (readonly Games[])[], rounds: number = BOOTSTRAP_ROUNDS): Promise<([number, number] | null)[]> {
   const draws: number[][] = Array.from({ length: n }, () => []);
   if (units.length === 0) return new Array(n).fill(null);
-  const random = seededRandom(seedOf(JSON.stringify(units)));
+  const random = seededRandom(fnv1a(JSON.stringify(units)));
   // Strengths are centred within each group of linked items: a resample that splits a group
   // of the whole data would centre its parts apart, on scales not comparable with the rest.
   // Such resamples are drawn again (a bounded number of times), never pooled.

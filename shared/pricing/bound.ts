@@ -66,6 +66,11 @@ function cacheWriteBound(entry: ModelEntry, call: CallInput): number {
   return prefix;
 }
 
+/** The most output tokens a call can be billed: its adapter's bound (see ProtocolAdapter.billedOutputBound). */
+export function outputTokenBound(call: ModelCall): number {
+  return ADAPTERS[call.entry.protocol].billedOutputBound(call);
+}
+
 /** The most a call can be billed, as token counts and USD. */
 export interface CostBound {
   inputTokens: number;
@@ -82,7 +87,7 @@ export interface CostBound {
  * the sum of these; usage beyond `outputTokens` is not believed.
  */
 export function callCostBound(call: ModelCall, inputTokens: number = inputTokenBound(call)): CostBound {
-  const outputTokens = ADAPTERS[call.entry.protocol].billedOutputBound(call);
+  const outputTokens = outputTokenBound(call);
   const cacheWriteTokens = Math.min(inputTokens, cacheWriteBound(call.entry, call));
   const usd = providerCost(call.entry.prices, { inputTokens, cachedInputTokens: 0, cacheWriteTokens, outputTokens, reasoningTokens: 0 });
   return { inputTokens, outputTokens, usd };

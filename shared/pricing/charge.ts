@@ -1,5 +1,5 @@
 import type { ModelCall, Usage } from '../providers/types.js';
-import { callCostBound, textTokens } from './bound.js';
+import { callCostBound, outputTokenBound, textTokens } from './bound.js';
 import { providerCost } from './cost.js';
 
 /**
@@ -27,7 +27,8 @@ export function implausibleUsage(usage: Usage, call: ModelCall): string | undefi
   if (usage.cachedInputTokens + usage.cacheWriteTokens > usage.inputTokens) return 'more cached input tokens than input tokens';
   if (usage.reasoningTokens > usage.outputTokens) return 'more reasoning tokens than output tokens';
   if (usage.inputTokens > call.entry.contextWindow) return `${usage.inputTokens} input tokens, beyond the model's context of ${call.entry.contextWindow}`;
-  const bound = callCostBound(call).outputTokens;
+  // The output bound alone: pricing the whole call (its input counted again) is for the rare estimated path.
+  const bound = outputTokenBound(call);
   if (usage.outputTokens > bound + OUTPUT_TOLERANCE_TOKENS) return `${usage.outputTokens} output tokens, beyond the ${bound} the call allowed`;
   return undefined;
 }

@@ -7,6 +7,7 @@ import { IdempotencyService } from '../../shared/idempotency/idempotency-service
 import { parseServerTiming } from '../../shared/http/server-timing.js';
 import { body } from '../support/fixtures.js';
 import { gate } from '../support/gate.js';
+import { afterIdempotencyComplete } from '../support/spies.js';
 import { balanceOf, openTestAccount, until } from '../support/accounts.js';
 import { post, startTestHost } from '../support/local.js';
 
@@ -175,11 +176,7 @@ describe('Idempotency-Key', () => {
   it('completes the record before it charges: a run that ends between the two is free, never charged twice', async () => {
     const { auth } = await openTestAccount(host, 100_000_000);
     const order: string[] = [];
-    const complete = IdempotencyService.prototype.complete;
-    vi.spyOn(IdempotencyService.prototype, 'complete').mockImplementation(async function (this: IdempotencyService<unknown>, ...args) {
-      await complete.apply(this, args);
-      order.push('record completed');
-    });
+    afterIdempotencyComplete(() => order.push('record completed'));
     around('settle', () => void order.push('settle started'));
     expect((await post(host, ONE_MODEL, { ...auth, 'idempotency-key': 'record-first' })).status).toBe(200);
     expect(order).toEqual(['record completed', 'settle started']);

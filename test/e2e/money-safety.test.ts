@@ -5,8 +5,8 @@ import type { LocalHost } from '../../infra/local/host.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { usdToMicroCredits } from '../../shared/credits/credits.js';
 import { estimateMicroCredits } from '../../shared/credits/estimate.js';
-import { IdempotencyService } from '../../shared/idempotency/idempotency-service.js';
 import { gate } from '../support/gate.js';
+import { afterIdempotencyComplete } from '../support/spies.js';
 import { balanceOf, openTestAccount, until } from '../support/accounts.js';
 import { post, useTestHost } from '../support/local.js';
 
@@ -104,11 +104,7 @@ describe('Idempotency-Key', () => {
   it('completes the record before the answer leaves, so a retry sent the moment it arrives is replayed, not refused with 409', async () => {
     const { auth } = await openTestAccount(host, 100_000_000);
     const order: string[] = [];
-    const complete = IdempotencyService.prototype.complete;
-    vi.spyOn(IdempotencyService.prototype, 'complete').mockImplementation(async function (this: IdempotencyService<unknown>, ...args) {
-      await complete.apply(this, args);
-      order.push('record completed');
-    });
+    afterIdempotencyComplete(() => order.push('record completed'));
     const end = ServerResponse.prototype.end;
     vi.spyOn(ServerResponse.prototype, 'end').mockImplementation(function (this: ServerResponse, ...args: unknown[]) {
       if (this.req?.url === '/api/v1/prompt' && !order.includes('answer sent')) order.push('answer sent');

@@ -6,6 +6,7 @@
  * judge shows (MT-Bench, Zheng et al. 2023), so that every judge statistic has a judge
  * that moves it.
  */
+import { fnv1a } from '../../../shared/seeded-random.js';
 import type { FaultMatch } from './faults.js';
 import type { Json } from './json.js';
 
@@ -55,12 +56,6 @@ function judgedAnswers(body: unknown): { a: string; b: string } | undefined {
   return undefined;
 }
 
-/** A fixed preference between two texts, independent of their order: the smaller FNV-1a hash. */
-function hash(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
-  return h >>> 0;
-}
 
 function decide(behaviour: JudgeBehaviour, model: string, { a, b }: { a: string; b: string }): 'A' | 'B' | 'tie' {
   switch (behaviour) {
@@ -74,7 +69,7 @@ function decide(behaviour: JudgeBehaviour, model: string, { a, b }: { a: string;
       return decide('consistent', model, { a, b });
     }
     case 'consistent':
-      return hash(a) === hash(b) ? 'tie' : hash(a) < hash(b) ? 'A' : 'B';
+      return fnv1a(a) === fnv1a(b) ? 'tie' : fnv1a(a) < fnv1a(b) ? 'A' : 'B';
   }
 }
 
