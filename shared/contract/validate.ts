@@ -28,7 +28,7 @@ export function validatePromptRequest(body: unknown): PromptRequest {
   // Suggestions cost an edit distance per known name: a body of thousands of unknown names gets them for the first few only.
   const suggest = suggestions(SUGGESTED_NAMES);
   // Every field of the body costs the schema check and its error; a body of many thousands is refused before either runs.
-  if (hasMoreFieldsThan(body, MAX_FIELDS)) throw new ValidationError([{ field: '', message: `has more than ${MAX_FIELDS} fields in all` }]);
+  if (exceeds(body, { fields: MAX_FIELDS })) throw new ValidationError([{ field: '', message: `has more than ${MAX_FIELDS} fields in all` }]);
   if (!validateBody(body)) throw new ValidationError(toFieldErrors(validateBody.errors ?? [], suggest));
   const errors: FieldError[] = [];
   const models = resolveIds(body.models, '/models', errors, suggest);
@@ -40,7 +40,7 @@ export function validatePromptRequest(body: unknown): PromptRequest {
   checkAttachments(body, models, errors);
   if (body.response_schema !== undefined) {
     errors.push(
-      ...(nestsDeeperThan(body.response_schema, MAX_SCHEMA_JSON_DEPTH)
+      ...(exceeds(body.response_schema, { depth: MAX_SCHEMA_JSON_DEPTH })
         ? [{ field: '/response_schema', message: `nests deeper than ${MAX_SCHEMA_JSON_DEPTH} levels of JSON` }]
         : checkResponseSchema(body.response_schema, '/response_schema')),
     );
@@ -64,16 +64,6 @@ export function validatePromptRequest(body: unknown): PromptRequest {
  */
 const MAX_SCHEMA_JSON_DEPTH = 64;
 
-function nestsDeeperThan(value: unknown, max: number): boolean {
-  const stack: [unknown, number][] = [[value, 1]];
-  for (let next = stack.pop(); next; next = stack.pop()) {
-    const [node, depth] = next;
-    if (node === null || typeof node !== 'object') continue;
-    if (depth > max) return true;
-    for (const child of Object.values(node)) stack.push([child, depth + 1]);
-  }
-  return false;
-}
 
 /** A string system prompt that is blank (empty or whitespace only) means no system prompt: nothing to send. */
 function toSystemBlocks(systemPrompt: PromptRequestBody['system_prompt']): SystemBlock[] {
@@ -96,24 +86,31 @@ function isBlank(text: string): boolean {
  */
 const MAX_FIELDS = 5_000;
 
-/** Counts object fields without recursion, stopping as soon as there are more than `limit`. */
-function hasMoreFieldsThan(value: unknown, limit: number): boolean {
-  let count = 0;
-  const stack: unknown[] = [value];
-  while (stack.length > 0) {
-    const node = stack.pop();
+
+/**
+ * Whether a JSON value nests deeper than `depth` levels or holds more than `fields` object
+ * fields and array elements, walked without recursion (a value nested a million levels
+ * deep would overflow the stack) and left as soon as either is passed.
+ */
+function exceeds(value: unknown, limits: { depth?: number; fields?: number }): boolean {
+  const { depth: maxDepth = Infinity, fields: maxFields = Infinity } = limits;
+  let fields = 0;
+  const stack: [unknown, number][] = [[value, 1]];
+  for (let next = stack.pop(); next; next = stack.pop()) {
+    const [node, depth] = next;
     if (node === null || typeof node !== 'object') continue;
+    if (depth > maxDepth) return true;
     if (Array.isArray(node)) {
       // Elements count too, read by index: a huge array is no list of keys to build.
       for (let i = 0; i < node.length; i++) {
-        if (++count > limit) return true;
-        stack.push(node[i]);
+        if (++fields > maxFields) return true;
+        stack.push([node[i], depth + 1]);
       }
       continue;
     }
     for (const key in node) {
-      if (++count > limit) return true;
-      stack.push((node as Record<string, unknown>)[key]);
+      if (++fields > maxFields) return true;
+      stack.push([(node as Record<string, unknown>)[key], depth + 1]);
     }
   }
   return false;
