@@ -64,7 +64,6 @@ export function validatePromptRequest(body: unknown): PromptRequest {
  */
 const MAX_SCHEMA_JSON_DEPTH = 64;
 
-
 /** A string system prompt that is blank (empty or whitespace only) means no system prompt: nothing to send. */
 function toSystemBlocks(systemPrompt: PromptRequestBody['system_prompt']): SystemBlock[] {
   if (systemPrompt === undefined) return [];
