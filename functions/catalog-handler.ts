@@ -13,21 +13,88 @@ export const CATALOG_PATHS = {
   openapi: '/api/v1/openapi.json',
 } as const;
 
+/** The comparison page's routes: public (no key), the same for everyone. `''` is `GET /`. */
+export const PAGE_PATHS = { html: '', script: '/page.js', css: '/page.css' } as const;
+
+/** The page as served: the HTML (`{{base}}` marks where its script and style sheet live), its bundled script and its style sheet. */
+export interface PageAssets {
+  html: string;
+  script: string;
+  css: string;
+}
+
+/** The page's files beside the catalog function's bundle (infra/stack/bundle.ts writes them). */
+export const PAGE_FILES: Readonly<Record<keyof PageAssets, string>> = { html: 'index.html', script: 'page.js', css: 'page.css' };
+
+/**
+ * Nothing runs but the page's own script, nothing is fetched but from this origin (the
+ * API), no plugin, frame, form target or <base>; every HTML sink takes only what the
+ * 'dompurify' Trusted Types policy returns.
+ */
+export const PAGE_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "connect-src 'self'",
+  "img-src 'none'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+  "require-trusted-types-for 'script'",
+  'trusted-types dompurify',
+].join('; ');
+
+const PAGE_HEADERS = {
+  'content-security-policy': PAGE_CSP,
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cross-origin-opener-policy': 'same-origin',
+  'cache-control': 'no-cache',
+};
+
+const PAGE_TYPES: Readonly<Record<keyof PageAssets, string>> = {
+  html: 'text/html; charset=utf-8',
+  script: 'text/javascript; charset=utf-8',
+  css: 'text/css; charset=utf-8',
+};
+
+const HTML_ESCAPES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+/**
+ * The folder the page is served from, as the browser sees it: the stage (or custom domain
+ * base path) API Gateway put before `/`, always with a trailing slash, so that the page's
+ * script and its API calls resolve under it whether or not the caller typed that slash.
+ */
+function pageBase(event: APIGatewayProxyEvent): string {
+  const path = event.requestContext?.path || '/';
+  return (path.endsWith('/') ? path : `${path}/`).replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
+}
+
+function pageResponse(page: PageAssets, part: keyof PageAssets, event: APIGatewayProxyEvent): APIGatewayProxyResult {
+  const body = part === 'html' ? page.html.replaceAll('{{base}}', pageBase(event)) : page[part];
+  return { statusCode: 200, headers: { 'content-type': PAGE_TYPES[part], ...PAGE_HEADERS }, body };
+}
+
 const documents: Record<string, () => string> = {
   [CATALOG_PATHS.models]: lazy(() => JSON.stringify(modelListing())),
   [CATALOG_PATHS.openapi]: lazy(() => JSON.stringify(openApiDocument())),
 };
 
+const PAGE_PARTS = new Map<string, keyof PageAssets>(Object.entries(PAGE_PATHS).map(([part, path]) => [path, part as keyof PageAssets]));
+
 /**
  * GET /api/v1/models (every model ID with its capabilities, tuning ranges and dated prices)
- * and GET /api/v1/openapi.json (the contract as OpenAPI 3.1). The authorizer has run: the
- * same key as the prompt route. Each document is serialised once per container.
+ * and GET /api/v1/openapi.json (the contract as OpenAPI 3.1), after the authorizer: the
+ * same key as the prompt route. Each document is serialised once per container. And the
+ * comparison page (GET /, /page.js, /page.css; no key) from `page`, read on first use.
  */
-export function createCatalogHandler(log: Log) {
+export function createCatalogHandler(log: Log, page?: () => PageAssets) {
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     .use(errorBody({ log }))
     .handler(async (event) => {
       const path = (event.resource || event.path).replace(/\/+$/, '');
+      const part = PAGE_PARTS.get(path);
+      if (part && page) return pageResponse(page(), part, event);
       const document = documents[path];
       if (!document) throw new NotFoundError(path);
       return { statusCode: 200, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }, body: document() };

@@ -11,8 +11,10 @@ import type { GatewayConfig } from '../../shared/config.js';
 import { creditsToMicro, microToCredits } from '../../shared/credits/credits.js';
 import { createGateway, type Gateway } from '../../shared/gateway.js';
 import { createWorkflowTasks } from '../../shared/workflow-tasks.js';
+import { lazy } from '../../shared/lazy.js';
 import { silentLog, type Log } from '../../shared/log.js';
 import { isSimulated } from '../../shared/providers/router.js';
+import { buildPage } from '../stack/bundle.js';
 import { startSimulator, type Simulator } from './simulator/server.js';
 import { cacheAuthorizer, createLocalServer } from './server.js';
 import { storeClient, startEmbeddedStore, type EmbeddedStore } from './store.js';
@@ -77,7 +79,8 @@ async function startGateway(config: GatewayConfig, store: EmbeddedStore, simulat
     {
       authorizer: cacheAuthorizer(createAuthorizer(() => gateway), config.authorizerCacheSeconds * 1000),
       api: createApiHandler(() => gateway, log),
-      catalog: createCatalogHandler(log),
+      // The page is built by esbuild on its first request (about 50 ms), as the stack builds it into the catalog bundle.
+      catalog: createCatalogHandler(log, lazy(buildPage)),
       afterAnswer: (event) => {
         const work = afterAnswer(event);
         finishing.add(work);

@@ -6,22 +6,23 @@ import { LIMITS } from '../../shared/contract/limits.js';
 import { MethodNotAllowedError, NotFoundError, PayloadTooLargeError, UnauthorizedError } from '../../shared/errors.js';
 import { errorResponse } from '../../shared/http/response.js';
 import type { Log } from '../../shared/log.js';
-import { CATALOG_PATHS } from '../../functions/catalog-handler.js';
+import { CATALOG_PATHS, PAGE_PATHS } from '../../functions/catalog-handler.js';
 import { lambdaContext, toAuthorizerEvent, toProxyEvent } from './lambda-events.js';
 
 export const PROMPT_PATH = '/api/v1/prompt';
 
-/** The routes, as API Gateway has them: each path, its one method, the handler behind it. */
-const ROUTES: Readonly<Record<string, { method: 'GET' | 'POST'; handler: 'api' | 'catalog' }>> = {
+/** The routes, as API Gateway has them: each path, its one method, the handler behind it, and whether the authorizer runs first. */
+const ROUTES: Readonly<Record<string, { method: 'GET' | 'POST'; handler: 'api' | 'catalog'; public?: true }>> = {
   [PROMPT_PATH]: { method: 'POST', handler: 'api' },
   [CATALOG_PATHS.models]: { method: 'GET', handler: 'catalog' },
   [CATALOG_PATHS.openapi]: { method: 'GET', handler: 'catalog' },
+  ...Object.fromEntries(Object.values(PAGE_PATHS).map((path) => [path, { method: 'GET', handler: 'catalog', public: true } as const])),
 };
 
 export interface LocalHandlers {
   authorizer: (event: APIGatewayTokenAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
   api: (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
-  /** GET /api/v1/models and GET /api/v1/openapi.json. */
+  /** GET /api/v1/models and GET /api/v1/openapi.json; the comparison page (GET /, /page.js, /page.css). */
   catalog: (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
   /** What the api handler still has to write once its answer to `event` is sent. */
   afterAnswer?: (event: APIGatewayProxyEvent) => Promise<void>;
@@ -94,16 +95,9 @@ async function handle(req: IncomingMessage, res: ServerResponse, handlers: Local
   const body = await readBody(req, LIMITS.bodyBytes);
   if (body === undefined) return reject(req, res, new PayloadTooLargeError(LIMITS.bodyBytes), requestId);
 
-  let authorizerContext: Record<string, unknown>;
-  try {
-    const decision = await handlers.authorizer(toAuthorizerEvent(req, path));
-    // API Gateway hands the authorizer's context values to the integration as strings.
-    const context = Object.entries(decision.context ?? {}).map(([key, value]) => [key, String(value)]);
-    authorizerContext = { ...Object.fromEntries(context), principalId: decision.principalId };
-  } catch (error) {
-    if ((error as Error).message === 'Unauthorized') return reject(req, res, new UnauthorizedError(), requestId);
-    throw error;
-  }
+  // The page's routes are public, as in the stack: no authorizer, an empty context.
+  const authorizerContext = route.public ? {} : await authorize(handlers, req, path);
+  if (!authorizerContext) return reject(req, res, new UnauthorizedError(), requestId);
   const event = toProxyEvent(req, body, path, authorizerContext, requestId);
   if (route.handler === 'catalog') {
     send(res, await handlers.catalog(event, lambdaContext('catalog', requestId)), requestId);
@@ -111,6 +105,19 @@ async function handle(req: IncomingMessage, res: ServerResponse, handlers: Local
   }
   send(res, await handlers.api(event, lambdaContext('api', requestId)), requestId);
   await handlers.afterAnswer?.(event);
+}
+
+/** The authorizer's context as API Gateway hands it to the integration, or undefined when it refuses the key. */
+async function authorize(handlers: LocalHandlers, req: IncomingMessage, path: string): Promise<Record<string, unknown> | undefined> {
+  try {
+    const decision = await handlers.authorizer(toAuthorizerEvent(req, path));
+    // API Gateway hands the authorizer's context values to the integration as strings.
+    const context = Object.entries(decision.context ?? {}).map(([key, value]) => [key, String(value)]);
+    return { ...Object.fromEntries(context), principalId: decision.principalId };
+  } catch (error) {
+    if ((error as Error).message === 'Unauthorized') return undefined;
+    throw error;
+  }
 }
 
 /** The body's bytes, or undefined once it passes `limit` bytes (the rest is drained, not kept). */

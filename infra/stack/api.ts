@@ -19,10 +19,13 @@ import {
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { PAGE_PATHS } from '../../functions/catalog-handler.js';
 
 /** The routes (DESIGN.md): POST /api/v1/prompt; GET /api/v1/models and GET /api/v1/openapi.json. */
 export const PROMPT_PATH = ['api', 'v1', 'prompt'] as const;
 export const CATALOG_RESOURCES = ['models', 'openapi.json'] as const;
+/** The comparison page's files beside GET / (the page itself is the root resource's GET). */
+export const PAGE_RESOURCES = [PAGE_PATHS.script, PAGE_PATHS.css].map((path) => path.slice(1));
 
 /**
  * The 405 body for any other method on the prompt path, in the handler's shape and words
@@ -133,7 +136,7 @@ export const ACCESS_LOG_FIELDS: Readonly<Record<string, string>> = {
 
 export interface GatewayApiProps {
   apiFunction: IFunction;
-  /** GET /api/v1/models and GET /api/v1/openapi.json. */
+  /** GET /api/v1/models and GET /api/v1/openapi.json; the comparison page (GET /, /page.js, /page.css). */
   catalogFunction: IFunction;
   authorizerFunction: IFunction;
   stageName: string;
@@ -162,7 +165,7 @@ export class GatewayApi extends Construct {
     this.accessLogs = new LogGroup(this, 'AccessLogs', { retention: props.logRetention });
 
     this.restApi = new RestApi(this, 'RestApi', {
-      description: 'Model comparison gateway: POST /api/v1/prompt, GET /api/v1/models, GET /api/v1/openapi.json',
+      description: 'Model comparison gateway: POST /api/v1/prompt, GET /api/v1/models, GET /api/v1/openapi.json, the comparison page at GET /',
       endpointConfiguration: { types: [EndpointType.REGIONAL] },
       cloudWatchRole: props.cloudWatchRole,
       failOnWarnings: true,
@@ -206,6 +209,19 @@ export class GatewayApi extends Construct {
       const route = version.addResource(part);
       route.addMethod('GET', catalog, { authorizer, authorizationType: AuthorizationType.CUSTOM });
       this.addMethodNotAllowed(route, 'GET');
+    }
+    // The comparison page: static files, the same for everyone, so no authorizer; the page
+    // sends the key the person pastes with each API call it makes.
+    const root = this.restApi.root;
+    for (const route of [root, ...PAGE_RESOURCES.map((part) => root.addResource(part))]) {
+      const method = route.addMethod('GET', catalog, { authorizationType: AuthorizationType.NONE });
+      this.addMethodNotAllowed(route, 'GET');
+      Validations.of(method).acknowledge({
+        id: 'AwsSolutions-APIG4',
+        reason:
+          'GET of the comparison page (its HTML, script or style sheet): static files with no data, served to anyone as a ' +
+          "website would be; every API call the page makes carries the person's key and passes the authorizer.",
+      });
     }
 
     for (const spec of GATEWAY_RESPONSES) {

@@ -1,10 +1,13 @@
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildSync, type BuildOptions, type Metafile } from 'esbuild';
+import { PAGE_FILES, type PageAssets } from '../../functions/catalog-handler.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const FUNCTIONS_DIR = join(REPO_ROOT, 'functions');
+/** The comparison page's sources: its HTML, style sheet and browser script (page/main.ts). */
+const PAGE_DIR = join(REPO_ROOT, 'page');
 
 /**
  * ESM output cannot `require()`; CommonJS dependencies bundled into it still do. This
@@ -59,11 +62,37 @@ const SCHEMA_THREAD = join(REPO_ROOT, 'shared/contract/schema-thread.ts');
 /** Bundles `functions/<source>.ts` into `outdir` (index.mjs, its chunks and their source maps; `schema-worker.mjs` where it checks schemas). */
 export function bundleFunction(source: string, outdir: string): Metafile {
   const metafile = bundleEntry(join(FUNCTIONS_DIR, `${source}.ts`), outdir);
+  if (source === 'catalog') {
+    const page = buildPage();
+    for (const [part, file] of Object.entries(PAGE_FILES)) writeFileSync(join(outdir, file), page[part as keyof PageAssets]);
+  }
   if (SCHEMA_CHECKING.has(source)) {
     const { entryNames: _entry, chunkNames: _chunk, ...single } = BUNDLE_OPTIONS;
     buildSync({ ...single, splitting: false, metafile: false, entryPoints: [SCHEMA_THREAD], outfile: join(outdir, SCHEMA_WORKER_FILE) });
   }
   return metafile;
+}
+
+/**
+ * The comparison page as it is served: page/main.ts with DOMPurify and marked bundled into
+ * one classic script (the page's CSP allows no inline code and no modules from elsewhere),
+ * built in memory, for the browsers of the last two years.
+ */
+export function buildPage(): PageAssets {
+  const result = buildSync({
+    entryPoints: [join(PAGE_DIR, 'main.ts')],
+    bundle: true,
+    platform: 'browser',
+    format: 'iife',
+    target: ['chrome120', 'firefox121', 'safari17'],
+    minify: true,
+    legalComments: 'eof',
+    write: false,
+    logLevel: 'warning',
+  });
+  const script = result.outputFiles[0];
+  if (!script) throw new Error('esbuild returned no page script');
+  return { html: readFileSync(join(PAGE_DIR, 'index.html'), 'utf8'), script: script.text, css: readFileSync(join(PAGE_DIR, 'page.css'), 'utf8') };
 }
 
 /** Bundles any entry file as the functions are bundled (the cold-start bench's floor entry). */

@@ -609,7 +609,7 @@ describe('Stack: GatewayStack', () => {
 
     it('has POST /api/v1/prompt behind the custom authorizer and the integration timeout', () => {
       const methods = Object.values(template.findResources('AWS::ApiGateway::Method') as Resources).map((m) => m.Properties!);
-      expect(methods.map((m) => m.HttpMethod).sort()).toEqual(['ANY', 'ANY', 'ANY', 'GET', 'GET', 'POST']);
+      expect(methods.map((m) => m.HttpMethod).sort()).toEqual(['ANY', 'ANY', 'ANY', 'ANY', 'ANY', 'ANY', 'GET', 'GET', 'GET', 'GET', 'GET', 'POST']);
       const method = methods.find((m) => m.HttpMethod === 'POST')!;
       expect(method.HttpMethod).toBe('POST');
       expect(method.AuthorizationType).toBe('CUSTOM');
@@ -626,14 +626,15 @@ describe('Stack: GatewayStack', () => {
       }
       expect(parts).toEqual(['api', 'v1', 'prompt']);
       expect(resource).toEqual({ 'Fn::GetAtt': [expect.any(String), 'RootResourceId'] });
-      template.resourceCountIs('AWS::ApiGateway::Resource', 5);
+      // api, v1, prompt, models, openapi.json; page.js, page.css.
+      template.resourceCountIs('AWS::ApiGateway::Resource', 7);
     });
 
     it('has GET /api/v1/models and GET /api/v1/openapi.json on the catalog function, behind the same authorizer, other methods 405 with Allow: GET', () => {
       const methods = Object.values(template.findResources('AWS::ApiGateway::Method') as Resources).map((m) => m.Properties!);
       const post = methods.find((m) => m.HttpMethod === 'POST')!;
       const pathOf = (resourceId: { Ref: string }) => all[resourceId.Ref]!.Properties!.PathPart as string;
-      const gets = methods.filter((m) => m.HttpMethod === 'GET');
+      const gets = methods.filter((m) => m.HttpMethod === 'GET' && m.AuthorizationType !== 'NONE');
       expect(gets.map((m) => pathOf(m.ResourceId)).sort()).toEqual(['models', 'openapi.json']);
       const catalogArn = logicalId(stack, stack.catalogFunction);
       for (const get of gets) {
@@ -650,6 +651,25 @@ describe('Stack: GatewayStack', () => {
       const catalogRole = logicalId(stack, stack.catalogFunction.role!);
       const granted = policyStatements(template).filter(({ roles }) => roles.includes(catalogRole)).flatMap(({ statement }) => actions(statement));
       expect(granted.filter((action) => !action.startsWith('xray:') && !action.startsWith('logs:'))).toEqual([]);
+    });
+
+    it('serves the comparison page (GET /, /page.js, /page.css) from the catalog function without the authorizer, other methods 405 with Allow: GET', () => {
+      const methods = Object.values(template.findResources('AWS::ApiGateway::Method') as Resources).map((m) => m.Properties!);
+      const pages = methods.filter((m) => m.HttpMethod === 'GET' && m.AuthorizationType === 'NONE');
+      const pathOf = (resourceId: unknown) =>
+        typeof resourceId === 'object' && resourceId !== null && 'Ref' in resourceId ? (all[(resourceId as { Ref: string }).Ref]!.Properties!.PathPart as string) : '/';
+      expect(pages.map((m) => pathOf(m.ResourceId)).sort()).toEqual(['/', 'page.css', 'page.js']);
+      const catalogArn = logicalId(stack, stack.catalogFunction);
+      for (const get of pages) {
+        expect(get.AuthorizerId).toBeUndefined();
+        expect(get.Integration.Type).toBe('AWS_PROXY');
+        expect(JSON.stringify(get.Integration.Uri)).toContain(catalogArn);
+        // The page's files are children of the root; the page itself is the root's GET.
+        if (pathOf(get.ResourceId) === '/') expect(get.ResourceId).toEqual({ 'Fn::GetAtt': [expect.any(String), 'RootResourceId'] });
+        else expect(all[get.ResourceId.Ref]!.Properties!.ParentId).toEqual({ 'Fn::GetAtt': [expect.any(String), 'RootResourceId'] });
+        const any = methods.find((m) => m.HttpMethod === 'ANY' && JSON.stringify(m.ResourceId) === JSON.stringify(get.ResourceId))!;
+        expect(any.Integration.IntegrationResponses[0].ResponseParameters['method.response.header.Allow']).toBe("'GET'");
+      }
     });
 
     it('answers every other method on the prompt path 405 with Allow: POST and the error body, from a mock without the authorizer', () => {
@@ -851,6 +871,13 @@ describe('Stack: GatewayStack', () => {
           'Api/RestApi/Default/api/v1/prompt/ANY AwsSolutions-APIG4',
           'Api/RestApi/Default/api/v1/models/ANY AwsSolutions-APIG4',
           'Api/RestApi/Default/api/v1/openapi.json/ANY AwsSolutions-APIG4',
+          // The comparison page: public GETs of static files, and the 405 mocks beside them.
+          'Api/RestApi/Default/ANY AwsSolutions-APIG4',
+          'Api/RestApi/Default/GET AwsSolutions-APIG4',
+          'Api/RestApi/Default/page.js/ANY AwsSolutions-APIG4',
+          'Api/RestApi/Default/page.js/GET AwsSolutions-APIG4',
+          'Api/RestApi/Default/page.css/ANY AwsSolutions-APIG4',
+          'Api/RestApi/Default/page.css/GET AwsSolutions-APIG4',
           'CatalogFunction AwsSolutions-L1',
           'CatalogFunctionRole AwsSolutions-IAM5[Resource::*]',
           'ApiFunctionRole AwsSolutions-IAM5[Resource::*]',

@@ -1,0 +1,52 @@
+/** What the page's form holds, as the inputs give it (strings; empty = not set). */
+export interface PageForm {
+  prompt: string;
+  models: string[];
+  judges: string[];
+  weights: { accuracy: string; speed: string; cost: string };
+  settings: { temperature: string; maxTokens: string; topP: string };
+}
+
+/**
+ * The JSON body of POST /api/v1/prompt for the form: only what the person set. A number
+ * field that is not a number is sent as typed, so that the API's 400 names the field
+ * (the page checks nothing the API checks).
+ */
+export function requestBody(form: PageForm): Record<string, unknown> {
+  const body: Record<string, unknown> = { prompt: form.prompt, models: form.models };
+  if (form.judges.length > 0) {
+    body.judges = form.judges;
+    const weights = numbers(form.weights);
+    if (weights) body.judge_weights = weights;
+  }
+  const settings = numbers(form.settings);
+  if (settings) body.generation_settings = settings;
+  return body;
+}
+
+function numbers(fields: Record<string, string>): Record<string, number | string> | undefined {
+  const set = Object.entries(fields)
+    .map(([name, text]) => [name, text.trim()] as const)
+    .filter(([, text]) => text !== '')
+    .map(([name, text]) => [name, Number.isFinite(Number(text)) ? Number(text) : text] as const);
+  return set.length > 0 ? Object.fromEntries(set) : undefined;
+}
+
+/** A shell word in single quotes (a `'` inside becomes `'\''`). */
+function shellQuote(text: string): string {
+  return `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * The request the page sends, as a curl command: the same URL, headers and body byte for
+ * byte, with the key left to the shell (`$GATEWAY_KEY`) so that it is never copied.
+ */
+export function curlCommand(url: string, body: Record<string, unknown>): string {
+  return [
+    `curl -sN ${shellQuote(url)}`,
+    `  -H "Authorization: Bearer $GATEWAY_KEY"`,
+    `  -H 'Content-Type: application/json'`,
+    `  -H 'Accept: text/event-stream'`,
+    `  --data-binary ${shellQuote(JSON.stringify(body))}`,
+  ].join(' \\\n');
+}

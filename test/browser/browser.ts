@@ -1,0 +1,82 @@
+import chromium from '@sparticuz/chromium';
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { afterAll, beforeAll } from 'vitest';
+import type { LocalHost } from '../../infra/local/host.js';
+
+/**
+ * Headless Chromium from @sparticuz/chromium (the binary ships inside the npm package and
+ * is unpacked to the temp folder on first launch: `npm ci` is the whole set-up).
+ */
+export async function launchBrowser(): Promise<Browser> {
+  return puppeteer.launch({
+    args: chromium.args,
+    executablePath: await chromium.executablePath(),
+    headless: true,
+    defaultViewport: { width: 1400, height: 1000 },
+  });
+}
+
+/** One browser for the test file: launched before its tests, closed after them. */
+export function useBrowser(): () => Browser {
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+  return () => {
+    if (!browser) throw new Error('the browser is not launched yet');
+    return browser;
+  };
+}
+
+/** The comparison page of `host`, its key typed in and its pickers filled from GET /api/v1/models. */
+export async function openPage(browser: Browser, host: LocalHost): Promise<Page> {
+  const page = await browser.newPage();
+  await page.goto(`${host.url}/`);
+  await page.type('#api-key', host.demo.apiKey);
+  // The pickers load when the key field changes (on leaving it).
+  await page.focus('#prompt');
+  await page.waitForSelector('#models option');
+  return page;
+}
+
+export interface Comparison {
+  prompt?: string;
+  models: string[];
+  judges?: string[];
+  settings?: Partial<Record<'temperature' | 'maxTokens' | 'topP', string>>;
+}
+
+/** Fills the form and presses Compare. */
+export async function compare(page: Page, comparison: Comparison): Promise<void> {
+  if (comparison.prompt !== undefined) {
+    await page.$eval('#prompt', (el, text) => ((el as HTMLTextAreaElement).value = text), comparison.prompt);
+  }
+  await page.select('#models', ...comparison.models);
+  await page.select('#judges', ...(comparison.judges ?? []));
+  for (const [name, value] of Object.entries(comparison.settings ?? {})) {
+    await page.$eval(`#g-${name}`, (el, text) => ((el as HTMLInputElement).value = text), value);
+  }
+  await page.click('#run');
+}
+
+/** The CSS selector of a model's column in a given status. */
+export function column(modelId: string, status?: string): string {
+  return `article[data-model-id="${modelId}"]${status ? `[data-status="${status}"]` : ''}`;
+}
+
+/** Resolves once the comparison has ended (Compare can be pressed again). */
+export async function ended(page: Page): Promise<void> {
+  await page.waitForSelector('#run:not([disabled])');
+}
+
+/** The upstream model name the simulator sees for a gateway model ID (for its fault rules). */
+export async function upstreamOf(host: LocalHost, modelId: string): Promise<string> {
+  const response = await fetch(`${host.url}/api/v1/models`, { headers: { authorization: `Bearer ${host.demo.apiKey}` } });
+  const { models } = (await response.json()) as { models: { id: string; upstreamModel: string }[] };
+  const model = models.find((m) => m.id === modelId);
+  if (!model) throw new Error(`no model ${modelId} in the catalog`);
+  return model.upstreamModel;
+}
