@@ -34,6 +34,8 @@ export function useBrowser(): () => Browser {
 /** The comparison page of `host`, its key typed in and its pickers filled from GET /api/v1/models. */
 export async function openPage(browser: Browser, host: LocalHost): Promise<Page> {
   const page = await browser.newPage();
+  // Below the test timeout, so that a state that never comes fails with the selector it waited for.
+  page.setDefaultTimeout(15_000);
   await page.goto(`${host.url}/`);
   await page.type('#api-key', host.demo.apiKey);
   // The pickers load when the key field changes (on leaving it).
