@@ -91,6 +91,18 @@ describe('The comparison page at GET /', () => {
       expect(await columnText(page, THIRD, 'status')).toBe('completed');
     });
 
+    it('stops a comparison on Stop: the columns still running read "stopped"', async () => {
+      host().simulator.setFault({ kind: 'slow', delayMs: 5_000, model: await upstreamOf(host(), OTHER) });
+      page = await openPage(browser(), host());
+      await compare(page, { models: [OTHER] });
+      await page.waitForSelector('#stop:not([disabled])');
+
+      await page.click('#stop');
+      await page.waitForSelector(column(OTHER, 'stopped'));
+      await ended(page);
+      expect(await page.$eval('#error', (el) => el.hidden)).toBe(true);
+    });
+
     it("shows the API's refusal with the field it names, and runs nothing", async () => {
       page = await openPage(browser(), host());
       await compare(page, { models: [FAST], settings: { temperature: '5' } });

@@ -67,7 +67,6 @@ describe('Authentication', () => {
 
 describe('Routes', () => {
   it.each([
-    ['/', 'POST'],
     ['/api/v2/prompt', 'POST'],
     ['/api/v1/prompts', 'POST'],
     ['/api/v1', 'POST'],
@@ -79,6 +78,12 @@ describe('Routes', () => {
     const answer = await raw(method, '/api/v1/prompt', method === 'GET' ? {} : { body: '{}' });
     await expectRefused(answer, 405, 'method_not_allowed');
     expect(answer.headers.get('allow')).toBe('POST');
+  });
+
+  it('answers 405 with Allow: GET for a POST to the comparison page (GET /), as the stack\'s mock does', async () => {
+    const answer = await post(host, body(), {}, '/');
+    await expectRefused(answer, 405, 'method_not_allowed');
+    expect(answer.headers.get('allow')).toBe('GET');
   });
 });
 
