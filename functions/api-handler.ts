@@ -6,11 +6,12 @@ import { GatewayError, ServiceUnavailableError, UnauthorizedError } from '../sha
 import type { Gateway } from '../shared/gateway.js';
 import { errorBody } from '../shared/http/error-body.js';
 import { jsonBody, singleValuedHeaders, validateContract, type ApiEvent } from '../shared/http/middleware.js';
-import { jsonResponse } from '../shared/http/response.js';
+import { acceptsEventStream, EVENT_STREAM_HEADERS, EventStream, type ApiResult } from '../shared/http/event-stream.js';
+import { errorResponse, jsonResponse } from '../shared/http/response.js';
 import { ServerTiming } from '../shared/http/server-timing.js';
 import type { Log } from '../shared/log.js';
 import { ProviderSecretError } from '../shared/secrets/provider-keys.js';
-import type { PromptResponse } from '../shared/compare/prompt-service.js';
+import type { PromptResponse, Started, SubmitOptions } from '../shared/compare/prompt-service.js';
 
 /** Seconds a caller is asked to wait when the gateway could not be built (the secret could not be read). */
 const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
@@ -52,20 +53,65 @@ export function createApiHandler(gateway: () => Gateway | Promise<Gateway>, log:
       const context = event.requestContext.authorizer ?? {};
       const accountId = context.accountId;
       if (typeof accountId !== 'string' || !event.promptRequest) throw new UnauthorizedError();
-      const { prompts } = await buildOrUnavailable(gateway, log);
-      const idempotencyKey = event.headers['idempotency-key'];
-      let replayed = false;
-      const response = await prompts.submit(accountId, event.promptRequest, {
-        idempotencyKey,
+      const { prompts, config } = await buildOrUnavailable(gateway, log);
+      const request = event.promptRequest;
+      const options: SubmitOptions = {
+        idempotencyKey: event.headers['idempotency-key'],
         account: cachedAccount(context),
-        onReplay: () => (replayed = true),
         timing,
         afterAnswer: (work) => finishing.set(event, work),
-      });
+      };
+      if (acceptsEventStream(event.headers.accept)) {
+        // Every refusal is thrown by `start`, before the 200: only then does the stream begin.
+        const stream = new EventStream(config.sseKeepAliveMs);
+        const live = new Set<number>();
+        const started = await prompts.start(accountId, request, {
+          ...options,
+          signal: stream.signal,
+          onDelta: (index, text) => stream.send('delta', JSON.stringify({ index, modelId: request.models[index]?.requestedId, text })),
+          onResult: (index, result) => {
+            live.add(index);
+            stream.send('result', JSON.stringify({ index, result }));
+          },
+        });
+        streamAnswer(stream, started, live, log, started.replayed ? undefined : hooks.onResponse);
+        const result: ApiResult = { statusCode: 200, headers: { ...EVENT_STREAM_HEADERS, 'server-timing': timing.header() }, body: '', eventStream: stream };
+        return result;
+      }
+      const started = await prompts.start(accountId, request, options);
+      const response = await started.answer;
       // A replay ran no model and charged nothing: it adds nothing to the metrics.
-      if (!replayed) hooks.onResponse?.(response);
+      if (!started.replayed) hooks.onResponse?.(response);
       return jsonResponse(200, response, { 'server-timing': timing.header() });
     });
+}
+
+/**
+ * The events that follow the 200: the results not yet sent (all of them for judged
+ * requests and replays), the evaluations, the ranking, then `done` with the JSON answer's
+ * very body; or, should the run fail, `error` with the error body. Then the end.
+ */
+function streamAnswer(stream: EventStream, started: Started, live: ReadonlySet<number>, log: Log, onResponse?: (response: PromptResponse) => void): void {
+  started.answer.then(
+    (response) => {
+      try {
+        onResponse?.(response);
+      } catch (error) {
+        log.error('Recording the response failed', { promptLogId: response.promptLogId, errorName: (error as Error).name });
+      }
+      response.results.forEach((result, index) => {
+        if (!live.has(index)) stream.send('result', JSON.stringify({ index, result }));
+      });
+      for (const evaluation of response.evaluations) stream.send('evaluation', JSON.stringify({ evaluation }));
+      if (response.ranking) stream.send('ranking', JSON.stringify({ ranking: response.ranking, judgeStatistics: response.judgeStatistics }));
+      stream.send('done', jsonResponse(200, response).body);
+      stream.end();
+    },
+    (error: unknown) => {
+      stream.send('error', errorResponse(error, log).body);
+      stream.end();
+    },
+  );
 }
 
 /**

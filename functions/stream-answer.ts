@@ -1,10 +1,11 @@
 import { finished } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { pipeEvents, type ApiResult } from '../shared/http/event-stream.js';
 import { errorResponse } from '../shared/http/response.js';
 import type { Log } from '../shared/log.js';
 
-type ApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+type ApiHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<ApiResult>;
 
 /** The response-streaming part of the `awslambda` global that Lambda's Node.js runtime provides. */
 export interface LambdaStreamingRuntime {
@@ -39,13 +40,20 @@ export function streamAnswers(
         headers: mapValues(result.headers ?? {}, String),
         ...(result.multiValueHeaders ? { multiValueHeaders: mapValues(result.multiValueHeaders, (values) => values.map(String)) } : {}),
       });
-      // `write`, not `end(body)`: the runtime puts the metadata and its delimiter ahead of
-      // the first `write` only; a body given to `end` would go out without them (a 502).
-      stream.write(result.body);
-      stream.end();
-      await finished(stream);
+      if (result.eventStream) {
+        // Events as they come; a caller who goes cancels the run, which still ends the stream.
+        await pipeEvents(result.eventStream, stream);
+      } else {
+        // `write`, not `end(body)`: the runtime puts the metadata and its delimiter ahead of
+        // the first `write` only; a body given to `end` would go out without them (a 502).
+        stream.write(result.body);
+        stream.end();
+        await finished(stream);
+      }
     } finally {
-      // Even when the stream failed: the answer's charge and records are still written.
+      // Even when the stream failed: the answer's charge and records are still written
+      // (for an event stream, once its run has ended).
+      await result.eventStream?.ended;
       await afterAnswer(event);
     }
   });
@@ -65,12 +73,15 @@ export function bufferAnswers(handler: ApiHandler, afterAnswer: (event: APIGatew
   const answer = answering(handler, log);
   return async (event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> => {
     const result = await answer(event, context);
+    // An event stream comes whole, as one body, once its last event is sent.
+    let body = result.body;
+    if (result.eventStream) for await (const chunk of result.eventStream) body += chunk;
     await afterAnswer(event);
     return {
       statusCode: result.statusCode,
       headers: mapValues(result.headers ?? {}, String),
       ...(result.multiValueHeaders ? { multiValueHeaders: mapValues(result.multiValueHeaders, (values) => values.map(String)) } : {}),
-      body: result.body,
+      body,
       isBase64Encoded: result.isBase64Encoded ?? false,
     };
   };
@@ -78,7 +89,7 @@ export function bufferAnswers(handler: ApiHandler, afterAnswer: (event: APIGatew
 
 /** The handler's answer; what it throws becomes the error body (a 500 that names no cause). */
 function answering(handler: ApiHandler, log: Log) {
-  return (event: APIGatewayProxyEvent, context: Context) =>
+  return (event: APIGatewayProxyEvent, context: Context): Promise<ApiResult> =>
     handler(event, context).catch((error: unknown) => errorResponse(error, log, { requestId: context.awsRequestId }));
 }
 

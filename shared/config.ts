@@ -35,6 +35,8 @@ export interface GatewayConfig {
   creditsPerUsd: number;
   markup: number;
   requestDeadlineMs: number;
+  /** How long an event stream (Accept: text/event-stream) may stay silent before a keep-alive comment is sent. */
+  sseKeepAliveMs: number;
   /** Local host only: how long an Allow decision of the authorizer is reused (API Gateway's cache in AWS). */
   authorizerCacheSeconds: number;
   /** AWS only: the Secrets Manager secret holding the provider keys (PROVIDER_SECRET_ARN, set by the stack). */
@@ -202,6 +204,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     creditsPerUsd: positive(env, 'CREDITS_PER_USD', 100),
     markup: positive(env, 'MARKUP', 1),
     requestDeadlineMs: int(env, 'REQUEST_DEADLINE_MS', 25_000, 100),
+    sseKeepAliveMs: int(env, 'SSE_KEEPALIVE_MS', 15_000, 1),
     authorizerCacheSeconds: int(env, 'AUTHORIZER_CACHE_SECONDS', 30),
     providerSecretArn: optional(env, 'PROVIDER_SECRET_ARN'),
     judgeWorkflowArn: optional(env, WORKFLOW_ENV.stateMachineArn),

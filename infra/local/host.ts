@@ -11,6 +11,7 @@ import type { GatewayConfig } from '../../shared/config.js';
 import { creditsToMicro, microToCredits } from '../../shared/credits/credits.js';
 import { createGateway, type Gateway } from '../../shared/gateway.js';
 import { createWorkflowTasks } from '../../shared/workflow-tasks.js';
+import type { ApiResult } from '../../shared/http/event-stream.js';
 import { lazy } from '../../shared/lazy.js';
 import { silentLog, type Log } from '../../shared/log.js';
 import { isSimulated } from '../../shared/providers/router.js';
@@ -75,17 +76,23 @@ async function startGateway(config: GatewayConfig, store: EmbeddedStore, simulat
   const demo = await ensureDemoAccount(gateway, config);
   // What requests still write after their answers; closing waits for it before the store goes.
   const finishing = new Set<Promise<void>>();
+  const track = (work: Promise<void>) => {
+    finishing.add(work);
+    return work.finally(() => finishing.delete(work));
+  };
+  const api = createApiHandler(() => gateway, log);
   const server = createLocalServer(
     {
       authorizer: cacheAuthorizer(createAuthorizer(() => gateway), config.authorizerCacheSeconds * 1000),
-      api: createApiHandler(() => gateway, log),
+      api: async (event, context) => {
+        const result: ApiResult = await api(event, context);
+        // An event stream is answered once it ends: until then, settled() waits for it too.
+        if (result.eventStream) void track(result.eventStream.ended.then(() => afterAnswer(event)));
+        return result;
+      },
       // The page is built by esbuild on its first request (about 50 ms), as the stack builds it into the catalog bundle.
       catalog: createCatalogHandler(log, lazy(buildPage)),
-      afterAnswer: (event) => {
-        const work = afterAnswer(event);
-        finishing.add(work);
-        return work.finally(() => finishing.delete(work));
-      },
+      afterAnswer: (event) => track(afterAnswer(event)),
     },
     log,
   );

@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { LIMITS } from '../../shared/contract/limits.js';
 import { MethodNotAllowedError, NotFoundError, PayloadTooLargeError, UnauthorizedError } from '../../shared/errors.js';
+import { pipeEvents, type ApiResult, type EventStream } from '../../shared/http/event-stream.js';
 import { errorResponse } from '../../shared/http/response.js';
 import type { Log } from '../../shared/log.js';
 import { CATALOG_PATHS, PAGE_PATHS } from '../../functions/catalog-handler.js';
@@ -21,7 +22,8 @@ const ROUTES: Readonly<Record<string, { method: 'GET' | 'POST'; handler: 'api' |
 
 export interface LocalHandlers {
   authorizer: (event: APIGatewayTokenAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
-  api: (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+  /** Its answer may be an event stream (Accept: text/event-stream): written as it comes. */
+  api: (event: APIGatewayProxyEvent, context: Context) => Promise<ApiResult>;
   /** GET /api/v1/models and GET /api/v1/openapi.json; the comparison page (GET /, /page.js, /page.css). */
   catalog: (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
   /** What the api handler still has to write once its answer to `event` is sent. */
@@ -103,7 +105,9 @@ async function handle(req: IncomingMessage, res: ServerResponse, handlers: Local
     send(res, await handlers.catalog(event, lambdaContext('catalog', requestId)), requestId);
     return;
   }
-  send(res, await handlers.api(event, lambdaContext('api', requestId)), requestId);
+  const result = await handlers.api(event, lambdaContext('api', requestId));
+  if (result.eventStream) await sendEvents(res, result, result.eventStream, requestId);
+  else send(res, result, requestId);
   await handlers.afterAnswer?.(event);
 }
 
@@ -118,6 +122,13 @@ async function authorize(handlers: LocalHandlers, req: IncomingMessage, path: st
     if ((error as Error).message === 'Unauthorized') return undefined;
     throw error;
   }
+}
+
+/** An event stream: its status and headers at once, then its events as they come (pipeEvents). */
+async function sendEvents(res: ServerResponse, result: ApiResult, stream: EventStream, requestId: string): Promise<void> {
+  res.writeHead(result.statusCode, { ...(result.headers as Record<string, string>), 'x-request-id': requestId });
+  res.flushHeaders();
+  await pipeEvents(stream, res);
 }
 
 /** The body's bytes, or undefined once it passes `limit` bytes (the rest is drained, not kept). */

@@ -19,7 +19,7 @@ import type { AccountsRepository } from '../storage/accounts.js';
 import type { PromptLogsRepository } from '../storage/prompt-logs.js';
 import { toPromptLog } from './prompt-log.js';
 import type { ModelResult } from './result.js';
-import { runModels } from './run-models.js';
+import { runModels, type FanOutOptions } from './run-models.js';
 
 /** The success body (spec 2.10). */
 export interface PromptResponse {
@@ -66,7 +66,16 @@ const loadJudging = lazyAsync(() => import('../judging/judged-comparison.js'));
 /** Time kept back from the deadline for settling and logging after the models answered. */
 const SETTLE_MARGIN_MS = 1_000;
 
-export interface SubmitOptions {
+/** What an event-stream caller hears while the models run (unjudged requests), and its disconnect. */
+export type Streaming = Pick<FanOutOptions, 'onDelta' | 'onResult' | 'signal'>;
+
+/** A request that passed every refusal: its answer to come, or a replay's stored one. */
+export interface Started {
+  replayed: boolean;
+  answer: Promise<PromptResponse>;
+}
+
+export interface SubmitOptions extends Streaming {
   idempotencyKey?: string;
   receivedAt?: number;
   /** The account settings the authorizer cached with its decision; read from the store when absent. */
@@ -98,7 +107,18 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 export class PromptService {
   constructor(private readonly deps: PromptServiceDeps) {}
 
+  /** The answer, once the models (and judges) have answered: `start`, then its answer. */
   async submit(accountId: string, request: PromptRequest, options: SubmitOptions = {}): Promise<PromptResponse> {
+    return (await this.start(accountId, request, options)).answer;
+  }
+
+  /**
+   * Everything that may refuse the request (account, idempotency, rate limit, reserve),
+   * then the run, started: resolves once the reservation holds (or with a replay's stored
+   * answer), so that an event-stream caller commits to its 200 only then, and hears
+   * `onDelta` / `onResult` from there on. `answer` rejects should the run itself fail.
+   */
+  async start(accountId: string, request: PromptRequest, options: SubmitOptions = {}): Promise<Started> {
     const { accounts, idempotency } = this.deps;
     const receivedAt = options.receivedAt ?? Date.now();
     const promptLogId = newPromptLogId(receivedAt);
@@ -107,24 +127,21 @@ export class PromptService {
     if (request.judges.length > 0 && !this.deps.judging) throw new JudgingUnavailableError();
     const zeroDataRetention = request.body.zero_data_retention ?? account.zeroDataRetention;
     const timing = options.timing ?? new ServerTiming();
+    const run = () => this.run(accountId, account.rateLimitRpm, request, promptLogId, zeroDataRetention, receivedAt, timing, options);
 
-    let answered: Answered;
-    if (options.idempotencyKey === undefined) {
-      answered = await this.run(accountId, account.rateLimitRpm, request, promptLogId, zeroDataRetention, receivedAt, timing);
-    } else {
-      const idempotencyKey = options.idempotencyKey;
-      const begun = await timing.measure('idempotency', () => idempotency.begin(accountId, idempotencyKey, request.body, promptLogId, receivedAt));
-      if (begun.kind === 'replay') {
-        options.onReplay?.();
-        return begun.response;
-      }
-      try {
-        answered = await this.run(accountId, account.rateLimitRpm, request, promptLogId, zeroDataRetention, receivedAt, timing);
-      } catch (error) {
-        await idempotency.release(begun.recordKey, promptLogId).catch(() => undefined);
-        throw error;
-      }
-      const { response, finish } = answered;
+    if (options.idempotencyKey === undefined) return { replayed: false, answer: this.answer((await run()).answered, promptLogId, options) };
+    const idempotencyKey = options.idempotencyKey;
+    const begun = await timing.measure('idempotency', () => idempotency.begin(accountId, idempotencyKey, request.body, promptLogId, receivedAt));
+    if (begun.kind === 'replay') {
+      options.onReplay?.();
+      return { replayed: true, answer: Promise.resolve(begun.response) };
+    }
+    const release = async (error: unknown): Promise<never> => {
+      await idempotency.release(begun.recordKey, promptLogId).catch(() => undefined);
+      throw error;
+    };
+    const { answered } = await run().catch(release);
+    const completing = answered.then(async ({ response, finish }): Promise<Answered> => {
       // The record is completed before the answer leaves (only requests with a key pay this
       // write), so that a replay sent once the answer arrived gets it, never a 409. The
       // charge follows the record: should it not be written, a retry with this key runs
@@ -139,15 +156,20 @@ export class PromptService {
           return false;
         },
       );
-      answered = { response, finish: () => finish(completed) };
-    }
-    const { finish } = answered;
+      return { response, finish: () => finish(completed) };
+    }, release);
+    return { replayed: false, answer: this.answer(completing, promptLogId, options) };
+  }
+
+  /** The answer; what follows it (settle, prompt log) starts once it is on its way, handed to `afterAnswer` or awaited. */
+  private async answer(answered: Promise<Answered>, promptLogId: string, options: SubmitOptions): Promise<PromptResponse> {
+    const { response, finish } = await answered;
     const finishing = nextTurn()
       .then(() => finish())
       .catch((error: unknown) => this.deps.log.error('Finishing after the answer failed', { promptLogId, errorName: (error as Error).name }));
     if (options.afterAnswer) options.afterAnswer(finishing);
     else await finishing;
-    return answered.response;
+    return response;
   }
 
   private async run(
@@ -158,8 +180,9 @@ export class PromptService {
     zeroDataRetention: boolean,
     receivedAt: number,
     timing: ServerTiming,
-  ): Promise<Answered> {
-    const { config, credits, log } = this.deps;
+    streaming: Streaming,
+  ): Promise<{ answered: Promise<Answered> }> {
+    const { config, credits } = this.deps;
     const estimate = estimateBreakdown(request, config);
     const reserving = timing.measure('reserve', () =>
       credits.reserve(accountId, promptLogId, estimate.micro, rateLimitRpm ?? config.rateLimitRpm).catch((error: unknown) => {
@@ -169,10 +192,27 @@ export class PromptService {
     );
     const deadlineAt = receivedAt + config.requestDeadlineMs - SETTLE_MARGIN_MS;
     const judged = request.judges.length > 0;
-    const models = judged ? undefined : this.runModelsOnceReserved(request, reserving, deadlineAt);
+    const models = judged ? undefined : this.runModelsOnceReserved(request, reserving, deadlineAt, streaming);
     // Should the reserve be refused, nothing awaits these results: a failure of theirs is dropped with them.
     models?.catch(() => undefined);
     const open = await reserving;
+    return { answered: this.complete(open, models, request, promptLogId, accountId, zeroDataRetention, receivedAt, timing, deadlineAt) };
+  }
+
+  /** The run once reserved: the models' (or the workflow's) results, the charge, the answer, and what follows it. */
+  private async complete(
+    open: OpenRequest,
+    models: Promise<ModelResult[]> | undefined,
+    request: PromptRequest,
+    promptLogId: string,
+    accountId: string,
+    zeroDataRetention: boolean,
+    receivedAt: number,
+    timing: ServerTiming,
+    deadlineAt: number,
+  ): Promise<Answered> {
+    const { config, log } = this.deps;
+    const judged = models === undefined;
     const { results, evaluations, ranking, judgeStatistics } = judged
       ? await timing.measure('judging', () => this.judge(open, request, promptLogId, deadlineAt))
       : { results: await timing.measure('models', () => models!), evaluations: [], ranking: undefined, judgeStatistics: undefined };
@@ -208,9 +248,10 @@ export class PromptService {
    * dropped). One event-loop turn first, so that the reserve's own request leaves before
    * the calls are built.
    */
-  private async runModelsOnceReserved(request: PromptRequest, reserving: Promise<OpenRequest>, deadlineAt: number): Promise<ModelResult[]> {
+  private async runModelsOnceReserved(request: PromptRequest, reserving: Promise<OpenRequest>, deadlineAt: number, streaming: Streaming): Promise<ModelResult[]> {
     await nextTurn();
-    return runModels(request, { route: this.deps.route, deadlineAt, ready: reserving });
+    const { onDelta, onResult, signal } = streaming;
+    return runModels(request, { route: this.deps.route, deadlineAt, ready: reserving, onDelta, onResult, signal });
   }
 
   /**

@@ -2,11 +2,11 @@ import { setMaxListeners } from 'node:events';
 import { schemaChecker } from '../contract/schema-checker.js';
 import type { PromptRequest, RequestedModel } from '../contract/types.js';
 import { redactSecrets } from '../http/redact.js';
-import { chargeCall } from '../pricing/charge.js';
+import { CANCELLED, chargeCall } from '../pricing/charge.js';
 import { UpstreamError } from '../providers/errors.js';
 import { withRetry, type RetryPolicy } from '../providers/retry.js';
-import type { Router } from '../providers/router.js';
-import type { Usage } from '../providers/types.js';
+import type { Route, Router } from '../providers/router.js';
+import type { ModelCall, ModelReply, Usage } from '../providers/types.js';
 import { toModelCall } from './model-call.js';
 import type { ModelResult } from './result.js';
 
@@ -22,6 +22,20 @@ export interface FanOutOptions {
    * reject, nothing is sent and every result fails. Latencies count from when it resolved.
    */
   ready?: Promise<unknown>;
+  /**
+   * Given, each model's call is streamed (the adapter's `stream`) and its text handed here
+   * as the vendor sends it, by the model's position in `request.models`; `onResult` hears
+   * each result as its model ends. The JSON answer passes neither and calls `send`.
+   */
+  onDelta?: (index: number, text: string) => void;
+  onResult?: (index: number, result: ModelResult) => void;
+  /**
+   * The caller's own abort (an event-stream caller who disconnected). The calls end at
+   * once; each is charged what it used (the usage the vendor reported so far, else the
+   * missing-usage estimate from its input and the text received) and reported as a
+   * failed result with the error code `cancelled`.
+   */
+  signal?: AbortSignal;
 }
 
 /**
@@ -34,6 +48,9 @@ export async function runModels(request: PromptRequest, options: FanOutOptions):
   // Each model's call listens on it: as many listeners as models, none of them a leak.
   setMaxListeners(0, controller.signal);
   const timer = setTimeout(() => controller.abort(), Math.max(0, options.deadlineAt - Date.now()));
+  const cancel = () => controller.abort(options.signal?.reason);
+  if (options.signal?.aborted) cancel();
+  else options.signal?.addEventListener('abort', cancel, { once: true });
   const ready = options.ready?.then(
     () => undefined,
     (reason: unknown) => {
@@ -45,13 +62,27 @@ export async function runModels(request: PromptRequest, options: FanOutOptions):
   // The caller handles the rejection; here each call ends on it.
   ready?.catch(() => undefined);
   try {
-    return await Promise.all(request.models.map((model) => runModel(request, model, options, controller.signal, ready)));
+    return await Promise.all(
+      request.models.map(async (model, index) => {
+        const result = await runModel(request, model, index, options, controller.signal, ready);
+        options.onResult?.(index, result);
+        return result;
+      }),
+    );
   } finally {
     clearTimeout(timer);
+    options.signal?.removeEventListener('abort', cancel);
   }
 }
 
-async function runModel(request: PromptRequest, model: RequestedModel, options: FanOutOptions, signal: AbortSignal, ready?: Promise<void>): Promise<ModelResult> {
+async function runModel(
+  request: PromptRequest,
+  model: RequestedModel,
+  index: number,
+  options: FanOutOptions,
+  signal: AbortSignal,
+  ready?: Promise<void>,
+): Promise<ModelResult> {
   let started = performance.now();
   /** When the attempt that answered began: what a time-of-day vendor bills by. */
   let attemptStartedAt = Date.now();
@@ -65,12 +96,19 @@ async function runModel(request: PromptRequest, model: RequestedModel, options: 
   );
   const { call, warnings } = toModelCall(request, model);
   let apiKey: string | undefined;
+  /** The text streamed so far: what a cancelled call is charged for when its vendor reported no usage. */
+  let streamed = '';
   try {
     const route = options.route(model.entry);
     apiKey = route.endpoint.apiKey;
     const { value: reply } = await withRetry(() => {
       attemptStartedAt = Date.now();
-      return route.adapter.send(call, route.endpoint, signal, ready);
+      if (!options.onDelta) return route.adapter.send(call, route.endpoint, signal, ready);
+      const onDelta = options.onDelta;
+      return streamAttempt(route, call, signal, ready, (text) => {
+        streamed += text;
+        onDelta(index, text);
+      });
     }, {
       policy: options.retry,
       deadlineAt: options.deadlineAt,
@@ -90,6 +128,9 @@ async function runModel(request: PromptRequest, model: RequestedModel, options: 
       ...(allWarnings.length > 0 ? { warnings: allWarnings } : {}),
     };
   } catch (error) {
+    if (options.signal?.aborted && error instanceof UpstreamError) {
+      return cancelledResult(model, call, error, streamed, attemptStartedAt, Math.round(performance.now() - started), warnings);
+    }
     return {
       modelId: model.requestedId,
       status: 'failed',
@@ -102,6 +143,60 @@ async function runModel(request: PromptRequest, model: RequestedModel, options: 
       ...(warnings.length > 0 ? { warnings } : {}),
     };
   }
+}
+
+/**
+ * One streamed attempt: the adapter's `stream`, or (for an adapter without one) `send`
+ * with its whole output handed over as one delta. An attempt that fails after some of its
+ * text went out is not retried: the caller has that text already, and a second attempt
+ * would send different text after it.
+ */
+async function streamAttempt(route: Route, call: ModelCall, signal: AbortSignal, ready: Promise<void> | undefined, onDelta: (text: string) => void): Promise<ModelReply> {
+  let sent = false;
+  const deliver = (text: string) => {
+    if (text.length === 0) return;
+    sent = true;
+    onDelta(text);
+  };
+  try {
+    if (route.adapter.stream) return await route.adapter.stream(call, route.endpoint, signal, deliver, ready);
+    const reply = await route.adapter.send(call, route.endpoint, signal, ready);
+    deliver(reply.output);
+    return reply;
+  } catch (error) {
+    if (sent && error instanceof UpstreamError && error.retryable) throw new UpstreamError(error.code, error.message, { ...error.details, retryable: false });
+    throw error;
+  }
+}
+
+/**
+ * A call stopped because its caller disconnected: failed (no output is answered), yet
+ * charged what it used, as the vendor bills it: the usage it reported before the stop, or
+ * where none arrived, the missing-usage estimate from its input and the text received.
+ */
+function cancelledResult(
+  model: RequestedModel,
+  call: ModelCall,
+  error: UpstreamError,
+  streamed: string,
+  attemptStartedAt: number,
+  latencyMs: number,
+  warnings: string[],
+): ModelResult {
+  const partial = error.details.partial;
+  const received = partial && partial.output.length > streamed.length ? partial.output : streamed;
+  const charge = chargeCall(call, partial?.usage, received, attemptStartedAt);
+  const allWarnings = [...warnings, ...(charge.kind === 'estimated' ? [charge.warning] : [])];
+  return {
+    modelId: model.requestedId,
+    status: 'failed',
+    output: '',
+    ...(charge.kind === 'observed'
+      ? { tokensIn: charge.usage.inputTokens, tokensOut: charge.usage.outputTokens, latencyMs, providerCost: charge.providerCost }
+      : { tokensIn: 0, tokensOut: 0, latencyMs, providerCost: null, estimatedCost: charge.estimatedCost }),
+    error: { code: CANCELLED, message: 'The caller disconnected: the call was stopped and charged what it had used' },
+    ...(allWarnings.length > 0 ? { warnings: allWarnings } : {}),
+  };
 }
 
 /** The token classes beside tokensIn/tokensOut, for callers who price or audit them. */

@@ -1,3 +1,5 @@
+import type { Usage } from './types.js';
+
 /** A failed upstream call: what the result's `error` object reports, and whether to try again. */
 export class UpstreamError extends Error {
   override name = 'UpstreamError';
@@ -10,6 +12,8 @@ export class UpstreamError extends Error {
       /** From Retry-After, when the vendor sent one. */
       retryAfterMs?: number;
       cause?: unknown;
+      /** A streamed call that was aborted: the text and the usage it had received by then. */
+      partial?: { output: string; usage?: Usage };
     } = {},
   ) {
     super(message, { cause: details.cause });

@@ -1,0 +1,130 @@
+import { once } from 'node:events';
+import type { Writable } from 'node:stream';
+import type { APIGatewayProxyResult } from 'aws-lambda';
+
+/** The headers of a 200 event stream; `x-accel-buffering: no` asks a proxy in between (nginx) not to hold events back. */
+export const EVENT_STREAM_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' };
+
+/** The comment that keeps an idle stream open (proxies and load balancers close connections idle for long). */
+export const KEEP_ALIVE = ': keep-alive\n\n';
+
+/** Whether the request asks for Server-Sent Events (`Accept: text/event-stream`, among other types or alone). */
+export function acceptsEventStream(accept: string | undefined): boolean {
+  return accept !== undefined && /(^|,)\s*text\/event-stream\s*(;|,|$)/i.test(accept);
+}
+
+/**
+ * An answer whose body is written as it happens: the api handler returns it (status and
+ * headers as in any answer, `body` empty), and whoever sends answers (the local host, the
+ * Lambda entry) writes the `eventStream`'s chunks as they come, then its end.
+ */
+export type ApiResult = APIGatewayProxyResult & { eventStream?: EventStream };
+
+/**
+ * Server-Sent Events, one `event:` line and one `data:` line of JSON each. The producer
+ * (`send`) never waits for the reader: what a slow reader has not yet taken is queued and
+ * handed over in one chunk at its next read. What can queue is bounded by the answer
+ * itself, which the JSON path holds whole anyway: each model's text is bounded by its
+ * output limit (maxTokens or the catalog's allowance), each event adds a few bytes of
+ * framing, and `done` repeats the answer once. While the reader waits and nothing was
+ * sent for `keepAliveMs`, a comment is queued.
+ */
+export class EventStream implements AsyncIterable<string> {
+  private queue: string[] = [];
+  private done = false;
+  private wake: (() => void) | undefined;
+  private keepAlive: NodeJS.Timeout | undefined;
+  private readonly cancelled = new AbortController();
+  private resolveEnded!: () => void;
+  /** Resolves once the producer has ended the stream (its last event sent), read or not. */
+  readonly ended = new Promise<void>((resolve) => (this.resolveEnded = resolve));
+
+  constructor(private readonly keepAliveMs: number) {}
+
+  /** Aborts once the reader is gone (the caller disconnected): the producer stops its work. */
+  get signal(): AbortSignal {
+    return this.cancelled.signal;
+  }
+
+  /** One event; `json` is the event's data, already one line of JSON (JSON.stringify never writes a raw line break). */
+  send(event: string, json: string): void {
+    this.push(`event: ${event}\ndata: ${json}\n\n`);
+  }
+
+  /** The last chunk has been sent; the reader ends once it has taken it. */
+  end(): void {
+    this.done = true;
+    this.stopKeepAlive();
+    this.resolveEnded();
+    this.wake?.();
+  }
+
+  /** Called by the reader when its caller has gone: the producer hears it on `signal` and still ends the stream. */
+  cancel(reason: unknown): void {
+    this.cancelled.abort(reason);
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<string> {
+    this.armKeepAlive();
+    try {
+      for (;;) {
+        if (this.queue.length > 0) {
+          const chunk = this.queue.join('');
+          this.queue = [];
+          yield chunk;
+        } else if (this.done) {
+          return;
+        } else {
+          await new Promise<void>((resolve) => (this.wake = resolve));
+          this.wake = undefined;
+        }
+      }
+    } finally {
+      this.stopKeepAlive();
+    }
+  }
+
+  private push(chunk: string): void {
+    if (this.done) return;
+    this.queue.push(chunk);
+    this.armKeepAlive();
+    this.wake?.();
+  }
+
+  private armKeepAlive(): void {
+    if (this.done || this.keepAliveMs <= 0) return;
+    if (this.keepAlive) this.keepAlive.refresh();
+    else this.keepAlive = setTimeout(() => {
+      this.keepAlive = undefined;
+      this.push(KEEP_ALIVE);
+    }, this.keepAliveMs);
+  }
+
+  private stopKeepAlive(): void {
+    clearTimeout(this.keepAlive);
+    this.keepAlive = undefined;
+  }
+}
+
+/**
+ * Writes an event stream to `out` as it comes, then ends `out` (the local host's HTTP
+ * response, Lambda's response stream). A write `out` cannot take yet is awaited (`drain`)
+ * before the next, so that what a slow reader has not taken waits in the stream's queue
+ * (bounded as said there), not in socket buffers. Should `out` close or fail first (the
+ * caller went), the stream is cancelled (the model calls stop) and read to its end
+ * unwritten: resolves once its producer has ended it.
+ */
+export async function pipeEvents(stream: EventStream, out: Writable): Promise<void> {
+  const gone = () => {
+    if (!out.writableFinished) stream.cancel(new Error('The caller disconnected'));
+  };
+  out.once('close', gone);
+  // An error event on its own would crash the process; it means the caller is gone.
+  out.on('error', gone);
+  if (out.destroyed) gone();
+  for await (const chunk of stream) {
+    if (out.destroyed || stream.signal.aborted) continue;
+    if (!out.write(chunk)) await Promise.race([once(out, 'drain'), once(out, 'close')]);
+  }
+  if (!out.destroyed) out.end();
+}
