@@ -3,7 +3,8 @@ import type { StructuredOutput } from './structured-output.js';
 /** One entry of `results` (spec 2.11), plus what the contract leaves open: the failure and the warnings. */
 export interface ModelResult {
   modelId: string;
-  status: 'completed' | 'failed';
+  /** `cancelled`: stopped because its event-stream caller disconnected; no output, charged what it used. */
+  status: 'completed' | 'failed' | 'cancelled';
   output: string;
   tokensIn: number;
   tokensOut: number;

@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { schemaChecker } from '../contract/schema-checker.js';
 import type { PromptRequest, RequestedModel } from '../contract/types.js';
 import { redactSecrets } from '../http/redact.js';
-import { CANCELLED, chargeCall } from '../pricing/charge.js';
+import { chargeCall } from '../pricing/charge.js';
 import { UpstreamError } from '../providers/errors.js';
 import { withRetry, type RetryPolicy } from '../providers/retry.js';
 import type { Route, Router } from '../providers/router.js';
@@ -32,8 +32,8 @@ export interface FanOutOptions {
   /**
    * The caller's own abort (an event-stream caller who disconnected). The calls end at
    * once; each is charged what it used (the usage the vendor reported so far, else the
-   * missing-usage estimate from its input and the text received) and reported as a
-   * failed result with the error code `cancelled`.
+   * missing-usage estimate from its input and the text received) and reported with the
+   * status `cancelled`.
    */
   signal?: AbortSignal;
 }
@@ -170,7 +170,7 @@ async function streamAttempt(route: Route, call: ModelCall, signal: AbortSignal,
 }
 
 /**
- * A call stopped because its caller disconnected: failed (no output is answered), yet
+ * A call stopped because its caller disconnected: cancelled (no output is answered), and
  * charged what it used, as the vendor bills it: the usage it reported before the stop, or
  * where none arrived, the missing-usage estimate from its input and the text received.
  */
@@ -189,12 +189,12 @@ function cancelledResult(
   const allWarnings = [...warnings, ...(charge.kind === 'estimated' ? [charge.warning] : [])];
   return {
     modelId: model.requestedId,
-    status: 'failed',
+    status: 'cancelled',
     output: '',
     ...(charge.kind === 'observed'
       ? { tokensIn: charge.usage.inputTokens, tokensOut: charge.usage.outputTokens, latencyMs, providerCost: charge.providerCost }
       : { tokensIn: 0, tokensOut: 0, latencyMs, providerCost: null, estimatedCost: charge.estimatedCost }),
-    error: { code: CANCELLED, message: 'The caller disconnected: the call was stopped and charged what it had used' },
+    error: { code: 'cancelled', message: 'The caller disconnected: the call was stopped and charged what it had used' },
     ...(allWarnings.length > 0 ? { warnings: allWarnings } : {}),
   };
 }

@@ -29,7 +29,7 @@ const resultError = {
     code: {
       type: 'string',
       description:
-        'upstream_error, upstream_rate_limited, upstream_overloaded, upstream_unreachable, upstream_malformed_response, timeout, provider_not_configured, internal_error',
+        'upstream_error, upstream_rate_limited, upstream_overloaded, upstream_unreachable, upstream_malformed_response, timeout, provider_not_configured, internal_error; `cancelled` (a cancelled result only).',
       pattern: '^[a-z][a-z0-9_]*$',
     },
     message: { type: 'string' },
@@ -110,9 +110,24 @@ const failedResult = {
   additionalProperties: false,
 };
 
+/** A model stopped because its event-stream caller disconnected: no output, but charged what it used, as a completed one is. */
+const cancelledResult = {
+  ...failedResult,
+  title: 'Cancelled result',
+  properties: {
+    ...failedResult.properties,
+    status: { const: 'cancelled' },
+    output: { const: '', description: 'Always "" for a cancelled result (the caller had the text as deltas).' },
+    providerCost: { ...completedResult.properties.providerCost, description: 'What the call had used when it was stopped, from the usage its vendor reported by then; null when none arrived.' },
+    estimatedCost: { ...completedResult.properties.estimatedCost, description: 'Only where providerCost is null: the missing-usage estimate charged (its input and the text received).' },
+    error: { ...resultError, properties: { ...resultError.properties, code: { const: 'cancelled' } } },
+  },
+};
+
 const modelResult = {
-  description: 'One entry of `results` (spec 2.11): one per requested model, in request order; `status` is `completed` or `failed`.',
-  oneOf: [ref('CompletedResult'), ref('FailedResult')],
+  description:
+    'One entry of `results` (spec 2.11): one per requested model, in request order; `status` is `completed`, `failed`, or `cancelled` (stopped because its event-stream caller disconnected: charged what it used).',
+  oneOf: [ref('CompletedResult'), ref('FailedResult'), ref('CancelledResult')],
 };
 
 /**
@@ -449,6 +464,49 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
 ];
 
 const JSON_MEDIA = 'application/json';
+const EVENT_STREAM_MEDIA = 'text/event-stream';
+
+/** The data of each Server-Sent Event of the prompt operation (docs/streaming-api.md). */
+const streamEvents = {
+  delta: {
+    type: 'object',
+    description: '`event: delta`: a model\'s text as its vendor streams it (unjudged requests). `index` is the model\'s position in `models`; `text` is the new text only. A model\'s deltas, concatenated, are its result\'s `output`.',
+    properties: { index: { type: 'integer', minimum: 0 }, modelId: { type: 'string' }, text: { type: 'string', minLength: 1 } },
+    required: ['index', 'modelId', 'text'],
+    additionalProperties: false,
+  },
+  result: {
+    type: 'object',
+    description: '`event: result`: a model\'s result, exactly as in `results`, when the model ends (judged requests: when the workflow returns them; replays: all at once, in order).',
+    properties: { index: { type: 'integer', minimum: 0 }, result: ref('ModelResult') },
+    required: ['index', 'result'],
+    additionalProperties: false,
+  },
+  evaluation: {
+    type: 'object',
+    description: '`event: evaluation`: one item of `evaluations`, once judging has ended.',
+    properties: { evaluation: ref('Evaluation') },
+    required: ['evaluation'],
+    additionalProperties: false,
+  },
+  ranking: {
+    type: 'object',
+    description: '`event: ranking`: after the evaluations: `ranking` and `judgeStatistics` as in the answer.',
+    properties: { ranking: { type: 'array', items: ref('RankingEntry') }, judgeStatistics: ref('JudgeStatistics') },
+    required: ['ranking', 'judgeStatistics'],
+    additionalProperties: false,
+  },
+  error: {
+    ...ref('Error'),
+    description: '`event: error`: the run failed after the stream began (the error body the JSON call would have answered with a 5xx); the last event.',
+  },
+};
+
+const eventStreamDescription = [
+  'With `Accept: text/event-stream`: Server-Sent Events, each `event: NAME` and one `data:` line of JSON, written as they happen. Refusals (every 4xx, and 5xx before the run) stay JSON answers.',
+  'Order: `delta` and `result` events as the models stream and end (unjudged); for judged requests a `result` per model when the workflow returns, then one `evaluation` each, then `ranking`; always last `done` (data: the whole PromptResponse, byte for byte the JSON answer) or `error` (data: the error body). Comment lines `: keep-alive` come after 15 s of silence.',
+  'A caller who disconnects stops the model calls; what they used is charged. Without response streaming (`gateway:responseStreaming=false`) the stream comes whole, as one body, when it ends.',
+].join(' ');
 
 const exampleRequest = { prompt: 'Say hello', models: ['fam_c-5.4', 'fam_a-opus-4-6', 'fam_b-3.1-pro'] };
 const exampleResponse = {
@@ -478,6 +536,7 @@ export function openApiDocument(): Record<string, any> {
     ModelResult: modelResult,
     CompletedResult: completedResult,
     FailedResult: failedResult,
+    CancelledResult: cancelledResult,
     Evaluation: evaluation,
     RankingEntry: rankingEntry,
     ModelList: modelList,
@@ -510,7 +569,18 @@ export function openApiDocument(): Record<string, any> {
           schema: { type: 'string', example: 'reserve;dur=1.2, models;dur=201.7, total;dur=203.6' },
         },
       },
-      content: { [JSON_MEDIA]: { schema: ref('PromptResponse'), examples: { mixed: { summary: 'One model completed, one failed', value: exampleResponse } } } },
+      content: {
+        [JSON_MEDIA]: { schema: ref('PromptResponse'), examples: { mixed: { summary: 'One model completed, one failed', value: exampleResponse } } },
+        [EVENT_STREAM_MEDIA]: {
+          schema: { type: 'string', description: eventStreamDescription },
+          // OpenAPI 3.1 has no schema for an event stream's items: each event's data is named here.
+          'x-events': { ...streamEvents, done: { ...ref('PromptResponse'), description: '`event: done`: the whole answer, byte for byte the JSON body; the last event of a good stream.' } },
+          example:
+            'event: delta\ndata: {"index":0,"modelId":"fam_c-5.4","text":"Hel"}\n\nevent: delta\ndata: {"index":0,"modelId":"fam_c-5.4","text":"lo!"}\n\n' +
+            'event: result\ndata: {"index":0,"result":{"modelId":"fam_c-5.4","status":"completed","output":"Hello!","tokensIn":7,"tokensOut":3,"latencyMs":55,"providerCost":0.0000475}}\n\n' +
+            'event: done\ndata: {"promptLogId":"pl_01JD0000000000000000000000","results":[{"modelId":"fam_c-5.4","status":"completed","output":"Hello!","tokensIn":7,"tokensOut":3,"latencyMs":55,"providerCost":0.0000475}],"evaluations":[],"creditsUsed":0.00475}\n\n',
+        },
+      },
     },
   };
   for (const spec of ERROR_STATUSES) operationResponses[spec.status] = { $ref: `#/components/responses/${spec.name}` };
@@ -555,6 +625,13 @@ export function openApiDocument(): Record<string, any> {
             'Runs every requested model concurrently, each isolated (one failure never fails the others), inside the request deadline; ' +
             'charges the completed results\' cost. Refused requests (every 4xx) call no provider and change no balance.',
           parameters: [
+            {
+              name: 'Accept',
+              in: 'header',
+              required: false,
+              description: '`text/event-stream` asks for the answer as Server-Sent Events (see the 200 response and docs/streaming-api.md); anything else, or none, for JSON.',
+              schema: { type: 'string', example: 'text/event-stream' },
+            },
             {
               name: 'Idempotency-Key',
               in: 'header',

@@ -51,7 +51,8 @@ export class WorkflowTasks {
     return {
       index: model.index,
       modelId: model.modelId,
-      status: result.status,
+      // No caller can cancel a workflow's call (it has no stream): completed or failed.
+      status: result.status === 'completed' ? 'completed' : 'failed',
       result: await carry(this.deps.claimCheck, claimKeys.result(context.requestId, model.index), result, context.resultInlineBytes),
     };
   }

@@ -52,27 +52,23 @@ export function chargeCall(call: ModelCall, usage: Usage | undefined, output: st
   };
 }
 
-/** The error code of a call its caller cancelled (by disconnecting): failed, yet charged what it used. */
-export const CANCELLED = 'cancelled';
-
 /** A call as an answer reports it: a result, or one order of an evaluation. */
 export interface ReportedCall {
-  status: 'completed' | 'failed';
+  status: 'completed' | 'failed' | 'cancelled';
   providerCost: number | null;
   estimatedCost?: number;
-  error?: { code: string };
 }
 
 /**
  * What calls are charged, USD: completed ones at their provider cost, or where that is
- * unavailable at their estimate; failed ones nothing, except those their caller cancelled
- * (they used what they used). `estimatedUsd` is the estimated part.
+ * unavailable at their estimate; failed ones nothing; cancelled ones (stopped when their
+ * caller disconnected) what they had used, the same way. `estimatedUsd` is the estimated part.
  */
 export function chargedUsd(calls: readonly ReportedCall[]): { usd: number; estimatedUsd: number } {
   let usd = 0;
   let estimatedUsd = 0;
   for (const call of calls) {
-    if (call.status !== 'completed' && call.error?.code !== CANCELLED) continue;
+    if (call.status === 'failed') continue;
     if (call.providerCost !== null) usd += call.providerCost;
     else estimatedUsd += call.estimatedCost ?? 0;
   }

@@ -1,10 +1,13 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import type { JudgingWorkflow } from '../../shared/judging/workflow-types.js';
 import { body } from '../support/fixtures.js';
 import { postEvents, type SseEvent } from '../support/events.js';
-import { balanceOf, openTestAccount } from '../support/accounts.js';
+import { balanceOf, openTestAccount, until } from '../support/accounts.js';
 import { post, useTestHost } from '../support/local.js';
 
-const host = useTestHost();
+// A short keep-alive, so that an idle stream's comment is seen without waiting 15 s; a
+// deadline beyond the test timeout, so that a hanging call only a disconnect can end fails the test.
+const host = useTestHost({ SSE_KEEPALIVE_MS: '50', DEMO_CREDITS: '1000', REQUEST_DEADLINE_MS: '120000' });
 
 const names = (events: SseEvent[]) => events.map((e) => e.event);
 
@@ -59,5 +62,127 @@ describe('POST /api/v1/prompt with Accept: text/event-stream', () => {
     const done = stream.events.at(-1)!.json;
     const strip = (answer: any) => ({ ...answer, promptLogId: 'x', results: answer.results.map((r: any) => ({ ...r, latencyMs: 0 })) });
     expect(strip(done)).toEqual(strip(json.body));
+  });
+
+  it('sends a failed model\'s result with its error while the others complete', async () => {
+    host().simulator.setFault({ kind: 'status', status: 400, provider: 'google' });
+    const { events } = await postEvents(host(), body({ models: ['fam_c-5.4', 'fam_a-opus-4-6', 'fam_b-3.1-pro'] }));
+    const results = new Map(events.filter((e) => e.event === 'result').map((e) => [e.json.index, e.json.result]));
+    expect(results.get(2)).toMatchObject({ modelId: 'fam_b-3.1-pro', status: 'failed', output: '', error: { code: expect.any(String), upstreamStatus: 400 } });
+    expect(results.get(0)).toMatchObject({ status: 'completed' });
+    expect(results.get(1)).toMatchObject({ status: 'completed' });
+    expect(events.some((e) => e.event === 'delta' && e.json.index === 2)).toBe(false);
+    const done = events.at(-1)!;
+    expect(done.event).toBe('done');
+    expect(done.json.results).toEqual([0, 1, 2].map((i) => results.get(i)));
+  });
+
+  it('streams a judged request: the results when the workflow returns them, each evaluation, the ranking, then done', async () => {
+    const { events } = await postEvents(host(), body({ models: ['fam_c-5.4', 'fam_a-opus-4-6'], judges: ['fam_c-4.1'] }));
+    expect(names(events)).not.toContain('delta');
+    const done = events.at(-1)!;
+    expect(done.event).toBe('done');
+    const evaluationCount = done.json.evaluations.length;
+    expect(evaluationCount).toBeGreaterThan(0);
+    expect(names(events)).toEqual(['result', 'result', ...Array(evaluationCount).fill('evaluation'), 'ranking', 'done']);
+    const results = events.filter((e) => e.event === 'result').map((e) => e.json);
+    expect(results.map((r) => r.index)).toEqual([0, 1]);
+    const evaluations = events.filter((e) => e.event === 'evaluation').map((e) => e.json.evaluation);
+    const ranking = events.find((e) => e.event === 'ranking')!.json;
+    const { promptLogId, creditsUsed } = done.json;
+    expect(done.data).toBe(
+      JSON.stringify({ promptLogId, results: results.map((r) => r.result), evaluations, ranking: ranking.ranking, judgeStatistics: ranking.judgeStatistics, creditsUsed }),
+    );
+  });
+
+  it('keeps refusals ordinary JSON answers with their status: 400 for a bad body, 402 for a short balance; nothing is called', async () => {
+    const bad = await postEvents(host(), { models: ['fam_c-5.4'] });
+    expect(bad.status).toBe(400);
+    expect(bad.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(bad.body.error).toMatchObject({ code: 'invalid_request', details: [expect.objectContaining({ field: expect.stringContaining('prompt') })] });
+    const { accountId, auth } = await openTestAccount(host(), 0);
+    const poor = await postEvents(host(), body(), { headers: auth });
+    expect(poor.status).toBe(402);
+    expect(poor.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(poor.body.estimatedCreditsRequired).toBeGreaterThan(0);
+    expect(await balanceOf(host(), accountId)).toBe(0);
+    expect(host().simulator.calls()).toHaveLength(0);
+  });
+
+  it('ends with an error event when the run fails after the stream started, and charges nothing', async () => {
+    const { accountId, auth } = await openTestAccount(host(), 100_000_000);
+    // The judge workflow's execution fails, as a failed Step Functions execution would.
+    const workflow = (host().gateway.prompts as unknown as { deps: { judging: { workflow: JudgingWorkflow } } }).deps.judging.workflow;
+    vi.spyOn(workflow, 'run').mockRejectedValue(new Error('execution failed'));
+    const answer = await postEvents(host(), body({ models: ['fam_c-5.4', 'fam_a-opus-4-6'], judges: ['fam_c-4.1'] }), { headers: auth });
+    expect(answer.status).toBe(200);
+    expect(names(answer.events)).toEqual(['error']);
+    expect(answer.events[0]!.json).toEqual({ error: { code: 'internal_error', message: expect.any(String) } });
+    expect(await balanceOf(host(), accountId)).toBe(100_000_000);
+    expect((await host().gateway.accounts.get(accountId))!.reservations).toEqual({});
+  });
+
+  it('stops the model calls of a caller who disconnects, charges what they used once, and closes the reservation', async () => {
+    const { accountId, auth } = await openTestAccount(host(), 100_000_000);
+    // Anthropic never answers: only the caller's disconnect can end its call (the deadline is past the test's timeout).
+    host().simulator.setFault({ kind: 'hang', provider: 'anthropic' });
+    const answer = await postEvents(host(), body({ models: ['fam_c-5.4', 'fam_a-opus-4-6'] }), {
+      headers: auth,
+      stopAfter: (item) => 'event' in item && item.event === 'result' && item.json.index === 0,
+    });
+    expect(answer.events.map((e) => e.event)).toContain('delta');
+    expect(names(answer.events)).not.toContain('done');
+    // postEvents returned once the host finished the request: the hanging call was stopped, not waited out.
+    const settlements = (await host().gateway.ledger.list(accountId)).filter((entry) => entry.kind === 'settle');
+    expect(settlements).toHaveLength(1);
+    const log = (await host().gateway.promptLogs.get(settlements[0]!.requestId!))!;
+    const [completed, cancelled] = log.models;
+    expect(completed).toMatchObject({ modelId: 'fam_c-5.4', status: 'completed' });
+    // No usage arrived for the stopped call: charged the missing-usage estimate of its input.
+    expect(cancelled).toMatchObject({ modelId: 'fam_a-opus-4-6', status: 'cancelled', errorCode: 'cancelled', providerCost: null });
+    expect(cancelled!.estimatedCost).toBeGreaterThan(0);
+    const chargedMicro = settlements[0]!.chargedMicro!;
+    expect(chargedMicro).toBe(log.creditsUsedMicro);
+    expect(chargedMicro).toBeGreaterThan(Math.round(completed!.providerCost! * 100 * 1e6));
+    expect(await balanceOf(host(), accountId)).toBe(100_000_000 - chargedMicro);
+    expect(await host().gateway.credits.ledgerSum(accountId)).toBe(100_000_000 - chargedMicro);
+    expect((await host().gateway.accounts.get(accountId))!.reservations).toEqual({});
+  });
+
+  it('sends a keep-alive comment while nothing else is sent', async () => {
+    host().simulator.setFault({ kind: 'hang', provider: 'openai' });
+    const answer = await postEvents(host(), body({ models: ['fam_c-5.4'] }), { stopAfter: (item) => 'comment' in item });
+    expect(answer.comments).toEqual(['keep-alive']);
+    expect(answer.events).toEqual([]);
+    expect(answer.raw).toBe(': keep-alive\n\n');
+  });
+
+  it('answers 409 to the same Idempotency-Key while the first streams, and streams the stored answer to a replay', async () => {
+    const key = { 'idempotency-key': `sse-${Date.now()}` };
+    const request = body({ models: ['fam_c-5.4', 'fam_a-opus-4-6'] });
+    host().simulator.pause();
+    const first = postEvents(host(), request, { headers: key });
+    await until(() => host().simulator.calls().length === 2);
+    // Raw fetches: the helpers would wait for the paused stream to settle.
+    for (const accept of ['application/json', 'text/event-stream']) {
+      const second = await fetch(`${host().url}/api/v1/prompt`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${host().demo.apiKey}`, 'content-type': 'application/json', accept, ...key },
+        body: JSON.stringify(request),
+      });
+      expect(second.status).toBe(409);
+      expect(((await second.json()) as any).error.code).toBe('idempotency_in_progress');
+    }
+    host().simulator.resume();
+    const original = await first;
+    const done = original.events.at(-1)!;
+    expect(done.event).toBe('done');
+    const calls = host().simulator.calls().length;
+
+    const replay = await postEvents(host(), request, { headers: key });
+    expect(names(replay.events)).toEqual(['result', 'result', 'done']);
+    expect(replay.events.map((e) => e.json.index).slice(0, 2)).toEqual([0, 1]);
+    expect(replay.events.at(-1)!.data).toBe(done.data);
+    expect(host().simulator.calls()).toHaveLength(calls);
   });
 });

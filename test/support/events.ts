@@ -24,7 +24,7 @@ export interface EventAnswer {
 /**
  * POSTs to the prompt endpoint asking for an event stream and reads it as it comes.
  * `stopAfter` sees each event and comment as it arrives: returning true disconnects (the
- * reading ends there). A refusal's JSON body is checked against the OpenAPI document.
+ * reading ends there). A refusal's JSON body, and `done`'s, are checked against the OpenAPI document.
  * Returns once the host has finished what follows the stream (settle, prompt log).
  */
 export async function postEvents(
@@ -69,6 +69,9 @@ export async function postEvents(
       }
     }
   }
+  // done is the JSON answer: it must be a documented one.
+  const done = answer.events.find((e) => e.event === 'done');
+  if (done) assertMatchesOpenApi({ status: 200, headers: new Headers({ 'content-type': 'application/json; charset=utf-8' }), body: done.json });
   await host.settled();
   return answer;
 }

@@ -2,6 +2,7 @@ import { PassThrough, type Writable } from 'node:stream';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { streamAnswers } from '../../functions/stream-answer.js';
+import { EVENT_STREAM_HEADERS, EventStream, type ApiResult } from '../../shared/http/event-stream.js';
 import { silentLog } from '../../shared/log.js';
 import { gate } from '../support/gate.js';
 import { lambdaStreamingRuntime, splitStreamed } from '../support/lambda-streaming.mjs';
@@ -85,5 +86,74 @@ describe('api entry: the answer is streamed before what follows it is written', 
     // The proxy-integration answer, isBase64Encoded included (sam-local and LocalStack parse it).
     expect(returned).toEqual({ ...answer, isBase64Encoded: false });
     expect(settled).toBe(true);
+  });
+});
+
+describe('api entry: an event stream (Accept: text/event-stream)', () => {
+  const sse = (stream: EventStream): ApiResult => ({ statusCode: 200, headers: { ...EVENT_STREAM_HEADERS }, body: '', eventStream: stream });
+  const nextData = (stream: PassThrough) => new Promise<string>((resolve) => stream.once('data', (chunk: Buffer) => resolve(chunk.toString())));
+
+  it('writes the metadata and each event as it is sent, and finishes what follows the answer once the stream has ended', async () => {
+    const events = new EventStream(0);
+    let settled = false;
+    const handler = streamAnswers(async () => sse(events), async () => void (settled = true), silentLog, runtime) as Streamed;
+    const responseStream = new PassThrough();
+    const written = collect(responseStream);
+    const invocation = handler(event, responseStream, context);
+
+    const first = nextData(responseStream);
+    events.send('delta', '{"index":0,"modelId":"m","text":"Hel"}');
+    await first;
+    // The first event is out while the run goes on.
+    expect(splitStreamed(written()).body).toBe('event: delta\ndata: {"index":0,"modelId":"m","text":"Hel"}\n\n');
+    expect(settled).toBe(false);
+
+    events.send('done', '{"promptLogId":"pl_1"}');
+    events.end();
+    await invocation;
+    const { metadata, body } = splitStreamed(written());
+    expect(metadata).toEqual({ statusCode: 200, headers: EVENT_STREAM_HEADERS });
+    expect(body).toBe('event: delta\ndata: {"index":0,"modelId":"m","text":"Hel"}\n\nevent: done\ndata: {"promptLogId":"pl_1"}\n\n');
+    expect(settled).toBe(true);
+  });
+
+  it('cancels the run when the response stream fails (the caller went), and finishes only once the run has ended the stream', async () => {
+    const events = new EventStream(0);
+    const settle = gate();
+    let settled = false;
+    const handler = streamAnswers(async () => sse(events), async () => void (settled = true), silentLog, runtime) as Streamed;
+    const responseStream = new PassThrough();
+    const invocation = handler(event, responseStream, context);
+    const first = nextData(responseStream);
+    events.send('delta', '{"index":0,"modelId":"m","text":"Hel"}');
+    await first;
+
+    const cancelled = new Promise((resolve) => events.signal.addEventListener('abort', resolve));
+    responseStream.destroy(new Error('the client disconnected'));
+    await cancelled;
+    expect(settled).toBe(false);
+    // The run ends after the cancel, as the fan-out does once its calls have stopped.
+    void settle.opened.then(() => {
+      events.send('done', '{}');
+      events.end();
+    });
+    settle.open();
+    await invocation.catch(() => undefined);
+    expect(settled).toBe(true);
+  });
+
+  it('outside Lambda\'s streaming runtime (buffered) returns the whole stream as one body', async () => {
+    const events = new EventStream(0);
+    const handler = streamAnswers(async () => sse(events), async () => undefined, silentLog, undefined) as (e: APIGatewayProxyEvent, c: Context) => Promise<APIGatewayProxyResult>;
+    const invocation = handler(event, context);
+    events.send('result', '{"index":0}');
+    events.send('done', '{}');
+    events.end();
+    expect(await invocation).toEqual({
+      statusCode: 200,
+      headers: EVENT_STREAM_HEADERS,
+      body: 'event: result\ndata: {"index":0}\n\nevent: done\ndata: {}\n\n',
+      isBase64Encoded: false,
+    });
   });
 });
