@@ -78,10 +78,10 @@ export function createApiHandler(gateway: () => Gateway | Promise<Gateway>, log:
         const result: ApiResult = { statusCode: 200, headers: { ...EVENT_STREAM_HEADERS, 'server-timing': timing.header() }, body: '', eventStream: stream };
         return result;
       }
-      const started = await prompts.start(accountId, request, options);
-      const response = await started.answer;
+      let replayed = false;
+      const response = await prompts.submit(accountId, request, { ...options, onReplay: () => (replayed = true) });
       // A replay ran no model and charged nothing: it adds nothing to the metrics.
-      if (!started.replayed) hooks.onResponse?.(response);
+      if (!replayed) hooks.onResponse?.(response);
       return jsonResponse(200, response, { 'server-timing': timing.header() });
     });
 }

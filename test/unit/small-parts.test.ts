@@ -8,6 +8,7 @@ import { creditsToMicro, microToCredits, usdToMicroCredits } from '../../shared/
 import { estimateMicroCredits } from '../../shared/credits/estimate.js';
 import { parseServerTiming, ServerTiming } from '../../shared/http/server-timing.js';
 import { ulid } from '../../shared/ids.js';
+import { chargedUsd } from '../../shared/pricing/charge.js';
 import { providerCost } from '../../shared/pricing/cost.js';
 import { UpstreamError, parseRetryAfter } from '../../shared/providers/errors.js';
 import { withRetry } from '../../shared/providers/retry.js';
@@ -301,7 +302,7 @@ describe('Function: estimateMicroCredits with cache breakpoints', () => {
 });
 
 /** Runs "Hi." on `models`, every call through `adapter`, with the deadline 60 s away unless `options` says otherwise. */
-function runThrough(models: string[], adapter: Pick<ProtocolAdapter, 'send'>, options: Partial<FanOutOptions> = {}) {
+function runThrough(models: string[], adapter: Pick<ProtocolAdapter, 'send' | 'stream'>, options: Partial<FanOutOptions> = {}) {
   return runModels(validatePromptRequest({ prompt: 'Hi.', models }), {
     route: () => ({ adapter, endpoint: { baseUrl: 'http://unused', apiKey: 'k' } as never }),
     deadlineAt: Date.now() + 60_000,
@@ -424,5 +425,75 @@ describe('Function: runModels, sent once ready', () => {
     expect(results.map((r) => r.status)).toEqual(['failed', 'failed', 'failed']);
     expect(attempts).toEqual(MODELS);
     expect(signals.every((signal) => signal.aborted)).toBe(true);
+  });
+});
+
+describe('Function: runModels, streamed (an event-stream caller)', () => {
+  const usage = { inputTokens: 1_000, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 500, reasoningTokens: 0 };
+  const reply = (output: string) => ({ output, usage, warnings: [] });
+
+  it('hands an adapter without stream() its whole output as one delta, then the result', async () => {
+    const heard: string[] = [];
+    const [result] = await runThrough(['fam_c-5.4'], { send: async () => reply('Hello!') }, {
+      onDelta: (index, text) => heard.push(`delta ${index} ${text}`),
+      onResult: (index, r) => heard.push(`result ${index} ${r.output}`),
+    });
+    expect(heard).toEqual(['delta 0 Hello!', 'result 0 Hello!']);
+    expect(result).toMatchObject({ status: 'completed', output: 'Hello!' });
+  });
+
+  it('streams through the adapter\'s stream() when it has one, each piece as it comes', async () => {
+    const heard: string[] = [];
+    const adapter = {
+      send: async () => Promise.reject(new Error('send must not be called when streaming')),
+      stream: async (_call: unknown, _endpoint: unknown, _signal: AbortSignal, onDelta: (text: string) => void) => {
+        onDelta('Hel');
+        onDelta('');
+        onDelta('lo!');
+        return reply('Hello!');
+      },
+    };
+    await runThrough(['fam_c-5.4'], adapter, { onDelta: (_index, text) => heard.push(text) });
+    expect(heard).toEqual(['Hel', 'lo!']);
+  });
+
+  it('does not retry an attempt that failed after some of its text went out', async () => {
+    let attempts = 0;
+    const adapter = {
+      send: async () => reply('unused'),
+      stream: async (_call: unknown, _endpoint: unknown, _signal: AbortSignal, onDelta: (text: string) => void) => {
+        attempts++;
+        onDelta('Hel');
+        throw new UpstreamError('upstream_overloaded', 'Overloaded', { upstreamStatus: 529, retryable: true });
+      },
+    };
+    const [result] = await runThrough(['fam_c-5.4'], adapter, { onDelta: () => undefined, retry: { maxAttempts: 3, baseDelayMs: 0, maxDelayMs: 0 } });
+    expect(attempts).toBe(1);
+    expect(result).toMatchObject({ status: 'failed', error: { code: 'upstream_overloaded' } });
+  });
+
+  it('charges a call its caller cancelled the partial usage the vendor reported, and the estimate where none arrived', async () => {
+    const caller = new AbortController();
+    const stopped = (partialUsage: typeof usage | undefined) => ({
+      send: async () => reply('unused'),
+      stream: (_call: unknown, _endpoint: unknown, signal: AbortSignal, onDelta: (text: string) => void) =>
+        new Promise<never>((_resolve, reject) => {
+          onDelta('Hel');
+          const stop = () => reject(new UpstreamError('timeout', 'aborted', { partial: { output: 'Hel', ...(partialUsage ? { usage: partialUsage } : {}) } }));
+          if (signal.aborted) stop();
+          signal.addEventListener('abort', stop);
+          caller.abort();
+        }),
+    });
+    const [observed] = await runThrough(['fam_c-5.4'], stopped(usage), { onDelta: () => undefined, signal: caller.signal });
+    expect(observed).toMatchObject({ status: 'cancelled', output: '', tokensIn: 1_000, tokensOut: 500, error: { code: 'cancelled' } });
+    expect(observed!.providerCost).toBeGreaterThan(0);
+
+    const [estimated] = await runThrough(['fam_c-5.4'], stopped(undefined), { onDelta: () => undefined, signal: caller.signal });
+    expect(estimated).toMatchObject({ status: 'cancelled', providerCost: null, estimatedCost: expect.any(Number) });
+    expect(estimated!.estimatedCost).toBeGreaterThan(0);
+    // Charged like a completed call; a failed one costs nothing.
+    expect(chargedUsd([observed!, estimated!]).usd).toBe(observed!.providerCost! + estimated!.estimatedCost!);
+    expect(chargedUsd([{ status: 'failed', providerCost: 0 }]).usd).toBe(0);
   });
 });
