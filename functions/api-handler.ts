@@ -11,7 +11,8 @@ import { errorResponse, jsonResponse } from '../shared/http/response.js';
 import { ServerTiming } from '../shared/http/server-timing.js';
 import type { Log } from '../shared/log.js';
 import { ProviderSecretError } from '../shared/secrets/provider-keys.js';
-import type { PromptResponse, Started, SubmitOptions } from '../shared/compare/prompt-service.js';
+import type { PromptResponse, PromptService, Started, SubmitOptions } from '../shared/compare/prompt-service.js';
+import type { PromptRequest } from '../shared/contract/types.js';
 
 /** Seconds a caller is asked to wait when the gateway could not be built (the secret could not be read). */
 const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
@@ -61,29 +62,43 @@ export function createApiHandler(gateway: () => Gateway | Promise<Gateway>, log:
         timing,
         afterAnswer: (work) => finishing.set(event, work),
       };
-      if (acceptsEventStream(event.headers.accept)) {
-        // Every refusal is thrown by `start`, before the 200: only then does the stream begin.
-        const stream = new EventStream(config.sseKeepAliveMs);
-        const live = new Set<number>();
-        const started = await prompts.start(accountId, request, {
-          ...options,
-          signal: stream.signal,
-          onDelta: (index, text) => stream.send('delta', JSON.stringify({ index, modelId: request.models[index]?.requestedId, text })),
-          onResult: (index, result) => {
-            live.add(index);
-            stream.send('result', JSON.stringify({ index, result }));
-          },
-        });
-        streamAnswer(stream, started, live, log, started.replayed ? undefined : hooks.onResponse);
-        const result: ApiResult = { statusCode: 200, headers: { ...EVENT_STREAM_HEADERS, 'server-timing': timing.header() }, body: '', eventStream: stream };
-        return result;
-      }
+      if (acceptsEventStream(event.headers.accept)) return answerWithEvents(prompts, accountId, request, options, config.sseKeepAliveMs, log, hooks.onResponse);
       let replayed = false;
       const response = await prompts.submit(accountId, request, { ...options, onReplay: () => (replayed = true) });
       // A replay ran no model and charged nothing: it adds nothing to the metrics.
       if (!replayed) hooks.onResponse?.(response);
       return jsonResponse(200, response, { 'server-timing': timing.header() });
     });
+}
+
+/**
+ * The event-stream answer (docs/streaming-api.md). Every refusal is thrown by `start`,
+ * before the 200: only once the reservation holds does the stream begin, its deltas and
+ * results written as the models stream and end.
+ */
+async function answerWithEvents(
+  prompts: PromptService,
+  accountId: string,
+  request: PromptRequest,
+  options: SubmitOptions,
+  keepAliveMs: number,
+  log: Log,
+  onResponse?: (response: PromptResponse) => void,
+): Promise<ApiResult> {
+  const stream = new EventStream(keepAliveMs);
+  const live = new Set<number>();
+  const started = await prompts.start(accountId, request, {
+    ...options,
+    signal: stream.signal,
+    onDelta: (index, text) => stream.send('delta', JSON.stringify({ index, modelId: request.models[index]?.requestedId, text })),
+    onResult: (index, result) => {
+      live.add(index);
+      stream.send('result', JSON.stringify({ index, result }));
+    },
+  });
+  // A replay ran no model and charged nothing: it adds nothing to the metrics.
+  streamAnswer(stream, started, live, log, started.replayed ? undefined : onResponse);
+  return { statusCode: 200, headers: { ...EVENT_STREAM_HEADERS, 'server-timing': options.timing!.header() }, body: '', eventStream: stream };
 }
 
 /**

@@ -43,6 +43,7 @@ export function streamAnswers(
       if (result.eventStream) {
         // Events as they come; a caller who goes cancels the run, which still ends the stream.
         await pipeEvents(result.eventStream, stream);
+        if (!stream.destroyed) await finished(stream);
       } else {
         // `write`, not `end(body)`: the runtime puts the metadata and its delimiter ahead of
         // the first `write` only; a body given to `end` would go out without them (a 502).

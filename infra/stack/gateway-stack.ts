@@ -72,7 +72,7 @@ export const RECONCILE_SCHEDULE = Duration.minutes(5);
 
 /** Time the `api` function keeps after its deadline to settle credits and answer. */
 const SETTLE_MARGIN = Duration.seconds(4);
-/** API Gateway ends a streamed response (Regional endpoint) that sends nothing for this long; the api function writes its answer only once it is whole. */
+/** API Gateway ends a streamed response (Regional endpoint) that sends nothing for this long; a JSON answer is written once it is whole, an event stream sends a keep-alive comment every 15 s. */
 export const STREAM_IDLE_LIMIT = Duration.minutes(5);
 /** The longest a buffered (not streamed) Regional REST API integration may take without a quota increase. */
 export const BUFFERED_INTEGRATION_LIMIT = Duration.seconds(29);

@@ -93,6 +93,16 @@ export interface SubmitOptions extends Streaming {
   afterAnswer?: (work: Promise<void>) => void;
 }
 
+/** One request as its run sees it. */
+interface RunContext {
+  accountId: string;
+  request: PromptRequest;
+  promptLogId: string;
+  zeroDataRetention: boolean;
+  receivedAt: number;
+  timing: ServerTiming;
+}
+
 /** An answer, and the writes that follow it (started once the answer is on its way). */
 interface Answered {
   response: PromptResponse;
@@ -127,7 +137,7 @@ export class PromptService {
     if (request.judges.length > 0 && !this.deps.judging) throw new JudgingUnavailableError();
     const zeroDataRetention = request.body.zero_data_retention ?? account.zeroDataRetention;
     const timing = options.timing ?? new ServerTiming();
-    const run = () => this.run(accountId, account.rateLimitRpm, request, promptLogId, zeroDataRetention, receivedAt, timing, options);
+    const run = () => this.run({ accountId, request, promptLogId, zeroDataRetention, receivedAt, timing }, account.rateLimitRpm, options);
 
     if (options.idempotencyKey === undefined) return { replayed: false, answer: this.answer((await run()).answered, promptLogId, options) };
     const idempotencyKey = options.idempotencyKey;
@@ -172,16 +182,8 @@ export class PromptService {
     return response;
   }
 
-  private async run(
-    accountId: string,
-    rateLimitRpm: number | undefined,
-    request: PromptRequest,
-    promptLogId: string,
-    zeroDataRetention: boolean,
-    receivedAt: number,
-    timing: ServerTiming,
-    streaming: Streaming,
-  ): Promise<{ answered: Promise<Answered> }> {
+  private async run(context: RunContext, rateLimitRpm: number | undefined, streaming: Streaming): Promise<{ answered: Promise<Answered> }> {
+    const { accountId, request, promptLogId, receivedAt, timing } = context;
     const { config, credits } = this.deps;
     const estimate = estimateBreakdown(request, config);
     const reserving = timing.measure('reserve', () =>
@@ -196,21 +198,12 @@ export class PromptService {
     // Should the reserve be refused, nothing awaits these results: a failure of theirs is dropped with them.
     models?.catch(() => undefined);
     const open = await reserving;
-    return { answered: this.complete(open, models, request, promptLogId, accountId, zeroDataRetention, receivedAt, timing, deadlineAt) };
+    return { answered: this.complete(context, open, models, deadlineAt) };
   }
 
   /** The run once reserved: the models' (or the workflow's) results, the charge, the answer, and what follows it. */
-  private async complete(
-    open: OpenRequest,
-    models: Promise<ModelResult[]> | undefined,
-    request: PromptRequest,
-    promptLogId: string,
-    accountId: string,
-    zeroDataRetention: boolean,
-    receivedAt: number,
-    timing: ServerTiming,
-    deadlineAt: number,
-  ): Promise<Answered> {
+  private async complete(context: RunContext, open: OpenRequest, models: Promise<ModelResult[]> | undefined, deadlineAt: number): Promise<Answered> {
+    const { accountId, request, promptLogId, zeroDataRetention, receivedAt, timing } = context;
     const { config, log } = this.deps;
     const judged = models === undefined;
     const { results, evaluations, ranking, judgeStatistics } = judged

@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 
@@ -115,16 +114,27 @@ export class EventStream implements AsyncIterable<string> {
  * unwritten: resolves once its producer has ended it.
  */
 export async function pipeEvents(stream: EventStream, out: Writable): Promise<void> {
+  let writable: (() => void) | undefined;
+  const drained = () => writable?.();
   const gone = () => {
     if (!out.writableFinished) stream.cancel(new Error('The caller disconnected'));
+    drained();
   };
+  out.on('drain', drained);
   out.once('close', gone);
   // An error event on its own would crash the process; it means the caller is gone.
   out.on('error', gone);
   if (out.destroyed) gone();
-  for await (const chunk of stream) {
-    if (out.destroyed || stream.signal.aborted) continue;
-    if (!out.write(chunk)) await Promise.race([once(out, 'drain'), once(out, 'close')]);
+  try {
+    for await (const chunk of stream) {
+      if (out.destroyed || stream.signal.aborted) continue;
+      // One listener each for the whole stream, however often a slow reader makes it wait.
+      if (!out.write(chunk) && !out.destroyed) await new Promise<void>((resolve) => (writable = resolve));
+      writable = undefined;
+    }
+    if (!out.destroyed) out.end();
+  } finally {
+    out.off('drain', drained);
+    out.off('close', gone);
   }
-  if (!out.destroyed) out.end();
 }

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalHost, type LocalHost } from '../../infra/local/host.js';
 import { resolveModel } from '../../shared/catalog/index.js';
 import type { Log } from '../../shared/log.js';
+import { postEvents } from '../support/events.js';
 import { post, testConfig, type Answer } from '../support/local.js';
 
 /**
@@ -283,6 +284,12 @@ describe('Zero data retention audit', () => {
       expect(judgedVerdict.body.evaluations.filter((e: { status: string }) => e.status === 'completed')).toHaveLength(45);
       expect(judgmentPuts.count).toBe(90);
     }
+
+    // Streamed (Accept: text/event-stream): once to its end, once disconnected after the first event (its calls cancelled).
+    const streamed = await postEvents(host, requestWithMarkers(m, { zero_data_retention: true }));
+    expect(streamed.events.at(-1)!.event).toBe('done');
+    const disconnected = await postEvents(host, requestWithMarkers(m, { zero_data_retention: true }), { stopAfter: () => true });
+    expect(disconnected.events.map((e) => e.event)).not.toContain('done');
 
     expect(answers.map((a) => a.status)).toEqual([200, 200, 409, 200, 400, judged.status, judged.status, judged.status]);
     expect([200, 501]).toContain(judged.status);

@@ -1,0 +1,97 @@
+import { Writable } from 'node:stream';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { acceptsEventStream, EventStream, KEEP_ALIVE, pipeEvents } from '../../shared/http/event-stream.js';
+
+/** A connection whose reader takes nothing until `release`: what a slow caller looks like to the gateway. */
+function slowConnection() {
+  const writes: string[] = [];
+  let release: (() => void) | undefined;
+  const out = new Writable({
+    highWaterMark: 16,
+    write(chunk: Buffer, _encoding, callback) {
+      writes.push(chunk.toString());
+      release = () => callback();
+    },
+  });
+  return { out, writes, release: () => release?.() };
+}
+
+describe('Class: EventStream', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it.each([
+    ['text/event-stream', true],
+    ['application/json, text/event-stream', true],
+    ['text/event-stream;q=0.9', true],
+    ['TEXT/EVENT-STREAM', true],
+    ['application/json', false],
+    ['text/event-streams', false],
+    [undefined, false],
+  ])('Accept: %s asks for events: %s', (accept, expected) => {
+    expect(acceptsEventStream(accept)).toBe(expected);
+  });
+
+  it('writes each event as one event line and one data line, and ends after the last', async () => {
+    const stream = new EventStream(0);
+    stream.send('delta', JSON.stringify({ index: 0, modelId: 'm', text: 'a\nb' }));
+    stream.send('done', '{}');
+    stream.end();
+    stream.send('late', '{}');
+    let text = '';
+    for await (const chunk of stream) text += chunk;
+    expect(text).toBe('event: delta\ndata: {"index":0,"modelId":"m","text":"a\\nb"}\n\nevent: done\ndata: {}\n\n');
+  });
+
+  it('queues a keep-alive comment only after keepAliveMs without an event', async () => {
+    vi.useFakeTimers();
+    const stream = new EventStream(15_000);
+    const reading = (async () => {
+      let text = '';
+      for await (const chunk of stream) text += chunk;
+      return text;
+    })();
+    await vi.advanceTimersByTimeAsync(14_999);
+    stream.send('delta', '{}');
+    await vi.advanceTimersByTimeAsync(14_999);
+    await vi.advanceTimersByTimeAsync(1);
+    stream.end();
+    expect(await reading).toBe(`event: delta\ndata: {}\n\n${KEEP_ALIVE}`);
+  });
+});
+
+describe('Function: pipeEvents', () => {
+  it('does not write again until a slow reader took the last write, then hands over what queued as one chunk', async () => {
+    const stream = new EventStream(0);
+    const { out, writes, release } = slowConnection();
+    const piping = pipeEvents(stream, out);
+    stream.send('delta', JSON.stringify({ text: 'x'.repeat(64) }));
+    await new Promise((resolve) => setImmediate(resolve));
+    for (let i = 0; i < 100; i++) stream.send('delta', JSON.stringify({ text: String(i) }));
+    await new Promise((resolve) => setImmediate(resolve));
+    // The first write is still with the reader: the hundred events wait in the stream, not in `out`.
+    expect(writes).toHaveLength(1);
+    expect(out.writableLength).toBeLessThanOrEqual(200);
+    stream.end();
+    release();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writes).toHaveLength(2);
+    expect(writes[1]!.split('event: delta').length - 1).toBe(100);
+    release();
+    await piping;
+  });
+
+  it('cancels the stream when the connection closes, and returns once the producer has ended it', async () => {
+    const stream = new EventStream(0);
+    const { out } = slowConnection();
+    const piping = pipeEvents(stream, out);
+    out.destroy();
+    await new Promise((resolve) => stream.signal.addEventListener('abort', resolve));
+    let returned = false;
+    void piping.then(() => (returned = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(returned).toBe(false);
+    stream.send('done', '{}');
+    stream.end();
+    await piping;
+  });
+});
