@@ -21,9 +21,10 @@ export interface EmbeddedStore {
    */
   requestHandler: HttpHandler;
   /**
-   * The requests the store received since the last call (the last 10,000 at most), as its
-   * thread saw them: DynamoDB operation and arrival time (ms since the epoch, to the
-   * microsecond). For the benchmarks, which count store round trips from the store's side.
+   * The requests the store received in process (through `requestHandler`, not over HTTP)
+   * since the last call (the last 10,000 at most), as its thread saw them: DynamoDB
+   * operation and arrival time (ms since the epoch, to the microsecond). For the
+   * benchmarks, which count store round trips from the store's side.
    */
   calls(): Promise<StoreCall[]>;
   /** How busy the store's thread has been since it started (its event loop's utilisation), for the benchmarks. */
