@@ -20,6 +20,13 @@ export interface EmbeddedStore {
    * CLI, any AWS tool) use `endpoint`.
    */
   requestHandler: HttpHandler;
+  /**
+   * The requests the store received in process (through `requestHandler`, not over HTTP)
+   * since the last call (the last 10,000 at most), as its thread saw them: DynamoDB
+   * operation and arrival time (ms since the epoch, to the microsecond). For the
+   * benchmarks, which count store round trips from the store's side.
+   */
+  calls(): Promise<StoreCall[]>;
   /** How busy the store's thread has been since it started (its event loop's utilisation), for the benchmarks. */
   utilization(): EventLoopUtilization;
   /** Stops the store: `stopped` once its thread has ended by itself, `terminated` when it had to be ended after CLOSE_WAIT_MS. */
@@ -37,7 +44,15 @@ const { parentPort, workerData } = require('node:worker_threads');
 const server = require(workerData.dynalite)(workerData.options);
 // Requests from this process: handed to dynalite's HTTP request handler as the request
 // and response objects it reads and writes (headers, method, url; the body as one chunk).
+// The last CALLS_KEPT requests' operations and arrival times (ms since the epoch, to the
+// microsecond), for the benchmarks to count store round trips from the store's side.
+const { performance } = require('node:perf_hooks');
+const calls = [];
+const CALLS_KEPT = 10000;
 workerData.requests.on('message', ({ id, headers, body }) => {
+  if (id === 'calls') return workerData.requests.postMessage({ id, calls: calls.splice(0) });
+  if (calls.length >= CALLS_KEPT) calls.shift();
+  calls.push({ operation: String(headers['x-amz-target'] || '').replace(/^DynamoDB_\\d+\\./, ''), at: performance.timeOrigin + performance.now() });
   const request = new EventEmitter();
   request.method = 'POST';
   request.url = '/';
@@ -118,10 +133,12 @@ export async function startEmbeddedStore(options: { port: number; dataDir?: stri
   void exited.then(() => {
     if (!closing) throw new Error('The embedded store stopped');
   });
+  const handler = new StoreThreadHandler(requests.port1);
   return {
     endpoint: `http://127.0.0.1:${port}`,
     port,
-    requestHandler: new StoreThreadHandler(requests.port1),
+    requestHandler: handler,
+    calls: () => handler.calls(),
     utilization: () => worker.performance.eventLoopUtilization(),
     close: async () => {
       if (!closing) {
@@ -149,8 +166,11 @@ class StoreThreadHandler implements HttpHandler<{ requestTimeout?: number }> {
   private next = 0;
   private config: { requestTimeout?: number } = {};
 
+  private callsWaiting: ((calls: StoreCall[]) => void)[] = [];
+
   constructor(private readonly port: MessagePort) {
-    port.on('message', (answer: StoreAnswer & { id: number }) => {
+    port.on('message', (answer: (StoreAnswer & { id: number }) | { id: 'calls'; calls: StoreCall[] }) => {
+      if (answer.id === 'calls') return this.callsWaiting.shift()?.(answer.calls);
       const call = this.pending.get(answer.id);
       if (!call) return;
       this.pending.delete(answer.id);
@@ -191,6 +211,14 @@ class StoreThreadHandler implements HttpHandler<{ requestTimeout?: number }> {
     });
   }
 
+  /** The store thread's record of the requests it received since the last call. */
+  calls(): Promise<StoreCall[]> {
+    return new Promise((resolve) => {
+      this.callsWaiting.push(resolve);
+      this.port.postMessage({ id: 'calls', headers: {}, body: '' });
+    });
+  }
+
   updateHttpClientConfig(key: 'requestTimeout', value?: number): void {
     this.config = { ...this.config, [key]: value };
   }
@@ -200,6 +228,11 @@ class StoreThreadHandler implements HttpHandler<{ requestTimeout?: number }> {
   }
 
   destroy(): void {}
+}
+
+export interface StoreCall {
+  operation: string;
+  at: number;
 }
 
 interface StoreAnswer {

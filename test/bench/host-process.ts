@@ -8,6 +8,7 @@ import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { startLocalHost } from '../../infra/local/host.js';
 import { generateApiKey, hashApiKey, keyPrefix } from '../../shared/auth/keys.js';
 import { loadConfig } from '../../shared/config.js';
+import { threadCpuMs } from './cpu.js';
 import type { FaultMatch } from '../../infra/local/simulator/server.js';
 
 export type HostRequest =
@@ -19,6 +20,7 @@ export type HostRequest =
   | { op: 'simulatorCalls' }
   | { op: 'usageStart' }
   | { op: 'usageStop' }
+  | { op: 'storeCalls' }
   | { op: 'close' };
 
 export interface HostReady {
@@ -36,6 +38,8 @@ export interface HostUsage {
   cpuUserMs: number;
   cpuSystemMs: number;
   wallMs: number;
+  /** CPU time of the gateway's thread (the main one, the store's thread apart), ms; null off Linux. */
+  gatewayThreadCpuMs: number | null;
   /** Share of the time (0 to 1) the gateway's thread (the main one) was busy. */
   gatewayThreadBusy: number;
   /** Share of the time (0 to 1) the embedded store's thread was busy. */
@@ -47,7 +51,7 @@ const SAMPLE_EVERY_MS = 50;
 const host = await startLocalHost(loadConfig(process.env), { simulatorLatencyMs: Number(process.env.BENCH_SIMULATOR_LATENCY_MS ?? 0) });
 
 let sampler:
-  | { timer: NodeJS.Timeout; peakRss: number; peakHeap: number; cpu: NodeJS.CpuUsage; started: number; gateway: EventLoopUtilization; store: EventLoopUtilization }
+  | { timer: NodeJS.Timeout; peakRss: number; peakHeap: number; cpu: NodeJS.CpuUsage; threadCpu: number | null; started: number; gateway: EventLoopUtilization; store: EventLoopUtilization }
   | undefined;
 function sample(): void {
   if (!sampler) return;
@@ -87,6 +91,7 @@ async function answer(request: HostRequest): Promise<unknown> {
         peakRss: 0,
         peakHeap: 0,
         cpu: process.cpuUsage(),
+        threadCpu: threadCpuMs(process.pid),
         started: performance.now(),
         gateway: performance.eventLoopUtilization(),
         store: host.store.utilization(),
@@ -105,12 +110,17 @@ async function answer(request: HostRequest): Promise<unknown> {
         cpuUserMs: cpu.user / 1000,
         cpuSystemMs: cpu.system / 1000,
         wallMs: performance.now() - sampler.started,
+        gatewayThreadCpuMs: sampler.threadCpu === null ? null : threadCpuMs(process.pid)! - sampler.threadCpu,
         gatewayThreadBusy: performance.eventLoopUtilization(sampler.gateway).utilization,
         storeThreadBusy: performance.eventLoopUtilization(host.store.utilization(), sampler.store).utilization,
       };
       sampler = undefined;
       return usage;
     }
+    case 'storeCalls':
+      // Once every answered request has written what follows its answer.
+      await host.settled();
+      return host.store.calls();
     case 'close':
       await host.close();
       // A clean exit, so that --cpu-prof writes its profile.

@@ -9,6 +9,10 @@
  */
 import { startHost, startUpstream, UNLIMITED, type Host, type Upstream } from './children.js';
 import { createClient, gatewayPhases, json, type Client } from './http-client.js';
+import type { StoreCall } from '../../infra/local/store.js';
+import { processCpuMs, threadCpuMs } from './cpu.js';
+import { countCriticalPath, type CriticalPath } from './critical-path.js';
+import { startStoreAlone } from './store-alone.js';
 import { ensurePortkey, startPortkey, type Portkey } from './portkey.js';
 import { describeFigures, median, medianByName, percentile, rotate, round } from './stats.js';
 import { check, type Benchmark, type Row } from './types.js';
@@ -35,6 +39,9 @@ export const overhead: Benchmark = {
     const warmup = context.smoke ? 5 : 300;
     const rounds = context.smoke ? 2 : 10;
     const perRound = context.smoke ? 5 : 500;
+    const warmupBlock = context.smoke ? 5 : 400;
+    const perBlock = context.smoke ? 5 : 1000;
+    const blockRounds = context.smoke ? 2 : 5;
     const notes: string[] = [];
     let upstream: Upstream | undefined;
     let host: Host | undefined;
@@ -112,6 +119,66 @@ export const overhead: Benchmark = {
         for (const path of paths) samples[path.id].push(round[path.id]);
       }
 
+      // Back to back: a block of consecutive requests to one path, then the next (order
+      // rotated per round), after WARMUP_BLOCK requests to each; no idle time between a
+      // gateway's own requests to finish what follows each answer. CPU per request of the
+      // gateway's thread (its store's thread apart), its answers' writes included, and of
+      // Portkey's whole process, over each block.
+      for (const path of paths) for (let i = 0; i < warmupBlock; i++) await path.send(path.client);
+      const blocks: Record<PathId, number[][]> = { direct: [], gateway: [], portkey: [] };
+      const cpu: { gateway: number[]; portkey: number[]; storeCalls: number[] } = { gateway: [], portkey: [], storeCalls: [] };
+      for (let r = 0; r < blockRounds; r++) {
+        for (const path of rotate(paths, r)) {
+          const block: number[] = [];
+          if (path.id === 'gateway') {
+            await gatewayHost.call({ op: 'storeCalls' });
+            await gatewayHost.usageStart();
+          }
+          const portkeyCpu = path.id === 'portkey' && portkey ? processCpuMs(portkey.pid) : null;
+          for (let i = 0; i < perBlock; i++) block.push(await path.send(path.client));
+          if (path.id === 'gateway') {
+            // Waits for the block's answers' writes, which count in its CPU.
+            const calls = await gatewayHost.call<StoreCall[]>({ op: 'storeCalls' });
+            const usage = await gatewayHost.usageStop();
+            if (usage.gatewayThreadCpuMs !== null) cpu.gateway.push(usage.gatewayThreadCpuMs / perBlock);
+            cpu.storeCalls.push(calls.length / perBlock);
+          }
+          if (portkeyCpu !== null && portkey) cpu.portkey.push((processCpuMs(portkey.pid)! - portkeyCpu) / perBlock);
+          blocks[path.id].push(block);
+        }
+      }
+
+      // The floor: the same requests' store writes through the same SDK client and store
+      // (dynalite in a thread of its own), with no gateway around them, one at a time; CPU of
+      // this process's main thread (idle otherwise meanwhile).
+      const storeAlone = await startStoreAlone();
+      let floor: { cpuMs: number; storeCalls: number } | undefined;
+      try {
+        await storeAlone.run(1, { amount: warmupBlock });
+        await storeAlone.storeCalls();
+        const floorCpu: number[] = [];
+        const floorCalls: number[] = [];
+        for (let r = 0; r < blockRounds; r++) {
+          const started = threadCpuMs(process.pid);
+          await storeAlone.run(1, { amount: perBlock });
+          if (started !== null) floorCpu.push((threadCpuMs(process.pid)! - started) / perBlock);
+          // Read each block (the store keeps its last 10,000 requests).
+          floorCalls.push((await storeAlone.storeCalls()).length / perBlock);
+        }
+        floor = { cpuMs: median(floorCpu), storeCalls: median(floorCalls) };
+      } finally {
+        await storeAlone.close();
+      }
+
+      // Store round trips before the provider call, counted at the store (a host of its own, its simulator as the provider).
+      const simulated = await startHost(context, 'critical-path', { ...UNLIMITED });
+      let critical: CriticalPath;
+      try {
+        critical = await countCriticalPath(simulated, PROMPT_BODY, context.smoke ? 3 : 20);
+      } finally {
+        await simulated.close();
+      }
+
       const stat = (id: PathId, p: number) => (samples[id].length ? median(samples[id].map((s) => percentile(s, p))) : null);
       const added = (id: PathId, p: number) =>
         samples[id].length ? median(samples[id].map((s, r) => percentile(s, p) - percentile(samples.direct[r]!, p))) : null;
@@ -132,11 +199,32 @@ export const overhead: Benchmark = {
           ratioP99: id === 'gateway' ? ratio(ours.p99, theirs.p99) : id === 'portkey' && path ? 1 : null,
         };
       });
+      const blockAdded = (id: PathId, p: number) =>
+        blocks[id].length ? median(blocks[id].map((b, r) => percentile(b, p) - percentile(blocks.direct[r]!, p))) : null;
+      const back = { p50: blockAdded('gateway', 50), p99: blockAdded('gateway', 99) };
+      const backTheirs = { p50: blockAdded('portkey', 50), p99: blockAdded('portkey', 99) };
+      for (const [index, row] of rows.entries()) {
+        const id = ran[index]!;
+        row.backAddedP50 = id === 'direct' ? 0 : nullableRound(blockAdded(id, 50), 3);
+        row.backAddedP99 = id === 'direct' ? 0 : nullableRound(blockAdded(id, 99), 3);
+        row.backRatioP50 = id === 'gateway' ? ratio(back.p50, backTheirs.p50) : id === 'portkey' ? 1 : null;
+        row.backRatioP99 = id === 'gateway' ? ratio(back.p99, backTheirs.p99) : id === 'portkey' ? 1 : null;
+        row.cpuMs = id === 'gateway' && cpu.gateway.length ? round(median(cpu.gateway), 3) : id === 'portkey' && cpu.portkey.length ? round(median(cpu.portkey), 3) : null;
+      }
+      const gatewayCpu = cpu.gateway.length ? median(cpu.gateway) : null;
+      const portkeyCpuMs = cpu.portkey.length ? median(cpu.portkey) : null;
+      const floorRatio = gatewayCpu !== null && floor && floor.cpuMs > 0 ? round(gatewayCpu / floor.cpuMs, 2) : null;
+      notes.push(
+        `CPU per request: gateway thread ${fmt(gatewayCpu)} ms (${round(median(cpu.storeCalls), 2)} store requests each, counted at the store), floor ${fmt(floor?.cpuMs ?? null)} ms (${round(floor?.storeCalls ?? 0, 2)} store requests each; test/bench/store-alone.ts, this process's main thread), Portkey's process ${fmt(portkeyCpuMs)} ms; gateway / floor ${floorRatio ?? 'n/a'}, gateway / Portkey ${ratio(gatewayCpu, portkeyCpuMs) ?? 'n/a'}`,
+      );
+      notes.push(
+        `Store round trips before the provider call, counted at the store (${context.smoke ? 3 : 20} one-model requests, one at a time, to a host with its simulator): median ${critical.beforeProviderMedian}, highest ${critical.beforeProviderMax} (${critical.beforeProvider.join(', ') || 'none'}), after a first request with the host's caches empty: ${critical.coldBeforeProvider}; all store requests of a request: median ${critical.totalMedian} (${critical.all.join(', ')})`,
+      );
       notes.push(`Gateway phases (its Server-Timing header; median over the measured requests): ${describeFigures(medianByName(phases))}; outside = wall time at the client minus total`);
       return {
         status: 'ok',
         notes,
-        method: `${rounds} rounds x ${perRound} sequential requests per path (one keep-alive connection each), paths alternating request by request, order rotated per round, after ${warmup} warm-up requests per path; added = path minus direct in the same round; median of the round figures`,
+        method: `interleaved: ${rounds} rounds x ${perRound} sequential requests per path (one keep-alive connection each), paths alternating request by request, order rotated per round, after ${warmup} warm-up requests per path; back to back: then ${warmupBlock} warm-up requests per path, and ${blockRounds} rounds of one block of ${perBlock} consecutive requests per path (order rotated per round); added = path minus direct in the same round; median of the round figures; CPU per request over each block (gateway: its main thread from /proc/<pid>/task/<pid>/schedstat, once its answers' writes are done; Portkey: its process's utime + stime from /proc/<pid>/stat), median of the blocks`,
         columns: [
           { key: 'path', label: 'path' },
           { key: 'p50', label: 'p50 ms', digits: 3 },
@@ -145,11 +233,21 @@ export const overhead: Benchmark = {
           { key: 'addedP99', label: 'added p99 ms', digits: 3 },
           { key: 'ratioP50', label: 'ratio to Portkey p50', digits: 2 },
           { key: 'ratioP99', label: 'ratio to Portkey p99', digits: 2 },
+          { key: 'backAddedP50', label: 'back to back: added p50 ms', digits: 3 },
+          { key: 'backAddedP99', label: 'back to back: added p99 ms', digits: 3 },
+          { key: 'backRatioP50', label: 'back to back: ratio to Portkey p50', digits: 2 },
+          { key: 'backRatioP99', label: 'back to back: ratio to Portkey p99', digits: 2 },
+          { key: 'cpuMs', label: 'CPU ms per request', digits: 3 },
         ],
         rows,
         targets: [
           check("added p50 at or below Portkey's (same run)", '<=', nullableRound(theirs.p50, 3), nullableRound(ours.p50, 3), 'ms'),
           check("added p99 at or below Portkey's (same run)", '<=', nullableRound(theirs.p99, 3), nullableRound(ours.p99, 3), 'ms'),
+          check("added p50 at or below Portkey's, back to back", '<=', nullableRound(backTheirs.p50, 3), nullableRound(back.p50, 3), 'ms'),
+          check("added p99 at or below Portkey's, back to back", '<=', nullableRound(backTheirs.p99, 3), nullableRound(back.p99, 3), 'ms'),
+          check('gateway thread CPU per request over the floor', '<=', 1.5, floorRatio, 'x'),
+          check("gateway thread CPU per request at or below Portkey's process", '<=', nullableRound(portkeyCpuMs, 3), nullableRound(gatewayCpu, 3), 'ms'),
+          check('store round trips before the provider call (highest)', '<=', 1, critical.beforeProviderMax, ''),
         ],
       };
     } finally {
@@ -164,6 +262,10 @@ export const overhead: Benchmark = {
 function expectOk(reply: { status: number; body: string; ms: number }, path: string): number {
   if (reply.status !== 200) throw new Error(`${path}: status ${reply.status}: ${reply.body.slice(0, 300)}`);
   return reply.ms;
+}
+
+function fmt(value: number | null): string {
+  return value === null ? 'n/a' : value.toFixed(3);
 }
 
 function nullableRound(value: number | null, digits: number): number | null {

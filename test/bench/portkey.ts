@@ -62,6 +62,8 @@ export async function ensurePortkey(context: BenchContext): Promise<PortkeyAvail
 
 export interface Portkey {
   url: string;
+  /** Its process, for its CPU time. */
+  pid: number;
   close(): Promise<void>;
 }
 
@@ -87,6 +89,7 @@ export async function startPortkey(): Promise<Portkey> {
   }
   return {
     url,
+    pid: child.pid ?? 0,
     close: async () => {
       if (child.exitCode !== null) return;
       const gone = new Promise((resolve) => child.once('exit', resolve));

@@ -6,7 +6,7 @@
  * host cannot answer more requests a second than its store can take their writes.
  */
 import { performance } from 'node:perf_hooks';
-import { startEmbeddedStore, storeClient } from '../../infra/local/store.js';
+import { startEmbeddedStore, storeClient, type StoreCall } from '../../infra/local/store.js';
 import { toPromptLog } from '../../shared/compare/prompt-log.js';
 import type { ModelResult } from '../../shared/compare/result.js';
 import { loadConfig } from '../../shared/config.js';
@@ -27,6 +27,8 @@ export interface StoreAloneRun {
 export interface StoreAlone {
   /** Makes requests' writes from `connections` concurrent loops for `seconds` (or `amount` requests in all). */
   run(connections: number, limit: { seconds: number } | { amount: number }): Promise<StoreAloneRun>;
+  /** The requests its store received since the last call, as the store's thread saw them. */
+  storeCalls(): Promise<StoreCall[]>;
   close(): Promise<void>;
 }
 
@@ -77,6 +79,7 @@ export async function startStoreAlone(): Promise<StoreAlone> {
       const seconds = (performance.now() - startedAt) / 1000;
       return { rps: done / seconds, storeBusy: performance.eventLoopUtilization(embedded.utilization(), before).utilization };
     },
+    storeCalls: () => embedded.calls(),
     async close() {
       documentClient.destroy();
       await embedded.close();

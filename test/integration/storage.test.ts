@@ -130,6 +130,23 @@ describe('Local host: the embedded store reached in process', () => {
     expect(inProcInvalid.message).toBe(httpInvalid.message);
   });
 
+  it('records the operations it receives in process, in arrival order, and hands each over once', async () => {
+    const store = await startEmbeddedStore({ port: 0 });
+    try {
+      const client = createDocumentClient({ region: 'local', endpoint: store.endpoint, local: true, requestHandler: store.requestHandler });
+      const before = performance.timeOrigin + performance.now();
+      await client.send(new ListTablesCommand({}));
+      await client.send(new DescribeTableCommand({ TableName: 'absent' })).catch(() => undefined);
+      const calls = await store.calls();
+      expect(calls.map((call) => call.operation)).toEqual(['ListTables', 'DescribeTable']);
+      expect(calls[0]!.at).toBeGreaterThanOrEqual(before - 1);
+      expect(calls[1]!.at).toBeGreaterThanOrEqual(calls[0]!.at);
+      expect(await store.calls()).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('ends its thread by itself when closed after serving calls in process, without being terminated', async () => {
     const store = await startEmbeddedStore({ port: 0 });
     const client = createDocumentClient({ region: 'local', endpoint: store.endpoint, local: true, requestHandler: store.requestHandler });

@@ -1,0 +1,28 @@
+/**
+ * The AWS cost model of test/bench/aws-cost.ts: it reads the functions' settings from the
+ * synthesized template, and prices what a request writes and runs. Figures only, never a timing.
+ */
+import { describe, expect, it } from 'vitest';
+import { PRICES, SCENARIOS, requestCost, templateSettings } from './aws-cost.js';
+
+describe('AWS cost per request', () => {
+  const settings = templateSettings();
+
+  it("reads each function's memory and architecture from the template", () => {
+    expect(settings.api).toEqual({ memoryMb: 1024, architecture: 'arm64' });
+    expect(settings.judge).toEqual({ memoryMb: 512, architecture: 'arm64' });
+    expect(settings.express).toBe(true);
+  }, 60_000);
+
+  it('prices the api function by memory and billed duration, and judged requests by their judge calls', () => {
+    const [plain, judged] = SCENARIOS.map((scenario) => requestCost(scenario, settings));
+    const half = requestCost(SCENARIOS[0]!, { ...settings, api: { ...settings.api, memoryMb: 512 } });
+    const apiLine = (cost: typeof plain) => cost!.lines.find((line) => line.item.startsWith('api function'))!.usd;
+    // Half the memory, half the GB-seconds; the request charge stays.
+    expect(apiLine(half) - PRICES.lambdaRequest).toBeCloseTo((apiLine(plain) - PRICES.lambdaRequest) / 2, 12);
+    expect(plain!.totalUsd).toBeCloseTo(plain!.lines.reduce((sum, line) => sum + line.usd, 0), 12);
+    expect(plain!.share).toBeCloseTo(plain!.totalUsd / plain!.providerUsd, 12);
+    expect(judged!.lines.find((line) => line.item.startsWith('judge function'))!.item).toMatch(/^judge function: 24 x 512 MB/);
+    expect(plain!.lines.some((line) => line.item.startsWith('Step Functions'))).toBe(false);
+  });
+});
