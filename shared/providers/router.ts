@@ -20,7 +20,7 @@ export const DEFAULT_BASE_URLS: Record<ProviderId, string> = {
 
 
 export interface Route {
-  adapter: Pick<ProtocolAdapter, 'send'>;
+  adapter: Pick<ProtocolAdapter, 'send' | 'stream'>;
   endpoint: Endpoint;
 }
 

@@ -1,3 +1,4 @@
+import { notStreamed } from '../support/model-calls.js';
 import { describe, expect, it, vi } from 'vitest';
 import { bearerKey, generateApiKey, hashApiKey } from '../../shared/auth/keys.js';
 import { resolveModel } from '../../shared/catalog/index.js';
@@ -303,7 +304,7 @@ describe('Function: estimateMicroCredits with cache breakpoints', () => {
 /** Runs "Hi." on `models`, every call through `adapter`, with the deadline 60 s away unless `options` says otherwise. */
 function runThrough(models: string[], adapter: Pick<ProtocolAdapter, 'send'>, options: Partial<FanOutOptions> = {}) {
   return runModels(validatePromptRequest({ prompt: 'Hi.', models }), {
-    route: () => ({ adapter, endpoint: { baseUrl: 'http://unused', apiKey: 'k' } as never }),
+    route: () => ({ adapter: { stream: notStreamed, ...adapter }, endpoint: { baseUrl: 'http://unused', apiKey: 'k' } as never }),
     deadlineAt: Date.now() + 60_000,
     ...options,
   });
