@@ -15,8 +15,9 @@ interface Chunk {
 
 /**
  * Reads `streamGenerateContent?alt=sse`: each event a GenerateContentResponse. The text of
- * parts without `thought: true` becomes deltas; the last chunk's usageMetadata (prompt,
- * candidates, thoughts, cached content) and finishReason are kept. `finish` assembles one
+ * parts without `thought: true` becomes deltas; the finishReason and the usageMetadata
+ * (prompt, candidates, thoughts, cached content) of the chunk that carries it are kept —
+ * earlier chunks' usage is a running count, and a stream cut before the finishReason has none. `finish` assembles one
  * response for fromGenerateContentResponse, so usage is priced by the same code.
  */
 export class GenerateContentStream {
@@ -26,6 +27,8 @@ export class GenerateContentStream {
   private grounding: unknown;
   private promptFeedback: unknown;
   private usage: UsageMetadata | undefined;
+  /** Gemini repeats a running usageMetadata in every chunk: only the one of the chunk with the finishReason is the whole call's. */
+  private finished = false;
 
   constructor(private readonly onDelta: (text: string) => void) {}
 
@@ -40,7 +43,10 @@ export class GenerateContentStream {
     if (chunk.usageMetadata) this.usage = chunk.usageMetadata;
     const candidate = Array.isArray(chunk.candidates) ? chunk.candidates[0] : undefined;
     if (!candidate || typeof candidate !== 'object') return;
-    if (candidate.finishReason !== undefined) this.finishReason = candidate.finishReason;
+    if (candidate.finishReason !== undefined && candidate.finishReason !== null) {
+      this.finishReason = candidate.finishReason;
+      this.finished = true;
+    }
     if (candidate.groundingMetadata !== undefined) this.grounding = candidate.groundingMetadata;
     const parts = candidate.content?.parts;
     if (!Array.isArray(parts)) return;
@@ -51,14 +57,18 @@ export class GenerateContentStream {
     }
   }
 
+  private get finalUsage(): UsageMetadata | undefined {
+    return this.finished ? this.usage : undefined;
+  }
+
   partial(): PartialReply {
-    const usage = toUsage(this.usage);
+    const usage = toUsage(this.finalUsage);
     return usage ? { output: this.text, usage } : { output: this.text };
   }
 
   finish(requestWarnings: readonly string[]): ModelReply {
     if (this.chunks === 0) throw new UpstreamError('upstream_malformed_response', 'The provider streamed no answer', { upstreamStatus: 200 });
     const candidate = { content: { parts: this.text === '' ? [] : [{ text: this.text }] }, finishReason: this.finishReason, groundingMetadata: this.grounding };
-    return fromGenerateContentResponse({ candidates: [candidate], promptFeedback: this.promptFeedback, usageMetadata: this.usage }, requestWarnings);
+    return fromGenerateContentResponse({ candidates: [candidate], promptFeedback: this.promptFeedback, usageMetadata: this.finalUsage }, requestWarnings);
   }
 }
