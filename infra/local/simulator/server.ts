@@ -379,15 +379,15 @@ class ProviderSimulator implements Simulator {
         return deliver(prepared.answer(answering), undefined, fault.delayMs);
       case 'malformed': {
         const good = prepared.answer(answering);
+        if (streaming) return deliver(good, cutInHalf);
         good.body = good.body.slice(0, Math.max(1, Math.floor(good.body.length / 2)));
-        if (streaming) return writeStream(res, cutInHalf(handler.toStream(prepared.answer(answering), body, provider)), 0, (ms) => wait(ms, res));
         send(res, good);
         return;
       }
       case 'empty': {
         const good = prepared.answer(answering);
-        good.body = '';
         if (streaming) return deliver(good, (stream) => ({ ...stream, frames: [] }));
+        good.body = '';
         send(res, good);
         return;
       }

@@ -16,11 +16,13 @@ const FINAL: ReadonlySet<string> = new Set(['response.completed', 'response.inco
 export class ResponsesStream {
   private text = '';
   private final: unknown;
+  private events = 0;
 
   constructor(private readonly onDelta: (text: string) => void) {}
 
   onEvent(event: SseEvent): void {
     const data = eventJson(event);
+    this.events++;
     const type = typeof data['type'] === 'string' ? data['type'] : event.event;
     if (type === 'response.output_text.delta') {
       if (typeof data['delta'] !== 'string') throw new UpstreamError('upstream_malformed_response', 'The provider streamed a text delta without text', { upstreamStatus: 200 });
@@ -44,6 +46,7 @@ export class ResponsesStream {
   /** The reply; a stream cut before its final event has the text streamed and no usage. */
   finish(): ModelReply {
     if (this.final !== undefined) return fromResponsesResponse(this.final);
+    if (this.events === 0) throw new UpstreamError('upstream_malformed_response', 'The provider streamed no answer', { upstreamStatus: 200 });
     return fromResponsesResponse({ status: 'completed', output: [{ type: 'message', content: [{ type: 'output_text', text: this.text }] }] });
   }
 }

@@ -128,6 +128,11 @@ describe('Method: ProtocolAdapter.stream (against the simulator)', () => {
     else expect((error as { reply: ModelReply }).reply.usage).toBeUndefined();
   });
 
+  it.each(CASES.filter((_, i) => i % 2 === 0))('$name: a 200 stream without a single event is a malformed answer', async ({ call }) => {
+    sim.setFault({ kind: 'empty' });
+    expect((await streamFailure(call())).code).toBe('upstream_malformed_response');
+  });
+
   it.each(CASES.filter((_, i) => i % 3 === 0))('$name: an abort mid-stream ends the request and carries the partial output', async ({ call }) => {
     sim.setFault({ kind: 'slow-stream', delayMs: 20 });
     const controller = new AbortController();
