@@ -95,6 +95,17 @@ describe('Hostile vendor streams', () => {
     expect(chargeCall(CHAT, reply.usage, reply.output, 0).kind).toBe('estimated');
   });
 
+  it('an abort on the first delta closes the connection to the vendor, the text so far as partial', async () => {
+    script = (res) => res.write(chunk({ choices: [{ index: 0, delta: { content: 'Hel' } }] })); // then holds the stream open
+    const controller = new AbortController();
+    const result = await ADAPTERS[CHAT.entry.protocol]
+      .stream(CHAT, { baseUrl, apiKey: 'k', simulated: false }, controller.signal, () => controller.abort(new Error('caller went away')))
+      .catch((error: unknown) => error as UpstreamError);
+    expect((result as UpstreamError).code).toBe('timeout');
+    expect((result as UpstreamError).details.partial).toEqual({ output: 'Hel' });
+    await closed.at(-1); // the vendor saw the request end
+  });
+
   it('an Anthropic error event mid-stream is an UpstreamError of its type', async () => {
     script = (res) =>
       res.end(

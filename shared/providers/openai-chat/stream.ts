@@ -2,9 +2,9 @@ import { UpstreamError, type PartialReply } from '../errors.js';
 import type { SseEvent } from '../sse.js';
 import { eventJson } from '../stream-http.js';
 import type { ModelReply } from '../types.js';
-import { VisibleText } from '../visible-text.js';
 import type { ChatDialect } from './dialects.js';
 import { vendorMessage } from './errors.js';
+import { InlineThinkingFilter } from './inline-thinking.js';
 import { fromChatResponse, textOf } from './response.js';
 import { toUsage, type ChatUsage } from './usage.js';
 
@@ -23,7 +23,7 @@ interface ChatChunk {
  * have had and maps it with fromChatResponse, so usage is priced by the same code.
  */
 export class ChatStream {
-  private readonly text: VisibleText;
+  private readonly text: InlineThinkingFilter;
   private refusal = '';
   private finishReason: unknown;
   private usage: ChatUsage | undefined;
@@ -33,7 +33,7 @@ export class ChatStream {
     private readonly dialect: ChatDialect,
     onDelta: (text: string) => void,
   ) {
-    this.text = new VisibleText(onDelta, visibleAnswer);
+    this.text = new InlineThinkingFilter(onDelta);
   }
 
   onEvent(event: SseEvent): void {
@@ -61,15 +61,8 @@ export class ChatStream {
   finish(): ModelReply {
     if (this.chunks === 0) throw new UpstreamError('upstream_malformed_response', 'The provider streamed no answer', { upstreamStatus: 200 });
     const message = this.refusal !== '' && this.text.all === '' ? { refusal: this.refusal } : { content: this.text.all };
-    return fromChatResponse({ choices: [{ message, finish_reason: this.finishReason }], usage: this.usage }, this.dialect);
+    const reply = fromChatResponse({ choices: [{ message, finish_reason: this.finishReason }], usage: this.usage }, this.dialect);
+    // The output is what was streamed: also when a `<think>` block never closed (all of it thinking).
+    return 'content' in message ? { ...reply, output: this.text.output } : reply;
   }
-}
-
-/** The answer without an inline `<think>…</think>` block, nothing while one may still be opening or is open. */
-function visibleAnswer(text: string): string {
-  const trimmed = text.trimStart();
-  if (trimmed === '' || (trimmed.length < 7 && '<think>'.startsWith(trimmed))) return '';
-  if (!trimmed.startsWith('<think>')) return text;
-  const close = trimmed.indexOf('</think>');
-  return close < 0 ? '' : trimmed.slice(close + 8).trimStart();
 }
