@@ -63,7 +63,7 @@ export function abortError(signal: AbortSignal, cause: unknown): UpstreamError {
   return new UpstreamError('timeout', 'The model did not answer before the request deadline', { cause: signal.reason ?? cause });
 }
 
-export function describe(error: unknown): string {
+function describe(error: unknown): string {
   const { code, message } = error as { code?: unknown; message?: unknown };
   return typeof code === 'string' ? code : typeof message === 'string' ? message : 'network error';
 }
