@@ -146,8 +146,7 @@ async function runModel(
 }
 
 /**
- * One streamed attempt: the adapter's `stream`, or (for an adapter without one) `send`
- * with its whole output handed over as one delta. An attempt that fails after some of its
+ * One streamed attempt, through the adapter's `stream`. An attempt that fails after some of its
  * text went out is not retried: the caller has that text already, and a second attempt
  * would send different text after it.
  */
@@ -159,10 +158,7 @@ async function streamAttempt(route: Route, call: ModelCall, signal: AbortSignal,
     onDelta(text);
   };
   try {
-    if (route.adapter.stream) return await route.adapter.stream(call, route.endpoint, signal, deliver, ready);
-    const reply = await route.adapter.send(call, route.endpoint, signal, ready);
-    deliver(reply.output);
-    return reply;
+    return await route.adapter.stream(call, route.endpoint, signal, deliver, ready);
   } catch (error) {
     if (sent && error instanceof UpstreamError && error.retryable) throw new UpstreamError(error.code, error.message, { ...error.details, retryable: false });
     throw error;

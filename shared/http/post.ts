@@ -1,4 +1,4 @@
-import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingHttpHeaders } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -67,9 +67,26 @@ export function keepAliveAgent(url: URL, idleMs = IDLE_CONNECTION_MS): HttpAgent
  * ETIMEDOUT); an abort rejects with an AbortError.
  */
 export function post(url: URL, body: string, headers: Record<string, string>, options: PostOptions = {}): Promise<PostAnswer> {
+  return request(url, body, headers, options, (res, resolve, reject) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (chunk: Buffer) => chunks.push(chunk));
+    res.once('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+    res.once('error', reject);
+    res.once('aborted', () => reject(Object.assign(new Error('The connection closed before the answer ended'), { code: 'ECONNRESET' })));
+  });
+}
+
+/** Sends the POST; `onResponse` settles the promise from the answer. */
+function request<T>(
+  url: URL,
+  body: string,
+  headers: Record<string, string>,
+  options: PostOptions,
+  onResponse: (res: IncomingMessage, resolve: (value: T) => void, reject: (error: unknown) => void) => void,
+): Promise<T> {
   const secure = url.protocol === 'https:';
   if (!secure && url.protocol !== 'http:') return Promise.reject(new TypeError(`Only http and https URLs can be called, not ${url.protocol}`));
-  return new Promise<PostAnswer>((resolve, reject) => {
+  return new Promise<T>((resolve, reject) => {
     const req = (secure ? httpsRequest : httpRequest)(
       url,
       {
@@ -79,16 +96,26 @@ export function post(url: URL, body: string, headers: Record<string, string>, op
         signal: options.signal,
         timeout: options.timeoutMs,
       },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.once('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
-        res.once('error', reject);
-        res.once('aborted', () => reject(Object.assign(new Error('The connection closed before the answer ended'), { code: 'ECONNRESET' })));
-      },
+      (res) => onResponse(res, resolve, reject),
     );
     req.once('timeout', () => req.destroy(Object.assign(new Error(`No answer from ${url.host} in ${options.timeoutMs} ms`), { code: 'ETIMEDOUT' })));
     req.once('error', reject);
     req.end(body);
   });
+}
+
+export interface StreamAnswer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  /** The answer's body as it arrives; whoever takes it must read it to its end or destroy it. */
+  body: IncomingMessage;
+}
+
+/**
+ * One HTTP POST like `post`, resolving once the answer's head arrives, its body left to read
+ * as a stream (a streamed model answer). The same connections, errors and abort; an abort
+ * after the head destroys the body, which then fails with an AbortError.
+ */
+export function postStream(url: URL, body: string, headers: Record<string, string>, options: PostOptions = {}): Promise<StreamAnswer> {
+  return request(url, body, headers, options, (res, resolve) => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: res }));
 }

@@ -1,5 +1,11 @@
 import type { Usage } from './types.js';
 
+/** What a stream had delivered when it was aborted. */
+export interface PartialReply {
+  output: string;
+  usage?: Usage;
+}
+
 /** A failed upstream call: what the result's `error` object reports, and whether to try again. */
 export class UpstreamError extends Error {
   override name = 'UpstreamError';
@@ -12,8 +18,8 @@ export class UpstreamError extends Error {
       /** From Retry-After, when the vendor sent one. */
       retryAfterMs?: number;
       cause?: unknown;
-      /** A streamed call that was aborted: the text and the usage it had received by then. */
-      partial?: { output: string; usage?: Usage };
+      /** On an aborted stream: the answer's text streamed so far, and its usage if the vendor had sent it. */
+      partial?: PartialReply;
     } = {},
   ) {
     super(message, { cause: details.cause });

@@ -7,6 +7,17 @@ const USER_AGENT = 'model-compare-gateway';
 /** Turns a vendor's non-2xx answer into an UpstreamError; protocols whose error bodies say more pass their own. */
 export type ErrorMapper = (status: number, text: string, retryAfter: string | null) => UpstreamError;
 
+/** A vendor's body as the gateway sends it, with the headers every vendor call carries. */
+export function jsonRequest(body: unknown, headers: Record<string, string>, accept = 'application/json'): { payload: string; headers: Record<string, string> } {
+  return { payload: JSON.stringify(body), headers: { 'content-type': 'application/json', accept, 'user-agent': USER_AGENT, ...headers } };
+}
+
+/** A failure to reach the vendor (or an abort) as an UpstreamError. */
+export function unreachable(signal: AbortSignal, error: unknown): UpstreamError {
+  if (signal.aborted) return abortError(signal, error);
+  return new UpstreamError('upstream_unreachable', `Could not reach the provider: ${describe(error)}`, { retryable: true, cause: error });
+}
+
 export interface PostJsonOptions {
   /** Turns a non-2xx answer into an UpstreamError; by default `defaultErrorMapper`. */
   mapError?: ErrorMapper;
@@ -21,15 +32,13 @@ export interface PostJsonOptions {
  */
 export async function postJson(url: string, body: unknown, headers: Record<string, string>, signal: AbortSignal, options: PostJsonOptions = {}): Promise<unknown> {
   const { mapError = defaultErrorMapper, ready } = options;
-  const payload = JSON.stringify(body);
-  const allHeaders = { 'content-type': 'application/json', accept: 'application/json', 'user-agent': USER_AGENT, ...headers };
+  const { payload, headers: allHeaders } = jsonRequest(body, headers);
   if (ready) await ready;
   let response: PostAnswer;
   try {
     response = await post(new URL(url), payload, allHeaders, { signal });
   } catch (error) {
-    if (signal.aborted) throw abortError(signal, error);
-    throw new UpstreamError('upstream_unreachable', `Could not reach the provider: ${describe(error)}`, { retryable: true, cause: error });
+    throw unreachable(signal, error);
   }
   const { status, text } = response;
   if (status < 200 || status > 299) throw mapError(status, text, headerValue(response.headers['retry-after']));
@@ -50,7 +59,7 @@ export const defaultErrorMapper: ErrorMapper = (status, text, retryAfter) =>
     retryAfterMs: parseRetryAfter(retryAfter),
   });
 
-function abortError(signal: AbortSignal, cause: unknown): UpstreamError {
+export function abortError(signal: AbortSignal, cause: unknown): UpstreamError {
   return new UpstreamError('timeout', 'The model did not answer before the request deadline', { cause: signal.reason ?? cause });
 }
 
@@ -59,7 +68,7 @@ function describe(error: unknown): string {
   return typeof code === 'string' ? code : typeof message === 'string' ? message : 'network error';
 }
 
-function headerValue(value: string | string[] | undefined): string | null {
+export function headerValue(value: string | string[] | undefined): string | null {
   return (Array.isArray(value) ? value[0] : value) ?? null;
 }
 

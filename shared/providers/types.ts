@@ -58,12 +58,12 @@ export interface ProtocolAdapter {
    * One attempt, streamed in the vendor's streaming protocol. `onDelta` receives the answer's
    * text as the vendor streams it (never thinking / reasoning text); resolves with the same
    * ModelReply `send` would have (output = the concatenated text, usage from the stream's
-   * usage events, finishReason, warnings). Same `ready` semantics as `send`. Failures are
-   * UpstreamErrors, as for `send`; an error event in the middle of the stream too. Aborted,
-   * it throws an UpstreamError whose `details.partial` holds what it had received.
-   * Optional until every adapter has it: the fan-out falls back to `send` (one delta).
+   * usage events, undefined when they never came), finishReason, warnings. Same `ready`
+   * semantics as `send`. Failures are UpstreamErrors, as for `send`; an error event in the
+   * middle of the stream too. A failure after the stream began (an abort above all) carries
+   * `details.partial`: the text streamed so far and the usage if the vendor had sent it.
    */
-  stream?(call: ModelCall, endpoint: Endpoint, signal: AbortSignal, onDelta: (text: string) => void, ready?: Promise<void>): Promise<ModelReply>;
+  stream(call: ModelCall, endpoint: Endpoint, signal: AbortSignal, onDelta: (text: string) => void, ready?: Promise<void>): Promise<ModelReply>;
   /**
    * The most output tokens (reasoning included) the vendor may bill for this call, read from
    * the limit this adapter sends and the vendor's documented rule for reasoning beyond it;

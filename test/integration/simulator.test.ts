@@ -472,7 +472,6 @@ describe('bad requests', () => {
     await expectBadRequest(await chat({ messages: MESSAGES }), 'model');
     await expectBadRequest(await chat({ model: 'x', messages: [] }), 'messages');
     await expectBadRequest(await chat({ model: 'x' }), 'messages');
-    await expectBadRequest(await chat({ model: 'x', messages: MESSAGES, stream: true }), 'stream', 'streaming not supported by simulator');
     await expectBadRequest(await chat({ model: 'x', messages: [{ role: 'wizard', content: 'hi' }] }), 'messages[0].role');
     await expectBadRequest(await chat({ model: 'x', messages: [{ role: 'user', content: [{ type: 'audio' }] }] }), 'messages[0].content[0].type');
     await expectBadRequest(await chat({ model: 'x', messages: MESSAGES, max_tokens: 0 }), 'max_tokens');
@@ -483,7 +482,7 @@ describe('bad requests', () => {
       'response_format',
     );
     // bad requests are recorded too, and do not consume fault rules
-    expect(sim.calls()).toHaveLength(12);
+    expect(sim.calls()).toHaveLength(11);
   });
 
   it('bad requests do not consume fault rules', async () => {

@@ -2,7 +2,7 @@ import { afterEach, expect } from 'vitest';
 import { resolveModel } from '../../shared/catalog/index.js';
 import type { ModelEntry } from '../../shared/catalog/types.js';
 import { UpstreamError } from '../../shared/providers/errors.js';
-import type { Endpoint, ModelCall } from '../../shared/providers/types.js';
+import type { Endpoint, ModelCall, ProtocolAdapter } from '../../shared/providers/types.js';
 import { startFakeHttp, type HttpCall } from './fake-http.js';
 
 /** The catalog entry of an ID the test names; a typo fails loudly. */
@@ -50,3 +50,6 @@ export function scriptedVendor(apiKey: string): { answering(status: number, body
     },
   };
 }
+
+/** The `stream` of a fake adapter whose test only ever sends. */
+export const notStreamed: ProtocolAdapter['stream'] = () => Promise.reject(new Error('this fake adapter does not stream'));

@@ -1,3 +1,4 @@
+import { notStreamed } from '../support/model-calls.js';
 import { describe, expect, it, vi } from 'vitest';
 import { bearerKey, generateApiKey, hashApiKey } from '../../shared/auth/keys.js';
 import { resolveModel } from '../../shared/catalog/index.js';
@@ -302,9 +303,9 @@ describe('Function: estimateMicroCredits with cache breakpoints', () => {
 });
 
 /** Runs "Hi." on `models`, every call through `adapter`, with the deadline 60 s away unless `options` says otherwise. */
-function runThrough(models: string[], adapter: Pick<ProtocolAdapter, 'send' | 'stream'>, options: Partial<FanOutOptions> = {}) {
+function runThrough(models: string[], adapter: Pick<ProtocolAdapter, 'send'> & Partial<Pick<ProtocolAdapter, 'stream'>>, options: Partial<FanOutOptions> = {}) {
   return runModels(validatePromptRequest({ prompt: 'Hi.', models }), {
-    route: () => ({ adapter, endpoint: { baseUrl: 'http://unused', apiKey: 'k' } as never }),
+    route: () => ({ adapter: { stream: notStreamed, ...adapter }, endpoint: { baseUrl: 'http://unused', apiKey: 'k' } as never }),
     deadlineAt: Date.now() + 60_000,
     ...options,
   });
@@ -431,16 +432,6 @@ describe('Function: runModels, sent once ready', () => {
 describe('Function: runModels, streamed (an event-stream caller)', () => {
   const usage = { inputTokens: 1_000, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 500, reasoningTokens: 0 };
   const reply = (output: string) => ({ output, usage, warnings: [] });
-
-  it('hands an adapter without stream() its whole output as one delta, then the result', async () => {
-    const heard: string[] = [];
-    const [result] = await runThrough(['fam_c-5.4'], { send: async () => reply('Hello!') }, {
-      onDelta: (index, text) => heard.push(`delta ${index} ${text}`),
-      onResult: (index, r) => heard.push(`result ${index} ${r.output}`),
-    });
-    expect(heard).toEqual(['delta 0 Hello!', 'result 0 Hello!']);
-    expect(result).toMatchObject({ status: 'completed', output: 'Hello!' });
-  });
 
   it('streams through the adapter\'s stream() when it has one, each piece as it comes', async () => {
     const heard: string[] = [];

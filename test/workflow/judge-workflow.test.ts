@@ -1,3 +1,4 @@
+import { notStreamed } from '../support/model-calls.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -71,6 +72,7 @@ function fakeRouter(fakes: Fakes, calls: Call[]): Router {
   return (entry) => ({
     endpoint: { baseUrl: 'http://fake.invalid', simulated: true },
     adapter: {
+      stream: notStreamed,
       async send(call: ModelCall): Promise<ModelReply> {
         const judging = call.responseSchema === VERDICT_SCHEMA;
         calls.push({ modelId: entry.id, judge: judging });

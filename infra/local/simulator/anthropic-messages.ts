@@ -21,6 +21,7 @@ import type { Prepared, ProtocolHandler, Reply } from './server.js';
 import { schemaFromInstruction, countTokens, generateFromSchema, generateParagraph, truncateToTokens } from './text.js';
 import { isObject, type Json } from './json.js';
 import { PrefixCache } from './prefix-cache.js';
+import { messagesStream } from './anthropic-messages-stream.js';
 
 
 
@@ -391,7 +392,6 @@ export function prepareMessages(input: unknown): Prepared {
   if (messages === undefined || messages === null) return badRequest('messages: Field required');
   if (!Array.isArray(messages)) return badRequest('messages: Input should be a valid list');
   if (messages.length === 0) return badRequest('messages: at least one message is required');
-  if (body['stream'] === true) return badRequest('stream: streaming is not supported by the simulator');
 
   const walker = new InputWalker(model);
   const counts = { breakpoints: 0 };
@@ -429,6 +429,8 @@ export const anthropicMessagesProtocol: ProtocolHandler = {
 
   protocol: 'anthropic-messages',
 
+  streams: (body) => isObject(body) && body['stream'] === true,
+  toStream: messagesStream,
   route(method: string, rest: string): boolean {
     return method === 'POST' && rest === MESSAGES_PATH;
   },

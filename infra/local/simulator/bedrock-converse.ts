@@ -15,10 +15,11 @@ import type { Prepared, ProtocolHandler, Reply } from './server.js';
 import { countTokens, generateFromSchema, generateParagraph, truncateToTokens } from './text.js';
 import { isObject, type Json } from './json.js';
 import { PrefixCache } from './prefix-cache.js';
+import { converseStream } from './bedrock-stream.js';
 
 
 
-const CONVERSE_PATH = /^\/v1\/model\/([^/]+)\/converse$/;
+const CONVERSE_PATH = /^\/v1\/model\/([^/]+)\/(converse|converse-stream)$/;
 const ROLES: ReadonlySet<string> = new Set(['user', 'assistant']);
 const IMAGE_FORMATS: ReadonlySet<string> = new Set(['png', 'jpeg', 'gif', 'webp']);
 const DOCUMENT_FORMATS: ReadonlySet<string> = new Set(['pdf', 'csv', 'doc', 'docx', 'xls', 'xlsx', 'html', 'txt', 'md']);
@@ -352,6 +353,8 @@ export const bedrockConverse: ProtocolHandler = {
 
   protocol: 'bedrock-converse',
 
+  streams: (_body, rest) => CONVERSE_PATH.exec(rest)?.[2] === 'converse-stream',
+  toStream: converseStream,
   route(method: string, rest: string): boolean {
     return method === 'POST' && CONVERSE_PATH.test(rest);
   },

@@ -16,6 +16,7 @@ export type FaultRule = FaultMatch &
     | { kind: 'status'; status: number; retryAfter?: string; body?: unknown } // vendor-shaped error body by default
     | { kind: 'hang' } // never answers (until close or client abort)
     | { kind: 'slow'; delayMs: number }
+    | { kind: 'slow-stream'; delayMs: number } // a streamed answer's chunks come delayMs apart (a whole answer is unchanged)
     | { kind: 'malformed' } // 200 with a truncated JSON body
     | { kind: 'empty' } // 200 with an empty body
     | { kind: 'reset' } // destroy the socket without answering
@@ -24,7 +25,7 @@ export type FaultRule = FaultMatch &
 
 export type FaultKind = FaultRule['kind'];
 
-const KINDS: ReadonlySet<string> = new Set<FaultKind>(['status', 'hang', 'slow', 'malformed', 'empty', 'reset', 'no-usage']);
+const KINDS: ReadonlySet<string> = new Set<FaultKind>(['status', 'hang', 'slow', 'slow-stream', 'malformed', 'empty', 'reset', 'no-usage']);
 
 function matches(m: FaultMatch, provider: string, model: string): boolean {
   return (m.provider === undefined || m.provider === provider) && (m.model === undefined || m.model === model);
@@ -72,12 +73,13 @@ export function parseFaultRule(input: unknown): { ok: true; rule: FaultRule } | 
       if (r['body'] !== undefined) rule.body = r['body'];
       return { ok: true, rule };
     }
-    case 'slow': {
+    case 'slow':
+    case 'slow-stream': {
       const delayMs = r['delayMs'];
       if (typeof delayMs !== 'number' || !Number.isFinite(delayMs) || delayMs < 0) {
         return { ok: false, error: 'delayMs must be a non-negative number' };
       }
-      return { ok: true, rule: { ...base, kind: 'slow', delayMs } };
+      return { ok: true, rule: { ...base, kind: kind as 'slow' | 'slow-stream', delayMs } };
     }
     default:
       return { ok: true, rule: { ...base, kind: kind as 'hang' | 'malformed' | 'empty' | 'reset' | 'no-usage' } };

@@ -12,10 +12,11 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Prepared, ProtocolHandler, Reply } from './server.js';
 import { countTokens, generateFromSchema, generateParagraph, truncateToTokens } from './text.js';
 import { isObject, type Json } from './json.js';
+import { generateContentStream } from './gemini-stream.js';
 
 
 
-const PATH = /^\/(v1|v1beta)\/models\/([^/:]+):generateContent$/;
+const PATH = /^\/(v1|v1beta)\/models\/([^/:]+):(generateContent|streamGenerateContent)$/;
 /** Tokens Gemini counts for one inline image or PDF page (258 at default media resolution). */
 const MEDIA_TOKENS = 258;
 const SEP = '\u0000';
@@ -385,6 +386,8 @@ function modelFromPath(rest: string): string {
 export const geminiGenerateContent: ProtocolHandler = {
   protocol: 'gemini-generate-content',
 
+  streams: (_body, rest) => PATH.exec(rest)?.[3] === 'streamGenerateContent',
+  toStream: generateContentStream,
   route(method: string, rest: string): boolean {
     return method === 'POST' && PATH.test(rest);
   },

@@ -23,6 +23,7 @@ import { MODELS } from '../../../shared/catalog/models.js';
 import type { Prepared, ProtocolHandler, Reply } from './server.js';
 import { countTokens, generateFromSchema, generateParagraph, schemaFromInstruction, truncateToTokens } from './text.js';
 import { isObject, type Json } from './json.js';
+import { chatStream } from './openai-chat-stream.js';
 import { strictProblem } from './strict-schema.js';
 
 
@@ -538,7 +539,6 @@ function prepareIn(input: unknown, provider: string | undefined): { prepared: Pr
   if (typeof model !== 'string' || model === '') {
     return badRequest('you must provide a model parameter', 'model', model === undefined ? 'missing_required_parameter' : null);
   }
-  if (body['stream'] === true) return badRequest('streaming not supported by simulator', 'stream', 'unsupported_parameter');
   const messages = body['messages'];
   if (!Array.isArray(messages)) return badRequest("Missing required parameter: 'messages'.", 'messages', 'missing_required_parameter');
   if (messages.length === 0) {
@@ -667,6 +667,8 @@ export function prepareChat(input: unknown, provider?: string): Prepared {
 export const openAiChat: ProtocolHandler = {
   protocol: 'openai-chat',
 
+  streams: (body) => isObject(body) && body['stream'] === true,
+  toStream: chatStream,
   route(method: string, rest: string): boolean {
     return method === 'POST' && rest === CHAT_PATH;
   },

@@ -14,6 +14,7 @@ import { countTokens, generateFromSchema, generateParagraph, truncateToTokens } 
 import { isObject, type Json } from './json.js';
 import { PrefixCache } from './prefix-cache.js';
 import { strictProblem } from './strict-schema.js';
+import { responsesStream } from './openai-responses-stream.js';
 
 
 
@@ -301,7 +302,6 @@ export function prepareResponses(input: unknown): Prepared {
   if (typeof model !== 'string' || model === '') {
     return badRequest("Missing required parameter: 'model'.", 'model', model === undefined ? 'missing_required_parameter' : 'invalid_type');
   }
-  if (body['stream'] === true) return badRequest('streaming not supported by simulator', 'stream', 'unsupported_parameter');
   for (const unsupported of ['previous_response_id', 'conversation', 'prompt', 'background'] as const) {
     const v = body[unsupported];
     if (v !== undefined && v !== null && v !== false) {
@@ -528,6 +528,8 @@ export const openAiResponses: ProtocolHandler = {
 
   protocol: 'openai-responses',
 
+  streams: (body) => isObject(body) && body['stream'] === true,
+  toStream: responsesStream,
   route(method: string, rest: string): boolean {
     return method === 'POST' && rest === RESPONSES_PATH;
   },

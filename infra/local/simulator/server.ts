@@ -22,6 +22,7 @@ import { JudgeRules, parseJudgeRule, type JudgeRule } from './judges.js';
 import type { Json } from './json.js';
 import { openAiError } from './openai-chat.js';
 import { PROTOCOLS } from './protocols.js';
+import { cutInHalf, writeStream, type StreamReply } from './streaming.js';
 import type { WireProtocol } from '../../../shared/catalog/types.js';
 
 export type { FaultMatch, FaultRule } from './faults.js';
@@ -105,6 +106,10 @@ export interface ProtocolHandler {
   invalidJson(): Reply;
   /** Forgets state kept between requests (a prompt cache); called by the simulator's reset(). */
   reset?(): void;
+  /** Whether the (valid) request asks for a streamed answer: a `stream: true` body or a streaming route. */
+  streams(body: unknown, rest: string): boolean;
+  /** The vendor's stream of the whole answer `reply` (status 200) to `body`. */
+  toStream(reply: Reply, body: unknown, provider: string): StreamReply;
   /** A vendor-shaped error (fault kind 'status'); `body` replaces the default error body when given. */
   vendorError(status: number, retryAfter: string | undefined, body: unknown, target: { provider: string; model: string }): Reply;
 }
@@ -357,10 +362,11 @@ class ProviderSimulator implements Simulator {
       return;
     }
     const answering: AnswerOptions = { usage: true, structured: this.judges.verdictFor(provider, model, body) };
-    if (fault === undefined) {
-      send(res, prepared.answer(answering));
-      return;
-    }
+    // A streamed answer is the whole answer in the vendor's stream format; errors stay whole JSON answers, as vendors send them.
+    const streaming = handler.streams(body, rest);
+    const deliver = (good: Reply, change: (stream: StreamReply) => StreamReply = (stream) => stream, gapMs = 0): Promise<void> | void =>
+      streaming && good.status === 200 ? writeStream(res, change(handler.toStream(good, body, provider)), gapMs, (ms) => wait(ms, res)) : send(res, good);
+    if (fault === undefined) return deliver(prepared.answer(answering));
     switch (fault.kind) {
       case 'status':
         send(res, handler.vendorError(fault.status, fault.retryAfter, fault.body, { provider, model }));
@@ -369,16 +375,19 @@ class ProviderSimulator implements Simulator {
         return; // the socket stays open until the client aborts or close() is called
       case 'slow':
         if (fault.delayMs > 0 && !(await wait(fault.delayMs, res))) return;
-        send(res, prepared.answer(answering));
-        return;
+        return deliver(prepared.answer(answering));
+      case 'slow-stream':
+        return deliver(prepared.answer(answering), undefined, fault.delayMs);
       case 'malformed': {
         const good = prepared.answer(answering);
+        if (streaming) return deliver(good, cutInHalf);
         good.body = good.body.slice(0, Math.max(1, Math.floor(good.body.length / 2)));
         send(res, good);
         return;
       }
       case 'empty': {
         const good = prepared.answer(answering);
+        if (streaming) return deliver(good, (stream) => ({ ...stream, frames: [] }));
         good.body = '';
         send(res, good);
         return;
@@ -387,8 +396,7 @@ class ProviderSimulator implements Simulator {
         req.socket.destroy();
         return;
       case 'no-usage':
-        send(res, prepared.answer({ ...answering, usage: false }));
-        return;
+        return deliver(prepared.answer({ ...answering, usage: false }));
     }
   }
 

@@ -1,6 +1,8 @@
 import { postJson } from '../http.js';
 import type { ProtocolAdapter } from '../types.js';
 import { refineUpstreamError } from './errors.js';
+import { postSse } from '../stream-http.js';
+import { MessagesStream } from './stream.js';
 import { toMessagesRequest } from './request.js';
 import { fromMessagesResponse } from './response.js';
 import { anthropicOutputBound } from './thinking.js';
@@ -23,6 +25,23 @@ export const anthropicMessages: ProtocolAdapter = {
       throw refineUpstreamError(error);
     }
     const reply = fromMessagesResponse(answer);
+    return { ...reply, warnings: [...warnings, ...reply.warnings] };
+  },
+  async stream(call, endpoint, signal, onDelta, ready) {
+    const { body, warnings } = toMessagesRequest(call);
+    const headers: Record<string, string> = { 'anthropic-version': ANTHROPIC_VERSION };
+    if (endpoint.apiKey) headers['x-api-key'] = endpoint.apiKey;
+    const reader = new MessagesStream(onDelta);
+    try {
+      await postSse(`${endpoint.baseUrl}/messages`, { ...body, stream: true }, headers, signal, {
+        ready,
+        onEvent: (event) => reader.onEvent(event),
+        partial: () => reader.partial(),
+      });
+    } catch (error) {
+      throw refineUpstreamError(error);
+    }
+    const reply = reader.finish();
     return { ...reply, warnings: [...warnings, ...reply.warnings] };
   },
   billedOutputBound: anthropicOutputBound,

@@ -1,4 +1,4 @@
-import type { BedrockRuntimeClient, ConverseCommandInput, ConverseCommandOutput } from '@aws-sdk/client-bedrock-runtime';
+import type { BedrockRuntimeClient, ConverseCommandInput, ConverseCommandOutput, ConverseStreamCommandInput, ConverseStreamCommandOutput } from '@aws-sdk/client-bedrock-runtime';
 import { keepAliveAgent } from '../../http/post.js';
 import type { Endpoint } from '../types.js';
 
@@ -7,7 +7,7 @@ export const DEFAULT_REGION = 'us-east-1';
 /** Locally the simulator answers; static keys spare the credential chain lookup. */
 const SIMULATED_CREDENTIALS = { accessKeyId: 'simulated', secretAccessKey: 'simulated' };
 
-type Sdk = Pick<typeof import('@aws-sdk/client-bedrock-runtime'), 'BedrockRuntimeClient' | 'ConverseCommand'> &
+type Sdk = Pick<typeof import('@aws-sdk/client-bedrock-runtime'), 'BedrockRuntimeClient' | 'ConverseCommand' | 'ConverseStreamCommand'> &
   Pick<typeof import('@smithy/node-http-handler'), 'NodeHttpHandler'>;
 
 let sdk: Promise<Sdk> | undefined;
@@ -19,7 +19,12 @@ const clients = new Map<string, BedrockRuntimeClient>();
  */
 function loadSdk(): Promise<Sdk> {
   sdk ??= Promise.all([import('@aws-sdk/client-bedrock-runtime'), import('@smithy/node-http-handler')]).then(
-    ([runtime, http]) => ({ BedrockRuntimeClient: runtime.BedrockRuntimeClient, ConverseCommand: runtime.ConverseCommand, NodeHttpHandler: http.NodeHttpHandler }),
+    ([runtime, http]) => ({
+      BedrockRuntimeClient: runtime.BedrockRuntimeClient,
+      ConverseCommand: runtime.ConverseCommand,
+      ConverseStreamCommand: runtime.ConverseStreamCommand,
+      NodeHttpHandler: http.NodeHttpHandler,
+    }),
     (error: unknown) => {
       sdk = undefined;
       throw error;
@@ -61,7 +66,17 @@ function clientFor(runtime: Sdk, endpoint: Endpoint): BedrockRuntimeClient {
  */
 export async function converse(input: ConverseCommandInput, endpoint: Endpoint, signal: AbortSignal, ready?: Promise<void>): Promise<ConverseCommandOutput> {
   const runtime = await loadSdk();
-  const command = new runtime.ConverseCommand(input);
+  return clientFor(runtime, endpoint).send(waitingFor(new runtime.ConverseCommand(input), ready), { abortSignal: signal });
+}
+
+/** One ConverseStream call, as `converse`: resolves once the answer's head arrives, its events to read from `stream`. */
+export async function converseStream(input: ConverseStreamCommandInput, endpoint: Endpoint, signal: AbortSignal, ready?: Promise<void>): Promise<ConverseStreamCommandOutput> {
+  const runtime = await loadSdk();
+  return clientFor(runtime, endpoint).send(waitingFor(new runtime.ConverseStreamCommand(input), ready), { abortSignal: signal });
+}
+
+/** `command`, sent only once `ready` resolves (when given). */
+function waitingFor<C extends { middlewareStack: { add(middleware: (next: (args: never) => Promise<unknown>) => (args: never) => Promise<unknown>, options: typeof WAIT_STEP): void } }>(command: C, ready?: Promise<void>): C {
   if (ready) {
     command.middlewareStack.add(
       (next) => async (args) => {
@@ -73,7 +88,7 @@ export async function converse(input: ConverseCommandInput, endpoint: Endpoint, 
       WAIT_STEP,
     );
   }
-  return clientFor(runtime, endpoint).send(command, { abortSignal: signal });
+  return command;
 }
 
 /** A call that was never sent, because its `ready` rejected with `reason`. */

@@ -2,6 +2,7 @@ import { lazyAsync } from '../../lazy.js';
 import type { ProtocolAdapter } from '../types.js';
 
 const loadSend = lazyAsync(() => import('./send.js'));
+const loadStream = lazyAsync(() => import('./send-stream.js'));
 
 /**
  * Amazon Bedrock Converse (the Nova models), through @aws-sdk/client-bedrock-runtime. The
@@ -13,6 +14,11 @@ export const bedrockConverse: ProtocolAdapter = {
     ready?.catch(() => undefined);
     const { sendConverse } = await loadSend();
     return sendConverse(call, endpoint, signal, ready);
+  },
+  async stream(call, endpoint, signal, onDelta, ready) {
+    ready?.catch(() => undefined);
+    const { streamConverse } = await loadStream();
+    return streamConverse(call, endpoint, signal, onDelta, ready);
   },
   // inferenceConfig.maxTokens bounds the output; the Nova models of the catalog do not reason.
   billedOutputBound: (call) => call.maxTokens,

@@ -35,6 +35,11 @@ export interface ChatDialect {
   readonly capacityStatuses: readonly number[];
   /** Set when the vendor refuses two consecutive turns of one role: they are then sent as one message. */
   readonly alternatingTurns?: true;
+  /**
+   * Set when a streamed answer carries usage only if asked (`stream_options: {include_usage: true}`);
+   * unset when the vendor sends it in the last chunk anyway and refuses the field (Mistral).
+   */
+  readonly streamUsageOption?: true;
 }
 
 /** OpenAI itself: the shape the others are compared with, and the fallback for providers served through the simulator. */
@@ -47,6 +52,7 @@ const OPENAI: ChatDialect = {
   pdf: 'file',
   reasoningTokens: 'in-completion',
   capacityStatuses: [],
+  streamUsageOption: true,
 };
 
 /**
@@ -65,6 +71,7 @@ const XAI: ChatDialect = {
   reasoningTokens: 'beside-completion',
   unboundedReasoningModels: ['grok-4.20-0309-reasoning', 'grok-4.3', 'grok-3-mini'],
   capacityStatuses: [],
+  streamUsageOption: true,
 };
 
 /**
@@ -81,6 +88,7 @@ const CEREBRAS: ChatDialect = {
   imageUrl: 'object',
   reasoningTokens: 'in-completion',
   capacityStatuses: [],
+  streamUsageOption: true,
 };
 
 /**
@@ -100,12 +108,14 @@ const DEEPSEEK: ChatDialect = {
   reasoningTokens: 'in-completion',
   capacityStatuses: [],
   alternatingTurns: true,
+  streamUsageOption: true,
 };
 
 /**
  * docs.mistral.ai: `max_tokens`; any unknown field (max_completion_tokens, reasoning_effort) is a
  * 422 "Extra inputs are not permitted"; image_url is the bare URL string; PDFs as document_url;
- * cached prompt tokens in prompt_tokens_details.cached_tokens.
+ * cached prompt tokens in prompt_tokens_details.cached_tokens. A streamed answer carries usage in
+ * its last chunk without being asked (stream_options would be an extra input).
  */
 const MISTRAL: ChatDialect = {
   id: 'mistral',
@@ -121,7 +131,8 @@ const MISTRAL: ChatDialect = {
 /**
  * console.groq.com: `max_completion_tokens` (max_tokens deprecated); strict json_schema on
  * gpt-oss; gpt-oss returns `message.reasoning`; Qwen3 puts `<think>` text in `content` unless
- * `reasoning_format: "parsed"`; 498 is flex-tier capacity exceeded ("retry with backoff").
+ * `reasoning_format: "parsed"`; 498 is flex-tier capacity exceeded ("retry with backoff"). A streamed
+ * answer puts usage in the last chunk's `x_groq.usage` (and in `usage` with stream_options).
  */
 const GROQ: ChatDialect = {
   id: 'groq',
@@ -133,6 +144,7 @@ const GROQ: ChatDialect = {
   imageUrl: 'object',
   reasoningTokens: 'in-completion',
   capacityStatuses: [498],
+  streamUsageOption: true,
 };
 
 const BY_PROVIDER: Readonly<Record<ProviderId, ChatDialect>> = {

@@ -4,6 +4,8 @@ import { toChatRequest } from './request.js';
 import { fromChatResponse } from './response.js';
 import { postJson } from '../http.js';
 import { fromErrorResponse } from './errors.js';
+import { postSse } from '../stream-http.js';
+import { ChatStream } from './stream.js';
 
 export { dialectFor } from './dialects.js';
 export type { ChatDialect } from './dialects.js';
@@ -20,6 +22,22 @@ export const openaiChat: ProtocolAdapter = {
       ready,
     });
     const reply = fromChatResponse(answer, dialect);
+    return { ...reply, warnings: [...warnings, ...reply.warnings] };
+  },
+  async stream(call, endpoint, signal, onDelta, ready) {
+    const dialect = dialectFor(call.entry.provider);
+    const { body, warnings } = toChatRequest(call, dialect);
+    body.stream = true;
+    if (dialect.streamUsageOption) body.stream_options = { include_usage: true };
+    const headers: Record<string, string> = endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {};
+    const reader = new ChatStream(dialect, onDelta);
+    await postSse(`${endpoint.baseUrl}/chat/completions`, body, headers, signal, {
+      mapError: (status, text, retryAfter) => fromErrorResponse(dialect, status, text, retryAfter),
+      ready,
+      onEvent: (event) => reader.onEvent(event),
+      partial: () => reader.partial(),
+    });
+    const reply = reader.finish();
     return { ...reply, warnings: [...warnings, ...reply.warnings] };
   },
   billedOutputBound: chatOutputBound,

@@ -13,7 +13,8 @@ export interface ChatRequest extends SamplingFields {
   model: string;
   messages: ChatMessage[];
   response_format?: { type: 'json_schema'; json_schema: { name: string; schema: Record<string, unknown>; strict: boolean } };
-  stream: false;
+  stream: boolean;
+  stream_options?: { include_usage: true };
 }
 
 /** The gateway's call as a chat completions body in the vendor's dialect, and what could not be sent as asked. */

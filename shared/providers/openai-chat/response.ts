@@ -58,7 +58,7 @@ export function fromChatResponse(body: unknown, dialect: ChatDialect = dialectFo
 }
 
 /** `content` as text: a string, or the text chunks of Mistral's chunk array (thinking chunks left out). */
-function textOf(content: unknown): string | undefined {
+export function textOf(content: unknown): string | undefined {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return undefined;
   let text = '';
@@ -70,7 +70,7 @@ function textOf(content: unknown): string | undefined {
 }
 
 /** Reasoning a model wrote inline (`<think>…</think>` before the answer) is not output. */
-function withoutThinking(text: string): string {
+export function withoutThinking(text: string): string {
   const match = /^\s*<think>[\s\S]*?<\/think>\s*/.exec(text);
   return match ? text.slice(match[0].length) : text;
 }

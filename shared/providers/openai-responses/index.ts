@@ -3,6 +3,8 @@ import { postJson } from '../http.js';
 import type { ProtocolAdapter } from '../types.js';
 import { responsesOutputLimit, toResponsesRequest } from './request.js';
 import { fromResponsesResponse } from './response.js';
+import { postSse } from '../stream-http.js';
+import { ResponsesStream } from './stream.js';
 
 /**
  * OpenAI Responses API (`fam_c` and the `o*` models): one `POST {baseUrl}/responses` per call,
@@ -21,6 +23,22 @@ export const openaiResponses: ProtocolAdapter = {
       throw error instanceof UpstreamError ? withoutKeys(error) : error;
     }
     const reply = fromResponsesResponse(answer);
+    return { ...reply, warnings: [...warnings, ...reply.warnings] };
+  },
+  async stream(call, endpoint, signal, onDelta, ready) {
+    const { body, warnings } = toResponsesRequest(call);
+    const headers: Record<string, string> = endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {};
+    const reader = new ResponsesStream(onDelta);
+    try {
+      await postSse(`${endpoint.baseUrl}/responses`, { ...body, stream: true }, headers, signal, {
+        ready,
+        onEvent: (event) => reader.onEvent(event),
+        partial: () => reader.partial(),
+      });
+    } catch (error) {
+      throw error instanceof UpstreamError ? withoutKeys(error) : error;
+    }
+    const reply = reader.finish();
     return { ...reply, warnings: [...warnings, ...reply.warnings] };
   },
   billedOutputBound: responsesOutputLimit,

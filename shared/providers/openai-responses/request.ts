@@ -28,7 +28,7 @@ export interface ResponsesRequest {
   text?: { format: { type: 'json_schema'; name: 'response'; schema: Record<string, unknown>; strict: boolean } };
   /** Never stored for later retrieval: the gateway keeps no conversation state at OpenAI. */
   store: false;
-  stream: false;
+  stream: boolean;
 }
 
 /** The Responses API refuses `max_output_tokens` below 16 (400 integer_below_min_value). */

@@ -393,7 +393,6 @@ describe('Simulator protocol: openai-responses', () => {
   it.each([
     ['a missing model', { input: PROMPT }, 'model', 'missing_required_parameter'],
     ['a missing input', { model: 'gpt-4.1' }, 'input', 'missing_required_parameter'],
-    ['stream true', { model: 'gpt-4.1', input: PROMPT, stream: true }, 'stream', 'unsupported_parameter'],
     ['max_output_tokens below 16', { model: 'gpt-4.1', input: PROMPT, max_output_tokens: 5 }, 'max_output_tokens', 'integer_below_min_value'],
     ['temperature above 2', { model: 'gpt-4.1', input: PROMPT, temperature: 2.5 }, 'temperature', 'decimal_above_max_value'],
     ['reasoning on gpt-4.1', { model: 'gpt-4.1', input: PROMPT, reasoning: { effort: 'low' } }, 'reasoning.effort', 'unsupported_parameter'],

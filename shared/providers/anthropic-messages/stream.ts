@@ -1,0 +1,71 @@
+import { UpstreamError, type PartialReply } from '../errors.js';
+import type { SseEvent } from '../sse.js';
+import { eventJson } from '../stream-http.js';
+import type { ModelReply } from '../types.js';
+import { errorBodyToUpstreamError } from './errors.js';
+import { fromMessagesResponse } from './response.js';
+import { toUsage, type AnthropicUsage } from './usage.js';
+
+/**
+ * Reads a streamed Messages answer: `message_start` (its usage: input and cache classes),
+ * `content_block_delta` of type `text_delta` (the only deltas: thinking_delta and
+ * signature_delta are not), `message_delta` (stop_reason and the cumulative usage: output
+ * tokens, and any class it repeats), `message_stop`; `ping` is ignored and `error` fails the
+ * call. `finish` assembles the non-streamed answer for fromMessagesResponse, so usage is
+ * priced by the same code. Until `message_delta` the output count is not known: usage stays undefined.
+ */
+export class MessagesStream {
+  private text = '';
+  private started = false;
+  private startUsage: AnthropicUsage = {};
+  private finalUsage: AnthropicUsage | undefined;
+  private stopReason: unknown;
+
+  constructor(private readonly onDelta: (text: string) => void) {}
+
+  onEvent(event: SseEvent): void {
+    const data = eventJson(event);
+    switch (data['type']) {
+      case 'message_start': {
+        this.started = true;
+        const usage = (data['message'] as { usage?: unknown } | undefined)?.usage;
+        if (typeof usage === 'object' && usage !== null) this.startUsage = usage as AnthropicUsage;
+        return;
+      }
+      case 'content_block_delta': {
+        const delta = data['delta'] as { type?: unknown; text?: unknown } | undefined;
+        if (delta?.type === 'text_delta' && typeof delta.text === 'string') {
+          this.text += delta.text;
+          this.onDelta(delta.text);
+        }
+        return;
+      }
+      case 'message_delta': {
+        const delta = data['delta'] as { stop_reason?: unknown } | undefined;
+        if (delta?.stop_reason !== undefined) this.stopReason = delta.stop_reason;
+        const usage = data['usage'];
+        if (typeof usage === 'object' && usage !== null) this.finalUsage = { ...this.startUsage, ...withoutNulls(usage as Record<string, unknown>) };
+        return;
+      }
+      case 'error':
+        throw errorBodyToUpstreamError(data, 200);
+      default:
+        return; // ping, content_block_start/stop, message_stop, events added later
+    }
+  }
+
+  partial(): PartialReply {
+    const usage = toUsage(this.finalUsage);
+    return usage ? { output: this.text, usage } : { output: this.text };
+  }
+
+  finish(): ModelReply {
+    if (!this.started) throw new UpstreamError('upstream_malformed_response', 'The provider streamed no message', { upstreamStatus: 200 });
+    return fromMessagesResponse({ type: 'message', content: [{ type: 'text', text: this.text }], stop_reason: this.stopReason, usage: this.finalUsage });
+  }
+}
+
+/** message_delta may repeat a class as null where it has nothing new to say. */
+function withoutNulls(usage: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(usage).filter(([, value]) => value !== null));
+}

@@ -1,0 +1,89 @@
+import { UpstreamError, type PartialReply } from '../errors.js';
+import type { ModelReply } from '../types.js';
+import { fromConverseResponse, toUsage, type ConverseAnswer } from './response.js';
+
+/** One event of a ConverseStream answer as the SDK yields it (one member set). */
+interface StreamEvent {
+  contentBlockStart?: { start?: { toolUse?: { name?: unknown } | null } | null } | null;
+  contentBlockDelta?: { delta?: { text?: unknown; toolUse?: { input?: unknown } | null; reasoningContent?: unknown } | null } | null;
+  messageStop?: { stopReason?: unknown } | null;
+  metadata?: { usage?: ConverseAnswer['usage'] } | null;
+  [exception: string]: unknown;
+}
+
+/**
+ * Reads a ConverseStream answer: `contentBlockDelta` text becomes deltas (reasoningContent
+ * never does); with a forced tool, the tool's input JSON streams as the deltas instead;
+ * `messageStop` gives the stop reason, `metadata` the usage (cache reads and writes
+ * included); an exception event (internalServerException, modelStreamErrorException,
+ * throttlingException, validationException, serviceUnavailableException) fails the call.
+ * `finish` assembles the Converse answer for fromConverseResponse, so usage is priced by the same code.
+ */
+export class ConverseStreamReader {
+  private text = '';
+  private toolName: unknown;
+  private toolInput = '';
+  private started = false;
+  private stopReason: unknown;
+  private usage: ConverseAnswer['usage'];
+
+  constructor(
+    private readonly forcedTool: boolean,
+    private readonly onDelta: (text: string) => void,
+  ) {}
+
+  onEvent(event: StreamEvent): void {
+    this.started = true;
+    const exception = Object.keys(event).find((key) => key.endsWith('Exception'));
+    if (exception !== undefined) throw streamException(exception, event[exception]);
+    const start = event.contentBlockStart?.start?.toolUse;
+    if (start) this.toolName = start.name;
+    const delta = event.contentBlockDelta?.delta;
+    if (typeof delta?.text === 'string') {
+      this.text += delta.text;
+      if (!this.forcedTool) this.onDelta(delta.text);
+    } else if (typeof delta?.toolUse?.input === 'string') {
+      this.toolInput += delta.toolUse.input;
+      if (this.forcedTool) this.onDelta(delta.toolUse.input);
+    }
+    if (event.messageStop) this.stopReason = event.messageStop.stopReason;
+    if (event.metadata?.usage) this.usage = event.metadata.usage;
+  }
+
+  private get output(): string {
+    return this.forcedTool ? this.toolInput : this.text;
+  }
+
+  partial(): PartialReply {
+    const usage = toUsage(this.usage);
+    return usage ? { output: this.output, usage } : { output: this.output };
+  }
+
+  /** The reply; with a forced tool its output is the tool input as the model streamed it (the same JSON value `send` gives). */
+  finish(): ModelReply {
+    if (!this.started) throw new UpstreamError('upstream_malformed_response', 'The provider streamed no answer', { upstreamStatus: 200 });
+    const content: unknown[] = [];
+    if (this.text !== '') content.push({ text: this.text });
+    if (this.toolName !== undefined) content.push({ toolUse: { name: this.toolName, input: toolInput(this.toolInput) } });
+    const reply = fromConverseResponse({ output: { message: { role: 'assistant', content } }, stopReason: this.stopReason, usage: this.usage }, this.forcedTool);
+    return this.forcedTool && this.toolName !== undefined ? { ...reply, output: this.toolInput } : reply;
+  }
+}
+
+function toolInput(json: string): unknown {
+  try {
+    return JSON.parse(json === '' ? '{}' : json);
+  } catch {
+    throw new UpstreamError('upstream_malformed_response', 'The provider streamed tool input that is not JSON', { upstreamStatus: 200 });
+  }
+}
+
+const RETRYABLE: ReadonlySet<string> = new Set(['internalServerException', 'throttlingException', 'serviceUnavailableException', 'modelStreamErrorException']);
+
+function streamException(name: string, body: unknown): UpstreamError {
+  const message = (body as { message?: unknown } | null)?.message;
+  return new UpstreamError(name === 'throttlingException' ? 'upstream_rate_limited' : 'upstream_error', typeof message === 'string' ? message.slice(0, 500) : `The provider's stream failed (${name})`, {
+    upstreamStatus: 200,
+    retryable: RETRYABLE.has(name),
+  });
+}

@@ -1,0 +1,74 @@
+import { UpstreamError, type PartialReply } from '../errors.js';
+import type { SseEvent } from '../sse.js';
+import { eventJson } from '../stream-http.js';
+import type { ModelReply } from '../types.js';
+import { fromErrorResponse } from './errors.js';
+import { fromGenerateContentResponse } from './response.js';
+import { toUsage, type UsageMetadata } from './usage.js';
+
+interface Chunk {
+  candidates?: { content?: { parts?: unknown } | null; finishReason?: unknown; groundingMetadata?: unknown }[] | null;
+  promptFeedback?: unknown;
+  usageMetadata?: UsageMetadata | null;
+  error?: { code?: unknown } | null;
+}
+
+/**
+ * Reads `streamGenerateContent?alt=sse`: each event a GenerateContentResponse. The text of
+ * parts without `thought: true` becomes deltas; the finishReason and the usageMetadata
+ * (prompt, candidates, thoughts, cached content) of the chunk that carries it are kept —
+ * earlier chunks' usage is a running count, and a stream cut before the finishReason has none. `finish` assembles one
+ * response for fromGenerateContentResponse, so usage is priced by the same code.
+ */
+export class GenerateContentStream {
+  private text = '';
+  private chunks = 0;
+  private finishReason: unknown;
+  private grounding: unknown;
+  private promptFeedback: unknown;
+  private usage: UsageMetadata | undefined;
+  /** Gemini repeats a running usageMetadata in every chunk: only the one of the chunk with the finishReason is the whole call's. */
+  private finished = false;
+
+  constructor(private readonly onDelta: (text: string) => void) {}
+
+  onEvent(event: SseEvent): void {
+    const chunk = eventJson(event) as Chunk;
+    if (chunk.error !== undefined && chunk.error !== null) {
+      const status = typeof chunk.error.code === 'number' ? chunk.error.code : 500;
+      throw fromErrorResponse(status, event.data, null);
+    }
+    this.chunks++;
+    if (chunk.promptFeedback !== undefined) this.promptFeedback = chunk.promptFeedback;
+    if (chunk.usageMetadata) this.usage = chunk.usageMetadata;
+    const candidate = Array.isArray(chunk.candidates) ? chunk.candidates[0] : undefined;
+    if (!candidate || typeof candidate !== 'object') return;
+    if (candidate.finishReason !== undefined && candidate.finishReason !== null) {
+      this.finishReason = candidate.finishReason;
+      this.finished = true;
+    }
+    if (candidate.groundingMetadata !== undefined) this.grounding = candidate.groundingMetadata;
+    const parts = candidate.content?.parts;
+    if (!Array.isArray(parts)) return;
+    for (const part of parts as { text?: unknown; thought?: unknown }[]) {
+      if (typeof part?.text !== 'string' || part.thought === true || part.text === '') continue;
+      this.text += part.text;
+      this.onDelta(part.text);
+    }
+  }
+
+  private get finalUsage(): UsageMetadata | undefined {
+    return this.finished ? this.usage : undefined;
+  }
+
+  partial(): PartialReply {
+    const usage = toUsage(this.finalUsage);
+    return usage ? { output: this.text, usage } : { output: this.text };
+  }
+
+  finish(requestWarnings: readonly string[]): ModelReply {
+    if (this.chunks === 0) throw new UpstreamError('upstream_malformed_response', 'The provider streamed no answer', { upstreamStatus: 200 });
+    const candidate = { content: { parts: this.text === '' ? [] : [{ text: this.text }] }, finishReason: this.finishReason, groundingMetadata: this.grounding };
+    return fromGenerateContentResponse({ candidates: [candidate], promptFeedback: this.promptFeedback, usageMetadata: this.finalUsage }, requestWarnings);
+  }
+}

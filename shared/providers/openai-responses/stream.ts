@@ -1,0 +1,52 @@
+import { UpstreamError, type PartialReply } from '../errors.js';
+import type { SseEvent } from '../sse.js';
+import { eventJson } from '../stream-http.js';
+import type { ModelReply } from '../types.js';
+import { fromResponsesResponse } from './response.js';
+
+/** The events whose `response` is the whole answer, usage included. */
+const FINAL: ReadonlySet<string> = new Set(['response.completed', 'response.incomplete', 'response.failed']);
+
+/**
+ * Reads a streamed Responses answer: `response.output_text.delta` pieces become deltas
+ * (reasoning summary and other events never do); `response.completed` / `incomplete` /
+ * `failed` carry the whole response, which fromResponsesResponse maps as it maps a
+ * non-streamed one (so usage is priced by the same code); an `error` event fails the call.
+ */
+export class ResponsesStream {
+  private text = '';
+  private final: unknown;
+  private events = 0;
+
+  constructor(private readonly onDelta: (text: string) => void) {}
+
+  onEvent(event: SseEvent): void {
+    const data = eventJson(event);
+    this.events++;
+    const type = typeof data['type'] === 'string' ? data['type'] : event.event;
+    if (type === 'response.output_text.delta') {
+      if (typeof data['delta'] !== 'string') throw new UpstreamError('upstream_malformed_response', 'The provider streamed a text delta without text', { upstreamStatus: 200 });
+      this.text += data['delta'];
+      this.onDelta(data['delta']);
+    } else if (FINAL.has(type)) {
+      this.final = data['response'];
+    } else if (type === 'error') {
+      const code = typeof data['code'] === 'string' ? data['code'] : undefined;
+      const message = typeof data['message'] === 'string' ? data['message'].slice(0, 500) : 'The provider reported an error in the stream';
+      throw new UpstreamError(code === 'rate_limit_exceeded' ? 'upstream_rate_limited' : 'upstream_error', message, { upstreamStatus: 200, retryable: code === 'server_error' || code === 'rate_limit_exceeded' });
+    }
+  }
+
+  partial(): PartialReply {
+    if (this.final === undefined) return { output: this.text };
+    const { usage } = fromResponsesResponse(this.final);
+    return usage ? { output: this.text, usage } : { output: this.text };
+  }
+
+  /** The reply; a stream cut before its final event has the text streamed and no usage. */
+  finish(): ModelReply {
+    if (this.final !== undefined) return fromResponsesResponse(this.final);
+    if (this.events === 0) throw new UpstreamError('upstream_malformed_response', 'The provider streamed no answer', { upstreamStatus: 200 });
+    return fromResponsesResponse({ status: 'completed', output: [{ type: 'message', content: [{ type: 'output_text', text: this.text }] }] });
+  }
+}

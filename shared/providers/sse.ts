@@ -1,0 +1,108 @@
+import { StringDecoder } from 'node:string_decoder';
+
+/** One server-sent event: its `event:` name ('message' when none was sent) and its data lines joined by '\n'. */
+export interface SseEvent {
+  event: string;
+  data: string;
+}
+
+export interface SseLimits {
+  /** Longest line (bytes of UTF-8 text, before its line end); a longer one fails the stream. */
+  maxLineBytes: number;
+  /** Most bytes of the whole stream. */
+  maxTotalBytes: number;
+}
+
+/** Far above any vendor's event (a whole Responses `response.completed` of a long answer) and far below what would hurt a Lambda. */
+export const DEFAULT_SSE_LIMITS: SseLimits = { maxLineBytes: 4 * 1024 * 1024, maxTotalBytes: 32 * 1024 * 1024 };
+
+/** The stream broke a limit of SseLimits. */
+export class SseLimitError extends Error {
+  override name = 'SseLimitError';
+}
+
+/**
+ * An incremental parser of `text/event-stream` (the WHATWG grammar): lines end in LF, CR or
+ * CRLF (a chunk may end between the CR and the LF, or anywhere in a UTF-8 sequence); `data:`
+ * lines of one event are joined with '\n'; lines starting with ':' are comments; a blank line
+ * dispatches the event (an event without data is dropped); `id:`, `retry:` and unknown fields
+ * are ignored. Each byte is looked at a bounded number of times (a line is kept until its end
+ * arrives and is never rescanned), so a hostile stream costs linear time; the limits bound memory.
+ */
+export class SseParser {
+  private readonly decoder = new StringDecoder('utf8');
+  private pending = '';
+  private skipLf = false;
+  private total = 0;
+  private event = '';
+  private data: string[] = [];
+
+  constructor(private readonly limits: SseLimits = DEFAULT_SSE_LIMITS) {}
+
+  /** Feeds a chunk of the body; returns the events it completed, in order. Throws SseLimitError past a limit. */
+  push(chunk: Buffer): SseEvent[] {
+    this.total += chunk.length;
+    if (this.total > this.limits.maxTotalBytes) throw new SseLimitError(`The stream exceeded ${this.limits.maxTotalBytes} bytes`);
+    return this.feed(this.decoder.write(chunk));
+  }
+
+  /** The end of the body: a last line without its line end is a line; an event not closed by a blank line is dropped, as the grammar says. */
+  end(): SseEvent[] {
+    const events = this.feed(this.decoder.end());
+    if (this.pending !== '') this.line(this.pending, events);
+    this.pending = '';
+    return events;
+  }
+
+  private feed(text: string): SseEvent[] {
+    const events: SseEvent[] = [];
+    let start = 0;
+    if (this.skipLf && text.startsWith('\n')) start = 1;
+    this.skipLf = false;
+    let i = start;
+    for (; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c !== 10 && c !== 13) continue;
+      const line = this.pending === '' ? text.slice(start, i) : this.pending + text.slice(start, i);
+      this.pending = '';
+      this.checkLine(line);
+      this.line(line, events);
+      if (c === 13) {
+        if (i + 1 < text.length) {
+          if (text.charCodeAt(i + 1) === 10) i++;
+        } else {
+          this.skipLf = true;
+        }
+      }
+      start = i + 1;
+    }
+    if (start < text.length) {
+      this.pending += text.slice(start);
+      this.checkLine(this.pending);
+    }
+    return events;
+  }
+
+  private checkLine(line: string): void {
+    // A UTF-16 length is at least a third of the UTF-8 bytes: measure exactly only when near the limit.
+    if (line.length * 3 > this.limits.maxLineBytes && Buffer.byteLength(line) > this.limits.maxLineBytes) {
+      throw new SseLimitError(`A line of the stream exceeded ${this.limits.maxLineBytes} bytes`);
+    }
+  }
+
+  private line(line: string, events: SseEvent[]): void {
+    if (line === '') {
+      if (this.data.length > 0) events.push({ event: this.event || 'message', data: this.data.join('\n') });
+      this.event = '';
+      this.data = [];
+      return;
+    }
+    if (line.charCodeAt(0) === 58) return; // ':' comment
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    let value = colon < 0 ? '' : line.slice(colon + 1);
+    if (value.charCodeAt(0) === 32) value = value.slice(1);
+    if (field === 'data') this.data.push(value);
+    else if (field === 'event') this.event = value;
+  }
+}

@@ -1,0 +1,100 @@
+import { postStream, type StreamAnswer } from '../http/post.js';
+import { UpstreamError, type PartialReply } from './errors.js';
+import { abortError, defaultErrorMapper, headerValue, jsonRequest, unreachable, type PostJsonOptions } from './http.js';
+import { SseLimitError, SseParser, type SseEvent, type SseLimits } from './sse.js';
+
+/** Most bytes of a non-2xx answer's body read for its error message. */
+const MAX_ERROR_BODY_BYTES = 1024 * 1024;
+
+export interface PostSseOptions extends PostJsonOptions {
+  /** Each event of the stream, in order; an UpstreamError it throws (a vendor's error event) fails the call. */
+  onEvent: (event: SseEvent) => void;
+  /** What the stream delivered so far, carried by the error a failure after the answer's head throws (an abort above all). */
+  partial: () => PartialReply;
+  limits?: SseLimits;
+}
+
+/**
+ * POSTs JSON to a vendor and reads its `text/event-stream` answer, handing each event to
+ * `onEvent`; resolves when the stream ends (its protocol decides whether it ended complete).
+ * The sibling of postJson: same headers, same `ready`, same mapping of a non-2xx answer;
+ * an abort throws postJson's abort error. A stream that breaks the SseLimits, or breaks off
+ * on a network failure, is a failed call; every failure after the head carries
+ * `details.partial` and destroys the connection.
+ */
+export async function postSse(url: string, body: unknown, headers: Record<string, string>, signal: AbortSignal, options: PostSseOptions): Promise<void> {
+  const { mapError = defaultErrorMapper, ready, onEvent, partial, limits } = options;
+  const request = jsonRequest(body, headers, 'text/event-stream');
+  if (ready) await ready;
+  let response: StreamAnswer;
+  try {
+    response = await postStream(new URL(url), request.payload, request.headers, { signal });
+  } catch (error) {
+    throw unreachable(signal, error);
+  }
+  const { status, body: stream } = response;
+  if (status < 200 || status > 299) {
+    const text = await readCapped(response, signal);
+    throw mapError(status, text, headerValue(response.headers['retry-after']));
+  }
+  const parser = new SseParser(limits);
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      for (const event of parser.push(chunk)) onEvent(event);
+    }
+    for (const event of parser.end()) onEvent(event);
+  } catch (error) {
+    stream.destroy();
+    throw withPartial(streamFailure(error, signal, status), partial());
+  }
+}
+
+/** Why a stream failed after its head, as an UpstreamError. */
+function streamFailure(error: unknown, signal: AbortSignal, status: number): UpstreamError {
+  if (signal.aborted) return abortError(signal, error);
+  if (error instanceof UpstreamError) return error;
+  if (error instanceof SseLimitError) return new UpstreamError('upstream_malformed_response', error.message, { upstreamStatus: status });
+  return new UpstreamError('upstream_unreachable', `The provider's stream broke off: ${describeCut(error)}`, { cause: error });
+}
+
+/** An event's data as a JSON object; anything else is a malformed answer. */
+export function eventJson(event: SseEvent): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(event.data);
+  } catch {
+    throw new UpstreamError('upstream_malformed_response', `The provider streamed a ${event.event.slice(0, 40)} event whose data is not JSON`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new UpstreamError('upstream_malformed_response', `The provider streamed a ${event.event.slice(0, 40)} event whose data is not a JSON object`);
+  }
+  return value as Record<string, unknown>;
+}
+
+/** `error` carrying what the stream had delivered. */
+export function withPartial(error: UpstreamError, partial: PartialReply): UpstreamError {
+  return new UpstreamError(error.code, error.message, { ...error.details, partial });
+}
+
+function describeCut(error: unknown): string {
+  const { code } = error as { code?: unknown };
+  return typeof code === 'string' ? code : 'connection closed';
+}
+
+/** The body of an error answer as text, at most MAX_ERROR_BODY_BYTES of it. */
+async function readCapped(response: StreamAnswer, signal: AbortSignal): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of response.body as AsyncIterable<Buffer>) {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= MAX_ERROR_BODY_BYTES) break;
+    }
+  } catch (error) {
+    throw unreachable(signal, error);
+  } finally {
+    response.body.destroy();
+  }
+  return Buffer.concat(chunks).toString('utf8').slice(0, MAX_ERROR_BODY_BYTES);
+}

@@ -1,0 +1,119 @@
+/**
+ * Hostile vendor streams: whatever a vendor streams back ends in a reply or an UpstreamError,
+ * never a hang, a crash or unbounded memory.
+ */
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, describe, expect, it } from 'vitest';
+import { chargeCall } from '../../shared/pricing/charge.js';
+import { ADAPTERS } from '../../shared/providers/adapters.js';
+import { UpstreamError } from '../../shared/providers/errors.js';
+import type { ModelCall, ModelReply } from '../../shared/providers/types.js';
+import { modelCall } from '../support/model-calls.js';
+
+let script: (res: ServerResponse) => void = (res) => res.end();
+const closed: Promise<void>[] = [];
+const server = createServer((req, res) => {
+  req.resume();
+  closed.push(new Promise((resolve) => res.once('close', resolve)));
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  script(res);
+});
+await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+
+const CHAT = modelCall('fam_e-gpt-oss-120b');
+const ANTHROPIC = modelCall('fam_a-sonnet-4-6');
+
+async function outcome(call: ModelCall): Promise<ModelReply | UpstreamError> {
+  return ADAPTERS[call.entry.protocol].stream(call, { baseUrl, apiKey: 'k', simulated: false }, AbortSignal.timeout(20_000), () => undefined).catch((error: unknown) => {
+    expect(error).toBeInstanceOf(UpstreamError);
+    return error as UpstreamError;
+  });
+}
+
+/** Writes `piece` as fast as the socket takes it, until the client goes away. */
+function endless(piece: string): (res: ServerResponse) => void {
+  return (res) => {
+    const buffer = Buffer.from(piece.repeat(16_384));
+    const write = (): void => {
+      while (!res.destroyed && res.write(buffer));
+      if (!res.destroyed) res.once('drain', write);
+    };
+    write();
+  };
+}
+
+const chunk = (fields: object): string => `data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', ...fields })}\n\n`;
+
+describe('Hostile vendor streams', () => {
+  it('a 10 MB line fails the call as malformed', async () => {
+    script = (res) => res.end(`data: ${'x'.repeat(10 * 1024 * 1024)}\n\n`);
+    const result = await outcome(CHAT);
+    expect(result).toBeInstanceOf(UpstreamError);
+    expect((result as UpstreamError).code).toBe('upstream_malformed_response');
+  });
+
+  it('an endless stream without a newline fails the call and the connection is closed', async () => {
+    script = endless('x');
+    const result = await outcome(CHAT);
+    expect((result as UpstreamError).code).toBe('upstream_malformed_response');
+    await closed.at(-1);
+  });
+
+  it('an endless stream of short events fails at the total cap', async () => {
+    script = endless(': keep-alive\n\n');
+    const result = await outcome(ANTHROPIC);
+    expect((result as UpstreamError).code).toBe('upstream_malformed_response');
+    await closed.at(-1);
+  });
+
+  it('data that is not JSON fails the call as malformed, with the text so far as partial', async () => {
+    script = (res) => res.end(chunk({ choices: [{ index: 0, delta: { content: 'Hello' } }] }) + 'data: {"choices": [\n\n');
+    const result = await outcome(CHAT);
+    expect((result as UpstreamError).code).toBe('upstream_malformed_response');
+    expect((result as UpstreamError).details.partial).toEqual({ output: 'Hello' });
+  });
+
+  it.each([
+    ['negative', -5],
+    ['fractional', 2.5],
+    ['a string', '12'],
+  ])('usage with %s counts resolves without usage, so the missing-usage estimate applies', async (_name, bad) => {
+    script = (res) =>
+      res.end(
+        chunk({ choices: [{ index: 0, delta: { content: 'Hello there' }, finish_reason: 'stop' }] }) +
+          chunk({ choices: [], usage: { prompt_tokens: 10, completion_tokens: bad, total_tokens: 20 } }) +
+          'data: [DONE]\n\n',
+      );
+    const result = await outcome(CHAT);
+    expect(result).not.toBeInstanceOf(UpstreamError);
+    const reply = result as ModelReply;
+    expect(reply.output).toBe('Hello there');
+    expect(reply.usage).toBeUndefined();
+    expect(chargeCall(CHAT, reply.usage, reply.output, 0).kind).toBe('estimated');
+  });
+
+  it('an abort on the first delta closes the connection to the vendor, the text so far as partial', async () => {
+    script = (res) => res.write(chunk({ choices: [{ index: 0, delta: { content: 'Hel' } }] })); // then holds the stream open
+    const controller = new AbortController();
+    const result = await ADAPTERS[CHAT.entry.protocol]
+      .stream(CHAT, { baseUrl, apiKey: 'k', simulated: false }, controller.signal, () => controller.abort(new Error('caller went away')))
+      .catch((error: unknown) => error as UpstreamError);
+    expect((result as UpstreamError).code).toBe('timeout');
+    expect((result as UpstreamError).details.partial).toEqual({ output: 'Hel' });
+    await closed.at(-1); // the vendor saw the request end
+  });
+
+  it('an Anthropic error event mid-stream is an UpstreamError of its type', async () => {
+    script = (res) =>
+      res.end(
+        'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":5,"output_tokens":1}}}\n\n' +
+          'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n',
+      );
+    const result = await outcome(ANTHROPIC);
+    expect((result as UpstreamError).code).toBe('upstream_overloaded');
+    expect((result as UpstreamError).retryable).toBe(true);
+  });
+});

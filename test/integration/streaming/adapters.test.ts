@@ -1,0 +1,154 @@
+import { describe, expect, it } from 'vitest';
+import { chargeCall } from '../../../shared/pricing/charge.js';
+import { ADAPTERS } from '../../../shared/providers/adapters.js';
+import { UpstreamError } from '../../../shared/providers/errors.js';
+import type { Endpoint, ModelCall, ModelReply } from '../../../shared/providers/types.js';
+import { modelCall } from '../../support/model-calls.js';
+import { suiteSimulator } from '../../support/simulator.js';
+
+const sim = await suiteSimulator();
+
+function endpoint(call: ModelCall): Endpoint {
+  return { baseUrl: sim.baseUrl(call.entry.provider), region: 'us-east-1', simulated: true };
+}
+
+function send(call: ModelCall): Promise<ModelReply> {
+  return ADAPTERS[call.entry.protocol].send(call, endpoint(call), AbortSignal.timeout(10_000));
+}
+
+async function stream(call: ModelCall, signal = AbortSignal.timeout(10_000)): Promise<{ reply: ModelReply; deltas: string[] }> {
+  const deltas: string[] = [];
+  const reply = await ADAPTERS[call.entry.protocol].stream(call, endpoint(call), signal, (text) => deltas.push(text));
+  return { reply, deltas };
+}
+
+async function streamFailure(call: ModelCall, signal?: AbortSignal): Promise<UpstreamError> {
+  const error = await stream(call, signal).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(UpstreamError);
+  return error as UpstreamError;
+}
+
+/** A system text long enough to be cached by every vendor that caches (simulator tokens are 4 characters). */
+const LONG_SYSTEM = `Reference: ${'cacheable context '.repeat(700)}`;
+const SCHEMA = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'], additionalProperties: false };
+
+/** One call per protocol and dialect, reasoning, cache and structured output included. */
+const CASES: { name: string; call: () => ModelCall }[] = [
+  { name: 'OpenAI Responses, reasoning', call: () => modelCall('fam_c-5.4', { tuning: { reasoningEffort: 'high' } }) },
+  { name: 'OpenAI Responses, structured', call: () => modelCall('fam_c-4o', { responseSchema: SCHEMA }) },
+  { name: 'Anthropic with thinking', call: () => modelCall('fam_a-opus-4-6', { tuning: { thinkingBudget: 2048 } }) },
+  { name: 'Anthropic with a cached system', call: () => modelCall('fam_a-sonnet-4-6', { system: [{ type: 'text', text: LONG_SYSTEM, cache_control: { type: 'ephemeral' } }] }) },
+  { name: 'Gemini thinking', call: () => modelCall('fam_b-2.5-flash', { tuning: { thinkingBudget: 1024 } }) },
+  { name: 'Gemini structured', call: () => modelCall('fam_b-2.5-flash', { responseSchema: SCHEMA }) },
+  { name: 'xAI reasoning', call: () => modelCall('fam_d-4.3', { tuning: { reasoningEffort: 'high' } }) },
+  { name: 'Cerebras', call: () => modelCall('fam_e-gpt-oss-120b') },
+  { name: 'DeepSeek reasoning_content, cached', call: () => modelCall('fam_f-v4-pro', { system: [{ type: 'text', text: LONG_SYSTEM }] }) },
+  { name: 'Mistral', call: () => modelCall('fam_g-large') },
+  { name: 'Groq gpt-oss structured', call: () => modelCall('fam_i-gpt-oss-120b', { responseSchema: SCHEMA }) },
+  { name: 'Groq Qwen3', call: () => modelCall('fam_j3-32b') },
+  { name: 'Bedrock', call: () => modelCall('fam_h-pro', { system: [{ type: 'text', text: LONG_SYSTEM, cache_control: { type: 'ephemeral' } }] }) },
+  { name: 'Bedrock structured (forced tool)', call: () => modelCall('fam_h-lite', { responseSchema: SCHEMA }) },
+];
+
+describe('Method: ProtocolAdapter.stream (against the simulator)', () => {
+  it.each(CASES)('$name: deltas make the output, usage priced as the whole answer, twice (cache warm)', async ({ call }) => {
+    sim.reset();
+    const whole = [await send(call()), await send(call())];
+    sim.reset();
+    const streamed = [await stream(call()), await stream(call())];
+    for (const [i, { reply, deltas }] of streamed.entries()) {
+      const expected = whole[i] as ModelReply;
+      expect(deltas.length).toBeGreaterThan(1);
+      expect(deltas.join('')).toBe(reply.output);
+      if (call().responseSchema) expect(JSON.parse(reply.output)).toEqual(JSON.parse(expected.output));
+      else expect(reply.output).toBe(expected.output);
+      expect(reply.usage).toBeDefined();
+      expect(reply.usage).toEqual(expected.usage);
+      expect(reply.finishReason).toBe(expected.finishReason);
+      expect(chargeCall(call(), reply.usage, reply.output, 0)).toEqual(chargeCall(call(), expected.usage, expected.output, 0));
+    }
+  });
+
+  it('covers every usage class somewhere: cached reads, cache writes, reasoning', async () => {
+    const seen = { cachedInputTokens: false, cacheWriteTokens: false, reasoningTokens: false };
+    for (const { call } of CASES) {
+      sim.reset();
+      for (const { reply } of [await stream(call()), await stream(call())]) {
+        for (const key of Object.keys(seen) as (keyof typeof seen)[]) if ((reply.usage?.[key] ?? 0) > 0) seen[key] = true;
+      }
+    }
+    expect(seen).toEqual({ cachedInputTokens: true, cacheWriteTokens: true, reasoningTokens: true });
+  });
+
+  it('never streams thinking: the simulator sent reasoning text the deltas do not hold', async () => {
+    const { reply, deltas } = await stream(modelCall('fam_f-v4-pro'));
+    expect(reply.usage?.reasoningTokens).toBeGreaterThan(0);
+    expect(deltas.join('')).toBe(reply.output);
+    expect(reply.output).not.toMatch(/<think>|Weighing the request/);
+    const anthropic = await stream(modelCall('fam_a-opus-4-6', { tuning: { thinkingBudget: 2048 } }));
+    expect(anthropic.deltas.join('')).not.toMatch(/Weighing the request/);
+  });
+
+  it('asks chat vendors for usage only where the dialect takes stream_options', async () => {
+    await stream(modelCall('fam_e-gpt-oss-120b'));
+    await stream(modelCall('fam_g-large'));
+    const bodies = sim.calls().map((c) => c.body as Record<string, unknown>);
+    expect(bodies[0]).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+    expect(bodies[1]).toMatchObject({ stream: true });
+    expect(bodies[1]).not.toHaveProperty('stream_options');
+  });
+
+  it.each(['openai', 'anthropic', 'google', 'groq', 'bedrock'])('maps a vendor error answer (%s) as send does', async (provider) => {
+    const call = CASES.map((c) => c.call()).find((c) => c.entry.provider === provider) as ModelCall;
+    sim.setFault({ kind: 'status', status: 429, retryAfter: '2' });
+    const error = await streamFailure(call);
+    expect(error.code).toBe('upstream_rate_limited');
+    expect(error.retryable).toBe(true);
+  });
+
+  it.each(CASES.filter((_, i) => i % 2 === 0))('$name: a stream without its usage resolves with usage undefined', async ({ call }) => {
+    sim.setFault({ kind: 'no-usage' });
+    const { reply, deltas } = await stream(call());
+    expect(reply.usage).toBeUndefined();
+    expect(deltas.join('')).toBe(reply.output);
+    expect(reply.output).not.toBe('');
+  });
+
+  it.each(CASES.filter((_, i) => i % 2 === 1))('$name: a stream cut in the middle fails, never hangs', async ({ call }) => {
+    sim.setFault({ kind: 'malformed' });
+    const error = await stream(call()).then(
+      (result) => result,
+      (e: unknown) => e,
+    );
+    // Cut inside an event: either the reader fails on the broken event, or the stream ends early without usage.
+    if (error instanceof UpstreamError) expect(error.code).toMatch(/^upstream_/);
+    else expect((error as { reply: ModelReply }).reply.usage).toBeUndefined();
+  });
+
+  it.each(CASES.filter((_, i) => i % 2 === 0))('$name: a 200 stream without a single event is a malformed answer', async ({ call }) => {
+    sim.setFault({ kind: 'empty' });
+    expect((await streamFailure(call())).code).toBe('upstream_malformed_response');
+  });
+
+  it.each(CASES.filter((_, i) => i % 3 === 0))('$name: an abort mid-stream ends the request and carries the partial output', async ({ call }) => {
+    sim.setFault({ kind: 'slow-stream', delayMs: 20 });
+    const controller = new AbortController();
+    const deltas: string[] = [];
+    const modelCallValue = call();
+    const streaming = ADAPTERS[modelCallValue.entry.protocol].stream(modelCallValue, endpoint(modelCallValue), controller.signal, (text) => {
+      deltas.push(text);
+      controller.abort(new Error('caller went away'));
+    });
+    const error = await streaming.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect((error as UpstreamError).code).toBe('timeout');
+    expect((error as UpstreamError).details.partial).toEqual({ output: deltas.join('') });
+    expect(deltas.length).toBe(1);
+  });
+});

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { SseLimitError, SseParser, type SseEvent } from '../../shared/providers/sse.js';
+
+/** Every event of `text` fed in pieces cut at each of `cuts` (byte offsets). */
+function parse(text: string | Buffer, cuts: number[] = [], parser = new SseParser()): SseEvent[] {
+  const bytes = typeof text === 'string' ? Buffer.from(text) : text;
+  const events: SseEvent[] = [];
+  let at = 0;
+  for (const cut of [...cuts, bytes.length]) {
+    events.push(...parser.push(bytes.subarray(at, cut)));
+    at = cut;
+  }
+  return [...events, ...parser.end()];
+}
+
+describe('Class: SseParser', () => {
+  it('reads named events, joins multi-line data with \\n, skips comments and unknown fields', () => {
+    const text = ': keep-alive\nevent: message_start\ndata: {"a":\ndata:1}\nid: 7\nretry: 10\n\ndata: [DONE]\n\n';
+    expect(parse(text)).toEqual([
+      { event: 'message_start', data: '{"a":\n1}' },
+      { event: 'message', data: '[DONE]' },
+    ]);
+  });
+
+  it('takes LF, CR and CRLF line ends, a CRLF split between chunks included', () => {
+    const text = 'data: a\r\n\r\ndata: b\r\rdata: c\n\n';
+    const whole = parse(text);
+    expect(whole.map((e) => e.data)).toEqual(['a', 'b', 'c']);
+    for (let cut = 1; cut < text.length; cut++) expect(parse(text, [cut])).toEqual(whole);
+  });
+
+  it('decodes a UTF-8 character cut between chunks', () => {
+    const bytes = Buffer.from('data: héllo ✓\n\n');
+    for (let cut = 1; cut < bytes.length; cut++) expect(parse(bytes, [cut])).toEqual([{ event: 'message', data: 'héllo ✓' }]);
+  });
+
+  it('drops an event without a blank line after it at the end, and events without data', () => {
+    expect(parse('event: ping\n\ndata: cut')).toEqual([]);
+  });
+
+  it('fails a line longer than the cap, even one that never ends', () => {
+    const parser = new SseParser({ maxLineBytes: 1024, maxTotalBytes: 1 << 20 });
+    expect(() => {
+      for (let i = 0; i < 100; i++) parser.push(Buffer.alloc(100, 'x'));
+    }).toThrow(SseLimitError);
+  });
+
+  it('fails a stream longer than the total cap, made of short lines', () => {
+    const parser = new SseParser({ maxLineBytes: 1024, maxTotalBytes: 10_000 });
+    expect(() => {
+      for (let i = 0; i < 2000; i++) parser.push(Buffer.from('data: x\n\n'));
+    }).toThrow(SseLimitError);
+  });
+});
