@@ -149,6 +149,25 @@ describe('POST /api/v1/prompt with Accept: text/event-stream', () => {
     expect((await host().gateway.accounts.get(accountId))!.reservations).toEqual({});
   });
 
+  it('stops a model that is part way through its stream when the caller disconnects, and charges it once', async () => {
+    const { accountId, auth } = await openTestAccount(host(), 100_000_000);
+    // Anthropic's frames come 1 s apart: its first text arrives after a few, and the rest of its
+    // stream (more text, then usage) takes seconds more, so a cancelled result can only come from the disconnect.
+    host().simulator.setFault({ kind: 'slow-stream', delayMs: 1_000, provider: 'anthropic' });
+    const answer = await postEvents(host(), body({ models: ['fam_a-opus-4-6'] }), {
+      headers: auth,
+      stopAfter: (item) => 'event' in item && item.event === 'delta',
+    });
+    expect(names(answer.events)).toEqual(['delta']);
+    const settlements = (await host().gateway.ledger.list(accountId)).filter((entry) => entry.kind === 'settle');
+    expect(settlements).toHaveLength(1);
+    const log = (await host().gateway.promptLogs.get(settlements[0]!.requestId!))!;
+    expect(log.models[0]).toMatchObject({ modelId: 'fam_a-opus-4-6', status: 'cancelled', providerCost: null });
+    expect(log.models[0]!.estimatedCost).toBeGreaterThan(0);
+    expect(await balanceOf(host(), accountId)).toBe(100_000_000 - settlements[0]!.chargedMicro!);
+    expect((await host().gateway.accounts.get(accountId))!.reservations).toEqual({});
+  });
+
   it('sends a keep-alive comment while nothing else is sent', async () => {
     host().simulator.setFault({ kind: 'hang', provider: 'openai' });
     const answer = await postEvents(host(), body({ models: ['fam_c-5.4'] }), { stopAfter: (item) => 'comment' in item });
