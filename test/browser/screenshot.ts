@@ -5,12 +5,14 @@ import { compare, ended, launchBrowser, openPage } from './browser.js';
 
 /**
  * `npm run screenshot`: the local host (every provider simulated, answers after about
- * 400 ms), a judged comparison of three models run in the page as the browser tests run it,
+ * 400 ms, its judge preferring the longer answer), a judged comparison of three models run in the page as the browser tests run it,
  * and the page saved as docs/comparison-page.png for the README.
  */
 const OUTPUT = fileURLToPath(new URL('../../docs/comparison-page.png', import.meta.url));
 
 const host = await startLocalHost(loadConfig({ PORT: '0', DYNAMODB_PORT: '0', SIMULATE_PROVIDERS: '1', AUTHORIZER_CACHE_SECONDS: '0' }), { simulatorLatencyMs: 400 });
+// A judge that prefers the longer answer, in either order: a ranking with a spread to show.
+host.simulator.setJudge({ behaviour: 'longer' });
 const browser = await launchBrowser();
 try {
   const page = await openPage(browser, host);
