@@ -1,5 +1,5 @@
 import { loadConfig } from '../../shared/config.js';
-import { createStore } from '../../shared/storage/store.js';
+import { createStore } from '../../shared/credits/store.js';
 import { AccountMissingError } from '../../shared/storage/accounts.js';
 import { KeyNotFoundError } from '../../shared/storage/api-keys.js';
 import { StoreUnavailableError } from '../../shared/storage/errors.js';
