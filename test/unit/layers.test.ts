@@ -46,7 +46,7 @@ function sourceFiles(folder: string): string[] {
 }
 
 /** The layer of a repository-relative path, or undefined when no entry names it. */
-export function layerOf(path: string): number | undefined {
+function layerOf(path: string): number | undefined {
   let best: { layer: number; length: number } | undefined;
   LAYERS.forEach((paths, layer) => {
     for (const entry of paths) {
@@ -57,7 +57,7 @@ export function layerOf(path: string): number | undefined {
 }
 
 /** Every relative import of a file, as repository-relative paths (`.js` written for `.ts` resolved back). */
-export function importsOf(file: string, text: string): string[] {
+function importsOf(file: string, text: string): string[] {
   return [...text.matchAll(IMPORT)].map((match) => {
     const target = relative(ROOT, resolve(ROOT, dirname(file), match[1] as string)).split('\\').join('/');
     return target.replace(/\.js$/, '.ts');
@@ -65,7 +65,7 @@ export function importsOf(file: string, text: string): string[] {
 }
 
 /** The imports that climb: `from -> to` where the target's layer is above the importer's. */
-export function upwardImports(files: readonly { path: string; text: string }[]): string[] {
+function upwardImports(files: readonly { path: string; text: string }[]): string[] {
   return files.flatMap(({ path, text }) => {
     const own = layerOf(path) as number;
     return importsOf(path, text)
