@@ -2,7 +2,7 @@ import type { APIGatewayAuthorizerResult, APIGatewayTokenAuthorizerEvent } from 
 import { authenticate } from '../shared/auth/authenticate.js';
 import { loadConfig } from '../shared/config.js';
 import { UnauthorizedError } from '../shared/errors.js';
-import { createStore, type Store } from '../shared/storage/store.js';
+import { createRepositories, type Repositories } from '../shared/storage/store.js';
 import { lazy } from '../shared/lazy.js';
 
 /**
@@ -11,7 +11,7 @@ import { lazy } from '../shared/lazy.js';
  * limit travel to the handler in the context (saving the handler a read per request).
  * Throwing "Unauthorized" is how API Gateway is told to answer 401.
  */
-export function createAuthorizer(store: () => Pick<Store, 'apiKeys' | 'accounts'>) {
+export function createAuthorizer(store: () => Pick<Repositories, 'apiKeys' | 'accounts'>) {
   return async (event: APIGatewayTokenAuthorizerEvent): Promise<APIGatewayAuthorizerResult> => {
     try {
       const principal = await authenticate(event.authorizationToken, store());
@@ -36,4 +36,4 @@ export function stageWildcard(methodArn: string): string {
   return `${apiArn}/${stage}/*`;
 }
 
-export const handler = createAuthorizer(lazy(() => createStore(loadConfig())));
+export const handler = createAuthorizer(lazy(() => createRepositories(loadConfig())));

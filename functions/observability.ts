@@ -89,6 +89,7 @@ export function recordPromptMetrics(target: Metrics, response: PromptResponse): 
   target.addMetric(METRIC.creditsCharged, MetricUnit.NoUnit, response.creditsUsed);
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: wraps the middlewares of every handler, whatever their event and result
 type AnyMiddleware = middy.MiddlewareObj<any, any>;
 
 /**

@@ -1,6 +1,6 @@
 import { loadConfig } from '../shared/config.js';
 import type { CreditsService } from '../shared/credits/credits-service.js';
-import { createStore } from '../shared/storage/store.js';
+import { createStore } from '../shared/credits/store.js';
 import { lazy } from '../shared/lazy.js';
 import { logger } from './logger.js';
 

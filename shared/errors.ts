@@ -120,8 +120,9 @@ export class InsufficientCreditsError extends GatewayError {
 
 export class AccountNotFoundError extends GatewayError {
   override name = 'AccountNotFoundError';
-  constructor() {
-    super(401, 'unauthorized', 'The account of this API key no longer exists');
+  /** The account, where the failure knows it (the store does; the message never names it). */
+  constructor(readonly accountId?: string, options?: { cause?: unknown }) {
+    super(401, 'unauthorized', 'The account of this API key no longer exists', options);
   }
 }
 

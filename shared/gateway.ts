@@ -15,7 +15,7 @@ import { IdempotencyRepository } from './storage/idempotency.js';
 import type { LedgerRepository } from './storage/ledger.js';
 import { PromptLogsRepository } from './storage/prompt-logs.js';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { createStore } from './storage/store.js';
+import { createStore } from './credits/store.js';
 
 /** Everything a handler needs, built once per process (per Lambda cold start). */
 export interface Gateway {

@@ -1,9 +1,8 @@
 import { loadConfig } from '../../shared/config.js';
-import { createStore } from '../../shared/storage/store.js';
-import { AccountMissingError } from '../../shared/storage/accounts.js';
-import { KeyNotFoundError } from '../../shared/storage/api-keys.js';
-import { StoreUnavailableError } from '../../shared/storage/errors.js';
-import { helpRequested, NotFoundError, runAdminCommand, UsageError } from './commands.js';
+import { createStore } from '../../shared/credits/store.js';
+import { AccountNotFoundError } from '../../shared/errors.js';
+import { KeyNotFoundError, StoreUnavailableError } from '../../shared/storage/errors.js';
+import { helpRequested, runAdminCommand, UsageError } from './commands.js';
 import { DeployedStackError, withDeployedTables } from './deployed-tables.js';
 
 /**
@@ -12,9 +11,11 @@ import { DeployedStackError, withDeployedTables } from './deployed-tables.js';
  * (DYNAMODB_ENDPOINT), the *_TABLE variables', or else the deployed stack's
  * (GATEWAY_STACK_NAME in AWS_REGION).
  */
-const ERRORS: { match: (error: unknown) => boolean; code: string; exit: number }[] = [
+const ERRORS: { match: (error: unknown) => boolean; code: string; exit: number; message?: (error: Error) => string }[] = [
   { match: (e) => e instanceof UsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') === true, code: 'usage', exit: 2 },
-  { match: (e) => e instanceof NotFoundError || e instanceof AccountMissingError || e instanceof KeyNotFoundError, code: 'not_found', exit: 3 },
+  // The API's message for a missing account speaks of an API key; the operator named the account.
+  { match: (e) => e instanceof AccountNotFoundError, code: 'not_found', exit: 3, message: (e) => `No account ${(e as AccountNotFoundError).accountId}` },
+  { match: (e) => e instanceof KeyNotFoundError, code: 'not_found', exit: 3 },
   { match: (e) => e instanceof StoreUnavailableError, code: 'store_unavailable', exit: 4 },
   { match: (e) => e instanceof DeployedStackError, code: 'stack_not_found', exit: 5 },
 ];
@@ -34,7 +35,7 @@ try {
   }
 } catch (error) {
   const known = ERRORS.find((kind) => kind.match(error));
-  const message = known ? (error as Error).message : `${(error as Error).name}: ${(error as Error).message}`;
+  const message = known ? (known.message?.(error as Error) ?? (error as Error).message) : `${(error as Error).name}: ${(error as Error).message}`;
   process.stderr.write(`${JSON.stringify({ error: { code: known?.code ?? 'internal_error', message } }, null, 2)}\n`);
   process.exitCode = known?.exit ?? 1;
 } finally {

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { generateApiKey, hashApiKey, keyPrefix } from '../../shared/auth/keys.js';
 import { creditsToMicro, microToCredits } from '../../shared/credits/credits.js';
+import { AccountNotFoundError } from '../../shared/errors.js';
 import type { CreditsService } from '../../shared/credits/credits-service.js';
 import type { Account, AccountsRepository } from '../../shared/storage/accounts.js';
 import type { ApiKeysRepository } from '../../shared/storage/api-keys.js';
@@ -15,11 +16,6 @@ export interface AdminDeps {
 
 export class UsageError extends Error {
   override name = 'UsageError';
-}
-
-/** An account or key that does not exist. */
-export class NotFoundError extends Error {
-  override name = 'NotFoundError';
 }
 
 /** What each command does and takes, for `--help`. */
@@ -84,7 +80,7 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
     }
     case 'create-key': {
       const accountId = required(values.account, '--account');
-      if (!(await deps.accounts.get(accountId))) throw new NotFoundError(`No account ${accountId}`);
+      if (!(await deps.accounts.get(accountId))) throw new AccountNotFoundError(accountId);
       const apiKey = generateApiKey();
       const createdAt = new Date().toISOString();
       await deps.apiKeys.put({ keyHash: hashApiKey(apiKey), accountId, keyPrefix: keyPrefix(apiKey), createdAt });
@@ -102,13 +98,13 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
     case 'balance': {
       const accountId = required(values.account, '--account');
       const account = await deps.accounts.get(accountId);
-      if (!account) throw new NotFoundError(`No account ${accountId}`);
+      if (!account) throw new AccountNotFoundError(accountId);
       return describeAccount(account);
     }
     case 'ledger': {
       const accountId = required(values.account, '--account');
       const account = await deps.accounts.get(accountId);
-      if (!account) throw new NotFoundError(`No account ${accountId}`);
+      if (!account) throw new AccountNotFoundError(accountId);
       const entries = await deps.ledger.list(accountId);
       const sumMicro = entries.reduce((sum, e) => sum + e.amountMicro, 0);
       return {

@@ -1,4 +1,4 @@
-import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import type { CloudFormationClient, Stack } from '@aws-sdk/client-cloudformation';
 import type { GatewayConfig, TableNames } from '../../shared/config.js';
 import { DEFAULT_STACK_NAME } from '../stack/stack-name.js';
 
@@ -34,7 +34,7 @@ export async function deployedTableNames(options: DeployedTablesOptions): Promis
   const client = options.client ?? new CloudFormationClient({ region: options.region, ...(options.endpoint ? { endpoint: options.endpoint } : {}) });
   const where = `stack ${options.stackName} in ${options.region}`;
   try {
-    let stacks;
+    let stacks: Stack[] | undefined;
     try {
       ({ Stacks: stacks } = await client.send(new DescribeStacksCommand({ StackName: options.stackName })));
     } catch (error) {

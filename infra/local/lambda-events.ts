@@ -34,7 +34,9 @@ export function toProxyEvent(
     const name = req.rawHeaders[i] as string;
     const value = req.rawHeaders[i + 1] as string;
     headers[name] = value;
-    (multiValueHeaders[name] ??= []).push(value);
+    const values = multiValueHeaders[name] ?? [];
+    multiValueHeaders[name] = values;
+    values.push(value);
   }
   const url = new URL(req.url ?? '/', 'http://localhost');
   return {

@@ -18,7 +18,7 @@ const real = ['openai', 'anthropic', 'google', 'xai', 'cerebras', 'deepseek', 'm
 );
 
 process.stdout.write(
-  [
+  `${[
     '',
     `Model comparison gateway listening on ${host.url}`,
     `  endpoint:    POST ${host.url}/api/v1/prompt`,
@@ -34,7 +34,7 @@ process.stdout.write(
     'Admin CLI against this store:',
     `  DYNAMODB_ENDPOINT=${host.store.endpoint} npm run -s admin -- balance --account ${host.demo.accountId}`,
     '',
-  ].join('\n') + '\n',
+  ].join('\n')}\n`,
 );
 
 let closing = false;

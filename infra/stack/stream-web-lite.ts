@@ -6,6 +6,7 @@
  * start, so this class answers `instanceof` as Node's does, and loads Node's class only
  * when asked. Any other name imported from `node:stream/web` fails the build.
  */
+// biome-ignore lint/complexity/noStaticOnlyClass: it must be a class, for `instanceof` checks against it
 export class ReadableStream {
   static [Symbol.hasInstance](value: unknown): boolean {
     return value instanceof globalThis.ReadableStream;

@@ -21,7 +21,7 @@ const pkginfo = require('../../node_modules/aws-xray-sdk-core/package.json');
 const UNKNOWN = 'unknown';
 
 function notBundled(name) {
-  return function () {
+  return () => {
     throw new Error(`aws-xray-sdk-core's ${name} is not in this bundle (${lib} is bundled in part: infra/stack/xray-sdk-core-lite.cjs)`);
   };
 }
@@ -56,7 +56,7 @@ segmentUtils.setSDKData({
   package: pkginfo.name || UNKNOWN,
 });
 segmentUtils.setServiceData({
-  runtime: process.release && process.release.name ? process.release.name : UNKNOWN,
+  runtime: process.release?.name ? process.release.name : UNKNOWN,
   runtime_version: process.version,
   version: process.env.npm_package_version || UNKNOWN,
   name: process.env.npm_package_name || UNKNOWN,

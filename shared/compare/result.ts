@@ -1,4 +1,4 @@
-import type { StructuredOutput } from './structured-output.js';
+import type { StructuredOutput } from '../contract/structured-output.js';
 
 /** One entry of `results` (spec 2.11), plus what the contract leaves open: the failure and the warnings. */
 export interface ModelResult {

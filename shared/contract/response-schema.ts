@@ -92,7 +92,7 @@ function walk(node: unknown, path: string, depth: number, state: WalkState): voi
   for (const key of SCHEMA_VALUES) walk(schema[key], `${path}/${key}`, depth + 1, state);
   for (const key of SCHEMA_LISTS) {
     const list = schema[key];
-    if (Array.isArray(list)) list.forEach((sub, i) => walk(sub, `${path}/${key}/${i}`, depth + 1, state));
+    if (Array.isArray(list)) list.forEach((sub, i) => void walk(sub, `${path}/${key}/${i}`, depth + 1, state));
   }
 }
 

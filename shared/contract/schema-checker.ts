@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import type { StructuredOutput } from '../compare/structured-output.js';
+import type { StructuredOutput } from './structured-output.js';
 import { ServiceUnavailableError, ValidationError, type FieldError } from '../errors.js';
 import type { SchemaAnswer, SchemaJob, SchemaMessage } from './schema-protocol.js';
 import type { PromptRequest } from './types.js';

@@ -1,4 +1,4 @@
-import type { StructuredOutput } from '../compare/structured-output.js';
+import type { StructuredOutput } from './structured-output.js';
 import type { FieldError } from '../errors.js';
 
 /** What the main thread asks the schema thread (schema-thread.ts); `schema` is the `response_schema`'s JSON, the key compiled validators are kept by. */

@@ -5,7 +5,7 @@
  * Loaded from `schema-worker.mjs` (from source) or bundled as `schema-worker.mjs` (Lambda).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { checkStructuredOutput } from '../compare/structured-output.js';
+import { checkStructuredOutput } from './structured-output.js';
 import { loadAjv } from './ajv.js';
 import { compileResponseSchema } from './schema-compile.js';
 import type { SchemaAnswer, SchemaJob } from './schema-protocol.js';

@@ -85,7 +85,6 @@ function isBlank(text: string): boolean {
  */
 const MAX_FIELDS = 5_000;
 
-
 /**
  * Whether a JSON value nests deeper than `depth` levels or holds more than `fields` object
  * fields and array elements, walked without recursion (a value nested a million levels
@@ -212,9 +211,13 @@ function checkJudging(body: PromptRequestBody, models: number, judges: number, e
 function checkCacheBreakpoints(body: PromptRequestBody, errors: FieldError[]): void {
   const marked: string[] = [];
   if (Array.isArray(body.system_prompt)) {
-    body.system_prompt.forEach((block, i) => block.cache_control && marked.push(`/system_prompt/${i}/cache_control`));
+    body.system_prompt.forEach((block, i) => {
+      if (block.cache_control) marked.push(`/system_prompt/${i}/cache_control`);
+    });
   }
-  body.history?.forEach((turn, i) => turn.cache_control && marked.push(`/history/${i}/cache_control`));
+  body.history?.forEach((turn, i) => {
+    if (turn.cache_control) marked.push(`/history/${i}/cache_control`);
+  });
   if (marked.length > LIMITS.cacheBreakpoints) {
     errors.push({
       field: marked[LIMITS.cacheBreakpoints] as string,
@@ -233,9 +236,13 @@ function checkConversation(body: PromptRequestBody, models: RequestedModel[], er
   const blank = 'must contain non-whitespace text';
   if (isBlank(body.prompt)) errors.push({ field: '/prompt', message: blank });
   if (Array.isArray(body.system_prompt)) {
-    body.system_prompt.forEach((block, i) => isBlank(block.text) && errors.push({ field: `/system_prompt/${i}/text`, message: blank }));
+    body.system_prompt.forEach((block, i) => {
+      if (isBlank(block.text)) errors.push({ field: `/system_prompt/${i}/text`, message: blank });
+    });
   }
-  body.history?.forEach((turn, i) => isBlank(turn.content) && errors.push({ field: `/history/${i}/content`, message: blank }));
+  body.history?.forEach((turn, i) => {
+    if (isBlank(turn.content)) errors.push({ field: `/history/${i}/content`, message: blank });
+  });
   if (body.history?.[0]?.role !== 'assistant') return;
   const refusing = models.filter((m) => requiresUserFirst(m.entry.provider));
   if (refusing.length === 0) return;

@@ -1,9 +1,9 @@
-import { AccountNotFoundError, InsufficientCreditsError, RateLimitedError, ServiceUnavailableError } from '../errors.js';
+import { ServiceUnavailableError } from '../errors.js';
 import { ulid } from '../ids.js';
 import { silentLog, type Log } from '../log.js';
-import { AccountContendedError, AccountMissingError, BalanceTooLowError, ConditionFailedError, RateLimitExceededError, type Account, type AccountsRepository, type Reservation } from '../storage/accounts.js';
+import type { Account, AccountsRepository, Reservation } from '../storage/accounts.js';
+import { AccountContendedError, ConditionFailedError } from '../storage/errors.js';
 import type { LedgerEntry, LedgerKind, LedgerRepository } from '../storage/ledger.js';
-import { microToCredits } from './credits.js';
 
 /**
  * A reservation that its request never closed is closed by the reconciler after this
@@ -63,12 +63,7 @@ export class CreditsService {
     try {
       await this.accounts.reserve(entry, { limitPerMinute });
     } catch (error) {
-      if (error instanceof RateLimitExceededError) throw new RateLimitedError(error.retryAfterSeconds, limitPerMinute);
       if (error instanceof AccountContendedError) throw new ServiceUnavailableError('The account is busy with concurrent requests; retry shortly. Nothing was charged', 1, { cause: error });
-      if (error instanceof BalanceTooLowError) {
-        throw new InsufficientCreditsError(microToCredits(estimateMicro), microToCredits(error.balanceMicro));
-      }
-      if (error instanceof AccountMissingError) throw new AccountNotFoundError();
       throw error;
     }
     // Its ledger entry is written while the request runs; closing writes it again should this fail.

@@ -1,7 +1,8 @@
 import { createHash, createHmac } from 'node:crypto';
-import { GatewayError, ValidationError } from '../errors.js';
+import { ValidationError } from '../errors.js';
 import { lazyAsync } from '../lazy.js';
 import type { IdempotencyRepository } from '../storage/idempotency.js';
+import { IdempotencyInProgressError, IdempotencyKeyReusedError, ResponseNotRetainedError } from './errors.js';
 
 /** Records answer retries for a day, checked by timestamp (TTL deletion is late, and absent locally). */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -13,42 +14,6 @@ const MAX_STORED_BYTES = 350_000;
 const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
 /** Marks a body hash keyed with the Idempotency-Key; records without it (written before) hold a bare SHA-256. */
 const KEYED = 'hmac-sha256:';
-
-export class IdempotencyInProgressError extends GatewayError {
-  override name = 'IdempotencyInProgressError';
-  constructor() {
-    super(409, 'idempotency_in_progress', 'A request with this Idempotency-Key is still running; retry after it finishes');
-  }
-  override headers(): Record<string, string> {
-    return { 'Retry-After': '1' };
-  }
-}
-
-export class IdempotencyKeyReusedError extends GatewayError {
-  override name = 'IdempotencyKeyReusedError';
-  constructor() {
-    super(422, 'idempotency_key_reused', 'This Idempotency-Key was used with a different request body');
-  }
-}
-
-export class ResponseNotRetainedError extends GatewayError {
-  override name = 'ResponseNotRetainedError';
-  constructor(
-    readonly promptLogId: string,
-    reason: 'zero_data_retention' | 'too_large',
-  ) {
-    super(
-      409,
-      'response_not_retained',
-      reason === 'zero_data_retention'
-        ? 'The request with this Idempotency-Key completed under zero data retention; its response was not kept'
-        : 'The request with this Idempotency-Key completed; its response was too large to keep',
-    );
-  }
-  override extras(): Record<string, unknown> {
-    return { promptLogId: this.promptLogId };
-  }
-}
 
 export type Begin<T> = { kind: 'run'; recordKey: string } | { kind: 'replay'; response: T };
 

@@ -151,7 +151,9 @@ function newton(n: number, pairs: readonly Games[], groups: readonly number[][])
       let likelihood = current;
       for (let halving = 0; halving < 30; halving++, scale /= 2) {
         next = theta.slice();
-        free.forEach((item, k) => (next[item] = (theta[item] as number) + scale * (step[k] as number)));
+        free.forEach((item, k) => {
+          next[item] = (theta[item] as number) + scale * (step[k] as number);
+        });
         likelihood = logLikelihood(next, inGroup);
         if (likelihood >= current - 1e-12) break;
       }
@@ -246,7 +248,9 @@ const MAX_DRAWS_PER_ROUND = 5;
 function keepsGroups(n: number, sample: readonly Games[], groups: readonly number[][]): boolean {
   const linked = components(n, sample.filter((g) => g.winsA + g.winsB > 0));
   const groupOf = new Map<number, number>();
-  linked.forEach((group, index) => group.forEach((item) => groupOf.set(item, index)));
+  linked.forEach((group, index) => {
+    for (const item of group) groupOf.set(item, index);
+  });
   return groups.every((group) => group.every((item) => groupOf.get(item) === groupOf.get(group[0] as number)));
 }
 

@@ -155,7 +155,9 @@ export function fleissKappa(ratings: readonly (readonly Outcome[])[]): number | 
   for (const subject of ratings) {
     const counts = [0, 0, 0];
     for (const rating of subject) counts[rating]!++;
-    counts.forEach((count, k) => (totals[k] = (totals[k] as number) + count));
+    counts.forEach((count, k) => {
+      totals[k] = (totals[k] as number) + count;
+    });
     agreementSum += (counts.reduce((sum, count) => sum + count * count, 0) - raters) / (raters * (raters - 1));
   }
   const meanAgreement = agreementSum / subjects;

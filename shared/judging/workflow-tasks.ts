@@ -74,7 +74,10 @@ export class WorkflowTasks {
     const outputs = new Map<number, Promise<ModelResult>>();
     const output = (index: number, carried: Carried<ModelResult>) => {
       let result = outputs.get(index);
-      if (!result) outputs.set(index, (result = retrieve<ModelResult>(this.deps.claimCheck, carried)));
+      if (!result) {
+        result = retrieve<ModelResult>(this.deps.claimCheck, carried);
+        outputs.set(index, result);
+      }
       return result;
     };
     const judgments = await Promise.all(

@@ -1,5 +1,8 @@
 import { GetCommand, PutCommand, UpdateCommand, paginateScan, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { AccountNotFoundError, InsufficientCreditsError, RateLimitedError } from '../errors.js';
+import { microToCredits } from '../pricing/micro-credits.js';
 import { isConditionFailed, refusedItem, storeCall, storePages } from './dynamodb.js';
+import { AccountContendedError, ConditionFailedError } from './errors.js';
 import type { LedgerEntry } from './ledger.js';
 
 /** An open reservation: credits held for a request that has not settled yet. */
@@ -42,47 +45,6 @@ function rateWindowStart(at: number): number {
   return Math.floor(at / RATE_WINDOW_MS) * RATE_WINDOW_MS;
 }
 
-export class AccountMissingError extends Error {
-  override name = 'AccountMissingError';
-  constructor(readonly accountId: string) {
-    super(`Account ${accountId} does not exist`);
-  }
-}
-
-export class BalanceTooLowError extends Error {
-  override name = 'BalanceTooLowError';
-  constructor(
-    readonly accountId: string,
-    readonly requestedMicro: number,
-    readonly balanceMicro: number,
-  ) {
-    super(`Balance of ${accountId} (${balanceMicro}) is below ${requestedMicro} micro-credits`);
-  }
-}
-
-export class RateLimitExceededError extends Error {
-  override name = 'RateLimitExceededError';
-  constructor(
-    readonly accountId: string,
-    readonly retryAfterSeconds: number,
-  ) {
-    super(`The rate window of ${accountId} is full`);
-  }
-}
-
-/** Concurrent requests changed the account under every reserve attempt: nothing was held. */
-export class AccountContendedError extends Error {
-  override name = 'AccountContendedError';
-  constructor(readonly accountId: string) {
-    super(`The reserve on ${accountId} kept losing to concurrent requests`);
-  }
-}
-
-/** The write's condition did not hold; the caller decides what that means. */
-export class ConditionFailedError extends Error {
-  override name = 'ConditionFailedError';
-}
-
 export class AccountsRepository {
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -113,7 +75,7 @@ export class AccountsRepository {
         ),
       );
     } catch (error) {
-      if (isConditionFailed(error)) throw new ConditionFailedError(`Account ${account.accountId} exists`);
+      if (isConditionFailed(error)) throw new ConditionFailedError(`Account ${account.accountId} exists`, { cause: error });
       throw error;
     }
     return account;
@@ -144,7 +106,7 @@ export class AccountsRepository {
       );
       return Number(Attributes?.balanceMicro);
     } catch (error) {
-      if (isConditionFailed(error)) throw new AccountMissingError(entry.accountId);
+      if (isConditionFailed(error)) throw new AccountNotFoundError(entry.accountId, { cause: error });
       throw error;
     }
   }
@@ -152,7 +114,7 @@ export class AccountsRepository {
   /**
    * Holds `-entry.amountMicro` credits for a request and counts it in the account's
    * one-minute rate window, in one conditional write: nothing changes when the window is
-   * full (RateLimitExceededError) or the balance does not cover it (BalanceTooLowError).
+   * full (RateLimitedError) or the balance does not cover it (InsufficientCreditsError).
    * The first request of a minute opens a new window (a second write of the same kind).
    */
   async reserve(entry: LedgerEntry & { requestId: string }, rate: { limitPerMinute: number }): Promise<number> {
@@ -192,7 +154,7 @@ export class AccountsRepository {
         if (!isConditionFailed(error)) throw error;
         // DynamoDB returns the item with the refusal; a store that does not gets it read.
         const account = (refusedItem(error) as Account | undefined) ?? (await this.get(entry.accountId));
-        if (!account) throw new AccountMissingError(entry.accountId);
+        if (!account) throw new AccountNotFoundError(entry.accountId);
         const held = account.reservations?.[entry.requestId];
         // This very reservation: a write that landed but whose answer was lost, then retried.
         if (held && held.amountMicro === amount && held.at === entry.at) return account.balanceMicro;
@@ -202,9 +164,9 @@ export class AccountsRepository {
         if (window && window.start > windowStart) windowStart = window.start;
         const current = window !== undefined && window.start === windowStart;
         if (current && window.count >= rate.limitPerMinute) {
-          throw new RateLimitExceededError(entry.accountId, Math.max(1, Math.ceil((windowStart + RATE_WINDOW_MS - entry.at) / 1000)));
+          throw new RateLimitedError(Math.max(1, Math.ceil((windowStart + RATE_WINDOW_MS - entry.at) / 1000)), rate.limitPerMinute);
         }
-        if (account.balanceMicro < amount) throw new BalanceTooLowError(entry.accountId, amount, account.balanceMicro);
+        if (account.balanceMicro < amount) throw new InsufficientCreditsError(microToCredits(amount), microToCredits(account.balanceMicro));
         // Nothing in the item refuses the write now: the window was not the one this attempt
         // assumed (a new minute, or another request opened it), or, where the item had to be
         // read afterwards, concurrent requests changed it meanwhile. Try again.
@@ -234,7 +196,7 @@ export class AccountsRepository {
       })));
       return Number(Attributes?.balanceMicro);
     } catch (error) {
-      if (isConditionFailed(error)) throw new ConditionFailedError(`Reservation of ${settlement.requestId} is not open`);
+      if (isConditionFailed(error)) throw new ConditionFailedError(`Reservation of ${settlement.requestId} is not open`, { cause: error });
       throw error;
     }
   }
@@ -263,7 +225,7 @@ export class AccountsRepository {
         ExpressionAttributeValues: { ':rpm': rateLimitRpm },
       })));
     } catch (error) {
-      if (isConditionFailed(error)) throw new AccountMissingError(accountId);
+      if (isConditionFailed(error)) throw new AccountNotFoundError(accountId, { cause: error });
       throw error;
     }
   }

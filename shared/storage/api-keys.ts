@@ -1,5 +1,6 @@
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { isConditionFailed, storeCall } from './dynamodb.js';
+import { KeyNotFoundError } from './errors.js';
 
 /** What is stored of a key: its SHA-256, never the key. */
 export interface ApiKeyRecord {
@@ -9,13 +10,6 @@ export interface ApiKeyRecord {
   keyPrefix: string;
   createdAt: string;
   revokedAt?: string;
-}
-
-export class KeyNotFoundError extends Error {
-  override name = 'KeyNotFoundError';
-  constructor() {
-    super('No such API key');
-  }
 }
 
 export class ApiKeysRepository {
@@ -56,7 +50,7 @@ export class ApiKeysRepository {
       })));
       return Attributes as ApiKeyRecord;
     } catch (error) {
-      if (isConditionFailed(error)) throw new KeyNotFoundError();
+      if (isConditionFailed(error)) throw new KeyNotFoundError({ cause: error });
       throw error;
     }
   }

@@ -31,3 +31,23 @@ export function isStoreUnavailable(error: unknown): boolean {
   const sdkError = error as Parameters<typeof isTransientError>[0];
   return isThrottlingError(sdkError) || isTransientError(sdkError) || isServerError(sdkError);
 }
+
+/** Concurrent requests changed the account under every reserve attempt: nothing was held. */
+export class AccountContendedError extends Error {
+  override name = 'AccountContendedError';
+  constructor(readonly accountId: string) {
+    super(`The reserve on ${accountId} kept losing to concurrent requests`);
+  }
+}
+
+/** The write's condition did not hold; the caller decides what that means. */
+export class ConditionFailedError extends Error {
+  override name = 'ConditionFailedError';
+}
+
+export class KeyNotFoundError extends Error {
+  override name = 'KeyNotFoundError';
+  constructor(options?: { cause?: unknown }) {
+    super('No such API key', options);
+  }
+}

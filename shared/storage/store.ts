@@ -1,7 +1,5 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { GatewayConfig } from '../config.js';
-import { CreditsService } from '../credits/credits-service.js';
-import { silentLog, type Log } from '../log.js';
 import { AccountsRepository } from './accounts.js';
 import { ApiKeysRepository } from './api-keys.js';
 import { createDocumentClient } from './dynamodb.js';
@@ -13,21 +11,15 @@ export function configuredDocumentClient(config: Pick<GatewayConfig, 'region' | 
   return createDocumentClient({ region: config.region, endpoint: config.awsEndpoints.dynamodb });
 }
 
-/**
- * The store's repositories and the credits service, without providers or the prompt
- * pipeline: what the authorizer, the reconciler and the admin CLI need (and bundle).
- */
-export function createStore(config: GatewayConfig, options: { documentClient?: DynamoDBDocumentClient; log?: Log } = {}) {
+/** The repositories of accounts, API keys and the ledger over one document client: what the authorizer needs (and bundles). */
+export function createRepositories(config: GatewayConfig, options: { documentClient?: DynamoDBDocumentClient } = {}) {
   const documentClient = options.documentClient ?? configuredDocumentClient(config);
-  const accounts = new AccountsRepository(documentClient, config.tables.accounts);
-  const ledger = new LedgerRepository(documentClient, config.tables.ledger);
   return {
     documentClient,
-    accounts,
-    ledger,
+    accounts: new AccountsRepository(documentClient, config.tables.accounts),
+    ledger: new LedgerRepository(documentClient, config.tables.ledger),
     apiKeys: new ApiKeysRepository(documentClient, config.tables.apiKeys),
-    credits: new CreditsService(accounts, ledger, options.log ?? silentLog),
   };
 }
 
-export type Store = ReturnType<typeof createStore>;
+export type Repositories = ReturnType<typeof createRepositories>;

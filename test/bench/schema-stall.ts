@@ -13,7 +13,7 @@
  * stop growing once one step passes STOP_MS, so the same file measures code that is
  * exponential without running for hours.
  */
-import { checkStructuredOutput } from '../../shared/compare/structured-output.js';
+import { checkStructuredOutput } from '../../shared/contract/structured-output.js';
 import { loadAjv } from '../../shared/contract/ajv.js';
 import { checkResponseSchema } from '../../shared/contract/response-schema.js';
 import { compileResponseSchema } from '../../shared/contract/schema-compile.js';

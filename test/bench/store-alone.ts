@@ -14,7 +14,7 @@ import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { estimateMicroCredits } from '../../shared/credits/estimate.js';
 import { ulid } from '../../shared/ids.js';
 import { PromptLogsRepository } from '../../shared/storage/prompt-logs.js';
-import { createStore } from '../../shared/storage/store.js';
+import { createStore } from '../../shared/credits/store.js';
 import { OVERHEAD_MODEL } from './overhead.js';
 
 export interface StoreAloneRun {

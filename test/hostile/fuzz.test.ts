@@ -5,7 +5,7 @@ import type { LocalHost } from '../../infra/local/host.js';
 import { generateApiKey } from '../../shared/auth/keys.js';
 import { allModels, resolveModel, vendorSpelling } from '../../shared/catalog/index.js';
 import { LIMITS } from '../../shared/contract/limits.js';
-import { checkStructuredOutput } from '../../shared/compare/structured-output.js';
+import { checkStructuredOutput } from '../../shared/contract/structured-output.js';
 import { loadAjv } from '../../shared/contract/ajv.js';
 import { checkSchema } from '../support/response-schema.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';

@@ -338,7 +338,11 @@ describe('Stack: GatewayStack', () => {
         if (!resources(statement).includes('*')) continue;
         // A "*" statement names nothing else, so no other action can ride on it.
         expect(resources(statement)).toEqual(['*']);
-        for (const role of roles) for (const action of actions(statement)) (starActions[role] ??= new Set()).add(action);
+        for (const role of roles) {
+          const granted = starActions[role] ?? new Set<string>();
+          starActions[role] = granted;
+          for (const action of actions(statement)) granted.add(action);
+        }
       }
       // Lambda's X-Ray integration (every function) and the state machine's log delivery and
       // X-Ray tracing support no resource-level permissions; nothing else may name "*".

@@ -1,7 +1,8 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { canonicalJson, IDEMPOTENCY_WINDOW_MS, IdempotencyInProgressError, IdempotencyKeyReusedError, IdempotencyService } from '../../shared/idempotency/idempotency-service.js';
+import { IdempotencyInProgressError, IdempotencyKeyReusedError } from '../../shared/idempotency/errors.js';
+import { canonicalJson, IDEMPOTENCY_WINDOW_MS, IdempotencyService } from '../../shared/idempotency/idempotency-service.js';
 import { IdempotencyRepository } from '../../shared/storage/idempotency.js';
 import { CreditsService } from '../../shared/credits/credits-service.js';
 import { RateLimitedError } from '../../shared/errors.js';

@@ -56,7 +56,8 @@ function resolve(document: Record<string, any>, value: Record<string, any>): Rec
 }
 
 function ensureBuilt(): (status: number) => CompiledResponse | undefined {
-  return (compiled ??= build());
+  compiled ??= build();
+  return compiled;
 }
 
 export interface OpenApiCheck {

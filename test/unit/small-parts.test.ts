@@ -290,8 +290,8 @@ describe('Function: estimateMicroCredits with cache breakpoints', () => {
     const base = estimate('123');
     // 400 ASCII characters: 100 tokens; 400 Chinese characters: 400 tokens (at $2.50 a million, 100 credits a USD).
     // Q + 3 ASCII characters is one token; Q + 403 ASCII characters is 101, Q + 3 ASCII + 400 Chinese 401.
-    expect(estimate('123' + 'a'.repeat(400)) - base).toBe(100 * 2.5 * 100);
-    expect(estimate('123' + '文'.repeat(400)) - base).toBe(400 * 2.5 * 100);
+    expect(estimate(`123${'a'.repeat(400)}`) - base).toBe(100 * 2.5 * 100);
+    expect(estimate(`123${'文'.repeat(400)}`) - base).toBe(400 * 2.5 * 100);
     // 480,000 Chinese characters (under the 500,000-character prompt limit) are above gpt-5.4's 272K long-context threshold.
     expect(estimate('文'.repeat(480_000))).toBeGreaterThan(480_000 * 5 * 100);
   });

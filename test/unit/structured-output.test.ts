@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkStructuredOutput } from '../../shared/compare/structured-output.js';
+import { checkStructuredOutput } from '../../shared/contract/structured-output.js';
 import { LIMITS } from '../../shared/contract/limits.js';
 import { checkSchema } from '../support/response-schema.js';
 

@@ -1,4 +1,4 @@
-import type { OutputValidator } from '../contract/schema-compile.js';
+import type { OutputValidator } from './schema-compile.js';
 
 /** Whether an output conforms to the request's `response_schema`, and the parsed value when it does. */
 export type StructuredOutput = { conforms: true; value: unknown } | { conforms: false; errors: string[] };

@@ -1,0 +1,16 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { GatewayConfig } from '../config.js';
+import { silentLog, type Log } from '../log.js';
+import { createRepositories } from '../storage/store.js';
+import { CreditsService } from './credits-service.js';
+
+/**
+ * The store's repositories and the credits service over them, without providers or the
+ * prompt pipeline: what the reconciler and the admin CLI need (and bundle).
+ */
+export function createStore(config: GatewayConfig, options: { documentClient?: DynamoDBDocumentClient; log?: Log } = {}) {
+  const repositories = createRepositories(config, options);
+  return { ...repositories, credits: new CreditsService(repositories.accounts, repositories.ledger, options.log ?? silentLog) };
+}
+
+export type Store = ReturnType<typeof createStore>;

@@ -1,0 +1,37 @@
+import { GatewayError } from '../errors.js';
+
+export class IdempotencyInProgressError extends GatewayError {
+  override name = 'IdempotencyInProgressError';
+  constructor() {
+    super(409, 'idempotency_in_progress', 'A request with this Idempotency-Key is still running; retry after it finishes');
+  }
+  override headers(): Record<string, string> {
+    return { 'Retry-After': '1' };
+  }
+}
+
+export class IdempotencyKeyReusedError extends GatewayError {
+  override name = 'IdempotencyKeyReusedError';
+  constructor() {
+    super(422, 'idempotency_key_reused', 'This Idempotency-Key was used with a different request body');
+  }
+}
+
+export class ResponseNotRetainedError extends GatewayError {
+  override name = 'ResponseNotRetainedError';
+  constructor(
+    readonly promptLogId: string,
+    reason: 'zero_data_retention' | 'too_large',
+  ) {
+    super(
+      409,
+      'response_not_retained',
+      reason === 'zero_data_retention'
+        ? 'The request with this Idempotency-Key completed under zero data retention; its response was not kept'
+        : 'The request with this Idempotency-Key completed; its response was too large to keep',
+    );
+  }
+  override extras(): Record<string, unknown> {
+    return { promptLogId: this.promptLogId };
+  }
+}

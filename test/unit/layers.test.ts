@@ -1,0 +1,100 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The layer rule (docs/architecture.md): a module imports only from its own layer or the
+ * layers below it. Lowest first; a path names a folder (every file under it) or one file,
+ * and the longest matching path decides. A file no entry names fails the test, so a new
+ * folder gets its layer decided when it is added.
+ */
+const LAYERS: readonly (readonly string[])[] = [
+  // 0. foundation: no domain knowledge
+  ['shared/errors.ts', 'shared/ids.ts', 'shared/lazy.ts', 'shared/log.ts', 'shared/seeded-random.ts', 'shared/text', 'shared/http/post.ts', 'shared/http/redact.ts', 'shared/http/server-timing.ts'],
+  // 1. the contract and the catalog (and the configuration, which names catalog types)
+  ['shared/contract', 'shared/catalog', 'shared/config.ts'],
+  // 2. one vendor call and its price; the secrets and the claim-check store they read
+  ['shared/providers', 'shared/pricing', 'shared/secrets', 'shared/claim-check'],
+  // 3. the fan-out: every model of one request
+  ['shared/compare'],
+  // 4. judging
+  ['shared/judging'],
+  // 5. storage: repositories only
+  ['shared/storage'],
+  // 6. credits: the money path over the repositories
+  ['shared/credits'],
+  // 7. the orchestrator: one request from key to log
+  ['shared/compare/prompt-service.ts', 'shared/compare/prompt-log.ts', 'shared/idempotency', 'shared/auth'],
+  // 8. composition roots and the HTTP edge
+  ['shared/gateway.ts', 'shared/workflow-tasks.ts', 'shared/http'],
+  // 9. Lambda entry points
+  ['functions'],
+  // 10. the CDK app, the local host, the admin CLI, the contract generator
+  ['infra'],
+];
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const SOURCE = /\.(ts|mts|mjs|cjs)$/;
+const IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g;
+
+function sourceFiles(folder: string): string[] {
+  return readdirSync(join(ROOT, folder), { withFileTypes: true }).flatMap((entry) => {
+    const path = `${folder}/${entry.name}`;
+    if (entry.isDirectory()) return entry.name === 'node_modules' ? [] : sourceFiles(path);
+    return SOURCE.test(entry.name) && !entry.name.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+/** The layer of a repository-relative path, or undefined when no entry names it. */
+function layerOf(path: string): number | undefined {
+  let best: { layer: number; length: number } | undefined;
+  LAYERS.forEach((paths, layer) => {
+    for (const entry of paths) {
+      if ((path === entry || path.startsWith(`${entry}/`)) && entry.length > (best?.length ?? -1)) best = { layer, length: entry.length };
+    }
+  });
+  return best?.layer;
+}
+
+/** Every relative import of a file, as repository-relative paths (`.js` written for `.ts` resolved back). */
+function importsOf(file: string, text: string): string[] {
+  return [...text.matchAll(IMPORT)].map((match) => {
+    const target = relative(ROOT, resolve(ROOT, dirname(file), match[1] as string)).split('\\').join('/');
+    return target.replace(/\.js$/, '.ts');
+  });
+}
+
+/** The imports that climb: `from -> to` where the target's layer is above the importer's. */
+function upwardImports(files: readonly { path: string; text: string }[]): string[] {
+  return files.flatMap(({ path, text }) => {
+    const own = layerOf(path) as number;
+    return importsOf(path, text)
+      .filter((target) => (layerOf(target) ?? -1) > own)
+      .map((target) => `${path} (layer ${own}) -> ${target} (layer ${layerOf(target)})`);
+  });
+}
+
+const files = ['shared', 'functions', 'infra'].flatMap(sourceFiles).map((path) => ({ path, text: readFileSync(join(ROOT, path), 'utf8') }));
+
+describe('layers', () => {
+  it('reads the imports of the source tree', () => {
+    // A parser that found nothing would pass every rule below.
+    expect(files.length).toBeGreaterThan(100);
+    expect(importsOf('shared/gateway.ts', files.find((f) => f.path === 'shared/gateway.ts')?.text ?? '')).toContain('shared/credits/store.ts');
+  });
+
+  it('gives every source file a layer', () => {
+    expect(files.filter((f) => layerOf(f.path) === undefined).map((f) => f.path)).toEqual([]);
+  });
+
+  it('finds an upward import when there is one', () => {
+    expect(upwardImports([{ path: 'shared/storage/x.ts', text: "import { CreditsService } from '../credits/credits-service.js';" }])).toEqual([
+      'shared/storage/x.ts (layer 5) -> shared/credits/credits-service.ts (layer 6)',
+    ]);
+    expect(upwardImports([{ path: 'shared/credits/x.ts', text: "import type { Account } from '../storage/accounts.js';" }])).toEqual([]);
+  });
+
+  it('has no import that climbs to a higher layer', () => {
+    expect(upwardImports(files)).toEqual([]);
+  });
+});
