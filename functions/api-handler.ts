@@ -151,11 +151,6 @@ async function buildOrUnavailable(gateway: () => Gateway | Promise<Gateway>, log
       errorName: (error as Error)?.name,
       ...(error instanceof ProviderSecretError ? { errorMessage: error.message } : {}),
     });
-    throw new ServiceUnavailableError(
-      'The gateway could not load its configuration; retry shortly. Nothing was charged',
-      UNAVAILABLE_RETRY_AFTER_SECONDS,
-      { cause: error },
-    );
+    throw new ServiceUnavailableError('The gateway could not load its configuration; retry shortly. Nothing was charged', UNAVAILABLE_RETRY_AFTER_SECONDS, { cause: error });
   }
 }
-

@@ -179,7 +179,7 @@ function onEvent(event: SseEvent): void {
     case 'ranking':
       return showRanking(data.ranking);
     case 'done':
-      list(data.results).forEach((result, index) => showResult(index, result));
+      for (const [index, result] of list(data.results).entries()) showResult(index, result);
       showJudging(list(data.evaluations), data.ranking);
       summaryEl.textContent = `creditsUsed ${str(num(data.creditsUsed) ?? '?')} · promptLogId ${str(data.promptLogId)}`;
       return;
@@ -267,14 +267,27 @@ function showJudging(evaluations: unknown[], ranking: unknown): void {
     const picks = list(evaluation.orders)
       .filter(isObject)
       .map((order) => {
-        const pick = isObject(order.verdict) || order.status === 'completed' ? str(order.winner) || 'tie' : `failed: ${str(isObject(order.error) ? order.error.message : order.status)}`;
+        const pick =
+          isObject(order.verdict) || order.status === 'completed' ? str(order.winner) || 'tie' : `failed: ${str(isObject(order.error) ? order.error.message : order.status)}`;
         const key = `${str(order.answerA)}\u0000${str(order.answerB)}`;
         cells.set(key, [...(cells.get(key) ?? []), `${judge}: ${pick}`]);
         return pick;
       });
     const consistent = evaluation.consistent === true ? 'yes' : evaluation.consistent === false ? 'no' : '–';
-    const scores = isObject(evaluation.scores) ? Object.entries(evaluation.scores).map(([id, score]) => `${id} ${str(score)}`).join(', ') : '';
-    const line = row('td', [judge, `${str(evaluation.modelA)} vs ${str(evaluation.modelB)}`, picks[0] ?? '–', picks[1] ?? '–', consistent, str(evaluation.winner) || str(evaluation.status), scores]);
+    const scores = isObject(evaluation.scores)
+      ? Object.entries(evaluation.scores)
+          .map(([id, score]) => `${id} ${str(score)}`)
+          .join(', ')
+      : '';
+    const line = row('td', [
+      judge,
+      `${str(evaluation.modelA)} vs ${str(evaluation.modelB)}`,
+      picks[0] ?? '–',
+      picks[1] ?? '–',
+      consistent,
+      str(evaluation.winner) || str(evaluation.status),
+      scores,
+    ]);
     line.cells[4]?.classList.add(consistent === 'no' ? 'inconsistent' : 'consistent');
     rows.push(line);
   }

@@ -39,7 +39,9 @@ export class ValidationError extends GatewayError {
     super(
       400,
       'invalid_request',
-      details.length === 1 && first ? `${first.field || '/'}: ${first.message}` : `${details.length} fields are invalid${details.length > MAX_FIELD_ERRORS ? `; the first ${MAX_FIELD_ERRORS} are listed` : ''}`,
+      details.length === 1 && first
+        ? `${first.field || '/'}: ${first.message}`
+        : `${details.length} fields are invalid${details.length > MAX_FIELD_ERRORS ? `; the first ${MAX_FIELD_ERRORS} are listed` : ''}`,
     );
     this.details = details.slice(0, MAX_FIELD_ERRORS);
   }
@@ -121,14 +123,21 @@ export class InsufficientCreditsError extends GatewayError {
 export class AccountNotFoundError extends GatewayError {
   override name = 'AccountNotFoundError';
   /** The account, where the failure knows it (the store does; the message never names it). */
-  constructor(readonly accountId?: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly accountId?: string,
+    options?: { cause?: unknown },
+  ) {
     super(401, 'unauthorized', 'The account of this API key no longer exists', options);
   }
 }
 
 export class ServiceUnavailableError extends GatewayError {
   override name = 'ServiceUnavailableError';
-  constructor(message: string, readonly retryAfterSeconds = 1, options?: { cause?: unknown }) {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds = 1,
+    options?: { cause?: unknown },
+  ) {
     super(503, 'service_unavailable', message, options);
   }
   override headers(): Record<string, string> {
@@ -138,7 +147,10 @@ export class ServiceUnavailableError extends GatewayError {
 
 export class RateLimitedError extends GatewayError {
   override name = 'RateLimitedError';
-  constructor(readonly retryAfterSeconds: number, limitPerMinute: number) {
+  constructor(
+    readonly retryAfterSeconds: number,
+    limitPerMinute: number,
+  ) {
     super(429, 'rate_limited', `Rate limit of ${limitPerMinute} requests per minute exceeded; retry after ${retryAfterSeconds} s`);
   }
   override headers(): Record<string, string> {

@@ -64,10 +64,7 @@ export function createGateway(config: GatewayConfig, options: GatewayOptions = {
     accounts: store.accounts,
     credits: store.credits,
     // A run that has not finished within its deadline (plus slack) has crashed: its key may be retried.
-    idempotency: new IdempotencyService<PromptResponse>(
-      new IdempotencyRepository(store.documentClient, config.tables.idempotency),
-      config.requestDeadlineMs + 5_000,
-    ),
+    idempotency: new IdempotencyService<PromptResponse>(new IdempotencyRepository(store.documentClient, config.tables.idempotency), config.requestDeadlineMs + 5_000),
     promptLogs,
     route: createRouter(config, options),
     judging: options.judging ?? judgingFromConfig(config),

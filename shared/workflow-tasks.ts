@@ -13,10 +13,7 @@ import { createRouter, type RouterOptions } from './providers/router.js';
  * the `api` function) and the claim-check store (`options.claimCheck`, else the bucket
  * the configuration names).
  */
-export function createWorkflowTasks(
-  config: GatewayConfig,
-  options: RouterOptions & { log?: Log; claimCheck?: ClaimCheckStore } = {},
-): WorkflowTasks {
+export function createWorkflowTasks(config: GatewayConfig, options: RouterOptions & { log?: Log; claimCheck?: ClaimCheckStore } = {}): WorkflowTasks {
   let claimCheck = options.claimCheck;
   if (!claimCheck) {
     const { claimCheckBucket } = workflowSettings(config);

@@ -26,7 +26,7 @@ const COMMANDS: Record<string, string> = {
   'top-up': 'top-up --account ID --credits N\n  Adds N credits; applies at once.',
   balance: 'balance --account ID\n  The balance, what is reserved by requests in flight, and the account settings.',
   ledger: 'ledger --account ID\n  Every balance change; ledgerSum equals the balance once nothing is unposted.',
-  'set-rate-limit': 'set-rate-limit --account ID --rpm N\n  The account\'s requests per minute (applies once the authorizer cache expires: 30 s by default).',
+  'set-rate-limit': "set-rate-limit --account ID --rpm N\n  The account's requests per minute (applies once the authorizer cache expires: 30 s by default).",
   reconcile: 'reconcile\n  Posts unposted ledger entries, and completes or releases reservations older than 15 minutes.',
 };
 

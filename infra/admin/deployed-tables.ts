@@ -56,9 +56,7 @@ export async function deployedTableNames(options: DeployedTablesOptions): Promis
       else missing.push(outputKey);
     }
     if (missing.length > 0) {
-      throw new DeployedStackError(
-        `The ${where} has no output ${missing.join(', ')} (status ${stacks?.[0]?.StackStatus ?? 'unknown'}); is it the gateway stack, fully deployed?`,
-      );
+      throw new DeployedStackError(`The ${where} has no output ${missing.join(', ')} (status ${stacks?.[0]?.StackStatus ?? 'unknown'}); is it the gateway stack, fully deployed?`);
     }
     return tables;
   } finally {
@@ -73,6 +71,11 @@ export async function deployedTableNames(options: DeployedTablesOptions): Promis
  */
 export async function withDeployedTables(config: GatewayConfig, options: Pick<DeployedTablesOptions, 'client'> = {}): Promise<GatewayConfig> {
   if (config.dynamodbEndpoint !== undefined || config.tablesFromEnv) return config;
-  const tables = await deployedTableNames({ stackName: config.stackName ?? DEFAULT_STACK_NAME, region: config.region, endpoint: config.awsEndpoints.cloudformation, client: options.client });
+  const tables = await deployedTableNames({
+    stackName: config.stackName ?? DEFAULT_STACK_NAME,
+    region: config.region,
+    endpoint: config.awsEndpoints.cloudformation,
+    client: options.client,
+  });
   return { ...config, tables };
 }

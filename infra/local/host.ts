@@ -83,7 +83,10 @@ async function startGateway(config: GatewayConfig, store: EmbeddedStore, simulat
   const api = createApiHandler(() => gateway, log);
   const server = createLocalServer(
     {
-      authorizer: cacheAuthorizer(createAuthorizer(() => gateway), config.authorizerCacheSeconds * 1000),
+      authorizer: cacheAuthorizer(
+        createAuthorizer(() => gateway),
+        config.authorizerCacheSeconds * 1000,
+      ),
       api: async (event, context) => {
         const result: ApiResult = await api(event, context);
         // An event stream is answered once it ends: until then, settled() waits for it too.

@@ -21,13 +21,7 @@ export function toAuthorizerEvent(req: IncomingMessage, resourcePath: string): A
  * A body given as bytes that are not valid UTF-8 is handed over base64-encoded, as API
  * Gateway hands over a body it cannot pass as text; otherwise as text.
  */
-export function toProxyEvent(
-  req: IncomingMessage,
-  body: string | Buffer,
-  resourcePath: string,
-  authorizer: Record<string, unknown>,
-  requestId: string,
-): APIGatewayProxyEvent {
+export function toProxyEvent(req: IncomingMessage, body: string | Buffer, resourcePath: string, authorizer: Record<string, unknown>, requestId: string): APIGatewayProxyEvent {
   const headers: Record<string, string> = {};
   const multiValueHeaders: Record<string, string[]> = {};
   for (let i = 0; i < req.rawHeaders.length; i += 2) {

@@ -7,15 +7,15 @@ const config = loadConfig();
 const host = await startLocalHost(config, { log: logger }).catch((error: NodeJS.ErrnoException) => {
   // The usual first-run failure deserves one clear line, not a stack trace.
   if (error.code === 'EADDRINUSE') {
-    process.stderr.write(`Port ${String((error as { port?: number }).port ?? '')} is in use: set PORT (API, now ${config.port}) or DYNAMODB_PORT (embedded store, now ${config.dynamodbPort}) to free ports.\n`);
+    process.stderr.write(
+      `Port ${String((error as { port?: number }).port ?? '')} is in use: set PORT (API, now ${config.port}) or DYNAMODB_PORT (embedded store, now ${config.dynamodbPort}) to free ports.\n`,
+    );
     process.exit(1);
   }
   throw error;
 });
 const simulated = host.simulatedProviders;
-const real = ['openai', 'anthropic', 'google', 'xai', 'cerebras', 'deepseek', 'mistral', 'groq', 'bedrock'].filter(
-  (p) => !simulated.includes(p as never),
-);
+const real = ['openai', 'anthropic', 'google', 'xai', 'cerebras', 'deepseek', 'mistral', 'groq', 'bedrock'].filter((p) => !simulated.includes(p as never));
 
 process.stdout.write(
   `${[

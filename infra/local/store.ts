@@ -189,7 +189,10 @@ class StoreThreadHandler implements HttpHandler<{ requestTimeout?: number }> {
         clearTimeout(timer);
         reject(error);
       };
-      const timer = timeoutMs === undefined ? undefined : setTimeout(() => fail(Object.assign(new Error(`No answer from the embedded store in ${timeoutMs} ms`), { name: 'TimeoutError', code: 'ETIMEDOUT' })), timeoutMs);
+      const timer =
+        timeoutMs === undefined
+          ? undefined
+          : setTimeout(() => fail(Object.assign(new Error(`No answer from the embedded store in ${timeoutMs} ms`), { name: 'TimeoutError', code: 'ETIMEDOUT' })), timeoutMs);
       timer?.unref();
       const signal = options.abortSignal as AbortSignal | undefined;
       signal?.addEventListener?.('abort', () => fail(Object.assign(new Error('Request aborted'), { name: 'AbortError' })), { once: true });

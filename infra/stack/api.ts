@@ -281,9 +281,7 @@ export class GatewayApi extends Construct {
         integrationResponses: [
           {
             statusCode: '405',
-            responseParameters: Object.fromEntries(
-              Object.entries(quoteHeaders(headers)).map(([name, value]) => [`method.response.header.${name}`, value]),
-            ),
+            responseParameters: Object.fromEntries(Object.entries(quoteHeaders(headers)).map(([name, value]) => [`method.response.header.${name}`, value])),
             responseTemplates: { 'application/json': methodNotAllowedBody(allow) },
           },
         ],

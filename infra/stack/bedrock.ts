@@ -40,7 +40,9 @@ export class NovaInvoke extends Construct {
     const models = novaModels();
     const { region } = Stack.of(this);
     if (!Token.isUnresolved(region) && !novaGeography(region)) {
-      throw new Error(`Amazon Nova has no cross-region inference profile with ${region} as a source region; deploy in one of: ${NOVA_GEOGRAPHIES.flatMap((g) => g.regions).join(', ')}`);
+      throw new Error(
+        `Amazon Nova has no cross-region inference profile with ${region} as a source region; deploy in one of: ${NOVA_GEOGRAPHIES.flatMap((g) => g.regions).join(', ')}`,
+      );
     }
     const mapping = new CfnMapping(this, 'Geographies', {
       mapping: Object.fromEntries(

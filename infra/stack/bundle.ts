@@ -13,8 +13,7 @@ const PAGE_DIR = join(REPO_ROOT, 'page');
  * ESM output cannot `require()`; CommonJS dependencies bundled into it still do. This
  * gives the bundle a real `require` (under a name no bundled module declares at the top).
  */
-const CJS_REQUIRE_SHIM =
-  "import { createRequire as __gatewayCreateRequire } from 'node:module'; const require = __gatewayCreateRequire(import.meta.url);";
+const CJS_REQUIRE_SHIM = "import { createRequire as __gatewayCreateRequire } from 'node:module'; const require = __gatewayCreateRequire(import.meta.url);";
 
 /** Where the bundles take aws-xray-sdk-core from: the part of it Powertools' tracer uses (see the file). */
 const XRAY_SDK_LITE = fileURLToPath(new URL('./xray-sdk-core-lite.cjs', import.meta.url));

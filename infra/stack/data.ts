@@ -95,7 +95,7 @@ export class GatewayData extends Construct {
       id: 'AwsSolutions-S1',
       reason:
         'Claim-check objects are transient request payloads (deleted at the end of the request, expired after one day) ' +
-        'read and written only by this stack\'s own function roles; an access-log bucket would add a second bucket to ' +
+        "read and written only by this stack's own function roles; an access-log bucket would add a second bucket to " +
         'protect without adding an audit trail that CloudTrail and X-Ray do not already give.',
     });
   }

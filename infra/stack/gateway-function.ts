@@ -92,9 +92,7 @@ export class GatewayFunction extends LambdaFunction {
     });
     Validations.of(this).acknowledge({
       id: 'AwsSolutions-L1',
-      reason:
-        'DESIGN.md fixes the Lambda runtime at nodejs22.x (bundled for Node 20, the development runtime); ' +
-        'a runtime change is a deliberate decision, not a lint fix.',
+      reason: 'DESIGN.md fixes the Lambda runtime at nodejs22.x (bundled for Node 20, the development runtime); ' + 'a runtime change is a deliberate decision, not a lint fix.',
     });
   }
 }

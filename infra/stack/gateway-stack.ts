@@ -118,7 +118,12 @@ export class GatewayStack extends Stack {
     const emulated = !settings.responseStreaming;
     const storeEnv: Record<string, string> = emulated ? { DYNAMODB_ENDPOINT: '' } : {};
     const providerEnv: Record<string, string> = emulated
-      ? Object.fromEntries(PROVIDERS.flatMap((provider) => [[providerKeyName(provider), ''], [providerBaseUrlName(provider), '']]))
+      ? Object.fromEntries(
+          PROVIDERS.flatMap((provider) => [
+            [providerKeyName(provider), ''],
+            [providerBaseUrlName(provider), ''],
+          ]),
+        )
       : {};
     this.providerSecret = new ProviderSecret(this, 'ProviderKeys');
 
@@ -303,7 +308,5 @@ function requestDeadlineMs(integrationTimeout: Duration): number {
 }
 
 function optionalEnv(values: Record<string, number | undefined>): Record<string, string> {
-  return Object.fromEntries(
-    Object.entries(values).flatMap(([name, value]) => (value === undefined ? [] : [[name, String(value)]])),
-  );
+  return Object.fromEntries(Object.entries(values).flatMap(([name, value]) => (value === undefined ? [] : [[name, String(value)]])));
 }

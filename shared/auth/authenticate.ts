@@ -19,10 +19,7 @@ export interface Principal {
  * SHA-256 only; missing, malformed, unknown and revoked keys, and keys of a deleted
  * account, are all the same 401.
  */
-export async function authenticate(
-  authorization: string | undefined,
-  store: { apiKeys: ApiKeysRepository; accounts: AccountsRepository },
-): Promise<Principal> {
+export async function authenticate(authorization: string | undefined, store: { apiKeys: ApiKeysRepository; accounts: AccountsRepository }): Promise<Principal> {
   const key = bearerKey(authorization);
   if (!key) throw new UnauthorizedError();
   const record = await store.apiKeys.get(hashApiKey(key));

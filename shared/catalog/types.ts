@@ -1,32 +1,11 @@
 /** The providers the gateway routes to. Each has `<P>_API_KEY` / `<P>_BASE_URL` (Bedrock: AWS chain). */
-export const PROVIDERS = [
-  'openai',
-  'anthropic',
-  'google',
-  'xai',
-  'cerebras',
-  'deepseek',
-  'mistral',
-  'groq',
-  'bedrock',
-] as const;
+export const PROVIDERS = ['openai', 'anthropic', 'google', 'xai', 'cerebras', 'deepseek', 'mistral', 'groq', 'bedrock'] as const;
 export type ProviderId = (typeof PROVIDERS)[number];
 
 /** One folder per wire protocol under shared/providers/. */
-export type WireProtocol =
-  | 'openai-responses'
-  | 'openai-chat'
-  | 'anthropic-messages'
-  | 'gemini-generate-content'
-  | 'bedrock-converse';
+export type WireProtocol = 'openai-responses' | 'openai-chat' | 'anthropic-messages' | 'gemini-generate-content' | 'bedrock-converse';
 
-export const ATTACHMENT_TYPES = [
-  'image/png',
-  'image/jpeg',
-  'image/gif',
-  'image/webp',
-  'application/pdf',
-] as const;
+export const ATTACHMENT_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'application/pdf'] as const;
 export type AttachmentType = (typeof ATTACHMENT_TYPES)[number];
 
 export const IMAGE_TYPES: readonly AttachmentType[] = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];

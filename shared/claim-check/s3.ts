@@ -51,9 +51,7 @@ export class S3ClaimCheck implements ClaimCheckStore {
     const client = await this.s3();
     for (let start = 0; start < keys.length; start += DELETE_BATCH) {
       const batch = keys.slice(start, start + DELETE_BATCH);
-      const answer = await client.send(
-        new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }),
-      );
+      const answer = await client.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }));
       const failed = answer.Errors ?? [];
       if (failed.length > 0) {
         throw new Error(`Deleting ${failed.length} claim-check object(s) failed: ${[...new Set(failed.map((e) => e.Code))].join(', ')}`);
@@ -64,7 +62,9 @@ export class S3ClaimCheck implements ClaimCheckStore {
   private s3(): Promise<S3Client> {
     this.client ??= this.options.client
       ? Promise.resolve(this.options.client)
-      : import('@aws-sdk/client-s3').then(({ S3Client: Client }) => new Client({ region: this.options.region, ...(this.options.endpoint ? { endpoint: this.options.endpoint, forcePathStyle: true } : {}) }));
+      : import('@aws-sdk/client-s3').then(
+          ({ S3Client: Client }) => new Client({ region: this.options.region, ...(this.options.endpoint ? { endpoint: this.options.endpoint, forcePathStyle: true } : {}) }),
+        );
     return this.client;
   }
 }

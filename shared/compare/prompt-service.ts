@@ -231,7 +231,14 @@ export class PromptService {
         creditsUsedMicro: chargedMicro,
       });
     };
-    const response = { promptLogId, results, evaluations, ...(ranking ? { ranking } : {}), ...(judgeStatistics ? { judgeStatistics } : {}), creditsUsed: microToCredits(chargeMicro) };
+    const response = {
+      promptLogId,
+      results,
+      evaluations,
+      ...(ranking ? { ranking } : {}),
+      ...(judgeStatistics ? { judgeStatistics } : {}),
+      creditsUsed: microToCredits(chargeMicro),
+    };
     return { response, finish };
   }
 

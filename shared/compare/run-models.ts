@@ -75,14 +75,7 @@ export async function runModels(request: PromptRequest, options: FanOutOptions):
   }
 }
 
-async function runModel(
-  request: PromptRequest,
-  model: RequestedModel,
-  index: number,
-  options: FanOutOptions,
-  signal: AbortSignal,
-  ready?: Promise<void>,
-): Promise<ModelResult> {
+async function runModel(request: PromptRequest, model: RequestedModel, index: number, options: FanOutOptions, signal: AbortSignal, ready?: Promise<void>): Promise<ModelResult> {
   let started = performance.now();
   /** When the attempt that answered began: what a time-of-day vendor bills by. */
   let attemptStartedAt = Date.now();
@@ -101,19 +94,22 @@ async function runModel(
   try {
     const route = options.route(model.entry);
     apiKey = route.endpoint.apiKey;
-    const { value: reply } = await withRetry(() => {
-      attemptStartedAt = Date.now();
-      if (!options.onDelta) return route.adapter.send(call, route.endpoint, signal, ready);
-      const onDelta = options.onDelta;
-      return streamAttempt(route, call, signal, ready, (text) => {
-        streamed += text;
-        onDelta(index, text);
-      });
-    }, {
-      policy: options.retry,
-      deadlineAt: options.deadlineAt,
-      signal,
-    });
+    const { value: reply } = await withRetry(
+      () => {
+        attemptStartedAt = Date.now();
+        if (!options.onDelta) return route.adapter.send(call, route.endpoint, signal, ready);
+        const onDelta = options.onDelta;
+        return streamAttempt(route, call, signal, ready, (text) => {
+          streamed += text;
+          onDelta(index, text);
+        });
+      },
+      {
+        policy: options.retry,
+        deadlineAt: options.deadlineAt,
+        signal,
+      },
+    );
     const latencyMs = Math.round(performance.now() - started);
     const charge = chargeCall(call, reply.usage, reply.output, attemptStartedAt);
     const allWarnings = [...warnings, ...reply.warnings, ...(charge.kind === 'estimated' ? [charge.warning] : [])];
@@ -213,4 +209,3 @@ function toResultError(error: unknown, apiKey: string | undefined): NonNullable<
   // An adapter bug must not leak internals (or content) into the answer.
   return { code: 'internal_error', message: 'The gateway failed to call this model' };
 }
-

@@ -1,6 +1,6 @@
 import type { Options } from 'ajv';
 
-type Ajv2020Class = (typeof import('ajv/dist/2020.js'))['default'];
+type Ajv2020Class = typeof import('ajv/dist/2020.js')['default'];
 export type Ajv = InstanceType<Ajv2020Class>;
 
 let Ajv2020: Ajv2020Class | undefined;

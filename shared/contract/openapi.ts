@@ -24,7 +24,7 @@ function requestSchema(): Record<string, unknown> {
 
 const resultError = {
   type: 'object',
-  description: 'Why a model failed. `upstreamStatus` is the vendor\'s HTTP status, when it answered one.',
+  description: "Why a model failed. `upstreamStatus` is the vendor's HTTP status, when it answered one.",
   properties: {
     code: {
       type: 'string',
@@ -44,7 +44,12 @@ const resultFields = {
   tokensIn: { type: 'integer', minimum: 0, description: 'Every input token the vendor counted, cached reads and writes included.' },
   tokensOut: { type: 'integer', minimum: 0, description: 'Every output token the vendor counted, reasoning included.' },
   latencyMs: { type: 'integer', minimum: 0, description: 'Wall time of the model call, retries included.' },
-  warnings: { type: 'array', items: { type: 'string' }, description: 'Present when something was adjusted (maxTokens clamped, output cut, usage missing or inconsistent and an estimate charged, another vendor model serving an ID the vendor does not have).' },
+  warnings: {
+    type: 'array',
+    items: { type: 'string' },
+    description:
+      'Present when something was adjusted (maxTokens clamped, output cut, usage missing or inconsistent and an estimate charged, another vendor model serving an ID the vendor does not have).',
+  },
 };
 const resultRequired = ['modelId', 'status', 'output', 'tokensIn', 'tokensOut', 'latencyMs', 'providerCost'];
 
@@ -118,8 +123,14 @@ const cancelledResult = {
     ...failedResult.properties,
     status: { const: 'cancelled' },
     output: { const: '', description: 'Always "" for a cancelled result (the caller had the text as deltas).' },
-    providerCost: { ...completedResult.properties.providerCost, description: 'What the call had used when it was stopped, from the usage its vendor reported by then; null when none arrived.' },
-    estimatedCost: { ...completedResult.properties.estimatedCost, description: 'Only where providerCost is null: the missing-usage estimate charged (its input and the text received).' },
+    providerCost: {
+      ...completedResult.properties.providerCost,
+      description: 'What the call had used when it was stopped, from the usage its vendor reported by then; null when none arrived.',
+    },
+    estimatedCost: {
+      ...completedResult.properties.estimatedCost,
+      description: 'Only where providerCost is null: the missing-usage estimate charged (its input and the text received).',
+    },
     error: { ...resultError, properties: { ...resultError.properties, code: { const: 'cancelled' } } },
   },
 };
@@ -137,7 +148,7 @@ const modelResult = {
 const evaluation = {
   type: 'object',
   description:
-    'One judge\'s position-swapped comparison of one pair of completed results (spec 2.12): both orders in `orders`, the winner (a model ID, `tie`, or null when the evaluation failed) and whether both orders agreed.',
+    "One judge's position-swapped comparison of one pair of completed results (spec 2.12): both orders in `orders`, the winner (a model ID, `tie`, or null when the evaluation failed) and whether both orders agreed.",
   properties: {
     judgeModelId: { type: 'string' },
     modelA: { type: 'string' },
@@ -206,8 +217,15 @@ const modelList = {
             properties: {
               attachments: { type: 'array', items: { type: 'string' } },
               structuredOutput: { enum: ['native', 'tool', 'instruction'] },
-              tuning: { type: 'object', description: '`model_tuning` parameters it takes: `thinkingBudget` {min, max, disable: 0}, `reasoningEffort` (its values), `webSearch`, `cachedContent`.' },
-              cache: { type: 'object', properties: { mode: { enum: ['automatic', 'explicit', 'none'] }, minTokens: { type: ['integer', 'null'] } }, required: ['mode', 'minTokens'] },
+              tuning: {
+                type: 'object',
+                description: '`model_tuning` parameters it takes: `thinkingBudget` {min, max, disable: 0}, `reasoningEffort` (its values), `webSearch`, `cachedContent`.',
+              },
+              cache: {
+                type: 'object',
+                properties: { mode: { enum: ['automatic', 'explicit', 'none'] }, minTokens: { type: ['integer', 'null'] } },
+                required: ['mode', 'minTokens'],
+              },
             },
             required: ['attachments', 'structuredOutput', 'tuning', 'cache'],
           },
@@ -267,7 +285,7 @@ const judgeStatistics = {
             additionalProperties: false,
           },
         },
-        fleissKappa: { ...kappa, description: "Over the pairs every judge evaluated, with three judges or more." },
+        fleissKappa: { ...kappa, description: 'Over the pairs every judge evaluated, with three judges or more.' },
         fleissPairs: { type: 'integer', minimum: 0 },
       },
       required: ['judgePairs', 'fleissKappa', 'fleissPairs'],
@@ -286,7 +304,13 @@ const rankingEntry = {
     modelId: { type: 'string' },
     rank: { type: ['integer', 'null'], minimum: 1 },
     strength: { type: ['number', 'null'], description: 'Log strength, centred on 0 across the ranked models.' },
-    interval: { type: ['array', 'null'], items: { type: 'number' }, minItems: 2, maxItems: 2, description: '95 % interval of the strength, from a bootstrap seeded by the evaluations.' },
+    interval: {
+      type: ['array', 'null'],
+      items: { type: 'number' },
+      minItems: 2,
+      maxItems: 2,
+      description: '95 % interval of the strength, from a bootstrap seeded by the evaluations.',
+    },
     winRate: { type: ['number', 'null'], minimum: 0, maximum: 1 },
     wins: { type: 'integer', minimum: 0 },
     ties: { type: 'integer', minimum: 0 },
@@ -304,8 +328,8 @@ const promptResponse = {
     results: { type: 'array', minItems: 1, maxItems: LIMITS.models, items: ref('ModelResult') },
     evaluations: { type: 'array', items: ref('Evaluation'), description: 'Judging results; empty without `judges`.' },
     ranking: { type: 'array', items: ref('RankingEntry'), description: 'Only when `judges` was given: the models by Bradley-Terry strength, with intervals and win rates.' },
-    judgeStatistics: { ...ref('JudgeStatistics'), description: 'Only when `judges` was given: each judge\'s behaviour and the judges\' agreement.' },
-    creditsUsed: { type: 'number', minimum: 0, description: 'Credits deducted for this request: the completed results\' cost converted.' },
+    judgeStatistics: { ...ref('JudgeStatistics'), description: "Only when `judges` was given: each judge's behaviour and the judges' agreement." },
+    creditsUsed: { type: 'number', minimum: 0, description: "Credits deducted for this request: the completed results' cost converted." },
   },
   required: ['promptLogId', 'results', 'evaluations', 'creditsUsed'],
   additionalProperties: false,
@@ -408,7 +432,7 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
     },
     requiredExtras: ['estimatedCreditsRequired', 'balance'],
   },
-  { status: '403', name: 'Forbidden', codes: ['forbidden'], description: 'AWS only: API Gateway refused the authorizer\'s decision.' },
+  { status: '403', name: 'Forbidden', codes: ['forbidden'], description: "AWS only: API Gateway refused the authorizer's decision." },
   { status: '404', name: 'NotFound', codes: ['not_found'], description: 'Any other path, other API versions included.' },
   {
     status: '405',
@@ -444,7 +468,7 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
     status: '431',
     name: 'RequestHeadersTooLarge',
     codes: ['bad_request'],
-    description: 'The request headers exceed the HTTP server\'s limit (16 KiB locally; API Gateway has its own); nothing ran.',
+    description: "The request headers exceed the HTTP server's limit (16 KiB locally; API Gateway has its own); nothing ran.",
   },
   { status: '500', name: 'InternalError', codes: ['internal_error'], description: 'A gateway fault; nothing is charged.' },
   {
@@ -470,14 +494,16 @@ const EVENT_STREAM_MEDIA = 'text/event-stream';
 const streamEvents = {
   delta: {
     type: 'object',
-    description: '`event: delta`: a model\'s text as its vendor streams it (unjudged requests). `index` is the model\'s position in `models`; `text` is the new text only. A model\'s deltas, concatenated, are its result\'s `output`.',
+    description:
+      "`event: delta`: a model's text as its vendor streams it (unjudged requests). `index` is the model's position in `models`; `text` is the new text only. A model's deltas, concatenated, are its result's `output`.",
     properties: { index: { type: 'integer', minimum: 0 }, modelId: { type: 'string' }, text: { type: 'string', minLength: 1 } },
     required: ['index', 'modelId', 'text'],
     additionalProperties: false,
   },
   result: {
     type: 'object',
-    description: '`event: result`: a model\'s result, exactly as in `results`, when the model ends (judged requests: when the workflow returns them; replays: all at once, in order).',
+    description:
+      "`event: result`: a model's result, exactly as in `results`, when the model ends (judged requests: when the workflow returns them; replays: all at once, in order).",
     properties: { index: { type: 'integer', minimum: 0 }, result: ref('ModelResult') },
     required: ['index', 'result'],
     additionalProperties: false,
@@ -563,10 +589,10 @@ export function openApiDocument(): Record<string, any> {
     '200': {
       description: 'One result per requested model, in request order. A model that fails does not fail the request.',
       headers: {
-        'x-request-id': { description: 'The gateway\'s ID of this request.', schema: { type: 'string' } },
+        'x-request-id': { description: "The gateway's ID of this request.", schema: { type: 'string' } },
         'Server-Timing': {
           description:
-            'The time of each phase of the request in ms (W3C Server Timing), in the order they ended: `idempotency` (with an `Idempotency-Key`), `reserve` (the model calls are built while it is in flight), `models` or `judging`, then `total`, the handler\'s whole time up to the answer (it also covers what falls in no phase). Charging and logging follow the answer and are in none of them. An idempotent replay has `idempotency` and `total` only.',
+            "The time of each phase of the request in ms (W3C Server Timing), in the order they ended: `idempotency` (with an `Idempotency-Key`), `reserve` (the model calls are built while it is in flight), `models` or `judging`, then `total`, the handler's whole time up to the answer (it also covers what falls in no phase). Charging and logging follow the answer and are in none of them. An idempotent replay has `idempotency` and `total` only.",
           schema: { type: 'string', example: 'reserve;dur=1.2, models;dur=201.7, total;dur=203.6' },
         },
       },
@@ -575,7 +601,10 @@ export function openApiDocument(): Record<string, any> {
         [EVENT_STREAM_MEDIA]: {
           schema: { type: 'string', description: eventStreamDescription },
           // OpenAPI 3.1 has no schema for an event stream's items: each event's data is named here.
-          'x-events': { ...streamEvents, done: { ...ref('PromptResponse'), description: '`event: done`: the whole answer, byte for byte the JSON body; the last event of a good stream.' } },
+          'x-events': {
+            ...streamEvents,
+            done: { ...ref('PromptResponse'), description: '`event: done`: the whole answer, byte for byte the JSON body; the last event of a good stream.' },
+          },
           example:
             'event: delta\ndata: {"index":0,"modelId":"fam_c-5.4","text":"Hel"}\n\nevent: delta\ndata: {"index":0,"modelId":"fam_c-5.4","text":"lo!"}\n\n' +
             'event: result\ndata: {"index":0,"result":{"modelId":"fam_c-5.4","status":"completed","output":"Hello!","tokensIn":7,"tokensOut":3,"latencyMs":55,"providerCost":0.0000475}}\n\n' +
@@ -624,7 +653,7 @@ export function openApiDocument(): Record<string, any> {
           summary: 'Send a prompt to several models',
           description:
             'Runs every requested model concurrently, each isolated (one failure never fails the others), inside the request deadline; ' +
-            'charges the completed results\' cost. Refused requests (every 4xx) call no provider and change no balance.',
+            "charges the completed results' cost. Refused requests (every 4xx) call no provider and change no balance.",
           parameters: [
             {
               name: 'Accept',
@@ -669,7 +698,10 @@ export function openApiDocument(): Record<string, any> {
           tags: ['models'],
           summary: 'This document',
           responses: {
-            '200': { description: 'The OpenAPI 3.1 document of the gateway.', content: { [JSON_MEDIA]: { schema: { type: 'object', properties: { openapi: { type: 'string' }, paths: { type: 'object' } }, required: ['openapi', 'paths'] } } } },
+            '200': {
+              description: 'The OpenAPI 3.1 document of the gateway.',
+              content: { [JSON_MEDIA]: { schema: { type: 'object', properties: { openapi: { type: 'string' }, paths: { type: 'object' } }, required: ['openapi', 'paths'] } } },
+            },
             '401': { $ref: '#/components/responses/Unauthorized' },
             default: { $ref: '#/components/responses/Error' },
           },

@@ -4,19 +4,7 @@ import { escapePointer } from './pointer.js';
 
 /** Keywords whose value is a map of subschemas, or a subschema / list of subschemas. */
 const SCHEMA_MAPS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'];
-const SCHEMA_VALUES = [
-  'items',
-  'additionalItems',
-  'contains',
-  'not',
-  'if',
-  'then',
-  'else',
-  'unevaluatedItems',
-  'propertyNames',
-  'additionalProperties',
-  'unevaluatedProperties',
-];
+const SCHEMA_VALUES = ['items', 'additionalItems', 'contains', 'not', 'if', 'then', 'else', 'unevaluatedItems', 'propertyNames', 'additionalProperties', 'unevaluatedProperties'];
 const SCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
 
 /**

@@ -63,7 +63,8 @@ export class CreditsService {
     try {
       await this.accounts.reserve(entry, { limitPerMinute });
     } catch (error) {
-      if (error instanceof AccountContendedError) throw new ServiceUnavailableError('The account is busy with concurrent requests; retry shortly. Nothing was charged', 1, { cause: error });
+      if (error instanceof AccountContendedError)
+        throw new ServiceUnavailableError('The account is busy with concurrent requests; retry shortly. Nothing was charged', 1, { cause: error });
       throw error;
     }
     // Its ledger entry is written while the request runs; closing writes it again should this fail.
@@ -116,7 +117,11 @@ export class CreditsService {
       await this.accounts.closeReservation(applied, open.reservation);
     } catch (error) {
       if (!(error instanceof ConditionFailedError)) {
-        this.log.warn('Settle left to the reconciler after its ledger entry was written', { accountId: open.accountId, requestId: open.requestId, errorName: (error as Error).name });
+        this.log.warn('Settle left to the reconciler after its ledger entry was written', {
+          accountId: open.accountId,
+          requestId: open.requestId,
+          errorName: (error as Error).name,
+        });
       } else if (applied.kind === 'release') {
         // Only the reconciler releases, after RESERVATION_TIMEOUT_MS.
         this.log.error('Settle found the reservation released', { accountId: open.accountId, requestId: open.requestId });
@@ -192,7 +197,10 @@ export class CreditsService {
     try {
       // One PutItem each: the ledger's role may put, never delete, and BatchWriteItem would allow both.
       await Promise.all(entries.map((entry) => this.ledger.put(entry)));
-      await this.accounts.markPosted(first.accountId, entries.map((entry) => entry.entryId));
+      await this.accounts.markPosted(
+        first.accountId,
+        entries.map((entry) => entry.entryId),
+      );
     } catch (error) {
       // The balance already changed; the reconciler posts the entries later.
       this.log.warn('Ledger posting deferred to the reconciler', { accountId: first.accountId, entries: entries.length, errorName: (error as Error).name });

@@ -9,4 +9,3 @@ export type CreditRates = Pick<GatewayConfig, 'creditsPerUsd' | 'markup'>;
 export function usdToMicroCredits(usd: number, rates: CreditRates): number {
   return Math.round(usd * rates.creditsPerUsd * rates.markup * MICRO_PER_CREDIT);
 }
-

@@ -93,10 +93,11 @@ export class EventStream implements AsyncIterable<string> {
   private armKeepAlive(): void {
     if (this.done || this.keepAliveMs <= 0) return;
     if (this.keepAlive) this.keepAlive.refresh();
-    else this.keepAlive = setTimeout(() => {
-      this.keepAlive = undefined;
-      this.push(KEEP_ALIVE);
-    }, this.keepAliveMs);
+    else
+      this.keepAlive = setTimeout(() => {
+        this.keepAlive = undefined;
+        this.push(KEEP_ALIVE);
+      }, this.keepAliveMs);
   }
 
   private stopKeepAlive(): void {

@@ -22,11 +22,7 @@ export function errorResponse(error: unknown, log?: Log, context: Record<string,
   }
   if (error instanceof GatewayError) {
     const details = 'details' in error ? (error as { details: unknown }).details : undefined;
-    return jsonResponse(
-      error.status,
-      { error: { code: error.code, message: error.message, ...(details ? { details } : {}) }, ...error.extras() },
-      error.headers(),
-    );
+    return jsonResponse(error.status, { error: { code: error.code, message: error.message, ...(details ? { details } : {}) }, ...error.extras() }, error.headers());
   }
   // The message helps an operator; credentials it may quote (a library error echoing a header) are cut out.
   const message = (error as Error)?.message;

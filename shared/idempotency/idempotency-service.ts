@@ -64,11 +64,7 @@ export class IdempotencyService<T> {
   async complete(recordKey: string, promptLogId: string, response: T, zeroDataRetention: boolean): Promise<void> {
     if (zeroDataRetention) return this.records.complete(recordKey, promptLogId, { notRetained: 'zero_data_retention' });
     const packed = (await zlib()).gzipSync(JSON.stringify(response));
-    await this.records.complete(
-      recordKey,
-      promptLogId,
-      packed.length > MAX_STORED_BYTES ? { notRetained: 'too_large' } : { response: new Uint8Array(packed) },
-    );
+    await this.records.complete(recordKey, promptLogId, packed.length > MAX_STORED_BYTES ? { notRetained: 'too_large' } : { response: new Uint8Array(packed) });
   }
 
   release(recordKey: string, promptLogId: string): Promise<void> {

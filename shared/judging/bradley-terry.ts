@@ -203,7 +203,6 @@ function solve(matrix: number[][], vector: number[]): number[] | undefined {
   return x;
 }
 
-
 export const BOOTSTRAP_ROUNDS = 200;
 const ROUNDS_PER_TURN = 10;
 
@@ -221,7 +220,10 @@ export async function bootstrapIntervals(n: number, units: readonly (readonly Ga
   // Strengths are centred within each group of linked items: a resample that splits a group
   // of the whole data would centre its parts apart, on scales not comparable with the rest.
   // Such resamples are drawn again (a bounded number of times), never pooled.
-  const groups = components(n, units.flat().filter((g) => g.winsA + g.winsB > 0)).filter((group) => group.length > 1);
+  const groups = components(
+    n,
+    units.flat().filter((g) => g.winsA + g.winsB > 0),
+  ).filter((group) => group.length > 1);
   let kept = 0;
   for (let attempt = 0; kept < rounds && attempt < rounds * MAX_DRAWS_PER_ROUND; attempt++) {
     // A few refits at a time, then the event loop's turn: other requests never wait on this.
@@ -246,7 +248,10 @@ const MAX_DRAWS_PER_ROUND = 5;
 
 /** Whether a resample links every group of the whole data into one group still. */
 function keepsGroups(n: number, sample: readonly Games[], groups: readonly number[][]): boolean {
-  const linked = components(n, sample.filter((g) => g.winsA + g.winsB > 0));
+  const linked = components(
+    n,
+    sample.filter((g) => g.winsA + g.winsB > 0),
+  );
   const groupOf = new Map<number, number>();
   linked.forEach((group, index) => {
     for (const item of group) groupOf.set(item, index);

@@ -10,13 +10,7 @@ import { parseVerdict } from './verdict.js';
  * model call (retries, deadline, cost from observed usage); an upstream failure or an
  * answer that holds no readable verdict is a failed judgment, which costs nothing.
  */
-export async function judgeOnce(
-  request: PromptRequest,
-  judge: RequestedModel,
-  answerA: string,
-  answerB: string,
-  options: FanOutOptions,
-): Promise<Judgment> {
+export async function judgeOnce(request: PromptRequest, judge: RequestedModel, answerA: string, answerB: string, options: FanOutOptions): Promise<Judgment> {
   const [result] = await runModels(judgeRequest(request, judge, answerA, answerB), options);
   if (!result) throw new Error('runModels answered no result for the judge call');
   const warnings = result.warnings && result.warnings.length > 0 ? { warnings: result.warnings } : {};

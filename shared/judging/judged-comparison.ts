@@ -46,7 +46,10 @@ export async function runJudgedComparison(
     return {
       results,
       evaluations,
-      ranking: await rankModels(request.models.map((m) => m.requestedId), evaluations),
+      ranking: await rankModels(
+        request.models.map((m) => m.requestedId),
+        evaluations,
+      ),
       judgeStatistics: judgingStatistics(
         request.judges.map((j) => j.requestedId),
         evaluations,
@@ -64,7 +67,10 @@ export async function runJudgedComparison(
 async function workflowInput(request: PromptRequest, run: { requestId: string; deadlineAt: number; now?: number }, claimCheck: ClaimCheckStore): Promise<WorkflowInput> {
   const now = run.now ?? Date.now();
   const models = request.models.map((model, index) => ({ index, modelId: model.requestedId }));
-  const judges = planJudgeItems(request.judges.length, models.map((m) => m.index));
+  const judges = planJudgeItems(
+    request.judges.length,
+    models.map((m) => m.index),
+  );
   const calls = judges.reduce((sum, item) => sum + item.tasks.length, 0);
   return {
     request: await carry(claimCheck, claimKeys.request(run.requestId), { body: request.body }, WORKFLOW_LIMITS.requestInlineBytes),

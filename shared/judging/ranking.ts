@@ -35,7 +35,10 @@ export async function rankModels(modelIds: readonly string[], evaluations: reado
   }
   const strengths = fitBradleyTerry(modelIds.length, games);
   // Each evaluation is one comparison, drawn whole by the bootstrap (as Chatbot Arena resamples its battles).
-  const intervals = await bootstrapIntervals(modelIds.length, games.map((game) => [game]));
+  const intervals = await bootstrapIntervals(
+    modelIds.length,
+    games.map((game) => [game]),
+  );
   const entries = modelIds.map((modelId, order): { order: number; entry: RankingEntry } => {
     const record = records[order] as (typeof records)[number];
     const games = record.wins + record.ties + record.losses;

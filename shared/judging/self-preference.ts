@@ -29,8 +29,6 @@ export function selfPreferenceOf(judge: ModelEntry, contestants: readonly { mode
  * flagged, for the caller to weigh).
  */
 export function rankedEvaluations(evaluations: readonly Omit<Evaluation, 'inRanking'>[]): Evaluation[] {
-  const independent = new Set(
-    evaluations.filter((e) => e.status === 'completed' && e.selfPreference === undefined).map((e) => JSON.stringify([e.modelA, e.modelB])),
-  );
+  const independent = new Set(evaluations.filter((e) => e.status === 'completed' && e.selfPreference === undefined).map((e) => JSON.stringify([e.modelA, e.modelB])));
   return evaluations.map((e) => ({ ...e, inRanking: e.selfPreference === undefined || !independent.has(JSON.stringify([e.modelA, e.modelB])) }));
 }

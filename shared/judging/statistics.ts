@@ -47,7 +47,13 @@ const share = (part: number, whole: number) => (whole > 0 ? round4(part / whole)
 
 /** The statistics of every judge, and their agreement, from the evaluations of one answer. */
 export function judgingStatistics(judgeIds: readonly string[], evaluations: readonly Evaluation[], lengthOf: (modelId: string) => number): JudgingStatistics {
-  const judges = judgeIds.map((judgeModelId) => judgeStatistics(judgeModelId, evaluations.filter((e) => e.judgeModelId === judgeModelId), lengthOf));
+  const judges = judgeIds.map((judgeModelId) =>
+    judgeStatistics(
+      judgeModelId,
+      evaluations.filter((e) => e.judgeModelId === judgeModelId),
+      lengthOf,
+    ),
+  );
   return judgeIds.length < 2 ? { judges } : { judges, agreement: agreement(judgeIds, evaluations) };
 }
 

@@ -8,15 +8,7 @@ import type { Log } from '../log.js';
 import type { RetryPolicy } from '../providers/retry.js';
 import type { Router } from '../providers/router.js';
 import { judgeOnce } from './judge.js';
-import {
-  claimKeys,
-  type GenerateEvent,
-  type GenerateOutput,
-  type JudgeEvent,
-  type JudgeItemOutput,
-  type JudgeOutput,
-  type WorkflowRequest,
-} from './workflow-types.js';
+import { claimKeys, type GenerateEvent, type GenerateOutput, type JudgeEvent, type JudgeItemOutput, type JudgeOutput, type WorkflowRequest } from './workflow-types.js';
 import type { Carried } from '../claim-check/types.js';
 
 export interface WorkflowTaskDeps {
@@ -41,11 +33,14 @@ export class WorkflowTasks {
     const request = await this.request(event.request);
     const requested = request.models[model.index];
     if (!requested || requested.requestedId !== model.modelId) throw new Error(`Generate item ${model.index} is not a model of the request`);
-    const [result] = await runModels({ ...request, models: [requested] }, {
-      route: this.deps.route,
-      deadlineAt: context.generateDeadlineAt,
-      retry: this.deps.retry,
-    });
+    const [result] = await runModels(
+      { ...request, models: [requested] },
+      {
+        route: this.deps.route,
+        deadlineAt: context.generateDeadlineAt,
+        retry: this.deps.retry,
+      },
+    );
     if (!result) throw new Error('runModels answered no result');
     this.logOutcome('Model generated', context.requestId, { modelId: result.modelId }, result);
     return {

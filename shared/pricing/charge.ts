@@ -15,9 +15,7 @@ export const OUTPUT_TOLERANCE_TOKENS = 16;
  * the text instead (docs/credits.md): the call's counted input and its output's length at
  * uncached prices, never more than the call's bound (what the request reserved for it).
  */
-export type CallCharge =
-  | { kind: 'observed'; usage: Usage; providerCost: number }
-  | { kind: 'estimated'; estimatedCost: number; warning: string };
+export type CallCharge = { kind: 'observed'; usage: Usage; providerCost: number } | { kind: 'estimated'; estimatedCost: number; warning: string };
 
 /** Why a usage block cannot be true of this call, or undefined when it can. */
 export function implausibleUsage(usage: Usage, call: ModelCall): string | undefined {

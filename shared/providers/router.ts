@@ -18,7 +18,6 @@ export const DEFAULT_BASE_URLS: Record<ProviderId, string> = {
   bedrock: '',
 };
 
-
 export interface Route {
   adapter: Pick<ProtocolAdapter, 'send' | 'stream'>;
   endpoint: Endpoint;

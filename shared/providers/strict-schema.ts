@@ -22,7 +22,7 @@ export function strictViolation(schema: unknown, at = ''): string | undefined {
   if (properties || schema['type'] === 'object') {
     const required = Array.isArray(schema['required']) ? schema['required'] : [];
     const missing = Object.keys(properties ?? {}).find((key) => !required.includes(key));
-    if (missing !== undefined) return `${at}/properties/${escape(missing)}`;
+    if (missing !== undefined) return `${at}/properties/${escapePointerToken(missing)}`;
     if (schema['additionalProperties'] !== false) return at;
   }
   for (const key of SUBSCHEMA_KEYWORDS) {
@@ -41,14 +41,14 @@ export function strictViolation(schema: unknown, at = ''): string | undefined {
     const map = schema[key];
     if (!isObject(map)) continue;
     for (const [name, sub] of Object.entries(map)) {
-      const found = strictViolation(sub, `${at}/${key}/${escape(name)}`);
+      const found = strictViolation(sub, `${at}/${key}/${escapePointerToken(name)}`);
       if (found !== undefined) return found;
     }
   }
   return undefined;
 }
 
-function escape(token: string): string {
+function escapePointerToken(token: string): string {
   return token.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 

@@ -75,8 +75,7 @@ export function parseProviderKeys(secretString: string, log: Log = silentLog): P
  */
 export async function readProviderKeys(config: GatewayConfig & { providerSecretArn: string }, options: ProviderSecretOptions = {}): Promise<ProviderKeys> {
   const client =
-    options.client ??
-    new SecretsManagerClient({ region: config.region, ...(config.awsEndpoints.secretsManager ? { endpoint: config.awsEndpoints.secretsManager } : {}) });
+    options.client ?? new SecretsManagerClient({ region: config.region, ...(config.awsEndpoints.secretsManager ? { endpoint: config.awsEndpoints.secretsManager } : {}) });
   try {
     let secretString: unknown;
     try {

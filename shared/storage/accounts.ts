@@ -123,32 +123,37 @@ export class AccountsRepository {
     let opensWindow = false;
     for (let attempt = 1; attempt <= RESERVE_ATTEMPTS; attempt++) {
       try {
-        const { Attributes } = await storeCall('accounts.reserve', this.client.send(new UpdateCommand({
-          TableName: this.tableName,
-          Key: { accountId: entry.accountId },
-          // The reservation stands for its ledger entry until it closes (the item stays small).
-          UpdateExpression: `SET balanceMicro = balanceMicro - :amount, reservations.#request = :reservation, ${
-            opensWindow ? 'rateWindow = :window' : 'rateWindow.#count = rateWindow.#count + :one'
-          }`,
-          ConditionExpression: [
-            'attribute_exists(accountId)',
-            // Concurrent requests can never jointly hold more than the balance.
-            'balanceMicro >= :amount',
-            // One reservation per request.
-            'attribute_not_exists(reservations.#request)',
-            // The window admits at most `limitPerMinute` requests, however many arrive at once.
-            opensWindow ? '(attribute_not_exists(rateWindow) OR rateWindow.#start < :start)' : 'rateWindow.#start = :start AND rateWindow.#count < :limit',
-          ].join(' AND '),
-          ExpressionAttributeNames: { '#request': entry.requestId, '#start': 'start', ...(opensWindow ? {} : { '#count': 'count' }) },
-          ExpressionAttributeValues: {
-            ':amount': amount,
-            ':reservation': { amountMicro: amount, at: entry.at },
-            ':start': windowStart,
-            ...(opensWindow ? { ':window': { start: windowStart, count: 1 } } : { ':one': 1, ':limit': rate.limitPerMinute }),
-          },
-          ReturnValues: 'UPDATED_NEW',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        })));
+        const { Attributes } = await storeCall(
+          'accounts.reserve',
+          this.client.send(
+            new UpdateCommand({
+              TableName: this.tableName,
+              Key: { accountId: entry.accountId },
+              // The reservation stands for its ledger entry until it closes (the item stays small).
+              UpdateExpression: `SET balanceMicro = balanceMicro - :amount, reservations.#request = :reservation, ${
+                opensWindow ? 'rateWindow = :window' : 'rateWindow.#count = rateWindow.#count + :one'
+              }`,
+              ConditionExpression: [
+                'attribute_exists(accountId)',
+                // Concurrent requests can never jointly hold more than the balance.
+                'balanceMicro >= :amount',
+                // One reservation per request.
+                'attribute_not_exists(reservations.#request)',
+                // The window admits at most `limitPerMinute` requests, however many arrive at once.
+                opensWindow ? '(attribute_not_exists(rateWindow) OR rateWindow.#start < :start)' : 'rateWindow.#start = :start AND rateWindow.#count < :limit',
+              ].join(' AND '),
+              ExpressionAttributeNames: { '#request': entry.requestId, '#start': 'start', ...(opensWindow ? {} : { '#count': 'count' }) },
+              ExpressionAttributeValues: {
+                ':amount': amount,
+                ':reservation': { amountMicro: amount, at: entry.at },
+                ':start': windowStart,
+                ...(opensWindow ? { ':window': { start: windowStart, count: 1 } } : { ':one': 1, ':limit': rate.limitPerMinute }),
+              },
+              ReturnValues: 'UPDATED_NEW',
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+            }),
+          ),
+        );
         return Number(Attributes?.balanceMicro);
       } catch (error) {
         if (!isConditionFailed(error)) throw error;
@@ -184,16 +189,21 @@ export class AccountsRepository {
    */
   async closeReservation(settlement: LedgerEntry & { requestId: string }, reservation: Reservation): Promise<number> {
     try {
-      const { Attributes } = await storeCall('accounts.closeReservation', this.client.send(new UpdateCommand({
-        TableName: this.tableName,
-        Key: { accountId: settlement.accountId },
-        UpdateExpression: 'SET balanceMicro = balanceMicro + :amount REMOVE reservations.#request',
-        // Closing is idempotent: only the open reservation taken at `at` can be closed, once.
-        ConditionExpression: 'reservations.#request.amountMicro = :held AND reservations.#request.#at = :at',
-        ExpressionAttributeNames: { '#request': settlement.requestId, '#at': 'at' },
-        ExpressionAttributeValues: { ':amount': settlement.amountMicro, ':held': reservation.amountMicro, ':at': reservation.at },
-        ReturnValues: 'UPDATED_NEW',
-      })));
+      const { Attributes } = await storeCall(
+        'accounts.closeReservation',
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: { accountId: settlement.accountId },
+            UpdateExpression: 'SET balanceMicro = balanceMicro + :amount REMOVE reservations.#request',
+            // Closing is idempotent: only the open reservation taken at `at` can be closed, once.
+            ConditionExpression: 'reservations.#request.amountMicro = :held AND reservations.#request.#at = :at',
+            ExpressionAttributeNames: { '#request': settlement.requestId, '#at': 'at' },
+            ExpressionAttributeValues: { ':amount': settlement.amountMicro, ':held': reservation.amountMicro, ':at': reservation.at },
+            ReturnValues: 'UPDATED_NEW',
+          }),
+        ),
+      );
       return Number(Attributes?.balanceMicro);
     } catch (error) {
       if (isConditionFailed(error)) throw new ConditionFailedError(`Reservation of ${settlement.requestId} is not open`, { cause: error });
@@ -205,25 +215,37 @@ export class AccountsRepository {
   async markPosted(accountId: string, entryIds: readonly string[]): Promise<void> {
     if (entryIds.length === 0) return;
     const names = Object.fromEntries(entryIds.map((id, i) => [`#e${i}`, id]));
-    await storeCall('accounts.markPosted', this.client.send(new UpdateCommand({
-      TableName: this.tableName,
-      Key: { accountId },
-      UpdateExpression: `REMOVE ${Object.keys(names).map((name) => `unposted.${name}`).join(', ')}`,
-      // Never recreate a deleted account as an empty item.
-      ConditionExpression: 'attribute_exists(accountId)',
-      ExpressionAttributeNames: names,
-    })));
+    await storeCall(
+      'accounts.markPosted',
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { accountId },
+          UpdateExpression: `REMOVE ${Object.keys(names)
+            .map((name) => `unposted.${name}`)
+            .join(', ')}`,
+          // Never recreate a deleted account as an empty item.
+          ConditionExpression: 'attribute_exists(accountId)',
+          ExpressionAttributeNames: names,
+        }),
+      ),
+    );
   }
 
   async setRateLimit(accountId: string, rateLimitRpm: number): Promise<void> {
     try {
-      await storeCall('accounts.setRateLimit', this.client.send(new UpdateCommand({
-        TableName: this.tableName,
-        Key: { accountId },
-        UpdateExpression: 'SET rateLimitRpm = :rpm',
-        ConditionExpression: 'attribute_exists(accountId)',
-        ExpressionAttributeValues: { ':rpm': rateLimitRpm },
-      })));
+      await storeCall(
+        'accounts.setRateLimit',
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: { accountId },
+            UpdateExpression: 'SET rateLimitRpm = :rpm',
+            ConditionExpression: 'attribute_exists(accountId)',
+            ExpressionAttributeValues: { ':rpm': rateLimitRpm },
+          }),
+        ),
+      );
     } catch (error) {
       if (isConditionFailed(error)) throw new AccountNotFoundError(accountId, { cause: error });
       throw error;

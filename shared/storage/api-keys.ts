@@ -39,15 +39,20 @@ export class ApiKeysRepository {
 
   async revoke(keyHash: string, at = new Date()): Promise<ApiKeyRecord> {
     try {
-      const { Attributes } = await storeCall('apiKeys.revoke', this.client.send(new UpdateCommand({
-        TableName: this.tableName,
-        Key: { keyHash },
-        // Revoking keeps the first revocation time; revoking an unknown key is an error, not an insert.
-        UpdateExpression: 'SET revokedAt = if_not_exists(revokedAt, :at)',
-        ConditionExpression: 'attribute_exists(keyHash)',
-        ExpressionAttributeValues: { ':at': at.toISOString() },
-        ReturnValues: 'ALL_NEW',
-      })));
+      const { Attributes } = await storeCall(
+        'apiKeys.revoke',
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: { keyHash },
+            // Revoking keeps the first revocation time; revoking an unknown key is an error, not an insert.
+            UpdateExpression: 'SET revokedAt = if_not_exists(revokedAt, :at)',
+            ConditionExpression: 'attribute_exists(keyHash)',
+            ExpressionAttributeValues: { ':at': at.toISOString() },
+            ReturnValues: 'ALL_NEW',
+          }),
+        ),
+      );
       return Attributes as ApiKeyRecord;
     } catch (error) {
       if (isConditionFailed(error)) throw new KeyNotFoundError({ cause: error });

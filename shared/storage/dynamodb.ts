@@ -5,6 +5,7 @@ import type { HttpHandler } from '@smithy/core/protocols';
 import { StoreUnavailableError, isStoreUnavailable } from './errors.js';
 
 /** A stored item: plain JavaScript values, as the document client marshalls them. */
+// biome-ignore lint/suspicious/noExplicitAny: items are read by each repository, which knows its own item's shape
 export type Item = Record<string, any>;
 
 /** Wraps each store call, e.g. in a trace subsegment named after the operation (`DynamoDB.UpdateItem`). */
@@ -56,10 +57,11 @@ export function createDocumentClient({ region, endpoint, local = false, requestH
  * retries included.
  */
 export function instrumentStore(client: DynamoDBDocumentClient, hook: CallHook): void {
-  client.middlewareStack.add(
-    (next, context) => (args) => hook(`DynamoDB.${String(context.commandName ?? '').replace(/Command$/, '')}`, () => next(args)),
-    { step: 'initialize', name: 'gatewayStoreHook', override: true },
-  );
+  client.middlewareStack.add((next, context) => (args) => hook(`DynamoDB.${String(context.commandName ?? '').replace(/Command$/, '')}`, () => next(args)), {
+    step: 'initialize',
+    name: 'gatewayStoreHook',
+    override: true,
+  });
 }
 
 /**

@@ -32,58 +32,78 @@ export class IdempotencyRepository {
   /** Claims the key for a new run, unless a live record holds it (then returns that record). */
   async claim(record: IdempotencyRecord, now: number): Promise<ClaimResult> {
     try {
-      await storeCall('idempotency.claim', this.client.send(new PutCommand({
-        TableName: this.tableName,
-        Item: record,
-        ConditionExpression: [
-          'attribute_not_exists(idempotencyKey)',
-          // An expired record (TTL deletion lags) no longer holds the key.
-          'expiresAt < :nowSeconds',
-          // A run whose lease passed crashed: the key may be run again.
-          '(#status = :running AND leaseUntil < :now)',
-        ].join(' OR '),
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':nowSeconds': Math.floor(now / 1000), ':now': now, ':running': 'running' },
-        // The record holding the key comes back with the refusal: no read needed.
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      })));
+      await storeCall(
+        'idempotency.claim',
+        this.client.send(
+          new PutCommand({
+            TableName: this.tableName,
+            Item: record,
+            ConditionExpression: [
+              'attribute_not_exists(idempotencyKey)',
+              // An expired record (TTL deletion lags) no longer holds the key.
+              'expiresAt < :nowSeconds',
+              // A run whose lease passed crashed: the key may be run again.
+              '(#status = :running AND leaseUntil < :now)',
+            ].join(' OR '),
+            ExpressionAttributeNames: { '#status': 'status' },
+            ExpressionAttributeValues: { ':nowSeconds': Math.floor(now / 1000), ':now': now, ':running': 'running' },
+            // The record holding the key comes back with the refusal: no read needed.
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        ),
+      );
       return { claimed: true };
     } catch (error) {
       if (!isConditionFailed(error)) throw error;
       const Item =
         refusedItem(error) ??
-        (await storeCall('idempotency.claim', this.client.send(new GetCommand({ TableName: this.tableName, Key: { idempotencyKey: record.idempotencyKey }, ConsistentRead: true })))).Item;
+        (
+          await storeCall(
+            'idempotency.claim',
+            this.client.send(new GetCommand({ TableName: this.tableName, Key: { idempotencyKey: record.idempotencyKey }, ConsistentRead: true })),
+          )
+        ).Item;
       if (!Item) return this.claim(record, now); // deleted in between: try again
       return { claimed: false, existing: Item as IdempotencyRecord };
     }
   }
 
   async complete(key: string, promptLogId: string, stored: Pick<IdempotencyRecord, 'response' | 'notRetained'>): Promise<void> {
-    await storeCall('idempotency.complete', this.client.send(new UpdateCommand({
-      TableName: this.tableName,
-      Key: { idempotencyKey: key },
-      UpdateExpression: stored.response ? 'SET #status = :completed, #response = :response' : 'SET #status = :completed, notRetained = :reason',
-      // Only the run that holds the key completes it.
-      ConditionExpression: 'promptLogId = :promptLogId',
-      ExpressionAttributeNames: { '#status': 'status', ...(stored.response ? { '#response': 'response' } : {}) },
-      ExpressionAttributeValues: {
-        ':completed': 'completed',
-        ':promptLogId': promptLogId,
-        ...(stored.response ? { ':response': stored.response } : { ':reason': stored.notRetained }),
-      },
-    })));
+    await storeCall(
+      'idempotency.complete',
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { idempotencyKey: key },
+          UpdateExpression: stored.response ? 'SET #status = :completed, #response = :response' : 'SET #status = :completed, notRetained = :reason',
+          // Only the run that holds the key completes it.
+          ConditionExpression: 'promptLogId = :promptLogId',
+          ExpressionAttributeNames: { '#status': 'status', ...(stored.response ? { '#response': 'response' } : {}) },
+          ExpressionAttributeValues: {
+            ':completed': 'completed',
+            ':promptLogId': promptLogId,
+            ...(stored.response ? { ':response': stored.response } : { ':reason': stored.notRetained }),
+          },
+        }),
+      ),
+    );
   }
 
   /** Frees the key after a run that did not complete (a refusal or a fault), so that a retry runs. */
   async release(key: string, promptLogId: string): Promise<void> {
     try {
-      await storeCall('idempotency.release', this.client.send(new DeleteCommand({
-        TableName: this.tableName,
-        Key: { idempotencyKey: key },
-        ConditionExpression: 'promptLogId = :promptLogId AND #status = :running',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':promptLogId': promptLogId, ':running': 'running' },
-      })));
+      await storeCall(
+        'idempotency.release',
+        this.client.send(
+          new DeleteCommand({
+            TableName: this.tableName,
+            Key: { idempotencyKey: key },
+            ConditionExpression: 'promptLogId = :promptLogId AND #status = :running',
+            ExpressionAttributeNames: { '#status': 'status' },
+            ExpressionAttributeValues: { ':promptLogId': promptLogId, ':running': 'running' },
+          }),
+        ),
+      );
     } catch (error) {
       if (!isConditionFailed(error)) throw error;
     }

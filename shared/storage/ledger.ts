@@ -75,7 +75,10 @@ export class LedgerRepository {
 
   async list(accountId: string): Promise<LedgerEntry[]> {
     const entries: LedgerEntry[] = [];
-    const pages = paginateQuery({ client: this.client }, { TableName: this.tableName, KeyConditionExpression: 'accountId = :id', ExpressionAttributeValues: { ':id': accountId }, ConsistentRead: true });
+    const pages = paginateQuery(
+      { client: this.client },
+      { TableName: this.tableName, KeyConditionExpression: 'accountId = :id', ExpressionAttributeValues: { ':id': accountId }, ConsistentRead: true },
+    );
     for await (const page of storePages('ledger.list', pages)) entries.push(...((page.Items ?? []) as LedgerEntry[]));
     return entries;
   }

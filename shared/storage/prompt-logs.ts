@@ -58,9 +58,7 @@ export class PromptLogsRepository {
     const chunks: Uint8Array[] = [];
     for (let offset = 0; offset < bytes.length; offset += CHUNK_BYTES) chunks.push(bytes.subarray(offset, offset + CHUNK_BYTES));
     // Content first, meta last: a meta item always has its content complete beside it.
-    await Promise.all(
-      chunks.map((data, index) => this.putItem({ promptLogId: meta.promptLogId, part: `content#${String(index).padStart(3, '0')}`, data })),
-    );
+    await Promise.all(chunks.map((data, index) => this.putItem({ promptLogId: meta.promptLogId, part: `content#${String(index).padStart(3, '0')}`, data })));
     await this.putItem({ ...meta, part: 'meta', contentParts: chunks.length });
   }
 
@@ -71,7 +69,10 @@ export class PromptLogsRepository {
   async get(promptLogId: string): Promise<PromptLog | undefined> {
     // Query, not Get: large content lives in items beside the meta item.
     const items: Record<string, unknown>[] = [];
-    const pages = paginateQuery({ client: this.client }, { TableName: this.tableName, KeyConditionExpression: 'promptLogId = :id', ExpressionAttributeValues: { ':id': promptLogId }, ConsistentRead: true });
+    const pages = paginateQuery(
+      { client: this.client },
+      { TableName: this.tableName, KeyConditionExpression: 'promptLogId = :id', ExpressionAttributeValues: { ':id': promptLogId }, ConsistentRead: true },
+    );
     for await (const page of storePages('promptLogs.get', pages)) items.push(...(page.Items ?? []));
     const metaItem = items.find((item) => item.part === 'meta');
     if (!metaItem) return undefined;

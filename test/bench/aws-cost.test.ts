@@ -20,7 +20,10 @@ describe('AWS cost per request', () => {
     const apiLine = (cost: typeof plain) => cost!.lines.find((line) => line.item.startsWith('api function'))!.usd;
     // Half the memory, half the GB-seconds; the request charge stays.
     expect(apiLine(half) - PRICES.lambdaRequest).toBeCloseTo((apiLine(plain) - PRICES.lambdaRequest) / 2, 12);
-    expect(plain!.totalUsd).toBeCloseTo(plain!.lines.reduce((sum, line) => sum + line.usd, 0), 12);
+    expect(plain!.totalUsd).toBeCloseTo(
+      plain!.lines.reduce((sum, line) => sum + line.usd, 0),
+      12,
+    );
     expect(plain!.share).toBeCloseTo(plain!.totalUsd / plain!.providerUsd, 12);
     expect(judged!.lines.find((line) => line.item.startsWith('judge function'))!.item).toMatch(/^judge function: 24 x 512 MB/);
     expect(plain!.lines.some((line) => line.item.startsWith('Step Functions'))).toBe(false);

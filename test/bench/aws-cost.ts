@@ -125,7 +125,8 @@ export interface Cost {
 
 /** The AWS cost of one request of `scenario`, item by item. */
 export function requestCost(scenario: Scenario, settings: ReturnType<typeof templateSettings>): Cost {
-  const lambda = (fn: FunctionSettings, seconds: number) => (fn.memoryMb / 1024) * Math.ceil(seconds * 1000) / 1000 * PRICES.lambdaGbSecond[fn.architecture] + PRICES.lambdaRequest;
+  const lambda = (fn: FunctionSettings, seconds: number) =>
+    (((fn.memoryMb / 1024) * Math.ceil(seconds * 1000)) / 1000) * PRICES.lambdaGbSecond[fn.architecture] + PRICES.lambdaRequest;
   const judged = scenario.judges.length > 0;
   const n = scenario.models.length;
   const judgeCalls = judged ? judgeCallCount(scenario.judges.length, n) : 0;
@@ -146,7 +147,16 @@ export function requestCost(scenario: Scenario, settings: ReturnType<typeof temp
     latencyMs: scenario.generationSeconds * 1000,
     providerCost: providerUsd(modelId, scenario.inputTokens, scenario.outputTokens),
   }));
-  const log = toPromptLog({ promptLogId: '01JBENCHMARKPROMPTLOG00000', accountId: 'acct_01jbenchmark0000000000000', request, results, evaluations: [], chargedMicro: 1, zeroDataRetention: false, receivedAt: Date.now() });
+  const log = toPromptLog({
+    promptLogId: '01JBENCHMARKPROMPTLOG00000',
+    accountId: 'acct_01jbenchmark0000000000000',
+    request,
+    results,
+    evaluations: [],
+    chargedMicro: 1,
+    zeroDataRetention: false,
+    receivedAt: Date.now(),
+  });
   // One item: the meta and the content's JSON bytes (shared/storage/prompt-logs.ts).
   const logUnits = writeUnits({ ...log.meta, data: log.content ? JSON.stringify(log.content) : undefined });
   const wru = 4 + logUnits;
@@ -164,10 +174,16 @@ export function requestCost(scenario: Scenario, settings: ReturnType<typeof temp
     { item: `DynamoDB: ${wru} WRU (prompt log ${logUnits}), ${rru} RRU`, usd: wru * PRICES.dynamoWru + rru * PRICES.dynamoRru },
   ];
   if (judged) {
-    const sfnGbSeconds = (64 / 1024) * Math.ceil(wallSeconds * 10) / 10;
+    const sfnGbSeconds = ((64 / 1024) * Math.ceil(wallSeconds * 10)) / 10;
     lines.push({ item: `Step Functions Express: 1 execution, ${wallSeconds} s at 64 MB`, usd: PRICES.sfnExpressRequest + sfnGbSeconds * PRICES.sfnExpressGbSecond });
-    lines.push({ item: `generate function: ${n} x ${settings.generate.memoryMb} MB x ${scenario.generationSeconds} s`, usd: n * lambda(settings.generate, scenario.generationSeconds) });
-    lines.push({ item: `judge function: ${judgeCalls} x ${settings.judge.memoryMb} MB x ${scenario.judgeSeconds} s`, usd: judgeCalls * lambda(settings.judge, scenario.judgeSeconds) });
+    lines.push({
+      item: `generate function: ${n} x ${settings.generate.memoryMb} MB x ${scenario.generationSeconds} s`,
+      usd: n * lambda(settings.generate, scenario.generationSeconds),
+    });
+    lines.push({
+      item: `judge function: ${judgeCalls} x ${settings.judge.memoryMb} MB x ${scenario.judgeSeconds} s`,
+      usd: judgeCalls * lambda(settings.judge, scenario.judgeSeconds),
+    });
     // Payloads this small travel inline; the claim checks left are the end-of-request delete (one request, priced as a PUT).
     lines.push({ item: 'S3 claim checks: inline payloads, 1 DeleteObjects', usd: PRICES.s3Put });
   }

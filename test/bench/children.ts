@@ -17,7 +17,8 @@ const HERE = fileURLToPath(new URL('.', import.meta.url));
  * else (a real vendor, a real AWS account) or change the gateway's configuration: the
  * children never inherit them.
  */
-const SCRUBBED = /^(?:[A-Z]+_API_KEY|[A-Z]+_BASE_URL|AWS_.*|BEDROCK_.*|DEMO_.*|GATEWAY_DATA_DIR|PORT|DYNAMODB_.*|SIMULATE_PROVIDERS|RATE_LIMIT_RPM|CREDITS_PER_USD|MARKUP|REQUEST_DEADLINE_MS|.*_TABLE|NODE_OPTIONS)$/;
+const SCRUBBED =
+  /^(?:[A-Z]+_API_KEY|[A-Z]+_BASE_URL|AWS_.*|BEDROCK_.*|DEMO_.*|GATEWAY_DATA_DIR|PORT|DYNAMODB_.*|SIMULATE_PROVIDERS|RATE_LIMIT_RPM|CREDITS_PER_USD|MARKUP|REQUEST_DEADLINE_MS|.*_TABLE|NODE_OPTIONS)$/;
 
 export function childEnv(extra: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {};

@@ -88,9 +88,7 @@ export const contention: Benchmark = {
       const medianRps = round(median(rows.map((row) => row.rps as number)), 0);
       return {
         status: 'ok',
-        notes: [
-          `one request's estimate: ${estimateMicro / 1e6} credits; each round's fresh account opens with ${covered} estimates; median throughput ${medianRps} requests/s`,
-        ],
+        notes: [`one request's estimate: ${estimateMicro / 1e6} credits; each round's fresh account opens with ${covered} estimates; median throughput ${medianRps} requests/s`],
         method: `${rounds} rounds, each ${concurrent} requests sent at once (one connection each) on a fresh account; throughput = requests / wall time; balance and ledger read from the store once every answered request has settled`,
         columns: [
           { key: 'round', label: 'round' },

@@ -50,5 +50,12 @@ export async function countCriticalPath(host: Host, body: string, requests: numb
     total.push(calls.length);
     last = { beforeProvider: early.map((call) => call.operation), all: calls.map((call) => call.operation) };
   }
-  return { coldBeforeProvider: cold, beforeProviderMedian: median(before), beforeProviderMax: Math.max(...before), totalMedian: median(total), beforeProvider: last?.beforeProvider ?? [], all: last?.all ?? [] };
+  return {
+    coldBeforeProvider: cold,
+    beforeProviderMedian: median(before),
+    beforeProviderMax: Math.max(...before),
+    totalMedian: median(total),
+    beforeProvider: last?.beforeProvider ?? [],
+    all: last?.all ?? [],
+  };
 }

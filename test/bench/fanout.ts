@@ -89,7 +89,12 @@ export const fanout: Benchmark = {
         const results = answer.results as { status: string; latencyMs: number; modelId: string; error?: { message?: string } }[];
         const failed = results.filter((r) => r.status !== 'completed');
         if (results.length !== n || failed.length > 0) {
-          throw new Error(`fan-out ${n}: ${failed.length} of ${results.length} results failed: ${failed.map((r) => `${r.modelId}: ${r.error?.message}`).join('; ').slice(0, 300)}`);
+          throw new Error(
+            `fan-out ${n}: ${failed.length} of ${results.length} results failed: ${failed
+              .map((r) => `${r.modelId}: ${r.error?.message}`)
+              .join('; ')
+              .slice(0, 300)}`,
+          );
         }
         return { wallMs: reply.ms, slowestModelMs: Math.max(...results.map((r) => r.latencyMs)), phases: gatewayPhases(reply) };
       };
@@ -136,7 +141,17 @@ export const fanout: Benchmark = {
         };
       });
       const ratio32 = rows.find((r) => r.models === 32)?.ratio;
-      const notes = SIZES.map((n) => `Gateway phases, ${n} model${n === 1 ? '' : 's'} (its Server-Timing header; median over the measured requests): ${describeFigures(medianByName(samples.get(n)!.flat().map((x) => x.gateway.phases)))}; outside = wall time at the client minus total`);
+      const notes = SIZES.map(
+        (n) =>
+          `Gateway phases, ${n} model${n === 1 ? '' : 's'} (its Server-Timing header; median over the measured requests): ${describeFigures(
+            medianByName(
+              samples
+                .get(n)!
+                .flat()
+                .map((x) => x.gateway.phases),
+            ),
+          )}; outside = wall time at the client minus total`,
+      );
       return {
         status: 'ok',
         notes,

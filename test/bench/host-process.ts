@@ -51,7 +51,16 @@ const SAMPLE_EVERY_MS = 50;
 const host = await startLocalHost(loadConfig(process.env), { simulatorLatencyMs: Number(process.env.BENCH_SIMULATOR_LATENCY_MS ?? 0) });
 
 let sampler:
-  | { timer: NodeJS.Timeout; peakRss: number; peakHeap: number; cpu: NodeJS.CpuUsage; threadCpu: number | null; started: number; gateway: EventLoopUtilization; store: EventLoopUtilization }
+  | {
+      timer: NodeJS.Timeout;
+      peakRss: number;
+      peakHeap: number;
+      cpu: NodeJS.CpuUsage;
+      threadCpu: number | null;
+      started: number;
+      gateway: EventLoopUtilization;
+      store: EventLoopUtilization;
+    }
   | undefined;
 function sample(): void {
   if (!sampler) return;

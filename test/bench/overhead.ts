@@ -180,8 +180,7 @@ export const overhead: Benchmark = {
       }
 
       const stat = (id: PathId, p: number) => (samples[id].length ? median(samples[id].map((s) => percentile(s, p))) : null);
-      const added = (id: PathId, p: number) =>
-        samples[id].length ? median(samples[id].map((s, r) => percentile(s, p) - percentile(samples.direct[r]!, p))) : null;
+      const added = (id: PathId, p: number) => (samples[id].length ? median(samples[id].map((s, r) => percentile(s, p) - percentile(samples.direct[r]!, p))) : null);
       const ours = { p50: added('gateway', 50), p99: added('gateway', 99) };
       const theirs = { p50: added('portkey', 50), p99: added('portkey', 99) };
       const ratio = (a: number | null, b: number | null) => (a === null || b === null || b <= 0 ? null : round(a / b, 2));
@@ -199,8 +198,7 @@ export const overhead: Benchmark = {
           ratioP99: id === 'gateway' ? ratio(ours.p99, theirs.p99) : id === 'portkey' && path ? 1 : null,
         };
       });
-      const blockAdded = (id: PathId, p: number) =>
-        blocks[id].length ? median(blocks[id].map((b, r) => percentile(b, p) - percentile(blocks.direct[r]!, p))) : null;
+      const blockAdded = (id: PathId, p: number) => (blocks[id].length ? median(blocks[id].map((b, r) => percentile(b, p) - percentile(blocks.direct[r]!, p))) : null);
       const back = { p50: blockAdded('gateway', 50), p99: blockAdded('gateway', 99) };
       const backTheirs = { p50: blockAdded('portkey', 50), p99: blockAdded('portkey', 99) };
       for (const [index, row] of rows.entries()) {
@@ -220,7 +218,9 @@ export const overhead: Benchmark = {
       notes.push(
         `Store round trips before the provider call, counted at the store (${context.smoke ? 3 : 20} one-model requests, one at a time, to a host with its simulator): median ${critical.beforeProviderMedian}, highest ${critical.beforeProviderMax} (${critical.beforeProvider.join(', ') || 'none'}), after a first request with the host's caches empty: ${critical.coldBeforeProvider}; all store requests of a request: median ${critical.totalMedian} (${critical.all.join(', ')})`,
       );
-      notes.push(`Gateway phases (its Server-Timing header; median over the measured requests): ${describeFigures(medianByName(phases))}; outside = wall time at the client minus total`);
+      notes.push(
+        `Gateway phases (its Server-Timing header; median over the measured requests): ${describeFigures(medianByName(phases))}; outside = wall time at the client minus total`,
+      );
       return {
         status: 'ok',
         notes,

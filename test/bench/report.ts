@@ -31,8 +31,8 @@ function textTable(result: BenchResult): string[] {
   const header = result.columns.map((c) => c.label);
   const body = result.rows.map((row) => result.columns.map((c) => cell(row[c.key], c)));
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => '  ' + cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-  return [line(header), '  ' + widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)];
+  const line = (cells: string[]) => `  ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')}`;
+  return [line(header), `  ${widths.map((w) => '-'.repeat(w)).join('  ')}`, ...body.map(line)];
 }
 
 export function formatText(report: BenchReport): string {
@@ -51,7 +51,7 @@ export function formatText(report: BenchReport): string {
   return out.join('\n');
 }
 
-function escape(text: string): string {
+function escapeCell(text: string): string {
   return text.replace(/\|/g, '\\|');
 }
 
@@ -68,14 +68,14 @@ export function formatMarkdown(report: BenchReport): string {
     out.push('', `## ${result.title}`, '');
     if (result.status !== 'ok') out.push(`**${result.status}**`, '');
     if (result.rows.length > 0) {
-      out.push(`| ${result.columns.map((c) => escape(c.label)).join(' | ')} |`);
+      out.push(`| ${result.columns.map((c) => escapeCell(c.label)).join(' | ')} |`);
       out.push(`|${result.columns.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`);
-      for (const row of result.rows) out.push(`| ${result.columns.map((c) => escape(cell(row[c.key], c))).join(' | ')} |`);
+      for (const row of result.rows) out.push(`| ${result.columns.map((c) => escapeCell(cell(row[c.key], c))).join(' | ')} |`);
       out.push('');
     }
-    for (const target of result.targets) out.push(`- Target: ${escape(targetLine(target))}`);
-    for (const note of result.notes) out.push(`- ${escape(note)}`);
-    if (result.method) out.push(`- Method: ${escape(result.method)}`);
+    for (const target of result.targets) out.push(`- Target: ${escapeCell(targetLine(target))}`);
+    for (const note of result.notes) out.push(`- ${escapeCell(note)}`);
+    if (result.method) out.push(`- Method: ${escapeCell(result.method)}`);
   }
   out.push('');
   return out.join('\n');
@@ -89,7 +89,7 @@ function writeAtomically(file: string, content: string): void {
 /** latest.json and latest.md, and a copy of each named by the run's date (the day's last run wins). */
 export function writeReport(report: BenchReport, dir = RESULTS_DIR): string[] {
   mkdirSync(dir, { recursive: true });
-  const json = JSON.stringify(report, null, 2) + '\n';
+  const json = `${JSON.stringify(report, null, 2)}\n`;
   const markdown = formatMarkdown(report);
   const day = report.startedAt.slice(0, 10);
   const files = [join(dir, 'latest.json'), join(dir, 'latest.md'), join(dir, `${day}.json`), join(dir, `${day}.md`)];

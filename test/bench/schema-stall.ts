@@ -194,7 +194,14 @@ async function measure(smoke: boolean, checker: SchemaChecker): Promise<Awaited<
   }
 
   const cost = await roundTripCost(checker, smoke ? 20 : 500);
-  rows.push({ case: 'one output check, small, cached schema (per round trip)', size: 1, accepted: 'yes', beforeMs: null, worstMs: round(cost.mainMs, 3), roundTripMs: round(cost.wallMs, 3) });
+  rows.push({
+    case: 'one output check, small, cached schema (per round trip)',
+    size: 1,
+    accepted: 'yes',
+    beforeMs: null,
+    worstMs: round(cost.mainMs, 3),
+    roundTripMs: round(cost.wallMs, 3),
+  });
 
   const worst = Math.max(...rows.map((r) => r.worstMs as number));
   const worstBefore = Math.max(...rows.map((r) => (r.beforeMs as number | null) ?? 0));

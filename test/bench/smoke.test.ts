@@ -37,7 +37,10 @@ describe('npm run bench -- --smoke', () => {
           expect(wellFormed, `${result.id} ${column.key} = ${String(value)}`).toBe(true);
         }
         // Every row carries at least one measured number.
-        expect(Object.values(row).some((v) => typeof v === 'number'), result.id).toBe(true);
+        expect(
+          Object.values(row).some((v) => typeof v === 'number'),
+          result.id,
+        ).toBe(true);
       }
       expect(result.targets.length, result.id).toBeGreaterThan(0);
       for (const target of result.targets) {

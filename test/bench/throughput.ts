@@ -79,7 +79,17 @@ export const throughput: Benchmark = {
         const ok = result['2xx'];
         const machineBusy = (cpuAfter.busy - cpuBefore.busy) / Math.max(1, cpuAfter.total - cpuBefore.total);
         const storeAloneRun = await alone.run(connections, context.smoke ? { amount: connections * 2 } : { seconds: STORE_ALONE_SECONDS });
-        return { rps: ok / result.duration, p50: result.latency.p50, p99: result.latency.p99, ok, non2xx: result.non2xx, errors: result.errors, usage, machineBusy, storeAlone: storeAloneRun };
+        return {
+          rps: ok / result.duration,
+          p50: result.latency.p50,
+          p99: result.latency.p99,
+          ok,
+          non2xx: result.non2xx,
+          errors: result.errors,
+          usage,
+          machineBusy,
+          storeAlone: storeAloneRun,
+        };
       };
 
       await load(CONCURRENCIES[1], warmupSeconds);

@@ -108,7 +108,7 @@ describe('The comparison page at GET /', () => {
       await compare(page, { models: [FAST], settings: { temperature: '5' } });
 
       await page.waitForSelector('#error:not([hidden])');
-      expect(await page.$eval('#error', (el) => el.textContent)).toMatch(/^400 invalid_request: [^]*\n  \/generation_settings\/temperature: must be <= 2$/);
+      expect(await page.$eval('#error', (el) => el.textContent)).toMatch(/^400 invalid_request: [\s\S]*\n {2}\/generation_settings\/temperature: must be <= 2$/);
       expect(await columnText(page, FAST, 'status')).toBe('not run');
       expect(host().simulator.calls()).toHaveLength(0);
     });
@@ -137,8 +137,7 @@ describe('The comparison page at GET /', () => {
 
   describe('Untrusted output', () => {
     const HOSTILE =
-      'Here: <img src=x onerror="window.__pwned = \'img\'"> and <script>window.__pwned = \'script\'</script> ' +
-      'and [a link](javascript:window.__pwned=\'link\') and **bold**';
+      "Here: <img src=x onerror=\"window.__pwned = 'img'\"> and <script>window.__pwned = 'script'</script> " + "and [a link](javascript:window.__pwned='link') and **bold**";
     const XSS_MODEL = 'fam_d-4.20-0309-non-reasoning';
 
     it('renders an output carrying <img onerror> and <script> inert, as text and as Markdown', async () => {
@@ -205,7 +204,9 @@ describe('The comparison page at GET /', () => {
       expect(seen.curl).not.toContain(key);
       expect(seen.curl).toContain('-H "Authorization: Bearer $GATEWAY_KEY"');
       expect(seen.curl).toContain(`'${host().url}/api/v1/prompt'`);
-      expect(seen.curl).toContain(`--data-binary '${JSON.stringify({ prompt: 'Explain in two sentences why the sky is blue.', models: [FAST], generation_settings: { maxTokens: 64 } })}'`);
+      expect(seen.curl).toContain(
+        `--data-binary '${JSON.stringify({ prompt: 'Explain in two sentences why the sky is blue.', models: [FAST], generation_settings: { maxTokens: 64 } })}'`,
+      );
       expect(page.url()).not.toContain(key);
     });
   });

@@ -86,7 +86,7 @@ describe('Judge statistics against judges that behave as told', () => {
     expect(counted).toEqual({ 'fam_c-5.4': 2, 'fam_a-opus-4-6': 3, 'fam_b-3.1-pro': 3 });
   });
 
-  it('carries both outputs\' lengths on every evaluation', async () => {
+  it("carries both outputs' lengths on every evaluation", async () => {
     const body = await judge({ 'fam_f-v4-pro': 'longer' });
     const byModel = Object.fromEntries(body.results.map((r) => [r.modelId, { tokens: r.tokensOut, characters: r.output.length }]));
     for (const e of body.evaluations) {

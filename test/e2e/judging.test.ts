@@ -38,17 +38,26 @@ async function balanceMicro(): Promise<number> {
 /** What the answer should have cost: completed results and completed judge calls, 100 credits a USD. */
 function expectedCredits(answer: Answer): number {
   const models = (answer.body.results as { status: string; providerCost: number }[]).reduce((sum, r) => sum + (r.status === 'completed' ? r.providerCost : 0), 0);
-  const judges = (answer.body.evaluations as Evaluation[]).reduce(
-    (sum, e) => sum + e.orders.reduce((s, o) => s + (o.status === 'completed' ? (o.providerCost ?? 0) : 0), 0),
-    0,
-  );
+  const judges = (answer.body.evaluations as Evaluation[]).reduce((sum, e) => sum + e.orders.reduce((s, o) => s + (o.status === 'completed' ? (o.providerCost ?? 0) : 0), 0), 0);
   return Math.round((models + judges) * 100 * 1e6) / 1e6;
 }
 
 describe('Judging through the local host', () => {
   it('answers a request at the judge-call limit: one Bedrock judge x 11 models, 110 judge calls, every evaluation completed', async () => {
     // Prepare: eleven models of the simulator, judged by a Nova model (Bedrock Converse through the SDK client).
-    const models = ['fam_k-8b', 'fam_h-micro', 'fam_c-5-nano', 'fam_g-small', 'fam_i-gpt-oss-20b', 'fam_b-3.1-flash-lite', 'fam_f-v4-flash', 'fam_c-4o-mini', 'fam_d-3-mini', 'fam_e-gpt-oss-120b', 'fam_a-haiku-4-5'];
+    const models = [
+      'fam_k-8b',
+      'fam_h-micro',
+      'fam_c-5-nano',
+      'fam_g-small',
+      'fam_i-gpt-oss-20b',
+      'fam_b-3.1-flash-lite',
+      'fam_f-v4-flash',
+      'fam_c-4o-mini',
+      'fam_d-3-mini',
+      'fam_e-gpt-oss-120b',
+      'fam_a-haiku-4-5',
+    ];
 
     // Act
     const answer = await post(body({ models, judges: ['fam_h-lite'] }));
@@ -90,7 +99,7 @@ describe('Judging through the local host', () => {
       expect(evaluation).toMatchObject({ winner: 'tie', consistent: false });
     }
     expect(answer.body.ranking).toHaveLength(3);
-    expect(answer.body.ranking.map((r: { modelId: string }) => r.modelId).sort()).toEqual([...body().models as string[]].sort());
+    expect(answer.body.ranking.map((r: { modelId: string }) => r.modelId).sort()).toEqual([...(body().models as string[])].sort());
     expect(answer.body.ranking.every((r: { winRate: number }) => r.winRate === 0.5)).toBe(true);
     // Each judge judging its own vendor's model is left out where the other judged the pair independently:
     // fam_c-4.1 on (fam_c-5.4, fam_b-3.1-pro), fam_a-haiku-4-5 on (fam_a-opus-4-6, fam_b-3.1-pro).
@@ -122,7 +131,7 @@ describe('Judging through the local host', () => {
     expect(log.content.ranking).toEqual(answer.body.ranking);
   });
 
-  it('keeps no verdict, score, reasoning or pairing under zero data retention, only each judge\'s usage totals', async () => {
+  it("keeps no verdict, score, reasoning or pairing under zero data retention, only each judge's usage totals", async () => {
     const answer = await post(body({ judges: JUDGES, zero_data_retention: true }));
 
     expect(answer.status).toBe(200);
@@ -139,7 +148,10 @@ describe('Judging through the local host', () => {
         failedCalls: 0,
         tokensIn: orders(judge).reduce((sum, o) => sum + o.tokensIn, 0),
         tokensOut: orders(judge).reduce((sum, o) => sum + o.tokensOut, 0),
-        providerCost: expect.closeTo(orders(judge).reduce((sum, o) => sum + (o.providerCost ?? 0), 0), 12),
+        providerCost: expect.closeTo(
+          orders(judge).reduce((sum, o) => sum + (o.providerCost ?? 0), 0),
+          12,
+        ),
       })),
     );
     const stored = JSON.stringify(log);

@@ -11,7 +11,11 @@ let demoKey: string;
 let storeEndpoint: string;
 
 beforeAll(async () => {
-  const started = await startTs('infra/local/main.ts', { PORT: '0', DYNAMODB_PORT: '0', DEMO_CREDITS: '50', AUTHORIZER_CACHE_SECONDS: '0' }, /Admin CLI against this store:[\s\S]*\n\n/);
+  const started = await startTs(
+    'infra/local/main.ts',
+    { PORT: '0', DYNAMODB_PORT: '0', DEMO_CREDITS: '50', AUTHORIZER_CACHE_SECONDS: '0' },
+    /Admin CLI against this store:[\s\S]*\n\n/,
+  );
   host = started.child;
   banner = started.stdout();
   url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(banner)![1]!;

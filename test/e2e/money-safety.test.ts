@@ -23,39 +23,39 @@ beforeEach(() => {
 
 /** Micro-credits of what an answer's calls cost by their own figures (provider cost, or the estimate charged where it is unavailable). */
 function costMicro(answer: { body: { results: { providerCost: number | null; estimatedCost?: number }[] } }): number {
-  return usdToMicroCredits(answer.body.results.reduce((sum, r) => sum + (r.providerCost ?? r.estimatedCost ?? 0), 0), host.gateway.config);
+  return usdToMicroCredits(
+    answer.body.results.reduce((sum, r) => sum + (r.providerCost ?? r.estimatedCost ?? 0), 0),
+    host.gateway.config,
+  );
 }
 
 describe('Concurrent requests on reasoning models', () => {
   // Each thinks beyond a maxTokens of 1 unless the estimate reserves what the vendor bills.
-  it.each(['fam_e-gpt-oss-120b', 'fam_f-v4-pro', 'fam_d-4.20-0309-reasoning', 'fam_c-5.4'])(
-    'never overdraw an account of 0.05 credits: %s, 40 at once',
-    async (model) => {
-      const payload = { prompt: 'Think, then answer in one word.', models: [model], generation_settings: { maxTokens: 1 } };
-      const estimate = estimateMicroCredits(validatePromptRequest(payload), host.gateway.config);
-      const { accountId, auth } = await openTestAccount(host, 50_000);
-      // Held upstream: every request reserves (or is refused) before any settles.
-      host.simulator.pause();
-      let answered = 0;
-      const pending = Array.from({ length: 40 }, () => post(host, payload, auth).finally(() => answered++));
-      await until(() => answered + host.simulator.calls().length === 40);
-      expect(host.simulator.calls().length).toBe(Math.min(40, Math.floor(50_000 / estimate)));
-      host.simulator.resume();
-      const answers = await Promise.all(pending);
-      const ok = answers.filter((a) => a.status === 200);
-      expect(answers.filter((a) => a.status !== 200).every((a) => a.status === 402)).toBe(true);
-      for (const answer of ok) {
-        // What the vendor billed fitted the reservation: charged in full, nothing left uncollected.
-        expect(answer.body.results[0].providerCost).not.toBeNull();
-        expect(Math.round(answer.body.creditsUsed * 1e6)).toBe(costMicro(answer));
-        expect(Math.round(answer.body.creditsUsed * 1e6)).toBeLessThanOrEqual(estimate);
-      }
-      const final = await balanceOf(host, accountId);
-      expect(final).toBeGreaterThanOrEqual(0);
-      expect(final).toBe(50_000 - ok.reduce((sum, a) => sum + Math.round(a.body.creditsUsed * 1e6), 0));
-      expect(await host.gateway.credits.ledgerSum(accountId)).toBe(final);
-    },
-  );
+  it.each(['fam_e-gpt-oss-120b', 'fam_f-v4-pro', 'fam_d-4.20-0309-reasoning', 'fam_c-5.4'])('never overdraw an account of 0.05 credits: %s, 40 at once', async (model) => {
+    const payload = { prompt: 'Think, then answer in one word.', models: [model], generation_settings: { maxTokens: 1 } };
+    const estimate = estimateMicroCredits(validatePromptRequest(payload), host.gateway.config);
+    const { accountId, auth } = await openTestAccount(host, 50_000);
+    // Held upstream: every request reserves (or is refused) before any settles.
+    host.simulator.pause();
+    let answered = 0;
+    const pending = Array.from({ length: 40 }, () => post(host, payload, auth).finally(() => answered++));
+    await until(() => answered + host.simulator.calls().length === 40);
+    expect(host.simulator.calls().length).toBe(Math.min(40, Math.floor(50_000 / estimate)));
+    host.simulator.resume();
+    const answers = await Promise.all(pending);
+    const ok = answers.filter((a) => a.status === 200);
+    expect(answers.filter((a) => a.status !== 200).every((a) => a.status === 402)).toBe(true);
+    for (const answer of ok) {
+      // What the vendor billed fitted the reservation: charged in full, nothing left uncollected.
+      expect(answer.body.results[0].providerCost).not.toBeNull();
+      expect(Math.round(answer.body.creditsUsed * 1e6)).toBe(costMicro(answer));
+      expect(Math.round(answer.body.creditsUsed * 1e6)).toBeLessThanOrEqual(estimate);
+    }
+    const final = await balanceOf(host, accountId);
+    expect(final).toBeGreaterThanOrEqual(0);
+    expect(final).toBe(50_000 - ok.reduce((sum, a) => sum + Math.round(a.body.creditsUsed * 1e6), 0));
+    expect(await host.gateway.credits.ledgerSum(accountId)).toBe(final);
+  });
 });
 
 /** A Cerebras chat completion whose usage block claims `usage`. */

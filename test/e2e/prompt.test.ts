@@ -117,15 +117,24 @@ describe('POST /api/v1/prompt', () => {
     expect(phases.total).toBeLessThanOrEqual(elapsed);
   });
 
-  it('serves the spec\'s legacy fam_b-3.1-flash with Gemini 3 Flash (Google has no 3.1 Flash text model), and says so on its result', async () => {
+  it("serves the spec's legacy fam_b-3.1-flash with Gemini 3 Flash (Google has no 3.1 Flash text model), and says so on its result", async () => {
     const { status, body: answer } = await post(host, body({ models: ['fam_b-3.1-flash', 'fam_b-3.1-pro'] }));
     expect(status).toBe(200);
-    expect(answer.results[0]).toMatchObject({ modelId: 'fam_b-3.1-flash', status: 'completed', warnings: [expect.stringMatching(/no Gemini 3\.1 Flash text model; gemini-3-flash-preview/)] });
+    expect(answer.results[0]).toMatchObject({
+      modelId: 'fam_b-3.1-flash',
+      status: 'completed',
+      warnings: [expect.stringMatching(/no Gemini 3\.1 Flash text model; gemini-3-flash-preview/)],
+    });
     expect(answer.results[1].warnings).toBeUndefined();
-    expect(host.simulator.calls().map((c) => c.model).sort()).toEqual(['gemini-3-flash-preview', 'gemini-3.1-pro-preview']);
+    expect(
+      host.simulator
+        .calls()
+        .map((c) => c.model)
+        .sort(),
+    ).toEqual(['gemini-3-flash-preview', 'gemini-3.1-pro-preview']);
   });
 
-  it('prices a prompt above a model\'s long-context threshold at its long-context rates, all its tokens', async () => {
+  it("prices a prompt above a model's long-context threshold at its long-context rates, all its tokens", async () => {
     // About 300,000 input tokens (a prompt and two earlier turns near their size limits): above
     // gpt-5.4's 272K threshold and grok-4.3's 200K; Sonnet 4.6 has one price up to 1M.
     const chunk = 'Part of a long document. '.repeat(16_000);
@@ -275,7 +284,12 @@ describe('POST /api/v1/prompt with a hostile response_schema', () => {
 
   it.each([
     ['a backreference', object({ x: { type: 'string', pattern: '^(a)\\1$' } }), '/response_schema/properties/x/pattern', 'linear time'],
-    ['a lookahead in patternProperties', { type: 'object', patternProperties: { '^(?=x)': {} }, additionalProperties: false }, '/response_schema/patternProperties/^(?=x)', 'linear time'],
+    [
+      'a lookahead in patternProperties',
+      { type: 'object', patternProperties: { '^(?=x)': {} }, additionalProperties: false },
+      '/response_schema/patternProperties/^(?=x)',
+      'linear time',
+    ],
     // The main thread's checks pass it (an object root, closed); ajv refuses it on the schema thread.
     ['a type JSON Schema does not have', object({ x: { type: 'strin' } }), '/response_schema', 'is not a valid JSON Schema'],
     [

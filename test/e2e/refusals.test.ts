@@ -80,7 +80,7 @@ describe('Routes', () => {
     expect(answer.headers.get('allow')).toBe('POST');
   });
 
-  it('answers 405 with Allow: GET for a POST to the comparison page (GET /), as the stack\'s mock does', async () => {
+  it("answers 405 with Allow: GET for a POST to the comparison page (GET /), as the stack's mock does", async () => {
     const answer = await post(host, body(), {}, '/');
     await expectRefused(answer, 405, 'method_not_allowed');
     expect(answer.headers.get('allow')).toBe('GET');
@@ -119,7 +119,12 @@ describe('Bodies', () => {
   });
 
   it('names the field and the model ID a newcomer probably meant', async () => {
-    const answer = await post(host, { prompt: 'x', models: ['claude-opus-4.6'], generation_settings: { max_tokens: 5 }, model_tuning: { 'claude-opus-4.6': { thinking_budget: 0 } } });
+    const answer = await post(host, {
+      prompt: 'x',
+      models: ['claude-opus-4.6'],
+      generation_settings: { max_tokens: 5 },
+      model_tuning: { 'claude-opus-4.6': { thinking_budget: 0 } },
+    });
     await expectRefused(answer, 400, 'invalid_request');
     expect(answer.body.error.details).toContainEqual({ field: '/generation_settings/max_tokens', message: 'is not a known field; did you mean "maxTokens"?' });
     expect(answer.body.error.details).toContainEqual({ field: '/model_tuning/claude-opus-4.6/thinking_budget', message: 'is not a known field; did you mean "thinkingBudget"?' });

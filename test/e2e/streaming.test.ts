@@ -64,7 +64,7 @@ describe('POST /api/v1/prompt with Accept: text/event-stream', () => {
     expect(strip(done)).toEqual(strip(json.body));
   });
 
-  it('sends a failed model\'s result with its error while the others complete', async () => {
+  it("sends a failed model's result with its error while the others complete", async () => {
     host().simulator.setFault({ kind: 'status', status: 400, provider: 'google' });
     const { events } = await postEvents(host(), body({ models: ['fam_c-5.4', 'fam_a-opus-4-6', 'fam_b-3.1-pro'] }));
     const results = new Map(events.filter((e) => e.event === 'result').map((e) => [e.json.index, e.json.result]));

@@ -13,7 +13,21 @@ import { post, startTestHost, type Answer } from '../support/local.js';
  */
 
 /** One model of every family, each through its own wire protocol. */
-const ONE_PER_FAMILY = ['fam_a-haiku-4-5', 'fam_b-3.5-flash', 'fam_c-5.4-mini', 'o4-mini', 'fam_d-4.3', 'fam_e-gpt-oss-120b', 'fam_f-v4-flash', 'fam_g-small', 'fam_h-micro', 'fam_i-gpt-oss-20b', 'fam_j3-32b', 'fam_k-8b', 'fam_l'];
+const ONE_PER_FAMILY = [
+  'fam_a-haiku-4-5',
+  'fam_b-3.5-flash',
+  'fam_c-5.4-mini',
+  'o4-mini',
+  'fam_d-4.3',
+  'fam_e-gpt-oss-120b',
+  'fam_f-v4-flash',
+  'fam_g-small',
+  'fam_h-micro',
+  'fam_i-gpt-oss-20b',
+  'fam_j3-32b',
+  'fam_k-8b',
+  'fam_l',
+];
 
 let host: LocalHost;
 let balanceBefore: number;
@@ -48,7 +62,16 @@ describe('Blank text', () => {
     ['empty', ''],
     ['whitespace-only', ' \n\t '],
   ])('refuses %s history content with a 400 on /history/0/content for Anthropic and Bedrock (the issue: vendor 400s)', async (_name, content) => {
-    const answer = await post(host, body({ models: ['fam_a-haiku-4-5', 'fam_h-micro'], history: [{ role: 'user', content }, { role: 'assistant', content: 'Hi.' }] }));
+    const answer = await post(
+      host,
+      body({
+        models: ['fam_a-haiku-4-5', 'fam_h-micro'],
+        history: [
+          { role: 'user', content },
+          { role: 'assistant', content: 'Hi.' },
+        ],
+      }),
+    );
     await expectRefusedAt(answer, '/history/0/content', /non-whitespace text/);
   });
 

@@ -88,10 +88,7 @@ let injected = 0;
 let faultyAnswers = 0;
 
 beforeAll(async () => {
-  [host, shortHost] = await Promise.all([
-    startTestHost({ DEMO_CREDITS: '100000' }),
-    startTestHost({ DEMO_CREDITS: '100000', REQUEST_DEADLINE_MS: String(SHORT_DEADLINE_MS) }),
-  ]);
+  [host, shortHost] = await Promise.all([startTestHost({ DEMO_CREDITS: '100000' }), startTestHost({ DEMO_CREDITS: '100000', REQUEST_DEADLINE_MS: String(SHORT_DEADLINE_MS) })]);
   // Warm both (the Bedrock SDK loads on its first call) so that timings measure the faults.
   await Promise.all([host, shortHost].map((h) => post(h, { prompt: 'warm up', models: TARGETS.map((t) => t.model) })));
 });
@@ -159,8 +156,16 @@ describe('Fault matrix', () => {
   it('covers every wire protocol and every openai-chat vendor', () => {
     const protocols = new Set(TARGETS.map((t) => resolveModel(t.model)!.protocol));
     expect([...protocols].sort()).toEqual((Object.keys(ADAPTERS) as WireProtocol[]).sort());
-    const chatProviders = new Set(allModels().filter((m) => m.protocol === 'openai-chat').map((m) => m.provider));
-    const covered = new Set(TARGETS.map((t) => resolveModel(t.model)!).filter((m) => m.protocol === 'openai-chat').map((m) => m.provider));
+    const chatProviders = new Set(
+      allModels()
+        .filter((m) => m.protocol === 'openai-chat')
+        .map((m) => m.provider),
+    );
+    const covered = new Set(
+      TARGETS.map((t) => resolveModel(t.model)!)
+        .filter((m) => m.protocol === 'openai-chat')
+        .map((m) => m.provider),
+    );
     expect([...covered].sort()).toEqual([...chatProviders].sort());
     for (const companion of COMPANIONS) expect(TARGETS.map((t) => upstream(t.model))).not.toContain(upstream(companion));
   });

@@ -81,13 +81,11 @@ function runnableBody(prompt: string): Record<string, any> {
 const OPTIONAL_FIELDS = Object.keys(fullBody()).filter((k) => k !== 'prompt' && k !== 'models');
 
 /** A random valid body: a random prompt and a random subset of the optional fields. */
-const validBody = fc
-  .record({ prompt: fc.string({ minLength: 1, maxLength: 40 }), keep: fc.subarray(OPTIONAL_FIELDS) })
-  .map(({ prompt, keep }) => {
-    const full = fullBody(prompt);
-    for (const key of OPTIONAL_FIELDS) if (!keep.includes(key)) delete full[key];
-    return full;
-  });
+const validBody = fc.record({ prompt: fc.string({ minLength: 1, maxLength: 40 }), keep: fc.subarray(OPTIONAL_FIELDS) }).map(({ prompt, keep }) => {
+  const full = fullBody(prompt);
+  for (const key of OPTIONAL_FIELDS) if (!keep.includes(key)) delete full[key];
+  return full;
+});
 
 // ---------------------------------------------------------------------------
 // Hostile requests
@@ -102,7 +100,9 @@ interface Hostile {
   chunked?: boolean;
 }
 
-const json = (kind: string) => (body: unknown): Hostile => ({ kind, body: JSON.stringify(body) });
+const json =
+  (kind: string) =>
+  (body: unknown): Hostile => ({ kind, body: JSON.stringify(body) });
 
 function setPath(target: Record<string, any>, path: readonly (string | number)[], value: unknown): Record<string, any> {
   let node: any = target;
@@ -156,7 +156,10 @@ const malformedJson: fc.Arbitrary<Hostile> = fc.oneof(
       'prompt=x&models=fam_c-5.4',
     )
     .map((body) => ({ kind: 'malformed-json/classic', body })),
-  fc.string({ maxLength: 200 }).filter(notJson).map((body) => ({ kind: 'malformed-json/random', body })),
+  fc
+    .string({ maxLength: 200 })
+    .filter(notJson)
+    .map((body) => ({ kind: 'malformed-json/random', body })),
   fc.uint8Array({ minLength: 1, maxLength: 200 }).map((bytes) => ({ kind: 'malformed-json/bytes', body: Buffer.concat([Buffer.from([0xff, 0xfe]), bytes]) })),
   // Valid JSON that is not an object.
   fc.oneof(fc.constant(null), fc.boolean(), fc.integer(), fc.string(), fc.array(fc.jsonValue(), { maxLength: 4 })).map(json('malformed-json/not-an-object')),
@@ -253,21 +256,48 @@ const head = (extra: string) => `{"prompt":"x","models":["fam_c-5.4"],${extra}}`
 
 const huge: fc.Arbitrary<Hostile> = fc.oneof(
   fc.integer({ min: 1, max: 1000 }).map((n) => json('huge/prompt')({ prompt: 'x'.repeat(LIMITS.promptChars + n), models: ['fam_c-5.4'] })),
-  fc.integer({ min: 1, max: 10 }).map((n) => json('huge/models')({ prompt: 'x', models: allModels().slice(0, LIMITS.models + n).map((m) => m.id) })),
-  fc.integer({ min: 1, max: 5 }).map((n) => json('huge/judges')({ prompt: 'x', models: ['fam_c-5.4', 'fam_a-opus-4-6'], judges: allModels().slice(0, LIMITS.judges + n).map((m) => m.id) })),
-  fc.integer({ min: 1, max: 50 }).map((n) =>
-    json('huge/history')({ prompt: 'x', models: ['fam_c-5.4'], history: Array.from({ length: LIMITS.historyTurns + n }, () => ({ role: 'user', content: 'x' })) }),
-  ),
   fc.integer({ min: 1, max: 10 }).map((n) =>
-    json('huge/system-blocks')({ prompt: 'x', models: ['fam_c-5.4'], system_prompt: Array.from({ length: LIMITS.systemBlocks + n }, () => ({ type: 'text', text: 'x' })) }),
+    json('huge/models')({
+      prompt: 'x',
+      models: allModels()
+        .slice(0, LIMITS.models + n)
+        .map((m) => m.id),
+    }),
   ),
+  fc.integer({ min: 1, max: 5 }).map((n) =>
+    json('huge/judges')({
+      prompt: 'x',
+      models: ['fam_c-5.4', 'fam_a-opus-4-6'],
+      judges: allModels()
+        .slice(0, LIMITS.judges + n)
+        .map((m) => m.id),
+    }),
+  ),
+  fc
+    .integer({ min: 1, max: 50 })
+    .map((n) => json('huge/history')({ prompt: 'x', models: ['fam_c-5.4'], history: Array.from({ length: LIMITS.historyTurns + n }, () => ({ role: 'user', content: 'x' })) })),
+  fc
+    .integer({ min: 1, max: 10 })
+    .map((n) =>
+      json('huge/system-blocks')({ prompt: 'x', models: ['fam_c-5.4'], system_prompt: Array.from({ length: LIMITS.systemBlocks + n }, () => ({ type: 'text', text: 'x' })) }),
+    ),
   fc.integer({ min: 1, max: 100 }).map((n) => json('huge/system-string')({ prompt: 'x', models: ['fam_c-5.4'], system_prompt: 'x'.repeat(LIMITS.systemChars + n) })),
   fc.integer({ min: 1, max: 100 }).map((n) => json('huge/judge-prompt')({ prompt: 'x', models: ['fam_c-5.4'], judge_prompt: 'x'.repeat(LIMITS.judgePromptChars + n) })),
   fc.integer({ min: 1, max: 5 }).map((n) =>
-    json('huge/attachments')({ prompt: 'x', models: ['fam_c-5.4'], attachments: Array.from({ length: LIMITS.attachments + n }, (_, i) => ({ name: `${i}.png`, type: 'image/png', base64: PNG_BASE64 })) }),
+    json('huge/attachments')({
+      prompt: 'x',
+      models: ['fam_c-5.4'],
+      attachments: Array.from({ length: LIMITS.attachments + n }, (_, i) => ({ name: `${i}.png`, type: 'image/png', base64: PNG_BASE64 })),
+    }),
   ),
   fc.integer({ min: 1, max: 50 }).map((n) => json('huge/model-id')({ prompt: 'x', models: ['x'.repeat(LIMITS.modelIdChars + n)] })),
-  fc.integer({ min: 1, max: 50 }).map((n) => json('huge/attachment-name')({ prompt: 'x', models: ['fam_c-5.4'], attachments: [{ name: 'x'.repeat(LIMITS.attachmentNameChars + n), type: 'image/png', base64: PNG_BASE64 }] })),
+  fc.integer({ min: 1, max: 50 }).map((n) =>
+    json('huge/attachment-name')({
+      prompt: 'x',
+      models: ['fam_c-5.4'],
+      attachments: [{ name: 'x'.repeat(LIMITS.attachmentNameChars + n), type: 'image/png', base64: PNG_BASE64 }],
+    }),
+  ),
   fc.integer({ min: 1, max: 1000 }).map((n) => json('huge/max-tokens')({ prompt: 'x', models: ['fam_c-5.4'], generation_settings: { maxTokens: LIMITS.maxTokens + n } })),
   // Deep nesting: in an unknown field, in a typed field, and inside response_schema (walked by the gateway).
   fc.integer({ min: 1, max: 100_000 }).map((d) => ({ kind: 'deep/unknown-field', body: head(`"deep":${deepArray(d)}`) })),
@@ -320,7 +350,10 @@ const unknownField: fc.Arbitrary<Hostile> = fc
 // Invalid base64 and attachments -------------------------------------------------
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-const isPng = (b64: string) => Buffer.from(b64.slice(0, 16), 'base64').subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+const isPng = (b64: string) =>
+  Buffer.from(b64.slice(0, 16), 'base64')
+    .subarray(0, 8)
+    .equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
 /** Not what the gateway accepts as a PNG attachment (README: bare base64, PNG signature). */
 const notPngBase64 = (s: string) => s.length === 0 || s.length % 4 !== 0 || !BASE64.test(s) || !isPng(s);
 const TEXT_ONLY = allModels().find((m) => m.capabilities.attachments.length === 0);
@@ -329,19 +362,31 @@ const NO_PDF = allModels().find((m) => m.capabilities.attachments.length > 0 && 
 const attachment = (base64: string, type = 'image/png', models = ['fam_c-5.4']) => ({ prompt: 'Describe', models, attachments: [{ name: 'f', type, base64 }] });
 
 const badBase64: fc.Arbitrary<Hostile> = fc.oneof(
-  fc.string({ maxLength: 40 }).filter(notPngBase64).map((s) => json('base64/random')(attachment(s))),
-  fc.base64String({ maxLength: 40 }).filter(notPngBase64).map((s) => json('base64/not-a-png')(attachment(s))),
-  fc.uint8Array({ minLength: 1, maxLength: 30 }).map((bytes) => Buffer.from(bytes).toString('base64')).filter(notPngBase64).map((s) => json('base64/random-bytes')(attachment(s))),
-  fc.constantFrom(
-    `data:image/png;base64,${PNG_BASE64}`,
-    `${PNG_BASE64.slice(0, 8)}\n${PNG_BASE64.slice(8)}`,
-    ` ${PNG_BASE64}`,
-    PNG_BASE64.slice(0, -1),
-    `${PNG_BASE64}=`,
-    `${PNG_BASE64}====`,
-    PNG_BASE64.replaceAll('+', '-').replaceAll('/', '_').replace(/^(.)/, '-'),
-    PNG_BASE64.replace(/^./, '%'),
-  ).map((s) => json('base64/near-miss')(attachment(s))),
+  fc
+    .string({ maxLength: 40 })
+    .filter(notPngBase64)
+    .map((s) => json('base64/random')(attachment(s))),
+  fc
+    .base64String({ maxLength: 40 })
+    .filter(notPngBase64)
+    .map((s) => json('base64/not-a-png')(attachment(s))),
+  fc
+    .uint8Array({ minLength: 1, maxLength: 30 })
+    .map((bytes) => Buffer.from(bytes).toString('base64'))
+    .filter(notPngBase64)
+    .map((s) => json('base64/random-bytes')(attachment(s))),
+  fc
+    .constantFrom(
+      `data:image/png;base64,${PNG_BASE64}`,
+      `${PNG_BASE64.slice(0, 8)}\n${PNG_BASE64.slice(8)}`,
+      ` ${PNG_BASE64}`,
+      PNG_BASE64.slice(0, -1),
+      `${PNG_BASE64}=`,
+      `${PNG_BASE64}====`,
+      PNG_BASE64.replaceAll('+', '-').replaceAll('/', '_').replace(/^(.)/, '-'),
+      PNG_BASE64.replace(/^./, '%'),
+    )
+    .map((s) => json('base64/near-miss')(attachment(s))),
   // Valid base64 whose bytes are not the declared type, or a type a model cannot take.
   fc.constant(json('attachment/type-mismatch')(attachment(PNG_BASE64, 'application/pdf'))),
   fc.constant(json('attachment/type-mismatch')(attachment(PDF_BASE64, 'image/png'))),
@@ -359,17 +404,19 @@ const notInteger = fc.double({ noNaN: true, noDefaultInfinity: true }).filter((v
 const outOfRange: fc.Arbitrary<Hostile> = fc.oneof(
   outside(0, 2).map((v) => json('range/temperature')({ prompt: 'x', models: ['fam_c-5.4'], generation_settings: { temperature: v } })),
   outside(0, 1).map((v) => json('range/topP')({ prompt: 'x', models: ['fam_c-5.4'], generation_settings: { topP: v } })),
-  fc.oneof(fc.integer({ max: 0 }), fc.integer({ min: LIMITS.maxTokens + 1 }), notInteger).map((v) =>
-    json('range/maxTokens')({ prompt: 'x', models: ['fam_c-5.4'], generation_settings: { maxTokens: v } }),
-  ),
-  fc.tuple(fc.constantFrom('accuracy', 'speed', 'cost'), outside(0, 1)).map(([k, v]) => json('range/judge_weights')({ prompt: 'x', models: ['fam_c-5.4'], judge_weights: { [k]: v } })),
+  fc
+    .oneof(fc.integer({ max: 0 }), fc.integer({ min: LIMITS.maxTokens + 1 }), notInteger)
+    .map((v) => json('range/maxTokens')({ prompt: 'x', models: ['fam_c-5.4'], generation_settings: { maxTokens: v } })),
+  fc
+    .tuple(fc.constantFrom('accuracy', 'speed', 'cost'), outside(0, 1))
+    .map(([k, v]) => json('range/judge_weights')({ prompt: 'x', models: ['fam_c-5.4'], judge_weights: { [k]: v } })),
   fc.constant(json('range/judge_weights-all-zero')({ prompt: 'x', models: ['fam_c-5.4'], judge_weights: { accuracy: 0, speed: 0, cost: 0 } })),
-  fc.oneof(fc.integer({ min: 1, max: 1023 }), fc.integer({ min: 32_001 }), fc.integer({ max: -1 }), notInteger).map((v) =>
-    json('range/thinkingBudget-claude')({ prompt: 'x', models: [TUNED.claude], model_tuning: { [TUNED.claude]: { thinkingBudget: v } } }),
-  ),
-  fc.oneof(fc.integer({ min: 24_577 }), fc.integer({ max: -1 })).map((v) =>
-    json('range/thinkingBudget-gemini')({ prompt: 'x', models: [TUNED.gemini], model_tuning: { [TUNED.gemini]: { thinkingBudget: v } } }),
-  ),
+  fc
+    .oneof(fc.integer({ min: 1, max: 1023 }), fc.integer({ min: 32_001 }), fc.integer({ max: -1 }), notInteger)
+    .map((v) => json('range/thinkingBudget-claude')({ prompt: 'x', models: [TUNED.claude], model_tuning: { [TUNED.claude]: { thinkingBudget: v } } })),
+  fc
+    .oneof(fc.integer({ min: 24_577 }), fc.integer({ max: -1 }))
+    .map((v) => json('range/thinkingBudget-gemini')({ prompt: 'x', models: [TUNED.gemini], model_tuning: { [TUNED.gemini]: { thinkingBudget: v } } })),
   fc.constantFrom('1e400', '-1e400', '2.0000001', '1e-400', '-0.0000001').map((n) => ({
     kind: 'range/number-literals',
     body: head(`"generation_settings":{"temperature":${n},"maxTokens":${n}}`),
@@ -382,7 +429,20 @@ const canonical = allModels().map((m) => m.id);
 const unknownId = fc
   .oneof(
     fc.string({ minLength: 1, maxLength: 40 }),
-    fc.constantFrom('constructor', '__proto__', 'toString', 'hasOwnProperty', 'FAM_C-5.4', ' fam_c-5.4', 'fam_c-5.4 ', 'fam_c-5.4\u0000', 'gpt-9', 'openai/gpt-5.4', 'fam_c', 'claude'),
+    fc.constantFrom(
+      'constructor',
+      '__proto__',
+      'toString',
+      'hasOwnProperty',
+      'FAM_C-5.4',
+      ' fam_c-5.4',
+      'fam_c-5.4 ',
+      'fam_c-5.4\u0000',
+      'gpt-9',
+      'openai/gpt-5.4',
+      'fam_c',
+      'claude',
+    ),
     fc.constantFrom(...canonical).map((id) => id.toUpperCase()),
   )
   .filter((id) => resolveModel(id) === undefined);
@@ -394,9 +454,9 @@ const badModels: fc.Arbitrary<Hostile> = fc.oneof(
     return json('models/unknown')({ prompt: 'x', models });
   }),
   fc.constantFrom(...canonical).map((id) => json('models/duplicate')({ prompt: 'x', models: [id, id] })),
-  fc.constantFrom(...allModels().filter((m) => vendorSpelling(m) && resolveModel(vendorSpelling(m)!) === m)).map((m) =>
-    json('models/duplicate-spelling')({ prompt: 'x', models: [m.id, vendorSpelling(m)!] }),
-  ),
+  fc
+    .constantFrom(...allModels().filter((m) => vendorSpelling(m) && resolveModel(vendorSpelling(m)!) === m))
+    .map((m) => json('models/duplicate-spelling')({ prompt: 'x', models: [m.id, vendorSpelling(m)!] })),
   fc.constant(json('models/empty')({ prompt: 'x', models: [] })),
   fc.constant(json('models/missing')({ prompt: 'x' })),
   fc.constant(json('prompt/missing')({ models: ['fam_c-5.4'] })),
@@ -407,27 +467,29 @@ const badModels: fc.Arbitrary<Hostile> = fc.oneof(
 
 // Bad tuning ----------------------------------------------------------------------
 
-const untunable = allModels().filter((m) => Object.keys(m.capabilities.tuning).length === 0).map((m) => m.id);
+const untunable = allModels()
+  .filter((m) => Object.keys(m.capabilities.tuning).length === 0)
+  .map((m) => m.id);
 const badTuning: fc.Arbitrary<Hostile> = fc.oneof(
-  fc.constantFrom(...canonical.filter((id) => id !== 'fam_c-5.4')).map((id) =>
-    json('tuning/not-requested')({ prompt: 'x', models: ['fam_c-5.4'], model_tuning: { [id]: {} } }),
-  ),
+  fc.constantFrom(...canonical.filter((id) => id !== 'fam_c-5.4')).map((id) => json('tuning/not-requested')({ prompt: 'x', models: ['fam_c-5.4'], model_tuning: { [id]: {} } })),
   unknownId.map((id) => json('tuning/unknown-model')({ prompt: 'x', models: ['fam_c-5.4'], model_tuning: { [id]: {} } })),
-  fc.tuple(fc.constantFrom(...untunable), fc.constantFrom({}, { reasoningEffort: 'low' }, { thinkingBudget: 0 }, { webSearch: false })).map(([id, params]) =>
-    json('tuning/model-takes-none')({ prompt: 'x', models: [id], model_tuning: { [id]: params } }),
-  ),
-  fc.constantFrom(
-    { model: TUNED.claude, params: { reasoningEffort: 'low' } },
-    { model: TUNED.claude, params: { webSearch: true } },
-    { model: TUNED.gpt, params: { thinkingBudget: 2048 } },
-    { model: TUNED.gpt, params: { reasoningEffort: 'none' } },
-    { model: TUNED.gpt, params: { cachedContent: 'cachedContents/x' } },
-    { model: TUNED.gemini, params: { reasoningEffort: 'high' } },
-    { model: TUNED.gemini, params: { cachedContent: 'cachedContents/' } },
-    { model: TUNED.gemini, params: { cachedContent: 'projects/x/cachedContents/y' } },
-    { model: TUNED.gemini, params: { cachedContent: 'cachedContents/a b' } },
-    { model: TUNED.gemini, params: { temperature: 1 } },
-  ).map(({ model, params }) => json('tuning/bad-parameter')({ prompt: 'x', models: [model], model_tuning: { [model]: params } })),
+  fc
+    .tuple(fc.constantFrom(...untunable), fc.constantFrom({}, { reasoningEffort: 'low' }, { thinkingBudget: 0 }, { webSearch: false }))
+    .map(([id, params]) => json('tuning/model-takes-none')({ prompt: 'x', models: [id], model_tuning: { [id]: params } })),
+  fc
+    .constantFrom(
+      { model: TUNED.claude, params: { reasoningEffort: 'low' } },
+      { model: TUNED.claude, params: { webSearch: true } },
+      { model: TUNED.gpt, params: { thinkingBudget: 2048 } },
+      { model: TUNED.gpt, params: { reasoningEffort: 'none' } },
+      { model: TUNED.gpt, params: { cachedContent: 'cachedContents/x' } },
+      { model: TUNED.gemini, params: { reasoningEffort: 'high' } },
+      { model: TUNED.gemini, params: { cachedContent: 'cachedContents/' } },
+      { model: TUNED.gemini, params: { cachedContent: 'projects/x/cachedContents/y' } },
+      { model: TUNED.gemini, params: { cachedContent: 'cachedContents/a b' } },
+      { model: TUNED.gemini, params: { temperature: 1 } },
+    )
+    .map(({ model, params }) => json('tuning/bad-parameter')({ prompt: 'x', models: [model], model_tuning: { [model]: params } })),
   fc.constant(
     json('tuning/twice-by-spelling')({
       prompt: 'x',
@@ -490,9 +552,13 @@ const hostileHeaders: fc.Arbitrary<Hostile> = fc.string({ minLength: 1, maxLengt
   const withAuth = (kind: string, authorization: string | string[] | undefined): Hostile => ({ kind, body, headers: { authorization } });
   return fc.oneof(
     fc.constant(withAuth('auth/missing', undefined)),
-    fc.constantFrom('', 'Bearer', 'Bearer ', 'bearer', `Basic ${Buffer.from('a:b').toString('base64')}`, `Token ${demo}`, demo, `Bearer  `, `Bearer ${demo} extra`).map((v) => withAuth('auth/malformed', v)),
+    fc
+      .constantFrom('', 'Bearer', 'Bearer ', 'bearer', `Basic ${Buffer.from('a:b').toString('base64')}`, `Token ${demo}`, demo, `Bearer  `, `Bearer ${demo} extra`)
+      .map((v) => withAuth('auth/malformed', v)),
     headerText.map((v) => withAuth('auth/random', v)),
-    fc.constantFrom(`Bearer ${'a'.repeat(15)}`, `Bearer ${'a'.repeat(257)}`, `Bearer ${demo}!`, `Bearer mcg_${'#'.repeat(43)}`, `Bearer ${demo.slice(0, 10)} ${demo.slice(10)}`).map((v) => withAuth('auth/wrong-shape', v)),
+    fc
+      .constantFrom(`Bearer ${'a'.repeat(15)}`, `Bearer ${'a'.repeat(257)}`, `Bearer ${demo}!`, `Bearer mcg_${'#'.repeat(43)}`, `Bearer ${demo.slice(0, 10)} ${demo.slice(10)}`)
+      .map((v) => withAuth('auth/wrong-shape', v)),
     fc.constant(null).map(() => withAuth('auth/unknown-key', `Bearer ${generateApiKey()}`)),
     fc.nat().map((i) => {
       const at = 4 + (i % (demo.length - 4));
@@ -511,14 +577,24 @@ const hostileHeaders: fc.Arbitrary<Hostile> = fc.string({ minLength: 1, maxLengt
       .map((values) => withAuth('auth/repeated', values)),
     fc
       .oneof(
-        fc.constantFrom('text/plain', 'text/xml', 'application/xml', 'multipart/form-data; boundary=x', 'application/jsonx', 'application/json-seq', 'json', '*/*', 'application/', 'application/+json', 'text/json'),
+        fc.constantFrom(
+          'text/plain',
+          'text/xml',
+          'application/xml',
+          'multipart/form-data; boundary=x',
+          'application/jsonx',
+          'application/json-seq',
+          'json',
+          '*/*',
+          'application/',
+          'application/+json',
+          'text/json',
+        ),
         headerText,
       )
       .filter((type) => type.trim() !== '' && !ACCEPTED_TYPES.test(type))
       .map((type) => ({ kind: 'content-type/wrong', body, headers: { 'content-type': type } })),
-    fc
-      .constantFrom('a'.repeat(256), 'two words', ' ', 'caf\u00e9', 'x'.repeat(1000))
-      .map((key) => ({ kind: 'idempotency-key/bad', body, headers: { 'idempotency-key': key } })),
+    fc.constantFrom('a'.repeat(256), 'two words', ' ', 'caf\u00e9', 'x'.repeat(1000)).map((key) => ({ kind: 'idempotency-key/bad', body, headers: { 'idempotency-key': key } })),
   );
 });
 
@@ -680,7 +756,11 @@ describe('Fuzzing the prompt endpoint with hostile requests', () => {
       // Headers over Node's limit got a bare 431 without the error body.
       [{ kind: 'auth/oversized', body: valid, headers: { authorization: `Bearer ${'a'.repeat(20_000)}` } }, 431, 'bad_request'],
       // A response_schema nested past the stack overflowed it: a 500.
-      [{ kind: 'deep/response-schema-enum', body: head(`"response_schema":{"type":"object","additionalProperties":false,"properties":{"a":{"enum":[${deepArray(500_000)}]}}}`) }, 400, 'invalid_request'],
+      [
+        { kind: 'deep/response-schema-enum', body: head(`"response_schema":{"type":"object","additionalProperties":false,"properties":{"a":{"enum":[${deepArray(500_000)}]}}}`) },
+        400,
+        'invalid_request',
+      ],
     ];
     for (const [h, status, code] of cases) {
       const answer = await send(h);
@@ -697,7 +777,11 @@ describe('Fuzzing the prompt endpoint with hostile requests', () => {
     const started = performance.now();
     // The rare cases once each for certain: a body over the limit, chunked and declared, and headers over Node's limit.
     const [chunked] = fc.sample(overLimit, { numRuns: 1, seed: 1 }) as [Hostile];
-    await sendAll([chunked, { ...chunked, kind: 'huge/body-over-limit-declared', chunked: false }, { kind: 'auth/oversized', body: '{}', headers: { authorization: `Bearer ${'a'.repeat(70_000)}` } }]);
+    await sendAll([
+      chunked,
+      { ...chunked, kind: 'huge/body-over-limit-declared', chunked: false },
+      { kind: 'auth/oversized', body: '{}', headers: { authorization: `Bearer ${'a'.repeat(70_000)}` } },
+    ]);
     await fc.assert(
       fc.asyncProperty(fc.array(hostile, { minLength: CONCURRENCY, maxLength: CONCURRENCY }), async (batch) => sendAll(batch)),
       { numRuns: Math.ceil(RUNS / CONCURRENCY), endOnFailure: true },

@@ -95,9 +95,11 @@ beforeAll(async () => {
     providerEnv[`${provider.toUpperCase()}_API_KEY`] = key;
     providerEnv[`${provider.toUpperCase()}_BASE_URL`] = vendors.baseUrl(provider);
   }
-  const record = (level: string) => (message: string, ...extra: Record<string, unknown>[]) => {
-    logLines.push(JSON.stringify({ level, message, extra }, (_k, v) => (v instanceof Error ? { name: v.name, message: v.message, stack: v.stack } : v)));
-  };
+  const record =
+    (level: string) =>
+    (message: string, ...extra: Record<string, unknown>[]) => {
+      logLines.push(JSON.stringify({ level, message, extra }, (_k, v) => (v instanceof Error ? { name: v.name, message: v.message, stack: v.stack } : v)));
+    };
   const log: Log = { info: record('info'), warn: record('warn'), error: record('error') };
   host = await startLocalHost(testConfig(providerEnv), { log });
 });

@@ -27,10 +27,12 @@ const CHAT = modelCall('fam_e-gpt-oss-120b');
 const ANTHROPIC = modelCall('fam_a-sonnet-4-6');
 
 async function outcome(call: ModelCall): Promise<ModelReply | UpstreamError> {
-  return ADAPTERS[call.entry.protocol].stream(call, { baseUrl, apiKey: 'k', simulated: false }, AbortSignal.timeout(20_000), () => undefined).catch((error: unknown) => {
-    expect(error).toBeInstanceOf(UpstreamError);
-    return error as UpstreamError;
-  });
+  return ADAPTERS[call.entry.protocol]
+    .stream(call, { baseUrl, apiKey: 'k', simulated: false }, AbortSignal.timeout(20_000), () => undefined)
+    .catch((error: unknown) => {
+      expect(error).toBeInstanceOf(UpstreamError);
+      return error as UpstreamError;
+    });
 }
 
 /** Writes `piece` as fast as the socket takes it, until the client goes away. */
@@ -70,7 +72,7 @@ describe('Hostile vendor streams', () => {
   });
 
   it('data that is not JSON fails the call as malformed, with the text so far as partial', async () => {
-    script = (res) => res.end(chunk({ choices: [{ index: 0, delta: { content: 'Hello' } }] }) + 'data: {"choices": [\n\n');
+    script = (res) => res.end(`${chunk({ choices: [{ index: 0, delta: { content: 'Hello' } }] })}data: {"choices": [\n\n`);
     const result = await outcome(CHAT);
     expect((result as UpstreamError).code).toBe('upstream_malformed_response');
     expect((result as UpstreamError).details.partial).toEqual({ output: 'Hello' });

@@ -53,7 +53,10 @@ const PROTOCOLS: Record<string, Protocol> = {
   'openai-responses': {
     model: 'fam_c-5.4',
     fields: ['input_tokens', 'output_tokens', 'total_tokens'],
-    answer: (usage) => ({ ...fixture('openai-responses/plain.json'), usage: { ...usage, input_tokens_details: { cached_tokens: usage['input_tokens'] === undefined ? 0 : 1 }, output_tokens_details: { reasoning_tokens: 2 } } }),
+    answer: (usage) => ({
+      ...fixture('openai-responses/plain.json'),
+      usage: { ...usage, input_tokens_details: { cached_tokens: usage['input_tokens'] === undefined ? 0 : 1 }, output_tokens_details: { reasoning_tokens: 2 } },
+    }),
     parse: fromResponsesResponse,
   },
   'openai-chat (Cerebras)': {
@@ -150,7 +153,10 @@ describe('Hostile usage blocks through the gateway', () => {
       const answer = await post(host, payload, auth);
       const context = JSON.stringify(usage);
       expect(answer.status, context).toBe(200);
-      expect(answer.body.results.map((r: { status: string }) => r.status), context).toEqual(['completed', 'completed']);
+      expect(
+        answer.body.results.map((r: { status: string }) => r.status),
+        context,
+      ).toEqual(['completed', 'completed']);
       const micro = Math.round(answer.body.creditsUsed * 1e6);
       expect(micro, context).toBeLessThanOrEqual(estimate);
       expect(await host.gateway.promptLogs.get(answer.body.promptLogId), context).toBeDefined();

@@ -63,7 +63,7 @@ function runBundled(lines: string[], env: Record<string, string | undefined>, no
 }
 
 describe('Function: bundleFunction', () => {
-  it('leaves ajv and RE2 (compiling and checking a response_schema) out of the function: they are the schema thread\'s', () => {
+  it("leaves ajv and RE2 (compiling and checking a response_schema) out of the function: they are the schema thread's", () => {
     expect(allInputs.filter((input) => /node_modules\/(ajv|re2js)\//.test(input))).toEqual([]);
     const thread = readFileSync(join(dir, SCHEMA_WORKER_FILE), 'utf8');
     expect(thread).toContain('RE2JS');
@@ -81,7 +81,10 @@ describe('Function: bundleFunction', () => {
 
   it('bundles the DynamoDB and Secrets Manager clients with the commands sent, and no other, and gives the entry a working require', async () => {
     const commands = (client: string) =>
-      eagerInputs.filter((input) => input.includes(`node_modules/@aws-sdk/${client}/`) && /\/commands\/\w+Command\.js$/.test(input)).map((input) => input.slice(input.lastIndexOf('/') + 1)).sort();
+      eagerInputs
+        .filter((input) => input.includes(`node_modules/@aws-sdk/${client}/`) && /\/commands\/\w+Command\.js$/.test(input))
+        .map((input) => input.slice(input.lastIndexOf('/') + 1))
+        .sort();
     expect(commands('lib-dynamodb')).toEqual(['GetCommand.js', 'PutCommand.js', 'QueryCommand.js', 'ScanCommand.js', 'UpdateCommand.js', 'DeleteCommand.js'].sort());
     // DescribeEndpoints: the client's own endpoint discovery, which it loads whether or not it is turned on.
     expect(commands('client-dynamodb')).toEqual(
@@ -117,7 +120,7 @@ describe('Function: bundleFunction, X-Ray', () => {
     expect(eagerInputs).toContain('infra/stack/xray-sdk-core-lite.cjs');
   });
 
-  it('answers through Lambda\'s response stream and traces the invocation: metadata, delimiter and body; the handler subsegment at the X-Ray daemon', async () => {
+  it("answers through Lambda's response stream and traces the invocation: metadata, delimiter and body; the handler subsegment at the X-Ray daemon", async () => {
     const daemon = createSocket('udp4');
     await new Promise<void>((resolve) => daemon.bind(0, '127.0.0.1', resolve));
     const traced = new Promise<Record<string, unknown>>((resolve) => {
@@ -130,7 +133,7 @@ describe('Function: bundleFunction, X-Ray', () => {
     const { child, exited } = runBundled(
       [
         "const { PassThrough } = await import('node:stream');",
-        'const stream = new PassThrough(); const chunks = []; stream.on(\'data\', (chunk) => chunks.push(Buffer.from(chunk)));',
+        "const stream = new PassThrough(); const chunks = []; stream.on('data', (chunk) => chunks.push(Buffer.from(chunk)));",
         "await handler(event, stream, { awsRequestId: 'req-1', functionName: 'api', getRemainingTimeInMillis: () => 10000 });",
         "process.stdout.write('\\n' + Buffer.concat(chunks).toString('base64'));",
       ],

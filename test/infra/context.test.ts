@@ -65,7 +65,7 @@ describe('Function: resolveSettings', () => {
     expect(() => resolveSettings({ integrationTimeout: Duration.seconds(4) })).toThrow(/longer than 4 s/);
   });
 
-  it('rejects an integration timeout past API Gateway\'s 5-minute idle limit for a streamed answer, which is written only once whole', () => {
+  it("rejects an integration timeout past API Gateway's 5-minute idle limit for a streamed answer, which is written only once whole", () => {
     expect(() => resolveSettings({ integrationTimeout: Duration.seconds(301) })).toThrow(/cannot exceed 300 s/);
     expect(resolveSettings({ integrationTimeout: Duration.seconds(300) }).integrationTimeout.toSeconds()).toBe(300);
   });

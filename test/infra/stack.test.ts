@@ -108,7 +108,6 @@ const STATE_MACHINE_STAR_ACTIONS = [
   'xray:PutTraceSegments',
 ].sort();
 
-
 describe('Stack: GatewayStack', () => {
   let stack: GatewayStack;
   let template: Template;
@@ -124,33 +123,28 @@ describe('Stack: GatewayStack', () => {
       template.resourceCountIs('AWS::DynamoDB::Table', TABLES.length);
     });
 
-    it.each(TABLES.map((definition) => [definition.key, definition] as const))(
-      'builds the %s table from its shared definition, as the local bootstrap does',
-      (key, definition) => {
-        // Prepare
-        const local = toCreateTableInput(definition, 'local');
-        const table = all[logicalId(stack, stack.data.tables[key])]!;
-        const props = table.Properties!;
+    it.each(TABLES.map((definition) => [definition.key, definition] as const))('builds the %s table from its shared definition, as the local bootstrap does', (key, definition) => {
+      // Prepare
+      const local = toCreateTableInput(definition, 'local');
+      const table = all[logicalId(stack, stack.data.tables[key])]!;
+      const props = table.Properties!;
 
-        // Assess: the same keys, attributes and indexes as CreateTable gets locally.
-        expect(props.KeySchema).toEqual(local.KeySchema);
-        expect(props.BillingMode).toBe(local.BillingMode);
-        const byName = (a: { AttributeName?: string }, b: { AttributeName?: string }) => a.AttributeName!.localeCompare(b.AttributeName!);
-        expect([...props.AttributeDefinitions].sort(byName)).toEqual([...local.AttributeDefinitions!].sort(byName));
-        expect(props.GlobalSecondaryIndexes).toEqual(local.GlobalSecondaryIndexes);
-        expect(props.TimeToLiveSpecification).toEqual(
-          definition.ttlAttribute ? { AttributeName: definition.ttlAttribute, Enabled: true } : undefined,
-        );
-        // Protected: on demand, PITR, deletion protection, retained on delete and on replacement.
-        expect(props.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
-        expect(props.DeletionProtectionEnabled).toBe(true);
-        expect(props.TableName).toBeUndefined();
-        expect(table.DeletionPolicy).toBe('Retain');
-        expect(table.UpdateReplacePolicy).toBe('Retain');
-      },
-    );
+      // Assess: the same keys, attributes and indexes as CreateTable gets locally.
+      expect(props.KeySchema).toEqual(local.KeySchema);
+      expect(props.BillingMode).toBe(local.BillingMode);
+      const byName = (a: { AttributeName?: string }, b: { AttributeName?: string }) => a.AttributeName!.localeCompare(b.AttributeName!);
+      expect([...props.AttributeDefinitions].sort(byName)).toEqual([...local.AttributeDefinitions!].sort(byName));
+      expect(props.GlobalSecondaryIndexes).toEqual(local.GlobalSecondaryIndexes);
+      expect(props.TimeToLiveSpecification).toEqual(definition.ttlAttribute ? { AttributeName: definition.ttlAttribute, Enabled: true } : undefined);
+      // Protected: on demand, PITR, deletion protection, retained on delete and on replacement.
+      expect(props.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+      expect(props.DeletionProtectionEnabled).toBe(true);
+      expect(props.TableName).toBeUndefined();
+      expect(table.DeletionPolicy).toBe('Retain');
+      expect(table.UpdateReplacePolicy).toBe('Retain');
+    });
 
-    it('keeps the tables\' logical IDs (a new ID would be a new, empty table)', () => {
+    it("keeps the tables' logical IDs (a new ID would be a new, empty table)", () => {
       const ids = Object.fromEntries(TABLES.map((t) => [t.key, logicalId(stack, stack.data.tables[t.key])]));
       expect(ids).toEqual({
         accounts: 'Dataaccounts8C353CD3',
@@ -161,7 +155,7 @@ describe('Stack: GatewayStack', () => {
       });
     });
 
-    it('names every table\'s environment variable the way shared/config.ts reads it', () => {
+    it("names every table's environment variable the way shared/config.ts reads it", () => {
       for (const { key } of TABLES) {
         expect(loadConfig({ [TABLE_ENV[key]]: `deployed-${key}` }).tables[key]).toBe(`deployed-${key}`);
       }
@@ -182,9 +176,7 @@ describe('Stack: GatewayStack', () => {
       template.hasResourceProperties('AWS::S3::BucketPolicy', {
         Bucket: { Ref: bucketId },
         PolicyDocument: {
-          Statement: Match.arrayWith([
-            Match.objectLike({ Effect: 'Deny', Action: 's3:*', Principal: { AWS: '*' }, Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
-          ]),
+          Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Action: 's3:*', Principal: { AWS: '*' }, Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]),
         },
       });
     });
@@ -255,9 +247,7 @@ describe('Stack: GatewayStack', () => {
       const props = all[logicalId(stack, stack.apiFunction)]!.Properties!;
       expect(props.Timeout).toBe(29);
       expect(props.Environment.Variables.REQUEST_DEADLINE_MS).toBe('25000');
-      const tableEnv = Object.fromEntries(
-        TABLES.filter((t) => t.key !== 'apiKeys').map((t) => [TABLE_ENV[t.key], { Ref: logicalId(stack, stack.data.tables[t.key]) }]),
-      );
+      const tableEnv = Object.fromEntries(TABLES.filter((t) => t.key !== 'apiKeys').map((t) => [TABLE_ENV[t.key], { Ref: logicalId(stack, stack.data.tables[t.key]) }]));
       expect(props.Environment.Variables).toMatchObject(tableEnv);
       expect(props.Environment.Variables[TABLE_ENV.apiKeys]).toBeUndefined();
     });
@@ -266,7 +256,11 @@ describe('Stack: GatewayStack', () => {
       const variables = all[logicalId(stack, stack.authorizerFunction)]!.Properties!.Environment.Variables;
       expect(variables[TABLE_ENV.apiKeys]).toEqual({ Ref: logicalId(stack, stack.data.tables.apiKeys) });
       expect(variables[TABLE_ENV.accounts]).toEqual({ Ref: logicalId(stack, stack.data.tables.accounts) });
-      expect(Object.keys(variables).filter((name) => name.endsWith('_TABLE')).sort()).toEqual([TABLE_ENV.accounts, TABLE_ENV.apiKeys].sort());
+      expect(
+        Object.keys(variables)
+          .filter((name) => name.endsWith('_TABLE'))
+          .sort(),
+      ).toEqual([TABLE_ENV.accounts, TABLE_ENV.apiKeys].sort());
       expect(variables.PROVIDER_SECRET_ARN).toBeUndefined();
       expect(variables.JUDGE_WORKFLOW_ARN).toBeUndefined();
       expect(variables.CLAIM_CHECK_BUCKET).toBeUndefined();
@@ -293,9 +287,11 @@ describe('Stack: GatewayStack', () => {
         [TABLE_ENV.accounts]: { Ref: logicalId(stack, stack.data.tables.accounts) },
         [TABLE_ENV.ledger]: { Ref: logicalId(stack, stack.data.tables.ledger) },
       });
-      expect(Object.keys(props.Environment.Variables).filter((name) => name.endsWith('_TABLE')).sort()).toEqual(
-        [TABLE_ENV.accounts, TABLE_ENV.ledger].sort(),
-      );
+      expect(
+        Object.keys(props.Environment.Variables)
+          .filter((name) => name.endsWith('_TABLE'))
+          .sort(),
+      ).toEqual([TABLE_ENV.accounts, TABLE_ENV.ledger].sort());
       expect(props.Environment.Variables.PROVIDER_SECRET_ARN).toBeUndefined();
     });
   });
@@ -346,8 +342,8 @@ describe('Stack: GatewayStack', () => {
       }
       // Lambda's X-Ray integration (every function) and the state machine's log delivery and
       // X-Ray tracing support no resource-level permissions; nothing else may name "*".
-      const functionRoles = [stack.authorizerFunction, stack.apiFunction, stack.catalogFunction, stack.generateFunction, stack.judgeFunction, stack.reconcilerFunction].map(
-        (fn) => logicalId(stack, fn.role!),
+      const functionRoles = [stack.authorizerFunction, stack.apiFunction, stack.catalogFunction, stack.generateFunction, stack.judgeFunction, stack.reconcilerFunction].map((fn) =>
+        logicalId(stack, fn.role!),
       );
       expect(Object.keys(starActions).sort()).toEqual([...functionRoles, stateMachineRole].sort());
       for (const role of functionRoles) expect([...starActions[role]!].sort(), role).toEqual(LAMBDA_STAR_ACTIONS);
@@ -396,7 +392,10 @@ describe('Stack: GatewayStack', () => {
       const mappingId = Object.keys(template.toJSON().Mappings as object)[0]!;
       const inMap = (attribute: string) => ({ 'Fn::FindInMap': [mappingId, { Ref: 'AWS::Region' }, attribute] });
       const profile = (model: string) => ({
-        'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':bedrock:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':inference-profile/', inMap('prefix'), `.${model}`]],
+        'Fn::Join': [
+          '',
+          ['arn:', { Ref: 'AWS::Partition' }, ':bedrock:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':inference-profile/', inMap('prefix'), `.${model}`],
+        ],
       });
       for (const role of callers) {
         const statements = bedrock.filter(({ roles }) => roles.includes(role)).map(({ statement }) => statement as Statement & { Sid?: string });
@@ -553,7 +552,9 @@ describe('Stack: GatewayStack', () => {
         expect.objectContaining({ Effect: 'Allow', Action: 'sts:AssumeRole', Principal: { Service: 'states.amazonaws.com' } }),
       ]);
       expect(role.ManagedPolicyArns).toBeUndefined();
-      const statements = policyStatements(template).filter(({ roles }) => roles.includes(roleId)).map(({ statement }) => statement);
+      const statements = policyStatements(template)
+        .filter(({ roles }) => roles.includes(roleId))
+        .map(({ statement }) => statement);
       const invoke = statements.filter((statement) => actions(statement).some((a) => a.startsWith('lambda:')));
       expect(invoke).toHaveLength(1);
       expect(actions(invoke[0]!)).toEqual(['lambda:InvokeFunction']);
@@ -653,7 +654,9 @@ describe('Stack: GatewayStack', () => {
       }
       // The catalog function reads no table and no secret: X-Ray and its logs only.
       const catalogRole = logicalId(stack, stack.catalogFunction.role!);
-      const granted = policyStatements(template).filter(({ roles }) => roles.includes(catalogRole)).flatMap(({ statement }) => actions(statement));
+      const granted = policyStatements(template)
+        .filter(({ roles }) => roles.includes(catalogRole))
+        .flatMap(({ statement }) => actions(statement));
       expect(granted.filter((action) => !action.startsWith('xray:') && !action.startsWith('logs:'))).toEqual([]);
     });
 
@@ -726,7 +729,7 @@ describe('Stack: GatewayStack', () => {
       expect(JSON.stringify(authorizer.Properties!.AuthorizerUri)).toContain(logicalId(stack, stack.authorizerFunction));
     });
 
-    it('streams the api function\'s answer (Lambda InvokeWithResponseStream), so settling follows the answer', () => {
+    it("streams the api function's answer (Lambda InvokeWithResponseStream), so settling follows the answer", () => {
       const post = Object.values(template.findResources('AWS::ApiGateway::Method') as Resources)
         .map((m) => m.Properties!)
         .find((p) => p.HttpMethod === 'POST');
@@ -779,7 +782,7 @@ describe('Stack: GatewayStack', () => {
       ['INTEGRATION_TIMEOUT', '504', 'gateway_timeout'],
       ['DEFAULT_4XX', undefined, 'bad_request'],
       ['DEFAULT_5XX', undefined, 'internal_error'],
-    ])('answers %s with %s and the handler\'s error body (code %s)', (type, status, code) => {
+    ])("answers %s with %s and the handler's error body (code %s)", (type, status, code) => {
       const responses = Object.values(template.findResources('AWS::ApiGateway::GatewayResponse') as Resources)
         .map((r) => r.Properties!)
         .filter((p) => p.ResponseType === type);

@@ -76,7 +76,11 @@ describe('Function: bufferAnswers (the api entry without response streaming)', (
 
   it('answers a refusal in the same shape, with the error body naming the field, and charges nothing', async () => {
     const { accountId } = await host.gateway.credits.openAccount({ balanceMicro: 5_000_000, rateLimitRpm: 1000 });
-    const handler = bufferAnswers(createApiHandler(() => host.gateway, silentLog), afterAnswer, silentLog);
+    const handler = bufferAnswers(
+      createApiHandler(() => host.gateway, silentLog),
+      afterAnswer,
+      silentLog,
+    );
 
     const result = await handler(proxyEvent(accountId, { models: ['fam_k-8b'] }), lambdaContext('api'));
 

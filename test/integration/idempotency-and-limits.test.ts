@@ -21,7 +21,8 @@ afterAll(async () => {
 
 describe('Rate window, counted in the reserve write', () => {
   const clock = { now: 0 };
-  const credits = () => new CreditsService(new AccountsRepository(env.client, env.tables.accounts), new LedgerRepository(env.client, env.tables.ledger), undefined, () => clock.now);
+  const credits = () =>
+    new CreditsService(new AccountsRepository(env.client, env.tables.accounts), new LedgerRepository(env.client, env.tables.ledger), undefined, () => clock.now);
   const reserve = (accountId: string, limit: number, estimate = 1) => credits().reserve(accountId, promptLogId(clock.now), estimate, limit);
   const outcome = (promise: Promise<unknown>) =>
     promise.then(
@@ -94,7 +95,9 @@ describe('Class: IdempotencyService', () => {
     const now = Date.UTC(2026, 10, 22, 14, 0, 0);
     const first = (await idem.begin('acct_h', 'key-one', body, 'pl_h1', now)) as { recordKey: string };
     const second = (await idem.begin('acct_h', 'key-two', body, 'pl_h2', now)) as { recordKey: string };
-    const stored = await Promise.all([first.recordKey, second.recordKey].map((key) => env.client.send(new GetCommand({ TableName: env.tables.idempotency, Key: { idempotencyKey: key } }))));
+    const stored = await Promise.all(
+      [first.recordKey, second.recordKey].map((key) => env.client.send(new GetCommand({ TableName: env.tables.idempotency, Key: { idempotencyKey: key } }))),
+    );
     const hashes = stored.map(({ Item }) => String(Item?.bodyHash));
     const bare = createHash('sha256').update(canonicalJson(body), 'utf8').digest('hex');
     expect(hashes.some((hash) => hash.includes(bare))).toBe(false);
@@ -105,7 +108,10 @@ describe('Class: IdempotencyService', () => {
     await expect(idem.begin('acct_h', 'key-one', { ...body, prompt: 'another' }, 'pl_h4', now + 1)).rejects.toBeInstanceOf(IdempotencyKeyReusedError);
     // A record written before (a bare SHA-256) is still recognised, for the 24 hours it lives.
     const legacyKey = `acct_h#${createHash('sha256').update('legacy-key').digest('hex')}`;
-    await records.claim({ idempotencyKey: legacyKey, bodyHash: bare, status: 'running', promptLogId: 'pl_old', leaseUntil: now + 30_000, createdAt: now, expiresAt: Math.floor(now / 1000) + 86_400 }, now);
+    await records.claim(
+      { idempotencyKey: legacyKey, bodyHash: bare, status: 'running', promptLogId: 'pl_old', leaseUntil: now + 30_000, createdAt: now, expiresAt: Math.floor(now / 1000) + 86_400 },
+      now,
+    );
     await expect(idem.begin('acct_h', 'legacy-key', body, 'pl_h5', now + 1)).rejects.toBeInstanceOf(IdempotencyInProgressError);
     await expect(idem.begin('acct_h', 'legacy-key', { ...body, prompt: 'another' }, 'pl_h6', now + 1)).rejects.toBeInstanceOf(IdempotencyKeyReusedError);
   });

@@ -36,11 +36,7 @@ function words(s: string): number {
 
 const sim = await suiteSimulator();
 
-function chatAt(
-  target: Simulator,
-  body: unknown,
-  opts: { provider?: string; headers?: Record<string, string>; signal?: AbortSignal } = {},
-): Promise<Response> {
+function chatAt(target: Simulator, body: unknown, opts: { provider?: string; headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<Response> {
   const init: RequestInit = {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: 'Bearer test-key', ...opts.headers },
@@ -236,14 +232,10 @@ describe('simulator basics', () => {
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     const post = (): Promise<{ status: number; reused: boolean }> =>
       new Promise((resolve, reject) => {
-        const req = httpRequest(
-          `${sim.baseUrl('openai')}/chat/completions`,
-          { method: 'POST', agent, headers: { 'content-type': 'application/json' } },
-          (res) => {
-            res.resume();
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, reused: req.reusedSocket }));
-          },
-        );
+        const req = httpRequest(`${sim.baseUrl('openai')}/chat/completions`, { method: 'POST', agent, headers: { 'content-type': 'application/json' } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, reused: req.reusedSocket }));
+        });
         req.on('error', reject);
         req.end(JSON.stringify({ model: 'gpt-4o', messages: MESSAGES }));
       });
@@ -477,10 +469,7 @@ describe('bad requests', () => {
     await expectBadRequest(await chat({ model: 'x', messages: MESSAGES, max_tokens: 0 }), 'max_tokens');
     await expectBadRequest(await chat({ model: 'x', messages: MESSAGES, temperature: 3 }), 'temperature');
     await expectBadRequest(await chat({ model: 'x', messages: MESSAGES, response_format: { type: 'xml' } }), 'response_format');
-    await expectBadRequest(
-      await chat({ model: 'x', messages: MESSAGES, response_format: { type: 'json_schema', json_schema: { schema: {} } } }),
-      'response_format',
-    );
+    await expectBadRequest(await chat({ model: 'x', messages: MESSAGES, response_format: { type: 'json_schema', json_schema: { schema: {} } } }), 'response_format');
     // bad requests are recorded too, and do not consume fault rules
     expect(sim.calls()).toHaveLength(11);
   });
@@ -542,7 +531,7 @@ describe('vendor dialects', () => {
     usage: Record<string, unknown>;
   };
   /** 78 simulator tokens of system prompt: dialects with a (warm) cache report the first 64 as cached. */
-  const LONG_SYSTEM = 'You compare HTTP caching strategies for a platform team. '.repeat(5).trim() + ' Be concise and concrete.';
+  const LONG_SYSTEM = `${'You compare HTTP caching strategies for a platform team. '.repeat(5).trim()} Be concise and concrete.`;
   const user = (content: unknown) => ({ role: 'user', content });
 
   async function answer(provider: string, body: Record<string, unknown>): Promise<Body> {
@@ -582,7 +571,7 @@ describe('vendor dialects', () => {
     expect(plain.usage['completion_tokens_details']).toEqual({ reasoning_tokens: 0 });
   });
 
-  it('deepseek: in thinking mode, refuses a first turn that is not the user\'s and successive turns of one role', async () => {
+  it("deepseek: in thinking mode, refuses a first turn that is not the user's and successive turns of one role", async () => {
     const cases: Array<[unknown[], string]> = [
       [
         [{ role: 'system', content: 'Be brief.' }, { role: 'assistant', content: 'Hello!' }, user('Hi')],
@@ -617,7 +606,11 @@ describe('vendor dialects', () => {
   });
 
   it('xai: reasoning tokens beside completion_tokens, set by reasoning_effort on grok-4.3', async () => {
-    for (const [effort, reasoning] of [['none', 0], ['low', 64], ['high', 512]] as const) {
+    for (const [effort, reasoning] of [
+      ['none', 0],
+      ['low', 64],
+      ['high', 512],
+    ] as const) {
       const body = await answer('xai', { model: 'grok-4.3', messages: [user('Hi')], reasoning_effort: effort });
       const usage = body.usage as { prompt_tokens: number; completion_tokens: number; total_tokens: number; completion_tokens_details: Record<string, number> };
       expect(usage.completion_tokens).toBe(countTokens(body.choices[0]!.message['content'] as string));
@@ -632,7 +625,10 @@ describe('vendor dialects', () => {
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ model: 'grok-4.20-0309-reasoning', reasoning_effort: 'low' }, 'Model grok-4.20-0309-reasoning does not support parameter reasoningEffort.'],
       [{ model: 'grok-4.3', presence_penalty: 0.5 }, 'Model grok-4.3 does not support parameter presencePenalty.'],
-      [{ model: 'grok-4.3', messages: [user([{ type: 'image_url', image_url: { url: 'data:image/gif;base64,R0lG' } }])] }, 'Unsupported image format: only jpg/jpeg and png images are supported.'],
+      [
+        { model: 'grok-4.3', messages: [user([{ type: 'image_url', image_url: { url: 'data:image/gif;base64,R0lG' } }])] },
+        'Unsupported image format: only jpg/jpeg and png images are supported.',
+      ],
     ];
     for (const [fields, error] of cases) {
       const res = await chat({ messages: [user('Hi')], ...fields }, { provider: 'xai' });

@@ -26,9 +26,7 @@ describe('Local bootstrap', () => {
     expect(Table?.AttributeDefinitions?.sort((a, b) => a.AttributeName!.localeCompare(b.AttributeName!))).toEqual(
       expected.AttributeDefinitions?.sort((a, b) => a.AttributeName!.localeCompare(b.AttributeName!)),
     );
-    expect((Table?.GlobalSecondaryIndexes ?? []).map((i) => [i.IndexName, i.KeySchema])).toEqual(
-      (expected.GlobalSecondaryIndexes ?? []).map((i) => [i.IndexName, i.KeySchema]),
-    );
+    expect((Table?.GlobalSecondaryIndexes ?? []).map((i) => [i.IndexName, i.KeySchema])).toEqual((expected.GlobalSecondaryIndexes ?? []).map((i) => [i.IndexName, i.KeySchema]));
     expect(Table?.KeySchema?.[0]?.AttributeName).toBe(definition.partitionKey.name);
   });
 
@@ -83,7 +81,8 @@ describe('Class: LedgerRepository, reading every page', () => {
   it('lists page after page until the store says there is no more', async () => {
     const accountId = `acct_pages_${Date.now()}`;
     // A page of a query holds at most 1 MB: four entries of 350 KB take two pages at least.
-    for (let i = 0; i < 4; i++) await env.client.send(new PutCommand({ TableName: env.tables.ledger, Item: { accountId, entryId: `e${i}`, amountMicro: i, pad: 'x'.repeat(350_000) } }));
+    for (let i = 0; i < 4; i++)
+      await env.client.send(new PutCommand({ TableName: env.tables.ledger, Item: { accountId, entryId: `e${i}`, amountMicro: i, pad: 'x'.repeat(350_000) } }));
     const client = createDocumentClient({ region: 'local', endpoint: env.store.endpoint, local: true });
     const calls: string[] = [];
     instrumentStore(client, (operation, call) => {
@@ -105,13 +104,25 @@ describe('Local host: the embedded store reached in process', () => {
     const accountId = `acct_transport_${Date.now()}`;
     await inProcess.send(new PutCommand({ TableName: table, Item: { accountId, entryId: 'e1', amountMicro: 5, note: 'héllo' } }));
     // Written in process, read over HTTP, and the other way round.
-    expect((await env.client.send(new GetCommand({ TableName: table, Key: { accountId, entryId: 'e1' } }))).Item).toEqual({ accountId, entryId: 'e1', amountMicro: 5, note: 'héllo' });
+    expect((await env.client.send(new GetCommand({ TableName: table, Key: { accountId, entryId: 'e1' } }))).Item).toEqual({
+      accountId,
+      entryId: 'e1',
+      amountMicro: 5,
+      note: 'héllo',
+    });
     await env.client.send(new PutCommand({ TableName: table, Item: { accountId, entryId: 'e2', amountMicro: 7 } }));
     expect((await inProcess.send(new GetCommand({ TableName: table, Key: { accountId, entryId: 'e2' } }))).Item).toEqual({ accountId, entryId: 'e2', amountMicro: 7 });
 
     const refuse = (client: DynamoDBDocumentClient) =>
       client
-        .send(new PutCommand({ TableName: table, Item: { accountId, entryId: 'e1', amountMicro: 9 }, ConditionExpression: 'attribute_not_exists(entryId)', ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }))
+        .send(
+          new PutCommand({
+            TableName: table,
+            Item: { accountId, entryId: 'e1', amountMicro: 9 },
+            ConditionExpression: 'attribute_not_exists(entryId)',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        )
         .then(
           () => {
             throw new Error('accepted');
@@ -125,7 +136,10 @@ describe('Local host: the embedded store reached in process', () => {
     expect(fields(inProc)).toMatchObject({ name: 'ConditionalCheckFailedException', status: 400 });
 
     const invalid = (client: DynamoDBDocumentClient) =>
-      client.send(new PutCommand({ TableName: table, Item: { accountId } })).then(() => new Error('accepted'), (error: unknown) => error as Error);
+      client.send(new PutCommand({ TableName: table, Item: { accountId } })).then(
+        () => new Error('accepted'),
+        (error: unknown) => error as Error,
+      );
     const [httpInvalid, inProcInvalid] = await Promise.all([invalid(env.client), invalid(inProcess)]);
     expect(inProcInvalid.name).toBe('ValidationException');
     expect(inProcInvalid.message).toBe(httpInvalid.message);

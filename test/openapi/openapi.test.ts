@@ -19,8 +19,7 @@ async function lint(document: unknown): Promise<NormalizedProblem[]> {
   return lintFromString({ source: JSON.stringify(document, null, 2), absoluteRef: `${ROOT}openapi.json`, config });
 }
 
-const describeProblems = (problems: NormalizedProblem[]) =>
-  problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer ?? '?'}`).join('\n');
+const describeProblems = (problems: NormalizedProblem[]) => problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer ?? '?'}`).join('\n');
 
 describe('OpenAPI document', () => {
   it('passes Redocly recommended-strict with zero problems', async () => {
@@ -102,10 +101,10 @@ describe('Validating answers against the document', () => {
   it('accepts a documented success and error', () => {
     expect(openApiProblems({ status: 200, headers: json, body: success })).toEqual([]);
     expect(openApiProblems({ status: 200, headers: json, body: { ...success, results: [{ ...completed, providerCost: null }] } })).toEqual([]);
-    expect(openApiProblems({ status: 400, headers: json, body: { error: { code: 'invalid_request', message: 'x', details: [{ field: '/prompt', message: 'is required' }] } } })).toEqual([]);
     expect(
-      openApiProblems({ status: 402, headers: json, body: { error: { code: 'insufficient_credits', message: 'x' }, estimatedCreditsRequired: 2, balance: 1 } }),
+      openApiProblems({ status: 400, headers: json, body: { error: { code: 'invalid_request', message: 'x', details: [{ field: '/prompt', message: 'is required' }] } } }),
     ).toEqual([]);
+    expect(openApiProblems({ status: 402, headers: json, body: { error: { code: 'insufficient_credits', message: 'x' }, estimatedCreditsRequired: 2, balance: 1 } })).toEqual([]);
     expect(openApiProblems({ status: 431, headers: json, body: { error: { code: 'bad_request', message: 'x' } } })).toEqual([]);
   });
 

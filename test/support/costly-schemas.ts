@@ -11,10 +11,8 @@ export const heavyNumber = (i: number): Schema => ({ type: 'number', minimum: -i
 
 /** Schemas new to the gateway (a fresh salt each time, so no cache hit), the most costly shapes we could build. */
 export const COSTLY_SCHEMAS: Record<string, (salt: number, objects: number) => Schema> = {
-  'flat properties, every keyword': (salt, n) =>
-    object(Object.fromEntries(Array.from({ length: n - 2 }, (_, i) => [`p${salt}_${i}`, i % 2 ? heavyString(i) : heavyNumber(i)]))),
-  'anyOf of objects': (salt, n) =>
-    object({ x: { anyOf: Array.from({ length: Math.floor((n - 4) / 3) }, (_, i) => object({ [`k${salt}_${i}`]: heavyNumber(i) })) } }),
+  'flat properties, every keyword': (salt, n) => object(Object.fromEntries(Array.from({ length: n - 2 }, (_, i) => [`p${salt}_${i}`, i % 2 ? heavyString(i) : heavyNumber(i)]))),
+  'anyOf of objects': (salt, n) => object({ x: { anyOf: Array.from({ length: Math.floor((n - 4) / 3) }, (_, i) => object({ [`k${salt}_${i}`]: heavyNumber(i) })) } }),
   'nested objects': (salt, n) => {
     const width = 3;
     const build = (budget: number, depth: number): Schema => {
@@ -35,4 +33,3 @@ export const COSTLY_SCHEMAS: Record<string, (salt: number, objects: number) => S
     $defs: { d: object({ a: heavyString(1), b: heavyNumber(2), c: heavyString(3) }) },
   }),
 };
-

@@ -42,7 +42,9 @@ function build(): (status: number) => CompiledResponse | undefined {
     byKey.set(key, {
       key,
       mediaTypes,
-      requiredHeaders: Object.entries(headers).filter(([, h]) => h.required).map(([name]) => name.toLowerCase()),
+      requiredHeaders: Object.entries(headers)
+        .filter(([, h]) => h.required)
+        .map(([name]) => name.toLowerCase()),
       validate: ajv.compile(absolute(first.schema as object)),
     });
   }
@@ -71,8 +73,7 @@ export function openApiProblems(answer: OpenApiCheck): string[] {
   const response = ensureBuilt()(answer.status);
   if (!response) return [`status ${answer.status} is not documented for POST ${PROMPT_OPERATION.path}`];
   const problems: string[] = [];
-  const header = (name: string) =>
-    answer.headers instanceof Headers ? (answer.headers.get(name) ?? undefined) : (answer.headers[name] ?? answer.headers[name.toLowerCase()]);
+  const header = (name: string) => (answer.headers instanceof Headers ? (answer.headers.get(name) ?? undefined) : (answer.headers[name] ?? answer.headers[name.toLowerCase()]));
   const contentType = header('content-type')?.split(';')[0]?.trim().toLowerCase();
   if (!contentType || !response.mediaTypes.includes(contentType)) {
     problems.push(`content-type ${contentType ?? '(none)'} is not one of ${response.mediaTypes.join(', ')} (response ${response.key})`);

@@ -79,7 +79,11 @@ describe('Function: configuredDocumentClient', () => {
 
 describe('Function: loadConfig, AWS endpoints', () => {
   it('takes AWS_ENDPOINT_URL_<SERVICE> before AWS_ENDPOINT_URL, for every client', () => {
-    const { awsEndpoints } = loadConfig({ AWS_ENDPOINT_URL: 'http://localhost:4566', AWS_ENDPOINT_URL_DYNAMODB: 'http://localhost:8000', AWS_ENDPOINT_URL_SECRETS_MANAGER: 'http://localhost:4584' });
+    const { awsEndpoints } = loadConfig({
+      AWS_ENDPOINT_URL: 'http://localhost:4566',
+      AWS_ENDPOINT_URL_DYNAMODB: 'http://localhost:8000',
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: 'http://localhost:4584',
+    });
     expect(awsEndpoints).toEqual({
       dynamodb: 'http://localhost:8000',
       secretsManager: 'http://localhost:4584',

@@ -3,21 +3,87 @@ import { allModels, resolveModel, vendorSpelling } from '../../shared/catalog/in
 
 /** Every model ID the contract shows (spec 2.13, 2.14, 2.6). */
 const CONTRACT_IDS = {
-  flagship: ['fam_c-5.4', 'fam_c-5.4-pro', 'fam_c-5', 'fam_c-4.1', 'fam_c-4o', 'o3-mini', 'fam_d-4.20-0309-reasoning', 'fam_a-opus-4-6', 'fam_a-sonnet-4-6', 'fam_b-3.1-pro', 'fam_i-gpt-oss-120b', 'fam_e-gpt-oss-120b', 'fam_e-glm-4.7', 'fam_f-v4-pro', 'fam_g-large', 'fam_h-pro'],
-  fast: ['fam_c-5.4-mini', 'fam_c-5.4-nano', 'fam_c-5-mini', 'fam_c-5-nano', 'fam_d-4.20-0309-non-reasoning', 'fam_d-4.3', 'fam_a-haiku-4-5', 'fam_b-3.5-flash', 'fam_b-3.1-flash-lite', 'fam_i-4-scout', 'fam_i-gpt-oss-20b', 'fam_j3-32b', 'fam_f-v4-flash', 'fam_g-medium', 'fam_g-small', 'fam_k-8b', 'fam_l', 'fam_h-lite', 'fam_h-micro'],
-  legacy: ['fam_c-4o-mini', 'fam_c-4-turbo', 'fam_a-sonnet-4.5', 'fam_a-opus-4.5', 'fam_a-opus-4.1', 'fam_a-sonnet-4', 'fam_a-opus-4', 'fam_b-3.1-flash', 'fam_b-2.5-flash', 'fam_b-2.5-flash-lite', 'fam_i-3.3-70b', 'fam_i-3.1-8b', 'fam_d-3', 'fam_d-3-mini'],
+  flagship: [
+    'fam_c-5.4',
+    'fam_c-5.4-pro',
+    'fam_c-5',
+    'fam_c-4.1',
+    'fam_c-4o',
+    'o3-mini',
+    'fam_d-4.20-0309-reasoning',
+    'fam_a-opus-4-6',
+    'fam_a-sonnet-4-6',
+    'fam_b-3.1-pro',
+    'fam_i-gpt-oss-120b',
+    'fam_e-gpt-oss-120b',
+    'fam_e-glm-4.7',
+    'fam_f-v4-pro',
+    'fam_g-large',
+    'fam_h-pro',
+  ],
+  fast: [
+    'fam_c-5.4-mini',
+    'fam_c-5.4-nano',
+    'fam_c-5-mini',
+    'fam_c-5-nano',
+    'fam_d-4.20-0309-non-reasoning',
+    'fam_d-4.3',
+    'fam_a-haiku-4-5',
+    'fam_b-3.5-flash',
+    'fam_b-3.1-flash-lite',
+    'fam_i-4-scout',
+    'fam_i-gpt-oss-20b',
+    'fam_j3-32b',
+    'fam_f-v4-flash',
+    'fam_g-medium',
+    'fam_g-small',
+    'fam_k-8b',
+    'fam_l',
+    'fam_h-lite',
+    'fam_h-micro',
+  ],
+  legacy: [
+    'fam_c-4o-mini',
+    'fam_c-4-turbo',
+    'fam_a-sonnet-4.5',
+    'fam_a-opus-4.5',
+    'fam_a-opus-4.1',
+    'fam_a-sonnet-4',
+    'fam_a-opus-4',
+    'fam_b-3.1-flash',
+    'fam_b-2.5-flash',
+    'fam_b-2.5-flash-lite',
+    'fam_i-3.3-70b',
+    'fam_i-3.1-8b',
+    'fam_d-3',
+    'fam_d-3-mini',
+  ],
   other: ['fam_a-opus-4-7', 'o3', 'o4-mini'],
 };
 const ALL = Object.values(CONTRACT_IDS).flat();
 
 const PROVIDER_OF_FAMILY: Record<string, string> = {
-  fam_a: 'anthropic', fam_b: 'google', fam_c: 'openai', fam_d: 'xai', fam_e: 'cerebras', fam_f: 'deepseek',
-  fam_g: 'mistral', fam_k: 'mistral', fam_l: 'mistral', fam_h: 'bedrock', fam_i: 'groq', fam_j3: 'groq',
+  fam_a: 'anthropic',
+  fam_b: 'google',
+  fam_c: 'openai',
+  fam_d: 'xai',
+  fam_e: 'cerebras',
+  fam_f: 'deepseek',
+  fam_g: 'mistral',
+  fam_k: 'mistral',
+  fam_l: 'mistral',
+  fam_h: 'bedrock',
+  fam_i: 'groq',
+  fam_j3: 'groq',
 };
 
 describe('Module: catalog', () => {
   it('holds exactly the contract IDs, each in the tier the contract lists it', () => {
-    expect(allModels().map((m) => m.id).sort()).toEqual([...ALL].sort());
+    expect(
+      allModels()
+        .map((m) => m.id)
+        .sort(),
+    ).toEqual([...ALL].sort());
     for (const [tier, ids] of Object.entries(CONTRACT_IDS)) {
       for (const id of ids) expect(resolveModel(id)?.tier, id).toBe(tier);
     }
@@ -58,7 +124,11 @@ describe('Module: catalog', () => {
   });
 
   it('gives tuning exactly to the models of spec 2.6', () => {
-    const tuned = Object.fromEntries(allModels().filter((m) => Object.keys(m.capabilities.tuning).length > 0).map((m) => [m.id, m.capabilities.tuning]));
+    const tuned = Object.fromEntries(
+      allModels()
+        .filter((m) => Object.keys(m.capabilities.tuning).length > 0)
+        .map((m) => [m.id, m.capabilities.tuning]),
+    );
     const gemini = { thinkingBudget: { min: 0, max: 24576 }, webSearch: true, cachedContent: true };
     const lmh = { reasoningEffort: ['low', 'medium', 'high'] };
     expect(tuned).toEqual({
@@ -69,7 +139,9 @@ describe('Module: catalog', () => {
       'fam_b-3.1-pro': gemini,
       'fam_b-3.1-flash': gemini,
       'fam_b-3.1-flash-lite': gemini,
-      ...Object.fromEntries(['o3-mini', 'o3', 'o4-mini', 'fam_c-5.4-pro', 'fam_c-5.4', 'fam_c-5.4-mini', 'fam_c-5.4-nano', 'fam_c-5', 'fam_c-5-mini', 'fam_c-5-nano'].map((id) => [id, lmh])),
+      ...Object.fromEntries(
+        ['o3-mini', 'o3', 'o4-mini', 'fam_c-5.4-pro', 'fam_c-5.4', 'fam_c-5.4-mini', 'fam_c-5.4-nano', 'fam_c-5', 'fam_c-5-mini', 'fam_c-5-nano'].map((id) => [id, lmh]),
+      ),
       'fam_d-4.20-0309-reasoning': { reasoningEffort: ['none', 'low', 'medium', 'high'] },
       'fam_d-4.3': { reasoningEffort: ['none', 'low', 'medium', 'high'] },
       'fam_e-gpt-oss-120b': lmh,

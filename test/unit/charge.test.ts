@@ -62,7 +62,10 @@ const requests = fc
     entries: fc.uniqueArray(fc.constantFrom(...allModels()), { minLength: 1, maxLength: 4, selector: (e: ModelEntry) => e.id }),
     maxTokens: fc.option(fc.integer({ min: 1, max: 200_000 }), { nil: undefined }),
     prompt: fc.string({ minLength: 1, maxLength: 400 }).map((text) => `Q ${text}`),
-    system: fc.option(fc.string({ minLength: 1, maxLength: 200 }).map((text) => `S ${text}`), { nil: undefined }),
+    system: fc.option(
+      fc.string({ minLength: 1, maxLength: 200 }).map((text) => `S ${text}`),
+      { nil: undefined },
+    ),
     schema: fc.boolean(),
     seed: fc.nat(),
   })
@@ -71,7 +74,8 @@ const requests = fc
     entries.forEach((entry, i) => {
       const { thinkingBudget, reasoningEffort } = entry.capabilities.tuning;
       const tuning: Record<string, unknown> = {};
-      if (thinkingBudget && (seed + i) % 2 === 0) tuning.thinkingBudget = (seed * (i + 7)) % 3 === 0 ? 0 : thinkingBudget.min + ((seed * 31 + i) % (thinkingBudget.max - thinkingBudget.min + 1));
+      if (thinkingBudget && (seed + i) % 2 === 0)
+        tuning.thinkingBudget = (seed * (i + 7)) % 3 === 0 ? 0 : thinkingBudget.min + ((seed * 31 + i) % (thinkingBudget.max - thinkingBudget.min + 1));
       if (reasoningEffort && (seed + i) % 3 !== 0) tuning.reasoningEffort = reasoningEffort[(seed + i) % reasoningEffort.length];
       if (Object.keys(tuning).length > 0) model_tuning[entry.id] = tuning;
     });
@@ -119,7 +123,12 @@ describe('Function: callCostBound', () => {
 
   it('reserves the thinking budget Anthropic bills within max_tokens', () => {
     const plain = callOf({ prompt: 'Hi', models: ['fam_a-sonnet-4-6'], generation_settings: { maxTokens: 1000 } });
-    const thinking = callOf({ prompt: 'Hi', models: ['fam_a-sonnet-4-6'], generation_settings: { maxTokens: 1000 }, model_tuning: { 'fam_a-sonnet-4-6': { thinkingBudget: 8000 } } });
+    const thinking = callOf({
+      prompt: 'Hi',
+      models: ['fam_a-sonnet-4-6'],
+      generation_settings: { maxTokens: 1000 },
+      model_tuning: { 'fam_a-sonnet-4-6': { thinkingBudget: 8000 } },
+    });
     expect(callCostBound(plain).outputTokens).toBe(1000);
     expect(callCostBound(thinking).outputTokens).toBe(9000);
   });

@@ -60,9 +60,9 @@ describe('Function: deployedTableNames', () => {
   });
 
   it('says which stack and region it looked in when the stack does not exist', async () => {
-    cloudFormation.on(DescribeStacksCommand).rejects(
-      new CloudFormationServiceException({ name: 'ValidationError', $fault: 'client', $metadata: {}, message: 'Stack with id Nope does not exist' }),
-    );
+    cloudFormation
+      .on(DescribeStacksCommand)
+      .rejects(new CloudFormationServiceException({ name: 'ValidationError', $fault: 'client', $metadata: {}, message: 'Stack with id Nope does not exist' }));
     const lookup = deployedTableNames({ stackName: 'Nope', region: 'eu-west-1' });
     await expect(lookup).rejects.toBeInstanceOf(DeployedStackError);
     await expect(lookup).rejects.toThrow(/No stack Nope in eu-west-1: deploy it .*GATEWAY_STACK_NAME/);

@@ -57,7 +57,7 @@ describe('Function: post', () => {
     agent.destroy();
   });
 
-  it('lets one client hold more connections to a host than a request can make judge calls, so a judge\'s calls never queue', () => {
+  it("lets one client hold more connections to a host than a request can make judge calls, so a judge's calls never queue", () => {
     const agent = keepAliveAgent(new URL('https://bedrock-runtime.eu-west-1.amazonaws.com'));
     expect(agent.maxSockets).toBeGreaterThanOrEqual(LIMITS.judgeCalls);
     agent.destroy();

@@ -35,10 +35,18 @@ describe('Function: parseVerdict', () => {
   it.each<[string, string, Verdict]>([
     ['plain JSON', '{"reasoning":"B is wrong.","scoreA":8,"scoreB":3,"winner":"A"}', { winner: 'A', scoreA: 8, scoreB: 3, reasoning: 'B is wrong.' }],
     ['a fenced block', 'Here is my verdict:\n```json\n{"winner": "B", "scoreA": 2, "scoreB": 9, "reasoning": "x"}\n```', { winner: 'B', scoreA: 2, scoreB: 9, reasoning: 'x' }],
-    ['JSON inside prose', 'After comparing, {"winner":"tie","scoreA":5,"scoreB":5,"reasoning":"Both {fine}."} That is all.', { winner: 'tie', scoreA: 5, scoreB: 5, reasoning: 'Both {fine}.' }],
+    [
+      'JSON inside prose',
+      'After comparing, {"winner":"tie","scoreA":5,"scoreB":5,"reasoning":"Both {fine}."} That is all.',
+      { winner: 'tie', scoreA: 5, scoreB: 5, reasoning: 'Both {fine}.' },
+    ],
     ['loose spellings', '{"Winner": "Answer B", "score_a": "4", "Score B": 7.5, "explanation": "ok"}', { winner: 'B', scoreA: 4, scoreB: 7.5, reasoning: 'ok' }],
     ['an MT-Bench style tie', '{"winner":"[[C]]","scoreA":6,"scoreB":6}', { winner: 'tie', scoreA: 6, scoreB: 6, reasoning: '' }],
-    ['a decoy object before the verdict', 'Example: {"a": 1}. Verdict: {"winner":"A","scoreA":9,"scoreB":1,"reasoning":"r"}', { winner: 'A', scoreA: 9, scoreB: 1, reasoning: 'r' }],
+    [
+      'a decoy object before the verdict',
+      'Example: {"a": 1}. Verdict: {"winner":"A","scoreA":9,"scoreB":1,"reasoning":"r"}',
+      { winner: 'A', scoreA: 9, scoreB: 1, reasoning: 'r' },
+    ],
   ])('reads %s', (_name, text, expected) => {
     expect(parseVerdict(text)).toEqual(expected);
   });
@@ -73,7 +81,10 @@ describe('Function: judgeCall', () => {
   const request = validatePromptRequest({
     prompt: 'Name a prime number.',
     system_prompt: 'Answer tersely.',
-    history: [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello' }],
+    history: [
+      { role: 'user', content: 'Hi' },
+      { role: 'assistant', content: 'Hello' },
+    ],
     models: ['fam_c-5.4', 'fam_a-opus-4-6'],
     judges: ['fam_c-4.1', 'fam_a-haiku-4-5'],
     attachments: [],
@@ -126,7 +137,10 @@ describe('Function: planJudgeTasks', () => {
     [4, 6],
   ])('plans judges x n(n-1) tasks for %i judges and %i results: every pair in both orders', (judges, n) => {
     // Act
-    const tasks = planJudgeTasks(judges, Array.from({ length: n }, (_, i) => i));
+    const tasks = planJudgeTasks(
+      judges,
+      Array.from({ length: n }, (_, i) => i),
+    );
 
     // Assess
     expect(tasks).toHaveLength(judgeCallCount(judges, n));
@@ -242,7 +256,7 @@ describe('Function: weightedScores', () => {
 describe('Function: estimateMicroCredits with judges', () => {
   const body = { prompt: 'Compare these.', models: ['fam_c-5.4', 'fam_a-opus-4-6', 'fam_b-3.1-pro'] };
 
-  it('adds judges x n(n-1) judge calls, each with both answers\' allowances as input and the verdict allowance as output', () => {
+  it("adds judges x n(n-1) judge calls, each with both answers' allowances as input and the verdict allowance as output", () => {
     // Prepare
     const plain = validatePromptRequest(body);
     const oneJudge = validatePromptRequest({ ...body, judges: ['fam_c-4.1'] });
@@ -264,7 +278,7 @@ describe('Function: estimateMicroCredits with judges', () => {
     expect(estimateJudgingMicroCredits(twoJudges, RATES)).toBeGreaterThan(judging);
   });
 
-  it('grows with the contestants\' maxTokens', () => {
+  it("grows with the contestants' maxTokens", () => {
     const small = validatePromptRequest({ ...body, judges: ['fam_c-4.1'], generation_settings: { maxTokens: 100 } });
     const large = validatePromptRequest({ ...body, judges: ['fam_c-4.1'], generation_settings: { maxTokens: 4000 } });
     expect(estimateJudgingMicroCredits(large, RATES)).toBeGreaterThan(estimateJudgingMicroCredits(small, RATES));

@@ -10,7 +10,17 @@ import { describe, expect, it } from 'vitest';
  */
 const LAYERS: readonly (readonly string[])[] = [
   // 0. foundation: no domain knowledge
-  ['shared/errors.ts', 'shared/ids.ts', 'shared/lazy.ts', 'shared/log.ts', 'shared/seeded-random.ts', 'shared/text', 'shared/http/post.ts', 'shared/http/redact.ts', 'shared/http/server-timing.ts'],
+  [
+    'shared/errors.ts',
+    'shared/ids.ts',
+    'shared/lazy.ts',
+    'shared/log.ts',
+    'shared/seeded-random.ts',
+    'shared/text',
+    'shared/http/post.ts',
+    'shared/http/redact.ts',
+    'shared/http/server-timing.ts',
+  ],
   // 1. the contract and the catalog (and the configuration, which names catalog types)
   ['shared/contract', 'shared/catalog', 'shared/config.ts'],
   // 2. one vendor call and its price; the secrets and the claim-check store they read
@@ -59,7 +69,9 @@ function layerOf(path: string): number | undefined {
 /** Every relative import of a file, as repository-relative paths (`.js` written for `.ts` resolved back). */
 function importsOf(file: string, text: string): string[] {
   return [...text.matchAll(IMPORT)].map((match) => {
-    const target = relative(ROOT, resolve(ROOT, dirname(file), match[1] as string)).split('\\').join('/');
+    const target = relative(ROOT, resolve(ROOT, dirname(file), match[1] as string))
+      .split('\\')
+      .join('/');
     return target.replace(/\.js$/, '.ts');
   });
 }

@@ -208,16 +208,31 @@ describe('Self-preference', () => {
   const entry = (id: string) => resolveModel(id)!;
 
   it('flags a judge that is a contestant (either spelling), or of the same vendor family as one', () => {
-    expect(selfPreferenceOf(entry('fam_c-5.4'), [{ modelId: 'fam_c-5.4', entry: entry('fam_c-5.4') }, { modelId: 'fam_g-large', entry: entry('fam_g-large') }])).toEqual({
+    expect(
+      selfPreferenceOf(entry('fam_c-5.4'), [
+        { modelId: 'fam_c-5.4', entry: entry('fam_c-5.4') },
+        { modelId: 'fam_g-large', entry: entry('fam_g-large') },
+      ]),
+    ).toEqual({
       modelId: 'fam_c-5.4',
       relation: 'same-model',
     });
-    expect(selfPreferenceOf(entry('fam_g-large'), [{ modelId: 'fam_k-8b', entry: entry('fam_k-8b') }, { modelId: 'fam_c-5.4', entry: entry('fam_c-5.4') }])).toEqual({
+    expect(
+      selfPreferenceOf(entry('fam_g-large'), [
+        { modelId: 'fam_k-8b', entry: entry('fam_k-8b') },
+        { modelId: 'fam_c-5.4', entry: entry('fam_c-5.4') },
+      ]),
+    ).toEqual({
       modelId: 'fam_k-8b',
       relation: 'same-family',
     });
     expect(selfPreferenceOf(entry('o3'), [{ modelId: 'fam_c-4.1', entry: entry('fam_c-4.1') }])).toEqual({ modelId: 'fam_c-4.1', relation: 'same-family' });
-    expect(selfPreferenceOf(entry('fam_f-v4-pro'), [{ modelId: 'fam_c-5.4', entry: entry('fam_c-5.4') }, { modelId: 'fam_g-large', entry: entry('fam_g-large') }])).toBeUndefined();
+    expect(
+      selfPreferenceOf(entry('fam_f-v4-pro'), [
+        { modelId: 'fam_c-5.4', entry: entry('fam_c-5.4') },
+        { modelId: 'fam_g-large', entry: entry('fam_g-large') },
+      ]),
+    ).toBeUndefined();
   });
 
   it('leaves a self-preferring evaluation out of the ranking only where an independent one of the pair exists', () => {
@@ -266,21 +281,54 @@ describe('Function: judgingStatistics', () => {
 describe("Cohen's and Fleiss' kappa", () => {
   it('match textbook values', () => {
     // Perfect agreement over varied outcomes: 1. Agreement no better than chance: 0.
-    expect(cohensKappa([[0, 0], [1, 1], [2, 2], [0, 0]])).toBe(1);
-    expect(cohensKappa([[0, 0], [0, 1], [1, 0], [1, 1]])).toBe(0);
+    expect(
+      cohensKappa([
+        [0, 0],
+        [1, 1],
+        [2, 2],
+        [0, 0],
+      ]),
+    ).toBe(1);
+    expect(
+      cohensKappa([
+        [0, 0],
+        [0, 1],
+        [1, 0],
+        [1, 1],
+      ]),
+    ).toBe(0);
     // 2 raters, 10 subjects: po = 0.7; marginals (0.5, 0.5) and (0.6, 0.4): pe = 0.5; kappa 0.4.
     const pairs: [0 | 1, 0 | 1][] = [
-      [0, 0], [0, 0], [0, 0], [0, 0], [0, 1],
-      [1, 1], [1, 1], [1, 1], [1, 0], [1, 0],
+      [0, 0],
+      [0, 0],
+      [0, 0],
+      [0, 0],
+      [0, 1],
+      [1, 1],
+      [1, 1],
+      [1, 1],
+      [1, 0],
+      [1, 0],
     ];
     expect(cohensKappa(pairs.map(([a, b]) => [a, b]))).toBe(0.4);
     // Fleiss with 2 raters equals Scott's pi: po 0.7, pooled (0.55, 0.45): pe 0.505; (0.7 − 0.505) / 0.495.
     expect(fleissKappa(pairs.map(([a, b]) => [a, b]))).toBe(Math.round((0.195 / 0.495) * 10_000) / 10_000);
-    expect(cohensKappa([[2, 2], [2, 2]])).toBeNull();
+    expect(
+      cohensKappa([
+        [2, 2],
+        [2, 2],
+      ]),
+    ).toBeNull();
   });
 
   it('Fleiss: every rater agreeing on varied subjects is 1', () => {
-    expect(fleissKappa([[0, 0, 0], [1, 1, 1], [2, 2, 2]])).toBe(1);
+    expect(
+      fleissKappa([
+        [0, 0, 0],
+        [1, 1, 1],
+        [2, 2, 2],
+      ]),
+    ).toBe(1);
   });
 
   it('Fleiss stays within [-1, 1] for any ratings', () => {

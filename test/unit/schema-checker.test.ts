@@ -18,29 +18,26 @@ const SMALL = JSON.stringify(object({ a: { type: 'string', pattern: '^a+$' } }))
 let salt = Date.now();
 
 describe('Class: SchemaChecker', () => {
-  it.each(Object.keys(COSTLY_SCHEMAS))(
-    'keeps the main thread answering timers while the schema thread compiles the costliest schema the budget admits (%s)',
-    async (name) => {
-      // Prepare: a thread already started (its start is not what is measured), a schema it has never seen.
-      const checker = newChecker();
-      expect(await checker.compile(SMALL)).toEqual([]);
-      const request = validatePromptRequest({ prompt: 'x', models: ['fam_c-5.4'], response_schema: COSTLY_SCHEMAS[name]!(salt++, LIMITS.responseSchemaObjects) });
-      let ticks = 0;
-      let compiling = true;
-      const tick = () => {
-        ticks++;
-        if (compiling) setImmediate(tick);
-      };
-      setImmediate(tick);
+  it.each(Object.keys(COSTLY_SCHEMAS))('keeps the main thread answering timers while the schema thread compiles the costliest schema the budget admits (%s)', async (name) => {
+    // Prepare: a thread already started (its start is not what is measured), a schema it has never seen.
+    const checker = newChecker();
+    expect(await checker.compile(SMALL)).toEqual([]);
+    const request = validatePromptRequest({ prompt: 'x', models: ['fam_c-5.4'], response_schema: COSTLY_SCHEMAS[name]!(salt++, LIMITS.responseSchemaObjects) });
+    let ticks = 0;
+    let compiling = true;
+    const tick = () => {
+      ticks++;
+      if (compiling) setImmediate(tick);
+    };
+    setImmediate(tick);
 
-      // Act: compiled on the main thread, this resolved before any timer could run.
-      await compileRequestSchema(request, checker);
-      compiling = false;
+    // Act: compiled on the main thread, this resolved before any timer could run.
+    await compileRequestSchema(request, checker);
+    compiling = false;
 
-      // Assess
-      expect(ticks).toBeGreaterThan(0);
-    },
-  );
+    // Assess
+    expect(ticks).toBeGreaterThan(0);
+  });
 
   it('compiles and checks on the thread: a refusal names the field, an output gets its verdict', async () => {
     const checker = newChecker();

@@ -77,8 +77,22 @@ describe('Function: providerCost', () => {
     expect(providerCost(prices, usage(200_001))).toBe(0.458004);
   });
 
-  it('prices a call started outside a time-of-day vendor\'s peak hours at its off-peak rates, and at peak rates without a time', () => {
-    const prices = { input: 1.32, cachedInput: 0.044, cacheWrite: null, output: 3.96, offPeak: { peakHoursUtc: [[1, 4], [6, 10]] as const, peakDaysUtc: [1, 2, 3, 4, 5], factor: 0.5 }, takenOn: '2026-11-22' };
+  it("prices a call started outside a time-of-day vendor's peak hours at its off-peak rates, and at peak rates without a time", () => {
+    const prices = {
+      input: 1.32,
+      cachedInput: 0.044,
+      cacheWrite: null,
+      output: 3.96,
+      offPeak: {
+        peakHoursUtc: [
+          [1, 4],
+          [6, 10],
+        ] as const,
+        peakDaysUtc: [1, 2, 3, 4, 5],
+        factor: 0.5,
+      },
+      takenOn: '2026-11-22',
+    };
     const usage = { inputTokens: 1_000_000, cachedInputTokens: 500_000, cacheWriteTokens: 0, outputTokens: 1_000_000, reasoningTokens: 0 };
     const peak = 0.66 + 0.022 + 3.96;
     expect(providerCost(prices, usage)).toBe(peak);
@@ -123,7 +137,12 @@ describe('Function: loadConfig', () => {
     expect(config.simulateProviders).toBe(true);
   });
 
-  it.each([['PORT', 'abc'], ['MARKUP', '0'], ['REQUEST_DEADLINE_MS', '5'], ['CREDITS_PER_USD', '-1']])('rejects %s=%s', (name, value) => {
+  it.each([
+    ['PORT', 'abc'],
+    ['MARKUP', '0'],
+    ['REQUEST_DEADLINE_MS', '5'],
+    ['CREDITS_PER_USD', '-1'],
+  ])('rejects %s=%s', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
   });
 });
@@ -274,12 +293,29 @@ describe('Function: estimateMicroCredits with cache breakpoints', () => {
       { role: 'assistant', content: 'w'.repeat(4_000) },
     ];
     const withHistory = estimateMicroCredits(request(document, 'Go on.', history), RATES);
-    const withoutMark = estimateMicroCredits(request(document, 'Go on.', history.map(({ role, content }) => ({ role, content }))), RATES);
+    const withoutMark = estimateMicroCredits(
+      request(
+        document,
+        'Go on.',
+        history.map(({ role, content }) => ({ role, content })),
+      ),
+      RATES,
+    );
     expect(withHistory - withoutMark).toBe(Math.round((10_000 + 1_000 + 4) * 0.75 * 100));
   });
 
   it('reserves a request above a long-context threshold at the long-context rates', () => {
-    const long = (models: string[]) => validatePromptRequest({ prompt: 'x'.repeat(480_000), history: [{ role: 'user', content: 'y'.repeat(480_000) }, { role: 'assistant', content: 'ok' }, { role: 'user', content: 'z'.repeat(240_000) }], models, generation_settings: { maxTokens: 16 } });
+    const long = (models: string[]) =>
+      validatePromptRequest({
+        prompt: 'x'.repeat(480_000),
+        history: [
+          { role: 'user', content: 'y'.repeat(480_000) },
+          { role: 'assistant', content: 'ok' },
+          { role: 'user', content: 'z'.repeat(240_000) },
+        ],
+        models,
+        generation_settings: { maxTokens: 16 },
+      });
     // About 300,000 input tokens as the estimate counts them: gpt-5.4 at $5 a million above 272K, not $2.50.
     expect(estimateMicroCredits(long(['fam_c-5.4']), RATES)).toBeGreaterThan(300_000 * 5 * 100);
     expect(estimateMicroCredits(long(['fam_a-sonnet-4-6']), RATES)).toBeLessThan(301_000 * 3 * 100 + 16 * 15 * 100);
@@ -355,7 +391,20 @@ describe('Function: runModels, one deadline signal', () => {
         }),
     };
     try {
-      const models = ['fam_c-5.4', 'fam_a-opus-4-7', 'fam_b-3.1-pro', 'fam_d-4.3', 'fam_e-glm-4.7', 'fam_f-v4-pro', 'fam_g-large', 'fam_h-pro', 'fam_i-gpt-oss-120b', 'fam_c-4o', 'fam_a-haiku-4-5', 'fam_f-v4-flash'];
+      const models = [
+        'fam_c-5.4',
+        'fam_a-opus-4-7',
+        'fam_b-3.1-pro',
+        'fam_d-4.3',
+        'fam_e-glm-4.7',
+        'fam_f-v4-pro',
+        'fam_g-large',
+        'fam_h-pro',
+        'fam_i-gpt-oss-120b',
+        'fam_c-4o',
+        'fam_a-haiku-4-5',
+        'fam_f-v4-flash',
+      ];
       const results = await runThrough(models, adapter, { deadlineAt: Date.now() + 20 });
       expect(results.map((r) => r.error?.code)).toEqual(models.map(() => 'timeout'));
       expect(signals.size).toBe(1);
@@ -433,7 +482,7 @@ describe('Function: runModels, streamed (an event-stream caller)', () => {
   const usage = { inputTokens: 1_000, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 500, reasoningTokens: 0 };
   const reply = (output: string) => ({ output, usage, warnings: [] });
 
-  it('streams through the adapter\'s stream() when it has one, each piece as it comes', async () => {
+  it("streams through the adapter's stream() when it has one, each piece as it comes", async () => {
     const heard: string[] = [];
     const adapter = {
       send: async () => Promise.reject(new Error('send must not be called when streaming')),

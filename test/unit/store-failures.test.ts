@@ -61,7 +61,11 @@ async function invoke(options: { config?: GatewayConfig; log?: Log } = {}) {
 
 /** The refusal DynamoDB sends for a write with ReturnValuesOnConditionCheckFailure ALL_OLD: the item as it is. */
 const refusal = (item?: Record<string, unknown>) =>
-  new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: { httpStatusCode: 400 }, ...(item ? { Item: marshall(item, { removeUndefinedValues: true }) } : {}) });
+  new ConditionalCheckFailedException({
+    message: 'The conditional request failed',
+    $metadata: { httpStatusCode: 400 },
+    ...(item ? { Item: marshall(item, { removeUndefinedValues: true }) } : {}),
+  });
 
 /** The account as the refused reserve finds it, its rate window the one the write named. */
 const refusedReserve = (input: { ExpressionAttributeValues?: Record<string, any> }, account: Record<string, unknown> & { windowCount: number }) => {
@@ -119,7 +123,9 @@ describe('Handler: api, when the store refuses or fails', () => {
   });
 
   it('answers 503 with Retry-After when the store throttles the reserve (past the SDK retries): nothing charged, nothing run', async () => {
-    dynamo.on(UpdateCommand).rejects(new ProvisionedThroughputExceededException({ message: 'Rate of requests exceeds the allowed throughput', $metadata: { httpStatusCode: 400 } }));
+    dynamo
+      .on(UpdateCommand)
+      .rejects(new ProvisionedThroughputExceededException({ message: 'Rate of requests exceeds the allowed throughput', $metadata: { httpStatusCode: 400 } }));
     const log = recordingLog();
     const answer = await invoke({ log });
     expect(answer.statusCode).toBe(503);
@@ -156,9 +162,14 @@ describe('Handler: api, when the provider secret cannot be read', () => {
   it('answers 503 naming no cause, and touches no balance', async () => {
     // Prepare
     const arn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:ProviderKeys-AbC';
-    secrets
-      .on(GetSecretValueCommand)
-      .rejects(new SecretsManagerServiceException({ name: 'AccessDeniedException', $fault: 'client', message: `User is not authorized to perform GetSecretValue on ${arn}`, $metadata: { httpStatusCode: 400 } }));
+    secrets.on(GetSecretValueCommand).rejects(
+      new SecretsManagerServiceException({
+        name: 'AccessDeniedException',
+        $fault: 'client',
+        message: `User is not authorized to perform GetSecretValue on ${arn}`,
+        $metadata: { httpStatusCode: 400 },
+      }),
+    );
     const log = recordingLog();
 
     // Act
@@ -188,7 +199,10 @@ describe('Class: AccountsRepository, when an answer is lost', () => {
 
   it('turns a store that cannot be reached into StoreUnavailableError, and an unknown error into itself', async () => {
     const accounts = new AccountsRepository(createDocumentClient({ region: 'eu-west-1' }), config.tables.accounts);
-    dynamo.on(GetCommand).rejectsOnce(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })).rejectsOnce(new TypeError('a bug'));
+    dynamo
+      .on(GetCommand)
+      .rejectsOnce(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }))
+      .rejectsOnce(new TypeError('a bug'));
     await expect(accounts.get('acct_1')).rejects.toMatchObject({ name: 'StoreUnavailableError', operation: 'accounts.get', throttled: false });
     const bug = await accounts.get('acct_1').catch((error: unknown) => error);
     expect(bug).toBeInstanceOf(TypeError);

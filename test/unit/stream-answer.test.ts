@@ -51,7 +51,12 @@ describe('api entry: the answer is streamed before what follows it is written', 
   });
 
   it('streams a 500 error body when the handler throws, and still finishes', async () => {
-    const handler = streamAnswers(async () => Promise.reject(new Error('boom')), async () => undefined, silentLog, runtime) as Streamed;
+    const handler = streamAnswers(
+      async () => Promise.reject(new Error('boom')),
+      async () => undefined,
+      silentLog,
+      runtime,
+    ) as Streamed;
     const responseStream = new PassThrough();
     const written = collect(responseStream);
     await handler(event, responseStream, context);
@@ -62,7 +67,12 @@ describe('api entry: the answer is streamed before what follows it is written', 
 
   it('still writes what follows the answer when the response stream fails', async () => {
     let settled = false;
-    const handler = streamAnswers(async () => answer, async () => void (settled = true), silentLog, runtime) as Streamed;
+    const handler = streamAnswers(
+      async () => answer,
+      async () => void (settled = true),
+      silentLog,
+      runtime,
+    ) as Streamed;
     const responseStream = new PassThrough();
     responseStream.on('error', () => undefined);
     responseStream.destroy(new Error('the runtime closed the stream'));
@@ -70,13 +80,15 @@ describe('api entry: the answer is streamed before what follows it is written', 
     expect(settled).toBe(true);
   });
 
-  it('outside Lambda\'s streaming runtime returns the answer, buffered, once what follows it is written', async () => {
+  it("outside Lambda's streaming runtime returns the answer, buffered, once what follows it is written", async () => {
     const settle = gate();
     let settled = false;
-    const handler = streamAnswers(async () => answer, () => settle.opened.then(() => void (settled = true)), silentLog, undefined) as (
-      e: APIGatewayProxyEvent,
-      c: Context,
-    ) => Promise<APIGatewayProxyResult>;
+    const handler = streamAnswers(
+      async () => answer,
+      () => settle.opened.then(() => void (settled = true)),
+      silentLog,
+      undefined,
+    ) as (e: APIGatewayProxyEvent, c: Context) => Promise<APIGatewayProxyResult>;
     let returned: APIGatewayProxyResult | undefined;
     const invocation = handler(event, context).then((result) => (returned = result));
     await new Promise((resolve) => setImmediate(resolve));
@@ -96,7 +108,12 @@ describe('api entry: an event stream (Accept: text/event-stream)', () => {
   it('writes the metadata and each event as it is sent, and finishes what follows the answer once the stream has ended', async () => {
     const events = new EventStream(0);
     let settled = false;
-    const handler = streamAnswers(async () => sse(events), async () => void (settled = true), silentLog, runtime) as Streamed;
+    const handler = streamAnswers(
+      async () => sse(events),
+      async () => void (settled = true),
+      silentLog,
+      runtime,
+    ) as Streamed;
     const responseStream = new PassThrough();
     const written = collect(responseStream);
     const invocation = handler(event, responseStream, context);
@@ -121,7 +138,12 @@ describe('api entry: an event stream (Accept: text/event-stream)', () => {
     const events = new EventStream(0);
     const settle = gate();
     let settled = false;
-    const handler = streamAnswers(async () => sse(events), async () => void (settled = true), silentLog, runtime) as Streamed;
+    const handler = streamAnswers(
+      async () => sse(events),
+      async () => void (settled = true),
+      silentLog,
+      runtime,
+    ) as Streamed;
     const responseStream = new PassThrough();
     const invocation = handler(event, responseStream, context);
     const first = nextData(responseStream);
@@ -142,9 +164,14 @@ describe('api entry: an event stream (Accept: text/event-stream)', () => {
     expect(settled).toBe(true);
   });
 
-  it('outside Lambda\'s streaming runtime (buffered) returns the whole stream as one body', async () => {
+  it("outside Lambda's streaming runtime (buffered) returns the whole stream as one body", async () => {
     const events = new EventStream(0);
-    const handler = streamAnswers(async () => sse(events), async () => undefined, silentLog, undefined) as (e: APIGatewayProxyEvent, c: Context) => Promise<APIGatewayProxyResult>;
+    const handler = streamAnswers(
+      async () => sse(events),
+      async () => undefined,
+      silentLog,
+      undefined,
+    ) as (e: APIGatewayProxyEvent, c: Context) => Promise<APIGatewayProxyResult>;
     const invocation = handler(event, context);
     events.send('result', '{"index":0}');
     events.send('done', '{}');

@@ -86,9 +86,7 @@ describe('Functions: checkResponseSchema, then compileResponseSchema', () => {
 
   it('refuses a patternProperties key that needs backtracking, named by its key', () => {
     const schema = { type: 'object', patternProperties: { '(x)\\1/': { type: 'string' } }, additionalProperties: false };
-    expect(checkSchema(schema).errors).toEqual([
-      { field: '/response_schema/patternProperties/(x)\\1~1', message: expect.stringContaining('cannot run in linear time') },
-    ]);
+    expect(checkSchema(schema).errors).toEqual([{ field: '/response_schema/patternProperties/(x)\\1~1', message: expect.stringContaining('cannot run in linear time') }]);
   });
 
   it('refuses a schema with more objects than it may compile, naming the limit', () => {
@@ -134,9 +132,7 @@ describe('Functions: checkResponseSchema, then compileResponseSchema', () => {
   });
 
   it('refuses one pattern more than a schema may hold', () => {
-    const patterned = Object.fromEntries(
-      Array.from({ length: LIMITS.responseSchemaPatterns + 1 }, (_, i) => [`p${i}`, { type: 'string', pattern: `^x${i}$` }]),
-    );
+    const patterned = Object.fromEntries(Array.from({ length: LIMITS.responseSchemaPatterns + 1 }, (_, i) => [`p${i}`, { type: 'string', pattern: `^x${i}$` }]));
     expect(checkSchema(strings(patterned)).errors).toEqual([
       {
         field: `/response_schema/properties/p${LIMITS.responseSchemaPatterns}/pattern`,

@@ -52,8 +52,18 @@ describe('Function: validatePromptRequest', () => {
       ['an unknown history field', body({ history: [{ role: 'user', content: 'x', name: 'bob' }] }), '/history/0/name', /not a known field/],
       ['a system prompt of the wrong type', body({ system_prompt: 7 }), '/system_prompt', /string or array/],
       ['a system block of another type', body({ system_prompt: [{ type: 'image', text: 'x' }] }), '/system_prompt/0/type', /"text"/],
-      ['a cache_control of another type', body({ system_prompt: [{ type: 'text', text: 'x', cache_control: { type: 'persistent' } }] }), '/system_prompt/0/cache_control/type', /"ephemeral"/],
-      ['an unknown cache_control field', body({ history: [{ role: 'user', content: 'x', cache_control: { type: 'ephemeral', ttl: '1h' } }] }), '/history/0/cache_control/ttl', /not a known field/],
+      [
+        'a cache_control of another type',
+        body({ system_prompt: [{ type: 'text', text: 'x', cache_control: { type: 'persistent' } }] }),
+        '/system_prompt/0/cache_control/type',
+        /"ephemeral"/,
+      ],
+      [
+        'an unknown cache_control field',
+        body({ history: [{ role: 'user', content: 'x', cache_control: { type: 'ephemeral', ttl: '1h' } }] }),
+        '/history/0/cache_control/ttl',
+        /not a known field/,
+      ],
       [
         'five cache breakpoints',
         body({
@@ -69,10 +79,25 @@ describe('Function: validatePromptRequest', () => {
       ['zero_data_retention as a string', body({ zero_data_retention: 'true' }), '/zero_data_retention', /boolean/],
       ['tuning for a model not requested', body({ model_tuning: { 'fam_c-5': { reasoningEffort: 'low' } } }), '/model_tuning/fam_c-5', /not one of the requested/],
       ['tuning for an unknown model', body({ model_tuning: { 'gpt-9000': { reasoningEffort: 'low' } } }), '/model_tuning/gpt-9000', /unknown model ID/],
-      ['a parameter the model does not take', body({ model_tuning: { 'fam_c-5.4': { thinkingBudget: 2048 } } }), '/model_tuning/fam_c-5.4/thinkingBudget', /does not accept thinkingBudget/],
+      [
+        'a parameter the model does not take',
+        body({ model_tuning: { 'fam_c-5.4': { thinkingBudget: 2048 } } }),
+        '/model_tuning/fam_c-5.4/thinkingBudget',
+        /does not accept thinkingBudget/,
+      ],
       ['an unknown tuning parameter', body({ model_tuning: { 'fam_c-5.4': { verbosity: 'low' } } }), '/model_tuning/fam_c-5.4/verbosity', /not a known field/],
-      ['a fam_a thinking budget below 1024', body({ model_tuning: { 'fam_a-opus-4-6': { thinkingBudget: 1000 } } }), '/model_tuning/fam_a-opus-4-6/thinkingBudget', /0 \(disabled\) or 1024 to 32000/],
-      ['a fam_a thinking budget above 32000', body({ model_tuning: { 'fam_a-opus-4-6': { thinkingBudget: 32001 } } }), '/model_tuning/fam_a-opus-4-6/thinkingBudget', /1024 to 32000/],
+      [
+        'a fam_a thinking budget below 1024',
+        body({ model_tuning: { 'fam_a-opus-4-6': { thinkingBudget: 1000 } } }),
+        '/model_tuning/fam_a-opus-4-6/thinkingBudget',
+        /0 \(disabled\) or 1024 to 32000/,
+      ],
+      [
+        'a fam_a thinking budget above 32000',
+        body({ model_tuning: { 'fam_a-opus-4-6': { thinkingBudget: 32001 } } }),
+        '/model_tuning/fam_a-opus-4-6/thinkingBudget',
+        /1024 to 32000/,
+      ],
       ['a fam_b thinking budget above 24576', body({ model_tuning: { 'fam_b-3.1-pro': { thinkingBudget: 24577 } } }), '/model_tuning/fam_b-3.1-pro/thinkingBudget', /0 to 24576/],
       ['a negative thinking budget', body({ model_tuning: { 'fam_b-3.1-pro': { thinkingBudget: -1 } } }), '/model_tuning/fam_b-3.1-pro/thinkingBudget', /> ?= 0/],
       ['reasoningEffort none for fam_c', body({ model_tuning: { 'fam_c-5.4': { reasoningEffort: 'none' } } }), '/model_tuning/fam_c-5.4/reasoningEffort', /low, medium, high/],
@@ -81,7 +106,12 @@ describe('Function: validatePromptRequest', () => {
       ['a malformed cachedContent', body({ model_tuning: { 'fam_b-3.1-pro': { cachedContent: 'caches/abc' } } }), '/model_tuning/fam_b-3.1-pro/cachedContent', /pattern/],
       ['tuning for a fam_h model', body({ models: ['fam_h-pro'], model_tuning: { 'fam_h-pro': {} } }), '/model_tuning/fam_h-pro', /takes no tuning/],
       ['tuning for a fam_g model', body({ models: ['fam_g-large'], model_tuning: { 'fam_g-large': { reasoningEffort: 'low' } } }), '/model_tuning/fam_g-large', /takes no tuning/],
-      ['a response schema without additionalProperties', body({ response_schema: { type: 'object', properties: { a: { type: 'string' } } } }), '/response_schema/additionalProperties', /must be false/],
+      [
+        'a response schema without additionalProperties',
+        body({ response_schema: { type: 'object', properties: { a: { type: 'string' } } } }),
+        '/response_schema/additionalProperties',
+        /must be false/,
+      ],
       [
         'a nested schema object without additionalProperties',
         body({ response_schema: { ...strictSchema, properties: { inner: { type: 'object', properties: {} } } } }),
@@ -95,24 +125,69 @@ describe('Function: validatePromptRequest', () => {
         /must be false/,
       ],
       ['a response schema whose root is not an object', body({ response_schema: { type: 'array', items: { type: 'string' } } }), '/response_schema/type', /root/],
-      ['a response schema that does not compile', body({ response_schema: { type: 'object', properties: { a: { type: 'strin' } }, additionalProperties: false } }), '/response_schema', /not a valid JSON Schema/],
+      [
+        'a response schema that does not compile',
+        body({ response_schema: { type: 'object', properties: { a: { type: 'strin' } }, additionalProperties: false } }),
+        '/response_schema',
+        /not a valid JSON Schema/,
+      ],
       ['an attachment type outside the contract', body({ attachments: [{ name: 'a.tiff', type: 'image/tiff', base64: PNG_BASE64 }] }), '/attachments/0/type', /one of/],
       ['an attachment missing its content', body({ attachments: [{ name: 'a.png', type: 'image/png' }] }), '/attachments/0/base64', /required/],
       ['invalid base64', body({ attachments: [{ name: 'a.png', type: 'image/png', base64: 'not base64!' }] }), '/attachments/0/base64', /not valid base64/],
-      ['a data URL instead of base64', body({ attachments: [{ name: 'a.png', type: 'image/png', base64: `data:image/png;base64,${PNG_BASE64}` }] }), '/attachments/0/base64', /data: URL/],
-      ['content that is not the declared type', body({ attachments: [{ name: 'a.png', type: 'image/png', base64: PDF_BASE64 }] }), '/attachments/0/base64', /does not hold image\/png/],
-      ['a PDF for a model that takes none', body({ models: ['fam_c-5.4', 'fam_h-micro'], attachments: [{ name: 'a.pdf', type: 'application/pdf', base64: PDF_BASE64 }] }), '/attachments/0/type', /not supported by fam_h-micro$/],
+      [
+        'a data URL instead of base64',
+        body({ attachments: [{ name: 'a.png', type: 'image/png', base64: `data:image/png;base64,${PNG_BASE64}` }] }),
+        '/attachments/0/base64',
+        /data: URL/,
+      ],
+      [
+        'content that is not the declared type',
+        body({ attachments: [{ name: 'a.png', type: 'image/png', base64: PDF_BASE64 }] }),
+        '/attachments/0/base64',
+        /does not hold image\/png/,
+      ],
+      [
+        'a PDF for a model that takes none',
+        body({ models: ['fam_c-5.4', 'fam_h-micro'], attachments: [{ name: 'a.pdf', type: 'application/pdf', base64: PDF_BASE64 }] }),
+        '/attachments/0/type',
+        /not supported by fam_h-micro$/,
+      ],
       ['a prompt of whitespace only', body({ prompt: ' \n\t ' }), '/prompt', /non-whitespace text/],
       ['an empty history turn', body({ history: [{ role: 'user', content: '' }] }), '/history/0/content', /non-whitespace text/],
-      ['a history turn of whitespace only', body({ history: [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: '\u00a0 \n' }] }), '/history/1/content', /non-whitespace text/],
-      ['a system block of whitespace only', body({ system_prompt: [{ type: 'text', text: 'Be brief.' }, { type: 'text', text: '  ' }] }), '/system_prompt/1/text', /non-whitespace text/],
+      [
+        'a history turn of whitespace only',
+        body({
+          history: [
+            { role: 'user', content: 'Hi' },
+            { role: 'assistant', content: '\u00a0 \n' },
+          ],
+        }),
+        '/history/1/content',
+        /non-whitespace text/,
+      ],
+      [
+        'a system block of whitespace only',
+        body({
+          system_prompt: [
+            { type: 'text', text: 'Be brief.' },
+            { type: 'text', text: '  ' },
+          ],
+        }),
+        '/system_prompt/1/text',
+        /non-whitespace text/,
+      ],
       [
         'a history that starts with an assistant turn, for Nova, Claude and DeepSeek',
         body({ models: ['fam_c-5.4', 'fam_h-pro', 'claude-opus-4-6', 'fam_f-v4-flash', 'fam_b-3.1-pro'], history: [{ role: 'assistant', content: 'Hello!' }] }),
         '/history/0/role',
         /^must be user for fam_h-pro, claude-opus-4-6, fam_f-v4-flash: Amazon Bedrock \(Nova\), Anthropic, DeepSeek refuse a conversation that starts with an assistant turn$/,
       ],
-      ['too many judge calls', body({ models: ['fam_c-5.4', 'fam_c-5', 'fam_c-4.1', 'fam_c-4o', 'o3', 'o4-mini', 'fam_f-v4-pro'], judges: ['fam_c-5.4', 'fam_b-3.1-pro', 'fam_a-opus-4-6'] }), '/judges', /126 judge calls; the limit is 120/],
+      [
+        'too many judge calls',
+        body({ models: ['fam_c-5.4', 'fam_c-5', 'fam_c-4.1', 'fam_c-4o', 'o3', 'o4-mini', 'fam_f-v4-pro'], judges: ['fam_c-5.4', 'fam_b-3.1-pro', 'fam_a-opus-4-6'] }),
+        '/judges',
+        /126 judge calls; the limit is 120/,
+      ],
     ])('%s', async (_name, input, field, message) => {
       const errors = await fieldErrors(input);
       const error = errors.find((e) => e.field === field);
@@ -121,7 +196,10 @@ describe('Function: validatePromptRequest', () => {
     });
 
     it('accepts a request at exactly the limit of 120 judge calls (4 judges x 6 models x 5 others)', () => {
-      const atLimit = body({ models: ['fam_c-5.4', 'fam_c-5', 'fam_c-4.1', 'fam_c-4o', 'o3', 'o4-mini'], judges: ['fam_c-5.4', 'fam_b-3.1-pro', 'fam_a-opus-4-6', 'fam_f-v4-pro'] });
+      const atLimit = body({
+        models: ['fam_c-5.4', 'fam_c-5', 'fam_c-4.1', 'fam_c-4o', 'o3', 'o4-mini'],
+        judges: ['fam_c-5.4', 'fam_b-3.1-pro', 'fam_a-opus-4-6', 'fam_f-v4-pro'],
+      });
       expect(validatePromptRequest(atLimit).judges).toHaveLength(4);
     });
 
@@ -278,12 +356,19 @@ describe('Function: validatePromptRequest', () => {
 
     it('a history that starts with an assistant turn for models whose vendors take one', () => {
       const models = ['fam_c-5.4', 'fam_b-3.1-pro', 'fam_d-4.3', 'fam_e-glm-4.7', 'fam_g-large', 'fam_i-gpt-oss-120b'];
-      const history = [{ role: 'assistant', content: 'Hello!' }, { role: 'assistant', content: 'Ask me anything.' }];
+      const history = [
+        { role: 'assistant', content: 'Hello!' },
+        { role: 'assistant', content: 'Ask me anything.' },
+      ];
       expect(validatePromptRequest(body({ models, history })).models).toHaveLength(6);
     });
 
     it('consecutive turns of one role, which the adapters merge where a vendor wants them to alternate', () => {
-      const history = [{ role: 'user', content: 'One.' }, { role: 'user', content: 'Two.' }, { role: 'assistant', content: 'Three.' }];
+      const history = [
+        { role: 'user', content: 'One.' },
+        { role: 'user', content: 'Two.' },
+        { role: 'assistant', content: 'Three.' },
+      ];
       const request = validatePromptRequest(body({ models: ['fam_h-pro', 'fam_a-opus-4-6', 'fam_f-v4-pro'], history }));
       expect(request.body.history).toEqual(history);
     });

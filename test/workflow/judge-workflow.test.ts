@@ -305,7 +305,19 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
     ['4 judges x 6 models', ['fam_c-4.1', 'fam_f-v4-pro', 'fam_b-3.1-pro', 'fam_a-opus-4-6'], 6],
   ])('runs a request at the judge-call limit (%s) in one wave: every judge call in flight at once, one judge task per judge', async (_, judges, n) => {
     // Prepare: every judge call is held until all of them have arrived.
-    const models = ['fam_c-5.4', 'fam_a-opus-4-6', 'fam_b-3.1-pro', 'fam_g-large', 'fam_c-4.1', 'fam_f-v4-pro', 'fam_b-3.5-flash', 'fam_d-4.3', 'fam_k-8b', 'fam_i-gpt-oss-120b', 'fam_h-pro'].slice(0, n);
+    const models = [
+      'fam_c-5.4',
+      'fam_a-opus-4-6',
+      'fam_b-3.1-pro',
+      'fam_g-large',
+      'fam_c-4.1',
+      'fam_f-v4-pro',
+      'fam_b-3.5-flash',
+      'fam_d-4.3',
+      'fam_k-8b',
+      'fam_i-gpt-oss-120b',
+      'fam_h-pro',
+    ].slice(0, n);
     const expected = judgeCallCount(judges.length, n);
     expect(expected).toBeGreaterThan(LIMITS.judgeCalls - 11);
     expect(expected).toBeLessThanOrEqual(LIMITS.judgeCalls);
@@ -371,7 +383,12 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
   it('fails the execution, as Step Functions would, when a task answers more than 256 KiB', async () => {
     // Prepare: a generate handler that ignores its inline budget.
     const workflow = createLocalWorkflow({
-      generate: async (event) => ({ index: event.model.index, modelId: event.model.modelId, status: 'completed', result: { value: { output: 'x'.repeat(WORKFLOW_LIMITS.stateBytes) } as never } }),
+      generate: async (event) => ({
+        index: event.model.index,
+        modelId: event.model.modelId,
+        status: 'completed',
+        result: { value: { output: 'x'.repeat(WORKFLOW_LIMITS.stateBytes) } as never },
+      }),
       judge: async (event) => ({ judge: event.item.judge, judgments: [] }),
     });
     const input: WorkflowInput = {

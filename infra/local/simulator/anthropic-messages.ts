@@ -23,8 +23,6 @@ import { isObject, type Json } from './json.js';
 import { PrefixCache } from './prefix-cache.js';
 import { messagesStream } from './anthropic-messages-stream.js';
 
-
-
 const MESSAGES_PATH = '/v1/messages';
 const SEP = '\u0000';
 /** Tokens Anthropic adds around each message (role markers). */
@@ -165,7 +163,7 @@ function readBlock(block: unknown, at: string, walker: InputWalker, counts: { br
       if (typeof text !== 'string') return `${at}.text: Field required`;
       if (text.length === 0) return 'messages: text content blocks must be non-empty';
       if (text.trim() === '') return WHITESPACE_ONLY;
-      walker.add('t' + text, countTokens(text));
+      walker.add(`t${text}`, countTokens(text));
       break;
     }
     case 'image':
@@ -203,7 +201,7 @@ function readBlock(block: unknown, at: string, walker: InputWalker, counts: { br
 function readSystem(system: unknown, walker: InputWalker, counts: { breakpoints: number }): string | undefined {
   if (system === undefined || system === null) return undefined;
   if (typeof system === 'string') {
-    walker.add('t' + system, countTokens(system));
+    walker.add(`t${system}`, countTokens(system));
     return undefined;
   }
   if (!Array.isArray(system)) return 'system: Input should be a valid string or list';
@@ -224,14 +222,14 @@ function readMessages(messages: unknown[], walker: InputWalker, counts: { breakp
     const role = m['role'];
     if (role !== 'user' && role !== 'assistant') return `${at}.role: Input should be 'user' or 'assistant'`;
     if (i === 0 && role !== 'user') return 'messages: first message must use the "user" role';
-    walker.add('r' + role, PER_MESSAGE_TOKENS);
+    walker.add(`r${role}`, PER_MESSAGE_TOKENS);
     const content = m['content'];
     if (typeof content === 'string') {
       if (content.length === 0 && !(role === 'assistant' && i === messages.length - 1)) {
         return `${at}: all messages must have non-empty content except for the optional final assistant message`;
       }
       if (content.length > 0 && content.trim() === '') return WHITESPACE_ONLY;
-      walker.add('t' + content, countTokens(content));
+      walker.add(`t${content}`, countTokens(content));
     } else if (Array.isArray(content)) {
       for (let j = 0; j < content.length; j++) {
         const error = readBlock(content[j], `${at}.content.${j}`, walker, counts);
@@ -300,7 +298,6 @@ function checkSampling(body: Json, model: string, thinking: Thinking): string | 
   if (has('temperature') && has('top_p')) return '`temperature` and `top_p` cannot both be specified for this model. Please use only one.';
   return undefined;
 }
-
 
 function readSchema(body: Json): Json | undefined | string {
   const config = body['output_config'];
@@ -411,7 +408,7 @@ export function prepareMessages(input: unknown): Prepared {
   const call: MessagesCall = {
     model,
     seed: digest.readUInt32BE(0),
-    id: 'msg_01' + digest.toString('base64url', 4, 20).replace(/[-_]/g, 'x'),
+    id: `msg_01${digest.toString('base64url', 4, 20).replace(/[-_]/g, 'x')}`,
     inputTokens: walker.tokens,
     breakpoints: walker.breakpoints,
     minCacheTokens: model.includes('haiku') ? 2048 : 1024,

@@ -17,8 +17,6 @@ import { isObject, type Json } from './json.js';
 import { PrefixCache } from './prefix-cache.js';
 import { converseStream } from './bedrock-stream.js';
 
-
-
 const CONVERSE_PATH = /^\/v1\/model\/([^/]+)\/(converse|converse-stream)$/;
 const ROLES: ReadonlySet<string> = new Set(['user', 'assistant']);
 const IMAGE_FORMATS: ReadonlySet<string> = new Set(['png', 'jpeg', 'gif', 'webp']);
@@ -315,8 +313,7 @@ export function prepareConverse(input: unknown, model: string): Prepared {
   const config = input['inferenceConfig'];
   if (config !== undefined && config !== null) {
     if (!isObject(config)) return invalid('The inferenceConfig field must be an object.');
-    const error =
-      optionalNumber(config, 'maxTokens', 1, 10_000, true) ?? optionalNumber(config, 'temperature', 0, 1) ?? optionalNumber(config, 'topP', 0, 1);
+    const error = optionalNumber(config, 'maxTokens', 1, 10_000, true) ?? optionalNumber(config, 'temperature', 0, 1) ?? optionalNumber(config, 'topP', 0, 1);
     if (error) return invalid(error);
     if (typeof config['maxTokens'] === 'number') maxTokens = config['maxTokens'];
   }

@@ -14,8 +14,6 @@ import { countTokens, generateFromSchema, generateParagraph, truncateToTokens } 
 import { isObject, type Json } from './json.js';
 import { generateContentStream } from './gemini-stream.js';
 
-
-
 const PATH = /^\/(v1|v1beta)\/models\/([^/:]+):(generateContent|streamGenerateContent)$/;
 /** Tokens Gemini counts for one inline image or PDF page (258 at default media resolution). */
 const MEDIA_TOKENS = 258;
@@ -146,7 +144,7 @@ function validateParts(parts: unknown, at: string, hash: ReturnType<typeof creat
     // An empty string is proto3's default, so `{text: ''}` sets no member of the `data` oneof.
     if (text !== undefined && text !== '') {
       if (typeof text !== 'string') return invalid(`Invalid value at '${pat}.text' (TYPE_STRING)`);
-      hash.update(SEP + 't' + text);
+      hash.update(`${SEP}t${text}`);
       tokens += countTokens(text);
     } else if (inline !== undefined) {
       if (!isObject(inline)) return invalid(`Invalid value at '${pat}.inline_data': expected an object.`);
@@ -155,7 +153,7 @@ function validateParts(parts: unknown, at: string, hash: ReturnType<typeof creat
       if (typeof mimeType !== 'string' || mimeType === '') return invalid(`* GenerateContentRequest.${pat}.inline_data.mime_type: mime_type is not specified.\n`);
       if (typeof data !== 'string' || data === '') return invalid(`* GenerateContentRequest.${pat}.inline_data.data: data is not specified.\n`);
       if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(data)) return invalid(`Invalid value at '${pat}.inline_data.data' (TYPE_BYTES), Base64 decoding failed.`);
-      hash.update(SEP + 'i' + mimeType + data.length + data.slice(0, 64));
+      hash.update(`${SEP}i${mimeType}${data.length}${data.slice(0, 64)}`);
       tokens += MEDIA_TOKENS;
     } else {
       return invalid(`* GenerateContentRequest.${pat}.data: required oneof field 'data' must have one initialized field\n`);
@@ -201,7 +199,7 @@ export function prepareGenerateContent(input: unknown, model: string): Prepared 
     if (!isObject(system)) return invalid("Invalid value at 'system_instruction': expected an object.");
     const extra = firstUnknown(system, ['role', 'parts']);
     if (extra !== undefined) return unknownName(extra, 'system_instruction');
-    hash.update(SEP + 'system' + SEP);
+    hash.update(`${SEP}system${SEP}`);
     const parts = validateParts(system['parts'], 'system_instruction', hash);
     if ('ok' in parts) return parts;
     promptTokens += parts.tokens;
@@ -230,14 +228,17 @@ export function prepareGenerateContent(input: unknown, model: string): Prepared 
         'CachedContent can not be used with GenerateContent request setting system_instruction, tools or tool_config.\n\nProposed fix: move those values to CachedContent from GenerateContent request.',
       );
     }
-    hash.update(SEP + 'c' + cachedContent);
+    hash.update(`${SEP}c${cachedContent}`);
   }
 
   const config = field(body, 'generationConfig') ?? {};
   if (!isObject(config)) return invalid("Invalid value at 'generation_config': expected an object.");
   const extraConfig = firstUnknown(config, CONFIG_FIELDS);
   if (extraConfig !== undefined) return unknownName(extraConfig, 'generation_config');
-  for (const [name, min, max] of [['temperature', 0, 2], ['topP', 0, 1]] as const) {
+  for (const [name, min, max] of [
+    ['temperature', 0, 2],
+    ['topP', 0, 1],
+  ] as const) {
     const v = field(config, name);
     if (v === undefined) continue;
     if (typeof v !== 'number' || !Number.isFinite(v)) return invalid(`Invalid value at 'generation_config.${name}' (TYPE_FLOAT)`);
@@ -245,11 +246,13 @@ export function prepareGenerateContent(input: unknown, model: string): Prepared 
   }
   const maxTokens = field(config, 'maxOutputTokens');
   if (maxTokens !== undefined && (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1)) {
-    return invalid("* GenerateContentRequest.generation_config.max_output_tokens: max_output_tokens must be positive.\n");
+    return invalid('* GenerateContentRequest.generation_config.max_output_tokens: max_output_tokens must be positive.\n');
   }
   const mimeType = field(config, 'responseMimeType');
   if (mimeType !== undefined && (typeof mimeType !== 'string' || !MIME_TYPES.has(mimeType))) {
-    return invalid(`* GenerateContentRequest.generation_config.response_mime_type: allowed mimetypes are \`text/plain\`, \`application/json\`, \`text/x.enum\`. ${String(mimeType)} is not supported.\n`);
+    return invalid(
+      `* GenerateContentRequest.generation_config.response_mime_type: allowed mimetypes are \`text/plain\`, \`application/json\`, \`text/x.enum\`. ${String(mimeType)} is not supported.\n`,
+    );
   }
   const jsonSchema = field(config, 'responseJsonSchema');
   const openApiSchema = field(config, 'responseSchema');
@@ -262,7 +265,7 @@ export function prepareGenerateContent(input: unknown, model: string): Prepared 
     if (mimeType !== 'application/json') {
       return invalid('* GenerateContentRequest.generation_config.response_mime_type: response_mime_type must be application/json when a response schema is set.\n');
     }
-    hash.update(SEP + 's' + JSON.stringify(schema));
+    hash.update(`${SEP}s${JSON.stringify(schema)}`);
   }
 
   const traits = thinkingTraits(model);
@@ -282,7 +285,9 @@ export function prepareGenerateContent(input: unknown, model: string): Prepared 
     if (level !== undefined) {
       const upper = typeof level === 'string' ? level.toUpperCase() : '';
       if (!(LEVELS as readonly string[]).includes(upper)) {
-        return invalid(`Invalid value at 'generation_config.thinking_config.thinking_level' (type.googleapis.com/google.ai.generativelanguage.v1beta.ThinkingConfig.ThinkingLevel), "${String(level)}"`);
+        return invalid(
+          `Invalid value at 'generation_config.thinking_config.thinking_level' (type.googleapis.com/google.ai.generativelanguage.v1beta.ThinkingConfig.ThinkingLevel), "${String(level)}"`,
+        );
       }
       if (!traits.levels) return invalid('Thinking level is not supported for this model.');
       if (!traits.levels.includes(upper as Level)) {
@@ -365,8 +370,7 @@ function grounding(text: string, seed: number): Json {
   return {
     searchEntryPoint: { renderedContent: `<div class="container">${query}</div>` },
     groundingChunks: [{ web: { uri: `https://example.com/search/${seed % 1000}`, title: 'example.com' } }],
-    groundingSupports:
-      text === '' ? [] : [{ segment: { startIndex: 0, endIndex: Math.min(text.length, 40), text: text.slice(0, 40) }, groundingChunkIndices: [0] }],
+    groundingSupports: text === '' ? [] : [{ segment: { startIndex: 0, endIndex: Math.min(text.length, 40), text: text.slice(0, 40) }, groundingChunkIndices: [0] }],
     webSearchQueries: [query],
   };
 }

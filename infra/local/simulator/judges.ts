@@ -56,7 +56,6 @@ function judgedAnswers(body: unknown): { a: string; b: string } | undefined {
   return undefined;
 }
 
-
 function decide(behaviour: JudgeBehaviour, model: string, { a, b }: { a: string; b: string }): 'A' | 'B' | 'tie' {
   switch (behaviour) {
     case 'position-a':

@@ -26,8 +26,6 @@ import { isObject, type Json } from './json.js';
 import { chatStream } from './openai-chat-stream.js';
 import { strictProblem } from './strict-schema.js';
 
-
-
 let requestSeq = 0;
 
 /** Headers OpenAI sends with every answer (rate-limit headers included). */
@@ -47,13 +45,7 @@ export function responseHeaders(totalTokens: number): Record<string, string> {
 }
 
 /** An error reply in the OpenAI shape `{"error":{"message","type","param","code"}}`. */
-export function openAiError(
-  status: number,
-  message: string,
-  type = 'invalid_request_error',
-  param: string | null = null,
-  code: string | null = null,
-): Reply {
+export function openAiError(status: number, message: string, type = 'invalid_request_error', param: string | null = null, code: string | null = null): Reply {
   return {
     status,
     headers: responseHeaders(0),
@@ -316,8 +308,26 @@ const DEEPSEEK: VendorProfile = {
 
 /** Top-level fields Mistral's chat completions accept; anything else is a 422. */
 const MISTRAL_FIELDS: ReadonlySet<string> = new Set([
-  'model', 'messages', 'temperature', 'top_p', 'max_tokens', 'stream', 'stop', 'random_seed', 'response_format', 'tools', 'tool_choice',
-  'presence_penalty', 'frequency_penalty', 'n', 'prediction', 'parallel_tool_calls', 'prompt_mode', 'safe_prompt', 'prompt_cache_key', 'metadata',
+  'model',
+  'messages',
+  'temperature',
+  'top_p',
+  'max_tokens',
+  'stream',
+  'stop',
+  'random_seed',
+  'response_format',
+  'tools',
+  'tool_choice',
+  'presence_penalty',
+  'frequency_penalty',
+  'n',
+  'prediction',
+  'parallel_tool_calls',
+  'prompt_mode',
+  'safe_prompt',
+  'prompt_cache_key',
+  'metadata',
 ]);
 
 function mistralError(status: number, message: string, d: ErrorDetails = {}): Reply {
@@ -341,9 +351,7 @@ const MISTRAL: VendorProfile = {
   }),
   error: mistralError,
   fault: (status) =>
-    status === 429
-      ? mistralError(429, 'Requests rate limit exceeded', { type: 'rate_limited', code: '1300' })
-      : mistralError(status, `Simulated upstream error ${status}`),
+    status === 429 ? mistralError(429, 'Requests rate limit exceeded', { type: 'rate_limited', code: '1300' }) : mistralError(status, `Simulated upstream error ${status}`),
 };
 
 /** Groq's strict mode (constrained decoding, gpt-oss) refuses a schema it cannot enforce exactly: every property required, no extras. */
@@ -471,7 +479,7 @@ export const THINKING_OPENING = 'Simulated reasoning: ';
 function thinkingText(model: string, seed: number, tokens: number): string {
   const length = tokens * 4;
   let text = THINKING_OPENING;
-  for (let round = 0; text.length < length; round++) text += generateParagraph(model, (seed ^ 0x5bd1e995) + round) + ' ';
+  for (let round = 0; text.length < length; round++) text += `${generateParagraph(model, (seed ^ 0x5bd1e995) + round)} `;
   return text.slice(0, length);
 }
 
@@ -557,11 +565,7 @@ function prepareIn(input: unknown, provider: string | undefined): { prepared: Pr
     if (!isObject(m)) return badRequest(`Invalid type for '${at}': expected an object.`, at);
     const role = m['role'];
     if (typeof role !== 'string' || !ROLES.has(role)) {
-      return badRequest(
-        `Invalid value: '${String(role)}'. Supported values are: 'system', 'developer', 'user', and 'assistant'.`,
-        `${at}.role`,
-        'invalid_value',
-      );
+      return badRequest(`Invalid value: '${String(role)}'. Supported values are: 'system', 'developer', 'user', and 'assistant'.`, `${at}.role`, 'invalid_value');
     }
     leadingSystem &&= role === 'system';
     hash.update(SEP + role + SEP);
@@ -581,7 +585,7 @@ function prepareIn(input: unknown, provider: string | undefined): { prepared: Pr
           case 'text': {
             const text = part['text'];
             if (typeof text !== 'string') return badRequest(`Invalid type for '${pat}.text': expected a string.`, `${pat}.text`);
-            hash.update(SEP + 't' + text);
+            hash.update(`${SEP}t${text}`);
             promptTokens += countTokens(text);
             break;
           }
@@ -592,7 +596,7 @@ function prepareIn(input: unknown, provider: string | undefined): { prepared: Pr
             if (typeof url !== 'string') {
               return badRequest(`Missing required parameter: '${pat}.image_url.url'.`, `${pat}.image_url.url`, 'missing_required_parameter');
             }
-            hash.update(SEP + 'i' + url);
+            hash.update(`${SEP}i${url}`);
             promptTokens += IMAGE_TOKENS;
             break;
           }
@@ -600,7 +604,7 @@ function prepareIn(input: unknown, provider: string | undefined): { prepared: Pr
             if (vendorId !== 'openai') return badRequest(`Invalid value: 'file'. Supported values are: 'text' and 'image_url'.`, `${pat}.type`, 'invalid_value');
             const file = part['file'];
             if (!isObject(file)) return badRequest(`Missing required parameter: '${pat}.file'.`, `${pat}.file`, 'missing_required_parameter');
-            hash.update(SEP + 'f' + JSON.stringify(file));
+            hash.update(`${SEP}f${JSON.stringify(file)}`);
             break;
           }
           case 'document_url': {
@@ -608,16 +612,12 @@ function prepareIn(input: unknown, provider: string | undefined): { prepared: Pr
             if (vendorId !== 'mistral' || typeof url !== 'string') {
               return badRequest(`Invalid value: 'document_url'. Supported values are: 'text', 'image_url', and 'file'.`, `${pat}.type`, 'invalid_value');
             }
-            hash.update(SEP + 'd' + url);
+            hash.update(`${SEP}d${url}`);
             promptTokens += DOCUMENT_TOKENS;
             break;
           }
           default:
-            return badRequest(
-              `Invalid value: '${String(part['type'])}'. Supported values are: 'text', 'image_url', and 'file'.`,
-              `${pat}.type`,
-              'invalid_value',
-            );
+            return badRequest(`Invalid value: '${String(part['type'])}'. Supported values are: 'text', 'image_url', and 'file'.`, `${pat}.type`, 'invalid_value');
         }
       }
     } else if (!((content === null || content === undefined) && role === 'assistant')) {
@@ -648,7 +648,7 @@ function prepareIn(input: unknown, provider: string | undefined): { prepared: Pr
     model,
     vendor,
     seed: digest.readUInt32BE(0),
-    id: 'chatcmpl-' + digest.toString('hex', 0, 15),
+    id: `chatcmpl-${digest.toString('hex', 0, 15)}`,
     promptTokens,
     cachedTokens: vendor.cacheBlock ? Math.floor(systemTokens / vendor.cacheBlock) * vendor.cacheBlock : 0,
     maxTokens,
@@ -690,7 +690,7 @@ export const openAiChat: ProtocolHandler = {
   invalidJson(): Reply {
     return openAiError(
       400,
-      'We could not parse the JSON body of your request. (HINT: This likely means you aren\'t using your HTTP library correctly. The OpenAI API expects a JSON payload.)',
+      "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload.)",
       'invalid_request_error',
     );
   },

@@ -16,8 +16,6 @@ import { PrefixCache } from './prefix-cache.js';
 import { strictProblem } from './strict-schema.js';
 import { responsesStream } from './openai-responses-stream.js';
 
-
-
 const RESPONSES_PATH = '/v1/responses';
 const SEP = '\u0000';
 const PER_MESSAGE_TOKENS = 4;
@@ -129,18 +127,18 @@ function contentPart(part: unknown, at: string, role: string): { key: string; to
   if (role === 'assistant') {
     if (type === 'output_text') {
       if (typeof part['text'] !== 'string') return badRequest(`Invalid type for '${at}.text': expected a string.`, `${at}.text`);
-      return { key: 'o' + part['text'], tokens: countTokens(part['text']) };
+      return { key: `o${part['text']}`, tokens: countTokens(part['text']) };
     }
     if (type === 'refusal') {
       if (typeof part['refusal'] !== 'string') return badRequest(`Invalid type for '${at}.refusal': expected a string.`, `${at}.refusal`);
-      return { key: 'r' + part['refusal'], tokens: countTokens(part['refusal']) };
+      return { key: `r${part['refusal']}`, tokens: countTokens(part['refusal']) };
     }
     return badRequest(`Invalid value: '${String(type)}'. Supported values are: 'output_text' and 'refusal'.`, `${at}.type`, 'invalid_value');
   }
   switch (type) {
     case 'input_text':
       if (typeof part['text'] !== 'string') return badRequest(`Invalid type for '${at}.text': expected a string.`, `${at}.text`);
-      return { key: 't' + part['text'], tokens: countTokens(part['text']) };
+      return { key: `t${part['text']}`, tokens: countTokens(part['text']) };
     case 'input_image': {
       const url = part['image_url'];
       const fileId = part['file_id'];
@@ -149,16 +147,12 @@ function contentPart(part: unknown, at: string, role: string): { key: string; to
       }
       const detail = part['detail'];
       if (detail !== undefined && detail !== null && (typeof detail !== 'string' || !IMAGE_DETAILS.has(detail))) {
-        return badRequest(
-          `Invalid value: '${String(detail)}'. Supported values are: 'low', 'high', 'auto', and 'original'.`,
-          `${at}.detail`,
-          'invalid_value',
-        );
+        return badRequest(`Invalid value: '${String(detail)}'. Supported values are: 'low', 'high', 'auto', and 'original'.`, `${at}.detail`, 'invalid_value');
       }
       if (typeof url === 'string' && !/^(https?:\/\/|data:image\/[a-z+.-]+;base64,)/.test(url)) {
         return badRequest(`Invalid '${at}.image_url'. Expected a base64-encoded data URL with an image MIME type or a valid URL.`, `${at}.image_url`, 'invalid_value');
       }
-      return { key: 'i' + String(url ?? fileId), tokens: IMAGE_TOKENS };
+      return { key: `i${String(url ?? fileId)}`, tokens: IMAGE_TOKENS };
     }
     case 'input_file': {
       const data = part['file_data'];
@@ -169,26 +163,22 @@ function contentPart(part: unknown, at: string, role: string): { key: string; to
         if (!/^data:[a-z]+\/[a-z0-9.+-]+;base64,/.test(data)) {
           return badRequest(`Invalid '${at}.file_data'. Expected a base64-encoded data URL.`, `${at}.file_data`, 'invalid_value');
         }
-        return { key: 'f' + part['filename'] + SEP + data, tokens: FILE_TOKENS };
+        return { key: `f${part['filename']}${SEP}${data}`, tokens: FILE_TOKENS };
       }
       if (typeof part['file_id'] === 'string' || typeof part['file_url'] === 'string') {
-        return { key: 'f' + String(part['file_id'] ?? part['file_url']), tokens: FILE_TOKENS };
+        return { key: `f${String(part['file_id'] ?? part['file_url'])}`, tokens: FILE_TOKENS };
       }
       return badRequest(`Missing required parameter: '${at}.file_data'.`, `${at}.file_data`, 'missing_required_parameter');
     }
     default:
-      return badRequest(
-        `Invalid value: '${String(type)}'. Supported values are: 'input_text', 'input_image', and 'input_file'.`,
-        `${at}.type`,
-        'invalid_value',
-      );
+      return badRequest(`Invalid value: '${String(type)}'. Supported values are: 'input_text', 'input_image', and 'input_file'.`, `${at}.type`, 'invalid_value');
   }
 }
 
 /** Adds every input message to the digest; an error reply when an item is not a valid message. */
 function digestInput(input: unknown, digest: InputDigest): Prepared | undefined {
   if (typeof input === 'string') {
-    digest.add('user' + SEP + input, PER_MESSAGE_TOKENS + countTokens(input));
+    digest.add(`user${SEP}${input}`, PER_MESSAGE_TOKENS + countTokens(input));
     return undefined;
   }
   if (!Array.isArray(input)) return badRequest("Invalid type for 'input': expected a string or an array of input items.", 'input');
@@ -253,7 +243,11 @@ function parseFormat(text: unknown): Format | Prepared {
       const name = format['name'];
       if (typeof name !== 'string') return badRequest("Missing required parameter: 'text.format.name'.", 'text.format.name', 'missing_required_parameter');
       if (!/^[a-zA-Z0-9_-]{1,64}$/.test(name)) {
-        return badRequest("Invalid 'text.format.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.", 'text.format.name', 'invalid_value');
+        return badRequest(
+          "Invalid 'text.format.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+          'text.format.name',
+          'invalid_value',
+        );
       }
       const schema = format['schema'];
       if (!isObject(schema)) return badRequest("Missing required parameter: 'text.format.schema'.", 'text.format.schema', 'missing_required_parameter');
@@ -268,11 +262,7 @@ function parseFormat(text: unknown): Format | Prepared {
       return { type: 'json_schema', name, schema, strict: strict === true };
     }
     default:
-      return badRequest(
-        `Invalid value: '${String(format['type'])}'. Supported values are: 'text', 'json_object', and 'json_schema'.`,
-        'text.format.type',
-        'invalid_value',
-      );
+      return badRequest(`Invalid value: '${String(format['type'])}'. Supported values are: 'text', 'json_object', and 'json_schema'.`, 'text.format.type', 'invalid_value');
   }
 }
 
@@ -317,7 +307,7 @@ export function prepareResponses(input: unknown): Prepared {
     return badRequest("Invalid type for 'instructions': expected a string.", 'instructions', 'invalid_type');
   }
   const digest = new InputDigest(model);
-  if (typeof instructions === 'string' && instructions !== '') digest.add('instructions' + SEP + instructions, PER_MESSAGE_TOKENS + countTokens(instructions));
+  if (typeof instructions === 'string' && instructions !== '') digest.add(`instructions${SEP}${instructions}`, PER_MESSAGE_TOKENS + countTokens(instructions));
   const inputError = digestInput(body['input'], digest);
   if (inputError) return inputError;
 
@@ -350,11 +340,7 @@ export function prepareResponses(input: unknown): Prepared {
     const e = reasoning['effort'];
     if (e !== undefined && e !== null) {
       if (typeof e !== 'string' || !(e in REASONING_TOKENS)) {
-        return badRequest(
-          `Invalid value: '${String(e)}'. Supported values are: 'none', 'minimal', 'low', 'medium', 'high', and 'xhigh'.`,
-          'reasoning.effort',
-          'invalid_value',
-        );
+        return badRequest(`Invalid value: '${String(e)}'. Supported values are: 'none', 'minimal', 'low', 'medium', 'high', and 'xhigh'.`, 'reasoning.effort', 'invalid_value');
       }
       if (family.classic) return badRequest("Unsupported parameter: 'reasoning.effort' is not supported with this model.", 'reasoning.effort', 'unsupported_parameter');
       if (e === 'none' && family.reasoning && !family.effortNone) {
@@ -383,7 +369,7 @@ export function prepareResponses(input: unknown): Prepared {
   const call: ResponsesCall = {
     model,
     seed: digestBytes.readUInt32BE(0),
-    id: 'resp_' + digestBytes.toString('hex'),
+    id: `resp_${digestBytes.toString('hex')}`,
     itemId: digestBytes.toString('hex', 0, 16),
     inputTokens: digest.totalTokens,
     prefixes: digest.prefixes,
@@ -403,7 +389,6 @@ export function prepareResponses(input: unknown): Prepared {
 // ---------------------------------------------------------------------------
 // Answer
 // ---------------------------------------------------------------------------
-
 
 function content(call: ResponsesCall, structured?: Json): string {
   switch (call.format.type) {
@@ -510,7 +495,12 @@ function defaultError(status: number): Json {
     };
   }
   if (status === 401) {
-    return { message: 'Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys.', type: 'invalid_request_error', param: null, code: 'invalid_api_key' };
+    return {
+      message: 'Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys.',
+      type: 'invalid_request_error',
+      param: null,
+      code: 'invalid_api_key',
+    };
   }
   if (status === 503) {
     return { message: 'The engine is currently overloaded, please try again later.', type: 'server_error', param: null, code: null };

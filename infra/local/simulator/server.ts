@@ -87,9 +87,7 @@ export interface AnswerOptions {
 }
 
 /** Result of validating a request: either ready to answer, or an error reply. */
-export type Prepared =
-  | { ok: true; model: string; answer(opts: AnswerOptions): Reply }
-  | { ok: false; reply: Reply };
+export type Prepared = { ok: true; model: string; answer(opts: AnswerOptions): Reply } | { ok: false; reply: Reply };
 
 /** One vendor wire protocol. `rest` is the path after `/{provider}`, without query string. */
 export interface ProtocolHandler {
@@ -114,20 +112,12 @@ export interface ProtocolHandler {
   vendorError(status: number, retryAfter: string | undefined, body: unknown, target: { provider: string; model: string }): Reply;
 }
 
-
 // ---------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------
 
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
-const REDACTED_HEADERS: ReadonlySet<string> = new Set([
-  'authorization',
-  'proxy-authorization',
-  'x-api-key',
-  'api-key',
-  'x-goog-api-key',
-  'cookie',
-]);
+const REDACTED_HEADERS: ReadonlySet<string> = new Set(['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'x-goog-api-key', 'cookie']);
 const PROVIDER_TOKEN = /^[A-Za-z0-9._-]+$/;
 
 type BodyResult = { text: string; tooLarge: boolean } | undefined;
@@ -219,7 +209,13 @@ class ProviderSimulator implements Simulator {
   /** While set, every answer waits for resume(): a test holds requests in flight without timing. */
   private paused: { promise: Promise<void>; release: () => void } | undefined;
 
-  constructor(server: Server, sockets: Set<Socket>, url: string, latencyMs: number, private readonly maxRecordedCalls: number) {
+  constructor(
+    server: Server,
+    sockets: Set<Socket>,
+    url: string,
+    latencyMs: number,
+    private readonly maxRecordedCalls: number,
+  ) {
     this.server = server;
     this.sockets = sockets;
     this.url = url;
@@ -315,14 +311,7 @@ class ProviderSimulator implements Simulator {
     send(res, notFound(method, path));
   }
 
-  private async upstream(
-    handler: ProtocolHandler,
-    provider: string,
-    rest: string,
-    path: string,
-    req: IncomingMessage,
-    res: ServerResponse,
-  ): Promise<void> {
+  private async upstream(handler: ProtocolHandler, provider: string, rest: string, path: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const raw = await readBody(req);
     if (raw === undefined) return; // client went away
     const parsed = raw.tooLarge ? ({ ok: false } as const) : parseJson(raw.text);
@@ -401,7 +390,13 @@ class ProviderSimulator implements Simulator {
   }
 
   /** Reads a rule from a control request's JSON body: 204 once added, 400 naming what is wrong. */
-  private async addRule<R>(req: IncomingMessage, res: ServerResponse, kind: string, parse: (input: unknown) => { ok: true; rule: R } | { ok: false; error: string }, add: (rule: R) => void): Promise<void> {
+  private async addRule<R>(
+    req: IncomingMessage,
+    res: ServerResponse,
+    kind: string,
+    parse: (input: unknown) => { ok: true; rule: R } | { ok: false; error: string },
+    add: (rule: R) => void,
+  ): Promise<void> {
     const raw = await readBody(req);
     if (raw === undefined) return;
     const parsed = raw.tooLarge ? ({ ok: false } as const) : parseJson(raw.text);

@@ -23,7 +23,7 @@ export function strictProblem(schema: unknown, path: string[]): string | undefin
   const subs: [string, unknown][] = [['items', schema['items']]];
   for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
     const list = schema[key];
-    if (Array.isArray(list)) list.forEach((s, i) => subs.push([`${key}/${i}`, s]));
+    if (Array.isArray(list)) for (const [i, s] of list.entries()) subs.push([`${key}/${i}`, s]);
   }
   for (const key of ['$defs', 'definitions'] as const) {
     const map = schema[key];

@@ -64,7 +64,7 @@ export function generateParagraph(model: string, seed: number): string {
   const target = 20 + Math.floor(rng() * 27);
   while (words < target) {
     const sentence = `${pick(rng, OPENERS)}, ${pick(rng, SUBJECTS)} ${pick(rng, VERBS)} ${pick(rng, OBJECTS)}.`;
-    text += ' ' + sentence;
+    text += ` ${sentence}`;
     words += countWords(sentence);
   }
   return text;
@@ -144,7 +144,10 @@ function stringValue(schema: Schema, rng: Rng): string {
     case 'url':
       return 'https://example.com/';
     case 'uuid': {
-      const hex = (n: number) => Math.floor(rng() * 16 ** n).toString(16).padStart(n, '0');
+      const hex = (n: number) =>
+        Math.floor(rng() * 16 ** n)
+          .toString(16)
+          .padStart(n, '0');
       return `${hex(8)}-${hex(4)}-4${hex(3)}-8${hex(3)}-${hex(6)}${hex(6)}`;
     }
     default:
@@ -153,7 +156,7 @@ function stringValue(schema: Schema, rng: Rng): string {
   let s = generatePhrase(rng);
   const min = num(schema['minLength']);
   const max = num(schema['maxLength']);
-  if (min !== undefined) while (s.length < min) s += ' ' + generatePhrase(rng);
+  if (min !== undefined) while (s.length < min) s += ` ${generatePhrase(rng)}`;
   if (max !== undefined && s.length > max) s = s.slice(0, Math.max(0, max));
   if (min !== undefined && s.length < min) s = s.padEnd(min, 'x');
   return s;
@@ -241,7 +244,6 @@ function valueFor(schema: unknown, rng: Rng, root: Schema, depth: number): unkno
       }
       return out;
     }
-    case 'string':
     default:
       return stringValue(schema, rng);
   }

@@ -1,15 +1,7 @@
 import type { Context } from 'aws-lambda';
 import { WorkflowFailedError } from '../../../shared/judging/errors.js';
 import { WORKFLOW_LIMITS } from '../../../shared/judging/limits.js';
-import type {
-  GenerateEvent,
-  GenerateOutput,
-  JudgeEvent,
-  JudgeItemOutput,
-  JudgingWorkflow,
-  WorkflowInput,
-  WorkflowOutput,
-} from '../../../shared/judging/workflow-types.js';
+import type { GenerateEvent, GenerateOutput, JudgeEvent, JudgeItemOutput, JudgingWorkflow, WorkflowInput, WorkflowOutput } from '../../../shared/judging/workflow-types.js';
 import { lambdaContext } from '../lambda-events.js';
 import { synthesizeWorkflow, type SynthesizedWorkflow, type TaskFunction } from './definition.js';
 import { installPromiseWithResolvers } from './polyfill.js';

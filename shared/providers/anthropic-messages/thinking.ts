@@ -35,10 +35,7 @@ export function planThinking(call: AllowanceInput): ThinkingPlan {
     return {
       maxTokens,
       thinking: { type: 'adaptive' },
-      warnings: [
-        `${entry.id} accepts only adaptive thinking: thinkingBudget ${requested} is advisory, ` +
-          `the model decides how much to think within max_tokens ${maxTokens}`,
-      ],
+      warnings: [`${entry.id} accepts only adaptive thinking: thinkingBudget ${requested} is advisory, ` + `the model decides how much to think within max_tokens ${maxTokens}`],
     };
   }
 
@@ -53,14 +50,10 @@ export function planThinking(call: AllowanceInput): ThinkingPlan {
     return {
       maxTokens,
       thinking: { type: 'enabled', budget_tokens: budget },
-      warnings: [
-        `thinkingBudget lowered from ${requested} to ${budget}: ${entry.id} allows ${entry.maxOutputTokens} output tokens, thinking included`,
-      ],
+      warnings: [`thinkingBudget lowered from ${requested} to ${budget}: ${entry.id} allows ${entry.maxOutputTokens} output tokens, thinking included`],
     };
   }
-  const warnings = capped
-    ? [`max_tokens capped at ${entry.id}'s maximum of ${maxTokens}: thinking (up to ${requested}) and the answer share it`]
-    : [];
+  const warnings = capped ? [`max_tokens capped at ${entry.id}'s maximum of ${maxTokens}: thinking (up to ${requested}) and the answer share it`] : [];
   return { maxTokens, thinking: { type: 'enabled', budget_tokens: requested }, warnings };
 }
 

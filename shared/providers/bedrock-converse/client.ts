@@ -76,7 +76,9 @@ export async function converseStream(input: ConverseStreamCommandInput, endpoint
 }
 
 /** `command`, sent only once `ready` resolves (when given). */
-function waitingFor<C extends { middlewareStack: { add(middleware: (next: (args: never) => Promise<unknown>) => (args: never) => Promise<unknown>, options: typeof WAIT_STEP): void } }>(command: C, ready?: Promise<void>): C {
+function waitingFor<
+  C extends { middlewareStack: { add(middleware: (next: (args: never) => Promise<unknown>) => (args: never) => Promise<unknown>, options: typeof WAIT_STEP): void } },
+>(command: C, ready?: Promise<void>): C {
   if (ready) {
     command.middlewareStack.add(
       (next) => async (args) => {

@@ -13,12 +13,7 @@ interface SdkError {
 }
 
 /** Exceptions Bedrock asks to retry whatever their status (ModelNotReadyException: the model is loading). */
-const RETRYABLE_EXCEPTIONS: ReadonlySet<string> = new Set([
-  'ThrottlingException',
-  'ServiceUnavailableException',
-  'InternalServerException',
-  'ModelNotReadyException',
-]);
+const RETRYABLE_EXCEPTIONS: ReadonlySet<string> = new Set(['ThrottlingException', 'ServiceUnavailableException', 'InternalServerException', 'ModelNotReadyException']);
 
 /**
  * An error thrown by `client.send(ConverseCommand)` as an UpstreamError: service exceptions

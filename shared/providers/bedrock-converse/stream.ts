@@ -82,8 +82,12 @@ const RETRYABLE: ReadonlySet<string> = new Set(['internalServerException', 'thro
 
 function streamException(name: string, body: unknown): UpstreamError {
   const message = (body as { message?: unknown } | null)?.message;
-  return new UpstreamError(name === 'throttlingException' ? 'upstream_rate_limited' : 'upstream_error', typeof message === 'string' ? message.slice(0, 500) : `The provider's stream failed (${name})`, {
-    upstreamStatus: 200,
-    retryable: RETRYABLE.has(name),
-  });
+  return new UpstreamError(
+    name === 'throttlingException' ? 'upstream_rate_limited' : 'upstream_error',
+    typeof message === 'string' ? message.slice(0, 500) : `The provider's stream failed (${name})`,
+    {
+      upstreamStatus: 200,
+      retryable: RETRYABLE.has(name),
+    },
+  );
 }

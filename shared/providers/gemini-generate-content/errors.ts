@@ -45,9 +45,7 @@ export function fromErrorResponse(status: number, text: string, retryAfter: stri
   }
   const message = typeof error?.message === 'string' && error.message !== '' ? error.message.slice(0, 500) : undefined;
   const googleStatus = typeof error?.status === 'string' ? error.status : undefined;
-  const described = message
-    ? googleStatus ? `${googleStatus}: ${message}` : message
-    : `The provider answered ${status}${googleStatus ? ` ${googleStatus}` : ''}`;
+  const described = message ? (googleStatus ? `${googleStatus}: ${message}` : message) : `The provider answered ${status}${googleStatus ? ` ${googleStatus}` : ''}`;
   return new UpstreamError(status === 429 ? 'upstream_rate_limited' : 'upstream_error', described, {
     upstreamStatus: status,
     retryable: status === 429 || status >= 500,

@@ -19,16 +19,7 @@ interface GenerateContentResponse {
 }
 
 /** Finish reasons that mean Gemini withheld the output (policy, recitation, blocklists). */
-const BLOCKED: ReadonlySet<string> = new Set([
-  'SAFETY',
-  'RECITATION',
-  'PROHIBITED_CONTENT',
-  'BLOCKLIST',
-  'SPII',
-  'IMAGE_SAFETY',
-  'IMAGE_PROHIBITED_CONTENT',
-  'IMAGE_RECITATION',
-]);
+const BLOCKED: ReadonlySet<string> = new Set(['SAFETY', 'RECITATION', 'PROHIBITED_CONTENT', 'BLOCKLIST', 'SPII', 'IMAGE_SAFETY', 'IMAGE_PROHIBITED_CONTENT', 'IMAGE_RECITATION']);
 
 function blocked(reason: string): UpstreamError {
   return new UpstreamError('upstream_blocked', `The provider blocked the answer (${reason})`, { upstreamStatus: 200, retryable: false });

@@ -43,10 +43,7 @@ function nearestSupported(wanted: ThinkingLevel, supported: readonly ThinkingLev
   return supported[supported.length - 1] ?? 'high';
 }
 
-export function toThinkingConfig(
-  upstreamModel: string,
-  budget: number | undefined,
-): { config?: ThinkingConfig; warning?: string } {
+export function toThinkingConfig(upstreamModel: string, budget: number | undefined): { config?: ThinkingConfig; warning?: string } {
   if (budget === undefined) return {};
   const levels = thinkingLevelsOf(upstreamModel);
   if (!levels) return { config: { thinkingBudget: budget } };

@@ -37,8 +37,7 @@ export function toMessages(call: ModelCall, dialect: ChatDialect, schemaAsInstru
 
 /** Two turns of one role as one message: texts joined by a blank line, parts kept in order. */
 function mergeInto(last: ChatMessage, next: ChatMessage): void {
-  last.content =
-    typeof last.content === 'string' && typeof next.content === 'string' ? `${last.content}\n\n${next.content}` : [...asParts(last.content), ...asParts(next.content)];
+  last.content = typeof last.content === 'string' && typeof next.content === 'string' ? `${last.content}\n\n${next.content}` : [...asParts(last.content), ...asParts(next.content)];
 }
 
 function asParts(content: ChatMessage['content']): ContentPart[] {

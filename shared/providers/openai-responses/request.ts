@@ -106,9 +106,7 @@ function promptParts(prompt: string, attachments: Attachment[]): InputPart[] {
   for (const attachment of attachments) {
     const dataUrl = `data:${attachment.type};base64,${attachment.base64}`;
     parts.push(
-      attachment.type === 'application/pdf'
-        ? { type: 'input_file', filename: attachment.name, file_data: dataUrl }
-        : { type: 'input_image', image_url: dataUrl, detail: 'auto' },
+      attachment.type === 'application/pdf' ? { type: 'input_file', filename: attachment.name, file_data: dataUrl } : { type: 'input_image', image_url: dataUrl, detail: 'auto' },
     );
   }
   return parts;

@@ -33,7 +33,10 @@ export class ResponsesStream {
     } else if (type === 'error') {
       const code = typeof data['code'] === 'string' ? data['code'] : undefined;
       const message = typeof data['message'] === 'string' ? data['message'].slice(0, 500) : 'The provider reported an error in the stream';
-      throw new UpstreamError(code === 'rate_limit_exceeded' ? 'upstream_rate_limited' : 'upstream_error', message, { upstreamStatus: 200, retryable: code === 'server_error' || code === 'rate_limit_exceeded' });
+      throw new UpstreamError(code === 'rate_limit_exceeded' ? 'upstream_rate_limited' : 'upstream_error', message, {
+        upstreamStatus: 200,
+        retryable: code === 'server_error' || code === 'rate_limit_exceeded',
+      });
     }
   }
 

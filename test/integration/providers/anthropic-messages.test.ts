@@ -321,11 +321,31 @@ describe('Simulator: anthropic-messages protocol', () => {
       message: expect.stringContaining('"thinking.type.enabled" is not supported for this model'),
     },
     { name: 'temperature on claude-opus-4-7', body: { ...base, model: 'claude-opus-4-7', temperature: 1 }, message: '`temperature` is deprecated for this model.' },
-    { name: 'an empty prompt', body: { ...base, messages: [{ role: 'user', content: '' }] }, message: 'messages.0: all messages must have non-empty content except for the optional final assistant message' },
-    { name: 'a prompt of whitespace only', body: { ...base, messages: [{ role: 'user', content: ' \n ' }] }, message: 'messages: text content blocks must contain non-whitespace text' },
-    { name: 'an empty text block', body: { ...base, messages: [{ role: 'user', content: [{ type: 'text', text: '' }] }] }, message: 'messages: text content blocks must be non-empty' },
-    { name: 'a text block of whitespace only', body: { ...base, messages: [{ role: 'user', content: [{ type: 'text', text: '\t' }] }] }, message: 'messages: text content blocks must contain non-whitespace text' },
-    { name: 'a system block of whitespace only', body: { ...base, system: [{ type: 'text', text: '  ' }] }, message: 'system: text content blocks must contain non-whitespace text' },
+    {
+      name: 'an empty prompt',
+      body: { ...base, messages: [{ role: 'user', content: '' }] },
+      message: 'messages.0: all messages must have non-empty content except for the optional final assistant message',
+    },
+    {
+      name: 'a prompt of whitespace only',
+      body: { ...base, messages: [{ role: 'user', content: ' \n ' }] },
+      message: 'messages: text content blocks must contain non-whitespace text',
+    },
+    {
+      name: 'an empty text block',
+      body: { ...base, messages: [{ role: 'user', content: [{ type: 'text', text: '' }] }] },
+      message: 'messages: text content blocks must be non-empty',
+    },
+    {
+      name: 'a text block of whitespace only',
+      body: { ...base, messages: [{ role: 'user', content: [{ type: 'text', text: '\t' }] }] },
+      message: 'messages: text content blocks must contain non-whitespace text',
+    },
+    {
+      name: 'a system block of whitespace only',
+      body: { ...base, system: [{ type: 'text', text: '  ' }] },
+      message: 'system: text content blocks must contain non-whitespace text',
+    },
     {
       name: 'a conversation that starts with an assistant turn',
       body: { ...base, messages: [{ role: 'assistant', content: 'Hello!' }, ...base.messages] },
@@ -344,7 +364,13 @@ describe('Simulator: anthropic-messages protocol', () => {
   });
 
   it('combines consecutive turns of one role itself, as the Messages API does', async () => {
-    const res = await post({ ...base, messages: [{ role: 'user', content: 'Context.' }, { role: 'user', content: 'Question?' }] });
+    const res = await post({
+      ...base,
+      messages: [
+        { role: 'user', content: 'Context.' },
+        { role: 'user', content: 'Question?' },
+      ],
+    });
 
     expect(res.status).toBe(200);
   });
@@ -367,7 +393,7 @@ describe('Simulator: anthropic-messages protocol', () => {
     const res = await post('{not json');
 
     expect(res.status).toBe(400);
-    expect(((await res.json()) as { type: string; error: { type: string } })).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+    expect((await res.json()) as { type: string; error: { type: string } }).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
   });
 
   it.each([

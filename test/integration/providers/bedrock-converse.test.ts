@@ -61,7 +61,7 @@ describe('Adapter: bedrockConverse against the simulator', () => {
     ['eu-west-1', 'eu.amazon.nova-pro-v1:0'],
     ['ap-northeast-1', 'apac.amazon.nova-pro-v1:0'],
     ['us-east-2', 'us.amazon.nova-pro-v1:0'],
-  ])('calls from %s through its geography\'s inference profile (%s)', async (region, profile) => {
+  ])("calls from %s through its geography's inference profile (%s)", async (region, profile) => {
     sim.reset();
     await bedrockConverse.send(call(), { ...endpoint, region }, new AbortController().signal);
 
@@ -120,11 +120,7 @@ describe('Adapter: bedrockConverse against the simulator', () => {
         { role: 'assistant', content: [{ text: 'A network of edge caches.' }, { cachePoint: { type: 'default' } }] },
         {
           role: 'user',
-          content: [
-            { image: { format: 'png', source: { bytes: PNG } } },
-            { document: { format: 'pdf', name: 'Q3 report final', source: { bytes: PDF } } },
-            { text: PROMPT },
-          ],
+          content: [{ image: { format: 'png', source: { bytes: PNG } } }, { document: { format: 'pdf', name: 'Q3 report final', source: { bytes: PDF } } }, { text: PROMPT }],
         },
       ],
       inferenceConfig: { maxTokens: 700, temperature: 0.4, topP: 0.8 },
@@ -154,7 +150,7 @@ describe('Adapter: bedrockConverse against the simulator', () => {
   });
 
   it('reports a cache write, then a cache read of the same prefix, inside the same input total', async () => {
-    const manual = `Cache manual ${Date.now()}. ` + 'Every section of this manual is static. '.repeat(120);
+    const manual = `Cache manual ${Date.now()}. ${'Every section of this manual is static. '.repeat(120)}`;
     const cached = call({ system: [{ type: 'text', text: manual, cache_control: { type: 'ephemeral' } }] });
     const prefix = countTokens(manual);
 
@@ -334,7 +330,11 @@ describe('Protocol: simulated Bedrock Converse over plain HTTP', () => {
 
   it.each([
     ['a temperature above 1', { ...body, inferenceConfig: { temperature: 1.5 } }, 'The inferenceConfig.temperature field must be between 0 and 1; got 1.5.'],
-    ['a blank text block', { messages: [{ role: 'user', content: [{ text: ' ' }] }] }, 'The text field in the ContentBlock object at messages.0.content.0 is blank. Add text to the text field, and try again.'],
+    [
+      'a blank text block',
+      { messages: [{ role: 'user', content: [{ text: ' ' }] }] },
+      'The text field in the ContentBlock object at messages.0.content.0 is blank. Add text to the text field, and try again.',
+    ],
     [
       'a document name with a dot',
       { messages: [{ role: 'user', content: [{ document: { format: 'pdf', name: 'a.pdf', source: { bytes: PDF } } }, { text: 'Hi' }] }] },
@@ -356,9 +356,17 @@ describe('Protocol: simulated Bedrock Converse over plain HTTP', () => {
       { ...body, toolConfig: { tools: [{ toolSpec: { name: 'a', inputSchema: { json: { type: 'array' } } } }], toolChoice: { tool: { name: 'a' } } } },
       'The toolConfig.tools.0.toolSpec.inputSchema.json field must have a top-level type of object.',
     ],
-    ['a forced tool that is not defined', { ...body, toolConfig: { tools: [{ toolSpec: { name: 'a', inputSchema: { json: { type: 'object' } } } }], toolChoice: { tool: { name: 'b' } } } }, 'The toolConfig.toolChoice.tool.name field names a tool that is not in toolConfig.tools: b.'],
+    [
+      'a forced tool that is not defined',
+      { ...body, toolConfig: { tools: [{ toolSpec: { name: 'a', inputSchema: { json: { type: 'object' } } } }], toolChoice: { tool: { name: 'b' } } } },
+      'The toolConfig.toolChoice.tool.name field names a tool that is not in toolConfig.tools: b.',
+    ],
   ])('answers %s with a 400 ValidationException', async (_label, request, message) => {
-    const res = await fetch(url(), { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'AWS4-HMAC-SHA256 Credential=x' }, body: JSON.stringify(request) });
+    const res = await fetch(url(), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'AWS4-HMAC-SHA256 Credential=x' },
+      body: JSON.stringify(request),
+    });
 
     expect(res.status).toBe(400);
     expect(res.headers.get('x-amzn-errortype')).toMatch(/^ValidationException:/);
@@ -390,7 +398,14 @@ describe('Bedrock connections', () => {
       req.resume();
       req.on('end', () => {
         res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify({ output: { message: { role: 'assistant', content: [{ text: 'hi' }] } }, stopReason: 'end_turn', usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 }, metrics: { latencyMs: 1 } }));
+        res.end(
+          JSON.stringify({
+            output: { message: { role: 'assistant', content: [{ text: 'hi' }] } },
+            stopReason: 'end_turn',
+            usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 },
+            metrics: { latencyMs: 1 },
+          }),
+        );
       });
     });
     server.keepAliveTimeout = 60_000;

@@ -14,7 +14,7 @@ import { sendOnceReady, suiteSimulator } from '../../support/simulator.js';
 
 const API_KEY = 'sk-integration-secret';
 /** 75 simulator tokens: a warm cache reports its first 64 as read from cache (xAI, DeepSeek, Mistral). */
-const LONG_SYSTEM = 'You compare HTTP caching strategies for a platform team. '.repeat(5).trim() + ' Be concise and concrete.';
+const LONG_SYSTEM = `${'You compare HTTP caching strategies for a platform team. '.repeat(5).trim()} Be concise and concrete.`;
 const PROMPT = 'Compare ETags with Cache-Control max-age.';
 const SCHEMA = {
   type: 'object',
@@ -100,9 +100,7 @@ describe('Adapter: openaiChat against the simulator', () => {
   it('keeps reasoning_effort away from grok-4.20-0309-reasoning, which would answer 400, and warns', async () => {
     const reply = await send(call('fam_d-4.20-0309-reasoning', { tuning: { reasoningEffort: 'low' } }));
     expect(upstream().body).not.toHaveProperty('reasoning_effort');
-    expect(reply.warnings).toEqual([
-      'reasoningEffort was not applied: xAI does not accept reasoning_effort for grok-4.20-0309-reasoning, which reasons at its own fixed level',
-    ]);
+    expect(reply.warnings).toEqual(['reasoningEffort was not applied: xAI does not accept reasoning_effort for grok-4.20-0309-reasoning, which reasons at its own fixed level']);
     expect(reply.usage?.reasoningTokens).toBe(192);
   });
 
@@ -298,17 +296,14 @@ describe('Adapter: openaiChat against the simulator', () => {
     expect(await failure(c)).toMatchObject({ code: 'upstream_malformed_response', retryable: false });
   });
 
-  it.each(['fam_d-4.3', 'fam_e-gpt-oss-120b', 'fam_f-v4-pro', 'fam_g-large', 'fam_i-gpt-oss-120b'])(
-    'answers %s without usage as cost unavailable, with a warning',
-    async (id) => {
-      const c = call(id);
-      sim.setFault({ kind: 'no-usage', provider: c.entry.provider });
-      const reply = await send(c);
-      expect(reply.output.length).toBeGreaterThan(0);
-      expect(reply.usage).toBeUndefined();
-      expect(reply.warnings).toContain('The provider reported no usable token usage; cost is unavailable');
-    },
-  );
+  it.each(['fam_d-4.3', 'fam_e-gpt-oss-120b', 'fam_f-v4-pro', 'fam_g-large', 'fam_i-gpt-oss-120b'])('answers %s without usage as cost unavailable, with a warning', async (id) => {
+    const c = call(id);
+    sim.setFault({ kind: 'no-usage', provider: c.entry.provider });
+    const reply = await send(c);
+    expect(reply.output.length).toBeGreaterThan(0);
+    expect(reply.usage).toBeUndefined();
+    expect(reply.warnings).toContain('The provider reported no usable token usage; cost is unavailable');
+  });
 
   it('reports a timeout when the vendor does not answer before the deadline', async () => {
     const c = call('fam_g-large');

@@ -370,7 +370,7 @@ describe('Simulator protocol: openai-responses', () => {
     expect(output).toHaveLength(2);
     expect(output[0]).toEqual({ id: expect.stringMatching(/^rs_/), type: 'reasoning', summary: [] });
     expect(output[1]).toMatchObject({ id: expect.stringMatching(/^msg_/), type: 'message', status: 'completed', role: 'assistant' });
-    const text = ((output[1]!['content'] as Record<string, unknown>[])[0]!) as { type: string; text: string; annotations: unknown[] };
+    const text = (output[1]!['content'] as Record<string, unknown>[])[0]! as { type: string; text: string; annotations: unknown[] };
     expect(text.type).toBe('output_text');
     expect(text.annotations).toEqual([]);
     expect(json['usage']).toEqual({

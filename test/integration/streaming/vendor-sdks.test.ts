@@ -33,7 +33,7 @@ describe('Simulator streams, read by the vendor SDKs', () => {
     }
     expect(chunks).toBeGreaterThan(3);
     expect(text).toBe(whole.choices[0]?.message.content);
-    expect(reasoning).toBe((whole.choices[0]?.message as { reasoning_content?: string }).reasoning_content);
+    expect(reasoning).toBe((whole.choices[0]?.message as { reasoning_content?: string } | undefined)?.reasoning_content);
     expect(usage).toEqual(whole.usage);
   });
 

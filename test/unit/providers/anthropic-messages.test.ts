@@ -16,7 +16,6 @@ function fixture(name: string): Record<string, unknown> {
   return JSON.parse(readFileSync(new URL(`../../fixtures/anthropic-messages/${name}.json`, import.meta.url), 'utf8')) as Record<string, unknown>;
 }
 
-
 const SONNET = model('fam_a-sonnet-4-6');
 const OPUS_46 = model('fam_a-opus-4-6');
 const OPUS_47 = model('fam_a-opus-4-7');
@@ -116,7 +115,13 @@ describe('Function: toMessagesRequest', () => {
     { name: 'topP alone', temperature: undefined, topP: 0.9, sent: { top_p: 0.9 }, warning: undefined },
     { name: 'temperature 0', temperature: 0, topP: undefined, sent: { temperature: 0 }, warning: undefined },
     { name: 'both (top_p dropped)', temperature: 0.7, topP: 0.9, sent: { temperature: 0.7 }, warning: 'topP 0.9 not sent: Claude models accept temperature or top_p, not both' },
-    { name: 'temperature above 1 (lowered)', temperature: 1.5, topP: undefined, sent: { temperature: 1 }, warning: "temperature 1.5 is above Anthropic's maximum of 1; 1 was sent" },
+    {
+      name: 'temperature above 1 (lowered)',
+      temperature: 1.5,
+      topP: undefined,
+      sent: { temperature: 1 },
+      warning: "temperature 1.5 is above Anthropic's maximum of 1; 1 was sent",
+    },
   ])('maps sampling settings: $name', ({ temperature, topP, sent, warning }) => {
     const { body, warnings } = toMessagesRequest(call({ temperature, topP }));
 
@@ -176,10 +181,7 @@ describe('Function: toMessagesRequest', () => {
       temperature: 0.3,
       topP: 0.96,
       sent: {},
-      warnings: [
-        'temperature 0.3 not sent: Anthropic allows only temperature 1 with extended thinking',
-        'topP 0.96 not sent: Anthropic restricts top_p with extended thinking',
-      ],
+      warnings: ['temperature 0.3 not sent: Anthropic allows only temperature 1 with extended thinking', 'topP 0.96 not sent: Anthropic restricts top_p with extended thinking'],
     },
   ])('drops sampling settings thinking forbids: $name', ({ temperature, topP, sent, warnings }) => {
     const result = toMessagesRequest(call({ temperature, topP, tuning: { thinkingBudget: 2048 } }));
@@ -195,9 +197,7 @@ describe('Function: toMessagesRequest', () => {
     expect(body.thinking).toEqual({ type: 'adaptive' });
     expect(body.max_tokens).toBe(20_096);
     expect(body).not.toHaveProperty('output_config');
-    expect(warnings).toEqual([
-      'fam_a-opus-4-7 accepts only adaptive thinking: thinkingBudget 16000 is advisory, the model decides how much to think within max_tokens 20096',
-    ]);
+    expect(warnings).toEqual(['fam_a-opus-4-7 accepts only adaptive thinking: thinkingBudget 16000 is advisory, the model decides how much to think within max_tokens 20096']);
   });
 
   it.each([
@@ -301,7 +301,7 @@ describe('Function: fromMessagesResponse', () => {
     {
       name: 'plain',
       entry: SONNET,
-      output: "Caching at the edge cuts latency; caching in the application keeps control over invalidation.",
+      output: 'Caching at the edge cuts latency; caching in the application keeps control over invalidation.',
       usage: { inputTokens: 2095, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 503, reasoningTokens: 0 },
       // 2095 x $3 + 503 x $15 per million
       cost: 0.01383,
@@ -415,7 +415,12 @@ describe('Function: fromMessagesResponse', () => {
   it.each([
     { name: 'error-overloaded', code: 'upstream_overloaded', retryable: true, message: 'Overloaded' },
     { name: 'error-api', code: 'upstream_error', retryable: true, message: 'Internal server error' },
-    { name: 'error-invalid-request', code: 'upstream_error', retryable: false, message: 'max_tokens: 200000 > 64000, which is the maximum allowed number of output tokens for claude-sonnet-4-6' },
+    {
+      name: 'error-invalid-request',
+      code: 'upstream_error',
+      retryable: false,
+      message: 'max_tokens: 200000 > 64000, which is the maximum allowed number of output tokens for claude-sonnet-4-6',
+    },
   ])('maps an error body that came with 200 ($name)', ({ name, code, retryable, message }) => {
     let caught: unknown;
     try {
@@ -482,10 +487,7 @@ describe('Object: anthropicMessages', () => {
 
       const reply = await anthropicMessages.send(call({ temperature: 0.5, tuning: { thinkingBudget: 2048 } }), endpoint, new AbortController().signal);
 
-      expect(reply.warnings).toEqual([
-        'temperature 0.5 not sent: Anthropic allows only temperature 1 with extended thinking',
-        'The output was cut at maxTokens',
-      ]);
+      expect(reply.warnings).toEqual(['temperature 0.5 not sent: Anthropic allows only temperature 1 with extended thinking', 'The output was cut at maxTokens']);
     });
 
     it.each([

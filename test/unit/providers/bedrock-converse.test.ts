@@ -20,7 +20,6 @@ function fixture(name: string): Json {
   return JSON.parse(readFileSync(new URL(`../../fixtures/bedrock-converse/${name}.json`, import.meta.url), 'utf8')) as Json;
 }
 
-
 const PRO = model('fam_h-pro');
 const LITE = model('fam_h-lite');
 const MICRO = model('fam_h-micro');
@@ -58,7 +57,7 @@ describe('Function: bedrockModelId', () => {
     expect(toConverseRequest(call({ entry: LITE }), region).input.modelId).toBe(id);
   });
 
-  it('calls Bedrock in the function\'s own region unless BEDROCK_REGION says otherwise', () => {
+  it("calls Bedrock in the function's own region unless BEDROCK_REGION says otherwise", () => {
     expect(loadConfig({ AWS_REGION: 'eu-west-1' }).bedrockRegion).toBe('eu-west-1');
     expect(loadConfig({ AWS_REGION: 'eu-west-1', BEDROCK_REGION: 'us-east-2' }).bedrockRegion).toBe('us-east-2');
     expect(loadConfig({}).bedrockRegion).toBe('us-east-1');

@@ -47,7 +47,12 @@ describe('Function: toGenerateContentRequest', () => {
 
   it('maps each system block to one part of systemInstruction', () => {
     const { body } = toGenerateContentRequest(
-      call({ system: [{ type: 'text', text: 'You are concise.' }, { type: 'text', text: 'Answer in English.' }] }),
+      call({
+        system: [
+          { type: 'text', text: 'You are concise.' },
+          { type: 'text', text: 'Answer in English.' },
+        ],
+      }),
     );
 
     expect(body.systemInstruction).toEqual({ parts: [{ text: 'You are concise.' }, { text: 'Answer in English.' }] });
@@ -122,9 +127,7 @@ describe('Function: toGenerateContentRequest', () => {
   });
 
   it('warns that cache_control breakpoints have no Gemini equivalent', () => {
-    const { body, warnings } = toGenerateContentRequest(
-      call({ system: [{ type: 'text', text: 'Long manual.', cache_control: { type: 'ephemeral' } }] }),
-    );
+    const { body, warnings } = toGenerateContentRequest(call({ system: [{ type: 'text', text: 'Long manual.', cache_control: { type: 'ephemeral' } }] }));
 
     expect(body.systemInstruction).toEqual({ parts: [{ text: 'Long manual.' }] });
     expect(warnings).toEqual(['Gemini has no cache_control breakpoints; they were ignored (use model_tuning.cachedContent)']);
@@ -132,7 +135,13 @@ describe('Function: toGenerateContentRequest', () => {
 
   describe('tuning', () => {
     it.each<[string, string, number, string, string]>([
-      ['0 on a Flash model', 'fam_b-3.5-flash', 0, 'minimal', "gemini-3.5-flash cannot turn thinking off; thinkingBudget 0 was sent as thinkingLevel 'minimal', which may still think a little"],
+      [
+        '0 on a Flash model',
+        'fam_b-3.5-flash',
+        0,
+        'minimal',
+        "gemini-3.5-flash cannot turn thinking off; thinkingBudget 0 was sent as thinkingLevel 'minimal', which may still think a little",
+      ],
       ['0 on the Pro model', 'fam_b-3.1-pro', 0, 'low', "gemini-3.1-pro-preview cannot turn thinking off; thinkingBudget 0 was sent as its lowest thinkingLevel 'low'"],
       ['512', 'fam_b-3.1-flash-lite', 512, 'low', "gemini-3.1-flash-lite takes a thinking level, not a token budget; thinkingBudget 512 was sent as thinkingLevel 'low'"],
       ['4096', 'fam_b-3.1-pro', 4096, 'medium', "gemini-3.1-pro-preview takes a thinking level, not a token budget; thinkingBudget 4096 was sent as thinkingLevel 'medium'"],
@@ -291,9 +300,7 @@ describe('Function: fromGenerateContentResponse', () => {
   it('maps a plain answer with its usage and cost to the last digit', () => {
     const reply = fromGenerateContentResponse(fixture('plain'));
 
-    expect(reply.output).toBe(
-      'Caching HTTP responses at the CDN keeps latency low for every visitor, while an application cache gives finer control over invalidation.',
-    );
+    expect(reply.output).toBe('Caching HTTP responses at the CDN keeps latency low for every visitor, while an application cache gives finer control over invalidation.');
     expect(reply.finishReason).toBe('STOP');
     expect(reply.warnings).toEqual([]);
     expect(reply.usage).toEqual({ inputTokens: 24, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 27, reasoningTokens: 0 });

@@ -130,9 +130,7 @@ describe('Function: toChatRequest', () => {
   it.each(['none', 'low', 'high'] as const)('leaves reasoning_effort %s out for grok-4.20-0309-reasoning, which rejects it, with a warning', (effort) => {
     const { body, warnings } = toChatRequest(call('fam_d-4.20-0309-reasoning', { tuning: { reasoningEffort: effort } }));
     expect(body).not.toHaveProperty('reasoning_effort');
-    expect(warnings).toEqual([
-      'reasoningEffort was not applied: xAI does not accept reasoning_effort for grok-4.20-0309-reasoning, which reasons at its own fixed level',
-    ]);
+    expect(warnings).toEqual(['reasoningEffort was not applied: xAI does not accept reasoning_effort for grok-4.20-0309-reasoning, which reasons at its own fixed level']);
   });
 
   it('asks Groq for parsed reasoning on Qwen3 so that content carries the answer only', () => {
@@ -188,18 +186,22 @@ describe('Function: toChatRequest', () => {
   });
 
   it.each(['fam_d-4.3', 'fam_g-large', 'fam_i-3.3-70b', 'fam_e-glm-4.7'])('keeps consecutive turns as sent for %s, which takes them', (id) => {
-    const { body } = toChatRequest(call(id, { history: [{ role: 'user', content: 'One.' }, { role: 'user', content: 'Two.' }] }));
+    const { body } = toChatRequest(
+      call(id, {
+        history: [
+          { role: 'user', content: 'One.' },
+          { role: 'user', content: 'Two.' },
+        ],
+      }),
+    );
     expect(body.messages.map((m) => m.content)).toEqual(['One.', 'Two.', 'Compare the two caching strategies.']);
   });
 
-  it.each(['fam_i-4-scout', 'fam_d-4.20-0309-reasoning', 'fam_e-glm-4.7', 'fam_f-v4-pro', 'fam_l'])(
-    'gives %s the schema as an instruction after the system prompt',
-    (id) => {
-      const { body } = toChatRequest(call(id, { system: [{ type: 'text', text: 'Judge fairly.' }], responseSchema: SCHEMA }));
-      expect(body).not.toHaveProperty('response_format');
-      expect(body.messages[0]).toEqual({ role: 'system', content: `Judge fairly.\n\n${schemaInstruction(SCHEMA)}` });
-    },
-  );
+  it.each(['fam_i-4-scout', 'fam_d-4.20-0309-reasoning', 'fam_e-glm-4.7', 'fam_f-v4-pro', 'fam_l'])('gives %s the schema as an instruction after the system prompt', (id) => {
+    const { body } = toChatRequest(call(id, { system: [{ type: 'text', text: 'Judge fairly.' }], responseSchema: SCHEMA }));
+    expect(body).not.toHaveProperty('response_format');
+    expect(body.messages[0]).toEqual({ role: 'system', content: `Judge fairly.\n\n${schemaInstruction(SCHEMA)}` });
+  });
 
   it('makes the schema instruction the whole system message when there is no system prompt', () => {
     const { body } = toChatRequest(call('fam_d-4.3', { responseSchema: SCHEMA }));
@@ -383,7 +385,11 @@ describe('Function: toUsage', () => {
 
   it.each([
     ['an xAI total that matches neither accounting', { prompt_tokens: 10, completion_tokens: 5, total_tokens: 99, completion_tokens_details: { reasoning_tokens: 20 } }, xai],
-    ['DeepSeek hits and misses that do not add up to prompt_tokens', { prompt_tokens: 100, completion_tokens: 5, prompt_cache_hit_tokens: 64, prompt_cache_miss_tokens: 64 }, deepseek],
+    [
+      'DeepSeek hits and misses that do not add up to prompt_tokens',
+      { prompt_tokens: 100, completion_tokens: 5, prompt_cache_hit_tokens: 64, prompt_cache_miss_tokens: 64 },
+      deepseek,
+    ],
     ['cached tokens above prompt_tokens', { prompt_tokens: 10, completion_tokens: 5, prompt_tokens_details: { cached_tokens: 11 } }, openai],
     ['reasoning tokens above completion_tokens', { prompt_tokens: 10, completion_tokens: 5, completion_tokens_details: { reasoning_tokens: 6 } }, openai],
     ['a negative count', { prompt_tokens: -1, completion_tokens: 5 }, openai],
@@ -422,9 +428,7 @@ describe('Function: fromErrorResponse', () => {
   it('reduces Mistral validation details to field and reason, never echoing the input', () => {
     const { status, body } = errorFixture('mistral-error-422.json');
     const error = fromErrorResponse(dialectFor('mistral'), status, JSON.stringify(body), null);
-    expect(error.message).toBe(
-      'body.max_completion_tokens: Extra inputs are not permitted; body.messages.0.system.content.str: Input should be a valid string',
-    );
+    expect(error.message).toBe('body.max_completion_tokens: Extra inputs are not permitted; body.messages.0.system.content.str: Input should be a valid string');
     expect(error.message).not.toContain('SECRET PROMPT TEXT');
     expect(error.retryable).toBe(false);
   });

@@ -52,7 +52,12 @@ describe('Function: toResponsesRequest', () => {
 
   it('joins the system blocks with blank lines into instructions', () => {
     const { body } = toResponsesRequest(
-      call({ system: [{ type: 'text', text: 'You are concise.' }, { type: 'text', text: 'Answer in English.' }] }),
+      call({
+        system: [
+          { type: 'text', text: 'You are concise.' },
+          { type: 'text', text: 'Answer in English.' },
+        ],
+      }),
     );
 
     expect(body.instructions).toBe('You are concise.\n\nAnswer in English.');
@@ -130,16 +135,13 @@ describe('Function: toResponsesRequest', () => {
     expect(warnings[1]).toMatch(/^topP was not sent/);
   });
 
-  it.each(['fam_c-5.4', 'fam_c-5.4-mini', 'fam_c-5.4-nano'])(
-    'sends temperature to %s with reasoning.effort none when no effort was asked for',
-    (id) => {
-      const { body, warnings } = toResponsesRequest(call({ entry: entry(id), temperature: 0.3 }));
+  it.each(['fam_c-5.4', 'fam_c-5.4-mini', 'fam_c-5.4-nano'])('sends temperature to %s with reasoning.effort none when no effort was asked for', (id) => {
+    const { body, warnings } = toResponsesRequest(call({ entry: entry(id), temperature: 0.3 }));
 
-      expect(body.temperature).toBe(0.3);
-      expect(body.reasoning).toEqual({ effort: 'none' });
-      expect(warnings).toEqual([]);
-    },
-  );
+    expect(body.temperature).toBe(0.3);
+    expect(body.reasoning).toEqual({ effort: 'none' });
+    expect(warnings).toEqual([]);
+  });
 
   it('leaves reasoning to the vendor default when a GPT-5.4 call has no sampling settings', () => {
     const { body } = toResponsesRequest(call({ entry: entry('fam_c-5.4') }));
@@ -164,9 +166,7 @@ describe('Function: toResponsesRequest', () => {
   });
 
   it('appends the schema instruction to the instructions for the instruction-mode model', () => {
-    const { body } = toResponsesRequest(
-      call({ entry: entry('fam_c-4-turbo'), responseSchema: SCHEMA, system: [{ type: 'text', text: 'Judge.' }] }),
-    );
+    const { body } = toResponsesRequest(call({ entry: entry('fam_c-4-turbo'), responseSchema: SCHEMA, system: [{ type: 'text', text: 'Judge.' }] }));
 
     expect(body.text).toBeUndefined();
     expect(body.instructions).toBe(`Judge.\n\n${schemaInstruction(SCHEMA)}`);
@@ -186,9 +186,7 @@ describe('Function: toResponsesRequest', () => {
   });
 
   it('warns that cache_control breakpoints do nothing on automatic caching', () => {
-    const { body, warnings } = toResponsesRequest(
-      call({ system: [{ type: 'text', text: 'Long policy.', cache_control: { type: 'ephemeral' } }] }),
-    );
+    const { body, warnings } = toResponsesRequest(call({ system: [{ type: 'text', text: 'Long policy.', cache_control: { type: 'ephemeral' } }] }));
 
     expect(body.instructions).toBe('Long policy.');
     expect(JSON.stringify(body)).not.toContain('cache_control');
@@ -264,9 +262,7 @@ describe('Function: fromResponsesResponse', () => {
   it('maps a plain answer: output text, usage and cost to the last digit', () => {
     const reply = fromResponsesResponse(fixture('plain'));
 
-    expect(reply.output).toBe(
-      'In a peaceful grove beneath a silver moon, a unicorn named Lumina discovered a hidden pool that reflected the stars.',
-    );
+    expect(reply.output).toBe('In a peaceful grove beneath a silver moon, a unicorn named Lumina discovered a hidden pool that reflected the stars.');
     expect(reply.finishReason).toBe('completed');
     expect(reply.warnings).toEqual([]);
     expect(reply.usage).toEqual({ inputTokens: 36, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 87, reasoningTokens: 0 });
@@ -447,10 +443,7 @@ describe('Object: openaiResponses', () => {
     expect([sent!.method, sent!.path]).toEqual(['POST', '/v1/responses']);
     expect(sent!.headers['authorization']).toBe('Bearer sk-test-secret');
     expect(JSON.parse(sent!.body)).toMatchObject({ model: 'o3', store: false, max_output_tokens: 4096 });
-    expect(reply.warnings).toEqual([
-      'temperature was not sent: o3 is a reasoning model, and OpenAI rejects sampling settings then',
-      'The output was cut at maxTokens',
-    ]);
+    expect(reply.warnings).toEqual(['temperature was not sent: o3 is a reasoning model, and OpenAI rejects sampling settings then', 'The output was cut at maxTokens']);
   });
 
   it.each([
@@ -478,9 +471,7 @@ describe('Object: openaiResponses', () => {
 
     expect(error.code).toBe('upstream_error');
     expect(error.retryable).toBe(false);
-    expect(error.message).toBe(
-      'Incorrect API key provided: sk-[redacted] You can find your API key at https://platform.openai.com/account/api-keys.',
-    );
+    expect(error.message).toBe('Incorrect API key provided: sk-[redacted] You can find your API key at https://platform.openai.com/account/api-keys.');
   });
 
   it('sends no authorization header without a key', async () => {
