@@ -2,25 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalHost } from '../../infra/local/host.js';
 import { wireModelId } from '../../shared/catalog/bedrock-profiles.js';
 import { resolveModel } from '../../shared/catalog/index.js';
-import { body } from '../support/fixtures.js';
+import { body, ONE_PER_FAMILY } from '../support/fixtures.js';
 import { post, startTestHost } from '../support/local.js';
-
-/** One model of every family, each through its own wire protocol to the simulator. */
-const ONE_PER_FAMILY = [
-  'fam_a-haiku-4-5',
-  'fam_b-3.5-flash',
-  'fam_c-5.4-mini',
-  'o4-mini',
-  'fam_d-4.3',
-  'fam_e-gpt-oss-120b',
-  'fam_f-v4-flash',
-  'fam_g-small',
-  'fam_h-micro',
-  'fam_i-gpt-oss-20b',
-  'fam_j3-32b',
-  'fam_k-8b',
-  'fam_l',
-];
 
 const SCHEMA = {
   type: 'object',

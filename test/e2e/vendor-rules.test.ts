@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LocalHost } from '../../infra/local/host.js';
-import { body } from '../support/fixtures.js';
+import { body, ONE_PER_FAMILY } from '../support/fixtures.js';
 import { post, startTestHost, type Answer } from '../support/local.js';
 
 /**
@@ -11,23 +11,6 @@ import { post, startTestHost, type Answer } from '../support/local.js';
  * is not the user's, turns that do not alternate, Groq strict schemas with optional
  * properties), so a request the adapters got wrong would come back as a failed result.
  */
-
-/** One model of every family, each through its own wire protocol. */
-const ONE_PER_FAMILY = [
-  'fam_a-haiku-4-5',
-  'fam_b-3.5-flash',
-  'fam_c-5.4-mini',
-  'o4-mini',
-  'fam_d-4.3',
-  'fam_e-gpt-oss-120b',
-  'fam_f-v4-flash',
-  'fam_g-small',
-  'fam_h-micro',
-  'fam_i-gpt-oss-20b',
-  'fam_j3-32b',
-  'fam_k-8b',
-  'fam_l',
-];
 
 let host: LocalHost;
 let balanceBefore: number;

@@ -5,3 +5,20 @@ export const PDF_BASE64 = Buffer.from('%PDF-1.4\n%\u00e2\u00e3\n1 0 obj\n<<>>\ne
 export function body(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return { prompt: 'Compare these models', models: ['fam_c-5.4', 'fam_a-opus-4-6', 'fam_b-3.1-pro'], ...overrides };
 }
+
+/** One model of every family, each through its own wire protocol. */
+export const ONE_PER_FAMILY = [
+  'fam_a-haiku-4-5',
+  'fam_b-3.5-flash',
+  'fam_c-5.4-mini',
+  'o4-mini',
+  'fam_d-4.3',
+  'fam_e-gpt-oss-120b',
+  'fam_f-v4-flash',
+  'fam_g-small',
+  'fam_h-micro',
+  'fam_i-gpt-oss-20b',
+  'fam_j3-32b',
+  'fam_k-8b',
+  'fam_l',
+];

@@ -103,10 +103,8 @@ describe('api entry: the answer is streamed before what follows it is written', 
 
 describe('api entry: an event stream (Accept: text/event-stream)', () => {
   const sse = (stream: EventStream): ApiResult => ({ statusCode: 200, headers: { ...EVENT_STREAM_HEADERS }, body: '', eventStream: stream });
-  const nextData = (stream: PassThrough) => new Promise<string>((resolve) => stream.once('data', (chunk: Buffer) => resolve(chunk.toString())));
-
-  it('writes the metadata and each event as it is sent, and finishes what follows the answer once the stream has ended', async () => {
-    const events = new EventStream(0);
+  /** The streaming entry answering with `events`; `isSettled` says whether what follows the answer has run. */
+  const streamingEvents = (events: EventStream) => {
     let settled = false;
     const handler = streamAnswers(
       async () => sse(events),
@@ -114,6 +112,13 @@ describe('api entry: an event stream (Accept: text/event-stream)', () => {
       silentLog,
       runtime,
     ) as Streamed;
+    return { handler, isSettled: () => settled };
+  };
+  const nextData = (stream: PassThrough) => new Promise<string>((resolve) => stream.once('data', (chunk: Buffer) => resolve(chunk.toString())));
+
+  it('writes the metadata and each event as it is sent, and finishes what follows the answer once the stream has ended', async () => {
+    const events = new EventStream(0);
+    const { handler, isSettled } = streamingEvents(events);
     const responseStream = new PassThrough();
     const written = collect(responseStream);
     const invocation = handler(event, responseStream, context);
@@ -123,7 +128,7 @@ describe('api entry: an event stream (Accept: text/event-stream)', () => {
     await first;
     // The first event is out while the run goes on.
     expect(splitStreamed(written()).body).toBe('event: delta\ndata: {"index":0,"modelId":"m","text":"Hel"}\n\n');
-    expect(settled).toBe(false);
+    expect(isSettled()).toBe(false);
 
     events.send('done', '{"promptLogId":"pl_1"}');
     events.end();
@@ -131,19 +136,13 @@ describe('api entry: an event stream (Accept: text/event-stream)', () => {
     const { metadata, body } = splitStreamed(written());
     expect(metadata).toEqual({ statusCode: 200, headers: EVENT_STREAM_HEADERS });
     expect(body).toBe('event: delta\ndata: {"index":0,"modelId":"m","text":"Hel"}\n\nevent: done\ndata: {"promptLogId":"pl_1"}\n\n');
-    expect(settled).toBe(true);
+    expect(isSettled()).toBe(true);
   });
 
   it('cancels the run when the response stream fails (the caller went), and finishes only once the run has ended the stream', async () => {
     const events = new EventStream(0);
     const settle = gate();
-    let settled = false;
-    const handler = streamAnswers(
-      async () => sse(events),
-      async () => void (settled = true),
-      silentLog,
-      runtime,
-    ) as Streamed;
+    const { handler, isSettled } = streamingEvents(events);
     const responseStream = new PassThrough();
     const invocation = handler(event, responseStream, context);
     const first = nextData(responseStream);
@@ -153,7 +152,7 @@ describe('api entry: an event stream (Accept: text/event-stream)', () => {
     const cancelled = new Promise((resolve) => events.signal.addEventListener('abort', resolve));
     responseStream.destroy(new Error('the client disconnected'));
     await cancelled;
-    expect(settled).toBe(false);
+    expect(isSettled()).toBe(false);
     // The run ends after the cancel, as the fan-out does once its calls have stopped.
     void settle.opened.then(() => {
       events.send('done', '{}');
@@ -161,7 +160,7 @@ describe('api entry: an event stream (Accept: text/event-stream)', () => {
     });
     settle.open();
     await invocation.catch(() => undefined);
-    expect(settled).toBe(true);
+    expect(isSettled()).toBe(true);
   });
 
   it("outside Lambda's streaming runtime (buffered) returns the whole stream as one body", async () => {
