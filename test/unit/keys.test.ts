@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import { bearerKey, generateApiKey, hashApiKey } from '../../shared/auth/keys.js';
+
+describe('Module: keys', () => {
+  it('issues distinct keys and stores them as SHA-256 hex', () => {
+    const a = generateApiKey();
+    expect(a).not.toBe(generateApiKey());
+    expect(hashApiKey('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  });
+
+  it.each([
+    [undefined, undefined],
+    ['', undefined],
+    ['Bearer', undefined],
+    ['Bearer  ', undefined],
+    ['Token mcg_aaaaaaaaaaaaaaaaaaaa', undefined],
+    ['Bearer mcg_aaaaaaaaaaaaaaaaaaaa extra', undefined],
+    ['Bearer short', undefined],
+    [`Bearer ${'a'.repeat(257)}`, undefined],
+    ['Bearer mcg_aaaaaaaaaaaaaaaaaaaa', 'mcg_aaaaaaaaaaaaaaaaaaaa'],
+    ['bearer mcg_aaaaaaaaaaaaaaaaaaaa', 'mcg_aaaaaaaaaaaaaaaaaaaa'],
+  ])('reads the key of %j', (header, key) => {
+    expect(bearerKey(header)).toBe(key);
+  });
+});

@@ -1,0 +1,83 @@
+import { describe, expect, it, vi } from 'vitest';
+import { UpstreamError, parseRetryAfter } from '../../shared/providers/errors.js';
+import { withRetry } from '../../shared/providers/retry.js';
+
+describe('Function: withRetry', () => {
+  const retryable = (retryAfterMs?: number) => new UpstreamError('upstream_error', 'busy', { upstreamStatus: 503, retryable: true, retryAfterMs });
+  const signal = new AbortController().signal;
+
+  it('stops after three attempts in all', async () => {
+    const attempt = vi.fn(async () => {
+      throw retryable(0);
+    });
+    await expect(withRetry(attempt, { deadlineAt: Date.now() + 10_000, signal })).rejects.toThrow('busy');
+    expect(attempt).toHaveBeenCalledTimes(3);
+  });
+
+  it('does not retry a 4xx', async () => {
+    const attempt = vi.fn(async () => {
+      throw new UpstreamError('upstream_error', 'bad', { upstreamStatus: 400 });
+    });
+    await expect(withRetry(attempt, { deadlineAt: Date.now() + 10_000, signal })).rejects.toThrow('bad');
+    expect(attempt).toHaveBeenCalledTimes(1);
+  });
+
+  it('gives up rather than wait past the deadline for Retry-After', async () => {
+    const attempt = vi.fn(async () => {
+      throw retryable(60_000);
+    });
+    await expect(withRetry(attempt, { deadlineAt: Date.now() + 1_000, signal })).rejects.toThrow('busy');
+    expect(attempt).toHaveBeenCalledTimes(1);
+  });
+
+  it('waits the Retry-After the vendor sent, then succeeds', async () => {
+    vi.useFakeTimers();
+    try {
+      let calls = 0;
+      const promise = withRetry(
+        async () => {
+          calls++;
+          if (calls === 1) throw retryable(2_000);
+          return 'ok';
+        },
+        { deadlineAt: Date.now() + 10_000, signal },
+      );
+      await vi.advanceTimersByTimeAsync(1_999);
+      expect(calls).toBe(1);
+      await vi.advanceTimersByTimeAsync(1);
+      await expect(promise).resolves.toEqual({ value: 'ok', attempts: 2 });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('draws full-jitter backoff below the exponential cap', async () => {
+    vi.useFakeTimers();
+    try {
+      let calls = 0;
+      const promise = withRetry(
+        async () => {
+          if (++calls < 3) throw retryable();
+          return calls;
+        },
+        { deadlineAt: Date.now() + 10_000, signal, random: () => 0.5, policy: { maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 4_000 } },
+      );
+      await vi.advanceTimersByTimeAsync(100); // 0.5 x 200
+      expect(calls).toBe(2);
+      await vi.advanceTimersByTimeAsync(200); // 0.5 x 400
+      await expect(promise).resolves.toEqual({ value: 3, attempts: 3 });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it.each([
+    ['2', 2000],
+    ['0.5', 500],
+    ['Thu, 01 Jan 2026 00:00:03 GMT', 3000],
+    ['soon', undefined],
+    [null, undefined],
+  ])('parses Retry-After %j', (value, ms) => {
+    expect(parseRetryAfter(value, Date.parse('Thu, 01 Jan 2026 00:00:00 GMT'))).toBe(ms);
+  });
+});

@@ -1,0 +1,208 @@
+import { notStreamed } from '../support/model-calls.js';
+import { describe, expect, it, vi } from 'vitest';
+import { runModels, type FanOutOptions } from '../../shared/compare/run-models.js';
+import { validatePromptRequest } from '../../shared/contract/validate.js';
+import { chargedUsd } from '../../shared/pricing/charge.js';
+import { UpstreamError } from '../../shared/providers/errors.js';
+import type { ProtocolAdapter } from '../../shared/providers/types.js';
+import { gate } from '../support/gate.js';
+
+/** Runs "Hi." on `models`, every call through `adapter`, with the deadline 60 s away unless `options` says otherwise. */
+function runThrough(models: string[], adapter: Pick<ProtocolAdapter, 'send'> & Partial<Pick<ProtocolAdapter, 'stream'>>, options: Partial<FanOutOptions> = {}) {
+  return runModels(validatePromptRequest({ prompt: 'Hi.', models }), {
+    route: () => ({ adapter: { stream: notStreamed, ...adapter }, endpoint: { baseUrl: 'http://unused', apiKey: 'k' } as never }),
+    deadlineAt: Date.now() + 60_000,
+    ...options,
+  });
+}
+
+describe('Function: runModels, time-of-day pricing', () => {
+  it('prices a DeepSeek call by when its answering attempt began, not its first', async () => {
+    // Monday 2026-11-23: the first attempt at 03:59:59 (peak) is refused; the retry at 04:00:00 (off-peak) answers.
+    const clock = vi.spyOn(Date, 'now');
+    let now = Date.UTC(2026, 10, 23, 3, 59, 59);
+    clock.mockImplementation(() => now);
+    const usage = { inputTokens: 100_000, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 8_000, reasoningTokens: 0 };
+    let attempts = 0;
+    const adapter = {
+      send: async () => {
+        attempts++;
+        if (attempts === 1) {
+          now = Date.UTC(2026, 10, 23, 4, 0, 0);
+          throw new UpstreamError('rate_limited', 'slow down', { upstreamStatus: 429, retryable: true });
+        }
+        return { output: 'ok', usage, warnings: [] };
+      },
+    };
+    try {
+      const [result] = await runThrough(['fam_f-v4-pro'], adapter, { deadlineAt: now + 60_000, retry: { maxAttempts: 2, baseDelayMs: 0, maxDelayMs: 0 } });
+      expect(attempts).toBe(2);
+      // Off-peak: half of 0.132 + 0.03168 USD (1.32 and 3.96 USD per million at peak).
+      expect(result!.providerCost).toBe(0.08184);
+    } finally {
+      clock.mockRestore();
+    }
+  });
+});
+
+describe('Function: runModels, one deadline signal', () => {
+  it('gives every model the same signal, aborted at the deadline, without a listener-leak warning', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    const signals = new Set<AbortSignal>();
+    const adapter = {
+      // Each call listens for the abort, as node:http does, and fails when it fires.
+      send: (_call: unknown, _endpoint: unknown, signal: AbortSignal) =>
+        new Promise<never>((_resolve, reject) => {
+          signals.add(signal);
+          signal.addEventListener('abort', () => reject(new UpstreamError('timeout', 'deadline')), { once: true });
+        }),
+    };
+    try {
+      const models = [
+        'fam_c-5.4',
+        'fam_a-opus-4-7',
+        'fam_b-3.1-pro',
+        'fam_d-4.3',
+        'fam_e-glm-4.7',
+        'fam_f-v4-pro',
+        'fam_g-large',
+        'fam_h-pro',
+        'fam_i-gpt-oss-120b',
+        'fam_c-4o',
+        'fam_a-haiku-4-5',
+        'fam_f-v4-flash',
+      ];
+      const results = await runThrough(models, adapter, { deadlineAt: Date.now() + 20 });
+      expect(results.map((r) => r.error?.code)).toEqual(models.map(() => 'timeout'));
+      expect(signals.size).toBe(1);
+      // Warnings are emitted on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.map((w) => w.name)).not.toContain('MaxListenersExceededWarning');
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+});
+
+describe('Function: runModels, sent once ready', () => {
+  const MODELS = ['fam_k-8b', 'fam_h-micro', 'fam_a-haiku-4-5'];
+  const usage = { inputTokens: 10, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 5, reasoningTokens: 0 };
+
+  it('prepares every call at once, sends none before `ready` resolves, and times each from then', async () => {
+    let clock = 1_000;
+    vi.spyOn(performance, 'now').mockImplementation(() => clock);
+    const prepared: string[] = [];
+    const sent: string[] = [];
+    const adapter = {
+      send: async (call: { entry: { id: string } }, _endpoint: unknown, _signal: AbortSignal, ready?: Promise<void>) => {
+        prepared.push(call.entry.id);
+        await ready;
+        sent.push(call.entry.id);
+        clock += 20;
+        return { output: 'ok', usage, warnings: [] };
+      },
+    };
+    const ready = gate();
+    try {
+      const running = runThrough(MODELS, adapter, { ready: ready.opened });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(prepared).toEqual(MODELS);
+      expect(sent).toEqual([]);
+      // The reserve took 500 ms: not the models' latency.
+      clock += 500;
+      ready.open();
+      const results = await running;
+      expect(sent).toEqual(MODELS);
+      expect(results.map((r) => r.status)).toEqual(MODELS.map(() => 'completed'));
+      // The three answered within 60 ms of the opening (20 ms each, one after the other), not 560 ms of the start.
+      expect(Math.max(...results.map((r) => r.latencyMs))).toBeLessThanOrEqual(60);
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
+
+  it('sends nothing and retries nothing when `ready` rejects: every call fails on an aborted signal', async () => {
+    const attempts: string[] = [];
+    const signals: AbortSignal[] = [];
+    const adapter = {
+      send: async (call: { entry: { id: string } }, _endpoint: unknown, signal: AbortSignal, ready?: Promise<void>) => {
+        attempts.push(call.entry.id);
+        signals.push(signal);
+        // Failing in a way withRetry would retry, were the signal not aborted first.
+        await ready?.catch(() => {
+          throw new UpstreamError('upstream_unreachable', 'not sent', { retryable: true });
+        });
+        throw new Error('sent although not ready');
+      },
+    };
+    const results = await runThrough(MODELS, adapter, {
+      retry: { maxAttempts: 3, baseDelayMs: 0, maxDelayMs: 0 },
+      ready: Promise.reject(new Error('402: not reserved')),
+    });
+    expect(results.map((r) => r.status)).toEqual(['failed', 'failed', 'failed']);
+    expect(attempts).toEqual(MODELS);
+    expect(signals.every((signal) => signal.aborted)).toBe(true);
+  });
+});
+
+describe('Function: runModels, streamed (an event-stream caller)', () => {
+  const usage = { inputTokens: 1_000, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 500, reasoningTokens: 0 };
+  const reply = (output: string) => ({ output, usage, warnings: [] });
+
+  it("streams through the adapter's stream() when it has one, each piece as it comes", async () => {
+    const heard: string[] = [];
+    const adapter = {
+      send: async () => Promise.reject(new Error('send must not be called when streaming')),
+      stream: async (_call: unknown, _endpoint: unknown, _signal: AbortSignal, onDelta: (text: string) => void) => {
+        onDelta('Hel');
+        onDelta('');
+        onDelta('lo!');
+        return reply('Hello!');
+      },
+    };
+    await runThrough(['fam_c-5.4'], adapter, { onDelta: (_index, text) => heard.push(text) });
+    expect(heard).toEqual(['Hel', 'lo!']);
+  });
+
+  it('does not retry an attempt that failed after some of its text went out', async () => {
+    let attempts = 0;
+    const adapter = {
+      send: async () => reply('unused'),
+      stream: async (_call: unknown, _endpoint: unknown, _signal: AbortSignal, onDelta: (text: string) => void) => {
+        attempts++;
+        onDelta('Hel');
+        throw new UpstreamError('upstream_overloaded', 'Overloaded', { upstreamStatus: 529, retryable: true });
+      },
+    };
+    const [result] = await runThrough(['fam_c-5.4'], adapter, { onDelta: () => undefined, retry: { maxAttempts: 3, baseDelayMs: 0, maxDelayMs: 0 } });
+    expect(attempts).toBe(1);
+    expect(result).toMatchObject({ status: 'failed', error: { code: 'upstream_overloaded' } });
+  });
+
+  it('charges a call its caller cancelled the partial usage the vendor reported, and the estimate where none arrived', async () => {
+    const caller = new AbortController();
+    const stopped = (partialUsage: typeof usage | undefined) => ({
+      send: async () => reply('unused'),
+      stream: (_call: unknown, _endpoint: unknown, signal: AbortSignal, onDelta: (text: string) => void) =>
+        new Promise<never>((_resolve, reject) => {
+          onDelta('Hel');
+          const stop = () => reject(new UpstreamError('timeout', 'aborted', { partial: { output: 'Hel', ...(partialUsage ? { usage: partialUsage } : {}) } }));
+          if (signal.aborted) stop();
+          signal.addEventListener('abort', stop);
+          caller.abort();
+        }),
+    });
+    const [observed] = await runThrough(['fam_c-5.4'], stopped(usage), { onDelta: () => undefined, signal: caller.signal });
+    expect(observed).toMatchObject({ status: 'cancelled', output: '', tokensIn: 1_000, tokensOut: 500, error: { code: 'cancelled' } });
+    expect(observed!.providerCost).toBeGreaterThan(0);
+
+    const [estimated] = await runThrough(['fam_c-5.4'], stopped(undefined), { onDelta: () => undefined, signal: caller.signal });
+    expect(estimated).toMatchObject({ status: 'cancelled', providerCost: null, estimatedCost: expect.any(Number) });
+    expect(estimated!.estimatedCost).toBeGreaterThan(0);
+    // Charged like a completed call; a failed one costs nothing.
+    expect(chargedUsd([observed!, estimated!]).usd).toBe(observed!.providerCost! + estimated!.estimatedCost!);
+    expect(chargedUsd([{ status: 'failed', providerCost: 0 }]).usd).toBe(0);
+  });
+});
