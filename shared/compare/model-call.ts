@@ -7,8 +7,22 @@ export function effectiveMaxTokens(entry: ModelEntry, requested: number | undefi
   return Math.min(requested ?? entry.defaultMaxTokens, entry.maxOutputTokens);
 }
 
+/**
+ * One upstream call as the request plans it, built once: what the estimate bounds and the
+ * fan-out sends (the adapter maps `call` to its vendor's body), the warnings of adjusting
+ * the request to the model, and what the answer reports it as.
+ */
+export interface PlannedCall {
+  /** The model as requested: its ID is what the result echoes. */
+  model: RequestedModel;
+  call: ModelCall;
+  warnings: string[];
+  /** The `response_schema`'s JSON, when outputs are checked against it (PromptRequest.outputSchema). */
+  outputSchema?: string;
+}
+
 /** One model's share of the request, plus the warnings of adjusting it to the model. */
-export function toModelCall(request: PromptRequest, model: RequestedModel): { call: ModelCall; warnings: string[] } {
+export function planCall(request: PromptRequest, model: RequestedModel): PlannedCall {
   const { body } = request;
   const settings = body.generation_settings ?? {};
   const warnings: string[] = model.entry.servedBy ? [model.entry.servedBy] : [];
@@ -17,6 +31,7 @@ export function toModelCall(request: PromptRequest, model: RequestedModel): { ca
     warnings.push(`maxTokens ${settings.maxTokens} is above ${model.entry.id}'s maximum; ${maxTokens} was used`);
   }
   return {
+    model,
     call: {
       entry: model.entry,
       system: request.system,
@@ -30,5 +45,6 @@ export function toModelCall(request: PromptRequest, model: RequestedModel): { ca
       responseSchema: body.response_schema,
     },
     warnings,
+    ...(request.outputSchema !== undefined ? { outputSchema: request.outputSchema } : {}),
   };
 }

@@ -4,6 +4,7 @@ import type { PromptRequest } from '../contract/types.js';
 import { microToCredits, usdToMicroCredits } from '../credits/credits.js';
 import { chargeableMicro, type CreditsService, type OpenRequest } from '../credits/credits-service.js';
 import { estimateBreakdown, type EstimateBreakdown } from '../credits/estimate.js';
+import { planRequest, type RequestPlan } from '../plan/request-plan.js';
 import { AccountNotFoundError, GatewayError, InsufficientCreditsError, type CreditsEstimate } from '../errors.js';
 import type { IdempotencyService } from '../idempotency/idempotency-service.js';
 import { promptLogId as newPromptLogId } from '../ids.js';
@@ -185,7 +186,8 @@ export class PromptService {
   private async run(context: RunContext, rateLimitRpm: number | undefined, streaming: Streaming): Promise<{ answered: Promise<Answered> }> {
     const { accountId, request, promptLogId, receivedAt, timing } = context;
     const { config, credits } = this.deps;
-    const estimate = estimateBreakdown(request, config);
+    const plan = planRequest(request);
+    const estimate = estimateBreakdown(plan, config);
     const reserving = timing.measure('reserve', () =>
       credits.reserve(accountId, promptLogId, estimate.micro, rateLimitRpm ?? config.rateLimitRpm).catch((error: unknown) => {
         // A 402 says what the estimate is made of, so that the caller sees what to lower.
@@ -194,7 +196,7 @@ export class PromptService {
     );
     const deadlineAt = receivedAt + config.requestDeadlineMs - SETTLE_MARGIN_MS;
     const judged = request.judges.length > 0;
-    const models = judged ? undefined : this.runModelsOnceReserved(request, reserving, deadlineAt, streaming);
+    const models = judged ? undefined : this.runModelsOnceReserved(plan, reserving, deadlineAt, streaming);
     // Should the reserve be refused, nothing awaits these results: a failure of theirs is dropped with them.
     models?.catch(() => undefined);
     const open = await reserving;
@@ -243,15 +245,13 @@ export class PromptService {
   }
 
   /**
-   * The model calls, built while the reserve is in flight and sent once it holds: nothing
-   * reaches a provider unreserved; a refused reserve sends nothing (and these results are
-   * dropped). One event-loop turn first, so that the reserve's own request leaves before
-   * the calls are built.
+   * The plan's model calls, prepared while the reserve is in flight and sent once it holds
+   * (the fan-out's `ready`): nothing reaches a provider unreserved; a refused reserve sends
+   * nothing (and these results are dropped).
    */
-  private async runModelsOnceReserved(request: PromptRequest, reserving: Promise<OpenRequest>, deadlineAt: number, streaming: Streaming): Promise<ModelResult[]> {
-    await nextTurn();
+  private async runModelsOnceReserved(plan: RequestPlan, reserving: Promise<OpenRequest>, deadlineAt: number, streaming: Streaming): Promise<ModelResult[]> {
     const { onDelta, onResult, signal } = streaming;
-    return runModels(request, { route: this.deps.route, deadlineAt, ready: reserving, onDelta, onResult, signal });
+    return runModels(plan.calls, { route: this.deps.route, deadlineAt, ready: reserving, onDelta, onResult, signal });
   }
 
   /**

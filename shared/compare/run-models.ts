@@ -1,13 +1,12 @@
 import { setMaxListeners } from 'node:events';
 import { schemaChecker } from '../contract/schema-checker.js';
-import type { PromptRequest, RequestedModel } from '../contract/types.js';
 import { redactSecrets } from '../http/redact.js';
 import { chargeCall } from '../pricing/charge.js';
 import { UpstreamError } from '../providers/errors.js';
 import { withRetry, type RetryPolicy } from '../providers/retry.js';
-import type { Route, Router } from '../providers/router.js';
-import type { ModelCall, ModelReply, Usage } from '../providers/types.js';
-import { toModelCall } from './model-call.js';
+import type { Router } from '../providers/router.js';
+import type { Usage } from '../providers/types.js';
+import type { PlannedCall } from './model-call.js';
 import type { ModelResult } from './result.js';
 
 export interface FanOutOptions {
@@ -16,16 +15,18 @@ export interface FanOutOptions {
   deadlineAt: number;
   retry?: RetryPolicy;
   /**
-   * Given, every call is prepared at once (mapped and serialised; Bedrock's signed) but none
-   * is sent before it resolves: the prompt service passes its reserve, so that the calls
-   * are built while the store answers and nothing reaches a provider unreserved. Should it
-   * reject, nothing is sent and every result fails. Latencies count from when it resolved.
+   * Given, every call is prepared (its vendor request mapped and serialised, by its
+   * adapter's `prepare`) on the next turn of the event loop, once what the caller has just
+   * sent has left, but none is sent before it resolves: the prompt service passes its
+   * reserve, so that the calls are built while the store answers and nothing reaches a
+   * provider unreserved. Should it reject, nothing is sent and every result fails.
+   * Latencies count from when it resolved. This is the one place that waits for it.
    */
   ready?: Promise<unknown>;
   /**
-   * Given, each model's call is streamed (the adapter's `stream`) and its text handed here
-   * as the vendor sends it, by the model's position in `request.models`; `onResult` hears
-   * each result as its model ends. The JSON answer passes neither and calls `send`.
+   * Given, each model's call is streamed (prepared with an `onDelta`) and its text handed
+   * here as the vendor sends it, by the call's position; `onResult` hears each result as
+   * its model ends. The JSON answer passes neither.
    */
   onDelta?: (index: number, text: string) => void;
   onResult?: (index: number, result: ModelResult) => void;
@@ -38,12 +39,15 @@ export interface FanOutOptions {
   signal?: AbortSignal;
 }
 
+/** Resolves on the event loop's next turn. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /**
- * Every model at once, on one abort signal that fires at the deadline (one timer per
+ * Every planned call at once, on one abort signal that fires at the deadline (one timer per
  * request, not per model); a model that fails becomes a failed result and never fails
- * the others. Results keep request order.
+ * the others. Results keep the calls' order.
  */
-export async function runModels(request: PromptRequest, options: FanOutOptions): Promise<ModelResult[]> {
+export async function runModels(calls: readonly PlannedCall[], options: FanOutOptions): Promise<ModelResult[]> {
   const controller = new AbortController();
   // Each model's call listens on it: as many listeners as models, none of them a leak.
   setMaxListeners(0, controller.signal);
@@ -62,9 +66,10 @@ export async function runModels(request: PromptRequest, options: FanOutOptions):
   // The caller handles the rejection; here each call ends on it.
   ready?.catch(() => undefined);
   try {
+    if (ready) await nextTurn();
     return await Promise.all(
-      request.models.map(async (model, index) => {
-        const result = await runModel(request, model, index, options, controller.signal, ready);
+      calls.map(async (planned, index) => {
+        const result = await runModel(planned, index, options, controller.signal, ready);
         options.onResult?.(index, result);
         return result;
       }),
@@ -75,34 +80,44 @@ export async function runModels(request: PromptRequest, options: FanOutOptions):
   }
 }
 
-async function runModel(request: PromptRequest, model: RequestedModel, index: number, options: FanOutOptions, signal: AbortSignal, ready?: Promise<void>): Promise<ModelResult> {
+async function runModel(planned: PlannedCall, index: number, options: FanOutOptions, signal: AbortSignal, ready?: Promise<void>): Promise<ModelResult> {
+  const { model, call, warnings } = planned;
   let started = performance.now();
   /** When the attempt that answered began: what a time-of-day vendor bills by. */
   let attemptStartedAt = Date.now();
-  // Timed (and billed by the time of day) from when the call may go out, before the call itself hears.
-  ready?.then(
-    () => {
-      started = performance.now();
-      attemptStartedAt = Date.now();
-    },
-    () => undefined,
-  );
-  const { call, warnings } = toModelCall(request, model);
   let apiKey: string | undefined;
   /** The text streamed so far: what a cancelled call is charged for when its vendor reported no usage. */
   let streamed = '';
+  const onDelta = options.onDelta;
   try {
     const route = options.route(model.entry);
     apiKey = route.endpoint.apiKey;
-    const { value: reply } = await withRetry(
-      () => {
-        attemptStartedAt = Date.now();
-        if (!options.onDelta) return route.adapter.send(call, route.endpoint, signal, ready);
-        const onDelta = options.onDelta;
-        return streamAttempt(route, call, signal, ready, (text) => {
+    const prepared = route.adapter.prepare(
+      call,
+      route.endpoint,
+      onDelta &&
+        ((text) => {
+          if (text.length === 0) return;
           streamed += text;
           onDelta(index, text);
-        });
+        }),
+    );
+    if (ready) {
+      await ready;
+      // Timed (and billed by the time of day) from when the call may go out.
+      started = performance.now();
+    }
+    const { value: reply } = await withRetry(
+      async () => {
+        attemptStartedAt = Date.now();
+        try {
+          return await prepared.send(signal);
+        } catch (error) {
+          // A streamed attempt that failed after some of its text went out is not retried: the
+          // caller has that text already, and a second attempt would send different text after it.
+          if (streamed.length > 0 && error instanceof UpstreamError && error.retryable) throw new UpstreamError(error.code, error.message, { ...error.details, retryable: false });
+          throw error;
+        }
       },
       {
         policy: options.retry,
@@ -120,12 +135,12 @@ async function runModel(request: PromptRequest, model: RequestedModel, index: nu
       ...(charge.kind === 'observed'
         ? { tokensIn: charge.usage.inputTokens, tokensOut: charge.usage.outputTokens, latencyMs, providerCost: charge.providerCost, usage: tokenClasses(charge.usage) }
         : { tokensIn: 0, tokensOut: 0, latencyMs, providerCost: null, estimatedCost: charge.estimatedCost }),
-      ...(request.outputSchema !== undefined ? { structuredOutput: await schemaChecker().check(reply.output, request.outputSchema) } : {}),
+      ...(planned.outputSchema !== undefined ? { structuredOutput: await schemaChecker().check(reply.output, planned.outputSchema) } : {}),
       ...(allWarnings.length > 0 ? { warnings: allWarnings } : {}),
     };
   } catch (error) {
     if (options.signal?.aborted && error instanceof UpstreamError) {
-      return cancelledResult(model, call, error, streamed, attemptStartedAt, Math.round(performance.now() - started), warnings);
+      return cancelledResult(planned, error, streamed, attemptStartedAt, Math.round(performance.now() - started));
     }
     return {
       modelId: model.requestedId,
@@ -142,39 +157,11 @@ async function runModel(request: PromptRequest, model: RequestedModel, index: nu
 }
 
 /**
- * One streamed attempt, through the adapter's `stream`. An attempt that fails after some of its
- * text went out is not retried: the caller has that text already, and a second attempt
- * would send different text after it.
- */
-async function streamAttempt(route: Route, call: ModelCall, signal: AbortSignal, ready: Promise<void> | undefined, onDelta: (text: string) => void): Promise<ModelReply> {
-  let sent = false;
-  const deliver = (text: string) => {
-    if (text.length === 0) return;
-    sent = true;
-    onDelta(text);
-  };
-  try {
-    return await route.adapter.stream(call, route.endpoint, signal, deliver, ready);
-  } catch (error) {
-    if (sent && error instanceof UpstreamError && error.retryable) throw new UpstreamError(error.code, error.message, { ...error.details, retryable: false });
-    throw error;
-  }
-}
-
-/**
  * A call stopped because its caller disconnected: cancelled (no output is answered), and
  * charged what it used, as the vendor bills it: the usage it reported before the stop, or
  * where none arrived, the missing-usage estimate from its input and the text received.
  */
-function cancelledResult(
-  model: RequestedModel,
-  call: ModelCall,
-  error: UpstreamError,
-  streamed: string,
-  attemptStartedAt: number,
-  latencyMs: number,
-  warnings: string[],
-): ModelResult {
+function cancelledResult({ model, call, warnings }: PlannedCall, error: UpstreamError, streamed: string, attemptStartedAt: number, latencyMs: number): ModelResult {
   const partial = error.details.partial;
   const received = partial && partial.output.length > streamed.length ? partial.output : streamed;
   const charge = chargeCall(call, partial?.usage, received, attemptStartedAt);

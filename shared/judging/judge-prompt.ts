@@ -1,6 +1,5 @@
-import { toModelCall } from '../compare/model-call.js';
+import { planCall, type PlannedCall } from '../compare/model-call.js';
 import type { PromptRequest, RequestedModel } from '../contract/types.js';
-import type { ModelCall } from '../providers/types.js';
 import { VERDICT_LIMITS, VERDICT_SCHEMA } from './verdict.js';
 
 /** Used when the request has no `judge_prompt`: what a careful grader looks for. */
@@ -63,7 +62,7 @@ export function judgeMaterial(request: PromptRequest, answerA: string, answerB: 
 
 /**
  * One judge call as a one-model request, so that it runs the way a model call does
- * (toModelCall, runModels) and each protocol adapter maps the verdict schema to its
+ * (planCall, runModels) and each protocol adapter maps the verdict schema to its
  * vendor's structured output, or to an instruction where the judge has none. The output
  * limit is the judge's catalog allowance (what a reasoning judge needs to think and
  * answer); no sampling settings: the caller's `generation_settings` are for the
@@ -80,8 +79,8 @@ export function judgeRequest(request: PromptRequest, judge: RequestedModel, answ
   };
 }
 
-/** The ModelCall a judge gets for one ordered pair. */
-export function judgeCall(request: PromptRequest, judge: RequestedModel, answerA: string, answerB: string): ModelCall {
+/** The call a judge makes for one ordered pair. */
+export function judgeCall(request: PromptRequest, judge: RequestedModel, answerA: string, answerB: string): PlannedCall {
   const single = judgeRequest(request, judge, answerA, answerB);
-  return toModelCall(single, single.models[0] as RequestedModel).call;
+  return planCall(single, single.models[0] as RequestedModel);
 }

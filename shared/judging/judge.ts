@@ -1,7 +1,7 @@
 import { runModels, type FanOutOptions } from '../compare/run-models.js';
 import type { PromptRequest, RequestedModel } from '../contract/types.js';
 import { VerdictParseError } from './errors.js';
-import { judgeRequest } from './judge-prompt.js';
+import { judgeCall } from './judge-prompt.js';
 import type { Judgment } from './types.js';
 import { parseVerdict } from './verdict.js';
 
@@ -11,7 +11,7 @@ import { parseVerdict } from './verdict.js';
  * answer that holds no readable verdict is a failed judgment, which costs nothing.
  */
 export async function judgeOnce(request: PromptRequest, judge: RequestedModel, answerA: string, answerB: string, options: FanOutOptions): Promise<Judgment> {
-  const [result] = await runModels(judgeRequest(request, judge, answerA, answerB), options);
+  const [result] = await runModels([judgeCall(request, judge, answerA, answerB)], options);
   if (!result) throw new Error('runModels answered no result for the judge call');
   const warnings = result.warnings && result.warnings.length > 0 ? { warnings: result.warnings } : {};
   const failed = { status: 'failed' as const, tokensIn: 0, tokensOut: 0, latencyMs: result.latencyMs, providerCost: 0, ...warnings };

@@ -1,6 +1,7 @@
 import { carry, retrieve } from '../claim-check/carry.js';
 import type { ClaimCheckStore } from '../claim-check/types.js';
 import type { ModelResult } from '../compare/result.js';
+import { planCall } from '../compare/model-call.js';
 import { runModels } from '../compare/run-models.js';
 import type { PromptRequest } from '../contract/types.js';
 import { validatePromptRequest } from '../contract/validate.js';
@@ -33,14 +34,11 @@ export class WorkflowTasks {
     const request = await this.request(event.request);
     const requested = request.models[model.index];
     if (!requested || requested.requestedId !== model.modelId) throw new Error(`Generate item ${model.index} is not a model of the request`);
-    const [result] = await runModels(
-      { ...request, models: [requested] },
-      {
-        route: this.deps.route,
-        deadlineAt: context.generateDeadlineAt,
-        retry: this.deps.retry,
-      },
-    );
+    const [result] = await runModels([planCall(request, requested)], {
+      route: this.deps.route,
+      deadlineAt: context.generateDeadlineAt,
+      retry: this.deps.retry,
+    });
     if (!result) throw new Error('runModels answered no result');
     this.logOutcome('Model generated', context.requestId, { modelId: result.modelId }, result);
     return {

@@ -7,9 +7,16 @@ const USER_AGENT = 'model-compare-gateway';
 /** Turns a vendor's non-2xx answer into an UpstreamError; protocols whose error bodies say more pass their own. */
 export type ErrorMapper = (status: number, text: string, retryAfter: string | null) => UpstreamError;
 
+/** A vendor request, serialised once: sent again as it is by every attempt. */
+export interface WireRequest {
+  url: URL;
+  payload: string;
+  headers: Record<string, string>;
+}
+
 /** A vendor's body as the gateway sends it, with the headers every vendor call carries. */
-export function jsonRequest(body: unknown, headers: Record<string, string>, accept = 'application/json'): { payload: string; headers: Record<string, string> } {
-  return { payload: JSON.stringify(body), headers: { 'content-type': 'application/json', accept, 'user-agent': USER_AGENT, ...headers } };
+export function jsonRequest(url: string, body: unknown, headers: Record<string, string>, accept = 'application/json'): WireRequest {
+  return { url: new URL(url), payload: JSON.stringify(body), headers: { 'content-type': 'application/json', accept, 'user-agent': USER_AGENT, ...headers } };
 }
 
 /** A failure to reach the vendor (or an abort) as an UpstreamError. */
@@ -21,8 +28,6 @@ export function unreachable(signal: AbortSignal, error: unknown): UpstreamError 
 export interface PostJsonOptions {
   /** Turns a non-2xx answer into an UpstreamError; by default `defaultErrorMapper`. */
   mapError?: ErrorMapper;
-  /** Given, the body is serialised at once and sent once it resolves; should it reject, nothing is sent and its reason is thrown. */
-  ready?: Promise<void>;
 }
 
 /**
@@ -30,13 +35,11 @@ export interface PostJsonOptions {
  * UpstreamError: by default 429 and 5xx are retryable, other statuses are not; a body that
  * is not JSON is a malformed response. The vendor's error message is kept; the request body never is.
  */
-export async function postJson(url: string, body: unknown, headers: Record<string, string>, signal: AbortSignal, options: PostJsonOptions = {}): Promise<unknown> {
-  const { mapError = defaultErrorMapper, ready } = options;
-  const { payload, headers: allHeaders } = jsonRequest(body, headers);
-  if (ready) await ready;
+export async function postJson(request: WireRequest, signal: AbortSignal, options: PostJsonOptions = {}): Promise<unknown> {
+  const { mapError = defaultErrorMapper } = options;
   let response: PostAnswer;
   try {
-    response = await post(new URL(url), payload, allHeaders, { signal });
+    response = await post(request.url, request.payload, request.headers, { signal });
   } catch (error) {
     throw unreachable(signal, error);
   }

@@ -19,7 +19,7 @@ export const DEFAULT_BASE_URLS: Record<ProviderId, string> = {
 };
 
 export interface Route {
-  adapter: Pick<ProtocolAdapter, 'send' | 'stream'>;
+  adapter: Pick<ProtocolAdapter, 'prepare'>;
   endpoint: Endpoint;
 }
 

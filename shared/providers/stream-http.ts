@@ -1,6 +1,6 @@
 import { postStream, type StreamAnswer } from '../http/post.js';
 import { UpstreamError, type PartialReply } from './errors.js';
-import { abortError, defaultErrorMapper, headerValue, jsonRequest, unreachable, type PostJsonOptions } from './http.js';
+import { abortError, defaultErrorMapper, headerValue, unreachable, type PostJsonOptions, type WireRequest } from './http.js';
 import { SseLimitError, SseParser, type SseEvent, type SseLimits } from './sse.js';
 
 /** Most bytes of a non-2xx answer's body read for its error message. */
@@ -17,18 +17,17 @@ export interface PostSseOptions extends PostJsonOptions {
 /**
  * POSTs JSON to a vendor and reads its `text/event-stream` answer, handing each event to
  * `onEvent`; resolves when the stream ends (its protocol decides whether it ended complete).
- * The sibling of postJson: same headers, same `ready`, same mapping of a non-2xx answer;
+ * The sibling of postJson (its request built by `jsonRequest` with `text/event-stream` as
+ * what it accepts): same mapping of a non-2xx answer;
  * an abort throws postJson's abort error. A stream that breaks the SseLimits, or breaks off
  * on a network failure, is a failed call; every failure after the head carries
  * `details.partial` and destroys the connection.
  */
-export async function postSse(url: string, body: unknown, headers: Record<string, string>, signal: AbortSignal, options: PostSseOptions): Promise<void> {
-  const { mapError = defaultErrorMapper, ready, onEvent, partial, limits } = options;
-  const request = jsonRequest(body, headers, 'text/event-stream');
-  if (ready) await ready;
+export async function postSse(request: WireRequest, signal: AbortSignal, options: PostSseOptions): Promise<void> {
+  const { mapError = defaultErrorMapper, onEvent, partial, limits } = options;
   let response: StreamAnswer;
   try {
-    response = await postStream(new URL(url), request.payload, request.headers, { signal });
+    response = await postStream(request.url, request.payload, request.headers, { signal });
   } catch (error) {
     throw unreachable(signal, error);
   }

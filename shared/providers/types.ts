@@ -47,23 +47,26 @@ export interface ModelReply {
   warnings: string[];
 }
 
+/** One vendor request, built once (body mapped and serialised): each `send` is one attempt of it. */
+export interface PreparedCall {
+  /**
+   * One attempt. Resolves with the reply (for a streamed call: output = the concatenated
+   * text, usage from the stream's usage events, undefined when they never came). Failures
+   * are UpstreamErrors; a streamed call's error event in the middle of the stream too, and a
+   * failure after its stream began (an abort above all) carries `details.partial`: the text
+   * streamed so far and the usage if the vendor had sent it.
+   */
+  send(signal: AbortSignal): Promise<ModelReply>;
+}
+
 export interface ProtocolAdapter {
   /**
-   * One attempt. With `ready`, the call is prepared at once (its body built; for Bedrock,
-   * signed) and sent only once `ready` resolves; should it reject, nothing is sent and the
-   * attempt fails with its reason.
+   * The vendor request for `call`, built at once so that sending it later costs only the
+   * send: the fan-out prepares every call while the reserve is in flight and sends them
+   * once it holds. With `onDelta`, the call is streamed in the vendor's streaming protocol
+   * and `onDelta` receives the answer's text as it comes (never thinking / reasoning text).
    */
-  send(call: ModelCall, endpoint: Endpoint, signal: AbortSignal, ready?: Promise<void>): Promise<ModelReply>;
-  /**
-   * One attempt, streamed in the vendor's streaming protocol. `onDelta` receives the answer's
-   * text as the vendor streams it (never thinking / reasoning text); resolves with the same
-   * ModelReply `send` would have (output = the concatenated text, usage from the stream's
-   * usage events, undefined when they never came), finishReason, warnings. Same `ready`
-   * semantics as `send`. Failures are UpstreamErrors, as for `send`; an error event in the
-   * middle of the stream too. A failure after the stream began (an abort above all) carries
-   * `details.partial`: the text streamed so far and the usage if the vendor had sent it.
-   */
-  stream(call: ModelCall, endpoint: Endpoint, signal: AbortSignal, onDelta: (text: string) => void, ready?: Promise<void>): Promise<ModelReply>;
+  prepare(call: ModelCall, endpoint: Endpoint, onDelta?: (text: string) => void): PreparedCall;
   /**
    * The most output tokens (reasoning included) the vendor may bill for this call, read from
    * the limit this adapter sends and the vendor's documented rule for reasoning beyond it;

@@ -11,7 +11,8 @@ import { toPromptLog } from '../../shared/compare/prompt-log.js';
 import type { ModelResult } from '../../shared/compare/result.js';
 import { loadConfig } from '../../shared/config.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
-import { estimateMicroCredits } from '../../shared/credits/estimate.js';
+import { estimateBreakdown } from '../../shared/credits/estimate.js';
+import { planRequest } from '../../shared/plan/request-plan.js';
 import { ulid } from '../../shared/ids.js';
 import { PromptLogsRepository } from '../../shared/storage/prompt-logs.js';
 import { createStore } from '../../shared/credits/store.js';
@@ -42,7 +43,7 @@ export async function startStoreAlone(): Promise<StoreAlone> {
 
   // What a one-model request of benchmark 4 writes, built and written as PromptService does.
   const request = validatePromptRequest({ prompt: 'Say hello', models: [OVERHEAD_MODEL] });
-  const estimateMicro = estimateMicroCredits(request, config);
+  const estimateMicro = estimateBreakdown(planRequest(request), config).micro;
   const result: ModelResult = {
     modelId: OVERHEAD_MODEL,
     status: 'completed',

@@ -2,7 +2,7 @@ import diagnostics from 'node:diagnostics_channel';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { LocalHost } from '../../infra/local/host.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
-import { estimateMicroCredits } from '../../shared/credits/estimate.js';
+import { estimateMicroCredits } from '../support/model-calls.js';
 import { IdempotencyService } from '../../shared/idempotency/idempotency-service.js';
 import { parseServerTiming } from '../../shared/http/server-timing.js';
 import { body } from '../support/fixtures.js';

@@ -4,7 +4,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { LocalHost } from '../../infra/local/host.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { usdToMicroCredits } from '../../shared/credits/credits.js';
-import { estimateMicroCredits } from '../../shared/credits/estimate.js';
+import { estimateMicroCredits } from '../support/model-calls.js';
 import { gate } from '../support/gate.js';
 import { afterIdempotencyComplete } from '../support/spies.js';
 import { balanceOf, openTestAccount, until } from '../support/accounts.js';

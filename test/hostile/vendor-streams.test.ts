@@ -28,7 +28,8 @@ const ANTHROPIC = modelCall('fam_a-sonnet-4-6');
 
 async function outcome(call: ModelCall): Promise<ModelReply | UpstreamError> {
   return ADAPTERS[call.entry.protocol]
-    .stream(call, { baseUrl, apiKey: 'k', simulated: false }, AbortSignal.timeout(20_000), () => undefined)
+    .prepare(call, { baseUrl, apiKey: 'k', simulated: false }, () => undefined)
+    .send(AbortSignal.timeout(20_000))
     .catch((error: unknown) => {
       expect(error).toBeInstanceOf(UpstreamError);
       return error as UpstreamError;
@@ -101,7 +102,8 @@ describe('Hostile vendor streams', () => {
     script = (res) => res.write(chunk({ choices: [{ index: 0, delta: { content: 'Hel' } }] })); // then holds the stream open
     const controller = new AbortController();
     const result = await ADAPTERS[CHAT.entry.protocol]
-      .stream(CHAT, { baseUrl, apiKey: 'k', simulated: false }, controller.signal, () => controller.abort(new Error('caller went away')))
+      .prepare(CHAT, { baseUrl, apiKey: 'k', simulated: false }, () => controller.abort(new Error('caller went away')))
+      .send(controller.signal)
       .catch((error: unknown) => error as UpstreamError);
     expect((result as UpstreamError).code).toBe('timeout');
     expect((result as UpstreamError).details.partial).toEqual({ output: 'Hel' });

@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalHost } from '../../infra/local/host.js';
-import { toModelCall } from '../../shared/compare/model-call.js';
+import { planCall } from '../../shared/compare/model-call.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
-import { estimateMicroCredits } from '../../shared/credits/estimate.js';
+import { estimateMicroCredits } from '../support/model-calls.js';
 import { callCostBound } from '../../shared/pricing/bound.js';
 import { chargeCall, OUTPUT_TOLERANCE_TOKENS } from '../../shared/pricing/charge.js';
 import { providerCost } from '../../shared/pricing/cost.js';
@@ -94,7 +94,7 @@ const PROTOCOLS: Record<string, Protocol> = {
 describe('Property: a hostile usage block never makes a cost unbounded, negative or not a number', () => {
   it.each(Object.entries(PROTOCOLS))('%s', (_name, protocol) => {
     const request = validatePromptRequest({ prompt: 'Say hello.', models: [protocol.model], generation_settings: { maxTokens: 1_000 } });
-    const call = toModelCall(request, request.models[0]!).call;
+    const call = planCall(request, request.models[0]!).call;
     const bound = callCostBound(call);
     // The most believable usage: the whole context in, the bound (and its tolerance) out.
     const ceiling = providerCost(call.entry.prices, {

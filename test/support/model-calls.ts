@@ -2,7 +2,11 @@ import { afterEach, expect } from 'vitest';
 import { resolveModel } from '../../shared/catalog/index.js';
 import type { ModelEntry } from '../../shared/catalog/types.js';
 import { UpstreamError } from '../../shared/providers/errors.js';
-import type { Endpoint, ModelCall, ProtocolAdapter } from '../../shared/providers/types.js';
+import type { PromptRequest } from '../../shared/contract/types.js';
+import type { CreditRates } from '../../shared/credits/credits.js';
+import { estimateBreakdown } from '../../shared/credits/estimate.js';
+import { planRequest } from '../../shared/plan/request-plan.js';
+import type { Endpoint, ModelCall, ModelReply, ProtocolAdapter } from '../../shared/providers/types.js';
 import { startFakeHttp, type HttpCall } from './fake-http.js';
 
 /** The catalog entry of an ID the test names; a typo fails loudly. */
@@ -51,5 +55,28 @@ export function scriptedVendor(apiKey: string): { answering(status: number, body
   };
 }
 
-/** The `stream` of a fake adapter whose test only ever sends. */
-export const notStreamed: ProtocolAdapter['stream'] = () => Promise.reject(new Error('this fake adapter does not stream'));
+/** A fake vendor's answer to one attempt: `send` for the JSON answer, `stream` for a streamed one (absent: it does not stream). */
+export interface FakeVendor {
+  send(call: ModelCall, endpoint: Endpoint, signal: AbortSignal): Promise<ModelReply>;
+  stream?(call: ModelCall, endpoint: Endpoint, signal: AbortSignal, onDelta: (text: string) => void): Promise<ModelReply>;
+}
+
+/** A fake adapter: its `prepare` records nothing and each `send` of the prepared call asks `vendor`. */
+export function fakeAdapter(vendor: FakeVendor): Pick<ProtocolAdapter, 'prepare'> {
+  return {
+    prepare: (call, endpoint, onDelta) => ({
+      send: (signal) =>
+        onDelta ? (vendor.stream?.(call, endpoint, signal, onDelta) ?? Promise.reject(new Error('this fake adapter does not stream'))) : vendor.send(call, endpoint, signal),
+    }),
+  };
+}
+
+/** The estimate of a request, planned as the prompt service plans it. */
+export function estimateMicroCredits(request: PromptRequest, rates: CreditRates): number {
+  return estimateBreakdown(planRequest(request), rates).micro;
+}
+
+/** The judge calls' share of a request's estimate. */
+export function estimateJudgingMicroCredits(request: PromptRequest, rates: CreditRates): number {
+  return estimateBreakdown(planRequest(request), rates).judgeCalls.micro;
+}

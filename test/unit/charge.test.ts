@@ -2,11 +2,11 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { allModels, resolveModel } from '../../shared/catalog/index.js';
 import type { ModelEntry } from '../../shared/catalog/types.js';
-import { toModelCall } from '../../shared/compare/model-call.js';
+import { planCall } from '../../shared/compare/model-call.js';
 import { loadAjv } from '../../shared/contract/ajv.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { usdToMicroCredits } from '../../shared/credits/credits.js';
-import { estimateJudgingMicroCredits, estimateMicroCredits } from '../../shared/credits/estimate.js';
+import { estimateJudgingMicroCredits, estimateMicroCredits } from '../support/model-calls.js';
 import { callCostBound, inputTokenBound } from '../../shared/pricing/bound.js';
 import { chargeCall, chargedUsd, implausibleUsage, OUTPUT_TOLERANCE_TOKENS } from '../../shared/pricing/charge.js';
 import { providerCost } from '../../shared/pricing/cost.js';
@@ -23,7 +23,7 @@ beforeAll(loadAjv);
 
 function callOf(body: Record<string, unknown>, index = 0): ModelCall {
   const request = validatePromptRequest(body);
-  return toModelCall(request, request.models[index]!).call;
+  return planCall(request, request.models[index]!).call;
 }
 
 function usage(parts: Partial<Usage>): Usage {
@@ -97,7 +97,7 @@ describe('Property: the estimate bounds what every call can be billed', () => {
         let reservedMicro = 0;
         let worstMicro = 0;
         for (const model of request.models) {
-          const call = toModelCall(request, model).call;
+          const call = planCall(request, model).call;
           const largest = usage({ inputTokens: inputTokenBound(call), outputTokens: billableOutput(call) });
           // Believed as it is: the vendor may bill that much.
           expect(implausibleUsage(largest, call)).toBeUndefined();

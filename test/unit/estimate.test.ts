@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
-import { estimateMicroCredits } from '../../shared/credits/estimate.js';
+import { estimateMicroCredits } from '../support/model-calls.js';
 
 describe('Function: estimateMicroCredits with cache breakpoints', () => {
   const RATES = { creditsPerUsd: 100, markup: 1 };

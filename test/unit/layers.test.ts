@@ -27,8 +27,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['shared/providers', 'shared/pricing', 'shared/secrets', 'shared/claim-check'],
   // 3. the fan-out: every model of one request
   ['shared/compare'],
-  // 4. judging
-  ['shared/judging'],
+  // 4. judging, and the request's plan (every call it makes, with its cost bound)
+  ['shared/judging', 'shared/plan'],
   // 5. storage: repositories only
   ['shared/storage'],
   // 6. credits: the money path over the repositories

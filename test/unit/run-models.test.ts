@@ -1,19 +1,25 @@
-import { notStreamed } from '../support/model-calls.js';
 import { describe, expect, it, vi } from 'vitest';
 import { runModels, type FanOutOptions } from '../../shared/compare/run-models.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { chargedUsd } from '../../shared/pricing/charge.js';
 import { UpstreamError } from '../../shared/providers/errors.js';
-import type { ProtocolAdapter } from '../../shared/providers/types.js';
+import type { ModelReply, ProtocolAdapter } from '../../shared/providers/types.js';
 import { gate } from '../support/gate.js';
+import { fakeAdapter, type FakeVendor } from '../support/model-calls.js';
+import { planCall } from '../../shared/compare/model-call.js';
 
-/** Runs "Hi." on `models`, every call through `adapter`, with the deadline 60 s away unless `options` says otherwise. */
-function runThrough(models: string[], adapter: Pick<ProtocolAdapter, 'send'> & Partial<Pick<ProtocolAdapter, 'stream'>>, options: Partial<FanOutOptions> = {}) {
-  return runModels(validatePromptRequest({ prompt: 'Hi.', models }), {
-    route: () => ({ adapter: { stream: notStreamed, ...adapter }, endpoint: { baseUrl: 'http://unused', apiKey: 'k' } as never }),
-    deadlineAt: Date.now() + 60_000,
-    ...options,
-  });
+/** Runs "Hi." on `models`, every call through `adapter` (or a fake vendor), with the deadline 60 s away unless `options` says otherwise. */
+function runThrough(models: string[], adapter: FakeVendor | Pick<ProtocolAdapter, 'prepare'>, options: Partial<FanOutOptions> = {}) {
+  const request = validatePromptRequest({ prompt: 'Hi.', models });
+  const prepared = 'prepare' in adapter ? adapter : fakeAdapter(adapter);
+  return runModels(
+    request.models.map((model) => planCall(request, model)),
+    {
+      route: () => ({ adapter: prepared, endpoint: { baseUrl: 'http://unused', apiKey: 'k' } as never }),
+      deadlineAt: Date.now() + 60_000,
+      ...options,
+    },
+  );
 }
 
 describe('Function: runModels, time-of-day pricing', () => {
@@ -90,20 +96,31 @@ describe('Function: runModels, sent once ready', () => {
   const MODELS = ['fam_k-8b', 'fam_h-micro', 'fam_a-haiku-4-5'];
   const usage = { inputTokens: 10, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 5, reasoningTokens: 0 };
 
+  /** An adapter that records which calls it prepared and which it sent, each send answered by `answer`. */
+  function recording(answer: () => Promise<ModelReply>) {
+    const prepared: string[] = [];
+    const sent: string[] = [];
+    const adapter: Pick<ProtocolAdapter, 'prepare'> = {
+      prepare: (call) => {
+        prepared.push(call.entry.id);
+        return {
+          send: () => {
+            sent.push(call.entry.id);
+            return answer();
+          },
+        };
+      },
+    };
+    return { adapter, prepared, sent };
+  }
+
   it('prepares every call at once, sends none before `ready` resolves, and times each from then', async () => {
     let clock = 1_000;
     vi.spyOn(performance, 'now').mockImplementation(() => clock);
-    const prepared: string[] = [];
-    const sent: string[] = [];
-    const adapter = {
-      send: async (call: { entry: { id: string } }, _endpoint: unknown, _signal: AbortSignal, ready?: Promise<void>) => {
-        prepared.push(call.entry.id);
-        await ready;
-        sent.push(call.entry.id);
-        clock += 20;
-        return { output: 'ok', usage, warnings: [] };
-      },
-    };
+    const { adapter, prepared, sent } = recording(async () => {
+      clock += 20;
+      return { output: 'ok', usage, warnings: [] };
+    });
     const ready = gate();
     try {
       const running = runThrough(MODELS, adapter, { ready: ready.opened });
@@ -123,27 +140,15 @@ describe('Function: runModels, sent once ready', () => {
     }
   });
 
-  it('sends nothing and retries nothing when `ready` rejects: every call fails on an aborted signal', async () => {
-    const attempts: string[] = [];
-    const signals: AbortSignal[] = [];
-    const adapter = {
-      send: async (call: { entry: { id: string } }, _endpoint: unknown, signal: AbortSignal, ready?: Promise<void>) => {
-        attempts.push(call.entry.id);
-        signals.push(signal);
-        // Failing in a way withRetry would retry, were the signal not aborted first.
-        await ready?.catch(() => {
-          throw new UpstreamError('upstream_unreachable', 'not sent', { retryable: true });
-        });
-        throw new Error('sent although not ready');
-      },
-    };
+  it('sends nothing and retries nothing when `ready` rejects: every call fails', async () => {
+    const { adapter, prepared, sent: attempts } = recording(() => Promise.reject(new UpstreamError('upstream_unreachable', 'sent although not ready', { retryable: true })));
     const results = await runThrough(MODELS, adapter, {
       retry: { maxAttempts: 3, baseDelayMs: 0, maxDelayMs: 0 },
       ready: Promise.reject(new Error('402: not reserved')),
     });
     expect(results.map((r) => r.status)).toEqual(['failed', 'failed', 'failed']);
-    expect(attempts).toEqual(MODELS);
-    expect(signals.every((signal) => signal.aborted)).toBe(true);
+    expect(prepared).toEqual(MODELS);
+    expect(attempts).toEqual([]);
   });
 });
 

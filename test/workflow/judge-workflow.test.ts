@@ -1,4 +1,4 @@
-import { notStreamed } from '../support/model-calls.js';
+import { fakeAdapter } from '../support/model-calls.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -71,8 +71,7 @@ function fakeRouter(fakes: Fakes, calls: Call[]): Router {
   const allInFlight = gate();
   return (entry) => ({
     endpoint: { baseUrl: 'http://fake.invalid', simulated: true },
-    adapter: {
-      stream: notStreamed,
+    adapter: fakeAdapter({
       async send(call: ModelCall): Promise<ModelReply> {
         const judging = call.responseSchema === VERDICT_SCHEMA;
         calls.push({ modelId: entry.id, judge: judging });
@@ -107,7 +106,7 @@ function fakeRouter(fakes: Fakes, calls: Call[]): Router {
             throw new UpstreamError('upstream_error', 'The judge is down', { upstreamStatus: 500 });
         }
       },
-    },
+    }),
   });
 }
 

@@ -58,48 +58,14 @@ function clientFor(runtime: Sdk, endpoint: Endpoint): BedrockRuntimeClient {
   return client;
 }
 
-/**
- * One Converse call, exactly one HTTP attempt; the SDK's errors are thrown as they come.
- * With `ready`, the SDK serialises and signs the request at once and sends it once
- * `ready` resolves (a step just before its HTTP handler waits); should it reject,
- * nothing is sent and a NotSentError carries its reason.
- */
-export async function converse(input: ConverseCommandInput, endpoint: Endpoint, signal: AbortSignal, ready?: Promise<void>): Promise<ConverseCommandOutput> {
+/** One Converse call, exactly one HTTP attempt; the SDK's errors are thrown as they come. */
+export async function converse(input: ConverseCommandInput, endpoint: Endpoint, signal: AbortSignal): Promise<ConverseCommandOutput> {
   const runtime = await loadSdk();
-  return clientFor(runtime, endpoint).send(waitingFor(new runtime.ConverseCommand(input), ready), { abortSignal: signal });
+  return clientFor(runtime, endpoint).send(new runtime.ConverseCommand(input), { abortSignal: signal });
 }
 
 /** One ConverseStream call, as `converse`: resolves once the answer's head arrives, its events to read from `stream`. */
-export async function converseStream(input: ConverseStreamCommandInput, endpoint: Endpoint, signal: AbortSignal, ready?: Promise<void>): Promise<ConverseStreamCommandOutput> {
+export async function converseStream(input: ConverseStreamCommandInput, endpoint: Endpoint, signal: AbortSignal): Promise<ConverseStreamCommandOutput> {
   const runtime = await loadSdk();
-  return clientFor(runtime, endpoint).send(waitingFor(new runtime.ConverseStreamCommand(input), ready), { abortSignal: signal });
+  return clientFor(runtime, endpoint).send(new runtime.ConverseStreamCommand(input), { abortSignal: signal });
 }
-
-/** `command`, sent only once `ready` resolves (when given). */
-function waitingFor<
-  C extends { middlewareStack: { add(middleware: (next: (args: never) => Promise<unknown>) => (args: never) => Promise<unknown>, options: typeof WAIT_STEP): void } },
->(command: C, ready?: Promise<void>): C {
-  if (ready) {
-    command.middlewareStack.add(
-      (next) => async (args) => {
-        await ready.catch((reason: unknown) => {
-          throw new NotSentError(reason);
-        });
-        return next(args);
-      },
-      WAIT_STEP,
-    );
-  }
-  return command;
-}
-
-/** A call that was never sent, because its `ready` rejected with `reason`. */
-export class NotSentError extends Error {
-  override name = 'NotSentError';
-  constructor(readonly reason: unknown) {
-    super('The call was not sent');
-  }
-}
-
-/** Last before the HTTP handler: the deserialize step runs after every build and signing step. */
-const WAIT_STEP = { step: 'deserialize', priority: 'low', name: 'waitUntilReady' } as const;

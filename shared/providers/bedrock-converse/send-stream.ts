@@ -1,25 +1,28 @@
-import type { ProtocolAdapter } from '../types.js';
-import { converseStream, NotSentError } from './client.js';
+import type { Endpoint, ModelCall, PreparedCall } from '../types.js';
+import { converseStream } from './client.js';
 import { fromSdkError } from './errors.js';
 import { withPartial } from '../stream-http.js';
 import { toConverseRequest } from './request.js';
 import { ConverseStreamReader } from './stream.js';
 
-/** One ConverseStream call: the request mapped as for Converse, its events read as they come, the SDK's errors mapped as `send` maps them. */
-export const streamConverse: ProtocolAdapter['stream'] = async (call, endpoint, signal, onDelta, ready) => {
+/** One ConverseStream call: the request mapped once as for Converse; each send reads its events as they come, the SDK's errors mapped as Converse's are. */
+export function prepareConverseStream(call: ModelCall, endpoint: Endpoint, onDelta: (text: string) => void): PreparedCall {
   const { input, warnings } = toConverseRequest(call, endpoint.region);
-  const reader = new ConverseStreamReader(input.toolConfig !== undefined, onDelta);
-  let started = false;
-  try {
-    const answer = await converseStream(input, endpoint, signal, ready);
-    started = true;
-    if (!answer.stream) throw new Error('The provider answered without an event stream');
-    for await (const event of answer.stream) reader.onEvent(event as Parameters<ConverseStreamReader['onEvent']>[0]);
-  } catch (error) {
-    if (error instanceof NotSentError) throw error.reason;
-    const failure = fromSdkError(error, signal);
-    throw started ? withPartial(failure, reader.partial()) : failure;
-  }
-  const reply = reader.finish();
-  return { ...reply, warnings: [...warnings, ...reply.warnings] };
-};
+  return {
+    async send(signal) {
+      const reader = new ConverseStreamReader(input.toolConfig !== undefined, onDelta);
+      let started = false;
+      try {
+        const answer = await converseStream(input, endpoint, signal);
+        started = true;
+        if (!answer.stream) throw new Error('The provider answered without an event stream');
+        for await (const event of answer.stream) reader.onEvent(event as Parameters<ConverseStreamReader['onEvent']>[0]);
+      } catch (error) {
+        const failure = fromSdkError(error, signal);
+        throw started ? withPartial(failure, reader.partial()) : failure;
+      }
+      const reply = reader.finish();
+      return { ...reply, warnings: [...warnings, ...reply.warnings] };
+    },
+  };
+}

@@ -1,19 +1,22 @@
-import type { ProtocolAdapter } from '../types.js';
-import { converse, NotSentError } from './client.js';
+import type { Endpoint, ModelCall, PreparedCall } from '../types.js';
+import { converse } from './client.js';
 import { fromSdkError } from './errors.js';
 import { toConverseRequest } from './request.js';
 import { fromConverseResponse } from './response.js';
 
-/** One Converse call: the request mapped, sent through the SDK, the answer (or the SDK's error) mapped back. */
-export const sendConverse: ProtocolAdapter['send'] = async (call, endpoint, signal, ready) => {
+/** One Converse call: the request mapped once; each send goes through the SDK, the answer (or the SDK's error) mapped back. */
+export function prepareConverse(call: ModelCall, endpoint: Endpoint): PreparedCall {
   const { input, warnings } = toConverseRequest(call, endpoint.region);
-  let answer: unknown;
-  try {
-    answer = await converse(input, endpoint, signal, ready);
-  } catch (error) {
-    // Not sent because `ready` rejected: its reason, as every adapter fails then.
-    throw error instanceof NotSentError ? error.reason : fromSdkError(error, signal);
-  }
-  const reply = fromConverseResponse(answer, input.toolConfig !== undefined);
-  return { ...reply, warnings: [...warnings, ...reply.warnings] };
-};
+  return {
+    async send(signal) {
+      let answer: unknown;
+      try {
+        answer = await converse(input, endpoint, signal);
+      } catch (error) {
+        throw fromSdkError(error, signal);
+      }
+      const reply = fromConverseResponse(answer, input.toolConfig !== undefined);
+      return { ...reply, warnings: [...warnings, ...reply.warnings] };
+    },
+  };
+}

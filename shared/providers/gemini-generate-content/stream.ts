@@ -66,7 +66,7 @@ export class GenerateContentStream {
     return usage ? { output: this.text, usage } : { output: this.text };
   }
 
-  finish(requestWarnings: readonly string[]): ModelReply {
+  finish(requestWarnings: readonly string[] = []): ModelReply {
     if (this.chunks === 0) throw new UpstreamError('upstream_malformed_response', 'The provider streamed no answer', { upstreamStatus: 200 });
     const candidate = { content: { parts: this.text === '' ? [] : [{ text: this.text }] }, finishReason: this.finishReason, groundingMetadata: this.grounding };
     return fromGenerateContentResponse({ candidates: [candidate], promptFeedback: this.promptFeedback, usageMetadata: this.finalUsage }, requestWarnings);

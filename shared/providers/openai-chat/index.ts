@@ -2,43 +2,34 @@ import type { ModelCall, ProtocolAdapter } from '../types.js';
 import { dialectFor, modelListed } from './dialects.js';
 import { toChatRequest } from './request.js';
 import { fromChatResponse } from './response.js';
-import { postJson } from '../http.js';
 import { fromErrorResponse } from './errors.js';
-import { postSse } from '../stream-http.js';
+import { preparedHttpCall } from '../prepared-http.js';
 import { ChatStream } from './stream.js';
 
 export { dialectFor } from './dialects.js';
 export type { ChatDialect } from './dialects.js';
 
-/** OpenAI-compatible chat completions: xAI, Cerebras, DeepSeek, Mistral, Groq, each in its dialect. One attempt per call. */
+/** OpenAI-compatible chat completions: xAI, Cerebras, DeepSeek, Mistral, Groq, each in its dialect. One attempt per send. */
 export const openaiChat: ProtocolAdapter = {
-  async send(call, endpoint, signal, ready) {
+  prepare(call, endpoint, onDelta) {
     const dialect = dialectFor(call.entry.provider);
     const { body, warnings } = toChatRequest(call, dialect);
-    const headers: Record<string, string> = endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {};
-    // Dialect error mapping keeps Mistral's validation details and knows Groq's 498.
-    const answer = await postJson(`${endpoint.baseUrl}/chat/completions`, body, headers, signal, {
-      mapError: (status, text, retryAfter) => fromErrorResponse(dialect, status, text, retryAfter),
-      ready,
-    });
-    const reply = fromChatResponse(answer, dialect);
-    return { ...reply, warnings: [...warnings, ...reply.warnings] };
-  },
-  async stream(call, endpoint, signal, onDelta, ready) {
-    const dialect = dialectFor(call.entry.provider);
-    const { body, warnings } = toChatRequest(call, dialect);
-    body.stream = true;
-    if (dialect.streamUsageOption) body.stream_options = { include_usage: true };
-    const headers: Record<string, string> = endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {};
-    const reader = new ChatStream(dialect, onDelta);
-    await postSse(`${endpoint.baseUrl}/chat/completions`, body, headers, signal, {
-      mapError: (status, text, retryAfter) => fromErrorResponse(dialect, status, text, retryAfter),
-      ready,
-      onEvent: (event) => reader.onEvent(event),
-      partial: () => reader.partial(),
-    });
-    const reply = reader.finish();
-    return { ...reply, warnings: [...warnings, ...reply.warnings] };
+    return preparedHttpCall(
+      {
+        url: `${endpoint.baseUrl}/chat/completions`,
+        body,
+        headers: endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {},
+        warnings,
+        // Dialect error mapping keeps Mistral's validation details and knows Groq's 498.
+        mapError: (status, text, retryAfter) => fromErrorResponse(dialect, status, text, retryAfter),
+        fromAnswer: (answer) => fromChatResponse(answer, dialect),
+        stream: {
+          body: { ...body, stream: true, ...(dialect.streamUsageOption ? { stream_options: { include_usage: true } } : {}) },
+          reader: (onText) => new ChatStream(dialect, onText),
+        },
+      },
+      onDelta,
+    );
   },
   billedOutputBound: chatOutputBound,
   sentOutputLimit: (call) => call.maxTokens,

@@ -1,9 +1,8 @@
 import { UpstreamError } from '../errors.js';
-import { postJson } from '../http.js';
 import type { ProtocolAdapter } from '../types.js';
 import { responsesOutputLimit, toResponsesRequest } from './request.js';
 import { fromResponsesResponse } from './response.js';
-import { postSse } from '../stream-http.js';
+import { preparedHttpCall } from '../prepared-http.js';
 import { ResponsesStream } from './stream.js';
 
 /**
@@ -13,33 +12,20 @@ import { ResponsesStream } from './stream.js';
  * needs OpenAI's approval for the API organisation, no request field turns it on.)
  */
 export const openaiResponses: ProtocolAdapter = {
-  async send(call, endpoint, signal, ready) {
+  prepare(call, endpoint, onDelta) {
     const { body, warnings } = toResponsesRequest(call);
-    const headers: Record<string, string> = endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {};
-    let answer: unknown;
-    try {
-      answer = await postJson(`${endpoint.baseUrl}/responses`, body, headers, signal, { ready });
-    } catch (error) {
-      throw error instanceof UpstreamError ? withoutKeys(error) : error;
-    }
-    const reply = fromResponsesResponse(answer);
-    return { ...reply, warnings: [...warnings, ...reply.warnings] };
-  },
-  async stream(call, endpoint, signal, onDelta, ready) {
-    const { body, warnings } = toResponsesRequest(call);
-    const headers: Record<string, string> = endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {};
-    const reader = new ResponsesStream(onDelta);
-    try {
-      await postSse(`${endpoint.baseUrl}/responses`, { ...body, stream: true }, headers, signal, {
-        ready,
-        onEvent: (event) => reader.onEvent(event),
-        partial: () => reader.partial(),
-      });
-    } catch (error) {
-      throw error instanceof UpstreamError ? withoutKeys(error) : error;
-    }
-    const reply = reader.finish();
-    return { ...reply, warnings: [...warnings, ...reply.warnings] };
+    return preparedHttpCall(
+      {
+        url: `${endpoint.baseUrl}/responses`,
+        body,
+        headers: endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {},
+        warnings,
+        refine: (error) => (error instanceof UpstreamError ? withoutKeys(error) : error),
+        fromAnswer: fromResponsesResponse,
+        stream: { body: { ...body, stream: true }, reader: (onText) => new ResponsesStream(onText) },
+      },
+      onDelta,
+    );
   },
   billedOutputBound: responsesOutputLimit,
   sentOutputLimit: responsesOutputLimit,

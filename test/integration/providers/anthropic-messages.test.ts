@@ -29,7 +29,7 @@ const sim = await suiteSimulator();
 const endpoint: Endpoint = { baseUrl: sim.baseUrl('anthropic'), simulated: true };
 
 function send(modelCall: ModelCall, target: Endpoint = endpoint) {
-  return anthropicMessages.send(modelCall, target, AbortSignal.timeout(10_000));
+  return anthropicMessages.prepare(modelCall, target).send(AbortSignal.timeout(10_000));
 }
 
 async function failure(modelCall: ModelCall): Promise<UpstreamError> {

@@ -9,7 +9,7 @@ import { UpstreamError } from '../../../shared/providers/errors.js';
 import { withRetry } from '../../../shared/providers/retry.js';
 import type { Endpoint, ModelCall, ModelReply } from '../../../shared/providers/types.js';
 import { catalogEntry as model } from '../../support/model-calls.js';
-import { sendOnceReady, suiteSimulator } from '../../support/simulator.js';
+import { suiteSimulator } from '../../support/simulator.js';
 
 type Json = Record<string, unknown>;
 
@@ -33,8 +33,8 @@ function call(overrides: Partial<ModelCall> = {}): ModelCall {
   return { entry: PRO, system: [{ type: 'text', text: SYSTEM }], history: [], prompt: PROMPT, attachments: [], maxTokens: 1024, tuning: {}, ...overrides };
 }
 
-function send(c: ModelCall = call(), signal = new AbortController().signal, ready?: Promise<void>): Promise<ModelReply> {
-  return bedrockConverse.send(c, endpoint, signal, ready);
+function send(c: ModelCall = call(), signal = new AbortController().signal): Promise<ModelReply> {
+  return bedrockConverse.prepare(c, endpoint).send(signal);
 }
 
 async function failure(c: ModelCall = call(), signal?: AbortSignal): Promise<UpstreamError> {
@@ -63,7 +63,7 @@ describe('Adapter: bedrockConverse against the simulator', () => {
     ['us-east-2', 'us.amazon.nova-pro-v1:0'],
   ])("calls from %s through its geography's inference profile (%s)", async (region, profile) => {
     sim.reset();
-    await bedrockConverse.send(call(), { ...endpoint, region }, new AbortController().signal);
+    await bedrockConverse.prepare(call(), { ...endpoint, region }).send(new AbortController().signal);
 
     const [recorded] = sim.calls();
     expect(recorded?.model).toBe(profile);
@@ -179,21 +179,6 @@ describe('Adapter: bedrockConverse against the simulator', () => {
     expect(reply.output).not.toBe('');
     const content = ((lastBody()['messages'] as Json[])[0]?.['content'] ?? []) as Json[];
     expect(content.flatMap((b) => (b['document'] ? [(b['document'] as Json)['name']] : []))).toEqual(['notes', 'notes (2)']);
-  });
-});
-
-describe('Adapter: bedrockConverse sent once ready', () => {
-  it('sends the signed call only once `ready` resolves', async () => {
-    const { reply, receivedBeforeReady } = await sendOnceReady(sim, (ready) => send(call(), undefined, ready));
-    expect(reply.output).not.toBe('');
-    expect(receivedBeforeReady).toBe(0);
-    expect(sim.calls()).toHaveLength(1);
-  });
-
-  it('sends nothing when `ready` rejects, and fails with its reason', async () => {
-    const refused = new Error('402: not reserved');
-    await expect(send(call(), undefined, Promise.reject(refused))).rejects.toBe(refused);
-    expect(sim.calls()).toHaveLength(0);
   });
 });
 
@@ -413,7 +398,7 @@ describe('Bedrock connections', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const local: Endpoint = { baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, simulated: true };
-      const reply = await bedrockConverse.send(call(), local, new AbortController().signal);
+      const reply = await bedrockConverse.prepare(call(), local).send(new AbortController().signal);
       expect(reply.output).toBe('hi');
       const started = performance.now();
       expect(closed).toHaveLength(1);

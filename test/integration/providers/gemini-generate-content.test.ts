@@ -28,7 +28,7 @@ function call(overrides: Partial<ModelCall> = {}): ModelCall {
 }
 
 function send(c: ModelCall = call(), signal: AbortSignal = new AbortController().signal) {
-  return geminiGenerateContent.send(c, endpoint(), signal);
+  return geminiGenerateContent.prepare(c, endpoint()).send(signal);
 }
 
 async function rejection(promise: Promise<unknown>): Promise<UpstreamError> {

@@ -6,11 +6,11 @@ import type { ProviderId } from '../../../shared/catalog/types.js';
 import { UpstreamError } from '../../../shared/providers/errors.js';
 import { openaiChat } from '../../../shared/providers/openai-chat/index.js';
 import { dialectFor } from '../../../shared/providers/openai-chat/dialects.js';
-import { postJson } from '../../../shared/providers/http.js';
+import { jsonRequest, postJson } from '../../../shared/providers/http.js';
 import { fromErrorResponse } from '../../../shared/providers/openai-chat/errors.js';
 import { providerCost } from '../../../shared/pricing/cost.js';
 import type { Endpoint, ModelCall, ModelReply } from '../../../shared/providers/types.js';
-import { sendOnceReady, suiteSimulator } from '../../support/simulator.js';
+import { suiteSimulator } from '../../support/simulator.js';
 
 const API_KEY = 'sk-integration-secret';
 /** 75 simulator tokens: a warm cache reports its first 64 as read from cache (xAI, DeepSeek, Mistral). */
@@ -36,14 +36,17 @@ function endpoint(provider: ProviderId): Endpoint {
 }
 
 function send(c: ModelCall): Promise<ModelReply> {
-  return openaiChat.send(c, endpoint(c.entry.provider), AbortSignal.timeout(5_000));
+  return openaiChat.prepare(c, endpoint(c.entry.provider)).send(AbortSignal.timeout(5_000));
 }
 
 async function failure(c: ModelCall, signal = AbortSignal.timeout(5_000)): Promise<UpstreamError> {
-  const error = await openaiChat.send(c, endpoint(c.entry.provider), signal).then(
-    () => undefined,
-    (e: unknown) => e,
-  );
+  const error = await openaiChat
+    .prepare(c, endpoint(c.entry.provider))
+    .send(signal)
+    .then(
+      () => undefined,
+      (e: unknown) => e,
+    );
   expect(error).toBeInstanceOf(UpstreamError);
   return error as UpstreamError;
 }
@@ -321,9 +324,16 @@ describe('Adapter: openaiChat against the simulator', () => {
 describe('Function: postJson with the dialect error mapper, against the simulator', () => {
   it('maps the Mistral 422 for fields it does not know to field and reason, without the input', async () => {
     const error = await postJson(
-      `${sim.baseUrl('mistral')}/chat/completions`,
-      { model: 'mistral-large-latest', messages: [{ role: 'user', content: 'Hi' }], max_completion_tokens: 8192, reasoning_effort: 'high' },
-      {},
+      jsonRequest(
+        `${sim.baseUrl('mistral')}/chat/completions`,
+        {
+          model: 'mistral-large-latest',
+          messages: [{ role: 'user', content: 'Hi' }],
+          max_completion_tokens: 8192,
+          reasoning_effort: 'high',
+        },
+        {},
+      ),
       AbortSignal.timeout(5_000),
       { mapError: (status, text, retryAfter) => fromErrorResponse(dialectFor('mistral'), status, text, retryAfter) },
     ).then(
@@ -341,9 +351,7 @@ describe('Function: postJson with the dialect error mapper, against the simulato
 
   it("maps xAI's 400 for reasoning_effort on grok-4.20 with xAI's message", async () => {
     const error = await postJson(
-      `${sim.baseUrl('xai')}/chat/completions`,
-      { model: 'grok-4.20-0309-reasoning', messages: [{ role: 'user', content: 'Hi' }], reasoning_effort: 'low' },
-      {},
+      jsonRequest(`${sim.baseUrl('xai')}/chat/completions`, { model: 'grok-4.20-0309-reasoning', messages: [{ role: 'user', content: 'Hi' }], reasoning_effort: 'low' }, {}),
       AbortSignal.timeout(5_000),
       { mapError: (status, text, retryAfter) => fromErrorResponse(dialectFor('xai'), status, text, retryAfter) },
     ).then(
@@ -356,22 +364,5 @@ describe('Function: postJson with the dialect error mapper, against the simulato
       retryable: false,
       details: { upstreamStatus: 400 },
     });
-  });
-});
-
-describe('Adapter: openaiChat sent once ready (how every JSON adapter waits for the reserve)', () => {
-  it('sends the call only once `ready` resolves', async () => {
-    const c = call('fam_d-4.3');
-    const { reply, receivedBeforeReady } = await sendOnceReady(sim, (ready) => openaiChat.send(c, endpoint(c.entry.provider), AbortSignal.timeout(5_000), ready));
-    expect(reply.output).not.toBe('');
-    expect(receivedBeforeReady).toBe(0);
-    expect(sim.calls()).toHaveLength(1);
-  });
-
-  it('sends nothing when `ready` rejects, and fails with its reason', async () => {
-    const refused = new Error('402: not reserved');
-    const c = call('fam_d-4.3');
-    await expect(openaiChat.send(c, endpoint(c.entry.provider), AbortSignal.timeout(5_000), Promise.reject(refused))).rejects.toBe(refused);
-    expect(sim.calls()).toHaveLength(0);
   });
 });

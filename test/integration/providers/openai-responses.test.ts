@@ -44,7 +44,7 @@ const sim = await suiteSimulator();
 const endpoint: Endpoint = { baseUrl: sim.baseUrl('openai'), apiKey: 'sk-test-key', simulated: true };
 
 function send(modelCall: ModelCall, target: Endpoint = endpoint, signal: AbortSignal = AbortSignal.timeout(10_000)) {
-  return openaiResponses.send(modelCall, target, signal);
+  return openaiResponses.prepare(modelCall, target).send(signal);
 }
 
 async function failure(modelCall: ModelCall, signal?: AbortSignal): Promise<UpstreamError> {

@@ -13,12 +13,12 @@ function endpoint(call: ModelCall): Endpoint {
 }
 
 function send(call: ModelCall): Promise<ModelReply> {
-  return ADAPTERS[call.entry.protocol].send(call, endpoint(call), AbortSignal.timeout(10_000));
+  return ADAPTERS[call.entry.protocol].prepare(call, endpoint(call)).send(AbortSignal.timeout(10_000));
 }
 
 async function stream(call: ModelCall, signal = AbortSignal.timeout(10_000)): Promise<{ reply: ModelReply; deltas: string[] }> {
   const deltas: string[] = [];
-  const reply = await ADAPTERS[call.entry.protocol].stream(call, endpoint(call), signal, (text) => deltas.push(text));
+  const reply = await ADAPTERS[call.entry.protocol].prepare(call, endpoint(call), (text) => deltas.push(text)).send(signal);
   return { reply, deltas };
 }
 
@@ -138,10 +138,12 @@ describe('Method: ProtocolAdapter.stream (against the simulator)', () => {
     const controller = new AbortController();
     const deltas: string[] = [];
     const modelCallValue = call();
-    const streaming = ADAPTERS[modelCallValue.entry.protocol].stream(modelCallValue, endpoint(modelCallValue), controller.signal, (text) => {
-      deltas.push(text);
-      controller.abort(new Error('caller went away'));
-    });
+    const streaming = ADAPTERS[modelCallValue.entry.protocol]
+      .prepare(modelCallValue, endpoint(modelCallValue), (text) => {
+        deltas.push(text);
+        controller.abort(new Error('caller went away'));
+      })
+      .send(controller.signal);
     const error = await streaming.then(
       () => undefined,
       (e: unknown) => e,

@@ -465,7 +465,7 @@ describe('Object: anthropicMessages', () => {
       const endpoint = await answering(200, fixture('plain'));
       const modelCall = call({ temperature: 0.4, system: [{ type: 'text', text: 'Be brief.' }] });
 
-      await anthropicMessages.send(modelCall, endpoint, new AbortController().signal);
+      await anthropicMessages.prepare(modelCall, endpoint).send(new AbortController().signal);
 
       expect(vendor.calls).toHaveLength(1);
       const [sent] = vendor.calls;
@@ -477,7 +477,7 @@ describe('Object: anthropicMessages', () => {
     it('sends no x-api-key when the endpoint has no key', async () => {
       const { baseUrl } = await answering(200, fixture('plain'));
 
-      await anthropicMessages.send(call(), { baseUrl, simulated: true }, new AbortController().signal);
+      await anthropicMessages.prepare(call(), { baseUrl, simulated: true }).send(new AbortController().signal);
 
       expect(vendor.calls[0]!.headers).not.toHaveProperty('x-api-key');
     });
@@ -485,7 +485,7 @@ describe('Object: anthropicMessages', () => {
     it('puts the request warnings before the response warnings', async () => {
       const endpoint = await answering(200, fixture('max-tokens'));
 
-      const reply = await anthropicMessages.send(call({ temperature: 0.5, tuning: { thinkingBudget: 2048 } }), endpoint, new AbortController().signal);
+      const reply = await anthropicMessages.prepare(call({ temperature: 0.5, tuning: { thinkingBudget: 2048 } }), endpoint).send(new AbortController().signal);
 
       expect(reply.warnings).toEqual(['temperature 0.5 not sent: Anthropic allows only temperature 1 with extended thinking', 'The output was cut at maxTokens']);
     });
@@ -499,7 +499,10 @@ describe('Object: anthropicMessages', () => {
       const body = fixture(name);
       const endpoint = await answering(status, body, retryAfter ? { 'retry-after': retryAfter } : {});
 
-      const error = await anthropicMessages.send(call(), endpoint, new AbortController().signal).catch((e: unknown) => e);
+      const error = await anthropicMessages
+        .prepare(call(), endpoint)
+        .send(new AbortController().signal)
+        .catch((e: unknown) => e);
 
       expect(error).toBeInstanceOf(UpstreamError);
       expect(error).toMatchObject({

@@ -437,7 +437,7 @@ describe('Object: openaiResponses', () => {
   it('posts the body to {baseUrl}/responses with a bearer key and merges request and reply warnings', async () => {
     const endpoint = await answering(200, fixtureText('incomplete-max-output-tokens'));
 
-    const reply = await openaiResponses.send(call({ entry: entry('o3'), temperature: 0.1 }), endpoint, new AbortController().signal);
+    const reply = await openaiResponses.prepare(call({ entry: entry('o3'), temperature: 0.1 }), endpoint).send(new AbortController().signal);
 
     const [sent] = vendor.calls;
     expect([sent!.method, sent!.path]).toEqual(['POST', '/v1/responses']);
@@ -453,7 +453,10 @@ describe('Object: openaiResponses', () => {
   ])('maps the %s body to an UpstreamError', async (name, status, headers, code, retryable, retryAfterMs) => {
     const endpoint = await answering(status, fixtureText(name), headers);
 
-    const error = await openaiResponses.send(call(), endpoint, new AbortController().signal).catch((e: unknown) => e);
+    const error = await openaiResponses
+      .prepare(call(), endpoint)
+      .send(new AbortController().signal)
+      .catch((e: unknown) => e);
 
     expect(error).toBeInstanceOf(UpstreamError);
     const upstream = error as UpstreamError;
@@ -467,7 +470,10 @@ describe('Object: openaiResponses', () => {
   it('keeps no part of the API key that a 401 message quotes', async () => {
     const endpoint = await answering(401, fixtureText('error-401-invalid-api-key'));
 
-    const error = (await openaiResponses.send(call(), endpoint, new AbortController().signal).catch((e: unknown) => e)) as UpstreamError;
+    const error = (await openaiResponses
+      .prepare(call(), endpoint)
+      .send(new AbortController().signal)
+      .catch((e: unknown) => e)) as UpstreamError;
 
     expect(error.code).toBe('upstream_error');
     expect(error.retryable).toBe(false);
@@ -477,7 +483,7 @@ describe('Object: openaiResponses', () => {
   it('sends no authorization header without a key', async () => {
     const { baseUrl } = await answering(200, fixtureText('plain'));
 
-    await openaiResponses.send(call(), { baseUrl, simulated: true }, new AbortController().signal);
+    await openaiResponses.prepare(call(), { baseUrl, simulated: true }).send(new AbortController().signal);
 
     expect(vendor.calls[0]!.headers['authorization']).toBeUndefined();
   });

@@ -1,0 +1,63 @@
+import { planCall, type PlannedCall } from '../compare/model-call.js';
+import type { PromptRequest, RequestedModel } from '../contract/types.js';
+import { judgeCall } from '../judging/judge-prompt.js';
+import { callCostBound, inputTokenBound, type CostBound } from '../pricing/bound.js';
+import { ADAPTERS } from '../providers/adapters.js';
+
+/** A model's call as the request plans it, with the most it can cost. */
+export interface BoundedCall extends PlannedCall {
+  bound: CostBound;
+}
+
+/** One judge's share of a judged request: its call (the answers left out) and the bound of each call it may make. */
+export interface PlannedJudge {
+  judge: RequestedModel;
+  /** The judge's call for an ordered pair, without the two answers: its instructions, verdict schema and the material. */
+  frame: PlannedCall;
+  /** One bound per ordered pair of models (n(n-1) of them), each answer at the longest its model can give. */
+  bounds: CostBound[];
+}
+
+/**
+ * Every upstream call of a request, built once, before anything runs: the models' calls
+ * (the fan-out sends exactly these; the estimate reserves their bounds) and, for a judged
+ * request, what each judge's calls may cost. The judge calls themselves are built where
+ * they run (the workflow's judge task), once the answers they compare exist.
+ */
+export interface RequestPlan {
+  /** One per model, in request order. */
+  calls: BoundedCall[];
+  /** One per judge; empty for an unjudged request (or one with fewer than two models). */
+  judges: PlannedJudge[];
+}
+
+export function planRequest(request: PromptRequest): RequestPlan {
+  const calls = request.models.map((model) => {
+    const planned = planCall(request, model);
+    return { ...planned, bound: callCostBound(planned.call) };
+  });
+  return { calls, judges: planJudges(request, calls) };
+}
+
+/**
+ * The judge calls at most: judges x n(n-1) for the n requested models (every pair, both
+ * orders, as if every model completed). Each call's input is what the judge is shown (the
+ * instructions, the verdict schema, the prompt, system prompt and conversation) plus the
+ * longest answer each contestant can give; its output is the judge's billed output bound.
+ */
+function planJudges(request: PromptRequest, calls: readonly PlannedCall[]): PlannedJudge[] {
+  if (calls.length < 2) return [];
+  // The longest answer each model can give: the limit its adapter sends (Anthropic's includes the thinking budget, which a brief thought leaves to the answer).
+  const answerAllowances = calls.map(({ call }) => ADAPTERS[call.entry.protocol].sentOutputLimit(call));
+  return request.judges.map((judge) => {
+    const frame = judgeCall(request, judge, '', '');
+    const frameTokens = inputTokenBound(frame.call);
+    const bounds: CostBound[] = [];
+    for (let i = 0; i < answerAllowances.length; i++) {
+      for (let j = 0; j < answerAllowances.length; j++) {
+        if (i !== j) bounds.push(callCostBound(frame.call, frameTokens + (answerAllowances[i] as number) + (answerAllowances[j] as number)));
+      }
+    }
+    return { judge, frame, bounds };
+  });
+}

@@ -1,0 +1,59 @@
+import type { PartialReply } from './errors.js';
+import { jsonRequest, postJson, type ErrorMapper } from './http.js';
+import type { SseEvent } from './sse.js';
+import { postSse } from './stream-http.js';
+import type { ModelReply, PreparedCall } from './types.js';
+
+/** What reads one streamed attempt: each event, what it delivered so far, and the reply once the stream ended. */
+export interface StreamReader {
+  onEvent(event: SseEvent): void;
+  partial(): PartialReply;
+  finish(): ModelReply;
+}
+
+/** An HTTP vendor's call, mapped by its adapter: where it goes, its body, and how its answers read. */
+export interface HttpCallShape {
+  url: string;
+  body: object;
+  headers: Record<string, string>;
+  /** The warnings of mapping the call, ahead of the reply's own. */
+  warnings: string[];
+  /** The protocol's error mapper, when its error bodies say more than the default reads. */
+  mapError?: ErrorMapper;
+  /** Turns what a send threw into what the adapter throws (a protocol that refines or redacts vendor errors). */
+  refine?: (error: unknown) => unknown;
+  /** The non-streamed answer's JSON as a reply. */
+  fromAnswer(answer: unknown): ModelReply;
+  /** The streamed call: its URL and body where they differ, and a fresh reader for each attempt. */
+  stream: { url?: string; body: object; reader(onDelta: (text: string) => void): StreamReader };
+}
+
+/**
+ * The prepared call of an HTTP adapter: the JSON request, or with `onDelta` the
+ * event-stream request, serialised once; each `send` posts it and reads the answer.
+ */
+export function preparedHttpCall(shape: HttpCallShape, onDelta?: (text: string) => void): PreparedCall {
+  const { mapError, refine = (error: unknown) => error, warnings } = shape;
+  const withWarnings = (reply: ModelReply): ModelReply => (warnings.length > 0 ? { ...reply, warnings: [...warnings, ...reply.warnings] } : reply);
+  if (!onDelta) {
+    const request = jsonRequest(shape.url, shape.body, shape.headers);
+    return {
+      async send(signal) {
+        const answer = await postJson(request, signal, { mapError }).catch((error: unknown) => {
+          throw refine(error);
+        });
+        return withWarnings(shape.fromAnswer(answer));
+      },
+    };
+  }
+  const request = jsonRequest(shape.stream.url ?? shape.url, shape.stream.body, shape.headers, 'text/event-stream');
+  return {
+    async send(signal) {
+      const reader = shape.stream.reader(onDelta);
+      await postSse(request, signal, { mapError, onEvent: (event) => reader.onEvent(event), partial: () => reader.partial() }).catch((error: unknown) => {
+        throw refine(error);
+      });
+      return withWarnings(reader.finish());
+    },
+  };
+}
