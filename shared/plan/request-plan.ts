@@ -32,9 +32,12 @@ export interface RequestPlan {
 }
 
 export function planRequest(request: PromptRequest): RequestPlan {
+  // Every model is sent the same input (prompt, system, history, attachments, schema): counted once.
+  let inputTokens: number | undefined;
   const calls = request.models.map((model) => {
     const planned = planCall(request, model);
-    return { ...planned, bound: callCostBound(planned.call) };
+    inputTokens ??= inputTokenBound(planned.call);
+    return { ...planned, bound: callCostBound(planned.call, inputTokens) };
   });
   return { calls, judges: planJudges(request, calls) };
 }
