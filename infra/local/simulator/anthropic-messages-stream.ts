@@ -7,7 +7,7 @@
  * named in its `event:` line and its data's `type`.
  */
 import type { Json } from './json.js';
-import type { Reply } from './server.js';
+import type { Reply } from './types.js';
 import { pieces, sseFrame, SSE_HEADERS, type StreamReply } from './streaming.js';
 
 export function messagesStream(reply: Reply): StreamReply {

@@ -17,7 +17,7 @@
 import { createHash } from 'node:crypto';
 import type { Hash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Prepared, ProtocolHandler, Reply } from './server.js';
+import type { Prepared, ProtocolHandler, Reply } from './types.js';
 import { schemaFromInstruction, countTokens, generateFromSchema, generateParagraph, truncateToTokens } from './text.js';
 import { isObject, type Json } from './json.js';
 import { PrefixCache } from './prefix-cache.js';

@@ -8,7 +8,7 @@
  */
 import { EventStreamCodec } from '@smithy/core/event-streams';
 import type { Json } from './json.js';
-import type { Reply } from './server.js';
+import type { Reply } from './types.js';
 import { pieces, type StreamReply } from './streaming.js';
 
 const codec = new EventStreamCodec(

@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Prepared, ProtocolHandler, Reply } from './server.js';
+import type { Prepared, ProtocolHandler, Reply } from './types.js';
 import { countTokens, generateFromSchema, generateParagraph, truncateToTokens } from './text.js';
 import { isObject, type Json } from './json.js';
 import { generateContentStream } from './gemini-stream.js';

@@ -5,7 +5,7 @@
  * earlier chunks carry only the prompt count, as Gemini's do).
  */
 import type { Json } from './json.js';
-import type { Reply } from './server.js';
+import type { Reply } from './types.js';
 import { pieces, sseFrame, SSE_HEADERS, type StreamReply } from './streaming.js';
 
 export function generateContentStream(reply: Reply): StreamReply {

@@ -7,7 +7,7 @@
  */
 import type { Json } from './json.js';
 import { isObject } from './json.js';
-import type { Reply } from './server.js';
+import type { Reply } from './types.js';
 import { pieces, sseFrame, SSE_HEADERS, type StreamReply } from './streaming.js';
 
 /** Vendors whose streamed answer carries usage without being asked (Groq in `x_groq.usage` only). */

@@ -20,7 +20,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { MODELS } from '../../../shared/catalog/models.js';
-import type { Prepared, ProtocolHandler, Reply } from './server.js';
+import type { Prepared, ProtocolHandler, Reply } from './types.js';
 import { countTokens, generateFromSchema, generateParagraph, schemaFromInstruction, truncateToTokens } from './text.js';
 import { isObject, type Json } from './json.js';
 import { chatStream } from './openai-chat-stream.js';

@@ -9,7 +9,7 @@
  * `type` and a growing `sequence_number`, named in its `event:` line as OpenAI sends them.
  */
 import type { Json } from './json.js';
-import type { Reply } from './server.js';
+import type { Reply } from './types.js';
 import { pieces, sseFrame, SSE_HEADERS, type StreamReply } from './streaming.js';
 
 export function responsesStream(reply: Reply): StreamReply {

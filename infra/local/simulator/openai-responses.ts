@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { openAiChat, openAiError, responseHeaders } from './openai-chat.js';
-import type { Prepared, ProtocolHandler, Reply } from './server.js';
+import type { Prepared, ProtocolHandler, Reply } from './types.js';
 import { countTokens, generateFromSchema, generateParagraph, truncateToTokens } from './text.js';
 import { isObject, type Json } from './json.js';
 import { PrefixCache } from './prefix-cache.js';

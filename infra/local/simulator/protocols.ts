@@ -3,7 +3,7 @@ import { bedrockConverse } from './bedrock-converse.js';
 import { geminiGenerateContent } from './gemini-generate-content.js';
 import { openAiChat } from './openai-chat.js';
 import { openAiResponses } from './openai-responses.js';
-import type { ProtocolHandler } from './server.js';
+import type { ProtocolHandler } from './types.js';
 
 /** Every wire protocol the simulator speaks; one module each. */
 export const PROTOCOLS: readonly ProtocolHandler[] = [openAiChat, openAiResponses, anthropicMessagesProtocol, geminiGenerateContent, bedrockConverse];
