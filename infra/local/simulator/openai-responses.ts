@@ -8,7 +8,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { openAiChat, openAiError, responseHeaders } from './openai-chat.js';
+import { simulatedOpenAiChat as openAiChat } from './openai-chat/index.js';
+import { openAiHeaders as responseHeaders, simulatedOpenAiError as openAiError } from './openai-chat/errors.js';
 import type { Prepared, ProtocolHandler, Reply } from './types.js';
 import { countTokens, generateFromSchema, generateParagraph, truncateToTokens } from './text.js';
 import { isObject, type Json } from './json.js';

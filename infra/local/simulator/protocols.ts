@@ -1,9 +1,9 @@
 import { anthropicMessagesProtocol } from './anthropic-messages.js';
 import { bedrockConverse } from './bedrock-converse.js';
 import { geminiGenerateContent } from './gemini-generate-content.js';
-import { openAiChat } from './openai-chat.js';
+import { simulatedOpenAiChat } from './openai-chat/index.js';
 import { openAiResponses } from './openai-responses.js';
 import type { ProtocolHandler } from './types.js';
 
 /** Every wire protocol the simulator speaks; one module each. */
-export const PROTOCOLS: readonly ProtocolHandler[] = [openAiChat, openAiResponses, anthropicMessagesProtocol, geminiGenerateContent, bedrockConverse];
+export const PROTOCOLS: readonly ProtocolHandler[] = [simulatedOpenAiChat, openAiResponses, anthropicMessagesProtocol, geminiGenerateContent, bedrockConverse];

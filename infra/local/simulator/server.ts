@@ -19,7 +19,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { FaultRules, LatencyTable, parseFaultRule } from './faults.js';
 import type { FaultMatch, FaultRule } from './faults.js';
 import { JudgeRules, parseJudgeRule, type JudgeRule } from './judges.js';
-import { openAiError } from './openai-chat.js';
+import { simulatedOpenAiError } from './openai-chat/errors.js';
 import { PROTOCOLS } from './protocols.js';
 import { cutInHalf, writeStream, type StreamReply } from './streaming.js';
 import type { AnswerOptions, Prepared, ProtocolHandler, Reply } from './types.js';
@@ -142,7 +142,7 @@ function recordHeaders(headers: IncomingHttpHeaders): Record<string, string | un
 }
 
 function notFound(method: string, path: string): Reply {
-  return openAiError(404, `Unknown route: ${method} ${path}`, 'invalid_request_error', null, 'unknown_url');
+  return simulatedOpenAiError(404, `Unknown route: ${method} ${path}`, 'invalid_request_error', null, 'unknown_url');
 }
 
 function noContent(): Reply {
@@ -239,7 +239,7 @@ class ProviderSimulator implements Simulator {
   handle(req: IncomingMessage, res: ServerResponse): void {
     this.dispatch(req, res).catch((err: unknown) => {
       if (!res.headersSent && !res.destroyed) {
-        send(res, openAiError(500, `Simulator internal error: ${err instanceof Error ? err.message : String(err)}`, 'server_error'));
+        send(res, simulatedOpenAiError(500, `Simulator internal error: ${err instanceof Error ? err.message : String(err)}`, 'server_error'));
       } else {
         res.destroy();
       }
@@ -290,7 +290,7 @@ class ProviderSimulator implements Simulator {
     let reply: Reply | undefined;
     let prepared: Prepared | undefined;
     let fault: FaultRule | undefined;
-    if (raw.tooLarge) reply = openAiError(413, 'Request body too large for the simulator.', 'invalid_request_error');
+    if (raw.tooLarge) reply = simulatedOpenAiError(413, 'Request body too large for the simulator.', 'invalid_request_error');
     else reply = handler.authorize(req.headers) ?? (parsed.ok ? undefined : handler.invalidJson());
     if (reply === undefined && parsed.ok) {
       prepared = handler.prepare(body, rest, provider);
@@ -358,12 +358,12 @@ class ProviderSimulator implements Simulator {
     if (raw === undefined) return;
     const parsed = raw.tooLarge ? ({ ok: false } as const) : parseJson(raw.text);
     if (!parsed.ok) {
-      send(res, openAiError(400, `The request body must be a JSON ${kind} rule.`, 'invalid_request_error'));
+      send(res, simulatedOpenAiError(400, `The request body must be a JSON ${kind} rule.`, 'invalid_request_error'));
       return;
     }
     const rule = parse(parsed.value);
     if (!rule.ok) {
-      send(res, openAiError(400, `Invalid ${kind} rule: ${rule.error}`, 'invalid_request_error'));
+      send(res, simulatedOpenAiError(400, `Invalid ${kind} rule: ${rule.error}`, 'invalid_request_error'));
       return;
     }
     add(rule.rule);

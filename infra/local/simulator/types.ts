@@ -24,6 +24,11 @@ export interface AnswerOptions {
 /** A request the vendor refuses: its error reply. */
 export type Refusal = { ok: false; reply: Reply };
 
+/** Whether a section check of a request gave a refusal rather than what it read. */
+export function isRefusal(x: unknown): x is Refusal {
+  return typeof x === 'object' && x !== null && (x as { ok?: unknown }).ok === false && 'reply' in x;
+}
+
 /** Result of validating a request: either ready to answer, or an error reply. */
 export type Prepared = { ok: true; model: string; answer(opts: AnswerOptions): Reply } | Refusal;
 
