@@ -2,8 +2,8 @@ import { anthropicMessagesProtocol } from './anthropic-messages.js';
 import { bedrockConverse } from './bedrock-converse.js';
 import { geminiGenerateContent } from './gemini-generate-content.js';
 import { simulatedOpenAiChat } from './openai-chat/index.js';
-import { openAiResponses } from './openai-responses.js';
+import { simulatedOpenAiResponses } from './openai-responses/index.js';
 import type { ProtocolHandler } from './types.js';
 
 /** Every wire protocol the simulator speaks; one module each. */
-export const PROTOCOLS: readonly ProtocolHandler[] = [simulatedOpenAiChat, openAiResponses, anthropicMessagesProtocol, geminiGenerateContent, bedrockConverse];
+export const PROTOCOLS: readonly ProtocolHandler[] = [simulatedOpenAiChat, simulatedOpenAiResponses, anthropicMessagesProtocol, geminiGenerateContent, bedrockConverse];
