@@ -1,4 +1,4 @@
-import { anthropicMessagesProtocol } from './anthropic-messages.js';
+import { simulatedAnthropicMessages } from './anthropic-messages/index.js';
 import { bedrockConverse } from './bedrock-converse.js';
 import { geminiGenerateContent } from './gemini-generate-content.js';
 import { simulatedOpenAiChat } from './openai-chat/index.js';
@@ -6,4 +6,4 @@ import { simulatedOpenAiResponses } from './openai-responses/index.js';
 import type { ProtocolHandler } from './types.js';
 
 /** Every wire protocol the simulator speaks; one module each. */
-export const PROTOCOLS: readonly ProtocolHandler[] = [simulatedOpenAiChat, simulatedOpenAiResponses, anthropicMessagesProtocol, geminiGenerateContent, bedrockConverse];
+export const PROTOCOLS: readonly ProtocolHandler[] = [simulatedOpenAiChat, simulatedOpenAiResponses, simulatedAnthropicMessages, geminiGenerateContent, bedrockConverse];
