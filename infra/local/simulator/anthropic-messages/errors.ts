@@ -22,27 +22,3 @@ export function simulatedAnthropicError(status: number, type: string, message: s
   const headers = anthropicHeaders();
   return { status, headers, body: JSON.stringify({ type: 'error', error: { type, message }, request_id: headers['request-id'] }) };
 }
-
-/** The error `type` Anthropic uses for a status. */
-export function anthropicErrorType(status: number): string {
-  switch (status) {
-    case 400:
-      return 'invalid_request_error';
-    case 401:
-      return 'authentication_error';
-    case 402:
-      return 'billing_error';
-    case 403:
-      return 'permission_error';
-    case 404:
-      return 'not_found_error';
-    case 413:
-      return 'request_too_large';
-    case 429:
-      return 'rate_limit_error';
-    case 529:
-      return 'overloaded_error';
-    default:
-      return status >= 500 ? 'api_error' : 'invalid_request_error';
-  }
-}

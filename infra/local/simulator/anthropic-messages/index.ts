@@ -6,22 +6,18 @@
  * shapes errors as `{type:'error', error:{type, message}}` (errors.ts).
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { asksForStream, bodyText, modelInBody, postAt } from '../handler-parts.js';
+import { errorNameFor } from '../error-names.js';
+import { bodyText, servedAt } from '../handler-parts.js';
 import type { ProtocolHandler, Reply } from '../types.js';
 import { cachedPrefixes } from './answer.js';
-import { anthropicErrorType, simulatedAnthropicError } from './errors.js';
+import { simulatedAnthropicError } from './errors.js';
 import { simulatedMessagesStream } from './stream.js';
 import { validateMessages } from './validate.js';
 
 /** The protocol module registered by the simulator server. */
 export const simulatedAnthropicMessages: ProtocolHandler = {
-  /** A cold prompt cache again. */
-  reset: () => cachedPrefixes.clear(),
-  protocol: 'anthropic-messages',
-  streams: asksForStream,
-  toStream: simulatedMessagesStream,
-  route: postAt('/v1/messages'),
-  modelOf: modelInBody,
+  // reset(): a cold prompt cache again.
+  ...servedAt('anthropic-messages', '/v1/messages', simulatedMessagesStream, () => cachedPrefixes.clear()),
 
   /** No key is needed, but a Bearer token in place of `x-api-key` and a missing `anthropic-version` fail as with Anthropic. */
   authorize(headers: IncomingHttpHeaders): Reply | undefined {
@@ -39,7 +35,7 @@ export const simulatedAnthropicMessages: ProtocolHandler = {
   },
 
   vendorError(status: number, retryAfter: string | undefined, body: unknown): Reply {
-    const reply = simulatedAnthropicError(status, anthropicErrorType(status), `Simulated upstream error ${status}`);
+    const reply = simulatedAnthropicError(status, errorNameFor('anthropic', status), `Simulated upstream error ${status}`);
     if (retryAfter !== undefined) reply.headers['retry-after'] = retryAfter;
     if (body !== undefined) reply.body = bodyText(body);
     return reply;

@@ -4,34 +4,11 @@
  * exception classes.
  */
 import { randomUUID } from 'node:crypto';
+import { errorNameFor } from '../error-names.js';
 import type { Reply } from '../types.js';
 
-/** Error types the SDK knows, by status. */
-export function bedrockErrorType(status: number): string {
-  switch (status) {
-    case 400:
-      return 'ValidationException';
-    case 401:
-    case 403:
-      return 'AccessDeniedException';
-    case 404:
-      return 'ResourceNotFoundException';
-    case 408:
-      return 'ModelTimeoutException';
-    case 409:
-      return 'ConflictException';
-    case 424:
-      return 'ModelErrorException';
-    case 429:
-      return 'ThrottlingException';
-    case 500:
-      return 'InternalServerException';
-    default:
-      return status >= 500 ? 'ServiceUnavailableException' : 'ValidationException';
-  }
-}
-
-export const DEFAULT_MESSAGES: Record<string, string> = {
+/** The message each exception carries when a fault gives no body. */
+export const BEDROCK_MESSAGES: Record<string, string> = {
   ValidationException: 'Malformed input request, please reformat your input and try again.',
   AccessDeniedException: "You don't have access to the model with the specified model ID.",
   ResourceNotFoundException: 'Could not resolve the foundation model from the provided model identifier.',
@@ -48,7 +25,7 @@ export function bedrockHeaders(): Record<string, string> {
 }
 
 /** A restJson1 error: the type in `x-amzn-errortype` (with Coral's namespace suffix), the message in the body. */
-export function simulatedBedrockError(status: number, message: string, type = bedrockErrorType(status)): Reply {
+export function simulatedBedrockError(status: number, message: string, type = errorNameFor('bedrock', status)): Reply {
   return {
     status,
     headers: { ...bedrockHeaders(), 'x-amzn-errortype': `${type}:http://internal.amazon.com/coral/com.amazon.bedrock/` },

@@ -7,28 +7,22 @@
  * restJson1 does (errors.ts).
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { bodyText, modelInPath, postMatching } from '../handler-parts.js';
+import { errorNameFor } from '../error-names.js';
+import { bodyText, servedMatching } from '../handler-parts.js';
 import type { ProtocolHandler, Reply } from '../types.js';
 import { cachedPrefixes } from './answer.js';
-import { bedrockErrorType, DEFAULT_MESSAGES, simulatedBedrockError } from './errors.js';
+import { BEDROCK_MESSAGES, simulatedBedrockError } from './errors.js';
 import { simulatedConverseStream } from './stream.js';
 import { validateConverse } from './validate.js';
 
 const CONVERSE_PATH = /^\/v1\/model\/([^/]+)\/(converse|converse-stream)$/;
 
-function modelFromPath(rest: string): string {
-  return modelInPath(CONVERSE_PATH, rest, 'none');
-}
+/** The model is the one the path names, '' when it names none or does not decode; reset() is a cold prompt cache again. */
+const serving = servedMatching('bedrock-converse', CONVERSE_PATH, 'converse-stream', simulatedConverseStream, 'none', () => cachedPrefixes.clear());
 
 /** The protocol module registered by the simulator server. */
 export const simulatedBedrockConverse: ProtocolHandler = {
-  /** A cold prompt cache again. */
-  reset: () => cachedPrefixes.clear(),
-  protocol: 'bedrock-converse',
-  streams: (_body, rest) => CONVERSE_PATH.exec(rest)?.[2] === 'converse-stream',
-  toStream: simulatedConverseStream,
-  route: postMatching(CONVERSE_PATH),
-  modelOf: (_body, rest) => modelFromPath(rest),
+  ...serving,
 
   /** Any SigV4 (or Bedrock API key bearer) signature passes; a request without one does not. */
   authorize(headers: IncomingHttpHeaders): Reply | undefined {
@@ -36,16 +30,16 @@ export const simulatedBedrockConverse: ProtocolHandler = {
     return simulatedBedrockError(403, 'Missing Authentication Token', 'MissingAuthenticationTokenException');
   },
 
-  prepare: (body, rest) => validateConverse(body, modelFromPath(rest)),
+  prepare: (body, rest) => validateConverse(body, serving.modelOf(body, rest)),
 
   invalidJson(): Reply {
     return simulatedBedrockError(400, 'Malformed input request, please reformat your input and try again.', 'ValidationException');
   },
 
   vendorError(status: number, retryAfter: string | undefined, body: unknown): Reply {
-    const type = bedrockErrorType(status);
-    const reply = simulatedBedrockError(status, DEFAULT_MESSAGES[type] ?? `Simulated upstream error ${status}`, type);
-    if (type === 'ModelErrorException') reply.body = JSON.stringify({ message: DEFAULT_MESSAGES[type], originalStatusCode: 500, resourceName: '' });
+    const type = errorNameFor('bedrock', status);
+    const reply = simulatedBedrockError(status, BEDROCK_MESSAGES[type] ?? `Simulated upstream error ${status}`, type);
+    if (type === 'ModelErrorException') reply.body = JSON.stringify({ message: BEDROCK_MESSAGES[type], originalStatusCode: 500, resourceName: '' });
     if (retryAfter !== undefined) reply.headers['retry-after'] = retryAfter;
     if (body !== undefined) reply.body = bodyText(body);
     return reply;

@@ -6,26 +6,20 @@
  * (answer.ts) or its stream (stream.ts), and shapes errors as Google does (errors.ts).
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { bodyText, modelInPath, postMatching } from '../handler-parts.js';
+import { bodyText, servedMatching } from '../handler-parts.js';
 import type { ProtocolHandler, Reply } from '../types.js';
-import { DEFAULT_MESSAGES, googleHeaders, simulatedGoogleError } from './errors.js';
+import { GOOGLE_MESSAGES, googleHeaders, simulatedGoogleError } from './errors.js';
 import { simulatedGenerateContentStream } from './stream.js';
 import { validateGenerateContent } from './validate.js';
 
 const PATH = /^\/(?:v1|v1beta)\/models\/([^/:]+):(generateContent|streamGenerateContent)$/;
 
-/** The model named in `/v1beta/models/{model}:generateContent`, '' when the path has none. */
-function modelFromPath(rest: string): string {
-  return modelInPath(PATH, rest, 'as-sent');
-}
+/** The model is the one the path names, '' when it names none (a bad escape stays as sent). */
+const serving = servedMatching('gemini-generate-content', PATH, 'streamGenerateContent', simulatedGenerateContentStream, 'as-sent');
 
 /** The protocol module registered by the simulator server. */
 export const simulatedGeminiGenerateContent: ProtocolHandler = {
-  protocol: 'gemini-generate-content',
-  streams: (_body, rest) => PATH.exec(rest)?.[2] === 'streamGenerateContent',
-  toStream: simulatedGenerateContentStream,
-  route: postMatching(PATH),
-  modelOf: (_body, rest) => modelFromPath(rest),
+  ...serving,
 
   authorize(headers: IncomingHttpHeaders): Reply | undefined {
     const key = headers['x-goog-api-key'];
@@ -35,7 +29,7 @@ export const simulatedGeminiGenerateContent: ProtocolHandler = {
     ]);
   },
 
-  prepare: (body, rest) => validateGenerateContent(body, modelFromPath(rest)),
+  prepare: (body, rest) => validateGenerateContent(body, serving.modelOf(body, rest)),
 
   invalidJson(): Reply {
     return simulatedGoogleError(400, 'Invalid JSON payload received. Unexpected token.');
@@ -46,7 +40,7 @@ export const simulatedGeminiGenerateContent: ProtocolHandler = {
     // Google sends its retry delay as a RetryInfo detail, not as a Retry-After header.
     const seconds = retryAfter !== undefined && /^\d+(\.\d+)?$/.test(retryAfter) ? retryAfter : undefined;
     const details = seconds !== undefined ? [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${seconds}s` }] : undefined;
-    const reply = simulatedGoogleError(status, DEFAULT_MESSAGES[status] ?? `Simulated upstream error ${status}`, details);
+    const reply = simulatedGoogleError(status, GOOGLE_MESSAGES[status] ?? `Simulated upstream error ${status}`, details);
     if (retryAfter !== undefined && seconds === undefined) reply.headers['retry-after'] = retryAfter;
     return reply;
   },

@@ -6,7 +6,7 @@
  * (stream.ts), and shapes errors like the vendor does (errors.ts).
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { asksForStream, bodyText, modelInBody, postAt } from '../handler-parts.js';
+import { bodyText, servedAt } from '../handler-parts.js';
 import type { Prepared, ProtocolHandler, Reply } from '../types.js';
 import { chatVendorOf, VENDORS } from './dialects.js';
 import { openAiHeaders, simulatedOpenAiError } from './errors.js';
@@ -17,11 +17,7 @@ export { THINKING_OPENING } from './answer.js';
 
 /** The protocol module registered by the simulator server. */
 export const simulatedOpenAiChat: ProtocolHandler = {
-  protocol: 'openai-chat',
-  streams: asksForStream,
-  toStream: simulatedChatStream,
-  route: postAt('/v1/chat/completions'),
-  modelOf: modelInBody,
+  ...servedAt('openai-chat', '/v1/chat/completions', simulatedChatStream),
 
   authorize(headers: IncomingHttpHeaders): Reply | undefined {
     const auth = headers.authorization;

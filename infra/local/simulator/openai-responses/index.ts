@@ -6,7 +6,7 @@
  * usage as OpenAI does: reasoning tokens inside output_tokens, automatic prefix caching
  * inside input_tokens.
  */
-import { asksForStream, bodyText, modelInBody, postAt } from '../handler-parts.js';
+import { bodyText, servedAt } from '../handler-parts.js';
 import { openAiHeaders } from '../openai-chat/errors.js';
 import { simulatedOpenAiChat } from '../openai-chat/index.js';
 import type { ProtocolHandler, Reply } from '../types.js';
@@ -19,13 +19,8 @@ export { familyOf } from './family.js';
 
 /** The protocol module registered by the simulator server. */
 export const simulatedOpenAiResponses: ProtocolHandler = {
-  /** A cold prompt cache again. */
-  reset: () => seenPrefixes.clear(),
-  protocol: 'openai-responses',
-  streams: asksForStream,
-  toStream: simulatedResponsesStream,
-  route: postAt('/v1/responses'),
-  modelOf: modelInBody,
+  // reset(): a cold prompt cache again.
+  ...servedAt('openai-responses', '/v1/responses', simulatedResponsesStream, () => seenPrefixes.clear()),
   authorize: (headers) => simulatedOpenAiChat.authorize(headers),
   prepare: (body) => validateResponses(body),
   invalidJson: () => simulatedOpenAiChat.invalidJson(),
