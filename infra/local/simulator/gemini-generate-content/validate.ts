@@ -78,7 +78,7 @@ function thinkingTraits(model: string): { levels?: readonly Level[]; canDisable:
 
 const LEVEL_THOUGHTS: Record<Level, number> = { MINIMAL: 0, LOW: 48, MEDIUM: 160, HIGH: 384 };
 
-function readParts(parts: unknown, at: string, hash: ReturnType<typeof createHash>): { tokens: number } | Refusal {
+function readParts(parts: unknown, at: string, hash: Hash): { tokens: number } | Refusal {
   if (!Array.isArray(parts) || parts.length === 0) return invalid(`* GenerateContentRequest.${at}.parts: contents.parts must not be empty.\n`);
   let tokens = 0;
   for (let j = 0; j < parts.length; j++) {

@@ -50,21 +50,31 @@ class InputDigest {
   }
 }
 
-/** One content part of a message: its hash key and tokens, or an error reply. */
-function contentPart(part: unknown, at: string, role: string): { key: string; tokens: number } | Refusal {
+type Part = { key: string; tokens: number };
+
+/** One content part of a message: its hash key and tokens. */
+function contentPart(part: unknown, at: string, role: string): Part | Refusal {
   if (!isObject(part)) return badRequest(`Invalid type for '${at}': expected an object.`, at);
+  return role === 'assistant' ? assistantPart(part, at) : inputPart(part, at);
+}
+
+/** An earlier answer's part: its text or its refusal. */
+function assistantPart(part: Json, at: string): Part | Refusal {
   const type = part['type'];
-  if (role === 'assistant') {
-    if (type === 'output_text') {
-      if (typeof part['text'] !== 'string') return badRequest(`Invalid type for '${at}.text': expected a string.`, `${at}.text`);
-      return { key: `o${part['text']}`, tokens: countTokens(part['text']) };
-    }
-    if (type === 'refusal') {
-      if (typeof part['refusal'] !== 'string') return badRequest(`Invalid type for '${at}.refusal': expected a string.`, `${at}.refusal`);
-      return { key: `r${part['refusal']}`, tokens: countTokens(part['refusal']) };
-    }
-    return badRequest(`Invalid value: '${String(type)}'. Supported values are: 'output_text' and 'refusal'.`, `${at}.type`, 'invalid_value');
+  if (type === 'output_text') {
+    if (typeof part['text'] !== 'string') return badRequest(`Invalid type for '${at}.text': expected a string.`, `${at}.text`);
+    return { key: `o${part['text']}`, tokens: countTokens(part['text']) };
   }
+  if (type === 'refusal') {
+    if (typeof part['refusal'] !== 'string') return badRequest(`Invalid type for '${at}.refusal': expected a string.`, `${at}.refusal`);
+    return { key: `r${part['refusal']}`, tokens: countTokens(part['refusal']) };
+  }
+  return badRequest(`Invalid value: '${String(type)}'. Supported values are: 'output_text' and 'refusal'.`, `${at}.type`, 'invalid_value');
+}
+
+/** A user, system or developer part: text, an image or a file. */
+function inputPart(part: Json, at: string): Part | Refusal {
+  const type = part['type'];
   switch (type) {
     case 'input_text':
       if (typeof part['text'] !== 'string') return badRequest(`Invalid type for '${at}.text': expected a string.`, `${at}.text`);
