@@ -86,6 +86,26 @@ function upwardImports(files: readonly { path: string; text: string }[]): string
   });
 }
 
+/** The import cycles among the files under `folder`: each as the chain of files, its first file repeated last. */
+function importCycles(all: readonly { path: string; text: string }[], folder: string): string[] {
+  const inside = all.filter((f) => f.path.startsWith(`${folder}/`));
+  const edges = new Map(inside.map((f) => [f.path, importsOf(f.path, f.text).filter((target) => target.startsWith(`${folder}/`))]));
+  const cycles: string[] = [];
+  const done = new Set<string>();
+  const visit = (path: string, chain: string[]): void => {
+    const at = chain.indexOf(path);
+    if (at >= 0) {
+      cycles.push([...chain.slice(at), path].join(' -> '));
+      return;
+    }
+    if (done.has(path)) return;
+    for (const target of edges.get(path) ?? []) visit(target, [...chain, path]);
+    done.add(path);
+  };
+  for (const path of edges.keys()) visit(path, []);
+  return cycles;
+}
+
 const files = ['shared', 'functions', 'infra'].flatMap(sourceFiles).map((path) => ({ path, text: readFileSync(join(ROOT, path), 'utf8') }));
 
 describe('layers', () => {
@@ -108,5 +128,23 @@ describe('layers', () => {
 
   it('has no import that climbs to a higher layer', () => {
     expect(upwardImports(files)).toEqual([]);
+  });
+
+  it('finds an import cycle when there is one', () => {
+    expect(
+      importCycles(
+        [
+          { path: 'infra/x/a.ts', text: "import type { B } from './b.js';" },
+          { path: 'infra/x/b.ts', text: "import { c } from './c/index.js';" },
+          { path: 'infra/x/c/index.ts', text: "import type { A } from '../a.js';" },
+          { path: 'infra/x/d.ts', text: "import type { A } from './a.js';" },
+        ],
+        'infra/x',
+      ),
+    ).toEqual(['infra/x/a.ts -> infra/x/b.ts -> infra/x/c/index.ts -> infra/x/a.ts']);
+  });
+
+  it('has no import cycle inside the provider simulator (server -> protocols -> each protocol -> types and helpers)', () => {
+    expect(importCycles(files, 'infra/local/simulator')).toEqual([]);
   });
 });

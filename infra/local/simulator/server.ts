@@ -11,7 +11,7 @@
  *   anything else                            404 (JSON)
  *
  * Each wire protocol is one module implementing ProtocolHandler (see
- * openai-chat.ts); add new ones to PROTOCOLS.
+ * types.ts); add new ones to PROTOCOLS (protocols.ts).
  */
 import { createServer } from 'node:http';
 import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -19,10 +19,10 @@ import type { AddressInfo, Socket } from 'node:net';
 import { FaultRules, LatencyTable, parseFaultRule } from './faults.js';
 import type { FaultMatch, FaultRule } from './faults.js';
 import { JudgeRules, parseJudgeRule, type JudgeRule } from './judges.js';
-import type { Json } from './json.js';
-import { openAiError } from './openai-chat.js';
+import { simulatedOpenAiError } from './openai-chat/errors.js';
 import { PROTOCOLS } from './protocols.js';
 import { cutInHalf, writeStream, type StreamReply } from './streaming.js';
+import type { AnswerOptions, Prepared, ProtocolHandler, Reply } from './types.js';
 import type { WireProtocol } from '../../../shared/catalog/types.js';
 
 export type { FaultMatch, FaultRule } from './faults.js';
@@ -67,49 +67,6 @@ export interface Simulator {
   resume(): void;
   /** closes server and any hanging sockets immediately */
   close(): Promise<void>;
-}
-
-// ---------------------------------------------------------------------------
-// Protocol modules
-// ---------------------------------------------------------------------------
-
-/** A complete HTTP answer. */
-export interface Reply {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
-
-export interface AnswerOptions {
-  usage: boolean;
-  /** The structured value to answer with instead of one generated from the schema: a behaving judge's verdict. */
-  structured?: Json;
-}
-
-/** Result of validating a request: either ready to answer, or an error reply. */
-export type Prepared = { ok: true; model: string; answer(opts: AnswerOptions): Reply } | { ok: false; reply: Reply };
-
-/** One vendor wire protocol. `rest` is the path after `/{provider}`, without query string. */
-export interface ProtocolHandler {
-  readonly protocol: SimulatedCall['protocol'];
-  /** Whether this protocol serves `method rest`. */
-  route(method: string, rest: string): boolean;
-  /** Best-effort model name of a (possibly invalid) request, '' when unknown. */
-  modelOf(body: unknown, rest: string): string;
-  /** An error reply when the credentials headers are malformed, else undefined. */
-  authorize(headers: IncomingHttpHeaders): Reply | undefined;
-  /** Validates the parsed JSON body. */
-  prepare(body: unknown, rest: string, provider: string): Prepared;
-  /** The reply to a body that is not JSON. */
-  invalidJson(): Reply;
-  /** Forgets state kept between requests (a prompt cache); called by the simulator's reset(). */
-  reset?(): void;
-  /** Whether the (valid) request asks for a streamed answer: a `stream: true` body or a streaming route. */
-  streams(body: unknown, rest: string): boolean;
-  /** The vendor's stream of the whole answer `reply` (status 200) to `body`. */
-  toStream(reply: Reply, body: unknown, provider: string): StreamReply;
-  /** A vendor-shaped error (fault kind 'status'); `body` replaces the default error body when given. */
-  vendorError(status: number, retryAfter: string | undefined, body: unknown, target: { provider: string; model: string }): Reply;
 }
 
 // ---------------------------------------------------------------------------
@@ -185,7 +142,7 @@ function recordHeaders(headers: IncomingHttpHeaders): Record<string, string | un
 }
 
 function notFound(method: string, path: string): Reply {
-  return openAiError(404, `Unknown route: ${method} ${path}`, 'invalid_request_error', null, 'unknown_url');
+  return simulatedOpenAiError(404, `Unknown route: ${method} ${path}`, 'invalid_request_error', null, 'unknown_url');
 }
 
 function noContent(): Reply {
@@ -282,7 +239,7 @@ class ProviderSimulator implements Simulator {
   handle(req: IncomingMessage, res: ServerResponse): void {
     this.dispatch(req, res).catch((err: unknown) => {
       if (!res.headersSent && !res.destroyed) {
-        send(res, openAiError(500, `Simulator internal error: ${err instanceof Error ? err.message : String(err)}`, 'server_error'));
+        send(res, simulatedOpenAiError(500, `Simulator internal error: ${err instanceof Error ? err.message : String(err)}`, 'server_error'));
       } else {
         res.destroy();
       }
@@ -333,7 +290,7 @@ class ProviderSimulator implements Simulator {
     let reply: Reply | undefined;
     let prepared: Prepared | undefined;
     let fault: FaultRule | undefined;
-    if (raw.tooLarge) reply = openAiError(413, 'Request body too large for the simulator.', 'invalid_request_error');
+    if (raw.tooLarge) reply = simulatedOpenAiError(413, 'Request body too large for the simulator.', 'invalid_request_error');
     else reply = handler.authorize(req.headers) ?? (parsed.ok ? undefined : handler.invalidJson());
     if (reply === undefined && parsed.ok) {
       prepared = handler.prepare(body, rest, provider);
@@ -401,12 +358,12 @@ class ProviderSimulator implements Simulator {
     if (raw === undefined) return;
     const parsed = raw.tooLarge ? ({ ok: false } as const) : parseJson(raw.text);
     if (!parsed.ok) {
-      send(res, openAiError(400, `The request body must be a JSON ${kind} rule.`, 'invalid_request_error'));
+      send(res, simulatedOpenAiError(400, `The request body must be a JSON ${kind} rule.`, 'invalid_request_error'));
       return;
     }
     const rule = parse(parsed.value);
     if (!rule.ok) {
-      send(res, openAiError(400, `Invalid ${kind} rule: ${rule.error}`, 'invalid_request_error'));
+      send(res, simulatedOpenAiError(400, `Invalid ${kind} rule: ${rule.error}`, 'invalid_request_error'));
       return;
     }
     add(rule.rule);

@@ -1,6 +1,6 @@
 /**
  * Streamed answers of the provider simulator: each protocol turns the whole answer it would
- * have given into its vendor's stream of frames (one file per protocol, `*-stream.ts`);
+ * have given into its vendor's stream of frames (its folder's `stream.ts`);
  * this module writes them, `gapMs` apart (the `slow-stream` fault).
  */
 import type { ServerResponse } from 'node:http';

@@ -1,6 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { countTokens } from '../../../infra/local/simulator/server.js';
-import { THINKING_OPENING } from '../../../infra/local/simulator/openai-chat.js';
+import { THINKING_OPENING } from '../../../infra/local/simulator/openai-chat/index.js';
 import { resolveModel } from '../../../shared/catalog/index.js';
 import type { ProviderId } from '../../../shared/catalog/types.js';
 import { UpstreamError } from '../../../shared/providers/errors.js';

@@ -1,6 +1,6 @@
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
-import { familyOf } from '../../../infra/local/simulator/openai-responses.js';
+import { familyOf } from '../../../infra/local/simulator/openai-responses/index.js';
 import { countTokens } from '../../../infra/local/simulator/text.js';
 import { providerCost } from '../../../shared/pricing/cost.js';
 import { UpstreamError } from '../../../shared/providers/errors.js';

@@ -7,9 +7,9 @@
  * has the headers `:event-type`, `:content-type` application/json and `:message-type` event.
  */
 import { EventStreamCodec } from '@smithy/core/event-streams';
-import type { Json } from './json.js';
-import type { Reply } from './server.js';
-import { pieces, type StreamReply } from './streaming.js';
+import type { Json } from '../json.js';
+import type { Reply } from '../types.js';
+import { pieces, type StreamReply } from '../streaming.js';
 
 const codec = new EventStreamCodec(
   (bytes) => Buffer.from(bytes).toString('utf8'),
@@ -27,7 +27,7 @@ function message(type: string, payload: Json): Uint8Array {
   });
 }
 
-export function converseStream(reply: Reply): StreamReply {
+export function simulatedConverseStream(reply: Reply): StreamReply {
   const whole = JSON.parse(reply.body) as Json;
   const output = (whole['output'] ?? {}) as Json;
   const msg = (output['message'] ?? {}) as Json;

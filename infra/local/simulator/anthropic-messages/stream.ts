@@ -6,11 +6,11 @@
  * `ping`, `message_delta` (stop_reason and the cumulative usage), `message_stop`. Each event
  * named in its `event:` line and its data's `type`.
  */
-import type { Json } from './json.js';
-import type { Reply } from './server.js';
-import { pieces, sseFrame, SSE_HEADERS, type StreamReply } from './streaming.js';
+import type { Json } from '../json.js';
+import type { Reply } from '../types.js';
+import { pieces, sseFrame, SSE_HEADERS, type StreamReply } from '../streaming.js';
 
-export function messagesStream(reply: Reply): StreamReply {
+export function simulatedMessagesStream(reply: Reply): StreamReply {
   const whole = JSON.parse(reply.body) as Json;
   const frames: string[] = [];
   const emit = (type: string, fields: Json): void => {

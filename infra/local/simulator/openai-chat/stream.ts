@@ -5,15 +5,15 @@
  * chunk (`choices: []`) when `stream_options.include_usage` asked for it or the vendor always
  * sends it (Mistral; Groq in `x_groq.usage`); then `data: [DONE]`.
  */
-import type { Json } from './json.js';
-import { isObject } from './json.js';
-import type { Reply } from './server.js';
-import { pieces, sseFrame, SSE_HEADERS, type StreamReply } from './streaming.js';
+import type { Json } from '../json.js';
+import { isObject } from '../json.js';
+import type { Reply } from '../types.js';
+import { pieces, sseFrame, SSE_HEADERS, type StreamReply } from '../streaming.js';
 
 /** Vendors whose streamed answer carries usage without being asked (Groq in `x_groq.usage` only). */
 const USAGE_ALWAYS: ReadonlySet<string> = new Set(['mistral', 'groq']);
 
-export function chatStream(reply: Reply, request: unknown, provider: string): StreamReply {
+export function simulatedChatStream(reply: Reply, request: unknown, provider: string): StreamReply {
   const whole = JSON.parse(reply.body) as Json;
   const choice = ((whole['choices'] as Json[] | undefined)?.[0] ?? {}) as Json;
   const message = (choice['message'] ?? {}) as Json;

@@ -8,11 +8,11 @@
  * `response.incomplete`) carrying the whole response with its usage. Every event has its
  * `type` and a growing `sequence_number`, named in its `event:` line as OpenAI sends them.
  */
-import type { Json } from './json.js';
-import type { Reply } from './server.js';
-import { pieces, sseFrame, SSE_HEADERS, type StreamReply } from './streaming.js';
+import type { Json } from '../json.js';
+import type { Reply } from '../types.js';
+import { pieces, sseFrame, SSE_HEADERS, type StreamReply } from '../streaming.js';
 
-export function responsesStream(reply: Reply): StreamReply {
+export function simulatedResponsesStream(reply: Reply): StreamReply {
   const whole = JSON.parse(reply.body) as Json;
   const frames: string[] = [];
   let sequence = 0;

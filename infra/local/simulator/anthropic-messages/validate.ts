@@ -1,29 +1,18 @@
 /**
- * Anthropic Messages protocol for the provider simulator: `POST /{provider}/v1/messages`.
- *
- * Validates the request the way the Messages API does (required fields, ranges, the
- * thinking and sampling rules, the per-model refusals), answers in the exact `message`
- * shape with deterministic text and shapes errors as `{type:'error', error:{type, message}}`.
- *
- * Prompt caching: for each `cache_control` breakpoint whose prefix (system, then messages,
- * in that order) counts at least the model's minimum, the first request with that exact
- * prefix writes it (`cache_creation_input_tokens`) and later ones read the longest known
- * prefix (`cache_read_input_tokens`); `input_tokens` keeps only the rest, as Anthropic
- * reports it. The known prefixes are a bounded in-memory set shared by the process.
- *
+ * The checks of a simulated Messages API request, one per section of the body (model and
+ * limit, system and messages with their cache breakpoints, thinking, sampling, the output
+ * format), each refusing with Anthropic's `invalid_request_error` in the wording it uses.
  * Structured output: `output_config.format` json_schema, or a system block that ends with
  * a JSON Schema line (the gateway's strengthened instruction), yields a conforming value.
  */
 import { createHash } from 'node:crypto';
 import type { Hash } from 'node:crypto';
-import type { IncomingHttpHeaders } from 'node:http';
-import type { Prepared, ProtocolHandler, Reply } from './server.js';
-import { schemaFromInstruction, countTokens, generateFromSchema, generateParagraph, truncateToTokens } from './text.js';
-import { isObject, type Json } from './json.js';
-import { PrefixCache } from './prefix-cache.js';
-import { messagesStream } from './anthropic-messages-stream.js';
+import { isObject, type Json } from '../json.js';
+import { countTokens, schemaFromInstruction } from '../text.js';
+import { isRefusal, type Prepared, type Refusal } from '../types.js';
+import { answerMessages, type Breakpoint, type MessagesCall, type Thinking } from './answer.js';
+import { simulatedAnthropicError } from './errors.js';
 
-const MESSAGES_PATH = '/v1/messages';
 const SEP = '\u0000';
 /** Tokens Anthropic adds around each message (role markers). */
 const PER_MESSAGE_TOKENS = 3;
@@ -33,7 +22,6 @@ const IMAGE_TOKENS = 1600;
 const DOCUMENT_TOKENS = 1500;
 const MAX_BREAKPOINTS = 4;
 const MIN_THINKING_BUDGET = 1024;
-const MAX_CACHED_PREFIXES = 1000;
 const WHITESPACE_ONLY = 'messages: text content blocks must contain non-whitespace text';
 const DOCS = 'https://docs.claude.com/en/docs/build-with-claude/extended-thinking';
 const IMAGE_MEDIA_TYPES: ReadonlySet<string> = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
@@ -42,81 +30,9 @@ const ADAPTIVE_ONLY: ReadonlySet<string> = new Set(['claude-opus-4-7']);
 /** Models that accept `thinking: {type: 'adaptive'}`. */
 const ADAPTIVE_CAPABLE: ReadonlySet<string> = new Set(['claude-opus-4-7', 'claude-opus-4-6', 'claude-sonnet-4-6']);
 
-let requestSeq = 0;
-
-function requestId(): string {
-  return `req_011CSim${(++requestSeq).toString(36).padStart(8, '0')}`;
+function badRequest(message: string): Refusal {
+  return { ok: false, reply: simulatedAnthropicError(400, 'invalid_request_error', message) };
 }
-
-function responseHeaders(): Record<string, string> {
-  return {
-    'content-type': 'application/json',
-    'request-id': requestId(),
-    'anthropic-ratelimit-requests-limit': '4000',
-    'anthropic-ratelimit-requests-remaining': '3999',
-    'anthropic-ratelimit-requests-reset': new Date(Date.now() + 60_000).toISOString(),
-  };
-}
-
-/** An error reply in Anthropic's shape `{"type":"error","error":{"type","message"},"request_id"}`. */
-export function anthropicError(status: number, type: string, message: string): Reply {
-  const headers = responseHeaders();
-  return { status, headers, body: JSON.stringify({ type: 'error', error: { type, message }, request_id: headers['request-id'] }) };
-}
-
-/** The error `type` Anthropic uses for a status. */
-export function anthropicErrorType(status: number): string {
-  switch (status) {
-    case 400:
-      return 'invalid_request_error';
-    case 401:
-      return 'authentication_error';
-    case 402:
-      return 'billing_error';
-    case 403:
-      return 'permission_error';
-    case 404:
-      return 'not_found_error';
-    case 413:
-      return 'request_too_large';
-    case 429:
-      return 'rate_limit_error';
-    case 529:
-      return 'overloaded_error';
-    default:
-      return status >= 500 ? 'api_error' : 'invalid_request_error';
-  }
-}
-
-function badRequest(message: string): Prepared {
-  return { ok: false, reply: anthropicError(400, 'invalid_request_error', message) };
-}
-
-// ---------------------------------------------------------------------------
-// Prompt cache
-// ---------------------------------------------------------------------------
-
-const cachedPrefixes = new PrefixCache(MAX_CACHED_PREFIXES);
-
-interface Breakpoint {
-  hash: string;
-  tokens: number;
-}
-
-/** The prompt-cache split of a request's input, updating the known prefixes. */
-function cacheSplit(breakpoints: readonly Breakpoint[], minTokens: number): { read: number; write: number } {
-  const eligible = breakpoints.filter((b) => b.tokens >= minTokens);
-  const last = eligible[eligible.length - 1];
-  if (!last) return { read: 0, write: 0 };
-  let read = 0;
-  for (const b of eligible) if (cachedPrefixes.has(b.hash)) read = Math.max(read, b.tokens);
-  for (const b of eligible) cachedPrefixes.remember(b.hash);
-  return { read, write: last.tokens - read };
-}
-
-// ---------------------------------------------------------------------------
-// Validation
-// ---------------------------------------------------------------------------
 
 /** Walks the input in Anthropic's cache order, counting tokens and hashing each prefix. */
 class InputWalker {
@@ -251,8 +167,6 @@ function optionalNumber(body: Json, key: string, min: number, max: number): stri
   return undefined;
 }
 
-type Thinking = { type: 'disabled' } | { type: 'enabled'; budget: number } | { type: 'adaptive' };
-
 function readThinking(value: unknown, model: string, maxTokens: number): Thinking | string {
   if (value === undefined || value === null) return { type: 'disabled' };
   if (!isObject(value)) return 'thinking: Input should be a valid dictionary or object to extract fields from';
@@ -315,69 +229,8 @@ function readSchema(body: Json): Json | undefined | string {
   return schemaFromInstruction(texts);
 }
 
-// ---------------------------------------------------------------------------
-// Answer
-// ---------------------------------------------------------------------------
-
-interface MessagesCall {
-  model: string;
-  seed: number;
-  id: string;
-  inputTokens: number;
-  breakpoints: Breakpoint[];
-  minCacheTokens: number;
-  maxTokens: number;
-  thinking: Thinking;
-  schema: Json | undefined;
-}
-
-function answer(call: MessagesCall, usage: boolean, structured?: Json): Reply {
-  const content: Json[] = [];
-  let budget = call.maxTokens;
-  let stopReason: 'end_turn' | 'max_tokens' = 'end_turn';
-  if (call.thinking.type !== 'disabled') {
-    const limit = call.thinking.type === 'enabled' ? Math.min(call.thinking.budget, budget) : budget;
-    const thinking = truncateToTokens(`Weighing the request before answering. ${generateParagraph(call.model, call.seed ^ 0x5bd1e995)}`, limit);
-    const signature = createHash('sha256').update(`signature:${call.id}`).digest('base64');
-    content.push({ type: 'thinking', thinking, signature });
-    budget -= countTokens(thinking);
-  }
-  let text = call.schema ? JSON.stringify(structured ?? generateFromSchema(call.schema, call.seed)) : generateParagraph(call.model, call.seed);
-  if (countTokens(text) > budget) {
-    text = truncateToTokens(text, Math.max(0, budget));
-    stopReason = 'max_tokens';
-  }
-  if (text.length > 0) content.push({ type: 'text', text });
-  const outputTokens = call.maxTokens - budget + countTokens(text);
-
-  const body: Json = {
-    id: call.id,
-    type: 'message',
-    role: 'assistant',
-    model: call.model,
-    content,
-    stop_reason: stopReason,
-    stop_sequence: null,
-  };
-  if (usage) {
-    // The cache is touched only when a request is answered, as a real cache write would be.
-    const { read, write } = cacheSplit(call.breakpoints, call.minCacheTokens);
-    body['usage'] = {
-      input_tokens: call.inputTokens - read - write,
-      cache_creation_input_tokens: write,
-      cache_read_input_tokens: read,
-      cache_creation: { ephemeral_5m_input_tokens: write, ephemeral_1h_input_tokens: 0 },
-      output_tokens: outputTokens,
-      service_tier: 'standard',
-    };
-  }
-  return { status: 200, headers: responseHeaders(), body: JSON.stringify(body) };
-}
-
-/** Validates a Messages API request body; on success returns a ready-to-answer call. */
-export function prepareMessages(input: unknown): Prepared {
-  if (!isObject(input)) return badRequest('The request body must be a JSON object.');
-  const body = input;
+/** `model` and `max_tokens`, both required. */
+function readModelAndLimit(body: Json): { model: string; maxTokens: number } | Refusal {
   const model = body['model'];
   if (model === undefined || model === null) return badRequest('model: Field required');
   if (typeof model !== 'string' || model === '') return badRequest('model: Input should be a valid string');
@@ -385,18 +238,34 @@ export function prepareMessages(input: unknown): Prepared {
   if (maxTokens === undefined || maxTokens === null) return badRequest('max_tokens: Field required');
   if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens)) return badRequest('max_tokens: Input should be a valid integer');
   if (maxTokens < 1) return badRequest('max_tokens: Input should be greater than or equal to 1');
+  return { model, maxTokens };
+}
+
+/** The system blocks, then the messages, into the walker; at most four cache breakpoints. */
+function readInput(body: Json, walker: InputWalker): Refusal | undefined {
   const messages = body['messages'];
   if (messages === undefined || messages === null) return badRequest('messages: Field required');
   if (!Array.isArray(messages)) return badRequest('messages: Input should be a valid list');
   if (messages.length === 0) return badRequest('messages: at least one message is required');
-
-  const walker = new InputWalker(model);
   const counts = { breakpoints: 0 };
   const inputError = readSystem(body['system'], walker, counts) ?? readMessages(messages, walker, counts);
   if (inputError) return badRequest(inputError);
   if (counts.breakpoints > MAX_BREAKPOINTS) {
     return badRequest(`A maximum of ${MAX_BREAKPOINTS} blocks with cache_control may be provided. Found ${counts.breakpoints}.`);
   }
+  return undefined;
+}
+
+/** Validates a Messages API request body; on success returns a ready-to-answer call. */
+export function validateMessages(input: unknown): Prepared {
+  if (!isObject(input)) return badRequest('The request body must be a JSON object.');
+  const body = input;
+  const read = readModelAndLimit(body);
+  if (isRefusal(read)) return read;
+  const { model, maxTokens } = read;
+  const walker = new InputWalker(model);
+  const inputError = readInput(body, walker);
+  if (inputError) return inputError;
   const thinking = readThinking(body['thinking'], model, maxTokens);
   if (typeof thinking === 'string') return badRequest(thinking);
   const samplingError = checkSampling(body, model, thinking);
@@ -416,47 +285,5 @@ export function prepareMessages(input: unknown): Prepared {
     thinking,
     schema,
   };
-  return { ok: true, model, answer: (opts) => answer(call, opts.usage, opts.structured) };
+  return { ok: true, model, answer: (opts) => answerMessages(call, opts.usage, opts.structured) };
 }
-
-/** The protocol module registered by the simulator server. */
-export const anthropicMessagesProtocol: ProtocolHandler = {
-  /** A cold prompt cache again. */
-  reset: () => cachedPrefixes.clear(),
-
-  protocol: 'anthropic-messages',
-
-  streams: (body) => isObject(body) && body['stream'] === true,
-  toStream: messagesStream,
-  route(method: string, rest: string): boolean {
-    return method === 'POST' && rest === MESSAGES_PATH;
-  },
-
-  modelOf(body: unknown): string {
-    return isObject(body) && typeof body['model'] === 'string' ? body['model'] : '';
-  },
-
-  /** No key is needed, but a Bearer token in place of `x-api-key` and a missing `anthropic-version` fail as with Anthropic. */
-  authorize(headers: IncomingHttpHeaders): Reply | undefined {
-    if (headers['x-api-key'] === undefined && headers.authorization !== undefined) {
-      return anthropicError(401, 'authentication_error', 'x-api-key header is required');
-    }
-    if (headers['anthropic-version'] === undefined) return anthropicError(400, 'invalid_request_error', 'anthropic-version: header is required');
-    return undefined;
-  },
-
-  prepare(body: unknown): Prepared {
-    return prepareMessages(body);
-  },
-
-  invalidJson(): Reply {
-    return anthropicError(400, 'invalid_request_error', 'There was an error parsing the body of your request: it is not valid JSON.');
-  },
-
-  vendorError(status: number, retryAfter: string | undefined, body: unknown): Reply {
-    const reply = anthropicError(status, anthropicErrorType(status), `Simulated upstream error ${status}`);
-    if (retryAfter !== undefined) reply.headers['retry-after'] = retryAfter;
-    if (body !== undefined) reply.body = typeof body === 'string' ? body : JSON.stringify(body);
-    return reply;
-  },
-};

@@ -4,11 +4,11 @@
  * the last chunk with the finishReason, the grounding metadata and the usageMetadata (the
  * earlier chunks carry only the prompt count, as Gemini's do).
  */
-import type { Json } from './json.js';
-import type { Reply } from './server.js';
-import { pieces, sseFrame, SSE_HEADERS, type StreamReply } from './streaming.js';
+import type { Json } from '../json.js';
+import type { Reply } from '../types.js';
+import { pieces, sseFrame, SSE_HEADERS, type StreamReply } from '../streaming.js';
 
-export function generateContentStream(reply: Reply): StreamReply {
+export function simulatedGenerateContentStream(reply: Reply): StreamReply {
   const whole = JSON.parse(reply.body) as Json;
   const candidate = ((whole['candidates'] as Json[] | undefined)?.[0] ?? {}) as Json;
   const content = (candidate['content'] ?? {}) as Json;
