@@ -1,16 +1,41 @@
 import type { WireProtocol } from '../catalog/types.js';
-import { anthropicMessages } from './anthropic-messages/index.js';
-import { bedrockConverse } from './bedrock-converse/index.js';
-import { geminiGenerateContent } from './gemini-generate-content/index.js';
-import { openaiChat } from './openai-chat/index.js';
-import { openaiResponses } from './openai-responses/index.js';
-import type { ProtocolAdapter } from './types.js';
+import { lazyAsync } from '../lazy.js';
+import { anthropicLimits } from './anthropic-messages/limits.js';
+import { converseLimits } from './bedrock-converse/limits.js';
+import { generateContentLimits } from './gemini-generate-content/limits.js';
+import { chatLimits } from './openai-chat/limits.js';
+import { responsesLimits } from './openai-responses/limits.js';
+import type { OutputLimits, PreparedCall, ProtocolAdapter } from './types.js';
 
-/** Every wire protocol's adapter; one folder each under shared/providers/. */
+/**
+ * Every wire protocol's adapter; one folder each under shared/providers/. Its output limits
+ * load with the gateway (the plan reads them before anything runs); the rest of it (request
+ * mapping, answer and stream readers) loads with the protocol's first call, while that
+ * call's reserve is in flight, so that a cold start compiles no protocol it does not serve.
+ */
 export const ADAPTERS: Record<WireProtocol, ProtocolAdapter> = {
-  'openai-chat': openaiChat,
-  'openai-responses': openaiResponses,
-  'gemini-generate-content': geminiGenerateContent,
-  'anthropic-messages': anthropicMessages,
-  'bedrock-converse': bedrockConverse,
+  'openai-chat': loadedOnFirstCall(() => import('./openai-chat/index.js').then((m) => m.openaiChat), chatLimits),
+  'openai-responses': loadedOnFirstCall(() => import('./openai-responses/index.js').then((m) => m.openaiResponses), responsesLimits),
+  'gemini-generate-content': loadedOnFirstCall(() => import('./gemini-generate-content/index.js').then((m) => m.geminiGenerateContent), generateContentLimits),
+  'anthropic-messages': loadedOnFirstCall(() => import('./anthropic-messages/index.js').then((m) => m.anthropicMessages), anthropicLimits),
+  'bedrock-converse': loadedOnFirstCall(() => import('./bedrock-converse/index.js').then((m) => m.bedrockConverse), converseLimits),
 };
+
+/** An adapter whose `prepare` loads its module on first use; once loaded, calls are prepared at once. */
+function loadedOnFirstCall(load: () => Promise<ProtocolAdapter>, limits: OutputLimits): ProtocolAdapter {
+  let loaded: ProtocolAdapter | undefined;
+  const loading = lazyAsync(async () => {
+    loaded = await load();
+    return loaded;
+  });
+  return {
+    ...limits,
+    prepare(call, endpoint, onDelta) {
+      if (loaded) return loaded.prepare(call, endpoint, onDelta);
+      const prepared: Promise<PreparedCall> = loading().then((adapter) => adapter.prepare(call, endpoint, onDelta));
+      // Heard at once, so that a call never sent leaves no unhandled rejection; `send` rethrows it.
+      prepared.catch(() => undefined);
+      return { send: async (signal) => (await prepared).send(signal) };
+    },
+  };
+}

@@ -77,3 +77,6 @@ export interface ProtocolAdapter {
   /** The output limit this adapter sends for the call: the longest answer text it can get back (what a judge of it may be shown). */
   sentOutputLimit(call: ModelCall): number;
 }
+
+/** What the plan reads of an adapter before any call: its output limits, loaded with the gateway (the rest loads with the protocol's first call). */
+export type OutputLimits = Pick<ProtocolAdapter, 'billedOutputBound' | 'sentOutputLimit'>;

@@ -4,6 +4,7 @@ import { preparedHttpCall } from '../prepared-http.js';
 import { MessagesStream } from './stream.js';
 import { toMessagesRequest } from './request.js';
 import { fromMessagesResponse } from './response.js';
+import { anthropicLimits } from './limits.js';
 import { anthropicOutputBound } from './thinking.js';
 
 export { anthropicOutputBound };
@@ -30,6 +31,5 @@ export const anthropicMessages: ProtocolAdapter = {
       onDelta,
     );
   },
-  billedOutputBound: anthropicOutputBound,
-  sentOutputLimit: anthropicOutputBound,
+  ...anthropicLimits,
 };

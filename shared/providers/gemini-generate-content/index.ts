@@ -1,4 +1,5 @@
 import type { ProtocolAdapter } from '../types.js';
+import { generateContentLimits } from './limits.js';
 import { toGenerateContentRequest } from './request.js';
 import { fromGenerateContentResponse } from './response.js';
 import { fromErrorResponse } from './errors.js';
@@ -33,7 +34,5 @@ export const geminiGenerateContent: ProtocolAdapter = {
       onDelta,
     );
   },
-  // maxOutputTokens bounds thoughts and answer together (thoughtsTokenCount is spent from it).
-  billedOutputBound: (call) => call.maxTokens,
-  sentOutputLimit: (call) => call.maxTokens,
+  ...generateContentLimits,
 };

@@ -1,5 +1,6 @@
-import type { ModelCall, ProtocolAdapter } from '../types.js';
-import { dialectFor, modelListed } from './dialects.js';
+import type { ProtocolAdapter } from '../types.js';
+import { chatLimits } from './limits.js';
+import { dialectFor } from './dialects.js';
 import { toChatRequest } from './request.js';
 import { fromChatResponse } from './response.js';
 import { fromErrorResponse } from './errors.js';
@@ -31,21 +32,5 @@ export const openaiChat: ProtocolAdapter = {
       onDelta,
     );
   },
-  billedOutputBound: chatOutputBound,
-  sentOutputLimit: (call) => call.maxTokens,
+  ...chatLimits,
 };
-
-/**
- * The output limit sent (max_tokens or max_completion_tokens), which counts reasoning for
- * every dialect that reports it inside completion_tokens (OpenAI, Cerebras, DeepSeek: "含思维链",
- * Mistral, Groq). xAI bills reasoning beside completion_tokens and documents no bound on it:
- * its reasoning models may bill up to the model's maximum output.
- */
-export function chatOutputBound(call: Pick<ModelCall, 'entry' | 'maxTokens' | 'tuning'>): number {
-  const dialect = dialectFor(call.entry.provider);
-  const model = call.entry.upstreamModel;
-  // 'none' turns reasoning off only where reasoning_effort is sent at all.
-  const turnedOff = call.tuning.reasoningEffort === 'none' && modelListed(dialect.reasoningEffortModels, model);
-  const reasons = dialect.unboundedReasoningModels !== undefined && modelListed(dialect.unboundedReasoningModels, model) && !turnedOff;
-  return reasons ? Math.max(call.maxTokens, call.entry.maxOutputTokens) : call.maxTokens;
-}

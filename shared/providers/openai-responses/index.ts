@@ -1,6 +1,7 @@
 import { UpstreamError } from '../errors.js';
 import type { ProtocolAdapter } from '../types.js';
-import { responsesOutputLimit, toResponsesRequest } from './request.js';
+import { responsesLimits } from './limits.js';
+import { toResponsesRequest } from './request.js';
 import { fromResponsesResponse } from './response.js';
 import { preparedHttpCall } from '../prepared-http.js';
 import { ResponsesStream } from './stream.js';
@@ -27,8 +28,7 @@ export const openaiResponses: ProtocolAdapter = {
       onDelta,
     );
   },
-  billedOutputBound: responsesOutputLimit,
-  sentOutputLimit: responsesOutputLimit,
+  ...responsesLimits,
 };
 
 /** OpenAI's 401 message quotes part of the key ("Incorrect API key provided: sk-abc***xyz"); keep none of it. */

@@ -1,6 +1,7 @@
 import type { Attachment } from '../../contract/types.js';
 import { schemaInstruction } from '../structured-output.js';
 import type { ModelCall } from '../types.js';
+import { MIN_OUTPUT_TOKENS, responsesOutputLimit } from './limits.js';
 import { samplingSupport } from './sampling.js';
 import { strictMode } from '../strict-schema.js';
 
@@ -29,18 +30,6 @@ export interface ResponsesRequest {
   /** Never stored for later retrieval: the gateway keeps no conversation state at OpenAI. */
   store: false;
   stream: boolean;
-}
-
-/** The Responses API refuses `max_output_tokens` below 16 (400 integer_below_min_value). */
-export const MIN_OUTPUT_TOKENS = 16;
-
-/**
- * `max_output_tokens` as sent: the call's limit, raised to the API's minimum. It bounds
- * "visible output tokens and reasoning tokens" together (Responses API reference), so it is
- * also the most output a call can bill.
- */
-export function responsesOutputLimit(call: Pick<ModelCall, 'maxTokens'>): number {
-  return Math.max(call.maxTokens, MIN_OUTPUT_TOKENS);
 }
 
 /** The gateway's call as a Responses API body, with a warning for every setting not sent as asked. */

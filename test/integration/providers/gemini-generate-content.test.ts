@@ -1,5 +1,5 @@
 import { Ajv } from 'ajv';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { providerCost } from '../../../shared/pricing/cost.js';
 import { ADAPTERS } from '../../../shared/providers/adapters.js';
 import { UpstreamError } from '../../../shared/providers/errors.js';
@@ -55,8 +55,18 @@ function post(path: string, body: unknown, headers: Record<string, string> = {})
 }
 
 describe('Adapter: geminiGenerateContent against the simulator', () => {
-  it('is the registered adapter of the gemini-generate-content protocol', () => {
-    expect(ADAPTERS['gemini-generate-content']).toBe(geminiGenerateContent);
+  it('is the registered adapter of the gemini-generate-content protocol (its limits at once, its calls once loaded)', async () => {
+    const registered = ADAPTERS['gemini-generate-content'];
+    expect(registered.billedOutputBound).toBe(geminiGenerateContent.billedOutputBound);
+    expect(registered.sentOutputLimit).toBe(geminiGenerateContent.sentOutputLimit);
+    const prepare = vi.spyOn(geminiGenerateContent, 'prepare');
+    try {
+      const reply = await registered.prepare(call(), endpoint()).send(AbortSignal.timeout(10_000));
+      expect(prepare).toHaveBeenCalledTimes(1);
+      expect(reply.output).not.toBe('');
+    } finally {
+      prepare.mockRestore();
+    }
   });
 
   it('completes a reply with usage and a cost', async () => {

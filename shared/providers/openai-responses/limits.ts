@@ -1,0 +1,15 @@
+import type { ModelCall, OutputLimits } from '../types.js';
+
+/** The Responses API refuses `max_output_tokens` below 16 (400 integer_below_min_value). */
+export const MIN_OUTPUT_TOKENS = 16;
+
+/**
+ * `max_output_tokens` as sent: the call's limit, raised to the API's minimum. It bounds
+ * "visible output tokens and reasoning tokens" together (Responses API reference), so it is
+ * also the most output a call can bill.
+ */
+export function responsesOutputLimit(call: Pick<ModelCall, 'maxTokens'>): number {
+  return Math.max(call.maxTokens, MIN_OUTPUT_TOKENS);
+}
+
+export const responsesLimits: OutputLimits = { billedOutputBound: responsesOutputLimit, sentOutputLimit: responsesOutputLimit };
