@@ -1,6 +1,5 @@
 import middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
-import type { APIGatewayProxyResult } from 'aws-lambda';
 import { LIMITS } from '../shared/contract/limits.js';
 import { GatewayError, ServiceUnavailableError, UnauthorizedError } from '../shared/errors.js';
 import type { Gateway } from '../shared/gateway.js';
@@ -11,7 +10,7 @@ import { errorResponse, jsonResponse } from '../shared/http/response.js';
 import { ServerTiming } from '../shared/http/server-timing.js';
 import type { Log } from '../shared/log.js';
 import { ProviderSecretError } from '../shared/secrets/provider-keys.js';
-import type { PromptResponse, PromptService, Started, SubmitOptions } from '../shared/compare/prompt-service.js';
+import type { PromptResponse, PromptService, Started, SubmitOptions } from '../shared/orchestrator/prompt-service.js';
 import type { PromptRequest } from '../shared/contract/types.js';
 
 /** Seconds a caller is asked to wait when the gateway could not be built (the secret could not be read). */
@@ -19,20 +18,8 @@ const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
 /** What the Lambda entry adds around the handler (Powertools); the local host adds nothing. */
 export interface ApiHooks {
-  middlewares?: middy.MiddlewareObj<ApiEvent, APIGatewayProxyResult>[];
+  middlewares?: middy.MiddlewareObj<ApiEvent, ApiResult>[];
   onResponse?: (response: PromptResponse) => void;
-}
-
-/** What each answered request still writes (settle, ledger, prompt log), by its event. */
-const finishing = new WeakMap<object, Promise<void>>();
-
-/**
- * The writes that follow the answer to `event`: whoever sends the answer awaits them
- * after it (the Lambda entry through response streaming, the local host after its HTTP
- * response), so they end within the invocation. They never reject.
- */
-export function afterAnswer(event: object): Promise<void> {
-  return finishing.get(event) ?? Promise.resolve();
 }
 
 /**
@@ -42,7 +29,7 @@ export function afterAnswer(event: object): Promise<void> {
  * process that loads it, which the local host should not pay for.
  */
 export function createApiHandler(gateway: () => Gateway | Promise<Gateway>, log: Log, hooks: ApiHooks = {}) {
-  return middy<ApiEvent, APIGatewayProxyResult>()
+  return middy<ApiEvent, ApiResult>()
     .use(hooks.middlewares ?? [])
     .use(errorBody({ log }))
     .use(singleValuedHeaders())
@@ -60,14 +47,14 @@ export function createApiHandler(gateway: () => Gateway | Promise<Gateway>, log:
         idempotencyKey: event.headers['idempotency-key'],
         account: cachedAccount(context),
         timing,
-        afterAnswer: (work) => finishing.set(event, work),
       };
       if (acceptsEventStream(event.headers.accept)) return answerWithEvents(prompts, accountId, request, options, config.sseKeepAliveMs, log, hooks.onResponse);
-      let replayed = false;
-      const response = await prompts.submit(accountId, request, { ...options, onReplay: () => (replayed = true) });
+      const started = await prompts.start(accountId, request, options);
+      const response = await started.answer;
       // A replay ran no model and charged nothing: it adds nothing to the metrics.
-      if (!replayed) hooks.onResponse?.(response);
-      return jsonResponse(200, response, { 'server-timing': timing.header() });
+      if (!started.replayed) hooks.onResponse?.(response);
+      // What follows the answer travels with it, for the sender to await once it is sent.
+      return { ...jsonResponse(200, response, { 'server-timing': timing.header() }), finished: started.finished };
     });
 }
 
@@ -98,7 +85,7 @@ async function answerWithEvents(
   });
   // A replay ran no model and charged nothing: it adds nothing to the metrics.
   streamAnswer(stream, started, live, log, started.replayed ? undefined : onResponse);
-  return { statusCode: 200, headers: { ...EVENT_STREAM_HEADERS, 'server-timing': options.timing!.header() }, body: '', eventStream: stream };
+  return { statusCode: 200, headers: { ...EVENT_STREAM_HEADERS, 'server-timing': options.timing!.header() }, body: '', eventStream: stream, finished: started.finished };
 }
 
 /**

@@ -2,7 +2,7 @@ import { loadConfig, responseStreaming } from '../shared/config.js';
 import { createGateway } from '../shared/gateway.js';
 import { withProviderSecret } from '../shared/secrets/provider-keys.js';
 import { instrumentStore } from '../shared/storage/dynamodb.js';
-import { afterAnswer, createApiHandler } from './api-handler.js';
+import { createApiHandler } from './api-handler.js';
 import { lazyAsync } from '../shared/lazy.js';
 import { logger } from './logger.js';
 import { apiHooks, observability, traceCalls } from './observability.js';
@@ -25,4 +25,4 @@ const api = createApiHandler(lambdaGateway, logger, apiHooks(observability));
  * the logs are written. Buffered when the stack says so (RESPONSE_STREAMING=false, for
  * emulators that cannot stream): the answer is returned once they are written.
  */
-export const handler = responseStreaming() ? streamAnswers(api, afterAnswer, logger) : bufferAnswers(api, afterAnswer, logger);
+export const handler = responseStreaming() ? streamAnswers(api, logger) : bufferAnswers(api, logger);

@@ -7,7 +7,7 @@ import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type middy from '@middy/core';
 import type { ApiHooks } from './api-handler.js';
 import { resolveModel } from '../shared/catalog/index.js';
-import type { PromptResponse } from '../shared/compare/prompt-service.js';
+import type { PromptResponse } from '../shared/orchestrator/prompt-service.js';
 import type { CallHook } from '../shared/storage/dynamodb.js';
 import { logger, SERVICE_NAME } from './logger.js';
 

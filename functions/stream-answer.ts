@@ -18,19 +18,13 @@ export interface LambdaStreamingRuntime {
 
 /**
  * The `api` function's entry: the answer goes out, then the invocation finishes what
- * follows it (`afterAnswer`: settle, ledger, prompt log) before it
- * ends. In AWS that is Lambda response streaming behind API Gateway's STREAM transfer
+ * follows it (the result's `finished`: settle, ledger, prompt log) before it ends. In AWS that is Lambda response streaming behind API Gateway's STREAM transfer
  * mode: the stream ends, and API Gateway with it answers the client, as soon as the
  * answer is written. Outside that runtime (tests, the cold-start bench) the answer is
  * returned, buffered, once that work is done (bufferAnswers).
  */
-export function streamAnswers(
-  handler: ApiHandler,
-  afterAnswer: (event: APIGatewayProxyEvent) => Promise<void>,
-  log: Log,
-  runtime: LambdaStreamingRuntime | undefined = streamingRuntime(),
-) {
-  if (!runtime) return bufferAnswers(handler, afterAnswer, log);
+export function streamAnswers(handler: ApiHandler, log: Log, runtime: LambdaStreamingRuntime | undefined = streamingRuntime()) {
+  if (!runtime) return bufferAnswers(handler, log);
   const answer = answering(handler, log);
   return runtime.streamifyResponse(async (event, responseStream, context) => {
     const result = await answer(event, context);
@@ -55,7 +49,7 @@ export function streamAnswers(
       // Even when the stream failed: the answer's charge and records are still written
       // (for an event stream, once its run has ended).
       await result.eventStream?.ended;
-      await afterAnswer(event);
+      await result.finished;
     }
   });
 }
@@ -70,14 +64,14 @@ export const PROXY_RESULT_KEYS = ['statusCode', 'headers', 'multiValueHeaders', 
  * what follows it (settle, ledger, prompt log, idempotency record) is written, even where
  * the runtime could stream.
  */
-export function bufferAnswers(handler: ApiHandler, afterAnswer: (event: APIGatewayProxyEvent) => Promise<void>, log: Log) {
+export function bufferAnswers(handler: ApiHandler, log: Log) {
   const answer = answering(handler, log);
   return async (event: APIGatewayProxyEvent, context: Context): Promise<APIGatewayProxyResult> => {
     const result = await answer(event, context);
     // An event stream comes whole, as one body, once its last event is sent.
     let body = result.body;
     if (result.eventStream) for await (const chunk of result.eventStream) body += chunk;
-    await afterAnswer(event);
+    await result.finished;
     return {
       statusCode: result.statusCode,
       headers: mapValues(result.headers ?? {}, String),

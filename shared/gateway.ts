@@ -1,6 +1,6 @@
 import { S3ClaimCheck } from './claim-check/s3.js';
 import type { ClaimCheckStore } from './claim-check/types.js';
-import { PromptService, type PromptResponse } from './compare/prompt-service.js';
+import { PromptService, type PromptResponse } from './orchestrator/prompt-service.js';
 import type { GatewayConfig } from './config.js';
 import type { CreditsService } from './credits/credits-service.js';
 import { IdempotencyService } from './idempotency/idempotency-service.js';
@@ -64,7 +64,7 @@ export function createGateway(config: GatewayConfig, options: GatewayOptions = {
     accounts: store.accounts,
     credits: store.credits,
     // A run that has not finished within its deadline (plus slack) has crashed: its key may be retried.
-    idempotency: new IdempotencyService<PromptResponse>(new IdempotencyRepository(store.documentClient, config.tables.idempotency), config.requestDeadlineMs + 5_000),
+    idempotency: new IdempotencyService<PromptResponse>(new IdempotencyRepository(store.documentClient, config.tables.idempotency), config.requestDeadlineMs + 5_000, log),
     promptLogs,
     route: createRouter(config, options),
     judging: options.judging ?? judgingFromConfig(config),

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAnswer, createApiHandler } from '../../functions/api-handler.js';
+import { createApiHandler } from '../../functions/api-handler.js';
 import { createCatalogHandler } from '../../functions/catalog-handler.js';
 import { createAuthorizer } from '../../functions/authorizer.js';
 import { createGenerateHandler, createJudgeHandler } from '../../functions/workflow-handlers.js';
@@ -89,13 +89,12 @@ async function startGateway(config: GatewayConfig, store: EmbeddedStore, simulat
       ),
       api: async (event, context) => {
         const result: ApiResult = await api(event, context);
-        // An event stream is answered once it ends: until then, settled() waits for it too.
-        if (result.eventStream) void track(result.eventStream.ended.then(() => afterAnswer(event)));
+        // What follows the answer (for an event stream, once its run has ended): settled() waits for it too.
+        if (result.finished) void track(result.finished);
         return result;
       },
       // The page is built by esbuild on its first request (about 50 ms), as the stack builds it into the catalog bundle.
       catalog: createCatalogHandler(log, lazy(buildPage)),
-      afterAnswer: (event) => track(afterAnswer(event)),
     },
     log,
   );

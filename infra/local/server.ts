@@ -26,8 +26,6 @@ export interface LocalHandlers {
   api: (event: APIGatewayProxyEvent, context: Context) => Promise<ApiResult>;
   /** GET /api/v1/models and GET /api/v1/openapi.json; the comparison page (GET /, /page.js, /page.css). */
   catalog: (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
-  /** What the api handler still has to write once its answer to `event` is sent. */
-  afterAnswer?: (event: APIGatewayProxyEvent) => Promise<void>;
 }
 
 /**
@@ -108,7 +106,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, handlers: Local
   const result = await handlers.api(event, lambdaContext('api', requestId));
   if (result.eventStream) await sendEvents(res, result, result.eventStream, requestId);
   else send(res, result, requestId);
-  await handlers.afterAnswer?.(event);
+  // What the handler still writes once its answer is sent.
+  await result.finished;
 }
 
 /** The authorizer's context as API Gateway hands it to the integration, or undefined when it refuses the key. */

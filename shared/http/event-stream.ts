@@ -17,7 +17,15 @@ export function acceptsEventStream(accept: string | undefined): boolean {
  * headers as in any answer, `body` empty), and whoever sends answers (the local host, the
  * Lambda entry) writes the `eventStream`'s chunks as they come, then its end.
  */
-export type ApiResult = APIGatewayProxyResult & { eventStream?: EventStream };
+export type ApiResult = APIGatewayProxyResult & {
+  eventStream?: EventStream;
+  /**
+   * What the handler still writes once its answer is sent (settle, ledger, prompt log):
+   * whoever sends the answer awaits it afterwards, so that the writes end within the
+   * invocation. It never rejects. An error answer has none.
+   */
+  finished?: Promise<void>;
+};
 
 /**
  * Server-Sent Events, one `event:` line and one `data:` line of JSON each. The producer

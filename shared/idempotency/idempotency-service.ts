@@ -1,6 +1,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import { ValidationError } from '../errors.js';
 import { lazyAsync } from '../lazy.js';
+import { silentLog, type Log } from '../log.js';
 import type { IdempotencyRepository } from '../storage/idempotency.js';
 import { IdempotencyInProgressError, IdempotencyKeyReusedError, ResponseNotRetainedError } from './errors.js';
 
@@ -17,6 +18,37 @@ const KEYED = 'hmac-sha256:';
 
 export type Begin<T> = { kind: 'run'; recordKey: string } | { kind: 'replay'; response: T };
 
+/** A unit of work's answer, and the writes that follow it. */
+export interface Outcome<T> {
+  response: T;
+  /**
+   * The writes that follow the answer. `charge` false: the work must charge nothing (its
+   * answer could not be recorded, so a retry with the same key will run it again).
+   */
+  finish(charge?: boolean): Promise<void>;
+}
+
+/** A unit of work past everything that may refuse it: its answer to come. */
+export interface Running<T> {
+  answered: Promise<Outcome<T>>;
+}
+
+/** What `run` gives: the stored answer of an earlier run with the key, or this run's. */
+export type IdempotentRun<T> = { replayed: true; response: T } | ({ replayed: false } & Running<T>);
+
+/** Who asks, and what: the key is scoped to the account, the body is what a retry must repeat. */
+export interface IdempotencyScope {
+  accountId: string;
+  key: string;
+  body: unknown;
+  promptLogId: string;
+  receivedAt: number;
+  /** Under zero data retention the answer is not stored: a replay gets 409 response_not_retained. */
+  zeroDataRetention: boolean;
+  /** Times the record's claim (the `idempotency` phase of Server-Timing). */
+  measure?: <R>(phase: 'idempotency', work: () => Promise<R>) => Promise<R>;
+}
+
 /**
  * `Idempotency-Key` (optional, 1 to 255 visible ASCII characters, scoped to the account):
  * the first request with a key runs; a retry with the same body gets the stored response
@@ -27,7 +59,43 @@ export class IdempotencyService<T> {
   constructor(
     private readonly records: IdempotencyRepository,
     private readonly leaseMs: number,
+    private readonly log: Log = silentLog,
   ) {}
+
+  /**
+   * A unit of work under its key, as Powertools' idempotency utility wraps a handler: the
+   * record is claimed first (a replay answers the stored response, and `work` never runs;
+   * 409 while another run holds it; 422 for another body); the work runs; its answer is
+   * recorded before it leaves, so that a retry sent once the answer arrived replays it,
+   * never a 409; should the work fail, the record is released, so that a retry runs again.
+   * Should the answer not be recorded, the work's writes run with `charge` false: a retry
+   * will run it again, so this run must not charge (it never charges twice).
+   */
+  async run(scope: IdempotencyScope, work: () => Promise<Running<T>>): Promise<IdempotentRun<T>> {
+    const { accountId, key, body, promptLogId, receivedAt, zeroDataRetention } = scope;
+    const claim = () => this.begin(accountId, key, body, promptLogId, receivedAt);
+    const begun = await (scope.measure ? scope.measure('idempotency', claim) : claim());
+    if (begun.kind === 'replay') return { replayed: true, response: begun.response };
+    const release = async (error: unknown): Promise<never> => {
+      await this.release(begun.recordKey, promptLogId).catch(() => undefined);
+      throw error;
+    };
+    const { answered } = await work().catch(release);
+    const recorded = answered.then(async ({ response, finish }): Promise<Outcome<T>> => {
+      const completed = await this.complete(begun.recordKey, promptLogId, response, zeroDataRetention).then(
+        () => true,
+        (error: unknown) => {
+          this.log.error('Idempotency record not completed: the request is not charged, so that a retry cannot charge twice', {
+            promptLogId,
+            errorName: (error as Error).name,
+          });
+          return false;
+        },
+      );
+      return { response, finish: (charge = true) => finish(charge && completed) };
+    }, release);
+    return { replayed: false, answered: recorded };
+  }
 
   static checkKey(key: string): void {
     if (!KEY_SHAPE.test(key)) {

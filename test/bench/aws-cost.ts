@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { GatewayStack } from '../../infra/stack/gateway-stack.js';
-import { toPromptLog } from '../../shared/compare/prompt-log.js';
+import { toPromptLog } from '../../shared/orchestrator/prompt-log.js';
 import type { ModelResult } from '../../shared/compare/result.js';
 import { MODELS } from '../../shared/catalog/models.js';
 import { judgeCallCount } from '../../shared/judging/plan.js';

@@ -7,7 +7,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { startEmbeddedStore, storeClient, type StoreCall } from '../../infra/local/store.js';
-import { toPromptLog } from '../../shared/compare/prompt-log.js';
+import { toPromptLog } from '../../shared/orchestrator/prompt-log.js';
 import type { ModelResult } from '../../shared/compare/result.js';
 import { loadConfig } from '../../shared/config.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { afterAnswer, createApiHandler } from '../../functions/api-handler.js';
+import { createApiHandler } from '../../functions/api-handler.js';
 import { bufferAnswers, PROXY_RESULT_KEYS } from '../../functions/stream-answer.js';
 import type { LocalHost } from '../../infra/local/host.js';
 import { lambdaContext } from '../../infra/local/lambda-events.js';
@@ -45,11 +45,12 @@ describe('Function: bufferAnswers (the api entry without response streaming)', (
     // Prepare: a fresh account, and a record of what finished first.
     const { accountId } = await host.gateway.credits.openAccount({ balanceMicro: 50_000_000, rateLimitRpm: 1000 });
     const order: string[] = [];
-    const handler = bufferAnswers(
-      createApiHandler(() => host.gateway, silentLog),
-      (event) => afterAnswer(event).then(() => void order.push('settled')),
-      silentLog,
-    );
+    const api = createApiHandler(() => host.gateway, silentLog);
+    const handler = bufferAnswers(async (event, context) => {
+      const answered = await api(event, context);
+      // The writes that follow the answer travel with it: noted as they end.
+      return { ...answered, finished: answered.finished?.then(() => void order.push('settled')) };
+    }, silentLog);
 
     // Act
     const result = await handler(proxyEvent(accountId, body({ models: ['fam_k-8b', 'fam_c-4o'] })), lambdaContext('api'));
@@ -78,7 +79,6 @@ describe('Function: bufferAnswers (the api entry without response streaming)', (
     const { accountId } = await host.gateway.credits.openAccount({ balanceMicro: 5_000_000, rateLimitRpm: 1000 });
     const handler = bufferAnswers(
       createApiHandler(() => host.gateway, silentLog),
-      afterAnswer,
       silentLog,
     );
 

@@ -116,6 +116,34 @@ describe('Class: IdempotencyService', () => {
     await expect(idem.begin('acct_h', 'legacy-key', { ...body, prompt: 'another' }, 'pl_h6', now + 1)).rejects.toBeInstanceOf(IdempotencyKeyReusedError);
   });
 
+  it('wraps a unit of work: runs it once, replays its recorded answer without running it, and releases the key when it fails', async () => {
+    const idem = service();
+    const now = Date.now();
+    const scope = (key: string, promptLogId: string) => ({ accountId: 'acct_w', key, body: { a: 1 }, promptLogId, receivedAt: now, zeroDataRetention: false });
+    const finished: boolean[] = [];
+    let runs = 0;
+    const work = async () => {
+      runs++;
+      return { answered: Promise.resolve({ response: { n: runs }, finish: async (charge = true) => void finished.push(charge) }) };
+    };
+
+    const first = await idem.run(scope('wrap-key', 'pl_w1'), work);
+    expect(first.replayed).toBe(false);
+    const outcome = await (first as { answered: Promise<{ response: { n: number }; finish: () => Promise<void> }> }).answered;
+    expect(outcome.response).toEqual({ n: 1 });
+    await outcome.finish();
+    // The record was completed before the answer was handed on: a retry replays it and runs nothing.
+    expect(await idem.run(scope('wrap-key', 'pl_w2'), work)).toEqual({ replayed: true, response: { n: 1 } });
+    expect(runs).toBe(1);
+    expect(finished).toEqual([true]);
+
+    // A unit that fails releases its key: the retry runs.
+    const refused = new Error('402');
+    await expect(idem.run(scope('failing-key', 'pl_w3'), () => Promise.reject(refused))).rejects.toBe(refused);
+    expect((await idem.run(scope('failing-key', 'pl_w4'), work)).replayed).toBe(false);
+    expect(runs).toBe(2);
+  });
+
   it('lets a retry take over a run whose lease passed (the first crashed)', async () => {
     const idem = service();
     const t0 = Date.UTC(2026, 10, 22, 13, 0, 0);

@@ -7,7 +7,7 @@ import { createApiHandler } from '../../functions/api.js';
 import { lazyAsync } from '../../shared/lazy.js';
 import { apiHooks, METRIC, type Observability } from '../../functions/observability.js';
 import { lambdaContext, toProxyEvent } from '../../infra/local/lambda-events.js';
-import type { PromptResponse } from '../../shared/compare/prompt-service.js';
+import type { PromptResponse, Started } from '../../shared/orchestrator/prompt-service.js';
 import type { Gateway } from '../../shared/gateway.js';
 import { ProviderSecretError } from '../../shared/secrets/provider-keys.js';
 import { body } from '../support/fixtures.js';
@@ -80,8 +80,10 @@ function event(requestId: string) {
   return toProxyEvent(req, JSON.stringify(prompt), '/api/v1/prompt', { accountId: 'acct_1' }, requestId);
 }
 
-function fakeGateway(submit: () => Promise<PromptResponse>): Gateway {
-  return { prompts: { submit } } as unknown as Gateway;
+/** A gateway whose prompt service answers what `answer` gives (a replay when `replayed`), with nothing to write after it. */
+function fakeGateway(answer: () => Promise<PromptResponse>, replayed = false): Gateway {
+  const start = async (): Promise<Started> => ({ replayed, answer: answer(), finished: Promise.resolve() });
+  return { prompts: { start } } as unknown as Gateway;
 }
 
 /** Every EMF document written to stdout. */
@@ -106,8 +108,8 @@ describe('Handler: api, observability', () => {
     // Prepare: a container Lambda started for this invocation (Powertools counts a cold start only then).
     vi.stubEnv('AWS_LAMBDA_INITIALIZATION_TYPE', 'on-demand');
     const observe = newObservability();
-    const submit = vi.fn(async () => RESPONSE);
-    const handler = createApiHandler(() => fakeGateway(submit), observe.logger, apiHooks(observe));
+    const answer = vi.fn(async () => RESPONSE);
+    const handler = createApiHandler(() => fakeGateway(answer), observe.logger, apiHooks(observe));
 
     // Act
     const result = await handler(event('req-metrics'), lambdaContext('api', 'req-metrics'));
@@ -115,7 +117,7 @@ describe('Handler: api, observability', () => {
     // Assess: the answer itself is unchanged.
     expect(result.statusCode).toBe(200);
     expect(JSON.parse(result.body)).toEqual(RESPONSE);
-    expect(submit).toHaveBeenCalledTimes(1);
+    expect(answer).toHaveBeenCalledTimes(1);
 
     const docs = emfDocuments();
     for (const doc of docs) expect(doc._aws.CloudWatchMetrics[0]!.Namespace).toBe('GatewayTest');
@@ -210,11 +212,7 @@ describe('Handler: api, observability', () => {
 describe('Handler: api, idempotent replays', () => {
   it('emits no model metric and no credits charged for a replayed answer', async () => {
     const observe = newObservability();
-    const submit = vi.fn(async (_accountId: string, _request: unknown, options: { onReplay?: () => void }) => {
-      options.onReplay?.();
-      return RESPONSE;
-    });
-    const handler = createApiHandler(() => ({ prompts: { submit } }) as unknown as Gateway, observe.logger, apiHooks(observe));
+    const handler = createApiHandler(() => fakeGateway(async () => RESPONSE, true), observe.logger, apiHooks(observe));
 
     const result = await handler(event('req-replay'), lambdaContext('api', 'req-replay'));
 

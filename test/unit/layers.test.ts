@@ -34,7 +34,7 @@ const LAYERS: readonly (readonly string[])[] = [
   // 6. credits: the money path over the repositories
   ['shared/credits'],
   // 7. the orchestrator: one request from key to log
-  ['shared/compare/prompt-service.ts', 'shared/compare/prompt-log.ts', 'shared/idempotency', 'shared/auth'],
+  ['shared/orchestrator', 'shared/idempotency', 'shared/auth'],
   // 8. composition roots and the HTTP edge
   ['shared/gateway.ts', 'shared/workflow-tasks.ts', 'shared/http'],
   // 9. Lambda entry points

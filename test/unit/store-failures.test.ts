@@ -6,7 +6,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-vitest/extend';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { afterAnswer, createApiHandler } from '../../functions/api-handler.js';
+import { createApiHandler } from '../../functions/api-handler.js';
 import { lambdaContext, toProxyEvent } from '../../infra/local/lambda-events.js';
 import { loadConfig, type GatewayConfig } from '../../shared/config.js';
 import { createGateway } from '../../shared/gateway.js';
@@ -55,7 +55,7 @@ async function invoke(options: { config?: GatewayConfig; log?: Log } = {}) {
   const event = toProxyEvent(req, JSON.stringify(body({ models: ['fam_k-8b'] })), '/api/v1/prompt', AUTHORIZER_CONTEXT, 'req-1');
   const result = await createApiHandler(gateway, log)(event, lambdaContext('api'));
   // What follows the answer (settle, ledger, prompt log), as the Lambda entry awaits it.
-  await afterAnswer(event);
+  await result.finished;
   return { statusCode: result.statusCode, headers: result.headers as Record<string, string>, body: JSON.parse(result.body) };
 }
 

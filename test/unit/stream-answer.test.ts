@@ -25,11 +25,8 @@ describe('api entry: the answer is streamed before what follows it is written', 
   it('ends the response stream with the whole answer while the settle is still running, and ends the invocation only after it', async () => {
     const settle = gate();
     let settled = false;
-    const afterAnswer = (e: APIGatewayProxyEvent) => {
-      expect(e).toBe(event);
-      return settle.opened.then(() => void (settled = true));
-    };
-    const handler = streamAnswers(async () => answer, afterAnswer, silentLog, runtime) as Streamed;
+    const finished = settle.opened.then(() => void (settled = true));
+    const handler = streamAnswers(async () => ({ ...answer, finished }), silentLog, runtime) as Streamed;
     const responseStream = new PassThrough();
     const written = collect(responseStream);
     const ended = new Promise<void>((resolve) => responseStream.on('end', resolve));
@@ -51,12 +48,7 @@ describe('api entry: the answer is streamed before what follows it is written', 
   });
 
   it('streams a 500 error body when the handler throws, and still finishes', async () => {
-    const handler = streamAnswers(
-      async () => Promise.reject(new Error('boom')),
-      async () => undefined,
-      silentLog,
-      runtime,
-    ) as Streamed;
+    const handler = streamAnswers(async () => Promise.reject(new Error('boom')), silentLog, runtime) as Streamed;
     const responseStream = new PassThrough();
     const written = collect(responseStream);
     await handler(event, responseStream, context);
@@ -66,29 +58,28 @@ describe('api entry: the answer is streamed before what follows it is written', 
   });
 
   it('still writes what follows the answer when the response stream fails', async () => {
+    const settle = gate();
     let settled = false;
-    const handler = streamAnswers(
-      async () => answer,
-      async () => void (settled = true),
-      silentLog,
-      runtime,
-    ) as Streamed;
+    const finished = settle.opened.then(() => void (settled = true));
+    const handler = streamAnswers(async () => ({ ...answer, finished }), silentLog, runtime) as Streamed;
     const responseStream = new PassThrough();
     responseStream.on('error', () => undefined);
     responseStream.destroy(new Error('the runtime closed the stream'));
-    await expect(handler(event, responseStream, context)).rejects.toThrow();
+    let invocationEnded = false;
+    const invocation = handler(event, responseStream, context).finally(() => void (invocationEnded = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    // The stream failed, and the invocation still waits for what follows the answer.
+    expect(invocationEnded).toBe(false);
+    settle.open();
+    await expect(invocation).rejects.toThrow();
     expect(settled).toBe(true);
   });
 
   it("outside Lambda's streaming runtime returns the answer, buffered, once what follows it is written", async () => {
     const settle = gate();
     let settled = false;
-    const handler = streamAnswers(
-      async () => answer,
-      () => settle.opened.then(() => void (settled = true)),
-      silentLog,
-      undefined,
-    ) as (e: APIGatewayProxyEvent, c: Context) => Promise<APIGatewayProxyResult>;
+    const finished = settle.opened.then(() => void (settled = true));
+    const handler = streamAnswers(async () => ({ ...answer, finished }), silentLog, undefined) as (e: APIGatewayProxyEvent, c: Context) => Promise<APIGatewayProxyResult>;
     let returned: APIGatewayProxyResult | undefined;
     const invocation = handler(event, context).then((result) => (returned = result));
     await new Promise((resolve) => setImmediate(resolve));
@@ -103,15 +94,14 @@ describe('api entry: the answer is streamed before what follows it is written', 
 
 describe('api entry: an event stream (Accept: text/event-stream)', () => {
   const sse = (stream: EventStream): ApiResult => ({ statusCode: 200, headers: { ...EVENT_STREAM_HEADERS }, body: '', eventStream: stream });
-  /** The streaming entry answering with `events`; `isSettled` says whether what follows the answer has run. */
+  /**
+   * The streaming entry answering with `events`; `isSettled` says whether what follows the
+   * answer has run (as in the gateway, once the run has ended the stream).
+   */
   const streamingEvents = (events: EventStream) => {
     let settled = false;
-    const handler = streamAnswers(
-      async () => sse(events),
-      async () => void (settled = true),
-      silentLog,
-      runtime,
-    ) as Streamed;
+    const finished = events.ended.then(() => void (settled = true));
+    const handler = streamAnswers(async () => ({ ...sse(events), finished }), silentLog, runtime) as Streamed;
     return { handler, isSettled: () => settled };
   };
   const nextData = (stream: PassThrough) => new Promise<string>((resolve) => stream.once('data', (chunk: Buffer) => resolve(chunk.toString())));
@@ -165,12 +155,7 @@ describe('api entry: an event stream (Accept: text/event-stream)', () => {
 
   it("outside Lambda's streaming runtime (buffered) returns the whole stream as one body", async () => {
     const events = new EventStream(0);
-    const handler = streamAnswers(
-      async () => sse(events),
-      async () => undefined,
-      silentLog,
-      undefined,
-    ) as (e: APIGatewayProxyEvent, c: Context) => Promise<APIGatewayProxyResult>;
+    const handler = streamAnswers(async () => sse(events), silentLog, undefined) as (e: APIGatewayProxyEvent, c: Context) => Promise<APIGatewayProxyResult>;
     const invocation = handler(event, context);
     events.send('result', '{"index":0}');
     events.send('done', '{}');

@@ -1,7 +1,7 @@
 import type { PromptRequest } from '../contract/types.js';
 import type { Evaluation, RankingEntry } from '../judging/types.js';
 import type { PromptLogContent, PromptLogMeta } from '../storage/prompt-logs.js';
-import type { ModelResult } from './result.js';
+import type { ModelResult } from '../compare/result.js';
 
 export interface PromptLogInput {
   promptLogId: string;

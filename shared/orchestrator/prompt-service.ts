@@ -6,7 +6,7 @@ import { chargeableMicro, type CreditsService, type OpenRequest } from '../credi
 import { estimateBreakdown, type EstimateBreakdown } from '../credits/estimate.js';
 import { planRequest, type RequestPlan } from '../plan/request-plan.js';
 import { AccountNotFoundError, GatewayError, InsufficientCreditsError, type CreditsEstimate } from '../errors.js';
-import type { IdempotencyService } from '../idempotency/idempotency-service.js';
+import type { IdempotencyService, Outcome, Running } from '../idempotency/idempotency-service.js';
 import { promptLogId as newPromptLogId } from '../ids.js';
 import { ServerTiming } from '../http/server-timing.js';
 import type { JudgingStatistics } from '../judging/statistics.js';
@@ -19,8 +19,8 @@ import type { Router } from '../providers/router.js';
 import type { AccountsRepository } from '../storage/accounts.js';
 import type { PromptLogsRepository } from '../storage/prompt-logs.js';
 import { toPromptLog } from './prompt-log.js';
-import type { ModelResult } from './result.js';
-import { runModels, type FanOutOptions } from './run-models.js';
+import type { ModelResult } from '../compare/result.js';
+import { runModels, type FanOutOptions } from '../compare/run-models.js';
 
 /** The success body (spec 2.10). */
 export interface PromptResponse {
@@ -74,6 +74,14 @@ export type Streaming = Pick<FanOutOptions, 'onDelta' | 'onResult' | 'signal'>;
 export interface Started {
   replayed: boolean;
   answer: Promise<PromptResponse>;
+  /**
+   * The writes that follow the answer (settle, ledger, prompt log): started once the answer
+   * is in hand, on the event loop's next turn (so that the answer is written first), and
+   * resolved once they are done. Whoever sends the answer awaits it after sending, so that
+   * the writes end within the invocation. It never rejects: each failure is logged and left
+   * to the reconciler or a retry. A replay and a failed run have none.
+   */
+  finished: Promise<void>;
 }
 
 export interface SubmitOptions extends Streaming {
@@ -81,46 +89,40 @@ export interface SubmitOptions extends Streaming {
   receivedAt?: number;
   /** The account settings the authorizer cached with its decision; read from the store when absent. */
   account?: { zeroDataRetention: boolean; rateLimitRpm?: number };
-  /** Called when the answer is an idempotent replay: nothing ran and nothing was charged. */
-  onReplay?: () => void;
   /** Times the phases (`idempotency`, `reserve`, `models` or `judging`) for the answer's Server-Timing header. */
   timing?: ServerTiming;
-  /**
-   * Given, `submit` answers as soon as the models (and judges) have: what follows the
-   * answer (settle, ledger, prompt log) is handed over here, for the
-   * caller to await once the answer is sent. Absent, `submit` awaits it before answering.
-   * The work never rejects: each failure is logged and left for the reconciler or a retry.
-   */
-  afterAnswer?: (work: Promise<void>) => void;
 }
 
-/** One request as its run sees it. */
+/** One request as its run sees it: step 1's result. */
 interface RunContext {
   accountId: string;
   request: PromptRequest;
   promptLogId: string;
   zeroDataRetention: boolean;
+  rateLimitRpm: number;
   receivedAt: number;
   timing: ServerTiming;
-}
-
-/** An answer, and the writes that follow it (started once the answer is on its way). */
-interface Answered {
-  response: PromptResponse;
-  /** Settles (charging the cost, or nothing when `charge` is false) and writes the prompt log. */
-  finish: (charge?: boolean) => Promise<void>;
 }
 
 /** Resolves on the event loop's next turn: once the answer, already in hand, has been written. */
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** The request path of DESIGN.md from step 3 on: account, rate limit and reserve (one write), run, answer; then settle and log. */
+/**
+ * One prompt, in the steps of docs/architecture.md: resolve (the account and its
+ * settings), plan (every call, built once) and estimate, reserve (rate limit and
+ * reservation in one write), run the models (or the judge workflow), answer; then, once
+ * the answer is on its way, settle and log. With an `Idempotency-Key`, the unit from the
+ * plan on runs under its record (IdempotencyService.run).
+ */
 export class PromptService {
   constructor(private readonly deps: PromptServiceDeps) {}
 
-  /** The answer, once the models (and judges) have answered: `start`, then its answer. */
+  /** The answer, once the models (and judges) have answered and what follows the answer is written. */
   async submit(accountId: string, request: PromptRequest, options: SubmitOptions = {}): Promise<PromptResponse> {
-    return (await this.start(accountId, request, options)).answer;
+    const started = await this.start(accountId, request, options);
+    const response = await started.answer;
+    await started.finished;
+    return response;
   }
 
   /**
@@ -130,66 +132,48 @@ export class PromptService {
    * `onDelta` / `onResult` from there on. `answer` rejects should the run itself fail.
    */
   async start(accountId: string, request: PromptRequest, options: SubmitOptions = {}): Promise<Started> {
-    const { accounts, idempotency } = this.deps;
+    const context = await this.resolve(accountId, request, options);
+    const work = () => this.planReserveAndRun(context, options);
+    if (options.idempotencyKey === undefined) return this.answering(await work(), context.promptLogId);
+    const { promptLogId, receivedAt, zeroDataRetention, timing } = context;
+    const run = await this.deps.idempotency.run(
+      { accountId, key: options.idempotencyKey, body: request.body, promptLogId, receivedAt, zeroDataRetention, measure: (phase, claim) => timing.measure(phase, claim) },
+      work,
+    );
+    if (!run.replayed) return this.answering(run, promptLogId);
+    // Nothing ran and nothing was charged: the stored answer, and nothing to write after it.
+    return { replayed: true, answer: Promise.resolve(run.response), finished: Promise.resolve() };
+  }
+
+  /** Step 1, resolve: the account's settings (cached by the authorizer, else read), and what the request runs as. */
+  private async resolve(accountId: string, request: PromptRequest, options: SubmitOptions): Promise<RunContext> {
     const receivedAt = options.receivedAt ?? Date.now();
-    const promptLogId = newPromptLogId(receivedAt);
-    const account = options.account ?? (await accounts.get(accountId));
+    const account = options.account ?? (await this.deps.accounts.get(accountId));
     if (!account) throw new AccountNotFoundError();
     if (request.judges.length > 0 && !this.deps.judging) throw new JudgingUnavailableError();
-    const zeroDataRetention = request.body.zero_data_retention ?? account.zeroDataRetention;
-    const timing = options.timing ?? new ServerTiming();
-    const run = () => this.run({ accountId, request, promptLogId, zeroDataRetention, receivedAt, timing }, account.rateLimitRpm, options);
-
-    if (options.idempotencyKey === undefined) return { replayed: false, answer: this.answer((await run()).answered, promptLogId, options) };
-    const idempotencyKey = options.idempotencyKey;
-    const begun = await timing.measure('idempotency', () => idempotency.begin(accountId, idempotencyKey, request.body, promptLogId, receivedAt));
-    if (begun.kind === 'replay') {
-      options.onReplay?.();
-      return { replayed: true, answer: Promise.resolve(begun.response) };
-    }
-    const release = async (error: unknown): Promise<never> => {
-      await idempotency.release(begun.recordKey, promptLogId).catch(() => undefined);
-      throw error;
+    return {
+      accountId,
+      request,
+      promptLogId: newPromptLogId(receivedAt),
+      zeroDataRetention: request.body.zero_data_retention ?? account.zeroDataRetention,
+      rateLimitRpm: account.rateLimitRpm ?? this.deps.config.rateLimitRpm,
+      receivedAt,
+      timing: options.timing ?? new ServerTiming(),
     };
-    const { answered } = await run().catch(release);
-    const completing = answered.then(async ({ response, finish }): Promise<Answered> => {
-      // The record is completed before the answer leaves (only requests with a key pay this
-      // write), so that a replay sent once the answer arrived gets it, never a 409. The
-      // charge follows the record: should it not be written, a retry with this key runs
-      // again once the lease passes, so this run charges nothing (it never charges twice).
-      const completed = await idempotency.complete(begun.recordKey, promptLogId, response, zeroDataRetention).then(
-        () => true,
-        (error: unknown) => {
-          this.deps.log.error('Idempotency record not completed: the request is not charged, so that a retry cannot charge twice', {
-            promptLogId,
-            errorName: (error as Error).name,
-          });
-          return false;
-        },
-      );
-      return { response, finish: () => finish(completed) };
-    }, release);
-    return { replayed: false, answer: this.answer(completing, promptLogId, options) };
   }
 
-  /** The answer; what follows it (settle, prompt log) starts once it is on its way, handed to `afterAnswer` or awaited. */
-  private async answer(answered: Promise<Answered>, promptLogId: string, options: SubmitOptions): Promise<PromptResponse> {
-    const { response, finish } = await answered;
-    const finishing = nextTurn()
-      .then(() => finish())
-      .catch((error: unknown) => this.deps.log.error('Finishing after the answer failed', { promptLogId, errorName: (error as Error).name }));
-    if (options.afterAnswer) options.afterAnswer(finishing);
-    else await finishing;
-    return response;
-  }
-
-  private async run(context: RunContext, rateLimitRpm: number | undefined, streaming: Streaming): Promise<{ answered: Promise<Answered> }> {
-    const { accountId, request, promptLogId, receivedAt, timing } = context;
+  /**
+   * Steps 2 to 4: plan (and estimate), reserve, and the models sent once the reserve holds
+   * (a judged request's workflow starts after it). Resolves once the reservation holds,
+   * with the answer to come.
+   */
+  private async planReserveAndRun(context: RunContext, streaming: Streaming): Promise<Running<PromptResponse>> {
+    const { accountId, request, promptLogId, receivedAt, rateLimitRpm, timing } = context;
     const { config, credits } = this.deps;
     const plan = planRequest(request);
     const estimate = estimateBreakdown(plan, config);
     const reserving = timing.measure('reserve', () =>
-      credits.reserve(accountId, promptLogId, estimate.micro, rateLimitRpm ?? config.rateLimitRpm).catch((error: unknown) => {
+      credits.reserve(accountId, promptLogId, estimate.micro, rateLimitRpm).catch((error: unknown) => {
         // A 402 says what the estimate is made of, so that the caller sees what to lower.
         throw error instanceof InsufficientCreditsError ? new InsufficientCreditsError(error.estimatedCreditsRequired, error.balance, inCredits(estimate)) : error;
       }),
@@ -200,11 +184,28 @@ export class PromptService {
     // Should the reserve be refused, nothing awaits these results: a failure of theirs is dropped with them.
     models?.catch(() => undefined);
     const open = await reserving;
-    return { answered: this.complete(context, open, models, deadlineAt) };
+    return { answered: this.answer(context, open, models, deadlineAt) };
   }
 
-  /** The run once reserved: the models' (or the workflow's) results, the charge, the answer, and what follows it. */
-  private async complete(context: RunContext, open: OpenRequest, models: Promise<ModelResult[]> | undefined, deadlineAt: number): Promise<Answered> {
+  /** What a run started gives its caller: the answer, and the writes that follow it. */
+  private answering({ answered }: Running<PromptResponse>, promptLogId: string): Started {
+    const answer = answered.then(({ response }) => response);
+    const finished = answered.then(
+      async ({ finish }) => {
+        await nextTurn();
+        await finish().catch((error: unknown) => this.deps.log.error('Finishing after the answer failed', { promptLogId, errorName: (error as Error).name }));
+      },
+      // A failed run has nothing to finish: its failure is the answer's.
+      () => undefined,
+    );
+    return { replayed: false, answer, finished };
+  }
+
+  /**
+   * Steps 4 to 7: the models' results (or the judge workflow's), the charge and the answer;
+   * and what follows the answer: settle, then the prompt log.
+   */
+  private async answer(context: RunContext, open: OpenRequest, models: Promise<ModelResult[]> | undefined, deadlineAt: number): Promise<Outcome<PromptResponse>> {
     const { accountId, request, promptLogId, zeroDataRetention, receivedAt, timing } = context;
     const { config, log } = this.deps;
     const judged = models === undefined;
