@@ -5,10 +5,11 @@ import { microToCredits, usdToMicroCredits } from '../credits/credits.js';
 import { chargeableMicro, type CreditsService, type OpenRequest } from '../credits/credits-service.js';
 import { estimateBreakdown, type EstimateBreakdown } from '../credits/estimate.js';
 import { planRequest, type RequestPlan } from '../plan/request-plan.js';
-import { AccountNotFoundError, GatewayError, InsufficientCreditsError, type CreditsEstimate } from '../errors.js';
+import { AccountNotFoundError, InsufficientCreditsError, type CreditsEstimate } from '../errors.js';
 import type { IdempotencyService, Outcome, Running } from '../idempotency/idempotency-service.js';
 import { promptLogId as newPromptLogId } from '../ids.js';
 import { ServerTiming } from '../http/server-timing.js';
+import { JudgingFailedError, JudgingUnavailableError } from './errors.js';
 import type { JudgingStatistics } from '../judging/statistics.js';
 import type { Evaluation, RankingEntry } from '../judging/types.js';
 import type { JudgingWorkflow } from '../judging/workflow-types.js';
@@ -44,22 +45,6 @@ export interface PromptServiceDeps {
   /** The judge workflow and its claim-check store; without them judged requests are refused (501). */
   judging?: { workflow: JudgingWorkflow; claimCheck: ClaimCheckStore };
   log: Log;
-}
-
-/** A gateway deployed without its judge workflow cannot judge; refused before anything runs. */
-export class JudgingUnavailableError extends GatewayError {
-  override name = 'JudgingUnavailableError';
-  constructor() {
-    super(501, 'judging_not_available', 'Judging (the judges field) is not available: this gateway runs without its judge workflow');
-  }
-}
-
-/** The judge workflow did not run to its end: a gateway fault, charged nothing. */
-export class JudgingFailedError extends GatewayError {
-  override name = 'JudgingFailedError';
-  constructor(cause: unknown) {
-    super(500, 'internal_error', 'The judging workflow failed; nothing was charged', { cause });
-  }
 }
 
 const loadJudging = lazyAsync(() => import('../judging/judged-comparison.js'));
