@@ -21,8 +21,6 @@ export interface OpenRequest {
   accountId: string;
   requestId: string;
   reservation: Reservation;
-  /** Whether the reserve entry reached the ledger, written while the request runs (never rejects). */
-  posted?: Promise<boolean>;
 }
 
 /**
@@ -67,15 +65,9 @@ export class CreditsService {
         throw new ServiceUnavailableError('The account is busy with concurrent requests; retry shortly. Nothing was charged', 1, { cause: error });
       throw error;
     }
-    // Its ledger entry is written while the request runs; closing writes it again should this fail.
-    const posted = this.ledger.put(entry).then(
-      () => true,
-      (error: unknown) => {
-        this.log.warn('Reserve entry left for the close to write', { accountId, requestId, errorName: (error as Error).name });
-        return false;
-      },
-    );
-    return { accountId, requestId, reservation, posted };
+    // Its ledger entry is written when the request settles (the account item holds it unposted till then, for the
+    // reconciler should the request crash): nothing but this one write comes before the provider calls.
+    return { accountId, requestId, reservation };
   }
 
   /**
@@ -170,9 +162,13 @@ export class CreditsService {
     return { accounts, posted, completed, released };
   }
 
-  /** The reserve entry, unless the write while the request ran put it in the ledger already. */
+  /**
+   * The reserve entry, posted once the request's answer is out (the account item holds it,
+   * unposted, till then): idempotent, and tried once more should the write fail.
+   */
   private async postReserve(open: OpenRequest): Promise<void> {
-    if (!(await open.posted)) await this.ledger.put(this.reserveEntry(open));
+    const entry = this.reserveEntry(open);
+    await this.ledger.put(entry).catch(() => this.ledger.put(entry));
   }
 
   /**

@@ -22,12 +22,18 @@ afterAll(async () => {
 /** A ledger whose next writes can be made to fail before they reach the store, or to lose their answer after they landed. */
 class FlakyLedger extends LedgerRepository {
   failNext = 0;
+  /** Failures of settlement writes (putFirst) only. */
+  failNextSettlement = 0;
   loseAnswerNext = 0;
   override async put(entry: LedgerEntry): Promise<void> {
     this.failIfAsked();
     return super.put(entry);
   }
   override async putFirst(entry: LedgerEntry): Promise<LedgerEntry> {
+    if (this.failNextSettlement > 0) {
+      this.failNextSettlement--;
+      throw new Error('injected settlement write failure');
+    }
     this.failIfAsked();
     const held = await super.putFirst(entry);
     if (this.loseAnswerNext > 0) {
@@ -70,13 +76,16 @@ async function expectConsistent(credits: CreditsService, accountId: string): Pro
   return account.balanceMicro;
 }
 
-/** Balance = ledger sum + the entries not posted yet, while reservations are open but none is closing (their reserve entries posted). */
+/**
+ * Balance = ledger sum + the entries not posted yet − what the open reservations hold, while
+ * reservations are open but none is closing (a reserve entry is posted when its request settles).
+ */
 async function expectBalanced(credits: CreditsService, accountId: string, opened: readonly OpenRequest[]): Promise<number> {
-  expect(await Promise.all(opened.map((open) => open.posted))).toEqual(opened.map(() => true));
   const account = (await accounts.get(accountId))!;
   expect(Object.keys(account.reservations).sort()).toEqual(opened.map((open) => open.requestId).sort());
   const unposted = Object.values(account.unposted).reduce((sum, e) => sum + e.amountMicro, 0);
-  expect((await credits.ledgerSum(accountId)) + unposted).toBe(account.balanceMicro);
+  const reserved = Object.values(account.reservations).reduce((sum, r) => sum + r.amountMicro, 0);
+  expect((await credits.ledgerSum(accountId)) + unposted - reserved).toBe(account.balanceMicro);
   return account.balanceMicro;
 }
 
@@ -96,18 +105,18 @@ describe('Class: CreditsService', () => {
       await Promise.all(opened.map((open) => credits.settle(open, 3_000)));
       expect(await expectConsistent(credits, account.accountId)).toBe(20 * 4_000);
     });
-    it('posts the reserve entry while the request runs, and at settle should that write have failed', async () => {
+    it('writes nothing but the reserve before the request runs, and posts the reserve entry when it settles, a failed write tried again', async () => {
       const flaky = new FlakyLedger(env.client, env.tables.ledger);
       const credits = service({ now: Date.now() }, flaky);
       const account = await credits.openAccount({ balanceMicro: 1_000 });
       const posted = await credits.reserve(account.accountId, promptLogId(), 300, NO_RATE_LIMIT);
-      expect(await posted.posted).toBe(true);
-      expect(await credits.ledgerSum(account.accountId)).toBe(700);
+      const retried = await credits.reserve(account.accountId, promptLogId(), 200, NO_RATE_LIMIT);
+      // Held in the account item (its reservations), not yet in the ledger.
+      expect(await credits.ledgerSum(account.accountId)).toBe(1_000);
+      expect(await expectBalanced(credits, account.accountId, [posted, retried])).toBe(500);
+      await credits.settle(posted, 100);
       flaky.failNext = 1;
-      const unposted = await credits.reserve(account.accountId, promptLogId(), 200, NO_RATE_LIMIT);
-      expect(await unposted.posted).toBe(false);
-      expect(await credits.ledgerSum(account.accountId)).toBe(700);
-      await Promise.all([credits.settle(posted, 100), credits.settle(unposted, 50)]);
+      await credits.settle(retried, 50);
       expect(await expectConsistent(credits, account.accountId)).toBe(850);
       expect((await ledger.list(account.accountId)).filter((e) => e.kind === 'reserve').map((e) => e.amountMicro)).toEqual([-300, -200]);
     });
@@ -206,9 +215,8 @@ describe('Class: CreditsService', () => {
       const credits = service(clock, flaky);
       const account = await credits.openAccount({ balanceMicro: 1_000 });
       const open = await credits.reserve(account.accountId, promptLogId(), 500, NO_RATE_LIMIT);
-      expect(await open.posted).toBe(true);
-      // Both tries fail: whether the entry landed is unknown to the request (here it did not).
-      flaky.failNext = 2;
+      // Both tries of the settle entry fail: whether the entry landed is unknown to the request (here it did not).
+      flaky.failNextSettlement = 2;
       expect(await credits.settle(open, 200)).toEqual({ chargedMicro: 200 });
       // The balance never changes ahead of its entries: the estimate stays held, as the ledger says.
       expect((await accounts.get(account.accountId))!.balanceMicro).toBe(500);
@@ -233,10 +241,9 @@ describe('Class: CreditsService', () => {
       const flaky = new FlakyLedger(env.client, env.tables.ledger);
       const credits = service(clock, flaky);
       const account = await credits.openAccount({ balanceMicro: 1_000 });
-      flaky.failNext = 1;
       const open = await credits.reserve(account.accountId, promptLogId(), 500, NO_RATE_LIMIT);
-      expect(await open.posted).toBe(false);
-      flaky.failNext = 1;
+      // Both tries of the reserve entry fail.
+      flaky.failNext = 2;
       await expect(credits.settle(open, 200)).rejects.toThrow('injected ledger write failure');
       expect(await credits.ledgerSum(account.accountId)).toBe(1_000);
       clock.now += RESERVATION_TIMEOUT_MS;
@@ -320,8 +327,6 @@ describe('Class: CreditsService', () => {
               await credits.reconcile();
             } else {
               const balance = (await accounts.get(account.accountId))!.balanceMicro;
-              // The reserve entry's write while the request runs fails; the request then crashes.
-              if (s.crash === 'reserve-entry') flaky.failNext = 1;
               const reserving = credits.reserve(account.accountId, promptLogId(clock.now), s.estimate, NO_RATE_LIMIT);
               if (balance < s.estimate) {
                 await expect(reserving).rejects.toBeInstanceOf(InsufficientCreditsError);
@@ -329,13 +334,16 @@ describe('Class: CreditsService', () => {
                 continue;
               }
               const open = await reserving;
-              if (s.crash === 'before-settle' || s.crash === 'reserve-entry') {
-                flaky.failNext = 0;
+              if (s.crash === 'before-settle') continue;
+              if (s.crash === 'reserve-entry') {
+                // Both tries of the reserve entry's write at settle fail: no settle entry, nothing charged; the reconciler releases.
+                flaky.failNext = 2;
+                await expect(credits.settle(open, s.cost)).rejects.toThrow('injected ledger write failure');
                 continue;
               }
               if (s.crash === 'settle-entry') {
                 // The settle entry never reaches the ledger: the answer says the cost, the reservation is released, nothing is charged.
-                flaky.failNext = 2;
+                flaky.failNextSettlement = 2;
                 expect(await credits.settle(open, s.cost)).toEqual({ chargedMicro: Math.min(s.cost, s.estimate) });
                 continue;
               }
