@@ -166,7 +166,7 @@ export const fanout: Benchmark = {
           { key: 'ratioToSlowestResult', label: 'wall / slowest result', digits: 3 },
         ],
         rows,
-        targets: [check('32 models: wall / slowest upstream call', '<=', 1.05, typeof ratio32 === 'number' ? ratio32 : null, 'x')],
+        targets: [check('32 models: wall / slowest upstream call', '<=', 1.03, typeof ratio32 === 'number' ? ratio32 : null, 'x')],
       };
     } finally {
       client.close();

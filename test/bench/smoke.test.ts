@@ -42,7 +42,8 @@ describe('npm run bench -- --smoke', () => {
           result.id,
         ).toBe(true);
       }
-      expect(result.targets.length, result.id).toBeGreaterThan(0);
+      // Every benchmark has a target, but throughput: reported only (issue 20 targets the gateway's CPU instead).
+      if (result.id !== 'throughput') expect(result.targets.length, result.id).toBeGreaterThan(0);
       for (const target of result.targets) {
         expect(target.actual === null || Number.isFinite(target.actual), `${result.id}: ${target.name}`).toBe(true);
         expect(target.met === null || typeof target.met === 'boolean').toBe(true);

@@ -13,7 +13,7 @@ import type { HostUsage } from './host-process.js';
 import { median, rotate, round } from './stats.js';
 import { startStoreAlone, type StoreAlone, type StoreAloneRun } from './store-alone.js';
 import { OVERHEAD_MODEL } from './overhead.js';
-import { check, type Benchmark, type Row } from './types.js';
+import type { Benchmark, Row } from './types.js';
 
 const CONCURRENCIES = [16, 64] as const;
 const MiB = 1024 * 1024;
@@ -142,7 +142,8 @@ export const throughput: Benchmark = {
           { key: 'storeAloneBusy', label: 'store alone thread busy %', digits: 1 },
         ],
         rows,
-        targets: rows.map((row) => check(`requests/s at concurrency ${row.concurrency}`, '>=', 1_000, row.rps as number, 'req/s')),
+        // Reported, not targeted: the embedded store alone caps it (issue 20 targets the gateway's own CPU in benchmark 1).
+        targets: [],
       };
     } finally {
       await storeAlone?.close();
