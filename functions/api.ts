@@ -14,7 +14,7 @@ export { createApiHandler } from './api-handler.js';
 const lambdaGateway = lazyAsync(async () => {
   const config = await withProviderSecret(loadConfig(), { log: logger });
   const gateway = createGateway(config, { log: logger });
-  instrumentStore(gateway.documentClient, traceCalls(observability.tracer));
+  instrumentStore(gateway.storeClient, traceCalls(observability.tracer));
   return gateway;
 });
 

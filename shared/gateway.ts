@@ -13,14 +13,14 @@ import type { AccountsRepository } from './storage/accounts.js';
 import type { ApiKeysRepository } from './storage/api-keys.js';
 import { IdempotencyRepository } from './storage/idempotency.js';
 import type { LedgerRepository } from './storage/ledger.js';
+import type { StoreClient } from './storage/dynamodb.js';
 import { PromptLogsRepository } from './storage/prompt-logs.js';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createStore } from './credits/store.js';
 
 /** Everything a handler needs, built once per process (per Lambda cold start). */
 export interface Gateway {
   config: GatewayConfig;
-  documentClient: DynamoDBDocumentClient;
+  storeClient: StoreClient;
   accounts: AccountsRepository;
   apiKeys: ApiKeysRepository;
   ledger: LedgerRepository;
@@ -30,7 +30,7 @@ export interface Gateway {
 }
 
 export interface GatewayOptions extends RouterOptions {
-  documentClient?: DynamoDBDocumentClient;
+  storeClient?: StoreClient;
   log?: Log;
   /**
    * How judged requests run: the workflow and its claim-check store. Without it, the
@@ -58,13 +58,13 @@ function judgingFromConfig(config: GatewayConfig): JudgingDeps | undefined {
 export function createGateway(config: GatewayConfig, options: GatewayOptions = {}): Gateway {
   const log = options.log ?? silentLog;
   const store = createStore(config, options);
-  const promptLogs = new PromptLogsRepository(store.documentClient, config.tables.promptLogs);
+  const promptLogs = new PromptLogsRepository(store.storeClient.items, config.tables.promptLogs);
   const prompts = new PromptService({
     config,
     accounts: store.accounts,
     credits: store.credits,
     // A run that has not finished within its deadline (plus slack) has crashed: its key may be retried.
-    idempotency: new IdempotencyService<PromptResponse>(new IdempotencyRepository(store.documentClient, config.tables.idempotency), config.requestDeadlineMs + 5_000, log),
+    idempotency: new IdempotencyService<PromptResponse>(new IdempotencyRepository(store.storeClient.documents, config.tables.idempotency), config.requestDeadlineMs + 5_000, log),
     promptLogs,
     route: createRouter(config, options),
     judging: options.judging ?? judgingFromConfig(config),

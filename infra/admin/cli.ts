@@ -39,5 +39,5 @@ try {
   process.stderr.write(`${JSON.stringify({ error: { code: known?.code ?? 'internal_error', message } }, null, 2)}\n`);
   process.exitCode = known?.exit ?? 1;
 } finally {
-  store?.documentClient.destroy();
+  store?.storeClient.destroy();
 }

@@ -18,7 +18,7 @@ import { isSimulated } from '../../shared/providers/router.js';
 import { buildPage } from '../stack/bundle.js';
 import { startSimulator, type Simulator } from './simulator/server.js';
 import { cacheAuthorizer, createLocalServer } from './server.js';
-import { storeClient, startEmbeddedStore, type EmbeddedStore } from './store.js';
+import { connectStore, startEmbeddedStore, type EmbeddedStore } from './store.js';
 import { createLocalWorkflow } from './workflow/runner.js';
 
 export interface LocalHost {
@@ -65,14 +65,14 @@ export async function startLocalHost(config: GatewayConfig, options: { log?: Log
 
 async function startGateway(config: GatewayConfig, store: EmbeddedStore, simulator: Simulator, log: Log): Promise<LocalHost> {
   const localConfig: GatewayConfig = { ...config, dynamodbEndpoint: store.endpoint };
-  const documentClient = await storeClient(store, config.tables);
+  const storeClient = await connectStore(store, config.tables);
   const routerOptions = { simulatorBaseUrl: (provider: ProviderId) => simulator.baseUrl(provider) };
   // Judged requests run the stack's own workflow definition, its tasks bound to the generate and judge handlers.
   // Claim-check objects live for one request, so memory is enough even with GATEWAY_DATA_DIR.
   const claimCheck = new MemoryClaimCheck();
   const tasks = createWorkflowTasks(localConfig, { ...routerOptions, log, claimCheck });
   const workflow = createLocalWorkflow({ generate: createGenerateHandler(() => tasks), judge: createJudgeHandler(() => tasks) });
-  const gateway = createGateway(localConfig, { ...routerOptions, log, documentClient, judging: { workflow, claimCheck } });
+  const gateway = createGateway(localConfig, { ...routerOptions, log, storeClient, judging: { workflow, claimCheck } });
   const demo = await ensureDemoAccount(gateway, config);
   // What requests still write after their answers; closing waits for it before the store goes.
   const finishing = new Set<Promise<void>>();
@@ -126,7 +126,7 @@ async function startGateway(config: GatewayConfig, store: EmbeddedStore, simulat
         server.close(() => resolve());
       });
       await settled();
-      gateway.documentClient.destroy();
+      gateway.storeClient.destroy();
       await simulator.close();
       await store.close();
     },

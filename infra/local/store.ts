@@ -2,12 +2,11 @@ import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { EventLoopUtilization } from 'node:perf_hooks';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
-import { CreateTableCommand, DescribeTableCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, UpdateTimeToLiveCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { HttpResponse, type HttpHandler, type HttpRequest } from '@smithy/core/protocols';
 import type { HttpHandlerOptions } from '@smithy/types';
 import type { TableNames } from '../../shared/config.js';
-import { createDocumentClient } from '../../shared/storage/dynamodb.js';
+import { createStoreClient, type StoreClient } from '../../shared/storage/dynamodb.js';
 import { TABLES, type TableDefinition } from '../../shared/storage/tables.js';
 
 export interface EmbeddedStore {
@@ -271,7 +270,7 @@ export function toCreateTableInput(definition: TableDefinition, tableName: strin
 }
 
 /** Creates every table that does not exist yet (a data dir keeps them between runs). */
-export async function createTables(client: DynamoDBDocumentClient, names: TableNames): Promise<void> {
+export async function createTables(client: DynamoDBClient, names: TableNames): Promise<void> {
   for (const definition of TABLES) {
     const tableName = names[definition.key];
     try {
@@ -291,11 +290,11 @@ export async function createTables(client: DynamoDBDocumentClient, names: TableN
 }
 
 /**
- * A document client of the embedded store with every table created: in process
+ * A store client of the embedded store with every table created: in process
  * (`store.requestHandler`), or over HTTP given only the endpoint.
  */
-export async function storeClient(store: Pick<EmbeddedStore, 'endpoint'> & Partial<Pick<EmbeddedStore, 'requestHandler'>>, names: TableNames): Promise<DynamoDBDocumentClient> {
-  const client = createDocumentClient({ region: 'local', endpoint: store.endpoint, local: true, ...(store.requestHandler ? { requestHandler: store.requestHandler } : {}) });
-  await createTables(client, names);
+export async function connectStore(store: Pick<EmbeddedStore, 'endpoint'> & Partial<Pick<EmbeddedStore, 'requestHandler'>>, names: TableNames): Promise<StoreClient> {
+  const client = createStoreClient({ region: 'local', endpoint: store.endpoint, local: true, ...(store.requestHandler ? { requestHandler: store.requestHandler } : {}) });
+  await createTables(client.items, names);
   return client;
 }

@@ -1,7 +1,7 @@
-import { GetCommand, PutCommand, UpdateCommand, paginateScan, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetItemCommand, PutItemCommand, UpdateItemCommand, paginateScan, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { AccountNotFoundError, InsufficientCreditsError, RateLimitedError } from '../errors.js';
 import { microToCredits } from '../pricing/micro-credits.js';
-import { isConditionFailed, refusedItem, storeCall, storePages } from './dynamodb.js';
+import { fromAttributes, isConditionFailed, refusedItem, storeCall, storePages, toAttributes } from './dynamodb.js';
 import { AccountContendedError, ConditionFailedError } from './errors.js';
 import type { LedgerEntry } from './ledger.js';
 
@@ -45,9 +45,10 @@ function rateWindowStart(at: number): number {
   return Math.floor(at / RATE_WINDOW_MS) * RATE_WINDOW_MS;
 }
 
+/** Over the store's `items` client (StoreClient): its items marshalled here. */
 export class AccountsRepository {
   constructor(
-    private readonly client: DynamoDBDocumentClient,
+    private readonly client: DynamoDBClient,
     private readonly tableName: string,
   ) {}
 
@@ -66,9 +67,9 @@ export class AccountsRepository {
       await storeCall(
         'accounts.create',
         this.client.send(
-          new PutCommand({
+          new PutItemCommand({
             TableName: this.tableName,
-            Item: account,
+            Item: toAttributes(account),
             // Never overwrite an account (and its balance) by reusing an ID.
             ConditionExpression: 'attribute_not_exists(accountId)',
           }),
@@ -82,8 +83,8 @@ export class AccountsRepository {
   }
 
   async get(accountId: string): Promise<Account | undefined> {
-    const { Item } = await storeCall('accounts.get', this.client.send(new GetCommand({ TableName: this.tableName, Key: { accountId }, ConsistentRead: true })));
-    return Item as Account | undefined;
+    const { Item } = await storeCall('accounts.get', this.client.send(new GetItemCommand({ TableName: this.tableName, Key: toAttributes({ accountId }), ConsistentRead: true })));
+    return fromAttributes<Account>(Item);
   }
 
   /** Adds a top-up entry's amount; returns the new balance. */
@@ -92,19 +93,19 @@ export class AccountsRepository {
       const { Attributes } = await storeCall(
         'accounts.topUp',
         this.client.send(
-          new UpdateCommand({
+          new UpdateItemCommand({
             TableName: this.tableName,
-            Key: { accountId: entry.accountId },
+            Key: toAttributes({ accountId: entry.accountId }),
             UpdateExpression: 'SET balanceMicro = balanceMicro + :amount, unposted.#entry = :entry',
             // Top-ups go to existing accounts only; the same entry is never applied twice.
             ConditionExpression: 'attribute_exists(accountId) AND attribute_not_exists(unposted.#entry)',
             ExpressionAttributeNames: { '#entry': entry.entryId },
-            ExpressionAttributeValues: { ':amount': entry.amountMicro, ':entry': entry },
+            ExpressionAttributeValues: toAttributes({ ':amount': entry.amountMicro, ':entry': entry }),
             ReturnValues: 'UPDATED_NEW',
           }),
         ),
       );
-      return Number(Attributes?.balanceMicro);
+      return Number(fromAttributes(Attributes)?.balanceMicro);
     } catch (error) {
       if (isConditionFailed(error)) throw new AccountNotFoundError(entry.accountId, { cause: error });
       throw error;
@@ -126,9 +127,9 @@ export class AccountsRepository {
         const { Attributes } = await storeCall(
           'accounts.reserve',
           this.client.send(
-            new UpdateCommand({
+            new UpdateItemCommand({
               TableName: this.tableName,
-              Key: { accountId: entry.accountId },
+              Key: toAttributes({ accountId: entry.accountId }),
               // The reservation stands for its ledger entry until it closes (the item stays small).
               UpdateExpression: `SET balanceMicro = balanceMicro - :amount, reservations.#request = :reservation, ${
                 opensWindow ? 'rateWindow = :window' : 'rateWindow.#count = rateWindow.#count + :one'
@@ -143,18 +144,18 @@ export class AccountsRepository {
                 opensWindow ? '(attribute_not_exists(rateWindow) OR rateWindow.#start < :start)' : 'rateWindow.#start = :start AND rateWindow.#count < :limit',
               ].join(' AND '),
               ExpressionAttributeNames: { '#request': entry.requestId, '#start': 'start', ...(opensWindow ? {} : { '#count': 'count' }) },
-              ExpressionAttributeValues: {
+              ExpressionAttributeValues: toAttributes({
                 ':amount': amount,
                 ':reservation': { amountMicro: amount, at: entry.at },
                 ':start': windowStart,
                 ...(opensWindow ? { ':window': { start: windowStart, count: 1 } } : { ':one': 1, ':limit': rate.limitPerMinute }),
-              },
+              }),
               ReturnValues: 'UPDATED_NEW',
               ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
             }),
           ),
         );
-        return Number(Attributes?.balanceMicro);
+        return Number(fromAttributes(Attributes)?.balanceMicro);
       } catch (error) {
         if (!isConditionFailed(error)) throw error;
         // DynamoDB returns the item with the refusal; a store that does not gets it read.
@@ -192,19 +193,19 @@ export class AccountsRepository {
       const { Attributes } = await storeCall(
         'accounts.closeReservation',
         this.client.send(
-          new UpdateCommand({
+          new UpdateItemCommand({
             TableName: this.tableName,
-            Key: { accountId: settlement.accountId },
+            Key: toAttributes({ accountId: settlement.accountId }),
             UpdateExpression: 'SET balanceMicro = balanceMicro + :amount REMOVE reservations.#request',
             // Closing is idempotent: only the open reservation taken at `at` can be closed, once.
             ConditionExpression: 'reservations.#request.amountMicro = :held AND reservations.#request.#at = :at',
             ExpressionAttributeNames: { '#request': settlement.requestId, '#at': 'at' },
-            ExpressionAttributeValues: { ':amount': settlement.amountMicro, ':held': reservation.amountMicro, ':at': reservation.at },
+            ExpressionAttributeValues: toAttributes({ ':amount': settlement.amountMicro, ':held': reservation.amountMicro, ':at': reservation.at }),
             ReturnValues: 'UPDATED_NEW',
           }),
         ),
       );
-      return Number(Attributes?.balanceMicro);
+      return Number(fromAttributes(Attributes)?.balanceMicro);
     } catch (error) {
       if (isConditionFailed(error)) throw new ConditionFailedError(`Reservation of ${settlement.requestId} is not open`, { cause: error });
       throw error;
@@ -218,9 +219,9 @@ export class AccountsRepository {
     await storeCall(
       'accounts.markPosted',
       this.client.send(
-        new UpdateCommand({
+        new UpdateItemCommand({
           TableName: this.tableName,
-          Key: { accountId },
+          Key: toAttributes({ accountId }),
           UpdateExpression: `REMOVE ${Object.keys(names)
             .map((name) => `unposted.${name}`)
             .join(', ')}`,
@@ -237,12 +238,12 @@ export class AccountsRepository {
       await storeCall(
         'accounts.setRateLimit',
         this.client.send(
-          new UpdateCommand({
+          new UpdateItemCommand({
             TableName: this.tableName,
-            Key: { accountId },
+            Key: toAttributes({ accountId }),
             UpdateExpression: 'SET rateLimitRpm = :rpm',
             ConditionExpression: 'attribute_exists(accountId)',
-            ExpressionAttributeValues: { ':rpm': rateLimitRpm },
+            ExpressionAttributeValues: toAttributes({ ':rpm': rateLimitRpm }),
           }),
         ),
       );
@@ -259,10 +260,10 @@ export class AccountsRepository {
       {
         TableName: this.tableName,
         FilterExpression: 'size(reservations) > :zero OR size(unposted) > :zero',
-        ExpressionAttributeValues: { ':zero': 0 },
+        ExpressionAttributeValues: toAttributes({ ':zero': 0 }),
         ConsistentRead: true,
       },
     );
-    for await (const page of storePages('accounts.needingReconciliation', pages)) yield* (page.Items ?? []) as Account[];
+    for await (const page of storePages('accounts.needingReconciliation', pages)) for (const item of page.Items ?? []) yield fromAttributes<Account>(item)!;
   }
 }

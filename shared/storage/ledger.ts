@@ -1,5 +1,5 @@
-import { GetCommand, PutCommand, paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { isConditionFailed, refusedItem, storeCall, storePages } from './dynamodb.js';
+import { GetItemCommand, PutItemCommand, paginateQuery, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { fromAttributes, isConditionFailed, refusedItem, storeCall, storePages, toAttributes } from './dynamodb.js';
 
 export type LedgerKind = 'topup' | 'reserve' | 'settle' | 'release';
 
@@ -29,15 +29,16 @@ export interface LedgerEntry {
   estimatedMicro?: number;
 }
 
+/** Over the store's `items` client (StoreClient): its items marshalled here. */
 export class LedgerRepository {
   constructor(
-    private readonly client: DynamoDBDocumentClient,
+    private readonly client: DynamoDBClient,
     private readonly tableName: string,
   ) {}
 
   /** Idempotent: an entry's key is its identity, so posting it twice writes the same item. */
   async put(entry: LedgerEntry): Promise<void> {
-    await storeCall('ledger.put', this.client.send(new PutCommand({ TableName: this.tableName, Item: entry })));
+    await storeCall('ledger.put', this.client.send(new PutItemCommand({ TableName: this.tableName, Item: toAttributes(entry) })));
   }
 
   /**
@@ -49,9 +50,9 @@ export class LedgerRepository {
       await storeCall(
         'ledger.putFirst',
         this.client.send(
-          new PutCommand({
+          new PutItemCommand({
             TableName: this.tableName,
-            Item: entry,
+            Item: toAttributes(entry),
             // An entry, once written, never changes: the first settlement of a request wins.
             ConditionExpression: 'attribute_not_exists(entryId)',
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -69,17 +70,20 @@ export class LedgerRepository {
   }
 
   async get(accountId: string, entryId: string): Promise<LedgerEntry | undefined> {
-    const { Item } = await storeCall('ledger.get', this.client.send(new GetCommand({ TableName: this.tableName, Key: { accountId, entryId }, ConsistentRead: true })));
-    return Item as LedgerEntry | undefined;
+    const { Item } = await storeCall(
+      'ledger.get',
+      this.client.send(new GetItemCommand({ TableName: this.tableName, Key: toAttributes({ accountId, entryId }), ConsistentRead: true })),
+    );
+    return fromAttributes<LedgerEntry>(Item);
   }
 
   async list(accountId: string): Promise<LedgerEntry[]> {
     const entries: LedgerEntry[] = [];
     const pages = paginateQuery(
       { client: this.client },
-      { TableName: this.tableName, KeyConditionExpression: 'accountId = :id', ExpressionAttributeValues: { ':id': accountId }, ConsistentRead: true },
+      { TableName: this.tableName, KeyConditionExpression: 'accountId = :id', ExpressionAttributeValues: toAttributes({ ':id': accountId }), ConsistentRead: true },
     );
-    for await (const page of storePages('ledger.list', pages)) entries.push(...((page.Items ?? []) as LedgerEntry[]));
+    for await (const page of storePages('ledger.list', pages)) for (const item of page.Items ?? []) entries.push(fromAttributes<LedgerEntry>(item)!);
     return entries;
   }
 }

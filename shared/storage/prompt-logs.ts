@@ -1,5 +1,5 @@
-import { PutCommand, paginateQuery, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { storeCall, storePages } from './dynamodb.js';
+import { PutItemCommand, paginateQuery, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { fromAttributes, storeCall, storePages, toAttributes } from './dynamodb.js';
 
 /** Metadata kept for every request, with or without zero data retention. */
 export interface PromptLogModelEntry {
@@ -42,9 +42,10 @@ export interface PromptLog extends PromptLogMeta {
 /** Below DynamoDB's 400 KB item limit with room for the keys. */
 const CHUNK_BYTES = 350_000;
 
+/** Over the store's `items` client (StoreClient): its items marshalled here. */
 export class PromptLogsRepository {
   constructor(
-    private readonly client: DynamoDBDocumentClient,
+    private readonly client: DynamoDBClient,
     private readonly tableName: string,
   ) {}
 
@@ -63,7 +64,7 @@ export class PromptLogsRepository {
   }
 
   private async putItem(item: Record<string, unknown>): Promise<void> {
-    await storeCall('promptLogs.put', this.client.send(new PutCommand({ TableName: this.tableName, Item: item })));
+    await storeCall('promptLogs.put', this.client.send(new PutItemCommand({ TableName: this.tableName, Item: toAttributes(item) })));
   }
 
   async get(promptLogId: string): Promise<PromptLog | undefined> {
@@ -71,9 +72,9 @@ export class PromptLogsRepository {
     const items: Record<string, unknown>[] = [];
     const pages = paginateQuery(
       { client: this.client },
-      { TableName: this.tableName, KeyConditionExpression: 'promptLogId = :id', ExpressionAttributeValues: { ':id': promptLogId }, ConsistentRead: true },
+      { TableName: this.tableName, KeyConditionExpression: 'promptLogId = :id', ExpressionAttributeValues: toAttributes({ ':id': promptLogId }), ConsistentRead: true },
     );
-    for await (const page of storePages('promptLogs.get', pages)) items.push(...(page.Items ?? []));
+    for await (const page of storePages('promptLogs.get', pages)) for (const item of page.Items ?? []) items.push(fromAttributes(item)!);
     const metaItem = items.find((item) => item.part === 'meta');
     if (!metaItem) return undefined;
     const { part: _part, contentParts, data, ...meta } = metaItem as unknown as PromptLogMeta & { part: string; contentParts: number; data?: Uint8Array };

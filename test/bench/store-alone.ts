@@ -6,7 +6,7 @@
  * host cannot answer more requests a second than its store can take their writes.
  */
 import { performance } from 'node:perf_hooks';
-import { startEmbeddedStore, storeClient, type StoreCall } from '../../infra/local/store.js';
+import { startEmbeddedStore, connectStore, type StoreCall } from '../../infra/local/store.js';
 import { toPromptLog } from '../../shared/orchestrator/prompt-log.js';
 import type { ModelResult } from '../../shared/compare/result.js';
 import { loadConfig } from '../../shared/config.js';
@@ -36,9 +36,9 @@ export interface StoreAlone {
 export async function startStoreAlone(): Promise<StoreAlone> {
   const embedded = await startEmbeddedStore({ port: 0 });
   const config = loadConfig({});
-  const documentClient = await storeClient(embedded, config.tables);
-  const { credits } = createStore(config, { documentClient });
-  const promptLogs = new PromptLogsRepository(documentClient, config.tables.promptLogs);
+  const storeClient = await connectStore(embedded, config.tables);
+  const { credits } = createStore(config, { storeClient });
+  const promptLogs = new PromptLogsRepository(storeClient.items, config.tables.promptLogs);
   const { accountId } = await credits.openAccount({ balanceMicro: 1e15 });
 
   // What a one-model request of benchmark 4 writes, built and written as PromptService does.
@@ -82,7 +82,7 @@ export async function startStoreAlone(): Promise<StoreAlone> {
     },
     storeCalls: () => embedded.calls(),
     async close() {
-      documentClient.destroy();
+      storeClient.destroy();
       await embedded.close();
     },
   };

@@ -135,7 +135,7 @@ describe('Idempotency-Key', () => {
 describe('A key whose account was deleted', () => {
   it('gets a clean 401 and calls no model', async () => {
     const { accountId, auth } = await openTestAccount(host, 100_000_000);
-    await host.gateway.documentClient.send(new DeleteCommand({ TableName: host.gateway.config.tables.accounts, Key: { accountId } }));
+    await host.gateway.storeClient.documents.send(new DeleteCommand({ TableName: host.gateway.config.tables.accounts, Key: { accountId } }));
     const answer = await post(host, { prompt: 'Hi', models: ['fam_k-8b'] }, auth);
     expect(answer.status).toBe(401);
     expect(answer.body.error.code).toBe('unauthorized');

@@ -218,7 +218,7 @@ describe('Prompt log', () => {
     expect(log?.content).toBeUndefined();
     expect(log?.models).toHaveLength(3);
     // Nothing in the whole table holds the marker or an output.
-    const scan = await host.gateway.documentClient.send(new ScanCommand({ TableName: host.gateway.config.tables.promptLogs }));
+    const scan = await host.gateway.storeClient.documents.send(new ScanCommand({ TableName: host.gateway.config.tables.promptLogs }));
     const everything = JSON.stringify(scan.Items, (_k, v) => (v instanceof Uint8Array ? Buffer.from(v).toString('utf8') : v));
     expect(everything).not.toContain(marker);
     for (const result of answer.results) expect(everything).not.toContain(result.output);

@@ -28,7 +28,7 @@ const cheap = { prompt: 'Say hello', models: ['fam_k-8b'] };
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 
 async function apiKeyItems(): Promise<Record<string, unknown>[]> {
-  const { Items } = await host.gateway.documentClient.send(new ScanCommand({ TableName: host.gateway.config.tables.apiKeys, ConsistentRead: true }));
+  const { Items } = await host.gateway.storeClient.documents.send(new ScanCommand({ TableName: host.gateway.config.tables.apiKeys, ConsistentRead: true }));
   return (Items ?? []) as Record<string, unknown>[];
 }
 

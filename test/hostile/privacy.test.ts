@@ -125,7 +125,7 @@ async function dumpStore(): Promise<Record<string, string>> {
   expect(Object.keys(tables).sort()).toEqual(['accounts', 'apiKeys', 'idempotency', 'ledger', 'promptLogs']);
   for (const [name, tableName] of Object.entries(tables)) {
     const items: unknown[] = [];
-    for await (const page of paginateScan({ client: host.gateway.documentClient }, { TableName: tableName, ConsistentRead: true })) items.push(...(page.Items ?? []));
+    for await (const page of paginateScan({ client: host.gateway.storeClient.documents }, { TableName: tableName, ConsistentRead: true })) items.push(...(page.Items ?? []));
     dump[name] = JSON.stringify(items, (_key, value) => (value instanceof Uint8Array ? decodeBinary(value) : value));
   }
   return dump;

@@ -12,8 +12,8 @@ let accounts: AccountsRepository;
 let ledger: LedgerRepository;
 beforeAll(async () => {
   env = await startTestStore();
-  accounts = new AccountsRepository(env.client, env.tables.accounts);
-  ledger = new LedgerRepository(env.client, env.tables.ledger);
+  accounts = new AccountsRepository(env.client.items, env.tables.accounts);
+  ledger = new LedgerRepository(env.client.items, env.tables.ledger);
 });
 afterAll(async () => {
   await env?.close();
@@ -106,7 +106,7 @@ describe('Class: CreditsService', () => {
       expect(await expectConsistent(credits, account.accountId)).toBe(20 * 4_000);
     });
     it('writes nothing but the reserve before the request runs, and posts the reserve entry when it settles, a failed write tried again', async () => {
-      const flaky = new FlakyLedger(env.client, env.tables.ledger);
+      const flaky = new FlakyLedger(env.client.items, env.tables.ledger);
       const credits = service({ now: Date.now() }, flaky);
       const account = await credits.openAccount({ balanceMicro: 1_000 });
       const posted = await credits.reserve(account.accountId, promptLogId(), 300, NO_RATE_LIMIT);
@@ -198,7 +198,7 @@ describe('Class: CreditsService', () => {
     });
 
     it('posts a top-up entry whose posting failed after the balance changed', async () => {
-      const flaky = new FlakyLedger(env.client, env.tables.ledger);
+      const flaky = new FlakyLedger(env.client.items, env.tables.ledger);
       const credits = service({ now: Date.now() }, flaky);
       const account = await credits.openAccount({ balanceMicro: 1_000 });
       flaky.failNext = 1;
@@ -211,7 +211,7 @@ describe('Class: CreditsService', () => {
 
     it('writes a settle to the ledger before the balance; when that write keeps failing, answers the cost, never less than is charged, and the reconciler releases', async () => {
       const clock = { now: Date.now() };
-      const flaky = new FlakyLedger(env.client, env.tables.ledger);
+      const flaky = new FlakyLedger(env.client.items, env.tables.ledger);
       const credits = service(clock, flaky);
       const account = await credits.openAccount({ balanceMicro: 1_000 });
       const open = await credits.reserve(account.accountId, promptLogId(), 500, NO_RATE_LIMIT);
@@ -227,7 +227,7 @@ describe('Class: CreditsService', () => {
     });
 
     it('finds a settle entry whose write landed but whose answer was lost, and applies it once', async () => {
-      const flaky = new FlakyLedger(env.client, env.tables.ledger);
+      const flaky = new FlakyLedger(env.client.items, env.tables.ledger);
       const credits = service({ now: Date.now() }, flaky);
       const account = await credits.openAccount({ balanceMicro: 1_000 });
       const open = await credits.reserve(account.accountId, promptLogId(), 500, NO_RATE_LIMIT);
@@ -238,7 +238,7 @@ describe('Class: CreditsService', () => {
 
     it('throws only when no settle entry was written (the reserve entry failed first): then nothing is charged', async () => {
       const clock = { now: Date.now() };
-      const flaky = new FlakyLedger(env.client, env.tables.ledger);
+      const flaky = new FlakyLedger(env.client.items, env.tables.ledger);
       const credits = service(clock, flaky);
       const account = await credits.openAccount({ balanceMicro: 1_000 });
       const open = await credits.reserve(account.accountId, promptLogId(), 500, NO_RATE_LIMIT);
@@ -253,7 +253,7 @@ describe('Class: CreditsService', () => {
 
     it('completes a settle whose close crashed after its ledger entries were written, charging what they say, once', async () => {
       const clock = { now: Date.now() };
-      const flaky = new FlakyAccounts(env.client, env.tables.accounts);
+      const flaky = new FlakyAccounts(env.client.items, env.tables.accounts);
       const credits = service(clock, ledger, flaky);
       const account = await credits.openAccount({ balanceMicro: 1_000 });
       const open = await credits.reserve(account.accountId, promptLogId(), 500, NO_RATE_LIMIT);
@@ -312,8 +312,8 @@ describe('Class: CreditsService', () => {
       await fc.assert(
         fc.asyncProperty(fc.integer({ min: 0, max: 5_000 }), fc.array(step, { maxLength: 12 }), async (opening, steps) => {
           const clock = { now: Date.now() };
-          const flaky = new FlakyLedger(env.client, env.tables.ledger);
-          const flakyAccounts = new FlakyAccounts(env.client, env.tables.accounts);
+          const flaky = new FlakyLedger(env.client.items, env.tables.ledger);
+          const flakyAccounts = new FlakyAccounts(env.client.items, env.tables.accounts);
           const credits = service(clock, flaky, flakyAccounts);
           const account = await credits.openAccount({ balanceMicro: opening });
           let expected = opening;

@@ -22,7 +22,7 @@ afterAll(async () => {
 describe('Rate window, counted in the reserve write', () => {
   const clock = { now: 0 };
   const credits = () =>
-    new CreditsService(new AccountsRepository(env.client, env.tables.accounts), new LedgerRepository(env.client, env.tables.ledger), undefined, () => clock.now);
+    new CreditsService(new AccountsRepository(env.client.items, env.tables.accounts), new LedgerRepository(env.client.items, env.tables.ledger), undefined, () => clock.now);
   const reserve = (accountId: string, limit: number, estimate = 1) => credits().reserve(accountId, promptLogId(clock.now), estimate, limit);
   const outcome = (promise: Promise<unknown>) =>
     promise.then(
@@ -44,7 +44,7 @@ describe('Rate window, counted in the reserve write', () => {
     clock.now = windowStart + 60_000;
     expect(await outcome(reserve(accountId, 2))).toBe('reserved');
     // Two reservations in the first window and one in the second hold 3 micro-credits.
-    expect((await new AccountsRepository(env.client, env.tables.accounts).get(accountId))!.balanceMicro).toBe(997);
+    expect((await new AccountsRepository(env.client.items, env.tables.accounts).get(accountId))!.balanceMicro).toBe(997);
   });
 
   it('never admits more than the limit when requests arrive at once, and holds credits for those only', async () => {
@@ -53,7 +53,7 @@ describe('Rate window, counted in the reserve write', () => {
     const outcomes = await Promise.all(Array.from({ length: 30 }, () => outcome(reserve(accountId, 10, 7))));
     expect(outcomes.filter((o) => o === 'reserved')).toHaveLength(10);
     expect(outcomes.filter((o) => o.startsWith('429'))).toHaveLength(20);
-    expect((await new AccountsRepository(env.client, env.tables.accounts).get(accountId))!.balanceMicro).toBe(1_000 - 70);
+    expect((await new AccountsRepository(env.client.items, env.tables.accounts).get(accountId))!.balanceMicro).toBe(1_000 - 70);
   });
 
   it('does not count a request the balance refused (402), and reports 429 first when both refuse', async () => {
@@ -71,12 +71,12 @@ describe('Rate window, counted in the reserve write', () => {
     clock.now -= 1_000; // the previous minute, by this function's clock
     expect(await outcome(reserve(accountId, 2))).toBe('reserved');
     expect(await outcome(reserve(accountId, 2))).toMatch(/^429/);
-    expect((await new AccountsRepository(env.client, env.tables.accounts).get(accountId))!.rateWindow).toEqual({ start: Date.UTC(2026, 10, 22, 13, 1, 0), count: 2 });
+    expect((await new AccountsRepository(env.client.items, env.tables.accounts).get(accountId))!.rateWindow).toEqual({ start: Date.UTC(2026, 10, 22, 13, 1, 0), count: 2 });
   });
 });
 
 describe('Class: IdempotencyService', () => {
-  const service = () => new IdempotencyService<{ n: number }>(new IdempotencyRepository(env.client, env.tables.idempotency), 30_000);
+  const service = () => new IdempotencyService<{ n: number }>(new IdempotencyRepository(env.client.documents, env.tables.idempotency), 30_000);
 
   it('runs a key again once its record is 24 hours old, checked by timestamp', async () => {
     const idem = service();
@@ -90,13 +90,13 @@ describe('Class: IdempotencyService', () => {
 
   it('keeps no fingerprint of the body that a reader of the table could test a guessed prompt against', async () => {
     const idem = service();
-    const records = new IdempotencyRepository(env.client, env.tables.idempotency);
+    const records = new IdempotencyRepository(env.client.documents, env.tables.idempotency);
     const body = { prompt: 'a guessable prompt', models: ['fam_c-5.4'] };
     const now = Date.UTC(2026, 10, 22, 14, 0, 0);
     const first = (await idem.begin('acct_h', 'key-one', body, 'pl_h1', now)) as { recordKey: string };
     const second = (await idem.begin('acct_h', 'key-two', body, 'pl_h2', now)) as { recordKey: string };
     const stored = await Promise.all(
-      [first.recordKey, second.recordKey].map((key) => env.client.send(new GetCommand({ TableName: env.tables.idempotency, Key: { idempotencyKey: key } }))),
+      [first.recordKey, second.recordKey].map((key) => env.client.documents.send(new GetCommand({ TableName: env.tables.idempotency, Key: { idempotencyKey: key } }))),
     );
     const hashes = stored.map(({ Item }) => String(Item?.bodyHash));
     const bare = createHash('sha256').update(canonicalJson(body), 'utf8').digest('hex');

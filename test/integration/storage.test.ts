@@ -4,7 +4,7 @@ import { ConditionalCheckFailedException, DescribeTableCommand, ListTablesComman
 import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ApiKeysRepository } from '../../shared/storage/api-keys.js';
 import { KeyNotFoundError } from '../../shared/storage/errors.js';
-import { createDocumentClient, instrumentStore, refusedItem } from '../../shared/storage/dynamodb.js';
+import { createStoreClient, instrumentStore, refusedItem } from '../../shared/storage/dynamodb.js';
 import { LedgerRepository } from '../../shared/storage/ledger.js';
 import { PromptLogsRepository } from '../../shared/storage/prompt-logs.js';
 import { TABLES } from '../../shared/storage/tables.js';
@@ -20,7 +20,7 @@ afterAll(async () => {
 
 describe('Local bootstrap', () => {
   it.each(TABLES.map((t) => [t.key, t] as const))('creates %s with the shared definition', async (key, definition) => {
-    const { Table } = await env.client.send(new DescribeTableCommand({ TableName: env.tables[key] }));
+    const { Table } = await env.client.items.send(new DescribeTableCommand({ TableName: env.tables[key] }));
     const expected = toCreateTableInput(definition, env.tables[key]);
     expect(Table?.KeySchema).toEqual(expected.KeySchema);
     expect(Table?.AttributeDefinitions?.sort((a, b) => a.AttributeName!.localeCompare(b.AttributeName!))).toEqual(
@@ -31,13 +31,13 @@ describe('Local bootstrap', () => {
   });
 
   it('is idempotent on a store that already has the tables', async () => {
-    await expect(createTables(env.client, env.tables)).resolves.toBeUndefined();
+    await expect(createTables(env.client.items, env.tables)).resolves.toBeUndefined();
   });
 });
 
 describe('Class: ApiKeysRepository', () => {
   it('refuses to re-register a hash and to revoke an unknown one', async () => {
-    const keys = new ApiKeysRepository(env.client, env.tables.apiKeys);
+    const keys = new ApiKeysRepository(env.client.documents, env.tables.apiKeys);
     const record = { keyHash: 'h'.repeat(64), accountId: 'acct_a', keyPrefix: 'mcg_abcd', createdAt: '2026-01-01T00:00:00.000Z' };
     await keys.put(record);
     await expect(keys.put({ ...record, accountId: 'acct_b' })).rejects.toThrow();
@@ -61,7 +61,7 @@ describe('Class: PromptLogsRepository', () => {
   };
 
   it('round-trips content of several items, multi-byte characters across chunk edges included', async () => {
-    const logs = new PromptLogsRepository(env.client, env.tables.promptLogs);
+    const logs = new PromptLogsRepository(env.client.items, env.tables.promptLogs);
     const prompt = '€'.repeat(300_000); // 900,000 bytes: three chunks, each edge inside a character
     await logs.put({ ...meta, promptLogId: 'pl_BIG' }, { prompt, outputs: [{ modelId: 'm', output: 'ok' }] });
     const log = await logs.get('pl_BIG');
@@ -70,7 +70,7 @@ describe('Class: PromptLogsRepository', () => {
   });
 
   it('stores metadata alone without content', async () => {
-    const logs = new PromptLogsRepository(env.client, env.tables.promptLogs);
+    const logs = new PromptLogsRepository(env.client.items, env.tables.promptLogs);
     await logs.put(meta);
     expect(await logs.get('pl_TEST')).toEqual(meta);
     expect(await logs.get('pl_NONE')).toBeUndefined();
@@ -82,14 +82,14 @@ describe('Class: LedgerRepository, reading every page', () => {
     const accountId = `acct_pages_${Date.now()}`;
     // A page of a query holds at most 1 MB: four entries of 350 KB take two pages at least.
     for (let i = 0; i < 4; i++)
-      await env.client.send(new PutCommand({ TableName: env.tables.ledger, Item: { accountId, entryId: `e${i}`, amountMicro: i, pad: 'x'.repeat(350_000) } }));
-    const client = createDocumentClient({ region: 'local', endpoint: env.store.endpoint, local: true });
+      await env.client.documents.send(new PutCommand({ TableName: env.tables.ledger, Item: { accountId, entryId: `e${i}`, amountMicro: i, pad: 'x'.repeat(350_000) } }));
+    const client = createStoreClient({ region: 'local', endpoint: env.store.endpoint, local: true });
     const calls: string[] = [];
     instrumentStore(client, (operation, call) => {
       calls.push(operation);
       return call();
     });
-    const ledger = new LedgerRepository(client, env.tables.ledger);
+    const ledger = new LedgerRepository(client.items, env.tables.ledger);
     expect((await ledger.list(accountId)).map((entry) => entry.entryId)).toEqual(['e0', 'e1', 'e2', 'e3']);
     expect(calls.length).toBeGreaterThanOrEqual(2);
     expect(new Set(calls)).toEqual(new Set(['DynamoDB.Query']));
@@ -99,18 +99,18 @@ describe('Class: LedgerRepository, reading every page', () => {
 
 describe('Local host: the embedded store reached in process', () => {
   it('answers as its HTTP endpoint does: items, a refused condition, a validation error', async () => {
-    const inProcess = createDocumentClient({ region: 'local', endpoint: env.store.endpoint, local: true, requestHandler: env.store.requestHandler });
+    const inProcess = createStoreClient({ region: 'local', endpoint: env.store.endpoint, local: true, requestHandler: env.store.requestHandler }).documents;
     const table = env.tables.ledger;
     const accountId = `acct_transport_${Date.now()}`;
     await inProcess.send(new PutCommand({ TableName: table, Item: { accountId, entryId: 'e1', amountMicro: 5, note: 'héllo' } }));
     // Written in process, read over HTTP, and the other way round.
-    expect((await env.client.send(new GetCommand({ TableName: table, Key: { accountId, entryId: 'e1' } }))).Item).toEqual({
+    expect((await env.client.documents.send(new GetCommand({ TableName: table, Key: { accountId, entryId: 'e1' } }))).Item).toEqual({
       accountId,
       entryId: 'e1',
       amountMicro: 5,
       note: 'héllo',
     });
-    await env.client.send(new PutCommand({ TableName: table, Item: { accountId, entryId: 'e2', amountMicro: 7 } }));
+    await env.client.documents.send(new PutCommand({ TableName: table, Item: { accountId, entryId: 'e2', amountMicro: 7 } }));
     expect((await inProcess.send(new GetCommand({ TableName: table, Key: { accountId, entryId: 'e2' } }))).Item).toEqual({ accountId, entryId: 'e2', amountMicro: 7 });
 
     const refuse = (client: DynamoDBDocumentClient) =>
@@ -129,7 +129,7 @@ describe('Local host: the embedded store reached in process', () => {
           },
           (error: unknown) => error as ConditionalCheckFailedException,
         );
-    const [overHttp, inProc] = await Promise.all([refuse(env.client), refuse(inProcess)]);
+    const [overHttp, inProc] = await Promise.all([refuse(env.client.documents), refuse(inProcess)]);
     const fields = (error: ConditionalCheckFailedException) => ({ name: error.name, message: error.message, status: error.$metadata.httpStatusCode, item: refusedItem(error) });
     expect(inProc).toBeInstanceOf(ConditionalCheckFailedException);
     expect(fields(inProc)).toEqual(fields(overHttp));
@@ -140,7 +140,7 @@ describe('Local host: the embedded store reached in process', () => {
         () => new Error('accepted'),
         (error: unknown) => error as Error,
       );
-    const [httpInvalid, inProcInvalid] = await Promise.all([invalid(env.client), invalid(inProcess)]);
+    const [httpInvalid, inProcInvalid] = await Promise.all([invalid(env.client.documents), invalid(inProcess)]);
     expect(inProcInvalid.name).toBe('ValidationException');
     expect(inProcInvalid.message).toBe(httpInvalid.message);
   });
@@ -148,7 +148,7 @@ describe('Local host: the embedded store reached in process', () => {
   it('records the operations it receives in process, in arrival order, and hands each over once', async () => {
     const store = await startEmbeddedStore({ port: 0 });
     try {
-      const client = createDocumentClient({ region: 'local', endpoint: store.endpoint, local: true, requestHandler: store.requestHandler });
+      const client = createStoreClient({ region: 'local', endpoint: store.endpoint, local: true, requestHandler: store.requestHandler }).items;
       const before = performance.timeOrigin + performance.now();
       await client.send(new ListTablesCommand({}));
       await client.send(new DescribeTableCommand({ TableName: 'absent' })).catch(() => undefined);
@@ -164,7 +164,7 @@ describe('Local host: the embedded store reached in process', () => {
 
   it('ends its thread by itself when closed after serving calls in process, without being terminated', async () => {
     const store = await startEmbeddedStore({ port: 0 });
-    const client = createDocumentClient({ region: 'local', endpoint: store.endpoint, local: true, requestHandler: store.requestHandler });
+    const client = createStoreClient({ region: 'local', endpoint: store.endpoint, local: true, requestHandler: store.requestHandler }).items;
     await client.send(new ListTablesCommand({}));
     expect(await store.close()).toBe('stopped');
   });

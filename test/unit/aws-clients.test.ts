@@ -1,9 +1,10 @@
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { HttpResponse, type HttpHandler, type HttpRequest } from '@smithy/core/protocols';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError, loadConfig } from '../../shared/config.js';
-import { configuredDocumentClient } from '../../shared/storage/store.js';
-import { createDocumentClient } from '../../shared/storage/dynamodb.js';
+import { configuredStoreClient } from '../../shared/storage/store.js';
+import { createStoreClient, toAttributes, type StoreClient } from '../../shared/storage/dynamodb.js';
 
 /** A request handler that answers every call with an empty item and keeps the requests the SDK built (signed, endpoint resolved). */
 function recordingHandler(): HttpHandler & { requests: HttpRequest[] } {
@@ -19,19 +20,26 @@ function recordingHandler(): HttpHandler & { requests: HttpRequest[] } {
   };
 }
 
-/** Where a GetItem of the client goes, and how it is signed. */
-async function firstRequest(build: (requestHandler: HttpHandler) => ReturnType<typeof createDocumentClient>) {
+/** Where a GetItem of each of the store's clients goes, and how it is signed: the same for both, returned once. */
+async function firstRequest(build: (requestHandler: HttpHandler) => StoreClient) {
   const handler = recordingHandler();
   const client = build(handler);
-  await client.send(new GetCommand({ TableName: 'gateway-accounts', Key: { accountId: 'acct_1' } }));
+  await client.items.send(new GetItemCommand({ TableName: 'gateway-accounts', Key: { accountId: { S: 'acct_1' } } }));
+  await client.documents.send(new GetCommand({ TableName: 'gateway-accounts', Key: { accountId: 'acct_1' } }));
   client.destroy();
-  const request = handler.requests[0]!;
-  return { url: `${request.protocol}//${request.hostname}${request.port ? `:${request.port}` : ''}${request.path}`, authorization: String(request.headers.authorization) };
+  const [items, documents] = handler.requests.map((request) => ({
+    url: `${request.protocol}//${request.hostname}${request.port ? `:${request.port}` : ''}${request.path}`,
+    // The signature itself differs with the time; where and by whom it is signed does not.
+    authorization: String(request.headers.authorization).replace(/Signature=\w+$/, ''),
+  }));
+  expect(handler.requests).toHaveLength(2);
+  expect(documents).toEqual(items);
+  return items!;
 }
 
 afterEach(() => vi.unstubAllEnvs());
 
-describe('Function: createDocumentClient', () => {
+describe('Function: createStoreClient', () => {
   it.each([
     ['us-east-1', 'https://dynamodb.us-east-1.amazonaws.com/'],
     ['eu-west-1', 'https://dynamodb.eu-west-1.amazonaws.com/'],
@@ -42,13 +50,18 @@ describe('Function: createDocumentClient', () => {
   ])('calls the regional endpoint of %s with its partition suffix', async (region, url) => {
     vi.stubEnv('AWS_ACCESS_KEY_ID', 'AKIDEXAMPLE');
     vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'secret');
-    const sent = await firstRequest((requestHandler) => createDocumentClient({ region, requestHandler }));
+    const sent = await firstRequest((requestHandler) => createStoreClient({ region, requestHandler }));
     expect(sent.url).toBe(url);
     expect(sent.authorization).toMatch(new RegExp(`^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/\\d{8}/${region}/dynamodb/aws4_request, `));
   });
 
+  it("marshalls the items client's values at the top level still, once the document client has sent (it sets options in the object it is given)", async () => {
+    await firstRequest((requestHandler) => createStoreClient({ region: 'local', endpoint: 'http://127.0.0.1:8000', local: true, requestHandler }));
+    expect(toAttributes({ ':id': 'acct_1', ':n': 2, ':gone': undefined })).toEqual({ ':id': { S: 'acct_1' }, ':n': { N: '2' } });
+  });
+
   it('signs calls to a local store with fixed credentials, needing none from the environment', async () => {
-    const sent = await firstRequest((requestHandler) => createDocumentClient({ region: 'local', endpoint: 'http://127.0.0.1:8000', local: true, requestHandler }));
+    const sent = await firstRequest((requestHandler) => createStoreClient({ region: 'local', endpoint: 'http://127.0.0.1:8000', local: true, requestHandler }));
     expect(sent.url).toBe('http://127.0.0.1:8000/');
     expect(sent.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=local\//);
   });
@@ -56,12 +69,13 @@ describe('Function: createDocumentClient', () => {
 
 /** The client the configuration names, its requests recorded instead of sent. */
 const configured = (config: ReturnType<typeof loadConfig>) => (requestHandler: HttpHandler) => {
-  const client = configuredDocumentClient(config);
-  client.config.requestHandler = requestHandler;
+  const client = configuredStoreClient(config);
+  client.items.config.requestHandler = requestHandler;
+  client.documents.config.requestHandler = requestHandler;
   return client;
 };
 
-describe('Function: configuredDocumentClient', () => {
+describe('Function: configuredStoreClient', () => {
   it('goes to AWS_ENDPOINT_URL (LocalStack) with the credential chain, in the configured region', async () => {
     vi.stubEnv('AWS_ACCESS_KEY_ID', 'test');
     vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'test');

@@ -1,7 +1,14 @@
 import type { IncomingMessage } from 'node:http';
-import { ConditionalCheckFailedException, ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
+import {
+  ConditionalCheckFailedException,
+  DynamoDBClient,
+  GetItemCommand,
+  ProvisionedThroughputExceededException,
+  PutItemCommand,
+  UpdateItemCommand,
+  type AttributeValue,
+} from '@aws-sdk/client-dynamodb';
 import { GetSecretValueCommand, SecretsManagerClient, SecretsManagerServiceException } from '@aws-sdk/client-secrets-manager';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-vitest/extend';
@@ -13,7 +20,7 @@ import { createGateway } from '../../shared/gateway.js';
 import type { Log } from '../../shared/log.js';
 import { withProviderSecret } from '../../shared/secrets/provider-keys.js';
 import { AccountsRepository } from '../../shared/storage/accounts.js';
-import { createDocumentClient } from '../../shared/storage/dynamodb.js';
+import { createStoreClient } from '../../shared/storage/dynamodb.js';
 import { StoreUnavailableError } from '../../shared/storage/errors.js';
 import { LedgerRepository, type LedgerEntry } from '../../shared/storage/ledger.js';
 import { body } from '../support/fixtures.js';
@@ -21,9 +28,10 @@ import { body } from '../support/fixtures.js';
 /**
  * The store's failure paths, on the real SDK clients with their `send` mocked
  * (aws-sdk-client-mock): what a real store cannot produce on demand. The integration
- * tests run the same repositories against the embedded store.
+ * tests run the same repositories against the embedded store. The request path's writes
+ * go through the store's `items` client (DynamoDBClient), in attribute values.
  */
-const dynamo = mockClient(DynamoDBDocumentClient);
+const dynamo = mockClient(DynamoDBClient);
 const secrets = mockClient(SecretsManagerClient);
 beforeEach(() => {
   dynamo.reset();
@@ -68,9 +76,9 @@ const refusal = (item?: Record<string, unknown>) =>
   });
 
 /** The account as the refused reserve finds it, its rate window the one the write named. */
-const refusedReserve = (input: { ExpressionAttributeValues?: Record<string, any> }, account: Record<string, unknown> & { windowCount: number }) => {
+const refusedReserve = (input: { ExpressionAttributeValues?: Record<string, AttributeValue> }, account: Record<string, unknown> & { windowCount: number }) => {
   const { windowCount, ...rest } = account;
-  return refusal({ ...rest, rateWindow: { start: input.ExpressionAttributeValues?.[':start'], count: windowCount } });
+  return refusal({ ...rest, rateWindow: { start: Number(input.ExpressionAttributeValues?.[':start']?.N), count: windowCount } });
 };
 
 const accountsTable = { TableName: config.tables.accounts };
@@ -78,7 +86,7 @@ const accountsTable = { TableName: config.tables.accounts };
 describe('Handler: api, when the store refuses or fails', () => {
   it('answers 402 from a reserve refused with the current item (a concurrent request took the balance): no read, nothing held, nothing run', async () => {
     // Prepare
-    dynamo.on(UpdateCommand, accountsTable).callsFake((input) => {
+    dynamo.on(UpdateItemCommand, accountsTable).callsFake((input) => {
       throw refusedReserve(input, { ...ACCOUNT, balanceMicro: 10, windowCount: 3 });
     });
 
@@ -88,19 +96,19 @@ describe('Handler: api, when the store refuses or fails', () => {
     // Assess
     expect(answer.statusCode).toBe(402);
     expect(answer.body).toMatchObject({ error: { code: 'insufficient_credits' }, balance: 0.00001 });
-    expect(dynamo).toReceiveCommandTimes(UpdateCommand, 1);
-    expect(dynamo).toReceiveCommandWith(UpdateCommand, {
+    expect(dynamo).toReceiveCommandTimes(UpdateItemCommand, 1);
+    expect(dynamo).toReceiveCommandWith(UpdateItemCommand, {
       ...accountsTable,
       ConditionExpression: expect.stringContaining('balanceMicro >= :amount'),
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
     // The item came with the refusal: nothing read, no ledger entry, no prompt log.
-    expect(dynamo).not.toReceiveCommand(GetCommand);
-    expect(dynamo).not.toReceiveCommand(PutCommand);
+    expect(dynamo).not.toReceiveCommand(GetItemCommand);
+    expect(dynamo).not.toReceiveCommand(PutItemCommand);
   });
 
   it('answers 429 when the refused item shows the rate window full', async () => {
-    dynamo.on(UpdateCommand, accountsTable).callsFake((input) => {
+    dynamo.on(UpdateItemCommand, accountsTable).callsFake((input) => {
       throw refusedReserve(input, { ...ACCOUNT, windowCount: config.rateLimitRpm });
     });
     const answer = await invoke();
@@ -112,36 +120,36 @@ describe('Handler: api, when the store refuses or fails', () => {
 
   it('tries the reserve again while the refused item does not explain the refusal, then answers 503: nothing held or run', async () => {
     // Each refusal shows an item that covers the request with room in its window: concurrent requests keep changing it.
-    dynamo.on(UpdateCommand, accountsTable).callsFake((input) => {
+    dynamo.on(UpdateItemCommand, accountsTable).callsFake((input) => {
       throw refusedReserve(input, { ...ACCOUNT, windowCount: 1 });
     });
     const answer = await invoke();
     expect(answer.statusCode).toBe(503);
     expect(answer.body.error).toMatchObject({ code: 'service_unavailable', message: expect.stringContaining('Nothing was charged') });
-    expect(dynamo).toReceiveCommandTimes(UpdateCommand, 8);
-    expect(dynamo).not.toReceiveCommand(PutCommand);
+    expect(dynamo).toReceiveCommandTimes(UpdateItemCommand, 8);
+    expect(dynamo).not.toReceiveCommand(PutItemCommand);
   });
 
   it('answers 503 with Retry-After when the store throttles the reserve (past the SDK retries): nothing charged, nothing run', async () => {
     dynamo
-      .on(UpdateCommand)
+      .on(UpdateItemCommand)
       .rejects(new ProvisionedThroughputExceededException({ message: 'Rate of requests exceeds the allowed throughput', $metadata: { httpStatusCode: 400 } }));
     const log = recordingLog();
     const answer = await invoke({ log });
     expect(answer.statusCode).toBe(503);
     expect(answer.headers['Retry-After']).toBe('1');
     expect(answer.body.error).toMatchObject({ code: 'service_unavailable', message: expect.stringContaining('Nothing was charged') });
-    expect(dynamo).toReceiveCommandTimes(UpdateCommand, 1);
-    expect(dynamo).not.toReceiveCommand(PutCommand);
+    expect(dynamo).toReceiveCommandTimes(UpdateItemCommand, 1);
+    expect(dynamo).not.toReceiveCommand(PutItemCommand);
     expect(log.lines.join('\n')).toContain('"operation":"accounts.reserve","throttled":true');
   });
 
   it('answers with the results when the settle fails after the answer, and leaves the reservation to the reconciler', async () => {
     // Prepare: the reserve holds and its ledger entry is written; the settle entry's write fails on the network.
     const settleEntry = { TableName: config.tables.ledger, ConditionExpression: 'attribute_not_exists(entryId)' };
-    dynamo.on(UpdateCommand, accountsTable).resolves({ Attributes: { balanceMicro: ACCOUNT.balanceMicro - 1 } });
-    dynamo.on(PutCommand).resolves({});
-    dynamo.on(PutCommand, settleEntry).rejects(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
+    dynamo.on(UpdateItemCommand, accountsTable).resolves({ Attributes: marshall({ balanceMicro: ACCOUNT.balanceMicro - 1 }) });
+    dynamo.on(PutItemCommand).resolves({});
+    dynamo.on(PutItemCommand, settleEntry).rejects(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
     const log = recordingLog();
 
     // Act
@@ -150,10 +158,10 @@ describe('Handler: api, when the store refuses or fails', () => {
     // Assess: the caller has the answer; the settle entry was tried twice, the reservation never closed.
     expect(answer.statusCode).toBe(200);
     expect(answer.body.results).toHaveLength(1);
-    expect(dynamo.commandCalls(PutCommand, settleEntry)).toHaveLength(2);
-    expect(dynamo).toReceiveCommandWith(PutCommand, { ...settleEntry, Item: expect.objectContaining({ kind: 'settle' }) });
-    expect(dynamo).toReceiveCommandTimes(UpdateCommand, 1);
-    expect(dynamo).toReceiveCommandWith(PutCommand, { TableName: config.tables.promptLogs });
+    expect(dynamo.commandCalls(PutItemCommand, settleEntry)).toHaveLength(2);
+    expect(dynamo).toReceiveCommandWith(PutItemCommand, { ...settleEntry, Item: expect.objectContaining({ kind: { S: 'settle' } }) });
+    expect(dynamo).toReceiveCommandTimes(UpdateItemCommand, 1);
+    expect(dynamo).toReceiveCommandWith(PutItemCommand, { TableName: config.tables.promptLogs });
     expect(log.lines.join('\n')).toContain('the reconciler completes or releases the reservation');
   });
 });
@@ -188,19 +196,19 @@ describe('Handler: api, when the provider secret cannot be read', () => {
 describe('Class: AccountsRepository, when an answer is lost', () => {
   it('takes a refusal that holds this very reservation (its first write landed, the SDK retried) as the reservation it made', async () => {
     const entry = { accountId: 'acct_1', entryId: 'r#reserve', kind: 'reserve' as const, amountMicro: -700, at: Date.now(), requestId: 'pl_r' };
-    dynamo.on(UpdateCommand).callsFake((input) => {
+    dynamo.on(UpdateItemCommand).callsFake((input) => {
       throw refusedReserve(input, { ...ACCOUNT, balanceMicro: ACCOUNT.balanceMicro - 700, windowCount: 1, reservations: { pl_r: { amountMicro: 700, at: entry.at } } });
     });
-    const accounts = new AccountsRepository(createDocumentClient({ region: 'eu-west-1' }), config.tables.accounts);
+    const accounts = new AccountsRepository(createStoreClient({ region: 'eu-west-1' }).items, config.tables.accounts);
     expect(await accounts.reserve(entry, { limitPerMinute: 10 })).toBe(ACCOUNT.balanceMicro - 700);
-    expect(dynamo).toReceiveCommandTimes(UpdateCommand, 1);
-    expect(dynamo).not.toReceiveCommand(GetCommand);
+    expect(dynamo).toReceiveCommandTimes(UpdateItemCommand, 1);
+    expect(dynamo).not.toReceiveCommand(GetItemCommand);
   });
 
   it('turns a store that cannot be reached into StoreUnavailableError, and an unknown error into itself', async () => {
-    const accounts = new AccountsRepository(createDocumentClient({ region: 'eu-west-1' }), config.tables.accounts);
+    const accounts = new AccountsRepository(createStoreClient({ region: 'eu-west-1' }).items, config.tables.accounts);
     dynamo
-      .on(GetCommand)
+      .on(GetItemCommand)
       .rejectsOnce(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }))
       .rejectsOnce(new TypeError('a bug'));
     await expect(accounts.get('acct_1')).rejects.toMatchObject({ name: 'StoreUnavailableError', operation: 'accounts.get', throttled: false });
@@ -213,11 +221,11 @@ describe('Class: AccountsRepository, when an answer is lost', () => {
 describe('Class: LedgerRepository, when an entry is written twice', () => {
   it('keeps the entry written first and returns it from the refusal (ALL_OLD), without a read', async () => {
     const first: LedgerEntry = { accountId: 'acct_1', entryId: 'r#settlement', kind: 'release', amountMicro: 700, at: 1, requestId: 'pl_r' };
-    dynamo.on(PutCommand).rejects(refusal(first as unknown as Record<string, unknown>));
-    const ledger = new LedgerRepository(createDocumentClient({ region: 'eu-west-1' }), config.tables.ledger);
+    dynamo.on(PutItemCommand).rejects(refusal(first as unknown as Record<string, unknown>));
+    const ledger = new LedgerRepository(createStoreClient({ region: 'eu-west-1' }).items, config.tables.ledger);
     const late = { ...first, kind: 'settle' as const, amountMicro: 400, chargedMicro: 300, at: 2 };
     expect(await ledger.putFirst(late)).toEqual(first);
-    expect(dynamo).toReceiveCommandWith(PutCommand, { Item: late, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' });
-    expect(dynamo).not.toReceiveCommand(GetCommand);
+    expect(dynamo).toReceiveCommandWith(PutItemCommand, { Item: marshall(late), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' });
+    expect(dynamo).not.toReceiveCommand(GetItemCommand);
   });
 });
