@@ -25,7 +25,7 @@ const COMMANDS: Record<string, string> = {
   'revoke-key': 'revoke-key --key KEY\n  Revokes a key (it works until the authorizer cache expires: 30 s by default).',
   'top-up': 'top-up --account ID --credits N\n  Adds N credits; applies at once.',
   balance: 'balance --account ID\n  The balance, what is reserved by requests in flight, and the account settings.',
-  ledger: 'ledger --account ID\n  Every balance change; ledgerSum equals the balance once nothing is unposted.',
+  ledger: 'ledger --account ID\n  Every balance change; ledgerSum equals balance + reserved (held by requests in flight) once nothing is unposted.',
   'set-rate-limit': "set-rate-limit --account ID --rpm N\n  The account's requests per minute (applies once the authorizer cache expires: 30 s by default).",
   reconcile: 'reconcile\n  Posts unposted ledger entries, and completes or releases reservations older than 15 minutes.',
 };
@@ -110,6 +110,7 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
       return {
         accountId,
         balance: microToCredits(account.balanceMicro),
+        reserved: microToCredits(heldMicro(account)),
         ledgerSum: microToCredits(sumMicro),
         unposted: Object.keys(account.unposted ?? {}).length,
         entries: entries.map((e) => ({
@@ -137,12 +138,16 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
   }
 }
 
+/** Credits held out of the balance by requests in flight (no ledger entry till each settles). */
+function heldMicro(account: Account): number {
+  return Object.values(account.reservations ?? {}).reduce((sum, r) => sum + r.amountMicro, 0);
+}
+
 function describeAccount(account: Account): Record<string, unknown> {
-  const heldMicro = Object.values(account.reservations ?? {}).reduce((sum, r) => sum + r.amountMicro, 0);
   return {
     accountId: account.accountId,
     balance: microToCredits(account.balanceMicro),
-    reserved: microToCredits(heldMicro),
+    reserved: microToCredits(heldMicro(account)),
     zeroDataRetention: account.zeroDataRetention,
     rateLimitRpm: account.rateLimitRpm ?? null,
     createdAt: account.createdAt,

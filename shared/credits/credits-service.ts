@@ -3,7 +3,7 @@ import { ulid } from '../ids.js';
 import { silentLog, type Log } from '../log.js';
 import type { Account, AccountsRepository, Reservation } from '../storage/accounts.js';
 import { AccountContendedError, ConditionFailedError } from '../storage/errors.js';
-import type { LedgerEntry, LedgerKind, LedgerRepository } from '../storage/ledger.js';
+import type { LedgerEntry, LedgerRepository } from '../storage/ledger.js';
 
 /**
  * A reservation that its request never closed is closed by the reconciler after this
@@ -56,18 +56,15 @@ export class CreditsService {
    * write: 429 or 402 (nothing counted, held or run) when either refuses.
    */
   async reserve(accountId: string, requestId: string, estimateMicro: number, limitPerMinute: number): Promise<OpenRequest> {
-    const reservation = { amountMicro: estimateMicro, at: this.now() };
-    const entry = this.reserveEntry({ accountId, requestId, reservation });
+    const open = { accountId, requestId, reservation: { amountMicro: estimateMicro, at: this.now() } };
     try {
-      await this.accounts.reserve(entry, { limitPerMinute });
+      await this.accounts.reserve(open, { limitPerMinute });
     } catch (error) {
       if (error instanceof AccountContendedError)
         throw new ServiceUnavailableError('The account is busy with concurrent requests; retry shortly. Nothing was charged', 1, { cause: error });
       throw error;
     }
-    // Its ledger entry is written when the request settles (the account item holds it unposted till then, for the
-    // reconciler should the request crash): nothing but this one write comes before the provider calls.
-    return { accountId, requestId, reservation };
+    return open;
   }
 
   /**
@@ -77,23 +74,20 @@ export class CreditsService {
    * jointly spend more than the balance: a cost above it is charged up to it, and the entry
    * records the rest as uncollected (and `estimatedMicro`, the part estimated from text).
    *
-   * What it returns is never less than what the account ends up charged. Once the settle
-   * entry is in the ledger the charge is decided: should the close fail after that, the
-   * reconciler completes it. Should the entry's write fail in a way that leaves unknown
-   * whether it landed, the cost is returned, and the reconciler later completes it (that
-   * charge) or releases the reservation (nothing). It throws only when no settle entry
-   * was written: then the reconciler releases the reservation and nothing is charged.
+   * What it returns is never less than what the account ends up charged, and it never
+   * throws for the store. Once the settle entry is in the ledger the charge is decided:
+   * should the close fail after that, the reconciler completes it. Should the entry's write
+   * fail in a way that leaves unknown whether it landed, the cost is returned, and the
+   * reconciler later completes it (that charge) or releases the reservation (nothing).
    */
   async settle(open: OpenRequest, costMicro: number, estimatedMicro = 0): Promise<{ chargedMicro: number }> {
-    const held = open.reservation.amountMicro;
     const chargedMicro = chargeableMicro(open, costMicro);
     const settlement = {
-      ...this.settlementEntry(open, 'settle', held - chargedMicro),
+      ...this.settlementEntry(open, 'settle', -chargedMicro),
       chargedMicro,
       ...(costMicro > chargedMicro ? { uncollectedMicro: costMicro - chargedMicro } : {}),
       ...(estimatedMicro > 0 ? { estimatedMicro: Math.min(estimatedMicro, chargedMicro) } : {}),
     };
-    await this.postReserve(open);
     let applied: LedgerEntry & { requestId: string };
     try {
       applied = await this.writeSettlement(open, settlement);
@@ -142,8 +136,7 @@ export class CreditsService {
       for (const [requestId, reservation] of Object.entries(account.reservations ?? {})) {
         if (now - reservation.at < RESERVATION_TIMEOUT_MS) continue;
         const open = { accountId: account.accountId, requestId, reservation };
-        await this.postReserve(open);
-        const applied = await this.writeSettlement(open, this.settlementEntry(open, 'release', reservation.amountMicro));
+        const applied = await this.writeSettlement(open, await this.releaseEntry(open));
         try {
           await this.accounts.closeReservation(applied, reservation);
         } catch (error) {
@@ -163,12 +156,14 @@ export class CreditsService {
   }
 
   /**
-   * The reserve entry, posted once the request's answer is out (the account item holds it,
-   * unposted, till then): idempotent, and tried once more should the write fail.
+   * The release of a request that never settled: 0, its hold given back. Where the ledger
+   * holds a `reserve` entry of the hold (posted by gateways that wrote one per request), the
+   * release gives that back instead, as those gateways did.
    */
-  private async postReserve(open: OpenRequest): Promise<void> {
-    const entry = this.reserveEntry(open);
-    await this.ledger.put(entry).catch(() => this.ledger.put(entry));
+  private async releaseEntry(open: OpenRequest): Promise<LedgerEntry & { requestId: string }> {
+    const posted = await this.ledger.get(open.accountId, requestEntryId(open.requestId, 'reserve'));
+    if (posted) return this.requestEntry(open, 'release', open.reservation.amountMicro);
+    return this.settlementEntry(open, 'release', 0);
   }
 
   /**
@@ -203,24 +198,25 @@ export class CreditsService {
     }
   }
 
-  /** The reserve entry a reservation stands for: the same item whenever it is written. */
-  private reserveEntry(open: OpenRequest): LedgerEntry & { requestId: string } {
-    return { ...this.entryAt(open.accountId, 'reserve', -open.reservation.amountMicro, open.reservation.at, open.requestId), requestId: open.requestId };
+  /** The entry that closes a reservation, settle or release, with the hold it gives back. */
+  private settlementEntry(open: OpenRequest, kind: 'settle' | 'release', amountMicro: number): LedgerEntry & { requestId: string } {
+    return { ...this.requestEntry(open, kind, amountMicro), reservedMicro: open.reservation.amountMicro };
   }
 
-  /** The entry that closes a reservation, settle or release: one per request, whichever it is. */
-  private settlementEntry(open: OpenRequest, kind: 'settle' | 'release', amountMicro: number): LedgerEntry & { requestId: string } {
-    return { ...this.entryAt(open.accountId, kind, amountMicro, this.now(), open.requestId, 'settlement'), requestId: open.requestId };
+  /** A request's one entry, settle or release, whichever is written first (`<ULID>#settlement`). */
+  private requestEntry(open: OpenRequest, kind: 'settle' | 'release', amountMicro: number): LedgerEntry & { requestId: string } {
+    const { accountId, requestId } = open;
+    return { accountId, entryId: requestEntryId(requestId, 'settlement'), kind, amountMicro, at: this.now(), requestId };
   }
 
   /** A top-up's entry: it belongs to no request. */
   private topUpEntry(accountId: string, amountMicro: number): LedgerEntry {
-    return this.entryAt(accountId, 'topup', amountMicro, this.now());
+    const at = this.now();
+    return { accountId, entryId: `${ulid(at)}#topup`, kind: 'topup', amountMicro, at };
   }
+}
 
-  private entryAt(accountId: string, kind: LedgerKind, amountMicro: number, at: number, requestId?: string, name: string = kind): LedgerEntry {
-    // A request's entries share its ID's ULID, so they sort together and are named by it.
-    const id = requestId ? requestId.replace(/^pl_/, '') : ulid(at);
-    return { accountId, entryId: `${id}#${name}`, kind, amountMicro, at, ...(requestId ? { requestId } : {}) };
-  }
+/** A request's entries are named by its ID's ULID, so they sort with it. */
+function requestEntryId(requestId: string, name: 'settlement' | 'reserve'): string {
+  return `${requestId.replace(/^pl_/, '')}#${name}`;
 }

@@ -206,8 +206,8 @@ export class PromptService {
     if (chargeMicro < costMicro) log.warn('Cost above the reservation left uncollected', { promptLogId, costMicro, reservedMicro: open.reservation.amountMicro });
     // The answer does not wait for the store: the settle and the prompt log, side by side, follow it.
     const finish = async (charge = true) => {
-      const [chargedMicro] = await Promise.all([
-        this.settle(open, charge ? costMicro : 0, charge ? estimatedMicro : 0),
+      const [{ chargedMicro }] = await Promise.all([
+        this.deps.credits.settle(open, charge ? costMicro : 0, charge ? estimatedMicro : 0),
         this.writePromptLog({ promptLogId, accountId, request, results, evaluations, ranking, chargedMicro: charge ? chargeMicro : 0, zeroDataRetention, receivedAt }),
       ]);
       if (chargedMicro !== chargeMicro) log.warn('Charged differs from the credits in the answer', { promptLogId, chargedMicro, chargeMicro });
@@ -253,7 +253,7 @@ export class PromptService {
       return comparison;
     } catch (error) {
       this.deps.log.error('Judging workflow failed', { promptLogId, errorName: (error as Error).name, status: (error as { status?: unknown }).status });
-      await this.settle(open, 0);
+      await this.deps.credits.settle(open, 0);
       throw new JudgingFailedError(error);
     }
   }
@@ -265,17 +265,6 @@ export class PromptService {
       await this.deps.promptLogs.put(meta, content);
     } catch (error) {
       this.deps.log.error('Prompt log not written', { promptLogId: input.promptLogId, errorName: (error as Error).name });
-    }
-  }
-
-  /** Charges `costMicro`. Should settle throw, no settle entry was written: the reconciler releases the reservation, and the request is free. */
-  private async settle(open: OpenRequest, costMicro: number, estimatedMicro = 0): Promise<number> {
-    const { credits, log } = this.deps;
-    try {
-      return (await credits.settle(open, costMicro, estimatedMicro)).chargedMicro;
-    } catch (error) {
-      log.error('Settle failed before its ledger entry; the reconciler will release the reservation', { requestId: open.requestId, errorName: (error as Error).name });
-      return 0;
     }
   }
 }

@@ -3,7 +3,7 @@ import { AccountNotFoundError, InsufficientCreditsError, RateLimitedError } from
 import { microToCredits } from '../pricing/micro-credits.js';
 import { fromAttributes, isConditionFailed, refusedItem, storeCall, storePages, toAttributes } from './dynamodb.js';
 import { AccountContendedError, ConditionFailedError } from './errors.js';
-import type { LedgerEntry } from './ledger.js';
+import { balanceChangeAtClose, type LedgerEntry } from './ledger.js';
 
 /** An open reservation: credits held for a request that has not settled yet. */
 export interface Reservation {
@@ -15,12 +15,12 @@ export interface Reservation {
 /**
  * Balances are integer micro-credits (1 credit = 1,000,000). A top-up changes the balance
  * together with its ledger entry in one single-item write: the entry goes to `unposted`,
- * is copied to the ledger, then removed from here. A reservation's reserve entry is written
- * to the ledger while its request runs (and again, the same item, when it closes, should
- * that write have failed or be unknown); its settlement entry is written before the write
- * that closes it (write-ahead), and that write applies the settlement the ledger holds. So
- * whenever no reservation is open, balance = ledger sum + unposted entries: the ledger sum
- * itself once they are posted.
+ * is copied to the ledger, then removed from here. A reservation holds credits out of the
+ * balance, recorded in `reservations` only; its request's one ledger entry, the settlement,
+ * is written before the write that closes the reservation (write-ahead), and that write
+ * gives the hold back and applies the settlement the ledger holds. So balance + open
+ * holds = ledger sum + unposted entries: the ledger sum itself once nothing is open or
+ * unposted.
  */
 export interface Account {
   accountId: string;
@@ -113,14 +113,15 @@ export class AccountsRepository {
   }
 
   /**
-   * Holds `-entry.amountMicro` credits for a request and counts it in the account's
+   * Holds `reservation.amountMicro` credits for a request and counts it in the account's
    * one-minute rate window, in one conditional write: nothing changes when the window is
    * full (RateLimitedError) or the balance does not cover it (InsufficientCreditsError).
    * The first request of a minute opens a new window (a second write of the same kind).
    */
-  async reserve(entry: LedgerEntry & { requestId: string }, rate: { limitPerMinute: number }): Promise<number> {
-    const amount = -entry.amountMicro;
-    let windowStart = rateWindowStart(entry.at);
+  async reserve(open: { accountId: string; requestId: string; reservation: Reservation }, rate: { limitPerMinute: number }): Promise<number> {
+    const { accountId, requestId, reservation } = open;
+    const { amountMicro: amount, at } = reservation;
+    let windowStart = rateWindowStart(at);
     let opensWindow = false;
     for (let attempt = 1; attempt <= RESERVE_ATTEMPTS; attempt++) {
       try {
@@ -129,8 +130,8 @@ export class AccountsRepository {
           this.client.send(
             new UpdateItemCommand({
               TableName: this.tableName,
-              Key: toAttributes({ accountId: entry.accountId }),
-              // The reservation stands for its ledger entry until it closes (the item stays small).
+              Key: toAttributes({ accountId }),
+              // A hold, kept in the item only: the request's one ledger entry, its settlement, is written when it closes.
               UpdateExpression: `SET balanceMicro = balanceMicro - :amount, reservations.#request = :reservation, ${
                 opensWindow ? 'rateWindow = :window' : 'rateWindow.#count = rateWindow.#count + :one'
               }`,
@@ -143,10 +144,10 @@ export class AccountsRepository {
                 // The window admits at most `limitPerMinute` requests, however many arrive at once.
                 opensWindow ? '(attribute_not_exists(rateWindow) OR rateWindow.#start < :start)' : 'rateWindow.#start = :start AND rateWindow.#count < :limit',
               ].join(' AND '),
-              ExpressionAttributeNames: { '#request': entry.requestId, '#start': 'start', ...(opensWindow ? {} : { '#count': 'count' }) },
+              ExpressionAttributeNames: { '#request': requestId, '#start': 'start', ...(opensWindow ? {} : { '#count': 'count' }) },
               ExpressionAttributeValues: toAttributes({
                 ':amount': amount,
-                ':reservation': { amountMicro: amount, at: entry.at },
+                ':reservation': { amountMicro: amount, at },
                 ':start': windowStart,
                 ...(opensWindow ? { ':window': { start: windowStart, count: 1 } } : { ':one': 1, ':limit': rate.limitPerMinute }),
               }),
@@ -159,18 +160,18 @@ export class AccountsRepository {
       } catch (error) {
         if (!isConditionFailed(error)) throw error;
         // DynamoDB returns the item with the refusal; a store that does not gets it read.
-        const account = (refusedItem(error) as Account | undefined) ?? (await this.get(entry.accountId));
-        if (!account) throw new AccountNotFoundError(entry.accountId);
-        const held = account.reservations?.[entry.requestId];
+        const account = (refusedItem(error) as Account | undefined) ?? (await this.get(accountId));
+        if (!account) throw new AccountNotFoundError(accountId);
+        const held = account.reservations?.[requestId];
         // This very reservation: a write that landed but whose answer was lost, then retried.
-        if (held && held.amountMicro === amount && held.at === entry.at) return account.balanceMicro;
-        if (held) throw new ConditionFailedError(`Request ${entry.requestId} is already reserved`);
+        if (held && held.amountMicro === amount && held.at === at) return account.balanceMicro;
+        if (held) throw new ConditionFailedError(`Request ${requestId} is already reserved`);
         const window = account.rateWindow;
         // A window opened by a function whose clock runs ahead counts as the current one.
         if (window && window.start > windowStart) windowStart = window.start;
         const current = window !== undefined && window.start === windowStart;
         if (current && window.count >= rate.limitPerMinute) {
-          throw new RateLimitedError(Math.max(1, Math.ceil((windowStart + RATE_WINDOW_MS - entry.at) / 1000)), rate.limitPerMinute);
+          throw new RateLimitedError(Math.max(1, Math.ceil((windowStart + RATE_WINDOW_MS - at) / 1000)), rate.limitPerMinute);
         }
         if (account.balanceMicro < amount) throw new InsufficientCreditsError(microToCredits(amount), microToCredits(account.balanceMicro));
         // Nothing in the item refuses the write now: the window was not the one this attempt
@@ -179,14 +180,14 @@ export class AccountsRepository {
         opensWindow = !current;
       }
     }
-    throw new AccountContendedError(entry.accountId);
+    throw new AccountContendedError(accountId);
   }
 
   /**
-   * Closes a request's reservation by applying its settlement entry (settle: the estimate
-   * back minus the cost; release: the estimate back), which the ledger already holds.
-   * Throws ConditionFailedError when the reservation is no longer open, or no longer the
-   * one given: it was closed already.
+   * Closes a request's reservation by applying its settlement entry, which the ledger
+   * already holds: the hold comes back and the entry's amount applies (settle: minus the
+   * charge; release: nothing). Throws ConditionFailedError when the reservation is no
+   * longer open, or no longer the one given: it was closed already.
    */
   async closeReservation(settlement: LedgerEntry & { requestId: string }, reservation: Reservation): Promise<number> {
     try {
@@ -200,7 +201,7 @@ export class AccountsRepository {
             // Closing is idempotent: only the open reservation taken at `at` can be closed, once.
             ConditionExpression: 'reservations.#request.amountMicro = :held AND reservations.#request.#at = :at',
             ExpressionAttributeNames: { '#request': settlement.requestId, '#at': 'at' },
-            ExpressionAttributeValues: toAttributes({ ':amount': settlement.amountMicro, ':held': reservation.amountMicro, ':at': reservation.at }),
+            ExpressionAttributeValues: toAttributes({ ':amount': balanceChangeAtClose(settlement), ':held': reservation.amountMicro, ':at': reservation.at }),
             ReturnValues: 'UPDATED_NEW',
           }),
         ),

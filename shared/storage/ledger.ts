@@ -1,12 +1,13 @@
 import { GetItemCommand, PutItemCommand, paginateQuery, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { fromAttributes, isConditionFailed, refusedItem, storeCall, storePages, toAttributes } from './dynamodb.js';
 
+/** `reserve`: read only, from ledgers of gateways that posted a request's hold as its own entry (see `balanceChangeAtClose`). */
 export type LedgerKind = 'topup' | 'reserve' | 'settle' | 'release';
 
 /**
- * One balance change. `amountMicro` is signed: top-up +, reserve − (the estimate),
- * settle + (the estimate back, minus what the request cost), release + (the estimate back).
- * The sum of an account's entries is its balance once no reservation is open and no top-up unposted.
+ * One balance change. `amountMicro` is signed: top-up +; a request's settlement, its one
+ * entry: settle − (what it cost), release 0 (it ran nothing or crashed). The sum of an
+ * account's entries is its balance once no reservation is open and no top-up unposted.
  */
 export interface LedgerEntry {
   accountId: string;
@@ -19,14 +20,26 @@ export interface LedgerEntry {
   amountMicro: number;
   /** Epoch ms. */
   at: number;
-  /** The promptLogId of the request, for reserve, settle and release. */
+  /** The promptLogId of the request, for settle and release. */
   requestId?: string;
+  /** Settle and release: the hold the entry closed, given back as it applies. */
+  reservedMicro?: number;
   /** Settle only: what the request was charged (never more than its reservation). */
   chargedMicro?: number;
   /** Settle only: cost above the reservation, not charged (the balance never goes below zero). */
   uncollectedMicro?: number;
   /** Settle only: the part of the charge estimated from text, for calls whose vendor usage was missing or inconsistent. */
   estimatedMicro?: number;
+}
+
+/**
+ * What closing a reservation adds to the balance: the hold back plus the settlement's
+ * amount. A settlement without `reservedMicro` was written after a `reserve` entry of −hold
+ * (as gateways did that posted a request's hold as its own entry): its amount already
+ * includes the hold.
+ */
+export function balanceChangeAtClose(settlement: LedgerEntry): number {
+  return (settlement.reservedMicro ?? 0) + settlement.amountMicro;
 }
 
 /** Over the store's `items` client (StoreClient): its items marshalled here. */

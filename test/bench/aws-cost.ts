@@ -136,7 +136,7 @@ export function requestCost(scenario: Scenario, settings: ReturnType<typeof temp
   const apiSeconds = wallSeconds + 0.05;
 
   // What the request path writes (shared/credits, shared/storage): the reserve (account
-  // update) and its ledger entry, the settle entry, the reservation's close, the prompt log.
+  // update), the settlement's ledger entry, the reservation's close, the prompt log.
   const request = validatePromptRequest({ prompt: 'x'.repeat(scenario.inputTokens * 4), models: scenario.models, ...(judged ? { judges: scenario.judges } : {}) });
   const results: ModelResult[] = scenario.models.map((modelId) => ({
     modelId,
@@ -159,7 +159,7 @@ export function requestCost(scenario: Scenario, settings: ReturnType<typeof temp
   });
   // One item: the meta and the content's JSON bytes (shared/storage/prompt-logs.ts).
   const logUnits = writeUnits({ ...log.meta, data: log.content ? JSON.stringify(log.content) : undefined });
-  const wru = 4 + logUnits;
+  const wru = 3 + logUnits;
   // The authorizer's reads (key, account), eventually consistent, once per cache miss: counted on every request (its cache only lowers it).
   const rru = 2 * 0.5;
 

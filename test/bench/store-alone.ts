@@ -1,6 +1,6 @@
 /**
  * The embedded store's own ceiling for benchmark 4: the writes one request makes (the
- * reserve with its ledger entry, then the settle and the prompt log side by side), made
+ * reserve, then the settle, its entry and the close, and the prompt log side by side), made
  * through the gateway's repositories to the store as the local host runs it (dynalite in a
  * worker thread, called in process), with no gateway, HTTP or provider in the way. The
  * host cannot answer more requests a second than its store can take their writes.

@@ -145,7 +145,7 @@ describe('Handler: api, when the store refuses or fails', () => {
   });
 
   it('answers with the results when the settle fails after the answer, and leaves the reservation to the reconciler', async () => {
-    // Prepare: the reserve holds and its ledger entry is written; the settle entry's write fails on the network.
+    // Prepare: the reserve holds; the settle entry's write fails on the network.
     const settleEntry = { TableName: config.tables.ledger, ConditionExpression: 'attribute_not_exists(entryId)' };
     dynamo.on(UpdateItemCommand, accountsTable).resolves({ Attributes: marshall({ balanceMicro: ACCOUNT.balanceMicro - 1 }) });
     dynamo.on(PutItemCommand).resolves({});
@@ -195,12 +195,12 @@ describe('Handler: api, when the provider secret cannot be read', () => {
 
 describe('Class: AccountsRepository, when an answer is lost', () => {
   it('takes a refusal that holds this very reservation (its first write landed, the SDK retried) as the reservation it made', async () => {
-    const entry = { accountId: 'acct_1', entryId: 'r#reserve', kind: 'reserve' as const, amountMicro: -700, at: Date.now(), requestId: 'pl_r' };
+    const open = { accountId: 'acct_1', requestId: 'pl_r', reservation: { amountMicro: 700, at: Date.now() } };
     dynamo.on(UpdateItemCommand).callsFake((input) => {
-      throw refusedReserve(input, { ...ACCOUNT, balanceMicro: ACCOUNT.balanceMicro - 700, windowCount: 1, reservations: { pl_r: { amountMicro: 700, at: entry.at } } });
+      throw refusedReserve(input, { ...ACCOUNT, balanceMicro: ACCOUNT.balanceMicro - 700, windowCount: 1, reservations: { pl_r: open.reservation } });
     });
     const accounts = new AccountsRepository(createStoreClient({ region: 'eu-west-1' }).items, config.tables.accounts);
-    expect(await accounts.reserve(entry, { limitPerMinute: 10 })).toBe(ACCOUNT.balanceMicro - 700);
+    expect(await accounts.reserve(open, { limitPerMinute: 10 })).toBe(ACCOUNT.balanceMicro - 700);
     expect(dynamo).toReceiveCommandTimes(UpdateItemCommand, 1);
     expect(dynamo).not.toReceiveCommand(GetItemCommand);
   });
@@ -220,10 +220,10 @@ describe('Class: AccountsRepository, when an answer is lost', () => {
 
 describe('Class: LedgerRepository, when an entry is written twice', () => {
   it('keeps the entry written first and returns it from the refusal (ALL_OLD), without a read', async () => {
-    const first: LedgerEntry = { accountId: 'acct_1', entryId: 'r#settlement', kind: 'release', amountMicro: 700, at: 1, requestId: 'pl_r' };
+    const first: LedgerEntry = { accountId: 'acct_1', entryId: 'r#settlement', kind: 'release', amountMicro: 0, reservedMicro: 700, at: 1, requestId: 'pl_r' };
     dynamo.on(PutItemCommand).rejects(refusal(first as unknown as Record<string, unknown>));
     const ledger = new LedgerRepository(createStoreClient({ region: 'eu-west-1' }).items, config.tables.ledger);
-    const late = { ...first, kind: 'settle' as const, amountMicro: 400, chargedMicro: 300, at: 2 };
+    const late = { ...first, kind: 'settle' as const, amountMicro: -300, chargedMicro: 300, at: 2 };
     expect(await ledger.putFirst(late)).toEqual(first);
     expect(dynamo).toReceiveCommandWith(PutItemCommand, { Item: marshall(late), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' });
     expect(dynamo).not.toReceiveCommand(GetItemCommand);
