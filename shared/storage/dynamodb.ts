@@ -40,7 +40,8 @@ const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
  * - `documents`, the document client (plain values, `undefined` members left out), for the
  *   rest: API keys, idempotency records, the tools.
  * Each SDK client signs, resolves the endpoint, refreshes credentials, retries throttling
- * and transient failures (3 attempts in all) and parses error answers.
+ * and transient failures (3 attempts in all) and parses error answers; neither has the
+ * SDK's logger step (`withoutSdkLogger`).
  */
 export interface StoreClient {
   items: DynamoDBClient;
@@ -61,8 +62,8 @@ export function createStoreClient({ region, endpoint, local = false, requestHand
     requestHandler: handler,
     maxAttempts: 3,
   };
-  const items = new DynamoDBClient({ ...settings, cacheMiddleware: true });
-  const documents = DynamoDBDocumentClient.from(new DynamoDBClient(settings), {
+  const items = withoutSdkLogger(new DynamoDBClient({ ...settings, cacheMiddleware: true }));
+  const documents = DynamoDBDocumentClient.from(withoutSdkLogger(new DynamoDBClient(settings)), {
     // Its own copy: the document client sets options of its own in the object it is given.
     marshallOptions: { ...MARSHALL_OPTIONS },
     // A stored number beyond what a JavaScript number holds exactly is refused, never rounded (the SDK throws).
@@ -76,6 +77,17 @@ export function createStoreClient({ region, endpoint, local = false, requestHand
       documents.destroy();
     },
   };
+}
+
+/**
+ * Without the SDK's logger step, which hands each call's whole input and output (items:
+ * prompts, outputs, stored answers) to the client's logger, and filters them for it even
+ * when that logger is the default no-op one (4 to 8 % of a store call's CPU here). The
+ * gateway logs its store calls itself, never their items.
+ */
+function withoutSdkLogger(client: DynamoDBClient): DynamoDBClient {
+  client.middlewareStack.remove('loggerMiddleware');
+  return client;
 }
 
 const MARSHALL_OPTIONS = Object.freeze({ removeUndefinedValues: true });

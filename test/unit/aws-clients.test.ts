@@ -1,5 +1,5 @@
-import { GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { HttpResponse, type HttpHandler, type HttpRequest } from '@smithy/core/protocols';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError, loadConfig } from '../../shared/config.js';
@@ -58,6 +58,23 @@ describe('Function: createStoreClient', () => {
   it("marshalls the items client's values at the top level still, once the document client has sent (it sets options in the object it is given)", async () => {
     await firstRequest((requestHandler) => createStoreClient({ region: 'local', endpoint: 'http://127.0.0.1:8000', local: true, requestHandler }));
     expect(toAttributes({ ':id': 'acct_1', ':n': 2, ':gone': undefined })).toEqual({ ':id': { S: 'acct_1' }, ':n': { N: '2' } });
+  });
+
+  it('hands no item to an SDK logger: neither client has the logger step, whatever logger its config is given', async () => {
+    const handler = recordingHandler();
+    const client = createStoreClient({ region: 'local', endpoint: 'http://127.0.0.1:8000', local: true, requestHandler: handler });
+    const logged: unknown[] = [];
+    const record = (...args: unknown[]) => void logged.push(args);
+    for (const sdk of [client.items, client.documents]) sdk.config.logger = { trace: record, debug: record, info: record, warn: record, error: record };
+    const item = { promptLogId: 'pl_1', prompt: 'the secret prompt' };
+    await client.items.send(new PutItemCommand({ TableName: 'gateway-prompt-logs', Item: toAttributes(item) }));
+    await client.documents.send(new PutCommand({ TableName: 'gateway-prompt-logs', Item: item }));
+    client.destroy();
+    expect(handler.requests).toHaveLength(2);
+    // The SDK may still log its endpoint resolution; never the call's input or output.
+    expect(JSON.stringify(logged)).not.toContain('secret prompt');
+    expect(JSON.stringify(logged)).not.toContain('pl_1');
+    expect(client.items.middlewareStack.identify().join()).not.toContain('loggerMiddleware');
   });
 
   it('signs calls to a local store with fixed credentials, needing none from the environment', async () => {
