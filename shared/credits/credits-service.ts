@@ -1,9 +1,11 @@
 import { ServiceUnavailableError } from '../errors.js';
 import { ulid } from '../ids.js';
 import { silentLog, type Log } from '../log.js';
-import type { Account, AccountsRepository, Reservation } from '../storage/accounts.js';
+import type { Account, AccountsRepository, OpenRequest } from '../storage/accounts.js';
 import { AccountContendedError, ConditionFailedError } from '../storage/errors.js';
-import type { LedgerEntry, LedgerRepository } from '../storage/ledger.js';
+import type { LedgerEntry, LedgerRepository, SettlementEntry } from '../storage/ledger.js';
+
+export type { OpenRequest };
 
 /**
  * A reservation that its request never closed is closed by the reconciler after this
@@ -15,12 +17,6 @@ export const RESERVATION_TIMEOUT_MS = 15 * 60 * 1000;
 /** What a request costing `costMicro` is charged: its cost, never more than its reservation (and never less than 0). */
 export function chargeableMicro(open: OpenRequest, costMicro: number): number {
   return Math.max(0, Math.min(costMicro, open.reservation.amountMicro));
-}
-
-export interface OpenRequest {
-  accountId: string;
-  requestId: string;
-  reservation: Reservation;
 }
 
 /**
@@ -88,7 +84,7 @@ export class CreditsService {
       ...(costMicro > chargedMicro ? { uncollectedMicro: costMicro - chargedMicro } : {}),
       ...(estimatedMicro > 0 ? { estimatedMicro: Math.min(estimatedMicro, chargedMicro) } : {}),
     };
-    let applied: LedgerEntry & { requestId: string };
+    let applied: SettlementEntry;
     try {
       applied = await this.writeSettlement(open, settlement);
     } catch (error) {
@@ -160,7 +156,7 @@ export class CreditsService {
    * holds a `reserve` entry of the hold (posted by gateways that wrote one per request), the
    * release gives that back instead, as those gateways did.
    */
-  private async releaseEntry(open: OpenRequest): Promise<LedgerEntry & { requestId: string }> {
+  private async releaseEntry(open: OpenRequest): Promise<SettlementEntry> {
     const posted = await this.ledger.get(open.accountId, requestEntryId(open.requestId, 'reserve'));
     if (posted) return this.requestEntry(open, 'release', open.reservation.amountMicro);
     return this.settlementEntry(open, 'release', 0);
@@ -172,7 +168,7 @@ export class CreditsService {
    * returned, for the caller to apply to the balance. A failed write is tried once more:
    * should the first have landed, the second is refused and returns it.
    */
-  private async writeSettlement(open: OpenRequest, settlement: LedgerEntry & { requestId: string }): Promise<LedgerEntry & { requestId: string }> {
+  private async writeSettlement(open: OpenRequest, settlement: SettlementEntry): Promise<SettlementEntry> {
     const applied = await this.ledger.putFirst(settlement).catch(() => this.ledger.putFirst(settlement));
     return { ...applied, requestId: open.requestId };
   }
@@ -199,12 +195,12 @@ export class CreditsService {
   }
 
   /** The entry that closes a reservation, settle or release, with the hold it gives back. */
-  private settlementEntry(open: OpenRequest, kind: 'settle' | 'release', amountMicro: number): LedgerEntry & { requestId: string } {
+  private settlementEntry(open: OpenRequest, kind: 'settle' | 'release', amountMicro: number): SettlementEntry {
     return { ...this.requestEntry(open, kind, amountMicro), reservedMicro: open.reservation.amountMicro };
   }
 
   /** A request's one entry, settle or release, whichever is written first (`<ULID>#settlement`). */
-  private requestEntry(open: OpenRequest, kind: 'settle' | 'release', amountMicro: number): LedgerEntry & { requestId: string } {
+  private requestEntry(open: OpenRequest, kind: 'settle' | 'release', amountMicro: number): SettlementEntry {
     const { accountId, requestId } = open;
     return { accountId, entryId: requestEntryId(requestId, 'settlement'), kind, amountMicro, at: this.now(), requestId };
   }

@@ -3,13 +3,20 @@ import { AccountNotFoundError, InsufficientCreditsError, RateLimitedError } from
 import { microToCredits } from '../pricing/micro-credits.js';
 import { fromAttributes, isConditionFailed, refusedItem, storeCall, storePages, toAttributes } from './dynamodb.js';
 import { AccountContendedError, ConditionFailedError } from './errors.js';
-import { balanceChangeAtClose, type LedgerEntry } from './ledger.js';
+import { balanceChangeAtClose, type LedgerEntry, type SettlementEntry } from './ledger.js';
 
 /** An open reservation: credits held for a request that has not settled yet. */
 export interface Reservation {
   amountMicro: number;
   /** Epoch ms when it was taken. */
   at: number;
+}
+
+/** A request whose reservation is open, as the reserve took it. */
+export interface OpenRequest {
+  accountId: string;
+  requestId: string;
+  reservation: Reservation;
 }
 
 /**
@@ -118,7 +125,7 @@ export class AccountsRepository {
    * full (RateLimitedError) or the balance does not cover it (InsufficientCreditsError).
    * The first request of a minute opens a new window (a second write of the same kind).
    */
-  async reserve(open: { accountId: string; requestId: string; reservation: Reservation }, rate: { limitPerMinute: number }): Promise<number> {
+  async reserve(open: OpenRequest, rate: { limitPerMinute: number }): Promise<number> {
     const { accountId, requestId, reservation } = open;
     const { amountMicro: amount, at } = reservation;
     let windowStart = rateWindowStart(at);
@@ -189,7 +196,7 @@ export class AccountsRepository {
    * charge; release: nothing). Throws ConditionFailedError when the reservation is no
    * longer open, or no longer the one given: it was closed already.
    */
-  async closeReservation(settlement: LedgerEntry & { requestId: string }, reservation: Reservation): Promise<number> {
+  async closeReservation(settlement: SettlementEntry, reservation: Reservation): Promise<number> {
     try {
       const { Attributes } = await storeCall(
         'accounts.closeReservation',

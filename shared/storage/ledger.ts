@@ -42,6 +42,9 @@ export function balanceChangeAtClose(settlement: LedgerEntry): number {
   return (settlement.reservedMicro ?? 0) + settlement.amountMicro;
 }
 
+/** A request's settlement (settle or release): the entry that closes its reservation. */
+export type SettlementEntry = LedgerEntry & { requestId: string };
+
 /** Over the store's `items` client (StoreClient): its items marshalled here. */
 export class LedgerRepository {
   constructor(
