@@ -69,14 +69,17 @@ export const METRIC = {
 
 /**
  * Per-model metrics from a prompt's response, one EMF document per model (its dimensions
- * differ), published at once; `CreditsCharged` stays in the buffer that `logMetrics`
- * flushes at the end of the invocation. The dimension is the canonical model ID, so a
- * model asked for by its vendor spelling counts as the same model.
+ * differ), then `CreditsCharged` in one of its own, each published at once: an event-stream
+ * answer is recorded once its run ends, after `logMetrics` has flushed the invocation's
+ * buffer, and what it left there would go out with the container's next invocation, or
+ * never. The dimension is the canonical model ID, so a model asked for by its vendor
+ * spelling counts as the same model.
  */
 export function recordPromptMetrics(target: Metrics, response: PromptResponse): void {
   for (const result of response.results) {
     // Dimensions apply to everything in the buffer, so each model's metrics are published
-    // on their own (the buffer holds nothing else at this point of the invocation).
+    // on their own (the buffer holds nothing else at this point of the invocation, nor once
+    // it has been flushed).
     target.addDimension('modelId', resolveModel(result.modelId)?.id ?? result.modelId);
     target.addDimension('status', result.status);
     target.addMetric(METRIC.modelLatency, MetricUnit.Milliseconds, result.latencyMs);
@@ -87,6 +90,7 @@ export function recordPromptMetrics(target: Metrics, response: PromptResponse): 
     target.publishStoredMetrics();
   }
   target.addMetric(METRIC.creditsCharged, MetricUnit.NoUnit, response.creditsUsed);
+  target.publishStoredMetrics();
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: wraps the middlewares of every handler, whatever their event and result

@@ -69,11 +69,11 @@ function newObservability(): Observability {
   };
 }
 
-function event(requestId: string) {
+function event(requestId: string, extraHeaders: string[] = []) {
   const req = {
     method: 'POST',
     url: '/api/v1/prompt',
-    rawHeaders: ['Content-Type', 'application/json', 'Authorization', `Bearer ${API_KEY}`, 'Idempotency-Key', 'idem-1'],
+    rawHeaders: ['Content-Type', 'application/json', 'Authorization', `Bearer ${API_KEY}`, 'Idempotency-Key', 'idem-1', ...extraHeaders],
     headers: {},
   } as unknown as IncomingMessage;
   const prompt = body({ prompt: PROMPT, models: ['fam_c-5.4', 'claude-opus-4-6', 'fam_b-3.1-pro'] });
@@ -83,7 +83,7 @@ function event(requestId: string) {
 /** A gateway whose prompt service answers what `answer` gives (a replay when `replayed`), with nothing to write after it. */
 function fakeGateway(answer: () => Promise<PromptResponse>, replayed = false): Gateway {
   const start = async (): Promise<Started> => ({ replayed, answer: answer(), finished: Promise.resolve() });
-  return { prompts: { start } } as unknown as Gateway;
+  return { prompts: { start }, config: { sseKeepAliveMs: 15_000 } } as unknown as Gateway;
 }
 
 /** Every EMF document written to stdout. */
@@ -150,12 +150,41 @@ describe('Handler: api, observability', () => {
       ]),
     );
 
-    const perRequest = docs.filter((d) => metricNames(d).includes(METRIC.creditsCharged));
+    const charged = docs.filter((d) => metricNames(d).includes(METRIC.creditsCharged));
+    expect(charged).toHaveLength(1);
+    expect(charged[0]!._aws.CloudWatchMetrics[0]!.Dimensions).toEqual([['service']]);
+    expect(charged[0]).toMatchObject({ CreditsCharged: 0.12 });
+    const perRequest = docs.filter((d) => metricNames(d).includes(METRIC.requests));
     expect(perRequest).toHaveLength(1);
     expect(perRequest[0]!._aws.CloudWatchMetrics[0]!.Dimensions).toEqual([['service']]);
-    expect(perRequest[0]).toMatchObject({ CreditsCharged: 0.12, Requests: 1, ClientErrors: 0, ServerErrors: 0 });
-    expect(docs).toHaveLength(1 + 3 + 1);
+    expect(perRequest[0]).toMatchObject({ Requests: 1, ClientErrors: 0, ServerErrors: 0 });
+    expect(docs).toHaveLength(1 + 3 + 1 + 1);
 
+    expectNoContent();
+  });
+
+  it('emits the metrics of an event-stream answer within its invocation, though they are recorded after the invocation flushed', async () => {
+    const observe = newObservability();
+    let answered!: (response: PromptResponse) => void;
+    const handler = createApiHandler(() => fakeGateway(() => new Promise((resolve) => (answered = resolve))), observe.logger, apiHooks(observe));
+
+    // Act: the handler returns (and logMetrics flushes) once the stream begins; the run ends later.
+    const result = await handler(event('req-stream', ['Accept', 'text/event-stream']), lambdaContext('api', 'req-stream'));
+    expect(result.statusCode).toBe(200);
+    expect(result.eventStream).toBeDefined();
+    const flushed = emfDocuments();
+    answered(RESPONSE);
+    let body = '';
+    for await (const chunk of result.eventStream!) body += chunk;
+
+    // Assess: the invocation's own flush came first, with no model metric in it; the stream's
+    // metrics were written before its end, not left in the buffer for a next invocation.
+    expect(flushed.some((d) => metricNames(d).includes(METRIC.requests))).toBe(true);
+    expect(flushed.filter((d) => 'modelId' in d || metricNames(d).includes(METRIC.creditsCharged))).toEqual([]);
+    expect(body).toContain('event: done');
+    const docs = emfDocuments();
+    expect(docs.filter((d) => 'modelId' in d)).toHaveLength(3);
+    expect(docs.filter((d) => metricNames(d).includes(METRIC.creditsCharged))).toEqual([expect.objectContaining({ CreditsCharged: 0.12, service: 'model-compare-gateway' })]);
     expectNoContent();
   });
 
