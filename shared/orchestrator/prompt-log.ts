@@ -2,6 +2,7 @@ import type { PromptRequest } from '../contract/types.js';
 import type { Evaluation, RankingEntry } from '../judging/types.js';
 import type { PromptLogContent, PromptLogMeta } from '../storage/prompt-logs.js';
 import type { ModelResult } from '../compare/result.js';
+import { chargedUsd } from '../pricing/charge.js';
 
 export interface PromptLogInput {
   promptLogId: string;
@@ -63,20 +64,33 @@ export interface JudgeUsage {
   failedCalls: number;
   tokensIn: number;
   tokensOut: number;
-  /** USD, as charged: a failed call, or one whose usage was missing, counts 0. */
+  /** USD, as the vendors reported it: a failed call, or one whose usage was missing, counts 0. */
   providerCost: number;
+  /** USD charged for calls whose usage was missing or could not be true, estimated from their text (as a result's `estimatedCost`). */
+  estimatedCost: number;
 }
 
 function judgeUsage(evaluations: readonly Evaluation[]): JudgeUsage[] {
   const byJudge = new Map<string, JudgeUsage>();
   for (const evaluation of evaluations) {
-    const usage = byJudge.get(evaluation.judgeModelId) ?? { judgeModelId: evaluation.judgeModelId, calls: 0, failedCalls: 0, tokensIn: 0, tokensOut: 0, providerCost: 0 };
+    const usage = byJudge.get(evaluation.judgeModelId) ?? {
+      judgeModelId: evaluation.judgeModelId,
+      calls: 0,
+      failedCalls: 0,
+      tokensIn: 0,
+      tokensOut: 0,
+      providerCost: 0,
+      estimatedCost: 0,
+    };
     for (const order of evaluation.orders) {
       usage.calls++;
       if (order.status === 'failed') usage.failedCalls++;
       usage.tokensIn += order.tokensIn;
       usage.tokensOut += order.tokensOut;
-      usage.providerCost = round12(usage.providerCost + (order.providerCost ?? 0));
+      // As the request charged it (chargedUsd), so that the totals account for the charge.
+      const { usd, estimatedUsd } = chargedUsd([order]);
+      usage.providerCost = round12(usage.providerCost + usd - estimatedUsd);
+      usage.estimatedCost = round12(usage.estimatedCost + estimatedUsd);
     }
     byJudge.set(evaluation.judgeModelId, usage);
   }

@@ -152,6 +152,7 @@ describe('Judging through the local host', () => {
           orders(judge).reduce((sum, o) => sum + (o.providerCost ?? 0), 0),
           12,
         ),
+        estimatedCost: 0,
       })),
     );
     const stored = JSON.stringify(log);

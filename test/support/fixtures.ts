@@ -1,3 +1,5 @@
+import type { Evaluation, EvaluationOrder } from '../../shared/judging/types.js';
+
 /** Small valid attachments: real file signatures, so the content check passes. */
 export const PNG_BASE64 = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52]).toString('base64');
 export const PDF_BASE64 = Buffer.from('%PDF-1.4\n%\u00e2\u00e3\n1 0 obj\n<<>>\nendobj\n', 'latin1').toString('base64');
@@ -22,3 +24,28 @@ export const ONE_PER_FAMILY = [
   'fam_k-8b',
   'fam_l',
 ];
+
+/**
+ * An evaluation of `a` and `b` by `judge` made of `orders`: failed when either order
+ * failed, no winner or scores, no usage; `extra` sets the rest.
+ */
+export function evaluationOf(judge: string, a: string, b: string, orders: [EvaluationOrder, EvaluationOrder], extra: Partial<Evaluation> = {}): Evaluation {
+  return {
+    judgeModelId: judge,
+    modelA: a,
+    modelB: b,
+    status: orders.some((o) => o.status === 'failed') ? 'failed' : 'completed',
+    winner: null,
+    consistent: false,
+    scores: null,
+    weightedScores: null,
+    orders,
+    tokensIn: 0,
+    tokensOut: 0,
+    latencyMs: 0,
+    providerCost: 0,
+    lengths: {},
+    inRanking: true,
+    ...extra,
+  };
+}

@@ -7,6 +7,7 @@ import { rankModels } from '../../shared/judging/ranking.js';
 import { rankedEvaluations, selfPreferenceOf } from '../../shared/judging/self-preference.js';
 import { cohensKappa, fleissKappa, judgingStatistics } from '../../shared/judging/statistics.js';
 import type { Evaluation, EvaluationOrder, Verdict } from '../../shared/judging/types.js';
+import { evaluationOf } from '../support/fixtures.js';
 
 /**
  * Agresti (2002), Categorical Data Analysis, 2nd ed., sec. 10.6: the 1987 season of the
@@ -123,24 +124,7 @@ function evaluation(judge: string, a: string, b: string, aFirst: Verdict['winner
   const orders: [EvaluationOrder, EvaluationOrder] = [order(a, b, aFirst), order(b, a, bFirst)];
   const failed = orders.some((o) => o.status === 'failed');
   const consistent = !failed && orders[0].winner === orders[1].winner;
-  return {
-    judgeModelId: judge,
-    modelA: a,
-    modelB: b,
-    status: failed ? 'failed' : 'completed',
-    winner: failed ? null : consistent ? orders[0].winner : 'tie',
-    consistent,
-    scores: null,
-    weightedScores: null,
-    orders,
-    tokensIn: 0,
-    tokensOut: 0,
-    latencyMs: 0,
-    providerCost: 0,
-    lengths: {},
-    inRanking: true,
-    ...extra,
-  };
+  return evaluationOf(judge, a, b, orders, { winner: failed ? null : consistent ? orders[0].winner : 'tie', consistent, ...extra });
 }
 
 describe('Function: rankModels', () => {

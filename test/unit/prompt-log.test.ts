@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { validatePromptRequest } from '../../shared/contract/validate.js';
+import type { EvaluationOrder } from '../../shared/judging/types.js';
+import { toPromptLog } from '../../shared/orchestrator/prompt-log.js';
+import { chargedUsd } from '../../shared/pricing/charge.js';
+import { body, evaluationOf } from '../support/fixtures.js';
+
+const JUDGE = 'fam_f-v4-pro';
+const [A, B] = ['fam_c-5.4', 'fam_a-opus-4-6'];
+
+function order(overrides: Partial<EvaluationOrder>): EvaluationOrder {
+  return { answerA: A, answerB: B, status: 'completed', verdict: null, winner: A, tokensIn: 100, tokensOut: 20, latencyMs: 5, providerCost: 0.001, ...overrides };
+}
+
+const evaluation = (orders: [EvaluationOrder, EvaluationOrder]) => evaluationOf(JUDGE, A, B, orders);
+
+describe('Function: toPromptLog', () => {
+  it("keeps, under zero data retention, each judge's usage totals that add up to what its calls were charged, estimated ones included", () => {
+    // Prepare: one call with its vendor's usage, one whose usage was missing (charged its estimate), two failed.
+    const orders = [
+      order({ providerCost: 0.001 }),
+      order({ providerCost: null, estimatedCost: 0.0025 }),
+      order({ status: 'failed', winner: null, tokensIn: 0, tokensOut: 0, providerCost: 0 }),
+      order({ status: 'failed', winner: null, tokensIn: 0, tokensOut: 0, providerCost: 0 }),
+    ];
+    const evaluations = [evaluation([orders[0]!, orders[1]!]), evaluation([orders[2]!, orders[3]!])];
+    const request = validatePromptRequest(body({ models: [A, B], judges: [JUDGE], zero_data_retention: true }));
+
+    // Act
+    const { meta, content } = toPromptLog({ promptLogId: 'pl_1', accountId: 'acct_1', request, results: [], evaluations, chargedMicro: 0, zeroDataRetention: true, receivedAt: 0 });
+
+    // Assess
+    expect(content).toBeUndefined();
+    expect(meta.evaluations).toBeUndefined();
+    expect(meta.judgeUsage).toEqual([{ judgeModelId: JUDGE, calls: 4, failedCalls: 2, tokensIn: 200, tokensOut: 40, providerCost: 0.001, estimatedCost: 0.0025 }]);
+    const [usage] = meta.judgeUsage!;
+    expect(usage!.providerCost + usage!.estimatedCost).toBeCloseTo(chargedUsd(orders).usd, 12);
+  });
+});
