@@ -53,8 +53,8 @@ export class SchemaChecker {
     }
   }
 
-  /** Only with `faults`: a job that hangs the thread, or ends it. */
-  async fault(kind: 'hang' | 'crash'): Promise<SchemaAnswer> {
+  /** Only with `faults`: a job that hangs the thread, ends it, or throws. */
+  async fault(kind: 'hang' | 'crash' | 'throw'): Promise<SchemaAnswer> {
     return this.ask({ op: 'fault', kind });
   }
 

@@ -46,6 +46,9 @@ export function compileResponseSchema(json: string, path: string): { errors: Fie
   const known = compiled.get(json);
   if (known) return { errors: [], validate: known };
   const schema = JSON.parse(json) as Record<string, unknown>;
+  // ajv reads a root `$id` as a string before it checks the schema against its meta-schema
+  // (and again when it forgets the schema), so one that is not is refused here.
+  if (schema.$id !== undefined && typeof schema.$id !== 'string') return { errors: [{ field: `${path}/$id`, message: 'must be a string' }] };
   const errors: FieldError[] = [];
   for (const { pattern, field } of walkSchema(schema, path).patterns) {
     const problem = patternSyntaxProblem(pattern) ?? linearPatternProblem(pattern);

@@ -17,9 +17,23 @@ const faults = (workerData as { faults?: boolean } | undefined)?.faults === true
 await loadAjv();
 
 port.on('message', (job: SchemaJob) => {
-  port.postMessage({ id: job.id, answer: answer(job) });
+  port.postMessage({ id: job.id, answer: answerOrRefuse(job) });
 });
 port.postMessage({ ready: true });
+
+/**
+ * A job that throws is answered, not left to end the thread: every request that sent the
+ * same input would otherwise restart it, and fail the checks of other requests in flight.
+ */
+function answerOrRefuse(job: SchemaJob): SchemaAnswer {
+  try {
+    return answer(job);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (job.op === 'compile') return { errors: [{ field: '/response_schema', message: `could not be compiled: ${message}` }] };
+    return { conforms: false, errors: [`the output could not be checked: ${message}`] };
+  }
+}
 
 function answer(job: SchemaJob): SchemaAnswer {
   switch (job.op) {
@@ -34,6 +48,7 @@ function answer(job: SchemaJob): SchemaAnswer {
       // Only for the tests of a thread that hangs or dies mid-check (test/unit/schema-checker.test.ts).
       if (!faults) return { conforms: false, errors: ['faults are not enabled'] };
       if (job.kind === 'crash') process.exit(1);
+      if (job.kind === 'throw') throw new Error('a job that throws');
       for (;;) {
         // hang: what a runaway validation looks like from the main thread
       }

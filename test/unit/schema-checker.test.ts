@@ -79,6 +79,23 @@ describe('Class: SchemaChecker', () => {
     expect(checker.started).toBe(3);
   });
 
+  it('answers a job that throws on the thread, which lives on to answer the next', async () => {
+    const checker = newChecker({ faults: true });
+
+    expect(await checker.fault('throw')).toEqual({ conforms: false, errors: ['the output could not be checked: a job that throws'] });
+    expect(await checker.check('{"a":"aa"}', SMALL)).toEqual({ conforms: true, value: { a: 'aa' } });
+    expect(checker.started).toBe(1);
+  });
+
+  it.each([[5], [true], [[]], [{}]])('refuses a schema whose root identifier is %j, not a string, with a 400 naming that field, the thread living on', async (id) => {
+    const checker = newChecker();
+    const request = validatePromptRequest({ prompt: 'x', models: ['fam_c-5.4'], response_schema: { $id: id, ...object({ a: { type: 'string' } }) } });
+
+    await expect(compileRequestSchema(request, checker)).rejects.toMatchObject({ status: 400, details: [{ field: '/response_schema/$id', message: 'must be a string' }] });
+    expect(await checker.compile(SMALL)).toEqual([]);
+    expect(checker.started).toBe(1);
+  });
+
   it('answers a request whose schema cannot be compiled now with a 503, not a 400: the schema passed the budget, the thread failed', async () => {
     const checker = newChecker();
     const request = validatePromptRequest({ prompt: 'x', models: ['fam_c-5.4'], response_schema: object({ a: { type: 'string' } }) });
