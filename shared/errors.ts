@@ -54,6 +54,14 @@ export class MalformedJsonError extends GatewayError {
   }
 }
 
+/** A request the HTTP edge refuses before any route sees it (not valid HTTP, or asking what the edge does not do). */
+export class BadRequestError extends GatewayError {
+  override name = 'BadRequestError';
+  constructor(message: string, status = 400) {
+    super(status, 'bad_request', message);
+  }
+}
+
 export class UnsupportedMediaTypeError extends GatewayError {
   override name = 'UnsupportedMediaTypeError';
   constructor(contentType: string) {

@@ -3,7 +3,7 @@ import { STATUS_CODES, createServer, type IncomingMessage, type Server, type Ser
 import type { Duplex } from 'node:stream';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { LIMITS } from '../../shared/contract/limits.js';
-import { MethodNotAllowedError, NotFoundError, PayloadTooLargeError, UnauthorizedError } from '../../shared/errors.js';
+import { BadRequestError, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, UnauthorizedError } from '../../shared/errors.js';
 import { pipeEvents, type ApiResult, type EventStream } from '../../shared/http/event-stream.js';
 import { errorResponse } from '../../shared/http/response.js';
 import type { Log } from '../../shared/log.js';
@@ -35,13 +35,18 @@ export interface LocalHandlers {
  * is sent. Every refusal uses the handler's error body.
  */
 export function createLocalServer(handlers: LocalHandlers, log: Log): Server {
-  const server = createServer((req, res) => {
+  // A request without Host reaches `handle`, which refuses it with the error body; Node would answer it bare.
+  const server = createServer({ requireHostHeader: false }, (req, res) => {
     const requestId = randomUUID();
     handle(req, res, handlers, requestId).catch((error: unknown) => {
       send(res, errorResponse(error, log, { requestId }), requestId);
     });
   });
   server.on('clientError', answerClientError);
+  // An Expect other than 100-continue: 417, as Node answers it, with the error body Node leaves out.
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    reject(req, res, new BadRequestError('Only "Expect: 100-continue" is supported', 417), randomUUID(), true);
+  });
   return server;
 }
 
@@ -85,7 +90,10 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse, handlers: LocalHandlers, requestId: string): Promise<void> {
-  const path = new URL(req.url ?? '/', 'http://localhost').pathname.replace(/\/+$/, '');
+  if (req.headers.host === undefined && req.httpVersion === '1.1') return reject(req, res, new BadRequestError('The Host header is missing'), requestId, true);
+  const target = req.url ?? '/';
+  if (!URL.canParse(target, 'http://localhost')) return reject(req, res, new BadRequestError('The request target is not a valid path'), requestId, true);
+  const path = new URL(target, 'http://localhost').pathname.replace(/\/+$/, '');
   const route = Object.hasOwn(ROUTES, path) ? ROUTES[path] : undefined;
   if (!route) return reject(req, res, new NotFoundError(path || '/'), requestId);
   if (req.method !== route.method) return reject(req, res, new MethodNotAllowedError(req.method ?? '', route.method), requestId);

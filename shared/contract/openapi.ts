@@ -395,7 +395,7 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
     status: '401',
     name: 'Unauthorized',
     codes: ['unauthorized'],
-    description: '`Authorization` missing, repeated, not `Bearer <key>`, a key of the wrong shape, unknown or revoked. Checked before anything else.',
+    description: '`Authorization` missing, repeated, not `Bearer <key>`, a key of the wrong shape, unknown or revoked. Checked before the body is read.',
   },
   {
     status: '402',
@@ -463,6 +463,12 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
     codes: ['rate_limited'],
     description: 'Rate limit exceeded (per account, per minute; in AWS also the stage throttle). Retry after `Retry-After` seconds.',
     headers: { 'Retry-After': retryAfter },
+  },
+  {
+    status: '417',
+    name: 'ExpectationFailed',
+    codes: ['bad_request'],
+    description: 'An `Expect` header other than `100-continue`; nothing ran.',
   },
   {
     status: '431',

@@ -98,6 +98,10 @@ interface Hostile {
   headers?: Record<string, string | string[] | undefined>;
   /** Send the body chunked, without Content-Length. */
   chunked?: boolean;
+  /** The request target, as sent; /api/v1/prompt by default. */
+  target?: string;
+  /** Send no Host header. */
+  noHost?: boolean;
 }
 
 const json =
@@ -631,9 +635,9 @@ function send(h: Hostile): Promise<RawAnswer> {
   }
   const payload = typeof h.body === 'string' ? Buffer.from(h.body, 'utf8') : h.body;
   if (!h.chunked) headers['content-length'] = String(payload.length);
-  const url = new URL('/api/v1/prompt', host.url);
+  const url = new URL(host.url);
   return new Promise((resolve, reject) => {
-    const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers }, (res) => {
+    const req = request({ host: url.hostname, port: url.port, path: h.target ?? '/api/v1/prompt', setHost: !h.noHost, method: 'POST', agent, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
@@ -755,6 +759,14 @@ describe('Fuzzing the prompt endpoint with hostile requests', () => {
       [{ kind: 'auth/repeated', body: valid, headers: { authorization: [`Bearer ${host.demo.apiKey}`, `Bearer ${host.demo.apiKey}`] } }, 401, 'unauthorized'],
       // Headers over Node's limit got a bare 431 without the error body.
       [{ kind: 'auth/oversized', body: valid, headers: { authorization: `Bearer ${'a'.repeat(20_000)}` } }, 431, 'bad_request'],
+      // A request target the URL parser cannot read was a 500, before any route or key.
+      [{ kind: 'http/target-unparsable', body: valid, target: '//[' }, 400, 'bad_request'],
+      [{ kind: 'http/target-port', body: valid, target: '//a:99999/api/v1/prompt' }, 400, 'bad_request'],
+      // No Host header, or an Expect other than 100-continue: Node answered with no body.
+      [{ kind: 'http/no-host', body: valid, noHost: true }, 400, 'bad_request'],
+      [{ kind: 'http/expect', body: valid, headers: { expect: 'junk' } }, 417, 'bad_request'],
+      // A response_schema whose root $id is not a string ended the schema thread: a 503 on every such request.
+      [{ kind: 'schema/root-id-number', body: head('"response_schema":{"$id":5,"type":"object","additionalProperties":false}') }, 400, 'invalid_request'],
       // A response_schema nested past the stack overflowed it: a 500.
       [
         { kind: 'deep/response-schema-enum', body: head(`"response_schema":{"type":"object","additionalProperties":false,"properties":{"a":{"enum":[${deepArray(500_000)}]}}}`) },
