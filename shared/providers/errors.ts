@@ -37,3 +37,14 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
+
+/**
+ * A vendor's enum value (a finish or stop reason) as the gateway repeats it in a warning or
+ * an error: a short word of letters, digits and `_.-`, as every vendor's enums are, or
+ * `unrecognised`. A lying vendor's "reason" can be megabytes long or quote the key or the
+ * prompt; none of it is repeated.
+ */
+export function vendorWord(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  return /^[A-Za-z0-9_.-]{1,64}$/.test(value) ? value : 'unrecognised';
+}

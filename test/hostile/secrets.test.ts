@@ -156,6 +156,29 @@ describe('Secrets in answers and logs', () => {
     vendors.reset();
   });
 
+  it('keeps no start of a key in a failed result when the vendor message quoting it is cut short', async () => {
+    vendors.reset();
+    const keyOf = (provider: ProviderId) => (provider === 'bedrock' ? AWS_ACCESS_KEY_ID : PROVIDER_KEYS[provider]);
+    for (const provider of PROVIDERS) {
+      // Cut at 500 characters, the message would end 20 characters into the key.
+      const message = `${'x'.repeat(480)}${keyOf(provider)} is not a valid key`;
+      vendors.setFault({
+        kind: 'status',
+        status: 401,
+        provider,
+        body: { type: 'error', error: { type: 'authentication_error', message, code: 401, status: 'UNAUTHENTICATED' }, message },
+      });
+    }
+    const answer: Answer = await post(host, { prompt: 'Say hello', models: Object.values(MODELS) });
+    expect(answer.status).toBe(200);
+    for (const [provider, modelId] of Object.entries(MODELS) as [ProviderId, string][]) {
+      const result = answer.body.results.find((r: any) => r.modelId === modelId);
+      expect(result, modelId).toMatchObject({ status: 'failed', error: { upstreamStatus: 401 } });
+      expect(result.error.message, modelId).not.toContain(keyOf(provider).slice(0, 10));
+    }
+    vendors.reset();
+  });
+
   it('keeps the Authorization value out of 401 bodies and logs', async () => {
     const unknown = generateApiKey();
     const answers = await Promise.all([

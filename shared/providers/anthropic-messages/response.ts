@@ -1,4 +1,4 @@
-import { UpstreamError } from '../errors.js';
+import { UpstreamError, vendorWord } from '../errors.js';
 import type { ModelReply } from '../types.js';
 import { errorBodyToUpstreamError } from './errors.js';
 import { toUsage } from './usage.js';
@@ -38,7 +38,7 @@ export function fromMessagesResponse(body: unknown): ModelReply {
     if (type === 'text' && typeof text === 'string') texts.push(text);
   }
   const warnings: string[] = [];
-  const finishReason = typeof response.stop_reason === 'string' ? response.stop_reason : undefined;
+  const finishReason = vendorWord(response.stop_reason);
   const stopWarning = finishReason === undefined ? undefined : STOP_WARNINGS[finishReason];
   if (stopWarning) warnings.push(stopWarning);
   else if (texts.length === 0) warnings.push('The model answered without text');

@@ -1,4 +1,4 @@
-import { UpstreamError } from '../errors.js';
+import { UpstreamError, vendorWord } from '../errors.js';
 import type { ModelReply, Usage } from '../types.js';
 import { RESPOND_TOOL } from './request.js';
 
@@ -38,7 +38,7 @@ const CUT: Readonly<Record<string, string>> = {
  */
 export function fromConverseResponse(body: unknown, forcedTool: boolean): ModelReply {
   const answer = (body ?? {}) as ConverseAnswer;
-  const stopReason = typeof answer.stopReason === 'string' ? answer.stopReason : undefined;
+  const stopReason = vendorWord(answer.stopReason);
   if (stopReason && BLOCKED.has(stopReason)) {
     throw new UpstreamError('upstream_blocked', `The provider withheld the answer (${stopReason})`, { upstreamStatus: 200 });
   }

@@ -1,4 +1,4 @@
-import { UpstreamError } from '../errors.js';
+import { UpstreamError, vendorWord } from '../errors.js';
 import type { ModelReply } from '../types.js';
 import { toUsage, type UsageMetadata } from './usage.js';
 
@@ -42,7 +42,7 @@ export function fromGenerateContentResponse(body: unknown, requestWarnings: read
 
   const candidate = Array.isArray(response.candidates) ? (response.candidates[0] as Candidate | undefined) : undefined;
   if (!candidate || typeof candidate !== 'object') throw malformed('The provider answered without a candidate');
-  const finishReason = typeof candidate.finishReason === 'string' ? candidate.finishReason : undefined;
+  const finishReason = vendorWord(candidate.finishReason);
   const parts = Array.isArray(candidate.content?.parts) ? (candidate.content.parts as ResponsePart[]) : undefined;
   const texts = (parts ?? []).filter((part) => typeof part?.text === 'string' && part.thought !== true).map((part) => part.text as string);
   const output = texts.join('');

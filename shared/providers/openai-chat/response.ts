@@ -1,4 +1,4 @@
-import { UpstreamError } from '../errors.js';
+import { UpstreamError, vendorWord } from '../errors.js';
 import type { ModelReply } from '../types.js';
 import { dialectFor } from './dialects.js';
 import type { ChatDialect } from './dialects.js';
@@ -36,7 +36,7 @@ export function fromChatResponse(body: unknown, dialect: ChatDialect = dialectFo
     throw new UpstreamError(message ? 'upstream_error' : 'upstream_malformed_response', message ?? 'The provider answered without a message');
   }
   const warnings: string[] = [];
-  const finishReason = typeof choice.finish_reason === 'string' ? choice.finish_reason : undefined;
+  const finishReason = vendorWord(choice.finish_reason);
   const text = textOf(choice.message?.content);
   let output: string;
   if (text !== undefined) {

@@ -1,4 +1,4 @@
-import { UpstreamError } from '../errors.js';
+import { UpstreamError, vendorWord } from '../errors.js';
 import type { ModelReply } from '../types.js';
 import { toUsage } from './usage.js';
 import type { ResponsesUsage } from './usage.js';
@@ -68,8 +68,7 @@ export function fromResponsesResponse(body: unknown): ModelReply {
     warnings.push(texts.length === 0 ? 'The model refused to answer; the output is its refusal message' : 'The model refused part of the answer');
   }
   if (status === 'incomplete') {
-    const reason = response.incomplete_details?.reason;
-    finishReason = typeof reason === 'string' ? reason : 'incomplete';
+    finishReason = vendorWord(response.incomplete_details?.reason) ?? 'incomplete';
     warnings.push(incompleteWarning(finishReason, output === ''));
   }
   const usage = toUsage(response.usage);

@@ -308,6 +308,16 @@ describe('Function: fromGenerateContentResponse', () => {
     expect(providerCost(entry('fam_b-3.1-flash-lite').prices, reply.usage!)).toBe(0.0000465);
   });
 
+  it('repeats no finishReason that is not a vendor word: a lying vendor cannot put the key, the prompt or megabytes in a warning', () => {
+    const answer = fixture('plain') as { candidates: { finishReason: string }[] };
+    answer.candidates[0]!.finishReason = `OTHER AIzaSECRET-MARKER-123 the prompt ${'x'.repeat(100_000)}`;
+
+    const reply = fromGenerateContentResponse(answer);
+
+    expect(reply.finishReason).toBe('unrecognised');
+    expect(reply.warnings).toEqual(['The provider ended the output with finishReason unrecognised']);
+  });
+
   it('maps a cachedContent answer: cached tokens are a subset of the prompt, thinking is output', () => {
     const reply = fromGenerateContentResponse(fixture('cached'));
 

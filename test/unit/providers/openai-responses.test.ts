@@ -320,6 +320,17 @@ describe('Function: fromResponsesResponse', () => {
     expect(reply.usage).toEqual({ inputTokens: 75, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 300, reasoningTokens: 300 });
   });
 
+  it('repeats no incomplete reason that is not a vendor word: a lying vendor cannot put the key, the prompt or megabytes in a warning', () => {
+    const answer = fixture('incomplete-max-output-tokens') as { incomplete_details: { reason: string } };
+    answer.incomplete_details.reason = `OTHER sk-SECRET-MARKER-123 the prompt ${'x'.repeat(100_000)}`;
+
+    const reply = fromResponsesResponse(answer);
+
+    expect(reply.finishReason).toBe('unrecognised');
+    expect(reply.warnings.join(' ')).not.toMatch(/SECRET|prompt|xxxx/);
+    expect(reply.warnings.join(' ').length).toBeLessThan(200);
+  });
+
   it('keeps the text stopped by the content filter, with a warning', () => {
     const reply = fromResponsesResponse(fixture('incomplete-content-filter'));
 
