@@ -17,11 +17,14 @@ export const OUTPUT_TOLERANCE_TOKENS = 16;
  */
 export type CallCharge = { kind: 'observed'; usage: Usage; providerCost: number } | { kind: 'estimated'; estimatedCost: number; warning: string };
 
-/** Why a usage block cannot be true of this call, or undefined when it can. */
-export function implausibleUsage(usage: Usage, call: ModelCall): string | undefined {
+/** Why a usage block cannot be true of this call and its output, or undefined when it can. */
+export function implausibleUsage(usage: Usage, call: ModelCall, output = ''): string | undefined {
   for (const [field, value] of Object.entries(usage)) {
     if (!Number.isSafeInteger(value) || value < 0) return `${field} is not a whole number of tokens`;
   }
+  // Believed, these would make the call free, or its output free.
+  if (usage.inputTokens === 0) return 'no input tokens, though every call sends some';
+  if (usage.outputTokens === 0 && output.trim() !== '') return 'no output tokens, though the call answered text';
   if (usage.cachedInputTokens + usage.cacheWriteTokens > usage.inputTokens) return 'more cached input tokens than input tokens';
   if (usage.reasoningTokens > usage.outputTokens) return 'more reasoning tokens than output tokens';
   if (usage.inputTokens > call.entry.contextWindow) return `${usage.inputTokens} input tokens, beyond the model's context of ${call.entry.contextWindow}`;
@@ -36,7 +39,7 @@ export function implausibleUsage(usage: Usage, call: ModelCall): string | undefi
  * that answered began, for vendors that price by the time of day).
  */
 export function chargeCall(call: ModelCall, usage: Usage | undefined, output: string, startedAt: number): CallCharge {
-  const doubt = usage ? implausibleUsage(usage, call) : 'the vendor sent no usable usage';
+  const doubt = usage ? implausibleUsage(usage, call, output) : 'the vendor sent no usable usage';
   if (usage && doubt === undefined) return { kind: 'observed', usage, providerCost: providerCost(call.entry.prices, usage, startedAt) };
   const bound = callCostBound(call);
   const tokensIn = bound.inputTokens;

@@ -22,7 +22,7 @@ import { post, startTestHost } from '../support/local.js';
 /**
  * Vendors' usage blocks are input from outside. Whatever a vendor claims (1e300 tokens,
  * negative or fractional counts, strings, nesting where a number belongs, parts that do not
- * add up), a call's cost is a finite number no larger than its bound allows, or unavailable
+ * add up, zeros), a call's cost is a finite number above zero no larger than its bound allows, or unavailable
  * with an estimate charged that never exceeds what was reserved; the request answers, logs
  * and settles, and no account goes below zero.
  */
@@ -115,6 +115,8 @@ describe('Property: a hostile usage block never makes a cost unbounded, negative
           return;
         }
         const charge = chargeCall(call, reply.usage, reply.output, Date.now());
+        // Never free: every call sends input, and this one answered text.
+        expect(charge.kind === 'observed' ? charge.providerCost : charge.estimatedCost, JSON.stringify(usage)).toBeGreaterThan(0);
         if (charge.kind === 'observed') {
           expect(Number.isFinite(charge.providerCost)).toBe(true);
           expect(charge.providerCost).toBeGreaterThanOrEqual(0);

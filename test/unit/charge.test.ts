@@ -177,8 +177,14 @@ describe('Function: implausibleUsage', () => {
     ['more reasoning than output', usage({ outputTokens: 5, reasoningTokens: 6 }), /reasoning/],
     ['more input than the context', usage({ inputTokens: 2_000_000 }), /context/],
     ['more output than the call allowed', usage({ outputTokens: 100 + OUTPUT_TOLERANCE_TOKENS + 1 }), /beyond the 100/],
+    ['no input (a free call)', usage({ inputTokens: 0, outputTokens: 0 }), /no input tokens/],
+    ['no output for an answer with text (free output)', usage({ outputTokens: 0 }), /no output tokens/],
   ])('refuses %s', (_name, reported, reason) => {
-    expect(implausibleUsage(reported, call)).toMatch(reason);
+    expect(implausibleUsage(reported, call, 'Hello there')).toMatch(reason);
+  });
+
+  it('believes no output tokens for an answer without text', () => {
+    expect(implausibleUsage(usage({ outputTokens: 0 }), call, '')).toBeUndefined();
   });
 
   it('believes output up to the tolerance above the limit', () => {
