@@ -54,7 +54,7 @@ export function createApiHandler(gateway: () => Gateway | Promise<Gateway>, log:
       // A replay ran no model and charged nothing: it adds nothing to the metrics.
       if (!started.replayed) hooks.onResponse?.(response);
       // What follows the answer travels with it, for the sender to await once it is sent.
-      return { ...jsonResponse(200, response, { 'server-timing': timing.header() }), finished: started.finished };
+      return { ...serialised(started, () => jsonResponse(200, response, { 'server-timing': timing.header() })), finished: started.finished };
     });
 }
 
@@ -106,7 +106,11 @@ function streamAnswer(stream: EventStream, started: Started, live: ReadonlySet<n
       });
       for (const evaluation of response.evaluations) stream.send('evaluation', JSON.stringify({ evaluation }));
       if (response.ranking) stream.send('ranking', JSON.stringify({ ranking: response.ranking, judgeStatistics: response.judgeStatistics }));
-      stream.send('done', jsonResponse(200, response).body);
+      try {
+        stream.send('done', serialised(started, () => jsonResponse(200, response)).body);
+      } catch (error) {
+        stream.send('error', errorResponse(error, log).body);
+      }
       stream.end();
     },
     (error: unknown) => {
@@ -114,6 +118,20 @@ function streamAnswer(stream: EventStream, started: Started, live: ReadonlySet<n
       stream.end();
     },
   );
+}
+
+/**
+ * The answer as its body. Outputs too large for one string (a hostile vendor's, each within
+ * the read limit) cannot be serialised: the answer is withdrawn, so that nothing is charged,
+ * and the error answer sent instead says so.
+ */
+function serialised<T>(started: Started, serialise: () => T): T {
+  try {
+    return serialise();
+  } catch (error) {
+    started.withdraw();
+    throw error;
+  }
 }
 
 /**

@@ -15,7 +15,15 @@ export interface PostOptions {
   signal?: AbortSignal;
   /** Longest silence on the socket before the call fails with code ETIMEDOUT. */
   timeoutMs?: number;
+  /** The longest answer body `post` reads (MAX_ANSWER_BYTES by default); a longer one fails the call with code EANSWERTOOLARGE. */
+  maxBytes?: number;
 }
+
+/**
+ * The longest whole answer read: far above any vendor's answer to a call the gateway sends
+ * (its output limited to tens of thousands of tokens), and far below what would hurt a Lambda.
+ */
+export const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
 
 /**
  * How long a pooled connection may sit idle before it is closed. Servers and load
@@ -67,9 +75,20 @@ export function keepAliveAgent(url: URL, idleMs = IDLE_CONNECTION_MS): HttpAgent
  * ETIMEDOUT); an abort rejects with an AbortError.
  */
 export function post(url: URL, body: string, headers: Record<string, string>, options: PostOptions = {}): Promise<PostAnswer> {
+  const maxBytes = options.maxBytes ?? MAX_ANSWER_BYTES;
   return request(url, body, headers, options, (res, resolve, reject) => {
     const chunks: Buffer[] = [];
-    res.on('data', (chunk: Buffer) => chunks.push(chunk));
+    let received = 0;
+    res.on('data', (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > maxBytes) {
+        const error = Object.assign(new Error(`The answer exceeded ${maxBytes} bytes`), { code: 'EANSWERTOOLARGE' });
+        reject(error);
+        res.destroy(error);
+        return;
+      }
+      chunks.push(chunk);
+    });
     res.once('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
     res.once('error', reject);
     res.once('aborted', () => reject(Object.assign(new Error('The connection closed before the answer ended'), { code: 'ECONNRESET' })));

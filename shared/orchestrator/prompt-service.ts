@@ -67,6 +67,13 @@ export interface Started {
    * to the reconciler or a retry. A replay and a failed run have none.
    */
   finished: Promise<void>;
+  /**
+   * Says the answer could not be sent (it could not even be serialised: outputs too large
+   * for one string): what follows it then releases the reservation instead of charging, as
+   * the error answer sent instead says. Called before `finished` starts (the same turn of
+   * the event loop as the answer), it takes effect; a replay has nothing to withdraw.
+   */
+  withdraw(): void;
 }
 
 export interface SubmitOptions extends Streaming {
@@ -127,7 +134,7 @@ export class PromptService {
     );
     if (!run.replayed) return this.answering(run, promptLogId);
     // Nothing ran and nothing was charged: the stored answer, and nothing to write after it.
-    return { replayed: true, answer: Promise.resolve(run.response), finished: Promise.resolve() };
+    return { replayed: true, answer: Promise.resolve(run.response), finished: Promise.resolve(), withdraw: () => undefined };
   }
 
   /** Step 1, resolve: the account's settings (cached by the authorizer, else read), and what the request runs as. */
@@ -175,15 +182,23 @@ export class PromptService {
   /** What a run started gives its caller: the answer, and the writes that follow it. */
   private answering({ answered }: Running<PromptResponse>, promptLogId: string): Started {
     const answer = answered.then(({ response }) => response);
+    let sent = true;
     const finished = answered.then(
       async ({ finish }) => {
         await nextTurn();
-        await finish().catch((error: unknown) => this.deps.log.error('Finishing after the answer failed', { promptLogId, errorName: (error as Error).name }));
+        await finish(sent).catch((error: unknown) => this.deps.log.error('Finishing after the answer failed', { promptLogId, errorName: (error as Error).name }));
       },
       // A failed run has nothing to finish: its failure is the answer's.
       () => undefined,
     );
-    return { replayed: false, answer, finished };
+    return {
+      replayed: false,
+      answer,
+      finished,
+      withdraw: () => {
+        sent = false;
+      },
+    };
   }
 
   /**

@@ -1,4 +1,4 @@
-import { post, type PostAnswer } from '../http/post.js';
+import { MAX_ANSWER_BYTES, post, type PostAnswer } from '../http/post.js';
 import { UpstreamError, parseRetryAfter } from './errors.js';
 
 /** Who calls: some vendors' edges refuse requests without a user agent. */
@@ -41,6 +41,10 @@ export async function postJson(request: WireRequest, signal: AbortSignal, option
   try {
     response = await post(request.url, request.payload, request.headers, { signal });
   } catch (error) {
+    if ((error as { code?: unknown }).code === 'EANSWERTOOLARGE') {
+      // Not retried: the same call would answer as much again.
+      throw new UpstreamError('upstream_malformed_response', `The provider's answer exceeded ${MAX_ANSWER_BYTES} bytes`, { cause: error });
+    }
     throw unreachable(signal, error);
   }
   const { status, text } = response;

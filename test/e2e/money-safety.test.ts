@@ -3,6 +3,7 @@ import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { LocalHost } from '../../infra/local/host.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
+import { MAX_ANSWER_BYTES } from '../../shared/http/post.js';
 import { usdToMicroCredits } from '../../shared/credits/credits.js';
 import { estimateMicroCredits } from '../support/model-calls.js';
 import { gate } from '../support/gate.js';
@@ -59,13 +60,13 @@ describe('Concurrent requests on reasoning models', () => {
 });
 
 /** A Cerebras chat completion whose usage block claims `usage`. */
-function cerebrasAnswer(usage: Record<string, unknown>): unknown {
+function cerebrasAnswer(usage: Record<string, unknown>, content = 'Hello there.'): unknown {
   return {
     id: 'chatcmpl-hostile',
     object: 'chat.completion',
     created: 1_763_000_000,
     model: 'gpt-oss-120b',
-    choices: [{ index: 0, message: { role: 'assistant', content: 'Hello there.' }, finish_reason: 'stop' }],
+    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
     usage,
   };
 }
@@ -97,6 +98,43 @@ describe('A vendor whose usage cannot be true', () => {
     expect(log?.models.map((m) => m.providerCost)).toEqual([null, healthy.providerCost]);
     expect(log?.models[0]).toMatchObject({ estimatedCost: hostile.estimatedCost });
     expect(log?.creditsUsedMicro).toBe(charged);
+  });
+});
+
+describe('A vendor whose answer is too large', () => {
+  it('fails that model, not the request: the other model answers and is charged, the huge one costs nothing', async () => {
+    const { accountId, auth } = await openTestAccount(host, 100_000_000);
+    const huge = 'x'.repeat(MAX_ANSWER_BYTES);
+    host.simulator.setFault({ kind: 'status', status: 200, provider: 'cerebras', body: cerebrasAnswer({ prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 }, huge) });
+
+    const answer = await post(host, { prompt: 'Say hello.', models: ['fam_e-gpt-oss-120b', 'fam_k-8b'], generation_settings: { maxTokens: 64 } }, auth);
+
+    expect(answer.status).toBe(200);
+    const [hostile, healthy] = answer.body.results;
+    expect(hostile).toMatchObject({ status: 'failed', providerCost: 0, error: { code: 'upstream_malformed_response' } });
+    expect(healthy).toMatchObject({ status: 'completed' });
+    const charged = Math.round(answer.body.creditsUsed * 1e6);
+    expect(charged).toBe(usdToMicroCredits(healthy.providerCost, host.gateway.config));
+    expect((await host.gateway.accounts.get(accountId))!.reservations).toEqual({});
+    expect(await balanceOf(host, accountId)).toBe(100_000_000 - charged);
+  });
+});
+
+describe('An answer that cannot be sent', () => {
+  it('is withdrawn before what follows it: the reservation is released, nothing is charged, the prompt log says so', async () => {
+    const { accountId } = await openTestAccount(host, 100_000_000);
+
+    const started = await host.gateway.prompts.start(accountId, validatePromptRequest({ prompt: 'Say hello.', models: ['fam_k-8b'] }));
+    const response = await started.answer;
+    started.withdraw();
+    await started.finished;
+
+    expect(response.results[0]).toMatchObject({ status: 'completed' });
+    expect(response.creditsUsed).toBeGreaterThan(0);
+    expect(await balanceOf(host, accountId)).toBe(100_000_000);
+    expect((await host.gateway.accounts.get(accountId))!.reservations).toEqual({});
+    expect((await host.gateway.ledger.list(accountId)).filter((e) => e.requestId === response.promptLogId)).toMatchObject([{ amountMicro: 0 }]);
+    expect(await host.gateway.promptLogs.get(response.promptLogId)).toMatchObject({ creditsUsedMicro: 0 });
   });
 });
 

@@ -81,8 +81,8 @@ function event(requestId: string, extraHeaders: string[] = []) {
 }
 
 /** A gateway whose prompt service answers what `answer` gives (a replay when `replayed`), with nothing to write after it. */
-function fakeGateway(answer: () => Promise<PromptResponse>, replayed = false): Gateway {
-  const start = async (): Promise<Started> => ({ replayed, answer: answer(), finished: Promise.resolve() });
+function fakeGateway(answer: () => Promise<PromptResponse>, replayed = false, withdraw: () => void = () => undefined): Gateway {
+  const start = async (): Promise<Started> => ({ replayed, answer: answer(), finished: Promise.resolve(), withdraw });
   return { prompts: { start }, config: { sseKeepAliveMs: 15_000 } } as unknown as Gateway;
 }
 
@@ -235,6 +235,37 @@ describe('Handler: api, observability', () => {
     expect(docs.filter((d) => 'modelId' in d)).toEqual([]);
     expect(docs.find((d) => metricNames(d).includes(METRIC.requests))).toMatchObject({ Requests: 1, ClientErrors: 1, ServerErrors: 0 });
     expectNoContent();
+  });
+});
+
+describe('Handler: api, an answer that cannot be serialised', () => {
+  // JSON.stringify throws on a BigInt, as it does on outputs too long for one string.
+  const unserialisable = { ...RESPONSE, promptLogId: 1n as unknown as string };
+
+  it('answers 500 and withdraws the answer, so that nothing is charged, as the error body says', async () => {
+    const observe = newObservability();
+    const withdraw = vi.fn();
+    const handler = createApiHandler(() => fakeGateway(async () => unserialisable, false, withdraw), observe.logger, apiHooks(observe));
+
+    const result = await handler(event('req-big'), lambdaContext('api', 'req-big'));
+
+    expect(result.statusCode).toBe(500);
+    expect(JSON.parse(result.body).error).toMatchObject({ code: 'internal_error', message: expect.stringContaining('not charged') });
+    expect(withdraw).toHaveBeenCalledTimes(1);
+  });
+
+  it('ends an event stream with an error event and withdraws the answer', async () => {
+    const observe = newObservability();
+    const withdraw = vi.fn();
+    const handler = createApiHandler(() => fakeGateway(async () => unserialisable, false, withdraw), observe.logger, apiHooks(observe));
+
+    const result = await handler(event('req-big-stream', ['Accept', 'text/event-stream']), lambdaContext('api', 'req-big-stream'));
+    let body = '';
+    for await (const chunk of result.eventStream!) body += chunk;
+
+    expect(body).toContain('event: error');
+    expect(body).not.toContain('event: done');
+    expect(withdraw).toHaveBeenCalledTimes(1);
   });
 });
 

@@ -57,6 +57,27 @@ describe('Function: post', () => {
     agent.destroy();
   });
 
+  it('fails with EANSWERTOOLARGE once an answer passes its byte limit, without reading the rest', async () => {
+    let written = 0;
+    server = createServer((req, res) => {
+      req.resume();
+      // An answer that never ends: only the limit stops the read.
+      const chunk = Buffer.alloc(64 * 1024, 'a');
+      const pump = () => {
+        while (!res.destroyed && res.write(chunk)) written += chunk.length;
+        if (!res.destroyed) res.once('drain', pump);
+      };
+      pump();
+    });
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+    const agent = keepAliveAgent(url);
+
+    await expect(post(url, '{}', {}, { agent, maxBytes: 1_000_000 })).rejects.toMatchObject({ code: 'EANSWERTOOLARGE' });
+    expect(written).toBeLessThan(50_000_000);
+    agent.destroy();
+  });
+
   it("lets one client hold more connections to a host than a request can make judge calls, so a judge's calls never queue", () => {
     const agent = keepAliveAgent(new URL('https://bedrock-runtime.eu-west-1.amazonaws.com'));
     expect(agent.maxSockets).toBeGreaterThanOrEqual(LIMITS.judgeCalls);
