@@ -44,7 +44,12 @@ export class MessagesStream {
         const delta = data['delta'] as { stop_reason?: unknown } | undefined;
         if (delta?.stop_reason !== undefined) this.stopReason = delta.stop_reason;
         const usage = data['usage'];
-        if (typeof usage === 'object' && usage !== null) this.finalUsage = { ...this.startUsage, ...withoutNulls(usage as Record<string, unknown>) };
+        if (typeof usage === 'object' && usage !== null) {
+          // The input classes may come from message_start; the output count only from here
+          // (message_start's is a placeholder): without one, the call has no usage to believe.
+          const { output_tokens: _placeholder, ...input } = this.startUsage ?? {};
+          this.finalUsage = { ...input, ...withoutNulls(usage as Record<string, unknown>) };
+        }
         return;
       }
       case 'error':

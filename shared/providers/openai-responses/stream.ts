@@ -12,6 +12,8 @@ const FINAL: ReadonlySet<string> = new Set(['response.completed', 'response.inco
  * (reasoning summary and other events never do); `response.completed` / `incomplete` /
  * `failed` carry the whole response, which fromResponsesResponse maps as it maps a
  * non-streamed one (so usage is priced by the same code); an `error` event fails the call.
+ * The first final event ends the answer: whatever follows it (more deltas, a second final
+ * response) is not read, so the text the caller was streamed stays the output.
  */
 export class ResponsesStream {
   private text = '';
@@ -21,6 +23,7 @@ export class ResponsesStream {
   constructor(private readonly onDelta: (text: string) => void) {}
 
   onEvent(event: SseEvent): void {
+    if (this.final !== undefined) return;
     const data = eventJson(event);
     this.events++;
     const type = typeof data['type'] === 'string' ? data['type'] : event.event;

@@ -5,6 +5,7 @@ import { providerCost } from '../../../shared/pricing/cost.js';
 import { anthropicMessages, anthropicOutputBound, ANTHROPIC_VERSION } from '../../../shared/providers/anthropic-messages/index.js';
 import { toMessagesRequest } from '../../../shared/providers/anthropic-messages/request.js';
 import { fromMessagesResponse } from '../../../shared/providers/anthropic-messages/response.js';
+import { MessagesStream } from '../../../shared/providers/anthropic-messages/stream.js';
 import { planThinking } from '../../../shared/providers/anthropic-messages/thinking.js';
 import { toUsage } from '../../../shared/providers/anthropic-messages/usage.js';
 import { UpstreamError } from '../../../shared/providers/errors.js';
@@ -514,4 +515,30 @@ describe('Object: anthropicMessages', () => {
       expect((error as Error).message).not.toContain('sk-ant-test');
     });
   });
+});
+
+describe('Class: MessagesStream', () => {
+  /** A stream of `message_delta` usage `final`, after message_start's placeholder output count of 1. */
+  function streamed(final: Record<string, unknown>) {
+    const stream = new MessagesStream(() => undefined);
+    const events = [
+      { type: 'message_start', message: { usage: { input_tokens: 5, output_tokens: 1 } } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hostile vendor answer text.' } },
+      { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: final },
+      { type: 'message_stop' },
+    ];
+    for (const data of events) stream.onEvent({ event: data.type, data: JSON.stringify(data) });
+    return stream.finish();
+  }
+
+  it('takes the output count from message_delta and the input classes from message_start', () => {
+    expect(streamed({ output_tokens: 7 }).usage).toMatchObject({ inputTokens: 5, outputTokens: 7 });
+  });
+
+  it.each([[{ input_tokens: null, output_tokens: null }], [{}]])(
+    "reports no usage when message_delta carries no output count (%j): message_start's 1 is a placeholder, never charged as the call's",
+    (final) => {
+      expect(streamed(final).usage).toBeUndefined();
+    },
+  );
 });

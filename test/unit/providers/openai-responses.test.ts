@@ -7,6 +7,7 @@ import { openaiResponses, withoutKeys } from '../../../shared/providers/openai-r
 import { MIN_OUTPUT_TOKENS } from '../../../shared/providers/openai-responses/limits.js';
 import { toResponsesRequest } from '../../../shared/providers/openai-responses/request.js';
 import { fromResponsesResponse } from '../../../shared/providers/openai-responses/response.js';
+import { ResponsesStream } from '../../../shared/providers/openai-responses/stream.js';
 import { reasonsOptionally, samplingSupport } from '../../../shared/providers/openai-responses/sampling.js';
 import { strictViolation } from '../../../shared/providers/strict-schema.js';
 import { toUsage } from '../../../shared/providers/openai-responses/usage.js';
@@ -513,5 +514,27 @@ describe('Function: withoutKeys', () => {
 
     expect(redacted.message).toBe('key sk-[redacted] is wrong');
     expect(redacted.details.upstreamStatus).toBe(401);
+  });
+});
+
+describe('Class: ResponsesStream', () => {
+  it('ends the answer at its first final event: later deltas and a second final response are not read', () => {
+    const deltas: string[] = [];
+    const stream = new ResponsesStream((text) => deltas.push(text));
+    const answer = (text: string) => ({
+      status: 'completed',
+      output: [{ type: 'message', content: [{ type: 'output_text', text }] }],
+      usage: { input_tokens: 5, output_tokens: 6 },
+    });
+    const events = [
+      { type: 'response.output_text.delta', delta: 'Hostile vendor answer text.' },
+      { type: 'response.completed', response: answer('Hostile vendor answer text.') },
+      { type: 'response.output_text.delta', delta: 'MORE' },
+      { type: 'response.completed', response: answer('MORE') },
+    ];
+    for (const data of events) stream.onEvent({ event: data.type, data: JSON.stringify(data) });
+
+    expect(deltas).toEqual(['Hostile vendor answer text.']);
+    expect(stream.finish().output).toBe(deltas.join(''));
   });
 });
