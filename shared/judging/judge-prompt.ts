@@ -1,4 +1,6 @@
 import { planCall, type PlannedCall } from '../compare/model-call.js';
+import { ADAPTERS } from '../providers/adapters.js';
+import type { ModelCall } from '../providers/types.js';
 import type { PromptRequest, RequestedModel } from '../contract/types.js';
 import { VERDICT_LIMITS, VERDICT_SCHEMA } from './verdict.js';
 
@@ -83,4 +85,34 @@ export function judgeRequest(request: PromptRequest, judge: RequestedModel, answ
 export function judgeCall(request: PromptRequest, judge: RequestedModel, answerA: string, answerB: string): PlannedCall {
   const single = judgeRequest(request, judge, answerA, answerB);
   return planCall(single, single.models[0] as RequestedModel);
+}
+
+/**
+ * The longest answer a contestant's call can give, in tokens: the output limit its adapter
+ * sends (Anthropic's includes the thinking budget, which a brief thought leaves to the
+ * answer). What the estimate reserves for each answer a judge is shown.
+ */
+export function answerAllowance(call: ModelCall): number {
+  return ADAPTERS[call.entry.protocol].sentOutputLimit(call);
+}
+
+/** Characters of ASCII text shown to a judge per token of an answer's allowance: about twice what honest text takes. */
+const SHOWN_ASCII_PER_TOKEN = 8;
+
+/**
+ * An answer as a judge is shown it: whole, unless it is far longer than its call's output
+ * limit allows (a vendor that lied about its usage, or ignored the limit), then cut where
+ * its ASCII characters at 8 a token and other characters at one a token pass the
+ * allowance. Honest answers, at 4 to 5 characters a token, are never cut; a lying
+ * vendor's megabytes cannot make every judge call cost hundreds of times what the
+ * request reserved for it (at most a few times, for text of very short tokens).
+ */
+export function shownAnswer(answer: string, allowanceTokens: number): string {
+  const budget = allowanceTokens * SHOWN_ASCII_PER_TOKEN;
+  let used = 0;
+  for (let i = 0; i < answer.length; i++) {
+    used += answer.charCodeAt(i) > 0x7f ? SHOWN_ASCII_PER_TOKEN : 1;
+    if (used > budget) return `${answer.slice(0, i)} [cut: longer than its output limit allows]`;
+  }
+  return answer;
 }

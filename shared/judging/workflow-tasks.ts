@@ -9,6 +9,7 @@ import type { Log } from '../log.js';
 import type { RetryPolicy } from '../providers/retry.js';
 import type { Router } from '../providers/router.js';
 import { judgeOnce } from './judge.js';
+import { answerAllowance, shownAnswer } from './judge-prompt.js';
 import { claimKeys, type GenerateEvent, type GenerateOutput, type JudgeEvent, type JudgeItemOutput, type JudgeOutput, type WorkflowRequest } from './workflow-types.js';
 import type { Carried } from '../claim-check/types.js';
 
@@ -63,12 +64,14 @@ export class WorkflowTasks {
       const output = event.results[index];
       return output?.status === 'completed' && output.result !== undefined ? output.result : undefined;
     };
-    // Each contestant's output is read once, however many calls show it.
-    const outputs = new Map<number, Promise<ModelResult>>();
+    // Each contestant's output is read once, however many calls show it, and shown within
+    // the allowance the estimate reserved for it (shownAnswer).
+    const outputs = new Map<number, Promise<{ modelId: string; shown: string }>>();
     const output = (index: number, carried: Carried<ModelResult>) => {
       let result = outputs.get(index);
       if (!result) {
-        result = retrieve<ModelResult>(this.deps.claimCheck, carried);
+        const allowance = answerAllowance(planCall(request, request.models[index]!).call);
+        result = retrieve<ModelResult>(this.deps.claimCheck, carried).then(({ modelId, output }) => ({ modelId, shown: shownAnswer(output, allowance) }));
         outputs.set(index, result);
       }
       return result;
@@ -79,7 +82,7 @@ export class WorkflowTasks {
         const carriedB = completed(task.b);
         if (!carriedA || !carriedB) return { task, status: 'skipped' };
         const [a, b] = await Promise.all([output(task.a, carriedA), output(task.b, carriedB)]);
-        const judgment = await judgeOnce(request, judge, a.output, b.output, {
+        const judgment = await judgeOnce(request, judge, a.shown, b.shown, {
           route: this.deps.route,
           deadlineAt: context.deadlineAt,
           retry: this.deps.retry,

@@ -1,8 +1,7 @@
 import { planCall, type PlannedCall } from '../compare/model-call.js';
 import type { PromptRequest, RequestedModel } from '../contract/types.js';
-import { judgeCall } from '../judging/judge-prompt.js';
+import { answerAllowance, judgeCall } from '../judging/judge-prompt.js';
 import { callCostBound, inputTokenBound, type CostBound } from '../pricing/bound.js';
-import { ADAPTERS } from '../providers/adapters.js';
 
 /** A model's call as the request plans it, with the most it can cost. */
 export interface BoundedCall extends PlannedCall {
@@ -50,8 +49,7 @@ export function planRequest(request: PromptRequest): RequestPlan {
  */
 function planJudges(request: PromptRequest, calls: readonly PlannedCall[]): PlannedJudge[] {
   if (calls.length < 2) return [];
-  // The longest answer each model can give: the limit its adapter sends (Anthropic's includes the thinking budget, which a brief thought leaves to the answer).
-  const answerAllowances = calls.map(({ call }) => ADAPTERS[call.entry.protocol].sentOutputLimit(call));
+  const answerAllowances = calls.map(({ call }) => answerAllowance(call));
   return request.judges.map((judge) => {
     const frame = judgeCall(request, judge, '', '');
     const frameTokens = inputTokenBound(frame.call);

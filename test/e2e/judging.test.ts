@@ -200,4 +200,35 @@ describe('Judging through the local host', () => {
     expect(written).toEqual([`${answer.body.promptLogId}/request.json`]);
     expect(host.claimCheck.keys()).toEqual([]);
   });
+
+  it("shows a judge a lying vendor's megabyte answer cut to its output limit, so that the judge calls stay near what was reserved", async () => {
+    // Prepare: a contestant whose vendor answers a million characters within its limit, it says.
+    const huge = 'w '.repeat(500_000);
+    host.simulator.setFault({
+      kind: 'status',
+      status: 200,
+      provider: 'cerebras',
+      body: {
+        id: 'x',
+        object: 'chat.completion',
+        created: 1,
+        model: 'gpt-oss-120b',
+        choices: [{ index: 0, message: { role: 'assistant', content: huge }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 5, completion_tokens: 100, total_tokens: 105 },
+      },
+    });
+
+    // Act
+    const answer = await post({ prompt: 'Say hello', models: ['fam_e-gpt-oss-120b', 'fam_k-8b'], judges: ['fam_c-4.1'], generation_settings: { maxTokens: 1_000 } });
+
+    // Assess: the result keeps the whole output; each judge call saw at most 8 characters a token of the allowance.
+    expect(answer.status).toBe(200);
+    expect(answer.body.results[0].output).toHaveLength(huge.length);
+    const orders = (answer.body.evaluations as Evaluation[]).flatMap((e) => e.orders);
+    expect(orders).toHaveLength(2);
+    for (const order of orders) {
+      expect(order.status).toBe('completed');
+      expect(order.tokensIn).toBeLessThan(10_000);
+    }
+  });
 });

@@ -4,7 +4,7 @@ import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { estimateJudgingMicroCredits, estimateMicroCredits } from '../support/model-calls.js';
 import { VerdictParseError } from '../../shared/judging/errors.js';
 import { toEvaluation } from '../../shared/judging/evaluation.js';
-import { DEFAULT_GRADING_INSTRUCTIONS, judgeCall } from '../../shared/judging/judge-prompt.js';
+import { DEFAULT_GRADING_INSTRUCTIONS, judgeCall, shownAnswer } from '../../shared/judging/judge-prompt.js';
 import { judgeCallCount, planJudgeTasks } from '../../shared/judging/plan.js';
 import type { Judgment, Verdict } from '../../shared/judging/types.js';
 import { parseVerdict, VERDICT_SCHEMA } from '../../shared/judging/verdict.js';
@@ -282,5 +282,20 @@ describe('Function: estimateMicroCredits with judges', () => {
     const small = validatePromptRequest({ ...body, judges: ['fam_c-4.1'], generation_settings: { maxTokens: 100 } });
     const large = validatePromptRequest({ ...body, judges: ['fam_c-4.1'], generation_settings: { maxTokens: 4000 } });
     expect(estimateJudgingMicroCredits(large, RATES)).toBeGreaterThan(estimateJudgingMicroCredits(small, RATES));
+  });
+});
+
+describe('Function: shownAnswer', () => {
+  it('shows an honest answer whole, even one at its limit (4 to 5 characters a token)', () => {
+    const atLimit = 'word '.repeat(1_000);
+    expect(shownAnswer(atLimit, 1_000)).toBe(atLimit);
+  });
+
+  it('cuts an answer far past its allowance: ASCII at 8 characters a token, other characters at one', () => {
+    const ascii = shownAnswer('w '.repeat(500_000), 1_000);
+    expect(ascii.startsWith('w w ')).toBe(true);
+    expect(ascii.length).toBeLessThan(8_000 + 60);
+    expect(ascii).toMatch(/\[cut: longer than its output limit allows\]$/);
+    expect(shownAnswer('字'.repeat(5_000), 1_000).length).toBeLessThan(1_000 + 60);
   });
 });
