@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { schemaChecker } from '../contract/schema-checker.js';
-import { redactSecrets } from '../http/redact.js';
+import { KnownSecretsFilter, redactKnown, redactSecrets } from '../http/redact.js';
 import { chargeCall } from '../pricing/charge.js';
 import { UpstreamError } from '../providers/errors.js';
 import { withRetry, type RetryPolicy } from '../providers/retry.js';
@@ -92,6 +92,11 @@ async function runModel(planned: PlannedCall, index: number, options: FanOutOpti
   try {
     const route = options.route(model.entry);
     apiKey = route.endpoint.apiKey;
+    // A vendor that echoes the key it was sent hands it to no caller, streamed or not.
+    const secrets = new KnownSecretsFilter([apiKey]);
+    const deliver = (text: string) => {
+      if (text.length > 0) onDelta?.(index, text);
+    };
     const prepared = route.adapter.prepare(
       call,
       route.endpoint,
@@ -99,7 +104,7 @@ async function runModel(planned: PlannedCall, index: number, options: FanOutOpti
         ((text) => {
           if (text.length === 0) return;
           streamed += text;
-          onDelta(index, text);
+          deliver(secrets.push(text));
         }),
     );
     if (ready) {
@@ -125,17 +130,19 @@ async function runModel(planned: PlannedCall, index: number, options: FanOutOpti
         signal,
       },
     );
+    deliver(secrets.end());
     const latencyMs = Math.round(performance.now() - started);
     const charge = chargeCall(call, reply.usage, reply.output, attemptStartedAt);
+    const output = redactKnown(reply.output, [apiKey]);
     const allWarnings = [...warnings, ...reply.warnings, ...(charge.kind === 'estimated' ? [charge.warning] : [])];
     return {
       modelId: model.requestedId,
       status: 'completed',
-      output: reply.output,
+      output,
       ...(charge.kind === 'observed'
         ? { tokensIn: charge.usage.inputTokens, tokensOut: charge.usage.outputTokens, latencyMs, providerCost: charge.providerCost, usage: tokenClasses(charge.usage) }
         : { tokensIn: 0, tokensOut: 0, latencyMs, providerCost: null, estimatedCost: charge.estimatedCost }),
-      ...(planned.outputSchema !== undefined ? { structuredOutput: await schemaChecker().check(reply.output, planned.outputSchema) } : {}),
+      ...(planned.outputSchema !== undefined ? { structuredOutput: await schemaChecker().check(output, planned.outputSchema) } : {}),
       ...(allWarnings.length > 0 ? { warnings: allWarnings } : {}),
     };
   } catch (error) {

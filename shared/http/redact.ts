@@ -31,24 +31,95 @@ const MIN_KNOWN_LENGTH = 8;
 /** The shortest start of a known secret redacted where a text ends with it. */
 const MIN_KNOWN_START = 4;
 
+/** Pieces of a known secret this long are redacted wherever they appear in a message. */
+const KNOWN_PIECE = 12;
+
 /**
  * `text` with every known secret (exactly as configured, e.g. a provider's key) and every
- * credential-shaped token replaced by `[redacted]`; and where the text ends with the start
- * of a known secret (a vendor message cut short in the middle of the key it quoted), that
- * start too.
+ * credential-shaped token replaced by `[redacted]`; so too any piece of a known secret of
+ * 12 characters or more (a vendor message quoting part of the key), and, where the text
+ * ends with the start of a known secret (a message cut short in the middle of the key it
+ * quoted), that start. For short texts: messages and log lines.
  */
 export function redactSecrets(text: string, known: readonly (string | undefined)[] = []): string {
   let out = text;
   for (const secret of known) {
     if (!secret || secret.length < MIN_KNOWN_LENGTH) continue;
-    out = out.split(secret).join(REDACTED);
-    for (let length = Math.min(secret.length - 1, out.length); length >= MIN_KNOWN_START; length--) {
-      if (out.endsWith(secret.slice(0, length))) {
-        out = out.slice(0, out.length - length) + REDACTED;
-        break;
-      }
-    }
+    out = withoutPieces(out.split(secret).join(REDACTED), secret);
+    const start = knownStartAtEnd(out, secret, MIN_KNOWN_START);
+    if (start > 0) out = out.slice(0, out.length - start) + REDACTED;
   }
   for (const [pattern, replacement] of PATTERNS) out = out.replace(pattern, replacement);
   return out;
+}
+
+/** `text` with every run made of `secret`'s 12-character pieces replaced, once each run. */
+function withoutPieces(text: string, secret: string): string {
+  if (secret.length <= KNOWN_PIECE || text.length < KNOWN_PIECE) return text;
+  const pieces = new Set<string>();
+  for (let i = 0; i + KNOWN_PIECE <= secret.length; i++) pieces.add(secret.slice(i, i + KNOWN_PIECE));
+  let out = '';
+  let kept = 0;
+  for (let i = 0; i + KNOWN_PIECE <= text.length; ) {
+    if (!pieces.has(text.slice(i, i + KNOWN_PIECE))) {
+      i++;
+      continue;
+    }
+    let end = i + KNOWN_PIECE;
+    while (end < text.length && pieces.has(text.slice(end + 1 - KNOWN_PIECE, end + 1))) end++;
+    out += text.slice(kept, i) + REDACTED;
+    kept = end;
+    i = end;
+  }
+  return kept === 0 ? text : out + text.slice(kept);
+}
+
+/** The length of the longest start of `secret` (shorter than it, at least `min`) that `text` ends with; 0 if none. */
+function knownStartAtEnd(text: string, secret: string, min: number): number {
+  for (let length = Math.min(secret.length - 1, text.length); length >= min; length--) {
+    if (text.endsWith(secret.slice(0, length))) return length;
+  }
+  return 0;
+}
+
+/**
+ * Model text (outputs, a judge's reasoning) with every known secret replaced, exactly:
+ * a vendor that echoes the key it was sent must not hand it to the caller. Linear, for
+ * texts of any length; no shapes (a model may write `sk-…` in an example).
+ */
+export function redactKnown(text: string, known: readonly (string | undefined)[]): string {
+  let out = text;
+  for (const secret of known) if (secret && secret.length >= MIN_KNOWN_LENGTH && out.includes(secret)) out = out.split(secret).join(REDACTED);
+  return out;
+}
+
+/**
+ * `redactKnown` over a stream of text pieces: each piece is passed on at once, less any end
+ * of it that could be the start of a known secret, held until the next piece says (or the
+ * stream ends). What it passes on, joined, is `redactKnown` of the whole text.
+ */
+export class KnownSecretsFilter {
+  private held = '';
+  private readonly secrets: string[];
+
+  constructor(known: readonly (string | undefined)[]) {
+    this.secrets = known.filter((s): s is string => s !== undefined && s.length >= MIN_KNOWN_LENGTH);
+  }
+
+  /** The text that can be passed on now ('' when all of it is held). */
+  push(piece: string): string {
+    if (this.secrets.length === 0) return piece;
+    const text = redactKnown(this.held + piece, this.secrets);
+    let hold = 0;
+    for (const secret of this.secrets) hold = Math.max(hold, knownStartAtEnd(text, secret, 1));
+    this.held = text.slice(text.length - hold);
+    return text.slice(0, text.length - hold);
+  }
+
+  /** What was held, at the stream's end. */
+  end(): string {
+    const rest = this.held;
+    this.held = '';
+    return rest;
+  }
 }

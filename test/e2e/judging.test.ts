@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LocalHost } from '../../infra/local/host.js';
 import { parseServerTiming } from '../../shared/http/server-timing.js';
 import type { Evaluation } from '../../shared/judging/types.js';
-import { body } from '../support/fixtures.js';
+import { body, chatCompletionAnswer } from '../support/fixtures.js';
 import { post as postTo, startTestHost, type Answer } from '../support/local.js';
 
 /**
@@ -208,14 +208,7 @@ describe('Judging through the local host', () => {
       kind: 'status',
       status: 200,
       provider: 'cerebras',
-      body: {
-        id: 'x',
-        object: 'chat.completion',
-        created: 1,
-        model: 'gpt-oss-120b',
-        choices: [{ index: 0, message: { role: 'assistant', content: huge }, finish_reason: 'stop' }],
-        usage: { prompt_tokens: 5, completion_tokens: 100, total_tokens: 105 },
-      },
+      body: chatCompletionAnswer(huge, { prompt_tokens: 5, completion_tokens: 100, total_tokens: 105 }),
     });
 
     // Act

@@ -9,6 +9,7 @@ import { estimateMicroCredits } from '../support/model-calls.js';
 import { gate } from '../support/gate.js';
 import { afterIdempotencyComplete } from '../support/spies.js';
 import { balanceOf, openTestAccount, until } from '../support/accounts.js';
+import { chatCompletionAnswer } from '../support/fixtures.js';
 import { post, useTestHost } from '../support/local.js';
 
 /**
@@ -59,18 +60,6 @@ describe('Concurrent requests on reasoning models', () => {
   });
 });
 
-/** A Cerebras chat completion whose usage block claims `usage`. */
-function cerebrasAnswer(usage: Record<string, unknown>, content = 'Hello there.'): unknown {
-  return {
-    id: 'chatcmpl-hostile',
-    object: 'chat.completion',
-    created: 1_763_000_000,
-    model: 'gpt-oss-120b',
-    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
-    usage,
-  };
-}
-
 describe('A vendor whose usage cannot be true', () => {
   it.each([
     ['1e300 output tokens', { prompt_tokens: 5, completion_tokens: 1e300, total_tokens: 1e300 }],
@@ -79,7 +68,7 @@ describe('A vendor whose usage cannot be true', () => {
     ['no usage at all', undefined],
   ])('%s: cost unavailable, an estimate charged, the other model charged, the log written', async (_name, usage) => {
     const { accountId, auth } = await openTestAccount(host, 100_000_000);
-    host.simulator.setFault({ kind: 'status', status: 200, provider: 'cerebras', body: cerebrasAnswer(usage as Record<string, unknown>) });
+    host.simulator.setFault({ kind: 'status', status: 200, provider: 'cerebras', body: chatCompletionAnswer('Hello there.', usage as Record<string, unknown>) });
     const answer = await post(host, { prompt: 'Say hello.', models: ['fam_e-gpt-oss-120b', 'fam_k-8b'], generation_settings: { maxTokens: 64 } }, auth);
     expect(answer.status).toBe(200);
     const [hostile, healthy] = answer.body.results;
@@ -105,7 +94,7 @@ describe('A vendor whose answer is too large', () => {
   it('fails that model, not the request: the other model answers and is charged, the huge one costs nothing', async () => {
     const { accountId, auth } = await openTestAccount(host, 100_000_000);
     const huge = 'x'.repeat(MAX_ANSWER_BYTES);
-    host.simulator.setFault({ kind: 'status', status: 200, provider: 'cerebras', body: cerebrasAnswer({ prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 }, huge) });
+    host.simulator.setFault({ kind: 'status', status: 200, provider: 'cerebras', body: chatCompletionAnswer(huge, { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 }) });
 
     const answer = await post(host, { prompt: 'Say hello.', models: ['fam_e-gpt-oss-120b', 'fam_k-8b'], generation_settings: { maxTokens: 64 } }, auth);
 

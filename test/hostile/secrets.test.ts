@@ -6,6 +6,7 @@ import { generateApiKey } from '../../shared/auth/keys.js';
 import { PROVIDERS, type ProviderId } from '../../shared/catalog/types.js';
 import type { Log } from '../../shared/log.js';
 import { startLocalHost } from '../../infra/local/host.js';
+import { chatCompletionAnswer } from '../support/fixtures.js';
 import { post, testConfig, type Answer } from '../support/local.js';
 
 /**
@@ -176,6 +177,22 @@ describe('Secrets in answers and logs', () => {
       expect(result, modelId).toMatchObject({ status: 'failed', error: { upstreamStatus: 401 } });
       expect(result.error.message, modelId).not.toContain(keyOf(provider).slice(0, 10));
     }
+    vendors.reset();
+  });
+
+  it("keeps the key out of an output and a judge's reasoning when the vendor echoes it there", async () => {
+    vendors.reset();
+    const key = PROVIDER_KEYS.cerebras;
+    const verdict = JSON.stringify({ reasoning: `My key is ${key}, as sent.`, scoreA: 7, scoreB: 5, winner: 'A' });
+    vendors.setFault({ kind: 'status', status: 200, provider: 'cerebras', body: chatCompletionAnswer(verdict, { prompt_tokens: 50, completion_tokens: 30, total_tokens: 80 }) });
+
+    const answer: Answer = await post(host, { prompt: 'Say hello', models: ['fam_e-gpt-oss-120b', 'fam_k-8b'], judges: ['fam_e-gpt-oss-120b'] });
+
+    expect(answer.status).toBe(200);
+    expect(answer.body.results[0].output).toContain('My key is [redacted], as sent.');
+    const reasonings = answer.body.evaluations.flatMap((e: any) => e.orders.map((o: any) => o.verdict?.reasoning));
+    expect(reasonings).toEqual(['My key is [redacted], as sent.', 'My key is [redacted], as sent.']);
+    expect(leaks({ body: JSON.stringify(answer.body), ...everyLog() })).toEqual([]);
     vendors.reset();
   });
 

@@ -49,3 +49,15 @@ export function evaluationOf(judge: string, a: string, b: string, orders: [Evalu
     ...extra,
   };
 }
+
+/** A chat completion (Cerebras's gpt-oss-120b) answering `content`, its usage block `usage`: what a stand-in vendor is made to answer. */
+export function chatCompletionAnswer(content: string, usage: Record<string, unknown> | undefined): Record<string, unknown> {
+  return {
+    id: 'chatcmpl-hostile',
+    object: 'chat.completion',
+    created: 1_763_000_000,
+    model: 'gpt-oss-120b',
+    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+    usage,
+  };
+}

@@ -1,0 +1,47 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { KnownSecretsFilter, redactKnown, redactSecrets } from '../../shared/http/redact.js';
+
+const KEY = 'SECRET-MARKER-456-dskey0123456789';
+
+describe('Function: redactSecrets', () => {
+  it('redacts a known key, a piece of it quoted mid-message, and its start where the message was cut', () => {
+    expect(redactSecrets(`Incorrect API key provided: ${KEY}. Partial ${KEY.slice(0, 20)}... end`, [KEY])).toBe(
+      'Incorrect API key provided: [redacted]. Partial [redacted]... end',
+    );
+    expect(redactSecrets(`Bad key ${KEY.slice(5, 25)} (check it)`, [KEY])).toBe('Bad key [redacted] (check it)');
+    expect(redactSecrets(`${'x'.repeat(20)}${KEY.slice(0, 6)}`, [KEY])).toBe(`${'x'.repeat(20)}[redacted]`);
+    expect(redactSecrets('Nothing secret here at all, only words.', [KEY])).toBe('Nothing secret here at all, only words.');
+  });
+});
+
+describe('Class: KnownSecretsFilter', () => {
+  it('passes on, joined, what redactKnown makes of the whole text, however the text is split, and never the key', () => {
+    const text = fc
+      .array(fc.oneof(fc.string({ maxLength: 20 }), fc.constant(KEY), fc.constant(KEY.slice(0, 10)), fc.constant('S')), { maxLength: 12 })
+      .map((parts) => parts.join(''));
+    fc.assert(
+      fc.property(text, fc.array(fc.nat({ max: 60 }), { maxLength: 10 }), (whole, cuts) => {
+        const filter = new KnownSecretsFilter([KEY]);
+        const positions = [...new Set(cuts.map((c) => Math.min(c, whole.length)))].sort((a, b) => a - b);
+        let passed = '';
+        let from = 0;
+        for (const at of [...positions, whole.length]) {
+          passed += filter.push(whole.slice(from, at));
+          from = at;
+        }
+        passed += filter.end();
+        expect(passed).toBe(redactKnown(whole, [KEY]));
+        expect(passed).not.toContain(KEY);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('holds nothing back of text that cannot start the key', () => {
+    const filter = new KnownSecretsFilter([KEY]);
+    expect(filter.push('Hello there. ')).toBe('Hello there. ');
+    expect(filter.push('Then S')).toBe('Then ');
+    expect(filter.push('ome more')).toBe('Some more');
+  });
+});
