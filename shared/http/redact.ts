@@ -76,8 +76,10 @@ function withoutPieces(text: string, secret: string): string {
 
 /** The length of the longest start of `secret` (shorter than it, at least `min`) that `text` ends with; 0 if none. */
 function knownStartAtEnd(text: string, secret: string, min: number): number {
+  const last = text.charCodeAt(text.length - 1);
   for (let length = Math.min(secret.length - 1, text.length); length >= min; length--) {
-    if (text.endsWith(secret.slice(0, length))) return length;
+    // Most lengths fail on the last character, without a slice.
+    if (secret.charCodeAt(length - 1) === last && text.endsWith(secret.slice(0, length))) return length;
   }
   return 0;
 }
