@@ -342,7 +342,7 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
   });
 
   it('carries outputs totalling over 256 KiB and a large request by claim check, and deletes them when the request ends', async () => {
-    // Prepare: three outputs of 100 KiB (300 KiB together) and a 40 KiB prompt.
+    // Prepare: three outputs of 100 KiB (300 KiB together), within what 32,000 output tokens allow, and a 40 KiB prompt.
     const big = (char: string, extra: number) => char.repeat(100 * 1024 + extra);
     const outputs = { 'fam_c-5.4': big('a', 0), 'fam_a-opus-4-6': big('b', 10), 'fam_b-3.1-pro': big('c', 20) };
     const { judge, claimCheck } = harness({ outputs });
@@ -354,7 +354,7 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
     };
 
     // Act
-    const { results, evaluations } = await judge({ models: MODELS, judges: ['fam_c-4.1'], prompt: 'p'.repeat(40 * 1024) });
+    const { results, evaluations } = await judge({ models: MODELS, judges: ['fam_c-4.1'], prompt: 'p'.repeat(40 * 1024), generation_settings: { maxTokens: 32_000 } });
 
     // Assess
     expect(results.map((r) => r.output)).toEqual(Object.values(outputs));
