@@ -51,10 +51,19 @@ export function createApiHandler(gateway: () => Gateway | Promise<Gateway>, log:
       if (acceptsEventStream(event.headers.accept)) return answerWithEvents(prompts, accountId, request, options, config.sseKeepAliveMs, log, hooks.onResponse);
       const started = await prompts.start(accountId, request, options);
       const response = await started.answer;
+      let answer: ApiResult;
+      try {
+        answer = jsonResponse(200, response, { 'server-timing': timing.header() });
+      } catch (error) {
+        // Outputs too large for one string: the answer is withdrawn (nothing is charged, as the
+        // error body says), and what follows it, the release, still travels with the answer sent.
+        started.withdraw();
+        return { ...errorResponse(error, log), finished: started.finished };
+      }
       // A replay ran no model and charged nothing: it adds nothing to the metrics.
       if (!started.replayed) hooks.onResponse?.(response);
       // What follows the answer travels with it, for the sender to await once it is sent.
-      return { ...serialised(started, () => jsonResponse(200, response, { 'server-timing': timing.header() })), finished: started.finished };
+      return { ...answer, finished: started.finished };
     });
 }
 
@@ -96,21 +105,27 @@ async function answerWithEvents(
 function streamAnswer(stream: EventStream, started: Started, live: ReadonlySet<number>, log: Log, onResponse?: (response: PromptResponse) => void): void {
   started.answer.then(
     (response) => {
+      let done: string;
+      try {
+        response.results.forEach((result, index) => {
+          if (!live.has(index)) stream.send('result', JSON.stringify({ index, result }));
+        });
+        for (const evaluation of response.evaluations) stream.send('evaluation', JSON.stringify({ evaluation }));
+        if (response.ranking) stream.send('ranking', JSON.stringify({ ranking: response.ranking, judgeStatistics: response.judgeStatistics }));
+        done = jsonResponse(200, response).body;
+      } catch (error) {
+        // Outputs too large for one string: withdrawn, so nothing is charged, as the error event says.
+        started.withdraw();
+        stream.send('error', errorResponse(error, log).body);
+        stream.end();
+        return;
+      }
       try {
         onResponse?.(response);
       } catch (error) {
         log.error('Recording the response failed', { promptLogId: response.promptLogId, errorName: (error as Error).name });
       }
-      response.results.forEach((result, index) => {
-        if (!live.has(index)) stream.send('result', JSON.stringify({ index, result }));
-      });
-      for (const evaluation of response.evaluations) stream.send('evaluation', JSON.stringify({ evaluation }));
-      if (response.ranking) stream.send('ranking', JSON.stringify({ ranking: response.ranking, judgeStatistics: response.judgeStatistics }));
-      try {
-        stream.send('done', serialised(started, () => jsonResponse(200, response)).body);
-      } catch (error) {
-        stream.send('error', errorResponse(error, log).body);
-      }
+      stream.send('done', done);
       stream.end();
     },
     (error: unknown) => {
@@ -118,20 +133,6 @@ function streamAnswer(stream: EventStream, started: Started, live: ReadonlySet<n
       stream.end();
     },
   );
-}
-
-/**
- * The answer as its body. Outputs too large for one string (a hostile vendor's, each within
- * the read limit) cannot be serialised: the answer is withdrawn, so that nothing is charged,
- * and the error answer sent instead says so.
- */
-function serialised<T>(started: Started, serialise: () => T): T {
-  try {
-    return serialise();
-  } catch (error) {
-    started.withdraw();
-    throw error;
-  }
 }
 
 /**

@@ -93,9 +93,12 @@ async function runModel(planned: PlannedCall, index: number, options: FanOutOpti
     const route = options.route(model.entry);
     apiKey = route.endpoint.apiKey;
     // A vendor that echoes the key it was sent hands it to no caller, streamed or not.
-    const secrets = new KnownSecretsFilter([apiKey]);
+    let secrets = new KnownSecretsFilter([apiKey]);
+    let delivered = false;
     const deliver = (text: string) => {
-      if (text.length > 0) onDelta?.(index, text);
+      if (text.length === 0) return;
+      delivered = true;
+      onDelta?.(index, text);
     };
     const prepared = route.adapter.prepare(
       call,
@@ -115,12 +118,15 @@ async function runModel(planned: PlannedCall, index: number, options: FanOutOpti
     const { value: reply } = await withRetry(
       async () => {
         attemptStartedAt = Date.now();
+        // A retried attempt follows one that delivered nothing: what that one held back is dropped with it.
+        secrets = new KnownSecretsFilter([apiKey]);
+        streamed = '';
         try {
           return await prepared.send(signal);
         } catch (error) {
           // A streamed attempt that failed after some of its text went out is not retried: the
           // caller has that text already, and a second attempt would send different text after it.
-          if (streamed.length > 0 && error instanceof UpstreamError && error.retryable) throw new UpstreamError(error.code, error.message, { ...error.details, retryable: false });
+          if (delivered && error instanceof UpstreamError && error.retryable) throw new UpstreamError(error.code, error.message, { ...error.details, retryable: false });
           throw error;
         }
       },

@@ -28,8 +28,8 @@ const PATTERNS: readonly [RegExp, string][] = [
 /** Known secrets shorter than this are not searched for (they would redact ordinary words). */
 const MIN_KNOWN_LENGTH = 8;
 
-/** The shortest start of a known secret redacted where a text ends with it. */
-const MIN_KNOWN_START = 4;
+/** The shortest start of a known secret redacted where a text ends with it (shorter ones end ordinary words: `disk-0`). */
+const MIN_KNOWN_START = 8;
 
 /** Pieces of a known secret this long are redacted wherever they appear in a message. */
 const KNOWN_PIECE = 12;

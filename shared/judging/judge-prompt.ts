@@ -96,23 +96,28 @@ export function answerAllowance(call: ModelCall): number {
   return ADAPTERS[call.entry.protocol].sentOutputLimit(call);
 }
 
-/** Characters of ASCII text shown to a judge per token of an answer's allowance: about twice what honest text takes. */
-const SHOWN_ASCII_PER_TOKEN = 8;
+/** UTF-8 bytes of an answer shown to a judge per token of its allowance: about twice what honest text takes in any script. */
+const SHOWN_BYTES_PER_TOKEN = 8;
 
 /**
  * An answer as a judge is shown it: whole, unless it is far longer than its call's output
  * limit allows (a vendor that lied about its usage, or ignored the limit), then cut where
- * its ASCII characters at 8 a token and other characters at one a token pass the
- * allowance. Honest answers, at 4 to 5 characters a token, are never cut; a lying
- * vendor's megabytes cannot make every judge call cost hundreds of times what the
- * request reserved for it (at most a few times, for text of very short tokens).
+ * its UTF-8 bytes pass 8 a token of the allowance, never inside a character. Honest
+ * answers are never cut (English at 4 to 5 bytes a token, Cyrillic about 6, Chinese 3 to
+ * 4.5), and as a token is at least a byte, a lying vendor's megabytes make a judge call
+ * cost at most about 8 times what the request reserved for the answer, not hundreds.
  */
 export function shownAnswer(answer: string, allowanceTokens: number): string {
-  const budget = allowanceTokens * SHOWN_ASCII_PER_TOKEN;
+  const budget = allowanceTokens * SHOWN_BYTES_PER_TOKEN;
   let used = 0;
   for (let i = 0; i < answer.length; i++) {
-    used += answer.charCodeAt(i) > 0x7f ? SHOWN_ASCII_PER_TOKEN : 1;
-    if (used > budget) return `${answer.slice(0, i)} [cut: longer than its output limit allows]`;
+    const code = answer.charCodeAt(i);
+    // A surrogate pair is a 4-byte character: 2 bytes for each half.
+    used += code < 0x80 ? 1 : code < 0x800 || (code & 0xf800) === 0xd800 ? 2 : 3;
+    if (used > budget) {
+      const end = i > 0 && (answer.charCodeAt(i - 1) & 0xfc00) === 0xd800 ? i - 1 : i;
+      return `${answer.slice(0, end)} [cut: longer than its output limit allows]`;
+    }
   }
   return answer;
 }

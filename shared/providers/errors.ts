@@ -46,5 +46,6 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
  */
 export function vendorWord(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
-  return /^[A-Za-z0-9_.-]{1,64}$/.test(value) ? value : 'unrecognised';
+  // Not a name every object has (`toString`, `__proto__`): the readers look words up in tables.
+  return /^[A-Za-z0-9_.-]{1,64}$/.test(value) && !(value in Object.prototype) ? value : 'unrecognised';
 }

@@ -242,7 +242,7 @@ describe('Handler: api, an answer that cannot be serialised', () => {
   // JSON.stringify throws on a BigInt, as it does on outputs too long for one string.
   const unserialisable = { ...RESPONSE, promptLogId: 1n as unknown as string };
 
-  it('answers 500 and withdraws the answer, so that nothing is charged, as the error body says', async () => {
+  it('answers 500 and withdraws the answer, so that nothing is charged, as the error body says, and counts no credits', async () => {
     const observe = newObservability();
     const withdraw = vi.fn();
     const handler = createApiHandler(() => fakeGateway(async () => unserialisable, false, withdraw), observe.logger, apiHooks(observe));
@@ -252,6 +252,9 @@ describe('Handler: api, an answer that cannot be serialised', () => {
     expect(result.statusCode).toBe(500);
     expect(JSON.parse(result.body).error).toMatchObject({ code: 'internal_error', message: expect.stringContaining('not charged') });
     expect(withdraw).toHaveBeenCalledTimes(1);
+    // What follows the answer (the release) still travels with it, for the sender to await.
+    expect(result.finished).toBeInstanceOf(Promise);
+    expect(emfDocuments().some((d) => metricNames(d).includes(METRIC.creditsCharged))).toBe(false);
   });
 
   it('ends an event stream with an error event and withdraws the answer', async () => {
@@ -266,6 +269,7 @@ describe('Handler: api, an answer that cannot be serialised', () => {
     expect(body).toContain('event: error');
     expect(body).not.toContain('event: done');
     expect(withdraw).toHaveBeenCalledTimes(1);
+    expect(emfDocuments().some((d) => metricNames(d).includes(METRIC.creditsCharged))).toBe(false);
   });
 });
 

@@ -291,11 +291,21 @@ describe('Function: shownAnswer', () => {
     expect(shownAnswer(atLimit, 1_000)).toBe(atLimit);
   });
 
-  it('cuts an answer far past its allowance: ASCII at 8 characters a token, other characters at one', () => {
+  it('shows honest answers in other scripts whole: Cyrillic at about 6 bytes a token, Chinese at 3 to 4.5', () => {
+    const russian = 'Привет, мир. '.repeat(460);
+    expect(shownAnswer(russian, 1_500)).toBe(russian);
+    const chinese = '你好世界'.repeat(340);
+    expect(shownAnswer(chinese, 1_000)).toBe(chinese);
+  });
+
+  it('cuts an answer far past its allowance at 8 UTF-8 bytes a token, never inside a character', () => {
     const ascii = shownAnswer('w '.repeat(500_000), 1_000);
     expect(ascii.startsWith('w w ')).toBe(true);
     expect(ascii.length).toBeLessThan(8_000 + 60);
     expect(ascii).toMatch(/\[cut: longer than its output limit allows\]$/);
-    expect(shownAnswer('字'.repeat(5_000), 1_000).length).toBeLessThan(1_000 + 60);
+    expect(shownAnswer('字'.repeat(5_000), 1_000).length).toBeLessThan(8_000 / 3 + 60);
+    // Two bytes first, so that the limit falls between the halves of an emoji.
+    const shown = shownAnswer(`ab${'😀'.repeat(3_000)}`, 1_000).replace(/ \[cut: .*$/, '');
+    expect(shown).toBe(`ab${'😀'.repeat(1_999)}`);
   });
 });

@@ -10,8 +10,10 @@ describe('Function: redactSecrets', () => {
       'Incorrect API key provided: [redacted]. Partial [redacted]... end',
     );
     expect(redactSecrets(`Bad key ${KEY.slice(5, 25)} (check it)`, [KEY])).toBe('Bad key [redacted] (check it)');
-    expect(redactSecrets(`${'x'.repeat(20)}${KEY.slice(0, 6)}`, [KEY])).toBe(`${'x'.repeat(20)}[redacted]`);
+    expect(redactSecrets(`${'x'.repeat(20)}${KEY.slice(0, 9)}`, [KEY])).toBe(`${'x'.repeat(20)}[redacted]`);
     expect(redactSecrets('Nothing secret here at all, only words.', [KEY])).toBe('Nothing secret here at all, only words.');
+    // A few characters a key starts with also end ordinary words.
+    expect(redactSecrets('please check the disk-0', ['sk-0123456789abcdef0123'])).toBe('please check the disk-0');
   });
 });
 

@@ -13,17 +13,19 @@ const FINAL: ReadonlySet<string> = new Set(['response.completed', 'response.inco
  * `failed` carry the whole response, which fromResponsesResponse maps as it maps a
  * non-streamed one (so usage is priced by the same code); an `error` event fails the call.
  * The first final event ends the answer: whatever follows it (more deltas, a second final
- * response) is not read, so the text the caller was streamed stays the output.
+ * response) is not read. Once text was streamed, it is the output (the final response's
+ * own copy may differ), so that the deltas joined are the result's output.
  */
 export class ResponsesStream {
   private text = '';
   private final: unknown;
+  private ended = false;
   private events = 0;
 
   constructor(private readonly onDelta: (text: string) => void) {}
 
   onEvent(event: SseEvent): void {
-    if (this.final !== undefined) return;
+    if (this.ended) return;
     const data = eventJson(event);
     this.events++;
     const type = typeof data['type'] === 'string' ? data['type'] : event.event;
@@ -32,6 +34,7 @@ export class ResponsesStream {
       this.text += data['delta'];
       this.onDelta(data['delta']);
     } else if (FINAL.has(type)) {
+      this.ended = true;
       this.final = data['response'];
     } else if (type === 'error') {
       const code = typeof data['code'] === 'string' ? data['code'] : undefined;
@@ -51,7 +54,10 @@ export class ResponsesStream {
 
   /** The reply; a stream cut before its final event has the text streamed and no usage. */
   finish(): ModelReply {
-    if (this.final !== undefined) return fromResponsesResponse(this.final);
+    if (this.final !== undefined) {
+      const reply = fromResponsesResponse(this.final);
+      return this.text === '' ? reply : { ...reply, output: this.text };
+    }
     if (this.events === 0) throw new UpstreamError('upstream_malformed_response', 'The provider streamed no answer', { upstreamStatus: 200 });
     return fromResponsesResponse({ status: 'completed', output: [{ type: 'message', content: [{ type: 'output_text', text: this.text }] }] });
   }

@@ -542,3 +542,15 @@ describe('Class: MessagesStream', () => {
     },
   );
 });
+
+describe('Function: fromMessagesResponse, a lying stop_reason', () => {
+  it.each(['toString', '__proto__', 'constructor', 'OTHER sk-ant-SECRET the prompt'])(
+    'repeats %j as no vendor word: the warnings stay strings, the reason unrecognised',
+    (reason) => {
+      const reply = fromMessagesResponse({ ...fixture('plain'), stop_reason: reason });
+      expect(reply.finishReason).toBe('unrecognised');
+      for (const warning of reply.warnings) expect(typeof warning).toBe('string');
+      expect(JSON.stringify(reply)).not.toMatch(/SECRET|prompt/);
+    },
+  );
+});

@@ -537,4 +537,26 @@ describe('Class: ResponsesStream', () => {
     expect(deltas).toEqual(['Hostile vendor answer text.']);
     expect(stream.finish().output).toBe(deltas.join(''));
   });
+
+  it("answers the text it streamed, whatever the final response's own copy says, and reads nothing after a final event without a response", () => {
+    const read = (events: object[]) => {
+      const stream = new ResponsesStream(() => undefined);
+      for (const data of events) stream.onEvent({ event: 'message', data: JSON.stringify(data) });
+      return stream.finish();
+    };
+    const completed = {
+      status: 'completed',
+      output: [{ type: 'message', content: [{ type: 'output_text', text: 'Totally different' }] }],
+      usage: { input_tokens: 5, output_tokens: 6 },
+    };
+    expect(
+      read([
+        { type: 'response.output_text.delta', delta: 'Hello' },
+        { type: 'response.completed', response: completed },
+      ]).output,
+    ).toBe('Hello');
+    expect(read([{ type: 'response.output_text.delta', delta: 'Hello' }, { type: 'response.completed' }, { type: 'response.output_text.delta', delta: ' MORE' }]).output).toBe(
+      'Hello',
+    );
+  });
 });
