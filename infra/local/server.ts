@@ -82,7 +82,7 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   }
   const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
   const message = status === 431 ? 'The request headers are too large' : status === 408 ? 'The request was not received in time' : 'The request is not valid HTTP';
-  const body = JSON.stringify({ error: { code: 'bad_request', message } });
+  const { body } = errorResponse(new BadRequestError(message, status));
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncache-control: no-store\r\n` +
       `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
@@ -91,9 +91,12 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
 
 async function handle(req: IncomingMessage, res: ServerResponse, handlers: LocalHandlers, requestId: string): Promise<void> {
   if (req.headers.host === undefined && req.httpVersion === '1.1') return reject(req, res, new BadRequestError('The Host header is missing'), requestId, true);
-  const target = req.url ?? '/';
-  if (!URL.canParse(target, 'http://localhost')) return reject(req, res, new BadRequestError('The request target is not a valid path'), requestId, true);
-  const path = new URL(target, 'http://localhost').pathname.replace(/\/+$/, '');
+  let path: string;
+  try {
+    path = new URL(req.url ?? '/', 'http://localhost').pathname.replace(/\/+$/, '');
+  } catch {
+    return reject(req, res, new BadRequestError('The request target is not a valid path'), requestId, true);
+  }
   const route = Object.hasOwn(ROUTES, path) ? ROUTES[path] : undefined;
   if (!route) return reject(req, res, new NotFoundError(path || '/'), requestId);
   if (req.method !== route.method) return reject(req, res, new MethodNotAllowedError(req.method ?? '', route.method), requestId);

@@ -92,7 +92,8 @@ async function runModel(planned: PlannedCall, index: number, options: FanOutOpti
   try {
     const route = options.route(model.entry);
     apiKey = route.endpoint.apiKey;
-    // A vendor that echoes the key it was sent hands it to no caller, streamed or not.
+    // A vendor that echoes the key it was sent hands it to no caller, streamed (the deltas
+    // pass through this filter) or not (the output is redacted below).
     let secrets = new KnownSecretsFilter([apiKey]);
     let delivered = false;
     const deliver = (text: string) => {
@@ -116,11 +117,13 @@ async function runModel(planned: PlannedCall, index: number, options: FanOutOpti
       started = performance.now();
     }
     const { value: reply } = await withRetry(
-      async () => {
+      async (attempt) => {
         attemptStartedAt = Date.now();
-        // A retried attempt follows one that delivered nothing: what that one held back is dropped with it.
-        secrets = new KnownSecretsFilter([apiKey]);
-        streamed = '';
+        if (attempt > 1) {
+          // A retried attempt follows one that delivered nothing: what that one held back is dropped with it.
+          secrets = new KnownSecretsFilter([apiKey]);
+          streamed = '';
+        }
         try {
           return await prepared.send(signal);
         } catch (error) {

@@ -45,7 +45,7 @@ export function redactSecrets(text: string, known: readonly (string | undefined)
   let out = text;
   for (const secret of known) {
     if (!secret || secret.length < MIN_KNOWN_LENGTH) continue;
-    out = withoutPieces(out.split(secret).join(REDACTED), secret);
+    out = withoutPieces(redactKnown(out, [secret]), secret);
     const start = knownStartAtEnd(out, secret, MIN_KNOWN_START);
     if (start > 0) out = out.slice(0, out.length - start) + REDACTED;
   }

@@ -2,7 +2,7 @@ import type { PromptRequest } from '../contract/types.js';
 import type { Evaluation, RankingEntry } from '../judging/types.js';
 import type { PromptLogContent, PromptLogMeta } from '../storage/prompt-logs.js';
 import type { ModelResult } from '../compare/result.js';
-import { chargedUsd } from '../pricing/charge.js';
+import { callCharged } from '../pricing/charge.js';
 
 export interface PromptLogInput {
   promptLogId: string;
@@ -87,9 +87,9 @@ function judgeUsage(evaluations: readonly Evaluation[]): JudgeUsage[] {
       if (order.status === 'failed') usage.failedCalls++;
       usage.tokensIn += order.tokensIn;
       usage.tokensOut += order.tokensOut;
-      // As the request charged it (chargedUsd), so that the totals account for the charge.
-      const { usd, estimatedUsd } = chargedUsd([order]);
-      usage.providerCost = round12(usage.providerCost + usd - estimatedUsd);
+      // As the request charged it, so that the totals account for the charge.
+      const { observedUsd, estimatedUsd } = callCharged(order);
+      usage.providerCost = round12(usage.providerCost + observedUsd);
       usage.estimatedCost = round12(usage.estimatedCost + estimatedUsd);
     }
     byJudge.set(evaluation.judgeModelId, usage);

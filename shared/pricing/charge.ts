@@ -61,17 +61,23 @@ export interface ReportedCall {
 }
 
 /**
- * What calls are charged, USD: completed ones at their provider cost, or where that is
- * unavailable at their estimate; failed ones nothing; cancelled ones (stopped when their
- * caller disconnected) what they had used, the same way. `estimatedUsd` is the estimated part.
+ * What one call is charged, USD, in its two parts: a completed call its provider cost, or
+ * where that is unavailable its estimate; a failed one nothing; a cancelled one (stopped
+ * when its caller disconnected) what it had used, the same way.
  */
+export function callCharged(call: ReportedCall): { observedUsd: number; estimatedUsd: number } {
+  if (call.status === 'failed') return { observedUsd: 0, estimatedUsd: 0 };
+  return call.providerCost !== null ? { observedUsd: call.providerCost, estimatedUsd: 0 } : { observedUsd: 0, estimatedUsd: call.estimatedCost ?? 0 };
+}
+
+/** What calls are charged, USD, added up (callCharged); `estimatedUsd` is the estimated part. */
 export function chargedUsd(calls: readonly ReportedCall[]): { usd: number; estimatedUsd: number } {
   let usd = 0;
   let estimatedUsd = 0;
   for (const call of calls) {
-    if (call.status === 'failed') continue;
-    if (call.providerCost !== null) usd += call.providerCost;
-    else estimatedUsd += call.estimatedCost ?? 0;
+    const charged = callCharged(call);
+    usd += charged.observedUsd + charged.estimatedUsd;
+    estimatedUsd += charged.estimatedUsd;
   }
-  return { usd: usd + estimatedUsd, estimatedUsd };
+  return { usd, estimatedUsd };
 }
