@@ -41,7 +41,7 @@ const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
  *   rest: API keys, idempotency records, the tools.
  * Each SDK client signs, resolves the endpoint, refreshes credentials, retries throttling
  * and transient failures (3 attempts in all) and parses error answers; neither has the
- * SDK's logger step (`withoutSdkLogger`).
+ * SDK steps that do nothing for the store (`withoutIdleSteps`).
  */
 export interface StoreClient {
   items: DynamoDBClient;
@@ -62,8 +62,8 @@ export function createStoreClient({ region, endpoint, local = false, requestHand
     requestHandler: handler,
     maxAttempts: 3,
   };
-  const items = withoutSdkLogger(new DynamoDBClient({ ...settings, cacheMiddleware: true }));
-  const documents = DynamoDBDocumentClient.from(withoutSdkLogger(new DynamoDBClient(settings)), {
+  const items = withoutIdleSteps(new DynamoDBClient({ ...settings, cacheMiddleware: true }));
+  const documents = DynamoDBDocumentClient.from(withoutIdleSteps(new DynamoDBClient(settings)), {
     // Its own copy: the document client sets options of its own in the object it is given.
     marshallOptions: { ...MARSHALL_OPTIONS },
     // A stored number beyond what a JavaScript number holds exactly is refused, never rounded (the SDK throws).
@@ -80,15 +80,25 @@ export function createStoreClient({ region, endpoint, local = false, requestHand
 }
 
 /**
- * Without the SDK's logger step, which hands each call's whole input and output (items:
- * prompts, outputs, stored answers) to the client's logger, and filters them for it even
- * when that logger is the default no-op one (4 to 8 % of a store call's CPU here). The
- * gateway logs its store calls itself, never their items.
+ * The SDK steps that do nothing for a store call, taken out of each client's stack: every
+ * step is an async layer that each call runs through, whatever it does. Measured on an
+ * UpdateItem with a stubbed request handler, the two build steps were 18 µs of about
+ * 145 µs of an SDK call's CPU here, the logger step 4 to 8 % of it.
+ * - `loggerMiddleware` hands each call's whole input and output (items: prompts, outputs,
+ *   stored answers) to the client's logger, and filters them for it even when that logger
+ *   is the default no-op one. The gateway logs its store calls itself, never their items.
+ * - `getUserAgentMiddleware` rebuilds and escapes the SDK's user-agent header on every
+ *   call: DynamoDB answers the same without it.
+ * - `recursionDetectionMiddleware` reads the environment on every call to copy a Lambda's
+ *   trace ID into the request, for Lambda's detection of recursive loops, which covers
+ *   SQS, SNS and S3, not DynamoDB. The store calls are traced by `instrumentStore`.
  */
-function withoutSdkLogger(client: DynamoDBClient): DynamoDBClient {
-  client.middlewareStack.remove('loggerMiddleware');
+function withoutIdleSteps(client: DynamoDBClient): DynamoDBClient {
+  for (const step of IDLE_STEPS) client.middlewareStack.remove(step);
   return client;
 }
+
+export const IDLE_STEPS = ['loggerMiddleware', 'getUserAgentMiddleware', 'recursionDetectionMiddleware'] as const;
 
 const MARSHALL_OPTIONS = Object.freeze({ removeUndefinedValues: true });
 

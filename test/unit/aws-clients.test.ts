@@ -4,7 +4,7 @@ import { HttpResponse, type HttpHandler, type HttpRequest } from '@smithy/core/p
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError, loadConfig } from '../../shared/config.js';
 import { configuredStoreClient } from '../../shared/storage/store.js';
-import { createStoreClient, toAttributes, type StoreClient } from '../../shared/storage/dynamodb.js';
+import { createStoreClient, IDLE_STEPS, toAttributes, type StoreClient } from '../../shared/storage/dynamodb.js';
 
 /** A request handler that answers every call with an empty item and keeps the requests the SDK built (signed, endpoint resolved). */
 function recordingHandler(): HttpHandler & { requests: HttpRequest[] } {
@@ -75,6 +75,25 @@ describe('Function: createStoreClient', () => {
     expect(JSON.stringify(logged)).not.toContain('secret prompt');
     expect(JSON.stringify(logged)).not.toContain('pl_1');
     expect(client.items.middlewareStack.identify().join()).not.toContain('loggerMiddleware');
+  });
+
+  it('leaves out the steps that do nothing for a store call: each request carries no user-agent or Lambda trace header, even inside a Lambda', async () => {
+    // What the recursion-detection step reads to add the trace header.
+    vi.stubEnv('AWS_LAMBDA_FUNCTION_NAME', 'gateway-api');
+    vi.stubEnv('_X_AMZN_TRACE_ID', 'Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1');
+    const handler = recordingHandler();
+    const client = createStoreClient({ region: 'local', endpoint: 'http://127.0.0.1:8000', local: true, requestHandler: handler });
+    await client.items.send(new GetItemCommand({ TableName: 'gateway-accounts', Key: { accountId: { S: 'acct_1' } } }));
+    await client.documents.send(new GetCommand({ TableName: 'gateway-accounts', Key: { accountId: 'acct_1' } }));
+    client.destroy();
+    expect(handler.requests).toHaveLength(2);
+    for (const request of handler.requests) {
+      const names = Object.keys(request.headers).map((name) => name.toLowerCase());
+      expect(names).toContain('authorization');
+      expect(names).not.toContain('x-amz-user-agent');
+      expect(names).not.toContain('x-amzn-trace-id');
+    }
+    for (const sdk of [client.items, client.documents]) for (const step of IDLE_STEPS) expect(sdk.middlewareStack.identify().join()).not.toContain(step);
   });
 
   it('signs calls to a local store with fixed credentials, needing none from the environment', async () => {
