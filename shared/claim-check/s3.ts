@@ -27,13 +27,13 @@ export class S3ClaimCheck implements ClaimCheckStore {
   ) {}
 
   async put(key: string, body: string): Promise<void> {
-    const { PutObjectCommand } = await import('@aws-sdk/client-s3');
+    const { PutObjectCommand } = await import('#sdk/s3');
     const client = await this.s3();
     await client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: 'application/json' }));
   }
 
   async get(key: string): Promise<string> {
-    const { GetObjectCommand } = await import('@aws-sdk/client-s3');
+    const { GetObjectCommand } = await import('#sdk/s3');
     const client = await this.s3();
     try {
       const answer = await client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
@@ -47,7 +47,7 @@ export class S3ClaimCheck implements ClaimCheckStore {
 
   async delete(keys: readonly string[]): Promise<void> {
     if (keys.length === 0) return;
-    const { DeleteObjectsCommand } = await import('@aws-sdk/client-s3');
+    const { DeleteObjectsCommand } = await import('#sdk/s3');
     const client = await this.s3();
     for (let start = 0; start < keys.length; start += DELETE_BATCH) {
       const batch = keys.slice(start, start + DELETE_BATCH);
@@ -62,7 +62,7 @@ export class S3ClaimCheck implements ClaimCheckStore {
   private s3(): Promise<S3Client> {
     this.client ??= this.options.client
       ? Promise.resolve(this.options.client)
-      : import('@aws-sdk/client-s3').then(
+      : import('#sdk/s3').then(
           ({ S3Client: Client }) => new Client({ region: this.options.region, ...(this.options.endpoint ? { endpoint: this.options.endpoint, forcePathStyle: true } : {}) }),
         );
     return this.client;

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -9,7 +9,13 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleFunction, bundleSizes, SCHEMA_WORKER_FILE } from '../../infra/stack/bundle.js';
 import { GatewayStack } from '../../infra/stack/gateway-stack.js';
+import * as bedrockRuntimeSdk from '../../shared/sdk/bedrock-runtime.js';
+import * as s3Sdk from '../../shared/sdk/s3.js';
+import * as sfnSdk from '../../shared/sdk/sfn.js';
 import { splitStreamed } from '../support/lambda-streaming.mjs';
+
+/** What each `#sdk/<name>` module exports in the sources. */
+const SDK_SOURCES = { 'bedrock-runtime': bedrockRuntimeSdk, s3: s3Sdk, sfn: sfnSdk };
 
 /** The api function bundled exactly as the stack bundles it (infra/stack/bundle.ts). */
 let dir: string;
@@ -77,6 +83,27 @@ describe('Function: bundleFunction', () => {
   ])('leaves %s to a chunk that loads on demand', (_, pattern) => {
     expect(allInputs.some((input) => pattern.test(input))).toBe(true);
     expect(eagerInputs.filter((input) => pattern.test(input))).toEqual([]);
+  });
+
+  it("bundles the SDK clients loaded on demand apart: none of their code in the cold start, each found from the entry's folder and from a chunk's", async () => {
+    // Parts of the SDK's core only they use: S3's XML protocol and its serializer, HTTP/2 (Bedrock), waiters.
+    expect(eagerInputs.filter((input) => /protocols\/xml\/(AwsRestXmlProtocol|XmlShapeSerializer)|node-http2|util-waiter\//.test(input))).toEqual([]);
+    const code = readdirSync(dir, { recursive: true, encoding: 'utf8' })
+      .filter((file) => file.endsWith('.mjs') && !file.startsWith('sdk/'))
+      .map((file) => readFileSync(join(dir, file), 'utf8'))
+      .join('\n');
+    const names = [...new Set([...code.matchAll(/import\("#sdk\/([a-z0-9-]+)"\)/g)].map((match) => match[1]!))].sort();
+    expect(names).toEqual(Object.keys(SDK_SOURCES).sort());
+    for (const name of names) {
+      const source = Object.keys(SDK_SOURCES[name as keyof typeof SDK_SOURCES]).sort();
+      for (const folder of [dir, join(dir, 'chunks')]) {
+        const probe = join(folder, `probe-${name}.mjs`);
+        writeFileSync(probe, `export const sdk = await import('#sdk/${name}');`);
+        const { sdk } = (await import(pathToFileURL(probe).href)) as { sdk: Record<string, unknown> };
+        expect(Object.keys(sdk).sort()).toEqual(source);
+        expect(Object.values(sdk).every((value) => typeof value === 'function')).toBe(true);
+      }
+    }
   });
 
   it('bundles the DynamoDB and Secrets Manager clients with the commands sent, and no other, and gives the entry a working require', async () => {

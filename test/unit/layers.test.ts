@@ -20,6 +20,7 @@ const LAYERS: readonly (readonly string[])[] = [
     'shared/http/post.ts',
     'shared/http/redact.ts',
     'shared/http/server-timing.ts',
+    'shared/sdk',
   ],
   // 1. the contract and the catalog (and the configuration, which names catalog types)
   ['shared/contract', 'shared/catalog', 'shared/config.ts'],
@@ -45,7 +46,7 @@ const LAYERS: readonly (readonly string[])[] = [
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const SOURCE = /\.(ts|mts|mjs|cjs)$/;
-const IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*)['"](\.{1,2}\/[^'"]+)['"]/g;
+const IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*)['"]((?:\.{1,2}\/|#sdk\/)[^'"]+)['"]/g;
 
 function sourceFiles(folder: string): string[] {
   return readdirSync(join(ROOT, folder), { withFileTypes: true }).flatMap((entry) => {
@@ -66,9 +67,10 @@ function layerOf(path: string): number | undefined {
   return best?.layer;
 }
 
-/** Every relative import of a file, as repository-relative paths (`.js` written for `.ts` resolved back). */
+/** Every relative import of a file, and every `#sdk/<name>` (package.json's `imports`), as repository-relative paths (`.js` written for `.ts` resolved back). */
 function importsOf(file: string, text: string): string[] {
   return [...text.matchAll(IMPORT)].map((match) => {
+    if (match[1]!.startsWith('#sdk/')) return `shared/sdk/${match[1]!.slice('#sdk/'.length)}.ts`;
     const target = relative(ROOT, resolve(ROOT, dirname(file), match[1] as string))
       .split('\\')
       .join('/');
@@ -113,6 +115,7 @@ describe('layers', () => {
     // A parser that found nothing would pass every rule below.
     expect(files.length).toBeGreaterThan(100);
     expect(importsOf('shared/gateway.ts', files.find((f) => f.path === 'shared/gateway.ts')?.text ?? '')).toContain('shared/credits/store.ts');
+    expect(importsOf('shared/claim-check/s3.ts', files.find((f) => f.path === 'shared/claim-check/s3.ts')?.text ?? '')).toContain('shared/sdk/s3.ts');
   });
 
   it('gives every source file a layer', () => {

@@ -7,8 +7,7 @@ export const DEFAULT_REGION = 'us-east-1';
 /** Locally the simulator answers; static keys spare the credential chain lookup. */
 const SIMULATED_CREDENTIALS = { accessKeyId: 'simulated', secretAccessKey: 'simulated' };
 
-type Sdk = Pick<typeof import('@aws-sdk/client-bedrock-runtime'), 'BedrockRuntimeClient' | 'ConverseCommand' | 'ConverseStreamCommand'> &
-  Pick<typeof import('@smithy/node-http-handler'), 'NodeHttpHandler'>;
+type Sdk = typeof import('#sdk/bedrock-runtime');
 
 let sdk: Promise<Sdk> | undefined;
 const clients = new Map<string, BedrockRuntimeClient>();
@@ -18,18 +17,10 @@ const clients = new Map<string, BedrockRuntimeClient>();
  * for the SDK's import.
  */
 function loadSdk(): Promise<Sdk> {
-  sdk ??= Promise.all([import('@aws-sdk/client-bedrock-runtime'), import('@smithy/node-http-handler')]).then(
-    ([runtime, http]) => ({
-      BedrockRuntimeClient: runtime.BedrockRuntimeClient,
-      ConverseCommand: runtime.ConverseCommand,
-      ConverseStreamCommand: runtime.ConverseStreamCommand,
-      NodeHttpHandler: http.NodeHttpHandler,
-    }),
-    (error: unknown) => {
-      sdk = undefined;
-      throw error;
-    },
-  );
+  sdk ??= import('#sdk/bedrock-runtime').catch((error: unknown) => {
+    sdk = undefined;
+    throw error;
+  });
   return sdk;
 }
 
