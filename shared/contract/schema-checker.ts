@@ -1,4 +1,5 @@
-import { Worker } from 'node:worker_threads';
+import { createRequire } from 'node:module';
+import type { Worker } from 'node:worker_threads';
 import type { StructuredOutput } from './structured-output.js';
 import { ServiceUnavailableError, ValidationError, type FieldError } from '../errors.js';
 import type { SchemaAnswer, SchemaJob, SchemaMessage } from './schema-protocol.js';
@@ -8,6 +9,13 @@ import type { PromptRequest } from './types.js';
 export const SCHEMA_DEADLINE_MS = 2_000;
 /** How long a new thread may take to load (tsx from source on a busy machine, ajv) before its first job is failed. */
 const START_DEADLINE_MS = 15_000;
+
+/**
+ * `node:worker_threads`, loaded with the first schema thread: a process that never sees a
+ * `response_schema` never loads it (3 ms of a Lambda cold start here). Synchronous, as
+ * starting the thread is.
+ */
+const workerThreads = (): typeof import('node:worker_threads') => createRequire(import.meta.url)('node:worker_threads');
 
 /** The schema thread did not answer: it stopped, or a job outran the deadline. */
 export class SchemaThreadUnavailable extends Error {
@@ -92,7 +100,7 @@ export class SchemaChecker {
     // a Lambda runtime starts node with (`--max-old-space-size` and the like).
     const inputType = process.execArgv.some((flag) => flag.startsWith('--input-type'));
     const execArgv = inputType ? process.execArgv.filter((flag) => !flag.startsWith('--input-type')) : undefined;
-    const worker = new Worker(threadUrl(), { ...(execArgv ? { execArgv } : {}), workerData: { faults: this.options.faults === true } });
+    const worker = new (workerThreads().Worker)(threadUrl(), { ...(execArgv ? { execArgv } : {}), workerData: { faults: this.options.faults === true } });
     worker.unref();
     this.worker = worker;
     this.ready = false;

@@ -128,6 +128,13 @@ describe('Function: bundleFunction', () => {
   });
 });
 
+describe('Function: bundleFunction, Node modules at a cold start', () => {
+  it('loads neither worker_threads (the schema thread, started by the first response_schema) nor http2 (Bedrock) at import', async () => {
+    const stdout = await runBundled(["process.stdout.write('\\n' + JSON.stringify(process.moduleLoadList.filter((name) => /worker_threads|http2/.test(name))));"], {}).exited;
+    expect(JSON.parse(stdout.trim().split('\n').at(-1)!)).toEqual([]);
+  });
+});
+
 describe('Function: bundleFunction, web streams', () => {
   it("loads no web streams at a cold start: Middy core's ReadableStream is an instanceof check that loads Node's class when asked", async () => {
     expect(eagerInputs).toContain('infra/stack/stream-web-lite.ts');
