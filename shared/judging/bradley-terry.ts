@@ -44,12 +44,17 @@ function tally(n: number, games: readonly Games[]): Games[] {
   const byPair = new Map<number, Games>();
   for (const game of games) {
     if (game.a === game.b || game.a < 0 || game.b < 0 || game.a >= n || game.b >= n) continue;
-    const [a, b, winsA, winsB] = game.a < game.b ? [game.a, game.b, game.winsA, game.winsB] : [game.b, game.a, game.winsB, game.winsA];
+    const ordered = game.a < game.b;
+    const a = ordered ? game.a : game.b;
+    const b = ordered ? game.b : game.a;
     const key = a * n + b;
-    const pair = byPair.get(key) ?? { a, b, winsA: 0, winsB: 0 };
-    pair.winsA += winsA;
-    pair.winsB += winsB;
-    byPair.set(key, pair);
+    let pair = byPair.get(key);
+    if (!pair) {
+      pair = { a, b, winsA: 0, winsB: 0 };
+      byPair.set(key, pair);
+    }
+    pair.winsA += ordered ? game.winsA : game.winsB;
+    pair.winsB += ordered ? game.winsB : game.winsA;
   }
   return [...byPair.values()];
 }
@@ -103,7 +108,9 @@ function components(n: number, pairs: readonly Games[]): number[][] {
   const groups = new Map<number, number[]>();
   for (let i = 0; i < n; i++) {
     const root = find(i);
-    groups.set(root, [...(groups.get(root) ?? []), i]);
+    const group = groups.get(root);
+    if (group) group.push(i);
+    else groups.set(root, [i]);
   }
   return [...groups.values()];
 }
@@ -111,54 +118,63 @@ function components(n: number, pairs: readonly Games[]): number[][] {
 /**
  * Newton-Raphson on the log-likelihood, one group of linked items at a time with its first
  * item held at 0 (the scale is free), halving a step that would lower the likelihood.
- * Converges in a handful of steps where the strengths exist (Ford's condition).
+ * Converges in a handful of steps where the strengths exist (Ford's condition). The
+ * bootstrap runs it 200 times a ranking, so its buffers are made once a group, not once a
+ * step (the arithmetic, and so every result, as written step by step).
  */
 function newton(n: number, pairs: readonly Games[], groups: readonly number[][]): number[] {
   const theta = new Array<number>(n).fill(0);
+  const next = new Array<number>(n);
+  // Each item's row in the system (-1: the group's first item, held at 0, or another group's).
+  const row = new Int32Array(n);
   for (const group of groups) {
-    const free = group.slice(1);
-    const index = new Map(free.map((item, k) => [item, k]));
-    const members = new Set(group);
-    const inGroup = pairs.filter((p) => members.has(p.a));
+    const m = group.length - 1;
+    row.fill(-1);
+    for (let k = 1; k < group.length; k++) row[group[k] as number] = k - 1;
+    const first = group[0] as number;
+    const inGroup = pairs.filter((p) => p.a === first || row[p.a] !== -1);
+    const gradient = new Array<number>(m);
+    const hessian = new Array<number>(m * m);
+    const system = new Array<number>(m * (m + 1));
+    const step = new Array<number>(m).fill(0);
     let current = logLikelihood(theta, inGroup);
     for (let iteration = 0; iteration < MAX_ITERATIONS; iteration++) {
-      const m = free.length;
-      const gradient = new Array<number>(m).fill(0);
-      const hessian = Array.from({ length: m }, () => new Array<number>(m).fill(0));
+      gradient.fill(0);
+      hessian.fill(0);
       for (const { a, b, winsA, winsB } of inGroup) {
         const pa = 1 / (1 + Math.exp((theta[b] as number) - (theta[a] as number)));
         const games = winsA + winsB;
         const curvature = games * pa * (1 - pa);
-        const ia = index.get(a);
-        const ib = index.get(b);
-        if (ia !== undefined) {
+        const ia = row[a] as number;
+        const ib = row[b] as number;
+        if (ia !== -1) {
           gradient[ia] = (gradient[ia] as number) + winsA - games * pa;
-          hessian[ia]![ia] = (hessian[ia]![ia] as number) + curvature;
+          hessian[ia * m + ia] = (hessian[ia * m + ia] as number) + curvature;
         }
-        if (ib !== undefined) {
+        if (ib !== -1) {
           gradient[ib] = (gradient[ib] as number) - (winsA - games * pa);
-          hessian[ib]![ib] = (hessian[ib]![ib] as number) + curvature;
+          hessian[ib * m + ib] = (hessian[ib * m + ib] as number) + curvature;
         }
-        if (ia !== undefined && ib !== undefined) {
-          hessian[ia]![ib] = (hessian[ia]![ib] as number) - curvature;
-          hessian[ib]![ia] = (hessian[ib]![ia] as number) - curvature;
+        if (ia !== -1 && ib !== -1) {
+          hessian[ia * m + ib] = (hessian[ia * m + ib] as number) - curvature;
+          hessian[ib * m + ia] = (hessian[ib * m + ia] as number) - curvature;
         }
       }
-      const step = solve(hessian, gradient);
-      if (!step) break;
+      if (!solve(m, hessian, gradient, system, step)) break;
       let scale = 1;
-      let next = theta.slice();
       let likelihood = current;
       for (let halving = 0; halving < 30; halving++, scale /= 2) {
-        next = theta.slice();
-        free.forEach((item, k) => {
+        for (let i = 0; i < n; i++) next[i] = theta[i] as number;
+        for (let k = 0; k < m; k++) {
+          const item = group[k + 1] as number;
           next[item] = (theta[item] as number) + scale * (step[k] as number);
-        });
+        }
         likelihood = logLikelihood(next, inGroup);
         if (likelihood >= current - 1e-12) break;
       }
-      const change = Math.max(...step.map((d) => Math.abs(d * scale)));
-      for (const item of free) theta[item] = next[item] as number;
+      let change = -Infinity;
+      for (let k = 0; k < m; k++) change = Math.max(change, Math.abs((step[k] as number) * scale));
+      for (let k = 1; k < group.length; k++) theta[group[k] as number] = next[group[k] as number] as number;
       current = likelihood;
       if (change < TOLERANCE) break;
     }
@@ -180,27 +196,38 @@ function softplus(x: number): number {
   return x > 0 ? x + Math.log1p(Math.exp(-x)) : Math.log1p(Math.exp(x));
 }
 
-/** Solves H x = g by Gaussian elimination with partial pivoting; undefined when H is singular. */
-function solve(matrix: number[][], vector: number[]): number[] | undefined {
-  const m = vector.length;
-  const a = matrix.map((row, i) => [...row, vector[i] as number]);
+/**
+ * Solves H x = g (H: m x m, row by row) by Gaussian elimination with partial pivoting, into
+ * `x`, with `a` (m x (m + 1)) to work in; false when H is singular.
+ */
+function solve(m: number, matrix: readonly number[], vector: readonly number[], a: number[], x: number[]): boolean {
+  const width = m + 1;
+  for (let i = 0; i < m; i++) {
+    for (let k = 0; k < m; k++) a[i * width + k] = matrix[i * m + k] as number;
+    a[i * width + m] = vector[i] as number;
+  }
   for (let col = 0; col < m; col++) {
     let pivot = col;
-    for (let row = col + 1; row < m; row++) if (Math.abs(a[row]![col] as number) > Math.abs(a[pivot]![col] as number)) pivot = row;
-    if (Math.abs(a[pivot]![col] as number) < 1e-12) return undefined;
-    [a[col], a[pivot]] = [a[pivot] as number[], a[col] as number[]];
-    for (let row = col + 1; row < m; row++) {
-      const factor = (a[row]![col] as number) / (a[col]![col] as number);
-      for (let k = col; k <= m; k++) a[row]![k] = (a[row]![k] as number) - factor * (a[col]![k] as number);
+    for (let r = col + 1; r < m; r++) if (Math.abs(a[r * width + col] as number) > Math.abs(a[pivot * width + col] as number)) pivot = r;
+    if (Math.abs(a[pivot * width + col] as number) < 1e-12) return false;
+    if (pivot !== col) {
+      for (let k = 0; k < width; k++) {
+        const held = a[col * width + k] as number;
+        a[col * width + k] = a[pivot * width + k] as number;
+        a[pivot * width + k] = held;
+      }
+    }
+    for (let r = col + 1; r < m; r++) {
+      const factor = (a[r * width + col] as number) / (a[col * width + col] as number);
+      for (let k = col; k <= m; k++) a[r * width + k] = (a[r * width + k] as number) - factor * (a[col * width + k] as number);
     }
   }
-  const x = new Array<number>(m).fill(0);
-  for (let row = m - 1; row >= 0; row--) {
-    let sum = a[row]![m] as number;
-    for (let k = row + 1; k < m; k++) sum -= (a[row]![k] as number) * (x[k] as number);
-    x[row] = sum / (a[row]![row] as number);
+  for (let r = m - 1; r >= 0; r--) {
+    let sum = a[r * width + m] as number;
+    for (let k = r + 1; k < m; k++) sum -= (a[r * width + k] as number) * (x[k] as number);
+    x[r] = sum / (a[r * width + r] as number);
   }
-  return x;
+  return true;
 }
 
 export const BOOTSTRAP_ROUNDS = 200;
