@@ -21,10 +21,13 @@ const XRAY_SDK_LITE = fileURLToPath(new URL('./xray-sdk-core-lite.cjs', import.m
 /** Where the bundles take `node:stream/web` from: the `instanceof` Middy core needs, Node's module loaded only then (see the file). */
 const STREAM_WEB_LITE = fileURLToPath(new URL('./stream-web-lite.ts', import.meta.url));
 
+/** Where the bundles take `node:http2` from: Node's module loaded when a name of it is first read (see the file). */
+const HTTP2_LITE = fileURLToPath(new URL('./http2-lite.ts', import.meta.url));
+
 /**
- * The SDK clients the functions load on demand (S3 for claim checks, Step Functions for the
- * judge workflow, Bedrock for its models), each imported as `#sdk/<name>`: the re-exports in
- * shared/sdk/<name>.ts, mapped by package.json's `imports` for tsx and the tests.
+ * The SDK clients bundled apart (bundleOnDemandSdks), each imported as `#sdk/<name>`: the
+ * re-exports in shared/sdk/<name>.ts, mapped by package.json's `imports` for tsx and the
+ * tests. Only S3 (claim checks) is: see docs/aws-clients.md#bundles.
  */
 const SDK_PREFIX = '#sdk/';
 const SDK_DIR = join(REPO_ROOT, 'shared/sdk');
@@ -32,8 +35,8 @@ const SDK_DIR = join(REPO_ROOT, 'shared/sdk');
 /**
  * How every Lambda function is bundled (the stack) and measured (the cold-start bench):
  * one ESM entry `index.mjs` plus chunks for what is only imported on demand (the judging
- * code, the protocols' adapters, the Bedrock mapping), so a cold start parses none of them;
- * the SDK clients imported on demand, apart (bundleOnDemandSdks).
+ * code, the protocols' adapters, the Step Functions and Bedrock clients), so a cold start
+ * parses none of them; the S3 client apart (bundleOnDemandSdks).
  */
 export const BUNDLE_OPTIONS: BuildOptions = {
   bundle: true,
@@ -51,9 +54,10 @@ export const BUNDLE_OPTIONS: BuildOptions = {
   sourcemap: true,
   sourcesContent: false,
   // The AWS SDK is bundled, not taken from the runtime: its ESM build tree-shaken to the
-  // commands the functions send, at the version the lockfile pins (one @smithy/* set).
-  alias: { 'aws-xray-sdk-core': XRAY_SDK_LITE, 'node:stream/web': STREAM_WEB_LITE },
-  // The SDK clients loaded on demand are bundled apart (bundleOnDemandSdks).
+  // commands the functions send, at the version the lockfile pins (one @smithy/* set; the S3
+  // client bundled apart carries its own copy of the core).
+  alias: { 'aws-xray-sdk-core': XRAY_SDK_LITE, 'node:stream/web': STREAM_WEB_LITE, 'node:http2': HTTP2_LITE },
+  // The SDK clients imported as #sdk/<name> are bundled apart (bundleOnDemandSdks).
   external: [`${SDK_PREFIX}*`],
   logLevel: 'warning',
   metafile: true,
@@ -112,14 +116,14 @@ export function bundleEntry(entryPoint: string, outdir: string): Metafile {
 }
 
 /**
- * The `#sdk/<name>` clients the bundle imports, bundled apart under `sdk/` (their shared
- * code in `sdk/chunks/`), with a package.json whose `imports` maps `#sdk/*` there, so Node
- * resolves them from index.mjs and from every chunk alike. Bundled with the function, an
- * SDK client loaded on demand shares the SDK's core with the DynamoDB client, and esbuild
- * then moves every part of that core either one reaches (S3's XML protocol, HTTP/2,
- * waiters, checksum streams) into chunks the function imports at its cold start: about
- * 5 % of the api function's import time. Apart, a client brings its own copy of the core,
- * which loads only with it. Returns the metafile of both builds.
+ * The `#sdk/<name>` clients the bundle imports, bundled apart under `sdk/` (shared code in
+ * `sdk/chunks/`), with a package.json whose `imports` maps `#sdk/*` there, so Node resolves
+ * them from index.mjs and from every chunk alike. Bundled with the function, the S3 client
+ * shares the SDK's core with the DynamoDB client, and esbuild then moves every part of that
+ * core S3 reaches (its XML protocol, waiters, checksum streams) into chunks the function
+ * imports at its cold start: about 3 ms of the api's import. Apart, it brings its own copy
+ * of the core, which loads with it, on a container's first claim check. Returns the
+ * metafile of both builds.
  */
 function bundleOnDemandSdks(metafile: Metafile, outdir: string): Metafile {
   const names = new Set<string>();
@@ -135,6 +139,13 @@ function bundleOnDemandSdks(metafile: Metafile, outdir: string): Metafile {
   return { inputs: { ...metafile.inputs, ...apart.metafile.inputs }, outputs: { ...metafile.outputs, ...apart.metafile.outputs } };
 }
 
+/** The output of the client `name` bundled apart (bundleOnDemandSdks). */
+function apartOutput(outputs: Metafile['outputs'], name: string): string {
+  const file = Object.keys(outputs).find((path) => path.endsWith(`/sdk/${name}.mjs`));
+  if (!file) throw new Error(`the bundle imports ${SDK_PREFIX}${name}, which it does not carry`);
+  return file;
+}
+
 /** Output bytes of a bundle: what a cold start loads (the entry and the chunks it imports statically) and what waits for a dynamic import. */
 export function bundleSizes(metafile: Metafile, outdir: string): { eagerFiles: string[]; eagerBytes: number; lazyBytes: number; mapBytes: number } {
   const outputs = metafile.outputs;
@@ -145,7 +156,12 @@ export function bundleSizes(metafile: Metafile, outdir: string): { eagerFiles: s
   const visit = (file: string) => {
     if (eager.has(file)) return;
     eager.add(file);
-    for (const imported of outputs[file]!.imports) if (imported.kind === 'import-statement' && !imported.external) visit(imported.path);
+    for (const imported of outputs[file]!.imports) {
+      if (imported.kind !== 'import-statement') continue;
+      if (!imported.external) visit(imported.path);
+      // A client bundled apart, imported statically: its module under sdk/ loads at the cold start too.
+      else if (imported.path.startsWith(SDK_PREFIX)) visit(apartOutput(outputs, imported.path.slice(SDK_PREFIX.length)));
+    }
   };
   visit(entry);
   let eagerBytes = 0;

@@ -22,7 +22,7 @@ export class StepFunctionsWorkflow implements JudgingWorkflow {
   constructor(private readonly options: StepFunctionsWorkflowOptions) {}
 
   async run(input: WorkflowInput, { executionName }: { executionName: string }): Promise<WorkflowOutput> {
-    const { StartSyncExecutionCommand } = await import('#sdk/sfn');
+    const { StartSyncExecutionCommand } = await import('@aws-sdk/client-sfn');
     const client = await this.sfn();
     const answer = await client.send(new StartSyncExecutionCommand({ stateMachineArn: this.options.stateMachineArn, name: executionName, input: JSON.stringify(input) }));
     // Error and cause are logged by the caller by name only: a cause may quote a payload.
@@ -33,7 +33,9 @@ export class StepFunctionsWorkflow implements JudgingWorkflow {
   private sfn(): Promise<SFNClient> {
     this.client ??= this.options.client
       ? Promise.resolve(this.options.client)
-      : import('#sdk/sfn').then(({ SFNClient: Client }) => new Client({ region: this.options.region, ...(this.options.endpoint ? { endpoint: this.options.endpoint } : {}) }));
+      : import('@aws-sdk/client-sfn').then(
+          ({ SFNClient: Client }) => new Client({ region: this.options.region, ...(this.options.endpoint ? { endpoint: this.options.endpoint } : {}) }),
+        );
     return this.client;
   }
 }

@@ -91,7 +91,8 @@ export function createStoreClient({ region, endpoint, local = false, requestHand
  *   call: DynamoDB answers the same without it.
  * - `recursionDetectionMiddleware` reads the environment on every call to copy a Lambda's
  *   trace ID into the request, for Lambda's detection of recursive loops, which covers
- *   SQS, SNS and S3, not DynamoDB. The store calls are traced by `instrumentStore`.
+ *   SQS, SNS and S3, not DynamoDB; DynamoDB continues no X-Ray trace. The api function
+ *   traces its store calls with `instrumentStore`.
  */
 function withoutIdleSteps(client: DynamoDBClient): DynamoDBClient {
   for (const step of IDLE_STEPS) client.middlewareStack.remove(step);

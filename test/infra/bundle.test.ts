@@ -3,19 +3,19 @@ import { createSocket } from 'node:dgram';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundleFunction, bundleSizes, SCHEMA_WORKER_FILE } from '../../infra/stack/bundle.js';
+import { startSimulator } from '../../infra/local/simulator/server.js';
+import { bundleEntry, bundleFunction, bundleSizes, SCHEMA_WORKER_FILE } from '../../infra/stack/bundle.js';
 import { GatewayStack } from '../../infra/stack/gateway-stack.js';
-import * as bedrockRuntimeSdk from '../../shared/sdk/bedrock-runtime.js';
+import { resolveModel } from '../../shared/catalog/index.js';
 import * as s3Sdk from '../../shared/sdk/s3.js';
-import * as sfnSdk from '../../shared/sdk/sfn.js';
 import { splitStreamed } from '../support/lambda-streaming.mjs';
 
 /** What each `#sdk/<name>` module exports in the sources. */
-const SDK_SOURCES = { 'bedrock-runtime': bedrockRuntimeSdk, s3: s3Sdk, sfn: sfnSdk };
+const SDK_SOURCES = { s3: s3Sdk };
 
 /** The api function bundled exactly as the stack bundles it (infra/stack/bundle.ts). */
 let dir: string;
@@ -85,9 +85,9 @@ describe('Function: bundleFunction', () => {
     expect(eagerInputs.filter((input) => pattern.test(input))).toEqual([]);
   });
 
-  it("bundles the SDK clients loaded on demand apart: none of their code in the cold start, each found from the entry's folder and from a chunk's", async () => {
-    // Parts of the SDK's core only they use: S3's XML protocol and its serializer, HTTP/2 (Bedrock), waiters.
-    expect(eagerInputs.filter((input) => /protocols\/xml\/(AwsRestXmlProtocol|XmlShapeSerializer)|node-http2|util-waiter\//.test(input))).toEqual([]);
+  it("bundles the S3 client apart: none of its code in the cold start, found from the entry's folder and from a chunk's", async () => {
+    // Parts of the SDK's core only S3 uses: its XML protocol and serializer, waiters.
+    expect(eagerInputs.filter((input) => /protocols\/xml\/(AwsRestXmlProtocol|XmlShapeSerializer)|util-waiter\//.test(input))).toEqual([]);
     const code = readdirSync(dir, { recursive: true, encoding: 'utf8' })
       .filter((file) => file.endsWith('.mjs') && !file.startsWith('sdk/'))
       .map((file) => readFileSync(join(dir, file), 'utf8'))
@@ -103,6 +103,20 @@ describe('Function: bundleFunction', () => {
         expect(Object.keys(sdk).sort()).toEqual(source);
         expect(Object.values(sdk).every((value) => typeof value === 'function')).toBe(true);
       }
+    }
+  });
+
+  it('counts a client bundled apart as part of the cold start where it is imported statically', () => {
+    const out = mkdtempSync(join(tmpdir(), 'gateway-static-sdk-'));
+    try {
+      const entry = join(out, 'entry.ts');
+      writeFileSync(entry, "import { S3Client } from '#sdk/s3';\nexport const client = S3Client;\n");
+      const metafile = bundleEntry(entry, join(out, 'bundle'));
+      const { eagerFiles } = bundleSizes(metafile, join(out, 'bundle'));
+      expect(eagerFiles.some((file) => file.endsWith('/sdk/s3.mjs'))).toBe(true);
+      expect(eagerFiles.some((file) => file.includes('/sdk/chunks/'))).toBe(true);
+    } finally {
+      rmSync(out, { recursive: true, force: true });
     }
   });
 
@@ -132,6 +146,37 @@ describe('Function: bundleFunction, Node modules at a cold start', () => {
   it('loads neither worker_threads (the schema thread, started by the first response_schema) nor http2 (Bedrock) at import', async () => {
     const stdout = await runBundled(["process.stdout.write('\\n' + JSON.stringify(process.moduleLoadList.filter((name) => /worker_threads|http2/.test(name))));"], {}).exited;
     expect(JSON.parse(stdout.trim().split('\n').at(-1)!)).toEqual([]);
+  });
+});
+
+describe('Function: bundleFunction, HTTP/2', () => {
+  it("takes node:http2 from a module that loads Node's when a name is read: its constants and connect are Node's", async () => {
+    expect(eagerInputs).toContain('infra/stack/http2-lite.ts');
+    const eagerCode = sizes.eagerFiles.map((file) => readFileSync(file, 'utf8')).join('\n');
+    // No import of Node's module: the one that loads it is required by name when read.
+    expect(eagerCode).not.toMatch(/(?:from|import)\s*\(?["'](?:node:)?http2["']/);
+    const { default: lite } = await import('../../infra/stack/http2-lite.js');
+    const http2 = await import('node:http2');
+    expect(lite.constants.HTTP2_HEADER_PATH).toBe(http2.constants.HTTP2_HEADER_PATH);
+    expect(lite.constants.HTTP2_HEADER_METHOD).toBe(http2.constants.HTTP2_HEADER_METHOD);
+    expect(lite.connect).toBe(http2.connect);
+  });
+
+  it('answers a Bedrock Converse call through the bundled Bedrock adapter and SDK client (the HTTP/2 handler it names, loaded with this module)', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'gateway-bedrock-bundle-'));
+    const simulator = await startSimulator({ port: 0 });
+    try {
+      bundleEntry(fileURLToPath(new URL('../../shared/providers/bedrock-converse/index.ts', import.meta.url)), out);
+      const { bedrockConverse } = (await import(pathToFileURL(join(out, 'index.mjs')).href)) as typeof import('../../shared/providers/bedrock-converse/index.js');
+      const entry = resolveModel('fam_h-micro')!;
+      const call = { entry, system: [], history: [], prompt: 'Say hi.', attachments: [], maxTokens: 64, tuning: {} };
+      const reply = await bedrockConverse.prepare(call, { baseUrl: simulator.baseUrl('bedrock'), simulated: true }).send(new AbortController().signal);
+      expect(reply.output.length).toBeGreaterThan(0);
+      expect(simulator.calls().at(-1)?.model).toBe(entry.upstreamModel);
+    } finally {
+      await simulator.close();
+      rmSync(out, { recursive: true, force: true });
+    }
   });
 });
 

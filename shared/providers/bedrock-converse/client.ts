@@ -7,7 +7,8 @@ export const DEFAULT_REGION = 'us-east-1';
 /** Locally the simulator answers; static keys spare the credential chain lookup. */
 const SIMULATED_CREDENTIALS = { accessKeyId: 'simulated', secretAccessKey: 'simulated' };
 
-type Sdk = typeof import('#sdk/bedrock-runtime');
+type Sdk = Pick<typeof import('@aws-sdk/client-bedrock-runtime'), 'BedrockRuntimeClient' | 'ConverseCommand' | 'ConverseStreamCommand'> &
+  Pick<typeof import('@smithy/node-http-handler'), 'NodeHttpHandler'>;
 
 let sdk: Promise<Sdk> | undefined;
 const clients = new Map<string, BedrockRuntimeClient>();
@@ -17,10 +18,18 @@ const clients = new Map<string, BedrockRuntimeClient>();
  * for the SDK's import.
  */
 function loadSdk(): Promise<Sdk> {
-  sdk ??= import('#sdk/bedrock-runtime').catch((error: unknown) => {
-    sdk = undefined;
-    throw error;
-  });
+  sdk ??= Promise.all([import('@aws-sdk/client-bedrock-runtime'), import('@smithy/node-http-handler')]).then(
+    ([runtime, http]) => ({
+      BedrockRuntimeClient: runtime.BedrockRuntimeClient,
+      ConverseCommand: runtime.ConverseCommand,
+      ConverseStreamCommand: runtime.ConverseStreamCommand,
+      NodeHttpHandler: http.NodeHttpHandler,
+    }),
+    (error: unknown) => {
+      sdk = undefined;
+      throw error;
+    },
+  );
   return sdk;
 }
 
