@@ -36,7 +36,9 @@ const SDK_DIR = join(REPO_ROOT, 'shared/sdk');
  * How every Lambda function is bundled (the stack) and measured (the cold-start bench):
  * one ESM entry `index.mjs` plus chunks for what is only imported on demand (the judging
  * code, the protocols' adapters, the Step Functions and Bedrock clients), so a cold start
- * parses none of them; the S3 client apart (bundleOnDemandSdks).
+ * parses none of them (but the HTTP/2 handler Bedrock's client names, which the SDK's
+ * handler package holds beside the HTTP/1.1 one; `node:http2` itself loads only when read);
+ * the S3 client apart (bundleOnDemandSdks).
  */
 export const BUNDLE_OPTIONS: BuildOptions = {
   bundle: true,
@@ -56,7 +58,7 @@ export const BUNDLE_OPTIONS: BuildOptions = {
   // The AWS SDK is bundled, not taken from the runtime: its ESM build tree-shaken to the
   // commands the functions send, at the version the lockfile pins (one @smithy/* set; the S3
   // client bundled apart carries its own copy of the core).
-  alias: { 'aws-xray-sdk-core': XRAY_SDK_LITE, 'node:stream/web': STREAM_WEB_LITE, 'node:http2': HTTP2_LITE },
+  alias: { 'aws-xray-sdk-core': XRAY_SDK_LITE, 'node:stream/web': STREAM_WEB_LITE, 'node:http2': HTTP2_LITE, http2: HTTP2_LITE },
   // The SDK clients imported as #sdk/<name> are bundled apart (bundleOnDemandSdks).
   external: [`${SDK_PREFIX}*`],
   logLevel: 'warning',
@@ -141,7 +143,7 @@ function bundleOnDemandSdks(metafile: Metafile, outdir: string): Metafile {
 
 /** The output of the client `name` bundled apart (bundleOnDemandSdks). */
 function apartOutput(outputs: Metafile['outputs'], name: string): string {
-  const file = Object.keys(outputs).find((path) => path.endsWith(`/sdk/${name}.mjs`));
+  const file = Object.keys(outputs).find((path) => path === `sdk/${name}.mjs` || path.endsWith(`/sdk/${name}.mjs`));
   if (!file) throw new Error(`the bundle imports ${SDK_PREFIX}${name}, which it does not carry`);
   return file;
 }

@@ -79,7 +79,8 @@ describe('Function: bundleFunction', () => {
   it.each([
     ['the judging code (a judged request)', /shared\/judging\/judged-comparison\.ts$/],
     ['the Bedrock mapping and client (a Bedrock call)', /shared\/providers\/bedrock-converse\/request\.ts$|node_modules\/@aws-sdk\/client-bedrock-runtime\//],
-    ['the S3 and Step Functions clients (a judged request)', /node_modules\/@aws-sdk\/client-(s3|sfn)\//],
+    ['the S3 client (claim checks)', /node_modules\/@aws-sdk\/client-s3\//],
+    ['the Step Functions client (a judged request)', /node_modules\/@aws-sdk\/client-sfn\//],
   ])('leaves %s to a chunk that loads on demand', (_, pattern) => {
     expect(allInputs.some((input) => pattern.test(input))).toBe(true);
     expect(eagerInputs.filter((input) => pattern.test(input))).toEqual([]);
@@ -162,17 +163,30 @@ describe('Function: bundleFunction, HTTP/2', () => {
     expect(lite.connect).toBe(http2.connect);
   });
 
-  it('answers a Bedrock Converse call through the bundled Bedrock adapter and SDK client (the HTTP/2 handler it names, loaded with this module)', async () => {
+  it("answers a Bedrock Converse call through the bundled Bedrock adapter and SDK client, over HTTP/1.1, in a process that never loads Node's http2", async () => {
     const out = mkdtempSync(join(tmpdir(), 'gateway-bedrock-bundle-'));
     const simulator = await startSimulator({ port: 0 });
     try {
       bundleEntry(fileURLToPath(new URL('../../shared/providers/bedrock-converse/index.ts', import.meta.url)), out);
-      const { bedrockConverse } = (await import(pathToFileURL(join(out, 'index.mjs')).href)) as typeof import('../../shared/providers/bedrock-converse/index.js');
       const entry = resolveModel('fam_h-micro')!;
       const call = { entry, system: [], history: [], prompt: 'Say hi.', attachments: [], maxTokens: 64, tuning: {} };
-      const reply = await bedrockConverse.prepare(call, { baseUrl: simulator.baseUrl('bedrock'), simulated: true }).send(new AbortController().signal);
-      expect(reply.output.length).toBeGreaterThan(0);
+      const script = join(out, 'converse.mjs');
+      writeFileSync(
+        script,
+        [
+          "const { bedrockConverse } = await import('./index.mjs');",
+          `const reply = await bedrockConverse.prepare(${JSON.stringify(call)}, { baseUrl: ${JSON.stringify(simulator.baseUrl('bedrock'))}, simulated: true }).send(new AbortController().signal);`,
+          'process.stdout.write(JSON.stringify({ output: reply.output, http2: process.moduleLoadList.filter((name) => /http2/.test(name)) }));',
+        ].join('\n'),
+      );
+      const child = spawn(process.execPath, [script], { env: { PATH: process.env.PATH, AWS_REGION: 'us-east-1' }, stdio: ['ignore', 'pipe', 'inherit'] });
+      let stdout = '';
+      child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      await new Promise((resolve) => child.on('exit', resolve));
+      const answer = JSON.parse(stdout) as { output: string; http2: string[] };
+      expect(answer.output.length).toBeGreaterThan(0);
       expect(simulator.calls().at(-1)?.model).toBe(entry.upstreamModel);
+      expect(answer.http2).toEqual([]);
     } finally {
       await simulator.close();
       rmSync(out, { recursive: true, force: true });
