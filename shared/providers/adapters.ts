@@ -7,18 +7,21 @@ import { chatLimits } from './openai-chat/limits.js';
 import { responsesLimits } from './openai-responses/limits.js';
 import type { OutputLimits, PreparedCall, ProtocolAdapter } from './types.js';
 
+/** The protocols' mapping and readers (shared/providers/protocols.ts), loaded once, with the first call of any protocol. */
+const protocols = lazyAsync(() => import('./protocols.js'));
+
 /**
  * Every wire protocol's adapter; one folder each under shared/providers/. Its output limits
  * load with the gateway (the plan reads them before anything runs); the rest of it (request
- * mapping, answer and stream readers) loads with the protocol's first call, while that
- * call's reserve is in flight, so that a cold start compiles no protocol it does not serve.
+ * mapping, answer and stream readers) loads with the first call, while that call's reserve
+ * is in flight, so that a cold start compiles no protocol's mapping.
  */
 export const ADAPTERS: Record<WireProtocol, ProtocolAdapter> = {
-  'openai-chat': loadedOnFirstCall(() => import('./openai-chat/index.js').then((m) => m.openaiChat), chatLimits),
-  'openai-responses': loadedOnFirstCall(() => import('./openai-responses/index.js').then((m) => m.openaiResponses), responsesLimits),
-  'gemini-generate-content': loadedOnFirstCall(() => import('./gemini-generate-content/index.js').then((m) => m.geminiGenerateContent), generateContentLimits),
-  'anthropic-messages': loadedOnFirstCall(() => import('./anthropic-messages/index.js').then((m) => m.anthropicMessages), anthropicLimits),
-  'bedrock-converse': loadedOnFirstCall(() => import('./bedrock-converse/index.js').then((m) => m.bedrockConverse), converseLimits),
+  'openai-chat': loadedOnFirstCall(async () => (await protocols()).openaiChat, chatLimits),
+  'openai-responses': loadedOnFirstCall(async () => (await protocols()).openaiResponses, responsesLimits),
+  'gemini-generate-content': loadedOnFirstCall(async () => (await protocols()).geminiGenerateContent, generateContentLimits),
+  'anthropic-messages': loadedOnFirstCall(async () => (await protocols()).anthropicMessages, anthropicLimits),
+  'bedrock-converse': loadedOnFirstCall(async () => (await protocols()).bedrockConverse, converseLimits),
 };
 
 /** An adapter whose `prepare` loads its module on first use; once loaded, calls are prepared at once. */

@@ -22,6 +22,8 @@ let dir: string;
 let sizes: ReturnType<typeof bundleSizes>;
 let eagerInputs: string[];
 let allInputs: string[];
+/** The sources the bundle's dynamic imports load (the entry points of its chunks loaded on demand). */
+let onDemandEntries: string[];
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'gateway-bundle-'));
   const metafile = bundleFunction('api', dir);
@@ -29,6 +31,7 @@ beforeAll(() => {
   const inputsOf = (files: string[]) => files.flatMap((file) => Object.keys(metafile.outputs[file]!.inputs));
   eagerInputs = inputsOf(sizes.eagerFiles);
   allInputs = inputsOf(Object.keys(metafile.outputs));
+  onDemandEntries = Object.values(metafile.outputs).flatMap((output) => (output.entryPoint && !output.entryPoint.endsWith('functions/api.ts') ? [output.entryPoint] : []));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -84,6 +87,11 @@ describe('Function: bundleFunction', () => {
   ])('leaves %s to a chunk that loads on demand', (_, pattern) => {
     expect(allInputs.some((input) => pattern.test(input))).toBe(true);
     expect(eagerInputs.filter((input) => pattern.test(input))).toEqual([]);
+  });
+
+  it("loads the protocols' adapters as one module on demand, not one each: five would split the code they share with the gateway into more chunks of the cold start", () => {
+    expect(onDemandEntries).toContain('shared/providers/protocols.ts');
+    expect(onDemandEntries.filter((entry) => /^shared\/providers\/[^/]+\/index\.ts$/.test(entry))).toEqual([]);
   });
 
   it("bundles the S3 client apart: none of its code in the cold start, found from the entry's folder and from a chunk's", async () => {
