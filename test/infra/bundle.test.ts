@@ -65,7 +65,12 @@ function runBundled(lines: string[], env: Record<string, string | undefined>, no
   ].join('\n');
   const file = join(dir, `run-${++runs}.mjs`);
   writeFileSync(file, script);
-  const child = spawn(process.execPath, [...nodeFlags, file], { env: { ...LAMBDA_ENV, ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
+  return runScript(file, { ...LAMBDA_ENV, ...env }, nodeFlags);
+}
+
+/** A bare `node` running `file` with only `env`; `exited` is its stdout once it ends. */
+function runScript(file: string, env: Record<string, string | undefined>, nodeFlags: string[] = []): { child: ChildProcess; exited: Promise<string> } {
+  const child = spawn(process.execPath, [...nodeFlags, file], { env, stdio: ['ignore', 'pipe', 'ignore'] });
   let stdout = '';
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   return { child, exited: new Promise((resolve) => child.on('exit', () => resolve(stdout))) };
@@ -187,10 +192,7 @@ describe('Function: bundleFunction, HTTP/2', () => {
           'process.stdout.write(JSON.stringify({ output: reply.output, http2: process.moduleLoadList.filter((name) => /http2/.test(name)) }));',
         ].join('\n'),
       );
-      const child = spawn(process.execPath, [script], { env: { PATH: process.env.PATH, AWS_REGION: 'us-east-1' }, stdio: ['ignore', 'pipe', 'inherit'] });
-      let stdout = '';
-      child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      await new Promise((resolve) => child.on('exit', resolve));
+      const stdout = await runScript(script, { PATH: process.env.PATH, AWS_REGION: 'us-east-1' }).exited;
       const answer = JSON.parse(stdout) as { output: string; http2: string[] };
       expect(answer.output.length).toBeGreaterThan(0);
       expect(simulator.calls().at(-1)?.model).toBe(entry.upstreamModel);
