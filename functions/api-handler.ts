@@ -9,7 +9,6 @@ import { acceptsEventStream, EVENT_STREAM_HEADERS, EventStream, type ApiResult }
 import { errorResponse, jsonResponse } from '../shared/http/response.js';
 import { ServerTiming } from '../shared/http/server-timing.js';
 import type { Log } from '../shared/log.js';
-import { ProviderSecretError } from '../shared/secrets/provider-keys.js';
 import type { PromptResponse, PromptService, Started, SubmitOptions } from '../shared/orchestrator/prompt-service.js';
 import type { PromptRequest } from '../shared/contract/types.js';
 
@@ -146,17 +145,14 @@ function cachedAccount(context: Record<string, unknown>): { zeroDataRetention: b
   return { zeroDataRetention: zeroDataRetention === true || zeroDataRetention === 'true', ...(rpm > 0 ? { rateLimitRpm: rpm } : {}) };
 }
 
-/** A gateway that cannot be built (secret unreadable, configuration invalid) is a 503 that names no cause. */
+/** A gateway that cannot be built (configuration invalid) is a 503 that names no cause; the next invocation builds again. */
 async function buildOrUnavailable(gateway: () => Gateway | Promise<Gateway>, log: Log): Promise<Gateway> {
   try {
     return await gateway();
   } catch (error) {
     if (error instanceof GatewayError) throw error;
-    // ProviderSecretError messages never quote the secret; other errors are named only.
-    log.error('Gateway not available', {
-      errorName: (error as Error)?.name,
-      ...(error instanceof ProviderSecretError ? { errorMessage: error.message } : {}),
-    });
+    // Named only: a message may quote configuration.
+    log.error('Gateway not available', { errorName: (error as Error)?.name });
     throw new ServiceUnavailableError('The gateway could not load its configuration; retry shortly. Nothing was charged', UNAVAILABLE_RETRY_AFTER_SECONDS, { cause: error });
   }
 }

@@ -3,17 +3,21 @@ import { createGateway } from '../shared/gateway.js';
 import { withProviderSecret } from '../shared/secrets/provider-keys.js';
 import { instrumentStore } from '../shared/storage/dynamodb.js';
 import { createApiHandler } from './api-handler.js';
-import { lazyAsync } from '../shared/lazy.js';
+import { lazy } from '../shared/lazy.js';
 import { logger } from './logger.js';
 import { apiHooks, observability, traceCalls } from './observability.js';
 import { bufferAnswers, streamAnswers } from './stream-answer.js';
 
 export { createApiHandler } from './api-handler.js';
 
-/** The provider keys come from the secret once per container; a failed read is retried on the next invocation. */
-const lambdaGateway = lazyAsync(async () => {
-  const config = await withProviderSecret(loadConfig(), { log: logger });
-  const gateway = createGateway(config, { log: logger });
+/**
+ * Built once per container. The provider keys come from the secret, read by the first
+ * request that calls a model while its reserve is in flight, instead of before it: a cold
+ * start waits for one of the two round trips, not both. A failed read is a 503, retried by
+ * the next request.
+ */
+const lambdaGateway = lazy(() => {
+  const gateway = createGateway(loadConfig(), { log: logger, withKeys: (config) => withProviderSecret(config, { log: logger }) });
   instrumentStore(gateway.storeClient, traceCalls(observability.tracer));
   return gateway;
 });

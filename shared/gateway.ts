@@ -8,7 +8,10 @@ import { workflowSettings } from './judging/settings.js';
 import { StepFunctionsWorkflow } from './judging/step-functions.js';
 import type { JudgingWorkflow } from './judging/workflow-types.js';
 import { silentLog, type Log } from './log.js';
-import { createRouter, type RouterOptions } from './providers/router.js';
+import { lazyAsync } from './lazy.js';
+import { ServiceUnavailableError } from './errors.js';
+import { ProviderSecretError } from './secrets/provider-keys.js';
+import { createRouter, type Router, type RouterOptions } from './providers/router.js';
 import type { AccountsRepository } from './storage/accounts.js';
 import type { ApiKeysRepository } from './storage/api-keys.js';
 import { IdempotencyRepository } from './storage/idempotency.js';
@@ -32,6 +35,13 @@ export interface Gateway {
 export interface GatewayOptions extends RouterOptions {
   storeClient?: StoreClient;
   log?: Log;
+  /**
+   * The config with the provider keys read from where they are kept (the Lambda's secret:
+   * withProviderSecret), when `config` does not hold them. Read by the first request that
+   * calls a model, side by side with its reserve; a failed read is a 503 (that request's
+   * reservation given back, nothing charged), and the next request reads again.
+   */
+  withKeys?: (config: GatewayConfig) => Promise<GatewayConfig>;
   /**
    * How judged requests run: the workflow and its claim-check store. Without it, the
    * Step Functions state machine and S3 bucket the configuration names (set by the stack:
@@ -66,9 +76,39 @@ export function createGateway(config: GatewayConfig, options: GatewayOptions = {
     // A run that has not finished within its deadline (plus slack) has crashed: its key may be retried.
     idempotency: new IdempotencyService<PromptResponse>(new IdempotencyRepository(store.storeClient.documents, config.tables.idempotency), config.requestDeadlineMs + 5_000, log),
     promptLogs,
-    route: createRouter(config, options),
+    router: routerOnceKeyed(config, options, log),
     judging: options.judging ?? judgingFromConfig(config),
     log,
   });
   return { config, ...store, promptLogs, prompts };
+}
+
+/** Seconds a caller is asked to wait when the provider keys could not be read. */
+const KEYS_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * The router: from `config` at once; with `withKeys`, once the keys are read (the router
+ * then kept, so that later requests route at once). The read's failure is logged by name
+ * (a ProviderSecretError's message, which never quotes the secret, too) and answered 503.
+ */
+function routerOnceKeyed(config: GatewayConfig, options: GatewayOptions, log: Log): () => Router | Promise<Router> {
+  const { withKeys } = options;
+  if (!withKeys) {
+    const router = createRouter(config, options);
+    return () => router;
+  }
+  let router: Router | undefined;
+  const read = lazyAsync(async () => {
+    try {
+      router = createRouter(await withKeys(config), options);
+      return router;
+    } catch (error) {
+      log.error('Provider keys not available', {
+        errorName: (error as Error)?.name,
+        ...(error instanceof ProviderSecretError ? { errorMessage: error.message } : {}),
+      });
+      throw new ServiceUnavailableError('The gateway could not read its provider keys; retry shortly. Nothing was charged', KEYS_RETRY_AFTER_SECONDS, { cause: error });
+    }
+  });
+  return () => router ?? read();
 }

@@ -41,7 +41,8 @@ export interface PromptServiceDeps {
   credits: CreditsService;
   idempotency: IdempotencyService<PromptResponse>;
   promptLogs: PromptLogsRepository;
-  route: Router;
+  /** The router, or (the first request of a Lambda container) its promise while the provider keys are read: GatewayOptions.withKeys. */
+  router: () => Router | Promise<Router>;
   /** The judge workflow and its claim-check store; without them judged requests are refused (501). */
   judging?: { workflow: JudgingWorkflow; claimCheck: ClaimCheckStore };
   log: Log;
@@ -171,11 +172,19 @@ export class PromptService {
       }),
     );
     const deadlineAt = receivedAt + config.requestDeadlineMs - SETTLE_MARGIN_MS;
-    const judged = request.judges.length > 0;
-    const models = judged ? undefined : this.runModelsOnceReserved(plan, reserving, deadlineAt, streaming);
+    // A judged request calls no model here: its workflow's functions do.
+    const router = request.judges.length > 0 ? undefined : this.deps.router();
+    const models = router === undefined ? undefined : this.runModelsOnceReserved(plan, router, reserving, deadlineAt, streaming);
     // Should the reserve be refused, nothing awaits these results: a failure of theirs is dropped with them.
     models?.catch(() => undefined);
     const open = await reserving;
+    if (router instanceof Promise) {
+      await router.catch(async (error: unknown) => {
+        // No model was called: the reservation goes back before the refusal is answered.
+        await credits.settle(open, 0);
+        throw error;
+      });
+    }
     return { answered: this.answer(context, open, models, deadlineAt) };
   }
 
@@ -246,13 +255,20 @@ export class PromptService {
   }
 
   /**
-   * The plan's model calls, prepared while the reserve is in flight and sent once it holds
-   * (the fan-out's `ready`): nothing reaches a provider unreserved; a refused reserve sends
-   * nothing (and these results are dropped).
+   * The plan's model calls, prepared while the reserve is in flight (once the router is
+   * there) and sent once it holds (the fan-out's `ready`): nothing reaches a provider
+   * unreserved; a refused reserve sends nothing (and these results are dropped).
    */
-  private async runModelsOnceReserved(plan: RequestPlan, reserving: Promise<OpenRequest>, deadlineAt: number, streaming: Streaming): Promise<ModelResult[]> {
+  private async runModelsOnceReserved(
+    plan: RequestPlan,
+    router: Router | Promise<Router>,
+    reserving: Promise<OpenRequest>,
+    deadlineAt: number,
+    streaming: Streaming,
+  ): Promise<ModelResult[]> {
     const { onDelta, onResult, signal } = streaming;
-    return runModels(plan.calls, { route: this.deps.route, deadlineAt, ready: reserving, onDelta, onResult, signal });
+    const run = (route: Router) => runModels(plan.calls, { route, deadlineAt, ready: reserving, onDelta, onResult, signal });
+    return router instanceof Promise ? router.then(run) : run(router);
   }
 
   /**

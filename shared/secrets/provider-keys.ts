@@ -1,4 +1,4 @@
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { PROVIDERS, type ProviderId } from '../catalog/types.js';
 import { providerKeyName, type GatewayConfig } from '../config.js';
 import { silentLog, type Log } from '../log.js';
@@ -74,6 +74,8 @@ export function parseProviderKeys(secretString: string, log: Log = silentLog): P
  * client it makes is closed afterwards.
  */
 export async function readProviderKeys(config: GatewayConfig & { providerSecretArn: string }, options: ProviderSecretOptions = {}): Promise<ProviderKeys> {
+  // Loaded with the first read: the api's cold start does not compile it (its first request reads while its reserve is in flight).
+  const { GetSecretValueCommand, SecretsManagerClient } = await import('./secrets-manager.js');
   const client =
     options.client ?? new SecretsManagerClient({ region: config.region, ...(config.awsEndpoints.secretsManager ? { endpoint: config.awsEndpoints.secretsManager } : {}) });
   try {

@@ -15,13 +15,15 @@ export type AwsAnswer = { status?: number; body: Record<string, unknown> };
  * paths a real store or service cannot produce on demand (throttling, lost races,
  * denied access), over the same HTTP the gateway's client speaks in AWS.
  */
-export async function startFakeAws(answer: (call: AwsCall, calls: AwsCall[]) => AwsAnswer | undefined): Promise<{ endpoint: string; calls: AwsCall[]; close(): Promise<void> }> {
+export async function startFakeAws(
+  answer: (call: AwsCall, calls: AwsCall[]) => AwsAnswer | undefined | Promise<AwsAnswer | undefined>,
+): Promise<{ endpoint: string; calls: AwsCall[]; close(): Promise<void> }> {
   const calls: AwsCall[] = [];
-  const server = await startFakeHttp((http) => {
+  const server = await startFakeHttp(async (http) => {
     const target = String(http.headers['x-amz-target'] ?? '');
     const call: AwsCall = { operation: target.slice(target.indexOf('.') + 1), input: JSON.parse(http.body || '{}'), headers: http.headers };
     calls.push(call);
-    const { status = 200, body } = answer(call, calls) ?? { body: {} };
+    const { status = 200, body } = (await answer(call, calls)) ?? { body: {} };
     return { status, headers: { 'content-type': 'application/x-amz-json-1.0' }, body };
   });
   return { endpoint: server.url, calls, close: server.close };

@@ -20,7 +20,9 @@ export interface HttpAnswer {
  * vendor or an AWS service as the gateway's real HTTP client meets it, for the answers
  * the simulator or the store cannot give on demand.
  */
-export async function startFakeHttp(answer: (call: HttpCall, calls: HttpCall[]) => HttpAnswer | undefined): Promise<{ url: string; calls: HttpCall[]; close(): Promise<void> }> {
+export async function startFakeHttp(
+  answer: (call: HttpCall, calls: HttpCall[]) => HttpAnswer | undefined | Promise<HttpAnswer | undefined>,
+): Promise<{ url: string; calls: HttpCall[]; close(): Promise<void> }> {
   const calls: HttpCall[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -28,8 +30,11 @@ export async function startFakeHttp(answer: (call: HttpCall, calls: HttpCall[]) 
     req.on('end', () => {
       const call: HttpCall = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
       calls.push(call);
-      const { status = 200, headers = {}, body } = answer(call, calls) ?? { body: {} };
-      res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(typeof body === 'string' ? body : JSON.stringify(body));
+      // An answer may wait for something the test awaits (a promise), e.g. another call's arrival.
+      void Promise.resolve(answer(call, calls)).then((answered) => {
+        const { status = 200, headers = {}, body } = answered ?? { body: {} };
+        res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(typeof body === 'string' ? body : JSON.stringify(body));
+      });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

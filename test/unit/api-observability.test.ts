@@ -4,12 +4,12 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { Tracer } from '@aws-lambda-powertools/tracer';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createApiHandler } from '../../functions/api.js';
+import { ConfigError } from '../../shared/config.js';
 import { lazyAsync } from '../../shared/lazy.js';
 import { apiHooks, METRIC, type Observability } from '../../functions/observability.js';
 import { lambdaContext, toProxyEvent } from '../../infra/local/lambda-events.js';
 import type { PromptResponse, Started } from '../../shared/orchestrator/prompt-service.js';
 import type { Gateway } from '../../shared/gateway.js';
-import { ProviderSecretError } from '../../shared/secrets/provider-keys.js';
 import { body } from '../support/fixtures.js';
 
 /** Strings that must never reach stdout or stderr: the prompt, an output, the key, the Authorization header. */
@@ -188,12 +188,12 @@ describe('Handler: api, observability', () => {
     expectNoContent();
   });
 
-  it('answers 503 with the error body when the provider secret cannot be read, logs no detail of it, and retries on the next invocation', async () => {
-    // Prepare: the first build fails (as a failed GetSecretValue does), the second succeeds.
+  it('answers 503 with the error body when the gateway cannot be built, logs no detail of it, and retries on the next invocation', async () => {
+    // Prepare: the first build fails (as an invalid configuration does), the second succeeds.
     const observe = newObservability();
     const build = vi
       .fn<() => Promise<Gateway>>()
-      .mockRejectedValueOnce(new ProviderSecretError('Reading the provider secret failed: AccessDeniedException', { cause: new Error(`denied ${API_KEY}`) }))
+      .mockRejectedValueOnce(new ConfigError(`AWS_ENDPOINT_URL must be an http(s) URL, got "${API_KEY}"`))
       .mockResolvedValue(fakeGateway(async () => RESPONSE));
     const handler = createApiHandler(lazyAsync(build), observe.logger, apiHooks(observe));
 
@@ -208,14 +208,15 @@ describe('Handler: api, observability', () => {
     expect(JSON.parse(failed.body)).toEqual({
       error: { code: 'service_unavailable', message: 'The gateway could not load its configuration; retry shortly. Nothing was charged' },
     });
-    expect(failed.body).not.toContain('AccessDenied');
+    expect(failed.body).not.toContain(API_KEY);
     expect(retried.statusCode).toBe(200);
     expect(build).toHaveBeenCalledTimes(2);
 
     // The error line carries the request ID (injectLambdaContext) and the error's name, not its cause.
     const errorLine = failedOutput.split('\n').find((line) => line.includes('Gateway not available'));
     expect(errorLine).toBeDefined();
-    expect(JSON.parse(errorLine!)).toMatchObject({ level: 'ERROR', function_request_id: 'req-503', errorName: 'ProviderSecretError' });
+    expect(JSON.parse(errorLine!)).toMatchObject({ level: 'ERROR', function_request_id: 'req-503', errorName: 'ConfigError' });
+    expect(errorLine).not.toContain(API_KEY);
     const failedRequest = emfDocuments().find((d) => metricNames(d).includes(METRIC.requests) && d.ServerErrors === 1);
     expect(failedRequest).toMatchObject({ Requests: 1, ClientErrors: 0, ServerErrors: 1 });
     expect(failedRequest).not.toHaveProperty(METRIC.creditsCharged);

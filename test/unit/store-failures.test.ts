@@ -8,17 +8,15 @@ import {
   UpdateItemCommand,
   type AttributeValue,
 } from '@aws-sdk/client-dynamodb';
-import { GetSecretValueCommand, SecretsManagerClient, SecretsManagerServiceException } from '@aws-sdk/client-secrets-manager';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-vitest/extend';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApiHandler } from '../../functions/api-handler.js';
 import { lambdaContext, toProxyEvent } from '../../infra/local/lambda-events.js';
-import { loadConfig, type GatewayConfig } from '../../shared/config.js';
+import { loadConfig } from '../../shared/config.js';
 import { createGateway } from '../../shared/gateway.js';
 import type { Log } from '../../shared/log.js';
-import { withProviderSecret } from '../../shared/secrets/provider-keys.js';
 import { AccountsRepository } from '../../shared/storage/accounts.js';
 import { createStoreClient } from '../../shared/storage/dynamodb.js';
 import { StoreUnavailableError } from '../../shared/storage/errors.js';
@@ -32,14 +30,11 @@ import { body } from '../support/fixtures.js';
  * go through the store's `items` client (DynamoDBClient), in attribute values.
  */
 const dynamo = mockClient(DynamoDBClient);
-const secrets = mockClient(SecretsManagerClient);
 beforeEach(() => {
   dynamo.reset();
-  secrets.reset();
 });
 afterEach(() => {
   dynamo.reset();
-  secrets.reset();
 });
 
 const config = loadConfig({ SIMULATE_PROVIDERS: '1', AWS_REGION: 'eu-west-1' });
@@ -55,10 +50,10 @@ function recordingLog(): Log & { lines: string[] } {
   return { lines, info: record, warn: record, error: record };
 }
 
-/** One request through the api handler, with the gateway built as the Lambda builds it (the secret read first, when configured). */
-async function invoke(options: { config?: GatewayConfig; log?: Log } = {}) {
+/** One request through the api handler. */
+async function invoke(options: { log?: Log } = {}) {
   const log = options.log ?? recordingLog();
-  const gateway = async () => createGateway(await withProviderSecret(options.config ?? config), { simulatorBaseUrl: () => 'http://127.0.0.1:9', log });
+  const gateway = () => createGateway(config, { simulatorBaseUrl: () => 'http://127.0.0.1:9', log });
   const req = { method: 'POST', url: '/api/v1/prompt', rawHeaders: ['content-type', 'application/json'], headers: {} } as unknown as IncomingMessage;
   const event = toProxyEvent(req, JSON.stringify(body({ models: ['fam_k-8b'] })), '/api/v1/prompt', AUTHORIZER_CONTEXT, 'req-1');
   const result = await createApiHandler(gateway, log)(event, lambdaContext('api'));
@@ -163,33 +158,6 @@ describe('Handler: api, when the store refuses or fails', () => {
     expect(dynamo).toReceiveCommandTimes(UpdateItemCommand, 1);
     expect(dynamo).toReceiveCommandWith(PutItemCommand, { TableName: config.tables.promptLogs });
     expect(log.lines.join('\n')).toContain('the reconciler completes or releases the reservation');
-  });
-});
-
-describe('Handler: api, when the provider secret cannot be read', () => {
-  it('answers 503 naming no cause, and touches no balance', async () => {
-    // Prepare
-    const arn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:ProviderKeys-AbC';
-    secrets.on(GetSecretValueCommand).rejects(
-      new SecretsManagerServiceException({
-        name: 'AccessDeniedException',
-        $fault: 'client',
-        message: `User is not authorized to perform GetSecretValue on ${arn}`,
-        $metadata: { httpStatusCode: 400 },
-      }),
-    );
-    const log = recordingLog();
-
-    // Act
-    const answer = await invoke({ config: { ...config, providerSecretArn: arn }, log });
-
-    // Assess
-    expect(answer.statusCode).toBe(503);
-    expect(answer.body.error.code).toBe('service_unavailable');
-    expect(JSON.stringify(answer.body)).not.toContain('AccessDenied');
-    expect(secrets).toReceiveCommandWith(GetSecretValueCommand, { SecretId: arn });
-    expect(dynamo.calls()).toHaveLength(0);
-    expect(log.lines.join('\n')).toContain('Reading the provider secret failed: AccessDeniedException');
   });
 });
 

@@ -1,0 +1,178 @@
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createApiHandler } from '../../functions/api-handler.js';
+import { lambdaContext } from '../../infra/local/lambda-events.js';
+import { loadConfig } from '../../shared/config.js';
+import { createGateway, type Gateway } from '../../shared/gateway.js';
+import type { Log } from '../../shared/log.js';
+import { withProviderSecret } from '../../shared/secrets/provider-keys.js';
+import { instrumentStore } from '../../shared/storage/dynamodb.js';
+import { awsError, startFakeAws, type AwsAnswer } from '../support/fake-aws.js';
+import { suiteSimulator } from '../support/simulator.js';
+import { startTestStore } from '../support/store.js';
+
+/**
+ * The `api` function as Lambda builds it (functions/api.ts): its provider keys in a
+ * Secrets Manager secret, read by the real SDK client from a Secrets Manager on loopback,
+ * by the first request that calls a model, while its reserve is in flight; the embedded
+ * store over HTTP; a Groq model answered by the simulator with the secret's key.
+ */
+
+const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:ProviderKeys-AbC';
+const GROQ_KEY = 'gsk_from_the_secret_0123456789';
+const MODEL = 'fam_i-3.1-8b';
+const CREDENTIALS = { AWS_ACCESS_KEY_ID: 'ASIAEXAMPLE', AWS_SECRET_ACCESS_KEY: 'secret', AWS_SESSION_TOKEN: 'token' };
+
+const sim = await suiteSimulator();
+let store: Awaited<ReturnType<typeof startTestStore>>;
+/** Called when the store has answered an UpdateItem. */
+let onUpdateItem: () => void = () => undefined;
+beforeAll(async () => {
+  store = await startTestStore();
+  instrumentStore(store.client, async (operation, call) => {
+    const result = await call();
+    if (operation === 'DynamoDB.UpdateItem') onUpdateItem();
+    return result;
+  });
+});
+afterAll(async () => {
+  await store?.close();
+});
+
+/** Secrets Manager on loopback: each call answered by `secretAnswer`, which may wait. */
+let secrets: Awaited<ReturnType<typeof startFakeAws>>;
+let secretAnswer: () => AwsAnswer | Promise<AwsAnswer>;
+const KEYS: AwsAnswer = { body: { SecretString: JSON.stringify({ GROQ_API_KEY: GROQ_KEY }) } };
+beforeEach(async () => {
+  onUpdateItem = () => undefined;
+  secretAnswer = () => KEYS;
+  secrets = await startFakeAws(() => secretAnswer());
+  // The SDK's credential chain reads the function's credentials from the environment, as in Lambda.
+  for (const [name, value] of Object.entries(CREDENTIALS)) vi.stubEnv(name, value);
+});
+afterEach(async () => {
+  vi.unstubAllEnvs();
+  await secrets.close();
+});
+
+/** A Log that keeps every line. */
+function recordingLog(): Log & { lines: string[] } {
+  const lines: string[] = [];
+  const record = (message: string, ...extra: Record<string, unknown>[]) => lines.push(JSON.stringify([message, ...extra]));
+  return { lines, info: record, warn: record, error: record };
+}
+
+/** The api function's gateway, as functions/api.ts builds it: no key in the environment, the secret's keys read on first use. */
+function lambdaGateway(log: Log): Gateway {
+  const config = loadConfig({
+    ...CREDENTIALS,
+    AWS_REGION: 'eu-west-1',
+    PROVIDER_SECRET_ARN: SECRET_ARN,
+    AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.endpoint,
+    GROQ_BASE_URL: sim.baseUrl('groq'),
+  });
+  return createGateway(config, { storeClient: store.client, log, withKeys: (unkeyed) => withProviderSecret(unkeyed, { log }) });
+}
+
+function proxyEvent(accountId: string, requestId: string): APIGatewayProxyEvent {
+  return {
+    resource: '/api/v1/prompt',
+    path: '/api/v1/prompt',
+    httpMethod: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    multiValueHeaders: {},
+    queryStringParameters: null,
+    multiValueQueryStringParameters: null,
+    pathParameters: null,
+    stageVariables: null,
+    body: JSON.stringify({ prompt: 'Say hello', models: [MODEL] }),
+    isBase64Encoded: false,
+    requestContext: { authorizer: { accountId }, requestId, path: '/api/v1/prompt' } as unknown as APIGatewayProxyEvent['requestContext'],
+  };
+}
+
+/** One invocation, and what it writes after its answer. */
+async function invoke(gateway: Gateway, log: Log, accountId: string, requestId: string) {
+  const result = await createApiHandler(() => gateway, log)(proxyEvent(accountId, requestId), lambdaContext('api', requestId));
+  await result.finished;
+  return { statusCode: result.statusCode, headers: result.headers as Record<string, string>, body: JSON.parse(result.body) };
+}
+
+describe('Function: api, its provider keys in a secret', () => {
+  it('reserves while the secret is read, calls the model with the secret key, and reads the secret once per container', async () => {
+    // Prepare: an account; then the secret answers only once the store has answered the
+    // reserve (or, should the reserve wait for the secret, after 2 s: the order below fails).
+    const log = recordingLog();
+    const gateway = lambdaGateway(log);
+    const { accountId } = await gateway.credits.openAccount({ balanceMicro: 50_000_000, rateLimitRpm: 1000 });
+    const order: string[] = [];
+    let held!: () => void;
+    const reserveHeld = new Promise<void>((resolve) => (held = resolve));
+    onUpdateItem = () => {
+      if (!order.includes('reserve held')) order.push('reserve held');
+      held();
+    };
+    secretAnswer = async () => {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([reserveHeld, new Promise((resolve) => (timer = setTimeout(resolve, 2_000)))]);
+      clearTimeout(timer);
+      order.push('secret answered');
+      return KEYS;
+    };
+
+    // Act
+    const first = await invoke(gateway, log, accountId, 'req-first');
+    const second = await invoke(gateway, log, accountId, 'req-second');
+
+    // Assess: the reserve did not wait for the secret.
+    expect(order.slice(0, 2)).toEqual(['reserve held', 'secret answered']);
+    expect(first.statusCode).toBe(200);
+    expect(first.body.results).toEqual([expect.objectContaining({ modelId: MODEL, status: 'completed' })]);
+    expect(second.statusCode).toBe(200);
+    // One read for both requests, signed with the function's credentials; the model was called with the secret's key.
+    expect(secrets.calls.map((call) => [call.operation, call.input])).toEqual([['GetSecretValue', { SecretId: SECRET_ARN }]]);
+    expect(secrets.calls[0]!.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=ASIAEXAMPLE\/\d{8}\/eu-west-1\/secretsmanager\/aws4_request, /);
+    expect(sim.calls().filter((call) => call.provider === 'groq')).toHaveLength(2);
+    expect(JSON.stringify(first)).not.toContain(GROQ_KEY);
+    expect(log.lines.join('\n')).not.toContain(GROQ_KEY);
+    expect(log.lines.join('\n')).toContain('Provider keys loaded');
+  });
+
+  it('answers 503 when the secret cannot be read, gives the reservation back, calls no model, and reads again on the next request', async () => {
+    // Prepare: the first read is refused, the next one answers.
+    const refused = awsError('AccessDeniedException', `User is not authorized to perform GetSecretValue on ${SECRET_ARN}`);
+    let reads = 0;
+    secretAnswer = () => (++reads === 1 ? refused : KEYS);
+    const log = recordingLog();
+    const gateway = lambdaGateway(log);
+    const { accountId } = await gateway.credits.openAccount({ balanceMicro: 50_000_000, rateLimitRpm: 1000 });
+
+    // Act
+    const failed = await invoke(gateway, log, accountId, 'req-refused');
+    const afterFailure = (await gateway.accounts.get(accountId))!;
+    const ledgerAfterFailure = await gateway.ledger.list(accountId);
+    const modelCallsAfterFailure = sim.calls().length;
+    const retried = await invoke(gateway, log, accountId, 'req-retried');
+
+    // Assess: a 503 naming no cause, no model called, the hold given back by a settle of nothing (as a failed judging workflow's).
+    expect(failed.statusCode).toBe(503);
+    expect(failed.headers).toMatchObject({ 'Retry-After': '5' });
+    expect(failed.body).toEqual({ error: { code: 'service_unavailable', message: 'The gateway could not read its provider keys; retry shortly. Nothing was charged' } });
+    expect(afterFailure.balanceMicro).toBe(50_000_000);
+    expect(afterFailure.reservations).toEqual({});
+    expect(modelCallsAfterFailure).toBe(0);
+    expect(ledgerAfterFailure.map(({ kind, amountMicro }) => [kind, amountMicro])).toEqual([
+      ['topup', 50_000_000],
+      ['settle', 0],
+    ]);
+    // The error line names the failure, never the secret's text or the role's.
+    const errorLine = log.lines.find((line) => line.includes('Provider keys not available'));
+    expect(errorLine).toContain('Reading the provider secret failed: AccessDeniedException');
+    expect(log.lines.join('\n')).not.toContain('not authorized');
+
+    // Assess: the next request read the secret again, and ran.
+    expect(reads).toBe(2);
+    expect(retried.statusCode).toBe(200);
+    expect(retried.body.results).toEqual([expect.objectContaining({ status: 'completed' })]);
+  });
+});
