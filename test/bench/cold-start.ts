@@ -12,10 +12,13 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Metafile } from 'esbuild';
 import { BUNDLE_OPTIONS, bundleEntry, bundleFunction, bundleSizes, FUNCTIONS_DIR } from '../../infra/stack/bundle.js';
 import { childEnv, ROOT } from './children.js';
+import { measureFirstInvocations } from './first-invocation.js';
 import { median, rotate, round } from './stats.js';
 import { check, type BenchContext, type BenchOutcome, type Benchmark, type Row } from './types.js';
 
 const OUT_DIR = join(ROOT, 'bench', '.cache', 'bundles');
+/** How far DynamoDB and Secrets Manager are from a cold api container, for its first invocations: about what a new TLS connection and the call take in a region. */
+const AWS_LATENCY_MS = 25;
 const KB = 1_000;
 
 /** Lambda entry points: functions/*.ts that export a `handler`. */
@@ -154,6 +157,13 @@ async function measure(context: BenchContext, dir: string): Promise<BenchOutcome
   }
   const api = rows.find((row) => row.function === 'api');
   if (!api) notes.push('no functions/api.ts entry found');
+  const apiBundle = bundles.find((b) => b.name === 'api');
+  if (apiBundle) {
+    const first = await measureFirstInvocations(apiBundle.file, { processes: context.smoke ? 1 : 15, latencyMs: AWS_LATENCY_MS, env });
+    notes.push(
+      `api's first invocations in a fresh process, DynamoDB and Secrets Manager each ${AWS_LATENCY_MS} ms away (every request to either answered ${AWS_LATENCY_MS} ms late: the embedded store behind a delaying forwarder, a Secrets Manager on loopback), the model on the simulator, answers buffered (after the settle): import ${round(first.importMs, 1)} ms, first invocation ${round(first.firstMs, 1)} ms (the provider secret read while the reserve is in flight, the model call, the settle), second ${round(first.secondMs, 1)} ms; median of ${context.smoke ? 1 : 15} processes (test/bench/first-invocation.ts)`,
+    );
+  }
   const floor = rows.find((row) => row.function === FLOOR);
   if (api && floor) {
     const over = (key: keyof Row) => round(Number(api[key]) - Number(floor[key]), 1);

@@ -1,0 +1,128 @@
+/**
+ * Part of benchmark 5: the bundled `api` function's first invocations in fresh processes,
+ * as a cold Lambda container runs them, with DynamoDB and Secrets Manager each some
+ * milliseconds away (every request to either waits that long before it is answered, as a
+ * new connection in AWS does): the embedded store behind a delaying forwarder, a Secrets
+ * Manager on loopback holding the provider keys, the model on the simulator. What the
+ * import time alone does not show: what the first request waits for before its answer.
+ */
+import { spawn } from 'node:child_process';
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pathToFileURL } from 'node:url';
+import { connectStore, startEmbeddedStore } from '../../infra/local/store.js';
+import { startSimulator } from '../../infra/local/simulator/server.js';
+import { loadConfig } from '../../shared/config.js';
+import { createStore } from '../../shared/credits/store.js';
+import { startFakeAws } from '../support/fake-aws.js';
+import { ROOT } from './children.js';
+import { median } from './stats.js';
+
+export interface FirstInvocation {
+  importMs: number;
+  /** The first invocation: the gateway built, the secret read, the reserve, the model call, the settle (the answer is buffered, so it comes after). */
+  firstMs: number;
+  /** The second, in the same process. */
+  secondMs: number;
+}
+
+const MODEL = 'fam_i-3.1-8b';
+const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:111122223333:secret:ProviderKeys-AbC';
+
+/** Imports the bundle, then invokes it twice (a fresh event each time, as Lambda gives); prints the three times. */
+const SCRIPT = `
+const t0 = performance.now();
+const { handler } = await import(process.env.BENCH_BUNDLE_URL);
+const t1 = performance.now();
+const event = () => ({ httpMethod: 'POST', path: '/api/v1/prompt', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'Say hello', models: [process.env.BENCH_MODEL] }), requestContext: { authorizer: { accountId: process.env.BENCH_ACCOUNT } } });
+const context = (id) => ({ awsRequestId: id, functionName: 'api', getRemainingTimeInMillis: () => 30000 });
+const first = await handler(event(), context('first'));
+const t2 = performance.now();
+const second = await handler(event(), context('second'));
+const t3 = performance.now();
+if (first.statusCode !== 200 || second.statusCode !== 200) throw new Error('status ' + first.statusCode + ' / ' + second.statusCode + ': ' + String(first.body).slice(0, 300));
+process.stdout.write(JSON.stringify({ importMs: t1 - t0, firstMs: t2 - t1, secondMs: t3 - t2 }));
+`;
+
+/** Forwards every HTTP request to `target` after `delayMs`. */
+async function delayingForwarder(target: URL, delayMs: number): Promise<Server> {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () =>
+      setTimeout(() => {
+        const forwarded = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        });
+        forwarded.on('error', () => res.destroy());
+        forwarded.end(Buffer.concat(chunks));
+      }, delayMs),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return server;
+}
+
+export async function measureFirstInvocations(bundleFile: string, options: { processes: number; latencyMs: number; env: Record<string, string> }): Promise<FirstInvocation> {
+  const store = await startEmbeddedStore({ port: 0 });
+  const config = loadConfig({});
+  const client = await connectStore(store, config.tables);
+  const forwarder = await delayingForwarder(new URL(store.endpoint), options.latencyMs);
+  const keys = { body: { SecretString: JSON.stringify({ GROQ_API_KEY: 'gsk_bench' }) } };
+  const secrets = await startFakeAws(() => new Promise((resolve) => setTimeout(() => resolve(keys), options.latencyMs)));
+  const simulator = await startSimulator();
+  try {
+    const { accountId } = await createStore(config, { storeClient: client }).credits.openAccount({ balanceMicro: 1e12, rateLimitRpm: 1_000_000 });
+    const env = {
+      ...options.env,
+      AWS_LAMBDA_FUNCTION_NAME: 'api',
+      AWS_ACCESS_KEY_ID: 'bench',
+      AWS_SECRET_ACCESS_KEY: 'bench',
+      // Buffered: the answer comes back from the handler (after the settle), with no streaming runtime to imitate.
+      RESPONSE_STREAMING: 'false',
+      AWS_XRAY_CONTEXT_MISSING: 'IGNORE_ERROR',
+      PROVIDER_SECRET_ARN: SECRET_ARN,
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.endpoint,
+      AWS_ENDPOINT_URL_DYNAMODB: `http://127.0.0.1:${(forwarder.address() as AddressInfo).port}`,
+      GROQ_BASE_URL: simulator.baseUrl('groq'),
+      BENCH_BUNDLE_URL: pathToFileURL(bundleFile).href,
+      BENCH_MODEL: MODEL,
+      BENCH_ACCOUNT: accountId,
+    };
+    const samples: FirstInvocation[] = [];
+    for (let i = 0; i < options.processes; i++) samples.push(await runOnce(env));
+    return {
+      importMs: median(samples.map((s) => s.importMs)),
+      firstMs: median(samples.map((s) => s.firstMs)),
+      secondMs: median(samples.map((s) => s.secondMs)),
+    };
+  } finally {
+    forwarder.closeAllConnections();
+    forwarder.close();
+    await secrets.close();
+    await simulator.close();
+    client.destroy();
+    await store.close();
+  }
+}
+
+function runOnce(env: Record<string, string>): Promise<FirstInvocation> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', SCRIPT], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      try {
+        if (code !== 0) throw new Error(`exit ${code}`);
+        // The function's log lines and metrics go to stdout too: the figures are the last line.
+        resolve(JSON.parse(stdout.trim().split('\n').at(-1)!) as FirstInvocation);
+      } catch (error) {
+        reject(new Error(`the api bundle's first invocations failed (${(error as Error).message}): ${stderr.slice(0, 500)}`));
+      }
+    });
+  });
+}
