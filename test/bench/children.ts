@@ -1,5 +1,5 @@
 /** The processes a benchmark starts: the local host, the zero-latency upstream, the provider simulator. */
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -221,6 +221,30 @@ export function freePort(): Promise<number> {
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
       server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/**
+ * Runs an ES module script in a fresh `node` (`nodeArgs` before it), and parses the last line
+ * it prints as JSON: a script's log lines may come before it. Rejects, with `what` and the
+ * process's stderr, when it exits non-zero or prints no JSON.
+ */
+export function freshNode<T>(script: string, env: Record<string, string>, what: string, nodeArgs: string[] = []): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...nodeArgs, '--input-type=module', '-e', script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      try {
+        if (code !== 0) throw new Error(`exit ${code}`);
+        resolve(JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as T);
+      } catch (error) {
+        reject(new Error(`${what} failed (${(error as Error).message}): ${stderr.slice(0, 500)}`));
+      }
     });
   });
 }

@@ -5,13 +5,12 @@
  * `await import(bundle)` inside the new process, as deployed (no source maps: the stack
  * sets no --enable-source-maps) and, for reference, with `--enable-source-maps`.
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Metafile } from 'esbuild';
 import { BUNDLE_OPTIONS, bundleEntry, bundleFunction, bundleSizes, FUNCTIONS_DIR } from '../../infra/stack/bundle.js';
-import { childEnv, ROOT } from './children.js';
+import { childEnv, freshNode, ROOT } from './children.js';
 import { measureFirstInvocations } from './first-invocation.js';
 import { median, rotate, round } from './stats.js';
 import { check, type BenchContext, type BenchOutcome, type Benchmark, type Row } from './types.js';
@@ -67,23 +66,8 @@ const IMPORT_SCRIPT = `const t0 = performance.now(); await import(process.env.BE
 
 /** One fresh process that imports the bundle; its import time and its time from process start. */
 function importOnce(file: string, sourceMaps: boolean, env: Record<string, string>, extraArgs: string[] = []): Promise<{ importMs: number; sinceStartMs: number }> {
-  return new Promise((resolve, reject) => {
-    const args = [...extraArgs, ...(sourceMaps ? ['--enable-source-maps'] : []), '--input-type=module', '-e', IMPORT_SCRIPT];
-    const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...env, BENCH_BUNDLE_URL: pathToFileURL(file).href }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      try {
-        if (code !== 0) throw new Error(`exit ${code}`);
-        resolve(JSON.parse(stdout) as { importMs: number; sinceStartMs: number });
-      } catch (error) {
-        reject(new Error(`importing ${file} failed (${(error as Error).message}): ${stderr.slice(0, 500)}`));
-      }
-    });
-  });
+  const args = [...extraArgs, ...(sourceMaps ? ['--enable-source-maps'] : [])];
+  return freshNode(IMPORT_SCRIPT, { ...env, BENCH_BUNDLE_URL: pathToFileURL(file).href }, `importing ${file}`, args);
 }
 
 export const coldStart: Benchmark = {

@@ -6,7 +6,6 @@
  * Manager on loopback holding the provider keys, the model on the simulator. What the
  * import time alone does not show: what the first request waits for before its answer.
  */
-import { spawn } from 'node:child_process';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
@@ -15,7 +14,7 @@ import { startSimulator } from '../../infra/local/simulator/server.js';
 import { loadConfig } from '../../shared/config.js';
 import { createStore } from '../../shared/credits/store.js';
 import { startFakeAws } from '../support/fake-aws.js';
-import { ROOT } from './children.js';
+import { freshNode } from './children.js';
 import { median } from './stats.js';
 
 export interface FirstInvocation {
@@ -91,7 +90,7 @@ export async function measureFirstInvocations(bundleFile: string, options: { pro
       BENCH_ACCOUNT: accountId,
     };
     const samples: FirstInvocation[] = [];
-    for (let i = 0; i < options.processes; i++) samples.push(await runOnce(env));
+    for (let i = 0; i < options.processes; i++) samples.push(await freshNode<FirstInvocation>(SCRIPT, env, "the api bundle's first invocations"));
     return {
       importMs: median(samples.map((s) => s.importMs)),
       firstMs: median(samples.map((s) => s.firstMs)),
@@ -105,24 +104,4 @@ export async function measureFirstInvocations(bundleFile: string, options: { pro
     client.destroy();
     await store.close();
   }
-}
-
-function runOnce(env: Record<string, string>): Promise<FirstInvocation> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', SCRIPT], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    child.once('error', reject);
-    child.once('exit', (code) => {
-      try {
-        if (code !== 0) throw new Error(`exit ${code}`);
-        // The function's log lines and metrics go to stdout too: the figures are the last line.
-        resolve(JSON.parse(stdout.trim().split('\n').at(-1)!) as FirstInvocation);
-      } catch (error) {
-        reject(new Error(`the api bundle's first invocations failed (${(error as Error).message}): ${stderr.slice(0, 500)}`));
-      }
-    });
-  });
 }
