@@ -12,7 +12,7 @@ import type { Log } from '../shared/log.js';
 import type { PromptResponse, PromptService, Started, SubmitOptions } from '../shared/orchestrator/prompt-service.js';
 import type { PromptRequest } from '../shared/contract/types.js';
 
-/** Seconds a caller is asked to wait when the gateway could not be built (the secret could not be read). */
+/** Seconds a caller is asked to wait when the gateway could not be built (its configuration is invalid). */
 const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
 /** What the Lambda entry adds around the handler (Powertools); the local host adds nothing. */
@@ -23,7 +23,7 @@ export interface ApiHooks {
 
 /**
  * POST /api/v1/prompt. The authorizer has run; the account comes from its context only.
- * `gateway` may build asynchronously (AWS: the provider secret is read on first use).
+ * `gateway` may build asynchronously (a test's or a host's).
  * This module imports no Powertools tracer: the X-Ray SDK hooks every promise of the
  * process that loads it, which the local host should not pay for.
  */

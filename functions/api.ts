@@ -1,5 +1,6 @@
-import { loadConfig, responseStreaming } from '../shared/config.js';
-import { createGateway } from '../shared/gateway.js';
+import { loadConfig, responseStreaming, type GatewayConfig } from '../shared/config.js';
+import { createGateway, type Gateway } from '../shared/gateway.js';
+import type { Log } from '../shared/log.js';
 import { withProviderSecret } from '../shared/secrets/provider-keys.js';
 import { instrumentStore } from '../shared/storage/dynamodb.js';
 import { createApiHandler } from './api-handler.js';
@@ -11,13 +12,17 @@ import { bufferAnswers, streamAnswers } from './stream-answer.js';
 export { createApiHandler } from './api-handler.js';
 
 /**
- * Built once per container. The provider keys come from the secret, read by the first
- * request that calls a model while its reserve is in flight, instead of before it: a cold
- * start waits for one of the two round trips, not both. A failed read is a 503, retried by
- * the next request.
+ * The function's gateway, built once per container. The provider keys come from the
+ * secret, read by the first request without judges while its reserve is in flight,
+ * instead of before it: a cold start waits for one of the two round trips, not both. A
+ * failed read is a 503, retried by the next request.
  */
+export function createLambdaGateway(config: GatewayConfig, log: Log = logger): Gateway {
+  return createGateway(config, { log, withKeys: (unkeyed) => withProviderSecret(unkeyed, { log }) });
+}
+
 const lambdaGateway = lazy(() => {
-  const gateway = createGateway(loadConfig(), { log: logger, withKeys: (config) => withProviderSecret(config, { log: logger }) });
+  const gateway = createLambdaGateway(loadConfig());
   instrumentStore(gateway.storeClient, traceCalls(observability.tracer));
   return gateway;
 });

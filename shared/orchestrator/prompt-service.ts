@@ -177,7 +177,12 @@ export class PromptService {
     const models = router === undefined ? undefined : this.runModelsOnceReserved(plan, router, reserving, deadlineAt, streaming);
     // Should the reserve be refused, nothing awaits these results: a failure of theirs is dropped with them.
     models?.catch(() => undefined);
-    const open = await reserving;
+    const open = await reserving.catch(async (error: unknown) => {
+      // Refused: the keys' read, should one be running, ends within this invocation (a Lambda
+      // frozen with it in flight would resume it on a dead connection for the next request).
+      if (router instanceof Promise) await router.catch(() => undefined);
+      throw error;
+    });
     if (router instanceof Promise) {
       await router.catch(async (error: unknown) => {
         // No model was called: the reservation goes back before the refusal is answered.

@@ -2,6 +2,7 @@ import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { PROVIDERS, type ProviderId } from '../catalog/types.js';
 import { providerKeyName, type GatewayConfig } from '../config.js';
 import { silentLog, type Log } from '../log.js';
+import { awsRequestHandler } from '../http/aws-handler.js';
 
 /**
  * Provider keys in AWS: one Secrets Manager secret, a JSON object with the names of the
@@ -20,7 +21,15 @@ export interface ProviderSecretOptions {
   /** The client to read with; by default one for the config's region and Secrets Manager endpoint, closed after the read. */
   client?: SecretsManagerClient;
   log?: Log;
+  /** Per attempt, for the default client: SECRET_TIMEOUTS unless a test shortens them. */
+  timeouts?: { connectMs: number; answerMs: number };
 }
+
+/**
+ * A read that hangs fails its attempt (the SDK's 3 in all): the api's first request reads
+ * while its reservation is held, and answers 503 when the read fails.
+ */
+export const SECRET_TIMEOUTS = Object.freeze({ connectMs: 1_000, answerMs: 3_000 });
 
 const KEY_NAMES: ReadonlyMap<string, ProviderId> = new Map(PROVIDERS.map((provider) => [providerKeyName(provider), provider]));
 
@@ -77,7 +86,12 @@ export async function readProviderKeys(config: GatewayConfig & { providerSecretA
   // Loaded with the first read: the api's cold start does not compile it (its first request reads while its reserve is in flight).
   const { GetSecretValueCommand, SecretsManagerClient } = await import('./secrets-manager.js');
   const client =
-    options.client ?? new SecretsManagerClient({ region: config.region, ...(config.awsEndpoints.secretsManager ? { endpoint: config.awsEndpoints.secretsManager } : {}) });
+    options.client ??
+    new SecretsManagerClient({
+      region: config.region,
+      ...(config.awsEndpoints.secretsManager ? { endpoint: config.awsEndpoints.secretsManager } : {}),
+      requestHandler: awsRequestHandler(options.timeouts ?? SECRET_TIMEOUTS),
+    });
   try {
     let secretString: unknown;
     try {

@@ -2,7 +2,7 @@ import { ConditionalCheckFailedException, DynamoDBClient, type AttributeValue } 
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { HttpHandler } from '@smithy/core/protocols';
-import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { awsRequestHandler } from '../http/aws-handler.js';
 import { StoreUnavailableError, isStoreUnavailable } from './errors.js';
 
 /** A stored item: plain JavaScript values, as the document client marshalls them. */
@@ -24,7 +24,12 @@ export interface StoreOptions {
   local?: boolean;
   /** How requests reach the store; by default HTTP with keep-alive (the SDK's Node handler). */
   requestHandler?: HttpHandler;
+  /** Per attempt, with the default handler: STORE_TIMEOUTS unless a test shortens them. */
+  timeouts?: { connectMs: number; answerMs: number };
 }
+
+/** A connection or an answer that hangs fails the attempt (3 in all) instead of the invocation. */
+export const STORE_TIMEOUTS = Object.freeze({ connectMs: 1_000, answerMs: 10_000 });
 
 /** What a local store is signed with: it checks the signature's shape, never its keys. */
 const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
@@ -51,10 +56,9 @@ export interface StoreClient {
 }
 
 /** Created once per process (per Lambda container), its connections kept alive. */
-export function createStoreClient({ region, endpoint, local = false, requestHandler }: StoreOptions): StoreClient {
-  // Keep-alive HTTPS (the SDK's default agent), one pool for both clients; a connection or an
-  // answer that hangs fails the attempt instead of the invocation.
-  const handler = requestHandler ?? new NodeHttpHandler({ connectionTimeout: 1_000, requestTimeout: 10_000 });
+export function createStoreClient({ region, endpoint, local = false, requestHandler, timeouts = STORE_TIMEOUTS }: StoreOptions): StoreClient {
+  // Keep-alive HTTPS (the SDK's default agent), one pool for both clients.
+  const handler = requestHandler ?? awsRequestHandler(timeouts);
   const settings = {
     region,
     ...(endpoint ? { endpoint } : {}),

@@ -225,6 +225,9 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** The longest a fresh node script may run. */
+const FRESH_NODE_LIMIT_MS = 60_000;
+
 /**
  * Runs an ES module script in a fresh `node` (`nodeArgs` before it), and parses the last line
  * it prints as JSON: a script's log lines may come before it. Rejects, with `what` and the
@@ -237,10 +240,14 @@ export function freshNode<T>(script: string, env: Record<string, string>, what: 
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    // A script that hangs fails the benchmark instead of stalling it.
+    const timer = setTimeout(() => child.kill(), FRESH_NODE_LIMIT_MS);
     child.once('error', reject);
-    child.once('exit', (code) => {
+    // Once its output is closed too (on exit it may not be yet).
+    child.once('close', (code) => {
+      clearTimeout(timer);
       try {
-        if (code !== 0) throw new Error(`exit ${code}`);
+        if (code !== 0) throw new Error(code === null ? `killed after ${FRESH_NODE_LIMIT_MS} ms` : `exit ${code}`);
         resolve(JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as T);
       } catch (error) {
         reject(new Error(`${what} failed (${(error as Error).message}): ${stderr.slice(0, 500)}`));

@@ -16,7 +16,7 @@ import { median, rotate, round } from './stats.js';
 import { check, type BenchContext, type BenchOutcome, type Benchmark, type Row } from './types.js';
 
 const OUT_DIR = join(ROOT, 'bench', '.cache', 'bundles');
-/** How far DynamoDB and Secrets Manager are from a cold api container, for its first invocations: about what a new TLS connection and the call take in a region. */
+/** How late DynamoDB and Secrets Manager answer each request of a cold api container's first invocations: about a call over a new connection in a region (a warm connection answers faster there). */
 const AWS_LATENCY_MS = 25;
 const KB = 1_000;
 
@@ -62,7 +62,7 @@ export function contributions(metafile: Metafile, files: readonly string[] = Obj
   return [...totals].map(([name, bytes]) => ({ name, bytes })).sort((a, b) => b.bytes - a.bytes);
 }
 
-const IMPORT_SCRIPT = `const t0 = performance.now(); await import(process.env.BENCH_BUNDLE_URL); const t1 = performance.now(); process.stdout.write(JSON.stringify({ importMs: t1 - t0, sinceStartMs: t1 }));`;
+const IMPORT_SCRIPT = `const t0 = performance.now(); await import(process.env.BENCH_BUNDLE_URL); const t1 = performance.now(); process.stdout.write('\\n' + JSON.stringify({ importMs: t1 - t0, sinceStartMs: t1 }) + '\\n');`;
 
 /** One fresh process that imports the bundle; its import time and its time from process start. */
 function importOnce(file: string, sourceMaps: boolean, env: Record<string, string>, extraArgs: string[] = []): Promise<{ importMs: number; sinceStartMs: number }> {

@@ -35,7 +35,11 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Lambda's environment for the bundled api function; no AWS to reach: the reserve fails, and the gateway answers 503 (the store's Retry-After). */
+/**
+ * Lambda's environment for the bundled api function, every AWS endpoint a closed loopback
+ * port: the store cannot be reached, so the gateway answers 503 (the store's Retry-After),
+ * wherever the tests run and without sending a request to AWS.
+ */
 const LAMBDA_ENV = {
   PATH: process.env.PATH,
   LAMBDA_TASK_ROOT: '/var/task',
@@ -46,6 +50,7 @@ const LAMBDA_ENV = {
   AWS_ACCESS_KEY_ID: 'test',
   AWS_SECRET_ACCESS_KEY: 'test',
   PROVIDER_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:111122223333:secret:missing',
+  AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
 };
 
 let runs = 0;
@@ -234,7 +239,7 @@ describe('Function: bundleFunction, X-Ray', () => {
         if (document.name === '## index.handler') resolve(document);
       });
     });
-    // Lambda's environment, its daemon on our socket; no AWS to reach, so the gateway answers 503 (the store's).
+    // Lambda's environment, its daemon on our socket; no store to reach, so the gateway answers 503 (the store's).
     const { child, exited } = runBundled(
       [
         "const { PassThrough } = await import('node:stream');",

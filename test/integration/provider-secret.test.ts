@@ -1,18 +1,17 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createApiHandler } from '../../functions/api-handler.js';
+import { createApiHandler, createLambdaGateway } from '../../functions/api.js';
 import { lambdaContext } from '../../infra/local/lambda-events.js';
 import { loadConfig } from '../../shared/config.js';
-import { createGateway, type Gateway } from '../../shared/gateway.js';
+import type { Gateway } from '../../shared/gateway.js';
 import type { Log } from '../../shared/log.js';
-import { withProviderSecret } from '../../shared/secrets/provider-keys.js';
 import { instrumentStore } from '../../shared/storage/dynamodb.js';
 import { awsError, startFakeAws, type AwsAnswer } from '../support/fake-aws.js';
 import { suiteSimulator } from '../support/simulator.js';
 import { startTestStore } from '../support/store.js';
 
 /**
- * The `api` function as Lambda builds it (functions/api.ts): its provider keys in a
+ * The `api` function's gateway as Lambda builds it (functions/api.ts): its provider keys in a
  * Secrets Manager secret, read by the real SDK client from a Secrets Manager on loopback,
  * by the first request that calls a model, while its reserve is in flight; the embedded
  * store over HTTP; a Groq model answered by the simulator with the secret's key.
@@ -25,19 +24,17 @@ const CREDENTIALS = { AWS_ACCESS_KEY_ID: 'ASIAEXAMPLE', AWS_SECRET_ACCESS_KEY: '
 
 const sim = await suiteSimulator();
 let store: Awaited<ReturnType<typeof startTestStore>>;
-/** Called when the store has answered an UpdateItem. */
-let onUpdateItem: () => void = () => undefined;
 beforeAll(async () => {
   store = await startTestStore();
-  instrumentStore(store.client, async (operation, call) => {
-    const result = await call();
-    if (operation === 'DynamoDB.UpdateItem') onUpdateItem();
-    return result;
-  });
 });
 afterAll(async () => {
   await store?.close();
 });
+
+/** Called when the store has answered an UpdateItem of the gateway's. */
+let onUpdateItem: () => void = () => undefined;
+/** The gateways a test built, their store clients closed after it. */
+const built: Gateway[] = [];
 
 /** Secrets Manager on loopback: each call answered by `secretAnswer`, which may wait. */
 let secrets: Awaited<ReturnType<typeof startFakeAws>>;
@@ -52,6 +49,7 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   vi.unstubAllEnvs();
+  for (const gateway of built.splice(0)) gateway.storeClient.destroy();
   await secrets.close();
 });
 
@@ -62,16 +60,24 @@ function recordingLog(): Log & { lines: string[] } {
   return { lines, info: record, warn: record, error: record };
 }
 
-/** The api function's gateway, as functions/api.ts builds it: no key in the environment, the secret's keys read on first use. */
+/** The api function's gateway, built by functions/api.ts: no key in the environment, the secret's keys read on first use. */
 function lambdaGateway(log: Log): Gateway {
   const config = loadConfig({
     ...CREDENTIALS,
     AWS_REGION: 'eu-west-1',
+    DYNAMODB_ENDPOINT: store.store.endpoint,
     PROVIDER_SECRET_ARN: SECRET_ARN,
     AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.endpoint,
     GROQ_BASE_URL: sim.baseUrl('groq'),
   });
-  return createGateway(config, { storeClient: store.client, log, withKeys: (unkeyed) => withProviderSecret(unkeyed, { log }) });
+  const gateway = createLambdaGateway(config, log);
+  built.push(gateway);
+  instrumentStore(gateway.storeClient, async (operation, call) => {
+    const result = await call();
+    if (operation === 'DynamoDB.UpdateItem') onUpdateItem();
+    return result;
+  });
+  return gateway;
 }
 
 function proxyEvent(accountId: string, requestId: string): APIGatewayProxyEvent {
@@ -174,5 +180,29 @@ describe('Function: api, its provider keys in a secret', () => {
     expect(reads).toBe(2);
     expect(retried.statusCode).toBe(200);
     expect(retried.body.results).toEqual([expect.objectContaining({ status: 'completed' })]);
+  });
+
+  it('answers a request refused while the secret is read (402) once the read has ended, so that no read outlives its invocation', async () => {
+    // Prepare: an account that cannot pay for one model; the secret answers 200 ms late (a slow Secrets Manager).
+    const order: string[] = [];
+    secretAnswer = () =>
+      new Promise<AwsAnswer>((resolve) =>
+        setTimeout(() => {
+          order.push('secret answered');
+          resolve(KEYS);
+        }, 200),
+      );
+    const log = recordingLog();
+    const gateway = lambdaGateway(log);
+    const { accountId } = await gateway.credits.openAccount({ balanceMicro: 1, rateLimitRpm: 1000 });
+
+    // Act
+    const refused = await invoke(gateway, log, accountId, 'req-poor');
+    order.push('refused');
+
+    // Assess
+    expect(refused.statusCode).toBe(402);
+    expect(order).toEqual(['secret answered', 'refused']);
+    expect(sim.calls()).toHaveLength(0);
   });
 });

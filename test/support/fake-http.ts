@@ -31,10 +31,14 @@ export async function startFakeHttp(
       const call: HttpCall = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
       calls.push(call);
       // An answer may wait for something the test awaits (a promise), e.g. another call's arrival.
-      void Promise.resolve(answer(call, calls)).then((answered) => {
-        const { status = 200, headers = {}, body } = answered ?? { body: {} };
-        res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(typeof body === 'string' ? body : JSON.stringify(body));
-      });
+      Promise.resolve(answer(call, calls)).then(
+        (answered) => {
+          const { status = 200, headers = {}, body } = answered ?? { body: {} };
+          res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(typeof body === 'string' ? body : JSON.stringify(body));
+        },
+        // A test's answer that fails is a broken connection to the caller, never an unhandled rejection.
+        (error: unknown) => res.destroy(error as Error),
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError, loadConfig } from '../../shared/config.js';
 import { configuredStoreClient } from '../../shared/storage/store.js';
 import { createStoreClient, IDLE_STEPS, toAttributes, type StoreClient } from '../../shared/storage/dynamodb.js';
+import { startFakeAws } from '../support/fake-aws.js';
 
 /** A request handler that answers every call with an empty item and keeps the requests the SDK built (signed, endpoint resolved). */
 function recordingHandler(): HttpHandler & { requests: HttpRequest[] } {
@@ -94,6 +95,23 @@ describe('Function: createStoreClient', () => {
       expect(names).not.toContain('x-amzn-trace-id');
     }
     for (const sdk of [client.items, client.documents]) for (const step of IDLE_STEPS) expect(sdk.middlewareStack.identify().join()).not.toContain(step);
+  });
+
+  it('fails a call whose answer hangs once its attempts (3) have each waited their deadline, instead of waiting on', async () => {
+    // Prepare: a store that takes every request and never answers.
+    const silent = await startFakeAws(() => new Promise<never>(() => undefined));
+    const client = createStoreClient({ region: 'local', endpoint: silent.endpoint, local: true, timeouts: { connectMs: 1_000, answerMs: 100 } });
+    try {
+      // Act
+      const failure = client.items.send(new GetItemCommand({ TableName: 'gateway-accounts', Key: { accountId: { S: 'acct_1' } } }));
+
+      // Assess
+      await expect(failure).rejects.toMatchObject({ name: 'TimeoutError' });
+      expect(silent.calls.map((call) => call.operation)).toEqual(['GetItem', 'GetItem', 'GetItem']);
+    } finally {
+      client.destroy();
+      await silent.close();
+    }
   });
 
   it('signs calls to a local store with fixed credentials, needing none from the environment', async () => {

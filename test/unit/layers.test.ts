@@ -18,6 +18,7 @@ const LAYERS: readonly (readonly string[])[] = [
     'shared/seeded-random.ts',
     'shared/text',
     'shared/http/post.ts',
+    'shared/http/aws-handler.ts',
     'shared/http/redact.ts',
     'shared/http/server-timing.ts',
     'shared/sdk',

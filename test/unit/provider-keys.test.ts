@@ -105,6 +105,23 @@ describe('Function: withProviderSecret', () => {
     secretAnswers({ SecretBinary: 'AQID' });
     await expect(read()).rejects.toThrow(/no string value/);
   });
+
+  it('fails a read whose answer hangs once its attempts (3) have each waited their deadline, instead of waiting on', async () => {
+    // Prepare: a Secrets Manager that takes every request and never answers.
+    const silent = await startFakeAws(() => new Promise<never>(() => undefined));
+    try {
+      const config = awsConfig({ AWS_ENDPOINT_URL_SECRETS_MANAGER: silent.endpoint });
+
+      // Act
+      const failure = withProviderSecret(config, { timeouts: { connectMs: 1_000, answerMs: 100 } });
+
+      // Assess
+      await expect(failure).rejects.toThrow('Reading the provider secret failed: TimeoutError');
+      expect(silent.calls.map((call) => call.operation)).toEqual(['GetSecretValue', 'GetSecretValue', 'GetSecretValue']);
+    } finally {
+      await silent.close();
+    }
+  });
 });
 
 describe('Function: parseProviderKeys', () => {

@@ -1,0 +1,12 @@
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+
+/**
+ * The SDK's Node HTTP handler for an AWS client, with deadlines that fail the attempt (which
+ * the client's retry strategy may then retry): `connectMs` to connect, `answerMs` for the
+ * answer. The SDK's `requestTimeout` alone only logs a warning and lets the call wait on
+ * (`throwOnRequestTimeout` makes it an error), so a hung answer would hold the invocation,
+ * and whatever it has reserved, until the Lambda's own timeout.
+ */
+export function awsRequestHandler({ connectMs, answerMs }: { connectMs: number; answerMs: number }): NodeHttpHandler {
+  return new NodeHttpHandler({ connectionTimeout: connectMs, requestTimeout: answerMs, throwOnRequestTimeout: true });
+}
