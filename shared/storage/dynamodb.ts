@@ -28,8 +28,15 @@ export interface StoreOptions {
   timeouts?: { connectMs: number; answerMs: number };
 }
 
-/** A connection or an answer that hangs fails the attempt (3 in all) instead of the invocation. */
-export const STORE_TIMEOUTS = Object.freeze({ connectMs: 1_000, answerMs: 10_000 });
+/**
+ * A connection or an answer that hangs fails the attempt, STORE_ATTEMPTS in all, and then
+ * the call (a 503), well within the timeout of every function that calls the store (the
+ * authorizer's 10 s is the shortest; test/infra/stack.test.ts checks them all). DynamoDB
+ * answers a single-item call in milliseconds: 2 s from the request's start to the answer's
+ * headers is a hung attempt, not a slow one.
+ */
+export const STORE_TIMEOUTS = Object.freeze({ connectMs: 1_000, answerMs: 2_000 });
+export const STORE_ATTEMPTS = 3;
 
 /** What a local store is signed with: it checks the signature's shape, never its keys. */
 const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
@@ -64,7 +71,7 @@ export function createStoreClient({ region, endpoint, local = false, requestHand
     ...(endpoint ? { endpoint } : {}),
     ...(local ? { credentials: LOCAL_CREDENTIALS } : {}),
     requestHandler: handler,
-    maxAttempts: 3,
+    maxAttempts: STORE_ATTEMPTS,
   };
   const items = withoutIdleSteps(new DynamoDBClient({ ...settings, cacheMiddleware: true }));
   const documents = DynamoDBDocumentClient.from(withoutIdleSteps(new DynamoDBClient(settings)), {

@@ -64,7 +64,10 @@ export class IdempotencyRepository {
           )
         ).Item;
       if (!Item) return this.claim(record, now); // deleted in between: try again
-      return { claimed: false, existing: Item as IdempotencyRecord };
+      const existing = Item as IdempotencyRecord;
+      // This very claim: a write that landed but whose answer was lost, then retried by the SDK.
+      if (existing.status === 'running' && existing.promptLogId === record.promptLogId && existing.createdAt === record.createdAt) return { claimed: true };
+      return { claimed: false, existing };
     }
   }
 

@@ -241,13 +241,17 @@ export function freshNode<T>(script: string, env: Record<string, string>, what: 
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
     // A script that hangs fails the benchmark instead of stalling it.
-    const timer = setTimeout(() => child.kill(), FRESH_NODE_LIMIT_MS);
+    let killed = false;
+    const timer = setTimeout(() => {
+      killed = true;
+      child.kill();
+    }, FRESH_NODE_LIMIT_MS);
     child.once('error', reject);
     // Once its output is closed too (on exit it may not be yet).
     child.once('close', (code) => {
       clearTimeout(timer);
       try {
-        if (code !== 0) throw new Error(code === null ? `killed after ${FRESH_NODE_LIMIT_MS} ms` : `exit ${code}`);
+        if (code !== 0) throw new Error(killed ? `killed after ${FRESH_NODE_LIMIT_MS} ms` : `exit ${code ?? 'by a signal'}`);
         resolve(JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as T);
       } catch (error) {
         reject(new Error(`${what} failed (${(error as Error).message}): ${stderr.slice(0, 500)}`));

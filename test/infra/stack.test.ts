@@ -4,6 +4,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { STORE_ATTEMPTS, STORE_TIMEOUTS } from '../../shared/storage/dynamodb.js';
 import { toCreateTableInput } from '../../infra/local/store.js';
 import { TABLE_ENV, tableNameOutputId } from '../../infra/stack/data.js';
 import { novaModels } from '../../infra/stack/bedrock.js';
@@ -208,6 +209,16 @@ describe('Stack: GatewayStack', () => {
   });
 
   describe('Construct: GatewayFunction', () => {
+    it('gives every function that calls the store the time for a hung store call to fail all its attempts, so that it answers instead of timing out', () => {
+      // Each attempt waits at most answerMs (the connection included); the SDK's backoff between attempts stays under a second in all.
+      const worstCallMs = STORE_ATTEMPTS * STORE_TIMEOUTS.answerMs + 1_000;
+      const callers = Object.values(template.findResources('AWS::Lambda::Function') as Resources).filter((fn) =>
+        Object.keys(fn.Properties!.Environment.Variables).some((name) => name.endsWith('_TABLE')),
+      );
+      expect(callers.length).toBeGreaterThanOrEqual(3);
+      for (const fn of callers) expect(fn.Properties!.Timeout * 1_000).toBeGreaterThan(worstCallMs);
+    });
+
     it('runs every function on nodejs22.x, arm64, with active tracing, its own log group and the Powertools settings', () => {
       const functions = Object.values(template.findResources('AWS::Lambda::Function') as Resources);
       expect(functions).toHaveLength(6);

@@ -8,6 +8,7 @@ import {
   UpdateItemCommand,
   type AttributeValue,
 } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-vitest/extend';
@@ -20,6 +21,7 @@ import type { Log } from '../../shared/log.js';
 import { AccountsRepository } from '../../shared/storage/accounts.js';
 import { createStoreClient } from '../../shared/storage/dynamodb.js';
 import { StoreUnavailableError } from '../../shared/storage/errors.js';
+import { IdempotencyRepository, type IdempotencyRecord } from '../../shared/storage/idempotency.js';
 import { LedgerRepository, type LedgerEntry } from '../../shared/storage/ledger.js';
 import { body } from '../support/fixtures.js';
 
@@ -183,6 +185,34 @@ describe('Class: AccountsRepository, when an answer is lost', () => {
     const bug = await accounts.get('acct_1').catch((error: unknown) => error);
     expect(bug).toBeInstanceOf(TypeError);
     expect(bug).not.toBeInstanceOf(StoreUnavailableError);
+  });
+});
+
+describe('Class: IdempotencyRepository, when an answer is lost', () => {
+  it('takes a refusal that holds this very claim (its first write landed, the SDK retried) as the claim it made, and still refuses another run', async () => {
+    // Prepare: the store refuses the claim and returns the record the lost first attempt wrote.
+    const documents = mockClient(DynamoDBDocumentClient);
+    try {
+      const now = Date.now();
+      const mine: IdempotencyRecord = {
+        idempotencyKey: 'acct_1#key',
+        bodyHash: 'keyed:h',
+        status: 'running',
+        promptLogId: 'pl_r',
+        leaseUntil: now + 30_000,
+        createdAt: now,
+        expiresAt: Math.floor(now / 1000) + 86_400,
+      };
+      documents.on(PutCommand).rejects(refusal(mine as unknown as Record<string, unknown>));
+      const records = new IdempotencyRepository(createStoreClient({ region: 'eu-west-1' }).documents, config.tables.idempotency);
+
+      // Act / Assess: the claim that wrote it holds the key; another request's claim does not.
+      expect(await records.claim(mine, now)).toEqual({ claimed: true });
+      expect(await records.claim({ ...mine, promptLogId: 'pl_other' }, now)).toEqual({ claimed: false, existing: mine });
+      expect(documents).not.toReceiveCommand(GetCommand);
+    } finally {
+      documents.restore();
+    }
   });
 });
 
