@@ -37,8 +37,8 @@ export interface GatewayOptions extends RouterOptions {
   log?: Log;
   /**
    * The config with the provider keys read from where they are kept (the Lambda's secret:
-   * withProviderSecret), when `config` does not hold them. Read by the first request that
-   * calls a model, side by side with its reserve; a failed read is a 503 (that request's
+   * withProviderSecret), when `config` does not hold them. Read by the first request without
+   * judges, side by side with its reserve; a failed read is a 503 (that request's
    * reservation given back, nothing charged), and the next request reads again.
    */
   withKeys?: (config: GatewayConfig) => Promise<GatewayConfig>;

@@ -1,8 +1,8 @@
 /**
  * Part of benchmark 5: the bundled `api` function's first invocations in fresh processes,
  * as a cold Lambda container runs them, with DynamoDB and Secrets Manager each some
- * milliseconds away (every request to either waits that long before it is answered, as a
- * new connection in AWS does): the embedded store behind a delaying forwarder, a Secrets
+ * milliseconds away (every request to either waits that long before it is answered: about
+ * a call over a new connection in a region): the embedded store behind a delaying forwarder, a Secrets
  * Manager on loopback holding the provider keys, the model on the simulator. What the
  * import time alone does not show: what the first request waits for before its answer.
  */
