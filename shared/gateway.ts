@@ -8,7 +8,7 @@ import { workflowSettings } from './judging/settings.js';
 import { StepFunctionsWorkflow } from './judging/step-functions.js';
 import type { JudgingWorkflow } from './judging/workflow-types.js';
 import { silentLog, type Log } from './log.js';
-import { lazyAsync } from './lazy.js';
+import { lazyAsyncAtHand } from './lazy.js';
 import { ServiceUnavailableError } from './errors.js';
 import { ProviderSecretError } from './secrets/provider-keys.js';
 import { createRouter, type Router, type RouterOptions } from './providers/router.js';
@@ -97,11 +97,9 @@ function routerOnceKeyed(config: GatewayConfig, options: GatewayOptions, log: Lo
     const router = createRouter(config, options);
     return () => router;
   }
-  let router: Router | undefined;
-  const read = lazyAsync(async () => {
+  return lazyAsyncAtHand(async () => {
     try {
-      router = createRouter(await withKeys(config), options);
-      return router;
+      return createRouter(await withKeys(config), options);
     } catch (error) {
       log.error('Provider keys not available', {
         errorName: (error as Error)?.name,
@@ -110,5 +108,4 @@ function routerOnceKeyed(config: GatewayConfig, options: GatewayOptions, log: Lo
       throw new ServiceUnavailableError('The gateway could not read its provider keys; retry shortly. Nothing was charged', KEYS_RETRY_AFTER_SECONDS, { cause: error });
     }
   });
-  return () => router ?? read();
 }

@@ -28,3 +28,18 @@ export function lazyAsync<T>(build: () => Promise<T>): () => Promise<T> {
     return pending;
   };
 }
+
+/**
+ * lazyAsync whose value, once built, comes back as it is rather than in a promise: for a
+ * caller on a request's path that should not wait a turn of the event loop for what it
+ * already has (a module loaded, a router made). Until then, the build's promise.
+ */
+export function lazyAsyncAtHand<T>(build: () => Promise<T>): () => T | Promise<T> {
+  let built: { value: T } | undefined;
+  const building = lazyAsync(async () => {
+    const value = await build();
+    built = { value };
+    return value;
+  });
+  return () => (built ? built.value : building());
+}

@@ -1,5 +1,5 @@
 import type { WireProtocol } from '../catalog/types.js';
-import { lazyAsync } from '../lazy.js';
+import { lazyAsyncAtHand } from '../lazy.js';
 import { anthropicLimits } from './anthropic-messages/limits.js';
 import { converseLimits } from './bedrock-converse/limits.js';
 import { generateContentLimits } from './gemini-generate-content/limits.js';
@@ -8,7 +8,7 @@ import { responsesLimits } from './openai-responses/limits.js';
 import type { OutputLimits, PreparedCall, ProtocolAdapter } from './types.js';
 
 /** The protocols' mapping and readers (shared/providers/protocols.ts), loaded once, with the first call of any protocol. */
-const protocols = lazyAsync(() => import('./protocols.js'));
+const protocols = lazyAsyncAtHand(() => import('./protocols.js'));
 
 type Protocols = Awaited<ReturnType<typeof protocols>>;
 
@@ -28,15 +28,12 @@ export const ADAPTERS: Record<WireProtocol, ProtocolAdapter> = {
 
 /** The adapter `name` of protocols.ts, whose `prepare` loads that module on first use; once loaded, calls are prepared at once. */
 function loadedOnFirstCall(name: keyof Protocols, limits: OutputLimits): ProtocolAdapter {
-  let loaded: ProtocolAdapter | undefined;
   return {
     ...limits,
     prepare(call, endpoint, onDelta) {
-      if (loaded) return loaded.prepare(call, endpoint, onDelta);
-      const prepared: Promise<PreparedCall> = protocols().then((module) => {
-        loaded = module[name];
-        return loaded.prepare(call, endpoint, onDelta);
-      });
+      const module = protocols();
+      if (!(module instanceof Promise)) return module[name].prepare(call, endpoint, onDelta);
+      const prepared: Promise<PreparedCall> = module.then((loaded) => loaded[name].prepare(call, endpoint, onDelta));
       // Heard at once, so that a call never sent leaves no unhandled rejection; `send` rethrows it.
       prepared.catch(() => undefined);
       return { send: async (signal) => (await prepared).send(signal) };

@@ -5,7 +5,7 @@ import { Tracer } from '@aws-lambda-powertools/tracer';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createApiHandler } from '../../functions/api.js';
 import { ConfigError } from '../../shared/config.js';
-import { lazyAsync } from '../../shared/lazy.js';
+import { lazyAsync, lazyAsyncAtHand } from '../../shared/lazy.js';
 import { apiHooks, METRIC, type Observability } from '../../functions/observability.js';
 import { lambdaContext, toProxyEvent } from '../../infra/local/lambda-events.js';
 import type { PromptResponse, Started } from '../../shared/orchestrator/prompt-service.js';
@@ -312,5 +312,18 @@ describe('Function: lazyAsync', () => {
     expect(await get()).toBe('ok');
     expect(await get()).toBe('ok');
     expect(build).toHaveBeenCalledTimes(3);
+  });
+});
+
+describe('Function: lazyAsyncAtHand', () => {
+  it('answers with the build while it runs, then with its value itself, not a promise; a failed build is forgotten', async () => {
+    const build = vi.fn<() => Promise<string>>().mockRejectedValueOnce(new Error('first')).mockResolvedValue('built');
+    const get = lazyAsyncAtHand(build);
+    await expect(get()).rejects.toThrow('first');
+    const pending = get();
+    expect(pending).toBeInstanceOf(Promise);
+    expect(await pending).toBe('built');
+    expect(get()).toBe('built');
+    expect(build).toHaveBeenCalledTimes(2);
   });
 });
