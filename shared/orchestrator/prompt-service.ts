@@ -177,19 +177,7 @@ export class PromptService {
     const models = router === undefined ? undefined : this.runModelsOnceReserved(plan, router, reserving, deadlineAt, streaming);
     // Should the reserve be refused, nothing awaits these results: a failure of theirs is dropped with them.
     models?.catch(() => undefined);
-    const open = await reserving.catch(async (error: unknown) => {
-      // Refused: the keys' read, should one be running, ends within this invocation (a Lambda
-      // frozen with it in flight would resume it on a dead connection for the next request).
-      if (router instanceof Promise) await router.catch(() => undefined);
-      throw error;
-    });
-    if (router instanceof Promise) {
-      await router.catch(async (error: unknown) => {
-        // No model was called: the reservation goes back before the refusal is answered.
-        await credits.settle(open, 0);
-        throw error;
-      });
-    }
+    const open = router instanceof Promise ? await reservedOnceKeyed(reserving, router, credits) : await reserving;
     return { answered: this.answer(context, open, models, deadlineAt) };
   }
 
@@ -303,6 +291,23 @@ export class PromptService {
       this.deps.log.error('Prompt log not written', { promptLogId: input.promptLogId, errorName: (error as Error).name });
     }
   }
+}
+
+/**
+ * The reservation of a request that reads the provider keys (a Lambda container's first),
+ * once that read has ended too. A refused reserve answers after the read, so that no read
+ * outlives its invocation (a frozen Lambda would resume it on a dead connection for the
+ * next request); a failed read gives the reservation back, no model having been called,
+ * and is the request's failure.
+ */
+async function reservedOnceKeyed(reserving: Promise<OpenRequest>, router: Promise<Router>, credits: CreditsService): Promise<OpenRequest> {
+  const [reserved, routed] = await Promise.allSettled([reserving, router]);
+  if (reserved.status === 'rejected') throw reserved.reason;
+  if (routed.status === 'rejected') {
+    await credits.settle(reserved.value, 0);
+    throw routed.reason;
+  }
+  return reserved.value;
 }
 
 function inCredits(estimate: EstimateBreakdown): CreditsEstimate {
