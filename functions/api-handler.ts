@@ -23,11 +23,11 @@ export interface ApiHooks {
 
 /**
  * POST /api/v1/prompt. The authorizer has run; the account comes from its context only.
- * `gateway` may build asynchronously (a test's or a host's).
+ * `gateway` builds the gateway on first use (once per Lambda container).
  * This module imports no Powertools tracer: the X-Ray SDK hooks every promise of the
  * process that loads it, which the local host should not pay for.
  */
-export function createApiHandler(gateway: () => Gateway | Promise<Gateway>, log: Log, hooks: ApiHooks = {}) {
+export function createApiHandler(gateway: () => Gateway, log: Log, hooks: ApiHooks = {}) {
   return middy<ApiEvent, ApiResult>()
     .use(hooks.middlewares ?? [])
     .use(errorBody({ log }))
@@ -40,7 +40,7 @@ export function createApiHandler(gateway: () => Gateway | Promise<Gateway>, log:
       const context = event.requestContext.authorizer ?? {};
       const accountId = context.accountId;
       if (typeof accountId !== 'string' || !event.promptRequest) throw new UnauthorizedError();
-      const { prompts, config } = await buildOrUnavailable(gateway, log);
+      const { prompts, config } = buildOrUnavailable(gateway, log);
       const request = event.promptRequest;
       const options: SubmitOptions = {
         idempotencyKey: event.headers['idempotency-key'],
@@ -146,9 +146,9 @@ function cachedAccount(context: Record<string, unknown>): { zeroDataRetention: b
 }
 
 /** A gateway that cannot be built (configuration invalid) is a 503 that names no cause; the next invocation builds again. */
-async function buildOrUnavailable(gateway: () => Gateway | Promise<Gateway>, log: Log): Promise<Gateway> {
+function buildOrUnavailable(gateway: () => Gateway, log: Log): Gateway {
   try {
-    return await gateway();
+    return gateway();
   } catch (error) {
     if (error instanceof GatewayError) throw error;
     // Named only: a message may quote configuration.

@@ -1,5 +1,11 @@
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 
+/** Per attempt: to connect, and from the request's start to the answer's headers. */
+export interface AwsTimeouts {
+  connectMs: number;
+  answerMs: number;
+}
+
 /**
  * The SDK's Node HTTP handler for an AWS client, with deadlines that fail the attempt (which
  * the client's retry strategy may then retry): `connectMs` to connect, `answerMs` for the
@@ -7,6 +13,6 @@ import { NodeHttpHandler } from '@smithy/node-http-handler';
  * (`throwOnRequestTimeout` makes it an error), so a hung answer would hold the invocation,
  * and whatever it has reserved, until the Lambda's own timeout.
  */
-export function awsRequestHandler({ connectMs, answerMs }: { connectMs: number; answerMs: number }): NodeHttpHandler {
+export function awsRequestHandler({ connectMs, answerMs }: AwsTimeouts): NodeHttpHandler {
   return new NodeHttpHandler({ connectionTimeout: connectMs, requestTimeout: answerMs, throwOnRequestTimeout: true });
 }

@@ -2,7 +2,7 @@ import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { PROVIDERS, type ProviderId } from '../catalog/types.js';
 import { providerKeyName, type GatewayConfig } from '../config.js';
 import { silentLog, type Log } from '../log.js';
-import { awsRequestHandler } from '../http/aws-handler.js';
+import { awsRequestHandler, type AwsTimeouts } from '../http/aws-handler.js';
 
 /**
  * Provider keys in AWS: one Secrets Manager secret, a JSON object with the names of the
@@ -22,7 +22,7 @@ export interface ProviderSecretOptions {
   client?: SecretsManagerClient;
   log?: Log;
   /** Per attempt, for the default client: SECRET_TIMEOUTS unless a test shortens them. */
-  timeouts?: { connectMs: number; answerMs: number };
+  timeouts?: AwsTimeouts;
 }
 
 /**

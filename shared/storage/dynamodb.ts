@@ -2,7 +2,7 @@ import { ConditionalCheckFailedException, DynamoDBClient, type AttributeValue } 
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { HttpHandler } from '@smithy/core/protocols';
-import { awsRequestHandler } from '../http/aws-handler.js';
+import { awsRequestHandler, type AwsTimeouts } from '../http/aws-handler.js';
 import { StoreUnavailableError, isStoreUnavailable } from './errors.js';
 
 /** A stored item: plain JavaScript values, as the document client marshalls them. */
@@ -25,7 +25,7 @@ export interface StoreOptions {
   /** How requests reach the store; by default HTTP with keep-alive (the SDK's Node handler). */
   requestHandler?: HttpHandler;
   /** Per attempt, with the default handler: STORE_TIMEOUTS unless a test shortens them. */
-  timeouts?: { connectMs: number; answerMs: number };
+  timeouts?: AwsTimeouts;
 }
 
 /**

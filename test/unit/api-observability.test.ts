@@ -5,7 +5,7 @@ import { Tracer } from '@aws-lambda-powertools/tracer';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createApiHandler } from '../../functions/api.js';
 import { ConfigError } from '../../shared/config.js';
-import { lazyAsync, lazyAsyncAtHand } from '../../shared/lazy.js';
+import { lazy, lazyAsync, lazyAsyncAtHand } from '../../shared/lazy.js';
 import { apiHooks, METRIC, type Observability } from '../../functions/observability.js';
 import { lambdaContext, toProxyEvent } from '../../infra/local/lambda-events.js';
 import type { PromptResponse, Started } from '../../shared/orchestrator/prompt-service.js';
@@ -192,10 +192,12 @@ describe('Handler: api, observability', () => {
     // Prepare: the first build fails (as an invalid configuration does), the second succeeds.
     const observe = newObservability();
     const build = vi
-      .fn<() => Promise<Gateway>>()
-      .mockRejectedValueOnce(new ConfigError(`AWS_ENDPOINT_URL must be an http(s) URL, got "${API_KEY}"`))
-      .mockResolvedValue(fakeGateway(async () => RESPONSE));
-    const handler = createApiHandler(lazyAsync(build), observe.logger, apiHooks(observe));
+      .fn<() => Gateway>()
+      .mockImplementationOnce(() => {
+        throw new ConfigError(`AWS_ENDPOINT_URL must be an http(s) URL, got "${API_KEY}"`);
+      })
+      .mockReturnValue(fakeGateway(async () => RESPONSE));
+    const handler = createApiHandler(lazy(build), observe.logger, apiHooks(observe));
 
     // Act
     const failed = await handler(event('req-503'), lambdaContext('api', 'req-503'));
