@@ -1,7 +1,7 @@
-import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { IncomingMessage } from 'node:http';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createApiHandler, createLambdaGateway } from '../../functions/api.js';
-import { lambdaContext } from '../../infra/local/lambda-events.js';
+import { lambdaContext, toProxyEvent } from '../../infra/local/lambda-events.js';
 import { loadConfig } from '../../shared/config.js';
 import type { Gateway } from '../../shared/gateway.js';
 import type { Log } from '../../shared/log.js';
@@ -9,6 +9,7 @@ import { instrumentStore } from '../../shared/storage/dynamodb.js';
 import { awsError, startFakeAws, type AwsAnswer } from '../support/fake-aws.js';
 import { suiteSimulator } from '../support/simulator.js';
 import { startTestStore } from '../support/store.js';
+import { recordingLog } from '../support/log.js';
 
 /**
  * The `api` function's gateway as Lambda builds it (functions/api.ts): its provider keys in a
@@ -53,13 +54,6 @@ afterEach(async () => {
   await secrets.close();
 });
 
-/** A Log that keeps every line. */
-function recordingLog(): Log & { lines: string[] } {
-  const lines: string[] = [];
-  const record = (message: string, ...extra: Record<string, unknown>[]) => lines.push(JSON.stringify([message, ...extra]));
-  return { lines, info: record, warn: record, error: record };
-}
-
 /** The api function's gateway, built by functions/api.ts: no key in the environment, the secret's keys read on first use. */
 function lambdaGateway(log: Log): Gateway {
   const config = loadConfig({
@@ -80,26 +74,15 @@ function lambdaGateway(log: Log): Gateway {
   return gateway;
 }
 
-function proxyEvent(accountId: string, requestId: string): APIGatewayProxyEvent {
-  return {
-    resource: '/api/v1/prompt',
-    path: '/api/v1/prompt',
-    httpMethod: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    multiValueHeaders: {},
-    queryStringParameters: null,
-    multiValueQueryStringParameters: null,
-    pathParameters: null,
-    stageVariables: null,
-    body: JSON.stringify({ prompt: 'Say hello', models: [MODEL] }),
-    isBase64Encoded: false,
-    requestContext: { authorizer: { accountId }, requestId, path: '/api/v1/prompt' } as unknown as APIGatewayProxyEvent['requestContext'],
-  };
+/** The api's event for one prompt to MODEL, the authorizer's context with only the account (its settings are read). */
+function promptEvent(accountId: string, requestId: string) {
+  const req = { method: 'POST', url: '/api/v1/prompt', rawHeaders: ['content-type', 'application/json'], headers: {} } as unknown as IncomingMessage;
+  return toProxyEvent(req, JSON.stringify({ prompt: 'Say hello', models: [MODEL] }), '/api/v1/prompt', { accountId }, requestId);
 }
 
 /** One invocation, and what it writes after its answer. */
 async function invoke(gateway: Gateway, log: Log, accountId: string, requestId: string) {
-  const result = await createApiHandler(() => gateway, log)(proxyEvent(accountId, requestId), lambdaContext('api', requestId));
+  const result = await createApiHandler(() => gateway, log)(promptEvent(accountId, requestId), lambdaContext('api', requestId));
   await result.finished;
   return { statusCode: result.statusCode, headers: result.headers as Record<string, string>, body: JSON.parse(result.body) };
 }

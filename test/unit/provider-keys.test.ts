@@ -6,6 +6,7 @@ import { createRouter } from '../../shared/providers/router.js';
 import { UpstreamError } from '../../shared/providers/errors.js';
 import { ProviderSecretError, parseProviderKeys, withProviderSecret } from '../../shared/secrets/provider-keys.js';
 import { startFakeAws, type AwsAnswer } from '../support/fake-aws.js';
+import { recordingLog } from '../support/log.js';
 
 const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:ProviderKeysSecret-AbCdEf';
 const OPENAI_KEY = 'sk-openai-SECRET-0123456789';
@@ -15,13 +16,6 @@ const ANTHROPIC_KEY = 'sk-ant-SECRET-0123456789';
 let secrets: Awaited<ReturnType<typeof startFakeAws>>;
 let answer: AwsAnswer;
 const secretAnswers = (value: Record<string, unknown>) => (answer = { body: value });
-
-/** A Log that keeps every line, to check that no key or secret text is in any of them. */
-function recordingLog(): Log & { lines: string[] } {
-  const lines: string[] = [];
-  const record = (message: string, ...extra: Record<string, unknown>[]) => lines.push(JSON.stringify([message, ...extra]));
-  return { lines, info: record, warn: record, error: record };
-}
 
 /** The api function's environment as Lambda and the stack set it: credentials, region, secret ARN, no key variable. */
 const LAMBDA_ENV = { AWS_LAMBDA_FUNCTION_NAME: 'api', AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'ASIAEXAMPLE', AWS_SECRET_ACCESS_KEY: 'secret', AWS_SESSION_TOKEN: 'token' };

@@ -24,6 +24,7 @@ import { StoreUnavailableError } from '../../shared/storage/errors.js';
 import { IdempotencyRepository, type IdempotencyRecord } from '../../shared/storage/idempotency.js';
 import { LedgerRepository, type LedgerEntry } from '../../shared/storage/ledger.js';
 import { body } from '../support/fixtures.js';
+import { recordingLog } from '../support/log.js';
 
 /**
  * The store's failure paths, on the real SDK clients with their `send` mocked
@@ -44,13 +45,6 @@ const ACCOUNT = { accountId: 'acct_1', balanceMicro: 5_000_000, zeroDataRetentio
 
 /** What the authorizer passes with its decision (as API Gateway does, strings): the account's settings, so nothing is read. */
 const AUTHORIZER_CONTEXT = { accountId: 'acct_1', zeroDataRetention: 'false', rateLimitRpm: '0' };
-
-/** A Log that keeps every line. */
-function recordingLog(): Log & { lines: string[] } {
-  const lines: string[] = [];
-  const record = (message: string, ...extra: Record<string, unknown>[]) => lines.push(JSON.stringify([message, ...extra]));
-  return { lines, info: record, warn: record, error: record };
-}
 
 /** One request through the api handler. */
 async function invoke(options: { log?: Log } = {}) {
