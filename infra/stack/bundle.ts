@@ -24,10 +24,15 @@ const STREAM_WEB_LITE = fileURLToPath(new URL('./stream-web-lite.ts', import.met
 /** Where the bundles take `node:http2` from: Node's module loaded when a name of it is first read (see the file). */
 const HTTP2_LITE = fileURLToPath(new URL('./http2-lite.ts', import.meta.url));
 
+/** Where the bundles take the SDK's default credential chain from: the environment's credentials, the whole chain only without them (see the file). */
+const CREDENTIAL_CHAIN = '@aws-sdk/credential-provider-node';
+const CREDENTIAL_CHAIN_LITE = fileURLToPath(new URL('./credential-chain-lite.ts', import.meta.url));
+
 /**
  * The SDK clients bundled apart (bundleOnDemandSdks), each imported as `#sdk/<name>`: the
  * re-exports in shared/sdk/<name>.ts, mapped by package.json's `imports` for tsx and the
- * tests. Only S3 (claim checks) is: see docs/aws-clients.md#bundles.
+ * tests. Only S3 (claim checks) and the SDK's whole credential chain (credential-chain-lite.ts)
+ * are: see docs/aws-clients.md#bundles.
  */
 const SDK_PREFIX = '#sdk/';
 const SDK_DIR = join(REPO_ROOT, 'shared/sdk');
@@ -38,7 +43,7 @@ const SDK_DIR = join(REPO_ROOT, 'shared/sdk');
  * code, the protocols' adapters, the Step Functions and Bedrock clients), so a cold start
  * parses none of them (but the HTTP/2 handler Bedrock's client names, which the SDK's
  * handler package holds beside the HTTP/1.1 one; `node:http2` itself loads only when read);
- * the S3 client apart (bundleOnDemandSdks).
+ * the S3 client and the credential chain beyond the environment apart (bundleOnDemandSdks).
  */
 export const BUNDLE_OPTIONS: BuildOptions = {
   bundle: true,
@@ -58,7 +63,7 @@ export const BUNDLE_OPTIONS: BuildOptions = {
   // The AWS SDK is bundled, not taken from the runtime: its ESM build tree-shaken to the
   // commands the functions send, at the version the lockfile pins (one @smithy/* set; the S3
   // client bundled apart carries its own copy of the core).
-  alias: { 'aws-xray-sdk-core': XRAY_SDK_LITE, 'node:stream/web': STREAM_WEB_LITE, 'node:http2': HTTP2_LITE, http2: HTTP2_LITE },
+  alias: { 'aws-xray-sdk-core': XRAY_SDK_LITE, 'node:stream/web': STREAM_WEB_LITE, 'node:http2': HTTP2_LITE, http2: HTTP2_LITE, [CREDENTIAL_CHAIN]: CREDENTIAL_CHAIN_LITE },
   // The SDK clients imported as #sdk/<name> are bundled apart (bundleOnDemandSdks).
   external: [`${SDK_PREFIX}*`],
   logLevel: 'warning',
@@ -134,7 +139,9 @@ function bundleOnDemandSdks(metafile: Metafile, outdir: string): Metafile {
   }
   if (names.size === 0) return metafile;
   const entryPoints = Object.fromEntries([...names].sort().map((name) => [name, join(SDK_DIR, `${name}.ts`)]));
-  const apart = buildSync({ ...BUNDLE_OPTIONS, entryPoints, entryNames: '[name]', outdir: join(outdir, 'sdk') });
+  // The clients apart take the SDK's whole credential chain: it is one of them (#sdk/credential-provider-node).
+  const { [CREDENTIAL_CHAIN]: _, ...alias } = BUNDLE_OPTIONS.alias ?? {};
+  const apart = buildSync({ ...BUNDLE_OPTIONS, alias, entryPoints, entryNames: '[name]', outdir: join(outdir, 'sdk') });
   if (!apart.metafile) throw new Error('esbuild returned no metafile for the on-demand SDK clients');
   writeFileSync(join(outdir, 'package.json'), `${JSON.stringify({ imports: { [`${SDK_PREFIX}*`]: './sdk/*.mjs' } }, null, 2)}\n`);
   return { inputs: { ...metafile.inputs, ...apart.metafile.inputs }, outputs: { ...metafile.outputs, ...apart.metafile.outputs } };

@@ -11,17 +11,20 @@ import { startSimulator } from '../../infra/local/simulator/server.js';
 import { bundleEntry, bundleFunction, bundleSizes, SCHEMA_WORKER_FILE } from '../../infra/stack/bundle.js';
 import { GatewayStack } from '../../infra/stack/gateway-stack.js';
 import { resolveModel } from '../../shared/catalog/index.js';
+import * as credentialChainSdk from '../../shared/sdk/credential-provider-node.js';
 import * as s3Sdk from '../../shared/sdk/s3.js';
 import { splitStreamed } from '../support/lambda-streaming.mjs';
 
 /** What each `#sdk/<name>` module exports in the sources. */
-const SDK_SOURCES = { s3: s3Sdk };
+const SDK_SOURCES = { s3: s3Sdk, 'credential-provider-node': credentialChainSdk };
 
 /** The api function bundled exactly as the stack bundles it (infra/stack/bundle.ts). */
 let dir: string;
 let sizes: ReturnType<typeof bundleSizes>;
 let eagerInputs: string[];
 let allInputs: string[];
+/** The inputs of the function's own build: its entry and chunks, not the clients bundled apart under sdk/. */
+let mainInputs: string[];
 /** The sources the bundle's dynamic imports load (the entry points of its chunks loaded on demand). */
 let onDemandEntries: string[];
 beforeAll(() => {
@@ -31,6 +34,7 @@ beforeAll(() => {
   const inputsOf = (files: string[]) => files.flatMap((file) => Object.keys(metafile.outputs[file]!.inputs));
   eagerInputs = inputsOf(sizes.eagerFiles);
   allInputs = inputsOf(Object.keys(metafile.outputs));
+  mainInputs = inputsOf(Object.keys(metafile.outputs).filter((file) => !file.includes('/sdk/')));
   onDemandEntries = Object.values(metafile.outputs).flatMap((output) => (output.entryPoint && !output.entryPoint.endsWith('functions/api.ts') ? [output.entryPoint] : []));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -104,7 +108,7 @@ describe('Function: bundleFunction', () => {
     expect(onDemandEntries.filter((entry) => /^shared\/providers\/[^/]+\/index\.ts$/.test(entry))).toEqual([]);
   });
 
-  it("bundles the S3 client apart: none of its code in the cold start, found from the entry's folder and from a chunk's", async () => {
+  it("bundles the S3 client (and the credential chain) apart: none of its code in the cold start, found from the entry's folder and from a chunk's", async () => {
     // Parts of the SDK's core only S3 uses: its XML protocol and serializer, waiters.
     expect(eagerInputs.filter((input) => /protocols\/xml\/(AwsRestXmlProtocol|XmlShapeSerializer)|util-waiter\//.test(input))).toEqual([]);
     const code = readdirSync(dir, { recursive: true, encoding: 'utf8' })
@@ -160,6 +164,47 @@ describe('Function: bundleFunction', () => {
     const module = (await import(pathToFileURL(entry).href)) as { handler?: unknown };
     expect(typeof module.handler).toBe('function');
     expect(sizes.lazyBytes).toBeGreaterThan(0);
+  });
+});
+
+describe('Function: bundleFunction, credentials', () => {
+  /** The SDK's chain beyond the environment: its other providers (the Bedrock client keeps its own token provider, for bearer keys). */
+  const CHAIN = /node_modules\/@aws-sdk\/credential-provider-(node|ini|sso|process|web-identity|http|login)\/|node_modules\/@smithy\/credential-provider-imds\//;
+
+  it("carries the SDK's whole credential chain only apart, under sdk/", () => {
+    expect(allInputs.some((input) => CHAIN.test(input))).toBe(true);
+    expect(mainInputs.filter((input) => CHAIN.test(input))).toEqual([]);
+    expect(existsSync(join(dir, 'sdk', 'credential-provider-node.mjs'))).toBe(true);
+  });
+
+  it("gives a client Lambda's credentials from the environment without loading the chain, and a profile's through the chain", async () => {
+    const out = mkdtempSync(join(tmpdir(), 'gateway-credentials-'));
+    try {
+      const entry = join(out, 'entry.ts');
+      writeFileSync(
+        entry,
+        [
+          `import { DynamoDBClient } from ${JSON.stringify(fileURLToPath(new URL('../../node_modules/@aws-sdk/client-dynamodb', import.meta.url)))};`,
+          "const { accessKeyId, sessionToken } = await new DynamoDBClient({ region: 'us-east-1' }).config.credentials();",
+          "process.stdout.write('\\n' + JSON.stringify({ accessKeyId, sessionToken }));",
+        ].join('\n'),
+      );
+      bundleEntry(entry, join(out, 'bundle'));
+      const file = join(out, 'credentials');
+      writeFileSync(file, '[default]\naws_access_key_id = AKIAFILEDEFAULT\naws_secret_access_key = s1\n[second]\naws_access_key_id = AKIAFILESECOND\naws_secret_access_key = s2\n');
+      const base = { PATH: process.env.PATH, AWS_SHARED_CREDENTIALS_FILE: file, AWS_CONFIG_FILE: join(out, 'no-config'), AWS_EC2_METADATA_DISABLED: 'true' };
+      const lambda = { AWS_ACCESS_KEY_ID: 'AKIAENVIRONMENT', AWS_SECRET_ACCESS_KEY: 'secret', AWS_SESSION_TOKEN: 'token' };
+      const credentials = async (env: Record<string, string | undefined>) =>
+        JSON.parse((await runScript(join(out, 'bundle', 'index.mjs'), { ...base, ...env }).exited).trim().split('\n').at(-1)!);
+      // A named profile skips the environment, as the SDK's chain does; no credentials in it: the chain's next links.
+      expect(await credentials({ ...lambda, AWS_PROFILE: 'second' })).toEqual({ accessKeyId: 'AKIAFILESECOND' });
+      expect(await credentials({})).toEqual({ accessKeyId: 'AKIAFILEDEFAULT' });
+      // Lambda's case never loads the chain: it still answers with the chain's module gone.
+      rmSync(join(out, 'bundle', 'sdk', 'credential-provider-node.mjs'));
+      expect(await credentials(lambda)).toEqual({ accessKeyId: 'AKIAENVIRONMENT', sessionToken: 'token' });
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
   });
 });
 
