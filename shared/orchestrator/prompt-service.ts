@@ -82,7 +82,7 @@ export interface SubmitOptions extends Streaming {
   receivedAt?: number;
   /** The account settings the authorizer cached with its decision; read from the store when absent. */
   account?: { zeroDataRetention: boolean; rateLimitRpm?: number };
-  /** Times the phases (`idempotency`, `reserve`, `models` or `judging`) for the answer's Server-Timing header. */
+  /** Times the phases (`idempotency`, `reserve`, `keys`, `models` or `judging`) for the answer's Server-Timing header. */
   timing?: ServerTiming;
 }
 
@@ -172,8 +172,10 @@ export class PromptService {
       }),
     );
     const deadlineAt = receivedAt + config.requestDeadlineMs - SETTLE_MARGIN_MS;
-    // A judged request calls no model here: its workflow's functions do.
-    const router = request.judges.length > 0 ? undefined : this.deps.router();
+    // A judged request calls no model here: its workflow's functions do. The read of the
+    // provider keys (a Lambda container's first request) is timed as `keys`, beside `reserve`.
+    const routing = request.judges.length > 0 ? undefined : this.deps.router();
+    const router = routing instanceof Promise ? timing.measure('keys', () => routing) : routing;
     const models = router === undefined ? undefined : this.runModelsOnceReserved(plan, router, reserving, deadlineAt, streaming);
     // Should the reserve be refused, nothing awaits these results: a failure of theirs is dropped with them.
     models?.catch(() => undefined);

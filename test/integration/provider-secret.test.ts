@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { createApiHandler, createLambdaGateway } from '../../functions/api.js';
 import { lambdaContext, toProxyEvent } from '../../infra/local/lambda-events.js';
 import { loadConfig } from '../../shared/config.js';
+import { parseServerTiming } from '../../shared/http/server-timing.js';
 import type { Gateway } from '../../shared/gateway.js';
 import type { Log } from '../../shared/log.js';
 import { instrumentStore } from '../../shared/storage/dynamodb.js';
@@ -118,6 +119,11 @@ describe('Function: api, its provider keys in a secret', () => {
     expect(first.statusCode).toBe(200);
     expect(first.body.results).toEqual([expect.objectContaining({ modelId: MODEL, status: 'completed' })]);
     expect(second.statusCode).toBe(200);
+    // The first answer times the read (it ended after the reserve); the second read nothing.
+    const phases = (answer: { headers: Record<string, string> }) => parseServerTiming(answer.headers['server-timing']);
+    expect(Object.keys(phases(first))).toEqual(['reserve', 'keys', 'models', 'total']);
+    expect(phases(first).keys).toBeGreaterThanOrEqual(phases(first).reserve!);
+    expect(Object.keys(phases(second))).toEqual(['reserve', 'models', 'total']);
     // One read for both requests, signed with the function's credentials; the model was called with the secret's key.
     expect(secrets.calls.map((call) => [call.operation, call.input])).toEqual([['GetSecretValue', { SecretId: SECRET_ARN }]]);
     expect(secrets.calls[0]!.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=ASIAEXAMPLE\/\d{8}\/eu-west-1\/secretsmanager\/aws4_request, /);
