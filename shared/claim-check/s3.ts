@@ -1,4 +1,5 @@
 import type { S3Client } from '@aws-sdk/client-s3';
+import { awsRequestHandler, type AwsTimeouts } from '../http/aws-handler.js';
 import { ClaimCheckNotFoundError } from './errors.js';
 import type { ClaimCheckStore } from './types.js';
 
@@ -8,7 +9,16 @@ export interface S3ClaimCheckOptions {
   endpoint?: string;
   /** A client to use (tests); otherwise one is made on first use. */
   client?: S3Client;
+  /** Per attempt, for the client made: CLAIM_CHECK_TIMEOUTS unless a test shortens them. */
+  timeouts?: AwsTimeouts;
 }
+
+/**
+ * Per attempt (the client's 3): to connect, and from the request's start to the answer's
+ * headers, an upload included (a claim check is a few MB at most). A hung S3 answer fails
+ * the call after 3 of these, within every function's timeout, instead of holding it.
+ */
+export const CLAIM_CHECK_TIMEOUTS = Object.freeze({ connectMs: 1_000, answerMs: 5_000 });
 
 /** DeleteObjects takes at most this many keys a call. */
 const DELETE_BATCH = 1000;
@@ -63,7 +73,12 @@ export class S3ClaimCheck implements ClaimCheckStore {
     this.client ??= this.options.client
       ? Promise.resolve(this.options.client)
       : import('#sdk/s3').then(
-          ({ S3Client: Client }) => new Client({ region: this.options.region, ...(this.options.endpoint ? { endpoint: this.options.endpoint, forcePathStyle: true } : {}) }),
+          ({ S3Client: Client, NodeHttpHandler }) =>
+            new Client({
+              region: this.options.region,
+              ...(this.options.endpoint ? { endpoint: this.options.endpoint, forcePathStyle: true } : {}),
+              requestHandler: awsRequestHandler(this.options.timeouts ?? CLAIM_CHECK_TIMEOUTS, NodeHttpHandler),
+            }),
         );
     return this.client;
   }

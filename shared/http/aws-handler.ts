@@ -11,8 +11,9 @@ export interface AwsTimeouts {
  * the client's retry strategy may then retry): `connectMs` to connect, `answerMs` for the
  * answer. The SDK's `requestTimeout` alone only logs a warning and lets the call wait on
  * (`throwOnRequestTimeout` makes it an error), so a hung answer would hold the invocation,
- * and whatever it has reserved, until the Lambda's own timeout.
+ * and whatever it has reserved, until the Lambda's own timeout. `Handler` is the class of
+ * the client's own copy of the SDK's core, for a client bundled apart (`#sdk/s3`).
  */
-export function awsRequestHandler({ connectMs, answerMs }: AwsTimeouts): NodeHttpHandler {
-  return new NodeHttpHandler({ connectionTimeout: connectMs, requestTimeout: answerMs, throwOnRequestTimeout: true });
+export function awsRequestHandler({ connectMs, answerMs }: AwsTimeouts, Handler: typeof NodeHttpHandler = NodeHttpHandler): NodeHttpHandler {
+  return new Handler({ connectionTimeout: connectMs, requestTimeout: answerMs, throwOnRequestTimeout: true });
 }

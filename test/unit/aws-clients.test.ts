@@ -2,6 +2,7 @@ import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { HttpResponse, type HttpHandler, type HttpRequest } from '@smithy/core/protocols';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { S3ClaimCheck } from '../../shared/claim-check/s3.js';
 import { ConfigError, loadConfig } from '../../shared/config.js';
 import { configuredStoreClient } from '../../shared/storage/store.js';
 import { createStoreClient, IDLE_STEPS, toAttributes, type StoreClient } from '../../shared/storage/dynamodb.js';
@@ -169,5 +170,25 @@ describe('Function: loadConfig, AWS endpoints', () => {
   it('refuses an endpoint that is not a URL, naming the variable', () => {
     expect(() => loadConfig({ AWS_ENDPOINT_URL_SFN: 'localhost:4566 ' })).toThrow(ConfigError);
     expect(() => loadConfig({ AWS_ENDPOINT_URL_SFN: 'not a url' })).toThrow(/AWS_ENDPOINT_URL_SFN/);
+  });
+});
+
+describe('Class: S3ClaimCheck, its own client', () => {
+  it('fails a put whose answer hangs once its attempts (3) have each waited their deadline, instead of waiting on', async () => {
+    // Prepare: an S3 that takes every request and never answers.
+    vi.stubEnv('AWS_ACCESS_KEY_ID', 'test');
+    vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'test');
+    const silent = await startFakeAws(() => new Promise<never>(() => undefined));
+    const store = new S3ClaimCheck('claims', { region: 'eu-west-1', endpoint: silent.endpoint, timeouts: { connectMs: 1_000, answerMs: 100 } });
+    try {
+      // Act
+      const failure = store.put('pl_1/request.json', '{"x":1}');
+
+      // Assess
+      await expect(failure).rejects.toMatchObject({ name: 'TimeoutError' });
+      expect(silent.calls).toHaveLength(3);
+    } finally {
+      await silent.close();
+    }
   });
 });
