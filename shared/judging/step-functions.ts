@@ -11,6 +11,9 @@ export interface StepFunctionsWorkflowOptions {
   client?: SFNClient;
 }
 
+/** How long past the request's deadline the execution's answer is awaited: its last states and the answer's way back. */
+export const ANSWER_GRACE_MS = 500;
+
 /**
  * The judge workflow in AWS: StartSyncExecution on the Express state machine, which
  * answers once the execution has ended. The SDK is loaded on first use, so requests
@@ -24,7 +27,13 @@ export class StepFunctionsWorkflow implements JudgingWorkflow {
   async run(input: WorkflowInput, { executionName }: { executionName: string }): Promise<WorkflowOutput> {
     const { StartSyncExecutionCommand } = await import('@aws-sdk/client-sfn');
     const client = await this.sfn();
-    const answer = await client.send(new StartSyncExecutionCommand({ stateMachineArn: this.options.stateMachineArn, name: executionName, input: JSON.stringify(input) }));
+    // Waits for the answer until just past the request's deadline, when every judge call has
+    // ended: a hung call then fails (an AbortError), and the request with it, its reservation
+    // released, instead of holding the invocation until the function's timeout.
+    const waitMs = Math.max(0, input.context.deadlineAt + ANSWER_GRACE_MS - Date.now());
+    const answer = await client.send(new StartSyncExecutionCommand({ stateMachineArn: this.options.stateMachineArn, name: executionName, input: JSON.stringify(input) }), {
+      abortSignal: AbortSignal.timeout(waitMs),
+    });
     // Error and cause are logged by the caller by name only: a cause may quote a payload.
     if (answer.status !== 'SUCCEEDED' || answer.output === undefined) throw new WorkflowFailedError(answer.status ?? 'UNKNOWN', answer.error);
     return JSON.parse(answer.output) as WorkflowOutput;
@@ -34,7 +43,9 @@ export class StepFunctionsWorkflow implements JudgingWorkflow {
     this.client ??= this.options.client
       ? Promise.resolve(this.options.client)
       : import('@aws-sdk/client-sfn').then(
-          ({ SFNClient: Client }) => new Client({ region: this.options.region, ...(this.options.endpoint ? { endpoint: this.options.endpoint } : {}) }),
+          // StartSyncExecution's host takes a `sync-` prefix in AWS; an endpoint given (LocalStack,
+          // e.g. http://localhost:4566) is taken as it is, or `sync-localhost` would not resolve.
+          ({ SFNClient: Client }) => new Client({ region: this.options.region, ...(this.options.endpoint ? { endpoint: this.options.endpoint, disableHostPrefix: true } : {}) }),
         );
     return this.client;
   }

@@ -3,6 +3,8 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { HttpResponse, type HttpHandler, type HttpRequest } from '@smithy/core/protocols';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { S3ClaimCheck } from '../../shared/claim-check/s3.js';
+import { ANSWER_GRACE_MS, StepFunctionsWorkflow } from '../../shared/judging/step-functions.js';
+import type { WorkflowInput } from '../../shared/judging/workflow-types.js';
 import { ConfigError, loadConfig } from '../../shared/config.js';
 import { configuredStoreClient } from '../../shared/storage/store.js';
 import { createStoreClient, IDLE_STEPS, toAttributes, type StoreClient } from '../../shared/storage/dynamodb.js';
@@ -187,6 +189,30 @@ describe('Class: S3ClaimCheck, its own client', () => {
       // Assess
       await expect(failure).rejects.toMatchObject({ name: 'TimeoutError' });
       expect(silent.calls).toHaveLength(3);
+    } finally {
+      await silent.close();
+    }
+  });
+});
+
+describe('Class: StepFunctionsWorkflow, its own client', () => {
+  it("stops waiting for an execution's answer just past the request's deadline: the judged request fails instead of holding its invocation", async () => {
+    // Prepare: Step Functions takes the StartSyncExecution and never answers.
+    vi.stubEnv('AWS_ACCESS_KEY_ID', 'test');
+    vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'test');
+    const silent = await startFakeAws(() => new Promise<never>(() => undefined));
+    const workflow = new StepFunctionsWorkflow({ stateMachineArn: 'arn:aws:states:eu-west-1:1:stateMachine:Judge', region: 'eu-west-1', endpoint: silent.endpoint });
+    const deadlineAt = Date.now() + 100;
+    const input = { context: { requestId: 'pl_1', deadlineAt }, models: [], judgeTasks: [] } as unknown as WorkflowInput;
+    try {
+      // Act
+      const failure = workflow.run(input, { executionName: 'pl_1' });
+
+      // Assess: aborted once the grace after the deadline is over, and not retried; the call
+      // reached the endpoint given, not a `sync-` host under it.
+      await expect(failure).rejects.toMatchObject({ name: 'AbortError' });
+      expect(Date.now()).toBeGreaterThanOrEqual(deadlineAt + ANSWER_GRACE_MS);
+      expect(silent.calls.map((call) => call.operation)).toEqual(['StartSyncExecution']);
     } finally {
       await silent.close();
     }

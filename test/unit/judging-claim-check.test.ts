@@ -111,7 +111,7 @@ describe('Class: S3ClaimCheck', () => {
 
 describe('Class: StepFunctionsWorkflow', () => {
   const sfn = mockClient(SFNClient);
-  const input = { context: { requestId: 'pl_1' }, models: [], judgeTasks: [] } as unknown as WorkflowInput;
+  const input = { context: { requestId: 'pl_1', deadlineAt: Date.now() + 60_000 }, models: [], judgeTasks: [] } as unknown as WorkflowInput;
 
   beforeEach(() => {
     sfn.reset();
