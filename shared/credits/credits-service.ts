@@ -14,6 +14,14 @@ export type { OpenRequest };
  */
 export const RESERVATION_TIMEOUT_MS = 15 * 60 * 1000;
 
+/**
+ * An entry left unposted in an account (a top-up, an opening balance) is posted by the
+ * reconciler once it is this old, never sooner: by then the write that added it, and every
+ * retry the SDK makes of it (3 attempts of at most 2 s), has ended. A retry of a write that
+ * landed, arriving after the entry was posted and dropped from the item, would apply it again.
+ */
+export const POSTING_DELAY_MS = 60 * 1000;
+
 /** What a request costing `costMicro` is charged: its cost, never more than its reservation (and never less than 0). */
 export function chargeableMicro(open: OpenRequest, costMicro: number): number {
   return Math.max(0, Math.min(costMicro, open.reservation.amountMicro));
@@ -113,7 +121,7 @@ export class CreditsService {
   }
 
   /**
-   * Completes what requests left open: posts every unposted entry, and closes each
+   * Completes what requests left open: posts every unposted entry (once POSTING_DELAY_MS old), and closes each
    * reservation older than the timeout with the settlement its request wrote before it
    * crashed, or else releases it. Safe to run at any time, concurrently with requests and
    * with itself.
@@ -126,7 +134,7 @@ export class CreditsService {
     let released = 0;
     for await (const account of this.accounts.needingReconciliation()) {
       accounts++;
-      const unposted = Object.values(account.unposted ?? {});
+      const unposted = Object.values(account.unposted ?? {}).filter((entry) => now - entry.at >= POSTING_DELAY_MS);
       await this.post(...unposted);
       posted += unposted.length;
       for (const [requestId, reservation] of Object.entries(account.reservations ?? {})) {

@@ -89,6 +89,11 @@ export class AccountsRepository {
     return account;
   }
 
+  /** The item that refused a conditional write: DynamoDB returns it with the refusal (ALL_OLD); a store that does not gets it read. */
+  private async refusing(error: Parameters<typeof refusedItem>[0], accountId: string): Promise<Account | undefined> {
+    return (refusedItem(error) as Account | undefined) ?? (await this.get(accountId));
+  }
+
   async get(accountId: string): Promise<Account | undefined> {
     const { Item } = await storeCall('accounts.get', this.client.send(new GetItemCommand({ TableName: this.tableName, Key: toAttributes({ accountId }), ConsistentRead: true })));
     return fromAttributes<Account>(Item);
@@ -109,13 +114,20 @@ export class AccountsRepository {
             ExpressionAttributeNames: { '#entry': entry.entryId },
             ExpressionAttributeValues: toAttributes({ ':amount': entry.amountMicro, ':entry': entry }),
             ReturnValues: 'UPDATED_NEW',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
         ),
       );
       return Number(fromAttributes(Attributes)?.balanceMicro);
     } catch (error) {
-      if (isConditionFailed(error)) throw new AccountNotFoundError(entry.accountId, { cause: error });
-      throw error;
+      if (!isConditionFailed(error)) throw error;
+      const account = await this.refusing(error, entry.accountId);
+      if (!account) throw new AccountNotFoundError(entry.accountId, { cause: error });
+      const held = account.unposted?.[entry.entryId];
+      // This very entry: a write that landed but whose answer was lost, then retried. Its
+      // caller must not hear "no account", or an operator would top up a second time.
+      if (held && held.amountMicro === entry.amountMicro && held.at === entry.at) return account.balanceMicro;
+      throw new ConditionFailedError(`Top-up entry ${entry.entryId} was already applied`, { cause: error });
     }
   }
 
@@ -166,8 +178,7 @@ export class AccountsRepository {
         return Number(fromAttributes(Attributes)?.balanceMicro);
       } catch (error) {
         if (!isConditionFailed(error)) throw error;
-        // DynamoDB returns the item with the refusal; a store that does not gets it read.
-        const account = (refusedItem(error) as Account | undefined) ?? (await this.get(accountId));
+        const account = await this.refusing(error, accountId);
         if (!account) throw new AccountNotFoundError(accountId);
         const held = account.reservations?.[requestId];
         // This very reservation: a write that landed but whose answer was lost, then retried.

@@ -1,11 +1,12 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdminCommand } from '../../infra/admin/commands.js';
-import { CreditsService, RESERVATION_TIMEOUT_MS, type OpenRequest } from '../../shared/credits/credits-service.js';
+import { CreditsService, POSTING_DELAY_MS, RESERVATION_TIMEOUT_MS, type OpenRequest } from '../../shared/credits/credits-service.js';
 import { InsufficientCreditsError, ServiceUnavailableError } from '../../shared/errors.js';
 import { promptLogId } from '../../shared/ids.js';
 import { AccountsRepository } from '../../shared/storage/accounts.js';
 import type { ApiKeysRepository } from '../../shared/storage/api-keys.js';
+import { createStoreClient } from '../../shared/storage/dynamodb.js';
 import { LedgerRepository, type LedgerEntry } from '../../shared/storage/ledger.js';
 import { startTestStore } from '../support/store.js';
 
@@ -134,6 +135,43 @@ describe('Class: CreditsService', () => {
     });
   });
 
+  describe('Method: topUp', () => {
+    it('takes the refusal of a retried top-up whose first write landed (its answer lost) as the top-up made: applied once, never "no account"', async () => {
+      // Prepare: a store client whose first UpdateItem lands, then loses its answer (a
+      // timeout the SDK retries); the retry is refused, the entry being in the item already.
+      const client = createStoreClient({ region: 'local', endpoint: env.store.endpoint, local: true });
+      const updates: string[] = [];
+      client.items.middlewareStack.add(
+        (next, context) => async (args) => {
+          const expression = String((args.input as { UpdateExpression?: string }).UpdateExpression);
+          if (context.commandName === 'UpdateItemCommand') updates.push(expression);
+          const answer = await next(args);
+          if (updates.length === 1) throw Object.assign(new Error('injected lost answer'), { name: 'TimeoutError' });
+          return answer;
+        },
+        { step: 'deserialize', name: 'loseFirstUpdateAnswer' },
+      );
+      const credits = service({ now: Date.now() }, ledger, new AccountsRepository(client.items, env.tables.accounts));
+      const account = await service().openAccount({ balanceMicro: 1_000 });
+      try {
+        // Act
+        const balance = await credits.topUp(account.accountId, 500);
+
+        // Assess
+        // The top-up's write and the SDK's retry of it, then the posting's.
+        expect(updates.map((expression) => expression.split(',')[0])).toEqual([
+          'SET balanceMicro = balanceMicro + :amount',
+          'SET balanceMicro = balanceMicro + :amount',
+          expect.stringMatching(/^REMOVE /),
+        ]);
+        expect(balance).toBe(1_500);
+        expect(await expectConsistent(credits, account.accountId)).toBe(1_500);
+      } finally {
+        client.destroy();
+      }
+    });
+  });
+
   describe('Method: settle', () => {
     it('refuses only with 402 (or 503 should the account stay contended) while other requests settle and return credits meanwhile', async () => {
       // dynalite returns no item with a refused write, so the item is read afterwards: by then it may cover the request.
@@ -208,14 +246,18 @@ describe('Class: CreditsService', () => {
       expect(await expectConsistent(credits, account.accountId)).toBe(1_000);
     });
 
-    it('posts a top-up entry whose posting failed after the balance changed', async () => {
+    it('posts a top-up entry whose posting failed after the balance changed, once no retry of its write can still arrive', async () => {
+      const clock = { now: Date.now() };
       const flaky = new FlakyLedger(env.client.items, env.tables.ledger);
-      const credits = service({ now: Date.now() }, flaky);
+      const credits = service(clock, flaky);
       const account = await credits.openAccount({ balanceMicro: 1_000 });
       flaky.failNext = 1;
       expect(await credits.topUp(account.accountId, 500)).toBe(1_500);
       expect(Object.keys((await accounts.get(account.accountId))!.unposted)).toHaveLength(1);
       expect(await credits.ledgerSum(account.accountId)).toBe(1_000);
+      clock.now += POSTING_DELAY_MS - 1;
+      expect((await credits.reconcile()).posted).toBe(0);
+      clock.now += 1;
       expect((await credits.reconcile()).posted).toBe(1);
       expect(await expectConsistent(credits, account.accountId)).toBe(1_500);
     });
