@@ -79,12 +79,17 @@ export class AccountsRepository {
             Item: toAttributes(account),
             // Never overwrite an account (and its balance) by reusing an ID.
             ConditionExpression: 'attribute_not_exists(accountId)',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
         ),
       );
     } catch (error) {
-      if (isConditionFailed(error)) throw new ConditionFailedError(`Account ${account.accountId} exists`, { cause: error });
-      throw error;
+      if (!isConditionFailed(error)) throw error;
+      const existing = await this.refusing(error, account.accountId);
+      // This very account: a write that landed but whose answer was lost, then retried.
+      const opening = existing?.unposted?.[input.opening.entryId];
+      if (existing && existing.createdAt === account.createdAt && opening?.amountMicro === input.opening.amountMicro) return existing;
+      throw new ConditionFailedError(`Account ${account.accountId} exists`, { cause: error });
     }
     return account;
   }

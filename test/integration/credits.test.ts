@@ -135,22 +135,40 @@ describe('Class: CreditsService', () => {
     });
   });
 
-  describe('Method: topUp', () => {
-    it('takes the refusal of a retried top-up whose first write landed (its answer lost) as the top-up made: applied once, never "no account"', async () => {
-      // Prepare: a store client whose first UpdateItem lands, then loses its answer (a
-      // timeout the SDK retries); the retry is refused, the entry being in the item already.
+  describe('Methods: openAccount and topUp, their first write landed but its answer lost', () => {
+    /** A store client whose first call of `command` lands, then loses its answer (a timeout the SDK retries); what each call of `command` wrote, in order. */
+    function losingFirstAnswer(command: 'PutItemCommand' | 'UpdateItemCommand') {
       const client = createStoreClient({ region: 'local', endpoint: env.store.endpoint, local: true });
-      const updates: string[] = [];
+      const sent: string[] = [];
       client.items.middlewareStack.add(
         (next, context) => async (args) => {
-          const expression = String((args.input as { UpdateExpression?: string }).UpdateExpression);
-          if (context.commandName === 'UpdateItemCommand') updates.push(expression);
+          const input = args.input as { UpdateExpression?: string; ConditionExpression?: string };
+          if (context.commandName === command) sent.push(String(input.UpdateExpression ?? input.ConditionExpression));
           const answer = await next(args);
-          if (updates.length === 1) throw Object.assign(new Error('injected lost answer'), { name: 'TimeoutError' });
+          if (context.commandName === command && sent.length === 1) throw Object.assign(new Error('injected lost answer'), { name: 'TimeoutError' });
           return answer;
         },
-        { step: 'deserialize', name: 'loseFirstUpdateAnswer' },
+        { step: 'deserialize', name: 'loseFirstAnswer' },
       );
+      return { client, sent };
+    }
+
+    it('takes the refusal of a retried account creation as the account created: one account, its opening balance once', async () => {
+      const { client, sent } = losingFirstAnswer('PutItemCommand');
+      const credits = service({ now: Date.now() }, ledger, new AccountsRepository(client.items, env.tables.accounts));
+      try {
+        const account = await credits.openAccount({ balanceMicro: 1_000 });
+        expect(sent).toEqual(['attribute_not_exists(accountId)', 'attribute_not_exists(accountId)']);
+        expect(account.balanceMicro).toBe(1_000);
+        expect(await expectConsistent(credits, account.accountId)).toBe(1_000);
+      } finally {
+        client.destroy();
+      }
+    });
+
+    it('takes the refusal of a retried top-up whose first write landed (its answer lost) as the top-up made: applied once, never "no account"', async () => {
+      // Prepare: the retry is refused, the entry being in the item already.
+      const { client, sent: updates } = losingFirstAnswer('UpdateItemCommand');
       const credits = service({ now: Date.now() }, ledger, new AccountsRepository(client.items, env.tables.accounts));
       const account = await service().openAccount({ balanceMicro: 1_000 });
       try {
