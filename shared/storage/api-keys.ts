@@ -1,5 +1,5 @@
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { isConditionFailed, storeCall } from './dynamodb.js';
+import { isConditionFailed, refusedItem, storeCall } from './dynamodb.js';
 import { KeyNotFoundError } from './errors.js';
 
 /** What is stored of a key: its SHA-256, never the key. */
@@ -19,17 +19,27 @@ export class ApiKeysRepository {
   ) {}
 
   async put(record: ApiKeyRecord): Promise<void> {
-    await storeCall(
-      'apiKeys.put',
-      this.client.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: record,
-          // A key hash maps to one account forever; re-registering a key is refused.
-          ConditionExpression: 'attribute_not_exists(keyHash)',
-        }),
-      ),
-    );
+    try {
+      await storeCall(
+        'apiKeys.put',
+        this.client.send(
+          new PutCommand({
+            TableName: this.tableName,
+            Item: record,
+            // A key hash maps to one account forever; re-registering a key is refused.
+            ConditionExpression: 'attribute_not_exists(keyHash)',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        ),
+      );
+    } catch (error) {
+      if (!isConditionFailed(error)) throw error;
+      const held = (refusedItem(error) as ApiKeyRecord | undefined) ?? (await this.get(record.keyHash));
+      // This very record: a write that landed but whose answer was lost, then retried (the
+      // key's one copy is in the caller's hands: refusing it would lose a working key).
+      if (held?.accountId === record.accountId && held.createdAt === record.createdAt) return;
+      throw error;
+    }
   }
 
   async get(keyHash: string): Promise<ApiKeyRecord | undefined> {

@@ -6,9 +6,8 @@ import { InsufficientCreditsError, ServiceUnavailableError } from '../../shared/
 import { promptLogId } from '../../shared/ids.js';
 import { AccountsRepository } from '../../shared/storage/accounts.js';
 import type { ApiKeysRepository } from '../../shared/storage/api-keys.js';
-import { createStoreClient } from '../../shared/storage/dynamodb.js';
 import { LedgerRepository, type LedgerEntry } from '../../shared/storage/ledger.js';
-import { startTestStore } from '../support/store.js';
+import { losingFirstAnswer, startTestStore } from '../support/store.js';
 
 let env: Awaited<ReturnType<typeof startTestStore>>;
 let accounts: AccountsRepository;
@@ -136,25 +135,8 @@ describe('Class: CreditsService', () => {
   });
 
   describe('Methods: openAccount and topUp, their first write landed but its answer lost', () => {
-    /** A store client whose first call of `command` lands, then loses its answer (a timeout the SDK retries); what each call of `command` wrote, in order. */
-    function losingFirstAnswer(command: 'PutItemCommand' | 'UpdateItemCommand') {
-      const client = createStoreClient({ region: 'local', endpoint: env.store.endpoint, local: true });
-      const sent: string[] = [];
-      client.items.middlewareStack.add(
-        (next, context) => async (args) => {
-          const input = args.input as { UpdateExpression?: string; ConditionExpression?: string };
-          if (context.commandName === command) sent.push(String(input.UpdateExpression ?? input.ConditionExpression));
-          const answer = await next(args);
-          if (context.commandName === command && sent.length === 1) throw Object.assign(new Error('injected lost answer'), { name: 'TimeoutError' });
-          return answer;
-        },
-        { step: 'deserialize', name: 'loseFirstAnswer' },
-      );
-      return { client, sent };
-    }
-
     it('takes the refusal of a retried account creation as the account created: one account, its opening balance once', async () => {
-      const { client, sent } = losingFirstAnswer('PutItemCommand');
+      const { client, sent } = losingFirstAnswer(env.store.endpoint, 'PutItem');
       const credits = service({ now: Date.now() }, ledger, new AccountsRepository(client.items, env.tables.accounts));
       try {
         const account = await credits.openAccount({ balanceMicro: 1_000 });
@@ -168,7 +150,7 @@ describe('Class: CreditsService', () => {
 
     it('takes the refusal of a retried top-up whose first write landed (its answer lost) as the top-up made: applied once, never "no account"', async () => {
       // Prepare: the retry is refused, the entry being in the item already.
-      const { client, sent: updates } = losingFirstAnswer('UpdateItemCommand');
+      const { client, sent: updates } = losingFirstAnswer(env.store.endpoint, 'UpdateItem');
       const credits = service({ now: Date.now() }, ledger, new AccountsRepository(client.items, env.tables.accounts));
       const account = await service().openAccount({ balanceMicro: 1_000 });
       try {

@@ -8,7 +8,7 @@ import { createStoreClient, instrumentStore, refusedItem } from '../../shared/st
 import { LedgerRepository } from '../../shared/storage/ledger.js';
 import { PromptLogsRepository } from '../../shared/storage/prompt-logs.js';
 import { TABLES } from '../../shared/storage/tables.js';
-import { startTestStore } from '../support/store.js';
+import { losingFirstAnswer, startTestStore } from '../support/store.js';
 
 let env: Awaited<ReturnType<typeof startTestStore>>;
 beforeAll(async () => {
@@ -46,6 +46,22 @@ describe('Class: ApiKeysRepository', () => {
     const again = await keys.revoke(record.keyHash, new Date('2026-03-01T00:00:00Z'));
     expect(again.revokedAt).toBe(revoked.revokedAt);
     await expect(keys.revoke('0'.repeat(64))).rejects.toBeInstanceOf(KeyNotFoundError);
+  });
+});
+
+describe('Class: ApiKeysRepository, its first write landed but its answer lost', () => {
+  it('takes the refusal of the retried write as the key registered, and still refuses the hash to another account', async () => {
+    const { client, sent } = losingFirstAnswer(env.store.endpoint, 'PutItem');
+    const keys = new ApiKeysRepository(client.documents, env.tables.apiKeys);
+    const record = { keyHash: 'r'.repeat(64), accountId: 'acct_a', keyPrefix: 'mcg_rrrr', createdAt: '2026-01-01T00:00:00.000Z' };
+    try {
+      await keys.put(record);
+      expect(sent).toEqual(['attribute_not_exists(keyHash)', 'attribute_not_exists(keyHash)']);
+      expect(await keys.get(record.keyHash)).toEqual(record);
+      await expect(keys.put({ ...record, accountId: 'acct_b' })).rejects.toMatchObject({ name: 'ConditionalCheckFailedException' });
+    } finally {
+      client.destroy();
+    }
   });
 });
 
