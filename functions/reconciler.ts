@@ -5,7 +5,8 @@ import { lazy } from '../shared/lazy.js';
 import { logger } from './logger.js';
 
 /**
- * Scheduled (EventBridge): posts ledger entries a crash left unposted; closes reservations
+ * Scheduled (EventBridge): posts ledger entries a crash left unposted (once POSTING_DELAY_MS
+ * old, past any retry of their write); closes reservations
  * older than RESERVATION_TIMEOUT_MS with the settle their request wrote before it crashed,
  * or else releases them. Safe to overlap with itself.
  */

@@ -11,12 +11,21 @@ import { DeployedStackError, withDeployedTables } from './deployed-tables.js';
  * (DYNAMODB_ENDPOINT), the *_TABLE variables', or else the deployed stack's
  * (GATEWAY_STACK_NAME in AWS_REGION).
  */
+/** The commands that write: a store that stopped answering may have taken the write. */
+const WRITES = new Set(['create-account', 'create-key', 'revoke-key', 'top-up', 'set-rate-limit']);
+
 const ERRORS: { match: (error: unknown) => boolean; code: string; exit: number; message?: (error: Error) => string }[] = [
   { match: (e) => e instanceof UsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') === true, code: 'usage', exit: 2 },
   // The API's message for a missing account speaks of an API key; the operator named the account.
   { match: (e) => e instanceof AccountNotFoundError, code: 'not_found', exit: 3, message: (e) => `No account ${(e as AccountNotFoundError).accountId}` },
   { match: (e) => e instanceof KeyNotFoundError, code: 'not_found', exit: 3 },
-  { match: (e) => e instanceof StoreUnavailableError, code: 'store_unavailable', exit: 4 },
+  {
+    match: (e) => e instanceof StoreUnavailableError,
+    code: 'store_unavailable',
+    exit: 4,
+    // A write's last attempt may have landed with its answer lost: running it again could apply it twice.
+    message: (e) => (WRITES.has(argv[0] ?? '') ? `${e.message}. It may have been applied all the same: check (balance, ledger) before running it again` : e.message),
+  },
   { match: (e) => e instanceof DeployedStackError, code: 'stack_not_found', exit: 5 },
 ];
 

@@ -598,7 +598,7 @@ export function openApiDocument(): Record<string, any> {
         'x-request-id': { description: "The gateway's ID of this request.", schema: { type: 'string' } },
         'Server-Timing': {
           description:
-            "The time of each phase of the request in ms (W3C Server Timing), in the order they ended: `idempotency` (with an `Idempotency-Key`), `reserve` (the model calls are built while it is in flight), `keys` (a Lambda container's first request only: the provider secret's read, beside the reserve), `models` or `judging`, then `total`, the handler's whole time up to the answer (it also covers what falls in no phase). Charging and logging follow the answer and are in none of them. An idempotent replay has `idempotency` and `total` only.",
+            "The time of each phase of the request in ms (W3C Server Timing), in the order they ended: `idempotency` (with an `Idempotency-Key`), `reserve` (the model calls are built while it is in flight), `keys` (in a Lambda container, the first request without judges, or the next after a failed read: the provider secret's read, beside the reserve), `models` or `judging`, then `total`, the handler's whole time up to the answer (it also covers what falls in no phase). Charging and logging follow the answer and are in none of them. An idempotent replay has `idempotency` and `total` only.",
           schema: { type: 'string', example: 'reserve;dur=1.2, models;dur=201.7, total;dur=203.6' },
         },
       },

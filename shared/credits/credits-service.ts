@@ -19,8 +19,10 @@ export const RESERVATION_TIMEOUT_MS = 15 * 60 * 1000;
  * reconciler once it is this old, never sooner: by then the write that added it, and every
  * retry the SDK makes of it (3 attempts of at most 2 s), has ended. A retry of a write that
  * landed, arriving after the entry was posted and dropped from the item, would apply it again.
+ * The entry's time is the writer's clock (the admin CLI's may be an operator's laptop), which
+ * DynamoDB lets be up to 5 minutes off (it refuses requests signed further off): so 10 minutes.
  */
-export const POSTING_DELAY_MS = 60 * 1000;
+export const POSTING_DELAY_MS = 10 * 60 * 1000;
 
 /** What a request costing `costMicro` is charged: its cost, never more than its reservation (and never less than 0). */
 export function chargeableMicro(open: OpenRequest, costMicro: number): number {

@@ -11,8 +11,12 @@ export interface StepFunctionsWorkflowOptions {
   client?: SFNClient;
 }
 
-/** How long past the request's deadline the execution's answer is awaited: its last states and the answer's way back. */
-export const ANSWER_GRACE_MS = 500;
+/**
+ * How long past the request's deadline the execution's answer is awaited: its last states
+ * (judge calls cut at the deadline, a large judgment's claim check) and the answer's way back.
+ * The api function still has the stack's settle margin after it (4 s, less this) to answer and settle.
+ */
+export const ANSWER_GRACE_MS = 2_000;
 
 /**
  * The judge workflow in AWS: StartSyncExecution on the Express state machine, which
@@ -30,7 +34,8 @@ export class StepFunctionsWorkflow implements JudgingWorkflow {
     // Waits for the answer until just past the request's deadline, when every judge call has
     // ended: a hung call then fails (an AbortError), and the request with it, its reservation
     // released, instead of holding the invocation until the function's timeout.
-    const waitMs = Math.max(0, input.context.deadlineAt + ANSWER_GRACE_MS - Date.now());
+    // AbortSignal.timeout takes whole, finite milliseconds only.
+    const waitMs = Math.max(0, Math.floor(input.context.deadlineAt + ANSWER_GRACE_MS - Date.now())) || 0;
     const answer = await client.send(new StartSyncExecutionCommand({ stateMachineArn: this.options.stateMachineArn, name: executionName, input: JSON.stringify(input) }), {
       abortSignal: AbortSignal.timeout(waitMs),
     });

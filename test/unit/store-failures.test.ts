@@ -169,6 +169,20 @@ describe('Class: AccountsRepository, when an answer is lost', () => {
     expect(dynamo).not.toReceiveCommand(GetItemCommand);
   });
 
+  it('takes a refusal (ALL_OLD) that holds this very top-up entry, or this very account, as the write made, without a read; another entry or account stays refused', async () => {
+    const entry = { accountId: 'acct_1', entryId: '01TOPUP#topup', kind: 'topup' as const, amountMicro: 500, at: Date.now() };
+    const accounts = new AccountsRepository(createStoreClient({ region: 'eu-west-1' }).items, config.tables.accounts);
+    dynamo.on(UpdateItemCommand).rejects(refusal({ ...ACCOUNT, balanceMicro: ACCOUNT.balanceMicro + 500, unposted: { [entry.entryId]: entry } }));
+    expect(await accounts.topUp(entry)).toBe(ACCOUNT.balanceMicro + 500);
+    await expect(accounts.topUp({ ...entry, amountMicro: 600 })).rejects.toMatchObject({ name: 'ConditionFailedError' });
+    const opening = { ...entry, accountId: 'acct_2', entryId: '01OPEN#topup', at: Date.parse('2026-01-01T00:00:00.000Z') };
+    const created = { ...ACCOUNT, accountId: 'acct_2', balanceMicro: 500, createdAt: '2026-01-01T00:00:00.000Z', unposted: { [opening.entryId]: opening } };
+    dynamo.on(PutItemCommand).rejects(refusal(created));
+    expect(await accounts.create({ opening })).toEqual(created);
+    await expect(accounts.create({ opening: { ...opening, at: opening.at + 1 } })).rejects.toMatchObject({ name: 'ConditionFailedError' });
+    expect(dynamo).not.toReceiveCommand(GetItemCommand);
+  });
+
   it('turns a store that cannot be reached into StoreUnavailableError, and an unknown error into itself', async () => {
     const accounts = new AccountsRepository(createStoreClient({ region: 'eu-west-1' }).items, config.tables.accounts);
     dynamo
