@@ -5,15 +5,15 @@ import { KeyNotFoundError, StoreUnavailableError } from '../../shared/storage/er
 import { helpRequested, runAdminCommand, UsageError } from './commands.js';
 import { DeployedStackError, withDeployedTables } from './deployed-tables.js';
 
+/** The commands that write: a store that stopped answering may have taken the write. */
+const WRITES = new Set(['create-account', 'create-key', 'revoke-key', 'top-up', 'set-rate-limit']);
+
 /**
  * `npm run -s admin -- <command>`: prints JSON on stdout (plain text for --help); errors
  * as JSON on stderr, each code with its exit status (see USAGE). Tables: the local store's
  * (DYNAMODB_ENDPOINT), the *_TABLE variables', or else the deployed stack's
  * (GATEWAY_STACK_NAME in AWS_REGION).
  */
-/** The commands that write: a store that stopped answering may have taken the write. */
-const WRITES = new Set(['create-account', 'create-key', 'revoke-key', 'top-up', 'set-rate-limit']);
-
 const ERRORS: { match: (error: unknown) => boolean; code: string; exit: number; message?: (error: Error) => string }[] = [
   { match: (e) => e instanceof UsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') === true, code: 'usage', exit: 2 },
   // The API's message for a missing account speaks of an API key; the operator named the account.

@@ -35,9 +35,9 @@ export class StepFunctionsWorkflow implements JudgingWorkflow {
     // ended: a hung call then fails (an AbortError), and the request with it, its reservation
     // released, instead of holding the invocation until the function's timeout.
     // AbortSignal.timeout takes whole, finite milliseconds only.
-    const waitMs = Math.max(0, Math.floor(input.context.deadlineAt + ANSWER_GRACE_MS - Date.now())) || 0;
+    const waitMs = Math.floor(input.context.deadlineAt + ANSWER_GRACE_MS - Date.now());
     const answer = await client.send(new StartSyncExecutionCommand({ stateMachineArn: this.options.stateMachineArn, name: executionName, input: JSON.stringify(input) }), {
-      abortSignal: AbortSignal.timeout(waitMs),
+      abortSignal: Number.isFinite(waitMs) ? AbortSignal.timeout(Math.max(0, waitMs)) : undefined,
     });
     // Error and cause are logged by the caller by name only: a cause may quote a payload.
     if (answer.status !== 'SUCCEEDED' || answer.output === undefined) throw new WorkflowFailedError(answer.status ?? 'UNKNOWN', answer.error);

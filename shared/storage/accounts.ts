@@ -1,7 +1,7 @@
 import { GetItemCommand, PutItemCommand, UpdateItemCommand, paginateScan, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { AccountNotFoundError, InsufficientCreditsError, RateLimitedError } from '../errors.js';
 import { microToCredits } from '../pricing/micro-credits.js';
-import { fromAttributes, isConditionFailed, refusedItem, storeCall, storePages, toAttributes } from './dynamodb.js';
+import { fromAttributes, isConditionFailed, refusedOrRead, storeCall, storePages, toAttributes } from './dynamodb.js';
 import { AccountContendedError, ConditionFailedError } from './errors.js';
 import { balanceChangeAtClose, type LedgerEntry, type SettlementEntry } from './ledger.js';
 
@@ -85,18 +85,13 @@ export class AccountsRepository {
       );
     } catch (error) {
       if (!isConditionFailed(error)) throw error;
-      const existing = await this.refusing(error, account.accountId);
+      const existing = await refusedOrRead(error, () => this.get(account.accountId));
       // This very account: a write that landed but whose answer was lost, then retried.
       const opening = existing?.unposted?.[input.opening.entryId];
       if (existing && existing.createdAt === account.createdAt && opening?.amountMicro === input.opening.amountMicro) return existing;
       throw new ConditionFailedError(`Account ${account.accountId} exists`, { cause: error });
     }
     return account;
-  }
-
-  /** The item that refused a conditional write: DynamoDB returns it with the refusal (ALL_OLD); a store that does not gets it read. */
-  private async refusing(error: Parameters<typeof refusedItem>[0], accountId: string): Promise<Account | undefined> {
-    return (refusedItem(error) as Account | undefined) ?? (await this.get(accountId));
   }
 
   async get(accountId: string): Promise<Account | undefined> {
@@ -126,7 +121,7 @@ export class AccountsRepository {
       return Number(fromAttributes(Attributes)?.balanceMicro);
     } catch (error) {
       if (!isConditionFailed(error)) throw error;
-      const account = await this.refusing(error, entry.accountId);
+      const account = await refusedOrRead(error, () => this.get(entry.accountId));
       if (!account) throw new AccountNotFoundError(entry.accountId, { cause: error });
       const held = account.unposted?.[entry.entryId];
       // This very entry: a write that landed but whose answer was lost, then retried. Its
@@ -183,7 +178,7 @@ export class AccountsRepository {
         return Number(fromAttributes(Attributes)?.balanceMicro);
       } catch (error) {
         if (!isConditionFailed(error)) throw error;
-        const account = await this.refusing(error, accountId);
+        const account = await refusedOrRead(error, () => this.get(accountId));
         if (!account) throw new AccountNotFoundError(accountId);
         const held = account.reservations?.[requestId];
         // This very reservation: a write that landed but whose answer was lost, then retried.

@@ -1,5 +1,5 @@
 import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { isConditionFailed, refusedItem, storeCall } from './dynamodb.js';
+import { isConditionFailed, refusedOrRead, storeCall } from './dynamodb.js';
 import { KeyNotFoundError } from './errors.js';
 
 /** What is stored of a key: its SHA-256, never the key. */
@@ -34,7 +34,7 @@ export class ApiKeysRepository {
       );
     } catch (error) {
       if (!isConditionFailed(error)) throw error;
-      const held = (refusedItem(error) as ApiKeyRecord | undefined) ?? (await this.get(record.keyHash));
+      const held = await refusedOrRead(error, () => this.get(record.keyHash));
       // This very record: a write that landed but whose answer was lost, then retried (the
       // key's one copy is in the caller's hands: refusing it would lose a working key).
       if (held?.accountId === record.accountId && held.createdAt === record.createdAt) return;

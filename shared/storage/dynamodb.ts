@@ -165,6 +165,11 @@ export function refusedItem(error: ConditionalCheckFailedException): Item | unde
   return fromAttributes(error.Item);
 }
 
+/** The item that refused a write: as DynamoDB returns it with the refusal (refusedItem), or as `read` finds it from a store that returns none. */
+export async function refusedOrRead<T>(error: ConditionalCheckFailedException, read: () => Promise<T | undefined>): Promise<T | undefined> {
+  return (refusedItem(error) as T | undefined) ?? (await read());
+}
+
 /** The pages of a paginated query or scan, each page's call at the store edge (storeCall). */
 export async function* storePages<T>(operation: string, pages: AsyncIterable<T>): AsyncGenerator<T> {
   const iterator = pages[Symbol.asyncIterator]();

@@ -1,5 +1,5 @@
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { isConditionFailed, refusedItem, storeCall } from './dynamodb.js';
+import { isConditionFailed, refusedOrRead, storeCall } from './dynamodb.js';
 
 /**
  * One record per (account, Idempotency-Key). `running` while the first request runs
@@ -55,16 +55,17 @@ export class IdempotencyRepository {
       return { claimed: true };
     } catch (error) {
       if (!isConditionFailed(error)) throw error;
-      const Item =
-        refusedItem(error) ??
-        (
-          await storeCall(
-            'idempotency.claim',
-            this.client.send(new GetCommand({ TableName: this.tableName, Key: { idempotencyKey: record.idempotencyKey }, ConsistentRead: true })),
-          )
-        ).Item;
-      if (!Item) return this.claim(record, now); // deleted in between: try again
-      const existing = Item as IdempotencyRecord;
+      const existing = await refusedOrRead(
+        error,
+        async () =>
+          (
+            await storeCall(
+              'idempotency.claim',
+              this.client.send(new GetCommand({ TableName: this.tableName, Key: { idempotencyKey: record.idempotencyKey }, ConsistentRead: true })),
+            )
+          ).Item as IdempotencyRecord | undefined,
+      );
+      if (!existing) return this.claim(record, now); // deleted in between: try again
       // This very claim: a write that landed but whose answer was lost, then retried by the SDK.
       if (existing.status === 'running' && existing.promptLogId === record.promptLogId && existing.createdAt === record.createdAt) return { claimed: true };
       return { claimed: false, existing };

@@ -1,5 +1,5 @@
 import { GetItemCommand, PutItemCommand, paginateQuery, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { fromAttributes, isConditionFailed, refusedItem, storeCall, storePages, toAttributes } from './dynamodb.js';
+import { fromAttributes, isConditionFailed, refusedOrRead, storeCall, storePages, toAttributes } from './dynamodb.js';
 
 /** `reserve`: read only, from ledgers of gateways that posted a request's hold as its own entry (see `balanceChangeAtClose`). */
 export type LedgerKind = 'topup' | 'reserve' | 'settle' | 'release';
@@ -78,8 +78,7 @@ export class LedgerRepository {
       return entry;
     } catch (error) {
       if (!isConditionFailed(error)) throw error;
-      // DynamoDB returns the entry with the refusal; a store that does not gets it read.
-      const held = (refusedItem(error) as LedgerEntry | undefined) ?? (await this.get(entry.accountId, entry.entryId));
+      const held = await refusedOrRead(error, () => this.get(entry.accountId, entry.entryId));
       if (!held) throw error;
       return held;
     }
