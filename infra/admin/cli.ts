@@ -5,8 +5,16 @@ import { KeyNotFoundError, StoreUnavailableError } from '../../shared/storage/er
 import { helpRequested, runAdminCommand, UsageError } from './commands.js';
 import { DeployedStackError, withDeployedTables } from './deployed-tables.js';
 
-/** The commands that write: a store that stopped answering may have taken the write. */
-const WRITES = new Set(['create-account', 'create-key', 'revoke-key', 'top-up', 'set-rate-limit']);
+/**
+ * What to tell an operator whose write met a store that stopped answering: its last attempt
+ * may have landed with the answer lost, and running it again would then apply it twice. By
+ * the operation that failed; the other writes are safe to run again (a revocation keeps its
+ * first time, a rate limit is set, a key is new each time and prints only once it is stored).
+ */
+const UNSURE_WRITES: Record<string, string> = {
+  'accounts.topUp': 'The top-up may have been applied all the same: check the balance (balance --account ID) before topping up again',
+  'accounts.create': 'The account may have been opened all the same, without its ID printed: running the command again opens another one',
+};
 
 /**
  * `npm run -s admin -- <command>`: prints JSON on stdout (plain text for --help); errors
@@ -23,8 +31,10 @@ const ERRORS: { match: (error: unknown) => boolean; code: string; exit: number; 
     match: (e) => e instanceof StoreUnavailableError,
     code: 'store_unavailable',
     exit: 4,
-    // A write's last attempt may have landed with its answer lost: running it again could apply it twice.
-    message: (e) => (WRITES.has(argv[0] ?? '') ? `${e.message}. It may have been applied all the same: check (balance, ledger) before running it again` : e.message),
+    message: (e) => {
+      const unsure = UNSURE_WRITES[(e as StoreUnavailableError).operation];
+      return unsure ? `${e.message}. ${unsure}` : e.message;
+    },
   },
   { match: (e) => e instanceof DeployedStackError, code: 'stack_not_found', exit: 5 },
 ];

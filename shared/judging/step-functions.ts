@@ -14,7 +14,8 @@ export interface StepFunctionsWorkflowOptions {
 /**
  * How long past the request's deadline the execution's answer is awaited: its last states
  * (judge calls cut at the deadline, a large judgment's claim check) and the answer's way back.
- * The api function still has the stack's settle margin after it (4 s, less this) to answer and settle.
+ * The api function then still has 3 s before its timeout to answer and settle (the stack's 4 s
+ * settle margin and the orchestrator's 1 s, less this).
  */
 export const ANSWER_GRACE_MS = 2_000;
 

@@ -34,7 +34,7 @@ export class ApiKeysRepository {
       );
     } catch (error) {
       if (!isConditionFailed(error)) throw error;
-      const held = await refusedOrRead(error, () => this.get(record.keyHash));
+      const held = await refusedOrRead(error, () => this.get(record.keyHash, { consistent: true }));
       // This very record: a write that landed but whose answer was lost, then retried (the
       // key's one copy is in the caller's hands: refusing it would lose a working key).
       if (held?.accountId === record.accountId && held.createdAt === record.createdAt) return;
@@ -42,8 +42,12 @@ export class ApiKeysRepository {
     }
   }
 
-  async get(keyHash: string): Promise<ApiKeyRecord | undefined> {
-    const { Item } = await storeCall('apiKeys.get', this.client.send(new GetCommand({ TableName: this.tableName, Key: { keyHash } })));
+  /** The record of a key; `consistent` reads it as last written (the authorizer's reads need not). */
+  async get(keyHash: string, { consistent = false } = {}): Promise<ApiKeyRecord | undefined> {
+    const { Item } = await storeCall(
+      'apiKeys.get',
+      this.client.send(new GetCommand({ TableName: this.tableName, Key: { keyHash }, ...(consistent ? { ConsistentRead: true } : {}) })),
+    );
     return Item as ApiKeyRecord | undefined;
   }
 

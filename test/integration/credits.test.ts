@@ -389,7 +389,7 @@ describe('Class: CreditsService', () => {
         cost: fc.oneof(fc.integer({ min: 0, max: 3_000 }), fc.constant(0)),
         crash: fc.constantFrom('none', 'none', 'before-settle', 'settle-entry', 'lost-answer', 'before-close'),
       }),
-      fc.record({ kind: fc.constant('reconcile' as const), advanceMs: fc.constantFrom(0, 60_000, RESERVATION_TIMEOUT_MS) }),
+      fc.record({ kind: fc.constant('reconcile' as const), advanceMs: fc.constantFrom(0, POSTING_DELAY_MS, RESERVATION_TIMEOUT_MS) }),
     );
 
     it('keeps balance = ledger sum = top-ups minus charges after reconciliation, whatever the sequence', async () => {

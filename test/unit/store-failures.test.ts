@@ -19,6 +19,7 @@ import { loadConfig } from '../../shared/config.js';
 import { createGateway } from '../../shared/gateway.js';
 import type { Log } from '../../shared/log.js';
 import { AccountsRepository } from '../../shared/storage/accounts.js';
+import { ApiKeysRepository } from '../../shared/storage/api-keys.js';
 import { createStoreClient } from '../../shared/storage/dynamodb.js';
 import { StoreUnavailableError } from '../../shared/storage/errors.js';
 import { IdempotencyRepository, type IdempotencyRecord } from '../../shared/storage/idempotency.js';
@@ -180,6 +181,9 @@ describe('Class: AccountsRepository, when an answer is lost', () => {
     dynamo.on(PutItemCommand).rejects(refusal(created));
     expect(await accounts.create({ opening })).toEqual(created);
     await expect(accounts.create({ opening: { ...opening, at: opening.at + 1 } })).rejects.toMatchObject({ name: 'ConditionFailedError' });
+    // Both writes ask for the item with their refusal: no read after them.
+    expect(dynamo).toReceiveCommandWith(UpdateItemCommand, { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' });
+    expect(dynamo).toReceiveCommandWith(PutItemCommand, { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' });
     expect(dynamo).not.toReceiveCommand(GetItemCommand);
   });
 
@@ -233,5 +237,24 @@ describe('Class: LedgerRepository, when an entry is written twice', () => {
     expect(await ledger.putFirst(late)).toEqual(first);
     expect(dynamo).toReceiveCommandWith(PutItemCommand, { Item: marshall(late), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' });
     expect(dynamo).not.toReceiveCommand(GetItemCommand);
+  });
+});
+
+describe('Class: ApiKeysRepository, when an answer is lost', () => {
+  it('takes a refusal (ALL_OLD) that holds this very API key record as the key registered, without a read; another account or time stays refused', async () => {
+    const documents = mockClient(DynamoDBDocumentClient);
+    try {
+      const record = { keyHash: 'k'.repeat(64), accountId: 'acct_1', keyPrefix: 'mcg_kkkk', createdAt: '2026-01-01T00:00:00.000Z' };
+      documents.on(PutCommand).rejects(refusal(record));
+      const keys = new ApiKeysRepository(createStoreClient({ region: 'eu-west-1' }).documents, config.tables.apiKeys);
+      await expect(keys.put(record)).resolves.toBeUndefined();
+      await expect(keys.put({ ...record, accountId: 'acct_2' })).rejects.toMatchObject({ name: 'ConditionalCheckFailedException' });
+      await expect(keys.put({ ...record, createdAt: '2026-01-01T00:00:00.001Z' })).rejects.toMatchObject({ name: 'ConditionalCheckFailedException' });
+      // The write asks for the item with its refusal: no read after it.
+      expect(documents).toReceiveCommandWith(PutCommand, { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' });
+      expect(documents).not.toReceiveCommand(GetCommand);
+    } finally {
+      documents.restore();
+    }
   });
 });
