@@ -7,6 +7,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Both cores: by default Vitest keeps one for itself, and the suite then ran one file at a
+    // time (265 s against 180 to 198 s here, every test passing in both).
+    maxWorkers: 2,
     setupFiles: ['test/support/setup.ts'],
     env: {
       POWERTOOLS_LOG_LEVEL: 'SILENT',
