@@ -29,7 +29,7 @@ const DELETE_BATCH = 1000;
  * that never claim-checks never pays for its import.
  */
 export class S3ClaimCheck implements ClaimCheckStore {
-  private client: Promise<S3Client> | undefined;
+  private loaded: Promise<{ sdk: typeof import('#sdk/s3'); client: S3Client }> | undefined;
 
   constructor(
     private readonly bucket: string,
@@ -37,16 +37,14 @@ export class S3ClaimCheck implements ClaimCheckStore {
   ) {}
 
   async put(key: string, body: string): Promise<void> {
-    const { PutObjectCommand } = await import('#sdk/s3');
-    const client = await this.s3();
-    await client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: 'application/json' }));
+    const { sdk, client } = await this.s3();
+    await client.send(new sdk.PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: 'application/json' }));
   }
 
   async get(key: string): Promise<string> {
-    const { GetObjectCommand } = await import('#sdk/s3');
-    const client = await this.s3();
+    const { sdk, client } = await this.s3();
     try {
-      const answer = await client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      const answer = await client.send(new sdk.GetObjectCommand({ Bucket: this.bucket, Key: key }));
       if (!answer.Body) throw new ClaimCheckNotFoundError(key);
       return await answer.Body.transformToString('utf8');
     } catch (error) {
@@ -57,11 +55,10 @@ export class S3ClaimCheck implements ClaimCheckStore {
 
   async delete(keys: readonly string[]): Promise<void> {
     if (keys.length === 0) return;
-    const { DeleteObjectsCommand } = await import('#sdk/s3');
-    const client = await this.s3();
+    const { sdk, client } = await this.s3();
     for (let start = 0; start < keys.length; start += DELETE_BATCH) {
       const batch = keys.slice(start, start + DELETE_BATCH);
-      const answer = await client.send(new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }));
+      const answer = await client.send(new sdk.DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }));
       const failed = answer.Errors ?? [];
       if (failed.length > 0) {
         throw new Error(`Deleting ${failed.length} claim-check object(s) failed: ${[...new Set(failed.map((e) => e.Code))].join(', ')}`);
@@ -69,17 +66,18 @@ export class S3ClaimCheck implements ClaimCheckStore {
     }
   }
 
-  private s3(): Promise<S3Client> {
-    this.client ??= this.options.client
-      ? Promise.resolve(this.options.client)
-      : import('#sdk/s3').then(
-          ({ S3Client: Client, NodeHttpHandler }) =>
-            new Client({
-              region: this.options.region,
-              ...(this.options.endpoint ? { endpoint: this.options.endpoint, forcePathStyle: true } : {}),
-              requestHandler: awsRequestHandler(this.options.timeouts ?? CLAIM_CHECK_TIMEOUTS, NodeHttpHandler),
-            }),
-        );
-    return this.client;
+  /** The SDK module and the client, loaded together on first use. */
+  private s3() {
+    this.loaded ??= import('#sdk/s3').then((sdk) => ({
+      sdk,
+      client:
+        this.options.client ??
+        new sdk.S3Client({
+          region: this.options.region,
+          ...(this.options.endpoint ? { endpoint: this.options.endpoint, forcePathStyle: true } : {}),
+          requestHandler: awsRequestHandler(this.options.timeouts ?? CLAIM_CHECK_TIMEOUTS, sdk.NodeHttpHandler),
+        }),
+    }));
+    return this.loaded;
   }
 }

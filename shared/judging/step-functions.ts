@@ -25,19 +25,18 @@ export const ANSWER_GRACE_MS = 2_000;
  * without judges never pay for its import.
  */
 export class StepFunctionsWorkflow implements JudgingWorkflow {
-  private client: Promise<SFNClient> | undefined;
+  private loaded: Promise<{ sdk: typeof import('@aws-sdk/client-sfn'); client: SFNClient }> | undefined;
 
   constructor(private readonly options: StepFunctionsWorkflowOptions) {}
 
   async run(input: WorkflowInput, { executionName }: { executionName: string }): Promise<WorkflowOutput> {
-    const { StartSyncExecutionCommand } = await import('@aws-sdk/client-sfn');
-    const client = await this.sfn();
+    const { sdk, client } = await this.sfn();
     // Waits for the answer until just past the request's deadline, when every judge call has
     // ended: a hung call then fails (an AbortError), and the request with it, its reservation
     // released, instead of holding the invocation until the function's timeout.
     // AbortSignal.timeout takes whole, finite milliseconds only.
     const waitMs = Math.floor(input.context.deadlineAt + ANSWER_GRACE_MS - Date.now());
-    const answer = await client.send(new StartSyncExecutionCommand({ stateMachineArn: this.options.stateMachineArn, name: executionName, input: JSON.stringify(input) }), {
+    const answer = await client.send(new sdk.StartSyncExecutionCommand({ stateMachineArn: this.options.stateMachineArn, name: executionName, input: JSON.stringify(input) }), {
       abortSignal: Number.isFinite(waitMs) ? AbortSignal.timeout(Math.max(0, waitMs)) : undefined,
     });
     // Error and cause are logged by the caller by name only: a cause may quote a payload.
@@ -45,14 +44,16 @@ export class StepFunctionsWorkflow implements JudgingWorkflow {
     return JSON.parse(answer.output) as WorkflowOutput;
   }
 
-  private sfn(): Promise<SFNClient> {
-    this.client ??= this.options.client
-      ? Promise.resolve(this.options.client)
-      : import('@aws-sdk/client-sfn').then(
-          // StartSyncExecution's host takes a `sync-` prefix in AWS; an endpoint given (LocalStack,
-          // e.g. http://localhost:4566) is taken as it is, or `sync-localhost` would not resolve.
-          ({ SFNClient: Client }) => new Client({ region: this.options.region, ...(this.options.endpoint ? { endpoint: this.options.endpoint, disableHostPrefix: true } : {}) }),
-        );
-    return this.client;
+  /** The SDK module and the client, loaded together on first use. */
+  private sfn() {
+    this.loaded ??= import('@aws-sdk/client-sfn').then((sdk) => ({
+      sdk,
+      client:
+        this.options.client ??
+        // StartSyncExecution's host takes a `sync-` prefix in AWS; an endpoint given (LocalStack,
+        // e.g. http://localhost:4566) is taken as it is, or `sync-localhost` would not resolve.
+        new sdk.SFNClient({ region: this.options.region, ...(this.options.endpoint ? { endpoint: this.options.endpoint, disableHostPrefix: true } : {}) }),
+    }));
+    return this.loaded;
   }
 }
