@@ -2,7 +2,7 @@ import middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import { LIMITS } from '../shared/contract/limits.js';
 import { GatewayError, ServiceUnavailableError, UnauthorizedError } from '../shared/errors.js';
-import type { Gateway } from '../shared/gateway.js';
+import { UNAVAILABLE_RETRY_AFTER_SECONDS, type Gateway } from '../shared/gateway.js';
 import { errorBody } from '../shared/http/error-body.js';
 import { jsonBody, singleValuedHeaders, validateContract, type ApiEvent } from '../shared/http/middleware.js';
 import { acceptsEventStream, EVENT_STREAM_HEADERS, EventStream, type ApiResult } from '../shared/http/event-stream.js';
@@ -11,9 +11,6 @@ import { ServerTiming } from '../shared/http/server-timing.js';
 import type { Log } from '../shared/log.js';
 import type { PromptResponse, PromptService, Started, SubmitOptions } from '../shared/orchestrator/prompt-service.js';
 import type { PromptRequest } from '../shared/contract/types.js';
-
-/** Seconds a caller is asked to wait when the gateway could not be built (its configuration is invalid). */
-const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
 /** What the Lambda entry adds around the handler (Powertools); the local host adds nothing. */
 export interface ApiHooks {

@@ -83,8 +83,8 @@ export function createGateway(config: GatewayConfig, options: GatewayOptions = {
   return { config, ...store, promptLogs, prompts };
 }
 
-/** Seconds a caller is asked to wait when the provider keys could not be read. */
-const KEYS_RETRY_AFTER_SECONDS = 5;
+/** Seconds a caller is asked to wait when the gateway could not be built or could not read its provider keys. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
 /**
  * The router: from `config` at once; with `withKeys`, once the keys are read (the router
@@ -105,7 +105,7 @@ function routerOnceKeyed(config: GatewayConfig, options: GatewayOptions, log: Lo
         errorName: (error as Error)?.name,
         ...(error instanceof ProviderSecretError ? { errorMessage: error.message } : {}),
       });
-      throw new ServiceUnavailableError('The gateway could not read its provider keys; retry shortly. Nothing was charged', KEYS_RETRY_AFTER_SECONDS, { cause: error });
+      throw new ServiceUnavailableError('The gateway could not read its provider keys; retry shortly. Nothing was charged', UNAVAILABLE_RETRY_AFTER_SECONDS, { cause: error });
     }
   });
 }

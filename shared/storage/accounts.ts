@@ -87,8 +87,7 @@ export class AccountsRepository {
       if (!isConditionFailed(error)) throw error;
       const existing = await refusedOrRead(error, () => this.get(account.accountId));
       // This very account: a write that landed but whose answer was lost, then retried.
-      const opening = existing?.unposted?.[input.opening.entryId];
-      if (existing && existing.createdAt === account.createdAt && opening?.amountMicro === input.opening.amountMicro) return existing;
+      if (existing && holdsEntry(existing, input.opening)) return existing;
       throw new ConditionFailedError(`Account ${account.accountId} exists`, { cause: error });
     }
     return account;
@@ -123,10 +122,9 @@ export class AccountsRepository {
       if (!isConditionFailed(error)) throw error;
       const account = await refusedOrRead(error, () => this.get(entry.accountId));
       if (!account) throw new AccountNotFoundError(entry.accountId, { cause: error });
-      const held = account.unposted?.[entry.entryId];
       // This very entry: a write that landed but whose answer was lost, then retried. Its
       // caller must not hear "no account", or an operator would top up a second time.
-      if (held && held.amountMicro === entry.amountMicro && held.at === entry.at) return account.balanceMicro;
+      if (holdsEntry(account, entry)) return account.balanceMicro;
       throw new ConditionFailedError(`Top-up entry ${entry.entryId} was already applied`, { cause: error });
     }
   }
@@ -285,4 +283,10 @@ export class AccountsRepository {
     );
     for await (const page of storePages('accounts.needingReconciliation', pages)) for (const item of page.Items ?? []) yield fromAttributes<Account>(item)!;
   }
+}
+
+/** Whether the account holds this very entry, unposted: a write that added it landed. */
+function holdsEntry(account: Account, entry: LedgerEntry): boolean {
+  const held = account.unposted?.[entry.entryId];
+  return held !== undefined && held.amountMicro === entry.amountMicro && held.at === entry.at;
 }
