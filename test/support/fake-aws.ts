@@ -33,3 +33,11 @@ export async function startFakeAws(
 export function awsError(type: string, message: string, status = 400, extra: Record<string, unknown> = {}): AwsAnswer {
   return { status, body: { __type: `com.amazonaws.dynamodb.v20120810#${type}`, message, ...extra } };
 }
+
+/** An AWS service that takes every request and never answers: the hung call a client's deadlines must end. */
+export function startSilentAws(): ReturnType<typeof startFakeAws> {
+  return startFakeAws(() => new Promise<never>(() => undefined));
+}
+
+/** Deadlines short enough for a test to meet them: 100 ms to the answer, per attempt. */
+export const SHORT_TIMEOUTS = Object.freeze({ connectMs: 1_000, answerMs: 100 });

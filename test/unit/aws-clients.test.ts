@@ -8,7 +8,7 @@ import type { WorkflowInput } from '../../shared/judging/workflow-types.js';
 import { ConfigError, loadConfig } from '../../shared/config.js';
 import { configuredStoreClient } from '../../shared/storage/store.js';
 import { createStoreClient, IDLE_STEPS, toAttributes, type StoreClient } from '../../shared/storage/dynamodb.js';
-import { startFakeAws } from '../support/fake-aws.js';
+import { SHORT_TIMEOUTS, startSilentAws } from '../support/fake-aws.js';
 
 /** A request handler that answers every call with an empty item and keeps the requests the SDK built (signed, endpoint resolved). */
 function recordingHandler(): HttpHandler & { requests: HttpRequest[] } {
@@ -102,8 +102,8 @@ describe('Function: createStoreClient', () => {
 
   it('fails a call whose answer hangs once its attempts (3) have each waited their deadline, instead of waiting on', async () => {
     // Prepare: a store that takes every request and never answers.
-    const silent = await startFakeAws(() => new Promise<never>(() => undefined));
-    const client = createStoreClient({ region: 'local', endpoint: silent.endpoint, local: true, timeouts: { connectMs: 1_000, answerMs: 100 } });
+    const silent = await startSilentAws();
+    const client = createStoreClient({ region: 'local', endpoint: silent.endpoint, local: true, timeouts: SHORT_TIMEOUTS });
     try {
       // Act
       const failure = client.items.send(new GetItemCommand({ TableName: 'gateway-accounts', Key: { accountId: { S: 'acct_1' } } }));
@@ -180,8 +180,8 @@ describe('Class: S3ClaimCheck, its own client', () => {
     // Prepare: an S3 that takes every request and never answers.
     vi.stubEnv('AWS_ACCESS_KEY_ID', 'test');
     vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'test');
-    const silent = await startFakeAws(() => new Promise<never>(() => undefined));
-    const store = new S3ClaimCheck('claims', { region: 'eu-west-1', endpoint: silent.endpoint, timeouts: { connectMs: 1_000, answerMs: 100 } });
+    const silent = await startSilentAws();
+    const store = new S3ClaimCheck('claims', { region: 'eu-west-1', endpoint: silent.endpoint, timeouts: SHORT_TIMEOUTS });
     try {
       // Act
       const failure = store.put('pl_1/request.json', '{"x":1}');
@@ -200,7 +200,7 @@ describe('Class: StepFunctionsWorkflow, its own client', () => {
     // Prepare: Step Functions takes the StartSyncExecution and never answers.
     vi.stubEnv('AWS_ACCESS_KEY_ID', 'test');
     vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'test');
-    const silent = await startFakeAws(() => new Promise<never>(() => undefined));
+    const silent = await startSilentAws();
     const workflow = new StepFunctionsWorkflow({ stateMachineArn: 'arn:aws:states:eu-west-1:1:stateMachine:Judge', region: 'eu-west-1', endpoint: silent.endpoint });
     const deadlineAt = Date.now() + 100;
     const input = { context: { requestId: 'pl_1', deadlineAt }, models: [], judgeTasks: [] } as unknown as WorkflowInput;

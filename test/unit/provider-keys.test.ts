@@ -5,7 +5,7 @@ import type { Log } from '../../shared/log.js';
 import { createRouter } from '../../shared/providers/router.js';
 import { UpstreamError } from '../../shared/providers/errors.js';
 import { ProviderSecretError, parseProviderKeys, withProviderSecret } from '../../shared/secrets/provider-keys.js';
-import { startFakeAws, type AwsAnswer } from '../support/fake-aws.js';
+import { SHORT_TIMEOUTS, startFakeAws, startSilentAws, type AwsAnswer } from '../support/fake-aws.js';
 import { recordingLog } from '../support/log.js';
 
 const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:ProviderKeysSecret-AbCdEf';
@@ -102,12 +102,12 @@ describe('Function: withProviderSecret', () => {
 
   it('fails a read whose answer hangs once its attempts (3) have each waited their deadline, instead of waiting on', async () => {
     // Prepare: a Secrets Manager that takes every request and never answers.
-    const silent = await startFakeAws(() => new Promise<never>(() => undefined));
+    const silent = await startSilentAws();
     try {
       const config = awsConfig({ AWS_ENDPOINT_URL_SECRETS_MANAGER: silent.endpoint });
 
       // Act
-      const failure = withProviderSecret(config, { timeouts: { connectMs: 1_000, answerMs: 100 } });
+      const failure = withProviderSecret(config, { timeouts: SHORT_TIMEOUTS });
 
       // Assess
       await expect(failure).rejects.toThrow('Reading the provider secret failed: TimeoutError');
