@@ -143,9 +143,10 @@ async function measure(context: BenchContext, dir: string): Promise<BenchOutcome
   if (!api) notes.push('no functions/api.ts entry found');
   const apiBundle = bundles.find((b) => b.name === 'api');
   if (apiBundle) {
-    const first = await measureFirstInvocations(apiBundle.file, { processes: context.smoke ? 1 : 15, latencyMs: AWS_LATENCY_MS, env });
+    const processes = context.smoke ? 1 : 15;
+    const first = await measureFirstInvocations(apiBundle.file, { processes, latencyMs: AWS_LATENCY_MS, env });
     notes.push(
-      `api's first invocations in a fresh process, DynamoDB and Secrets Manager each ${AWS_LATENCY_MS} ms away (every request to either answered ${AWS_LATENCY_MS} ms late: the embedded store behind a delaying forwarder, a Secrets Manager on loopback), the model on the simulator, answers buffered (after the settle): import ${round(first.importMs, 1)} ms, first invocation ${round(first.firstMs, 1)} ms (the provider secret read while the reserve is in flight, the model call, the settle), second ${round(first.secondMs, 1)} ms; median of ${context.smoke ? 1 : 15} processes (test/bench/first-invocation.ts)`,
+      `api's first invocations in a fresh process, DynamoDB and Secrets Manager each ${AWS_LATENCY_MS} ms away (every request to either answered ${AWS_LATENCY_MS} ms late: the embedded store behind a delaying forwarder, a Secrets Manager on loopback), the model on the simulator, answers buffered (after the settle): import ${round(first.importMs, 1)} ms, first invocation ${round(first.firstMs, 1)} ms (the provider secret read while the reserve is in flight, the model call, the settle), second ${round(first.secondMs, 1)} ms; median of ${processes} processes (test/bench/first-invocation.ts)`,
     );
   }
   const floor = rows.find((row) => row.function === FLOOR);
