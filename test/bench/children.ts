@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PROVIDERS } from '../../shared/catalog/types.js';
 import { providerKeyName } from '../../shared/config.js';
+import type { FaultMatch } from '../../infra/local/simulator/server.js';
 import type { HostReady, HostRequest, HostUsage } from './host-process.js';
 import type { BenchContext } from './types.js';
 
@@ -99,8 +100,10 @@ export interface SimulatorProcess {
   url: string;
   /** The host's environment that sends every provider (Bedrock included) to this simulator, as real vendors would be configured. */
   vendorEnv: Record<string, string>;
-  /** The last `count` calls it received, in arrival order: path, headers (keys redacted) and parsed JSON body. */
+  /** The last `count` calls it received, in arrival order: path, headers (keys redacted), parsed JSON body and model. */
   lastCalls(count: number): Promise<RecordedCall[]>;
+  /** Its latency from now on: for every call, or for the calls that `match` picks (a model, a provider). */
+  setLatency(ms: number, match?: FaultMatch): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -108,6 +111,8 @@ export interface RecordedCall {
   path: string;
   headers: Record<string, string | undefined>;
   body: unknown;
+  /** The upstream model the call named (in its body or its path, as its vendor's protocol puts it). */
+  model: string;
 }
 
 /** The API key every provider is configured with in the bench (the simulator takes any). */
@@ -128,20 +133,25 @@ export async function startSimulatorProcess(latencyMs: number): Promise<Simulato
     vendorEnv[providerKeyName(provider)] = VENDOR_KEY;
     vendorEnv[`${providerKeyName(provider).replace(/_API_KEY$/, '')}_BASE_URL`] = `${ready.url}/${provider}/v1`;
   }
+  // One request at a time per kind: each is answered by a message of the type named.
+  const ask = <T>(request: Record<string, unknown>, answer: string) =>
+    new Promise<T>((resolve, reject) => {
+      const onMessage = (message: { type?: string } & T) => {
+        if (message.type !== answer) return;
+        child.off('message', onMessage);
+        resolve(message);
+      };
+      child.on('message', onMessage);
+      if (!child.connected) return reject(new Error('the simulator is not running'));
+      child.send(request);
+    });
   return {
     url: ready.url,
     vendorEnv,
-    lastCalls: (count) =>
-      new Promise<RecordedCall[]>((resolve, reject) => {
-        const onMessage = (message: { type?: string; calls?: RecordedCall[] }) => {
-          if (message.type !== 'calls') return;
-          child.off('message', onMessage);
-          resolve(message.calls ?? []);
-        };
-        child.on('message', onMessage);
-        if (!child.connected) return reject(new Error('the simulator is not running'));
-        child.send({ type: 'calls', last: count });
-      }),
+    lastCalls: async (count) => (await ask<{ calls?: RecordedCall[] }>({ type: 'calls', last: count }, 'calls')).calls ?? [],
+    setLatency: async (ms, match) => {
+      await ask({ type: 'setLatency', ms, match }, 'latencySet');
+    },
     close: async () => {
       if (child.connected) child.send({ type: 'close' });
       await exited(child, 5_000);

@@ -9,10 +9,8 @@ import { startLocalHost } from '../../infra/local/host.js';
 import { generateApiKey, hashApiKey, keyPrefix } from '../../shared/auth/keys.js';
 import { loadConfig } from '../../shared/config.js';
 import { threadCpuMs } from './cpu.js';
-import type { FaultMatch } from '../../infra/local/simulator/server.js';
 
 export type HostRequest =
-  | { op: 'setLatency'; ms: number; match?: FaultMatch }
   | { op: 'resetSimulator' }
   | { op: 'openAccount'; balanceMicro: number }
   | { op: 'balance'; accountId: string }
@@ -71,9 +69,6 @@ function sample(): void {
 
 async function answer(request: HostRequest): Promise<unknown> {
   switch (request.op) {
-    case 'setLatency':
-      host.simulator.setLatency(request.ms, request.match);
-      return null;
     case 'resetSimulator':
       host.simulator.reset();
       return null;

@@ -1,13 +1,14 @@
 /**
  * 3. Judging: 4 models and 2 judges (2 x 4 x 3 = 24 judge calls) through the local
  * workflow, with known upstream latencies: every generating model answers after
- * GENERATION_MS, every judge call after JUDGE_MS. The best a two-stage comparison can do
- * is GENERATION_MS + JUDGE_MS (all models at once, then all judge calls at once); the
- * figure is the wall time over that. Skipped, with the reason, while the gateway answers
- * `judges` with 501 (judging not available yet).
+ * GENERATION_MS, every judge call after JUDGE_MS, from the provider simulator in a process
+ * of its own (as for the fan-out: vendors run on other machines, not on the gateway's
+ * thread). The best a two-stage comparison can do is GENERATION_MS + JUDGE_MS (all models
+ * at once, then all judge calls at once); the figure is the wall time over that. Skipped,
+ * with the reason, while the gateway answers `judges` with 501 (judging not available yet).
  */
 import { resolveModel } from '../../shared/catalog/index.js';
-import { startHost, UNLIMITED, type Host } from './children.js';
+import { startHost, startSimulatorProcess, UNLIMITED, type Host, type SimulatorProcess } from './children.js';
 import { createClient, json } from './http-client.js';
 import { median, round } from './stats.js';
 import { check, type Benchmark } from './types.js';
@@ -31,16 +32,20 @@ export const judging: Benchmark = {
     const rounds = context.smoke ? 1 : 6;
     const perRound = context.smoke ? 1 : 3;
     const body = JSON.stringify({ prompt: 'Name one prime number and say why it is prime.', models: JUDGING_MODELS, judges: JUDGES });
-    const method = `${rounds} rounds x ${perRound} requests after 1 warm-up; generating models answer after ${GENERATION_MS} ms, judge calls after ${JUDGE_MS} ms; wall time at the client over ${GENERATION_MS} + ${JUDGE_MS} ms; median of round medians`;
+    const method = `${rounds} rounds x ${perRound} requests after 1 warm-up; generating models answer after ${GENERATION_MS} ms, judge calls after ${JUDGE_MS} ms (the provider simulator in its own process); wall time at the client over ${GENERATION_MS} + ${JUDGE_MS} ms; median of round medians`;
     let host: Host | undefined;
+    let vendors: SimulatorProcess | undefined;
     const client = createClient();
     try {
-      host = await startHost(context, 'judging', { ...UNLIMITED, SIMULATE_PROVIDERS: '1' });
+      vendors = await startSimulatorProcess(0);
+      const simulator = vendors;
+      for (const id of JUDGING_MODELS) await simulator.setLatency(GENERATION_MS, { model: upstreamModel(id) });
+      for (const id of JUDGES) await simulator.setLatency(JUDGE_MS, { model: upstreamModel(id) });
+      host = await startHost(context, 'judging', { ...UNLIMITED, ...simulator.vendorEnv });
       const target = host;
-      for (const id of JUDGING_MODELS) await target.call({ op: 'setLatency', ms: GENERATION_MS, match: { model: upstreamModel(id) } });
-      for (const id of JUDGES) await target.call({ op: 'setLatency', ms: JUDGE_MS, match: { model: upstreamModel(id) } });
       const judgeModels = new Set<string>(JUDGES.map(upstreamModel));
-      const judgeCalls = async () => (await target.call<{ model: string }[]>({ op: 'simulatorCalls' })).filter((c) => judgeModels.has(c.model)).length;
+      // Everything it keeps: the count of judge calls is compared before and after one request.
+      const judgeCalls = async () => (await simulator.lastCalls(0)).filter((c) => judgeModels.has(c.model)).length;
 
       const send = async () => {
         const reply = await client.post(`${target.url}/api/v1/prompt`, body, { authorization: `Bearer ${target.apiKey}` });
@@ -99,6 +104,7 @@ export const judging: Benchmark = {
     } finally {
       client.close();
       await host?.close();
+      await vendors?.close();
     }
   },
 };
