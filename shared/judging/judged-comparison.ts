@@ -23,13 +23,21 @@ export interface JudgedComparison {
   evaluations: Evaluation[];
   ranking: RankingEntry[];
   judgeStatistics: JudgingStatistics;
+  /**
+   * Deletes every claim-check object the request may have caused: for the caller to run
+   * once the answer is out and before the invocation ends (zero data retention: nothing
+   * outlives the request), so that the answer does not wait for S3. Never rejects: a
+   * failure is logged, and the bucket's one-day expiry rule removes what is left.
+   */
+  discardClaims(): Promise<void>;
 }
 
 /**
  * A comparison with judges (DESIGN.md, The workflow): one synchronous execution of the
  * judge workflow (Generate, then Judge), then both orders of each pair folded into one
- * evaluation and the models ranked. Every claim-check object the request may have caused
- * is deleted before this returns, whatever happened.
+ * evaluation and the models ranked. Should anything fail, every claim-check object the
+ * request may have caused is deleted before the error is thrown; on success, the caller
+ * deletes them with `discardClaims` after its answer.
  */
 export async function runJudgedComparison(
   request: PromptRequest,
@@ -37,6 +45,10 @@ export async function runJudgedComparison(
   deps: JudgedComparisonDeps,
 ): Promise<JudgedComparison> {
   const input = await workflowInput(request, run, deps.claimCheck);
+  const discardClaims = () =>
+    deps.claimCheck.delete(possibleClaimKeys(input)).catch((error: unknown) => {
+      deps.log.error('Claim-check objects not deleted', { requestId: run.requestId, errorName: (error as Error).name });
+    });
   try {
     const output = await deps.workflow.run(input, { executionName: run.requestId });
     const results = await Promise.all(request.models.map((model, index) => toResult(output, index, model.requestedId, deps.claimCheck)));
@@ -55,12 +67,11 @@ export async function runJudgedComparison(
         evaluations,
         (modelId) => characters.get(modelId) ?? 0,
       ),
+      discardClaims,
     };
-  } finally {
-    await deps.claimCheck.delete(possibleClaimKeys(input)).catch((error: unknown) => {
-      // The bucket's one-day expiry rule removes what is left.
-      deps.log.error('Claim-check objects not deleted', { requestId: run.requestId, errorName: (error as Error).name });
-    });
+  } catch (error) {
+    await discardClaims();
+    throw error;
   }
 }
 

@@ -213,9 +213,9 @@ export class PromptService {
     const { accountId, request, promptLogId, zeroDataRetention, receivedAt, timing } = context;
     const { config, log } = this.deps;
     const judged = models === undefined;
-    const { results, evaluations, ranking, judgeStatistics } = judged
+    const { results, evaluations, ranking, judgeStatistics, discardClaims } = judged
       ? await timing.measure('judging', () => this.judge(open, request, promptLogId, deadlineAt))
-      : { results: await timing.measure('models', () => models!), evaluations: [], ranking: undefined, judgeStatistics: undefined };
+      : { results: await timing.measure('models', () => models!), evaluations: [], ranking: undefined, judgeStatistics: undefined, discardClaims: undefined };
     // Judge calls are charged like model calls; failed ones (and failed models) cost nothing;
     // never more than the reservation (a cost above it is left uncollected, see CreditsService.settle).
     const cost = chargedUsd([...results, ...evaluations.flatMap((evaluation) => evaluation.orders)]);
@@ -223,11 +223,13 @@ export class PromptService {
     const estimatedMicro = usdToMicroCredits(cost.estimatedUsd, config);
     const chargeMicro = chargeableMicro(open, costMicro);
     if (chargeMicro < costMicro) log.warn('Cost above the reservation left uncollected', { promptLogId, costMicro, reservedMicro: open.reservation.amountMicro });
-    // The answer does not wait for the store: the settle and the prompt log, side by side, follow it.
+    // The answer does not wait for the store: the settle and the prompt log, side by side, follow it
+    // (and a judged request's claim-check objects go then, before the invocation ends).
     const finish = async (charge = true) => {
       const [{ chargedMicro }] = await Promise.all([
         this.deps.credits.settle(open, charge ? costMicro : 0, charge ? estimatedMicro : 0),
         this.writePromptLog({ promptLogId, accountId, request, results, evaluations, ranking, chargedMicro: charge ? chargeMicro : 0, zeroDataRetention, receivedAt }),
+        discardClaims?.(),
       ]);
       if (chargedMicro !== chargeMicro) log.warn('Charged differs from the credits in the answer', { promptLogId, chargedMicro, chargeMicro });
       log.info('Prompt completed', {
@@ -268,7 +270,8 @@ export class PromptService {
 
   /**
    * The comparison through the judge workflow (its code loads with the first judged
-   * request). Should the workflow itself fail, the reservation is released and nothing is charged.
+   * request). Should the workflow itself fail, the reservation is released and nothing is
+   * charged. Its claim-check objects are deleted after the answer (`discardClaims`, in `finish`).
    */
   private async judge(open: OpenRequest, request: PromptRequest, promptLogId: string, deadlineAt: number) {
     const judging = this.deps.judging;

@@ -3,7 +3,7 @@ import type { LocalHost } from '../../infra/local/host.js';
 import { parseServerTiming } from '../../shared/http/server-timing.js';
 import type { Evaluation } from '../../shared/judging/types.js';
 import { body, chatCompletionAnswer } from '../support/fixtures.js';
-import { post as postTo, startTestHost, type Answer } from '../support/local.js';
+import { post as postTo, postAnswered, startTestHost, type Answer } from '../support/local.js';
 
 /**
  * Judged requests through the local host: the same api handler, the stack's own workflow
@@ -181,23 +181,43 @@ describe('Judging through the local host', () => {
     expect(answer.body.ranking.every((r: { evaluations: number }) => r.evaluations === 2)).toBe(true);
   });
 
-  it('carries a request too large for a workflow state by claim check, and leaves nothing behind', async () => {
-    // Prepare: a 64 KiB prompt is over the request's inline share of a state.
+  it('carries a request too large for a workflow state by claim check, answers without waiting for its deletion, and leaves nothing behind', async () => {
+    // Prepare: a 64 KiB prompt is over the request's inline share of a state; the
+    // claim-check store's deletes are held until the answer is in.
     const written: string[] = [];
-    const put = host.claimCheck.put;
+    const { put, delete: remove } = host.claimCheck;
     host.claimCheck.put = async (key, value) => {
       written.push(key);
       return put.call(host.claimCheck, key, value);
     };
+    let letDeletesGo!: () => void;
+    const deletesMayGo = new Promise<void>((resolve) => {
+      letDeletesGo = resolve;
+    });
+    host.claimCheck.delete = async (keys) => {
+      await deletesMayGo;
+      return remove.call(host.claimCheck, keys);
+    };
 
     // Act
-    const answer = await post(body({ judges: JUDGES, prompt: 'x'.repeat(64 * 1024) }));
-    host.claimCheck.put = put;
+    let answer: Answer;
+    let kept: string[];
+    try {
+      answer = await postAnswered(host, body({ judges: JUDGES, prompt: 'x'.repeat(64 * 1024) }));
+      kept = host.claimCheck.keys();
+      letDeletesGo();
+      await host.settled();
+    } finally {
+      letDeletesGo();
+      host.claimCheck.put = put;
+      host.claimCheck.delete = remove;
+    }
 
-    // Assess
+    // Assess: the answer came while the request's object was still there; it is gone once the request has ended.
     expect(answer.status).toBe(200);
     expect(answer.body.evaluations).toHaveLength(6);
     expect(written).toEqual([`${answer.body.promptLogId}/request.json`]);
+    expect(kept).toEqual([`${answer.body.promptLogId}/request.json`]);
     expect(host.claimCheck.keys()).toEqual([]);
   });
 

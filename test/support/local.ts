@@ -43,9 +43,16 @@ export interface Answer {
  * Every answer is checked against the OpenAPI document (status, content type, headers,
  * body) before it is returned: a test that gets an answer gets a documented one. It
  * returns once the host has also written what follows the answer (settle, ledger, prompt
- * log), so that what a test reads next is final.
+ * log, claim-check deletes), so that what a test reads next is final.
  */
 export async function post(host: LocalHost, payload: unknown, headers: Record<string, string> = {}, path = '/api/v1/prompt'): Promise<Answer> {
+  const answer = await postAnswered(host, payload, headers, path);
+  await host.settled();
+  return answer;
+}
+
+/** `post`, returning as soon as the answer is in: what follows it may still be running (`host.settled()` waits for it). */
+export async function postAnswered(host: LocalHost, payload: unknown, headers: Record<string, string> = {}, path = '/api/v1/prompt'): Promise<Answer> {
   const response = await fetch(`${host.url}${path}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${host.demo.apiKey}`, 'content-type': 'application/json', ...headers },
@@ -54,6 +61,5 @@ export async function post(host: LocalHost, payload: unknown, headers: Record<st
   const text = await response.text();
   const answer = { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
   assertMatchesOpenApi(answer);
-  await host.settled();
   return answer;
 }

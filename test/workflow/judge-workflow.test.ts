@@ -341,7 +341,7 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
     expect(evaluations.every((e) => e.status === 'completed')).toBe(true);
   });
 
-  it('carries outputs totalling over 256 KiB and a large request by claim check, and deletes them when the request ends', async () => {
+  it('carries outputs totalling over 256 KiB and a large request by claim check, and deletes them when told (after the answer)', async () => {
     // Prepare: three outputs of 100 KiB (300 KiB together), within what 32,000 output tokens allow, and a 40 KiB prompt.
     const big = (char: string, extra: number) => char.repeat(100 * 1024 + extra);
     const outputs = { 'fam_c-5.4': big('a', 0), 'fam_a-opus-4-6': big('b', 10), 'fam_b-3.1-pro': big('c', 20) };
@@ -354,7 +354,14 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
     };
 
     // Act
-    const { results, evaluations } = await judge({ models: MODELS, judges: ['fam_c-4.1'], prompt: 'p'.repeat(40 * 1024), generation_settings: { maxTokens: 32_000 } });
+    const { results, evaluations, discardClaims } = await judge({
+      models: MODELS,
+      judges: ['fam_c-4.1'],
+      prompt: 'p'.repeat(40 * 1024),
+      generation_settings: { maxTokens: 32_000 },
+    });
+    const keptForTheAnswer = claimCheck.keys().length;
+    await discardClaims();
 
     // Assess
     expect(results.map((r) => r.output)).toEqual(Object.values(outputs));
@@ -365,6 +372,32 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
     ]);
     expect(written.filter((k) => k.endsWith('/request.json'))).toHaveLength(1);
     expect(written.filter((k) => k.includes('/results/'))).toHaveLength(3);
+    expect(keptForTheAnswer).toBe(4);
+    expect(claimCheck.keys()).toEqual([]);
+  });
+
+  it('deletes what a failed execution left by claim check before it reports the failure', async () => {
+    // Prepare: a request large enough to travel by claim check, and an execution that fails.
+    const claimCheck = new MemoryClaimCheck();
+    const workflow = {
+      run: async () => {
+        throw new WorkflowFailedError('FAILED', 'States.Timeout');
+      },
+    };
+    const request = validatePromptRequest({ prompt: 'p'.repeat(40 * 1024), models: MODELS, judges: ['fam_c-4.1'] });
+    const written: string[] = [];
+    const put = claimCheck.put.bind(claimCheck);
+    claimCheck.put = async (key, body) => {
+      written.push(key);
+      return put(key, body);
+    };
+
+    // Act
+    const run = runJudgedComparison(request, { requestId: promptLogId(), deadlineAt: Date.now() + 20_000 }, { workflow, claimCheck, log: silentLog });
+
+    // Assess
+    await expect(run).rejects.toThrow(WorkflowFailedError);
+    expect(written).toHaveLength(1);
     expect(claimCheck.keys()).toEqual([]);
   });
 
