@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { HttpResponse, type HttpHandler, type HttpRequest } from '@smithy/core/protocols';
@@ -191,6 +193,29 @@ describe('Class: S3ClaimCheck, its own client', () => {
       expect(silent.calls).toHaveLength(3);
     } finally {
       await silent.close();
+    }
+  });
+
+  it("fails a get whose body stalls after its headers once the body's deadline has passed, instead of waiting on", async () => {
+    // Prepare: an S3 that answers with its headers and the first bytes of a body it never finishes.
+    vi.stubEnv('AWS_ACCESS_KEY_ID', 'test');
+    vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'test');
+    const stalling = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+      res.write('{"sealed":"');
+    });
+    await new Promise<void>((resolve) => stalling.listen(0, '127.0.0.1', resolve));
+    const endpoint = `http://127.0.0.1:${(stalling.address() as AddressInfo).port}`;
+    const store = new S3ClaimCheck('claims', { region: 'eu-west-1', endpoint, timeouts: SHORT_TIMEOUTS });
+    try {
+      // Act
+      const failure = store.get('pl_1/request.json');
+
+      // Assess
+      await expect(failure).rejects.toMatchObject({ name: 'TimeoutError', message: expect.stringMatching(/body did not arrive within 100 ms/) });
+    } finally {
+      stalling.closeAllConnections();
+      await new Promise((resolve) => stalling.close(resolve));
     }
   });
 });
