@@ -23,11 +23,18 @@ export interface JudgedComparison {
   evaluations: Evaluation[];
   ranking: RankingEntry[];
   judgeStatistics: JudgingStatistics;
+}
+
+/** A judged comparison under way, and what its caller does once the request is over. */
+export interface JudgedRun {
+  /** Its outcome; it fails only when the workflow's execution fails as a whole. */
+  comparison: Promise<JudgedComparison>;
   /**
-   * Deletes every claim-check object the request may have caused: for the caller to run
-   * once the answer is out and before the invocation ends (zero data retention: nothing
-   * outlives the request), so that the answer does not wait for S3. Never rejects: a
-   * failure is logged, and the bucket's one-day expiry rule removes what is left.
+   * Deletes every claim-check object the request may have caused (zero data retention:
+   * nothing outlives the request). The caller runs it once the request is over and before
+   * its invocation ends: after the answer on success, so that the answer does not wait for
+   * S3; beside the release when the comparison failed. Never rejects: a failure is logged,
+   * and the bucket's one-day expiry rule removes what is left, sealed.
    */
   discardClaims(): Promise<void>;
 }
@@ -35,24 +42,17 @@ export interface JudgedComparison {
 /**
  * A comparison with judges (DESIGN.md, The workflow): one synchronous execution of the
  * judge workflow (Generate, then Judge), then both orders of each pair folded into one
- * evaluation and the models ranked. Should anything fail, every claim-check object the
- * request may have caused is deleted before the error is thrown; on success, the caller
- * deletes them with `discardClaims` after its answer.
+ * evaluation and the models ranked. A result or judgment that cannot be read back from the
+ * claim-check store is a failed one, as a failed task's are: it fails no other.
  */
-export async function runJudgedComparison(
-  request: PromptRequest,
-  run: { requestId: string; deadlineAt: number; now?: number },
-  deps: JudgedComparisonDeps,
-): Promise<JudgedComparison> {
-  const input = await workflowInput(request, run, deps.claimCheck);
-  const discardClaims = () =>
-    deps.claimCheck.delete(possibleClaimKeys(input)).catch((error: unknown) => {
-      deps.log.error('Claim-check objects not deleted', { requestId: run.requestId, errorName: (error as Error).name });
-    });
-  try {
+export function startJudgedComparison(request: PromptRequest, run: { requestId: string; deadlineAt: number; now?: number }, deps: JudgedComparisonDeps): JudgedRun {
+  const plan = workflowPlan(request, run);
+  const comparison = (async () => {
+    const input = { ...plan, request: await carry(deps.claimCheck, claimKeys.request(run.requestId), { body: request.body }, WORKFLOW_LIMITS.requestInlineBytes) };
     const output = await deps.workflow.run(input, { executionName: run.requestId });
-    const results = await Promise.all(request.models.map((model, index) => toResult(output, index, model.requestedId, deps.claimCheck)));
-    const judgments = await collectJudgments(input, output, deps.claimCheck);
+    const unread = (what: string) => (error: unknown) => deps.log.error('Claim-check object not read', { requestId: run.requestId, what, errorName: (error as Error).name });
+    const results = await Promise.all(request.models.map((model, index) => toResult(output, index, model.requestedId, deps.claimCheck, unread('result'))));
+    const judgments = await collectJudgments(input, output, deps.claimCheck, unread('judgment'));
     const evaluations = evaluate(request, results, judgments);
     const characters = new Map(results.map((r) => [r.modelId, r.output.length]));
     return {
@@ -67,15 +67,20 @@ export async function runJudgedComparison(
         evaluations,
         (modelId) => characters.get(modelId) ?? 0,
       ),
-      discardClaims,
     };
-  } catch (error) {
-    await discardClaims();
-    throw error;
-  }
+  })();
+  return {
+    comparison,
+    // Every key, the request's own included: its put may have landed though it failed.
+    discardClaims: () =>
+      deps.claimCheck.delete(possibleClaimKeys(plan)).catch((error: unknown) => {
+        deps.log.error('Claim-check objects not deleted', { requestId: run.requestId, errorName: (error as Error).name });
+      }),
+  };
 }
 
-async function workflowInput(request: PromptRequest, run: { requestId: string; deadlineAt: number; now?: number }, claimCheck: ClaimCheckStore): Promise<WorkflowInput> {
+/** The workflow's input but the request itself (carried, maybe by claim check, when the run starts). */
+function workflowPlan(request: PromptRequest, run: { requestId: string; deadlineAt: number; now?: number }): Omit<WorkflowInput, 'request'> {
   const now = run.now ?? Date.now();
   const models = request.models.map((model, index) => ({ index, modelId: model.requestedId }));
   const judges = planJudgeItems(
@@ -84,7 +89,6 @@ async function workflowInput(request: PromptRequest, run: { requestId: string; d
   );
   const calls = judges.reduce((sum, item) => sum + item.tasks.length, 0);
   return {
-    request: await carry(claimCheck, claimKeys.request(run.requestId), { body: request.body }, WORKFLOW_LIMITS.requestInlineBytes),
     context: {
       requestId: run.requestId,
       generateDeadlineAt: Math.round(now + Math.max(0, run.deadlineAt - now) * WORKFLOW_LIMITS.generateShare),
@@ -98,19 +102,27 @@ async function workflowInput(request: PromptRequest, run: { requestId: string; d
 }
 
 /** Every key a task of this request could have written: deleting a key that holds nothing is no error. */
-function possibleClaimKeys(input: WorkflowInput): string[] {
-  const { requestId } = input.context;
+function possibleClaimKeys(plan: Omit<WorkflowInput, 'request'>): string[] {
+  const { requestId } = plan.context;
   return [
     claimKeys.request(requestId),
-    ...input.models.map((m) => claimKeys.result(requestId, m.index)),
-    ...input.judges.flatMap((item) => item.tasks.map((task) => claimKeys.judgment(requestId, task))),
+    ...plan.models.map((m) => claimKeys.result(requestId, m.index)),
+    ...plan.judges.flatMap((item) => item.tasks.map((task) => claimKeys.judgment(requestId, task))),
   ];
 }
 
-async function toResult(output: WorkflowOutput, index: number, modelId: string, claimCheck: ClaimCheckStore): Promise<ModelResult> {
+/** A model's result, or a failed one: its task failed as a whole (the state machine caught it), or its result could not be read back. */
+async function toResult(output: WorkflowOutput, index: number, modelId: string, claimCheck: ClaimCheckStore, unread: (error: unknown) => void): Promise<ModelResult> {
   const item: GenerateOutput | undefined = output.results?.[index];
-  if (item?.result) return retrieve(claimCheck, item.result);
-  // The task failed as a whole (the state machine caught it): the model gets a failed result.
+  let reason = item?.error;
+  if (item?.result) {
+    try {
+      return await retrieve(claimCheck, item.result);
+    } catch (error) {
+      unread(error);
+      reason = 'its result could not be read back';
+    }
+  }
   return {
     modelId,
     status: 'failed',
@@ -119,7 +131,7 @@ async function toResult(output: WorkflowOutput, index: number, modelId: string, 
     tokensOut: 0,
     latencyMs: 0,
     providerCost: 0,
-    error: { code: 'internal_error', message: `The gateway failed to run this model${item?.error ? ` (${item.error})` : ''}` },
+    error: { code: 'internal_error', message: `The gateway failed to run this model${reason ? ` (${reason})` : ''}` },
   };
 }
 
@@ -127,8 +139,11 @@ function taskKey(task: JudgeTask): string {
   return `${task.judge}:${task.a}:${task.b}`;
 }
 
-/** Every judge call's judgment by task; the calls of a judge whose task failed as a whole are failed judgments. */
-async function collectJudgments(input: WorkflowInput, output: WorkflowOutput, claimCheck: ClaimCheckStore): Promise<Map<string, Judgment>> {
+/**
+ * Every judge call's judgment by task; the calls of a judge whose task failed as a whole,
+ * and a judgment that cannot be read back, are failed judgments.
+ */
+async function collectJudgments(input: WorkflowInput, output: WorkflowOutput, claimCheck: ClaimCheckStore, unread: (error: unknown) => void): Promise<Map<string, Judgment>> {
   const judgments = new Map<string, Judgment>();
   const failed = (error: string | undefined): Judgment => ({
     status: 'failed',
@@ -146,7 +161,16 @@ async function collectJudgments(input: WorkflowInput, output: WorkflowOutput, cl
       }
       return item.judgments.map(async (call) => {
         if (call.status === 'skipped') return;
-        judgments.set(taskKey(call.task), call.judgment ? await retrieve(claimCheck, call.judgment) : failed(undefined));
+        let judgment = failed(undefined);
+        if (call.judgment) {
+          try {
+            judgment = await retrieve(claimCheck, call.judgment);
+          } catch (error) {
+            unread(error);
+            judgment = failed('its judgment could not be read back');
+          }
+        }
+        judgments.set(taskKey(call.task), judgment);
       });
     }),
   );

@@ -53,7 +53,8 @@ export class WorkflowTasks {
 
   /**
    * Runs every judge call of one judge, all at once; answers one judgment per call
-   * (claim-checked when large). A call whose pair has a failed result is skipped.
+   * (claim-checked when large). A call whose pair has a failed result is skipped; one that
+   * fails in the gateway (a claim check not read or kept) is failed, without a judgment.
    */
   async judge(event: JudgeEvent): Promise<JudgeItemOutput> {
     const { context, item } = event;
@@ -81,18 +82,25 @@ export class WorkflowTasks {
         const carriedA = completed(task.a);
         const carriedB = completed(task.b);
         if (!carriedA || !carriedB) return { task, status: 'skipped' };
-        const [a, b] = await Promise.all([output(task.a, carriedA), output(task.b, carriedB)]);
-        const judgment = await judgeOnce(request, judge, a.shown, b.shown, {
-          route: this.deps.route,
-          deadlineAt: context.deadlineAt,
-          retry: this.deps.retry,
-        });
-        this.logOutcome('Pair judged', context.requestId, { judgeModelId: judge.requestedId, answerA: a.modelId, answerB: b.modelId }, judgment);
-        return {
-          task,
-          status: judgment.status,
-          judgment: await carry(this.deps.claimCheck, claimKeys.judgment(context.requestId, task), judgment, context.judgmentInlineBytes),
-        };
+        try {
+          const [a, b] = await Promise.all([output(task.a, carriedA), output(task.b, carriedB)]);
+          const judgment = await judgeOnce(request, judge, a.shown, b.shown, {
+            route: this.deps.route,
+            deadlineAt: context.deadlineAt,
+            retry: this.deps.retry,
+          });
+          this.logOutcome('Pair judged', context.requestId, { judgeModelId: judge.requestedId, answerA: a.modelId, answerB: b.modelId }, judgment);
+          return {
+            task,
+            status: judgment.status,
+            judgment: await carry(this.deps.claimCheck, claimKeys.judgment(context.requestId, task), judgment, context.judgmentInlineBytes),
+          };
+        } catch (error) {
+          // A contestant's output or this judgment that the claim-check store could not
+          // read or keep: this call failed (charged nothing), not the judge's other calls.
+          this.deps.log.error('Judge call failed in the gateway', { requestId: context.requestId, judgeModelId: judge.requestedId, errorName: (error as Error).name });
+          return { task, status: 'failed' };
+        }
       }),
     );
     return { judge: item.judge, judgments };

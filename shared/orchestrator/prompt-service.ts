@@ -270,19 +270,22 @@ export class PromptService {
 
   /**
    * The comparison through the judge workflow (its code loads with the first judged
-   * request). Should the workflow itself fail, the reservation is released and nothing is
-   * charged. Its claim-check objects are deleted after the answer (`discardClaims`, in `finish`).
+   * request), and the deletion of its claim-check objects, for `finish` to run after the
+   * answer. Should the workflow itself fail, the reservation is released, beside that
+   * deletion (the release never waits for S3), and nothing is charged.
    */
   private async judge(open: OpenRequest, request: PromptRequest, promptLogId: string, deadlineAt: number) {
     const judging = this.deps.judging;
     if (!judging) throw new JudgingUnavailableError();
+    let discardClaims: (() => Promise<void>) | undefined;
     try {
-      const { runJudgedComparison } = await loadJudging();
-      const comparison = await runJudgedComparison(request, { requestId: promptLogId, deadlineAt }, { ...judging, log: this.deps.log });
-      return comparison;
+      const { startJudgedComparison } = await loadJudging();
+      const run = startJudgedComparison(request, { requestId: promptLogId, deadlineAt }, { ...judging, log: this.deps.log });
+      discardClaims = run.discardClaims;
+      return { ...(await run.comparison), discardClaims };
     } catch (error) {
       this.deps.log.error('Judging workflow failed', { promptLogId, errorName: (error as Error).name, status: (error as { status?: unknown }).status });
-      await this.deps.credits.settle(open, 0);
+      await Promise.all([this.deps.credits.settle(open, 0), discardClaims?.()]);
       throw new JudgingFailedError(error);
     }
   }

@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { LocalHost } from '../../infra/local/host.js';
 import { parseServerTiming } from '../../shared/http/server-timing.js';
 import type { Evaluation } from '../../shared/judging/types.js';
+import type { JudgingWorkflow } from '../../shared/judging/workflow-types.js';
 import { body, chatCompletionAnswer } from '../support/fixtures.js';
 import { post as postTo, postAnswered, startTestHost, type Answer } from '../support/local.js';
 
@@ -22,6 +23,10 @@ afterAll(async () => {
 
 beforeEach(() => {
   host.simulator.reset();
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
 });
 
 const JUDGES = ['fam_c-4.1', 'fam_a-haiku-4-5'];
@@ -218,6 +223,41 @@ describe('Judging through the local host', () => {
     expect(answer.body.evaluations).toHaveLength(6);
     expect(written).toEqual([`${answer.body.promptLogId}/request.json`]);
     expect(kept).toEqual([`${answer.body.promptLogId}/request.json`]);
+    expect(host.claimCheck.keys()).toEqual([]);
+  });
+
+  it('answers a failed workflow with a 500, charges nothing, and releases the reservation without waiting for its claim-check objects to go', async () => {
+    // Prepare: the execution fails, as a failed Step Functions execution would, after the
+    // request (64 KiB) went by claim check; its delete waits until the release is written,
+    // so that a release that waited for the delete would never come.
+    const workflow = (host.gateway.prompts as unknown as { deps: { judging: { workflow: JudgingWorkflow } } }).deps.judging.workflow;
+    vi.spyOn(workflow, 'run').mockRejectedValue(new Error('execution failed'));
+    const credits = host.gateway.credits;
+    const settle = credits.settle.bind(credits);
+    let released!: () => void;
+    const releaseWritten = new Promise<void>((resolve) => {
+      released = resolve;
+    });
+    vi.spyOn(credits, 'settle').mockImplementation(async (...args) => {
+      const settled = await settle(...args);
+      released();
+      return settled;
+    });
+    const remove = host.claimCheck.delete.bind(host.claimCheck);
+    vi.spyOn(host.claimCheck, 'delete').mockImplementation(async (keys) => {
+      await releaseWritten;
+      return remove(keys);
+    });
+    const before = await balanceMicro();
+
+    // Act
+    const answer = await post(body({ judges: JUDGES, prompt: 'x'.repeat(64 * 1024) }));
+
+    // Assess
+    expect(answer.status).toBe(500);
+    expect(answer.body.error).toMatchObject({ code: 'internal_error', message: expect.stringMatching(/nothing was charged/) });
+    expect(await balanceMicro()).toBe(before);
+    expect((await host.gateway.accounts.get(host.demo.accountId))!.reservations).toEqual({});
     expect(host.claimCheck.keys()).toEqual([]);
   });
 

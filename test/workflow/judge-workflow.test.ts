@@ -15,7 +15,7 @@ import type { PromptRequestBody } from '../../shared/contract/types.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { promptLogId } from '../../shared/ids.js';
 import { WorkflowFailedError } from '../../shared/judging/errors.js';
-import { runJudgedComparison } from '../../shared/judging/judged-comparison.js';
+import { startJudgedComparison } from '../../shared/judging/judged-comparison.js';
 import { WORKFLOW_LIMITS } from '../../shared/judging/limits.js';
 import { judgeCallCount } from '../../shared/judging/plan.js';
 import { LIMITS } from '../../shared/contract/limits.js';
@@ -35,7 +35,8 @@ import { gate } from '../support/gate.js';
  * fakes, so that each judge can behave as a test needs.
  */
 
-type JudgeBehaviour = 'always-a' | 'longer' | 'fails' | 'prose';
+/** `verbose`: a verdict with reasoning long enough (2 KB) to travel by claim check at the judge-call limit. */
+type JudgeBehaviour = 'always-a' | 'longer' | 'fails' | 'prose' | 'verbose';
 
 interface Fakes {
   /** Output per canonical model ID; `Error` makes the model fail. */
@@ -94,6 +95,8 @@ function fakeRouter(fakes: Fakes, calls: Call[]): Router {
         switch (fakes.judges?.[entry.id] ?? 'longer') {
           case 'always-a':
             return reply(JSON.stringify({ reasoning: 'A reads better.', scoreA: 8, scoreB: 6, winner: 'A' }), call.prompt.length);
+          case 'verbose':
+            return reply(JSON.stringify({ reasoning: 'A reads better, point by point. '.repeat(64), scoreA: 8, scoreB: 6, winner: 'A' }), call.prompt.length);
           case 'longer': {
             const winner = a.length === b.length ? 'tie' : a.length > b.length ? 'A' : 'B';
             const score = (text: string, other: string) => (text.length > other.length ? 9 : text.length === other.length ? 6 : 4);
@@ -121,16 +124,33 @@ function harness(fakes: Fakes, wrap: (handlers: LocalTaskHandlers) => LocalTaskH
     calls,
     claimCheck,
     workflow,
-    judge: (body: Partial<PromptRequestBody> & Pick<PromptRequestBody, 'models' | 'judges'>) =>
-      runJudgedComparison(
+    /** The comparison, and the deletion of its claim-check objects, which a request runs once it has answered. */
+    judge: async (body: Partial<PromptRequestBody> & Pick<PromptRequestBody, 'models' | 'judges'>) => {
+      const run = startJudgedComparison(
         validatePromptRequest({ prompt: 'Explain recursion.', ...body }),
         { requestId: promptLogId(), deadlineAt: Date.now() + 20_000 },
         { workflow, claimCheck, log: silentLog },
-      ),
+      );
+      return { ...(await run.comparison), discardClaims: run.discardClaims };
+    },
   };
 }
 
 const MODELS = ['fam_c-5.4', 'fam_a-opus-4-6', 'fam_b-3.1-pro'];
+/** Eleven models: one judge of them all makes 110 calls, near the judge-call limit. */
+const ELEVEN_MODELS = [
+  'fam_c-5.4',
+  'fam_a-opus-4-6',
+  'fam_b-3.1-pro',
+  'fam_g-large',
+  'fam_c-4.1',
+  'fam_f-v4-pro',
+  'fam_b-3.5-flash',
+  'fam_d-4.3',
+  'fam_k-8b',
+  'fam_i-gpt-oss-120b',
+  'fam_h-pro',
+];
 const JUDGES = ['fam_c-4.1', 'fam_f-v4-pro'];
 /** Outputs of three lengths: the order of length is the order of the longer-answer judge. */
 const BY_LENGTH = { 'fam_c-5.4': 'Short.', 'fam_a-opus-4-6': 'A medium answer here.', 'fam_b-3.1-pro': 'The longest answer of all three, with details.' };
@@ -304,19 +324,7 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
     ['4 judges x 6 models', ['fam_c-4.1', 'fam_f-v4-pro', 'fam_b-3.1-pro', 'fam_a-opus-4-6'], 6],
   ])('runs a request at the judge-call limit (%s) in one wave: every judge call in flight at once, one judge task per judge', async (_, judges, n) => {
     // Prepare: every judge call is held until all of them have arrived.
-    const models = [
-      'fam_c-5.4',
-      'fam_a-opus-4-6',
-      'fam_b-3.1-pro',
-      'fam_g-large',
-      'fam_c-4.1',
-      'fam_f-v4-pro',
-      'fam_b-3.5-flash',
-      'fam_d-4.3',
-      'fam_k-8b',
-      'fam_i-gpt-oss-120b',
-      'fam_h-pro',
-    ].slice(0, n);
+    const models = ELEVEN_MODELS.slice(0, n);
     const expected = judgeCallCount(judges.length, n);
     expect(expected).toBeGreaterThan(LIMITS.judgeCalls - 11);
     expect(expected).toBeLessThanOrEqual(LIMITS.judgeCalls);
@@ -376,7 +384,7 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
     expect(claimCheck.keys()).toEqual([]);
   });
 
-  it('deletes what a failed execution left by claim check before it reports the failure', async () => {
+  it('fails a comparison whose execution fails, and deletes what it left by claim check when told', async () => {
     // Prepare: a request large enough to travel by claim check, and an execution that fails.
     const claimCheck = new MemoryClaimCheck();
     const workflow = {
@@ -385,19 +393,78 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
       },
     };
     const request = validatePromptRequest({ prompt: 'p'.repeat(40 * 1024), models: MODELS, judges: ['fam_c-4.1'] });
-    const written: string[] = [];
-    const put = claimCheck.put.bind(claimCheck);
-    claimCheck.put = async (key, body) => {
-      written.push(key);
-      return put(key, body);
+
+    // Act
+    const run = startJudgedComparison(request, { requestId: promptLogId(), deadlineAt: Date.now() + 20_000 }, { workflow, claimCheck, log: silentLog });
+    await expect(run.comparison).rejects.toThrow(WorkflowFailedError);
+    const left = claimCheck.keys();
+    await run.discardClaims();
+
+    // Assess
+    expect(left).toEqual([expect.stringMatching(/\/request\.json$/)]);
+    expect(claimCheck.keys()).toEqual([]);
+  });
+
+  it('fails only the model whose result cannot be read back from the claim-check store, and only the judge calls that show it', async () => {
+    // Prepare: outputs large enough to travel by claim check; every read of the second
+    // model's result fails, as an S3 that keeps failing would.
+    const big = (char: string) => char.repeat(100 * 1024);
+    const { judge, claimCheck } = harness({ outputs: { 'fam_c-5.4': big('a'), 'fam_a-opus-4-6': big('b'), 'fam_b-3.1-pro': big('c') } });
+    const get = claimCheck.get.bind(claimCheck);
+    claimCheck.get = async (key) => {
+      if (key.endsWith('/results/1.json')) throw Object.assign(new Error('Please reduce your request rate'), { name: 'SlowDown' });
+      return get(key);
     };
 
     // Act
-    const run = runJudgedComparison(request, { requestId: promptLogId(), deadlineAt: Date.now() + 20_000 }, { workflow, claimCheck, log: silentLog });
+    const { results, evaluations, discardClaims } = await judge({ models: MODELS, judges: ['fam_c-4.1'], generation_settings: { maxTokens: 32_000 } });
+    await discardClaims();
+
+    // Assess: the api function failed that result alone; the judge task, which reads it for
+    // four of its six calls, failed those, and judged the pair it could read in both orders.
+    expect(results.map((r) => [r.modelId, r.status, r.error?.code])).toEqual([
+      ['fam_c-5.4', 'completed', undefined],
+      ['fam_a-opus-4-6', 'failed', 'internal_error'],
+      ['fam_b-3.1-pro', 'completed', undefined],
+    ]);
+    expect(results[1]!.error!.message).toMatch(/could not be read back/);
+    expect(evaluations.map((e) => [e.modelA, e.modelB, e.status, e.orders.map((o) => o.status)])).toEqual([
+      ['fam_c-5.4', 'fam_b-3.1-pro', 'completed', ['completed', 'completed']],
+    ]);
+    expect(claimCheck.keys()).toEqual([]);
+  });
+
+  it('fails only the judge call whose judgment the claim-check store cannot keep, and only the one it cannot give back', async () => {
+    // Prepare: one judge and eleven models, 110 calls: each judgment's share of a state is
+    // small enough that the judge's long verdicts travel by claim check. One put fails, one get fails.
+    const models = ELEVEN_MODELS;
+    const { judge, claimCheck } = harness({ outputs: BY_LENGTH, judges: { 'fam_c-4.1': 'verbose' } });
+    const { put, get } = { put: claimCheck.put.bind(claimCheck), get: claimCheck.get.bind(claimCheck) };
+    const slowDown = () => Object.assign(new Error('Please reduce your request rate'), { name: 'SlowDown' });
+    const written: string[] = [];
+    claimCheck.put = async (key, body) => {
+      if (key.endsWith('/judgments/0-0-1.json')) throw slowDown();
+      written.push(key);
+      return put(key, body);
+    };
+    claimCheck.get = async (key) => {
+      if (key.endsWith('/judgments/0-2-3.json')) throw slowDown();
+      return get(key);
+    };
+
+    // Act
+    const { evaluations, discardClaims } = await judge({ models, judges: ['fam_c-4.1'] });
+    await discardClaims();
 
     // Assess
-    await expect(run).rejects.toThrow(WorkflowFailedError);
-    expect(written).toHaveLength(1);
+    expect(written.filter((k) => k.includes('/judgments/'))).toHaveLength(109);
+    const order = (a: string, b: string) => evaluations.flatMap((e) => e.orders).find((o) => o.answerA === a && o.answerB === b)!;
+    expect(order('fam_c-5.4', 'fam_a-opus-4-6')).toMatchObject({ status: 'failed', providerCost: 0 });
+    expect(order('fam_b-3.1-pro', 'fam_g-large')).toMatchObject({ status: 'failed', providerCost: 0 });
+    expect(order('fam_b-3.1-pro', 'fam_g-large').error?.message).toMatch(/could not be read back/);
+    const orders = evaluations.flatMap((e) => e.orders);
+    expect(orders).toHaveLength(110);
+    expect(orders.filter((o) => o.status === 'completed')).toHaveLength(108);
     expect(claimCheck.keys()).toEqual([]);
   });
 
