@@ -103,12 +103,13 @@ async function handle(req: IncomingMessage, res: ServerResponse, handlers: Local
   const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > LIMITS.bodyBytes) return reject(req, res, new PayloadTooLargeError(LIMITS.bodyBytes), requestId, true);
 
-  const body = await readBody(req, LIMITS.bodyBytes);
-  if (body === undefined) return reject(req, res, new PayloadTooLargeError(LIMITS.bodyBytes), requestId);
-
-  // The page's routes are public, as in the stack: no authorizer, an empty context.
+  // The key before the body, as in AWS, where API Gateway runs the authorizer before the
+  // function sees the body. The page's routes are public, as in the stack: no authorizer, an empty context.
   const authorizerContext = route.public ? {} : await authorize(handlers, req, path);
   if (!authorizerContext) return reject(req, res, new UnauthorizedError(), requestId);
+
+  const body = await readBody(req, LIMITS.bodyBytes);
+  if (body === undefined) return reject(req, res, new PayloadTooLargeError(LIMITS.bodyBytes), requestId);
   const event = toProxyEvent(req, body, path, authorizerContext, requestId);
   if (route.handler === 'catalog') {
     send(res, await handlers.catalog(event, lambdaContext('catalog', requestId)), requestId);

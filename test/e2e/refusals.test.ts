@@ -60,6 +60,21 @@ describe('Authentication', () => {
     await expectRefused(await post(host, '{not json', { authorization: 'Bearer nope' }), 401, 'unauthorized');
   });
 
+  it('checks the key before reading a body over the limit whose length is not declared (chunked)', async () => {
+    // 6 MiB in 64 KiB chunks, over the 5 MiB limit, without a key.
+    const chunk = new Uint8Array(64 * 1024).fill(0x20);
+    let sent = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent >= 6 * 1024 * 1024) return controller.close();
+        sent += chunk.length;
+        controller.enqueue(chunk);
+      },
+    });
+    const answer = await raw('POST', '/api/v1/prompt', { headers: { 'content-type': 'application/json' }, body: stream, duplex: 'half' } as RequestInit);
+    await expectRefused(answer, 401, 'unauthorized');
+  });
+
   it('accepts the scheme in any case', async () => {
     expect((await post(host, body({ models: ['fam_k-8b'] }), { authorization: `bearer ${host.demo.apiKey}` })).status).toBe(200);
   });
