@@ -30,9 +30,23 @@ export function checkResponseSchema(schema: Record<string, unknown>, path: strin
   return state.errors;
 }
 
+/** Keywords that only constrain objects: a subschema with any of them describes an object, whether or not it says `type: "object"`. */
+const OBJECT_KEYWORDS = [
+  'properties',
+  'required',
+  'additionalProperties',
+  'patternProperties',
+  'minProperties',
+  'maxProperties',
+  'propertyNames',
+  'dependentRequired',
+  'dependentSchemas',
+  'unevaluatedProperties',
+];
+
 function isObjectLevel(schema: Record<string, unknown>): boolean {
   const type = schema.type;
-  return type === 'object' || (Array.isArray(type) && type.includes('object')) || 'properties' in schema;
+  return type === 'object' || (Array.isArray(type) && type.includes('object')) || OBJECT_KEYWORDS.some((keyword) => keyword in schema);
 }
 
 /** Every JSON object in `value`, counted without recursion (the request's nesting was bounded before). */

@@ -124,6 +124,18 @@ describe('Function: validatePromptRequest', () => {
         '/response_schema/properties/list/items/additionalProperties',
         /must be false/,
       ],
+      [
+        'a subschema that constrains an object without saying so (required only), without additionalProperties',
+        body({ response_schema: { ...strictSchema, properties: { inner: { required: ['b'] } }, required: ['inner'] } }),
+        '/response_schema/properties/inner/additionalProperties',
+        /must be false/,
+      ],
+      [
+        'a subschema whose additionalProperties is a schema, not false',
+        body({ response_schema: { ...strictSchema, properties: { tags: { additionalProperties: { type: 'string' } } }, required: ['tags'] } }),
+        '/response_schema/properties/tags/additionalProperties',
+        /must be false/,
+      ],
       ['a response schema whose root is not an object', body({ response_schema: { type: 'array', items: { type: 'string' } } }), '/response_schema/type', /root/],
       [
         'a response schema that does not compile',
