@@ -1,7 +1,9 @@
 import { loadConfig } from '../../shared/config.js';
 import { createStore } from '../../shared/credits/store.js';
 import { AccountNotFoundError } from '../../shared/errors.js';
+import { storeNow } from '../../shared/storage/dynamodb.js';
 import { KeyNotFoundError, StoreUnavailableError } from '../../shared/storage/errors.js';
+import { configuredStoreClient } from '../../shared/storage/store.js';
 import { helpRequested, runAdminCommand, UsageError } from './commands.js';
 import { DeployedStackError, withDeployedTables } from './deployed-tables.js';
 
@@ -39,6 +41,9 @@ const ERRORS: { match: (error: unknown) => boolean; code: string; exit: number; 
   { match: (e) => e instanceof DeployedStackError, code: 'stack_not_found', exit: 5 },
 ];
 
+/** An account that never exists: its read only carries the store's clock back. */
+const CLOCK_READ_ACCOUNT = 'acct_clock-read';
+
 const argv = process.argv.slice(2);
 const help = helpRequested(argv);
 let store: ReturnType<typeof createStore> | undefined;
@@ -48,7 +53,13 @@ try {
   } else {
     const config = await withDeployedTables(loadConfig());
     // Against AWS (or AWS_ENDPOINT_URL), the SDK's whole credential chain: profiles, SSO, ...
-    store = createStore(config);
+    const storeClient = configuredStoreClient(config);
+    // Entries dated and ages judged by the store's clock, not this machine's, which may be off
+    // by more than the reconciler's delays (10 and 15 minutes): a clock behind would let a
+    // top-up be posted while a retry of its write may still land, one ahead would release the
+    // reservations of requests still running. One read first, for the SDK to hear that clock.
+    store = createStore(config, { storeClient, now: () => storeNow(storeClient) });
+    await store.accounts.get(CLOCK_READ_ACCOUNT);
     const result = await runAdminCommand(argv, store);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   }

@@ -19,10 +19,9 @@ export const RESERVATION_TIMEOUT_MS = 15 * 60 * 1000;
  * reconciler once it is this old, never sooner: by then the write that added it, and every
  * retry the SDK makes of it (3 attempts of at most 2 s), has ended. A retry of a write that
  * landed, arriving after the entry was posted and dropped from the item, would apply it again.
- * The entry's time is the writer's clock (the admin CLI's may be an operator's laptop): the
- * 10 minutes also cover a writer whose clock runs up to 10 minutes slow (the SDK corrects
- * its signatures for skew, not the entry's time). A clock slower still reopens the race,
- * which needs a lost answer and a reconciler run within the seconds of the SDK's retries.
+ * The entry's time, and the time the reconciler judges ages by, is the store's clock where
+ * the writer may be an operator's machine (the admin CLI dates by `storeNow`, the time of its
+ * store's answers, to about a second), and the Lambda's or the host's clock elsewhere.
  */
 export const POSTING_DELAY_MS = 10 * 60 * 1000;
 

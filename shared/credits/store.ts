@@ -8,9 +8,9 @@ import { CreditsService } from './credits-service.js';
  * The store's repositories and the credits service over them, without providers or the
  * prompt pipeline: what the reconciler and the admin CLI need (and bundle).
  */
-export function createStore(config: GatewayConfig, options: { storeClient?: StoreClient; log?: Log } = {}) {
+export function createStore(config: GatewayConfig, options: { storeClient?: StoreClient; log?: Log; now?: () => number } = {}) {
   const repositories = createRepositories(config, options);
-  return { ...repositories, credits: new CreditsService(repositories.accounts, repositories.ledger, options.log ?? silentLog) };
+  return { ...repositories, credits: new CreditsService(repositories.accounts, repositories.ledger, options.log ?? silentLog, options.now) };
 }
 
 export type Store = ReturnType<typeof createStore>;

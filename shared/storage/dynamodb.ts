@@ -125,6 +125,17 @@ export function fromAttributes<T = Item>(attributes: Record<string, AttributeVal
 }
 
 /**
+ * The time by the store's clock, as its client last heard it (ms since the epoch): the SDK
+ * sets `systemClockOffset` from the `Date` of every answer it signs for, so that its
+ * signatures stay valid from a machine whose clock is off. Before the client's first answer,
+ * this machine's time. The admin CLI, run from an operator's machine, dates the entries it
+ * writes and judges the ages it reconciles by it (see CreditsService's POSTING_DELAY_MS).
+ */
+export function storeNow(client: StoreClient): number {
+  return Date.now() + (client.items.config.systemClockOffset ?? 0);
+}
+
+/**
  * Sends every later call of `client` through `hook` (tracing in AWS), named after the
  * DynamoDB operation. A step of the SDK's own middleware stack: it sees each call once,
  * retries included.

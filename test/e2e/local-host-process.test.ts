@@ -1,6 +1,11 @@
 import { once } from 'node:events';
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../shared/config.js';
+import { createStoreClient } from '../../shared/storage/dynamodb.js';
+import { LedgerRepository } from '../../shared/storage/ledger.js';
+import { awsError, startFakeAws } from '../support/fake-aws.js';
+import { startFakeHttp } from '../support/fake-http.js';
 import { runTs, startTs } from '../support/processes.js';
 
 /** `npm start` and `npm run admin` as a user runs them: separate processes, talking over loopback. */
@@ -130,10 +135,48 @@ describe('npm run admin', () => {
     const unreachable = await runTs('infra/admin/cli.ts', ['balance', '--account', 'acct_x'], { DYNAMODB_ENDPOINT: 'http://127.0.0.1:9' });
     expect([unreachable.code, errorOf(unreachable.stderr).code]).toEqual([4, 'store_unavailable']);
     expect(errorOf(unreachable.stderr).message).not.toContain('all the same');
-    // A top-up that failed so may have landed all the same: the operator is told to check before topping up again.
-    const topUp = await runTs('infra/admin/cli.ts', ['--credits', '5', 'top-up', '--account', 'acct_x'], { DYNAMODB_ENDPOINT: 'http://127.0.0.1:9' });
-    expect([topUp.code, errorOf(topUp.stderr).code]).toEqual([4, 'store_unavailable']);
-    expect(errorOf(topUp.stderr).message).toMatch(/^The store did not complete accounts\.topUp: .*\. The top-up may have been applied all the same: check the balance/);
+    // A top-up whose write failed so may have landed all the same (the store answers reads, and
+    // fails every write with a 500): the operator is told to check before topping up again.
+    const failingWrites = await startFakeAws((call) => (call.operation === 'GetItem' ? { body: {} } : awsError('InternalServerError', 'Internal server error', 500)));
+    try {
+      const topUp = await runTs('infra/admin/cli.ts', ['--credits', '5', 'top-up', '--account', 'acct_x'], { DYNAMODB_ENDPOINT: failingWrites.endpoint });
+      expect([topUp.code, errorOf(topUp.stderr).code]).toEqual([4, 'store_unavailable']);
+      expect(errorOf(topUp.stderr).message).toMatch(/^The store did not complete accounts\.topUp: .*\. The top-up may have been applied all the same: check the balance/);
+    } finally {
+      await failingWrites.close();
+    }
+  });
+
+  it("dates a top-up by the store's clock, not by the operator's machine's, when the two differ", async () => {
+    // Prepare: the store behind a forwarder whose answers say it is 20 minutes later than
+    // this machine thinks, as AWS would to an operator whose clock is 20 minutes behind.
+    const AHEAD_MS = 20 * 60_000;
+    const forwarder = await startFakeHttp(async (call) => {
+      const headers = Object.entries(call.headers).filter(([name]) => !['host', 'connection', 'content-length'].includes(name));
+      const answer = await fetch(storeEndpoint, { method: 'POST', headers: headers.map(([name, value]) => [name, String(value)]), body: call.body });
+      return { status: answer.status, headers: { 'content-type': 'application/x-amz-json-1.0', date: new Date(Date.now() + AHEAD_MS).toUTCString() }, body: await answer.text() };
+    });
+    const store = createStoreClient({ region: 'local', endpoint: storeEndpoint, local: true });
+    const ledger = new LedgerRepository(store.items, loadConfig({}).tables.ledger);
+    try {
+      const account = JSON.parse((await admin('create-account', '--credits', '1')).stdout);
+
+      // Act
+      const before = Date.now();
+      const toppedUp = await runTs('infra/admin/cli.ts', ['top-up', '--account', account.accountId, '--credits', '2'], { DYNAMODB_ENDPOINT: forwarder.url });
+      const after = Date.now();
+
+      // Assess: the top-up's entry is dated 20 minutes on (the Date header has whole seconds);
+      // the opening balance's, written without the forwarder, by this machine's clock.
+      expect(toppedUp.code).toBe(0);
+      const [opening, topUp] = (await ledger.list(account.accountId)).filter((entry) => entry.kind === 'topup');
+      expect(opening!.at).toBeLessThanOrEqual(before);
+      expect(topUp!.at - AHEAD_MS).toBeGreaterThanOrEqual(before - 1_000);
+      expect(topUp!.at - AHEAD_MS).toBeLessThanOrEqual(after + 1_000);
+    } finally {
+      store.destroy();
+      await forwarder.close();
+    }
   });
 
   it('prints --help as plain text on stdout, for the CLI and for each command', async () => {
