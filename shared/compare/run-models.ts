@@ -88,6 +88,11 @@ async function runModel(planned: PlannedCall, index: number, options: FanOutOpti
   let apiKey: string | undefined;
   /** The text streamed so far: what a cancelled call is charged for when its vendor reported no usage. */
   let streamed = '';
+  /**
+   * Whether an attempt is out at the vendor: a call stopped while none is (before its first
+   * went out, or while it waits to retry one the vendor refused) has used nothing.
+   */
+  let atVendor = false;
   const onDelta = options.onDelta;
   try {
     const route = options.route(model.entry);
@@ -124,9 +129,12 @@ async function runModel(planned: PlannedCall, index: number, options: FanOutOpti
           secrets = new KnownSecretsFilter([apiKey]);
           streamed = '';
         }
+        atVendor = !signal.aborted;
         try {
           return await prepared.send(signal);
         } catch (error) {
+          // Failed by itself (refused, timed out), not stopped: none is out while the retry waits.
+          if (!signal.aborted) atVendor = false;
           // A streamed attempt that failed after some of its text went out is not retried: the
           // caller has that text already, and a second attempt would send different text after it.
           if (delivered && error instanceof UpstreamError && error.retryable) throw new UpstreamError(error.code, error.message, { ...error.details, retryable: false });
@@ -156,7 +164,8 @@ async function runModel(planned: PlannedCall, index: number, options: FanOutOpti
     };
   } catch (error) {
     if (options.signal?.aborted && error instanceof UpstreamError) {
-      return cancelledResult(planned, error, streamed, attemptStartedAt, Math.round(performance.now() - started));
+      const latencyMs = Math.round(performance.now() - started);
+      return atVendor ? cancelledResult(planned, error, streamed, attemptStartedAt, latencyMs) : unsentResult(planned, latencyMs);
     }
     return {
       modelId: model.requestedId,
@@ -191,6 +200,21 @@ function cancelledResult({ model, call, warnings }: PlannedCall, error: Upstream
       : { tokensIn: 0, tokensOut: 0, latencyMs, providerCost: null, estimatedCost: charge.estimatedCost }),
     error: { code: 'cancelled', message: 'The caller disconnected: the call was stopped and charged what it had used' },
     ...(allWarnings.length > 0 ? { warnings: allWarnings } : {}),
+  };
+}
+
+/** A call stopped because its caller disconnected while no attempt of it was at the vendor: cancelled, and charged nothing. */
+function unsentResult({ model, warnings }: PlannedCall, latencyMs: number): ModelResult {
+  return {
+    modelId: model.requestedId,
+    status: 'cancelled',
+    output: '',
+    tokensIn: 0,
+    tokensOut: 0,
+    latencyMs,
+    providerCost: 0,
+    error: { code: 'cancelled', message: 'The caller disconnected: the call was stopped while no attempt of it was at the vendor, and charged nothing' },
+    ...(warnings.length > 0 ? { warnings } : {}),
   };
 }
 

@@ -187,7 +187,7 @@ describe('Function: runModels, streamed (an event-stream caller)', () => {
   });
 
   it('charges a call its caller cancelled the partial usage the vendor reported, and the estimate where none arrived', async () => {
-    const caller = new AbortController();
+    let caller = new AbortController();
     const stopped = (partialUsage: typeof usage | undefined) => ({
       send: async () => reply('unused'),
       stream: (_call: unknown, _endpoint: unknown, signal: AbortSignal, onDelta: (text: string) => void) =>
@@ -203,11 +203,33 @@ describe('Function: runModels, streamed (an event-stream caller)', () => {
     expect(observed).toMatchObject({ status: 'cancelled', output: '', tokensIn: 1_000, tokensOut: 500, error: { code: 'cancelled' } });
     expect(observed!.providerCost).toBeGreaterThan(0);
 
+    caller = new AbortController();
     const [estimated] = await runThrough(['fam_c-5.4'], stopped(undefined), { onDelta: () => undefined, signal: caller.signal });
     expect(estimated).toMatchObject({ status: 'cancelled', providerCost: null, estimatedCost: expect.any(Number) });
     expect(estimated!.estimatedCost).toBeGreaterThan(0);
     // Charged like a completed call; a failed one costs nothing.
     expect(chargedUsd([observed!, estimated!]).usd).toBe(observed!.providerCost! + estimated!.estimatedCost!);
     expect(chargedUsd([{ status: 'failed', providerCost: 0 }]).usd).toBe(0);
+  });
+
+  it('charges nothing for a call its caller cancelled while it waited to retry an attempt the vendor refused', async () => {
+    // The vendor refuses the first attempt (429, retry in 5 s); the caller leaves during the wait.
+    const caller = new AbortController();
+    let attempts = 0;
+    const refusedThenLeft = {
+      send: async () => {
+        attempts++;
+        // Once this refusal has reached the retry's wait (a macrotask later).
+        setTimeout(() => caller.abort(), 0);
+        throw new UpstreamError('rate_limited', 'slow down', { upstreamStatus: 429, retryable: true, retryAfterMs: 5_000 });
+      },
+    };
+
+    const [result] = await runThrough(['fam_c-5.4'], refusedThenLeft, { signal: caller.signal });
+
+    expect(attempts).toBe(1);
+    expect(result).toMatchObject({ status: 'cancelled', output: '', tokensIn: 0, tokensOut: 0, providerCost: 0, error: { code: 'cancelled' } });
+    expect(result!.estimatedCost).toBeUndefined();
+    expect(chargedUsd([result!]).usd).toBe(0);
   });
 });
