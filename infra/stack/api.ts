@@ -90,6 +90,15 @@ export const GATEWAY_RESPONSES: readonly GatewayResponseSpec[] = [
     code: 'payload_too_large',
     message: 'The request body exceeds the 10 MB API Gateway limit; the gateway accepts at most 5242880 bytes',
   },
+  // The authorizer threw (the store throttling or unreachable, past its SDK's retries) or did
+  // not answer: the key could not be checked, as the local host's 503 says it.
+  {
+    type: ResponseType.AUTHORIZER_FAILURE,
+    statusCode: '503',
+    code: 'service_unavailable',
+    message: 'The API key could not be checked just now; retry shortly. Nothing ran, nothing was charged',
+    headers: { 'Retry-After': '1' },
+  },
   {
     type: ResponseType.INTEGRATION_TIMEOUT,
     statusCode: '504',

@@ -791,6 +791,7 @@ describe('Stack: GatewayStack', () => {
       ['BAD_REQUEST_BODY', '400', 'invalid_request'],
       ['REQUEST_TOO_LARGE', '413', 'payload_too_large'],
       ['INTEGRATION_TIMEOUT', '504', 'gateway_timeout'],
+      ['AUTHORIZER_FAILURE', '503', 'service_unavailable'],
       ['DEFAULT_4XX', undefined, 'bad_request'],
       ['DEFAULT_5XX', undefined, 'internal_error'],
     ])("answers %s with %s and the handler's error body (code %s)", (type, status, code) => {
@@ -811,6 +812,13 @@ describe('Stack: GatewayStack', () => {
       expect(body.error.code).toBe(code);
       expect(typeof body.error.message).toBe('string');
       expect(body.error.message.length).toBeGreaterThan(0);
+    });
+
+    it.each(['THROTTLED', 'AUTHORIZER_FAILURE'])('tells a caller answered %s when to retry (Retry-After: 1)', (type) => {
+      const [response] = Object.values(template.findResources('AWS::ApiGateway::GatewayResponse') as Resources)
+        .map((r) => r.Properties!)
+        .filter((p) => p.ResponseType === type);
+      expect(response!.ResponseParameters).toMatchObject({ 'gatewayresponse.header.Retry-After': "'1'" });
     });
 
     it('throttles the stage, traces it and keeps execution logs free of data', () => {
