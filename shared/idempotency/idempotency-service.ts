@@ -68,8 +68,10 @@ export class IdempotencyService<T> {
    * 409 while another run holds it; 422 for another body); the work runs; its answer is
    * recorded before it leaves, so that a retry sent once the answer arrived replays it,
    * never a 409; should the work fail, the record is released, so that a retry runs again.
-   * Should the answer not be recorded, the work's writes run with `charge` false: a retry
-   * will run it again, so this run must not charge (it never charges twice).
+   * Should the answer not be recorded (it cannot even be serialised, or the store failed),
+   * the work's writes run with `charge` false: a retry will run it again, so this run must
+   * not charge (it never charges twice); and the record is released, so that the retry runs
+   * at once instead of waiting for the lease (409 till then).
    */
   async run(scope: IdempotencyScope, work: () => Promise<Running<T>>): Promise<IdempotentRun<T>> {
     const { accountId, key, body, promptLogId, receivedAt, zeroDataRetention } = scope;
@@ -84,11 +86,13 @@ export class IdempotencyService<T> {
     const recorded = answered.then(async ({ response, finish }): Promise<Outcome<T>> => {
       const completed = await this.complete(begun.recordKey, promptLogId, response, zeroDataRetention).then(
         () => true,
-        (error: unknown) => {
+        async (error: unknown) => {
           this.log.error('Idempotency record not completed: the request is not charged, so that a retry cannot charge twice', {
             promptLogId,
             errorName: (error as Error).name,
           });
+          // Refused by its condition should the completion have landed after all (its answer lost): then a retry replays it.
+          await this.release(begun.recordKey, promptLogId).catch(() => undefined);
           return false;
         },
       );

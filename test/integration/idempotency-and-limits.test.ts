@@ -144,6 +144,29 @@ describe('Class: IdempotencyService', () => {
     expect(runs).toBe(2);
   });
 
+  it('charges nothing for an answer it could not record (too large to serialise), and frees the key for the retry at once', async () => {
+    const idem = service();
+    const scope = (promptLogId: string) => ({ accountId: 'acct_w', key: 'unrecordable', body: { a: 1 }, promptLogId, receivedAt: Date.now(), zeroDataRetention: false });
+    const finished: boolean[] = [];
+    // An answer JSON.stringify refuses, as it refuses outputs past V8's string length.
+    const unserialisable = {
+      n: 1,
+      toJSON: () => {
+        throw new RangeError('Invalid string length');
+      },
+    };
+    const first = await idem.run(scope('pl_u1'), async () => ({
+      answered: Promise.resolve({ response: unserialisable, finish: async (charge = true) => void finished.push(charge) }),
+    }));
+    const outcome = await (first as { answered: Promise<{ finish: () => Promise<void> }> }).answered;
+    await outcome.finish();
+    expect(finished).toEqual([false]);
+
+    // The retry runs now, not after the 30 s lease.
+    const retried = await idem.run(scope('pl_u2'), async () => ({ answered: Promise.resolve({ response: { n: 2 }, finish: async () => undefined }) }));
+    expect(retried.replayed).toBe(false);
+  });
+
   it('lets a retry take over a run whose lease passed (the first crashed)', async () => {
     const idem = service();
     const t0 = Date.UTC(2026, 10, 22, 13, 0, 0);
