@@ -118,33 +118,34 @@ describe('npm run admin', () => {
   });
 
   it('answers each kind of error with one code and its exit status, as JSON on stderr', async () => {
-    const usage = await admin('make-coffee');
-    expect(usage.code).toBe(2);
-    expect(errorOf(usage.stderr).code).toBe('usage');
-    const bad = await admin('create-account', '--credits', '-3');
-    expect([bad.code, errorOf(bad.stderr).code]).toEqual([2, 'usage']);
-    // An unknown account is the same error whichever command meets it.
-    for (const command of [['top-up', '--credits', '5'], ['balance'], ['ledger'], ['create-key']]) {
-      const missing = await admin(command[0]!, '--account', 'acct_nobody', ...command.slice(1));
-      expect([missing.code, errorOf(missing.stderr).code], command[0]).toEqual([3, 'not_found']);
-      expect(errorOf(missing.stderr).message).toContain('acct_nobody');
-    }
-    const unknownKey = await admin('revoke-key', '--key', 'mcg_nothing');
-    expect([unknownKey.code, errorOf(unknownKey.stderr).code]).toEqual([3, 'not_found']);
-    // A store that cannot be reached: its own code, never a bare "Error".
-    const unreachable = await runTs('infra/admin/cli.ts', ['balance', '--account', 'acct_x'], { DYNAMODB_ENDPOINT: 'http://127.0.0.1:9' });
-    expect([unreachable.code, errorOf(unreachable.stderr).code]).toEqual([4, 'store_unavailable']);
-    expect(errorOf(unreachable.stderr).message).not.toContain('all the same');
-    // A top-up whose write failed so may have landed all the same (the store answers reads, and
-    // fails every write with a 500): the operator is told to check before topping up again.
+    // A store that answers reads and fails every write with a 500: a top-up's write that may have landed all the same.
     const failingWrites = await startFakeAws((call) => (call.operation === 'GetItem' ? { body: {} } : awsError('InternalServerError', 'Internal server error', 500)));
-    try {
-      const topUp = await runTs('infra/admin/cli.ts', ['--credits', '5', 'top-up', '--account', 'acct_x'], { DYNAMODB_ENDPOINT: failingWrites.endpoint });
-      expect([topUp.code, errorOf(topUp.stderr).code]).toEqual([4, 'store_unavailable']);
-      expect(errorOf(topUp.stderr).message).toMatch(/^The store did not complete accounts\.topUp: .*\. The top-up may have been applied all the same: check the balance/);
-    } finally {
-      await failingWrites.close();
-    }
+    // The commands are independent: run side by side (each is a process of its own).
+    const missingCommands = [['top-up', '--credits', '5'], ['balance'], ['ledger'], ['create-key']];
+    const [usage, bad, unknownKey, unreachable, topUp, ...missing] = await Promise.all([
+      admin('make-coffee'),
+      admin('create-account', '--credits', '-3'),
+      admin('revoke-key', '--key', 'mcg_nothing'),
+      runTs('infra/admin/cli.ts', ['balance', '--account', 'acct_x'], { DYNAMODB_ENDPOINT: 'http://127.0.0.1:9' }),
+      runTs('infra/admin/cli.ts', ['--credits', '5', 'top-up', '--account', 'acct_x'], { DYNAMODB_ENDPOINT: failingWrites.endpoint }),
+      ...missingCommands.map((command) => admin(command[0]!, '--account', 'acct_nobody', ...command.slice(1))),
+    ]).finally(() => failingWrites.close());
+
+    expect(usage!.code).toBe(2);
+    expect(errorOf(usage!.stderr).code).toBe('usage');
+    expect([bad!.code, errorOf(bad!.stderr).code]).toEqual([2, 'usage']);
+    // An unknown account is the same error whichever command meets it.
+    missing.forEach((answer, i) => {
+      expect([answer.code, errorOf(answer.stderr).code], missingCommands[i]![0]).toEqual([3, 'not_found']);
+      expect(errorOf(answer.stderr).message).toContain('acct_nobody');
+    });
+    expect([unknownKey!.code, errorOf(unknownKey!.stderr).code]).toEqual([3, 'not_found']);
+    // A store that cannot be reached: its own code, never a bare "Error".
+    expect([unreachable!.code, errorOf(unreachable!.stderr).code]).toEqual([4, 'store_unavailable']);
+    expect(errorOf(unreachable!.stderr).message).not.toContain('all the same');
+    // A top-up whose write failed: the operator is told to check before topping up again.
+    expect([topUp!.code, errorOf(topUp!.stderr).code]).toEqual([4, 'store_unavailable']);
+    expect(errorOf(topUp!.stderr).message).toMatch(/^The store did not complete accounts\.topUp: .*\. The top-up may have been applied all the same: check the balance/);
   });
 
   it("dates a top-up by the store's clock, not by the operator's machine's, when the two differ", async () => {
