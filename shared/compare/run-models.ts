@@ -93,6 +93,8 @@ async function runModel(planned: PlannedCall, index: number, options: FanOutOpti
    * went out, or while it waits to retry one the vendor refused) has used nothing.
    */
   let atVendor = false;
+  /** Whether some of its text went out to the caller (an event stream's deltas). */
+  let delivered = false;
   const onDelta = options.onDelta;
   try {
     const route = options.route(model.entry);
@@ -100,7 +102,6 @@ async function runModel(planned: PlannedCall, index: number, options: FanOutOpti
     // A vendor that echoes the key it was sent hands it to no caller, streamed (the deltas
     // pass through this filter) or not (the output is redacted below).
     let secrets = new KnownSecretsFilter([apiKey]);
-    let delivered = false;
     const deliver = (text: string) => {
       if (text.length === 0) return;
       delivered = true;
@@ -163,9 +164,18 @@ async function runModel(planned: PlannedCall, index: number, options: FanOutOpti
       ...(allWarnings.length > 0 ? { warnings: allWarnings } : {}),
     };
   } catch (error) {
+    const latencyMs = Math.round(performance.now() - started);
     if (options.signal?.aborted && error instanceof UpstreamError) {
-      const latencyMs = Math.round(performance.now() - started);
-      return atVendor ? cancelledResult(planned, error, streamed, attemptStartedAt, latencyMs) : unsentResult(planned, latencyMs);
+      if (!atVendor) return unsentResult(planned, latencyMs);
+      return stoppedResult(planned, error, streamed, attemptStartedAt, latencyMs, {
+        status: 'cancelled',
+        error: { code: 'cancelled', message: 'The caller disconnected: the call was stopped and charged what it had used' },
+      });
+    }
+    // Its stream broke off (the deadline, a vendor's error event) after its text went out: the
+    // caller has that text, which its vendor bills; failed, and charged what it had used.
+    if (delivered && error instanceof UpstreamError) {
+      return stoppedResult(planned, error, streamed, attemptStartedAt, latencyMs, { status: 'failed', error: toResultError(error, apiKey) });
     }
     return {
       modelId: model.requestedId,
@@ -173,7 +183,7 @@ async function runModel(planned: PlannedCall, index: number, options: FanOutOpti
       output: '',
       tokensIn: 0,
       tokensOut: 0,
-      latencyMs: Math.round(performance.now() - started),
+      latencyMs,
       providerCost: 0,
       error: toResultError(error, apiKey),
       ...(warnings.length > 0 ? { warnings } : {}),
@@ -182,23 +192,31 @@ async function runModel(planned: PlannedCall, index: number, options: FanOutOpti
 }
 
 /**
- * A call stopped because its caller disconnected: cancelled (no output is answered), and
- * charged what it used, as the vendor bills it: the usage it reported before the stop, or
+ * A call stopped at the vendor (its caller disconnected: cancelled) or broken off after its
+ * text went out (failed): no output is answered (the caller had its text as deltas), and it
+ * is charged what it used, as the vendor bills it: the usage it reported before the stop, or
  * where none arrived, the missing-usage estimate from its input and the text received.
  */
-function cancelledResult({ model, call, warnings }: PlannedCall, error: UpstreamError, streamed: string, attemptStartedAt: number, latencyMs: number): ModelResult {
+function stoppedResult(
+  { model, call, warnings }: PlannedCall,
+  error: UpstreamError,
+  streamed: string,
+  attemptStartedAt: number,
+  latencyMs: number,
+  outcome: Pick<ModelResult, 'status' | 'error'>,
+): ModelResult {
   const partial = error.details.partial;
   const received = partial && partial.output.length > streamed.length ? partial.output : streamed;
   const charge = chargeCall(call, partial?.usage, received, attemptStartedAt);
   const allWarnings = [...warnings, ...(charge.kind === 'estimated' ? [charge.warning] : [])];
   return {
     modelId: model.requestedId,
-    status: 'cancelled',
+    status: outcome.status,
     output: '',
     ...(charge.kind === 'observed'
       ? { tokensIn: charge.usage.inputTokens, tokensOut: charge.usage.outputTokens, latencyMs, providerCost: charge.providerCost }
       : { tokensIn: 0, tokensOut: 0, latencyMs, providerCost: null, estimatedCost: charge.estimatedCost }),
-    error: { code: 'cancelled', message: 'The caller disconnected: the call was stopped and charged what it had used' },
+    error: outcome.error,
     ...(allWarnings.length > 0 ? { warnings: allWarnings } : {}),
   };
 }

@@ -100,7 +100,7 @@ const completedResult = {
   additionalProperties: false,
 };
 
-/** A model that failed: no output, no cost, and why. */
+/** A model that failed: no output, and why; no cost, but for an event stream's text that went out. */
 const failedResult = {
   type: 'object',
   title: 'Failed result',
@@ -108,7 +108,15 @@ const failedResult = {
     ...resultFields,
     status: { const: 'failed' },
     output: { const: '', description: 'Always "" for a failed result.' },
-    providerCost: { const: 0, description: 'A failed call costs nothing.' },
+    providerCost: {
+      ...completedResult.properties.providerCost,
+      description:
+        'A failed call costs nothing: 0. Only an event-stream call whose stream broke off (the deadline, a vendor error) after some of its text went out as deltas is charged what it had used, from the usage its vendor reported by then; null when none arrived.',
+    },
+    estimatedCost: {
+      ...completedResult.properties.estimatedCost,
+      description: 'Only where providerCost is null: the missing-usage estimate charged (its input and the text received).',
+    },
     error: resultError,
   },
   required: [...resultRequired, 'error'],
@@ -125,11 +133,8 @@ const cancelledResult = {
     output: { const: '', description: 'Always "" for a cancelled result (the caller had the text as deltas).' },
     providerCost: {
       ...completedResult.properties.providerCost,
-      description: 'What the call had used when it was stopped, from the usage its vendor reported by then; null when none arrived.',
-    },
-    estimatedCost: {
-      ...completedResult.properties.estimatedCost,
-      description: 'Only where providerCost is null: the missing-usage estimate charged (its input and the text received).',
+      description:
+        'What the call had used when it was stopped, from the usage its vendor reported by then; null when none arrived; 0 when no attempt of it was at the vendor.',
     },
     error: { ...resultError, properties: { ...resultError.properties, code: { const: 'cancelled' } } },
   },

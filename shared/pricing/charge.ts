@@ -61,12 +61,12 @@ export interface ReportedCall {
 }
 
 /**
- * What one call is charged, USD, in its two parts: a completed call its provider cost, or
- * where that is unavailable its estimate; a failed one nothing; a cancelled one (stopped
- * when its caller disconnected) what it had used, the same way.
+ * What one call is charged, USD, in its two parts: its provider cost, or where that is
+ * unavailable its estimate. A completed call is charged so; a cancelled one (stopped when its
+ * caller disconnected) and a failed one whose text went out before its stream broke off,
+ * what they had used, the same way; any other failed one nothing (its cost is 0).
  */
 export function callCharged(call: ReportedCall): { observedUsd: number; estimatedUsd: number } {
-  if (call.status === 'failed') return { observedUsd: 0, estimatedUsd: 0 };
   return call.providerCost !== null ? { observedUsd: call.providerCost, estimatedUsd: 0 } : { observedUsd: 0, estimatedUsd: call.estimatedCost ?? 0 };
 }
 

@@ -212,6 +212,31 @@ describe('Function: runModels, streamed (an event-stream caller)', () => {
     expect(chargedUsd([{ status: 'failed', providerCost: 0 }]).usd).toBe(0);
   });
 
+  it('charges a streamed call that broke off after its text went out what it had used, failed; one that broke off before, nothing', async () => {
+    // The vendor streams some text, then an error event (overloaded), with or without a usage block by then.
+    const breaksOff = (text: string, partialUsage?: typeof usage) => ({
+      send: async () => reply('unused'),
+      stream: async (_call: unknown, _endpoint: unknown, _signal: AbortSignal, onDelta: (text: string) => void): Promise<never> => {
+        if (text) onDelta(text);
+        throw new UpstreamError('upstream_overloaded', 'Overloaded', { partial: { output: text, ...(partialUsage ? { usage: partialUsage } : {}) } });
+      },
+    });
+    const deltas: string[] = [];
+    const streaming = { onDelta: (_index: number, text: string) => void deltas.push(text), retry: { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0 } };
+
+    const [observed] = await runThrough(['fam_c-5.4'], breaksOff('A long answer, cut off', usage), streaming);
+    const [estimated] = await runThrough(['fam_c-5.4'], breaksOff('A long answer, cut off'), streaming);
+    const [silent] = await runThrough(['fam_c-5.4'], breaksOff(''), streaming);
+
+    expect(deltas).toEqual(['A long answer, cut off', 'A long answer, cut off']);
+    expect(observed).toMatchObject({ status: 'failed', output: '', tokensIn: 1_000, tokensOut: 500, error: { code: 'upstream_overloaded' } });
+    expect(observed!.providerCost).toBeGreaterThan(0);
+    expect(estimated).toMatchObject({ status: 'failed', providerCost: null, estimatedCost: expect.any(Number) });
+    expect(estimated!.estimatedCost).toBeGreaterThan(0);
+    expect(silent).toMatchObject({ status: 'failed', providerCost: 0 });
+    expect(chargedUsd([observed!, estimated!, silent!]).usd).toBe(observed!.providerCost! + estimated!.estimatedCost!);
+  });
+
   it('charges nothing for a call its caller cancelled while it waited to retry an attempt the vendor refused', async () => {
     // The vendor refuses the first attempt (429, retry in 5 s); the caller leaves during the wait.
     const caller = new AbortController();
