@@ -133,8 +133,7 @@ const cancelledResult = {
     output: { const: '', description: 'Always "" for a cancelled result (the caller had the text as deltas).' },
     providerCost: {
       ...completedResult.properties.providerCost,
-      description:
-        'What the call had used when it was stopped, from the usage its vendor reported by then; null when none arrived; 0 when no attempt of it was at the vendor.',
+      description: 'What the call had used when it was stopped, from the usage its vendor reported by then; null when none arrived; 0 when no attempt of it was at the vendor.',
     },
     error: { ...resultError, properties: { ...resultError.properties, code: { const: 'cancelled' } } },
   },

@@ -24,6 +24,25 @@ describe('Class: InlineThinkingFilter', () => {
     },
   );
 
+  it('takes a hostile stream of many small pieces, whitespace only or thinking that never ends, as one piece', () => {
+    // 40,000 pieces of 45 characters (1.8 MB): leading whitespace that never ends, then a think
+    // block that never closes. Each piece is looked at once (the whole text, searched on each
+    // piece, took minutes of CPU for a few MB and held the event loop seconds at a time).
+    const deltas: string[] = [];
+    const filter = new InlineThinkingFilter((delta) => deltas.push(delta));
+    const spaces = ' '.repeat(45);
+    for (let i = 0; i < 20_000; i++) filter.add(spaces);
+    filter.add('<think>');
+    for (let i = 0; i < 20_000; i++) filter.add('still thinking, no end in sight, more to say.');
+    expect(deltas).toEqual([]);
+    expect(filter.output).toBe('');
+    expect(filter.all).toHaveLength(40_000 * 45 + 7);
+    // A close split across pieces still ends it.
+    filter.add('</thi');
+    filter.add('nk>  The answer.');
+    expect(deltas).toEqual(['The answer.']);
+  });
+
   it('shows nothing of a think block that never closes', () => {
     const { deltas, output } = feed('<think>still thinking when the stream ended', 10);
     expect(deltas).toEqual([]);

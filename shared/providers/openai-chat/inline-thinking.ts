@@ -1,62 +1,74 @@
 /**
  * Streamed chat content as shown to the caller: an inline `<think>…</think>` block at its start
  * (and the whitespace after it) is held back, everything else is passed on as it comes. Each
- * character is looked at a bounded number of times, however many pieces the text comes in.
+ * piece is looked at once, with at most the 7 characters before it: never the whole text
+ * received, which a hostile vendor can grow to megabytes in pieces of a few characters (the
+ * text as one string, searched or trimmed on each piece, held the event loop for seconds).
  */
 export class InlineThinkingFilter {
-  private received = '';
-  private shown = '';
+  private readonly pieces: string[] = [];
+  private whole: string | undefined = '';
+  private readonly shownPieces: string[] = [];
   private state: 'undecided' | 'thinking' | 'after' | 'open' = 'undecided';
-  /** Where the search for `</think>` (state thinking) or for the answer (state after) resumes. */
-  private from = 0;
+  /**
+   * Undecided: the text after the leading whitespace so far (a prefix of `<think>`, under 7
+   * characters). Thinking: the last 7 characters received, where a `</think>` may have begun.
+   */
+  private pending = '';
 
   constructor(private readonly onDelta: (text: string) => void) {}
 
   add(piece: string): void {
     if (piece === '') return;
-    this.received += piece;
+    this.pieces.push(piece);
+    this.whole = undefined;
     if (this.state === 'open') return this.show(piece);
+    let text = piece;
     if (this.state === 'undecided') {
-      const start = this.received.length - this.received.trimStart().length;
-      const head = this.received.slice(start, start + 7);
-      if (head === '' || (head.length < 7 && '<think>'.startsWith(head))) return;
-      if (head !== '<think>') {
-        this.state = 'open';
-        return this.show(this.received);
-      }
-      this.state = 'thinking';
-      this.from = start + 7;
-    }
-    if (this.state === 'thinking') {
-      const close = this.received.indexOf('</think>', Math.max(this.from - 7, 0));
-      if (close < 0) {
-        this.from = this.received.length;
+      const head = this.pending + (this.pending === '' ? text.trimStart() : text);
+      if (head === '' || (head.length < 7 && '<think>'.startsWith(head))) {
+        this.pending = head;
         return;
       }
+      this.pending = '';
+      if (!head.startsWith('<think>')) {
+        // No think block: everything so far is the answer, its leading whitespace included.
+        this.state = 'open';
+        return this.show(this.all);
+      }
+      this.state = 'thinking';
+      text = head.slice(7);
+    }
+    if (this.state === 'thinking') {
+      const window = this.pending + text;
+      const close = window.indexOf('</think>');
+      if (close < 0) {
+        this.pending = window.slice(-7);
+        return;
+      }
+      this.pending = '';
       this.state = 'after';
-      this.from = close + 8;
+      text = window.slice(close + 8);
     }
-    const rest = this.received.slice(this.from).trimStart();
-    if (rest === '') {
-      this.from = this.received.length;
-      return;
-    }
+    const rest = text.trimStart();
+    if (rest === '') return;
     this.state = 'open';
     this.show(rest);
   }
 
   private show(text: string): void {
-    this.shown += text;
+    this.shownPieces.push(text);
     this.onDelta(text);
   }
 
   /** Everything received, thinking included. */
   get all(): string {
-    return this.received;
+    this.whole ??= this.pieces.join('');
+    return this.whole;
   }
 
   /** What was shown: the answer without the thinking. */
   get output(): string {
-    return this.shown;
+    return this.shownPieces.join('');
   }
 }
