@@ -32,6 +32,8 @@ export class SseLimitError extends Error {
 export class SseParser {
   private readonly decoder = new StringDecoder('utf8');
   private pending = '';
+  /** UTF-8 bytes of `pending`, counted piece by piece as it grows (never measured whole again). */
+  private pendingBytes = 0;
   private skipLf = false;
   private total = 0;
   private event = '';
@@ -51,6 +53,7 @@ export class SseParser {
     const events = this.feed(this.decoder.end());
     if (this.pending !== '') this.line(this.pending, events);
     this.pending = '';
+    this.pendingBytes = 0;
     return events;
   }
 
@@ -63,9 +66,12 @@ export class SseParser {
     for (; i < text.length; i++) {
       const c = text.charCodeAt(i);
       if (c !== 10 && c !== 13) continue;
-      const line = this.pending === '' ? text.slice(start, i) : this.pending + text.slice(start, i);
+      const piece = text.slice(start, i);
+      const line = this.pending === '' ? piece : this.pending + piece;
+      const pendingBytes = this.pendingBytes;
       this.pending = '';
-      this.checkLine(line);
+      this.pendingBytes = 0;
+      this.checkLine(line.length, () => pendingBytes + Buffer.byteLength(piece));
       this.line(line, events);
       if (c === 13) {
         if (i + 1 < text.length) {
@@ -77,15 +83,18 @@ export class SseParser {
       start = i + 1;
     }
     if (start < text.length) {
-      this.pending += text.slice(start);
-      this.checkLine(this.pending);
+      const piece = text.slice(start);
+      this.pending += piece;
+      this.pendingBytes += Buffer.byteLength(piece);
+      this.checkLine(this.pending.length, () => this.pendingBytes);
     }
     return events;
   }
 
-  private checkLine(line: string): void {
-    // A UTF-16 length is at least a third of the UTF-8 bytes: measure exactly only when near the limit.
-    if (line.length * 3 > this.limits.maxLineBytes && Buffer.byteLength(line) > this.limits.maxLineBytes) {
+  /** A line of `units` UTF-16 code units, whose UTF-8 bytes `bytes` counts (each piece of it once: a long line's every chunk would rescan it). */
+  private checkLine(units: number, bytes: () => number): void {
+    // A UTF-16 length is at least a third of the UTF-8 bytes: count exactly only when near the limit.
+    if (units * 3 > this.limits.maxLineBytes && bytes() > this.limits.maxLineBytes) {
       throw new SseLimitError(`A line of the stream exceeded ${this.limits.maxLineBytes} bytes`);
     }
   }

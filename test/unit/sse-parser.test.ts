@@ -45,6 +45,20 @@ describe('Class: SseParser', () => {
     }).toThrow(SseLimitError);
   });
 
+  it('counts a long line in UTF-8 bytes across its chunks: up to the cap it is read, one byte more fails', () => {
+    // 'é' is 2 bytes: a line of 'data: ' and 509 of them is 1,024 bytes, in chunks of 10 characters.
+    const line = `data: ${'é'.repeat(509)}`;
+    const feed = (parser: SseParser, text: string) => {
+      const events: SseEvent[] = [];
+      for (let i = 0; i < text.length; i += 10) events.push(...parser.push(Buffer.from(text.slice(i, i + 10))));
+      return events;
+    };
+    expect(Buffer.byteLength(line)).toBe(1024);
+    expect(feed(new SseParser({ maxLineBytes: 1024, maxTotalBytes: 1 << 20 }), `${line}\n\n`)).toEqual([{ event: 'message', data: 'é'.repeat(509) }]);
+    expect(() => feed(new SseParser({ maxLineBytes: 1024, maxTotalBytes: 1 << 20 }), `${line}x\n\n`)).toThrow(SseLimitError);
+    expect(() => feed(new SseParser({ maxLineBytes: 1024, maxTotalBytes: 1 << 20 }), `${line}x`)).toThrow(SseLimitError);
+  });
+
   it('fails a stream longer than the total cap, made of short lines', () => {
     const parser = new SseParser({ maxLineBytes: 1024, maxTotalBytes: 10_000 });
     expect(() => {
