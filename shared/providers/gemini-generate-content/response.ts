@@ -38,7 +38,8 @@ export function fromGenerateContentResponse(body: unknown, requestWarnings: read
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw malformed('The provider answered without a response object');
   const response = body as GenerateContentResponse;
   const blockReason = response.promptFeedback?.blockReason;
-  if (typeof blockReason === 'string' && blockReason !== '' && blockReason !== 'BLOCK_REASON_UNSPECIFIED') throw blocked(blockReason);
+  // Named by a word of Gemini's enum, or 'unrecognised': never the vendor's string as it came, which can be megabytes.
+  if (typeof blockReason === 'string' && blockReason !== '' && blockReason !== 'BLOCK_REASON_UNSPECIFIED') throw blocked(vendorWord(blockReason)!);
 
   const candidate = Array.isArray(response.candidates) ? (response.candidates[0] as Candidate | undefined) : undefined;
   if (!candidate || typeof candidate !== 'object') throw malformed('The provider answered without a candidate');

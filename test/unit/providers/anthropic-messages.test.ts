@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { ModelEntry } from '../../../shared/catalog/types.js';
 import { providerCost } from '../../../shared/pricing/cost.js';
 import { anthropicMessages, anthropicOutputBound, ANTHROPIC_VERSION } from '../../../shared/providers/anthropic-messages/index.js';
+import { errorBodyToUpstreamError } from '../../../shared/providers/anthropic-messages/errors.js';
 import { toMessagesRequest } from '../../../shared/providers/anthropic-messages/request.js';
 import { fromMessagesResponse } from '../../../shared/providers/anthropic-messages/response.js';
 import { MessagesStream } from '../../../shared/providers/anthropic-messages/stream.js';
@@ -432,6 +433,15 @@ describe('Function: fromMessagesResponse', () => {
 
     expect(caught).toBeInstanceOf(UpstreamError);
     expect(caught).toMatchObject({ code, message, retryable, details: { upstreamStatus: 200 } });
+  });
+});
+
+describe('Function: errorBodyToUpstreamError', () => {
+  it("names an error type that is no word of Anthropic's 'unrecognised', not as the vendor sent it (a megabyte)", () => {
+    const error = errorBodyToUpstreamError({ error: { type: 'T'.repeat(1_000_000) } }, 200);
+
+    expect(error.message).toBe('The provider answered with an unrecognised');
+    expect(error.code).toBe('upstream_error');
   });
 });
 

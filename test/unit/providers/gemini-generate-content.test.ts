@@ -475,6 +475,17 @@ describe('Function: fromErrorResponse', () => {
     expect(error.message).toBe('The provider answered 502');
     expect(error.retryable).toBe(true);
   });
+
+  it("names a status that is no word of Google's enum 'unrecognised', not as the vendor sent it (a megabyte)", () => {
+    const error = fromErrorResponse(500, JSON.stringify({ error: { code: 500, status: 'X'.repeat(1_000_000) } }), null);
+
+    expect(error.message).toBe('The provider answered 500 unrecognised');
+  });
+
+  it('names a megabyte block reason unrecognised', () => {
+    expect(() => fromGenerateContentResponse({ promptFeedback: { blockReason: 'B'.repeat(1_000_000) } })).toThrow('The provider blocked the answer (unrecognised)');
+    expect(() => fromGenerateContentResponse({ promptFeedback: { blockReason: 'SAFETY' } })).toThrow('The provider blocked the answer (SAFETY)');
+  });
 });
 
 describe('Function: parseDuration / retryDelayOf', () => {
