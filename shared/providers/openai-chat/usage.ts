@@ -17,6 +17,11 @@ function count(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
 }
 
+/** A count the vendor may leave out (0 then); sent but not a count, undefined: the block cannot be believed. */
+function optionalCount(value: unknown): number | undefined {
+  return value === undefined || value === null ? 0 : count(value);
+}
+
 /**
  * The vendor's token counts as the gateway's Usage, or undefined when they are missing or do
  * not add up (the gateway then reports cost unavailable instead of guessing).
@@ -30,7 +35,9 @@ export function toUsage(usage: ChatUsage | null | undefined, dialect: ChatDialec
   const cachedInputTokens = cachedTokens(usage, inputTokens);
   if (cachedInputTokens === undefined) return undefined;
 
-  const reasoningTokens = count(usage.completion_tokens_details?.reasoning_tokens) ?? 0;
+  // Sent but malformed ("99900", -1, 99900.5), never read as 0: beside completion_tokens (xAI) that would make the reasoning free.
+  const reasoningTokens = optionalCount(usage.completion_tokens_details?.reasoning_tokens);
+  if (reasoningTokens === undefined) return undefined;
   const outputTokens = outputCount(usage, dialect, inputTokens, completion, reasoningTokens);
   if (outputTokens === undefined || reasoningTokens > outputTokens) return undefined;
 

@@ -395,6 +395,9 @@ describe('Function: toUsage', () => {
     ['a negative count', { prompt_tokens: -1, completion_tokens: 5 }, openai],
     ['a missing completion count', { prompt_tokens: 10 }, openai],
     ['a fractional count', { prompt_tokens: 10.5, completion_tokens: 5 }, openai],
+    ['an xAI reasoning count sent as a string', { prompt_tokens: 100, completion_tokens: 50, completion_tokens_details: { reasoning_tokens: '99900' } }, xai],
+    ['an xAI reasoning count that is negative', { prompt_tokens: 100, completion_tokens: 50, completion_tokens_details: { reasoning_tokens: -1 } }, xai],
+    ['an xAI reasoning count that is fractional', { prompt_tokens: 100, completion_tokens: 50, completion_tokens_details: { reasoning_tokens: 99900.5 } }, xai],
   ])('is undefined for %s', (_label, usage, dialect) => {
     expect(toUsage(usage, dialect)).toBeUndefined();
   });
