@@ -18,6 +18,32 @@ export function textTokens(text: string): number {
   return (text.length - other) / 4 + other;
 }
 
+/**
+ * Characters, whitespace aside, that no vendor's tokenizer fits in one token (their longest
+ * tokens are runs of a few dozen characters, whitespace longer): a count of tokens below a
+ * text's characters over this cannot be true of that text.
+ */
+const MOST_CHARACTERS_A_TOKEN = 128;
+
+/**
+ * The fewest tokens any tokenizer can make of `texts`, or 0 when `claimed` tokens could hold
+ * them whatever they are (the texts are then not read: a vendor's usual count costs nothing).
+ */
+export function tooFewTokens(claimed: number, texts: readonly string[]): number {
+  let length = 0;
+  for (const text of texts) length += text.length;
+  if (claimed * MOST_CHARACTERS_A_TOKEN >= length) return 0;
+  let visible = 0;
+  for (const text of texts) {
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c !== 32 && c !== 10 && c !== 13 && c !== 9) visible++;
+    }
+  }
+  const fewest = Math.floor(visible / MOST_CHARACTERS_A_TOKEN);
+  return claimed < fewest ? fewest : 0;
+}
+
 /** What a call sends as input. */
 export type CallInput = Pick<ModelCall, 'system' | 'history' | 'prompt' | 'attachments' | 'responseSchema'>;
 

@@ -1,5 +1,5 @@
 import type { ModelCall, Usage } from '../providers/types.js';
-import { callCostBound, outputTokenBound, textTokens } from './bound.js';
+import { callCostBound, outputTokenBound, textTokens, tooFewTokens } from './bound.js';
 import { providerCost } from './cost.js';
 
 /**
@@ -25,6 +25,11 @@ export function implausibleUsage(usage: Usage, call: ModelCall, output = ''): st
   // Believed, these would make the call free, or its output free.
   if (usage.inputTokens === 0) return 'no input tokens, though every call sends some';
   if (usage.outputTokens === 0 && output.trim() !== '') return 'no output tokens, though the call answered text';
+  // Counts far below the text they stand for: believed, they would make it nearly free.
+  const fewestOut = tooFewTokens(usage.outputTokens, [output]);
+  if (fewestOut > 0) return `${usage.outputTokens} output tokens, fewer than the ${fewestOut} its text takes at the least`;
+  const fewestIn = tooFewTokens(usage.inputTokens, [call.prompt, ...call.system.map((block) => block.text), ...call.history.map((turn) => turn.content)]);
+  if (fewestIn > 0) return `${usage.inputTokens} input tokens, fewer than the ${fewestIn} its text takes at the least`;
   if (usage.cachedInputTokens + usage.cacheWriteTokens > usage.inputTokens) return 'more cached input tokens than input tokens';
   if (usage.reasoningTokens > usage.outputTokens) return 'more reasoning tokens than output tokens';
   if (usage.inputTokens > call.entry.contextWindow) return `${usage.inputTokens} input tokens, beyond the model's context of ${call.entry.contextWindow}`;

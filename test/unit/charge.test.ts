@@ -187,6 +187,18 @@ describe('Function: implausibleUsage', () => {
     expect(implausibleUsage(usage({ outputTokens: 0 }), call, '')).toBeUndefined();
   });
 
+  it('refuses counts far below the text they stand for: 1 output token for 400,000 characters, 1 input token for a 100,000-character prompt', () => {
+    const long = 'word '.repeat(80_000);
+    const wide = callOf({ prompt: 'Hi', models: ['fam_c-4.1'], generation_settings: { maxTokens: 32_000 } });
+    expect(implausibleUsage(usage({ outputTokens: 1 }), wide, long)).toMatch(/1 output tokens, fewer than the 2500 its text takes at the least/);
+    const bigPrompt = callOf({ prompt: 'x'.repeat(100_000), models: ['fam_c-4.1'], generation_settings: { maxTokens: 100 } });
+    expect(implausibleUsage(usage({ inputTokens: 1 }), bigPrompt, 'ok')).toMatch(/1 input tokens, fewer than the 781 its text takes at the least/);
+    // Counts a tokenizer could make of them are believed, whitespace runs however long.
+    expect(implausibleUsage(usage({ outputTokens: 2_500 }), wide, long)).toBeUndefined();
+    expect(implausibleUsage(usage({ outputTokens: 1 }), wide, ' '.repeat(100_000))).toBeUndefined();
+    expect(implausibleUsage(usage({ inputTokens: 782 }), bigPrompt, 'ok')).toBeUndefined();
+  });
+
   it('believes output up to the tolerance above the limit', () => {
     expect(implausibleUsage(usage({ outputTokens: 100 + OUTPUT_TOLERANCE_TOKENS }), call)).toBeUndefined();
   });
