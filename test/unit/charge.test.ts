@@ -7,7 +7,7 @@ import { loadAjv } from '../../shared/contract/ajv.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { usdToMicroCredits } from '../../shared/credits/credits.js';
 import { estimateJudgingMicroCredits, estimateMicroCredits } from '../support/model-calls.js';
-import { callCostBound, inputTokenBound } from '../../shared/pricing/bound.js';
+import { callCostBound, inputTokenBound, outputTokenBound } from '../../shared/pricing/bound.js';
 import { chargeCall, chargedUsd, implausibleUsage, OUTPUT_TOLERANCE_TOKENS } from '../../shared/pricing/charge.js';
 import { providerCost } from '../../shared/pricing/cost.js';
 import { toMessagesRequest } from '../../shared/providers/anthropic-messages/request.js';
@@ -50,7 +50,8 @@ function billableOutput(call: ModelCall): number {
     case 'openai-chat': {
       const body = toChatRequest(call).body;
       const sent = (body.max_completion_tokens ?? body.max_tokens) as number;
-      const xaiReasons = entry.provider === 'xai' && /grok-4\.20-0309-reasoning|grok-4\.3|grok-3-mini/.test(entry.upstreamModel) && body.reasoning_effort !== 'none';
+      // grok-3's slug is served by grok-4.3 since its retirement.
+      const xaiReasons = entry.provider === 'xai' && /grok-4\.20-0309-reasoning|grok-4\.3|grok-3/.test(entry.upstreamModel) && body.reasoning_effort !== 'none';
       return xaiReasons ? entry.maxOutputTokens : sent;
     }
   }
@@ -162,6 +163,15 @@ describe('Function: estimateJudgingMicroCredits', () => {
     // 2 judge calls each see the Claude answer, now up to 9,000 tokens instead of 1,000: at fam_c-4.1's input price.
     const inputPrice = resolveModel('fam_c-4.1')!.prices.input;
     expect(thinking - plain).toBe(usdToMicroCredits((2 * 8000 * inputPrice) / 1e6, RATES));
+  });
+});
+
+describe('Function: outputTokenBound', () => {
+  it("bounds fam_d-3 as the reasoning model that now serves its slug (grok-4.3): the model's maximum, not the limit sent", () => {
+    const call = callOf({ prompt: 'Hi', models: ['fam_d-3'], generation_settings: { maxTokens: 4_096 } });
+    expect(outputTokenBound(call)).toBe(call.entry.maxOutputTokens);
+    // 800 completion and 6,000 reasoning tokens are believed, not refused as beyond 4,096.
+    expect(implausibleUsage(usage({ inputTokens: 10, outputTokens: 6_800, reasoningTokens: 6_000 }), call, 'An answer.')).toBeUndefined();
   });
 });
 

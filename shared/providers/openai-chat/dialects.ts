@@ -69,7 +69,8 @@ const XAI: ChatDialect = {
   reasoningEffortModels: ['grok-4.3', 'grok-3-mini'],
   imageUrl: 'object',
   reasoningTokens: 'beside-completion',
-  unboundedReasoningModels: ['grok-4.20-0309-reasoning', 'grok-4.3', 'grok-3-mini'],
+  // grok-3 too: since its retirement (2026-05-15) xAI serves that slug with grok-4.3 (models.ts), which reasons.
+  unboundedReasoningModels: ['grok-4.20-0309-reasoning', 'grok-4.3', 'grok-3-mini', 'grok-3'],
   capacityStatuses: [],
   streamUsageOption: true,
 };
