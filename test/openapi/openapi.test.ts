@@ -101,6 +101,8 @@ describe('Validating answers against the document', () => {
   it('accepts a documented success and error', () => {
     expect(openApiProblems({ status: 200, headers: json, body: success })).toEqual([]);
     expect(openApiProblems({ status: 200, headers: json, body: { ...success, results: [{ ...completed, providerCost: null }] } })).toEqual([]);
+    // A streamed call that broke off after its text went out: failed, and charged what it used.
+    expect(openApiProblems({ status: 200, headers: json, body: { ...success, results: [{ ...failed, providerCost: null, estimatedCost: 0.1 }] } })).toEqual([]);
     expect(
       openApiProblems({ status: 400, headers: json, body: { error: { code: 'invalid_request', message: 'x', details: [{ field: '/prompt', message: 'is required' }] } } }),
     ).toEqual([]);
@@ -113,7 +115,7 @@ describe('Validating answers against the document', () => {
     ['a missing field', 200, { ...success, creditsUsed: undefined }],
     ['an unknown field', 200, { ...success, extra: 1 }],
     ['a failed result without its error', 200, { ...success, results: [{ ...failed, error: undefined }] }],
-    ['a failed result that costs something', 200, { ...success, results: [{ ...failed, providerCost: 0.1 }] }],
+    ['a failed result with output', 200, { ...success, results: [{ ...failed, output: 'partial' }] }],
     ['another status value', 200, { ...success, results: [{ ...completed, status: 'pending' }] }],
     ['a 402 without the estimate', 402, { error: { code: 'insufficient_credits', message: 'x' }, balance: 1 }],
     ['a code of another status', 401, { error: { code: 'invalid_request', message: 'x' } }],
