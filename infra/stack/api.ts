@@ -91,14 +91,16 @@ export const GATEWAY_RESPONSES: readonly GatewayResponseSpec[] = [
     message: 'The request body exceeds the 10 MB API Gateway limit; the gateway accepts at most 5242880 bytes',
   },
   // The authorizer threw (the store throttling or unreachable, past its SDK's retries) or did
-  // not answer: the key could not be checked, as the local host's 503 says it.
-  {
-    type: ResponseType.AUTHORIZER_FAILURE,
+  // not answer: the key could not be checked, as the local host's 503 says it. API Gateway
+  // reports an authorizer's thrown error as AuthorizerConfigurationException (the
+  // configuration-error response), and one it could not use as an authorizer failure: both.
+  ...[ResponseType.AUTHORIZER_CONFIGURATION_ERROR, ResponseType.AUTHORIZER_FAILURE].map((type) => ({
+    type,
     statusCode: '503',
     code: 'service_unavailable',
     message: 'The API key could not be checked just now; retry shortly. Nothing ran, nothing was charged',
     headers: { 'Retry-After': '1' },
-  },
+  })),
   {
     type: ResponseType.INTEGRATION_TIMEOUT,
     statusCode: '504',

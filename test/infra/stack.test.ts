@@ -792,6 +792,7 @@ describe('Stack: GatewayStack', () => {
       ['REQUEST_TOO_LARGE', '413', 'payload_too_large'],
       ['INTEGRATION_TIMEOUT', '504', 'gateway_timeout'],
       ['AUTHORIZER_FAILURE', '503', 'service_unavailable'],
+      ['AUTHORIZER_CONFIGURATION_ERROR', '503', 'service_unavailable'],
       ['DEFAULT_4XX', undefined, 'bad_request'],
       ['DEFAULT_5XX', undefined, 'internal_error'],
     ])("answers %s with %s and the handler's error body (code %s)", (type, status, code) => {
@@ -814,7 +815,7 @@ describe('Stack: GatewayStack', () => {
       expect(body.error.message.length).toBeGreaterThan(0);
     });
 
-    it.each(['THROTTLED', 'AUTHORIZER_FAILURE'])('tells a caller answered %s when to retry (Retry-After: 1)', (type) => {
+    it.each(['THROTTLED', 'AUTHORIZER_FAILURE', 'AUTHORIZER_CONFIGURATION_ERROR'])('tells a caller answered %s when to retry (Retry-After: 1)', (type) => {
       const [response] = Object.values(template.findResources('AWS::ApiGateway::GatewayResponse') as Resources)
         .map((r) => r.Properties!)
         .filter((p) => p.ResponseType === type);
