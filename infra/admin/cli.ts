@@ -57,10 +57,16 @@ try {
     // Entries dated and ages judged by the store's clock, not this machine's, which may be off
     // by more than the reconciler's delays (10 and 15 minutes): a clock behind would let a
     // top-up be posted while a retry of its write may still land, one ahead would release the
-    // reservations of requests still running. One read first, for the SDK to hear that clock.
+    // reservations of requests still running. One read first (once the command line is
+    // valid), for the SDK to hear that clock.
     store = createStore(config, { storeClient, now: () => storeNow(storeClient) });
-    await store.accounts.get(CLOCK_READ_ACCOUNT);
-    const result = await runAdminCommand(argv, store);
+    const { accounts } = store;
+    const result = await runAdminCommand(argv, {
+      ...store,
+      beforeDating: async () => {
+        await accounts.get(CLOCK_READ_ACCOUNT);
+      },
+    });
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   }
 } catch (error) {

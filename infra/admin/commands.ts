@@ -12,6 +12,11 @@ export interface AdminDeps {
   apiKeys: ApiKeysRepository;
   ledger: LedgerRepository;
   credits: CreditsService;
+  /**
+   * Run, once the command line is valid, before a command that dates an entry or judges ages
+   * (create-account, top-up, reconcile): the CLI reads the store's clock there (cli.ts).
+   */
+  beforeDating?: () => Promise<void>;
 }
 
 export class UsageError extends Error {
@@ -71,12 +76,13 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
   if (!command || extra.length > 0) throw new UsageError(USAGE);
   switch (command) {
     case 'create-account': {
-      const account = await deps.credits.openAccount({
+      const opening = {
         balanceMicro: creditsToMicro(credits(values.credits, { allowZero: true })),
         zeroDataRetention: values.zdr ?? false,
         rateLimitRpm: values.rpm === undefined ? undefined : positiveInt(values.rpm, '--rpm'),
-      });
-      return describeAccount(account);
+      };
+      await deps.beforeDating?.();
+      return describeAccount(await deps.credits.openAccount(opening));
     }
     case 'create-key': {
       const accountId = required(values.account, '--account');
@@ -92,7 +98,9 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
     }
     case 'top-up': {
       const accountId = required(values.account, '--account');
-      const balanceMicro = await deps.credits.topUp(accountId, creditsToMicro(credits(values.credits)));
+      const amountMicro = creditsToMicro(credits(values.credits));
+      await deps.beforeDating?.();
+      const balanceMicro = await deps.credits.topUp(accountId, amountMicro);
       return { accountId, balance: microToCredits(balanceMicro) };
     }
     case 'balance': {
@@ -132,6 +140,7 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
       return { accountId, rateLimitRpm: rpm };
     }
     case 'reconcile':
+      await deps.beforeDating?.();
       return deps.credits.reconcile();
     default:
       throw new UsageError(`Unknown command "${command}"\n${USAGE}`);

@@ -122,11 +122,13 @@ describe('npm run admin', () => {
     const failingWrites = await startFakeAws((call) => (call.operation === 'GetItem' ? { body: {} } : awsError('InternalServerError', 'Internal server error', 500)));
     // The commands are independent: run side by side (each is a process of its own).
     const missingCommands = [['top-up', '--credits', '5'], ['balance'], ['ledger'], ['create-key']];
+    // A command line that is not valid is refused before any store call: here, with no store to reach.
+    const noStore = { DYNAMODB_ENDPOINT: 'http://127.0.0.1:9' };
     const [usage, bad, unknownKey, unreachable, topUp, ...missing] = await Promise.all([
-      admin('make-coffee'),
-      admin('create-account', '--credits', '-3'),
+      runTs('infra/admin/cli.ts', ['make-coffee'], noStore),
+      runTs('infra/admin/cli.ts', ['create-account', '--credits', '-3'], noStore),
       admin('revoke-key', '--key', 'mcg_nothing'),
-      runTs('infra/admin/cli.ts', ['balance', '--account', 'acct_x'], { DYNAMODB_ENDPOINT: 'http://127.0.0.1:9' }),
+      runTs('infra/admin/cli.ts', ['balance', '--account', 'acct_x'], noStore),
       runTs('infra/admin/cli.ts', ['--credits', '5', 'top-up', '--account', 'acct_x'], { DYNAMODB_ENDPOINT: failingWrites.endpoint }),
       ...missingCommands.map((command) => admin(command[0]!, '--account', 'acct_nobody', ...command.slice(1))),
     ]).finally(() => failingWrites.close());
