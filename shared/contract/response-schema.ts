@@ -30,19 +30,13 @@ export function checkResponseSchema(schema: Record<string, unknown>, path: strin
   return state.errors;
 }
 
-/** Keywords that only constrain objects: a subschema with any of them describes an object, whether or not it says `type: "object"`. */
-const OBJECT_KEYWORDS = [
-  'properties',
-  'required',
-  'additionalProperties',
-  'patternProperties',
-  'minProperties',
-  'maxProperties',
-  'propertyNames',
-  'dependentRequired',
-  'dependentSchemas',
-  'unevaluatedProperties',
-];
+/**
+ * Keywords that say which properties an object holds: a subschema with any of them describes
+ * an object, whether or not it says `type: "object"`. Not the keywords that only require
+ * (`required`, `dependentRequired`): `anyOf: [{required: ["a"]}, {required: ["b"]}]` applies to
+ * its parent's properties, and `additionalProperties: false` beside either would forbid them.
+ */
+const OBJECT_KEYWORDS = ['properties', 'additionalProperties', 'patternProperties', 'propertyNames', 'unevaluatedProperties'];
 
 function isObjectLevel(schema: Record<string, unknown>): boolean {
   const type = schema.type;

@@ -125,8 +125,8 @@ describe('Function: validatePromptRequest', () => {
         /must be false/,
       ],
       [
-        'a subschema that constrains an object without saying so (required only), without additionalProperties',
-        body({ response_schema: { ...strictSchema, properties: { inner: { required: ['b'] } }, required: ['inner'] } }),
+        'a subschema that lists properties without saying type object, without additionalProperties',
+        body({ response_schema: { ...strictSchema, properties: { inner: { patternProperties: { '^x': { type: 'string' } } } }, required: ['inner'] } }),
         '/response_schema/properties/inner/additionalProperties',
         /must be false/,
       ],
@@ -296,6 +296,16 @@ describe('Function: validatePromptRequest', () => {
       ]);
       expect(request.judgeWeights).toEqual({ accuracy: 1, speed: 0, cost: 0 });
       expect(request.system).toEqual([]);
+    });
+
+    it('a response_schema whose anyOf requires one property or another (subschemas that only require: no additionalProperties of their own)', () => {
+      const schema = {
+        type: 'object',
+        properties: { email: { type: 'string' }, phone: { type: 'string' } },
+        additionalProperties: false,
+        anyOf: [{ required: ['email'] }, { required: ['phone'] }],
+      };
+      expect(validatePromptRequest(body({ response_schema: schema })).outputSchema).toBe(JSON.stringify(schema));
     });
 
     it('vendor spellings of IDs, echoing what was sent', () => {
