@@ -333,7 +333,12 @@ const promptResponse = {
     evaluations: { type: 'array', items: ref('Evaluation'), description: 'Judging results; empty without `judges`.' },
     ranking: { type: 'array', items: ref('RankingEntry'), description: 'Only when `judges` was given: the models by Bradley-Terry strength, with intervals and win rates.' },
     judgeStatistics: { ...ref('JudgeStatistics'), description: "Only when `judges` was given: each judge's behaviour and the judges' agreement." },
-    creditsUsed: { type: 'number', minimum: 0, description: "Credits deducted for this request: the completed results' cost converted." },
+    creditsUsed: {
+      type: 'number',
+      minimum: 0,
+      description:
+        "Credits deducted for this request: what its calls cost, converted (the results' and judge calls' providerCost, or estimatedCost where that is null; a failed call costs 0 unless its stream had sent text), never more than the reservation.",
+    },
   },
   required: ['promptLogId', 'results', 'evaluations', 'creditsUsed'],
   additionalProperties: false,
@@ -663,7 +668,7 @@ export function openApiDocument(): Record<string, any> {
           summary: 'Send a prompt to several models',
           description:
             'Runs every requested model concurrently, each isolated (one failure never fails the others), inside the request deadline; ' +
-            "charges the completed results' cost. Refused requests (every 4xx) call no provider and change no balance.",
+            'charges what the calls cost (completed ones, and what stopped or broken-off streams had used). Refused requests (every 4xx) call no provider and change no balance.',
           parameters: [
             {
               name: 'Accept',

@@ -94,17 +94,19 @@ export class IdempotencyService<T> {
     const recorded = answered.then(async ({ response, finish }): Promise<Outcome<T>> => {
       const completed = await this.complete(begun.recordKey, promptLogId, response, zeroDataRetention).then(
         () => true,
-        async (error: unknown) => {
+        (error: unknown) => {
           this.log.error('Idempotency record not completed: the request is not charged, so that a retry cannot charge twice', {
             promptLogId,
             errorName: (error as Error).name,
           });
-          // Refused by its condition should the completion have landed after all (its answer lost): then a retry replays it.
-          await this.release(begun.recordKey, promptLogId).catch(() => undefined);
           return false;
         },
       );
-      return { response, finish: (charge = true) => finish(charge && completed) };
+      // Unrecorded, the key is released after the answer (the answer never waits on a failing
+      // store twice); refused by its condition should the completion have landed after all
+      // (its answer lost): a retry then replays it.
+      const releaseUnrecorded = () => (completed ? Promise.resolve() : this.release(begun.recordKey, promptLogId).catch(() => undefined));
+      return { response, finish: async (charge = true) => Promise.all([finish(charge && completed), releaseUnrecorded()]).then(() => undefined) };
     }, release);
     return { replayed: false, answered: recorded };
   }

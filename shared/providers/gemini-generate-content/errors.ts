@@ -44,7 +44,7 @@ export function fromErrorResponse(status: number, text: string, retryAfter: stri
     error = undefined;
   }
   const message = typeof error?.message === 'string' && error.message !== '' ? error.message.slice(0, 500) : undefined;
-  const googleStatus = vendorWord(error?.status);
+  const googleStatus = error?.status === '' ? undefined : vendorWord(error?.status);
   const described = message ? (googleStatus ? `${googleStatus}: ${message}` : message) : `The provider answered ${status}${googleStatus ? ` ${googleStatus}` : ''}`;
   return new UpstreamError(status === 429 ? 'upstream_rate_limited' : 'upstream_error', described, {
     upstreamStatus: status,
