@@ -166,7 +166,12 @@ async function runModel(planned: PlannedCall, index: number, options: FanOutOpti
   } catch (error) {
     const latencyMs = Math.round(performance.now() - started);
     if (options.signal?.aborted && error instanceof UpstreamError) {
-      if (!atVendor) return unsentResult(planned, latencyMs);
+      if (!atVendor) {
+        return unchargedResult(planned, latencyMs, 'cancelled', {
+          code: 'cancelled',
+          message: 'The caller disconnected: the call was stopped while no attempt of it was at the vendor, and charged nothing',
+        });
+      }
       return stoppedResult(planned, error, streamed, attemptStartedAt, latencyMs, {
         status: 'cancelled',
         error: { code: 'cancelled', message: 'The caller disconnected: the call was stopped and charged what it had used' },
@@ -177,17 +182,7 @@ async function runModel(planned: PlannedCall, index: number, options: FanOutOpti
     if (delivered && error instanceof UpstreamError) {
       return stoppedResult(planned, error, streamed, attemptStartedAt, latencyMs, { status: 'failed', error: toResultError(error, apiKey) });
     }
-    return {
-      modelId: model.requestedId,
-      status: 'failed',
-      output: '',
-      tokensIn: 0,
-      tokensOut: 0,
-      latencyMs,
-      providerCost: 0,
-      error: toResultError(error, apiKey),
-      ...(warnings.length > 0 ? { warnings } : {}),
-    };
+    return unchargedResult(planned, latencyMs, 'failed', toResultError(error, apiKey));
   }
 }
 
@@ -221,17 +216,17 @@ function stoppedResult(
   };
 }
 
-/** A call stopped because its caller disconnected while no attempt of it was at the vendor: cancelled, and charged nothing. */
-function unsentResult({ model, warnings }: PlannedCall, latencyMs: number): ModelResult {
+/** A call that ended without output and is charged nothing: failed, or cancelled while no attempt of it was at the vendor. */
+function unchargedResult({ model, warnings }: PlannedCall, latencyMs: number, status: 'failed' | 'cancelled', error: NonNullable<ModelResult['error']>): ModelResult {
   return {
     modelId: model.requestedId,
-    status: 'cancelled',
+    status,
     output: '',
     tokensIn: 0,
     tokensOut: 0,
     latencyMs,
     providerCost: 0,
-    error: { code: 'cancelled', message: 'The caller disconnected: the call was stopped while no attempt of it was at the vendor, and charged nothing' },
+    error,
     ...(warnings.length > 0 ? { warnings } : {}),
   };
 }

@@ -71,7 +71,7 @@ export class SseParser {
       const pendingBytes = this.pendingBytes;
       this.pending = '';
       this.pendingBytes = 0;
-      this.checkLine(line.length, () => pendingBytes + Buffer.byteLength(piece));
+      this.checkLine(line.length, pendingBytes, piece);
       this.line(line, events);
       if (c === 13) {
         if (i + 1 < text.length) {
@@ -86,15 +86,18 @@ export class SseParser {
       const piece = text.slice(start);
       this.pending += piece;
       this.pendingBytes += Buffer.byteLength(piece);
-      this.checkLine(this.pending.length, () => this.pendingBytes);
+      this.checkLine(this.pending.length, this.pendingBytes);
     }
     return events;
   }
 
-  /** A line of `units` UTF-16 code units, whose UTF-8 bytes `bytes` counts (each piece of it once: a long line's every chunk would rescan it). */
-  private checkLine(units: number, bytes: () => number): void {
+  /**
+   * A line of `units` UTF-16 code units: `counted` UTF-8 bytes already counted, and `uncounted`
+   * text not yet (each piece of a line is counted once: a long line's every chunk would rescan it).
+   */
+  private checkLine(units: number, counted: number, uncounted = ''): void {
     // A UTF-16 length is at least a third of the UTF-8 bytes: count exactly only when near the limit.
-    if (units * 3 > this.limits.maxLineBytes && bytes() > this.limits.maxLineBytes) {
+    if (units * 3 > this.limits.maxLineBytes && counted + Buffer.byteLength(uncounted) > this.limits.maxLineBytes) {
       throw new SseLimitError(`A line of the stream exceeded ${this.limits.maxLineBytes} bytes`);
     }
   }
