@@ -47,21 +47,17 @@ export class S3ClaimCheck implements ClaimCheckStore {
     const { sdk, client } = await this.s3();
     // Aborting it once the answer is in ends the body's read: the SDK's handler listens until the request closes.
     const body = new AbortController();
+    const bodyMs = (this.options.timeouts ?? CLAIM_CHECK_TIMEOUTS).answerMs;
     let timer: NodeJS.Timeout | undefined;
     try {
       const answer = await client.send(new sdk.GetObjectCommand({ Bucket: this.bucket, Key: key }), { abortSignal: body.signal });
       if (!answer.Body) throw new ClaimCheckNotFoundError(key);
-      const bodyMs = (this.options.timeouts ?? CLAIM_CHECK_TIMEOUTS).answerMs;
       timer = setTimeout(() => body.abort(), bodyMs);
-      try {
-        return await answer.Body.transformToString('utf8');
-      } catch (error) {
-        // The stream reports the abort as a reset connection: said as what it is.
-        if (body.signal.aborted) throw Object.assign(new Error(`The claim-check object's body did not arrive within ${bodyMs} ms`, { cause: error }), { name: 'TimeoutError' });
-        throw error;
-      }
+      return await answer.Body.transformToString('utf8');
     } catch (error) {
       if ((error as Error).name === 'NoSuchKey') throw new ClaimCheckNotFoundError(key, { cause: error });
+      // Aborted only once the headers are in: the stream reports it as a reset connection, said as what it is.
+      if (body.signal.aborted) throw Object.assign(new Error(`The claim-check object's body did not arrive within ${bodyMs} ms`, { cause: error }), { name: 'TimeoutError' });
       throw error;
     } finally {
       clearTimeout(timer);

@@ -1,5 +1,5 @@
 import { carry, retrieve } from '../claim-check/carry.js';
-import type { ClaimCheckStore } from '../claim-check/types.js';
+import type { Carried, ClaimCheckStore } from '../claim-check/types.js';
 import type { ModelResult } from '../compare/result.js';
 import type { PromptRequest, RequestedModel } from '../contract/types.js';
 import type { Log } from '../log.js';
@@ -50,9 +50,14 @@ export function startJudgedComparison(request: PromptRequest, run: { requestId: 
   const comparison = (async () => {
     const input = { ...plan, request: await carry(deps.claimCheck, claimKeys.request(run.requestId), { body: request.body }, WORKFLOW_LIMITS.requestInlineBytes) };
     const output = await deps.workflow.run(input, { executionName: run.requestId });
-    const unread = (what: string) => (error: unknown) => deps.log.error('Claim-check object not read', { requestId: run.requestId, what, errorName: (error as Error).name });
-    const results = await Promise.all(request.models.map((model, index) => toResult(output, index, model.requestedId, deps.claimCheck, unread('result'))));
-    const judgments = await collectJudgments(input, output, deps.claimCheck, unread('judgment'));
+    // A value read back from the claim-check store, or undefined (logged) when it cannot be.
+    const readBack: ReadBack = (what, carried) =>
+      retrieve(deps.claimCheck, carried).catch((error: unknown) => {
+        deps.log.error('Claim-check object not read', { requestId: run.requestId, what, errorName: (error as Error).name });
+        return undefined;
+      });
+    const results = await Promise.all(request.models.map((model, index) => toResult(output, index, model.requestedId, readBack)));
+    const judgments = await collectJudgments(input, output, readBack);
     const evaluations = evaluate(request, results, judgments);
     const characters = new Map(results.map((r) => [r.modelId, r.output.length]));
     return {
@@ -111,18 +116,14 @@ function possibleClaimKeys(plan: Omit<WorkflowInput, 'request'>): string[] {
   ];
 }
 
+type ReadBack = <T>(what: 'result' | 'judgment', carried: Carried<T>) => Promise<T | undefined>;
+
 /** A model's result, or a failed one: its task failed as a whole (the state machine caught it), or its result could not be read back. */
-async function toResult(output: WorkflowOutput, index: number, modelId: string, claimCheck: ClaimCheckStore, unread: (error: unknown) => void): Promise<ModelResult> {
+async function toResult(output: WorkflowOutput, index: number, modelId: string, readBack: ReadBack): Promise<ModelResult> {
   const item: GenerateOutput | undefined = output.results?.[index];
-  let reason = item?.error;
-  if (item?.result) {
-    try {
-      return await retrieve(claimCheck, item.result);
-    } catch (error) {
-      unread(error);
-      reason = 'its result could not be read back';
-    }
-  }
+  const result = item?.result && (await readBack('result', item.result));
+  if (result) return result;
+  const reason = item?.result ? 'its result could not be read back' : item?.error;
   return {
     modelId,
     status: 'failed',
@@ -143,7 +144,7 @@ function taskKey(task: JudgeTask): string {
  * Every judge call's judgment by task; the calls of a judge whose task failed as a whole,
  * and a judgment that cannot be read back, are failed judgments.
  */
-async function collectJudgments(input: WorkflowInput, output: WorkflowOutput, claimCheck: ClaimCheckStore, unread: (error: unknown) => void): Promise<Map<string, Judgment>> {
+async function collectJudgments(input: WorkflowInput, output: WorkflowOutput, readBack: ReadBack): Promise<Map<string, Judgment>> {
   const judgments = new Map<string, Judgment>();
   const failed = (error: string | undefined): Judgment => ({
     status: 'failed',
@@ -161,15 +162,7 @@ async function collectJudgments(input: WorkflowInput, output: WorkflowOutput, cl
       }
       return item.judgments.map(async (call) => {
         if (call.status === 'skipped') return;
-        let judgment = failed(undefined);
-        if (call.judgment) {
-          try {
-            judgment = await retrieve(claimCheck, call.judgment);
-          } catch (error) {
-            unread(error);
-            judgment = failed('its judgment could not be read back');
-          }
-        }
+        const judgment = call.judgment ? ((await readBack('judgment', call.judgment)) ?? failed('its judgment could not be read back')) : failed(undefined);
         judgments.set(taskKey(call.task), judgment);
       });
     }),
