@@ -105,8 +105,12 @@ export class IdempotencyService<T> {
       // Unrecorded, the key is released after the answer (the answer never waits on a failing
       // store twice); refused by its condition should the completion have landed after all
       // (its answer lost): a retry then replays it.
-      const releaseUnrecorded = () => (completed ? Promise.resolve() : this.release(begun.recordKey, promptLogId).catch(() => undefined));
-      return { response, finish: async (charge = true) => Promise.all([finish(charge && completed), releaseUnrecorded()]).then(() => undefined) };
+      return {
+        response,
+        finish: async (charge = true) => {
+          await Promise.all([finish(charge && completed), completed || this.release(begun.recordKey, promptLogId).catch(() => undefined)]);
+        },
+      };
     }, release);
     return { replayed: false, answered: recorded };
   }

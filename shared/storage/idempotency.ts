@@ -55,21 +55,18 @@ export class IdempotencyRepository {
       return { claimed: true };
     } catch (error) {
       if (!isConditionFailed(error)) throw error;
-      const existing = await refusedOrRead(
-        error,
-        async () =>
-          (
-            await storeCall(
-              'idempotency.claim',
-              this.client.send(new GetCommand({ TableName: this.tableName, Key: { idempotencyKey: record.idempotencyKey }, ConsistentRead: true })),
-            )
-          ).Item as IdempotencyRecord | undefined,
-      );
+      const existing = await refusedOrRead(error, () => this.read(record.idempotencyKey));
       if (!existing) return this.claim(record, now); // deleted in between: try again
       // This very claim: a write that landed but whose answer was lost, then retried by the SDK.
       if (existing.status === 'running' && existing.promptLogId === record.promptLogId && existing.createdAt === record.createdAt) return { claimed: true };
       return { claimed: false, existing };
     }
+  }
+
+  /** The record as last written (for a store that returns none with a refusal). */
+  private async read(idempotencyKey: string): Promise<IdempotencyRecord | undefined> {
+    const { Item } = await storeCall('idempotency.claim', this.client.send(new GetCommand({ TableName: this.tableName, Key: { idempotencyKey }, ConsistentRead: true })));
+    return Item as IdempotencyRecord | undefined;
   }
 
   async complete(key: string, promptLogId: string, stored: Pick<IdempotencyRecord, 'response' | 'notRetained'>): Promise<void> {
