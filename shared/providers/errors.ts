@@ -29,6 +29,15 @@ export class UpstreamError extends Error {
   }
 }
 
+/**
+ * A stream that ended before the event that ends its vendor's answer (the connection closed
+ * cleanly mid-answer): the text may stop anywhere, so the call failed; what it delivered
+ * is charged by the caller as any stream that broke off.
+ */
+export function streamEndedEarly(finalEvent: string): UpstreamError {
+  return new UpstreamError('upstream_malformed_response', `The provider's stream ended before its ${finalEvent}: the answer is incomplete`, { upstreamStatus: 200 });
+}
+
 /** Retry-After as seconds or an HTTP date, in milliseconds from now. */
 export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
   if (!value) return undefined;

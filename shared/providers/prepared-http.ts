@@ -1,7 +1,7 @@
 import type { PartialReply } from './errors.js';
 import { jsonRequest, postJson, type ErrorMapper } from './http.js';
 import type { SseEvent } from './sse.js';
-import { postSse } from './stream-http.js';
+import { finishStream, postSse } from './stream-http.js';
 import type { ModelReply, PreparedCall } from './types.js';
 
 /** What reads one streamed attempt: each event, what it delivered so far, and the reply once the stream ended. */
@@ -53,7 +53,7 @@ export function preparedHttpCall(shape: HttpCallShape, onDelta?: (text: string) 
       await postSse(request, signal, { mapError, onEvent: (event) => reader.onEvent(event), partial: () => reader.partial() }).catch((error: unknown) => {
         throw refine(error);
       });
-      return withWarnings(reader.finish());
+      return withWarnings(finishStream(reader));
     },
   };
 }

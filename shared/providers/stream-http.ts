@@ -1,6 +1,7 @@
 import { postStream, type StreamAnswer } from '../http/post.js';
 import { UpstreamError, type PartialReply } from './errors.js';
 import { abortError, defaultErrorMapper, headerValue, unreachable, type PostJsonOptions, type WireRequest } from './http.js';
+import type { ModelReply } from './types.js';
 import { SseLimitError, SseParser, type SseEvent, type SseLimits } from './sse.js';
 
 /** Most bytes of a non-2xx answer's body read for its error message. */
@@ -68,6 +69,15 @@ export function eventJson(event: SseEvent): Record<string, unknown> {
     throw new UpstreamError('upstream_malformed_response', `The provider streamed a ${event.event.slice(0, 40)} event whose data is not a JSON object`);
   }
   return value as Record<string, unknown>;
+}
+
+/** A stream reader's reply once its stream ended; its failure (the stream ended early above all) carries what the stream had delivered. */
+export function finishStream(reader: { finish(): ModelReply; partial(): PartialReply }): ModelReply {
+  try {
+    return reader.finish();
+  } catch (error) {
+    throw error instanceof UpstreamError ? withPartial(error, reader.partial()) : error;
+  }
 }
 
 /** `error` carrying what the stream had delivered. */

@@ -77,6 +77,28 @@ describe('POST /api/v1/prompt with Accept: text/event-stream', () => {
     expect(done.json.results).toEqual([0, 1, 2].map((i) => results.get(i)));
   });
 
+  it('fails a model whose vendor stream ends before its final event, charges the text it delivered, and completes the others', async () => {
+    const { accountId, auth } = await openTestAccount(host(), 100_000_000);
+    // Anthropic's stream stops halfway through its bytes and the connection closes cleanly: no message_stop.
+    host().simulator.setFault({ kind: 'malformed', provider: 'anthropic' });
+    const { events } = await postEvents(host(), body({ models: ['fam_c-5.4', 'fam_a-opus-4-6'] }), { headers: auth });
+    const done = events.at(-1)!;
+    expect(done.event).toBe('done');
+    const [completed, cut] = done.json.results;
+    expect(completed).toMatchObject({ modelId: 'fam_c-5.4', status: 'completed' });
+    expect(cut).toMatchObject({ modelId: 'fam_a-opus-4-6', status: 'failed', output: '', providerCost: null, error: { code: 'upstream_malformed_response' } });
+    expect(cut.error.message).toContain('message_stop');
+    // Its text went out as deltas before the cut, and is what it is charged for (no usage arrived: the estimate).
+    const delivered = events.filter((e) => e.event === 'delta' && e.json.index === 1).map((e) => e.json.text);
+    expect(delivered.join('')).not.toBe('');
+    expect(cut.estimatedCost).toBeGreaterThan(0);
+    const settlements = (await host().gateway.ledger.list(accountId)).filter((entry) => entry.kind === 'settle');
+    expect(settlements).toHaveLength(1);
+    expect(settlements[0]!.chargedMicro).toBe(Math.round(done.json.creditsUsed * 1e6));
+    expect(settlements[0]!.chargedMicro).toBeGreaterThan(Math.round(completed.providerCost * 100 * 1e6));
+    expect(await balanceOf(host(), accountId)).toBe(100_000_000 - settlements[0]!.chargedMicro!);
+  });
+
   it('streams a judged request: the results when the workflow returns them, each evaluation, the ranking, then done', async () => {
     const { events } = await postEvents(host(), body({ models: ['fam_c-5.4', 'fam_a-opus-4-6'], judges: ['fam_c-4.1'] }));
     expect(names(events)).not.toContain('delta');

@@ -1,4 +1,4 @@
-import { UpstreamError, type PartialReply } from '../errors.js';
+import { UpstreamError, streamEndedEarly, type PartialReply } from '../errors.js';
 import type { SseEvent } from '../sse.js';
 import { eventJson } from '../stream-http.js';
 import type { ModelReply } from '../types.js';
@@ -10,13 +10,14 @@ import { toUsage, type AnthropicUsage } from './usage.js';
  * Reads a streamed Messages answer: `message_start` (its usage: input and cache classes),
  * `content_block_delta` of type `text_delta` (the only deltas: thinking_delta and
  * signature_delta are not), `message_delta` (stop_reason and the cumulative usage: output
- * tokens, and any class it repeats), `message_stop`; `ping` is ignored and `error` fails the
- * call. `finish` assembles the non-streamed answer for fromMessagesResponse, so usage is
+ * tokens, and any class it repeats), `message_stop`, without which the stream ended early (a failed call); `ping` is ignored
+ * and `error` fails the call. `finish` assembles the non-streamed answer for fromMessagesResponse, so usage is
  * priced by the same code. Until `message_delta` the output count is not known: usage stays undefined.
  */
 export class MessagesStream {
   private text = '';
   private started = false;
+  private stopped = false;
   private startUsage: AnthropicUsage = {};
   private finalUsage: AnthropicUsage | undefined;
   private stopReason: unknown;
@@ -52,10 +53,13 @@ export class MessagesStream {
         }
         return;
       }
+      case 'message_stop':
+        this.stopped = true;
+        return;
       case 'error':
         throw errorBodyToUpstreamError(data, 200);
       default:
-        return; // ping, content_block_start/stop, message_stop, events added later
+        return; // ping, content_block_start/stop, events added later
     }
   }
 
@@ -66,6 +70,7 @@ export class MessagesStream {
 
   finish(): ModelReply {
     if (!this.started) throw new UpstreamError('upstream_malformed_response', 'The provider streamed no message', { upstreamStatus: 200 });
+    if (!this.stopped) throw streamEndedEarly('message_stop event');
     return fromMessagesResponse({ type: 'message', content: [{ type: 'text', text: this.text }], stop_reason: this.stopReason, usage: this.finalUsage });
   }
 }

@@ -53,6 +53,21 @@ export function fromSdkError(error: unknown, signal: AbortSignal): UpstreamError
   return new UpstreamError('upstream_unreachable', `Could not reach the provider: ${reason}`, { retryable: true, cause: error });
 }
 
+/**
+ * An error thrown while a ConverseStream's events were read, mapped as fromSdkError maps it,
+ * but for one the service did not raise: the connection cut (by its code) or a frame the
+ * decoder could not read (a truncated message above all) broke the stream off. Not retried:
+ * the stream's text may be out already.
+ */
+export function fromStreamError(error: unknown, signal: AbortSignal): UpstreamError {
+  const failure = fromSdkError(error, signal);
+  if (failure.code !== 'upstream_unreachable' || failure.details.upstreamStatus !== undefined) return failure;
+  const { code } = error as { code?: unknown };
+  return typeof code === 'string'
+    ? new UpstreamError('upstream_unreachable', `The provider's stream broke off: ${code}`, { cause: error })
+    : new UpstreamError('upstream_malformed_response', "The provider's event stream broke off or could not be decoded", { upstreamStatus: 200, cause: error });
+}
+
 /** The vendor's own message, cut short; never for errors the SDK raised while parsing. */
 function vendorMessage(e: SdkError, isService: boolean): string | undefined {
   if (!isService || typeof e.message !== 'string' || e.message === '' || e.message === 'UnknownError') return undefined;

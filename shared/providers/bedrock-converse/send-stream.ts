@@ -1,7 +1,7 @@
 import type { Endpoint, ModelCall, PreparedCall } from '../types.js';
 import { converseStream } from './client.js';
-import { fromSdkError } from './errors.js';
-import { withPartial } from '../stream-http.js';
+import { fromSdkError, fromStreamError } from './errors.js';
+import { finishStream, withPartial } from '../stream-http.js';
 import { toConverseRequest } from './request.js';
 import { ConverseStreamReader } from './stream.js';
 
@@ -18,10 +18,10 @@ export function prepareConverseStream(call: ModelCall, endpoint: Endpoint, onDel
         if (!answer.stream) throw new Error('The provider answered without an event stream');
         for await (const event of answer.stream) reader.onEvent(event as Parameters<ConverseStreamReader['onEvent']>[0]);
       } catch (error) {
-        const failure = fromSdkError(error, signal);
-        throw started ? withPartial(failure, reader.partial()) : failure;
+        if (!started) throw fromSdkError(error, signal);
+        throw withPartial(fromStreamError(error, signal), reader.partial());
       }
-      const reply = reader.finish();
+      const reply = finishStream(reader);
       return { ...reply, warnings: [...warnings, ...reply.warnings] };
     },
   };

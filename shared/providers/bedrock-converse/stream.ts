@@ -1,4 +1,4 @@
-import { UpstreamError, type PartialReply } from '../errors.js';
+import { UpstreamError, streamEndedEarly, type PartialReply } from '../errors.js';
 import type { ModelReply } from '../types.js';
 import { fromConverseResponse, toUsage, type ConverseAnswer } from './response.js';
 
@@ -14,7 +14,7 @@ interface StreamEvent {
 /**
  * Reads a ConverseStream answer: `contentBlockDelta` text becomes deltas (reasoningContent
  * never does); with a forced tool, the tool's input JSON streams as the deltas instead;
- * `messageStop` gives the stop reason, `metadata` the usage (cache reads and writes
+ * `messageStop` gives the stop reason (a stream without it ended early: a failed call), `metadata` the usage (cache reads and writes
  * included); an exception event (internalServerException, modelStreamErrorException,
  * throttlingException, validationException, serviceUnavailableException) fails the call.
  * `finish` assembles the Converse answer for fromConverseResponse, so usage is priced by the same code.
@@ -25,6 +25,7 @@ export class ConverseStreamReader {
   private toolInput = '';
   private started = false;
   private stopReason: unknown;
+  private stopped = false;
   private usage: ConverseAnswer['usage'];
 
   constructor(
@@ -46,7 +47,10 @@ export class ConverseStreamReader {
       this.toolInput += delta.toolUse.input;
       if (this.forcedTool) this.onDelta(delta.toolUse.input);
     }
-    if (event.messageStop) this.stopReason = event.messageStop.stopReason;
+    if (event.messageStop) {
+      this.stopped = true;
+      this.stopReason = event.messageStop.stopReason;
+    }
     if (event.metadata?.usage) this.usage = event.metadata.usage;
   }
 
@@ -62,6 +66,7 @@ export class ConverseStreamReader {
   /** The reply; with a forced tool its output is the tool input as the model streamed it (the same JSON value `send` gives). */
   finish(): ModelReply {
     if (!this.started) throw new UpstreamError('upstream_malformed_response', 'The provider streamed no answer', { upstreamStatus: 200 });
+    if (!this.stopped) throw streamEndedEarly('messageStop event');
     const content: unknown[] = [];
     if (this.text !== '') content.push({ text: this.text });
     if (this.toolName !== undefined) content.push({ toolUse: { name: this.toolName, input: toolInput(this.toolInput) } });

@@ -1,4 +1,4 @@
-import { UpstreamError, type PartialReply } from '../errors.js';
+import { UpstreamError, streamEndedEarly, type PartialReply } from '../errors.js';
 import type { SseEvent } from '../sse.js';
 import { eventJson } from '../stream-http.js';
 import type { ModelReply } from '../types.js';
@@ -17,7 +17,8 @@ interface Chunk {
  * Reads `streamGenerateContent?alt=sse`: each event a GenerateContentResponse. The text of
  * parts without `thought: true` becomes deltas; the finishReason and the usageMetadata
  * (prompt, candidates, thoughts, cached content) of the chunk that carries it are kept —
- * earlier chunks' usage is a running count, and a stream cut before the finishReason has none. `finish` assembles one
+ * earlier chunks' usage is a running count. A stream that ends before a finishReason ended
+ * early (a failed call), unless its prompt was blocked. `finish` assembles one
  * response for fromGenerateContentResponse, so usage is priced by the same code.
  */
 export class GenerateContentStream {
@@ -69,6 +70,9 @@ export class GenerateContentStream {
   finish(requestWarnings: readonly string[] = []): ModelReply {
     if (this.chunks === 0) throw new UpstreamError('upstream_malformed_response', 'The provider streamed no answer', { upstreamStatus: 200 });
     const candidate = { content: { parts: this.text === '' ? [] : [{ text: this.text }] }, finishReason: this.finishReason, groundingMetadata: this.grounding };
-    return fromGenerateContentResponse({ candidates: [candidate], promptFeedback: this.promptFeedback, usageMetadata: this.finalUsage }, requestWarnings);
+    // A blocked prompt's stream has no finishReason: the mapper names the block first.
+    const reply = fromGenerateContentResponse({ candidates: [candidate], promptFeedback: this.promptFeedback, usageMetadata: this.finalUsage }, requestWarnings);
+    if (!this.finished) throw streamEndedEarly('finishReason');
+    return reply;
   }
 }

@@ -1,4 +1,4 @@
-import { UpstreamError, type PartialReply } from '../errors.js';
+import { UpstreamError, streamEndedEarly, type PartialReply } from '../errors.js';
 import type { SseEvent } from '../sse.js';
 import { eventJson } from '../stream-http.js';
 import type { ModelReply } from '../types.js';
@@ -19,7 +19,8 @@ interface ChatChunk {
  * Reads a streamed chat completion (`data:` chunks, then `data: [DONE]`): the `delta.content`
  * pieces become deltas (reasoning fields — `reasoning_content`, `reasoning`, Mistral's
  * thinking chunks — and an inline `<think>` block never do); the usage chunk (`usage`, or
- * Groq's `x_groq.usage`) is kept. `finish` assembles the answer the non-streamed call would
+ * Groq's `x_groq.usage`) is kept. A stream that ends with neither a `finish_reason` nor
+ * `[DONE]` ended early (a failed call). `finish` assembles the answer the non-streamed call would
  * have had and maps it with fromChatResponse, so usage is priced by the same code.
  */
 export class ChatStream {
@@ -28,6 +29,7 @@ export class ChatStream {
   private finishReason: unknown;
   private usage: ChatUsage | undefined;
   private chunks = 0;
+  private done = false;
 
   constructor(
     private readonly dialect: ChatDialect,
@@ -37,7 +39,10 @@ export class ChatStream {
   }
 
   onEvent(event: SseEvent): void {
-    if (event.data === '[DONE]') return;
+    if (event.data === '[DONE]') {
+      this.done = true;
+      return;
+    }
     const chunk = eventJson(event) as ChatChunk;
     if (chunk.error !== undefined && chunk.error !== null) {
       throw new UpstreamError('upstream_error', vendorMessage(chunk) ?? 'The provider reported an error in the stream', { upstreamStatus: 200 });
@@ -60,6 +65,8 @@ export class ChatStream {
 
   finish(): ModelReply {
     if (this.chunks === 0) throw new UpstreamError('upstream_malformed_response', 'The provider streamed no answer', { upstreamStatus: 200 });
+    // The model's end is its finish_reason (a usage chunk may follow it); the vendor's, [DONE].
+    if (this.finishReason === undefined && !this.done) throw streamEndedEarly('finish_reason');
     const message = this.refusal !== '' && this.text.all === '' ? { refusal: this.refusal } : { content: this.text.all };
     const reply = fromChatResponse({ choices: [{ message, finish_reason: this.finishReason }], usage: this.usage }, this.dialect);
     // The output is what was streamed: also when a `<think>` block never closed (all of it thinking).

@@ -1,4 +1,4 @@
-import { UpstreamError, type PartialReply } from '../errors.js';
+import { UpstreamError, streamEndedEarly, type PartialReply } from '../errors.js';
 import type { SseEvent } from '../sse.js';
 import { eventJson } from '../stream-http.js';
 import type { ModelReply } from '../types.js';
@@ -12,7 +12,7 @@ const FINAL: ReadonlySet<string> = new Set(['response.completed', 'response.inco
  * (reasoning summary and other events never do); `response.completed` / `incomplete` /
  * `failed` carry the whole response, which fromResponsesResponse maps as it maps a
  * non-streamed one (so usage is priced by the same code); an `error` event fails the call.
- * The first final event ends the answer: whatever follows it (more deltas, a second final
+ * The first final event ends the answer, and a stream without one ended early (a failed call): whatever follows it (more deltas, a second final
  * response) is not read. Once text was streamed, it is the output (the final response's
  * own copy may differ), so that the deltas joined are the result's output.
  */
@@ -52,13 +52,12 @@ export class ResponsesStream {
     return usage ? { output: this.text, usage } : { output: this.text };
   }
 
-  /** The reply; a stream cut before its final event has the text streamed and no usage. */
+  /** The reply; a stream that ended before its final event failed. */
   finish(): ModelReply {
-    if (this.final !== undefined) {
-      const reply = fromResponsesResponse(this.final);
-      return this.text === '' ? reply : { ...reply, output: this.text };
-    }
     if (this.events === 0) throw new UpstreamError('upstream_malformed_response', 'The provider streamed no answer', { upstreamStatus: 200 });
-    return fromResponsesResponse({ status: 'completed', output: [{ type: 'message', content: [{ type: 'output_text', text: this.text }] }] });
+    if (!this.ended) throw streamEndedEarly('response.completed event');
+    // A final event without its response: the text streamed, without usage.
+    const reply = fromResponsesResponse(this.final ?? { status: 'completed', output: [{ type: 'message', content: [{ type: 'output_text', text: this.text }] }] });
+    return this.text === '' ? reply : { ...reply, output: this.text };
   }
 }

@@ -117,15 +117,22 @@ describe('Method: ProtocolAdapter.stream (against the simulator)', () => {
     expect(reply.output).not.toBe('');
   });
 
-  it.each(CASES.filter((_, i) => i % 2 === 1))('$name: a stream cut in the middle fails, never hangs', async ({ call }) => {
+  it.each(CASES)('$name: a stream cut in the middle (ended cleanly, without its final event) fails, carrying the text it delivered', async ({ call }) => {
     sim.setFault({ kind: 'malformed' });
-    const error = await stream(call()).then(
-      (result) => result,
-      (e: unknown) => e,
-    );
-    // Cut inside an event: either the reader fails on the broken event, or the stream ends early without usage.
-    if (error instanceof UpstreamError) expect(error.code).toMatch(/^upstream_/);
-    else expect((error as { reply: ModelReply }).reply.usage).toBeUndefined();
+    const deltas: string[] = [];
+    const error = await ADAPTERS[call().entry.protocol]
+      .prepare(call(), endpoint(call()), (text) => deltas.push(text))
+      .send(AbortSignal.timeout(10_000))
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(error).toBeInstanceOf(UpstreamError);
+    const failure = error as UpstreamError;
+    expect(failure.code).toBe('upstream_malformed_response');
+    expect(failure.retryable).toBe(false);
+    expect(failure.details.partial?.output).toBe(deltas.join(''));
+    expect(failure.details.partial?.usage).toBeUndefined();
   });
 
   it.each(CASES.filter((_, i) => i % 2 === 0))('$name: a 200 stream without a single event is a malformed answer', async ({ call }) => {

@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { MessagesStream } from '../../../shared/providers/anthropic-messages/stream.js';
+import { ConverseStreamReader } from '../../../shared/providers/bedrock-converse/stream.js';
+import { UpstreamError } from '../../../shared/providers/errors.js';
+import { GenerateContentStream } from '../../../shared/providers/gemini-generate-content/stream.js';
+import { dialectFor } from '../../../shared/providers/openai-chat/dialects.js';
+import { ChatStream } from '../../../shared/providers/openai-chat/stream.js';
+import { ResponsesStream } from '../../../shared/providers/openai-responses/stream.js';
+import { finishStream } from '../../../shared/providers/stream-http.js';
+import type { ModelReply } from '../../../shared/providers/types.js';
+
+/** Feeds SSE events (objects as JSON, strings as they are) to a reader and finishes it as the adapters do. */
+function read(reader: { onEvent(event: { event: string; data: string }): void; finish(): ModelReply; partial(): { output: string } }, events: (object | string)[]) {
+  for (const data of events) reader.onEvent({ event: 'message', data: typeof data === 'string' ? data : JSON.stringify(data) });
+  return finishStream(reader);
+}
+
+function endedEarly(run: () => unknown): UpstreamError {
+  let thrown: unknown;
+  try {
+    run();
+  } catch (error) {
+    thrown = error;
+  }
+  expect(thrown).toBeInstanceOf(UpstreamError);
+  const error = thrown as UpstreamError;
+  expect(error.code).toBe('upstream_malformed_response');
+  expect(error.retryable).toBe(false);
+  expect(error.message).toMatch(/stream ended before its/);
+  return error;
+}
+
+describe('A vendor stream that ends before the event that ends its answer fails, carrying what it delivered', () => {
+  const chat = () => new ChatStream(dialectFor('openai'), () => undefined);
+  const piece = (content: string, finish_reason: string | null = null) => ({ choices: [{ delta: { content }, finish_reason }] });
+
+  it('chat completions: ended by a finish_reason (a usage chunk may still follow) or by [DONE], else early', () => {
+    expect(read(chat(), [piece('Hello'), piece('', 'stop')]).output).toBe('Hello');
+    expect(read(chat(), [piece('Hello'), '[DONE]']).output).toBe('Hello');
+    const error = endedEarly(() => read(chat(), [piece('Hel'), { choices: [], usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } }]));
+    expect(error.details.partial).toEqual({ output: 'Hel', usage: expect.objectContaining({ inputTokens: 3, outputTokens: 2 }) });
+  });
+
+  it('Anthropic Messages: ended by message_stop; usage already sent travels with the failure', () => {
+    const events = [
+      { type: 'message_start', message: { usage: { input_tokens: 5, output_tokens: 1 } } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Partial' } },
+      { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 7 } },
+    ];
+    expect(read(new MessagesStream(() => undefined), [...events, { type: 'message_stop' }]).output).toBe('Partial');
+    const error = endedEarly(() => read(new MessagesStream(() => undefined), events));
+    expect(error.message).toContain('message_stop');
+    expect(error.details.partial).toEqual({ output: 'Partial', usage: expect.objectContaining({ inputTokens: 5, outputTokens: 7 }) });
+  });
+
+  it('OpenAI Responses: ended by a final event, also one without its response (then without usage)', () => {
+    const delta = { type: 'response.output_text.delta', delta: 'Hello' };
+    const reply = read(new ResponsesStream(() => undefined), [delta, { type: 'response.completed' }]);
+    expect(reply).toMatchObject({ output: 'Hello', usage: undefined });
+    expect(endedEarly(() => read(new ResponsesStream(() => undefined), [delta])).details.partial).toEqual({ output: 'Hello' });
+  });
+
+  it('Gemini: ended by a finishReason; a blocked prompt (no candidate, no finishReason) is still named as blocked', () => {
+    const text = (t: string, finishReason?: string) => ({ candidates: [{ content: { parts: [{ text: t }] }, ...(finishReason ? { finishReason } : {}) }] });
+    expect(read(new GenerateContentStream(() => undefined), [text('Hel'), text('lo', 'STOP')]).output).toBe('Hello');
+    expect(endedEarly(() => read(new GenerateContentStream(() => undefined), [text('Hel')])).details.partial).toEqual({ output: 'Hel' });
+    let blocked: unknown;
+    try {
+      read(new GenerateContentStream(() => undefined), [{ promptFeedback: { blockReason: 'SAFETY' } }]);
+    } catch (error) {
+      blocked = error;
+    }
+    expect(blocked).toMatchObject({ code: 'upstream_blocked' });
+  });
+
+  it('Bedrock ConverseStream: ended by messageStop (metadata may be missing: no usage), else early', () => {
+    const events = (stop: boolean) => [
+      { messageStart: { role: 'assistant' } },
+      { contentBlockDelta: { delta: { text: 'Hi' } } },
+      ...(stop ? [{ messageStop: { stopReason: 'end_turn' } }] : []),
+    ];
+    const finished = (stop: boolean) => {
+      const reader = new ConverseStreamReader(false, () => undefined);
+      for (const event of events(stop)) reader.onEvent(event);
+      return finishStream(reader);
+    };
+    expect(finished(true)).toMatchObject({ output: 'Hi', usage: undefined });
+    expect(endedEarly(() => finished(false)).details.partial).toEqual({ output: 'Hi' });
+  });
+});
