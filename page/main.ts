@@ -222,8 +222,13 @@ function markUnfinished(status: string): void {
 function showResult(index: number, result: unknown): void {
   const column = columns[index];
   if (!column || !isObject(result)) return;
-  column.text = str(result.output);
-  setStatus(column, str(result.status) || 'completed');
+  const status = str(result.status) || 'completed';
+  // A failed or cancelled call answers no output: the text it streamed before it stopped (which
+  // it is charged for) stays on the page, marked as cut.
+  const cut = str(result.output) === '' && status !== 'completed' && column.text !== '';
+  if (!cut) column.text = str(result.output);
+  column.root.classList.toggle('cut', cut);
+  setStatus(column, status);
   const cost = num(result.providerCost) ?? num(result.estimatedCost);
   const costLabel = num(result.providerCost) === undefined && cost !== undefined ? 'estimated cost' : 'cost';
   column.meta.replaceChildren(
@@ -234,7 +239,9 @@ function showResult(index: number, result: unknown): void {
   );
   const error = isObject(result.error) ? result.error : undefined;
   column.error.hidden = !error;
-  column.error.textContent = error ? `${str(error.code)}${error.upstreamStatus ? ` (upstream ${str(error.upstreamStatus)})` : ''}: ${str(error.message)}` : '';
+  column.error.textContent = error
+    ? `${str(error.code)}${error.upstreamStatus ? ` (upstream ${str(error.upstreamStatus)})` : ''}: ${str(error.message)}${cut ? ' (the text below arrived before it stopped)' : ''}`
+    : '';
   renderOutput(column);
 }
 

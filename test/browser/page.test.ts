@@ -91,6 +91,21 @@ describe('The comparison page at GET /', () => {
       expect(await columnText(page, THIRD, 'status')).toBe('completed');
     });
 
+    it('keeps the text a model streamed before its stream broke off, marked as cut, beside its error', async () => {
+      // The vendor's stream stops halfway and closes cleanly: the call fails after some of its text went out.
+      host().simulator.setFault({ kind: 'malformed', model: await upstreamOf(host(), OTHER) });
+      page = await openPage(browser(), host());
+      await compare(page, { models: [FAST, OTHER] });
+
+      await page.waitForSelector(column(OTHER, 'failed'));
+      await ended(page);
+      expect(await columnText(page, OTHER, 'error')).toMatch(/^upstream_malformed_response \(upstream 200\): .*message_stop.*\(the text below arrived before it stopped\)$/);
+      expect(await columnText(page, OTHER, 'output')).toMatch(/^Simulated answer from/);
+      expect(await page.$eval(column(OTHER), (el) => el.classList.contains('cut'))).toBe(true);
+      expect(await columnText(page, OTHER, 'meta')).toMatch(/estimated cost \$0\.0*[1-9]/);
+      expect(await page.$eval(column(FAST), (el) => el.classList.contains('cut'))).toBe(false);
+    });
+
     it('stops a comparison on Stop: the columns still running read "stopped"', async () => {
       host().simulator.setFault({ kind: 'slow', delayMs: 5_000, model: await upstreamOf(host(), OTHER) });
       page = await openPage(browser(), host());
