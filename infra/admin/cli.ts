@@ -4,7 +4,7 @@ import { AccountNotFoundError } from '../../shared/errors.js';
 import { storeNow } from '../../shared/storage/dynamodb.js';
 import { KeyNotFoundError, StoreUnavailableError } from '../../shared/storage/errors.js';
 import { configuredStoreClient } from '../../shared/storage/store.js';
-import { helpRequested, runAdminCommand, UsageError } from './commands.js';
+import { helpRequested, ReconcileIncompleteError, runAdminCommand, UsageError } from './commands.js';
 import { DeployedStackError, withDeployedTables } from './deployed-tables.js';
 
 /**
@@ -39,6 +39,7 @@ const ERRORS: { match: (error: unknown) => boolean; code: string; exit: number; 
     },
   },
   { match: (e) => e instanceof DeployedStackError, code: 'stack_not_found', exit: 5 },
+  { match: (e) => e instanceof ReconcileIncompleteError, code: 'reconcile_incomplete', exit: 6 },
 ];
 
 /** An account that never exists: its read only carries the store's clock back. */

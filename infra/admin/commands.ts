@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { generateApiKey, hashApiKey, keyPrefix } from '../../shared/auth/keys.js';
 import { creditsToMicro, microToCredits } from '../../shared/credits/credits.js';
 import { AccountNotFoundError } from '../../shared/errors.js';
-import type { CreditsService } from '../../shared/credits/credits-service.js';
+import type { CreditsService, ReconcileOutcome } from '../../shared/credits/credits-service.js';
 import type { Account, AccountsRepository } from '../../shared/storage/accounts.js';
 import type { ApiKeysRepository } from '../../shared/storage/api-keys.js';
 import type { LedgerRepository } from '../../shared/storage/ledger.js';
@@ -21,6 +21,17 @@ export interface AdminDeps {
 
 export class UsageError extends Error {
   override name = 'UsageError';
+}
+
+/** A reconcile run that finished every account it could, and failed some (their work is left for the next run). */
+export class ReconcileIncompleteError extends Error {
+  override name = 'ReconcileIncompleteError';
+  constructor(readonly outcome: ReconcileOutcome) {
+    const { accounts, failed, posted, completed, released } = outcome;
+    super(
+      `Reconcile failed for ${failed} of ${accounts} accounts (their writes failed: run it again); the others were reconciled: ${posted} entries posted, ${completed} reservations completed, ${released} released`,
+    );
+  }
 }
 
 /** What each command does and takes, for `--help`. */
@@ -47,7 +58,7 @@ DYNAMODB_ENDPOINT points it at a local store (the one npm start prints); without
 deployed stack's tables (GATEWAY_STACK_NAME in AWS_REGION), or the *_TABLE variables.
 Output is JSON on stdout. Errors are JSON on stderr, {"error":{"code","message"}}, with
 the exit status of their code: usage 2, not_found 3, store_unavailable 4, stack_not_found 5,
-internal_error 1.`;
+reconcile_incomplete 6, internal_error 1.`;
 
 /** What `--help` prints: the whole usage, or one command's. */
 export function helpText(command: string | undefined): string {
@@ -139,9 +150,12 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
       await deps.accounts.setRateLimit(accountId, rpm);
       return { accountId, rateLimitRpm: rpm };
     }
-    case 'reconcile':
+    case 'reconcile': {
       await deps.beforeDating?.();
-      return deps.credits.reconcile();
+      const outcome = await deps.credits.reconcile();
+      if (outcome.failed > 0) throw new ReconcileIncompleteError(outcome);
+      return outcome;
+    }
     default:
       throw new UsageError(`Unknown command "${command}"\n${USAGE}`);
   }

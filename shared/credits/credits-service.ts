@@ -25,6 +25,15 @@ export const RESERVATION_TIMEOUT_MS = 15 * 60 * 1000;
  */
 export const POSTING_DELAY_MS = 10 * 60 * 1000;
 
+/** What a reconcile run did: accounts read, entries posted, reservations completed or released, accounts whose writes failed. */
+export type ReconcileOutcome = {
+  accounts: number;
+  posted: number;
+  completed: number;
+  released: number;
+  failed: number;
+};
+
 /** What a request costing `costMicro` is charged: its cost, never more than its reservation (and never less than 0). */
 export function chargeableMicro(open: OpenRequest, costMicro: number): number {
   return Math.max(0, Math.min(costMicro, open.reservation.amountMicro));
@@ -127,39 +136,49 @@ export class CreditsService {
    * Completes what requests left open: posts every unposted entry (once POSTING_DELAY_MS old), and closes each
    * reservation older than the timeout with the settlement its request wrote before it
    * crashed, or else releases it. Safe to run at any time, concurrently with requests and
-   * with itself.
+   * with itself. An account whose writes fail is logged and counted in `failed`, and the run
+   * goes on with the next: one throttled account holds no other's credits; its work is left
+   * for the next run. `posted` counts only entries the ledger took.
    */
-  async reconcile(): Promise<{ accounts: number; posted: number; completed: number; released: number }> {
+  async reconcile(): Promise<ReconcileOutcome> {
     const now = this.now();
-    let accounts = 0;
-    let posted = 0;
-    let completed = 0;
-    let released = 0;
+    const outcome: ReconcileOutcome = { accounts: 0, posted: 0, completed: 0, released: 0, failed: 0 };
     for await (const account of this.accounts.needingReconciliation()) {
-      accounts++;
-      const unposted = Object.values(account.unposted ?? {}).filter((entry) => now - entry.at >= POSTING_DELAY_MS);
-      await this.post(...unposted);
-      posted += unposted.length;
-      for (const [requestId, reservation] of Object.entries(account.reservations ?? {})) {
-        if (now - reservation.at < RESERVATION_TIMEOUT_MS) continue;
-        const open = { accountId: account.accountId, requestId, reservation };
-        const applied = await this.writeSettlement(open, await this.releaseEntry(open));
-        try {
-          await this.accounts.closeReservation(applied, reservation);
-        } catch (error) {
-          if (error instanceof ConditionFailedError) continue; // closed meanwhile
-          throw error;
-        }
-        if (applied.kind === 'settle') {
-          completed++;
-          this.log.warn('Completed a settle that its request left open', { accountId: account.accountId, requestId, chargedMicro: applied.chargedMicro });
-        } else {
-          released++;
-          this.log.warn('Released an abandoned reservation', { accountId: account.accountId, requestId, amountMicro: reservation.amountMicro });
-        }
+      outcome.accounts++;
+      try {
+        if (!(await this.reconcileAccount(account, now, outcome))) outcome.failed++;
+      } catch (error) {
+        outcome.failed++;
+        this.log.error('Reconcile of an account failed; the next run tries again', { accountId: account.accountId, errorName: (error as Error).name });
       }
     }
-    return { accounts, posted, completed, released };
+    return outcome;
+  }
+
+  /** Reconciles one account, counting what it did in `outcome`; false when its entries could not be posted (logged by post). */
+  private async reconcileAccount(account: Account, now: number, outcome: ReconcileOutcome): Promise<boolean> {
+    const unposted = Object.values(account.unposted ?? {}).filter((entry) => now - entry.at >= POSTING_DELAY_MS);
+    const postedAll = await this.post(...unposted);
+    if (postedAll) outcome.posted += unposted.length;
+    for (const [requestId, reservation] of Object.entries(account.reservations ?? {})) {
+      if (now - reservation.at < RESERVATION_TIMEOUT_MS) continue;
+      const open = { accountId: account.accountId, requestId, reservation };
+      const applied = await this.writeSettlement(open, await this.releaseEntry(open));
+      try {
+        await this.accounts.closeReservation(applied, reservation);
+      } catch (error) {
+        if (error instanceof ConditionFailedError) continue; // closed meanwhile
+        throw error;
+      }
+      if (applied.kind === 'settle') {
+        outcome.completed++;
+        this.log.warn('Completed a settle that its request left open', { accountId: account.accountId, requestId, chargedMicro: applied.chargedMicro });
+      } else {
+        outcome.released++;
+        this.log.warn('Released an abandoned reservation', { accountId: account.accountId, requestId, amountMicro: reservation.amountMicro });
+      }
+    }
+    return postedAll;
   }
 
   /**
@@ -188,10 +207,10 @@ export class CreditsService {
     return (await this.ledger.list(accountId)).reduce((sum, entry) => sum + entry.amountMicro, 0);
   }
 
-  /** Copies entries of one account to the ledger, then drops them from its unposted set. */
-  private async post(...entries: LedgerEntry[]): Promise<void> {
+  /** Copies entries of one account to the ledger, then drops them from its unposted set; whether the ledger took them all. */
+  private async post(...entries: LedgerEntry[]): Promise<boolean> {
     const [first] = entries;
-    if (!first) return;
+    if (!first) return true;
     try {
       // One PutItem each: the ledger's role may put, never delete, and BatchWriteItem would allow both.
       await Promise.all(entries.map((entry) => this.ledger.put(entry)));
@@ -202,7 +221,9 @@ export class CreditsService {
     } catch (error) {
       // The balance already changed; the reconciler posts the entries later.
       this.log.warn('Ledger posting deferred to the reconciler', { accountId: first.accountId, entries: entries.length, errorName: (error as Error).name });
+      return false;
     }
+    return true;
   }
 
   /** The entry that closes a reservation, settle or release, with the hold it gives back. */

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createReconciler } from '../../functions/reconciler.js';
 import { runAdminCommand } from '../../infra/admin/commands.js';
 import { CreditsService, POSTING_DELAY_MS, RESERVATION_TIMEOUT_MS, type OpenRequest } from '../../shared/credits/credits-service.js';
 import { InsufficientCreditsError, ServiceUnavailableError } from '../../shared/errors.js';
@@ -260,6 +261,48 @@ describe('Class: CreditsService', () => {
       clock.now += 1;
       expect((await credits.reconcile()).posted).toBe(1);
       expect(await expectConsistent(credits, account.accountId)).toBe(1_500);
+    });
+
+    it('goes on past an account whose writes fail: the others are reconciled, that one is counted failed and left for the next run', async () => {
+      const clock = { now: Date.now() };
+      const broken = new Set<string>();
+      /** A ledger that refuses every write for the accounts in `broken`, as a store throttling one hot account would. */
+      class PartlyBrokenLedger extends LedgerRepository {
+        override async put(entry: LedgerEntry): Promise<void> {
+          if (broken.has(entry.accountId)) throw new ServiceUnavailableError('injected: throttled');
+          return super.put(entry);
+        }
+        override async putFirst(entry: LedgerEntry): Promise<LedgerEntry> {
+          if (broken.has(entry.accountId)) throw new ServiceUnavailableError('injected: throttled');
+          return super.putFirst(entry);
+        }
+      }
+      const credits = service(clock, new PartlyBrokenLedger(env.client.items, env.tables.ledger));
+      const opened = await Promise.all([1, 2, 3].map(() => credits.openAccount({ balanceMicro: 1_000 })));
+      const [hot, ...others] = opened.map((account) => account.accountId) as [string, ...string[]];
+      for (const accountId of [hot, ...others]) await credits.reserve(accountId, promptLogId(), 400, NO_RATE_LIMIT);
+      broken.add(hot);
+      // The hot account's top-up changes its balance, but its entry cannot be posted.
+      expect(await credits.topUp(hot, 100)).toBe(700);
+      clock.now += RESERVATION_TIMEOUT_MS;
+      const run = await credits.reconcile();
+      expect(run.failed).toBe(1);
+      for (const accountId of others) expect(await expectConsistent(credits, accountId)).toBe(1_000);
+      const stuck = (await accounts.get(hot))!;
+      expect(Object.keys(stuck.reservations)).toHaveLength(1);
+      expect(Object.keys(stuck.unposted)).toHaveLength(1);
+      expect(run.released).toBeGreaterThanOrEqual(others.length);
+      // The operator's command and the scheduled function both say so once every account had its turn.
+      const deps = { accounts, ledger, credits, apiKeys: undefined as unknown as ApiKeysRepository };
+      await expect(runAdminCommand(['reconcile'], deps)).rejects.toMatchObject({ name: 'ReconcileIncompleteError', outcome: { failed: 1 } });
+      await expect(createReconciler(() => credits)()).rejects.toThrow(/^Reconcile failed for 1 of \d+ accounts/);
+      // The next run, the store answering again, finishes it.
+      broken.clear();
+      const next = await credits.reconcile();
+      expect(next).toMatchObject({ failed: 0 });
+      expect(next.posted).toBeGreaterThanOrEqual(1);
+      expect(next.released).toBeGreaterThanOrEqual(1);
+      expect(await expectConsistent(credits, hot)).toBe(1_100);
     });
 
     it('writes a settle to the ledger before the balance; when that write keeps failing, answers the cost, never less than is charged, and the reconciler releases', async () => {
