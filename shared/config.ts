@@ -132,21 +132,31 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer >= ${min}${max < Number.MAX_SAFE_INTEGER ? ` and <= ${max}` : ''}, got "${raw}"`);
+  }
   return value;
 }
 
-function positive(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+function positive(env: NodeJS.ProcessEnv, name: string, fallback: number, max = Number.MAX_VALUE): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) throw new ConfigError(`${name} must be a positive number, got "${raw}"`);
+  if (!Number.isFinite(value) || value <= 0 || value > max) {
+    throw new ConfigError(`${name} must be a positive number${max < Number.MAX_VALUE ? ` of at most ${max}` : ''}, got "${raw}"`);
+  }
   return value;
 }
+
+/**
+ * The longest REQUEST_DEADLINE_MS: the longest integration the stack deploys (300 s), far
+ * below the 15 minutes after which the reconciler releases a reservation as abandoned.
+ */
+export const MAX_REQUEST_DEADLINE_MS = 300_000;
 
 function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const raw = env[name];
@@ -185,7 +195,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     region,
     dataDir: optional(env, 'GATEWAY_DATA_DIR'),
     demoApiKey: optional(env, 'DEMO_API_KEY'),
-    demoCredits: positive(env, 'DEMO_CREDITS', 1000),
+    // At most the balance an account holds (MAX_BALANCE_MICRO, which this layer cannot import).
+    demoCredits: positive(env, 'DEMO_CREDITS', 1000, 1e9),
     tables: {
       accounts: optional(env, 'ACCOUNTS_TABLE') ?? 'gateway-accounts',
       apiKeys: optional(env, 'API_KEYS_TABLE') ?? 'gateway-api-keys',
@@ -203,7 +214,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     rateLimitRpm: int(env, 'RATE_LIMIT_RPM', 600, 1),
     creditsPerUsd: positive(env, 'CREDITS_PER_USD', 100),
     markup: positive(env, 'MARKUP', 1),
-    requestDeadlineMs: int(env, 'REQUEST_DEADLINE_MS', 25_000, 100),
+    requestDeadlineMs: int(env, 'REQUEST_DEADLINE_MS', 25_000, 100, MAX_REQUEST_DEADLINE_MS),
     sseKeepAliveMs: int(env, 'SSE_KEEPALIVE_MS', 15_000, 1),
     authorizerCacheSeconds: int(env, 'AUTHORIZER_CACHE_SECONDS', 30),
     providerSecretArn: optional(env, 'PROVIDER_SECRET_ARN'),

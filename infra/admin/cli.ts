@@ -2,7 +2,7 @@ import { loadConfig } from '../../shared/config.js';
 import { createStore } from '../../shared/credits/store.js';
 import { AccountNotFoundError } from '../../shared/errors.js';
 import { storeNow } from '../../shared/storage/dynamodb.js';
-import { KeyNotFoundError, StoreUnavailableError } from '../../shared/storage/errors.js';
+import { BalanceCeilingError, KeyNotFoundError, StoreUnavailableError } from '../../shared/storage/errors.js';
 import { configuredStoreClient } from '../../shared/storage/store.js';
 import { helpRequested, ReconcileIncompleteError, runAdminCommand, UsageError } from './commands.js';
 import { DeployedStackError, withDeployedTables } from './deployed-tables.js';
@@ -26,6 +26,8 @@ const UNSURE_WRITES: Record<string, string> = {
  */
 const ERRORS: { match: (error: unknown) => boolean; code: string; exit: number; message?: (error: Error) => string }[] = [
   { match: (e) => e instanceof UsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') === true, code: 'usage', exit: 2 },
+  // The amount the operator named is what cannot be applied.
+  { match: (e) => e instanceof BalanceCeilingError, code: 'usage', exit: 2 },
   // The API's message for a missing account speaks of an API key; the operator named the account.
   { match: (e) => e instanceof AccountNotFoundError, code: 'not_found', exit: 3, message: (e) => `No account ${(e as AccountNotFoundError).accountId}` },
   { match: (e) => e instanceof KeyNotFoundError, code: 'not_found', exit: 3 },

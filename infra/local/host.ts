@@ -4,10 +4,10 @@ import { createApiHandler } from '../../functions/api-handler.js';
 import { createCatalogHandler } from '../../functions/catalog-handler.js';
 import { createAuthorizer } from '../../functions/authorizer.js';
 import { createGenerateHandler, createJudgeHandler } from '../../functions/workflow-handlers.js';
-import { generateApiKey, hashApiKey, keyPrefix } from '../../shared/auth/keys.js';
+import { generateApiKey, hashApiKey, isWellFormedKey, keyPrefix } from '../../shared/auth/keys.js';
 import { PROVIDERS, type ProviderId } from '../../shared/catalog/types.js';
 import { MemoryClaimCheck } from '../../shared/claim-check/memory.js';
-import type { GatewayConfig } from '../../shared/config.js';
+import { ConfigError, type GatewayConfig } from '../../shared/config.js';
 import { creditsToMicro, microToCredits } from '../../shared/credits/credits.js';
 import { createGateway, type Gateway } from '../../shared/gateway.js';
 import { createWorkflowTasks } from '../../shared/workflow-tasks.js';
@@ -49,6 +49,10 @@ const RECONCILE_EVERY_MS = 60_000;
  * HTTP server. Ports 0 pick free ports (tests).
  */
 export async function startLocalHost(config: GatewayConfig, options: { log?: Log; simulatorLatencyMs?: number } = {}): Promise<LocalHost> {
+  if (config.demoApiKey !== undefined && !isWellFormedKey(config.demoApiKey)) {
+    // A key the authorizer never accepts would be printed as the demo key, and every request with it answered 401.
+    throw new ConfigError('DEMO_API_KEY must be 16 to 256 characters of A-Z, a-z, 0-9 and . _ ~ + / = - (what the gateway accepts as a key)');
+  }
   const store = await startEmbeddedStore({ port: config.dynamodbPort, dataDir: config.dataDir });
   let simulator: Simulator | undefined;
   try {

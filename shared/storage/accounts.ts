@@ -2,7 +2,7 @@ import { GetItemCommand, PutItemCommand, UpdateItemCommand, paginateScan, type D
 import { AccountNotFoundError, InsufficientCreditsError, RateLimitedError } from '../errors.js';
 import { microToCredits } from '../pricing/micro-credits.js';
 import { fromAttributes, isConditionFailed, refusedOrRead, storeCall, storePages, toAttributes } from './dynamodb.js';
-import { AccountContendedError, ConditionFailedError } from './errors.js';
+import { AccountContendedError, BalanceCeilingError, ConditionFailedError, MAX_BALANCE_MICRO } from './errors.js';
 import { balanceChangeAtClose, type LedgerEntry, type SettlementEntry } from './ledger.js';
 
 /** An open reservation: credits held for a request that has not settled yet. */
@@ -108,10 +108,10 @@ export class AccountsRepository {
             TableName: this.tableName,
             Key: toAttributes({ accountId: entry.accountId }),
             UpdateExpression: 'SET balanceMicro = balanceMicro + :amount, unposted.#entry = :entry',
-            // Top-ups go to existing accounts only; the same entry is never applied twice.
-            ConditionExpression: 'attribute_exists(accountId) AND attribute_not_exists(unposted.#entry)',
+            // Top-ups go to existing accounts only, never past the ceiling; the same entry is never applied twice.
+            ConditionExpression: 'attribute_exists(accountId) AND attribute_not_exists(unposted.#entry) AND balanceMicro <= :ceiling',
             ExpressionAttributeNames: { '#entry': entry.entryId },
-            ExpressionAttributeValues: toAttributes({ ':amount': entry.amountMicro, ':entry': entry }),
+            ExpressionAttributeValues: toAttributes({ ':amount': entry.amountMicro, ':entry': entry, ':ceiling': MAX_BALANCE_MICRO - entry.amountMicro }),
             ReturnValues: 'UPDATED_NEW',
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
@@ -125,6 +125,7 @@ export class AccountsRepository {
       // This very entry: a write that landed but whose answer was lost, then retried. Its
       // caller must not hear "no account", or an operator would top up a second time.
       if (holdsEntry(account, entry)) return account.balanceMicro;
+      if (account.balanceMicro > MAX_BALANCE_MICRO - entry.amountMicro) throw new BalanceCeilingError(entry.accountId, account.balanceMicro);
       throw new ConditionFailedError(`Top-up entry ${entry.entryId} was already applied`, { cause: error });
     }
   }

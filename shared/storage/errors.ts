@@ -51,3 +51,21 @@ export class KeyNotFoundError extends Error {
     super('No such API key', options);
   }
 }
+
+/** A top-up that would take the balance past MAX_BALANCE_MICRO: nothing was added. */
+export class BalanceCeilingError extends Error {
+  override name = 'BalanceCeilingError';
+  constructor(
+    readonly accountId: string,
+    readonly balanceMicro: number,
+  ) {
+    super(`The top-up would take the balance of ${accountId} past the most an account holds (${MAX_BALANCE_MICRO / 1e6} credits)`);
+  }
+}
+
+/**
+ * The most micro-credits an account holds (a billion credits): far below 2^53, so that a
+ * balance, and the sums of the ledger, stay exact numbers (DynamoDB's clients read larger
+ * integers as BigInt, which the balance arithmetic cannot take).
+ */
+export const MAX_BALANCE_MICRO = 1e15;

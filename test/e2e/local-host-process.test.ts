@@ -117,6 +117,21 @@ describe('npm run admin', () => {
     expect((await prompt(apiKey)).status).toBe(401);
   });
 
+  it('keeps a balance within a billion credits: a larger amount is a usage error, and a top-up past it changes nothing', async () => {
+    const [tooLarge, created] = await Promise.all([
+      runTs('infra/admin/cli.ts', ['create-account', '--credits', '1e10'], { DYNAMODB_ENDPOINT: 'http://127.0.0.1:9' }),
+      admin('create-account', '--credits', '999999999'),
+    ]);
+    expect([tooLarge.code, errorOf(tooLarge.stderr).code]).toEqual([2, 'usage']);
+    const { accountId } = JSON.parse(created.stdout);
+    const past = await admin('top-up', '--account', accountId, '--credits', '2');
+    expect([past.code, errorOf(past.stderr).code]).toEqual([2, 'usage']);
+    expect(errorOf(past.stderr).message).toContain('past the most an account holds (1000000000 credits)');
+    expect(JSON.parse((await admin('top-up', '--account', accountId, '--credits', '1')).stdout).balance).toBe(1e9);
+    // Still a number, read back exactly (past 2^53 micro-credits, DynamoDB's clients answer a BigInt).
+    expect(JSON.parse((await admin('ledger', '--account', accountId)).stdout)).toMatchObject({ balance: 1e9, ledgerSum: 1e9 });
+  });
+
   it('answers each kind of error with one code and its exit status, as JSON on stderr', async () => {
     // A store that answers reads and fails every write with a 500: a top-up's write that may have landed all the same.
     const failingWrites = await startFakeAws((call) => (call.operation === 'GetItem' ? { body: {} } : awsError('InternalServerError', 'Internal server error', 500)));

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../shared/config.js';
+import { startTestHost } from '../support/local.js';
 
 describe('Function: loadConfig', () => {
   it('has the documented defaults', () => {
@@ -18,8 +19,25 @@ describe('Function: loadConfig', () => {
     ['PORT', 'abc'],
     ['MARKUP', '0'],
     ['REQUEST_DEADLINE_MS', '5'],
+    // Past the longest deployed integration, and near the 15 minutes after which the reconciler releases a running request's hold.
+    ['REQUEST_DEADLINE_MS', '300001'],
     ['CREDITS_PER_USD', '-1'],
+    // A balance past a billion credits would be read back by DynamoDB's clients as a BigInt.
+    ['DEMO_CREDITS', '1e10'],
   ])('rejects %s=%s', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
   });
+
+  it('takes the largest values it allows', () => {
+    expect(loadConfig({ REQUEST_DEADLINE_MS: '300000', DEMO_CREDITS: '1e9' })).toMatchObject({ requestDeadlineMs: 300_000, demoCredits: 1e9 });
+  });
+});
+
+describe('Function: startLocalHost, DEMO_API_KEY', () => {
+  it.each(['demo', 'my-local-key', 'local key with spaces', 'sk_demo!12345678901'])(
+    'refuses %j, which the gateway would never accept as a key, before it starts anything',
+    async (key) => {
+      await expect(startTestHost({ DEMO_API_KEY: key })).rejects.toThrow(/^DEMO_API_KEY must be 16 to 256 characters/);
+    },
+  );
 });
