@@ -1,4 +1,6 @@
 import type { SFNClient } from '@aws-sdk/client-sfn';
+import { StandardRetryStrategy } from '@smithy/core/retry';
+import type { RetryErrorInfo, StandardRetryToken } from '@smithy/types';
 import { WorkflowFailedError } from './errors.js';
 import type { JudgingWorkflow, WorkflowInput, WorkflowOutput } from './workflow-types.js';
 
@@ -18,6 +20,21 @@ export interface StepFunctionsWorkflowOptions {
  * settle margin and the orchestrator's 1 s, less this).
  */
 export const ANSWER_GRACE_MS = 2_000;
+
+/**
+ * StartSyncExecution is retried only when Step Functions refused it (throttling), before any
+ * execution began. A 5xx or a connection lost can come while the execution runs, and a
+ * synchronous Express execution is not idempotent by its name: a second call would start a
+ * second execution, which calls every model and judge again (paid to the vendors twice, the
+ * caller charged once).
+ */
+export class ThrottlingOnlyRetry extends StandardRetryStrategy {
+  override async refreshRetryTokenForRetry(token: StandardRetryToken, errorInfo: RetryErrorInfo): Promise<StandardRetryToken> {
+    // The retry step answers the call's own error when this refuses.
+    if (errorInfo.errorType !== 'THROTTLING') throw new Error('Not retried: the execution may have started');
+    return super.refreshRetryTokenForRetry(token, errorInfo);
+  }
+}
 
 /**
  * The judge workflow in AWS: StartSyncExecution on the Express state machine, which
@@ -52,7 +69,11 @@ export class StepFunctionsWorkflow implements JudgingWorkflow {
         this.options.client ??
         // StartSyncExecution's host takes a `sync-` prefix in AWS; an endpoint given (LocalStack,
         // e.g. http://localhost:4566) is taken as it is, or `sync-localhost` would not resolve.
-        new sdk.SFNClient({ region: this.options.region, ...(this.options.endpoint ? { endpoint: this.options.endpoint, disableHostPrefix: true } : {}) }),
+        new sdk.SFNClient({
+          region: this.options.region,
+          retryStrategy: new ThrottlingOnlyRetry(3),
+          ...(this.options.endpoint ? { endpoint: this.options.endpoint, disableHostPrefix: true } : {}),
+        }),
     }));
     return this.loaded;
   }

@@ -10,7 +10,7 @@ import type { WorkflowInput } from '../../shared/judging/workflow-types.js';
 import { ConfigError, loadConfig } from '../../shared/config.js';
 import { configuredStoreClient } from '../../shared/storage/store.js';
 import { createStoreClient, IDLE_STEPS, toAttributes, type StoreClient } from '../../shared/storage/dynamodb.js';
-import { SHORT_TIMEOUTS, startSilentAws } from '../support/fake-aws.js';
+import { awsError, SHORT_TIMEOUTS, startFakeAws, startSilentAws } from '../support/fake-aws.js';
 
 /** A request handler that answers every call with an empty item and keeps the requests the SDK built (signed, endpoint resolved). */
 function recordingHandler(): HttpHandler & { requests: HttpRequest[] } {
@@ -221,6 +221,29 @@ describe('Class: S3ClaimCheck, its own client', () => {
 });
 
 describe('Class: StepFunctionsWorkflow, its own client', () => {
+  it.each([
+    ['a 500 (the execution may be running)', 1, awsError('InternalFailure', 'internal failure', 500)],
+    ['a throttling refusal (no execution began)', 2, awsError('ThrottlingException', 'Rate exceeded', 400)],
+  ])('after %s, sends StartSyncExecution %i time(s): a synchronous Express execution is not idempotent by name', async (_, sends, failure) => {
+    vi.stubEnv('AWS_ACCESS_KEY_ID', 'test');
+    vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'test');
+    const output = { results: [], judgments: [] };
+    const sfn = await startFakeAws((_call, calls) => (calls.length === 1 ? failure : { body: { status: 'SUCCEEDED', output: JSON.stringify(output) } }));
+    const workflow = new StepFunctionsWorkflow({ stateMachineArn: 'arn:aws:states:eu-west-1:1:stateMachine:Judge', region: 'eu-west-1', endpoint: sfn.endpoint });
+    const input = { context: { requestId: 'pl_1', deadlineAt: Date.now() + 10_000 }, models: [], judgeTasks: [] } as unknown as WorkflowInput;
+    try {
+      const outcome = await workflow.run(input, { executionName: 'pl_1' }).then(
+        (answer) => answer,
+        (error: Error) => error,
+      );
+      expect(sfn.calls.map((call) => call.operation)).toEqual(Array(sends).fill('StartSyncExecution'));
+      if (sends === 1) expect(outcome).toMatchObject({ name: 'InternalFailure', $metadata: { httpStatusCode: 500 } });
+      else expect(outcome).toEqual(output);
+    } finally {
+      await sfn.close();
+    }
+  });
+
   it("stops waiting for an execution's answer just past the request's deadline: the judged request fails instead of holding its invocation", async () => {
     // Prepare: Step Functions takes the StartSyncExecution and never answers.
     vi.stubEnv('AWS_ACCESS_KEY_ID', 'test');
