@@ -22,7 +22,9 @@ export interface Principal {
 export async function authenticate(authorization: string | undefined, store: { apiKeys: ApiKeysRepository; accounts: AccountsRepository }): Promise<Principal> {
   const key = bearerKey(authorization);
   if (!key) throw new UnauthorizedError();
-  const record = await store.apiKeys.get(hashApiKey(key));
+  // As last written: a key created a moment ago is not refused (a 401 API Gateway would then
+  // cache), and a revoked one is not let in by a stale copy. Read only when the cache misses.
+  const record = await store.apiKeys.get(hashApiKey(key), { consistent: true });
   if (!record || record.revokedAt) throw new UnauthorizedError();
   const account = await store.accounts.get(record.accountId);
   if (!account) throw new UnauthorizedError();

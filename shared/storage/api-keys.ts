@@ -42,7 +42,7 @@ export class ApiKeysRepository {
     }
   }
 
-  /** The record of a key; `consistent` reads it as last written (the authorizer's reads need not). */
+  /** The record of a key; `consistent` reads it as last written (the authorizer does). */
   async get(keyHash: string, { consistent = false } = {}): Promise<ApiKeyRecord | undefined> {
     const { Item } = await storeCall(
       'apiKeys.get',

@@ -160,8 +160,8 @@ export function requestCost(scenario: Scenario, settings: ReturnType<typeof temp
   // One item: the meta and the content's JSON bytes (shared/storage/prompt-logs.ts).
   const logUnits = writeUnits({ ...log.meta, data: log.content ? JSON.stringify(log.content) : undefined });
   const wru = 3 + logUnits;
-  // The authorizer's reads (key, account), eventually consistent, once per cache miss: counted on every request (its cache only lowers it).
-  const rru = 2 * 0.5;
+  // The authorizer's reads (key, account), strongly consistent (1 RRU each), once per cache miss: counted on every request (its cache only lowers it).
+  const rru = 2;
 
   const providers =
     results.reduce((sum, r) => sum + (r.providerCost ?? 0), 0) +

@@ -8,7 +8,9 @@ import { S3ClaimCheck } from '../../shared/claim-check/s3.js';
 import { ANSWER_GRACE_MS, StepFunctionsWorkflow } from '../../shared/judging/step-functions.js';
 import type { WorkflowInput } from '../../shared/judging/workflow-types.js';
 import { ConfigError, loadConfig } from '../../shared/config.js';
-import { configuredStoreClient } from '../../shared/storage/store.js';
+import { authenticate } from '../../shared/auth/authenticate.js';
+import { UnauthorizedError } from '../../shared/errors.js';
+import { configuredStoreClient, createRepositories } from '../../shared/storage/store.js';
 import { createStoreClient, IDLE_STEPS, toAttributes, type StoreClient } from '../../shared/storage/dynamodb.js';
 import { awsError, SHORT_TIMEOUTS, startFakeAws, startSilentAws } from '../support/fake-aws.js';
 
@@ -64,6 +66,16 @@ describe('Function: createStoreClient', () => {
   it("marshalls the items client's values at the top level still, once the document client has sent (it sets options in the object it is given)", async () => {
     await firstRequest((requestHandler) => createStoreClient({ region: 'local', endpoint: 'http://127.0.0.1:8000', local: true, requestHandler }));
     expect(toAttributes({ ':id': 'acct_1', ':n': 2, ':gone': undefined })).toEqual({ ':id': { S: 'acct_1' }, ':n': { N: '2' } });
+  });
+
+  it('the authorizer reads a key as last written: a key created a moment ago is never refused, and a revoked one never let in by a stale copy', async () => {
+    const handler = recordingHandler();
+    const client = createStoreClient({ region: 'local', endpoint: 'http://127.0.0.1:8000', local: true, requestHandler: handler });
+    const { apiKeys, accounts } = createRepositories(loadConfig({}), { storeClient: client });
+    await expect(authenticate(`Bearer ${'k'.repeat(32)}`, { apiKeys, accounts })).rejects.toBeInstanceOf(UnauthorizedError);
+    client.destroy();
+    const reads = handler.requests.map((request) => JSON.parse(String(request.body)));
+    expect(reads).toEqual([expect.objectContaining({ TableName: 'gateway-api-keys', ConsistentRead: true })]);
   });
 
   it('hands no item to an SDK logger: neither client has the logger step, whatever logger its config is given', async () => {
