@@ -43,6 +43,13 @@ export function createLocalServer(handlers: LocalHandlers, log: Log): Server {
     });
   });
   server.on('clientError', answerClientError);
+  // Expect: 100-continue (curl sends it for bodies over 1 MiB): the go-ahead only for a body
+  // that fits. A larger one is refused before its client sends it; sent, the close that
+  // follows the 413 would meet its bytes, and the reset could cut the 413 away.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    if (!(Number(req.headers['content-length'] ?? 0) > LIMITS.bodyBytes)) res.writeContinue();
+    server.emit('request', req, res);
+  });
   // An Expect other than 100-continue: 417, as Node answers it, with the error body Node leaves out.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     reject(req, res, new BadRequestError('Only "Expect: 100-continue" is supported', 417), randomUUID(), true);

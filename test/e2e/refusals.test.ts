@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LocalHost } from '../../infra/local/host.js';
 import { generateApiKey, hashApiKey, keyPrefix } from '../../shared/auth/keys.js';
@@ -122,6 +123,33 @@ describe('Bodies', () => {
   it('answers 413 for a body over the limit', async () => {
     const answer = await post(host, JSON.stringify(body({ prompt: 'x'.repeat(LIMITS.bodyBytes) })));
     await expectRefused(answer, 413, 'payload_too_large');
+  });
+
+  it('answers 413 to a body over the limit sent with Expect: 100-continue (as curl sends it) before the body, and lets a body that fits go ahead', async () => {
+    const ask = (length: number) =>
+      new Promise<{ continued: boolean; status: number; body: any }>((resolve, reject) => {
+        let continued = false;
+        const request = httpRequest(`${host.url}/api/v1/prompt`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${host.demo.apiKey}`, 'content-type': 'application/json', 'content-length': String(length), expect: '100-continue' },
+        });
+        const payload = JSON.stringify(body({ models: ['fam_k-8b'] })).padEnd(length, ' ');
+        request.on('continue', () => {
+          continued = true;
+          request.end(payload);
+        });
+        request.on('response', (response) => {
+          let text = '';
+          response.on('data', (chunk: Buffer) => (text += chunk));
+          response.on('end', () => resolve({ continued, status: response.statusCode ?? 0, body: JSON.parse(text) }));
+        });
+        request.on('error', reject);
+      });
+    const refused = await ask(LIMITS.bodyBytes + 1);
+    expect(refused).toMatchObject({ continued: false, status: 413, body: { error: { code: 'payload_too_large' } } });
+    const fits = await ask(1_000);
+    expect(fits).toMatchObject({ continued: true, status: 200 });
+    await host.settled();
   });
 
   it('answers 415 for a content type that is not JSON', async () => {
