@@ -65,13 +65,16 @@ export class NovaInvoke extends Construct {
 
   /**
    * Lets a function call the catalog's Nova models through Converse, which is authorized as
-   * `bedrock:InvokeModel`: no other model, no streaming, no management API. Two statements
-   * with their own Sids, so that policy minimization never merges the mapped list into the
-   * other. BEDROCK_REGION tells the function the region its grant is for (the stack's).
+   * `bedrock:InvokeModel`, and with `streaming` through ConverseStream too, authorized as
+   * `bedrock:InvokeModelWithResponseStream` (the api function streams a caller's event-stream
+   * request): no other model, no management API. Two statements with their own Sids, so that
+   * policy minimization never merges the mapped list into the other. BEDROCK_REGION tells the
+   * function the region its grant is for (the stack's).
    */
-  grantInvoke(fn: LambdaFunction): void {
+  grantInvoke(fn: LambdaFunction, { streaming = false } = {}): void {
+    const actions = ['bedrock:InvokeModel', ...(streaming ? ['bedrock:InvokeModelWithResponseStream'] : [])];
     fn.addEnvironment(BEDROCK_REGION_ENV, Aws.REGION);
-    fn.addToRolePolicy(new PolicyStatement({ sid: 'NovaInferenceProfiles', actions: ['bedrock:InvokeModel'], resources: this.profileArns }));
-    fn.addToRolePolicy(new PolicyStatement({ sid: 'NovaFoundationModels', actions: ['bedrock:InvokeModel'], resources: this.foundationModelArns }));
+    fn.addToRolePolicy(new PolicyStatement({ sid: 'NovaInferenceProfiles', actions, resources: this.profileArns }));
+    fn.addToRolePolicy(new PolicyStatement({ sid: 'NovaFoundationModels', actions, resources: this.foundationModelArns }));
   }
 }

@@ -169,7 +169,8 @@ export class GatewayStack extends Stack {
     this.providerSecret.grantRead(this.apiFunction);
     // Amazon Nova (fam_h) through Bedrock Converse, in this region, signed with the function's role.
     this.nova = new NovaInvoke(this, 'Nova');
-    this.nova.grantInvoke(this.apiFunction);
+    // A caller's event-stream request streams its models: ConverseStream for Nova.
+    this.nova.grantInvoke(this.apiFunction, { streaming: true });
 
     // Stateless: the reconciler, on a schedule. It scans accounts for unposted ledger entries
     // and stale reservations and updates them, and puts (or reads back) ledger entries; nothing else.
@@ -192,6 +193,9 @@ export class GatewayStack extends Stack {
       // A missed run is made up by the next one; retrying an old event only adds load.
       targets: [new LambdaFunction(this.reconcilerFunction, { retryAttempts: 0 })],
     });
+    // Nor does Lambda retry a run that failed (an account whose writes failed fails the run once
+    // every other account had its turn): the next scheduled run tries again.
+    this.reconcilerFunction.configureAsyncInvoke({ retryAttempts: 0 });
 
     // Stateless: the judge workflow (Step Functions Express: Generate map, Judge map), which
     // the api function starts synchronously for judged requests. Its tasks call the

@@ -1,4 +1,4 @@
-import { Duration, Stack, Validations, type CfnElement } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations, type CfnElement } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -132,6 +132,9 @@ export class JudgeWorkflow extends Construct {
     this.logGroup = new LogGroup(this, 'Logs', {
       logGroupName: `${VENDED_LOGS_PREFIX}${Stack.of(this).stackName}-judge-workflow`,
       retention: props.logRetention,
+      // Named (the vended-logs prefix): one kept after a destroy would make the next deploy of
+      // the stack fail on its name. It holds no execution data.
+      removalPolicy: RemovalPolicy.DESTROY,
     });
     this.stateMachine = new StateMachine(this, 'StateMachine', {
       stateMachineType: StateMachineType.EXPRESS,

@@ -1,5 +1,6 @@
 import { GetItemCommand, PutItemCommand, paginateQuery, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { fromAttributes, isConditionFailed, refusedOrRead, storeCall, storePages, toAttributes } from './dynamodb.js';
+import { ConditionFailedError } from './errors.js';
 
 /** `reserve`: read only, from ledgers of gateways that posted a request's hold as its own entry (see `balanceChangeAtClose`). */
 export type LedgerKind = 'topup' | 'reserve' | 'settle' | 'release';
@@ -52,9 +53,16 @@ export class LedgerRepository {
     private readonly tableName: string,
   ) {}
 
-  /** Idempotent: an entry's key is its identity, so posting it twice writes the same item. */
+  /**
+   * Posts an entry, never over another: a second post of the same entry (a retry, or the
+   * reconciler after a post whose answer was lost) is a no-op; another entry under its key,
+   * which nothing writes, throws. IAM cannot make PutItem append-only; this does.
+   */
   async put(entry: LedgerEntry): Promise<void> {
-    await storeCall('ledger.put', this.client.send(new PutItemCommand({ TableName: this.tableName, Item: toAttributes(entry) })));
+    const held = await this.putFirst(entry);
+    if (held.kind !== entry.kind || held.amountMicro !== entry.amountMicro || held.at !== entry.at) {
+      throw new ConditionFailedError(`The ledger holds another entry ${entry.entryId} of ${entry.accountId}`);
+    }
   }
 
   /**

@@ -320,6 +320,11 @@ describe('Stack: GatewayStack', () => {
           RetryPolicy: { MaximumRetryAttempts: 0 },
         }),
       ]);
+      // Nor Lambda's own retries of an async invocation that failed: the next run tries again.
+      template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+        FunctionName: { Ref: logicalId(stack, stack.reconcilerFunction) },
+        MaximumRetryAttempts: 0,
+      });
     });
 
     it('lets only that rule invoke the reconciler', () => {
@@ -397,7 +402,7 @@ describe('Stack: GatewayStack', () => {
       }
     });
 
-    it("lets the api, generate and judge functions invoke the catalog's Nova models through this region's inference profiles, and nothing else on Bedrock", () => {
+    it("lets the api, generate and judge functions invoke the catalog's Nova models through this region's inference profiles (the api function streaming too), and nothing else on Bedrock", () => {
       const callers = [stack.apiFunction, stack.generateFunction, stack.judgeFunction].map((fn) => logicalId(stack, fn.role!));
       const bedrock = policyStatements(template).filter(({ statement }) => actions(statement).some((a) => a.startsWith('bedrock:')));
       const mappingId = Object.keys(template.toJSON().Mappings as object)[0]!;
@@ -408,12 +413,15 @@ describe('Stack: GatewayStack', () => {
           ['arn:', { Ref: 'AWS::Partition' }, ':bedrock:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':inference-profile/', inMap('prefix'), `.${model}`],
         ],
       });
+      const apiRole = callers[0];
       for (const role of callers) {
         const statements = bedrock.filter(({ roles }) => roles.includes(role)).map(({ statement }) => statement as Statement & { Sid?: string });
-        // Converse is authorized as InvokeModel: no streaming, no other model, no management API.
+        // Converse is authorized as InvokeModel, ConverseStream (the api function's, for an
+        // event-stream request) as InvokeModelWithResponseStream: no other model, no management API.
+        const granted = role === apiRole ? ['bedrock:InvokeModel', 'bedrock:InvokeModelWithResponseStream'] : ['bedrock:InvokeModel'];
         expect(statements.map((st) => [st.Sid, actions(st)]).sort()).toEqual([
-          ['NovaFoundationModels', ['bedrock:InvokeModel']],
-          ['NovaInferenceProfiles', ['bedrock:InvokeModel']],
+          ['NovaFoundationModels', granted],
+          ['NovaInferenceProfiles', granted],
         ]);
         // The profiles in this region and account; the models in the profile's destination regions.
         expect(statements.find((st) => st.Sid === 'NovaInferenceProfiles')!.Resource).toEqual(novaModels().map(profile));
@@ -493,6 +501,8 @@ describe('Stack: GatewayStack', () => {
       expect(all[logicalId(stack, stack.workflow.logGroup)]!.Properties!.RetentionInDays).toBe(30);
       // Under the prefix AWS advises for vended logs (the logs resource policy's size limit), named per stack.
       expect(all[logicalId(stack, stack.workflow.logGroup)]!.Properties!.LogGroupName).toBe('/aws/vendedlogs/states/GatewayTest-judge-workflow');
+      // Named, so deleted with the stack: one left behind would make the next deploy fail on its name.
+      expect(all[logicalId(stack, stack.workflow.logGroup)]!.DeletionPolicy).toBe('Delete');
       // The api function waits for it synchronously: no longer than the integration timeout.
       expect(definition.TimeoutSeconds).toBe(29);
     });

@@ -5,6 +5,7 @@ import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/li
 import { ApiKeysRepository } from '../../shared/storage/api-keys.js';
 import { KeyNotFoundError } from '../../shared/storage/errors.js';
 import { createStoreClient, instrumentStore, refusedItem } from '../../shared/storage/dynamodb.js';
+import { ConditionFailedError } from '../../shared/storage/errors.js';
 import { LedgerRepository } from '../../shared/storage/ledger.js';
 import { PromptLogsRepository } from '../../shared/storage/prompt-logs.js';
 import { TABLES } from '../../shared/storage/tables.js';
@@ -110,6 +111,17 @@ describe('Class: LedgerRepository, reading every page', () => {
     expect(calls.length).toBeGreaterThanOrEqual(2);
     expect(new Set(calls)).toEqual(new Set(['DynamoDB.Query']));
     client.destroy();
+  });
+});
+
+describe('Class: LedgerRepository, append-only', () => {
+  it('posts an entry once: posting it again changes nothing, and another entry under its key is refused, the first kept', async () => {
+    const ledger = new LedgerRepository(env.client.items, env.tables.ledger);
+    const entry = { accountId: `acct_append_${Date.now()}`, entryId: '01TOPUP#topup', kind: 'topup' as const, amountMicro: 500, at: Date.now() };
+    await ledger.put(entry);
+    await ledger.put(entry);
+    await expect(ledger.put({ ...entry, amountMicro: 5_000_000 })).rejects.toBeInstanceOf(ConditionFailedError);
+    expect(await ledger.list(entry.accountId)).toEqual([entry]);
   });
 });
 
