@@ -20,10 +20,19 @@ const judgesSelect = $<HTMLSelectElement>('judges');
 const markdownToggle = $<HTMLInputElement>('markdown');
 const runButton = $<HTMLButtonElement>('run');
 const stopButton = $<HTMLButtonElement>('stop');
+const promptInput = $<HTMLTextAreaElement>('prompt');
+const weightInputs = { accuracy: $<HTMLInputElement>('w-accuracy'), speed: $<HTMLInputElement>('w-speed'), cost: $<HTMLInputElement>('w-cost') };
+const settingInputs = { temperature: $<HTMLInputElement>('g-temperature'), maxTokens: $<HTMLInputElement>('g-maxTokens'), topP: $<HTMLInputElement>('g-topP') };
 const columnsEl = $('columns');
 const errorEl = $('error');
 const summaryEl = $('summary');
 const curlEl = $('curl');
+// Looked up once, here: a model's Markdown output is in the page too, before these, and
+// may carry the same IDs (DOMPurify prefixes them, see SANITIZE; this holds without it).
+const judgingEl = $('judging');
+const matrixEl = $('matrix');
+const evaluationsEl = $('evaluations');
+const rankingEl = $('ranking');
 
 /** The API's base URL: where this page was served from (its script's folder, so a stage path stays in it). */
 const script = document.currentScript as HTMLScriptElement | null;
@@ -41,10 +50,17 @@ interface Column {
   output: HTMLElement;
   meta: HTMLElement;
   error: HTMLElement;
+  /** Everything the model streamed (or its result's output): what the output shows once painted. */
   text: string;
+  /** The end of `text` that arrived since the output was last painted. */
+  unpainted: string;
+  /** A paint is scheduled. */
+  painting: boolean;
+  /** When the output was last rendered whole (performance.now()). */
+  renderedAt: number;
 }
 let columns: Column[] = [];
-let running: AbortController | undefined;
+let running: { controller: AbortController; judged: boolean } | undefined;
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
@@ -89,14 +105,15 @@ apiUrlInput.addEventListener('change', () => void loadModels().catch(networkErro
 // ---- the request -----------------------------------------------------------------------
 
 function form(): PageForm {
-  const value = (id: string) => $<HTMLInputElement>(id).value;
   const chosen = (select: HTMLSelectElement) => [...select.selectedOptions].map((option) => option.value);
+  const values = <K extends string>(inputs: Record<K, HTMLInputElement>) =>
+    Object.fromEntries(Object.entries<HTMLInputElement>(inputs).map(([name, input]) => [name, input.value])) as Record<K, string>;
   return {
-    prompt: $<HTMLTextAreaElement>('prompt').value,
+    prompt: promptInput.value,
     models: chosen(modelsSelect),
     judges: chosen(judgesSelect),
-    weights: { accuracy: value('w-accuracy'), speed: value('w-speed'), cost: value('w-cost') },
-    settings: { temperature: value('g-temperature'), maxTokens: value('g-maxTokens'), topP: value('g-topP') },
+    weights: values(weightInputs),
+    settings: values(settingInputs),
   };
 }
 
@@ -107,19 +124,27 @@ $('copy-curl').addEventListener('click', () => {
   navigator.clipboard?.writeText(command).catch(() => undefined);
 });
 
-stopButton.addEventListener('click', () => running?.abort());
+stopButton.addEventListener('click', () => {
+  if (!running) return;
+  running.controller.abort();
+  // The gateway stops a request's model calls when its caller leaves, but not a judged
+  // request's workflow: that runs its models and judges to the end (docs/streaming-api.md).
+  if (running.judged) summaryEl.textContent = 'Stopped in this page only: the gateway runs a judged request to its end and charges it in full';
+});
 
 runButton.addEventListener('click', () => {
   const body = requestBody(form());
   hideError();
   clearResults(list(body.models).map(str));
-  running = new AbortController();
+  const controller = new AbortController();
+  running = { controller, judged: body.judges !== undefined };
   runButton.disabled = true;
   stopButton.disabled = false;
-  compare(body, running.signal)
+  compare(body, controller.signal)
     .catch((error: unknown) => {
-      if ((error as Error).name === 'AbortError') markUnfinished('stopped');
-      else networkError(error);
+      if (controller.signal.aborted) return markUnfinished('stopped');
+      markUnfinished('failed');
+      networkError(error);
     })
     .finally(() => {
       runButton.disabled = false;
@@ -128,6 +153,7 @@ runButton.addEventListener('click', () => {
     });
 });
 
+/** Fails only when the API cannot be reached (or on Stop): what goes wrong once it answered is shown here. */
 async function compare(body: Json, signal: AbortSignal): Promise<void> {
   const response = await fetch(apiUrl('api/v1/prompt'), {
     method: 'POST',
@@ -136,23 +162,48 @@ async function compare(body: Json, signal: AbortSignal): Promise<void> {
     cache: 'no-store',
     signal,
   });
+  const requestId = response.headers.get('x-request-id');
+  const id = requestId ? ` (x-request-id: ${requestId})` : '';
+  const ran = `the request ran, and may have been charged${id}`;
+  // Reading the body fails when the connection breaks (or on Stop, which is passed on).
+  const broken = (error: unknown) => {
+    if (signal.aborted) throw error;
+    return undefined;
+  };
   const type = response.headers.get('content-type') ?? '';
   if (!type.startsWith('text/event-stream') || !response.body) {
-    const answer: unknown = await response.json().catch(() => undefined);
+    const answer: unknown = await response.json().catch(broken);
     if (!response.ok) {
       markUnfinished('not run');
       return showError(response.status, answer);
     }
-    return onEvent({ event: 'done', data: JSON.stringify(answer) });
+    if (!isObject(answer)) {
+      markUnfinished('ended without a result');
+      return showMessage(`The gateway's ${response.status} answer is neither an event stream nor a JSON object: the request may have run, and been charged${id}`);
+    }
+    onEvent({ event: 'done', data: JSON.stringify(answer) });
+    return markUnfinished('ended without a result');
   }
   const parser = new SseParser();
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let answered = false; // a `done` or `error` event arrived
   for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    for (const event of parser.push(value)) onEvent(event);
+    const chunk = await reader.read().catch(broken);
+    if (chunk && !chunk.done) {
+      for (const event of parser.push(chunk.value)) {
+        answered ||= event.event === 'done' || event.event === 'error';
+        onEvent(event);
+      }
+      continue;
+    }
+    if (answered) return markUnfinished('ended without a result');
+    if (chunk) {
+      markUnfinished('ended without a result');
+      return showMessage(`The gateway closed the connection before the answer ended: ${ran}`);
+    }
+    markUnfinished('connection lost');
+    return showMessage(`The connection to the gateway was lost before the answer ended: ${ran}`);
   }
-  markUnfinished('ended without a result');
 }
 
 function onEvent(event: SseEvent): void {
@@ -167,8 +218,10 @@ function onEvent(event: SseEvent): void {
     case 'delta': {
       const column = columns[num(data.index) ?? -1];
       if (column && column.status.textContent === 'running') {
-        column.text += str(data.text);
-        renderOutput(column);
+        const text = str(data.text);
+        column.text += text;
+        column.unpainted += text;
+        schedulePaint(column);
       }
       return;
     }
@@ -193,13 +246,24 @@ function onEvent(event: SseEvent): void {
 
 function clearResults(modelIds: string[]): void {
   summaryEl.textContent = '';
-  $('judging').hidden = true;
+  judgingEl.hidden = true;
   columns = modelIds.map((modelId) => {
     const root = el('article', 'column');
     const status = el('span', 'status');
     const heading = el('h3');
     heading.append(el('span', 'model', modelId), status);
-    const column = { modelId, root, status, output: el('div', 'output'), meta: el('div', 'meta'), error: el('div', 'error'), text: '' };
+    const column: Column = {
+      modelId,
+      root,
+      status,
+      output: el('div', 'output'),
+      meta: el('div', 'meta'),
+      error: el('div', 'error'),
+      text: '',
+      unpainted: '',
+      painting: false,
+      renderedAt: Number.NEGATIVE_INFINITY,
+    };
     column.error.hidden = true;
     root.dataset.modelId = modelId;
     setStatus(column, 'running');
@@ -215,15 +279,20 @@ function setStatus(column: Column, status: string): void {
   column.root.dataset.status = status;
 }
 
+/** The columns still running get `status`, and show all they streamed. */
 function markUnfinished(status: string): void {
-  for (const column of columns) if (column.status.textContent === 'running') setStatus(column, status);
+  for (const column of columns) {
+    if (column.status.textContent !== 'running') continue;
+    setStatus(column, status);
+    renderOutput(column);
+  }
 }
 
 function showResult(index: number, result: unknown): void {
   const column = columns[index];
   if (!column || !isObject(result)) return;
   const status = str(result.status) || 'completed';
-  // A failed or cancelled call answers no output: the text it streamed before it stopped (which
+  // A failed call answers no output: the text it streamed before it stopped (which
   // it is charged for) stays on the page, marked as cut.
   const cut = str(result.output) === '' && status !== 'completed' && column.text !== '';
   if (!cut) column.text = str(result.output);
@@ -245,10 +314,52 @@ function showResult(index: number, result: unknown): void {
   renderOutput(column);
 }
 
-const SANITIZE: Config & { RETURN_TRUSTED_TYPE: true } = { RETURN_TRUSTED_TYPE: true, FORBID_TAGS: ['img', 'style', 'form', 'input', 'button'], ALLOW_DATA_ATTR: false };
+/**
+ * Named properties (id, name) are prefixed `user-content-`, so that an output cannot shadow
+ * the page's elements; `class` and `style` are dropped, so that it cannot dress up as them
+ * (a fake `.error` box).
+ */
+const SANITIZE: Config & { RETURN_TRUSTED_TYPE: true } = {
+  RETURN_TRUSTED_TYPE: true,
+  FORBID_TAGS: ['img', 'style', 'form', 'input', 'button'],
+  FORBID_ATTR: ['class', 'style'],
+  ALLOW_DATA_ATTR: false,
+  SANITIZE_NAMED_PROPS: true,
+};
 
-/** Text by default; Markdown (marked, then DOMPurify) only when the toggle is on. */
+/** Markdown is rendered whole at most this often while it streams (its result renders it at once). */
+const MARKDOWN_EVERY_MS = 250;
+
+/** Paints the text a column streamed at the next frame (or after `delayMs`): one paint, however many deltas arrive till then. */
+function schedulePaint(column: Column, delayMs = 0): void {
+  if (column.painting) return;
+  column.painting = true;
+  const atFrame = () =>
+    requestAnimationFrame(() => {
+      column.painting = false;
+      paint(column);
+    });
+  if (delayMs > 0) setTimeout(atFrame, delayMs);
+  else atFrame();
+}
+
+/** As text, the new text is appended (what is shown is never rewritten); as Markdown, the whole text is rendered again. */
+function paint(column: Column): void {
+  if (column.unpainted === '') return; // rendered whole since (its result, the toggle)
+  if (!markdownToggle.checked) {
+    column.output.append(column.unpainted);
+    column.unpainted = '';
+    return;
+  }
+  const wait = column.renderedAt + MARKDOWN_EVERY_MS - performance.now();
+  if (wait > 0) schedulePaint(column, wait);
+  else renderOutput(column);
+}
+
+/** The whole text: as text by default; as Markdown (marked, then DOMPurify) only when the toggle is on. */
 function renderOutput(column: Column): void {
+  column.unpainted = '';
+  column.renderedAt = performance.now();
   const markdown = markdownToggle.checked;
   column.output.classList.toggle('markdown', markdown);
   if (!markdown) {
@@ -264,7 +375,7 @@ markdownToggle.addEventListener('change', () => columns.forEach(renderOutput));
 
 function showJudging(evaluations: unknown[], ranking: unknown): void {
   if (evaluations.length === 0 && !Array.isArray(ranking)) return;
-  $('judging').hidden = false;
+  judgingEl.hidden = false;
   const models = columns.map((column) => column.modelId);
   // cells[a][b]: what each judge picked when `a` was shown first and `b` second.
   const cells = new Map<string, string[]>();
@@ -280,25 +391,21 @@ function showJudging(evaluations: unknown[], ranking: unknown): void {
         cells.set(key, [...(cells.get(key) ?? []), `${judge}: ${pick}`]);
         return pick;
       });
-    const consistent = evaluation.consistent === true ? 'yes' : evaluation.consistent === false ? 'no' : '–';
+    // A failed evaluation has no consistency (the API sends false) and no winner: its error instead.
+    const completed = evaluation.status === 'completed';
+    const consistent = !completed ? '–' : evaluation.consistent === true ? 'yes' : evaluation.consistent === false ? 'no' : '–';
+    const error = isObject(evaluation.error) ? evaluation.error : undefined;
+    const winner = completed ? str(evaluation.winner) : `${str(evaluation.status) || 'failed'}${error ? `: ${str(error.message)}` : ''}`;
     const scores = isObject(evaluation.scores)
       ? Object.entries(evaluation.scores)
           .map(([id, score]) => `${id} ${str(score)}`)
           .join(', ')
       : '';
-    const line = row('td', [
-      judge,
-      `${str(evaluation.modelA)} vs ${str(evaluation.modelB)}`,
-      picks[0] ?? '–',
-      picks[1] ?? '–',
-      consistent,
-      str(evaluation.winner) || str(evaluation.status),
-      scores,
-    ]);
-    line.cells[4]?.classList.add(consistent === 'no' ? 'inconsistent' : 'consistent');
+    const line = row('td', [judge, `${str(evaluation.modelA)} vs ${str(evaluation.modelB)}`, picks[0] ?? '–', picks[1] ?? '–', consistent, winner, scores]);
+    if (consistent !== '–') line.cells[4]?.classList.add(consistent === 'no' ? 'inconsistent' : 'consistent');
     rows.push(line);
   }
-  $('evaluations').replaceChildren(...rows);
+  evaluationsEl.replaceChildren(...rows);
   const matrix = [row('th', ['A \\ B', ...models])];
   for (const a of models) {
     const line = row('td', [a, ...models.map((b) => (a === b ? '' : (cells.get(`${a}\u0000${b}`) ?? ['–']).join('\n')))]);
@@ -307,15 +414,15 @@ function showJudging(evaluations: unknown[], ranking: unknown): void {
     });
     matrix.push(line);
   }
-  $('matrix').replaceChildren(...matrix);
+  matrixEl.replaceChildren(...matrix);
   showRanking(ranking);
 }
 
 function showRanking(ranking: unknown): void {
   if (!Array.isArray(ranking)) return;
-  $('judging').hidden = false;
+  judgingEl.hidden = false;
   const fixed = (value: unknown, digits: number) => (num(value) === undefined ? '–' : (value as number).toFixed(digits));
-  $('ranking').replaceChildren(
+  rankingEl.replaceChildren(
     row('th', ['rank', 'model', 'strength', 'interval', 'win rate', 'W / T / L']),
     ...ranking.filter(isObject).map((entry) => {
       const interval = list(entry.interval);
@@ -344,8 +451,16 @@ function showError(status: number | undefined, answer: unknown): void {
   const error = isObject(answer) && isObject(answer.error) ? answer.error : undefined;
   const lines = [`${status === undefined ? '' : `${status} `}${str(error?.code) || 'error'}: ${str(error?.message) || 'the API gave no error body'}`];
   for (const detail of list(error?.details).filter(isObject)) lines.push(`  ${str(detail.field)}: ${str(detail.message)}`);
-  if (error && num(error.estimatedCreditsRequired) !== undefined) lines.push(`  estimatedCreditsRequired: ${str(error.estimatedCreditsRequired)}`);
-  errorEl.textContent = lines.join('\n');
+  // A 402 adds these beside `error`, at the top level of the body.
+  for (const field of ['estimatedCreditsRequired', 'balance']) {
+    const value = isObject(answer) ? num(answer[field]) : undefined;
+    if (value !== undefined) lines.push(`  ${field}: ${str(value)}`);
+  }
+  showMessage(lines.join('\n'));
+}
+
+function showMessage(text: string): void {
+  errorEl.textContent = text;
   errorEl.hidden = false;
 }
 
@@ -354,8 +469,7 @@ function hideError(): void {
   errorEl.textContent = '';
 }
 
+/** Shows only the error: the columns of a comparison in flight are the comparison's to mark. */
 function networkError(error: unknown): void {
-  markUnfinished('failed');
-  errorEl.textContent = `The API could not be reached: ${(error as Error).message}`;
-  errorEl.hidden = false;
+  showMessage(`The API could not be reached: ${(error as Error).message}`);
 }

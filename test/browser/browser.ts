@@ -1,3 +1,5 @@
+import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import chromium from '@sparticuz/chromium';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll } from 'vitest';
@@ -31,13 +33,16 @@ export function useBrowser(): () => Browser {
   };
 }
 
-/** The comparison page of `host`, its key typed in and its pickers filled from GET /api/v1/models. */
-export async function openPage(browser: Browser, host: LocalHost): Promise<Page> {
+/**
+ * The comparison page of `host`, its key typed in and its pickers filled from GET /api/v1/models;
+ * by default from the host itself, with the demo account's key.
+ */
+export async function openPage(browser: Browser, host: LocalHost, { url = host.url, apiKey = host.demo.apiKey } = {}): Promise<Page> {
   const page = await browser.newPage();
   // Below the test timeout, so that a state that never comes fails with the selector it waited for.
   page.setDefaultTimeout(15_000);
-  await page.goto(`${host.url}/`);
-  await page.type('#api-key', host.demo.apiKey);
+  await page.goto(`${url}/`);
+  await page.type('#api-key', apiKey);
   // The pickers load when the key field changes (on leaving it).
   await page.focus('#prompt');
   await page.waitForSelector('#models option');
@@ -81,4 +86,49 @@ export async function upstreamOf(host: LocalHost, modelId: string): Promise<stri
   const model = models.find((m) => m.id === modelId);
   if (!model) throw new Error(`no model ${modelId} in the catalog`);
   return model.upstreamModel;
+}
+
+export interface PageProxy {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Sends `req` on to the host, and resolves with the host's answer (its body not read yet). */
+export type Forward = () => Promise<IncomingMessage>;
+
+/**
+ * An HTTP proxy in front of the host, on an origin of its own: a page opened from it (openPage's
+ * `url`) calls the API through it too (its CSP allows only its own origin). Every request is
+ * passed on as it is, but POST /api/v1/prompt, which `prompt` answers: on its own, or from the
+ * host's answer, which it may cut.
+ */
+export async function startProxy(host: LocalHost, prompt: (res: ServerResponse, forward: Forward) => void | Promise<void>): Promise<PageProxy> {
+  const server = createServer((req, res) => {
+    const forward: Forward = () =>
+      new Promise((resolve, reject) => {
+        const upstream = request(new URL(req.url ?? '/', host.url), { method: req.method, headers: req.headers }, resolve);
+        upstream.on('error', reject);
+        req.pipe(upstream);
+      });
+    if (req.method === 'POST' && req.url === '/api/v1/prompt') {
+      Promise.resolve(prompt(res, forward)).catch(() => res.destroy());
+      return;
+    }
+    forward().then(
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+      () => res.destroy(),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }

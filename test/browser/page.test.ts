@@ -1,15 +1,21 @@
+import type { ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Page } from 'puppeteer-core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { column, compare, ended, openPage, upstreamOf, useBrowser } from './browser.js';
+import { column, compare, ended, type Forward, openPage, type PageProxy, startProxy, upstreamOf, useBrowser } from './browser.js';
+import { openTestAccount } from '../support/accounts.js';
 import { useTestHost } from '../support/local.js';
 
 const host = useTestHost();
 const browser = useBrowser();
 
 let page: Page | undefined;
+let proxy: PageProxy | undefined;
 afterEach(async () => {
   await page?.close();
   page = undefined;
+  await proxy?.close();
+  proxy = undefined;
 });
 
 const FAST = 'fam_c-5.4';
@@ -20,6 +26,94 @@ const JUDGE = 'fam_c-4.1';
 /** What a column shows, read from the DOM. */
 function columnText(page: Page, modelId: string, part: 'status' | 'output' | 'meta' | 'error'): Promise<string> {
   return page.$eval(`${column(modelId)} .${part}`, (el) => el.textContent ?? '');
+}
+
+/** The page's error box, or '' when it is hidden. */
+function errorText(page: Page): Promise<string> {
+  return page.$eval('#error', (el) => (el.hidden ? '' : (el.textContent ?? '')));
+}
+
+/** Makes the simulator answer `modelId` with `content`: a `status` fault answering 200 with a well-formed chat completion. */
+async function answerWith(modelId: string, content: string): Promise<void> {
+  const upstream = await upstreamOf(host(), modelId);
+  host().simulator.setFault({
+    kind: 'status',
+    status: 200,
+    model: upstream,
+    body: {
+      id: 'chatcmpl-chosen',
+      object: 'chat.completion',
+      created: 1779012345,
+      model: upstream,
+      choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 20, completion_tokens: 40, total_tokens: 60 },
+    },
+  });
+}
+
+/** One server-sent event, as the gateway writes it. */
+const sse = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+
+/**
+ * A stream the proxy writes itself: `pieces` as deltas of column 0, in 10 writes 30 ms apart;
+ * then, once `release` resolves, the result (its output the whole text) and `done`.
+ */
+function deltaStream(modelId: string, pieces: string[], release: Promise<void>) {
+  return async (res: ServerResponse) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'x-request-id': 'req_test' });
+    const size = pieces.length / 10;
+    for (let at = 0; at < pieces.length; at += size) {
+      res.write(
+        pieces
+          .slice(at, at + size)
+          .map((text) => sse('delta', { index: 0, text }))
+          .join(''),
+      );
+      await sleep(30);
+    }
+    await release;
+    const result = { modelId, status: 'completed', output: pieces.join(''), tokensIn: 1, tokensOut: 1, latencyMs: 1, providerCost: 0 };
+    res.end(sse('result', { index: 0, result }) + sse('done', { results: [result], creditsUsed: 0, promptLogId: 'pl_test' }));
+  };
+}
+
+/** Counts, from now on, the changes of the columns' outputs: mutation records, and nodes removed (rewritten). */
+function countPaints(page: Page): Promise<void> {
+  return page.evaluate(() => {
+    const counts = { records: 0, removed: 0 };
+    Object.assign(window, { __paints: counts });
+    new MutationObserver((records) => {
+      for (const record of records) {
+        if (!(record.target instanceof Element) || !record.target.classList.contains('output')) continue;
+        counts.records++;
+        counts.removed += record.removedNodes.length;
+      }
+    }).observe(document.getElementById('columns') as HTMLElement, { childList: true, subtree: true, characterData: true });
+  });
+}
+
+function paints(page: Page): Promise<{ records: number; removed: number }> {
+  return page.evaluate(() => (window as unknown as { __paints: { records: number; removed: number } }).__paints);
+}
+
+/** A proxy's answer to the prompt: the host's event stream passed on, until `cut` breaks the connection or closes it cleanly. */
+function cuttable(): { prompt: (res: ServerResponse, forward: Forward) => Promise<void>; cut: (how: 'break' | 'close') => void } {
+  let cut = (_: 'break' | 'close') => {
+    throw new Error('no answer to cut yet');
+  };
+  const prompt = async (res: ServerResponse, forward: Forward) => {
+    const answer = await forward();
+    res.writeHead(answer.statusCode ?? 502, answer.headers);
+    answer.pipe(res);
+    cut = (how) => {
+      answer.unpipe(res);
+      answer.destroy();
+      // Breaking: the socket ends without the chunked body's last chunk.
+      if (how === 'break') res.socket?.end();
+      else res.end();
+    };
+  };
+  return { prompt, cut: (how) => cut(how) };
 }
 
 describe('The comparison page at GET /', () => {
@@ -116,6 +210,109 @@ describe('The comparison page at GET /', () => {
       await page.waitForSelector(column(OTHER, 'stopped'));
       await ended(page);
       expect(await page.$eval('#error', (el) => el.hidden)).toBe(true);
+      expect(await page.$eval('#summary', (el) => el.textContent)).toBe('');
+    });
+
+    it('appends 2,000 streamed deltas as they come, at most one paint per frame, never rewriting what is shown', async () => {
+      const pieces = Array.from({ length: 2_000 }, (_, i) => `${i}: ${'lorem ipsum '.repeat(8)}\n`);
+      let release = () => {};
+      proxy = await startProxy(host(), deltaStream(FAST, pieces, new Promise((resolve) => (release = resolve))));
+      page = await openPage(browser(), host(), { url: proxy.url });
+      await countPaints(page);
+      await compare(page, { models: [FAST] });
+
+      // Every delta is shown before the result comes.
+      const text = pieces.join('');
+      await page.waitForFunction((selector, length) => document.querySelector(selector)?.textContent?.length === length, {}, `${column(FAST)} .output`, text.length);
+      expect(await columnText(page, FAST, 'status')).toBe('running');
+      const streamed = await paints(page);
+      expect(streamed.removed).toBe(0);
+      expect(streamed.records).toBeLessThan(100); // one paint per delta would be 2,000
+
+      release();
+      await page.waitForSelector(column(FAST, 'completed'));
+      await ended(page);
+      expect(await columnText(page, FAST, 'output')).toBe(text);
+      // The result renders the output whole: one text node, as the toggle would render it.
+      expect(await page.$eval(`${column(FAST)} .output`, (el) => el.childNodes.length)).toBe(1);
+    });
+
+    it('renders 2,000 streamed Markdown deltas in a few whole renders (one per 250 ms at most), then with the result as the toggle does', async () => {
+      const pieces = Array.from({ length: 2_000 }, (_, i) => `- item **${i}** ${'lorem '.repeat(12)}\n`);
+      let release = () => {};
+      proxy = await startProxy(host(), deltaStream(FAST, pieces, new Promise((resolve) => (release = resolve))));
+      page = await openPage(browser(), host(), { url: proxy.url });
+      await page.click('#markdown');
+      await countPaints(page);
+      await compare(page, { models: [FAST] });
+
+      const items = `${column(FAST)} .output li`;
+      await page.waitForFunction((selector) => document.querySelectorAll(selector).length === 2_000, {}, items);
+      expect(await columnText(page, FAST, 'status')).toBe('running');
+      expect((await paints(page)).records).toBeLessThan(40); // one render per delta would be 2,000
+
+      release();
+      await page.waitForSelector(column(FAST, 'completed'));
+      await ended(page);
+      const html = await page.$eval(`${column(FAST)} .output`, (el) => el.innerHTML);
+      expect(await page.$eval(`${items}:last-child strong`, (el) => el.textContent)).toBe('1999');
+      await page.click('#markdown');
+      await page.click('#markdown');
+      expect(await page.$eval(`${column(FAST)} .output`, (el) => el.innerHTML)).toBe(html);
+    });
+
+    it.each([
+      ['breaks', 'break', 'connection lost', /^The connection to the gateway was lost before the answer ended: the request ran, and may have been charged \(x-request-id: \S+\)$/],
+      [
+        'closes cleanly',
+        'close',
+        'ended without a result',
+        /^The gateway closed the connection before the answer ended: the request ran, and may have been charged \(x-request-id: \S+\)$/,
+      ],
+    ] as const)('when the connection %s mid-stream, marks the columns still running and says the request ran', async (_, how, status, message) => {
+      host().simulator.setFault({ kind: 'slow', delayMs: 3_000, model: await upstreamOf(host(), OTHER) });
+      const answer = cuttable();
+      proxy = await startProxy(host(), answer.prompt);
+      page = await openPage(browser(), host(), { url: proxy.url });
+      await compare(page, { models: [FAST, OTHER] });
+      await page.waitForSelector(column(FAST, 'completed'));
+
+      answer.cut(how);
+      await page.waitForSelector(column(OTHER, status));
+      await ended(page);
+      expect(await columnText(page, FAST, 'status')).toBe('completed');
+      expect(await errorText(page)).toMatch(message);
+      await host().settled();
+    });
+
+    it('marks the columns unfinished when a 200 answer is neither an event stream nor a JSON object', async () => {
+      proxy = await startProxy(host(), (res) => {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end('<p>Down for maintenance</p>');
+      });
+      page = await openPage(browser(), host(), { url: proxy.url });
+      await compare(page, { models: [FAST] });
+
+      await page.waitForSelector(column(FAST, 'ended without a result'));
+      await ended(page);
+      expect(await errorText(page)).toBe("The gateway's 200 answer is neither an event stream nor a JSON object: the request may have run, and been charged");
+    });
+
+    it('shows a failure to load the models during a comparison without marking its columns', async () => {
+      host().simulator.setFault({ kind: 'slow', delayMs: 3_000, model: await upstreamOf(host(), OTHER) });
+      page = await openPage(browser(), host());
+      await compare(page, { models: [OTHER] });
+      // Another API URL: the page's CSP lets it call no other origin, so its models cannot load.
+      await page.$eval('#api-url', (el) => {
+        (el as HTMLInputElement).value = 'http://127.0.0.1:9/';
+        el.dispatchEvent(new Event('change'));
+      });
+
+      await page.waitForSelector('#error:not([hidden])');
+      expect(await errorText(page)).toMatch(/^The API could not be reached: /);
+      expect(await columnText(page, OTHER, 'status')).toBe('running');
+      await page.waitForSelector(column(OTHER, 'completed'));
+      await ended(page);
     });
 
     it("shows the API's refusal with the field it names, and runs nothing", async () => {
@@ -124,6 +321,28 @@ describe('The comparison page at GET /', () => {
 
       await page.waitForSelector('#error:not([hidden])');
       expect(await page.$eval('#error', (el) => el.textContent)).toMatch(/^400 invalid_request: [\s\S]*\n {2}\/generation_settings\/temperature: must be <= 2$/);
+      expect(await columnText(page, FAST, 'status')).toBe('not run');
+      expect(host().simulator.calls()).toHaveLength(0);
+    });
+
+    it('sends a setting typed as `1e` as typed, so that the API names it, and runs nothing', async () => {
+      page = await openPage(browser(), host());
+      await page.type('#g-temperature', '1e');
+      await compare(page, { models: [FAST] });
+
+      await page.waitForSelector('#error:not([hidden])');
+      expect(await errorText(page)).toMatch(/^400 invalid_request: [\s\S]*\n {2}\/generation_settings\/temperature: /);
+      expect(await columnText(page, FAST, 'status')).toBe('not run');
+      expect(host().simulator.calls()).toHaveLength(0);
+    });
+
+    it("shows a 402's estimatedCreditsRequired and balance, and runs nothing", async () => {
+      const { auth } = await openTestAccount(host(), 1);
+      page = await openPage(browser(), host(), { apiKey: auth.authorization!.slice('Bearer '.length) });
+      await compare(page, { models: [FAST] });
+
+      await page.waitForSelector('#error:not([hidden])');
+      expect(await errorText(page)).toMatch(/^402 insufficient_credits: [^\n]+\n {2}estimatedCreditsRequired: \d+(\.\d+)?\n {2}balance: 0\.000001$/);
       expect(await columnText(page, FAST, 'status')).toBe('not run');
       expect(host().simulator.calls()).toHaveLength(0);
     });
@@ -148,6 +367,38 @@ describe('The comparison page at GET /', () => {
       for (const line of ranking) expect(line[3]).toMatch(/^\[-?\d+\.\d\d, -?\d+\.\d\d\]$/);
       expect(await page.$eval('#summary', (el) => el.textContent)).toMatch(/creditsUsed \d/);
     });
+
+    it('shows a failed evaluation with no consistency, and its error where its winner would be', async () => {
+      host().simulator.setFault({ kind: 'status', status: 400, model: await upstreamOf(host(), JUDGE) });
+      page = await openPage(browser(), host());
+      await compare(page, { models: [FAST, OTHER], judges: [JUDGE] });
+
+      await page.waitForSelector('#evaluations tr + tr');
+      await ended(page);
+      const cells = await page.$$eval('#evaluations tr + tr td', (tds) => tds.map((td) => ({ text: td.textContent ?? '', classes: td.className })));
+      expect(cells[4]).toEqual({ text: '–', classes: '' });
+      expect(cells[5]?.text).toMatch(/^failed: .+/);
+    });
+
+    it('on Stop, says that the gateway runs a judged request to its end and charges it', async () => {
+      host().simulator.setFault({ kind: 'slow', delayMs: 1_500, model: await upstreamOf(host(), OTHER) });
+      page = await openPage(browser(), host());
+      await compare(page, { models: [FAST, OTHER], judges: [JUDGE] });
+      await page.waitForSelector('#stop:not([disabled])');
+
+      await page.click('#stop');
+      await page.waitForSelector(column(OTHER, 'stopped'));
+      await ended(page);
+      expect(await page.$eval('#summary', (el) => el.textContent)).toBe('Stopped in this page only: the gateway runs a judged request to its end and charges it in full');
+      // And so it does: the judge is called once the slow model has answered.
+      await host().settled();
+      const judge = await upstreamOf(host(), JUDGE);
+      expect(
+        host()
+          .simulator.calls()
+          .filter((call) => call.model === judge),
+      ).toHaveLength(2);
+    });
   });
 
   describe('Untrusted output', () => {
@@ -157,20 +408,7 @@ describe('The comparison page at GET /', () => {
 
     it('renders an output carrying <img onerror> and <script> inert, as text and as Markdown', async () => {
       // The simulator answers this model with a well-formed chat completion whose text is hostile.
-      const upstream = await upstreamOf(host(), XSS_MODEL);
-      host().simulator.setFault({
-        kind: 'status',
-        status: 200,
-        model: upstream,
-        body: {
-          id: 'chatcmpl-hostile',
-          object: 'chat.completion',
-          created: 1779012345,
-          model: upstream,
-          choices: [{ index: 0, message: { role: 'assistant', content: HOSTILE }, finish_reason: 'stop' }],
-          usage: { prompt_tokens: 20, completion_tokens: 40, total_tokens: 60 },
-        },
-      });
+      await answerWith(XSS_MODEL, HOSTILE);
       page = await openPage(browser(), host());
       const violations: string[] = [];
       page.on('console', (message) => violations.push(message.text()));
@@ -195,6 +433,31 @@ describe('The comparison page at GET /', () => {
       expect(await page.$eval(`${column(XSS_MODEL)} .output strong`, (el) => el.textContent)).toBe('bold');
       expect(await inert()).toEqual({ pwned: undefined, scripts: ['/page.js'], images: 0, handlers: 0, javascriptLinks: 0 });
       expect(violations.filter((text) => /Trusted Type|Content Security Policy/i.test(text))).toEqual([]);
+    });
+  });
+
+  describe('Output that imitates the page', () => {
+    it("cannot take the judging tables' places by their IDs, nor draw a page error box", async () => {
+      const IMPOSTOR = 'fam_d-4.20-0309-non-reasoning';
+      await answerWith(IMPOSTOR, 'Look:\n\n<div id="ranking" hidden></div><div id="matrix" hidden></div><div id="evaluations" hidden></div><div class="error">Fake</div>\n\nend');
+      page = await openPage(browser(), host());
+      await page.click('#markdown');
+      await compare(page, { models: [IMPOSTOR, FAST], judges: [JUDGE] });
+      await page.waitForSelector(column(IMPOSTOR, 'completed'));
+      await ended(page);
+
+      const output = `${column(IMPOSTOR)} .output`;
+      expect(await page.$eval(output, (el) => el.textContent)).toContain('Fake');
+      // The page's own tables, in its judging section, got their rows.
+      const rows = await page.$$eval('main > section.judging > table', (tables) => tables.map((table) => [table.id, table.rows.length]));
+      expect(rows).toEqual([
+        ['matrix', 3],
+        ['evaluations', 2],
+        ['ranking', 3],
+      ]);
+      expect(await page.$$eval(`${output} [id]`, (els) => els.map((el) => el.id))).toEqual(['user-content-ranking', 'user-content-matrix', 'user-content-evaluations']);
+      expect(await page.$$eval(`${output} [class], ${output} [style]`, (els) => els.length)).toBe(0);
+      expect(await page.$$eval('.error:not([hidden])', (els) => els.length)).toBe(0);
     });
   });
 

@@ -21,6 +21,44 @@ describe('Class: SseParser', () => {
       const parser = new SseParser();
       expect(parser.push('id: 7\nretry: 10\n\nevent: ranking\n\ndata:x\n\n')).toEqual([{ event: 'message', data: 'x' }]);
     });
+
+    it('ends lines at LF, CRLF and a lone CR, a CRLF split between two chunks ending one line', () => {
+      const parser = new SseParser();
+      expect(parser.push('event: a\r')).toEqual([]);
+      // The LF completes the CRLF of `event: a`: it is no blank line, so nothing is dispatched yet.
+      expect(parser.push('\ndata: 1\r')).toEqual([]);
+      expect(parser.push('\r')).toEqual([{ event: 'a', data: '1' }]);
+      expect(parser.push('\ndata: 2\rdata: 3\r\rdata: 4\n\n')).toEqual([
+        { event: 'message', data: '2\n3' },
+        { event: 'message', data: '4' },
+      ]);
+    });
+
+    it('keeps a line split inside its field name, its colon or its value whole', () => {
+      const stream = 'event: delta\ndata: {"text":"a:b"}\n\n';
+      for (let at = 1; at < stream.length; at++) {
+        const parser = new SseParser();
+        expect([...parser.push(stream.slice(0, at)), ...parser.push(stream.slice(at))]).toEqual([{ event: 'delta', data: '{"text":"a:b"}' }]);
+      }
+    });
+
+    it('skips a byte order mark at the start of the stream only', () => {
+      const parser = new SseParser();
+      expect(parser.push('\uFEFFdata: x\n\n')).toEqual([{ event: 'message', data: 'x' }]);
+      expect(parser.push('data: \uFEFFy\n\n')).toEqual([{ event: 'message', data: '\uFEFFy' }]);
+    });
+
+    it('parses a line of 8 MiB fed in 64 KiB chunks exactly', () => {
+      // Pieces of different text, so that a piece lost, repeated or out of order changes the result.
+      const value = Array.from({ length: 8 * 1024 }, (_, i) => `${i}`.padStart(8, '-').repeat(128)).join('');
+      expect(value.length).toBe(8 * 1024 * 1024);
+      const stream = `event: big\ndata: ${value}\n\n`;
+      const parser = new SseParser();
+      const events = [];
+      for (let at = 0; at < stream.length; at += 64 * 1024) events.push(...parser.push(stream.slice(at, at + 64 * 1024)));
+      expect(events.map((event) => [event.event, event.data.length])).toEqual([['big', value.length]]);
+      expect(events[0]?.data === value).toBe(true);
+    });
   });
 });
 
