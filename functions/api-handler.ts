@@ -43,6 +43,7 @@ export function createApiHandler(gateway: () => Gateway, log: Log, hooks: ApiHoo
         idempotencyKey: event.headers['idempotency-key'],
         account: cachedAccount(context),
         timing,
+        receivedAt: receivedAt(event),
       };
       if (acceptsEventStream(event.headers.accept)) return answerWithEvents(prompts, accountId, request, options, config.sseKeepAliveMs, log, hooks.onResponse);
       const started = await prompts.start(accountId, request, options);
@@ -61,6 +62,20 @@ export function createApiHandler(gateway: () => Gateway, log: Log, hooks: ApiHoo
       // What follows the answer travels with it, for the sender to await once it is sent.
       return { ...answer, finished: started.finished };
     });
+}
+
+/** The longest a request is taken to have waited before its handler (a cold start, the authorizer): a time older than this is a clock off. */
+const MAX_WAIT_BEFORE_HANDLER_MS = 10_000;
+
+/**
+ * When API Gateway received the request, where it says so: the request's deadline counts
+ * from there, as API Gateway's integration timeout does, so that a cold start and the
+ * authorizer's time come out of the deadline instead of running past the timeout. Never
+ * later than now, nor more than MAX_WAIT_BEFORE_HANDLER_MS before it (a clock off).
+ */
+export function receivedAt(event: ApiEvent, now = Date.now()): number {
+  const at = (event.requestContext as { requestTimeEpoch?: unknown }).requestTimeEpoch;
+  return typeof at === 'number' && Number.isFinite(at) ? Math.min(now, Math.max(at, now - MAX_WAIT_BEFORE_HANDLER_MS)) : now;
 }
 
 /**

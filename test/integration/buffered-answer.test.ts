@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiHandler } from '../../functions/api-handler.js';
+import { createApiHandler, receivedAt } from '../../functions/api-handler.js';
 import { bufferAnswers, PROXY_RESULT_KEYS } from '../../functions/stream-answer.js';
 import type { LocalHost } from '../../infra/local/host.js';
 import { lambdaContext } from '../../infra/local/lambda-events.js';
@@ -73,6 +73,32 @@ describe('Function: bufferAnswers (the api entry without response streaming)', (
     expect(account.balanceMicro).toBe(50_000_000 - Math.round(answer.creditsUsed * 1e6));
     expect(await host.gateway.credits.ledgerSum(accountId)).toBe(account.balanceMicro);
     expect(await host.gateway.promptLogs.get(answer.promptLogId)).toBeDefined();
+  });
+
+  it("counts the request from when API Gateway received it (its requestTimeEpoch), as the integration timeout does: a cold start's wait comes out of the deadline", async () => {
+    const { accountId } = await host.gateway.credits.openAccount({ balanceMicro: 50_000_000, rateLimitRpm: 1000 });
+    const handler = bufferAnswers(
+      createApiHandler(() => host.gateway, silentLog),
+      silentLog,
+    );
+    const event = proxyEvent(accountId, body({ models: ['fam_k-8b'] }));
+    const received = Date.now() - 2_000;
+    (event.requestContext as { requestTimeEpoch: number }).requestTimeEpoch = received;
+
+    const answer = JSON.parse((await handler(event, lambdaContext('api'))).body) as { promptLogId: string };
+
+    expect((await host.gateway.promptLogs.get(answer.promptLogId))!.createdAt).toBe(new Date(received).toISOString());
+  });
+
+  it.each([
+    ['2 s before now', -2_000, -2_000],
+    ['after now (a clock ahead)', 5_000, 0],
+    ['an hour before (a clock behind)', -3_600_000, -10_000],
+  ])('takes a requestTimeEpoch %s as %i ms from now', (_, offset, expected) => {
+    const now = 1_800_000_000_000;
+    const event = { requestContext: { requestTimeEpoch: now + offset } } as unknown as Parameters<typeof receivedAt>[0];
+    expect(receivedAt(event, now) - now).toBe(expected);
+    expect(receivedAt({ requestContext: {} } as unknown as Parameters<typeof receivedAt>[0], now)).toBe(now);
   });
 
   it('answers a refusal in the same shape, with the error body naming the field, and charges nothing', async () => {
