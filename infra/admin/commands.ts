@@ -39,7 +39,9 @@ export class ReconcileIncompleteError extends Error {
 const COMMANDS: Record<string, string> = {
   'create-account': 'create-account --credits N [--zdr] [--rpm N]\n  Opens an account with N credits; --zdr makes zero data retention its default, --rpm sets its own rate limit.',
   'create-key': 'create-key --account ID\n  Issues an API key for the account; the key is printed once, only its SHA-256 is stored.',
-  'revoke-key': 'revoke-key --key KEY\n  Revokes a key (it works until the authorizer cache expires: 30 s by default).',
+  'revoke-key':
+    'revoke-key --key KEY | --hash SHA256\n  Revokes a key, given the key or its SHA-256 (list-keys shows it); it works until the authorizer cache expires: 30 s by default.',
+  'list-keys': "list-keys --account ID\n  The account's keys: SHA-256, prefix, when created and revoked (never the key, which is not stored).",
   'top-up': 'top-up --account ID --credits N\n  Adds N credits; applies at once.',
   balance: 'balance --account ID\n  The balance, what is reserved by requests in flight, and the account settings.',
   ledger: 'ledger --account ID\n  Every balance change; ledgerSum equals balance + reserved (held by requests in flight) once nothing is unposted.',
@@ -71,6 +73,7 @@ const OPTIONS = {
   credits: { type: 'string' },
   account: { type: 'string' },
   key: { type: 'string' },
+  hash: { type: 'string' },
   rpm: { type: 'string' },
   zdr: { type: 'boolean' },
 } as const;
@@ -105,8 +108,16 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
       return { apiKey, accountId, keyPrefix: keyPrefix(apiKey), createdAt, note: 'The key is shown once; only its SHA-256 is stored.' };
     }
     case 'revoke-key': {
-      const record = await deps.apiKeys.revoke(hashApiKey(required(values.key, '--key')));
+      if ((values.key === undefined) === (values.hash === undefined)) throw new UsageError('revoke-key takes one of --key KEY or --hash SHA256');
+      if (values.hash !== undefined && !/^[0-9a-f]{64}$/.test(values.hash)) throw new UsageError("--hash must be a key's SHA-256: 64 lowercase hex digits, as list-keys shows it");
+      const record = await deps.apiKeys.revoke(values.hash ?? hashApiKey(values.key as string));
       return { accountId: record.accountId, keyPrefix: record.keyPrefix, revokedAt: record.revokedAt };
+    }
+    case 'list-keys': {
+      const accountId = required(values.account, '--account');
+      if (!(await deps.accounts.get(accountId))) throw new AccountNotFoundError(accountId);
+      const keys = await deps.apiKeys.listByAccount(accountId);
+      return { accountId, keys: keys.map(({ keyHash, keyPrefix, createdAt, revokedAt }) => ({ keyHash, keyPrefix, createdAt, ...(revokedAt ? { revokedAt } : {}) })) };
     }
     case 'top-up': {
       const accountId = required(values.account, '--account');

@@ -1,5 +1,5 @@
-import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { isConditionFailed, refusedOrRead, storeCall } from './dynamodb.js';
+import { GetCommand, PutCommand, UpdateCommand, paginateScan, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { isConditionFailed, refusedOrRead, storeCall, storePages } from './dynamodb.js';
 import { KeyNotFoundError } from './errors.js';
 
 /** What is stored of a key: its SHA-256, never the key. */
@@ -49,6 +49,20 @@ export class ApiKeysRepository {
       this.client.send(new GetCommand({ TableName: this.tableName, Key: { keyHash }, ...(consistent ? { ConsistentRead: true } : {}) })),
     );
     return Item as ApiKeyRecord | undefined;
+  }
+
+  /**
+   * The keys of an account, oldest first: an operator's listing (admin CLI), so that a key the
+   * operator does not hold can be revoked by its hash. A Scan: the table has no index by account.
+   */
+  async listByAccount(accountId: string): Promise<ApiKeyRecord[]> {
+    const records: ApiKeyRecord[] = [];
+    const pages = paginateScan(
+      { client: this.client },
+      { TableName: this.tableName, FilterExpression: 'accountId = :account', ExpressionAttributeValues: { ':account': accountId }, ConsistentRead: true },
+    );
+    for await (const page of storePages('apiKeys.listByAccount', pages)) records.push(...((page.Items ?? []) as ApiKeyRecord[]));
+    return records.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   }
 
   async revoke(keyHash: string, at = new Date()): Promise<ApiKeyRecord> {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -117,6 +118,33 @@ describe('npm run admin', () => {
     expect((await prompt(apiKey)).status).toBe(401);
   });
 
+  it("lists an account's keys by hash and prefix, never the key, and revokes one by its hash: a key the operator does not hold", async () => {
+    const { accountId } = JSON.parse((await admin('create-account', '--credits', '5')).stdout);
+    const issued = await Promise.all([admin('create-key', '--account', accountId), admin('create-key', '--account', accountId)]);
+    const [kept, leaked] = issued.map((answer) => JSON.parse(answer.stdout).apiKey as string) as [string, string];
+    const listed = await admin('list-keys', '--account', accountId);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).not.toContain(kept);
+    expect(listed.stdout).not.toContain(leaked);
+    const { keys } = JSON.parse(listed.stdout) as { keys: { keyHash: string; keyPrefix: string; revokedAt?: string }[] };
+    const leakedHash = createHash('sha256').update(leaked).digest('hex');
+    expect(keys.map((key) => key.keyHash).sort()).toEqual([kept, leaked].map((key) => createHash('sha256').update(key).digest('hex')).sort());
+    expect(keys.find((key) => key.keyHash === leakedHash)!.keyPrefix).toBe(leaked.slice(0, 8));
+
+    const [revoked, bothFlags, badHash] = await Promise.all([
+      admin('revoke-key', '--hash', leakedHash),
+      admin('revoke-key', '--key', kept, '--hash', leakedHash),
+      admin('revoke-key', '--hash', 'mcg_not-a-hash'),
+    ]);
+    expect([revoked.code, JSON.parse(revoked.stdout).accountId]).toEqual([0, accountId]);
+    expect([bothFlags.code, errorOf(bothFlags.stderr).code]).toEqual([2, 'usage']);
+    expect([badHash.code, errorOf(badHash.stderr).code]).toEqual([2, 'usage']);
+    expect((await prompt(leaked)).status).toBe(401);
+    expect((await prompt(kept)).status).toBe(402);
+    const after = JSON.parse((await admin('list-keys', '--account', accountId)).stdout) as { keys: { keyHash: string; revokedAt?: string }[] };
+    expect(after.keys.filter((key) => key.revokedAt !== undefined).map((key) => key.keyHash)).toEqual([leakedHash]);
+  });
+
   it('keeps a balance within a billion credits: a larger amount is a usage error, and a top-up past it changes nothing', async () => {
     const [tooLarge, created] = await Promise.all([
       runTs('infra/admin/cli.ts', ['create-account', '--credits', '1e10'], { DYNAMODB_ENDPOINT: 'http://127.0.0.1:9' }),
@@ -201,7 +229,7 @@ describe('npm run admin', () => {
     const all = await admin('--help');
     expect(all.code).toBe(0);
     expect(all.stdout).toMatch(/^Usage: npm run -s admin -- <command>/);
-    for (const command of ['create-account', 'create-key', 'revoke-key', 'top-up', 'balance', 'ledger', 'set-rate-limit', 'reconcile']) {
+    for (const command of ['create-account', 'create-key', 'revoke-key', 'list-keys', 'top-up', 'balance', 'ledger', 'set-rate-limit', 'reconcile']) {
       expect(all.stdout).toContain(`  ${command}`);
       const one = await admin(command, '--help');
       expect(one.code).toBe(0);
