@@ -69,9 +69,10 @@ const MAX_WAIT_BEFORE_HANDLER_MS = 10_000;
 
 /**
  * When API Gateway received the request, where it says so: the request's deadline counts
- * from there, as API Gateway's integration timeout does, so that a cold start and the
- * authorizer's time come out of the deadline instead of running past the timeout. Never
- * later than now, nor more than MAX_WAIT_BEFORE_HANDLER_MS before it (a clock off).
+ * from there, a little before its integration timeout starts (the authorizer runs in
+ * between), so that a cold start's wait comes out of the deadline instead of running past
+ * the timeout. Never later than now, nor more than MAX_WAIT_BEFORE_HANDLER_MS before it (a
+ * clock off).
  */
 export function receivedAt(event: ApiEvent, now = Date.now()): number {
   const at = (event.requestContext as { requestTimeEpoch?: unknown }).requestTimeEpoch;

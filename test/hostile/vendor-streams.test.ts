@@ -4,7 +4,8 @@
  */
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, describe, expect, it } from 'vitest';
+import { EventStreamCodec } from '@smithy/core/event-streams';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chargeCall } from '../../shared/pricing/charge.js';
 import { ADAPTERS } from '../../shared/providers/adapters.js';
 import { UpstreamError } from '../../shared/providers/errors.js';
@@ -119,5 +120,57 @@ describe('Hostile vendor streams', () => {
     const result = await outcome(ANTHROPIC);
     expect((result as UpstreamError).code).toBe('upstream_overloaded');
     expect((result as UpstreamError).retryable).toBe(true);
+  });
+});
+
+describe('Hostile vendor streams: Bedrock ConverseStream', () => {
+  const codec = new EventStreamCodec(
+    (bytes) => Buffer.from(bytes).toString('utf8'),
+    (text) => new Uint8Array(Buffer.from(text, 'utf8')),
+  );
+  /** One frame of `application/vnd.amazon.eventstream`: an event, or an exception as Bedrock sends one mid-stream. */
+  const frame = (kind: 'event' | 'exception', type: string, payload: object) =>
+    codec.encode({
+      headers: {
+        [kind === 'event' ? ':event-type' : ':exception-type']: { type: 'string', value: type },
+        ':content-type': { type: 'string', value: 'application/json' },
+        ':message-type': { type: 'string', value: kind },
+      },
+      body: new Uint8Array(Buffer.from(JSON.stringify(payload))),
+    });
+  let frames: Uint8Array[] = [];
+  const bedrock = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream' });
+      for (const piece of frames) res.write(piece);
+      res.end();
+    });
+  });
+  beforeAll(() => new Promise<void>((resolve) => bedrock.listen(0, '127.0.0.1', resolve)));
+  afterAll(() => new Promise<void>((resolve) => bedrock.close(() => resolve())));
+  const NOVA = modelCall('fam_h-pro');
+
+  it.each([
+    ['throttlingException', 'upstream_rate_limited', true],
+    ['modelStreamErrorException', 'upstream_error', true],
+    ['validationException', 'upstream_error', false],
+  ])("an exception frame (%s) after text is the vendor's error: %s, its message kept, the text so far as partial", async (type, code, retryable) => {
+    frames = [
+      frame('event', 'messageStart', { role: 'assistant' }),
+      frame('event', 'contentBlockDelta', { contentBlockIndex: 0, delta: { text: 'Hello' } }),
+      frame('exception', type, { message: `Vendor says: ${type}` }),
+    ];
+    const deltas: string[] = [];
+    const error = await ADAPTERS[NOVA.entry.protocol]
+      .prepare(NOVA, { baseUrl: `http://127.0.0.1:${(bedrock.address() as AddressInfo).port}`, region: 'us-east-1', simulated: true }, (text) => deltas.push(text))
+      .send(AbortSignal.timeout(10_000))
+      .then(
+        () => undefined,
+        (e: unknown) => e as UpstreamError,
+      );
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect(error).toMatchObject({ code, message: `Vendor says: ${type}`, retryable, details: { upstreamStatus: 200, partial: { output: 'Hello' } } });
+    expect(deltas).toEqual(['Hello']);
   });
 });

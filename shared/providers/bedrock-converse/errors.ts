@@ -54,12 +54,25 @@ export function fromSdkError(error: unknown, signal: AbortSignal): UpstreamError
 }
 
 /**
- * An error thrown while a ConverseStream's events were read, mapped as fromSdkError maps it,
- * but for one the service did not raise: the connection cut (by its code) or a frame the
- * decoder could not read (a truncated message above all) broke the stream off. Not retried:
- * the stream's text may be out already.
+ * An error thrown while a ConverseStream's events were read. An exception frame of the
+ * stream (throttlingException, modelStreamErrorException, validationException, …) is thrown
+ * by the SDK as its service exception, without an HTTP status of its own: it keeps its
+ * vendor's message, and throttling is `upstream_rate_limited`; server, throttling and
+ * model-stream errors may be retried (the fan-out never retries a call whose text went
+ * out). Anything else is mapped as fromSdkError maps it, but for an error the service did
+ * not raise: the connection cut (by its code) or a frame the decoder could not read (a
+ * truncated message above all) broke the stream off, and is not retried.
  */
 export function fromStreamError(error: unknown, signal: AbortSignal): UpstreamError {
+  const e = (typeof error === 'object' && error !== null ? error : {}) as SdkError;
+  // Its name comes from the frame's :exception-type, which a lying endpoint writes: repeated only when it is one word.
+  if (!signal.aborted && !(error instanceof UpstreamError) && typeof e.$fault === 'string' && typeof e.name === 'string' && /^[A-Z][A-Za-z]{0,60}Exception$/.test(e.name)) {
+    return new UpstreamError(e.name === 'ThrottlingException' ? 'upstream_rate_limited' : 'upstream_error', vendorMessage(e, true) ?? `The provider's stream failed (${e.name})`, {
+      upstreamStatus: 200,
+      retryable: RETRYABLE_EXCEPTIONS.has(e.name) || e.name === 'ModelStreamErrorException',
+      cause: error,
+    });
+  }
   const failure = fromSdkError(error, signal);
   if (failure.code !== 'upstream_unreachable' || failure.details.upstreamStatus !== undefined) return failure;
   const { code } = error as { code?: unknown };

@@ -9,15 +9,14 @@ interface StreamEvent {
   contentBlockDelta?: { delta?: { text?: unknown; toolUse?: { input?: unknown } | null; reasoningContent?: unknown } | null } | null;
   messageStop?: { stopReason?: unknown } | null;
   metadata?: { usage?: ConverseAnswer['usage'] } | null;
-  [exception: string]: unknown;
 }
 
 /**
  * Reads a ConverseStream answer: `contentBlockDelta` text becomes deltas (reasoningContent
  * never does); with a forced tool, the tool's input JSON streams as the deltas instead;
  * `messageStop` gives the stop reason (a stream without it ended early: a failed call), `metadata` the usage (cache reads and writes
- * included); an exception event (internalServerException, modelStreamErrorException,
- * throttlingException, validationException, serviceUnavailableException) fails the call.
+ * included). An exception frame (throttlingException, modelStreamErrorException, …) never
+ * reaches the reader: the SDK throws it as the service exception, mapped by fromStreamError.
  * `finish` assembles the Converse answer for fromConverseResponse, so usage is priced by the same code.
  */
 export class ConverseStreamReader {
@@ -36,8 +35,6 @@ export class ConverseStreamReader {
 
   onEvent(event: StreamEvent): void {
     this.started = true;
-    const exception = Object.keys(event).find((key) => key.endsWith('Exception'));
-    if (exception !== undefined) throw streamException(exception, event[exception]);
     const start = event.contentBlockStart?.start?.toolUse;
     if (start) this.toolName = start.name;
     const delta = event.contentBlockDelta?.delta;
@@ -88,18 +85,4 @@ function toolInput(json: string): unknown {
   } catch {
     throw new UpstreamError('upstream_malformed_response', 'The provider streamed tool input that is not JSON', { upstreamStatus: 200 });
   }
-}
-
-const RETRYABLE: ReadonlySet<string> = new Set(['internalServerException', 'throttlingException', 'serviceUnavailableException', 'modelStreamErrorException']);
-
-function streamException(name: string, body: unknown): UpstreamError {
-  const message = (body as { message?: unknown } | null)?.message;
-  return new UpstreamError(
-    name === 'throttlingException' ? 'upstream_rate_limited' : 'upstream_error',
-    typeof message === 'string' ? message.slice(0, 500) : `The provider's stream failed (${name})`,
-    {
-      upstreamStatus: 200,
-      retryable: RETRYABLE.has(name),
-    },
-  );
 }

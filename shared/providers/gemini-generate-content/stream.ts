@@ -70,9 +70,9 @@ export class GenerateContentStream {
   finish(requestWarnings: readonly string[] = []): ModelReply {
     if (this.chunks === 0) throw new UpstreamError('upstream_malformed_response', 'The provider streamed no answer', { upstreamStatus: 200 });
     const candidate = { content: { parts: this.text === '' ? [] : [{ text: this.text }] }, finishReason: this.finishReason, groundingMetadata: this.grounding };
-    // A blocked prompt's stream has no finishReason: the mapper names the block first.
-    const reply = fromGenerateContentResponse({ candidates: [candidate], promptFeedback: this.promptFeedback, usageMetadata: this.finalUsage }, requestWarnings);
-    if (!this.finished) throw streamEndedEarly('finishReason');
-    return reply;
+    // A blocked prompt's stream has no finishReason: the mapper names the block.
+    const blocked = (this.promptFeedback as { blockReason?: unknown } | null | undefined)?.blockReason !== undefined;
+    if (!this.finished && !blocked) throw streamEndedEarly('finishReason');
+    return fromGenerateContentResponse({ candidates: [candidate], promptFeedback: this.promptFeedback, usageMetadata: this.finalUsage }, requestWarnings);
   }
 }
