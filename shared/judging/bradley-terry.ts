@@ -234,33 +234,34 @@ export const BOOTSTRAP_ROUNDS = 200;
 const ROUNDS_PER_TURN = 10;
 
 /**
- * 95 % intervals of each item's strength: the units (groups of games drawn together;
- * the ranking draws each evaluation alone) are drawn with replacement `rounds` times, the strengths refitted each time,
- * and the 2.5th and 97.5th percentiles of an item's refits kept. Seeded by the games
- * themselves, so the same games always give the same intervals. Null for an item
- * without games.
+ * 95 % intervals of each item's strength, by a parametric bootstrap: `rounds` times, every
+ * game is played again (as many times as it was played: `winsA + winsB`), each outcome
+ * drawn from the probability the strengths fitted on all the games give (virtual ties
+ * included where that fit needs them), the strengths refitted, and the 2.5th and 97.5th
+ * percentiles of an item's refits kept. Who met whom, and how often, stays as observed, so
+ * a resample never splits a group of linked items; and a one-sided record (a single
+ * verdict, or every verdict one way) is played again at the odds its fit gives, so it does
+ * not separate two items on its own, as redrawing the observed games (which only repeats
+ * them) would. Seeded by the games, so the same games always give the same intervals.
+ * Null for an item without games.
  */
-export async function bootstrapIntervals(n: number, units: readonly (readonly Games[])[], rounds: number = BOOTSTRAP_ROUNDS): Promise<([number, number] | null)[]> {
+export async function bootstrapIntervals(n: number, games: readonly Games[], rounds: number = BOOTSTRAP_ROUNDS): Promise<([number, number] | null)[]> {
   const draws: number[][] = Array.from({ length: n }, () => []);
-  if (units.length === 0) return new Array(n).fill(null);
-  const random = seededRandom(fnv1a(JSON.stringify(units)));
-  // Strengths are centred within each group of linked items: a resample that splits a group
-  // of the whole data would centre its parts apart, on scales not comparable with the rest.
-  // Such resamples are drawn again (a bounded number of times), never pooled.
-  const groups = components(
-    n,
-    units.flat().filter((g) => g.winsA + g.winsB > 0),
-  ).filter((group) => group.length > 1);
-  let kept = 0;
-  for (let attempt = 0; kept < rounds && attempt < rounds * MAX_DRAWS_PER_ROUND; attempt++) {
+  const played = tally(n, games).filter((p) => p.winsA + p.winsB > 0);
+  if (played.length === 0) return new Array(n).fill(null);
+  const theta = fitBradleyTerry(n, played);
+  const random = seededRandom(fnv1a(JSON.stringify(played)));
+  const odds = played.map(({ a, b, winsA, winsB }) => ({ a, b, times: Math.round(winsA + winsB), p: 1 / (1 + Math.exp((theta[b] as number) - (theta[a] as number))) }));
+  for (let round = 0; round < rounds; round++) {
     // A few refits at a time, then the event loop's turn: other requests never wait on this.
-    if (attempt > 0 && attempt % ROUNDS_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
-    const sample: Games[] = [];
-    for (let k = 0; k < units.length; k++) sample.push(...(units[Math.floor(random() * units.length)] as Games[]));
-    if (!keepsGroups(n, sample, groups)) continue;
-    kept++;
-    fitBradleyTerry(n, sample).forEach((theta, i) => {
-      if (theta !== null) draws[i]!.push(theta);
+    if (round > 0 && round % ROUNDS_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
+    const sample = odds.map(({ a, b, times, p }) => {
+      let winsA = 0;
+      for (let k = 0; k < times; k++) if (random() < p) winsA++;
+      return { a, b, winsA, winsB: times - winsA };
+    });
+    fitBradleyTerry(n, sample).forEach((strength, i) => {
+      if (strength !== null) draws[i]!.push(strength);
     });
   }
   return draws.map((values) => {
@@ -270,20 +271,22 @@ export async function bootstrapIntervals(n: number, units: readonly (readonly Ga
   });
 }
 
-/** Draws a resample may take, per round kept, before the bootstrap settles for fewer rounds. */
-const MAX_DRAWS_PER_ROUND = 5;
-
-/** Whether a resample links every group of the whole data into one group still. */
-function keepsGroups(n: number, sample: readonly Games[], groups: readonly number[][]): boolean {
-  const linked = components(
+/**
+ * Each item's group of items linked by games (its index, the same for items of one group),
+ * or null for an item without games: strengths of different groups are each centred on
+ * their own, not on one scale.
+ */
+export function linkedGroups(n: number, games: readonly Games[]): (number | null)[] {
+  const groupOf: (number | null)[] = new Array(n).fill(null);
+  components(
     n,
-    sample.filter((g) => g.winsA + g.winsB > 0),
-  );
-  const groupOf = new Map<number, number>();
-  linked.forEach((group, index) => {
-    for (const item of group) groupOf.set(item, index);
-  });
-  return groups.every((group) => group.every((item) => groupOf.get(item) === groupOf.get(group[0] as number)));
+    tally(n, games).filter((p) => p.winsA + p.winsB > 0),
+  )
+    .filter((group) => group.length > 1)
+    .forEach((group, index) => {
+      for (const item of group) groupOf[item] = index;
+    });
+  return groupOf;
 }
 
 /** Linear interpolation between closest ranks. */

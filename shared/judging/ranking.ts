@@ -1,4 +1,4 @@
-import { bootstrapIntervals, fitBradleyTerry, type Games } from './bradley-terry.js';
+import { bootstrapIntervals, fitBradleyTerry, linkedGroups, type Games } from './bradley-terry.js';
 import type { Evaluation, RankingEntry } from './types.js';
 
 const round4 = (value: number) => Math.round(value * 10_000) / 10_000;
@@ -7,9 +7,9 @@ const round4 = (value: number) => Math.round(value * 10_000) / 10_000;
  * The models ranked across the completed evaluations that count (`inRanking`: see
  * self-preference.ts), as Chatbot Arena ranks (arXiv 2403.04132): a Bradley-Terry strength
  * per model by maximum likelihood, each evaluation one game (a tie half a win to each), with
- * a 95 % interval from a seeded bootstrap over the evaluations; a model's rank is 1 plus the number of
- * models whose interval lies wholly above its own, so models whose intervals overlap share
- * ranks. `winRate` ((wins + ties / 2) / evaluations, as FastChat's MT-Bench reports it) is
+ * a 95 % interval from a seeded parametric bootstrap (bradley-terry.ts); a model's rank is 1
+ * plus the number of models of its group whose interval lies wholly above its own, so models
+ * whose intervals overlap share ranks. `winRate` ((wins + ties / 2) / evaluations, as FastChat's MT-Bench reports it) is
  * kept beside it. A model no such evaluation judged comes last, without rank or strength.
  */
 export async function rankModels(modelIds: readonly string[], evaluations: readonly Evaluation[]): Promise<RankingEntry[]> {
@@ -34,11 +34,8 @@ export async function rankModels(modelIds: readonly string[], evaluations: reado
     games.push({ a, b, winsA, winsB: 1 - winsA });
   }
   const strengths = fitBradleyTerry(modelIds.length, games);
-  // Each evaluation is one comparison, drawn whole by the bootstrap (as Chatbot Arena resamples its battles).
-  const intervals = await bootstrapIntervals(
-    modelIds.length,
-    games.map((game) => [game]),
-  );
+  const intervals = await bootstrapIntervals(modelIds.length, games);
+  const groups = linkedGroups(modelIds.length, games);
   const entries = modelIds.map((modelId, order): { order: number; entry: RankingEntry } => {
     const record = records[order] as (typeof records)[number];
     const games = record.wins + record.ties + record.losses;
@@ -57,10 +54,12 @@ export async function rankModels(modelIds: readonly string[], evaluations: reado
       },
     };
   });
-  for (const { entry } of entries) {
+  // Ranked against the models of its own group only (linked by evaluations, even through
+  // others): another group's strengths are centred on their own, not on the same scale.
+  for (const { order, entry } of entries) {
     if (entry.interval === null) continue;
     const [, upper] = entry.interval;
-    entry.rank = 1 + entries.filter(({ entry: other }) => other.interval !== null && other.interval[0] > upper).length;
+    entry.rank = 1 + entries.filter(({ order: other, entry: { interval } }) => groups[other] === groups[order] && interval !== null && interval[0] > upper).length;
   }
   entries.sort((x, y) => (x.entry.rank ?? Infinity) - (y.entry.rank ?? Infinity) || (y.entry.strength ?? -Infinity) - (x.entry.strength ?? -Infinity) || x.order - y.order);
   return entries.map(({ entry }) => entry);
