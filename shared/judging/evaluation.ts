@@ -60,17 +60,15 @@ export function toEvaluation(pair: PairJudgments): Omit<Evaluation, 'inRanking' 
   const scoreA = (aFirst.verdict.scoreA + bFirst.verdict.scoreB) / 2;
   const scoreB = (aFirst.verdict.scoreB + bFirst.verdict.scoreA) / 2;
   const consistent = orders[0].winner === orders[1].winner;
+  // The position-swap rule: the model named in both orders wins; orders that disagree tie.
+  const judged = consistent ? (orders[0].winner as string) : 'tie';
+  const verdictA = judged === 'tie' ? 0.5 : judged === a.modelId ? 1 : 0;
   const [weightedA, weightedB] = weightedScores(
-    { score: scoreA, latencyMs: a.latencyMs, providerCost: a.providerCost },
-    { score: scoreB, latencyMs: b.latencyMs, providerCost: b.providerCost },
+    { verdict: verdictA, score: scoreA, latencyMs: a.latencyMs, providerCost: a.providerCost },
+    { verdict: 1 - verdictA, score: scoreB, latencyMs: b.latencyMs, providerCost: b.providerCost },
     pair.weights,
   );
-  let winner: string;
-  if (weightsDecide(pair.weights)) {
-    winner = Math.abs(weightedA - weightedB) < TIE_EPSILON ? 'tie' : weightedA > weightedB ? a.modelId : b.modelId;
-  } else {
-    winner = consistent ? (orders[0].winner as string) : 'tie';
-  }
+  const winner = !weightsDecide(pair.weights) ? judged : Math.abs(weightedA - weightedB) < TIE_EPSILON ? 'tie' : weightedA > weightedB ? a.modelId : b.modelId;
   return {
     ...base,
     status: 'completed',

@@ -97,10 +97,15 @@ function judgeStatistics(judgeModelId: string, evaluations: readonly Evaluation[
 
 type Outcome = 0 | 1 | 2;
 
-/** A completed evaluation's final verdict as one of three outcomes: its first model won, its second, or a tie. */
+/**
+ * A completed evaluation's verdict by the position-swap rule as one of three outcomes: its
+ * first model won in both orders, its second, or a tie (orders that disagree tie). Never its
+ * weighted winner, which speed and cost also decide: agreement measures the judges alone.
+ */
 function outcome(evaluation: Evaluation): Outcome | undefined {
   if (evaluation.status !== 'completed' || evaluation.winner === null) return undefined;
-  return evaluation.winner === 'tie' ? 2 : evaluation.winner === evaluation.modelA ? 0 : 1;
+  const judged = evaluation.consistent ? evaluation.orders[0]?.winner : 'tie';
+  return judged === 'tie' ? 2 : judged === evaluation.modelA ? 0 : 1;
 }
 
 function agreement(judgeIds: readonly string[], evaluations: readonly Evaluation[]): JudgeAgreement {

@@ -2,6 +2,8 @@ import type { JudgeWeights } from '../contract/types.js';
 
 /** What the weights of one pair are computed from, for each of its two models. */
 export interface Contestant {
+  /** The judge's verdict for this model, both orders together (the position-swap rule): 1 won, 0.5 tie, 0 lost. */
+  verdict: number;
   /** The judge's score of this model (1 to 10), the mean of both orders. */
   score: number;
   latencyMs: number;
@@ -13,7 +15,11 @@ export interface Contestant {
  * `judge_weights` applied to one pair (X, Y). Each criterion is normalised within the
  * pair to a share between 0 and 1, the two models' shares adding up to 1:
  *
- *   accuracy_X = score_X / (score_X + score_Y)             the judge's mean score, both orders
+ *   accuracy_X = (verdict_X + score_X / (score_X + score_Y)) / 2
+ *                the judge's verdict (1 won in both orders, 0.5 a tie or orders that disagree,
+ *                0 lost) and its mean score, both orders: the verdict comes first, so that a
+ *                judge that scores both alike but picks one in both orders is not overruled
+ *                by the smallest speed or cost weight
  *   speed_X    = latency_Y / (latency_X + latency_Y)       the faster model gets the larger share
  *   cost_X     = cost_Y / (cost_X + cost_Y)                the cheaper model gets the larger share
  *
@@ -25,7 +31,7 @@ export interface Contestant {
  * weights (1, 0, 0) this is the accuracy share alone.
  */
 export function weightedScores(x: Contestant, y: Contestant, weights: JudgeWeights): [number, number] {
-  const accuracy = share(x.score, y.score);
+  const accuracy = (x.verdict + share(x.score, y.score)) / 2;
   const speed = share(y.latencyMs, x.latencyMs);
   const cost = x.providerCost === null || y.providerCost === null ? 0.5 : share(y.providerCost, x.providerCost);
   const total = weights.accuracy + weights.speed + weights.cost;

@@ -193,7 +193,8 @@ describe('Function: toEvaluation', () => {
     });
     expect(evaluation).toMatchObject({ status: 'completed', winner: 'model-b', consistent: true, tokensIn: 800, tokensOut: 60, latencyMs: 100, providerCost: 0.004 });
     expect(evaluation.scores).toEqual({ 'model-a': 3.5, 'model-b': 9 });
-    expect(evaluation.weightedScores!['model-b']).toBeCloseTo(9 / 12.5, 4);
+    // Accuracy: the verdict (model-b won both orders: 1) and the score share, half each.
+    expect(evaluation.weightedScores!['model-b']).toBeCloseTo((1 + 9 / 12.5) / 2, 4);
   });
 
   it('is a consistent tie when both orders say tie', () => {
@@ -230,25 +231,44 @@ describe('Function: toEvaluation', () => {
         weights,
       });
 
-    // Assess: accuracy 0.6 / 0.4, speed 0.2 / 0.8, cost 0.25 / 0.75.
-    expect(pair(accuracyOnly)).toMatchObject({ winner: 'slow', weightedScores: { slow: 0.6, fast: 0.4 } });
-    expect(pair({ accuracy: 1, speed: 0.2, cost: 0 })).toMatchObject({ winner: 'slow', weightedScores: { slow: 0.5333, fast: 0.4667 } });
-    expect(pair({ accuracy: 1, speed: 1, cost: 0 })).toMatchObject({ winner: 'fast', weightedScores: { slow: 0.4, fast: 0.6 } });
-    expect(pair({ accuracy: 0.5, speed: 0, cost: 0.5 })).toMatchObject({ winner: 'fast', weightedScores: { slow: 0.425, fast: 0.575 } });
+    // Assess: accuracy (verdict 1 / 0 and score share 0.6 / 0.4, half each) 0.8 / 0.2, speed 0.2 / 0.8, cost 0.25 / 0.75.
+    expect(pair(accuracyOnly)).toMatchObject({ winner: 'slow', weightedScores: { slow: 0.8, fast: 0.2 } });
+    expect(pair({ accuracy: 1, speed: 0.2, cost: 0 })).toMatchObject({ winner: 'slow', weightedScores: { slow: 0.7, fast: 0.3 } });
+    expect(pair({ accuracy: 1, speed: 1, cost: 0 })).toMatchObject({ winner: 'tie', weightedScores: { slow: 0.5, fast: 0.5 } });
+    expect(pair({ accuracy: 0.5, speed: 1, cost: 0 })).toMatchObject({ winner: 'fast', weightedScores: { slow: 0.4, fast: 0.6 } });
+    expect(pair({ accuracy: 0.25, speed: 0, cost: 1 })).toMatchObject({ winner: 'fast', weightedScores: { slow: 0.36, fast: 0.64 } });
     // A weighted decision stays consistent: both orders agreed.
-    expect(pair({ accuracy: 1, speed: 1, cost: 0 }).consistent).toBe(true);
+    expect(pair({ accuracy: 0.5, speed: 1, cost: 0 }).consistent).toBe(true);
+  });
+
+  it("keeps a judge's verdict where it scores both alike: the smallest speed weight does not overrule a model picked in both orders", () => {
+    const slow = result('slow', { latencyMs: 400 });
+    const fast = result('fast', { latencyMs: 100 });
+    const evaluation = toEvaluation({
+      judgeModelId: 'j',
+      a: slow,
+      b: fast,
+      aFirst: judged({ winner: 'A', scoreA: 8, scoreB: 8, reasoning: '' }),
+      bFirst: judged({ winner: 'B', scoreA: 8, scoreB: 8, reasoning: '' }),
+      weights: { accuracy: 1, speed: 0.01, cost: 0 },
+    });
+    expect(evaluation).toMatchObject({ winner: 'slow', consistent: true });
   });
 });
 
 describe('Function: weightedScores', () => {
   it('gives each model half of a criterion that cannot tell them apart', () => {
-    const x = { score: 6, latencyMs: 0, providerCost: null };
-    const y = { score: 6, latencyMs: 0, providerCost: 0.01 };
+    const x = { verdict: 0.5, score: 6, latencyMs: 0, providerCost: null };
+    const y = { verdict: 0.5, score: 6, latencyMs: 0, providerCost: 0.01 };
     expect(weightedScores(x, y, { accuracy: 0, speed: 1, cost: 1 })).toEqual([0.5, 0.5]);
   });
 
   it('always adds up to 1', () => {
-    const [wx, wy] = weightedScores({ score: 9, latencyMs: 30, providerCost: 0.2 }, { score: 2, latencyMs: 900, providerCost: 0.01 }, { accuracy: 0.3, speed: 0.9, cost: 0.4 });
+    const [wx, wy] = weightedScores(
+      { verdict: 1, score: 9, latencyMs: 30, providerCost: 0.2 },
+      { verdict: 0, score: 2, latencyMs: 900, providerCost: 0.01 },
+      { accuracy: 0.3, speed: 0.9, cost: 0.4 },
+    );
     expect(wx + wy).toBeCloseTo(1, 12);
   });
 });

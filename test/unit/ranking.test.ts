@@ -288,6 +288,16 @@ describe('Function: judgingStatistics', () => {
     expect(stats.agreement?.fleissKappa).toBeNull();
   });
 
+  it("measures agreement on the judges' own verdicts, not on winners that speed or cost decided", () => {
+    // Both evaluations' weighted winner is y (the faster, say); j1 picked x in both orders, j2 picked y.
+    const stats = judgingStatistics(
+      ['j1', 'j2'],
+      [evaluation('j1', 'x', 'y', 'A', 'B', { winner: 'y' }), evaluation('j2', 'x', 'y', 'B', 'A', { winner: 'y' })],
+      (modelId) => lengths[modelId] ?? 0,
+    );
+    expect(stats.agreement?.judgePairs).toEqual([expect.objectContaining({ judges: ['j1', 'j2'], pairs: 1, agreement: 0 })]);
+  });
+
   it('has no agreement with one judge, and null shares where nothing was counted', () => {
     const stats = judgingStatistics(['j'], [evaluation('j', 'short', 'long', null, 'A')], (m) => lengths[m] ?? 0);
     expect(stats.agreement).toBeUndefined();
