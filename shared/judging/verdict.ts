@@ -27,15 +27,17 @@ export const VERDICT_SCHEMA: Record<string, unknown> = {
 };
 
 /**
- * Reads a verdict from a judge's text: the whole text as JSON, else a fenced code block,
- * else the first JSON object inside prose that holds a verdict. Tolerates what judges
- * without native structured output commonly do (fences, a sentence before the JSON,
- * `"Winner": "Answer A"`, scores as numeric strings, `snake_case` keys) and nothing that
- * would need a guess: no verdict object, a winner other than A, B or a tie, or a score
- * outside 1 to 10 throws VerdictParseError.
+ * Reads a verdict from a judge's text: the whole text as JSON, else fenced code blocks, else
+ * JSON objects inside prose that hold a verdict, the last first (a judge decides after it
+ * discusses). Tolerates what judges without native structured output commonly do (fences, a
+ * sentence before the JSON, `"Winner": "Answer A"`, scores as numeric strings, `snake_case`
+ * keys) and nothing that would need a guess: no verdict object, a winner other than A, B or
+ * a tie, a score outside 1 to 10, or verdicts that name different winners (a judge quoting
+ * an answer that carries a verdict of its own) throws VerdictParseError.
  */
 export function parseVerdict(text: string): Verdict {
   let lastProblem = 'no JSON object in the answer';
+  let found: Verdict | undefined;
   for (const candidate of candidates(text)) {
     let parsed: unknown;
     try {
@@ -44,9 +46,11 @@ export function parseVerdict(text: string): Verdict {
       continue;
     }
     const verdict = toVerdict(parsed);
-    if (typeof verdict !== 'string') return verdict;
-    lastProblem = verdict;
+    if (typeof verdict === 'string') lastProblem = verdict;
+    else if (found === undefined) found = verdict;
+    else if (verdict.winner !== found.winner) throw new VerdictParseError("The judge's answer holds verdicts that name different winners: none is taken");
   }
+  if (found) return found;
   throw new VerdictParseError(`The judge's answer is not a verdict: ${lastProblem}`);
 }
 
@@ -55,18 +59,21 @@ function* candidates(text: string): Generator<string> {
   const trimmed = text.trim();
   yield trimmed;
   for (const fence of trimmed.matchAll(/```[a-zA-Z]*\s*\n?([\s\S]*?)```/g)) {
-    if (fence[1]) yield fence[1].trim();
+    if (fence[1] && fence[1].length <= MAX_SPAN_CHARS) yield fence[1].trim();
   }
   yield* balancedObjects(trimmed);
 }
 
-/** Balanced spans tried as JSON at most: each try parses up to the whole text, so the spans of deep nesting would cost its square. */
+/** Spans tried as JSON at most, besides the whole text: each try parses its span, so many long ones would hold the event loop. */
 const MAX_SPANS = 32;
+/** The longest span tried: a verdict is a few hundred characters, its reasoning cut at 1,000 after parsing. */
+const MAX_SPAN_CHARS = 16 * 1024;
 
 /**
- * `{...}` spans with balanced braces outside strings, outermost first, in order (at most
- * MAX_SPANS): one pass with a stack of open braces, linear in the text. A judge's answer is
- * hostile input; a search restarting at every `{` took 7.8 s for 40,000 of them.
+ * `{...}` spans with balanced braces outside strings, of at most MAX_SPAN_CHARS, the last
+ * first (by where they end: an object before the objects nested in it), at most MAX_SPANS:
+ * one pass with a stack of open braces, linear in the text. A judge's answer is hostile
+ * input; a search restarting at every `{` took 7.8 s for 40,000 of them.
  */
 function* balancedObjects(text: string): Generator<string> {
   const spans: [number, number][] = [];
@@ -79,9 +86,12 @@ function* balancedObjects(text: string): Generator<string> {
       else if (char === '"') inString = false;
     } else if (char === '"') inString = open.length > 0;
     else if (char === '{') open.push(i);
-    else if (char === '}' && open.length > 0) spans.push([open.pop() as number, i + 1]);
+    else if (char === '}' && open.length > 0) {
+      const start = open.pop() as number;
+      if (i + 1 - start <= MAX_SPAN_CHARS) spans.push([start, i + 1]);
+    }
   }
-  spans.sort((a, b) => a[0] - b[0]);
+  spans.sort((a, b) => b[1] - a[1]);
   for (const [start, end] of spans.slice(0, MAX_SPANS)) yield text.slice(start, end);
 }
 
@@ -100,11 +110,22 @@ function field(object: Record<string, unknown>, names: ReadonlySet<string>): unk
   return undefined;
 }
 
+/** The winner under `winner` first, then under the other names, the first that reads as one (`"verdict": "Answer A is better", "winner": "A"`). */
+function winnerField(object: Record<string, unknown>): Verdict['winner'] | undefined {
+  const named = Object.entries(object).filter(([key]) => WINNER_KEYS.has(normalKey(key)));
+  named.sort(([a], [b]) => Number(normalKey(b) === 'winner') - Number(normalKey(a) === 'winner'));
+  for (const [, value] of named) {
+    const winner = toWinner(value);
+    if (winner !== undefined) return winner;
+  }
+  return undefined;
+}
+
 /** The verdict in `value`, or what is wrong with it. */
 function toVerdict(value: unknown): Verdict | string {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'the JSON is not an object';
   const object = value as Record<string, unknown>;
-  const winner = toWinner(field(object, WINNER_KEYS));
+  const winner = winnerField(object);
   if (winner === undefined) return 'no winner of "A", "B" or "tie"';
   const scoreA = toScore(field(object, SCORE_A_KEYS));
   const scoreB = toScore(field(object, SCORE_B_KEYS));
@@ -135,6 +156,10 @@ function toScore(value: unknown): number | undefined {
   return score;
 }
 
+/** Reasoning at most VERDICT_LIMITS.reasoningChars long, never cut inside a surrogate pair (a lone half is not valid UTF-8). */
 function cut(reasoning: string): string {
-  return reasoning.length <= VERDICT_LIMITS.reasoningChars ? reasoning : `${reasoning.slice(0, VERDICT_LIMITS.reasoningChars - 1)}…`;
+  if (reasoning.length <= VERDICT_LIMITS.reasoningChars) return reasoning;
+  let end = VERDICT_LIMITS.reasoningChars - 1;
+  if ((reasoning.charCodeAt(end - 1) & 0xfc00) === 0xd800) end--;
+  return `${reasoning.slice(0, end)}…`;
 }
