@@ -522,6 +522,7 @@ export const MODELS: readonly ModelEntry[] = [
   {
     id: 'fam_e-gpt-oss-120b',
     family: 'fam_e',
+    openWeights: { maker: 'fam_c', weights: 'gpt-oss-120b' },
     provider: 'cerebras',
     upstreamModel: 'gpt-oss-120b',
     protocol: 'openai-chat',
@@ -535,6 +536,7 @@ export const MODELS: readonly ModelEntry[] = [
   {
     id: 'fam_e-glm-4.7',
     family: 'fam_e',
+    openWeights: { maker: 'zhipu', weights: 'glm-4.7' },
     provider: 'cerebras',
     upstreamModel: 'zai-glm-4.7',
     protocol: 'openai-chat',
@@ -687,6 +689,7 @@ export const MODELS: readonly ModelEntry[] = [
   {
     id: 'fam_i-gpt-oss-120b',
     family: 'fam_i',
+    openWeights: { maker: 'fam_c', weights: 'gpt-oss-120b' },
     provider: 'groq',
     upstreamModel: 'openai/gpt-oss-120b',
     protocol: 'openai-chat',
@@ -700,6 +703,7 @@ export const MODELS: readonly ModelEntry[] = [
   {
     id: 'fam_i-gpt-oss-20b',
     family: 'fam_i',
+    openWeights: { maker: 'fam_c', weights: 'gpt-oss-20b' },
     provider: 'groq',
     upstreamModel: 'openai/gpt-oss-20b',
     protocol: 'openai-chat',
@@ -713,6 +717,7 @@ export const MODELS: readonly ModelEntry[] = [
   {
     id: 'fam_i-4-scout',
     family: 'fam_i',
+    openWeights: { maker: 'meta', weights: 'llama-4-scout-17b-16e' },
     provider: 'groq',
     upstreamModel: 'meta-llama/llama-4-scout-17b-16e-instruct',
     protocol: 'openai-chat',
@@ -727,6 +732,7 @@ export const MODELS: readonly ModelEntry[] = [
   {
     id: 'fam_j3-32b',
     family: 'fam_j3',
+    openWeights: { maker: 'qwen', weights: 'qwen3-32b' },
     provider: 'groq',
     upstreamModel: 'qwen/qwen3-32b',
     protocol: 'openai-chat',
@@ -740,6 +746,7 @@ export const MODELS: readonly ModelEntry[] = [
   {
     id: 'fam_i-3.3-70b',
     family: 'fam_i',
+    openWeights: { maker: 'meta', weights: 'llama-3.3-70b' },
     provider: 'groq',
     upstreamModel: 'llama-3.3-70b-versatile',
     protocol: 'openai-chat',
@@ -753,6 +760,7 @@ export const MODELS: readonly ModelEntry[] = [
   {
     id: 'fam_i-3.1-8b',
     family: 'fam_i',
+    openWeights: { maker: 'meta', weights: 'llama-3.1-8b' },
     provider: 'groq',
     upstreamModel: 'llama-3.1-8b-instant',
     protocol: 'openai-chat',

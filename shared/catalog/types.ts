@@ -76,6 +76,12 @@ export interface ModelEntry {
   id: string;
   /** Family token of the contract, e.g. `fam_a`; the `o*` models belong to `fam_c`. */
   family: string;
+  /**
+   * An open-weight model served by a host whose family token names the host, not the
+   * model's maker: who made the weights (a family token where the maker has one in the
+   * catalog) and the weights' name, the same on every host. Self-preference reads it.
+   */
+  openWeights?: { maker: string; weights: string };
   provider: ProviderId;
   /** Model name the vendor's API expects. */
   upstreamModel: string;

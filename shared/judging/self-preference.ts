@@ -2,21 +2,28 @@ import type { ModelEntry } from '../catalog/types.js';
 import type { Evaluation, SelfPreference } from './types.js';
 
 /**
- * The vendor whose models a family token stands for: the small and code models (`fam_k`,
- * `fam_l`) are the European family's own (spec, naming note); `o*` models already carry
- * `fam_c` in the catalog.
+ * Who made a model: the maker of an open-weight model a host serves (its family token names
+ * the host: `fam_e`, `fam_i`); else the vendor its family token stands for, the small and
+ * code models (`fam_k`, `fam_l`) being the European family's own (spec, naming note); `o*`
+ * models already carry `fam_c` in the catalog.
  */
 function maker(entry: ModelEntry): string {
+  if (entry.openWeights) return entry.openWeights.maker;
   return entry.family === 'fam_k' || entry.family === 'fam_l' ? 'fam_g' : entry.family;
 }
 
+/** The same model: one catalog entry under either spelling, or the same open weights on two hosts. */
+function sameModel(x: ModelEntry, y: ModelEntry): boolean {
+  return x.id === y.id || (x.openWeights !== undefined && x.openWeights.weights === y.openWeights?.weights);
+}
+
 /**
- * Whether a judge judges itself (the same catalog model as a contestant, under either
- * spelling) or its own vendor's model: judges prefer their own answers (MT-Bench, Zheng et
- * al. 2023; PoLL, Verga et al. 2024). Undefined for an independent judge.
+ * Whether a judge judges itself (the same model as a contestant) or its own maker's model:
+ * judges prefer their own answers (MT-Bench, Zheng et al. 2023; PoLL, Verga et al. 2024).
+ * Undefined for an independent judge.
  */
 export function selfPreferenceOf(judge: ModelEntry, contestants: readonly { modelId: string; entry: ModelEntry }[]): SelfPreference | undefined {
-  const same = contestants.find((c) => c.entry.id === judge.id);
+  const same = contestants.find((c) => sameModel(c.entry, judge));
   if (same) return { modelId: same.modelId, relation: 'same-model' };
   const family = contestants.find((c) => maker(c.entry) === maker(judge));
   return family ? { modelId: family.modelId, relation: 'same-family' } : undefined;

@@ -224,6 +224,18 @@ describe('Function: rankModels', () => {
 describe('Self-preference', () => {
   const entry = (id: string) => resolveModel(id)!;
 
+  it('reads open weights by their maker, not by the host that serves them', () => {
+    const of = (judge: string, contestant: string) => selfPreferenceOf(entry(judge), [{ modelId: contestant, entry: entry(contestant) }])?.relation;
+    // The same weights on two hosts are the same model; OpenAI's open weights are OpenAI's.
+    expect(of('fam_e-gpt-oss-120b', 'fam_i-gpt-oss-120b')).toBe('same-model');
+    expect(of('fam_c-5.4', 'fam_i-gpt-oss-120b')).toBe('same-family');
+    expect(of('fam_i-gpt-oss-20b', 'fam_e-gpt-oss-120b')).toBe('same-family');
+    // Two makers' weights on one host are independent of each other.
+    expect(of('fam_i-gpt-oss-120b', 'fam_i-4-scout')).toBeUndefined();
+    expect(of('fam_e-gpt-oss-120b', 'fam_e-glm-4.7')).toBeUndefined();
+    expect(of('fam_i-3.3-70b', 'fam_i-4-scout')).toBe('same-family');
+  });
+
   it('flags a judge that is a contestant (either spelling), or of the same vendor family as one', () => {
     expect(
       selfPreferenceOf(entry('fam_c-5.4'), [
