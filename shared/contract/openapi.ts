@@ -303,17 +303,17 @@ const judgeStatistics = {
 const rankingEntry = {
   type: 'object',
   description:
-    "One requested model's record across the evaluations the ranking counts: a Bradley-Terry strength with its 95 % bootstrap interval; rank 1 plus the number of models whose interval lies wholly above (overlapping intervals share ranks); null when no counted evaluation judged it.",
+    "One requested model's record across the evaluations the ranking counts: a Bradley-Terry strength with its 95 % bootstrap interval; rank 1 plus the number of models linked to it by evaluations (even through others) whose interval lies wholly above (overlapping intervals share ranks; models nothing links are not ranked against each other); null when no counted evaluation judged it.",
   properties: {
     modelId: { type: 'string' },
     rank: { type: ['integer', 'null'], minimum: 1 },
-    strength: { type: ['number', 'null'], description: 'Log strength, centred on 0 across the ranked models.' },
+    strength: { type: ['number', 'null'], description: 'Log strength, centred on 0 across the models linked to it by evaluations.' },
     interval: {
       type: ['array', 'null'],
       items: { type: 'number' },
       minItems: 2,
       maxItems: 2,
-      description: '95 % interval of the strength, from a bootstrap seeded by the evaluations.',
+      description: '95 % interval of the strength, from a parametric bootstrap (every evaluation played again at the fitted odds) seeded by the evaluations.',
     },
     winRate: { type: ['number', 'null'], minimum: 0, maximum: 1 },
     wins: { type: 'integer', minimum: 0 },

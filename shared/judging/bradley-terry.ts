@@ -13,6 +13,11 @@ export interface Games {
   winsB: number;
 }
 
+/** A pair's games merged (a < b), with how many of them were ties: games given with equal wins on both sides. */
+interface PairGames extends Games {
+  ties: number;
+}
+
 const MAX_ITERATIONS = 100;
 const TOLERANCE = 1e-10;
 /**
@@ -40,8 +45,8 @@ export function fitBradleyTerry(n: number, games: readonly Games[]): (number | n
 }
 
 /** Games merged per unordered pair (a < b). */
-function tally(n: number, games: readonly Games[]): Games[] {
-  const byPair = new Map<number, Games>();
+function tally(n: number, games: readonly Games[]): PairGames[] {
+  const byPair = new Map<number, PairGames>();
   for (const game of games) {
     if (game.a === game.b || game.a < 0 || game.b < 0 || game.a >= n || game.b >= n) continue;
     const ordered = game.a < game.b;
@@ -50,11 +55,12 @@ function tally(n: number, games: readonly Games[]): Games[] {
     const key = a * n + b;
     let pair = byPair.get(key);
     if (!pair) {
-      pair = { a, b, winsA: 0, winsB: 0 };
+      pair = { a, b, winsA: 0, winsB: 0, ties: 0 };
       byPair.set(key, pair);
     }
     pair.winsA += ordered ? game.winsA : game.winsB;
     pair.winsB += ordered ? game.winsB : game.winsA;
+    if (game.winsA === game.winsB) pair.ties += game.winsA + game.winsB;
   }
   return [...byPair.values()];
 }
@@ -235,10 +241,10 @@ const ROUNDS_PER_TURN = 10;
 
 /**
  * 95 % intervals of each item's strength, by a parametric bootstrap: `rounds` times, every
- * game is played again (as many times as it was played: `winsA + winsB`), each outcome
- * drawn from the probability the strengths fitted on all the games give (virtual ties
- * included where that fit needs them), the strengths refitted, and the 2.5th and 97.5th
- * percentiles of an item's refits kept. Who met whom, and how often, stays as observed, so
+ * game is played again (as many times as it was played: `winsA + winsB`), a tie as often as
+ * the pair tied, the other games decided so that the pair's expected wins are those the
+ * strengths fitted on all the games give (virtual ties included where that fit needs them),
+ * the strengths refitted, and the 2.5th and 97.5th percentiles of an item's refits kept. Who met whom, and how often, stays as observed, so
  * a resample never splits a group of linked items; and a one-sided record (a single
  * verdict, or every verdict one way) is played again at the odds its fit gives, so it does
  * not separate two items on its own, as redrawing the observed games (which only repeats
@@ -251,13 +257,25 @@ export async function bootstrapIntervals(n: number, games: readonly Games[], rou
   if (played.length === 0) return new Array(n).fill(null);
   const theta = fitBradleyTerry(n, played);
   const random = seededRandom(fnv1a(JSON.stringify(played)));
-  const odds = played.map(({ a, b, winsA, winsB }) => ({ a, b, times: Math.round(winsA + winsB), p: 1 / (1 + Math.exp((theta[b] as number) - (theta[a] as number))) }));
+  // Each pair's games replayed with their observed share of ties, the rest decided so that
+  // a's expected share of the wins is the fitted probability p: a tie replayed as a win or a
+  // loss would vary more than the tie did, and widen the interval.
+  const odds = played.map(({ a, b, winsA, winsB, ties }) => {
+    const times = Math.round(winsA + winsB);
+    const tieShare = ties / (winsA + winsB);
+    const p = 1 / (1 + Math.exp((theta[b] as number) - (theta[a] as number)));
+    const decisive = tieShare >= 1 ? 0.5 : Math.min(1, Math.max(0, (p - tieShare / 2) / (1 - tieShare)));
+    return { a, b, times, tieShare, decisive };
+  });
   for (let round = 0; round < rounds; round++) {
     // A few refits at a time, then the event loop's turn: other requests never wait on this.
     if (round > 0 && round % ROUNDS_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
-    const sample = odds.map(({ a, b, times, p }) => {
+    const sample = odds.map(({ a, b, times, tieShare, decisive }) => {
       let winsA = 0;
-      for (let k = 0; k < times; k++) if (random() < p) winsA++;
+      for (let k = 0; k < times; k++) {
+        if (random() < tieShare) winsA += 0.5;
+        else if (random() < decisive) winsA++;
+      }
       return { a, b, winsA, winsB: times - winsA };
     });
     fitBradleyTerry(n, sample).forEach((strength, i) => {

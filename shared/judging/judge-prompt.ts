@@ -15,11 +15,11 @@ export const DEFAULT_GRADING_INSTRUCTIONS = [
 /**
  * Tags that frame the material; the same tags inside the material are defused (a zero-width
  * space after the name) so that no answer can close its frame or open another: in any case,
- * with spaces or attributes (`</ answer_a >`, `<answer_b id=1>`). Only the name and a few
- * spaces before it are matched, so the search stays linear in the text.
+ * with spaces or attributes (`</ answer_a >`, `<answer_b id=1>`).
  */
 const TAGS = ['system_prompt', 'conversation', 'prompt', 'answer_a', 'answer_b'] as const;
-const TAG_PATTERN = new RegExp(`(<\\s{0,8}/?\\s{0,8}(?:${TAGS.join('|')}))(?=[\\s/>]|$)`, 'gi');
+// `(?=(\s*))\2` takes the spaces whole, as an atomic group would: no backtracking into them, so the search stays linear.
+const TAG_PATTERN = new RegExp(`(<(?=(\\s*))\\2/?(?=(\\s*))\\3(?:${TAGS.join('|')}))(?=[\\s/>]|$)`, 'gi');
 
 function frame(tag: (typeof TAGS)[number], text: string): string {
   return `<${tag}>\n${text.replace(TAG_PATTERN, '$1\u200b')}\n</${tag}>`;

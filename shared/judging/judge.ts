@@ -19,7 +19,8 @@ export async function judgeOnce(request: PromptRequest, judge: RequestedModel, a
     return { ...failed, error: result.error ?? { code: 'internal_error', message: 'The judge call failed' } };
   }
   try {
-    const verdict = parseVerdict(result.output);
+    // A verdict an answer carries, quoted by the judge, is not the judge's.
+    const verdict = parseVerdict(result.output, { quoted: [answerA, answerB] });
     return {
       status: 'completed',
       verdict,

@@ -27,72 +27,110 @@ export const VERDICT_SCHEMA: Record<string, unknown> = {
 };
 
 /**
- * Reads a verdict from a judge's text: the whole text as JSON, else fenced code blocks, else
- * JSON objects inside prose that hold a verdict, the last first (a judge decides after it
+ * Reads a verdict from a judge's text: the whole text as JSON (native structured output, or
+ * a judge that did as asked: then nothing else is read), else the JSON objects inside it,
+ * fenced blocks then objects in prose, each the last first (a judge decides after it
  * discusses). Tolerates what judges without native structured output commonly do (fences, a
  * sentence before the JSON, `"Winner": "Answer A"`, scores as numeric strings, `snake_case`
  * keys) and nothing that would need a guess: no verdict object, a winner other than A, B or
- * a tie, a score outside 1 to 10, or verdicts that name different winners (a judge quoting
- * an answer that carries a verdict of its own) throws VerdictParseError.
+ * a tie, or a score outside 1 to 10 throws VerdictParseError. A verdict found word for word
+ * in one of the answers judged (`quoted`) is the answer's text, quoted, not the judge's; two
+ * verdicts of the judge's that name different winners throw too.
  */
-export function parseVerdict(text: string): Verdict {
-  let lastProblem = 'no JSON object in the answer';
-  let found: Verdict | undefined;
-  for (const candidate of candidates(text)) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(candidate);
-    } catch {
-      continue;
-    }
-    const verdict = toVerdict(parsed);
+export function parseVerdict(text: string, { quoted = [] }: { quoted?: readonly string[] } = {}): Verdict {
+  const trimmed = text.trim();
+  const whole = readVerdict(trimmed);
+  if (whole !== undefined && typeof whole !== 'string') return whole;
+  let lastProblem = whole ?? 'no JSON object in the answer';
+  let found: (Candidate & { verdict: Verdict }) | undefined;
+  let budget = MAX_PARSED_CHARS;
+  let tries = MAX_CANDIDATES;
+  for (const candidate of embedded(trimmed)) {
+    // Nested in the verdict taken (a judge's per-criterion verdicts, say): part of it.
+    if (found && candidate.start >= found.start && candidate.end <= found.end) continue;
+    budget -= candidate.text.length;
+    if (budget < 0 || tries-- === 0) break;
+    const verdict = readVerdict(candidate.text);
+    if (verdict === undefined) continue;
     if (typeof verdict === 'string') lastProblem = verdict;
-    else if (found === undefined) found = verdict;
-    else if (verdict.winner !== found.winner) throw new VerdictParseError("The judge's answer holds verdicts that name different winners: none is taken");
+    else if (quoted.some((answer) => answer.includes(candidate.text))) lastProblem = 'the only verdicts are quoted from the answers';
+    else if (found === undefined) found = { ...candidate, verdict };
+    else if (verdict.winner !== found.verdict.winner) throw new VerdictParseError("The judge's answer holds verdicts that name different winners: none is taken");
   }
-  if (found) return found;
+  if (found) return found.verdict;
   throw new VerdictParseError(`The judge's answer is not a verdict: ${lastProblem}`);
 }
 
-/** Substrings worth trying as JSON, most likely first. */
-function* candidates(text: string): Generator<string> {
-  const trimmed = text.trim();
-  yield trimmed;
-  for (const fence of trimmed.matchAll(/```[a-zA-Z]*\s*\n?([\s\S]*?)```/g)) {
-    if (fence[1] && fence[1].length <= MAX_SPAN_CHARS) yield fence[1].trim();
+/** The verdict `text` holds as JSON, what is wrong with it, or undefined when it is not JSON. */
+function readVerdict(text: string): Verdict | string | undefined {
+  try {
+    return toVerdict(JSON.parse(text));
+  } catch {
+    return undefined;
   }
-  yield* balancedObjects(trimmed);
 }
 
-/** Spans tried as JSON at most, besides the whole text: each try parses its span, so many long ones would hold the event loop. */
-const MAX_SPANS = 32;
-/** The longest span tried: a verdict is a few hundred characters, its reasoning cut at 1,000 after parsing. */
-const MAX_SPAN_CHARS = 16 * 1024;
+interface Candidate {
+  text: string;
+  /** Where it stands in the judge's text. */
+  start: number;
+  end: number;
+}
+
+/** The longest candidate tried: a verdict is a few hundred characters (its reasoning is cut at 1,000 once read). */
+const MAX_SPAN_CHARS = 64 * 1024;
+/** Characters parsed as candidates at most, besides the whole text: a judge's answer is hostile input, and nested JSON parses slowly. */
+const MAX_PARSED_CHARS = 256 * 1024;
+/** Candidates tried at most: a million `{}` are cheap each, not together. */
+const MAX_CANDIDATES = 1_000;
+
+/** Fenced blocks, then `{...}` spans in prose, each the last first, of at most MAX_SPAN_CHARS. */
+function* embedded(text: string): Generator<Candidate> {
+  const fences = [...text.matchAll(/```[a-zA-Z]*\s*\n?([\s\S]*?)```/g)];
+  for (const fence of fences.reverse()) {
+    const body = fence[1] ?? '';
+    const start = (fence.index ?? 0) + fence[0].indexOf(body);
+    if (body.trim() !== '' && body.length <= MAX_SPAN_CHARS) yield { text: body.trim(), start, end: start + body.length };
+  }
+  yield* balancedObjects(text);
+}
 
 /**
  * `{...}` spans with balanced braces outside strings, of at most MAX_SPAN_CHARS, the last
- * first (by where they end: an object before the objects nested in it), at most MAX_SPANS:
- * one pass with a stack of open braces, linear in the text. A judge's answer is hostile
- * input; a search restarting at every `{` took 7.8 s for 40,000 of them.
+ * first (by where they end: an object before the objects nested in it): one pass with a
+ * stack of open braces, linear in the text. A search restarting at every `{` took 7.8 s
+ * for 40,000 of them.
  */
-function* balancedObjects(text: string): Generator<string> {
-  const spans: [number, number][] = [];
-  const open: number[] = [];
+function* balancedObjects(text: string): Generator<Candidate> {
+  // Only the last MAX_CANDIDATES spans can be tried: kept in a ring, as they close.
+  const starts = new Int32Array(MAX_CANDIDATES);
+  const ends = new Int32Array(MAX_CANDIDATES);
+  let count = 0;
+  // The open braces, a stack (`depth` of them): typed, as a hostile text can open millions.
+  const open = new Int32Array(text.length);
+  let depth = 0;
   let inString = false;
   for (let i = text.indexOf('{'); i !== -1 && i < text.length; i++) {
     const char = text[i];
     if (inString) {
       if (char === '\\') i++;
       else if (char === '"') inString = false;
-    } else if (char === '"') inString = open.length > 0;
-    else if (char === '{') open.push(i);
-    else if (char === '}' && open.length > 0) {
-      const start = open.pop() as number;
-      if (i + 1 - start <= MAX_SPAN_CHARS) spans.push([start, i + 1]);
+    } else if (char === '"') inString = depth > 0;
+    else if (char === '{') open[depth++] = i;
+    else if (char === '}' && depth > 0) {
+      const start = open[--depth] as number;
+      if (i + 1 - start > MAX_SPAN_CHARS) continue;
+      starts[count % MAX_CANDIDATES] = start;
+      ends[count % MAX_CANDIDATES] = i + 1;
+      count++;
     }
   }
-  spans.sort((a, b) => b[1] - a[1]);
-  for (const [start, end] of spans.slice(0, MAX_SPANS)) yield text.slice(start, end);
+  // Closed in order of their ends: read from the last.
+  for (let k = count - 1; k >= Math.max(0, count - MAX_CANDIDATES); k--) {
+    const start = starts[k % MAX_CANDIDATES] as number;
+    const end = ends[k % MAX_CANDIDATES] as number;
+    yield { text: text.slice(start, end), start, end };
+  }
 }
 
 /** Lower case without separators: `score_a`, `scoreA` and `Score A` all read `scorea`. */

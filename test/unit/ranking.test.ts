@@ -77,6 +77,30 @@ describe('Function: bootstrapIntervals', () => {
     });
   });
 
+  it('holds each fitted strength inside its interval, over seeded games with ties, one-sided records and unlinked groups', async () => {
+    let checked = 0;
+    for (const { n, games } of bradleyTerryCases(60)) {
+      const theta = fitBradleyTerry(n, games);
+      const intervals = await bootstrapIntervals(n, games);
+      theta.forEach((strength, i) => {
+        if (strength === null) {
+          expect(intervals[i]).toBeNull();
+          return;
+        }
+        checked++;
+        expect(strength).toBeGreaterThanOrEqual(intervals[i]![0] - 1e-9);
+        expect(strength).toBeLessThanOrEqual(intervals[i]![1] + 1e-9);
+      });
+    }
+    expect(checked).toBeGreaterThan(200);
+  });
+
+  it('replays ties as ties: six wins and ten ties, no loss, set the winner apart', async () => {
+    const games = [...Array.from({ length: 6 }, () => ({ a: 0, b: 1, winsA: 1, winsB: 0 })), ...Array.from({ length: 10 }, () => ({ a: 0, b: 1, winsA: 0.5, winsB: 0.5 }))];
+    const [a, b] = await bootstrapIntervals(2, games);
+    expect(a![0]).toBeGreaterThan(b![1]);
+  });
+
   it('recovers strengths drawn at random within their 95 % intervals about 95 % of the time', async () => {
     // 40 sets of 5 models, strengths drawn at random; 8 judges' verdicts per pair simulated from the model.
     const random = seededRandom(2403_04132);

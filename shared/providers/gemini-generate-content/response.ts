@@ -29,6 +29,12 @@ function malformed(message: string): UpstreamError {
   return new UpstreamError('upstream_malformed_response', message, { upstreamStatus: 200 });
 }
 
+/** Whether Gemini blocked the prompt: a block reason other than none or unspecified. */
+export function promptBlocked(feedback: unknown): boolean {
+  const blockReason = (feedback as { blockReason?: unknown } | null | undefined)?.blockReason;
+  return typeof blockReason === 'string' && blockReason !== '' && blockReason !== 'BLOCK_REASON_UNSPECIFIED';
+}
+
 /**
  * A generateContent answer as the gateway's reply: the text of the first candidate's parts,
  * thought summaries left out. Blocked prompts and answers withheld with no text are
@@ -37,9 +43,8 @@ function malformed(message: string): UpstreamError {
 export function fromGenerateContentResponse(body: unknown, requestWarnings: readonly string[] = []): ModelReply {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw malformed('The provider answered without a response object');
   const response = body as GenerateContentResponse;
-  const blockReason = response.promptFeedback?.blockReason;
   // Named by a word of Gemini's enum, or 'unrecognised': never the vendor's string as it came, which can be megabytes.
-  if (typeof blockReason === 'string' && blockReason !== '' && blockReason !== 'BLOCK_REASON_UNSPECIFIED') throw blocked(vendorWord(blockReason)!);
+  if (promptBlocked(response.promptFeedback)) throw blocked(vendorWord(response.promptFeedback?.blockReason)!);
 
   const candidate = Array.isArray(response.candidates) ? (response.candidates[0] as Candidate | undefined) : undefined;
   if (!candidate || typeof candidate !== 'object') throw malformed('The provider answered without a candidate');

@@ -3,7 +3,7 @@ import type { SseEvent } from '../sse.js';
 import { eventJson } from '../stream-http.js';
 import type { ModelReply } from '../types.js';
 import { fromErrorResponse } from './errors.js';
-import { fromGenerateContentResponse } from './response.js';
+import { fromGenerateContentResponse, promptBlocked } from './response.js';
 import { toUsage, type UsageMetadata } from './usage.js';
 
 interface Chunk {
@@ -71,8 +71,7 @@ export class GenerateContentStream {
     if (this.chunks === 0) throw new UpstreamError('upstream_malformed_response', 'The provider streamed no answer', { upstreamStatus: 200 });
     const candidate = { content: { parts: this.text === '' ? [] : [{ text: this.text }] }, finishReason: this.finishReason, groundingMetadata: this.grounding };
     // A blocked prompt's stream has no finishReason: the mapper names the block.
-    const blocked = (this.promptFeedback as { blockReason?: unknown } | null | undefined)?.blockReason !== undefined;
-    if (!this.finished && !blocked) throw streamEndedEarly('finishReason');
+    if (!this.finished && !promptBlocked(this.promptFeedback)) throw streamEndedEarly('finishReason');
     return fromGenerateContentResponse({ candidates: [candidate], promptFeedback: this.promptFeedback, usageMetadata: this.finalUsage }, requestWarnings);
   }
 }

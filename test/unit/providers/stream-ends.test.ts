@@ -64,6 +64,10 @@ describe('A vendor stream that ends before the event that ends its answer fails,
     const text = (t: string, finishReason?: string) => ({ candidates: [{ content: { parts: [{ text: t }] }, ...(finishReason ? { finishReason } : {}) }] });
     expect(read(new GenerateContentStream(() => undefined), [text('Hel'), text('lo', 'STOP')]).output).toBe('Hello');
     expect(endedEarly(() => read(new GenerateContentStream(() => undefined), [text('Hel')])).details.partial).toEqual({ output: 'Hel' });
+    // A block reason that blocks nothing does not stand for a finishReason.
+    for (const blockReason of [null, '', 'BLOCK_REASON_UNSPECIFIED']) {
+      endedEarly(() => read(new GenerateContentStream(() => undefined), [{ ...text('Hel'), promptFeedback: { blockReason } }]));
+    }
     // Cut while it was still thinking: no text yet, and still a stream that ended early.
     const thinking = { candidates: [{ content: { parts: [{ text: 'Let me think', thought: true }] } }] };
     expect(endedEarly(() => read(new GenerateContentStream(() => undefined), [thinking])).details.partial).toEqual({ output: '' });
