@@ -195,7 +195,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     region,
     dataDir: optional(env, 'GATEWAY_DATA_DIR'),
     demoApiKey: optional(env, 'DEMO_API_KEY'),
-    // At most the balance an account holds (MAX_BALANCE_MICRO, which this layer cannot import).
+    // At most the balance an account holds (MAX_BALANCE_MICRO of pricing/micro-credits.ts, a layer above this one).
     demoCredits: positive(env, 'DEMO_CREDITS', 1000, 1e9),
     tables: {
       accounts: optional(env, 'ACCOUNTS_TABLE') ?? 'gateway-accounts',

@@ -1,11 +1,11 @@
 import { parseArgs } from 'node:util';
 import { generateApiKey, hashApiKey, keyPrefix } from '../../shared/auth/keys.js';
 import { creditsToMicro, microToCredits } from '../../shared/credits/credits.js';
+import { MAX_BALANCE_MICRO } from '../../shared/pricing/micro-credits.js';
 import { AccountNotFoundError } from '../../shared/errors.js';
 import type { CreditsService, ReconcileOutcome } from '../../shared/credits/credits-service.js';
 import type { Account, AccountsRepository } from '../../shared/storage/accounts.js';
 import type { ApiKeysRepository } from '../../shared/storage/api-keys.js';
-import { MAX_BALANCE_MICRO } from '../../shared/storage/errors.js';
 import type { LedgerRepository } from '../../shared/storage/ledger.js';
 
 export interface AdminDeps {
@@ -197,8 +197,8 @@ function required(value: string | undefined, flag: string): string {
 function credits(value: string | undefined, { allowZero = false } = {}): number {
   const amount = Number(required(value, '--credits'));
   // Micro-credits are the unit of storage: more decimals than six cannot be represented.
-  if (!Number.isFinite(amount) || amount < 0 || (!allowZero && amount === 0) || Math.round(amount * 1e6) / 1e6 !== amount || amount > MAX_BALANCE_MICRO / 1e6) {
-    throw new UsageError(`--credits must be a ${allowZero ? 'non-negative' : 'positive'} number with at most 6 decimals, at most ${MAX_BALANCE_MICRO / 1e6}`);
+  if (!Number.isFinite(amount) || amount < 0 || (!allowZero && amount === 0) || Math.round(amount * 1e6) / 1e6 !== amount || amount > microToCredits(MAX_BALANCE_MICRO)) {
+    throw new UsageError(`--credits must be a ${allowZero ? 'non-negative' : 'positive'} number with at most 6 decimals, at most ${microToCredits(MAX_BALANCE_MICRO)}`);
   }
   return amount;
 }

@@ -1,8 +1,8 @@
 import { GetItemCommand, PutItemCommand, UpdateItemCommand, paginateScan, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { AccountNotFoundError, InsufficientCreditsError, RateLimitedError } from '../errors.js';
-import { microToCredits } from '../pricing/micro-credits.js';
+import { MAX_BALANCE_MICRO, microToCredits } from '../pricing/micro-credits.js';
 import { fromAttributes, isConditionFailed, refusedOrRead, storeCall, storePages, toAttributes } from './dynamodb.js';
-import { AccountContendedError, BalanceCeilingError, ConditionFailedError, MAX_BALANCE_MICRO } from './errors.js';
+import { AccountContendedError, BalanceCeilingError, ConditionFailedError } from './errors.js';
 import { balanceChangeAtClose, type LedgerEntry, type SettlementEntry } from './ledger.js';
 
 /** An open reservation: credits held for a request that has not settled yet. */

@@ -1,4 +1,5 @@
 import { isServerError, isThrottlingError, isTransientError } from '@smithy/core/retry';
+import { MAX_BALANCE_MICRO, microToCredits } from '../pricing/micro-credits.js';
 
 /**
  * The store could not be reached or would not answer now: throttling that outlasted the
@@ -59,13 +60,6 @@ export class BalanceCeilingError extends Error {
     readonly accountId: string,
     readonly balanceMicro: number,
   ) {
-    super(`The top-up would take the balance of ${accountId} past the most an account holds (${MAX_BALANCE_MICRO / 1e6} credits)`);
+    super(`The top-up would take the balance of ${accountId} past the most an account holds (${microToCredits(MAX_BALANCE_MICRO)} credits)`);
   }
 }
-
-/**
- * The most micro-credits an account holds (a billion credits): far below 2^53, so that a
- * balance, and the sums of the ledger, stay exact numbers (DynamoDB's clients read larger
- * integers as BigInt, which the balance arithmetic cannot take).
- */
-export const MAX_BALANCE_MICRO = 1e15;
