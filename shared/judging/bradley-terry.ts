@@ -244,12 +244,12 @@ const ROUNDS_PER_TURN = 10;
  * game is played again (as many times as it was played: `winsA + winsB`), a tie as often as
  * the pair tied, the other games decided so that the pair's expected wins are those the
  * strengths fitted on all the games give (virtual ties included where that fit needs them),
- * the strengths refitted, and the 2.5th and 97.5th percentiles of an item's refits kept. Who met whom, and how often, stays as observed, so
- * a resample never splits a group of linked items; and a one-sided record (a single
- * verdict, or every verdict one way) is played again at the odds its fit gives, so it does
- * not separate two items on its own, as redrawing the observed games (which only repeats
- * them) would. Seeded by the games, so the same games always give the same intervals.
- * Null for an item without games.
+ * the strengths refitted, and the 2.5th and 97.5th percentiles of an item's refits kept.
+ * Who met whom, and how often, stays as observed, so a resample never splits a group of
+ * linked items; and a one-sided record (a single verdict, or every verdict one way) is
+ * played again at the odds its fit gives, so it does not separate two items on its own,
+ * as redrawing the observed games (which only repeats them) would. Seeded by the games,
+ * so the same games always give the same intervals. Null for an item without games.
  */
 export async function bootstrapIntervals(n: number, games: readonly Games[], rounds: number = BOOTSTRAP_ROUNDS): Promise<([number, number] | null)[]> {
   const draws: number[][] = Array.from({ length: n }, () => []);

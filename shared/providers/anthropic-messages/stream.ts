@@ -10,9 +10,10 @@ import { toUsage, type AnthropicUsage } from './usage.js';
  * Reads a streamed Messages answer: `message_start` (its usage: input and cache classes),
  * `content_block_delta` of type `text_delta` (the only deltas: thinking_delta and
  * signature_delta are not), `message_delta` (stop_reason and the cumulative usage: output
- * tokens, and any class it repeats), `message_stop`, without which the stream ended early (a failed call); `ping` is ignored
- * and `error` fails the call. `finish` assembles the non-streamed answer for fromMessagesResponse, so usage is
- * priced by the same code. Until `message_delta` the output count is not known: usage stays undefined.
+ * tokens, and any class it repeats), `message_stop`, without which the stream ended early
+ * (a failed call); `ping` is ignored and `error` fails the call. `finish` assembles the
+ * non-streamed answer for fromMessagesResponse, so usage is priced by the same code. Until
+ * `message_delta` the output count is not known: usage stays undefined.
  */
 export class MessagesStream {
   private text = '';

@@ -14,8 +14,8 @@ interface StreamEvent {
 /**
  * Reads a ConverseStream answer: `contentBlockDelta` text becomes deltas (reasoningContent
  * never does); with a forced tool, the tool's input JSON streams as the deltas instead;
- * `messageStop` gives the stop reason (a stream without it ended early: a failed call), `metadata` the usage (cache reads and writes
- * included). An exception frame (throttlingException, modelStreamErrorException, …) never
+ * `messageStop` gives the stop reason (a stream without it ended early: a failed call),
+ * `metadata` the usage (cache reads and writes included). An exception frame (throttlingException, modelStreamErrorException, …) never
  * reaches the reader: the SDK throws it as the service exception, mapped by fromStreamError.
  * `finish` assembles the Converse answer for fromConverseResponse, so usage is priced by the same code.
  */
