@@ -253,13 +253,6 @@ export class GatewayApi extends Construct {
         'header, is already required by the TOKEN authorizer (missing: 401). Sizes: API Gateway rejects bodies over ' +
         '10 MB (REQUEST_TOO_LARGE, 413), the handler those over 5 MiB.',
     });
-    Validations.of(this.restApi.deploymentStage).acknowledge({
-      id: 'AwsSolutions-APIG3',
-      reason:
-        'No WAF web ACL for now: every request must pass the Lambda authorizer (cached per key) and the stage ' +
-        'throttle before any model runs, and is charged in credits reserved up front. A web ACL (rate-based rule per ' +
-        'IP) can be associated with the stage later without changing the API.',
-    });
     Validations.of(this.restApi).acknowledge({
       id: 'AwsSolutions-COG4',
       reason:

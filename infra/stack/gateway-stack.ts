@@ -7,6 +7,7 @@ import { PROVIDERS } from '../../shared/catalog/types.js';
 import { providerBaseUrlName, providerKeyName, RESPONSE_STREAMING_ENV, WORKFLOW_ENV } from '../../shared/config.js';
 import { TABLES } from '../../shared/storage/tables.js';
 import { GatewayApi } from './api.js';
+import { GatewayEdge } from './edge.js';
 import { NovaInvoke } from './bedrock.js';
 import { GatewayData, TABLE_ENV, tableNameOutputId } from './data.js';
 import { GatewayFunction, type GatewayFunctionDefaults } from './gateway-function.js';
@@ -98,6 +99,7 @@ export class GatewayStack extends Stack {
   readonly judgeFunction: GatewayFunction;
   readonly workflow: JudgeWorkflow;
   readonly api: GatewayApi;
+  readonly edge: GatewayEdge;
 
   constructor(scope: Construct, id: string, props: GatewayStackProps = {}) {
     super(scope, id, props);
@@ -258,6 +260,8 @@ export class GatewayStack extends Stack {
       logRetention: settings.logRetention,
       cloudWatchRole: settings.apiGatewayCloudWatchRole,
     });
+    // Per-key and per-address limits at the edge, each a share of the stage's throttle.
+    this.edge = new GatewayEdge(this, 'Edge', { stageArn: this.api.restApi.deploymentStage.stageArn, throttlingRateLimit: settings.throttlingRateLimit });
 
     new CfnOutput(this, 'ApiUrl', {
       description: 'Base URL of the stage; the operation is POST <ApiUrl>api/v1/prompt',

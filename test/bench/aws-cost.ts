@@ -27,6 +27,8 @@ export const PRICES = {
   lambdaRequest: 0.2 / 1e6,
   /** API Gateway REST API, per request (first 333 million a month). */
   restApiRequest: 3.5 / 1e6,
+  /** WAF, per request a web ACL inspects (besides $5 a month for the web ACL and $1 for each of its two rules). */
+  wafRequest: 0.6 / 1e6,
   /** DynamoDB on demand: per write request unit (1 KB), per read request unit (4 KB strongly consistent, 8 KB eventually). */
   dynamoWru: 0.625 / 1e6,
   dynamoRru: 0.125 / 1e6,
@@ -169,6 +171,7 @@ export function requestCost(scenario: Scenario, settings: ReturnType<typeof temp
 
   const lines = [
     { item: `API Gateway REST request`, usd: PRICES.restApiRequest },
+    { item: 'WAF: the web ACL on the stage (its $7 a month aside)', usd: PRICES.wafRequest },
     { item: `api function: ${settings.api.memoryMb} MB ${settings.api.architecture}, ${apiSeconds.toFixed(2)} s billed`, usd: lambda(settings.api, apiSeconds) },
     { item: `authorizer: ${settings.authorizer.memoryMb} MB, 30 ms (every request; its cache lowers it)`, usd: lambda(settings.authorizer, 0.03) },
     { item: `DynamoDB: ${wru} WRU (prompt log ${logUnits}), ${rru} RRU`, usd: wru * PRICES.dynamoWru + rru * PRICES.dynamoRru },

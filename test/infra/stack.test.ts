@@ -867,6 +867,50 @@ describe('Stack: GatewayStack', () => {
     });
   });
 
+  describe('Construct: GatewayEdge', () => {
+    it("holds each API key and each IP address to a share of the stage's throttle, at the edge, with the gateway's 429 body", () => {
+      template.resourceCountIs('AWS::WAFv2::WebACL', 1);
+      const acl = Object.values(template.findResources('AWS::WAFv2::WebACL') as Resources)[0]!.Properties!;
+      expect(acl).toMatchObject({ Scope: 'REGIONAL', DefaultAction: { Allow: {} } });
+      // The stage allows 50 requests a second: 3,000 a minute.
+      const rules = acl.Rules as {
+        Name: string;
+        Statement: { RateBasedStatement: Record<string, unknown> };
+        Action: unknown;
+        VisibilityConfig: { SampledRequestsEnabled: boolean };
+      }[];
+      expect(rules.map((rule) => [rule.Name, rule.Statement.RateBasedStatement])).toEqual([
+        [
+          'PerApiKey',
+          {
+            Limit: 1_200,
+            EvaluationWindowSec: 60,
+            AggregateKeyType: 'CUSTOM_KEYS',
+            CustomKeys: [{ Header: { Name: 'authorization', TextTransformations: [{ Priority: 0, Type: 'NONE' }] } }],
+          },
+        ],
+        ['PerIpAddress', { Limit: 1_500, EvaluationWindowSec: 60, AggregateKeyType: 'IP' }],
+      ]);
+      for (const rule of rules) {
+        expect(rule.Action).toEqual({
+          Block: { CustomResponse: { ResponseCode: 429, CustomResponseBodyKey: 'rateLimited', ResponseHeaders: [{ Name: 'Retry-After', Value: '60' }] } },
+        });
+      }
+      const body = (acl.CustomResponseBodies as Record<string, { ContentType: string; Content: string }>).rateLimited!;
+      expect(body.ContentType).toBe('APPLICATION_JSON');
+      expect(JSON.parse(body.Content)).toEqual({ error: { code: 'rate_limited', message: expect.any(String) } });
+      // Sampled requests would keep the Authorization header (a key) in the console.
+      for (const config of [acl.VisibilityConfig, ...rules.map((rule) => rule.VisibilityConfig)]) expect(config).toMatchObject({ SampledRequestsEnabled: false });
+    });
+
+    it('guards the stage', () => {
+      const association = Object.values(template.findResources('AWS::WAFv2::WebACLAssociation') as Resources)[0]!.Properties!;
+      expect(association.WebACLArn).toEqual({ 'Fn::GetAtt': [stack.resolve(stack.edge.webAcl.logicalId), 'Arn'] });
+      expect(association.ResourceArn).toEqual(stack.resolve(stack.api.restApi.deploymentStage.stageArn));
+      expect(JSON.stringify(association.ResourceArn)).toContain(logicalId(stack, stack.api.restApi.deploymentStage));
+    });
+  });
+
   describe('Outputs', () => {
     it('exports the API URL, every table name and the secret ARN', () => {
       const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
@@ -936,7 +980,6 @@ describe('Stack: GatewayStack', () => {
           'Api/RestApi AwsSolutions-APIG2',
           'Api/RestApi AwsSolutions-COG4',
           'Api/RestApi AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
-          'Api/RestApi/DeploymentStage.prod AwsSolutions-APIG3',
           'Data/ClaimCheck AwsSolutions-S1',
           'ProviderKeys/Secret AwsSolutions-SMG4',
         ].sort(),
