@@ -22,16 +22,17 @@ export interface StepFunctionsWorkflowOptions {
 export const ANSWER_GRACE_MS = 2_000;
 
 /**
- * StartSyncExecution is retried only when Step Functions refused it (throttling), before any
- * execution began. A 5xx or a connection lost can come while the execution runs, and a
- * synchronous Express execution is not idempotent by its name: a second call would start a
- * second execution, which calls every model and judge again (paid to the vendors twice, the
- * caller charged once).
+ * StartSyncExecution is retried only where no execution can have begun: Step Functions
+ * refused it (throttling), or the connection was refused before the call was sent. A 5xx or
+ * a connection lost can come while the execution runs, and a synchronous Express execution
+ * is not idempotent by its name: a second call would start a second execution, which calls
+ * every model and judge again (paid to the vendors twice, the caller charged once).
  */
 export class ThrottlingOnlyRetry extends StandardRetryStrategy {
   override async refreshRetryTokenForRetry(token: StandardRetryToken, errorInfo: RetryErrorInfo): Promise<StandardRetryToken> {
+    const refused = (errorInfo.error as { code?: unknown } | undefined)?.code === 'ECONNREFUSED';
     // The retry step answers the call's own error when this refuses.
-    if (errorInfo.errorType !== 'THROTTLING') throw new Error('Not retried: the execution may have started');
+    if (errorInfo.errorType !== 'THROTTLING' && !refused) throw new Error('Not retried: the execution may have started');
     return super.refreshRetryTokenForRetry(token, errorInfo);
   }
 }

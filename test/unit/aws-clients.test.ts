@@ -5,7 +5,7 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { HttpResponse, type HttpHandler, type HttpRequest } from '@smithy/core/protocols';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { S3ClaimCheck } from '../../shared/claim-check/s3.js';
-import { ANSWER_GRACE_MS, StepFunctionsWorkflow } from '../../shared/judging/step-functions.js';
+import { ANSWER_GRACE_MS, StepFunctionsWorkflow, ThrottlingOnlyRetry } from '../../shared/judging/step-functions.js';
 import type { WorkflowInput } from '../../shared/judging/workflow-types.js';
 import { ConfigError, loadConfig } from '../../shared/config.js';
 import { authenticate } from '../../shared/auth/authenticate.js';
@@ -229,6 +229,25 @@ describe('Class: S3ClaimCheck, its own client', () => {
       stalling.closeAllConnections();
       await new Promise((resolve) => stalling.close(resolve));
     }
+  });
+});
+
+describe('Class: ThrottlingOnlyRetry', () => {
+  it('retries a refusal before any execution began (throttling, a refused connection), and nothing that can come while one runs', async () => {
+    const strategy = new ThrottlingOnlyRetry(3);
+    const retried = async (errorType: 'THROTTLING' | 'TRANSIENT' | 'SERVER_ERROR', code?: string) => {
+      const token = await strategy.acquireInitialRetryToken('sfn');
+      const error = Object.assign(new Error('x'), code ? { code } : {});
+      return strategy.refreshRetryTokenForRetry(token, { errorType, error: error as never }).then(
+        () => true,
+        () => false,
+      );
+    };
+    expect(await retried('THROTTLING')).toBe(true);
+    expect(await retried('TRANSIENT', 'ECONNREFUSED')).toBe(true);
+    expect(await retried('TRANSIENT', 'ECONNRESET')).toBe(false);
+    expect(await retried('TRANSIENT', 'ETIMEDOUT')).toBe(false);
+    expect(await retried('SERVER_ERROR')).toBe(false);
   });
 });
 
