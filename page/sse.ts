@@ -1,15 +1,13 @@
-/** One Server-Sent Event: its name (`message` when the stream gave none) and its data lines joined. */
-export interface SseEvent {
-  event: string;
-  data: string;
-}
+import { SseEventBuilder, type SseEvent } from '../shared/text/sse-events.js';
+
+export type { SseEvent };
 
 /**
  * The event-stream format (WHATWG HTML, "Parsing an event stream") fed in chunks as they
  * arrive: a chunk may end anywhere, inside a line or between the CR and LF of a line end.
- * Lines end at LF, CRLF or a lone CR; a byte order mark at the start is skipped. Comment
- * lines (`:`) and fields other than `event` and `data` (`id`, `retry`) are skipped; an event
- * without data is not dispatched, nor one the stream ends before its blank line.
+ * Lines end at LF, CRLF or a lone CR; a byte order mark at the start is skipped; each line
+ * goes to SseEventBuilder (shared with the gateway's reader of vendor streams), which reads
+ * its fields. An event the stream ends before its blank line is not dispatched.
  *
  * Linear in the stream's length: only the new chunk is searched for line ends, and a line
  * that spans chunks is kept as its pieces and joined once, when it ends.
@@ -20,8 +18,7 @@ export class SseParser {
   /** The last chunk ended in CR: a LF first in the next one ends no other line. */
   private afterCr = false;
   private started = false;
-  private name = '';
-  private data: string[] = [];
+  private readonly events = new SseEventBuilder();
 
   /** The events that `chunk` completes, in order. */
   push(chunk: string): SseEvent[] {
@@ -40,26 +37,10 @@ export class SseParser {
       start = lineEnd.lastIndex;
       const line = this.pieces.join('');
       this.pieces = [];
-      this.line(line, events);
+      this.events.line(line, events);
     }
     if (start < chunk.length) this.pieces.push(chunk.slice(start));
     this.afterCr = chunk.endsWith('\r');
     return events;
-  }
-
-  private line(line: string, events: SseEvent[]): void {
-    if (line === '') {
-      if (this.data.length > 0) events.push({ event: this.name || 'message', data: this.data.join('\n') });
-      this.name = '';
-      this.data = [];
-      return;
-    }
-    if (line.startsWith(':')) return;
-    const colon = line.indexOf(':');
-    const field = colon < 0 ? line : line.slice(0, colon);
-    let value = colon < 0 ? '' : line.slice(colon + 1);
-    if (value.startsWith(' ')) value = value.slice(1);
-    if (field === 'event') this.name = value;
-    else if (field === 'data') this.data.push(value);
   }
 }

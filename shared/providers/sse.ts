@@ -1,10 +1,7 @@
 import { StringDecoder } from 'node:string_decoder';
+import { SseEventBuilder, type SseEvent } from '../text/sse-events.js';
 
-/** One server-sent event: its `event:` name ('message' when none was sent) and its data lines joined by '\n'. */
-export interface SseEvent {
-  event: string;
-  data: string;
-}
+export type { SseEvent };
 
 export interface SseLimits {
   /** Longest line (bytes of UTF-8 text, before its line end); a longer one fails the stream. */
@@ -23,10 +20,8 @@ export class SseLimitError extends Error {
 
 /**
  * An incremental parser of `text/event-stream` (the WHATWG grammar): lines end in LF, CR or
- * CRLF (a chunk may end between the CR and the LF, or anywhere in a UTF-8 sequence); `data:`
- * lines of one event are joined with '\n'; lines starting with ':' are comments; a blank line
- * dispatches the event (an event without data is dropped); `id:`, `retry:` and unknown fields
- * are ignored. Each byte is looked at a bounded number of times (a line is kept until its end
+ * CRLF (a chunk may end between the CR and the LF, or anywhere in a UTF-8 sequence); each
+ * line goes to SseEventBuilder, which reads its fields. Each byte is looked at a bounded number of times (a line is kept until its end
  * arrives and is never rescanned), so a hostile stream costs linear time; the limits bound memory.
  */
 export class SseParser {
@@ -36,8 +31,7 @@ export class SseParser {
   private pendingBytes = 0;
   private skipLf = false;
   private total = 0;
-  private event = '';
-  private data: string[] = [];
+  private readonly events = new SseEventBuilder();
 
   constructor(private readonly limits: SseLimits = DEFAULT_SSE_LIMITS) {}
 
@@ -51,7 +45,7 @@ export class SseParser {
   /** The end of the body: a last line without its line end is a line; an event not closed by a blank line is dropped, as the grammar says. */
   end(): SseEvent[] {
     const events = this.feed(this.decoder.end());
-    if (this.pending !== '') this.line(this.pending, events);
+    if (this.pending !== '') this.events.line(this.pending, events);
     this.pending = '';
     this.pendingBytes = 0;
     return events;
@@ -72,7 +66,7 @@ export class SseParser {
       this.pending = '';
       this.pendingBytes = 0;
       this.checkLine(line.length, pendingBytes, piece);
-      this.line(line, events);
+      this.events.line(line, events);
       if (c === 13) {
         if (i + 1 < text.length) {
           if (text.charCodeAt(i + 1) === 10) i++;
@@ -100,21 +94,5 @@ export class SseParser {
     if (units * 3 > this.limits.maxLineBytes && counted + Buffer.byteLength(uncounted) > this.limits.maxLineBytes) {
       throw new SseLimitError(`A line of the stream exceeded ${this.limits.maxLineBytes} bytes`);
     }
-  }
-
-  private line(line: string, events: SseEvent[]): void {
-    if (line === '') {
-      if (this.data.length > 0) events.push({ event: this.event || 'message', data: this.data.join('\n') });
-      this.event = '';
-      this.data = [];
-      return;
-    }
-    if (line.charCodeAt(0) === 58) return; // ':' comment
-    const colon = line.indexOf(':');
-    const field = colon < 0 ? line : line.slice(0, colon);
-    let value = colon < 0 ? '' : line.slice(colon + 1);
-    if (value.charCodeAt(0) === 32) value = value.slice(1);
-    if (field === 'data') this.data.push(value);
-    else if (field === 'event') this.event = value;
   }
 }
