@@ -32,8 +32,22 @@ export const VIRTUAL_TIES = 1;
  * items linked by games; null for an item that played none.
  */
 export function fitBradleyTerry(n: number, games: readonly Games[]): (number | null)[] {
-  const pairs = tally(n, games).filter((p) => p.winsA + p.winsB > 0);
-  const groups = components(n, pairs).filter((group) => group.length > 1);
+  const pairs = played(n, games);
+  return fitPairs(n, pairs, linked(n, pairs));
+}
+
+/** The pairs that played, their games merged. */
+function played(n: number, games: readonly Games[]): PairGames[] {
+  return tally(n, games).filter((p) => p.winsA + p.winsB > 0);
+}
+
+/** The groups of items linked by the pairs' games (an item without games is in none). */
+function linked(n: number, pairs: readonly Games[]): number[][] {
+  return components(n, pairs).filter((group) => group.length > 1);
+}
+
+/** fitBradleyTerry of games already merged per pair, with their groups. */
+function fitPairs(n: number, pairs: readonly Games[], groups: readonly number[][]): (number | null)[] {
   const used = hasFiniteMle(n, pairs, groups) ? pairs : pairs.map((p) => ({ ...p, winsA: p.winsA + VIRTUAL_TIES / 2, winsB: p.winsB + VIRTUAL_TIES / 2 }));
   const theta = newton(n, used, groups);
   const centred: (number | null)[] = new Array(n).fill(null);
@@ -239,35 +253,49 @@ function solve(m: number, matrix: readonly number[], vector: readonly number[], 
 export const BOOTSTRAP_ROUNDS = 200;
 const ROUNDS_PER_TURN = 10;
 
+/** A Bradley-Terry fit with its intervals, and the groups its strengths are centred in. */
+export interface BradleyTerryFit {
+  /** fitBradleyTerry's strengths. */
+  strengths: (number | null)[];
+  /** 95 % intervals, null for an item without games. */
+  intervals: ([number, number] | null)[];
+  /** Each item's group of items linked by games (an index; null without games): strengths of different groups are each centred on their own, not on one scale. */
+  groups: (number | null)[];
+}
+
 /**
- * 95 % intervals of each item's strength, by a parametric bootstrap: `rounds` times, every
- * game is played again (as many times as it was played: `winsA + winsB`), a tie as often as
- * the pair tied, the other games decided so that the pair's expected wins are those the
- * strengths fitted on all the games give (virtual ties included where that fit needs them),
- * the strengths refitted, and the 2.5th and 97.5th percentiles of an item's refits kept.
- * Who met whom, and how often, stays as observed, so a resample never splits a group of
- * linked items; and a one-sided record (a single verdict, or every verdict one way) is
- * played again at the odds its fit gives, so it does not separate two items on its own,
- * as redrawing the observed games (which only repeats them) would. Seeded by the games,
- * so the same games always give the same intervals. Null for an item without games.
+ * The strengths of fitBradleyTerry and their 95 % intervals, by a parametric bootstrap:
+ * `rounds` times, every game is played again (as many times as it was played: `winsA +
+ * winsB`), a tie as often as the pair tied, the other games decided so that the pair's
+ * expected wins are those the fitted strengths give (virtual ties included where that fit
+ * needs them), the strengths refitted, and the 2.5th and 97.5th percentiles of an item's
+ * refits kept. Who met whom, and how often, stays as observed, so a refit never splits a
+ * group of linked items; and a one-sided record (a single verdict, or every verdict one
+ * way) is played again at the odds its fit gives, so it does not separate two items on its
+ * own, as redrawing the observed games (which only repeats them) would. Seeded by the
+ * games, so the same games always give the same intervals.
  */
-export async function bootstrapIntervals(n: number, games: readonly Games[], rounds: number = BOOTSTRAP_ROUNDS): Promise<([number, number] | null)[]> {
+export async function bradleyTerry(n: number, games: readonly Games[], rounds: number = BOOTSTRAP_ROUNDS): Promise<BradleyTerryFit> {
+  const pairs = played(n, games);
+  const groups = linked(n, pairs);
+  const strengths = fitPairs(n, pairs, groups);
+  const groupOf: (number | null)[] = new Array(n).fill(null);
+  groups.forEach((group, index) => {
+    for (const item of group) groupOf[item] = index;
+  });
   const draws: number[][] = Array.from({ length: n }, () => []);
-  const played = tally(n, games).filter((p) => p.winsA + p.winsB > 0);
-  if (played.length === 0) return new Array(n).fill(null);
-  const theta = fitBradleyTerry(n, played);
-  const random = seededRandom(fnv1a(JSON.stringify(played)));
+  const random = seededRandom(fnv1a(JSON.stringify(pairs)));
   // Each pair's games replayed with their observed share of ties, the rest decided so that
   // a's expected share of the wins is the fitted probability p: a tie replayed as a win or a
   // loss would vary more than the tie did, and widen the interval.
-  const odds = played.map(({ a, b, winsA, winsB, ties }) => {
+  const odds = pairs.map(({ a, b, winsA, winsB, ties }) => {
     const times = Math.round(winsA + winsB);
     const tieShare = ties / (winsA + winsB);
-    const p = 1 / (1 + Math.exp((theta[b] as number) - (theta[a] as number)));
+    const p = 1 / (1 + Math.exp((strengths[b] as number) - (strengths[a] as number)));
     const decisive = tieShare >= 1 ? 0.5 : Math.min(1, Math.max(0, (p - tieShare / 2) / (1 - tieShare)));
     return { a, b, times, tieShare, decisive };
   });
-  for (let round = 0; round < rounds; round++) {
+  for (let round = 0; round < rounds && pairs.length > 0; round++) {
     // A few refits at a time, then the event loop's turn: other requests never wait on this.
     if (round > 0 && round % ROUNDS_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
     const sample = odds.map(({ a, b, times, tieShare, decisive }) => {
@@ -278,33 +306,17 @@ export async function bootstrapIntervals(n: number, games: readonly Games[], rou
       }
       return { a, b, winsA, winsB: times - winsA };
     });
-    fitBradleyTerry(n, sample).forEach((strength, i) => {
+    // The same pairs, one each and each played: the same groups.
+    fitPairs(n, sample, groups).forEach((strength, i) => {
       if (strength !== null) draws[i]!.push(strength);
     });
   }
-  return draws.map((values) => {
+  const intervals = draws.map((values): [number, number] | null => {
     if (values.length === 0) return null;
     values.sort((x, y) => x - y);
     return [percentile(values, 0.025), percentile(values, 0.975)];
   });
-}
-
-/**
- * Each item's group of items linked by games (its index, the same for items of one group),
- * or null for an item without games: strengths of different groups are each centred on
- * their own, not on one scale.
- */
-export function linkedGroups(n: number, games: readonly Games[]): (number | null)[] {
-  const groupOf: (number | null)[] = new Array(n).fill(null);
-  components(
-    n,
-    tally(n, games).filter((p) => p.winsA + p.winsB > 0),
-  )
-    .filter((group) => group.length > 1)
-    .forEach((group, index) => {
-      for (const item of group) groupOf[item] = index;
-    });
-  return groupOf;
+  return { strengths, intervals, groups: groupOf };
 }
 
 /** Linear interpolation between closest ranks. */

@@ -1,4 +1,4 @@
-import { bootstrapIntervals, fitBradleyTerry, linkedGroups, type Games } from './bradley-terry.js';
+import { bradleyTerry, type Games } from './bradley-terry.js';
 import type { Evaluation, RankingEntry } from './types.js';
 
 const round4 = (value: number) => Math.round(value * 10_000) / 10_000;
@@ -33,9 +33,7 @@ export async function rankModels(modelIds: readonly string[], evaluations: reado
     }
     games.push({ a, b, winsA, winsB: 1 - winsA });
   }
-  const strengths = fitBradleyTerry(modelIds.length, games);
-  const intervals = await bootstrapIntervals(modelIds.length, games);
-  const groups = linkedGroups(modelIds.length, games);
+  const { strengths, intervals, groups } = await bradleyTerry(modelIds.length, games);
   const entries = modelIds.map((modelId, order): { order: number; entry: RankingEntry } => {
     const record = records[order] as (typeof records)[number];
     const games = record.wins + record.ties + record.losses;

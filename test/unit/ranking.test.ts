@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { resolveModel } from '../../shared/catalog/index.js';
-import { bootstrapIntervals, fitBradleyTerry, type Games } from '../../shared/judging/bradley-terry.js';
+import { bradleyTerry, fitBradleyTerry, type Games } from '../../shared/judging/bradley-terry.js';
 import { seededRandom } from '../../shared/seeded-random.js';
 import { rankModels } from '../../shared/judging/ranking.js';
 import { rankedEvaluations, selfPreferenceOf } from '../../shared/judging/self-preference.js';
@@ -32,6 +32,11 @@ function baseballGames(): Games[] {
     for (let j = i + 1; j < TEAMS.length; j++) games.push({ a: i, b: j, winsA: WINS[i]![j]!, winsB: WINS[j]![i]! });
   }
   return games;
+}
+
+/** The intervals of bradleyTerry's fit. */
+async function bootstrapIntervals(n: number, games: readonly Games[], rounds?: number): Promise<([number, number] | null)[]> {
+  return (await bradleyTerry(n, games, rounds)).intervals;
 }
 
 describe('Function: fitBradleyTerry', () => {
@@ -66,7 +71,7 @@ describe('Function: fitBradleyTerry', () => {
   });
 });
 
-describe('Function: bootstrapIntervals', () => {
+describe('Function: bradleyTerry, its intervals', () => {
   it('is deterministic for the same games and holds the fitted strength', async () => {
     const first = await bootstrapIntervals(TEAMS.length, baseballGames());
     expect(await bootstrapIntervals(TEAMS.length, baseballGames())).toEqual(first);
