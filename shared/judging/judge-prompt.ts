@@ -3,6 +3,7 @@ import { ADAPTERS } from '../providers/adapters.js';
 import type { ModelCall } from '../providers/types.js';
 import type { PromptRequest, RequestedModel } from '../contract/types.js';
 import { VERDICT_LIMITS, VERDICT_SCHEMA } from './verdict.js';
+import { cutWhole } from '../text/cut.js';
 
 /** Used when the request has no `judge_prompt`: what a careful grader looks for. */
 export const DEFAULT_GRADING_INSTRUCTIONS = [
@@ -120,8 +121,7 @@ export function shownAnswer(answer: string, allowanceTokens: number): string {
     // A surrogate pair is a 4-byte character: 2 bytes for each half.
     used += code < 0x80 ? 1 : code < 0x800 || (code & 0xf800) === 0xd800 ? 2 : 3;
     if (used > budget) {
-      const end = i > 0 && (answer.charCodeAt(i - 1) & 0xfc00) === 0xd800 ? i - 1 : i;
-      return `${answer.slice(0, end)} [cut: longer than its output limit allows]`;
+      return `${cutWhole(answer, i)} [cut: longer than its output limit allows]`;
     }
   }
   return answer;

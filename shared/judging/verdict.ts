@@ -1,5 +1,6 @@
 import { VerdictParseError } from './errors.js';
 import type { Verdict } from './types.js';
+import { cutWhole } from '../text/cut.js';
 
 export const VERDICT_LIMITS = {
   minScore: 1,
@@ -196,8 +197,5 @@ function toScore(value: unknown): number | undefined {
 
 /** Reasoning at most VERDICT_LIMITS.reasoningChars long, never cut inside a surrogate pair (a lone half is not valid UTF-8). */
 function cut(reasoning: string): string {
-  if (reasoning.length <= VERDICT_LIMITS.reasoningChars) return reasoning;
-  let end = VERDICT_LIMITS.reasoningChars - 1;
-  if ((reasoning.charCodeAt(end - 1) & 0xfc00) === 0xd800) end--;
-  return `${reasoning.slice(0, end)}…`;
+  return reasoning.length <= VERDICT_LIMITS.reasoningChars ? reasoning : `${cutWhole(reasoning, VERDICT_LIMITS.reasoningChars - 1)}…`;
 }

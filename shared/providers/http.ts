@@ -1,5 +1,6 @@
 import { MAX_ANSWER_BYTES, post, type PostAnswer } from '../http/post.js';
 import { UpstreamError, parseRetryAfter } from './errors.js';
+import { cutWhole } from '../text/cut.js';
 
 /** Who calls: some vendors' edges refuse requests without a user agent. */
 const USER_AGENT = 'model-compare-gateway';
@@ -84,7 +85,7 @@ function vendorMessage(text: string): string | undefined {
   try {
     const body = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown };
     const message = typeof body.error === 'string' ? body.error : (body.error?.message ?? body.message);
-    return typeof message === 'string' ? message.slice(0, 500) : undefined;
+    return typeof message === 'string' ? cutWhole(message, 500) : undefined;
   } catch {
     return undefined;
   }

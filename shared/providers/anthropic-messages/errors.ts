@@ -1,4 +1,5 @@
 import { UpstreamError, vendorWord } from '../errors.js';
+import { cutWhole } from '../../text/cut.js';
 
 /** Anthropic's own status for "temporarily overloaded"; retryable like a 5xx. */
 export const OVERLOADED_STATUS = 529;
@@ -18,7 +19,7 @@ export function refineUpstreamError(error: unknown): unknown {
 export function errorBodyToUpstreamError(body: { error?: unknown }, status: number): UpstreamError {
   const error = (body.error ?? {}) as { type?: unknown; message?: unknown };
   const type = vendorWord(error.type) ?? 'api_error';
-  const message = typeof error.message === 'string' ? error.message.slice(0, 500) : `The provider answered with an ${type}`;
+  const message = typeof error.message === 'string' ? cutWhole(error.message, 500) : `The provider answered with an ${type}`;
   const code = type === 'rate_limit_error' ? 'upstream_rate_limited' : type === 'overloaded_error' ? 'upstream_overloaded' : 'upstream_error';
   return new UpstreamError(code, message, { upstreamStatus: status, retryable: RETRYABLE_TYPES.has(type) });
 }

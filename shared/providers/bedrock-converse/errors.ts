@@ -1,4 +1,5 @@
 import { UpstreamError, parseRetryAfter } from '../errors.js';
+import { cutWhole } from '../../text/cut.js';
 
 /** The parts of an SDK error this mapper reads (ServiceException and deserialization errors). */
 interface SdkError {
@@ -84,7 +85,7 @@ export function fromStreamError(error: unknown, signal: AbortSignal): UpstreamEr
 /** The vendor's own message, cut short; never for errors the SDK raised while parsing. */
 function vendorMessage(e: SdkError, isService: boolean): string | undefined {
   if (!isService || typeof e.message !== 'string' || e.message === '' || e.message === 'UnknownError') return undefined;
-  return e.message.slice(0, 500);
+  return cutWhole(e.message, 500);
 }
 
 function header(e: SdkError, name: string): string | undefined {

@@ -1,4 +1,5 @@
 import { UpstreamError, parseRetryAfter, vendorWord } from '../errors.js';
+import { cutWhole } from '../../text/cut.js';
 
 /** Google's error body: `{"error": {"code", "message", "status", "details": [{"@type", ...}]}}`. */
 interface GoogleErrorBody {
@@ -43,7 +44,7 @@ export function fromErrorResponse(status: number, text: string, retryAfter: stri
   } catch {
     error = undefined;
   }
-  const message = typeof error?.message === 'string' && error.message !== '' ? error.message.slice(0, 500) : undefined;
+  const message = typeof error?.message === 'string' && error.message !== '' ? cutWhole(error.message, 500) : undefined;
   const googleStatus = error?.status === '' ? undefined : vendorWord(error?.status);
   const described = message ? (googleStatus ? `${googleStatus}: ${message}` : message) : `The provider answered ${status}${googleStatus ? ` ${googleStatus}` : ''}`;
   return new UpstreamError(status === 429 ? 'upstream_rate_limited' : 'upstream_error', described, {

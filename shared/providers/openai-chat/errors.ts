@@ -1,5 +1,6 @@
 import { UpstreamError, parseRetryAfter } from '../errors.js';
 import type { ChatDialect } from './dialects.js';
+import { cutWhole } from '../../text/cut.js';
 
 const MAX_MESSAGE = 500;
 
@@ -22,7 +23,7 @@ export function vendorMessage(body: unknown): string | undefined {
   ];
   for (const candidate of candidates) {
     const text = typeof candidate === 'string' ? candidate : validationText(candidate);
-    if (text) return text.slice(0, MAX_MESSAGE);
+    if (text) return cutWhole(text, MAX_MESSAGE);
   }
   return undefined;
 }

@@ -2,6 +2,7 @@ import { UpstreamError, vendorWord } from '../errors.js';
 import type { ModelReply } from '../types.js';
 import { toUsage } from './usage.js';
 import type { ResponsesUsage } from './usage.js';
+import { cutWhole } from '../../text/cut.js';
 
 interface ContentPart {
   type?: unknown;
@@ -89,7 +90,7 @@ function incompleteWarning(reason: string, empty: boolean): string {
 
 function failure(error: ResponsesResponse['error']): UpstreamError {
   const code = typeof error?.code === 'string' ? error.code : undefined;
-  const message = typeof error?.message === 'string' ? error.message.slice(0, 500) : 'The provider reported that the response failed';
+  const message = typeof error?.message === 'string' ? cutWhole(error.message, 500) : 'The provider reported that the response failed';
   return new UpstreamError(code === 'rate_limit_exceeded' ? 'upstream_rate_limited' : 'upstream_error', message, {
     retryable: code !== undefined && TRANSIENT_FAILURES.has(code),
   });

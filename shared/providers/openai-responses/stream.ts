@@ -3,6 +3,7 @@ import type { SseEvent } from '../sse.js';
 import { eventJson } from '../stream-http.js';
 import type { ModelReply } from '../types.js';
 import { fromResponsesResponse } from './response.js';
+import { cutWhole } from '../../text/cut.js';
 
 /** The events whose `response` is the whole answer, usage included. */
 const FINAL: ReadonlySet<string> = new Set(['response.completed', 'response.incomplete', 'response.failed']);
@@ -38,7 +39,7 @@ export class ResponsesStream {
       this.final = data['response'];
     } else if (type === 'error') {
       const code = typeof data['code'] === 'string' ? data['code'] : undefined;
-      const message = typeof data['message'] === 'string' ? data['message'].slice(0, 500) : 'The provider reported an error in the stream';
+      const message = typeof data['message'] === 'string' ? cutWhole(data['message'], 500) : 'The provider reported an error in the stream';
       throw new UpstreamError(code === 'rate_limit_exceeded' ? 'upstream_rate_limited' : 'upstream_error', message, {
         upstreamStatus: 200,
         retryable: code === 'server_error' || code === 'rate_limit_exceeded',
