@@ -14,7 +14,7 @@ describe('Function: cutWhole', () => {
   });
 
   it('leaves no lone surrogate in a vendor message cut short', () => {
-    const error = errorBodyToUpstreamError({ type: 'error', error: { type: 'api_error', message: `${'x'.repeat(499)}😀😀` } }, 500);
+    const error = errorBodyToUpstreamError({ error: { type: 'api_error', message: `${'x'.repeat(499)}😀😀` } }, 500);
     expect(error.message.length).toBeLessThanOrEqual(500);
     expect(error.message).not.toMatch(LONE_HALF);
   });
