@@ -3,6 +3,16 @@ import type { JudgeWeights } from '../contract/types.js';
 import type { Evaluation, EvaluationOrder, Judgment, OutputLength } from './types.js';
 import { weightedScores, weightsDecide } from './weights.js';
 
+/**
+ * The judge's own verdict on a pair by the position-swap rule (MT-Bench's conservative one):
+ * the model named in both orders, or a tie when they disagree; never the weighted winner,
+ * which speed and cost may decide. Of completed orders.
+ */
+export function swapVerdict(orders: readonly EvaluationOrder[]): string {
+  const [first, second] = orders;
+  return first?.winner != null && first.winner === second?.winner ? first.winner : 'tie';
+}
+
 /** Weighted scores closer than this are a tie. */
 const TIE_EPSILON = 1e-9;
 
@@ -60,8 +70,7 @@ export function toEvaluation(pair: PairJudgments): Omit<Evaluation, 'inRanking' 
   const scoreA = (aFirst.verdict.scoreA + bFirst.verdict.scoreB) / 2;
   const scoreB = (aFirst.verdict.scoreB + bFirst.verdict.scoreA) / 2;
   const consistent = orders[0].winner === orders[1].winner;
-  // The position-swap rule: the model named in both orders wins; orders that disagree tie.
-  const judged = consistent ? (orders[0].winner as string) : 'tie';
+  const judged = swapVerdict(orders);
   const verdictA = judged === 'tie' ? 0.5 : judged === a.modelId ? 1 : 0;
   const [weightedA, weightedB] = weightedScores(
     { verdict: verdictA, score: scoreA, latencyMs: a.latencyMs, providerCost: a.providerCost },

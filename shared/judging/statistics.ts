@@ -1,3 +1,4 @@
+import { swapVerdict } from './evaluation.js';
 import type { Evaluation } from './types.js';
 
 /** How one judge behaved across its calls and pairs (null where nothing was there to count). */
@@ -98,13 +99,12 @@ function judgeStatistics(judgeModelId: string, evaluations: readonly Evaluation[
 type Outcome = 0 | 1 | 2;
 
 /**
- * A completed evaluation's verdict by the position-swap rule as one of three outcomes: its
- * first model won in both orders, its second, or a tie (orders that disagree tie). Never its
- * weighted winner, which speed and cost also decide: agreement measures the judges alone.
+ * A completed evaluation's swapVerdict as one of three outcomes: its first model won in both
+ * orders, its second, or a tie: agreement measures the judges alone.
  */
 function outcome(evaluation: Evaluation): Outcome | undefined {
   if (evaluation.status !== 'completed' || evaluation.winner === null) return undefined;
-  const judged = evaluation.consistent ? evaluation.orders[0]?.winner : 'tie';
+  const judged = swapVerdict(evaluation.orders);
   return judged === 'tie' ? 2 : judged === evaluation.modelA ? 0 : 1;
 }
 
