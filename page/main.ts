@@ -52,8 +52,8 @@ interface Column {
   error: HTMLElement;
   /** Everything the model streamed (or its result's output): what the output shows once painted. */
   text: string;
-  /** The end of `text` that arrived since the output was last painted. */
-  unpainted: string;
+  /** How much of `text` the output shows: the rest arrived since it was last painted. */
+  shown: number;
   /** A paint is scheduled. */
   painting: boolean;
   /** When the output was last rendered whole (performance.now()). */
@@ -218,9 +218,7 @@ function onEvent(event: SseEvent): void {
     case 'delta': {
       const column = columns[num(data.index) ?? -1];
       if (column && column.status.textContent === 'running') {
-        const text = str(data.text);
-        column.text += text;
-        column.unpainted += text;
+        column.text += str(data.text);
         schedulePaint(column);
       }
       return;
@@ -260,7 +258,7 @@ function clearResults(modelIds: string[]): void {
       meta: el('div', 'meta'),
       error: el('div', 'error'),
       text: '',
-      unpainted: '',
+      shown: 0,
       painting: false,
       renderedAt: Number.NEGATIVE_INFINITY,
     };
@@ -345,10 +343,10 @@ function schedulePaint(column: Column, delayMs = 0): void {
 
 /** As text, the new text is appended (what is shown is never rewritten); as Markdown, the whole text is rendered again. */
 function paint(column: Column): void {
-  if (column.unpainted === '') return; // rendered whole since (its result, the toggle)
+  if (column.shown === column.text.length) return; // rendered whole since (its result, the toggle)
   if (!markdownToggle.checked) {
-    column.output.append(column.unpainted);
-    column.unpainted = '';
+    column.output.append(column.text.slice(column.shown));
+    column.shown = column.text.length;
     return;
   }
   const wait = column.renderedAt + MARKDOWN_EVERY_MS - performance.now();
@@ -358,7 +356,7 @@ function paint(column: Column): void {
 
 /** The whole text: as text by default; as Markdown (marked, then DOMPurify) only when the toggle is on. */
 function renderOutput(column: Column): void {
-  column.unpainted = '';
+  column.shown = column.text.length;
   column.renderedAt = performance.now();
   const markdown = markdownToggle.checked;
   column.output.classList.toggle('markdown', markdown);
