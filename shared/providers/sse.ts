@@ -21,8 +21,9 @@ export class SseLimitError extends Error {
 /**
  * An incremental parser of `text/event-stream` (the WHATWG grammar): lines end in LF, CR or
  * CRLF (a chunk may end between the CR and the LF, or anywhere in a UTF-8 sequence); each
- * line goes to SseEventBuilder, which reads its fields. Each byte is looked at a bounded number of times (a line is kept until its end
- * arrives and is never rescanned), so a hostile stream costs linear time; the limits bound memory.
+ * line goes to SseEventBuilder, which reads its fields. Each byte is looked at a bounded
+ * number of times (a line is kept until its end arrives and is never rescanned), so a
+ * hostile stream costs linear time; the limits bound memory.
  */
 export class SseParser {
   private readonly decoder = new StringDecoder('utf8');

@@ -14,15 +14,24 @@ interface SdkError {
 }
 
 /** Exceptions Bedrock asks to retry whatever their status (ModelNotReadyException: the model is loading). */
-const RETRYABLE_EXCEPTIONS: ReadonlySet<string> = new Set(['ThrottlingException', 'ServiceUnavailableException', 'InternalServerException', 'ModelNotReadyException']);
+const RETRYABLE_EXCEPTIONS: ReadonlySet<string> = new Set([
+  'ThrottlingException',
+  'ServiceUnavailableException',
+  'InternalServerException',
+  'ModelNotReadyException',
+  'ModelStreamErrorException',
+]);
 
 /**
  * An error thrown by `client.send(ConverseCommand)` as an UpstreamError: service exceptions
  * keep their status and message (ThrottlingException 429, ServiceUnavailableException 503,
  * InternalServerException 500, ValidationException 400, AccessDeniedException 403,
  * ResourceNotFoundException 404, ModelNotReadyException, ModelTimeoutException 408,
- * ModelErrorException 424 …), 429 and 5xx and ModelNotReady are retryable; an answer the
- * SDK could not parse is malformed; an abort is a timeout; anything else is a network failure.
+ * ModelErrorException 424 …), 429 and 5xx and ModelNotReady are retryable; so are
+ * ConverseStream's exception frames (throttlingException, modelStreamErrorException, …),
+ * which the SDK throws mid-stream as their service exceptions, without a status of their
+ * own (the stream's 200). An answer the SDK could not parse is malformed; an abort is a
+ * timeout; anything else is a network failure.
  */
 export function fromSdkError(error: unknown, signal: AbortSignal): UpstreamError {
   if (error instanceof UpstreamError) return error;
@@ -30,17 +39,18 @@ export function fromSdkError(error: unknown, signal: AbortSignal): UpstreamError
     return new UpstreamError('timeout', 'The model did not answer before the request deadline', { cause: signal.reason ?? error });
   }
   const e = (typeof error === 'object' && error !== null ? error : {}) as SdkError;
-  const status = typeof e.$metadata?.httpStatusCode === 'number' ? e.$metadata.httpStatusCode : undefined;
+  const isService = e.$fault === 'client' || e.$fault === 'server';
+  // A service exception without a status of its own was an exception frame of a stream answered 200.
+  const status = typeof e.$metadata?.httpStatusCode === 'number' ? e.$metadata.httpStatusCode : isService ? 200 : undefined;
   const name = typeof e.name === 'string' ? e.name : 'Error';
 
-  if (status !== undefined && status >= 200 && status < 300) {
+  if (status !== undefined && status >= 200 && status < 300 && !isService) {
     return new UpstreamError('upstream_malformed_response', `The provider answered ${status} with a body that could not be read`, {
       upstreamStatus: status,
       cause: error,
     });
   }
   if (status !== undefined) {
-    const isService = e.$fault === 'client' || e.$fault === 'server';
     const retryable = status === 429 || status >= 500 || (isService && RETRYABLE_EXCEPTIONS.has(name));
     const code = name === 'ThrottlingException' || (status === 429 && name !== 'ModelNotReadyException') ? 'upstream_rate_limited' : 'upstream_error';
     return new UpstreamError(code, vendorMessage(e, isService) ?? `The provider answered ${status}`, {
@@ -55,27 +65,14 @@ export function fromSdkError(error: unknown, signal: AbortSignal): UpstreamError
 }
 
 /**
- * An error thrown while a ConverseStream's events were read. An exception frame of the
- * stream (throttlingException, modelStreamErrorException, validationException, …) is thrown
- * by the SDK as its service exception, without an HTTP status of its own: it keeps its
- * vendor's message, and throttling is `upstream_rate_limited`; server, throttling and
- * model-stream errors may be retried (the fan-out never retries a call whose text went
- * out). Anything else is mapped as fromSdkError maps it, but for an error the service did
- * not raise: the connection cut (by its code) or a frame the decoder could not read (a
- * truncated message above all) broke the stream off, and is not retried.
+ * An error thrown while a ConverseStream's events were read, as fromSdkError maps it (an
+ * exception frame keeps its vendor's message and code), but for one the service did not
+ * raise: the connection cut (by its code) or a frame the decoder could not read (a
+ * truncated message above all) broke the stream off, and is not retried: its text may be out.
  */
 export function fromStreamError(error: unknown, signal: AbortSignal): UpstreamError {
-  const e = (typeof error === 'object' && error !== null ? error : {}) as SdkError;
-  // Its name comes from the frame's :exception-type, which a lying endpoint writes: repeated only when it is one word.
-  if (!signal.aborted && !(error instanceof UpstreamError) && typeof e.$fault === 'string' && typeof e.name === 'string' && /^[A-Z][A-Za-z]{0,60}Exception$/.test(e.name)) {
-    return new UpstreamError(e.name === 'ThrottlingException' ? 'upstream_rate_limited' : 'upstream_error', vendorMessage(e, true) ?? `The provider's stream failed (${e.name})`, {
-      upstreamStatus: 200,
-      retryable: RETRYABLE_EXCEPTIONS.has(e.name) || e.name === 'ModelStreamErrorException',
-      cause: error,
-    });
-  }
   const failure = fromSdkError(error, signal);
-  if (failure.code !== 'upstream_unreachable' || failure.details.upstreamStatus !== undefined) return failure;
+  if (failure.code !== 'upstream_unreachable') return failure;
   const { code } = error as { code?: unknown };
   return typeof code === 'string'
     ? new UpstreamError('upstream_unreachable', `The provider's stream broke off: ${code}`, { cause: error })

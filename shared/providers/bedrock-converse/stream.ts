@@ -16,7 +16,7 @@ interface StreamEvent {
  * never does); with a forced tool, the tool's input JSON streams as the deltas instead;
  * `messageStop` gives the stop reason (a stream without it ended early: a failed call),
  * `metadata` the usage (cache reads and writes included). An exception frame (throttlingException, modelStreamErrorException, …) never
- * reaches the reader: the SDK throws it as the service exception, mapped by fromStreamError.
+ * reaches the reader: the SDK throws it as the service exception, mapped by fromSdkError.
  * `finish` assembles the Converse answer for fromConverseResponse, so usage is priced by the same code.
  */
 export class ConverseStreamReader {
