@@ -3,11 +3,12 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const TSX = `${ROOT}node_modules/.bin/tsx`;
+/** How package.json's scripts run TypeScript (`node --import tsx`: one process, where the `tsx` command starts two). */
+const RUN_TS = ['--import', 'tsx'];
 
 /** Runs a TypeScript entry point to completion; returns its exit code and output. */
 export async function runTs(entry: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(TSX, [entry, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...RUN_TS, entry, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -18,7 +19,7 @@ export async function runTs(entry: string, args: string[], env: Record<string, s
 
 /** Starts a long-running TypeScript entry point and resolves once its stdout contains `ready`. */
 export async function startTs(entry: string, env: Record<string, string>, ready: RegExp): Promise<{ child: ChildProcess; stdout: () => string }> {
-  const child = spawn(TSX, [entry], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...RUN_TS, entry], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stderr!.on('data', (chunk) => (stderr += chunk));
