@@ -102,8 +102,8 @@ function toOrder(judgment: Judgment, answerA: string, answerB: string): Evaluati
     tokensIn: judgment.tokensIn,
     tokensOut: judgment.tokensOut,
     latencyMs: judgment.latencyMs,
-    providerCost: completed ? judgment.providerCost : 0,
-    ...(completed && judgment.estimatedCost !== undefined ? { estimatedCost: judgment.estimatedCost } : {}),
+    providerCost: judgment.providerCost,
+    ...(judgment.estimatedCost !== undefined ? { estimatedCost: judgment.estimatedCost } : {}),
     ...(judgment.error ? { error: judgment.error } : {}),
     ...(judgment.warnings && judgment.warnings.length > 0 ? { warnings: judgment.warnings } : {}),
   };

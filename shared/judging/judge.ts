@@ -7,32 +7,33 @@ import { parseVerdict } from './verdict.js';
 
 /**
  * One judge call: the judge sees `answerA` and `answerB` by position only. It runs like a
- * model call (retries, deadline, cost from observed usage); an upstream failure or an
- * answer that holds no readable verdict is a failed judgment, which costs nothing.
+ * model call (retries, deadline, cost from observed usage). An upstream failure or an
+ * answer that holds no readable verdict is a failed judgment, charged as the call was: an
+ * answer without a verdict was billed by its vendor all the same (and a caller's
+ * `judge_prompt` can ask for one), so it is charged what it used, as a completed call is.
  */
 export async function judgeOnce(request: PromptRequest, judge: RequestedModel, answerA: string, answerB: string, options: FanOutOptions): Promise<Judgment> {
   const [result] = await runModels([judgeCall(request, judge, answerA, answerB)], options);
   if (!result) throw new Error('runModels answered no result for the judge call');
   const warnings = result.warnings && result.warnings.length > 0 ? { warnings: result.warnings } : {};
-  const failed = { status: 'failed' as const, tokensIn: 0, tokensOut: 0, latencyMs: result.latencyMs, providerCost: 0, ...warnings };
+  // What the call used, as its result reports it (an upstream failure's: nothing).
+  const used = {
+    tokensIn: result.tokensIn,
+    tokensOut: result.tokensOut,
+    latencyMs: result.latencyMs,
+    providerCost: result.providerCost,
+    ...(result.estimatedCost !== undefined ? { estimatedCost: result.estimatedCost } : {}),
+    ...warnings,
+  };
   if (result.status === 'failed') {
-    return { ...failed, error: result.error ?? { code: 'internal_error', message: 'The judge call failed' } };
+    return { status: 'failed', ...used, error: result.error ?? { code: 'internal_error', message: 'The judge call failed' } };
   }
   try {
     // A verdict an answer carries, quoted by the judge, is not the judge's.
     const verdict = parseVerdict(result.output, { quoted: [answerA, answerB] });
-    return {
-      status: 'completed',
-      verdict,
-      tokensIn: result.tokensIn,
-      tokensOut: result.tokensOut,
-      latencyMs: result.latencyMs,
-      providerCost: result.providerCost,
-      ...(result.estimatedCost !== undefined ? { estimatedCost: result.estimatedCost } : {}),
-      ...warnings,
-    };
+    return { status: 'completed', verdict, ...used };
   } catch (error) {
     if (!(error instanceof VerdictParseError)) throw error;
-    return { ...failed, error: { code: error.code, message: error.message } };
+    return { status: 'failed', ...used, error: { code: error.code, message: error.message } };
   }
 }

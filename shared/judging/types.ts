@@ -20,7 +20,7 @@ export interface Judgment {
   tokensIn: number;
   tokensOut: number;
   latencyMs: number;
-  /** USD; null when the vendor's usage was missing or inconsistent; a failed call costs 0. */
+  /** USD; null when the vendor's usage was missing or inconsistent; 0 for a call that failed upstream (one whose answer held no verdict costs what it used). */
   providerCost: number | null;
   /** USD, only where providerCost is null: what the call was charged instead, estimated from its text. */
   estimatedCost?: number;
