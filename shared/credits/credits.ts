@@ -6,6 +6,15 @@ export { creditsToMicro, MICRO_PER_CREDIT, microToCredits } from '../pricing/mic
 
 export type CreditRates = Pick<GatewayConfig, 'creditsPerUsd' | 'markup'>;
 
+/** A charge in micro-credits: to the nearest. */
 export function usdToMicroCredits(usd: number, rates: CreditRates): number {
   return Math.round(usd * rates.creditsPerUsd * rates.markup * MICRO_PER_CREDIT);
+}
+
+/**
+ * An estimate in micro-credits: rounded up, call by call, so that a request's estimate is
+ * never below the charge of the same calls, whose total is rounded once to the nearest.
+ */
+export function usdToMicroCreditsUp(usd: number, rates: CreditRates): number {
+  return Math.ceil(usd * rates.creditsPerUsd * rates.markup * MICRO_PER_CREDIT);
 }

@@ -1,5 +1,5 @@
 import type { RequestPlan } from '../plan/request-plan.js';
-import { usdToMicroCredits, type CreditRates } from './credits.js';
+import { usdToMicroCreditsUp, type CreditRates } from './credits.js';
 
 /** What the estimate is made of: each model's call (its output bound drives it) and the judge calls. */
 export interface EstimateBreakdown {
@@ -15,8 +15,8 @@ export interface EstimateBreakdown {
  * bound of every judge call the request implies.
  */
 export function estimateBreakdown(plan: RequestPlan, rates: CreditRates): EstimateBreakdown {
-  const models = plan.calls.map(({ model, bound }) => ({ modelId: model.requestedId, micro: usdToMicroCredits(bound.usd, rates), outputTokens: bound.outputTokens }));
+  const models = plan.calls.map(({ model, bound }) => ({ modelId: model.requestedId, micro: usdToMicroCreditsUp(bound.usd, rates), outputTokens: bound.outputTokens }));
   const judgeBounds = plan.judges.flatMap((judge) => judge.bounds);
-  const judgeCalls = { calls: judgeBounds.length, micro: judgeBounds.reduce((sum, bound) => sum + usdToMicroCredits(bound.usd, rates), 0) };
+  const judgeCalls = { calls: judgeBounds.length, micro: judgeBounds.reduce((sum, bound) => sum + usdToMicroCreditsUp(bound.usd, rates), 0) };
   return { micro: models.reduce((sum, m) => sum + m.micro, judgeCalls.micro), models, judgeCalls };
 }

@@ -8,14 +8,26 @@ import { providerCost } from './cost.js';
 const IMAGE_TOKENS = 1_600;
 
 /**
- * Tokens a text may count, generously: 4 ASCII characters a token, and a token for every
- * other character (UTF-16 unit). Chinese, Japanese or Korean text counts about a token a
- * character with the vendors' tokenizers, 4 times what a flat 4 characters a token says.
+ * Tokens a text counts as usual, generously: 4 ASCII characters a token, and a token for
+ * every other character (UTF-16 unit). Chinese, Japanese or Korean text counts about a token
+ * a character with the vendors' tokenizers, 4 times what a flat 4 characters a token says.
+ * What a call is charged when its vendor's usage cannot be used; never what it reserves
+ * (textTokenBound), which a text made to tokenize badly can pass.
  */
 export function textTokens(text: string): number {
   let other = 0;
   for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) other++;
   return (text.length - other) / 4 + other;
+}
+
+/**
+ * The most tokens a text can count: its UTF-8 bytes. The vendors' tokenizers work on bytes
+ * (byte-level BPE, or SentencePiece falling back to bytes), so no token is shorter than one;
+ * a text made to tokenize badly comes close to it (digits and spaces, symbols or control
+ * characters take about a token a character: 4 times textTokens's count).
+ */
+export function textTokenBound(text: string): number {
+  return Buffer.byteLength(text, 'utf8');
 }
 
 /**
@@ -48,22 +60,31 @@ export function tooFewTokens(claimed: number, texts: readonly string[]): number 
 export type CallInput = Pick<ModelCall, 'system' | 'history' | 'prompt' | 'attachments' | 'responseSchema'>;
 
 /**
- * A deliberately generous count of a call's input (see textTokens), never zero: prompt,
- * system blocks, history (4 tokens of framing a turn), the response schema as the
- * instruction it becomes where it is not native (natively it counts about as much), and
- * attachments.
+ * A call's input counted with `count`, never zero: prompt, system blocks, history (4 tokens
+ * of framing a turn), the response schema as the instruction it becomes where it is not
+ * native (natively it counts about as much), and attachments.
  */
-export function inputTokenBound(call: CallInput): number {
-  let text = textTokens(call.prompt);
-  for (const block of call.system) text += textTokens(block.text);
-  for (const turn of call.history) text += textTokens(turn.content);
-  if (call.responseSchema) text += textTokens(schemaInstruction(call.responseSchema));
+function inputTokens(call: CallInput, count: (text: string) => number): number {
+  let text = count(call.prompt);
+  for (const block of call.system) text += count(block.text);
+  for (const turn of call.history) text += count(turn.content);
+  if (call.responseSchema) text += count(schemaInstruction(call.responseSchema));
   let tokens = Math.ceil(text) + 4 * (1 + call.history.length);
   for (const attachment of call.attachments) {
     const bytes = Math.floor((attachment.base64.length * 3) / 4);
     tokens += attachment.type === 'application/pdf' ? Math.max(IMAGE_TOKENS, Math.ceil(bytes / 20)) : IMAGE_TOKENS;
   }
   return tokens;
+}
+
+/** The most input tokens a call's text can count (textTokenBound), what its reserve holds (capped at the model's context by callCostBound). */
+export function inputTokenBound(call: CallInput): number {
+  return inputTokens(call, textTokenBound);
+}
+
+/** What a call's input counts as usual (textTokens): its charge when the vendor's usage cannot be used. */
+export function inputTokenEstimate(call: CallInput): number {
+  return inputTokens(call, textTokens);
 }
 
 /**
@@ -81,11 +102,11 @@ function cacheWriteBound(entry: ModelEntry, call: CallInput): number {
   let turns = 0;
   let prefix = 0;
   for (const block of call.system) {
-    text += textTokens(block.text);
+    text += textTokenBound(block.text);
     if (block.cache_control) prefix = Math.ceil(text);
   }
   for (const turn of call.history) {
-    text += textTokens(turn.content);
+    text += textTokenBound(turn.content);
     turns++;
     if (turn.cache_control) prefix = Math.ceil(text) + 4 * turns;
   }
@@ -106,13 +127,14 @@ export interface CostBound {
 }
 
 /**
- * The most one call can cost, USD, before it runs: its input (by default `inputTokenBound`)
- * at the input price, the prefix up to its last cache breakpoint at the cache-write price
+ * The most one call can cost, USD, before it runs: its input (by default `inputTokenBound`;
+ * never more than the model's context, the most input its vendor takes) at the input price, the prefix up to its last cache breakpoint at the cache-write price
  * where writes cost more, and its billed output bound at the output price; at peak and,
  * where the input crosses the threshold, long-context rates. The credit estimate reserves
  * the sum of these; usage beyond `outputTokens` is not believed.
  */
-export function callCostBound(call: ModelCall, inputTokens: number = inputTokenBound(call)): CostBound {
+export function callCostBound(call: ModelCall, inputTokensCounted: number = inputTokenBound(call)): CostBound {
+  const inputTokens = Math.min(inputTokensCounted, call.entry.contextWindow);
   const outputTokens = outputTokenBound(call);
   const cacheWriteTokens = Math.min(inputTokens, cacheWriteBound(call.entry, call));
   const usd = providerCost(call.entry.prices, { inputTokens, cachedInputTokens: 0, cacheWriteTokens, outputTokens, reasoningTokens: 0 });

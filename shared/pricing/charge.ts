@@ -1,5 +1,5 @@
 import type { ModelCall, Usage } from '../providers/types.js';
-import { callCostBound, outputTokenBound, textTokens, tooFewTokens } from './bound.js';
+import { callCostBound, inputTokenEstimate, outputTokenBound, textTokens, tooFewTokens } from './bound.js';
 import { providerCost } from './cost.js';
 
 /**
@@ -47,7 +47,7 @@ export function chargeCall(call: ModelCall, usage: Usage | undefined, output: st
   const doubt = usage ? implausibleUsage(usage, call, output) : 'the vendor sent no usable usage';
   if (usage && doubt === undefined) return { kind: 'observed', usage, providerCost: providerCost(call.entry.prices, usage, startedAt) };
   const bound = callCostBound(call);
-  const tokensIn = bound.inputTokens;
+  const tokensIn = Math.min(inputTokenEstimate(call), bound.inputTokens);
   const tokensOut = Math.min(Math.ceil(textTokens(output)), bound.outputTokens);
   const fromText = providerCost(call.entry.prices, { inputTokens: tokensIn, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: tokensOut, reasoningTokens: 0 }, startedAt);
   const estimatedCost = Math.min(fromText, bound.usd);

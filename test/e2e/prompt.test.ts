@@ -145,6 +145,8 @@ describe('POST /api/v1/prompt', () => {
       { role: 'assistant', content: 'Noted.' },
     ];
     const payload = body({ prompt: `${chunk} Summarise it all.`, history, models: ['fam_c-5.4', 'fam_d-4.3', 'fam_a-sonnet-4-6'], generation_settings: { maxTokens: 64 } });
+    // Its reserve counts a token a byte (1.2 million), capped at each model's context: more than the demo account holds.
+    await host.gateway.credits.topUp(host.demo.accountId, usdToMicroCredits(20, host.gateway.config));
     const { status, body: answer } = await post(host, payload);
     expect(status).toBe(200);
     // USD per million tokens (input, cached input, output), from the vendors' pages: gpt-5.4

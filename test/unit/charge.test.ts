@@ -5,9 +5,9 @@ import type { ModelEntry } from '../../shared/catalog/types.js';
 import { planCall } from '../../shared/compare/model-call.js';
 import { loadAjv } from '../../shared/contract/ajv.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
-import { usdToMicroCredits } from '../../shared/credits/credits.js';
+import { usdToMicroCredits, usdToMicroCreditsUp } from '../../shared/credits/credits.js';
 import { estimateJudgingMicroCredits, estimateMicroCredits } from '../support/model-calls.js';
-import { callCostBound, inputTokenBound, outputTokenBound } from '../../shared/pricing/bound.js';
+import { callCostBound, inputTokenBound, inputTokenEstimate, outputTokenBound } from '../../shared/pricing/bound.js';
 import { chargeCall, chargedUsd, implausibleUsage, OUTPUT_TOLERANCE_TOKENS } from '../../shared/pricing/charge.js';
 import { providerCost } from '../../shared/pricing/cost.js';
 import { toMessagesRequest } from '../../shared/providers/anthropic-messages/request.js';
@@ -97,19 +97,23 @@ describe('Property: the estimate bounds what every call can be billed', () => {
         const request = validatePromptRequest(body);
         let reservedMicro = 0;
         let worstMicro = 0;
+        let worstUsd = 0;
         for (const model of request.models) {
           const call = planCall(request, model).call;
-          const largest = usage({ inputTokens: inputTokenBound(call), outputTokens: billableOutput(call) });
+          const largest = usage({ inputTokens: callCostBound(call).inputTokens, outputTokens: billableOutput(call) });
           // Believed as it is: the vendor may bill that much.
           expect(implausibleUsage(largest, call)).toBeUndefined();
-          const shareMicro = usdToMicroCredits(callCostBound(call).usd, RATES);
-          const worst = usdToMicroCredits(providerCost(call.entry.prices, largest), RATES);
+          const shareMicro = usdToMicroCreditsUp(callCostBound(call).usd, RATES);
+          const worst = usdToMicroCreditsUp(providerCost(call.entry.prices, largest), RATES);
           expect(worst, `${model.entry.id} ${JSON.stringify(body.generation_settings)} ${JSON.stringify(model.tuning)}`).toBeLessThanOrEqual(shareMicro);
           reservedMicro += shareMicro;
           worstMicro += worst;
+          worstUsd += providerCost(call.entry.prices, largest);
         }
         expect(estimateMicroCredits(request, RATES)).toBe(reservedMicro);
         expect(worstMicro).toBeLessThanOrEqual(reservedMicro);
+        // The settle rounds the request's total once, to the nearest: never above the estimate, rounded up call by call.
+        expect(usdToMicroCredits(worstUsd, RATES)).toBeLessThanOrEqual(reservedMicro);
       }),
       { numRuns: 300 },
     );
@@ -143,6 +147,17 @@ describe('Function: callCostBound', () => {
     expect(callCostBound(plain).outputTokens).toBe(1);
   });
 
+  it("bounds a text's input by its UTF-8 bytes, which a text made to tokenize badly comes close to, and by the model's context", () => {
+    // Digits and spaces take about a token a character (4 characters a token would reserve a quarter of them).
+    const digits = callOf({ prompt: '7 '.repeat(4_000), models: ['fam_c-5.4'], generation_settings: { maxTokens: 16 } });
+    expect(callCostBound(digits).inputTokens).toBeGreaterThanOrEqual(8_000);
+    const accented = callOf({ prompt: 'é字🙂'.repeat(1_000), models: ['fam_c-5.4'], generation_settings: { maxTokens: 16 } });
+    expect(callCostBound(accented).inputTokens).toBeGreaterThanOrEqual((2 + 3 + 4) * 1_000);
+    // The whole context at most: the vendor takes no more, and bills no more.
+    const huge = callOf({ prompt: 'x'.repeat(10_000), models: ['fam_c-4o-mini'], generation_settings: { maxTokens: 16 } });
+    expect(callCostBound(huge, 5_000_000).inputTokens).toBe(huge.entry.contextWindow);
+  });
+
   it('counts the response schema in the input, as the instruction or native format that carries it', () => {
     const plain = callOf({ prompt: 'Hi', models: ['fam_g-large'] });
     const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'], additionalProperties: false };
@@ -162,7 +177,8 @@ describe('Function: estimateJudgingMicroCredits', () => {
     const plain = judged({});
     // 2 judge calls each see the Claude answer, now up to 9,000 tokens instead of 1,000: at fam_c-4.1's input price.
     const inputPrice = resolveModel('fam_c-4.1')!.prices.input;
-    expect(thinking - plain).toBe(usdToMicroCredits((2 * 8000 * inputPrice) / 1e6, RATES));
+    // Each call's estimate is rounded up: a micro-credit either way a call.
+    expect(Math.abs(thinking - plain - 2 * 8000 * inputPrice * 100)).toBeLessThanOrEqual(2);
   });
 });
 
@@ -226,14 +242,17 @@ describe('Function: chargeCall', () => {
     const charge = chargeCall(call, undefined, 'y'.repeat(200), Date.now());
     expect(charge.kind).toBe('estimated');
     if (charge.kind !== 'estimated') return;
-    // The counted input and 50 tokens of output.
-    expect(charge.estimatedCost).toBe(providerCost(call.entry.prices, usage({ inputTokens: inputTokenBound(call), outputTokens: 50 })));
+    // The input as it usually counts (not its bound) and 50 tokens of output.
+    expect(inputTokenEstimate(call)).toBe(104);
+    expect(charge.estimatedCost).toBe(providerCost(call.entry.prices, usage({ inputTokens: 104, outputTokens: 50 })));
     expect(charge.warning).toMatch(/no usable usage.*estimate from the text/);
   });
 
   it('never charges an estimate above the call’s bound, however long the output', () => {
     const charge = chargeCall(call, usage({ outputTokens: 1e300 }), 'z'.repeat(100_000), Date.now());
-    expect(charge).toMatchObject({ kind: 'estimated', estimatedCost: callCostBound(call).usd });
+    const bound = callCostBound(call);
+    expect(charge).toMatchObject({ kind: 'estimated', estimatedCost: providerCost(call.entry.prices, usage({ inputTokens: inputTokenEstimate(call), outputTokens: bound.outputTokens })) });
+    expect((charge as { estimatedCost: number }).estimatedCost).toBeLessThan(bound.usd);
   });
 });
 
