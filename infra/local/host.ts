@@ -37,6 +37,12 @@ export interface LocalHost {
    * (settle, ledger, prompt log): a balance read after it is final.
    */
   settled(): Promise<void>;
+  /** Requests whose handler has been entered and that have not yet finished what follows their answers. */
+  inFlight(): number;
+  /**
+   * Stops taking connections, lets the requests in flight run to their end (answered, charged,
+   * their records written), then closes the simulator and the store.
+   */
   close(): Promise<void>;
 }
 
@@ -78,11 +84,14 @@ async function startGateway(config: GatewayConfig, store: EmbeddedStore, simulat
   const workflow = createLocalWorkflow({ generate: createGenerateHandler(() => tasks), judge: createJudgeHandler(() => tasks) });
   const gateway = createGateway(localConfig, { ...routerOptions, log, storeClient, judging: { workflow, claimCheck } });
   const demo = await ensureDemoAccount(gateway, config);
-  // What requests still write after their answers; closing waits for it before the store goes.
+  // What requests still write after their answers (settled() waits for it), and each request
+  // from the moment its handler is entered to the end of those writes: closing waits for
+  // these before the store goes, so that a request whose models were called is settled.
   const finishing = new Set<Promise<void>>();
-  const track = (work: Promise<void>) => {
-    finishing.add(work);
-    return work.finally(() => finishing.delete(work));
+  const running = new Set<Promise<void>>();
+  const track = (set: Set<Promise<void>>, work: Promise<void>) => {
+    set.add(work);
+    return work.finally(() => set.delete(work));
   };
   const api = createApiHandler(() => gateway, log);
   const server = createLocalServer(
@@ -91,11 +100,20 @@ async function startGateway(config: GatewayConfig, store: EmbeddedStore, simulat
         createAuthorizer(() => gateway),
         config.authorizerCacheSeconds * 1000,
       ),
-      api: async (event, context) => {
-        const result: ApiResult = await api(event, context);
-        // What follows the answer (for an event stream, once its run has ended): settled() waits for it too.
-        if (result.finished) void track(result.finished);
-        return result;
+      api: (event, context) => {
+        const answered = api(event, context).then((result: ApiResult) => {
+          // What follows the answer (for an event stream, once its run has ended): settled() waits for it too.
+          if (result.finished) void track(finishing, result.finished);
+          return result;
+        });
+        void track(
+          running,
+          answered.then(
+            (result) => result.finished,
+            () => undefined,
+          ),
+        );
+        return answered;
       },
       // The page is built by esbuild on its first request (about 50 ms), as the stack builds it into the catalog bundle.
       catalog: createCatalogHandler(log, lazy(buildPage)),
@@ -123,12 +141,16 @@ async function startGateway(config: GatewayConfig, store: EmbeddedStore, simulat
     claimCheck,
     simulatedProviders,
     settled,
+    inFlight: () => running.size,
     close: async () => {
       clearInterval(reconciler);
-      await new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      });
+      // No new connections, idle ones closed; the requests in flight run to their end (their
+      // deadline at most), are answered and settled; then whatever connection is left goes.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      while (running.size > 0) await Promise.all(running);
+      server.closeAllConnections();
+      await closed;
       await settled();
       gateway.storeClient.destroy();
       await simulator.close();

@@ -40,8 +40,16 @@ process.stdout.write(
 let closing = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
-    if (closing) return;
+    if (closing) {
+      // A second signal stops at once: a request still running keeps its hold until the reconciler releases it, uncharged.
+      process.exit(1);
+    }
     closing = true;
+    const running = host.inFlight();
+    if (running > 0)
+      process.stdout.write(
+        `Stopping: ${running} request${running === 1 ? '' : 's'} in flight finish first (${config.requestDeadlineMs / 1000} s at most); ${signal === 'SIGINT' ? 'Ctrl-C' : signal} again stops at once.\n`,
+      );
     host.close().then(
       () => process.exit(0),
       () => process.exit(1),

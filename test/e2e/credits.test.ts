@@ -1,4 +1,7 @@
 import diagnostics from 'node:diagnostics_channel';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { LocalHost } from '../../infra/local/host.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
@@ -250,5 +253,39 @@ describe('Idempotency-Key', () => {
     expect(answer.status).toBe(400);
     expect(answer.body.error.details).toEqual([{ field: 'header:Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters' }]);
     expect(host.simulator.calls()).toHaveLength(0);
+  });
+});
+
+describe('Stopping the local host (npm start, then Ctrl-C)', () => {
+  it('lets a request in flight finish: answered and charged before the store closes, nothing left held across a restart', async () => {
+    // Prepare: a host keeping its store on disk, one request waiting for its model.
+    const dataDir = mkdtempSync(join(tmpdir(), 'gateway-data-'));
+    const stopping = await startTestHost({ GATEWAY_DATA_DIR: dataDir });
+    let restarted: LocalHost | undefined;
+    try {
+      const { accountId, auth } = await openTestAccount(stopping, 1_000_000);
+      stopping.simulator.pause();
+      const pending = post(stopping, ONE_MODEL, auth);
+      await until(() => stopping.simulator.calls().length === 1);
+
+      // Act: stop the host while the model is still answering.
+      const closed = stopping.close();
+      expect(stopping.inFlight()).toBe(1);
+      stopping.simulator.resume();
+      const answer = await pending;
+      await closed;
+
+      // Assess: the caller has its answer; after a restart on the same data, the request is charged once and holds nothing.
+      expect(answer.status).toBe(200);
+      expect(answer.body.results[0]).toMatchObject({ status: 'completed' });
+      restarted = await startTestHost({ GATEWAY_DATA_DIR: dataDir });
+      const account = await restarted.gateway.accounts.get(accountId);
+      expect(Object.keys(account!.reservations ?? {})).toEqual([]);
+      expect(account!.balanceMicro).toBe(1_000_000 - Math.round(answer.body.creditsUsed * 1e6));
+      expect(await restarted.gateway.credits.ledgerSum(accountId)).toBe(account!.balanceMicro);
+    } finally {
+      await restarted?.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
