@@ -120,6 +120,7 @@ export function outputTokenBound(call: ModelCall): number {
 
 /** The most a call can be billed, as token counts and USD. */
 export interface CostBound {
+  /** The request's own input (a Gemini cachedContent's tokens, which `usd` counts, aside). */
   inputTokens: number;
   /** The adapter's billed output bound: what it sends as the limit, reasoning included where the vendor counts it there. */
   outputTokens: number;
@@ -137,6 +138,9 @@ export function callCostBound(call: ModelCall, inputTokensCounted: number = inpu
   const inputTokens = Math.min(inputTokensCounted, call.entry.contextWindow);
   const outputTokens = outputTokenBound(call);
   const cacheWriteTokens = Math.min(inputTokens, cacheWriteBound(call.entry, call));
-  const usd = providerCost(call.entry.prices, { inputTokens, cachedInputTokens: 0, cacheWriteTokens, outputTokens, reasoningTokens: 0 });
+  // A Gemini cachedContent's tokens are billed as cached input, and the request does not say
+  // how many it holds: as many as the model's context leaves beside the request's own input.
+  const cachedInputTokens = call.tuning.cachedContent ? call.entry.contextWindow - inputTokens : 0;
+  const usd = providerCost(call.entry.prices, { inputTokens: inputTokens + cachedInputTokens, cachedInputTokens, cacheWriteTokens, outputTokens, reasoningTokens: 0 });
   return { inputTokens, outputTokens, usd };
 }

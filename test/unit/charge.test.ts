@@ -158,6 +158,16 @@ describe('Function: callCostBound', () => {
     expect(callCostBound(huge, 5_000_000).inputTokens).toBe(huge.entry.contextWindow);
   });
 
+  it("reserves a Gemini cachedContent as the cached input the model's context can still hold: the request does not say its size", () => {
+    const cached = callOf({ prompt: 'Summarise the cached report.', models: ['fam_b-3.1-pro'], model_tuning: { 'fam_b-3.1-pro': { cachedContent: 'cachedContents/report-1' } } });
+    const plain = callOf({ prompt: 'Summarise the cached report.', models: ['fam_b-3.1-pro'] });
+    // A 600,000-token cache, as the vendor reports it (prompt tokens include the cached ones): within the bound, and believed.
+    const billed = usage({ inputTokens: 600_020, cachedInputTokens: 600_000, outputTokens: callCostBound(cached).outputTokens });
+    expect(implausibleUsage(billed, cached)).toBeUndefined();
+    expect(providerCost(cached.entry.prices, billed)).toBeLessThanOrEqual(callCostBound(cached).usd);
+    expect(providerCost(plain.entry.prices, billed)).toBeGreaterThan(callCostBound(plain).usd);
+  });
+
   it('counts the response schema in the input, as the instruction or native format that carries it', () => {
     const plain = callOf({ prompt: 'Hi', models: ['fam_g-large'] });
     const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'], additionalProperties: false };
