@@ -87,30 +87,40 @@ export function inputTokenEstimate(call: CallInput): number {
   return inputTokens(call, textTokens);
 }
 
+/** A `cache_control` breakpoint: where it is, and the prefix it closes (system blocks, then history turns) counted with `count`. */
+export interface CacheBreakpoint {
+  /** e.g. `system block 2`, `history turn 1` (1-based). */
+  where: string;
+  prefixTokens: number;
+}
+
+/** The call's `cache_control` breakpoints, in order, each with its prefix (4 tokens of framing a history turn). */
+export function cacheBreakpoints(call: CallInput, count: (text: string) => number): CacheBreakpoint[] {
+  const breakpoints: CacheBreakpoint[] = [];
+  let text = 0;
+  call.system.forEach((block, i) => {
+    text += count(block.text);
+    if (block.cache_control) breakpoints.push({ where: `system block ${i + 1}`, prefixTokens: Math.ceil(text) });
+  });
+  call.history.forEach((turn, i) => {
+    text += count(turn.content);
+    if (turn.cache_control) breakpoints.push({ where: `history turn ${i + 1}`, prefixTokens: Math.ceil(text) + 4 * (i + 1) });
+  });
+  return breakpoints;
+}
+
 /**
  * Input tokens a call may have billed as cache writes, which Anthropic prices above input
- * (1.25 times, 5-minute writes): the prefix up to its last `cache_control` breakpoint
- * (system blocks, then history turns), counted like the input. 0 where writes cost no
- * more than input. Reads from cache are cheaper than input, so they never raise the worst case.
+ * (1.25 times, 5-minute writes): the prefix up to its last `cache_control` breakpoint,
+ * counted like the input's bound. 0 where writes cost no more than input. Reads from cache
+ * are cheaper than input, so they never raise the worst case.
  */
 function cacheWriteBound(entry: ModelEntry, call: CallInput): number {
   const { input, cacheWrite } = entry.prices;
   if (cacheWrite === null || cacheWrite <= input) return 0;
   // Most calls mark no breakpoint: no need to count their text again.
   if (!call.system.some((block) => block.cache_control) && !call.history.some((turn) => turn.cache_control)) return 0;
-  let text = 0;
-  let turns = 0;
-  let prefix = 0;
-  for (const block of call.system) {
-    text += textTokenBound(block.text);
-    if (block.cache_control) prefix = Math.ceil(text);
-  }
-  for (const turn of call.history) {
-    text += textTokenBound(turn.content);
-    turns++;
-    if (turn.cache_control) prefix = Math.ceil(text) + 4 * turns;
-  }
-  return prefix;
+  return cacheBreakpoints(call, textTokenBound).at(-1)?.prefixTokens ?? 0;
 }
 
 /** The most output tokens a call can be billed: its adapter's bound (see ProtocolAdapter.billedOutputBound). */

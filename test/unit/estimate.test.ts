@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
+import { planCall } from '../../shared/compare/model-call.js';
 import { estimateMicroCredits } from '../support/model-calls.js';
 
 describe('Function: estimateMicroCredits with cache breakpoints', () => {
@@ -65,5 +66,37 @@ describe('Function: estimateMicroCredits with cache breakpoints', () => {
   it('leaves models whose cache writes cost no more than input at the input price', () => {
     const body = (system: unknown) => validatePromptRequest({ prompt: 'Hi.', system_prompt: system, models: ['fam_c-5.4'] });
     expect(estimateMicroCredits(body(marked('x'.repeat(40_000))), RATES)).toBe(estimateMicroCredits(body('x'.repeat(40_000)), RATES));
+  });
+});
+
+describe('Function: planCall, cache breakpoints under the cache minimum', () => {
+  const marked = (text: string) => ({ type: 'text', text, cache_control: { type: 'ephemeral' } });
+  const warningsOf = (model: string, system: unknown[], history?: unknown[]) => {
+    const request = validatePromptRequest({ prompt: 'Go on.', system_prompt: system, ...(history ? { history } : {}), models: [model] });
+    return planCall(request, request.models[0]!).warnings;
+  };
+
+  it("flags each breakpoint whose prefix is under the model's minimum, where the breakpoint is sent: the vendor ignores it silently", () => {
+    // Haiku-class: 2,048 tokens; about 1,000 here (4,000 characters) at the first breakpoint, about 3,000 at the second.
+    const warnings = warningsOf(
+      'fam_a-haiku-4-5',
+      [marked('a'.repeat(4_000)), { type: 'text', text: 'b'.repeat(4_000) }],
+      [
+        { role: 'user', content: 'c'.repeat(4_000), cache_control: { type: 'ephemeral' } },
+        { role: 'assistant', content: 'Noted.' },
+      ],
+    );
+    expect(warnings).toEqual([
+      "The cache_control breakpoint on system block 1 closes a prefix of about 1000 tokens, under fam_a-haiku-4-5's cache minimum of 2048: sent, but the vendor caches nothing there",
+    ]);
+    // Sonnet-class: 1,024; Nova (Bedrock cache points): 1,000.
+    expect(warningsOf('fam_a-sonnet-4-6', [marked('a'.repeat(4_000))])).toEqual([expect.stringContaining('under fam_a-sonnet-4-6')]);
+    expect(warningsOf('fam_a-sonnet-4-6', [marked('a'.repeat(8_000))])).toEqual([]);
+    expect(warningsOf('fam_h-lite', [marked('Be brief.')])).toEqual([expect.stringContaining("fam_h-lite's cache minimum of 1000")]);
+  });
+
+  it('says nothing of it where caching is automatic, or where the breakpoint is not sent (Gemini says that instead)', () => {
+    expect(warningsOf('fam_c-5.4', [marked('Be brief.')])).toEqual([]);
+    expect(warningsOf('fam_b-3.1-pro', [marked('Be brief.')]).filter((warning) => warning.includes('cache minimum'))).toEqual([]);
   });
 });
