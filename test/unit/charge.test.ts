@@ -261,7 +261,10 @@ describe('Function: chargeCall', () => {
   it('never charges an estimate above the call’s bound, however long the output', () => {
     const charge = chargeCall(call, usage({ outputTokens: 1e300 }), 'z'.repeat(100_000), Date.now());
     const bound = callCostBound(call);
-    expect(charge).toMatchObject({ kind: 'estimated', estimatedCost: providerCost(call.entry.prices, usage({ inputTokens: inputTokenEstimate(call), outputTokens: bound.outputTokens })) });
+    expect(charge).toMatchObject({
+      kind: 'estimated',
+      estimatedCost: providerCost(call.entry.prices, usage({ inputTokens: inputTokenEstimate(call), outputTokens: bound.outputTokens })),
+    });
     expect((charge as { estimatedCost: number }).estimatedCost).toBeLessThan(bound.usd);
   });
 });
