@@ -1,7 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
-import type { Duplex } from 'node:stream';
+import type { Duplex, Readable } from 'node:stream';
 
 export interface PostAnswer {
   status: number;
@@ -75,23 +75,33 @@ export function keepAliveAgent(url: URL, idleMs = IDLE_CONNECTION_MS): HttpAgent
  * ETIMEDOUT); an abort rejects with an AbortError.
  */
 export function post(url: URL, body: string, headers: Record<string, string>, options: PostOptions = {}): Promise<PostAnswer> {
-  const maxBytes = options.maxBytes ?? MAX_ANSWER_BYTES;
   return request(url, body, headers, options, (res, resolve, reject) => {
+    readBody(res, options.maxBytes).then((bytes) => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: bytes.toString('utf8') }), reject);
+  });
+}
+
+/**
+ * An answer's body read whole, at most `maxBytes` of it: past that it is destroyed (its
+ * connection with it) and the read fails with code EANSWERTOOLARGE. `post` reads every body
+ * with it, and the Bedrock client the bodies the AWS SDK reads whole.
+ */
+export function readBody(body: Readable, maxBytes = MAX_ANSWER_BYTES): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let received = 0;
-    res.on('data', (chunk: Buffer) => {
+    body.on('data', (chunk: Buffer) => {
       received += chunk.length;
       if (received > maxBytes) {
         const error = Object.assign(new Error(`The answer exceeded ${maxBytes} bytes`), { code: 'EANSWERTOOLARGE' });
         reject(error);
-        res.destroy(error);
+        body.destroy(error);
         return;
       }
       chunks.push(chunk);
     });
-    res.once('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
-    res.once('error', reject);
-    res.once('aborted', () => reject(Object.assign(new Error('The connection closed before the answer ended'), { code: 'ECONNRESET' })));
+    body.once('end', () => resolve(Buffer.concat(chunks)));
+    body.once('error', reject);
+    body.once('aborted', () => reject(Object.assign(new Error('The connection closed before the answer ended'), { code: 'ECONNRESET' })));
   });
 }
 

@@ -42,11 +42,7 @@ export async function postJson(request: WireRequest, signal: AbortSignal, option
   try {
     response = await post(request.url, request.payload, request.headers, { signal });
   } catch (error) {
-    if ((error as { code?: unknown }).code === 'EANSWERTOOLARGE') {
-      // Not retried: the same call would answer as much again.
-      throw new UpstreamError('upstream_malformed_response', `The provider's answer exceeded ${MAX_ANSWER_BYTES} bytes`, { cause: error });
-    }
-    throw unreachable(signal, error);
+    throw answerTooLarge(error) ?? unreachable(signal, error);
   }
   const { status, text } = response;
   if (status < 200 || status > 299) throw mapError(status, text, headerValue(response.headers['retry-after']));
@@ -58,6 +54,13 @@ export async function postJson(request: WireRequest, signal: AbortSignal, option
       cause: error,
     });
   }
+}
+
+/** An answer `post` (or `readBody`) refused for its size as an UpstreamError; undefined for any other error. */
+export function answerTooLarge(error: unknown): UpstreamError | undefined {
+  if ((error as { code?: unknown } | null)?.code !== 'EANSWERTOOLARGE') return undefined;
+  // Not retried: the same call would answer as much again.
+  return new UpstreamError('upstream_malformed_response', `The provider's answer exceeded ${MAX_ANSWER_BYTES} bytes`, { cause: error });
 }
 
 export const defaultErrorMapper: ErrorMapper = (status, text, retryAfter) =>

@@ -6,12 +6,20 @@ export type { SseEvent };
 export interface SseLimits {
   /** Longest line (bytes of UTF-8 text, before its line end); a longer one fails the stream. */
   maxLineBytes: number;
+  /**
+   * Most bytes of one event's data (its data lines joined), counted as they arrive: an event
+   * of many short lines that never ends fails here, long before the whole stream's cap.
+   */
+  maxEventBytes: number;
   /** Most bytes of the whole stream. */
   maxTotalBytes: number;
 }
 
-/** Far above any vendor's event (a whole Responses `response.completed` of a long answer) and far below what would hurt a Lambda. */
-export const DEFAULT_SSE_LIMITS: SseLimits = { maxLineBytes: 4 * 1024 * 1024, maxTotalBytes: 32 * 1024 * 1024 };
+/**
+ * Far above any vendor's event (a whole Responses `response.completed` of a long answer, sent
+ * as one line) and far below what would hurt a Lambda; an event may hold as much as a line.
+ */
+export const DEFAULT_SSE_LIMITS: SseLimits = { maxLineBytes: 4 * 1024 * 1024, maxEventBytes: 4 * 1024 * 1024, maxTotalBytes: 32 * 1024 * 1024 };
 
 /** The stream broke a limit of SseLimits. */
 export class SseLimitError extends Error {
@@ -22,8 +30,8 @@ export class SseLimitError extends Error {
  * An incremental parser of `text/event-stream` (the WHATWG grammar): lines end in LF, CR or
  * CRLF (a chunk may end between the CR and the LF, or anywhere in a UTF-8 sequence); each
  * line goes to SseEventBuilder, which reads its fields. Each byte is looked at a bounded
- * number of times (a line is kept until its end arrives and is never rescanned), so a
- * hostile stream costs linear time; the limits bound memory.
+ * number of times (a line is kept until its end arrives and is never rescanned, its UTF-8
+ * bytes counted piece by piece), so a hostile stream costs linear time; the limits bound memory.
  */
 export class SseParser {
   private readonly decoder = new StringDecoder('utf8');
@@ -46,7 +54,7 @@ export class SseParser {
   /** The end of the body: a last line without its line end is a line; an event not closed by a blank line is dropped, as the grammar says. */
   end(): SseEvent[] {
     const events = this.feed(this.decoder.end());
-    if (this.pending !== '') this.events.line(this.pending, events);
+    if (this.pending !== '') this.events.line(this.pending, events, this.pendingBytes);
     this.pending = '';
     this.pendingBytes = 0;
     return events;
@@ -63,11 +71,12 @@ export class SseParser {
       if (c !== 10 && c !== 13) continue;
       const piece = text.slice(start, i);
       const line = this.pending === '' ? piece : this.pending + piece;
-      const pendingBytes = this.pendingBytes;
+      const bytes = this.pendingBytes + Buffer.byteLength(piece);
       this.pending = '';
       this.pendingBytes = 0;
-      this.checkLine(line.length, pendingBytes, piece);
-      this.events.line(line, events);
+      this.checkLine(bytes);
+      this.events.line(line, events, bytes);
+      if (this.events.dataBytes > this.limits.maxEventBytes) throw new SseLimitError(`An event of the stream exceeded ${this.limits.maxEventBytes} bytes`);
       if (c === 13) {
         if (i + 1 < text.length) {
           if (text.charCodeAt(i + 1) === 10) i++;
@@ -81,19 +90,13 @@ export class SseParser {
       const piece = text.slice(start);
       this.pending += piece;
       this.pendingBytes += Buffer.byteLength(piece);
-      this.checkLine(this.pending.length, this.pendingBytes);
+      this.checkLine(this.pendingBytes);
     }
     return events;
   }
 
-  /**
-   * A line of `units` UTF-16 code units: `counted` UTF-8 bytes already counted, and `uncounted`
-   * text not yet (each piece of a line is counted once: a long line's every chunk would rescan it).
-   */
-  private checkLine(units: number, counted: number, uncounted = ''): void {
-    // A UTF-16 length is at least a third of the UTF-8 bytes: count exactly only when near the limit.
-    if (units * 3 > this.limits.maxLineBytes && counted + Buffer.byteLength(uncounted) > this.limits.maxLineBytes) {
-      throw new SseLimitError(`A line of the stream exceeded ${this.limits.maxLineBytes} bytes`);
-    }
+  /** A line of `bytes` UTF-8 bytes, ended or still pending (each piece of a line is counted once: a long line's every chunk would rescan it). */
+  private checkLine(bytes: number): void {
+    if (bytes > this.limits.maxLineBytes) throw new SseLimitError(`A line of the stream exceeded ${this.limits.maxLineBytes} bytes`);
   }
 }

@@ -73,6 +73,13 @@ describe('Hostile vendor streams', () => {
     await closed.at(-1);
   });
 
+  it('an endless event of short data lines fails at the event cap, long before the total cap, and the connection is closed', async () => {
+    script = endless('data:xy\n');
+    const result = await outcome(CHAT);
+    expect(result).toMatchObject({ code: 'upstream_malformed_response', message: `An event of the stream exceeded ${4 * 1024 * 1024} bytes` });
+    await closed.at(-1);
+  });
+
   it('data that is not JSON fails the call as malformed, with the text so far as partial', async () => {
     script = (res) => res.end(`${chunk({ choices: [{ index: 0, delta: { content: 'Hello' } }] })}data: {"choices": [\n\n`);
     const result = await outcome(CHAT);

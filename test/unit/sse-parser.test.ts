@@ -39,7 +39,7 @@ describe('Class: SseParser', () => {
   });
 
   it('fails a line longer than the cap, even one that never ends', () => {
-    const parser = new SseParser({ maxLineBytes: 1024, maxTotalBytes: 1 << 20 });
+    const parser = new SseParser({ maxLineBytes: 1024, maxEventBytes: 1 << 20, maxTotalBytes: 1 << 20 });
     expect(() => {
       for (let i = 0; i < 100; i++) parser.push(Buffer.alloc(100, 'x'));
     }).toThrow(SseLimitError);
@@ -54,13 +54,39 @@ describe('Class: SseParser', () => {
       return events;
     };
     expect(Buffer.byteLength(line)).toBe(1024);
-    expect(feed(new SseParser({ maxLineBytes: 1024, maxTotalBytes: 1 << 20 }), `${line}\n\n`)).toEqual([{ event: 'message', data: 'é'.repeat(509) }]);
-    expect(() => feed(new SseParser({ maxLineBytes: 1024, maxTotalBytes: 1 << 20 }), `${line}x\n\n`)).toThrow(SseLimitError);
-    expect(() => feed(new SseParser({ maxLineBytes: 1024, maxTotalBytes: 1 << 20 }), `${line}x`)).toThrow(SseLimitError);
+    expect(feed(new SseParser({ maxLineBytes: 1024, maxEventBytes: 1 << 20, maxTotalBytes: 1 << 20 }), `${line}\n\n`)).toEqual([{ event: 'message', data: 'é'.repeat(509) }]);
+    expect(() => feed(new SseParser({ maxLineBytes: 1024, maxEventBytes: 1 << 20, maxTotalBytes: 1 << 20 }), `${line}x\n\n`)).toThrow(SseLimitError);
+    expect(() => feed(new SseParser({ maxLineBytes: 1024, maxEventBytes: 1 << 20, maxTotalBytes: 1 << 20 }), `${line}x`)).toThrow(SseLimitError);
+  });
+
+  it('fails an event whose data lines pass the event cap, each line short and no blank line coming', () => {
+    const parser = new SseParser({ maxLineBytes: 1024, maxEventBytes: 4096, maxTotalBytes: 1 << 20 });
+    expect(() => {
+      for (let i = 0; i < 2000; i++) parser.push(Buffer.from('data:xy\n'));
+    }).toThrow('An event of the stream exceeded 4096 bytes');
+  });
+
+  it("counts an event's data in UTF-8 bytes, the newlines joining its lines included: up to the cap it is read, one byte more fails", () => {
+    // Three lines of 100 'é' (2 bytes each) joined by two newlines: 602 bytes of data.
+    const text = `${`data: ${'é'.repeat(100)}\n`.repeat(3)}\n`;
+    const limits = { maxLineBytes: 1024, maxEventBytes: 1 << 20, maxTotalBytes: 1 << 20 };
+    expect(parse(text, [], new SseParser({ ...limits, maxEventBytes: 602 }))).toEqual([{ event: 'message', data: Array(3).fill('é'.repeat(100)).join('\n') }]);
+    expect(() => parse(text, [], new SseParser({ ...limits, maxEventBytes: 601 }))).toThrow(SseLimitError);
+  });
+
+  it('counts each event apart: many events under the event cap pass, however much they add up to', () => {
+    const parser = new SseParser({ maxLineBytes: 1024, maxEventBytes: 100, maxTotalBytes: 1 << 20 });
+    expect(parse(`data: ${'x'.repeat(90)}\n\n`.repeat(100), [], parser)).toHaveLength(100);
+  });
+
+  it('joins the many data lines of one event in order, across chunks', () => {
+    const lines = Array.from({ length: 5000 }, (_, i) => String(i));
+    const text = `${lines.map((line) => `data:${line}\n`).join('')}\n`;
+    expect(parse(text, [7, 1000, 20_000])).toEqual([{ event: 'message', data: lines.join('\n') }]);
   });
 
   it('fails a stream longer than the total cap, made of short lines', () => {
-    const parser = new SseParser({ maxLineBytes: 1024, maxTotalBytes: 10_000 });
+    const parser = new SseParser({ maxLineBytes: 1024, maxEventBytes: 1 << 20, maxTotalBytes: 10_000 });
     expect(() => {
       for (let i = 0; i < 2000; i++) parser.push(Buffer.from('data: x\n\n'));
     }).toThrow(SseLimitError);

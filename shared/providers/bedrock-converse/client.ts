@@ -1,5 +1,6 @@
 import type { BedrockRuntimeClient, ConverseCommandInput, ConverseCommandOutput, ConverseStreamCommandInput, ConverseStreamCommandOutput } from '@aws-sdk/client-bedrock-runtime';
-import { keepAliveAgent } from '../../http/post.js';
+import type { Readable } from 'node:stream';
+import { keepAliveAgent, readBody } from '../../http/post.js';
 import type { Endpoint } from '../types.js';
 
 export const DEFAULT_REGION = 'us-east-1';
@@ -40,6 +41,10 @@ function loadSdk(): Promise<Sdk> {
  *   4 s idle, so that a function thawed after minutes does not send its first Bedrock call
  *   on a connection the far end has closed (a reset, then a retry after a backoff).
  * - maxAttempts 1: the gateway's retry loop is the only one, so attempts add up to its cap.
+ * - Bodies the SDK reads whole (a Converse answer, an error's) are read as `post` reads every
+ *   other vendor's: at most 8 MiB, past which the call fails (code EANSWERTOOLARGE, mapped by
+ *   fromSdkError). The SDK's own reader has no limit: a lying endpoint's endless answer would
+ *   fill the Lambda's memory. A ConverseStream's events are not read by it (stream.ts caps them).
  */
 function clientFor(runtime: Sdk, endpoint: Endpoint): BedrockRuntimeClient {
   const region = endpoint.region ?? DEFAULT_REGION;
@@ -51,6 +56,7 @@ function clientFor(runtime: Sdk, endpoint: Endpoint): BedrockRuntimeClient {
       ...(endpoint.baseUrl ? { endpoint: endpoint.baseUrl } : {}),
       ...(endpoint.simulated ? { credentials: SIMULATED_CREDENTIALS } : {}),
       maxAttempts: 1,
+      streamCollector: (body: Readable) => readBody(body),
       requestHandler: new runtime.NodeHttpHandler({ httpAgent: keepAliveAgent(new URL('http://agent')), httpsAgent: keepAliveAgent(new URL('https://agent')) }),
     });
     clients.set(key, client);

@@ -1,4 +1,5 @@
 import { UpstreamError, parseRetryAfter } from '../errors.js';
+import { answerTooLarge } from '../http.js';
 import { cutWhole } from '../../text/cut.js';
 
 /** The parts of an SDK error this mapper reads (ServiceException and deserialization errors). */
@@ -30,14 +31,16 @@ const RETRYABLE_EXCEPTIONS: ReadonlySet<string> = new Set([
  * ModelErrorException 424 …), 429 and 5xx and ModelNotReady are retryable; so are
  * ConverseStream's exception frames (throttlingException, modelStreamErrorException, …),
  * which the SDK throws mid-stream as their service exceptions, without a status of their
- * own (the stream's 200). An answer the SDK could not parse is malformed; an abort is a
- * timeout; anything else is a network failure.
+ * own (the stream's 200). An answer the SDK could not parse, or too large to read (client.ts),
+ * is malformed; an abort is a timeout; anything else is a network failure.
  */
 export function fromSdkError(error: unknown, signal: AbortSignal): UpstreamError {
   if (error instanceof UpstreamError) return error;
   if (signal.aborted) {
     return new UpstreamError('timeout', 'The model did not answer before the request deadline', { cause: signal.reason ?? error });
   }
+  const tooLarge = answerTooLarge(error);
+  if (tooLarge) return tooLarge;
   const e = (typeof error === 'object' && error !== null ? error : {}) as SdkError;
   const isService = e.$fault === 'client' || e.$fault === 'server';
   // A service exception without a status of its own was an exception frame of a stream answered 200.

@@ -3,6 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { describe, expect, it, vi } from 'vitest';
 import { countTokens } from '../../../infra/local/simulator/text.js';
 import type { FaultRule } from '../../../infra/local/simulator/server.js';
+import { MAX_ANSWER_BYTES } from '../../../shared/http/post.js';
 import { providerCost } from '../../../shared/pricing/cost.js';
 import { bedrockConverse } from '../../../shared/providers/bedrock-converse/index.js';
 import { UpstreamError } from '../../../shared/providers/errors.js';
@@ -409,4 +410,60 @@ describe('Bedrock connections', () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   }, 15_000);
+});
+
+describe('Bedrock answer size', () => {
+  /** A Converse endpoint on the loopback answering `text` (the rest of a valid answer around it); resolves with its endpoint and the close of each connection. */
+  async function converseAnswering(text: string): Promise<{ local: Endpoint; closed: Promise<void>[]; stop: () => Promise<void> }> {
+    const body = JSON.stringify({
+      output: { message: { role: 'assistant', content: [{ text }] } },
+      stopReason: 'end_turn',
+      usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 },
+      metrics: { latencyMs: 1 },
+    });
+    const closed: Promise<void>[] = [];
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(body));
+    });
+    server.on('connection', (socket: Socket) => closed.push(new Promise((resolve) => socket.once('close', () => resolve()))));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return {
+      local: { baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, simulated: true },
+      closed,
+      stop: async () => {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      },
+    };
+  }
+
+  it('refuses an answer over the 8 MiB the HTTP adapters read as malformed, not retried, and closes its connection', async () => {
+    const { local, closed, stop } = await converseAnswering('x'.repeat(MAX_ANSWER_BYTES));
+    try {
+      const error = await bedrockConverse
+        .prepare(call(), local)
+        .send(new AbortController().signal)
+        .then(
+          (reply) => reply,
+          (e: unknown) => e,
+        );
+      expect(error).toBeInstanceOf(UpstreamError);
+      expect(error).toMatchObject({ code: 'upstream_malformed_response', message: `The provider's answer exceeded ${MAX_ANSWER_BYTES} bytes`, retryable: false });
+      await closed[0];
+    } finally {
+      await stop();
+    }
+  });
+
+  it('reads an answer just under the cap whole', async () => {
+    const text = 'x'.repeat(MAX_ANSWER_BYTES - 1024);
+    const { local, stop } = await converseAnswering(text);
+    try {
+      const reply = await bedrockConverse.prepare(call(), local).send(new AbortController().signal);
+      expect(reply.output).toBe(text);
+    } finally {
+      await stop();
+    }
+  });
 });
