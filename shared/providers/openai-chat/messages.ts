@@ -18,7 +18,7 @@ export interface ChatMessage {
 /**
  * The conversation as chat messages: one system message (the blocks joined, plus the schema
  * instruction when the schema is not enforced natively), the history, then the prompt with its
- * attachments. `cache_control` marks are not sent: these vendors cache prefixes automatically.
+ * attachments. `cache_control` marks are not sent (these vendors take none; toChatRequest warns).
  */
 export function toMessages(call: ModelCall, dialect: ChatDialect, schemaAsInstruction: boolean): ChatMessage[] {
   const systemTexts = call.system.map((block) => block.text);

@@ -1,3 +1,4 @@
+import { breakpointsWarning } from '../cache-breakpoints.js';
 import { strictMode } from '../strict-schema.js';
 import type { ModelCall } from '../types.js';
 import { dialectFor } from './dialects.js';
@@ -34,5 +35,7 @@ export function toChatRequest(call: ModelCall, dialect: ChatDialect = dialectFor
     if (warning) warnings.push(warning);
     body.response_format = { type: 'json_schema', json_schema: { name: 'response', schema: call.responseSchema, strict } };
   }
+  const cacheWarning = breakpointsWarning(call, dialect.vendor);
+  if (cacheWarning) warnings.push(cacheWarning);
   return { body, warnings };
 }

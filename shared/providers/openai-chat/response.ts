@@ -21,12 +21,24 @@ interface ChatResponse {
   error?: unknown;
 }
 
-const WARNINGS: Readonly<Record<string, string>> = {
+/** Finish reasons of an answer cut short, each with its warning: what came is the output (nothing, when reasoning took it all). */
+const CUT: Readonly<Record<string, string>> = {
   length: 'The output was cut at maxTokens',
-  content_filter: 'The provider filtered the output',
+  // Mistral: the model's context window filled before maxTokens.
+  model_length: "The output was cut at the model's context window",
+  // DeepSeek: "interrupted due to insufficient resource of the inference system".
+  insufficient_system_resource: "The output was cut short: the provider's inference system ran out of resources",
 };
+/** Finish reasons of an answer that ended as the model meant it to (no tools are sent, but a vendor may still say tool_calls). */
+const ENDED: ReadonlySet<string> = new Set(['stop', 'tool_calls']);
 
-/** A chat completions answer as the gateway's reply; usage is dropped (with a warning) when absent or inconsistent. */
+/**
+ * A chat completions answer as the gateway's reply; usage is dropped (with a warning) when
+ * absent or inconsistent. Mistral's finish_reason `error` (the generation failed part-way)
+ * fails the call, retryable as a vendor's error event is (the fan-out retries no stream whose
+ * text went out); an answer filtered away whole is blocked, as Gemini's and Bedrock's are; a
+ * cut one, or one ended for a reason the gateway does not know, is completed with a warning.
+ */
 export function fromChatResponse(body: unknown, dialect: ChatDialect = dialectFor('openai')): ModelReply {
   const response = (typeof body === 'object' && body !== null ? body : {}) as ChatResponse;
   const choice = response.choices?.[0];
@@ -37,20 +49,28 @@ export function fromChatResponse(body: unknown, dialect: ChatDialect = dialectFo
   }
   const warnings: string[] = [];
   const finishReason = vendorWord(choice.finish_reason);
+  if (finishReason === 'error') {
+    throw new UpstreamError('upstream_error', 'The provider reported that generating the answer failed (finish_reason error)', { upstreamStatus: 200, retryable: true });
+  }
   const text = textOf(choice.message?.content);
+  const refused = text === undefined && typeof choice.message?.refusal === 'string';
   let output: string;
   if (text !== undefined) {
     output = withoutThinking(text);
-  } else if (typeof choice.message?.refusal === 'string') {
+  } else if (refused) {
     output = '';
     warnings.push('The model refused to answer');
-  } else if (finishReason === 'length') {
-    output = ''; // everything went into reasoning before the limit
+  } else if (finishReason !== undefined && (finishReason in CUT || finishReason === 'content_filter')) {
+    output = ''; // cut: everything went into reasoning before the limit; filtered: nothing was left
   } else {
     throw new UpstreamError('upstream_malformed_response', 'The provider answered without content');
   }
-  const finishWarning = finishReason && WARNINGS[finishReason];
-  if (finishWarning) warnings.push(finishWarning);
+  if (finishReason === 'content_filter') {
+    if (output === '' && !refused) throw new UpstreamError('upstream_blocked', 'The provider blocked the answer (content_filter)', { upstreamStatus: 200, retryable: false });
+    warnings.push('The provider filtered the output');
+  } else if (finishReason !== undefined && !ENDED.has(finishReason)) {
+    warnings.push(CUT[finishReason] ?? `The provider ended the output with finish_reason ${finishReason}`);
+  }
 
   const usage = toUsage(response.usage ?? response.x_groq?.usage, dialect);
   if (!usage) warnings.push('The provider reported no usable token usage; cost is unavailable');

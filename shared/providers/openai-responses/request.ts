@@ -1,4 +1,5 @@
 import type { Attachment } from '../../contract/types.js';
+import { breakpointsWarning } from '../cache-breakpoints.js';
 import { schemaInstruction } from '../structured-output.js';
 import type { ModelCall } from '../types.js';
 import { MIN_OUTPUT_TOKENS, responsesOutputLimit } from './limits.js';
@@ -60,9 +61,8 @@ export function toResponsesRequest(call: ModelCall): { body: ResponsesRequest; w
     if (warning) warnings.push(warning);
     body.text = { format: { type: 'json_schema', name: 'response', schema: call.responseSchema, strict } };
   }
-  if (hasCacheBreakpoints(call)) {
-    warnings.push(`cache_control breakpoints have no effect on ${entry.id}: OpenAI caches prompt prefixes of 1,024 tokens or more automatically`);
-  }
+  const cacheWarning = breakpointsWarning(call, 'OpenAI');
+  if (cacheWarning) warnings.push(cacheWarning);
   return { body, warnings };
 }
 
@@ -99,8 +99,4 @@ function promptParts(prompt: string, attachments: Attachment[]): InputPart[] {
     );
   }
   return parts;
-}
-
-function hasCacheBreakpoints(call: ModelCall): boolean {
-  return call.system.some((block) => block.cache_control) || call.history.some((turn) => turn.cache_control);
 }

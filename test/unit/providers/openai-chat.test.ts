@@ -5,10 +5,12 @@ import { dialectFor } from '../../../shared/providers/openai-chat/dialects.js';
 import { fromErrorResponse, vendorMessage } from '../../../shared/providers/openai-chat/errors.js';
 import { toChatRequest } from '../../../shared/providers/openai-chat/request.js';
 import { fromChatResponse, toUsage } from '../../../shared/providers/openai-chat/response.js';
+import { ChatStream } from '../../../shared/providers/openai-chat/stream.js';
+import { finishStream } from '../../../shared/providers/stream-http.js';
 import { schemaInstruction } from '../../../shared/providers/structured-output.js';
-import type { ModelCall } from '../../../shared/providers/types.js';
+import type { ModelCall, ModelReply } from '../../../shared/providers/types.js';
 import { providerCost } from '../../../shared/pricing/cost.js';
-import { catalogEntry as entry } from '../../support/model-calls.js';
+import { catalogEntry as entry, thrownUpstream as thrown } from '../../support/model-calls.js';
 const FIXTURES = new URL('../../fixtures/openai-chat/', import.meta.url);
 
 function fixture(name: string): unknown {
@@ -80,7 +82,26 @@ describe('Function: toChatRequest', () => {
       [limitField]: 777,
       stream: false,
     });
-    expect(warnings).toEqual([]);
+    expect(warnings).toEqual([expect.stringMatching(new RegExp(`^cache_control breakpoints have no effect on ${id.replace(/\./g, '\\.')}: `))]);
+  });
+
+  it.each([
+    ['fam_d-4.3', 'xAI caches prompt prefixes automatically'],
+    ['fam_f-v4-pro', 'DeepSeek caches prompt prefixes of 64 tokens or more automatically'],
+    ['fam_g-large', 'Mistral caches prompt prefixes automatically'],
+    ['fam_i-gpt-oss-120b', 'Groq caches prompt prefixes automatically'],
+    ['fam_i-4-scout', 'Groq does not cache prompts for this model'],
+  ])('leaves cache_control out for %s, on a system block or a history turn, with the warning the Responses adapter gives: %s', (id, why) => {
+    const marked = { cache_control: { type: 'ephemeral' as const } };
+    for (const overrides of [
+      { system: [{ type: 'text' as const, text: 'Long manual.', ...marked }] },
+      { history: [{ role: 'user' as const, content: 'Long manual.', ...marked }] },
+    ]) {
+      const { body, warnings } = toChatRequest(call(id, overrides));
+      expect(JSON.stringify(body)).not.toContain('cache_control');
+      expect(warnings).toEqual([`cache_control breakpoints have no effect on ${id}: ${why}`]);
+    }
+    expect(toChatRequest(call(id, { system: [{ type: 'text', text: 'Long manual.' }] })).warnings).toEqual([]);
   });
 
   it('sends no system message when there is neither a system prompt nor a schema instruction', () => {
@@ -362,6 +383,61 @@ describe('Function: fromChatResponse', () => {
     const reply = fromChatResponse({ choices: [{ message: { content: 'Hi' }, finish_reason: 'stop' }] });
     expect(reply.usage).toBeUndefined();
     expect(reply.warnings).toEqual(['The provider reported no usable token usage; cost is unavailable']);
+  });
+});
+
+describe('Finish reasons of a chat completion, whole or streamed alike', () => {
+  const usage = { prompt_tokens: 5, completion_tokens: 9 };
+
+  /** The answer `content` ended by `finish_reason` as one chat completion. */
+  function whole(provider: 'mistral' | 'deepseek', content: string | null, finish_reason: string): ModelReply {
+    return fromChatResponse({ choices: [{ message: { content }, finish_reason }], usage }, dialectFor(provider));
+  }
+
+  /** The same answer streamed: its content as one delta (none for null), the finish_reason, a usage chunk, [DONE]. */
+  function streamed(provider: 'mistral' | 'deepseek', content: string | null, finish_reason: string): ModelReply {
+    const reader = new ChatStream(dialectFor(provider), () => undefined);
+    const chunks = [...(content === null ? [] : [{ choices: [{ delta: { content }, finish_reason: null }] }]), { choices: [{ delta: {}, finish_reason }] }, { choices: [], usage }];
+    for (const chunk of chunks) reader.onEvent({ event: 'message', data: JSON.stringify(chunk) });
+    reader.onEvent({ event: 'message', data: '[DONE]' });
+    return finishStream(reader);
+  }
+
+  const paths = [
+    ['whole', whole],
+    ['streamed', streamed],
+  ] as const;
+
+  it.each(paths)("%s: Mistral's error (generation failed part-way) fails the call, retryable while nothing was delivered", (path, read) => {
+    const error = thrown(() => read('mistral', 'The first half', 'error'));
+    expect(error).toMatchObject({ code: 'upstream_error', retryable: true, details: { upstreamStatus: 200 } });
+    expect(error.message).toBe('The provider reported that generating the answer failed (finish_reason error)');
+    // Streamed, its text went out: the call is charged for it, and the fan-out does not retry it.
+    if (path === 'streamed') expect(error.details.partial).toMatchObject({ output: 'The first half', usage: { inputTokens: 5, outputTokens: 9 } });
+  });
+
+  it.each([
+    ...paths.map(([path, read]) => [path, 'mistral', 'model_length', "The output was cut at the model's context window", read] as const),
+    ...paths.map(
+      ([path, read]) => [path, 'deepseek', 'insufficient_system_resource', "The output was cut short: the provider's inference system ran out of resources", read] as const,
+    ),
+  ])('%s: %s finish_reason %s completes what came, with a warning that it was cut', (_path, provider, reason, warning, read) => {
+    expect(read(provider, 'The first half', reason)).toMatchObject({ output: 'The first half', finishReason: reason, warnings: [warning] });
+    expect(read(provider, null, reason)).toMatchObject({ output: '', warnings: [warning] });
+  });
+
+  it.each(paths)('%s: any other finish_reason but stop, length, tool_calls and content_filter is named in a warning', (_path, read) => {
+    expect(read('mistral', 'Hello', 'eos_token_budget')).toMatchObject({ output: 'Hello', warnings: ['The provider ended the output with finish_reason eos_token_budget'] });
+    expect(read('mistral', 'Hello', 'x'.repeat(5000)).warnings).toEqual(['The provider ended the output with finish_reason unrecognised']);
+    expect(read('mistral', 'Hello', 'stop').warnings).toEqual([]);
+    expect(read('mistral', 'Hello', 'tool_calls').warnings).toEqual([]);
+  });
+
+  it.each(paths)('%s: content_filter without text is a blocked answer; with text, a filtered one', (_path, read) => {
+    const error = thrown(() => read('mistral', null, 'content_filter'));
+    expect(error).toMatchObject({ code: 'upstream_blocked', message: 'The provider blocked the answer (content_filter)', retryable: false });
+    expect(thrown(() => read('mistral', '', 'content_filter')).code).toBe('upstream_blocked');
+    expect(read('mistral', 'The first half', 'content_filter')).toMatchObject({ output: 'The first half', warnings: ['The provider filtered the output'] });
   });
 });
 
