@@ -142,7 +142,7 @@ describe('Function: callCostBound', () => {
     const reasoning = callOf({ prompt: 'Hi', models: ['fam_d-4.20-0309-reasoning'], generation_settings: { maxTokens: 1 } });
     const off = callOf({ prompt: 'Hi', models: ['fam_d-4.3'], generation_settings: { maxTokens: 1 }, model_tuning: { 'fam_d-4.3': { reasoningEffort: 'none' } } });
     const plain = callOf({ prompt: 'Hi', models: ['fam_d-4.20-0309-non-reasoning'], generation_settings: { maxTokens: 1 } });
-    expect(callCostBound(reasoning).outputTokens).toBe(reasoning.entry.maxOutputTokens);
+    expect(callCostBound(reasoning).outputTokens).toBe(1 + reasoning.entry.maxOutputTokens);
     expect(callCostBound(off).outputTokens).toBe(1);
     expect(callCostBound(plain).outputTokens).toBe(1);
   });
@@ -195,9 +195,12 @@ describe('Function: estimateJudgingMicroCredits', () => {
 describe('Function: outputTokenBound', () => {
   it("bounds fam_d-3 as the reasoning model that now serves its slug (grok-4.3): the model's maximum, not the limit sent", () => {
     const call = callOf({ prompt: 'Hi', models: ['fam_d-3'], generation_settings: { maxTokens: 4_096 } });
-    expect(outputTokenBound(call)).toBe(call.entry.maxOutputTokens);
+    expect(outputTokenBound(call)).toBe(4_096 + call.entry.maxOutputTokens);
     // 800 completion and 6,000 reasoning tokens are believed, not refused as beyond 4,096.
     expect(implausibleUsage(usage({ inputTokens: 10, outputTokens: 6_800, reasoningTokens: 6_000 }), call, 'An answer.')).toBeUndefined();
+    // Reasoning billed beside the answer: the model's whole maximum of it and an answer at the limit sent, believed too.
+    const most = call.entry.maxOutputTokens + 4_096;
+    expect(implausibleUsage(usage({ inputTokens: 10, outputTokens: most, reasoningTokens: call.entry.maxOutputTokens }), call, 'An answer.')).toBeUndefined();
   });
 });
 

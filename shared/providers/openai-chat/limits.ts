@@ -5,7 +5,8 @@ import { dialectFor, modelListed } from './dialects.js';
  * The output limit sent (max_tokens or max_completion_tokens), which counts reasoning for
  * every dialect that reports it inside completion_tokens (OpenAI, Cerebras, DeepSeek: "含思维链",
  * Mistral, Groq). xAI bills reasoning beside completion_tokens and documents no bound on it:
- * its reasoning models may bill up to the model's maximum output.
+ * its reasoning models may bill the limit sent (the answer) plus up to the model's maximum
+ * output (the reasoning).
  */
 export function chatOutputBound(call: Pick<ModelCall, 'entry' | 'maxTokens' | 'tuning'>): number {
   const dialect = dialectFor(call.entry.provider);
@@ -13,7 +14,7 @@ export function chatOutputBound(call: Pick<ModelCall, 'entry' | 'maxTokens' | 't
   // 'none' turns reasoning off only where reasoning_effort is sent at all.
   const turnedOff = call.tuning.reasoningEffort === 'none' && modelListed(dialect.reasoningEffortModels, model);
   const reasons = dialect.unboundedReasoningModels !== undefined && modelListed(dialect.unboundedReasoningModels, model) && !turnedOff;
-  return reasons ? Math.max(call.maxTokens, call.entry.maxOutputTokens) : call.maxTokens;
+  return reasons ? call.maxTokens + call.entry.maxOutputTokens : call.maxTokens;
 }
 
 export const chatLimits: OutputLimits = { billedOutputBound: chatOutputBound, sentOutputLimit: (call) => call.maxTokens };
