@@ -24,6 +24,15 @@ const GEMINI_MEDIA: readonly AttachmentType[] = ['image/png', 'image/jpeg', 'ima
 /** xAI accepts jpg/png only. */
 const PNG_JPEG: readonly AttachmentType[] = ['image/png', 'image/jpeg'];
 
+/**
+ * OpenAI's image counts above the 1,600 tokens the estimate reserves by default (its images
+ * and vision guide): gpt-4o-mini counts 2,833 tokens and 5,667 a 512-pixel tile at high
+ * detail (what `detail: auto` may pick), 8 tiles at most (2048 x 768 once scaled); the
+ * patch-counted models, 1,536 patches of 32 pixels at most, times the model's multiplier.
+ */
+const GPT_4O_MINI_IMAGE_TOKENS = 2_833 + 8 * 5_667;
+const patchImageTokens = (multiplier: number) => Math.ceil(1_536 * multiplier);
+
 const NO_TUNING: TuningRules = {};
 const CLAUDE_THINKING: TuningRules = { thinkingBudget: { min: 1024, max: 32000 } };
 const GEMINI_TUNING: TuningRules = { thinkingBudget: { min: 0, max: 24576 }, webSearch: true, cachedContent: true };
@@ -152,6 +161,7 @@ export const MODELS: readonly ModelEntry[] = [
     defaultMaxTokens: 8192,
     maxOutputTokens: 128_000,
     contextWindow: 400_000,
+    imageTokens: patchImageTokens(1.62), // unverified: gpt-5-mini's multiplier,
   },
   {
     id: 'fam_c-5.4-nano',
@@ -165,6 +175,7 @@ export const MODELS: readonly ModelEntry[] = [
     defaultMaxTokens: 8192,
     maxOutputTokens: 128_000,
     contextWindow: 400_000,
+    imageTokens: patchImageTokens(2.46), // unverified: gpt-5-nano's multiplier,
   },
   {
     id: 'fam_c-5-mini',
@@ -178,6 +189,7 @@ export const MODELS: readonly ModelEntry[] = [
     defaultMaxTokens: 8192,
     maxOutputTokens: 128_000,
     contextWindow: 400_000,
+    imageTokens: patchImageTokens(1.62),
   },
   {
     id: 'fam_c-5-nano',
@@ -191,6 +203,7 @@ export const MODELS: readonly ModelEntry[] = [
     defaultMaxTokens: 8192,
     maxOutputTokens: 128_000,
     contextWindow: 400_000,
+    imageTokens: patchImageTokens(2.46),
   },
   {
     id: 'fam_c-4o-mini',
@@ -204,6 +217,7 @@ export const MODELS: readonly ModelEntry[] = [
     defaultMaxTokens: 4096,
     maxOutputTokens: 16_384,
     contextWindow: 128_000,
+    imageTokens: GPT_4O_MINI_IMAGE_TOKENS,
   },
   {
     id: 'fam_c-4-turbo',
@@ -244,6 +258,7 @@ export const MODELS: readonly ModelEntry[] = [
     defaultMaxTokens: 8192,
     maxOutputTokens: 100_000,
     contextWindow: 200_000,
+    imageTokens: patchImageTokens(1.72),
   },
 
   // ───────────── Anthropic (Messages API); cacheWrite = 5-minute write ─────────────

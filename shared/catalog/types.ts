@@ -97,4 +97,9 @@ export interface ModelEntry {
   /** Largest `maxTokens` the vendor accepts for this model. */
   maxOutputTokens: number;
   contextWindow: number;
+  /**
+   * The most input tokens one image can count on this model, where its vendor counts more
+   * than the default the estimate reserves (shared/pricing/bound.ts, IMAGE_TOKENS).
+   */
+  imageTokens?: number;
 }

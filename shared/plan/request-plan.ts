@@ -31,12 +31,15 @@ export interface RequestPlan {
 }
 
 export function planRequest(request: PromptRequest): RequestPlan {
-  // Every model is sent the same input (prompt, system, history, attachments, schema): counted once.
-  let inputTokens: number | undefined;
+  // Every model is sent the same input (prompt, system, history, attachments, schema): counted
+  // once, but where the models count images alike.
+  const inputTokens = new Map<number | undefined, number>();
   const calls = request.models.map((model) => {
     const planned = planCall(request, model);
-    inputTokens ??= inputTokenBound(planned.call);
-    return { ...planned, bound: callCostBound(planned.call, inputTokens) };
+    const { imageTokens } = planned.call.entry;
+    const counted = inputTokens.get(imageTokens) ?? inputTokenBound(planned.call);
+    inputTokens.set(imageTokens, counted);
+    return { ...planned, bound: callCostBound(planned.call, counted) };
   });
   return { calls, judges: planJudges(request, calls) };
 }

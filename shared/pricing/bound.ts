@@ -4,7 +4,7 @@ import { schemaInstruction } from '../providers/structured-output.js';
 import type { ModelCall } from '../providers/types.js';
 import { providerCost } from './cost.js';
 
-/** Tokens an image is counted as before the vendor says (a ~1 megapixel image on most vendors). */
+/** Tokens an image is reserved as where the catalog names no more (ModelEntry.imageTokens): a ~1 megapixel image on most vendors. */
 const IMAGE_TOKENS = 1_600;
 
 /**
@@ -56,8 +56,8 @@ export function tooFewTokens(claimed: number, texts: readonly string[]): number 
   return claimed < fewest ? fewest : 0;
 }
 
-/** What a call sends as input. */
-export type CallInput = Pick<ModelCall, 'system' | 'history' | 'prompt' | 'attachments' | 'responseSchema'>;
+/** What a call sends as input, and the model it goes to (images count by model). */
+export type CallInput = Pick<ModelCall, 'entry' | 'system' | 'history' | 'prompt' | 'attachments' | 'responseSchema'>;
 
 /**
  * A call's input counted with `count`, never zero: prompt, system blocks, history (4 tokens
@@ -72,7 +72,7 @@ function inputTokens(call: CallInput, count: (text: string) => number): number {
   let tokens = Math.ceil(text) + 4 * (1 + call.history.length);
   for (const attachment of call.attachments) {
     const bytes = Math.floor((attachment.base64.length * 3) / 4);
-    tokens += attachment.type === 'application/pdf' ? Math.max(IMAGE_TOKENS, Math.ceil(bytes / 20)) : IMAGE_TOKENS;
+    tokens += attachment.type === 'application/pdf' ? Math.max(IMAGE_TOKENS, Math.ceil(bytes / 20)) : (call.entry.imageTokens ?? IMAGE_TOKENS);
   }
   return tokens;
 }

@@ -3,6 +3,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { allModels, resolveModel } from '../../shared/catalog/index.js';
 import type { ModelEntry } from '../../shared/catalog/types.js';
 import { planCall } from '../../shared/compare/model-call.js';
+import { planRequest } from '../../shared/plan/request-plan.js';
+import { PNG_BASE64 } from '../support/fixtures.js';
 import { loadAjv } from '../../shared/contract/ajv.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { usdToMicroCredits, usdToMicroCreditsUp } from '../../shared/credits/credits.js';
@@ -156,6 +158,16 @@ describe('Function: callCostBound', () => {
     // The whole context at most: the vendor takes no more, and bills no more.
     const huge = callOf({ prompt: 'x'.repeat(10_000), models: ['fam_c-4o-mini'], generation_settings: { maxTokens: 16 } });
     expect(callCostBound(huge, 5_000_000).inputTokens).toBe(huge.entry.contextWindow);
+  });
+
+  it("reserves each image as its model counts it at most: gpt-4o-mini's tiles count 33 times gpt-4o's, the patch-counted models by their multiplier", () => {
+    const image = { name: 'a.png', type: 'image/png', base64: PNG_BASE64 };
+    const request = validatePromptRequest({ prompt: 'Describe it.', models: ['fam_c-4o', 'fam_c-4o-mini', 'fam_c-5-nano'], attachments: [image, image] });
+    const [big, mini, nano] = planRequest(request).calls;
+    const text = inputTokenBound({ ...big!.call, attachments: [] });
+    expect(big!.bound.inputTokens - text).toBe(2 * 1_600);
+    expect(mini!.bound.inputTokens - text).toBe(2 * (2_833 + 8 * 5_667));
+    expect(nano!.bound.inputTokens - text).toBe(2 * Math.ceil(1_536 * 2.46));
   });
 
   it("reserves a Gemini cachedContent as the cached input the model's context can still hold: the request does not say its size", () => {
