@@ -82,6 +82,19 @@ export function inputTokenBound(call: CallInput): number {
   return inputTokens(call, textTokenBound);
 }
 
+/** Tokens a vendor may add to what it is sent (a chat template, a tool's definition) beyond the input's bound. */
+const VENDOR_FRAMING_TOKENS = 512;
+
+/**
+ * The most input tokens a vendor can truthfully bill for a call: the input's bound and some
+ * framing; undefined where what is billed is not all in the request (attachments, whose
+ * counts the catalog does not always bound; a Gemini cachedContent; search grounding).
+ */
+export function mostInputTokens(call: ModelCall): number | undefined {
+  if (call.attachments.length > 0 || call.tuning.cachedContent !== undefined || call.tuning.webSearch) return undefined;
+  return inputTokenBound(call) + VENDOR_FRAMING_TOKENS;
+}
+
 /** What a call's input counts as usual (textTokens): its charge when the vendor's usage cannot be used. */
 export function inputTokenEstimate(call: CallInput): number {
   return inputTokens(call, textTokens);

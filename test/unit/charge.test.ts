@@ -250,6 +250,17 @@ describe('Function: implausibleUsage', () => {
     expect(implausibleUsage(usage({ inputTokens: 782 }), bigPrompt, 'ok')).toBeUndefined();
   });
 
+  it('refuses input counts far above what the text can count (a token a byte, and some framing), but where the request does not hold all that is billed', () => {
+    const short = callOf({ prompt: 'Say hello.', models: ['fam_a-sonnet-4-6'] });
+    expect(implausibleUsage(usage({ inputTokens: 900_000, cachedInputTokens: 900_000 }), short, 'Hello.')).toMatch(/900000 input tokens, more than the 526 its text can count/);
+    expect(implausibleUsage(usage({ inputTokens: 526 }), short, 'Hello.')).toBeUndefined();
+    // An image, a Gemini cache or search results: billed input the request does not show.
+    const image = callOf({ prompt: 'Say hello.', models: ['fam_a-sonnet-4-6'], attachments: [{ name: 'a.png', type: 'image/png', base64: PNG_BASE64 }] });
+    const cached = callOf({ prompt: 'Say hello.', models: ['fam_b-3.1-pro'], model_tuning: { 'fam_b-3.1-pro': { cachedContent: 'cachedContents/a' } } });
+    const grounded = callOf({ prompt: 'Say hello.', models: ['fam_b-3.1-pro'], model_tuning: { 'fam_b-3.1-pro': { webSearch: true } } });
+    for (const call of [image, cached, grounded]) expect(implausibleUsage(usage({ inputTokens: 90_000 }), call, 'Hello.')).toBeUndefined();
+  });
+
   it('believes output up to the tolerance above the limit', () => {
     expect(implausibleUsage(usage({ outputTokens: 100 + OUTPUT_TOLERANCE_TOKENS }), call)).toBeUndefined();
   });

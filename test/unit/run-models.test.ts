@@ -28,7 +28,7 @@ describe('Function: runModels, time-of-day pricing', () => {
     const clock = vi.spyOn(Date, 'now');
     let now = Date.UTC(2026, 10, 23, 3, 59, 59);
     clock.mockImplementation(() => now);
-    const usage = { inputTokens: 100_000, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 8_000, reasoningTokens: 0 };
+    const usage = { inputTokens: 100, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 8_000, reasoningTokens: 0 };
     let attempts = 0;
     const adapter = {
       send: async () => {
@@ -43,8 +43,8 @@ describe('Function: runModels, time-of-day pricing', () => {
     try {
       const [result] = await runThrough(['fam_f-v4-pro'], adapter, { deadlineAt: now + 60_000, retry: { maxAttempts: 2, baseDelayMs: 0, maxDelayMs: 0 } });
       expect(attempts).toBe(2);
-      // Off-peak: half of 0.132 + 0.03168 USD (1.32 and 3.96 USD per million at peak).
-      expect(result!.providerCost).toBe(0.08184);
+      // Off-peak: half of 0.000132 + 0.03168 USD (1.32 and 3.96 USD per million at peak).
+      expect(result!.providerCost).toBe(0.015906);
     } finally {
       clock.mockRestore();
     }
@@ -153,7 +153,7 @@ describe('Function: runModels, sent once ready', () => {
 });
 
 describe('Function: runModels, streamed (an event-stream caller)', () => {
-  const usage = { inputTokens: 1_000, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 500, reasoningTokens: 0 };
+  const usage = { inputTokens: 100, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 500, reasoningTokens: 0 };
   const reply = (output: string) => ({ output, usage, warnings: [] });
 
   it("streams through the adapter's stream() when it has one, each piece as it comes", async () => {
@@ -200,7 +200,7 @@ describe('Function: runModels, streamed (an event-stream caller)', () => {
         }),
     });
     const [observed] = await runThrough(['fam_c-5.4'], stopped(usage), { onDelta: () => undefined, signal: caller.signal });
-    expect(observed).toMatchObject({ status: 'cancelled', output: '', tokensIn: 1_000, tokensOut: 500, error: { code: 'cancelled' } });
+    expect(observed).toMatchObject({ status: 'cancelled', output: '', tokensIn: 100, tokensOut: 500, error: { code: 'cancelled' } });
     expect(observed!.providerCost).toBeGreaterThan(0);
 
     caller = new AbortController();
@@ -229,7 +229,7 @@ describe('Function: runModels, streamed (an event-stream caller)', () => {
     const [silent] = await runThrough(['fam_c-5.4'], breaksOff(''), streaming);
 
     expect(deltas).toEqual(['A long answer, cut off', 'A long answer, cut off']);
-    expect(observed).toMatchObject({ status: 'failed', output: '', tokensIn: 1_000, tokensOut: 500, error: { code: 'upstream_overloaded' } });
+    expect(observed).toMatchObject({ status: 'failed', output: '', tokensIn: 100, tokensOut: 500, error: { code: 'upstream_overloaded' } });
     expect(observed!.providerCost).toBeGreaterThan(0);
     expect(estimated).toMatchObject({ status: 'failed', providerCost: null, estimatedCost: expect.any(Number) });
     expect(estimated!.estimatedCost).toBeGreaterThan(0);
