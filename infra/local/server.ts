@@ -108,7 +108,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, handlers: Local
   if (!route) return reject(req, res, new NotFoundError(path || '/'), requestId);
   if (req.method !== route.method) return reject(req, res, new MethodNotAllowedError(req.method ?? '', route.method), requestId);
   const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > LIMITS.bodyBytes) return reject(req, res, new PayloadTooLargeError(LIMITS.bodyBytes), requestId, true);
+  // A client that waits for 100 Continue sends no body: its connection closes with the 413.
+  if (declared > LIMITS.bodyBytes) return reject(req, res, new PayloadTooLargeError(LIMITS.bodyBytes), requestId, req.headers.expect !== undefined);
 
   // The key before the body, as in AWS, where API Gateway runs the authorizer before the
   // function sees the body. The page's routes are public, as in the stack: no authorizer, an empty context.
@@ -149,25 +150,50 @@ async function sendEvents(res: ServerResponse, result: ApiResult, stream: EventS
   await pipeEvents(stream, res);
 }
 
-/** The body's bytes, or undefined once it passes `limit` bytes (the rest is drained, not kept). */
+/** The body's bytes, or undefined as soon as it passes `limit` bytes (reject() then discards the rest). */
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    req.on('data', (chunk: Buffer) => {
+    const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size <= limit) chunks.push(chunk);
-    });
+      if (size <= limit) return void chunks.push(chunk);
+      req.off('data', onData);
+      resolve(undefined);
+    };
+    req.on('data', onData);
     req.on('end', () => resolve(size > limit ? undefined : Buffer.concat(chunks)));
     req.on('error', reject);
   });
+}
+
+/**
+ * How much more of a refused request's body is read, and discarded, before its connection is
+ * dropped, and for how long: a client still sending hears the answer (closed at once, the
+ * connection would meet its bytes with a reset, which can cut the answer away), and a
+ * client sending without end is not read for ever.
+ */
+const DISCARD_BYTES = 2 * LIMITS.bodyBytes;
+const DISCARD_MS = 5_000;
+
+function discardBody(req: IncomingMessage): void {
+  let discarded = 0;
+  const drop = setTimeout(() => req.socket.destroy(), DISCARD_MS);
+  drop.unref();
+  req.on('data', (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > DISCARD_BYTES) req.socket.destroy();
+  });
+  req.once('end', () => clearTimeout(drop));
+  req.once('close', () => clearTimeout(drop));
+  req.resume();
 }
 
 function reject(req: IncomingMessage, res: ServerResponse, error: Error, requestId: string, closeConnection = false): void {
   if (closeConnection) res.setHeader('connection', 'close');
   send(res, errorResponse(error), requestId);
   // Unread bodies are discarded so that a keep-alive connection stays usable.
-  if (!closeConnection) req.resume();
+  if (!closeConnection) discardBody(req);
 }
 
 function send(res: ServerResponse, result: APIGatewayProxyResult, requestId: string): void {
