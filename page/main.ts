@@ -40,7 +40,8 @@ apiUrlInput.value = new URL('.', script?.src ?? location.href).href;
 
 let apiKey = '';
 keyInput.addEventListener('input', () => {
-  apiKey = keyInput.value;
+  // A key pasted with a blank around it: the gateway takes `Bearer <key>` with one space only.
+  apiKey = keyInput.value.trim();
 });
 
 interface Column {

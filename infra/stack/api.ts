@@ -20,6 +20,7 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { PAGE_PATHS } from '../../functions/catalog-handler.js';
+import { AUTHORIZATION_PATTERN } from '../../shared/auth/keys.js';
 
 /** The routes (DESIGN.md): POST /api/v1/prompt; GET /api/v1/models and GET /api/v1/openapi.json. */
 export const PROMPT_PATH = ['api', 'v1', 'prompt'] as const;
@@ -196,6 +197,8 @@ export class GatewayApi extends Construct {
     const authorizer = new TokenAuthorizer(this, 'Authorizer', {
       handler: props.authorizerFunction,
       identitySource: IdentitySource.header('Authorization'),
+      // Any other spelling is refused (401) without invoking the authorizer.
+      validationRegex: AUTHORIZATION_PATTERN,
       resultsCacheTtl: props.authorizerCacheTtl,
     });
 

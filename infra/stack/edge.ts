@@ -57,7 +57,9 @@ export class GatewayEdge extends Construct {
               limit: limit(EDGE_SHARES.perKey),
               evaluationWindowSec: WINDOW_SECONDS,
               aggregateKeyType: 'CUSTOM_KEYS',
-              customKeys: [{ header: { name: 'authorization', textTransformations: [{ priority: 0, type: 'NONE' }] } }],
+              // The scheme's case lowered, so that `Bearer` and `bearer` count as one key (the
+              // authorizer takes no other difference of spelling: shared/auth/keys.ts).
+              customKeys: [{ header: { name: 'authorization', textTransformations: [{ priority: 0, type: 'LOWERCASE' }] } }],
             },
           },
           action: refuse,

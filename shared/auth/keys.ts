@@ -3,7 +3,19 @@ import { createHash, randomBytes } from 'node:crypto';
 /** Issued keys: `mcg_` + 32 random bytes in base64url (43 characters). */
 const KEY_PREFIX = 'mcg_';
 /** What the authorizer accepts as a key at all (issued keys, and pinned DEMO_API_KEY values). */
-const KEY_SHAPE = /^[A-Za-z0-9._~+/=-]{16,256}$/;
+const KEY_CHARACTERS = '[A-Za-z0-9._~+/=-]{16,256}';
+const KEY_SHAPE = new RegExp(`^${KEY_CHARACTERS}$`);
+
+/**
+ * The one spelling of an `Authorization` header the gateway takes: `Bearer`, in any case
+ * (RFC 9110: a scheme is case-insensitive), one space, the key. One spelling per key, so
+ * that what counts requests by the header's value (WAF's per-key rule, the authorizer's
+ * cache) counts each key once: with spaces or a trailing blank allowed, every spelling of
+ * a key was a bucket of its own. Written without flags: API Gateway's authorizer takes it
+ * as its validation expression (infra/stack/api.ts), and refuses any other header unread.
+ */
+export const AUTHORIZATION_PATTERN = `^[Bb][Ee][Aa][Rr][Ee][Rr] ${KEY_CHARACTERS}$`;
+const AUTHORIZATION = new RegExp(AUTHORIZATION_PATTERN);
 
 export function generateApiKey(): string {
   return KEY_PREFIX + randomBytes(32).toString('base64url');
@@ -23,11 +35,9 @@ export function keyPrefix(key: string): string {
 
 /**
  * The key from an `Authorization` header value, or undefined when the header is missing
- * or malformed (not `Bearer <key>`, or a key of the wrong shape).
+ * or malformed (not AUTHORIZATION_PATTERN: `Bearer <key>`, one space, a key of the right shape).
  */
 export function bearerKey(header: string | undefined): string | undefined {
-  if (!header) return undefined;
-  const match = /^Bearer +(\S+)\s*$/i.exec(header);
-  const key = match?.[1];
-  return key && isWellFormedKey(key) ? key : undefined;
+  if (!header || !AUTHORIZATION.test(header)) return undefined;
+  return header.slice('Bearer '.length);
 }

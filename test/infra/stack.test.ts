@@ -12,6 +12,7 @@ import { GatewayStack } from '../../infra/stack/gateway-stack.js';
 import { INLINE_MAP_CONCURRENCY } from '../../infra/stack/workflow.js';
 import { LIMITS } from '../../shared/contract/limits.js';
 import { judgeCallCount, planJudgeItems } from '../../shared/judging/plan.js';
+import { AUTHORIZATION_PATTERN, bearerKey } from '../../shared/auth/keys.js';
 import { NOVA_GEOGRAPHIES } from '../../shared/catalog/bedrock-profiles.js';
 import { MODELS } from '../../shared/catalog/models.js';
 import { loadConfig } from '../../shared/config.js';
@@ -739,13 +740,25 @@ describe('Stack: GatewayStack', () => {
       expect(rendered).toEqual({ error: { code: 'method_not_allowed', message: new MethodNotAllowedError('GET').message } });
     });
 
-    it('runs a TOKEN authorizer on the Authorization header, cached for 30 s', () => {
+    it('runs a TOKEN authorizer on the Authorization header, cached for 30 s, on the one spelling of a key the gateway takes', () => {
       template.resourceCountIs('AWS::ApiGateway::Authorizer', 1);
       template.hasResourceProperties('AWS::ApiGateway::Authorizer', {
         Type: 'TOKEN',
         IdentitySource: 'method.request.header.Authorization',
+        IdentityValidationExpression: AUTHORIZATION_PATTERN,
         AuthorizerResultTtlInSeconds: 30,
       });
+      // API Gateway reads the expression as a Java regular expression: the same answers as the authorizer's.
+      const validation = new RegExp(AUTHORIZATION_PATTERN);
+      for (const header of [
+        'Bearer mcg_aaaaaaaaaaaaaaaaaaaa',
+        'bEARER mcg_aaaaaaaaaaaaaaaaaaaa',
+        'Bearer  mcg_aaaaaaaaaaaaaaaaaaaa',
+        'Bearer mcg_aaaaaaaaaaaaaaaaaaaa ',
+        'Basic abc',
+      ]) {
+        expect(validation.test(header), header).toBe(bearerKey(header) !== undefined);
+      }
       const authorizer = Object.values(template.findResources('AWS::ApiGateway::Authorizer') as Resources)[0]!;
       expect(JSON.stringify(authorizer.Properties!.AuthorizerUri)).toContain(logicalId(stack, stack.authorizerFunction));
     });
@@ -888,7 +901,7 @@ describe('Stack: GatewayStack', () => {
             Limit: 1_200,
             EvaluationWindowSec: 60,
             AggregateKeyType: 'CUSTOM_KEYS',
-            CustomKeys: [{ Header: { Name: 'authorization', TextTransformations: [{ Priority: 0, Type: 'NONE' }] } }],
+            CustomKeys: [{ Header: { Name: 'authorization', TextTransformations: [{ Priority: 0, Type: 'LOWERCASE' }] } }],
           },
         ],
         ['PerIpAddress', { Limit: 1_500, EvaluationWindowSec: 60, AggregateKeyType: 'IP' }],

@@ -17,8 +17,13 @@ describe('Module: keys', () => {
     ['Bearer mcg_aaaaaaaaaaaaaaaaaaaa extra', undefined],
     ['Bearer short', undefined],
     [`Bearer ${'a'.repeat(257)}`, undefined],
+    // One spelling a key: more spaces, a trailing blank or a tab would each count apart at the edge.
+    ['Bearer  mcg_aaaaaaaaaaaaaaaaaaaa', undefined],
+    ['Bearer mcg_aaaaaaaaaaaaaaaaaaaa ', undefined],
+    ['Bearer\tmcg_aaaaaaaaaaaaaaaaaaaa', undefined],
     ['Bearer mcg_aaaaaaaaaaaaaaaaaaaa', 'mcg_aaaaaaaaaaaaaaaaaaaa'],
     ['bearer mcg_aaaaaaaaaaaaaaaaaaaa', 'mcg_aaaaaaaaaaaaaaaaaaaa'],
+    ['bEaReR mcg_aaaaaaaaaaaaaaaaaaaa', 'mcg_aaaaaaaaaaaaaaaaaaaa'],
   ])('reads the key of %j', (header, key) => {
     expect(bearerKey(header)).toBe(key);
   });
