@@ -77,9 +77,12 @@ export class GatewayFunction extends LambdaFunction {
         POWERTOOLS_SERVICE_NAME: props.defaults.serviceName,
         POWERTOOLS_METRICS_NAMESPACE: props.defaults.metricsNamespace,
         // The event holds the Authorization header and the prompt; a handler's result holds
-        // model outputs. Neither may reach the logs or the X-Ray trace metadata.
+        // model outputs; an error's message may quote the request (a 400 names the schema
+        // pattern or property it refuses). None may reach the logs or the X-Ray trace metadata,
+        // which X-Ray keeps 30 days whatever a request's zero data retention.
         POWERTOOLS_LOGGER_LOG_EVENT: 'false',
         POWERTOOLS_TRACER_CAPTURE_RESPONSE: 'false',
+        POWERTOOLS_TRACER_CAPTURE_ERROR: 'false',
         ...props.environment,
       },
     });

@@ -95,6 +95,7 @@ async function measure(context: BenchContext, dir: string): Promise<BenchOutcome
     POWERTOOLS_METRICS_NAMESPACE: 'ModelCompareGateway',
     POWERTOOLS_LOGGER_LOG_EVENT: 'false',
     POWERTOOLS_TRACER_CAPTURE_RESPONSE: 'false',
+    POWERTOOLS_TRACER_CAPTURE_ERROR: 'false',
   });
 
   type Sample = { importMs: number; sinceStartMs: number; mapsImportMs: number };

@@ -241,6 +241,7 @@ describe('Stack: GatewayStack', () => {
           POWERTOOLS_METRICS_NAMESPACE: 'ModelCompareGateway',
           POWERTOOLS_LOGGER_LOG_EVENT: 'false',
           POWERTOOLS_TRACER_CAPTURE_RESPONSE: 'false',
+          POWERTOOLS_TRACER_CAPTURE_ERROR: 'false',
         });
         const logGroup = all[props.LoggingConfig.LogGroup.Ref]!;
         expect(logGroup.Type).toBe('AWS::Logs::LogGroup');
