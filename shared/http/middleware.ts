@@ -39,14 +39,60 @@ export function jsonBody(options: { limitBytes: number }): Middleware {
       if (bytes && !isUtf8(bytes)) throw new MalformedJsonError(new Error('The body is not valid UTF-8'));
       // No body at all is no JSON (the parser would take `null` for the JSON value null).
       event.body ??= '';
+      const text = event.body;
       try {
         await parser.before!(request as Parameters<NonNullable<typeof parser.before>>[0]);
       } catch (error) {
         throw new MalformedJsonError(error);
       }
       event.json = event.body as unknown;
+      // UTF-8 cannot spell half of a surrogate pair; a `\ud800` escape can. Such a string is not
+      // text (a vendor's parser may refuse it after the credits are held): 400, naming the field.
+      if (SURROGATE_ESCAPE.test(text)) {
+        const field = loneSurrogateAt(event.json);
+        if (field !== undefined)
+          throw new ValidationError([{ field: field || '/', message: 'is not valid Unicode text: it holds half of a surrogate pair (a lone \\uD800-\\uDFFF escape)' }]);
+      }
     },
   };
+}
+
+/** A `\uD800`-`\uDFFF` escape, which may leave half of a surrogate pair in a parsed string. */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** A place in a JSON value: its member name or index, below its parent's place. */
+type Place = { name: string; parent: Place | undefined } | undefined;
+
+function pointer(place: Place): string {
+  const names: string[] = [];
+  for (let at = place; at !== undefined; at = at.parent) names.push(at.name.replaceAll('~', '~0').replaceAll('/', '~1'));
+  return names
+    .reverse()
+    .map((name) => `/${name}`)
+    .join('');
+}
+
+/**
+ * The JSON pointer of a string (a value or a member's name) holding a lone surrogate, or
+ * undefined. Walked with a stack of its own, not recursion, and each place kept as a link to
+ * its parent's: a body may nest deeper than the call stack goes.
+ */
+function loneSurrogateAt(json: unknown): string | undefined {
+  const pending: [unknown, Place][] = [[json, undefined]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [value, place] = next;
+    if (typeof value === 'string') {
+      if (LONE_SURROGATE.test(value)) return pointer(place);
+    } else if (typeof value === 'object' && value !== null) {
+      for (const [name, member] of Object.entries(value)) {
+        const at = { name, parent: place };
+        if (LONE_SURROGATE.test(name)) return pointer(at);
+        pending.push([member, at]);
+      }
+    }
+  }
+  return undefined;
 }
 
 /** Headers a request must carry at most once, and the error a repeated one gets. */

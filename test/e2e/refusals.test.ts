@@ -118,6 +118,19 @@ describe('Bodies', () => {
     await host.settled();
   });
 
+  it('answers 400 naming the field for a string holding half of a surrogate pair (valid JSON escapes, not text), and takes a whole pair', async () => {
+    const headers = { authorization: `Bearer ${host.demo.apiKey}`, 'content-type': 'application/json' };
+    const lone = await raw('POST', '/api/v1/prompt', { headers, body: '{"prompt":"caf\\ud800e","models":["fam_k-8b"]}' });
+    await expectRefused(lone, 400, 'invalid_request');
+    expect(JSON.stringify(lone.body)).toContain('/prompt');
+    const deep = `${'{"a":'.repeat(50_000)}"\\udc00"${'}'.repeat(50_000)}`;
+    const nested = await raw('POST', '/api/v1/prompt', { headers, body: `{"prompt":"x","models":["fam_k-8b"],"metadata":${deep}}` });
+    expect(nested.status).toBe(400);
+    const pair = await raw('POST', '/api/v1/prompt', { headers, body: '{"prompt":"smile \\ud83d\\ude00","models":["fam_k-8b"]}' });
+    expect(pair.status).toBe(200);
+    await host.settled();
+  });
+
   it('answers 400 for an empty body', async () => {
     await expectRefused(await post(host, ''), 400, 'malformed_json');
   });
