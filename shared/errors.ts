@@ -76,10 +76,17 @@ export class PayloadTooLargeError extends GatewayError {
   }
 }
 
+/** What a 401 names as the way to authenticate (RFC 9110 11.6.1: every 401 carries it). */
+export const WWW_AUTHENTICATE = 'Bearer';
+
 export class UnauthorizedError extends GatewayError {
   override name = 'UnauthorizedError';
   constructor(message = 'A valid API key is required: Authorization: Bearer <API_KEY>') {
     super(401, 'unauthorized', message);
+  }
+
+  override headers(): Record<string, string> {
+    return { 'WWW-Authenticate': WWW_AUTHENTICATE };
   }
 }
 

@@ -100,7 +100,9 @@ async function handle(req: IncomingMessage, res: ServerResponse, handlers: Local
   if (req.headers.host === undefined && req.httpVersion === '1.1') return reject(req, res, new BadRequestError('The Host header is missing'), requestId, true);
   let path: string;
   try {
-    path = new URL(req.url ?? '/', 'http://localhost').pathname.replace(/\/+$/, '');
+    // A path (`//api/...` read against a base would take `api` for a host name), or a whole URL.
+    const target = req.url ?? '/';
+    path = (target.startsWith('/') ? new URL(`http://localhost${target}`) : new URL(target, 'http://localhost')).pathname.replace(/\/+$/, '');
   } catch {
     return reject(req, res, new BadRequestError('The request target is not a valid path'), requestId, true);
   }

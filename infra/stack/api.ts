@@ -21,6 +21,7 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { PAGE_PATHS } from '../../functions/catalog-handler.js';
 import { AUTHORIZATION_PATTERN } from '../../shared/auth/keys.js';
+import { WWW_AUTHENTICATE } from '../../shared/errors.js';
 
 /** The routes (DESIGN.md): POST /api/v1/prompt; GET /api/v1/models and GET /api/v1/openapi.json. */
 export const PROMPT_PATH = ['api', 'v1', 'prompt'] as const;
@@ -67,6 +68,7 @@ export const GATEWAY_RESPONSES: readonly GatewayResponseSpec[] = [
     statusCode: '401',
     code: 'unauthorized',
     message: 'A valid API key is required: Authorization: Bearer <API_KEY>',
+    headers: { 'WWW-Authenticate': WWW_AUTHENTICATE },
   },
   { type: ResponseType.ACCESS_DENIED, statusCode: '403', code: 'forbidden', message: 'This API key may not call this operation' },
   {

@@ -181,7 +181,7 @@ function applyTuning(body: PromptRequestBody, models: RequestedModel[], errors: 
         const { min, max } = rules.thinkingBudget;
         const budget = value as number;
         if (budget !== 0 && (budget < min || budget > max)) {
-          errors.push({ field: paramField, message: `must be 0 (disabled) or ${min} to ${max} for ${entry.id}` });
+          errors.push({ field: paramField, message: min === 0 ? `must be 0 to ${max} for ${entry.id}` : `must be 0 (disabled) or ${min} to ${max} for ${entry.id}` });
         }
       } else if (param === 'reasoningEffort' && rules.reasoningEffort && !rules.reasoningEffort.includes(value as string)) {
         errors.push({ field: paramField, message: `must be one of ${rules.reasoningEffort.join(', ')} for ${entry.id}` });
@@ -246,10 +246,10 @@ function checkConversation(body: PromptRequestBody, models: RequestedModel[], er
   if (body.history?.[0]?.role !== 'assistant') return;
   const refusing = models.filter((m) => requiresUserFirst(m.entry.provider));
   if (refusing.length === 0) return;
-  const vendors = [...new Set(refusing.map((m) => requiresUserFirst(m.entry.provider)))].join(', ');
+  const vendors = [...new Set(refusing.map((m) => requiresUserFirst(m.entry.provider)))];
   errors.push({
     field: '/history/0/role',
-    message: `must be user for ${refusing.map((m) => m.requestedId).join(', ')}: ${vendors} refuse a conversation that starts with an assistant turn`,
+    message: `must be user for ${refusing.map((m) => m.requestedId).join(', ')}: ${vendors.join(', ')} ${vendors.length === 1 ? 'refuses' : 'refuse'} a conversation that starts with an assistant turn`,
   });
 }
 

@@ -47,6 +47,8 @@ describe('Authentication', () => {
   ])('answers 401 for %s', async (_name, headers) => {
     const answer = await raw('POST', '/api/v1/prompt', { headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body()) });
     await expectRefused(answer, 401, 'unauthorized');
+    // RFC 9110 11.6.1: a 401 names the scheme it takes.
+    expect(answer.headers.get('www-authenticate')).toBe('Bearer');
   });
 
   it('answers 401 for a revoked key, which worked before', async () => {
@@ -88,8 +90,11 @@ describe('Routes', () => {
     ['/api/v2/prompt', 'POST'],
     ['/api/v1/prompts', 'POST'],
     ['/api/v1', 'POST'],
-  ])('answers 404 for %s', async (path) => {
-    await expectRefused(await post(host, body(), {}, path), 404, 'not_found');
+    ['//api/v1/prompt', 'POST'],
+  ])('answers 404 for %s, naming that path', async (path) => {
+    const answer = await post(host, body(), {}, path);
+    await expectRefused(answer, 404, 'not_found');
+    expect(answer.body.error.message).toContain(`No route for ${path};`);
   });
 
   it.each(['GET', 'PUT', 'DELETE', 'PATCH'])('answers 405 with Allow for %s', async (method) => {

@@ -831,6 +831,8 @@ describe('Stack: GatewayStack', () => {
       expect(response.ResponseParameters).toMatchObject({
         'gatewayresponse.header.Content-Type': "'application/json; charset=utf-8'",
         'gatewayresponse.header.Cache-Control': "'no-store'",
+        // RFC 9110 11.6.1: a 401 names the scheme it takes.
+        ...(status === '401' ? { 'gatewayresponse.header.WWW-Authenticate': "'Bearer'" } : {}),
       });
       // API Gateway renders $context.error.messageString as a quoted JSON string.
       const body = JSON.parse((response.ResponseTemplates['application/json'] as string).replace('$context.error.messageString', '"rendered"'));

@@ -98,7 +98,12 @@ describe('Function: validatePromptRequest', () => {
         '/model_tuning/fam_a-opus-4-6/thinkingBudget',
         /1024 to 32000/,
       ],
-      ['a fam_b thinking budget above 24576', body({ model_tuning: { 'fam_b-3.1-pro': { thinkingBudget: 24577 } } }), '/model_tuning/fam_b-3.1-pro/thinkingBudget', /0 to 24576/],
+      [
+        'a fam_b thinking budget above 24576',
+        body({ model_tuning: { 'fam_b-3.1-pro': { thinkingBudget: 24577 } } }),
+        '/model_tuning/fam_b-3.1-pro/thinkingBudget',
+        /^must be 0 to 24576 for fam_b-3.1-pro$/,
+      ],
       ['a negative thinking budget', body({ model_tuning: { 'fam_b-3.1-pro': { thinkingBudget: -1 } } }), '/model_tuning/fam_b-3.1-pro/thinkingBudget', /> ?= 0/],
       ['reasoningEffort none for fam_c', body({ model_tuning: { 'fam_c-5.4': { reasoningEffort: 'none' } } }), '/model_tuning/fam_c-5.4/reasoningEffort', /low, medium, high/],
       ['an unknown reasoningEffort', body({ model_tuning: { 'fam_c-5.4': { reasoningEffort: 'max' } } }), '/model_tuning/fam_c-5.4/reasoningEffort', /one of/],
@@ -193,6 +198,12 @@ describe('Function: validatePromptRequest', () => {
         body({ models: ['fam_c-5.4', 'fam_h-pro', 'claude-opus-4-6', 'fam_f-v4-flash', 'fam_b-3.1-pro'], history: [{ role: 'assistant', content: 'Hello!' }] }),
         '/history/0/role',
         /^must be user for fam_h-pro, claude-opus-4-6, fam_f-v4-flash: Amazon Bedrock \(Nova\), Anthropic, DeepSeek refuse a conversation that starts with an assistant turn$/,
+      ],
+      [
+        'a history that starts with an assistant turn, for Claude alone',
+        body({ models: ['fam_c-5.4', 'claude-opus-4-6'], history: [{ role: 'assistant', content: 'Hello!' }] }),
+        '/history/0/role',
+        /^must be user for claude-opus-4-6: Anthropic refuses a conversation that starts with an assistant turn$/,
       ],
       [
         'too many judge calls',
