@@ -7,7 +7,7 @@ import validatePromptRequestBody from './generated/prompt-request-validator.js';
 import { LIMITS } from './limits.js';
 import { closest } from '../text/closest.js';
 import { knownFieldsAt } from './field-names.js';
-import { escapePointer } from './pointer.js';
+import { escapePointer, unescapePointer } from './pointer.js';
 import { checkResponseSchema } from './response-schema.js';
 import { compileRequestSchema } from './schema-checker.js';
 import type { JudgeWeights, ModelTuning, PromptRequest, PromptRequestBody, RequestedModel, SystemBlock } from './types.js';
@@ -315,8 +315,14 @@ function mapAjvError(error: ErrorObject, suggest: Suggest): FieldError | undefin
     case 'propertyNames':
       // Reported twice by ajv (the name's own failure, then this one); keep the clearer one.
       return { field: `${path}/${escapePointer(String(params.propertyName))}`, message: 'is not a valid model ID key' };
-    case 'enum':
+    case 'enum': {
+      // The values the model takes, not every model's: `none` is not one of o3's.
+      const tuned = /^\/model_tuning\/([^/]+)\/reasoningEffort$/.exec(path);
+      const entry = tuned ? resolveModel(unescapePointer(tuned[1]!)) : undefined;
+      const efforts = entry?.capabilities.tuning.reasoningEffort;
+      if (entry && efforts) return { field: path, message: `must be one of ${efforts.join(', ')} for ${entry.id}` };
       return { field: path, message: `must be one of: ${(params.allowedValues as unknown[]).join(', ')}` };
+    }
     case 'const':
       return { field: path, message: `must be ${JSON.stringify(params.allowedValue)}` };
     case 'type': {

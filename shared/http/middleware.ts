@@ -3,6 +3,7 @@ import type middy from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { checkPromptRequest } from '../contract/validate.js';
+import { escapePointer } from '../contract/pointer.js';
 import type { PromptRequest } from '../contract/types.js';
 import { MalformedJsonError, PayloadTooLargeError, UnauthorizedError, UnsupportedMediaTypeError, ValidationError } from '../errors.js';
 
@@ -66,7 +67,7 @@ type Place = { name: string; parent: Place | undefined } | undefined;
 
 function pointer(place: Place): string {
   const names: string[] = [];
-  for (let at = place; at !== undefined; at = at.parent) names.push(at.name.replaceAll('~', '~0').replaceAll('/', '~1'));
+  for (let at = place; at !== undefined; at = at.parent) names.push(escapePointer(at.name));
   return names
     .reverse()
     .map((name) => `/${name}`)

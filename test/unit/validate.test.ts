@@ -106,7 +106,13 @@ describe('Function: validatePromptRequest', () => {
       ],
       ['a negative thinking budget', body({ model_tuning: { 'fam_b-3.1-pro': { thinkingBudget: -1 } } }), '/model_tuning/fam_b-3.1-pro/thinkingBudget', /> ?= 0/],
       ['reasoningEffort none for fam_c', body({ model_tuning: { 'fam_c-5.4': { reasoningEffort: 'none' } } }), '/model_tuning/fam_c-5.4/reasoningEffort', /low, medium, high/],
-      ['an unknown reasoningEffort', body({ model_tuning: { 'fam_c-5.4': { reasoningEffort: 'max' } } }), '/model_tuning/fam_c-5.4/reasoningEffort', /one of/],
+      // The values this model takes, not every model's (`none` would then be refused in turn).
+      [
+        'an unknown reasoningEffort',
+        body({ model_tuning: { 'fam_c-5.4': { reasoningEffort: 'max' } } }),
+        '/model_tuning/fam_c-5.4/reasoningEffort',
+        /^must be one of low, medium, high for fam_c-5.4$/,
+      ],
       ['webSearch that is not boolean', body({ model_tuning: { 'fam_b-3.1-pro': { webSearch: 'yes' } } }), '/model_tuning/fam_b-3.1-pro/webSearch', /boolean/],
       ['a malformed cachedContent', body({ model_tuning: { 'fam_b-3.1-pro': { cachedContent: 'caches/abc' } } }), '/model_tuning/fam_b-3.1-pro/cachedContent', /pattern/],
       ['tuning for a fam_h model', body({ models: ['fam_h-pro'], model_tuning: { 'fam_h-pro': {} } }), '/model_tuning/fam_h-pro', /takes no tuning/],
