@@ -7,9 +7,33 @@ export const EVENT_STREAM_HEADERS = { 'content-type': 'text/event-stream; charse
 /** The comment that keeps an idle stream open (proxies and load balancers close connections idle for long). */
 export const KEEP_ALIVE = ': keep-alive\n\n';
 
-/** Whether the request asks for Server-Sent Events (`Accept: text/event-stream`, among other types or alone). */
+/**
+ * Whether the request asks for Server-Sent Events: `Accept` lists `text/event-stream`, alone
+ * or among other types, with a quality above 0 (RFC 9110 12.5.1: `q=0` is "not acceptable")
+ * and no lower than `application/json`'s, where that is listed too.
+ */
 export function acceptsEventStream(accept: string | undefined): boolean {
-  return accept !== undefined && /(^|,)\s*text\/event-stream\s*(;|,|$)/i.test(accept);
+  if (accept === undefined) return false;
+  let stream = 0;
+  let json = 0;
+  for (const range of accept.split(',')) {
+    const [type = '', ...parameters] = range.split(';');
+    const mediaType = type.trim().toLowerCase();
+    if (mediaType === 'text/event-stream') stream = Math.max(stream, quality(parameters));
+    else if (mediaType === 'application/json') json = Math.max(json, quality(parameters));
+  }
+  return stream > 0 && stream >= json;
+}
+
+/** A media range's `q` (1 when it has none or one that is not a number), within 0 to 1. */
+function quality(parameters: readonly string[]): number {
+  for (const parameter of parameters) {
+    const [name = '', value = ''] = parameter.split('=');
+    if (name.trim().toLowerCase() !== 'q') continue;
+    const q = Number(value.trim());
+    return Number.isFinite(q) && value.trim() !== '' ? Math.min(Math.max(q, 0), 1) : 1;
+  }
+  return 1;
 }
 
 /**

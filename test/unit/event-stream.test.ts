@@ -27,6 +27,13 @@ describe('Class: EventStream', () => {
     ['application/json', false],
     ['text/event-streams', false],
     [undefined, false],
+    // Quality: 0 is "not acceptable"; JSON preferred over events is answered JSON.
+    ['text/event-stream;q=0', false],
+    ['text/event-stream; q=0.0, application/json', false],
+    ['application/json;q=1, text/event-stream;q=0.1', false],
+    ['application/json;q=0.5, text/event-stream', true],
+    ['text/event-stream;charset=utf-8;q=1', true],
+    ['*/*', false],
   ])('Accept: %s asks for events: %s', (accept, expected) => {
     expect(acceptsEventStream(accept)).toBe(expected);
   });
