@@ -45,6 +45,13 @@ export async function deployedTableNames(options: DeployedTablesOptions): Promis
           { cause: error },
         );
       }
+      // No credentials at all: most likely an operator who meant the local store.
+      if ((error as Error).name === 'CredentialsProviderError') {
+        throw new DeployedStackError(
+          `No AWS credentials to read the ${where} with: set DYNAMODB_ENDPOINT for a local store (npm start prints it), or AWS credentials (a profile, SSO, the environment) for the deployed stack`,
+          { cause: error },
+        );
+      }
       throw error;
     }
     const outputs = new Map((stacks?.[0]?.Outputs ?? []).map((output) => [output.OutputKey, output.OutputValue]));

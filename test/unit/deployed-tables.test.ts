@@ -68,7 +68,14 @@ describe('Function: deployedTableNames', () => {
     await expect(lookup).rejects.toThrow(/No stack Nope in eu-west-1: deploy it .*GATEWAY_STACK_NAME/);
   });
 
-  it('rethrows any other failure as it is (credentials, throttling)', async () => {
+  it('says where to point it when there are no AWS credentials at all: a local store, or credentials', async () => {
+    cloudFormation.on(DescribeStacksCommand).rejects(Object.assign(new Error('Could not load credentials from any providers'), { name: 'CredentialsProviderError' }));
+    const lookup = deployedTableNames({ stackName: DEFAULT_STACK_NAME, region: 'eu-west-1' });
+    await expect(lookup).rejects.toBeInstanceOf(DeployedStackError);
+    await expect(lookup).rejects.toThrow(/No AWS credentials to read the stack .* in eu-west-1 with: set DYNAMODB_ENDPOINT for a local store/);
+  });
+
+  it('rethrows any other failure as it is (access denied, throttling)', async () => {
     const denied = Object.assign(new Error('not authorized to perform: cloudformation:DescribeStacks'), { name: 'AccessDenied' });
     cloudFormation.on(DescribeStacksCommand).rejects(denied);
     await expect(deployedTableNames({ stackName: DEFAULT_STACK_NAME, region: 'eu-west-1' })).rejects.toThrow(/not authorized/);
