@@ -12,7 +12,7 @@ import { createClient, gatewayPhases, json, type Client } from './http-client.js
 import type { StoreCall } from '../../infra/local/store.js';
 import { processCpuMs, threadCpuMs } from './cpu.js';
 import { countCriticalPath, type CriticalPath } from './critical-path.js';
-import { startStoreAlone } from './store-alone.js';
+import { startStoreAlone, type StoreAlone } from './store-alone.js';
 import { ensurePortkey, startPortkey, type Portkey } from './portkey.js';
 import { describeFigures, median, medianByName, percentile, rotate, round } from './stats.js';
 import { check, type Benchmark, type Row } from './types.js';
@@ -46,6 +46,7 @@ export const overhead: Benchmark = {
     let upstream: Upstream | undefined;
     let host: Host | undefined;
     let portkey: Portkey | undefined;
+    let storeAlone: StoreAlone | undefined;
     const paths: Path[] = [];
     /** The gateway's Server-Timing phases of every measured (not warm-up) request. */
     const phases: Record<string, number>[] = [];
@@ -124,10 +125,28 @@ export const overhead: Benchmark = {
       // gateway's own requests to finish what follows each answer. CPU per request of the
       // gateway's thread (its store's thread apart), its answers' writes included, and of
       // Portkey's whole process, over each block.
+      //
+      // The floor: the same requests' store writes through the same SDK client and store
+      // (dynalite in a thread of its own), with no gateway around them, one at a time; CPU of
+      // this process's main thread (idle otherwise meanwhile). A block of them in each round,
+      // before its paths' blocks, so that the machine's drift over the run weighs on both alike
+      // (measured once after every round, the ratio to it swung from 1.24 to 1.65 between two
+      // runs of the same code).
+      const floorStore = await startStoreAlone();
+      storeAlone = floorStore;
+      const floorCpu: number[] = [];
+      const floorCalls: number[] = [];
       for (const path of paths) for (let i = 0; i < warmupBlock; i++) await path.send(path.client);
+      await floorStore.run(1, { amount: warmupBlock });
+      await floorStore.storeCalls();
       const blocks: Record<PathId, number[][]> = { direct: [], gateway: [], portkey: [] };
       const cpu: { gateway: number[]; portkey: number[]; storeCalls: number[] } = { gateway: [], portkey: [], storeCalls: [] };
       for (let r = 0; r < blockRounds; r++) {
+        const started = threadCpuMs(process.pid);
+        await floorStore.run(1, { amount: perBlock });
+        if (started !== null) floorCpu.push((threadCpuMs(process.pid)! - started) / perBlock);
+        // Read each block (the store keeps its last 10,000 requests).
+        floorCalls.push((await floorStore.storeCalls()).length / perBlock);
         for (const path of rotate(paths, r)) {
           const block: number[] = [];
           if (path.id === 'gateway') {
@@ -147,28 +166,9 @@ export const overhead: Benchmark = {
           blocks[path.id].push(block);
         }
       }
-
-      // The floor: the same requests' store writes through the same SDK client and store
-      // (dynalite in a thread of its own), with no gateway around them, one at a time; CPU of
-      // this process's main thread (idle otherwise meanwhile).
-      const storeAlone = await startStoreAlone();
-      let floor: { cpuMs: number; storeCalls: number } | undefined;
-      try {
-        await storeAlone.run(1, { amount: warmupBlock });
-        await storeAlone.storeCalls();
-        const floorCpu: number[] = [];
-        const floorCalls: number[] = [];
-        for (let r = 0; r < blockRounds; r++) {
-          const started = threadCpuMs(process.pid);
-          await storeAlone.run(1, { amount: perBlock });
-          if (started !== null) floorCpu.push((threadCpuMs(process.pid)! - started) / perBlock);
-          // Read each block (the store keeps its last 10,000 requests).
-          floorCalls.push((await storeAlone.storeCalls()).length / perBlock);
-        }
-        floor = { cpuMs: median(floorCpu), storeCalls: median(floorCalls) };
-      } finally {
-        await storeAlone.close();
-      }
+      const floor = { cpuMs: median(floorCpu), storeCalls: median(floorCalls) };
+      await floorStore.close();
+      storeAlone = undefined;
 
       // Store round trips before the provider call, counted at the store (a host of its own, its simulator as the provider).
       const simulated = await startHost(context, 'critical-path', { ...UNLIMITED });
@@ -211,9 +211,9 @@ export const overhead: Benchmark = {
       }
       const gatewayCpu = cpu.gateway.length ? median(cpu.gateway) : null;
       const portkeyCpuMs = cpu.portkey.length ? median(cpu.portkey) : null;
-      const floorRatio = gatewayCpu !== null && floor && floor.cpuMs > 0 ? round(gatewayCpu / floor.cpuMs, 2) : null;
+      const floorRatio = gatewayCpu !== null && floor.cpuMs > 0 ? round(gatewayCpu / floor.cpuMs, 2) : null;
       notes.push(
-        `CPU per request: gateway thread ${fmt(gatewayCpu)} ms (${round(median(cpu.storeCalls), 2)} store requests each, counted at the store), floor ${fmt(floor?.cpuMs ?? null)} ms (${round(floor?.storeCalls ?? 0, 2)} store requests each; test/bench/store-alone.ts, this process's main thread), Portkey's process ${fmt(portkeyCpuMs)} ms; gateway / floor ${floorRatio ?? 'n/a'}, gateway / Portkey ${ratio(gatewayCpu, portkeyCpuMs) ?? 'n/a'}`,
+        `CPU per request: gateway thread ${fmt(gatewayCpu)} ms (${round(median(cpu.storeCalls), 2)} store requests each, counted at the store), floor ${fmt(floorCpu.length ? floor.cpuMs : null)} ms (${round(floor.storeCalls, 2)} store requests each; test/bench/store-alone.ts, this process's main thread, a block in each round), Portkey's process ${fmt(portkeyCpuMs)} ms; gateway / floor ${floorRatio ?? 'n/a'}, gateway / Portkey ${ratio(gatewayCpu, portkeyCpuMs) ?? 'n/a'}`,
       );
       notes.push(
         `Store round trips before the provider call, counted at the store (${context.smoke ? 3 : 20} one-model requests, one at a time, to a host with its simulator): median ${critical.beforeProviderMedian}, highest ${critical.beforeProviderMax} (${critical.beforeProvider.join(', ') || 'none'}), after a first request with the host's caches empty: ${critical.coldBeforeProvider}; all store requests of a request: median ${critical.totalMedian} (${critical.all.join(', ')})`,
@@ -224,7 +224,7 @@ export const overhead: Benchmark = {
       return {
         status: 'ok',
         notes,
-        method: `interleaved: ${rounds} rounds x ${perRound} sequential requests per path (one keep-alive connection each), paths alternating request by request, order rotated per round, after ${warmup} warm-up requests per path; back to back: then ${warmupBlock} warm-up requests per path, and ${blockRounds} rounds of one block of ${perBlock} consecutive requests per path (order rotated per round); added = path minus direct in the same round; median of the round figures; CPU per request over each block (gateway: its main thread from /proc/<pid>/task/<pid>/schedstat, once its answers' writes are done; Portkey: its process's utime + stime from /proc/<pid>/stat), median of the blocks`,
+        method: `interleaved: ${rounds} rounds x ${perRound} sequential requests per path (one keep-alive connection each), paths alternating request by request, order rotated per round, after ${warmup} warm-up requests per path; back to back: then ${warmupBlock} warm-up requests per path, and ${blockRounds} rounds of one block of ${perBlock} consecutive requests per path (order rotated per round); added = path minus direct in the same round; median of the round figures; CPU per request over each block (gateway: its main thread from /proc/<pid>/task/<pid>/schedstat, once its answers' writes are done; Portkey: its process's utime + stime from /proc/<pid>/stat; the floor: this process's main thread over a block of store-alone requests in each round), median of the blocks`,
         columns: [
           { key: 'path', label: 'path' },
           { key: 'p50', label: 'p50 ms', digits: 3 },
@@ -253,6 +253,7 @@ export const overhead: Benchmark = {
     } finally {
       for (const path of paths) path.client.close();
       await portkey?.close();
+      await storeAlone?.close();
       await host?.close();
       await upstream?.close();
     }
