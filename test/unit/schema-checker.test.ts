@@ -51,6 +51,23 @@ describe('Class: SchemaChecker', () => {
     expect(await checker.check('{"a":"b"}', SMALL)).toEqual({ conforms: false, errors: ['/a: must match pattern "^a+$"'] });
   });
 
+  it("answers a schema it compiled before at once, never queued behind a job that keeps the thread busy (another request's schema)", async () => {
+    const checker = newChecker({ deadlineMs: 1_000, faults: true });
+    const schema = JSON.stringify(object({ n: { type: 'integer' } }));
+    expect(await checker.compile(schema)).toEqual([]);
+    // The thread hangs on a job until its deadline; the same schema again is answered first.
+    const busy = checker.fault('hang').then(
+      () => 'busy job answered',
+      () => 'busy job failed',
+    );
+    const again = checker.compile(schema).then((errors) => (errors.length === 0 ? 'compiled' : 'refused'));
+    expect(await Promise.race([again, busy])).toBe('compiled');
+    expect(await busy).toBe('busy job failed');
+    // A schema it refused is asked again: refusals are not remembered.
+    const refused = JSON.stringify(object({ n: { type: 'string', pattern: '(' } }));
+    expect(await checker.compile(refused)).not.toEqual([]);
+  });
+
   it('ends a thread whose job outruns the deadline: that job fails, the jobs behind it are answered by a new thread', async () => {
     // Prepare: a job that never ends, as a runaway validation would.
     const checker = newChecker({ faults: true, deadlineMs: 1_000 });
