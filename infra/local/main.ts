@@ -37,14 +37,20 @@ process.stdout.write(
   ].join('\n')}\n`,
 );
 
-let closing = false;
+/**
+ * A signal this soon after the first is the same Ctrl-C delivered twice: the terminal sends it
+ * to the whole process group, and `npm start` passes its own on to its child.
+ */
+const REPEAT_WITHIN_MS = 1_000;
+let closingSince: number | undefined;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
-    if (closing) {
+    if (closingSince !== undefined) {
+      if (Date.now() - closingSince < REPEAT_WITHIN_MS) return;
       // A second signal stops at once: a request still running keeps its hold until the reconciler releases it, uncharged.
       process.exit(1);
     }
-    closing = true;
+    closingSince = Date.now();
     const running = host.inFlight();
     if (running > 0)
       process.stdout.write(

@@ -3,7 +3,7 @@ import { STATUS_CODES, createServer, type IncomingMessage, type Server, type Ser
 import type { Duplex } from 'node:stream';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { LIMITS } from '../../shared/contract/limits.js';
-import { BadRequestError, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, UnauthorizedError } from '../../shared/errors.js';
+import { BadRequestError, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, UnauthorizedError } from '../../shared/errors.js';
 import { pipeEvents, type ApiResult, type EventStream } from '../../shared/http/event-stream.js';
 import { errorResponse } from '../../shared/http/response.js';
 import type { Log } from '../../shared/log.js';
@@ -38,7 +38,11 @@ export function createLocalServer(handlers: LocalHandlers, log: Log): Server {
   // A request without Host reaches `handle`, which refuses it with the error body; Node would answer it bare.
   const server = createServer({ requireHostHeader: false }, (req, res) => {
     const requestId = randomUUID();
-    handle(req, res, handlers, requestId).catch((error: unknown) => {
+    // Stopping (the host's close() stopped listening): a request that comes on a connection
+    // still open is refused cleanly, and every answer still to go closes its connection,
+    // rather than the close that ends the host resetting a request half read.
+    if (!server.listening) return reject(req, res, new ServiceUnavailableError('The gateway is stopping; send the request again once it runs', 1), requestId, true);
+    handle(req, res, handlers, requestId, () => !server.listening).catch((error: unknown) => {
       send(res, errorResponse(error, log, { requestId }), requestId);
     });
   });
@@ -96,7 +100,7 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   );
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, handlers: LocalHandlers, requestId: string): Promise<void> {
+async function handle(req: IncomingMessage, res: ServerResponse, handlers: LocalHandlers, requestId: string, stopping: () => boolean): Promise<void> {
   if (req.headers.host === undefined && req.httpVersion === '1.1') return reject(req, res, new BadRequestError('The Host header is missing'), requestId, true);
   let path: string;
   try {
@@ -126,6 +130,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, handlers: Local
     return;
   }
   const result = await handlers.api(event, lambdaContext('api', requestId));
+  if (stopping()) res.setHeader('connection', 'close');
   if (result.eventStream) await sendEvents(res, result, result.eventStream, requestId);
   else send(res, result, requestId);
   // What the handler still writes once its answer is sent.

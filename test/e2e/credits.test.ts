@@ -275,8 +275,10 @@ describe('Stopping the local host (npm start, then Ctrl-C)', () => {
       const answer = await pending;
       await closed;
 
-      // Assess: the caller has its answer; after a restart on the same data, the request is charged once and holds nothing.
+      // Assess: the caller has its answer, which closes its connection (no request may follow on
+      // it); after a restart on the same data, the request is charged once and holds nothing.
       expect(answer.status).toBe(200);
+      expect(answer.headers.get('connection')).toBe('close');
       expect(answer.body.results[0]).toMatchObject({ status: 'completed' });
       restarted = await startTestHost({ GATEWAY_DATA_DIR: dataDir });
       const account = await restarted.gateway.accounts.get(accountId);

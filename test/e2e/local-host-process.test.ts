@@ -75,6 +75,37 @@ describe('npm start', () => {
   });
 });
 
+describe('npm start, then Ctrl-C', () => {
+  it('answers the request in flight before it stops, though the signal comes twice at once (the terminal sends it, and npm passes it on)', async () => {
+    // Prepare: a host of its own, whose simulated OpenAI answers 1.5 s late, and a request waiting for it.
+    const started = await startTs('infra/local/main.ts', { PORT: '0', DYNAMODB_PORT: '0', DEMO_CREDITS: '50' }, /Admin CLI against this store:[\s\S]*\n\n/);
+    const stopping = started.child;
+    const exited = once(stopping, 'exit');
+    const base = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(started.stdout())![1]!;
+    const key = /demo key: +(\S+)/.exec(started.stdout())![1]!;
+    const simulator = /provider simulator at (http:\/\/127\.0\.0\.1:\d+)/.exec(started.stdout())![1]!;
+    await fetch(`${simulator}/__sim/faults`, { method: 'POST', body: JSON.stringify({ kind: 'slow', delayMs: 1_500, provider: 'openai' }) });
+    const answer = fetch(`${base}/api/v1/prompt`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ prompt: 'Say hello', models: ['fam_c-5.4'] }),
+    });
+    let calls = 0;
+    while (calls === 0) calls = ((await (await fetch(`${simulator}/__sim/calls`)).json()) as unknown[]).length;
+
+    // Act: Ctrl-C, delivered twice within a few milliseconds.
+    stopping.kill('SIGINT');
+    stopping.kill('SIGINT');
+
+    // Assess: answered, then a clean exit.
+    const response = await answer;
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as any).results[0].status).toBe('completed');
+    expect((await exited)[0]).toBe(0);
+    expect(started.stdout()).toContain('Stopping: 1 request in flight finish first');
+  });
+});
+
 describe('a fresh process', () => {
   it('loads the response_schema compiler on the first request that brings a schema', async () => {
     const response = await fetch(`${url}/api/v1/prompt`, {
