@@ -57,8 +57,9 @@ export class GatewayEdge extends Construct {
               limit: limit(EDGE_SHARES.perKey),
               evaluationWindowSec: WINDOW_SECONDS,
               aggregateKeyType: 'CUSTOM_KEYS',
-              // The scheme's case lowered, so that `Bearer` and `bearer` count as one key (the
-              // authorizer takes no other difference of spelling: shared/auth/keys.ts).
+              // The header lower-cased, so that `Bearer` and `bearer` count as one key (the
+              // authorizer takes no other difference of spelling: shared/auth/keys.ts); keys that
+              // differ in case alone share a bucket, which random keys never do.
               customKeys: [{ header: { name: 'authorization', textTransformations: [{ priority: 0, type: 'LOWERCASE' }] } }],
             },
           },

@@ -10,7 +10,8 @@ export const KEEP_ALIVE = ': keep-alive\n\n';
 /**
  * Whether the request asks for Server-Sent Events: `Accept` lists `text/event-stream`, alone
  * or among other types, with a quality above 0 (RFC 9110 12.5.1: `q=0` is "not acceptable")
- * and no lower than `application/json`'s, where that is listed too.
+ * and no lower than JSON's, where that is listed too (`application/json`, or a range that
+ * holds it: every application type, or every type).
  */
 export function acceptsEventStream(accept: string | undefined): boolean {
   if (accept === undefined) return false;
@@ -20,7 +21,7 @@ export function acceptsEventStream(accept: string | undefined): boolean {
     const [type = '', ...parameters] = range.split(';');
     const mediaType = type.trim().toLowerCase();
     if (mediaType === 'text/event-stream') stream = Math.max(stream, quality(parameters));
-    else if (mediaType === 'application/json') json = Math.max(json, quality(parameters));
+    else if (mediaType === 'application/json' || mediaType === 'application/*' || mediaType === '*/*') json = Math.max(json, quality(parameters));
   }
   return stream > 0 && stream >= json;
 }

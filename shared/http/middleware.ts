@@ -40,7 +40,7 @@ export function jsonBody(options: { limitBytes: number }): Middleware {
       if (bytes && !isUtf8(bytes)) throw new MalformedJsonError(new Error('The body is not valid UTF-8'));
       // No body at all is no JSON (the parser would take `null` for the JSON value null).
       event.body ??= '';
-      const text = event.body;
+      const text = bytes ? bytes.toString('utf8') : event.body;
       try {
         await parser.before!(request as Parameters<NonNullable<typeof parser.before>>[0]);
       } catch (error) {

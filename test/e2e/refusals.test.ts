@@ -128,9 +128,11 @@ describe('Bodies', () => {
     const lone = await raw('POST', '/api/v1/prompt', { headers, body: '{"prompt":"caf\\ud800e","models":["fam_k-8b"]}' });
     await expectRefused(lone, 400, 'invalid_request');
     expect(JSON.stringify(lone.body)).toContain('/prompt');
+    // Deeper than a recursive walk could go: found all the same, named by its whole pointer.
     const deep = `${'{"a":'.repeat(50_000)}"\\udc00"${'}'.repeat(50_000)}`;
     const nested = await raw('POST', '/api/v1/prompt', { headers, body: `{"prompt":"x","models":["fam_k-8b"],"metadata":${deep}}` });
     expect(nested.status).toBe(400);
+    expect(nested.body.error.details[0].field).toBe(`/metadata${'/a'.repeat(50_000)}`);
     const pair = await raw('POST', '/api/v1/prompt', { headers, body: '{"prompt":"smile \\ud83d\\ude00","models":["fam_k-8b"]}' });
     expect(pair.status).toBe(200);
     await host.settled();

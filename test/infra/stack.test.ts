@@ -12,7 +12,7 @@ import { GatewayStack } from '../../infra/stack/gateway-stack.js';
 import { INLINE_MAP_CONCURRENCY } from '../../infra/stack/workflow.js';
 import { LIMITS } from '../../shared/contract/limits.js';
 import { judgeCallCount, planJudgeItems } from '../../shared/judging/plan.js';
-import { AUTHORIZATION_PATTERN, bearerKey } from '../../shared/auth/keys.js';
+import { AUTHORIZATION_PATTERN } from '../../shared/auth/keys.js';
 import { NOVA_GEOGRAPHIES } from '../../shared/catalog/bedrock-profiles.js';
 import { MODELS } from '../../shared/catalog/models.js';
 import { loadConfig } from '../../shared/config.js';
@@ -749,17 +749,8 @@ describe('Stack: GatewayStack', () => {
         IdentityValidationExpression: AUTHORIZATION_PATTERN,
         AuthorizerResultTtlInSeconds: 30,
       });
-      // API Gateway reads the expression as a Java regular expression: the same answers as the authorizer's.
-      const validation = new RegExp(AUTHORIZATION_PATTERN);
-      for (const header of [
-        'Bearer mcg_aaaaaaaaaaaaaaaaaaaa',
-        'bEARER mcg_aaaaaaaaaaaaaaaaaaaa',
-        'Bearer  mcg_aaaaaaaaaaaaaaaaaaaa',
-        'Bearer mcg_aaaaaaaaaaaaaaaaaaaa ',
-        'Basic abc',
-      ]) {
-        expect(validation.test(header), header).toBe(bearerKey(header) !== undefined);
-      }
+      // API Gateway reads the expression as a Java regular expression: nothing in it that only JavaScript reads so.
+      expect(AUTHORIZATION_PATTERN).toMatch(/^\^[^\\()?]*\$$/);
       const authorizer = Object.values(template.findResources('AWS::ApiGateway::Authorizer') as Resources)[0]!;
       expect(JSON.stringify(authorizer.Properties!.AuthorizerUri)).toContain(logicalId(stack, stack.authorizerFunction));
     });

@@ -34,6 +34,8 @@ describe('Class: EventStream', () => {
     ['application/json;q=0.5, text/event-stream', true],
     ['text/event-stream;charset=utf-8;q=1', true],
     ['*/*', false],
+    ['text/event-stream;q=0.1, */*', false],
+    ['text/event-stream, */*;q=0.8', true],
   ])('Accept: %s asks for events: %s', (accept, expected) => {
     expect(acceptsEventStream(accept)).toBe(expected);
   });
