@@ -100,12 +100,16 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   );
 }
 
+/** A request target in origin form (RFC 9112 3.2.1): a path of RFC 3986 characters, then any query. */
+const ORIGIN_FORM = /^\/[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*(\?.*)?$/s;
+
 async function handle(req: IncomingMessage, res: ServerResponse, handlers: LocalHandlers, requestId: string, stopping: () => boolean): Promise<void> {
   if (req.headers.host === undefined && req.httpVersion === '1.1') return reject(req, res, new BadRequestError('The Host header is missing'), requestId, true);
   let path: string;
   try {
     // A path (`//api/...` read against a base would take `api` for a host name), or a whole URL.
     const target = req.url ?? '/';
+    if (target.startsWith('/') && !ORIGIN_FORM.test(target)) throw new Error('not a path');
     path = (target.startsWith('/') ? new URL(`http://localhost${target}`) : new URL(target, 'http://localhost')).pathname.replace(/\/+$/, '');
   } catch {
     return reject(req, res, new BadRequestError('The request target is not a valid path'), requestId, true);

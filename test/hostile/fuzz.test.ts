@@ -761,7 +761,8 @@ describe('Fuzzing the prompt endpoint with hostile requests', () => {
       [{ kind: 'auth/oversized', body: valid, headers: { authorization: `Bearer ${'a'.repeat(20_000)}` } }, 431, 'bad_request'],
       // A request target the URL parser cannot read was a 500, before any route or key.
       [{ kind: 'http/target-unparsable', body: valid, target: '//[' }, 400, 'bad_request'],
-      [{ kind: 'http/target-port', body: valid, target: '//a:99999/api/v1/prompt' }, 400, 'bad_request'],
+      // A path of two slashes is a path, not an authority: no route.
+      [{ kind: 'http/target-port', body: valid, target: '//a:99999/api/v1/prompt' }, 404, 'not_found'],
       // No Host header, or an Expect other than 100-continue: Node answered with no body.
       [{ kind: 'http/no-host', body: valid, noHost: true }, 400, 'bad_request'],
       [{ kind: 'http/expect', body: valid, headers: { expect: 'junk' } }, 417, 'bad_request'],
