@@ -32,6 +32,8 @@ export interface GatewayConfig {
   awsCredentials: boolean;
   simulateProviders: boolean;
   rateLimitRpm: number;
+  /** Requests of one account that may run at once (its open reservations): one tenant's slow requests may not take every instance. */
+  maxInFlight: number;
   creditsPerUsd: number;
   markup: number;
   requestDeadlineMs: number;
@@ -212,6 +214,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     ),
     simulateProviders: env.SIMULATE_PROVIDERS === '1' || env.SIMULATE_PROVIDERS === 'true',
     rateLimitRpm: int(env, 'RATE_LIMIT_RPM', 600, 1),
+    maxInFlight: int(env, 'MAX_REQUESTS_IN_FLIGHT', 64, 1),
     creditsPerUsd: positive(env, 'CREDITS_PER_USD', 100),
     markup: positive(env, 'MARKUP', 1),
     requestDeadlineMs: int(env, 'REQUEST_DEADLINE_MS', 25_000, 100, MAX_REQUEST_DEADLINE_MS),

@@ -165,8 +165,9 @@ export class RateLimitedError extends GatewayError {
   constructor(
     readonly retryAfterSeconds: number,
     limitPerMinute: number,
+    message = `Rate limit of ${limitPerMinute} requests per minute exceeded; retry after ${retryAfterSeconds} s`,
   ) {
-    super(429, 'rate_limited', `Rate limit of ${limitPerMinute} requests per minute exceeded; retry after ${retryAfterSeconds} s`);
+    super(429, 'rate_limited', message);
   }
   override headers(): Record<string, string> {
     return { 'Retry-After': String(this.retryAfterSeconds) };

@@ -17,6 +17,7 @@ export const CONTEXT_KEYS = {
   stageName: 'gateway:stageName',
   apiGatewayCloudWatchRole: 'gateway:apiGatewayCloudWatchRole',
   rateLimitRpm: 'gateway:rateLimitRpm',
+  maxRequestsInFlight: 'gateway:maxRequestsInFlight',
   creditsPerUsd: 'gateway:creditsPerUsd',
   markup: 'gateway:markup',
 } as const;
@@ -58,6 +59,7 @@ export function settingsFromContext(node: Node): Partial<GatewaySettings> {
   settings.apiGatewayCloudWatchRole = boolean(read(CONTEXT_KEYS.apiGatewayCloudWatchRole), CONTEXT_KEYS.apiGatewayCloudWatchRole);
 
   settings.rateLimitRpm = integer(read(CONTEXT_KEYS.rateLimitRpm), CONTEXT_KEYS.rateLimitRpm, 1);
+  settings.maxRequestsInFlight = integer(read(CONTEXT_KEYS.maxRequestsInFlight), CONTEXT_KEYS.maxRequestsInFlight, 1);
   settings.creditsPerUsd = number(read(CONTEXT_KEYS.creditsPerUsd), CONTEXT_KEYS.creditsPerUsd);
   settings.markup = number(read(CONTEXT_KEYS.markup), CONTEXT_KEYS.markup);
   return settings;

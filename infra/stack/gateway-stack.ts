@@ -45,8 +45,9 @@ export interface GatewaySettings {
   apiGatewayCloudWatchRole: boolean;
   serviceName: string;
   metricsNamespace: string;
-  /** RATE_LIMIT_RPM, CREDITS_PER_USD, MARKUP: unset leaves the defaults of shared/config.ts. */
+  /** RATE_LIMIT_RPM, MAX_REQUESTS_IN_FLIGHT, CREDITS_PER_USD, MARKUP: unset leaves the defaults of shared/config.ts. */
   rateLimitRpm?: number;
+  maxRequestsInFlight?: number;
   creditsPerUsd?: number;
   markup?: number;
 }
@@ -158,7 +159,12 @@ export class GatewayStack extends Stack {
         [RESPONSE_STREAMING_ENV]: String(settings.responseStreaming),
         ...storeEnv,
         ...providerEnv,
-        ...optionalEnv({ RATE_LIMIT_RPM: settings.rateLimitRpm, CREDITS_PER_USD: settings.creditsPerUsd, MARKUP: settings.markup }),
+        ...optionalEnv({
+          RATE_LIMIT_RPM: settings.rateLimitRpm,
+          MAX_REQUESTS_IN_FLIGHT: settings.maxRequestsInFlight,
+          CREDITS_PER_USD: settings.creditsPerUsd,
+          MARKUP: settings.markup,
+        }),
       },
     });
     // What the request path calls (DESIGN.md), table by table: the account read (when the
@@ -304,6 +310,7 @@ export function resolveSettings(props: Partial<GatewaySettings>): GatewaySetting
     serviceName: props.serviceName ?? d.serviceName,
     metricsNamespace: props.metricsNamespace ?? d.metricsNamespace,
     rateLimitRpm: props.rateLimitRpm,
+    maxRequestsInFlight: props.maxRequestsInFlight,
     creditsPerUsd: props.creditsPerUsd,
     markup: props.markup,
   };

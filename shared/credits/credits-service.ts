@@ -1,7 +1,7 @@
 import { ServiceUnavailableError } from '../errors.js';
 import { ulid } from '../ids.js';
 import { silentLog, type Log } from '../log.js';
-import type { Account, AccountsRepository, OpenRequest } from '../storage/accounts.js';
+import type { Account, AccountsRepository, OpenRequest, ReserveLimits } from '../storage/accounts.js';
 import { AccountContendedError, ConditionFailedError } from '../storage/errors.js';
 import type { LedgerEntry, LedgerRepository, SettlementEntry } from '../storage/ledger.js';
 
@@ -68,13 +68,14 @@ export class CreditsService {
   }
 
   /**
-   * Counts the request against the account's rate limit and holds the estimate, in one
-   * write: 429 or 402 (nothing counted, held or run) when either refuses.
+   * Counts the request against the account's limits (a minute's requests, requests open at
+   * once) and holds the estimate, in one write: 429 or 402 (nothing counted, held or run)
+   * when one refuses.
    */
-  async reserve(accountId: string, requestId: string, estimateMicro: number, limitPerMinute: number): Promise<OpenRequest> {
+  async reserve(accountId: string, requestId: string, estimateMicro: number, limits: ReserveLimits): Promise<OpenRequest> {
     const open = { accountId, requestId, reservation: { amountMicro: estimateMicro, at: this.now() } };
     try {
-      await this.accounts.reserve(open, { limitPerMinute });
+      await this.accounts.reserve(open, limits);
     } catch (error) {
       if (error instanceof AccountContendedError)
         throw new ServiceUnavailableError('The account is busy with concurrent requests; retry shortly. Nothing was charged', 1, { cause: error });

@@ -36,7 +36,7 @@ export interface PromptResponse {
 }
 
 export interface PromptServiceDeps {
-  config: Pick<GatewayConfig, 'creditsPerUsd' | 'markup' | 'requestDeadlineMs' | 'rateLimitRpm'>;
+  config: Pick<GatewayConfig, 'creditsPerUsd' | 'markup' | 'requestDeadlineMs' | 'rateLimitRpm' | 'maxInFlight'>;
   accounts: AccountsRepository;
   credits: CreditsService;
   idempotency: IdempotencyService<PromptResponse>;
@@ -166,7 +166,7 @@ export class PromptService {
     const plan = planRequest(request);
     const estimate = estimateBreakdown(plan, config);
     const reserving = timing.measure('reserve', () =>
-      credits.reserve(accountId, promptLogId, estimate.micro, rateLimitRpm).catch((error: unknown) => {
+      credits.reserve(accountId, promptLogId, estimate.micro, { limitPerMinute: rateLimitRpm, inFlight: this.deps.config.maxInFlight }).catch((error: unknown) => {
         // A 402 says what the estimate is made of, so that the caller sees what to lower.
         throw error instanceof InsufficientCreditsError ? new InsufficientCreditsError(error.estimatedCreditsRequired, error.balance, inCredits(estimate)) : error;
       }),

@@ -20,6 +20,16 @@ export interface OpenRequest {
 }
 
 /**
+ * What a reserve is held to beside the balance: requests a minute (the rate window), and
+ * requests open at once (its reservations): one tenant's slow requests may not take every
+ * function instance the stage shares.
+ */
+export interface ReserveLimits {
+  limitPerMinute: number;
+  inFlight: number;
+}
+
+/**
  * Balances are integer micro-credits (1 credit = 1,000,000). A top-up changes the balance
  * together with its ledger entry in one single-item write: the entry goes to `unposted`,
  * is copied to the ledger, then removed from here. A reservation holds credits out of the
@@ -136,7 +146,7 @@ export class AccountsRepository {
    * full (RateLimitedError) or the balance does not cover it (InsufficientCreditsError).
    * The first request of a minute opens a new window (a second write of the same kind).
    */
-  async reserve(open: OpenRequest, rate: { limitPerMinute: number }): Promise<number> {
+  async reserve(open: OpenRequest, rate: ReserveLimits): Promise<number> {
     const { accountId, requestId, reservation } = open;
     const { amountMicro: amount, at } = reservation;
     let windowStart = rateWindowStart(at);
@@ -157,8 +167,9 @@ export class AccountsRepository {
                 'attribute_exists(accountId)',
                 // Concurrent requests can never jointly hold more than the balance.
                 'balanceMicro >= :amount',
-                // One reservation per request.
+                // One reservation per request, and at most `inFlight` of them open at once.
                 'attribute_not_exists(reservations.#request)',
+                'size(reservations) < :inFlight',
                 // The window admits at most `limitPerMinute` requests, however many arrive at once.
                 opensWindow ? '(attribute_not_exists(rateWindow) OR rateWindow.#start < :start)' : 'rateWindow.#start = :start AND rateWindow.#count < :limit',
               ].join(' AND '),
@@ -167,6 +178,7 @@ export class AccountsRepository {
                 ':amount': amount,
                 ':reservation': { amountMicro: amount, at },
                 ':start': windowStart,
+                ':inFlight': rate.inFlight,
                 ...(opensWindow ? { ':window': { start: windowStart, count: 1 } } : { ':one': 1, ':limit': rate.limitPerMinute }),
               }),
               ReturnValues: 'UPDATED_NEW',
@@ -189,6 +201,11 @@ export class AccountsRepository {
         const current = window !== undefined && window.start === windowStart;
         if (current && window.count >= rate.limitPerMinute) {
           throw new RateLimitedError(Math.max(1, Math.ceil((windowStart + RATE_WINDOW_MS - at) / 1000)), rate.limitPerMinute);
+        }
+        const running = Object.keys(account.reservations ?? {}).length;
+        if (running >= rate.inFlight) {
+          const requests = running === 1 ? '1 request of this account is' : `${running} requests of this account are`;
+          throw new RateLimitedError(1, rate.limitPerMinute, `${requests} still running, the most it may have at once; retry when one has ended`);
         }
         if (account.balanceMicro < amount) throw new InsufficientCreditsError(microToCredits(amount), microToCredits(account.balanceMicro));
         // Nothing in the item refuses the write now: the window was not the one this attempt

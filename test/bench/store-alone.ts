@@ -57,7 +57,7 @@ export async function startStoreAlone(): Promise<StoreAlone> {
   const oneRequest = async () => {
     const promptLogId = ulid();
     const receivedAt = Date.now();
-    const open = await credits.reserve(accountId, promptLogId, estimateMicro, Number.MAX_SAFE_INTEGER);
+    const open = await credits.reserve(accountId, promptLogId, estimateMicro, { limitPerMinute: Number.MAX_SAFE_INTEGER, inFlight: Number.MAX_SAFE_INTEGER });
     const { meta, content } = toPromptLog({ promptLogId, accountId, request, results: [result], evaluations: [], chargedMicro, zeroDataRetention: false, receivedAt });
     await Promise.all([credits.settle(open, chargedMicro), promptLogs.put(meta, content)]);
   };

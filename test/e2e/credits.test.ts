@@ -256,6 +256,29 @@ describe('Idempotency-Key', () => {
   });
 });
 
+describe('Requests of one account at once (MAX_REQUESTS_IN_FLIGHT)', () => {
+  it('answers 429 with Retry-After while the account has its most requests running, charging and calling nothing; another account runs', async () => {
+    const limited = await startTestHost({ MAX_REQUESTS_IN_FLIGHT: '1' });
+    try {
+      const first = await openTestAccount(limited, 1_000_000);
+      const second = await openTestAccount(limited, 1_000_000);
+      limited.simulator.pause();
+      const running = post(limited, ONE_MODEL, first.auth);
+      await until(() => limited.simulator.calls().length === 1);
+      const refused = await post(limited, ONE_MODEL, first.auth);
+      expect([refused.status, refused.headers.get('retry-after'), refused.body.error.code]).toEqual([429, '1', 'rate_limited']);
+      expect(refused.body.error.message).toMatch(/^1 request of this account is still running/);
+      const other = post(limited, ONE_MODEL, second.auth);
+      await until(() => limited.simulator.calls().length === 2);
+      limited.simulator.resume();
+      expect([(await running).status, (await other).status]).toEqual([200, 200]);
+      expect(await balanceOf(limited, first.accountId)).toBe(1_000_000 - Math.round((await running).body.creditsUsed * 1e6));
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
 describe('Stopping the local host (npm start, then Ctrl-C)', () => {
   it('lets a request in flight finish: answered and charged before the store closes, nothing left held across a restart', async () => {
     // Prepare: a host keeping its store on disk, one request waiting for its model.

@@ -1008,6 +1008,7 @@ describe('Stack: GatewayStack settings', () => {
       stageName: 'test',
       apiGatewayCloudWatchRole: false,
       rateLimitRpm: 120,
+      maxRequestsInFlight: 16,
     });
 
     // Assess
@@ -1019,7 +1020,7 @@ describe('Stack: GatewayStack settings', () => {
     });
     template.hasResourceProperties('AWS::Lambda::Function', {
       Timeout: 60,
-      Environment: { Variables: Match.objectLike({ REQUEST_DEADLINE_MS: '56000', RATE_LIMIT_RPM: '120' }) },
+      Environment: { Variables: Match.objectLike({ REQUEST_DEADLINE_MS: '56000', RATE_LIMIT_RPM: '120', MAX_REQUESTS_IN_FLIGHT: '16' }) },
     });
     template.resourceCountIs('AWS::ApiGateway::Account', 0);
     // The workflow the api function waits for, and each of its tasks, follow the integration timeout too.

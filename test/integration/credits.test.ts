@@ -71,7 +71,7 @@ function olderReserveEntry(open: OpenRequest): LedgerEntry {
 }
 
 /** Rate windows are tested on their own below; these tests are about money. */
-const NO_RATE_LIMIT = 1_000_000;
+const NO_RATE_LIMIT = { limitPerMinute: 1_000_000, inFlight: 1_000_000 };
 
 function service(clock: { now: number } = { now: Date.now() }, ledgerRepo: LedgerRepository = ledger, accountsRepo: AccountsRepository = accounts) {
   return new CreditsService(accountsRepo, ledgerRepo, undefined, () => clock.now);

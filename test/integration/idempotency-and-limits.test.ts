@@ -23,7 +23,7 @@ describe('Rate window, counted in the reserve write', () => {
   const clock = { now: 0 };
   const credits = () =>
     new CreditsService(new AccountsRepository(env.client.items, env.tables.accounts), new LedgerRepository(env.client.items, env.tables.ledger), undefined, () => clock.now);
-  const reserve = (accountId: string, limit: number, estimate = 1) => credits().reserve(accountId, promptLogId(clock.now), estimate, limit);
+  const reserve = (accountId: string, limit: number, estimate = 1) => credits().reserve(accountId, promptLogId(clock.now), estimate, { limitPerMinute: limit, inFlight: 1_000 });
   const outcome = (promise: Promise<unknown>) =>
     promise.then(
       () => 'reserved',
@@ -45,6 +45,25 @@ describe('Rate window, counted in the reserve write', () => {
     expect(await outcome(reserve(accountId, 2))).toBe('reserved');
     // Two reservations in the first window and one in the second hold 3 micro-credits.
     expect((await new AccountsRepository(env.client.items, env.tables.accounts).get(accountId))!.balanceMicro).toBe(997);
+  });
+
+  it('admits at most `inFlight` open requests of an account: the next is a 429, counted nowhere, until one has settled; other accounts are not held', async () => {
+    clock.now = Date.UTC(2026, 10, 22, 13, 0, 0);
+    const service = credits();
+    const { accountId } = await service.openAccount({ balanceMicro: 1_000 });
+    const { accountId: other } = await service.openAccount({ balanceMicro: 1_000 });
+    const limits = { limitPerMinute: 100, inFlight: 2 };
+    const first = await service.reserve(accountId, promptLogId(clock.now), 1, limits);
+    await service.reserve(accountId, promptLogId(clock.now), 1, limits);
+    const refused = await service.reserve(accountId, promptLogId(clock.now), 1, limits).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(RateLimitedError);
+    expect(refused).toMatchObject({ status: 429, code: 'rate_limited', retryAfterSeconds: 1, message: expect.stringMatching(/^2 requests of this account are still running/) });
+    expect(await outcome(service.reserve(other, promptLogId(clock.now), 1, limits))).toBe('reserved');
+    await service.settle(first, 1);
+    expect(await outcome(service.reserve(accountId, promptLogId(clock.now), 1, limits))).toBe('reserved');
+    // The refused one held nothing and was not counted in the minute's window.
+    const account = (await new AccountsRepository(env.client.items, env.tables.accounts).get(accountId))!;
+    expect([account.rateWindow?.count, Object.keys(account.reservations).length, account.balanceMicro]).toEqual([3, 2, 1_000 - 3]);
   });
 
   it('never admits more than the limit when requests arrive at once, and holds credits for those only', async () => {
