@@ -54,7 +54,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     const running = host.inFlight();
     if (running > 0)
       process.stdout.write(
-        `Stopping: ${running} request${running === 1 ? '' : 's'} in flight finish first (${config.requestDeadlineMs / 1000} s at most); ${signal === 'SIGINT' ? 'Ctrl-C' : signal} again stops at once.\n`,
+        `Stopping: ${running === 1 ? '1 request in flight finishes' : `${running} requests in flight finish`} first (${config.requestDeadlineMs / 1000} s at most); ${signal === 'SIGINT' ? 'Ctrl-C' : signal} again stops at once.\n`,
       );
     host.close().then(
       () => process.exit(0),

@@ -102,7 +102,7 @@ describe('npm start, then Ctrl-C', () => {
     expect(response.status).toBe(200);
     expect(((await response.json()) as any).results[0].status).toBe('completed');
     expect((await exited)[0]).toBe(0);
-    expect(started.stdout()).toContain('Stopping: 1 request in flight finish first');
+    expect(started.stdout()).toContain('Stopping: 1 request in flight finishes first');
   });
 });
 
