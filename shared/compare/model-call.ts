@@ -1,27 +1,8 @@
-import type { ModelEntry, WireProtocol } from '../catalog/types.js';
+import type { ModelEntry } from '../catalog/types.js';
 import type { PromptRequest, RequestedModel } from '../contract/types.js';
-import { cacheBreakpoints, textTokens } from '../pricing/bound.js';
+import { textTokens } from '../pricing/bound.js';
+import { cacheMinimumWarnings } from '../providers/cache-breakpoints.js';
 import type { ModelCall } from '../providers/types.js';
-
-/** Protocols that send `cache_control` breakpoints on: Anthropic's as they are, Bedrock's as cache points (Gemini's adapter drops them, and says so). */
-const BREAKPOINT_PROTOCOLS: ReadonlySet<WireProtocol> = new Set(['anthropic-messages', 'bedrock-converse']);
-
-/**
- * DESIGN.md, step 4: a breakpoint on a prefix shorter than the model's cache minimum (spec
- * 2.9) is sent anyway, and flagged, since the vendor ignores it silently. The prefix as
- * text usually counts (textTokens), hence "about".
- */
-function cacheMinimumWarnings(call: ModelCall): string[] {
-  const { entry } = call;
-  const { minTokens } = entry.capabilities.cache;
-  if (minTokens === undefined || !BREAKPOINT_PROTOCOLS.has(entry.protocol)) return [];
-  return cacheBreakpoints(call, textTokens)
-    .filter((breakpoint) => breakpoint.prefixTokens < minTokens)
-    .map(
-      (breakpoint) =>
-        `The cache_control breakpoint on ${breakpoint.where} closes a prefix of about ${breakpoint.prefixTokens} tokens, under ${entry.id}'s cache minimum of ${minTokens}: sent, but the vendor caches nothing there`,
-    );
-}
 
 /** The output limit a model runs with: the request's, capped at the model's maximum, or the catalog allowance. */
 export function effectiveMaxTokens(entry: ModelEntry, requested: number | undefined): number {
@@ -63,7 +44,7 @@ export function planCall(request: PromptRequest, model: RequestedModel): Planned
     tuning: model.tuning,
     responseSchema: body.response_schema,
   };
-  warnings.push(...cacheMinimumWarnings(call));
+  warnings.push(...cacheMinimumWarnings(call, textTokens));
   return {
     model,
     call,

@@ -1,5 +1,6 @@
 import type { ModelEntry } from '../catalog/types.js';
 import { ADAPTERS } from '../providers/adapters.js';
+import { cacheBreakpoints, marksCacheBreakpoints } from '../providers/cache-breakpoints.js';
 import { schemaInstruction } from '../providers/structured-output.js';
 import type { ModelCall } from '../providers/types.js';
 import { providerCost } from './cost.js';
@@ -100,28 +101,6 @@ export function inputTokenEstimate(call: CallInput): number {
   return inputTokens(call, textTokens);
 }
 
-/** A `cache_control` breakpoint: where it is, and the prefix it closes (system blocks, then history turns) counted with `count`. */
-export interface CacheBreakpoint {
-  /** e.g. `system block 2`, `history turn 1` (1-based). */
-  where: string;
-  prefixTokens: number;
-}
-
-/** The call's `cache_control` breakpoints, in order, each with its prefix (4 tokens of framing a history turn). */
-export function cacheBreakpoints(call: CallInput, count: (text: string) => number): CacheBreakpoint[] {
-  const breakpoints: CacheBreakpoint[] = [];
-  let text = 0;
-  call.system.forEach((block, i) => {
-    text += count(block.text);
-    if (block.cache_control) breakpoints.push({ where: `system block ${i + 1}`, prefixTokens: Math.ceil(text) });
-  });
-  call.history.forEach((turn, i) => {
-    text += count(turn.content);
-    if (turn.cache_control) breakpoints.push({ where: `history turn ${i + 1}`, prefixTokens: Math.ceil(text) + 4 * (i + 1) });
-  });
-  return breakpoints;
-}
-
 /**
  * Input tokens a call may have billed as cache writes, which Anthropic prices above input
  * (1.25 times, 5-minute writes): the prefix up to its last `cache_control` breakpoint,
@@ -132,7 +111,7 @@ function cacheWriteBound(entry: ModelEntry, call: CallInput): number {
   const { input, cacheWrite } = entry.prices;
   if (cacheWrite === null || cacheWrite <= input) return 0;
   // Most calls mark no breakpoint: no need to count their text again.
-  if (!call.system.some((block) => block.cache_control) && !call.history.some((turn) => turn.cache_control)) return 0;
+  if (!marksCacheBreakpoints(call)) return 0;
   return cacheBreakpoints(call, textTokenBound).at(-1)?.prefixTokens ?? 0;
 }
 

@@ -1,12 +1,60 @@
+import type { WireProtocol } from '../catalog/types.js';
 import type { ModelCall } from './types.js';
 
+/** Whether the call marks any `cache_control` breakpoint (spec 2.7, 2.8): most mark none. */
+export function marksCacheBreakpoints(call: Pick<ModelCall, 'system' | 'history'>): boolean {
+  return call.system.some((block) => block.cache_control) || call.history.some((turn) => turn.cache_control);
+}
+
+/** A `cache_control` breakpoint: where it is, and the prefix it closes (system blocks, then history turns) counted with `count`. */
+export interface CacheBreakpoint {
+  /** e.g. `system block 2`, `history turn 1` (1-based). */
+  where: string;
+  prefixTokens: number;
+}
+
+/** The call's `cache_control` breakpoints, in order, each with its prefix (4 tokens of framing a history turn). */
+export function cacheBreakpoints(call: Pick<ModelCall, 'system' | 'history'>, count: (text: string) => number): CacheBreakpoint[] {
+  const breakpoints: CacheBreakpoint[] = [];
+  let text = 0;
+  call.system.forEach((block, i) => {
+    text += count(block.text);
+    if (block.cache_control) breakpoints.push({ where: `system block ${i + 1}`, prefixTokens: Math.ceil(text) });
+  });
+  call.history.forEach((turn, i) => {
+    text += count(turn.content);
+    if (turn.cache_control) breakpoints.push({ where: `history turn ${i + 1}`, prefixTokens: Math.ceil(text) + 4 * (i + 1) });
+  });
+  return breakpoints;
+}
+
+/** Protocols that send `cache_control` breakpoints on: Anthropic's as they are, Bedrock's as cache points (the others drop them, and say so). */
+const BREAKPOINT_PROTOCOLS: ReadonlySet<WireProtocol> = new Set(['anthropic-messages', 'bedrock-converse']);
+
 /**
- * The warning for `cache_control` breakpoints (spec 2.7, 2.8) sent to a protocol that takes
- * none (OpenAI Responses, chat completions): they are left out, and the caller hears why,
- * from the model's cache rule in the catalog. Undefined when the call marks none.
+ * DESIGN.md, step 4: a breakpoint on a prefix shorter than the model's cache minimum (spec
+ * 2.9) is sent anyway, and flagged, since the vendor ignores it silently. The prefix counted
+ * with `count`, as text usually counts, hence "about".
+ */
+export function cacheMinimumWarnings(call: ModelCall, count: (text: string) => number): string[] {
+  const { entry } = call;
+  const { minTokens } = entry.capabilities.cache;
+  if (minTokens === undefined || !BREAKPOINT_PROTOCOLS.has(entry.protocol) || !marksCacheBreakpoints(call)) return [];
+  return cacheBreakpoints(call, count)
+    .filter((breakpoint) => breakpoint.prefixTokens < minTokens)
+    .map(
+      (breakpoint) =>
+        `The cache_control breakpoint on ${breakpoint.where} closes a prefix of about ${breakpoint.prefixTokens} tokens, under ${entry.id}'s cache minimum of ${minTokens}: sent, but the vendor caches nothing there`,
+    );
+}
+
+/**
+ * The warning for `cache_control` breakpoints sent to a protocol that takes none (OpenAI
+ * Responses, chat completions): they are left out, and the caller hears why, from the
+ * model's cache rule in the catalog. Undefined when the call marks none.
  */
 export function breakpointsWarning(call: ModelCall, vendor: string): string | undefined {
-  if (!call.system.some((block) => block.cache_control) && !call.history.some((turn) => turn.cache_control)) return undefined;
+  if (!marksCacheBreakpoints(call)) return undefined;
   const { mode, minTokens } = call.entry.capabilities.cache;
   const why =
     mode === 'automatic'

@@ -1,4 +1,5 @@
 import { appendAlternating } from '../turns.js';
+import { marksCacheBreakpoints } from '../cache-breakpoints.js';
 import type { ModelCall } from '../types.js';
 import { schemaInstruction } from '../structured-output.js';
 import { unenforcedKeywords } from './schema.js';
@@ -63,7 +64,7 @@ export function toGenerateContentRequest(call: ModelCall): MappedRequest {
 
   const systemTexts = call.system.map((block) => block.text);
   if (instruction && !cached) systemTexts.push(instruction);
-  if (call.system.some((block) => block.cache_control) || call.history.some((turn) => turn.cache_control)) {
+  if (marksCacheBreakpoints(call)) {
     warnings.push('Gemini has no cache_control breakpoints; they were ignored (use model_tuning.cachedContent)');
   }
 
