@@ -61,16 +61,21 @@ export function tooFewTokens(claimed: number, texts: readonly string[]): number 
 export type CallInput = Pick<ModelCall, 'entry' | 'system' | 'history' | 'prompt' | 'attachments' | 'responseSchema'>;
 
 /**
- * A call's input counted with `count`, never zero: prompt, system blocks, history (4 tokens
- * of framing a turn), the response schema as the instruction it becomes where it is not
- * native (natively it counts about as much), and attachments.
+ * A call's text input counted with `count`, never zero: prompt, system blocks, history (4
+ * tokens of framing a turn), the response schema as the instruction it becomes where it is
+ * not native (natively it counts about as much). The same for every model of a request.
  */
-function inputTokens(call: CallInput, count: (text: string) => number): number {
+function textInputTokens(call: CallInput, count: (text: string) => number): number {
   let text = count(call.prompt);
   for (const block of call.system) text += count(block.text);
   for (const turn of call.history) text += count(turn.content);
   if (call.responseSchema) text += count(schemaInstruction(call.responseSchema));
-  let tokens = Math.ceil(text) + 4 * (1 + call.history.length);
+  return Math.ceil(text) + 4 * (1 + call.history.length);
+}
+
+/** The most tokens a call's attachments count on its model: images as the catalog says, a PDF by its bytes. */
+export function attachmentTokens(call: Pick<CallInput, 'entry' | 'attachments'>): number {
+  let tokens = 0;
   for (const attachment of call.attachments) {
     const bytes = Math.floor((attachment.base64.length * 3) / 4);
     tokens += attachment.type === 'application/pdf' ? Math.max(IMAGE_TOKENS, Math.ceil(bytes / 20)) : (call.entry.imageTokens ?? IMAGE_TOKENS);
@@ -78,27 +83,39 @@ function inputTokens(call: CallInput, count: (text: string) => number): number {
   return tokens;
 }
 
-/** The most input tokens a call's text can count (textTokenBound), what its reserve holds (capped at the model's context by callCostBound). */
+/** The most tokens a call's text input can count (textTokenBound): what every model of the request is sent, counted once. */
+export function textInputBound(call: CallInput): number {
+  return textInputTokens(call, textTokenBound);
+}
+
+/** The most input tokens a call can count, what its reserve holds (capped at the model's context by callCostBound). */
 export function inputTokenBound(call: CallInput): number {
-  return inputTokens(call, textTokenBound);
+  return textInputBound(call) + attachmentTokens(call);
 }
 
 /** Tokens a vendor may add to what it is sent (a chat template, a tool's definition) beyond the input's bound. */
 const VENDOR_FRAMING_TOKENS = 512;
 
 /**
- * The most input tokens a vendor can truthfully bill for a call: the input's bound and some
- * framing; undefined where what is billed is not all in the request (attachments, whose
- * counts the catalog does not always bound; a Gemini cachedContent; search grounding).
+ * The input tokens a vendor cannot truthfully have billed for a call, or 0 when `claimed`
+ * could be true: more than the input's bound and some framing, where the request holds all
+ * that is billed (no attachments, whose counts the catalog does not always bound; no Gemini
+ * cachedContent; no search grounding). A usual count, below the text's length (a bound of
+ * it: a character is at least a byte), costs no counting.
  */
-export function mostInputTokens(call: ModelCall): number | undefined {
-  if (call.attachments.length > 0 || call.tuning.cachedContent !== undefined || call.tuning.webSearch) return undefined;
-  return inputTokenBound(call) + VENDOR_FRAMING_TOKENS;
+export function tooManyInputTokens(claimed: number, call: ModelCall): number {
+  if (call.attachments.length > 0 || call.tuning.cachedContent !== undefined || call.tuning.webSearch) return 0;
+  let length = call.prompt.length;
+  for (const block of call.system) length += block.text.length;
+  for (const turn of call.history) length += turn.content.length;
+  if (claimed <= length + VENDOR_FRAMING_TOKENS) return 0;
+  const most = textInputBound(call) + VENDOR_FRAMING_TOKENS;
+  return claimed > most ? most : 0;
 }
 
 /** What a call's input counts as usual (textTokens): its charge when the vendor's usage cannot be used. */
 export function inputTokenEstimate(call: CallInput): number {
-  return inputTokens(call, textTokens);
+  return textInputTokens(call, textTokens) + attachmentTokens(call);
 }
 
 /**

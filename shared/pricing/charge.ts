@@ -1,5 +1,5 @@
 import type { ModelCall, Usage } from '../providers/types.js';
-import { callCostBound, inputTokenEstimate, mostInputTokens, outputTokenBound, textTokens, tooFewTokens } from './bound.js';
+import { callCostBound, inputTokenEstimate, outputTokenBound, textTokens, tooFewTokens, tooManyInputTokens } from './bound.js';
 import { providerCost } from './cost.js';
 
 /**
@@ -34,8 +34,8 @@ export function implausibleUsage(usage: Usage, call: ModelCall, output = ''): st
   if (usage.reasoningTokens > usage.outputTokens) return 'more reasoning tokens than output tokens';
   if (usage.inputTokens > call.entry.contextWindow) return `${usage.inputTokens} input tokens, beyond the model's context of ${call.entry.contextWindow}`;
   // Counts far above the text they stand for: believed, they would charge the caller up to the whole reservation.
-  const mostIn = mostInputTokens(call);
-  if (mostIn !== undefined && usage.inputTokens > mostIn) return `${usage.inputTokens} input tokens, more than the ${mostIn} its text can count`;
+  const mostIn = tooManyInputTokens(usage.inputTokens, call);
+  if (mostIn > 0) return `${usage.inputTokens} input tokens, more than the ${mostIn} its text can count`;
   // The output bound alone: pricing the whole call (its input counted again) is for the rare estimated path.
   const bound = outputTokenBound(call);
   if (usage.outputTokens > bound + OUTPUT_TOLERANCE_TOKENS) return `${usage.outputTokens} output tokens, beyond the ${bound} the call allowed`;
