@@ -7,8 +7,8 @@ import type { PromptRequest } from './types.js';
 
 /** How long one compile or check may run on the schema thread before the thread is ended (docs/structured-output.md). */
 export const SCHEMA_DEADLINE_MS = 2_000;
-/** The most characters of schemas SchemaChecker remembers as compiled (each at most LIMITS.responseSchemaBytes). */
-const COMPILED_CHARACTERS = 4 * 1024 * 1024;
+/** Schemas SchemaChecker remembers as compiled: as many as the thread keeps compiled (schema-compile.ts, which the main thread does not load). */
+const MAX_COMPILED = 100;
 /** How long a new thread may take to load (tsx from source on a busy machine, ajv) before its first job is failed. */
 const START_DEADLINE_MS = 15_000;
 
@@ -46,35 +46,24 @@ export class SchemaChecker {
   /** Threads started so far (a restart makes it 2): for the tests and the benchmark. */
   started = 0;
   /**
-   * Schemas the thread compiled without a fault, the most recent last, their lengths adding
-   * up to COMPILED_CHARACTERS at most: compiled again they would pass again, so they are
-   * answered here, never queued behind other requests' jobs (an evaluation sends one schema
-   * with every request; another tenant's new schemas keep the thread busy meanwhile).
+   * Schemas the thread compiled without a fault, oldest dropped first: compiled again they
+   * would pass again, so they are answered here, never queued behind other requests' jobs
+   * (an evaluation sends one schema with every request; another tenant's new schemas keep
+   * the thread busy meanwhile).
    */
-  private readonly compiled = new Map<string, number>();
-  private compiledCharacters = 0;
+  private readonly compiled = new Set<string>();
 
   constructor(private readonly options: { deadlineMs?: number; faults?: boolean } = {}) {}
 
   /** The fields at fault in a schema that passed `checkResponseSchema` (none: it compiled). Rejects with SchemaThreadUnavailable. */
   async compile(schemaJson: string): Promise<FieldError[]> {
-    if (this.compiled.delete(schemaJson)) {
-      this.compiled.set(schemaJson, schemaJson.length);
-      return [];
-    }
+    if (this.compiled.has(schemaJson)) return [];
     const { errors } = (await this.ask({ op: 'compile', schema: schemaJson })) as { errors: FieldError[] };
-    if (errors.length === 0) this.remember(schemaJson);
-    return errors;
-  }
-
-  private remember(schemaJson: string): void {
-    this.compiled.set(schemaJson, schemaJson.length);
-    this.compiledCharacters += schemaJson.length;
-    for (const [oldest, length] of this.compiled) {
-      if (this.compiledCharacters <= COMPILED_CHARACTERS) break;
-      this.compiled.delete(oldest);
-      this.compiledCharacters -= length;
+    if (errors.length === 0) {
+      if (this.compiled.size >= MAX_COMPILED) this.compiled.delete(this.compiled.keys().next().value as string);
+      this.compiled.add(schemaJson);
     }
+    return errors;
   }
 
   /** An output checked against the schema; never rejects: an unanswered check says so. */
