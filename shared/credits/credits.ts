@@ -6,9 +6,11 @@ export { creditsToMicro, MICRO_PER_CREDIT, microToCredits } from '../pricing/mic
 
 export type CreditRates = Pick<GatewayConfig, 'creditsPerUsd' | 'markup'>;
 
+const microCredits = (usd: number, rates: CreditRates): number => usd * rates.creditsPerUsd * rates.markup * MICRO_PER_CREDIT;
+
 /** A charge in micro-credits: to the nearest. */
 export function usdToMicroCredits(usd: number, rates: CreditRates): number {
-  return Math.round(usd * rates.creditsPerUsd * rates.markup * MICRO_PER_CREDIT);
+  return Math.round(microCredits(usd, rates));
 }
 
 /**
@@ -16,5 +18,5 @@ export function usdToMicroCredits(usd: number, rates: CreditRates): number {
  * never below the charge of the same calls, whose total is rounded once to the nearest.
  */
 export function usdToMicroCreditsUp(usd: number, rates: CreditRates): number {
-  return Math.ceil(usd * rates.creditsPerUsd * rates.markup * MICRO_PER_CREDIT);
+  return Math.ceil(microCredits(usd, rates));
 }
