@@ -98,11 +98,23 @@ function* embedded(text: string): Generator<Candidate> {
 
 /**
  * `{...}` spans with balanced braces outside strings, of at most MAX_SPAN_CHARS, the last
- * first (by where they end: an object before the objects nested in it): one pass with a
- * stack of open braces, linear in the text. A search restarting at every `{` took 7.8 s
- * for 40,000 of them.
+ * first (by where they end: an object before the objects nested in it). Two linear passes,
+ * each with a stack of open braces: from the start, and from the end. Prose can quote code
+ * with a stray brace and a quote (`"if (x) {" is never closed`), which puts the pass from
+ * the start inside a string that never ends; the pass from the end meets the verdict
+ * (a judge decides last) before that prose, and code quoted after the verdict misleads only
+ * the pass from the end (a verdict between the two is not found). A search restarting at
+ * every `{` took 7.8 s for 40,000 of them.
  */
 function* balancedObjects(text: string): Generator<Candidate> {
+  const spans = new Map<string, Candidate>();
+  for (const [start, end] of [...closedFromStart(text), ...closedFromEnd(text)]) spans.set(`${start}:${end}`, { text: '', start, end });
+  const ordered = [...spans.values()].sort((a, b) => b.end - a.end || a.start - b.start);
+  for (const { start, end } of ordered) yield { text: text.slice(start, end), start, end };
+}
+
+/** Spans closed reading from the start: the last MAX_CANDIDATES to close. */
+function closedFromStart(text: string): [number, number][] {
   // Only the last MAX_CANDIDATES spans can be tried: kept in a ring, as they close.
   const starts = new Int32Array(MAX_CANDIDATES);
   const ends = new Int32Array(MAX_CANDIDATES);
@@ -126,12 +138,35 @@ function* balancedObjects(text: string): Generator<Candidate> {
       count++;
     }
   }
-  // Closed in order of their ends: read from the last.
-  for (let k = count - 1; k >= Math.max(0, count - MAX_CANDIDATES); k--) {
-    const start = starts[k % MAX_CANDIDATES] as number;
-    const end = ends[k % MAX_CANDIDATES] as number;
-    yield { text: text.slice(start, end), start, end };
+  const spans: [number, number][] = [];
+  for (let k = Math.max(0, count - MAX_CANDIDATES); k < count; k++) spans.push([starts[k % MAX_CANDIDATES] as number, ends[k % MAX_CANDIDATES] as number]);
+  return spans;
+}
+
+/** Spans closed reading from the end (a `}` opens, a `{` closes): the first MAX_CANDIDATES found, those nearest the end. */
+function closedFromEnd(text: string): [number, number][] {
+  const spans: [number, number][] = [];
+  const open = new Int32Array(text.length);
+  let depth = 0;
+  let inString = false;
+  for (let i = text.lastIndexOf('}'); i >= 0 && spans.length < MAX_CANDIDATES; i--) {
+    const char = text[i];
+    if (char === '"' && !escaped(text, i)) inString = inString ? false : depth > 0;
+    else if (inString) continue;
+    else if (char === '}') open[depth++] = i;
+    else if (char === '{' && depth > 0) {
+      const end = (open[--depth] as number) + 1;
+      if (end - i <= MAX_SPAN_CHARS) spans.push([i, end]);
+    }
   }
+  return spans;
+}
+
+/** Whether the quote at `at` is escaped: an odd run of backslashes before it (each run is counted once, by the quote it precedes). */
+function escaped(text: string, at: number): boolean {
+  let i = at - 1;
+  while (i >= 0 && text[i] === '\\') i--;
+  return (at - 1 - i) % 2 === 1;
 }
 
 /** Lower case without separators: `score_a`, `scoreA` and `Score A` all read `scorea`. */

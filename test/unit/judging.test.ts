@@ -94,6 +94,28 @@ describe('Function: parseVerdict', () => {
     expect(parseVerdict(`The answer builds ${code}. Verdict: {"winner":"B","scoreA":3,"scoreB":8,"reasoning":"r"}`)).toMatchObject({ winner: 'B' });
   });
 
+  it.each([
+    ['a quoted line of code with an unclosed brace', 'Answer A has a bug: "if (x) {" is never closed.'],
+    ['a quoted regular expression', 'Answer B\'s regex /\\{"?/ is wrong.'],
+    ['an unclosed object with a string', 'Answer A writes {"a": 1 and stops.'],
+  ])('reads a verdict after prose with %s (a stray brace, then a quote)', (_name, prose) => {
+    expect(parseVerdict(`${prose}\n{"reasoning":"r","scoreA":3,"scoreB":8,"winner":"B"}`)).toEqual({ winner: 'B', scoreA: 3, scoreB: 8, reasoning: 'r' });
+  });
+
+  it('reads a verdict with escaped quotes and braces in its reasoning after such prose', () => {
+    const verdict = { reasoning: 'A writes \\"{\\" and B writes "}"', scoreA: 3, scoreB: 8, winner: 'B' };
+    expect(parseVerdict(`B's code: "while (1) {" ${JSON.stringify(verdict)}`)).toEqual({ winner: 'B', scoreA: 3, scoreB: 8, reasoning: verdict.reasoning });
+  });
+
+  it('reads a verdict before prose quoting a stray brace and a quote', () => {
+    expect(parseVerdict('{"winner":"A","scoreA":8,"scoreB":4,"reasoning":"r"} Note that B\'s "} else {" is misplaced.')).toMatchObject({ winner: 'A' });
+  });
+
+  it('reads a verdict after 200,000 unclosed braces each with a quote, in linear time', () => {
+    const text = `${'{"'.repeat(200_000)} {"winner":"B","scoreA":3,"scoreB":8,"reasoning":"r"}`;
+    expect(parseVerdict(text)).toMatchObject({ winner: 'B' });
+  });
+
   it('reads a whole-JSON answer as it is, however many verdicts it nests (per-criterion ones)', () => {
     const text = '{"winner":"A","scoreA":8,"scoreB":4,"reasoning":"r","criteria":[{"winner":"B","scoreA":3,"scoreB":9}]}';
     expect(parseVerdict(text)).toMatchObject({ winner: 'A', scoreA: 8, scoreB: 4 });
