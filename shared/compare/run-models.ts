@@ -148,6 +148,9 @@ async function runModel(planned: PlannedCall, index: number, options: FanOutOpti
         signal,
       },
     );
+    // A reply whose text came only with its end (a Responses refusal, a vendor that streamed
+    // no delta) is its one delta: a stream's deltas, joined, are the result's output.
+    if (onDelta && streamed === '' && reply.output !== '') deliver(secrets.push(reply.output));
     deliver(secrets.end());
     const latencyMs = Math.round(performance.now() - started);
     const charge = chargeCall(call, reply.usage, reply.output, attemptStartedAt);

@@ -171,6 +171,17 @@ describe('Function: runModels, streamed (an event-stream caller)', () => {
     expect(heard).toEqual(['Hel', 'lo!']);
   });
 
+  it('sends a streamed reply whose text came only at its end (a refusal) as one delta, so that the deltas joined are its output', async () => {
+    const heard: string[] = [];
+    const adapter = {
+      send: async () => Promise.reject(new Error('send must not be called when streaming')),
+      stream: async () => reply("I'm sorry, I can't help with that."),
+    };
+    const [result] = await runThrough(['fam_c-5.4'], adapter, { onDelta: (_index, text) => heard.push(text) });
+    expect(heard.join('')).toBe("I'm sorry, I can't help with that.");
+    expect(result!.output).toBe(heard.join(''));
+  });
+
   it('does not retry an attempt that failed after some of its text went out', async () => {
     let attempts = 0;
     const adapter = {
