@@ -224,8 +224,11 @@ function toWinner(value: unknown): Verdict['winner'] | undefined {
   return undefined;
 }
 
+/** A decimal number as a string (`"7"`, `" 7.5 "`); not `Number`'s other spellings (`"0x9"`, `"1e1"`). */
+const DECIMAL = /^\s*\d+(?:\.\d+)?\s*$/;
+
 function toScore(value: unknown): number | undefined {
-  const score = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : Number.NaN;
+  const score = typeof value === 'number' ? value : typeof value === 'string' && DECIMAL.test(value) ? Number(value) : Number.NaN;
   if (!Number.isFinite(score) || score < VERDICT_LIMITS.minScore || score > VERDICT_LIMITS.maxScore) return undefined;
   return score;
 }

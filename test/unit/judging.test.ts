@@ -56,6 +56,8 @@ describe('Function: parseVerdict', () => {
     ['a winner that is no position', '{"winner":"the first one","scoreA":8,"scoreB":3}'],
     ['a score outside 1 to 10', '{"winner":"A","scoreA":11,"scoreB":3}'],
     ['a missing score', '{"winner":"A","scoreA":8}'],
+    ['a score in hexadecimal', '{"winner":"A","scoreA":"0x9","scoreB":3}'],
+    ['a score in exponent notation', '{"winner":"A","scoreA":"1e1","scoreB":3}'],
     ['truncated JSON', '{"winner":"A","scoreA":8,"sco'],
     ['an array', '[{"winner":"A"}]'],
     [
