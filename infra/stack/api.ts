@@ -1,4 +1,4 @@
-import { Validations, type Duration } from 'aws-cdk-lib';
+import { Stack, Validations, type Duration } from 'aws-cdk-lib';
 import {
   AccessLogField,
   type IResource,
@@ -179,6 +179,8 @@ export class GatewayApi extends Construct {
     this.accessLogs = new LogGroup(this, 'AccessLogs', { retention: props.logRetention });
 
     this.restApi = new RestApi(this, 'RestApi', {
+      // The stack's name: API Gateway's metrics (the 5xx alarm's) are keyed by it, apart from any other API of the account.
+      restApiName: Stack.of(this).stackName,
       description: 'Model comparison gateway: POST /api/v1/prompt, GET /api/v1/models, GET /api/v1/openapi.json, the comparison page at GET /',
       endpointConfiguration: { types: [EndpointType.REGIONAL] },
       cloudWatchRole: props.cloudWatchRole,

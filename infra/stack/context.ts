@@ -20,6 +20,7 @@ export const CONTEXT_KEYS = {
   maxRequestsInFlight: 'gateway:maxRequestsInFlight',
   creditsPerUsd: 'gateway:creditsPerUsd',
   markup: 'gateway:markup',
+  alarmEmail: 'gateway:alarmEmail',
 } as const;
 
 export class ContextError extends Error {
@@ -62,6 +63,14 @@ export function settingsFromContext(node: Node): Partial<GatewaySettings> {
   settings.maxRequestsInFlight = integer(read(CONTEXT_KEYS.maxRequestsInFlight), CONTEXT_KEYS.maxRequestsInFlight, 1);
   settings.creditsPerUsd = number(read(CONTEXT_KEYS.creditsPerUsd), CONTEXT_KEYS.creditsPerUsd);
   settings.markup = number(read(CONTEXT_KEYS.markup), CONTEXT_KEYS.markup);
+
+  const email = read(CONTEXT_KEYS.alarmEmail);
+  if (email !== undefined && email !== '') {
+    if (typeof email !== 'string' || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) {
+      throw new ContextError(`${CONTEXT_KEYS.alarmEmail} must be an email address, got ${JSON.stringify(email)}`);
+    }
+    settings.alarmEmail = email;
+  }
   return settings;
 }
 

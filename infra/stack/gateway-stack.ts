@@ -6,6 +6,7 @@ import type { Construct } from 'constructs';
 import { PROVIDERS } from '../../shared/catalog/types.js';
 import { providerBaseUrlName, providerKeyName, RESPONSE_STREAMING_ENV, WORKFLOW_ENV } from '../../shared/config.js';
 import { TABLES } from '../../shared/storage/tables.js';
+import { GatewayAlarms } from './alarms.js';
 import { GatewayApi } from './api.js';
 import { GatewayEdge } from './edge.js';
 import { NovaInvoke } from './bedrock.js';
@@ -50,6 +51,8 @@ export interface GatewaySettings {
   maxRequestsInFlight?: number;
   creditsPerUsd?: number;
   markup?: number;
+  /** Subscribed to the alarms' topic when given (else subscribe to the AlarmTopicArn output). */
+  alarmEmail?: string;
 }
 
 export const DEFAULT_SETTINGS: GatewaySettings = {
@@ -102,6 +105,7 @@ export class GatewayStack extends Stack {
   readonly api: GatewayApi;
   /** The stage's web ACL; none in the buffered build for emulators. */
   readonly edge?: GatewayEdge;
+  readonly alarms: GatewayAlarms;
 
   constructor(scope: Construct, id: string, props: GatewayStackProps = {}) {
     super(scope, id, props);
@@ -278,6 +282,22 @@ export class GatewayStack extends Stack {
       this.edge = new GatewayEdge(this, 'Edge', { stageArn: this.api.restApi.deploymentStage.stageArn, throttlingRateLimit: settings.throttlingRateLimit });
     }
 
+    this.alarms = new GatewayAlarms(this, 'Alarms', {
+      functions: {
+        AuthorizerFunction: this.authorizerFunction,
+        ApiFunction: this.apiFunction,
+        CatalogFunction: this.catalogFunction,
+        ReconcilerFunction: this.reconcilerFunction,
+        GenerateFunction: this.generateFunction,
+        JudgeFunction: this.judgeFunction,
+      },
+      apiFunction: this.apiFunction,
+      serverErrors: this.api.restApi.metricServerError(),
+      stateMachine: this.workflow.stateMachine,
+      metricsNamespace: settings.metricsNamespace,
+      email: settings.alarmEmail,
+    });
+
     new CfnOutput(this, 'ApiUrl', {
       description: 'Base URL of the stage; the operation is POST <ApiUrl>api/v1/prompt',
       value: this.api.restApi.url,
@@ -288,6 +308,10 @@ export class GatewayStack extends Stack {
         value: tables[definition.key].tableName,
       });
     }
+    new CfnOutput(this, 'AlarmTopicArn', {
+      description: 'SNS topic of the alarms (docs/deployment.md, Alarms): subscribe to hear of them',
+      value: this.alarms.topic.topicArn,
+    });
     new CfnOutput(this, 'ProviderSecretArn', {
       description: 'Secrets Manager secret with the provider keys as JSON; see docs/deployment.md to put keys in it',
       value: this.providerSecret.secret.secretArn,
@@ -313,6 +337,7 @@ export function resolveSettings(props: Partial<GatewaySettings>): GatewaySetting
     maxRequestsInFlight: props.maxRequestsInFlight,
     creditsPerUsd: props.creditsPerUsd,
     markup: props.markup,
+    alarmEmail: props.alarmEmail,
   };
   const ttl = settings.authorizerCacheTtl.toSeconds();
   if (ttl > 3600) throw new Error(`authorizerCacheTtl must be at most 3600 seconds, got ${ttl}`);

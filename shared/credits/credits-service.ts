@@ -39,6 +39,9 @@ export function chargeableMicro(open: OpenRequest, costMicro: number): number {
   return Math.max(0, Math.min(costMicro, open.reservation.amountMicro));
 }
 
+/** The log line of a settle whose cost was above its reservation (infra/stack/alarms.ts filters on it). */
+export const UNCOLLECTED_LOG_MESSAGE = 'Cost above the reservation left uncollected';
+
 /**
  * The money path on single-item conditional writes: reserve before a request runs,
  * settle from observed cost afterwards, post every change to the append-only ledger,
@@ -99,6 +102,16 @@ export class CreditsService {
    */
   async settle(open: OpenRequest, costMicro: number, estimatedMicro = 0): Promise<{ chargedMicro: number }> {
     const chargedMicro = chargeableMicro(open, costMicro);
+    if (costMicro > chargedMicro) {
+      // The operator's loss: the stack's Uncollected alarm sums `uncollectedMicro` from this line.
+      this.log.warn(UNCOLLECTED_LOG_MESSAGE, {
+        accountId: open.accountId,
+        requestId: open.requestId,
+        costMicro,
+        reservedMicro: open.reservation.amountMicro,
+        uncollectedMicro: costMicro - chargedMicro,
+      });
+    }
     const settlement = {
       ...this.settlementEntry(open, 'settle', -chargedMicro),
       chargedMicro,

@@ -222,7 +222,6 @@ export class PromptService {
     const costMicro = usdToMicroCredits(cost.usd, config);
     const estimatedMicro = usdToMicroCredits(cost.estimatedUsd, config);
     const chargeMicro = chargeableMicro(open, costMicro);
-    if (chargeMicro < costMicro) log.warn('Cost above the reservation left uncollected', { promptLogId, costMicro, reservedMicro: open.reservation.amountMicro });
     // The answer does not wait for the store: the settle and the prompt log, side by side, follow it
     // (and a judged request's claim-check objects go then, before the invocation ends).
     const finish = async (charge = true) => {

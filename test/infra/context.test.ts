@@ -26,6 +26,7 @@ describe('Function: settingsFromContext', () => {
       [CONTEXT_KEYS.creditsPerUsd]: 200,
       [CONTEXT_KEYS.markup]: '1.2',
       [CONTEXT_KEYS.responseStreaming]: 'false',
+      [CONTEXT_KEYS.alarmEmail]: 'ops@example.com',
     });
 
     // Assess
@@ -42,6 +43,7 @@ describe('Function: settingsFromContext', () => {
       creditsPerUsd: 200,
       markup: 1.2,
       responseStreaming: false,
+      alarmEmail: 'ops@example.com',
     });
   });
 
@@ -57,6 +59,7 @@ describe('Function: settingsFromContext', () => {
     [CONTEXT_KEYS.apiGatewayCloudWatchRole, 'yes'],
     [CONTEXT_KEYS.markup, '0'],
     [CONTEXT_KEYS.responseStreaming, 'no'],
+    [CONTEXT_KEYS.alarmEmail, 'ops at example'],
   ])('rejects %s = %j', (key, value) => {
     expect(() => settingsOf({ [key]: value })).toThrow(ContextError);
   });

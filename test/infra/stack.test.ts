@@ -18,6 +18,7 @@ import { MODELS } from '../../shared/catalog/models.js';
 import { loadConfig } from '../../shared/config.js';
 import { MethodNotAllowedError } from '../../shared/errors.js';
 import { TABLES } from '../../shared/storage/tables.js';
+import { UNCOLLECTED_LOG_MESSAGE } from '../../shared/credits/credits-service.js';
 
 type Resources = Record<string, { Type: string; Properties?: Record<string, any>; DeletionPolicy?: string; UpdateReplacePolicy?: string }>;
 interface Statement {
@@ -920,6 +921,67 @@ describe('Stack: GatewayStack', () => {
     });
   });
 
+  describe('Construct: GatewayAlarms', () => {
+    const topic = () => ({ Ref: stack.resolve(stack.alarms.topic.topicArn).Ref });
+    const alarms = () => Object.values(template.findResources('AWS::CloudWatch::Alarm') as Resources).map((alarm) => alarm.Properties!);
+
+    it('sends every alarm to the topic, on the first occurrence in its period, and no data is no alarm', () => {
+      expect(alarms().length).toBe(10);
+      for (const alarm of alarms()) {
+        expect(alarm).toMatchObject({
+          AlarmActions: [topic()],
+          Threshold: 1,
+          ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+          EvaluationPeriods: 1,
+          TreatMissingData: 'notBreaching',
+        });
+      }
+    });
+
+    it("watches every function's failed invocations, the reconciler's failed runs among them", () => {
+      const functions = Object.entries(all).filter(([, resource]) => resource.Type === 'AWS::Lambda::Function' && resource.Properties!.Handler === 'index.handler');
+      expect(functions.length).toBe(6);
+      for (const [id] of functions) {
+        expect(alarms()).toContainEqual(
+          expect.objectContaining({ Namespace: 'AWS/Lambda', MetricName: 'Errors', Statistic: 'Sum', Period: 300, Dimensions: [{ Name: 'FunctionName', Value: { Ref: id } }] }),
+        );
+      }
+    });
+
+    it("counts the error lines of every function's log group, and alarms on any", () => {
+      const filters = Object.values(template.findResources('AWS::Logs::MetricFilter') as Resources).map((filter) => filter.Properties!);
+      const functions = [stack.authorizerFunction, stack.apiFunction, stack.catalogFunction, stack.reconcilerFunction, stack.generateFunction, stack.judgeFunction];
+      const errorFilters = filters.filter((filter) => filter.FilterPattern === '{ $.level = "ERROR" }');
+      expect(errorFilters.map((filter) => filter.LogGroupName)).toEqual(functions.map((fn) => stack.resolve(fn.logGroup.logGroupName)));
+      for (const filter of errorFilters) expect(filter.MetricTransformations).toEqual([{ MetricName: 'LoggedErrors', MetricNamespace: 'ModelCompareGateway', MetricValue: '1' }]);
+      expect(alarms()).toContainEqual(expect.objectContaining({ Namespace: 'ModelCompareGateway', MetricName: 'LoggedErrors', Statistic: 'Sum' }));
+    });
+
+    it("sums the cost left uncollected from the api function's settle line, over an hour", () => {
+      template.hasResourceProperties('AWS::Logs::MetricFilter', {
+        LogGroupName: stack.resolve(stack.apiFunction.logGroup.logGroupName),
+        FilterPattern: `{ $.message = "${UNCOLLECTED_LOG_MESSAGE}" }`,
+        MetricTransformations: [{ MetricName: 'UncollectedMicroCredits', MetricNamespace: 'ModelCompareGateway', MetricValue: '$.uncollectedMicro' }],
+      });
+      expect(alarms()).toContainEqual(expect.objectContaining({ MetricName: 'UncollectedMicroCredits', Statistic: 'Sum', Period: 3600 }));
+    });
+
+    it("watches the API's 5xx answers, under the API's own name (the stack's), and the workflow's failed, timed-out and aborted executions", () => {
+      template.hasResourceProperties('AWS::ApiGateway::RestApi', { Name: stack.stackName });
+      expect(alarms()).toContainEqual(expect.objectContaining({ Namespace: 'AWS/ApiGateway', MetricName: '5XXError', Dimensions: [{ Name: 'ApiName', Value: stack.stackName }] }));
+      const workflow = alarms().find((alarm) => alarm.Metrics !== undefined)!;
+      const machine = logicalId(stack, stack.workflow.stateMachine);
+      const metrics = (workflow.Metrics as { MetricStat?: { Metric: { MetricName: string; Dimensions: unknown } } }[]).flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric] : []));
+      expect(metrics.map((m) => m.MetricName).sort()).toEqual(['ExecutionsAborted', 'ExecutionsFailed', 'ExecutionsTimedOut']);
+      for (const metric of metrics) expect(metric.Dimensions).toEqual([{ Name: 'StateMachineArn', Value: { Ref: machine } }]);
+    });
+
+    it('subscribes no one unless an address is given', () => {
+      template.resourceCountIs('AWS::SNS::Subscription', 0);
+      synthesize({ alarmEmail: 'ops@example.com' }).template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com' });
+    });
+  });
+
   describe('Outputs', () => {
     it('exports the API URL, every table name and the secret ARN', () => {
       const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
@@ -929,6 +991,7 @@ describe('Stack: GatewayStack', () => {
       }
       expect(Object.keys(outputs)).toEqual(expect.arrayContaining(['AccountsTableName', 'ApiKeysTableName', 'PromptLogsTableName']));
       expect(outputs.ProviderSecretArn!.Value).toEqual({ Ref: logicalId(stack, stack.providerSecret.secret) });
+      expect(outputs.AlarmTopicArn!.Value).toEqual({ Ref: stack.resolve(stack.alarms.topic.topicArn).Ref });
     });
   });
 
@@ -991,6 +1054,8 @@ describe('Stack: GatewayStack', () => {
           'Api/RestApi AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
           'Data/ClaimCheck AwsSolutions-S1',
           'ProviderKeys/Secret AwsSolutions-SMG4',
+          // Alarm state changes only: no request data to encrypt.
+          'Alarms/Topic AwsSolutions-SNS2',
         ].sort(),
       );
     });

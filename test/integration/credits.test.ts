@@ -2,12 +2,13 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReconciler } from '../../functions/reconciler.js';
 import { runAdminCommand } from '../../infra/admin/commands.js';
-import { CreditsService, POSTING_DELAY_MS, RESERVATION_TIMEOUT_MS, type OpenRequest } from '../../shared/credits/credits-service.js';
+import { CreditsService, POSTING_DELAY_MS, RESERVATION_TIMEOUT_MS, UNCOLLECTED_LOG_MESSAGE, type OpenRequest } from '../../shared/credits/credits-service.js';
 import { InsufficientCreditsError, ServiceUnavailableError } from '../../shared/errors.js';
 import { promptLogId } from '../../shared/ids.js';
 import { AccountsRepository } from '../../shared/storage/accounts.js';
 import type { ApiKeysRepository } from '../../shared/storage/api-keys.js';
 import { LedgerRepository, type LedgerEntry } from '../../shared/storage/ledger.js';
+import { recordingLog } from '../support/log.js';
 import { losingFirstAnswer, startTestStore } from '../support/store.js';
 
 let env: Awaited<ReturnType<typeof startTestStore>>;
@@ -216,10 +217,15 @@ describe('Class: CreditsService', () => {
     });
 
     it('charges a cost above the estimate only up to it, never below zero, and records the rest as uncollected', async () => {
-      const credits = service();
+      const log = recordingLog();
+      const credits = new CreditsService(accounts, ledger, log);
       const account = await credits.openAccount({ balanceMicro: 1_000 });
       const open = await credits.reserve(account.accountId, promptLogId(), 1_000, NO_RATE_LIMIT);
       expect(await credits.settle(open, 1_300, 400)).toEqual({ chargedMicro: 1_000 });
+      // The stack's Uncollected alarm sums the field of this line (infra/stack/alarms.ts).
+      expect(log.lines.map((line) => JSON.parse(line))).toEqual([
+        [UNCOLLECTED_LOG_MESSAGE, { accountId: account.accountId, requestId: open.requestId, costMicro: 1_300, reservedMicro: 1_000, uncollectedMicro: 300 }],
+      ]);
       expect(await expectConsistent(credits, account.accountId)).toBe(0);
       const settle = (await ledger.list(account.accountId)).find((e) => e.kind === 'settle');
       expect(settle).toMatchObject({ amountMicro: -1_000, reservedMicro: 1_000, chargedMicro: 1_000, uncollectedMicro: 300, estimatedMicro: 400 });

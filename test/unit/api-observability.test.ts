@@ -11,6 +11,7 @@ import { lambdaContext, toProxyEvent } from '../../infra/local/lambda-events.js'
 import type { PromptResponse, Started } from '../../shared/orchestrator/prompt-service.js';
 import type { Gateway } from '../../shared/gateway.js';
 import { body } from '../support/fixtures.js';
+import { UNCOLLECTED_LOG_MESSAGE } from '../../shared/credits/credits-service.js';
 
 /** Strings that must never reach stdout or stderr: the prompt, an output, the key, the Authorization header. */
 const PROMPT = 'PROMPT-CONTENT-7f3a: compare these';
@@ -238,6 +239,28 @@ describe('Handler: api, observability', () => {
     expect(docs.filter((d) => 'modelId' in d)).toEqual([]);
     expect(docs.find((d) => metricNames(d).includes(METRIC.requests))).toMatchObject({ Requests: 1, ClientErrors: 1, ServerErrors: 0 });
     expectNoContent();
+  });
+});
+
+describe("Logger: the fields the stack's alarms filter on", () => {
+  it('writes an error\'s level as `level: "ERROR"` and a field beside the message, as the metric filters read them (infra/stack/alarms.ts)', async () => {
+    const { logger } = await import('../../functions/logger.js');
+    // The suite runs with POWERTOOLS_LOG_LEVEL=SILENT.
+    logger.setLogLevel('INFO');
+    try {
+      logger.error('Something failed', { errorName: 'TypeError' });
+      logger.warn(UNCOLLECTED_LOG_MESSAGE, { uncollectedMicro: 300 });
+    } finally {
+      logger.setLogLevel('SILENT');
+    }
+    const lines = output
+      .flatMap((chunk) => chunk.split('\n'))
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 'ERROR', message: 'Something failed', errorName: 'TypeError' }),
+      expect.objectContaining({ level: 'WARN', message: UNCOLLECTED_LOG_MESSAGE, uncollectedMicro: 300 }),
+    ]);
   });
 });
 

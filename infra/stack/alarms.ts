@@ -1,0 +1,106 @@
+import { Duration, Validations } from 'aws-cdk-lib';
+import { Alarm, ComparisonOperator, MathExpression, Metric, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import { FilterPattern, MetricFilter } from 'aws-cdk-lib/aws-logs';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import { UNCOLLECTED_LOG_MESSAGE } from '../../shared/credits/credits-service.js';
+import type { GatewayFunction } from './gateway-function.js';
+
+export interface GatewayAlarmsProps {
+  /** Every function of the gateway, by the construct ID its alarm is named after. */
+  functions: Record<string, GatewayFunction>;
+  /** The function that settles requests: its log holds the cost left uncollected. */
+  apiFunction: GatewayFunction;
+  /** The API's 5xx answers (API Gateway's `5XXError`, all of them: the function's, the authorizer's, timeouts, throttled invocations). */
+  serverErrors: Metric;
+  stateMachine: IStateMachine;
+  /** Namespace of the metrics the log filters publish. */
+  metricsNamespace: string;
+  /** Subscribed to the topic when given. */
+  email?: string;
+}
+
+/** How long each alarm looks back. */
+const PERIOD = Duration.minutes(5);
+/** Uncollected cost is summed over an hour: a sign that a reserve missed its bound, not an outage. */
+const UNCOLLECTED_PERIOD = Duration.hours(1);
+
+/**
+ * What an operator must hear about, each an alarm on one SNS topic (docs/deployment.md,
+ * Alarms): a function's failed invocations (the reconciler's failed run among them), an
+ * error logged by any function (a settle left for the reconciler, a failed judge workflow
+ * released uncharged), the API's 5xx answers, failed or timed-out workflow executions, and
+ * cost above a reservation that the gateway paid and did not charge. Every alarm fires on
+ * the first occurrence in its period; no data is no alarm.
+ */
+export class GatewayAlarms extends Construct {
+  readonly topic: Topic;
+  readonly alarms: Alarm[] = [];
+
+  constructor(scope: Construct, id: string, props: GatewayAlarmsProps) {
+    super(scope, id);
+    this.topic = new Topic(this, 'Topic', { displayName: 'Model compare gateway alarms', enforceSSL: true });
+    Validations.of(this.topic).acknowledge({
+      id: 'AwsSolutions-SNS2',
+      reason:
+        'The topic carries alarm state changes only (alarm names, metric values), never request data; CloudWatch can publish to an encrypted topic only with a customer-managed key, a monthly cost for no data to protect.',
+    });
+    if (props.email) this.topic.addSubscription(new EmailSubscription(props.email));
+
+    for (const [name, fn] of Object.entries(props.functions)) {
+      this.alarm(`${name}Errors`, fn.metricErrors({ period: PERIOD, statistic: 'Sum' }), `${name}: failed invocations (an unhandled error, a timeout, out of memory)`);
+    }
+
+    const loggedErrors = new Metric({ namespace: props.metricsNamespace, metricName: 'LoggedErrors', period: PERIOD, statistic: 'Sum' });
+    for (const [name, fn] of Object.entries(props.functions)) {
+      new MetricFilter(this, `${name}LoggedErrorsFilter`, {
+        logGroup: fn.logGroup,
+        filterPattern: FilterPattern.stringValue('$.level', '=', 'ERROR'),
+        metricNamespace: loggedErrors.namespace,
+        metricName: loggedErrors.metricName,
+        metricValue: '1',
+      });
+    }
+    this.alarm('LoggedErrors', loggedErrors, 'A function logged an error: its log group says which request and what failed (by name; no content is logged)');
+
+    const uncollected = new Metric({ namespace: props.metricsNamespace, metricName: 'UncollectedMicroCredits', period: UNCOLLECTED_PERIOD, statistic: 'Sum' });
+    new MetricFilter(this, 'UncollectedFilter', {
+      logGroup: props.apiFunction.logGroup,
+      filterPattern: FilterPattern.stringValue('$.message', '=', UNCOLLECTED_LOG_MESSAGE),
+      metricNamespace: uncollected.namespace,
+      metricName: uncollected.metricName,
+      metricValue: '$.uncollectedMicro',
+    });
+    this.alarm('Uncollected', uncollected, 'Cost above a reservation was left uncollected: the vendor billed more than the reserve bounded (docs/credits.md)');
+
+    this.alarm('ApiServerErrors', props.serverErrors.with({ period: PERIOD, statistic: 'Sum' }), 'The API answered 5xx');
+
+    const workflowFailures = new MathExpression({
+      expression: 'failed + timedOut + aborted',
+      usingMetrics: {
+        failed: props.stateMachine.metricFailed({ period: PERIOD, statistic: 'Sum' }),
+        timedOut: props.stateMachine.metricTimedOut({ period: PERIOD, statistic: 'Sum' }),
+        aborted: props.stateMachine.metricAborted({ period: PERIOD, statistic: 'Sum' }),
+      },
+      period: PERIOD,
+      label: 'Judge workflow executions failed, timed out or aborted',
+    });
+    this.alarm('WorkflowFailures', workflowFailures, 'Judge workflow executions failed, timed out or aborted: their requests were released uncharged');
+  }
+
+  private alarm(id: string, metric: IMetric, description: string): void {
+    const alarm = new Alarm(this, `${id}Alarm`, {
+      metric,
+      alarmDescription: description,
+      threshold: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+    alarm.addAlarmAction(new SnsAction(this.topic));
+    this.alarms.push(alarm);
+  }
+}
