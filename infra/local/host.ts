@@ -161,16 +161,21 @@ async function startGateway(config: GatewayConfig, store: EmbeddedStore, simulat
 
 /**
  * The demo account and key. DEMO_API_KEY pins the key (kept across runs with a data
- * dir); otherwise a new key is issued each start, shown once.
+ * dir); otherwise a new key is issued each start, shown once. Either way, a key an earlier
+ * start issued itself (with a data dir) is revoked: the key printed is the demo key, and
+ * keys printed to old terminals stop working. Keys made with the admin CLI are left alone.
  */
 async function ensureDemoAccount(gateway: Gateway, config: GatewayConfig): Promise<LocalHost['demo']> {
   let account = await gateway.accounts.get(DEMO_ACCOUNT_ID);
   account ??= await gateway.credits.openAccount({ accountId: DEMO_ACCOUNT_ID, balanceMicro: creditsToMicro(config.demoCredits) });
+  const issued = (await gateway.apiKeys.listByAccount(account.accountId)).filter((key) => key.issuedBy === 'local-demo' && !key.revokedAt);
+  await Promise.all(issued.map((key) => gateway.apiKeys.revoke(key.keyHash)));
   const apiKey = config.demoApiKey ?? generateApiKey();
   const keyHash = hashApiKey(apiKey);
   const existing = await gateway.apiKeys.get(keyHash);
   if (!existing) {
-    await gateway.apiKeys.put({ keyHash, accountId: account.accountId, keyPrefix: keyPrefix(apiKey), createdAt: new Date().toISOString() });
+    const record = { keyHash, accountId: account.accountId, keyPrefix: keyPrefix(apiKey), createdAt: new Date().toISOString() };
+    await gateway.apiKeys.put(config.demoApiKey === undefined ? { ...record, issuedBy: 'local-demo' } : record);
   } else if (existing.accountId !== account.accountId || existing.revokedAt) {
     throw new Error('DEMO_API_KEY is registered to another account or revoked in this data dir; choose another key');
   }

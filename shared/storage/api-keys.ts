@@ -10,6 +10,8 @@ export interface ApiKeyRecord {
   keyPrefix: string;
   createdAt: string;
   revokedAt?: string;
+  /** `local-demo`: the key `npm start` issued itself, revoked when it issues the next (infra/local/host.ts). */
+  issuedBy?: 'local-demo';
 }
 
 export class ApiKeysRepository {

@@ -9,6 +9,7 @@ import { estimateMicroCredits } from '../support/model-calls.js';
 import { IdempotencyService } from '../../shared/idempotency/idempotency-service.js';
 import { parseServerTiming } from '../../shared/http/server-timing.js';
 import { body } from '../support/fixtures.js';
+import { generateApiKey, hashApiKey, keyPrefix } from '../../shared/auth/keys.js';
 import { gate } from '../support/gate.js';
 import { afterIdempotencyComplete } from '../support/spies.js';
 import { balanceOf, openTestAccount, until } from '../support/accounts.js';
@@ -275,6 +276,35 @@ describe('Requests of one account at once (MAX_REQUESTS_IN_FLIGHT)', () => {
       expect(await balanceOf(limited, first.accountId)).toBe(1_000_000 - Math.round((await running).body.creditsUsed * 1e6));
     } finally {
       await limited.close();
+    }
+  });
+});
+
+describe('The demo key of a host keeping its store on disk', () => {
+  it('revokes the key an earlier start issued, and leaves a key made with the admin CLI alone', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'gateway-data-'));
+    let host = await startTestHost({ GATEWAY_DATA_DIR: dataDir });
+    try {
+      const first = host.demo.apiKey;
+      const made = generateApiKey();
+      await host.gateway.apiKeys.put({ keyHash: hashApiKey(made), accountId: host.demo.accountId, keyPrefix: keyPrefix(made), createdAt: new Date().toISOString() });
+      await host.close();
+      host = await startTestHost({ GATEWAY_DATA_DIR: dataDir });
+
+      const status = async (key: string) => (await post(host, ONE_MODEL, { authorization: `Bearer ${key}` })).status;
+      expect(host.demo.apiKey).not.toBe(first);
+      expect(await status(first)).toBe(401);
+      expect(await status(host.demo.apiKey)).toBe(200);
+      expect(await status(made)).toBe(200);
+      expect(
+        (await host.gateway.apiKeys.listByAccount(host.demo.accountId))
+          .filter((key) => !key.revokedAt)
+          .map((key) => key.keyPrefix)
+          .sort(),
+      ).toEqual([keyPrefix(host.demo.apiKey), keyPrefix(made)].sort());
+    } finally {
+      await host.close();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });
