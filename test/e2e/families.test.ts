@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalHost } from '../../infra/local/host.js';
 import { wireModelId } from '../../shared/catalog/bedrock-profiles.js';
 import { resolveModel } from '../../shared/catalog/index.js';
+import { MODELS } from '../../shared/catalog/models.js';
 import { body, ONE_PER_FAMILY } from '../support/fixtures.js';
 import { post, startTestHost } from '../support/local.js';
 
@@ -41,6 +42,16 @@ describe('Every family', () => {
 
   it('returns output that conforms to a shared response_schema, parsed, from every family', async () => {
     const { status, body: answer } = await post(host, body({ models: ONE_PER_FAMILY, response_schema: SCHEMA }));
+    expect(status).toBe(200);
+    for (const result of answer.results) {
+      expect(result.structuredOutput, `${result.modelId}: ${result.output}`).toMatchObject({ conforms: true, value: { answer: expect.any(String) } });
+    }
+  });
+
+  it('returns conforming output from every model that gets the schema as an instruction (no native structured output)', async () => {
+    const instructed = MODELS.filter((model) => model.capabilities.structuredOutput !== 'native').map((model) => model.id);
+    expect(instructed).toContain('fam_c-4-turbo');
+    const { status, body: answer } = await post(host, body({ models: instructed.slice(0, 32), response_schema: SCHEMA }));
     expect(status).toBe(200);
     for (const result of answer.results) {
       expect(result.structuredOutput, `${result.modelId}: ${result.output}`).toMatchObject({ conforms: true, value: { answer: expect.any(String) } });

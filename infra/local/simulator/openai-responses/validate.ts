@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { isObject, type Json } from '../json.js';
 import { simulatedOpenAiError } from '../openai-chat/errors.js';
 import { strictProblem } from '../strict-schema.js';
-import { countTokens } from '../text.js';
+import { countTokens, schemaFromInstruction } from '../text.js';
 import { isRefusal, type Prepared, type Refusal } from '../types.js';
 import { answerResponses, type Format, type Prefix, REASONING_TOKENS, type ResponsesCall } from './answer.js';
 import { type Family, familyOf } from './family.js';
@@ -317,8 +317,11 @@ export function validateResponses(input: unknown): Prepared {
   if (isRefusal(reasoning)) return reasoning;
   const samplingWhileReasoning = checkSamplingWhileReasoning(body, family, reasoning.effort);
   if (samplingWhileReasoning) return samplingWhileReasoning;
-  const format = readFormat(body['text']);
-  if (isRefusal(format)) return format;
+  const read = readFormat(body['text']);
+  if (isRefusal(read)) return read;
+  // A schema given as an instruction (a model without native structured output) is followed, as the chat simulator follows it.
+  const instructed = read.type === 'text' && typeof instructions === 'string' ? schemaFromInstruction([instructions]) : undefined;
+  const format: typeof read = instructed ? { type: 'json_schema', name: 'instructed', schema: instructed as Json, strict: false } : read;
 
   const digestBytes = digest.final();
   const call: ResponsesCall = {
