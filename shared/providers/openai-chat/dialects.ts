@@ -114,7 +114,8 @@ const DEEPSEEK: ChatDialect = {
 
 /**
  * docs.mistral.ai: `max_tokens`; any unknown field (max_completion_tokens, reasoning_effort) is a
- * 422 "Extra inputs are not permitted"; image_url is the bare URL string; PDFs as document_url;
+ * 422 "Extra inputs are not permitted", and so is a temperature above 1.5 ("Input should be less
+ * than or equal to 1.5", though the reference says 0 to 2); image_url is the bare URL string; PDFs as document_url;
  * cached prompt tokens in prompt_tokens_details.cached_tokens. A streamed answer carries usage in
  * its last chunk without being asked (stream_options would be an extra input).
  */
@@ -122,6 +123,7 @@ const MISTRAL: ChatDialect = {
   id: 'mistral',
   vendor: 'Mistral',
   maxTokensField: 'max_tokens',
+  maxTemperature: 1.5,
   reasoningEffortModels: [],
   imageUrl: 'string',
   pdf: 'document_url',

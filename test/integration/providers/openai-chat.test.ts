@@ -164,6 +164,19 @@ describe('Adapter: openaiChat against the simulator', () => {
     });
   });
 
+  it('sends Mistral a temperature within 1.5, which it refuses above (422)', async () => {
+    const reply = await send(call('fam_l', { temperature: 1.9 }));
+    expect(upstream().body).toMatchObject({ model: 'codestral-latest', temperature: 1.5 });
+    expect(reply.warnings).toEqual(['temperature 1.9 is above the Mistral maximum of 1.5; 1.5 was sent']);
+    const refused = await fetch(`${sim.baseUrl('mistral')}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'codestral-latest', messages: [{ role: 'user', content: 'Hi' }], temperature: 1.9 }),
+    });
+    expect(refused.status).toBe(422);
+    expect(await refused.json()).toMatchObject({ detail: [{ loc: ['body', 'temperature'], msg: 'Input should be less than or equal to 1.5' }] });
+  });
+
   it('sends Mistral max_tokens and the image URL as a string, and maps cached prompt tokens', async () => {
     const image = { name: 'plot.jpg', type: 'image/jpeg' as const, base64: '/9j/4AAQSkZJRg==' };
     const reply = await send(call('fam_g-large', { system: [{ type: 'text', text: LONG_SYSTEM }], attachments: [image], topP: 0.8 }));

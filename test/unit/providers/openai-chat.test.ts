@@ -111,7 +111,7 @@ describe('Function: toChatRequest', () => {
 
   it.each([
     ['fam_d-4.3', 0.4, 0.9],
-    ['fam_g-large', 1.7, 0.5],
+    ['fam_g-large', 1.5, 0.5],
     ['fam_i-3.3-70b', 2, 1],
     ['fam_e-glm-4.7', 1.5, 0.95],
   ])('passes temperature and top_p through for %s', (id, temperature, topP) => {
@@ -121,10 +121,14 @@ describe('Function: toChatRequest', () => {
     expect(warnings).toEqual([]);
   });
 
-  it('brings a temperature above 1.5 into the Cerebras range with a warning', () => {
-    const { body, warnings } = toChatRequest(call('fam_e-gpt-oss-120b', { temperature: 1.8 }));
+  it.each([
+    ['fam_e-gpt-oss-120b', 'Cerebras'],
+    ['fam_g-large', 'Mistral'],
+    ['fam_l', 'Mistral'],
+  ])('brings a temperature above 1.5 into the range of %s (%s) with a warning', (id, vendor) => {
+    const { body, warnings } = toChatRequest(call(id, { temperature: 1.8 }));
     expect(body.temperature).toBe(1.5);
-    expect(warnings).toEqual(['temperature 1.8 is above the Cerebras maximum of 1.5; 1.5 was sent']);
+    expect(warnings).toEqual([`temperature 1.8 is above the ${vendor} maximum of 1.5; 1.5 was sent`]);
   });
 
   it('leaves temperature and top_p out for DeepSeek, which ignores them in thinking mode, with warnings', () => {

@@ -246,9 +246,12 @@ const MISTRAL_FIELDS: ReadonlySet<string> = new Set([
 const MISTRAL: VendorProfile = {
   check(body) {
     const extra = Object.keys(body).filter((key) => !MISTRAL_FIELDS.has(key));
-    if (extra.length === 0) return undefined;
-    const detail = extra.map((key) => ({ type: 'extra_forbidden', loc: ['body', key], msg: 'Extra inputs are not permitted', input: body[key] }));
-    return jsonReply(422, { detail });
+    const detail: Record<string, unknown>[] = extra.map((key) => ({ type: 'extra_forbidden', loc: ['body', key], msg: 'Extra inputs are not permitted', input: body[key] }));
+    const temperature = body['temperature'];
+    if (typeof temperature === 'number' && temperature > 1.5) {
+      detail.push({ type: 'less_than_equal', loc: ['body', 'temperature'], msg: 'Input should be less than or equal to 1.5', input: temperature, ctx: { le: 1.5 } });
+    }
+    return detail.length === 0 ? undefined : jsonReply(422, { detail });
   },
   reasoning: () => NO_REASONING,
   cacheBlock: 64,
