@@ -1,3 +1,4 @@
+import { base64Bytes } from '../contract/base64.js';
 import type { PromptRequest } from '../contract/types.js';
 import type { Evaluation, RankingEntry } from '../judging/types.js';
 import type { PromptLogContent, PromptLogMeta } from '../storage/prompt-logs.js';
@@ -138,7 +139,7 @@ function toLogContent(request: PromptRequest, results: ModelResult[]): PromptLog
     systemPrompt: body.system_prompt,
     history: body.history,
     judgePrompt: body.judge_prompt,
-    attachments: body.attachments?.map((a) => ({ name: a.name, type: a.type, bytes: Math.floor((a.base64.length * 3) / 4) })),
+    attachments: body.attachments?.map((a) => ({ name: a.name, type: a.type, bytes: base64Bytes(a.base64) })),
     outputs: results.filter((r) => r.status === 'completed').map((r) => ({ modelId: r.modelId, output: r.output })),
   };
 }

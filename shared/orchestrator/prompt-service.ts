@@ -295,7 +295,13 @@ export class PromptService {
       const { meta, content } = toPromptLog(input);
       await this.deps.promptLogs.put(meta, content);
     } catch (error) {
-      this.deps.log.error('Prompt log not written', { promptLogId: input.promptLogId, errorName: (error as Error).name });
+      // `promptLogs.putContent`: the record was written, some of its content was not.
+      const { operation } = error as { operation?: unknown };
+      this.deps.log.error('Prompt log not written whole', {
+        promptLogId: input.promptLogId,
+        errorName: (error as Error).name,
+        ...(typeof operation === 'string' ? { operation } : {}),
+      });
     }
   }
 }

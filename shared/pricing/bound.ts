@@ -1,3 +1,4 @@
+import { base64Bytes } from '../contract/base64.js';
 import type { ModelEntry } from '../catalog/types.js';
 import { ADAPTERS } from '../providers/adapters.js';
 import { cacheBreakpoints, marksCacheBreakpoints } from '../providers/cache-breakpoints.js';
@@ -77,7 +78,7 @@ function textInputTokens(call: CallInput, count: (text: string) => number): numb
 export function attachmentTokens(call: Pick<CallInput, 'entry' | 'attachments'>): number {
   let tokens = 0;
   for (const attachment of call.attachments) {
-    const bytes = Math.floor((attachment.base64.length * 3) / 4);
+    const bytes = base64Bytes(attachment.base64);
     tokens += attachment.type === 'application/pdf' ? Math.max(IMAGE_TOKENS, Math.ceil(bytes / 20)) : (call.entry.imageTokens ?? IMAGE_TOKENS);
   }
   return tokens;

@@ -37,6 +37,8 @@ export interface PromptLogContent {
 
 export interface PromptLog extends PromptLogMeta {
   content?: PromptLogContent;
+  /** The content was written in pieces and some never landed: the record stands, its content is lost. */
+  contentIncomplete?: true;
 }
 
 /** Below DynamoDB's 400 KB item limit with room for the keys. */
@@ -58,13 +60,17 @@ export class PromptLogsRepository {
     }
     const chunks: Uint8Array[] = [];
     for (let offset = 0; offset < bytes.length; offset += CHUNK_BYTES) chunks.push(bytes.subarray(offset, offset + CHUNK_BYTES));
-    // Content first, meta last: a meta item always has its content complete beside it.
-    await Promise.all(chunks.map((data, index) => this.putItem({ promptLogId: meta.promptLogId, part: `content#${String(index).padStart(3, '0')}`, data })));
+    // The record first, then its content: should a piece fail (one partition takes about 1,000
+    // write units a second, a piece 342), the request's record stands, and names the pieces
+    // that did land, which get() reports as incomplete content.
     await this.putItem({ ...meta, part: 'meta', contentParts: chunks.length });
+    await Promise.all(
+      chunks.map((data, index) => this.putItem({ promptLogId: meta.promptLogId, part: `content#${String(index).padStart(3, '0')}`, data }, 'promptLogs.putContent')),
+    );
   }
 
-  private async putItem(item: Record<string, unknown>): Promise<void> {
-    await storeCall('promptLogs.put', this.client.send(new PutItemCommand({ TableName: this.tableName, Item: toAttributes(item) })));
+  private async putItem(item: Record<string, unknown>, operation = 'promptLogs.put'): Promise<void> {
+    await storeCall(operation, this.client.send(new PutItemCommand({ TableName: this.tableName, Item: toAttributes(item) })));
   }
 
   async get(promptLogId: string): Promise<PromptLog | undefined> {
@@ -84,6 +90,7 @@ export class PromptLogsRepository {
       .filter((item) => typeof item.part === 'string' && item.part.startsWith('content#'))
       .sort((a, b) => String(a.part).localeCompare(String(b.part)))
       .map((item) => item.data as Uint8Array);
+    if (chunks.length !== contentParts) return { ...meta, contentIncomplete: true };
     return { ...meta, content: JSON.parse(Buffer.concat(chunks).toString('utf8')) as PromptLogContent };
   }
 }

@@ -86,6 +86,24 @@ describe('Class: PromptLogsRepository', () => {
     expect(log?.content?.outputs).toEqual([{ modelId: 'm', output: 'ok' }]);
   });
 
+  it('keeps the record of a log whose content piece failed, saying its content is incomplete', async () => {
+    // A store that refuses the second piece, as a throttled partition would.
+    const failing = {
+      send: (command: { input: { Item?: { part?: { S?: string } } } }) =>
+        command.input.Item?.part?.S === 'content#001'
+          ? Promise.reject(Object.assign(new Error('throttled'), { name: 'ThrottlingException' }))
+          : env.client.items.send(command as never),
+    } as unknown as typeof env.client.items;
+    const prompt = 'x'.repeat(900_000);
+    await expect(
+      new PromptLogsRepository(failing, env.tables.promptLogs).put({ ...meta, promptLogId: 'pl_TORN', creditsUsedMicro: 42 }, { prompt, outputs: [] }),
+    ).rejects.toMatchObject({
+      operation: 'promptLogs.putContent',
+    });
+    const log = await new PromptLogsRepository(env.client.items, env.tables.promptLogs).get('pl_TORN');
+    expect(log).toEqual({ ...meta, promptLogId: 'pl_TORN', creditsUsedMicro: 42, contentIncomplete: true });
+  });
+
   it('stores metadata alone without content', async () => {
     const logs = new PromptLogsRepository(env.client.items, env.tables.promptLogs);
     await logs.put(meta);

@@ -3,7 +3,7 @@ import { validatePromptRequest } from '../../shared/contract/validate.js';
 import type { EvaluationOrder } from '../../shared/judging/types.js';
 import { toPromptLog } from '../../shared/orchestrator/prompt-log.js';
 import { chargedUsd } from '../../shared/pricing/charge.js';
-import { body, evaluationOf } from '../support/fixtures.js';
+import { body, evaluationOf, PNG_BASE64 } from '../support/fixtures.js';
 
 const JUDGE = 'fam_f-v4-pro';
 const [A, B] = ['fam_c-5.4', 'fam_a-opus-4-6'];
@@ -35,5 +35,14 @@ describe('Function: toPromptLog', () => {
     expect(meta.judgeUsage).toEqual([{ judgeModelId: JUDGE, calls: 4, failedCalls: 2, tokensIn: 200, tokensOut: 40, providerCost: 0.001, estimatedCost: 0.0025 }]);
     const [usage] = meta.judgeUsage!;
     expect(usage!.providerCost + usage!.estimatedCost).toBeCloseTo(chargedUsd(orders).usd, 12);
+  });
+
+  it('keeps the size of each attachment as its decoded bytes, padding left out', () => {
+    const png = (bytes: number) => Buffer.concat([Buffer.from(PNG_BASE64, 'base64'), Buffer.alloc(bytes - 16)]);
+    const attachments = [16, 17, 18].map((bytes, i) => ({ name: `a${i}.png`, type: 'image/png' as const, base64: png(bytes).toString('base64') }));
+    expect(attachments.map((a) => a.base64.slice(-2))).toEqual(['==', 'A=', 'AA']);
+    const request = validatePromptRequest(body({ models: [A], attachments }));
+    const { content } = toPromptLog({ promptLogId: 'pl_1', accountId: 'acct_1', request, results: [], evaluations: [], chargedMicro: 0, zeroDataRetention: false, receivedAt: 0 });
+    expect(content!.attachments!.map((a) => a.bytes)).toEqual([16, 17, 18]);
   });
 });
