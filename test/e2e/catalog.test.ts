@@ -29,7 +29,7 @@ describe('GET /api/v1/models', () => {
       alias: 'claude-opus-4-6',
       provider: 'anthropic',
       protocol: 'anthropic-messages',
-      capabilities: { tuning: { thinkingBudget: { min: 1024, max: 32_000, disable: 0 } }, cache: { mode: 'explicit', minTokens: 1024 } },
+      capabilities: { tuning: { thinkingBudget: { min: 1024, max: 32_000, disable: 0 } }, cache: { mode: 'explicit', minTokens: 4096 } },
       prices: { takenOn: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/) },
     });
     expect(byId['fam_c-5.4'].capabilities).toMatchObject({ structuredOutput: 'native', tuning: { reasoningEffort: ['low', 'medium', 'high'] } });

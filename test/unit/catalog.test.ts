@@ -159,9 +159,9 @@ describe('Module: catalog', () => {
     }
   });
 
-  it('keeps the cache rules of spec 2.9', () => {
-    expect(resolveModel('fam_a-opus-4-6')!.capabilities.cache).toEqual({ mode: 'explicit', minTokens: 1024 });
-    expect(resolveModel('fam_a-haiku-4-5')!.capabilities.cache).toEqual({ mode: 'explicit', minTokens: 2048 });
+  it("keeps the cache rules of spec 2.9, with Anthropic's higher minimum where it caches nothing below it", () => {
+    expect(resolveModel('fam_a-sonnet-4.5')!.capabilities.cache).toEqual({ mode: 'explicit', minTokens: 1024 });
+    for (const id of ['fam_a-opus-4-6', 'fam_a-opus-4.5', 'fam_a-haiku-4-5']) expect(resolveModel(id)!.capabilities.cache, id).toEqual({ mode: 'explicit', minTokens: 4096 });
     expect(resolveModel('fam_b-3.1-pro')!.capabilities.cache).toEqual({ mode: 'explicit', minTokens: 32768 });
     expect(resolveModel('fam_c-5.4')!.capabilities.cache).toEqual({ mode: 'automatic', minTokens: 1024 });
     expect(resolveModel('fam_f-v4-pro')!.capabilities.cache).toEqual({ mode: 'automatic', minTokens: 64 });

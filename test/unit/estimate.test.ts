@@ -77,7 +77,8 @@ describe('Function: planCall, cache breakpoints under the cache minimum', () => 
   };
 
   it("flags each breakpoint whose prefix is under the model's minimum, where the breakpoint is sent: the vendor ignores it silently", () => {
-    // Haiku-class: 2,048 tokens; about 1,000 here (4,000 characters) at the first breakpoint, about 3,000 at the second.
+    // Haiku 4.5: 4,096 tokens; about 1,000 here (4,000 characters) at the first breakpoint, about 3,000 at the second
+    // (which Anthropic's own minimum for Haiku 4.5 leaves uncached too, where spec 2.9's 2,048 would not).
     const warnings = warningsOf(
       'fam_a-haiku-4-5',
       [marked('a'.repeat(4_000)), { type: 'text', text: 'b'.repeat(4_000) }],
@@ -87,7 +88,8 @@ describe('Function: planCall, cache breakpoints under the cache minimum', () => 
       ],
     );
     expect(warnings).toEqual([
-      "The cache_control breakpoint on system block 1 closes a prefix of about 1000 tokens, under fam_a-haiku-4-5's cache minimum of 2048: sent, but the vendor caches nothing there",
+      "The cache_control breakpoint on system block 1 closes a prefix of about 1000 tokens, under fam_a-haiku-4-5's cache minimum of 4096: sent, but the vendor caches nothing there",
+      "The cache_control breakpoint on history turn 1 closes a prefix of about 3004 tokens, under fam_a-haiku-4-5's cache minimum of 4096: sent, but the vendor caches nothing there",
     ]);
     // Sonnet-class: 1,024; Nova (Bedrock cache points): 1,000.
     expect(warningsOf('fam_a-sonnet-4-6', [marked('a'.repeat(4_000))])).toEqual([expect.stringContaining('under fam_a-sonnet-4-6')]);
