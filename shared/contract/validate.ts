@@ -1,3 +1,4 @@
+import { MAX_FIELDS, TOO_MANY_FIELDS } from './json-fields.js';
 import type { ErrorObject } from 'ajv';
 import { requiresUserFirst } from '../catalog/conversation.js';
 import { closestModelIds, resolveModel } from '../catalog/index.js';
@@ -28,7 +29,7 @@ export function validatePromptRequest(body: unknown): PromptRequest {
   // Suggestions cost an edit distance per known name: a body of thousands of unknown names gets them for the first few only.
   const suggest = suggestions(SUGGESTED_NAMES);
   // Every field of the body costs the schema check and its error; a body of many thousands is refused before either runs.
-  if (exceeds(body, { fields: MAX_FIELDS })) throw new ValidationError([{ field: '', message: `has more than ${MAX_FIELDS} fields in all` }]);
+  if (exceeds(body, { fields: MAX_FIELDS })) throw new ValidationError([{ field: '', message: TOO_MANY_FIELDS }]);
   if (!validateBody(body)) throw new ValidationError(toFieldErrors(validateBody.errors ?? [], suggest));
   const errors: FieldError[] = [];
   const models = resolveIds(body.models, '/models', errors, suggest);
@@ -76,14 +77,6 @@ const NOT_BLANK = /\S/u;
 function isBlank(text: string): boolean {
   return !NOT_BLANK.test(text);
 }
-
-/**
- * Fields and array elements a body may hold in all, at every level: far more than the
- * contract needs (200 history turns of 3 fields, 32 models, a response schema of 100
- * objects), far fewer than a 5 MiB body of empty keys (150,000 of them cost the schema
- * check alone over 100 ms).
- */
-const MAX_FIELDS = 5_000;
 
 /**
  * Whether a JSON value nests deeper than `depth` levels or holds more than `fields` object

@@ -3,6 +3,7 @@ import type middy from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { checkPromptRequest } from '../contract/validate.js';
+import { TOO_MANY_FIELDS, tooManyJsonFields } from '../contract/json-fields.js';
 import { escapePointer } from '../contract/pointer.js';
 import type { PromptRequest } from '../contract/types.js';
 import { MalformedJsonError, PayloadTooLargeError, UnauthorizedError, UnsupportedMediaTypeError, ValidationError } from '../errors.js';
@@ -41,6 +42,8 @@ export function jsonBody(options: { limitBytes: number }): Middleware {
       // No body at all is no JSON (the parser would take `null` for the JSON value null).
       event.body ??= '';
       const text = bytes ? bytes.toString('utf8') : event.body;
+      // Before the parse: what a hostile shape costs JSON.parse is what the field cap is for.
+      if (tooManyJsonFields(text)) throw new ValidationError([{ field: '', message: TOO_MANY_FIELDS }]);
       try {
         await parser.before!(request as Parameters<NonNullable<typeof parser.before>>[0]);
       } catch (error) {

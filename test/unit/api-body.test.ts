@@ -1,7 +1,8 @@
 import type { IncomingMessage } from 'node:http';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createApiHandler } from '../../functions/api-handler.js';
 import { lambdaContext, toProxyEvent } from '../../infra/local/lambda-events.js';
+import { MAX_FIELDS, TOO_MANY_FIELDS } from '../../shared/contract/json-fields.js';
 import { LIMITS } from '../../shared/contract/limits.js';
 import type { Gateway } from '../../shared/gateway.js';
 import { silentLog } from '../../shared/log.js';
@@ -80,6 +81,32 @@ describe('Handler: api, request bodies', () => {
     const answer = await invoke(text);
     expect(answer.status).toBe(400);
     expect(answer.body.error).toMatchObject({ code: 'malformed_json', message: 'The request body is not valid JSON' });
+  });
+
+  it.each([
+    ['2.6 million nested arrays', `{"prompt":"hi","models":["fam_k-8b"],"x":${'['.repeat(2_600_000)}${']'.repeat(2_600_000)}}`],
+    ['400,000 keys', `{"prompt":"hi","models":["fam_k-8b"],${Array.from({ length: 400_000 }, (_, i) => `"k${i}":0`).join(',')}}`],
+    ['a million empty objects', `{"prompt":"hi","models":["fam_k-8b"],"x":[${'{},'.repeat(1_000_000)}{}]}`],
+  ])('refuses a body of %s by its field cap before anything parses it', async (_name, text) => {
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      const answer = await invoke(text);
+      expect(answer.status).toBe(400);
+      expect(answer.body.error.details).toEqual([{ field: '', message: TOO_MANY_FIELDS }]);
+      expect(parse.mock.calls.filter(([parsed]) => parsed === text)).toEqual([]);
+    } finally {
+      parse.mockRestore();
+    }
+  });
+
+  it('parses a body of exactly the field cap, its strings holding escaped quotes, commas and brackets', async () => {
+    const models = Array.from({ length: 3 }, () => 'fam_k-8b');
+    const fields = (extra: number) => `{"prompt":"a \\\" , [ { \\\\","models":${JSON.stringify(models)},"x":[${Array.from({ length: extra }, () => '0').join(',')}]}`;
+    // prompt, models and its 3 elements, x: 6 fields besides x's elements.
+    const atCap = fields(MAX_FIELDS - 6);
+    expect(JSON.parse(atCap)).toBeTypeOf('object');
+    expect((await invoke(atCap)).body.error.details).not.toEqual([{ field: '', message: TOO_MANY_FIELDS }]);
+    expect((await invoke(fields(MAX_FIELDS - 5))).body.error.details).toEqual([{ field: '', message: TOO_MANY_FIELDS }]);
   });
 
   it.each([
