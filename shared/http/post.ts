@@ -74,7 +74,7 @@ export function keepAliveAgent(url: URL, idleMs = IDLE_CONNECTION_MS): HttpAgent
  * failures reject with the Node error (its `code` set: ECONNRESET, ECONNREFUSED,
  * ETIMEDOUT); an abort rejects with an AbortError.
  */
-export function post(url: URL, body: string, headers: Record<string, string>, options: PostOptions = {}): Promise<PostAnswer> {
+export function post(url: URL, body: string | Buffer, headers: Record<string, string>, options: PostOptions = {}): Promise<PostAnswer> {
   return request(url, body, headers, options, (res, resolve, reject) => {
     readBody(res, options.maxBytes).then((bytes) => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: bytes.toString('utf8') }), reject);
   });
@@ -108,7 +108,7 @@ export function readBody(body: Readable, maxBytes = MAX_ANSWER_BYTES): Promise<B
 /** Sends the POST; `onResponse` settles the promise from the answer. */
 function request<T>(
   url: URL,
-  body: string,
+  body: string | Buffer,
   headers: Record<string, string>,
   options: PostOptions,
   onResponse: (res: IncomingMessage, resolve: (value: T) => void, reject: (error: unknown) => void) => void,
@@ -120,7 +120,7 @@ function request<T>(
       url,
       {
         method: 'POST',
-        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        headers: { ...headers, 'content-length': String(typeof body === 'string' ? Buffer.byteLength(body) : body.length) },
         agent: options.agent ?? shared[url.protocol as 'http:' | 'https:'],
         signal: options.signal,
         timeout: options.timeoutMs,
@@ -145,6 +145,6 @@ export interface StreamAnswer {
  * as a stream (a streamed model answer). The same connections, errors and abort; an abort
  * after the head destroys the body, which then fails with an AbortError.
  */
-export function postStream(url: URL, body: string, headers: Record<string, string>, options: PostOptions = {}): Promise<StreamAnswer> {
+export function postStream(url: URL, body: string | Buffer, headers: Record<string, string>, options: PostOptions = {}): Promise<StreamAnswer> {
   return request(url, body, headers, options, (res, resolve) => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: res }));
 }
