@@ -42,6 +42,29 @@ export interface FanOutOptions {
 /** Resolves on the event loop's next turn. */
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** How long the calls of one request are prepared in one turn of the event loop before the rest wait for the next. */
+const PREPARE_SLICE_MS = 8;
+
+/**
+ * Turns for preparing calls one after another: each waits for the one before it, and for the
+ * event loop's next turn once the turn so far has taken PREPARE_SLICE_MS. Small calls all
+ * prepare in one turn; 32 calls of a 5 MiB prompt (mapped, serialised and encoded: tens of
+ * ms each) no longer hold the thread for a second, and other requests run between them.
+ */
+function preparingInTurns(): () => Promise<void> {
+  let turnStarted = performance.now();
+  let previous = Promise.resolve();
+  return () => {
+    const mine = previous.then(async () => {
+      if (performance.now() - turnStarted < PREPARE_SLICE_MS) return;
+      await nextTurn();
+      turnStarted = performance.now();
+    });
+    previous = mine;
+    return mine;
+  };
+}
+
 /**
  * Every planned call at once, on one abort signal that fires at the deadline (one timer per
  * request, not per model); a model that fails becomes a failed result and never fails
@@ -67,9 +90,10 @@ export async function runModels(calls: readonly PlannedCall[], options: FanOutOp
   ready?.catch(() => undefined);
   try {
     if (ready) await nextTurn();
+    const turn = preparingInTurns();
     return await Promise.all(
       calls.map(async (planned, index) => {
-        const result = await runModel(planned, index, options, controller.signal, ready);
+        const result = await runModel(planned, index, options, controller.signal, turn, ready);
         options.onResult?.(index, result);
         return result;
       }),
@@ -80,7 +104,7 @@ export async function runModels(calls: readonly PlannedCall[], options: FanOutOp
   }
 }
 
-async function runModel(planned: PlannedCall, index: number, options: FanOutOptions, signal: AbortSignal, ready?: Promise<void>): Promise<ModelResult> {
+async function runModel(planned: PlannedCall, index: number, options: FanOutOptions, signal: AbortSignal, turn: () => Promise<void>, ready?: Promise<void>): Promise<ModelResult> {
   const { model, call, warnings } = planned;
   let started = performance.now();
   /** When the attempt that answered began: what a time-of-day vendor bills by. */
@@ -97,6 +121,7 @@ async function runModel(planned: PlannedCall, index: number, options: FanOutOpti
   let delivered = false;
   const onDelta = options.onDelta;
   try {
+    await turn();
     const route = options.route(model.entry);
     apiKey = route.endpoint.apiKey;
     // A vendor that echoes the key it was sent hands it to no caller, streamed (the deltas

@@ -114,6 +114,31 @@ describe('Function: runModels, sent once ready', () => {
     return { adapter, prepared, sent };
   }
 
+  it('prepares calls that take long (a 5 MiB prompt each) over several turns of the event loop, so that other work runs between them', async () => {
+    // Each prepare takes 5 ms by the clock: over the 8 ms slice after two.
+    let clock = 0;
+    vi.spyOn(performance, 'now').mockImplementation(() => clock);
+    const events: string[] = [];
+    const adapter: Pick<ProtocolAdapter, 'prepare'> = {
+      prepare: (call) => {
+        clock += 5;
+        events.push(`prepare ${call.entry.id}`);
+        return { send: async () => ({ output: 'ok', usage, warnings: [] }) };
+      },
+    };
+    setImmediate(() => events.push('another request'));
+    const models = ['fam_k-8b', 'fam_h-micro', 'fam_a-haiku-4-5', 'fam_c-5.4', 'fam_g-small', 'fam_l'];
+    const results = await runThrough(models, adapter);
+    vi.restoreAllMocks();
+
+    expect(results.map((r) => r.status)).toEqual(models.map(() => 'completed'));
+    const other = events.indexOf('another request');
+    expect(other).toBeGreaterThan(0);
+    expect(other).toBeLessThan(events.length - 1);
+    // The calls are still prepared in their order.
+    expect(events.filter((e) => e !== 'another request')).toEqual(models.map((id) => `prepare ${id}`));
+  });
+
   it('prepares every call at once, sends none before `ready` resolves, and times each from then', async () => {
     let clock = 1_000;
     vi.spyOn(performance, 'now').mockImplementation(() => clock);
