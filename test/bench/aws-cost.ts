@@ -19,6 +19,7 @@ import type { ModelResult } from '../../shared/compare/result.js';
 import { MODELS } from '../../shared/catalog/models.js';
 import { judgeCallCount } from '../../shared/judging/plan.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
+import { TABLES } from '../../shared/storage/tables.js';
 
 /** Public list prices, us-east-1, read 2026-11 (aws.amazon.com/<service>/pricing). */
 export const PRICES = {
@@ -38,6 +39,9 @@ export const PRICES = {
   /** S3 Standard: PUT/POST/LIST per request, GET per request. */
   s3Put: 0.005 / 1000,
   s3Get: 0.0004 / 1000,
+  /** DynamoDB Standard storage, and point-in-time recovery (of the table's data, its global indexes apart), per GB-month. */
+  dynamoStorageGbMonth: 0.25,
+  dynamoPitrGbMonth: 0.2,
 } as const;
 
 interface FunctionSettings {
@@ -123,7 +127,12 @@ export interface Cost {
   lines: { item: string; usd: number }[];
   totalUsd: number;
   share: number;
+  /** What its prompt log costs for each month it is kept (it has no expiry): storage of the item and its index copy, and point-in-time recovery of the item. Not in totalUsd. */
+  keptPerMonthUsd: number;
 }
+
+/** Global indexes of the prompt-logs table: each holds a copy of every meta item (CDK's default projection, ALL), written with it. */
+const PROMPT_LOG_INDEXES = TABLES.find((table) => table.key === 'promptLogs')!.globalIndexes.length;
 
 /** The AWS cost of one request of `scenario`, item by item. */
 export function requestCost(scenario: Scenario, settings: ReturnType<typeof templateSettings>): Cost {
@@ -160,8 +169,12 @@ export function requestCost(scenario: Scenario, settings: ReturnType<typeof temp
     receivedAt: Date.now(),
   });
   // One item: the meta and the content's JSON bytes (shared/storage/prompt-logs.ts).
-  const logUnits = writeUnits({ ...log.meta, data: log.content ? JSON.stringify(log.content) : undefined });
+  const logItem = { ...log.meta, data: log.content ? JSON.stringify(log.content) : undefined };
+  // Written again into each index that projects it (a meta item has the byAccount index's keys).
+  const logUnits = writeUnits(logItem) * (1 + PROMPT_LOG_INDEXES);
   const wru = 3 + logUnits;
+  const logGb = Buffer.byteLength(JSON.stringify(logItem), 'utf8') / 1024 ** 3;
+  const keptPerMonthUsd = logGb * ((1 + PROMPT_LOG_INDEXES) * PRICES.dynamoStorageGbMonth + PRICES.dynamoPitrGbMonth);
   // The authorizer's reads (key, account), strongly consistent (1 RRU each), once per cache miss: counted on every request (its cache only lowers it).
   const rru = 2;
 
@@ -174,7 +187,7 @@ export function requestCost(scenario: Scenario, settings: ReturnType<typeof temp
     { item: 'WAF: the web ACL on the stage (its $7 a month aside)', usd: PRICES.wafRequest },
     { item: `api function: ${settings.api.memoryMb} MB ${settings.api.architecture}, ${apiSeconds.toFixed(2)} s billed`, usd: lambda(settings.api, apiSeconds) },
     { item: `authorizer: ${settings.authorizer.memoryMb} MB, 30 ms (every request; its cache lowers it)`, usd: lambda(settings.authorizer, 0.03) },
-    { item: `DynamoDB: ${wru} WRU (prompt log ${logUnits}), ${rru} RRU`, usd: wru * PRICES.dynamoWru + rru * PRICES.dynamoRru },
+    { item: `DynamoDB: ${wru} WRU (prompt log ${logUnits}, its index copy included), ${rru} RRU`, usd: wru * PRICES.dynamoWru + rru * PRICES.dynamoRru },
   ];
   if (judged) {
     const sfnGbSeconds = ((64 / 1024) * Math.ceil(wallSeconds * 10)) / 10;
@@ -191,7 +204,7 @@ export function requestCost(scenario: Scenario, settings: ReturnType<typeof temp
     lines.push({ item: 'S3 claim checks: inline payloads, 1 DeleteObjects', usd: PRICES.s3Put });
   }
   const totalUsd = lines.reduce((sum, line) => sum + line.usd, 0);
-  return { scenario: scenario.label, providerUsd: providers, lines, totalUsd, share: totalUsd / providers };
+  return { scenario: scenario.label, providerUsd: providers, lines, totalUsd, share: totalUsd / providers, keptPerMonthUsd };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
@@ -203,5 +216,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     process.stdout.write(`\n${cost.scenario}: provider $${cost.providerUsd.toFixed(5)} a request\n`);
     for (const line of cost.lines) process.stdout.write(`  ${line.item.padEnd(72)} $${(line.usd * 1e6).toFixed(2)} per million\n`);
     process.stdout.write(`  ${'total AWS'.padEnd(72)} $${(cost.totalUsd * 1e6).toFixed(2)} per million = ${(cost.share * 100).toFixed(2)} % of provider cost\n`);
+    process.stdout.write(
+      `  ${'its prompt log kept (no expiry), each month'.padEnd(72)} $${(cost.keptPerMonthUsd * 1e6).toFixed(2)} per million = ${((cost.keptPerMonthUsd / cost.providerUsd) * 100).toFixed(2)} % of provider cost a month\n`,
+    );
   }
 }

@@ -15,8 +15,15 @@ export interface CriticalPath {
   /** Store requests before the provider call, per request: median and highest. */
   beforeProviderMedian: number;
   beforeProviderMax: number;
-  /** Store requests before the provider call of the first request (the host's caches empty), which is not in the median and highest. */
+  /**
+   * Store requests before the provider call of the first request, which is not in the median
+   * and highest: the host's caches are empty (the key and account reads an authorizer makes
+   * again every 30 s) and the account has no rate window open for this minute, which every
+   * account's first request of a minute meets (the reserve assumes the window is open).
+   */
   coldBeforeProvider: number;
+  /** Its operations, in order. */
+  coldOperations: string[];
   /** Every store request a request made, its answer's writes included: median. */
   totalMedian: number;
   /** The operations before the provider call, in order, of the last request (the first fills the host's caches). */
@@ -29,7 +36,7 @@ export async function countCriticalPath(host: Host, body: string, requests: numb
   const before: number[] = [];
   const total: number[] = [];
   let last: { beforeProvider: string[]; all: string[] } | undefined;
-  let cold = 0;
+  let cold: string[] = [];
   for (let i = 0; i <= requests; i++) {
     await host.call<StoreCall[]>({ op: 'storeCalls' });
     const calledBefore = (await host.call<{ at: number }[]>({ op: 'simulatorCalls' })).length;
@@ -43,7 +50,7 @@ export async function countCriticalPath(host: Host, body: string, requests: numb
     if (providerAt === undefined) throw new Error('critical path: the request made no provider call');
     const early = calls.filter((call) => call.at < providerAt);
     if (i === 0) {
-      cold = early.length;
+      cold = early.map((call) => call.operation);
       continue;
     }
     before.push(early.length);
@@ -51,7 +58,8 @@ export async function countCriticalPath(host: Host, body: string, requests: numb
     last = { beforeProvider: early.map((call) => call.operation), all: calls.map((call) => call.operation) };
   }
   return {
-    coldBeforeProvider: cold,
+    coldBeforeProvider: cold.length,
+    coldOperations: cold,
     beforeProviderMedian: median(before),
     beforeProviderMax: Math.max(...before),
     totalMedian: median(total),

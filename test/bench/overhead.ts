@@ -14,7 +14,7 @@ import { processCpuMs, threadCpuMs } from './cpu.js';
 import { countCriticalPath, type CriticalPath } from './critical-path.js';
 import { startStoreAlone, type StoreAlone } from './store-alone.js';
 import { ensurePortkey, startPortkey, type Portkey } from './portkey.js';
-import { describeFigures, median, medianByName, percentile, rotate, round } from './stats.js';
+import { describeFigures, median, medianByName, percentile, rotateBothWays, round } from './stats.js';
 import { check, type Benchmark, type Row } from './types.js';
 
 /** A Groq model: the openai-chat protocol, routed to the upstream by GROQ_API_KEY + GROQ_BASE_URL. */
@@ -114,7 +114,7 @@ export const overhead: Benchmark = {
 
       const samples: Record<PathId, number[][]> = { direct: [], gateway: [], portkey: [] };
       for (let r = 0; r < rounds; r++) {
-        const order = rotate(paths, r);
+        const order = rotateBothWays(paths, r);
         const round: Record<PathId, number[]> = { direct: [], gateway: [], portkey: [] };
         for (let i = 0; i < perRound; i++) for (const path of order) round[path.id].push(await path.send(path.client));
         for (const path of paths) samples[path.id].push(round[path.id]);
@@ -140,20 +140,21 @@ export const overhead: Benchmark = {
       await floorStore.run(1, { amount: warmupBlock });
       await floorStore.storeCalls();
       const blocks: Record<PathId, number[][]> = { direct: [], gateway: [], portkey: [] };
-      const cpu: { gateway: number[]; portkey: number[]; storeCalls: number[] } = { gateway: [], portkey: [], storeCalls: [] };
+      const cpu: { gateway: number[]; portkey: number[]; portkeyMain: number[]; storeCalls: number[] } = { gateway: [], portkey: [], portkeyMain: [], storeCalls: [] };
       for (let r = 0; r < blockRounds; r++) {
         const started = threadCpuMs(process.pid);
         await floorStore.run(1, { amount: perBlock });
         if (started !== null) floorCpu.push((threadCpuMs(process.pid)! - started) / perBlock);
         // Read each block (the store keeps its last 10,000 requests).
         floorCalls.push((await floorStore.storeCalls()).length / perBlock);
-        for (const path of rotate(paths, r)) {
+        for (const path of rotateBothWays(paths, r)) {
           const block: number[] = [];
           if (path.id === 'gateway') {
             await gatewayHost.call({ op: 'storeCalls' });
             await gatewayHost.usageStart();
           }
           const portkeyCpu = path.id === 'portkey' && portkey ? processCpuMs(portkey.pid) : null;
+          const portkeyMain = path.id === 'portkey' && portkey ? threadCpuMs(portkey.pid) : null;
           for (let i = 0; i < perBlock; i++) block.push(await path.send(path.client));
           if (path.id === 'gateway') {
             // Waits for the block's answers' writes, which count in its CPU.
@@ -163,6 +164,7 @@ export const overhead: Benchmark = {
             cpu.storeCalls.push(calls.length / perBlock);
           }
           if (portkeyCpu !== null && portkey) cpu.portkey.push((processCpuMs(portkey.pid)! - portkeyCpu) / perBlock);
+          if (portkeyMain !== null && portkey) cpu.portkeyMain.push((threadCpuMs(portkey.pid)! - portkeyMain) / perBlock);
           blocks[path.id].push(block);
         }
       }
@@ -211,12 +213,13 @@ export const overhead: Benchmark = {
       }
       const gatewayCpu = cpu.gateway.length ? median(cpu.gateway) : null;
       const portkeyCpuMs = cpu.portkey.length ? median(cpu.portkey) : null;
+      const portkeyMainMs = cpu.portkeyMain.length ? median(cpu.portkeyMain) : null;
       const floorRatio = gatewayCpu !== null && floor.cpuMs > 0 ? round(gatewayCpu / floor.cpuMs, 2) : null;
       notes.push(
-        `CPU per request: gateway thread ${fmt(gatewayCpu)} ms (${round(median(cpu.storeCalls), 2)} store requests each, counted at the store), floor ${fmt(floorCpu.length ? floor.cpuMs : null)} ms (${round(floor.storeCalls, 2)} store requests each; test/bench/store-alone.ts, this process's main thread, a block in each round), Portkey's process ${fmt(portkeyCpuMs)} ms; gateway / floor ${floorRatio ?? 'n/a'}, gateway / Portkey ${ratio(gatewayCpu, portkeyCpuMs) ?? 'n/a'}`,
+        `CPU per request: gateway thread ${fmt(gatewayCpu)} ms (${round(median(cpu.storeCalls), 2)} store requests each, counted at the store), floor ${fmt(floorCpu.length ? floor.cpuMs : null)} ms (${round(floor.storeCalls, 2)} store requests each; test/bench/store-alone.ts, this process's main thread, a block in each round), Portkey's process ${fmt(portkeyCpuMs)} ms; gateway / floor ${floorRatio ?? 'n/a'}, gateway / Portkey ${ratio(gatewayCpu, portkeyCpuMs) ?? 'n/a'}; main thread against main thread (Portkey's ${fmt(portkeyMainMs)} ms, its V8 helper threads apart as the gateway's are): ${ratio(gatewayCpu, portkeyMainMs) ?? 'n/a'}`,
       );
       notes.push(
-        `Store round trips before the provider call, counted at the store (${context.smoke ? 3 : 20} one-model requests, one at a time, to a host with its simulator): median ${critical.beforeProviderMedian}, highest ${critical.beforeProviderMax} (${critical.beforeProvider.join(', ') || 'none'}), after a first request with the host's caches empty: ${critical.coldBeforeProvider}; all store requests of a request: median ${critical.totalMedian} (${critical.all.join(', ')})`,
+        `Store round trips before the provider call, counted at the store (${context.smoke ? 3 : 20} one-model requests, one at a time, to a host with its simulator): median ${critical.beforeProviderMedian}, highest ${critical.beforeProviderMax} (${critical.beforeProvider.join(', ') || 'none'}), on the first request, with the host's caches empty and the account's rate window for this minute not yet open: ${critical.coldBeforeProvider} (${critical.coldOperations.join(', ')}); all store requests of a request: median ${critical.totalMedian} (${critical.all.join(', ')})`,
       );
       notes.push(
         `Gateway phases (its Server-Timing header; median over the measured requests): ${describeFigures(medianByName(phases))}; outside = wall time at the client minus total`,
@@ -224,7 +227,7 @@ export const overhead: Benchmark = {
       return {
         status: 'ok',
         notes,
-        method: `interleaved: ${rounds} rounds x ${perRound} sequential requests per path (one keep-alive connection each), paths alternating request by request, order rotated per round, after ${warmup} warm-up requests per path; back to back: then ${warmupBlock} warm-up requests per path, and ${blockRounds} rounds of one block of ${perBlock} consecutive requests per path (order rotated per round); added = path minus direct in the same round; median of the round figures; CPU per request over each block (gateway: its main thread from /proc/<pid>/task/<pid>/schedstat, once its answers' writes are done; Portkey: its process's utime + stime from /proc/<pid>/stat; the floor: this process's main thread over a block of store-alone requests in each round), median of the blocks`,
+        method: `interleaved: ${rounds} rounds x ${perRound} sequential requests per path (one keep-alive connection each), paths alternating request by request, order rotated per round and reversed every other round, after ${warmup} warm-up requests per path; back to back: then ${warmupBlock} warm-up requests per path, and ${blockRounds} rounds of one block of ${perBlock} consecutive requests per path (order rotated per round and reversed every other round); added = path minus direct in the same round; median of the round figures; CPU per request over each block (gateway: its main thread from /proc/<pid>/task/<pid>/schedstat, once its answers' writes are done; Portkey: its process's utime + stime from /proc/<pid>/stat; the floor: this process's main thread over a block of store-alone requests in each round), median of the blocks`,
         columns: [
           { key: 'path', label: 'path' },
           { key: 'p50', label: 'p50 ms', digits: 3 },

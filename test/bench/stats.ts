@@ -25,6 +25,16 @@ export function rotate<T>(order: readonly T[], round: number): T[] {
   return [...order.slice(k), ...order.slice(0, k)];
 }
 
+/**
+ * `order` rotated by `round` and, every other round, reversed: no path always runs first
+ * (or last), nor always right after the same other path (whose leftover work, such as the
+ * writes after a gateway's answer, would then always fall on it).
+ */
+export function rotateBothWays<T>(order: readonly T[], round: number): T[] {
+  const rotated = rotate(order, Math.floor(round / 2));
+  return round % 2 === 0 ? rotated : rotated.reverse();
+}
+
 export function round(value: number, digits = 2): number {
   const f = 10 ** digits;
   return Math.round(value * f) / f;
