@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReconciler } from '../../functions/reconciler.js';
 import { runAdminCommand } from '../../infra/admin/commands.js';
 import { CreditsService, POSTING_DELAY_MS, RESERVATION_TIMEOUT_MS, UNCOLLECTED_LOG_MESSAGE, type OpenRequest } from '../../shared/credits/credits-service.js';
-import { InsufficientCreditsError, ServiceUnavailableError } from '../../shared/errors.js';
+import { InsufficientCreditsError, RateLimitedError, ServiceUnavailableError } from '../../shared/errors.js';
 import { promptLogId } from '../../shared/ids.js';
 import { AccountsRepository } from '../../shared/storage/accounts.js';
 import type { ApiKeysRepository } from '../../shared/storage/api-keys.js';
@@ -101,6 +101,49 @@ async function expectBalanced(credits: CreditsService, accountId: string, opened
 
 describe('Class: CreditsService', () => {
   describe('Method: reserve', () => {
+    it("opens an account's rate window for a new minute in one write, where this process saw its window in an earlier minute", async () => {
+      const sent: string[] = [];
+      const counting = { send: (command: object) => (sent.push(command.constructor.name), env.client.items.send(command as never)) } as unknown as typeof env.client.items;
+      const clock = { now: Date.UTC(2026, 10, 26, 10, 0, 1) };
+      const credits = service(clock, ledger, new AccountsRepository(counting, env.tables.accounts));
+      const account = await credits.openAccount({ balanceMicro: 1_000_000 });
+      const opens: OpenRequest[] = [];
+      const writesOf = async () => {
+        sent.length = 0;
+        opens.push(await credits.reserve(account.accountId, promptLogId(), 100, { limitPerMinute: 2, inFlight: 100 }));
+        return sent.filter((name) => name !== 'PutItemCommand');
+      };
+      // Unknown to this process: counted in the minute's window, which is not open; refused, read, opened.
+      expect(await writesOf()).toEqual(['UpdateItemCommand', 'GetItemCommand', 'UpdateItemCommand']);
+      // The same minute: counted in it.
+      expect(await writesOf()).toEqual(['UpdateItemCommand']);
+      // The next minutes, however far: opened at once, and counted from 1 (a limit of 2 admits two).
+      clock.now += 60_000;
+      expect(await writesOf()).toEqual(['UpdateItemCommand']);
+      expect(await writesOf()).toEqual(['UpdateItemCommand']);
+      await expect(credits.reserve(account.accountId, promptLogId(), 100, { limitPerMinute: 2, inFlight: 100 })).rejects.toBeInstanceOf(RateLimitedError);
+      clock.now += 10 * 60_000;
+      expect(await writesOf()).toEqual(['UpdateItemCommand']);
+      // Nothing left held for the other tests' reconciler runs.
+      for (const open of opens) await credits.settle(open, 0);
+    });
+
+    it('counts in a window another process opened meanwhile, though this one last saw an earlier minute', async () => {
+      const clock = { now: Date.UTC(2026, 10, 26, 11, 0, 1) };
+      const here = service(clock, ledger, new AccountsRepository(env.client.items, env.tables.accounts));
+      const there = service(clock, ledger, new AccountsRepository(env.client.items, env.tables.accounts));
+      const account = await here.openAccount({ balanceMicro: 1_000_000 });
+      const limits = { limitPerMinute: 2, inFlight: 100 };
+      const opens = [await here.reserve(account.accountId, promptLogId(), 100, limits)];
+      clock.now += 60_000;
+      opens.push(await there.reserve(account.accountId, promptLogId(), 100, limits));
+      // This process would open the minute's window: refused, it counts in the one there opened.
+      opens.push(await here.reserve(account.accountId, promptLogId(), 100, limits));
+      await expect(there.reserve(account.accountId, promptLogId(), 100, limits)).rejects.toBeInstanceOf(RateLimitedError);
+      expect((await accounts.get(account.accountId))!.rateWindow).toEqual({ start: Date.UTC(2026, 10, 26, 11, 1), count: 2 });
+      for (const open of opens) await here.settle(open, 0);
+    });
+
     it('lets exactly as many concurrent reservations through as the balance covers', async () => {
       const credits = service();
       const account = await credits.openAccount({ balanceMicro: 20 * 7_000 });
