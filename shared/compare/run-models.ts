@@ -121,8 +121,10 @@ async function runModel(planned: PlannedCall, index: number, options: FanOutOpti
   let delivered = false;
   const onDelta = options.onDelta;
   try {
-    await turn();
     const route = options.route(model.entry);
+    // A process's first calls wait for their adapter's code here, so that they too are prepared in turns.
+    await route.adapter.loading?.();
+    await turn();
     apiKey = route.endpoint.apiKey;
     // A vendor that echoes the key it was sent hands it to no caller, streamed (the deltas
     // pass through this filter) or not (the output is redacted below).

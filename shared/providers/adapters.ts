@@ -30,6 +30,10 @@ export const ADAPTERS: Record<WireProtocol, ProtocolAdapter> = {
 function loadedOnFirstCall(name: keyof Protocols, limits: OutputLimits): ProtocolAdapter {
   return {
     ...limits,
+    loading() {
+      const module = protocols();
+      return module instanceof Promise ? module : undefined;
+    },
     prepare(call, endpoint, onDelta) {
       const module = protocols();
       if (!(module instanceof Promise)) return module[name].prepare(call, endpoint, onDelta);

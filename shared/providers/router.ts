@@ -19,7 +19,7 @@ export const DEFAULT_BASE_URLS: Record<ProviderId, string> = {
 };
 
 export interface Route {
-  adapter: Pick<ProtocolAdapter, 'prepare'>;
+  adapter: Pick<ProtocolAdapter, 'prepare' | 'loading'>;
   endpoint: Endpoint;
 }
 

@@ -68,6 +68,12 @@ export interface ProtocolAdapter {
    */
   prepare(call: ModelCall, endpoint: Endpoint, onDelta?: (text: string) => void): PreparedCall;
   /**
+   * While the adapter's own code is still loading (a process's first call), the load: a
+   * caller that awaits it before `prepare` prepares at once, when it chooses (the fan-out
+   * prepares in turns of the event loop), rather than all calls together once it has loaded.
+   */
+  loading?(): Promise<unknown> | undefined;
+  /**
    * The most output tokens (reasoning included) the vendor may bill for this call, read from
    * the limit this adapter sends and the vendor's documented rule for reasoning beyond it;
    * the model's maximum output where nothing bounds it. The credit estimate reserves it and

@@ -9,7 +9,7 @@ import { fakeAdapter, type FakeVendor } from '../support/model-calls.js';
 import { planCall } from '../../shared/compare/model-call.js';
 
 /** Runs "Hi." on `models`, every call through `adapter` (or a fake vendor), with the deadline 60 s away unless `options` says otherwise. */
-function runThrough(models: string[], adapter: FakeVendor | Pick<ProtocolAdapter, 'prepare'>, options: Partial<FanOutOptions> = {}) {
+function runThrough(models: string[], adapter: FakeVendor | Pick<ProtocolAdapter, 'prepare' | 'loading'>, options: Partial<FanOutOptions> = {}) {
   const request = validatePromptRequest({ prompt: 'Hi.', models });
   const prepared = 'prepare' in adapter ? adapter : fakeAdapter(adapter);
   return runModels(
@@ -137,6 +137,37 @@ describe('Function: runModels, sent once ready', () => {
     expect(other).toBeLessThan(events.length - 1);
     // The calls are still prepared in their order.
     expect(events.filter((e) => e !== 'another request')).toEqual(models.map((id) => `prepare ${id}`));
+  });
+
+  it("prepares a process's first calls in turns too, when their adapter's code is still loading", async () => {
+    let clock = 0;
+    vi.spyOn(performance, 'now').mockImplementation(() => clock);
+    const events: string[] = [];
+    let loaded = false;
+    const load = new Promise<void>((resolve) => setTimeout(resolve, 1)).then(() => {
+      loaded = true;
+    });
+    // As shared/providers/adapters.ts does: a call prepared while the code loads is prepared once it has loaded.
+    const adapter: Pick<ProtocolAdapter, 'prepare' | 'loading'> = {
+      loading: () => (loaded ? undefined : load),
+      prepare: (call) => {
+        const work = () => {
+          clock += 5;
+          events.push(`prepare ${call.entry.id}`);
+        };
+        if (loaded) work();
+        else void load.then(work);
+        return { send: async () => ({ output: 'ok', usage, warnings: [] }) };
+      },
+    };
+    void load.then(() => setImmediate(() => events.push('another request')));
+    const models = ['fam_k-8b', 'fam_h-micro', 'fam_a-haiku-4-5', 'fam_c-5.4', 'fam_g-small', 'fam_l'];
+    await runThrough(models, adapter);
+    vi.restoreAllMocks();
+
+    const other = events.indexOf('another request');
+    expect(other).toBeGreaterThan(0);
+    expect(other).toBeLessThan(events.length - 1);
   });
 
   it('prepares every call at once, sends none before `ready` resolves, and times each from then', async () => {
