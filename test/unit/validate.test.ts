@@ -22,6 +22,20 @@ const strictSchema = {
 };
 
 describe('Function: validatePromptRequest', () => {
+  it.each([
+    ['500,000 ASCII characters', 'x'.repeat(500_000), true],
+    ['500,001 ASCII characters', 'x'.repeat(500_001), false],
+    ['500,000 characters outside the BMP (1,000,000 UTF-16 units)', '😀'.repeat(500_000), true],
+    ['500,001 characters outside the BMP', '😀'.repeat(500_001), false],
+    ['499,999 ASCII characters and one outside the BMP', `${'x'.repeat(499_999)}😀`, true],
+    ['500,000 CJK characters', '中'.repeat(500_000), true],
+    ['500,000 ASCII characters and a lone high surrogate', `${'x'.repeat(500_000)}\ud800`, false],
+  ])('counts a prompt of %s in code points against its 500,000', (_name, prompt, fits) => {
+    const check = () => validatePromptRequest(body({ prompt }));
+    if (fits) expect(check).not.toThrow();
+    else expect(check).toThrow(/more than 500000 characters/);
+  });
+
   describe('rejects with 400 naming the field', () => {
     it.each<[string, unknown, string, RegExp]>([
       ['a missing prompt', { models: ['fam_c-5.4'] }, '/prompt', /required/],
