@@ -103,7 +103,12 @@ describe('Class: CreditsService', () => {
   describe('Method: reserve', () => {
     it("opens an account's rate window for a new minute in one write, where this process saw its window in an earlier minute", async () => {
       const sent: string[] = [];
-      const counting = { send: (command: object) => (sent.push(command.constructor.name), env.client.items.send(command as never)) } as unknown as typeof env.client.items;
+      const counting = {
+        send: (command: object) => {
+          sent.push(command.constructor.name);
+          return env.client.items.send(command as never);
+        },
+      } as unknown as typeof env.client.items;
       const clock = { now: Date.UTC(2026, 10, 26, 10, 0, 1) };
       const credits = service(clock, ledger, new AccountsRepository(counting, env.tables.accounts));
       const account = await credits.openAccount({ balanceMicro: 1_000_000 });

@@ -101,7 +101,7 @@ describe('Handler: api, request bodies', () => {
 
   it('parses a body of exactly the field cap, its strings holding escaped quotes, commas and brackets', async () => {
     const models = Array.from({ length: 3 }, () => 'fam_k-8b');
-    const fields = (extra: number) => `{"prompt":"a \\\" , [ { \\\\","models":${JSON.stringify(models)},"x":[${Array.from({ length: extra }, () => '0').join(',')}]}`;
+    const fields = (extra: number) => `{"prompt":"a \\" , [ { \\\\","models":${JSON.stringify(models)},"x":[${Array.from({ length: extra }, () => '0').join(',')}]}`;
     // prompt, models and its 3 elements, x: 6 fields besides x's elements.
     const atCap = fields(MAX_FIELDS - 6);
     expect(JSON.parse(atCap)).toBeTypeOf('object');
