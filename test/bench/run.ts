@@ -22,7 +22,7 @@ const known = ['smoke', 'cpu-prof', 'no-portkey', 'no-write', 'only', 'help'];
 const unknown = args.filter((a) => !known.includes(a.replace(/^--/, '').split('=')[0]!));
 if (flag('help') || unknown.length > 0) {
   if (unknown.length > 0) process.stderr.write(`unknown argument(s): ${unknown.join(' ')}\n`);
-  process.stderr.write(`usage: npm run bench -- [--only=${BENCH_IDS.join(',')}|1..7] [--smoke] [--cpu-prof] [--no-portkey] [--no-write]\n`);
+  process.stderr.write(`usage: npm run bench -- [--only=${BENCH_IDS.join(',')}|1..${BENCH_IDS.length}] [--smoke] [--cpu-prof] [--no-portkey] [--no-write]\n`);
   process.exit(unknown.length > 0 ? 2 : 0);
 }
 
@@ -33,7 +33,7 @@ if (onlyArg) {
   for (const part of onlyArg.split(',').map((p) => p.trim())) {
     const id = /^\d+$/.test(part) ? BENCH_IDS[Number(part) - 1] : BENCH_IDS.find((b) => b === part);
     if (!id) {
-      process.stderr.write(`--only: unknown benchmark "${part}" (one of ${BENCH_IDS.join(', ')} or 1..7)\n`);
+      process.stderr.write(`--only: unknown benchmark "${part}" (one of ${BENCH_IDS.join(', ')} or 1..${BENCH_IDS.length})\n`);
       process.exit(2);
     }
     only.add(id);

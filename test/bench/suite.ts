@@ -4,12 +4,13 @@ import { coldStart } from './cold-start.js';
 import { contention } from './contention.js';
 import { fanout } from './fanout.js';
 import { judging } from './judging.js';
+import { largeRequest } from './large-request.js';
 import { overhead } from './overhead.js';
 import { schemaStall } from './schema-stall.js';
 import { throughput } from './throughput.js';
 import type { BenchContext, BenchId, BenchReport, BenchResult, Benchmark, MachineInfo } from './types.js';
 
-export const BENCHMARKS: readonly Benchmark[] = [overhead, fanout, judging, throughput, coldStart, contention, schemaStall];
+export const BENCHMARKS: readonly Benchmark[] = [overhead, fanout, judging, throughput, coldStart, contention, schemaStall, largeRequest];
 
 export interface SuiteOptions extends BenchContext {
   /** Only these benchmarks; all when absent. */

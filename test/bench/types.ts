@@ -1,6 +1,6 @@
 /** The shapes every benchmark returns and the runner prints and writes. */
 
-export const BENCH_IDS = ['overhead', 'fanout', 'judging', 'throughput', 'cold-start', 'contention', 'schema-stall'] as const;
+export const BENCH_IDS = ['overhead', 'fanout', 'judging', 'throughput', 'cold-start', 'contention', 'schema-stall', 'large-request'] as const;
 export type BenchId = (typeof BENCH_IDS)[number];
 
 export interface Column {

@@ -1,0 +1,111 @@
+/**
+ * 8. The event loop beside a large request: one valid request near the body limit (a prompt
+ * and ten history turns of 445,000 characters each, 4.9 MB) to 32 models, the provider
+ * simulator in a process of its own answering at once, while this process sends a cheap
+ * request (GET /api/v1/models) every 10 ms: how long the cheap requests waited, with the
+ * host idle and beside the large one. What holds the gateway's thread holds every other
+ * request of its process (docs/streaming.md: calls prepared in turns). Reported: no issue
+ * sets a figure for it.
+ */
+import { startHost, startSimulatorProcess, UNLIMITED, type Host, type SimulatorProcess } from './children.js';
+import { spreadModels } from './fanout.js';
+import { createClient } from './http-client.js';
+import { median, percentile, round } from './stats.js';
+import type { Benchmark, Row } from './types.js';
+
+/** How often the cheap request is sent. */
+const PROBE_EVERY_MS = 10;
+
+/** A valid request of `turnChars` characters a turn (eleven turns with the prompt) to `models` models. */
+function largeBody(turnChars: number, models: number): string {
+  const history = Array.from({ length: 10 }, (_, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content: `${i} ${'h'.repeat(turnChars - 2)}` }));
+  return JSON.stringify({ prompt: 'p'.repeat(turnChars), history, models: spreadModels(models) });
+}
+
+/** The waits of cheap requests sent every PROBE_EVERY_MS until `until` settles (at least one). */
+async function probeWhile(host: Host, until: Promise<unknown>): Promise<number[]> {
+  let done = false;
+  void until.then(
+    () => {
+      done = true;
+    },
+    () => {
+      done = true;
+    },
+  );
+  const waits: number[] = [];
+  do {
+    const started = performance.now();
+    const reply = await fetch(`${host.url}/api/v1/models`, { headers: { authorization: `Bearer ${host.apiKey}` } });
+    await reply.arrayBuffer();
+    if (reply.status !== 200) throw new Error(`probe: status ${reply.status}`);
+    waits.push(performance.now() - started);
+    await new Promise((resolve) => setTimeout(resolve, PROBE_EVERY_MS));
+  } while (!done);
+  return waits;
+}
+
+export const largeRequest: Benchmark = {
+  id: 'large-request',
+  title: '8. The event loop beside a large request (32 models, a 4.9 MB prompt)',
+  async run(context) {
+    const rounds = context.smoke ? 1 : 5;
+    const models = context.smoke ? 2 : 32;
+    const body = largeBody(context.smoke ? 10_000 : 445_000, models);
+    let host: Host | undefined;
+    let vendors: SimulatorProcess | undefined;
+    const client = createClient();
+    try {
+      vendors = await startSimulatorProcess(0);
+      host = await startHost(context, 'large-request', { ...UNLIMITED, ...vendors.vendorEnv });
+      const target = host;
+      const large = async () => {
+        const reply = await client.post(`${target.url}/api/v1/prompt`, body, { authorization: `Bearer ${target.apiKey}` });
+        if (reply.status !== 200) throw new Error(`large request: status ${reply.status}: ${reply.body.slice(0, 300)}`);
+        return reply.ms;
+      };
+      const measure = async () => {
+        const request = large();
+        const waits = await probeWhile(target, request);
+        return { waits, requestMs: await request };
+      };
+      // The cheap request's own first runs (a new connection, its code compiled) are not its waits.
+      await probeWhile(target, Promise.resolve());
+      await probeWhile(target, new Promise((resolve) => setTimeout(resolve, 200)));
+      const idle = await probeWhile(target, new Promise((resolve) => setTimeout(resolve, context.smoke ? 50 : 1_000)));
+      // The host's first large request also loads the protocols' code.
+      const first = await measure();
+      const warm: { waits: number[]; requestMs: number }[] = [];
+      for (let r = 0; r < rounds; r++) warm.push(await measure());
+      const row = (name: string, samples: { waits: number[]; requestMs?: number }[]): Row => ({
+        case: name,
+        probes: samples.reduce((sum, s) => sum + s.waits.length, 0),
+        p50Ms: round(median(samples.map((s) => percentile(s.waits, 50))), 1),
+        longestMs: round(median(samples.map((s) => Math.max(...s.waits))), 1),
+        requestMs: samples[0]?.requestMs === undefined ? null : round(median(samples.map((s) => s.requestMs!)), 0),
+      });
+      return {
+        status: 'ok',
+        notes: [`request body ${round(Buffer.byteLength(body) / 1e6, 2)} MB to ${models} models (spread over the providers, as in benchmark 2)`],
+        method: `the local host in its own process, the provider simulator in another (answering at once); a cheap GET /api/v1/models every ${PROBE_EVERY_MS} ms from this process, while the host is idle for 1 s, beside its first large request, then beside ${rounds} more one after another; longest wait = the longest of the cheap requests beside one large request (median over the large requests); request = the large request's wall time`,
+        columns: [
+          { key: 'case', label: 'case' },
+          { key: 'probes', label: 'cheap requests' },
+          { key: 'p50Ms', label: 'cheap request p50 ms', digits: 1 },
+          { key: 'longestMs', label: 'longest cheap request ms', digits: 1 },
+          { key: 'requestMs', label: 'large request ms' },
+        ],
+        rows: [
+          row('host idle', [{ waits: idle }]),
+          row('beside the first large request (its protocols load)', [first]),
+          row(`beside a large request (${rounds}, one after another)`, warm),
+        ],
+        targets: [],
+      };
+    } finally {
+      client.close();
+      await host?.close();
+      await vendors?.close();
+    }
+  },
+};
