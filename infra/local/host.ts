@@ -168,16 +168,18 @@ async function startGateway(config: GatewayConfig, store: EmbeddedStore, simulat
 async function ensureDemoAccount(gateway: Gateway, config: GatewayConfig): Promise<LocalHost['demo']> {
   let account = await gateway.accounts.get(DEMO_ACCOUNT_ID);
   account ??= await gateway.credits.openAccount({ accountId: DEMO_ACCOUNT_ID, balanceMicro: creditsToMicro(config.demoCredits) });
-  const issued = (await gateway.apiKeys.listByAccount(account.accountId)).filter((key) => key.issuedBy === 'local-demo' && !key.revokedAt);
-  await Promise.all(issued.map((key) => gateway.apiKeys.revoke(key.keyHash)));
   const apiKey = config.demoApiKey ?? generateApiKey();
   const keyHash = hashApiKey(apiKey);
   const existing = await gateway.apiKeys.get(keyHash);
+  if (existing && (existing.accountId !== account.accountId || existing.revokedAt)) {
+    throw new Error('DEMO_API_KEY is registered to another account or revoked in this data dir; choose another key');
+  }
+  // The key this start prints stays, should an earlier start have printed it (and DEMO_API_KEY pin it now).
+  const issued = (await gateway.apiKeys.listByAccount(account.accountId)).filter((key) => key.issuedBy === 'local-demo' && !key.revokedAt && key.keyHash !== keyHash);
+  await Promise.all(issued.map((key) => gateway.apiKeys.revoke(key.keyHash)));
   if (!existing) {
     const record = { keyHash, accountId: account.accountId, keyPrefix: keyPrefix(apiKey), createdAt: new Date().toISOString() };
     await gateway.apiKeys.put(config.demoApiKey === undefined ? { ...record, issuedBy: 'local-demo' } : record);
-  } else if (existing.accountId !== account.accountId || existing.revokedAt) {
-    throw new Error('DEMO_API_KEY is registered to another account or revoked in this data dir; choose another key');
   }
   return { accountId: account.accountId, apiKey, balance: microToCredits(account.balanceMicro) };
 }

@@ -302,6 +302,13 @@ describe('The demo key of a host keeping its store on disk', () => {
           .map((key) => key.keyPrefix)
           .sort(),
       ).toEqual([keyPrefix(host.demo.apiKey), keyPrefix(made)].sort());
+
+      // The printed key, pinned with DEMO_API_KEY on the next start, stays the demo key.
+      const printed = host.demo.apiKey;
+      await host.close();
+      host = await startTestHost({ GATEWAY_DATA_DIR: dataDir, DEMO_API_KEY: printed });
+      expect(host.demo.apiKey).toBe(printed);
+      expect(await status(printed)).toBe(200);
     } finally {
       await host.close();
       rmSync(dataDir, { recursive: true, force: true });
