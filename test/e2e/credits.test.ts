@@ -281,7 +281,7 @@ describe('Requests of one account at once (MAX_REQUESTS_IN_FLIGHT)', () => {
 });
 
 describe('The demo key of a host keeping its store on disk', () => {
-  it('revokes the key an earlier start issued, and leaves a key made with the admin CLI alone', async () => {
+  it('revokes the key an earlier start issued, keeps it where DEMO_API_KEY pins it, and leaves a key made with the admin CLI alone', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'gateway-data-'));
     let host = await startTestHost({ GATEWAY_DATA_DIR: dataDir });
     try {
