@@ -1,3 +1,4 @@
+import { BoundedMap } from '../../shared/bounded-map.js';
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -70,12 +71,11 @@ const AUTHORIZER_CACHE_ENTRIES = 10_000;
  */
 export function cacheAuthorizer(authorizer: LocalHandlers['authorizer'], ttlMs: number, now: () => number = Date.now): LocalHandlers['authorizer'] {
   if (ttlMs <= 0) return authorizer;
-  const cache = new Map<string, { decision: APIGatewayAuthorizerResult; until: number }>();
+  const cache = new BoundedMap<string, { decision: APIGatewayAuthorizerResult; until: number }>(AUTHORIZER_CACHE_ENTRIES);
   return async (event) => {
     const hit = cache.get(event.authorizationToken);
     if (hit && hit.until > now()) return hit.decision;
     const decision = await authorizer(event);
-    if (cache.size >= AUTHORIZER_CACHE_ENTRIES) cache.delete(cache.keys().next().value as string);
     cache.set(event.authorizationToken, { decision, until: now() + ttlMs });
     return decision;
   };

@@ -1,3 +1,4 @@
+import { BoundedMap } from '../bounded-map.js';
 import type { RegExpEngine } from 'ajv/dist/types/index.js';
 import { RE2JS } from 're2js';
 
@@ -22,14 +23,12 @@ export const linearRegExp: RegExpEngine = Object.assign(
  * when the request's schema is checked (`linearPatternProblem`) and again by ajv. Bounded, oldest
  * dropped first.
  */
-const compiledPatterns = new Map<string, RE2JS>();
-const MAX_PATTERNS = 500;
+const compiledPatterns = new BoundedMap<string, RE2JS>(500);
 
 function compile(pattern: string): RE2JS {
   const known = compiledPatterns.get(pattern);
   if (known) return known;
   const compiled = RE2JS.compile(RE2JS.translateRegExp(pattern));
-  if (compiledPatterns.size >= MAX_PATTERNS) compiledPatterns.delete(compiledPatterns.keys().next().value as string);
   compiledPatterns.set(pattern, compiled);
   return compiled;
 }

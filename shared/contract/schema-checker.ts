@@ -1,3 +1,4 @@
+import { BoundedMap } from '../bounded-map.js';
 import { createRequire } from 'node:module';
 import type { Worker } from 'node:worker_threads';
 import type { StructuredOutput } from './structured-output.js';
@@ -51,7 +52,7 @@ export class SchemaChecker {
    * (an evaluation sends one schema with every request; another tenant's new schemas keep
    * the thread busy meanwhile).
    */
-  private readonly compiled = new Set<string>();
+  private readonly compiled = new BoundedMap<string, true>(MAX_COMPILED);
 
   constructor(private readonly options: { deadlineMs?: number; faults?: boolean } = {}) {}
 
@@ -59,10 +60,7 @@ export class SchemaChecker {
   async compile(schemaJson: string): Promise<FieldError[]> {
     if (this.compiled.has(schemaJson)) return [];
     const { errors } = (await this.ask({ op: 'compile', schema: schemaJson })) as { errors: FieldError[] };
-    if (errors.length === 0) {
-      if (this.compiled.size >= MAX_COMPILED) this.compiled.delete(this.compiled.keys().next().value as string);
-      this.compiled.add(schemaJson);
-    }
+    if (errors.length === 0) this.compiled.set(schemaJson, true);
     return errors;
   }
 

@@ -1,3 +1,4 @@
+import { BoundedMap } from '../bounded-map.js';
 import type { ValidateFunction } from 'ajv';
 import type { FieldError } from '../errors.js';
 import { createAjv, type Ajv } from './ajv.js';
@@ -34,8 +35,8 @@ export type OutputValidator = ValidateFunction;
  * checks the same request once per task, and callers repeat their schemas. Bounded,
  * oldest dropped first.
  */
-const compiled = new Map<string, OutputValidator>();
 const MAX_COMPILED = 100;
+const compiled = new BoundedMap<string, OutputValidator>(MAX_COMPILED);
 
 /**
  * Compiles a schema that passed `checkResponseSchema` (given as its JSON): its patterns
@@ -57,7 +58,6 @@ export function compileResponseSchema(json: string, path: string): { errors: Fie
   if (errors.length > 0) return { errors };
   try {
     const validate = compiler().compile(schema);
-    if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value as string);
     compiled.set(json, validate);
     return { errors, validate };
   } catch (error) {

@@ -1,3 +1,4 @@
+import { BoundedMap } from '../bounded-map.js';
 import { GetItemCommand, PutItemCommand, UpdateItemCommand, paginateScan, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { AccountNotFoundError, InsufficientCreditsError, RateLimitedError } from '../errors.js';
 import { MAX_BALANCE_MICRO, microToCredits } from '../pricing/micro-credits.js';
@@ -72,18 +73,12 @@ export class AccountsRepository {
    * minute opens that minute's window at once, rather than count in it, be refused and write
    * again: an account's first request of each minute takes one store round trip, not two.
    */
-  private readonly windows = new Map<string, number>();
+  private readonly windows = new BoundedMap<string, number>(WINDOWS_REMEMBERED);
 
   constructor(
     private readonly client: DynamoDBClient,
     private readonly tableName: string,
   ) {}
-
-  private rememberWindow(accountId: string, start: number): void {
-    this.windows.delete(accountId);
-    this.windows.set(accountId, start);
-    if (this.windows.size > WINDOWS_REMEMBERED) this.windows.delete(this.windows.keys().next().value as string);
-  }
 
   /** Creates an account whose opening balance is the amount of its first (top-up) entry. */
   async create(input: { opening: LedgerEntry; zeroDataRetention?: boolean; rateLimitRpm?: number }): Promise<Account> {
@@ -206,7 +201,7 @@ export class AccountsRepository {
             }),
           ),
         );
-        this.rememberWindow(accountId, windowStart);
+        this.windows.set(accountId, windowStart);
         return Number(fromAttributes(Attributes)?.balanceMicro);
       } catch (error) {
         if (!isConditionFailed(error)) throw error;

@@ -14,6 +14,7 @@ const LAYERS: readonly (readonly string[])[] = [
     'shared/errors.ts',
     'shared/ids.ts',
     'shared/lazy.ts',
+    'shared/bounded-map.ts',
     'shared/log.ts',
     'shared/seeded-random.ts',
     'shared/text',
