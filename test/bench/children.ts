@@ -159,6 +159,32 @@ export async function startSimulatorProcess(latencyMs: number): Promise<Simulato
   };
 }
 
+/** The local host (UNLIMITED) whose every provider is the simulator in a process of its own, as vendors are on machines of their own. */
+export interface HostWithVendors {
+  host: Host;
+  vendors: SimulatorProcess;
+  close(): Promise<void>;
+}
+
+/** Starts the simulator (every call answered after `latencyMs`), then a host configured to call it. */
+export async function startHostWithVendors(context: BenchContext, label: string, latencyMs: number): Promise<HostWithVendors> {
+  const vendors = await startSimulatorProcess(latencyMs);
+  try {
+    const host = await startHost(context, label, { ...UNLIMITED, ...vendors.vendorEnv });
+    return {
+      host,
+      vendors,
+      close: async () => {
+        await host.close();
+        await vendors.close();
+      },
+    };
+  } catch (error) {
+    await vendors.close();
+    throw error;
+  }
+}
+
 export interface Host extends Omit<HostReady, 'type'> {
   pid: number;
   call<T = unknown>(request: HostRequest): Promise<T>;

@@ -13,7 +13,7 @@
  * gateway's own per-model measure (`latencyMs` of the slowest result) are shown beside it.
  */
 import { allModels, type ModelEntry } from '../../shared/catalog/index.js';
-import { startHost, startSimulatorProcess, UNLIMITED, VENDOR_KEY, type Host, type RecordedCall, type SimulatorProcess } from './children.js';
+import { startHostWithVendors, VENDOR_KEY, type HostWithVendors, type RecordedCall } from './children.js';
 import { createClient, gatewayPhases, json, type Client } from './http-client.js';
 import { describeFigures, median, medianByName, rotate, round } from './stats.js';
 import { check, type Benchmark, type Row } from './types.js';
@@ -74,14 +74,12 @@ export const fanout: Benchmark = {
     // against 1.026 at 32 models, in back-to-back runs).
     const warmup = context.smoke ? 1 : 20;
     const bodies = new Map(SIZES.map((n) => [n, JSON.stringify({ prompt: 'Say hello in one short sentence.', models: spreadModels(n) })]));
-    let host: Host | undefined;
-    let vendors: SimulatorProcess | undefined;
+    let started: HostWithVendors | undefined;
     const client = createClient();
     const direct = createClient();
     try {
-      vendors = await startSimulatorProcess(UPSTREAM_LATENCY_MS);
-      host = await startHost(context, 'fanout', { ...UNLIMITED, ...vendors.vendorEnv });
-      const target = host;
+      started = await startHostWithVendors(context, 'fanout', UPSTREAM_LATENCY_MS);
+      const { host: target, vendors } = started;
       const send = async (n: number): Promise<Sample> => {
         const reply = await client.post(`${target.url}/api/v1/prompt`, bodies.get(n as (typeof SIZES)[number])!, { authorization: `Bearer ${target.apiKey}` });
         const answer = json(reply);
@@ -106,7 +104,7 @@ export const fanout: Benchmark = {
         if (calls.length !== n) throw new Error(`fan-out ${n}: the simulator recorded ${calls.length} calls`);
         recorded.set(n, calls);
       }
-      const sendDirectly = (n: number) => sendDirect(direct, vendors!.url, recorded.get(n)!);
+      const sendDirectly = (n: number) => sendDirect(direct, vendors.url, recorded.get(n)!);
       type Pair = { gateway: Sample; directMs: number };
       // Gateway and direct back to back; which goes first alternates.
       const pair = async (n: number, gatewayFirst: boolean): Promise<Pair> => {
@@ -171,8 +169,7 @@ export const fanout: Benchmark = {
     } finally {
       client.close();
       direct.close();
-      await host?.close();
-      await vendors?.close();
+      await started?.close();
     }
   },
 };

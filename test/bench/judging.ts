@@ -8,7 +8,7 @@
  * with the reason, while the gateway answers `judges` with 501 (judging not available yet).
  */
 import { resolveModel } from '../../shared/catalog/index.js';
-import { startHost, startSimulatorProcess, UNLIMITED, type Host, type SimulatorProcess } from './children.js';
+import { startHostWithVendors, type HostWithVendors } from './children.js';
 import { createClient, json } from './http-client.js';
 import { median, round } from './stats.js';
 import { check, type Benchmark } from './types.js';
@@ -33,16 +33,13 @@ export const judging: Benchmark = {
     const perRound = context.smoke ? 1 : 3;
     const body = JSON.stringify({ prompt: 'Name one prime number and say why it is prime.', models: JUDGING_MODELS, judges: JUDGES });
     const method = `${rounds} rounds x ${perRound} requests after 1 warm-up; generating models answer after ${GENERATION_MS} ms, judge calls after ${JUDGE_MS} ms (the provider simulator in its own process); wall time at the client over ${GENERATION_MS} + ${JUDGE_MS} ms; median of round medians`;
-    let host: Host | undefined;
-    let vendors: SimulatorProcess | undefined;
+    let started: HostWithVendors | undefined;
     const client = createClient();
     try {
-      vendors = await startSimulatorProcess(0);
-      const simulator = vendors;
+      started = await startHostWithVendors(context, 'judging', 0);
+      const { host: target, vendors: simulator } = started;
       for (const id of JUDGING_MODELS) await simulator.setLatency(GENERATION_MS, { model: upstreamModel(id) });
       for (const id of JUDGES) await simulator.setLatency(JUDGE_MS, { model: upstreamModel(id) });
-      host = await startHost(context, 'judging', { ...UNLIMITED, ...simulator.vendorEnv });
-      const target = host;
       const judgeModels = new Set<string>(JUDGES.map(upstreamModel));
       // Everything it keeps: the count of judge calls is compared before and after one request.
       const judgeCalls = async () => (await simulator.lastCalls(0)).filter((c) => judgeModels.has(c.model)).length;
@@ -103,8 +100,7 @@ export const judging: Benchmark = {
       };
     } finally {
       client.close();
-      await host?.close();
-      await vendors?.close();
+      await started?.close();
     }
   },
 };

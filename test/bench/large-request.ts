@@ -7,7 +7,7 @@
  * request of its process (docs/streaming.md: calls prepared in turns). Reported: no issue
  * sets a figure for it.
  */
-import { startHost, startSimulatorProcess, UNLIMITED, type Host, type SimulatorProcess } from './children.js';
+import { startHostWithVendors, type Host, type HostWithVendors } from './children.js';
 import { spreadModels } from './fanout.js';
 import { createClient } from './http-client.js';
 import { median, percentile, round } from './stats.js';
@@ -52,13 +52,11 @@ export const largeRequest: Benchmark = {
     const rounds = context.smoke ? 1 : 5;
     const models = context.smoke ? 2 : 32;
     const body = largeBody(context.smoke ? 10_000 : 445_000, models);
-    let host: Host | undefined;
-    let vendors: SimulatorProcess | undefined;
+    let started: HostWithVendors | undefined;
     const client = createClient();
     try {
-      vendors = await startSimulatorProcess(0);
-      host = await startHost(context, 'large-request', { ...UNLIMITED, ...vendors.vendorEnv });
-      const target = host;
+      started = await startHostWithVendors(context, 'large-request', 0);
+      const target = started.host;
       const large = async () => {
         const reply = await client.post(`${target.url}/api/v1/prompt`, body, { authorization: `Bearer ${target.apiKey}` });
         if (reply.status !== 200) throw new Error(`large request: status ${reply.status}: ${reply.body.slice(0, 300)}`);
@@ -104,8 +102,7 @@ export const largeRequest: Benchmark = {
       };
     } finally {
       client.close();
-      await host?.close();
-      await vendors?.close();
+      await started?.close();
     }
   },
 };
