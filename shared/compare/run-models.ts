@@ -5,8 +5,9 @@ import { chargeCall } from '../pricing/charge.js';
 import { UpstreamError } from '../providers/errors.js';
 import { withRetry, type RetryPolicy } from '../providers/retry.js';
 import type { Router } from '../providers/router.js';
-import type { Usage } from '../providers/types.js';
+import type { ModelReply, Usage } from '../providers/types.js';
 import type { PlannedCall } from './model-call.js';
+import { CUT_OUTPUT_CHECK, OutputBudget, outputCutWarning } from './output-budget.js';
 import type { ModelResult } from './result.js';
 
 export interface FanOutOptions {
@@ -37,6 +38,8 @@ export interface FanOutOptions {
    * status `cancelled`.
    */
   signal?: AbortSignal;
+  /** The most output text the request's models hold together, in UTF-8 bytes (MAX_REQUEST_OUTPUT_BYTES unless a test says otherwise). */
+  outputLimitBytes?: number;
 }
 
 /** Resolves on the event loop's next turn. */
@@ -91,9 +94,10 @@ export async function runModels(calls: readonly PlannedCall[], options: FanOutOp
   try {
     if (ready) await nextTurn();
     const turn = preparingInTurns();
+    const budget = new OutputBudget(options.outputLimitBytes);
     return await Promise.all(
       calls.map(async (planned, index) => {
-        const result = await runModel(planned, index, options, controller.signal, turn, ready);
+        const result = await runModel(planned, index, options, { signal: controller.signal, turn, budget }, ready);
         options.onResult?.(index, result);
         return result;
       }),
@@ -104,8 +108,16 @@ export async function runModels(calls: readonly PlannedCall[], options: FanOutOp
   }
 }
 
-async function runModel(planned: PlannedCall, index: number, options: FanOutOptions, signal: AbortSignal, turn: () => Promise<void>, ready?: Promise<void>): Promise<ModelResult> {
+/** What the calls of one request share: the signal that stops them all (the deadline, the caller's abort), their turns to prepare, and the output budget. */
+interface RequestCalls {
+  signal: AbortSignal;
+  turn: () => Promise<void>;
+  budget: OutputBudget;
+}
+
+async function runModel(planned: PlannedCall, index: number, options: FanOutOptions, shared: RequestCalls, ready?: Promise<void>): Promise<ModelResult> {
   const { model, call, warnings } = planned;
+  const { turn, budget } = shared;
   let started = performance.now();
   /** When the attempt that answered began: what a time-of-day vendor bills by. */
   let attemptStartedAt = Date.now();
@@ -119,7 +131,16 @@ async function runModel(planned: PlannedCall, index: number, options: FanOutOpti
   let atVendor = false;
   /** Whether some of its text went out to the caller (an event stream's deltas). */
   let delivered = false;
+  /** Whether the request's output budget ran out in this call's text: a streamed call is stopped there, a whole answer cut. */
+  let cut = false;
   const onDelta = options.onDelta;
+  // A streamed call also stops on its own, where the output budget runs out in its text.
+  const own = onDelta ? new AbortController() : undefined;
+  if (own) {
+    if (shared.signal.aborted) own.abort(shared.signal.reason);
+    else shared.signal.addEventListener('abort', () => own.abort(shared.signal.reason), { once: true });
+  }
+  const signal = own?.signal ?? shared.signal;
   try {
     const route = options.route(model.entry);
     // A process's first calls wait for their adapter's code here, so that they too are prepared in turns.
@@ -134,55 +155,75 @@ async function runModel(planned: PlannedCall, index: number, options: FanOutOpti
       delivered = true;
       onDelta?.(index, text);
     };
-    const prepared = route.adapter.prepare(
-      call,
-      route.endpoint,
-      onDelta &&
-        ((text) => {
-          if (text.length === 0) return;
-          streamed += text;
-          deliver(secrets.push(text));
-        }),
-    );
+    /** A streamed call's text as it comes: what fits in the output budget goes out; where it runs out, the call is stopped. */
+    const receive = (text: string) => {
+      if (text.length === 0 || cut) return;
+      const kept = budget.take(text);
+      streamed += kept;
+      deliver(secrets.push(kept));
+      if (kept.length < text.length) {
+        cut = true;
+        own?.abort(new Error("The request's output budget ran out"));
+      }
+    };
+    const prepared = route.adapter.prepare(call, route.endpoint, onDelta && receive);
     if (ready) {
       await ready;
       // Timed (and billed by the time of day) from when the call may go out.
       started = performance.now();
     }
-    const { value: reply } = await withRetry(
-      async (attempt) => {
-        attemptStartedAt = Date.now();
-        if (attempt > 1) {
-          // A retried attempt follows one that delivered nothing: what that one held back is dropped with it.
-          secrets = new KnownSecretsFilter([apiKey]);
-          streamed = '';
-        }
-        atVendor = !signal.aborted;
-        try {
-          return await prepared.send(signal);
-        } catch (error) {
-          // Failed by itself (refused, timed out), not stopped: none is out while the retry waits.
-          if (!signal.aborted) atVendor = false;
-          // A streamed attempt that failed after some of its text went out is not retried: the
-          // caller has that text already, and a second attempt would send different text after it.
-          if (delivered && error instanceof UpstreamError && error.retryable) throw new UpstreamError(error.code, error.message, { ...error.details, retryable: false });
-          throw error;
-        }
-      },
-      {
-        policy: options.retry,
-        deadlineAt: options.deadlineAt,
-        signal,
-      },
-    );
-    // A reply whose text came only with its end (a Responses refusal, a vendor that streamed
-    // no delta) is its one delta: a stream's deltas, joined, are the result's output.
-    if (onDelta && streamed === '' && reply.output !== '') deliver(secrets.push(reply.output));
+    let reply: ModelReply;
+    try {
+      ({ value: reply } = await withRetry(
+        async (attempt) => {
+          attemptStartedAt = Date.now();
+          if (attempt > 1) {
+            // A retried attempt follows one that delivered nothing: what that one held back is dropped with it.
+            secrets = new KnownSecretsFilter([apiKey]);
+            streamed = '';
+          }
+          atVendor = !signal.aborted;
+          try {
+            return await prepared.send(signal);
+          } catch (error) {
+            // Failed by itself (refused, timed out), not stopped: none is out while the retry waits.
+            if (!signal.aborted) atVendor = false;
+            // A streamed attempt that failed after some of its text went out is not retried: the
+            // caller has that text already, and a second attempt would send different text after it.
+            if (delivered && error instanceof UpstreamError && error.retryable) throw new UpstreamError(error.code, error.message, { ...error.details, retryable: false });
+            throw error;
+          }
+        },
+        {
+          policy: options.retry,
+          deadlineAt: options.deadlineAt,
+          signal,
+        },
+      ));
+    } catch (error) {
+      if (!(cut && error instanceof UpstreamError)) throw error;
+      // Stopped where the output budget ran out: what went out is its output, and it is charged
+      // what its vendor had billed by then (the usage reported so far, else the estimate from
+      // its input and all the text received).
+      const partial = error.details.partial;
+      reply = { output: partial && partial.output.length > streamed.length ? partial.output : streamed, usage: partial?.usage, warnings: [] };
+    }
+    let text: string;
+    if (onDelta) {
+      // A reply whose text came only with its end (a Responses refusal, a vendor that streamed
+      // no delta) is its one delta: a stream's deltas, joined, are the result's output.
+      if (streamed === '' && !cut) receive(reply.output);
+      text = cut ? streamed : reply.output;
+    } else {
+      text = budget.take(reply.output);
+      cut = text.length < reply.output.length;
+    }
     deliver(secrets.end());
     const latencyMs = Math.round(performance.now() - started);
+    // Charged for all the text the vendor sent, cut or not: the vendor bills it.
     const charge = chargeCall(call, reply.usage, reply.output, attemptStartedAt);
-    const output = redactKnown(reply.output, [apiKey]);
-    const allWarnings = [...warnings, ...reply.warnings, ...(charge.kind === 'estimated' ? [charge.warning] : [])];
+    const output = redactKnown(text, [apiKey]);
+    const allWarnings = [...warnings, ...reply.warnings, ...(cut ? [outputCutWarning(budget.limitBytes)] : []), ...(charge.kind === 'estimated' ? [charge.warning] : [])];
     return {
       modelId: model.requestedId,
       status: 'completed',
@@ -190,7 +231,7 @@ async function runModel(planned: PlannedCall, index: number, options: FanOutOpti
       ...(charge.kind === 'observed'
         ? { tokensIn: charge.usage.inputTokens, tokensOut: charge.usage.outputTokens, latencyMs, providerCost: charge.providerCost, usage: tokenClasses(charge.usage) }
         : { tokensIn: 0, tokensOut: 0, latencyMs, providerCost: null, estimatedCost: charge.estimatedCost }),
-      ...(planned.outputSchema !== undefined ? { structuredOutput: await schemaChecker().check(output, planned.outputSchema) } : {}),
+      ...(planned.outputSchema !== undefined ? { structuredOutput: cut ? CUT_OUTPUT_CHECK : await schemaChecker().check(output, planned.outputSchema) } : {}),
       ...(allWarnings.length > 0 ? { warnings: allWarnings } : {}),
     };
   } catch (error) {

@@ -3,6 +3,7 @@ import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { LocalHost } from '../../infra/local/host.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
+import { MAX_REQUEST_OUTPUT_BYTES } from '../../shared/compare/output-budget.js';
 import { MAX_ANSWER_BYTES } from '../../shared/http/post.js';
 import { usdToMicroCredits } from '../../shared/credits/credits.js';
 import { estimateMicroCredits } from '../support/model-calls.js';
@@ -106,6 +107,30 @@ describe('A vendor whose answer is too large', () => {
     expect(charged).toBe(usdToMicroCredits(healthy.providerCost, host.gateway.config));
     expect((await host.gateway.accounts.get(accountId))!.reservations).toEqual({});
     expect(await balanceOf(host, accountId)).toBe(100_000_000 - charged);
+  });
+});
+
+describe("Vendors whose answers together pass the request's output budget", () => {
+  it('cut the answer that passes it, with a warning; every model is charged its usage and the prompt log keeps what was answered', async () => {
+    const { accountId, auth } = await openTestAccount(host, 100_000_000);
+    // Three chat vendors each answer 7 MiB, usage as billed: 21 MiB against a budget of 16.
+    const seven = 'z'.repeat(7 * 1024 * 1024);
+    host.simulator.setFault({ kind: 'status', status: 200, body: chatCompletionAnswer(seven, { prompt_tokens: 5, completion_tokens: 60_000, total_tokens: 60_005 }) });
+
+    const answer = await post(host, { prompt: 'Say hello.', models: ['fam_i-gpt-oss-120b', 'fam_k-8b', 'fam_f-v4-pro'], generation_settings: { maxTokens: 60_000 } }, auth);
+
+    expect(answer.status).toBe(200);
+    const results = answer.body.results as { status: string; output: string; providerCost: number; warnings?: string[] }[];
+    expect(results.map((r) => r.status)).toEqual(['completed', 'completed', 'completed']);
+    expect(results.reduce((sum, r) => sum + r.output.length, 0)).toBe(MAX_REQUEST_OUTPUT_BYTES);
+    expect(results.filter((r) => r.warnings?.some((w) => w.includes('limit of 16 MiB')))).toHaveLength(1);
+    for (const result of results) expect(result.providerCost).toBeGreaterThan(0);
+    const charged = Math.round(answer.body.creditsUsed * 1e6);
+    expect(charged).toBe(costMicro(answer));
+    expect(await balanceOf(host, accountId)).toBe(100_000_000 - charged);
+    const log = await host.gateway.promptLogs.get(answer.body.promptLogId);
+    expect(log?.contentIncomplete).toBeUndefined();
+    expect(log?.content?.outputs.map((o) => o.output.length)).toEqual(results.map((r) => r.output.length));
   });
 });
 

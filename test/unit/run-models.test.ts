@@ -325,3 +325,63 @@ describe('Function: runModels, streamed (an event-stream caller)', () => {
     expect(chargedUsd([result!]).usd).toBe(0);
   });
 });
+
+describe("Function: runModels, the request's output budget", () => {
+  const usage = { inputTokens: 100, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 500, reasoningTokens: 0 };
+  const MODELS = ['fam_c-5.4', 'fam_a-sonnet-4-6', 'fam_b-3.1-pro'];
+  const CUT = /^The output was cut: this request's outputs reached the gateway's limit/;
+
+  it('cuts the whole answer that passes it, and leaves the next one empty, each charged all the vendor billed', async () => {
+    const adapter = { send: async () => ({ output: 'x'.repeat(40), usage, warnings: [] }) };
+    const results = await runThrough([...MODELS, 'fam_g-large'], adapter, { outputLimitBytes: 100 });
+    expect(results.map((r) => r.output.length)).toEqual([40, 40, 20, 0]);
+    expect(results.map((r) => r.status)).toEqual(['completed', 'completed', 'completed', 'completed']);
+    expect(results[0]!.warnings).toBeUndefined();
+    expect(results[2]!.warnings).toEqual([expect.stringMatching(CUT)]);
+    expect(results[3]!.warnings).toEqual([expect.stringMatching(CUT)]);
+    for (const result of results) expect(result).toMatchObject({ tokensIn: 100, tokensOut: 500, providerCost: expect.any(Number) });
+  });
+
+  it('holds 16 MiB of outputs by default: three answers of 8 MiB leave the third empty', async () => {
+    const eight = 'y'.repeat(8 * 1024 * 1024);
+    const adapter = { send: async () => ({ output: eight, usage, warnings: [] }) };
+    const results = await runThrough(MODELS, adapter);
+    expect(results.map((r) => r.output.length)).toEqual([eight.length, eight.length, 0]);
+    expect(results[2]!.warnings).toContainEqual(expect.stringMatching(/limit of 16 MiB/));
+  });
+
+  it('stops a streamed call where the budget runs out: its deltas joined are its output, and it is charged the text received', async () => {
+    const deltas: string[][] = [[], []];
+    const stopped: boolean[] = [];
+    const adapter = {
+      send: async () => Promise.reject(new Error('send must not be called when streaming')),
+      stream: (call: { entry: { id: string } }, _endpoint: unknown, signal: AbortSignal, onDelta: (text: string) => void) =>
+        new Promise<ModelReply>((resolve, reject) => {
+          // The first model streams 30 bytes a delta; the second starts once the first has been stopped.
+          const first = call.entry.id === 'fam_c-5.4';
+          signal.addEventListener('abort', () => {
+            stopped.push(first);
+            reject(new UpstreamError('timeout', 'aborted', { partial: { output: first ? 'a'.repeat(90) : 'b'.repeat(10) } }));
+          });
+          const send = () => {
+            for (let i = 0; i < 3 && !signal.aborted; i++) onDelta((first ? 'a' : 'b').repeat(first ? 30 : 10));
+            if (!signal.aborted) resolve({ output: 'unused', usage, warnings: [] });
+          };
+          if (first) send();
+          else setTimeout(send, 5);
+        }),
+    };
+    const results = await runThrough(['fam_c-5.4', 'fam_a-sonnet-4-6'], adapter, {
+      outputLimitBytes: 50,
+      onDelta: (index, text) => deltas[index]!.push(text),
+    });
+    expect(stopped).toEqual([true, false]);
+    expect(deltas[0]!.join('')).toBe('a'.repeat(50));
+    expect(deltas[1]).toEqual([]);
+    expect(results[0]).toMatchObject({ status: 'completed', output: 'a'.repeat(50), providerCost: null, warnings: [expect.stringMatching(CUT), expect.any(String)] });
+    expect(results[1]).toMatchObject({ status: 'completed', output: '', providerCost: null, warnings: [expect.stringMatching(CUT), expect.any(String)] });
+    // Charged the estimate of all 90 characters the vendor sent, not only the 50 that went out.
+    const estimateOf50 = (await runThrough(['fam_c-5.4'], { send: async () => ({ output: 'a'.repeat(50), warnings: [] }) }))[0]!.estimatedCost!;
+    expect(results[0]!.estimatedCost).toBeGreaterThan(estimateOf50);
+  });
+});
