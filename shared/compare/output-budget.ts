@@ -59,7 +59,8 @@ export class OutputBudget {
     // encodeInto writes whole characters only: `read` code units fit in what is left.
     const { read } = new TextEncoder().encodeInto(text, new Uint8Array(this.left));
     this.left = 0;
-    return text.slice(0, read);
+    // A copy: V8's slice of a string keeps the whole string alive (up to 8 MiB per answer).
+    return Buffer.from(text.slice(0, read), 'utf16le').toString('utf16le');
   }
 }
 

@@ -115,7 +115,32 @@ interface RequestCalls {
   budget: OutputBudget;
 }
 
+/**
+ * One model's call. A streamed call also stops on its own, where the output budget runs out in
+ * its text: it is given a controller of its own, which the request's signal stops too.
+ */
 async function runModel(planned: PlannedCall, index: number, options: FanOutOptions, shared: RequestCalls, ready?: Promise<void>): Promise<ModelResult> {
+  if (!options.onDelta) return callModel(planned, index, options, shared, undefined, ready);
+  const own = new AbortController();
+  const stop = () => own.abort(shared.signal.reason);
+  if (shared.signal.aborted) stop();
+  else shared.signal.addEventListener('abort', stop, { once: true });
+  try {
+    return await callModel(planned, index, options, shared, own, ready);
+  } finally {
+    // Not heard once the call has ended (a listener of the request's signal lives as long as the request).
+    shared.signal.removeEventListener('abort', stop);
+  }
+}
+
+async function callModel(
+  planned: PlannedCall,
+  index: number,
+  options: FanOutOptions,
+  shared: RequestCalls,
+  own: AbortController | undefined,
+  ready?: Promise<void>,
+): Promise<ModelResult> {
   const { model, call, warnings } = planned;
   const { turn, budget } = shared;
   let started = performance.now();
@@ -134,12 +159,6 @@ async function runModel(planned: PlannedCall, index: number, options: FanOutOpti
   /** Whether the request's output budget ran out in this call's text: a streamed call is stopped there, a whole answer cut. */
   let cut = false;
   const onDelta = options.onDelta;
-  // A streamed call also stops on its own, where the output budget runs out in its text.
-  const own = onDelta ? new AbortController() : undefined;
-  if (own) {
-    if (shared.signal.aborted) own.abort(shared.signal.reason);
-    else shared.signal.addEventListener('abort', () => own.abort(shared.signal.reason), { once: true });
-  }
   const signal = own?.signal ?? shared.signal;
   try {
     const route = options.route(model.entry);
@@ -201,28 +220,38 @@ async function runModel(planned: PlannedCall, index: number, options: FanOutOpti
         },
       ));
     } catch (error) {
-      if (!(cut && error instanceof UpstreamError)) throw error;
+      // Stopped by the request (its caller gone, its deadline) as well: stopped, not cut.
+      if (!(cut && !shared.signal.aborted && error instanceof UpstreamError)) throw error;
       // Stopped where the output budget ran out: what went out is its output, and it is charged
       // what its vendor had billed by then (the usage reported so far, else the estimate from
       // its input and all the text received).
       const partial = error.details.partial;
-      reply = { output: partial && partial.output.length > streamed.length ? partial.output : streamed, usage: partial?.usage, warnings: [] };
+      reply = { output: partial && partial.output.length > streamed.length ? partial.output : streamed, usage: partial?.usage, warnings: [...(prepared.warnings ?? [])] };
     }
-    let text: string;
+    let output: string;
     if (onDelta) {
       // A reply whose text came only with its end (a Responses refusal, a vendor that streamed
       // no delta) is its one delta: a stream's deltas, joined, are the result's output.
       if (streamed === '' && !cut) receive(reply.output);
-      text = cut ? streamed : reply.output;
+      if (cut) {
+        // What the filter holds back at the cut could be the start of the key: it never goes out,
+        // and the output is what did (the redacted text less what was held).
+        const held = secrets.end();
+        const sent = redactKnown(streamed, [apiKey]);
+        output = sent.slice(0, sent.length - held.length);
+      } else {
+        deliver(secrets.end());
+        output = redactKnown(reply.output, [apiKey]);
+      }
     } else {
-      text = budget.take(reply.output);
-      cut = text.length < reply.output.length;
+      // Redacted before it is cut, so that no cut leaves the start of a key.
+      const whole = redactKnown(reply.output, [apiKey]);
+      output = budget.take(whole);
+      cut = output.length < whole.length;
     }
-    deliver(secrets.end());
     const latencyMs = Math.round(performance.now() - started);
     // Charged for all the text the vendor sent, cut or not: the vendor bills it.
     const charge = chargeCall(call, reply.usage, reply.output, attemptStartedAt);
-    const output = redactKnown(text, [apiKey]);
     const allWarnings = [...warnings, ...reply.warnings, ...(cut ? [outputCutWarning(budget.limitBytes)] : []), ...(charge.kind === 'estimated' ? [charge.warning] : [])];
     return {
       modelId: model.requestedId,

@@ -38,6 +38,7 @@ export function preparedHttpCall(shape: HttpCallShape, onDelta?: (text: string) 
   if (!onDelta) {
     const request = jsonRequest(shape.url, shape.body, shape.headers);
     return {
+      warnings,
       async send(signal) {
         const answer = await postJson(request, signal, { mapError }).catch((error: unknown) => {
           throw refine(error);
@@ -48,6 +49,7 @@ export function preparedHttpCall(shape: HttpCallShape, onDelta?: (text: string) 
   }
   const request = jsonRequest(shape.stream.url ?? shape.url, shape.stream.body, shape.headers, 'text/event-stream');
   return {
+    warnings,
     async send(signal) {
       const reader = shape.stream.reader(onDelta);
       await postSse(request, signal, { mapError, onEvent: (event) => reader.onEvent(event), partial: () => reader.partial() }).catch((error: unknown) => {

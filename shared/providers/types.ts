@@ -49,6 +49,8 @@ export interface ModelReply {
 
 /** One vendor request, built once (body mapped and serialised): each `send` is one attempt of it. */
 export interface PreparedCall {
+  /** The warnings of mapping the call, which its reply's `warnings` start with: for a call stopped before its reply (absent: none known then, as for a call prepared while its adapter loads). */
+  readonly warnings?: readonly string[];
   /**
    * One attempt. Resolves with the reply (for a streamed call: output = the concatenated
    * text, usage from the stream's usage events, undefined when they never came). Failures

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
 import { runModels, type FanOutOptions } from '../../shared/compare/run-models.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
@@ -383,5 +384,112 @@ describe("Function: runModels, the request's output budget", () => {
     // Charged the estimate of all 90 characters the vendor sent, not only the 50 that went out.
     const estimateOf50 = (await runThrough(['fam_c-5.4'], { send: async () => ({ output: 'a'.repeat(50), warnings: [] }) }))[0]!.estimatedCost!;
     expect(results[0]!.estimatedCost).toBeGreaterThan(estimateOf50);
+  });
+});
+
+describe("Function: runModels, the output budget's edges", () => {
+  const usage = { inputTokens: 100, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 500, reasoningTokens: 0 };
+  const KEY = 'sk-secret-0123456789abcdef';
+  const CUT = /^The output was cut/;
+
+  /** runModels over "Hi." to `models`, every call through `prepare`, with the key KEY. */
+  function runWithKey(models: string[], prepare: ProtocolAdapter['prepare'], options: Partial<FanOutOptions> = {}) {
+    const request = validatePromptRequest({ prompt: 'Hi.', models });
+    return runModels(
+      request.models.map((model) => planCall(request, model)),
+      {
+        route: () => ({ adapter: { prepare } as ProtocolAdapter, endpoint: { baseUrl: 'http://unused', apiKey: KEY, simulated: false } }),
+        deadlineAt: Date.now() + 60_000,
+        ...options,
+      },
+    );
+  }
+
+  it('redacts an echoed key before it cuts a whole answer, so that no cut leaves the start of the key', async () => {
+    const [result] = await runWithKey(['fam_c-5.4'], () => ({ send: async () => ({ output: `0123456789 ${KEY} end`, usage, warnings: [] }) }), { outputLimitBytes: 17 });
+    expect(result!.output).toBe('0123456789 [redac');
+    expect(result!.output).not.toContain('sk-');
+  });
+
+  it('sends no start of a key a streamed call was cut in, and answers what went out', async () => {
+    const deltas: string[] = [];
+    const [result] = await runWithKey(
+      ['fam_c-5.4'],
+      (_call, _endpoint, onDelta) => ({
+        send: (signal) =>
+          new Promise<ModelReply>((_resolve, reject) => {
+            signal.addEventListener('abort', () => reject(new UpstreamError('timeout', 'aborted', { partial: { output: `0123456789 ${KEY} end` } })));
+            onDelta!('0123456789 ');
+            onDelta!(KEY);
+          }),
+      }),
+      { outputLimitBytes: 31, onDelta: (_index, text) => deltas.push(text) },
+    );
+    expect(deltas.join('')).not.toContain('sk-secret');
+    expect(result).toMatchObject({ status: 'completed', output: deltas.join('') });
+    expect(result!.warnings).toContainEqual(expect.stringMatching(CUT));
+  });
+
+  it("keeps the warnings of mapping a streamed call it stopped at the budget, as the call's reply would have had them", async () => {
+    const [result] = await runWithKey(
+      ['fam_c-5.4'],
+      (_call, _endpoint, onDelta) => ({
+        warnings: ['maxTokens 1 is below the minimum; 16 was sent'],
+        send: (signal) =>
+          new Promise<ModelReply>((_resolve, reject) => {
+            signal.addEventListener('abort', () => reject(new UpstreamError('timeout', 'aborted', { partial: { output: 'x'.repeat(40) } })));
+            onDelta!('x'.repeat(40));
+          }),
+      }),
+      { outputLimitBytes: 10, onDelta: () => undefined },
+    );
+    expect(result!.warnings).toEqual(['maxTokens 1 is below the minimum; 16 was sent', expect.stringMatching(CUT), expect.any(String)]);
+  });
+
+  it('reports a streamed call whose caller left before its text passed the budget as cancelled, not cut', async () => {
+    const caller = new AbortController();
+    const [result] = await runWithKey(
+      ['fam_c-5.4'],
+      (_call, _endpoint, onDelta) => ({
+        send: (signal) =>
+          new Promise<ModelReply>((_resolve, reject) => {
+            signal.addEventListener('abort', () => reject(new UpstreamError('timeout', 'aborted', { partial: { output: 'x'.repeat(110), usage } })));
+            onDelta!('x'.repeat(10));
+            caller.abort();
+            onDelta!('x'.repeat(100));
+          }),
+      }),
+      { outputLimitBytes: 50, onDelta: () => undefined, signal: caller.signal },
+    );
+    expect(result).toMatchObject({ status: 'cancelled', output: '', error: { code: 'cancelled' }, tokensOut: 500 });
+  });
+
+  it("leaves no listener of a streamed call on the request's signal once the call has ended", async () => {
+    const added = new Map<AbortSignal, number>();
+    const add = vi.spyOn(AbortSignal.prototype, 'addEventListener');
+    add.mockImplementation(function (this: AbortSignal, ...args: Parameters<AbortSignal['addEventListener']>) {
+      if (args[0] === 'abort') added.set(this, (added.get(this) ?? 0) + 1);
+      return EventTarget.prototype.addEventListener.apply(this, args as Parameters<EventTarget['addEventListener']>);
+    });
+    try {
+      await runWithKey(
+        ['fam_c-5.4', 'fam_a-sonnet-4-6'],
+        (_call, _endpoint, onDelta) => ({
+          send: async () => {
+            onDelta!('Hello');
+            return { output: 'Hello', usage, warnings: [] };
+          },
+        }),
+        {
+          onDelta: () => undefined,
+        },
+      );
+    } finally {
+      add.mockRestore();
+    }
+    // The request's signal heard one listener per streamed call; none is left.
+    const shared = [...added].filter(([, count]) => count === 2).map(([signal]) => signal);
+    expect(shared).toHaveLength(1);
+    expect(getEventListeners(shared[0]!, 'abort')).toEqual([]);
   });
 });

@@ -9,6 +9,7 @@ import { ConverseStreamReader } from './stream.js';
 export function prepareConverseStream(call: ModelCall, endpoint: Endpoint, onDelta: (text: string) => void): PreparedCall {
   const { input, warnings } = toConverseRequest(call, endpoint.region);
   return {
+    warnings,
     async send(signal) {
       const reader = new ConverseStreamReader(input.toolConfig !== undefined, onDelta);
       let started = false;

@@ -8,6 +8,7 @@ import { fromConverseResponse } from './response.js';
 export function prepareConverse(call: ModelCall, endpoint: Endpoint): PreparedCall {
   const { input, warnings } = toConverseRequest(call, endpoint.region);
   return {
+    warnings,
     async send(signal) {
       let answer: unknown;
       try {
