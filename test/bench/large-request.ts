@@ -7,6 +7,8 @@
  * request of its process (docs/streaming.md: calls prepared in turns). Reported: no issue
  * sets a figure for it.
  */
+import { allModels } from '../../shared/catalog/index.js';
+import { MAX_ANSWER_BYTES } from '../../shared/http/post.js';
 import { startHostWithVendors, type Host, type HostWithVendors } from './children.js';
 import { spreadModels } from './fanout.js';
 import { createClient } from './http-client.js';
@@ -15,6 +17,31 @@ import type { Benchmark, Row } from './types.js';
 
 /** How often the cheap request is sent. */
 const PROBE_EVERY_MS = 10;
+
+/** The vendors that speak chat completions (one answer body serves them all), and their models. */
+const CHAT_PROVIDERS = ['xai', 'cerebras', 'deepseek', 'mistral', 'groq'];
+
+/** A chat completion whose text is `chars` characters long. */
+function chatAnswer(chars: number): Record<string, unknown> {
+  return {
+    id: 'chatcmpl-large',
+    object: 'chat.completion',
+    choices: [{ index: 0, message: { role: 'assistant', content: 'a'.repeat(chars) }, finish_reason: 'stop' }],
+    usage: { prompt_tokens: 10, completion_tokens: 2_000, total_tokens: 2_010 },
+  };
+}
+
+/** Every chat vendor of the simulator answers `answer` to every call from now on, or as usual again (`undefined`). */
+async function answerEveryChatCall(simulatorUrl: string, answer: Record<string, unknown> | undefined): Promise<void> {
+  const cleared = await fetch(`${simulatorUrl}/__sim/faults`, { method: 'DELETE' });
+  if (cleared.status !== 204) throw new Error(`simulator: clearing faults answered ${cleared.status}`);
+  if (!answer) return;
+  const body = JSON.stringify(answer);
+  for (const provider of CHAT_PROVIDERS) {
+    const set = await fetch(`${simulatorUrl}/__sim/faults`, { method: 'POST', body: `{"kind":"status","status":200,"provider":"${provider}","body":${body}}` });
+    if (set.status !== 204) throw new Error(`simulator: setting ${provider}'s answer answered ${set.status}`);
+  }
+}
 
 /** A valid request of `turnChars` characters a turn (eleven turns with the prompt) to `models` models. */
 function largeBody(turnChars: number, models: number): string {
@@ -75,6 +102,28 @@ export const largeRequest: Benchmark = {
       const first = await measure();
       const warm: { waits: number[]; requestMs: number }[] = [];
       for (let r = 0; r < rounds; r++) warm.push(await measure());
+      // Large answers: every chat model of the catalog answering 8 MiB at once, which the
+      // request's output budget (16 MiB, every model together) holds.
+      const chatModels = allModels()
+        .filter((entry) => CHAT_PROVIDERS.includes(entry.provider))
+        .map((entry) => entry.id)
+        .slice(0, context.smoke ? 2 : undefined);
+      const answerChars = context.smoke ? 64 * 1024 : MAX_ANSWER_BYTES - 300;
+      const largeAnswers: { waits: number[]; requestMs: number }[] = [];
+      await answerEveryChatCall(started.vendors.url, chatAnswer(answerChars));
+      try {
+        const askBody = JSON.stringify({ prompt: 'hi', models: chatModels });
+        for (let r = 0; r < rounds; r++) {
+          const request = client.post(`${target.url}/api/v1/prompt`, askBody, { authorization: `Bearer ${target.apiKey}` }).then((reply) => {
+            if (reply.status !== 200) throw new Error(`large answers: status ${reply.status}: ${reply.body.slice(0, 300)}`);
+            return reply.ms;
+          });
+          const waits = await probeWhile(target, request);
+          largeAnswers.push({ waits, requestMs: await request });
+        }
+      } finally {
+        await answerEveryChatCall(started.vendors.url, undefined);
+      }
       const row = (name: string, samples: { waits: number[]; requestMs?: number }[]): Row => ({
         case: name,
         probes: samples.reduce((sum, s) => sum + s.waits.length, 0),
@@ -84,8 +133,11 @@ export const largeRequest: Benchmark = {
       });
       return {
         status: 'ok',
-        notes: [`request body ${round(Buffer.byteLength(body) / 1e6, 2)} MB to ${models} models (spread over the providers, as in benchmark 2)`],
-        method: `the local host in its own process, the provider simulator in another (answering at once); a cheap GET /api/v1/models every ${PROBE_EVERY_MS} ms from this process, while the host is idle for 1 s, beside its first large request, then beside ${rounds} more one after another; longest wait = the longest of the cheap requests beside one large request (median over the large requests); request = the large request's wall time`,
+        notes: [
+          `request body ${round(Buffer.byteLength(body) / 1e6, 2)} MB to ${models} models (spread over the providers, as in benchmark 2)`,
+          `large answers: the catalog's ${chatModels.length} chat-completion models (${CHAT_PROVIDERS.join(', ')}), each vendor answering ${answerChars.toLocaleString('en-US')} characters to every call; the request keeps 16 MiB of them (its output budget) and cuts the rest`,
+        ],
+        method: `the local host in its own process, the provider simulator in another (answering at once); a cheap GET /api/v1/models every ${PROBE_EVERY_MS} ms from this process, while the host is idle for 1 s, beside its first large request, then beside ${rounds} more one after another, then beside ${rounds} requests whose every model answers a large text; longest wait = the longest of the cheap requests beside one large request (median over the large requests); request = the large request's wall time`,
         columns: [
           { key: 'case', label: 'case' },
           { key: 'probes', label: 'cheap requests' },
@@ -97,6 +149,7 @@ export const largeRequest: Benchmark = {
           row('host idle', [{ waits: idle }]),
           row('beside the first large request (its protocols load)', [first]),
           row(`beside a large request (${rounds}, one after another)`, warm),
+          row(`beside a request whose ${chatModels.length} models each answer ${round(answerChars / 2 ** 20, 2)} MiB (${rounds}, one after another)`, largeAnswers),
         ],
         targets: [],
       };

@@ -2,7 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LIMITS } from '../../shared/contract/limits.js';
-import { keepAliveAgent, post } from '../../shared/http/post.js';
+import { PassThrough } from 'node:stream';
+import { keepAliveAgent, LARGE_ANSWER_BYTES, largeAnswerTurn, post, readBody } from '../../shared/http/post.js';
 
 let server: Server | undefined;
 afterEach(async () => {
@@ -82,5 +83,38 @@ describe('Function: post', () => {
     const agent = keepAliveAgent(new URL('https://bedrock-runtime.eu-west-1.amazonaws.com'));
     expect(agent.maxSockets).toBeGreaterThanOrEqual(LIMITS.judgeCalls);
     agent.destroy();
+  });
+});
+
+describe('Large answers, one per turn of the event loop', () => {
+  it('gives each large answer a turn of its own, with other work between two', async () => {
+    const order: string[] = [];
+    const first = largeAnswerTurn().then(() => {
+      order.push('first answer');
+      setImmediate(() => order.push('other work'));
+    });
+    const second = largeAnswerTurn().then(() => order.push('second answer'));
+    await Promise.all([first, second]);
+    expect(order).toEqual(['first answer', 'other work', 'second answer']);
+  });
+
+  it('hands on a body over LARGE_ANSWER_BYTES in a later turn than one that ended with it, a small one at once', async () => {
+    const order: string[] = [];
+    const body = (bytes: number) => {
+      const stream = new PassThrough();
+      stream.end(Buffer.alloc(bytes, 'a'));
+      return stream;
+    };
+    const large = [body(LARGE_ANSWER_BYTES + 1), body(LARGE_ANSWER_BYTES + 1)];
+    const reads = large.map((stream, index) =>
+      readBody(stream).then((bytes) => {
+        order.push(`large ${index} (${bytes.length})`);
+        setImmediate(() => order.push(`after large ${index}`));
+      }),
+    );
+    const small = readBody(body(10)).then(() => order.push('small'));
+    await Promise.all([...reads, small]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(order).toEqual(['small', `large 0 (${LARGE_ANSWER_BYTES + 1})`, 'after large 0', `large 1 (${LARGE_ANSWER_BYTES + 1})`, 'after large 1']);
   });
 });
