@@ -1,6 +1,5 @@
 import { carry, retrieve } from '../claim-check/carry.js';
 import type { Carried, ClaimCheckStore } from '../claim-check/types.js';
-import { heldToBudget, OutputBudget } from '../compare/output-budget.js';
 import type { ModelResult } from '../compare/result.js';
 import type { PromptRequest, RequestedModel } from '../contract/types.js';
 import type { Log } from '../log.js';
@@ -57,9 +56,7 @@ export function startJudgedComparison(request: PromptRequest, run: { requestId: 
         deps.log.error('Claim-check object not read', { requestId: run.requestId, what, errorName: (error as Error).name });
         return undefined;
       });
-    // Each model ran in a task of its own: their outputs are held to the request's budget here, in the models' order.
-    const budget = new OutputBudget();
-    const results = (await Promise.all(request.models.map((model, index) => toResult(output, index, model.requestedId, readBack)))).map((result) => heldToBudget(result, budget));
+    const results = await Promise.all(request.models.map((model, index) => toResult(output, index, model.requestedId, readBack)));
     const judgments = await collectJudgments(input, output, readBack);
     const evaluations = evaluate(request, results, judgments);
     const characters = new Map(results.map((r) => [r.modelId, r.output.length]));

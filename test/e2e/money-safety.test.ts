@@ -134,6 +134,34 @@ describe("Vendors whose answers together pass the request's output budget", () =
   });
 });
 
+describe("A judged request's outputs", () => {
+  it("are held to the request's output budget once the workflow's tasks are back, in the models' order", async () => {
+    const { auth } = await openTestAccount(host, 1_000_000_000_000);
+    // Three chat vendors each answer 7 MiB (each model runs in a workflow task of its own); the judge is OpenAI's.
+    const seven = 'z'.repeat(7 * 1024 * 1024);
+    for (const provider of ['groq', 'mistral', 'deepseek']) {
+      host.simulator.setFault({ kind: 'status', status: 200, provider, body: chatCompletionAnswer(seven, { prompt_tokens: 5, completion_tokens: 60_000, total_tokens: 60_005 }) });
+    }
+
+    const answer = await post(
+      host,
+      { prompt: 'Say hello.', models: ['fam_i-gpt-oss-120b', 'fam_k-8b', 'fam_f-v4-pro'], judges: ['fam_c-4.1'], generation_settings: { maxTokens: 60_000 } },
+      auth,
+    );
+
+    expect(answer.status).toBe(200);
+    const results = answer.body.results as { status: string; output: string; warnings?: string[] }[];
+    expect(results.map((r) => [r.status, r.output.length])).toEqual([
+      ['completed', seven.length],
+      ['completed', seven.length],
+      ['completed', MAX_REQUEST_OUTPUT_BYTES - 2 * seven.length],
+    ]);
+    expect(results[2]!.warnings).toContainEqual(expect.stringMatching(/limit of 16 MiB/));
+    expect(results[0]!.warnings ?? []).not.toContainEqual(expect.stringMatching(/limit of 16 MiB/));
+    expect(answer.body.evaluations).toHaveLength(3);
+  });
+});
+
 describe('An answer that cannot be sent', () => {
   it('is withdrawn before what follows it: the reservation is released, nothing is charged, the prompt log says so', async () => {
     const { accountId } = await openTestAccount(host, 100_000_000);

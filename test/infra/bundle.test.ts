@@ -103,6 +103,11 @@ describe('Function: bundleFunction', () => {
     expect(eagerInputs.filter((input) => pattern.test(input))).toEqual([]);
   });
 
+  it('starts cold from 8 files: a module shared by the gateway and a chunk loaded on demand would add a chunk of its own to every cold start', () => {
+    // index.mjs and the 7 chunks of code shared with the chunks loaded on demand (docs/benchmarks.md, cold start).
+    expect(sizes.eagerFiles.map((file) => file.slice(dir.length + 1)).filter((file) => !file.startsWith('sdk/'))).toHaveLength(8);
+  });
+
   it("loads the protocols' adapters as one module on demand, not one each: five would split the code they share with the gateway into more chunks of the cold start", () => {
     expect(onDemandEntries).toContain('shared/providers/protocols.ts');
     expect(onDemandEntries.filter((entry) => /^shared\/providers\/[^/]+\/index\.ts$/.test(entry))).toEqual([]);

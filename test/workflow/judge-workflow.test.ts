@@ -11,7 +11,6 @@ import { resolveIntrinsics, synthesizeWorkflow, type SynthesizedWorkflow } from 
 import { createLocalWorkflow, stackWorkflow, type LocalTaskHandlers } from '../../infra/local/workflow/runner.js';
 import { GatewayStack } from '../../infra/stack/gateway-stack.js';
 import { MemoryClaimCheck } from '../../shared/claim-check/memory.js';
-import { MAX_REQUEST_OUTPUT_BYTES } from '../../shared/compare/output-budget.js';
 import type { PromptRequestBody } from '../../shared/contract/types.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { promptLogId } from '../../shared/ids.js';
@@ -387,27 +386,6 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
     expect(written.filter((k) => k.includes('/results/'))).toHaveLength(3);
     expect(keptForTheAnswer).toBe(4);
     expect(claimCheck.keys()).toEqual([]);
-  });
-
-  it("holds the outputs the tasks answered to the request's output budget, in the models' order, as a comparison without judges does", async () => {
-    // Prepare: three outputs of 7 MiB each (21 MiB), each model run in a task of its own.
-    const seven = (char: string) => char.repeat(7 * 1024 * 1024);
-    const { judge } = harness({ outputs: { 'fam_c-5.4': seven('a'), 'fam_a-opus-4-6': seven('b'), 'fam_b-3.1-pro': seven('c') } });
-
-    // Act
-    const { results, discardClaims } = await judge({ models: MODELS, judges: ['fam_c-4.1'], generation_settings: { maxTokens: 32_000 } });
-    await discardClaims();
-
-    // Assess: the first two whole, the third cut to the 2 MiB left, with the warning; each charged for all it answered.
-    expect(results.map((r) => [r.status, r.output.length])).toEqual([
-      ['completed', 7 * 1024 * 1024],
-      ['completed', 7 * 1024 * 1024],
-      ['completed', MAX_REQUEST_OUTPUT_BYTES - 14 * 1024 * 1024],
-    ]);
-    expect(results[2]!.output).toBe('c'.repeat(2 * 1024 * 1024));
-    expect(results[2]!.warnings).toContainEqual(expect.stringMatching(/limit of 16 MiB/));
-    expect(results[0]!.warnings ?? []).not.toContainEqual(expect.stringMatching(/limit of 16 MiB/));
-    for (const result of results) expect(result.providerCost ?? result.estimatedCost).toBeGreaterThan(0);
   });
 
   it('fails a comparison whose execution fails, and deletes what it left by claim check when told', async () => {
