@@ -252,7 +252,7 @@ async function callModel(
     const latencyMs = Math.round(performance.now() - started);
     // Charged for all the text the vendor sent, cut or not: the vendor bills it.
     const charge = chargeCall(call, reply.usage, reply.output, attemptStartedAt);
-    const allWarnings = [...warnings, ...reply.warnings, ...(cut ? [outputCutWarning(budget.limitBytes)] : []), ...(charge.kind === 'estimated' ? [charge.warning] : [])];
+    const allWarnings = [...warnings, ...reply.warnings, ...(charge.kind === 'estimated' ? [charge.warning] : []), ...(cut ? [outputCutWarning(budget.limitBytes)] : [])];
     return {
       modelId: model.requestedId,
       status: 'completed',

@@ -379,8 +379,8 @@ describe("Function: runModels, the request's output budget", () => {
     expect(stopped).toEqual([true, false]);
     expect(deltas[0]!.join('')).toBe('a'.repeat(50));
     expect(deltas[1]).toEqual([]);
-    expect(results[0]).toMatchObject({ status: 'completed', output: 'a'.repeat(50), providerCost: null, warnings: [expect.stringMatching(CUT), expect.any(String)] });
-    expect(results[1]).toMatchObject({ status: 'completed', output: '', providerCost: null, warnings: [expect.stringMatching(CUT), expect.any(String)] });
+    expect(results[0]).toMatchObject({ status: 'completed', output: 'a'.repeat(50), providerCost: null, warnings: [expect.any(String), expect.stringMatching(CUT)] });
+    expect(results[1]).toMatchObject({ status: 'completed', output: '', providerCost: null, warnings: [expect.any(String), expect.stringMatching(CUT)] });
     // Charged the estimate of all 90 characters the vendor sent, not only the 50 that went out.
     const estimateOf50 = (await runThrough(['fam_c-5.4'], { send: async () => ({ output: 'a'.repeat(50), warnings: [] }) }))[0]!.estimatedCost!;
     expect(results[0]!.estimatedCost).toBeGreaterThan(estimateOf50);
@@ -443,7 +443,7 @@ describe("Function: runModels, the output budget's edges", () => {
       }),
       { outputLimitBytes: 10, onDelta: () => undefined },
     );
-    expect(result!.warnings).toEqual(['maxTokens 1 is below the minimum; 16 was sent', expect.stringMatching(CUT), expect.any(String)]);
+    expect(result!.warnings).toEqual(['maxTokens 1 is below the minimum; 16 was sent', expect.any(String), expect.stringMatching(CUT)]);
   });
 
   it('reports a streamed call whose caller left before its text passed the budget as cancelled, not cut', async () => {
