@@ -83,7 +83,15 @@ export function post(url: URL, body: string | Buffer, headers: Record<string, st
 /** An answer body longer than this is handed on in a turn of the event loop of its own (largeAnswerTurn). */
 export const LARGE_ANSWER_BYTES = 1024 * 1024;
 
+/**
+ * The most answer bytes waiting for their turns: past it, a large answer is handed on at once,
+ * as before turns. Answers that wait are read in full meanwhile, which no socket's backpressure
+ * bounds: a judge task's 110 calls answering 8 MiB each would otherwise wait with 880 MiB.
+ */
+export const MAX_WAITING_ANSWER_BYTES = 64 * 1024 * 1024;
+
 let lastLargeAnswer: Promise<void> = Promise.resolve();
+let waitingAnswerBytes = 0;
 
 /**
  * Resolves in a turn of the event loop of its own, once every large answer before it has had
@@ -101,7 +109,8 @@ export function largeAnswerTurn(): Promise<void> {
 /**
  * An answer's body read whole, at most `maxBytes` of it: past that it is destroyed (its
  * connection with it) and the read fails with code EANSWERTOOLARGE. A body over
- * LARGE_ANSWER_BYTES is handed on in its own turn of the event loop (largeAnswerTurn). `post`
+ * LARGE_ANSWER_BYTES is handed on in its own turn of the event loop (largeAnswerTurn), while
+ * those waiting hold at most MAX_WAITING_ANSWER_BYTES. `post`
  * reads every body with it, and the Bedrock client the bodies the AWS SDK reads whole.
  */
 export function readBody(body: Readable, maxBytes = MAX_ANSWER_BYTES): Promise<Buffer> {
@@ -119,8 +128,12 @@ export function readBody(body: Readable, maxBytes = MAX_ANSWER_BYTES): Promise<B
       chunks.push(chunk);
     });
     body.once('end', () => {
-      if (received <= LARGE_ANSWER_BYTES) return resolve(Buffer.concat(chunks));
-      void largeAnswerTurn().then(() => resolve(Buffer.concat(chunks)));
+      if (received <= LARGE_ANSWER_BYTES || waitingAnswerBytes + received > MAX_WAITING_ANSWER_BYTES) return resolve(Buffer.concat(chunks));
+      waitingAnswerBytes += received;
+      void largeAnswerTurn().then(() => {
+        waitingAnswerBytes -= received;
+        resolve(Buffer.concat(chunks));
+      });
     });
     body.once('error', reject);
     body.once('aborted', () => reject(Object.assign(new Error('The connection closed before the answer ended'), { code: 'ECONNRESET' })));

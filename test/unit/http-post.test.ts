@@ -3,7 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LIMITS } from '../../shared/contract/limits.js';
 import { PassThrough } from 'node:stream';
-import { keepAliveAgent, LARGE_ANSWER_BYTES, largeAnswerTurn, post, readBody } from '../../shared/http/post.js';
+import { keepAliveAgent, LARGE_ANSWER_BYTES, largeAnswerTurn, MAX_WAITING_ANSWER_BYTES, post, readBody } from '../../shared/http/post.js';
 
 let server: Server | undefined;
 afterEach(async () => {
@@ -87,6 +87,13 @@ describe('Function: post', () => {
 });
 
 describe('Large answers, one per turn of the event loop', () => {
+  /** An answer body of `bytes` bytes that has ended. */
+  const ended = (bytes: number) => {
+    const stream = new PassThrough();
+    stream.end(Buffer.alloc(bytes, 'a'));
+    return stream;
+  };
+
   it('gives each large answer a turn of its own, with other work between two', async () => {
     const order: string[] = [];
     const first = largeAnswerTurn().then(() => {
@@ -100,21 +107,27 @@ describe('Large answers, one per turn of the event loop', () => {
 
   it('hands on a body over LARGE_ANSWER_BYTES in a later turn than one that ended with it, a small one at once', async () => {
     const order: string[] = [];
-    const body = (bytes: number) => {
-      const stream = new PassThrough();
-      stream.end(Buffer.alloc(bytes, 'a'));
-      return stream;
-    };
-    const large = [body(LARGE_ANSWER_BYTES + 1), body(LARGE_ANSWER_BYTES + 1)];
+    const large = [ended(LARGE_ANSWER_BYTES + 1), ended(LARGE_ANSWER_BYTES + 1)];
     const reads = large.map((stream, index) =>
       readBody(stream).then((bytes) => {
         order.push(`large ${index} (${bytes.length})`);
         setImmediate(() => order.push(`after large ${index}`));
       }),
     );
-    const small = readBody(body(10)).then(() => order.push('small'));
+    const small = readBody(ended(10)).then(() => order.push('small'));
     await Promise.all([...reads, small]);
     await new Promise((resolve) => setImmediate(resolve));
     expect(order).toEqual(['small', `large 0 (${LARGE_ANSWER_BYTES + 1})`, 'after large 0', `large 1 (${LARGE_ANSWER_BYTES + 1})`, 'after large 1']);
+  });
+
+  it('hands large answers on at once while those waiting for their turns hold MAX_WAITING_ANSWER_BYTES', async () => {
+    const order: string[] = [];
+    const size = LARGE_ANSWER_BYTES + 1;
+    const fit = Math.floor(MAX_WAITING_ANSWER_BYTES / size);
+    // As many as fit wait for their turns; the next one is handed on at once, before them.
+    const reads = Array.from({ length: fit + 1 }, (_, index) => readBody(ended(size)).then(() => order.push(String(index))));
+    await Promise.all(reads);
+    expect(order[0]).toBe(String(fit));
+    expect(order.slice(1)).toEqual(Array.from({ length: fit }, (_, index) => String(index)));
   });
 });
