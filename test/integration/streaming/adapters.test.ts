@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { chargeCall } from '../../../shared/pricing/charge.js';
+import { runModels } from '../../../shared/compare/run-models.js';
 import { ADAPTERS } from '../../../shared/providers/adapters.js';
 import { UpstreamError } from '../../../shared/providers/errors.js';
 import type { Endpoint, ModelCall, ModelReply } from '../../../shared/providers/types.js';
@@ -159,5 +160,29 @@ describe('Method: ProtocolAdapter.stream (against the simulator)', () => {
     expect((error as UpstreamError).code).toBe('timeout');
     expect((error as UpstreamError).details.partial).toEqual({ output: deltas.join('') });
     expect(deltas.length).toBe(1);
+  });
+});
+
+describe("Function: runModels, a stream stopped at the request's output budget (every protocol's adapter, against the simulator)", () => {
+  it.each(CASES)('$name: stopped where its deltas reach the budget, completed, its deltas joined its output, charged', async ({ call }) => {
+    sim.reset();
+    // Chunks 20 ms apart: the stop lands mid-stream, not after the vendor had sent it all.
+    sim.setFault({ kind: 'slow-stream', delayMs: 20 });
+    const modelCallValue = call();
+    const deltas: string[] = [];
+    const [result] = await runModels(
+      [{ model: { requestedId: modelCallValue.entry.id, entry: modelCallValue.entry, tuning: modelCallValue.tuning }, call: modelCallValue, warnings: [] }],
+      {
+        route: (entry) => ({ adapter: ADAPTERS[entry.protocol], endpoint: endpoint(modelCallValue) }),
+        deadlineAt: Date.now() + 10_000,
+        onDelta: (_index, text) => deltas.push(text),
+        outputLimitBytes: 12,
+      },
+    );
+    expect(result).toMatchObject({ status: 'completed' });
+    expect(result!.output).toBe(deltas.join(''));
+    expect(Buffer.byteLength(result!.output)).toBeLessThanOrEqual(12);
+    expect(result!.warnings).toContainEqual(expect.stringMatching(/^The output was cut/));
+    expect(result!.providerCost ?? result!.estimatedCost).toBeGreaterThan(0);
   });
 });
