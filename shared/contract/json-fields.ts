@@ -1,3 +1,5 @@
+import { escapedQuoteAt } from '../text/escaped-quote.js';
+
 /**
  * Fields and array elements a body may hold in all, at every level: far more than the
  * contract needs (200 history turns of 3 fields, 32 models, a response schema of 100
@@ -9,7 +11,6 @@ export const MAX_FIELDS = 5_000;
 export const TOO_MANY_FIELDS = `has more than ${MAX_FIELDS} fields in all`;
 
 const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 const COMMA = 0x2c;
 const OPEN_ARRAY = 0x5b;
 const CLOSE_ARRAY = 0x5d;
@@ -40,7 +41,7 @@ export function tooManyJsonFields(text: string, max: number = MAX_FIELDS): boole
       do {
         end = text.indexOf('"', end + 1);
         if (end === -1) return false;
-      } while (escapedAt(text, end));
+      } while (escapedQuoteAt(text, end));
       i = end;
     } else if (code === COMMA) {
       if (++fields > max) return true;
@@ -52,11 +53,4 @@ export function tooManyJsonFields(text: string, max: number = MAX_FIELDS): boole
     }
   }
   return false;
-}
-
-/** Whether the quote at `at` follows an odd run of backslashes. */
-function escapedAt(text: string, at: number): boolean {
-  let before = at - 1;
-  while (text.charCodeAt(before) === BACKSLASH) before--;
-  return (at - 1 - before) % 2 === 1;
 }

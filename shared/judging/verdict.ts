@@ -1,6 +1,7 @@
 import { VerdictParseError } from './errors.js';
 import type { Verdict } from './types.js';
 import { cutWhole } from '../text/cut.js';
+import { escapedQuoteAt } from '../text/escaped-quote.js';
 
 export const VERDICT_LIMITS = {
   minScore: 1,
@@ -152,7 +153,7 @@ function closedFromEnd(text: string): [number, number][] {
   let inString = false;
   for (let i = text.lastIndexOf('}'); i >= 0 && spans.length < MAX_CANDIDATES; i--) {
     const char = text[i];
-    if (char === '"' && !escaped(text, i)) inString = inString ? false : depth > 0;
+    if (char === '"' && !escapedQuoteAt(text, i)) inString = inString ? false : depth > 0;
     else if (inString) continue;
     else if (char === '}') open[depth++] = i;
     else if (char === '{' && depth > 0) {
@@ -161,13 +162,6 @@ function closedFromEnd(text: string): [number, number][] {
     }
   }
   return spans;
-}
-
-/** Whether the quote at `at` is escaped: an odd run of backslashes before it (each run is counted once, by the quote it precedes). */
-function escaped(text: string, at: number): boolean {
-  let i = at - 1;
-  while (i >= 0 && text[i] === '\\') i--;
-  return (at - 1 - i) % 2 === 1;
 }
 
 /** Lower case without separators: `score_a`, `scoreA` and `Score A` all read `scorea`. */
