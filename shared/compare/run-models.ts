@@ -225,8 +225,7 @@ async function callModel(
       // Stopped where the output budget ran out: what went out is its output, and it is charged
       // what its vendor had billed by then (the usage reported so far, else the estimate from
       // its input and all the text received).
-      const partial = error.details.partial;
-      reply = { output: partial && partial.output.length > streamed.length ? partial.output : streamed, usage: partial?.usage, warnings: [...(prepared.warnings ?? [])] };
+      reply = { output: receivedText(error, streamed), usage: error.details.partial?.usage, warnings: [...(prepared.warnings ?? [])] };
     }
     let output: string;
     if (onDelta) {
@@ -300,9 +299,7 @@ function stoppedResult(
   latencyMs: number,
   outcome: Pick<ModelResult, 'status' | 'error'>,
 ): ModelResult {
-  const partial = error.details.partial;
-  const received = partial && partial.output.length > streamed.length ? partial.output : streamed;
-  const charge = chargeCall(call, partial?.usage, received, attemptStartedAt);
+  const charge = chargeCall(call, error.details.partial?.usage, receivedText(error, streamed), attemptStartedAt);
   const allWarnings = [...warnings, ...(charge.kind === 'estimated' ? [charge.warning] : [])];
   return {
     modelId: model.requestedId,
@@ -314,6 +311,12 @@ function stoppedResult(
     error: outcome.error,
     ...(allWarnings.length > 0 ? { warnings: allWarnings } : {}),
   };
+}
+
+/** All the text a stopped stream received: its adapter's partial output, or what it streamed where that is longer. */
+function receivedText(error: UpstreamError, streamed: string): string {
+  const partial = error.details.partial;
+  return partial && partial.output.length > streamed.length ? partial.output : streamed;
 }
 
 /** A call that ended without output and is charged nothing: failed, or cancelled while no attempt of it was at the vendor. */
