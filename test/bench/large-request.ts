@@ -10,6 +10,7 @@
 import { allModels } from '../../shared/catalog/index.js';
 import { MAX_REQUEST_OUTPUT_BYTES } from '../../shared/compare/output-budget.js';
 import { LARGE_ANSWER_BYTES, MAX_ANSWER_BYTES } from '../../shared/http/post.js';
+import { chatCompletionAnswer } from '../support/fixtures.js';
 import { startHostWithVendors, type Host, type HostWithVendors } from './children.js';
 import { spreadModels } from './fanout.js';
 import { createClient } from './http-client.js';
@@ -21,16 +22,6 @@ const PROBE_EVERY_MS = 10;
 
 /** The vendors that speak chat completions (one answer body serves them all), and their models. */
 const CHAT_PROVIDERS = ['xai', 'cerebras', 'deepseek', 'mistral', 'groq'];
-
-/** A chat completion whose text is `chars` characters long. */
-function chatAnswer(chars: number): Record<string, unknown> {
-  return {
-    id: 'chatcmpl-large',
-    object: 'chat.completion',
-    choices: [{ index: 0, message: { role: 'assistant', content: 'a'.repeat(chars) }, finish_reason: 'stop' }],
-    usage: { prompt_tokens: 10, completion_tokens: 2_000, total_tokens: 2_010 },
-  };
-}
 
 /** Every chat vendor of the simulator answers `answer` to every call from now on, or as usual again (`undefined`). */
 async function answerEveryChatCall(simulatorUrl: string, answer: Record<string, unknown> | undefined): Promise<void> {
@@ -114,7 +105,7 @@ export const largeRequest: Benchmark = {
       const keptChars = Math.min(MAX_REQUEST_OUTPUT_BYTES, answerChars * chatModels.length);
       const largeAnswers: { waits: number[]; requestMs: number }[] = [];
       try {
-        await answerEveryChatCall(started.vendors.url, chatAnswer(answerChars));
+        await answerEveryChatCall(started.vendors.url, chatCompletionAnswer('a'.repeat(answerChars), { prompt_tokens: 10, completion_tokens: 2_000, total_tokens: 2_010 }));
         const askBody = JSON.stringify({ prompt: 'hi', models: chatModels });
         for (let r = 0; r < rounds; r++) {
           const request = client.post(`${target.url}/api/v1/prompt`, askBody, { authorization: `Bearer ${target.apiKey}` }).then((reply) => {

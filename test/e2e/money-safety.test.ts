@@ -110,14 +110,24 @@ describe('A vendor whose answer is too large', () => {
   });
 });
 
+/** Three models on chat-completion vendors (Groq, Mistral, DeepSeek). */
+const CHAT_MODELS = ['fam_i-gpt-oss-120b', 'fam_k-8b', 'fam_f-v4-pro'];
+
+/** Those vendors each answer 7 MiB from now on, usage as billed: 21 MiB against a budget of 16. Returns the answer's text. */
+function answerSevenMiB(): string {
+  const seven = 'z'.repeat(7 * 1024 * 1024);
+  for (const provider of ['groq', 'mistral', 'deepseek']) {
+    host.simulator.setFault({ kind: 'status', status: 200, provider, body: chatCompletionAnswer(seven, { prompt_tokens: 5, completion_tokens: 60_000, total_tokens: 60_005 }) });
+  }
+  return seven;
+}
+
 describe("Vendors whose answers together pass the request's output budget", () => {
   it('cut the answer that passes it, with a warning; every model is charged its usage and the prompt log keeps what was answered', async () => {
     const { accountId, auth } = await openTestAccount(host, 100_000_000);
-    // Three chat vendors each answer 7 MiB, usage as billed: 21 MiB against a budget of 16.
-    const seven = 'z'.repeat(7 * 1024 * 1024);
-    host.simulator.setFault({ kind: 'status', status: 200, body: chatCompletionAnswer(seven, { prompt_tokens: 5, completion_tokens: 60_000, total_tokens: 60_005 }) });
+    answerSevenMiB();
 
-    const answer = await post(host, { prompt: 'Say hello.', models: ['fam_i-gpt-oss-120b', 'fam_k-8b', 'fam_f-v4-pro'], generation_settings: { maxTokens: 60_000 } }, auth);
+    const answer = await post(host, { prompt: 'Say hello.', models: CHAT_MODELS, generation_settings: { maxTokens: 60_000 } }, auth);
 
     expect(answer.status).toBe(200);
     const results = answer.body.results as { status: string; output: string; providerCost: number; warnings?: string[] }[];
@@ -137,17 +147,10 @@ describe("Vendors whose answers together pass the request's output budget", () =
 describe("A judged request's outputs", () => {
   it("are held to the request's output budget once the workflow's tasks are back, in the models' order", async () => {
     const { auth } = await openTestAccount(host, 1_000_000_000_000);
-    // Three chat vendors each answer 7 MiB (each model runs in a workflow task of its own); the judge is OpenAI's.
-    const seven = 'z'.repeat(7 * 1024 * 1024);
-    for (const provider of ['groq', 'mistral', 'deepseek']) {
-      host.simulator.setFault({ kind: 'status', status: 200, provider, body: chatCompletionAnswer(seven, { prompt_tokens: 5, completion_tokens: 60_000, total_tokens: 60_005 }) });
-    }
+    // Each model runs in a workflow task of its own; the judge is OpenAI's, which answers as usual.
+    const seven = answerSevenMiB();
 
-    const answer = await post(
-      host,
-      { prompt: 'Say hello.', models: ['fam_i-gpt-oss-120b', 'fam_k-8b', 'fam_f-v4-pro'], judges: ['fam_c-4.1'], generation_settings: { maxTokens: 60_000 } },
-      auth,
-    );
+    const answer = await post(host, { prompt: 'Say hello.', models: CHAT_MODELS, judges: ['fam_c-4.1'], generation_settings: { maxTokens: 60_000 } }, auth);
 
     expect(answer.status).toBe(200);
     const results = answer.body.results as { status: string; output: string; warnings?: string[] }[];

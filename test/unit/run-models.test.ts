@@ -9,14 +9,14 @@ import { gate } from '../support/gate.js';
 import { fakeAdapter, type FakeVendor } from '../support/model-calls.js';
 import { planCall } from '../../shared/compare/model-call.js';
 
-/** Runs "Hi." on `models`, every call through `adapter` (or a fake vendor), with the deadline 60 s away unless `options` says otherwise. */
-function runThrough(models: string[], adapter: FakeVendor | Pick<ProtocolAdapter, 'prepare' | 'loading'>, options: Partial<FanOutOptions> = {}) {
+/** Runs "Hi." on `models`, every call through `adapter` (or a fake vendor) with `apiKey`, with the deadline 60 s away unless `options` says otherwise. */
+function runThrough(models: string[], adapter: FakeVendor | Pick<ProtocolAdapter, 'prepare' | 'loading'>, options: Partial<FanOutOptions> = {}, apiKey = 'k') {
   const request = validatePromptRequest({ prompt: 'Hi.', models });
   const prepared = 'prepare' in adapter ? adapter : fakeAdapter(adapter);
   return runModels(
     request.models.map((model) => planCall(request, model)),
     {
-      route: () => ({ adapter: prepared, endpoint: { baseUrl: 'http://unused', apiKey: 'k' } as never }),
+      route: () => ({ adapter: prepared, endpoint: { baseUrl: 'http://unused', apiKey, simulated: false } }),
       deadlineAt: Date.now() + 60_000,
       ...options,
     },
@@ -394,15 +394,7 @@ describe("Function: runModels, the output budget's edges", () => {
 
   /** runModels over "Hi." to `models`, every call through `prepare`, with the key KEY. */
   function runWithKey(models: string[], prepare: ProtocolAdapter['prepare'], options: Partial<FanOutOptions> = {}) {
-    const request = validatePromptRequest({ prompt: 'Hi.', models });
-    return runModels(
-      request.models.map((model) => planCall(request, model)),
-      {
-        route: () => ({ adapter: { prepare } as ProtocolAdapter, endpoint: { baseUrl: 'http://unused', apiKey: KEY, simulated: false } }),
-        deadlineAt: Date.now() + 60_000,
-        ...options,
-      },
-    );
+    return runThrough(models, { prepare }, options, KEY);
   }
 
   it('redacts an echoed key before it cuts a whole answer, so that no cut leaves the start of the key', async () => {
