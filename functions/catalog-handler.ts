@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { modelListing } from '../shared/catalog/listing.js';
+import { modelListingJson } from '../shared/catalog/listing.js';
 import { openApiDocument } from '../shared/contract/openapi.js';
 import { NotFoundError } from '../shared/errors.js';
 import { errorBody } from '../shared/http/error-body.js';
@@ -76,7 +76,7 @@ function pageResponse(page: PageAssets, part: keyof PageAssets, event: APIGatewa
 }
 
 const documents: Record<string, () => string> = {
-  [CATALOG_PATHS.models]: lazy(() => JSON.stringify(modelListing())),
+  [CATALOG_PATHS.models]: () => modelListingJson(),
   [CATALOG_PATHS.openapi]: lazy(() => JSON.stringify(openApiDocument())),
 };
 
@@ -85,7 +85,8 @@ const PAGE_PARTS = new Map<string, keyof PageAssets>(Object.entries(PAGE_PATHS).
 /**
  * GET /api/v1/models (every model ID with its capabilities, tuning ranges and dated prices)
  * and GET /api/v1/openapi.json (the contract as OpenAPI 3.1), after the authorizer: the
- * same key as the prompt route. Each document is serialised once per container. And the
+ * same key as the prompt route. Each document is serialised once per container (the models'
+ * again when a model's retirement takes effect). And the
  * comparison page (GET /, /page.js, /page.css; no key) from `page`, read on first use.
  */
 export function createCatalogHandler(log: Log, page?: () => PageAssets) {

@@ -1,5 +1,5 @@
 import { FAMILY_TOKENS, MODELS } from './models.js';
-import type { ModelEntry } from './types.js';
+import { PROVIDER_NAMES, type ModelEntry } from './types.js';
 import { closest } from '../text/closest.js';
 
 export type { ModelEntry } from './types.js';
@@ -21,13 +21,59 @@ for (const entry of MODELS) {
   if (alias && !byId.has(alias)) byId.set(alias, entry);
 }
 
-/** Resolves a canonical ID or its vendor spelling; undefined for anything else. */
-export function resolveModel(id: string): ModelEntry | undefined {
-  return byId.get(id);
+/** What answers to a retired ID from the start of its retirement day (epoch ms): its successor, as this ID. */
+const retired = new Map<ModelEntry, { from: number; served: ModelEntry }>();
+for (const entry of MODELS) {
+  if (!entry.retirement) continue;
+  const { on, successor: successorId } = entry.retirement;
+  const successor = byId.get(successorId);
+  if (!successor || successor.id !== successorId || successor.retirement || successor.provider !== entry.provider) {
+    throw new Error(`${entry.id}: successor ${successorId} is not a catalog ID of its vendor that stays`);
+  }
+  const { retirement, servedBy, ...answering } = successor;
+  retired.set(entry, {
+    from: Date.parse(`${on}T00:00:00Z`),
+    served: {
+      ...answering,
+      id: entry.id,
+      family: entry.family,
+      tier: entry.tier,
+      // What a caller may tune stays what the contract gives this ID (spec 2.6): the successor takes all of it.
+      capabilities: { ...successor.capabilities, tuning: entry.capabilities.tuning },
+      servedBy: `${PROVIDER_NAMES[entry.provider]} shut ${entry.upstreamModel} down on ${on}; ${successor.upstreamModel} (${successor.id}) answers this ID since, at its prices`,
+    },
+  });
 }
 
-export function allModels(): readonly ModelEntry[] {
-  return MODELS;
+/** The entry that answers to `entry`'s ID at `now`: itself, or from its retirement day its successor's, as this ID. */
+function answering(entry: ModelEntry, now: number): ModelEntry {
+  const retirement = retired.get(entry);
+  return retirement && now >= retirement.from ? retirement.served : entry;
+}
+
+/** Resolves a canonical ID or its vendor spelling (to what answers to it at `now`); undefined for anything else. */
+export function resolveModel(id: string, now = Date.now()): ModelEntry | undefined {
+  const entry = byId.get(id);
+  return entry && answering(entry, now);
+}
+
+/** Every model the gateway answers to, in catalog order, as each answers at `now`. */
+export function allModels(now = Date.now()): readonly ModelEntry[] {
+  return MODELS.map((entry) => answering(entry, now));
+}
+
+/** How many retirements have taken effect at `now`: what answers to the catalog's IDs changes with it only. */
+export function retirementsInEffect(now = Date.now()): number {
+  let count = 0;
+  for (const { from } of retired.values()) if (now >= from) count++;
+  return count;
+}
+
+/** A note on a model whose vendor has announced its shutdown and that still answers: what answers from when. */
+export function retirementNote(entry: ModelEntry): string | undefined {
+  if (!entry.retirement) return undefined;
+  const successor = byId.get(entry.retirement.successor) as ModelEntry;
+  return `${PROVIDER_NAMES[entry.provider]} shuts ${entry.upstreamModel} down on ${entry.retirement.on}; from then ${successor.upstreamModel} (${successor.id}) answers this ID, at its prices`;
 }
 
 /** IDs compared for suggestions: case, dots and underscores aside (`claude-opus-4.6`, `fam_c-54`). */

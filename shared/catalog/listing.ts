@@ -1,4 +1,4 @@
-import { allModels, vendorSpelling } from './index.js';
+import { allModels, retirementNote, retirementsInEffect, vendorSpelling } from './index.js';
 import type { ModelEntry, Prices, ProviderId, WireProtocol } from './types.js';
 
 /** One model as `GET /api/v1/models` lists it: everything a caller needs to choose and call it. */
@@ -33,7 +33,7 @@ export interface ListedModel {
   maxOutputTokens: number;
   defaultMaxTokens: number;
   contextWindow: number;
-  /** Set when another model of the vendor serves this ID (every result carries it as a warning). */
+  /** Set when another model of the vendor serves this ID (every result carries it as a warning), or its vendor has announced the day it will. */
   notes: string[];
 }
 
@@ -61,11 +61,20 @@ function listed(entry: ModelEntry): ListedModel {
     maxOutputTokens: entry.maxOutputTokens,
     defaultMaxTokens: entry.defaultMaxTokens,
     contextWindow: entry.contextWindow,
-    notes: entry.servedBy ? [entry.servedBy] : [],
+    notes: [entry.servedBy ?? retirementNote(entry)].filter((note) => note !== undefined),
   };
 }
 
-/** Every model the gateway answers to, in catalog order: the body of `GET /api/v1/models`. */
-export function modelListing(): { models: ListedModel[] } {
-  return { models: allModels().map(listed) };
+/** Every model the gateway answers to, in catalog order, as each answers at `now`: the body of `GET /api/v1/models`. */
+export function modelListing(now = Date.now()): { models: ListedModel[] } {
+  return { models: allModels(now).map(listed) };
+}
+
+let serialised: { retirements: number; json: string } | undefined;
+
+/** `modelListing()` as JSON, serialised again only when a retirement has taken effect since the last time. */
+export function modelListingJson(now = Date.now()): string {
+  const retirements = retirementsInEffect(now);
+  if (serialised?.retirements !== retirements) serialised = { retirements, json: JSON.stringify(modelListing(now)) };
+  return serialised.json;
 }

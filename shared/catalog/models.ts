@@ -109,6 +109,7 @@ export const MODELS: readonly ModelEntry[] = [
     protocol: 'openai-responses',
     tier: 'flagship',
     prices: usd(1.25, 0.125, null, 10), // deprecated, shutdown 2026-12-11
+    retirement: { on: '2026-12-11', successor: 'fam_c-5.4' },
     capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: EFFORT_LMH, cache: OPENAI_CACHE },
     defaultMaxTokens: 8192,
     maxOutputTokens: 128_000,
@@ -122,6 +123,7 @@ export const MODELS: readonly ModelEntry[] = [
     protocol: 'openai-responses',
     tier: 'flagship',
     prices: usd(2, 0.5, null, 8), // deprecated, shutdown 2027-01-14
+    retirement: { on: '2027-01-14', successor: 'fam_c-5.4' },
     capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: NO_TUNING, cache: OPENAI_CACHE },
     defaultMaxTokens: 4096,
     maxOutputTokens: 32_768,
@@ -135,6 +137,7 @@ export const MODELS: readonly ModelEntry[] = [
     protocol: 'openai-responses',
     tier: 'flagship',
     prices: usd(2.5, 1.25, null, 10), // deprecated, shutdown 2027-01-14
+    retirement: { on: '2027-01-14', successor: 'fam_c-5.4' },
     capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: NO_TUNING, cache: OPENAI_CACHE },
     defaultMaxTokens: 4096,
     maxOutputTokens: 16_384,
@@ -147,7 +150,8 @@ export const MODELS: readonly ModelEntry[] = [
     upstreamModel: 'o3-mini',
     protocol: 'openai-responses',
     tier: 'flagship',
-    prices: usd(1.1, 0.55, null, 4.4), // shut down 2026-10-23 per OpenAI deprecations page
+    prices: usd(1.1, 0.55, null, 4.4), // shut down 2026-10-23 (OpenAI's deprecations page)
+    retirement: { on: '2026-10-23', successor: 'fam_c-5.4-mini' },
     capabilities: { attachments: TEXT_ONLY, structuredOutput: 'native', tuning: EFFORT_LMH, cache: OPENAI_CACHE },
     defaultMaxTokens: 8192,
     maxOutputTokens: 100_000,
@@ -189,6 +193,7 @@ export const MODELS: readonly ModelEntry[] = [
     protocol: 'openai-responses',
     tier: 'fast',
     prices: usd(0.25, 0.025, null, 2), // deprecated, shutdown 2026-12-11
+    retirement: { on: '2026-12-11', successor: 'fam_c-5.4-mini' },
     capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: EFFORT_LMH, cache: OPENAI_CACHE },
     defaultMaxTokens: 8192,
     maxOutputTokens: 128_000,
@@ -203,6 +208,7 @@ export const MODELS: readonly ModelEntry[] = [
     protocol: 'openai-responses',
     tier: 'fast',
     prices: usd(0.05, 0.005, null, 0.4), // deprecated, shutdown 2026-12-11
+    retirement: { on: '2026-12-11', successor: 'fam_c-5.4-nano' },
     capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: EFFORT_LMH, cache: OPENAI_CACHE },
     defaultMaxTokens: 8192,
     maxOutputTokens: 128_000,
@@ -217,6 +223,7 @@ export const MODELS: readonly ModelEntry[] = [
     protocol: 'openai-responses',
     tier: 'legacy',
     prices: usd(0.15, 0.075, null, 0.6), // deprecated, shutdown 2027-01-14
+    retirement: { on: '2027-01-14', successor: 'fam_c-5.4-mini' },
     capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: NO_TUNING, cache: OPENAI_CACHE },
     defaultMaxTokens: 4096,
     maxOutputTokens: 16_384,
@@ -230,7 +237,8 @@ export const MODELS: readonly ModelEntry[] = [
     upstreamModel: 'gpt-4-turbo',
     protocol: 'openai-responses',
     tier: 'legacy',
-    prices: usd(10, null, null, 30), // no cached price listed; shut down 2026-10-23
+    prices: usd(10, null, null, 30), // no cached price listed; shut down 2026-10-23 (OpenAI's deprecations page)
+    retirement: { on: '2026-10-23', successor: 'fam_c-5.4' },
     // gpt-4-turbo predates json_schema Structured Outputs (JSON mode only).
     capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'instruction', tuning: NO_TUNING, cache: OPENAI_CACHE },
     defaultMaxTokens: 4096,
@@ -245,6 +253,7 @@ export const MODELS: readonly ModelEntry[] = [
     protocol: 'openai-responses',
     tier: 'other',
     prices: usd(2, 0.5, null, 8), // deprecated, shutdown 2026-12-11
+    retirement: { on: '2026-12-11', successor: 'fam_c-5.4' },
     capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: EFFORT_LMH, cache: OPENAI_CACHE },
     defaultMaxTokens: 8192,
     maxOutputTokens: 100_000,
@@ -257,7 +266,8 @@ export const MODELS: readonly ModelEntry[] = [
     upstreamModel: 'o4-mini',
     protocol: 'openai-responses',
     tier: 'other',
-    prices: usd(1.1, 0.275, null, 4.4), // shut down 2026-10-23 per OpenAI deprecations page
+    prices: usd(1.1, 0.275, null, 4.4), // shut down 2026-10-23 (OpenAI's deprecations page)
+    retirement: { on: '2026-10-23', successor: 'fam_c-5.4-mini' },
     capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: EFFORT_LMH, cache: OPENAI_CACHE },
     defaultMaxTokens: 8192,
     maxOutputTokens: 100_000,
@@ -303,7 +313,7 @@ export const MODELS: readonly ModelEntry[] = [
     prices: usd(3, 0.3, 3.75, 15),
     capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'instruction', tuning: CLAUDE_THINKING, cache: claudeCache(1024) },
     defaultMaxTokens: 4096,
-    maxOutputTokens: 64_000,
+    maxOutputTokens: 128_000, // its model page: "Max output: 128K tokens"
     contextWindow: 1_000_000,
   },
   {
@@ -327,6 +337,7 @@ export const MODELS: readonly ModelEntry[] = [
     protocol: 'anthropic-messages',
     tier: 'legacy',
     prices: usd(3, 0.3, 3.75, 15), // retiring on Anthropic API 2026-11-30
+    retirement: { on: '2026-11-30', successor: 'fam_a-sonnet-4-6' },
     capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'instruction', tuning: NO_TUNING, cache: claudeCache(1024) },
     defaultMaxTokens: 4096,
     maxOutputTokens: 64_000,
@@ -352,7 +363,8 @@ export const MODELS: readonly ModelEntry[] = [
     upstreamModel: 'claude-opus-4-1-20250805',
     protocol: 'anthropic-messages',
     tier: 'legacy',
-    prices: usd(15, 1.5, 18.75, 75), // pricing page: retired except on Bedrock and Google Cloud
+    prices: usd(15, 1.5, 18.75, 75), // pricing page: retired except on Bedrock and Google Cloud (on the Claude API since 2026-08-05)
+    retirement: { on: '2026-08-05', successor: 'fam_a-opus-4-6' },
     capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'instruction', tuning: NO_TUNING, cache: claudeCache(1024) },
     defaultMaxTokens: 4096,
     maxOutputTokens: 32_000,
@@ -365,7 +377,8 @@ export const MODELS: readonly ModelEntry[] = [
     upstreamModel: 'claude-sonnet-4-20250514',
     protocol: 'anthropic-messages',
     tier: 'legacy',
-    prices: usd(3, 0.3, 3.75, 15), // unverified: third-party reports retirement 2026-06-15
+    prices: usd(3, 0.3, 3.75, 15), // retired on the Claude API 2026-06-15 (Anthropic's release notes)
+    retirement: { on: '2026-06-15', successor: 'fam_a-sonnet-4-6' },
     capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'instruction', tuning: NO_TUNING, cache: claudeCache(1024) },
     defaultMaxTokens: 4096,
     maxOutputTokens: 64_000,
@@ -378,7 +391,8 @@ export const MODELS: readonly ModelEntry[] = [
     upstreamModel: 'claude-opus-4-20250514',
     protocol: 'anthropic-messages',
     tier: 'legacy',
-    prices: usd(15, 1.5, 18.75, 75), // pricing page: retired except on Google Cloud
+    prices: usd(15, 1.5, 18.75, 75), // pricing page: retired except on Google Cloud (on the Claude API since 2026-06-15, release notes)
+    retirement: { on: '2026-06-15', successor: 'fam_a-opus-4-6' },
     capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'instruction', tuning: NO_TUNING, cache: claudeCache(1024) },
     defaultMaxTokens: 4096,
     maxOutputTokens: 32_000,
@@ -517,7 +531,8 @@ export const MODELS: readonly ModelEntry[] = [
     upstreamModel: 'grok-3',
     protocol: 'openai-chat',
     tier: 'legacy',
-    prices: usd(1.25, 0.2, null, 2.5), // retired 2026-05-15; slug now served by grok-4.3 at grok-4.3 rates
+    prices: usd(1.25, 0.2, null, 2.5), // retired 2026-05-15 (docs.x.ai "Grok Model Retirement on May 15, 2026": replacement grok-4.3)
+    retirement: { on: '2026-05-15', successor: 'fam_d-4.3' },
     capabilities: { attachments: TEXT_ONLY, structuredOutput: 'instruction', tuning: NO_TUNING, cache: AUTO_CACHE },
     defaultMaxTokens: 4096,
     maxOutputTokens: 131_072,

@@ -2,6 +2,19 @@
 export const PROVIDERS = ['openai', 'anthropic', 'google', 'xai', 'cerebras', 'deepseek', 'mistral', 'groq', 'bedrock'] as const;
 export type ProviderId = (typeof PROVIDERS)[number];
 
+/** Each provider's name as its vendor writes it, for messages. */
+export const PROVIDER_NAMES: Readonly<Record<ProviderId, string>> = {
+  openai: 'OpenAI',
+  anthropic: 'Anthropic',
+  google: 'Google',
+  xai: 'xAI',
+  cerebras: 'Cerebras',
+  deepseek: 'DeepSeek',
+  mistral: 'Mistral',
+  groq: 'Groq',
+  bedrock: 'Amazon Bedrock',
+};
+
 /** One folder per wire protocol under shared/providers/. */
 export type WireProtocol = 'openai-responses' | 'openai-chat' | 'anthropic-messages' | 'gemini-generate-content' | 'bedrock-converse';
 
@@ -71,6 +84,22 @@ export interface Capabilities {
   cache: CacheRules;
 }
 
+/**
+ * A vendor's shutdown of a model the contract lists. From the start (00:00 UTC) of `on`,
+ * the day the vendor's deprecations page gives, the catalog entry `successor` answers to the
+ * retired ID: its vendor model, protocol, capabilities, limits and prices, with a warning on
+ * every result and a note in the listing. The contract's IDs keep working after their vendor
+ * model is gone, and nobody is charged the retired model's prices for another's answer.
+ */
+export interface Retirement {
+  on: string;
+  /**
+   * The catalog ID that answers from `on`: the vendor's recommended replacement where the
+   * catalog has it, else the catalog's newest model of that vendor in the same size class.
+   */
+  successor: string;
+}
+
 export interface ModelEntry {
   /** Canonical ID exactly as the contract spells it, e.g. `fam_a-opus-4-6`, `o3`. */
   id: string;
@@ -87,6 +116,8 @@ export interface ModelEntry {
   upstreamModel: string;
   /** Set when the vendor has no model of this ID's name: why another one serves it. Every result of the model carries it as a warning. */
   servedBy?: string;
+  /** Set when the vendor shuts `upstreamModel` down (or has): another catalog model answers to this ID from that day (shared/catalog/index.ts). */
+  retirement?: Retirement;
   protocol: WireProtocol;
   /** Where spec 2.13 lists it; `other` for IDs that appear only in 2.6. */
   tier: 'flagship' | 'fast' | 'legacy' | 'other';

@@ -237,7 +237,11 @@ const modelList = {
           maxOutputTokens: { type: 'integer', minimum: 1 },
           defaultMaxTokens: { type: 'integer', minimum: 1, description: 'The output limit when the request gives no `maxTokens`.' },
           contextWindow: { type: 'integer', minimum: 1 },
-          notes: { type: 'array', items: { type: 'string' }, description: 'Such as another vendor model serving this ID.' },
+          notes: {
+            type: 'array',
+            items: { type: 'string' },
+            description: 'Such as another vendor model serving this ID, or the day its vendor shuts its model down and which model answers it from then on.',
+          },
         },
         required: ['id', 'alias', 'provider', 'protocol', 'upstreamModel', 'tier', 'capabilities', 'prices', 'maxOutputTokens', 'defaultMaxTokens', 'contextWindow', 'notes'],
       },

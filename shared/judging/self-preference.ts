@@ -12,9 +12,12 @@ function maker(entry: ModelEntry): string {
   return entry.family === 'fam_k' || entry.family === 'fam_l' ? 'fam_g' : entry.family;
 }
 
-/** The same model: one catalog entry under either spelling, or the same open weights on two hosts. */
+/**
+ * The same model: one catalog entry under either spelling, one vendor model under two IDs (a
+ * retired ID its successor answers, shared/catalog), or the same open weights on two hosts.
+ */
 function sameModel(x: ModelEntry, y: ModelEntry): boolean {
-  return x.id === y.id || (x.openWeights !== undefined && x.openWeights.weights === y.openWeights?.weights);
+  return x.id === y.id || (x.provider === y.provider && x.upstreamModel === y.upstreamModel) || (x.openWeights !== undefined && x.openWeights.weights === y.openWeights?.weights);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { LocalHost } from '../../infra/local/host.js';
+import { resolveModel } from '../../shared/catalog/index.js';
 import { parseServerTiming } from '../../shared/http/server-timing.js';
 import type { Evaluation } from '../../shared/judging/types.js';
 import type { JudgingWorkflow } from '../../shared/judging/workflow-types.js';
@@ -29,7 +30,7 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-const JUDGES = ['fam_c-4.1', 'fam_a-haiku-4-5'];
+const JUDGES = ['fam_c-5.4-mini', 'fam_a-haiku-4-5'];
 
 /** Through support/local.ts's `post`, which validates every answer against the OpenAPI document. */
 function post(payload: unknown): Promise<Answer> {
@@ -107,11 +108,11 @@ describe('Judging through the local host', () => {
     expect(answer.body.ranking.map((r: { modelId: string }) => r.modelId).sort()).toEqual([...(body().models as string[])].sort());
     expect(answer.body.ranking.every((r: { winRate: number }) => r.winRate === 0.5)).toBe(true);
     // Each judge judging its own vendor's model is left out where the other judged the pair independently:
-    // fam_c-4.1 on (fam_c-5.4, fam_b-3.1-pro), fam_a-haiku-4-5 on (fam_a-opus-4-6, fam_b-3.1-pro).
+    // fam_c-5.4-mini on (fam_c-5.4, fam_b-3.1-pro), fam_a-haiku-4-5 on (fam_a-opus-4-6, fam_b-3.1-pro).
     const counted = Object.fromEntries(answer.body.ranking.map((r: { modelId: string; evaluations: number }) => [r.modelId, r.evaluations]));
     expect(counted).toEqual({ 'fam_c-5.4': 3, 'fam_a-opus-4-6': 3, 'fam_b-3.1-pro': 2 });
     expect(evaluations.filter((e) => !e.inRanking).map((e) => [e.judgeModelId, e.modelA, e.modelB])).toEqual([
-      ['fam_c-4.1', 'fam_c-5.4', 'fam_b-3.1-pro'],
+      ['fam_c-5.4-mini', 'fam_c-5.4', 'fam_b-3.1-pro'],
       ['fam_a-haiku-4-5', 'fam_a-opus-4-6', 'fam_b-3.1-pro'],
     ]);
     // The simulator's judges always choose position A: never consistent, always decisive.
@@ -167,8 +168,8 @@ describe('Judging through the local host', () => {
   });
 
   it('isolates a failing judge: its evaluations fail, cost nothing, and the request answers 200', async () => {
-    // Prepare: every call to the vendor model behind fam_c-4.1 fails.
-    host.simulator.setFault({ kind: 'status', status: 400, model: 'gpt-4.1' });
+    // Prepare: every call to the vendor model behind fam_c-5.4-mini fails.
+    host.simulator.setFault({ kind: 'status', status: 400, model: resolveModel('fam_c-5.4-mini')!.upstreamModel });
 
     // Act
     const answer = await post(body({ judges: JUDGES }));
@@ -176,7 +177,7 @@ describe('Judging through the local host', () => {
     // Assess
     expect(answer.status).toBe(200);
     const evaluations = answer.body.evaluations as Evaluation[];
-    expect(evaluations.filter((e) => e.judgeModelId === 'fam_c-4.1').map((e) => [e.status, e.winner, e.providerCost])).toEqual([
+    expect(evaluations.filter((e) => e.judgeModelId === 'fam_c-5.4-mini').map((e) => [e.status, e.winner, e.providerCost])).toEqual([
       ['failed', null, 0],
       ['failed', null, 0],
       ['failed', null, 0],
@@ -272,7 +273,7 @@ describe('Judging through the local host', () => {
     });
 
     // Act
-    const answer = await post({ prompt: 'Say hello', models: ['fam_e-gpt-oss-120b', 'fam_k-8b'], judges: ['fam_c-4.1'], generation_settings: { maxTokens: 1_000 } });
+    const answer = await post({ prompt: 'Say hello', models: ['fam_e-gpt-oss-120b', 'fam_k-8b'], judges: ['fam_c-5.4-mini'], generation_settings: { maxTokens: 1_000 } });
 
     // Assess: the result keeps the whole output; each judge call saw at most 8 characters a token of the allowance.
     expect(answer.status).toBe(200);

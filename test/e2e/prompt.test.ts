@@ -96,11 +96,11 @@ describe('POST /api/v1/prompt', () => {
   });
 
   it('clamps maxTokens above a model maximum with a warning on that result', async () => {
-    const { body: answer } = await post(host, body({ models: ['fam_c-4o', 'fam_c-5.4'], generation_settings: { maxTokens: 20_000 } }));
-    expect(answer.results[0].warnings).toEqual([expect.stringMatching(/above fam_c-4o's maximum; 16384 was used/)]);
+    const { body: answer } = await post(host, body({ models: ['fam_i-4-scout', 'fam_c-5.4'], generation_settings: { maxTokens: 20_000 } }));
+    expect(answer.results[0].warnings).toEqual([expect.stringMatching(/above fam_i-4-scout's maximum; 8192 was used/)]);
     expect(answer.results[1].warnings).toBeUndefined();
-    const sent = host.simulator.calls().find((c) => c.model === resolveModel('fam_c-4o')!.upstreamModel)!.body as Record<string, unknown>;
-    expect(sent.max_completion_tokens ?? sent.max_tokens ?? sent.max_output_tokens).toBe(16384);
+    const sent = host.simulator.calls().find((c) => c.model === resolveModel('fam_i-4-scout')!.upstreamModel)!.body as Record<string, unknown>;
+    expect(sent.max_completion_tokens ?? sent.max_tokens ?? sent.max_output_tokens).toBe(8192);
   });
 
   it('answers the time of each phase in a Server-Timing header: what the gateway added around the models', async () => {
@@ -132,6 +132,25 @@ describe('POST /api/v1/prompt', () => {
         .map((c) => c.model)
         .sort(),
     ).toEqual(['gemini-3-flash-preview', 'gemini-3.1-pro-preview']);
+  });
+
+  it('answers a retired ID with its successor, at its prices, and says so on its result', async () => {
+    // OpenAI shut o3-mini down on 2026-10-23; gpt-5.4-mini answers it.
+    const successor = resolveModel('fam_c-5.4-mini')!;
+    const { status, body: answer } = await post(host, body({ models: ['o3-mini'], model_tuning: { 'o3-mini': { reasoningEffort: 'high' } } }));
+    expect(status).toBe(200);
+    const [result] = answer.results;
+    expect(result).toMatchObject({
+      modelId: 'o3-mini',
+      status: 'completed',
+      warnings: [expect.stringMatching(/^OpenAI shut o3-mini down on 2026-10-23; gpt-5\.4-mini \(fam_c-5\.4-mini\) answers/)],
+    });
+    const [call] = host.simulator.calls();
+    expect(call!.model).toBe('gpt-5.4-mini');
+    expect((call!.body as { reasoning?: unknown }).reasoning).toEqual({ effort: 'high' });
+    expect(result.usage).toMatchObject({ cachedTokensIn: 0, cacheWriteTokensIn: 0 });
+    expect(result.providerCost).toBeCloseTo((result.tokensIn * successor.prices.input + result.tokensOut * successor.prices.output) / 1e6, 12);
+    expect(successor.prices.output).not.toBe(resolveModel('o3-mini', 0)!.prices.output);
   });
 
   it("prices a prompt above a model's long-context threshold at its long-context rates, all its tokens", async () => {

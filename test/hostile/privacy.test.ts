@@ -67,7 +67,7 @@ beforeAll(async () => {
       powertools.error(message, ...extra);
     },
   };
-  host = await startLocalHost(testConfig({ DEMO_CREDITS: '1000' }), { log });
+  host = await startLocalHost(testConfig({ DEMO_CREDITS: '100000' }), { log });
 });
 afterAll(async () => {
   restore();
@@ -256,12 +256,12 @@ describe('Zero data retention audit', () => {
         return put(key, body);
       };
     }
-    const judged = await post(host, requestWithMarkers(m, { zero_data_retention: true, judges: ['fam_c-4.1'], judge_prompt: `Judge ${m.text}` }));
+    const judged = await post(host, requestWithMarkers(m, { zero_data_retention: true, judges: ['fam_c-5.4-mini'], judge_prompt: `Judge ${m.text}` }));
     answers.push(judged);
     const bigPrompt = `${'Context paragraph. '.repeat(16_000)} Then summarise ${m.text}.`;
     const judgedLarge = await post(
       host,
-      requestWithMarkers(m, { zero_data_retention: true, prompt: bigPrompt, models: ['fam_c-5.4', 'fam_b-3.1-pro'], judges: ['fam_c-4.1'], judge_prompt: `Judge ${m.text}` }),
+      requestWithMarkers(m, { zero_data_retention: true, prompt: bigPrompt, models: ['fam_c-5.4', 'fam_b-3.1-pro'], judges: ['fam_c-5.4-mini'], judge_prompt: `Judge ${m.text}` }),
     );
     answers.push(judgedLarge);
     // A judge whose verdict is too large for a workflow state: its judgment, reasoning and all, travels by claim check.
@@ -275,7 +275,7 @@ describe('Zero data retention audit', () => {
     }
     // 3 judges x 6 models: 90 judge calls share 64 KiB of state, too little for verdicts of the longest reasoning kept (1,000 characters).
     const verdict = { reasoning: `Weighing both answers about ${m.text}. `.repeat(100), scoreA: 6, scoreB: 7, winner: 'B' };
-    const judges = ['fam_c-4.1', 'fam_c-4o', 'fam_c-5.4-mini'];
+    const judges = ['fam_c-5.4-mini', 'fam_c-5.4-nano', 'fam_c-5.4-pro'];
     for (const judge of judges) host.simulator.setFault({ kind: 'status', status: 200, model: upstream(judge), body: responsesAnswer(JSON.stringify(verdict)) });
     const contestants = ['fam_c-5.4', 'fam_a-opus-4-6', 'fam_b-3.1-pro', 'fam_g-large', 'fam_h-pro', 'fam_d-4.3'];
     const judgedVerdict = await post(host, requestWithMarkers(m, { zero_data_retention: true, models: contestants, judges }));
@@ -316,7 +316,7 @@ describe('Zero data retention audit', () => {
     captured.length = 0;
     structured.length = 0;
     host.simulator.reset();
-    const plain = await post(host, requestWithMarkers(m, { zero_data_retention: false, judges: ['fam_c-4.1'], judge_prompt: `Judge ${m.text}` }));
+    const plain = await post(host, requestWithMarkers(m, { zero_data_retention: false, judges: ['fam_c-5.4-mini'], judge_prompt: `Judge ${m.text}` }));
     const keyed = await post(host, requestWithMarkers(m, { zero_data_retention: false }), { 'idempotency-key': `plain-${m.text}` });
     expect([plain.status, keyed.status]).toEqual([200, 200]);
 

@@ -9,9 +9,13 @@ import { planRequest } from '../../shared/plan/request-plan.js';
 import type { Endpoint, ModelCall, ModelReply, ProtocolAdapter } from '../../shared/providers/types.js';
 import { startFakeHttp, type HttpCall } from './fake-http.js';
 
-/** The catalog entry of an ID the test names; a typo fails loudly. */
+/**
+ * The catalog entry of an ID the test names, as the catalog declares it (at time 0, before
+ * any vendor retired a model: the adapters' tests test each vendor model's own behaviour);
+ * a typo fails loudly.
+ */
 export function catalogEntry(id: string): ModelEntry {
-  const found = resolveModel(id);
+  const found = resolveModel(id, 0);
   if (!found) throw new Error(`no catalog entry ${id}`);
   return found;
 }

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { allModels, resolveModel, vendorSpelling } from '../../shared/catalog/index.js';
+import { modelListing, modelListingJson } from '../../shared/catalog/listing.js';
+import { samplingSupport } from '../../shared/providers/openai-responses/sampling.js';
 
 /** Every model ID the contract shows (spec 2.13, 2.14, 2.6). */
 const CONTRACT_IDS = {
@@ -166,5 +168,99 @@ describe('Module: catalog', () => {
     expect(resolveModel('fam_c-5.4')!.capabilities.cache).toEqual({ mode: 'automatic', minTokens: 1024 });
     expect(resolveModel('fam_f-v4-pro')!.capabilities.cache).toEqual({ mode: 'automatic', minTokens: 64 });
     expect(resolveModel('fam_g-large')!.capabilities.cache.mode).toBe('automatic');
+  });
+});
+
+describe('Feature: retired vendor models', () => {
+  const day = 24 * 60 * 60 * 1000;
+  const retiredIds = allModels(0)
+    .filter((entry) => entry.retirement)
+    .map((entry) => entry.id);
+
+  it('lists the shutdowns the vendors announced for models of the contract', () => {
+    expect(Object.fromEntries(allModels(0).flatMap((entry) => (entry.retirement ? [[entry.id, entry.retirement]] : [])))).toEqual({
+      'o3-mini': { on: '2026-10-23', successor: 'fam_c-5.4-mini' },
+      'o4-mini': { on: '2026-10-23', successor: 'fam_c-5.4-mini' },
+      'fam_c-4-turbo': { on: '2026-10-23', successor: 'fam_c-5.4' },
+      'fam_c-5': { on: '2026-12-11', successor: 'fam_c-5.4' },
+      'fam_c-5-mini': { on: '2026-12-11', successor: 'fam_c-5.4-mini' },
+      'fam_c-5-nano': { on: '2026-12-11', successor: 'fam_c-5.4-nano' },
+      o3: { on: '2026-12-11', successor: 'fam_c-5.4' },
+      'fam_c-4.1': { on: '2027-01-14', successor: 'fam_c-5.4' },
+      'fam_c-4o': { on: '2027-01-14', successor: 'fam_c-5.4' },
+      'fam_c-4o-mini': { on: '2027-01-14', successor: 'fam_c-5.4-mini' },
+      'fam_a-sonnet-4': { on: '2026-06-15', successor: 'fam_a-sonnet-4-6' },
+      'fam_a-opus-4': { on: '2026-06-15', successor: 'fam_a-opus-4-6' },
+      'fam_a-opus-4.1': { on: '2026-08-05', successor: 'fam_a-opus-4-6' },
+      'fam_a-sonnet-4.5': { on: '2026-11-30', successor: 'fam_a-sonnet-4-6' },
+      'fam_d-3': { on: '2026-05-15', successor: 'fam_d-4.3' },
+    });
+  });
+
+  it.each(retiredIds)('%s answers as itself until its day, then as its successor at its prices, under its own ID and tuning', (id) => {
+    const declared = resolveModel(id, 0)!;
+    const { on, successor: successorId } = declared.retirement!;
+    const from = Date.parse(`${on}T00:00:00Z`);
+    const successor = resolveModel(successorId, from)!;
+    expect(resolveModel(id, from - 1)).toBe(declared);
+    const served = resolveModel(id, from)!;
+    expect(resolveModel(id, from + 400 * day)).toBe(served);
+    expect(served).toMatchObject({
+      id,
+      family: declared.family,
+      tier: declared.tier,
+      provider: successor.provider,
+      upstreamModel: successor.upstreamModel,
+      protocol: successor.protocol,
+      prices: successor.prices,
+      maxOutputTokens: successor.maxOutputTokens,
+      contextWindow: successor.contextWindow,
+      capabilities: { ...successor.capabilities, tuning: declared.capabilities.tuning },
+    });
+    expect(served.retirement).toBeUndefined();
+    expect(served.servedBy).toBe(
+      `${{ openai: 'OpenAI', anthropic: 'Anthropic', xai: 'xAI' }[declared.provider as string]} shut ${declared.upstreamModel} down on ${on}; ${successor.upstreamModel} (${successorId}) answers this ID since, at its prices`,
+    );
+    // The vendor spelling follows the ID it names.
+    const alias = vendorSpelling(declared);
+    if (alias) expect(resolveModel(alias, from)).toBe(served);
+  });
+
+  it.each(retiredIds)("%s's successor takes everything the contract lets a caller send it", (id) => {
+    const declared = resolveModel(id, 0)!;
+    const successor = resolveModel(declared.retirement!.successor, 0)!;
+    expect(successor.retirement).toBeUndefined();
+    expect(successor.provider).toBe(declared.provider);
+    expect(successor.capabilities.attachments).toEqual(expect.arrayContaining([...declared.capabilities.attachments]));
+    const { reasoningEffort, thinkingBudget, webSearch, cachedContent } = declared.capabilities.tuning;
+    if (reasoningEffort) expect(successor.capabilities.tuning.reasoningEffort).toEqual(expect.arrayContaining([...reasoningEffort]));
+    if (thinkingBudget) expect(successor.capabilities.tuning.thinkingBudget).toBeDefined();
+    if (webSearch) expect(successor.capabilities.tuning.webSearch).toBe(true);
+    if (cachedContent) expect(successor.capabilities.tuning.cachedContent).toBe(true);
+  });
+
+  it('lists an announced shutdown as a note until the day, and the model that answers from then on', () => {
+    const before = Date.parse('2026-12-10T12:00:00Z');
+    const after = Date.parse('2026-12-11T00:00:00Z');
+    const listedO3 = (now: number) => modelListing(now).models.find((model) => model.id === 'o3')!;
+    expect(listedO3(before)).toMatchObject({
+      upstreamModel: 'o3',
+      prices: resolveModel('o3', 0)!.prices,
+      notes: ['OpenAI shuts o3 down on 2026-12-11; from then gpt-5.4 (fam_c-5.4) answers this ID, at its prices'],
+    });
+    expect(listedO3(after)).toMatchObject({
+      upstreamModel: 'gpt-5.4',
+      prices: resolveModel('fam_c-5.4', after)!.prices,
+      notes: ['OpenAI shut o3 down on 2026-12-11; gpt-5.4 (fam_c-5.4) answers this ID since, at its prices'],
+    });
+    // The listing's JSON, kept between requests, is made again once a retirement takes effect.
+    expect(JSON.parse(modelListingJson(before)).models.find((model: { id: string }) => model.id === 'o3').upstreamModel).toBe('o3');
+    expect(JSON.parse(modelListingJson(after)).models.find((model: { id: string }) => model.id === 'o3').upstreamModel).toBe('gpt-5.4');
+  });
+
+  it('sends a retired non-reasoning model the successor reasoning model would take: temperature only with effort none', () => {
+    const served = resolveModel('fam_c-4o', Date.parse('2027-01-14T00:00:00Z'))!;
+    expect(samplingSupport(served, {})).toBe('with-effort-none');
+    expect(samplingSupport(resolveModel('fam_c-4o', 0)!, {})).toBe('accepted');
   });
 });

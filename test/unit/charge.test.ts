@@ -162,7 +162,9 @@ describe('Function: callCostBound', () => {
 
   it("reserves each image as its model counts it at most: gpt-4o-mini's tiles count 33 times gpt-4o's, the patch-counted models by their multiplier", () => {
     const image = { name: 'a.png', type: 'image/png', base64: PNG_BASE64 };
-    const request = validatePromptRequest({ prompt: 'Describe it.', models: ['fam_c-4o', 'fam_c-4o-mini', 'fam_c-5-nano'], attachments: [image, image] });
+    const validated = validatePromptRequest({ prompt: 'Describe it.', models: ['fam_c-4o', 'fam_c-4o-mini', 'fam_c-5-nano'], attachments: [image, image] });
+    // These vendor models, as the catalog declares them: their retirements give these IDs other models' counts.
+    const request = { ...validated, models: validated.models.map((model) => ({ ...model, entry: resolveModel(model.requestedId, 0)! })) };
     const [big, mini, nano] = planRequest(request).calls;
     const text = inputTokenBound({ ...big!.call, attachments: [] });
     expect(big!.bound.inputTokens - text).toBe(2 * 1_600);

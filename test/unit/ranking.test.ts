@@ -251,7 +251,8 @@ describe('Function: rankModels', () => {
 });
 
 describe('Self-preference', () => {
-  const entry = (id: string) => resolveModel(id)!;
+  /** The catalog entry as declared, before any vendor retired its model (time 0). */
+  const entry = (id: string) => resolveModel(id, 0)!;
 
   it('reads open weights by their maker, not by the host that serves them', () => {
     const of = (judge: string, contestant: string) => selfPreferenceOf(entry(judge), [{ modelId: contestant, entry: entry(contestant) }])?.relation;
@@ -285,6 +286,10 @@ describe('Self-preference', () => {
       relation: 'same-family',
     });
     expect(selfPreferenceOf(entry('o3'), [{ modelId: 'fam_c-4.1', entry: entry('fam_c-4.1') }])).toEqual({ modelId: 'fam_c-4.1', relation: 'same-family' });
+    // Once their vendor retired them, o3 and fam_c-4.1 are both answered by gpt-5.4: one model, judging itself.
+    const served = (id: string) => resolveModel(id, Date.parse('2027-01-14T00:00:00Z'))!;
+    expect(selfPreferenceOf(served('o3'), [{ modelId: 'fam_c-4.1', entry: served('fam_c-4.1') }])).toEqual({ modelId: 'fam_c-4.1', relation: 'same-model' });
+    expect(selfPreferenceOf(served('o3'), [{ modelId: 'fam_c-5.4', entry: entry('fam_c-5.4') }])).toEqual({ modelId: 'fam_c-5.4', relation: 'same-model' });
     expect(
       selfPreferenceOf(entry('fam_f-v4-pro'), [
         { modelId: 'fam_c-5.4', entry: entry('fam_c-5.4') },

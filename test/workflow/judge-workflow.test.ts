@@ -151,7 +151,7 @@ const ELEVEN_MODELS = [
   'fam_i-gpt-oss-120b',
   'fam_h-pro',
 ];
-const JUDGES = ['fam_c-4.1', 'fam_f-v4-pro'];
+const JUDGES = ['fam_c-5.4-mini', 'fam_f-v4-pro'];
 /** Outputs of three lengths: the order of length is the order of the longer-answer judge. */
 const BY_LENGTH = { 'fam_c-5.4': 'Short.', 'fam_a-opus-4-6': 'A medium answer here.', 'fam_b-3.1-pro': 'The longest answer of all three, with details.' };
 
@@ -173,9 +173,9 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
     expect(calls.filter((c) => !c.judge)).toHaveLength(3);
     expect(calls.filter((c) => c.judge)).toHaveLength(2 * 3 * 2);
     expect(evaluations.map((e) => [e.judgeModelId, e.modelA, e.modelB])).toEqual([
-      ['fam_c-4.1', 'fam_c-5.4', 'fam_a-opus-4-6'],
-      ['fam_c-4.1', 'fam_c-5.4', 'fam_b-3.1-pro'],
-      ['fam_c-4.1', 'fam_a-opus-4-6', 'fam_b-3.1-pro'],
+      ['fam_c-5.4-mini', 'fam_c-5.4', 'fam_a-opus-4-6'],
+      ['fam_c-5.4-mini', 'fam_c-5.4', 'fam_b-3.1-pro'],
+      ['fam_c-5.4-mini', 'fam_a-opus-4-6', 'fam_b-3.1-pro'],
       ['fam_f-v4-pro', 'fam_c-5.4', 'fam_a-opus-4-6'],
       ['fam_f-v4-pro', 'fam_c-5.4', 'fam_b-3.1-pro'],
       ['fam_f-v4-pro', 'fam_a-opus-4-6', 'fam_b-3.1-pro'],
@@ -192,7 +192,7 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
   });
 
   it('makes a judge that always prefers position A give only ties, each marked inconsistent', async () => {
-    const { judge } = harness({ outputs: BY_LENGTH, judges: { 'fam_c-4.1': 'always-a', 'fam_f-v4-pro': 'always-a' } });
+    const { judge } = harness({ outputs: BY_LENGTH, judges: { 'fam_c-5.4-mini': 'always-a', 'fam_f-v4-pro': 'always-a' } });
 
     const { evaluations, ranking } = await judge({ models: MODELS, judges: JUDGES });
 
@@ -202,11 +202,11 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
       expect(evaluation.orders.map((o) => o.verdict?.winner)).toEqual(['A', 'A']);
       expect(evaluation.orders.map((o) => o.winner)).toEqual([evaluation.modelA, evaluation.modelB]);
     }
-    // fam_c-4.1 judging fam_c-5.4 (its own vendor) is flagged and left out: fam_f-v4-pro judged those pairs independently.
+    // fam_c-5.4-mini judging fam_c-5.4 (its own vendor) is flagged and left out: fam_f-v4-pro judged those pairs independently.
     expect(evaluations.map((e) => [e.judgeModelId, e.modelA, e.modelB, e.selfPreference?.relation, e.inRanking])).toEqual([
-      ['fam_c-4.1', 'fam_c-5.4', 'fam_a-opus-4-6', 'same-family', false],
-      ['fam_c-4.1', 'fam_c-5.4', 'fam_b-3.1-pro', 'same-family', false],
-      ['fam_c-4.1', 'fam_a-opus-4-6', 'fam_b-3.1-pro', undefined, true],
+      ['fam_c-5.4-mini', 'fam_c-5.4', 'fam_a-opus-4-6', 'same-family', false],
+      ['fam_c-5.4-mini', 'fam_c-5.4', 'fam_b-3.1-pro', 'same-family', false],
+      ['fam_c-5.4-mini', 'fam_a-opus-4-6', 'fam_b-3.1-pro', undefined, true],
       ['fam_f-v4-pro', 'fam_c-5.4', 'fam_a-opus-4-6', undefined, true],
       ['fam_f-v4-pro', 'fam_c-5.4', 'fam_b-3.1-pro', undefined, true],
       ['fam_f-v4-pro', 'fam_a-opus-4-6', 'fam_b-3.1-pro', undefined, true],
@@ -220,7 +220,7 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
   });
 
   it('makes a judge that always prefers the longer answer give consistent wins', async () => {
-    const { judge } = harness({ outputs: BY_LENGTH, judges: { 'fam_c-4.1': 'longer', 'fam_f-v4-pro': 'longer' } });
+    const { judge } = harness({ outputs: BY_LENGTH, judges: { 'fam_c-5.4-mini': 'longer', 'fam_f-v4-pro': 'longer' } });
 
     const { evaluations, ranking } = await judge({ models: MODELS, judges: JUDGES });
 
@@ -229,7 +229,7 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
       expect(evaluation).toMatchObject({ status: 'completed', winner: longer, consistent: true });
       expect(evaluation.scores).toEqual({ [longer!]: 9, [[evaluation.modelA, evaluation.modelB].find((m) => m !== longer)!]: 4 });
     }
-    // The evaluations the ranking counts (fam_c-4.1 on fam_c-5.4's pairs left out): b 3-0, opus 1-2, c-5.4 0-2.
+    // The evaluations the ranking counts (fam_c-5.4-mini on fam_c-5.4's pairs left out): b 3-0, opus 1-2, c-5.4 0-2.
     expect(ranking.map((r) => [r.modelId, r.winRate, r.wins, r.losses])).toEqual([
       ['fam_b-3.1-pro', 1, 3, 0],
       ['fam_a-opus-4-6', 0.3333, 1, 2],
@@ -248,8 +248,8 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
     const models = ['fam_c-5.4', 'fam_a-opus-4-6'];
 
     // Act
-    const byAccuracy = await harness(fakes).judge({ models, judges: ['fam_c-4.1'] });
-    const bySpeed = await harness(fakes).judge({ models, judges: ['fam_c-4.1'], judge_weights: { accuracy: 1, speed: 1 } });
+    const byAccuracy = await harness(fakes).judge({ models, judges: ['fam_c-5.4-mini'] });
+    const bySpeed = await harness(fakes).judge({ models, judges: ['fam_c-5.4-mini'], judge_weights: { accuracy: 1, speed: 1 } });
 
     // Assess
     expect(byAccuracy.evaluations[0]).toMatchObject({ winner: 'fam_a-opus-4-6', consistent: true });
@@ -270,11 +270,11 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
     // Prepare: 4 models, one of which fails; one judge answers, one is down, one writes prose.
     const { judge, calls } = harness({
       outputs: { ...BY_LENGTH, 'fam_g-large': new UpstreamError('invalid_request', 'Bad request', { upstreamStatus: 400 }) },
-      judges: { 'fam_c-4.1': 'longer', 'fam_f-v4-pro': 'fails', 'fam_b-3.5-flash': 'prose' },
+      judges: { 'fam_c-5.4-mini': 'longer', 'fam_f-v4-pro': 'fails', 'fam_b-3.5-flash': 'prose' },
     });
 
     // Act
-    const { results, evaluations, ranking } = await judge({ models: [...MODELS, 'fam_g-large'], judges: ['fam_c-4.1', 'fam_f-v4-pro', 'fam_b-3.5-flash'] });
+    const { results, evaluations, ranking } = await judge({ models: [...MODELS, 'fam_g-large'], judges: ['fam_c-5.4-mini', 'fam_f-v4-pro', 'fam_b-3.5-flash'] });
 
     // Assess
     expect(results.map((r) => r.status)).toEqual(['completed', 'completed', 'completed', 'failed']);
@@ -282,7 +282,7 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
     expect(evaluations).toHaveLength(3 * 3);
     expect(evaluations.some((e) => e.modelA === 'fam_g-large' || e.modelB === 'fam_g-large')).toBe(false);
     const byJudge = (id: string) => evaluations.filter((e) => e.judgeModelId === id);
-    expect(byJudge('fam_c-4.1').every((e) => e.status === 'completed' && e.consistent)).toBe(true);
+    expect(byJudge('fam_c-5.4-mini').every((e) => e.status === 'completed' && e.consistent)).toBe(true);
     for (const e of byJudge('fam_f-v4-pro')) {
       expect(e).toMatchObject({ status: 'failed', winner: null, providerCost: 0, error: { code: 'upstream_error', upstreamStatus: 500 } });
     }
@@ -315,7 +315,7 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
     // Assess
     expect(results[1]).toMatchObject({ modelId: 'fam_a-opus-4-6', status: 'failed', error: { code: 'internal_error', message: expect.stringContaining('TypeError') } });
     expect(evaluations.map((e) => [e.judgeModelId, e.modelA, e.modelB, e.status])).toEqual([
-      ['fam_c-4.1', 'fam_c-5.4', 'fam_b-3.1-pro', 'completed'],
+      ['fam_c-5.4-mini', 'fam_c-5.4', 'fam_b-3.1-pro', 'completed'],
       ['fam_f-v4-pro', 'fam_c-5.4', 'fam_b-3.1-pro', 'failed'],
     ]);
     for (const order of evaluations[1]!.orders) {
@@ -324,8 +324,8 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
   });
 
   it.each([
-    ['1 judge x 11 models', ['fam_c-4.1'], 11],
-    ['4 judges x 6 models', ['fam_c-4.1', 'fam_f-v4-pro', 'fam_b-3.1-pro', 'fam_a-opus-4-6'], 6],
+    ['1 judge x 11 models', ['fam_c-5.4-mini'], 11],
+    ['4 judges x 6 models', ['fam_c-5.4-mini', 'fam_f-v4-pro', 'fam_b-3.1-pro', 'fam_a-opus-4-6'], 6],
   ])('runs a request at the judge-call limit (%s) in one wave: every judge call in flight at once, one judge task per judge', async (_, judges, n) => {
     // Prepare: every judge call is held until all of them have arrived.
     const models = ELEVEN_MODELS.slice(0, n);
@@ -368,7 +368,7 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
     // Act
     const { results, evaluations, discardClaims } = await judge({
       models: MODELS,
-      judges: ['fam_c-4.1'],
+      judges: ['fam_c-5.4-mini'],
       prompt: 'p'.repeat(40 * 1024),
       generation_settings: { maxTokens: 32_000 },
     });
@@ -396,7 +396,7 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
         throw new WorkflowFailedError('FAILED', 'States.Timeout');
       },
     };
-    const request = validatePromptRequest({ prompt: 'p'.repeat(40 * 1024), models: MODELS, judges: ['fam_c-4.1'] });
+    const request = validatePromptRequest({ prompt: 'p'.repeat(40 * 1024), models: MODELS, judges: ['fam_c-5.4-mini'] });
 
     // Act
     const run = startJudgedComparison(request, { requestId: promptLogId(), deadlineAt: Date.now() + 20_000 }, { workflow, claimCheck, log: silentLog });
@@ -421,7 +421,7 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
     };
 
     // Act
-    const { results, evaluations, discardClaims } = await judge({ models: MODELS, judges: ['fam_c-4.1'], generation_settings: { maxTokens: 32_000 } });
+    const { results, evaluations, discardClaims } = await judge({ models: MODELS, judges: ['fam_c-5.4-mini'], generation_settings: { maxTokens: 32_000 } });
     await discardClaims();
 
     // Assess: the api function failed that result alone; the judge task, which reads it for
@@ -442,7 +442,7 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
     // Prepare: one judge and eleven models, 110 calls: each judgment's share of a state is
     // small enough that the judge's long verdicts travel by claim check. One put fails, one get fails.
     const models = ELEVEN_MODELS;
-    const { judge, claimCheck } = harness({ outputs: BY_LENGTH, judges: { 'fam_c-4.1': 'verbose' } });
+    const { judge, claimCheck } = harness({ outputs: BY_LENGTH, judges: { 'fam_c-5.4-mini': 'verbose' } });
     const { put, get } = { put: claimCheck.put.bind(claimCheck), get: claimCheck.get.bind(claimCheck) };
     const slowDown = () => Object.assign(new Error('Please reduce your request rate'), { name: 'SlowDown' });
     const written: string[] = [];
@@ -457,7 +457,7 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
     };
 
     // Act
-    const { evaluations, discardClaims } = await judge({ models, judges: ['fam_c-4.1'] });
+    const { evaluations, discardClaims } = await judge({ models, judges: ['fam_c-5.4-mini'] });
     await discardClaims();
 
     // Assess
@@ -475,7 +475,7 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
   it('judges nothing for a single model, and ranks it without a rank', async () => {
     const { judge, calls } = harness({});
 
-    const { results, evaluations, ranking } = await judge({ models: ['fam_c-5.4'], judges: ['fam_c-4.1'] });
+    const { results, evaluations, ranking } = await judge({ models: ['fam_c-5.4'], judges: ['fam_c-5.4-mini'] });
 
     expect(results.map((r) => r.status)).toEqual(['completed']);
     expect(calls.filter((c) => c.judge)).toHaveLength(0);

@@ -69,8 +69,7 @@ const XAI: ChatDialect = {
   reasoningEffortModels: ['grok-4.3', 'grok-3-mini'],
   imageUrl: 'object',
   reasoningTokens: 'beside-completion',
-  // grok-3 too: since its retirement (2026-05-15) xAI serves that slug with grok-4.3 (models.ts), which reasons.
-  unboundedReasoningModels: ['grok-4.20-0309-reasoning', 'grok-4.3', 'grok-3-mini', 'grok-3'],
+  unboundedReasoningModels: ['grok-4.20-0309-reasoning', 'grok-4.3', 'grok-3-mini'],
   capacityStatuses: [],
   streamUsageOption: true,
 };

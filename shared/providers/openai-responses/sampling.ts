@@ -3,19 +3,28 @@ import type { ModelTuning } from '../../contract/types.js';
 
 /**
  * Whether OpenAI accepts `temperature` and `top_p` for a call:
- * - `accepted`: a model without reasoning (no `reasoningEffort` in the catalog: gpt-4.1, gpt-4o, gpt-4-turbo);
+ * - `accepted`: a model without reasoning (gpt-4.1, gpt-4o, gpt-4-turbo);
  * - `with-effort-none`: GPT-5.1 and later, except the `-pro` variants, accept them only while
  *   `reasoning.effort` is `none` (OpenAI's "GPT-5.x parameter compatibility"); the request then says so;
  * - `rejected`: every other reasoning model (o-series, gpt-5, gpt-5-mini, gpt-5-nano, `-pro`), and any
  *   reasoning model asked to reason (`reasoningEffort` low, medium or high): OpenAI answers 400.
+ * Decided by the model called, not by what the caller may tune: a retired ID's successor
+ * (shared/catalog) may reason where the ID's own model did not.
  */
 export type SamplingSupport = 'accepted' | 'with-effort-none' | 'rejected';
 
 export function samplingSupport(entry: ModelEntry, tuning: ModelTuning): SamplingSupport {
-  if (!entry.capabilities.tuning.reasoningEffort) return 'accepted';
+  if (!reasons(entry.upstreamModel)) return 'accepted';
   if (!reasonsOptionally(entry.upstreamModel)) return 'rejected';
   if (tuning.reasoningEffort === undefined || tuning.reasoningEffort === 'none') return 'with-effort-none';
   return 'rejected';
+}
+
+/** OpenAI's reasoning models: the o-series (`o3`, `o4-mini`), and GPT-5 and later. */
+export function reasons(upstreamModel: string): boolean {
+  if (/^o\d/.test(upstreamModel)) return true;
+  const major = /^gpt-(\d+)/.exec(upstreamModel)?.[1];
+  return major !== undefined && Number(major) >= 5;
 }
 
 /** GPT-5.1 and later (`gpt-5.4`, `gpt-5.4-mini`, `gpt-6`...) take `reasoning.effort: none`; the `-pro` variants always reason. */

@@ -289,7 +289,7 @@ describe('Function: anthropicOutputBound', () => {
   it.each([
     { name: 'no thinking', entry: SONNET, maxTokens: 4096, tuning: {}, allowance: 4096 },
     { name: 'thinking', entry: SONNET, maxTokens: 4096, tuning: { thinkingBudget: 8000 }, allowance: 12_096 },
-    { name: 'thinking at the cap', entry: SONNET, maxTokens: 60_000, tuning: { thinkingBudget: 32_000 }, allowance: 64_000 },
+    { name: 'thinking at the cap', entry: SONNET, maxTokens: 120_000, tuning: { thinkingBudget: 32_000 }, allowance: 128_000 },
     { name: 'adaptive', entry: OPUS_47, maxTokens: 4096, tuning: { thinkingBudget: 1024 }, allowance: 5120 },
     { name: 'model without thinking', entry: HAIKU, maxTokens: 4096, tuning: { thinkingBudget: 8000 }, allowance: 4096 },
   ])('equals the max_tokens sent: $name', ({ entry, maxTokens, tuning, allowance }) => {
