@@ -1,6 +1,7 @@
 import { MAX_ANSWER_BYTES, post, type PostAnswer } from '../http/post.js';
 import { UpstreamError, parseRetryAfter } from './errors.js';
 import { cutWhole } from '../text/cut.js';
+import { notJson, parseVendorJson } from './vendor-json.js';
 
 /** Who calls: some vendors' edges refuse requests without a user agent. */
 const USER_AGENT = 'model-compare-gateway';
@@ -51,9 +52,9 @@ export async function postJson(request: WireRequest, signal: AbortSignal, option
   const { status, text } = response;
   if (status < 200 || status > 299) throw mapError(status, text, headerValue(response.headers['retry-after']));
   try {
-    return JSON.parse(text);
+    return parseVendorJson(text);
   } catch (error) {
-    throw new UpstreamError('upstream_malformed_response', `The provider answered ${status} with a body that is not JSON`, {
+    throw new UpstreamError('upstream_malformed_response', `The provider answered ${status} with a body that ${notJson(error)}`, {
       upstreamStatus: status,
       cause: error,
     });
@@ -90,7 +91,7 @@ export function headerValue(value: string | string[] | undefined): string | null
 /** The human part of a vendor error body (`{"error":{"message"}}` and its relatives), cut short. */
 function vendorMessage(text: string): string | undefined {
   try {
-    const body = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown };
+    const body = parseVendorJson(text) as { error?: { message?: unknown } | string; message?: unknown };
     const message = typeof body.error === 'string' ? body.error : (body.error?.message ?? body.message);
     return typeof message === 'string' ? cutWhole(message, 500) : undefined;
   } catch {

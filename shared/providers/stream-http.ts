@@ -1,8 +1,9 @@
 import { postStream, type StreamAnswer } from '../http/post.js';
-import { UpstreamError, type PartialReply } from './errors.js';
+import { UpstreamError, vendorWord, type PartialReply } from './errors.js';
 import { abortError, defaultErrorMapper, headerValue, unreachable, type PostJsonOptions, type WireRequest } from './http.js';
 import type { ModelReply } from './types.js';
 import { SseLimitError, SseParser, type SseEvent, type SseLimits } from './sse.js';
+import { notJson, parseVendorJson } from './vendor-json.js';
 
 /** Most bytes of a non-2xx answer's body read for its error message. */
 const MAX_ERROR_BODY_BYTES = 1024 * 1024;
@@ -61,12 +62,12 @@ function streamFailure(error: unknown, signal: AbortSignal, status: number): Ups
 export function eventJson(event: SseEvent): Record<string, unknown> {
   let value: unknown;
   try {
-    value = JSON.parse(event.data);
-  } catch {
-    throw new UpstreamError('upstream_malformed_response', `The provider streamed a ${event.event.slice(0, 40)} event whose data is not JSON`);
+    value = parseVendorJson(event.data);
+  } catch (error) {
+    throw new UpstreamError('upstream_malformed_response', `The provider streamed an event (${vendorWord(event.event)}) whose data ${notJson(error)}`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new UpstreamError('upstream_malformed_response', `The provider streamed a ${event.event.slice(0, 40)} event whose data is not a JSON object`);
+    throw new UpstreamError('upstream_malformed_response', `The provider streamed an event (${vendorWord(event.event)}) whose data is not a JSON object`);
   }
   return value as Record<string, unknown>;
 }

@@ -180,6 +180,20 @@ describe('Secrets in answers and logs', () => {
     vendors.reset();
   });
 
+  it('keeps no start of a key in a failed result when the vendor puts the key in a field the message names', async () => {
+    vendors.reset();
+    const key = PROVIDER_KEYS.openai;
+    // A response status of 30 characters, then the key: cut at 40, the message would hold the key's first 10.
+    const answer = { id: 'resp_x', object: 'response', status: `${'x'.repeat(30)}${key}`, output: [], usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 } };
+    vendors.setFault({ kind: 'status', status: 200, provider: 'openai', body: answer });
+    const response: Answer = await post(host, { prompt: 'Say hello', models: [MODELS.openai] });
+    const [result] = response.body.results;
+    expect(result).toMatchObject({ status: 'failed', error: { message: "The provider answered with response status 'unrecognised'" } });
+    expect(leaks({ body: JSON.stringify(response.body), ...everyLog() })).toEqual([]);
+    expect(JSON.stringify(response.body)).not.toContain(key.slice(0, 10));
+    vendors.reset();
+  });
+
   it("keeps the key out of an output and a judge's reasoning when the vendor echoes it there", async () => {
     vendors.reset();
     const key = PROVIDER_KEYS.cerebras;

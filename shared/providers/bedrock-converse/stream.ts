@@ -2,6 +2,7 @@ import { UpstreamError, streamEndedEarly, type PartialReply } from '../errors.js
 import { DEFAULT_SSE_LIMITS } from '../sse.js';
 import type { ModelReply } from '../types.js';
 import { fromConverseResponse, toUsage, type ConverseAnswer } from './response.js';
+import { notJson, parseVendorJson } from '../vendor-json.js';
 
 /** One event of a ConverseStream answer as the SDK yields it (one member set). */
 interface StreamEvent {
@@ -81,8 +82,8 @@ export class ConverseStreamReader {
 
 function toolInput(json: string): unknown {
   try {
-    return JSON.parse(json === '' ? '{}' : json);
-  } catch {
-    throw new UpstreamError('upstream_malformed_response', 'The provider streamed tool input that is not JSON', { upstreamStatus: 200 });
+    return parseVendorJson(json === '' ? '{}' : json);
+  } catch (error) {
+    throw new UpstreamError('upstream_malformed_response', `The provider streamed tool input that ${notJson(error)}`, { upstreamStatus: 200 });
   }
 }

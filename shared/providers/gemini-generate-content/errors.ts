@@ -1,5 +1,6 @@
 import { UpstreamError, parseRetryAfter, vendorWord } from '../errors.js';
 import { cutWhole } from '../../text/cut.js';
+import { parseVendorJson } from '../vendor-json.js';
 
 /** Google's error body: `{"error": {"code", "message", "status", "details": [{"@type", ...}]}}`. */
 interface GoogleErrorBody {
@@ -39,7 +40,7 @@ export function retryDelayOf(details: unknown): number | undefined {
 export function fromErrorResponse(status: number, text: string, retryAfter: string | null, now = Date.now()): UpstreamError {
   let error: GoogleErrorBody['error'];
   try {
-    const parsed = JSON.parse(text) as unknown;
+    const parsed = parseVendorJson(text);
     if (typeof parsed === 'object' && parsed !== null) error = (parsed as GoogleErrorBody).error;
   } catch {
     error = undefined;

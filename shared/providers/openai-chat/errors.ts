@@ -1,6 +1,7 @@
 import { UpstreamError, parseRetryAfter } from '../errors.js';
 import type { ChatDialect } from './dialects.js';
 import { cutWhole } from '../../text/cut.js';
+import { parseVendorJson } from '../vendor-json.js';
 
 const MAX_MESSAGE = 500;
 
@@ -48,7 +49,7 @@ function validationText(detail: unknown): string | undefined {
 export function fromErrorResponse(dialect: ChatDialect, status: number, text: string, retryAfter: string | null, now = Date.now()): UpstreamError {
   let body: unknown;
   try {
-    body = JSON.parse(text);
+    body = parseVendorJson(text);
   } catch {
     body = undefined;
   }

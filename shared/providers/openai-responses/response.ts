@@ -97,5 +97,5 @@ function failure(error: ResponsesResponse['error']): UpstreamError {
 }
 
 function describeStatus(status: unknown): string {
-  return typeof status === 'string' ? `'${status.slice(0, 40)}'` : 'missing';
+  return typeof status === 'string' ? `'${vendorWord(status)}'` : 'missing';
 }
