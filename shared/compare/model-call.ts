@@ -1,6 +1,6 @@
 import type { ModelEntry } from '../catalog/types.js';
 import type { PromptRequest, RequestedModel } from '../contract/types.js';
-import { textTokens } from '../pricing/bound.js';
+import { textTokens } from '../text/text-tokens.js';
 import { cacheMinimumWarnings } from '../providers/cache-breakpoints.js';
 import type { ModelCall } from '../providers/types.js';
 

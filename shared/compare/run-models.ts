@@ -225,7 +225,7 @@ async function callModel(
       // Stopped where the output budget ran out: what went out is its output, and it is charged
       // what its vendor had billed by then (the usage reported so far, else the estimate from
       // its input and all the text received).
-      reply = { output: receivedText(error, streamed), usage: error.details.partial?.usage, warnings: [...(prepared.warnings ?? [])] };
+      reply = { output: receivedText(error, streamed), usage: error.details.partial?.usage, hints: error.details.partial?.hints, warnings: [...(prepared.warnings ?? [])] };
     }
     let output: string;
     if (onDelta) {
@@ -250,7 +250,7 @@ async function callModel(
     }
     const latencyMs = Math.round(performance.now() - started);
     // Charged for all the text the vendor sent, cut or not: the vendor bills it.
-    const charge = chargeCall(call, reply.usage, reply.output, attemptStartedAt);
+    const charge = chargeCall(call, reply.usage, reply.output, attemptStartedAt, reply.hints);
     const allWarnings = [...warnings, ...reply.warnings, ...(charge.kind === 'estimated' ? [charge.warning] : []), ...(cut ? [outputCutWarning(budget.limitBytes)] : [])];
     return {
       modelId: model.requestedId,
@@ -299,7 +299,7 @@ function stoppedResult(
   latencyMs: number,
   outcome: Pick<ModelResult, 'status' | 'error'>,
 ): ModelResult {
-  const charge = chargeCall(call, error.details.partial?.usage, receivedText(error, streamed), attemptStartedAt);
+  const charge = chargeCall(call, error.details.partial?.usage, receivedText(error, streamed), attemptStartedAt, error.details.partial?.hints);
   const allWarnings = [...warnings, ...(charge.kind === 'estimated' ? [charge.warning] : [])];
   return {
     modelId: model.requestedId,

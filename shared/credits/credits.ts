@@ -8,9 +8,14 @@ export type CreditRates = Pick<GatewayConfig, 'creditsPerUsd' | 'markup'>;
 
 const microCredits = (usd: number, rates: CreditRates): number => usd * rates.creditsPerUsd * rates.markup * MICRO_PER_CREDIT;
 
-/** A charge in micro-credits: to the nearest. */
+/**
+ * A charge in micro-credits: to the nearest, and never 0 for a cost above 0 (an operator
+ * whose credits are dollars, CREDITS_PER_USD=1, would otherwise give away every call under
+ * half a micro-dollar). The estimate, rounded up, is at least as much.
+ */
 export function usdToMicroCredits(usd: number, rates: CreditRates): number {
-  return Math.round(microCredits(usd, rates));
+  const micro = microCredits(usd, rates);
+  return micro > 0 ? Math.max(1, Math.round(micro)) : 0;
 }
 
 /**

@@ -5,22 +5,10 @@ import { cacheBreakpoints, marksCacheBreakpoints } from '../providers/cache-brea
 import { schemaInstruction } from '../providers/structured-output.js';
 import type { ModelCall } from '../providers/types.js';
 import { providerCost } from './cost.js';
+import { textTokens } from '../text/text-tokens.js';
 
 /** Tokens an image is reserved as where the catalog names no more (ModelEntry.imageTokens): a ~1 megapixel image on most vendors. */
 const IMAGE_TOKENS = 1_600;
-
-/**
- * Tokens a text counts as usual, generously: 4 ASCII characters a token, and a token for
- * every other character (UTF-16 unit). Chinese, Japanese or Korean text counts about a token
- * a character with the vendors' tokenizers, 4 times what a flat 4 characters a token says.
- * What a call is charged when its vendor's usage cannot be used; never what it reserves
- * (textTokenBound), which a text made to tokenize badly can pass.
- */
-export function textTokens(text: string): number {
-  let other = 0;
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) other++;
-  return (text.length - other) / 4 + other;
-}
 
 /**
  * The most tokens a text can count: its UTF-8 bytes. The vendors' tokenizers work on bytes

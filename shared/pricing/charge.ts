@@ -1,5 +1,6 @@
-import type { ModelCall, Usage } from '../providers/types.js';
-import { callCostBound, inputTokenEstimate, outputTokenBound, textTokens, tooFewTokens, tooManyInputTokens } from './bound.js';
+import type { ModelCall, Usage, UsageHints } from '../providers/types.js';
+import { callCostBound, inputTokenEstimate, outputTokenBound, tooFewTokens, tooManyInputTokens } from './bound.js';
+import { textTokens } from '../text/text-tokens.js';
 import { providerCost } from './cost.js';
 
 /**
@@ -44,14 +45,17 @@ export function implausibleUsage(usage: Usage, call: ModelCall, output = ''): st
 
 /**
  * Prices a completed call from the usage its vendor reported (`startedAt`: when the attempt
- * that answered began, for vendors that price by the time of day).
+ * that answered began, for vendors that price by the time of day). Without a usage to
+ * believe, the estimate takes what else the vendor showed (`hints`): the input it reported
+ * where that is more than the estimate of the input (a text that tokenizes densely), and the
+ * reasoning it streamed beside the output.
  */
-export function chargeCall(call: ModelCall, usage: Usage | undefined, output: string, startedAt: number): CallCharge {
+export function chargeCall(call: ModelCall, usage: Usage | undefined, output: string, startedAt: number, hints: UsageHints = {}): CallCharge {
   const doubt = usage ? implausibleUsage(usage, call, output) : 'the vendor sent no usable usage';
   if (usage && doubt === undefined) return { kind: 'observed', usage, providerCost: providerCost(call.entry.prices, usage, startedAt) };
   const bound = callCostBound(call);
-  const tokensIn = Math.min(inputTokenEstimate(call), bound.inputTokens);
-  const tokensOut = Math.min(Math.ceil(textTokens(output)), bound.outputTokens);
+  const tokensIn = Math.min(Math.max(inputTokenEstimate(call), tokenCount(hints.inputTokens)), bound.inputTokens);
+  const tokensOut = Math.min(Math.ceil(textTokens(output) + tokenCount(hints.unseenOutputTokens)), bound.outputTokens);
   const fromText = providerCost(call.entry.prices, { inputTokens: tokensIn, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: tokensOut, reasoningTokens: 0 }, startedAt);
   const estimatedCost = Math.min(fromText, bound.usd);
   return {
@@ -59,6 +63,11 @@ export function chargeCall(call: ModelCall, usage: Usage | undefined, output: st
     estimatedCost,
     warning: `Cost unavailable: ${doubt}. Charged an estimate from the text instead (${tokensIn} input and ${tokensOut} output tokens at uncached prices: ${estimatedCost} USD)`,
   };
+}
+
+/** A count a vendor (or a reader of its text) gave, where it is one: 0 for anything else. */
+function tokenCount(value: number | undefined): number {
+  return value !== undefined && Number.isFinite(value) && value > 0 ? value : 0;
 }
 
 /** A call as an answer reports it: a result, or one order of an evaluation. */

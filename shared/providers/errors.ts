@@ -1,9 +1,10 @@
-import type { Usage } from './types.js';
+import type { Usage, UsageHints } from './types.js';
 
 /** What a stream had delivered when it was aborted. */
 export interface PartialReply {
   output: string;
   usage?: Usage;
+  hints?: UsageHints;
 }
 
 /** A failed upstream call: what the result's `error` object reports, and whether to try again. */

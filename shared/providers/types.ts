@@ -39,10 +39,23 @@ export interface Usage {
   reasoningTokens: number;
 }
 
+/**
+ * What a vendor showed of a call's tokens besides a usage block, for the estimate of a call
+ * whose usage is missing or was never sent (a stream stopped before it): what its text alone
+ * would leave unpaid (pricing/charge.ts).
+ */
+export interface UsageHints {
+  /** Input tokens the vendor reported before its stream stopped (Anthropic's `message_start`), all classes. */
+  inputTokens?: number;
+  /** Output tokens of text the vendor streamed that is not output (reasoning, thinking), counted as textTokens counts text. */
+  unseenOutputTokens?: number;
+}
+
 export interface ModelReply {
   output: string;
   /** Undefined when the vendor sent no usable usage block (cost is then unavailable, spec 3 rule 3). */
   usage?: Usage;
+  hints?: UsageHints;
   finishReason?: string;
   warnings: string[];
 }

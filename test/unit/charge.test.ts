@@ -286,6 +286,22 @@ describe('Function: chargeCall', () => {
     expect(charge.warning).toMatch(/no usable usage.*estimate from the text/);
   });
 
+  it('estimates from what else the vendor showed: the input it reported where that is more, and the reasoning it streamed', () => {
+    const bound = callCostBound(call);
+    const estimate = (hints: Parameters<typeof chargeCall>[4]) => chargeCall(call, undefined, 'y'.repeat(200), Date.now(), hints) as { estimatedCost: number; warning: string };
+    // A dense prompt the vendor counted at 300 tokens, and 30 tokens of reasoning beside 50 of output.
+    const shown = estimate({ inputTokens: 300, unseenOutputTokens: 30 });
+    expect(shown.estimatedCost).toBe(providerCost(call.entry.prices, usage({ inputTokens: 300, outputTokens: 80 })));
+    expect(shown.warning).toMatch(/\(300 input and 80 output tokens/);
+    // Never less than the estimate of the input, never past the call's bound.
+    expect(estimate({ inputTokens: 3 }).estimatedCost).toBe(providerCost(call.entry.prices, usage({ inputTokens: 104, outputTokens: 50 })));
+    expect(estimate({ inputTokens: 10 ** 9, unseenOutputTokens: 10 ** 9 }).estimatedCost).toBe(
+      providerCost(call.entry.prices, usage({ inputTokens: bound.inputTokens, outputTokens: bound.outputTokens })),
+    );
+    // What is not a count counts nothing.
+    expect(estimate({ inputTokens: Number.NaN, unseenOutputTokens: -5 }).estimatedCost).toBe(estimate({}).estimatedCost);
+  });
+
   it('never charges an estimate above the call’s bound, however long the output', () => {
     const charge = chargeCall(call, usage({ outputTokens: 1e300 }), 'z'.repeat(100_000), Date.now());
     const bound = callCostBound(call);

@@ -1,8 +1,9 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
+import { resolveModel } from '../../shared/catalog/index.js';
 import { runModels, type FanOutOptions } from '../../shared/compare/run-models.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
-import { chargedUsd } from '../../shared/pricing/charge.js';
+import { chargeCall, chargedUsd } from '../../shared/pricing/charge.js';
 import { UpstreamError } from '../../shared/providers/errors.js';
 import type { ModelReply, ProtocolAdapter } from '../../shared/providers/types.js';
 import { gate } from '../support/gate.js';
@@ -278,6 +279,28 @@ describe('Function: runModels, streamed (an event-stream caller)', () => {
     // Charged like a completed call; a failed one costs nothing.
     expect(chargedUsd([observed!, estimated!]).usd).toBe(observed!.providerCost! + estimated!.estimatedCost!);
     expect(chargedUsd([{ status: 'failed', providerCost: 0 }]).usd).toBe(0);
+  });
+
+  it('charges a stopped call without usage the input its vendor reported and the reasoning it streamed, where its text says less', async () => {
+    const caller = new AbortController();
+    const vendor = {
+      send: async () => reply('unused'),
+      stream: (_call: unknown, _endpoint: unknown, signal: AbortSignal, onDelta: (text: string) => void) =>
+        new Promise<never>((_resolve, reject) => {
+          onDelta('Hel');
+          const partial = { output: 'Hel', hints: { inputTokens: 3_000, unseenOutputTokens: 400 } };
+          signal.addEventListener('abort', () => reject(new UpstreamError('timeout', 'aborted', { partial })));
+          caller.abort();
+        }),
+    };
+    const [result] = await runThrough(['fam_c-5.4'], vendor, { onDelta: () => undefined, signal: caller.signal });
+    expect(result).toMatchObject({ status: 'cancelled', providerCost: null });
+    const request = validatePromptRequest({ prompt: 'Hi.', models: ['fam_c-5.4'] });
+    const { call } = planCall(request, request.models[0]!);
+    const estimate = (hints = {}) => (chargeCall(call, undefined, 'Hel', Date.now(), hints) as { estimatedCost: number }).estimatedCost;
+    // The input its vendor reported (up to what the call's text can count) and 400 tokens of reasoning beside 'Hel'.
+    expect(result!.estimatedCost).toBe(estimate({ inputTokens: 3_000, unseenOutputTokens: 400 }));
+    expect(result!.estimatedCost).toBeGreaterThan(estimate() + (400 * resolveModel('fam_c-5.4')!.prices.output) / 1e6 - 1e-12);
   });
 
   it('charges a streamed call that broke off after its text went out what it had used, failed; one that broke off before, nothing', async () => {

@@ -1,7 +1,8 @@
 import { UpstreamError, streamEndedEarly, type PartialReply } from '../errors.js';
 import type { SseEvent } from '../sse.js';
 import { eventJson } from '../stream-http.js';
-import type { ModelReply } from '../types.js';
+import { textTokens } from '../../text/text-tokens.js';
+import type { ModelReply, UsageHints } from '../types.js';
 import { errorBodyToUpstreamError } from './errors.js';
 import { fromMessagesResponse } from './response.js';
 import { toUsage, type AnthropicUsage } from './usage.js';
@@ -22,6 +23,8 @@ export class MessagesStream {
   private startUsage: AnthropicUsage = {};
   private finalUsage: AnthropicUsage | undefined;
   private stopReason: unknown;
+  /** Thinking streamed (`thinking_delta`), as textTokens counts it: billed as output, never shown. */
+  private thinkingTokens = 0;
 
   constructor(private readonly onDelta: (text: string) => void) {}
 
@@ -35,10 +38,12 @@ export class MessagesStream {
         return;
       }
       case 'content_block_delta': {
-        const delta = data['delta'] as { type?: unknown; text?: unknown } | undefined;
+        const delta = data['delta'] as { type?: unknown; text?: unknown; thinking?: unknown } | undefined;
         if (delta?.type === 'text_delta' && typeof delta.text === 'string') {
           this.text += delta.text;
           this.onDelta(delta.text);
+        } else if (delta?.type === 'thinking_delta' && typeof delta.thinking === 'string') {
+          this.thinkingTokens += textTokens(delta.thinking);
         }
         return;
       }
@@ -66,13 +71,23 @@ export class MessagesStream {
 
   partial(): PartialReply {
     const usage = toUsage(this.finalUsage);
-    return usage ? { output: this.text, usage } : { output: this.text };
+    return usage ? { output: this.text, usage, hints: this.hints() } : { output: this.text, hints: this.hints() };
+  }
+
+  /** The input `message_start` reported (all its classes) and the thinking streamed: for a call whose final usage never came. */
+  private hints(): UsageHints {
+    const { input_tokens: input, cache_read_input_tokens: read, cache_creation_input_tokens: written } = this.startUsage;
+    const counts = [input, read, written].filter((count): count is number => typeof count === 'number' && Number.isSafeInteger(count) && count >= 0);
+    return { ...(counts.length > 0 ? { inputTokens: counts.reduce((sum, count) => sum + count, 0) } : {}), unseenOutputTokens: this.thinkingTokens };
   }
 
   finish(): ModelReply {
     if (!this.started) throw new UpstreamError('upstream_malformed_response', 'The provider streamed no message', { upstreamStatus: 200 });
     if (!this.stopped) throw streamEndedEarly('message_stop event');
-    return fromMessagesResponse({ type: 'message', content: [{ type: 'text', text: this.text }], stop_reason: this.stopReason, usage: this.finalUsage });
+    return {
+      ...fromMessagesResponse({ type: 'message', content: [{ type: 'text', text: this.text }], stop_reason: this.stopReason, usage: this.finalUsage }),
+      hints: this.hints(),
+    };
   }
 }
 

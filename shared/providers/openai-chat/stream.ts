@@ -1,7 +1,8 @@
 import { UpstreamError, streamEndedEarly, type PartialReply } from '../errors.js';
 import type { SseEvent } from '../sse.js';
 import { eventJson } from '../stream-http.js';
-import type { ModelReply } from '../types.js';
+import { textTokens } from '../../text/text-tokens.js';
+import type { ModelReply, UsageHints } from '../types.js';
 import type { ChatDialect } from './dialects.js';
 import { vendorMessage } from './errors.js';
 import { InlineThinkingFilter } from './inline-thinking.js';
@@ -9,7 +10,7 @@ import { fromChatResponse, textOf } from './response.js';
 import { toUsage, type ChatUsage } from './usage.js';
 
 interface ChatChunk {
-  choices?: { delta?: { content?: unknown; refusal?: unknown } | null; finish_reason?: unknown }[] | null;
+  choices?: { delta?: { content?: unknown; refusal?: unknown; reasoning_content?: unknown; reasoning?: unknown } | null; finish_reason?: unknown }[] | null;
   usage?: ChatUsage | null;
   x_groq?: { usage?: ChatUsage | null } | null;
   error?: unknown;
@@ -30,6 +31,8 @@ export class ChatStream {
   private usage: ChatUsage | undefined;
   private chunks = 0;
   private done = false;
+  /** Reasoning streamed in its own fields, as textTokens counts it: billed as output, never shown. */
+  private reasoningTokens = 0;
 
   constructor(
     private readonly dialect: ChatDialect,
@@ -54,13 +57,21 @@ export class ChatStream {
     if (!choice) return;
     const piece = textOf(choice.delta?.content);
     if (piece !== undefined) this.text.add(piece);
+    const reasoning = reasoningOf(choice.delta);
+    if (reasoning !== '') this.reasoningTokens += textTokens(reasoning);
     if (typeof choice.delta?.refusal === 'string') this.refusal += choice.delta.refusal;
     if (choice.finish_reason !== undefined && choice.finish_reason !== null) this.finishReason = choice.finish_reason;
   }
 
   partial(): PartialReply {
     const usage = toUsage(this.usage, this.dialect);
-    return usage ? { output: this.text.output, usage } : { output: this.text.output };
+    return usage ? { output: this.text.output, usage, hints: this.hints() } : { output: this.text.output, hints: this.hints() };
+  }
+
+  /** The reasoning streamed, in its fields and inline (`<think>`): for a call whose usage never came. */
+  private hints(): UsageHints {
+    const inline = this.text.all.length > this.text.output.length ? textTokens(this.text.all) - textTokens(this.text.output) : 0;
+    return { unseenOutputTokens: this.reasoningTokens + Math.max(0, inline) };
   }
 
   finish(): ModelReply {
@@ -70,6 +81,21 @@ export class ChatStream {
     const message = this.refusal !== '' && this.text.all === '' ? { refusal: this.refusal } : { content: this.text.all };
     const reply = fromChatResponse({ choices: [{ message, finish_reason: this.finishReason }], usage: this.usage }, this.dialect);
     // The output is what was streamed: also when a `<think>` block never closed (all of it thinking).
-    return 'content' in message ? { ...reply, output: this.text.output } : reply;
+    return { ...reply, ...('content' in message ? { output: this.text.output } : {}), hints: this.hints() };
   }
+}
+
+/** The reasoning text of a delta: `reasoning_content` (DeepSeek), `reasoning` (Groq, Cerebras), Mistral's thinking chunks. */
+function reasoningOf(delta: { content?: unknown; reasoning_content?: unknown; reasoning?: unknown } | null | undefined): string {
+  if (!delta) return '';
+  let text = '';
+  if (typeof delta.reasoning_content === 'string') text += delta.reasoning_content;
+  if (typeof delta.reasoning === 'string') text += delta.reasoning;
+  if (Array.isArray(delta.content)) {
+    for (const chunk of delta.content as unknown[]) {
+      const part = chunk as { type?: unknown; thinking?: unknown };
+      if (part?.type === 'thinking') text += textOf(part.thinking) ?? '';
+    }
+  }
+  return text;
 }

@@ -545,6 +545,18 @@ describe('Class: MessagesStream', () => {
     expect(streamed({ output_tokens: 7 }).usage).toMatchObject({ inputTokens: 5, outputTokens: 7 });
   });
 
+  it("keeps message_start's input (all its classes) and the thinking streamed for a stream stopped before its usage", () => {
+    const stream = new MessagesStream(() => undefined);
+    const events = [
+      { type: 'message_start', message: { usage: { input_tokens: 30_000, cache_read_input_tokens: 2_000, cache_creation_input_tokens: 'lies', output_tokens: 1 } } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'abcd'.repeat(100) } },
+      { type: 'content_block_delta', index: 1, delta: { type: 'text_delta', text: '134017' } },
+    ];
+    for (const data of events) stream.onEvent({ event: data.type, data: JSON.stringify(data) });
+    // 100 tokens of thinking, never shown; the input as the vendor counted it, not as its text would be estimated.
+    expect(stream.partial()).toEqual({ output: '134017', hints: { inputTokens: 32_000, unseenOutputTokens: 100 } });
+  });
+
   it.each([[{ input_tokens: null, output_tokens: null }], [{}]])(
     "reports no usage when message_delta carries no output count (%j): message_start's 1 is a placeholder, never charged as the call's",
     (final) => {

@@ -412,6 +412,21 @@ describe('Finish reasons of a chat completion, whole or streamed alike', () => {
     ['streamed', streamed],
   ] as const;
 
+  it('counts the reasoning streamed beside the content (its fields, Mistral thinking chunks, inline <think>) for a stream stopped before its usage', () => {
+    const reader = new ChatStream(dialectFor('deepseek'), () => undefined);
+    const deltas = [
+      { reasoning_content: 'abcd'.repeat(50) },
+      { reasoning: 'efgh'.repeat(25) },
+      { content: [{ type: 'thinking', thinking: [{ type: 'text', text: 'ijkl'.repeat(10) }] }] },
+      { content: `<think>${'mnop'.repeat(15)}</think>Answer` },
+    ];
+    for (const delta of deltas) reader.onEvent({ event: 'message', data: JSON.stringify({ choices: [{ delta, finish_reason: null }] }) });
+    const { output, hints } = reader.partial();
+    expect(output).toBe('Answer');
+    // 50 + 25 + 10 tokens in the fields; the inline block, its tags included, 19.25.
+    expect(hints).toEqual({ unseenOutputTokens: 50 + 25 + 10 + (15 * 4 + 15) / 4 });
+  });
+
   it.each(paths)("%s: Mistral's error (generation failed part-way) fails the call, retryable while nothing was delivered", (path, read) => {
     const error = thrown(() => read('mistral', 'The first half', 'error'));
     expect(error).toMatchObject({ code: 'upstream_error', retryable: true, details: { upstreamStatus: 200 } });

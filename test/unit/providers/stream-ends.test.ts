@@ -38,7 +38,7 @@ describe('A vendor stream that ends before the event that ends its answer fails,
     expect(read(chat(), [piece('Hello'), piece('', 'stop')]).output).toBe('Hello');
     expect(read(chat(), [piece('Hello'), '[DONE]']).output).toBe('Hello');
     const error = endedEarly(() => read(chat(), [piece('Hel'), { choices: [], usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } }]));
-    expect(error.details.partial).toEqual({ output: 'Hel', usage: expect.objectContaining({ inputTokens: 3, outputTokens: 2 }) });
+    expect(error.details.partial).toEqual({ output: 'Hel', usage: expect.objectContaining({ inputTokens: 3, outputTokens: 2 }), hints: { unseenOutputTokens: 0 } });
   });
 
   it('Anthropic Messages: ended by message_stop; usage already sent travels with the failure', () => {
@@ -50,7 +50,11 @@ describe('A vendor stream that ends before the event that ends its answer fails,
     expect(read(new MessagesStream(() => undefined), [...events, { type: 'message_stop' }]).output).toBe('Partial');
     const error = endedEarly(() => read(new MessagesStream(() => undefined), events));
     expect(error.message).toContain('message_stop');
-    expect(error.details.partial).toEqual({ output: 'Partial', usage: expect.objectContaining({ inputTokens: 5, outputTokens: 7 }) });
+    expect(error.details.partial).toEqual({
+      output: 'Partial',
+      usage: expect.objectContaining({ inputTokens: 5, outputTokens: 7 }),
+      hints: { inputTokens: 5, unseenOutputTokens: 0 },
+    });
   });
 
   it('OpenAI Responses: ended by a final event, also one without its response (then without usage)', () => {
