@@ -54,7 +54,7 @@ const RECONCILE_EVERY_MS = 60_000;
  * provider simulator, and the same authorizer and `api` handlers behind a loopback
  * HTTP server. Ports 0 pick free ports (tests).
  */
-export async function startLocalHost(config: GatewayConfig, options: { log?: Log; simulatorLatencyMs?: number } = {}): Promise<LocalHost> {
+export async function startLocalHost(config: GatewayConfig, options: { log?: Log; simulatorLatencyMs?: number; recordSimulatorBodies?: boolean } = {}): Promise<LocalHost> {
   if (config.demoApiKey !== undefined && !isWellFormedKey(config.demoApiKey)) {
     // A key the authorizer never accepts would be printed as the demo key, and every request with it answered 401.
     throw new ConfigError('DEMO_API_KEY must be 16 to 256 characters of A-Z, a-z, 0-9 and . _ ~ + / = - (what the gateway accepts as a key)');
@@ -62,8 +62,8 @@ export async function startLocalHost(config: GatewayConfig, options: { log?: Log
   const store = await startEmbeddedStore({ port: config.dynamodbPort, dataDir: config.dataDir });
   let simulator: Simulator | undefined;
   try {
-    // Recorded calls keep their bodies (attachments included): a long session keeps the last thousand.
-    simulator = await startSimulator({ latencyMs: options.simulatorLatencyMs ?? 0, maxRecordedCalls: 1_000 });
+    // The last thousand calls are kept, with their bodies (attachments included) unless told otherwise (npm start).
+    simulator = await startSimulator({ latencyMs: options.simulatorLatencyMs ?? 0, maxRecordedCalls: 1_000, recordBodies: options.recordSimulatorBodies ?? true });
     return await startGateway(config, store, simulator, options.log ?? silentLog);
   } catch (error) {
     // Nothing started may outlive a failed start (the store's thread would keep the process alive).

@@ -4,7 +4,8 @@ import { startLocalHost } from './host.js';
 
 /** `npm start`: the gateway on this machine. */
 const config = loadConfig();
-const host = await startLocalHost(config, { log: logger }).catch((error: NodeJS.ErrnoException) => {
+// The simulator keeps no request's content: nothing of a request outlives it (zero data retention).
+const host = await startLocalHost(config, { log: logger, recordSimulatorBodies: false }).catch((error: NodeJS.ErrnoException) => {
   // The usual first-run failure deserves one clear line, not a stack trace.
   if (error.code === 'EADDRINUSE') {
     process.stderr.write(

@@ -293,6 +293,21 @@ describe('faults', () => {
     expect((await chat(body)).status).toBe(200);
   });
 
+  it("keeps no call body when told not to (npm start): a request's content does not outlive it there", async () => {
+    const local = await startSimulator({ recordBodies: false });
+    try {
+      expect((await chatAt(local, body)).status).toBe(200);
+      const [call] = local.calls();
+      expect(call).toMatchObject({ provider: 'openai', model: body.model });
+      expect(call!.body).toBeUndefined();
+      // By default (the tests' hosts) the body is kept, to read what was sent.
+      expect((await chat(body)).status).toBe(200);
+      expect(sim.calls().at(-1)!.body).toEqual(body);
+    } finally {
+      await local.close();
+    }
+  });
+
   it('hang: close() resolves promptly with requests still hanging', async () => {
     const local = await startSimulator();
     local.setFault({ kind: 'hang' });

@@ -35,6 +35,12 @@ export interface SimulatorOptions {
   latencyMs?: number;
   /** Calls kept for calls(), oldest dropped first; default 10,000 (a long `npm start` or bench stays bounded). */
   maxRecordedCalls?: number;
+  /**
+   * Whether calls() keeps each call's body (prompts, outputs a judge was shown, attachments):
+   * default true, for the tests that read what was sent; `npm start` keeps none, so that no
+   * request's content outlives it there (zero data retention), nor holds memory.
+   */
+  recordBodies?: boolean;
 }
 
 export interface SimulatedCall {
@@ -172,6 +178,7 @@ class ProviderSimulator implements Simulator {
     url: string,
     latencyMs: number,
     private readonly maxRecordedCalls: number,
+    private readonly recordBodies: boolean,
   ) {
     this.server = server;
     this.sockets = sockets;
@@ -283,7 +290,7 @@ class ProviderSimulator implements Simulator {
       // Milliseconds since the epoch to the microsecond, to order calls against the store's (benchmarks).
       at: performance.timeOrigin + performance.now(),
       headers: recordHeaders(req.headers),
-      body,
+      body: this.recordBodies ? body : undefined,
     });
 
     // Decide the outcome at arrival (so `times` is consumed in arrival order), then wait.
@@ -422,6 +429,6 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     });
   });
   const { port } = server.address() as AddressInfo;
-  sim = new ProviderSimulator(server, sockets, `http://127.0.0.1:${port}`, latencyMs, options.maxRecordedCalls ?? 10_000);
+  sim = new ProviderSimulator(server, sockets, `http://127.0.0.1:${port}`, latencyMs, options.maxRecordedCalls ?? 10_000, options.recordBodies ?? true);
   return sim;
 }
