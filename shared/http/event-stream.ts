@@ -53,16 +53,34 @@ export type ApiResult = APIGatewayProxyResult & {
 };
 
 /**
+ * Characters of `delta` events a stream may hold for a reader that has not taken them: 16
+ * Mi, what the whole output budget of a request is in bytes. Each delta adds about 60
+ * characters of framing to its text, so a vendor streaming a character a delta to a caller
+ * that reads nothing queued 137 MB a stream before (a reviewer held 23 such streams: a 3.2
+ * GB process). Past it the reader is taken as gone (pipeEvents ends its connection). The
+ * other events are not counted: `result` and `done` repeat the answer whole, as the JSON
+ * path holds it.
+ */
+export const MAX_QUEUED_CHARS = 16 * 1024 * 1024;
+
+/**
+ * How long a write may wait for a reader that takes nothing before its connection is ended
+ * as gone: a caller that reads nothing for a minute holds a connection and its queue for
+ * as long as it likes otherwise (the request itself ends at its deadline).
+ */
+export const STALLED_READER_MS = 60_000;
+
+/**
  * Server-Sent Events, one `event:` line and one `data:` line of JSON each. The producer
  * (`send`) never waits for the reader: what a slow reader has not yet taken is queued and
- * handed over in one chunk at its next read. What can queue is bounded by the answer
- * itself, which the JSON path holds whole anyway: each model's text is bounded by its
- * output limit (maxTokens or the catalog's allowance), each event adds a few bytes of
- * framing, and `done` repeats the answer once. While the reader waits and nothing was
- * sent for `keepAliveMs`, a comment is queued.
+ * handed over in one chunk at its next read, up to MAX_QUEUED_CHARS: past that the reader
+ * is taken as gone (the stream is cancelled and its queue let go). While the reader waits
+ * and nothing was sent for `keepAliveMs`, a comment is queued.
  */
 export class EventStream implements AsyncIterable<string> {
   private queue: string[] = [];
+  /** Characters of the `delta` events in `queue`. */
+  private queuedChars = 0;
   private done = false;
   private wake: (() => void) | undefined;
   private keepAlive: NodeJS.Timeout | undefined;
@@ -80,7 +98,7 @@ export class EventStream implements AsyncIterable<string> {
 
   /** One event; `json` is the event's data, already one line of JSON (JSON.stringify never writes a raw line break). */
   send(event: string, json: string): void {
-    this.push(`event: ${event}\ndata: ${json}\n\n`);
+    this.push(`event: ${event}\ndata: ${json}\n\n`, event === 'delta');
   }
 
   /** The last chunk has been sent; the reader ends once it has taken it. */
@@ -103,6 +121,7 @@ export class EventStream implements AsyncIterable<string> {
         if (this.queue.length > 0) {
           const chunk = this.queue.join('');
           this.queue = [];
+          this.queuedChars = 0;
           yield chunk;
         } else if (this.done) {
           return;
@@ -116,8 +135,16 @@ export class EventStream implements AsyncIterable<string> {
     }
   }
 
-  private push(chunk: string): void {
-    if (this.done) return;
+  private push(chunk: string, counted = false): void {
+    if (this.done || this.cancelled.signal.aborted) return;
+    if (counted) this.queuedChars += chunk.length;
+    if (this.queuedChars > MAX_QUEUED_CHARS) {
+      this.queue = [];
+      this.queuedChars = 0;
+      this.cancel(new Error(`The caller left more than ${MAX_QUEUED_CHARS} characters of the stream unread`));
+      this.wake?.();
+      return;
+    }
     this.queue.push(chunk);
     this.armKeepAlive();
     this.wake?.();
@@ -145,29 +172,42 @@ export class EventStream implements AsyncIterable<string> {
  * before the next, so that what a slow reader has not taken waits in the stream's queue
  * (bounded as said there), not in socket buffers. Should `out` close or fail first (the
  * caller went), the stream is cancelled (the model calls stop) and read to its end
- * unwritten: resolves once its producer has ended it.
+ * unwritten: resolves once its producer has ended it. A reader that takes nothing for
+ * STALLED_READER_MS, or leaves more than MAX_QUEUED_CHARS unread, is gone too: `out` is
+ * ended (destroyed) for it.
  */
-export async function pipeEvents(stream: EventStream, out: Writable): Promise<void> {
+export async function pipeEvents(stream: EventStream, out: Writable, stalledReaderMs = STALLED_READER_MS): Promise<void> {
   let writable: (() => void) | undefined;
-  const drained = () => writable?.();
+  let stalled: NodeJS.Timeout | undefined;
+  const drained = () => {
+    clearTimeout(stalled);
+    writable?.();
+  };
   const gone = () => {
     if (!out.writableFinished) stream.cancel(new Error('The caller disconnected'));
     drained();
   };
+  const leave = () => out.destroy();
   out.on('drain', drained);
   out.once('close', gone);
   // An error event on its own would crash the process; it means the caller is gone.
   out.on('error', gone);
+  stream.signal.addEventListener('abort', leave);
   if (out.destroyed) gone();
   try {
     for await (const chunk of stream) {
       if (out.destroyed || stream.signal.aborted) continue;
       // One listener each for the whole stream, however often a slow reader makes it wait.
-      if (!out.write(chunk) && !out.destroyed) await new Promise<void>((resolve) => (writable = resolve));
+      if (!out.write(chunk) && !out.destroyed) {
+        stalled = setTimeout(leave, stalledReaderMs);
+        await new Promise<void>((resolve) => (writable = resolve));
+      }
       writable = undefined;
     }
     if (!out.destroyed) out.end();
   } finally {
+    clearTimeout(stalled);
+    stream.signal.removeEventListener('abort', leave);
     out.off('drain', drained);
     out.off('close', gone);
   }

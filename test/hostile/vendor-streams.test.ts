@@ -84,7 +84,7 @@ describe('Hostile vendor streams', () => {
     script = (res) => res.end(`${chunk({ choices: [{ index: 0, delta: { content: 'Hello' } }] })}data: {"choices": [\n\n`);
     const result = await outcome(CHAT);
     expect((result as UpstreamError).code).toBe('upstream_malformed_response');
-    expect((result as UpstreamError).details.partial).toEqual({ output: 'Hello' });
+    expect((result as UpstreamError).details.partial).toEqual({ output: 'Hello', hints: { unseenOutputTokens: 0 } });
   });
 
   it.each([
@@ -114,7 +114,7 @@ describe('Hostile vendor streams', () => {
       .send(controller.signal)
       .catch((error: unknown) => error as UpstreamError);
     expect((result as UpstreamError).code).toBe('timeout');
-    expect((result as UpstreamError).details.partial).toEqual({ output: 'Hel' });
+    expect((result as UpstreamError).details.partial).toEqual({ output: 'Hel', hints: { unseenOutputTokens: 0 } });
     await closed.at(-1); // the vendor saw the request end
   });
 

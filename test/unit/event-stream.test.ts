@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { acceptsEventStream, EventStream, KEEP_ALIVE, pipeEvents } from '../../shared/http/event-stream.js';
+import { acceptsEventStream, EventStream, KEEP_ALIVE, MAX_QUEUED_CHARS, pipeEvents } from '../../shared/http/event-stream.js';
 
 /** A connection whose reader takes nothing until `release`: what a slow caller looks like to the gateway. */
 function slowConnection() {
@@ -102,5 +102,55 @@ describe('Function: pipeEvents', () => {
     stream.send('done', '{}');
     stream.end();
     await piping;
+  });
+
+  it('takes a reader that leaves more deltas unread than MAX_QUEUED_CHARS as gone: the stream is cancelled, its queue let go, the connection ended', async () => {
+    const stream = new EventStream(0);
+    const { out, writes } = slowConnection();
+    const piping = pipeEvents(stream, out);
+    stream.send('delta', JSON.stringify({ text: 'first' }));
+    await new Promise((resolve) => setImmediate(resolve));
+    // One character a delta: about 60 of framing each.
+    const delta = JSON.stringify({ index: 0, modelId: 'fam_k-8b', text: 'a' });
+    let sent = 0;
+    while (!stream.signal.aborted) {
+      stream.send('delta', delta);
+      sent++;
+    }
+    expect(sent * `event: delta\ndata: ${delta}\n\n`.length).toBeGreaterThan(MAX_QUEUED_CHARS);
+    expect(String(stream.signal.reason)).toMatch(/more than 16777216 characters of the stream unread/);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(out.destroyed).toBe(true);
+    // What the producer sends after goes nowhere; it still ends the stream, and the pipe returns.
+    stream.send('done', '{}');
+    stream.end();
+    await piping;
+    expect(writes).toHaveLength(1);
+  });
+
+  it('counts only deltas: a result or done event repeats the answer whole, as the JSON path holds it', async () => {
+    const stream = new EventStream(0);
+    stream.send('done', JSON.stringify({ text: 'x'.repeat(MAX_QUEUED_CHARS + 10) }));
+    stream.end();
+    expect(stream.signal.aborted).toBe(false);
+    let length = 0;
+    for await (const chunk of stream) length += chunk.length;
+    expect(length).toBeGreaterThan(MAX_QUEUED_CHARS);
+  });
+
+  it('ends the connection of a reader that takes nothing for the stalled-reader time, and cancels the stream', async () => {
+    vi.useFakeTimers();
+    const stream = new EventStream(0);
+    const { out } = slowConnection();
+    const piping = pipeEvents(stream, out, 60_000);
+    stream.send('delta', JSON.stringify({ text: 'x'.repeat(64) }));
+    await vi.advanceTimersByTimeAsync(59_999);
+    expect(out.destroyed).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(out.destroyed).toBe(true);
+    expect(stream.signal.aborted).toBe(true);
+    stream.end();
+    await piping;
+    vi.useRealTimers();
   });
 });
