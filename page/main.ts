@@ -49,6 +49,8 @@ interface Column {
   root: HTMLElement;
   status: HTMLElement;
   output: HTMLElement;
+  /** Why the output is shown as text though Markdown is on (hidden otherwise). */
+  note: HTMLElement;
   meta: HTMLElement;
   error: HTMLElement;
   /** Everything the model streamed (or its result's output): what the output shows once painted. */
@@ -182,7 +184,7 @@ async function compare(body: Json, signal: AbortSignal): Promise<void> {
       markUnfinished('ended without a result');
       return showMessage(`The gateway's ${response.status} answer is neither an event stream nor a JSON object: the request may have run, and been charged${id}`);
     }
-    onEvent({ event: 'done', data: JSON.stringify(answer) });
+    showEvent({ event: 'done', data: JSON.stringify(answer) });
     return markUnfinished('ended without a result');
   }
   const parser = new SseParser();
@@ -193,7 +195,7 @@ async function compare(body: Json, signal: AbortSignal): Promise<void> {
     if (chunk && !chunk.done) {
       for (const event of parser.push(chunk.value)) {
         answered ||= event.event === 'done' || event.event === 'error';
-        onEvent(event);
+        showEvent(event);
       }
       continue;
     }
@@ -206,6 +208,20 @@ async function compare(body: Json, signal: AbortSignal): Promise<void> {
     return showMessage(`The connection to the gateway was lost before the answer ended: ${ran}`);
   }
 }
+
+/**
+ * One event shown: what goes wrong showing it (a bug, or an output no renderer foresaw) is
+ * said in the error box, and the answer's other events are still read and shown.
+ */
+function showEvent(event: SseEvent): void {
+  try {
+    onEvent(event);
+  } catch (error) {
+    showMessage(`The page could not show a ${event.event} event of the answer: ${messageOf(error)}`);
+  }
+}
+
+const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 function onEvent(event: SseEvent): void {
   let data: unknown;
@@ -256,6 +272,7 @@ function clearResults(modelIds: string[]): void {
       root,
       status,
       output: el('div', 'output'),
+      note: el('p', 'render-note'),
       meta: el('div', 'meta'),
       error: el('div', 'error'),
       text: '',
@@ -264,9 +281,10 @@ function clearResults(modelIds: string[]): void {
       renderedAt: Number.NEGATIVE_INFINITY,
     };
     column.error.hidden = true;
+    column.note.hidden = true;
     root.dataset.modelId = modelId;
     setStatus(column, 'running');
-    root.append(heading, column.meta, column.error, column.output);
+    root.append(heading, column.meta, column.error, column.note, column.output);
     return column;
   });
   columnsEl.replaceChildren(...columns.map((column) => column.root));
@@ -355,20 +373,49 @@ function paint(column: Column): void {
   else renderOutput(column);
 }
 
-/** The whole text: as text by default; as Markdown (marked, then DOMPurify) only when the toggle is on. */
+/**
+ * The whole text: as text by default; as Markdown (marked, then DOMPurify) only when the
+ * toggle is on. An output Markdown cannot be rendered from (marked throws, e.g. "Maximum
+ * call stack size exceeded" on thousands of nested quotes) is shown as text, with a note
+ * saying why: its failure stays in its column.
+ */
 function renderOutput(column: Column): void {
   column.shown = column.text.length;
   column.renderedAt = performance.now();
-  const markdown = markdownToggle.checked;
-  column.output.classList.toggle('markdown', markdown);
-  if (!markdown) {
-    column.output.textContent = column.text;
-    return;
+  if (markdownToggle.checked) {
+    try {
+      const html = marked.parse(column.text, { async: false, gfm: true });
+      column.output.innerHTML = DOMPurify.sanitize(html, SANITIZE) as unknown as string;
+      column.output.classList.add('markdown');
+      setNote(column);
+      return;
+    } catch (error) {
+      // marked adds a second line asking to report the error to its maintainers: left out.
+      setNote(column, `Shown as text: Markdown could not be rendered (${messageOf(error).split('\n')[0]}).`);
+    }
+  } else {
+    setNote(column);
   }
-  const html = marked.parse(column.text, { async: false, gfm: true });
-  column.output.innerHTML = DOMPurify.sanitize(html, SANITIZE) as unknown as string;
+  column.output.classList.remove('markdown');
+  column.output.textContent = column.text;
 }
-markdownToggle.addEventListener('change', () => columns.forEach(renderOutput));
+
+/** The note above a column's output, or none. */
+function setNote(column: Column, text?: string): void {
+  column.note.hidden = text === undefined;
+  column.note.textContent = text ?? '';
+}
+
+// Every column, whatever one of them does.
+markdownToggle.addEventListener('change', () => {
+  for (const column of columns) {
+    try {
+      renderOutput(column);
+    } catch (error) {
+      setNote(column, `This output could not be shown again: ${messageOf(error)}`);
+    }
+  }
+});
 
 // ---- judging ---------------------------------------------------------------------------
 

@@ -24,7 +24,7 @@ const THIRD = 'fam_b-3.1-pro';
 const JUDGE = 'fam_c-4.1';
 
 /** What a column shows, read from the DOM. */
-function columnText(page: Page, modelId: string, part: 'status' | 'output' | 'meta' | 'error'): Promise<string> {
+function columnText(page: Page, modelId: string, part: 'status' | 'output' | 'meta' | 'error' | 'render-note'): Promise<string> {
   return page.$eval(`${column(modelId)} .${part}`, (el) => el.textContent ?? '');
 }
 
@@ -75,6 +75,35 @@ function deltaStream(modelId: string, pieces: string[], release: Promise<void>) 
     const result = { modelId, status: 'completed', output: pieces.join(''), tokensIn: 1, tokensOut: 1, latencyMs: 1, providerCost: 0 };
     res.end(sse('result', { index: 0, result }) + sse('done', { results: [result], creditsUsed: 0, promptLogId: 'pl_test' }));
   };
+}
+
+/** A completed result of `modelId` with `output`, as the gateway sends it. */
+const resultOf = (modelId: string, output: string, fields: Record<string, unknown> = {}) => ({
+  modelId,
+  status: 'completed',
+  output,
+  tokensIn: 1,
+  tokensOut: 1,
+  latencyMs: 1,
+  providerCost: 0,
+  ...fields,
+});
+
+/** A stream the proxy writes itself: each string as it is, each number a pause of that many ms. */
+function scripted(...parts: (string | number)[]) {
+  return async (res: ServerResponse) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'x-request-id': 'req_test' });
+    for (const part of parts) {
+      if (typeof part === 'number') await sleep(part);
+      else res.write(part);
+    }
+    res.end();
+  };
+}
+
+/** A stream of `results` (one per model, in order), each a `result` event 100 ms after the one before, then `done`. */
+function answered(results: Record<string, unknown>[], done: Record<string, unknown> = {}) {
+  return scripted(...results.flatMap((result, index) => [sse('result', { index, result }), 100]), sse('done', { results, creditsUsed: 0, promptLogId: 'pl_test', ...done }));
 }
 
 /** Counts, from now on, the changes of the columns' outputs: mutation records, and nodes removed (rewritten). */
@@ -433,6 +462,34 @@ describe('The comparison page at GET /', () => {
       expect(await page.$eval(`${column(XSS_MODEL)} .output strong`, (el) => el.textContent)).toBe('bold');
       expect(await inert()).toEqual({ pwned: undefined, scripts: ['/page.js'], images: 0, handlers: 0, javascriptLinks: 0 });
       expect(violations.filter((text) => /Trusted Type|Content Security Policy/i.test(text))).toEqual([]);
+    });
+  });
+
+  describe('Markdown that cannot be rendered', () => {
+    it('shows an output marked throws on as text with a note, in its column only; the toggle still renders the others', async () => {
+      // marked recurses once per '>': "Maximum call stack size exceeded".
+      const nested = `${'>'.repeat(5_000)} x`;
+      proxy = await startProxy(host(), answered([resultOf(FAST, nested), resultOf(OTHER, 'a **fine** answer')]));
+      page = await openPage(browser(), host(), { url: proxy.url });
+      await page.click('#markdown');
+      await compare(page, { models: [FAST, OTHER] });
+      await ended(page);
+
+      expect(await columnText(page, OTHER, 'status')).toBe('completed');
+      expect(await columnText(page, FAST, 'status')).toBe('completed');
+      expect(await columnText(page, FAST, 'output')).toBe(nested);
+      expect(await columnText(page, FAST, 'render-note')).toMatch(/^Shown as text: Markdown could not be rendered \(.*call stack.*\)\.$/);
+      expect(await page.$eval(`${column(OTHER)} .output strong`, (el) => el.textContent)).toBe('fine');
+      expect(await page.$eval(`${column(OTHER)} .render-note`, (el) => el.hidden)).toBe(true);
+      expect(await errorText(page)).toBe('');
+
+      // Off and on again: every column is rendered again, the one after the failing one too.
+      await page.click('#markdown');
+      expect(await page.$$eval('.output strong', (els) => els.length)).toBe(0);
+      expect(await page.$eval(`${column(FAST)} .render-note`, (el) => el.hidden)).toBe(true);
+      await page.click('#markdown');
+      expect(await page.$eval(`${column(OTHER)} .output strong`, (el) => el.textContent)).toBe('fine');
+      expect(await columnText(page, FAST, 'render-note')).toMatch(/^Shown as text: Markdown could not be rendered/);
     });
   });
 
