@@ -59,8 +59,13 @@ interface Column {
   shown: number;
   /** A paint is scheduled. */
   painting: boolean;
-  /** When the output was last rendered whole (performance.now()). */
+  /** The output shows `text` rendered as Markdown (not as text: the toggle is off, or the text is over the limit, or marked failed on it). */
+  markdown: boolean;
+  /** The person asked for Markdown though the text is over MARKDOWN_MAX_CHARS. */
+  markdownAnyway: boolean;
+  /** When the output's last Markdown render ended (performance.now()), and how long it took (ms). */
   renderedAt: number;
+  renderMs: number;
 }
 let columns: Column[] = [];
 let running: { controller: AbortController; judged: boolean } | undefined;
@@ -278,7 +283,10 @@ function clearResults(modelIds: string[]): void {
       text: '',
       shown: 0,
       painting: false,
+      markdown: markdownToggle.checked,
+      markdownAnyway: false,
       renderedAt: Number.NEGATIVE_INFINITY,
+      renderMs: 0,
     };
     column.error.hidden = true;
     column.note.hidden = true;
@@ -344,8 +352,20 @@ const SANITIZE: Config & { RETURN_TRUSTED_TYPE: true } = {
   SANITIZE_NAMED_PROPS: true,
 };
 
-/** Markdown is rendered whole at most this often while it streams (its result renders it at once). */
+/**
+ * Markdown is rendered whole at most this often while it streams (its result renders it at
+ * once), and never sooner after a render than four times what that render took: a slow
+ * render leaves the page at least four fifths of the time.
+ */
 const MARKDOWN_EVERY_MS = 250;
+const MARKDOWN_SPACING = 4;
+
+/**
+ * Longer outputs are shown as text, with a button that renders them anyway: marked takes
+ * time quadratic in some inputs (24,000 characters of `a_` take about a second, 100,000
+ * about half a minute, and a page cannot stop it once started).
+ */
+const MARKDOWN_MAX_CHARS = 24_000;
 
 /** Paints the text a column streamed at the next frame (or after `delayMs`): one paint, however many deltas arrive till then. */
 function schedulePaint(column: Column, delayMs = 0): void {
@@ -363,47 +383,74 @@ function schedulePaint(column: Column, delayMs = 0): void {
 /** As text, the new text is appended (what is shown is never rewritten); as Markdown, the whole text is rendered again. */
 function paint(column: Column): void {
   if (column.shown === column.text.length) return; // rendered whole since (its result, the toggle)
-  if (!markdownToggle.checked) {
+  if (!column.markdown) {
     column.output.append(column.text.slice(column.shown));
     column.shown = column.text.length;
     return;
   }
-  const wait = column.renderedAt + MARKDOWN_EVERY_MS - performance.now();
+  const wait = column.renderedAt + Math.max(MARKDOWN_EVERY_MS, MARKDOWN_SPACING * column.renderMs) - performance.now();
   if (wait > 0) schedulePaint(column, wait);
   else renderOutput(column);
 }
 
 /**
  * The whole text: as text by default; as Markdown (marked, then DOMPurify) only when the
- * toggle is on. An output Markdown cannot be rendered from (marked throws, e.g. "Maximum
- * call stack size exceeded" on thousands of nested quotes) is shown as text, with a note
- * saying why: its failure stays in its column.
+ * toggle is on, and the text is not over MARKDOWN_MAX_CHARS (unless the person asked for it
+ * anyway). An output Markdown cannot be rendered from (marked throws, e.g. "Maximum call
+ * stack size exceeded" on thousands of nested quotes) is shown as text, with a note saying
+ * why: its failure stays in its column.
  */
 function renderOutput(column: Column): void {
   column.shown = column.text.length;
-  column.renderedAt = performance.now();
-  if (markdownToggle.checked) {
+  column.markdown = false;
+  if (!markdownToggle.checked) {
+    setNote(column);
+  } else if (column.text.length > MARKDOWN_MAX_CHARS && !column.markdownAnyway) {
+    // Said without the text's length, which grows as more text is appended to it.
+    setNote(column, `Shown as text: longer than the ${MARKDOWN_MAX_CHARS.toLocaleString('en')} characters rendered as Markdown.`, {
+      label: 'Render as Markdown anyway',
+      run: () => {
+        column.markdownAnyway = true;
+        renderOutput(column);
+      },
+    });
+  } else {
+    const start = performance.now();
     try {
       const html = marked.parse(column.text, { async: false, gfm: true });
       column.output.innerHTML = DOMPurify.sanitize(html, SANITIZE) as unknown as string;
       column.output.classList.add('markdown');
+      column.markdown = true;
       setNote(column);
       return;
     } catch (error) {
       // marked adds a second line asking to report the error to its maintainers: left out.
       setNote(column, `Shown as text: Markdown could not be rendered (${messageOf(error).split('\n')[0]}).`);
+    } finally {
+      // Once the render has ended: the wait before the next one counts from there.
+      column.renderedAt = performance.now();
+      column.renderMs = column.renderedAt - start;
     }
-  } else {
-    setNote(column);
   }
   column.output.classList.remove('markdown');
   column.output.textContent = column.text;
 }
 
-/** The note above a column's output, or none. */
-function setNote(column: Column, text?: string): void {
+/** The note above a column's output (with a button doing `action`), or none. */
+function setNote(column: Column, text?: string, action?: { label: string; run: () => void }): void {
   column.note.hidden = text === undefined;
   column.note.textContent = text ?? '';
+  if (!action) return;
+  const button = el('button', 'note-action', action.label);
+  button.type = 'button';
+  button.addEventListener('click', () => {
+    try {
+      action.run();
+    } catch (error) {
+      setNote(column, `This output could not be shown again: ${messageOf(error)}`);
+    }
+  });
+  column.note.append(' ', button);
 }
 
 // Every column, whatever one of them does.

@@ -267,7 +267,8 @@ describe('The comparison page at GET /', () => {
     });
 
     it('renders 2,000 streamed Markdown deltas in a few whole renders (one per 250 ms at most), then with the result as the toggle does', async () => {
-      const pieces = Array.from({ length: 2_000 }, (_, i) => `- item **${i}** ${'lorem '.repeat(12)}\n`);
+      // 21,000 characters: under the 24,000 rendered as Markdown.
+      const pieces = Array.from({ length: 2_000 }, (_, i) => `- **${i}**\n`);
       let release = () => {};
       proxy = await startProxy(host(), deltaStream(FAST, pieces, new Promise((resolve) => (release = resolve))));
       page = await openPage(browser(), host(), { url: proxy.url });
@@ -490,6 +491,69 @@ describe('The comparison page at GET /', () => {
       await page.click('#markdown');
       expect(await page.$eval(`${column(OTHER)} .output strong`, (el) => el.textContent)).toBe('fine');
       expect(await columnText(page, FAST, 'render-note')).toMatch(/^Shown as text: Markdown could not be rendered/);
+    });
+  });
+
+  describe('Markdown that would stall the page', () => {
+    it('shows an output over 24,000 characters as text, with a button that renders it as Markdown anyway', async () => {
+      // marked takes about half a minute on this one.
+      const hostile = 'a_'.repeat(50_000);
+      const long = '- item\n'.repeat(3_500);
+      proxy = await startProxy(host(), answered([resultOf(FAST, hostile), resultOf(OTHER, long)]));
+      page = await openPage(browser(), host(), { url: proxy.url });
+      await page.click('#markdown');
+      await compare(page, { models: [FAST, OTHER] });
+      await ended(page);
+
+      for (const [modelId, text] of [
+        [FAST, hostile],
+        [OTHER, long],
+      ]) {
+        expect(await columnText(page, modelId, 'output')).toBe(text);
+        expect(await columnText(page, modelId, 'render-note')).toBe('Shown as text: longer than the 24,000 characters rendered as Markdown. Render as Markdown anyway');
+      }
+      await page.click(`${column(OTHER)} .render-note button`);
+      // Counted in the page: $$eval would make a handle of each of them.
+      expect(await page.$eval(`${column(OTHER)} .output`, (el) => el.querySelectorAll('li').length)).toBe(3_500);
+      expect(await page.$eval(`${column(OTHER)} .render-note`, (el) => el.hidden)).toBe(true);
+      expect(await page.$$eval(`${column(FAST)} .output *`, (els) => els.length)).toBe(0);
+    });
+
+    it('waits four times as long as a slow render took before rendering streamed Markdown again', async () => {
+      // 30 writes 100 ms apart, then the result: 3 s of deltas.
+      const pieces = Array.from({ length: 30 }, (_, i) => `- item ${i}\n`);
+      proxy = await startProxy(
+        host(),
+        scripted(
+          ...pieces.flatMap((text) => [sse('delta', { index: 0, text }), 100]),
+          sse('result', { index: 0, result: resultOf(FAST, pieces.join('')) }),
+          sse('done', { results: [resultOf(FAST, pieces.join(''))], creditsUsed: 0, promptLogId: 'pl_test' }),
+        ),
+      );
+      page = await openPage(browser(), host(), { url: proxy.url });
+      // Every Markdown render (the page's only innerHTML) made to take 400 ms; counted while the column runs.
+      await page.evaluate(() => {
+        const counts = { streaming: 0 };
+        Object.assign(window, { __renders: counts });
+        const inner = Object.getOwnPropertyDescriptor(Element.prototype, 'innerHTML') as PropertyDescriptor;
+        Object.defineProperty(Element.prototype, 'innerHTML', {
+          ...inner,
+          set(this: Element, html: string) {
+            if (this.closest('article')?.getAttribute('data-status') === 'running') counts.streaming++;
+            const end = performance.now() + 400;
+            while (performance.now() < end);
+            inner.set?.call(this, html);
+          },
+        });
+      });
+      await page.click('#markdown');
+      await compare(page, { models: [FAST] });
+      await page.waitForSelector(column(FAST, 'completed'));
+      await ended(page);
+
+      // Back to back, 400 ms each, they would be about 7; 400 ms then 1,600 ms of wait, 2.
+      expect(await page.evaluate(() => (window as unknown as { __renders: { streaming: number } }).__renders.streaming)).toBeLessThanOrEqual(3);
+      expect(await page.$$eval(`${column(FAST)} .output li`, (els) => els.length)).toBe(30);
     });
   });
 
