@@ -27,8 +27,8 @@ const columnsEl = $('columns');
 const errorEl = $('error');
 const summaryEl = $('summary');
 const curlEl = $('curl');
-// Looked up once, here: a model's Markdown output is in the page too, before these, and
-// may carry the same IDs (DOMPurify prefixes them, see SANITIZE; this holds without it).
+// Looked up once, here: a model's Markdown output is in the page too, before these (it
+// carries no IDs, see SANITIZE; this holds without that).
 const judgingEl = $('judging');
 const matrixEl = $('matrix');
 const evaluationsEl = $('evaluations');
@@ -270,7 +270,7 @@ function clearResults(modelIds: string[]): void {
   columns = modelIds.map((modelId) => {
     const root = el('article', 'column');
     const status = el('span', 'status');
-    const heading = el('h3');
+    const heading = el('h3', 'column-heading');
     heading.append(el('span', 'model', modelId), status);
     const column: Column = {
       modelId,
@@ -340,17 +340,32 @@ function showResult(index: number, result: unknown): void {
 }
 
 /**
- * Named properties (id, name) are prefixed `user-content-`, so that an output cannot shadow
- * the page's elements; `class` and `style` are dropped, so that it cannot dress up as them
- * (a fake `.error` box).
+ * An allow-list: the formatting Markdown writes, nothing that draws controls, dialogs or the
+ * page's own landmarks (`dialog`, `textarea`, `select`, `header`, `main`, `details`, … keep
+ * only their text), and no attribute an output could name or style itself with (`id`,
+ * `name`, `class`, `style`, `hidden`, `data-*`, `aria-*`): it cannot dress up as the page,
+ * nor take the ID of one of its elements. Links keep only an http(s) or mailto address.
  */
 const SANITIZE: Config & { RETURN_TRUSTED_TYPE: true } = {
   RETURN_TRUSTED_TYPE: true,
-  FORBID_TAGS: ['img', 'style', 'form', 'input', 'button'],
-  FORBID_ATTR: ['class', 'style'],
+  ALLOWED_TAGS: [
+    ...['p', 'br', 'hr', 'blockquote', 'pre', 'code', 'kbd', 'samp', 'em', 'strong', 'b', 'i', 's', 'del', 'ins', 'mark', 'sub', 'sup', 'small'],
+    ...['ul', 'ol', 'li', 'dl', 'dt', 'dd', 'a', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6'],
+    ...['table', 'thead', 'tbody', 'tfoot', 'tr', 'th', 'td'],
+  ],
+  ALLOWED_ATTR: ['href', 'title', 'start', 'align', 'colspan', 'rowspan'],
+  ALLOWED_URI_REGEXP: /^(?:https?|mailto):/i,
   ALLOW_DATA_ATTR: false,
-  SANITIZE_NAMED_PROPS: true,
+  ALLOW_ARIA_ATTR: false,
 };
+
+// A link in an output opens in a tab of its own, which cannot reach this one: followed here,
+// it would leave the page and the comparison on it.
+DOMPurify.addHook('afterSanitizeAttributes', (node) => {
+  if (node.tagName !== 'A' || !node.hasAttribute('href')) return;
+  node.setAttribute('target', '_blank');
+  node.setAttribute('rel', 'noopener noreferrer');
+});
 
 /**
  * Markdown is rendered whole at most this often while it streams (its result renders it at

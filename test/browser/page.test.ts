@@ -576,9 +576,65 @@ describe('The comparison page at GET /', () => {
         ['evaluations', 2],
         ['ranking', 3],
       ]);
-      expect(await page.$$eval(`${output} [id]`, (els) => els.map((el) => el.id))).toEqual(['user-content-ranking', 'user-content-matrix', 'user-content-evaluations']);
-      expect(await page.$$eval(`${output} [class], ${output} [style]`, (els) => els.length)).toBe(0);
+      expect(await page.$$eval(`${output} [id], ${output} [class], ${output} [style], ${output} [hidden]`, (els) => els.length)).toBe(0);
       expect(await page.$$eval('.error:not([hidden])', (els) => els.length)).toBe(0);
+    });
+
+    it('draws only formatting, in its own style, inside its column: no dialog, control or page landmark; links open elsewhere', async () => {
+      const fake = [
+        'Intro with [a link](https://example.com/x), [a relative one](/api/v1/models) and [mail](mailto:a@example.com).',
+        '',
+        '<dialog open><b>Session expired.</b> Paste your API key again:<textarea placeholder="API key"></textarea><select><option>fam_c-5.4</option></select><input value="key"><button>Send</button></dialog>',
+        '',
+        '<header><h1>Model comparison</h1><span>creditsUsed 0</span></header>',
+        '',
+        '<main><section><h3><span>fam_c-5.4-pro</span><span>completed</span></h3></section></main>',
+        '',
+        '<details open><summary>more</summary>inside</details><span hidden>INVISIBLE</span>',
+        '',
+        '# A heading',
+        '',
+        '| a | b |',
+        '|---|---|',
+        '| 1 | 2 |',
+        '',
+        '```',
+        'WIDE_'.repeat(600),
+        '```',
+      ].join('\n');
+      proxy = await startProxy(host(), answered([resultOf(FAST, fake), resultOf(OTHER, 'short')]));
+      page = await openPage(browser(), host(), { url: proxy.url });
+      await page.click('#markdown');
+      await compare(page, { models: [FAST, OTHER] });
+      await ended(page);
+
+      const output = `${column(FAST)} .output`;
+      const tags = await page.$eval(output, (el) => [...new Set([...el.querySelectorAll('*')].map((child) => child.tagName.toLowerCase()))].sort());
+      expect(tags).toEqual(['a', 'b', 'code', 'h1', 'h3', 'p', 'pre', 'table', 'tbody', 'td', 'th', 'thead', 'tr']);
+      expect(await page.$eval(output, (el) => el.textContent)).toContain('Session expired.');
+      const links = await page.$$eval(`${output} a`, (as) => as.map((a) => [a.getAttribute('href'), a.getAttribute('target'), a.getAttribute('rel')]));
+      expect(links).toEqual([
+        ['https://example.com/x', '_blank', 'noopener noreferrer'],
+        [null, null, null],
+        ['mailto:a@example.com', '_blank', 'noopener noreferrer'],
+      ]);
+      // The page's header and column heading styles are the page's only.
+      const looks = await page.$eval(output, (el) => {
+        const style = (selector: string) => getComputedStyle(el.querySelector(selector) as Element);
+        return { h1: style('h1').fontSize, h3: style('h3').display, th: style('th').backgroundColor };
+      });
+      // 1.1 times the output's 14 px, a block, no background: not the page's 1.2rem header title, flex column heading or grey table header.
+      expect(looks).toEqual({ h1: '15.4px', h3: 'block', th: 'rgba(0, 0, 0, 0)' });
+      // The wide code block stays in its column: the page does not scroll sideways, the columns do not overlap.
+      const geometry = await page.evaluate(
+        (left, right) => {
+          const [own, next] = [left, right].map((selector) => (document.querySelector(selector) as Element).getBoundingClientRect());
+          return { apart: (own as DOMRect).right <= (next as DOMRect).left, pageWidth: document.documentElement.scrollWidth === innerWidth };
+        },
+        column(FAST),
+        column(OTHER),
+      );
+      expect(geometry).toEqual({ apart: true, pageWidth: true });
     });
   });
 
