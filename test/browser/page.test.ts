@@ -557,6 +557,53 @@ describe('The comparison page at GET /', () => {
     });
   });
 
+  describe('Long unbroken text', () => {
+    it('wraps a long error and scrolls wide code and tables inside their column, the status in view', async () => {
+      const markdown = [
+        `Here: \`${'y'.repeat(3_000)}\` end, [a link](https://example.com/${'p'.repeat(3_000)})`,
+        '',
+        '```',
+        'x'.repeat(3_000),
+        '```',
+        '',
+        `| ${Array.from({ length: 40 }, (_, i) => `column_${i}`).join(' | ')} |`,
+        `|${'---|'.repeat(40)}`,
+        `| ${Array.from({ length: 40 }, (_, i) => `value_${i}`).join(' | ')} |`,
+      ].join('\n');
+      const failed = resultOf(FAST, '', { status: 'failed', error: { code: 'upstream_error', upstreamStatus: 400, message: `invalid_token_${'X'.repeat(3_000)}` } });
+      proxy = await startProxy(host(), answered([failed, resultOf(OTHER, markdown), resultOf(THIRD, 'short')]));
+      page = await openPage(browser(), host(), { url: proxy.url });
+      await page.click('#markdown');
+      await compare(page, { models: [FAST, OTHER, THIRD] });
+      await ended(page);
+
+      const layout = await page.evaluate(
+        (wide) => {
+          const inside = (el: Element, box: DOMRect) => {
+            const rect = el.getBoundingClientRect();
+            return rect.left >= box.left - 0.5 && rect.right <= box.right + 0.5;
+          };
+          const scrolls = (selector: string) => {
+            const el = document.querySelector(selector) as Element;
+            return el.scrollWidth > el.clientWidth;
+          };
+          return {
+            pageWidth: document.documentElement.scrollWidth === innerWidth,
+            columns: [...document.querySelectorAll('article.column')].map((article) => {
+              const box = article.getBoundingClientRect();
+              const parts = [...article.querySelectorAll('.status, .error:not([hidden]), .output, .output pre, .output table, .output p')];
+              return { inside: parts.every((el) => inside(el, box)), inView: box.right <= innerWidth };
+            }),
+            // The wide ones scroll themselves; the output as a whole does not.
+            scrolls: [`${wide} pre`, `${wide} table`, wide].map(scrolls),
+          };
+        },
+        `${column(OTHER)} .output`,
+      );
+      expect(layout).toEqual({ pageWidth: true, columns: Array(3).fill({ inside: true, inView: true }), scrolls: [true, true, false] });
+    });
+  });
+
   describe('Output that imitates the page', () => {
     it("cannot take the judging tables' places by their IDs, nor draw a page error box", async () => {
       const IMPOSTOR = 'fam_d-4.20-0309-non-reasoning';
