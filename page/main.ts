@@ -328,7 +328,7 @@ function showResult(index: number, result: unknown): void {
   column.meta.replaceChildren(
     el('span', 'tokens', `tokens ${str(num(result.tokensIn) ?? '?')} in / ${str(num(result.tokensOut) ?? '?')} out`),
     el('span', 'latency', `${str(num(result.latencyMs) ?? '?')} ms`),
-    el('span', 'cost', `${costLabel} $${cost === undefined ? '?' : cost.toFixed(6)}`),
+    el('span', 'cost', `${costLabel} $${cost === undefined ? '?' : usd(cost)}`),
     ...list(result.warnings).map((warning) => el('span', 'warning', `⚠ ${str(warning)}`)),
   );
   const error = isObject(result.error) ? result.error : undefined;
@@ -337,6 +337,18 @@ function showResult(index: number, result: unknown): void {
     ? `${str(error.code)}${error.upstreamStatus ? ` (upstream ${str(error.upstreamStatus)})` : ''}: ${str(error.message)}${cut ? ' (the text below arrived before it stopped)' : ''}`
     : '';
   renderOutput(column);
+}
+
+/**
+ * A cost in USD to three significant digits ($0.000000400, $0.0123, $12.3): a call of a
+ * cheap model costs millionths of a dollar, which six decimals showed as $0.000000, and two
+ * different costs as the same figure. Never 0 for a cost that is not 0.
+ */
+function usd(value: number): string {
+  if (value === 0) return '0';
+  const decimals = 2 - Math.floor(Math.log10(Math.abs(value)));
+  // toFixed takes up to 100 decimals; below 1e-18 an exponent reads better than the zeros.
+  return decimals > 20 ? value.toPrecision(3) : value.toFixed(Math.max(0, decimals));
 }
 
 /**

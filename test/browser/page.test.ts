@@ -378,6 +378,20 @@ describe('The comparison page at GET /', () => {
     });
   });
 
+  describe('Figures', () => {
+    it('shows costs to three significant digits, never $0 for a cost that is not 0', async () => {
+      const costs = [0.0000004, 0.00000123456, 0.0123456, 0];
+      const models = [FAST, OTHER, THIRD, JUDGE];
+      proxy = await startProxy(host(), answered(models.map((modelId, i) => resultOf(modelId, 'ok', { providerCost: costs[i] }))));
+      page = await openPage(browser(), host(), { url: proxy.url });
+      await compare(page, { models });
+      await ended(page);
+
+      const shown = await page.$$eval('article .cost', (spans) => spans.map((span) => span.textContent));
+      expect(shown).toEqual(['cost $0.000000400', 'cost $0.00000123', 'cost $0.0123', 'cost $0']);
+    });
+  });
+
   describe('Judging', () => {
     it('renders the pairwise matrix (each pair in both orders, with its consistency) and the ranking with intervals', async () => {
       page = await openPage(browser(), host());
