@@ -9,8 +9,8 @@ export interface PageForm {
 
 /**
  * The JSON body of POST /api/v1/prompt for the form: only what the person set. A number
- * field that is not a number is sent as typed, so that the API's 400 names the field
- * (the page checks nothing the API checks).
+ * field that is not a number in decimal notation is sent as typed, so that the API's 400
+ * names the field (the page checks nothing the API checks).
  */
 export function requestBody(form: PageForm): Record<string, unknown> {
   const body: Record<string, unknown> = { prompt: form.prompt, models: form.models };
@@ -24,11 +24,18 @@ export function requestBody(form: PageForm): Record<string, unknown> {
   return body;
 }
 
+/**
+ * A number as a person types one: digits with an optional sign, decimal point and exponent
+ * (`2`, `-0.5`, `.5`, `1e-3`). Number() also reads `0x10`, `0b1`, `0o7` and `Infinity`
+ * (and '' as 0): those are not taken for numbers, but sent as typed.
+ */
+const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+
 function numbers(fields: Record<string, string>): Record<string, number | string> | undefined {
   const set = Object.entries(fields)
     .map(([name, text]) => [name, text.trim()] as const)
     .filter(([, text]) => text !== '')
-    .map(([name, text]) => [name, Number.isFinite(Number(text)) ? Number(text) : text] as const);
+    .map(([name, text]) => [name, DECIMAL.test(text) && Number.isFinite(Number(text)) ? Number(text) : text] as const);
   return set.length > 0 ? Object.fromEntries(set) : undefined;
 }
 

@@ -366,6 +366,21 @@ describe('The comparison page at GET /', () => {
       expect(host().simulator.calls()).toHaveLength(0);
     });
 
+    it('sends settings typed as 0x10, 0b1 or 0o7 as typed, not as the numbers JavaScript reads in them', async () => {
+      page = await openPage(browser(), host());
+      await page.type('#g-temperature', '0o7');
+      await page.type('#g-maxTokens', '0x10');
+      await page.type('#g-topP', '0b1');
+      await page.click('#copy-curl');
+      expect(await page.$eval('#curl', (el) => el.textContent)).toContain('"generation_settings":{"temperature":"0o7","maxTokens":"0x10","topP":"0b1"}');
+      await compare(page, { models: [FAST] });
+
+      await page.waitForSelector('#error:not([hidden])');
+      const error = await errorText(page);
+      for (const field of ['temperature', 'maxTokens', 'topP']) expect(error).toContain(`\n  /generation_settings/${field}: `);
+      expect(host().simulator.calls()).toHaveLength(0);
+    });
+
     it("shows a 402's estimatedCreditsRequired and balance, and runs nothing", async () => {
       const { auth } = await openTestAccount(host(), 1);
       page = await openPage(browser(), host(), { apiKey: auth.authorization!.slice('Bearer '.length) });
