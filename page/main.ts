@@ -33,6 +33,7 @@ const judgingEl = $('judging');
 const matrixEl = $('matrix');
 const evaluationsEl = $('evaluations');
 const rankingEl = $('ranking');
+const decidedEl = $('decided');
 
 /** The API's base URL: where this page was served from (its script's folder, so a stage path stays in it). */
 const script = document.currentScript as HTMLScriptElement | null;
@@ -69,6 +70,8 @@ interface Column {
 }
 let columns: Column[] = [];
 let running: { controller: AbortController; judged: boolean } | undefined;
+/** The judge weights the last comparison sent (what decides its winners). */
+let sentWeights: Json = {};
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
@@ -146,6 +149,7 @@ runButton.addEventListener('click', () => {
   clearResults(list(body.models).map(str));
   const controller = new AbortController();
   running = { controller, judged: body.judges !== undefined };
+  sentWeights = isObject(body.judge_weights) ? body.judge_weights : {};
   runButton.disabled = true;
   stopButton.disabled = false;
   compare(body, controller.signal)
@@ -499,7 +503,7 @@ function showJudging(evaluations: unknown[], ranking: unknown): void {
   const models = columns.map((column) => column.modelId);
   // cells[a][b]: what each judge picked when `a` was shown first and `b` second.
   const cells = new Map<string, string[]>();
-  const rows: HTMLTableRowElement[] = [row('th', ['judge', 'pair', 'A first', 'B first', 'consistent', 'winner', 'scores'])];
+  const rows: HTMLTableRowElement[] = [row('th', ['judge', 'pair', 'A first', 'B first', 'consistent', 'winner', 'scores', 'weighted scores', 'in ranking', 'reasoning'])];
   for (const evaluation of evaluations.filter(isObject)) {
     const judge = str(evaluation.judgeModelId);
     const picks = list(evaluation.orders)
@@ -516,16 +520,30 @@ function showJudging(evaluations: unknown[], ranking: unknown): void {
     const consistent = !completed ? '–' : evaluation.consistent === true ? 'yes' : evaluation.consistent === false ? 'no' : '–';
     const error = isObject(evaluation.error) ? evaluation.error : undefined;
     const winner = completed ? str(evaluation.winner) : `${str(evaluation.status) || 'failed'}${error ? `: ${str(error.message)}` : ''}`;
-    const scores = isObject(evaluation.scores)
-      ? Object.entries(evaluation.scores)
-          .map(([id, score]) => `${id} ${str(score)}`)
-          .join(', ')
-      : '';
-    const line = row('td', [judge, `${str(evaluation.modelA)} vs ${str(evaluation.modelB)}`, picks[0] ?? '–', picks[1] ?? '–', consistent, winner, scores]);
+    const byModel = (value: unknown) =>
+      isObject(value)
+        ? Object.entries(value)
+            .map(([id, score]) => `${id} ${str(score)}`)
+            .join(', ')
+        : '–';
+    const line = row('td', [
+      judge,
+      `${str(evaluation.modelA)} vs ${str(evaluation.modelB)}`,
+      picks[0] ?? '–',
+      picks[1] ?? '–',
+      consistent,
+      winner,
+      byModel(evaluation.scores),
+      byModel(evaluation.weightedScores),
+      inRanking(evaluation),
+      reasoning(evaluation),
+    ]);
     if (consistent !== '–') line.cells[4]?.classList.add(consistent === 'no' ? 'inconsistent' : 'consistent');
+    if (evaluation.inRanking === false) line.classList.add('excluded');
     rows.push(line);
   }
   evaluationsEl.replaceChildren(...rows);
+  decidedEl.textContent = decidedBy();
   const matrix = [row('th', ['A \\ B', ...models])];
   for (const a of models) {
     const line = row('td', [a, ...models.map((b) => (a === b ? '' : (cells.get(`${a}\u0000${b}`) ?? ['–']).join('\n')))]);
@@ -536,6 +554,41 @@ function showJudging(evaluations: unknown[], ranking: unknown): void {
   }
   matrixEl.replaceChildren(...matrix);
   showRanking(ranking);
+}
+
+/**
+ * What decided the winners: the position-swap verdict with the default weights (or any that
+ * weigh accuracy only), the higher weighted score when speed or cost weigh anything
+ * (docs/reference.md, Judging).
+ */
+function decidedBy(): string {
+  const weight = (name: string, fallback: number) => (sentWeights[name] === undefined ? fallback : sentWeights[name]);
+  const [accuracy, speed, cost] = [weight('accuracy', 1), weight('speed', 0), weight('cost', 0)];
+  const weights = `judge weights accuracy ${str(accuracy)}, speed ${str(speed)}, cost ${str(cost)}`;
+  return num(speed) || num(cost)
+    ? `The higher weighted score decided each winner (${weights}), whatever the judge picked.`
+    : `The position-swap verdict decided each winner: a model the judge picked in both orders wins, orders that disagree are a tie (${weights}).`;
+}
+
+/** Whether the ranking counts an evaluation, and why not: a judge of a contestant's own model or family. */
+function inRanking(evaluation: Json): string {
+  const self = isObject(evaluation.selfPreference) ? evaluation.selfPreference : undefined;
+  const relation = self ? `${str(self.relation)} judge of ${str(self.modelId)}` : '';
+  if (evaluation.inRanking === false) return `no: ${relation || 'left out'}; an independent judge's verdict counts`;
+  if (evaluation.inRanking !== true) return '–';
+  return self ? `yes, though a ${relation}: no independent verdict on the pair` : 'yes';
+}
+
+/** The judge's reasoning for each order, folded: it can be long (up to 1,000 characters an order). */
+function reasoning(evaluation: Json): Node | string {
+  const reasons = list(evaluation.orders)
+    .filter(isObject)
+    .filter((order) => isObject(order.verdict) && str(order.verdict.reasoning) !== '')
+    .map((order) => el('p', undefined, `${str(order.answerA)} shown first: ${str((order.verdict as Json).reasoning)}`));
+  if (reasons.length === 0) return '–';
+  const details = el('details', 'reasoning');
+  details.append(el('summary', undefined, 'show'), ...reasons);
+  return details;
 }
 
 function showRanking(ranking: unknown): void {
@@ -558,9 +611,15 @@ function showRanking(ranking: unknown): void {
   );
 }
 
-function row(cell: 'th' | 'td', texts: string[]): HTMLTableRowElement {
+function row(cell: 'th' | 'td', contents: (string | Node)[]): HTMLTableRowElement {
   const line = el('tr');
-  line.append(...texts.map((text) => el(cell, undefined, text)));
+  line.append(
+    ...contents.map((content) => {
+      const node = el(cell);
+      node.append(content);
+      return node;
+    }),
+  );
   return line;
 }
 

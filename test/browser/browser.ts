@@ -54,6 +54,7 @@ export interface Comparison {
   models: string[];
   judges?: string[];
   settings?: Partial<Record<'temperature' | 'maxTokens' | 'topP', string>>;
+  weights?: Partial<Record<'accuracy' | 'speed' | 'cost', string>>;
 }
 
 /** Fills the form and presses Compare. */
@@ -65,6 +66,9 @@ export async function compare(page: Page, comparison: Comparison): Promise<void>
   await page.select('#judges', ...(comparison.judges ?? []));
   for (const [name, value] of Object.entries(comparison.settings ?? {})) {
     await page.$eval(`#g-${name}`, (el, text) => ((el as HTMLInputElement).value = text), value);
+  }
+  for (const [name, value] of Object.entries(comparison.weights ?? {})) {
+    await page.$eval(`#w-${name}`, (el, text) => ((el as HTMLInputElement).value = text), value);
   }
   await page.click('#run');
 }

@@ -421,6 +421,9 @@ describe('The comparison page at GET /', () => {
       const evaluations = await page.$$eval('#evaluations tr + tr', (trs) => trs.map((tr) => [...tr.cells].map((td) => td.textContent)));
       expect(evaluations).toHaveLength(3);
       for (const line of evaluations) expect(['yes', 'no']).toContain(line[4]);
+      expect(await page.$eval('#decided', (el) => el.textContent)).toBe(
+        'The position-swap verdict decided each winner: a model the judge picked in both orders wins, orders that disagree are a tie (judge weights accuracy 1, speed 0, cost 0).',
+      );
       const ranking = await page.$$eval('#ranking tr + tr', (trs) => trs.map((tr) => [...tr.cells].map((td) => td.textContent)));
       expect(ranking.map((line) => line[1]).sort()).toEqual([FAST, OTHER, THIRD].sort());
       for (const line of ranking) expect(line[3]).toMatch(/^\[-?\d+\.\d\d, -?\d+\.\d\d\]$/);
@@ -437,6 +440,35 @@ describe('The comparison page at GET /', () => {
       const cells = await page.$$eval('#evaluations tr + tr td', (tds) => tds.map((td) => ({ text: td.textContent ?? '', classes: td.className })));
       expect(cells[4]).toEqual({ text: '–', classes: '' });
       expect(cells[5]?.text).toMatch(/^failed: .+/);
+    });
+
+    it("shows what decided each winner: the weighted scores, the evaluations the ranking leaves out, the judges' reasoning", async () => {
+      // A judge of its own model, beside an independent one; the cost weight decides the winners.
+      const CHEAP = 'fam_h-micro';
+      host().simulator.setJudge({ behaviour: 'longer', model: await upstreamOf(host(), JUDGE) });
+      page = await openPage(browser(), host());
+      await compare(page, { models: [JUDGE, CHEAP], judges: [JUDGE, OTHER], weights: { accuracy: '0.1', cost: '1' } });
+      await page.waitForSelector('#evaluations tr + tr');
+      await ended(page);
+
+      expect(await page.$eval('#decided', (el) => el.textContent)).toBe(
+        'The higher weighted score decided each winner (judge weights accuracy 0.1, speed 0, cost 1), whatever the judge picked.',
+      );
+      const table = await page.$eval('#evaluations', (el) =>
+        [...(el as HTMLTableElement).rows].map((tr) => ({ cells: [...tr.cells].map((td) => td.textContent), excluded: tr.classList.contains('excluded') })),
+      );
+      expect(table[0]?.cells.slice(7)).toEqual(['weighted scores', 'in ranking', 'reasoning']);
+      const byJudge = Object.fromEntries(table.slice(1).map((line) => [line.cells[0], line]));
+      expect(byJudge[JUDGE]?.cells.slice(7)).toEqual([
+        expect.stringMatching(new RegExp(`^${JUDGE} 0\\.\\d+, ${CHEAP} 0\\.\\d+$`)),
+        `no: same-model judge of ${JUDGE}; an independent judge's verdict counts`,
+        `show${JUDGE} shown first: Simulated longer judge.${CHEAP} shown first: Simulated longer judge.`,
+      ]);
+      expect(byJudge[JUDGE]?.excluded).toBe(true);
+      expect(byJudge[OTHER]?.cells[8]).toBe('yes');
+      expect(byJudge[OTHER]?.excluded).toBe(false);
+      // The reasoning is folded until asked for.
+      expect(await page.$$eval('#evaluations details', (els) => els.map((el) => (el as HTMLDetailsElement).open))).toEqual([false, false]);
     });
 
     it('on Stop, says that the gateway runs a judged request to its end and charges it', async () => {
