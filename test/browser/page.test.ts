@@ -186,6 +186,27 @@ describe('The comparison page at GET /', () => {
     });
   });
 
+  describe('Layout', () => {
+    it('lays the settings out without overlap or sideways scrolling at 1400, 1024, 800 and 400 px', async () => {
+      page = await openPage(browser(), host());
+      for (const width of [1400, 1024, 800, 400]) {
+        await page.setViewport({ width, height: 900 });
+        const layout = await page.evaluate(() => {
+          const boxes = [...document.querySelectorAll('.settings > *')].map((el) => el.getBoundingClientRect());
+          const overlaps = boxes.flatMap((a, i) =>
+            boxes.slice(i + 1).filter((b) => a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5),
+          ).length;
+          const inputsInside = [...document.querySelectorAll('fieldset')].every((fieldset) => {
+            const box = fieldset.getBoundingClientRect();
+            return [...fieldset.querySelectorAll('input')].every((input) => input.getBoundingClientRect().right <= box.right);
+          });
+          return { overlaps, inputsInside, pageWidth: document.documentElement.scrollWidth === innerWidth };
+        });
+        expect({ width, ...layout }).toEqual({ width, overlaps: 0, inputsInside: true, pageWidth: true });
+      }
+    });
+  });
+
   describe('Streaming', () => {
     it("shows one model's result while a slower model still runs, then the slower one's", async () => {
       host().simulator.setFault({ kind: 'slow', delayMs: 2_500, model: await upstreamOf(host(), OTHER) });
