@@ -67,6 +67,9 @@ interface Column {
   /** When the output's last Markdown render ended (performance.now()), and how long it took (ms). */
   renderedAt: number;
   renderMs: number;
+  /** As text: the block the next text is appended to (none: a new one), and its length. */
+  block: HTMLElement | undefined;
+  blockChars: number;
 }
 let columns: Column[] = [];
 let running: { controller: AbortController; judged: boolean } | undefined;
@@ -291,6 +294,8 @@ function clearResults(modelIds: string[]): void {
       markdownAnyway: false,
       renderedAt: Number.NEGATIVE_INFINITY,
       renderMs: 0,
+      block: undefined,
+      blockChars: 0,
     };
     column.error.hidden = true;
     column.note.hidden = true;
@@ -313,7 +318,7 @@ function markUnfinished(status: string): void {
   for (const column of columns) {
     if (column.status.textContent !== 'running') continue;
     setStatus(column, status);
-    renderOutput(column);
+    showWhole(column);
   }
 }
 
@@ -324,7 +329,11 @@ function showResult(index: number, result: unknown): void {
   // A failed call answers no output: the text it streamed before it stopped (which
   // it is charged for) stays on the page, marked as cut.
   const cut = str(result.output) === '' && status !== 'completed' && column.text !== '';
-  if (!cut) column.text = str(result.output);
+  const output = str(result.output);
+  // The output is what was streamed (and `done` repeats the result): shown already, or to
+  // be appended. Only another text is rendered again.
+  const streamed = cut || output === column.text || (!column.markdown && output.startsWith(column.text));
+  if (!cut) column.text = output;
   column.root.classList.toggle('cut', cut);
   setStatus(column, status);
   const cost = num(result.providerCost) ?? num(result.estimatedCost);
@@ -340,7 +349,15 @@ function showResult(index: number, result: unknown): void {
   column.error.textContent = error
     ? `${str(error.code)}${error.upstreamStatus ? ` (upstream ${str(error.upstreamStatus)})` : ''}: ${str(error.message)}${cut ? ' (the text below arrived before it stopped)' : ''}`
     : '';
-  renderOutput(column);
+  if (streamed) showWhole(column);
+  else renderOutput(column);
+}
+
+/** All of the column's text, now: as text, what is not shown yet is appended; as Markdown, a text not rendered whole yet is. */
+function showWhole(column: Column): void {
+  if (column.shown === column.text.length) return;
+  if (column.markdown) renderOutput(column);
+  else paint(column);
 }
 
 /**
@@ -415,7 +432,7 @@ function schedulePaint(column: Column, delayMs = 0): void {
 function paint(column: Column): void {
   if (column.shown === column.text.length) return; // rendered whole since (its result, the toggle)
   if (!column.markdown) {
-    column.output.append(column.text.slice(column.shown));
+    appendText(column, column.text.slice(column.shown));
     column.shown = column.text.length;
     return;
   }
@@ -464,7 +481,39 @@ function renderOutput(column: Column): void {
     }
   }
   column.output.classList.remove('markdown');
-  column.output.textContent = column.text;
+  column.output.replaceChildren();
+  column.block = undefined;
+  appendText(column, column.text);
+}
+
+/**
+ * Text is shown in blocks of about this many characters, each ending at a line end (a line
+ * longer than that is a block of its own): appending lays out the last block again, not the
+ * whole text, and a block out of view is not laid out at all (`content-visibility: auto`).
+ * A 7 MiB output in one text block took seconds a paint.
+ */
+const BLOCK_CHARS = 16_384;
+
+function appendText(column: Column, text: string): void {
+  for (let at = 0; at < text.length; ) {
+    if (!column.block) {
+      column.block = el('div', 'text-block');
+      column.blockChars = 0;
+      column.output.append(column.block);
+    }
+    const room = Math.max(0, BLOCK_CHARS - column.blockChars);
+    let end = text.length;
+    if (end - at > room) {
+      // The block ends after the last line end in its room, else after the first one past it.
+      const last = room > 0 ? text.lastIndexOf('\n', at + room - 1) : -1;
+      const lineEnd = last >= at ? last : text.indexOf('\n', at + room);
+      if (lineEnd !== -1) end = lineEnd + 1;
+    }
+    column.block.append(text.slice(at, end));
+    column.blockChars += end - at;
+    if (end < text.length) column.block = undefined;
+    at = end;
+  }
 }
 
 /** The note above a column's output (with a button doing `action`), or none. */

@@ -283,8 +283,38 @@ describe('The comparison page at GET /', () => {
       await page.waitForSelector(column(FAST, 'completed'));
       await ended(page);
       expect(await columnText(page, FAST, 'output')).toBe(text);
-      // The result renders the output whole: one text node, as the toggle would render it.
-      expect(await page.$eval(`${column(FAST)} .output`, (el) => el.childNodes.length)).toBe(1);
+      // The result and `done`, whose output is the text shown, change nothing.
+      expect(await paints(page)).toEqual(streamed);
+    });
+
+    it('shows a 7 MiB output without blocking the page: appended in blocks, never laid out whole again, nor set again by its result', async () => {
+      const line = 'lorem ipsum dolor sit amet, consectetur adipiscing elit\n';
+      const text = line.repeat(Math.ceil((7 * 1024 * 1024) / line.length));
+      proxy = await startProxy(host(), async (res) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
+        for (let at = 0; at < text.length; at += 64 * 1024) {
+          res.write(sse('delta', { index: 0, text: text.slice(at, at + 64 * 1024) }));
+          await sleep(5);
+        }
+        const result = resultOf(FAST, text);
+        res.end(sse('result', { index: 0, result }) + sse('done', { results: [result], creditsUsed: 0, promptLogId: 'pl_test' }));
+      });
+      page = await openPage(browser(), host(), { url: proxy.url });
+      await countPaints(page);
+      await page.evaluate(() => {
+        const tasks: number[] = [];
+        Object.assign(window, { __tasks: tasks });
+        new PerformanceObserver((list) => tasks.push(...list.getEntries().map((entry) => entry.duration))).observe({ type: 'longtask' });
+      });
+      await compare(page, { models: [FAST] });
+      await page.waitForSelector(column(FAST, 'completed'));
+      await ended(page);
+
+      expect(await page.$eval(`${column(FAST)} .output`, (el) => el.textContent?.length)).toBe(text.length);
+      expect((await paints(page)).removed).toBe(0);
+      // Laid out whole at each paint, then set whole by the result and again by `done`, it blocked the page for about 10 s.
+      const blocked = await page.evaluate(() => (window as unknown as { __tasks: number[] }).__tasks.reduce((sum, ms) => sum + ms, 0));
+      expect(blocked).toBeLessThan(2_500);
     });
 
     it('renders 2,000 streamed Markdown deltas in a few whole renders (one per 250 ms at most), then with the result as the toggle does', async () => {
@@ -598,7 +628,8 @@ describe('The comparison page at GET /', () => {
       // Counted in the page: $$eval would make a handle of each of them.
       expect(await page.$eval(`${column(OTHER)} .output`, (el) => el.querySelectorAll('li').length)).toBe(3_500);
       expect(await page.$eval(`${column(OTHER)} .render-note`, (el) => el.hidden)).toBe(true);
-      expect(await page.$$eval(`${column(FAST)} .output *`, (els) => els.length)).toBe(0);
+      // The other one is still text: no element in it but its text's blocks.
+      expect(await page.$eval(`${column(FAST)} .output`, (el) => el.querySelectorAll(':not(.text-block)').length)).toBe(0);
     });
 
     it('waits four times as long as a slow render took before rendering streamed Markdown again', async () => {
