@@ -30,9 +30,9 @@ const curlEl = $('curl');
 // Looked up once, here: a model's Markdown output is in the page too, before these (it
 // carries no IDs, see SANITIZE; this holds without that).
 const judgingEl = $('judging');
-const matrixEl = $('matrix');
-const evaluationsEl = $('evaluations');
-const rankingEl = $('ranking');
+const matrixEl = $<HTMLTableElement>('matrix');
+const evaluationsEl = $<HTMLTableElement>('evaluations');
+const rankingEl = $<HTMLTableElement>('ranking');
 const decidedEl = $('decided');
 
 /** The API's base URL: where this page was served from (its script's folder, so a stage path stays in it). */
@@ -153,8 +153,11 @@ runButton.addEventListener('click', () => {
   const controller = new AbortController();
   running = { controller, judged: body.judges !== undefined };
   sentWeights = isObject(body.judge_weights) ? body.judge_weights : {};
+  // A disabled button loses the focus (to the page's body): it moves to Stop, and back.
+  const focused = document.activeElement === runButton;
   runButton.disabled = true;
   stopButton.disabled = false;
+  if (focused) stopButton.focus();
   compare(body, controller.signal)
     .catch((error: unknown) => {
       if (controller.signal.aborted) return markUnfinished('stopped');
@@ -162,11 +165,22 @@ runButton.addEventListener('click', () => {
       networkError(error);
     })
     .finally(() => {
+      const stranded = document.activeElement === stopButton || document.activeElement === document.body;
       runButton.disabled = false;
       stopButton.disabled = true;
+      if (stranded) runButton.focus();
       running = undefined;
+      // The summary is a status line (role=status): said once the run has ended, with how each model ended.
+      summaryEl.textContent = [outcome(), summaryEl.textContent].filter((part) => part).join(' · ');
     });
 });
+
+/** How the columns ended: "2 completed, 1 failed". */
+function outcome(): string {
+  const counts = new Map<string, number>();
+  for (const column of columns) counts.set(column.status.textContent ?? '', (counts.get(column.status.textContent ?? '') ?? 0) + 1);
+  return [...counts].map(([status, count]) => `${count} ${status}`).join(', ');
+}
 
 /** Fails only when the API cannot be reached (or on Stop): what goes wrong once it answered is shown here. */
 async function compare(body: Json, signal: AbortSignal): Promise<void> {
@@ -575,33 +589,37 @@ function showJudging(evaluations: unknown[], ranking: unknown): void {
             .map(([id, score]) => `${id} ${str(score)}`)
             .join(', ')
         : '–';
-    const line = row('td', [
-      judge,
-      `${str(evaluation.modelA)} vs ${str(evaluation.modelB)}`,
-      picks[0] ?? '–',
-      picks[1] ?? '–',
-      consistent,
-      winner,
-      byModel(evaluation.scores),
-      byModel(evaluation.weightedScores),
-      inRanking(evaluation),
-      reasoning(evaluation),
-    ]);
+    const line = row(
+      'td',
+      [
+        judge,
+        `${str(evaluation.modelA)} vs ${str(evaluation.modelB)}`,
+        picks[0] ?? '–',
+        picks[1] ?? '–',
+        consistent,
+        winner,
+        byModel(evaluation.scores),
+        byModel(evaluation.weightedScores),
+        inRanking(evaluation),
+        reasoning(evaluation),
+      ],
+      1,
+    );
     if (consistent !== '–') line.cells[4]?.classList.add(consistent === 'no' ? 'inconsistent' : 'consistent');
     if (evaluation.inRanking === false) line.classList.add('excluded');
     rows.push(line);
   }
-  evaluationsEl.replaceChildren(...rows);
+  fill(evaluationsEl, rows);
   decidedEl.textContent = decidedBy();
   const matrix = [row('th', ['A \\ B', ...models])];
   for (const a of models) {
-    const line = row('td', [a, ...models.map((b) => (a === b ? '' : (cells.get(`${a}\u0000${b}`) ?? ['–']).join('\n')))]);
+    const line = row('td', [a, ...models.map((b) => (a === b ? '' : (cells.get(`${a}\u0000${b}`) ?? ['–']).join('\n')))], 0);
     models.forEach((b, i) => {
       if (a === b) line.cells[i + 1]?.classList.add('diagonal');
     });
     matrix.push(line);
   }
-  matrixEl.replaceChildren(...matrix);
+  fill(matrixEl, matrix);
   showRanking(ranking);
 }
 
@@ -644,32 +662,46 @@ function showRanking(ranking: unknown): void {
   if (!Array.isArray(ranking)) return;
   judgingEl.hidden = false;
   const fixed = (value: unknown, digits: number) => (num(value) === undefined ? '–' : (value as number).toFixed(digits));
-  rankingEl.replaceChildren(
+  fill(rankingEl, [
     row('th', ['rank', 'model', 'strength', 'interval', 'win rate', 'W / T / L']),
     ...ranking.filter(isObject).map((entry) => {
       const interval = list(entry.interval);
-      return row('td', [
-        str(entry.rank ?? '–'),
-        str(entry.modelId),
-        fixed(entry.strength, 2),
-        interval.length === 2 ? `[${fixed(interval[0], 2)}, ${fixed(interval[1], 2)}]` : '–',
-        fixed(entry.winRate, 2),
-        `${str(entry.wins)} / ${str(entry.ties)} / ${str(entry.losses)}`,
-      ]);
+      return row(
+        'td',
+        [
+          str(entry.rank ?? '–'),
+          str(entry.modelId),
+          fixed(entry.strength, 2),
+          interval.length === 2 ? `[${fixed(interval[0], 2)}, ${fixed(interval[1], 2)}]` : '–',
+          fixed(entry.winRate, 2),
+          `${str(entry.wins)} / ${str(entry.ties)} / ${str(entry.losses)}`,
+        ],
+        1,
+      );
     }),
-  );
+  ]);
 }
 
-function row(cell: 'th' | 'td', contents: (string | Node)[]): HTMLTableRowElement {
+/**
+ * A table's rows, after its caption. A row of `th` is the column headers (scope col); a row
+ * of `td` has its cell at `header` as the row's header (a `th`, scope row), for a screen
+ * reader to name each cell by.
+ */
+function row(cell: 'th' | 'td', contents: (string | Node)[], header?: number): HTMLTableRowElement {
   const line = el('tr');
   line.append(
-    ...contents.map((content) => {
-      const node = el(cell);
+    ...contents.map((content, i) => {
+      const node = el(cell === 'th' || i === header ? 'th' : 'td');
+      if (node.localName === 'th') node.scope = cell === 'th' ? 'col' : 'row';
       node.append(content);
       return node;
     }),
   );
   return line;
+}
+
+function fill(table: HTMLTableElement, rows: HTMLTableRowElement[]): void {
+  table.replaceChildren(...(table.caption ? [table.caption] : []), ...rows);
 }
 
 // ---- errors ----------------------------------------------------------------------------

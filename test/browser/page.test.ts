@@ -260,7 +260,7 @@ describe('The comparison page at GET /', () => {
       await page.waitForSelector(column(OTHER, 'stopped'));
       await ended(page);
       expect(await page.$eval('#error', (el) => el.hidden)).toBe(true);
-      expect(await page.$eval('#summary', (el) => el.textContent)).toBe('');
+      expect(await page.$eval('#summary', (el) => el.textContent)).toBe('1 stopped');
     });
 
     it('appends 2,000 streamed deltas as they come, at most one paint per frame, never rewriting what is shown', async () => {
@@ -488,7 +488,7 @@ describe('The comparison page at GET /', () => {
 
       await page.waitForSelector('#evaluations tr + tr');
       await ended(page);
-      const cells = await page.$$eval('#evaluations tr + tr td', (tds) => tds.map((td) => ({ text: td.textContent ?? '', classes: td.className })));
+      const cells = await page.$eval('#evaluations tr + tr', (tr) => [...(tr as HTMLTableRowElement).cells].map((td) => ({ text: td.textContent ?? '', classes: td.className })));
       expect(cells[4]).toEqual({ text: '–', classes: '' });
       expect(cells[5]?.text).toMatch(/^failed: .+/);
     });
@@ -522,6 +522,35 @@ describe('The comparison page at GET /', () => {
       expect(await page.$$eval('#evaluations details', (els) => els.map((el) => (el as HTMLDetailsElement).open))).toEqual([false, false]);
     });
 
+    it('can be used from the keyboard and a screen reader: focus moves to Stop and back, the end is said in a status line, the tables have captions and headers', async () => {
+      page = await openPage(browser(), host());
+      await page.select('#models', FAST, OTHER);
+      await page.select('#judges', JUDGE);
+      await page.focus('#run');
+      await page.keyboard.press('Enter');
+      // Compare, disabled while the comparison runs, hands the focus to Stop rather than to the page's body.
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('stop');
+      await ended(page);
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('run');
+
+      expect(await page.$eval('#summary', (el) => [el.getAttribute('role'), el.textContent])).toEqual(['status', expect.stringMatching(/^2 completed · creditsUsed \d/)]);
+      const tables = await page.$$eval('#judging table', (els) =>
+        els.map((table) => {
+          const rows = [...(table as HTMLTableElement).rows];
+          return {
+            caption: (table as HTMLTableElement).caption?.querySelector('h2')?.textContent,
+            columns: [...(rows[0]?.cells ?? [])].every((cell) => cell.localName === 'th' && cell.getAttribute('scope') === 'col'),
+            rows: rows.slice(1).map((line) => [...line.cells].filter((cell) => cell.localName === 'th').map((cell) => [cell.getAttribute('scope'), cell.textContent])),
+          };
+        }),
+      );
+      expect(tables).toEqual([
+        { caption: 'Pairwise matrix', columns: true, rows: [[['row', FAST]], [['row', OTHER]]] },
+        { caption: 'Evaluations', columns: true, rows: [[['row', `${FAST} vs ${OTHER}`]]] },
+        { caption: 'Ranking', columns: true, rows: expect.arrayContaining([[['row', FAST]], [['row', OTHER]]]) },
+      ]);
+    });
+
     it('on Stop, says that the gateway runs a judged request to its end and charges it', async () => {
       host().simulator.setFault({ kind: 'slow', delayMs: 1_500, model: await upstreamOf(host(), OTHER) });
       page = await openPage(browser(), host());
@@ -531,7 +560,9 @@ describe('The comparison page at GET /', () => {
       await page.click('#stop');
       await page.waitForSelector(column(OTHER, 'stopped'));
       await ended(page);
-      expect(await page.$eval('#summary', (el) => el.textContent)).toBe('Stopped in this page only: the gateway runs a judged request to its end and charges it in full');
+      expect(await page.$eval('#summary', (el) => el.textContent)).toBe(
+        '2 stopped · Stopped in this page only: the gateway runs a judged request to its end and charges it in full',
+      );
       // And so it does: the judge is called once the slow model has answered.
       await host().settled();
       const judge = await upstreamOf(host(), JUDGE);
