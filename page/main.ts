@@ -352,8 +352,11 @@ function showResult(index: number, result: unknown): void {
   setStatus(column, status);
   const cost = num(result.providerCost) ?? num(result.estimatedCost);
   const costLabel = num(result.providerCost) === undefined && cost !== undefined ? 'estimated cost' : 'cost';
+  // A null providerCost is the API's word that the vendor's usage was missing or could not be
+  // true (its tokens are then sent as 0): the tokens are not known, not none.
+  const tokens = result.providerCost === null ? 'tokens unknown (usage missing)' : `tokens ${str(num(result.tokensIn) ?? '?')} in / ${str(num(result.tokensOut) ?? '?')} out`;
   column.meta.replaceChildren(
-    el('span', 'tokens', `tokens ${str(num(result.tokensIn) ?? '?')} in / ${str(num(result.tokensOut) ?? '?')} out`),
+    el('span', 'tokens', tokens),
     el('span', 'latency', `${str(num(result.latencyMs) ?? '?')} ms`),
     el('span', 'cost', `${costLabel} $${cost === undefined ? '?' : usd(cost)}`),
     ...list(result.warnings).map((warning) => el('span', 'warning', `⚠ ${str(warning)}`)),

@@ -456,6 +456,16 @@ describe('The comparison page at GET /', () => {
       const shown = await page.$$eval('article .cost', (spans) => spans.map((span) => span.textContent));
       expect(shown).toEqual(['cost $0.000000400', 'cost $0.00000123', 'cost $0.0123', 'cost $0']);
     });
+
+    it("shows a model's tokens as unknown, not 0, when its vendor's usage was missing (providerCost null)", async () => {
+      host().simulator.setFault({ kind: 'no-usage', model: await upstreamOf(host(), FAST) });
+      page = await openPage(browser(), host());
+      await compare(page, { models: [FAST, OTHER] });
+      await ended(page);
+
+      expect(await columnText(page, FAST, 'meta')).toMatch(/^tokens unknown \(usage missing\)\d+ msestimated cost \$0\.0*[1-9]\d*⚠ /);
+      expect(await columnText(page, OTHER, 'meta')).toMatch(/^tokens [1-9]\d* in \/ [1-9]\d* out\d+ mscost \$0\.0*[1-9]/);
+    });
   });
 
   describe('Judging', () => {
