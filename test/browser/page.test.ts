@@ -432,6 +432,19 @@ describe('The comparison page at GET /', () => {
       expect(host().simulator.calls()).toHaveLength(0);
     });
 
+    it('sends the judge weights typed only with judges, as the form says', async () => {
+      page = await openPage(browser(), host());
+      expect(await page.$eval('#w-accuracy', (el) => el.closest('fieldset')?.querySelector('legend')?.textContent)).toBe('Judge weights (sent with judges only)');
+      await page.type('#w-cost', '0.5');
+      await page.select('#models', FAST);
+      const curl = () => page!.$eval('#curl', (el) => el.textContent ?? '');
+      await page.click('#copy-curl');
+      expect(await curl()).not.toContain('judge_weights');
+      await page.select('#judges', JUDGE);
+      await page.click('#copy-curl');
+      expect(await curl()).toContain(`"judges":["${JUDGE}"],"judge_weights":{"cost":0.5}`);
+    });
+
     it("shows a 402's estimatedCreditsRequired and balance, and runs nothing", async () => {
       const { auth } = await openTestAccount(host(), 1);
       page = await openPage(browser(), host(), { apiKey: auth.authorization!.slice('Bearer '.length) });
