@@ -689,27 +689,28 @@ describe('The comparison page at GET /', () => {
     it('waits four times as long as a slow render took before rendering streamed Markdown again', async () => {
       // 30 writes 100 ms apart, then the result: 3 s of deltas.
       const pieces = Array.from({ length: 30 }, (_, i) => `- item ${i}\n`);
+      const result = resultOf(FAST, pieces.join(''));
       proxy = await startProxy(
         host(),
         scripted(
           ...pieces.flatMap((text) => [sse('delta', { index: 0, text }), 100]),
-          sse('result', { index: 0, result: resultOf(FAST, pieces.join('')) }),
-          sse('done', { results: [resultOf(FAST, pieces.join(''))], creditsUsed: 0, promptLogId: 'pl_test' }),
+          sse('result', { index: 0, result }),
+          sse('done', { results: [result], creditsUsed: 0, promptLogId: 'pl_test' }),
         ),
       );
       page = await openPage(browser(), host(), { url: proxy.url });
-      // Every Markdown render (the page's only innerHTML) made to take 400 ms; counted while the column runs.
+      // Every Markdown render (the page's only innerHTML) made to take 300 ms; when each began and ended, and whether its column ran.
       await page.evaluate(() => {
-        const counts = { streaming: 0 };
-        Object.assign(window, { __renders: counts });
+        const renders: { start: number; end: number; running: boolean }[] = [];
+        Object.assign(window, { __renders: renders });
         const inner = Object.getOwnPropertyDescriptor(Element.prototype, 'innerHTML') as PropertyDescriptor;
         Object.defineProperty(Element.prototype, 'innerHTML', {
           ...inner,
           set(this: Element, html: string) {
-            if (this.closest('article')?.getAttribute('data-status') === 'running') counts.streaming++;
-            const end = performance.now() + 400;
-            while (performance.now() < end);
+            const start = performance.now();
+            while (performance.now() < start + 300);
             inner.set?.call(this, html);
+            renders.push({ start, end: performance.now(), running: this.closest('article')?.getAttribute('data-status') === 'running' });
           },
         });
       });
@@ -718,9 +719,13 @@ describe('The comparison page at GET /', () => {
       await page.waitForSelector(column(FAST, 'completed'));
       await ended(page);
 
-      // Back to back, 400 ms each, they would be about 7; 400 ms then 1,600 ms of wait, 2.
-      expect(await page.evaluate(() => (window as unknown as { __renders: { streaming: number } }).__renders.streaming)).toBeLessThanOrEqual(3);
-      expect(await page.$$eval(`${column(FAST)} .output li`, (els) => els.length)).toBe(30);
+      const renders = await page.evaluate(() => (window as unknown as { __renders: { start: number; end: number; running: boolean }[] }).__renders);
+      const streamed = renders.filter((render) => render.running);
+      // Between two renders while the model streams, 4 x 300 ms at least (back to back, a frame or so).
+      const waits = streamed.slice(1).map((render, i) => render.start - (streamed[i] as { end: number }).end);
+      expect(streamed.length).toBeGreaterThanOrEqual(2);
+      expect(Math.min(...waits)).toBeGreaterThanOrEqual(1_150);
+      expect(await page.$eval(`${column(FAST)} .output`, (el) => el.querySelectorAll('li').length)).toBe(30);
     });
   });
 
