@@ -405,6 +405,9 @@ const SANITIZE: Config & { RETURN_TRUSTED_TYPE: true } = {
   ],
   ALLOWED_ATTR: ['href', 'title', 'start', 'align', 'colspan', 'rowspan'],
   ALLOWED_URI_REGEXP: /^(?:https?|mailto):/i,
+  // DOMPurify checks every attribute it does not know for plain text against the URI
+  // pattern: these are not addresses (a table column's `align="left"`, a list's `start="3"`).
+  ADD_URI_SAFE_ATTR: ['start', 'align', 'colspan', 'rowspan'],
   ALLOW_DATA_ATTR: false,
   ALLOW_ARIA_ATTR: false,
 };

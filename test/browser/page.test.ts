@@ -814,8 +814,11 @@ describe('The comparison page at GET /', () => {
         '# A heading',
         '',
         '| a | b |',
-        '|---|---|',
+        '|:--|--:|',
         '| 1 | 2 |',
+        '',
+        '3. third',
+        '4. fourth',
         '',
         '```',
         'WIDE_'.repeat(600),
@@ -829,7 +832,13 @@ describe('The comparison page at GET /', () => {
 
       const output = `${column(FAST)} .output`;
       const tags = await page.$eval(output, (el) => [...new Set([...el.querySelectorAll('*')].map((child) => child.tagName.toLowerCase()))].sort());
-      expect(tags).toEqual(['a', 'b', 'code', 'h1', 'h3', 'p', 'pre', 'table', 'tbody', 'td', 'th', 'thead', 'tr']);
+      expect(tags).toEqual(['a', 'b', 'code', 'h1', 'h3', 'li', 'ol', 'p', 'pre', 'table', 'tbody', 'td', 'th', 'thead', 'tr']);
+      // The formatting attributes Markdown writes stay.
+      expect(await page.$eval(output, (el) => [...el.querySelectorAll('th, ol')].map((child) => child.getAttribute('align') ?? child.getAttribute('start')))).toEqual([
+        'left',
+        'right',
+        '3',
+      ]);
       expect(await page.$eval(output, (el) => el.textContent)).toContain('Session expired.');
       const links = await page.$$eval(`${output} a`, (as) => as.map((a) => [a.getAttribute('href'), a.getAttribute('target'), a.getAttribute('rel')]));
       expect(links).toEqual([
