@@ -21,7 +21,8 @@ afterEach(async () => {
 const FAST = 'fam_c-5.4';
 const OTHER = 'fam_a-opus-4-6';
 const THIRD = 'fam_b-3.1-pro';
-const JUDGE = 'fam_c-4.1';
+// A judge no contestant shares a vendor model with, and whose vendor model has no shutdown announced.
+const JUDGE = 'fam_c-5.4-mini';
 
 /** What a column shows, read from the DOM. */
 function columnText(page: Page, modelId: string, part: 'status' | 'output' | 'meta' | 'error' | 'render-note'): Promise<string> {
