@@ -40,7 +40,7 @@ for (const entry of MODELS) {
       tier: entry.tier,
       // What a caller may tune stays what the contract gives this ID (spec 2.6): the successor takes all of it.
       capabilities: { ...successor.capabilities, tuning: entry.capabilities.tuning },
-      servedBy: `${PROVIDER_NAMES[entry.provider]} shut ${entry.upstreamModel} down on ${on}; ${successor.upstreamModel} (${successor.id}) answers this ID since, at its prices`,
+      servedBy: `${PROVIDER_NAMES[entry.provider]} shut ${entry.upstreamModel} down on ${on}; ${successor.upstreamModel} (${successor.id}) answers this ID in its place, at its prices`,
     },
   });
 }

@@ -219,7 +219,7 @@ describe('Feature: retired vendor models', () => {
     });
     expect(served.retirement).toBeUndefined();
     expect(served.servedBy).toBe(
-      `${{ openai: 'OpenAI', anthropic: 'Anthropic', xai: 'xAI' }[declared.provider as string]} shut ${declared.upstreamModel} down on ${on}; ${successor.upstreamModel} (${successorId}) answers this ID since, at its prices`,
+      `${{ openai: 'OpenAI', anthropic: 'Anthropic', xai: 'xAI' }[declared.provider as string]} shut ${declared.upstreamModel} down on ${on}; ${successor.upstreamModel} (${successorId}) answers this ID in its place, at its prices`,
     );
     // The vendor spelling follows the ID it names.
     const alias = vendorSpelling(declared);
@@ -251,7 +251,7 @@ describe('Feature: retired vendor models', () => {
     expect(listedO3(after)).toMatchObject({
       upstreamModel: 'gpt-5.4',
       prices: resolveModel('fam_c-5.4', after)!.prices,
-      notes: ['OpenAI shut o3 down on 2026-12-11; gpt-5.4 (fam_c-5.4) answers this ID since, at its prices'],
+      notes: ['OpenAI shut o3 down on 2026-12-11; gpt-5.4 (fam_c-5.4) answers this ID in its place, at its prices'],
     });
     // The listing's JSON, kept between requests, is made again once a retirement takes effect.
     expect(JSON.parse(modelListingJson(before)).models.find((model: { id: string }) => model.id === 'o3').upstreamModel).toBe('o3');
