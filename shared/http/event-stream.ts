@@ -64,11 +64,19 @@ export type ApiResult = APIGatewayProxyResult & {
 export const MAX_QUEUED_CHARS = 16 * 1024 * 1024;
 
 /**
- * How long a write may wait for a reader that takes nothing before its connection is ended
- * as gone: a caller that reads nothing for a minute holds a connection and its queue for
- * as long as it likes otherwise (the request itself ends at its deadline).
+ * How long a write may wait for a reader that takes nothing of it before its connection is
+ * ended as gone: a caller that reads nothing for a minute holds a connection and its queue
+ * for as long as it likes otherwise (the request itself ends at its deadline). A reader that
+ * takes a WRITE_SLICE_CHARS piece in each such span is reading, however slowly: never cut.
  */
 export const STALLED_READER_MS = 60_000;
+
+/**
+ * The most characters written to the connection at once. A write completes only when all of
+ * it has gone (a 16 MiB `done` event takes minutes to a slow reader): written in pieces, one
+ * after the other, each piece that goes shows the reader is still reading.
+ */
+export const WRITE_SLICE_CHARS = 64 * 1024;
 
 /**
  * Server-Sent Events, one `event:` line and one `data:` line of JSON each. The producer
@@ -172,7 +180,8 @@ export class EventStream implements AsyncIterable<string> {
  * before the next, so that what a slow reader has not taken waits in the stream's queue
  * (bounded as said there), not in socket buffers. Should `out` close or fail first (the
  * caller went), the stream is cancelled (the model calls stop) and read to its end
- * unwritten: resolves once its producer has ended it. A reader that takes nothing for
+ * unwritten: resolves once its producer has ended it. A chunk is written in pieces of at
+ * most WRITE_SLICE_CHARS, the next once the last has gone. A reader that takes no piece for
  * STALLED_READER_MS, or leaves more than MAX_QUEUED_CHARS unread, is gone too: `out` is
  * ended (destroyed) for it.
  */
@@ -196,13 +205,16 @@ export async function pipeEvents(stream: EventStream, out: Writable, stalledRead
   if (out.destroyed) gone();
   try {
     for await (const chunk of stream) {
-      if (out.destroyed || stream.signal.aborted) continue;
-      // One listener each for the whole stream, however often a slow reader makes it wait.
-      if (!out.write(chunk) && !out.destroyed) {
-        stalled = setTimeout(leave, stalledReaderMs);
-        await new Promise<void>((resolve) => (writable = resolve));
+      for (let at = 0; at < chunk.length && !out.destroyed && !stream.signal.aborted; ) {
+        const end = sliceEnd(chunk, at);
+        // One listener each for the whole stream, however often a slow reader makes it wait.
+        if (!out.write(at === 0 && end === chunk.length ? chunk : chunk.slice(at, end)) && !out.destroyed) {
+          stalled = setTimeout(leave, stalledReaderMs);
+          await new Promise<void>((resolve) => (writable = resolve));
+        }
+        writable = undefined;
+        at = end;
       }
-      writable = undefined;
     }
     if (!out.destroyed) out.end();
   } finally {
@@ -211,4 +223,12 @@ export async function pipeEvents(stream: EventStream, out: Writable, stalledRead
     out.off('drain', drained);
     out.off('close', gone);
   }
+}
+
+/** Where the piece of `chunk` written from `at` ends: WRITE_SLICE_CHARS on, never between the two halves of a surrogate pair (each piece is encoded alone). */
+function sliceEnd(chunk: string, at: number): number {
+  const end = at + WRITE_SLICE_CHARS;
+  if (end >= chunk.length) return chunk.length;
+  const code = chunk.charCodeAt(end - 1);
+  return code >= 0xd800 && code <= 0xdbff ? end + 1 : end;
 }

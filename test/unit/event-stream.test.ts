@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { acceptsEventStream, EventStream, KEEP_ALIVE, MAX_QUEUED_CHARS, pipeEvents } from '../../shared/http/event-stream.js';
+import { acceptsEventStream, EventStream, KEEP_ALIVE, MAX_QUEUED_CHARS, pipeEvents, WRITE_SLICE_CHARS } from '../../shared/http/event-stream.js';
 
 /** A connection whose reader takes nothing until `release`: what a slow caller looks like to the gateway. */
 function slowConnection() {
@@ -136,6 +136,29 @@ describe('Function: pipeEvents', () => {
     let length = 0;
     for await (const chunk of stream) length += chunk.length;
     expect(length).toBeGreaterThan(MAX_QUEUED_CHARS);
+  });
+
+  it('writes a large event in pieces, one after the other, and never cuts a reader that takes a piece in every stalled-reader span', async () => {
+    vi.useFakeTimers();
+    const stream = new EventStream(0);
+    const { out, writes, release } = slowConnection();
+    const piping = pipeEvents(stream, out, 60_000);
+    // A pair of surrogates (one emoji) across the first piece's end: a piece is encoded alone.
+    const text = `${'x'.repeat(WRITE_SLICE_CHARS - 20)}\u{1F600}${'y'.repeat(3 * WRITE_SLICE_CHARS)}`;
+    stream.send('done', JSON.stringify({ text }));
+    stream.end();
+    for (let piece = 0; piece < 4; piece++) {
+      await vi.advanceTimersByTimeAsync(50_000);
+      expect(out.destroyed).toBe(false);
+      release();
+    }
+    await vi.advanceTimersByTimeAsync(0);
+    await piping;
+    expect(out.destroyed).toBe(false);
+    expect(writes.length).toBeGreaterThanOrEqual(4);
+    for (const write of writes) expect(write.length).toBeLessThanOrEqual(WRITE_SLICE_CHARS + 1);
+    expect(writes.join('')).toBe(`event: done\ndata: ${JSON.stringify({ text })}\n\n`);
+    vi.useRealTimers();
   });
 
   it('ends the connection of a reader that takes nothing for the stalled-reader time, and cancels the stream', async () => {
