@@ -70,4 +70,6 @@ export interface PromptRequest {
    * and checks outputs against (schema-checker.ts), and keeps compiled validators by.
    */
   outputSchema?: string;
+  /** The instant (epoch ms) the catalog was read at: which model answers a retired ID (shared/catalog). */
+  catalogAt: number;
 }

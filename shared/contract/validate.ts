@@ -23,18 +23,20 @@ export const DEFAULT_JUDGE_WEIGHTS: JudgeWeights = { accuracy: 1, speed: 0, cost
  * lookups, per-model tuning, attachments against capabilities). Throws a ValidationError
  * listing every failing field; returns the resolved request otherwise. Synchronous and
  * cheap: a `response_schema` is checked against the compile budget here, and compiled by
- * `checkPromptRequest` on the schema thread.
+ * `checkPromptRequest` on the schema thread. `catalogAt` is the instant the catalog is read
+ * at (which model answers a retired ID: shared/catalog); a judged request's workflow tasks
+ * validate its body again with the instant the `api` function read it at.
  */
-export function validatePromptRequest(body: unknown): PromptRequest {
+export function validatePromptRequest(body: unknown, catalogAt = Date.now()): PromptRequest {
   // Suggestions cost an edit distance per known name: a body of thousands of unknown names gets them for the first few only.
   const suggest = suggestions(SUGGESTED_NAMES);
   // Every field of the body costs the schema check and its error; a body of many thousands is refused before either runs.
   if (exceeds(body, { fields: MAX_FIELDS })) throw new ValidationError([{ field: '', message: TOO_MANY_FIELDS }]);
   if (!validateBody(body)) throw new ValidationError(toFieldErrors(validateBody.errors ?? [], suggest));
   const errors: FieldError[] = [];
-  const models = resolveIds(body.models, '/models', errors, suggest);
-  const judges = resolveIds(body.judges ?? [], '/judges', errors, suggest);
-  applyTuning(body, models, errors, suggest);
+  const models = resolveIds(body.models, '/models', errors, suggest, catalogAt);
+  const judges = resolveIds(body.judges ?? [], '/judges', errors, suggest, catalogAt);
+  applyTuning(body, models, errors, suggest, catalogAt);
   checkJudging(body, models.length, judges.length, errors);
   checkCacheBreakpoints(body, errors);
   checkConversation(body, models, errors);
@@ -53,6 +55,7 @@ export function validatePromptRequest(body: unknown): PromptRequest {
     judges,
     judgeWeights: { ...DEFAULT_JUDGE_WEIGHTS, ...body.judge_weights },
     system: toSystemBlocks(body.system_prompt),
+    catalogAt,
     ...(body.response_schema !== undefined ? { outputSchema: JSON.stringify(body.response_schema) } : {}),
   };
 }
@@ -124,11 +127,11 @@ function unknownModelId(id: string, suggest: Suggest): string {
   return `unknown model ID "${id}"${near.length > 0 ? `; did you mean ${near.join(' or ')}?` : ''}`;
 }
 
-function resolveIds(ids: readonly string[], path: string, errors: FieldError[], suggest: Suggest): RequestedModel[] {
+function resolveIds(ids: readonly string[], path: string, errors: FieldError[], suggest: Suggest, catalogAt: number): RequestedModel[] {
   const resolved: RequestedModel[] = [];
   const seen = new Map<string, number>();
   ids.forEach((id, index) => {
-    const entry = resolveModel(id);
+    const entry = resolveModel(id, catalogAt);
     if (!entry) {
       errors.push({ field: `${path}/${index}`, message: unknownModelId(id, suggest) });
       return;
@@ -144,11 +147,11 @@ function resolveIds(ids: readonly string[], path: string, errors: FieldError[], 
   return resolved;
 }
 
-function applyTuning(body: PromptRequestBody, models: RequestedModel[], errors: FieldError[], suggest: Suggest): void {
+function applyTuning(body: PromptRequestBody, models: RequestedModel[], errors: FieldError[], suggest: Suggest, catalogAt: number): void {
   const tuned = new Set<string>();
   for (const [key, params] of Object.entries(body.model_tuning ?? {})) {
     const field = `/model_tuning/${escapePointer(key)}`;
-    const entry = resolveModel(key);
+    const entry = resolveModel(key, catalogAt);
     const model = entry && models.find((m) => m.entry === entry);
     if (!entry || !model) {
       errors.push({ field, message: entry ? `"${key}" is not one of the requested models` : unknownModelId(key, suggest) });

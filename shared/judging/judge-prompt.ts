@@ -84,6 +84,7 @@ export function judgeRequest(request: PromptRequest, judge: RequestedModel, answ
     judges: [],
     judgeWeights: request.judgeWeights,
     system: [{ type: 'text', text: judgeInstructions(request.body.judge_prompt) }],
+    catalogAt: request.catalogAt,
   };
 }
 

@@ -100,6 +100,7 @@ function workflowPlan(request: PromptRequest, run: { requestId: string; deadline
       deadlineAt: run.deadlineAt,
       resultInlineBytes: Math.floor(WORKFLOW_LIMITS.resultsInlineBytes / Math.max(1, models.length)),
       judgmentInlineBytes: Math.floor(WORKFLOW_LIMITS.judgmentsInlineBytes / Math.max(1, calls)),
+      catalogAt: request.catalogAt,
     },
     models,
     judges,

@@ -32,7 +32,7 @@ export class WorkflowTasks {
   /** Runs one model of the request; answers its result (claim-checked when large). */
   async generate(event: GenerateEvent): Promise<GenerateOutput> {
     const { context, model } = event;
-    const request = await this.request(event.request);
+    const request = await this.request(event.request, context.catalogAt);
     const requested = request.models[model.index];
     if (!requested || requested.requestedId !== model.modelId) throw new Error(`Generate item ${model.index} is not a model of the request`);
     const [result] = await runModels([planCall(request, requested)], {
@@ -58,7 +58,7 @@ export class WorkflowTasks {
    */
   async judge(event: JudgeEvent): Promise<JudgeItemOutput> {
     const { context, item } = event;
-    const request = await this.request(event.request);
+    const request = await this.request(event.request, context.catalogAt);
     const judge = request.judges[item.judge];
     if (!judge) throw new Error(`Judge item names judge ${item.judge}, which the request does not have`);
     const completed = (index: number) => {
@@ -111,11 +111,11 @@ export class WorkflowTasks {
     this.deps.log.info(message, { requestId, ...who, status: outcome.status, latencyMs: outcome.latencyMs, errorCode: outcome.error?.code });
   }
 
-  /** The request again as the `api` function validated it (the body was valid there, so it is here). */
-  private async request(carried: Carried<WorkflowRequest>): Promise<PromptRequest> {
+  /** The request again as the `api` function validated it (the body was valid there, so it is here), the catalog read at the same instant. */
+  private async request(carried: Carried<WorkflowRequest>, catalogAt: number): Promise<PromptRequest> {
     const { body } = await retrieve(this.deps.claimCheck, carried);
     // Synchronous: the api function compiled this response_schema on its schema thread before the workflow started.
     // Outputs are checked on this process's schema thread (runModel), which compiles it on the first check.
-    return validatePromptRequest(body);
+    return validatePromptRequest(body, catalogAt);
   }
 }

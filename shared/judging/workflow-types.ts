@@ -26,6 +26,12 @@ export interface WorkflowContext {
   resultInlineBytes: number;
   /** Largest judgment (JSON bytes) a `judge` task answers inline. */
   judgmentInlineBytes: number;
+  /**
+   * When the `api` function read the catalog (epoch ms): the tasks read it at the same
+   * instant, so that a request run across a model's retirement calls and is charged for the
+   * model its estimate reserved for.
+   */
+  catalogAt: number;
 }
 
 /** An item of the Generate map: one requested model. */

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { allModels, resolveModel, vendorSpelling } from '../../shared/catalog/index.js';
 import { modelListing, modelListingJson } from '../../shared/catalog/listing.js';
 import { samplingSupport } from '../../shared/providers/openai-responses/sampling.js';
+import { validatePromptRequest } from '../../shared/contract/validate.js';
 
 /** Every model ID the contract shows (spec 2.13, 2.14, 2.6). */
 const CONTRACT_IDS = {
@@ -256,6 +257,14 @@ describe('Feature: retired vendor models', () => {
     // The listing's JSON, kept between requests, is made again once a retirement takes effect.
     expect(JSON.parse(modelListingJson(before)).models.find((model: { id: string }) => model.id === 'o3').upstreamModel).toBe('o3');
     expect(JSON.parse(modelListingJson(after)).models.find((model: { id: string }) => model.id === 'o3').upstreamModel).toBe('gpt-5.4');
+  });
+
+  it('reads the catalog once a validation, at the instant it is given: the tuning of a model retired at that very instant is its own', () => {
+    const at = Date.parse('2026-12-11T00:00:00Z');
+    const request = validatePromptRequest({ prompt: 'p', models: ['o3'], model_tuning: { o3: { reasoningEffort: 'high' } } }, at);
+    expect(request.catalogAt).toBe(at);
+    expect(request.models[0]).toMatchObject({ requestedId: 'o3', entry: { upstreamModel: 'gpt-5.4' }, tuning: { reasoningEffort: 'high' } });
+    expect(validatePromptRequest({ prompt: 'p', models: ['o3'] }, at - 1).models[0]!.entry.upstreamModel).toBe('o3');
   });
 
   it('sends a retired non-reasoning model the successor reasoning model would take: temperature only with effort none', () => {

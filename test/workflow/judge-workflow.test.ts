@@ -51,6 +51,8 @@ interface Fakes {
 interface Call {
   modelId: string;
   judge: boolean;
+  /** The vendor model called. */
+  upstreamModel: string;
 }
 
 function between(prompt: string, tag: string): string {
@@ -75,7 +77,7 @@ function fakeRouter(fakes: Fakes, calls: Call[]): Router {
     adapter: fakeAdapter({
       async send(call: ModelCall): Promise<ModelReply> {
         const judging = call.responseSchema === VERDICT_SCHEMA;
-        calls.push({ modelId: entry.id, judge: judging });
+        calls.push({ modelId: entry.id, judge: judging, upstreamModel: call.entry.upstreamModel });
         const barrier = fakes.judgeBarrier;
         if (judging && barrier) {
           barrier.inFlight++;
@@ -189,6 +191,16 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
     }
     expect(ranking.map((r) => r.modelId)).toEqual(['fam_b-3.1-pro', 'fam_a-opus-4-6', 'fam_c-5.4']);
     expect(claimCheck.keys()).toEqual([]);
+  });
+
+  it("calls the models the api function read the catalog for, not the ones the tasks' own clock reads: a request run across a retirement", async () => {
+    const { calls, workflow, claimCheck } = harness({});
+    // Read before o3-mini's retirement (2026-10-23) and fam_c-4o-mini's (2027-01-14): its tasks run after the first.
+    const request = validatePromptRequest({ prompt: 'Explain recursion.', models: ['o3-mini', 'fam_a-opus-4-6'], judges: ['fam_c-4o-mini'] }, 0);
+    const { results } = await startJudgedComparison(request, { requestId: promptLogId(), deadlineAt: Date.now() + 20_000 }, { workflow, claimCheck, log: silentLog }).comparison;
+    expect(new Set(calls.map((call) => call.upstreamModel))).toEqual(new Set(['o3-mini', 'claude-opus-4-6', 'gpt-4o-mini']));
+    expect(results[0]).toMatchObject({ modelId: 'o3-mini', status: 'completed' });
+    expect(results[0]!.warnings ?? []).not.toContainEqual(expect.stringMatching(/shut o3-mini down/));
   });
 
   it('makes a judge that always prefers position A give only ties, each marked inconsistent', async () => {
@@ -496,7 +508,14 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
     });
     const input: WorkflowInput = {
       request: { value: { body: { prompt: 'p', models: ['fam_c-5.4'] } } },
-      context: { requestId: 'pl_x', generateDeadlineAt: Date.now() + 5_000, deadlineAt: Date.now() + 9_000, resultInlineBytes: 1024, judgmentInlineBytes: 1024 },
+      context: {
+        requestId: 'pl_x',
+        generateDeadlineAt: Date.now() + 5_000,
+        deadlineAt: Date.now() + 9_000,
+        resultInlineBytes: 1024,
+        judgmentInlineBytes: 1024,
+        catalogAt: Date.now(),
+      },
       models: [{ index: 0, modelId: 'fam_c-5.4' }],
       judges: [],
     };
