@@ -3,6 +3,7 @@ import { jsonRequest, postJson, type ErrorMapper } from './http.js';
 import type { SseEvent } from './sse.js';
 import { finishStream, postSse } from './stream-http.js';
 import type { ModelReply, PreparedCall } from './types.js';
+import { DEFAULT_SSE_LIMITS, streamLineCap } from './sse.js';
 
 /** What reads one streamed attempt: each event, what it delivered so far, and the reply once the stream ended. */
 export interface StreamReader {
@@ -24,6 +25,8 @@ export interface HttpCallShape {
   refine?: (error: unknown) => unknown;
   /** The non-streamed answer's JSON as a reply. */
   fromAnswer(answer: unknown): ModelReply;
+  /** The most output tokens the vendor may bill for the call (its adapter's billedOutputBound): what bounds the lines of its stream (streamLineCap). */
+  outputTokens: number;
   /** The streamed call: its URL and body where they differ, and a fresh reader for each attempt. */
   stream: { url?: string; body: object; reader(onDelta: (text: string) => void): StreamReader };
 }
@@ -48,11 +51,12 @@ export function preparedHttpCall(shape: HttpCallShape, onDelta?: (text: string) 
     };
   }
   const request = jsonRequest(shape.stream.url ?? shape.url, shape.stream.body, shape.headers, 'text/event-stream');
+  const limits = { ...DEFAULT_SSE_LIMITS, maxLines: streamLineCap(shape.outputTokens) };
   return {
     warnings,
     async send(signal) {
       const reader = shape.stream.reader(onDelta);
-      await postSse(request, signal, { mapError, onEvent: (event) => reader.onEvent(event), partial: () => reader.partial() }).catch((error: unknown) => {
+      await postSse(request, signal, { mapError, onEvent: (event) => reader.onEvent(event), partial: () => reader.partial(), limits }).catch((error: unknown) => {
         throw refine(error);
       });
       return withWarnings(finishStream(reader));

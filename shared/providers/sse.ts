@@ -13,6 +13,21 @@ export interface SseLimits {
   maxEventBytes: number;
   /** Most bytes of the whole stream. */
   maxTotalBytes: number;
+  /**
+   * Most lines of the whole stream, blank and comment lines included (none by default): what
+   * parsing a stream costs goes by its lines as much as by its bytes, and 32 MiB of
+   * one-character events or bare line ends took 0.8 s of the thread each (streamLineCap).
+   */
+  maxLines?: number;
+}
+
+/**
+ * The lines a streamed call may take: 8 a token of the most output its vendor may bill
+ * (every vendor streams a delta in 2 or 3 lines, a token or more a delta), and 10,000 more
+ * for the events around the answer and the keep-alive comments of a long one.
+ */
+export function streamLineCap(outputTokens: number): number {
+  return 8 * outputTokens + 10_000;
 }
 
 /**
@@ -40,6 +55,7 @@ export class SseParser {
   private pendingBytes = 0;
   private skipLf = false;
   private total = 0;
+  private lines = 0;
   private readonly events = new SseEventBuilder();
 
   constructor(private readonly limits: SseLimits = DEFAULT_SSE_LIMITS) {}
@@ -75,6 +91,7 @@ export class SseParser {
       this.pending = '';
       this.pendingBytes = 0;
       this.checkLine(bytes);
+      if (++this.lines > (this.limits.maxLines ?? Infinity)) throw new SseLimitError(`The stream exceeded ${this.limits.maxLines} lines`);
       this.events.line(line, events, bytes);
       if (this.events.dataBytes > this.limits.maxEventBytes) throw new SseLimitError(`An event of the stream exceeded ${this.limits.maxEventBytes} bytes`);
       if (c === 13) {

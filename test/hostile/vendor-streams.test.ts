@@ -8,6 +8,7 @@ import { EventStreamCodec } from '@smithy/core/event-streams';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chargeCall } from '../../shared/pricing/charge.js';
 import { ADAPTERS } from '../../shared/providers/adapters.js';
+import { streamLineCap } from '../../shared/providers/sse.js';
 import { UpstreamError } from '../../shared/providers/errors.js';
 import type { ModelCall, ModelReply } from '../../shared/providers/types.js';
 import { modelCall } from '../support/model-calls.js';
@@ -66,15 +67,32 @@ describe('Hostile vendor streams', () => {
     await closed.at(-1);
   });
 
-  it('an endless stream of short events fails at the total cap', async () => {
-    script = endless(': keep-alive\n\n');
-    const result = await outcome(ANTHROPIC);
-    expect((result as UpstreamError).code).toBe('upstream_malformed_response');
+  it("an endless stream of comments or bare line ends fails at the call's line cap, long before the total cap", async () => {
+    const cap = streamLineCap(ADAPTERS[ANTHROPIC.entry.protocol].billedOutputBound(ANTHROPIC));
+    for (const piece of [': keep-alive\n\n', '\n']) {
+      script = endless(piece);
+      const result = await outcome(ANTHROPIC);
+      expect(result).toMatchObject({ code: 'upstream_malformed_response', message: `The stream exceeded ${cap} lines` });
+      await closed.at(-1);
+    }
+  });
+
+  it('a stream of one-character deltas fails at the line cap of its call, its text so far as partial: its parse costs by lines, not only by bytes', async () => {
+    const call = { ...CHAT, maxTokens: 100 };
+    const cap = streamLineCap(ADAPTERS[call.entry.protocol].billedOutputBound(call));
+    script = endless(chunk({ choices: [{ index: 0, delta: { content: 'a' } }] }));
+    const result = (await outcome(call)) as UpstreamError;
+    expect(result).toMatchObject({ code: 'upstream_malformed_response', message: `The stream exceeded ${cap} lines` });
+    // Two lines an event: at most the deltas before the cap, some 600 KB of stream against the 32 MiB it could have sent.
+    const received = result.details.partial?.output ?? '';
+    expect(/^a+$/.test(received)).toBe(true);
+    expect(received.length).toBeLessThanOrEqual(cap / 2);
     await closed.at(-1);
   });
 
   it('an endless event of short data lines fails at the event cap, long before the total cap, and the connection is closed', async () => {
-    script = endless('data:xy\n');
+    // Lines of 200 characters: the event passes its 4 MiB before the stream passes its line cap.
+    script = endless(`data:${'x'.repeat(200)}\n`);
     const result = await outcome(CHAT);
     expect(result).toMatchObject({ code: 'upstream_malformed_response', message: `An event of the stream exceeded ${4 * 1024 * 1024} bytes` });
     await closed.at(-1);

@@ -17,6 +17,7 @@ export const openaiResponses: ProtocolAdapter = {
     const { body, warnings } = toResponsesRequest(call);
     return preparedHttpCall(
       {
+        outputTokens: responsesLimits.billedOutputBound(call),
         url: `${endpoint.baseUrl}/responses`,
         body,
         headers: endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {},
