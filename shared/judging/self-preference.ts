@@ -17,7 +17,7 @@ function maker(entry: ModelEntry): string {
  * retired ID its successor answers, shared/catalog), or the same open weights on two hosts.
  */
 function sameModel(x: ModelEntry, y: ModelEntry): boolean {
-  return x.id === y.id || (x.provider === y.provider && x.upstreamModel === y.upstreamModel) || (x.openWeights !== undefined && x.openWeights.weights === y.openWeights?.weights);
+  return (x.provider === y.provider && x.upstreamModel === y.upstreamModel) || (x.openWeights !== undefined && x.openWeights.weights === y.openWeights?.weights);
 }
 
 /**
