@@ -21,8 +21,11 @@ for (const entry of MODELS) {
   if (alias && !byId.has(alias)) byId.set(alias, entry);
 }
 
-/** What answers to a retired ID from the start of its retirement day (epoch ms): its successor, as this ID. */
-const retired = new Map<ModelEntry, { from: number; served: ModelEntry }>();
+/**
+ * What answers to a retired ID from the start of its retirement day (epoch ms): its successor,
+ * as this ID; and the note that announces it until then.
+ */
+const retired = new Map<ModelEntry, { from: number; served: ModelEntry; announced: string }>();
 for (const entry of MODELS) {
   if (!entry.retirement) continue;
   const { on, successor: successorId } = entry.retirement;
@@ -31,8 +34,11 @@ for (const entry of MODELS) {
     throw new Error(`${entry.id}: successor ${successorId} is not a catalog ID of its vendor that stays`);
   }
   const { retirement, servedBy, ...answering } = successor;
+  const vendor = PROVIDER_NAMES[entry.provider];
+  const answerer = `${successor.upstreamModel} (${successor.id})`;
   retired.set(entry, {
     from: Date.parse(`${on}T00:00:00Z`),
+    announced: `${vendor} shuts ${entry.upstreamModel} down on ${on}; from then ${answerer} answers this ID, at its prices`,
     served: {
       ...answering,
       id: entry.id,
@@ -40,7 +46,7 @@ for (const entry of MODELS) {
       tier: entry.tier,
       // What a caller may tune stays what the contract gives this ID (spec 2.6): the successor takes all of it.
       capabilities: { ...successor.capabilities, tuning: entry.capabilities.tuning },
-      servedBy: `${PROVIDER_NAMES[entry.provider]} shut ${entry.upstreamModel} down on ${on}; ${successor.upstreamModel} (${successor.id}) answers this ID in its place, at its prices`,
+      servedBy: `${vendor} shut ${entry.upstreamModel} down on ${on}; ${answerer} answers this ID in its place, at its prices`,
     },
   });
 }
@@ -71,9 +77,7 @@ export function retirementsInEffect(now = Date.now()): number {
 
 /** A note on a model whose vendor has announced its shutdown and that still answers: what answers from when. */
 export function retirementNote(entry: ModelEntry): string | undefined {
-  if (!entry.retirement) return undefined;
-  const successor = byId.get(entry.retirement.successor) as ModelEntry;
-  return `${PROVIDER_NAMES[entry.provider]} shuts ${entry.upstreamModel} down on ${entry.retirement.on}; from then ${successor.upstreamModel} (${successor.id}) answers this ID, at its prices`;
+  return retired.get(entry)?.announced;
 }
 
 /** IDs compared for suggestions: case, dots and underscores aside (`claude-opus-4.6`, `fam_c-54`). */
