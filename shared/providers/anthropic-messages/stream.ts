@@ -5,7 +5,7 @@ import { textTokens } from '../../text/text-tokens.js';
 import type { ModelReply, UsageHints } from '../types.js';
 import { errorBodyToUpstreamError } from './errors.js';
 import { fromMessagesResponse } from './response.js';
-import { toUsage, type AnthropicUsage } from './usage.js';
+import { count, toUsage, type AnthropicUsage } from './usage.js';
 
 /**
  * Reads a streamed Messages answer: `message_start` (its usage: input and cache classes),
@@ -71,13 +71,13 @@ export class MessagesStream {
 
   partial(): PartialReply {
     const usage = toUsage(this.finalUsage);
-    return usage ? { output: this.text, usage, hints: this.hints() } : { output: this.text, hints: this.hints() };
+    return { output: this.text, ...(usage ? { usage } : {}), hints: this.hints() };
   }
 
   /** The input `message_start` reported (all its classes) and the thinking streamed: for a call whose final usage never came. */
   private hints(): UsageHints {
     const { input_tokens: input, cache_read_input_tokens: read, cache_creation_input_tokens: written } = this.startUsage;
-    const counts = [input, read, written].filter((count): count is number => typeof count === 'number' && Number.isSafeInteger(count) && count >= 0);
+    const counts = [input, read, written].map(count).filter((tokens) => tokens !== undefined);
     return { ...(counts.length > 0 ? { inputTokens: counts.reduce((sum, count) => sum + count, 0) } : {}), unseenOutputTokens: this.thinkingTokens };
   }
 

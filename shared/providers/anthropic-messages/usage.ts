@@ -8,7 +8,8 @@ export interface AnthropicUsage {
   cache_read_input_tokens?: unknown;
 }
 
-function count(value: unknown): number | undefined {
+/** A count Anthropic sent, where it is one. */
+export function count(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
 }
 

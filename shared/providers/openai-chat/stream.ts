@@ -65,13 +65,14 @@ export class ChatStream {
 
   partial(): PartialReply {
     const usage = toUsage(this.usage, this.dialect);
-    return usage ? { output: this.text.output, usage, hints: this.hints() } : { output: this.text.output, hints: this.hints() };
+    return { output: this.text.output, ...(usage ? { usage } : {}), hints: this.hints() };
   }
 
   /** The reasoning streamed, in its fields and inline (`<think>`): for a call whose usage never came. */
   private hints(): UsageHints {
+    // What was received and not shown: the inline thinking (the output is a part of all of it).
     const inline = this.text.all.length > this.text.output.length ? textTokens(this.text.all) - textTokens(this.text.output) : 0;
-    return { unseenOutputTokens: this.reasoningTokens + Math.max(0, inline) };
+    return { unseenOutputTokens: this.reasoningTokens + inline };
   }
 
   finish(): ModelReply {
