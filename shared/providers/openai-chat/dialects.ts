@@ -7,8 +7,6 @@ import type { ProviderId } from '../../catalog/types.js';
  */
 export interface ChatDialect {
   readonly id: 'openai' | 'xai' | 'cerebras' | 'deepseek' | 'mistral' | 'groq';
-  /** The vendor as warnings name it. */
-  readonly vendor: string;
   /** Body field of the output limit. */
   readonly maxTokensField: 'max_tokens' | 'max_completion_tokens';
   /** Highest temperature the vendor takes; a higher request is sent at this value, with a warning. */
@@ -45,7 +43,6 @@ export interface ChatDialect {
 /** OpenAI itself: the shape the others are compared with, and the fallback for providers served through the simulator. */
 const OPENAI: ChatDialect = {
   id: 'openai',
-  vendor: 'OpenAI',
   maxTokensField: 'max_completion_tokens',
   reasoningEffortModels: 'all',
   imageUrl: 'object',
@@ -64,7 +61,6 @@ const OPENAI: ChatDialect = {
  */
 const XAI: ChatDialect = {
   id: 'xai',
-  vendor: 'xAI',
   maxTokensField: 'max_completion_tokens',
   reasoningEffortModels: ['grok-4.3', 'grok-3-mini'],
   imageUrl: 'object',
@@ -81,7 +77,6 @@ const XAI: ChatDialect = {
  */
 const CEREBRAS: ChatDialect = {
   id: 'cerebras',
-  vendor: 'Cerebras',
   maxTokensField: 'max_completion_tokens',
   maxTemperature: 1.5,
   reasoningEffortModels: ['gpt-oss', 'zai-glm'],
@@ -100,7 +95,6 @@ const CEREBRAS: ChatDialect = {
  */
 const DEEPSEEK: ChatDialect = {
   id: 'deepseek',
-  vendor: 'DeepSeek',
   maxTokensField: 'max_tokens',
   samplingIgnored: 'DeepSeek ignores it in thinking mode, which its V4 models use by default',
   reasoningEffortModels: 'all',
@@ -120,7 +114,6 @@ const DEEPSEEK: ChatDialect = {
  */
 const MISTRAL: ChatDialect = {
   id: 'mistral',
-  vendor: 'Mistral',
   maxTokensField: 'max_tokens',
   maxTemperature: 1.5,
   reasoningEffortModels: [],
@@ -138,7 +131,6 @@ const MISTRAL: ChatDialect = {
  */
 const GROQ: ChatDialect = {
   id: 'groq',
-  vendor: 'Groq',
   maxTokensField: 'max_completion_tokens',
   // Qwen3 takes only 'none' | 'default', which the contract never sends.
   reasoningEffortModels: ['openai/gpt-oss'],

@@ -2,6 +2,7 @@ import { UpstreamError, parseRetryAfter } from '../errors.js';
 import type { ChatDialect } from './dialects.js';
 import { cutWhole } from '../../text/cut.js';
 import { parseVendorJson } from '../vendor-json.js';
+import { PROVIDER_NAMES } from '../../catalog/types.js';
 
 const MAX_MESSAGE = 500;
 
@@ -53,7 +54,7 @@ export function fromErrorResponse(dialect: ChatDialect, status: number, text: st
   } catch {
     body = undefined;
   }
-  const message = vendorMessage(body) ?? `${dialect.vendor} answered ${status}`;
+  const message = vendorMessage(body) ?? `${PROVIDER_NAMES[dialect.id]} answered ${status}`;
   const overloaded = status === 503 || dialect.capacityStatuses.includes(status);
   const code = status === 429 ? 'upstream_rate_limited' : overloaded ? 'upstream_overloaded' : 'upstream_error';
   return new UpstreamError(code, message, {

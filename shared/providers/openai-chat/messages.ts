@@ -3,6 +3,7 @@ import { schemaInstruction } from '../structured-output.js';
 import { appendAlternating } from '../turns.js';
 import type { ModelCall } from '../types.js';
 import type { ChatDialect } from './dialects.js';
+import { PROVIDER_NAMES } from '../../catalog/types.js';
 
 export type ContentPart =
   | { type: 'text'; text: string }
@@ -57,7 +58,7 @@ function userContent(call: ModelCall, dialect: ChatDialect): string | ContentPar
       parts.push({ type: 'document_url', document_url: dataUrl, document_name: attachment.name });
     } else {
       // The catalog let a PDF through to a vendor whose chat completions have no form for it.
-      throw new UpstreamError('attachment_not_supported', `${dialect.vendor} chat completions take no PDF attachments`);
+      throw new UpstreamError('attachment_not_supported', `${PROVIDER_NAMES[dialect.id]} chat completions take no PDF attachments`);
     }
   }
   return parts;

@@ -7,6 +7,7 @@ import { toMessages } from './messages.js';
 import type { ChatMessage } from './messages.js';
 import { toSamplingFields } from './sampling.js';
 import type { SamplingFields } from './sampling.js';
+import { PROVIDER_NAMES } from '../../catalog/types.js';
 
 export type { ChatMessage, ContentPart } from './messages.js';
 
@@ -31,11 +32,11 @@ export function toChatRequest(call: ModelCall, dialect: ChatDialect = dialectFor
   if (native && call.responseSchema) {
     // Groq's strict form (gpt-oss) is constrained decoding and refuses a schema with an optional
     // property; such a schema goes in its best-effort form (strict false), with a warning.
-    const { strict, warning } = strictMode(call.responseSchema, call.entry.id, dialect.vendor);
+    const { strict, warning } = strictMode(call.responseSchema, call.entry.id, PROVIDER_NAMES[dialect.id]);
     if (warning) warnings.push(warning);
     body.response_format = { type: 'json_schema', json_schema: { name: 'response', schema: call.responseSchema, strict } };
   }
-  const cacheWarning = breakpointsWarning(call, dialect.vendor);
+  const cacheWarning = breakpointsWarning(call, PROVIDER_NAMES[dialect.id]);
   if (cacheWarning) warnings.push(cacheWarning);
   return { body, warnings };
 }

@@ -1,6 +1,7 @@
 import type { ModelCall } from '../types.js';
 import { modelListed } from './dialects.js';
 import type { ChatDialect } from './dialects.js';
+import { PROVIDER_NAMES } from '../../catalog/types.js';
 
 /** The generation fields of a chat completions body. */
 export interface SamplingFields {
@@ -27,7 +28,7 @@ export function toSamplingFields(call: ModelCall, dialect: ChatDialect): { field
       warnings.push(`temperature was not applied: ${dialect.samplingIgnored}`);
     } else if (dialect.maxTemperature !== undefined && call.temperature > dialect.maxTemperature) {
       fields.temperature = dialect.maxTemperature;
-      warnings.push(`temperature ${call.temperature} is above the ${dialect.vendor} maximum of ${dialect.maxTemperature}; ${dialect.maxTemperature} was sent`);
+      warnings.push(`temperature ${call.temperature} is above the ${PROVIDER_NAMES[dialect.id]} maximum of ${dialect.maxTemperature}; ${dialect.maxTemperature} was sent`);
     } else {
       fields.temperature = call.temperature;
     }
@@ -40,7 +41,7 @@ export function toSamplingFields(call: ModelCall, dialect: ChatDialect): { field
   const { reasoningEffort, thinkingBudget, webSearch, cachedContent } = call.tuning;
   if (reasoningEffort !== undefined) {
     if (modelListed(dialect.reasoningEffortModels, model)) fields.reasoning_effort = reasoningEffort;
-    else warnings.push(`reasoningEffort was not applied: ${dialect.vendor} does not accept reasoning_effort for ${model}, which reasons at its own fixed level`);
+    else warnings.push(`reasoningEffort was not applied: ${PROVIDER_NAMES[dialect.id]} does not accept reasoning_effort for ${model}, which reasons at its own fixed level`);
   }
   if (thinkingBudget !== undefined) warnings.push('thinkingBudget was not applied: chat completions have no thinking budget');
   if (webSearch !== undefined) warnings.push('webSearch was not applied: chat completions have no search grounding');
