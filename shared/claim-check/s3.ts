@@ -1,5 +1,6 @@
 import type { S3Client } from '@aws-sdk/client-s3';
 import { awsRequestHandler, type AwsTimeouts } from '../http/aws-handler.js';
+import { withFastConfig } from '../aws-client-config.js';
 import { ClaimCheckNotFoundError } from './errors.js';
 import type { ClaimCheckStore } from './types.js';
 
@@ -83,11 +84,13 @@ export class S3ClaimCheck implements ClaimCheckStore {
       sdk,
       client:
         this.options.client ??
-        new sdk.S3Client({
-          region: this.options.region,
-          ...(this.options.endpoint ? { endpoint: this.options.endpoint, forcePathStyle: true } : {}),
-          requestHandler: awsRequestHandler(this.options.timeouts ?? CLAIM_CHECK_TIMEOUTS, sdk.NodeHttpHandler),
-        }),
+        withFastConfig(
+          new sdk.S3Client({
+            region: this.options.region,
+            ...(this.options.endpoint ? { endpoint: this.options.endpoint, forcePathStyle: true } : {}),
+            requestHandler: awsRequestHandler(this.options.timeouts ?? CLAIM_CHECK_TIMEOUTS, sdk.NodeHttpHandler),
+          }),
+        ),
     }));
     return this.loaded;
   }

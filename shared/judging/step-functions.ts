@@ -2,6 +2,7 @@ import type { SFNClient } from '@aws-sdk/client-sfn';
 import { StandardRetryStrategy } from '@smithy/core/retry';
 import type { RetryErrorInfo, StandardRetryToken } from '@smithy/types';
 import { WorkflowFailedError } from './errors.js';
+import { withFastConfig } from '../aws-client-config.js';
 import type { JudgingWorkflow, WorkflowInput, WorkflowOutput } from './workflow-types.js';
 
 export interface StepFunctionsWorkflowOptions {
@@ -70,11 +71,13 @@ export class StepFunctionsWorkflow implements JudgingWorkflow {
         this.options.client ??
         // StartSyncExecution's host takes a `sync-` prefix in AWS; an endpoint given (LocalStack,
         // e.g. http://localhost:4566) is taken as it is, or `sync-localhost` would not resolve.
-        new sdk.SFNClient({
-          region: this.options.region,
-          retryStrategy: new ThrottlingOnlyRetry(3),
-          ...(this.options.endpoint ? { endpoint: this.options.endpoint, disableHostPrefix: true } : {}),
-        }),
+        withFastConfig(
+          new sdk.SFNClient({
+            region: this.options.region,
+            retryStrategy: new ThrottlingOnlyRetry(3),
+            ...(this.options.endpoint ? { endpoint: this.options.endpoint, disableHostPrefix: true } : {}),
+          }),
+        ),
     }));
     return this.loaded;
   }

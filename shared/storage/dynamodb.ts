@@ -2,6 +2,7 @@ import { ConditionalCheckFailedException, DynamoDBClient, type AttributeValue } 
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { HttpHandler } from '@smithy/core/protocols';
+import { withFastConfig } from '../aws-client-config.js';
 import { awsRequestHandler, type AwsTimeouts } from '../http/aws-handler.js';
 import { StoreUnavailableError, isStoreUnavailable } from './errors.js';
 
@@ -107,7 +108,7 @@ export function createStoreClient({ region, endpoint, local = false, requestHand
  */
 function withoutIdleSteps(client: DynamoDBClient): DynamoDBClient {
   for (const step of IDLE_STEPS) client.middlewareStack.remove(step);
-  return client;
+  return withFastConfig(client);
 }
 
 export const IDLE_STEPS = ['loggerMiddleware', 'getUserAgentMiddleware', 'recursionDetectionMiddleware'] as const;

@@ -23,6 +23,7 @@ const LAYERS: readonly (readonly string[])[] = [
     'shared/http/redact.ts',
     'shared/http/server-timing.ts',
     'shared/sdk',
+    'shared/aws-client-config.ts',
   ],
   // 1. the contract and the catalog (and the configuration, which names catalog types)
   ['shared/contract', 'shared/catalog', 'shared/config.ts'],

@@ -1,6 +1,7 @@
 import type { BedrockRuntimeClient, ConverseCommandInput, ConverseCommandOutput, ConverseStreamCommandInput, ConverseStreamCommandOutput } from '@aws-sdk/client-bedrock-runtime';
 import type { Readable } from 'node:stream';
 import { keepAliveAgent, readBody } from '../../http/post.js';
+import { withFastConfig } from '../../aws-client-config.js';
 import type { Endpoint } from '../types.js';
 
 export const DEFAULT_REGION = 'us-east-1';
@@ -51,14 +52,16 @@ function clientFor(runtime: Sdk, endpoint: Endpoint): BedrockRuntimeClient {
   const key = `${endpoint.baseUrl}\u0000${region}\u0000${endpoint.simulated}`;
   let client = clients.get(key);
   if (!client) {
-    client = new runtime.BedrockRuntimeClient({
-      region,
-      ...(endpoint.baseUrl ? { endpoint: endpoint.baseUrl } : {}),
-      ...(endpoint.simulated ? { credentials: SIMULATED_CREDENTIALS } : {}),
-      maxAttempts: 1,
-      streamCollector: (body: Readable) => readBody(body),
-      requestHandler: new runtime.NodeHttpHandler({ httpAgent: keepAliveAgent(new URL('http://agent')), httpsAgent: keepAliveAgent(new URL('https://agent')) }),
-    });
+    client = withFastConfig(
+      new runtime.BedrockRuntimeClient({
+        region,
+        ...(endpoint.baseUrl ? { endpoint: endpoint.baseUrl } : {}),
+        ...(endpoint.simulated ? { credentials: SIMULATED_CREDENTIALS } : {}),
+        maxAttempts: 1,
+        streamCollector: (body: Readable) => readBody(body),
+        requestHandler: new runtime.NodeHttpHandler({ httpAgent: keepAliveAgent(new URL('http://agent')), httpsAgent: keepAliveAgent(new URL('https://agent')) }),
+      }),
+    );
     clients.set(key, client);
   }
   return client;
