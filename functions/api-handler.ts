@@ -42,6 +42,7 @@ export function createApiHandler(gateway: () => Gateway, log: Log, hooks: ApiHoo
       const options: SubmitOptions = {
         idempotencyKey: event.headers['idempotency-key'],
         account: cachedAccount(context),
+        ...(typeof context.keyHash === 'string' ? { keyHash: context.keyHash } : {}),
         timing,
         receivedAt: receivedAt(event),
       };

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { generateApiKey, hashApiKey, keyPrefix } from '../../shared/auth/keys.js';
+import { revokeApiKey } from '../../shared/auth/revoke.js';
 import { creditsToMicro, microToCredits } from '../../shared/credits/credits.js';
 import { MAX_BALANCE_MICRO } from '../../shared/pricing/micro-credits.js';
 import { AccountNotFoundError } from '../../shared/errors.js';
@@ -40,7 +41,7 @@ const COMMANDS: Record<string, string> = {
   'create-account': 'create-account --credits N [--zdr] [--rpm N]\n  Opens an account with N credits; --zdr makes zero data retention its default, --rpm sets its own rate limit.',
   'create-key': 'create-key --account ID\n  Issues an API key for the account; the key is printed once, only its SHA-256 is stored.',
   'revoke-key':
-    'revoke-key --key KEY | --hash SHA256\n  Revokes a key, given the key or its SHA-256 (list-keys shows it); it works until the authorizer cache expires: 30 s by default.',
+    'revoke-key --key KEY | --hash SHA256\n  Revokes a key, given the key or its SHA-256 (list-keys shows it): its prompts are refused (401) at once; GET /api/v1/models and /api/v1/openapi.json accept it until the authorizer cache expires, 30 s by default.',
   'list-keys': "list-keys --account ID\n  The account's keys: SHA-256, prefix, when created and revoked (never the key, which is not stored).",
   'top-up': 'top-up --account ID --credits N\n  Adds N credits; applies at once.',
   balance: 'balance --account ID\n  The balance, what is reserved by requests in flight, and the account settings.',
@@ -110,7 +111,7 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
     case 'revoke-key': {
       if ((values.key === undefined) === (values.hash === undefined)) throw new UsageError('revoke-key takes one of --key KEY or --hash SHA256');
       if (values.hash !== undefined && !/^[0-9a-f]{64}$/.test(values.hash)) throw new UsageError("--hash must be a key's SHA-256: 64 lowercase hex digits, as list-keys shows it");
-      const record = await deps.apiKeys.revoke(values.hash ?? hashApiKey(values.key as string));
+      const record = await revokeApiKey(deps, values.hash ?? hashApiKey(values.key as string));
       return { accountId: record.accountId, keyPrefix: record.keyPrefix, revokedAt: record.revokedAt };
     }
     case 'list-keys': {

@@ -5,6 +5,7 @@ import { createCatalogHandler } from '../../functions/catalog-handler.js';
 import { createAuthorizer } from '../../functions/authorizer.js';
 import { createGenerateHandler, createJudgeHandler } from '../../functions/workflow-handlers.js';
 import { generateApiKey, hashApiKey, isWellFormedKey, keyPrefix } from '../../shared/auth/keys.js';
+import { revokeApiKey } from '../../shared/auth/revoke.js';
 import { PROVIDERS, type ProviderId } from '../../shared/catalog/types.js';
 import { MemoryClaimCheck } from '../../shared/claim-check/memory.js';
 import { ConfigError, type GatewayConfig } from '../../shared/config.js';
@@ -176,7 +177,7 @@ async function ensureDemoAccount(gateway: Gateway, config: GatewayConfig): Promi
   }
   // The key this start prints stays, should an earlier start have printed it (and DEMO_API_KEY pin it now).
   const issued = (await gateway.apiKeys.listByAccount(account.accountId)).filter((key) => key.issuedBy === 'local-demo' && !key.revokedAt && key.keyHash !== keyHash);
-  await Promise.all(issued.map((key) => gateway.apiKeys.revoke(key.keyHash)));
+  await Promise.all(issued.map((key) => revokeApiKey(gateway, key.keyHash)));
   if (!existing) {
     const record = { keyHash, accountId: account.accountId, keyPrefix: keyPrefix(apiKey), createdAt: new Date().toISOString() };
     await gateway.apiKeys.put(config.demoApiKey === undefined ? { ...record, issuedBy: 'local-demo' } : record);

@@ -12,6 +12,8 @@ export interface Principal {
   zeroDataRetention: boolean;
   /** 0 when the account uses the gateway default. */
   rateLimitRpm: number;
+  /** The key's SHA-256: the reserve refuses it once the key is revoked, though this decision is cached. */
+  keyHash: string;
 }
 
 /**
@@ -24,9 +26,10 @@ export async function authenticate(authorization: string | undefined, store: { a
   if (!key) throw new UnauthorizedError();
   // As last written: a key created a moment ago is not refused (a 401 API Gateway would then
   // cache), and a revoked one is not let in by a stale copy. Read only when the cache misses.
-  const record = await store.apiKeys.get(hashApiKey(key), { consistent: true });
+  const keyHash = hashApiKey(key);
+  const record = await store.apiKeys.get(keyHash, { consistent: true });
   if (!record || record.revokedAt) throw new UnauthorizedError();
   const account = await store.accounts.get(record.accountId);
   if (!account) throw new UnauthorizedError();
-  return { accountId: account.accountId, zeroDataRetention: account.zeroDataRetention, rateLimitRpm: account.rateLimitRpm ?? 0 };
+  return { accountId: account.accountId, zeroDataRetention: account.zeroDataRetention, rateLimitRpm: account.rateLimitRpm ?? 0, keyHash };
 }

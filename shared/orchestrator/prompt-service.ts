@@ -83,6 +83,8 @@ export interface SubmitOptions extends Streaming {
   receivedAt?: number;
   /** The account settings the authorizer cached with its decision; read from the store when absent. */
   account?: { zeroDataRetention: boolean; rateLimitRpm?: number };
+  /** The SHA-256 of the key the authorizer let in: the reserve refuses it once revoked, whatever the authorizer cached. */
+  keyHash?: string;
   /** Times the phases (`idempotency`, `reserve`, `keys`, `models` or `judging`) for the answer's Server-Timing header. */
   timing?: ServerTiming;
 }
@@ -94,6 +96,7 @@ interface RunContext {
   promptLogId: string;
   zeroDataRetention: boolean;
   rateLimitRpm: number;
+  keyHash?: string;
   receivedAt: number;
   timing: ServerTiming;
 }
@@ -151,6 +154,7 @@ export class PromptService {
       promptLogId: newPromptLogId(receivedAt),
       zeroDataRetention: request.body.zero_data_retention ?? account.zeroDataRetention,
       rateLimitRpm: account.rateLimitRpm ?? this.deps.config.rateLimitRpm,
+      ...(options.keyHash === undefined ? {} : { keyHash: options.keyHash }),
       receivedAt,
       timing: options.timing ?? new ServerTiming(),
     };
@@ -162,12 +166,12 @@ export class PromptService {
    * with the answer to come.
    */
   private async planReserveAndRun(context: RunContext, streaming: Streaming): Promise<Running<PromptResponse>> {
-    const { accountId, request, promptLogId, receivedAt, rateLimitRpm, timing } = context;
+    const { accountId, request, promptLogId, receivedAt, rateLimitRpm, keyHash, timing } = context;
     const { config, credits } = this.deps;
     const plan = planRequest(request);
     const estimate = estimateBreakdown(plan, config);
     const reserving = timing.measure('reserve', () =>
-      credits.reserve(accountId, promptLogId, estimate.micro, { limitPerMinute: rateLimitRpm, inFlight: this.deps.config.maxInFlight }).catch((error: unknown) => {
+      credits.reserve(accountId, promptLogId, estimate.micro, { limitPerMinute: rateLimitRpm, inFlight: this.deps.config.maxInFlight, keyHash }).catch((error: unknown) => {
         // A 402 says what the estimate is made of, so that the caller sees what to lower.
         throw error instanceof InsufficientCreditsError ? new InsufficientCreditsError(error.estimatedCreditsRequired, error.balance, inCredits(estimate)) : error;
       }),

@@ -1,6 +1,6 @@
 import { BoundedMap } from '../bounded-map.js';
 import { GetItemCommand, PutItemCommand, UpdateItemCommand, paginateScan, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { AccountNotFoundError, InsufficientCreditsError, RateLimitedError } from '../errors.js';
+import { AccountNotFoundError, InsufficientCreditsError, RateLimitedError, UnauthorizedError } from '../errors.js';
 import { MAX_BALANCE_MICRO, microToCredits } from '../pricing/micro-credits.js';
 import { fromAttributes, isConditionFailed, refusedOrRead, storeCall, storePages, toAttributes } from './dynamodb.js';
 import { AccountContendedError, BalanceCeilingError, ConditionFailedError } from './errors.js';
@@ -28,6 +28,11 @@ export interface OpenRequest {
 export interface ReserveLimits {
   limitPerMinute: number;
   inFlight: number;
+  /**
+   * The SHA-256 of the API key that made the request: refused (UnauthorizedError) once the
+   * account lists it as revoked (`revokeKey`), whatever an authorizer's cached decision says.
+   */
+  keyHash?: string;
 }
 
 /**
@@ -52,7 +57,16 @@ export interface Account {
   unposted: Record<string, LedgerEntry>;
   /** The fixed one-minute rate window: its start (epoch ms) and the requests counted in it. */
   rateWindow?: { start: number; count: number };
+  /**
+   * The account's keys revoked within REVOKED_KEYS_KEPT_MS (SHA-256 → when, epoch ms): an
+   * authorizer's cached Allow still lets such a key in (30 s by default), and the reserve,
+   * the one write before any model is called, refuses it.
+   */
+  revokedKeys?: Record<string, number>;
 }
+
+/** How long a revoked key stays listed on its account: past API Gateway's longest authorizer cache (1 hour). */
+export const REVOKED_KEYS_KEPT_MS = 2 * 60 * 60_000;
 
 const RATE_WINDOW_MS = 60_000;
 /** Accounts whose last rate window a process remembers (AccountsRepository.reserve). */
@@ -60,6 +74,8 @@ const WINDOWS_REMEMBERED = 10_000;
 
 /** Reserve writes tried before giving up on an account that concurrent requests keep changing. */
 const RESERVE_ATTEMPTS = 8;
+/** Writes of a key's revocation tried before giving up on an account whose list keeps changing. */
+const REVOKE_ATTEMPTS = 3;
 
 function rateWindowStart(at: number): number {
   return Math.floor(at / RATE_WINDOW_MS) * RATE_WINDOW_MS;
@@ -187,8 +203,15 @@ export class AccountsRepository {
                 'size(reservations) < :inFlight',
                 // The window admits at most `limitPerMinute` requests, however many arrive at once.
                 opensWindow ? '(attribute_not_exists(rateWindow) OR rateWindow.#start < :start)' : 'rateWindow.#start = :start AND rateWindow.#count < :limit',
+                // A key revoked since the authorizer cached its decision spends nothing.
+                ...(rate.keyHash === undefined ? [] : ['attribute_not_exists(revokedKeys.#key)']),
               ].join(' AND '),
-              ExpressionAttributeNames: { '#request': requestId, '#start': 'start', ...(opensWindow ? {} : { '#count': 'count' }) },
+              ExpressionAttributeNames: {
+                '#request': requestId,
+                '#start': 'start',
+                ...(opensWindow ? {} : { '#count': 'count' }),
+                ...(rate.keyHash === undefined ? {} : { '#key': rate.keyHash }),
+              },
               ExpressionAttributeValues: toAttributes({
                 ':amount': amount,
                 ':reservation': { amountMicro: amount, at },
@@ -211,6 +234,7 @@ export class AccountsRepository {
         // This very reservation: a write that landed but whose answer was lost, then retried.
         if (held && held.amountMicro === amount && held.at === at) return account.balanceMicro;
         if (held) throw new ConditionFailedError(`Request ${requestId} is already reserved`);
+        if (rate.keyHash !== undefined && account.revokedKeys?.[rate.keyHash] !== undefined) throw new UnauthorizedError();
         const window = account.rateWindow;
         // A window opened by a function whose clock runs ahead counts as the current one.
         if (window && window.start > windowStart) windowStart = window.start;
@@ -282,6 +306,57 @@ export class AccountsRepository {
         }),
       ),
     );
+  }
+
+  /**
+   * Lists a key of the account as revoked from `at` (epoch ms), so that the reserve refuses
+   * it at once, and drops the keys listed longer than REVOKED_KEYS_KEPT_MS. The key's own
+   * record (ApiKeysRepository.revoke) is what the authorizer reads when its cache misses.
+   * Listing a key again keeps its first time. An account that no longer exists has nothing
+   * to refuse.
+   */
+  async revokeKey(accountId: string, keyHash: string, at: number): Promise<void> {
+    for (let attempt = 1; attempt <= REVOKE_ATTEMPTS; attempt++) {
+      const account = await this.get(accountId);
+      if (!account) return;
+      const listed = account.revokedKeys;
+      const expired = Object.keys(listed ?? {}).filter((hash) => hash !== keyHash && listed![hash]! < at - REVOKED_KEYS_KEPT_MS);
+      const removed = Object.fromEntries(expired.map((hash, i) => [`#old${i}`, hash]));
+      try {
+        await storeCall(
+          'accounts.revokeKey',
+          this.client.send(
+            new UpdateItemCommand({
+              TableName: this.tableName,
+              Key: toAttributes({ accountId }),
+              ...(listed === undefined
+                ? {
+                    UpdateExpression: 'SET revokedKeys = :keys',
+                    ConditionExpression: 'attribute_exists(accountId) AND attribute_not_exists(revokedKeys)',
+                    ExpressionAttributeValues: toAttributes({ ':keys': { [keyHash]: at } }),
+                  }
+                : {
+                    UpdateExpression: `SET revokedKeys.#key = if_not_exists(revokedKeys.#key, :at)${
+                      expired.length > 0
+                        ? ` REMOVE ${Object.keys(removed)
+                            .map((name) => `revokedKeys.${name}`)
+                            .join(', ')}`
+                        : ''
+                    }`,
+                    ConditionExpression: 'attribute_exists(revokedKeys)',
+                    ExpressionAttributeNames: { '#key': keyHash, ...removed },
+                    ExpressionAttributeValues: toAttributes({ ':at': at }),
+                  }),
+            }),
+          ),
+        );
+        return;
+      } catch (error) {
+        // Another revocation created or the account's deletion removed the list meanwhile: read again.
+        if (!isConditionFailed(error)) throw error;
+      }
+    }
+    throw new AccountContendedError(accountId);
   }
 
   async setRateLimit(accountId: string, rateLimitRpm: number): Promise<void> {

@@ -5,6 +5,7 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LocalHost } from '../../infra/local/host.js';
 import { generateApiKey, hashApiKey, keyPrefix } from '../../shared/auth/keys.js';
+import { revokeApiKey } from '../../shared/auth/revoke.js';
 import { LIMITS } from '../../shared/contract/limits.js';
 import { body } from '../support/fixtures.js';
 import { post, startTestHost, type Answer } from '../support/local.js';
@@ -60,6 +61,39 @@ describe('Authentication', () => {
     host.simulator.reset();
     balanceBefore = (await host.gateway.accounts.get(host.demo.accountId))!.balanceMicro;
     await expectRefused(await post(host, body(), { authorization: `Bearer ${key}` }), 401, 'unauthorized');
+  });
+
+  it("answers 401 for a key revoked while API Gateway's cache still allows it: its prompts, streamed or not, spend nothing from then on", async () => {
+    // Prepare: a host whose authorizer decisions are cached, as a stage's are (30 s by default).
+    const cached = await startTestHost({ AUTHORIZER_CACHE_SECONDS: '300' });
+    try {
+      const key = generateApiKey();
+      const authorization = `Bearer ${key}`;
+      await cached.gateway.apiKeys.put({ keyHash: hashApiKey(key), accountId: cached.demo.accountId, keyPrefix: keyPrefix(key), createdAt: new Date().toISOString() });
+      expect((await post(cached, body({ models: ['fam_k-8b'] }), { authorization })).status).toBe(200);
+      const balance = (await cached.gateway.accounts.get(cached.demo.accountId))!.balanceMicro;
+      cached.simulator.reset();
+
+      // Act
+      await revokeApiKey(cached.gateway, hashApiKey(key));
+      const answers = [
+        await post(cached, body({ models: ['fam_k-8b'] }), { authorization }),
+        await post(cached, body({ models: ['fam_k-8b'] }), { authorization, accept: 'text/event-stream' }),
+      ];
+      const catalog = await fetch(`${cached.url}/api/v1/models`, { headers: { authorization } });
+
+      // Assert
+      for (const answer of answers) {
+        expect(answer.status).toBe(401);
+        expect(answer.body).toMatchObject({ error: { code: 'unauthorized' } });
+      }
+      expect(cached.simulator.calls()).toHaveLength(0);
+      expect((await cached.gateway.accounts.get(cached.demo.accountId))!.balanceMicro).toBe(balance);
+      // The catalog, which spends nothing, follows the cached decision until it expires.
+      expect(catalog.status).toBe(200);
+    } finally {
+      await cached.close();
+    }
   });
 
   it('checks the key before the body', async () => {

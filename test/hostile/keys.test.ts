@@ -96,6 +96,6 @@ describe('API keys', () => {
     const ttl = DEFAULT_SETTINGS.authorizerCacheTtl.toSeconds();
     expect(ttl).toBe(30);
     expect(readme).toMatch(new RegExp(`\\| \`gateway:authorizerCacheTtlSeconds\` \\| ${ttl} \\|`));
-    expect(readme).toMatch(new RegExp(`revoked key keeps working for at most[\\s\\S]{0,80}${ttl} s by default`));
+    expect(readme).toMatch(new RegExp(`still answer the key for at most[\\s\\S]{0,80}${ttl} s by default`));
   });
 });

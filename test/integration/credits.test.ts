@@ -3,9 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReconciler } from '../../functions/reconciler.js';
 import { runAdminCommand } from '../../infra/admin/commands.js';
 import { CreditsService, POSTING_DELAY_MS, RESERVATION_TIMEOUT_MS, UNCOLLECTED_LOG_MESSAGE, type OpenRequest } from '../../shared/credits/credits-service.js';
-import { InsufficientCreditsError, RateLimitedError, ServiceUnavailableError } from '../../shared/errors.js';
+import { InsufficientCreditsError, RateLimitedError, ServiceUnavailableError, UnauthorizedError } from '../../shared/errors.js';
 import { promptLogId } from '../../shared/ids.js';
-import { AccountsRepository } from '../../shared/storage/accounts.js';
+import { AccountsRepository, REVOKED_KEYS_KEPT_MS } from '../../shared/storage/accounts.js';
 import type { ApiKeysRepository } from '../../shared/storage/api-keys.js';
 import { LedgerRepository, type LedgerEntry } from '../../shared/storage/ledger.js';
 import { recordingLog } from '../support/log.js';
@@ -131,6 +131,49 @@ describe('Class: CreditsService', () => {
       expect(await writesOf()).toEqual(['UpdateItemCommand']);
       // Nothing left held for the other tests' reconciler runs.
       for (const open of opens) await credits.settle(open, 0);
+    });
+
+    it("refuses a key the account lists as revoked, in the reserve's one write, holding nothing; other keys reserve on", async () => {
+      // Prepare
+      const clock = { now: Date.UTC(2026, 10, 26, 12, 0, 1) };
+      const credits = service(clock, ledger, accounts);
+      const account = await credits.openAccount({ balanceMicro: 1_000_000 });
+      const [revoked, other] = ['a', 'b'].map((c) => c.repeat(64)) as [string, string];
+      const limits = (keyHash?: string) => ({ limitPerMinute: 100, inFlight: 100, ...(keyHash ? { keyHash } : {}) });
+      const before = await credits.reserve(account.accountId, promptLogId(), 100, limits(revoked));
+
+      // Act
+      await accounts.revokeKey(account.accountId, revoked, clock.now);
+      const refused = await credits.reserve(account.accountId, promptLogId(), 100, limits(revoked)).catch((error: unknown) => error);
+
+      // Assert
+      expect(refused).toBeInstanceOf(UnauthorizedError);
+      const held = await accounts.get(account.accountId);
+      expect(Object.keys(held!.reservations)).toEqual([before.requestId]);
+      expect(held!.balanceMicro).toBe(1_000_000 - 100);
+      const opens = [before, await credits.reserve(account.accountId, promptLogId(), 100, limits(other)), await credits.reserve(account.accountId, promptLogId(), 100, limits())];
+      for (const open of opens) await credits.settle(open, 0);
+    });
+
+    it('keeps a revoked key listed past the longest authorizer cache, then drops it with the next revocation; listing again keeps the first time', async () => {
+      // Prepare
+      const at = Date.UTC(2026, 10, 26, 13, 0, 0);
+      const account = await service({ now: at }, ledger, accounts).openAccount({ balanceMicro: 1_000 });
+      const [first, second, third] = ['c', 'd', 'e'].map((c) => c.repeat(64)) as [string, string, string];
+
+      // Act
+      await accounts.revokeKey(account.accountId, first, at);
+      await accounts.revokeKey(account.accountId, first, at + 1_000);
+      await accounts.revokeKey(account.accountId, second, at + REVOKED_KEYS_KEPT_MS);
+      const whileKept = (await accounts.get(account.accountId))!.revokedKeys;
+      await accounts.revokeKey(account.accountId, third, at + REVOKED_KEYS_KEPT_MS + 1);
+
+      // Assert
+      expect(whileKept).toEqual({ [first]: at, [second]: at + REVOKED_KEYS_KEPT_MS });
+      expect((await accounts.get(account.accountId))!.revokedKeys).toEqual({ [second]: at + REVOKED_KEYS_KEPT_MS, [third]: at + REVOKED_KEYS_KEPT_MS + 1 });
+      // A key of an account that no longer exists: nothing to list, nothing created.
+      await expect(accounts.revokeKey('acct_gone', first, at)).resolves.toBeUndefined();
+      expect(await accounts.get('acct_gone')).toBeUndefined();
     });
 
     it('counts in a window another process opened meanwhile, though this one last saw an earlier minute', async () => {
