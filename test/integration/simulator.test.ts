@@ -400,7 +400,7 @@ describe('reset()', () => {
       const res = await fetch(`${sim.baseUrl('anthropic')}/messages`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
-        body: JSON.stringify({ model: 'claude-opus-4-6', max_tokens: 64, system, messages: [{ role: 'user', content: 'Hi' }] }),
+        body: JSON.stringify({ model: 'claude-sonnet-4-6', max_tokens: 64, system, messages: [{ role: 'user', content: 'Hi' }] }),
       });
       expect(res.status).toBe(200);
       return ((await res.json()) as { usage: { cache_creation_input_tokens: number; cache_read_input_tokens: number } }).usage;
@@ -411,6 +411,34 @@ describe('reset()', () => {
     const cold = await send();
     expect(cold.cache_read_input_tokens).toBe(0);
     expect(cold.cache_creation_input_tokens).toBeGreaterThan(0);
+  });
+});
+
+describe('Anthropic prompt cache', () => {
+  it.each([
+    ['claude-opus-4-6', 4096],
+    ['claude-opus-4-5-20251101', 4096],
+    ['claude-haiku-4-5', 4096],
+    ['claude-3-5-haiku-latest', 2048],
+    ['claude-sonnet-4-6', 1024],
+    ['claude-opus-4-7', 1024],
+  ])("caches %s's prefixes from %i tokens on, as Anthropic does, and nothing under that", async (model, minimum) => {
+    // About `tokens` tokens: the simulator counts 4 characters a token.
+    const send = async (tokens: number) => {
+      const system = [{ type: 'text', text: `${model} ${tokens} `.concat('cached instructions '.repeat(Math.round(tokens / 5))), cache_control: { type: 'ephemeral' } }];
+      const res = await fetch(`${sim.baseUrl('anthropic')}/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+        body: JSON.stringify({ model, max_tokens: 16, system, messages: [{ role: 'user', content: 'Hi' }] }),
+      });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { usage: { input_tokens: number; cache_creation_input_tokens: number } }).usage;
+    };
+    const under = await send(Math.round(minimum * 0.6));
+    const over = await send(Math.round(minimum * 1.2));
+    expect(under.cache_creation_input_tokens).toBe(0);
+    expect(under.input_tokens).toBeLessThan(minimum);
+    expect(over.cache_creation_input_tokens).toBeGreaterThanOrEqual(minimum);
   });
 });
 
