@@ -29,7 +29,9 @@ export const VIRTUAL_TIES = 1;
 
 /**
  * Log strengths θ of `n` items from their games, centred to mean 0 within each group of
- * items linked by games; null for an item that played none.
+ * items linked by games; null for an item that played none. The pairs are summed in the
+ * order the games first name them (bradleyTerry's in the order of their items: its strengths
+ * can differ from these in the last bit).
  */
 export function fitBradleyTerry(n: number, games: readonly Games[]): (number | null)[] {
   const pairs = played(n, games);
@@ -39,6 +41,11 @@ export function fitBradleyTerry(n: number, games: readonly Games[]): (number | n
 /** The pairs that played, their games merged. */
 function played(n: number, games: readonly Games[]): PairGames[] {
   return tally(n, games).filter((p) => p.winsA + p.winsB > 0);
+}
+
+/** Pairs in the order of their items, whatever the order the games came in. */
+function byItems(x: Games, y: Games): number {
+  return x.a - y.a || x.b - y.b;
 }
 
 /** The groups of items linked by the pairs' games (an item without games is in none). */
@@ -273,10 +280,14 @@ export interface BradleyTerryFit {
  * group of linked items; and a one-sided record (a single verdict, or every verdict one
  * way) is played again at the odds its fit gives, so it does not separate two items on its
  * own, as redrawing the observed games (which only repeats them) would. Seeded by the
- * games, so the same games always give the same intervals.
+ * games, so the same games always give the same result to the last bit, in whatever order
+ * they come and whichever item each names first: their pairs are fitted, seeded and replayed
+ * in the order of their items (wins of whole and half games, as rankModels gives, add up
+ * exactly in any order). How the items are numbered does change it: rankModels numbers
+ * them in the order of their IDs.
  */
 export async function bradleyTerry(n: number, games: readonly Games[], rounds: number = BOOTSTRAP_ROUNDS): Promise<BradleyTerryFit> {
-  const pairs = played(n, games);
+  const pairs = played(n, games).sort(byItems);
   const groups = linked(n, pairs);
   const strengths = fitPairs(n, pairs, groups);
   const groupOf: (number | null)[] = new Array(n).fill(null);

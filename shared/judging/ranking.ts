@@ -7,23 +7,21 @@ const round4 = (value: number) => Math.round(value * 10_000) / 10_000;
  * The models ranked across the completed evaluations that count (`inRanking`: see
  * self-preference.ts), as Chatbot Arena ranks (arXiv 2403.04132): a Bradley-Terry strength
  * per model by maximum likelihood, each evaluation one game (a tie half a win to each), with
- * a 95 % interval from a seeded parametric bootstrap (bradley-terry.ts); a model's rank is 1
+ * a 95 % interval from a seeded parametric bootstrap (bradley-terry.ts), the same for the
+ * same evaluations whatever their order or the models'; a model's rank is 1
  * plus the number of models of its group whose interval lies wholly above its own, so models
  * whose intervals overlap share ranks. `winRate` ((wins + ties / 2) / evaluations, as FastChat's MT-Bench reports it) is
  * kept beside it. A model no such evaluation judged comes last, without rank or strength.
  */
 export async function rankModels(modelIds: readonly string[], evaluations: readonly Evaluation[]): Promise<RankingEntry[]> {
-  const index = new Map(modelIds.map((modelId, i) => [modelId, i]));
-  const records = modelIds.map(() => ({ wins: 0, ties: 0, losses: 0 }));
-  const games: Games[] = [];
+  const records = new Map(modelIds.map((modelId) => [modelId, { wins: 0, ties: 0, losses: 0 }]));
+  const counted: { modelA: string; modelB: string; winsA: number }[] = [];
   for (const evaluation of evaluations) {
     if (evaluation.status !== 'completed' || evaluation.winner === null || !evaluation.inRanking) continue;
-    const a = index.get(evaluation.modelA);
-    const b = index.get(evaluation.modelB);
-    if (a === undefined || b === undefined) continue;
+    const recordA = records.get(evaluation.modelA);
+    const recordB = records.get(evaluation.modelB);
+    if (recordA === undefined || recordB === undefined) continue;
     const winsA = evaluation.winner === 'tie' ? 0.5 : evaluation.winner === evaluation.modelA ? 1 : 0;
-    const recordA = records[a] as (typeof records)[number];
-    const recordB = records[b] as (typeof records)[number];
     if (winsA === 0.5) {
       recordA.ties++;
       recordB.ties++;
@@ -31,16 +29,25 @@ export async function rankModels(modelIds: readonly string[], evaluations: reado
       (winsA === 1 ? recordA : recordB).wins++;
       (winsA === 1 ? recordB : recordA).losses++;
     }
-    games.push({ a, b, winsA, winsB: 1 - winsA });
+    counted.push({ modelA: evaluation.modelA, modelB: evaluation.modelB, winsA });
   }
-  const { strengths, intervals, groups } = await bradleyTerry(modelIds.length, games);
-  const entries = modelIds.map((modelId, order): { order: number; entry: RankingEntry } => {
-    const record = records[order] as (typeof records)[number];
+  // The models that played, numbered in the order of their IDs (UTF-16 code units, no
+  // locale), not the request's: the numbering decides the bootstrap's seed and draws and the
+  // fit's last bits, so the request's order would move interval ends and, where two nearly
+  // meet, ranks. bradleyTerry itself takes the games in the order of their pairs.
+  const played = [...new Set(counted.flatMap(({ modelA, modelB }) => [modelA, modelB]))].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+  const index = new Map(played.map((modelId, i) => [modelId, i]));
+  const games = counted.map(({ modelA, modelB, winsA }): Games => ({ a: index.get(modelA) as number, b: index.get(modelB) as number, winsA, winsB: 1 - winsA }));
+  const { strengths, intervals, groups } = await bradleyTerry(played.length, games);
+  const entries = modelIds.map((modelId, order): { order: number; group: number | null; entry: RankingEntry } => {
+    const record = records.get(modelId) as { wins: number; ties: number; losses: number };
     const games = record.wins + record.ties + record.losses;
-    const strength = strengths[order] ?? null;
-    const interval = intervals[order] ?? null;
+    const item = index.get(modelId);
+    const strength = item === undefined ? null : (strengths[item] ?? null);
+    const interval = item === undefined ? null : (intervals[item] ?? null);
     return {
       order,
+      group: item === undefined ? null : (groups[item] ?? null),
       entry: {
         rank: null,
         modelId,
@@ -54,10 +61,10 @@ export async function rankModels(modelIds: readonly string[], evaluations: reado
   });
   // Ranked against the models of its own group only (linked by evaluations, even through
   // others): another group's strengths are centred on their own, not on the same scale.
-  for (const { order, entry } of entries) {
+  for (const { group, entry } of entries) {
     if (entry.interval === null) continue;
     const [, upper] = entry.interval;
-    entry.rank = 1 + entries.filter(({ order: other, entry: { interval } }) => groups[other] === groups[order] && interval !== null && interval[0] > upper).length;
+    entry.rank = 1 + entries.filter((other) => other.group === group && other.entry.interval !== null && other.entry.interval[0] > upper).length;
   }
   entries.sort((x, y) => (x.entry.rank ?? Infinity) - (y.entry.rank ?? Infinity) || (y.entry.strength ?? -Infinity) - (x.entry.strength ?? -Infinity) || x.order - y.order);
   return entries.map(({ entry }) => entry);

@@ -7,7 +7,7 @@ import { seededRandom } from '../../shared/seeded-random.js';
 import { rankModels } from '../../shared/judging/ranking.js';
 import { rankedEvaluations, selfPreferenceOf } from '../../shared/judging/self-preference.js';
 import { cohensKappa, fleissKappa, judgingStatistics } from '../../shared/judging/statistics.js';
-import type { Evaluation, EvaluationOrder, Verdict } from '../../shared/judging/types.js';
+import type { Evaluation, EvaluationOrder, RankingEntry, Verdict } from '../../shared/judging/types.js';
 import { bradleyTerryCases } from '../support/bradley-terry-cases.js';
 import { evaluationOf } from '../support/fixtures.js';
 
@@ -98,6 +98,17 @@ describe('Function: bradleyTerry, its intervals', () => {
       });
     }
     expect(checked).toBeGreaterThan(200);
+  });
+
+  it('gives the same strengths and intervals for the same games in any order, either way round (60 seeded cases)', async () => {
+    const random = seededRandom(27_182);
+    for (const { n, games } of bradleyTerryCases(60)) {
+      const reordered = games
+        .map((game) => ({ game: random() < 0.5 ? game : { a: game.b, b: game.a, winsA: game.winsB, winsB: game.winsA }, key: random() }))
+        .sort((x, y) => x.key - y.key)
+        .map(({ game }) => game);
+      expect(await bradleyTerry(n, reordered)).toEqual(await bradleyTerry(n, games));
+    }
   });
 
   it('replays ties as ties: six wins and ten ties, no loss, set the winner apart', async () => {
@@ -248,6 +259,44 @@ describe('Function: rankModels', () => {
     const ranking = await rankModels(['a', 'b'], [evaluation('j', 'a', 'b', 'A', 'B', { inRanking: false })]);
     expect(ranking.every((r) => r.rank === null && r.evaluations === 0)).toBe(true);
   });
+
+  it("gives every model the same strength, interval and rank whatever the order of the request's models and of the evaluations (200 seeded random comparisons)", async () => {
+    const random = seededRandom(31_415);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+    const shuffled = <T>(items: readonly T[]): T[] => {
+      const copy = [...items];
+      for (let i = copy.length - 1; i > 0; i--) {
+        const j = Math.floor(random() * (i + 1));
+        [copy[i], copy[j]] = [copy[j] as T, copy[i] as T];
+      }
+      return copy;
+    };
+    // The same evaluations as a request listing the models in `models` reports them: each pair with its earlier model as modelA.
+    const asListed = (models: readonly string[], evaluations: readonly Evaluation[]): Evaluation[] =>
+      shuffled(evaluations).map((e) =>
+        models.indexOf(e.modelA) < models.indexOf(e.modelB) ? e : { ...e, modelA: e.modelB, modelB: e.modelA, orders: [e.orders[1], e.orders[0]] },
+      );
+    const byModel = (ranking: readonly RankingEntry[]) => Object.fromEntries(ranking.map((entry) => [entry.modelId, entry]));
+    const verdicts: (Verdict['winner'] | null)[] = ['A', 'A', 'B', 'B', 'tie', 'A', 'B', 'tie', 'A', 'B', 'A', 'B', 'tie', 'A', 'B', 'A', 'B', 'A', 'B', null];
+    for (let comparison = 0; comparison < 200; comparison++) {
+      // 2 to 5 models, 1 to 4 judges; now and then a pair no judge evaluated, an evaluation that failed or that the ranking leaves out.
+      const models = shuffled(['o3', 'fam_c-5.4', 'Zeta', 'alpha', 'm-10', 'm-9', 'fam_g-large']).slice(0, 2 + Math.floor(random() * 4));
+      const judges = 1 + Math.floor(random() * 4);
+      const evaluations: Evaluation[] = [];
+      models.forEach((a, i) => {
+        for (const b of models.slice(i + 1)) {
+          if (random() < 0.1) continue;
+          for (let judge = 0; judge < judges; judge++) evaluations.push(evaluation(`j${judge}`, a, b, pick(verdicts), pick(verdicts), { inRanking: random() >= 0.05 }));
+        }
+      });
+      const ranking = byModel(await rankModels(models, evaluations));
+      for (const listed of [[...models].reverse(), shuffled(models)]) {
+        expect(byModel(await rankModels(listed, asListed(listed, evaluations))), `models ${models.join(', ')} listed as ${listed.join(', ')} (comparison ${comparison})`).toEqual(
+          ranking,
+        );
+      }
+    }
+  }, 60_000);
 });
 
 describe('Self-preference', () => {
