@@ -260,7 +260,7 @@ describe('Function: rankModels', () => {
     expect(ranking.every((r) => r.rank === null && r.evaluations === 0)).toBe(true);
   });
 
-  it("gives every model the same strength, interval and rank whatever the order of the request's models and of the evaluations (200 seeded random comparisons)", async () => {
+  it("gives every model the same strength, interval and rank whatever the order of the request's models and of the evaluations (100 seeded random comparisons)", async () => {
     const random = seededRandom(31_415);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
     const shuffled = <T>(items: readonly T[]): T[] => {
@@ -278,7 +278,7 @@ describe('Function: rankModels', () => {
       );
     const byModel = (ranking: readonly RankingEntry[]) => Object.fromEntries(ranking.map((entry) => [entry.modelId, entry]));
     const verdicts: (Verdict['winner'] | null)[] = ['A', 'A', 'B', 'B', 'tie', 'A', 'B', 'tie', 'A', 'B', 'A', 'B', 'tie', 'A', 'B', 'A', 'B', 'A', 'B', null];
-    for (let comparison = 0; comparison < 200; comparison++) {
+    for (let comparison = 0; comparison < 100; comparison++) {
       // 2 to 5 models, 1 to 4 judges; now and then a pair no judge evaluated, an evaluation that failed or that the ranking leaves out.
       const models = shuffled(['o3', 'fam_c-5.4', 'Zeta', 'alpha', 'm-10', 'm-9', 'fam_g-large']).slice(0, 2 + Math.floor(random() * 4));
       const judges = 1 + Math.floor(random() * 4);
