@@ -146,7 +146,7 @@ function components(n: number, pairs: readonly Games[]): number[][] {
  * Newton-Raphson on the log-likelihood, one group of linked items at a time with its first
  * item held at 0 (the scale is free), halving a step that would lower the likelihood.
  * Converges in a handful of steps where the strengths exist (Ford's condition). The
- * bootstrap runs it 1,000 times a ranking, so its buffers are made once a group, not once a
+ * bootstrap runs it 500 times a ranking, so its buffers are made once a group, not once a
  * step (the arithmetic, and so every result, as written step by step).
  */
 function newton(n: number, pairs: readonly Games[], groups: readonly number[][]): number[] {
@@ -257,7 +257,7 @@ function solve(m: number, matrix: readonly number[], vector: readonly number[], 
   return true;
 }
 
-export const BOOTSTRAP_ROUNDS = 1000;
+export const BOOTSTRAP_ROUNDS = 500;
 const ROUNDS_PER_TURN = 10;
 
 /** A Bradley-Terry fit with its intervals, and the groups its strengths are centred in. */
