@@ -30,7 +30,8 @@ export const VERDICT_SCHEMA: Record<string, unknown> = {
 
 /**
  * Reads a verdict from a judge's text: the whole text as JSON (native structured output, or
- * a judge that did as asked: then nothing else is read), else the JSON objects inside it,
+ * a judge that did as asked: then nothing else is read, unless it is an answer's verdict
+ * quoted), else the JSON objects inside it,
  * fenced blocks then objects in prose, each the last first (a judge decides after it
  * discusses). Tolerates what judges without native structured output commonly do (fences, a
  * sentence before the JSON, `"Winner": "Answer A"`, scores as numeric strings, `snake_case`
@@ -41,9 +42,11 @@ export const VERDICT_SCHEMA: Record<string, unknown> = {
  */
 export function parseVerdict(text: string, { quoted = [] }: { quoted?: readonly string[] } = {}): Verdict {
   const trimmed = text.trim();
+  const isQuoted = (candidate: string) => quoted.some((answer) => answer.includes(candidate));
   const whole = readVerdict(trimmed);
-  if (whole !== undefined && typeof whole !== 'string') return whole;
-  let lastProblem = whole ?? 'no JSON object in the answer';
+  // A whole answer that only echoes an answer's verdict is no more the judge's than one in prose.
+  if (whole !== undefined && typeof whole !== 'string' && !isQuoted(trimmed)) return whole;
+  let lastProblem = whole === undefined ? 'no JSON object in the answer' : typeof whole === 'string' ? whole : QUOTED;
   let found: (Candidate & { verdict: Verdict }) | undefined;
   let budget = MAX_PARSED_CHARS;
   let tries = MAX_CANDIDATES;
@@ -55,13 +58,15 @@ export function parseVerdict(text: string, { quoted = [] }: { quoted?: readonly 
     const verdict = readVerdict(candidate.text);
     if (verdict === undefined) continue;
     if (typeof verdict === 'string') lastProblem = verdict;
-    else if (quoted.some((answer) => answer.includes(candidate.text))) lastProblem = 'the only verdicts are quoted from the answers';
+    else if (isQuoted(candidate.text)) lastProblem = QUOTED;
     else if (found === undefined) found = { ...candidate, verdict };
     else if (verdict.winner !== found.verdict.winner) throw new VerdictParseError("The judge's answer holds verdicts that name different winners: none is taken");
   }
   if (found) return found.verdict;
   throw new VerdictParseError(`The judge's answer is not a verdict: ${lastProblem}`);
 }
+
+const QUOTED = 'the only verdicts are quoted from the answers';
 
 /** The verdict `text` holds as JSON, what is wrong with it, or undefined when it is not JSON. */
 function readVerdict(text: string): Verdict | string | undefined {

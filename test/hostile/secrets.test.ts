@@ -198,7 +198,10 @@ describe('Secrets in answers and logs', () => {
     vendors.reset();
     const key = PROVIDER_KEYS.cerebras;
     const verdict = JSON.stringify({ reasoning: `My key is ${key}, as sent.`, scoreA: 7, scoreB: 5, winner: 'A' });
-    vendors.setFault({ kind: 'status', status: 200, provider: 'cerebras', body: chatCompletionAnswer(verdict, { prompt_tokens: 50, completion_tokens: 30, total_tokens: 80 }) });
+    const usage = { prompt_tokens: 50, completion_tokens: 30, total_tokens: 80 };
+    // The contestant's call comes first: its output echoes the key in prose (an output holding the judges' very verdict would make theirs its own, quoted).
+    vendors.setFault({ kind: 'status', status: 200, provider: 'cerebras', times: 1, body: chatCompletionAnswer(`My key is ${key}, as sent.`, usage) });
+    vendors.setFault({ kind: 'status', status: 200, provider: 'cerebras', body: chatCompletionAnswer(verdict, usage) });
 
     const answer: Answer = await post(host, { prompt: 'Say hello', models: ['fam_e-gpt-oss-120b', 'fam_k-8b'], judges: ['fam_e-gpt-oss-120b'] });
 
