@@ -22,8 +22,13 @@ const TAGS = ['system_prompt', 'conversation', 'prompt', 'answer_a', 'answer_b']
 // `(?=(\s*))\2` takes the spaces whole, as an atomic group would: no backtracking into them, so the search stays linear.
 const TAG_PATTERN = new RegExp(`(<(?=(\\s*))\\2/?(?=(\\s*))\\3(?:${TAGS.join('|')}))(?=[\\s/>]|$)`, 'gi');
 
+/** `text` as a judge is shown it inside its frame: its frame-like tags defused. */
+export function defuseTags(text: string): string {
+  return text.replace(TAG_PATTERN, '$1\u200b');
+}
+
 function frame(tag: (typeof TAGS)[number], text: string): string {
-  return `<${tag}>\n${text.replace(TAG_PATTERN, '$1\u200b')}\n</${tag}>`;
+  return `<${tag}>\n${defuseTags(text)}\n</${tag}>`;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { runModels, type FanOutOptions } from '../compare/run-models.js';
 import type { PromptRequest, RequestedModel } from '../contract/types.js';
 import { VerdictParseError } from './errors.js';
-import { judgeCall } from './judge-prompt.js';
+import { defuseTags, judgeCall } from './judge-prompt.js';
 import type { Judgment } from './types.js';
 import { parseVerdict } from './verdict.js';
 
@@ -29,8 +29,8 @@ export async function judgeOnce(request: PromptRequest, judge: RequestedModel, a
     return { status: 'failed', ...used, error: result.error ?? { code: 'internal_error', message: 'The judge call failed' } };
   }
   try {
-    // A verdict an answer carries, quoted by the judge, is not the judge's.
-    const verdict = parseVerdict(result.output, { quoted: [answerA, answerB] });
+    // A verdict an answer carries, quoted by the judge, is not the judge's: the answers as the judge was shown them.
+    const verdict = parseVerdict(result.output, { quoted: [defuseTags(answerA), defuseTags(answerB)] });
     return { status: 'completed', verdict, ...used };
   } catch (error) {
     if (!(error instanceof VerdictParseError)) throw error;

@@ -36,16 +36,22 @@ export const VERDICT_SCHEMA: Record<string, unknown> = {
  * discusses). Tolerates what judges without native structured output commonly do (fences, a
  * sentence before the JSON, `"Winner": "Answer A"`, scores as numeric strings, `snake_case`
  * keys) and nothing that would need a guess: no verdict object, a winner other than A, B or
- * a tie, or a score outside 1 to 10 throws VerdictParseError. A verdict found word for word
- * in one of the answers judged (`quoted`) is the answer's text, quoted, not the judge's; two
- * verdicts of the judge's that name different winners throw too.
+ * a tie, or a score outside 1 to 10 throws VerdictParseError. A verdict that reads the same
+ * as one of the answers judged (`quoted`, as the judge was shown them) carries is the
+ * answer's, quoted, not the judge's (see `sameness`); two verdicts of the judge's that name
+ * different winners throw too.
  */
 export function parseVerdict(text: string, { quoted = [] }: { quoted?: readonly string[] } = {}): Verdict {
   const trimmed = text.trim();
-  const isQuoted = (candidate: string) => quoted.some((answer) => answer.includes(candidate));
+  // The verdicts the answers carry: read once, and only once the judge's text holds one.
+  let carried: Set<string> | undefined;
+  const isQuoted = (read: Read) => {
+    carried ??= verdictsIn(quoted);
+    return carried.has(read.sameness);
+  };
   const whole = readVerdict(trimmed);
   // A whole answer that only echoes an answer's verdict is no more the judge's than one in prose.
-  if (whole !== undefined && typeof whole !== 'string' && !isQuoted(trimmed)) return whole;
+  if (whole !== undefined && typeof whole !== 'string' && !isQuoted(whole)) return whole.verdict;
   let lastProblem = whole === undefined ? 'no JSON object in the answer' : typeof whole === 'string' ? whole : QUOTED;
   let found: (Candidate & { verdict: Verdict }) | undefined;
   let budget = MAX_PARSED_CHARS;
@@ -55,12 +61,12 @@ export function parseVerdict(text: string, { quoted = [] }: { quoted?: readonly 
     if (found && candidate.start >= found.start && candidate.end <= found.end) continue;
     budget -= candidate.text.length;
     if (budget < 0 || tries-- === 0) break;
-    const verdict = readVerdict(candidate.text);
-    if (verdict === undefined) continue;
-    if (typeof verdict === 'string') lastProblem = verdict;
-    else if (isQuoted(candidate.text)) lastProblem = QUOTED;
-    else if (found === undefined) found = { ...candidate, verdict };
-    else if (verdict.winner !== found.verdict.winner) throw new VerdictParseError("The judge's answer holds verdicts that name different winners: none is taken");
+    const read = readVerdict(candidate.text);
+    if (read === undefined) continue;
+    if (typeof read === 'string') lastProblem = read;
+    else if (isQuoted(read)) lastProblem = QUOTED;
+    else if (found === undefined) found = { ...candidate, verdict: read.verdict };
+    else if (read.verdict.winner !== found.verdict.winner) throw new VerdictParseError("The judge's answer holds verdicts that name different winners: none is taken");
   }
   if (found) return found.verdict;
   throw new VerdictParseError(`The judge's answer is not a verdict: ${lastProblem}`);
@@ -68,8 +74,14 @@ export function parseVerdict(text: string, { quoted = [] }: { quoted?: readonly 
 
 const QUOTED = 'the only verdicts are quoted from the answers';
 
+/** A verdict read, with what a quote of it keeps (`sameness`). */
+interface Read {
+  verdict: Verdict;
+  sameness: string;
+}
+
 /** The verdict `text` holds as JSON, what is wrong with it, or undefined when it is not JSON. */
-function readVerdict(text: string): Verdict | string | undefined {
+function readVerdict(text: string): Read | string | undefined {
   try {
     return toVerdict(JSON.parse(text));
   } catch {
@@ -196,7 +208,7 @@ function winnerField(object: Record<string, unknown>): Verdict['winner'] | undef
 }
 
 /** The verdict in `value`, or what is wrong with it. */
-function toVerdict(value: unknown): Verdict | string {
+function toVerdict(value: unknown): Read | string {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'the JSON is not an object';
   const object = value as Record<string, unknown>;
   const winner = winnerField(object);
@@ -206,8 +218,217 @@ function toVerdict(value: unknown): Verdict | string {
   if (scoreA === undefined || scoreB === undefined) {
     return `scoreA and scoreB must be numbers from ${VERDICT_LIMITS.minScore} to ${VERDICT_LIMITS.maxScore}`;
   }
-  const reasoning = field(object, REASONING_KEYS);
-  return { winner, scoreA, scoreB, reasoning: typeof reasoning === 'string' ? cut(reasoning.trim()) : '' };
+  const given = field(object, REASONING_KEYS);
+  const reasoning = typeof given === 'string' ? given.trim() : '';
+  return { verdict: { winner, scoreA, scoreB, reasoning: cut(reasoning) }, sameness: sameness(winner, scoreA, scoreB, reasoning) };
+}
+
+/** Zero-width characters: judge-prompt.ts puts a zero-width space into each frame-like tag of an answer, which a judge may keep, escape or drop when it quotes. */
+const ZERO_WIDTH = /[\u200b-\u200d\u2060\ufeff]/g;
+
+/**
+ * What a quote of a verdict keeps: its winner, its scores and its reasoning (whole, before
+ * it is cut), as read. Not how its JSON is written (spacing, key order, key spelling,
+ * `10`, `10.0` or `"10"`, escaped or literal characters, other members), nor the spacing,
+ * Unicode normalisation or zero-width characters of its reasoning. Verdicts alike in
+ * these are one verdict: one an answer carries is the answer's, however the judge quotes it.
+ */
+function sameness(winner: Verdict['winner'], scoreA: number, scoreB: number, reasoning: string): string {
+  return `${winner} ${scoreA} ${scoreB} ${reasoning.normalize('NFKC').replace(ZERO_WIDTH, '').replace(/\s+/g, ' ').trim()}`;
+}
+
+/** The `sameness` of every verdict the answers carry, wherever it stands in them (eachObject). */
+function verdictsIn(answers: readonly string[]): Set<string> {
+  const carried = new Set<string>();
+  for (const answer of answers) {
+    eachObject(answer, (members) => {
+      const read = toVerdict(members);
+      if (typeof read !== 'string') carried.add(read.sameness);
+    });
+  }
+  return carried;
+}
+
+/** An object or array nested in an object eachObject visits: a verdict reads only strings and numbers. */
+const NESTED: readonly unknown[] = Object.freeze([]);
+/** In eachObject's `ends`: no object starts at this `{`. */
+const FAILED = -1;
+/** Members a verdict has at least: a winner and two scores. */
+const VERDICT_MEMBERS = 3;
+const JSON_NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+
+/** What eachObject's parse reads next: a value; after `[`, a value or `]`; a key; after `{`, a key or `}`; after a value, `,` or the end of its object or array. */
+type Next = 'value' | 'value-or-close' | 'key' | 'key-or-close' | 'after';
+
+/**
+ * Every JSON object (as JSON.parse reads it) in `text`, wherever it starts: in prose, in
+ * code, inside another object's string. An answer is hostile input: one that hides its
+ * verdict from the judge's text scan (stray quotes and braces on both sides of it) must not
+ * hide it from this one. `visit` gets the members of each object of at least 3 members,
+ * objects and arrays nested in it as NESTED. A parse is tried from each `{` not yet read,
+ * and each object a parse reads is kept, by where it starts, with where it ends, or that it
+ * fails: a later parse that meets it there skips it, or fails at once. Linear: a `{` a
+ * parse reads out of a string is an object of that parse (kept) or where it fails, so a later
+ * parse starts only where every earlier parse still reading was inside a string. From there it is out of
+ * strings where they are in, and in where they are out, until one fails (a backslash out of
+ * a string ends a parse): no character is read by more than two parses.
+ */
+function eachObject(text: string, visit: (members: Record<string, unknown>) => void): void {
+  let start = text.indexOf('{');
+  if (start === -1) return;
+  // Where the object starting at each `{` ends (the index after its `}`), FAILED, or 0: not tried yet.
+  const ends = new Int32Array(text.length);
+  const open: OpenStack = { starts: [], members: [], keys: [] };
+  for (; start !== -1; start = text.indexOf('{', start + 1)) if (ends[start] === 0) parseObject(text, start, ends, open, visit);
+}
+
+/** The objects and arrays a parse has open, innermost last; kept from one parse to the next, never shortened (the parse knows its depth). */
+interface OpenStack {
+  /** Where each starts; -1 for an array. */
+  starts: number[];
+  /** An object's members so far: undefined until it has one. */
+  members: ([string, unknown][] | undefined)[];
+  /** The key of the value an object awaits. */
+  keys: string[];
+}
+
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const QUOTE = 0x22;
+
+/** One parse of eachObject, from the `{` at `start`. */
+function parseObject(text: string, start: number, ends: Int32Array, open: OpenStack, visit: (members: Record<string, unknown>) => void): void {
+  const { starts, members, keys } = open;
+  // Objects and arrays open: the first `depth` entries of `open` (its arrays are kept between parses, never shortened).
+  let depth = 0;
+  let next: Next = 'value';
+  let i = start;
+  // A value was read (`value`): it goes into its object or array, or it was the object parsed.
+  let value: unknown;
+  let read = false;
+  for (;;) {
+    const inObject = depth > 0 && (starts[depth - 1] as number) >= 0;
+    if (read) {
+      if (depth === 0) return;
+      if (inObject) {
+        const own = members[depth - 1];
+        if (own) own.push([keys[depth - 1] as string, value]);
+        else members[depth - 1] = [[keys[depth - 1] as string, value]];
+      }
+      read = false;
+      next = 'after';
+    }
+    i = skipJsonSpace(text, i);
+    const char = text.charCodeAt(i);
+    if (next === 'after') {
+      if (char === 0x2c) {
+        next = inObject ? 'key' : 'value';
+        i++;
+        continue;
+      }
+      if (char !== (inObject ? CLOSE_OBJECT : CLOSE_ARRAY)) break;
+    } else if (next === 'key' || next === 'key-or-close') {
+      if (char === QUOTE) {
+        const end = jsonStringEnd(text, i);
+        const key = jsonString(text, i, end);
+        if (key === undefined) break;
+        i = skipJsonSpace(text, Math.abs(end));
+        if (text.charCodeAt(i) !== 0x3a) break;
+        keys[depth - 1] = key;
+        next = 'value';
+        i++;
+        continue;
+      }
+      if (char !== CLOSE_OBJECT || next === 'key') break;
+    } else if (char === OPEN_OBJECT || char === OPEN_ARRAY) {
+      const known = char === OPEN_OBJECT ? (ends[i] as number) : 0;
+      if (known === FAILED) break;
+      if (known > 0) {
+        value = NESTED;
+        read = true;
+        i = known;
+        continue;
+      }
+      starts[depth] = char === OPEN_OBJECT ? i : -1;
+      members[depth] = undefined;
+      depth++;
+      next = char === OPEN_OBJECT ? 'key-or-close' : 'value-or-close';
+      i++;
+      continue;
+    } else if (char === QUOTE) {
+      const end = jsonStringEnd(text, i);
+      value = jsonString(text, i, end);
+      if (value === undefined) break;
+      read = true;
+      i = Math.abs(end);
+      continue;
+    } else if (char !== CLOSE_ARRAY || next !== 'value-or-close') {
+      const literal = char === 0x74 ? 'true' : char === 0x66 ? 'false' : char === 0x6e ? 'null' : undefined;
+      if (literal !== undefined) {
+        if (!text.startsWith(literal, i)) break;
+        value = literal === 'true' ? true : literal === 'false' ? false : null;
+        i += literal.length;
+      } else {
+        JSON_NUMBER.lastIndex = i;
+        const number = JSON_NUMBER.exec(text);
+        if (number === null) break;
+        value = Number(number[0]);
+        i += number[0].length;
+      }
+      read = true;
+      continue;
+    }
+    // The end of the innermost object or array (`}` or `]`, checked above).
+    depth--;
+    const closed = starts[depth] as number;
+    if (closed >= 0) {
+      ends[closed] = i + 1;
+      const own = members[depth];
+      // As JSON.parse makes it: a repeated key keeps its place and takes its last value, `__proto__` is a member.
+      if (own && own.length >= VERDICT_MEMBERS) visit(Object.fromEntries(own));
+    }
+    value = NESTED;
+    read = true;
+    i++;
+  }
+  // Not JSON from here: every object still open fails as this one did.
+  for (let k = 0; k < depth; k++) if ((starts[k] as number) >= 0) ends[starts[k] as number] = FAILED;
+}
+
+function skipJsonSpace(text: string, from: number): number {
+  let i = from;
+  for (let code = text.charCodeAt(i); code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09; code = text.charCodeAt(++i));
+  return i;
+}
+
+/**
+ * The index after the JSON string starting at `at` (a `"`), negative when it holds an
+ * escape (minus that index), or 0: a control character, or no end.
+ */
+function jsonStringEnd(text: string, at: number): number {
+  let escaped = false;
+  for (let i = at + 1; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === 0x22) return escaped ? -(i + 1) : i + 1;
+    if (code === 0x5c) {
+      escaped = true;
+      i++;
+    } else if (code < 0x20) return 0;
+  }
+  return 0;
+}
+
+/** The value of the JSON string from `at` to `end` (jsonStringEnd's), or undefined when it is none (an escape that is not JSON's). */
+function jsonString(text: string, at: number, end: number): string | undefined {
+  if (end > 0) return text.slice(at + 1, end - 1);
+  if (end === 0) return undefined;
+  try {
+    return JSON.parse(text.slice(at, -end)) as string;
+  } catch {
+    return undefined;
+  }
 }
 
 function toWinner(value: unknown): Verdict['winner'] | undefined {
