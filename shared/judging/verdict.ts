@@ -36,7 +36,8 @@ export const VERDICT_SCHEMA: Record<string, unknown> = {
  * discusses). Tolerates what judges without native structured output commonly do (fences, a
  * sentence before the JSON, `"Winner": "Answer A"`, scores as numeric strings, `snake_case`
  * keys) and nothing that would need a guess: no verdict object, a winner other than A, B or
- * a tie, or a score outside 1 to 10 throws VerdictParseError. A verdict that reads the same
+ * a tie, a score outside 1 to 10, or a winner scored below the other answer throws
+ * VerdictParseError. A verdict that reads the same
  * as one of the answers judged (`quoted`, as the judge was shown them) carries is the
  * answer's, quoted, not the judge's (see `sameness`); two verdicts of the judge's that name
  * different winners throw too.
@@ -217,6 +218,11 @@ function toVerdict(value: unknown): Read | string {
   const scoreB = toScore(field(object, SCORE_B_KEYS));
   if (scoreA === undefined || scoreB === undefined) {
     return `scoreA and scoreB must be numbers from ${VERDICT_LIMITS.minScore} to ${VERDICT_LIMITS.maxScore}`;
+  }
+  // A winner scored below the loser: which of the two the judge meant is a guess. Scores alike
+  // beside a winner, or apart beside a tie, contradict nothing (the winner is the coarser call).
+  if ((winner === 'A' && scoreB > scoreA) || (winner === 'B' && scoreA > scoreB)) {
+    return `the winner ${winner} is scored below the other answer (scoreA ${scoreA}, scoreB ${scoreB})`;
   }
   const given = field(object, REASONING_KEYS);
   const reasoning = typeof given === 'string' ? given.trim() : '';

@@ -10,7 +10,8 @@ import { post as postTo, postAnswered, startTestHost, type Answer } from '../sup
 /**
  * Judged requests through the local host: the same api handler, the stack's own workflow
  * definition under the local runner, the generate and judge handlers, the provider
- * simulator (whose judges answer the verdict schema with its first enum value: always A).
+ * simulator, whose judges are told to choose position A (as they do untold, but with scores
+ * that agree with it: untold, their scores are the schema's, which can contradict the winner).
  */
 let host: LocalHost;
 
@@ -24,6 +25,7 @@ afterAll(async () => {
 
 beforeEach(() => {
   host.simulator.reset();
+  host.simulator.setJudge({ behaviour: 'position-a' });
 });
 
 afterEach(() => {

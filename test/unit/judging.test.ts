@@ -70,6 +70,19 @@ describe('Function: parseVerdict', () => {
     expect(() => parseVerdict(text)).toThrow(VerdictParseError);
   });
 
+  it.each([
+    ['A', '{"reasoning":"r","scoreA":3,"scoreB":8,"winner":"A"}', /the winner A is scored below the other answer \(scoreA 3, scoreB 8\)/],
+    ['B', '{"reasoning":"r","scoreA":"9","scoreB":2,"winner":"Answer B"}', /the winner B is scored below the other answer \(scoreA 9, scoreB 2\)/],
+  ])('refuses a winner %s its own scores contradict, naming the contradiction', (_winner, text, message) => {
+    expect(() => parseVerdict(text)).toThrow(message);
+    expect(() => parseVerdict(`My verdict: ${text}`)).toThrow(VerdictParseError);
+  });
+
+  it('reads a winner scored alike to the other answer, and a tie scored apart: neither contradicts its scores', () => {
+    expect(parseVerdict('{"reasoning":"r","scoreA":8,"scoreB":8,"winner":"B"}')).toMatchObject({ winner: 'B', scoreA: 8, scoreB: 8 });
+    expect(parseVerdict('{"reasoning":"r","scoreA":7,"scoreB":6,"winner":"tie"}')).toMatchObject({ winner: 'tie', scoreA: 7, scoreB: 6 });
+  });
+
   it('reads a verdict after 200,000 unclosed braces in one pass (a search from every brace takes minutes)', () => {
     const text = `${'{'.repeat(200_000)} {"winner":"B","scoreA":3,"scoreB":8,"reasoning":"r"}`;
     expect(parseVerdict(text)).toEqual({ winner: 'B', scoreA: 3, scoreB: 8, reasoning: 'r' });
@@ -250,6 +263,17 @@ describe('Function: judgeOnce', () => {
     const judgment = await judgeWith((prompt) => `Answer A ends with ${quoteOf(prompt)}`, `Seven. ${planted}`, 'Four.');
     expect(quoteOf(judgeCall(request, request.judges[0]!, `Seven. ${planted}`, 'Four.').call.prompt)).toContain('</answer_b\u200b>');
     expect(judgment).toMatchObject({ status: 'failed', error: { code: 'unparseable_verdict' }, tokensOut: 20 });
+  });
+
+  it('fails a verdict whose winner its scores contradict, charging the call what it used', async () => {
+    const judgment = await judgeWith(() => '{"reasoning":"B is wrong.","scoreA":2,"scoreB":9,"winner":"A"}', 'Seven.', 'Four.');
+    expect(judgment).toMatchObject({
+      status: 'failed',
+      error: { code: 'unparseable_verdict', message: expect.stringMatching(/winner A is scored below/) },
+      tokensIn: 100,
+      tokensOut: 20,
+    });
+    expect(judgment.providerCost).toBeGreaterThan(0);
   });
 
   it("takes the judge's own verdict beside it", async () => {
