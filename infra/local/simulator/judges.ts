@@ -1,8 +1,8 @@
 /**
- * How the simulator's judges decide, per judge model: without a setting a judge answers
- * whatever its verdict schema's first values are (winner "A": the position bias the swap
- * cancels); told a behaviour, it reads the two answers from the judge prompt's
- * <answer_a> and <answer_b> and decides as that behaviour says. Each behaviour is one a real
+ * How the simulator's judges decide, per judge model: it reads the two answers from the
+ * judge prompt's <answer_a> and <answer_b> and decides as its behaviour says, `position-a`
+ * unless told another (the position bias the swap cancels), with scores that agree with
+ * its winner (the gateway refuses a verdict its own scores contradict). Each behaviour is one a real
  * judge shows (MT-Bench, Zheng et al. 2023), so that every judge statistic has a judge
  * that moves it.
  */
@@ -38,7 +38,14 @@ export function parseJudgeRule(input: unknown): { ok: true; rule: JudgeRule } | 
   return { ok: true, rule };
 }
 
-const ANSWER = (tag: string) => new RegExp(`<${tag}>\\n([\\s\\S]*?)\\n</${tag}>`);
+/** The text between the first `<tag>` line and the next `</tag>` line: found with two searches, linear in any prompt. */
+function framed(text: string, tag: string): string | undefined {
+  const open = text.indexOf(`<${tag}>\n`);
+  if (open < 0) return undefined;
+  const start = open + tag.length + 3;
+  const close = text.indexOf(`\n</${tag}>`, start);
+  return close < 0 ? undefined : text.slice(start, close);
+}
 
 /** The two answers of a judge prompt found anywhere in a request body, or undefined for a request that is no judge call. */
 function judgedAnswers(body: unknown): { a: string; b: string } | undefined {
@@ -46,8 +53,8 @@ function judgedAnswers(body: unknown): { a: string; b: string } | undefined {
   while (stack.length > 0) {
     const value = stack.pop();
     if (typeof value === 'string') {
-      const a = ANSWER('answer_a').exec(value)?.[1];
-      const b = ANSWER('answer_b').exec(value)?.[1];
+      const a = framed(value, 'answer_a');
+      const b = framed(value, 'answer_b');
       if (a !== undefined && b !== undefined) return { a, b };
     } else if (value !== null && typeof value === 'object') {
       stack.push(...Object.values(value));
@@ -72,6 +79,9 @@ function decide(behaviour: JudgeBehaviour, model: string, { a, b }: { a: string;
   }
 }
 
+/** What a judge no rule matches does. */
+const UNTOLD: JudgeRule = { behaviour: 'position-a' };
+
 /** The judges told how to behave; the first matching rule wins, as with faults. */
 export class JudgeRules {
   private rules: JudgeRule[] = [];
@@ -84,10 +94,9 @@ export class JudgeRules {
     this.rules = [];
   }
 
-  /** The verdict a judge told how to behave answers with, or undefined (no rule, or no judge call). */
+  /** The verdict a judge answers with, as its rule or `position-a` says; undefined for a call that is not a judge call. */
   verdictFor(provider: string, model: string, body: unknown): Json | undefined {
-    const rule = this.rules.find((r) => (r.provider === undefined || r.provider === provider) && (r.model === undefined || r.model === model));
-    if (!rule) return undefined;
+    const rule = this.rules.find((r) => (r.provider === undefined || r.provider === provider) && (r.model === undefined || r.model === model)) ?? UNTOLD;
     const answers = judgedAnswers(body);
     if (!answers) return undefined;
     const winner = decide(rule.behaviour, model, answers);
