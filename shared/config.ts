@@ -1,4 +1,7 @@
 import { PROVIDERS, type ProviderId } from './catalog/types.js';
+import { MAX_REQUEST_DEADLINE_MS, MIN_MODEL_TIME_MS, MIN_REQUEST_DEADLINE_MS, SETTLE_MARGIN_MS, STORE_WORST_CALL_MS } from './deadlines.js';
+
+export { MAX_REQUEST_DEADLINE_MS, MIN_REQUEST_DEADLINE_MS };
 
 /**
  * The one place that reads process.env. Everything else receives a GatewayConfig.
@@ -155,10 +158,22 @@ function positive(env: NodeJS.ProcessEnv, name: string, fallback: number, max = 
 }
 
 /**
- * The longest REQUEST_DEADLINE_MS: the longest integration the stack deploys (300 s), far
- * below the 15 minutes after which the reconciler releases a reservation as abandoned.
+ * REQUEST_DEADLINE_MS, from MIN_REQUEST_DEADLINE_MS (shorter could leave the models no time:
+ * shared/deadlines.ts) to MAX_REQUEST_DEADLINE_MS.
  */
-export const MAX_REQUEST_DEADLINE_MS = 300_000;
+function requestDeadline(env: NodeJS.ProcessEnv): number {
+  const raw = env.REQUEST_DEADLINE_MS;
+  if (raw === undefined || raw === '') return 25_000;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < MIN_REQUEST_DEADLINE_MS || value > MAX_REQUEST_DEADLINE_MS) {
+    throw new ConfigError(
+      `REQUEST_DEADLINE_MS must be an integer from ${MIN_REQUEST_DEADLINE_MS} to ${MAX_REQUEST_DEADLINE_MS} (ms), got "${raw}": ` +
+        `the models stop ${SETTLE_MARGIN_MS} ms before it and start once the reserve holds (up to ${STORE_WORST_CALL_MS} ms), ` +
+        `so less could leave them under ${MIN_MODEL_TIME_MS} ms`,
+    );
+  }
+  return value;
+}
 
 function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const raw = env[name];
@@ -217,7 +232,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     maxInFlight: int(env, 'MAX_REQUESTS_IN_FLIGHT', 64, 1),
     creditsPerUsd: positive(env, 'CREDITS_PER_USD', 100),
     markup: positive(env, 'MARKUP', 1),
-    requestDeadlineMs: int(env, 'REQUEST_DEADLINE_MS', 25_000, 100, MAX_REQUEST_DEADLINE_MS),
+    requestDeadlineMs: requestDeadline(env),
     sseKeepAliveMs: int(env, 'SSE_KEEPALIVE_MS', 15_000, 1),
     authorizerCacheSeconds: int(env, 'AUTHORIZER_CACHE_SECONDS', 30),
     providerSecretArn: optional(env, 'PROVIDER_SECRET_ARN'),

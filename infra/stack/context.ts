@@ -1,7 +1,8 @@
 import { Duration } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
-import { STREAM_IDLE_LIMIT, type GatewaySettings } from './gateway-stack.js';
+import { MIN_REQUEST_DEADLINE_MS } from '../../shared/deadlines.js';
+import { MIN_INTEGRATION_TIMEOUT, STREAM_IDLE_LIMIT, type GatewaySettings } from './gateway-stack.js';
 
 /**
  * The CDK context keys the app reads (`cdk synth -c gateway:throttlingRateLimit=20`, or
@@ -36,7 +37,13 @@ export function settingsFromContext(node: Node): Partial<GatewaySettings> {
 
   const ttl = integer(read(CONTEXT_KEYS.authorizerCacheTtlSeconds), CONTEXT_KEYS.authorizerCacheTtlSeconds, 0, 3600);
   if (ttl !== undefined) settings.authorizerCacheTtl = Duration.seconds(ttl);
-  const timeout = integer(read(CONTEXT_KEYS.integrationTimeoutSeconds), CONTEXT_KEYS.integrationTimeoutSeconds, 5, STREAM_IDLE_LIMIT.toSeconds());
+  const timeout = integer(
+    read(CONTEXT_KEYS.integrationTimeoutSeconds),
+    CONTEXT_KEYS.integrationTimeoutSeconds,
+    MIN_INTEGRATION_TIMEOUT.toSeconds(),
+    STREAM_IDLE_LIMIT.toSeconds(),
+    `REQUEST_DEADLINE_MS is 4 s less, and below ${MIN_REQUEST_DEADLINE_MS} ms it could leave the models no time after the reserve`,
+  );
   if (timeout !== undefined) settings.integrationTimeout = Duration.seconds(timeout);
   settings.responseStreaming = boolean(read(CONTEXT_KEYS.responseStreaming), CONTEXT_KEYS.responseStreaming);
   settings.throttlingRateLimit = number(read(CONTEXT_KEYS.throttlingRateLimit), CONTEXT_KEYS.throttlingRateLimit);
@@ -81,11 +88,11 @@ function number(raw: unknown, key: string): number | undefined {
   return value;
 }
 
-function integer(raw: unknown, key: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+function integer(raw: unknown, key: string, min: number, max = Number.MAX_SAFE_INTEGER, why?: string): number | undefined {
   if (raw === undefined || raw === '') return undefined;
   const value = typeof raw === 'number' ? raw : typeof raw === 'string' ? Number(raw) : Number.NaN;
   if (!Number.isInteger(value) || value < min || value > max) {
-    throw new ContextError(`${key} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+    throw new ContextError(`${key} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}${why && Number.isInteger(value) && value < min ? `: ${why}` : ''}`);
   }
   return value;
 }

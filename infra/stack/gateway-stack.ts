@@ -5,6 +5,7 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { PROVIDERS } from '../../shared/catalog/types.js';
 import { providerBaseUrlName, providerKeyName, RESPONSE_STREAMING_ENV, WORKFLOW_ENV } from '../../shared/config.js';
+import { MIN_REQUEST_DEADLINE_MS } from '../../shared/deadlines.js';
 import { TABLES } from '../../shared/storage/tables.js';
 import { GatewayAlarms } from './alarms.js';
 import { GatewayApi } from './api.js';
@@ -22,7 +23,8 @@ export interface GatewaySettings {
   /**
    * How long API Gateway waits for the `api` function; also that function's timeout. The
    * request deadline (REQUEST_DEADLINE_MS) is 4 s shorter, to leave time for settling
-   * credits and answering. The integration streams its answer, so it may be set above
+   * credits and answering; at least MIN_INTEGRATION_TIMEOUT (14 s), so that the deadline
+   * leaves the models time. The integration streams its answer, so it may be set above
    * 29 s without raising the regional REST API integration timeout quota, up to 300 s:
    * the answer is written at once when it is ready, and API Gateway cuts a stream that
    * stays idle for 5 minutes (Regional endpoints).
@@ -77,6 +79,12 @@ export const RECONCILE_SCHEDULE = Duration.minutes(5);
 
 /** Time the `api` function keeps after its deadline to settle credits and answer. */
 const SETTLE_MARGIN = Duration.seconds(4);
+/**
+ * The shortest integration timeout: REQUEST_DEADLINE_MS (SETTLE_MARGIN shorter) at least
+ * MIN_REQUEST_DEADLINE_MS, which leaves the models time after a reserve that took the
+ * store's worst case (shared/deadlines.ts): 14 s.
+ */
+export const MIN_INTEGRATION_TIMEOUT = Duration.seconds(Math.ceil((MIN_REQUEST_DEADLINE_MS + SETTLE_MARGIN.toMilliseconds()) / 1_000));
 /** API Gateway ends a streamed response (Regional endpoint) that sends nothing for this long; a JSON answer is written once it is whole, an event stream sends a keep-alive comment every 15 s. */
 export const STREAM_IDLE_LIMIT = Duration.minutes(5);
 /** The longest a buffered (not streamed) Regional REST API integration may take without a quota increase. */
@@ -342,7 +350,12 @@ export function resolveSettings(props: Partial<GatewaySettings>): GatewaySetting
   const ttl = settings.authorizerCacheTtl.toSeconds();
   if (ttl > 3600) throw new Error(`authorizerCacheTtl must be at most 3600 seconds, got ${ttl}`);
   const timeout = settings.integrationTimeout.toMilliseconds();
-  if (timeout <= SETTLE_MARGIN.toMilliseconds()) throw new Error(`integrationTimeout must be longer than ${SETTLE_MARGIN.toSeconds()} s`);
+  if (timeout < MIN_INTEGRATION_TIMEOUT.toMilliseconds()) {
+    throw new Error(
+      `integrationTimeout must be at least ${MIN_INTEGRATION_TIMEOUT.toSeconds()} s, got ${timeout / 1_000} s: the request deadline is ${SETTLE_MARGIN.toSeconds()} s shorter, ` +
+        `and below ${MIN_REQUEST_DEADLINE_MS / 1_000} s it could leave the models no time after the reserve`,
+    );
+  }
   if (timeout > STREAM_IDLE_LIMIT.toMilliseconds()) {
     throw new Error(`integrationTimeout cannot exceed ${STREAM_IDLE_LIMIT.toSeconds()} s: API Gateway cuts a streamed answer idle that long`);
   }

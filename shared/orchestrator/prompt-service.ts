@@ -4,6 +4,7 @@ import type { PromptRequest } from '../contract/types.js';
 import { microToCredits, usdToMicroCredits } from '../credits/credits.js';
 import { chargeableMicro, type CreditsService, type OpenRequest } from '../credits/credits-service.js';
 import { estimateBreakdown, type EstimateBreakdown } from '../credits/estimate.js';
+import { SETTLE_MARGIN_MS } from '../deadlines.js';
 import { planRequest, type RequestPlan } from '../plan/request-plan.js';
 import { AccountNotFoundError, InsufficientCreditsError, type CreditsEstimate } from '../errors.js';
 import type { IdempotencyService, Outcome, Running } from '../idempotency/idempotency-service.js';
@@ -50,9 +51,6 @@ export interface PromptServiceDeps {
 }
 
 const loadJudging = lazyAsync(() => import('../judging/judged-comparison.js'));
-
-/** Time kept back from the deadline for settling and logging after the models answered. */
-const SETTLE_MARGIN_MS = 1_000;
 
 /** What an event-stream caller hears while the models run (unjudged requests), and its disconnect. */
 export type Streaming = Pick<FanOutOptions, 'onDelta' | 'onResult' | 'signal'>;

@@ -5,6 +5,7 @@ import { wireModelId } from '../../shared/catalog/bedrock-profiles.js';
 import { allModels, resolveModel } from '../../shared/catalog/index.js';
 import type { WireProtocol } from '../../shared/catalog/types.js';
 import { usdToMicroCredits } from '../../shared/credits/credits.js';
+import { MIN_REQUEST_DEADLINE_MS } from '../../shared/deadlines.js';
 import { ADAPTERS } from '../../shared/providers/adapters.js';
 import { post, startTestHost, type Answer } from '../support/local.js';
 
@@ -67,8 +68,8 @@ const FAULTS: readonly Fault[] = [
   { name: '429 once (Retry-After: 0), then an answer', rule: { kind: 'status', status: 429, retryAfter: '0', times: 1 }, outcome: { status: 'completed', attempts: 2 } },
 ];
 
-/** Faults that need a short deadline: the host for them has REQUEST_DEADLINE_MS = 2500 (models get 1500 ms). */
-const SHORT_DEADLINE_MS = 2_500;
+/** Faults that need a short deadline: the host for them has the shortest REQUEST_DEADLINE_MS it takes, 10 s (models get 9 s). */
+const SHORT_DEADLINE_MS = MIN_REQUEST_DEADLINE_MS;
 const DEADLINE_FAULTS: readonly Fault[] = [
   { name: 'hang past the deadline', rule: { kind: 'hang' }, outcome: { status: 'failed', codes: ['timeout'], attempts: 1 } },
   {
@@ -76,7 +77,7 @@ const DEADLINE_FAULTS: readonly Fault[] = [
     rule: { kind: 'status', status: 429, retryAfter: '60' },
     outcome: { status: 'failed', codes: ['upstream_rate_limited'], upstreamStatus: 429, attempts: 1 },
   },
-  { name: 'slow past the deadline', rule: { kind: 'slow', delayMs: 10_000 }, outcome: { status: 'failed', codes: ['timeout'], attempts: 1 } },
+  { name: 'slow past the deadline', rule: { kind: 'slow', delayMs: 2 * MIN_REQUEST_DEADLINE_MS }, outcome: { status: 'failed', codes: ['timeout'], attempts: 1 } },
 ];
 
 /** The model name the simulator sees: on Bedrock, the inference profile of the host's region. */

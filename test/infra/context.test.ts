@@ -50,6 +50,9 @@ describe('Function: settingsFromContext', () => {
   it.each<[string, unknown]>([
     [CONTEXT_KEYS.authorizerCacheTtlSeconds, '3601'],
     [CONTEXT_KEYS.integrationTimeoutSeconds, '2'],
+    // REQUEST_DEADLINE_MS 1000 ms: every model would time out at once.
+    [CONTEXT_KEYS.integrationTimeoutSeconds, '5'],
+    [CONTEXT_KEYS.integrationTimeoutSeconds, 13],
     [CONTEXT_KEYS.integrationTimeoutSeconds, '29.5'],
     [CONTEXT_KEYS.integrationTimeoutSeconds, '301'],
     [CONTEXT_KEYS.throttlingRateLimit, 'fast'],
@@ -63,11 +66,20 @@ describe('Function: settingsFromContext', () => {
   ])('rejects %s = %j', (key, value) => {
     expect(() => settingsOf({ [key]: value })).toThrow(ContextError);
   });
+
+  it('names the integration timeout, its range and why when it is too short to leave the models time', () => {
+    expect(() => settingsOf({ [CONTEXT_KEYS.integrationTimeoutSeconds]: '5' })).toThrow(
+      /^gateway:integrationTimeoutSeconds must be an integer from 14 to 300, got "5": REQUEST_DEADLINE_MS is 4 s less, and below 10000 ms/,
+    );
+    expect(settingsOf({ [CONTEXT_KEYS.integrationTimeoutSeconds]: '14' }).integrationTimeout?.toSeconds()).toBe(14);
+  });
 });
 
 describe('Function: resolveSettings', () => {
-  it('rejects an integration timeout that leaves no time to settle', () => {
-    expect(() => resolveSettings({ integrationTimeout: Duration.seconds(4) })).toThrow(/longer than 4 s/);
+  it('rejects an integration timeout whose request deadline could leave the models no time', () => {
+    expect(() => resolveSettings({ integrationTimeout: Duration.seconds(4) })).toThrow(/at least 14 s/);
+    expect(() => resolveSettings({ integrationTimeout: Duration.seconds(13) })).toThrow(/integrationTimeout must be at least 14 s, got 13 s/);
+    expect(resolveSettings({ integrationTimeout: Duration.seconds(14) }).integrationTimeout.toSeconds()).toBe(14);
   });
 
   it("rejects an integration timeout past API Gateway's 5-minute idle limit for a streamed answer, which is written only once whole", () => {

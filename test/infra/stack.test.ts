@@ -8,7 +8,8 @@ import { STORE_ATTEMPTS, STORE_TIMEOUTS } from '../../shared/storage/dynamodb.js
 import { toCreateTableInput } from '../../infra/local/store.js';
 import { TABLE_ENV, tableNameOutputId } from '../../infra/stack/data.js';
 import { novaModels } from '../../infra/stack/bedrock.js';
-import { GatewayStack } from '../../infra/stack/gateway-stack.js';
+import { GatewayStack, resolveSettings } from '../../infra/stack/gateway-stack.js';
+import { CONTEXT_KEYS, settingsFromContext } from '../../infra/stack/context.js';
 import { INLINE_MAP_CONCURRENCY } from '../../infra/stack/workflow.js';
 import { LIMITS } from '../../shared/contract/limits.js';
 import { judgeCallCount, planJudgeItems } from '../../shared/judging/plan.js';
@@ -1094,5 +1095,46 @@ describe('Stack: GatewayStack settings', () => {
     expect(definition.TimeoutSeconds).toBe(60);
     const tasks = allStates(definition.States as Record<string, any>).filter(([, state]) => state.Type === 'Task');
     expect(tasks.map(([, state]) => state.TimeoutSeconds)).toEqual([60, 60]);
+  });
+});
+
+/** The shortest integration timeout the app deploys: the least `gateway:integrationTimeoutSeconds` that the context and the stack both take. */
+function shortestIntegrationTimeout(): Duration {
+  for (let seconds = 1; seconds <= 300; seconds++) {
+    try {
+      const settings = resolveSettings(settingsFromContext(new App({ context: { [CONTEXT_KEYS.integrationTimeoutSeconds]: String(seconds) } }).node));
+      return settings.integrationTimeout;
+    } catch {
+      // Refused: try the next.
+    }
+  }
+  throw new Error('no integration timeout accepted');
+}
+
+describe('Stack: GatewayStack at the shortest integration timeout it takes', () => {
+  let template: Template;
+  let stack: GatewayStack;
+
+  beforeAll(() => {
+    ({ stack, template } = synthesize({ integrationTimeout: shortestIntegrationTimeout() }));
+  }, 60_000);
+
+  it('leaves the models time: the deadline less the settle margin (1 s) and a reserve that took the store worst case is at least 2 s', () => {
+    const worstCallMs = STORE_ATTEMPTS * STORE_TIMEOUTS.answerMs + 1_000;
+    const props = (template.toJSON().Resources as Resources)[logicalId(stack, stack.apiFunction)]!.Properties!;
+    const deadlineMs = Number(props.Environment.Variables.REQUEST_DEADLINE_MS);
+    // shared/orchestrator/prompt-service.ts: the models stop 1 s before the deadline, counted from when the request was received.
+    expect(deadlineMs - 1_000 - worstCallMs).toBeGreaterThanOrEqual(2_000);
+    // The deadline is one the api function's own configuration takes.
+    expect(loadConfig({ REQUEST_DEADLINE_MS: String(deadlineMs) }).requestDeadlineMs).toBe(deadlineMs);
+  });
+
+  it('gives every function that calls the store the time for a hung store call to fail all its attempts', () => {
+    const worstCallMs = STORE_ATTEMPTS * STORE_TIMEOUTS.answerMs + 1_000;
+    const callers = Object.values(template.findResources('AWS::Lambda::Function') as Resources).filter((fn) =>
+      Object.keys(fn.Properties!.Environment.Variables).some((name) => name.endsWith('_TABLE')),
+    );
+    expect(callers.length).toBeGreaterThanOrEqual(3);
+    for (const fn of callers) expect(fn.Properties!.Timeout * 1_000).toBeGreaterThan(worstCallMs);
   });
 });

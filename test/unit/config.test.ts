@@ -28,6 +28,15 @@ describe('Function: loadConfig', () => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
   });
 
+  it.each(['100', '1000', '9999'])('refuses REQUEST_DEADLINE_MS=%s, which could leave the models no time after the reserve, naming it and why', (value) => {
+    // The models stop 1 s before the deadline and are sent once the reserve (one store call, 7 s at worst) holds.
+    expect(() => loadConfig({ REQUEST_DEADLINE_MS: value })).toThrow(/^REQUEST_DEADLINE_MS must be an integer from 10000 to 300000 .*reserve/);
+  });
+
+  it('takes the smallest deadline that leaves the models 2 s after a reserve that took the store worst case', () => {
+    expect(loadConfig({ REQUEST_DEADLINE_MS: '10000' }).requestDeadlineMs).toBe(10_000);
+  });
+
   it('takes the largest values it allows', () => {
     expect(loadConfig({ REQUEST_DEADLINE_MS: '300000', DEMO_CREDITS: '1e9' })).toMatchObject({ requestDeadlineMs: 300_000, demoCredits: 1e9 });
   });
