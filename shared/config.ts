@@ -25,6 +25,12 @@ export interface GatewayConfig {
    */
   awsEndpoints: AwsEndpoints;
   region: string;
+  /**
+   * Where `region` came from: AWS_REGION, AWS_DEFAULT_REGION, or neither (`default`,
+   * us-east-1). In Lambda AWS_REGION is always set; the admin CLI then looks in the AWS
+   * profile's configuration, as the SDK does (infra/admin/region.ts).
+   */
+  regionSource: 'AWS_REGION' | 'AWS_DEFAULT_REGION' | 'default';
   dataDir?: string;
   demoApiKey?: string;
   demoCredits: number;
@@ -203,13 +209,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
       baseUrl: optional(env, providerBaseUrlName(provider))?.replace(/\/+$/, ''),
     };
   }
-  const region = optional(env, 'AWS_REGION') ?? optional(env, 'AWS_DEFAULT_REGION') ?? 'us-east-1';
+  const regionSource = optional(env, 'AWS_REGION') !== undefined ? 'AWS_REGION' : optional(env, 'AWS_DEFAULT_REGION') !== undefined ? 'AWS_DEFAULT_REGION' : 'default';
+  const region = regionSource === 'default' ? 'us-east-1' : (optional(env, regionSource) as string);
   return {
     port: int(env, 'PORT', 3000),
     dynamodbPort: int(env, 'DYNAMODB_PORT', 8000),
     dynamodbEndpoint: optional(env, 'DYNAMODB_ENDPOINT'),
     awsEndpoints: awsEndpoints(env),
     region,
+    regionSource,
     dataDir: optional(env, 'GATEWAY_DATA_DIR'),
     demoApiKey: optional(env, 'DEMO_API_KEY'),
     // At most the balance an account holds (MAX_BALANCE_MICRO of pricing/micro-credits.ts, a layer above this one).

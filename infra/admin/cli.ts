@@ -6,6 +6,7 @@ import { BalanceCeilingError, KeyNotFoundError, StoreUnavailableError } from '..
 import { configuredStoreClient } from '../../shared/storage/store.js';
 import { helpRequested, ReconcileIncompleteError, runAdminCommand, UsageError } from './commands.js';
 import { DeployedStackError, withDeployedTables } from './deployed-tables.js';
+import { withProfileRegion } from './region.js';
 
 /**
  * What to tell an operator whose write met a store that stopped answering: its last attempt
@@ -22,7 +23,7 @@ const UNSURE_WRITES: Record<string, string> = {
  * `npm run -s admin -- <command>`: prints JSON on stdout (plain text for --help); errors
  * as JSON on stderr, each code with its exit status (see USAGE). Tables: the local store's
  * (DYNAMODB_ENDPOINT), the *_TABLE variables', or else the deployed stack's
- * (GATEWAY_STACK_NAME in AWS_REGION).
+ * (GATEWAY_STACK_NAME in AWS_REGION, AWS_DEFAULT_REGION or the AWS profile's region).
  */
 const ERRORS: { match: (error: unknown) => boolean; code: string; exit: number; message?: (error: Error) => string }[] = [
   { match: (e) => e instanceof UsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') === true, code: 'usage', exit: 2 },
@@ -54,7 +55,7 @@ try {
   if (help) {
     process.stdout.write(`${help}\n`);
   } else {
-    const config = await withDeployedTables(loadConfig());
+    const config = await withDeployedTables(await withProfileRegion(loadConfig()));
     // Against AWS (or AWS_ENDPOINT_URL), the SDK's whole credential chain: profiles, SSO, ...
     const storeClient = configuredStoreClient(config);
     // Entries dated and ages judged by the store's clock, not this machine's, which may be off

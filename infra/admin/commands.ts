@@ -59,7 +59,8 @@ ${Object.values(COMMANDS)
 
 npm run -s admin -- <command> --help says more about one command.
 DYNAMODB_ENDPOINT points it at a local store (the one npm start prints); without it, the
-deployed stack's tables (GATEWAY_STACK_NAME in AWS_REGION), or the *_TABLE variables.
+deployed stack's tables (GATEWAY_STACK_NAME in AWS_REGION, else the AWS profile's
+region), or the *_TABLE variables.
 Output is JSON on stdout. Errors are JSON on stderr, {"error":{"code","message"}}, with
 the exit status of their code: usage 2, not_found 3, store_unavailable 4, stack_not_found 5,
 reconcile_incomplete 6, internal_error 1.`;

@@ -22,6 +22,8 @@ export class DeployedStackError extends Error {
 export interface DeployedTablesOptions {
   stackName: string;
   region: string;
+  /** Where the region came from (`from profile ops`, `from AWS_REGION`), said when the stack is not found there. */
+  regionFrom?: string;
   /** AWS_ENDPOINT_URL_CLOUDFORMATION or AWS_ENDPOINT_URL (LocalStack); by default the region's. */
   endpoint?: string;
   /** A client to use (tests); otherwise one is made for `region` and destroyed after the call. */
@@ -32,7 +34,7 @@ export interface DeployedTablesOptions {
 export async function deployedTableNames(options: DeployedTablesOptions): Promise<TableNames> {
   const { CloudFormationClient, DescribeStacksCommand } = await import('@aws-sdk/client-cloudformation');
   const client = options.client ?? new CloudFormationClient({ region: options.region, ...(options.endpoint ? { endpoint: options.endpoint } : {}) });
-  const where = `stack ${options.stackName} in ${options.region}`;
+  const where = `stack ${options.stackName} in ${options.region}${options.regionFrom ? ` (${options.regionFrom})` : ''}`;
   try {
     let stacks: Stack[] | undefined;
     try {
@@ -74,13 +76,15 @@ export async function deployedTableNames(options: DeployedTablesOptions): Promis
 /**
  * The config the admin CLI runs with. A local store (DYNAMODB_ENDPOINT) or any explicit
  * `*_TABLE` variable keeps the tables as configured; otherwise they are the deployed
- * stack's (GATEWAY_STACK_NAME, default the app's stack name, in AWS_REGION).
+ * stack's (GATEWAY_STACK_NAME, default the app's stack name, in the region withProfileRegion
+ * resolved: AWS_REGION, AWS_DEFAULT_REGION or the AWS profile's).
  */
-export async function withDeployedTables(config: GatewayConfig, options: Pick<DeployedTablesOptions, 'client'> = {}): Promise<GatewayConfig> {
+export async function withDeployedTables(config: GatewayConfig & { regionFrom?: string }, options: Pick<DeployedTablesOptions, 'client'> = {}): Promise<GatewayConfig> {
   if (config.dynamodbEndpoint !== undefined || config.tablesFromEnv) return config;
   const tables = await deployedTableNames({
     stackName: config.stackName ?? DEFAULT_STACK_NAME,
     region: config.region,
+    ...(config.regionFrom ? { regionFrom: config.regionFrom } : {}),
     endpoint: config.awsEndpoints.cloudformation,
     client: options.client,
   });

@@ -1,0 +1,73 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeHttp } from '../support/fake-http.js';
+import { ROOT } from '../support/processes.js';
+
+/** `npm run -s admin` as an operator runs it: its own process, its environment exactly `env` (nothing of the test's, no AWS_REGION). */
+async function admin(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'infra/admin/cli.ts', ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, stdout, stderr };
+}
+
+/** CloudFormation's answer (query protocol) to DescribeStacks for a stack it does not hold. */
+const NO_SUCH_STACK = `<ErrorResponse xmlns="http://cloudformation.amazonaws.com/doc/2010-05-15/">
+  <Error><Type>Sender</Type><Code>ValidationError</Code><Message>Stack with id ModelCompareGateway does not exist</Message></Error>
+  <RequestId>6b8c1a0e-0000-0000-0000-000000000000</RequestId>
+</ErrorResponse>`;
+
+describe('npm run admin: the region', () => {
+  let home: string;
+  let cloudFormation: Awaited<ReturnType<typeof startFakeHttp>>;
+
+  beforeAll(async () => {
+    // An operator's ~/.aws: profile ops in eu-west-1, the default profile in ap-southeast-2.
+    home = mkdtempSync(join(tmpdir(), 'admin-home-'));
+    mkdirSync(join(home, '.aws'));
+    writeFileSync(join(home, '.aws', 'config'), '[default]\nregion = ap-southeast-2\n\n[profile ops]\nregion = eu-west-1\n\n[profile bare]\noutput = json\n');
+    const keys = 'aws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n';
+    writeFileSync(join(home, '.aws', 'credentials'), `[default]\n${keys}\n[ops]\n${keys}\n[bare]\n${keys}`);
+    cloudFormation = await startFakeHttp(() => ({ status: 400, headers: { 'content-type': 'text/xml' }, body: NO_SUCH_STACK }));
+  });
+
+  afterAll(async () => {
+    await cloudFormation?.close();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  /** The region each DescribeStacks was signed for (its credential scope), in order. */
+  const signedRegions = () => cloudFormation.calls.map((call) => /Credential=[^/]+\/\d{8}\/([^/]+)\/cloudformation\//.exec(String(call.headers.authorization))?.[1]);
+
+  it.each([
+    ['the profile AWS_PROFILE names', { AWS_PROFILE: 'ops' }, 'eu-west-1', 'from profile ops'],
+    ['the default profile', {}, 'ap-southeast-2', 'from profile default'],
+    ['AWS_REGION over the profile', { AWS_PROFILE: 'ops', AWS_REGION: 'us-west-2' }, 'us-west-2', 'from AWS_REGION'],
+    ['AWS_DEFAULT_REGION over the profile', { AWS_PROFILE: 'ops', AWS_DEFAULT_REGION: 'eu-central-1' }, 'eu-central-1', 'from AWS_DEFAULT_REGION'],
+    ['us-east-1 when nothing names one', { AWS_PROFILE: 'bare' }, 'us-east-1', 'the default: no AWS_REGION, AWS_DEFAULT_REGION or region in profile bare'],
+  ])('looks for the stack in the region of %s, and says which region it used', async (_name, env, region, from) => {
+    // Prepare
+    cloudFormation.calls.length = 0;
+
+    // Act
+    const result = await admin(['balance', '--account', 'acct_x'], { HOME: home, AWS_ENDPOINT_URL_CLOUDFORMATION: cloudFormation.url, ...env });
+
+    // Assess
+    expect(result.code, result.stderr).toBe(5);
+    expect(signedRegions()).toEqual([region]);
+    const { error } = JSON.parse(result.stderr.slice(result.stderr.indexOf('{\n')));
+    expect(error.code).toBe('stack_not_found');
+    expect(error.message).toContain(`No stack ModelCompareGateway in ${region} (${from}): deploy it`);
+  });
+});
