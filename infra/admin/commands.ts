@@ -80,6 +80,21 @@ const OPTIONS = {
   zdr: { type: 'boolean' },
 } as const;
 
+type Flag = keyof typeof OPTIONS;
+
+/** The flags each command takes: any other is refused, never ignored (a stray --account on create-account would open a new account). */
+const COMMAND_FLAGS: Record<string, readonly Flag[]> = {
+  'create-account': ['credits', 'zdr', 'rpm'],
+  'create-key': ['account'],
+  'revoke-key': ['key', 'hash'],
+  'list-keys': ['account'],
+  'top-up': ['account', 'credits'],
+  balance: ['account'],
+  ledger: ['account'],
+  'set-rate-limit': ['account', 'rpm'],
+  reconcile: [],
+};
+
 /** `--help` or `-h` anywhere, or `help` as the command: the help of the command named, else the whole usage. */
 export function helpRequested(argv: readonly string[]): string | undefined {
   if (!argv.includes('--help') && !argv.includes('-h') && argv[0] !== 'help') return undefined;
@@ -88,9 +103,22 @@ export function helpRequested(argv: readonly string[]): string | undefined {
 
 /** Runs one admin command; returns what the CLI prints as JSON. */
 export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<Record<string, unknown>> {
-  const { positionals, values } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  const { positionals, values, tokens } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true, tokens: true });
   const [command, ...extra] = positionals;
   if (!command || extra.length > 0) throw new UsageError(USAGE);
+  const takes = COMMAND_FLAGS[command];
+  if (takes === undefined) throw new UsageError(`Unknown command "${command}"\n${USAGE}`);
+  // parseArgs keeps the last of a repeated flag: `top-up --credits 5 --credits 500` would add 500.
+  const seen = new Set<string>();
+  for (const token of tokens) {
+    if (token.kind !== 'option') continue;
+    if (seen.has(token.name)) throw new UsageError(`--${token.name} is given more than once; give it once`);
+    seen.add(token.name);
+    if (!takes.includes(token.name as Flag)) {
+      const flags = takes.map((flag) => `--${flag}`).join(', ');
+      throw new UsageError(`${command} does not take --${token.name} (${flags ? `it takes ${flags}` : 'it takes no flag'}): ${COMMANDS[command]!.split('\n')[0]}`);
+    }
+  }
   switch (command) {
     case 'create-account': {
       const opening = {
@@ -196,11 +224,20 @@ function required(value: string | undefined, flag: string): string {
   return value;
 }
 
+/**
+ * A plain decimal: digits, optionally a point and 1 to 6 more (micro-credits are the unit of
+ * storage: more decimals cannot be represented). Number() alone would take ' ' as 0, 0x10 as 16,
+ * 0b11 as 3 and 1e3 as 1000.
+ */
+const PLAIN_DECIMAL = /^\d+(?:\.\d{1,6})?$/;
+
 function credits(value: string | undefined, { allowZero = false } = {}): number {
-  const amount = Number(required(value, '--credits'));
-  // Micro-credits are the unit of storage: more decimals than six cannot be represented.
-  if (!Number.isFinite(amount) || amount < 0 || (!allowZero && amount === 0) || Math.round(amount * 1e6) / 1e6 !== amount || amount > microToCredits(MAX_BALANCE_MICRO)) {
-    throw new UsageError(`--credits must be a ${allowZero ? 'non-negative' : 'positive'} number with at most 6 decimals, at most ${microToCredits(MAX_BALANCE_MICRO)}`);
+  const text = required(value, '--credits');
+  const amount = PLAIN_DECIMAL.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isFinite(amount) || (!allowZero && amount === 0) || amount > microToCredits(MAX_BALANCE_MICRO)) {
+    throw new UsageError(
+      `--credits must be a ${allowZero ? 'non-negative' : 'positive'} decimal number (digits, optionally a point and at most 6 decimals), at most ${microToCredits(MAX_BALANCE_MICRO)}; got ${JSON.stringify(text)}`,
+    );
   }
   return amount;
 }

@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+import { runAdminCommand, UsageError, type AdminDeps } from '../../infra/admin/commands.js';
+import type { Account } from '../../shared/storage/accounts.js';
+
+/** What each store call was asked, for the commands the command line lets through; nothing answers but these. */
+function recordingDeps() {
+  const calls: { call: string; args: unknown[] }[] = [];
+  const account = (accountId: string, balanceMicro: number, rateLimitRpm?: number): Account =>
+    ({ accountId, balanceMicro, zeroDataRetention: false, rateLimitRpm, createdAt: '2026-01-01T00:00:00.000Z' }) as Account;
+  const record = <T>(call: string, args: unknown[], answer: T): T => {
+    calls.push({ call, args });
+    return answer;
+  };
+  const deps = {
+    accounts: {
+      get: async (accountId: string) => record('accounts.get', [accountId], account(accountId, 1_000_000)),
+      setRateLimit: async (...args: unknown[]) => record('accounts.setRateLimit', args, undefined),
+    },
+    apiKeys: {},
+    ledger: {},
+    credits: {
+      openAccount: async (opening: { balanceMicro: number; rateLimitRpm?: number }) =>
+        record('credits.openAccount', [opening], account('acct_new', opening.balanceMicro, opening.rateLimitRpm)),
+      topUp: async (accountId: string, amountMicro: number) => record('credits.topUp', [accountId, amountMicro], 1_000_000 + amountMicro),
+    },
+  } as unknown as AdminDeps;
+  return { deps, calls };
+}
+
+async function refused(argv: string[]): Promise<{ error: unknown; calls: unknown[] }> {
+  const { deps, calls } = recordingDeps();
+  const error = await runAdminCommand(argv, deps).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  return { error, calls };
+}
+
+describe('Function: runAdminCommand, amounts', () => {
+  it.each([
+    ['a blank amount, which Number() reads as 0', ' '],
+    ['hexadecimal, which Number() reads as 16', '0x10'],
+    ['binary, which Number() reads as 3', '0b11'],
+    ['octal', '0o7'],
+    ['an exponent', '1e3'],
+    ['a sign', '+5'],
+    ['a bare point', '5.'],
+    ['no digit before the point', '.5'],
+    ['seven decimals', '1.0000001'],
+    ['padding', ' 5'],
+    ['Infinity', 'Infinity'],
+  ])('refuses --credits as %s (%j) on top-up and create-account, before any store call', async (_name, amount) => {
+    for (const argv of [
+      ['top-up', '--account', 'acct_x', '--credits', amount],
+      ['create-account', '--credits', amount],
+    ]) {
+      const { error, calls } = await refused(argv);
+      expect(error, argv.join(' ')).toBeInstanceOf(UsageError);
+      expect((error as Error).message).toMatch(/^--credits must be a (positive|non-negative) decimal number/);
+      expect(calls).toEqual([]);
+    }
+  });
+
+  it.each([
+    ['5', 5_000_000],
+    ['0.000001', 1],
+    ['12.5', 12_500_000],
+    ['007', 7_000_000],
+    ['1000000000', 1e15],
+  ])('tops up a plain decimal: --credits %s', async (amount, micro) => {
+    const { deps, calls } = recordingDeps();
+    await runAdminCommand(['top-up', '--account', 'acct_x', '--credits', amount], deps);
+    expect(calls).toEqual([{ call: 'credits.topUp', args: ['acct_x', micro] }]);
+  });
+
+  it('opens an account with 0 credits, and refuses a top-up of 0', async () => {
+    const { deps, calls } = recordingDeps();
+    await runAdminCommand(['create-account', '--credits', '0'], deps);
+    expect(calls).toEqual([{ call: 'credits.openAccount', args: [{ balanceMicro: 0, zeroDataRetention: false, rateLimitRpm: undefined }] }]);
+    expect((await refused(['top-up', '--account', 'acct_x', '--credits', '0'])).error).toBeInstanceOf(UsageError);
+  });
+});
+
+describe('Function: runAdminCommand, flags', () => {
+  it.each([
+    [['top-up', '--credits', '5', '--credits', '500', '--account', 'acct_x'], '--credits'],
+    [['top-up', '--account', 'acct_x', '--account', 'acct_y', '--credits', '5'], '--account'],
+    [['create-account', '--credits', '5', '--zdr', '--zdr'], '--zdr'],
+    [['set-rate-limit', '--account', 'acct_x', '--rpm', '5', '--rpm', '50'], '--rpm'],
+  ])('refuses a repeated flag, naming it: %j', async (argv, flag) => {
+    const { error, calls } = await refused(argv);
+    expect(error).toBeInstanceOf(UsageError);
+    expect((error as Error).message).toBe(`${flag} is given more than once; give it once`);
+    expect(calls).toEqual([]);
+  });
+
+  it.each([
+    // Would open a NEW account, the operator believing it tops up acct_X.
+    [['create-account', '--credits', '5', '--account', 'acct_X', '--key', 'x'], 'create-account does not take --account (it takes --credits, --zdr, --rpm)'],
+    [['top-up', '--account', 'acct_x', '--credits', '5', '--zdr'], 'top-up does not take --zdr (it takes --account, --credits)'],
+    [['balance', '--account', 'acct_x', '--credits', '5'], 'balance does not take --credits (it takes --account)'],
+    [['create-key', '--account', 'acct_x', '--rpm', '5'], 'create-key does not take --rpm (it takes --account)'],
+    [['revoke-key', '--key', 'mcg_x', '--account', 'acct_x'], 'revoke-key does not take --account (it takes --key, --hash)'],
+    [['reconcile', '--account', 'acct_x'], 'reconcile does not take --account (it takes no flag)'],
+  ])('refuses a flag the command does not take, naming it: %j', async (argv, message) => {
+    const { error, calls } = await refused(argv);
+    expect(error).toBeInstanceOf(UsageError);
+    expect((error as Error).message.startsWith(message)).toBe(true);
+    expect(calls).toEqual([]);
+  });
+});
