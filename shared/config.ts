@@ -181,6 +181,15 @@ function requestDeadline(env: NodeJS.ProcessEnv): number {
   return value;
 }
 
+/**
+ * The most requests a minute an account may be allowed (RATE_LIMIT_RPM, `--rpm`), counted in
+ * its fixed one-minute rate window: a million, above the 600,000 a minute that API Gateway's
+ * default account throttle (10,000 a second) can bring, so a larger limit could never refuse
+ * a request, while a count of it stays a small integer (1e16 could not even be written: the
+ * SDK refuses numbers past 2^53).
+ */
+export const MAX_RATE_LIMIT_RPM = 1_000_000;
+
 function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const raw = env[name];
   return raw === undefined || raw === '' ? undefined : raw;
@@ -236,7 +245,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
       (name) => optional(env, name) !== undefined,
     ),
     simulateProviders: env.SIMULATE_PROVIDERS === '1' || env.SIMULATE_PROVIDERS === 'true',
-    rateLimitRpm: int(env, 'RATE_LIMIT_RPM', 600, 1),
+    rateLimitRpm: int(env, 'RATE_LIMIT_RPM', 600, 1, MAX_RATE_LIMIT_RPM),
     maxInFlight: int(env, 'MAX_REQUESTS_IN_FLIGHT', 64, 1),
     creditsPerUsd: positive(env, 'CREDITS_PER_USD', 100),
     markup: positive(env, 'MARKUP', 1),

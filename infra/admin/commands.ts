@@ -3,6 +3,7 @@ import { generateApiKey, hashApiKey, keyPrefix } from '../../shared/auth/keys.js
 import { revokeApiKey } from '../../shared/auth/revoke.js';
 import { creditsToMicro, microToCredits } from '../../shared/credits/credits.js';
 import { MAX_BALANCE_MICRO } from '../../shared/pricing/micro-credits.js';
+import { MAX_RATE_LIMIT_RPM } from '../../shared/config.js';
 import { AccountNotFoundError } from '../../shared/errors.js';
 import type { CreditsService, ReconcileOutcome } from '../../shared/credits/credits-service.js';
 import type { Account, AccountsRepository } from '../../shared/storage/accounts.js';
@@ -46,7 +47,7 @@ const COMMANDS: Record<string, string> = {
   'top-up': 'top-up --account ID --credits N\n  Adds N credits; applies at once.',
   balance: 'balance --account ID\n  The balance, what is reserved by requests in flight, and the account settings.',
   ledger: 'ledger --account ID\n  Every balance change; ledgerSum equals balance + reserved (held by requests in flight) once nothing is unposted.',
-  'set-rate-limit': "set-rate-limit --account ID --rpm N\n  The account's requests per minute (applies once the authorizer cache expires: 30 s by default).",
+  'set-rate-limit': "set-rate-limit --account ID --rpm N\n  The account's requests per minute, 1 to 1000000 (applies once the authorizer cache expires: 30 s by default).",
   reconcile: 'reconcile\n  Posts unposted ledger entries older than 10 minutes, and completes or releases reservations older than 15 minutes.',
 };
 
@@ -124,7 +125,7 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
       const opening = {
         balanceMicro: creditsToMicro(credits(values.credits, { allowZero: true })),
         zeroDataRetention: values.zdr ?? false,
-        rateLimitRpm: values.rpm === undefined ? undefined : positiveInt(values.rpm, '--rpm'),
+        rateLimitRpm: values.rpm === undefined ? undefined : rpm(values.rpm),
       };
       await deps.beforeDating?.();
       return describeAccount(await deps.credits.openAccount(opening));
@@ -188,9 +189,9 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
     }
     case 'set-rate-limit': {
       const accountId = required(values.account, '--account');
-      const rpm = positiveInt(required(values.rpm, '--rpm'), '--rpm');
-      await deps.accounts.setRateLimit(accountId, rpm);
-      return { accountId, rateLimitRpm: rpm };
+      const rateLimitRpm = rpm(required(values.rpm, '--rpm'));
+      await deps.accounts.setRateLimit(accountId, rateLimitRpm);
+      return { accountId, rateLimitRpm };
     }
     case 'reconcile': {
       await deps.beforeDating?.();
@@ -242,8 +243,13 @@ function credits(value: string | undefined, { allowZero = false } = {}): number 
   return amount;
 }
 
-function positiveInt(value: string, flag: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new UsageError(`${flag} must be a positive integer`);
+/** Requests a minute: plain digits (not 1e3, 0x10 or 60.0), 1 to MAX_RATE_LIMIT_RPM (what the rate window can ever count: shared/config.ts). */
+function rpm(value: string): number {
+  const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isInteger(n) || n < 1 || n > MAX_RATE_LIMIT_RPM) {
+    throw new UsageError(
+      `--rpm must be a whole number of requests a minute, digits only, from 1 to ${MAX_RATE_LIMIT_RPM} (more than API Gateway's default account throttle can bring in a minute); got ${JSON.stringify(value)}`,
+    );
+  }
   return n;
 }

@@ -1,6 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
+import { MAX_RATE_LIMIT_RPM } from '../../shared/config.js';
 import { MIN_REQUEST_DEADLINE_MS } from '../../shared/deadlines.js';
 import { MIN_INTEGRATION_TIMEOUT, STREAM_IDLE_LIMIT, type GatewaySettings } from './gateway-stack.js';
 
@@ -66,7 +67,7 @@ export function settingsFromContext(node: Node): Partial<GatewaySettings> {
   }
   settings.apiGatewayCloudWatchRole = boolean(read(CONTEXT_KEYS.apiGatewayCloudWatchRole), CONTEXT_KEYS.apiGatewayCloudWatchRole);
 
-  settings.rateLimitRpm = integer(read(CONTEXT_KEYS.rateLimitRpm), CONTEXT_KEYS.rateLimitRpm, 1);
+  settings.rateLimitRpm = integer(read(CONTEXT_KEYS.rateLimitRpm), CONTEXT_KEYS.rateLimitRpm, 1, MAX_RATE_LIMIT_RPM);
   settings.maxRequestsInFlight = integer(read(CONTEXT_KEYS.maxRequestsInFlight), CONTEXT_KEYS.maxRequestsInFlight, 1);
   settings.creditsPerUsd = number(read(CONTEXT_KEYS.creditsPerUsd), CONTEXT_KEYS.creditsPerUsd);
   settings.markup = number(read(CONTEXT_KEYS.markup), CONTEXT_KEYS.markup);

@@ -61,6 +61,7 @@ describe('Function: settingsFromContext', () => {
     [CONTEXT_KEYS.stageName, 'my stage'],
     [CONTEXT_KEYS.apiGatewayCloudWatchRole, 'yes'],
     [CONTEXT_KEYS.markup, '0'],
+    [CONTEXT_KEYS.rateLimitRpm, '1000001'],
     [CONTEXT_KEYS.responseStreaming, 'no'],
     [CONTEXT_KEYS.alarmEmail, 'ops at example'],
   ])('rejects %s = %j', (key, value) => {

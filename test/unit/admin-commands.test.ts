@@ -109,3 +109,35 @@ describe('Function: runAdminCommand, flags', () => {
     expect(calls).toEqual([]);
   });
 });
+
+describe('Function: runAdminCommand, --rpm', () => {
+  it.each([
+    ['past what the rate window can ever count (the SDK refused 1e16 as internal_error)', '1e16'],
+    ['one past the bound', '1000001'],
+    ['an exponent', '1e3'],
+    ['a decimal point', '60.0'],
+    ['hexadecimal', '0x10'],
+    ['zero', '0'],
+    ['blank', ' '],
+  ])('refuses --rpm %s (%j) on set-rate-limit and create-account, before any store call', async (_name, value) => {
+    for (const argv of [
+      ['set-rate-limit', '--account', 'acct_x', '--rpm', value],
+      ['create-account', '--credits', '5', '--rpm', value],
+    ]) {
+      const { error, calls } = await refused(argv);
+      expect(error, argv.join(' ')).toBeInstanceOf(UsageError);
+      expect((error as Error).message).toMatch(/^--rpm must be a whole number of requests a minute, digits only, from 1 to 1000000/);
+      expect(calls).toEqual([]);
+    }
+  });
+
+  it.each([
+    ['1', 1],
+    ['060', 60],
+    ['1000000', 1_000_000],
+  ])('sets --rpm %s', async (value, limit) => {
+    const { deps, calls } = recordingDeps();
+    expect(await runAdminCommand(['set-rate-limit', '--account', 'acct_x', '--rpm', value], deps)).toEqual({ accountId: 'acct_x', rateLimitRpm: limit });
+    expect(calls).toEqual([{ call: 'accounts.setRateLimit', args: ['acct_x', limit] }]);
+  });
+});

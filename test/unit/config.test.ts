@@ -22,6 +22,8 @@ describe('Function: loadConfig', () => {
     // Past the longest deployed integration, and near the 15 minutes after which the reconciler releases a running request's hold.
     ['REQUEST_DEADLINE_MS', '300001'],
     ['CREDITS_PER_USD', '-1'],
+    // Past what an account's one-minute rate window can ever count.
+    ['RATE_LIMIT_RPM', '1000001'],
     // A balance past a billion credits would be read back by DynamoDB's clients as a BigInt.
     ['DEMO_CREDITS', '1e10'],
   ])('rejects %s=%s', (name, value) => {
