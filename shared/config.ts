@@ -195,6 +195,22 @@ function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
   return raw === undefined || raw === '' ? undefined : raw;
 }
 
+/** An http(s) URL that parses, as the AWS endpoints and the providers' base URLs must be. */
+function isHttpUrl(url: string): boolean {
+  return /^https?:\/\//i.test(url) && URL.canParse(url);
+}
+
+/**
+ * A provider's base URL (`OPENAI_BASE_URL`), without trailing slashes. One without a scheme
+ * (`api.openai.com/v1`) would be taken, and every call to that vendor fail as internal_error.
+ */
+function baseUrl(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const url = optional(env, name);
+  if (url === undefined) return undefined;
+  if (!isHttpUrl(url)) throw new ConfigError(`${name} must be an http(s) URL with the version segment, like https://api.openai.com/v1, got "${url}"`);
+  return url.replace(/\/+$/, '');
+}
+
 function awsEndpoints(env: NodeJS.ProcessEnv): AwsEndpoints {
   const endpoints: AwsEndpoints = {};
   if (optional(env, 'AWS_IGNORE_CONFIGURED_ENDPOINT_URLS')?.toLowerCase() === 'true') return endpoints;
@@ -202,7 +218,7 @@ function awsEndpoints(env: NodeJS.ProcessEnv): AwsEndpoints {
   for (const [service, name] of Object.entries(ENDPOINT_VARIABLES) as [keyof AwsEndpoints, string][]) {
     const url = optional(env, name) ?? global;
     if (url === undefined) continue;
-    if (!/^https?:\/\//i.test(url) || !URL.canParse(url)) {
+    if (!isHttpUrl(url)) {
       throw new ConfigError(`${optional(env, name) === undefined ? 'AWS_ENDPOINT_URL' : name} must be an http(s) URL, got "${url}"`);
     }
     endpoints[service] = url;
@@ -215,7 +231,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   for (const provider of PROVIDERS) {
     providers[provider] = {
       apiKey: optional(env, providerKeyName(provider)),
-      baseUrl: optional(env, providerBaseUrlName(provider))?.replace(/\/+$/, ''),
+      baseUrl: baseUrl(env, providerBaseUrlName(provider)),
     };
   }
   const regionSource = optional(env, 'AWS_REGION') !== undefined ? 'AWS_REGION' : optional(env, 'AWS_DEFAULT_REGION') !== undefined ? 'AWS_DEFAULT_REGION' : 'default';

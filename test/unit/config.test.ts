@@ -39,6 +39,23 @@ describe('Function: loadConfig', () => {
     expect(loadConfig({ REQUEST_DEADLINE_MS: '10000' }).requestDeadlineMs).toBe(10_000);
   });
 
+  it.each([
+    ['OPENAI_BASE_URL', 'api.openai.com/v1'],
+    ['ANTHROPIC_BASE_URL', 'ftp://api.anthropic.com/v1'],
+    ['GROQ_BASE_URL', 'https://'],
+    ['BEDROCK_BASE_URL', 'bedrock-runtime.eu-west-1.amazonaws.com'],
+  ])('refuses %s=%s, which every call to that vendor would fail on, naming the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name} must be an http\\(s\\) URL`));
+  });
+
+  it('takes http and https base URLs, and an empty one as unset', () => {
+    const config = loadConfig({ OPENAI_BASE_URL: 'http://127.0.0.1:4010/openai/v1', MISTRAL_BASE_URL: 'HTTPS://api.mistral.ai/v1/', XAI_BASE_URL: '' });
+    expect(config.providers.openai.baseUrl).toBe('http://127.0.0.1:4010/openai/v1');
+    expect(config.providers.mistral.baseUrl).toBe('HTTPS://api.mistral.ai/v1');
+    expect(config.providers.xai.baseUrl).toBeUndefined();
+  });
+
   it('takes the largest values it allows', () => {
     expect(loadConfig({ REQUEST_DEADLINE_MS: '300000', DEMO_CREDITS: '1e9' })).toMatchObject({ requestDeadlineMs: 300_000, demoCredits: 1e9 });
   });
