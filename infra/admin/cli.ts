@@ -1,3 +1,5 @@
+// First: before any module that loads the AWS SDK.
+import './quiet-sdk.js';
 import { loadConfig } from '../../shared/config.js';
 import { createStore } from '../../shared/credits/store.js';
 import { AccountNotFoundError } from '../../shared/errors.js';

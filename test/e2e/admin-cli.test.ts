@@ -28,6 +28,16 @@ const NO_SUCH_STACK = `<ErrorResponse xmlns="http://cloudformation.amazonaws.com
   <RequestId>6b8c1a0e-0000-0000-0000-000000000000</RequestId>
 </ErrorResponse>`;
 
+describe('npm run admin: stderr', () => {
+  it("is the JSON error alone, without the SDK's NodeVersionSupportWarning on Node 20", async () => {
+    // No AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED in the environment: the CLI sets it itself.
+    const result = await admin(['balance', '--account', 'acct_x'], { DYNAMODB_ENDPOINT: 'http://127.0.0.1:9' });
+    expect(result.code).toBe(4);
+    expect(result.stderr).not.toContain('NodeVersionSupportWarning');
+    expect(JSON.parse(result.stderr)).toMatchObject({ error: { code: 'store_unavailable' } });
+  });
+});
+
 describe('npm run admin: the region', () => {
   let home: string;
   let cloudFormation: Awaited<ReturnType<typeof startFakeHttp>>;
@@ -66,7 +76,7 @@ describe('npm run admin: the region', () => {
     // Assess
     expect(result.code, result.stderr).toBe(5);
     expect(signedRegions()).toEqual([region]);
-    const { error } = JSON.parse(result.stderr.slice(result.stderr.indexOf('{\n')));
+    const { error } = JSON.parse(result.stderr);
     expect(error.code).toBe('stack_not_found');
     expect(error.message).toContain(`No stack ModelCompareGateway in ${region} (${from}): deploy it`);
   });
