@@ -5,7 +5,7 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { PROVIDERS } from '../../shared/catalog/types.js';
 import { providerBaseUrlName, providerKeyName, RESPONSE_STREAMING_ENV, WORKFLOW_ENV } from '../../shared/config.js';
-import { MIN_REQUEST_DEADLINE_MS } from '../../shared/deadlines.js';
+import { MIN_REQUEST_DEADLINE_MS, STORE_WORST_CALL_MS } from '../../shared/deadlines.js';
 import { TABLES } from '../../shared/storage/tables.js';
 import { GatewayAlarms } from './alarms.js';
 import { GatewayApi } from './api.js';
@@ -85,6 +85,15 @@ const SETTLE_MARGIN = Duration.seconds(4);
  * store's worst case (shared/deadlines.ts): 14 s.
  */
 export const MIN_INTEGRATION_TIMEOUT = Duration.seconds(Math.ceil((MIN_REQUEST_DEADLINE_MS + SETTLE_MARGIN.toMilliseconds()) / 1_000));
+/**
+ * The authorizer's timeout: it reads the key, then its account (shared/auth/authenticate.ts),
+ * two store calls one after the other, each up to STORE_WORST_CALL_MS (7 s) when the store
+ * hangs, and a second for the rest: 15 s. With Lambda's default 10 s, a hung first read and a
+ * slow second one timed the function out: a Lambda timeout, not the store failure the
+ * authorizer logs and answers (API Gateway's 503 `service_unavailable` follows either way).
+ */
+export const AUTHORIZER_STORE_CALLS = 2;
+export const AUTHORIZER_TIMEOUT = Duration.seconds(Math.ceil((AUTHORIZER_STORE_CALLS * STORE_WORST_CALL_MS + 1_000) / 1_000));
 /** API Gateway ends a streamed response (Regional endpoint) that sends nothing for this long; a JSON answer is written once it is whole, an event stream sends a keep-alive comment every 15 s. */
 export const STREAM_IDLE_LIMIT = Duration.minutes(5);
 /** The longest a buffered (not streamed) Regional REST API integration may take without a quota increase. */
@@ -148,6 +157,7 @@ export class GatewayStack extends Stack {
       source: 'authorizer',
       description: 'Lambda TOKEN authorizer: Authorization: Bearer <key> to the account ID',
       defaults,
+      timeout: AUTHORIZER_TIMEOUT,
       environment: { [TABLE_ENV.apiKeys]: tables.apiKeys.tableName, [TABLE_ENV.accounts]: tables.accounts.tableName, ...storeEnv },
     });
     // shared/auth/authenticate.ts: the key by its hash, then its account (zero data retention

@@ -32,8 +32,14 @@ export interface StoreOptions {
 
 /**
  * A connection or an answer that hangs fails the attempt, STORE_ATTEMPTS in all, and then
- * the call (a 503) after STORE_WORST_CALL_MS at most (shared/deadlines.ts holds the numbers,
- * which the configuration's and the stack's minimums are derived from).
+ * the call (a 503) after STORE_WORST_CALL_MS (7 s) at most; shared/deadlines.ts holds the
+ * numbers. Each function's timeout covers that for every store call it makes one after
+ * another before it answers: the authorizer's two (the key, then its account: 15 s,
+ * infra/stack/gateway-stack.ts AUTHORIZER_TIMEOUT), the api's reserve before its models
+ * (MIN_REQUEST_DEADLINE_MS; an Idempotency-Key's claim and completion come on top, and at the
+ * shortest integration timeout API Gateway's 504 and the reconciler cover their worst case),
+ * the reconciler's per account. test/infra/stack.test.ts checks them at the default and at
+ * the shortest integration timeout.
  */
 export { STORE_ATTEMPTS, STORE_TIMEOUTS, STORE_WORST_CALL_MS } from '../deadlines.js';
 
