@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it, vi } from 'vitest';
 import type { JudgingWorkflow } from '../../shared/judging/workflow-types.js';
 import { body } from '../support/fixtures.js';
@@ -41,6 +42,17 @@ describe('POST /api/v1/prompt with Accept: text/event-stream', () => {
     const { promptLogId, creditsUsed } = done.json;
     const byIndex = [...results].sort((a, b) => a.json.index - b.json.index).map((e) => e.json.result);
     expect(done.data).toBe(JSON.stringify({ promptLogId, results: byIndex, evaluations: [], creditsUsed }));
+  });
+
+  it("answers the README's event-stream example with the creditsUsed its done event shows", async () => {
+    // The curl of the README's streaming example: its body, and the done line it shows.
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const example = readme.slice(readme.indexOf("-H 'Accept: text/event-stream'"));
+    const payload = JSON.parse(/-d '(\{[^']*\})'/.exec(example)![1]!);
+    const shown = Number(/event: done\ndata: \{.*"creditsUsed":([\d.]+)\}/.exec(example)![1]);
+    const answer = await postEvents(host(), payload);
+    expect(answer.events.at(-1)!.event).toBe('done');
+    expect(answer.events.at(-1)!.json.creditsUsed).toBe(shown);
   });
 
   it('charges the stream as the JSON call: the balance moves by the creditsUsed that done carries, and the reservation closes', async () => {

@@ -458,6 +458,14 @@ describe('Stack: GatewayStack', () => {
         expect(statements.find((st) => st.Sid === 'NovaFoundationModels')!.Resource).toEqual({ 'Fn::Split': [',', inMap('foundationModels')] });
       }
       expect([...new Set(bedrock.flatMap(({ roles }) => roles))].sort()).toEqual(callers.sort());
+      // docs/deployment.md names every Bedrock action a role holds, where it says what the roles may call.
+      const deployment = readFileSync(new URL('../../docs/deployment.md', import.meta.url), 'utf8');
+      const providerKeysBullet = /\n- Bedrock \(`fam_h`\) needs no key:[\s\S]*?(?=\n- |\n\n)/.exec(deployment)![0];
+      const grantBullet = /\n- The grant \(`infra\/stack\/bedrock\.ts`, `NovaInvoke`\):[\s\S]*?(?=\n- |\n\n)/.exec(deployment)![0];
+      for (const action of new Set(bedrock.flatMap(({ statement }) => actions(statement)))) {
+        expect(providerKeysBullet, action).toContain(`\`${action}\``);
+        expect(grantBullet, action).toContain(`\`${action}\``);
+      }
     });
 
     it("maps every source region of a Nova profile to its geography's prefix and every catalog Bedrock model in every destination region", () => {

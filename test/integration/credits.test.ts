@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReconciler } from '../../functions/reconciler.js';
@@ -400,6 +401,14 @@ describe('Class: CreditsService', () => {
       expect(next.posted).toBeGreaterThanOrEqual(1);
       expect(next.released).toBeGreaterThanOrEqual(1);
       expect(await expectConsistent(credits, hot)).toBe(1_100);
+      // A run with nothing failing prints its outcome: every field docs/reference.md lists, and no other.
+      const printed = await runAdminCommand(['reconcile'], deps);
+      const reference = readFileSync(new URL('../../docs/reference.md', import.meta.url), 'utf8');
+      const documented = /runs it by hand and prints\s+`\{([^}]*)\}`/
+        .exec(reference)![1]!
+        .split(',')
+        .map((field) => field.trim());
+      expect(documented).toEqual(Object.keys(printed));
     });
 
     it('writes a settle to the ledger before the balance; when that write keeps failing, answers the cost, never less than is charged, and the reconciler releases', async () => {

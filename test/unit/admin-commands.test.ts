@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { runAdminCommand, UsageError, type AdminDeps } from '../../infra/admin/commands.js';
 import type { Account } from '../../shared/storage/accounts.js';
@@ -139,5 +140,38 @@ describe('Function: runAdminCommand, --rpm', () => {
     const { deps, calls } = recordingDeps();
     expect(await runAdminCommand(['set-rate-limit', '--account', 'acct_x', '--rpm', value], deps)).toEqual({ accountId: 'acct_x', rateLimitRpm: limit });
     expect(calls).toEqual([{ call: 'accounts.setRateLimit', args: ['acct_x', limit] }]);
+  });
+});
+
+describe('docs/deployment.md: what the admin CLI needs in AWS', () => {
+  /** The DynamoDB actions each repository the CLI uses sends, read off its imports: the SDK commands and paginators. */
+  const ACTION_OF: Record<string, string> = {
+    GetItemCommand: 'GetItem',
+    GetCommand: 'GetItem',
+    PutItemCommand: 'PutItem',
+    PutCommand: 'PutItem',
+    UpdateItemCommand: 'UpdateItem',
+    UpdateCommand: 'UpdateItem',
+    DeleteItemCommand: 'DeleteItem',
+    DeleteCommand: 'DeleteItem',
+    paginateScan: 'Scan',
+    ScanCommand: 'Scan',
+    paginateQuery: 'Query',
+    QueryCommand: 'Query',
+  };
+  const REPOSITORIES = { accounts: 'shared/storage/accounts.ts', apiKeys: 'shared/storage/api-keys.ts', ledger: 'shared/storage/ledger.ts' };
+
+  it.each(Object.entries(REPOSITORIES))('names every DynamoDB action the %s repository sends (list-keys and reconcile Scan, ledger Queries)', (table, file) => {
+    const source = readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
+    const imported = /import \{([^}]*)\} from '@aws-sdk\/(?:client-dynamodb|lib-dynamodb)'/
+      .exec(source)![1]!
+      .split(',')
+      .map((name) => name.trim());
+    const sent = [...new Set(imported.flatMap((name) => (ACTION_OF[name] ? [ACTION_OF[name]] : [])))].sort();
+    expect(sent.length).toBeGreaterThan(0);
+    const deployment = readFileSync(new URL('../../docs/deployment.md', import.meta.url), 'utf8');
+    const row = new RegExp(`\\n\\| ${table} \\| ([^|]*) \\|`).exec(deployment.slice(deployment.indexOf('## First account and key')))?.[1] ?? '';
+    const documented = [...row.matchAll(/`dynamodb:(\w+)`/g)].map((match) => match[1]).sort();
+    expect(documented).toEqual(sent);
   });
 });
