@@ -3,11 +3,13 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
 import { MAX_RATE_LIMIT_RPM } from '../../shared/config.js';
 import { MIN_REQUEST_DEADLINE_MS } from '../../shared/deadlines.js';
+import { editDistance } from '../../shared/text/closest.js';
 import { MIN_INTEGRATION_TIMEOUT, STREAM_IDLE_LIMIT, type GatewaySettings } from './gateway-stack.js';
 
 /**
  * The CDK context keys the app reads (`cdk synth -c gateway:throttlingRateLimit=20`, or
- * "context" in cdk.json). Anything unset keeps the stack's default (DEFAULT_SETTINGS).
+ * "context" in cdk.json). Anything unset keeps the stack's default (DEFAULT_SETTINGS); any
+ * other `gateway:` key is refused.
  */
 export const CONTEXT_KEYS = {
   authorizerCacheTtlSeconds: 'gateway:authorizerCacheTtlSeconds',
@@ -31,8 +33,25 @@ export class ContextError extends Error {
 
 const RETENTION_VALUES = new Set<number>(Object.values(RetentionDays).filter((v): v is number => typeof v === 'number'));
 
+/**
+ * Refuses a `gateway:` key the app does not read, naming the known key nearest to it: a
+ * mistyped key (`gateway:integrationTimeoutSecond`) would otherwise be ignored, and the stack
+ * deployed with the default the operator meant to change.
+ */
+function refuseUnknownKeys(node: Node): void {
+  const known: string[] = Object.values(CONTEXT_KEYS);
+  for (const key of Object.keys(node.getAllContext() as Record<string, unknown>)) {
+    if (!key.startsWith('gateway:') || known.includes(key)) continue;
+    const nearest = known.reduce((best, candidate) =>
+      editDistance(key.toLowerCase(), candidate.toLowerCase()) < editDistance(key.toLowerCase(), best.toLowerCase()) ? candidate : best,
+    );
+    throw new ContextError(`Unknown context key ${key}: did you mean ${nearest}? The app reads ${known.join(', ')}`);
+  }
+}
+
 /** Settings from context; values from `-c` arrive as strings, values from cdk.json as JSON. */
 export function settingsFromContext(node: Node): Partial<GatewaySettings> {
+  refuseUnknownKeys(node);
   const read = (key: string): unknown => node.tryGetContext(key);
   const settings: Partial<GatewaySettings> = {};
 

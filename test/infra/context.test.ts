@@ -68,6 +68,20 @@ describe('Function: settingsFromContext', () => {
     expect(() => settingsOf({ [key]: value })).toThrow(ContextError);
   });
 
+  it.each([
+    ['gateway:integrationTimeoutSecond', 'gateway:integrationTimeoutSeconds'],
+    ['gateway:RateLimitRpm', 'gateway:rateLimitRpm'],
+    ['gateway:logRetention', 'gateway:logRetentionDays'],
+    ['gateway:alarmMail', 'gateway:alarmEmail'],
+  ])('refuses the unknown key %s, which would be ignored, naming it and the nearest known key', (key, nearest) => {
+    expect(() => settingsOf({ [key]: '5' })).toThrow(ContextError);
+    expect(() => settingsOf({ [key]: '5' })).toThrow(new RegExp(`^Unknown context key ${key}: did you mean ${nearest}\\?`));
+  });
+
+  it("leaves other apps' and the CDK's own context keys alone", () => {
+    expect(() => settingsOf({ '@aws-cdk/core:newStyleStackSynthesis': true, 'other:integrationTimeoutSecond': '5', 'aws:cdk:bundling-stacks': [] })).not.toThrow();
+  });
+
   it('names the integration timeout, its range and why when it is too short to leave the models time', () => {
     expect(() => settingsOf({ [CONTEXT_KEYS.integrationTimeoutSeconds]: '5' })).toThrow(
       /^gateway:integrationTimeoutSeconds must be an integer from 14 to 300, got "5": REQUEST_DEADLINE_MS is 4 s less, and below 10000 ms/,
