@@ -1,4 +1,4 @@
-import { Stack, Validations, type Duration } from 'aws-cdk-lib';
+import { RemovalPolicy, Stack, Validations, type Duration } from 'aws-cdk-lib';
 import {
   AccessLogField,
   type IResource,
@@ -172,6 +172,8 @@ export interface GatewayApiProps {
 export class GatewayApi extends Construct {
   readonly restApi: RestApi;
   readonly accessLogs: LogGroup;
+  /** The stage's execution logs (errors only), in the group API Gateway writes them to. */
+  readonly executionLogs: LogGroup;
 
   constructor(scope: Construct, id: string, props: GatewayApiProps) {
     super(scope, id);
@@ -197,6 +199,17 @@ export class GatewayApi extends Construct {
         dataTraceEnabled: false,
       },
     });
+    // API Gateway writes execution logs to API-Gateway-Execution-Logs_<rest API ID>/<stage>,
+    // and creates that group itself, outside the stack, kept forever, unless it exists: so
+    // the stack creates it, with the stack's retention, kept on removal as the function and
+    // access logs are (a new API has a new ID, so a redeploy never meets the old name), and
+    // the stage waits for it.
+    this.executionLogs = new LogGroup(this, 'ExecutionLogs', {
+      logGroupName: `API-Gateway-Execution-Logs_${this.restApi.restApiId}/${props.stageName}`,
+      retention: props.logRetention,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.restApi.deploymentStage.node.addDependency(this.executionLogs);
 
     const authorizer = new TokenAuthorizer(this, 'Authorizer', {
       handler: props.authorizerFunction,

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { App, Duration, Validations, type CfnResource, type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -910,6 +911,25 @@ describe('Stack: GatewayStack', () => {
       expect(destination).toContain(logicalId(stack, stack.api.accessLogs));
       expect(all[logicalId(stack, stack.api.accessLogs)]!.Properties!.RetentionInDays).toBe(30);
     });
+
+    it("creates the stage's execution log group, where API Gateway writes them, with the stack's retention and the other log groups' removal policy, before the stage", () => {
+      // API Gateway's name for it: API-Gateway-Execution-Logs_<rest API ID>/<stage>; else it creates the group itself, kept forever.
+      const restApiId = logicalId(stack, stack.api.restApi);
+      const groups = template.findResources('AWS::Logs::LogGroup', {
+        Properties: { LogGroupName: { 'Fn::Join': ['', ['API-Gateway-Execution-Logs_', { Ref: restApiId }, '/prod']] } },
+      }) as Resources;
+      expect(Object.keys(groups)).toHaveLength(1);
+      const [id, group] = Object.entries(groups)[0]!;
+      expect(group.Properties!.RetentionInDays).toBe(30);
+      // As the function and access log groups are kept.
+      const accessLogs = all[logicalId(stack, stack.api.accessLogs)]!;
+      const functionLogs = all[all[logicalId(stack, stack.apiFunction)]!.Properties!.LoggingConfig.LogGroup.Ref]!;
+      for (const other of [accessLogs, functionLogs]) {
+        expect([group.DeletionPolicy, group.UpdateReplacePolicy]).toEqual([other.DeletionPolicy, other.UpdateReplacePolicy]);
+      }
+      expect(group.DeletionPolicy).toBe('Retain');
+      template.hasResource('AWS::ApiGateway::Stage', { DependsOn: Match.arrayWith([id]) });
+    });
   });
 
   describe('Construct: GatewayEdge', () => {
@@ -1109,6 +1129,7 @@ describe('Stack: GatewayStack settings', () => {
       apiGatewayCloudWatchRole: false,
       rateLimitRpm: 120,
       maxRequestsInFlight: 16,
+      logRetention: RetentionDays.ONE_WEEK,
     });
 
     // Assess
@@ -1123,6 +1144,12 @@ describe('Stack: GatewayStack settings', () => {
       Environment: { Variables: Match.objectLike({ REQUEST_DEADLINE_MS: '56000', RATE_LIMIT_RPM: '120', MAX_REQUESTS_IN_FLIGHT: '16' }) },
     });
     template.resourceCountIs('AWS::ApiGateway::Account', 0);
+    // Every log group, the stage's execution logs included, keeps the retention given.
+    template.hasResourceProperties('AWS::Logs::LogGroup', {
+      LogGroupName: { 'Fn::Join': ['', ['API-Gateway-Execution-Logs_', Match.anyValue(), '/test']] },
+      RetentionInDays: 7,
+    });
+    for (const group of Object.values(template.findResources('AWS::Logs::LogGroup') as Resources)) expect(group.Properties!.RetentionInDays).toBe(7);
     // The workflow the api function waits for, and each of its tasks, follow the integration timeout too.
     const machine = Object.values(template.findResources('AWS::StepFunctions::StateMachine') as Resources)[0]!;
     const definition = definitionOf(machine);
