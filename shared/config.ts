@@ -190,6 +190,33 @@ function requestDeadline(env: NodeJS.ProcessEnv): number {
  */
 export const MAX_RATE_LIMIT_RPM = 1_000_000;
 
+/** The values SIMULATE_PROVIDERS takes; anything else (`yes`, `TRUE`) is refused, not read as false, which with keys set would call the real, paid vendors. */
+const SIMULATE_VALUES: Record<string, boolean> = { '1': true, true: true, '0': false, false: false };
+
+function simulateProviders(env: NodeJS.ProcessEnv): boolean {
+  const raw = env.SIMULATE_PROVIDERS;
+  if (raw === undefined || raw === '') return false;
+  const value = SIMULATE_VALUES[raw];
+  if (value === undefined) throw new ConfigError(`SIMULATE_PROVIDERS must be 1 or true (simulate every provider), 0 or false (the default), got "${raw}"`);
+  return value;
+}
+
+/**
+ * DEMO_CREDITS: a positive number of credits, at most the balance an account holds
+ * (MAX_BALANCE_MICRO of pricing/micro-credits.ts, a layer above this one), in whole
+ * micro-credits, the unit balances are kept in: 0.0000001 would open the account with 0.
+ */
+function demoCredits(env: NodeJS.ProcessEnv): number {
+  const credits = positive(env, 'DEMO_CREDITS', 1000, 1e9);
+  if (Math.round(credits * 1e6) / 1e6 !== credits) {
+    throw new ConfigError(`DEMO_CREDITS must have at most 6 decimals (balances are kept in millionths of a credit), got "${env.DEMO_CREDITS}"`);
+  }
+  return credits;
+}
+
+/** The highest TCP port. */
+const MAX_PORT = 65_535;
+
 function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const raw = env[name];
   return raw === undefined || raw === '' ? undefined : raw;
@@ -237,16 +264,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   const regionSource = optional(env, 'AWS_REGION') !== undefined ? 'AWS_REGION' : optional(env, 'AWS_DEFAULT_REGION') !== undefined ? 'AWS_DEFAULT_REGION' : 'default';
   const region = regionSource === 'default' ? 'us-east-1' : (optional(env, regionSource) as string);
   return {
-    port: int(env, 'PORT', 3000),
-    dynamodbPort: int(env, 'DYNAMODB_PORT', 8000),
+    port: int(env, 'PORT', 3000, 0, MAX_PORT),
+    dynamodbPort: int(env, 'DYNAMODB_PORT', 8000, 0, MAX_PORT),
     dynamodbEndpoint: optional(env, 'DYNAMODB_ENDPOINT'),
     awsEndpoints: awsEndpoints(env),
     region,
     regionSource,
     dataDir: optional(env, 'GATEWAY_DATA_DIR'),
     demoApiKey: optional(env, 'DEMO_API_KEY'),
-    // At most the balance an account holds (MAX_BALANCE_MICRO of pricing/micro-credits.ts, a layer above this one).
-    demoCredits: positive(env, 'DEMO_CREDITS', 1000, 1e9),
+    demoCredits: demoCredits(env),
     tables: {
       accounts: optional(env, 'ACCOUNTS_TABLE') ?? 'gateway-accounts',
       apiKeys: optional(env, 'API_KEYS_TABLE') ?? 'gateway-api-keys',
@@ -260,7 +286,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     awsCredentials: ['AWS_ACCESS_KEY_ID', 'AWS_PROFILE', 'AWS_LAMBDA_FUNCTION_NAME', 'AWS_CONTAINER_CREDENTIALS_FULL_URI', 'AWS_WEB_IDENTITY_TOKEN_FILE'].some(
       (name) => optional(env, name) !== undefined,
     ),
-    simulateProviders: env.SIMULATE_PROVIDERS === '1' || env.SIMULATE_PROVIDERS === 'true',
+    simulateProviders: simulateProviders(env),
     rateLimitRpm: int(env, 'RATE_LIMIT_RPM', 600, 1, MAX_RATE_LIMIT_RPM),
     maxInFlight: int(env, 'MAX_REQUESTS_IN_FLIGHT', 64, 1),
     creditsPerUsd: positive(env, 'CREDITS_PER_USD', 100),

@@ -1,20 +1,36 @@
-import { loadConfig } from '../../shared/config.js';
+import { ConfigError, loadConfig, type GatewayConfig } from '../../shared/config.js';
 import { logger } from '../../functions/logger.js';
 import { startLocalHost } from './host.js';
 
 /** `npm start`: the gateway on this machine. */
-const config = loadConfig();
-// The simulator keeps no request's content: nothing of a request outlives it (zero data retention).
-const host = await startLocalHost(config, { log: logger, recordSimulatorBodies: false }).catch((error: NodeJS.ErrnoException) => {
-  // The usual first-run failure deserves one clear line, not a stack trace.
-  if (error.code === 'EADDRINUSE') {
+
+/**
+ * The usual first-run failures deserve one clear line, not a stack trace: a setting that is
+ * not valid (every ConfigError names its variable) and a port in use. Anything else is a fault,
+ * with its stack.
+ */
+function stopOnStartFailure(error: NodeJS.ErrnoException, config?: GatewayConfig): never {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`npm start: ${error.message}\n`);
+    process.exit(1);
+  }
+  if (error.code === 'EADDRINUSE' && config) {
     process.stderr.write(
       `Port ${String((error as { port?: number }).port ?? '')} is in use: set PORT (API, now ${config.port}) or DYNAMODB_PORT (embedded store, now ${config.dynamodbPort}) to free ports.\n`,
     );
     process.exit(1);
   }
   throw error;
-});
+}
+
+let config: GatewayConfig;
+try {
+  config = loadConfig();
+} catch (error) {
+  stopOnStartFailure(error as NodeJS.ErrnoException);
+}
+// The simulator keeps no request's content: nothing of a request outlives it (zero data retention).
+const host = await startLocalHost(config, { log: logger, recordSimulatorBodies: false }).catch((error: NodeJS.ErrnoException) => stopOnStartFailure(error, config));
 const simulated = host.simulatedProviders;
 const real = ['openai', 'anthropic', 'google', 'xai', 'cerebras', 'deepseek', 'mistral', 'groq', 'bedrock'].filter((p) => !simulated.includes(p as never));
 

@@ -56,8 +56,42 @@ describe('Function: loadConfig', () => {
     expect(config.providers.xai.baseUrl).toBeUndefined();
   });
 
+  it.each([
+    ['PORT', '70000'],
+    ['PORT', '65536'],
+    ['DYNAMODB_PORT', '65536'],
+  ])('refuses %s=%s, past the highest TCP port', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name} must be an integer >= 0 and <= 65535`));
+  });
+
+  it.each(['yes', 'TRUE', 'True', 'on', '2', ' 1'])('refuses SIMULATE_PROVIDERS=%j, which was read as false (with keys set: the real, paid vendors)', (value) => {
+    expect(() => loadConfig({ SIMULATE_PROVIDERS: value })).toThrow(/^SIMULATE_PROVIDERS must be 1 or true/);
+  });
+
+  it.each([
+    ['1', true],
+    ['true', true],
+    ['0', false],
+    ['false', false],
+    ['', false],
+  ])('takes SIMULATE_PROVIDERS=%j as %s', (value, simulate) => {
+    expect(loadConfig({ SIMULATE_PROVIDERS: value }).simulateProviders).toBe(simulate);
+  });
+
+  it('refuses DEMO_CREDITS finer than a micro-credit, which opened the demo account with 0, and takes one micro-credit', () => {
+    expect(() => loadConfig({ DEMO_CREDITS: '0.0000001' })).toThrow(/^DEMO_CREDITS must have at most 6 decimals/);
+    expect(() => loadConfig({ DEMO_CREDITS: '12.3456789' })).toThrow(ConfigError);
+    expect(loadConfig({ DEMO_CREDITS: '0.000001' }).demoCredits).toBe(0.000001);
+    expect(loadConfig({ DEMO_CREDITS: '12.5' }).demoCredits).toBe(12.5);
+  });
+
   it('takes the largest values it allows', () => {
-    expect(loadConfig({ REQUEST_DEADLINE_MS: '300000', DEMO_CREDITS: '1e9' })).toMatchObject({ requestDeadlineMs: 300_000, demoCredits: 1e9 });
+    expect(loadConfig({ REQUEST_DEADLINE_MS: '300000', DEMO_CREDITS: '1e9', PORT: '65535', DYNAMODB_PORT: '65535' })).toMatchObject({
+      requestDeadlineMs: 300_000,
+      demoCredits: 1e9,
+      port: 65_535,
+      dynamodbPort: 65_535,
+    });
   });
 });
 

@@ -1,0 +1,40 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../support/processes.js';
+
+/** Runs `npm start`'s entry; should it start after all, it is killed after 15 s (the test then fails on its output). */
+async function start(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'infra/local/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 15_000,
+    killSignal: 'SIGKILL',
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, stdout, stderr };
+}
+
+/** `npm start` with a setting that is not valid: it stops before it starts anything, with one line naming the setting. */
+describe('npm start, a setting that is not valid', () => {
+  it.each([
+    ['PORT past the highest TCP port (was a raw RangeError stack)', { PORT: '70000' }, /^npm start: PORT must be an integer >= 0 and <= 65535, got "70000"$/],
+    ['DYNAMODB_PORT past the highest TCP port', { DYNAMODB_PORT: '65536' }, /^npm start: DYNAMODB_PORT must be an integer >= 0 and <= 65535, got "65536"$/],
+    ['SIMULATE_PROVIDERS=yes (was read as false: real, paid vendors)', { SIMULATE_PROVIDERS: 'yes' }, /^npm start: SIMULATE_PROVIDERS must be 1 or true .* got "yes"$/],
+    ['a request deadline that leaves the models no time', { REQUEST_DEADLINE_MS: '1000' }, /^npm start: REQUEST_DEADLINE_MS must be an integer from 10000/],
+    ['a base URL without a scheme', { OPENAI_BASE_URL: 'api.openai.com/v1' }, /^npm start: OPENAI_BASE_URL must be an http\(s\) URL/],
+    ['a demo key the gateway would never accept (checked by the host, not loadConfig)', { DEMO_API_KEY: 'demo' }, /^npm start: DEMO_API_KEY must be 16 to 256 characters/],
+  ])('%s', async (_name, env, line) => {
+    const result = await start({ PORT: '0', DYNAMODB_PORT: '0', ...env });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    const lines = result.stderr.trimEnd().split('\n');
+    expect(lines, result.stderr).toHaveLength(1);
+    expect(lines[0]).toMatch(line);
+  });
+});
