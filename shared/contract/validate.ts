@@ -9,6 +9,7 @@ import { LIMITS } from './limits.js';
 import { closest } from '../text/closest.js';
 import { knownFieldsAt } from './field-names.js';
 import { escapePointer, unescapePointer } from './pointer.js';
+import { promptRequestSchema } from './request-schema.js';
 import { checkResponseSchema } from './response-schema.js';
 import { compileRequestSchema } from './schema-checker.js';
 import type { JudgeWeights, ModelTuning, PromptRequest, PromptRequestBody, RequestedModel, SystemBlock } from './types.js';
@@ -21,34 +22,51 @@ export const DEFAULT_JUDGE_WEIGHTS: JudgeWeights = { accuracy: 1, speed: 0, cost
 /**
  * The contract check: the JSON Schema first, then the rules a schema cannot say (catalog
  * lookups, per-model tuning, attachments against capabilities). Throws a ValidationError
- * listing every failing field; returns the resolved request otherwise. Synchronous and
- * cheap: a `response_schema` is checked against the compile budget here, and compiled by
- * `checkPromptRequest` on the schema thread. `catalogAt` is the instant the catalog is read
- * at (which model answers a retired ID: shared/catalog); a judged request's workflow tasks
- * validate its body again with the instant the `api` function read it at.
+ * listing every failing field, in the contract's field order; returns the resolved request
+ * otherwise. A body the schema refuses still gets the later rules for the fields it
+ * accepted: an unknown model ID is named beside a bad temperature, not in a second round.
+ * Synchronous and cheap: a `response_schema` is checked against the compile budget here,
+ * and compiled by `checkPromptRequest` on the schema thread. `catalogAt` is the instant the
+ * catalog is read at (which model answers a retired ID: shared/catalog); a judged request's
+ * workflow tasks validate its body again with the instant the `api` function read it at.
  */
 export function validatePromptRequest(body: unknown, catalogAt = Date.now()): PromptRequest {
   // Suggestions cost an edit distance per known name: a body of thousands of unknown names gets them for the first few only.
   const suggest = suggestions(SUGGESTED_NAMES);
   // Every field of the body costs the schema check and its error; a body of many thousands is refused before either runs.
   if (exceeds(body, { fields: MAX_FIELDS })) throw new ValidationError([{ field: '', message: TOO_MANY_FIELDS }]);
-  if (!validateBody(body)) throw new ValidationError(toFieldErrors(validateBody.errors ?? [], suggest));
-  const errors: FieldError[] = [];
-  const models = resolveIds(body.models, '/models', errors, suggest, catalogAt);
-  const judges = resolveIds(body.judges ?? [], '/judges', errors, suggest, catalogAt);
-  applyTuning(body, models, errors, suggest, catalogAt);
-  checkJudging(body, models.length, judges.length, errors);
-  checkCacheBreakpoints(body, errors);
-  checkConversation(body, models, errors);
-  checkAttachments(body, models, errors);
-  if (body.response_schema !== undefined) {
+  const valid = validateBody(body);
+  const schemaErrors = valid ? [] : (validateBody.errors ?? []);
+  const errors = toFieldErrors(schemaErrors, suggest);
+  const refused = refusedFields(schemaErrors);
+  if (refused === EVERY_FIELD) throw new ValidationError(errors);
+  // The fields the schema accepted, each as the contract types it; a refused one as if it were not sent.
+  const accepted = acceptedFields(body as Record<string, unknown>, refused);
+  // The rules below read `accepted` alone: a refused field's value may be of any type, and any size.
+  const models = accepted.models ? resolveIds(accepted.models, '/models', errors, suggest, catalogAt) : [];
+  const judges = resolveIds(accepted.judges ?? [], '/judges', errors, suggest, catalogAt);
+  // Whether a tuned model was requested is unknown while `models` is refused.
+  if (accepted.models) applyTuning(accepted, models, errors, suggest, catalogAt);
+  // A refused list resolves no model: no judge call counted of it.
+  checkJudgeCalls(models.length, judges.length, errors);
+  checkJudgeWeights(accepted, errors);
+  checkCacheBreakpoints(accepted, errors);
+  checkBlankText(accepted, errors);
+  checkConversation(accepted, models, errors);
+  checkAttachments(accepted, models, errors);
+  if (accepted.response_schema !== undefined) {
     errors.push(
-      ...(exceeds(body.response_schema, { depth: MAX_SCHEMA_JSON_DEPTH })
+      ...(exceeds(accepted.response_schema, { depth: MAX_SCHEMA_JSON_DEPTH })
         ? [{ field: '/response_schema', message: `nests deeper than ${MAX_SCHEMA_JSON_DEPTH} levels of JSON` }]
-        : checkResponseSchema(body.response_schema, '/response_schema')),
+        : checkResponseSchema(accepted.response_schema, '/response_schema')),
     );
   }
-  if (errors.length > 0) throw new ValidationError(errors);
+  if (!valid || errors.length > 0) throw new ValidationError(inFieldOrder(errors));
+  return checked(body as PromptRequestBody, models, judges, catalogAt);
+}
+
+/** The resolved request of a body every check passed. */
+function checked(body: PromptRequestBody, models: RequestedModel[], judges: RequestedModel[], catalogAt: number): PromptRequest {
   return {
     body,
     models,
@@ -58,6 +76,52 @@ export function validatePromptRequest(body: unknown, catalogAt = Date.now()): Pr
     catalogAt,
     ...(body.response_schema !== undefined ? { outputSchema: JSON.stringify(body.response_schema) } : {}),
   };
+}
+
+/** What refusedFields answers when the body itself is refused (not an object): no field of it is read. */
+const EVERY_FIELD = 'every field';
+
+/**
+ * The top-level fields the schema refused, by name: those an error is about (at or below
+ * them, or `required` and missing). An unknown field's error refuses none of the known ones.
+ * With ajv's allErrors, a known field no error names holds what its schema says.
+ */
+function refusedFields(errors: readonly ErrorObject[]): Set<string> | typeof EVERY_FIELD {
+  const refused = new Set<string>();
+  for (const error of errors) {
+    const path = error.instancePath;
+    if (path !== '') {
+      const end = path.indexOf('/', 1);
+      refused.add(unescapePointer(path.slice(1, end === -1 ? undefined : end)));
+    } else if (error.keyword === 'required') {
+      refused.add(String((error.params as { missingProperty: unknown }).missingProperty));
+    } else if (error.keyword !== 'additionalProperties') {
+      return EVERY_FIELD;
+    }
+  }
+  return refused;
+}
+
+/** The body without the fields the schema refused: what the rules after the schema may read. */
+function acceptedFields(body: Record<string, unknown>, refused: ReadonlySet<string>): Partial<PromptRequestBody> {
+  if (refused.size === 0) return body as Partial<PromptRequestBody>;
+  return Object.fromEntries(Object.entries(body).filter(([name]) => !refused.has(name))) as Partial<PromptRequestBody>;
+}
+
+/** Each top-level field's place in the contract (the schema's order); an unknown field's is first, where ajv lists it. */
+const FIELD_ORDER = new Map(Object.keys(promptRequestSchema.properties).map((name, i) => [name, i]));
+
+function fieldRank(field: string): number {
+  const end = field.indexOf('/', 1);
+  return FIELD_ORDER.get(unescapePointer(field.slice(1, end === -1 ? undefined : end))) ?? -1;
+}
+
+/** Errors ordered by their top-level field's place in the contract; those of one field stay in the order they were found. */
+function inFieldOrder(errors: FieldError[]): FieldError[] {
+  return errors
+    .map((error, at) => ({ error, at, rank: fieldRank(error.field) }))
+    .sort((a, b) => a.rank - b.rank || a.at - b.at)
+    .map(({ error }) => error);
 }
 
 /**
@@ -147,7 +211,7 @@ function resolveIds(ids: readonly string[], path: string, errors: FieldError[], 
   return resolved;
 }
 
-function applyTuning(body: PromptRequestBody, models: RequestedModel[], errors: FieldError[], suggest: Suggest, catalogAt: number): void {
+function applyTuning(body: Partial<PromptRequestBody>, models: RequestedModel[], errors: FieldError[], suggest: Suggest, catalogAt: number): void {
   const tuned = new Set<string>();
   for (const [key, params] of Object.entries(body.model_tuning ?? {})) {
     const field = `/model_tuning/${escapePointer(key)}`;
@@ -187,7 +251,7 @@ function applyTuning(body: PromptRequestBody, models: RequestedModel[], errors: 
   }
 }
 
-function checkJudging(body: PromptRequestBody, models: number, judges: number, errors: FieldError[]): void {
+function checkJudgeCalls(models: number, judges: number, errors: FieldError[]): void {
   const calls = judges * models * (models - 1);
   if (calls > LIMITS.judgeCalls) {
     errors.push({
@@ -195,6 +259,9 @@ function checkJudging(body: PromptRequestBody, models: number, judges: number, e
       message: `${judges} judges x ${models} models make ${calls} judge calls; the limit is ${LIMITS.judgeCalls}`,
     });
   }
+}
+
+function checkJudgeWeights(body: Partial<PromptRequestBody>, errors: FieldError[]): void {
   const weights = body.judge_weights;
   if (weights && Object.keys(weights).length > 0) {
     const effective = { ...DEFAULT_JUDGE_WEIGHTS, ...weights };
@@ -204,7 +271,7 @@ function checkJudging(body: PromptRequestBody, models: number, judges: number, e
   }
 }
 
-function checkCacheBreakpoints(body: PromptRequestBody, errors: FieldError[]): void {
+function checkCacheBreakpoints(body: Partial<PromptRequestBody>, errors: FieldError[]): void {
   const marked: string[] = [];
   if (Array.isArray(body.system_prompt)) {
     body.system_prompt.forEach((block, i) => {
@@ -223,14 +290,12 @@ function checkCacheBreakpoints(body: PromptRequestBody, errors: FieldError[]): v
 }
 
 /**
- * The conversation as every vendor takes it (docs/providers.md). Text that is blank (empty
- * or whitespace only) is refused by Anthropic, Bedrock and Gemini, and carries nothing a
- * model could answer: a 400 for every model. A history that starts with an assistant turn
- * is refused by some vendors only: a 400 when one of their models is requested, naming them.
+ * Text that is blank (empty or whitespace only) is refused by Anthropic, Bedrock and Gemini
+ * (docs/providers.md), and carries nothing a model could answer: a 400 for every model.
  */
-function checkConversation(body: PromptRequestBody, models: RequestedModel[], errors: FieldError[]): void {
+function checkBlankText(body: Partial<PromptRequestBody>, errors: FieldError[]): void {
   const blank = 'must contain non-whitespace text';
-  if (isBlank(body.prompt)) errors.push({ field: '/prompt', message: blank });
+  if (body.prompt !== undefined && isBlank(body.prompt)) errors.push({ field: '/prompt', message: blank });
   if (Array.isArray(body.system_prompt)) {
     body.system_prompt.forEach((block, i) => {
       if (isBlank(block.text)) errors.push({ field: `/system_prompt/${i}/text`, message: blank });
@@ -239,6 +304,14 @@ function checkConversation(body: PromptRequestBody, models: RequestedModel[], er
   body.history?.forEach((turn, i) => {
     if (isBlank(turn.content)) errors.push({ field: `/history/${i}/content`, message: blank });
   });
+}
+
+/**
+ * The conversation as every vendor takes it (docs/providers.md): a history that starts with
+ * an assistant turn is refused by some vendors only, a 400 when one of their models is
+ * requested, naming them.
+ */
+function checkConversation(body: Partial<PromptRequestBody>, models: RequestedModel[], errors: FieldError[]): void {
   if (body.history?.[0]?.role !== 'assistant') return;
   const refusing = models.filter((m) => requiresUserFirst(m.entry.provider));
   if (refusing.length === 0) return;
@@ -260,7 +333,7 @@ const SIGNATURES: Record<AttachmentType, (head: Buffer) => boolean> = {
   'application/pdf': (h) => h.toString('latin1', 0, 5) === '%PDF-',
 };
 
-function checkAttachments(body: PromptRequestBody, models: RequestedModel[], errors: FieldError[]): void {
+function checkAttachments(body: Partial<PromptRequestBody>, models: RequestedModel[], errors: FieldError[]): void {
   body.attachments?.forEach((attachment, i) => {
     const { base64, type } = attachment;
     if (base64.length % 4 !== 0 || !BASE64.test(base64)) {

@@ -271,6 +271,7 @@ describe('Bodies', () => {
     await expectRefused(answer, 400, 'invalid_request');
     expect(answer.body.error.details).toEqual([
       { field: '/colour', message: 'is not a known field' },
+      { field: '/models/1', message: 'unknown model ID "not-a-model"' },
       { field: '/generation_settings/temperature', message: 'must be <= 2' },
     ]);
     const semantic = await post(host, { prompt: 'x', models: ['fam_c-5.4', 'not-a-model'] });

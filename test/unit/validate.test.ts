@@ -303,12 +303,65 @@ describe('Function: validatePromptRequest', () => {
       expect(await fieldErrors([1, 2])).toEqual([{ field: '', message: 'must be object' }]);
     });
 
-    it('lists every failing field at once', async () => {
+    it('lists every failing field at once, in the order of the contract (unknown fields first)', async () => {
       const errors = await fieldErrors({ prompt: 3, models: ['nope'], generation_settings: { temperature: 9 }, extra: 1 });
-      expect(errors.map((e) => e.field).sort()).toEqual(['/extra', '/generation_settings/temperature', '/prompt']);
-      // Catalog checks run once the shape is right; the shape errors come first.
+      expect(errors.map((e) => e.field)).toEqual(['/extra', '/prompt', '/models/0', '/generation_settings/temperature']);
       const semantic = await fieldErrors({ prompt: 'x', models: ['nope', 'fam_c-5.4'], model_tuning: { 'fam_c-5.4': { reasoningEffort: 'none' } } });
       expect(semantic.map((e) => e.field)).toEqual(['/models/0', '/model_tuning/fam_c-5.4/reasoningEffort']);
+      // Found after the schema, listed in the contract's order all the same.
+      const late = await fieldErrors(body({ prompt: ' ', models: ['nope'], judge_weights: { accuracy: 0, speed: 0, cost: 0 } }));
+      expect(late.map((e) => e.field)).toEqual(['/prompt', '/models/0', '/judge_weights']);
+    });
+
+    it('names the unknown model IDs and judges of a body the schema refuses too, in the order of the contract', async () => {
+      const errors = await fieldErrors(JSON.parse('{"prompt":"","models":["nope","fam_c-5.4"],"generation_settings":{"temperature":5,"topP":2},"judges":["x"],"foo":1}'));
+      expect(errors.map((e) => e.field)).toEqual(['/foo', '/prompt', '/models/0', '/judges/0', '/generation_settings/temperature', '/generation_settings/topP']);
+      const tuned = await fieldErrors(JSON.parse('{"prompt":"hi","models":["nope"],"model_tuning":{"fam_c-5.4":{"reasoningEffort":"x"}},"judges":["y"]}'));
+      expect(tuned).toEqual([
+        { field: '/models/0', message: 'unknown model ID "nope"' },
+        { field: '/judges/0', message: expect.stringMatching(/^unknown model ID "y"/) },
+        { field: '/model_tuning/fam_c-5.4/reasoningEffort', message: 'must be one of low, medium, high for fam_c-5.4' },
+      ]);
+      // A missing prompt is one error, the IDs' the others.
+      expect((await fieldErrors({ models: ['nope', 'fam_c-5.4', 'fam_c-5.4'] })).map((e) => e.field)).toEqual(['/prompt', '/models/0', '/models/2']);
+    });
+
+    it('runs each rule after the schema only on fields the schema accepted', async () => {
+      // Of any other type, or past their limits: the schema's errors alone, and no crash reading them.
+      expect(await fieldErrors({ prompt: 'hi', models: 5, judges: 'x' })).toEqual([
+        { field: '/models', message: 'must be array' },
+        { field: '/judges', message: 'must be array' },
+      ]);
+      expect((await fieldErrors({ prompt: 'hi', models: [1, 2], judges: [null] })).map((e) => e.field)).toEqual(['/models/0', '/models/1', '/judges/0']);
+      expect((await fieldErrors({ prompt: 'hi', models: ['nope', 2] })).map((e) => e.field)).toEqual(['/models/1']);
+      expect((await fieldErrors(body({ models: Array.from({ length: 33 }, (_, i) => `nope-${i}`) }))).map((e) => e.field)).toEqual(['/models']);
+      expect((await fieldErrors(body({ models: ['x'.repeat(101)], judges: ['nope'] }))).map((e) => e.field)).toEqual(['/models/0', '/judges/0']);
+      // An empty prompt is refused by the schema, once; a blank one after it.
+      expect(await fieldErrors(body({ prompt: '', extra: 1 }))).toEqual([
+        { field: '/extra', message: 'is not a known field' },
+        { field: '/prompt', message: 'must NOT have fewer than 1 characters' },
+      ]);
+      expect((await fieldErrors(body({ prompt: ' ', extra: 1 }))).map((e) => e.field)).toEqual(['/extra', '/prompt']);
+      // Tuning is checked against the requested models only when they are known.
+      expect((await fieldErrors({ prompt: 'hi', models: 'fam_c-5.4', model_tuning: { 'fam_c-5.4': {} } })).map((e) => e.field)).toEqual(['/models']);
+      expect((await fieldErrors({ prompt: 'hi', models: ['fam_c-5.4'], model_tuning: { 'fam_c-5': {} }, history: 5 })).map((e) => e.field)).toEqual([
+        '/history',
+        '/model_tuning/fam_c-5',
+      ]);
+      for (const input of [null, 5, 'x', [], [1], { prompt: null, models: null, judges: null, model_tuning: null, history: null, attachments: null }]) {
+        expect((await fieldErrors(input)).length).toBeGreaterThan(0);
+      }
+    });
+
+    it('shares the suggestion budget between the schema errors and the unknown IDs of a refused body', async () => {
+      const near = ['claude-opus-4.6', 'gpt4o', 'fam_c-54'];
+      // Alone, each ID gets a suggestion.
+      expect((await fieldErrors(body({ models: near }))).every((e) => e.message.includes('did you mean'))).toBe(true);
+      // Three unknown names spend three of the five: the first two IDs get the rest.
+      const errors = await fieldErrors(body({ models: near, judgeWeights: {}, systemPrompt: 'x', max_tokens: 1 }));
+      expect(errors.map((e) => e.field)).toEqual(['/judgeWeights', '/systemPrompt', '/max_tokens', '/models/0', '/models/1', '/models/2']);
+      expect(errors.filter((e) => e.message.includes('did you mean')).map((e) => e.field)).toEqual(['/judgeWeights', '/systemPrompt', '/models/0', '/models/1']);
+      expect(errors[5]).toEqual({ field: '/models/2', message: 'unknown model ID "fam_c-54"' });
     });
 
     it('escapes model IDs used as pointer segments', async () => {
