@@ -296,6 +296,8 @@ function checkCacheBreakpoints(body: Partial<PromptRequestBody>, errors: FieldEr
 function checkBlankText(body: Partial<PromptRequestBody>, errors: FieldError[]): void {
   const blank = 'must contain non-whitespace text';
   if (body.prompt !== undefined && isBlank(body.prompt)) errors.push({ field: '/prompt', message: blank });
+  // The judges' grading instructions: blank, they are no instructions (the default ones apply only when none is sent).
+  if (body.judge_prompt !== undefined && isBlank(body.judge_prompt)) errors.push({ field: '/judge_prompt', message: blank });
   if (Array.isArray(body.system_prompt)) {
     body.system_prompt.forEach((block, i) => {
       if (isBlank(block.text)) errors.push({ field: `/system_prompt/${i}/text`, message: blank });

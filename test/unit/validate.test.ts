@@ -190,6 +190,9 @@ describe('Function: validatePromptRequest', () => {
         /not supported by fam_h-micro$/,
       ],
       ['a prompt of whitespace only', body({ prompt: ' \n\t ' }), '/prompt', /non-whitespace text/],
+      ['an empty judge prompt', body({ judges: ['fam_c-4.1'], judge_prompt: '' }), '/judge_prompt', /fewer than 1/],
+      ['a judge prompt of whitespace only', body({ judges: ['fam_c-4.1'], judge_prompt: '   ' }), '/judge_prompt', /^must contain non-whitespace text$/],
+      ['a judge prompt of other whitespace only', body({ judges: ['fam_c-4.1'], judge_prompt: '\n\t\u00a0\u2003' }), '/judge_prompt', /^must contain non-whitespace text$/],
       ['an empty history turn', body({ history: [{ role: 'user', content: '' }] }), '/history/0/content', /non-whitespace text/],
       [
         'a history turn of whitespace only',
