@@ -6,7 +6,7 @@ import { checkPromptRequest } from '../contract/validate.js';
 import { TOO_MANY_FIELDS, tooManyJsonFields } from '../contract/json-fields.js';
 import { escapePointer } from '../contract/pointer.js';
 import type { PromptRequest } from '../contract/types.js';
-import { MalformedJsonError, PayloadTooLargeError, UnauthorizedError, UnsupportedMediaTypeError, ValidationError } from '../errors.js';
+import { type FieldError, MalformedJsonError, PayloadTooLargeError, UnauthorizedError, UnsupportedMediaTypeError, ValidationError } from '../errors.js';
 
 export type ApiEvent = APIGatewayProxyEvent & { json?: unknown; promptRequest?: PromptRequest };
 type Middleware = middy.MiddlewareObj<ApiEvent, APIGatewayProxyResult>;
@@ -14,9 +14,60 @@ type Middleware = middy.MiddlewareObj<ApiEvent, APIGatewayProxyResult>;
 /**
  * JSON bodies only. `application/x-www-form-urlencoded` is accepted too because it is
  * what `curl -d` sends by default; the body must still be JSON. No Content-Type at all
- * is taken as JSON.
+ * is taken as JSON. Parameters are free, but a `charset` must be UTF-8 (refusedCharset).
  */
 const ACCEPTED_TYPES = /^(application\/json|application\/[a-z0-9.+-]+\+json|application\/x-www-form-urlencoded)\s*(;.*)?$/i;
+
+/** A 415 that names the header in `details`, as a 400 names a field of the body. */
+class ContentTypeError extends UnsupportedMediaTypeError {
+  readonly details: FieldError[];
+  constructor(contentType: string, message: string) {
+    super(contentType);
+    this.details = [{ field: 'header:Content-Type', message }];
+  }
+}
+
+/**
+ * The value of the first `charset` parameter of a Content-Type that does not name UTF-8
+ * (in any letter case, quoted or not), or undefined. JSON exchanged between systems is
+ * UTF-8 (RFC 8259 8.1): a body declared `charset=utf-16` or `latin1` would otherwise be
+ * read as UTF-8, as other text than its sender meant. Read in one pass over the header
+ * (parameters per RFC 9110 5.6.6: `; name=token` or `; name="quoted\"string"`); a parameter
+ * without a value is skipped, as it was.
+ */
+export function refusedCharset(contentType: string): string | undefined {
+  const length = contentType.length;
+  let at = contentType.indexOf(';');
+  while (at !== -1 && at < length) {
+    // The name: up to its `=`, or to the next `;` when it has no value.
+    let end = at + 1;
+    while (end < length && contentType[end] !== '=' && contentType[end] !== ';') end++;
+    const name = contentType
+      .slice(at + 1, end)
+      .trim()
+      .toLowerCase();
+    if (contentType[end] !== '=') {
+      at = end;
+      continue;
+    }
+    let start = end + 1;
+    while (start < length && (contentType[start] === ' ' || contentType[start] === '\t')) start++;
+    let value: string;
+    if (contentType[start] === '"') {
+      // A quoted string: a backslash quotes the character after it; a `;` inside is text.
+      const chars: string[] = [];
+      let i = start + 1;
+      for (; i < length && contentType[i] !== '"'; i++) chars.push(contentType[contentType[i] === '\\' && i + 1 < length ? ++i : i] as string);
+      value = chars.join('');
+      at = contentType.indexOf(';', i);
+    } else {
+      at = contentType.indexOf(';', start);
+      value = contentType.slice(start, at === -1 ? length : at).trim();
+    }
+    if (name === 'charset' && value.toLowerCase() !== 'utf-8') return value;
+  }
+  return undefined;
+}
 
 /**
  * The request body, parsed by `@middy/http-json-body-parser` into `event.json`, after the
@@ -36,7 +87,12 @@ export function jsonBody(options: { limitBytes: number }): Middleware {
       const size = bytes ? bytes.length : Buffer.byteLength(event.body ?? '', 'utf8');
       if (size > options.limitBytes) throw new PayloadTooLargeError(options.limitBytes);
       const contentType = event.headers['content-type'];
-      if (contentType !== undefined && !ACCEPTED_TYPES.test(contentType)) throw new UnsupportedMediaTypeError(contentType);
+      if (contentType !== undefined) {
+        if (!ACCEPTED_TYPES.test(contentType)) throw new ContentTypeError(contentType, 'must be application/json');
+        const charset = refusedCharset(contentType);
+        if (charset !== undefined)
+          throw new ContentTypeError(contentType, `must not declare charset "${charset.slice(0, 40)}": a JSON body is UTF-8 (RFC 8259); send charset=utf-8 or none`);
+      }
       // A text body is a string already; bytes handed over as base64 are checked before they are decoded.
       if (bytes && !isUtf8(bytes)) throw new MalformedJsonError(new Error('The body is not valid UTF-8'));
       // No body at all is no JSON (the parser would take `null` for the JSON value null).

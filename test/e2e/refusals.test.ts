@@ -246,6 +246,17 @@ describe('Bodies', () => {
     await expectRefused(await post(host, JSON.stringify(body()), { 'content-type': 'text/xml' }), 415, 'unsupported_media_type');
   });
 
+  it('answers 415 naming the header for a body declared in a charset other than UTF-8 (RFC 8259), never reading it as UTF-8', async () => {
+    const text = JSON.stringify(body({ prompt: 'caf\u00e9', models: ['fam_k-8b'] }));
+    const headers = { authorization: `Bearer ${host.demo.apiKey}`, 'content-type': 'application/json; charset=utf-16le' };
+    const utf16 = await raw('POST', '/api/v1/prompt', { headers, body: Buffer.from(text, 'utf16le') });
+    await expectRefused(utf16, 415, 'unsupported_media_type');
+    expect(utf16.body.error.details).toEqual([{ field: 'header:Content-Type', message: expect.stringContaining('charset "utf-16le"') }]);
+    // Bytes that are UTF-8 as well: as latin1 its sender meant "cafÃ©".
+    await expectRefused(await post(host, text, { 'content-type': 'application/json; charset="ISO-8859-1"' }), 415, 'unsupported_media_type');
+    expect((await post(host, text, { 'content-type': 'application/json; charset=UTF-8' })).status).toBe(200);
+  });
+
   it('accepts what `curl -d` sends by default (form content type, JSON body)', async () => {
     const answer = await post(host, JSON.stringify(body({ models: ['fam_k-8b'] })), { 'content-type': 'application/x-www-form-urlencoded' });
     expect(answer.status).toBe(200);

@@ -5,6 +5,7 @@ import { lambdaContext, toProxyEvent } from '../../infra/local/lambda-events.js'
 import { MAX_FIELDS, TOO_MANY_FIELDS } from '../../shared/contract/json-fields.js';
 import { LIMITS } from '../../shared/contract/limits.js';
 import type { Gateway } from '../../shared/gateway.js';
+import { refusedCharset } from '../../shared/http/middleware.js';
 import { silentLog } from '../../shared/log.js';
 
 /**
@@ -111,13 +112,59 @@ describe('Handler: api, request bodies', () => {
 
   it.each([
     ['application/json; charset=utf-8', true],
+    ['application/json;charset=UTF-8', true],
+    ['application/json; charset="utf-8"', true],
+    ['application/json; CHARSET=Utf-8 ', true],
+    ['application/json; version=2; charset=utf-8', true],
+    ['application/json; x="a;charset=latin1"; charset=utf-8', true],
+    ['application/json; charset', true],
     ['application/problem+json', true],
+    ['application/problem+json; charset=utf-8', true],
     ['application/x-www-form-urlencoded', true],
+    ['application/x-www-form-urlencoded; charset=UTF-8', true],
     ['text/plain', false],
   ])('takes Content-Type %s as JSON: %s', async (contentType, accepted) => {
     const answer = await invoke('{"prompt":"x","models":["fam_k-8b"]}', ['Content-Type', contentType]);
     expect(answer.reached).toBe(accepted);
-    if (!accepted) expect(answer.body.error.code).toBe('unsupported_media_type');
+    if (!accepted) {
+      expect(answer.status).toBe(415);
+      expect(answer.body.error).toMatchObject({ code: 'unsupported_media_type', details: [{ field: 'header:Content-Type', message: 'must be application/json' }] });
+    }
+  });
+
+  it('takes a body with no Content-Type at all as JSON', async () => {
+    expect((await invoke('{"prompt":"x","models":["fam_k-8b"]}', [])).reached).toBe(true);
+  });
+
+  it.each([
+    ['application/json; charset=utf-16', 'utf-16'],
+    ['application/json; charset=UTF-16LE', 'UTF-16LE'],
+    ['application/json; charset=latin1', 'latin1'],
+    ['application/json;charset="ISO-8859-1"', 'ISO-8859-1'],
+    ['application/json; charset="utf\\-16"', 'utf-16'],
+    ['application/json; charset=utf-8; charset=utf-16', 'utf-16'],
+    ['application/json; charset=utf8', 'utf8'],
+    ['application/json; charset=', ''],
+    ['application/problem+json; charset=us-ascii', 'us-ascii'],
+    ['application/x-www-form-urlencoded; charset=windows-1252', 'windows-1252'],
+  ])('answers 415 naming the header for Content-Type %s: JSON is UTF-8 (RFC 8259)', async (contentType, charset) => {
+    // Valid UTF-8 JSON all the same: the declared charset alone refuses it, before any parse.
+    const answer = await invoke('{"prompt":"x","models":["fam_k-8b"]}', ['Content-Type', contentType]);
+    expect(answer.reached).toBe(false);
+    expect(answer.status).toBe(415);
+    expect(answer.body.error).toEqual({
+      code: 'unsupported_media_type',
+      message: `Content-Type "${contentType}" is not accepted; send application/json`,
+      details: [{ field: 'header:Content-Type', message: `must not declare charset "${charset}": a JSON body is UTF-8 (RFC 8259); send charset=utf-8 or none` }],
+    });
+  });
+
+  it('reads the parameters of a long hostile Content-Type in one pass', () => {
+    for (const header of [`application/json${';'.repeat(16_000)}`, `application/json${'; a'.repeat(5_000)}`, `application/json; x="${'\\;'.repeat(5_000)}`]) {
+      const started = performance.now();
+      expect(refusedCharset(header)).toBeUndefined();
+      expect(performance.now() - started).toBeLessThan(50);
+    }
   });
 });
 
