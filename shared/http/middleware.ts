@@ -3,7 +3,7 @@ import type middy from '@middy/core';
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { checkPromptRequest } from '../contract/validate.js';
-import { TOO_MANY_FIELDS, tooManyJsonFields } from '../contract/json-fields.js';
+import { REPEATED_MEMBER, readRequestJson, TOO_MANY_FIELDS } from '../contract/json-fields.js';
 import { escapePointer } from '../contract/pointer.js';
 import type { PromptRequest } from '../contract/types.js';
 import { type FieldError, MalformedJsonError, PayloadTooLargeError, UnauthorizedError, UnsupportedMediaTypeError, ValidationError } from '../errors.js';
@@ -72,9 +72,10 @@ export function refusedCharset(contentType: string): string | undefined {
 /**
  * The request body, parsed by `@middy/http-json-body-parser` into `event.json`, after the
  * checks it does not make: the size in bytes (`limitBytes`, counted on the bytes as
- * received, base64 bodies decoded), the accepted content types, and UTF-8 (RFC 8259: a
- * body that is not valid UTF-8 is not JSON, however it parses). Every refusal is the
- * contract's error body: 413, 415, or 400 `malformed_json`.
+ * received, base64 bodies decoded), the accepted content types, UTF-8 (RFC 8259: a
+ * body that is not valid UTF-8 is not JSON, however it parses), the field cap, and member
+ * names repeated in an object. Every refusal is the contract's error body: 413, 415, or 400
+ * (`malformed_json`, or `invalid_request` naming the fields).
  */
 export function jsonBody(options: { limitBytes: number }): Middleware {
   // Its own content-type check is off: ours accepts what curl -d sends, and a body with none
@@ -99,12 +100,15 @@ export function jsonBody(options: { limitBytes: number }): Middleware {
       event.body ??= '';
       const text = bytes ? bytes.toString('utf8') : event.body;
       // Before the parse: what a hostile shape costs JSON.parse is what the field cap is for.
-      if (tooManyJsonFields(text)) throw new ValidationError([{ field: '', message: TOO_MANY_FIELDS }]);
+      const fields = readRequestJson(text);
+      if (fields.tooMany) throw new ValidationError([{ field: '', message: TOO_MANY_FIELDS }]);
       try {
         await parser.before!(request as Parameters<NonNullable<typeof parser.before>>[0]);
       } catch (error) {
         throw new MalformedJsonError(error);
       }
+      // JSON.parse keeps the last of a repeated member; a proxy or log that read the first saw another request.
+      if (fields.repeated.length > 0) throw new ValidationError(fields.repeated.map((field) => ({ field, message: REPEATED_MEMBER })));
       event.json = event.body as unknown;
       // UTF-8 cannot spell half of a surrogate pair; a `\ud800` escape can. Such a string is not
       // text (a vendor's parser may refuse it after the credits are held): 400, naming the field.

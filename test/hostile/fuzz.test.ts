@@ -169,6 +169,21 @@ const malformedJson: fc.Arbitrary<Hostile> = fc.oneof(
   fc.oneof(fc.constant(null), fc.boolean(), fc.integer(), fc.string(), fc.array(fc.jsonValue(), { maxLength: 4 })).map(json('malformed-json/not-an-object')),
 );
 
+// Repeated member names ------------------------------------------------------
+// A valid body with one of its members sent twice (the first copy valid too, or spelt with an
+// escape): JSON.parse would keep the last, a proxy might read the first.
+
+const repeatedMember: fc.Arbitrary<Hostile> = fc.tuple(fc.constantFrom(...Object.keys(fullBody())), fc.boolean(), fc.boolean()).map(([name, escaped, nested]) => {
+  const body = fullBody();
+  if (nested) {
+    // The repeat inside an object of the body: the first history turn's role.
+    const text = JSON.stringify(body).replace('"role":"user"', '"role":"assistant","role":"user"');
+    return { kind: 'repeated-member/nested', body: text };
+  }
+  const spelt = escaped ? `\\u${name.charCodeAt(0).toString(16).padStart(4, '0')}${name.slice(1)}` : name;
+  return { kind: 'repeated-member/top-level', body: `{"${spelt}":${JSON.stringify(body[name])},${JSON.stringify(body).slice(1)}` };
+});
+
 // Wrong types at every field -------------------------------------------------
 
 type Kind = 'string' | 'enum' | 'number' | 'integer' | 'boolean' | 'array' | 'object' | 'string-or-array';
@@ -609,6 +624,7 @@ const hostileHeaders: fc.Arbitrary<Hostile> = fc.string({ minLength: 1, maxLengt
 /** Every kind of hostile request; the over-limit body is rare (5 MiB each). */
 const hostile: fc.Arbitrary<Hostile> = fc.oneof(
   { arbitrary: malformedJson, weight: 960 },
+  { arbitrary: repeatedMember, weight: 320 },
   { arbitrary: wrongType, weight: 1600 },
   { arbitrary: huge, weight: 640 },
   { arbitrary: overLimit, weight: 3 },

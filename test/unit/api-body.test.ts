@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { describe, expect, it, vi } from 'vitest';
 import { createApiHandler } from '../../functions/api-handler.js';
 import { lambdaContext, toProxyEvent } from '../../infra/local/lambda-events.js';
-import { MAX_FIELDS, TOO_MANY_FIELDS } from '../../shared/contract/json-fields.js';
+import { MAX_FIELDS, REPEATED_MEMBER, TOO_MANY_FIELDS } from '../../shared/contract/json-fields.js';
 import { LIMITS } from '../../shared/contract/limits.js';
 import type { Gateway } from '../../shared/gateway.js';
 import { refusedCharset } from '../../shared/http/middleware.js';
@@ -108,6 +108,33 @@ describe('Handler: api, request bodies', () => {
     expect(JSON.parse(atCap)).toBeTypeOf('object');
     expect((await invoke(atCap)).body.error.details).not.toEqual([{ field: '', message: TOO_MANY_FIELDS }]);
     expect((await invoke(fields(MAX_FIELDS - 5))).body.error.details).toEqual([{ field: '', message: TOO_MANY_FIELDS }]);
+  });
+
+  it.each([
+    ['the same spelling', '{"prompt":"hi","models":["nope"],"models":["fam_k-8b"]}', ['/models']],
+    ['an escaped spelling', '{"prompt":"hi","\\u006dodels":["nope"],"models":["fam_k-8b"]}', ['/models']],
+    ['a nested object', '{"prompt":"hi","models":["fam_k-8b"],"history":[{"role":"user","content":"a","role":"assistant"}]}', ['/history/0/role']],
+    ['two names', '{"prompt":"hi","models":["fam_k-8b"],"prompt":"again","models":["fam_k-8b"]}', ['/prompt', '/models']],
+  ])('answers 400 naming the member for a name repeated in an object (%s): JSON.parse keeps the last, a proxy may read the first', async (_name, text, fields) => {
+    const answer = await invoke(text);
+    expect(answer.status).toBe(400);
+    expect(answer.body.error).toMatchObject({ code: 'invalid_request', details: fields.map((field) => ({ field, message: REPEATED_MEMBER })) });
+    expect(answer.reached).toBe(false);
+  });
+
+  it('answers a body that is not JSON as malformed, and one over the field cap as that, whatever names it repeats', async () => {
+    expect((await invoke('{"prompt":"hi","prompt":"hi"')).body.error.code).toBe('malformed_json');
+    const over = `{"prompt":"hi","prompt":"hi","models":["fam_k-8b"],"x":[${Array.from({ length: MAX_FIELDS }, () => '0').join(',')}]}`;
+    expect((await invoke(over)).body.error.details).toEqual([{ field: '', message: TOO_MANY_FIELDS }]);
+  });
+
+  it('keeps the answer to repeated members under a name of megabytes within twice the body (the one pointer, in the message and in details)', async () => {
+    const pairs = Array.from({ length: 1_000 }, (_, i) => `"m${i}":0,"m${i}":1`).join(',');
+    const text = `{"prompt":"hi","models":["fam_k-8b"],"model_tuning":{"${'k'.repeat(4_000_000)}":{${pairs}}}}`;
+    const answer = await invoke(text);
+    expect(answer.status).toBe(400);
+    expect(answer.body.error.details).toHaveLength(1);
+    expect(JSON.stringify(answer.body).length).toBeLessThan(2 * text.length + 1_000);
   });
 
   it.each([
