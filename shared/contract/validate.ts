@@ -36,7 +36,7 @@ export function validatePromptRequest(body: unknown, catalogAt = Date.now()): Pr
   // Every field of the body costs the schema check and its error; a body of many thousands is refused before either runs.
   if (exceeds(body, { fields: MAX_FIELDS })) throw new ValidationError([{ field: '', message: TOO_MANY_FIELDS }]);
   const valid = validateBody(body);
-  const schemaErrors = valid ? [] : (validateBody.errors ?? []);
+  const schemaErrors = valid ? [] : (validateBody.errors ?? []).filter((error) => error.instancePath.length <= MAX_ERROR_PATH);
   const errors = toFieldErrors(schemaErrors, suggest);
   const refused = refusedFields(schemaErrors);
   if (refused === EVERY_FIELD) throw new ValidationError(errors);
@@ -77,6 +77,16 @@ function checked(body: PromptRequestBody, models: RequestedModel[], judges: Requ
     ...(body.response_schema !== undefined ? { outputSchema: JSON.stringify(body.response_schema) } : {}),
   };
 }
+
+/**
+ * The longest `instancePath` of an error about a value the contract could take: below
+ * `/model_tuning/<key>` (a key of at most LIMITS.modelIdChars characters, each escaped to two
+ * at most), the longest tuning parameter. A longer one lies below a key that is no model ID,
+ * which its own error names (`is not a valid model ID key`); each error below a key of
+ * megabytes cost a copy of it (a 4 MB key over 1,000 parameters ran out of memory).
+ * Compared by length, which reads none of the path.
+ */
+const MAX_ERROR_PATH = '/model_tuning/'.length + 2 * LIMITS.modelIdChars + '/reasoningEffort'.length;
 
 /** What refusedFields answers when the body itself is refused (not an object): no field of it is read. */
 const EVERY_FIELD = 'every field';

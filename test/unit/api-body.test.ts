@@ -122,6 +122,16 @@ describe('Handler: api, request bodies', () => {
     expect(answer.reached).toBe(false);
   });
 
+  it('answers 400 to a model_tuning key of megabytes over a thousand parameters, naming the key once', async () => {
+    const params = Array.from({ length: 1_000 }, (_, i) => `"p${i}":0`).join(',');
+    const text = `{"prompt":"hi","models":["fam_k-8b"],"model_tuning":{"${'k'.repeat(4_000_000)}":{${params}}}}`;
+    // Every error below the key was listed with a copy of it: the process ran out of memory.
+    const answer = await invoke(text);
+    expect(answer.status).toBe(400);
+    expect(answer.body.error.details).toHaveLength(1);
+    expect(answer.reached).toBe(false);
+  });
+
   it('answers a body that is not JSON as malformed, and one over the field cap as that, whatever names it repeats', async () => {
     expect((await invoke('{"prompt":"hi","prompt":"hi"')).body.error.code).toBe('malformed_json');
     const over = `{"prompt":"hi","prompt":"hi","models":["fam_k-8b"],"x":[${Array.from({ length: MAX_FIELDS }, () => '0').join(',')}]}`;

@@ -367,6 +367,19 @@ describe('Function: validatePromptRequest', () => {
       expect(errors[5]).toEqual({ field: '/models/2', message: 'unknown model ID "fam_c-54"' });
     });
 
+    it('names a model_tuning key of megabytes once, not again in every error below it', async () => {
+      const key = 'k'.repeat(1_000_000);
+      const params = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`p${i}`, 1]));
+      const started = performance.now();
+      const errors = await fieldErrors(body({ model_tuning: { [key]: params, 'fam_c-5.4': { verbosity: 1 } } }));
+      // It took 5 s, and listed 100 copies of the key (100 MB).
+      expect(performance.now() - started).toBeLessThan(1_000);
+      expect(errors).toEqual([
+        { field: `/model_tuning/${key}`, message: 'is not a valid model ID key' },
+        { field: '/model_tuning/fam_c-5.4/verbosity', message: 'is not a known field' },
+      ]);
+    });
+
     it('escapes model IDs used as pointer segments', async () => {
       const errors = await fieldErrors(body({ model_tuning: { 'a/b~c': {} } }));
       expect(errors[0]?.field).toBe('/model_tuning/a~1b~0c');
