@@ -27,6 +27,9 @@ class ContentTypeError extends UnsupportedMediaTypeError {
   }
 }
 
+/** UTF-8's IANA name and `utf8`, which the WHATWG Encoding standard and most HTTP clients also take for it. */
+const UTF8_LABELS = new Set(['utf-8', 'utf8']);
+
 /**
  * The value of the first `charset` parameter of a Content-Type that does not name UTF-8
  * (in any letter case, quoted or not), or undefined. JSON exchanged between systems is
@@ -64,7 +67,7 @@ export function refusedCharset(contentType: string): string | undefined {
       at = contentType.indexOf(';', start);
       value = contentType.slice(start, at === -1 ? length : at).trim();
     }
-    if (name === 'charset' && value.toLowerCase() !== 'utf-8') return value;
+    if (name === 'charset' && !UTF8_LABELS.has(value.toLowerCase())) return value;
   }
   return undefined;
 }

@@ -152,6 +152,7 @@ describe('Handler: api, request bodies', () => {
     ['application/json;charset=UTF-8', true],
     ['application/json; charset="utf-8"', true],
     ['application/json; CHARSET=Utf-8 ', true],
+    ['application/json; charset=utf8', true],
     ['application/json; version=2; charset=utf-8', true],
     ['application/json; x="a;charset=latin1"; charset=utf-8', true],
     ['application/json; charset', true],
@@ -180,7 +181,6 @@ describe('Handler: api, request bodies', () => {
     ['application/json;charset="ISO-8859-1"', 'ISO-8859-1'],
     ['application/json; charset="utf\\-16"', 'utf-16'],
     ['application/json; charset=utf-8; charset=utf-16', 'utf-16'],
-    ['application/json; charset=utf8', 'utf8'],
     ['application/json; charset=', ''],
     ['application/problem+json; charset=us-ascii', 'us-ascii'],
     ['application/x-www-form-urlencoded; charset=windows-1252', 'windows-1252'],
@@ -196,11 +196,9 @@ describe('Handler: api, request bodies', () => {
     });
   });
 
-  it('reads the parameters of a long hostile Content-Type in one pass', () => {
-    for (const header of [`application/json${';'.repeat(16_000)}`, `application/json${'; a'.repeat(5_000)}`, `application/json; x="${'\\;'.repeat(5_000)}`]) {
-      const started = performance.now();
+  it('reads the parameters of a hostile Content-Type of megabytes in one pass (a scan per parameter would not end within the test)', () => {
+    for (const header of [`application/json${';'.repeat(1_000_000)}`, `application/json${'; a'.repeat(300_000)}`, `application/json; x="${'\\;'.repeat(300_000)}`]) {
       expect(refusedCharset(header)).toBeUndefined();
-      expect(performance.now() - started).toBeLessThan(50);
     }
   });
 });

