@@ -247,7 +247,7 @@ export async function startHost(context: BenchContext, label: string, env: Recor
 }
 
 /** Bench defaults for a host that must never be slowed by its rate limit or its demo balance. */
-export const UNLIMITED = { RATE_LIMIT_RPM: '100000000', MAX_REQUESTS_IN_FLIGHT: '100000000', DEMO_CREDITS: '100000000' } as const;
+export const UNLIMITED = { RATE_LIMIT_RPM: '1000000', MAX_REQUESTS_IN_FLIGHT: '100000000', DEMO_CREDITS: '100000000' } as const;
 
 /** A free loopback port (for a child that cannot be told to use port 0). */
 export function freePort(): Promise<number> {

@@ -615,7 +615,7 @@ const hostileHeaders: fc.Arbitrary<Hostile> = fc.string({ minLength: 1, maxLengt
       .map((type) => ({ kind: 'content-type/wrong', body, headers: { 'content-type': type } })),
     // A JSON type declaring a charset other than UTF-8: its body would be read as other text than meant.
     fc
-      .constantFrom('utf-16', 'UTF-16LE', 'latin1', '"ISO-8859-1"', 'us-ascii', 'utf8', '')
+      .constantFrom('utf-16', 'UTF-16LE', 'latin1', '"ISO-8859-1"', 'us-ascii', 'utf-8x', '')
       .map((charset) => ({ kind: 'content-type/charset', body, headers: { 'content-type': `application/json; charset=${charset}` } })),
     fc.constantFrom('a'.repeat(256), 'two words', ' ', 'caf\u00e9', 'x'.repeat(1000)).map((key) => ({ kind: 'idempotency-key/bad', body, headers: { 'idempotency-key': key } })),
   );
