@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { VerdictParseError } from './errors.js';
 import type { Verdict } from './types.js';
 import { cutWhole } from '../text/cut.js';
@@ -240,8 +241,13 @@ const ZERO_WIDTH = /[\u200b-\u200d\u2060\ufeff]/g;
  * these are one verdict: one an answer carries is the answer's, however the judge quotes it.
  */
 function sameness(winner: Verdict['winner'], scoreA: number, scoreB: number, reasoning: string): string {
-  return `${winner} ${scoreA} ${scoreB} ${reasoning.normalize('NFKC').replace(ZERO_WIDTH, '').replace(/\s+/g, ' ').trim()}`;
+  const key = `${winner} ${scoreA} ${scoreB} ${reasoning.normalize('NFKC').replace(ZERO_WIDTH, '').replace(/\s+/g, ' ').trim()}`;
+  // V8 hashes a string over 16,383 characters by its length alone: a Set of many such keys of one length is quadratic.
+  return key.length > LONGEST_PLAIN_KEY ? `sha256:${createHash('sha256').update(key).digest('base64')}` : key;
 }
+
+/** The longest `sameness` kept as it is; a longer one is kept as its SHA-256. */
+const LONGEST_PLAIN_KEY = 4_096;
 
 /** The `sameness` of every verdict the answers carry, wherever it stands in them (eachObject). */
 function verdictsIn(answers: readonly string[]): Set<string> {
@@ -411,7 +417,9 @@ function skipJsonSpace(text: string, from: number): number {
 
 /**
  * The index after the JSON string starting at `at` (a `"`), negative when it holds an
- * escape (minus that index), or 0: a control character, or no end.
+ * escape (minus that index), or 0: a control character, an escape that is not JSON's, or no
+ * end. Escapes are checked here, so that JSON.parse (jsonString) is only given strings it
+ * reads: an answer of `{"a\{"a\…` had every `{` start a parse whose string threw, 9 s for 5 MB.
  */
 function jsonStringEnd(text: string, at: number): number {
   let escaped = false;
@@ -419,12 +427,21 @@ function jsonStringEnd(text: string, at: number): number {
     const code = text.charCodeAt(i);
     if (code === 0x22) return escaped ? -(i + 1) : i + 1;
     if (code === 0x5c) {
+      const next = text.charCodeAt(i + 1);
+      if (next === 0x75) {
+        if (!HEX4.test(text.slice(i + 2, i + 6))) return 0;
+        i += 5;
+      } else if (SIMPLE_ESCAPES.includes(next)) i++;
+      else return 0;
       escaped = true;
-      i++;
     } else if (code < 0x20) return 0;
   }
   return 0;
 }
+
+/** What may follow a backslash in a JSON string, but `u`: `" \ / b f n r t`. */
+const SIMPLE_ESCAPES: readonly number[] = [0x22, 0x5c, 0x2f, 0x62, 0x66, 0x6e, 0x72, 0x74];
+const HEX4 = /^[0-9a-fA-F]{4}$/;
 
 /** The value of the JSON string from `at` to `end` (jsonStringEnd's), or undefined when it is none (an escape that is not JSON's). */
 function jsonString(text: string, at: number, end: number): string | undefined {

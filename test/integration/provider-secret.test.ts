@@ -119,10 +119,11 @@ describe('Function: api, its provider keys in a secret', () => {
     expect(first.statusCode).toBe(200);
     expect(first.body.results).toEqual([expect.objectContaining({ modelId: MODEL, status: 'completed' })]);
     expect(second.statusCode).toBe(200);
-    // The first answer times the read (it ended after the reserve); the second read nothing.
+    // The first answer times the read (answered once the reserve reached the store, as `order` shows); the second read nothing.
+    // Which of the two phases ends last is the event loop's: a loaded machine may deliver the reserve's answer after the secret's.
     const phases = (answer: { headers: Record<string, string> }) => parseServerTiming(answer.headers['server-timing']);
     expect(Object.keys(phases(first))).toEqual(['reserve', 'keys', 'models', 'total']);
-    expect(phases(first).keys).toBeGreaterThanOrEqual(phases(first).reserve!);
+    expect(phases(first).keys).toBeGreaterThan(0);
     expect(Object.keys(phases(second))).toEqual(['reserve', 'models', 'total']);
     // One read for both requests, signed with the function's credentials; the model was called with the secret's key.
     expect(secrets.calls.map((call) => [call.operation, call.input])).toEqual([['GetSecretValue', { SecretId: SECRET_ARN }]]);
