@@ -47,13 +47,14 @@ export function parseVerdict(text: string, { quoted = [] }: { quoted?: readonly 
   const trimmed = text.trim();
   // The verdicts the answers carry: read once, and only once the judge's text holds one.
   let carried: Set<string> | undefined;
-  const isQuoted = (read: Read) => {
+  const isQuoted = (read: Read, text: string) => {
     carried ??= verdictsIn(quoted);
-    return carried.has(read.sameness);
+    // Past the parts read for verdicts (an answer of megabytes), a quote word for word still counts.
+    return carried.has(read.sameness) || quoted.some((answer) => answer.length > 2 * SCANNED_CHARS && answer.includes(text));
   };
   const whole = readVerdict(trimmed);
   // A whole answer that only echoes an answer's verdict is no more the judge's than one in prose.
-  if (whole !== undefined && typeof whole !== 'string' && !isQuoted(whole)) return whole.verdict;
+  if (whole !== undefined && typeof whole !== 'string' && !isQuoted(whole, trimmed)) return whole.verdict;
   let lastProblem = whole === undefined ? 'no JSON object in the answer' : typeof whole === 'string' ? whole : QUOTED;
   let found: (Candidate & { verdict: Verdict }) | undefined;
   let budget = MAX_PARSED_CHARS;
@@ -66,7 +67,7 @@ export function parseVerdict(text: string, { quoted = [] }: { quoted?: readonly 
     const read = readVerdict(candidate.text);
     if (read === undefined) continue;
     if (typeof read === 'string') lastProblem = read;
-    else if (isQuoted(read)) lastProblem = QUOTED;
+    else if (isQuoted(read, candidate.text)) lastProblem = QUOTED;
     else if (found === undefined) found = { ...candidate, verdict: read.verdict };
     else if (read.verdict.winner !== found.verdict.winner) throw new VerdictParseError("The judge's answer holds verdicts that name different winners: none is taken");
   }
@@ -249,14 +250,25 @@ function sameness(winner: Verdict['winner'], scoreA: number, scoreB: number, rea
 /** The longest `sameness` kept as it is; a longer one is kept as its SHA-256. */
 const LONGEST_PLAIN_KEY = 4_096;
 
-/** The `sameness` of every verdict the answers carry, wherever it stands in them (eachObject). */
+/**
+ * How much of an answer is read for the verdicts it carries, from each end where it is longer
+ * than twice this: about 0.1 s of one thread at most for the most costly text found (2 MB of
+ * `[` took 0.6 s). A verdict in the middle of an answer of megabytes still counts when a
+ * judge quotes it word for word (parseVerdict). A judge shown an answer that long reads a
+ * quarter of a million tokens of it.
+ */
+const SCANNED_CHARS = 256 * 1024;
+
+/** The `sameness` of every verdict the answers carry, wherever it stands in them (eachObject), within SCANNED_CHARS of either end. */
 function verdictsIn(answers: readonly string[]): Set<string> {
   const carried = new Set<string>();
   for (const answer of answers) {
-    eachObject(answer, (members) => {
-      const read = toVerdict(members);
-      if (typeof read !== 'string') carried.add(read.sameness);
-    });
+    const parts = answer.length > 2 * SCANNED_CHARS ? [answer.slice(0, SCANNED_CHARS), answer.slice(-SCANNED_CHARS)] : [answer];
+    for (const part of parts)
+      eachObject(part, (members) => {
+        const read = toVerdict(members);
+        if (typeof read !== 'string') carried.add(read.sameness);
+      });
   }
   return carried;
 }
