@@ -238,6 +238,13 @@ function baseUrl(env: NodeJS.ProcessEnv, name: string): string | undefined {
   return url.replace(/\/+$/, '');
 }
 
+/** DYNAMODB_ENDPOINT: one without a scheme (`127.0.0.1:8000`) failed every store call as an internal error, `Invalid URL`. */
+function storeEndpoint(env: NodeJS.ProcessEnv): string | undefined {
+  const url = optional(env, 'DYNAMODB_ENDPOINT');
+  if (url !== undefined && !isHttpUrl(url)) throw new ConfigError(`DYNAMODB_ENDPOINT must be an http(s) URL, like http://127.0.0.1:8000 (the one npm start prints), got "${url}"`);
+  return url;
+}
+
 function awsEndpoints(env: NodeJS.ProcessEnv): AwsEndpoints {
   const endpoints: AwsEndpoints = {};
   if (optional(env, 'AWS_IGNORE_CONFIGURED_ENDPOINT_URLS')?.toLowerCase() === 'true') return endpoints;
@@ -266,7 +273,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   return {
     port: int(env, 'PORT', 3000, 0, MAX_PORT),
     dynamodbPort: int(env, 'DYNAMODB_PORT', 8000, 0, MAX_PORT),
-    dynamodbEndpoint: optional(env, 'DYNAMODB_ENDPOINT'),
+    dynamodbEndpoint: storeEndpoint(env),
     awsEndpoints: awsEndpoints(env),
     region,
     regionSource,

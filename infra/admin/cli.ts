@@ -1,6 +1,6 @@
 // First: before any module that loads the AWS SDK.
 import './quiet-sdk.js';
-import { loadConfig } from '../../shared/config.js';
+import { ConfigError, loadConfig } from '../../shared/config.js';
 import { createStore } from '../../shared/credits/store.js';
 import { AccountNotFoundError } from '../../shared/errors.js';
 import { storeNow } from '../../shared/storage/dynamodb.js';
@@ -29,6 +29,8 @@ const UNSURE_WRITES: Record<string, string> = {
  */
 const ERRORS: { match: (error: unknown) => boolean; code: string; exit: number; message?: (error: Error) => string }[] = [
   { match: (e) => e instanceof UsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') === true, code: 'usage', exit: 2 },
+  // A variable of the environment the CLI runs in that is not valid: the message names it.
+  { match: (e) => e instanceof ConfigError, code: 'usage', exit: 2 },
   // The amount the operator named is what cannot be applied.
   { match: (e) => e instanceof BalanceCeilingError, code: 'usage', exit: 2 },
   // The API's message for a missing account speaks of an API key; the operator named the account.

@@ -38,6 +38,16 @@ describe('npm run admin: stderr', () => {
   });
 });
 
+describe('npm run admin: the environment', () => {
+  it('answers a store endpoint without a scheme as a usage error naming the variable (it was an internal error, "Invalid URL")', async () => {
+    const result = await admin(['balance', '--account', 'acct_x'], { DYNAMODB_ENDPOINT: '127.0.0.1:8000' });
+    expect(result.code).toBe(2);
+    expect(JSON.parse(result.stderr)).toEqual({
+      error: { code: 'usage', message: 'DYNAMODB_ENDPOINT must be an http(s) URL, like http://127.0.0.1:8000 (the one npm start prints), got "127.0.0.1:8000"' },
+    });
+  });
+});
+
 describe('npm run admin: the region', () => {
   let home: string;
   let cloudFormation: Awaited<ReturnType<typeof startFakeHttp>>;

@@ -49,6 +49,14 @@ describe('Function: loadConfig', () => {
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name} must be an http\\(s\\) URL`));
   });
 
+  it.each(['127.0.0.1:8000', 'localhost', 'tcp://127.0.0.1:8000'])(
+    'refuses DYNAMODB_ENDPOINT=%s, on which every store call failed as an internal error, naming the variable',
+    (value) => {
+      expect(() => loadConfig({ DYNAMODB_ENDPOINT: value })).toThrow(/^DYNAMODB_ENDPOINT must be an http\(s\) URL/);
+      expect(loadConfig({ DYNAMODB_ENDPOINT: 'http://127.0.0.1:8000' }).dynamodbEndpoint).toBe('http://127.0.0.1:8000');
+    },
+  );
+
   it('takes http and https base URLs, and an empty one as unset', () => {
     const config = loadConfig({ OPENAI_BASE_URL: 'http://127.0.0.1:4010/openai/v1', MISTRAL_BASE_URL: 'HTTPS://api.mistral.ai/v1/', XAI_BASE_URL: '' });
     expect(config.providers.openai.baseUrl).toBe('http://127.0.0.1:4010/openai/v1');
