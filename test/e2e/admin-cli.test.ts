@@ -1,26 +1,12 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeHttp } from '../support/fake-http.js';
-import { ROOT } from '../support/processes.js';
+import { runTs } from '../support/processes.js';
 
 /** `npm run -s admin` as an operator runs it: its own process, its environment exactly `env` (nothing of the test's, no AWS_REGION). */
-async function admin(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'infra/admin/cli.ts', ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => (stdout += chunk));
-  child.stderr.on('data', (chunk) => (stderr += chunk));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, stdout, stderr };
-}
+const admin = (args: string[], env: Record<string, string>) => runTs('infra/admin/cli.ts', args, env, { envOnly: true });
 
 /** CloudFormation's answer (query protocol) to DescribeStacks for a stack it does not hold. */
 const NO_SUCH_STACK = `<ErrorResponse xmlns="http://cloudformation.amazonaws.com/doc/2010-05-15/">
@@ -57,7 +43,8 @@ describe('npm run admin: the region', () => {
     home = mkdtempSync(join(tmpdir(), 'admin-home-'));
     mkdirSync(join(home, '.aws'));
     writeFileSync(join(home, '.aws', 'config'), '[default]\nregion = ap-southeast-2\n\n[profile ops]\nregion = eu-west-1\n\n[profile bare]\noutput = json\n');
-    const keys = 'aws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n';
+    // Keys of no account: the fake CloudFormation only reads the region they are signed for.
+    const keys = 'aws_access_key_id = test-access-key-id\naws_secret_access_key = test-secret-access-key\n';
     writeFileSync(join(home, '.aws', 'credentials'), `[default]\n${keys}\n[ops]\n${keys}\n[bare]\n${keys}`);
     cloudFormation = await startFakeHttp(() => ({ status: 400, headers: { 'content-type': 'text/xml' }, body: NO_SUCH_STACK }));
   });

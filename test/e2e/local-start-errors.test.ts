@@ -1,24 +1,8 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../support/processes.js';
+import { runTs } from '../support/processes.js';
 
 /** Runs `npm start`'s entry; should it start after all, it is killed after 15 s (the test then fails on its output). */
-async function start(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'infra/local/main.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    timeout: 15_000,
-    killSignal: 'SIGKILL',
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => (stdout += chunk));
-  child.stderr.on('data', (chunk) => (stderr += chunk));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, stdout, stderr };
-}
+const start = (env: Record<string, string>) => runTs('infra/local/main.ts', [], env, { killAfterMs: 15_000 });
 
 /** `npm start` with a setting that is not valid: it stops before it starts anything, with one line naming the setting. */
 describe('npm start, a setting that is not valid', () => {

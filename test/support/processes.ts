@@ -6,9 +6,23 @@ export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** How package.json's scripts run TypeScript (`node --import tsx`: one process, where the `tsx` command starts two). */
 const RUN_TS = ['--import', 'tsx'];
 
-/** Runs a TypeScript entry point to completion; returns its exit code and output. */
-export async function runTs(entry: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [...RUN_TS, entry, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * Runs a TypeScript entry point to completion; returns its exit code and output. Its
+ * environment is this one's with `env` over it, or `env` alone (and PATH) with `envOnly`;
+ * with `killAfterMs`, it is killed should it run that long (a program expected to stop).
+ */
+export async function runTs(
+  entry: string,
+  args: string[],
+  env: Record<string, string>,
+  { envOnly = false, killAfterMs }: { envOnly?: boolean; killAfterMs?: number } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [...RUN_TS, entry, ...args], {
+    cwd: ROOT,
+    env: envOnly ? { PATH: process.env.PATH ?? '', ...env } : { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...(killAfterMs === undefined ? {} : { timeout: killAfterMs, killSignal: 'SIGKILL' as const }),
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => (stdout += chunk));
