@@ -30,7 +30,7 @@ export interface StoreOptions {
   timeouts?: AwsTimeouts;
 }
 
-/**
+/*
  * A connection or an answer that hangs fails the attempt, STORE_ATTEMPTS in all, and then
  * the call (a 503) after STORE_WORST_CALL_MS (7 s) at most; shared/deadlines.ts holds the
  * numbers. Each function's timeout covers that for every store call it makes one after
@@ -41,7 +41,6 @@ export interface StoreOptions {
  * the reconciler's per account. test/infra/stack.test.ts checks them at the default and at
  * the shortest integration timeout.
  */
-export { STORE_ATTEMPTS, STORE_TIMEOUTS, STORE_WORST_CALL_MS } from '../deadlines.js';
 
 /** What a local store is signed with: it checks the signature's shape, never its keys. */
 const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };

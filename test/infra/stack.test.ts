@@ -5,7 +5,7 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { STORE_ATTEMPTS, STORE_TIMEOUTS } from '../../shared/storage/dynamodb.js';
+import { STORE_ATTEMPTS, STORE_TIMEOUTS } from '../../shared/deadlines.js';
 import { toCreateTableInput } from '../../infra/local/store.js';
 import { TABLE_ENV, tableNameOutputId } from '../../infra/stack/data.js';
 import { novaModels } from '../../infra/stack/bedrock.js';
