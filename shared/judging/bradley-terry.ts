@@ -55,14 +55,27 @@ function linked(n: number, pairs: readonly Games[]): number[][] {
 
 /** fitBradleyTerry of games already merged per pair, with their groups. */
 function fitPairs(n: number, pairs: readonly Games[], groups: readonly number[][]): (number | null)[] {
-  const used = hasFiniteMle(n, pairs, groups) ? pairs : pairs.map((p) => ({ ...p, winsA: p.winsA + VIRTUAL_TIES / 2, winsB: p.winsB + VIRTUAL_TIES / 2 }));
-  const theta = newton(n, used, groups);
-  const centred: (number | null)[] = new Array(n).fill(null);
+  let systems = systemsOf(n, pairs, groups);
+  if (!fordHolds(systems, fordWork(n))) {
+    systems = systemsOf(
+      n,
+      pairs.map((p) => ({ ...p, winsA: p.winsA + VIRTUAL_TIES / 2, winsB: p.winsB + VIRTUAL_TIES / 2 })),
+      groups,
+    );
+  }
+  const theta = new Array<number>(n).fill(0);
+  newton(systems, theta, new Array<number>(n));
+  return centred(n, theta, groups);
+}
+
+/** Strengths centred to mean 0 within each group; null outside every group. */
+function centred(n: number, theta: readonly number[], groups: readonly number[][]): (number | null)[] {
+  const result: (number | null)[] = new Array(n).fill(null);
   for (const group of groups) {
     const mean = group.reduce((sum, i) => sum + (theta[i] as number), 0) / group.length;
-    for (const i of group) centred[i] = (theta[i] as number) - mean;
+    for (const i of group) result[i] = (theta[i] as number) - mean;
   }
-  return centred;
+  return result;
 }
 
 /** Games merged per unordered pair (a < b). */
@@ -86,42 +99,43 @@ function tally(n: number, games: readonly Games[]): PairGames[] {
   return [...byPair.values()];
 }
 
-/**
- * Ford's condition, per group of linked items: the strengths exist when, within each group,
- * every item can be reached from every other by a chain of "won something against".
- */
-function hasFiniteMle(n: number, pairs: readonly Games[], groups: readonly number[][]): boolean {
-  const beat: number[][] = Array.from({ length: n }, () => []);
-  const beaten: number[][] = Array.from({ length: n }, () => []);
-  for (const { a, b, winsA, winsB } of pairs) {
-    if (winsA > 0) {
-      beat[a]!.push(b);
-      beaten[b]!.push(a);
-    }
-    if (winsB > 0) {
-      beat[b]!.push(a);
-      beaten[a]!.push(b);
-    }
-  }
-  for (const group of groups) {
-    const start = group[0] as number;
-    if (reach(start, beat).size !== group.length || reach(start, beaten).size !== group.length) return false;
-  }
-  return true;
+/** The buffers fordHolds works in, for n items. */
+function fordWork(n: number): { seen: Uint8Array; stack: Int32Array } {
+  return { seen: new Uint8Array(n), stack: new Int32Array(n) };
 }
 
-function reach(start: number, edges: readonly number[][]): Set<number> {
-  const seen = new Set([start]);
-  const stack = [start];
-  while (stack.length > 0) {
-    for (const next of edges[stack.pop() as number] ?? []) {
-      if (!seen.has(next)) {
-        seen.add(next);
-        stack.push(next);
+/**
+ * Ford's condition, per group of linked items: the strengths exist when, within each group,
+ * every item can be reached from every other by a chain of "won something against", that
+ * is, from the group's first item both by "won something against" and by "lost something
+ * to". Allocates nothing: a bootstrap checks every refit.
+ */
+function fordHolds(systems: readonly GroupSystem[], work: { seen: Uint8Array; stack: Int32Array }): boolean {
+  for (const { group, pairs } of systems) {
+    for (let pass = 0; pass < 2; pass++) {
+      const forward = pass === 0;
+      const { seen, stack } = work;
+      seen.fill(0);
+      const first = group[0] as number;
+      seen[first] = 1;
+      stack[0] = first;
+      let size = 1;
+      let reached = 1;
+      while (size > 0) {
+        const item = stack[--size] as number;
+        for (const { a, b, winsA, winsB } of pairs) {
+          // forward: item beat the other side; backward: the other side beat item.
+          const other = a === item ? ((forward ? winsA : winsB) > 0 ? b : -1) : b === item ? ((forward ? winsB : winsA) > 0 ? a : -1) : -1;
+          if (other === -1 || seen[other]) continue;
+          seen[other] = 1;
+          stack[size++] = other;
+          reached++;
+        }
       }
+      if (reached !== group.length) return false;
     }
   }
-  return seen;
+  return true;
 }
 
 /** Groups of items linked by games, each in increasing order. */
@@ -143,32 +157,55 @@ function components(n: number, pairs: readonly Games[]): number[][] {
 }
 
 /**
- * Newton-Raphson on the log-likelihood, one group of linked items at a time with its first
- * item held at 0 (the scale is free), halving a step that would lower the likelihood.
- * Converges in a handful of steps where the strengths exist (Ford's condition). The
- * bootstrap runs it 500 times a ranking, so its buffers are made once a group, not once a
- * step (the arithmetic, and so every result, as written step by step).
+ * One group's Newton system: its items (the first held at 0: the scale is free), each
+ * item's row in the system (-1: the group's first item, or another group's), its pairs, and
+ * the buffers a step works in. Made once a fit, or once a bootstrap for all its refits,
+ * whose pairs are the same objects with other wins.
  */
-function newton(n: number, pairs: readonly Games[], groups: readonly number[][]): number[] {
-  const theta = new Array<number>(n).fill(0);
-  const next = new Array<number>(n);
-  // Each item's row in the system (-1: the group's first item, held at 0, or another group's).
-  const row = new Int32Array(n);
-  for (const group of groups) {
+interface GroupSystem {
+  group: readonly number[];
+  row: Int32Array;
+  pairs: readonly Games[];
+  gradient: number[];
+  hessian: number[];
+  system: number[];
+  step: number[];
+}
+
+function systemsOf(n: number, pairs: readonly Games[], groups: readonly number[][]): GroupSystem[] {
+  return groups.map((group) => {
     const m = group.length - 1;
-    row.fill(-1);
+    const row = new Int32Array(n).fill(-1);
     for (let k = 1; k < group.length; k++) row[group[k] as number] = k - 1;
     const first = group[0] as number;
-    const inGroup = pairs.filter((p) => p.a === first || row[p.a] !== -1);
-    const gradient = new Array<number>(m);
-    const hessian = new Array<number>(m * m);
-    const system = new Array<number>(m * (m + 1));
-    const step = new Array<number>(m).fill(0);
-    let current = logLikelihood(theta, inGroup);
+    return {
+      group,
+      row,
+      pairs: pairs.filter((p) => p.a === first || row[p.a] !== -1),
+      gradient: new Array<number>(m),
+      hessian: new Array<number>(m * m),
+      system: new Array<number>(m * (m + 1)),
+      step: new Array<number>(m),
+    };
+  });
+}
+
+/**
+ * Newton-Raphson on the log-likelihood, one group of linked items at a time with its first
+ * item held at 0, from the strengths in `theta` (relative to each group's first item) into
+ * `theta`, halving a step that would lower the likelihood; `next` is a buffer of n. Converges
+ * in a handful of steps where the strengths exist (Ford's condition).
+ */
+function newton(systems: readonly GroupSystem[], theta: number[], next: number[]): void {
+  const n = theta.length;
+  for (const { group, row, pairs, gradient, hessian, system, step } of systems) {
+    const m = group.length - 1;
+    step.fill(0);
+    let current = logLikelihood(theta, pairs);
     for (let iteration = 0; iteration < MAX_ITERATIONS; iteration++) {
       gradient.fill(0);
       hessian.fill(0);
-      for (const { a, b, winsA, winsB } of inGroup) {
+      for (const { a, b, winsA, winsB } of pairs) {
         const pa = 1 / (1 + Math.exp((theta[b] as number) - (theta[a] as number)));
         const games = winsA + winsB;
         const curvature = games * pa * (1 - pa);
@@ -196,7 +233,7 @@ function newton(n: number, pairs: readonly Games[], groups: readonly number[][])
           const item = group[k + 1] as number;
           next[item] = (theta[item] as number) + scale * (step[k] as number);
         }
-        likelihood = logLikelihood(next, inGroup);
+        likelihood = logLikelihood(next, pairs);
         if (likelihood >= current - 1e-12) break;
       }
       let change = -Infinity;
@@ -206,7 +243,6 @@ function newton(n: number, pairs: readonly Games[], groups: readonly number[][])
       if (change < TOLERANCE) break;
     }
   }
-  return theta;
 }
 
 function logLikelihood(theta: readonly number[], pairs: readonly Games[]): number {
@@ -258,7 +294,8 @@ function solve(m: number, matrix: readonly number[], vector: readonly number[], 
 }
 
 export const BOOTSTRAP_ROUNDS = 500;
-const ROUNDS_PER_TURN = 10;
+/** The longest the bootstrap holds the thread before it lets the event loop run (about 150 refits of 4 models here). */
+const TURN_MS = 1;
 
 /** A Bradley-Terry fit with its intervals, and the groups its strengths are centred in. */
 export interface BradleyTerryFit {
@@ -304,23 +341,47 @@ export async function bradleyTerry(n: number, games: readonly Games[], rounds: n
     const tieShare = ties / (winsA + winsB);
     const p = 1 / (1 + Math.exp((strengths[b] as number) - (strengths[a] as number)));
     const decisive = tieShare >= 1 ? 0.5 : Math.min(1, Math.max(0, (p - tieShare / 2) / (1 - tieShare)));
-    return { a, b, times, tieShare, decisive };
+    return { times, tieShare, decisive };
   });
+  // Every refit plays the same pairs (one each, each played: the same groups), so they share
+  // one set of pairs whose wins are redrawn, and their Newton systems and buffers: nothing is
+  // allocated a refit (the arithmetic, and so every interval, as before, to the last bit).
+  const replayed: Games[] = pairs.map(({ a, b }) => ({ a, b, winsA: 0, winsB: 0 }));
+  const systems = systemsOf(n, replayed, groups);
+  const theta = new Array<number>(n);
+  const next = new Array<number>(n);
+  const ford = fordWork(n);
+  let turnStarted = performance.now();
   for (let round = 0; round < rounds && pairs.length > 0; round++) {
-    // A few refits at a time, then the event loop's turn: other requests never wait on this.
-    if (round > 0 && round % ROUNDS_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
-    const sample = odds.map(({ a, b, times, tieShare, decisive }) => {
+    // The event loop's turn once a refit ends past TURN_MS: other requests never wait long on this.
+    if (performance.now() - turnStarted >= TURN_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      turnStarted = performance.now();
+    }
+    odds.forEach(({ times, tieShare, decisive }, k) => {
       let winsA = 0;
-      for (let k = 0; k < times; k++) {
+      for (let draw = 0; draw < times; draw++) {
         if (random() < tieShare) winsA += 0.5;
         else if (random() < decisive) winsA++;
       }
-      return { a, b, winsA, winsB: times - winsA };
+      const pair = replayed[k] as Games;
+      pair.winsA = winsA;
+      pair.winsB = times - winsA;
     });
-    // The same pairs, one each and each played: the same groups.
-    fitPairs(n, sample, groups).forEach((strength, i) => {
-      if (strength !== null) draws[i]!.push(strength);
-    });
+    if (!fordHolds(systems, ford)) {
+      for (const pair of replayed) {
+        pair.winsA += VIRTUAL_TIES / 2;
+        pair.winsB += VIRTUAL_TIES / 2;
+      }
+    }
+    theta.fill(0);
+    newton(systems, theta, next);
+    for (const group of groups) {
+      let sum = 0;
+      for (const i of group) sum += theta[i] as number;
+      const mean = sum / group.length;
+      for (const i of group) draws[i]!.push((theta[i] as number) - mean);
+    }
   }
   const intervals = draws.map((values): [number, number] | null => {
     if (values.length === 0) return null;

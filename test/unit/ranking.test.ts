@@ -82,6 +82,26 @@ describe('Function: bradleyTerry, its intervals', () => {
     });
   });
 
+  it('gives, to the last bit, the intervals of the implementation before its refits shared their buffers (40 seeded cases)', async () => {
+    const before = JSON.parse(readFileSync(new URL('../fixtures/bradley-terry-intervals-before.json', import.meta.url), 'utf8')) as { intervals: unknown }[];
+    const cases = bradleyTerryCases(before.length, 20261126);
+    const now = [];
+    for (const { n, games } of cases) now.push({ intervals: await bootstrapIntervals(n, games) });
+    expect(now).toEqual(before);
+  });
+
+  it('lets the event loop run while it refits: a callback set after it starts runs before it ends', async () => {
+    // 8 items, every pair played: far more than one turn's millisecond of refits on any machine.
+    const games: Games[] = [];
+    for (let a = 0; a < 8; a++) for (let b = a + 1; b < 8; b++) games.push({ a, b, winsA: (a + b) % 3, winsB: 1 + ((a * b) % 2) });
+    let ran = false;
+    const fit = bradleyTerry(8, games, 2_000).then(() => ran);
+    setImmediate(() => {
+      ran = true;
+    });
+    expect(await fit).toBe(true);
+  });
+
   it('holds each fitted strength inside its interval, over seeded games with ties, one-sided records and unlinked groups', async () => {
     let checked = 0;
     for (const { n, games } of bradleyTerryCases(60)) {
