@@ -1,0 +1,49 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { loadAjv } from '../../shared/contract/ajv.js';
+import { compileResponseSchema } from '../../shared/contract/schema-compile.js';
+
+const compile = (schema: unknown) => compileResponseSchema(JSON.stringify(schema), '/response_schema');
+const ID = 'https://acme.example/schemas/merger-with-globex';
+
+describe("A caller's response_schema leaves nothing behind in a shared compiler", () => {
+  beforeAll(loadAjv);
+
+  it("a nested $id of one request's schema is unknown to the next request's (another tenant's)", () => {
+    const b = { $id: ID, type: 'object', additionalProperties: false, properties: { n: { type: 'string' } } };
+    expect(compile(b).errors).toEqual([]);
+    // Tenant A: a subschema carries the $id.
+    expect(compile({ type: 'object', additionalProperties: false, properties: { p: { $id: ID, type: 'string' } } }).errors).toEqual([]);
+    // Tenant B, a new schema text (no cache hit): compiled as if A had sent nothing.
+    expect(compile({ ...b, properties: { n: { type: 'string' }, m: { type: 'number' } } }).errors).toEqual([]);
+    // And a $ref to A's nested $id does not reach A's subschema.
+    expect(compile({ type: 'object', additionalProperties: false, properties: { q: { $ref: ID } } }).errors[0]?.message).toContain(`can't resolve reference ${ID}`);
+  });
+
+  it('a $ref to a nested $id within one schema still works', () => {
+    const id = 'https://acme.example/schemas/code';
+    const { errors, validate } = compile({
+      type: 'object',
+      additionalProperties: false,
+      properties: { code: { $id: id, type: 'string', pattern: '^[A-Z]{3}$' }, again: { $ref: id } },
+    });
+    expect(errors).toEqual([]);
+    expect(validate!({ code: 'ABC', again: 'XYZ' })).toBe(true);
+    expect(validate!({ code: 'ABC', again: 'xyz' })).toBe(false);
+  });
+
+  it('a $schema is one of the 2020-12 meta-schemas, and one that is not is refused without being resolved', () => {
+    const schema = { type: 'object', additionalProperties: false, properties: { a: { type: 'string' } } };
+    expect(compile({ $schema: 'https://json-schema.org/draft/2020-12/schema', ...schema }).errors).toEqual([]);
+    expect(compile({ $schema: 'https://json-schema.org/draft/2020-12/schema#', ...schema }).errors).toEqual([]);
+    for (const $schema of ['http://json-schema.org/draft-07/schema#', 'https://json-schema.org/draft/2020-12/schema#/$defs/x', 'constructor']) {
+      expect(compile({ $schema, ...schema }).errors).toEqual([{ field: '/response_schema', message: `is not a valid JSON Schema: no schema with key or ref "${$schema}"` }]);
+    }
+    expect(compile({ $schema: 5, ...schema }).errors).toEqual([{ field: '/response_schema', message: 'is not a valid JSON Schema: $schema must be a string' }]);
+  });
+
+  it("a schema the meta-schema refuses is refused with ajv's message", () => {
+    expect(compile({ type: 'object', additionalProperties: false, properties: { a: { type: 'strin' } } }).errors[0]?.message).toMatch(
+      /^is not a valid JSON Schema: schema is invalid: data\/properties\/a\/type must be equal to one of the allowed values/,
+    );
+  });
+});
