@@ -47,27 +47,33 @@ export class SchemaChecker {
   /** Threads started so far (a restart makes it 2): for the tests and the benchmark. */
   started = 0;
   /**
-   * Schemas the thread compiled without a fault, oldest dropped first: compiled again they
-   * would pass again, so they are answered here, never queued behind other requests' jobs
-   * (an evaluation sends one schema with every request; another tenant's new schemas keep
-   * the thread busy meanwhile).
+   * Schemas the thread compiled without a fault, by account and JSON, oldest dropped first:
+   * compiled again they would pass again, so they are answered here, never queued behind
+   * other requests' jobs (an evaluation sends one schema with every request; another
+   * tenant's new schemas keep the thread busy meanwhile). Never one account's for another:
+   * the quicker answer would tell it that the schema had been sent before.
    */
   private readonly compiled = new BoundedMap<string, true>(MAX_COMPILED);
 
   constructor(private readonly options: { deadlineMs?: number; faults?: boolean } = {}) {}
 
-  /** The fields at fault in a schema that passed `checkResponseSchema` (none: it compiled). Rejects with SchemaThreadUnavailable. */
-  async compile(schemaJson: string): Promise<FieldError[]> {
-    if (this.compiled.has(schemaJson)) return [];
-    const { errors } = (await this.ask({ op: 'compile', schema: schemaJson })) as { errors: FieldError[] };
-    if (errors.length === 0) this.compiled.set(schemaJson, true);
+  /**
+   * The fields at fault in a schema that passed `checkResponseSchema` (none: it compiled),
+   * `scope` the account that sent it (no cache of one account's serves another's). Rejects
+   * with SchemaThreadUnavailable.
+   */
+  async compile(schemaJson: string, scope = ''): Promise<FieldError[]> {
+    const key = `${scope.length}:${scope}${schemaJson}`;
+    if (this.compiled.has(key)) return [];
+    const { errors } = (await this.ask({ op: 'compile', schema: schemaJson, scope })) as { errors: FieldError[] };
+    if (errors.length === 0) this.compiled.set(key, true);
     return errors;
   }
 
-  /** An output checked against the schema; never rejects: an unanswered check says so. */
-  async check(output: string, schemaJson: string): Promise<StructuredOutput> {
+  /** An output checked against the schema (`scope`: as for compile); never rejects: an unanswered check says so. */
+  async check(output: string, schemaJson: string, scope?: string): Promise<StructuredOutput> {
     try {
-      return (await this.ask({ op: 'check', schema: schemaJson, output })) as StructuredOutput;
+      return (await this.ask({ op: 'check', schema: schemaJson, output, ...(scope !== undefined ? { scope } : {}) })) as StructuredOutput;
     } catch (error) {
       if (!(error instanceof SchemaThreadUnavailable)) throw error;
       return { conforms: false, errors: [`the output could not be checked: ${error.message}`] };
@@ -185,15 +191,16 @@ export function schemaChecker(): SchemaChecker {
 
 /**
  * The asynchronous half of the request check, run after `validatePromptRequest` and
- * before anything is reserved or sent: the schema thread compiles the `response_schema`.
+ * before anything is reserved or sent: the schema thread compiles the `response_schema`
+ * for `scope`, the account that sent it.
  * A schema it refuses is a 400 naming the field; a thread that cannot answer is a 503
  * (the gateway's fault, not the caller's: the schema passed the compile budget).
  */
-export async function compileRequestSchema(request: PromptRequest, checker: SchemaChecker = schemaChecker()): Promise<void> {
+export async function compileRequestSchema(request: PromptRequest, checker: SchemaChecker = schemaChecker(), scope = ''): Promise<void> {
   if (request.outputSchema === undefined) return;
   let errors: FieldError[];
   try {
-    errors = await checker.compile(request.outputSchema);
+    errors = await checker.compile(request.outputSchema, scope);
   } catch (error) {
     if (!(error instanceof SchemaThreadUnavailable)) throw error;
     throw new ServiceUnavailableError(`The response_schema could not be checked (${error.message}); retry the request`, 1, { cause: error });

@@ -2,7 +2,7 @@ import { BoundedMap } from '../bounded-map.js';
 import type { ValidateFunction } from 'ajv';
 import type { FieldError } from '../errors.js';
 import { createAjv, type Ajv } from './ajv.js';
-import { linearPatternProblem, linearRegExp, patternSyntaxProblem } from './linear-regexp.js';
+import { linearPatternProblem, linearRegExp, linearRegExpIn, patternSyntaxProblem } from './linear-regexp.js';
 import { walkSchema } from './response-schema.js';
 
 /** ajv's options for callers' schemas: a separate set from ours, so that their keywords never mix. */
@@ -48,26 +48,43 @@ function checkAgainstMetaSchema(schema: Record<string, unknown>): void {
  * the meta-schema check, done by `checkAgainstMetaSchema`: the meta-schema compiled anew for each
  * schema would cost 15 to 50 ms; an instance without it costs 0.1 to 0.5 ms.
  */
-const compilerOfOne = (): Ajv => createAjv({ ...OPTIONS, validateSchema: false });
+const compilerOfOne = (scope: string): Ajv => createAjv({ ...OPTIONS, code: { ...OPTIONS.code, regExp: linearRegExpIn(scope) }, validateSchema: false });
 
 /** Checks an output against the request's schema (on the schema thread). */
 export type OutputValidator = ValidateFunction;
 
 /**
- * Valid schemas already compiled (on the schema thread), by their JSON: the judge workflow
- * checks the same request once per task, and callers repeat their schemas. Bounded,
- * oldest dropped first.
+ * Valid schemas already compiled (on the schema thread), by the account that sent them and
+ * their JSON: the judge workflow checks the same request once per task, and callers repeat
+ * their schemas. Not shared between accounts: a hit answers in microseconds where a compile
+ * takes milliseconds, which would tell an account that another sent the same schema.
+ * Bounded, oldest dropped first.
  */
 const MAX_COMPILED = 100;
 const compiled = new BoundedMap<string, OutputValidator>(MAX_COMPILED);
+/** The latest validator compiled for each JSON, whatever the account: for the checks that name none (validatorOf). */
+const anyScope = new BoundedMap<string, OutputValidator>(MAX_COMPILED);
+/** One key per (scope, JSON): the scope's length first, so that no two pairs make the same key. */
+const scoped = (scope: string, json: string): string => `${scope.length}:${scope}${json}`;
+
+/**
+ * The validator of a schema, for an output check that names no account: the one compiled
+ * last for this JSON by any account (in the api function, the request's own compile,
+ * just before), else compiled under the empty scope.
+ */
+export function validatorOf(json: string): { errors: FieldError[]; validate?: OutputValidator } {
+  const known = anyScope.get(json);
+  return known ? { errors: [], validate: known } : compileResponseSchema(json, '/response_schema', '');
+}
 
 /**
  * Compiles a schema that passed `checkResponseSchema` (given as its JSON): its patterns
  * (ECMA-262 syntax, then for RE2), then the whole with ajv. Returns the validator every output is checked with, or
  * the fields at fault. Runs on the schema thread: up to 160 ms of compiling (docs/structured-output.md).
  */
-export function compileResponseSchema(json: string, path: string): { errors: FieldError[]; validate?: OutputValidator } {
-  const known = compiled.get(json);
+export function compileResponseSchema(json: string, path: string, scope = ''): { errors: FieldError[]; validate?: OutputValidator } {
+  const key = scoped(scope, json);
+  const known = compiled.get(key);
   if (known) return { errors: [], validate: known };
   const schema = JSON.parse(json) as Record<string, unknown>;
   // ajv reads a root `$id` as a string before it checks the schema against its meta-schema
@@ -75,15 +92,16 @@ export function compileResponseSchema(json: string, path: string): { errors: Fie
   if (schema.$id !== undefined && typeof schema.$id !== 'string') return { errors: [{ field: `${path}/$id`, message: 'must be a string' }] };
   const errors: FieldError[] = [];
   for (const { pattern, field } of walkSchema(schema, path).patterns) {
-    const problem = patternSyntaxProblem(pattern) ?? linearPatternProblem(pattern);
+    const problem = patternSyntaxProblem(pattern) ?? linearPatternProblem(pattern, scope);
     if (problem) errors.push({ field, message: problem });
   }
   if (errors.length > 0) return { errors };
   try {
     // As ajv's own compile does (same messages), before anything is compiled.
     checkAgainstMetaSchema(schema);
-    const validate = compilerOfOne().compile(schema);
-    compiled.set(json, validate);
+    const validate = compilerOfOne(scope).compile(schema);
+    compiled.set(key, validate);
+    anyScope.set(json, validate);
     return { errors, validate };
   } catch (error) {
     return { errors: [{ field: path, message: `is not a valid JSON Schema: ${(error as Error).message}` }] };

@@ -7,7 +7,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { checkStructuredOutput } from './structured-output.js';
 import { loadAjv } from './ajv.js';
-import { compileResponseSchema } from './schema-compile.js';
+import { compileResponseSchema, validatorOf } from './schema-compile.js';
 import type { SchemaAnswer, SchemaJob } from './schema-protocol.js';
 
 const port = parentPort;
@@ -38,9 +38,9 @@ function answerOrRefuse(job: SchemaJob): SchemaAnswer {
 function answer(job: SchemaJob): SchemaAnswer {
   switch (job.op) {
     case 'compile':
-      return { errors: compileResponseSchema(job.schema, '/response_schema').errors };
+      return { errors: compileResponseSchema(job.schema, '/response_schema', job.scope).errors };
     case 'check': {
-      const { validate } = compileResponseSchema(job.schema, '/response_schema');
+      const { validate } = job.scope === undefined ? validatorOf(job.schema) : compileResponseSchema(job.schema, '/response_schema', job.scope);
       if (!validate) return { conforms: false, errors: ['the response_schema could not be compiled'] };
       return checkStructuredOutput(job.output, validate);
     }

@@ -421,10 +421,10 @@ function mapAjvError(error: ErrorObject, suggest: Suggest): FieldError | undefin
  * The whole request check: `validatePromptRequest`, then the `response_schema` compiled on
  * the schema thread (a 400 naming the field when it does not compile, a 503 when the
  * thread cannot answer). What the api function and the workflow's tasks run before
- * anything is reserved or sent.
+ * anything is reserved or sent. `scope`: the account that sent it (schema-checker.ts).
  */
-export async function checkPromptRequest(body: unknown): Promise<PromptRequest> {
+export async function checkPromptRequest(body: unknown, scope = ''): Promise<PromptRequest> {
   const request = validatePromptRequest(body);
-  await compileRequestSchema(request);
+  await compileRequestSchema(request, undefined, scope);
   return request;
 }

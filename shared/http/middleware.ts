@@ -191,8 +191,10 @@ export function singleValuedHeaders(): Middleware {
 export function validateContract(): Middleware {
   return {
     before: async ({ event }) => {
-      // A response_schema is compiled on the schema thread (ajv loads there, on the first one).
-      event.promptRequest = await checkPromptRequest(event.json);
+      // A response_schema is compiled on the schema thread (ajv loads there, on the first one),
+      // its compile cached for the account alone (the authorizer's context; none: the handler refuses with a 401).
+      const accountId = event.requestContext?.authorizer?.accountId;
+      event.promptRequest = await checkPromptRequest(event.json, typeof accountId === 'string' ? accountId : '');
     },
   };
 }

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { LIMITS } from '../../shared/contract/limits.js';
 import { compileRequestSchema, SchemaChecker, schemaChecker } from '../../shared/contract/schema-checker.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
+import { validateContract, type ApiEvent } from '../../shared/http/middleware.js';
 import { COSTLY_SCHEMAS, object } from '../support/costly-schemas.js';
 
 const checkers: SchemaChecker[] = [];
@@ -111,6 +112,35 @@ describe('Class: SchemaChecker', () => {
     await expect(compileRequestSchema(request, checker)).rejects.toMatchObject({ status: 400, details: [{ field: '/response_schema/$id', message: 'must be a string' }] });
     expect(await checker.compile(SMALL)).toEqual([]);
     expect(checker.started).toBe(1);
+  });
+
+  it("answers a schema it compiled for one account from its memory for that account only, never for another's", async () => {
+    const checker = newChecker();
+    const schema = JSON.stringify(object({ a: { type: 'string', pattern: `^a{${(salt++ % 50) + 1}}$` } }));
+    expect(await checker.compile(schema, 'account-a')).toEqual([]);
+    // With no thread, whatever needs the thread starts one: a job was posted.
+    await checker.close();
+
+    expect(await checker.compile(schema, 'account-a')).toEqual([]);
+    expect(checker.started).toBe(1);
+    expect(await checker.compile(schema, 'account-b')).toEqual([]);
+    expect(checker.started).toBe(2);
+  });
+
+  it("compiles a request's schema for the account the authorizer named (validateContract)", async () => {
+    const json = { prompt: 'x', models: ['fam_c-5.4'], response_schema: object({ a: { type: 'string', maxLength: salt++ } }) };
+    const check = (accountId: string) =>
+      validateContract().before!({ event: { json, requestContext: { authorizer: { accountId } } } as unknown as ApiEvent } as Parameters<
+        NonNullable<ReturnType<typeof validateContract>['before']>
+      >[0]);
+    await check('account-a');
+    await schemaChecker().close();
+    const started = schemaChecker().started;
+
+    await check('account-a');
+    expect(schemaChecker().started).toBe(started);
+    await check('account-b');
+    expect(schemaChecker().started).toBe(started + 1);
   });
 
   it('answers a request whose schema cannot be compiled now with a 503, not a 400: the schema passed the budget, the thread failed', async () => {

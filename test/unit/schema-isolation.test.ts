@@ -1,4 +1,5 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { RE2JS } from 're2js';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadAjv } from '../../shared/contract/ajv.js';
 import { compileResponseSchema } from '../../shared/contract/schema-compile.js';
 
@@ -45,5 +46,24 @@ describe("A caller's response_schema leaves nothing behind in a shared compiler"
     expect(compile({ type: 'object', additionalProperties: false, properties: { a: { type: 'strin' } } }).errors[0]?.message).toMatch(
       /^is not a valid JSON Schema: schema is invalid: data\/properties\/a\/type must be equal to one of the allowed values/,
     );
+  });
+
+  it("keeps one account's compiled validators and patterns from serving another's", () => {
+    const json = JSON.stringify({ type: 'object', additionalProperties: false, properties: { a: { type: 'string', pattern: `^x{${Date.now() % 97}}y$` } } });
+    const compiles = vi.spyOn(RE2JS, 'compile');
+    try {
+      const a = compileResponseSchema(json, '/response_schema', 'account-a').validate;
+      const patternsOfA = compiles.mock.calls.length;
+      expect(patternsOfA).toBeGreaterThan(0);
+      expect(compileResponseSchema(json, '/response_schema', 'account-a').validate).toBe(a);
+      expect(compiles.mock.calls.length).toBe(patternsOfA);
+
+      const b = compileResponseSchema(json, '/response_schema', 'account-b').validate;
+      expect(b).toBeDefined();
+      expect(b).not.toBe(a);
+      expect(compiles.mock.calls.length).toBe(2 * patternsOfA);
+    } finally {
+      compiles.mockRestore();
+    }
   });
 });
