@@ -41,7 +41,11 @@ export function traceCalls(target: Tracer): CallHook {
     try {
       return await call();
     } catch (error) {
-      subsegment.addError(error as Error);
+      // Named only: a DynamoDB error's message may quote the item or the key it was about.
+      const named = new Error('');
+      named.name = (error as Error)?.name ?? 'Error';
+      named.stack = '';
+      subsegment.addError(named);
       throw error;
     } finally {
       subsegment.close();

@@ -161,6 +161,15 @@ async function startGateway(config: GatewayConfig, store: EmbeddedStore, simulat
 }
 
 /**
+ * The demo key as `npm start` prints it: one this start generated in full (the README's
+ * curl needs it, and it lives only as long as this run's data); a pinned DEMO_API_KEY by its
+ * prefix only (the operator has it; a long-lived key does not belong in scrollback or a CI log).
+ */
+export function printedDemoKey(apiKey: string, pinned: boolean): string {
+  return pinned ? `${keyPrefix(apiKey)}… (DEMO_API_KEY)` : apiKey;
+}
+
+/**
  * The demo account and key. DEMO_API_KEY pins the key (kept across runs with a data
  * dir); otherwise a new key is issued each start, shown once. Either way, a key an earlier
  * start issued itself (with a data dir) is revoked: the key printed is the demo key, and

@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig, type GatewayConfig } from '../../shared/config.js';
 import { logger } from '../../functions/logger.js';
-import { startLocalHost } from './host.js';
+import { printedDemoKey, startLocalHost } from './host.js';
 
 /** `npm start`: the gateway on this machine. */
 
@@ -34,19 +34,20 @@ const host = await startLocalHost(config, { log: logger, recordSimulatorBodies: 
 const simulated = host.simulatedProviders;
 const real = ['openai', 'anthropic', 'google', 'xai', 'cerebras', 'deepseek', 'mistral', 'groq', 'bedrock'].filter((p) => !simulated.includes(p as never));
 
+const pinned = config.demoApiKey !== undefined;
 process.stdout.write(
   `${[
     '',
     `Model comparison gateway listening on ${host.url}`,
     `  endpoint:    POST ${host.url}/api/v1/prompt`,
-    `  demo key:    ${host.demo.apiKey}`,
+    `  demo key:    ${printedDemoKey(host.demo.apiKey, pinned)}`,
     `  balance:     ${host.demo.balance} credits (account ${host.demo.accountId})`,
     `  simulated:   ${simulated.length > 0 ? simulated.join(', ') : 'none'} (provider simulator at ${host.simulator.url})`,
     `  real:        ${real.length > 0 ? real.join(', ') : 'none'}`,
     `  store:       ${host.store.endpoint} (${config.dataDir ? `data in ${config.dataDir}` : 'in memory'})`,
     '',
     'Try it:',
-    `  curl -s -H "Authorization: Bearer ${host.demo.apiKey}" -H "Content-Type: application/json" \\`,
+    `  curl -s -H "Authorization: Bearer ${pinned ? '$DEMO_API_KEY' : host.demo.apiKey}" -H "Content-Type: application/json" \\`,
     `    -d '{"prompt":"Say hello","models":["fam_c-5.4","fam_a-opus-4-6","fam_b-3.1-pro"]}' ${host.url}/api/v1/prompt`,
     'Admin CLI against this store:',
     `  DYNAMODB_ENDPOINT=${host.store.endpoint} npm run -s admin -- balance --account ${host.demo.accountId}`,

@@ -2,7 +2,6 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import { GatewayError, ServiceUnavailableError } from '../errors.js';
 import { StoreUnavailableError } from '../storage/errors.js';
 import type { Log } from '../log.js';
-import { redactSecrets } from './redact.js';
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
 
@@ -24,8 +23,8 @@ export function errorResponse(error: unknown, log?: Log, context: Record<string,
     const details = 'details' in error ? (error as { details: unknown }).details : undefined;
     return jsonResponse(error.status, { error: { code: error.code, message: error.message, ...(details ? { details } : {}) }, ...error.extras() }, error.headers());
   }
-  // The message helps an operator; credentials it may quote (a library error echoing a header) are cut out.
-  const message = (error as Error)?.message;
-  log?.error('Unhandled error', { ...context, errorName: (error as Error)?.name, errorMessage: typeof message === 'string' ? redactSecrets(message) : undefined });
+  // Named only (and its code, when it has one): a message may quote the request, which redaction by key patterns does not catch.
+  const code = (error as { code?: unknown })?.code;
+  log?.error('Unhandled error', { ...context, errorName: (error as Error)?.name, ...(typeof code === 'string' || typeof code === 'number' ? { errorCode: code } : {}) });
   return jsonResponse(500, { error: { code: 'internal_error', message: 'The gateway failed; the request was not charged' } });
 }

@@ -80,7 +80,8 @@ export interface Simulator {
 // ---------------------------------------------------------------------------
 
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
-const REDACTED_HEADERS: ReadonlySet<string> = new Set(['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'x-goog-api-key', 'cookie']);
+/** Credential headers, never recorded: vendors' keys, cookies, and Bedrock's session token (SigV4 with temporary credentials). */
+const REDACTED_HEADERS: ReadonlySet<string> = new Set(['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'x-goog-api-key', 'cookie', 'x-amz-security-token']);
 const PROVIDER_TOKEN = /^[A-Za-z0-9._-]+$/;
 
 type BodyResult = { text: string; tooLarge: boolean } | undefined;
