@@ -29,7 +29,7 @@ try {
 } catch (error) {
   stopOnStartFailure(error as NodeJS.ErrnoException);
 }
-// The simulator keeps no request's content: nothing of a request outlives it (zero data retention).
+// The simulator keeps no request's body; only its prompt-cache prefix hashes outlive it, as a vendor's cache does (docs/reference.md).
 const host = await startLocalHost(config, { log: logger, recordSimulatorBodies: false }).catch((error: NodeJS.ErrnoException) => stopOnStartFailure(error, config));
 const simulated = host.simulatedProviders;
 const real = ['openai', 'anthropic', 'google', 'xai', 'cerebras', 'deepseek', 'mistral', 'groq', 'bedrock'].filter((p) => !simulated.includes(p as never));
