@@ -44,12 +44,20 @@ export function toUsage(usage: ChatUsage | null | undefined, dialect: ChatDialec
   return { inputTokens, cachedInputTokens, cacheWriteTokens: 0, outputTokens, reasoningTokens };
 }
 
-/** Cache reads: DeepSeek's hit count (checked against hit + miss), else OpenAI's cached_tokens. */
+/**
+ * Cache reads: DeepSeek's hit count (checked against hit + miss), else OpenAI's cached_tokens.
+ * A count sent but malformed ("1900", -5) is never read as 0, which would price cached input
+ * uncached: undefined, the block cannot be believed.
+ */
 function cachedTokens(usage: ChatUsage, inputTokens: number): number | undefined {
-  const hit = count(usage.prompt_cache_hit_tokens);
-  const miss = count(usage.prompt_cache_miss_tokens);
-  const cached = hit ?? count(usage.prompt_tokens_details?.cached_tokens) ?? 0;
-  if (hit !== undefined && miss !== undefined && hit + miss !== inputTokens) return undefined;
+  const hit = optionalCount(usage.prompt_cache_hit_tokens);
+  const miss = optionalCount(usage.prompt_cache_miss_tokens);
+  const details = optionalCount(usage.prompt_tokens_details?.cached_tokens);
+  if (hit === undefined || miss === undefined || details === undefined) return undefined;
+  const sentHit = usage.prompt_cache_hit_tokens !== undefined && usage.prompt_cache_hit_tokens !== null;
+  const sentMiss = usage.prompt_cache_miss_tokens !== undefined && usage.prompt_cache_miss_tokens !== null;
+  const cached = sentHit ? hit : details;
+  if (sentHit && sentMiss && hit + miss !== inputTokens) return undefined;
   return cached > inputTokens ? undefined : cached;
 }
 

@@ -493,6 +493,11 @@ describe('Function: toUsage', () => {
     ['an xAI reasoning count sent as a string', { prompt_tokens: 100, completion_tokens: 50, completion_tokens_details: { reasoning_tokens: '99900' } }, xai],
     ['an xAI reasoning count that is negative', { prompt_tokens: 100, completion_tokens: 50, completion_tokens_details: { reasoning_tokens: -1 } }, xai],
     ['an xAI reasoning count that is fractional', { prompt_tokens: 100, completion_tokens: 50, completion_tokens_details: { reasoning_tokens: 99900.5 } }, xai],
+    // Sent but malformed, never read as 0: that would price every cached token uncached.
+    ['a cached count sent as a string', { prompt_tokens: 2000, completion_tokens: 10, prompt_tokens_details: { cached_tokens: '1900' } }, openai],
+    ['a negative cached count', { prompt_tokens: 2000, completion_tokens: 10, prompt_tokens_details: { cached_tokens: -5 } }, xai],
+    ['a DeepSeek hit count sent as a string', { prompt_tokens: 100, completion_tokens: 5, prompt_cache_hit_tokens: '64', prompt_cache_miss_tokens: 36 }, deepseek],
+    ['a DeepSeek miss count that is fractional', { prompt_tokens: 100, completion_tokens: 5, prompt_cache_hit_tokens: 64, prompt_cache_miss_tokens: 36.5 }, deepseek],
   ])('is undefined for %s', (_label, usage, dialect) => {
     expect(toUsage(usage, dialect)).toBeUndefined();
   });

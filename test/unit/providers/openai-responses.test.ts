@@ -438,6 +438,12 @@ describe('Function: toUsage', () => {
     ['cached above input', { ...base, input_tokens_details: { cached_tokens: 101 } }],
     ['reasoning above output', { ...base, output_tokens_details: { reasoning_tokens: 51 } }],
     ['a total that is not the sum', { ...base, total_tokens: 149 }],
+    // Sent but malformed, never read as 0: that would price cached input uncached, or the reasoning nothing.
+    ['a cached count sent as a string', { ...base, input_tokens_details: { cached_tokens: '90' } }],
+    ['a negative cached count', { ...base, input_tokens_details: { cached_tokens: -5 } }],
+    ['a fractional cached count', { ...base, input_tokens_details: { cached_tokens: 90.5 } }],
+    ['a reasoning count sent as a string', { ...base, output_tokens_details: { reasoning_tokens: '40' } }],
+    ['a negative reasoning count', { ...base, output_tokens_details: { reasoning_tokens: -1 } }],
   ])('is undefined for %s', (_name, usage) => {
     expect(toUsage(usage as never)).toBeUndefined();
   });
