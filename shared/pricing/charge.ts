@@ -54,8 +54,17 @@ export function chargeCall(call: ModelCall, usage: Usage | undefined, output: st
   const doubt = usage ? implausibleUsage(usage, call, output) : 'the vendor sent no usable usage';
   if (usage && doubt === undefined) return { kind: 'observed', usage, providerCost: providerCost(call.entry.prices, usage, startedAt) };
   const bound = callCostBound(call);
-  const tokensIn = Math.min(Math.max(inputTokenEstimate(call), tokenCount(hints.inputTokens)), bound.inputTokens);
   const tokensOut = Math.min(Math.ceil(textTokens(output) + tokenCount(hints.unseenOutputTokens)), bound.outputTokens);
+  const classed = reportedInputClasses(call, output, hints, tokensOut);
+  if (classed) {
+    const estimatedCost = Math.min(providerCost(call.entry.prices, classed, startedAt), bound.usd);
+    return {
+      kind: 'estimated',
+      estimatedCost,
+      warning: `Cost unavailable: ${doubt}. Charged the input the vendor reported (${classed.inputTokens} tokens, ${classed.cachedInputTokens} of them cache reads and ${classed.cacheWriteTokens} cache writes, each at its price) and ${tokensOut} output tokens estimated from the text: ${estimatedCost} USD`,
+    };
+  }
+  const tokensIn = Math.min(Math.max(inputTokenEstimate(call), tokenCount(hints.inputTokens)), bound.inputTokens);
   const fromText = providerCost(call.entry.prices, { inputTokens: tokensIn, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: tokensOut, reasoningTokens: 0 }, startedAt);
   const estimatedCost = Math.min(fromText, bound.usd);
   return {
@@ -63,6 +72,20 @@ export function chargeCall(call: ModelCall, usage: Usage | undefined, output: st
     estimatedCost,
     warning: `Cost unavailable: ${doubt}. Charged an estimate from the text instead (${tokensIn} input and ${tokensOut} output tokens at uncached prices: ${estimatedCost} USD)`,
   };
+}
+
+/**
+ * The input a vendor reported class by class before its usage went missing (Anthropic's
+ * `message_start`: cache reads cost a tenth of the input price), with the output counted
+ * from the text: a partial usage, each class priced at its own rate, where it reports a cache
+ * class and passes every check a vendor's usage must pass; undefined otherwise (the input is
+ * then estimated at the uncached price).
+ */
+function reportedInputClasses(call: ModelCall, output: string, hints: UsageHints, outputTokens: number): Usage | undefined {
+  const { inputTokens, cachedInputTokens = 0, cacheWriteTokens = 0 } = hints;
+  if (inputTokens === undefined || cachedInputTokens + cacheWriteTokens === 0) return undefined;
+  const partial: Usage = { inputTokens, cachedInputTokens, cacheWriteTokens, outputTokens, reasoningTokens: 0 };
+  return implausibleUsage(partial, call, output) === undefined ? partial : undefined;
 }
 
 /** A count a vendor (or a reader of its text) gave, where it is one: 0 for anything else. */

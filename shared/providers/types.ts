@@ -47,6 +47,13 @@ export interface Usage {
 export interface UsageHints {
   /** Input tokens the vendor reported before its stream stopped (Anthropic's `message_start`), all classes. */
   inputTokens?: number;
+  /**
+   * Of `inputTokens`, the cache reads and cache writes the vendor reported with it, where it
+   * reported every class well-formed: the estimate prices each class at its own rate, if the
+   * usage they make (with the output counted from the text) passes implausibleUsage.
+   */
+  cachedInputTokens?: number;
+  cacheWriteTokens?: number;
   /** Output tokens of text the vendor streamed that is not output (reasoning, thinking), counted as textTokens counts text. */
   unseenOutputTokens?: number;
 }

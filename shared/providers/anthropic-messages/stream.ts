@@ -74,11 +74,20 @@ export class MessagesStream {
     return { output: this.text, ...(usage ? { usage } : {}), hints: this.hints() };
   }
 
-  /** The input `message_start` reported (all its classes) and the thinking streamed: for a call whose final usage never came. */
+  /**
+   * The input `message_start` reported (all its classes; each class apart where all are
+   * well-formed, so that cache reads are priced as such) and the thinking streamed: for a call
+   * whose final usage never came.
+   */
   private hints(): UsageHints {
     const { input_tokens: input, cache_read_input_tokens: read, cache_creation_input_tokens: written } = this.startUsage;
     const counts = [input, read, written].map(count).filter((tokens) => tokens !== undefined);
-    return { ...(counts.length > 0 ? { inputTokens: counts.reduce((sum, count) => sum + count, 0) } : {}), unseenOutputTokens: this.thinkingTokens };
+    const classes = toUsage({ input_tokens: input, cache_read_input_tokens: read, cache_creation_input_tokens: written, output_tokens: 0 });
+    return {
+      ...(counts.length > 0 ? { inputTokens: counts.reduce((sum, count) => sum + count, 0) } : {}),
+      ...(classes ? { cachedInputTokens: classes.cachedInputTokens, cacheWriteTokens: classes.cacheWriteTokens } : {}),
+      unseenOutputTokens: this.thinkingTokens,
+    };
   }
 
   finish(): ModelReply {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { ModelEntry } from '../../../shared/catalog/types.js';
+import { chargeCall } from '../../../shared/pricing/charge.js';
 import { providerCost } from '../../../shared/pricing/cost.js';
 import { anthropicMessages, anthropicOutputBound, ANTHROPIC_VERSION } from '../../../shared/providers/anthropic-messages/index.js';
 import { errorBodyToUpstreamError } from '../../../shared/providers/anthropic-messages/errors.js';
@@ -555,6 +556,53 @@ describe('Class: MessagesStream', () => {
     for (const data of events) stream.onEvent({ event: data.type, data: JSON.stringify(data) });
     // 100 tokens of thinking, never shown; the input as the vendor counted it, not as its text would be estimated.
     expect(stream.partial()).toEqual({ output: '134017', hints: { inputTokens: 32_000, unseenOutputTokens: 100 } });
+  });
+
+  describe('a stream stopped after message_start, before its usage', () => {
+    /** A 1.5 MB cached system prompt, a short question, and the answer's start: the stream stops before message_delta. */
+    const big = 'lorem ipsum dolor sit amet '.repeat(7_000);
+    const cached = call({
+      system: Array.from({ length: 8 }, (_, i) => ({ type: 'text' as const, text: big, ...(i === 7 ? { cache_control: { type: 'ephemeral' as const } } : {}) })),
+      prompt: 'Summarise.',
+    });
+    function stopped(usage: Record<string, unknown>) {
+      const stream = new MessagesStream(() => undefined);
+      const events = [
+        { type: 'message_start', message: { usage: { ...usage, output_tokens: 1 } } },
+        { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'abcd'.repeat(10) } },
+        { type: 'content_block_delta', index: 1, delta: { type: 'text_delta', text: 'The text says lorem ipsum.' } },
+      ];
+      for (const data of events) stream.onEvent({ event: data.type, data: JSON.stringify(data) });
+      return stream.partial();
+    }
+
+    it('is charged the cache reads it reported at the cache-read price, the output counted from its text and thinking', () => {
+      const partial = stopped({ input_tokens: 8, cache_read_input_tokens: 350_000, cache_creation_input_tokens: 0 });
+      expect(partial.usage).toBeUndefined();
+      const charge = chargeCall(cached, partial.usage, partial.output, Date.now(), partial.hints);
+      // 26 characters of text and 40 of thinking: 7 + 10 output tokens.
+      const classed = { inputTokens: 350_008, cachedInputTokens: 350_000, cacheWriteTokens: 0, outputTokens: 17, reasoningTokens: 0 };
+      expect(charge).toMatchObject({ kind: 'estimated', estimatedCost: providerCost(SONNET.prices, classed) });
+      expect((charge as { warning: string }).warning).toMatch(/350000 of them cache reads and 0 cache writes, each at its price/);
+      // Not the whole input at the input price (about 10 times as much).
+      expect((charge as { estimatedCost: number }).estimatedCost * 5).toBeLessThan(providerCost(SONNET.prices, { ...classed, cachedInputTokens: 0 }));
+    });
+
+    it('is charged cache writes at the cache-write price', () => {
+      const partial = stopped({ input_tokens: 8, cache_read_input_tokens: 0, cache_creation_input_tokens: 350_000 });
+      const charge = chargeCall(cached, partial.usage, partial.output, Date.now(), partial.hints);
+      expect(charge).toMatchObject({
+        estimatedCost: providerCost(SONNET.prices, { inputTokens: 350_008, cachedInputTokens: 0, cacheWriteTokens: 350_000, outputTokens: 17, reasoningTokens: 0 }),
+      });
+    });
+
+    it('is charged the uncached estimate where the classes it reported cannot be true of the call', () => {
+      // 350,000 cache reads for a prompt of a few words: believed, they would charge for input never sent.
+      const short = call({ prompt: 'Say hello.' });
+      const partial = stopped({ input_tokens: 8, cache_read_input_tokens: 350_000 });
+      const charge = chargeCall(short, partial.usage, partial.output, Date.now(), partial.hints);
+      expect((charge as { warning: string }).warning).toMatch(/at uncached prices/);
+    });
   });
 
   it.each([[{ input_tokens: null, output_tokens: null }], [{}]])(
