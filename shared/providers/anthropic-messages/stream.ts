@@ -85,7 +85,7 @@ export class MessagesStream {
     const classes = toUsage({ input_tokens: input, cache_read_input_tokens: read, cache_creation_input_tokens: written, output_tokens: 0 });
     return {
       ...(counts.length > 0 ? { inputTokens: counts.reduce((sum, count) => sum + count, 0) } : {}),
-      ...(classes ? { cachedInputTokens: classes.cachedInputTokens, cacheWriteTokens: classes.cacheWriteTokens } : {}),
+      ...(classes && classes.cachedInputTokens + classes.cacheWriteTokens > 0 ? { cachedInputTokens: classes.cachedInputTokens, cacheWriteTokens: classes.cacheWriteTokens } : {}),
       unseenOutputTokens: this.thinkingTokens,
     };
   }
