@@ -4,7 +4,7 @@ import { eventJson } from '../stream-http.js';
 import type { ModelReply } from '../types.js';
 import { fromErrorResponse } from './errors.js';
 import { fromGenerateContentResponse, promptBlocked } from './response.js';
-import { toUsage, type UsageMetadata } from './usage.js';
+import { toUsage, usageHints, type UsageMetadata } from './usage.js';
 
 interface Chunk {
   candidates?: { content?: { parts?: unknown } | null; finishReason?: unknown; groundingMetadata?: unknown }[] | null;
@@ -19,7 +19,9 @@ interface Chunk {
  * (prompt, candidates, thoughts, cached content) of the chunk that carries it are kept —
  * earlier chunks' usage is a running count. A stream that ends before a finishReason ended
  * early (a failed call), unless its prompt was blocked. `finish` assembles one
- * response for fromGenerateContentResponse, so usage is priced by the same code.
+ * response for fromGenerateContentResponse, so usage is priced by the same code. A stream
+ * stopped or broken before its finishReason is charged from the last running count it
+ * carried (thoughts included): as its usage where that can be true, else as hints.
  */
 export class GenerateContentStream {
   private text = '';
@@ -62,9 +64,11 @@ export class GenerateContentStream {
     return this.finished ? this.usage : undefined;
   }
 
+  /** What the stream had delivered: with the last usageMetadata it carried, the running count up to its stop. */
   partial(): PartialReply {
-    const usage = toUsage(this.finalUsage);
-    return usage ? { output: this.text, usage } : { output: this.text };
+    const usage = toUsage(this.usage);
+    const hints = usageHints(this.usage);
+    return { output: this.text, ...(usage ? { usage } : {}), ...(Object.keys(hints).length > 0 ? { hints } : {}) };
   }
 
   finish(requestWarnings: readonly string[] = []): ModelReply {

@@ -1,4 +1,4 @@
-import type { Usage } from '../types.js';
+import type { Usage, UsageHints } from '../types.js';
 
 /**
  * Gemini's usageMetadata. promptTokenCount includes the cached content
@@ -40,4 +40,23 @@ export function toUsage(metadata: UsageMetadata | null | undefined): Usage | und
   // A total that disagrees with its parts means a class we do not know how to price.
   if (metadata.totalTokenCount !== undefined && count(metadata.totalTokenCount) !== inputTokens + outputTokens) return undefined;
   return { inputTokens, cachedInputTokens: cached, cacheWriteTokens: 0, outputTokens, reasoningTokens: thoughts };
+}
+
+/**
+ * What a running usageMetadata shows of a call whose usage cannot be believed, for the
+ * estimate (pricing/charge.ts): its input (prompt and tool-use prompt), its cached part and
+ * its thoughts, each where it is a count.
+ */
+export function usageHints(metadata: UsageMetadata | null | undefined): UsageHints {
+  if (!metadata || typeof metadata !== 'object') return {};
+  const prompt = count(metadata.promptTokenCount);
+  const toolUse = optionalCount(metadata.toolUsePromptTokenCount);
+  const cached = optionalCount(metadata.cachedContentTokenCount);
+  const thoughts = count(metadata.thoughtsTokenCount);
+  const inputTokens = prompt === undefined ? undefined : prompt + (toolUse ?? 0);
+  return {
+    ...(inputTokens !== undefined ? { inputTokens } : {}),
+    ...(inputTokens !== undefined && toolUse !== null && cached !== null && cached > 0 ? { cachedInputTokens: cached } : {}),
+    ...(thoughts !== undefined ? { unseenOutputTokens: thoughts } : {}),
+  };
 }

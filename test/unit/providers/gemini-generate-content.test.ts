@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { ModelEntry } from '../../../shared/catalog/types.js';
+import { chargeCall } from '../../../shared/pricing/charge.js';
 import { providerCost } from '../../../shared/pricing/cost.js';
 import { fromErrorResponse, parseDuration, retryDelayOf } from '../../../shared/providers/gemini-generate-content/errors.js';
 import { toGenerateContentRequest } from '../../../shared/providers/gemini-generate-content/request.js';
 import { fromGenerateContentResponse } from '../../../shared/providers/gemini-generate-content/response.js';
+import { GenerateContentStream } from '../../../shared/providers/gemini-generate-content/stream.js';
 import { unenforcedKeywords } from '../../../shared/providers/gemini-generate-content/schema.js';
 import { levelForBudget, thinkingLevelsOf, toThinkingConfig } from '../../../shared/providers/gemini-generate-content/thinking.js';
 import { generateContentUrl } from '../../../shared/providers/gemini-generate-content/index.js';
@@ -430,6 +432,38 @@ describe('Function: toUsage', () => {
       outputTokens: 0,
       reasoningTokens: 0,
     });
+  });
+});
+
+describe('Class: GenerateContentStream, a stream stopped before its finishReason', () => {
+  /** 800 tokens of thinking, then the answer's start; each chunk with Gemini's running usageMetadata, `running` on the last. */
+  function stopped(running: Record<string, unknown>) {
+    const stream = new GenerateContentStream(() => undefined);
+    const chunks = [
+      { candidates: [{ content: { parts: [{ text: 'Let me think', thought: true }] } }], usageMetadata: { promptTokenCount: 12, thoughtsTokenCount: 800, totalTokenCount: 812 } },
+      { candidates: [{ content: { parts: [{ text: 'Caching HTTP responses ' }] } }], usageMetadata: running },
+    ];
+    for (const chunk of chunks) stream.onEvent({ event: 'message', data: JSON.stringify(chunk) });
+    return stream.partial();
+  }
+
+  it('is charged its last running usage, thinking included', () => {
+    const partial = stopped({ promptTokenCount: 12, candidatesTokenCount: 5, thoughtsTokenCount: 800, totalTokenCount: 817 });
+    const usage = { inputTokens: 12, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 805, reasoningTokens: 800 };
+    expect(partial.usage).toEqual(usage);
+    expect(chargeCall(call(), partial.usage, partial.output, Date.now(), partial.hints)).toEqual({
+      kind: 'observed',
+      usage,
+      providerCost: providerCost(call().entry.prices, usage),
+    });
+  });
+
+  it('takes a running usage that cannot be used (a total that is not its sum) as hints: its thinking is charged', () => {
+    const partial = stopped({ promptTokenCount: 12, candidatesTokenCount: 5, thoughtsTokenCount: 800, totalTokenCount: 99 });
+    expect(partial.usage).toBeUndefined();
+    const charge = chargeCall(call(), partial.usage, partial.output, Date.now(), partial.hints);
+    // 23 characters of text (6 tokens as the estimate counts them) and the 800 of thinking the vendor counted.
+    expect(charge).toMatchObject({ kind: 'estimated', warning: expect.stringMatching(/ input and 806 output tokens at uncached prices/) });
   });
 });
 
