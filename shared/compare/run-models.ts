@@ -277,8 +277,9 @@ async function callModel(
       });
     }
     // Its stream broke off (the deadline, a vendor's error event) after its text went out: the
-    // caller has that text, which its vendor bills; failed, and charged what it had used.
-    if (delivered && error instanceof UpstreamError) {
+    // caller has that text, which its vendor bills; or its vendor withheld an answer it generated
+    // and billed (a safety block): failed, and charged what it had used.
+    if (error instanceof UpstreamError && (delivered || error.details.billedUsage !== undefined)) {
       return stoppedResult(planned, error, streamed, attemptStartedAt, latencyMs, { status: 'failed', error: toResultError(error, apiKey) });
     }
     return unchargedResult(planned, latencyMs, 'failed', toResultError(error, apiKey));
@@ -286,10 +287,11 @@ async function callModel(
 }
 
 /**
- * A call stopped at the vendor (its caller disconnected: cancelled) or broken off after its
- * text went out (failed): no output is answered (the caller had its text as deltas), and it
- * is charged what it used, as the vendor bills it: the usage it reported before the stop, or
- * where none arrived, the missing-usage estimate from its input and the text received.
+ * A call stopped at the vendor (its caller disconnected: cancelled), broken off after its
+ * text went out, or whose answer its vendor withheld after generating it (failed): no output
+ * is answered (the caller had its text as deltas), and it is charged what it used, as the
+ * vendor bills it: the usage it reported (for a withheld answer, the usage of that answer),
+ * or where none arrived, the missing-usage estimate from its input and the text received.
  */
 function stoppedResult(
   { model, call, warnings }: PlannedCall,
@@ -299,7 +301,8 @@ function stoppedResult(
   latencyMs: number,
   outcome: Pick<ModelResult, 'status' | 'error'>,
 ): ModelResult {
-  const charge = chargeCall(call, error.details.partial?.usage, receivedText(error, streamed), attemptStartedAt, error.details.partial?.hints);
+  const usage = error.details.billedUsage ?? error.details.partial?.usage;
+  const charge = chargeCall(call, usage, receivedText(error, streamed), attemptStartedAt, error.details.partial?.hints);
   const allWarnings = [...warnings, ...(charge.kind === 'estimated' ? [charge.warning] : [])];
   return {
     modelId: model.requestedId,

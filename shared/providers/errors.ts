@@ -21,6 +21,11 @@ export class UpstreamError extends Error {
       cause?: unknown;
       /** On an aborted stream: the answer's text streamed so far, and its usage if the vendor had sent it. */
       partial?: PartialReply;
+      /**
+       * On an answer the vendor generated and then withheld (`upstream_blocked`: a safety block,
+       * a content filter), the usage it reported, which it bills: the call fails, charged it.
+       */
+      billedUsage?: Usage;
     } = {},
   ) {
     super(message, { cause: details.cause });
@@ -28,6 +33,11 @@ export class UpstreamError extends Error {
   get retryable(): boolean {
     return this.details.retryable ?? false;
   }
+}
+
+/** An answer the vendor withheld (not retried: the same request is blocked again), with the usage it billed for it, where it reported one. */
+export function blockedAnswer(message: string, billedUsage: Usage | undefined): UpstreamError {
+  return new UpstreamError('upstream_blocked', message, { upstreamStatus: 200, retryable: false, ...(billedUsage ? { billedUsage } : {}) });
 }
 
 /**

@@ -9,6 +9,11 @@ import type { ModelReply, ProtocolAdapter } from '../../shared/providers/types.j
 import { gate } from '../support/gate.js';
 import { fakeAdapter, type FakeVendor } from '../support/model-calls.js';
 import { planCall } from '../../shared/compare/model-call.js';
+import { providerCost } from '../../shared/pricing/cost.js';
+import { fromConverseResponse } from '../../shared/providers/bedrock-converse/response.js';
+import { fromGenerateContentResponse } from '../../shared/providers/gemini-generate-content/response.js';
+import { dialectFor } from '../../shared/providers/openai-chat/dialects.js';
+import { fromChatResponse } from '../../shared/providers/openai-chat/response.js';
 
 /** Runs "Hi." on `models`, every call through `adapter` (or a fake vendor) with `apiKey`, with the deadline 60 s away unless `options` says otherwise. */
 function runThrough(models: string[], adapter: FakeVendor | Pick<ProtocolAdapter, 'prepare' | 'loading'>, options: Partial<FanOutOptions> = {}, apiKey = 'k') {
@@ -347,6 +352,66 @@ describe('Function: runModels, streamed (an event-stream caller)', () => {
     expect(result).toMatchObject({ status: 'cancelled', output: '', tokensIn: 0, tokensOut: 0, providerCost: 0, error: { code: 'cancelled' } });
     expect(result!.estimatedCost).toBeUndefined();
     expect(chargedUsd([result!]).usd).toBe(0);
+  });
+});
+
+describe('Function: runModels, an answer its vendor withheld after generating it', () => {
+  // Each vendor's answer as its reader maps it: blocked, with the usage the vendor billed for it.
+  const withheld: [string, string, () => ModelReply, { inputTokens: number; outputTokens: number; reasoningTokens: number }][] = [
+    [
+      'Gemini RECITATION after 2,000 tokens of thinking',
+      'fam_b-3.1-pro',
+      () =>
+        fromGenerateContentResponse({
+          candidates: [{ content: { parts: [] }, finishReason: 'RECITATION' }],
+          usageMetadata: { promptTokenCount: 20, thoughtsTokenCount: 2_000, totalTokenCount: 2_020 },
+        }),
+      { inputTokens: 20, outputTokens: 2_000, reasoningTokens: 2_000 },
+    ],
+    [
+      'Bedrock content_filtered',
+      'fam_h-pro',
+      () =>
+        fromConverseResponse(
+          {
+            output: { message: { role: 'assistant', content: [{ text: '' }] } },
+            stopReason: 'content_filtered',
+            usage: { inputTokens: 20, outputTokens: 3_000, totalTokens: 3_020 },
+          },
+          false,
+        ),
+      { inputTokens: 20, outputTokens: 3_000, reasoningTokens: 0 },
+    ],
+    [
+      'Bedrock guardrail_intervened',
+      'fam_h-pro',
+      () =>
+        fromConverseResponse({ output: { message: { role: 'assistant', content: [] } }, stopReason: 'guardrail_intervened', usage: { inputTokens: 20, outputTokens: 900 } }, false),
+      { inputTokens: 20, outputTokens: 900, reasoningTokens: 0 },
+    ],
+    [
+      'a chat answer filtered away whole (Mistral content_filter)',
+      'fam_g-large',
+      () =>
+        fromChatResponse(
+          { choices: [{ message: { content: null }, finish_reason: 'content_filter' }], usage: { prompt_tokens: 20, completion_tokens: 3_000, total_tokens: 3_020 } },
+          dialectFor('mistral'),
+        ),
+      { inputTokens: 20, outputTokens: 3_000, reasoningTokens: 0 },
+    ],
+  ];
+
+  it.each(withheld)('%s: fails as blocked, charged the usage its vendor billed', async (_name, model, answer, billed) => {
+    const [result] = await runThrough([model], { send: async () => answer() });
+    const usage = { cachedInputTokens: 0, cacheWriteTokens: 0, ...billed };
+    expect(result).toMatchObject({ status: 'failed', output: '', tokensIn: 20, tokensOut: billed.outputTokens, error: { code: 'upstream_blocked' } });
+    expect(result!.providerCost).toBe(providerCost(resolveModel(model)!.prices, usage));
+    expect(chargedUsd([result!]).usd).toBeGreaterThan(0);
+  });
+
+  it('charges nothing for a blocked answer whose vendor reported no usage, as before', async () => {
+    const [result] = await runThrough(['fam_b-3.1-pro'], { send: async () => fromGenerateContentResponse({ candidates: [{ content: { parts: [] }, finishReason: 'SAFETY' }] }) });
+    expect(result).toMatchObject({ status: 'failed', providerCost: 0, error: { code: 'upstream_blocked' } });
   });
 });
 

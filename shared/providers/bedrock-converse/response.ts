@@ -1,4 +1,4 @@
-import { UpstreamError, vendorWord } from '../errors.js';
+import { blockedAnswer, UpstreamError, vendorWord } from '../errors.js';
 import type { ModelReply, Usage } from '../types.js';
 import { RESPOND_TOOL } from './request.js';
 
@@ -39,9 +39,7 @@ const CUT: Readonly<Record<string, string>> = {
 export function fromConverseResponse(body: unknown, forcedTool: boolean): ModelReply {
   const answer = (body ?? {}) as ConverseAnswer;
   const stopReason = vendorWord(answer.stopReason);
-  if (stopReason && BLOCKED.has(stopReason)) {
-    throw new UpstreamError('upstream_blocked', `The provider withheld the answer (${stopReason})`, { upstreamStatus: 200 });
-  }
+  if (stopReason && BLOCKED.has(stopReason)) throw blockedAnswer(`The provider withheld the answer (${stopReason})`, toUsage(answer.usage));
   if (stopReason && MALFORMED.has(stopReason)) {
     throw new UpstreamError('upstream_malformed_response', `The model produced an answer the provider could not use (${stopReason})`, { upstreamStatus: 200 });
   }

@@ -1,5 +1,5 @@
-import { UpstreamError, vendorWord } from '../errors.js';
-import type { ModelReply } from '../types.js';
+import { blockedAnswer, UpstreamError, vendorWord } from '../errors.js';
+import type { ModelReply, Usage } from '../types.js';
 import { toUsage, type UsageMetadata } from './usage.js';
 
 interface ResponsePart {
@@ -21,8 +21,9 @@ interface GenerateContentResponse {
 /** Finish reasons that mean Gemini withheld the output (policy, recitation, blocklists). */
 const BLOCKED: ReadonlySet<string> = new Set(['SAFETY', 'RECITATION', 'PROHIBITED_CONTENT', 'BLOCKLIST', 'SPII', 'IMAGE_SAFETY', 'IMAGE_PROHIBITED_CONTENT', 'IMAGE_RECITATION']);
 
-function blocked(reason: string): UpstreamError {
-  return new UpstreamError('upstream_blocked', `The provider blocked the answer (${reason})`, { upstreamStatus: 200, retryable: false });
+/** `usage`: what an answer blocked after it was generated (thinking included) was billed. */
+function blocked(reason: string, usage?: Usage): UpstreamError {
+  return blockedAnswer(`The provider blocked the answer (${reason})`, usage);
 }
 
 function malformed(message: string): UpstreamError {
@@ -55,7 +56,7 @@ export function fromGenerateContentResponse(body: unknown, requestWarnings: read
 
   const warnings = [...requestWarnings];
   if (finishReason !== undefined && BLOCKED.has(finishReason)) {
-    if (output === '') throw blocked(finishReason);
+    if (output === '') throw blocked(finishReason, toUsage(response.usageMetadata));
     warnings.push(`The provider stopped the output early (${finishReason}); it may be incomplete`);
   } else if (finishReason === 'MAX_TOKENS') {
     warnings.push(output === '' ? 'Thinking used the whole maxTokens allowance; there is no output' : 'The output was cut at maxTokens');

@@ -1,4 +1,4 @@
-import { UpstreamError, vendorWord } from '../errors.js';
+import { blockedAnswer, UpstreamError, vendorWord } from '../errors.js';
 import type { ModelReply } from '../types.js';
 import { dialectFor } from './dialects.js';
 import type { ChatDialect } from './dialects.js';
@@ -66,7 +66,7 @@ export function fromChatResponse(body: unknown, dialect: ChatDialect = dialectFo
     throw new UpstreamError('upstream_malformed_response', 'The provider answered without content');
   }
   if (finishReason === 'content_filter') {
-    if (output === '' && !refused) throw new UpstreamError('upstream_blocked', 'The provider blocked the answer (content_filter)', { upstreamStatus: 200, retryable: false });
+    if (output === '' && !refused) throw blockedAnswer('The provider blocked the answer (content_filter)', toUsage(response.usage ?? response.x_groq?.usage, dialect));
     warnings.push('The provider filtered the output');
   } else if (finishReason !== undefined && !ENDED.has(finishReason)) {
     warnings.push(CUT[finishReason] ?? `The provider ended the output with finish_reason ${finishReason}`);

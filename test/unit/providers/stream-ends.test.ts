@@ -15,13 +15,18 @@ function read(reader: { onEvent(event: { event: string; data: string }): void; f
   return finishStream(reader);
 }
 
-function endedEarly(run: () => unknown): UpstreamError {
-  let thrown: unknown;
+/** What `run` throws. */
+function thrownBy(run: () => unknown): unknown {
   try {
     run();
   } catch (error) {
-    thrown = error;
+    return error;
   }
+  return undefined;
+}
+
+function endedEarly(run: () => unknown): UpstreamError {
+  const thrown = thrownBy(run);
   expect(thrown).toBeInstanceOf(UpstreamError);
   const error = thrown as UpstreamError;
   expect(error.code).toBe('upstream_malformed_response');
@@ -117,5 +122,40 @@ describe('Class: ConverseStreamReader, a lying endpoint', () => {
     expect(thrown).toMatchObject({ code: 'upstream_malformed_response', message: 'The provider streamed more than 32 MiB of text' });
     expect(delivered).toBe(32);
     expect(reader.partial().output.length).toBe(33 * piece.length);
+  });
+});
+
+describe('A streamed answer its vendor withheld after generating it', () => {
+  function blocked(run: () => unknown): UpstreamError {
+    const thrown = thrownBy(run);
+    expect(thrown).toMatchObject({ code: 'upstream_blocked', retryable: false });
+    return thrown as UpstreamError;
+  }
+
+  it('Gemini: SAFETY after thinking carries the usage of the chunk with the finishReason, thoughts included', () => {
+    const events = [
+      { candidates: [{ content: { parts: [{ text: 'Let me think', thought: true }] } }], usageMetadata: { promptTokenCount: 9, thoughtsTokenCount: 700, totalTokenCount: 709 } },
+      { candidates: [{ content: { parts: [] }, finishReason: 'SAFETY' }], usageMetadata: { promptTokenCount: 9, thoughtsTokenCount: 900, totalTokenCount: 909 } },
+    ];
+    const error = blocked(() => read(new GenerateContentStream(() => undefined), events));
+    expect(error.details.billedUsage).toEqual({ inputTokens: 9, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 900, reasoningTokens: 900 });
+  });
+
+  it('chat completions: content_filter without text carries the usage chunk that followed it', () => {
+    const events = [
+      { choices: [{ delta: {}, finish_reason: 'content_filter' }] },
+      { choices: [], usage: { prompt_tokens: 9, completion_tokens: 400, total_tokens: 409 } },
+      '[DONE]',
+    ];
+    const error = blocked(() => read(new ChatStream(dialectFor('mistral'), () => undefined), events));
+    expect(error.details.billedUsage).toMatchObject({ inputTokens: 9, outputTokens: 400 });
+  });
+
+  it('Bedrock ConverseStream: content_filtered carries the usage of its metadata event', () => {
+    const reader = new ConverseStreamReader(false, () => undefined);
+    for (const event of [{ messageStop: { stopReason: 'content_filtered' } }, { metadata: { usage: { inputTokens: 9, outputTokens: 300, totalTokens: 309 } } }])
+      reader.onEvent(event);
+    const error = blocked(() => finishStream(reader));
+    expect(error.details.billedUsage).toMatchObject({ inputTokens: 9, outputTokens: 300 });
   });
 });
