@@ -32,15 +32,25 @@ export interface FanOutOptions {
   onDelta?: (index: number, text: string) => void;
   onResult?: (index: number, result: ModelResult) => void;
   /**
-   * The caller's own abort (an event-stream caller who disconnected). The calls end at
-   * once; each is charged what it used (the usage the vendor reported so far, else the
-   * missing-usage estimate from its input and the text received) and reported with the
-   * status `cancelled`.
+   * The caller's own abort (an event-stream caller who disconnected). Nothing more is
+   * forwarded and no attempt goes out (or is retried) after it; a call at its vendor keeps
+   * reading its stream for DISCONNECT_GRACE_MS (never past the deadline), so that one about to
+   * end is charged its vendor's final usage (a completed result), and is then stopped: charged
+   * what it used (the usage the vendor reported so far, else the missing-usage estimate from
+   * its input and the text received) and reported with the status `cancelled`.
    */
   signal?: AbortSignal;
   /** The most output text the request's models hold together, in UTF-8 bytes (MAX_REQUEST_OUTPUT_BYTES unless a test says otherwise). */
   outputLimitBytes?: number;
 }
+
+/**
+ * How long a call at its vendor keeps reading its stream once its event-stream caller has
+ * disconnected, forwarding nothing: a vendor that reports usage only in its final event
+ * (OpenAI Responses, xAI) would otherwise leave a call stopped just before its end charged its
+ * text alone, none of its hidden reasoning. Never past the request's deadline.
+ */
+export const DISCONNECT_GRACE_MS = 2_000;
 
 /** Resolves on the event loop's next turn. */
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -78,7 +88,15 @@ export async function runModels(calls: readonly PlannedCall[], options: FanOutOp
   // Each model's call listens on it: as many listeners as models, none of them a leak.
   setMaxListeners(0, controller.signal);
   const timer = setTimeout(() => controller.abort(), Math.max(0, options.deadlineAt - Date.now()));
-  const cancel = () => controller.abort(options.signal?.reason);
+  // The caller gone: no call sends or retries an attempt, nor forwards text, from now; those at
+  // their vendor are stopped once the grace has passed (or the deadline has).
+  const gone = new AbortController();
+  setMaxListeners(0, gone.signal);
+  let grace: NodeJS.Timeout | undefined;
+  const cancel = () => {
+    gone.abort(options.signal?.reason);
+    grace = setTimeout(() => controller.abort(options.signal?.reason), Math.max(0, Math.min(DISCONNECT_GRACE_MS, options.deadlineAt - Date.now())));
+  };
   if (options.signal?.aborted) cancel();
   else options.signal?.addEventListener('abort', cancel, { once: true });
   const ready = options.ready?.then(
@@ -97,20 +115,26 @@ export async function runModels(calls: readonly PlannedCall[], options: FanOutOp
     const budget = new OutputBudget(options.outputLimitBytes);
     return await Promise.all(
       calls.map(async (planned, index) => {
-        const result = await runModel(planned, index, options, { signal: controller.signal, turn, budget }, ready);
+        const result = await runModel(planned, index, options, { signal: controller.signal, gone: gone.signal, turn, budget }, ready);
         options.onResult?.(index, result);
         return result;
       }),
     );
   } finally {
     clearTimeout(timer);
+    clearTimeout(grace);
     options.signal?.removeEventListener('abort', cancel);
   }
 }
 
-/** What the calls of one request share: the signal that stops them all (the deadline, the caller's abort), their turns to prepare, and the output budget. */
+/**
+ * What the calls of one request share: the signal that stops them all (the deadline, the
+ * caller's abort once its grace has passed), the one that says the caller is gone, their turns
+ * to prepare, and the output budget.
+ */
 interface RequestCalls {
   signal: AbortSignal;
+  gone: AbortSignal;
   turn: () => Promise<void>;
   budget: OutputBudget;
 }
@@ -172,7 +196,8 @@ async function callModel(
     const deliver = (text: string) => {
       if (text.length === 0) return;
       delivered = true;
-      onDelta?.(index, text);
+      // Read in the grace after its caller left: charged, never forwarded.
+      if (!shared.gone.aborted) onDelta?.(index, text);
     };
     /** A streamed call's text as it comes: what fits in the output budget goes out; where it runs out, the call is stopped. */
     const receive = (text: string) => {
@@ -201,6 +226,8 @@ async function callModel(
             secrets = new KnownSecretsFilter([apiKey]);
             streamed = '';
           }
+          // The caller gone (before the first attempt or the retry of one), none goes out.
+          if (shared.gone.aborted) throw new UpstreamError('cancelled', 'The caller disconnected before the attempt went out');
           atVendor = !signal.aborted;
           try {
             return await prepared.send(signal);
@@ -216,12 +243,13 @@ async function callModel(
         {
           policy: options.retry,
           deadlineAt: options.deadlineAt,
-          signal,
+          // A wait to retry ends when the caller leaves, not a grace later.
+          signal: AbortSignal.any([signal, shared.gone]),
         },
       ));
     } catch (error) {
       // Stopped by the request (its caller gone, its deadline) as well: stopped, not cut.
-      if (!(cut && !shared.signal.aborted && error instanceof UpstreamError)) throw error;
+      if (!(cut && !shared.signal.aborted && !shared.gone.aborted && error instanceof UpstreamError)) throw error;
       // Stopped where the output budget ran out: what went out is its output, and it is charged
       // what its vendor had billed by then (the usage reported so far, else the estimate from
       // its input and all the text received).
@@ -265,7 +293,8 @@ async function callModel(
   } catch (error) {
     const latencyMs = Math.round(performance.now() - started);
     if (options.signal?.aborted && error instanceof UpstreamError) {
-      if (!atVendor) {
+      // None at the vendor, and none that ended by itself in the grace having used something (its text, a blocked answer's usage).
+      if (!atVendor && !delivered && error.details.billedUsage === undefined) {
         return unchargedResult(planned, latencyMs, 'cancelled', {
           code: 'cancelled',
           message: 'The caller disconnected: the call was stopped while no attempt of it was at the vendor, and charged nothing',

@@ -202,6 +202,26 @@ describe('POST /api/v1/prompt with Accept: text/event-stream', () => {
     expect((await host().gateway.accounts.get(accountId))!.reservations).toEqual({});
   });
 
+  it("lets a call that was about to end when its caller disconnected end, charged its vendor's final usage (hidden reasoning included)", async () => {
+    // OpenAI Responses reports usage only in its final event. The JSON answer gives the whole text; the streamed
+    // caller leaves as soon as it has all of it, while the final event is still 200 ms away.
+    const request = body({ models: ['fam_c-5.4'], model_tuning: { 'fam_c-5.4': { reasoningEffort: 'high' } } });
+    const whole = (await post(host(), request)).body.results[0];
+    expect(whole.usage.reasoningTokensOut).toBeGreaterThan(0);
+    host().simulator.setFault({ kind: 'slow-stream', delayMs: 200, provider: 'openai' });
+    const { accountId, auth } = await openTestAccount(host(), 100_000_000);
+    let text = '';
+    const answer = await postEvents(host(), request, {
+      headers: auth,
+      stopAfter: (item) => 'event' in item && item.event === 'delta' && (text += item.json.text) === whole.output,
+    });
+    expect(names(answer.events)).not.toContain('result');
+    const settlements = (await host().gateway.ledger.list(accountId)).filter((entry) => entry.kind === 'settle');
+    const log = (await host().gateway.promptLogs.get(settlements[0]!.requestId!))!;
+    expect(log.models[0]).toMatchObject({ modelId: 'fam_c-5.4', status: 'completed', providerCost: whole.providerCost });
+    expect(settlements[0]!.chargedMicro).toBe(log.creditsUsedMicro);
+  });
+
   it('sends a keep-alive comment while nothing else is sent', async () => {
     host().simulator.setFault({ kind: 'hang', provider: 'openai' });
     const answer = await postEvents(host(), body({ models: ['fam_c-5.4'] }), { stopAfter: (item) => 'comment' in item });

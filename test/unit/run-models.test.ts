@@ -4,7 +4,7 @@ import { resolveModel } from '../../shared/catalog/index.js';
 import { runModels, type FanOutOptions } from '../../shared/compare/run-models.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { chargeCall, chargedUsd } from '../../shared/pricing/charge.js';
-import { UpstreamError } from '../../shared/providers/errors.js';
+import { UpstreamError, type PartialReply } from '../../shared/providers/errors.js';
 import type { ModelReply, ProtocolAdapter } from '../../shared/providers/types.js';
 import { gate } from '../support/gate.js';
 import { fakeAdapter, type FakeVendor } from '../support/model-calls.js';
@@ -218,6 +218,16 @@ describe('Function: runModels, sent once ready', () => {
 describe('Function: runModels, streamed (an event-stream caller)', () => {
   const usage = { inputTokens: 100, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 500, reasoningTokens: 0 };
   const reply = (output: string) => ({ output, usage, warnings: [] });
+  /** A vendor that streams 'Hel', whose caller then leaves, and that ends only when stopped, with `partial`. */
+  const leftAfterHel = (caller: AbortController, partial: PartialReply) => ({
+    send: async () => reply('unused'),
+    stream: (_call: unknown, _endpoint: unknown, signal: AbortSignal, onDelta: (text: string) => void) =>
+      new Promise<never>((_resolve, reject) => {
+        onDelta('Hel');
+        signal.addEventListener('abort', () => reject(new UpstreamError('timeout', 'aborted', { partial })));
+        caller.abort();
+      }),
+  });
 
   it("streams through the adapter's stream() when it has one, each piece as it comes", async () => {
     const heard: string[] = [];
@@ -288,16 +298,7 @@ describe('Function: runModels, streamed (an event-stream caller)', () => {
 
   it('charges a stopped call without usage the input its vendor reported and the reasoning it streamed, where its text says less', async () => {
     const caller = new AbortController();
-    const vendor = {
-      send: async () => reply('unused'),
-      stream: (_call: unknown, _endpoint: unknown, signal: AbortSignal, onDelta: (text: string) => void) =>
-        new Promise<never>((_resolve, reject) => {
-          onDelta('Hel');
-          const partial = { output: 'Hel', hints: { inputTokens: 3_000, unseenOutputTokens: 400 } };
-          signal.addEventListener('abort', () => reject(new UpstreamError('timeout', 'aborted', { partial })));
-          caller.abort();
-        }),
-    };
+    const vendor = leftAfterHel(caller, { output: 'Hel', hints: { inputTokens: 3_000, unseenOutputTokens: 400 } });
     const [result] = await runThrough(['fam_c-5.4'], vendor, { onDelta: () => undefined, signal: caller.signal });
     expect(result).toMatchObject({ status: 'cancelled', providerCost: null });
     const request = validatePromptRequest({ prompt: 'Hi.', models: ['fam_c-5.4'] });
@@ -331,6 +332,37 @@ describe('Function: runModels, streamed (an event-stream caller)', () => {
     expect(estimated!.estimatedCost).toBeGreaterThan(0);
     expect(silent).toMatchObject({ status: 'failed', providerCost: 0 });
     expect(chargedUsd([observed!, estimated!, silent!]).usd).toBe(observed!.providerCost! + estimated!.estimatedCost!);
+  });
+
+  it('lets a call whose vendor ends just after its caller left end, forwarding nothing more, charged its final usage (hidden reasoning included)', async () => {
+    // OpenAI Responses and xAI report usage only in their final event: the caller leaves once the whole text is out.
+    const caller = new AbortController();
+    const final = { inputTokens: 100, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 1_500, reasoningTokens: 1_400 };
+    const vendor = {
+      send: async () => reply('unused'),
+      stream: async (_call: unknown, _endpoint: unknown, signal: AbortSignal, onDelta: (text: string) => void) => {
+        onDelta('The whole answer');
+        caller.abort();
+        onDelta('.');
+        // The final event is read on a later turn of the event loop: a call stopped at once never gets it.
+        await new Promise((resolve) => setImmediate(resolve));
+        if (signal.aborted) throw new UpstreamError('timeout', 'aborted', { partial: { output: 'The whole answer.' } });
+        return { output: 'The whole answer.', usage: final, warnings: [] };
+      },
+    };
+    const forwarded: string[] = [];
+    const [result] = await runThrough(['fam_c-5.4'], vendor, { onDelta: (_index, text) => void forwarded.push(text), signal: caller.signal });
+    expect(forwarded).toEqual(['The whole answer']);
+    expect(result).toMatchObject({ status: 'completed', output: 'The whole answer.', tokensIn: 100, tokensOut: 1_500, usage: { reasoningTokensOut: 1_400 } });
+    expect(result!.providerCost).toBe(providerCost(resolveModel('fam_c-5.4')!.prices, final));
+  });
+
+  it("stops a call its caller left at the request's deadline when that comes before the grace has passed", async () => {
+    const caller = new AbortController();
+    const hangs = leftAfterHel(caller, { output: 'Hel' });
+    const started = Date.now();
+    const [result] = await runThrough(['fam_c-5.4'], hangs, { onDelta: () => undefined, signal: caller.signal, deadlineAt: started + 50 });
+    expect(result).toMatchObject({ status: 'cancelled', providerCost: null, estimatedCost: expect.any(Number), error: { code: 'cancelled' } });
   });
 
   it('charges nothing for a call its caller cancelled while it waited to retry an attempt the vendor refused', async () => {
