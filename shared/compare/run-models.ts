@@ -42,6 +42,8 @@ export interface FanOutOptions {
   signal?: AbortSignal;
   /** The most output text the request's models hold together, in UTF-8 bytes (MAX_REQUEST_OUTPUT_BYTES unless a test says otherwise). */
   outputLimitBytes?: number;
+  /** How long calls at their vendors go on once the caller has left (DISCONNECT_GRACE_MS unless a test says otherwise). */
+  disconnectGraceMs?: number;
 }
 
 /**
@@ -95,7 +97,7 @@ export async function runModels(calls: readonly PlannedCall[], options: FanOutOp
   let grace: NodeJS.Timeout | undefined;
   const cancel = () => {
     gone.abort(options.signal?.reason);
-    grace = setTimeout(() => controller.abort(options.signal?.reason), Math.max(0, Math.min(DISCONNECT_GRACE_MS, options.deadlineAt - Date.now())));
+    grace = setTimeout(() => controller.abort(options.signal?.reason), Math.max(0, Math.min(options.disconnectGraceMs ?? DISCONNECT_GRACE_MS, options.deadlineAt - Date.now())));
   };
   if (options.signal?.aborted) cancel();
   else options.signal?.addEventListener('abort', cancel, { once: true });

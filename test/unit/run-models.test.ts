@@ -283,12 +283,12 @@ describe('Function: runModels, streamed (an event-stream caller)', () => {
           caller.abort();
         }),
     });
-    const [observed] = await runThrough(['fam_c-5.4'], stopped(usage), { onDelta: () => undefined, signal: caller.signal });
+    const [observed] = await runThrough(['fam_c-5.4'], stopped(usage), { onDelta: () => undefined, signal: caller.signal, disconnectGraceMs: 0 });
     expect(observed).toMatchObject({ status: 'cancelled', output: '', tokensIn: 100, tokensOut: 500, error: { code: 'cancelled' } });
     expect(observed!.providerCost).toBeGreaterThan(0);
 
     caller = new AbortController();
-    const [estimated] = await runThrough(['fam_c-5.4'], stopped(undefined), { onDelta: () => undefined, signal: caller.signal });
+    const [estimated] = await runThrough(['fam_c-5.4'], stopped(undefined), { onDelta: () => undefined, signal: caller.signal, disconnectGraceMs: 0 });
     expect(estimated).toMatchObject({ status: 'cancelled', providerCost: null, estimatedCost: expect.any(Number) });
     expect(estimated!.estimatedCost).toBeGreaterThan(0);
     // Charged like a completed call; a failed one costs nothing.
@@ -299,7 +299,7 @@ describe('Function: runModels, streamed (an event-stream caller)', () => {
   it('charges a stopped call without usage the input its vendor reported and the reasoning it streamed, where its text says less', async () => {
     const caller = new AbortController();
     const vendor = leftAfterHel(caller, { output: 'Hel', hints: { inputTokens: 3_000, unseenOutputTokens: 400 } });
-    const [result] = await runThrough(['fam_c-5.4'], vendor, { onDelta: () => undefined, signal: caller.signal });
+    const [result] = await runThrough(['fam_c-5.4'], vendor, { onDelta: () => undefined, signal: caller.signal, disconnectGraceMs: 0 });
     expect(result).toMatchObject({ status: 'cancelled', providerCost: null });
     const request = validatePromptRequest({ prompt: 'Hi.', models: ['fam_c-5.4'] });
     const { call } = planCall(request, request.models[0]!);
@@ -378,7 +378,7 @@ describe('Function: runModels, streamed (an event-stream caller)', () => {
       },
     };
 
-    const [result] = await runThrough(['fam_c-5.4'], refusedThenLeft, { signal: caller.signal });
+    const [result] = await runThrough(['fam_c-5.4'], refusedThenLeft, { signal: caller.signal, disconnectGraceMs: 0 });
 
     expect(attempts).toBe(1);
     expect(result).toMatchObject({ status: 'cancelled', output: '', tokensIn: 0, tokensOut: 0, providerCost: 0, error: { code: 'cancelled' } });
@@ -571,7 +571,7 @@ describe("Function: runModels, the output budget's edges", () => {
             onDelta!('x'.repeat(100));
           }),
       }),
-      { outputLimitBytes: 50, onDelta: () => undefined, signal: caller.signal },
+      { outputLimitBytes: 50, onDelta: () => undefined, signal: caller.signal, disconnectGraceMs: 0 },
     );
     expect(result).toMatchObject({ status: 'cancelled', output: '', error: { code: 'cancelled' }, tokensOut: 500 });
   });
