@@ -14,6 +14,18 @@ function usd(input: number, cachedInput: number | null, cacheWrite: number | nul
 }
 
 /** `prices`, and higher rates for a request whose input is above `aboveInputTokens` (every token of it). */
+/**
+ * Gemini 3's search grounding: "$14 / 1,000 search queries" past a free monthly allowance
+ * (ai.google.dev pricing; the allowance is the operator's, so every query is charged at list
+ * price, as every token is).
+ */
+const GEMINI_3_SEARCH_QUERY_USD = 0.014;
+
+/** `prices`, with Gemini 3's search grounding billed per query. */
+function withSearch(prices: Prices): Prices {
+  return { ...prices, searchQueryUsd: GEMINI_3_SEARCH_QUERY_USD };
+}
+
 function longAbove(prices: Prices, aboveInputTokens: number, input: number, cachedInput: number | null, output: number): Prices {
   return { ...prices, longContext: { aboveInputTokens, input, cachedInput, cacheWrite: null, output } };
 }
@@ -408,7 +420,7 @@ export const MODELS: readonly ModelEntry[] = [
     protocol: 'gemini-generate-content',
     tier: 'flagship',
     // "$2.00, prompts <= 200k tokens ... $4.00, prompts > 200k tokens"; output $12 / $18 (ai.google.dev pricing)
-    prices: longAbove(usd(2, 0.2, null, 12), 200_000, 4, 0.4, 18), // unverified: cached $0.40 above 200K (from a copy of the table)
+    prices: withSearch(longAbove(usd(2, 0.2, null, 12), 200_000, 4, 0.4, 18)), // unverified: cached $0.40 above 200K (from a copy of the table)
     capabilities: { attachments: GEMINI_MEDIA, structuredOutput: 'native', tuning: GEMINI_TUNING, cache: geminiCache(32_768) },
     defaultMaxTokens: 8192,
     maxOutputTokens: 65_536,
@@ -421,7 +433,7 @@ export const MODELS: readonly ModelEntry[] = [
     upstreamModel: 'gemini-3.5-flash',
     protocol: 'gemini-generate-content',
     tier: 'fast',
-    prices: usd(1.5, 0.15, null, 9),
+    prices: withSearch(usd(1.5, 0.15, null, 9)),
     capabilities: { attachments: GEMINI_MEDIA, structuredOutput: 'native', tuning: GEMINI_TUNING, cache: geminiCache(32_768) },
     defaultMaxTokens: 4096,
     maxOutputTokens: 65_536,
@@ -434,7 +446,7 @@ export const MODELS: readonly ModelEntry[] = [
     upstreamModel: 'gemini-3.1-flash-lite',
     protocol: 'gemini-generate-content',
     tier: 'fast',
-    prices: usd(0.25, 0.025, null, 1.5),
+    prices: withSearch(usd(0.25, 0.025, null, 1.5)),
     capabilities: { attachments: GEMINI_MEDIA, structuredOutput: 'native', tuning: GEMINI_TUNING, cache: geminiCache(32_768) },
     defaultMaxTokens: 4096,
     maxOutputTokens: 65_536,
@@ -450,7 +462,7 @@ export const MODELS: readonly ModelEntry[] = [
     protocol: 'gemini-generate-content',
     tier: 'legacy',
     servedBy: 'Google has no Gemini 3.1 Flash text model; gemini-3-flash-preview (Gemini 3 Flash) answered',
-    prices: usd(0.5, 0.05, null, 3),
+    prices: withSearch(usd(0.5, 0.05, null, 3)),
     capabilities: { attachments: GEMINI_MEDIA, structuredOutput: 'native', tuning: GEMINI_TUNING, cache: geminiCache(32_768) },
     defaultMaxTokens: 4096,
     maxOutputTokens: 65_536,

@@ -40,6 +40,11 @@ export interface Prices {
   longContext?: LongContextPrices;
   /** Where the vendor prices by the time of day: these rates are its peak rates, and a call started outside its peak hours costs `factor` times them. */
   offPeak?: OffPeakPricing;
+  /**
+   * USD a search query costs where the vendor bills its search grounding per query run
+   * (Gemini 3: each unique, non-empty query the answer's grounding lists), on top of the tokens.
+   */
+  searchQueryUsd?: number;
   /** ISO date the prices were read from the vendor's price page. */
   takenOn: string;
 }

@@ -281,7 +281,7 @@ async function callModel(
     const latencyMs = Math.round(performance.now() - started);
     // Charged for all the text the vendor sent, cut or not: the vendor bills it.
     const charge = chargeCall(call, reply.usage, reply.output, attemptStartedAt, reply.hints);
-    const allWarnings = [...warnings, ...reply.warnings, ...(charge.kind === 'estimated' ? [charge.warning] : []), ...(cut ? [outputCutWarning(budget.limitBytes)] : [])];
+    const allWarnings = [...warnings, ...reply.warnings, ...(charge.warning ? [charge.warning] : []), ...(cut ? [outputCutWarning(budget.limitBytes)] : [])];
     return {
       modelId: model.requestedId,
       status: 'completed',
@@ -334,7 +334,7 @@ function stoppedResult(
 ): ModelResult {
   const usage = error.details.billedUsage ?? error.details.partial?.usage;
   const charge = chargeCall(call, usage, receivedText(error, streamed), attemptStartedAt, error.details.partial?.hints);
-  const allWarnings = [...warnings, ...(charge.kind === 'estimated' ? [charge.warning] : [])];
+  const allWarnings = [...warnings, ...(charge.warning ? [charge.warning] : [])];
   return {
     modelId: model.requestedId,
     status: outcome.status,

@@ -197,6 +197,11 @@ const prices = {
     output: { type: 'number', minimum: 0 },
     longContext: { type: 'object', description: 'Rates for all tokens of a request whose input is above `aboveInputTokens`.' },
     offPeak: { type: 'object', description: 'Where the vendor prices by the time of day: peak hours (UTC) and the off-peak factor.' },
+    searchQueryUsd: {
+      type: 'number',
+      minimum: 0,
+      description: 'USD a search query of its search grounding costs, on top of the tokens, where the vendor bills it per query (Gemini 3).',
+    },
     takenOn: { type: 'string', format: 'date' },
   },
   required: ['input', 'cachedInput', 'cacheWrite', 'output', 'takenOn'],

@@ -126,19 +126,39 @@ export function outputTokenBound(call: ModelCall): number {
   return ADAPTERS[call.entry.protocol].billedOutputBound(call);
 }
 
+/**
+ * The most search queries a call is charged (Gemini 3's search grounding bills each query
+ * run, and nothing bounds how many a call runs): what its reserve holds, and the most of
+ * the queries its answer lists that are charged.
+ */
+export const MAX_SEARCH_QUERIES_CHARGED = 10;
+
+/**
+ * The search queries a call may be billed: MAX_SEARCH_QUERIES_CHARGED where its model bills
+ * queries and the call may search (`webSearch`, or a Gemini cachedContent, whose stored
+ * tools Gemini uses instead of the request's), else 0.
+ */
+export function searchQueryBound(call: Pick<ModelCall, 'entry' | 'tuning'>): number {
+  if (call.entry.prices.searchQueryUsd === undefined) return 0;
+  return call.tuning.webSearch === true || call.tuning.cachedContent !== undefined ? MAX_SEARCH_QUERIES_CHARGED : 0;
+}
+
 /** The most a call can be billed, as token counts and USD. */
 export interface CostBound {
   /** The request's own input (a Gemini cachedContent's tokens, which `usd` counts, aside). */
   inputTokens: number;
   /** The adapter's billed output bound: what it sends as the limit, reasoning included where the vendor counts it there. */
   outputTokens: number;
+  /** The search queries it may be charged (searchQueryBound). */
+  searchQueries: number;
   usd: number;
 }
 
 /**
  * The most one call can cost, USD, before it runs: its input (by default `inputTokenBound`;
  * never more than the model's context, the most input its vendor takes) at the input price, the prefix up to its last cache breakpoint at the cache-write price
- * where writes cost more, and its billed output bound at the output price; at peak and,
+ * where writes cost more, its billed output bound at the output price, and the search queries
+ * it may be charged (searchQueryBound) at their price; at peak and,
  * where the input crosses the threshold, long-context rates. The credit estimate reserves
  * the sum of these; usage beyond `outputTokens` is not believed.
  */
@@ -149,6 +169,14 @@ export function callCostBound(call: ModelCall, inputTokensCounted: number = inpu
   // A Gemini cachedContent's tokens are billed as cached input, and the request does not say
   // how many it holds: as many as the model's context leaves beside the request's own input.
   const cachedInputTokens = call.tuning.cachedContent ? call.entry.contextWindow - inputTokens : 0;
-  const usd = providerCost(call.entry.prices, { inputTokens: inputTokens + cachedInputTokens, cachedInputTokens, cacheWriteTokens, outputTokens, reasoningTokens: 0 });
-  return { inputTokens, outputTokens, usd };
+  const searchQueries = searchQueryBound(call);
+  const usd = providerCost(call.entry.prices, {
+    inputTokens: inputTokens + cachedInputTokens,
+    cachedInputTokens,
+    cacheWriteTokens,
+    outputTokens,
+    reasoningTokens: 0,
+    searchQueries,
+  });
+  return { inputTokens, outputTokens, searchQueries, usd };
 }

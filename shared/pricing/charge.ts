@@ -1,5 +1,5 @@
 import type { ModelCall, Usage, UsageHints } from '../providers/types.js';
-import { callCostBound, inputTokenEstimate, outputTokenBound, tooFewTokens, tooManyInputTokens } from './bound.js';
+import { callCostBound, inputTokenEstimate, outputTokenBound, searchQueryBound, tooFewTokens, tooManyInputTokens } from './bound.js';
 import { textTokens } from '../text/text-tokens.js';
 import { providerCost } from './cost.js';
 
@@ -16,7 +16,7 @@ export const OUTPUT_TOLERANCE_TOKENS = 16;
  * the text instead (docs/credits.md): the call's counted input and its output's length at
  * uncached prices, never more than the call's bound (what the request reserved for it).
  */
-export type CallCharge = { kind: 'observed'; usage: Usage; providerCost: number } | { kind: 'estimated'; estimatedCost: number; warning: string };
+export type CallCharge = { kind: 'observed'; usage: Usage; providerCost: number; warning?: string } | { kind: 'estimated'; estimatedCost: number; warning: string };
 
 /** Why a usage block cannot be true of this call and its output, or undefined when it can. */
 export function implausibleUsage(usage: Usage, call: ModelCall, output = ''): string | undefined {
@@ -51,27 +51,53 @@ export function implausibleUsage(usage: Usage, call: ModelCall, output = ''): st
  * reasoning it streamed beside the output.
  */
 export function chargeCall(call: ModelCall, usage: Usage | undefined, output: string, startedAt: number, hints: UsageHints = {}): CallCharge {
+  const search = searchCharge(call, usage?.searchQueries ?? hints.searchQueries);
   const doubt = usage ? implausibleUsage(usage, call, output) : 'the vendor sent no usable usage';
-  if (usage && doubt === undefined) return { kind: 'observed', usage, providerCost: providerCost(call.entry.prices, usage, startedAt) };
+  if (usage && doubt === undefined) {
+    const cost = providerCost(call.entry.prices, { ...usage, searchQueries: search.charged }, startedAt);
+    return { kind: 'observed', usage, providerCost: cost, ...(search.note ? { warning: search.note } : {}) };
+  }
   const bound = callCostBound(call);
   const tokensOut = Math.min(Math.ceil(textTokens(output) + tokenCount(hints.unseenOutputTokens)), bound.outputTokens);
+  const searched = search.note ? `. ${search.note}` : '';
   const classed = reportedInputClasses(call, output, hints, tokensOut);
   if (classed) {
-    const estimatedCost = Math.min(providerCost(call.entry.prices, classed, startedAt), bound.usd);
+    const estimatedCost = Math.min(providerCost(call.entry.prices, { ...classed, searchQueries: search.charged }, startedAt), bound.usd);
     return {
       kind: 'estimated',
       estimatedCost,
-      warning: `Cost unavailable: ${doubt}. Charged the input the vendor reported (${classed.inputTokens} tokens, ${classed.cachedInputTokens} of them cache reads and ${classed.cacheWriteTokens} cache writes, each at its price) and ${tokensOut} output tokens estimated from the text: ${estimatedCost} USD`,
+      warning: `Cost unavailable: ${doubt}. Charged the input the vendor reported (${classed.inputTokens} tokens, ${classed.cachedInputTokens} of them cache reads and ${classed.cacheWriteTokens} cache writes, each at its price) and ${tokensOut} output tokens estimated from the text: ${estimatedCost} USD${searched}`,
     };
   }
   const tokensIn = Math.min(Math.max(inputTokenEstimate(call), tokenCount(hints.inputTokens)), bound.inputTokens);
-  const fromText = providerCost(call.entry.prices, { inputTokens: tokensIn, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: tokensOut, reasoningTokens: 0 }, startedAt);
+  const fromText = providerCost(
+    call.entry.prices,
+    { inputTokens: tokensIn, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: tokensOut, reasoningTokens: 0, searchQueries: search.charged },
+    startedAt,
+  );
   const estimatedCost = Math.min(fromText, bound.usd);
   return {
     kind: 'estimated',
     estimatedCost,
-    warning: `Cost unavailable: ${doubt}. Charged an estimate from the text instead (${tokensIn} input and ${tokensOut} output tokens at uncached prices: ${estimatedCost} USD)`,
+    warning: `Cost unavailable: ${doubt}. Charged an estimate from the text instead (${tokensIn} input and ${tokensOut} output tokens at uncached prices: ${estimatedCost} USD)${searched}`,
   };
+}
+
+/**
+ * The search queries a call is charged of those its vendor reported running (Gemini's search
+ * grounding lists them in the answer, apart from the token usage): at most the call's
+ * searchQueryBound, what its reserve held; and what the caller is told of them.
+ */
+function searchCharge(call: ModelCall, reported: number | undefined): { charged: number; note?: string } {
+  const ran = reported !== undefined && Number.isSafeInteger(reported) && reported > 0 ? reported : 0;
+  if (ran === 0) return { charged: 0 };
+  const queries = `${ran} search ${ran === 1 ? 'query' : 'queries'}`;
+  const price = call.entry.prices.searchQueryUsd;
+  if (price === undefined) return { charged: 0, note: `Google Search grounding ran ${queries}; the catalog has no price a query for this model, so they are not in providerCost` };
+  const charged = Math.min(ran, searchQueryBound(call));
+  if (charged === 0) return { charged: 0, note: `The provider reported ${queries}, though the call did not ask for search grounding; not charged` };
+  const capped = charged < ran ? ` (the most a call is charged: its reservation held ${charged})` : '';
+  return { charged, note: `Google Search grounding ran ${queries}: ${charged} charged at ${price} USD each${capped}` };
 }
 
 /**

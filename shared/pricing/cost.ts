@@ -6,7 +6,8 @@ import type { Usage } from '../providers/types.js';
  * cached price applies only to tokens reported as cached, and a request whose input is
  * above the model's long-context threshold is priced at its long-context rates; a call
  * started (`startedAt`, epoch ms) outside a time-of-day vendor's peak hours at its
- * off-peak rates (without `startedAt`: the peak rates, the worst case). Computed in
+ * off-peak rates (without `startedAt`: the peak rates, the worst case); search queries at
+ * the model's price a query, where it bills its search grounding so. Computed in
  * micro-USD with prices per million tokens, rounded to the pico-dollar so sums stay exact
  * in floating point.
  */
@@ -19,7 +20,8 @@ export function providerCost(basePrices: Prices, usage: Usage, startedAt?: numbe
     usage.cacheWriteTokens * (prices.cacheWrite ?? prices.input) +
     usage.outputTokens * prices.output;
   const factor = startedAt !== undefined && basePrices.offPeak && !isPeak(basePrices.offPeak, startedAt) ? basePrices.offPeak.factor : 1;
-  return Math.round(microUsd * factor * 1e6) / 1e12;
+  const searchMicroUsd = (usage.searchQueries ?? 0) * (basePrices.searchQueryUsd ?? 0) * 1e6;
+  return Math.round((microUsd * factor + searchMicroUsd) * 1e6) / 1e12;
 }
 
 function isPeak(offPeak: OffPeakPricing, at: number): boolean {

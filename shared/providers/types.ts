@@ -37,6 +37,8 @@ export interface Usage {
   cacheWriteTokens: number;
   outputTokens: number;
   reasoningTokens: number;
+  /** Search queries the vendor ran and bills apart from the tokens (Gemini 3's search grounding), where it reported any. */
+  searchQueries?: number;
 }
 
 /**
@@ -56,6 +58,8 @@ export interface UsageHints {
   cacheWriteTokens?: number;
   /** Output tokens of text the vendor streamed that is not output (reasoning, thinking), counted as textTokens counts text. */
   unseenOutputTokens?: number;
+  /** Search queries the vendor listed as run (Gemini's search grounding), which it bills whatever became of the usage. */
+  searchQueries?: number;
 }
 
 export interface ModelReply {

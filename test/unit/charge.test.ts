@@ -9,7 +9,7 @@ import { loadAjv } from '../../shared/contract/ajv.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { usdToMicroCredits, usdToMicroCreditsUp } from '../../shared/credits/credits.js';
 import { estimateJudgingMicroCredits, estimateMicroCredits } from '../support/model-calls.js';
-import { callCostBound, inputTokenBound, inputTokenEstimate, outputTokenBound } from '../../shared/pricing/bound.js';
+import { callCostBound, inputTokenBound, inputTokenEstimate, MAX_SEARCH_QUERIES_CHARGED, outputTokenBound } from '../../shared/pricing/bound.js';
 import { chargeCall, chargedUsd, implausibleUsage, OUTPUT_TOLERANCE_TOKENS } from '../../shared/pricing/charge.js';
 import { providerCost } from '../../shared/pricing/cost.js';
 import { toMessagesRequest } from '../../shared/providers/anthropic-messages/request.js';
@@ -123,6 +123,17 @@ describe('Property: the estimate bounds what every call can be billed', () => {
 });
 
 describe('Function: callCostBound', () => {
+  it("reserves the search queries a Gemini 3 call with webSearch may be charged, at the catalog's price a query", () => {
+    const plain = callOf({ prompt: 'Hi', models: ['fam_b-3.5-flash'] });
+    const searched = callOf({ prompt: 'Hi', models: ['fam_b-3.5-flash'], model_tuning: { 'fam_b-3.5-flash': { webSearch: true } } });
+    expect(callCostBound(plain).searchQueries).toBe(0);
+    expect(callCostBound(searched).searchQueries).toBe(MAX_SEARCH_QUERIES_CHARGED);
+    expect(callCostBound(searched).usd - callCostBound(plain).usd).toBeCloseTo(MAX_SEARCH_QUERIES_CHARGED * 0.014, 12);
+    // A model whose search the catalog prices at no price a query reserves none.
+    const legacy = callOf({ prompt: 'Hi', models: ['fam_b-2.5-flash'] });
+    expect(callCostBound(legacy).searchQueries).toBe(0);
+  });
+
   it('reserves the 16 tokens the Responses API is sent for maxTokens 1, not 1', () => {
     const call = callOf({ prompt: 'Hi', models: ['fam_c-5.4'], generation_settings: { maxTokens: 1 } });
     expect(callCostBound(call).outputTokens).toBe(16);

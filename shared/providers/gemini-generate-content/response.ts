@@ -10,6 +10,7 @@ interface ResponsePart {
 interface Candidate {
   content?: { parts?: unknown } | null;
   finishReason?: unknown;
+  groundingMetadata?: unknown;
 }
 
 interface GenerateContentResponse {
@@ -55,8 +56,11 @@ export function fromGenerateContentResponse(body: unknown, requestWarnings: read
   const output = texts.join('');
 
   const warnings = [...requestWarnings];
+  // Searches run are billed whatever became of the answer: they go with its usage, and as a hint where that is missing.
+  const searchQueries = searchQueryCount(candidate.groundingMetadata);
+  const usage = withSearchQueries(toUsage(response.usageMetadata), searchQueries);
   if (finishReason !== undefined && BLOCKED.has(finishReason)) {
-    if (output === '') throw blocked(finishReason, toUsage(response.usageMetadata));
+    if (output === '') throw blocked(finishReason, usage);
     warnings.push(`The provider stopped the output early (${finishReason}); it may be incomplete`);
   } else if (finishReason === 'MAX_TOKENS') {
     warnings.push(output === '' ? 'Thinking used the whole maxTokens allowance; there is no output' : 'The output was cut at maxTokens');
@@ -66,17 +70,22 @@ export function fromGenerateContentResponse(body: unknown, requestWarnings: read
     warnings.push(`The provider ended the output with finishReason ${finishReason}`);
   }
 
-  const queries = searchQueries(candidate);
-  if (queries > 0) {
-    const ran = `${queries} ${queries === 1 ? 'query' : 'queries'}`;
-    warnings.push(`Google Search grounding ran ${ran}; search fees are billed apart and not included in providerCost`);
-  }
-  const usage = toUsage(response.usageMetadata);
   if (!usage) warnings.push('The provider reported no usable token usage; cost is unavailable');
-  return { output, usage, finishReason, warnings };
+  return { output, usage, ...(searchQueries > 0 ? { hints: { searchQueries } } : {}), finishReason, warnings };
 }
 
-function searchQueries(candidate: Candidate): number {
-  const grounding = (candidate as { groundingMetadata?: { webSearchQueries?: unknown } }).groundingMetadata;
-  return Array.isArray(grounding?.webSearchQueries) ? grounding.webSearchQueries.length : 0;
+/**
+ * The search queries a grounded answer ran, as Gemini bills them: its grounding's
+ * `webSearchQueries`, each distinct non-empty one once ("we ignore the empty web search
+ * queries when counting unique queries").
+ */
+export function searchQueryCount(groundingMetadata: unknown): number {
+  const queries = (groundingMetadata as { webSearchQueries?: unknown } | null | undefined)?.webSearchQueries;
+  if (!Array.isArray(queries)) return 0;
+  return new Set(queries.filter((query): query is string => typeof query === 'string' && query.trim() !== '')).size;
+}
+
+/** `usage` with the search queries it ran, where it ran any. */
+export function withSearchQueries(usage: Usage | undefined, searchQueries: number): Usage | undefined {
+  return usage && searchQueries > 0 ? { ...usage, searchQueries } : usage;
 }

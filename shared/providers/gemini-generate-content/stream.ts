@@ -3,7 +3,7 @@ import type { SseEvent } from '../sse.js';
 import { eventJson } from '../stream-http.js';
 import type { ModelReply } from '../types.js';
 import { fromErrorResponse } from './errors.js';
-import { fromGenerateContentResponse, promptBlocked } from './response.js';
+import { fromGenerateContentResponse, promptBlocked, searchQueryCount, withSearchQueries } from './response.js';
 import { toUsage, usageHints, type UsageMetadata } from './usage.js';
 
 interface Chunk {
@@ -66,8 +66,9 @@ export class GenerateContentStream {
 
   /** What the stream had delivered: with the last usageMetadata it carried, the running count up to its stop. */
   partial(): PartialReply {
-    const usage = toUsage(this.usage);
-    const hints = usageHints(this.usage);
+    const searchQueries = searchQueryCount(this.grounding);
+    const usage = withSearchQueries(toUsage(this.usage), searchQueries);
+    const hints = { ...usageHints(this.usage), ...(searchQueries > 0 ? { searchQueries } : {}) };
     return { output: this.text, ...(usage ? { usage } : {}), ...(Object.keys(hints).length > 0 ? { hints } : {}) };
   }
 

@@ -1,5 +1,6 @@
 import { Ajv } from 'ajv';
 import { describe, expect, it, vi } from 'vitest';
+import { chargeCall } from '../../../shared/pricing/charge.js';
 import { providerCost } from '../../../shared/pricing/cost.js';
 import { ADAPTERS } from '../../../shared/providers/adapters.js';
 import { UpstreamError } from '../../../shared/providers/errors.js';
@@ -132,12 +133,18 @@ describe('Adapter: geminiGenerateContent against the simulator', () => {
     });
   });
 
-  it('maps search grounding: tool-use tokens as input and a warning on search fees', async () => {
-    const reply = await send(call({ tuning: { webSearch: true } }));
+  it('maps search grounding: tool-use tokens as input, and the query it ran charged at the price a query', async () => {
+    const searched = call({ tuning: { webSearch: true } });
+    const reply = await send(searched);
 
-    expect(reply.warnings).toEqual(['Google Search grounding ran 1 query; search fees are billed apart and not included in providerCost']);
+    expect(reply.usage!.searchQueries).toBe(1);
     const plain = await send(call());
+    expect(plain.usage!.searchQueries).toBeUndefined();
     expect(reply.usage!.inputTokens).toBeGreaterThan(plain.usage!.inputTokens);
+    const charge = chargeCall(searched, reply.usage, reply.output, Date.now());
+    const tokensOnly = providerCost(searched.entry.prices, { ...reply.usage!, searchQueries: 0 });
+    expect(charge.kind === 'observed' && charge.providerCost).toBeCloseTo(tokensOnly + 0.014, 12);
+    expect(charge.warning).toBe('Google Search grounding ran 1 search query: 1 charged at 0.014 USD each');
   });
 
   it('returns JSON that validates against the response schema, enforced natively', async () => {

@@ -345,14 +345,51 @@ describe('Function: fromGenerateContentResponse', () => {
     expect(reply.usage).toEqual({ inputTokens: 58, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 109, reasoningTokens: 92 });
   });
 
-  it('counts tool-use prompt tokens of search grounding as input and warns that search fees are apart', () => {
+  it('counts tool-use prompt tokens of search grounding as input, and charges each search query at the catalog price', () => {
     const reply = fromGenerateContentResponse(fixture('grounded'));
 
     expect(reply.output).toBe('Spain won Euro 2024, beating England 2-1 in the final in Berlin.');
-    expect(reply.usage).toEqual({ inputTokens: 77, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 142, reasoningTokens: 82 });
-    // 77 × 1.5 + 142 × 9 = 115.5 + 1278 = 1393.5 micro-USD
-    expect(providerCost(entry('fam_b-3.5-flash').prices, reply.usage!)).toBe(0.0013935);
-    expect(reply.warnings).toEqual(['Google Search grounding ran 2 queries; search fees are billed apart and not included in providerCost']);
+    expect(reply.usage).toEqual({ inputTokens: 77, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 142, reasoningTokens: 82, searchQueries: 2 });
+    expect(reply.hints).toEqual({ searchQueries: 2 });
+    expect(reply.warnings).toEqual([]);
+    // 77 × 1.5 + 142 × 9 = 115.5 + 1278 = 1393.5 micro-USD, and 2 queries at $14 a thousand: 28,000 micro-USD
+    const charge = chargeCall(call({ entry: entry('fam_b-3.5-flash'), tuning: { webSearch: true } }), reply.usage, reply.output, Date.now());
+    expect(charge).toEqual({
+      kind: 'observed',
+      usage: reply.usage,
+      providerCost: 0.0293935,
+      warning: 'Google Search grounding ran 2 search queries: 2 charged at 0.014 USD each',
+    });
+  });
+
+  it('counts each distinct, non-empty search query once, as Gemini bills them', () => {
+    const grounded = fixture('grounded') as { candidates: { groundingMetadata: { webSearchQueries: unknown[] } }[] };
+    grounded.candidates[0]!.groundingMetadata.webSearchQueries = ['', 'who won euro 2024', '  ', 'who won euro 2024', 'euro 2024 final score', 7, null];
+    expect(fromGenerateContentResponse(grounded).usage?.searchQueries).toBe(2);
+    grounded.candidates[0]!.groundingMetadata.webSearchQueries = ['', ''];
+    expect(fromGenerateContentResponse(grounded).usage).not.toHaveProperty('searchQueries');
+  });
+
+  it('charges a grounded call whose usage is missing its search queries beside the estimate, and at most the queries its reserve held', () => {
+    const grounded = fixture('grounded') as { candidates: { groundingMetadata: { webSearchQueries: string[] } }[]; usageMetadata?: unknown };
+    grounded.candidates[0]!.groundingMetadata.webSearchQueries = Array.from({ length: 14 }, (_, i) => `query ${i}`);
+    const searched = call({ entry: entry('fam_b-3.5-flash'), tuning: { webSearch: true } });
+    const observed = chargeCall(searched, fromGenerateContentResponse(grounded).usage, 'x', Date.now());
+    expect(observed.kind === 'observed' && observed.providerCost).toBe(0.0013935 + 10 * 0.014);
+    expect(observed.warning).toBe('Google Search grounding ran 14 search queries: 10 charged at 0.014 USD each (the most a call is charged: its reservation held 10)');
+
+    delete grounded.usageMetadata;
+    const reply = fromGenerateContentResponse(grounded);
+    const estimated = chargeCall(searched, reply.usage, reply.output, Date.now(), reply.hints);
+    const withoutSearch = chargeCall(searched, reply.usage, reply.output, Date.now());
+    expect(estimated.kind).toBe('estimated');
+    expect(estimated.kind === 'estimated' && withoutSearch.kind === 'estimated' && estimated.estimatedCost - withoutSearch.estimatedCost).toBeCloseTo(10 * 0.014, 12);
+  });
+
+  it('charges no search query to a call that did not ask for search grounding, and says so', () => {
+    const charge = chargeCall(call({ entry: entry('fam_b-3.5-flash') }), fromGenerateContentResponse(fixture('grounded')).usage, 'x', Date.now());
+    expect(charge.kind === 'observed' && charge.providerCost).toBe(0.0013935);
+    expect(charge.warning).toBe('The provider reported 2 search queries, though the call did not ask for search grounding; not charged');
   });
 
   it('keeps the request warnings first', () => {
@@ -446,6 +483,21 @@ describe('Class: GenerateContentStream, a stream stopped before its finishReason
     for (const chunk of chunks) stream.onEvent({ event: 'message', data: JSON.stringify(chunk) });
     return stream.partial();
   }
+
+  it('keeps the search queries its grounding listed before it stopped: they are billed', () => {
+    const stream = new GenerateContentStream(() => undefined);
+    const grounded = { webSearchQueries: ['who won euro 2024', 'euro 2024 final score'] };
+    stream.onEvent({
+      event: 'message',
+      data: JSON.stringify({
+        candidates: [{ content: { parts: [{ text: 'Spain ' }] }, groundingMetadata: grounded }],
+        usageMetadata: { promptTokenCount: 12, totalTokenCount: 12 },
+      }),
+    });
+    const partial = stream.partial();
+    expect(partial.hints?.searchQueries).toBe(2);
+    expect(partial.usage?.searchQueries ?? partial.hints?.searchQueries).toBe(2);
+  });
 
   it('is charged its last running usage, thinking included', () => {
     const partial = stopped({ promptTokenCount: 12, candidatesTokenCount: 5, thoughtsTokenCount: 800, totalTokenCount: 817 });
