@@ -107,32 +107,99 @@ export function largeAnswerTurn(): Promise<void> {
 }
 
 /**
+ * How many pieces (`data` events: an HTTP chunk, or what one read of the socket held of it) an
+ * answer may arrive in before MIN_AVERAGE_CHUNK_BYTES applies. Far above a whole answer's
+ * pieces (a socket read holds up to 64 KiB) and a streamed answer's first events.
+ */
+export const FREE_ANSWER_CHUNKS = 4096;
+
+/**
+ * Past FREE_ANSWER_CHUNKS pieces, the fewest bytes an answer's pieces must average, else the
+ * read fails with code EANSWERFRAGMENTED. Every piece costs the reader a fixed amount of work
+ * and memory whatever its size: an 8 MiB answer sent as 1-byte HTTP chunks had cost about
+ * 400 bytes of memory a byte (2.5 GB) and held the event loop for seconds. Vendors' smallest
+ * pieces are stream events of tens to hundreds of bytes; a keep-alive comment is 8 or more.
+ */
+export const MIN_AVERAGE_CHUNK_BYTES = 16;
+
+/** Whether `chunks` pieces bringing `bytes` bytes break MIN_AVERAGE_CHUNK_BYTES. */
+export function tooFragmented(chunks: number, bytes: number): boolean {
+  return chunks > FREE_ANSWER_CHUNKS && bytes < chunks * MIN_AVERAGE_CHUNK_BYTES;
+}
+
+/** The error of an answer that broke MIN_AVERAGE_CHUNK_BYTES: code EANSWERFRAGMENTED, with its `chunks` and `bytes`. */
+export function fragmentedError(chunks: number, bytes: number): Error & { code: string; chunks: number; bytes: number } {
+  return Object.assign(new Error(`The answer arrived in ${chunks} pieces of ${bytes} bytes in all, under ${MIN_AVERAGE_CHUNK_BYTES} bytes a piece`), {
+    code: 'EANSWERFRAGMENTED',
+    chunks,
+    bytes,
+  });
+}
+
+/**
+ * An answer's bytes as they arrive, copied into one buffer that doubles as it fills (at most
+ * to `limit`), so that it costs memory by its bytes, not by its pieces: each piece kept as a
+ * Buffer of its own cost about 400 bytes a byte when pieces were 1 byte. Counts its pieces:
+ * `add` throws the EANSWERFRAGMENTED error when they break MIN_AVERAGE_CHUNK_BYTES.
+ */
+export class AnswerBytes {
+  private buffer: Buffer | undefined;
+  length = 0;
+  chunks = 0;
+
+  constructor(private readonly limit = Infinity) {}
+
+  add(chunk: Buffer): void {
+    this.chunks += 1;
+    if (tooFragmented(this.chunks, this.length + chunk.length)) throw fragmentedError(this.chunks, this.length + chunk.length);
+    const need = this.length + chunk.length;
+    if (this.buffer === undefined || need > this.buffer.length) {
+      const grown = Buffer.allocUnsafe(Math.max(need, Math.min(2 * (this.buffer?.length ?? 0), this.limit), 1024));
+      this.buffer?.copy(grown, 0, 0, this.length);
+      this.buffer = grown;
+    }
+    chunk.copy(this.buffer, this.length);
+    this.length = need;
+  }
+
+  /** The bytes so far (a view of the buffer, not a copy). */
+  bytes(): Buffer {
+    return this.buffer === undefined ? Buffer.alloc(0) : this.buffer.subarray(0, this.length);
+  }
+}
+
+/**
  * An answer's body read whole, at most `maxBytes` of it: past that it is destroyed (its
- * connection with it) and the read fails with code EANSWERTOOLARGE. A body over
+ * connection with it) and the read fails with code EANSWERTOOLARGE; arriving in too many tiny
+ * pieces (MIN_AVERAGE_CHUNK_BYTES), with code EANSWERFRAGMENTED. Read into an AnswerBytes. A body over
  * LARGE_ANSWER_BYTES is handed on in its own turn of the event loop (largeAnswerTurn), while
  * those waiting hold at most MAX_WAITING_ANSWER_BYTES. `post`
  * reads every body with it, and the Bedrock client the bodies the AWS SDK reads whole.
  */
 export function readBody(body: Readable, maxBytes = MAX_ANSWER_BYTES): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let received = 0;
-    body.on('data', (chunk: Buffer) => {
-      received += chunk.length;
-      if (received > maxBytes) {
-        const error = Object.assign(new Error(`The answer exceeded ${maxBytes} bytes`), { code: 'EANSWERTOOLARGE' });
-        reject(error);
-        body.destroy(error);
-        return;
+    const answer = new AnswerBytes(maxBytes);
+    const fail = (error: Error) => {
+      body.off('data', onData);
+      reject(error);
+      body.destroy(error);
+    };
+    const onData = (chunk: Buffer) => {
+      if (answer.length + chunk.length > maxBytes) return fail(Object.assign(new Error(`The answer exceeded ${maxBytes} bytes`), { code: 'EANSWERTOOLARGE' }));
+      try {
+        answer.add(chunk);
+      } catch (error) {
+        fail(error as Error);
       }
-      chunks.push(chunk);
-    });
+    };
+    body.on('data', onData);
     body.once('end', () => {
-      if (received <= LARGE_ANSWER_BYTES || waitingAnswerBytes + received > MAX_WAITING_ANSWER_BYTES) return resolve(Buffer.concat(chunks));
+      const received = answer.length;
+      if (received <= LARGE_ANSWER_BYTES || waitingAnswerBytes + received > MAX_WAITING_ANSWER_BYTES) return resolve(answer.bytes());
       waitingAnswerBytes += received;
       void largeAnswerTurn().then(() => {
         waitingAnswerBytes -= received;
-        resolve(Buffer.concat(chunks));
+        resolve(answer.bytes());
       });
     });
     body.once('error', reject);

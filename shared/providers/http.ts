@@ -61,11 +61,14 @@ export async function postJson(request: WireRequest, signal: AbortSignal, option
   }
 }
 
-/** An answer `post` (or `readBody`) refused for its size as an UpstreamError; undefined for any other error. */
+/** An answer `post` (or `readBody`) refused for its size, or for its pieces (MIN_AVERAGE_CHUNK_BYTES), as an UpstreamError; undefined for any other error. */
 export function answerTooLarge(error: unknown): UpstreamError | undefined {
-  if ((error as { code?: unknown } | null)?.code !== 'EANSWERTOOLARGE') return undefined;
+  const code = (error as { code?: unknown } | null)?.code;
   // Not retried: the same call would answer as much again.
-  return new UpstreamError('upstream_malformed_response', `The provider's answer exceeded ${MAX_ANSWER_BYTES} bytes`, { cause: error });
+  if (code === 'EANSWERTOOLARGE') return new UpstreamError('upstream_malformed_response', `The provider's answer exceeded ${MAX_ANSWER_BYTES} bytes`, { cause: error });
+  if (code === 'EANSWERFRAGMENTED')
+    return new UpstreamError('upstream_malformed_response', `The provider's answer came in too many tiny pieces: ${(error as Error).message}`, { cause: error });
+  return undefined;
 }
 
 export const defaultErrorMapper: ErrorMapper = (status, text, retryAfter) =>

@@ -1,4 +1,5 @@
-import { postStream, type StreamAnswer } from '../http/post.js';
+import { finished } from 'node:stream/promises';
+import { AnswerBytes, fragmentedError, postStream, tooFragmented, type StreamAnswer } from '../http/post.js';
 import { UpstreamError, vendorWord, type PartialReply } from './errors.js';
 import { abortError, defaultErrorMapper, headerValue, unreachable, type PostJsonOptions, type WireRequest } from './http.js';
 import type { ModelReply } from './types.js';
@@ -40,9 +41,23 @@ export async function postSse(request: WireRequest, signal: AbortSignal, options
   }
   const parser = new SseParser(limits);
   try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      for (const event of parser.push(chunk)) onEvent(event);
-    }
+    // Each piece as it arrives ('data', not an async iterator, which joins what waited): its
+    // pieces are counted, and a stream in too many tiny ones fails (MIN_AVERAGE_CHUNK_BYTES).
+    let chunks = 0;
+    let bytes = 0;
+    const onData = (chunk: Buffer) => {
+      try {
+        chunks += 1;
+        bytes += chunk.length;
+        if (tooFragmented(chunks, bytes)) throw fragmentedError(chunks, bytes);
+        for (const event of parser.push(chunk)) onEvent(event);
+      } catch (error) {
+        stream.off('data', onData);
+        stream.destroy(error as Error);
+      }
+    };
+    stream.on('data', onData);
+    await finished(stream);
     for (const event of parser.end()) onEvent(event);
   } catch (error) {
     stream.destroy();
@@ -55,6 +70,11 @@ function streamFailure(error: unknown, signal: AbortSignal, status: number): Ups
   if (signal.aborted) return abortError(signal, error);
   if (error instanceof UpstreamError) return error;
   if (error instanceof SseLimitError) return new UpstreamError('upstream_malformed_response', error.message, { upstreamStatus: status });
+  if ((error as { code?: unknown }).code === 'EANSWERFRAGMENTED')
+    return new UpstreamError('upstream_malformed_response', `The provider's stream came in too many tiny pieces: ${(error as Error).message}`, {
+      upstreamStatus: status,
+      cause: error,
+    });
   return new UpstreamError('upstream_unreachable', `The provider's stream broke off: ${describeCut(error)}`, { cause: error });
 }
 
@@ -93,18 +113,24 @@ function describeCut(error: unknown): string {
 
 /** The body of an error answer as text, at most MAX_ERROR_BODY_BYTES of it. */
 async function readCapped(response: StreamAnswer, signal: AbortSignal): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
+  // Copied into one buffer as it comes; an answer in too many tiny pieces is read no further.
+  const answer = new AnswerBytes(MAX_ERROR_BODY_BYTES);
   try {
-    for await (const chunk of response.body as AsyncIterable<Buffer>) {
-      chunks.push(chunk);
-      size += chunk.length;
-      if (size >= MAX_ERROR_BODY_BYTES) break;
-    }
+    await new Promise<void>((resolve, reject) => {
+      response.body.on('data', (chunk: Buffer) => {
+        try {
+          answer.add(chunk.subarray(0, MAX_ERROR_BODY_BYTES - answer.length));
+        } catch {
+          return resolve();
+        }
+        if (answer.length >= MAX_ERROR_BODY_BYTES) resolve();
+      });
+      finished(response.body).then(resolve, reject);
+    });
   } catch (error) {
     throw unreachable(signal, error);
   } finally {
     response.body.destroy();
   }
-  return Buffer.concat(chunks).toString('utf8').slice(0, MAX_ERROR_BODY_BYTES);
+  return answer.bytes().toString('utf8');
 }
