@@ -1,5 +1,6 @@
 import { BoundedMap } from '../../shared/bounded-map.js';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { STATUS_CODES, createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
@@ -30,23 +31,75 @@ export interface LocalHandlers {
 }
 
 /**
+ * How long a client may take to send a request's headers, and the whole request with its body,
+ * before it is answered 408 and its connection closed. API Gateway gives no more: its idle
+ * connection timeout is 10 s and its integration timeout 29 s (Node's own defaults, 60 s and
+ * 300 s, let a client that sends a byte now and then hold a connection for minutes).
+ */
+export const HEADERS_TIMEOUT_MS = 10_000;
+export const REQUEST_TIMEOUT_MS = 30_000;
+
+/**
+ * The most connections the host holds at once, well below its file descriptor limit (each also
+ * needs descriptors for its vendor calls): past it a new connection is closed at once (Node's
+ * server `drop`), where 27,000 idle half-sent requests had used up every descriptor of the process.
+ */
+export const MAX_CONNECTIONS = 4_096;
+
+export interface LocalServerOptions {
+  headersTimeoutMs?: number;
+  requestTimeoutMs?: number;
+  /** By default MAX_CONNECTIONS, or a quarter of the process's file descriptor limit when that is lower (fileLimit). */
+  maxConnections?: number;
+}
+
+/** The process's soft limit on open files, read from /proc on Linux; undefined elsewhere. */
+function fileLimit(): number | undefined {
+  try {
+    const line = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
+    return line ? Number(line[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** MAX_CONNECTIONS, or a quarter of the file descriptor limit when that is lower. */
+export function connectionCap(limit = fileLimit()): number {
+  return limit === undefined ? MAX_CONNECTIONS : Math.max(1, Math.min(MAX_CONNECTIONS, Math.floor(limit / 4)));
+}
+
+/** A request whose client went away before its body was read: its connection is closed, nothing answered or logged. */
+class ClientGoneError extends Error {
+  override name = 'ClientGoneError';
+}
+
+/**
  * What API Gateway does in AWS, on one loopback port: the route (POST /api/v1/prompt
  * only), the payload limit, the Lambda authorizer first, then the `api` handler with the
  * authorizer's context, and what that handler writes after its answer once the answer
- * is sent. Every refusal uses the handler's error body.
+ * is sent. Every refusal uses the handler's error body. A request is given
+ * HEADERS_TIMEOUT_MS for its headers and REQUEST_TIMEOUT_MS in all (408), and the host
+ * holds at most `connectionCap()` connections.
  */
-export function createLocalServer(handlers: LocalHandlers, log: Log): Server {
+export function createLocalServer(handlers: LocalHandlers, log: Log, options: LocalServerOptions = {}): Server {
+  const headersTimeout = options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
+  const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   // A request without Host reaches `handle`, which refuses it with the error body; Node would answer it bare.
-  const server = createServer({ requireHostHeader: false }, (req, res) => {
+  // The timeouts are checked every connectionsCheckingInterval (30 s by default: a 10 s timeout would take up to 40).
+  const serverOptions = { requireHostHeader: false, headersTimeout, requestTimeout, connectionsCheckingInterval: Math.max(1, Math.min(1_000, Math.floor(headersTimeout / 4))) };
+  const server = createServer(serverOptions, (req, res) => {
     const requestId = randomUUID();
     // Stopping (the host's close() stopped listening): a request that comes on a connection
     // still open is refused cleanly, and every answer still to go closes its connection,
     // rather than the close that ends the host resetting a request half read.
     if (!server.listening) return reject(req, res, new ServiceUnavailableError('The gateway is stopping; send the request again once it runs', 1), requestId, true);
     handle(req, res, handlers, requestId, () => !server.listening).catch((error: unknown) => {
+      // The caller went away mid-body: no one to answer, nothing went wrong here.
+      if (error instanceof ClientGoneError) return void req.socket.destroy();
       send(res, errorResponse(error, log, { requestId }), requestId);
     });
   });
+  server.maxConnections = options.maxConnections ?? connectionCap();
   server.on('clientError', answerClientError);
   // Expect: 100-continue (curl sends it for bodies over 1 MiB): the go-ahead only for a body
   // that fits. A larger one is refused before its client sends it; sent, the close that
@@ -87,7 +140,9 @@ export function cacheAuthorizer(authorizer: LocalHandlers['authorizer'], ttlMs: 
  * It gets the error body too, as API Gateway's own 4xx answers do in AWS.
  */
 function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
-  if (error.code === 'ECONNRESET' || !socket.writable) {
+  // An answer already begun on the connection (a refusal whose body is still being discarded) is not followed by another.
+  const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
     socket.destroy();
     return;
   }
@@ -174,7 +229,12 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefin
     };
     req.on('data', onData);
     req.on('end', () => resolve(size > limit ? undefined : Buffer.concat(chunks)));
-    req.on('error', reject);
+    // A client that disconnects mid-body (or is cut off by the request timeout): aborted, ECONNRESET.
+    const gone = () => reject(new ClientGoneError('The client closed the connection before its body was read'));
+    req.on('error', gone);
+    req.once('close', () => {
+      if (!req.complete) gone();
+    });
   });
 }
 
