@@ -54,15 +54,17 @@ const shared = {
 };
 
 /**
- * Connections one client may hold to one host at once. Above the 120-call judging limit
- * (LIMITS.judgeCalls): a `judge` task makes all of one judge's calls at once, through one
- * client when the judge is on Bedrock, and a lower cap would queue them into waves.
+ * Keep-alive connections of its own for one client (the Bedrock client's), which its owner
+ * can close; `idleMs` is for tests. Like the shared agents, it holds as many connections to a
+ * host as there are calls at once: no `maxSockets`. A cap (128 had been set, to stay above a
+ * judge task's 120 calls) is shared by every request of the process: locally, where one
+ * process serves every tenant, one tenant's 64 slow requests to a Bedrock model had queued
+ * another's fast call behind them for 14 s. What bounds the calls is the requests' own limits
+ * (models and judge calls a request, requests in flight an account) and, locally, the host's
+ * connection cap.
  */
-export const MAX_SOCKETS_PER_HOST = 128;
-
-/** Keep-alive connections of its own for one client, which its owner can close; `idleMs` is for tests. */
 export function keepAliveAgent(url: URL, idleMs = IDLE_CONNECTION_MS): HttpAgent {
-  const options = { keepAlive: true, maxSockets: MAX_SOCKETS_PER_HOST };
+  const options = { keepAlive: true };
   return closingIdle(url.protocol === 'https:' ? new HttpsAgent(options) : new HttpAgent(options), idleMs);
 }
 

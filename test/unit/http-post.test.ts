@@ -84,6 +84,27 @@ describe('Function: post', () => {
     expect(agent.maxSockets).toBeGreaterThanOrEqual(LIMITS.judgeCalls);
     agent.destroy();
   });
+
+  it('lets one client hold as many connections to a host as there are calls: no cap shared by every request of the process', async () => {
+    // More calls at once than the 128 connections a client had been capped at: every one reaches the server before any is answered.
+    const calls = 2 * LIMITS.judgeCalls;
+    const held: (() => void)[] = [];
+    let allArrived!: () => void;
+    const arrived = new Promise<void>((resolve) => (allArrived = resolve));
+    server = createServer((req, res) => {
+      req.resume();
+      held.push(() => res.end('{"ok":true}'));
+      if (held.length === calls) allArrived();
+    });
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+    const agent = keepAliveAgent(url);
+    const answers = Array.from({ length: calls }, () => post(url, '{}', {}, { agent }));
+    await arrived;
+    for (const answer of held) answer();
+    expect((await Promise.all(answers)).every((answer) => answer.status === 200)).toBe(true);
+    agent.destroy();
+  });
 });
 
 describe('Large answers, one per turn of the event loop', () => {

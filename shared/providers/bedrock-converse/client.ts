@@ -38,7 +38,7 @@ function loadSdk(): Promise<Sdk> {
 /**
  * One client per (endpoint, region), kept for the life of the process.
  * - HTTP/1.1 with keep-alive: bedrock-runtime defaults to HTTP/2, which the simulator does not speak.
- * - The keep-alive connections of every other call (http/post.ts): a pooled one closes after
+ * - Keep-alive connections like every other call's (http/post.ts), as many as calls at once: a pooled one closes after
  *   4 s idle, so that a function thawed after minutes does not send its first Bedrock call
  *   on a connection the far end has closed (a reset, then a retry after a backoff).
  * - maxAttempts 1: the gateway's retry loop is the only one, so attempts add up to its cap.
