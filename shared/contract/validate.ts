@@ -36,7 +36,7 @@ export function validatePromptRequest(body: unknown, catalogAt = Date.now()): Pr
   // Every field of the body costs the schema check and its error; a body of many thousands is refused before either runs.
   if (exceeds(body, { fields: MAX_FIELDS })) throw new ValidationError([{ field: '', message: TOO_MANY_FIELDS }]);
   const valid = validateBody(body);
-  const schemaErrors = valid ? [] : (validateBody.errors ?? []).filter((error) => error.instancePath.length <= MAX_ERROR_PATH);
+  const schemaErrors = valid ? [] : (validateBody.errors ?? []).filter((error) => error.instancePath.length <= MAX_ERROR_PATH && !belowLongKey(error.instancePath));
   const errors = toFieldErrors(schemaErrors, suggest);
   const refused = refusedFields(schemaErrors);
   if (refused === EVERY_FIELD) throw new ValidationError(errors);
@@ -87,6 +87,25 @@ function checked(body: PromptRequestBody, models: RequestedModel[], judges: Requ
  * Compared by length, which reads none of the path.
  */
 const MAX_ERROR_PATH = '/model_tuning/'.length + 2 * LIMITS.modelIdChars + '/reasoningEffort'.length;
+
+const TUNING = '/model_tuning/';
+
+/**
+ * Whether a path lies at or below a `model_tuning` key over LIMITS.modelIdChars characters: such
+ * a key is no model ID, named once by its own error (`is not a valid model ID key`), and what is
+ * below it (`must be object`, an unknown parameter) is not listed. Reads at most MAX_ERROR_PATH
+ * characters (the paths are filtered by length first).
+ */
+function belowLongKey(path: string): boolean {
+  if (!path.startsWith(TUNING)) return false;
+  const end = path.indexOf('/', TUNING.length);
+  return unescapePointer(path.slice(TUNING.length, end === -1 ? undefined : end)).length > LIMITS.modelIdChars;
+}
+
+/** A `model_tuning` key as a pointer segment: one over LIMITS.modelIdChars characters cut to them and `…`, so that a key of megabytes is not sent back (in the field and in the message). */
+function keySegment(key: string): string {
+  return key.length > LIMITS.modelIdChars ? `${escapePointer(key.slice(0, LIMITS.modelIdChars))}…` : escapePointer(key);
+}
 
 /** What refusedFields answers when the body itself is refused (not an object): no field of it is read. */
 const EVERY_FIELD = 'every field';
@@ -395,7 +414,7 @@ function mapAjvError(error: ErrorObject, suggest: Suggest): FieldError | undefin
       return { field: `${path}/${escapePointer(String(params.missingProperty))}`, message: 'is required' };
     case 'propertyNames':
       // Reported twice by ajv (the name's own failure, then this one); keep the clearer one.
-      return { field: `${path}/${escapePointer(String(params.propertyName))}`, message: 'is not a valid model ID key' };
+      return { field: `${path}/${keySegment(String(params.propertyName))}`, message: 'is not a valid model ID key' };
     case 'enum': {
       // The values the model takes, not every model's: `none` is not one of o3's.
       const tuned = /^\/model_tuning\/([^/]+)\/reasoningEffort$/.exec(path);

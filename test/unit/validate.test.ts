@@ -1,3 +1,4 @@
+import { LIMITS } from '../../shared/contract/limits.js';
 import { describe, expect, it } from 'vitest';
 import { checkPromptRequest, validatePromptRequest } from '../../shared/contract/validate.js';
 import { ValidationError } from '../../shared/errors.js';
@@ -373,9 +374,18 @@ describe('Function: validatePromptRequest', () => {
       const errors = await fieldErrors(body({ model_tuning: { [key]: params, 'fam_c-5.4': { verbosity: 1 } } }));
       // It listed 100 copies of the key (100 MB), in 5 s.
       expect(errors).toEqual([
-        { field: `/model_tuning/${key}`, message: 'is not a valid model ID key' },
+        { field: `/model_tuning/${key.slice(0, LIMITS.modelIdChars)}…`, message: 'is not a valid model ID key' },
         { field: '/model_tuning/fam_c-5.4/verbosity', message: 'is not a known field' },
       ]);
+    });
+
+    it.each([
+      ['an unknown field below it', { a: 1 }],
+      ['a value that is no object', 'x'],
+    ])('names a model_tuning key over 100 characters once, its first 100 and an ellipsis, with nothing below it: %s', async (_name, value) => {
+      const key = 'k'.repeat(LIMITS.modelIdChars + 50);
+      const errors = await fieldErrors(body({ model_tuning: { [key]: value } }));
+      expect(errors).toEqual([{ field: `/model_tuning/${'k'.repeat(LIMITS.modelIdChars)}…`, message: 'is not a valid model ID key' }]);
     });
 
     it('escapes model IDs used as pointer segments', async () => {
