@@ -64,8 +64,8 @@ export class BadRequestError extends GatewayError {
 
 export class UnsupportedMediaTypeError extends GatewayError {
   override name = 'UnsupportedMediaTypeError';
-  constructor(contentType: string) {
-    super(415, 'unsupported_media_type', `Content-Type "${contentType.slice(0, 100)}" is not accepted; send application/json`);
+  constructor(contentType: string, message = `Content-Type "${contentType.slice(0, 100)}" is not accepted; send application/json`) {
+    super(415, 'unsupported_media_type', message);
   }
 }
 

@@ -473,7 +473,7 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
     name: 'UnsupportedMediaType',
     codes: ['unsupported_media_type'],
     description:
-      'A Content-Type that is not JSON (`application/json`, `application/*+json`, none, and `application/x-www-form-urlencoded` are accepted), or that declares a `charset` other than `utf-8` (or `utf8`): a JSON body is UTF-8.',
+      'A Content-Type that is not JSON (`application/json`, `application/*+json`, none, and `application/x-www-form-urlencoded` are accepted), or that declares a `charset` other than `utf-8` (or `utf8`): a JSON body is UTF-8; a Content-Type sent more than once; a Content-Encoding other than `identity` (the body is never decoded).',
   },
   { status: '422', name: 'IdempotencyKeyReused', codes: ['idempotency_key_reused'], description: 'This Idempotency-Key was used with another body.' },
   {

@@ -21,10 +21,24 @@ const ACCEPTED_TYPES = /^(application\/json|application\/[a-z0-9.+-]+\+json|appl
 /** A 415 that names the header in `details`, as a 400 names a field of the body. */
 class ContentTypeError extends UnsupportedMediaTypeError {
   readonly details: FieldError[];
-  constructor(contentType: string, message: string) {
-    super(contentType);
-    this.details = [{ field: 'header:Content-Type', message }];
+  constructor(contentType: string, message: string, header = 'Content-Type', summary?: string) {
+    super(contentType, summary);
+    this.details = [{ field: `header:${header}`, message }];
   }
+}
+
+/**
+ * The content-codings of a Content-Encoding other than `identity`, or undefined: the body is
+ * read as the bytes it is (no gzip or other coding is undone), so a coded body is refused, not
+ * taken for JSON it is not.
+ */
+function refusedEncoding(contentEncoding: string | undefined): string | undefined {
+  if (contentEncoding === undefined) return undefined;
+  const codings = contentEncoding
+    .split(',')
+    .map((coding) => coding.trim().toLowerCase())
+    .filter((coding) => coding !== '' && coding !== 'identity');
+  return codings.length > 0 ? codings.join(', ') : undefined;
 }
 
 /** UTF-8's IANA name and `utf8`, which the WHATWG Encoding standard and most HTTP clients also take for it. */
@@ -90,6 +104,14 @@ export function jsonBody(options: { limitBytes: number }): Middleware {
       const bytes = event.isBase64Encoded && event.body ? Buffer.from(event.body, 'base64') : undefined;
       const size = bytes ? bytes.length : Buffer.byteLength(event.body ?? '', 'utf8');
       if (size > options.limitBytes) throw new PayloadTooLargeError(options.limitBytes);
+      const encoding = refusedEncoding(event.headers['content-encoding']);
+      if (encoding !== undefined)
+        throw new ContentTypeError(
+          encoding,
+          'must be identity or absent: the body is read as it is sent, not decoded',
+          'Content-Encoding',
+          `Content-Encoding "${encoding.slice(0, 40)}" is not accepted; send the body uncoded`,
+        );
       const contentType = event.headers['content-type'];
       if (contentType !== undefined) {
         if (!ACCEPTED_TYPES.test(contentType)) throw new ContentTypeError(contentType, 'must be application/json');
@@ -168,11 +190,13 @@ const SINGLE_HEADERS: Readonly<Record<string, () => Error>> = {
   authorization: () => new UnauthorizedError('Send exactly one Authorization header: Authorization: Bearer <API_KEY>'),
   // Which key would the retry be matched on? Neither silently.
   'idempotency-key': () => new ValidationError([{ field: 'header:Idempotency-Key', message: 'must be sent at most once' }]),
+  // Which type is the body? A proxy may have read the first, the parser the last.
+  'content-type': () => new ContentTypeError('', 'must be sent at most once', 'Content-Type', 'Send exactly one Content-Type header: Content-Type: application/json'),
 };
 
 /**
  * A header of SINGLE_HEADERS repeated (in any letter case) is refused: a repeated
- * `Authorization` with 401, a repeated `Idempotency-Key` with 400. Placed before the
+ * `Authorization` with 401, a repeated `Idempotency-Key` with 400, a repeated `Content-Type` with 415. Placed before the
  * header normalizer, which would keep only one of the values.
  */
 export function singleValuedHeaders(): Middleware {

@@ -220,6 +220,28 @@ describe('Handler: api, headers sent at most once', () => {
     expect(answer.reached).toBe(false);
   });
 
+  it.each([
+    ['the same spelling', ['Content-Type', 'application/json', 'Content-Type', 'text/plain']],
+    ['two spellings', ['content-type', 'application/json', 'CONTENT-TYPE', 'application/json']],
+  ])('answers 415 naming the header for two Content-Type headers in %s, by the same mechanism', async (_name, headers) => {
+    const answer = await invoke('{"prompt":"x","models":["fam_k-8b"]}', headers);
+    expect(answer.status).toBe(415);
+    expect(answer.body.error).toMatchObject({ code: 'unsupported_media_type', details: [{ field: 'header:Content-Type', message: 'must be sent at most once' }] });
+    expect(answer.reached).toBe(false);
+  });
+
+  it.each(['gzip', 'identity, br', 'x-custom'])('answers 415 naming the header for Content-Encoding: %s', async (coding) => {
+    const answer = await invoke('{"prompt":"x","models":["fam_k-8b"]}', ['content-type', 'application/json', 'Content-Encoding', coding]);
+    expect(answer.status).toBe(415);
+    expect(answer.body.error).toMatchObject({ code: 'unsupported_media_type', details: [{ field: 'header:Content-Encoding' }] });
+    expect(answer.body.error.message).toMatch(/^Content-Encoding "/);
+    expect(answer.reached).toBe(false);
+  });
+
+  it('takes Content-Encoding: identity', async () => {
+    expect((await invoke('{"prompt":"x","models":["fam_k-8b"]}', ['content-type', 'application/json', 'Content-Encoding', 'identity'])).reached).toBe(true);
+  });
+
   it('takes one Idempotency-Key', async () => {
     expect((await invoke('{"prompt":"x","models":["fam_k-8b"]}', ['content-type', 'application/json', 'Idempotency-Key', 'k1'])).reached).toBe(true);
   });
