@@ -3,7 +3,7 @@ import { Ajv } from 'ajv';
 import { describe, it, expect } from 'vitest';
 import { startSimulator } from '../../infra/local/simulator/server.js';
 import type { Simulator } from '../../infra/local/simulator/server.js';
-import { countTokens, generateParagraph, generateFromSchema, truncateToTokens } from '../../infra/local/simulator/text.js';
+import { countTokens, generateParagraph, generateFromSchema, SCHEMA_VALUE_MAX_CHARS, truncateToTokens } from '../../infra/local/simulator/text.js';
 import { suiteSimulator } from '../support/simulator.js';
 
 interface ChatCompletion {
@@ -219,6 +219,46 @@ describe('simulator basics', () => {
     const generated = generateFromSchema(refSchema, 42);
     const validateRef = new Ajv({ strict: false, logger: false }).compile(refSchema);
     expect(validateRef(generated), JSON.stringify(validateRef.errors)).toBe(true);
+  });
+
+  it('bounds what a schema asks for by the output allowance, answering non-conforming JSON past it', async () => {
+    // minItems and minLength no allowance holds: built as asked, they held the thread (of the
+    // gateway, under npm start) for minutes and ran the heap out of memory.
+    const hostile = [
+      { type: 'object', properties: { a: { type: 'array', minItems: 1e9, items: { type: 'string' } } }, required: ['a'], additionalProperties: false },
+      { type: 'object', properties: { a: { type: 'string', minLength: 1e308 } }, required: ['a'], additionalProperties: false },
+      {
+        type: 'object',
+        properties: { a: { type: 'array', minItems: 1e9, items: { type: 'object', properties: {}, additionalProperties: false } } },
+        required: ['a'],
+        additionalProperties: false,
+      },
+      {
+        type: 'object',
+        properties: { a: { type: 'array', minItems: 1e6, items: { type: 'array', minItems: 1e6, items: { type: 'string', minLength: 1e6 } } } },
+        required: ['a'],
+        additionalProperties: false,
+      },
+    ];
+    for (const schema of hostile) {
+      const value = generateFromSchema(schema, 7);
+      expect(JSON.stringify(value).length).toBeLessThanOrEqual(SCHEMA_VALUE_MAX_CHARS + 100);
+      expect(new Ajv({ strict: false, logger: false }).compile(schema)(value)).toBe(false);
+      // Within a call's max_tokens: the answer is cut there (finish_reason length), never built whole.
+      const body = await completion({
+        model: 'gpt-4o-mini',
+        messages: MESSAGES,
+        max_tokens: 1000,
+        response_format: { type: 'json_schema', json_schema: { name: 'x', schema, strict: true } },
+      });
+      expect(contentOf(body).length).toBeLessThanOrEqual(4000);
+      expect(body.choices[0]!.finish_reason).toBe('length');
+    }
+    // A demand the allowance holds is still met.
+    const fits = { type: 'object', properties: { a: { type: 'array', minItems: 50, items: { type: 'string', minLength: 100 } } }, required: ['a'], additionalProperties: false };
+    const value = generateFromSchema(fits, 7, 40_000);
+    expect(new Ajv({ strict: false, logger: false }).compile(fits)(value)).toBe(true);
+    expect(generateFromSchema(fits, 7, 1_000)).not.toEqual(value);
   });
 
   it('answers json_object requests with a JSON object', async () => {

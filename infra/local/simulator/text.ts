@@ -94,6 +94,11 @@ export function truncateToTokens(text: string, maxTokens: number): string {
 
 type Schema = Record<string, unknown>;
 
+/** The characters of a value's JSON (a schema's `const` or `enum` value). */
+function jsonChars(value: unknown): number {
+  return JSON.stringify(value)?.length ?? 4;
+}
+
 function isObject(x: unknown): x is Schema {
   return typeof x === 'object' && x !== null && !Array.isArray(x);
 }
@@ -103,6 +108,26 @@ function num(x: unknown): number | undefined {
 }
 
 const MAX_DEPTH = 12;
+
+/**
+ * The most characters a generated value holds when the call gives no output allowance:
+ * 4 characters a token of the 200,000 tokens a gateway request's `maxTokens` allows.
+ */
+export const SCHEMA_VALUE_MAX_CHARS = 800_000;
+
+/** What is left of a generated value's characters: every string, item and key takes from it. */
+interface Budget {
+  left: number;
+}
+
+/**
+ * Characters for a call's output allowance in tokens (4 a token, countTokens), within the fixed
+ * cap: a value that runs out of them is longer than the allowance, so the answer is cut at it
+ * (finish reason "length"), as a real model's that ran out of tokens.
+ */
+export function schemaCharsFor(maxTokens: number | undefined): number {
+  return maxTokens === undefined ? SCHEMA_VALUE_MAX_CHARS : Math.min(SCHEMA_VALUE_MAX_CHARS, Math.max(0, Math.floor(maxTokens)) * 4 + 4);
+}
 
 function resolveRef(ref: string, root: Schema): Schema | undefined {
   if (!ref.startsWith('#')) return undefined;
@@ -130,7 +155,7 @@ function schemaType(schema: Schema): string | undefined {
   return undefined;
 }
 
-function stringValue(schema: Schema, rng: Rng): string {
+function stringValue(schema: Schema, rng: Rng, budget: Budget): string {
   switch (schema['format']) {
     case 'date-time':
       return '2024-01-01T00:00:00Z';
@@ -154,9 +179,21 @@ function stringValue(schema: Schema, rng: Rng): string {
       break;
   }
   let s = generatePhrase(rng);
-  const min = num(schema['minLength']);
+  // A minLength past what is left is met only as far as the allowance goes: the answer then
+  // breaks the schema, as a real model's would that ran out of tokens.
+  const wanted = num(schema['minLength']);
+  const min = wanted === undefined ? undefined : Math.min(wanted, Math.max(0, budget.left));
   const max = num(schema['maxLength']);
-  if (min !== undefined) while (s.length < min) s += ` ${generatePhrase(rng)}`;
+  if (min !== undefined && s.length < min) {
+    const parts = [s];
+    let length = s.length;
+    while (length < min) {
+      const phrase = generatePhrase(rng);
+      parts.push(phrase);
+      length += phrase.length + 1;
+    }
+    s = parts.join(' ');
+  }
   if (max !== undefined && s.length > max) s = s.slice(0, Math.max(0, max));
   if (min !== undefined && s.length < min) s = s.padEnd(min, 'x');
   return s;
@@ -184,42 +221,57 @@ function numberValue(schema: Schema, rng: Rng, integer: boolean): number {
   return v;
 }
 
-function valueFor(schema: unknown, rng: Rng, root: Schema, depth: number): unknown {
-  if (schema === true || schema === undefined) return generatePhrase(rng);
-  if (!isObject(schema)) return null;
-  if (depth > MAX_DEPTH) return schemaType(schema) === 'object' ? {} : null;
+/**
+ * Takes a value's characters as JSON from `budget` (a string its quotes; an item or member its
+ * comma, which its array or object takes; never more than the JSON holds, so a value built
+ * until the budget runs out is at least as long), and returns the value.
+ */
+function take<T>(budget: Budget, value: T, chars: number): T {
+  budget.left -= chars;
+  return value;
+}
+
+/** A value for `schema`; every string, scalar and item of it takes its characters from `budget`. */
+function valueFor(schema: unknown, rng: Rng, root: Schema, depth: number, budget: Budget): unknown {
+  if (schema === true || schema === undefined) {
+    const phrase = generatePhrase(rng);
+    return take(budget, phrase, phrase.length + 2);
+  }
+  if (!isObject(schema)) return take(budget, null, 4);
+  if (depth > MAX_DEPTH) return take(budget, schemaType(schema) === 'object' ? {} : null, 4);
 
   if (typeof schema['$ref'] === 'string') {
     const target = resolveRef(schema['$ref'], root);
-    return target ? valueFor(target, rng, root, depth + 1) : null;
+    return target ? valueFor(target, rng, root, depth + 1, budget) : null;
   }
-  if ('const' in schema) return schema['const'];
+  if ('const' in schema) return take(budget, schema['const'], jsonChars(schema['const']));
   const en = schema['enum'];
-  if (Array.isArray(en) && en.length > 0) return en[0];
+  if (Array.isArray(en) && en.length > 0) return take(budget, en[0], jsonChars(en[0]));
 
   for (const key of ['anyOf', 'oneOf'] as const) {
     const alts = schema[key];
     if (Array.isArray(alts) && alts.length > 0) {
       const chosen = alts.find((a) => !(isObject(a) && a['type'] === 'null')) ?? alts[0];
-      return valueFor(chosen, rng, root, depth + 1);
+      return valueFor(chosen, rng, root, depth + 1, budget);
     }
   }
   const all = schema['allOf'];
   if (Array.isArray(all) && all.length > 0) {
-    const parts = all.map((s) => valueFor(s, rng, root, depth + 1));
+    const parts = all.map((s) => valueFor(s, rng, root, depth + 1, budget));
     if (parts.every((p) => isObject(p))) return Object.assign({}, ...parts);
     return parts[0];
   }
 
   switch (schemaType(schema)) {
     case 'null':
-      return null;
+      return take(budget, null, 4);
     case 'boolean':
-      return rng() < 0.5;
+      return take(budget, rng() < 0.5, 5);
     case 'integer':
-      return numberValue(schema, rng, true);
-    case 'number':
-      return numberValue(schema, rng, false);
+    case 'number': {
+      const v = numberValue(schema, rng, schemaType(schema) === 'integer');
+      return take(budget, v, String(v).length);
+    }
     case 'array': {
       const prefix = Array.isArray(schema['prefixItems']) ? (schema['prefixItems'] as unknown[]) : [];
       const minItems = num(schema['minItems']) ?? 0;
@@ -227,37 +279,53 @@ function valueFor(schema: unknown, rng: Rng, root: Schema, depth: number): unkno
       let count = Math.max(1, minItems, prefix.length);
       if (maxItems !== undefined) count = Math.min(count, maxItems);
       const out: unknown[] = [];
-      for (let i = 0; i < count; i++) {
-        out.push(valueFor(i < prefix.length ? prefix[i] : schema['items'], rng, root, depth + 1));
+      budget.left -= 2;
+      // Items stop where the allowance does (the first is always made), minItems met or not.
+      for (let i = 0; i < count && (i === 0 || budget.left > 0); i++) {
+        budget.left -= 1;
+        out.push(valueFor(i < prefix.length ? prefix[i] : schema['items'], rng, root, depth + 1, budget));
       }
       return out;
     }
     case 'object': {
       const out: Record<string, unknown> = {};
+      budget.left -= 2;
       const props = isObject(schema['properties']) ? schema['properties'] : {};
-      for (const key of Object.keys(props)) out[key] = valueFor(props[key], rng, root, depth + 1);
+      for (const key of Object.keys(props)) {
+        budget.left -= key.length + 4;
+        out[key] = valueFor(props[key], rng, root, depth + 1, budget);
+      }
       const required = schema['required'];
       if (Array.isArray(required)) {
         for (const key of required) {
-          if (typeof key === 'string' && !(key in out)) out[key] = generatePhrase(rng);
+          if (typeof key === 'string' && !(key in out)) {
+            const phrase = generatePhrase(rng);
+            out[key] = take(budget, phrase, key.length + phrase.length + 6);
+          }
         }
       }
       return out;
     }
-    default:
-      return stringValue(schema, rng);
+    default: {
+      const text = stringValue(schema, rng, budget);
+      return take(budget, text, text.length + 2);
+    }
   }
 }
 
 /**
  * A deterministic minimal value conforming to `schema`: every property (and
  * every required key) of objects, one item per array, the first enum value,
- * in-range numbers and short phrases for strings.
+ * in-range numbers and short phrases for strings. Its JSON holds about `maxChars`
+ * characters at most (schemaCharsFor the call's output allowance): `minLength` and
+ * `minItems` past that are met only so far, so the value then breaks the schema, as a
+ * real model's answer does that runs out of tokens. A schema's demands never hold
+ * the simulator's thread, which in `npm start` is the gateway's.
  */
-export function generateFromSchema(schema: unknown, seed: number): unknown {
+export function generateFromSchema(schema: unknown, seed: number, maxChars = SCHEMA_VALUE_MAX_CHARS): unknown {
   const root = isObject(schema) ? schema : {};
   if (!isObject(schema) || Object.keys(schema).length === 0) return {};
-  return valueFor(schema, createRng(seed), root, 0);
+  return valueFor(schema, createRng(seed), root, 0, { left: maxChars });
 }
 
 /**

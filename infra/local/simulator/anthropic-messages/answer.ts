@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { Json } from '../json.js';
 import { PrefixCache } from '../prefix-cache.js';
-import { countTokens, generateFromSchema, generateParagraph, truncateToTokens } from '../text.js';
+import { countTokens, generateFromSchema, generateParagraph, schemaCharsFor, truncateToTokens } from '../text.js';
 import type { Reply } from '../types.js';
 import { anthropicHeaders } from './errors.js';
 
@@ -60,7 +60,7 @@ export function answerMessages(call: MessagesCall, usage: boolean, structured?: 
     content.push({ type: 'thinking', thinking, signature });
     budget -= countTokens(thinking);
   }
-  let text = call.schema ? JSON.stringify(structured ?? generateFromSchema(call.schema, call.seed)) : generateParagraph(call.model, call.seed);
+  let text = call.schema ? JSON.stringify(structured ?? generateFromSchema(call.schema, call.seed, schemaCharsFor(call.maxTokens))) : generateParagraph(call.model, call.seed);
   if (countTokens(text) > budget) {
     text = truncateToTokens(text, Math.max(0, budget));
     stopReason = 'max_tokens';

@@ -5,7 +5,7 @@
  */
 import type { Json } from '../json.js';
 import { PrefixCache } from '../prefix-cache.js';
-import { countTokens, generateFromSchema, generateParagraph, truncateToTokens } from '../text.js';
+import { countTokens, generateFromSchema, generateParagraph, schemaCharsFor, truncateToTokens } from '../text.js';
 import type { Reply } from '../types.js';
 import { bedrockHeaders } from './errors.js';
 
@@ -59,7 +59,7 @@ export function answerConverse(call: ConverseCall, usage: boolean, structured?: 
   let stopReason: 'end_turn' | 'max_tokens' | 'tool_use';
   let outputTokens: number;
   if (call.forced) {
-    const input = structured ?? generateFromSchema(call.forced.schema, call.seed);
+    const input = structured ?? generateFromSchema(call.forced.schema, call.seed, schemaCharsFor(call.maxTokens));
     content = [{ toolUse: { toolUseId: `tooluse_${call.digest.slice(0, 22)}`, name: call.forced.name, input } }];
     stopReason = 'tool_use';
     outputTokens = countTokens(JSON.stringify(input));

@@ -4,7 +4,7 @@
  * Search, and usageMetadata (thinking counts against maxOutputTokens).
  */
 import type { Json } from '../json.js';
-import { countTokens, generateFromSchema, generateParagraph, truncateToTokens } from '../text.js';
+import { countTokens, generateFromSchema, generateParagraph, schemaCharsFor, truncateToTokens } from '../text.js';
 import type { Reply } from '../types.js';
 import { googleHeaders } from './errors.js';
 
@@ -27,7 +27,9 @@ export interface GeminiCall {
 export function answerGenerateContent(call: GeminiCall, usage: boolean, structured?: Json): Reply {
   let text: string;
   if (call.json) {
-    text = JSON.stringify(call.schema !== undefined ? (structured ?? generateFromSchema(call.schema, call.seed)) : { answer: generateParagraph(call.model, call.seed) });
+    text = JSON.stringify(
+      call.schema !== undefined ? (structured ?? generateFromSchema(call.schema, call.seed, schemaCharsFor(call.maxTokens))) : { answer: generateParagraph(call.model, call.seed) },
+    );
   } else {
     text = generateParagraph(call.model, call.seed);
   }

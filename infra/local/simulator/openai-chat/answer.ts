@@ -4,7 +4,7 @@
  * reasoning (hidden, a message field, or inline `<think>`), and its usage block.
  */
 import type { Json } from '../json.js';
-import { countTokens, generateFromSchema, generateParagraph, truncateToTokens } from '../text.js';
+import { countTokens, generateFromSchema, generateParagraph, schemaCharsFor, truncateToTokens } from '../text.js';
 import type { Reply } from '../types.js';
 import type { Reasoning, Tokens, VendorProfile } from './dialects.js';
 import { openAiHeaders } from './errors.js';
@@ -39,7 +39,7 @@ export function answerChat(call: ChatCall, usage: boolean, structured?: Json): R
   let content: string;
   switch (call.format.type) {
     case 'json_schema':
-      content = JSON.stringify(structured ?? generateFromSchema(call.format.schema, call.seed));
+      content = JSON.stringify(structured ?? generateFromSchema(call.format.schema, call.seed, schemaCharsFor(call.maxTokens)));
       break;
     case 'json_object':
       content = JSON.stringify({ answer: generateParagraph(call.model, call.seed) });

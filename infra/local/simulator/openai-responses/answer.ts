@@ -6,7 +6,7 @@
 import type { Json } from '../json.js';
 import { openAiHeaders } from '../openai-chat/errors.js';
 import { PrefixCache } from '../prefix-cache.js';
-import { countTokens, generateFromSchema, generateParagraph, truncateToTokens } from '../text.js';
+import { countTokens, generateFromSchema, generateParagraph, schemaCharsFor, truncateToTokens } from '../text.js';
 import type { Reply } from '../types.js';
 
 /** OpenAI caches prompt prefixes from 1,024 tokens on, in steps of 128. */
@@ -63,7 +63,7 @@ export interface ResponsesCall {
 function content(call: ResponsesCall, structured?: Json): string {
   switch (call.format.type) {
     case 'json_schema':
-      return JSON.stringify(structured ?? generateFromSchema(call.format.schema, call.seed));
+      return JSON.stringify(structured ?? generateFromSchema(call.format.schema, call.seed, schemaCharsFor(call.maxOutputTokens ?? undefined)));
     case 'json_object':
       return JSON.stringify({ answer: generateParagraph(call.model, call.seed) });
     default:
