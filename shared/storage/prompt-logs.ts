@@ -64,9 +64,13 @@ export class PromptLogsRepository {
     // write units a second, a piece 342), the request's record stands, and names the pieces
     // that did land, which get() reports as incomplete content.
     await this.putItem({ ...meta, part: 'meta', contentParts: chunks.length });
-    await Promise.all(
-      chunks.map((data, index) => this.putItem({ promptLogId: meta.promptLogId, part: `content#${String(index).padStart(3, '0')}`, data }, 'promptLogs.putContent')),
-    );
+    // One piece after another, each awaited: the SDK serialises a piece (350 KB, marshalled and
+    // signed) in the turn that sends it, and the event loop runs between two of them, where all
+    // at once held it for up to 650 ms beside a 16 MiB output. The first refused piece ends the
+    // content, already lost: no more writes to a throttled partition.
+    for (const [index, data] of chunks.entries()) {
+      await this.putItem({ promptLogId: meta.promptLogId, part: `content#${String(index).padStart(3, '0')}`, data }, 'promptLogs.putContent');
+    }
   }
 
   private async putItem(item: Record<string, unknown>, operation = 'promptLogs.put'): Promise<void> {

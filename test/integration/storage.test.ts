@@ -104,6 +104,29 @@ describe('Class: PromptLogsRepository', () => {
     expect(log).toEqual({ ...meta, promptLogId: 'pl_TORN', creditsUsedMicro: 42, contentIncomplete: true });
   });
 
+  it('writes the content pieces one after another, the record first', async () => {
+    // Sent all at once, the SDK serialised every piece in one turn of the event loop.
+    const sent: string[] = [];
+    let inFlight = 0;
+    let most = 0;
+    const counting = {
+      send: async (command: { input: { Item?: { part?: { S?: string } } } }) => {
+        sent.push(command.input.Item?.part?.S ?? '');
+        most = Math.max(most, ++inFlight);
+        try {
+          return await env.client.items.send(command as never);
+        } finally {
+          inFlight--;
+        }
+      },
+    } as unknown as typeof env.client.items;
+    const prompt = 'y'.repeat(1_200_000);
+    await new PromptLogsRepository(counting, env.tables.promptLogs).put({ ...meta, promptLogId: 'pl_SERIAL' }, { prompt, outputs: [] });
+    expect(sent).toEqual(['meta', 'content#000', 'content#001', 'content#002', 'content#003']);
+    expect(most).toBe(1);
+    expect((await new PromptLogsRepository(env.client.items, env.tables.promptLogs).get('pl_SERIAL'))?.content?.prompt).toBe(prompt);
+  });
+
   it('stores metadata alone without content', async () => {
     const logs = new PromptLogsRepository(env.client.items, env.tables.promptLogs);
     await logs.put(meta);
