@@ -27,10 +27,16 @@ export async function carry<T>(store: ClaimCheckStore, key: string, value: T, in
   return { claim: key, bytes, key: secret.toString('base64') };
 }
 
-/** The value a Carried stands for, read back from the store (and decrypted) when it travelled by reference. */
-export async function retrieve<T>(store: ClaimCheckStore, carried: Carried<T>): Promise<T> {
+/**
+ * The value a Carried stands for, read back from the store (and decrypted) when it travelled by
+ * reference. `turn`, given, is awaited between the read and the decoding (base64, decryption and
+ * parse: tens of ms for megabytes), so that many values read together decode in turns of the
+ * event loop (a judge task's preparingInTurns).
+ */
+export async function retrieve<T>(store: ClaimCheckStore, carried: Carried<T>, turn?: () => Promise<void>): Promise<T> {
   if ('value' in carried) return carried.value;
   const stored = await store.get(carried.claim);
+  await turn?.();
   if (carried.key === undefined) return JSON.parse(stored) as T; // written before encryption
   const packed = Buffer.from(stored, 'base64');
   const decipher = createDecipheriv(CIPHER, Buffer.from(carried.key, 'base64'), packed.subarray(0, IV_BYTES));

@@ -44,6 +44,12 @@ export interface FanOutOptions {
   outputLimitBytes?: number;
   /** How long calls at their vendors go on once the caller has left (DISCONNECT_GRACE_MS unless a test says otherwise). */
   disconnectGraceMs?: number;
+  /**
+   * The turns (preparingInTurns) to prepare the calls in, shared with other work that builds
+   * calls: a judge task passes its own, so that its calls, each a runModels of one, and the
+   * material they show are prepared one after another in turns, not each in a run of its own.
+   */
+  turn?: () => Promise<void>;
 }
 
 /**
@@ -65,8 +71,10 @@ const PREPARE_SLICE_MS = 8;
  * event loop's next turn once the turn so far has taken PREPARE_SLICE_MS. Small calls all
  * prepare in one turn; 32 calls of a 5 MiB prompt (mapped, serialised and encoded: tens of
  * ms each) no longer hold the thread for a second, and other requests run between them.
+ * A judge task shares one among its calls (FanOutOptions.turn), the answers it reads and
+ * defuses, and the material it builds, and a judged request's results are read back in one.
  */
-function preparingInTurns(): () => Promise<void> {
+export function preparingInTurns(): () => Promise<void> {
   let turnStarted = performance.now();
   let previous = Promise.resolve();
   return () => {
@@ -113,7 +121,7 @@ export async function runModels(calls: readonly PlannedCall[], options: FanOutOp
   ready?.catch(() => undefined);
   try {
     if (ready) await nextTurn();
-    const turn = preparingInTurns();
+    const turn = options.turn ?? preparingInTurns();
     const budget = new OutputBudget(options.outputLimitBytes);
     return await Promise.all(
       calls.map(async (planned, index) => {

@@ -4,6 +4,9 @@ import type { ModelCall } from '../providers/types.js';
 import type { PromptRequest, RequestedModel } from '../contract/types.js';
 import { VERDICT_LIMITS, VERDICT_SCHEMA } from './verdict.js';
 import { cutWhole } from '../text/cut.js';
+import { defuseTags, type TAGS } from './defuse.js';
+
+export { defuseTags };
 
 /** Used when the request has no `judge_prompt`: what a careful grader looks for. */
 export const DEFAULT_GRADING_INSTRUCTIONS = [
@@ -13,29 +16,51 @@ export const DEFAULT_GRADING_INSTRUCTIONS = [
   'Judge the answers as answers to this prompt, not the prompt itself.',
 ].join(' ');
 
-/**
- * Tags that frame the material; the same tags inside the material are defused (a zero-width
- * space after the name) so that no answer can close its frame or open another: in any case,
- * with spaces or attributes (`</ answer_a >`, `<answer_b id=1>`).
- */
-const TAGS = ['system_prompt', 'conversation', 'prompt', 'answer_a', 'answer_b'] as const;
-// `(?=(\s*))\2` takes the spaces whole, as an atomic group would: no backtracking into them, so the search stays linear.
-const TAG_PATTERN = new RegExp(`(<(?=(\\s*))\\2/?(?=(\\s*))\\3(?:${TAGS.join('|')}))(?=[\\s/>]|$)`, 'gi');
+/** A tag that frames the material (defuseTags keeps it from appearing inside). */
+type Tag = (typeof TAGS)[number];
 
-/**
- * `text` as a judge is shown it inside its frame: its frame-like tags defused, and half a
- * surrogate pair (a model's output may end one) as U+FFFD, which any vendor's parser takes:
- * caller text holding one is refused for that reason (shared/http/middleware.ts). The
- * quoted-verdict rule (judge.ts) reads the answers through this too.
- */
-export function defuseTags(text: string): string {
-  return text.replace(TAG_PATTERN, '$1\u200b').replace(LONE_SURROGATE, '\ufffd');
+function frame(tag: Tag, text: string): string {
+  return framed(tag, defuseTags(text));
 }
 
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+function framed(tag: Tag, defused: string): string {
+  return `<${tag}>\n${defused}\n</${tag}>`;
+}
 
-function frame(tag: (typeof TAGS)[number], text: string): string {
-  return `<${tag}>\n${defuseTags(text)}\n</${tag}>`;
+/**
+ * An answer as judges are shown it, its tags defused (defuseTags) once: a judge task shows each
+ * contestant's answer in 2 (n − 1) calls, and defusing megabytes for each held the thread.
+ */
+export interface ShownAnswer {
+  readonly defused: string;
+}
+
+/** `answer` defused for every judge call that shows it. */
+export function showAnswer(answer: string): ShownAnswer {
+  return { defused: defuseTags(answer) };
+}
+
+const shown = (answer: string | ShownAnswer): ShownAnswer => (typeof answer === 'string' ? showAnswer(answer) : answer);
+
+/** The material before the answers, the same in every judge call of a request: built once. */
+const contexts = new WeakMap<PromptRequest, string>();
+
+function judgeContext(request: PromptRequest): string {
+  let context = contexts.get(request);
+  if (context !== undefined) return context;
+  const parts: string[] = [];
+  const system = request.system.map((block) => block.text).join('\n\n');
+  if (system) parts.push('The system prompt the assistants were given:', frame('system_prompt', system), '');
+  const history = request.body.history ?? [];
+  if (history.length > 0) {
+    parts.push('The conversation before the prompt:', frame('conversation', history.map((t) => `${t.role}: ${t.content}`).join('\n\n')), '');
+  }
+  const attachments = request.body.attachments ?? [];
+  const attached = attachments.length > 0 ? ` (it came with ${attachments.length} attachment(s), not shown here)` : '';
+  parts.push(`The user's prompt${attached}:`, frame('prompt', request.body.prompt), '');
+  context = parts.join('\n');
+  contexts.set(request, context);
+  return context;
 }
 
 /**
@@ -64,20 +89,12 @@ export function judgeInstructions(judgePrompt: string | undefined): string {
   ].join('\n');
 }
 
-/** The material: the original system prompt, conversation and prompt, then the two answers by position. */
-export function judgeMaterial(request: PromptRequest, answerA: string, answerB: string): string {
-  const parts: string[] = [];
-  const system = request.system.map((block) => block.text).join('\n\n');
-  if (system) parts.push('The system prompt the assistants were given:', frame('system_prompt', system), '');
-  const history = request.body.history ?? [];
-  if (history.length > 0) {
-    parts.push('The conversation before the prompt:', frame('conversation', history.map((t) => `${t.role}: ${t.content}`).join('\n\n')), '');
-  }
-  const attachments = request.body.attachments ?? [];
-  const attached = attachments.length > 0 ? ` (it came with ${attachments.length} attachment(s), not shown here)` : '';
-  parts.push(`The user's prompt${attached}:`, frame('prompt', request.body.prompt), '');
-  parts.push('Answer A:', frame('answer_a', answerA), '', 'Answer B:', frame('answer_b', answerB));
-  return parts.join('\n');
+/**
+ * The material: the original system prompt, conversation and prompt, then the two answers by
+ * position (text is defused here; a ShownAnswer was defused once, for every call that shows it).
+ */
+export function judgeMaterial(request: PromptRequest, answerA: string | ShownAnswer, answerB: string | ShownAnswer): string {
+  return [judgeContext(request), 'Answer A:', framed('answer_a', shown(answerA).defused), '', 'Answer B:', framed('answer_b', shown(answerB).defused)].join('\n');
 }
 
 /**
@@ -88,7 +105,7 @@ export function judgeMaterial(request: PromptRequest, answerA: string, answerB: 
  * answer); no sampling settings: the caller's `generation_settings` are for the
  * contestants, and reasoning judges reject or ignore temperature.
  */
-export function judgeRequest(request: PromptRequest, judge: RequestedModel, answerA: string, answerB: string): PromptRequest {
+export function judgeRequest(request: PromptRequest, judge: RequestedModel, answerA: string | ShownAnswer, answerB: string | ShownAnswer): PromptRequest {
   const model: RequestedModel = { ...judge, tuning: {} };
   return {
     body: { prompt: judgeMaterial(request, answerA, answerB), models: [judge.requestedId], response_schema: VERDICT_SCHEMA },
@@ -101,7 +118,7 @@ export function judgeRequest(request: PromptRequest, judge: RequestedModel, answ
 }
 
 /** The call a judge makes for one ordered pair. */
-export function judgeCall(request: PromptRequest, judge: RequestedModel, answerA: string, answerB: string): PlannedCall {
+export function judgeCall(request: PromptRequest, judge: RequestedModel, answerA: string | ShownAnswer, answerB: string | ShownAnswer): PlannedCall {
   const single = judgeRequest(request, judge, answerA, answerB);
   return planCall(single, single.models[0] as RequestedModel);
 }

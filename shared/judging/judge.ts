@@ -1,7 +1,7 @@
 import { runModels, type FanOutOptions } from '../compare/run-models.js';
 import type { PromptRequest, RequestedModel } from '../contract/types.js';
 import { VerdictParseError } from './errors.js';
-import { defuseTags, judgeCall } from './judge-prompt.js';
+import { judgeCall, showAnswer, type ShownAnswer } from './judge-prompt.js';
 import type { Judgment } from './types.js';
 import { parseVerdict } from './verdict.js';
 
@@ -12,8 +12,18 @@ import { parseVerdict } from './verdict.js';
  * answer without a verdict was billed by its vendor all the same (and a caller's
  * `judge_prompt` can ask for one), so it is charged what it used, as a completed call is.
  */
-export async function judgeOnce(request: PromptRequest, judge: RequestedModel, answerA: string, answerB: string, options: FanOutOptions): Promise<Judgment> {
-  const [result] = await runModels([judgeCall(request, judge, answerA, answerB)], options);
+export async function judgeOnce(
+  request: PromptRequest,
+  judge: RequestedModel,
+  answerA: string | ShownAnswer,
+  answerB: string | ShownAnswer,
+  options: FanOutOptions,
+): Promise<Judgment> {
+  const a = typeof answerA === 'string' ? showAnswer(answerA) : answerA;
+  const b = typeof answerB === 'string' ? showAnswer(answerB) : answerB;
+  // The material (megabytes, with large answers) is built in a turn of the caller's, as the call is prepared.
+  await options.turn?.();
+  const [result] = await runModels([judgeCall(request, judge, a, b)], options);
   if (!result) throw new Error('runModels answered no result for the judge call');
   const warnings = result.warnings && result.warnings.length > 0 ? { warnings: result.warnings } : {};
   // What the call used, as its result reports it (an upstream failure's: nothing).
@@ -30,7 +40,7 @@ export async function judgeOnce(request: PromptRequest, judge: RequestedModel, a
   }
   try {
     // A verdict an answer carries, quoted by the judge, is not the judge's: the answers as the judge was shown them.
-    const verdict = parseVerdict(result.output, { quoted: [defuseTags(answerA), defuseTags(answerB)] });
+    const verdict = parseVerdict(result.output, { quoted: [a.defused, b.defused] });
     return { status: 'completed', verdict, ...used };
   } catch (error) {
     if (!(error instanceof VerdictParseError)) throw error;

@@ -1,6 +1,7 @@
 import { carry, retrieve } from '../claim-check/carry.js';
 import type { Carried, ClaimCheckStore } from '../claim-check/types.js';
 import type { ModelResult } from '../compare/result.js';
+import { preparingInTurns } from '../compare/run-models.js';
 import type { PromptRequest, RequestedModel } from '../contract/types.js';
 import type { Log } from '../log.js';
 import { toEvaluation } from './evaluation.js';
@@ -50,9 +51,11 @@ export function startJudgedComparison(request: PromptRequest, run: { requestId: 
   const comparison = (async () => {
     const input = { ...plan, request: await carry(deps.claimCheck, claimKeys.request(run.requestId), { body: request.body }, WORKFLOW_LIMITS.requestInlineBytes) };
     const output = await deps.workflow.run(input, { executionName: run.requestId });
-    // A value read back from the claim-check store, or undefined (logged) when it cannot be.
+    // A value read back from the claim-check store, or undefined (logged) when it cannot be;
+    // decoded in turns of the event loop (the models' large outputs, read together).
+    const turn = preparingInTurns();
     const readBack: ReadBack = (what, carried) =>
-      retrieve(deps.claimCheck, carried).catch((error: unknown) => {
+      retrieve(deps.claimCheck, carried, turn).catch((error: unknown) => {
         deps.log.error('Claim-check object not read', { requestId: run.requestId, what, errorName: (error as Error).name });
         return undefined;
       });

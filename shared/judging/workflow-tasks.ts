@@ -2,14 +2,14 @@ import { carry, retrieve } from '../claim-check/carry.js';
 import type { ClaimCheckStore } from '../claim-check/types.js';
 import type { ModelResult } from '../compare/result.js';
 import { planCall } from '../compare/model-call.js';
-import { runModels } from '../compare/run-models.js';
+import { preparingInTurns, runModels } from '../compare/run-models.js';
 import type { PromptRequest } from '../contract/types.js';
 import { validatePromptRequest } from '../contract/validate.js';
 import type { Log } from '../log.js';
 import type { RetryPolicy } from '../providers/retry.js';
 import type { Router } from '../providers/router.js';
 import { judgeOnce } from './judge.js';
-import { answerAllowance, shownAnswer } from './judge-prompt.js';
+import { answerAllowance, showAnswer, shownAnswer, type ShownAnswer } from './judge-prompt.js';
 import { claimKeys, type GenerateEvent, type GenerateOutput, type JudgeEvent, type JudgeItemOutput, type JudgeOutput, type WorkflowRequest } from './workflow-types.js';
 import type { Carried } from '../claim-check/types.js';
 
@@ -52,8 +52,11 @@ export class WorkflowTasks {
   }
 
   /**
-   * Runs every judge call of one judge, all at once; answers one judgment per call
-   * (claim-checked when large). A call whose pair has a failed result is skipped; one that
+   * Runs every judge call of one judge, all at once, prepared one after another in turns of the
+   * event loop (run-models' preparingInTurns, one for the task): each contestant's output read
+   * and defused, then each call's material built and its request prepared, so that a task of
+   * large answers (30 calls of 5 MB material) never holds the thread for seconds; answers one
+   * judgment per call (claim-checked when large). A call whose pair has a failed result is skipped; one that
    * fails in the gateway (a claim check not read or kept) is failed, without a judgment.
    */
   async judge(event: JudgeEvent): Promise<JudgeItemOutput> {
@@ -65,14 +68,18 @@ export class WorkflowTasks {
       const output = event.results[index];
       return output?.status === 'completed' && output.result !== undefined ? output.result : undefined;
     };
-    // Each contestant's output is read once, however many calls show it, and shown within
-    // the allowance the estimate reserved for it (shownAnswer).
-    const outputs = new Map<number, Promise<{ modelId: string; shown: string }>>();
+    const turn = preparingInTurns();
+    // Each contestant's output is read and defused once, however many calls show it, and shown
+    // within the allowance the estimate reserved for it (shownAnswer).
+    const outputs = new Map<number, Promise<{ modelId: string; shown: ShownAnswer }>>();
     const output = (index: number, carried: Carried<ModelResult>) => {
       let result = outputs.get(index);
       if (!result) {
         const allowance = answerAllowance(planCall(request, request.models[index]!).call);
-        result = retrieve<ModelResult>(this.deps.claimCheck, carried).then(({ modelId, output }) => ({ modelId, shown: shownAnswer(output, allowance) }));
+        result = retrieve<ModelResult>(this.deps.claimCheck, carried, turn).then(async ({ modelId, output }) => {
+          await turn();
+          return { modelId, shown: showAnswer(shownAnswer(output, allowance)) };
+        });
         outputs.set(index, result);
       }
       return result;
@@ -88,6 +95,7 @@ export class WorkflowTasks {
             route: this.deps.route,
             deadlineAt: context.deadlineAt,
             retry: this.deps.retry,
+            turn,
           });
           this.logOutcome('Pair judged', context.requestId, { judgeModelId: judge.requestedId, answerA: a.modelId, answerB: b.modelId }, judgment);
           return {
