@@ -9,6 +9,7 @@ import type { ModelReply, Usage } from '../providers/types.js';
 import type { PlannedCall } from './model-call.js';
 import { CUT_OUTPUT_CHECK, OutputBudget, outputCutWarning } from './output-budget.js';
 import type { ModelResult } from './result.js';
+import { nextTurn, preparingInTurns } from './turns.js';
 
 export interface FanOutOptions {
   route: Router;
@@ -59,34 +60,6 @@ export interface FanOutOptions {
  * text alone, none of its hidden reasoning. Never past the request's deadline.
  */
 export const DISCONNECT_GRACE_MS = 2_000;
-
-/** Resolves on the event loop's next turn. */
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-/** How long the calls of one request are prepared in one turn of the event loop before the rest wait for the next. */
-const PREPARE_SLICE_MS = 8;
-
-/**
- * Turns for preparing calls one after another: each waits for the one before it, and for the
- * event loop's next turn once the turn so far has taken PREPARE_SLICE_MS. Small calls all
- * prepare in one turn; 32 calls of a 5 MiB prompt (mapped, serialised and encoded: tens of
- * ms each) no longer hold the thread for a second, and other requests run between them.
- * A judge task shares one among its calls (FanOutOptions.turn), the answers it reads and
- * defuses, and the material it builds, and a judged request's results are read back in one.
- */
-export function preparingInTurns(): () => Promise<void> {
-  let turnStarted = performance.now();
-  let previous = Promise.resolve();
-  return () => {
-    const mine = previous.then(async () => {
-      if (performance.now() - turnStarted < PREPARE_SLICE_MS) return;
-      await nextTurn();
-      turnStarted = performance.now();
-    });
-    previous = mine;
-    return mine;
-  };
-}
 
 /**
  * Every planned call at once, on one abort signal that fires at the deadline (one timer per

@@ -1,7 +1,6 @@
 import { carry, retrieve } from '../claim-check/carry.js';
 import type { Carried, ClaimCheckStore } from '../claim-check/types.js';
 import type { ModelResult } from '../compare/result.js';
-import { preparingInTurns } from '../compare/run-models.js';
 import type { PromptRequest, RequestedModel } from '../contract/types.js';
 import type { Log } from '../log.js';
 import { toEvaluation } from './evaluation.js';
@@ -17,6 +16,12 @@ export interface JudgedComparisonDeps {
   workflow: JudgingWorkflow;
   claimCheck: ClaimCheckStore;
   log: Log;
+  /**
+   * Turns of the event loop to decode what is read back in (run-models' preparingInTurns),
+   * given by the caller: imported here, the module would be shared by the api's entry and this
+   * chunk loaded on demand, and split into a file of its own at every cold start.
+   */
+  turns?: () => () => Promise<void>;
 }
 
 export interface JudgedComparison {
@@ -52,8 +57,8 @@ export function startJudgedComparison(request: PromptRequest, run: { requestId: 
     const input = { ...plan, request: await carry(deps.claimCheck, claimKeys.request(run.requestId), { body: request.body }, WORKFLOW_LIMITS.requestInlineBytes) };
     const output = await deps.workflow.run(input, { executionName: run.requestId });
     // A value read back from the claim-check store, or undefined (logged) when it cannot be;
-    // decoded in turns of the event loop (the models' large outputs, read together).
-    const turn = preparingInTurns();
+    // decoded in the caller's turns of the event loop (the models' large outputs, read together).
+    const turn = deps.turns?.();
     const readBack: ReadBack = (what, carried) =>
       retrieve(deps.claimCheck, carried, turn).catch((error: unknown) => {
         deps.log.error('Claim-check object not read', { requestId: run.requestId, what, errorName: (error as Error).name });

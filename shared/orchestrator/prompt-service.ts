@@ -24,6 +24,7 @@ import { toPromptLog } from './prompt-log.js';
 import type { ModelResult } from '../compare/result.js';
 import { heldToBudget, OutputBudget } from '../compare/output-budget.js';
 import { runModels, type FanOutOptions } from '../compare/run-models.js';
+import { preparingInTurns } from '../compare/turns.js';
 
 /** The success body (spec 2.10). */
 export interface PromptResponse {
@@ -282,7 +283,7 @@ export class PromptService {
     let discardClaims: (() => Promise<void>) | undefined;
     try {
       const { startJudgedComparison } = await loadJudging();
-      const run = startJudgedComparison(request, { requestId: promptLogId, deadlineAt }, { ...judging, log: this.deps.log });
+      const run = startJudgedComparison(request, { requestId: promptLogId, deadlineAt }, { ...judging, log: this.deps.log, turns: preparingInTurns });
       discardClaims = run.discardClaims;
       const comparison = await run.comparison;
       // Each model ran in a task of its own: their outputs are held to the request's budget here,
