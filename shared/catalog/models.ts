@@ -13,7 +13,6 @@ function usd(input: number, cachedInput: number | null, cacheWrite: number | nul
   return { input, cachedInput, cacheWrite, output, takenOn: TAKEN_ON };
 }
 
-/** `prices`, and higher rates for a request whose input is above `aboveInputTokens` (every token of it). */
 /**
  * Gemini 3's search grounding: "$14 / 1,000 search queries" past a free monthly allowance
  * (ai.google.dev pricing; the allowance is the operator's, so every query is charged at list
@@ -26,6 +25,7 @@ function withSearch(prices: Prices): Prices {
   return { ...prices, searchQueryUsd: GEMINI_3_SEARCH_QUERY_USD };
 }
 
+/** `prices`, and higher rates for a request whose input is above `aboveInputTokens` (every token of it). */
 function longAbove(prices: Prices, aboveInputTokens: number, input: number, cachedInput: number | null, output: number): Prices {
   return { ...prices, longContext: { aboveInputTokens, input, cachedInput, cacheWrite: null, output } };
 }

@@ -70,10 +70,14 @@ export class SchemaChecker {
     return errors;
   }
 
-  /** An output checked against the schema (`scope`: as for compile); never rejects: an unanswered check says so. */
-  async check(output: string, schemaJson: string, scope?: string): Promise<StructuredOutput> {
+  /**
+   * An output checked against the schema, with any account's validator of it (validatorOf: a
+   * check's time is inside the models phase, behind the vendors' latency); never rejects: an
+   * unanswered check says so.
+   */
+  async check(output: string, schemaJson: string): Promise<StructuredOutput> {
     try {
-      return (await this.ask({ op: 'check', schema: schemaJson, output, ...(scope !== undefined ? { scope } : {}) })) as StructuredOutput;
+      return (await this.ask({ op: 'check', schema: schemaJson, output })) as StructuredOutput;
     } catch (error) {
       if (!(error instanceof SchemaThreadUnavailable)) throw error;
       return { conforms: false, errors: [`the output could not be checked: ${error.message}`] };

@@ -192,11 +192,14 @@ const SINGLE_HEADERS: Readonly<Record<string, () => Error>> = {
   'idempotency-key': () => new ValidationError([{ field: 'header:Idempotency-Key', message: 'must be sent at most once' }]),
   // Which type is the body? A proxy may have read the first, the parser the last.
   'content-type': () => new ContentTypeError('', 'must be sent at most once', 'Content-Type', 'Send exactly one Content-Type header: Content-Type: application/json'),
+  // `gzip` then `identity` would pass as identity, the body still gzip.
+  'content-encoding': () =>
+    new ContentTypeError('', 'must be sent at most once', 'Content-Encoding', 'Send at most one Content-Encoding header, identity: the body is read as it comes'),
 };
 
 /**
  * A header of SINGLE_HEADERS repeated (in any letter case) is refused: a repeated
- * `Authorization` with 401, a repeated `Idempotency-Key` with 400, a repeated `Content-Type` with 415. Placed before the
+ * `Authorization` with 401, a repeated `Idempotency-Key` with 400, a repeated `Content-Type` or `Content-Encoding` with 415. Placed before the
  * header normalizer, which would keep only one of the values.
  */
 export function singleValuedHeaders(): Middleware {

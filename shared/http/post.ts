@@ -198,10 +198,12 @@ export function readBody(body: Readable, maxBytes = MAX_ANSWER_BYTES): Promise<B
     body.once('end', () => {
       const received = answer.length;
       if (received <= LARGE_ANSWER_BYTES || waitingAnswerBytes + received > MAX_WAITING_ANSWER_BYTES) return resolve(answer.bytes());
+      // Its own copy, of its size: the buffer it was read into grew by doubling, and what waits must hold what it counts.
+      const waiting = Buffer.from(answer.bytes());
       waitingAnswerBytes += received;
       void largeAnswerTurn().then(() => {
         waitingAnswerBytes -= received;
-        resolve(answer.bytes());
+        resolve(waiting);
       });
     });
     body.once('error', reject);

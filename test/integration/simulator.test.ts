@@ -240,6 +240,11 @@ describe('simulator basics', () => {
         additionalProperties: false,
       },
     ];
+    // Properties that each recurse into the whole schema: k of them made k^depth objects (8: 23 MB for a 4,000-character allowance).
+    const keys = Array.from({ length: 10 }, (_, i) => `p${i}`);
+    const recursive = { type: 'object', properties: Object.fromEntries(keys.map((key) => [key, { $ref: '#' }])), required: keys, additionalProperties: false };
+    // The allowance, and past it the least value of each property still to fill: bounded, not k^depth.
+    expect(JSON.stringify(generateFromSchema(recursive, 7, 4_000)).length).toBeLessThanOrEqual(2 * 4_000);
     for (const schema of hostile) {
       const value = generateFromSchema(schema, 7);
       expect(JSON.stringify(value).length).toBeLessThanOrEqual(SCHEMA_VALUE_MAX_CHARS + 100);

@@ -238,6 +238,13 @@ describe('Handler: api, headers sent at most once', () => {
     expect(answer.reached).toBe(false);
   });
 
+  it('answers 415 to two Content-Encoding headers, gzip then identity: the last would have passed a gzip body as identity', async () => {
+    const answer = await invoke('{"prompt":"x","models":["fam_k-8b"]}', ['content-type', 'application/json', 'Content-Encoding', 'gzip', 'Content-Encoding', 'identity']);
+    expect(answer.status).toBe(415);
+    expect(answer.body.error).toMatchObject({ code: 'unsupported_media_type', details: [{ field: 'header:Content-Encoding', message: 'must be sent at most once' }] });
+    expect(answer.reached).toBe(false);
+  });
+
   it('takes Content-Encoding: identity', async () => {
     expect((await invoke('{"prompt":"x","models":["fam_k-8b"]}', ['content-type', 'application/json', 'Content-Encoding', 'identity'])).reached).toBe(true);
   });

@@ -141,6 +141,15 @@ describe('Large answers, one per turn of the event loop', () => {
     expect(order).toEqual(['small', `large 0 (${LARGE_ANSWER_BYTES + 1})`, 'after large 0', `large 1 (${LARGE_ANSWER_BYTES + 1})`, 'after large 1']);
   });
 
+  it('hands on a large answer in a buffer of its own size: the one it was read into grew by doubling, and what waits is counted by its bytes', async () => {
+    const stream = new PassThrough();
+    stream.write(Buffer.alloc(LARGE_ANSWER_BYTES, 'a'));
+    stream.end(Buffer.alloc(1, 'a'));
+    const bytes = await readBody(stream);
+    expect(bytes.length).toBe(LARGE_ANSWER_BYTES + 1);
+    expect(bytes.buffer.byteLength).toBe(LARGE_ANSWER_BYTES + 1);
+  });
+
   it('hands large answers on at once while those waiting for their turns hold MAX_WAITING_ANSWER_BYTES', async () => {
     const order: string[] = [];
     const size = LARGE_ANSWER_BYTES + 1;

@@ -238,7 +238,8 @@ function valueFor(schema: unknown, rng: Rng, root: Schema, depth: number, budget
     return take(budget, phrase, phrase.length + 2);
   }
   if (!isObject(schema)) return take(budget, null, 4);
-  if (depth > MAX_DEPTH) return take(budget, schemaType(schema) === 'object' ? {} : null, 4);
+  // Past the depth, or once the allowance is spent (a property of `{"$ref": "#"}` repeated k times would make k^depth objects), the least value.
+  if (depth > MAX_DEPTH || budget.left <= 0) return take(budget, schemaType(schema) === 'object' ? {} : null, 4);
 
   if (typeof schema['$ref'] === 'string') {
     const target = resolveRef(schema['$ref'], root);
