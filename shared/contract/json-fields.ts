@@ -186,9 +186,6 @@ function memberName(text: string, start: number, end: number): string {
  */
 const LONG_NAME = 4_096;
 
-/** Half of a surrogate pair, alone: what UTF-8 cannot spell. */
-const LONE_SURROGATE = /\p{Cs}/u;
-
 /**
  * The key a name is compared by: itself, or a long one's SHA-256, of its UTF-8 (of its UTF-16
  * code units when it holds a lone surrogate, which UTF-8 cannot spell; the encoding is part of
@@ -196,7 +193,8 @@ const LONE_SURROGATE = /\p{Cs}/u;
  */
 function memberKey(name: string): string {
   if (name.length <= LONG_NAME) return name;
-  const encoding = LONE_SURROGATE.test(name) ? 'utf16le' : 'utf8';
+  // Half of a surrogate pair, alone, is what UTF-8 cannot spell.
+  const encoding = name.isWellFormed() ? 'utf8' : 'utf16le';
   return `\u0000${encoding}:${createHash('sha256').update(name, encoding).digest('base64')}`;
 }
 

@@ -148,7 +148,6 @@ export function jsonBody(options: { limitBytes: number }): Middleware {
 
 /** A `\uD800`-`\uDFFF` escape, which may leave half of a surrogate pair in a parsed string. */
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
-const LONE_SURROGATE = /\p{Cs}/u;
 
 /** A place in a JSON value: its member name or index, below its parent's place. */
 type Place = { name: string; parent: Place | undefined } | undefined;
@@ -172,11 +171,11 @@ function loneSurrogateAt(json: unknown): string | undefined {
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     const [value, place] = next;
     if (typeof value === 'string') {
-      if (LONE_SURROGATE.test(value)) return pointer(place);
+      if (!value.isWellFormed()) return pointer(place);
     } else if (typeof value === 'object' && value !== null) {
       for (const [name, member] of Object.entries(value)) {
         const at = { name, parent: place };
-        if (LONE_SURROGATE.test(name)) return pointer(at);
+        if (!name.isWellFormed()) return pointer(at);
         pending.push([member, at]);
       }
     }

@@ -19,7 +19,5 @@ const TAG_PATTERN = new RegExp(`(<(?=(\\s*))\\2/?(?=(\\s*))\\3(?:${TAGS.join('|'
  * quoted-verdict rule (judge.ts) reads the answers through this too.
  */
 export function defuseTags(text: string): string {
-  return text.replace(TAG_PATTERN, '$1\u200b').replace(LONE_SURROGATE, '\ufffd');
+  return text.replace(TAG_PATTERN, '$1\u200b').toWellFormed();
 }
-
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
