@@ -1,6 +1,7 @@
 import { BoundedMap } from '../bounded-map.js';
 import type { RegExpEngine } from 'ajv/dist/types/index.js';
 import { RE2JS } from 're2js';
+import { scopedKey } from './schema-protocol.js';
 
 /**
  * The regex engine of callers' schemas (`pattern`, `patternProperties`): RE2 in plain JS,
@@ -35,7 +36,7 @@ export function linearRegExpIn(scope: string): RegExpEngine {
 const compiledPatterns = new BoundedMap<string, RE2JS>(500);
 
 function compile(pattern: string, scope: string): RE2JS {
-  const key = `${scope.length}:${scope}${pattern}`;
+  const key = scopedKey(scope, pattern);
   const known = compiledPatterns.get(key);
   if (known) return known;
   const compiled = RE2JS.compile(RE2JS.translateRegExp(pattern));

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import type { Worker } from 'node:worker_threads';
 import type { StructuredOutput } from './structured-output.js';
 import { ServiceUnavailableError, ValidationError, type FieldError } from '../errors.js';
-import type { SchemaAnswer, SchemaJob, SchemaMessage } from './schema-protocol.js';
+import { scopedKey, type SchemaAnswer, type SchemaJob, type SchemaMessage } from './schema-protocol.js';
 import type { PromptRequest } from './types.js';
 
 /** How long one compile or check may run on the schema thread before the thread is ended (docs/structured-output.md). */
@@ -63,7 +63,7 @@ export class SchemaChecker {
    * with SchemaThreadUnavailable.
    */
   async compile(schemaJson: string, scope = ''): Promise<FieldError[]> {
-    const key = `${scope.length}:${scope}${schemaJson}`;
+    const key = scopedKey(scope, schemaJson);
     if (this.compiled.has(key)) return [];
     const { errors } = (await this.ask({ op: 'compile', schema: schemaJson, scope })) as { errors: FieldError[] };
     if (errors.length === 0) this.compiled.set(key, true);

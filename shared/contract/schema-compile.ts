@@ -4,6 +4,7 @@ import type { FieldError } from '../errors.js';
 import { createAjv, type Ajv } from './ajv.js';
 import { linearPatternProblem, linearRegExp, linearRegExpIn, patternSyntaxProblem } from './linear-regexp.js';
 import { walkSchema } from './response-schema.js';
+import { scopedKey } from './schema-protocol.js';
 
 /** ajv's options for callers' schemas: a separate set from ours, so that their keywords never mix. */
 const OPTIONS = {
@@ -64,8 +65,6 @@ const MAX_COMPILED = 100;
 const compiled = new BoundedMap<string, OutputValidator>(MAX_COMPILED);
 /** The latest validator compiled for each JSON, whatever the account: for the checks that name none (validatorOf). */
 const anyScope = new BoundedMap<string, OutputValidator>(MAX_COMPILED);
-/** One key per (scope, JSON): the scope's length first, so that no two pairs make the same key. */
-const scoped = (scope: string, json: string): string => `${scope.length}:${scope}${json}`;
 
 /**
  * The validator of a schema, for an output check that names no account: the one compiled
@@ -83,7 +82,7 @@ export function validatorOf(json: string): { errors: FieldError[]; validate?: Ou
  * the fields at fault. Runs on the schema thread: up to 160 ms of compiling (docs/structured-output.md).
  */
 export function compileResponseSchema(json: string, path: string, scope = ''): { errors: FieldError[]; validate?: OutputValidator } {
-  const key = scoped(scope, json);
+  const key = scopedKey(scope, json);
   const known = compiled.get(key);
   if (known) return { errors: [], validate: known };
   const schema = JSON.parse(json) as Record<string, unknown>;

@@ -15,5 +15,10 @@ export type SchemaJob =
 /** A compile's refusals (none: it compiled), or an output's check. */
 export type SchemaAnswer = { errors: FieldError[] } | StructuredOutput;
 
+/** The key a cache of compiled schemas or patterns keeps `text` by for `scope` (an account): the scope's length first, so that no two pairs make the same key. */
+export function scopedKey(scope: string, text: string): string {
+  return `${scope.length}:${scope}${text}`;
+}
+
 /** What the thread posts: once `ready` (ajv loaded), then one answer per job, in order. */
 export type SchemaMessage = { ready: true } | { id: number; answer: SchemaAnswer };
