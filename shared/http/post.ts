@@ -124,36 +124,48 @@ export const FREE_ANSWER_CHUNKS = 4096;
  */
 export const MIN_AVERAGE_CHUNK_BYTES = 16;
 
-/** Whether `chunks` pieces bringing `bytes` bytes break MIN_AVERAGE_CHUNK_BYTES. */
-export function tooFragmented(chunks: number, bytes: number): boolean {
-  return chunks > FREE_ANSWER_CHUNKS && bytes < chunks * MIN_AVERAGE_CHUNK_BYTES;
-}
+/**
+ * An answer's pieces counted as they arrive, read whole (AnswerBytes) or as a stream: `count`
+ * throws the EANSWERFRAGMENTED error (with its `chunks` and `bytes`) once they break
+ * MIN_AVERAGE_CHUNK_BYTES.
+ */
+export class AnswerPieces {
+  chunks = 0;
+  bytes = 0;
 
-/** The error of an answer that broke MIN_AVERAGE_CHUNK_BYTES: code EANSWERFRAGMENTED, with its `chunks` and `bytes`. */
-export function fragmentedError(chunks: number, bytes: number): Error & { code: string; chunks: number; bytes: number } {
-  return Object.assign(new Error(`The answer arrived in ${chunks} pieces of ${bytes} bytes in all, under ${MIN_AVERAGE_CHUNK_BYTES} bytes a piece`), {
-    code: 'EANSWERFRAGMENTED',
-    chunks,
-    bytes,
-  });
+  count(bytes: number): void {
+    this.chunks += 1;
+    this.bytes += bytes;
+    if (this.chunks > FREE_ANSWER_CHUNKS && this.bytes < this.chunks * MIN_AVERAGE_CHUNK_BYTES) {
+      throw Object.assign(new Error(`The answer arrived in ${this.chunks} pieces of ${this.bytes} bytes in all, under ${MIN_AVERAGE_CHUNK_BYTES} bytes a piece`), {
+        code: 'EANSWERFRAGMENTED',
+        chunks: this.chunks,
+        bytes: this.bytes,
+      });
+    }
+  }
 }
 
 /**
  * An answer's bytes as they arrive, copied into one buffer that doubles as it fills (at most
  * to `limit`), so that it costs memory by its bytes, not by its pieces: each piece kept as a
- * Buffer of its own cost about 400 bytes a byte when pieces were 1 byte. Counts its pieces:
- * `add` throws the EANSWERFRAGMENTED error when they break MIN_AVERAGE_CHUNK_BYTES.
+ * Buffer of its own cost about 400 bytes a byte when pieces were 1 byte. Counts its pieces
+ * (AnswerPieces): `add` throws when they break MIN_AVERAGE_CHUNK_BYTES.
  */
 export class AnswerBytes {
   private buffer: Buffer | undefined;
+  private readonly pieces = new AnswerPieces();
   length = 0;
-  chunks = 0;
 
   constructor(private readonly limit = Infinity) {}
 
+  /** The pieces added so far. */
+  get chunks(): number {
+    return this.pieces.chunks;
+  }
+
   add(chunk: Buffer): void {
-    this.chunks += 1;
-    if (tooFragmented(this.chunks, this.length + chunk.length)) throw fragmentedError(this.chunks, this.length + chunk.length);
+    this.pieces.count(chunk.length);
     const need = this.length + chunk.length;
     if (this.buffer === undefined || need > this.buffer.length) {
       const grown = Buffer.allocUnsafe(Math.max(need, Math.min(2 * (this.buffer?.length ?? 0), this.limit), 1024));

@@ -1,5 +1,5 @@
 import { finished } from 'node:stream/promises';
-import { AnswerBytes, fragmentedError, postStream, tooFragmented, type StreamAnswer } from '../http/post.js';
+import { AnswerBytes, AnswerPieces, postStream, type StreamAnswer } from '../http/post.js';
 import { UpstreamError, vendorWord, type PartialReply } from './errors.js';
 import { abortError, defaultErrorMapper, headerValue, unreachable, type PostJsonOptions, type WireRequest } from './http.js';
 import type { ModelReply } from './types.js';
@@ -43,13 +43,10 @@ export async function postSse(request: WireRequest, signal: AbortSignal, options
   try {
     // Each piece as it arrives ('data', not an async iterator, which joins what waited): its
     // pieces are counted, and a stream in too many tiny ones fails (MIN_AVERAGE_CHUNK_BYTES).
-    let chunks = 0;
-    let bytes = 0;
+    const pieces = new AnswerPieces();
     const onData = (chunk: Buffer) => {
       try {
-        chunks += 1;
-        bytes += chunk.length;
-        if (tooFragmented(chunks, bytes)) throw fragmentedError(chunks, bytes);
+        pieces.count(chunk.length);
         for (const event of parser.push(chunk)) onEvent(event);
       } catch (error) {
         stream.off('data', onData);
