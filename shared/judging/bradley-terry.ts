@@ -65,17 +65,21 @@ function fitPairs(n: number, pairs: readonly Games[], groups: readonly number[][
   }
   const theta = new Array<number>(n).fill(0);
   newton(systems, theta, new Array<number>(n));
-  return centred(n, theta, groups);
+  const centred: (number | null)[] = new Array(n).fill(null);
+  centre(theta, groups, (item, strength) => {
+    centred[item] = strength;
+  });
+  return centred;
 }
 
-/** Strengths centred to mean 0 within each group; null outside every group. */
-function centred(n: number, theta: readonly number[], groups: readonly number[][]): (number | null)[] {
-  const result: (number | null)[] = new Array(n).fill(null);
+/** Each grouped item's strength centred to mean 0 within its group, handed to `each` (nothing allocated: the bootstrap centres every refit). */
+function centre(theta: readonly number[], groups: readonly number[][], each: (item: number, strength: number) => void): void {
   for (const group of groups) {
-    const mean = group.reduce((sum, i) => sum + (theta[i] as number), 0) / group.length;
-    for (const i of group) result[i] = (theta[i] as number) - mean;
+    let sum = 0;
+    for (const i of group) sum += theta[i] as number;
+    const mean = sum / group.length;
+    for (const i of group) each(i, (theta[i] as number) - mean);
   }
-  return result;
 }
 
 /** Games merged per unordered pair (a < b). */
@@ -351,6 +355,9 @@ export async function bradleyTerry(n: number, games: readonly Games[], rounds: n
   const theta = new Array<number>(n);
   const next = new Array<number>(n);
   const ford = fordWork(n);
+  const keepDraw = (item: number, strength: number) => {
+    draws[item]!.push(strength);
+  };
   let turnStarted = performance.now();
   for (let round = 0; round < rounds && pairs.length > 0; round++) {
     // The event loop's turn once a refit ends past TURN_MS: other requests never wait long on this.
@@ -376,12 +383,7 @@ export async function bradleyTerry(n: number, games: readonly Games[], rounds: n
     }
     theta.fill(0);
     newton(systems, theta, next);
-    for (const group of groups) {
-      let sum = 0;
-      for (const i of group) sum += theta[i] as number;
-      const mean = sum / group.length;
-      for (const i of group) draws[i]!.push((theta[i] as number) - mean);
-    }
+    centre(theta, groups, keepDraw);
   }
   const intervals = draws.map((values): [number, number] | null => {
     if (values.length === 0) return null;
