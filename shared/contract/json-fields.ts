@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import { escapedQuoteAt } from '../text/escaped-quote.js';
 import { escapePointer } from './pointer.js';
+import { setKey } from '../text/set-key.js';
 
 /**
  * Fields and array elements a body may hold in all, at every level: far more than the
@@ -71,7 +71,7 @@ export function readRequestJson(text: string): RequestJsonFields {
 interface Open {
   parent: Open | undefined;
   object: boolean;
-  /** The keys (memberKey) of an object's members so far: a list while it is short (no hashing), then a Set. */
+  /** The keys (setKey) of an object's members so far: a list while it is short (no hashing), then a Set. */
   names: string[] | Set<string>;
   /** The keys of its members already reported repeated. */
   reported: Set<string> | undefined;
@@ -136,7 +136,7 @@ function scan(text: string, max: number, repeated: string[] | undefined): boolea
         open.nameNext = false;
         const name = memberName(text, i, end);
         open.name = name;
-        const key = memberKey(name);
+        const key = setKey(name);
         if (!addName(open, key) && firstReport(open, key)) {
           const pointer = `${pointerOf(open)}/${escapePointer(name)}`;
           if (repeated!.length === 0 || reportedChars + pointer.length <= REPORTED_CHARS) {
@@ -177,25 +177,6 @@ function memberName(text: string, start: number, end: number): string {
   } catch {
     return raw;
   }
-}
-
-/**
- * Names longer than this are kept by a digest: V8 hashes a longer string by its length
- * alone, so a Set of many such names of one length compares each with all the others (300
- * of 16,400 characters took 200 ms).
- */
-const LONG_NAME = 4_096;
-
-/**
- * The key a name is compared by: itself, or a long one's SHA-256, of its UTF-8 (of its UTF-16
- * code units when it holds a lone surrogate, which UTF-8 cannot spell; the encoding is part of
- * the key): two names share it only if they are equal.
- */
-function memberKey(name: string): string {
-  if (name.length <= LONG_NAME) return name;
-  // Half of a surrogate pair, alone, is what UTF-8 cannot spell.
-  const encoding = name.isWellFormed() ? 'utf8' : 'utf16le';
-  return `\u0000${encoding}:${createHash('sha256').update(name, encoding).digest('base64')}`;
 }
 
 /** A container's JSON pointer, from its nearest ancestor's already built (the root's is ''); each built once. */

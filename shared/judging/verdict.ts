@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import { VerdictParseError } from './errors.js';
 import type { Verdict } from './types.js';
 import { cutWhole } from '../text/cut.js';
 import { escapedQuoteAt } from '../text/escaped-quote.js';
+import { setKey } from '../text/set-key.js';
 
 export const VERDICT_LIMITS = {
   minScore: 1,
@@ -243,12 +243,8 @@ const ZERO_WIDTH = /[\u200b-\u200d\u2060\ufeff]/g;
  */
 function sameness(winner: Verdict['winner'], scoreA: number, scoreB: number, reasoning: string): string {
   const key = `${winner} ${scoreA} ${scoreB} ${reasoning.normalize('NFKC').replace(ZERO_WIDTH, '').replace(/\s+/g, ' ').trim()}`;
-  // V8 hashes a string over 16,383 characters by its length alone: a Set of many such keys of one length is quadratic.
-  return key.length > LONGEST_PLAIN_KEY ? `sha256:${createHash('sha256').update(key).digest('base64')}` : key;
+  return setKey(key);
 }
-
-/** The longest `sameness` kept as it is; a longer one is kept as its SHA-256. */
-const LONGEST_PLAIN_KEY = 4_096;
 
 /**
  * How much of an answer is read for the verdicts it carries, from each end where it is longer
