@@ -294,16 +294,23 @@ async function callModel(
     if (error instanceof UpstreamError && (delivered || error.details.billedUsage !== undefined)) {
       return stoppedResult(planned, error, streamed, attemptStartedAt, latencyMs, { status: 'failed', error: toResultError(error, apiKey) });
     }
+    // Stopped by the deadline while an attempt was at its vendor, which bills at least the input it
+    // read (and, for a whole answer, often the output it went on to write): failed, and charged what
+    // it had used, so that no call is free by outrunning the deadline.
+    if (error instanceof UpstreamError && atVendor && shared.signal.aborted) {
+      return stoppedResult(planned, error, streamed, attemptStartedAt, latencyMs, { status: 'failed', error: toResultError(error, apiKey) }, DEADLINE_NO_USAGE);
+    }
     return unchargedResult(planned, latencyMs, 'failed', toResultError(error, apiKey));
   }
 }
 
 /**
- * A call stopped at the vendor (its caller disconnected: cancelled), broken off after its
- * text went out, or whose answer its vendor withheld after generating it (failed): no output
- * is answered (the caller had its text as deltas), and it is charged what it used, as the
- * vendor bills it: the usage it reported (for a withheld answer, the usage of that answer),
- * or where none arrived, the missing-usage estimate from its input and the text received.
+ * A call stopped at the vendor (its caller disconnected: cancelled; the deadline: failed),
+ * broken off after its text went out, or whose answer its vendor withheld after generating it
+ * (failed): no output is answered (a streaming caller had its text as deltas), and it is
+ * charged what it used, as the vendor bills it: the usage it reported (for a withheld answer,
+ * the usage of that answer), or where none arrived, the missing-usage estimate from its input
+ * and the text received (`noUsage` says why there was none, in the estimate's warning).
  */
 function stoppedResult(
   { model, call, warnings }: PlannedCall,
@@ -312,9 +319,10 @@ function stoppedResult(
   attemptStartedAt: number,
   latencyMs: number,
   outcome: Pick<ModelResult, 'status' | 'error'>,
+  noUsage?: string,
 ): ModelResult {
   const usage = error.details.billedUsage ?? error.details.partial?.usage;
-  const charge = chargeCall(call, usage, receivedText(error, streamed), attemptStartedAt, error.details.partial?.hints);
+  const charge = chargeCall(call, usage, receivedText(error, streamed), attemptStartedAt, error.details.partial?.hints, noUsage);
   const allWarnings = [...warnings, ...(charge.warning ? [charge.warning] : [])];
   return {
     modelId: model.requestedId,
@@ -327,6 +335,9 @@ function stoppedResult(
     ...(allWarnings.length > 0 ? { warnings: allWarnings } : {}),
   };
 }
+
+/** Why a call the deadline stopped is charged an estimate: its vendor had reported no usage by then. */
+const DEADLINE_NO_USAGE = "the request's deadline stopped the call before its vendor reported usage";
 
 /** All the text a stopped stream received: its adapter's partial output, or what it streamed where that is longer. */
 function receivedText(error: UpstreamError, streamed: string): string {

@@ -48,11 +48,19 @@ export function implausibleUsage(usage: Usage, call: ModelCall, output = ''): st
  * that answered began, for vendors that price by the time of day). Without a usage to
  * believe, the estimate takes what else the vendor showed (`hints`): the input it reported
  * where that is more than the estimate of the input (a text that tokenizes densely), and the
- * reasoning it streamed beside the output.
+ * reasoning it streamed beside the output; its warning says why (`noUsage` where the call
+ * ended before any usage arrived).
  */
-export function chargeCall(call: ModelCall, usage: Usage | undefined, output: string, startedAt: number, hints: UsageHints = {}): CallCharge {
+export function chargeCall(
+  call: ModelCall,
+  usage: Usage | undefined,
+  output: string,
+  startedAt: number,
+  hints: UsageHints = {},
+  noUsage = 'the vendor sent no usable usage',
+): CallCharge {
   const search = searchCharge(call, usage?.searchQueries ?? hints.searchQueries);
-  const doubt = usage ? implausibleUsage(usage, call, output) : 'the vendor sent no usable usage';
+  const doubt = usage ? implausibleUsage(usage, call, output) : noUsage;
   if (usage && doubt === undefined) {
     const cost = providerCost(call.entry.prices, { ...usage, searchQueries: search.charged }, startedAt);
     return { kind: 'observed', usage, providerCost: cost, ...(search.note ? { warning: search.note } : {}) };

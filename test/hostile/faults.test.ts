@@ -14,8 +14,9 @@ import { post, startTestHost, testConfig, type Answer } from '../support/local.j
  * per vendor dialect) against every fault the simulator can inject. For each: the other
  * models of the request complete; the faulty one fails with a clear error code (or
  * completes after retries); it is tried at most 3 times; the request ends inside its
- * deadline; failed calls cost nothing (creditsUsed is the completed results' cost, and
- * the ledger charged exactly that).
+ * deadline; failed calls cost nothing, but for one the deadline stopped at its vendor, which
+ * is charged the estimate of the input its vendor read (creditsUsed is what the results
+ * cost, and the ledger charged exactly that).
  */
 
 /** One model per protocol, and per vendor dialect of openai-chat. */
@@ -40,7 +41,9 @@ interface Fault {
   name: string;
   rule: FaultRule;
   /** What the faulty model's result must be. */
-  outcome: { status: 'failed'; codes: readonly string[]; upstreamStatus?: number; attempts: number } | { status: 'completed'; attempts: number; costUnavailable?: boolean };
+  outcome:
+    | { status: 'failed'; codes: readonly string[]; upstreamStatus?: number; attempts: number; chargedInput?: boolean }
+    | { status: 'completed'; attempts: number; costUnavailable?: boolean };
 }
 
 const FAULTS: readonly Fault[] = [
@@ -76,13 +79,13 @@ const FAULTS: readonly Fault[] = [
  */
 const SHORT_DEADLINE_MS = 2_500;
 const DEADLINE_FAULTS: readonly Fault[] = [
-  { name: 'hang past the deadline', rule: { kind: 'hang' }, outcome: { status: 'failed', codes: ['timeout'], attempts: 1 } },
+  { name: 'hang past the deadline', rule: { kind: 'hang' }, outcome: { status: 'failed', codes: ['timeout'], attempts: 1, chargedInput: true } },
   {
     name: '429 with Retry-After past the deadline',
     rule: { kind: 'status', status: 429, retryAfter: '60' },
     outcome: { status: 'failed', codes: ['upstream_rate_limited'], upstreamStatus: 429, attempts: 1 },
   },
-  { name: 'slow past the deadline', rule: { kind: 'slow', delayMs: 10_000 }, outcome: { status: 'failed', codes: ['timeout'], attempts: 1 } },
+  { name: 'slow past the deadline', rule: { kind: 'slow', delayMs: 10_000 }, outcome: { status: 'failed', codes: ['timeout'], attempts: 1, chargedInput: true } },
 ];
 
 /** The model name the simulator sees: on Bedrock, the inference profile of the host's region. */
@@ -133,7 +136,16 @@ async function runMatrixRow(target: LocalHost, fault: Fault, deadlineMs: number)
     expect(attempts, `${context}: upstream attempts`).toBeLessThanOrEqual(MAX_ATTEMPTS);
     expect(attempts, `${context}: upstream attempts`).toBe(fault.outcome.attempts);
     if (fault.outcome.status === 'failed') {
-      expect(faulty, context).toMatchObject({ modelId: model, status: 'failed', output: '', tokensIn: 0, tokensOut: 0, providerCost: 0 });
+      expect(faulty, context).toMatchObject({ modelId: model, status: 'failed', output: '', tokensIn: 0, tokensOut: 0 });
+      if (fault.outcome.chargedInput) {
+        // The vendor had the call when the deadline stopped it: charged the estimate of its input, with a warning.
+        expect(faulty.providerCost, context).toBeNull();
+        expect(faulty.estimatedCost, context).toBeGreaterThan(0);
+        expect(faulty.warnings?.join(' '), context).toMatch(/deadline stopped the call before its vendor reported usage/);
+      } else {
+        expect(faulty.providerCost, context).toBe(0);
+        expect(faulty.estimatedCost, context).toBeUndefined();
+      }
       expect(fault.outcome.codes, `${context}: ${JSON.stringify(faulty.error)}`).toContain(faulty.error.code);
       expect(CLEAR_CODES).toContain(faulty.error.code);
       expect(faulty.error.message, context).toMatch(/\S/);
@@ -149,9 +161,9 @@ async function runMatrixRow(target: LocalHost, fault: Fault, deadlineMs: number)
         expect(faulty.providerCost, context).toBeGreaterThan(0);
       }
     }
-    // Failed calls cost nothing: the charge is the completed results' cost (or estimate), converted.
-    const completedUsd = answer.body.results.reduce((sum: number, r: any) => sum + (r.status === 'completed' ? (r.providerCost ?? r.estimatedCost) : 0), 0);
-    const charged = usdToMicroCredits(completedUsd, target.gateway.config);
+    // The charge is what the results cost (or their estimates), converted: a failed call costs nothing but where charged above.
+    const resultsUsd = answer.body.results.reduce((sum: number, r: any) => sum + (r.providerCost ?? r.estimatedCost), 0);
+    const charged = usdToMicroCredits(resultsUsd, target.gateway.config);
     expect(answer.body.creditsUsed, context).toBe(charged / 1e6);
     const settle = (await target.gateway.ledger.list(target.demo.accountId)).find((e) => e.requestId === answer.body.promptLogId && e.kind === 'settle');
     expect(settle?.chargedMicro, `${context}: ledger`).toBe(charged);

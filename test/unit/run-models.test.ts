@@ -99,6 +99,60 @@ describe('Function: runModels, one deadline signal', () => {
   });
 });
 
+describe("Function: runModels, a call the request's deadline stopped", () => {
+  const usage = { inputTokens: 100, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 0, reasoningTokens: 0 };
+  /** A vendor that holds each attempt until the deadline stops it, then fails as node:http does, with `partial` where a stream had one. */
+  const holdsUntilStopped = (partial?: PartialReply) => ({
+    send: (_call: unknown, _endpoint: unknown, signal: AbortSignal) =>
+      new Promise<never>((_resolve, reject) => {
+        signal.addEventListener('abort', () => reject(new UpstreamError('timeout', 'The model did not answer before the request deadline', partial ? { partial } : {})), {
+          once: true,
+        });
+      }),
+  });
+
+  it('charges a whole answer stopped at its vendor the estimate of its input, failed with timeout, and says why', async () => {
+    const [result] = await runThrough(['fam_c-5.4'], holdsUntilStopped(), { deadlineAt: Date.now() + 20 });
+    expect(result).toMatchObject({ status: 'failed', output: '', tokensIn: 0, tokensOut: 0, providerCost: null, error: { code: 'timeout' } });
+    // What the vendor read, estimated from the text: the same estimate a call without usage and without output is charged.
+    const request = validatePromptRequest({ prompt: 'Hi.', models: ['fam_c-5.4'] });
+    const expected = chargeCall(planCall(request, request.models[0]!).call, undefined, '', Date.now());
+    expect(expected.kind).toBe('estimated');
+    expect(result!.estimatedCost).toBe(expected.kind === 'estimated' ? expected.estimatedCost : Number.NaN);
+    expect(result!.estimatedCost).toBeGreaterThan(0);
+    expect(result!.warnings?.join(' ')).toMatch(/Cost unavailable: the request's deadline stopped the call before its vendor reported usage/);
+    expect(chargedUsd([result!]).usd).toBe(result!.estimatedCost);
+  });
+
+  it('charges a stream stopped before any text the usage its vendor had reported (its input)', async () => {
+    const [result] = await runThrough(
+      ['fam_c-5.4'],
+      { ...holdsUntilStopped({ output: '', usage }), stream: holdsUntilStopped({ output: '', usage }).send },
+      {
+        deadlineAt: Date.now() + 20,
+        onDelta: () => undefined,
+      },
+    );
+    expect(result).toMatchObject({ status: 'failed', tokensIn: 100, tokensOut: 0, error: { code: 'timeout' } });
+    expect(result!.providerCost).toBe(providerCost(resolveModel('fam_c-5.4')!.prices, usage));
+    expect(result!.providerCost).toBeGreaterThan(0);
+  });
+
+  it('charges nothing for a call the deadline stopped while it waited to retry: no attempt was at the vendor', async () => {
+    let attempts = 0;
+    const adapter = {
+      send: async () => {
+        attempts++;
+        throw new UpstreamError('upstream_rate_limited', 'slow down', { upstreamStatus: 429, retryable: true, retryAfterMs: 60_000 });
+      },
+    };
+    const [result] = await runThrough(['fam_c-5.4'], adapter, { deadlineAt: Date.now() + 50, retry: { maxAttempts: 3, baseDelayMs: 0, maxDelayMs: 0 } });
+    expect(attempts).toBe(1);
+    expect(result).toMatchObject({ status: 'failed', providerCost: 0, tokensIn: 0 });
+    expect(result!.estimatedCost).toBeUndefined();
+  });
+});
+
 describe('Function: runModels, sent once ready', () => {
   const MODELS = ['fam_k-8b', 'fam_h-micro', 'fam_a-haiku-4-5'];
   const usage = { inputTokens: 10, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 5, reasoningTokens: 0 };
