@@ -33,6 +33,15 @@ function longAbove(prices: Prices, aboveInputTokens: number, input: number, cach
 const TEXT_ONLY: readonly AttachmentType[] = [];
 /** Gemini takes PNG, JPEG, WebP (and HEIC/HEIF) inline, not GIF. */
 const GEMINI_MEDIA: readonly AttachmentType[] = ['image/png', 'image/jpeg', 'image/webp', 'application/pdf'];
+/**
+ * The system prompt xAI adds to every Grok call and bills as input: published usage blocks of
+ * one-line prompts count 686 prompt tokens on grok-4 (679 of them cached) and 163 to 170 on
+ * grok-4.1-fast, where the text sent counts a few. Taken at three times the largest seen, so
+ * that a short prompt's usage is believed (the input check allows 512 tokens of framing), and
+ * reserved with every call.
+ */
+const XAI_HIDDEN_PROMPT_TOKENS = 2_048;
+
 /** xAI accepts jpg/png only. */
 const PNG_JPEG: readonly AttachmentType[] = ['image/png', 'image/jpeg'];
 
@@ -500,6 +509,7 @@ export const MODELS: readonly ModelEntry[] = [
     id: 'fam_d-4.20-0309-reasoning',
     family: 'fam_d',
     provider: 'xai',
+    hiddenInputTokens: XAI_HIDDEN_PROMPT_TOKENS,
     upstreamModel: 'grok-4.20-0309-reasoning',
     protocol: 'openai-chat',
     tier: 'flagship',
@@ -514,6 +524,7 @@ export const MODELS: readonly ModelEntry[] = [
     id: 'fam_d-4.20-0309-non-reasoning',
     family: 'fam_d',
     provider: 'xai',
+    hiddenInputTokens: XAI_HIDDEN_PROMPT_TOKENS,
     upstreamModel: 'grok-4.20-0309-non-reasoning',
     protocol: 'openai-chat',
     tier: 'fast',
@@ -527,6 +538,7 @@ export const MODELS: readonly ModelEntry[] = [
     id: 'fam_d-4.3',
     family: 'fam_d',
     provider: 'xai',
+    hiddenInputTokens: XAI_HIDDEN_PROMPT_TOKENS,
     upstreamModel: 'grok-4.3',
     protocol: 'openai-chat',
     tier: 'fast',
@@ -540,6 +552,7 @@ export const MODELS: readonly ModelEntry[] = [
     id: 'fam_d-3',
     family: 'fam_d',
     provider: 'xai',
+    hiddenInputTokens: XAI_HIDDEN_PROMPT_TOKENS,
     upstreamModel: 'grok-3',
     protocol: 'openai-chat',
     tier: 'legacy',
@@ -554,6 +567,7 @@ export const MODELS: readonly ModelEntry[] = [
     id: 'fam_d-3-mini',
     family: 'fam_d',
     provider: 'xai',
+    hiddenInputTokens: XAI_HIDDEN_PROMPT_TOKENS,
     upstreamModel: 'grok-3-mini',
     protocol: 'openai-chat',
     tier: 'legacy',

@@ -138,4 +138,10 @@ export interface ModelEntry {
    * than the default the estimate reserves (shared/pricing/bound.ts, IMAGE_TOKENS).
    */
   imageTokens?: number;
+  /**
+   * The most input tokens its vendor adds to every call and bills beside what the call sends
+   * (a system prompt of the vendor's own): reserved, and believed in a usage block, on top of
+   * the call's own input (shared/pricing/bound.ts).
+   */
+  hiddenInputTokens?: number;
 }

@@ -1,7 +1,7 @@
 import { planCall, type PlannedCall } from '../compare/model-call.js';
 import type { PromptRequest, RequestedModel } from '../contract/types.js';
 import { answerAllowance, judgeCall } from '../judging/judge-prompt.js';
-import { attachmentTokens, callCostBound, inputTokenBound, textInputBound, type CostBound } from '../pricing/bound.js';
+import { callCostBound, inputTokenBound, modelInputTokens, textInputBound, type CostBound } from '../pricing/bound.js';
 
 /** A model's call as the request plans it, with the most it can cost. */
 export interface BoundedCall extends PlannedCall {
@@ -32,12 +32,12 @@ export interface RequestPlan {
 
 export function planRequest(request: PromptRequest): RequestPlan {
   // Every model is sent the same text (prompt, system, history, schema): counted once; its
-  // attachments count by model.
+  // attachments, and what its vendor adds, count by model.
   let textTokens: number | undefined;
   const calls = request.models.map((model) => {
     const planned = planCall(request, model);
     textTokens ??= textInputBound(planned.call);
-    return { ...planned, bound: callCostBound(planned.call, textTokens + attachmentTokens(planned.call)) };
+    return { ...planned, bound: callCostBound(planned.call, textTokens + modelInputTokens(planned.call)) };
   });
   return { calls, judges: planJudges(request, calls) };
 }

@@ -63,7 +63,7 @@ function textInputTokens(call: CallInput, count: (text: string) => number): numb
 }
 
 /** The most tokens a call's attachments count on its model: images as the catalog says, a PDF by its bytes. */
-export function attachmentTokens(call: Pick<CallInput, 'entry' | 'attachments'>): number {
+function attachmentTokens(call: Pick<CallInput, 'entry' | 'attachments'>): number {
   let tokens = 0;
   for (const attachment of call.attachments) {
     const bytes = base64Bytes(attachment.base64);
@@ -79,7 +79,16 @@ export function textInputBound(call: CallInput): number {
 
 /** The most input tokens a call can count, what its reserve holds (capped at the model's context by callCostBound). */
 export function inputTokenBound(call: CallInput): number {
-  return textInputBound(call) + attachmentTokens(call);
+  return textInputBound(call) + modelInputTokens(call);
+}
+
+/**
+ * The most input tokens a call's model may bill beyond the request's text, which differs by
+ * model: its attachments (attachmentTokens), and the system prompt its vendor adds
+ * (ModelEntry.hiddenInputTokens).
+ */
+export function modelInputTokens(call: Pick<CallInput, 'entry' | 'attachments'>): number {
+  return attachmentTokens(call) + (call.entry.hiddenInputTokens ?? 0);
 }
 
 /** Tokens a vendor may add to what it is sent (a chat template, a tool's definition) beyond the input's bound. */
@@ -87,18 +96,20 @@ const VENDOR_FRAMING_TOKENS = 512;
 
 /**
  * The input tokens a vendor cannot truthfully have billed for a call, or 0 when `claimed`
- * could be true: more than the input's bound and some framing, where the request holds all
- * that is billed (no attachments, whose counts the catalog does not always bound; no Gemini
- * cachedContent; no search grounding). A usual count, below the text's length (a bound of
- * it: a character is at least a byte), costs no counting.
+ * could be true: more than the input's bound, the system prompt its vendor adds and some
+ * framing, where the request holds all that is billed (no attachments, whose counts the
+ * catalog does not always bound; no Gemini cachedContent; no search grounding). A usual
+ * count, below the text's length (a bound of it: a character is at least a byte), costs no
+ * counting.
  */
 export function tooManyInputTokens(claimed: number, call: ModelCall): number {
   if (call.attachments.length > 0 || call.tuning.cachedContent !== undefined || call.tuning.webSearch) return 0;
+  const added = (call.entry.hiddenInputTokens ?? 0) + VENDOR_FRAMING_TOKENS;
   let length = call.prompt.length;
   for (const block of call.system) length += block.text.length;
   for (const turn of call.history) length += turn.content.length;
-  if (claimed <= length + VENDOR_FRAMING_TOKENS) return 0;
-  const most = textInputBound(call) + VENDOR_FRAMING_TOKENS;
+  if (claimed <= length + added) return 0;
+  const most = textInputBound(call) + added;
   return claimed > most ? most : 0;
 }
 

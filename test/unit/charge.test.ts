@@ -274,6 +274,21 @@ describe('Function: implausibleUsage', () => {
     for (const call of [image, cached, grounded]) expect(implausibleUsage(usage({ inputTokens: 90_000 }), call, 'Hello.')).toBeUndefined();
   });
 
+  it("believes a Grok call's input with the system prompt xAI adds to every call, reserves it, and still refuses more", () => {
+    // A published grok-4 usage block for a one-line prompt: 686 prompt tokens, 679 of them cached.
+    const grok = callOf({ prompt: 'Hello', models: ['fam_d-4.3'] });
+    const published = usage({ inputTokens: 686, cachedInputTokens: 679, outputTokens: 123, reasoningTokens: 112 });
+    expect(implausibleUsage(published, grok, 'Hello! How can I help you today?')).toBeUndefined();
+    const charge = chargeCall(grok, published, 'Hello! How can I help you today?', 0);
+    expect(charge).toEqual({ kind: 'observed', usage: published, providerCost: providerCost(grok.entry.prices, published) });
+    // Reserved with the call, and past it and the framing, refused as on any model.
+    const sameText = callOf({ prompt: 'Hello', models: ['fam_a-sonnet-4-6'] });
+    expect(inputTokenBound(grok)).toBe(inputTokenBound(sameText) + 2_048);
+    expect(implausibleUsage(usage({ inputTokens: 900_000 }), grok, 'Hi')).toMatch(/900000 input tokens, more than the 2569 its text can count/);
+    // The same count on a model whose vendor adds nothing is not believed.
+    expect(implausibleUsage(published, sameText, 'Hello! How can I help you today?')).toMatch(/686 input tokens, more than the 521/);
+  });
+
   it('believes output up to the tolerance above the limit', () => {
     expect(implausibleUsage(usage({ outputTokens: 100 + OUTPUT_TOLERANCE_TOKENS }), call)).toBeUndefined();
   });
