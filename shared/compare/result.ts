@@ -13,8 +13,11 @@ export interface ModelResult {
   providerCost: number | null;
   /** USD, only where providerCost is null: what the call was charged instead, estimated from its text (docs/credits.md). */
   estimatedCost?: number;
-  /** Subsets of tokensIn / tokensOut as the vendor reported them (absent when usage was missing). */
-  usage?: { cachedTokensIn: number; cacheWriteTokensIn: number; reasoningTokensOut: number };
+  /**
+   * Subsets of tokensIn / tokensOut as the vendor reported them (absent when usage was missing);
+   * no reasoningTokensOut where the vendor counts thinking inside the output, never apart.
+   */
+  usage?: { cachedTokensIn: number; cacheWriteTokensIn: number; reasoningTokensOut?: number };
   /** With `response_schema`: whether the output conforms, with the parsed value when it does. */
   structuredOutput?: StructuredOutput;
   error?: { code: string; message: string; upstreamStatus?: number };

@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events';
+import type { WireProtocol } from '../catalog/types.js';
 import { schemaChecker } from '../contract/schema-checker.js';
 import { KnownSecretsFilter, redactKnown, redactSecrets } from '../http/redact.js';
 import { chargeCall } from '../pricing/charge.js';
@@ -268,7 +269,13 @@ async function callModel(
       status: 'completed',
       output,
       ...(charge.kind === 'observed'
-        ? { tokensIn: charge.usage.inputTokens, tokensOut: charge.usage.outputTokens, latencyMs, providerCost: charge.providerCost, usage: tokenClasses(charge.usage) }
+        ? {
+            tokensIn: charge.usage.inputTokens,
+            tokensOut: charge.usage.outputTokens,
+            latencyMs,
+            providerCost: charge.providerCost,
+            usage: tokenClasses(charge.usage, call.entry.protocol),
+          }
         : { tokensIn: 0, tokensOut: 0, latencyMs, providerCost: null, estimatedCost: charge.estimatedCost }),
       ...(planned.outputSchema !== undefined ? { structuredOutput: cut ? CUT_OUTPUT_CHECK : await schemaChecker().check(output, planned.outputSchema) } : {}),
       ...(allWarnings.length > 0 ? { warnings: allWarnings } : {}),
@@ -360,12 +367,19 @@ function unchargedResult({ model, warnings }: PlannedCall, latencyMs: number, st
   };
 }
 
+/**
+ * The protocols whose usage counts thinking inside the output tokens and never apart
+ * (Anthropic's `output_tokens`, Bedrock Converse's `outputTokens`): their results report no
+ * reasoning count rather than a 0 that would say the model did not think.
+ */
+const REASONING_NOT_APART: ReadonlySet<WireProtocol> = new Set(['anthropic-messages', 'bedrock-converse']);
+
 /** The token classes beside tokensIn/tokensOut, for callers who price or audit them. */
-function tokenClasses(usage: Usage): NonNullable<ModelResult['usage']> {
+function tokenClasses(usage: Usage, protocol: WireProtocol): NonNullable<ModelResult['usage']> {
   return {
     cachedTokensIn: usage.cachedInputTokens,
     cacheWriteTokensIn: usage.cacheWriteTokens,
-    reasoningTokensOut: usage.reasoningTokens,
+    ...(REASONING_NOT_APART.has(protocol) ? {} : { reasoningTokensOut: usage.reasoningTokens }),
   };
 }
 

@@ -74,13 +74,14 @@ const completedResult = {
     },
     usage: {
       type: 'object',
-      description: 'Subsets of tokensIn and tokensOut as the vendor reported them; absent when usage was missing.',
+      description:
+        'Subsets of tokensIn and tokensOut as the vendor reported them; absent when usage was missing. No reasoningTokensOut where the vendor counts thinking inside the output and never apart (Anthropic, Bedrock): tokensOut includes it.',
       properties: {
         cachedTokensIn: { type: 'integer', minimum: 0 },
         cacheWriteTokensIn: { type: 'integer', minimum: 0 },
         reasoningTokensOut: { type: 'integer', minimum: 0 },
       },
-      required: ['cachedTokensIn', 'cacheWriteTokensIn', 'reasoningTokensOut'],
+      required: ['cachedTokensIn', 'cacheWriteTokensIn'],
       additionalProperties: false,
     },
     structuredOutput: {
