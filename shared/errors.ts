@@ -116,6 +116,21 @@ export interface CreditsEstimate {
   judgeCalls: { calls: number; credits: number };
 }
 
+/**
+ * What the estimate is and what lowers it: `maxTokens` bounds the models' outputs only, so
+ * where judge calls are in the estimate, what they hold is said and what lowers it.
+ */
+function whatLowersIt(estimate: CreditsEstimate | undefined): string {
+  const models = 'The estimate is the worst case: every model writing its whole output limit';
+  const lower = 'A lower generation_settings.maxTokens lowers it';
+  const judged = estimate?.judgeCalls;
+  if (!judged || judged.calls === 0) return `${models}. ${lower}`;
+  return (
+    `${models}, and each of the ${judged.calls} judge calls its judge's (${judged.credits} of the credits: a judge's output limit is its model's own, ` +
+    `for its reasoning and verdict). ${lower} for the models; fewer models or judges, or a cheaper judge, lowers the judge calls'`
+  );
+}
+
 export class InsufficientCreditsError extends GatewayError {
   override name = 'InsufficientCreditsError';
   constructor(
@@ -123,12 +138,7 @@ export class InsufficientCreditsError extends GatewayError {
     readonly balance: number,
     readonly estimate?: CreditsEstimate,
   ) {
-    super(
-      402,
-      'insufficient_credits',
-      `This request needs an estimated ${estimatedCreditsRequired} credits; the balance is ${balance}. ` +
-        'The estimate is the worst case: every model writing its whole output limit. A lower generation_settings.maxTokens lowers it',
-    );
+    super(402, 'insufficient_credits', `This request needs an estimated ${estimatedCreditsRequired} credits; the balance is ${balance}. ${whatLowersIt(estimate)}`);
   }
   override extras(): Record<string, unknown> {
     return { estimatedCreditsRequired: this.estimatedCreditsRequired, balance: this.balance, ...(this.estimate ? { estimate: this.estimate } : {}) };

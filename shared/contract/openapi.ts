@@ -427,7 +427,7 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
       estimate: {
         type: 'object',
         description:
-          "What the estimate is made of: each model's call (its worst case is its whole output limit, `outputTokens`, reasoning included where the vendor bills it) and the judge calls. A lower `generation_settings.maxTokens` lowers it.",
+          "What the estimate is made of: each model's call (its worst case is its whole output limit, `outputTokens`, reasoning included where the vendor bills it) and the judge calls (each with its judge model's own output limit). A lower `generation_settings.maxTokens` lowers the models' part; fewer models or judges, or a cheaper judge, lowers the judge calls'.",
         properties: {
           models: {
             type: 'array',

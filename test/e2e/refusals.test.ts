@@ -315,7 +315,21 @@ describe('Credits', () => {
     expect(parts).toBe(Math.round(answer.body.estimatedCreditsRequired * 1e6));
     expect(answer.body.estimate.models.every((m: { outputTokens: number }) => m.outputTokens > 0)).toBe(true);
     expect(answer.body.error.message).toMatch(/maxTokens/);
+    expect(answer.body.error.message).not.toMatch(/judge/);
     expect(host.simulator.calls()).toHaveLength(0);
     expect((await host.gateway.accounts.get(account.accountId))!.balanceMicro).toBe(1_000);
+  });
+
+  it("says what the judge calls hold of a judged request's estimate, which maxTokens does not lower", async () => {
+    const account = await host.gateway.credits.openAccount({ balanceMicro: 1_000 });
+    const key = generateApiKey();
+    await host.gateway.apiKeys.put({ keyHash: hashApiKey(key), accountId: account.accountId, keyPrefix: keyPrefix(key), createdAt: new Date().toISOString() });
+    const answer = await post(host, { ...body(), models: ['fam_c-5.4', 'fam_g-small'], judges: ['fam_c-4.1'] }, { authorization: `Bearer ${key}` });
+    expect(answer.status).toBe(402);
+    const { calls, credits } = answer.body.estimate.judgeCalls;
+    expect(calls).toBe(2);
+    expect(answer.body.error.message).toContain(`each of the 2 judge calls its judge's (${credits} of the credits`);
+    expect(answer.body.error.message).toMatch(/maxTokens lowers it for the models; fewer models or judges, or a cheaper judge, lowers the judge calls'/);
+    expect(host.simulator.calls()).toHaveLength(0);
   });
 });
