@@ -3,6 +3,7 @@ import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import { LIMITS } from '../shared/contract/limits.js';
 import { GatewayError, ServiceUnavailableError, UnauthorizedError } from '../shared/errors.js';
 import { UNAVAILABLE_RETRY_AFTER_SECONDS, type Gateway } from '../shared/gateway.js';
+import { answered } from '../shared/http/answered.js';
 import { errorBody } from '../shared/http/error-body.js';
 import { jsonBody, singleValuedHeaders, validateContract, type ApiEvent } from '../shared/http/middleware.js';
 import { acceptsEventStream, EVENT_STREAM_HEADERS, EventStream, type ApiResult } from '../shared/http/event-stream.js';
@@ -27,6 +28,7 @@ export interface ApiHooks {
 export function createApiHandler(gateway: () => Gateway, log: Log, hooks: ApiHooks = {}) {
   return middy<ApiEvent, ApiResult>()
     .use(hooks.middlewares ?? [])
+    .use(answered({ log }))
     .use(errorBody({ log }))
     .use(singleValuedHeaders())
     .use(httpHeaderNormalizer())
@@ -45,6 +47,7 @@ export function createApiHandler(gateway: () => Gateway, log: Log, hooks: ApiHoo
         ...(typeof context.keyHash === 'string' ? { keyHash: context.keyHash } : {}),
         timing,
         receivedAt: receivedAt(event),
+        requestId: event.requestContext.requestId,
       };
       if (acceptsEventStream(event.headers.accept)) return answerWithEvents(prompts, accountId, request, options, config.sseKeepAliveMs, log, hooks.onResponse);
       const started = await prompts.start(accountId, request, options);

@@ -3,6 +3,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { modelListingJson } from '../shared/catalog/listing.js';
 import { openApiDocument } from '../shared/contract/openapi.js';
 import { NotFoundError } from '../shared/errors.js';
+import { answered } from '../shared/http/answered.js';
 import { errorBody } from '../shared/http/error-body.js';
 import { lazy } from '../shared/lazy.js';
 import type { Log } from '../shared/log.js';
@@ -91,6 +92,7 @@ const PAGE_PARTS = new Map<string, keyof PageAssets>(Object.entries(PAGE_PATHS).
  */
 export function createCatalogHandler(log: Log, page?: () => PageAssets) {
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(answered({ log }))
     .use(errorBody({ log }))
     .handler(async (event) => {
       const path = (event.resource || event.path).replace(/\/+$/, '');

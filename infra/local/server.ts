@@ -5,7 +5,7 @@ import { STATUS_CODES, createServer, type IncomingMessage, type Server, type Ser
 import type { Duplex } from 'node:stream';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { LIMITS } from '../../shared/contract/limits.js';
-import { BadRequestError, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, UnauthorizedError } from '../../shared/errors.js';
+import { BadRequestError, GatewayError, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, UnauthorizedError } from '../../shared/errors.js';
 import { pipeEvents, type ApiResult, type EventStream } from '../../shared/http/event-stream.js';
 import { errorResponse } from '../../shared/http/response.js';
 import type { Log } from '../../shared/log.js';
@@ -92,8 +92,8 @@ export function createLocalServer(handlers: LocalHandlers, log: Log, options: Lo
     // Stopping (the host's close() stopped listening): a request that comes on a connection
     // still open is refused cleanly, and every answer still to go closes its connection,
     // rather than the close that ends the host resetting a request half read.
-    if (!server.listening) return reject(req, res, new ServiceUnavailableError('The gateway is stopping; send the request again once it runs', 1), requestId, true);
-    handle(req, res, handlers, requestId, () => !server.listening).catch((error: unknown) => {
+    if (!server.listening) return reject(req, res, new ServiceUnavailableError('The gateway is stopping; send the request again once it runs', 1), requestId, log, true);
+    handle(req, res, handlers, requestId, log, () => !server.listening).catch((error: unknown) => {
       // The caller went away mid-body: no one to answer, nothing went wrong here.
       if (error instanceof ClientGoneError) return void req.socket.destroy();
       send(res, errorResponse(error, log, { requestId }), requestId);
@@ -110,7 +110,7 @@ export function createLocalServer(handlers: LocalHandlers, log: Log, options: Lo
   });
   // An Expect other than 100-continue: 417, as Node answers it, with the error body Node leaves out.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
-    reject(req, res, new BadRequestError('Only "Expect: 100-continue" is supported', 417), randomUUID(), true);
+    reject(req, res, new BadRequestError('Only "Expect: 100-continue" is supported', 417), randomUUID(), log, true);
   });
   return server;
 }
@@ -158,8 +158,8 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
 /** A request target in origin form (RFC 9112 3.2.1): a path of RFC 3986 characters, then any query. */
 const ORIGIN_FORM = /^\/[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*(\?.*)?$/s;
 
-async function handle(req: IncomingMessage, res: ServerResponse, handlers: LocalHandlers, requestId: string, stopping: () => boolean): Promise<void> {
-  if (req.headers.host === undefined && req.httpVersion === '1.1') return reject(req, res, new BadRequestError('The Host header is missing'), requestId, true);
+async function handle(req: IncomingMessage, res: ServerResponse, handlers: LocalHandlers, requestId: string, log: Log, stopping: () => boolean): Promise<void> {
+  if (req.headers.host === undefined && req.httpVersion === '1.1') return reject(req, res, new BadRequestError('The Host header is missing'), requestId, log, true);
   let path: string;
   try {
     // A path (`//api/...` read against a base would take `api` for a host name), or a whole URL.
@@ -167,22 +167,22 @@ async function handle(req: IncomingMessage, res: ServerResponse, handlers: Local
     if (target.startsWith('/') && !ORIGIN_FORM.test(target)) throw new Error('not a path');
     path = (target.startsWith('/') ? new URL(`http://localhost${target}`) : new URL(target, 'http://localhost')).pathname.replace(/\/+$/, '');
   } catch {
-    return reject(req, res, new BadRequestError('The request target is not a valid path'), requestId, true);
+    return reject(req, res, new BadRequestError('The request target is not a valid path'), requestId, log, true);
   }
   const route = Object.hasOwn(ROUTES, path) ? ROUTES[path] : undefined;
-  if (!route) return reject(req, res, new NotFoundError(path || '/'), requestId);
-  if (req.method !== route.method) return reject(req, res, new MethodNotAllowedError(req.method ?? '', route.method), requestId);
+  if (!route) return reject(req, res, new NotFoundError(path || '/'), requestId, log);
+  if (req.method !== route.method) return reject(req, res, new MethodNotAllowedError(req.method ?? '', route.method), requestId, log);
   const declared = Number(req.headers['content-length'] ?? 0);
   // A client that waits for 100 Continue sends no body: its connection closes with the 413.
-  if (declared > LIMITS.bodyBytes) return reject(req, res, new PayloadTooLargeError(LIMITS.bodyBytes), requestId, req.headers.expect !== undefined);
+  if (declared > LIMITS.bodyBytes) return reject(req, res, new PayloadTooLargeError(LIMITS.bodyBytes), requestId, log, req.headers.expect !== undefined);
 
   // The key before the body, as in AWS, where API Gateway runs the authorizer before the
   // function sees the body. The page's routes are public, as in the stack: no authorizer, an empty context.
   const authorizerContext = route.public ? {} : await authorize(handlers, req, path);
-  if (!authorizerContext) return reject(req, res, new UnauthorizedError(), requestId);
+  if (!authorizerContext) return reject(req, res, new UnauthorizedError(), requestId, log);
 
   const body = await readBody(req, LIMITS.bodyBytes);
-  if (body === undefined) return reject(req, res, new PayloadTooLargeError(LIMITS.bodyBytes), requestId);
+  if (body === undefined) return reject(req, res, new PayloadTooLargeError(LIMITS.bodyBytes), requestId, log);
   const event = toProxyEvent(req, body, path, authorizerContext, requestId);
   if (route.handler === 'catalog') {
     send(res, await handlers.catalog(event, lambdaContext('catalog', requestId)), requestId);
@@ -260,9 +260,14 @@ function discardBody(req: IncomingMessage): void {
   req.resume();
 }
 
-function reject(req: IncomingMessage, res: ServerResponse, error: Error, requestId: string, closeConnection = false): void {
+/** A refusal before the handler (as API Gateway's own answers are, in AWS, where its access log records them): answered and logged. */
+function reject(req: IncomingMessage, res: ServerResponse, error: Error, requestId: string, log: Log, closeConnection = false): void {
   if (closeConnection) res.setHeader('connection', 'close');
-  send(res, errorResponse(error), requestId);
+  const answer = errorResponse(error);
+  const fields = { requestId, status: answer.statusCode, errorCode: error instanceof GatewayError ? error.code : 'internal_error' };
+  if (answer.statusCode < 500) log.info('Request refused', fields);
+  else log.warn('Request failed', fields);
+  send(res, answer, requestId);
   // Unread bodies are discarded so that a keep-alive connection stays usable.
   if (!closeConnection) discardBody(req);
 }

@@ -106,7 +106,7 @@ export class CreditsService {
       // The operator's loss: the stack's Uncollected alarm sums `uncollectedMicro` from this line.
       this.log.warn(UNCOLLECTED_LOG_MESSAGE, {
         accountId: open.accountId,
-        requestId: open.requestId,
+        promptLogId: open.requestId,
         costMicro,
         reservedMicro: open.reservation.amountMicro,
         uncollectedMicro: costMicro - chargedMicro,
@@ -124,7 +124,7 @@ export class CreditsService {
     } catch (error) {
       this.log.error('Settle entry may or may not be in the ledger; the reconciler completes or releases the reservation', {
         accountId: open.accountId,
-        requestId: open.requestId,
+        promptLogId: open.requestId,
         errorName: (error as Error).name,
       });
       return { chargedMicro };
@@ -135,12 +135,12 @@ export class CreditsService {
       if (!(error instanceof ConditionFailedError)) {
         this.log.warn('Settle left to the reconciler after its ledger entry was written', {
           accountId: open.accountId,
-          requestId: open.requestId,
+          promptLogId: open.requestId,
           errorName: (error as Error).name,
         });
       } else if (applied.kind === 'release') {
         // Only the reconciler releases, after RESERVATION_TIMEOUT_MS.
-        this.log.error('Settle found the reservation released', { accountId: open.accountId, requestId: open.requestId });
+        this.log.error('Settle found the reservation released', { accountId: open.accountId, promptLogId: open.requestId });
       }
     }
     return { chargedMicro: applied.chargedMicro ?? 0 };
@@ -186,10 +186,10 @@ export class CreditsService {
       }
       if (applied.kind === 'settle') {
         outcome.completed++;
-        this.log.warn('Completed a settle that its request left open', { accountId: account.accountId, requestId, chargedMicro: applied.chargedMicro });
+        this.log.warn('Completed a settle that its request left open', { accountId: account.accountId, promptLogId: requestId, chargedMicro: applied.chargedMicro });
       } else {
         outcome.released++;
-        this.log.warn('Released an abandoned reservation', { accountId: account.accountId, requestId, amountMicro: reservation.amountMicro });
+        this.log.warn('Released an abandoned reservation', { accountId: account.accountId, promptLogId: requestId, amountMicro: reservation.amountMicro });
       }
     }
     return postedAll;

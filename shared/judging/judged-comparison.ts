@@ -61,7 +61,7 @@ export function startJudgedComparison(request: PromptRequest, run: { requestId: 
     const turn = deps.turns?.();
     const readBack: ReadBack = (what, carried) =>
       retrieve(deps.claimCheck, carried, turn).catch((error: unknown) => {
-        deps.log.error('Claim-check object not read', { requestId: run.requestId, what, errorName: (error as Error).name });
+        deps.log.error('Claim-check object not read', { promptLogId: run.requestId, what, errorName: (error as Error).name });
         return undefined;
       });
     const results = await Promise.all(request.models.map((model, index) => toResult(output, index, model.requestedId, readBack)));
@@ -87,7 +87,7 @@ export function startJudgedComparison(request: PromptRequest, run: { requestId: 
     // Every key, the request's own included: its put may have landed though it failed.
     discardClaims: () =>
       deps.claimCheck.delete(possibleClaimKeys(plan)).catch((error: unknown) => {
-        deps.log.error('Claim-check objects not deleted', { requestId: run.requestId, errorName: (error as Error).name });
+        deps.log.error('Claim-check objects not deleted', { promptLogId: run.requestId, errorName: (error as Error).name });
       }),
   };
 }

@@ -107,7 +107,7 @@ export class WorkflowTasks {
         } catch (error) {
           // A contestant's output or this judgment that the claim-check store could not
           // read or keep: this call failed (charged nothing), not the judge's other calls.
-          this.deps.log.error('Judge call failed in the gateway', { requestId: context.requestId, judgeModelId: judge.requestedId, errorName: (error as Error).name });
+          this.deps.log.error('Judge call failed in the gateway', { promptLogId: context.requestId, judgeModelId: judge.requestedId, errorName: (error as Error).name });
           return { task, status: 'failed' };
         }
       }),
@@ -117,7 +117,7 @@ export class WorkflowTasks {
 
   /** One line per call: who, and how it ended (never its content). */
   private logOutcome(message: string, requestId: string, who: Record<string, string>, outcome: { status: string; latencyMs: number; error?: { code: string } }): void {
-    this.deps.log.info(message, { requestId, ...who, status: outcome.status, latencyMs: outcome.latencyMs, errorCode: outcome.error?.code });
+    this.deps.log.info(message, { promptLogId: requestId, ...who, status: outcome.status, latencyMs: outcome.latencyMs, errorCode: outcome.error?.code });
   }
 
   /** The request again as the `api` function validated it (the body was valid there, so it is here), the catalog read at the same instant. */

@@ -86,6 +86,8 @@ export interface SubmitOptions extends Streaming {
   keyHash?: string;
   /** Times the phases (`idempotency`, `reserve`, `keys`, `models` or `judging`) for the answer's Server-Timing header. */
   timing?: ServerTiming;
+  /** The HTTP request's ID (API Gateway's, the answer's `x-request-id`), for the log line of a prompt that ran. */
+  requestId?: string;
 }
 
 /** One request as its run sees it: step 1's result. */
@@ -98,6 +100,7 @@ interface RunContext {
   keyHash?: string;
   receivedAt: number;
   timing: ServerTiming;
+  requestId?: string;
 }
 
 /** Resolves on the event loop's next turn: once the answer, already in hand, has been written. */
@@ -154,6 +157,7 @@ export class PromptService {
       zeroDataRetention: request.body.zero_data_retention ?? account.zeroDataRetention,
       rateLimitRpm: account.rateLimitRpm ?? this.deps.config.rateLimitRpm,
       ...(options.keyHash === undefined ? {} : { keyHash: options.keyHash }),
+      ...(options.requestId === undefined ? {} : { requestId: options.requestId }),
       receivedAt,
       timing: options.timing ?? new ServerTiming(),
     };
@@ -214,7 +218,7 @@ export class PromptService {
    * and what follows the answer: settle, then the prompt log.
    */
   private async answer(context: RunContext, open: OpenRequest, models: Promise<ModelResult[]> | undefined, deadlineAt: number): Promise<Outcome<PromptResponse>> {
-    const { accountId, request, promptLogId, zeroDataRetention, receivedAt, timing } = context;
+    const { accountId, request, promptLogId, zeroDataRetention, receivedAt, timing, requestId } = context;
     const { config, log } = this.deps;
     const judged = models === undefined;
     const { results, evaluations, ranking, judgeStatistics, discardClaims } = judged
@@ -236,12 +240,17 @@ export class PromptService {
       ]);
       if (chargedMicro !== chargeMicro) log.warn('Charged differs from the credits in the answer', { promptLogId, chargedMicro, chargeMicro });
       log.info('Prompt completed', {
+        ...(requestId === undefined ? {} : { requestId }),
         promptLogId,
         accountId,
-        models: results.map((r) => ({ modelId: r.modelId, status: r.status, latencyMs: r.latencyMs, errorCode: r.error?.code })),
+        models: results.map((r) => ({ modelId: r.modelId, status: r.status, latencyMs: r.latencyMs, errorCode: r.error?.code, upstreamStatus: r.error?.upstreamStatus })),
         ...(judged ? { evaluations: evaluations.length, evaluationsFailed: evaluations.filter((e) => e.status === 'failed').length } : {}),
         creditsUsedMicro: chargedMicro,
       });
+      // A Gemini cachedContent names a resource the caller chose: its 403 may be the caller's doing, not the key's.
+      const modelCalls = results.filter((_result, index) => request.models[index]?.tuning.cachedContent === undefined);
+      const judgeCalls = evaluations.flatMap(({ judgeModelId, orders }) => orders.map(({ error }) => ({ modelId: judgeModelId, error })));
+      logRefusedKeys(log, [...modelCalls, ...judgeCalls], { requestId, promptLogId });
     };
     const response = {
       promptLogId,
@@ -330,6 +339,25 @@ async function reservedOnceKeyed(reserving: Promise<OpenRequest>, router: Promis
     throw routed.reason;
   }
   return reserved.value;
+}
+
+/**
+ * The vendors that refused the operator's own key (401 or 403) or have none configured: an
+ * error line each (the deployment's LoggedErrors alarm counts them), as every call to that
+ * vendor fails until the operator acts, while a caller's bad input fails one call.
+ */
+function logRefusedKeys(
+  log: Log,
+  calls: readonly { modelId: string; error?: { code: string; upstreamStatus?: number } }[],
+  ids: { requestId?: string; promptLogId: string },
+): void {
+  const refused = new Map<string, { errorCode: string; upstreamStatus?: number }>();
+  for (const { modelId, error } of calls) {
+    if (error && (error.code === 'provider_not_configured' || error.upstreamStatus === 401 || error.upstreamStatus === 403)) {
+      refused.set(modelId, { errorCode: error.code, ...(error.upstreamStatus === undefined ? {} : { upstreamStatus: error.upstreamStatus }) });
+    }
+  }
+  for (const [modelId, why] of refused) log.error("A vendor refused the gateway's key, or none is configured", { ...ids, modelId, ...why });
 }
 
 function inCredits(estimate: EstimateBreakdown): CreditsEstimate {

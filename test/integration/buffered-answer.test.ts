@@ -61,7 +61,8 @@ describe('Function: bufferAnswers (the api entry without response streaming)', (
     expect(result).toMatchObject({ statusCode: 200, isBase64Encoded: false });
     expect(typeof result.body).toBe('string');
     expect(Object.values(result.headers ?? {}).every((value) => typeof value === 'string')).toBe(true);
-    expect(result.headers).toMatchObject({ 'content-type': 'application/json; charset=utf-8' });
+    // The request's ID as API Gateway gave it (its access log records it): what a caller quotes.
+    expect(result.headers).toMatchObject({ 'content-type': 'application/json; charset=utf-8', 'x-request-id': 'req-buffered' });
     const answer = JSON.parse(result.body) as { promptLogId: string; creditsUsed: number; results: { status: string }[] };
     expect(answer.results.map((r) => r.status)).toEqual(['completed', 'completed']);
     expect(answer.creditsUsed).toBeGreaterThan(0);
@@ -110,7 +111,7 @@ describe('Function: bufferAnswers (the api entry without response streaming)', (
 
     const result = await handler(proxyEvent(accountId, { models: ['fam_k-8b'] }), lambdaContext('api'));
 
-    expect(result).toMatchObject({ statusCode: 400, isBase64Encoded: false });
+    expect(result).toMatchObject({ statusCode: 400, isBase64Encoded: false, headers: { 'x-request-id': 'req-buffered' } });
     expect(Object.keys(result).every((key) => (PROXY_RESULT_KEYS as readonly string[]).includes(key))).toBe(true);
     expect(JSON.parse(result.body)).toMatchObject({ error: { code: 'invalid_request', details: [expect.objectContaining({ field: '/prompt' })] } });
     expect((await host.gateway.accounts.get(accountId))!.balanceMicro).toBe(5_000_000);

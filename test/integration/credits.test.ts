@@ -316,7 +316,7 @@ describe('Class: CreditsService', () => {
       expect(await credits.settle(open, 1_300, 400)).toEqual({ chargedMicro: 1_000 });
       // The stack's Uncollected alarm sums the field of this line (infra/stack/alarms.ts).
       expect(log.lines.map((line) => JSON.parse(line))).toEqual([
-        [UNCOLLECTED_LOG_MESSAGE, { accountId: account.accountId, requestId: open.requestId, costMicro: 1_300, reservedMicro: 1_000, uncollectedMicro: 300 }],
+        [UNCOLLECTED_LOG_MESSAGE, { accountId: account.accountId, promptLogId: open.requestId, costMicro: 1_300, reservedMicro: 1_000, uncollectedMicro: 300 }],
       ]);
       expect(await expectConsistent(credits, account.accountId)).toBe(0);
       const settle = (await ledger.list(account.accountId)).find((e) => e.kind === 'settle');
