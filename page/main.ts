@@ -1,6 +1,6 @@
 import DOMPurify, { type Config } from 'dompurify';
 import { marked } from 'marked';
-import { curlCommand, requestBody, type PageForm } from './request.js';
+import { curlCommand, type PageForm, readJsonField, requestBody } from './request.js';
 import { SseParser, type SseEvent } from './sse.js';
 
 /*
@@ -21,6 +21,10 @@ const markdownToggle = $<HTMLInputElement>('markdown');
 const runButton = $<HTMLButtonElement>('run');
 const stopButton = $<HTMLButtonElement>('stop');
 const promptInput = $<HTMLTextAreaElement>('prompt');
+const systemPromptInput = $<HTMLTextAreaElement>('system-prompt');
+const judgePromptInput = $<HTMLTextAreaElement>('judge-prompt');
+const schemaInput = $<HTMLTextAreaElement>('response-schema');
+const schemaErrorEl = $('response-schema-error');
 const weightInputs = { accuracy: $<HTMLInputElement>('w-accuracy'), speed: $<HTMLInputElement>('w-speed'), cost: $<HTMLInputElement>('w-cost') };
 const settingInputs = { temperature: $<HTMLInputElement>('g-temperature'), maxTokens: $<HTMLInputElement>('g-maxTokens'), topP: $<HTMLInputElement>('g-topP') };
 const columnsEl = $('columns');
@@ -34,6 +38,8 @@ const matrixEl = $<HTMLTableElement>('matrix');
 const evaluationsEl = $<HTMLTableElement>('evaluations');
 const rankingEl = $<HTMLTableElement>('ranking');
 const decidedEl = $('decided');
+const judgeStatsEl = $<HTMLTableElement>('judge-stats');
+const agreementEl = $('agreement');
 
 /** The API's base URL: where this page was served from (its script's folder, so a stage path stays in it). */
 const script = document.currentScript as HTMLScriptElement | null;
@@ -54,6 +60,10 @@ interface Column {
   note: HTMLElement;
   meta: HTMLElement;
   error: HTMLElement;
+  /** The result's structuredOutput (with response_schema): conforms or not, its value or errors. */
+  structured: HTMLElement;
+  /** Lifts the output's height limit (shown once the output is taller than it). */
+  expand: HTMLButtonElement;
   /** Everything the model streamed (or its result's output): what the output shows once painted. */
   text: string;
   /** How much of `text` the output shows: the rest arrived since it was last painted. */
@@ -72,7 +82,7 @@ interface Column {
   blockChars: number;
 }
 let columns: Column[] = [];
-let running: { controller: AbortController; judged: boolean } | undefined;
+let running: { controller: AbortController; judged: boolean; requestId?: string } | undefined;
 /** The judge weights the last comparison sent (what decides its winners). */
 let sentWeights: Json = {};
 
@@ -104,21 +114,49 @@ async function loadModels(): Promise<void> {
   const response = await fetch(apiUrl('api/v1/models'), { headers: headers(), cache: 'no-store' });
   const answer: unknown = await response.json().catch(() => undefined);
   if (!response.ok) return showError(response.status, answer);
-  const ids = list(isObject(answer) ? answer.models : undefined)
-    .map((model) => (isObject(model) ? str(model.id) : ''))
-    .filter((id) => id !== '');
+  const models = list(isObject(answer) ? answer.models : undefined)
+    .filter(isObject)
+    .filter((model) => str(model.id) !== '');
   for (const select of [modelsSelect, judgesSelect]) {
     const chosen = new Set([...select.selectedOptions].map((option) => option.value));
-    select.replaceChildren(...ids.map((id) => Object.assign(el('option', undefined, id), { value: id, selected: chosen.has(id) })));
+    select.replaceChildren(...models.map((model) => modelOption(model, chosen)));
   }
   hideError();
+}
+
+/**
+ * A model's option: its ID and the vendor model that answers it, marked ⚠ when the listing
+ * has notes on it (another model serving the ID, a shutdown announced or past), which its
+ * title (and accessible description) gives in full.
+ */
+function modelOption(model: Json, chosen: Set<string>): HTMLOptionElement {
+  const id = str(model.id);
+  const upstream = str(model.upstreamModel);
+  const notes = list(model.notes)
+    .map(str)
+    .filter((note) => note !== '');
+  const option = el('option', undefined, `${id}${upstream && upstream !== id ? ` (${upstream})` : ''}${notes.length > 0 ? ' ⚠' : ''}`);
+  option.value = id;
+  option.selected = chosen.has(id);
+  option.title = [upstream ? `Answered by ${upstream}` : '', ...notes].filter((line) => line !== '').join('\n');
+  return option;
 }
 keyInput.addEventListener('change', () => void loadModels().catch(networkError));
 apiUrlInput.addEventListener('change', () => void loadModels().catch(networkError));
 
 // ---- the request -----------------------------------------------------------------------
 
-function form(): PageForm {
+/** The form, or nothing when a field the page must parse is not JSON (its error is shown at it). */
+function form(): PageForm | undefined {
+  const schema = readJsonField(schemaInput.value);
+  schemaErrorEl.hidden = schema.error === undefined;
+  schemaErrorEl.textContent = schema.error === undefined ? '' : `Response schema: ${schema.error}; nothing is sent or copied until it is JSON.`;
+  if (schema.error === undefined) schemaInput.removeAttribute('aria-invalid');
+  else schemaInput.setAttribute('aria-invalid', 'true');
+  if (schema.error !== undefined) {
+    schemaInput.focus();
+    return undefined;
+  }
   const chosen = (select: HTMLSelectElement) => [...select.selectedOptions].map((option) => option.value);
   const values = <K extends string>(inputs: Record<K, HTMLInputElement>) =>
     Object.fromEntries(Object.entries<HTMLInputElement>(inputs).map(([name, input]) => [name, input.value])) as Record<K, string>;
@@ -128,11 +166,17 @@ function form(): PageForm {
     judges: chosen(judgesSelect),
     weights: values(weightInputs),
     settings: values(settingInputs),
+    systemPrompt: systemPromptInput.value,
+    judgePrompt: judgePromptInput.value,
+    responseSchema: schema.value,
   };
 }
 
 $('copy-curl').addEventListener('click', () => {
-  const command = curlCommand(apiUrl('api/v1/prompt'), requestBody(form()));
+  const filled = form();
+  curlEl.hidden = true;
+  if (!filled) return;
+  const command = curlCommand(apiUrl('api/v1/prompt'), requestBody(filled));
   curlEl.textContent = command;
   curlEl.hidden = false;
   navigator.clipboard?.writeText(command).catch(() => undefined);
@@ -141,13 +185,19 @@ $('copy-curl').addEventListener('click', () => {
 stopButton.addEventListener('click', () => {
   if (!running) return;
   running.controller.abort();
-  // The gateway stops a request's model calls when its caller leaves, but not a judged
-  // request's workflow: that runs its models and judges to the end (docs/streaming-api.md).
-  if (running.judged) summaryEl.textContent = 'Stopped in this page only: the gateway runs a judged request to its end and charges it in full';
+  // The gateway stops a request's model calls when its caller leaves, and charges what they
+  // had used; not a judged request's workflow: that runs its models and judges to the end
+  // (docs/streaming-api.md). The request ID, once the answer's headers came, to ask about it.
+  const id = running.requestId ? ` (x-request-id: ${running.requestId})` : '';
+  summaryEl.textContent = running.judged
+    ? `Stopped in this page only: the gateway runs a judged request to its end and charges it in full${id}`
+    : `Stopped: the gateway stops the calls still running and charges what they had used${id}`;
 });
 
 runButton.addEventListener('click', () => {
-  const body = requestBody(form());
+  const filled = form();
+  if (!filled) return; // nothing sent: the field says why
+  const body = requestBody(filled);
   hideError();
   clearResults(list(body.models).map(str));
   const controller = new AbortController();
@@ -192,6 +242,7 @@ async function compare(body: Json, signal: AbortSignal): Promise<void> {
     signal,
   });
   const requestId = response.headers.get('x-request-id');
+  if (running && requestId) running.requestId = requestId;
   const id = requestId ? ` (x-request-id: ${requestId})` : '';
   const ran = `the request ran, and may have been charged${id}`;
   // Reading the body fails when the connection breaks (or on Stop, which is passed on).
@@ -274,8 +325,8 @@ function onEvent(event: SseEvent): void {
       return showRanking(data.ranking);
     case 'done':
       for (const [index, result] of list(data.results).entries()) showResult(index, result);
-      showJudging(list(data.evaluations), data.ranking);
-      summaryEl.textContent = `creditsUsed ${str(num(data.creditsUsed) ?? '?')} · promptLogId ${str(data.promptLogId)}`;
+      showJudging(list(data.evaluations), data.ranking, data.judgeStatistics);
+      summaryEl.textContent = `creditsUsed ${str(num(data.creditsUsed) ?? '?')} · ${providerCosts(list(data.results), list(data.evaluations))} · promptLogId ${str(data.promptLogId)}`;
       return;
     case 'error':
       markUnfinished('failed');
@@ -288,7 +339,7 @@ function onEvent(event: SseEvent): void {
 function clearResults(modelIds: string[]): void {
   summaryEl.textContent = '';
   judgingEl.hidden = true;
-  columns = modelIds.map((modelId) => {
+  columns = modelIds.map((modelId, index) => {
     const root = el('article', 'column');
     const status = el('span', 'status');
     const heading = el('h3', 'column-heading');
@@ -301,6 +352,8 @@ function clearResults(modelIds: string[]): void {
       note: el('p', 'render-note'),
       meta: el('div', 'meta'),
       error: el('div', 'error'),
+      structured: el('div', 'structured'),
+      expand: el('button', 'expand', 'Show all of the output'),
       text: '',
       shown: 0,
       painting: false,
@@ -313,9 +366,20 @@ function clearResults(modelIds: string[]): void {
     };
     column.error.hidden = true;
     column.note.hidden = true;
+    column.structured.hidden = true;
     root.dataset.modelId = modelId;
     setStatus(column, 'running');
-    root.append(heading, column.meta, column.error, column.note, column.output);
+    column.output.id = `output-${index}`;
+    column.expand.type = 'button';
+    column.expand.hidden = true;
+    column.expand.setAttribute('aria-controls', column.output.id);
+    column.expand.setAttribute('aria-expanded', 'false');
+    column.expand.addEventListener('click', () => {
+      const expanded = column.output.classList.toggle('expanded');
+      column.expand.setAttribute('aria-expanded', String(expanded));
+      column.expand.textContent = expanded ? 'Show less of the output' : 'Show all of the output';
+    });
+    root.append(heading, column.meta, column.error, column.structured, column.note, column.output, column.expand);
     return column;
   });
   columnsEl.replaceChildren(...columns.map((column) => column.root));
@@ -333,6 +397,7 @@ function markUnfinished(status: string): void {
     if (column.status.textContent !== 'running') continue;
     setStatus(column, status);
     showWhole(column);
+    fitExpand(column);
   }
 }
 
@@ -354,7 +419,14 @@ function showResult(index: number, result: unknown): void {
   const costLabel = num(result.providerCost) === undefined && cost !== undefined ? 'estimated cost' : 'cost';
   // A null providerCost is the API's word that the vendor's usage was missing or could not be
   // true (its tokens are then sent as 0): the tokens are not known, not none.
-  const tokens = result.providerCost === null ? 'tokens unknown (usage missing)' : `tokens ${str(num(result.tokensIn) ?? '?')} in / ${str(num(result.tokensOut) ?? '?')} out`;
+  // The subsets of the counts the vendor reported (usage): shown when not 0. Anthropic and
+  // Bedrock count thinking inside the output and never apart: no reasoningTokensOut there.
+  const usage = isObject(result.usage) ? result.usage : {};
+  const part = (value: unknown, what: string) => (num(value) ? ` (${str(value)} ${what})` : '');
+  const tokens =
+    result.providerCost === null
+      ? 'tokens unknown (usage missing)'
+      : `tokens ${str(num(result.tokensIn) ?? '?')} in${part(usage.cachedTokensIn, 'cached')} / ${str(num(result.tokensOut) ?? '?')} out${part(usage.reasoningTokensOut, 'reasoning')}`;
   column.meta.replaceChildren(
     el('span', 'tokens', tokens),
     el('span', 'latency', `${str(num(result.latencyMs) ?? '?')} ms`),
@@ -366,8 +438,55 @@ function showResult(index: number, result: unknown): void {
   column.error.textContent = error
     ? `${str(error.code)}${error.upstreamStatus ? ` (upstream ${str(error.upstreamStatus)})` : ''}: ${str(error.message)}${cut ? ' (the text below arrived before it stopped)' : ''}`
     : '';
+  showStructured(column, result.structuredOutput);
   if (streamed) showWhole(column);
   else renderOutput(column);
+  fitExpand(column);
+}
+
+/** A result's structuredOutput: ✓ with the parsed value, or ✗ with what broke the schema (as text). */
+function showStructured(column: Column, structured: unknown): void {
+  column.structured.hidden = !isObject(structured);
+  if (!isObject(structured)) return column.structured.replaceChildren();
+  const conforms = structured.conforms === true;
+  const verdict = el(
+    'span',
+    `verdict ${conforms ? 'conforms' : 'not-conforming'}`,
+    conforms ? 'structured output ✓ conforms to the schema' : 'structured output ✗ does not conform',
+  );
+  const detail = conforms ? el('pre', 'value', JSON.stringify(structured.value, null, 2) ?? '') : el('ul', 'errors');
+  if (!conforms) detail.append(...list(structured.errors).map((error) => el('li', undefined, str(error))));
+  column.structured.replaceChildren(verdict, detail);
+}
+
+/** The expand button, shown once the output is taller than its box (or while it is expanded). */
+function fitExpand(column: Column): void {
+  const needed = column.output.classList.contains('expanded') || column.output.scrollHeight > column.output.clientHeight + 1;
+  column.expand.hidden = !needed;
+}
+
+/**
+ * What the request cost in USD, models and judges apart: each result's, and each judge
+ * call's (every evaluation's orders), providerCost, or estimatedCost where that is null.
+ * `creditsUsed` is these converted at the gateway's rate, which the answer does not give.
+ */
+function providerCosts(results: unknown[], evaluations: unknown[]): string {
+  const models = sumCosts(results);
+  const judges = sumCosts(evaluations.filter(isObject).flatMap((evaluation) => list(evaluation.orders)));
+  const total = { usd: models.usd + judges.usd, unknown: models.unknown || judges.unknown };
+  const shown = (sum: { usd: number; unknown: boolean }) => `${sum.unknown ? 'at least ' : ''}$${usd(sum.usd)}`;
+  return evaluations.length > 0 ? `provider cost ${shown(total)}: models ${shown(models)} + judges ${shown(judges)}` : `provider cost ${shown(models)}`;
+}
+
+function sumCosts(calls: unknown[]): { usd: number; unknown: boolean } {
+  let usd = 0;
+  let unknown = false;
+  for (const call of calls.filter(isObject)) {
+    const cost = num(call.providerCost) ?? num(call.estimatedCost);
+    if (cost === undefined) unknown = true;
+    else usd += cost;
+  }
+  return { usd, unknown };
 }
 
 /** All of the column's text, now: as text, what is not shown yet is appended; as Markdown, a text not rendered whole yet is. */
@@ -454,6 +573,8 @@ function paint(column: Column): void {
   if (!column.markdown) {
     appendText(column, column.text.slice(column.shown));
     column.shown = column.text.length;
+    // Until the output fills its box: after that, the button stays.
+    if (column.expand.hidden) fitExpand(column);
     return;
   }
   const wait = column.renderedAt + Math.max(MARKDOWN_EVERY_MS, MARKDOWN_SPACING * column.renderMs) - performance.now();
@@ -490,6 +611,7 @@ function renderOutput(column: Column): void {
       column.output.classList.add('markdown');
       column.markdown = true;
       setNote(column);
+      fitExpand(column);
       return;
     } catch (error) {
       // marked adds a second line asking to report the error to its maintainers: left out.
@@ -504,6 +626,7 @@ function renderOutput(column: Column): void {
   column.output.replaceChildren();
   column.block = undefined;
   appendText(column, column.text);
+  fitExpand(column);
 }
 
 /**
@@ -531,7 +654,12 @@ function appendText(column: Column, text: string): void {
     }
     column.block.append(text.slice(at, end));
     column.blockChars += end - at;
-    if (end < text.length) column.block = undefined;
+    if (end < text.length) {
+      // Full: laid out only when in view (page.css). A block not full stays laid out: sized
+      // at 60rem while off screen, a short one made its column jump when it came into view.
+      column.block.classList.add('full');
+      column.block = undefined;
+    }
     at = end;
   }
 }
@@ -566,12 +694,12 @@ markdownToggle.addEventListener('change', () => {
 
 // ---- judging ---------------------------------------------------------------------------
 
-function showJudging(evaluations: unknown[], ranking: unknown): void {
+function showJudging(evaluations: unknown[], ranking: unknown, statistics: unknown): void {
   if (evaluations.length === 0 && !Array.isArray(ranking)) return;
   judgingEl.hidden = false;
   const models = columns.map((column) => column.modelId);
-  // cells[a][b]: what each judge picked when `a` was shown first and `b` second.
-  const cells = new Map<string, string[]>();
+  // cells[a][b]: what each judge picked when `a` was shown first and `b` second, a line each.
+  const cells = new Map<string, HTMLElement[]>();
   const rows: HTMLTableRowElement[] = [row('th', ['judge', 'pair', 'A first', 'B first', 'consistent', 'winner', 'scores', 'weighted scores', 'in ranking', 'reasoning'])];
   for (const evaluation of evaluations.filter(isObject)) {
     const judge = str(evaluation.judgeModelId);
@@ -581,7 +709,10 @@ function showJudging(evaluations: unknown[], ranking: unknown): void {
         const pick =
           isObject(order.verdict) || order.status === 'completed' ? str(order.winner) || 'tie' : `failed: ${str(isObject(order.error) ? order.error.message : order.status)}`;
         const key = `${str(order.answerA)}\u0000${str(order.answerB)}`;
-        cells.set(key, [...(cells.get(key) ?? []), `${judge}: ${pick}`]);
+        // A self-judge's pick the ranking leaves out (an independent judge judged the pair) is marked so.
+        const excluded = evaluation.inRanking === false;
+        const line = el('span', excluded ? 'pick excluded' : 'pick', `${judge}: ${pick}${excluded ? ' (left out of the ranking)' : ''}`);
+        cells.set(key, [...(cells.get(key) ?? []), line]);
         return pick;
       });
     // A failed evaluation has no consistency (the API sends false) and no winner: its error instead.
@@ -619,7 +750,7 @@ function showJudging(evaluations: unknown[], ranking: unknown): void {
   decidedEl.textContent = decidedBy();
   const matrix = [row('th', ['A \\ B', ...models])];
   for (const a of models) {
-    const line = row('td', [a, ...models.map((b) => (a === b ? '' : (cells.get(`${a}\u0000${b}`) ?? ['–']).join('\n')))], 0);
+    const line = row('td', [a, ...models.map((b) => (a === b ? '' : stacked(cells.get(`${a}\u0000${b}`) ?? ['–'])))], 0);
     models.forEach((b, i) => {
       if (a === b) line.cells[i + 1]?.classList.add('diagonal');
     });
@@ -627,6 +758,65 @@ function showJudging(evaluations: unknown[], ranking: unknown): void {
   }
   fill(matrixEl, matrix);
   showRanking(ranking);
+  showJudges(evaluations, statistics);
+}
+
+function stacked(nodes: (Node | string)[]): DocumentFragment {
+  const fragment = document.createDocumentFragment();
+  fragment.append(...nodes);
+  return fragment;
+}
+
+/**
+ * A row per judge: its calls, tokens and cost (added up from the evaluations' orders, as the
+ * answer gives them), then how it judged (judgeStatistics, docs/judging.md); under the table,
+ * how far each two judges agree.
+ */
+function showJudges(evaluations: unknown[], statistics: unknown): void {
+  const stats = isObject(statistics) ? statistics : {};
+  const byJudge = new Map<string, { orders: Json[]; stats?: Json }>();
+  const entry = (judge: string) => {
+    const found = byJudge.get(judge) ?? { orders: [] };
+    byJudge.set(judge, found);
+    return found;
+  };
+  for (const evaluation of evaluations.filter(isObject)) entry(str(evaluation.judgeModelId)).orders.push(...list(evaluation.orders).filter(isObject));
+  for (const judge of list(stats.judges).filter(isObject)) entry(str(judge.judgeModelId)).stats = judge;
+  const share = (value: unknown) => (num(value) === undefined ? '–' : `${Math.round((value as number) * 100)} %`);
+  const sum = (orders: Json[], field: string) => orders.reduce((total, order) => total + (num(order[field]) ?? 0), 0);
+  fill(judgeStatsEl, [
+    row('th', ['judge', 'calls', 'failed', 'tokens in / out', 'cost', 'pairs', 'position consistency', 'chose position A', 'decisive', 'longer won']),
+    ...[...byJudge].map(([judge, { orders, stats: own }]) => {
+      const cost = sumCosts(orders);
+      return row(
+        'td',
+        [
+          judge,
+          str(orders.length),
+          str(orders.filter((order) => order.status === 'failed').length),
+          `${str(sum(orders, 'tokensIn'))} / ${str(sum(orders, 'tokensOut'))}`,
+          `${cost.unknown ? 'at least ' : ''}$${usd(cost.usd)}`,
+          str(own?.pairs ?? '–'),
+          share(own?.positionConsistency),
+          share(own?.chosePositionA),
+          share(own?.decisive),
+          share(own?.longerWon),
+        ],
+        0,
+      );
+    }),
+  ]);
+  const fixed = (value: unknown) => (num(value) === undefined ? '–' : (value as number).toFixed(2));
+  const agreement = isObject(stats.agreement) ? stats.agreement : undefined;
+  const items = list(agreement?.judgePairs)
+    .filter(isObject)
+    .map((pair) => {
+      const [a, b] = list(pair.judges).map(str);
+      return el('li', undefined, `${a} and ${b}: agreement ${share(pair.agreement)}, Cohen's κ ${fixed(pair.cohensKappa)} over ${str(pair.pairs)} pairs`);
+    });
+  if (agreement && num(agreement.fleissPairs)) items.push(el('li', undefined, `All judges: Fleiss' κ ${fixed(agreement.fleissKappa)} over ${str(agreement.fleissPairs)} pairs`));
+  agreementEl.replaceChildren(...items);
+  agreementEl.hidden = items.length === 0;
 }
 
 /**
@@ -722,6 +912,13 @@ function showError(status: number | undefined, answer: unknown): void {
     const value = isObject(answer) ? num(answer[field]) : undefined;
     if (value !== undefined) lines.push(`  ${field}: ${str(value)}`);
   }
+  // And what the estimate is made of: each model's worst case, and the judge calls'.
+  const estimate = isObject(answer) && isObject(answer.estimate) ? answer.estimate : undefined;
+  for (const model of list(estimate?.models).filter(isObject)) {
+    lines.push(`  estimate ${str(model.modelId)}: ${str(num(model.credits) ?? '?')} credits (up to ${str(num(model.outputTokens) ?? '?')} output tokens)`);
+  }
+  const judgeCalls = isObject(estimate?.judgeCalls) ? estimate.judgeCalls : undefined;
+  if (judgeCalls && num(judgeCalls.calls)) lines.push(`  estimate judge calls: ${str(judgeCalls.calls)} calls, ${str(num(judgeCalls.credits) ?? '?')} credits`);
   showMessage(lines.join('\n'));
 }
 

@@ -5,6 +5,12 @@ export interface PageForm {
   judges: string[];
   weights: { accuracy: string; speed: string; cost: string };
   settings: { temperature: string; maxTokens: string; topP: string };
+  /** Sent as typed when not empty. */
+  systemPrompt?: string;
+  /** Sent as typed when not empty, with judges only (as the weights). */
+  judgePrompt?: string;
+  /** The response schema, parsed (readJsonField); undefined: none. */
+  responseSchema?: unknown;
 }
 
 /**
@@ -13,15 +19,32 @@ export interface PageForm {
  * names the field (the page checks nothing the API checks).
  */
 export function requestBody(form: PageForm): Record<string, unknown> {
-  const body: Record<string, unknown> = { prompt: form.prompt, models: form.models };
+  const body: Record<string, unknown> = { prompt: form.prompt };
+  if (form.systemPrompt) body.system_prompt = form.systemPrompt;
+  body.models = form.models;
   if (form.judges.length > 0) {
     body.judges = form.judges;
+    if (form.judgePrompt) body.judge_prompt = form.judgePrompt;
     const weights = numbers(form.weights);
     if (weights) body.judge_weights = weights;
   }
   const settings = numbers(form.settings);
   if (settings) body.generation_settings = settings;
+  if (form.responseSchema !== undefined) body.response_schema = form.responseSchema;
   return body;
+}
+
+/**
+ * A JSON field as typed: nothing when it is blank, else its parsed value, or why it is not
+ * JSON (the page sends nothing then: a schema cannot be sent as typed, as a number can).
+ */
+export function readJsonField(text: string): { value?: unknown; error?: string } {
+  if (text.trim() === '') return {};
+  try {
+    return { value: JSON.parse(text) };
+  } catch (error) {
+    return { error: `not JSON (${error instanceof Error ? error.message : String(error)})` };
+  }
 }
 
 /**

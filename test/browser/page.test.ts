@@ -175,6 +175,10 @@ describe('The comparison page at GET /', () => {
       // Every script has a src on this origin; no inline handler attribute anywhere.
       expect(html.match(/<script[^>]*>/g)).toEqual(['<script src="/page.js" defer>']);
       expect(html).not.toMatch(/\son[a-z]+=/i);
+      // Each ID once: the script looks its elements up by them.
+      const ids = [...html.matchAll(/\sid="([^"]+)"/g)].map((match) => match[1]);
+      expect(ids.length).toBeGreaterThan(20);
+      expect(new Set(ids).size).toBe(ids.length);
     });
 
     it('serves the bundled script and its style sheet without a key, and still asks one for the API', async () => {
@@ -205,6 +209,19 @@ describe('The comparison page at GET /', () => {
         });
         expect({ width, ...layout }).toEqual({ width, overlaps: 0, inputsInside: true, pageWidth: true });
       }
+
+      // Each model's option names the vendor model that answers it; one the listing has notes on is marked ⚠, its notes in its title.
+      const response = await fetch(`${host().url}/api/v1/models`, { headers: { authorization: `Bearer ${host().demo.apiKey}` } });
+      const { models } = (await response.json()) as { models: { id: string; upstreamModel: string; notes: string[] }[] };
+      const options = await page.$$eval('#models option', (els) => els.map((el) => [(el as HTMLOptionElement).value, el.textContent, (el as HTMLOptionElement).title]));
+      expect(options).toEqual(
+        models.map((model) => [
+          model.id,
+          `${model.id}${model.upstreamModel === model.id ? '' : ` (${model.upstreamModel})`}${model.notes.length > 0 ? ' ⚠' : ''}`,
+          [`Answered by ${model.upstreamModel}`, ...model.notes].join('\n'),
+        ]),
+      );
+      expect(models.some((model) => model.notes.length > 0)).toBe(true);
     });
   });
 
@@ -251,17 +268,22 @@ describe('The comparison page at GET /', () => {
       expect(await page.$eval(column(FAST), (el) => el.classList.contains('cut'))).toBe(false);
     });
 
-    it('stops a comparison on Stop: the columns still running read "stopped"', async () => {
+    it('stops a comparison on Stop: the columns still running read "stopped", and the gateway charges what they used', async () => {
       host().simulator.setFault({ kind: 'slow', delayMs: 5_000, model: await upstreamOf(host(), OTHER) });
       page = await openPage(browser(), host());
+      // The answer's headers (its x-request-id) have come before Stop is pressed.
+      const answer = page.waitForResponse((response) => response.url().endsWith('/api/v1/prompt'));
       await compare(page, { models: [OTHER] });
-      await page.waitForSelector('#stop:not([disabled])');
+      const requestId = (await answer).headers()['x-request-id'];
+      expect(requestId).toMatch(/\S/);
 
       await page.click('#stop');
       await page.waitForSelector(column(OTHER, 'stopped'));
       await ended(page);
       expect(await page.$eval('#error', (el) => el.hidden)).toBe(true);
-      expect(await page.$eval('#summary', (el) => el.textContent)).toBe('1 stopped');
+      expect(await page.$eval('#summary', (el) => el.textContent)).toBe(
+        `1 stopped · Stopped: the gateway stops the calls still running and charges what they had used (x-request-id: ${requestId})`,
+      );
     });
 
     it('appends 2,000 streamed deltas as they come, at most one paint per frame, never rewriting what is shown', async () => {
@@ -286,6 +308,32 @@ describe('The comparison page at GET /', () => {
       expect(await columnText(page, FAST, 'output')).toBe(text);
       // The result and `done`, whose output is the text shown, change nothing.
       expect(await paints(page)).toEqual(streamed);
+
+      // Only full blocks (about 16 KiB) are laid out when in view only: the last one is not full.
+      const visibility = await page.$$eval(`${column(FAST)} .text-block`, (blocks) => blocks.map((block) => getComputedStyle(block).contentVisibility));
+      expect(visibility.length).toBeGreaterThan(2);
+      expect(visibility).toEqual([...Array(visibility.length - 1).fill('auto'), 'visible']);
+      // The long output scrolls in a box of at most 60 % of the window's height; its button, from the keyboard, shows it whole and back.
+      const box = () =>
+        page!.$eval(`${column(FAST)}`, (article) => {
+          const output = article.querySelector('.output') as HTMLElement;
+          const button = article.querySelector('button.expand') as HTMLButtonElement;
+          return {
+            height: output.clientHeight,
+            whole: output.scrollHeight <= output.clientHeight + 1,
+            limit: innerHeight * 0.6,
+            button: button.hidden ? 'hidden' : (button.getAttribute('aria-expanded') ?? ''),
+            controls: button.getAttribute('aria-controls') === output.id,
+          };
+        });
+      const collapsed = await box();
+      expect(collapsed).toMatchObject({ whole: false, button: 'false', controls: true });
+      expect(collapsed.height).toBeLessThanOrEqual(collapsed.limit + 1);
+      await page.focus(`${column(FAST)} button.expand`);
+      await page.keyboard.press('Enter');
+      expect(await box()).toMatchObject({ whole: true, button: 'true' });
+      await page.keyboard.press('Space');
+      expect(await box()).toMatchObject({ whole: false, button: 'false' });
     });
 
     it('shows a 7 MiB output without blocking the page: appended in blocks, never laid out whole again, nor set again by its result', async () => {
@@ -444,31 +492,220 @@ describe('The comparison page at GET /', () => {
       await page.select('#judges', JUDGE);
       await page.click('#copy-curl');
       expect(await curl()).toContain(`"judges":["${JUDGE}"],"judge_weights":{"cost":0.5}`);
+
+      // A response schema that is not JSON: said at its field, and nothing is sent or copied.
+      await page.type('#response-schema', '{"type": "object",');
+      await page.click('#copy-curl');
+      const fieldError = () => page!.$eval('#response-schema-error', (el) => (el.hidden ? '' : (el.textContent ?? '')));
+      expect(await fieldError()).toMatch(/^Response schema: not JSON \(.+\); nothing is sent or copied until it is JSON\.$/);
+      expect(await page.$eval('#response-schema', (el) => el.getAttribute('aria-invalid'))).toBe('true');
+      expect(await page.$eval('#curl', (el) => el.hidden)).toBe(true);
+      await page.click('#run');
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('response-schema');
+      expect(await page.$$eval('#columns article', (els) => els.length)).toBe(0);
+      expect(await page.$eval('#run', (el) => (el as HTMLButtonElement).disabled)).toBe(false);
+      expect(host().simulator.calls()).toHaveLength(0);
+
+      // Fixed, with a system prompt and a judge prompt: all three in the body, the judge prompt with judges only.
+      const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'], additionalProperties: false };
+      await page.$eval('#response-schema', (el, text) => ((el as HTMLTextAreaElement).value = text), JSON.stringify(schema, null, 2));
+      await page.type('#system-prompt', 'Be brief.');
+      await page.type('#judge-prompt', 'Prefer the shorter answer.');
+      await page.click('#copy-curl');
+      expect(await fieldError()).toBe('');
+      expect(await page.$eval('#response-schema', (el) => el.hasAttribute('aria-invalid'))).toBe(false);
+      expect(await curl()).toContain(
+        `'{"prompt":"Explain in two sentences why the sky is blue.","system_prompt":"Be brief.","models":["${FAST}"],"judges":["${JUDGE}"],"judge_prompt":"Prefer the shorter answer.","judge_weights":{"cost":0.5},"response_schema":${JSON.stringify(schema)}}'`,
+      );
+      await page.select('#judges');
+      await page.click('#copy-curl');
+      expect(await curl()).toContain(`"system_prompt":"Be brief.","models":["${FAST}"],"response_schema":`);
+      expect(await curl()).not.toContain('judge_prompt');
     });
 
-    it("shows a 402's estimatedCreditsRequired and balance, and runs nothing", async () => {
+    it("shows a 402's estimatedCreditsRequired, balance and what the estimate is made of, and runs nothing", async () => {
       const { auth } = await openTestAccount(host(), 1);
       page = await openPage(browser(), host(), { apiKey: auth.authorization!.slice('Bearer '.length) });
-      await compare(page, { models: [FAST] });
+      await compare(page, { models: [FAST, OTHER], judges: [JUDGE] });
 
       await page.waitForSelector('#error:not([hidden])');
-      expect(await errorText(page)).toMatch(/^402 insufficient_credits: [^\n]+\n {2}estimatedCreditsRequired: \d+(\.\d+)?\n {2}balance: 0\.000001$/);
+      const credits = '\\d+(\\.\\d+)?';
+      expect(await errorText(page)).toMatch(
+        new RegExp(
+          [
+            '^402 insufficient_credits: [^\\n]+',
+            `  estimatedCreditsRequired: ${credits}`,
+            '  balance: 0\\.000001',
+            `  estimate ${FAST}: ${credits} credits \\(up to \\d+ output tokens\\)`,
+            `  estimate ${OTHER}: ${credits} credits \\(up to \\d+ output tokens\\)`,
+            `  estimate judge calls: 2 calls, ${credits} credits$`,
+          ].join('\n'),
+        ),
+      );
       expect(await columnText(page, FAST, 'status')).toBe('not run');
       expect(host().simulator.calls()).toHaveLength(0);
     });
   });
 
   describe('Figures', () => {
-    it('shows costs to three significant digits, never $0 for a cost that is not 0', async () => {
+    it('shows costs to three significant digits, never $0 for a cost that is not 0; the tokens a result breaks down; its structured output', async () => {
       const costs = [0.0000004, 0.00000123456, 0.0123456, 0];
       const models = [FAST, OTHER, THIRD, JUDGE];
-      proxy = await startProxy(host(), answered(models.map((modelId, i) => resultOf(modelId, 'ok', { providerCost: costs[i] }))));
+      const HOSTILE_VALUE = '<img src=x onerror="window.__pwned = 1">';
+      const fields: Record<string, unknown>[] = [
+        { usage: { cachedTokensIn: 5, cacheWriteTokensIn: 0, reasoningTokensOut: 7 }, structuredOutput: { conforms: true, value: { answer: HOSTILE_VALUE } } },
+        // Anthropic: no reasoningTokensOut.
+        { usage: { cachedTokensIn: 0, cacheWriteTokensIn: 0 }, structuredOutput: { conforms: false, errors: ['/answer: must be string', `/extra: ${HOSTILE_VALUE}`] } },
+        { usage: { cachedTokensIn: 0, cacheWriteTokensIn: 0, reasoningTokensOut: 0 } },
+        {},
+      ];
+      // Two judges of FAST and OTHER: the second's evaluation failed in one order, and the ranking leaves it out.
+      const order = (answerA: string, answerB: string, fields: Record<string, unknown>) => ({
+        answerA,
+        answerB,
+        status: 'completed',
+        verdict: { winner: answerA === FAST ? 'A' : 'B', scoreA: 8, scoreB: 6, reasoning: 'r' },
+        winner: FAST,
+        latencyMs: 1,
+        ...fields,
+      });
+      const evaluation = (judgeModelId: string, orders: Record<string, unknown>[], fields: Record<string, unknown>) => ({
+        judgeModelId,
+        modelA: FAST,
+        modelB: OTHER,
+        status: 'completed',
+        winner: FAST,
+        consistent: true,
+        scores: null,
+        weightedScores: null,
+        orders,
+        inRanking: true,
+        ...fields,
+      });
+      const evaluations = [
+        evaluation(
+          'judge-one',
+          [
+            order(FAST, OTHER, { tokensIn: 100, tokensOut: 10, providerCost: 0.002 }),
+            order(OTHER, FAST, { tokensIn: 110, tokensOut: 11, providerCost: null, estimatedCost: 0.001 }),
+          ],
+          {},
+        ),
+        evaluation(
+          'judge-two',
+          [
+            order(FAST, OTHER, { tokensIn: 50, tokensOut: 5, providerCost: 0.0005 }),
+            order(OTHER, FAST, {
+              status: 'failed',
+              verdict: null,
+              winner: null,
+              tokensIn: 0,
+              tokensOut: 0,
+              providerCost: 0,
+              error: { code: 'upstream_error', message: 'refused' },
+            }),
+          ],
+          { status: 'failed', winner: null, consistent: false, inRanking: false, selfPreference: { modelId: FAST, relation: 'same-family' } },
+        ),
+      ];
+      const judgeStatistics = {
+        judges: [
+          { judgeModelId: 'judge-one', pairs: 1, positionConsistency: 1, calls: 2, chosePositionA: 0.5, decisive: 1, longerWon: null },
+          { judgeModelId: 'judge-two', pairs: 0, positionConsistency: null, calls: 1, chosePositionA: 1, decisive: 1, longerWon: null },
+        ],
+        agreement: { judgePairs: [{ judges: ['judge-one', 'judge-two'], pairs: 1, agreement: 0.5, cohensKappa: -0.25 }], fleissKappa: null, fleissPairs: 0 },
+      };
+      proxy = await startProxy(
+        host(),
+        answered(
+          models.map((modelId, i) => resultOf(modelId, 'ok', { providerCost: costs[i], tokensIn: 20, tokensOut: 30, ...fields[i] })),
+          { evaluations, judgeStatistics },
+        ),
+      );
       page = await openPage(browser(), host(), { url: proxy.url });
       await compare(page, { models });
       await ended(page);
 
       const shown = await page.$$eval('article .cost', (spans) => spans.map((span) => span.textContent));
       expect(shown).toEqual(['cost $0.000000400', 'cost $0.00000123', 'cost $0.0123', 'cost $0']);
+      expect(await page.$$eval('article .tokens', (spans) => spans.map((span) => span.textContent))).toEqual([
+        'tokens 20 in (5 cached) / 30 out (7 reasoning)',
+        'tokens 20 in / 30 out',
+        'tokens 20 in / 30 out',
+        'tokens 20 in / 30 out',
+      ]);
+      // The models' and the judges' costs beside creditsUsed (USD: the answer does not say what a credit is).
+      expect(await page.$eval('#summary', (el) => el.textContent)).toBe(
+        '4 completed · creditsUsed 0 · provider cost $0.0158: models $0.0123 + judges $0.00350 · promptLogId pl_test',
+      );
+
+      // Each judge's calls, tokens and cost (its orders' providerCost, or estimatedCost where that is null), and how it judged.
+      const judges = await page.$$eval('#judge-stats tr', (trs) => trs.map((tr) => [...(tr as HTMLTableRowElement).cells].map((cell) => cell.textContent)));
+      expect(judges).toEqual([
+        ['judge', 'calls', 'failed', 'tokens in / out', 'cost', 'pairs', 'position consistency', 'chose position A', 'decisive', 'longer won'],
+        ['judge-one', '2', '0', '210 / 21', '$0.00300', '1', '100 %', '50 %', '100 %', '–'],
+        ['judge-two', '2', '1', '50 / 5', '$0.000500', '0', '–', '100 %', '100 %', '–'],
+      ]);
+      expect(await page.$eval('#agreement', (el) => (el.hidden ? null : el.textContent))).toBe("judge-one and judge-two: agreement 50 %, Cohen's κ -0.25 over 1 pairs");
+      // A matrix cell: a line a judge, the pick the ranking leaves out marked.
+      // (The columns, and the matrix's rows and columns, are in the pickers' order.)
+      const cell = (a: string, b: string) =>
+        page!.$eval(
+          '#matrix',
+          (table, a, b) => {
+            const rows = [...(table as HTMLTableElement).rows];
+            const column = [...(rows[0]?.cells ?? [])].findIndex((th) => th.textContent === b);
+            const row = rows.find((tr) => tr.cells[0]?.textContent === a);
+            return [...(row?.cells[column]?.querySelectorAll('.pick') ?? [])].map((pick) => [
+              pick.textContent,
+              pick.classList.contains('excluded'),
+              getComputedStyle(pick).display,
+            ]);
+          },
+          a,
+          b,
+        );
+      expect(await cell(FAST, OTHER)).toEqual([
+        [`judge-one: ${FAST}`, false, 'block'],
+        [`judge-two: ${FAST} (left out of the ranking)`, true, 'block'],
+      ]);
+      expect(await cell(OTHER, FAST)).toEqual([
+        [`judge-one: ${FAST}`, false, 'block'],
+        ['judge-two: failed: refused (left out of the ranking)', true, 'block'],
+      ]);
+
+      // Structured output, as text: conforming with its value, or not with its errors.
+      const structured = await page.$$eval('article .structured', (els) =>
+        els.map((el) =>
+          el.hidden
+            ? null
+            : {
+                verdict: el.querySelector('.verdict')?.textContent,
+                value: el.querySelector('pre')?.textContent,
+                errors: [...el.querySelectorAll('li')].map((li) => li.textContent),
+              },
+        ),
+      );
+      expect(structured).toEqual([
+        { verdict: 'structured output ✓ conforms to the schema', value: JSON.stringify({ answer: HOSTILE_VALUE }, null, 2), errors: [] },
+        { verdict: 'structured output ✗ does not conform', value: undefined, errors: ['/answer: must be string', `/extra: ${HOSTILE_VALUE}`] },
+        null,
+        null,
+      ]);
+      expect(await page.evaluate(() => ({ images: document.images.length, pwned: (window as unknown as { __pwned?: unknown }).__pwned }))).toEqual({ images: 0, pwned: undefined });
+
+      // Short outputs: their one block is laid out (no 60rem placeholder), and a short column is not stretched to its row's tallest.
+      const layout = await page.evaluate(() => ({
+        visibility: [...document.querySelectorAll('.text-block')].map((block) => getComputedStyle(block).contentVisibility),
+        heights: [...document.querySelectorAll('article.column')].map((article) => article.getBoundingClientRect().height),
+        tops: new Set([...document.querySelectorAll('article.column')].map((article) => article.getBoundingClientRect().top)).size,
+        expand: [...document.querySelectorAll('button.expand')].map((button) => (button as HTMLButtonElement).hidden),
+      }));
+      expect(layout.visibility).toEqual(['visible', 'visible', 'visible', 'visible']);
+      expect(layout.tops).toBe(1); // one row
+      expect(layout.heights[3]).toBeLessThan(layout.heights[0] as number);
+      expect(layout.heights[3]).toBeLessThan(200);
+      expect(layout.expand).toEqual([true, true, true, true]);
     });
 
     it("shows a model's tokens as unknown, not 0, when its vendor's usage was missing (providerCost null)", async () => {
@@ -502,7 +739,29 @@ describe('The comparison page at GET /', () => {
       const ranking = await page.$$eval('#ranking tr + tr', (trs) => trs.map((tr) => [...tr.cells].map((td) => td.textContent)));
       expect(ranking.map((line) => line[1]).sort()).toEqual([FAST, OTHER, THIRD].sort());
       for (const line of ranking) expect(line[3]).toMatch(/^\[-?\d+\.\d\d, -?\d+\.\d\d\]$/);
-      expect(await page.$eval('#summary', (el) => el.textContent)).toMatch(/creditsUsed \d/);
+      const usd = '\\$\\d+(\\.\\d+)?';
+      expect(await page.$eval('#summary', (el) => el.textContent)).toMatch(
+        new RegExp(`^3 completed · creditsUsed \\d+(\\.\\d+)? · provider cost ${usd}: models ${usd} \\+ judges ${usd} · promptLogId pl_\\w+$`),
+      );
+      // The judge's six calls, their tokens and cost, and its statistics.
+      const judges = await page.$$eval('#judge-stats tr + tr', (trs) => trs.map((tr) => [...(tr as HTMLTableRowElement).cells].map((cell) => cell.textContent ?? '')));
+      expect(judges).toEqual([
+        [JUDGE, '6', '0', expect.stringMatching(/^[1-9]\d* \/ [1-9]\d*$/), expect.stringMatching(/^\$0\.0*[1-9]/), '3', ...Array(4).fill(expect.stringMatching(/^(\d+ %|–)$/))],
+      ]);
+
+      // At phone width, nothing widens the page: the judging tables scroll in their own box, the status line wraps.
+      await page.setViewport({ width: 400, height: 900 });
+      const phone = await page.evaluate(() => {
+        const within = (el: Element) => el.getBoundingClientRect().right <= innerWidth + 0.5;
+        const summary = document.getElementById('summary') as HTMLElement;
+        return {
+          pageWidth: (document.scrollingElement as Element).scrollWidth <= innerWidth,
+          columns: [...document.querySelectorAll('article.column')].every(within),
+          summary: within(summary) && summary.scrollWidth <= summary.clientWidth,
+          tablesScroll: [...document.querySelectorAll('#judging .table-scroll')].some((box) => box.scrollWidth > box.clientWidth),
+        };
+      });
+      expect(phone).toEqual({ pageWidth: true, columns: true, summary: true, tablesScroll: true });
     });
 
     it('shows a failed evaluation with no consistency, and its error where its winner would be', async () => {
@@ -542,6 +801,20 @@ describe('The comparison page at GET /', () => {
       expect(byJudge[JUDGE]?.excluded).toBe(true);
       expect(byJudge[OTHER]?.cells[8]).toBe('yes');
       expect(byJudge[OTHER]?.excluded).toBe(false);
+      // In the matrix, a line a judge in each cell, the self-judge's marked as left out.
+      const cells = await page.$$eval('#matrix tr + tr td:not(:first-child):not(.diagonal)', (tds) =>
+        tds.map((td) => [...td.querySelectorAll('.pick')].map((pick) => [pick.textContent?.split(':')[0], pick.classList.contains('excluded')])),
+      );
+      expect(cells).toEqual(
+        Array(2).fill([
+          [JUDGE, true],
+          [OTHER, false],
+        ]),
+      );
+      // And how far the two judges agree.
+      expect(await page.$eval('#agreement', (el) => el.textContent)).toMatch(
+        new RegExp(`^${JUDGE} and ${OTHER}: agreement (\\d+ %|–), Cohen's κ (-?\\d\\.\\d\\d|–) over 1 pairs$`),
+      );
       // The reasoning is folded until asked for.
       expect(await page.$$eval('#evaluations details', (els) => els.map((el) => (el as HTMLDetailsElement).open))).toEqual([false, false]);
     });
@@ -578,20 +851,22 @@ describe('The comparison page at GET /', () => {
         { caption: 'Pairwise matrix', columns: true, rows: [[['row', FAST]], [['row', OTHER]]] },
         { caption: 'Evaluations', columns: true, rows: [[['row', `${FAST} vs ${OTHER}`]]] },
         { caption: 'Ranking', columns: true, rows: expect.arrayContaining([[['row', FAST]], [['row', OTHER]]]) },
+        { caption: 'Judges', columns: true, rows: [[['row', JUDGE]]] },
       ]);
     });
 
     it('on Stop, says that the gateway runs a judged request to its end and charges it', async () => {
       host().simulator.setFault({ kind: 'slow', delayMs: 1_500, model: await upstreamOf(host(), OTHER) });
       page = await openPage(browser(), host());
+      const answer = page.waitForResponse((response) => response.url().endsWith('/api/v1/prompt'));
       await compare(page, { models: [FAST, OTHER], judges: [JUDGE] });
-      await page.waitForSelector('#stop:not([disabled])');
+      const requestId = (await answer).headers()['x-request-id'];
 
       await page.click('#stop');
       await page.waitForSelector(column(OTHER, 'stopped'));
       await ended(page);
       expect(await page.$eval('#summary', (el) => el.textContent)).toBe(
-        '2 stopped · Stopped in this page only: the gateway runs a judged request to its end and charges it in full',
+        `2 stopped · Stopped in this page only: the gateway runs a judged request to its end and charges it in full (x-request-id: ${requestId})`,
       );
       // And so it does: the judge is called once the slow model has answered.
       await host().settled();
@@ -796,11 +1071,12 @@ describe('The comparison page at GET /', () => {
       const output = `${column(IMPOSTOR)} .output`;
       expect(await page.$eval(output, (el) => el.textContent)).toContain('Fake');
       // The page's own tables, in its judging section, got their rows.
-      const rows = await page.$$eval('main > section.judging > table', (tables) => tables.map((table) => [table.id, table.rows.length]));
+      const rows = await page.$$eval('main > section.judging > .table-scroll > table', (tables) => tables.map((table) => [table.id, table.rows.length]));
       expect(rows).toEqual([
         ['matrix', 3],
         ['evaluations', 2],
         ['ranking', 3],
+        ['judge-stats', 2],
       ]);
       expect(await page.$$eval(`${output} [id], ${output} [class], ${output} [style], ${output} [hidden]`, (els) => els.length)).toBe(0);
       expect(await page.$$eval('.error:not([hidden])', (els) => els.length)).toBe(0);
