@@ -143,22 +143,38 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+/**
+ * Integers are plain decimal digits, as the admin CLI's `--rpm` takes them: Number() alone
+ * would take `0x10` as 16 (PORT=0x10 listened on port 16), `1e3` as 1000, `0b11` as 3 and
+ * ` 5 ` as 5.
+ */
+const DIGITS = /^\d+$/;
+
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new ConfigError(`${name} must be an integer >= ${min}${max < Number.MAX_SAFE_INTEGER ? ` and <= ${max}` : ''}, got "${raw}"`);
+  const value = DIGITS.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    const range = `>= ${min}${max < Number.MAX_SAFE_INTEGER ? ` and <= ${max}` : ''}`;
+    throw new ConfigError(
+      DIGITS.test(raw) ? `${name} must be an integer ${range}, got "${raw}"` : `${name} must be an integer ${range}, in decimal digits only (not 1e3 or 0x10), got "${raw}"`,
+    );
   }
   return value;
 }
 
+/**
+ * A decimal number, with an optional exponent (the stack writes a cdk.json number such as
+ * 1e-7 into the functions' environment so): not hex, binary, octal, signed, padded or Infinity.
+ */
+const DECIMAL = /^(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+
 function positive(env: NodeJS.ProcessEnv, name: string, fallback: number, max = Number.MAX_VALUE): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
+  const value = DECIMAL.test(raw) ? Number(raw) : Number.NaN;
   if (!Number.isFinite(value) || value <= 0 || value > max) {
-    throw new ConfigError(`${name} must be a positive number${max < Number.MAX_VALUE ? ` of at most ${max}` : ''}, got "${raw}"`);
+    throw new ConfigError(`${name} must be a positive decimal number${max < Number.MAX_VALUE ? ` of at most ${max}` : ''}, got "${raw}"`);
   }
   return value;
 }
@@ -170,12 +186,19 @@ function positive(env: NodeJS.ProcessEnv, name: string, fallback: number, max = 
 function requestDeadline(env: NodeJS.ProcessEnv): number {
   const raw = env.REQUEST_DEADLINE_MS;
   if (raw === undefined || raw === '') return 25_000;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < MIN_REQUEST_DEADLINE_MS || value > MAX_REQUEST_DEADLINE_MS) {
+  const value = DIGITS.test(raw) ? Number(raw) : Number.NaN;
+  const range = `REQUEST_DEADLINE_MS must be an integer from ${MIN_REQUEST_DEADLINE_MS} to ${MAX_REQUEST_DEADLINE_MS} (ms)`;
+  if (!Number.isSafeInteger(value)) throw new ConfigError(`${range}, in decimal digits only (not 1e4 or 0x2710), got "${raw}"`);
+  if (value < MIN_REQUEST_DEADLINE_MS) {
     throw new ConfigError(
-      `REQUEST_DEADLINE_MS must be an integer from ${MIN_REQUEST_DEADLINE_MS} to ${MAX_REQUEST_DEADLINE_MS} (ms), got "${raw}": ` +
+      `${range}, got "${raw}": ` +
         `the models stop ${SETTLE_MARGIN_MS} ms before it and start once the reserve holds (up to ${STORE_WORST_CALL_MS} ms), ` +
         `so less could leave them under ${MIN_MODEL_TIME_MS} ms`,
+    );
+  }
+  if (value > MAX_REQUEST_DEADLINE_MS) {
+    throw new ConfigError(
+      `${range}, got "${raw}": the stack's longest integration is ${MAX_REQUEST_DEADLINE_MS / 1000} s, and a request must end well before the reconciler releases its hold as abandoned`,
     );
   }
   return value;
@@ -213,6 +236,56 @@ function demoCredits(env: NodeJS.ProcessEnv): number {
   }
   return credits;
 }
+
+/** CREDITS_PER_USD and MARKUP unset (also the stack's, when its context leaves them unset). */
+export const DEFAULT_CREDITS_PER_USD = 100;
+export const DEFAULT_MARKUP = 1;
+
+/**
+ * The most a request's upstream calls can cost, in USD, with room to spare: at most 32
+ * model calls and 120 judge calls (LIMITS of contract/limits.ts), each at most its model's
+ * whole context window at the catalog's highest input rate and more output than it can bill
+ * at its highest output rate: under $200 a call with today's catalog, under $30,000 a
+ * request. test/unit/config.test.ts keeps the catalog under it.
+ */
+export const MAX_REQUEST_USD = 100_000;
+
+/**
+ * The most CREDITS_PER_USD x MARKUP may be (10,000): a request's estimate, in credits, is its
+ * cost in USD times both, and must stay within the most an account holds (a billion credits,
+ * MAX_BALANCE_MICRO of pricing/micro-credits.ts, a layer above this one) for MAX_REQUEST_USD.
+ * Past it, estimates leave the range balances and the store's numbers are kept in
+ * (MARKUP=1e10 failed every prompt as internal_error). 100 credits a USD leaves a markup of
+ * up to 100; a markup of 1, up to 10,000 credits a USD (a credit of a hundredth of a cent).
+ */
+export const MAX_CREDIT_RATE = 1e9 / MAX_REQUEST_USD;
+
+/**
+ * Why CREDITS_PER_USD x MARKUP (by the names given: the variables, or the stack's context
+ * keys) cannot be taken, or undefined when it can.
+ */
+export function creditRateProblem(creditsPerUsd: number, markup: number, names: { creditsPerUsd: string; markup: string }): string | undefined {
+  if (creditsPerUsd * markup <= MAX_CREDIT_RATE) return undefined;
+  return (
+    `${names.creditsPerUsd} x ${names.markup} must be at most ${MAX_CREDIT_RATE}, got ${creditsPerUsd} x ${markup}: ` +
+    `a request can cost up to $${MAX_REQUEST_USD} upstream, and its estimate must stay within the ${1e9} credits an account holds at most`
+  );
+}
+
+function creditRates(env: NodeJS.ProcessEnv): { creditsPerUsd: number; markup: number } {
+  const creditsPerUsd = positive(env, 'CREDITS_PER_USD', DEFAULT_CREDITS_PER_USD, MAX_CREDIT_RATE);
+  const markup = positive(env, 'MARKUP', DEFAULT_MARKUP, MAX_CREDIT_RATE);
+  const problem = creditRateProblem(creditsPerUsd, markup, { creditsPerUsd: 'CREDITS_PER_USD', markup: 'MARKUP' });
+  if (problem) throw new ConfigError(problem);
+  return { creditsPerUsd, markup };
+}
+
+/**
+ * The longest SSE_KEEPALIVE_MS: the longest request deadline, past which a stream has ended
+ * before its first keep-alive was due. Node's timers take at most 2^31 - 1 ms; past that one
+ * fires every millisecond (3000000000 flooded the stream with keep-alives).
+ */
+export const MAX_SSE_KEEPALIVE_MS = MAX_REQUEST_DEADLINE_MS;
 
 /** The highest TCP port. */
 const MAX_PORT = 65_535;
@@ -296,10 +369,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     simulateProviders: simulateProviders(env),
     rateLimitRpm: int(env, 'RATE_LIMIT_RPM', 600, 1, MAX_RATE_LIMIT_RPM),
     maxInFlight: int(env, 'MAX_REQUESTS_IN_FLIGHT', 64, 1),
-    creditsPerUsd: positive(env, 'CREDITS_PER_USD', 100),
-    markup: positive(env, 'MARKUP', 1),
+    ...creditRates(env),
     requestDeadlineMs: requestDeadline(env),
-    sseKeepAliveMs: int(env, 'SSE_KEEPALIVE_MS', 15_000, 1),
+    sseKeepAliveMs: int(env, 'SSE_KEEPALIVE_MS', 15_000, 1, MAX_SSE_KEEPALIVE_MS),
     authorizerCacheSeconds: int(env, 'AUTHORIZER_CACHE_SECONDS', 30),
     providerSecretArn: optional(env, 'PROVIDER_SECRET_ARN'),
     judgeWorkflowArn: optional(env, WORKFLOW_ENV.stateMachineArn),

@@ -1,7 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
-import { MAX_RATE_LIMIT_RPM } from '../../shared/config.js';
+import { creditRateProblem, DEFAULT_CREDITS_PER_USD, DEFAULT_MARKUP, MAX_CREDIT_RATE, MAX_RATE_LIMIT_RPM } from '../../shared/config.js';
 import { MIN_REQUEST_DEADLINE_MS } from '../../shared/deadlines.js';
 import { editDistance } from '../../shared/text/closest.js';
 import { MIN_INTEGRATION_TIMEOUT, STREAM_IDLE_LIMIT, type GatewaySettings } from './gateway-stack.js';
@@ -88,8 +88,11 @@ export function settingsFromContext(node: Node): Partial<GatewaySettings> {
 
   settings.rateLimitRpm = integer(read(CONTEXT_KEYS.rateLimitRpm), CONTEXT_KEYS.rateLimitRpm, 1, MAX_RATE_LIMIT_RPM);
   settings.maxRequestsInFlight = integer(read(CONTEXT_KEYS.maxRequestsInFlight), CONTEXT_KEYS.maxRequestsInFlight, 1);
-  settings.creditsPerUsd = number(read(CONTEXT_KEYS.creditsPerUsd), CONTEXT_KEYS.creditsPerUsd);
-  settings.markup = number(read(CONTEXT_KEYS.markup), CONTEXT_KEYS.markup);
+  // Their product bounded as CREDITS_PER_USD x MARKUP are (shared/config.ts MAX_CREDIT_RATE), refused here rather than by every cold start.
+  settings.creditsPerUsd = number(read(CONTEXT_KEYS.creditsPerUsd), CONTEXT_KEYS.creditsPerUsd, MAX_CREDIT_RATE);
+  settings.markup = number(read(CONTEXT_KEYS.markup), CONTEXT_KEYS.markup, MAX_CREDIT_RATE);
+  const rateProblem = creditRateProblem(settings.creditsPerUsd ?? DEFAULT_CREDITS_PER_USD, settings.markup ?? DEFAULT_MARKUP, CONTEXT_KEYS);
+  if (rateProblem) throw new ContextError(rateProblem);
 
   const email = read(CONTEXT_KEYS.alarmEmail);
   if (email !== undefined && email !== '') {
@@ -101,10 +104,12 @@ export function settingsFromContext(node: Node): Partial<GatewaySettings> {
   return settings;
 }
 
-function number(raw: unknown, key: string): number | undefined {
+function number(raw: unknown, key: string, max = Number.MAX_VALUE): number | undefined {
   if (raw === undefined || raw === '') return undefined;
   const value = typeof raw === 'number' ? raw : typeof raw === 'string' ? Number(raw) : Number.NaN;
-  if (!Number.isFinite(value) || value <= 0) throw new ContextError(`${key} must be a positive number, got ${JSON.stringify(raw)}`);
+  if (!Number.isFinite(value) || value <= 0 || value > max) {
+    throw new ContextError(`${key} must be a positive number${max < Number.MAX_VALUE ? ` of at most ${max}` : ''}, got ${JSON.stringify(raw)}`);
+  }
   return value;
 }
 

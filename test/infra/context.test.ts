@@ -82,6 +82,22 @@ describe('Function: settingsFromContext', () => {
     expect(() => settingsOf({ '@aws-cdk/core:newStyleStackSynthesis': true, 'other:integrationTimeoutSecond': '5', 'aws:cdk:bundling-stacks': [] })).not.toThrow();
   });
 
+  it.each<[Record<string, unknown>, RegExp]>([
+    [{ [CONTEXT_KEYS.markup]: '1e10' }, /^gateway:markup must be a positive number of at most 10000, got "1e10"$/],
+    [{ [CONTEXT_KEYS.creditsPerUsd]: 100_000 }, /^gateway:creditsPerUsd must be a positive number of at most 10000, got 100000$/],
+    // With the other left to its default (100 credits a USD).
+    [{ [CONTEXT_KEYS.markup]: '101' }, /^gateway:creditsPerUsd x gateway:markup must be at most 10000, got 100 x 101: a request can cost up to \$100000/],
+    [{ [CONTEXT_KEYS.creditsPerUsd]: '1000', [CONTEXT_KEYS.markup]: 10.5 }, /^gateway:creditsPerUsd x gateway:markup must be at most 10000, got 1000 x 10.5/],
+  ])('refuses credit rates whose estimates would leave the balance range (MARKUP=1e10 failed every prompt): %j', (context, message) => {
+    expect(() => settingsOf(context)).toThrow(ContextError);
+    expect(() => settingsOf(context)).toThrow(message);
+  });
+
+  it('takes credit rates whose product is at most 10000', () => {
+    expect(settingsOf({ [CONTEXT_KEYS.markup]: '100' })).toMatchObject({ markup: 100 });
+    expect(settingsOf({ [CONTEXT_KEYS.creditsPerUsd]: 10_000, [CONTEXT_KEYS.markup]: '1' })).toMatchObject({ creditsPerUsd: 10_000, markup: 1 });
+  });
+
   it('names the integration timeout, its range and why when it is too short to leave the models time', () => {
     expect(() => settingsOf({ [CONTEXT_KEYS.integrationTimeoutSeconds]: '5' })).toThrow(
       /^gateway:integrationTimeoutSeconds must be an integer from 14 to 300, got "5": REQUEST_DEADLINE_MS is 4 s less, and below 10000 ms/,

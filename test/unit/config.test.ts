@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../shared/config.js';
+import { MODELS } from '../../shared/catalog/models.js';
+import { ConfigError, loadConfig, MAX_CREDIT_RATE, MAX_REQUEST_USD } from '../../shared/config.js';
+import { LIMITS } from '../../shared/contract/limits.js';
+import { MAX_SEARCH_QUERIES_CHARGED } from '../../shared/pricing/bound.js';
+import { MAX_BALANCE_MICRO, MICRO_PER_CREDIT } from '../../shared/pricing/micro-credits.js';
 import { startTestHost } from '../support/local.js';
 
 describe('Function: loadConfig', () => {
@@ -93,12 +97,76 @@ describe('Function: loadConfig', () => {
     expect(loadConfig({ DEMO_CREDITS: '12.5' }).demoCredits).toBe(12.5);
   });
 
+  it.each([
+    ['PORT', '0x10'],
+    ['PORT', '1e3'],
+    ['PORT', ' 80'],
+    ['PORT', '+80'],
+    ['DYNAMODB_PORT', '0b11'],
+    ['RATE_LIMIT_RPM', '1e3'],
+    ['MAX_REQUESTS_IN_FLIGHT', '8.0'],
+    ['AUTHORIZER_CACHE_SECONDS', '0o17'],
+    ['SSE_KEEPALIVE_MS', '15e3'],
+  ])('refuses %s=%j, an integer not in plain decimal digits (PORT=0x10 listened on port 16), naming the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(
+      new RegExp(`^${name} must be an integer >= \\d+.*, in decimal digits only \\(not 1e3 or 0x10\\), got "${value.replace('+', '\\+')}"$`),
+    );
+  });
+
+  it.each(['1e4', '0x2710', '10000.0'])('refuses REQUEST_DEADLINE_MS=%j, not in plain decimal digits', (value) => {
+    expect(() => loadConfig({ REQUEST_DEADLINE_MS: value })).toThrow(/^REQUEST_DEADLINE_MS must be an integer from 10000 to 300000 \(ms\), in decimal digits only/);
+  });
+
+  it("refuses REQUEST_DEADLINE_MS above its maximum with why it is the maximum, not the lower bound's reason", () => {
+    expect(() => loadConfig({ REQUEST_DEADLINE_MS: '300001' })).toThrow(
+      /^REQUEST_DEADLINE_MS must be an integer from 10000 to 300000 \(ms\), got "300001": the stack's longest integration is 300 s/,
+    );
+    expect(() => loadConfig({ REQUEST_DEADLINE_MS: '300001' })).not.toThrow(/reserve/);
+  });
+
+  it.each(['3000000000', '2147483648', '300001'])('refuses SSE_KEEPALIVE_MS=%s, past the longest request (past 2^31 - 1 ms, Node fires the timer every millisecond)', (value) => {
+    expect(() => loadConfig({ SSE_KEEPALIVE_MS: value })).toThrow(new RegExp(`^SSE_KEEPALIVE_MS must be an integer >= 1 and <= 300000, got "${value}"$`));
+  });
+
+  it.each([
+    ['MARKUP', '1e10', /^MARKUP must be a positive decimal number of at most 10000, got "1e10"$/],
+    ['CREDITS_PER_USD', '100000', /^CREDITS_PER_USD must be a positive decimal number of at most 10000, got "100000"$/],
+    ['MARKUP', '0x10', /^MARKUP must be a positive decimal number/],
+    ['CREDITS_PER_USD', 'Infinity', /^CREDITS_PER_USD must be a positive decimal number/],
+  ])('refuses %s=%s, past what an estimate can be charged in (MARKUP=1e10 failed every prompt as internal_error), or not a decimal number', (name, value, message) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(message);
+  });
+
+  it('refuses CREDITS_PER_USD x MARKUP past MAX_CREDIT_RATE, naming both, and takes it at the maximum', () => {
+    expect(() => loadConfig({ MARKUP: '101' })).toThrow(/^CREDITS_PER_USD x MARKUP must be at most 10000, got 100 x 101: a request can cost up to \$100000/);
+    expect(() => loadConfig({ CREDITS_PER_USD: '1000', MARKUP: '10.5' })).toThrow(ConfigError);
+    expect(loadConfig({ MARKUP: '100' })).toMatchObject({ creditsPerUsd: 100, markup: 100 });
+    expect(loadConfig({ CREDITS_PER_USD: '10000', MARKUP: '1' })).toMatchObject({ creditsPerUsd: 10_000, markup: 1 });
+    expect(loadConfig({ CREDITS_PER_USD: '1e-7', MARKUP: '1.2' })).toMatchObject({ creditsPerUsd: 1e-7, markup: 1.2 });
+  });
+
+  it('keeps the costliest request the catalog allows, at the highest credit rate, within the balance an account holds', () => {
+    // Every call at most its model's whole context at the highest input rate, and more output than it can bill at the highest output rate.
+    const callUsd = (model: (typeof MODELS)[number]) => {
+      const { prices } = model;
+      const rates = [prices, ...(prices.longContext ? [prices.longContext] : [])];
+      const input = Math.max(...rates.flatMap((r) => [r.input, r.cachedInput ?? 0, r.cacheWrite ?? 0]));
+      const output = Math.max(...rates.map((r) => r.output));
+      const outputTokens = LIMITS.maxTokens + 2 * model.maxOutputTokens + (model.capabilities.tuning.thinkingBudget?.max ?? 0);
+      return (model.contextWindow * input + outputTokens * output) / 1e6 + MAX_SEARCH_QUERIES_CHARGED * (prices.searchQueryUsd ?? 0);
+    };
+    const costliestCall = Math.max(...MODELS.map(callUsd));
+    expect(costliestCall * (LIMITS.models + LIMITS.judgeCalls)).toBeLessThanOrEqual(MAX_REQUEST_USD);
+    expect(MAX_REQUEST_USD * MAX_CREDIT_RATE * MICRO_PER_CREDIT).toBeLessThanOrEqual(MAX_BALANCE_MICRO);
+  });
+
   it('takes the largest values it allows', () => {
-    expect(loadConfig({ REQUEST_DEADLINE_MS: '300000', DEMO_CREDITS: '1e9', PORT: '65535', DYNAMODB_PORT: '65535' })).toMatchObject({
+    expect(loadConfig({ REQUEST_DEADLINE_MS: '300000', DEMO_CREDITS: '1e9', PORT: '65535', DYNAMODB_PORT: '65535', SSE_KEEPALIVE_MS: '300000' })).toMatchObject({
       requestDeadlineMs: 300_000,
       demoCredits: 1e9,
       port: 65_535,
       dynamodbPort: 65_535,
+      sseKeepAliveMs: 300_000,
     });
   });
 });
