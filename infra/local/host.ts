@@ -1,3 +1,4 @@
+import { mkdirSync, statSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApiHandler } from '../../functions/api-handler.js';
@@ -60,6 +61,7 @@ export async function startLocalHost(config: GatewayConfig, options: { log?: Log
     // A key the authorizer never accepts would be printed as the demo key, and every request with it answered 401.
     throw new ConfigError('DEMO_API_KEY must be 16 to 256 characters of A-Z, a-z, 0-9 and . _ ~ + / = - (what the gateway accepts as a key)');
   }
+  if (config.dataDir !== undefined) ensureDataDir(config.dataDir);
   const store = await startEmbeddedStore({ port: config.dynamodbPort, dataDir: config.dataDir });
   let simulator: Simulator | undefined;
   try {
@@ -181,8 +183,14 @@ async function ensureDemoAccount(gateway: Gateway, config: GatewayConfig): Promi
   const apiKey = config.demoApiKey ?? generateApiKey();
   const keyHash = hashApiKey(apiKey);
   const existing = await gateway.apiKeys.get(keyHash);
-  if (existing && (existing.accountId !== account.accountId || existing.revokedAt)) {
-    throw new Error('DEMO_API_KEY is registered to another account or revoked in this data dir; choose another key');
+  // A pinned key (a fresh key is never stored yet) that this data dir holds otherwise: a setting to change, one line from npm start.
+  if (existing?.revokedAt) {
+    throw new ConfigError(
+      `DEMO_API_KEY was revoked (${existing.revokedAt}) in the store of GATEWAY_DATA_DIR (${config.dataDir}): pin another key, or unset DEMO_API_KEY for a new one each start`,
+    );
+  }
+  if (existing && existing.accountId !== account.accountId) {
+    throw new ConfigError(`DEMO_API_KEY is a key of account ${existing.accountId} in the store of GATEWAY_DATA_DIR (${config.dataDir}), not of the demo account: pin another key`);
   }
   // The key this start prints stays, should an earlier start have printed it (and DEMO_API_KEY pin it now).
   const issued = (await gateway.apiKeys.listByAccount(account.accountId)).filter((key) => key.issuedBy === 'local-demo' && !key.revokedAt && key.keyHash !== keyHash);
@@ -192,6 +200,22 @@ async function ensureDemoAccount(gateway: Gateway, config: GatewayConfig): Promi
     await gateway.apiKeys.put(config.demoApiKey === undefined ? { ...record, issuedBy: 'local-demo' } : record);
   }
   return { accountId: account.accountId, apiKey, balance: microToCredits(account.balanceMicro) };
+}
+
+/**
+ * GATEWAY_DATA_DIR as a directory, made should it not exist: a path that names a file, or
+ * lies under one, or cannot be made, is a setting to change, one line from `npm start`
+ * (it was an EEXIST stack trace from mkdir).
+ */
+function ensureDataDir(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+    if (!statSync(dir).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'EEXIST' });
+  } catch (error) {
+    const { code, message } = error as NodeJS.ErrnoException;
+    const why = code === 'EEXIST' ? 'it is a file' : code === 'ENOTDIR' ? 'a part of it is a file' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : message;
+    throw new ConfigError(`GATEWAY_DATA_DIR must be a directory, or a path where one can be made, got "${dir}": ${why}`);
+  }
 }
 
 function listen(server: Server, port: number): Promise<void> {

@@ -1,17 +1,64 @@
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalHost } from '../../infra/local/host.js';
+import { hashApiKey } from '../../shared/auth/keys.js';
+import { revokeApiKey } from '../../shared/auth/revoke.js';
 import { runTs } from '../support/processes.js';
+import { testConfig } from '../support/local.js';
 
 /** Runs `npm start`'s entry; should it start after all, it is killed after 15 s (the test then fails on its output). */
 const start = (env: Record<string, string>) => runTs('infra/local/main.ts', [], env, { killAfterMs: 15_000 });
+
+/** A key of the gateway's form, pinned as DEMO_API_KEY. */
+const PINNED_KEY = 'mcg_pinned-demo-key-0123456789';
+
+let scratch: string;
+let notADirectory: string;
+let revokedKeyDir: string;
+
+beforeAll(async () => {
+  scratch = mkdtempSync(join(tmpdir(), 'start-errors-'));
+  notADirectory = join(scratch, 'a-file');
+  writeFileSync(notADirectory, '');
+  // A data dir whose store holds the pinned demo key, revoked (revoke-key against that store).
+  revokedKeyDir = join(scratch, 'data');
+  const host = await startLocalHost(testConfig({ GATEWAY_DATA_DIR: revokedKeyDir, DEMO_API_KEY: PINNED_KEY }));
+  try {
+    await revokeApiKey(host.gateway, hashApiKey(PINNED_KEY));
+  } finally {
+    await host.close();
+  }
+});
+
+afterAll(() => {
+  rmSync(scratch, { recursive: true, force: true });
+});
 
 /** `npm start` with a setting that is not valid: it stops before it starts anything, with one line naming the setting. */
 describe('npm start, a setting that is not valid', () => {
   it.each([
     // One setting loadConfig refuses (test/unit/config.test.ts has each of them), and one the host checks.
-    ['PORT past the highest TCP port (was a raw RangeError stack)', { PORT: '70000' }, /^npm start: PORT must be an integer >= 0 and <= 65535, got "70000"$/],
-    ['a demo key the gateway would never accept (checked by the host, not loadConfig)', { DEMO_API_KEY: 'demo' }, /^npm start: DEMO_API_KEY must be 16 to 256 characters/],
+    ['PORT past the highest TCP port (was a raw RangeError stack)', () => ({ PORT: '70000' }), /^npm start: PORT must be an integer >= 0 and <= 65535, got "70000"$/],
+    ['a demo key the gateway would never accept (checked by the host, not loadConfig)', () => ({ DEMO_API_KEY: 'demo' }), /^npm start: DEMO_API_KEY must be 16 to 256 characters/],
+    [
+      'GATEWAY_DATA_DIR naming a file (was an EEXIST stack trace from mkdir)',
+      () => ({ GATEWAY_DATA_DIR: notADirectory }),
+      /^npm start: GATEWAY_DATA_DIR must be a directory, or a path where one can be made, got ".*a-file": it is a file$/,
+    ],
+    [
+      'GATEWAY_DATA_DIR under a file',
+      () => ({ GATEWAY_DATA_DIR: join(notADirectory, 'data') }),
+      /^npm start: GATEWAY_DATA_DIR must be a directory, or a path where one can be made, got ".*a-file.data": a part of it is a file$/,
+    ],
+    [
+      'a pinned DEMO_API_KEY revoked in the data dir (was a plain Error with its stack)',
+      () => ({ GATEWAY_DATA_DIR: revokedKeyDir, DEMO_API_KEY: PINNED_KEY }),
+      /^npm start: DEMO_API_KEY was revoked \(.+\) in the store of GATEWAY_DATA_DIR \(.*data\): pin another key, or unset DEMO_API_KEY/,
+    ],
   ])('%s', async (_name, env, line) => {
-    const result = await start({ PORT: '0', DYNAMODB_PORT: '0', ...env });
+    const result = await start({ PORT: '0', DYNAMODB_PORT: '0', ...env() });
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
     const lines = result.stderr.trimEnd().split('\n');
