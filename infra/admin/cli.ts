@@ -9,6 +9,7 @@ import { configuredStoreClient } from '../../shared/storage/store.js';
 import { helpRequested, ReconcileIncompleteError, runAdminCommand, UsageError } from './commands.js';
 import { DeployedStackError, withDeployedTables } from './deployed-tables.js';
 import { withProfileRegion } from './region.js';
+import { explainStoreErrors, NoCredentialsError, NotAStoreError, TableNotFoundError } from './store-errors.js';
 
 /**
  * What to tell an operator whose write met a store that stopped answering: its last attempt
@@ -31,6 +32,8 @@ const ERRORS: { match: (error: unknown) => boolean; code: string; exit: number; 
   { match: (e) => e instanceof UsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') === true, code: 'usage', exit: 2 },
   // A variable of the environment the CLI runs in that is not valid: the message names it.
   { match: (e) => e instanceof ConfigError, code: 'usage', exit: 2 },
+  // A table name (a *_TABLE variable, the local store's defaults, a stack output) the store does not hold: the message names it and its variable.
+  { match: (e) => e instanceof TableNotFoundError, code: 'usage', exit: 2 },
   // The amount the operator named is what cannot be applied.
   { match: (e) => e instanceof BalanceCeilingError, code: 'usage', exit: 2 },
   // The API's message for a missing account speaks of an API key; the operator named the account.
@@ -45,7 +48,11 @@ const ERRORS: { match: (error: unknown) => boolean; code: string; exit: number; 
       return unsure ? `${e.message}. ${unsure}` : e.message;
     },
   },
+  // An endpoint that answers, but not as DynamoDB (the gateway's own port): no store there, named.
+  { match: (e) => e instanceof NotAStoreError, code: 'store_unavailable', exit: 4 },
   { match: (e) => e instanceof DeployedStackError, code: 'stack_not_found', exit: 5 },
+  // No AWS credentials: the same code whether the tables were to come from the stack (DeployedStackError) or from *_TABLE.
+  { match: (e) => e instanceof NoCredentialsError, code: 'stack_not_found', exit: 5 },
   { match: (e) => e instanceof ReconcileIncompleteError, code: 'reconcile_incomplete', exit: 6 },
 ];
 
@@ -62,6 +69,8 @@ try {
     const config = await withDeployedTables(await withProfileRegion(loadConfig()));
     // Against AWS (or AWS_ENDPOINT_URL), the SDK's whole credential chain: profiles, SSO, ...
     const storeClient = configuredStoreClient(config);
+    // A missing table, an endpoint that is not a store, no credentials: said as what to set, not as the SDK's error.
+    explainStoreErrors(storeClient, config);
     // Entries dated and ages judged by the store's clock, not this machine's, which may be off
     // by more than the reconciler's delays (10 and 15 minutes): a clock behind would let a
     // top-up be posted while a retry of its write may still land, one ahead would release the

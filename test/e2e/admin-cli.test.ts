@@ -78,3 +78,84 @@ describe('npm run admin: the region', () => {
     expect(error.message).toContain(`No stack ModelCompareGateway in ${region} (${from}): deploy it`);
   });
 });
+
+/** DynamoDB's answer (JSON protocol) to a call on a table it does not hold. */
+const NO_SUCH_TABLE = {
+  status: 400,
+  headers: { 'content-type': 'application/x-amz-json-1.0' },
+  body: { __type: 'com.amazonaws.dynamodb.v20120810#ResourceNotFoundException', message: 'Requested resource not found' },
+};
+
+describe('npm run admin: a configuration that sends the store calls astray', () => {
+  let home: string;
+  let dynamodb: Awaited<ReturnType<typeof startFakeHttp>>;
+  let notAStore: Awaited<ReturnType<typeof startFakeHttp>>;
+
+  beforeAll(async () => {
+    // No ~/.aws, no credential in the environment, no instance metadata to ask.
+    home = mkdtempSync(join(tmpdir(), 'admin-home-'));
+    dynamodb = await startFakeHttp(() => NO_SUCH_TABLE);
+    // What the gateway's own API answers a DynamoDB call (a POST to /): a JSON error of its own.
+    notAStore = await startFakeHttp(() => ({ status: 405, body: { error: { code: 'method_not_allowed', message: 'Method not allowed' } } }));
+  });
+
+  afterAll(async () => {
+    await dynamodb?.close();
+    await notAStore?.close();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('names a table the store does not hold, and its variable, as a usage error (was internal_error "ResourceNotFoundException: Requested resource not found")', async () => {
+    const result = await admin(['balance', '--account', 'acct_x'], { HOME: home, DYNAMODB_ENDPOINT: dynamodb.url, ACCOUNTS_TABLE: 'wrong' });
+    expect(result.code, result.stderr).toBe(2);
+    expect(JSON.parse(result.stderr)).toEqual({
+      error: {
+        code: 'usage',
+        message: `No table "wrong" (ACCOUNTS_TABLE) in the store at ${dynamodb.url} (DYNAMODB_ENDPOINT): set ACCOUNTS_TABLE to a table this store holds, or unset the *_TABLE variables for the tables npm start makes`,
+      },
+    });
+  });
+
+  it('names a deployed table the store does not hold by its variable and stack output', async () => {
+    const result = await admin(['list-keys', '--account', 'acct_x'], {
+      HOME: home,
+      AWS_REGION: 'eu-west-1',
+      AWS_ACCESS_KEY_ID: 'test-access-key-id',
+      AWS_SECRET_ACCESS_KEY: 'test-secret-access-key',
+      AWS_ENDPOINT_URL_DYNAMODB: dynamodb.url,
+      ACCOUNTS_TABLE: 'gone',
+    });
+    expect(result.code, result.stderr).toBe(2);
+    const { error } = JSON.parse(result.stderr);
+    expect(error.code).toBe('usage');
+    expect(error.message).toBe(
+      `No table "gone" (ACCOUNTS_TABLE) in the store at ${dynamodb.url} (AWS_ENDPOINT_URL_DYNAMODB or AWS_ENDPOINT_URL): set ACCOUNTS_TABLE to the table's name (the stack's AccountsTableName output), or unset every *_TABLE variable to read the names from the deployed stack`,
+    );
+  });
+
+  it('answers an endpoint that is not a store (the gateway\'s own port) as store_unavailable naming it (was internal_error "Unknown: UnknownError")', async () => {
+    const result = await admin(['balance', '--account', 'acct_x'], { HOME: home, DYNAMODB_ENDPOINT: notAStore.url });
+    expect(result.code, result.stderr).toBe(4);
+    expect(JSON.parse(result.stderr)).toEqual({
+      error: {
+        code: 'store_unavailable',
+        message: `The store at ${notAStore.url} (DYNAMODB_ENDPOINT) did not answer GetItem as DynamoDB does (HTTP 405): is it a DynamoDB endpoint (the store npm start prints, not the API)?`,
+      },
+    });
+  });
+
+  it('answers no AWS credentials with *_TABLE set as it does without them, stack_not_found exit 5 saying what to set (was internal_error CredentialsProviderError)', async () => {
+    const env = { HOME: home, AWS_REGION: 'eu-west-1', AWS_EC2_METADATA_DISABLED: 'true', AWS_ENDPOINT_URL_DYNAMODB: dynamodb.url, ACCOUNTS_TABLE: 'gateway-accounts' };
+    const callsBefore = dynamodb.calls.length;
+    const result = await admin(['balance', '--account', 'acct_x'], env);
+    expect(result.code, result.stderr).toBe(5);
+    expect(JSON.parse(result.stderr)).toEqual({
+      error: {
+        code: 'stack_not_found',
+        message: `No AWS credentials to call the store at ${dynamodb.url} (AWS_ENDPOINT_URL_DYNAMODB or AWS_ENDPOINT_URL) with: set AWS credentials (a profile, SSO, the environment) for the deployed tables, or DYNAMODB_ENDPOINT for a local store (npm start prints it)`,
+      },
+    });
+    // Nothing was sent unsigned.
+    expect(dynamodb.calls.length).toBe(callsBefore);
+  });
+});
