@@ -106,9 +106,14 @@ export function helpRequested(argv: readonly string[]): string | undefined {
 export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<Record<string, unknown>> {
   const { positionals, values, tokens } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true, tokens: true });
   const [command, ...extra] = positionals;
-  if (!command || extra.length > 0) throw new UsageError(USAGE);
+  if (!command) throw new UsageError(USAGE);
   const takes = COMMAND_FLAGS[command];
   if (takes === undefined) throw new UsageError(`Unknown command "${command}"\n${USAGE}`);
+  // Named, as an unknown flag is: `create-account --credits 5 extra`, or `--zdr true`, whose `true` is no value of a boolean flag.
+  if (extra.length > 0) {
+    const named = extra.map((arg) => JSON.stringify(arg)).join(', ');
+    throw new UsageError(`${command} takes no argument besides its flags: unexpected argument${extra.length > 1 ? 's' : ''} ${named}: ${COMMANDS[command]!.split('\n')[0]}`);
+  }
   // parseArgs keeps the last of a repeated flag: `top-up --credits 5 --credits 500` would add 500.
   const seen = new Set<string>();
   for (const token of tokens) {

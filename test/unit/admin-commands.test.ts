@@ -109,6 +109,18 @@ describe('Function: runAdminCommand, flags', () => {
     expect((error as Error).message.startsWith(message)).toBe(true);
     expect(calls).toEqual([]);
   });
+
+  it.each([
+    [['create-account', '--credits', '5', 'extra'], 'create-account takes no argument besides its flags: unexpected argument "extra": create-account --credits N'],
+    // A boolean flag takes no value: `true` is left over.
+    [['create-account', '--credits', '5', '--zdr', 'true'], 'create-account takes no argument besides its flags: unexpected argument "true"'],
+    [['balance', 'acct_x', '--account', 'acct_y', 'more'], 'balance takes no argument besides its flags: unexpected arguments "acct_x", "more": balance --account ID'],
+  ])('refuses a stray argument, naming it (it printed the whole usage without it): %j', async (argv, message) => {
+    const { error, calls } = await refused(argv);
+    expect(error).toBeInstanceOf(UsageError);
+    expect((error as Error).message.startsWith(message), (error as Error).message).toBe(true);
+    expect(calls).toEqual([]);
+  });
 });
 
 describe('Function: runAdminCommand, --rpm', () => {
