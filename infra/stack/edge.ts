@@ -22,8 +22,9 @@ export const EDGE_REFUSAL = JSON.stringify({
 /**
  * Per tenant at the edge: a WAF web ACL on the stage whose rate rules count every request,
  * refused ones too (a bad body, a replay, a request the authorizer or the account's own
- * limit turns away), per API key (the Authorization header) and per IP address (keyless
- * requests, and the public page), each held to a share of the stage's throttle, so that no
+ * limit turns away), per API key (the Authorization header) and per IP address (every
+ * request from it, keyed or not: tenants behind one NAT share it, docs/deployment.md), each
+ * held to a share of the stage's throttle, so that no
  * one key or address can use up the throttle every tenant shares. A refused request gets the
  * gateway's 429 body with `Retry-After`. No sampled requests: they would keep the
  * Authorization header (a key) in the WAF console for hours.
