@@ -117,8 +117,9 @@ export interface CreditsEstimate {
 }
 
 /**
- * What the estimate is and what lowers it: `maxTokens` bounds the models' outputs only, so
- * where judge calls are in the estimate, what they hold is said and what lowers it.
+ * What the estimate is and what lowers it: `maxTokens` bounds the models' outputs, and so the
+ * answers a judge is shown, but not a judge's own output; where judge calls are in the
+ * estimate, what they hold is said and what lowers it.
  */
 function whatLowersIt(estimate: CreditsEstimate | undefined): string {
   const models = 'The estimate is the worst case: every model writing its whole output limit';
@@ -127,7 +128,7 @@ function whatLowersIt(estimate: CreditsEstimate | undefined): string {
   if (!judged || judged.calls === 0) return `${models}. ${lower}`;
   return (
     `${models}, and each of the ${judged.calls} judge calls its judge's (${judged.credits} of the credits: a judge's output limit is its model's own, ` +
-    `for its reasoning and verdict). ${lower} for the models; fewer models or judges, or a cheaper judge, lowers the judge calls'`
+    `for its reasoning and verdict). ${lower}, and the judge calls' input (the answers they are shown); fewer models or judges, or a cheaper judge, lowers the judge calls' part`
   );
 }
 

@@ -5,7 +5,7 @@ import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { CreateTableCommand, DescribeTableCommand, UpdateTimeToLiveCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { HttpResponse, type HttpHandler, type HttpRequest } from '@smithy/core/protocols';
 import type { HttpHandlerOptions } from '@smithy/types';
-import type { TableNames } from '../../shared/config.js';
+import { ConfigError, type TableNames } from '../../shared/config.js';
 import { createStoreClient, type StoreClient } from '../../shared/storage/dynamodb.js';
 import { TABLES, type TableDefinition } from '../../shared/storage/tables.js';
 
@@ -40,7 +40,7 @@ export interface EmbeddedStore {
 const STORE_THREAD = `
 const { EventEmitter } = require('node:events');
 const { parentPort, workerData } = require('node:worker_threads');
-const server = require(workerData.dynalite)(workerData.options);
+let server;
 // Requests from this process: handed to dynalite's HTTP request handler as the request
 // and response objects it reads and writes (headers, method, url; the body as one chunk).
 // The last CALLS_KEPT requests' operations and arrival times (ms since the epoch, to the
@@ -67,14 +67,33 @@ workerData.requests.on('message', ({ id, headers, body }) => {
   request.emit('data', Buffer.from(body));
   request.emit('end');
 });
-server.once('error', (error) => parentPort.postMessage({ type: 'error', message: error.message, code: error.code }));
-server.listen(workerData.port, '127.0.0.1', () => {
-  // From here on a server error ends the thread with it, for the host to hear.
-  server.on('error', (error) => { throw error; });
-  parentPort.postMessage({ type: 'ready', port: server.address().port });
-});
+// A data directory another process holds (its LevelDB lock): said before the server starts,
+// as dynalite opens its database in the background and would fail at the first request.
+async function dataDirectoryFree(path) {
+  const { Level } = require(workerData.level);
+  const probe = new Level(path);
+  try {
+    await probe.open();
+  } catch (error) {
+    const locked = error.code === 'LEVEL_LOCKED' || (error.cause && error.cause.code === 'LEVEL_LOCKED');
+    parentPort.postMessage({ type: 'error', message: locked ? 'in use by another process' : error.message, code: locked ? 'EDATALOCKED' : error.code, dataDir: true });
+    return false;
+  }
+  await probe.close();
+  return true;
+}
+(async () => {
+  if (workerData.options.path && !(await dataDirectoryFree(workerData.options.path))) return;
+  server = require(workerData.dynalite)(workerData.options);
+  server.once('error', (error) => parentPort.postMessage({ type: 'error', message: error.message, code: error.code }));
+  server.listen(workerData.port, '127.0.0.1', () => {
+    // From here on a server error ends the thread with it, for the host to hear.
+    server.on('error', (error) => { throw error; });
+    parentPort.postMessage({ type: 'ready', port: server.address().port });
+  });
+})();
 parentPort.on('message', (message) => {
-  if (message !== 'close') return;
+  if (message !== 'close' || !server) return;
   server.closeAllConnections();
   // Every port closed, the thread has nothing left to wait for and ends.
   server.close(() => {
@@ -100,6 +119,7 @@ export async function startEmbeddedStore(options: { port: number; dataDir?: stri
     eval: true,
     workerData: {
       dynalite: createRequire(import.meta.url).resolve('dynalite'),
+      level: createRequire(createRequire(import.meta.url).resolve('dynalite')).resolve('level'),
       port: options.port,
       options: { createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(options.dataDir ? { path: options.dataDir } : {}) },
       requests: requests.port2,
@@ -112,8 +132,9 @@ export async function startEmbeddedStore(options: { port: number; dataDir?: stri
   const starting = new Promise<number>((resolve, reject) => {
     worker.once('error', reject);
     void exited.then(() => reject(new Error('The embedded store stopped before it listened')));
-    worker.once('message', (message: { type: string; port?: number; message?: string; code?: string }) => {
+    worker.once('message', (message: { type: string; port?: number; message?: string; code?: string; dataDir?: boolean }) => {
       if (message.type === 'ready') return resolve(message.port!);
+      if (message.dataDir) return reject(new ConfigError(`GATEWAY_DATA_DIR ${options.dataDir}: the embedded store cannot open it: ${message.message}`));
       // The same error a server of this thread would give, so `npm start` can say which port is taken.
       reject(Object.assign(new Error(`The embedded store could not listen on 127.0.0.1:${options.port}: ${message.message}`), { code: message.code, port: options.port }));
     });

@@ -303,8 +303,9 @@ async function callModel(
     }
     // Stopped by the deadline while an attempt was at its vendor, which bills at least the input it
     // read (and, for a whole answer, often the output it went on to write): failed, and charged what
-    // it had used, so that no call is free by outrunning the deadline.
-    if (error instanceof UpstreamError && atVendor && shared.signal.aborted) {
+    // it had used, so that no call is free by outrunning the deadline. Not one whose request never
+    // reached the vendor (its connection or TLS handshake not made, its body not handed over).
+    if (error instanceof UpstreamError && atVendor && shared.signal.aborted && !error.details.notSent) {
       return stoppedResult(planned, error, streamed, attemptStartedAt, latencyMs, { status: 'failed', error: toResultError(error, apiKey) }, DEADLINE_NO_USAGE);
     }
     return unchargedResult(planned, latencyMs, 'failed', toResultError(error, apiKey));

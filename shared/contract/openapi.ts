@@ -112,7 +112,7 @@ const failedResult = {
     providerCost: {
       ...completedResult.properties.providerCost,
       description:
-        'A failed call costs nothing: 0. Only an event-stream call whose stream broke off (the deadline, a vendor error) after some of its text went out as deltas is charged what it had used, from the usage its vendor reported by then; null when none arrived.',
+        'A failed call costs nothing, 0, but for three that its vendor billed, each charged what it had used (the usage its vendor reported by then; null when none arrived, and estimatedCost charged instead): an event-stream call whose stream broke off (the deadline, a vendor error) after some of its text went out as deltas; a call the deadline stopped while its request was at its vendor (`timeout`); an answer its vendor withheld and billed (`upstream_blocked` with usage).',
     },
     estimatedCost: {
       ...completedResult.properties.estimatedCost,
@@ -347,7 +347,7 @@ const promptResponse = {
       type: 'number',
       minimum: 0,
       description:
-        "Credits deducted for this request: what its calls cost, converted (the results' and judge calls' providerCost, or estimatedCost where that is null; a failed call costs 0 unless its stream had sent text), never more than the reservation.",
+        "Credits deducted for this request: what its calls cost, converted (the results' and judge calls' providerCost, or estimatedCost where that is null; a failed call costs 0 unless its vendor billed it: its stream had sent text, the deadline stopped it at its vendor, or its vendor withheld an answer it billed), never more than the reservation.",
     },
   },
   required: ['promptLogId', 'results', 'evaluations', 'creditsUsed'],
@@ -427,7 +427,7 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
       estimate: {
         type: 'object',
         description:
-          "What the estimate is made of: each model's call (its worst case is its whole output limit, `outputTokens`, reasoning included where the vendor bills it) and the judge calls (each with its judge model's own output limit). A lower `generation_settings.maxTokens` lowers the models' part; fewer models or judges, or a cheaper judge, lowers the judge calls'.",
+          "What the estimate is made of: each model's call (its worst case is its whole output limit, `outputTokens`, reasoning included where the vendor bills it) and the judge calls (each with its judge model's own output limit, and the answers it is shown as input). A lower `generation_settings.maxTokens` lowers the models' part, and the judge calls' input; fewer models or judges, or a cheaper judge, lowers the judge calls' part.",
         properties: {
           models: {
             type: 'array',

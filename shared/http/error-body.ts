@@ -7,7 +7,8 @@ import { errorResponse } from './response.js';
 export function errorBody<E extends APIGatewayProxyEvent>(options: { log: Log }): middy.MiddlewareObj<E, APIGatewayProxyResult> {
   return {
     onError: (request) => {
-      request.response = errorResponse(request.error, options.log, { requestId: request.context.awsRequestId });
+      // API Gateway's ID of the request (the answer's x-request-id, the access log's), as every line of an answer names it; Powertools adds Lambda's own.
+      request.response = errorResponse(request.error, options.log, { requestId: request.event.requestContext?.requestId ?? request.context.awsRequestId });
     },
   };
 }

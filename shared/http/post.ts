@@ -1,6 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import type { Duplex, Readable } from 'node:stream';
 
 export interface PostAnswer {
@@ -223,6 +224,26 @@ export function readBody(body: Readable, maxBytes = MAX_ANSWER_BYTES): Promise<B
   });
 }
 
+const SENT = Symbol('requestSent');
+
+/** Whether a socket's connection is made: TCP connected and, over TLS, its handshake done (getProtocol is 'unknown' until then). */
+function connected(socket: Socket | null): boolean {
+  if (!socket || socket.connecting) return false;
+  const protocol = (socket as Partial<TLSSocket>).getProtocol?.();
+  return protocol === undefined || (protocol !== null && protocol !== 'unknown');
+}
+
+/**
+ * For an error a POST failed with before its answer's head: whether its request had reached
+ * the peer (its body handed to a connection made, TCP and TLS); undefined for any other error
+ * (one after the head, when the peer had it all). A call stopped before its request reached the
+ * vendor used nothing there.
+ */
+export function requestSent(error: unknown): boolean | undefined {
+  const sent = (error as { [SENT]?: unknown } | null)?.[SENT];
+  return typeof sent === 'boolean' ? sent : undefined;
+}
+
 /** Sends the POST; `onResponse` settles the promise from the answer. */
 function request<T>(
   url: URL,
@@ -246,7 +267,18 @@ function request<T>(
       (res) => onResponse(res, resolve, reject),
     );
     req.once('timeout', () => req.destroy(Object.assign(new Error(`No answer from ${url.host} in ${options.timeoutMs} ms`), { code: 'ETIMEDOUT' })));
-    req.once('error', reject);
+    // Whether the request had reached its peer when it failed (requestSent): its body handed to a
+    // connection made. A body written while the connection (TCP, TLS) is still being made waits in it.
+    let sent = false;
+    req.once('finish', () => {
+      const socket = req.socket;
+      if (connected(socket)) sent = true;
+      else
+        socket?.once('getProtocol' in socket ? 'secureConnect' : 'connect', () => {
+          sent = true;
+        });
+    });
+    req.once('error', (error: Error) => reject(Object.assign(error, { [SENT]: sent })));
     req.end(body);
   });
 }

@@ -247,10 +247,7 @@ export class PromptService {
         ...(judged ? { evaluations: evaluations.length, evaluationsFailed: evaluations.filter((e) => e.status === 'failed').length } : {}),
         creditsUsedMicro: chargedMicro,
       });
-      // A Gemini cachedContent names a resource the caller chose: its 403 may be the caller's doing, not the key's.
-      const modelCalls = results.filter((_result, index) => request.models[index]?.tuning.cachedContent === undefined);
-      const judgeCalls = evaluations.flatMap(({ judgeModelId, orders }) => orders.map(({ error }) => ({ modelId: judgeModelId, error })));
-      logRefusedKeys(log, [...modelCalls, ...judgeCalls], { requestId, promptLogId });
+      logRefusedKeys(log, request, results, evaluations, { requestId, promptLogId });
     };
     const response = {
       promptLogId,
@@ -342,22 +339,33 @@ async function reservedOnceKeyed(reserving: Promise<OpenRequest>, router: Promis
 }
 
 /**
- * The vendors that refused the operator's own key (401 or 403) or have none configured: an
- * error line each (the deployment's LoggedErrors alarm counts them), as every call to that
- * vendor fails until the operator acts, while a caller's bad input fails one call.
+ * The models whose vendor refused the operator's own key (401 or 403): an error line each (the
+ * deployment's LoggedErrors alarm counts them), as every call to that vendor fails until the
+ * operator acts, while a caller's bad input fails one call. A vendor left without a key is a
+ * warning: a deployment may leave vendors out on purpose, and any caller could then raise
+ * the alarm at will by asking for their models.
  */
-function logRefusedKeys(
+export function logRefusedKeys(
   log: Log,
-  calls: readonly { modelId: string; error?: { code: string; upstreamStatus?: number } }[],
+  request: PromptRequest,
+  results: readonly ModelResult[],
+  evaluations: readonly Evaluation[],
   ids: { requestId?: string; promptLogId: string },
 ): void {
-  const refused = new Map<string, { errorCode: string; upstreamStatus?: number }>();
-  for (const { modelId, error } of calls) {
-    if (error && (error.code === 'provider_not_configured' || error.upstreamStatus === 401 || error.upstreamStatus === 403)) {
-      refused.set(modelId, { errorCode: error.code, ...(error.upstreamStatus === undefined ? {} : { upstreamStatus: error.upstreamStatus }) });
-    }
-  }
-  for (const [modelId, why] of refused) log.error("A vendor refused the gateway's key, or none is configured", { ...ids, modelId, ...why });
+  let logged: Set<string> | undefined;
+  const check = (modelId: string, error: ModelResult['error']) => {
+    if (!error || !(error.code === 'provider_not_configured' || error.upstreamStatus === 401 || error.upstreamStatus === 403) || logged?.has(modelId)) return;
+    logged ??= new Set();
+    logged.add(modelId);
+    const fields = { ...ids, modelId, errorCode: error.code, ...(error.upstreamStatus === undefined ? {} : { upstreamStatus: error.upstreamStatus }) };
+    if (error.code === 'provider_not_configured') log.warn('No key is configured for the vendor of a requested model', fields);
+    else log.error("A vendor refused the gateway's key", fields);
+  };
+  // A Gemini cachedContent names a resource the caller chose: its 403 may be the caller's doing, not the key's.
+  results.forEach((result, index) => {
+    if (request.models[index]?.tuning.cachedContent === undefined) check(result.modelId, result.error);
+  });
+  for (const evaluation of evaluations) for (const order of evaluation.orders) check(evaluation.judgeModelId, order.error);
 }
 
 function inCredits(estimate: EstimateBreakdown): CreditsEstimate {

@@ -26,6 +26,11 @@ export class UpstreamError extends Error {
        * a content filter), the usage it reported, which it bills: the call fails, charged it.
        */
       billedUsage?: Usage;
+      /**
+       * On a call stopped (its deadline) before its request reached the vendor: the connection
+       * not yet made (TCP, TLS), or the body not yet handed to it. The vendor read nothing.
+       */
+      notSent?: true;
     } = {},
   ) {
     super(message, { cause: details.cause });

@@ -1,4 +1,4 @@
-import { MAX_ANSWER_BYTES, post, type PostAnswer } from '../http/post.js';
+import { MAX_ANSWER_BYTES, post, requestSent, type PostAnswer } from '../http/post.js';
 import { UpstreamError, parseRetryAfter } from './errors.js';
 import { cutWhole } from '../text/cut.js';
 import { notJson, parseVendorJson } from './vendor-json.js';
@@ -79,7 +79,10 @@ export const defaultErrorMapper: ErrorMapper = (status, text, retryAfter) =>
   });
 
 export function abortError(signal: AbortSignal, cause: unknown): UpstreamError {
-  return new UpstreamError('timeout', 'The model did not answer before the request deadline', { cause: signal.reason ?? cause });
+  return new UpstreamError('timeout', 'The model did not answer before the request deadline', {
+    cause: signal.reason ?? cause,
+    ...(requestSent(cause) === false ? { notSent: true as const } : {}),
+  });
 }
 
 function describe(error: unknown): string {

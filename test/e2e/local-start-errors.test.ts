@@ -66,3 +66,20 @@ describe('npm start, a setting that is not valid', () => {
     expect(lines[0]).toMatch(line);
   });
 });
+
+describe('npm start on a data directory another gateway holds', () => {
+  it('stops with one line naming GATEWAY_DATA_DIR (was a "Database is closed" stack trace after it had started)', async () => {
+    const held = join(scratch, 'held');
+    const host = await startLocalHost(testConfig({ GATEWAY_DATA_DIR: held }));
+    try {
+      const result = await start({ PORT: '0', DYNAMODB_PORT: '0', GATEWAY_DATA_DIR: held });
+      expect(result.code).toBe(1);
+      expect(result.stdout).toBe('');
+      const lines = result.stderr.trimEnd().split('\n');
+      expect(lines, result.stderr).toHaveLength(1);
+      expect(lines[0]).toMatch(/^npm start: GATEWAY_DATA_DIR .*held: the embedded store cannot open it: in use by another process$/);
+    } finally {
+      await host.close();
+    }
+  });
+});

@@ -320,7 +320,7 @@ describe('Credits', () => {
     expect((await host.gateway.accounts.get(account.accountId))!.balanceMicro).toBe(1_000);
   });
 
-  it("says what the judge calls hold of a judged request's estimate, which maxTokens does not lower", async () => {
+  it("says what the judge calls hold of a judged request's estimate, whose own output limits maxTokens does not lower", async () => {
     const account = await host.gateway.credits.openAccount({ balanceMicro: 1_000 });
     const key = generateApiKey();
     await host.gateway.apiKeys.put({ keyHash: hashApiKey(key), accountId: account.accountId, keyPrefix: keyPrefix(key), createdAt: new Date().toISOString() });
@@ -329,7 +329,9 @@ describe('Credits', () => {
     const { calls, credits } = answer.body.estimate.judgeCalls;
     expect(calls).toBe(2);
     expect(answer.body.error.message).toContain(`each of the 2 judge calls its judge's (${credits} of the credits`);
-    expect(answer.body.error.message).toMatch(/maxTokens lowers it for the models; fewer models or judges, or a cheaper judge, lowers the judge calls'/);
+    expect(answer.body.error.message).toMatch(
+      /maxTokens lowers it, and the judge calls' input \(the answers they are shown\); fewer models or judges, or a cheaper judge, lowers the judge calls' part/,
+    );
     expect(host.simulator.calls()).toHaveLength(0);
   });
 });

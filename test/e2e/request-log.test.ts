@@ -75,7 +75,7 @@ describe('Log lines of answers', () => {
       expect(errors).toEqual([
         {
           level: 'error',
-          message: "A vendor refused the gateway's key, or none is configured",
+          message: "A vendor refused the gateway's key",
           fields: { requestId, promptLogId: answer.body.promptLogId, modelId: 'fam_c-5.4', errorCode: 'upstream_error', upstreamStatus: 401 },
         },
       ]);

@@ -3,7 +3,10 @@ import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LIMITS } from '../../shared/contract/limits.js';
 import { PassThrough } from 'node:stream';
-import { keepAliveAgent, LARGE_ANSWER_BYTES, largeAnswerTurn, MAX_WAITING_ANSWER_BYTES, post, readBody } from '../../shared/http/post.js';
+import { createServer as createTcpServer } from 'node:net';
+import { keepAliveAgent, LARGE_ANSWER_BYTES, largeAnswerTurn, MAX_WAITING_ANSWER_BYTES, post, readBody, requestSent } from '../../shared/http/post.js';
+import { postJson } from '../../shared/providers/http.js';
+import { UpstreamError } from '../../shared/providers/errors.js';
 
 let server: Server | undefined;
 afterEach(async () => {
@@ -104,6 +107,60 @@ describe('Function: post', () => {
     for (const answer of held) answer();
     expect((await Promise.all(answers)).every((answer) => answer.status === 200)).toBe(true);
     agent.destroy();
+  });
+});
+
+describe('Function: requestSent (whether an aborted POST had reached its peer)', () => {
+  /** Aborts `call` once `ready` says the peer has seen what it will see of it; the error it failed with. */
+  async function abortedOnce(call: (signal: AbortSignal) => Promise<unknown>, ready: Promise<unknown>): Promise<unknown> {
+    const controller = new AbortController();
+    const failed = call(controller.signal).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    await ready;
+    controller.abort();
+    return failed;
+  }
+
+  it('says not sent for an HTTPS call whose TLS handshake never ended (a peer that only takes the connection), and sent for a body the peer read', async () => {
+    // A TCP peer that accepts and never answers the TLS ClientHello: the request never left.
+    const sockets: Socket[] = [];
+    let accepted!: () => void;
+    const connectionMade = new Promise<void>((resolve) => (accepted = resolve));
+    const blackHole = createTcpServer((socket) => {
+      sockets.push(socket);
+      socket.once('data', () => accepted());
+    });
+    await new Promise<void>((resolve) => blackHole.listen(0, '127.0.0.1', resolve));
+    const tls = new URL(`https://127.0.0.1:${(blackHole.address() as AddressInfo).port}/`);
+    try {
+      const error = await abortedOnce((signal) => post(tls, '{"prompt":"x"}', {}, { signal }), connectionMade);
+      expect((error as Error).name).toBe('AbortError');
+      expect(requestSent(error)).toBe(false);
+      // As the provider layer reports it: a timeout whose request never reached the vendor.
+      const upstream = await abortedOnce((signal) => postJson({ url: tls, payload: Buffer.from('{}'), headers: {} }, signal), connectionMade);
+      expect(upstream).toBeInstanceOf(UpstreamError);
+      expect((upstream as UpstreamError).details).toMatchObject({ notSent: true });
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      blackHole.close();
+    }
+
+    // A plain HTTP peer that reads the whole body and never answers: the request was sent.
+    const reads: (() => void)[] = [];
+    const bodyRead = () => new Promise<void>((resolve) => reads.push(resolve));
+    server = createServer((req) => {
+      req.resume();
+      req.on('end', () => reads.shift()?.());
+    });
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const http = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+    const error = await abortedOnce((signal) => post(http, '{"prompt":"x"}', {}, { signal }), bodyRead());
+    expect(requestSent(error)).toBe(true);
+    const upstream = await abortedOnce((signal) => postJson({ url: http, payload: Buffer.from('{}'), headers: {} }, signal), bodyRead());
+    expect((upstream as UpstreamError).code).toBe('timeout');
+    expect((upstream as UpstreamError).details.notSent).toBeUndefined();
   });
 });
 

@@ -138,7 +138,19 @@ describe("Function: runModels, a call the request's deadline stopped", () => {
     expect(result!.providerCost).toBeGreaterThan(0);
   });
 
-  it('charges nothing for a call the deadline stopped while it waited to retry: no attempt was at the vendor', async () => {
+  it('charges nothing for a call stopped by the deadline before its request reached the vendor (its connection not made)', async () => {
+    const adapter = {
+      send: (_call: unknown, _endpoint: unknown, signal: AbortSignal) =>
+        new Promise<never>((_resolve, reject) => {
+          signal.addEventListener('abort', () => reject(new UpstreamError('timeout', 'The model did not answer before the request deadline', { notSent: true })), { once: true });
+        }),
+    };
+    const [result] = await runThrough(['fam_c-5.4'], adapter, { deadlineAt: Date.now() + 20 });
+    expect(result).toMatchObject({ status: 'failed', providerCost: 0, tokensIn: 0, error: { code: 'timeout' } });
+    expect(result!.estimatedCost).toBeUndefined();
+  });
+
+  it('charges nothing for a call whose retry would wait past the deadline: no attempt is at the vendor when it fails', async () => {
     let attempts = 0;
     const adapter = {
       send: async () => {

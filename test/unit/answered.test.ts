@@ -1,0 +1,108 @@
+import middy from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import { validatePromptRequest } from '../../shared/contract/validate.js';
+import { RateLimitedError } from '../../shared/errors.js';
+import { answered } from '../../shared/http/answered.js';
+import { errorBody } from '../../shared/http/error-body.js';
+import type { Log } from '../../shared/log.js';
+import { logRefusedKeys } from '../../shared/orchestrator/prompt-service.js';
+import type { ModelResult } from '../../shared/compare/result.js';
+
+type Line = [level: string, message: string, fields: Record<string, unknown>];
+function levelLog(): Log & { lines: Line[] } {
+  const lines: Line[] = [];
+  return {
+    lines,
+    info: (message, fields = {}) => void lines.push(['info', message, fields]),
+    warn: (message, fields = {}) => void lines.push(['warn', message, fields]),
+    error: (message, fields = {}) => void lines.push(['error', message, fields]),
+  };
+}
+
+/** API Gateway's request ID and Lambda's invocation ID differ in AWS: every line and the header name the first. */
+const event = { requestContext: { requestId: 'apigw-1', authorizer: { accountId: 'acct_1' } }, headers: {} } as unknown as APIGatewayProxyEvent;
+const context = { awsRequestId: 'lambda-1' } as Context;
+
+function handlerThrowing(error: unknown, log: Log) {
+  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+    .use(answered({ log }))
+    .use(errorBody({ log }))
+    .handler(async () => {
+      if (error) throw error;
+      return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: '{}' };
+    });
+}
+
+describe('Middleware: answered', () => {
+  it("stamps API Gateway's request ID on an answer and logs nothing for it", async () => {
+    const log = levelLog();
+    const answer = await handlerThrowing(undefined, log)(event, context);
+    expect(answer.headers).toEqual({ 'content-type': 'application/json', 'x-request-id': 'apigw-1' });
+    expect(log.lines).toEqual([]);
+  });
+
+  it('logs a refusal at info with its status, code and account, by the request ID its answer carries', async () => {
+    const log = levelLog();
+    const answer = await handlerThrowing(new RateLimitedError(60, 30), log)(event, context);
+    expect(answer.statusCode).toBe(429);
+    expect(answer.headers?.['x-request-id']).toBe('apigw-1');
+    expect(log.lines).toEqual([['info', 'Request refused', { requestId: 'apigw-1', accountId: 'acct_1', status: 429, errorCode: 'rate_limited' }]]);
+  });
+
+  it("names a fault by the same request ID in both its lines, not Lambda's invocation ID", async () => {
+    const log = levelLog();
+    const answer = await handlerThrowing(new TypeError('x is not a function'), log)(event, context);
+    expect(answer.statusCode).toBe(500);
+    expect(log.lines).toEqual([
+      ['error', 'Unhandled error', { requestId: 'apigw-1', errorName: 'TypeError' }],
+      ['warn', 'Request failed', { requestId: 'apigw-1', accountId: 'acct_1', status: 500, errorCode: 'internal_error' }],
+    ]);
+  });
+});
+
+describe('Function: logRefusedKeys', () => {
+  const request = validatePromptRequest({
+    prompt: 'Hi',
+    models: ['fam_c-5.4', 'fam_g-small', 'fam_b-3.1-pro', 'fam_k-8b'],
+    model_tuning: { 'fam_b-3.1-pro': { cachedContent: 'cachedContents/theirs' } },
+  });
+  const failed = (modelId: string, error: ModelResult['error']): ModelResult => ({
+    modelId,
+    status: 'failed',
+    output: '',
+    tokensIn: 0,
+    tokensOut: 0,
+    latencyMs: 1,
+    providerCost: 0,
+    error,
+  });
+
+  it("logs an error for a vendor that refused the gateway's key, a warning for one without a key, and nothing for a caller's own failures", () => {
+    const log = levelLog();
+    const results = [
+      failed('fam_c-5.4', { code: 'upstream_error', message: 'bad key', upstreamStatus: 401 }),
+      failed('fam_g-small', { code: 'provider_not_configured', message: 'no key' }),
+      // A cachedContent the caller named: its 403 may be the caller's doing.
+      failed('fam_b-3.1-pro', { code: 'upstream_error', message: 'forbidden', upstreamStatus: 403 }),
+      failed('fam_k-8b', { code: 'upstream_error', message: 'bad request', upstreamStatus: 400 }),
+    ];
+    const order = { answerA: 'a', answerB: 'b', status: 'failed' as const, verdict: null, winner: null, tokensIn: 0, tokensOut: 0, latencyMs: 1, providerCost: 0 };
+    const evaluations = [
+      {
+        judgeModelId: 'fam_c-5.4',
+        modelA: 'a',
+        modelB: 'b',
+        orders: [
+          { ...order, error: { code: 'upstream_error', message: 'bad key', upstreamStatus: 401 } },
+          { ...order, error: { code: 'upstream_error', message: 'bad key', upstreamStatus: 403 } },
+        ],
+      },
+    ] as never[];
+    logRefusedKeys(log, request, results, evaluations, { requestId: 'r1', promptLogId: 'pl_1' });
+    expect(log.lines).toEqual([
+      ['error', "A vendor refused the gateway's key", { requestId: 'r1', promptLogId: 'pl_1', modelId: 'fam_c-5.4', errorCode: 'upstream_error', upstreamStatus: 401 }],
+      ['warn', 'No key is configured for the vendor of a requested model', { requestId: 'r1', promptLogId: 'pl_1', modelId: 'fam_g-small', errorCode: 'provider_not_configured' }],
+    ]);
+  });
+});
