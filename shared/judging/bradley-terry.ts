@@ -53,10 +53,10 @@ function linked(n: number, pairs: readonly Games[]): number[][] {
   return components(n, pairs).filter((group) => group.length > 1);
 }
 
-/** fitBradleyTerry of games already merged per pair, with their groups. */
-function fitPairs(n: number, pairs: readonly Games[], groups: readonly number[][]): (number | null)[] {
+/** fitBradleyTerry of games already merged per pair, with their groups; with virtual ties where Ford's condition fails, or where `smoothed`. */
+function fitPairs(n: number, pairs: readonly Games[], groups: readonly number[][], smoothed = false): (number | null)[] {
   let systems = systemsOf(n, pairs, groups);
-  if (!fordHolds(systems, fordWork(n))) {
+  if (smoothed || !fordHolds(systems, fordWork(n))) {
     systems = systemsOf(
       n,
       pairs.map((p) => ({ ...p, winsA: p.winsA + VIRTUAL_TIES / 2, winsB: p.winsB + VIRTUAL_TIES / 2 })),
@@ -337,13 +337,14 @@ export async function bradleyTerry(n: number, games: readonly Games[], rounds: n
   });
   const draws: number[][] = Array.from({ length: n }, () => []);
   const random = seededRandom(fnv1a(JSON.stringify(pairs)));
+  const replayStrengths = decisiveOneSided(n, pairs, groups) ? fitPairs(n, pairs, groups, true) : strengths;
   // Each pair's games replayed with their observed share of ties, the rest decided so that
   // a's expected share of the wins is the fitted probability p: a tie replayed as a win or a
   // loss would vary more than the tie did, and widen the interval.
   const odds = pairs.map(({ a, b, winsA, winsB, ties }) => {
     const times = Math.round(winsA + winsB);
     const tieShare = ties / (winsA + winsB);
-    const p = 1 / (1 + Math.exp((strengths[b] as number) - (strengths[a] as number)));
+    const p = 1 / (1 + Math.exp((replayStrengths[b] as number) - (replayStrengths[a] as number)));
     const decisive = tieShare >= 1 ? 0.5 : Math.min(1, Math.max(0, (p - tieShare / 2) / (1 - tieShare)));
     return { times, tieShare, decisive };
   });
@@ -391,6 +392,20 @@ export async function bradleyTerry(n: number, games: readonly Games[], rounds: n
     return [percentile(values, 0.025), percentile(values, 0.975)];
   });
   return { strengths, intervals, groups: groupOf };
+}
+
+/**
+ * Whether the decisive games alone (the ties left out) break Ford's condition where the games
+ * with their ties do not: a tie links two items both ways, so one tie beside wins all one way
+ * gives strengths without virtual ties whose odds decide every replayed decisive game the
+ * same way (3 wins and a tie would set two items apart where 4 wins do not). The replay's odds
+ * then come from the fit with virtual ties, as a one-sided record's do.
+ */
+function decisiveOneSided(n: number, pairs: readonly PairGames[], groups: readonly number[][]): boolean {
+  const work = fordWork(n);
+  if (!fordHolds(systemsOf(n, pairs, groups), work)) return false;
+  const decisive = pairs.map((p) => ({ a: p.a, b: p.b, winsA: p.winsA - p.ties / 2, winsB: p.winsB - p.ties / 2 }));
+  return !fordHolds(systemsOf(n, decisive, groups), work);
 }
 
 /** Linear interpolation between closest ranks. */

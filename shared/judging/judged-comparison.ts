@@ -74,6 +74,7 @@ export function startJudgedComparison(request: PromptRequest, run: { requestId: 
       ranking: await rankModels(
         request.models.map((m) => m.requestedId),
         evaluations,
+        (modelId) => request.models.find((m) => m.requestedId === modelId)?.entry.id ?? modelId,
       ),
       judgeStatistics: judgingStatistics(
         request.judges.map((j) => j.requestedId),

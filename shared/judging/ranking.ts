@@ -12,8 +12,13 @@ const round4 = (value: number) => Math.round(value * 10_000) / 10_000;
  * plus the number of models of its group whose interval lies wholly above its own, so models
  * whose intervals overlap share ranks. `winRate` ((wins + ties / 2) / evaluations, as FastChat's MT-Bench reports it) is
  * kept beside it. A model no such evaluation judged comes last, without rank or strength.
+ * `catalogId` gives the catalog ID a model ID (as the caller spelled it) stands for.
  */
-export async function rankModels(modelIds: readonly string[], evaluations: readonly Evaluation[]): Promise<RankingEntry[]> {
+export async function rankModels(
+  modelIds: readonly string[],
+  evaluations: readonly Evaluation[],
+  catalogId: (modelId: string) => string = (modelId) => modelId,
+): Promise<RankingEntry[]> {
   const records = new Map(modelIds.map((modelId) => [modelId, { wins: 0, ties: 0, losses: 0 }]));
   const counted: { modelA: string; modelB: string; winsA: number }[] = [];
   for (const evaluation of evaluations) {
@@ -31,11 +36,13 @@ export async function rankModels(modelIds: readonly string[], evaluations: reado
     }
     counted.push({ modelA: evaluation.modelA, modelB: evaluation.modelB, winsA });
   }
-  // The models that played, numbered in the order of their IDs (UTF-16 code units, no
-  // locale), not the request's: the numbering decides the bootstrap's seed and draws and the
-  // fit's last bits, so the request's order would move interval ends and, where two nearly
-  // meet, ranks. bradleyTerry itself takes the games in the order of their pairs.
-  const played = [...new Set(counted.flatMap(({ modelA, modelB }) => [modelA, modelB]))].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+  // The models that played, numbered in the order of their catalog IDs (UTF-16 code units, no
+  // locale), not the request's order nor the caller's spelling of an ID (`gemini-3.1-pro` for
+  // `fam_b-3.1-pro`): the numbering decides the bootstrap's seed and draws and the fit's last
+  // bits, so either would move interval ends and, where two nearly meet, ranks. bradleyTerry
+  // itself takes the games in the order of their pairs.
+  const order = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
+  const played = [...new Set(counted.flatMap(({ modelA, modelB }) => [modelA, modelB]))].sort((x, y) => order(catalogId(x), catalogId(y)) || order(x, y));
   const index = new Map(played.map((modelId, i) => [modelId, i]));
   const games = counted.map(({ modelA, modelB, winsA }): Games => ({ a: index.get(modelA) as number, b: index.get(modelB) as number, winsA, winsB: 1 - winsA }));
   const { strengths, intervals, groups } = await bradleyTerry(played.length, games);

@@ -82,7 +82,9 @@ describe('Function: bradleyTerry, its intervals', () => {
     });
   });
 
-  it('gives, to the last bit, the intervals of the implementation before its refits shared their buffers (40 seeded cases)', async () => {
+  // Pinned when the refits came to share their buffers (the intervals unchanged to the last bit), and taken again when a
+  // tie beside one-sided decisive games stopped deciding the replay's odds (4 of the 40 cases moved).
+  it('gives, to the last bit, the intervals pinned in the fixture (40 seeded cases)', async () => {
     const before = JSON.parse(readFileSync(new URL('../fixtures/bradley-terry-intervals-before.json', import.meta.url), 'utf8')) as { intervals: unknown }[];
     const cases = bradleyTerryCases(before.length, 20261126);
     const now = [];
@@ -129,6 +131,21 @@ describe('Function: bradleyTerry, its intervals', () => {
         .map(({ game }) => game);
       expect(await bradleyTerry(n, reordered)).toEqual(await bradleyTerry(n, games));
     }
+  });
+
+  it('does not let a tie beside one-sided wins separate two items that the wins alone do not: 3 wins and a tie as 4 wins, 5 and a tie no further apart than 6', async () => {
+    const games = (wins: number, ties: number): Games[] => [
+      ...Array.from({ length: wins }, () => ({ a: 0, b: 1, winsA: 1, winsB: 0 })),
+      ...Array.from({ length: ties }, () => ({ a: 0, b: 1, winsA: 0.5, winsB: 0.5 })),
+    ];
+    const apart = async (g: Games[]) => {
+      const [a, b] = await bootstrapIntervals(2, g);
+      return a![0] - b![1];
+    };
+    // Four wins leave the two together; three wins and a tie (less evidence) must too.
+    expect(await apart(games(4, 0))).toBeLessThanOrEqual(0);
+    expect(await apart(games(3, 1))).toBeLessThanOrEqual(0);
+    expect(await apart(games(5, 1))).toBeLessThanOrEqual(await apart(games(6, 0)));
   });
 
   it('replays ties as ties: six wins and ten ties, no loss, set the winner apart', async () => {
@@ -317,6 +334,27 @@ describe('Function: rankModels', () => {
       }
     }
   }, 60_000);
+});
+
+describe("Function: rankModels, the caller's spelling of an ID", () => {
+  it('gives the same strengths, intervals and ranks whether a model is named by its catalog ID or its vendor spelling', async () => {
+    // Three judges, two of them consistent for opus over gemini, one always picking answer A (a tie each time).
+    const verdicts: [string, Verdict['winner'], Verdict['winner']][] = [
+      ['j1', 'A', 'B'],
+      ['j2', 'A', 'B'],
+      ['j3', 'A', 'A'],
+    ];
+    const games = (gemini: string) => [
+      ...verdicts.map(([judge, first, second]) => evaluation(judge, 'fam_a-opus-4-6', gemini, first, second)),
+      ...verdicts.map(([judge, first, second]) => evaluation(judge, 'fam_a-opus-4-6', 'fam_c-5.4', first, second)),
+      ...verdicts.map(([judge, first, second]) => evaluation(judge, gemini, 'fam_c-5.4', first, second)),
+    ];
+    const catalogId = (modelId: string) => resolveModel(modelId)?.id ?? modelId;
+    const canonical = await rankModels(['fam_a-opus-4-6', 'fam_b-3.1-pro', 'fam_c-5.4'], games('fam_b-3.1-pro'), catalogId);
+    const spelled = await rankModels(['fam_a-opus-4-6', 'gemini-3.1-pro', 'fam_c-5.4'], games('gemini-3.1-pro'), catalogId);
+    expect(resolveModel('gemini-3.1-pro')?.id).toBe('fam_b-3.1-pro');
+    expect(spelled.map(({ modelId, ...rest }) => ({ modelId: modelId === 'gemini-3.1-pro' ? 'fam_b-3.1-pro' : modelId, ...rest }))).toEqual(canonical);
+  });
 });
 
 describe('Self-preference', () => {
