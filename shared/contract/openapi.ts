@@ -521,7 +521,7 @@ const streamEvents = {
   delta: {
     type: 'object',
     description:
-      "`event: delta`: a model's text as its vendor streams it (unjudged requests). `index` is the model's position in `models`; `text` is the new text only. A model's deltas, concatenated, are its result's `output`.",
+      "`event: delta`: a model's text as its vendor streams it (unjudged requests). `index` is the model's position in `models`; `text` is the new text only. A model's deltas, concatenated, are its result's `output` when it completed; a result that failed or was cancelled after some text went out has `output` \"\": the deltas are all there is of it.",
     properties: { index: { type: 'integer', minimum: 0 }, modelId: { type: 'string' }, text: { type: 'string', minLength: 1 } },
     required: ['index', 'modelId', 'text'],
     additionalProperties: false,

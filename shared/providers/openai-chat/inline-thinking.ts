@@ -56,6 +56,18 @@ export class InlineThinkingFilter {
     this.show(rest);
   }
 
+  /**
+   * The stream has ended: what was held back while it could still open a think block (a
+   * prefix of `<think>`, or whitespace alone) is the answer after all, and goes out. A think
+   * block still open stays held: all of it was thinking.
+   */
+  end(): void {
+    if (this.state !== 'undecided') return;
+    this.state = 'open';
+    this.pending = '';
+    if (this.all !== '') this.show(this.all);
+  }
+
   private show(text: string): void {
     this.shownPieces.push(text);
     this.onDelta(text);

@@ -1,3 +1,4 @@
+import { textTokens } from '../../text/text-tokens.js';
 import { blockedAnswer, UpstreamError, vendorWord } from '../errors.js';
 import type { ModelReply } from '../types.js';
 import { dialectFor } from './dialects.js';
@@ -74,7 +75,9 @@ export function fromChatResponse(body: unknown, dialect: ChatDialect = dialectFo
 
   const usage = toUsage(response.usage ?? response.x_groq?.usage, dialect);
   if (!usage) warnings.push('The provider reported no usable token usage; cost is unavailable');
-  return { output, usage, finishReason, warnings };
+  // Inline thinking is billed output that is not shown: counted, should the usage be missing, as a stream counts it.
+  const thinking = text !== undefined && text.length > output.length ? textTokens(text) - textTokens(output) : 0;
+  return { output, usage, finishReason, warnings, ...(thinking > 0 ? { hints: { unseenOutputTokens: thinking } } : {}) };
 }
 
 /** `content` as text: a string, or the text chunks of Mistral's chunk array (thinking chunks left out). */
@@ -91,6 +94,9 @@ export function textOf(content: unknown): string | undefined {
 
 /** Reasoning a model wrote inline (`<think>…</think>` before the answer) is not output. */
 export function withoutThinking(text: string): string {
-  const match = /^\s*<think>[\s\S]*?<\/think>\s*/.exec(text);
-  return match ? text.slice(match[0].length) : text;
+  const start = /^\s*<think>/.exec(text);
+  if (!start) return text;
+  // A block that never closes (the limit reached while thinking) is all thinking: no answer, as a stream shows it.
+  const close = text.indexOf('</think>', start[0].length);
+  return close < 0 ? '' : text.slice(close + 8).trimStart();
 }

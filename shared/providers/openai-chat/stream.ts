@@ -79,6 +79,7 @@ export class ChatStream {
     if (this.chunks === 0) throw new UpstreamError('upstream_malformed_response', 'The provider streamed no answer', { upstreamStatus: 200 });
     // The model's end is its finish_reason (a usage chunk may follow it); the vendor's, [DONE].
     if (this.finishReason === undefined && !this.done) throw streamEndedEarly('finish_reason');
+    this.text.end();
     const message = this.refusal !== '' && this.text.all === '' ? { refusal: this.refusal } : { content: this.text.all };
     const reply = fromChatResponse({ choices: [{ message, finish_reason: this.finishReason }], usage: this.usage }, this.dialect);
     // The output is what was streamed: also when a `<think>` block never closed (all of it thinking).

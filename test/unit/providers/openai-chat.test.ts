@@ -362,6 +362,17 @@ describe('Function: fromChatResponse', () => {
     expect(spent.output).toBe('');
   });
 
+  it('counts inline thinking as unseen output, for the estimate of a call whose usage is missing; a block that never closed is all thinking', () => {
+    const thought = 'plan the answer step by step, '.repeat(40);
+    const closed = fromChatResponse({ choices: [{ message: { content: `<think>${thought}</think>\n\nThe answer.` }, finish_reason: 'stop' }] });
+    expect(closed.output).toBe('The answer.');
+    expect(closed.hints?.unseenOutputTokens).toBeGreaterThan(200);
+    const open = fromChatResponse({ choices: [{ message: { content: `<think>${thought}` }, finish_reason: 'length' }] });
+    expect(open.output).toBe('');
+    expect(open.hints?.unseenOutputTokens).toBeGreaterThan(200);
+    expect(fromChatResponse({ choices: [{ message: { content: 'No thinking.' }, finish_reason: 'stop' }] }).hints).toBeUndefined();
+  });
+
   it('answers empty with a warning when the model refused', () => {
     const reply = fromChatResponse({ choices: [{ message: { content: null, refusal: 'I cannot help with that.' }, finish_reason: 'stop' }] });
     expect(reply.output).toBe('');
