@@ -228,7 +228,7 @@ async function callModel(
           policy: options.retry,
           deadlineAt: options.deadlineAt,
           // A wait to retry ends when the caller leaves, not a grace later.
-          signal: AbortSignal.any([signal, shared.gone]),
+          signals: [signal, shared.gone],
         },
       ));
     } catch (error) {

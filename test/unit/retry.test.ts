@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
 import { UpstreamError, parseRetryAfter } from '../../shared/providers/errors.js';
 import { withRetry } from '../../shared/providers/retry.js';
@@ -10,7 +11,7 @@ describe('Function: withRetry', () => {
     const attempt = vi.fn(async () => {
       throw retryable(0);
     });
-    await expect(withRetry(attempt, { deadlineAt: Date.now() + 10_000, signal })).rejects.toThrow('busy');
+    await expect(withRetry(attempt, { deadlineAt: Date.now() + 10_000, signals: [signal] })).rejects.toThrow('busy');
     expect(attempt).toHaveBeenCalledTimes(3);
   });
 
@@ -18,7 +19,7 @@ describe('Function: withRetry', () => {
     const attempt = vi.fn(async () => {
       throw new UpstreamError('upstream_error', 'bad', { upstreamStatus: 400 });
     });
-    await expect(withRetry(attempt, { deadlineAt: Date.now() + 10_000, signal })).rejects.toThrow('bad');
+    await expect(withRetry(attempt, { deadlineAt: Date.now() + 10_000, signals: [signal] })).rejects.toThrow('bad');
     expect(attempt).toHaveBeenCalledTimes(1);
   });
 
@@ -26,7 +27,7 @@ describe('Function: withRetry', () => {
     const attempt = vi.fn(async () => {
       throw retryable(60_000);
     });
-    await expect(withRetry(attempt, { deadlineAt: Date.now() + 1_000, signal })).rejects.toThrow('busy');
+    await expect(withRetry(attempt, { deadlineAt: Date.now() + 1_000, signals: [signal] })).rejects.toThrow('busy');
     expect(attempt).toHaveBeenCalledTimes(1);
   });
 
@@ -40,7 +41,7 @@ describe('Function: withRetry', () => {
           if (calls === 1) throw retryable(2_000);
           return 'ok';
         },
-        { deadlineAt: Date.now() + 10_000, signal },
+        { deadlineAt: Date.now() + 10_000, signals: [signal] },
       );
       await vi.advanceTimersByTimeAsync(1_999);
       expect(calls).toBe(1);
@@ -49,6 +50,29 @@ describe('Function: withRetry', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+
+  it('ends a wait when any of its signals aborts, and leaves no listener on them once a wait has passed', async () => {
+    const deadline = new AbortController();
+    const caller = new AbortController();
+    let attempts = 0;
+    const busy = async () => {
+      attempts++;
+      // The second signal (the caller gone) aborts while the first attempt's wait runs.
+      if (attempts === 1) setImmediate(() => caller.abort());
+      throw new UpstreamError('upstream_overloaded', 'busy', { retryable: true, retryAfterMs: 60_000 });
+    };
+    await expect(withRetry(busy, { deadlineAt: Date.now() + 120_000, signals: [deadline.signal, caller.signal] })).rejects.toMatchObject({ code: 'timeout' });
+    expect(attempts).toBe(1);
+
+    const quiet = [new AbortController().signal, new AbortController().signal];
+    let tries = 0;
+    const once = async () => {
+      if (++tries === 1) throw new UpstreamError('upstream_overloaded', 'busy', { retryable: true, retryAfterMs: 1 });
+      return 'ok';
+    };
+    expect(await withRetry(once, { deadlineAt: Date.now() + 10_000, signals: quiet })).toEqual({ value: 'ok', attempts: 2 });
+    for (const signal of quiet) expect(getEventListeners(signal, 'abort')).toHaveLength(0);
   });
 
   it('draws full-jitter backoff below the exponential cap', async () => {
@@ -60,7 +84,7 @@ describe('Function: withRetry', () => {
           if (++calls < 3) throw retryable();
           return calls;
         },
-        { deadlineAt: Date.now() + 10_000, signal, random: () => 0.5, policy: { maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 4_000 } },
+        { deadlineAt: Date.now() + 10_000, signals: [signal], random: () => 0.5, policy: { maxAttempts: 3, baseDelayMs: 200, maxDelayMs: 4_000 } },
       );
       await vi.advanceTimersByTimeAsync(100); // 0.5 x 200
       expect(calls).toBe(2);

@@ -243,7 +243,7 @@ describe('Adapter: bedrockConverse errors from the simulator, parsed by the SDK'
   });
 
   it('adds the SDK attempts and the gateway retries up to the gateway cap of 3', async () => {
-    const options = { deadlineAt: Date.now() + 10_000, signal: new AbortController().signal, random: () => 0 };
+    const options = { deadlineAt: Date.now() + 10_000, signals: [new AbortController().signal], random: () => 0 };
     fault({ status: 503, times: 1 });
 
     const recovered = await withRetry(() => send(), options);
