@@ -59,7 +59,7 @@ export function createApiHandler(gateway: () => Gateway, log: Log, hooks: ApiHoo
         // Outputs too large for one string: the answer is withdrawn (nothing is charged, as the
         // error body says), and what follows it, the release, still travels with the answer sent.
         started.withdraw();
-        return { ...errorResponse(error, log), finished: started.finished };
+        return { ...errorResponse(error, log, { requestId: event.requestContext.requestId }), finished: started.finished };
       }
       // A replay ran no model and charged nothing: it adds nothing to the metrics.
       if (!started.replayed) hooks.onResponse?.(response);
@@ -109,7 +109,7 @@ async function answerWithEvents(
     },
   });
   // A replay ran no model and charged nothing: it adds nothing to the metrics.
-  streamAnswer(stream, started, live, log, started.replayed ? undefined : onResponse);
+  streamAnswer(stream, started, live, log, options.requestId, started.replayed ? undefined : onResponse);
   return { statusCode: 200, headers: { ...EVENT_STREAM_HEADERS, 'server-timing': options.timing!.header() }, body: '', eventStream: stream, finished: started.finished };
 }
 
@@ -118,7 +118,20 @@ async function answerWithEvents(
  * requests and replays), the evaluations, the ranking, then `done` with the JSON answer's
  * very body; or, should the run fail, `error` with the error body. Then the end.
  */
-function streamAnswer(stream: EventStream, started: Started, live: ReadonlySet<number>, log: Log, onResponse?: (response: PromptResponse) => void): void {
+function streamAnswer(
+  stream: EventStream,
+  started: Started,
+  live: ReadonlySet<number>,
+  log: Log,
+  requestId: string | undefined,
+  onResponse?: (response: PromptResponse) => void,
+): void {
+  // A run that fails after the 200 is answered in an `error` event, and logged as a failed answer is.
+  const failed = (error: unknown) => {
+    const answer = errorResponse(error, log, { requestId });
+    log.warn('Request failed', { requestId, status: answer.statusCode, errorCode: JSON.parse(answer.body).error.code, streamed: true });
+    return answer.body;
+  };
   started.answer.then(
     (response) => {
       let done: string;
@@ -132,7 +145,7 @@ function streamAnswer(stream: EventStream, started: Started, live: ReadonlySet<n
       } catch (error) {
         // Outputs too large for one string: withdrawn, so nothing is charged, as the error event says.
         started.withdraw();
-        stream.send('error', errorResponse(error, log).body);
+        stream.send('error', failed(error));
         stream.end();
         return;
       }
@@ -145,7 +158,7 @@ function streamAnswer(stream: EventStream, started: Started, live: ReadonlySet<n
       stream.end();
     },
     (error: unknown) => {
-      stream.send('error', errorResponse(error, log).body);
+      stream.send('error', failed(error));
       stream.end();
     },
   );

@@ -82,10 +82,14 @@ export function bufferAnswers(handler: ApiHandler, log: Log) {
   };
 }
 
-/** The handler's answer; what it throws becomes the error body (a 500 that names no cause). */
+/** The handler's answer; what it throws becomes the error body (a 500 that names no cause), with the request's ID as every answer has it. */
 function answering(handler: ApiHandler, log: Log) {
   return (event: APIGatewayProxyEvent, context: Context): Promise<ApiResult> =>
-    handler(event, context).catch((error: unknown) => errorResponse(error, log, { requestId: context.awsRequestId }));
+    handler(event, context).catch((error: unknown) => {
+      const requestId = event.requestContext?.requestId ?? context.awsRequestId;
+      const answer = errorResponse(error, log, { requestId });
+      return { ...answer, headers: { ...answer.headers, 'x-request-id': requestId } };
+    });
 }
 
 /** Lambda's runtime when it streams; other code (Powertools' invoke store) may define an `awslambda` global without it. */

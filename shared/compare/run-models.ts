@@ -283,8 +283,8 @@ async function callModel(
   } catch (error) {
     const latencyMs = Math.round(performance.now() - started);
     if (options.signal?.aborted && error instanceof UpstreamError) {
-      // None at the vendor, and none that ended by itself in the grace having used something (its text, a blocked answer's usage).
-      if (!atVendor && !delivered && error.details.billedUsage === undefined) {
+      // None at the vendor (or one whose request never reached it), and none that ended by itself in the grace having used something (its text, a blocked answer's usage).
+      if ((!atVendor || error.details.notSent) && !delivered && error.details.billedUsage === undefined) {
         return unchargedResult(planned, latencyMs, 'cancelled', {
           code: 'cancelled',
           message: 'The caller disconnected: the call was stopped while no attempt of it was at the vendor, and charged nothing',

@@ -226,11 +226,13 @@ export function readBody(body: Readable, maxBytes = MAX_ANSWER_BYTES): Promise<B
 
 const SENT = Symbol('requestSent');
 
-/** Whether a socket's connection is made: TCP connected and, over TLS, its handshake done (getProtocol is 'unknown' until then). */
+/** The TLS sockets whose handshake has ended ('secureConnect'), heard by the first request on each. */
+const secured = new WeakSet<Socket>();
+
+/** Whether a socket's connection is made: TCP connected and, over TLS, its handshake ended. */
 function connected(socket: Socket | null): boolean {
   if (!socket || socket.connecting) return false;
-  const protocol = (socket as Partial<TLSSocket>).getProtocol?.();
-  return protocol === undefined || (protocol !== null && protocol !== 'unknown');
+  return !(socket as Partial<TLSSocket>).encrypted || secured.has(socket);
 }
 
 /**
@@ -270,11 +272,14 @@ function request<T>(
     // Whether the request had reached its peer when it failed (requestSent): its body handed to a
     // connection made. A body written while the connection (TCP, TLS) is still being made waits in it.
     let sent = false;
+    req.once('socket', (socket: Socket) => {
+      if ((socket as Partial<TLSSocket>).encrypted && !secured.has(socket)) socket.once('secureConnect', () => secured.add(socket));
+    });
     req.once('finish', () => {
       const socket = req.socket;
       if (connected(socket)) sent = true;
       else
-        socket?.once('getProtocol' in socket ? 'secureConnect' : 'connect', () => {
+        socket?.once((socket as Partial<TLSSocket>).encrypted ? 'secureConnect' : 'connect', () => {
           sent = true;
         });
     });

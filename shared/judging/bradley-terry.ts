@@ -53,10 +53,10 @@ function linked(n: number, pairs: readonly Games[]): number[][] {
   return components(n, pairs).filter((group) => group.length > 1);
 }
 
-/** fitBradleyTerry of games already merged per pair, with their groups; with virtual ties where Ford's condition fails, or where `smoothed`. */
-function fitPairs(n: number, pairs: readonly Games[], groups: readonly number[][], smoothed = false): (number | null)[] {
+/** fitBradleyTerry of games already merged per pair, with their groups. */
+function fitPairs(n: number, pairs: readonly Games[], groups: readonly number[][]): (number | null)[] {
   let systems = systemsOf(n, pairs, groups);
-  if (smoothed || !fordHolds(systems, fordWork(n))) {
+  if (!fordHolds(systems, fordWork(n))) {
     systems = systemsOf(
       n,
       pairs.map((p) => ({ ...p, winsA: p.winsA + VIRTUAL_TIES / 2, winsB: p.winsB + VIRTUAL_TIES / 2 })),
@@ -337,7 +337,7 @@ export async function bradleyTerry(n: number, games: readonly Games[], rounds: n
   });
   const draws: number[][] = Array.from({ length: n }, () => []);
   const random = seededRandom(fnv1a(JSON.stringify(pairs)));
-  const replayStrengths = decisiveOneSided(n, pairs, groups) ? fitPairs(n, pairs, groups, true) : strengths;
+  const replayStrengths = replayStrengthsOf(n, pairs, groups, strengths);
   // Each pair's games replayed with their observed share of ties, the rest decided so that
   // a's expected share of the wins is the fitted probability p: a tie replayed as a win or a
   // loss would vary more than the tie did, and widen the interval.
@@ -395,17 +395,32 @@ export async function bradleyTerry(n: number, games: readonly Games[], rounds: n
 }
 
 /**
- * Whether the decisive games alone (the ties left out) break Ford's condition where the games
- * with their ties do not: a tie links two items both ways, so one tie beside wins all one way
- * gives strengths without virtual ties whose odds decide every replayed decisive game the
- * same way (3 wins and a tie would set two items apart where 4 wins do not). The replay's odds
- * then come from the fit with virtual ties, as a one-sided record's do.
+ * The strengths the replay's odds come from: the fitted ones, but in a group whose decisive
+ * games alone (its ties left out) break Ford's condition where its games with their ties do
+ * not, those of the fit with virtual ties on that group's pairs. A tie links two items both
+ * ways, so one tie beside wins all one way gives strengths without virtual ties whose odds
+ * decide every replayed decisive game the same way (3 wins and a tie would set two items apart
+ * where 4 wins do not). Other groups keep their odds: groups share no game.
  */
-function decisiveOneSided(n: number, pairs: readonly PairGames[], groups: readonly number[][]): boolean {
+function replayStrengthsOf(n: number, pairs: readonly PairGames[], groups: readonly number[][], strengths: (number | null)[]): (number | null)[] {
   const work = fordWork(n);
-  if (!fordHolds(systemsOf(n, pairs, groups), work)) return false;
+  // Where Ford's condition fails with the ties, the fit has its virtual ties already.
+  if (!fordHolds(systemsOf(n, pairs, groups), work)) return strengths;
   const decisive = pairs.map((p) => ({ a: p.a, b: p.b, winsA: p.winsA - p.ties / 2, winsB: p.winsB - p.ties / 2 }));
-  return !fordHolds(systemsOf(n, decisive, groups), work);
+  const oneSided = new Set<number>();
+  for (const group of groups) {
+    if (!fordHolds(systemsOf(n, decisive, [group]), work)) for (const item of group) oneSided.add(item);
+  }
+  if (oneSided.size === 0) return strengths;
+  const smoothed = pairs.map((p) => (oneSided.has(p.a) ? { ...p, winsA: p.winsA + VIRTUAL_TIES / 2, winsB: p.winsB + VIRTUAL_TIES / 2 } : p));
+  return fitPairs(n, smoothed, groups);
+}
+
+/** The strengths bradleyTerry's replays take their odds from, for `n` items and their games (replayStrengthsOf). */
+export function replayStrengths(n: number, games: readonly Games[]): (number | null)[] {
+  const pairs = played(n, games).sort(byItems);
+  const groups = linked(n, pairs);
+  return replayStrengthsOf(n, pairs, groups, fitPairs(n, pairs, groups));
 }
 
 /** Linear interpolation between closest ranks. */

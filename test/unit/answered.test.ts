@@ -5,6 +5,7 @@ import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { RateLimitedError } from '../../shared/errors.js';
 import { answered } from '../../shared/http/answered.js';
 import { errorBody } from '../../shared/http/error-body.js';
+import { bufferAnswers } from '../../functions/stream-answer.js';
 import type { Log } from '../../shared/log.js';
 import { logRefusedKeys } from '../../shared/orchestrator/prompt-service.js';
 import type { ModelResult } from '../../shared/compare/result.js';
@@ -58,6 +59,19 @@ describe('Middleware: answered', () => {
       ['error', 'Unhandled error', { requestId: 'apigw-1', errorName: 'TypeError' }],
       ['warn', 'Request failed', { requestId: 'apigw-1', accountId: 'acct_1', status: 500, errorCode: 'internal_error' }],
     ]);
+  });
+});
+
+describe('Function: bufferAnswers, a handler that throws outside its middlewares', () => {
+  it("answers the 500 with API Gateway's request ID in its header and its log line", async () => {
+    const log = levelLog();
+    const handler = bufferAnswers(async () => {
+      throw new TypeError('x is not a function');
+    }, log);
+    const answer = await handler(event, context);
+    expect(answer.statusCode).toBe(500);
+    expect(answer.headers?.['x-request-id']).toBe('apigw-1');
+    expect(log.lines).toEqual([['error', 'Unhandled error', { requestId: 'apigw-1', errorName: 'TypeError' }]]);
   });
 });
 

@@ -4,6 +4,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { LIMITS } from '../../shared/contract/limits.js';
 import { PassThrough } from 'node:stream';
 import { createServer as createTcpServer } from 'node:net';
+import { Agent as HttpsAgent, createServer as createTlsServer } from 'node:https';
+import { readFileSync } from 'node:fs';
 import { keepAliveAgent, LARGE_ANSWER_BYTES, largeAnswerTurn, MAX_WAITING_ANSWER_BYTES, post, readBody, requestSent } from '../../shared/http/post.js';
 import { postJson } from '../../shared/providers/http.js';
 import { UpstreamError } from '../../shared/providers/errors.js';
@@ -145,6 +147,27 @@ describe('Function: requestSent (whether an aborted POST had reached its peer)',
     } finally {
       for (const socket of sockets) socket.destroy();
       blackHole.close();
+    }
+
+    // A TLS peer that ends the handshake and reads the whole body, never answering: sent.
+    const key = readFileSync(new URL('../fixtures/tls/localhost-test-only.key.pem', import.meta.url));
+    const cert = readFileSync(new URL('../fixtures/tls/localhost-test-only.cert.pem', import.meta.url));
+    const tlsReads: (() => void)[] = [];
+    const tlsPeer = createTlsServer({ key, cert }, (req) => {
+      req.resume();
+      req.on('end', () => tlsReads.shift()?.());
+    });
+    await new Promise<void>((resolve) => tlsPeer.listen(0, '127.0.0.1', resolve));
+    const agent = new HttpsAgent({ ca: cert, keepAlive: true });
+    try {
+      const secure = new URL(`https://127.0.0.1:${(tlsPeer.address() as AddressInfo).port}/`);
+      const read = new Promise<void>((resolve) => tlsReads.push(resolve));
+      const error = await abortedOnce((signal) => post(secure, '{"prompt":"x"}', {}, { signal, agent }), read);
+      expect(requestSent(error)).toBe(true);
+    } finally {
+      agent.destroy();
+      tlsPeer.closeAllConnections();
+      tlsPeer.close();
     }
 
     // A plain HTTP peer that reads the whole body and never answers: the request was sent.

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { resolveModel } from '../../shared/catalog/index.js';
-import { bradleyTerry, fitBradleyTerry, type Games } from '../../shared/judging/bradley-terry.js';
+import { bradleyTerry, fitBradleyTerry, replayStrengths, type Games } from '../../shared/judging/bradley-terry.js';
 import { seededRandom } from '../../shared/seeded-random.js';
 import { rankModels } from '../../shared/judging/ranking.js';
 import { rankedEvaluations, selfPreferenceOf } from '../../shared/judging/self-preference.js';
@@ -146,6 +146,22 @@ describe('Function: bradleyTerry, its intervals', () => {
     expect(await apart(games(4, 0))).toBeLessThanOrEqual(0);
     expect(await apart(games(3, 1))).toBeLessThanOrEqual(0);
     expect(await apart(games(5, 1))).toBeLessThanOrEqual(await apart(games(6, 0)));
+  });
+
+  it("takes the replay's odds from the fit with virtual ties in the group of a one-sided pair with a tie only: another group keeps its own", () => {
+    // Group {0, 1, 2}: every pair won both ways. Group {3, 4}: 3 wins and a tie, no loss.
+    const fine: Games[] = [
+      { a: 0, b: 1, winsA: 8, winsB: 4 },
+      { a: 1, b: 2, winsA: 8, winsB: 4 },
+      { a: 0, b: 2, winsA: 9, winsB: 3 },
+    ];
+    const oneSided: Games[] = [...Array.from({ length: 3 }, () => ({ a: 3, b: 4, winsA: 1, winsB: 0 })), { a: 3, b: 4, winsA: 0.5, winsB: 0.5 }];
+    const fitted = fitBradleyTerry(5, [...fine, ...oneSided]);
+    const replayed = replayStrengths(5, [...fine, ...oneSided]);
+    expect(replayed.slice(0, 3)).toEqual(fitted.slice(0, 3));
+    // The one-sided pair's odds come from a fit with a virtual tie: less far apart than its plain fit.
+    expect(replayed[3]!).toBeLessThan(fitted[3]!);
+    expect(replayed[3]!).toBeGreaterThan(0);
   });
 
   it('replays ties as ties: six wins and ten ties, no loss, set the winner apart', async () => {

@@ -150,6 +150,21 @@ describe("Function: runModels, a call the request's deadline stopped", () => {
     expect(result!.estimatedCost).toBeUndefined();
   });
 
+  it('charges nothing for a call its caller cancelled before its request reached the vendor', async () => {
+    const caller = new AbortController();
+    const adapter = {
+      send: async () => Promise.reject(new Error('send must not be called when streaming')),
+      stream: (_call: unknown, _endpoint: unknown, signal: AbortSignal) =>
+        new Promise<never>((_resolve, reject) => {
+          signal.addEventListener('abort', () => reject(new UpstreamError('timeout', 'aborted', { notSent: true })), { once: true });
+          setImmediate(() => caller.abort());
+        }),
+    };
+    const [result] = await runThrough(['fam_c-5.4'], adapter, { onDelta: () => undefined, signal: caller.signal, disconnectGraceMs: 0 });
+    expect(result).toMatchObject({ status: 'cancelled', providerCost: 0, error: { code: 'cancelled' } });
+    expect(result!.estimatedCost).toBeUndefined();
+  });
+
   it('charges nothing for a call whose retry would wait past the deadline: no attempt is at the vendor when it fails', async () => {
     let attempts = 0;
     const adapter = {
