@@ -15,7 +15,7 @@ export { toUsage } from './usage.js';
  * it is not part of the output; its tokens are counted through usage.
  */
 interface ChatResponse {
-  choices?: { message?: { content?: unknown; refusal?: unknown }; finish_reason?: unknown }[];
+  choices?: { message?: { content?: unknown; refusal?: unknown; reasoning_content?: unknown; reasoning?: unknown }; finish_reason?: unknown }[];
   usage?: ChatUsage | null;
   /** Groq repeats usage here (and sends it only here in some streamed answers). */
   x_groq?: { usage?: ChatUsage | null } | null;
@@ -75,8 +75,10 @@ export function fromChatResponse(body: unknown, dialect: ChatDialect = dialectFo
 
   const usage = toUsage(response.usage ?? response.x_groq?.usage, dialect);
   if (!usage) warnings.push('The provider reported no usable token usage; cost is unavailable');
-  // Inline thinking is billed output that is not shown: counted, should the usage be missing, as a stream counts it.
-  const thinking = text !== undefined && text.length > output.length ? textTokens(text) - textTokens(output) : 0;
+  // Reasoning (in its fields, or inline) is billed output that is not shown: counted, should the usage be missing, as a stream counts it.
+  const inline = text !== undefined && text.length > output.length ? textTokens(text) - textTokens(output) : 0;
+  const reasoning = reasoningOf(choice.message);
+  const thinking = inline + (reasoning === '' ? 0 : textTokens(reasoning));
   return { output, usage, finishReason, warnings, ...(thinking > 0 ? { hints: { unseenOutputTokens: thinking } } : {}) };
 }
 
@@ -99,4 +101,19 @@ export function withoutThinking(text: string): string {
   // A block that never closes (the limit reached while thinking) is all thinking: no answer, as a stream shows it.
   const close = text.indexOf('</think>', start[0].length);
   return close < 0 ? '' : text.slice(close + 8).trimStart();
+}
+
+/** The reasoning text of a message or a streamed delta: `reasoning_content` (DeepSeek), `reasoning` (Groq, Cerebras), Mistral's thinking chunks. */
+export function reasoningOf(message: { content?: unknown; reasoning_content?: unknown; reasoning?: unknown } | null | undefined): string {
+  if (!message) return '';
+  let text = '';
+  if (typeof message.reasoning_content === 'string') text += message.reasoning_content;
+  if (typeof message.reasoning === 'string') text += message.reasoning;
+  if (Array.isArray(message.content)) {
+    for (const chunk of message.content as unknown[]) {
+      const part = chunk as { type?: unknown; thinking?: unknown };
+      if (part?.type === 'thinking') text += textOf(part.thinking) ?? '';
+    }
+  }
+  return text;
 }

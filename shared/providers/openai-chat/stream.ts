@@ -6,7 +6,7 @@ import type { ModelReply, UsageHints } from '../types.js';
 import type { ChatDialect } from './dialects.js';
 import { vendorMessage } from './errors.js';
 import { InlineThinkingFilter } from './inline-thinking.js';
-import { fromChatResponse, textOf } from './response.js';
+import { fromChatResponse, reasoningOf, textOf } from './response.js';
 import { toUsage, type ChatUsage } from './usage.js';
 
 interface ChatChunk {
@@ -85,19 +85,4 @@ export class ChatStream {
     // The output is what was streamed: also when a `<think>` block never closed (all of it thinking).
     return { ...reply, ...('content' in message ? { output: this.text.output } : {}), hints: this.hints() };
   }
-}
-
-/** The reasoning text of a delta: `reasoning_content` (DeepSeek), `reasoning` (Groq, Cerebras), Mistral's thinking chunks. */
-function reasoningOf(delta: { content?: unknown; reasoning_content?: unknown; reasoning?: unknown } | null | undefined): string {
-  if (!delta) return '';
-  let text = '';
-  if (typeof delta.reasoning_content === 'string') text += delta.reasoning_content;
-  if (typeof delta.reasoning === 'string') text += delta.reasoning;
-  if (Array.isArray(delta.content)) {
-    for (const chunk of delta.content as unknown[]) {
-      const part = chunk as { type?: unknown; thinking?: unknown };
-      if (part?.type === 'thinking') text += textOf(part.thinking) ?? '';
-    }
-  }
-  return text;
 }

@@ -371,6 +371,10 @@ describe('Function: fromChatResponse', () => {
     expect(open.output).toBe('');
     expect(open.hints?.unseenOutputTokens).toBeGreaterThan(200);
     expect(fromChatResponse({ choices: [{ message: { content: 'No thinking.' }, finish_reason: 'stop' }] }).hints).toBeUndefined();
+    // Reasoning in its own field (DeepSeek's reasoning_content, Groq's and Cerebras' reasoning) counts as well.
+    const fielded = fromChatResponse({ choices: [{ message: { content: 'The answer.', reasoning_content: thought }, finish_reason: 'stop' }] });
+    expect(fielded.output).toBe('The answer.');
+    expect(fielded.hints?.unseenOutputTokens).toBeGreaterThan(200);
   });
 
   it('answers empty with a warning when the model refused', () => {
