@@ -284,7 +284,7 @@ async function callModel(
     const latencyMs = Math.round(performance.now() - started);
     if (options.signal?.aborted && error instanceof UpstreamError) {
       // None at the vendor (or one whose request never reached it), and none that ended by itself in the grace having used something (its text, a blocked answer's usage).
-      if ((!atVendor || error.details.notSent) && !delivered && error.details.billedUsage === undefined) {
+      if ((!atVendor || error.details.unbilled) && !delivered && error.details.billedUsage === undefined) {
         return unchargedResult(planned, latencyMs, 'cancelled', {
           code: 'cancelled',
           message: 'The caller disconnected: the call was stopped while no attempt of it was at the vendor, and charged nothing',
@@ -305,7 +305,7 @@ async function callModel(
     // read (and, for a whole answer, often the output it went on to write): failed, and charged what
     // it had used, so that no call is free by outrunning the deadline. Not one whose request never
     // reached the vendor (its connection or TLS handshake not made, its body not handed over).
-    if (error instanceof UpstreamError && atVendor && shared.signal.aborted && !error.details.notSent) {
+    if (error instanceof UpstreamError && atVendor && shared.signal.aborted && !error.details.unbilled) {
       return stoppedResult(planned, error, streamed, attemptStartedAt, latencyMs, { status: 'failed', error: toResultError(error, apiKey) }, DEADLINE_NO_USAGE);
     }
     return unchargedResult(planned, latencyMs, 'failed', toResultError(error, apiKey));

@@ -79,7 +79,11 @@ export function keepAliveAgent(url: URL, idleMs = IDLE_CONNECTION_MS): HttpAgent
  */
 export function post(url: URL, body: string | Buffer, headers: Record<string, string>, options: PostOptions = {}): Promise<PostAnswer> {
   return request(url, body, headers, options, (res, resolve, reject) => {
-    readBody(res, options.maxBytes).then((bytes) => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: bytes.toString('utf8') }), reject);
+    readBody(res, options.maxBytes).then(
+      (bytes) => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: bytes.toString('utf8') }),
+      // Its answer's head was in: what the vendor said (answerStatus).
+      (error: unknown) => reject(error !== null && typeof error === 'object' ? Object.assign(error, { [STATUS]: res.statusCode }) : error),
+    );
   });
 }
 
@@ -225,6 +229,13 @@ export function readBody(body: Readable, maxBytes = MAX_ANSWER_BYTES): Promise<B
 }
 
 const SENT = Symbol('requestSent');
+const STATUS = Symbol('answerStatus');
+
+/** For an error a POST failed with while its answer's body was read: the answer's status; undefined for any other error. */
+export function answerStatus(error: unknown): number | undefined {
+  const status = (error as { [STATUS]?: unknown } | null)?.[STATUS];
+  return typeof status === 'number' ? status : undefined;
+}
 
 /** The TLS sockets whose handshake has ended ('secureConnect'), heard by the first request on each. */
 const secured = new WeakSet<Socket>();
@@ -283,7 +294,13 @@ function request<T>(
           sent = true;
         });
     });
-    req.once('error', (error: Error) => reject(Object.assign(error, { [SENT]: sent })));
+    // Its answer's head in: the peer had the request, and said what it did with it (answerStatus).
+    let answered: number | undefined;
+    req.once('response', (res: IncomingMessage) => {
+      sent = true;
+      answered = res.statusCode;
+    });
+    req.once('error', (error: Error) => reject(Object.assign(error, { [SENT]: sent }, answered === undefined ? {} : { [STATUS]: answered })));
     req.end(body);
   });
 }

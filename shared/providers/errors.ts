@@ -27,10 +27,11 @@ export class UpstreamError extends Error {
        */
       billedUsage?: Usage;
       /**
-       * On a call stopped (its deadline) before its request reached the vendor: the connection
-       * not yet made (TCP, TLS), or the body not yet handed to it. The vendor read nothing.
+       * On a call stopped (its deadline, its caller) that its vendor bills nothing for: its
+       * request had not reached the vendor (the connection not yet made, TCP or TLS, or the body
+       * not yet handed to it), or the vendor had answered an error status (its body cut off).
        */
-      notSent?: true;
+      unbilled?: true;
     } = {},
   ) {
     super(message, { cause: details.cause });

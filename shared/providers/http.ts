@@ -1,4 +1,4 @@
-import { MAX_ANSWER_BYTES, post, requestSent, type PostAnswer } from '../http/post.js';
+import { answerStatus, MAX_ANSWER_BYTES, post, requestSent, type PostAnswer } from '../http/post.js';
 import { UpstreamError, parseRetryAfter } from './errors.js';
 import { cutWhole } from '../text/cut.js';
 import { notJson, parseVendorJson } from './vendor-json.js';
@@ -25,9 +25,9 @@ export function jsonRequest(url: string, body: unknown, headers: Record<string, 
   return { url: new URL(url), payload: Buffer.from(JSON.stringify(body), 'utf8'), headers: { 'content-type': 'application/json', accept, 'user-agent': USER_AGENT, ...headers } };
 }
 
-/** A failure to reach the vendor (or an abort) as an UpstreamError. */
-export function unreachable(signal: AbortSignal, error: unknown): UpstreamError {
-  if (signal.aborted) return abortError(signal, error);
+/** A failure to reach the vendor (or an abort; `status`: of the answer whose body it cut off) as an UpstreamError. */
+export function unreachable(signal: AbortSignal, error: unknown, status?: number): UpstreamError {
+  if (signal.aborted) return abortError(signal, error, status ?? answerStatus(error));
   return new UpstreamError('upstream_unreachable', `Could not reach the provider: ${describe(error)}`, { retryable: true, cause: error });
 }
 
@@ -78,10 +78,13 @@ export const defaultErrorMapper: ErrorMapper = (status, text, retryAfter) =>
     retryAfterMs: parseRetryAfter(retryAfter),
   });
 
-export function abortError(signal: AbortSignal, cause: unknown): UpstreamError {
+export function abortError(signal: AbortSignal, cause: unknown, status = answerStatus(cause)): UpstreamError {
+  // An error answer cut off: its status is what the vendor said, and it bills nothing for it.
+  const refused = status !== undefined && (status < 200 || status > 299);
   return new UpstreamError('timeout', 'The model did not answer before the request deadline', {
     cause: signal.reason ?? cause,
-    ...(requestSent(cause) === false ? { notSent: true as const } : {}),
+    ...(refused ? { upstreamStatus: status } : {}),
+    ...(refused || requestSent(cause) === false ? { unbilled: true as const } : {}),
   });
 }
 

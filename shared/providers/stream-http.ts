@@ -125,7 +125,7 @@ async function readCapped(response: StreamAnswer, signal: AbortSignal): Promise<
       finished(response.body).then(resolve, reject);
     });
   } catch (error) {
-    throw unreachable(signal, error);
+    throw unreachable(signal, error, response.status);
   } finally {
     response.body.destroy();
   }

@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { Agent as HttpAgent, createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LIMITS } from '../../shared/contract/limits.js';
@@ -7,7 +7,7 @@ import { createServer as createTcpServer } from 'node:net';
 import { Agent as HttpsAgent, createServer as createTlsServer } from 'node:https';
 import { readFileSync } from 'node:fs';
 import { keepAliveAgent, LARGE_ANSWER_BYTES, largeAnswerTurn, MAX_WAITING_ANSWER_BYTES, post, readBody, requestSent } from '../../shared/http/post.js';
-import { postJson } from '../../shared/providers/http.js';
+import { postJson, unreachable } from '../../shared/providers/http.js';
 import { UpstreamError } from '../../shared/providers/errors.js';
 
 let server: Server | undefined;
@@ -143,7 +143,7 @@ describe('Function: requestSent (whether an aborted POST had reached its peer)',
       // As the provider layer reports it: a timeout whose request never reached the vendor.
       const upstream = await abortedOnce((signal) => postJson({ url: tls, payload: Buffer.from('{}'), headers: {} }, signal), connectionMade);
       expect(upstream).toBeInstanceOf(UpstreamError);
-      expect((upstream as UpstreamError).details).toMatchObject({ notSent: true });
+      expect((upstream as UpstreamError).details).toMatchObject({ unbilled: true });
     } finally {
       for (const socket of sockets) socket.destroy();
       blackHole.close();
@@ -183,7 +183,48 @@ describe('Function: requestSent (whether an aborted POST had reached its peer)',
     expect(requestSent(error)).toBe(true);
     const upstream = await abortedOnce((signal) => postJson({ url: http, payload: Buffer.from('{}'), headers: {} }, signal), bodyRead());
     expect((upstream as UpstreamError).code).toBe('timeout');
-    expect((upstream as UpstreamError).details.notSent).toBeUndefined();
+    expect((upstream as UpstreamError).details.unbilled).toBeUndefined();
+  });
+});
+
+describe('Function: unreachable, for a call stopped while its answer came', () => {
+  it('marks an error answer cut off unbilled, with its status, and a good answer cut off billed', async () => {
+    // A peer that sends its head and part of a body, then nothing.
+    let status = 503;
+    server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(status, { 'content-type': 'application/json', 'content-length': '100' });
+        res.write('{"error":{"message":"over');
+      });
+    });
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+    /** Stops the call once the answer's first bytes have reached it (its head read on that turn). */
+    const cut = async () => {
+      const controller = new AbortController();
+      const agent = new HttpAgent();
+      const connect = agent.createConnection.bind(agent);
+      agent.createConnection = ((...args: Parameters<typeof connect>) => {
+        const socket = connect(...args) as Socket;
+        socket.once('data', () => setImmediate(() => controller.abort()));
+        return socket;
+      }) as typeof agent.createConnection;
+      const error = await post(url, '{}', {}, { signal: controller.signal, agent }).then(
+        () => undefined,
+        (failure: unknown) => failure,
+      );
+      agent.destroy();
+      return unreachable(controller.signal, error);
+    };
+    const refused = await cut();
+    expect(refused.code).toBe('timeout');
+    expect(refused.details).toMatchObject({ upstreamStatus: 503, unbilled: true });
+    status = 200;
+    const answering = await cut();
+    expect(answering.code).toBe('timeout');
+    expect(answering.details.unbilled).toBeUndefined();
+    expect(answering.details.upstreamStatus).toBeUndefined();
   });
 });
 

@@ -142,7 +142,7 @@ describe("Function: runModels, a call the request's deadline stopped", () => {
     const adapter = {
       send: (_call: unknown, _endpoint: unknown, signal: AbortSignal) =>
         new Promise<never>((_resolve, reject) => {
-          signal.addEventListener('abort', () => reject(new UpstreamError('timeout', 'The model did not answer before the request deadline', { notSent: true })), { once: true });
+          signal.addEventListener('abort', () => reject(new UpstreamError('timeout', 'The model did not answer before the request deadline', { unbilled: true })), { once: true });
         }),
     };
     const [result] = await runThrough(['fam_c-5.4'], adapter, { deadlineAt: Date.now() + 20 });
@@ -156,7 +156,7 @@ describe("Function: runModels, a call the request's deadline stopped", () => {
       send: async () => Promise.reject(new Error('send must not be called when streaming')),
       stream: (_call: unknown, _endpoint: unknown, signal: AbortSignal) =>
         new Promise<never>((_resolve, reject) => {
-          signal.addEventListener('abort', () => reject(new UpstreamError('timeout', 'aborted', { notSent: true })), { once: true });
+          signal.addEventListener('abort', () => reject(new UpstreamError('timeout', 'aborted', { unbilled: true })), { once: true });
           setImmediate(() => caller.abort());
         }),
     };
