@@ -73,8 +73,9 @@ export function toEvaluation(pair: PairJudgments): Omit<Evaluation, 'inRanking' 
   const judged = swapVerdict(orders);
   const verdictA = judged === 'tie' ? 0.5 : judged === a.modelId ? 1 : 0;
   const [weightedA, weightedB] = weightedScores(
-    { verdict: verdictA, score: scoreA, latencyMs: a.latencyMs, providerCost: a.providerCost },
-    { verdict: 1 - verdictA, score: scoreB, latencyMs: b.latencyMs, providerCost: b.providerCost },
+    // A cost estimated from the text (the vendor's usage missing) is what the call was charged: it counts, as a known one does.
+    { verdict: verdictA, score: scoreA, latencyMs: a.latencyMs, providerCost: a.providerCost ?? a.estimatedCost ?? null },
+    { verdict: 1 - verdictA, score: scoreB, latencyMs: b.latencyMs, providerCost: b.providerCost ?? b.estimatedCost ?? null },
     pair.weights,
   );
   const winner = !weightsDecide(pair.weights) ? judged : Math.abs(weightedA - weightedB) < TIE_EPSILON ? 'tie' : weightedA > weightedB ? a.modelId : b.modelId;

@@ -7,7 +7,7 @@ export interface Contestant {
   /** The judge's score of this model (1 to 10), the mean of both orders. */
   score: number;
   latencyMs: number;
-  /** USD; null when unknown (the vendor's usage was missing). */
+  /** USD the call was charged: its providerCost, else (its vendor's usage missing) its estimatedCost; null when neither is known. */
   providerCost: number | null;
 }
 

@@ -520,6 +520,23 @@ describe('Function: toEvaluation', () => {
   });
 });
 
+describe('Function: toEvaluation, cost weighted', () => {
+  it("weighs a model's estimated cost (its vendor's usage missing) as it weighs a known one, not as a cost unknown", () => {
+    const estimated = result('estimated', { providerCost: null, estimatedCost: 0.01 });
+    const known = result('known', { providerCost: 0.03 });
+    const evaluation = toEvaluation({
+      judgeModelId: 'j',
+      a: estimated,
+      b: known,
+      aFirst: judged({ winner: 'tie', scoreA: 7, scoreB: 7, reasoning: '' }),
+      bFirst: judged({ winner: 'tie', scoreA: 7, scoreB: 7, reasoning: '' }),
+      weights: { accuracy: 0, speed: 0, cost: 1 },
+    });
+    // The cheaper by its estimate gets three quarters of the cost share: 0.03 / (0.01 + 0.03).
+    expect(evaluation).toMatchObject({ winner: 'estimated', weightedScores: { estimated: 0.75, known: 0.25 } });
+  });
+});
+
 describe('Function: weightedScores', () => {
   it('gives each model half of a criterion that cannot tell them apart', () => {
     const x = { verdict: 0.5, score: 6, latencyMs: 0, providerCost: null };
