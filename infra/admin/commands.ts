@@ -6,7 +6,7 @@ import { MAX_BALANCE_MICRO } from '../../shared/pricing/micro-credits.js';
 import { MAX_RATE_LIMIT_RPM } from '../../shared/config.js';
 import { AccountNotFoundError } from '../../shared/errors.js';
 import type { CreditsService, ReconcileOutcome } from '../../shared/credits/credits-service.js';
-import type { Account, AccountsRepository } from '../../shared/storage/accounts.js';
+import { pendingEntries, type Account, type AccountsRepository } from '../../shared/storage/accounts.js';
 import type { ApiKeysRepository } from '../../shared/storage/api-keys.js';
 import type { LedgerRepository } from '../../shared/storage/ledger.js';
 
@@ -179,7 +179,7 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
         balance: microToCredits(account.balanceMicro),
         reserved: microToCredits(heldMicro(account)),
         ledgerSum: microToCredits(sumMicro),
-        unposted: Object.keys(account.unposted ?? {}).length,
+        unposted: pendingEntries(account).length,
         entries: entries.map((e) => ({
           entryId: e.entryId,
           kind: e.kind,

@@ -59,14 +59,20 @@ export class CreditsService {
     const accountId = input.accountId ?? `acct_${ulid().toLowerCase()}`;
     const opening = this.topUpEntry(accountId, input.balanceMicro);
     const account = await this.accounts.create({ opening, zeroDataRetention: input.zeroDataRetention, rateLimitRpm: input.rateLimitRpm });
-    await this.post(opening);
+    await this.post([opening]);
     return account;
   }
 
+  /**
+   * Adds to the balance and puts the entry in the ledger; the entry stays in the account's
+   * unposted set, marked posted, till the reconciler drops it POSTING_DELAY_MS later: dropped
+   * at once, an attempt of the top-up's write that the SDK gave up on and that reached the
+   * store after its retry landed would find the entry gone, and add it again.
+   */
   async topUp(accountId: string, amountMicro: number): Promise<number> {
     const entry = this.topUpEntry(accountId, amountMicro);
     const balance = await this.accounts.topUp(entry);
-    await this.post(entry);
+    await this.post([entry], { keep: true });
     return balance;
   }
 
@@ -172,7 +178,7 @@ export class CreditsService {
   /** Reconciles one account, counting what it did in `outcome`; false when its entries could not be posted (logged by post). */
   private async reconcileAccount(account: Account, now: number, outcome: ReconcileOutcome): Promise<boolean> {
     const unposted = Object.values(account.unposted ?? {}).filter((entry) => now - entry.at >= POSTING_DELAY_MS);
-    const postedAll = await this.post(...unposted);
+    const postedAll = await this.post(unposted);
     if (postedAll) outcome.posted += unposted.length;
     for (const [requestId, reservation] of Object.entries(account.reservations ?? {})) {
       if (now - reservation.at < RESERVATION_TIMEOUT_MS) continue;
@@ -221,17 +227,24 @@ export class CreditsService {
     return (await this.ledger.list(accountId)).reduce((sum, entry) => sum + entry.amountMicro, 0);
   }
 
-  /** Copies entries of one account to the ledger, then drops them from its unposted set; whether the ledger took them all. */
-  private async post(...entries: LedgerEntry[]): Promise<boolean> {
+  /**
+   * Copies entries of one account to the ledger, then drops them from its unposted set (`keep`:
+   * marks the one entry posted there instead, for the reconciler to drop); whether the ledger
+   * took them all.
+   */
+  private async post(entries: readonly LedgerEntry[], { keep = false } = {}): Promise<boolean> {
     const [first] = entries;
     if (!first) return true;
     try {
       // One PutItem each: the ledger's role may put, never delete, and BatchWriteItem would allow both.
-      await Promise.all(entries.map((entry) => this.ledger.put(entry)));
-      await this.accounts.markPosted(
-        first.accountId,
-        entries.map((entry) => entry.entryId),
-      );
+      // An entry the reconciler posts may carry the account's `posted` mark: the ledger takes the entry alone.
+      await Promise.all(entries.map(({ posted: _posted, ...entry }: LedgerEntry & { posted?: true }) => this.ledger.put(entry)));
+      if (keep) await this.accounts.markPostedKept(first.accountId, first.entryId);
+      else
+        await this.accounts.markPosted(
+          first.accountId,
+          entries.map((entry) => entry.entryId),
+        );
     } catch (error) {
       // The balance already changed; the reconciler posts the entries later.
       this.log.warn('Ledger posting deferred to the reconciler', { accountId: first.accountId, entries: entries.length, errorName: (error as Error).name });

@@ -38,12 +38,14 @@ export interface ReserveLimits {
 /**
  * Balances are integer micro-credits (1 credit = 1,000,000). A top-up changes the balance
  * together with its ledger entry in one single-item write: the entry goes to `unposted`,
- * is copied to the ledger, then removed from here. A reservation holds credits out of the
+ * is copied to the ledger and marked `posted` here, and the reconciler removes it once no
+ * late attempt of the top-up's write can arrive (POSTING_DELAY_MS): removed at once, such an
+ * attempt would find the entry gone and add it again. A reservation holds credits out of the
  * balance, recorded in `reservations` only; its request's one ledger entry, the settlement,
  * is written before the write that closes the reservation (write-ahead), and that write
  * gives the hold back and applies the settlement the ledger holds. So balance + open
- * holds = ledger sum + unposted entries: the ledger sum itself once nothing is open or
- * unposted.
+ * holds = ledger sum + unposted entries not yet posted (pendingEntries): the ledger sum itself
+ * once nothing is open or pending.
  */
 export interface Account {
   accountId: string;
@@ -54,7 +56,8 @@ export interface Account {
   rateLimitRpm?: number;
   createdAt: string;
   reservations: Record<string, Reservation>;
-  unposted: Record<string, LedgerEntry>;
+  /** Entries whose balance change is made; `posted` once the ledger holds them too, until the reconciler drops them. */
+  unposted: Record<string, LedgerEntry & { posted?: true }>;
   /** The fixed one-minute rate window: its start (epoch ms) and the requests counted in it. */
   rateWindow?: { start: number; count: number };
   /**
@@ -287,6 +290,30 @@ export class AccountsRepository {
     }
   }
 
+  /**
+   * Marks an entry of `unposted` as held by the ledger, leaving it in the set (its write's late
+   * attempts find it there and are refused); nothing when it is gone already.
+   */
+  async markPostedKept(accountId: string, entryId: string): Promise<void> {
+    try {
+      await storeCall(
+        'accounts.markPosted',
+        this.client.send(
+          new UpdateItemCommand({
+            TableName: this.tableName,
+            Key: toAttributes({ accountId }),
+            UpdateExpression: 'SET unposted.#entry.posted = :posted',
+            ConditionExpression: 'attribute_exists(unposted.#entry)',
+            ExpressionAttributeNames: { '#entry': entryId },
+            ExpressionAttributeValues: toAttributes({ ':posted': true }),
+          }),
+        ),
+      );
+    } catch (error) {
+      if (!isConditionFailed(error)) throw error;
+    }
+  }
+
   /** Drops entries from `unposted` once the ledger holds them (removing one already gone is a no-op). */
   async markPosted(accountId: string, entryIds: readonly string[]): Promise<void> {
     if (entryIds.length === 0) return;
@@ -392,6 +419,11 @@ export class AccountsRepository {
     );
     for await (const page of storePages('accounts.needingReconciliation', pages)) for (const item of page.Items ?? []) yield fromAttributes<Account>(item)!;
   }
+}
+
+/** The account's entries whose balance change is made and that the ledger does not hold yet. */
+export function pendingEntries(account: Pick<Account, 'unposted'>): LedgerEntry[] {
+  return Object.values(account.unposted ?? {}).filter((entry) => entry.posted !== true);
 }
 
 /** Whether the account holds this very entry, unposted: a write that added it landed. */

@@ -6,7 +6,7 @@ import { runAdminCommand } from '../../infra/admin/commands.js';
 import { CreditsService, POSTING_DELAY_MS, RESERVATION_TIMEOUT_MS, UNCOLLECTED_LOG_MESSAGE, type OpenRequest } from '../../shared/credits/credits-service.js';
 import { InsufficientCreditsError, RateLimitedError, ServiceUnavailableError, UnauthorizedError } from '../../shared/errors.js';
 import { promptLogId } from '../../shared/ids.js';
-import { AccountsRepository, REVOKED_KEYS_KEPT_MS } from '../../shared/storage/accounts.js';
+import { AccountsRepository, pendingEntries, REVOKED_KEYS_KEPT_MS } from '../../shared/storage/accounts.js';
 import type { ApiKeysRepository } from '../../shared/storage/api-keys.js';
 import { LedgerRepository, type LedgerEntry } from '../../shared/storage/ledger.js';
 import { recordingLog } from '../support/log.js';
@@ -79,10 +79,10 @@ function service(clock: { now: number } = { now: Date.now() }, ledgerRepo: Ledge
   return new CreditsService(accountsRepo, ledgerRepo, undefined, () => clock.now);
 }
 
-/** Balance = ledger sum, once nothing is left unposted. */
+/** Balance = ledger sum, once nothing is left unposted (an entry posted and kept, marked, is in the ledger). */
 async function expectConsistent(credits: CreditsService, accountId: string): Promise<number> {
   const account = (await accounts.get(accountId))!;
-  expect(Object.keys(account.unposted)).toEqual([]);
+  expect(pendingEntries(account)).toEqual([]);
   expect(await credits.ledgerSum(accountId)).toBe(account.balanceMicro);
   return account.balanceMicro;
 }
@@ -94,7 +94,7 @@ async function expectConsistent(credits: CreditsService, accountId: string): Pro
 async function expectBalanced(credits: CreditsService, accountId: string, opened: readonly OpenRequest[]): Promise<number> {
   const account = (await accounts.get(accountId))!;
   expect(Object.keys(account.reservations).sort()).toEqual(opened.map((open) => open.requestId).sort());
-  const unposted = Object.values(account.unposted).reduce((sum, e) => sum + e.amountMicro, 0);
+  const unposted = pendingEntries(account).reduce((sum, e) => sum + e.amountMicro, 0);
   const reserved = Object.values(account.reservations).reduce((sum, r) => sum + r.amountMicro, 0);
   expect((await credits.ledgerSum(accountId)) + unposted - reserved).toBe(account.balanceMicro);
   return account.balanceMicro;
@@ -242,6 +242,24 @@ describe('Class: CreditsService', () => {
       }
     });
 
+    it("refuses a top-up's write that arrives after the top-up was posted (an attempt the SDK gave up on, landing late), until the reconciler drops the entry", async () => {
+      const clock = { now: Date.now() };
+      const credits = service(clock);
+      const account = await credits.openAccount({ balanceMicro: 1_000 });
+      expect(await credits.topUp(account.accountId, 500)).toBe(1_500);
+      const entry = (await ledger.list(account.accountId)).find((e) => e.kind === 'topup' && e.amountMicro === 500)!;
+      expect(entry).toBeDefined();
+      // The late attempt: the same entry's write again. Refused, the entry still in the item (marked posted); the balance once.
+      expect(await accounts.topUp(entry)).toBe(1_500);
+      expect((await accounts.get(account.accountId))!.balanceMicro).toBe(1_500);
+      expect(await expectConsistent(credits, account.accountId)).toBe(1_500);
+      // Once no attempt can still arrive, the reconciler drops it; the ledger and the balance stay as they were.
+      clock.now += POSTING_DELAY_MS;
+      await credits.reconcile();
+      expect((await accounts.get(account.accountId))!.unposted).toEqual({});
+      expect(await expectConsistent(credits, account.accountId)).toBe(1_500);
+    });
+
     it('takes the refusal of a retried top-up whose first write landed (its answer lost) as the top-up made: applied once, never "no account"', async () => {
       // Prepare: the retry is refused, the entry being in the item already.
       const { client, sent: updates } = losingFirstAnswer(env.store.endpoint, 'UpdateItem');
@@ -252,11 +270,11 @@ describe('Class: CreditsService', () => {
         const balance = await credits.topUp(account.accountId, 500);
 
         // Assess
-        // The top-up's write and the SDK's retry of it, then the posting's.
+        // The top-up's write and the SDK's retry of it, then the posting's mark.
         expect(updates.map((expression) => expression.split(',')[0])).toEqual([
           'SET balanceMicro = balanceMicro + :amount',
           'SET balanceMicro = balanceMicro + :amount',
-          expect.stringMatching(/^REMOVE /),
+          'SET unposted.#entry.posted = :posted',
         ]);
         expect(balance).toBe(1_500);
         expect(await expectConsistent(credits, account.accountId)).toBe(1_500);
