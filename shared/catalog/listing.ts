@@ -33,7 +33,7 @@ export interface ListedModel {
   maxOutputTokens: number;
   defaultMaxTokens: number;
   contextWindow: number;
-  /** Set when another model of the vendor serves this ID (every result carries it as a warning), or its vendor has announced the day it will. */
+  /** Set when another model of the vendor serves this ID (every result carries it as a warning), or its vendor has announced the day it will, or it departs from the contract. */
   notes: string[];
 }
 
@@ -61,7 +61,7 @@ function listed(entry: ModelEntry): ListedModel {
     maxOutputTokens: entry.maxOutputTokens,
     defaultMaxTokens: entry.defaultMaxTokens,
     contextWindow: entry.contextWindow,
-    notes: [entry.servedBy ?? retirementNote(entry)].filter((note) => note !== undefined),
+    notes: [entry.servedBy ?? retirementNote(entry), entry.note].filter((note) => note !== undefined),
   };
 }
 

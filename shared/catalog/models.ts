@@ -513,6 +513,8 @@ export const MODELS: readonly ModelEntry[] = [
     upstreamModel: 'grok-4.20-0309-reasoning',
     protocol: 'openai-chat',
     tier: 'flagship',
+    // The xAI dialect's reasoningEffortModels leave it out: xAI refuses reasoning_effort for it.
+    note: 'reasoningEffort is accepted, as the contract lists it, but not sent: xAI refuses reasoning_effort for grok-4.20-0309-reasoning, which reasons at its own level (each result says so in a warning)',
     // "Requests whose prompt reaches 200k tokens are billed at the higher rate for all tokens" (docs.x.ai)
     prices: longAbove(usd(1.25, 0.2, null, 2.5), 199_999, 2.5, 0.4, 5),
     capabilities: { attachments: PNG_JPEG, structuredOutput: 'instruction', tuning: EFFORT_NLMH, cache: AUTO_CACHE },

@@ -144,4 +144,6 @@ export interface ModelEntry {
    * the call's own input (shared/pricing/bound.ts).
    */
   hiddenInputTokens?: number;
+  /** What a caller should know of this model before calling it, where its vendor departs from the contract: listed in its notes (GET /api/v1/models). */
+  note?: string;
 }

@@ -246,7 +246,8 @@ const modelList = {
           notes: {
             type: 'array',
             items: { type: 'string' },
-            description: 'Such as another vendor model serving this ID, or the day its vendor shuts its model down and which model answers it from then on.',
+            description:
+              'Such as another vendor model serving this ID, the day its vendor shuts its model down and which model answers it from then on, or a setting the contract lists that its vendor refuses.',
           },
         },
         required: ['id', 'alias', 'provider', 'protocol', 'upstreamModel', 'tier', 'capabilities', 'prices', 'maxOutputTokens', 'defaultMaxTokens', 'contextWindow', 'notes'],

@@ -35,6 +35,9 @@ describe('GET /api/v1/models', () => {
     expect(byId['fam_c-5.4'].capabilities).toMatchObject({ structuredOutput: 'native', tuning: { reasoningEffort: ['low', 'medium', 'high'] } });
     expect(byId['fam_h-pro'].capabilities.structuredOutput).toBe('tool');
     expect(byId['fam_b-3.1-flash'].notes.join(' ')).toMatch(/gemini-3-flash-preview/);
+    // A tuning the contract lists and the vendor refuses: the listing says so before a call.
+    expect(byId['fam_d-4.20-0309-reasoning'].capabilities.tuning.reasoningEffort).toEqual(['none', 'low', 'medium', 'high']);
+    expect(byId['fam_d-4.20-0309-reasoning'].notes.join(' ')).toMatch(/reasoningEffort is accepted, as the contract lists it, but not sent/);
   });
 
   it('wants the same key as the prompt route, and answers 401 in the error body without it', async () => {
