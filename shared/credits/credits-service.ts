@@ -179,7 +179,8 @@ export class CreditsService {
   private async reconcileAccount(account: Account, now: number, outcome: ReconcileOutcome): Promise<boolean> {
     const unposted = Object.values(account.unposted ?? {}).filter((entry) => now - entry.at >= POSTING_DELAY_MS);
     const postedAll = await this.post(unposted);
-    if (postedAll) outcome.posted += unposted.length;
+    // Only those the ledger did not hold yet: one marked posted is dropped, not posted again.
+    if (postedAll) outcome.posted += unposted.filter((entry) => entry.posted !== true).length;
     for (const [requestId, reservation] of Object.entries(account.reservations ?? {})) {
       if (now - reservation.at < RESERVATION_TIMEOUT_MS) continue;
       const open = { accountId: account.accountId, requestId, reservation };
@@ -237,8 +238,8 @@ export class CreditsService {
     if (!first) return true;
     try {
       // One PutItem each: the ledger's role may put, never delete, and BatchWriteItem would allow both.
-      // An entry the reconciler posts may carry the account's `posted` mark: the ledger takes the entry alone.
-      await Promise.all(entries.map(({ posted: _posted, ...entry }: LedgerEntry & { posted?: true }) => this.ledger.put(entry)));
+      // One marked posted in the account's set is in the ledger already: only dropped.
+      await Promise.all(entries.filter((entry: LedgerEntry & { posted?: true }) => entry.posted !== true).map((entry) => this.ledger.put(entry)));
       if (keep) await this.accounts.markPostedKept(first.accountId, first.entryId);
       else
         await this.accounts.markPosted(

@@ -257,6 +257,7 @@ describe('Class: CreditsService', () => {
       clock.now += POSTING_DELAY_MS;
       await credits.reconcile();
       expect((await accounts.get(account.accountId))!.unposted).toEqual({});
+      expect((await ledger.list(account.accountId)).filter((e) => e.entryId === entry.entryId)).toHaveLength(1);
       expect(await expectConsistent(credits, account.accountId)).toBe(1_500);
     });
 
