@@ -146,9 +146,9 @@ export class ConfigError extends Error {
 /**
  * Integers are plain decimal digits, as the admin CLI's `--rpm` takes them: Number() alone
  * would take `0x10` as 16 (PORT=0x10 listened on port 16), `1e3` as 1000, `0b11` as 3 and
- * ` 5 ` as 5.
+ * ` 5 ` as 5. The stack's context integers are read so too (infra/stack/context.ts).
  */
-const DIGITS = /^\d+$/;
+export const DIGITS = /^\d+$/;
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
   const raw = env[name];
@@ -166,8 +166,9 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, ma
 /**
  * A decimal number, with an optional exponent (the stack writes a cdk.json number such as
  * 1e-7 into the functions' environment so): not hex, binary, octal, signed, padded or Infinity.
+ * The stack's context numbers are read so too.
  */
-const DECIMAL = /^(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+export const DECIMAL = /^(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 
 function positive(env: NodeJS.ProcessEnv, name: string, fallback: number, max = Number.MAX_VALUE): number {
   const raw = env[name];

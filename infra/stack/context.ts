@@ -1,7 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
-import { creditRateProblem, DEFAULT_CREDITS_PER_USD, DEFAULT_MARKUP, MAX_CREDIT_RATE, MAX_RATE_LIMIT_RPM } from '../../shared/config.js';
+import { creditRateProblem, DECIMAL, DEFAULT_CREDITS_PER_USD, DEFAULT_MARKUP, DIGITS, MAX_CREDIT_RATE, MAX_RATE_LIMIT_RPM } from '../../shared/config.js';
 import { MIN_REQUEST_DEADLINE_MS } from '../../shared/deadlines.js';
 import { editDistance } from '../../shared/text/closest.js';
 import { MIN_INTEGRATION_TIMEOUT, STREAM_IDLE_LIMIT, type GatewaySettings } from './gateway-stack.js';
@@ -106,7 +106,8 @@ export function settingsFromContext(node: Node): Partial<GatewaySettings> {
 
 function number(raw: unknown, key: string, max = Number.MAX_VALUE): number | undefined {
   if (raw === undefined || raw === '') return undefined;
-  const value = typeof raw === 'number' ? raw : typeof raw === 'string' ? Number(raw) : Number.NaN;
+  // A `-c` value is a string: a decimal number only, as the environment's (not 0x10).
+  const value = typeof raw === 'number' ? raw : typeof raw === 'string' && DECIMAL.test(raw) ? Number(raw) : Number.NaN;
   if (!Number.isFinite(value) || value <= 0 || value > max) {
     throw new ContextError(`${key} must be a positive number${max < Number.MAX_VALUE ? ` of at most ${max}` : ''}, got ${JSON.stringify(raw)}`);
   }
@@ -115,7 +116,8 @@ function number(raw: unknown, key: string, max = Number.MAX_VALUE): number | und
 
 function integer(raw: unknown, key: string, min: number, max = Number.MAX_SAFE_INTEGER, why?: string): number | undefined {
   if (raw === undefined || raw === '') return undefined;
-  const value = typeof raw === 'number' ? raw : typeof raw === 'string' ? Number(raw) : Number.NaN;
+  // A `-c` value is a string: decimal digits only, as the environment's (not 0x10 or 1e3).
+  const value = typeof raw === 'number' ? raw : typeof raw === 'string' && DIGITS.test(raw) ? Number(raw) : Number.NaN;
   if (!Number.isInteger(value) || value < min || value > max) {
     throw new ContextError(`${key} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}${why && Number.isInteger(value) && value < min ? `: ${why}` : ''}`);
   }

@@ -62,6 +62,11 @@ describe('Function: settingsFromContext', () => {
     [CONTEXT_KEYS.apiGatewayCloudWatchRole, 'yes'],
     [CONTEXT_KEYS.markup, '0'],
     [CONTEXT_KEYS.rateLimitRpm, '1000001'],
+    // Hex, exponents and padding, which Number() would read, as the environment's settings refuse them.
+    [CONTEXT_KEYS.rateLimitRpm, '0x10'],
+    [CONTEXT_KEYS.throttlingBurstLimit, '1e3'],
+    [CONTEXT_KEYS.integrationTimeoutSeconds, ' 60'],
+    [CONTEXT_KEYS.markup, '0x2'],
     [CONTEXT_KEYS.responseStreaming, 'no'],
     [CONTEXT_KEYS.alarmEmail, 'ops at example'],
   ])('rejects %s = %j', (key, value) => {
