@@ -163,6 +163,12 @@ const evaluation = {
     consistent: { type: 'boolean' },
     orders: { type: 'array', minItems: 2, maxItems: 2, items: { type: 'object' } },
     providerCost: { type: ['number', 'null'], minimum: 0 },
+    estimatedCost: {
+      type: 'number',
+      minimum: 0,
+      description:
+        "USD, present only where providerCost is null: what the two judge calls were charged together, the estimate of the one whose vendor's usage was missing counted in.",
+    },
     lengths: {
       type: 'object',
       description: "Both contestants' outputs by model ID: tokens as the vendor counted them, and characters.",

@@ -43,6 +43,10 @@ export function toEvaluation(pair: PairJudgments): Omit<Evaluation, 'inRanking' 
     tokensOut: orders[0].tokensOut + orders[1].tokensOut,
     latencyMs: orders[0].latencyMs + orders[1].latencyMs,
     providerCost: orders.some((o) => o.providerCost === null) ? null : round((orders[0].providerCost ?? 0) + (orders[1].providerCost ?? 0), 12),
+    // Where an order's usage was missing: what the two were charged together, its estimate counted in.
+    ...(orders.some((o) => o.providerCost === null)
+      ? { estimatedCost: round((orders[0].providerCost ?? orders[0].estimatedCost ?? 0) + (orders[1].providerCost ?? orders[1].estimatedCost ?? 0), 12) }
+      : {}),
   };
   const base = {
     judgeModelId: pair.judgeModelId,

@@ -85,6 +85,8 @@ export interface Evaluation {
   latencyMs: number;
   /** USD; null when a completed call's usage was missing. */
   providerCost: number | null;
+  /** USD, only where providerCost is null: what the two calls were charged together, the estimate of the one whose usage was missing counted in. */
+  estimatedCost?: number;
   /** Each contestant's output: tokens as its vendor counted them, and characters. */
   lengths: Record<string, OutputLength>;
   /** Present when the judge is one of the two contestants, or of the same vendor family as one. */

@@ -1,3 +1,4 @@
+import { DEFAULT_JUDGE_WEIGHTS } from '../../shared/contract/validate.js';
 import { describe, expect, it, vi } from 'vitest';
 import type { ModelResult } from '../../shared/compare/result.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
@@ -517,6 +518,25 @@ describe('Function: toEvaluation', () => {
       weights: { accuracy: 1, speed: 0.01, cost: 0 },
     });
     expect(evaluation).toMatchObject({ winner: 'slow', consistent: true });
+  });
+});
+
+describe('Function: toEvaluation, its cost', () => {
+  it("adds up both orders' cost, and where one's usage was missing, gives what the two were charged as estimatedCost", () => {
+    const verdict = { winner: 'A' as const, scoreA: 8, scoreB: 6, reasoning: '' };
+    const known = toEvaluation({ judgeModelId: 'j', a: result('x'), b: result('y'), aFirst: judged(verdict), bFirst: judged(verdict), weights: DEFAULT_JUDGE_WEIGHTS });
+    expect(known.providerCost).toBe(0.004);
+    expect(known.estimatedCost).toBeUndefined();
+    const estimated = toEvaluation({
+      judgeModelId: 'j',
+      a: result('x'),
+      b: result('y'),
+      aFirst: judged(verdict),
+      bFirst: judged(verdict, { providerCost: null, estimatedCost: 0.0015 }),
+      weights: DEFAULT_JUDGE_WEIGHTS,
+    });
+    expect(estimated.providerCost).toBeNull();
+    expect(estimated.estimatedCost).toBe(0.0035);
   });
 });
 
