@@ -240,9 +240,9 @@ export class CreditsService {
       // One PutItem each: the ledger's role may put, never delete, and BatchWriteItem would allow both.
       // One marked posted in the account's set is in the ledger already: only dropped.
       await Promise.all(entries.filter((entry: LedgerEntry & { posted?: true }) => entry.posted !== true).map((entry) => this.ledger.put(entry)));
-      if (keep) await this.accounts.markPostedKept(first.accountId, first.entryId);
+      if (keep) await this.accounts.markPosted(first.accountId, first.entryId);
       else
-        await this.accounts.markPosted(
+        await this.accounts.dropUnposted(
           first.accountId,
           entries.map((entry) => entry.entryId),
         );

@@ -294,7 +294,7 @@ export class AccountsRepository {
    * Marks an entry of `unposted` as held by the ledger, leaving it in the set (its write's late
    * attempts find it there and are refused); nothing when it is gone already.
    */
-  async markPostedKept(accountId: string, entryId: string): Promise<void> {
+  async markPosted(accountId: string, entryId: string): Promise<void> {
     try {
       await storeCall(
         'accounts.markPosted',
@@ -315,11 +315,11 @@ export class AccountsRepository {
   }
 
   /** Drops entries from `unposted` once the ledger holds them (removing one already gone is a no-op). */
-  async markPosted(accountId: string, entryIds: readonly string[]): Promise<void> {
+  async dropUnposted(accountId: string, entryIds: readonly string[]): Promise<void> {
     if (entryIds.length === 0) return;
     const names = Object.fromEntries(entryIds.map((id, i) => [`#e${i}`, id]));
     await storeCall(
-      'accounts.markPosted',
+      'accounts.dropUnposted',
       this.client.send(
         new UpdateItemCommand({
           TableName: this.tableName,
