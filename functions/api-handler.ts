@@ -3,7 +3,7 @@ import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import { LIMITS } from '../shared/contract/limits.js';
 import { GatewayError, ServiceUnavailableError, UnauthorizedError } from '../shared/errors.js';
 import { UNAVAILABLE_RETRY_AFTER_SECONDS, type Gateway } from '../shared/gateway.js';
-import { answered } from '../shared/http/answered.js';
+import { answered, logAnswer } from '../shared/http/answered.js';
 import { errorBody } from '../shared/http/error-body.js';
 import { jsonBody, singleValuedHeaders, validateContract, type ApiEvent } from '../shared/http/middleware.js';
 import { acceptsEventStream, EVENT_STREAM_HEADERS, EventStream, type ApiResult } from '../shared/http/event-stream.js';
@@ -129,7 +129,7 @@ function streamAnswer(
   // A run that fails after the 200 is answered in an `error` event, and logged as a failed answer is.
   const failed = (error: unknown) => {
     const answer = errorResponse(error, log, { requestId });
-    log.warn('Request failed', { requestId, status: answer.statusCode, errorCode: JSON.parse(answer.body).error.code, streamed: true });
+    logAnswer(log, error, answer.statusCode, requestId, { streamed: true });
     return answer.body;
   };
   started.answer.then(

@@ -5,8 +5,9 @@ import { STATUS_CODES, createServer, type IncomingMessage, type Server, type Ser
 import type { Duplex } from 'node:stream';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { LIMITS } from '../../shared/contract/limits.js';
-import { BadRequestError, GatewayError, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, UnauthorizedError } from '../../shared/errors.js';
+import { BadRequestError, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, UnauthorizedError } from '../../shared/errors.js';
 import { pipeEvents, type ApiResult, type EventStream } from '../../shared/http/event-stream.js';
+import { logAnswer } from '../../shared/http/answered.js';
 import { errorResponse } from '../../shared/http/response.js';
 import type { Log } from '../../shared/log.js';
 import { CATALOG_PATHS, PAGE_PATHS } from '../../functions/catalog-handler.js';
@@ -264,9 +265,7 @@ function discardBody(req: IncomingMessage): void {
 function reject(req: IncomingMessage, res: ServerResponse, error: Error, requestId: string, log: Log, closeConnection = false): void {
   if (closeConnection) res.setHeader('connection', 'close');
   const answer = errorResponse(error);
-  const fields = { requestId, status: answer.statusCode, errorCode: error instanceof GatewayError ? error.code : 'internal_error' };
-  if (answer.statusCode < 500) log.info('Request refused', fields);
-  else log.warn('Request failed', fields);
+  logAnswer(log, error, answer.statusCode, requestId);
   send(res, answer, requestId);
   // Unread bodies are discarded so that a keep-alive connection stays usable.
   if (!closeConnection) discardBody(req);

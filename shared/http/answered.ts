@@ -1,7 +1,7 @@
 import type middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
-import { GatewayError } from '../errors.js';
 import type { Log } from '../log.js';
+import { errorCode } from './response.js';
 
 /**
  * Every answer of a handler: its `x-request-id`, API Gateway's ID of the request (the one its
@@ -11,6 +11,17 @@ import type { Log } from '../log.js';
  * same `requestId`); a fault also has the line that names it (`Unhandled error`, `Store
  * unavailable`). Placed before `errorBody`, so that it sees the error body that one sets.
  */
+/**
+ * The one line of an answer that refused (4xx: `Request refused`) or failed (5xx: `Request
+ * failed`), by its request's ID: its status and error code, nothing of the body; `fields` adds
+ * what the caller knows (the account, that it was streamed).
+ */
+export function logAnswer(log: Log, error: unknown, status: number, requestId: string | undefined, fields: Record<string, unknown> = {}): void {
+  const line = { requestId, ...fields, status, errorCode: errorCode(error) };
+  if (status < 500) log.info('Request refused', line);
+  else log.warn('Request failed', line);
+}
+
 export function answered<E extends APIGatewayProxyEvent>(options: { log: Log }): middy.MiddlewareObj<E, APIGatewayProxyResult> {
   const stamp = (request: middy.Request<E, APIGatewayProxyResult>) => {
     const requestId = request.event.requestContext?.requestId;
@@ -26,10 +37,7 @@ export function answered<E extends APIGatewayProxyEvent>(options: { log: Log }):
       const status = request.response?.statusCode;
       if (status === undefined) return;
       const accountId = request.event.requestContext?.authorizer?.accountId;
-      const errorCode = request.error instanceof GatewayError ? request.error.code : 'internal_error';
-      const fields = { requestId, ...(typeof accountId === 'string' ? { accountId } : {}), status, errorCode };
-      if (status < 500) options.log.info('Request refused', fields);
-      else options.log.warn('Request failed', fields);
+      logAnswer(options.log, request.error, status, requestId, typeof accountId === 'string' ? { accountId } : {});
     },
   };
 }

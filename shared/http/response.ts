@@ -9,6 +9,12 @@ export function jsonResponse(statusCode: number, body: unknown, headers: Record<
   return { statusCode, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) };
 }
 
+/** The code of the error body errorResponse answers `error` with. */
+export function errorCode(error: unknown): string {
+  if (error instanceof StoreUnavailableError) return 'service_unavailable';
+  return error instanceof GatewayError ? error.code : 'internal_error';
+}
+
 /**
  * The one error body: {"error": {"code", "message", "details"?}} plus a GatewayError's
  * extras at the top level. Anything that is not a GatewayError is a 500 whose message

@@ -3,6 +3,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { describe, expect, it } from 'vitest';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { RateLimitedError } from '../../shared/errors.js';
+import { StoreUnavailableError } from '../../shared/storage/errors.js';
 import { answered } from '../../shared/http/answered.js';
 import { errorBody } from '../../shared/http/error-body.js';
 import { bufferAnswers } from '../../functions/stream-answer.js';
@@ -49,6 +50,14 @@ describe('Middleware: answered', () => {
     expect(answer.statusCode).toBe(429);
     expect(answer.headers?.['x-request-id']).toBe('apigw-1');
     expect(log.lines).toEqual([['info', 'Request refused', { requestId: 'apigw-1', accountId: 'acct_1', status: 429, errorCode: 'rate_limited' }]]);
+  });
+
+  it('logs a store that cannot be reached by the code its answer gives (503 service_unavailable)', async () => {
+    const log = levelLog();
+    const answer = await handlerThrowing(new StoreUnavailableError('accounts.reserve', Object.assign(new Error('slow'), { name: 'TimeoutError' })), log)(event, context);
+    expect(answer.statusCode).toBe(503);
+    expect(JSON.parse(answer.body).error.code).toBe('service_unavailable');
+    expect(log.lines.at(-1)).toEqual(['warn', 'Request failed', { requestId: 'apigw-1', accountId: 'acct_1', status: 503, errorCode: 'service_unavailable' }]);
   });
 
   it("names a fault by the same request ID in both its lines, not Lambda's invocation ID", async () => {
