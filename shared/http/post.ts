@@ -79,11 +79,7 @@ export function keepAliveAgent(url: URL, idleMs = IDLE_CONNECTION_MS): HttpAgent
  */
 export function post(url: URL, body: string | Buffer, headers: Record<string, string>, options: PostOptions = {}): Promise<PostAnswer> {
   return request(url, body, headers, options, (res, resolve, reject) => {
-    readBody(res, options.maxBytes).then(
-      (bytes) => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: bytes.toString('utf8') }),
-      // Its answer's head was in: what the vendor said (answerStatus).
-      (error: unknown) => reject(error !== null && typeof error === 'object' ? Object.assign(error, { [STATUS]: res.statusCode }) : error),
-    );
+    readBody(res, options.maxBytes).then((bytes) => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: bytes.toString('utf8') }), reject);
   });
 }
 
@@ -231,7 +227,7 @@ export function readBody(body: Readable, maxBytes = MAX_ANSWER_BYTES): Promise<B
 const SENT = Symbol('requestSent');
 const STATUS = Symbol('answerStatus');
 
-/** For an error a POST failed with while its answer's body was read: the answer's status; undefined for any other error. */
+/** For an error a POST failed with once its answer's head was in: the answer's status; undefined for any other error. */
 export function answerStatus(error: unknown): number | undefined {
   const status = (error as { [STATUS]?: unknown } | null)?.[STATUS];
   return typeof status === 'number' ? status : undefined;
@@ -247,10 +243,9 @@ function connected(socket: Socket | null): boolean {
 }
 
 /**
- * For an error a POST failed with before its answer's head: whether its request had reached
- * the peer (its body handed to a connection made, TCP and TLS); undefined for any other error
- * (one after the head, when the peer had it all). A call stopped before its request reached the
- * vendor used nothing there.
+ * For an error a POST failed with: whether its request had reached the peer (its body handed
+ * to a connection made, TCP and TLS, or its answer's head in); undefined for an error that is
+ * not a POST's. A call stopped before its request reached the vendor used nothing there.
  */
 export function requestSent(error: unknown): boolean | undefined {
   const sent = (error as { [SENT]?: unknown } | null)?.[SENT];
@@ -268,6 +263,12 @@ function request<T>(
   const secure = url.protocol === 'https:';
   if (!secure && url.protocol !== 'http:') return Promise.reject(new TypeError(`Only http and https URLs can be called, not ${url.protocol}`));
   return new Promise<T>((resolve, reject) => {
+    // How far the call got, for a failure to say (requestSent, answerStatus): its request handed
+    // to a connection made (TCP, TLS), and its answer's status once the head is in.
+    let sent = false;
+    let answered: number | undefined;
+    const fail = (error: unknown) =>
+      reject(error !== null && typeof error === 'object' ? Object.assign(error, { [SENT]: sent }, answered === undefined ? {} : { [STATUS]: answered }) : error);
     const req = (secure ? httpsRequest : httpRequest)(
       url,
       {
@@ -277,12 +278,15 @@ function request<T>(
         signal: options.signal,
         timeout: options.timeoutMs,
       },
-      (res) => onResponse(res, resolve, reject),
+      (res) => {
+        // Its answer's head in: the peer had the request, and said what it did with it.
+        sent = true;
+        answered = res.statusCode;
+        onResponse(res, resolve, fail);
+      },
     );
     req.once('timeout', () => req.destroy(Object.assign(new Error(`No answer from ${url.host} in ${options.timeoutMs} ms`), { code: 'ETIMEDOUT' })));
-    // Whether the request had reached its peer when it failed (requestSent): its body handed to a
-    // connection made. A body written while the connection (TCP, TLS) is still being made waits in it.
-    let sent = false;
+    // A body written while the connection is still being made waits in it: sent once it is made.
     req.once('socket', (socket: Socket) => {
       if ((socket as Partial<TLSSocket>).encrypted && !secured.has(socket)) socket.once('secureConnect', () => secured.add(socket));
     });
@@ -294,13 +298,7 @@ function request<T>(
           sent = true;
         });
     });
-    // Its answer's head in: the peer had the request, and said what it did with it (answerStatus).
-    let answered: number | undefined;
-    req.once('response', (res: IncomingMessage) => {
-      sent = true;
-      answered = res.statusCode;
-    });
-    req.once('error', (error: Error) => reject(Object.assign(error, { [SENT]: sent }, answered === undefined ? {} : { [STATUS]: answered })));
+    req.once('error', fail);
     req.end(body);
   });
 }

@@ -27,7 +27,7 @@ export function jsonRequest(url: string, body: unknown, headers: Record<string, 
 
 /** A failure to reach the vendor (or an abort; `status`: of the answer whose body it cut off) as an UpstreamError. */
 export function unreachable(signal: AbortSignal, error: unknown, status?: number): UpstreamError {
-  if (signal.aborted) return abortError(signal, error, status ?? answerStatus(error));
+  if (signal.aborted) return abortError(signal, error, status);
   return new UpstreamError('upstream_unreachable', `Could not reach the provider: ${describe(error)}`, { retryable: true, cause: error });
 }
 
