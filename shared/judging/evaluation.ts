@@ -38,15 +38,15 @@ export interface PairJudgments {
 export function toEvaluation(pair: PairJudgments): Omit<Evaluation, 'inRanking' | 'selfPreference'> {
   const { a, b } = pair;
   const orders: [EvaluationOrder, EvaluationOrder] = [toOrder(pair.aFirst, a.modelId, b.modelId), toOrder(pair.bFirst, b.modelId, a.modelId)];
+  // What the two were charged together; where an order's usage was missing, its estimate counted in, as estimatedCost.
+  const charged = round((orders[0].providerCost ?? orders[0].estimatedCost ?? 0) + (orders[1].providerCost ?? orders[1].estimatedCost ?? 0), 12);
+  const estimated = orders.some((o) => o.providerCost === null);
   const totals = {
     tokensIn: orders[0].tokensIn + orders[1].tokensIn,
     tokensOut: orders[0].tokensOut + orders[1].tokensOut,
     latencyMs: orders[0].latencyMs + orders[1].latencyMs,
-    providerCost: orders.some((o) => o.providerCost === null) ? null : round((orders[0].providerCost ?? 0) + (orders[1].providerCost ?? 0), 12),
-    // Where an order's usage was missing: what the two were charged together, its estimate counted in.
-    ...(orders.some((o) => o.providerCost === null)
-      ? { estimatedCost: round((orders[0].providerCost ?? orders[0].estimatedCost ?? 0) + (orders[1].providerCost ?? orders[1].estimatedCost ?? 0), 12) }
-      : {}),
+    providerCost: estimated ? null : charged,
+    ...(estimated ? { estimatedCost: charged } : {}),
   };
   const base = {
     judgeModelId: pair.judgeModelId,
