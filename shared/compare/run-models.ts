@@ -384,11 +384,28 @@ function tokenClasses(usage: Usage, protocol: WireProtocol): NonNullable<ModelRe
   };
 }
 
-/** The failure as the answer reports it; vendors quote the key they were sent, so keys are redacted from the message. */
+/**
+ * What a vendor says of the gateway's own account with it, in the words every tenant reads
+ * instead of the vendor's: those name the operator's organisation or project and, for a
+ * limit, how much of it every tenant together has used ("Limit 30000, Used 29412").
+ */
+const OPERATOR_ACCOUNT_MESSAGES: Readonly<Record<number, string>> = {
+  401: "The provider refused the gateway's key for this model: the gateway's operator must replace it",
+  402: "The gateway's account with this provider cannot pay for the call: the gateway's operator must top it up",
+  429: "The provider is limiting the gateway's calls to this model just now; retry later",
+};
+
+/**
+ * The failure as the answer reports it. Vendors quote the key they were sent and name the
+ * operator's accounts with them: both are redacted from the message, and a message about the
+ * gateway's own account (its key refused, its credit spent, its limits reached) is the
+ * gateway's, not the vendor's.
+ */
 function toResultError(error: unknown, apiKey: string | undefined): NonNullable<ModelResult['error']> {
   if (error instanceof UpstreamError) {
     const { upstreamStatus } = error.details;
-    return { code: error.code, message: redactSecrets(error.message, [apiKey]), ...(upstreamStatus !== undefined ? { upstreamStatus } : {}) };
+    const ours = OPERATOR_ACCOUNT_MESSAGES[error.code === 'upstream_rate_limited' ? 429 : (upstreamStatus ?? 0)];
+    return { code: error.code, message: ours ?? redactSecrets(error.message, [apiKey]), ...(upstreamStatus !== undefined ? { upstreamStatus } : {}) };
   }
   // An adapter bug must not leak internals (or content) into the answer.
   return { code: 'internal_error', message: 'The gateway failed to call this model' };

@@ -2,7 +2,9 @@
  * Credentials out of text that leaves the gateway (a result's error message, a log line).
  * Vendors quote the key they were sent in their error messages ("Incorrect API key
  * provided: sk-…"), and library errors may quote a request's headers; none of it may
- * reach an answer, a stored record or a log.
+ * reach an answer, a stored record or a log. Nor may the operator's own accounts with its
+ * vendors, which their messages name ("… in organization org-…", an AWS role's ARN): every
+ * tenant of the gateway reads them.
  */
 
 const REDACTED = '[redacted]';
@@ -23,6 +25,13 @@ const PATTERNS: readonly [RegExp, string][] = [
   [/csk-[A-Za-z0-9_*-]{6,}/g, REDACTED], // Cerebras
   [/gsk_[A-Za-z0-9_*]{6,}/g, REDACTED], // Groq
   [/(?:AKIA|ASIA)[A-Z0-9*]{12,}/g, REDACTED], // AWS access key IDs
+  // The operator's accounts with its vendors.
+  [/\borg[-_][A-Za-z0-9]{16,}/g, REDACTED], // OpenAI and Groq organisations
+  [/\bproj_[A-Za-z0-9]{16,}/g, REDACTED], // OpenAI projects
+  [/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, REDACTED], // Anthropic organisations, and any other UUID
+  [/\barn:aws[a-z-]*:[^\s"'`,;)]*[^\s"'`,;).]/g, REDACTED], // AWS ARNs (a role's names the account, and the stack), not a full stop after one
+  [/(?<!\d|\d\.)\d{12}(?!\d|\.\d)/g, REDACTED], // AWS account IDs (not a piece of a longer number)
+  [/\b(projects\/|project[_ ]number[:= ]\s*)[^\s/"'`,;)]+/gi, `$1${REDACTED}`], // Google Cloud projects
 ];
 
 /** Known secrets shorter than this are not searched for (they would redact ordinary words). */

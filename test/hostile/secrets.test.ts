@@ -150,8 +150,9 @@ describe('Secrets in answers and logs', () => {
     expect(answer.status).toBe(200);
     for (const result of answer.body.results) {
       expect(result, result.modelId).toMatchObject({ status: 'failed', error: { upstreamStatus: status } });
-      // The vendor's words stay (they help), the key does not.
-      expect(result.error.message, result.modelId).toMatch(/Incorrect API key provided/);
+      // The vendor's words stay (they help), the key does not; a refused key is the operator's to replace, in the gateway's words.
+      if (status === 401) expect(result.error.message, result.modelId).toBe("The provider refused the gateway's key for this model: the gateway's operator must replace it");
+      else expect(result.error.message, result.modelId).toMatch(/Incorrect API key provided/);
     }
     expect(leaks({ body: JSON.stringify(answer.body), ...everyLog() })).toEqual([]);
     vendors.reset();
@@ -165,17 +166,66 @@ describe('Secrets in answers and logs', () => {
       const message = `${'x'.repeat(480)}${keyOf(provider)} is not a valid key`;
       vendors.setFault({
         kind: 'status',
-        status: 401,
+        status: 403,
         provider,
-        body: { type: 'error', error: { type: 'authentication_error', message, code: 401, status: 'UNAUTHENTICATED' }, message },
+        body: { type: 'error', error: { type: 'permission_error', message, code: 403, status: 'PERMISSION_DENIED' }, message },
       });
     }
     const answer: Answer = await post(host, { prompt: 'Say hello', models: Object.values(MODELS) });
     expect(answer.status).toBe(200);
     for (const [provider, modelId] of Object.entries(MODELS) as [ProviderId, string][]) {
       const result = answer.body.results.find((r: any) => r.modelId === modelId);
-      expect(result, modelId).toMatchObject({ status: 'failed', error: { upstreamStatus: 401 } });
+      expect(result, modelId).toMatchObject({ status: 'failed', error: { upstreamStatus: 403 } });
       expect(result.error.message, modelId).not.toContain(keyOf(provider).slice(0, 10));
+    }
+    vendors.reset();
+  });
+
+  it("keeps the operator's accounts with its vendors, and what every tenant together uses of them, out of failed results", async () => {
+    vendors.reset();
+    const org = 'org-OPERATORorg1234567890ab';
+    const usage = 'Limit 30000, Used 29412, Requested 1850';
+    // Each vendor's words for its limits, naming the operator's organisation and every tenant's use of it.
+    const limited = `Rate limit reached in organization ${org} on tokens per min (TPM): ${usage}.`;
+    for (const provider of PROVIDERS) {
+      vendors.setFault({
+        kind: 'status',
+        status: 429,
+        provider,
+        retryAfter: '0',
+        body: { type: 'error', error: { type: 'rate_limit_error', message: limited, code: 429 }, message: limited },
+      });
+    }
+    const answer: Answer = await post(host, { prompt: 'Say hello', models: Object.values(MODELS) });
+    expect(answer.status).toBe(200);
+    for (const result of answer.body.results) {
+      expect(result, result.modelId).toMatchObject({
+        status: 'failed',
+        error: { code: 'upstream_rate_limited', upstreamStatus: 429, message: "The provider is limiting the gateway's calls to this model just now; retry later" },
+      });
+    }
+
+    // Any other refusal keeps the vendor's words, less the accounts they name.
+    vendors.reset();
+    const named = [
+      'Project proj_OPERATORproj1234567890ab',
+      org,
+      'organization 4c5d1a2e-0000-4000-8000-0123456789ab',
+      'User: arn:aws:sts::123456789012:assumed-role/ModelCompareGateway-ApiFunctionServiceRole/fn',
+      'account 123456789012',
+      'consumer projects/987654321098',
+    ].join(', ');
+    const denied = `${named} may not use this model`;
+    for (const provider of PROVIDERS)
+      vendors.setFault({ kind: 'status', status: 403, provider, body: { type: 'error', error: { type: 'permission_error', message: denied, code: 403 }, message: denied } });
+    const refused: Answer = await post(host, { prompt: 'Say hello', models: Object.values(MODELS) });
+    for (const result of refused.body.results) {
+      expect(result.error.message, result.modelId).toBe(
+        'Project [redacted], [redacted], organization [redacted], User: [redacted], account [redacted], consumer projects/[redacted] may not use this model',
+      );
+    }
+    for (const body of [answer.body, refused.body]) {
+      for (const part of ['OPERATOR', '29412', '4c5d1a2e', '123456789012', '987654321098', 'ModelCompareGateway']) expect(JSON.stringify(body)).not.toContain(part);
     }
     vendors.reset();
   });

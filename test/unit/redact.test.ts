@@ -15,6 +15,21 @@ describe('Function: redactSecrets', () => {
     // A few characters a key starts with also end ordinary words.
     expect(redactSecrets('please check the disk-0', ['sk-0123456789abcdef0123'])).toBe('please check the disk-0');
   });
+
+  it("redacts the operator's accounts with its vendors, and leaves numbers, words and model ARNs' neighbours alone", () => {
+    expect(redactSecrets('In organization org-AbCdEfGh12345678IjKl (Groq: org_01hq2b3c4d5e6f7g8h9j0kmnpq), project proj_AbCdEfGh12345678IjKl.')).toBe(
+      'In organization [redacted] (Groq: [redacted]), project [redacted].',
+    );
+    expect(redactSecrets('role arn:aws:iam::123456789012:role/Gateway-Fn, or arn:aws-us-gov:bedrock:us-gov-west-1::foundation-model/x. Account 210987654321.')).toBe(
+      'role [redacted], or [redacted]. Account [redacted].',
+    );
+    expect(redactSecrets("consumer 'projects/987654321098', project_number: 555 and organization 4C5D1A2E-0000-4000-8000-0123456789AB")).toBe(
+      "consumer 'projects/[redacted]', project_number: [redacted] and organization [redacted]",
+    );
+    // Ordinary words and numbers: token counts, a 13-digit time, a version, the words themselves.
+    const plain = 'This model takes at most 128000 tokens (1795737612114 ms, v1.123456789012.3); learn: your organization or project may not use it; org-chart';
+    expect(redactSecrets(plain)).toBe(plain);
+  });
 });
 
 describe('Class: KnownSecretsFilter', () => {
