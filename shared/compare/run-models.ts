@@ -27,6 +27,11 @@ export interface FanOutOptions {
    */
   ready?: Promise<unknown>;
   /**
+   * With `ready`: the calls are prepared only once it resolves, not while it is awaited. For a
+   * large request, whose bodies take long to serialise: a refused reserve then costs none of it.
+   */
+  prepareOnceReady?: boolean;
+  /**
    * Given, each model's call is streamed (prepared with an `onDelta`) and its text handed
    * here as the vendor sends it, by the call's position; `onResult` hears each result as
    * its model ends. The JSON answer passes neither.
@@ -194,6 +199,7 @@ async function callModel(
         own?.abort(new Error("The request's output budget ran out"));
       }
     };
+    if (ready && options.prepareOnceReady) await ready;
     const prepared = route.adapter.prepare(call, route.endpoint, onDelta && receive);
     if (ready) {
       await ready;

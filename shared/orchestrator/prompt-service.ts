@@ -107,6 +107,16 @@ interface RunContext {
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
+ * The most the models' request bodies may come to together (RequestPlan.bodyBytes) for their
+ * calls to be prepared while the reserve is in flight. Past it, they are prepared once it
+ * holds: a tenant over its rate limit or its balance must not have the gateway serialise 32
+ * copies of a 5 MiB prompt for nothing (about a quarter of a second of the thread every
+ * tenant of a local host shares, and of a Lambda's billed time), while a small request's
+ * preparation, under a millisecond, still hides behind the reserve.
+ */
+export const PREPARE_EARLY_BYTES = 1 << 20;
+
+/**
  * One prompt, in the steps of docs/architecture.md: resolve (the account and its
  * settings), plan (every call, built once) and estimate, reserve (rate limit and
  * reservation in one write), run the models (or the judge workflow), answer; then, once
@@ -273,7 +283,9 @@ export class PromptService {
     streaming: Streaming,
   ): Promise<ModelResult[]> {
     const { onDelta, onResult, signal } = streaming;
-    const run = (route: Router) => runModels(plan.calls, { route, deadlineAt, ready: reserving, onDelta, onResult, signal });
+    // Prepared while the reserve is in flight, but for a large request: refused, it would have serialised them all for nothing.
+    const prepareOnceReady = plan.bodyBytes > PREPARE_EARLY_BYTES;
+    const run = (route: Router) => runModels(plan.calls, { route, deadlineAt, ready: reserving, prepareOnceReady, onDelta, onResult, signal });
     return router instanceof Promise ? router.then(run) : run(router);
   }
 

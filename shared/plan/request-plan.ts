@@ -26,6 +26,11 @@ export interface PlannedJudge {
 export interface RequestPlan {
   /** One per model, in request order. */
   calls: BoundedCall[];
+  /**
+   * About what the models' request bodies come to together: the request's text (its bytes)
+   * and attachments (their base64), once for each model. What preparing them all costs.
+   */
+  bodyBytes: number;
   /** One per judge; empty for an unjudged request (or one with fewer than two models). */
   judges: PlannedJudge[];
 }
@@ -39,7 +44,10 @@ export function planRequest(request: PromptRequest): RequestPlan {
     textTokens ??= textInputBound(planned.call);
     return { ...planned, bound: callCostBound(planned.call, textTokens + modelInputTokens(planned.call)) };
   });
-  return { calls, judges: planJudges(request, calls) };
+  // The text's bound is its bytes (textTokenBound), plus a few tokens a turn.
+  let attachmentChars = 0;
+  for (const attachment of request.body.attachments ?? []) attachmentChars += attachment.base64.length;
+  return { calls, judges: planJudges(request, calls), bodyBytes: calls.length * ((textTokens ?? 0) + attachmentChars) };
 }
 
 /**

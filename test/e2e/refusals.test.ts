@@ -2,11 +2,13 @@ import { TOO_MANY_FIELDS } from '../../shared/contract/json-fields.js';
 import { once } from 'node:events';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { LocalHost } from '../../infra/local/host.js';
 import { generateApiKey, hashApiKey, keyPrefix } from '../../shared/auth/keys.js';
 import { revokeApiKey } from '../../shared/auth/revoke.js';
 import { LIMITS } from '../../shared/contract/limits.js';
+import { PREPARE_EARLY_BYTES } from '../../shared/orchestrator/prompt-service.js';
+import { ADAPTERS } from '../../shared/providers/adapters.js';
 import { body } from '../support/fixtures.js';
 import { post, startTestHost, type Answer } from '../support/local.js';
 
@@ -318,6 +320,29 @@ describe('Credits', () => {
     expect(answer.body.error.message).not.toMatch(/judge/);
     expect(host.simulator.calls()).toHaveLength(0);
     expect((await host.gateway.accounts.get(account.accountId))!.balanceMicro).toBe(1_000);
+  });
+
+  it('serialises no vendor request for a large request it refuses: its calls are prepared only once the reserve holds', async () => {
+    const account = await host.gateway.credits.openAccount({ balanceMicro: 1_000 });
+    const key = generateApiKey();
+    await host.gateway.apiKeys.put({ keyHash: hashApiKey(key), accountId: account.accountId, keyPrefix: keyPrefix(key), createdAt: new Date().toISOString() });
+    // Models of the chat-completions protocol, whose adapter is spied on.
+    const models = ['fam_i-3.1-8b', 'fam_e-gpt-oss-120b', 'fam_g-small'];
+    const prepare = vi.spyOn(ADAPTERS['openai-chat'], 'prepare');
+    // 400 KB to each model: past PREPARE_EARLY_BYTES together.
+    const prompt = 'word '.repeat(80_000);
+    expect(prompt.length * models.length).toBeGreaterThan(PREPARE_EARLY_BYTES);
+    const refused = await post(host, { prompt, models }, { authorization: `Bearer ${key}` });
+    expect(refused.status).toBe(402);
+    expect(host.simulator.calls()).toHaveLength(0);
+    expect((await host.gateway.accounts.get(account.accountId))!.balanceMicro).toBe(1_000);
+    // Reserved, the same request's calls are prepared and sent; by its answer, a refused
+    // request's calls prepared in the turns after its 402 would have been too.
+    const paid = await post(host, { prompt, models });
+    expect(paid.status).toBe(200);
+    expect(paid.body.results.map((r: { status: string }) => r.status)).toEqual(models.map(() => 'completed'));
+    expect(prepare).toHaveBeenCalledTimes(models.length);
+    prepare.mockRestore();
   });
 
   it("says what the judge calls hold of a judged request's estimate, whose own output limits maxTokens does not lower", async () => {

@@ -294,6 +294,23 @@ describe('Function: runModels, sent once ready', () => {
     expect(prepared).toEqual(MODELS);
     expect(attempts).toEqual([]);
   });
+
+  it('with `prepareOnceReady`, prepares nothing while `ready` is awaited, and nothing at all when it rejects', async () => {
+    const { adapter, prepared, sent } = recording(async () => ({ output: 'ok', usage, warnings: [] }));
+    const ready = gate();
+    const running = runThrough(MODELS, adapter, { ready: ready.opened, prepareOnceReady: true });
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(prepared).toEqual([]);
+    ready.open();
+    expect((await running).map((r) => r.status)).toEqual(MODELS.map(() => 'completed'));
+    expect(prepared).toEqual(MODELS);
+    expect(sent).toEqual(MODELS);
+
+    const refused = recording(async () => ({ output: 'ok', usage, warnings: [] }));
+    const results = await runThrough(MODELS, refused.adapter, { ready: Promise.reject(new Error('402: not reserved')), prepareOnceReady: true });
+    expect(results.map((r) => r.status)).toEqual(['failed', 'failed', 'failed']);
+    expect(refused.prepared).toEqual([]);
+  });
 });
 
 describe('Function: runModels, streamed (an event-stream caller)', () => {
