@@ -117,6 +117,16 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 export const PREPARE_EARLY_BYTES = 1 << 20;
 
 /**
+ * The most content (serialised: prompt, system prompt, history, outputs…) the prompt log
+ * keeps of a request charged nothing, whose every model failed before its vendor billed it
+ * (a context window overrun is refused free) or was cancelled unsent. Kept whole, a
+ * tenant could have the operator store 5 MiB a request, with no expiry and about 10,000
+ * write units each, for nothing; a request that pays for any model pays for its input.
+ * About three times what a typical request's log writes.
+ */
+export const UNCHARGED_CONTENT_BYTES = 32 * 1024;
+
+/**
  * One prompt, in the steps of docs/architecture.md: resolve (the account and its
  * settings), plan (every call, built once) and estimate, reserve (rate limit and
  * reservation in one write), run the models (or the judge workflow), answer; then, once
@@ -320,7 +330,7 @@ export class PromptService {
   private async writePromptLog(input: Parameters<typeof toPromptLog>[0]): Promise<void> {
     try {
       const { meta, content } = toPromptLog(input);
-      await this.deps.promptLogs.put(meta, content);
+      await this.deps.promptLogs.put(meta, content, input.chargedMicro === 0 ? UNCHARGED_CONTENT_BYTES : undefined);
     } catch (error) {
       // `promptLogs.putContent`: the record was written, some of its content was not.
       const { operation } = error as { operation?: unknown };

@@ -39,6 +39,8 @@ export interface PromptLog extends PromptLogMeta {
   content?: PromptLogContent;
   /** The content was written in pieces and some never landed: the record stands, its content is lost. */
   contentIncomplete?: true;
+  /** The content's size, when it was over the most its writer would keep (`put`'s `maxContentBytes`): not kept. */
+  contentLeftOutBytes?: number;
 }
 
 /** Below DynamoDB's 400 KB item limit with room for the keys. */
@@ -51,8 +53,13 @@ export class PromptLogsRepository {
     private readonly tableName: string,
   ) {}
 
-  async put(meta: PromptLogMeta, content?: PromptLogContent): Promise<void> {
+  /** Writes the record, and its content where it has some: left out, its size noted, when over `maxContentBytes`. */
+  async put(meta: PromptLogMeta, content?: PromptLogContent, maxContentBytes = Number.POSITIVE_INFINITY): Promise<void> {
     const bytes = content ? Buffer.from(JSON.stringify(content), 'utf8') : undefined;
+    if (bytes && bytes.length > maxContentBytes) {
+      await this.putItem({ ...meta, part: 'meta', contentParts: 0, contentLeftOutBytes: bytes.length });
+      return;
+    }
     if (!bytes || bytes.length <= CHUNK_BYTES) {
       // The usual case: one item, content inline.
       await this.putItem({ ...meta, part: 'meta', contentParts: 0, ...(bytes ? { data: bytes } : {}) });

@@ -6,6 +6,7 @@ import { LIMITS } from '../../shared/contract/limits.js';
 import { schemaChecker } from '../../shared/contract/schema-checker.js';
 import { usdToMicroCredits } from '../../shared/credits/credits.js';
 import { parseServerTiming } from '../../shared/http/server-timing.js';
+import { UNCHARGED_CONTENT_BYTES } from '../../shared/orchestrator/prompt-service.js';
 import { PNG_BASE64, body } from '../support/fixtures.js';
 import { post, startTestHost } from '../support/local.js';
 
@@ -221,6 +222,30 @@ describe('Prompt log', () => {
     expect(log!.content?.prompt).toContain(marker);
     expect(log!.content?.systemPrompt).toBe(`sys ${marker}`);
     expect(log!.content?.outputs.map((o) => o.output)).toEqual(answer.results.map((r: any) => r.output));
+  });
+
+  it('keeps at most UNCHARGED_CONTENT_BYTES of content for a request charged nothing, and says how much it left out', async () => {
+    const large = `${'filler '.repeat(6_000)}end`;
+    // Every model refused, free (as a vendor refuses an input past its context window).
+    host.simulator.setFault({ kind: 'status', status: 400, body: { error: { message: 'context_length_exceeded' } } });
+    const free = await post(host, body({ prompt: large }));
+    const small = await post(host, body({ prompt: 'A short prompt' }));
+    host.simulator.reset();
+    for (const answer of [free, small]) {
+      expect(answer.body.creditsUsed).toBe(0);
+      expect(answer.body.results.map((r: { status: string }) => r.status)).toEqual(['failed', 'failed', 'failed']);
+    }
+    const freeLog = await host.gateway.promptLogs.get(free.body.promptLogId);
+    expect(freeLog?.content).toBeUndefined();
+    expect(freeLog?.contentLeftOutBytes).toBeGreaterThan(UNCHARGED_CONTENT_BYTES);
+    expect(freeLog?.models).toHaveLength(3);
+    // A small one is kept whole, as a request that pays is, however large.
+    expect((await host.gateway.promptLogs.get(small.body.promptLogId))?.content?.prompt).toBe('A short prompt');
+    const paid = await post(host, body({ prompt: large }));
+    expect(paid.body.creditsUsed).toBeGreaterThan(0);
+    const paidLog = await host.gateway.promptLogs.get(paid.body.promptLogId);
+    expect(paidLog?.content?.prompt).toBe(large);
+    expect(paidLog?.contentLeftOutBytes).toBeUndefined();
   });
 
   it('keeps no prompt, system prompt, history or output under zero data retention', async () => {
