@@ -3,6 +3,7 @@ import { PROVIDERS, type ProviderId } from '../catalog/types.js';
 import { providerKeyName, type GatewayConfig } from '../config.js';
 import { silentLog, type Log } from '../log.js';
 import { awsRequestHandler, type AwsTimeouts } from '../http/aws-handler.js';
+import { redactSecrets } from '../http/redact.js';
 
 /**
  * Provider keys in AWS: one Secrets Manager secret, a JSON object with the names of the
@@ -58,7 +59,8 @@ export function parseProviderKeys(secretString: string, log: Log = silentLog): P
   for (const [name, value] of Object.entries(parsed as Record<string, unknown>)) {
     const provider = KEY_NAMES.get(name);
     if (provider === undefined || typeof value !== 'string') {
-      if (VARIABLE_NAME.test(name)) ignored.push(name);
+      // A name shaped like a key (an operator who pasted one as a field's name) is counted, not named.
+      if (VARIABLE_NAME.test(name) && redactSecrets(name) === name) ignored.push(name);
       else unnamed += 1;
       continue;
     }

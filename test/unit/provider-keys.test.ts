@@ -135,9 +135,9 @@ describe('Function: parseProviderKeys', () => {
   });
 
   it('ignores unknown fields and non-string values with a warning that names the fields, never a value', () => {
-    // Prepare: a typo, a number, and a key pasted as a field name.
+    // Prepare: a typo, a number, and keys pasted as field names.
     const log = recordingLog();
-    const secret = JSON.stringify({ OPENAI_KEY: OPENAI_KEY, GROQ_API_KEY: 42, 'sk-ant-pasted-name': '', XAI_API_KEY: 'xai-1' });
+    const secret = JSON.stringify({ OPENAI_KEY: OPENAI_KEY, GROQ_API_KEY: 42, 'sk-ant-pasted-name': '', AKIAIOSFODNN7EXAMPLE: 'x', XAI_API_KEY: 'xai-1' });
 
     // Act
     const keys = parseProviderKeys(secret, log);
@@ -147,7 +147,9 @@ describe('Function: parseProviderKeys', () => {
     expect(log.lines).toHaveLength(1);
     const [, fields] = JSON.parse(log.lines[0]!) as [string, { ignoredFields: string[]; otherIgnoredFields: number }];
     expect(fields.ignoredFields).toEqual(['OPENAI_KEY', 'GROQ_API_KEY']);
-    expect(fields.otherIgnoredFields).toBe(1);
+    // The pasted key and the AWS access key ID, shaped like a variable's name, counted and not named.
+    expect(fields.otherIgnoredFields).toBe(2);
+    expect(log.lines[0]).not.toContain('AKIA');
     expect(log.lines[0]).not.toContain('SECRET');
     expect(log.lines[0]).not.toContain('xai-1');
   });
