@@ -7,6 +7,15 @@ export interface PartialReply {
   hints?: UsageHints;
 }
 
+/**
+ * The code of a vendor's error answer by its HTTP status: its limits (429), its capacity (503,
+ * or a status the vendor has of its own for it: `capacityStatuses`), or anything else.
+ */
+export function codeForStatus(status: number, capacityStatuses: readonly number[] = []): 'upstream_rate_limited' | 'upstream_overloaded' | 'upstream_error' {
+  if (status === 429) return 'upstream_rate_limited';
+  return status === 503 || capacityStatuses.includes(status) ? 'upstream_overloaded' : 'upstream_error';
+}
+
 /** A failed upstream call: what the result's `error` object reports, and whether to try again. */
 export class UpstreamError extends Error {
   override name = 'UpstreamError';

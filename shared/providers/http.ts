@@ -1,5 +1,5 @@
 import { answerStatus, MAX_ANSWER_BYTES, post, requestSent, type PostAnswer } from '../http/post.js';
-import { UpstreamError, parseRetryAfter } from './errors.js';
+import { UpstreamError, codeForStatus, parseRetryAfter } from './errors.js';
 import { cutWhole } from '../text/cut.js';
 import { notJson, parseVendorJson } from './vendor-json.js';
 
@@ -72,7 +72,7 @@ export function answerTooLarge(error: unknown): UpstreamError | undefined {
 }
 
 export const defaultErrorMapper: ErrorMapper = (status, text, retryAfter) =>
-  new UpstreamError(status === 429 ? 'upstream_rate_limited' : 'upstream_error', vendorMessage(text) ?? `The provider answered ${status}`, {
+  new UpstreamError(codeForStatus(status), vendorMessage(text) ?? `The provider answered ${status}`, {
     upstreamStatus: status,
     retryable: status === 429 || status >= 500,
     retryAfterMs: parseRetryAfter(retryAfter),

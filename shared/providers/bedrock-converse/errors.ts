@@ -1,4 +1,4 @@
-import { UpstreamError, parseRetryAfter } from '../errors.js';
+import { UpstreamError, codeForStatus, parseRetryAfter } from '../errors.js';
 import { answerTooLarge } from '../http.js';
 import { cutWhole } from '../../text/cut.js';
 
@@ -55,7 +55,7 @@ export function fromSdkError(error: unknown, signal: AbortSignal): UpstreamError
   }
   if (status !== undefined) {
     const retryable = status === 429 || status >= 500 || (isService && RETRYABLE_EXCEPTIONS.has(name));
-    const code = name === 'ThrottlingException' || (status === 429 && name !== 'ModelNotReadyException') ? 'upstream_rate_limited' : 'upstream_error';
+    const code = name === 'ThrottlingException' ? 'upstream_rate_limited' : name === 'ModelNotReadyException' ? 'upstream_error' : codeForStatus(status);
     return new UpstreamError(code, vendorMessage(e, isService) ?? `The provider answered ${status}`, {
       upstreamStatus: status,
       retryable,

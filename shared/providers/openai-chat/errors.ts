@@ -1,4 +1,4 @@
-import { UpstreamError, parseRetryAfter } from '../errors.js';
+import { UpstreamError, codeForStatus, parseRetryAfter } from '../errors.js';
 import type { ChatDialect } from './dialects.js';
 import { cutWhole } from '../../text/cut.js';
 import { parseVendorJson } from '../vendor-json.js';
@@ -55,11 +55,10 @@ export function fromErrorResponse(dialect: ChatDialect, status: number, text: st
     body = undefined;
   }
   const message = vendorMessage(body) ?? `${PROVIDER_NAMES[dialect.id]} answered ${status}`;
-  const overloaded = status === 503 || dialect.capacityStatuses.includes(status);
-  const code = status === 429 ? 'upstream_rate_limited' : overloaded ? 'upstream_overloaded' : 'upstream_error';
+  const code = codeForStatus(status, dialect.capacityStatuses);
   return new UpstreamError(code, message, {
     upstreamStatus: status,
-    retryable: status === 429 || status >= 500 || overloaded,
+    retryable: status === 429 || status >= 500 || code === 'upstream_overloaded',
     retryAfterMs: parseRetryAfter(retryAfter, now),
   });
 }

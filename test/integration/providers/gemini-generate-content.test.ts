@@ -200,12 +200,12 @@ describe('Adapter: geminiGenerateContent against the simulator', () => {
     [500, true],
     [503, true],
     [504, true],
-  ])('maps a %i to retryable %s', async (status, retryable) => {
+  ])('maps a %i to retryable %s (503: upstream_overloaded, "The model is overloaded")', async (status, retryable) => {
     sim.setFault({ kind: 'status', status, provider: 'google' });
 
     const error = await rejection(send());
 
-    expect(error.code).toBe('upstream_error');
+    expect(error.code).toBe(status === 503 ? 'upstream_overloaded' : 'upstream_error');
     expect(error.retryable).toBe(retryable);
     expect(error.details.upstreamStatus).toBe(status);
   });

@@ -279,12 +279,12 @@ describe('Object: openaiResponses', () => {
       [503, true],
       [400, false],
       [401, false],
-    ])('maps a %i to an upstream error, retryable %s', async (status, retryable) => {
+    ])('maps a %i to an upstream error (503: upstream_overloaded), retryable %s', async (status, retryable) => {
       sim.setFault({ kind: 'status', status, provider: 'openai' });
 
       const error = await failure(call());
 
-      expect(error.code).toBe('upstream_error');
+      expect(error.code).toBe(status === 503 ? 'upstream_overloaded' : 'upstream_error');
       expect(error.retryable).toBe(retryable);
       expect(error.details.upstreamStatus).toBe(status);
     });

@@ -442,7 +442,7 @@ describe('Function: fromSdkError', () => {
   it.each([
     ['error-throttling', 'ThrottlingException', 'upstream_rate_limited', 429, true, 2000],
     ['error-model-not-ready', 'ModelNotReadyException', 'upstream_error', 429, true, undefined],
-    ['error-service-unavailable', 'ServiceUnavailableException', 'upstream_error', 503, true, undefined],
+    ['error-service-unavailable', 'ServiceUnavailableException', 'upstream_overloaded', 503, true, undefined],
     ['error-internal-server', 'InternalServerException', 'upstream_error', 500, true, undefined],
     ['error-validation', 'ValidationException', 'upstream_error', 400, false, undefined],
     ['error-access-denied', 'AccessDeniedException', 'upstream_error', 403, false, undefined],

@@ -536,10 +536,10 @@ describe('Function: fromErrorResponse', () => {
     ['error-400', 400, false],
     ['error-cached-content', 400, false],
     ['error-503', 503, true],
-  ])('maps %s (%i) with retryable %s', (name, status, retryable) => {
+  ])('maps %s (%i) with retryable %s, a 503 (overloaded) as upstream_overloaded', (name, status, retryable) => {
     const error = fromErrorResponse(status, fixtureText(name), null);
 
-    expect(error.code).toBe('upstream_error');
+    expect(error.code).toBe(status === 503 ? 'upstream_overloaded' : 'upstream_error');
     expect(error.retryable).toBe(retryable);
     expect(error.details.upstreamStatus).toBe(status);
     expect(error.details.retryAfterMs).toBeUndefined();
