@@ -177,6 +177,8 @@ async function callModel(
     const route = options.route(model.entry);
     // A process's first calls wait for their adapter's code here, so that they too are prepared in turns.
     await route.adapter.loading?.();
+    if (ready && options.prepareOnceReady) await ready;
+    // Prepared in turns (preparingInTurns), once ready or not.
     await turn();
     apiKey = route.endpoint.apiKey;
     // A vendor that echoes the key it was sent hands it to no caller, streamed (the deltas
@@ -199,7 +201,6 @@ async function callModel(
         own?.abort(new Error("The request's output budget ran out"));
       }
     };
-    if (ready && options.prepareOnceReady) await ready;
     const prepared = route.adapter.prepare(call, route.endpoint, onDelta && receive);
     if (ready) {
       await ready;

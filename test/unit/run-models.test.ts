@@ -227,6 +227,33 @@ describe('Function: runModels, sent once ready', () => {
     expect(events.filter((e) => e !== 'another request')).toEqual(models.map((id) => `prepare ${id}`));
   });
 
+  it('prepares calls that take long in turns too when they are prepared once `ready` resolves (`prepareOnceReady`)', async () => {
+    let clock = 0;
+    vi.spyOn(performance, 'now').mockImplementation(() => clock);
+    const events: string[] = [];
+    const adapter: Pick<ProtocolAdapter, 'prepare'> = {
+      prepare: (call) => {
+        clock += 5;
+        events.push(`prepare ${call.entry.id}`);
+        return { send: async () => ({ output: 'ok', usage, warnings: [] }) };
+      },
+    };
+    const ready = gate();
+    const models = ['fam_k-8b', 'fam_h-micro', 'fam_a-haiku-4-5', 'fam_c-5.4', 'fam_g-small', 'fam_l'];
+    const running = runThrough(models, adapter, { ready: ready.opened, prepareOnceReady: true });
+    await new Promise((resolve) => setImmediate(resolve));
+    setImmediate(() => events.push('another request'));
+    ready.open();
+    const results = await running;
+    vi.restoreAllMocks();
+
+    expect(results.map((r) => r.status)).toEqual(models.map(() => 'completed'));
+    const other = events.indexOf('another request');
+    expect(other).toBeGreaterThan(0);
+    expect(other).toBeLessThan(events.length - 1);
+    expect(events.filter((e) => e !== 'another request')).toEqual(models.map((id) => `prepare ${id}`));
+  });
+
   it("prepares a process's first calls in turns too, when their adapter's code is still loading", async () => {
     let clock = 0;
     vi.spyOn(performance, 'now').mockImplementation(() => clock);
