@@ -10,14 +10,50 @@ const SUBSCHEMA_LISTS = ['anyOf', 'oneOf', 'allOf', 'prefixItems'] as const;
 const SUBSCHEMA_MAPS = ['properties', '$defs', 'definitions'] as const;
 
 /**
- * The first object level that a strict structured-output mode would refuse (400), as a JSON
- * pointer ('' for the root), or undefined when strict mode takes the schema. OpenAI's strict
- * Structured Outputs and Groq's `strict: true` (constrained decoding) both want
- * `additionalProperties: false` and every property listed in `required` at each object level
- * ("all fields must be required"); the contract guarantees the first, not the second.
+ * The keywords strict mode takes (OpenAI's Structured Outputs guide, "Supported schemas"):
+ * the structure (`anyOf` but no other composition, `$ref` into `$defs`), annotations, and the
+ * few constraints its decoding enforces. OpenAI refuses any other with a 400 ("'minLength' is
+ * not permitted", "'default' is not permitted"); the contract accepts any of JSON Schema's.
+ * A keyword left out here only costs the schema its strict enforcement (the gateway checks
+ * every output against it still), one wrongly let in the call itself: the list is the
+ * documented one, no more.
+ */
+const STRICT_KEYWORDS: ReadonlySet<string> = new Set([
+  'type',
+  'properties',
+  'required',
+  'additionalProperties',
+  'items',
+  'enum',
+  'const',
+  'anyOf',
+  '$ref',
+  '$defs',
+  'definitions',
+  'description',
+  'title',
+  'pattern',
+  'format',
+  'multipleOf',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'minItems',
+  'maxItems',
+]);
+
+/**
+ * Where a strict structured-output mode would refuse the schema (400), as a JSON pointer ('' for
+ * the root), or undefined when strict mode takes it. OpenAI's strict Structured Outputs and
+ * Groq's `strict: true` (constrained decoding) both want `additionalProperties: false` and
+ * every property listed in `required` at each object level ("all fields must be required"),
+ * and take only the keywords of STRICT_KEYWORDS; the contract guarantees the first of these,
+ * not the others.
  */
 export function strictViolation(schema: unknown, at = ''): string | undefined {
   if (!isObject(schema)) return undefined;
+  for (const key in schema) if (!STRICT_KEYWORDS.has(key)) return `${at}/${escapePointerToken(key)}`;
   const properties = isObject(schema['properties']) ? schema['properties'] : undefined;
   if (properties || schema['type'] === 'object') {
     const required = Array.isArray(schema['required']) ? schema['required'] : [];
@@ -62,6 +98,6 @@ export function strictMode(schema: unknown, modelId: string, vendor: string): { 
   if (violation === undefined) return { strict: true };
   return {
     strict: false,
-    warning: `response_schema was sent to ${modelId} without strict enforcement: ${vendor}'s strict mode needs every property listed in required and additionalProperties false (${violation || 'the root'} is not)`,
+    warning: `response_schema was sent to ${modelId} without strict enforcement: ${vendor}'s strict mode needs every property listed in required and additionalProperties false at each object level, and takes only some of JSON Schema's keywords (${violation || 'the root'} does not fit)`,
   };
 }

@@ -1,12 +1,41 @@
 import { isObject } from './json.js';
 
+/** The keywords OpenAI's strict mode permits ("Supported schemas"); any other is refused. */
+const PERMITTED = new Set([
+  'type',
+  'properties',
+  'required',
+  'additionalProperties',
+  'items',
+  'enum',
+  'const',
+  'anyOf',
+  '$ref',
+  '$defs',
+  'definitions',
+  'description',
+  'title',
+  'pattern',
+  'format',
+  'multipleOf',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'minItems',
+  'maxItems',
+]);
+
 /**
- * Strict structured-output rules on object levels, OpenAI's and Groq's alike: additionalProperties
- * false and every property required. The first problem in OpenAI's words, or undefined.
+ * Strict structured-output rules, OpenAI's and Groq's alike: only the permitted keywords, and on
+ * object levels additionalProperties false and every property required. The first problem in
+ * OpenAI's words, or undefined.
  */
 export function strictProblem(schema: unknown, path: string[]): string | undefined {
   if (!isObject(schema)) return undefined;
   const context = `In context=(${path.map((p) => `'${p}'`).join(', ')})`;
+  const refused = Object.keys(schema).find((key) => !PERMITTED.has(key));
+  if (refused !== undefined) return `${context}, '${refused}' is not permitted.`;
   const props = isObject(schema['properties']) ? schema['properties'] : undefined;
   if (props || schema['type'] === 'object') {
     if (schema['additionalProperties'] !== false) return `${context}, 'additionalProperties' is required to be supplied and to be false.`;

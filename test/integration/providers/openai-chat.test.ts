@@ -233,7 +233,7 @@ describe('Adapter: openaiChat against the simulator', () => {
     expect(upstream().body['response_format']).toEqual({ type: 'json_schema', json_schema: { name: 'response', schema: optional, strict: false } });
     expect(JSON.parse(reply.output)).toHaveProperty('winner');
     expect(reply.warnings).toContain(
-      "response_schema was sent to fam_i-gpt-oss-120b without strict enforcement: Groq's strict mode needs every property listed in required and additionalProperties false (/properties/reason is not)",
+      "response_schema was sent to fam_i-gpt-oss-120b without strict enforcement: Groq's strict mode needs every property listed in required and additionalProperties false at each object level, and takes only some of JSON Schema's keywords (/properties/reason does not fit)",
     );
   });
 

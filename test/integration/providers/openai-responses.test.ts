@@ -211,6 +211,19 @@ describe('Object: openaiResponses', () => {
       expect((refused.json['error'] as { message: string }).message).toContain("Missing 'score'");
     });
 
+    it('sends a schema with a keyword strict mode does not permit (minLength) with strict false, where strict true would be refused', async () => {
+      const lengths = { ...SCHEMA, properties: { ...SCHEMA.properties, verdict: { ...SCHEMA.properties.verdict, minLength: 1 } } };
+
+      const reply = await send(call({ responseSchema: lengths }));
+
+      expect((lastBody()['text'] as { format: { strict: boolean } }).format.strict).toBe(false);
+      expect(reply.warnings).toEqual([expect.stringContaining('(/properties/verdict/minLength does not fit)')]);
+      expect(new Ajv().compile(lengths)(JSON.parse(reply.output))).toBe(true);
+      const refused = await raw({ model: 'gpt-4.1', input: PROMPT, text: { format: { type: 'json_schema', name: 'response', schema: lengths, strict: true } } });
+      expect(refused.status).toBe(400);
+      expect((refused.json['error'] as { message: string }).message).toContain("'minLength' is not permitted");
+    });
+
     it('appends the schema instruction to the instructions for fam_c-4-turbo', async () => {
       const reply = await send(call({ entry: model('fam_c-4-turbo'), responseSchema: SCHEMA, system: [{ type: 'text', text: 'Judge.' }] }));
 

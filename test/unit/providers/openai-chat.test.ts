@@ -174,7 +174,7 @@ describe('Function: toChatRequest', () => {
     const { body, warnings } = toChatRequest(call('fam_i-gpt-oss-20b', { responseSchema: optional }));
     expect(body.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'response', schema: optional, strict: false } });
     expect(warnings).toEqual([
-      "response_schema was sent to fam_i-gpt-oss-20b without strict enforcement: Groq's strict mode needs every property listed in required and additionalProperties false (/properties/score is not)",
+      "response_schema was sent to fam_i-gpt-oss-20b without strict enforcement: Groq's strict mode needs every property listed in required and additionalProperties false at each object level, and takes only some of JSON Schema's keywords (/properties/score does not fit)",
     ]);
   });
 

@@ -164,7 +164,7 @@ describe('Function: toResponsesRequest', () => {
     const { body, warnings } = toResponsesRequest(call({ responseSchema: schema }));
 
     expect(body.text?.format.strict).toBe(false);
-    expect(warnings).toEqual([expect.stringContaining('/properties/score is not')]);
+    expect(warnings).toEqual([expect.stringContaining('(/properties/score does not fit)')]);
   });
 
   it('appends the schema instruction to the instructions for the instruction-mode model', () => {
@@ -255,8 +255,35 @@ describe('Function: strictViolation', () => {
       { type: 'object', properties: {}, additionalProperties: false, $defs: { a: { ...SCHEMA, required: ['verdict'] } } },
       '/$defs/a/properties/score',
     ],
+    [
+      'a string length, which strict mode does not take',
+      { ...SCHEMA, properties: { ...SCHEMA.properties, verdict: { type: 'string', minLength: 2 } } },
+      '/properties/verdict/minLength',
+    ],
+    ['a default', { ...SCHEMA, properties: { ...SCHEMA.properties, score: { type: 'number', default: 0 } } }, '/properties/score/default'],
+    ['a composition other than anyOf', { ...SCHEMA, properties: { ...SCHEMA.properties, score: { not: { type: 'string' } } } }, '/properties/score/not'],
+    ['a root $schema', { $schema: 'https://json-schema.org/draft/2020-12/schema', ...SCHEMA }, '/$schema'],
   ])('points at %s', (_name, schema, pointer) => {
     expect(strictViolation(schema)).toBe(pointer);
+  });
+
+  it('takes the constraints, annotations and structure strict mode documents', () => {
+    const schema = {
+      type: 'object',
+      title: 'Verdict',
+      description: 'A verdict',
+      properties: {
+        label: { type: 'string', pattern: '^[a-z]+$', format: 'email', enum: ['a@b.co'] },
+        score: { type: 'number', minimum: 0, maximum: 10, exclusiveMinimum: -1, exclusiveMaximum: 11, multipleOf: 0.5 },
+        tags: { type: 'array', items: { $ref: '#/$defs/tag' }, minItems: 1, maxItems: 3 },
+        either: { anyOf: [{ type: 'string' }, { type: 'null' }] },
+        fixed: { const: 'x' },
+      },
+      required: ['label', 'score', 'tags', 'either', 'fixed'],
+      additionalProperties: false,
+      $defs: { tag: { type: 'string' } },
+    };
+    expect(strictViolation(schema)).toBeUndefined();
   });
 });
 
