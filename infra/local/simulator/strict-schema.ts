@@ -1,6 +1,10 @@
 import { isObject } from './json.js';
 
-/** The keywords OpenAI's strict mode permits ("Supported schemas"); any other is refused. */
+/**
+ * The keywords OpenAI's strict mode permits ("Supported schemas"); any other is refused. Written
+ * apart from the gateway's list (shared/providers/strict-schema.ts) on purpose: the stand-in
+ * vendor must not agree with the gateway by construction.
+ */
 const PERMITTED = new Set([
   'type',
   'properties',
