@@ -283,7 +283,7 @@ export function toCreateTableInput(definition: TableDefinition, tableName: strin
           GlobalSecondaryIndexes: definition.globalIndexes.map((index) => ({
             IndexName: index.name,
             KeySchema: keySchema(index.partitionKey, index.sortKey),
-            Projection: { ProjectionType: 'ALL' as const },
+            Projection: { ProjectionType: 'KEYS_ONLY' as const },
           })),
         }
       : {}),

@@ -10,6 +10,12 @@ export interface KeyAttribute {
   name: string;
   type: AttributeType;
 }
+/**
+ * A global index, which keeps only the items' keys (KEYS_ONLY): a lookup by its key, the items
+ * then read from the table. Projected whole, every write of a large item (a prompt log's
+ * content, up to 350 KB) would be written twice, the second time to a partition all of one
+ * account's items share.
+ */
 export interface TableIndex {
   name: string;
   partitionKey: KeyAttribute;
@@ -35,7 +41,8 @@ export const TABLES: readonly TableDefinition[] = [
     key: 'apiKeys',
     // Only the SHA-256 of a key is stored; the key itself is shown once, at creation.
     partitionKey: { name: 'keyHash', type: 'S' },
-    globalIndexes: [{ name: 'byAccount', partitionKey: { name: 'accountId', type: 'S' } }],
+    // None by account: the admin CLI's list-keys scans (an operator's rare listing).
+    globalIndexes: [],
   },
   {
     key: 'ledger',

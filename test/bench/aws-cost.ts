@@ -127,12 +127,15 @@ export interface Cost {
   lines: { item: string; usd: number }[];
   totalUsd: number;
   share: number;
-  /** What its prompt log costs for each month it is kept (it has no expiry): storage of the item and its index copy, and point-in-time recovery of the item. Not in totalUsd. */
+  /** What its prompt log costs for each month it is kept (it has no expiry): storage of the item and its index entry, and point-in-time recovery of the item. Not in totalUsd. */
   keptPerMonthUsd: number;
 }
 
-/** Global indexes of the prompt-logs table: each holds a copy of every meta item (CDK's default projection, ALL), written with it. */
+/** Global indexes of the prompt-logs table: each holds the keys of every meta item (KEYS_ONLY, shared/storage/tables.ts), written with it. */
 const PROMPT_LOG_INDEXES = TABLES.find((table) => table.key === 'promptLogs')!.globalIndexes.length;
+
+/** An index entry of the keys alone (the log's ID, its part, the account's ID): about 100 bytes. */
+const INDEX_ENTRY_BYTES = 100;
 
 /** The AWS cost of one request of `scenario`, item by item. */
 export function requestCost(scenario: Scenario, settings: ReturnType<typeof templateSettings>): Cost {
@@ -170,11 +173,11 @@ export function requestCost(scenario: Scenario, settings: ReturnType<typeof temp
   });
   // One item: the meta and the content's JSON bytes (shared/storage/prompt-logs.ts).
   const logItem = { ...log.meta, data: log.content ? JSON.stringify(log.content) : undefined };
-  // Written again into each index that projects it (a meta item has the byAccount index's keys).
-  const logUnits = writeUnits(logItem) * (1 + PROMPT_LOG_INDEXES);
+  // Its keys written into each index too (a meta item has the byAccount index's keys): 1 unit each.
+  const logUnits = writeUnits(logItem) + PROMPT_LOG_INDEXES;
   const wru = 3 + logUnits;
   const logGb = Buffer.byteLength(JSON.stringify(logItem), 'utf8') / 1024 ** 3;
-  const keptPerMonthUsd = logGb * ((1 + PROMPT_LOG_INDEXES) * PRICES.dynamoStorageGbMonth + PRICES.dynamoPitrGbMonth);
+  const keptPerMonthUsd = logGb * (PRICES.dynamoStorageGbMonth + PRICES.dynamoPitrGbMonth) + ((PROMPT_LOG_INDEXES * INDEX_ENTRY_BYTES) / 1024 ** 3) * PRICES.dynamoStorageGbMonth;
   // The authorizer's reads (key, account), strongly consistent (1 RRU each), once per cache miss: counted on every request (its cache only lowers it).
   const rru = 2;
 
@@ -187,7 +190,7 @@ export function requestCost(scenario: Scenario, settings: ReturnType<typeof temp
     { item: 'WAF: the web ACL on the stage (its $7 a month aside)', usd: PRICES.wafRequest },
     { item: `api function: ${settings.api.memoryMb} MB ${settings.api.architecture}, ${apiSeconds.toFixed(2)} s billed`, usd: lambda(settings.api, apiSeconds) },
     { item: `authorizer: ${settings.authorizer.memoryMb} MB, 30 ms (every request; its cache lowers it)`, usd: lambda(settings.authorizer, 0.03) },
-    { item: `DynamoDB: ${wru} WRU (prompt log ${logUnits}, its index copy included), ${rru} RRU`, usd: wru * PRICES.dynamoWru + rru * PRICES.dynamoRru },
+    { item: `DynamoDB: ${wru} WRU (prompt log ${logUnits}, its index entry included), ${rru} RRU`, usd: wru * PRICES.dynamoWru + rru * PRICES.dynamoRru },
   ];
   if (judged) {
     const sfnGbSeconds = ((64 / 1024) * Math.ceil(wallSeconds * 10)) / 10;

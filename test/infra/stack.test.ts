@@ -172,6 +172,8 @@ describe('Stack: GatewayStack', () => {
       const byName = (a: { AttributeName?: string }, b: { AttributeName?: string }) => a.AttributeName!.localeCompare(b.AttributeName!);
       expect([...props.AttributeDefinitions].sort(byName)).toEqual([...local.AttributeDefinitions!].sort(byName));
       expect(props.GlobalSecondaryIndexes).toEqual(local.GlobalSecondaryIndexes);
+      // Keys only: a whole prompt log (up to 350 KB) is not written a second time into an index.
+      for (const index of props.GlobalSecondaryIndexes ?? []) expect(index.Projection).toEqual({ ProjectionType: 'KEYS_ONLY' });
       expect(props.TimeToLiveSpecification).toEqual(definition.ttlAttribute ? { AttributeName: definition.ttlAttribute, Enabled: true } : undefined);
       // Protected: on demand, PITR, deletion protection, retained on delete and on replacement.
       expect(props.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
