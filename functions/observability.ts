@@ -7,6 +7,7 @@ import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type middy from '@middy/core';
 import type { ApiHooks } from './api-handler.js';
 import { resolveModel } from '../shared/catalog/index.js';
+import { failedOnVendorSide } from '../shared/compare/result.js';
 import type { PromptResponse } from '../shared/orchestrator/prompt-service.js';
 import type { CallHook } from '../shared/storage/dynamodb.js';
 import { logger, SERVICE_NAME } from './logger.js';
@@ -65,6 +66,9 @@ export const METRIC = {
   modelFailures: 'ModelFailures',
   /** Per request (dimension service): credits charged to the account. */
   creditsCharged: 'CreditsCharged',
+  /** Per request (dimension service): its vendor calls (models and judge calls), and those that failed on the vendor's side (failedOnVendorSide), which the VendorFailures alarm reads. */
+  vendorCalls: 'VendorCalls',
+  vendorFailures: 'VendorFailures',
   /** Per invocation (dimension service): every answer, and those that were 4xx or 5xx. */
   requests: 'Requests',
   clientErrors: 'ClientErrors',
@@ -94,6 +98,10 @@ export function recordPromptMetrics(target: Metrics, response: PromptResponse): 
     target.publishStoredMetrics();
   }
   target.addMetric(METRIC.creditsCharged, MetricUnit.NoUnit, response.creditsUsed);
+  // Every vendor call of the request, its judges' too: an outage pages the operator, though every answer is a 200.
+  const calls = [...response.results.map((result) => result.error), ...response.evaluations.flatMap((evaluation) => evaluation.orders.map((order) => order.error))];
+  target.addMetric(METRIC.vendorCalls, MetricUnit.Count, calls.length);
+  target.addMetric(METRIC.vendorFailures, MetricUnit.Count, calls.filter(failedOnVendorSide).length);
   target.publishStoredMetrics();
 }
 

@@ -17,8 +17,10 @@ export interface GatewayAlarmsProps {
   /** The API's 5xx answers (API Gateway's `5XXError`, all of them: the function's, the authorizer's, timeouts, throttled invocations). */
   serverErrors: Metric;
   stateMachine: IStateMachine;
-  /** Namespace of the metrics the log filters publish. */
+  /** Namespace of the metrics the log filters publish, and the functions' (Powertools). */
   metricsNamespace: string;
+  /** The functions' `service` dimension (POWERTOOLS_SERVICE_NAME). */
+  serviceName: string;
   /** Subscribed to the topic when given. */
   email?: string;
 }
@@ -27,14 +29,18 @@ export interface GatewayAlarmsProps {
 const PERIOD = Duration.minutes(5);
 /** Uncollected cost is summed over an hour: a sign that a reserve missed its bound, not an outage. */
 const UNCOLLECTED_PERIOD = Duration.hours(1);
+/** The VendorFailures alarm: at least this many vendor calls in a period, at least this share of them failed on the vendor's side. */
+const VENDOR_FAILURES = { calls: 10, share: 0.5 } as const;
 
 /**
  * What an operator must hear about, each an alarm on one SNS topic (docs/deployment.md,
  * Alarms): a function's failed invocations (the reconciler's failed run among them), an
  * error logged by any function (a settle left for the reconciler, a failed judge workflow
- * released uncharged), the API's 5xx answers, failed or timed-out workflow executions, and
- * cost above a reservation that the gateway paid and did not charge. Every alarm fires on
- * the first occurrence in its period; no data is no alarm.
+ * released uncharged), the API's 5xx answers, failed or timed-out workflow executions,
+ * cost above a reservation that the gateway paid and did not charge, and vendor calls failing
+ * on the vendors' side (a vendor down, limiting the gateway or refusing its key), whose
+ * requests still answer 200. Every alarm fires on the first occurrence in its period; no
+ * data is no alarm.
  */
 export class GatewayAlarms extends Construct {
   readonly topic: Topic;
@@ -78,8 +84,9 @@ export class GatewayAlarms extends Construct {
 
     this.alarm('ApiServerErrors', props.serverErrors.with({ period: PERIOD, statistic: 'Sum' }), 'The API answered 5xx');
 
+    // FILL: a sum with a series that has no datapoint in a period (no execution ever timed out) has none either.
     const workflowFailures = new MathExpression({
-      expression: 'failed + timedOut + aborted',
+      expression: 'FILL(failed, 0) + FILL(timedOut, 0) + FILL(aborted, 0)',
       usingMetrics: {
         failed: props.stateMachine.metricFailed({ period: PERIOD, statistic: 'Sum' }),
         timedOut: props.stateMachine.metricTimedOut({ period: PERIOD, statistic: 'Sum' }),
@@ -89,6 +96,21 @@ export class GatewayAlarms extends Construct {
       label: 'Judge workflow executions failed, timed out or aborted',
     });
     this.alarm('WorkflowFailures', workflowFailures, 'Judge workflow executions failed, timed out or aborted: their requests were released uncharged');
+
+    // Published by the api function for each request (functions/observability.ts), its judge calls included.
+    const vendorMetric = (metricName: string) =>
+      new Metric({ namespace: props.metricsNamespace, metricName, dimensionsMap: { service: props.serviceName }, period: PERIOD, statistic: 'Sum' });
+    const vendorFailures = new MathExpression({
+      expression: `IF(FILL(calls, 0) >= ${VENDOR_FAILURES.calls} AND FILL(failures, 0) >= ${VENDOR_FAILURES.share} * FILL(calls, 0), 1, 0)`,
+      usingMetrics: { calls: vendorMetric('VendorCalls'), failures: vendorMetric('VendorFailures') },
+      period: PERIOD,
+      label: "Vendor calls failing on the vendors' side",
+    });
+    this.alarm(
+      'VendorFailures',
+      vendorFailures,
+      `At least ${VENDOR_FAILURES.share * 100} % of ${VENDOR_FAILURES.calls} or more vendor calls failed on the vendors' side (down, overloaded, limiting the gateway, refusing its key, no key configured): their requests answered 200 with failed results. The api function's log ("Prompt completed") names each model's status`,
+    );
   }
 
   private alarm(id: string, metric: IMetric, description: string): void {

@@ -313,6 +313,7 @@ export class GatewayStack extends Stack {
       serverErrors: this.api.restApi.metricServerError(),
       stateMachine: this.workflow.stateMachine,
       metricsNamespace: settings.metricsNamespace,
+      serviceName: settings.serviceName,
       email: settings.alarmEmail,
     });
 

@@ -21,17 +21,13 @@ import { Construct } from 'constructs';
 import { LIMITS } from '../../shared/contract/limits.js';
 
 /**
- * Errors of the Lambda service itself (throttled, unavailable), worth a retry; an error
- * the function threw is not: the task answers failed results for model failures, so a
- * throw is a bug that a retry would only repeat.
+ * The one error of the Lambda service that a task retries: a throttled invocation, which never
+ * ran. The others (a client timeout, a service or SDK error) may come after the function ran
+ * and called its vendors, which a retry would call and pay a second time; nor is an error the
+ * function threw retried: the task answers failed results for model failures, so a throw is
+ * a bug that a retry would only repeat. Each fails its model or judge instead.
  */
-const LAMBDA_SERVICE_ERRORS = [
-  'Lambda.ClientExecutionTimeoutException',
-  'Lambda.ServiceException',
-  'Lambda.AWSLambdaException',
-  'Lambda.SdkClientException',
-  'Lambda.TooManyRequestsException',
-];
+const LAMBDA_SERVICE_ERRORS = ['Lambda.TooManyRequestsException'];
 
 /** Where Step Functions' log groups belong (AWS: Logging using CloudWatch Logs, "/aws/vendedlogs/" prefix). */
 export const VENDED_LOGS_PREFIX = '/aws/vendedlogs/states/';
@@ -75,7 +71,7 @@ export interface JudgeWorkflowProps {
  *             calls at once (every pair x both orders); a pair with a failed result is
  *             skipped without a call. Both maps fit one wave of an inline Map.
  *
- * A task that fails (after retries of Lambda service errors) is caught and becomes a
+ * A task that fails (after retries of a throttled invocation) is caught and becomes a
  * failed item, so the execution itself always succeeds. Payloads are the types of
  * shared/judging/workflow-types.ts; large ones travel by claim check. Execution logs
  * record every event but never execution data (prompts, outputs, verdicts).
@@ -160,8 +156,8 @@ export class JudgeWorkflow extends Construct {
   }
 
   /**
-   * A `lambda:invoke` task that answers the function's payload, retrying only Lambda
-   * service errors: at most twice, 1 s then 2 s with full jitter, well inside the request.
+   * A `lambda:invoke` task that answers the function's payload, retrying only a throttled
+   * invocation: at most twice, 1 s then 2 s with full jitter, well inside the request.
    */
   private lambdaTask(id: string, fn: IFunction, taskTimeout: Duration): TaskStateBase {
     return LambdaInvoke.jsonPath(this, id, {
@@ -186,6 +182,9 @@ export class JudgeWorkflow extends Construct {
  */
 export function grantClaimCheck(bucket: IBucket, fn: IFunction, actions: string[]): void {
   fn.addToRolePolicy(new PolicyStatement({ actions, resources: [bucket.arnForObjects('*')] }));
+  // Without it S3 answers a read of a missing object (an expired claim check) AccessDenied, not NoSuchKey:
+  // an operator would chase a permission that is there.
+  if (actions.includes('s3:GetObject')) fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
   if (!fn.role) return;
   const bucketId = Stack.of(bucket).getLogicalId(bucket.node.defaultChild as CfnElement);
   Validations.of(fn.role).acknowledge({

@@ -23,3 +23,28 @@ export interface ModelResult {
   error?: { code: string; message: string; upstreamStatus?: number };
   warnings?: string[];
 }
+
+/** Error codes of calls that failed on the vendor's side of the gateway: its service, or the gateway's account with it. */
+const VENDOR_SIDE_CODES: ReadonlySet<string> = new Set([
+  'upstream_rate_limited',
+  'upstream_overloaded',
+  'upstream_unreachable',
+  'upstream_malformed_response',
+  'timeout',
+  'provider_not_configured',
+  'internal_error',
+]);
+
+/**
+ * Whether a failed call failed for a reason its request did not give: the vendor down,
+ * overloaded or limiting the gateway, answering nonsense or too late, refusing or missing the
+ * gateway's key, or the gateway's own fault. Not a vendor's 4xx about the input (an image too
+ * large, a context overrun), a safety block, a cancelled call or a model without attachments:
+ * those are the caller's, and page no operator.
+ */
+export function failedOnVendorSide(error: { code: string; upstreamStatus?: number } | undefined): boolean {
+  if (!error) return false;
+  if (VENDOR_SIDE_CODES.has(error.code)) return true;
+  const status = error.upstreamStatus;
+  return error.code === 'upstream_error' && status !== undefined && (status >= 500 || status === 401 || status === 402 || status === 403);
+}

@@ -1,3 +1,4 @@
+import { METRIC } from '../../functions/observability.js';
 import { readFileSync } from 'node:fs';
 import { App, Duration, Validations, type CfnResource, type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
@@ -117,14 +118,12 @@ function expectStoreCallersOutlastTheStore(stack: GatewayStack, template: Templa
   }
 }
 
-/** The Lambda service errors the workflow's tasks retry (infra/stack/workflow.ts); never an error the function threw. */
-const LAMBDA_SERVICE_ERRORS = [
-  'Lambda.AWSLambdaException',
-  'Lambda.ClientExecutionTimeoutException',
-  'Lambda.SdkClientException',
-  'Lambda.ServiceException',
-  'Lambda.TooManyRequestsException',
-];
+/**
+ * The Lambda service errors the workflow's tasks retry (infra/stack/workflow.ts): a throttled
+ * invocation, which never ran. Never one that may follow a run (its vendor calls would be paid
+ * twice), nor an error the function threw.
+ */
+const LAMBDA_SERVICE_ERRORS = ['Lambda.TooManyRequestsException'];
 
 /** Actions AWS supports on no resource but "*", by who needs them. */
 const LAMBDA_STAR_ACTIONS = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
@@ -593,7 +592,7 @@ describe('Stack: GatewayStack', () => {
       }
     });
 
-    it.each(['GenerateModel', 'JudgeCalls'])('retries %s on Lambda service errors only, and catches everything else into a failed item', (name) => {
+    it.each(['GenerateModel', 'JudgeCalls'])('retries %s on a throttled invocation only, and catches everything else into a failed item', (name) => {
       const task = states[name]!;
       // One retrier, on errors of the Lambda service: an error the function threw is a bug a retry would repeat.
       expect(task.Retry).toHaveLength(1);
@@ -645,19 +644,22 @@ describe('Stack: GatewayStack', () => {
       }
     });
 
-    it('gives the claim-check bucket to the api, generate and judge functions only, on its objects, with exact actions', () => {
+    it('gives the claim-check bucket to the api, generate and judge functions only, on its objects, with exact actions (and ListBucket on the bucket to those that read)', () => {
       const bucketId = logicalId(stack, stack.data.claimCheckBucket);
-      const objects = { 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucketId, 'Arn'] }, '/*']] };
+      const bucket = { 'Fn::GetAtt': [bucketId, 'Arn'] };
+      const objects = { 'Fn::Join': ['', [bucket, '/*']] };
       const grants: Record<string, string[]> = {};
       for (const { roles, statement } of policyStatements(template)) {
         if (!JSON.stringify(statement.Resource).includes(bucketId)) continue;
-        expect(resources(statement)).toEqual([objects]);
+        // The bucket itself only for ListBucket, which makes S3 answer a missing object's read NoSuchKey, not AccessDenied.
+        expect(resources(statement)).toEqual(actions(statement).includes('s3:ListBucket') ? [bucket] : [objects]);
+        if (actions(statement).includes('s3:ListBucket')) expect(actions(statement)).toEqual(['s3:ListBucket']);
         for (const role of roles) grants[role] = [...(grants[role] ?? []), ...actions(statement)].sort();
       }
       expect(grants).toEqual({
-        [logicalId(stack, stack.apiFunction.role!)]: ['s3:DeleteObject', 's3:GetObject', 's3:PutObject'],
-        [logicalId(stack, stack.generateFunction.role!)]: ['s3:GetObject', 's3:PutObject'],
-        [logicalId(stack, stack.judgeFunction.role!)]: ['s3:GetObject', 's3:PutObject'],
+        [logicalId(stack, stack.apiFunction.role!)]: ['s3:DeleteObject', 's3:GetObject', 's3:ListBucket', 's3:PutObject'],
+        [logicalId(stack, stack.generateFunction.role!)]: ['s3:GetObject', 's3:ListBucket', 's3:PutObject'],
+        [logicalId(stack, stack.judgeFunction.role!)]: ['s3:GetObject', 's3:ListBucket', 's3:PutObject'],
       });
       for (const fn of [stack.apiFunction, stack.generateFunction, stack.judgeFunction]) {
         expect(all[logicalId(stack, fn)]!.Properties!.Environment.Variables.CLAIM_CHECK_BUCKET).toEqual({ Ref: bucketId });
@@ -983,7 +985,7 @@ describe('Stack: GatewayStack', () => {
     const alarms = () => Object.values(template.findResources('AWS::CloudWatch::Alarm') as Resources).map((alarm) => alarm.Properties!);
 
     it('sends every alarm to the topic, on the first occurrence in its period, and no data is no alarm', () => {
-      expect(alarms().length).toBe(10);
+      expect(alarms().length).toBe(11);
       for (const alarm of alarms()) {
         expect(alarm).toMatchObject({
           AlarmActions: [topic()],
@@ -1026,11 +1028,26 @@ describe('Stack: GatewayStack', () => {
     it("watches the API's 5xx answers, under the API's own name (the stack's), and the workflow's failed, timed-out and aborted executions", () => {
       template.hasResourceProperties('AWS::ApiGateway::RestApi', { Name: stack.stackName });
       expect(alarms()).toContainEqual(expect.objectContaining({ Namespace: 'AWS/ApiGateway', MetricName: '5XXError', Dimensions: [{ Name: 'ApiName', Value: stack.stackName }] }));
-      const workflow = alarms().find((alarm) => alarm.Metrics !== undefined)!;
+      const workflow = alarms().find((alarm) => JSON.stringify(alarm.Metrics ?? null).includes('ExecutionsFailed'))!;
+      // Each FILLed: a sum with a series that has no datapoint in the period (no execution ever timed out) has none.
+      expect((workflow.Metrics as { Expression?: string }[]).find((m) => m.Expression)!.Expression).toBe('FILL(failed, 0) + FILL(timedOut, 0) + FILL(aborted, 0)');
       const machine = logicalId(stack, stack.workflow.stateMachine);
       const metrics = (workflow.Metrics as { MetricStat?: { Metric: { MetricName: string; Dimensions: unknown } } }[]).flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric] : []));
       expect(metrics.map((m) => m.MetricName).sort()).toEqual(['ExecutionsAborted', 'ExecutionsFailed', 'ExecutionsTimedOut']);
       for (const metric of metrics) expect(metric.Dimensions).toEqual([{ Name: 'StateMachineArn', Value: { Ref: machine } }]);
+    });
+
+    it("alarms when half or more of 10 or more vendor calls in a period failed on the vendors' side, from the api function's per-request metrics", () => {
+      const alarm = alarms().find((a) => JSON.stringify(a.Metrics ?? null).includes('VendorFailures'))!;
+      const metrics = alarm.Metrics as { Id: string; Expression?: string; MetricStat?: { Metric: { Namespace: string; MetricName: string; Dimensions: unknown }; Stat: string } }[];
+      expect(metrics.find((m) => m.Expression)!.Expression).toBe('IF(FILL(calls, 0) >= 10 AND FILL(failures, 0) >= 0.5 * FILL(calls, 0), 1, 0)');
+      const stats = metrics.flatMap((m) => (m.MetricStat ? [[m.Id, m.MetricStat.Metric.MetricName, m.MetricStat.Stat]] : []));
+      expect(stats.sort()).toEqual([
+        ['calls', METRIC.vendorCalls, 'Sum'],
+        ['failures', METRIC.vendorFailures, 'Sum'],
+      ]);
+      for (const m of metrics)
+        if (m.MetricStat) expect(m.MetricStat.Metric).toMatchObject({ Namespace: 'ModelCompareGateway', Dimensions: [{ Name: 'service', Value: 'model-compare-gateway' }] });
     });
 
     it('subscribes no one unless an address is given', () => {

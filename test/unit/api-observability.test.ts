@@ -1,3 +1,4 @@
+import { failedOnVendorSide } from '../../shared/compare/result.js';
 import type { IncomingMessage } from 'node:http';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
@@ -155,6 +156,8 @@ describe('Handler: api, observability', () => {
     expect(charged).toHaveLength(1);
     expect(charged[0]!._aws.CloudWatchMetrics[0]!.Dimensions).toEqual([['service']]);
     expect(charged[0]).toMatchObject({ CreditsCharged: 0.12 });
+    // Three vendor calls; the failure (Anthropic overloaded, 529) is on the vendor's side.
+    expect(charged[0]).toMatchObject({ VendorCalls: 3, VendorFailures: 1 });
     const perRequest = docs.filter((d) => metricNames(d).includes(METRIC.requests));
     expect(perRequest).toHaveLength(1);
     expect(perRequest[0]!._aws.CloudWatchMetrics[0]!.Dimensions).toEqual([['service']]);
@@ -350,5 +353,25 @@ describe('Function: lazyAsyncAtHand', () => {
     expect(await pending).toBe('built');
     expect(get()).toBe('built');
     expect(build).toHaveBeenCalledTimes(2);
+  });
+});
+
+describe('Function: failedOnVendorSide (what the VendorFailures alarm counts)', () => {
+  it.each([
+    [{ code: 'upstream_rate_limited', upstreamStatus: 429 }, true],
+    [{ code: 'upstream_overloaded', upstreamStatus: 503 }, true],
+    [{ code: 'upstream_error', upstreamStatus: 500 }, true],
+    [{ code: 'upstream_error', upstreamStatus: 401 }, true],
+    [{ code: 'upstream_error', upstreamStatus: 403 }, true],
+    [{ code: 'timeout' }, true],
+    [{ code: 'provider_not_configured' }, true],
+    [{ code: 'upstream_error', upstreamStatus: 400 }, false],
+    [{ code: 'upstream_error', upstreamStatus: 413 }, false],
+    [{ code: 'upstream_blocked' }, false],
+    [{ code: 'cancelled' }, false],
+    [{ code: 'attachment_not_supported' }, false],
+    [undefined, false],
+  ])('%j: %s', (error, expected) => {
+    expect(failedOnVendorSide(error)).toBe(expected);
   });
 });
