@@ -23,7 +23,8 @@ for (const entry of MODELS) {
 
 /**
  * What answers to a retired ID from the start of its retirement day (epoch ms): its successor,
- * as this ID; and the note that announces it until then.
+ * as this ID, or the vendor's own replacement (`vendorReroute`); and the note that announces it
+ * until then.
  */
 const retired = new Map<ModelEntry, { from: number; served: ModelEntry; announced: string }>();
 for (const entry of MODELS) {
@@ -47,6 +48,20 @@ for (const entry of MODELS) {
       // What a caller may tune stays what the contract gives this ID (spec 2.6): the successor takes all of it.
       capabilities: { ...successor.capabilities, tuning: entry.capabilities.tuning },
       servedBy: `${vendor} shut ${entry.upstreamModel} down on ${on}; ${answerer} answers this ID in its place, at its prices`,
+    },
+  });
+}
+
+for (const entry of MODELS) {
+  if (!entry.vendorReroute) continue;
+  const { on, answeredBy } = entry.vendorReroute;
+  const vendor = PROVIDER_NAMES[entry.provider];
+  retired.set(entry, {
+    from: Date.parse(`${on}T00:00:00Z`),
+    announced: `${vendor} answers ${entry.upstreamModel} with ${answeredBy} from ${on}; the gateway still sends ${entry.upstreamModel}, at its prices`,
+    served: {
+      ...entry,
+      servedBy: `${vendor} answers ${entry.upstreamModel} with ${answeredBy} since ${on}: ${answeredBy} answered, priced as ${entry.upstreamModel} (the catalog lists no prices of its own for it)`,
     },
   });
 }

@@ -484,7 +484,10 @@ export const MODELS: readonly ModelEntry[] = [
     upstreamModel: 'gemini-2.5-flash',
     protocol: 'gemini-generate-content',
     tier: 'legacy',
-    prices: usd(0.3, 0.03, null, 2.5), // deprecated; shutdown 2026-12-01 (then routed to gemini-3.5-flash-lite)
+    // Deprecated; from 2026-12-01 Google routes its requests to gemini-3.5-flash-lite (its deprecations page, as
+    // third parties quote it: "requests to gemini-2.5-flash [route] to gemini-3.5-flash-lite"), whose prices are not published here.
+    vendorReroute: { on: '2026-12-01', answeredBy: 'gemini-3.5-flash-lite' },
+    prices: usd(0.3, 0.03, null, 2.5),
     capabilities: { attachments: GEMINI_MEDIA, structuredOutput: 'native', tuning: NO_TUNING, cache: geminiCache(32_768) },
     defaultMaxTokens: 4096,
     maxOutputTokens: 65_536,

@@ -123,6 +123,13 @@ export interface ModelEntry {
   servedBy?: string;
   /** Set when the vendor shuts `upstreamModel` down (or has): another catalog model answers to this ID from that day (shared/catalog/index.ts). */
   retirement?: Retirement;
+  /**
+   * Set when the vendor itself answers `upstreamModel` with another model of its own from `on`
+   * (00:00 UTC), one the catalog does not list: the name is still sent and priced as the
+   * catalog prices it, and from that day every result says which model answered; the listing
+   * notes it before then.
+   */
+  vendorReroute?: { on: string; answeredBy: string };
   protocol: WireProtocol;
   /** Where spec 2.13 lists it; `other` for IDs that appear only in 2.6. */
   tier: 'flagship' | 'fast' | 'legacy' | 'other';

@@ -3,6 +3,7 @@ import { allModels, resolveModel, vendorSpelling } from '../../shared/catalog/in
 import { modelListing, modelListingJson } from '../../shared/catalog/listing.js';
 import { samplingSupport } from '../../shared/providers/openai-responses/sampling.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
+import { planCall } from '../../shared/compare/model-call.js';
 
 /** Every model ID the contract shows (spec 2.13, 2.14, 2.6). */
 const CONTRACT_IDS = {
@@ -238,6 +239,24 @@ describe('Feature: retired vendor models', () => {
     if (thinkingBudget) expect(successor.capabilities.tuning.thinkingBudget).toBeDefined();
     if (webSearch) expect(successor.capabilities.tuning.webSearch).toBe(true);
     if (cachedContent) expect(successor.capabilities.tuning.cachedContent).toBe(true);
+  });
+
+  it('says, from its day, that the vendor answers fam_b-2.5-flash with a model of its own, which the catalog does not list; a note before', () => {
+    const before = Date.parse('2026-11-30T23:59:59Z');
+    const after = Date.parse('2026-12-01T00:00:00Z');
+    const declared = resolveModel('fam_b-2.5-flash', before)!;
+    expect(declared.servedBy).toBeUndefined();
+    const served = resolveModel('fam_b-2.5-flash', after)!;
+    // The same name sent, at the same prices: only the warning on every result differs.
+    expect(served).toMatchObject({ upstreamModel: 'gemini-2.5-flash', prices: declared.prices, protocol: declared.protocol });
+    expect(served.servedBy).toBe(
+      'Google answers gemini-2.5-flash with gemini-3.5-flash-lite since 2026-12-01: gemini-3.5-flash-lite answered, priced as gemini-2.5-flash (the catalog lists no prices of its own for it)',
+    );
+    const request = validatePromptRequest({ prompt: 'Hi', models: ['fam_b-2.5-flash'] });
+    expect(planCall(request, { ...request.models[0]!, entry: served }).warnings).toEqual([served.servedBy]);
+    const listed = (now: number) => modelListing(now).models.find((model) => model.id === 'fam_b-2.5-flash')!;
+    expect(listed(before).notes).toEqual(['Google answers gemini-2.5-flash with gemini-3.5-flash-lite from 2026-12-01; the gateway still sends gemini-2.5-flash, at its prices']);
+    expect(listed(after).notes).toEqual([served.servedBy]);
   });
 
   it('lists an announced shutdown as a note until the day, and the model that answers from then on', () => {
