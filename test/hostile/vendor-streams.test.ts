@@ -179,6 +179,7 @@ describe('Hostile vendor streams: Bedrock ConverseStream', () => {
   it.each([
     ['throttlingException', 'upstream_rate_limited', true],
     ['modelStreamErrorException', 'upstream_error', true],
+    ['serviceUnavailableException', 'upstream_overloaded', true],
     ['validationException', 'upstream_error', false],
   ])("an exception frame (%s) after text is the vendor's error: %s, its message kept, the text so far as partial", async (type, code, retryable) => {
     frames = [

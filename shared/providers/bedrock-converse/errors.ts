@@ -55,7 +55,15 @@ export function fromSdkError(error: unknown, signal: AbortSignal): UpstreamError
   }
   if (status !== undefined) {
     const retryable = status === 429 || status >= 500 || (isService && RETRYABLE_EXCEPTIONS.has(name));
-    const code = name === 'ThrottlingException' ? 'upstream_rate_limited' : name === 'ModelNotReadyException' ? 'upstream_error' : codeForStatus(status);
+    // By the exception's name where it says more than the status does (a stream's exception frame comes with the stream's 200).
+    const code =
+      name === 'ThrottlingException'
+        ? 'upstream_rate_limited'
+        : name === 'ServiceUnavailableException'
+          ? 'upstream_overloaded'
+          : name === 'ModelNotReadyException'
+            ? 'upstream_error'
+            : codeForStatus(status);
     return new UpstreamError(code, vendorMessage(e, isService) ?? `The provider answered ${status}`, {
       upstreamStatus: status,
       retryable,

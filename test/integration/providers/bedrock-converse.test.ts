@@ -205,16 +205,19 @@ describe('Adapter: bedrockConverse errors from the simulator, parsed by the SDK'
     [404, 'Could not resolve the foundation model from the provided model identifier.', false],
     [408, 'Model has timed out in processing the request. Try your request again.', false],
     [424, 'The model encountered an error while processing the request.', false],
-  ])('maps a simulated %i to upstream_error (503: upstream_overloaded) with the vendor message (retryable %s)', async (status, message, retryable) => {
-    fault({ status });
+  ])(
+    'maps a simulated %i to upstream_error (ServiceUnavailableException, which the simulator names 502 and 503: upstream_overloaded) with the vendor message (retryable %s)',
+    async (status, message, retryable) => {
+      fault({ status });
 
-    const error = await failure();
+      const error = await failure();
 
-    expect(error.code).toBe(status === 503 ? 'upstream_overloaded' : 'upstream_error');
-    expect(error.message).toBe(message);
-    expect(error.details.upstreamStatus).toBe(status);
-    expect(error.retryable).toBe(retryable);
-  });
+      expect(error.code).toBe(status === 502 || status === 503 ? 'upstream_overloaded' : 'upstream_error');
+      expect(error.message).toBe(message);
+      expect(error.details.upstreamStatus).toBe(status);
+      expect(error.retryable).toBe(retryable);
+    },
+  );
 
   it('keeps a custom error body message', async () => {
     fault({ status: 400, body: { message: 'The provided model identifier is invalid.' } });
