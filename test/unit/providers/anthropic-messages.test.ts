@@ -580,8 +580,8 @@ describe('Class: MessagesStream', () => {
       const partial = stopped({ input_tokens: 8, cache_read_input_tokens: 350_000, cache_creation_input_tokens: 0 });
       expect(partial.usage).toBeUndefined();
       const charge = chargeCall(cached, partial.usage, partial.output, Date.now(), partial.hints);
-      // 26 characters of text and 40 of thinking: 7 + 10 output tokens.
-      const classed = { inputTokens: 350_008, cachedInputTokens: 350_000, cacheWriteTokens: 0, outputTokens: 17, reasoningTokens: 0 };
+      // 26 characters of text (25 letters and spaces, 4 a token, and a full stop, a token) and 40 letters of thinking: 7.25 + 10, 18 output tokens.
+      const classed = { inputTokens: 350_008, cachedInputTokens: 350_000, cacheWriteTokens: 0, outputTokens: 18, reasoningTokens: 0 };
       expect(charge).toMatchObject({ kind: 'estimated', estimatedCost: providerCost(SONNET.prices, classed) });
       expect((charge as { warning: string }).warning).toMatch(/350000 of them cache reads and 0 cache writes, each at its price/);
       // Not the whole input at the input price (about 10 times as much).
@@ -592,7 +592,7 @@ describe('Class: MessagesStream', () => {
       const partial = stopped({ input_tokens: 8, cache_read_input_tokens: 0, cache_creation_input_tokens: 350_000 });
       const charge = chargeCall(cached, partial.usage, partial.output, Date.now(), partial.hints);
       expect(charge).toMatchObject({
-        estimatedCost: providerCost(SONNET.prices, { inputTokens: 350_008, cachedInputTokens: 0, cacheWriteTokens: 350_000, outputTokens: 17, reasoningTokens: 0 }),
+        estimatedCost: providerCost(SONNET.prices, { inputTokens: 350_008, cachedInputTokens: 0, cacheWriteTokens: 350_000, outputTokens: 18, reasoningTokens: 0 }),
       });
     });
 

@@ -438,8 +438,8 @@ describe('Finish reasons of a chat completion, whole or streamed alike', () => {
     for (const delta of deltas) reader.onEvent({ event: 'message', data: JSON.stringify({ choices: [{ delta, finish_reason: null }] }) });
     const { output, hints } = reader.partial();
     expect(output).toBe('Answer');
-    // 50 + 25 + 10 tokens in the fields; the inline block, its tags included, 19.25.
-    expect(hints).toEqual({ unseenOutputTokens: 50 + 25 + 10 + (15 * 4 + 15) / 4 });
+    // 50 + 25 + 10 tokens in the fields; the inline block, its tags included: 70 letters 4 a token, its 5 brackets and slash a token each.
+    expect(hints).toEqual({ unseenOutputTokens: 50 + 25 + 10 + (15 * 4 + 10) / 4 + 5 });
   });
 
   it.each(paths)("%s: Mistral's error (generation failed part-way) fails the call, retryable while nothing was delivered", (path, read) => {
