@@ -32,6 +32,7 @@ const PATTERNS: readonly [RegExp, string][] = [
   [/\barn:aws[a-z-]*:[^\s"'`,;)]*[^\s"'`,;).]/g, REDACTED], // AWS ARNs (a role's names the account, and the stack), not a full stop after one
   [/(?<!\d|\d\.)\d{12}(?!\d|\.\d)/g, REDACTED], // AWS account IDs (not a piece of a longer number)
   [/\b(projects\/|project[_ ]number[:= ]\s*)[^\s/"'`,;)]+/gi, `$1${REDACTED}`], // Google Cloud projects
+  [/\b(project[ =:]\s*['"]?)(?=[\w-]*\d)[\w-]{4,}/gi, `$1${REDACTED}`], // and their numbers and IDs named so ("project 98765432101", "?project=my-app-4821")
 ];
 
 /** Known secrets shorter than this are not searched for (they would redact ordinary words). */

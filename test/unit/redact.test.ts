@@ -26,6 +26,9 @@ describe('Function: redactSecrets', () => {
     expect(redactSecrets("consumer 'projects/987654321098', project_number: 555 and organization 4C5D1A2E-0000-4000-8000-0123456789AB")).toBe(
       "consumer 'projects/[redacted]', project_number: [redacted] and organization [redacted]",
     );
+    expect(
+      redactSecrets('API has not been used in project 98765432101 before; enable it at /overview?project=98765432101. Permission denied on resource project my-gateway-prod-4821.'),
+    ).toBe('API has not been used in project [redacted] before; enable it at /overview?project=[redacted]. Permission denied on resource project [redacted].');
     // Ordinary words and numbers: token counts, a 13-digit time, a version, the words themselves.
     const plain = 'This model takes at most 128000 tokens (1795737612114 ms, v1.123456789012.3); learn: your organization or project may not use it; org-chart';
     expect(redactSecrets(plain)).toBe(plain);

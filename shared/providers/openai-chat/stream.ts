@@ -48,7 +48,8 @@ export class ChatStream {
     }
     const chunk = eventJson(event) as ChatChunk;
     if (chunk.error !== undefined && chunk.error !== null) {
-      throw new UpstreamError('upstream_error', vendorMessage(chunk) ?? 'The provider reported an error in the stream', { upstreamStatus: 200 });
+      const { code, retryable } = streamError(chunk.error);
+      throw new UpstreamError(code, vendorMessage(chunk) ?? 'The provider reported an error in the stream', { upstreamStatus: 200, retryable });
     }
     this.chunks++;
     const usage = chunk.usage ?? chunk.x_groq?.usage;
@@ -85,4 +86,19 @@ export class ChatStream {
     // The output is what was streamed: also when a `<think>` block never closed (all of it thinking).
     return { ...reply, ...('content' in message ? { output: this.text.output } : {}), hints: this.hints() };
   }
+}
+
+/**
+ * An error a vendor sent inside its stream, by the words of its `code`, `type` or status: a rate
+ * limit (`rate_limit_exceeded`, `rate_limit_error`, 429) or the vendor's capacity (`overloaded`,
+ * `service_unavailable`, 503, 529), as its status would have said before the stream, else
+ * `upstream_error`; retryable those and a server error (`server_error`, `api_error`, 5xx), while
+ * none of the call's text has gone out.
+ */
+function streamError(error: unknown): { code: 'upstream_rate_limited' | 'upstream_overloaded' | 'upstream_error'; retryable: boolean } {
+  const { code, type, status } = (typeof error === 'object' && error !== null ? error : {}) as { code?: unknown; type?: unknown; status?: unknown };
+  const words = [code, type, status].map((word) => (typeof word === 'string' || typeof word === 'number' ? String(word).slice(0, 64).toLowerCase() : '')).join(' ');
+  if (/rate_limit|\b429\b/.test(words)) return { code: 'upstream_rate_limited', retryable: true };
+  if (/overloaded|service_unavailable|\b503\b|\b529\b/.test(words)) return { code: 'upstream_overloaded', retryable: true };
+  return { code: 'upstream_error', retryable: /server_error|api_error|\b5\d\d\b/.test(words) };
 }

@@ -427,6 +427,26 @@ describe('Finish reasons of a chat completion, whole or streamed alike', () => {
     ['streamed', streamed],
   ] as const;
 
+  it.each([
+    [{ message: 'Rate limit reached in organization org_01hq2b3c4d5e6f7g8h9j0kmnpq', code: 'rate_limit_exceeded' }, 'upstream_rate_limited', true],
+    [{ message: 'Too many tokens', type: 'tokens', status: 429 }, 'upstream_rate_limited', true],
+    [{ message: 'Overloaded', type: 'overloaded_error' }, 'upstream_overloaded', true],
+    [{ message: 'The server had an error', type: 'server_error' }, 'upstream_error', true],
+    [{ message: 'Bad request', type: 'invalid_request_error' }, 'upstream_error', false],
+  ])('reads an error a vendor sends inside its stream by its words: %j is %s (retryable %s)', (error, code, retryable) => {
+    const reader = new ChatStream(dialectFor('groq'), () => undefined);
+    const thrown = (() => {
+      try {
+        reader.onEvent({ event: 'message', data: JSON.stringify({ error }) });
+      } catch (e) {
+        return e as UpstreamError;
+      }
+      return undefined;
+    })();
+    expect(thrown).toBeInstanceOf(UpstreamError);
+    expect(thrown).toMatchObject({ code, retryable, details: { upstreamStatus: 200 } });
+  });
+
   it('counts the reasoning streamed beside the content (its fields, Mistral thinking chunks, inline <think>) for a stream stopped before its usage', () => {
     const reader = new ChatStream(dialectFor('deepseek'), () => undefined);
     const deltas = [
