@@ -24,27 +24,33 @@ export interface ModelResult {
   warnings?: string[];
 }
 
-/** Error codes of calls that failed on the vendor's side of the gateway: its service, or the gateway's account with it. */
+/** Error codes of calls that failed on the vendor's side of the gateway, whatever their status. */
 const VENDOR_SIDE_CODES: ReadonlySet<string> = new Set([
   'upstream_rate_limited',
   'upstream_overloaded',
   'upstream_unreachable',
   'upstream_malformed_response',
   'timeout',
-  'provider_not_configured',
   'internal_error',
 ]);
 
+/** Vendor statuses of an `upstream_error` that are the vendor's failing, not the request's: its credit spent (402), a model that timed out or failed (408, 424, Bedrock's), any 5xx. */
+const VENDOR_SIDE_STATUSES = (status: number) => status >= 500 || status === 402 || status === 408 || status === 424;
+
 /**
- * Whether a failed call failed for a reason its request did not give: the vendor down,
- * overloaded or limiting the gateway, answering nonsense or too late, refusing or missing the
- * gateway's key, or the gateway's own fault. Not a vendor's 4xx about the input (an image too
- * large, a context overrun), a safety block, a cancelled call or a model without attachments:
- * those are the caller's, and page no operator.
+ * Whether a failed call failed for a reason its request did not give, which the VendorFailures
+ * alarm counts: the vendor down, overloaded or limiting the gateway, answering nonsense or too
+ * late, failing inside a stream it had begun (its status the stream's 200), the gateway's
+ * credit with it spent, or the gateway's own fault. Not a vendor's 4xx about the input (an
+ * image too large, a context overrun), a safety block, a cancelled call or a model without
+ * attachments, which are the caller's; nor a refused key (401, 403: the LoggedErrors alarm has
+ * those, but for a 403 a caller's cachedContent may cause) or a vendor with no key configured
+ * (a warning: a caller could otherwise page the operator for free by naming its models).
  */
 export function failedOnVendorSide(error: { code: string; upstreamStatus?: number } | undefined): boolean {
   if (!error) return false;
   if (VENDOR_SIDE_CODES.has(error.code)) return true;
+  if (error.code !== 'upstream_error') return false;
   const status = error.upstreamStatus;
-  return error.code === 'upstream_error' && status !== undefined && (status >= 500 || status === 401 || status === 402 || status === 403);
+  return status === undefined || status === 200 || VENDOR_SIDE_STATUSES(status);
 }
