@@ -31,7 +31,7 @@ for (const entry of MODELS) {
   if (!entry.retirement) continue;
   const { on, successor: successorId } = entry.retirement;
   const successor = byId.get(successorId);
-  if (!successor || successor.id !== successorId || successor.retirement || successor.provider !== entry.provider) {
+  if (!successor || successor.id !== successorId || successor.retirement || successor.vendorReroute || successor.provider !== entry.provider) {
     throw new Error(`${entry.id}: successor ${successorId} is not a catalog ID of its vendor that stays`);
   }
   const { retirement, servedBy, ...answering } = successor;
@@ -54,6 +54,8 @@ for (const entry of MODELS) {
 
 for (const entry of MODELS) {
   if (!entry.vendorReroute) continue;
+  // One of the two: a retired model's successor answers instead of it, the vendor's replacement or the catalog's.
+  if (entry.retirement) throw new Error(`${entry.id}: both retired and rerouted by its vendor`);
   const { on, answeredBy } = entry.vendorReroute;
   const vendor = PROVIDER_NAMES[entry.provider];
   retired.set(entry, {

@@ -177,7 +177,11 @@ async function callModel(
     const route = options.route(model.entry);
     // A process's first calls wait for their adapter's code here, so that they too are prepared in turns.
     await route.adapter.loading?.();
-    if (ready && options.prepareOnceReady) await ready;
+    if (ready && options.prepareOnceReady) {
+      await ready;
+      // The caller gone meanwhile: its calls are not worth preparing.
+      if (shared.gone.aborted) throw new UpstreamError('cancelled', 'The caller disconnected before the call was prepared');
+    }
     // Prepared in turns (preparingInTurns), once ready or not.
     await turn();
     apiKey = route.endpoint.apiKey;
@@ -396,11 +400,19 @@ function tokenClasses(usage: Usage, protocol: WireProtocol): NonNullable<ModelRe
  * instead of the vendor's: those name the operator's organisation or project and, for a
  * limit, how much of it every tenant together has used ("Limit 30000, Used 29412").
  */
-const OPERATOR_ACCOUNT_MESSAGES: Readonly<Record<number, string>> = {
-  401: "The provider refused the gateway's key for this model: the gateway's operator must replace it",
-  402: "The gateway's account with this provider cannot pay for the call: the gateway's operator must top it up",
-  429: "The provider is limiting the gateway's calls to this model just now; retry later",
-};
+const OPERATOR_ACCOUNT_MESSAGES = {
+  keyRefused: "The provider refused the gateway's key for this model: the gateway's operator must replace it",
+  noCredit: "The gateway's account with this provider cannot pay for the call: the gateway's operator must top it up",
+  limited: "The provider is limiting the gateway's calls to this model just now; retry later",
+} as const;
+
+/** The gateway's words for what a vendor said of its account (by the error's code, else its status), if it said that. */
+function operatorAccountMessage({ code, details: { upstreamStatus } }: UpstreamError): string | undefined {
+  // A rate limit, before the stream or inside it; not every 429 (Bedrock's ModelNotReadyException: the model is loading).
+  if (code === 'upstream_rate_limited') return OPERATOR_ACCOUNT_MESSAGES.limited;
+  if (upstreamStatus === 401) return OPERATOR_ACCOUNT_MESSAGES.keyRefused;
+  return upstreamStatus === 402 ? OPERATOR_ACCOUNT_MESSAGES.noCredit : undefined;
+}
 
 /**
  * The failure as the answer reports it. Vendors quote the key they were sent and name the
@@ -411,8 +423,7 @@ const OPERATOR_ACCOUNT_MESSAGES: Readonly<Record<number, string>> = {
 function toResultError(error: unknown, apiKey: string | undefined): NonNullable<ModelResult['error']> {
   if (error instanceof UpstreamError) {
     const { upstreamStatus } = error.details;
-    const ours = OPERATOR_ACCOUNT_MESSAGES[error.code === 'upstream_rate_limited' ? 429 : (upstreamStatus ?? 0)];
-    return { code: error.code, message: ours ?? redactSecrets(error.message, [apiKey]), ...(upstreamStatus !== undefined ? { upstreamStatus } : {}) };
+    return { code: error.code, message: operatorAccountMessage(error) ?? redactSecrets(error.message, [apiKey]), ...(upstreamStatus !== undefined ? { upstreamStatus } : {}) };
   }
   // An adapter bug must not leak internals (or content) into the answer.
   return { code: 'internal_error', message: 'The gateway failed to call this model' };

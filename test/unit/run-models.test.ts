@@ -333,6 +333,16 @@ describe('Function: runModels, sent once ready', () => {
     expect(prepared).toEqual(MODELS);
     expect(sent).toEqual(MODELS);
 
+    // The caller gone while the reserve was in flight: nothing prepared, every call cancelled, free.
+    const left = recording(async () => ({ output: 'ok', usage, warnings: [] }));
+    const caller = new AbortController();
+    const waiting = gate();
+    const gone = runThrough(MODELS, left.adapter, { ready: waiting.opened, prepareOnceReady: true, onDelta: () => undefined, signal: caller.signal, disconnectGraceMs: 0 });
+    caller.abort();
+    waiting.open();
+    expect((await gone).map((r) => [r.status, r.providerCost])).toEqual(MODELS.map(() => ['cancelled', 0]));
+    expect(left.prepared).toEqual([]);
+
     const refused = recording(async () => ({ output: 'ok', usage, warnings: [] }));
     const results = await runThrough(MODELS, refused.adapter, { ready: Promise.reject(new Error('402: not reserved')), prepareOnceReady: true });
     expect(results.map((r) => r.status)).toEqual(['failed', 'failed', 'failed']);
@@ -728,5 +738,33 @@ describe("Function: runModels, the output budget's edges", () => {
     const shared = [...added].filter(([, count]) => count === 2).map(([signal]) => signal);
     expect(shared).toHaveLength(1);
     expect(getEventListeners(shared[0]!, 'abort')).toEqual([]);
+  });
+});
+
+describe("Function: runModels, a vendor's words about the gateway's own account", () => {
+  const fail = (error: UpstreamError) => ({
+    send: async () => {
+      throw error;
+    },
+  });
+  it.each([
+    [
+      new UpstreamError('upstream_error', 'Insufficient Balance for org-OPERATORorg1234567890ab', { upstreamStatus: 402 }),
+      "The gateway's account with this provider cannot pay for the call: the gateway's operator must top it up",
+    ],
+    [
+      new UpstreamError('upstream_error', 'Incorrect API key provided', { upstreamStatus: 401 }),
+      "The provider refused the gateway's key for this model: the gateway's operator must replace it",
+    ],
+    // Inside a stream (its 200): a rate limit by its code.
+    [
+      new UpstreamError('upstream_rate_limited', 'Used 29412 of 30000', { upstreamStatus: 200 }),
+      "The provider is limiting the gateway's calls to this model just now; retry later",
+    ],
+    // Bedrock's model still loading answers 429 too: not a limit of the gateway's account, its words kept.
+    [new UpstreamError('upstream_error', 'Model is not ready', { upstreamStatus: 429 }), 'Model is not ready'],
+  ])('%s answers %j', async (error, message) => {
+    const [result] = await runThrough(['fam_c-5.4'], fail(error), { retry: { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0 } });
+    expect(result!.error).toEqual({ code: error.code, message, upstreamStatus: error.details.upstreamStatus });
   });
 });
