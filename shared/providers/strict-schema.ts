@@ -16,7 +16,8 @@ const SUBSCHEMA_MAPS = ['properties', '$defs', 'definitions'] as const;
  * not permitted", "'default' is not permitted"); the contract accepts any of JSON Schema's.
  * A keyword left out here only costs the schema its strict enforcement (the gateway checks
  * every output against it still), one wrongly let in the call itself: the list is the
- * documented one, no more.
+ * documented one (`definitions` beside `$defs` among its examples), and `title`, which
+ * schemas made by OpenAI's own SDK helpers carry on every level, no more.
  */
 const STRICT_KEYWORDS: ReadonlySet<string> = new Set([
   'type',
