@@ -54,3 +54,14 @@ export function failedOnVendorSide(error: { code: string; upstreamStatus?: numbe
   const status = error.upstreamStatus;
   return status === undefined || status === 200 || VENDOR_SIDE_STATUSES(status);
 }
+
+/**
+ * Whether a failed call's vendor refused the gateway's own key: a 401 or 403, or Google's
+ * 400 for a key it does not take (`API_KEY_INVALID`, "API key not valid", or expired), which
+ * it answers as a bad argument. Every call to that vendor fails until the operator acts.
+ */
+export function refusedGatewayKey(error: { code: string; message: string; upstreamStatus?: number } | undefined): boolean {
+  if (!error || error.code !== 'upstream_error') return false;
+  const status = error.upstreamStatus;
+  return status === 401 || status === 403 || (status === 400 && /\bAPI[ _]key (not valid|expired)|API_KEY_(INVALID|EXPIRED)/i.test(error.message));
+}

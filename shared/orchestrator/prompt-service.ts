@@ -21,7 +21,7 @@ import type { Router } from '../providers/router.js';
 import type { AccountsRepository } from '../storage/accounts.js';
 import type { PromptLogsRepository } from '../storage/prompt-logs.js';
 import { toPromptLog } from './prompt-log.js';
-import type { ModelResult } from '../compare/result.js';
+import { refusedGatewayKey, type ModelResult } from '../compare/result.js';
 import { heldToBudget, OutputBudget } from '../compare/output-budget.js';
 import { runModels, type FanOutOptions } from '../compare/run-models.js';
 import { preparingInTurns } from '../compare/turns.js';
@@ -376,7 +376,7 @@ export function logRefusedKeys(
 ): void {
   let logged: Set<string> | undefined;
   const check = (modelId: string, error: ModelResult['error']) => {
-    if (!error || !(error.code === 'provider_not_configured' || error.upstreamStatus === 401 || error.upstreamStatus === 403) || logged?.has(modelId)) return;
+    if (!error || !(error.code === 'provider_not_configured' || refusedGatewayKey(error)) || logged?.has(modelId)) return;
     logged ??= new Set();
     logged.add(modelId);
     const fields = { ...ids, modelId, errorCode: error.code, ...(error.upstreamStatus === undefined ? {} : { upstreamStatus: error.upstreamStatus }) };

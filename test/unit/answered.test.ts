@@ -90,6 +90,7 @@ describe('Function: logRefusedKeys', () => {
     models: ['fam_c-5.4', 'fam_g-small', 'fam_b-3.1-pro', 'fam_k-8b'],
     model_tuning: { 'fam_b-3.1-pro': { cachedContent: 'cachedContents/theirs' } },
   });
+  const google = validatePromptRequest({ prompt: 'Hi', models: ['fam_b-3.5-flash', 'fam_b-3.1-flash-lite'] });
   const failed = (modelId: string, error: ModelResult['error']): ModelResult => ({
     modelId,
     status: 'failed',
@@ -126,6 +127,18 @@ describe('Function: logRefusedKeys', () => {
     expect(log.lines).toEqual([
       ['error', "A vendor refused the gateway's key", { requestId: 'r1', promptLogId: 'pl_1', modelId: 'fam_c-5.4', errorCode: 'upstream_error', upstreamStatus: 401 }],
       ['warn', 'No key is configured for the vendor of a requested model', { requestId: 'r1', promptLogId: 'pl_1', modelId: 'fam_g-small', errorCode: 'provider_not_configured' }],
+    ]);
+  });
+
+  it("logs Google's 400 for a key it does not take as a refused key, not its other 400s", () => {
+    const log = levelLog();
+    const results = [
+      failed('fam_b-3.5-flash', { code: 'upstream_error', message: 'INVALID_ARGUMENT: API key not valid. Please pass a valid API key.', upstreamStatus: 400 }),
+      failed('fam_b-3.1-flash-lite', { code: 'upstream_error', message: 'INVALID_ARGUMENT: Request contains an invalid argument.', upstreamStatus: 400 }),
+    ];
+    logRefusedKeys(log, google, results, [], { promptLogId: 'pl_2' });
+    expect(log.lines).toEqual([
+      ['error', "A vendor refused the gateway's key", { promptLogId: 'pl_2', modelId: 'fam_b-3.5-flash', errorCode: 'upstream_error', upstreamStatus: 400 }],
     ]);
   });
 });
