@@ -61,7 +61,7 @@ export function failedOnVendorSide(error: { code: string; upstreamStatus?: numbe
  * it answers as a bad argument. Every call to that vendor fails until the operator acts.
  */
 export function refusedGatewayKey(error: { code: string; message: string; upstreamStatus?: number } | undefined): boolean {
-  if (!error || error.code !== 'upstream_error') return false;
+  if (error?.code !== 'upstream_error') return false;
   const status = error.upstreamStatus;
   return status === 401 || status === 403 || (status === 400 && /\bAPI[ _]key (not valid|expired)|API_KEY_(INVALID|EXPIRED)/i.test(error.message));
 }
