@@ -35,7 +35,7 @@ const VENDOR_SIDE_CODES: ReadonlySet<string> = new Set([
 ]);
 
 /** Vendor statuses of an `upstream_error` that are the vendor's failing, not the request's: its credit spent (402), a model that timed out or failed (408, 424, Bedrock's), any 5xx. */
-const VENDOR_SIDE_STATUSES = (status: number) => status >= 500 || status === 402 || status === 408 || status === 424;
+const vendorSideStatus = (status: number) => status >= 500 || status === 402 || status === 408 || status === 424;
 
 /**
  * Whether a failed call failed for a reason its request did not give, which the VendorFailures
@@ -52,7 +52,7 @@ export function failedOnVendorSide(error: { code: string; upstreamStatus?: numbe
   if (VENDOR_SIDE_CODES.has(error.code)) return true;
   if (error.code !== 'upstream_error') return false;
   const status = error.upstreamStatus;
-  return status === undefined || status === 200 || VENDOR_SIDE_STATUSES(status);
+  return status === undefined || status === 200 || vendorSideStatus(status);
 }
 
 /**
