@@ -407,7 +407,8 @@ const OPERATOR_ACCOUNT_MESSAGES = {
 } as const;
 
 /** The gateway's words for what a vendor said of its account (by the error's code, else its status), if it said that. */
-function operatorAccountMessage({ code, details: { upstreamStatus } }: UpstreamError): string | undefined {
+function operatorAccountMessage({ code, details: { upstreamStatus, creditSpent } }: UpstreamError): string | undefined {
+  if (creditSpent) return OPERATOR_ACCOUNT_MESSAGES.noCredit;
   // A rate limit, before the stream or inside it; not every 429 (Bedrock's ModelNotReadyException: the model is loading).
   if (code === 'upstream_rate_limited') return OPERATOR_ACCOUNT_MESSAGES.limited;
   if (upstreamStatus === 401) return OPERATOR_ACCOUNT_MESSAGES.keyRefused;

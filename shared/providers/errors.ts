@@ -41,6 +41,12 @@ export class UpstreamError extends Error {
        * not yet handed to it), or the vendor had answered an error status (its body cut off).
        */
       unbilled?: true;
+      /**
+       * The vendor said the gateway's account with it cannot pay (OpenAI's 429
+       * `insufficient_quota`, "check your plan and billing details"): no retry helps, and the
+       * caller is told so in the gateway's words, as for a 402.
+       */
+      creditSpent?: true;
     } = {},
   ) {
     super(message, { cause: details.cause });

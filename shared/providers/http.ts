@@ -71,12 +71,22 @@ export function answerTooLarge(error: unknown): UpstreamError | undefined {
   return undefined;
 }
 
-export const defaultErrorMapper: ErrorMapper = (status, text, retryAfter) =>
-  new UpstreamError(codeForStatus(status), vendorMessage(text) ?? `The provider answered ${status}`, {
+export const defaultErrorMapper: ErrorMapper = (status, text, retryAfter) => {
+  const body = vendorBody(text);
+  const creditSpent = status === 429 && quotaSpent(body);
+  return new UpstreamError(codeForStatus(status), vendorMessage(body) ?? `The provider answered ${status}`, {
     upstreamStatus: status,
-    retryable: status === 429 || status >= 500,
+    retryable: (status === 429 && !creditSpent) || status >= 500,
     retryAfterMs: parseRetryAfter(retryAfter),
+    ...(creditSpent ? { creditSpent: true as const } : {}),
   });
+};
+
+/** Whether a 429's body says the account is out of quota (OpenAI's `insufficient_quota`), not that it sends too fast. */
+export function quotaSpent(body: unknown): boolean {
+  const error = (body as { error?: unknown } | null | undefined)?.error;
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'insufficient_quota';
+}
 
 export function abortError(signal: AbortSignal, cause: unknown, status = answerStatus(cause)): UpstreamError {
   // An error answer cut off: its status is what the vendor said, and it bills nothing for it.
@@ -98,11 +108,17 @@ export function headerValue(value: string | string[] | undefined): string | null
 }
 
 /** The human part of a vendor error body (`{"error":{"message"}}` and its relatives), cut short. */
-function vendorMessage(text: string): string | undefined {
+function vendorMessage(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const { error, message } = body as { error?: { message?: unknown } | string | null; message?: unknown };
+  const text = typeof error === 'string' ? error : (error?.message ?? message);
+  return typeof text === 'string' ? cutWhole(text, 500) : undefined;
+}
+
+/** A vendor error body as JSON, or undefined where it is none. */
+function vendorBody(text: string): unknown {
   try {
-    const body = parseVendorJson(text) as { error?: { message?: unknown } | string; message?: unknown };
-    const message = typeof body.error === 'string' ? body.error : (body.error?.message ?? body.message);
-    return typeof message === 'string' ? cutWhole(message, 500) : undefined;
+    return parseVendorJson(text);
   } catch {
     return undefined;
   }

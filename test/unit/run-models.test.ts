@@ -761,6 +761,11 @@ describe("Function: runModels, a vendor's words about the gateway's own account"
       new UpstreamError('upstream_rate_limited', 'Used 29412 of 30000', { upstreamStatus: 200 }),
       "The provider is limiting the gateway's calls to this model just now; retry later",
     ],
+    // OpenAI's 429 for an account out of quota: spent credit, not a limit.
+    [
+      new UpstreamError('upstream_rate_limited', 'You exceeded your current quota', { upstreamStatus: 429, creditSpent: true }),
+      "The gateway's account with this provider cannot pay for the call: the gateway's operator must top it up",
+    ],
     // Bedrock's model still loading answers 429 too: not a limit of the gateway's account, its words kept.
     [new UpstreamError('upstream_error', 'Model is not ready', { upstreamStatus: 429 }), 'Model is not ready'],
   ])('%s answers %j', async (error, message) => {

@@ -1,4 +1,5 @@
 import { UpstreamError, codeForStatus, parseRetryAfter } from '../errors.js';
+import { quotaSpent } from '../http.js';
 import type { ChatDialect } from './dialects.js';
 import { cutWhole } from '../../text/cut.js';
 import { parseVendorJson } from '../vendor-json.js';
@@ -56,9 +57,11 @@ export function fromErrorResponse(dialect: ChatDialect, status: number, text: st
   }
   const message = vendorMessage(body) ?? `${PROVIDER_NAMES[dialect.id]} answered ${status}`;
   const code = codeForStatus(status, dialect.capacityStatuses);
+  const creditSpent = status === 429 && quotaSpent(body);
   return new UpstreamError(code, message, {
     upstreamStatus: status,
-    retryable: status === 429 || status >= 500 || code === 'upstream_overloaded',
+    retryable: !creditSpent && (status === 429 || status >= 500 || code === 'upstream_overloaded'),
     retryAfterMs: parseRetryAfter(retryAfter, now),
+    ...(creditSpent ? { creditSpent: true as const } : {}),
   });
 }

@@ -7,6 +7,7 @@ import { toChatRequest } from '../../../shared/providers/openai-chat/request.js'
 import { fromChatResponse, toUsage } from '../../../shared/providers/openai-chat/response.js';
 import { ChatStream } from '../../../shared/providers/openai-chat/stream.js';
 import { finishStream } from '../../../shared/providers/stream-http.js';
+import { defaultErrorMapper } from '../../../shared/providers/http.js';
 import { schemaInstruction } from '../../../shared/providers/structured-output.js';
 import type { ModelCall, ModelReply } from '../../../shared/providers/types.js';
 import { providerCost } from '../../../shared/pricing/cost.js';
@@ -577,6 +578,20 @@ describe('Function: fromErrorResponse', () => {
       message: 'Groq answered 502',
       retryable: true,
     });
+  });
+
+  it("takes a 429 saying the account is out of quota (insufficient_quota) for spent credit, not a limit a retry waits out; Responses' mapper alike", () => {
+    const body = JSON.stringify({
+      error: { message: 'You exceeded your current quota, please check your plan and billing details.', type: 'insufficient_quota', code: 'insufficient_quota' },
+    });
+    for (const error of [fromErrorResponse(dialectFor('groq'), 429, body, null), defaultErrorMapper(429, body, null)]) {
+      expect(error).toMatchObject({ code: 'upstream_rate_limited', retryable: false, details: { upstreamStatus: 429, creditSpent: true } });
+    }
+    const limited = JSON.stringify({ error: { message: 'Rate limit reached', code: 'rate_limit_exceeded' } });
+    for (const error of [fromErrorResponse(dialectFor('groq'), 429, limited, null), defaultErrorMapper(429, limited, null)]) {
+      expect(error.retryable).toBe(true);
+      expect(error.details.creditSpent).toBeUndefined();
+    }
   });
 
   it('reads Retry-After as an HTTP date', () => {
