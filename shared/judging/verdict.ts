@@ -55,6 +55,10 @@ export function parseVerdict(text: string, { quoted = [] }: { quoted?: readonly 
   const whole = readVerdict(trimmed);
   // A whole answer that only echoes an answer's verdict is no more the judge's than one in prose.
   if (whole !== undefined && typeof whole !== 'string' && !isQuoted(whole, trimmed)) return whole.verdict;
+  // A whole answer that names a winner but is no verdict (a score out of range, a winner scored
+  // below the other) is the judge's own, failed: an object nested in it (its per-criterion
+  // scores, say) is not taken in its place. A wrapper naming none is looked into.
+  if (typeof whole === 'string' && whole !== NOT_AN_OBJECT && whole !== NO_WINNER) throw new VerdictParseError(`The judge's answer is not a verdict: ${whole}`);
   let lastProblem = whole === undefined ? 'no JSON object in the answer' : typeof whole === 'string' ? whole : QUOTED;
   let found: (Candidate & { verdict: Verdict }) | undefined;
   let budget = MAX_PARSED_CHARS;
@@ -211,11 +215,14 @@ function winnerField(object: Record<string, unknown>): Verdict['winner'] | undef
 }
 
 /** The verdict in `value`, or what is wrong with it. */
+const NOT_AN_OBJECT = 'the JSON is not an object';
+const NO_WINNER = 'no winner of "A", "B" or "tie"';
+
 function toVerdict(value: unknown): Read | string {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'the JSON is not an object';
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return NOT_AN_OBJECT;
   const object = value as Record<string, unknown>;
   const winner = winnerField(object);
-  if (winner === undefined) return 'no winner of "A", "B" or "tie"';
+  if (winner === undefined) return NO_WINNER;
   const scoreA = toScore(field(object, SCORE_A_KEYS));
   const scoreB = toScore(field(object, SCORE_B_KEYS));
   if (scoreA === undefined || scoreB === undefined) {

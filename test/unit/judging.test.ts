@@ -139,6 +139,15 @@ describe('Function: parseVerdict', () => {
     expect(parseVerdict(text)).toMatchObject({ winner: 'A', scoreA: 8, scoreB: 4 });
   });
 
+  it('fails a whole-JSON answer that names a winner but is no verdict, rather than take an object nested in it: a guess, perhaps the other winner', () => {
+    const invalid = '{"reasoning":"r","scoreA":11,"scoreB":3,"winner":"A","detail":{"scoreA":2,"scoreB":9,"winner":"B"}}';
+    expect(() => parseVerdict(invalid)).toThrow(/scoreA and scoreB must be numbers from 1 to 10/);
+    const contradicted = '{"winner":"A","scoreA":2,"scoreB":9,"reasoning":"r","criteria":[{"winner":"B","scoreA":3,"scoreB":9}]}';
+    expect(() => parseVerdict(contradicted)).toThrow(/the winner A is scored below the other answer/);
+    // A wrapper that names no winner itself is looked into.
+    expect(parseVerdict('{"verdict":{"winner":"B","scoreA":3,"scoreB":8,"reasoning":"r"}}')).toMatchObject({ winner: 'B', scoreA: 3 });
+  });
+
   it('reads a verdict given first, before prose quoting many objects of code', () => {
     const code = Array.from({ length: 40 }, () => 'if (x) { y(); }').join(' ');
     expect(parseVerdict(`{"winner":"A","scoreA":8,"scoreB":4,"reasoning":"r"} Note the code: ${code}`)).toMatchObject({ winner: 'A' });
