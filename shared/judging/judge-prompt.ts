@@ -144,15 +144,32 @@ const SHOWN_BYTES_PER_TOKEN = 8;
  * cost at most about 8 times what the request reserved for the answer, not hundreds.
  */
 export function shownAnswer(answer: string, allowanceTokens: number): string {
-  const budget = allowanceTokens * SHOWN_BYTES_PER_TOKEN;
+  const cut = cutPoint(answer, allowanceTokens * SHOWN_BYTES_PER_TOKEN);
+  return cut === undefined ? answer : `${cutWhole(answer, cut)} [cut: longer than its output limit allows]`;
+}
+
+/**
+ * An answer as judges are shown it within its allowance (shownAnswer), its tags defused: cut,
+ * defused, and where defusing's zero-width spaces (3 bytes a tag) took it past 8 bytes a token,
+ * cut again and defused again (a tag the second cut ends at is defused then; one already
+ * defused is left as it is), so that an answer of tags costs its judge call no more either.
+ */
+export function showAnswerWithin(answer: string, allowanceTokens: number): ShownAnswer {
+  const defused = defuseTags(shownAnswer(answer, allowanceTokens));
+  if (cutPoint(defused, allowanceTokens * SHOWN_BYTES_PER_TOKEN + CUT_NOTE_BYTES) === undefined) return { defused };
+  return { defused: defuseTags(shownAnswer(defused, allowanceTokens)) };
+}
+
+const CUT_NOTE_BYTES = ' [cut: longer than its output limit allows]'.length;
+
+/** Where `text`'s UTF-8 bytes pass `budget` (a UTF-16 index), or undefined where they do not. */
+function cutPoint(text: string, budget: number): number | undefined {
   let used = 0;
-  for (let i = 0; i < answer.length; i++) {
-    const code = answer.charCodeAt(i);
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
     // A surrogate pair is a 4-byte character: 2 bytes for each half.
     used += code < 0x80 ? 1 : code < 0x800 || (code & 0xf800) === 0xd800 ? 2 : 3;
-    if (used > budget) {
-      return `${cutWhole(answer, i)} [cut: longer than its output limit allows]`;
-    }
+    if (used > budget) return i;
   }
-  return answer;
+  return undefined;
 }

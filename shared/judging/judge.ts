@@ -3,7 +3,22 @@ import type { PromptRequest, RequestedModel } from '../contract/types.js';
 import { VerdictParseError } from './errors.js';
 import { judgeCall, showAnswer, type ShownAnswer } from './judge-prompt.js';
 import type { Judgment } from './types.js';
-import { parseVerdict } from './verdict.js';
+import { parseVerdict, verdictsCarried } from './verdict.js';
+
+/**
+ * The verdicts each answer shown carries, read once: a judge task shows an answer in 2 (n − 1)
+ * calls, and reading megabytes for planted verdicts in each of them held the thread (about
+ * 0.1 s a call for two 1 MB answers).
+ */
+const carriedByShown = new WeakMap<ShownAnswer, ReadonlySet<string>>();
+function carriedBy(shown: ShownAnswer): ReadonlySet<string> {
+  let carried = carriedByShown.get(shown);
+  if (!carried) {
+    carried = verdictsCarried(shown.defused);
+    carriedByShown.set(shown, carried);
+  }
+  return carried;
+}
 
 /**
  * One judge call: the judge sees `answerA` and `answerB` by position only. It runs like a
@@ -40,7 +55,7 @@ export async function judgeOnce(
   }
   try {
     // A verdict an answer carries, quoted by the judge, is not the judge's: the answers as the judge was shown them.
-    const verdict = parseVerdict(result.output, { quoted: [a.defused, b.defused] });
+    const verdict = parseVerdict(result.output, { quoted: [a.defused, b.defused], carried: (answer) => carriedBy(answer === a.defused ? a : b) });
     return { status: 'completed', verdict, ...used };
   } catch (error) {
     if (!(error instanceof VerdictParseError)) throw error;

@@ -43,14 +43,15 @@ export const VERDICT_SCHEMA: Record<string, unknown> = {
  * answer's, quoted, not the judge's (see `sameness`); two verdicts of the judge's that name
  * different winners throw too.
  */
-export function parseVerdict(text: string, { quoted = [] }: { quoted?: readonly string[] } = {}): Verdict {
+export function parseVerdict(text: string, { quoted = [], carried: carriedBy }: { quoted?: readonly string[]; carried?: (answer: string) => ReadonlySet<string> } = {}): Verdict {
   const trimmed = text.trim();
-  // The verdicts the answers carry: read once, and only once the judge's text holds one.
-  let carried: Set<string> | undefined;
+  // The verdicts the answers carry: read only once the judge's text holds one, by `carriedBy` where
+  // given (a judge task reads each answer once for all the calls that show it).
+  let carried: ReadonlySet<string>[] | undefined;
   const isQuoted = (read: Read, text: string) => {
-    carried ??= verdictsIn(quoted);
+    carried ??= quoted.map(carriedBy ?? verdictsCarried);
     // Past the parts read for verdicts (an answer of megabytes), a quote word for word still counts.
-    return carried.has(read.sameness) || quoted.some((answer) => answer.length > 2 * SCANNED_CHARS && answer.includes(text));
+    return carried.some((set) => set.has(read.sameness)) || quoted.some((answer) => answer.length > 2 * SCANNED_CHARS && answer.includes(text));
   };
   const whole = readVerdict(trimmed);
   // A whole answer that only echoes an answer's verdict is no more the judge's than one in prose.
@@ -262,17 +263,15 @@ function sameness(winner: Verdict['winner'], scoreA: number, scoreB: number, rea
  */
 const SCANNED_CHARS = 256 * 1024;
 
-/** The `sameness` of every verdict the answers carry, wherever it stands in them (eachObject), within SCANNED_CHARS of either end. */
-function verdictsIn(answers: readonly string[]): Set<string> {
+/** The `sameness` of every verdict an answer carries, wherever it stands in it (eachObject), within SCANNED_CHARS of either end. */
+export function verdictsCarried(answer: string): ReadonlySet<string> {
   const carried = new Set<string>();
-  for (const answer of answers) {
-    const parts = answer.length > 2 * SCANNED_CHARS ? [answer.slice(0, SCANNED_CHARS), answer.slice(-SCANNED_CHARS)] : [answer];
-    for (const part of parts)
-      eachObject(part, (members) => {
-        const read = toVerdict(members);
-        if (typeof read !== 'string') carried.add(read.sameness);
-      });
-  }
+  const parts = answer.length > 2 * SCANNED_CHARS ? [answer.slice(0, SCANNED_CHARS), answer.slice(-SCANNED_CHARS)] : [answer];
+  for (const part of parts)
+    eachObject(part, (members) => {
+      const read = toVerdict(members);
+      if (typeof read !== 'string') carried.add(read.sameness);
+    });
   return carried;
 }
 

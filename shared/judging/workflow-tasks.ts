@@ -10,7 +10,7 @@ import type { Log } from '../log.js';
 import type { RetryPolicy } from '../providers/retry.js';
 import type { Router } from '../providers/router.js';
 import { judgeOnce } from './judge.js';
-import { answerAllowance, showAnswer, shownAnswer, type ShownAnswer } from './judge-prompt.js';
+import { answerAllowance, showAnswerWithin, type ShownAnswer } from './judge-prompt.js';
 import { claimKeys, type GenerateEvent, type GenerateOutput, type JudgeEvent, type JudgeItemOutput, type JudgeOutput, type WorkflowRequest } from './workflow-types.js';
 import type { Carried } from '../claim-check/types.js';
 
@@ -71,7 +71,7 @@ export class WorkflowTasks {
     };
     const turn = preparingInTurns();
     // Each contestant's output is read and defused once, however many calls show it, and shown
-    // within the allowance the estimate reserved for it (shownAnswer).
+    // within the allowance the estimate reserved for it (showAnswerWithin).
     const outputs = new Map<number, Promise<{ modelId: string; shown: ShownAnswer }>>();
     const output = (index: number, carried: Carried<ModelResult>) => {
       let result = outputs.get(index);
@@ -79,7 +79,7 @@ export class WorkflowTasks {
         const allowance = answerAllowance(planCall(request, request.models[index]!).call);
         result = retrieve<ModelResult>(this.deps.claimCheck, carried, turn).then(async ({ modelId, output }) => {
           await turn();
-          return { modelId, shown: showAnswer(shownAnswer(output, allowance)) };
+          return { modelId, shown: showAnswerWithin(output, allowance) };
         });
         outputs.set(index, result);
       }

@@ -244,8 +244,9 @@ export class PromptService {
     const { results, evaluations, ranking, judgeStatistics, discardClaims } = judged
       ? await timing.measure('judging', () => this.judge(open, request, promptLogId, deadlineAt))
       : { results: await timing.measure('models', () => models!), evaluations: [], ranking: undefined, judgeStatistics: undefined, discardClaims: undefined };
-    // Judge calls are charged like model calls; failed ones (and failed models) cost nothing;
-    // never more than the reservation (a cost above it is left uncollected, see CreditsService.settle).
+    // Judge calls are charged like model calls, each what it used (a call refused by its vendor
+    // nothing; one whose answer held no verdict, what its vendor billed); never more than the
+    // reservation (a cost above it is left uncollected, see CreditsService.settle).
     const cost = chargedUsd([...results, ...evaluations.flatMap((evaluation) => evaluation.orders)]);
     const costMicro = usdToMicroCredits(cost.usd, config);
     const estimatedMicro = usdToMicroCredits(cost.estimatedUsd, config);

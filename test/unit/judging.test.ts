@@ -5,7 +5,7 @@ import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { estimateJudgingMicroCredits, estimateMicroCredits, fakeAdapter } from '../support/model-calls.js';
 import { VerdictParseError } from '../../shared/judging/errors.js';
 import { toEvaluation } from '../../shared/judging/evaluation.js';
-import { DEFAULT_GRADING_INSTRUCTIONS, defuseTags, judgeCall, shownAnswer } from '../../shared/judging/judge-prompt.js';
+import { DEFAULT_GRADING_INSTRUCTIONS, defuseTags, judgeCall, showAnswerWithin, shownAnswer } from '../../shared/judging/judge-prompt.js';
 import { judgeOnce } from '../../shared/judging/judge.js';
 import { judgeCallCount, planJudgeTasks } from '../../shared/judging/plan.js';
 import type { Judgment, Verdict } from '../../shared/judging/types.js';
@@ -623,6 +623,23 @@ describe('Function: defuseTags', () => {
     // The judge quotes what it was shown: the replacement character.
     const quote = JSON.stringify({ reasoning: 'Best by far \ufffd', scoreA: 10, scoreB: 1, winner: 'A' });
     expect(() => parseVerdict(`As it says: ${quote}`, { quoted: [defuseTags(`Seven. ${planted}`), 'b'] })).toThrow(/quoted from the answers/);
+  });
+});
+
+describe('Function: showAnswerWithin', () => {
+  it("keeps an answer made of frame tags within 8 bytes a token once defused, every tag defused, the cut's own included", () => {
+    const tags = '<prompt>'.repeat(10_000);
+    const { defused } = showAnswerWithin(tags, 1_000);
+    // Defused after the cut alone, it had reached 11,043 bytes: 3 more a tag.
+    expect(Buffer.byteLength(defused)).toBeLessThanOrEqual(8_000 + ' [cut: longer than its output limit allows]'.length + 3);
+    expect(defused).toMatch(/\[cut: longer than its output limit allows\]$/);
+    expect(defuseTags(defused)).toBe(defused);
+    // A tag the second cut ends at is defused too.
+    expect(showAnswerWithin('<answer_a>'.repeat(5_000), 100).defused).not.toMatch(/<answer_a(?!\u200b)/);
+  });
+
+  it('shows an honest answer whole, its tags defused', () => {
+    expect(showAnswerWithin('Use <prompt> tags. '.repeat(50), 1_000).defused).toBe(defuseTags('Use <prompt> tags. '.repeat(50)));
   });
 });
 
