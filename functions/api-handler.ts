@@ -20,6 +20,16 @@ export interface ApiHooks {
 }
 
 /**
+ * What the local host adds to a handler's context: a signal that aborts once the caller's
+ * connection closed before its answer was sent, so that an event-stream caller gone while its
+ * reserve was in flight has no call sent. Lambda has none: before a streamed answer's 200 the
+ * function cannot see its caller leave.
+ */
+export interface CallerGone {
+  callerGone?: AbortSignal;
+}
+
+/**
  * POST /api/v1/prompt. The authorizer has run; the account comes from its context only.
  * `gateway` builds the gateway on first use (once per Lambda container).
  * This module imports no Powertools tracer: the X-Ray SDK hooks every promise of the
@@ -34,7 +44,7 @@ export function createApiHandler(gateway: () => Gateway, log: Log, hooks: ApiHoo
     .use(httpHeaderNormalizer())
     .use(jsonBody({ limitBytes: LIMITS.bodyBytes }))
     .use(validateContract())
-    .handler(async (event) => {
+    .handler(async (event, lambda) => {
       const timing = new ServerTiming();
       const context = event.requestContext.authorizer ?? {};
       const accountId = context.accountId;
@@ -49,7 +59,9 @@ export function createApiHandler(gateway: () => Gateway, log: Log, hooks: ApiHoo
         receivedAt: receivedAt(event),
         requestId: event.requestContext.requestId,
       };
-      if (acceptsEventStream(event.headers.accept)) return answerWithEvents(prompts, accountId, request, options, config.sseKeepAliveMs, log, hooks.onResponse);
+      if (acceptsEventStream(event.headers.accept)) {
+        return answerWithEvents(prompts, accountId, request, options, config.sseKeepAliveMs, log, hooks.onResponse, (lambda as CallerGone).callerGone);
+      }
       const started = await prompts.start(accountId, request, options);
       const response = await started.answer;
       let answer: ApiResult;
@@ -96,8 +108,13 @@ async function answerWithEvents(
   keepAliveMs: number,
   log: Log,
   onResponse?: (response: PromptResponse) => void,
+  callerGone?: AbortSignal,
 ): Promise<ApiResult> {
   const stream = new EventStream(keepAliveMs);
+  // Gone before the 200 (the local host says so): as gone as after it, no call is sent from now.
+  const leave = () => stream.cancel(callerGone?.reason ?? new Error('The caller disconnected'));
+  if (callerGone?.aborted) leave();
+  else callerGone?.addEventListener('abort', leave, { once: true });
   const live = new Set<number>();
   const started = await prompts.start(accountId, request, {
     ...options,

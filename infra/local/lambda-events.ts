@@ -2,6 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { APIGatewayProxyEvent, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
+import type { CallerGone } from '../../functions/api-handler.js';
 
 const ACCOUNT = '000000000000';
 const API_ID = 'local';
@@ -61,9 +62,10 @@ export function toProxyEvent(req: IncomingMessage, body: string | Buffer, resour
   };
 }
 
-export function lambdaContext(functionName: string, requestId: string = randomUUID(), timeoutMs = 29_000): Context {
+export function lambdaContext(functionName: string, requestId: string = randomUUID(), timeoutMs = 29_000, callerGone?: AbortSignal): Context & CallerGone {
   const deadline = Date.now() + timeoutMs;
   return {
+    ...(callerGone ? { callerGone } : {}),
     callbackWaitsForEmptyEventLoop: false,
     functionName,
     functionVersion: '$LATEST',

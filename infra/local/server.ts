@@ -189,7 +189,12 @@ async function handle(req: IncomingMessage, res: ServerResponse, handlers: Local
     send(res, await handlers.catalog(event, lambdaContext('catalog', requestId)), requestId);
     return;
   }
-  const result = await handlers.api(event, lambdaContext('api', requestId));
+  // A caller that leaves before its answer is sent: an event stream's calls are not sent from then on (CallerGone).
+  const caller = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) caller.abort(new Error('The caller disconnected'));
+  });
+  const result = await handlers.api(event, lambdaContext('api', requestId, undefined, caller.signal));
   if (stopping()) res.setHeader('connection', 'close');
   if (result.eventStream) await sendEvents(res, result, result.eventStream, requestId);
   else send(res, result, requestId);

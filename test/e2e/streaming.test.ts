@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { describe, expect, it, vi } from 'vitest';
 import type { JudgingWorkflow } from '../../shared/judging/workflow-types.js';
 import { body } from '../support/fixtures.js';
+import { gate } from '../support/gate.js';
 import { postEvents, type SseEvent } from '../support/events.js';
 import { balanceOf, openTestAccount, until } from '../support/accounts.js';
 import { post, useTestHost } from '../support/local.js';
@@ -181,6 +183,47 @@ describe('POST /api/v1/prompt with Accept: text/event-stream', () => {
     expect(await balanceOf(host(), accountId)).toBe(100_000_000 - chargedMicro);
     expect(await host().gateway.credits.ledgerSum(accountId)).toBe(100_000_000 - chargedMicro);
     expect((await host().gateway.accounts.get(accountId))!.reservations).toEqual({});
+  });
+
+  it('sends no call for a caller who disconnects while its reserve is in flight: the local host sees it leave before the 200', async () => {
+    const { accountId, auth } = await openTestAccount(host(), 100_000_000);
+    const gateway = host().gateway;
+    // The reserve held until the caller has gone; the signal the run listens on, caught.
+    const held = gate();
+    const reserve = gateway.credits.reserve.bind(gateway.credits);
+    let reserving = false;
+    vi.spyOn(gateway.credits, 'reserve').mockImplementation(async (...args) => {
+      reserving = true;
+      await held.opened;
+      return reserve(...args);
+    });
+    const start = gateway.prompts.start.bind(gateway.prompts);
+    let signal: AbortSignal | undefined;
+    vi.spyOn(gateway.prompts, 'start').mockImplementation((accountId, request, options = {}) => {
+      signal = options.signal;
+      return start(accountId, request, options);
+    });
+    const calls = host().simulator.calls().length;
+    const request = httpRequest(`${host().url}/api/v1/prompt`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json', accept: 'text/event-stream' } });
+    request.on('error', () => undefined);
+    request.end(JSON.stringify(body({ models: ['fam_c-5.4', 'fam_a-opus-4-6'] })));
+    await until(() => reserving);
+    request.destroy();
+    await until(() => signal?.aborted === true);
+    held.open();
+    // The request, from its handler to the writes after its answer, has ended.
+    await until(() => host().inFlight() === 0);
+    await host().settled();
+    expect(host().simulator.calls()).toHaveLength(calls);
+    const settlements = (await gateway.ledger.list(accountId)).filter((entry) => entry.kind === 'settle');
+    expect(settlements.map((entry) => entry.chargedMicro)).toEqual([0]);
+    const log = (await gateway.promptLogs.get(settlements[0]!.requestId!))!;
+    expect(log.models.map((model) => [model.status, model.errorCode])).toEqual([
+      ['cancelled', 'cancelled'],
+      ['cancelled', 'cancelled'],
+    ]);
+    expect(await balanceOf(host(), accountId)).toBe(100_000_000);
+    expect((await gateway.accounts.get(accountId))!.reservations).toEqual({});
   });
 
   it('stops a model that is part way through its stream when the caller disconnects, and charges it once', async () => {
