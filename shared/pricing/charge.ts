@@ -77,7 +77,7 @@ export function chargeCall(
       warning: `Cost unavailable: ${doubt}. Charged the input the vendor reported (${classed.inputTokens} tokens, ${classed.cachedInputTokens} of them cache reads and ${classed.cacheWriteTokens} cache writes, each at its price) and ${tokensOut} output tokens estimated from the text: ${estimatedCost} USD${searched}`,
     };
   }
-  const tokensIn = Math.min(Math.max(inputTokenEstimate(call), tokenCount(hints.inputTokens)), bound.inputTokens);
+  const tokensIn = Math.min(Math.max(inputTokenEstimate(call), reportedInput(call, hints.inputTokens)), bound.inputTokens);
   const fromText = providerCost(
     call.entry.prices,
     { inputTokens: tokensIn, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: tokensOut, reasoningTokens: 0, searchQueries: search.charged },
@@ -120,6 +120,17 @@ function reportedInputClasses(call: ModelCall, output: string, hints: UsageHints
   if (inputTokens === undefined || cachedInputTokens + cacheWriteTokens === 0) return undefined;
   const partial: Usage = { inputTokens, cachedInputTokens, cacheWriteTokens, outputTokens, reasoningTokens: 0 };
   return implausibleUsage(partial, call, output) === undefined ? partial : undefined;
+}
+
+/**
+ * The input a vendor reported before its usage went missing (Anthropic's `message_start`), where
+ * it could be true of the call: a count its usage block would have been refused for (more
+ * than the call's text can count, or not a whole number) is 0, so that a stream and a whole
+ * answer whose vendor lies alike are charged alike.
+ */
+function reportedInput(call: ModelCall, value: number | undefined): number {
+  const count = tokenCount(value);
+  return Number.isSafeInteger(count) && tooManyInputTokens(count, call) === 0 ? count : 0;
 }
 
 /** A count a vendor (or a reader of its text) gave, where it is one: 0 for anything else. */

@@ -319,11 +319,14 @@ describe('Function: chargeCall', () => {
     const shown = estimate({ inputTokens: 300, unseenOutputTokens: 30 });
     expect(shown.estimatedCost).toBe(providerCost(call.entry.prices, usage({ inputTokens: 300, outputTokens: 80 })));
     expect(shown.warning).toMatch(/\(300 input and 80 output tokens/);
-    // Never less than the estimate of the input, never past the call's bound.
+    // Never less than the estimate of the input; an input its text cannot count not taken (a usage block
+    // claiming it would have been refused, so that a stream and a whole answer are charged alike); never past the call's bound.
     expect(estimate({ inputTokens: 3 }).estimatedCost).toBe(providerCost(call.entry.prices, usage({ inputTokens: 104, outputTokens: 50 })));
     expect(estimate({ inputTokens: 10 ** 9, unseenOutputTokens: 10 ** 9 }).estimatedCost).toBe(
-      providerCost(call.entry.prices, usage({ inputTokens: bound.inputTokens, outputTokens: bound.outputTokens })),
+      providerCost(call.entry.prices, usage({ inputTokens: 104, outputTokens: bound.outputTokens })),
     );
+    expect(estimate({ inputTokens: 1e300 }).estimatedCost).toBe(estimate({}).estimatedCost);
+    expect(estimate({ inputTokens: 300.5 }).estimatedCost).toBe(estimate({}).estimatedCost);
     // What is not a count counts nothing.
     expect(estimate({ inputTokens: Number.NaN, unseenOutputTokens: -5 }).estimatedCost).toBe(estimate({}).estimatedCost);
   });
