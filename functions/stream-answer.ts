@@ -36,7 +36,16 @@ export function streamAnswers(handler: ApiHandler, log: Log, runtime: LambdaStre
       });
       if (result.eventStream) {
         // Events as they come; a caller who goes cancels the run, which still ends the stream.
-        await pipeEvents(result.eventStream, stream);
+        // A reader that stalls past what the invocation has left (pipeEvents waits a minute for
+        // one) is cut FINISH_MARGIN_MS before the function's timeout, so that the invocation ends
+        // on its own, what follows the answer written, not as a timed-out one.
+        const left = context.getRemainingTimeInMillis?.();
+        const cutoff = left === undefined ? undefined : setTimeout(() => stream.destroy(), Math.max(0, left - FINISH_MARGIN_MS));
+        try {
+          await pipeEvents(result.eventStream, stream);
+        } finally {
+          clearTimeout(cutoff);
+        }
         if (!stream.destroyed) await finished(stream);
       } else {
         // `write`, not `end(body)`: the runtime puts the metadata and its delimiter ahead of
@@ -53,6 +62,13 @@ export function streamAnswers(handler: ApiHandler, log: Log, runtime: LambdaStre
     }
   });
 }
+
+/**
+ * How long before the function's timeout an event stream whose reader stalls is cut: time for
+ * what follows the answer (the settle and its ledger entry, the prompt log) once the run has
+ * ended, which it has by then (the request's deadline is 4 s before the timeout).
+ */
+export const FINISH_MARGIN_MS = 2_000;
 
 /** The keys of a Lambda proxy-integration answer; sam-local refuses an answer with any other key. */
 export const PROXY_RESULT_KEYS = ['statusCode', 'headers', 'multiValueHeaders', 'body', 'isBase64Encoded'] as const;

@@ -1,7 +1,7 @@
 import { PassThrough, type Writable } from 'node:stream';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { streamAnswers } from '../../functions/stream-answer.js';
+import { FINISH_MARGIN_MS, streamAnswers } from '../../functions/stream-answer.js';
 import { EVENT_STREAM_HEADERS, EventStream, type ApiResult } from '../../shared/http/event-stream.js';
 import { silentLog } from '../../shared/log.js';
 import { gate } from '../support/gate.js';
@@ -149,6 +149,22 @@ describe('api entry: an event stream (Accept: text/event-stream)', () => {
       events.end();
     });
     settle.open();
+    await invocation.catch(() => undefined);
+    expect(isSettled()).toBe(true);
+  });
+
+  it("cuts a reader that stalls past what the invocation has left, FINISH_MARGIN_MS before the function's timeout, and finishes what follows the answer", async () => {
+    const events = new EventStream(0);
+    const { handler, isSettled } = streamingEvents(events);
+    // A reader that takes nothing: the stream's buffer fills and the writes wait (a minute, left to pipeEvents).
+    const responseStream = new PassThrough({ highWaterMark: 16 });
+    const closed = new Promise<void>((resolve) => responseStream.on('close', resolve));
+    const invocation = handler(event, responseStream, { ...context, getRemainingTimeInMillis: () => FINISH_MARGIN_MS + 50 } as Context);
+    events.send('result', JSON.stringify({ index: 0, text: 'x'.repeat(100_000) }));
+    events.send('done', '{}');
+    events.end();
+    await closed;
+    expect(responseStream.destroyed).toBe(true);
     await invocation.catch(() => undefined);
     expect(isSettled()).toBe(true);
   });
