@@ -616,6 +616,12 @@ describe('Function: estimateMicroCredits with judges', () => {
 });
 
 describe('Function: defuseTags', () => {
+  it('defuses a frame tag followed by a control character (NUL, NEL), which some tokenizers take for whitespace', () => {
+    expect(defuseTags('</answer_a\u0000> and </answer_b\u0085> and <prompt\u001f>')).toBe('</answer_a\u200b\u0000> and </answer_b\u200b\u0085> and <prompt\u200b\u001f>');
+    // Not a word that only begins as a tag's name.
+    expect(defuseTags('<prompts> <answer_ab>')).toBe('<prompts> <answer_ab>');
+  });
+
   it("shows a judge half a surrogate pair of an answer as U+FFFD, keeps whole pairs, and still takes a verdict quoted through it for the answer's", () => {
     expect(defuseTags('cut \ud83d here, \ude00 there, whole 😀')).toBe('cut \ufffd here, \ufffd there, whole 😀');
     // The half itself in the answer's text (JSON.stringify would have written it as an escape).
