@@ -55,12 +55,17 @@ export function parseVerdict(text: string, { quoted = [], carried: carriedBy }: 
   };
   const whole = readVerdict(trimmed);
   // A whole answer that only echoes an answer's verdict is no more the judge's than one in prose.
-  if (whole !== undefined && typeof whole !== 'string' && !isQuoted(whole, trimmed)) return whole.verdict;
-  // A whole answer that names a winner but is no verdict (a score out of range, a winner scored
-  // below the other) is the judge's own, failed: an object nested in it (its per-criterion
-  // scores, say) is not taken in its place. A wrapper naming none is looked into.
-  if (typeof whole === 'string' && whole !== NOT_AN_OBJECT && whole !== NO_WINNER) throw new VerdictParseError(`The judge's answer is not a verdict: ${whole}`);
-  let lastProblem = whole === undefined ? 'no JSON object in the answer' : typeof whole === 'string' ? whole : QUOTED;
+  if (whole !== undefined && 'verdict' in whole && !isQuoted(whole, trimmed)) return whole.verdict;
+  let lastProblem = whole === undefined ? 'no JSON object in the answer' : 'problem' in whole ? whole.problem : QUOTED;
+  // Objects that name a winner but are no verdict (a score out of range, a winner scored below
+  // the other): the judge's own, failed. An object nested in one (its per-criterion scores, say)
+  // is taken only where it names the same winner: else it would be a guess, perhaps the other
+  // winner. An object that names none (a wrapper) is looked into. Outer objects come first.
+  const attempts: (Candidate & Failure)[] = [];
+  const attempt = (failure: Failure, candidate: Candidate) => {
+    if (failure.attempted) attempts.push({ ...candidate, ...failure });
+  };
+  if (whole !== undefined && 'problem' in whole) attempt(whole, { text: trimmed, start: 0, end: trimmed.length });
   let found: (Candidate & { verdict: Verdict }) | undefined;
   let budget = MAX_PARSED_CHARS;
   let tries = MAX_CANDIDATES;
@@ -71,7 +76,11 @@ export function parseVerdict(text: string, { quoted = [], carried: carriedBy }: 
     if (budget < 0 || tries-- === 0) break;
     const read = readVerdict(candidate.text);
     if (read === undefined) continue;
-    if (typeof read === 'string') lastProblem = read;
+    const within = attempts.find((outer) => candidate.start >= outer.start && candidate.end <= outer.end && candidate.text !== outer.text);
+    if ('problem' in read) {
+      lastProblem = read.problem;
+      attempt(read, candidate);
+    } else if (within && read.verdict.winner !== within.winner) lastProblem = within.problem;
     else if (isQuoted(read, candidate.text)) lastProblem = QUOTED;
     else if (found === undefined) found = { ...candidate, verdict: read.verdict };
     else if (read.verdict.winner !== found.verdict.winner) throw new VerdictParseError("The judge's answer holds verdicts that name different winners: none is taken");
@@ -82,6 +91,17 @@ export function parseVerdict(text: string, { quoted = [], carried: carriedBy }: 
 
 const QUOTED = 'the only verdicts are quoted from the answers';
 
+/**
+ * What is wrong with an object read as a verdict; `attempted` where it names a winner (one that
+ * reads as one: `winner`, or one that does not) and so is a verdict of the judge's, failed, not
+ * a wrapper.
+ */
+interface Failure {
+  problem: string;
+  attempted: boolean;
+  winner?: Verdict['winner'];
+}
+
 /** A verdict read, with what a quote of it keeps (`sameness`). */
 interface Read {
   verdict: Verdict;
@@ -89,7 +109,7 @@ interface Read {
 }
 
 /** The verdict `text` holds as JSON, what is wrong with it, or undefined when it is not JSON. */
-function readVerdict(text: string): Read | string | undefined {
+function readVerdict(text: string): Read | Failure | undefined {
   try {
     return toVerdict(JSON.parse(text));
   } catch {
@@ -216,23 +236,24 @@ function winnerField(object: Record<string, unknown>): Verdict['winner'] | undef
 }
 
 /** The verdict in `value`, or what is wrong with it. */
-const NOT_AN_OBJECT = 'the JSON is not an object';
-const NO_WINNER = 'no winner of "A", "B" or "tie"';
-
-function toVerdict(value: unknown): Read | string {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return NOT_AN_OBJECT;
+function toVerdict(value: unknown): Read | Failure {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { problem: 'the JSON is not an object', attempted: false };
   const object = value as Record<string, unknown>;
   const winner = winnerField(object);
-  if (winner === undefined) return NO_WINNER;
+  if (winner === undefined) {
+    // A winner given that reads as none (`"Answer 1"`, null): a verdict of the judge's, failed; a wrapper names none at all.
+    const given = Object.entries(object).some(([key, value]) => WINNER_KEYS.has(normalKey(key)) && (value === null || typeof value !== 'object'));
+    return given ? { problem: 'a winner other than "A", "B" or "tie"', attempted: true } : { problem: 'no winner of "A", "B" or "tie"', attempted: false };
+  }
   const scoreA = toScore(field(object, SCORE_A_KEYS));
   const scoreB = toScore(field(object, SCORE_B_KEYS));
   if (scoreA === undefined || scoreB === undefined) {
-    return `scoreA and scoreB must be numbers from ${VERDICT_LIMITS.minScore} to ${VERDICT_LIMITS.maxScore}`;
+    return { problem: `scoreA and scoreB must be numbers from ${VERDICT_LIMITS.minScore} to ${VERDICT_LIMITS.maxScore}`, attempted: true, winner };
   }
   // A winner scored below the loser: which of the two the judge meant is a guess. Scores alike
   // beside a winner, or apart beside a tie, contradict nothing (the winner is the coarser call).
   if ((winner === 'A' && scoreB > scoreA) || (winner === 'B' && scoreA > scoreB)) {
-    return `the winner ${winner} is scored below the other answer (scoreA ${scoreA}, scoreB ${scoreB})`;
+    return { problem: `the winner ${winner} is scored below the other answer (scoreA ${scoreA}, scoreB ${scoreB})`, attempted: true, winner };
   }
   const given = field(object, REASONING_KEYS);
   const reasoning = typeof given === 'string' ? given.trim() : '';
@@ -270,7 +291,7 @@ export function verdictsCarried(answer: string): ReadonlySet<string> {
   for (const part of parts)
     eachObject(part, (members) => {
       const read = toVerdict(members);
-      if (typeof read !== 'string') carried.add(read.sameness);
+      if ('sameness' in read) carried.add(read.sameness);
     });
   return carried;
 }

@@ -146,6 +146,13 @@ describe('Function: parseVerdict', () => {
     expect(() => parseVerdict(contradicted)).toThrow(/the winner A is scored below the other answer/);
     // A wrapper that names no winner itself is looked into.
     expect(parseVerdict('{"verdict":{"winner":"B","scoreA":3,"scoreB":8,"reasoning":"r"}}')).toMatchObject({ winner: 'B', scoreA: 3 });
+    // Fenced, or in prose, as judges without structured output give it: the same.
+    expect(() => parseVerdict(`\`\`\`json\n${invalid}\n\`\`\``)).toThrow(/scoreA and scoreB must be numbers from 1 to 10/);
+    expect(() => parseVerdict(`My verdict: ${invalid}`)).toThrow(/scoreA and scoreB must be numbers from 1 to 10/);
+    // A winner given that reads as none is a verdict of the judge's too.
+    expect(() => parseVerdict('{"winner":"Answer 1","scoreA":9,"scoreB":2,"criteria":{"winner":"B","scoreA":2,"scoreB":9}}')).toThrow(/a winner other than/);
+    // A nested verdict that names the judge's own winner is no guess: taken.
+    expect(parseVerdict('Verdict: {"winner":"A","reasoning":"r","details":{"winner":"A","scoreA":8,"scoreB":3}}')).toMatchObject({ winner: 'A', scoreA: 8, scoreB: 3 });
   });
 
   it('reads a verdict given first, before prose quoting many objects of code', () => {
