@@ -36,9 +36,9 @@ export function streamAnswers(handler: ApiHandler, log: Log, runtime: LambdaStre
       });
       if (result.eventStream) {
         // Events as they come; a caller who goes cancels the run, which still ends the stream.
-        // A reader that stalls past what the invocation has left (pipeEvents waits a minute for
-        // one) is cut FINISH_MARGIN_MS before the function's timeout, so that the invocation ends
-        // on its own, what follows the answer written, not as a timed-out one.
+        // A stream still open FINISH_MARGIN_MS before the function's timeout (a reader that stalls:
+        // pipeEvents waits a minute for one; the run itself ends at the deadline, before) is cut
+        // then, so that the invocation ends on its own, what follows the answer written.
         const left = context.getRemainingTimeInMillis?.();
         const cutoff = left === undefined ? undefined : setTimeout(() => stream.destroy(), Math.max(0, left - FINISH_MARGIN_MS));
         try {

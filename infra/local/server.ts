@@ -190,9 +190,18 @@ async function handle(req: IncomingMessage, res: ServerResponse, handlers: Local
     return;
   }
   // A caller that leaves before its answer is sent: an event stream's calls are not sent from then on (CallerGone).
+  // Its socket too: a request pipelined behind another hears no 'close' of its own when the socket goes.
   const caller = new AbortController();
-  res.once('close', () => {
+  const socket = req.socket;
+  const left = () => {
     if (!res.writableFinished) caller.abort(new Error('The caller disconnected'));
+  };
+  const forget = () => socket.off('close', left);
+  socket.once('close', left);
+  res.once('finish', forget);
+  res.once('close', () => {
+    left();
+    forget();
   });
   const result = await handlers.api(event, lambdaContext('api', requestId, undefined, caller.signal));
   if (stopping()) res.setHeader('connection', 'close');

@@ -6,12 +6,12 @@
 /**
  * Tags that frame the material; the same tags inside the material are defused (a zero-width
  * space after the name) so that no answer can close its frame or open another: in any case,
- * with spaces or attributes (`</ answer_a >`, `<answer_b id=1>`), or a control character after the
- * name (`</answer_a\u0085>`, NEL: whitespace to some tokenizers).
+ * with spaces or attributes (`</ answer_a >`, `<answer_b id=1>`), control characters counted as
+ * spaces (`</\u0085answer_a\u0085>`, NEL: whitespace to some tokenizers).
  */
 export const TAGS = ['system_prompt', 'conversation', 'prompt', 'answer_a', 'answer_b'] as const;
 // `(?=(\s*))\2` takes the spaces whole, as an atomic group would: no backtracking into them, so the search stays linear.
-const TAG_PATTERN = new RegExp(`(<(?=(\\s*))\\2/?(?=(\\s*))\\3(?:${TAGS.join('|')}))(?=[\\s\\p{Cc}/>]|$)`, 'giu');
+const TAG_PATTERN = new RegExp(`(<(?=([\\s\\p{Cc}]*))\\2/?(?=([\\s\\p{Cc}]*))\\3(?:${TAGS.join('|')}))(?=[\\s\\p{Cc}/>]|$)`, 'giu');
 
 /**
  * `text` as a judge is shown it inside its frame: its frame-like tags defused, and half a

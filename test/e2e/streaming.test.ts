@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { describe, expect, it, vi } from 'vitest';
 import type { JudgingWorkflow } from '../../shared/judging/workflow-types.js';
 import { body } from '../support/fixtures.js';
@@ -224,6 +225,41 @@ describe('POST /api/v1/prompt with Accept: text/event-stream', () => {
     ]);
     expect(await balanceOf(host(), accountId)).toBe(100_000_000);
     expect((await gateway.accounts.get(accountId))!.reservations).toEqual({});
+  });
+
+  it('sends no call for pipelined callers gone while their reserves are in flight, the second one too (its own response hears no close)', async () => {
+    const { accountId, auth } = await openTestAccount(host(), 100_000_000);
+    const gateway = host().gateway;
+    const held = gate();
+    const reserve = gateway.credits.reserve.bind(gateway.credits);
+    let reserving = 0;
+    vi.spyOn(gateway.credits, 'reserve').mockImplementation(async (...args) => {
+      reserving++;
+      await held.opened;
+      return reserve(...args);
+    });
+    const start = gateway.prompts.start.bind(gateway.prompts);
+    const signals: AbortSignal[] = [];
+    vi.spyOn(gateway.prompts, 'start').mockImplementation((accountId, request, options = {}) => {
+      if (options.signal) signals.push(options.signal);
+      return start(accountId, request, options);
+    });
+    const calls = host().simulator.calls().length;
+    const payload = JSON.stringify(body({ models: ['fam_c-5.4'] }));
+    const one = `POST /api/v1/prompt HTTP/1.1\r\nHost: localhost\r\nAuthorization: ${auth.authorization}\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\nContent-Length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`;
+    const socket = connect(Number(new URL(host().url).port), '127.0.0.1');
+    socket.on('error', () => undefined);
+    socket.write(one + one);
+    await until(() => reserving === 2);
+    socket.destroy();
+    await until(() => signals.length === 2 && signals.every((signal) => signal.aborted));
+    held.open();
+    await until(() => host().inFlight() === 0);
+    await host().settled();
+    expect(host().simulator.calls()).toHaveLength(calls);
+    const settlements = (await gateway.ledger.list(accountId)).filter((entry) => entry.kind === 'settle');
+    expect(settlements.map((entry) => entry.chargedMicro)).toEqual([0, 0]);
+    expect(await balanceOf(host(), accountId)).toBe(100_000_000);
   });
 
   it('stops a model that is part way through its stream when the caller disconnects, and charges it once', async () => {

@@ -625,6 +625,8 @@ describe('Function: estimateMicroCredits with judges', () => {
 describe('Function: defuseTags', () => {
   it('defuses a frame tag followed by a control character (NUL, NEL), which some tokenizers take for whitespace', () => {
     expect(defuseTags('</answer_a\u0000> and </answer_b\u0085> and <prompt\u001f>')).toBe('</answer_a\u200b\u0000> and </answer_b\u200b\u0085> and <prompt\u200b\u001f>');
+    // Before the name too, where spaces may stand.
+    for (const tag of ['<\u0085/answer_a>', '</\u0085answer_a>', '</\u0000answer_a>', '<\u0000/\u0000answer_a\u0000>']) expect(defuseTags(tag)).toContain('answer_a\u200b');
     // Not a word that only begins as a tag's name.
     expect(defuseTags('<prompts> <answer_ab>')).toBe('<prompts> <answer_ab>');
   });
