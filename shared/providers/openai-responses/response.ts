@@ -89,10 +89,22 @@ function incompleteWarning(reason: string, empty: boolean): string {
 }
 
 function failure(error: ResponsesResponse['error']): UpstreamError {
-  const code = typeof error?.code === 'string' ? error.code : undefined;
-  const message = typeof error?.message === 'string' ? cutWhole(error.message, 500) : 'The provider reported that the response failed';
-  return new UpstreamError(code === 'rate_limit_exceeded' ? 'upstream_rate_limited' : 'upstream_error', message, {
-    retryable: code !== undefined && TRANSIENT_FAILURES.has(code),
+  return reportedFailure(error?.code, error?.message, 'The provider reported that the response failed');
+}
+
+/**
+ * A failure the Responses API reported in its answer (a `failed` response) or its stream (an
+ * `error` event), by its code: a rate limit, an account out of quota (spent credit, not retried,
+ * as its 429 is), a transient failure (retried), or another.
+ */
+export function reportedFailure(code: unknown, message: unknown, fallback: string, details: { upstreamStatus?: number } = {}): UpstreamError {
+  const text = typeof message === 'string' ? cutWhole(message, 500) : fallback;
+  const named = typeof code === 'string' ? code : undefined;
+  const creditSpent = named === 'insufficient_quota';
+  return new UpstreamError(named === 'rate_limit_exceeded' || creditSpent ? 'upstream_rate_limited' : 'upstream_error', text, {
+    ...details,
+    retryable: named !== undefined && TRANSIENT_FAILURES.has(named),
+    ...(creditSpent ? { creditSpent: true as const } : {}),
   });
 }
 

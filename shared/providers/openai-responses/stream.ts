@@ -2,8 +2,7 @@ import { UpstreamError, streamEndedEarly, type PartialReply } from '../errors.js
 import type { SseEvent } from '../sse.js';
 import { eventJson } from '../stream-http.js';
 import type { ModelReply } from '../types.js';
-import { fromResponsesResponse } from './response.js';
-import { cutWhole } from '../../text/cut.js';
+import { fromResponsesResponse, reportedFailure } from './response.js';
 
 /** The events whose `response` is the whole answer, usage included. */
 const FINAL: ReadonlySet<string> = new Set(['response.completed', 'response.incomplete', 'response.failed']);
@@ -38,12 +37,7 @@ export class ResponsesStream {
       this.ended = true;
       this.final = data['response'];
     } else if (type === 'error') {
-      const code = typeof data['code'] === 'string' ? data['code'] : undefined;
-      const message = typeof data['message'] === 'string' ? cutWhole(data['message'], 500) : 'The provider reported an error in the stream';
-      throw new UpstreamError(code === 'rate_limit_exceeded' ? 'upstream_rate_limited' : 'upstream_error', message, {
-        upstreamStatus: 200,
-        retryable: code === 'server_error' || code === 'rate_limit_exceeded',
-      });
+      throw reportedFailure(data['code'], data['message'], 'The provider reported an error in the stream', { upstreamStatus: 200 });
     }
   }
 

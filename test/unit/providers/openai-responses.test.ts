@@ -417,6 +417,17 @@ describe('Function: fromResponsesResponse', () => {
     expect(error.retryable).toBe(true);
   });
 
+  it('takes a failure for an account out of quota (insufficient_quota) for spent credit, not retried, in a failed response and in a stream alike', () => {
+    const body = fixture('failed');
+    body['error'] = { code: 'insufficient_quota', message: 'You exceeded your current quota.' };
+    expect(thrown(() => fromResponsesResponse(body))).toMatchObject({ code: 'upstream_rate_limited', retryable: false, details: { creditSpent: true } });
+    const stream = new ResponsesStream(() => undefined);
+    const error = thrown(() =>
+      stream.onEvent({ event: 'error', data: JSON.stringify({ type: 'error', code: 'insufficient_quota', message: 'You exceeded your current quota.' }) }),
+    );
+    expect(error).toMatchObject({ code: 'upstream_rate_limited', retryable: false, details: { upstreamStatus: 200, creditSpent: true } });
+  });
+
   it.each([
     ['no message item', { ...fixture('plain'), output: [{ id: 'rs_1', type: 'reasoning', summary: [] }] }],
     ['no output list', { ...fixture('plain'), output: undefined }],
