@@ -57,36 +57,50 @@ export function parseVerdict(text: string, { quoted = [], carried: carriedBy }: 
   // A whole answer that only echoes an answer's verdict is no more the judge's than one in prose.
   if (whole !== undefined && 'verdict' in whole && !isQuoted(whole, trimmed)) return whole.verdict;
   let lastProblem = whole === undefined ? 'no JSON object in the answer' : 'problem' in whole ? whole.problem : QUOTED;
-  // Objects that name a winner but are no verdict (a score out of range, a winner scored below
-  // the other): the judge's own, failed. An object nested in one (its per-criterion scores, say)
-  // is taken only where it names the same winner: else it would be a guess, perhaps the other
-  // winner. An object that names none (a wrapper) is looked into. Outer objects come first.
-  const attempts: (Candidate & Failure)[] = [];
-  const attempt = (failure: Failure, candidate: Candidate) => {
-    if (failure.attempted) attempts.push({ ...candidate, ...failure });
-  };
-  if (whole !== undefined && 'problem' in whole) attempt(whole, { text: trimmed, start: 0, end: trimmed.length });
+  // Objects read and not taken whose insides are not free either, outer ones first: a verdict of
+  // the judge's that failed (it names a winner but is no verdict: a score out of range, a winner
+  // scored below the other), in which an object (its per-criterion scores, say) is taken only
+  // where it names the same winner, else it would be a guess, perhaps the other winner; and a
+  // verdict quoted from an answer, nothing in which is the judge's. An object that names no
+  // winner (a wrapper) is looked into.
+  const spans: Span[] = [];
+  const holds = (outer: Candidate, candidate: Candidate) => candidate.start >= outer.start && candidate.end <= outer.end && candidate.text !== outer.text;
+  const wholeSpan = { text: trimmed, start: 0, end: trimmed.length };
+  if (whole !== undefined && 'problem' in whole && whole.attempted) spans.push({ ...wholeSpan, ...whole });
+  else if (whole !== undefined && 'verdict' in whole) spans.push({ ...wholeSpan, problem: QUOTED, winner: whole.verdict.winner, quoted: true });
   let found: (Candidate & { verdict: Verdict }) | undefined;
   let budget = MAX_PARSED_CHARS;
   let tries = MAX_CANDIDATES;
   for (const candidate of embedded(trimmed)) {
     // Nested in the verdict taken (a judge's per-criterion verdicts, say): part of it.
     if (found && candidate.start >= found.start && candidate.end <= found.end) continue;
+    const within = spans.find((outer) => holds(outer, candidate));
+    // Nested in a verdict quoted from an answer: part of the quote.
+    if (within?.quoted) continue;
     budget -= candidate.text.length;
     if (budget < 0 || tries-- === 0) break;
     const read = readVerdict(candidate.text);
     if (read === undefined) continue;
-    const within = attempts.find((outer) => candidate.start >= outer.start && candidate.end <= outer.end && candidate.text !== outer.text);
     if ('problem' in read) {
       lastProblem = read.problem;
-      attempt(read, candidate);
+      if (read.attempted) spans.push({ ...candidate, ...read });
     } else if (within && read.verdict.winner !== within.winner) lastProblem = within.problem;
-    else if (isQuoted(read, candidate.text)) lastProblem = QUOTED;
-    else if (found === undefined) found = { ...candidate, verdict: read.verdict };
+    else if (isQuoted(read, candidate.text)) {
+      lastProblem = QUOTED;
+      spans.push({ ...candidate, problem: QUOTED, winner: read.verdict.winner, quoted: true });
+    } else if (found === undefined) found = { ...candidate, verdict: read.verdict };
     else if (read.verdict.winner !== found.verdict.winner) throw new VerdictParseError("The judge's answer holds verdicts that name different winners: none is taken");
   }
   if (found) return found.verdict;
-  throw new VerdictParseError(`The judge's answer is not a verdict: ${lastProblem}`);
+  // A verdict of the judge's that failed says most of why, before what an object in it lacked.
+  throw new VerdictParseError(`The judge's answer is not a verdict: ${spans.find((span) => !span.quoted)?.problem ?? lastProblem}`);
+}
+
+/** An object read and not taken, where it stands (parseVerdict): a verdict of the judge's that failed, or one quoted from an answer. */
+interface Span extends Candidate {
+  problem: string;
+  winner?: Verdict['winner'];
+  quoted?: true;
 }
 
 const QUOTED = 'the only verdicts are quoted from the answers';
@@ -235,15 +249,20 @@ function winnerField(object: Record<string, unknown>): Verdict['winner'] | undef
   return undefined;
 }
 
+/** The longest `winner` taken for a label (`"Answer 1"`), not a sentence. */
+const MAX_LABEL_CHARS = 24;
+
 /** The verdict in `value`, or what is wrong with it. */
 function toVerdict(value: unknown): Read | Failure {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { problem: 'the JSON is not an object', attempted: false };
   const object = value as Record<string, unknown>;
   const winner = winnerField(object);
   if (winner === undefined) {
-    // A winner given that reads as none (`"Answer 1"`, null): a verdict of the judge's, failed; a wrapper names none at all.
-    const given = Object.entries(object).some(([key, value]) => WINNER_KEYS.has(normalKey(key)) && (value === null || typeof value !== 'object'));
-    return given ? { problem: 'a winner other than "A", "B" or "tie"', attempted: true } : { problem: 'no winner of "A", "B" or "tie"', attempted: false };
+    // A `winner` that reads as none and is a label, not a sentence (`"Answer 1"`, `"C"`): a verdict
+    // of the judge's, failed. A wrapper names none, or says its verdict in a sentence (`"verdict":
+    // "Answer A is better overall"`), or leaves it null: looked into.
+    const label = Object.entries(object).some(([key, value]) => normalKey(key) === 'winner' && typeof value === 'string' && value.trim() !== '' && value.length <= MAX_LABEL_CHARS);
+    return label ? { problem: 'a winner other than "A", "B" or "tie"', attempted: true } : { problem: 'no winner of "A", "B" or "tie"', attempted: false };
   }
   const scoreA = toScore(field(object, SCORE_A_KEYS));
   const scoreB = toScore(field(object, SCORE_B_KEYS));
