@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { STATUS_CODES, createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { Socket } from 'node:net';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { LIMITS } from '../../shared/contract/limits.js';
 import { BadRequestError, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, UnauthorizedError } from '../../shared/errors.js';
@@ -192,12 +193,10 @@ async function handle(req: IncomingMessage, res: ServerResponse, handlers: Local
   // A caller that leaves before its answer is sent: an event stream's calls are not sent from then on (CallerGone).
   // Its socket too: a request pipelined behind another hears no 'close' of its own when the socket goes.
   const caller = new AbortController();
-  const socket = req.socket;
   const left = () => {
     if (!res.writableFinished) caller.abort(new Error('The caller disconnected'));
   };
-  const forget = () => socket.off('close', left);
-  socket.once('close', left);
+  const forget = awaitingOn(req.socket, left);
   res.once('finish', forget);
   res.once('close', () => {
     left();
@@ -209,6 +208,25 @@ async function handle(req: IncomingMessage, res: ServerResponse, handlers: Local
   else send(res, result, requestId);
   // What the handler still writes once its answer is sent.
   await result.finished;
+}
+
+/** The requests of a socket awaiting their answers, each told should the socket close first: one listener a socket, however many are pipelined on it. */
+const awaiting = new WeakMap<Socket, Set<() => void>>();
+
+/** Calls `gone` should `socket` close; the function returned forgets it. */
+function awaitingOn(socket: Socket, gone: () => void): () => void {
+  let waiting = awaiting.get(socket);
+  if (!waiting) {
+    const set = new Set<() => void>();
+    waiting = set;
+    awaiting.set(socket, set);
+    socket.once('close', () => {
+      for (const call of set) call();
+      set.clear();
+    });
+  }
+  waiting.add(gone);
+  return () => void waiting.delete(gone);
 }
 
 /** The authorizer's context as API Gateway hands it to the integration, or undefined when it refuses the key. */

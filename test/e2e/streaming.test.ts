@@ -262,6 +262,26 @@ describe('POST /api/v1/prompt with Accept: text/event-stream', () => {
     expect(await balanceOf(host(), accountId)).toBe(100_000_000);
   });
 
+  it('hears a dozen requests pipelined on one socket with one listener on it (no MaxListenersExceededWarning)', async () => {
+    const warnings: Error[] = [];
+    const warned = (warning: Error) => warnings.push(warning);
+    process.on('warning', warned);
+    try {
+      const payload = JSON.stringify(body({ models: ['fam_c-5.4'] }));
+      const one = `POST /api/v1/prompt HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${host().demo.apiKey}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`;
+      const socket = connect(Number(new URL(host().url).port), '127.0.0.1');
+      let received = '';
+      socket.on('data', (chunk: Buffer) => (received += chunk.toString()));
+      socket.write(one.repeat(12));
+      await until(() => (received.match(/HTTP\/1\.1 200/g) ?? []).length === 12);
+      socket.destroy();
+      await host().settled();
+      expect(warnings.filter((warning) => warning.name === 'MaxListenersExceededWarning')).toEqual([]);
+    } finally {
+      process.off('warning', warned);
+    }
+  });
+
   it('stops a model that is part way through its stream when the caller disconnects, and charges it once', async () => {
     const { accountId, auth } = await openTestAccount(host(), 100_000_000);
     // Anthropic's frames come 1 s apart: its first text arrives after a few, and the rest of its

@@ -37,7 +37,9 @@ export class ResponsesStream {
       this.ended = true;
       this.final = data['response'];
     } else if (type === 'error') {
-      throw reportedFailure(data['code'], data['message'], 'The provider reported an error in the stream', { upstreamStatus: 200 });
+      // Flat, as the reference shows it, or nested under `error`, as it is also sent.
+      const nested = typeof data['error'] === 'object' && data['error'] !== null ? (data['error'] as Record<string, unknown>) : {};
+      throw reportedFailure(nested['code'] ?? data['code'], nested['message'] ?? data['message'], 'The provider reported an error in the stream', { upstreamStatus: 200 });
     }
   }
 

@@ -426,6 +426,11 @@ describe('Function: fromResponsesResponse', () => {
       stream.onEvent({ event: 'error', data: JSON.stringify({ type: 'error', code: 'insufficient_quota', message: 'You exceeded your current quota.' }) }),
     );
     expect(error).toMatchObject({ code: 'upstream_rate_limited', retryable: false, details: { upstreamStatus: 200, creditSpent: true } });
+    // The event's error nested under `error`, as it is also sent.
+    const nested = thrown(() =>
+      new ResponsesStream(() => undefined).onEvent({ event: 'error', data: JSON.stringify({ type: 'error', error: { code: 'rate_limit_exceeded', message: 'Slow down.' } }) }),
+    );
+    expect(nested).toMatchObject({ code: 'upstream_rate_limited', retryable: true, message: 'Slow down.' });
   });
 
   it.each([
