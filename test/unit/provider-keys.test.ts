@@ -137,7 +137,9 @@ describe('Function: parseProviderKeys', () => {
   it('ignores unknown fields and non-string values with a warning that names the fields, never a value', () => {
     // Prepare: a typo, a number, and keys pasted as field names.
     const log = recordingLog();
-    const secret = JSON.stringify({ OPENAI_KEY: OPENAI_KEY, GROQ_API_KEY: 42, 'sk-ant-pasted-name': '', AKIAIOSFODNN7EXAMPLE: 'x', XAI_API_KEY: 'xai-1' });
+    // An access key ID's shape, built here so that no key-like literal sits in the source.
+    const pastedKeyId = `AKIA${'TESTFIELD'.padEnd(16, '0')}`;
+    const secret = JSON.stringify({ OPENAI_KEY: OPENAI_KEY, GROQ_API_KEY: 42, 'sk-ant-pasted-name': '', [pastedKeyId]: 'x', XAI_API_KEY: 'xai-1' });
 
     // Act
     const keys = parseProviderKeys(secret, log);
@@ -149,6 +151,7 @@ describe('Function: parseProviderKeys', () => {
     expect(fields.ignoredFields).toEqual(['OPENAI_KEY', 'GROQ_API_KEY']);
     // The pasted key and the AWS access key ID, shaped like a variable's name, counted and not named.
     expect(fields.otherIgnoredFields).toBe(2);
+    expect(log.lines[0]).not.toContain(pastedKeyId);
     expect(log.lines[0]).not.toContain('AKIA');
     expect(log.lines[0]).not.toContain('SECRET');
     expect(log.lines[0]).not.toContain('xai-1');
