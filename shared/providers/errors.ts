@@ -16,6 +16,33 @@ export function codeForStatus(status: number, capacityStatuses: readonly number[
   return status === 503 || capacityStatuses.includes(status) ? 'upstream_overloaded' : 'upstream_error';
 }
 
+/** Whether a 429's body says the account is out of quota (OpenAI's `insufficient_quota`), not that it sends too fast. */
+function quotaSpent(body: unknown): boolean {
+  const error = (body as { error?: unknown } | null | undefined)?.error;
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'insufficient_quota';
+}
+
+/**
+ * A vendor's error answer (`body`: its JSON, if it was) as an UpstreamError, by its status:
+ * its code (codeForStatus), retryable for a 429, a 5xx or the vendor's capacity statuses,
+ * waiting as long as `retryAfterMs` says; but a 429 whose body says the account is out of quota
+ * is spent credit (`creditSpent`), which no wait helps.
+ */
+export function statusError(
+  status: number,
+  message: string,
+  { body, retryAfterMs, capacityStatuses = [] }: { body?: unknown; retryAfterMs?: number; capacityStatuses?: readonly number[] } = {},
+): UpstreamError {
+  const code = codeForStatus(status, capacityStatuses);
+  const creditSpent = status === 429 && quotaSpent(body);
+  return new UpstreamError(code, message, {
+    upstreamStatus: status,
+    retryable: !creditSpent && (status === 429 || status >= 500 || code === 'upstream_overloaded'),
+    retryAfterMs,
+    ...(creditSpent ? { creditSpent: true as const } : {}),
+  });
+}
+
 /** A failed upstream call: what the result's `error` object reports, and whether to try again. */
 export class UpstreamError extends Error {
   override name = 'UpstreamError';

@@ -1,5 +1,5 @@
 import { answerStatus, MAX_ANSWER_BYTES, post, requestSent, type PostAnswer } from '../http/post.js';
-import { UpstreamError, codeForStatus, parseRetryAfter } from './errors.js';
+import { UpstreamError, parseRetryAfter, statusError } from './errors.js';
 import { cutWhole } from '../text/cut.js';
 import { notJson, parseVendorJson } from './vendor-json.js';
 
@@ -73,20 +73,8 @@ export function answerTooLarge(error: unknown): UpstreamError | undefined {
 
 export const defaultErrorMapper: ErrorMapper = (status, text, retryAfter) => {
   const body = vendorBody(text);
-  const creditSpent = status === 429 && quotaSpent(body);
-  return new UpstreamError(codeForStatus(status), vendorMessage(body) ?? `The provider answered ${status}`, {
-    upstreamStatus: status,
-    retryable: (status === 429 && !creditSpent) || status >= 500,
-    retryAfterMs: parseRetryAfter(retryAfter),
-    ...(creditSpent ? { creditSpent: true as const } : {}),
-  });
+  return statusError(status, vendorMessage(body) ?? `The provider answered ${status}`, { body, retryAfterMs: parseRetryAfter(retryAfter) });
 };
-
-/** Whether a 429's body says the account is out of quota (OpenAI's `insufficient_quota`), not that it sends too fast. */
-export function quotaSpent(body: unknown): boolean {
-  const error = (body as { error?: unknown } | null | undefined)?.error;
-  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'insufficient_quota';
-}
 
 export function abortError(signal: AbortSignal, cause: unknown, status = answerStatus(cause)): UpstreamError {
   // An error answer cut off: its status is what the vendor said, and it bills nothing for it.
@@ -116,7 +104,7 @@ function vendorMessage(body: unknown): string | undefined {
 }
 
 /** A vendor error body as JSON, or undefined where it is none. */
-function vendorBody(text: string): unknown {
+export function vendorBody(text: string): unknown {
   try {
     return parseVendorJson(text);
   } catch {

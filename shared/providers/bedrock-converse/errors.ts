@@ -24,6 +24,16 @@ const RETRYABLE_EXCEPTIONS: ReadonlySet<string> = new Set([
 ]);
 
 /**
+ * Codes by the exception's name where it says more than the status does: a stream's exception
+ * frame comes with the stream's 200, and a model still loading answers 429 though it is no limit.
+ */
+const CODE_BY_NAME: ReadonlyMap<string, UpstreamError['code']> = new Map([
+  ['ThrottlingException', 'upstream_rate_limited'],
+  ['ServiceUnavailableException', 'upstream_overloaded'],
+  ['ModelNotReadyException', 'upstream_error'],
+]);
+
+/**
  * An error thrown by `client.send(ConverseCommand)` as an UpstreamError: service exceptions
  * keep their status and message (ThrottlingException 429, ServiceUnavailableException 503,
  * InternalServerException 500, ValidationException 400, AccessDeniedException 403,
@@ -55,15 +65,7 @@ export function fromSdkError(error: unknown, signal: AbortSignal): UpstreamError
   }
   if (status !== undefined) {
     const retryable = status === 429 || status >= 500 || (isService && RETRYABLE_EXCEPTIONS.has(name));
-    // By the exception's name where it says more than the status does (a stream's exception frame comes with the stream's 200).
-    const code =
-      name === 'ThrottlingException'
-        ? 'upstream_rate_limited'
-        : name === 'ServiceUnavailableException'
-          ? 'upstream_overloaded'
-          : name === 'ModelNotReadyException'
-            ? 'upstream_error'
-            : codeForStatus(status);
+    const code = CODE_BY_NAME.get(name) ?? codeForStatus(status);
     return new UpstreamError(code, vendorMessage(e, isService) ?? `The provider answered ${status}`, {
       upstreamStatus: status,
       retryable,

@@ -1,4 +1,4 @@
-import { UpstreamError, codeForStatus, parseRetryAfter, vendorWord } from '../errors.js';
+import { parseRetryAfter, statusError, vendorWord, type UpstreamError } from '../errors.js';
 import { cutWhole } from '../../text/cut.js';
 import { parseVendorJson } from '../vendor-json.js';
 
@@ -48,9 +48,5 @@ export function fromErrorResponse(status: number, text: string, retryAfter: stri
   const message = typeof error?.message === 'string' && error.message !== '' ? cutWhole(error.message, 500) : undefined;
   const googleStatus = error?.status === '' ? undefined : vendorWord(error?.status);
   const described = message ? (googleStatus ? `${googleStatus}: ${message}` : message) : `The provider answered ${status}${googleStatus ? ` ${googleStatus}` : ''}`;
-  return new UpstreamError(codeForStatus(status), described, {
-    upstreamStatus: status,
-    retryable: status === 429 || status >= 500,
-    retryAfterMs: parseRetryAfter(retryAfter, now) ?? retryDelayOf(error?.details),
-  });
+  return statusError(status, described, { retryAfterMs: parseRetryAfter(retryAfter, now) ?? retryDelayOf(error?.details) });
 }

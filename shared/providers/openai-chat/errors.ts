@@ -1,8 +1,7 @@
-import { UpstreamError, codeForStatus, parseRetryAfter } from '../errors.js';
-import { quotaSpent } from '../http.js';
+import { parseRetryAfter, statusError, type UpstreamError } from '../errors.js';
+import { vendorBody } from '../http.js';
 import type { ChatDialect } from './dialects.js';
 import { cutWhole } from '../../text/cut.js';
-import { parseVendorJson } from '../vendor-json.js';
 import { PROVIDER_NAMES } from '../../catalog/types.js';
 
 const MAX_MESSAGE = 500;
@@ -49,19 +48,7 @@ function validationText(detail: unknown): string | undefined {
  * vendor's capacity statuses are retryable, waiting as long as Retry-After says.
  */
 export function fromErrorResponse(dialect: ChatDialect, status: number, text: string, retryAfter: string | null, now = Date.now()): UpstreamError {
-  let body: unknown;
-  try {
-    body = parseVendorJson(text);
-  } catch {
-    body = undefined;
-  }
+  const body = vendorBody(text);
   const message = vendorMessage(body) ?? `${PROVIDER_NAMES[dialect.id]} answered ${status}`;
-  const code = codeForStatus(status, dialect.capacityStatuses);
-  const creditSpent = status === 429 && quotaSpent(body);
-  return new UpstreamError(code, message, {
-    upstreamStatus: status,
-    retryable: !creditSpent && (status === 429 || status >= 500 || code === 'upstream_overloaded'),
-    retryAfterMs: parseRetryAfter(retryAfter, now),
-    ...(creditSpent ? { creditSpent: true as const } : {}),
-  });
+  return statusError(status, message, { body, retryAfterMs: parseRetryAfter(retryAfter, now), capacityStatuses: dialect.capacityStatuses });
 }
