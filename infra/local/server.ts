@@ -7,7 +7,7 @@ import type { Socket } from 'node:net';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { LIMITS } from '../../shared/contract/limits.js';
 import { BadRequestError, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, UnauthorizedError } from '../../shared/errors.js';
-import { pipeEvents, type ApiResult, type EventStream } from '../../shared/http/event-stream.js';
+import { acceptsEventStream, pipeEvents, type ApiResult, type EventStream } from '../../shared/http/event-stream.js';
 import { logAnswer } from '../../shared/http/answered.js';
 import { errorResponse } from '../../shared/http/response.js';
 import type { Log } from '../../shared/log.js';
@@ -190,24 +190,31 @@ async function handle(req: IncomingMessage, res: ServerResponse, handlers: Local
     send(res, await handlers.catalog(event, lambdaContext('catalog', requestId)), requestId);
     return;
   }
-  // A caller that leaves before its answer is sent: an event stream's calls are not sent from then on (CallerGone).
-  // Its socket too: a request pipelined behind another hears no 'close' of its own when the socket goes.
-  const caller = new AbortController();
-  const left = () => {
-    if (!res.writableFinished) caller.abort(new Error('The caller disconnected'));
-  };
-  const forget = awaitingOn(req.socket, left);
-  res.once('finish', forget);
-  res.once('close', () => {
-    left();
-    forget();
-  });
-  const result = await handlers.api(event, lambdaContext('api', requestId, undefined, caller.signal));
+  const result = await handlers.api(event, lambdaContext('api', requestId, undefined, acceptsEventStream(req.headers.accept) ? callerGone(req, res) : undefined));
   if (stopping()) res.setHeader('connection', 'close');
   if (result.eventStream) await sendEvents(res, result, result.eventStream, requestId);
   else send(res, result, requestId);
   // What the handler still writes once its answer is sent.
   await result.finished;
+}
+
+/**
+ * An event-stream caller that leaves before its answer is sent: its calls are not sent from then
+ * on (CallerGone). Heard on its socket too: a request pipelined behind another hears no 'close'
+ * of its own when the socket goes. (A JSON answer's run does not stop for its caller.)
+ */
+function callerGone(req: IncomingMessage, res: ServerResponse): AbortSignal {
+  const caller = new AbortController();
+  const left = () => {
+    if (!res.writableFinished) caller.abort(new Error('The caller disconnected'));
+  };
+  const forget = awaitingOn(req.socket, left);
+  // After its answer (finished) as much as on a broken connection.
+  res.once('close', () => {
+    left();
+    forget();
+  });
+  return caller.signal;
 }
 
 /** The requests of a socket awaiting their answers, each told should the socket close first: one listener a socket, however many are pipelined on it. */

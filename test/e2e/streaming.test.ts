@@ -268,7 +268,7 @@ describe('POST /api/v1/prompt with Accept: text/event-stream', () => {
     process.on('warning', warned);
     try {
       const payload = JSON.stringify(body({ models: ['fam_c-5.4'] }));
-      const one = `POST /api/v1/prompt HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${host().demo.apiKey}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`;
+      const one = `POST /api/v1/prompt HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${host().demo.apiKey}\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\nContent-Length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`;
       const socket = connect(Number(new URL(host().url).port), '127.0.0.1');
       let received = '';
       socket.on('data', (chunk: Buffer) => (received += chunk.toString()));
