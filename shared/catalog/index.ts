@@ -1,5 +1,5 @@
 import { FAMILY_TOKENS, MODELS } from './models.js';
-import { PROVIDER_NAMES, type ModelEntry } from './types.js';
+import { PROVIDER_NAMES, type ModelEntry, type Retirement } from './types.js';
 import { closest } from '../text/closest.js';
 
 export type { ModelEntry } from './types.js';
@@ -26,10 +26,17 @@ for (const entry of MODELS) {
  * as this ID, or the vendor's own replacement (`vendorReroute`); and the note that announces it
  * until then.
  */
-const retired = new Map<ModelEntry, { from: number; served: ModelEntry; announced: string }>();
+type Replacement = { from: number; served: ModelEntry; announced: string };
+const retired = new Map<ModelEntry, Replacement>();
 for (const entry of MODELS) {
-  if (!entry.retirement) continue;
-  const { on, successor: successorId } = entry.retirement;
+  // One of the two: a retired model's successor answers instead of it, the catalog's or the vendor's own.
+  if (entry.retirement && entry.vendorReroute) throw new Error(`${entry.id}: both retired and rerouted by its vendor`);
+  const replacement = entry.retirement ? successorOf(entry, entry.retirement) : entry.vendorReroute ? reroutedBy(entry, entry.vendorReroute) : undefined;
+  if (replacement) retired.set(entry, replacement);
+}
+
+/** A retired model's successor, a catalog model of the same vendor, served as this ID. */
+function successorOf(entry: ModelEntry, { on, successor: successorId }: Retirement): Replacement {
   const successor = byId.get(successorId);
   if (!successor || successor.id !== successorId || successor.retirement || successor.vendorReroute || successor.provider !== entry.provider) {
     throw new Error(`${entry.id}: successor ${successorId} is not a catalog ID of its vendor that stays`);
@@ -37,7 +44,7 @@ for (const entry of MODELS) {
   const { retirement, servedBy, ...answering } = successor;
   const vendor = PROVIDER_NAMES[entry.provider];
   const answerer = `${successor.upstreamModel} (${successor.id})`;
-  retired.set(entry, {
+  return {
     from: Date.parse(`${on}T00:00:00Z`),
     announced: `${vendor} shuts ${entry.upstreamModel} down on ${on}; from then ${answerer} answers this ID, at its prices`,
     served: {
@@ -49,23 +56,20 @@ for (const entry of MODELS) {
       capabilities: { ...successor.capabilities, tuning: entry.capabilities.tuning },
       servedBy: `${vendor} shut ${entry.upstreamModel} down on ${on}; ${answerer} answers this ID in its place, at its prices`,
     },
-  });
+  };
 }
 
-for (const entry of MODELS) {
-  if (!entry.vendorReroute) continue;
-  // One of the two: a retired model's successor answers instead of it, the vendor's replacement or the catalog's.
-  if (entry.retirement) throw new Error(`${entry.id}: both retired and rerouted by its vendor`);
-  const { on, answeredBy } = entry.vendorReroute;
+/** A model its vendor answers with another of its own, which the catalog does not list: the same entry, saying so. */
+function reroutedBy(entry: ModelEntry, { on, answeredBy }: NonNullable<ModelEntry['vendorReroute']>): Replacement {
   const vendor = PROVIDER_NAMES[entry.provider];
-  retired.set(entry, {
+  return {
     from: Date.parse(`${on}T00:00:00Z`),
     announced: `${vendor} answers ${entry.upstreamModel} with ${answeredBy} from ${on}; the gateway still sends ${entry.upstreamModel}, at its prices`,
     served: {
       ...entry,
       servedBy: `${vendor} answers ${entry.upstreamModel} with ${answeredBy} since ${on}: ${answeredBy} answered, priced as ${entry.upstreamModel} (the catalog lists no prices of its own for it)`,
     },
-  });
+  };
 }
 
 /** The entry that answers to `entry`'s ID at `now`: itself, or from its retirement day its successor's, as this ID. */
