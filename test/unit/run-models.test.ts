@@ -202,8 +202,10 @@ describe('Function: runModels, sent once ready', () => {
     return { adapter, prepared, sent };
   }
 
-  it('prepares calls that take long (a 5 MiB prompt each) over several turns of the event loop, so that other work runs between them', async () => {
-    // Each prepare takes 5 ms by the clock: over the 8 ms slice after two.
+  const SIX = ['fam_k-8b', 'fam_h-micro', 'fam_a-haiku-4-5', 'fam_c-5.4', 'fam_g-small', 'fam_l'];
+
+  /** An adapter each prepare of which takes 5 ms by the (mocked) clock, over the 8 ms slice after two, recorded in `events`. */
+  function slowPreparing() {
     let clock = 0;
     vi.spyOn(performance, 'now').mockImplementation(() => clock);
     const events: string[] = [];
@@ -214,8 +216,13 @@ describe('Function: runModels, sent once ready', () => {
         return { send: async () => ({ output: 'ok', usage, warnings: [] }) };
       },
     };
+    return { adapter, events };
+  }
+
+  it('prepares calls that take long (a 5 MiB prompt each) over several turns of the event loop, so that other work runs between them', async () => {
+    const { adapter, events } = slowPreparing();
     setImmediate(() => events.push('another request'));
-    const models = ['fam_k-8b', 'fam_h-micro', 'fam_a-haiku-4-5', 'fam_c-5.4', 'fam_g-small', 'fam_l'];
+    const models = SIX;
     const results = await runThrough(models, adapter);
     vi.restoreAllMocks();
 
@@ -228,18 +235,9 @@ describe('Function: runModels, sent once ready', () => {
   });
 
   it('prepares calls that take long in turns too when they are prepared once `ready` resolves (`prepareOnceReady`)', async () => {
-    let clock = 0;
-    vi.spyOn(performance, 'now').mockImplementation(() => clock);
-    const events: string[] = [];
-    const adapter: Pick<ProtocolAdapter, 'prepare'> = {
-      prepare: (call) => {
-        clock += 5;
-        events.push(`prepare ${call.entry.id}`);
-        return { send: async () => ({ output: 'ok', usage, warnings: [] }) };
-      },
-    };
+    const { adapter, events } = slowPreparing();
     const ready = gate();
-    const models = ['fam_k-8b', 'fam_h-micro', 'fam_a-haiku-4-5', 'fam_c-5.4', 'fam_g-small', 'fam_l'];
+    const models = SIX;
     const running = runThrough(models, adapter, { ready: ready.opened, prepareOnceReady: true });
     await new Promise((resolve) => setImmediate(resolve));
     setImmediate(() => events.push('another request'));
@@ -276,7 +274,7 @@ describe('Function: runModels, sent once ready', () => {
       },
     };
     void load.then(() => setImmediate(() => events.push('another request')));
-    const models = ['fam_k-8b', 'fam_h-micro', 'fam_a-haiku-4-5', 'fam_c-5.4', 'fam_g-small', 'fam_l'];
+    const models = SIX;
     await runThrough(models, adapter);
     vi.restoreAllMocks();
 
