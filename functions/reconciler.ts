@@ -6,9 +6,9 @@ import { logger } from './logger.js';
 
 /**
  * Scheduled (EventBridge): posts ledger entries a crash left unposted (once POSTING_DELAY_MS
- * old, past any retry of their write); closes reservations
+ * old, past any late attempt of their write); closes reservations
  * older than RESERVATION_TIMEOUT_MS with the settle their request wrote before it crashed,
- * or else releases them. Safe to overlap with itself. An account whose writes fail does not
+ * or else releases them; drops closed requests' IDs past CLOSED_KEPT_MS. Safe to overlap with itself. An account whose writes fail does not
  * stop the others; the invocation then fails after them all.
  */
 export function createReconciler(credits: () => CreditsService) {

@@ -42,6 +42,19 @@ export function ulid(now = Date.now()): string {
   return time + random;
 }
 
+/** The milliseconds a ULID (or a `pl_` request ID) was made at; NaN for a string that is neither. */
+export function ulidTime(id: string): number {
+  const time = id.replace(/^pl_/, '').slice(0, 10);
+  if (time.length < 10) return Number.NaN;
+  let ms = 0;
+  for (const char of time) {
+    const digit = CROCKFORD.indexOf(char);
+    if (digit < 0) return Number.NaN;
+    ms = ms * 32 + digit;
+  }
+  return ms;
+}
+
 export function promptLogId(now?: number): string {
   return `pl_${ulid(now)}`;
 }

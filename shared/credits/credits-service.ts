@@ -1,5 +1,5 @@
 import { ServiceUnavailableError } from '../errors.js';
-import { ulid } from '../ids.js';
+import { ulid, ulidTime } from '../ids.js';
 import { silentLog, type Log } from '../log.js';
 import type { Account, AccountsRepository, OpenRequest, ReserveLimits } from '../storage/accounts.js';
 import { AccountContendedError, ConditionFailedError } from '../storage/errors.js';
@@ -15,15 +15,31 @@ export type { OpenRequest };
 export const RESERVATION_TIMEOUT_MS = 15 * 60 * 1000;
 
 /**
+ * How late an attempt of a write can reach the store: the SDK gives up on an attempt it has
+ * no answer to and sends another, but the first may be on its way still, or waiting in the
+ * service, and apply after the second. AWS refuses a request signed more than 15 minutes
+ * before it arrives (Signature Version 4; some services 5), so none can arrive later than
+ * this after it was signed; a minute more for the writers' clocks.
+ */
+export const LATE_ATTEMPT_MS = 16 * 60 * 1000;
+
+/**
  * An entry left unposted in an account (a top-up, an opening balance) is posted by the
- * reconciler once it is this old, never sooner: by then the write that added it, and every
- * retry the SDK makes of it (3 attempts of at most 2 s), has ended. A retry of a write that
- * landed, arriving after the entry was posted and dropped from the item, would apply it again.
+ * reconciler once it is this old, never sooner: by then no attempt of the write that added
+ * it can still arrive. An attempt of a write that landed, arriving after the entry was posted
+ * and dropped from the item, would apply it again.
  * The entry's time, and the time the reconciler judges ages by, is the store's clock where
  * the writer may be an operator's machine (the admin CLI dates by `storeNow`, the time of its
  * store's answers, to about a second), and the Lambda's or the host's clock elsewhere.
  */
-export const POSTING_DELAY_MS = 10 * 60 * 1000;
+export const POSTING_DELAY_MS = LATE_ATTEMPT_MS;
+
+/**
+ * How long a closed request stays in its account's `closedRequests`, from its ID's time:
+ * every attempt of its reserve was signed while it ran (at most RESERVATION_TIMEOUT_MS), so
+ * none can arrive later than this.
+ */
+export const CLOSED_KEPT_MS = RESERVATION_TIMEOUT_MS + LATE_ATTEMPT_MS;
 
 /** What a reconcile run did: accounts read, entries posted, reservations completed or released, accounts whose writes failed. */
 export type ReconcileOutcome = {
@@ -82,9 +98,10 @@ export class CreditsService {
    * when one refuses.
    */
   async reserve(accountId: string, requestId: string, estimateMicro: number, limits: ReserveLimits): Promise<OpenRequest> {
-    const open = { accountId, requestId, reservation: { amountMicro: estimateMicro, at: this.now() } };
+    const open: OpenRequest = { accountId, requestId, reservation: { amountMicro: estimateMicro, at: this.now() } };
     try {
-      await this.accounts.reserve(open, limits);
+      const { resent } = await this.accounts.reserve(open, limits);
+      if (resent) open.reserveResent = true;
     } catch (error) {
       if (error instanceof AccountContendedError)
         throw new ServiceUnavailableError('The account is busy with concurrent requests; retry shortly. Nothing was charged', 1, { cause: error });
@@ -136,7 +153,7 @@ export class CreditsService {
       return { chargedMicro };
     }
     try {
-      await this.accounts.closeReservation(applied, open.reservation);
+      await this.accounts.closeReservation(applied, open.reservation, { listClosed: open.reserveResent === true });
     } catch (error) {
       if (!(error instanceof ConditionFailedError)) {
         this.log.warn('Settle left to the reconciler after its ledger entry was written', {
@@ -153,9 +170,9 @@ export class CreditsService {
   }
 
   /**
-   * Completes what requests left open: posts every unposted entry (once POSTING_DELAY_MS old), and closes each
+   * Completes what requests left open: posts every unposted entry (once POSTING_DELAY_MS old), closes each
    * reservation older than the timeout with the settlement its request wrote before it
-   * crashed, or else releases it. Safe to run at any time, concurrently with requests and
+   * crashed, or else releases it, and drops closed requests' IDs kept past CLOSED_KEPT_MS. Safe to run at any time, concurrently with requests and
    * with itself. An account whose writes fail is logged and counted in `failed`, and the run
    * goes on with the next: one throttled account holds no other's credits; its work is left
    * for the next run. `posted` counts only entries the ledger took.
@@ -186,7 +203,8 @@ export class CreditsService {
       const open = { accountId: account.accountId, requestId, reservation };
       const applied = await this.writeSettlement(open, await this.releaseEntry(open));
       try {
-        await this.accounts.closeReservation(applied, reservation);
+        // Listed: nothing tells whether an attempt of its reserve is still on its way.
+        await this.accounts.closeReservation(applied, reservation, { listClosed: true });
       } catch (error) {
         if (error instanceof ConditionFailedError) continue; // closed meanwhile
         throw error;
@@ -199,6 +217,11 @@ export class CreditsService {
         this.log.warn('Released an abandoned reservation', { accountId: account.accountId, promptLogId: requestId, amountMicro: reservation.amountMicro });
       }
     }
+    // Not `age >= CLOSED_KEPT_MS`: an ID without a time (none the gateway makes) is dropped too.
+    await this.accounts.dropClosed(
+      account.accountId,
+      [...(account.closedRequests ?? [])].filter((requestId) => !(now - ulidTime(requestId) < CLOSED_KEPT_MS)),
+    );
     return postedAll;
   }
 

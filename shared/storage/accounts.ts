@@ -2,7 +2,7 @@ import { BoundedMap } from '../bounded-map.js';
 import { GetItemCommand, PutItemCommand, UpdateItemCommand, paginateScan, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { AccountNotFoundError, InsufficientCreditsError, RateLimitedError, UnauthorizedError } from '../errors.js';
 import { MAX_BALANCE_MICRO, microToCredits } from '../pricing/micro-credits.js';
-import { fromAttributes, isConditionFailed, refusedOrRead, storeCall, storePages, toAttributes } from './dynamodb.js';
+import { fromAttributes, isConditionFailed, refusedOrRead, sentMoreThanOnce, storeCall, storePages, toAttributes } from './dynamodb.js';
 import { AccountContendedError, BalanceCeilingError, ConditionFailedError } from './errors.js';
 import { balanceChangeAtClose, type LedgerEntry, type SettlementEntry } from './ledger.js';
 
@@ -18,6 +18,18 @@ export interface OpenRequest {
   accountId: string;
   requestId: string;
   reservation: Reservation;
+  /**
+   * The reserve's write went out more than once (the SDK retried an attempt it had no
+   * answer to): that attempt may still reach the store after the request has closed, and
+   * hold its estimate again. Its close lists the request in `closedRequests`, which refuses it.
+   */
+  reserveResent?: true;
+}
+
+/** A reserve that holds: the balance after it, and whether its write went out more than once (OpenRequest's `reserveResent`). */
+export interface Reserved {
+  balanceMicro: number;
+  resent: boolean;
 }
 
 /**
@@ -56,6 +68,14 @@ export interface Account {
   rateLimitRpm?: number;
   createdAt: string;
   reservations: Record<string, Reservation>;
+  /**
+   * Requests closed whose reserve went out more than once (OpenRequest's `reserveResent`), and
+   * those the reconciler closed: the reserve refuses their IDs, so that an attempt of their
+   * write arriving late holds nothing again (the reconciler would otherwise find the hold,
+   * and the request's settlement in the ledger, and charge it a second time). Dropped by the
+   * reconciler once no attempt can still arrive (CLOSED_KEPT_MS). Absent when empty.
+   */
+  closedRequests?: Set<string>;
   /** Entries whose balance change is made; `posted` once the ledger holds them too, until the reconciler drops them. */
   unposted: Record<string, LedgerEntry & { posted?: true }>;
   /** The fixed one-minute rate window: its start (epoch ms) and the requests counted in it. */
@@ -176,7 +196,7 @@ export class AccountsRepository {
    * full (RateLimitedError) or the balance does not cover it (InsufficientCreditsError).
    * The first request of a minute opens a new window (a second write of the same kind).
    */
-  async reserve(open: OpenRequest, rate: ReserveLimits): Promise<number> {
+  async reserve(open: OpenRequest, rate: ReserveLimits): Promise<Reserved> {
     const { accountId, requestId, reservation } = open;
     const { amountMicro: amount, at } = reservation;
     let windowStart = rateWindowStart(at);
@@ -185,9 +205,12 @@ export class AccountsRepository {
     // (should another process have, the refusal says so and the next attempt counts in it).
     const seen = this.windows.get(accountId);
     let opensWindow = seen !== undefined && seen < windowStart;
+    // Whether any of this reserve's writes went out more than once, refused ones included:
+    // an attempt of an earlier write may land once the window it assumed is the current one.
+    let resent = false;
     for (let attempt = 1; attempt <= RESERVE_ATTEMPTS; attempt++) {
       try {
-        const { Attributes } = await storeCall(
+        const written = await storeCall(
           'accounts.reserve',
           this.client.send(
             new UpdateItemCommand({
@@ -201,8 +224,9 @@ export class AccountsRepository {
                 'attribute_exists(accountId)',
                 // Concurrent requests can never jointly hold more than the balance.
                 'balanceMicro >= :amount',
-                // One reservation per request, and at most `inFlight` of them open at once.
+                // One reservation per request, never held again once closed, and at most `inFlight` of them open at once.
                 'attribute_not_exists(reservations.#request)',
+                'NOT contains(closedRequests, :request)',
                 'size(reservations) < :inFlight',
                 // The window admits at most `limitPerMinute` requests, however many arrive at once.
                 opensWindow ? '(attribute_not_exists(rateWindow) OR rateWindow.#start < :start)' : 'rateWindow.#start = :start AND rateWindow.#count < :limit',
@@ -218,6 +242,7 @@ export class AccountsRepository {
               ExpressionAttributeValues: toAttributes({
                 ':amount': amount,
                 ':reservation': { amountMicro: amount, at },
+                ':request': requestId,
                 ':start': windowStart,
                 ':inFlight': rate.inFlight,
                 ...(opensWindow ? { ':window': { start: windowStart, count: 1 } } : { ':one': 1, ':limit': rate.limitPerMinute }),
@@ -228,15 +253,17 @@ export class AccountsRepository {
           ),
         );
         this.windows.set(accountId, windowStart);
-        return Number(fromAttributes(Attributes)?.balanceMicro);
+        return { balanceMicro: Number(fromAttributes(written.Attributes)?.balanceMicro), resent: resent || sentMoreThanOnce(written) };
       } catch (error) {
         if (!isConditionFailed(error)) throw error;
+        resent ||= sentMoreThanOnce(error);
         const account = await refusedOrRead(error, () => this.get(accountId));
         if (!account) throw new AccountNotFoundError(accountId);
         const held = account.reservations?.[requestId];
         // This very reservation: a write that landed but whose answer was lost, then retried.
-        if (held && held.amountMicro === amount && held.at === at) return account.balanceMicro;
+        if (held && held.amountMicro === amount && held.at === at) return { balanceMicro: account.balanceMicro, resent: true };
         if (held) throw new ConditionFailedError(`Request ${requestId} is already reserved`);
+        if (account.closedRequests?.has(requestId)) throw new ConditionFailedError(`Request ${requestId} is closed`);
         if (rate.keyHash !== undefined && account.revokedKeys?.[rate.keyHash] !== undefined) throw new UnauthorizedError();
         const window = account.rateWindow;
         // A window opened by a function whose clock runs ahead counts as the current one.
@@ -264,9 +291,10 @@ export class AccountsRepository {
    * Closes a request's reservation by applying its settlement entry, which the ledger
    * already holds: the hold comes back and the entry's amount applies (settle: minus the
    * charge; release: nothing). Throws ConditionFailedError when the reservation is no
-   * longer open, or no longer the one given: it was closed already.
+   * longer open, or no longer the one given: it was closed already. `listClosed`: the request
+   * goes into `closedRequests` in the same write, so that a late attempt of its reserve is refused.
    */
-  async closeReservation(settlement: SettlementEntry, reservation: Reservation): Promise<number> {
+  async closeReservation(settlement: SettlementEntry, reservation: Reservation, { listClosed = false } = {}): Promise<number> {
     try {
       const { Attributes } = await storeCall(
         'accounts.closeReservation',
@@ -274,11 +302,16 @@ export class AccountsRepository {
           new UpdateItemCommand({
             TableName: this.tableName,
             Key: toAttributes({ accountId: settlement.accountId }),
-            UpdateExpression: 'SET balanceMicro = balanceMicro + :amount REMOVE reservations.#request',
+            UpdateExpression: `SET balanceMicro = balanceMicro + :amount REMOVE reservations.#request${listClosed ? ' ADD closedRequests :closed' : ''}`,
             // Closing is idempotent: only the open reservation taken at `at` can be closed, once.
             ConditionExpression: 'reservations.#request.amountMicro = :held AND reservations.#request.#at = :at',
             ExpressionAttributeNames: { '#request': settlement.requestId, '#at': 'at' },
-            ExpressionAttributeValues: toAttributes({ ':amount': balanceChangeAtClose(settlement), ':held': reservation.amountMicro, ':at': reservation.at }),
+            ExpressionAttributeValues: toAttributes({
+              ':amount': balanceChangeAtClose(settlement),
+              ':held': reservation.amountMicro,
+              ':at': reservation.at,
+              ...(listClosed ? { ':closed': new Set([settlement.requestId]) } : {}),
+            }),
             ReturnValues: 'UPDATED_NEW',
           }),
         ),
@@ -330,6 +363,24 @@ export class AccountsRepository {
           // Never recreate a deleted account as an empty item.
           ConditionExpression: 'attribute_exists(accountId)',
           ExpressionAttributeNames: names,
+        }),
+      ),
+    );
+  }
+
+  /** Drops requests from `closedRequests` once no late attempt of their reserve can arrive (dropping one already gone is a no-op). */
+  async dropClosed(accountId: string, requestIds: readonly string[]): Promise<void> {
+    if (requestIds.length === 0) return;
+    await storeCall(
+      'accounts.dropClosed',
+      this.client.send(
+        new UpdateItemCommand({
+          TableName: this.tableName,
+          Key: toAttributes({ accountId }),
+          UpdateExpression: 'DELETE closedRequests :ids',
+          // Never recreate a deleted account as an empty item.
+          ConditionExpression: 'attribute_exists(accountId)',
+          ExpressionAttributeValues: toAttributes({ ':ids': new Set(requestIds) }),
         }),
       ),
     );
@@ -406,13 +457,13 @@ export class AccountsRepository {
     }
   }
 
-  /** Accounts with open reservations or unposted entries: the reconciler's work list. */
+  /** Accounts with open reservations, unposted entries or closed requests listed: the reconciler's work list. */
   async *needingReconciliation(): AsyncGenerator<Account> {
     const pages = paginateScan(
       { client: this.client },
       {
         TableName: this.tableName,
-        FilterExpression: 'size(reservations) > :zero OR size(unposted) > :zero',
+        FilterExpression: 'size(reservations) > :zero OR size(unposted) > :zero OR size(closedRequests) > :zero',
         ExpressionAttributeValues: toAttributes({ ':zero': 0 }),
         ConsistentRead: true,
       },

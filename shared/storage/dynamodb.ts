@@ -170,6 +170,15 @@ export async function storeCall<T>(operation: string, call: Promise<T>): Promise
   }
 }
 
+/**
+ * Whether the SDK sent a call more than once (its answer's or its error's `$metadata`): it
+ * retries an attempt it had no answer to (a timeout, a reset connection, a 500), and such an
+ * attempt may still reach the store and apply later.
+ */
+export function sentMoreThanOnce(outcome: unknown): boolean {
+  return ((outcome as { $metadata?: { attempts?: number } } | null)?.$metadata?.attempts ?? 1) > 1;
+}
+
 /** Whether a write was refused by its condition. */
 export function isConditionFailed(error: unknown): error is ConditionalCheckFailedException {
   return error instanceof ConditionalCheckFailedException || (error as Error | undefined)?.name === 'ConditionalCheckFailedException';

@@ -3,14 +3,14 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReconciler } from '../../functions/reconciler.js';
 import { runAdminCommand } from '../../infra/admin/commands.js';
-import { CreditsService, POSTING_DELAY_MS, RESERVATION_TIMEOUT_MS, UNCOLLECTED_LOG_MESSAGE, type OpenRequest } from '../../shared/credits/credits-service.js';
+import { CLOSED_KEPT_MS, CreditsService, POSTING_DELAY_MS, RESERVATION_TIMEOUT_MS, UNCOLLECTED_LOG_MESSAGE, type OpenRequest } from '../../shared/credits/credits-service.js';
 import { InsufficientCreditsError, RateLimitedError, ServiceUnavailableError, UnauthorizedError } from '../../shared/errors.js';
 import { promptLogId } from '../../shared/ids.js';
 import { AccountsRepository, pendingEntries, REVOKED_KEYS_KEPT_MS } from '../../shared/storage/accounts.js';
 import type { ApiKeysRepository } from '../../shared/storage/api-keys.js';
 import { LedgerRepository, type LedgerEntry } from '../../shared/storage/ledger.js';
 import { recordingLog } from '../support/log.js';
-import { losingFirstAnswer, startTestStore } from '../support/store.js';
+import { holdingStore, losingFirstAnswer, startTestStore } from '../support/store.js';
 
 let env: Awaited<ReturnType<typeof startTestStore>>;
 let accounts: AccountsRepository;
@@ -285,6 +285,60 @@ describe('Class: CreditsService', () => {
     });
   });
 
+  describe('Method: reserve, an attempt of its write that the SDK gave up on landing after its request closed', () => {
+    // The reserve's write, not its read or its request's other writes.
+    const RESERVE_WRITE = 'reservations.#request = :reservation';
+    it.each([
+      ['a process that knows the rate window', true],
+      ["a process's first request for the account (the held attempt counts in a window not open yet; the next opens it)", false],
+    ])('refuses it, and charges the request once: %s', async (_, warm) => {
+      // Prepare: the first attempt of the reserve's write is held past its deadline; the SDK's next attempt goes through.
+      const clock = { now: Date.now() };
+      const store = await holdingStore(env.store.endpoint);
+      try {
+        const credits = service(clock, ledger, new AccountsRepository(store.client.items, env.tables.accounts));
+        const account = await credits.openAccount({ balanceMicro: 1_000 });
+        if (warm) await credits.settle(await credits.reserve(account.accountId, promptLogId(clock.now), 100, NO_RATE_LIMIT), 0);
+        store.holdNext('UpdateItem', RESERVE_WRITE);
+
+        // Act: the request runs and settles; then the held attempt reaches the store.
+        const open = await credits.reserve(account.accountId, promptLogId(clock.now), 300, NO_RATE_LIMIT);
+        await credits.settle(open, 100);
+        const late = await store.release();
+
+        // Assess: refused, nothing held again; the reconciler finds nothing to charge.
+        expect(open.reserveResent).toBe(true);
+        expect(late).toMatchObject({ status: 400, body: expect.stringContaining('ConditionalCheckFailedException') });
+        const closed = (await accounts.get(account.accountId))!;
+        expect(closed.reservations).toEqual({});
+        expect(closed.closedRequests).toEqual(new Set([open.requestId]));
+        expect(await expectConsistent(credits, account.accountId)).toBe(900);
+        clock.now += RESERVATION_TIMEOUT_MS;
+        await credits.reconcile();
+        expect(await expectConsistent(credits, account.accountId)).toBe(900);
+        // Kept until no attempt can still arrive, then dropped: the account leaves the reconciler's list.
+        expect((await accounts.get(account.accountId))!.closedRequests).toEqual(new Set([open.requestId]));
+        clock.now += CLOSED_KEPT_MS - RESERVATION_TIMEOUT_MS;
+        await credits.reconcile();
+        expect((await accounts.get(account.accountId))!.closedRequests).toBeUndefined();
+        const reconciled: string[] = [];
+        for await (const listed of accounts.needingReconciliation()) reconciled.push(listed.accountId);
+        expect(reconciled).not.toContain(account.accountId);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('keeps no closed request where the reserve went out once', async () => {
+      const credits = service();
+      const account = await credits.openAccount({ balanceMicro: 1_000 });
+      const open = await credits.reserve(account.accountId, promptLogId(), 300, NO_RATE_LIMIT);
+      await credits.settle(open, 100);
+      expect(open.reserveResent).toBeUndefined();
+      expect((await accounts.get(account.accountId))!.closedRequests).toBeUndefined();
+    });
+  });
+
   describe('Method: settle', () => {
     it('refuses only with 402 (or 503 should the account stay contended) while other requests settle and return credits meanwhile', async () => {
       // dynalite returns no item with a refused write, so the item is read afterwards: by then it may cover the request.
@@ -359,6 +413,10 @@ describe('Class: CreditsService', () => {
       const run = await credits.reconcile();
       expect(run.released).toBe(1);
       expect(await expectConsistent(credits, account.accountId)).toBe(1_000);
+      // Listed as closed: nothing tells whether an attempt of its reserve is still on its way, and one arriving holds nothing.
+      expect((await accounts.get(account.accountId))!.closedRequests).toEqual(new Set([open.requestId]));
+      await expect(accounts.reserve(open, NO_RATE_LIMIT)).rejects.toThrow(`Request ${open.requestId} is closed`);
+      expect(await expectConsistent(credits, account.accountId)).toBe(1_000);
       // The request cannot settle after its release.
       expect(await credits.settle(open, 300)).toEqual({ chargedMicro: 0 });
       expect(await expectConsistent(credits, account.accountId)).toBe(1_000);
@@ -401,7 +459,8 @@ describe('Class: CreditsService', () => {
       broken.add(hot);
       // The hot account's top-up changes its balance, but its entry cannot be posted.
       expect(await credits.topUp(hot, 100)).toBe(700);
-      clock.now += RESERVATION_TIMEOUT_MS;
+      // Past both: the reservations to close, the top-up's entry to post.
+      clock.now += Math.max(RESERVATION_TIMEOUT_MS, POSTING_DELAY_MS);
       const run = await credits.reconcile();
       expect(run.failed).toBe(1);
       for (const accountId of others) expect(await expectConsistent(credits, accountId)).toBe(1_000);
@@ -601,11 +660,14 @@ describe('Class: CreditsService', () => {
               expect((await accounts.get(account.accountId))!.balanceMicro).toBeGreaterThanOrEqual(0);
             }
           }
-          clock.now += RESERVATION_TIMEOUT_MS;
+          // Past every age the reconciler waits for; the second run drops the requests the first closed.
+          clock.now += CLOSED_KEPT_MS;
+          await credits.reconcile();
           await credits.reconcile();
           const final = (await accounts.get(account.accountId))!;
           expect(final.reservations).toEqual({});
           expect(final.unposted).toEqual({});
+          expect(final.closedRequests).toBeUndefined();
           expect(final.balanceMicro).toBe(expected);
           expect(await credits.ledgerSum(account.accountId)).toBe(expected);
         }),

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createTables, startEmbeddedStore, type EmbeddedStore } from '../../infra/local/store.js';
 import { loadConfig, type TableNames } from '../../shared/config.js';
 import { createStoreClient, type StoreClient } from '../../shared/storage/dynamodb.js';
@@ -55,4 +57,73 @@ export function losingFirstAnswer(endpoint: string, command: 'PutItem' | 'Update
     );
   }
   return { client, sent };
+}
+
+/** What the store answered an attempt `HeldStore` let through late. */
+export interface LateAnswer {
+  status: number;
+  body: string;
+}
+
+/**
+ * A client of the store at `endpoint` through a forwarder on loopback that can hold one
+ * attempt unanswered: the next request of `command` (its DynamoDB name) whose body contains
+ * `marker` once `holdNext` is called. The client gives up on an attempt after `answerMs`, and
+ * the SDK sends another, which goes through; `release` then sends the held attempt on to
+ * the store, as an attempt the SDK gave up on may still arrive, and returns its answer.
+ */
+export interface HeldStore {
+  client: StoreClient;
+  holdNext(command: string, marker: string): void;
+  release(): Promise<LateAnswer>;
+  close(): Promise<void>;
+}
+
+export async function holdingStore(endpoint: string, answerMs = 300): Promise<HeldStore> {
+  let wanted: { target: string; marker: string } | undefined;
+  let held: { headers: Record<string, string>; body: Buffer } | undefined;
+  const forward = async (headers: Record<string, string>, body: Buffer): Promise<LateAnswer & { type: string }> => {
+    const answer = await fetch(endpoint, { method: 'POST', headers, body });
+    return { status: answer.status, type: answer.headers.get('content-type') ?? 'application/x-amz-json-1.0', body: await answer.text() };
+  };
+  const server = createServer(async (request, response) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks);
+    const headers = {
+      'content-type': String(request.headers['content-type']),
+      'x-amz-target': String(request.headers['x-amz-target']),
+      authorization: String(request.headers.authorization),
+      'x-amz-date': String(request.headers['x-amz-date']),
+    };
+    if (wanted && headers['x-amz-target'] === wanted.target && body.includes(wanted.marker)) {
+      // Never answered: the client's deadline ends the attempt.
+      wanted = undefined;
+      held = { headers, body };
+      return;
+    }
+    const answer = await forward(headers, body);
+    response.writeHead(answer.status, { 'content-type': answer.type }).end(answer.body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const client = createStoreClient({ region: 'local', endpoint: `http://127.0.0.1:${port}`, local: true, timeouts: { connectMs: 10_000, answerMs } });
+  return {
+    client,
+    holdNext: (command, marker) => {
+      wanted = { target: `DynamoDB_20120810.${command}`, marker };
+    },
+    release: async () => {
+      if (!held) throw new Error('no attempt was held');
+      const { headers, body } = held;
+      held = undefined;
+      const { status, body: text } = await forward(headers, body);
+      return { status, body: text };
+    },
+    close: async () => {
+      client.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 }
