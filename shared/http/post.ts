@@ -77,7 +77,7 @@ export function keepAliveAgent(url: URL, idleMs = IDLE_CONNECTION_MS): HttpAgent
  * failures reject with the Node error (its `code` set: ECONNRESET, ECONNREFUSED,
  * ETIMEDOUT); an abort rejects with an AbortError.
  */
-export function post(url: URL, body: string | Buffer, headers: Record<string, string>, options: PostOptions = {}): Promise<PostAnswer> {
+export function post(url: URL, body: Body, headers: Record<string, string>, options: PostOptions = {}): Promise<PostAnswer> {
   return request(url, body, headers, options, (res, resolve, reject) => {
     readBody(res, options.maxBytes).then((bytes) => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: bytes.toString('utf8') }), reject);
   });
@@ -253,9 +253,20 @@ export function requestSent(error: unknown): boolean | undefined {
 }
 
 /** Sends the POST; `onResponse` settles the promise from the answer. */
+/** A request body: whole, or in pieces written one after another (pieces other calls' bodies share: providers/shared-text.ts). */
+export type Body = string | Buffer | readonly Buffer[];
+
+function bodyBytes(body: Body): number {
+  if (typeof body === 'string') return Buffer.byteLength(body);
+  if (Buffer.isBuffer(body)) return body.length;
+  let bytes = 0;
+  for (const piece of body as readonly Buffer[]) bytes += piece.length;
+  return bytes;
+}
+
 function request<T>(
   url: URL,
-  body: string | Buffer,
+  body: Body,
   headers: Record<string, string>,
   options: PostOptions,
   onResponse: (res: IncomingMessage, resolve: (value: T) => void, reject: (error: unknown) => void) => void,
@@ -273,7 +284,7 @@ function request<T>(
       url,
       {
         method: 'POST',
-        headers: { ...headers, 'content-length': String(typeof body === 'string' ? Buffer.byteLength(body) : body.length) },
+        headers: { ...headers, 'content-length': String(bodyBytes(body)) },
         agent: options.agent ?? shared[url.protocol as 'http:' | 'https:'],
         signal: options.signal,
         timeout: options.timeoutMs,
@@ -299,7 +310,12 @@ function request<T>(
         });
     });
     req.once('error', fail);
-    req.end(body);
+    if (typeof body === 'string' || Buffer.isBuffer(body)) req.end(body);
+    else {
+      // Written as they are: a shared piece is never copied into a body of its own.
+      for (const piece of body as readonly Buffer[]) req.write(piece);
+      req.end();
+    }
   });
 }
 
@@ -315,6 +331,6 @@ export interface StreamAnswer {
  * as a stream (a streamed model answer). The same connections, errors and abort; an abort
  * after the head destroys the body, which then fails with an AbortError.
  */
-export function postStream(url: URL, body: string | Buffer, headers: Record<string, string>, options: PostOptions = {}): Promise<StreamAnswer> {
+export function postStream(url: URL, body: Body, headers: Record<string, string>, options: PostOptions = {}): Promise<StreamAnswer> {
   return request(url, body, headers, options, (res, resolve) => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: res }));
 }

@@ -1,5 +1,6 @@
 import { planCall, type PlannedCall } from '../compare/model-call.js';
 import { ADAPTERS } from '../providers/adapters.js';
+import { joinPieces, type PromptPiece, type SharedText } from '../providers/shared-text.js';
 import type { ModelCall } from '../providers/types.js';
 import type { PromptRequest, RequestedModel } from '../contract/types.js';
 import { VERDICT_LIMITS, VERDICT_SCHEMA } from './verdict.js';
@@ -20,34 +21,32 @@ export const DEFAULT_GRADING_INSTRUCTIONS = [
 type Tag = (typeof TAGS)[number];
 
 function frame(tag: Tag, text: string): string {
-  return framed(tag, defuseTags(text));
-}
-
-function framed(tag: Tag, defused: string): string {
-  return `<${tag}>\n${defused}\n</${tag}>`;
+  return `<${tag}>\n${defuseTags(text)}\n</${tag}>`;
 }
 
 /**
  * An answer as judges are shown it, its tags defused (defuseTags) once: a judge task shows each
- * contestant's answer in 2 (n − 1) calls, and defusing megabytes for each held the thread.
+ * contestant's answer in 2 (n − 1) calls, and defusing megabytes for each held the thread. Its
+ * text is shared by those calls' bodies (SharedText): each had held a copy of it.
  */
-export interface ShownAnswer {
-  readonly defused: string;
+export interface ShownAnswer extends SharedText {
+  /** The answer, its tags defused. */
+  readonly text: string;
 }
 
 /** `answer` defused for every judge call that shows it. */
 export function showAnswer(answer: string): ShownAnswer {
-  return { defused: defuseTags(answer) };
+  return { text: defuseTags(answer) };
 }
 
 const shown = (answer: string | ShownAnswer): ShownAnswer => (typeof answer === 'string' ? showAnswer(answer) : answer);
 
-/** The material before the answers, the same in every judge call of a request: built once. */
-const contexts = new WeakMap<PromptRequest, string>();
+/** The material before the answers, the same in every judge call of a request: built once, and shared by their bodies. */
+const contexts = new WeakMap<PromptRequest, SharedText>();
 
-function judgeContext(request: PromptRequest): string {
-  let context = contexts.get(request);
-  if (context !== undefined) return context;
+function judgeContext(request: PromptRequest): SharedText {
+  const known = contexts.get(request);
+  if (known !== undefined) return known;
   const parts: string[] = [];
   const system = request.system.map((block) => block.text).join('\n\n');
   if (system) parts.push('The system prompt the assistants were given:', frame('system_prompt', system), '');
@@ -58,7 +57,7 @@ function judgeContext(request: PromptRequest): string {
   const attachments = request.body.attachments ?? [];
   const attached = attachments.length > 0 ? ` (it came with ${attachments.length} attachment(s), not shown here)` : '';
   parts.push(`The user's prompt${attached}:`, frame('prompt', request.body.prompt), '');
-  context = parts.join('\n');
+  const context = { text: parts.join('\n') };
   contexts.set(request, context);
   return context;
 }
@@ -91,10 +90,11 @@ export function judgeInstructions(judgePrompt: string | undefined): string {
 
 /**
  * The material: the original system prompt, conversation and prompt, then the two answers by
- * position (text is defused here; a ShownAnswer was defused once, for every call that shows it).
+ * position (text is defused here; a ShownAnswer was defused once, for every call that shows it),
+ * in pieces: the context and the answers are shared by every call that shows them.
  */
-export function judgeMaterial(request: PromptRequest, answerA: string | ShownAnswer, answerB: string | ShownAnswer): string {
-  return [judgeContext(request), 'Answer A:', framed('answer_a', shown(answerA).defused), '', 'Answer B:', framed('answer_b', shown(answerB).defused)].join('\n');
+export function judgeMaterial(request: PromptRequest, answerA: string | ShownAnswer, answerB: string | ShownAnswer): PromptPiece[] {
+  return [judgeContext(request), '\nAnswer A:\n<answer_a>\n', shown(answerA), '\n</answer_a>\n\nAnswer B:\n<answer_b>\n', shown(answerB), '\n</answer_b>'];
 }
 
 /**
@@ -105,10 +105,10 @@ export function judgeMaterial(request: PromptRequest, answerA: string | ShownAns
  * answer); no sampling settings: the caller's `generation_settings` are for the
  * contestants, and reasoning judges reject or ignore temperature.
  */
-export function judgeRequest(request: PromptRequest, judge: RequestedModel, answerA: string | ShownAnswer, answerB: string | ShownAnswer): PromptRequest {
+function judgeRequest(request: PromptRequest, judge: RequestedModel, material: string): PromptRequest {
   const model: RequestedModel = { ...judge, tuning: {} };
   return {
-    body: { prompt: judgeMaterial(request, answerA, answerB), models: [judge.requestedId], response_schema: VERDICT_SCHEMA },
+    body: { prompt: material, models: [judge.requestedId], response_schema: VERDICT_SCHEMA },
     models: [model],
     judges: [],
     judgeWeights: request.judgeWeights,
@@ -117,10 +117,12 @@ export function judgeRequest(request: PromptRequest, judge: RequestedModel, answ
   };
 }
 
-/** The call a judge makes for one ordered pair. */
+/** The call a judge makes for one ordered pair: its prompt in pieces, the material's large parts shared with the judge's other calls. */
 export function judgeCall(request: PromptRequest, judge: RequestedModel, answerA: string | ShownAnswer, answerB: string | ShownAnswer): PlannedCall {
-  const single = judgeRequest(request, judge, answerA, answerB);
-  return planCall(single, single.models[0] as RequestedModel);
+  const promptPieces = judgeMaterial(request, answerA, answerB);
+  const single = judgeRequest(request, judge, joinPieces(promptPieces));
+  const planned = planCall(single, single.models[0] as RequestedModel);
+  return { ...planned, call: { ...planned.call, promptPieces } };
 }
 
 /**
@@ -156,8 +158,8 @@ export function shownAnswer(answer: string, allowanceTokens: number): string {
  */
 export function showAnswerWithin(answer: string, allowanceTokens: number): ShownAnswer {
   const defused = defuseTags(shownAnswer(answer, allowanceTokens));
-  if (cutPoint(defused, allowanceTokens * SHOWN_BYTES_PER_TOKEN + CUT_NOTE_BYTES) === undefined) return { defused };
-  return { defused: defuseTags(shownAnswer(defused, allowanceTokens)) };
+  if (cutPoint(defused, allowanceTokens * SHOWN_BYTES_PER_TOKEN + CUT_NOTE_BYTES) === undefined) return { text: defused };
+  return { text: defuseTags(shownAnswer(defused, allowanceTokens)) };
 }
 
 const CUT_NOTE_BYTES = ' [cut: longer than its output limit allows]'.length;

@@ -14,7 +14,7 @@ const carriedByShown = new WeakMap<ShownAnswer, ReadonlySet<string>>();
 function carriedBy(shown: ShownAnswer): ReadonlySet<string> {
   let carried = carriedByShown.get(shown);
   if (!carried) {
-    carried = verdictsCarried(shown.defused);
+    carried = verdictsCarried(shown.text);
     carriedByShown.set(shown, carried);
   }
   return carried;
@@ -55,7 +55,7 @@ export async function judgeOnce(
   }
   try {
     // A verdict an answer carries, quoted by the judge, is not the judge's: the answers as the judge was shown them.
-    const verdict = parseVerdict(result.output, { quoted: [a.defused, b.defused], carried: (answer) => carriedBy(answer === a.defused ? a : b) });
+    const verdict = parseVerdict(result.output, { quoted: [a.text, b.text], carried: (answer) => carriedBy(answer === a.text ? a : b) });
     return { status: 'completed', verdict, ...used };
   } catch (error) {
     if (!(error instanceof VerdictParseError)) throw error;

@@ -1,7 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { answerStatus, MAX_ANSWER_BYTES, post, requestSent, type PostAnswer } from '../http/post.js';
 import { UpstreamError, parseRetryAfter, statusError } from './errors.js';
 import { cutWhole } from '../text/cut.js';
 import { notJson, parseVendorJson } from './vendor-json.js';
+import { jsonStringBytes } from './shared-text.js';
+import type { ModelCall } from './types.js';
 
 /** Who calls: some vendors' edges refuse requests without a user agent. */
 const USER_AGENT = 'model-compare-gateway';
@@ -16,13 +19,44 @@ export type ErrorMapper = (status: number, text: string, retryAfter: string | nu
  */
 export interface WireRequest {
   url: URL;
-  payload: Buffer;
+  /** Whole, or in pieces where the call's prompt has shared pieces (jsonPayload). */
+  payload: Buffer | readonly Buffer[];
   headers: Record<string, string>;
 }
 
-/** A vendor's body as the gateway sends it, with the headers every vendor call carries. */
-export function jsonRequest(url: string, body: unknown, headers: Record<string, string>, accept = 'application/json'): WireRequest {
-  return { url: new URL(url), payload: Buffer.from(JSON.stringify(body), 'utf8'), headers: { 'content-type': 'application/json', accept, 'user-agent': USER_AGENT, ...headers } };
+/**
+ * A vendor's body as the gateway sends it, with the headers every vendor call carries.
+ * `prompt`: the call whose prompt the body holds, in pieces where it has them (jsonPayload).
+ */
+export function jsonRequest(
+  url: string,
+  body: unknown,
+  headers: Record<string, string>,
+  accept = 'application/json',
+  prompt?: Pick<ModelCall, 'prompt' | 'promptPieces'>,
+): WireRequest {
+  return { url: new URL(url), payload: jsonPayload(body, prompt), headers: { 'content-type': 'application/json', accept, 'user-agent': USER_AGENT, ...headers } };
+}
+
+/** Stands for the prompt in a body serialised without it; random, so that no caller's text holds it (and a body that does is serialised whole). */
+const PROMPT_MARK = `prompt-${randomUUID()}`;
+
+/**
+ * The body's JSON as UTF-8. Where the call's prompt has pieces and the body holds the prompt as
+ * one of its strings, once, the body is serialised with a mark in its place and the prompt's
+ * pieces' bytes go there: the shared pieces' bytes made once for every call that sends them.
+ * The bytes are the same as the whole body's: JSON escapes a string character by character.
+ */
+function jsonPayload(body: unknown, prompt: Pick<ModelCall, 'prompt' | 'promptPieces'> | undefined): Buffer | readonly Buffer[] {
+  const pieces = prompt?.promptPieces;
+  if (pieces && prompt.prompt.length > 0) {
+    const marked = JSON.stringify(body, (_key, value: unknown) => (value === prompt.prompt ? PROMPT_MARK : value));
+    const at = marked.indexOf(PROMPT_MARK);
+    if (at >= 0 && marked.indexOf(PROMPT_MARK, at + PROMPT_MARK.length) < 0) {
+      return [Buffer.from(marked.slice(0, at), 'utf8'), ...pieces.map(jsonStringBytes), Buffer.from(marked.slice(at + PROMPT_MARK.length), 'utf8')];
+    }
+  }
+  return Buffer.from(JSON.stringify(body), 'utf8');
 }
 
 /** A failure to reach the vendor (or an abort; `status`: of the answer whose body it cut off) as an UpstreamError. */

@@ -2,7 +2,7 @@ import type { PartialReply } from './errors.js';
 import { jsonRequest, postJson, type ErrorMapper } from './http.js';
 import type { SseEvent } from './sse.js';
 import { finishStream, postSse } from './stream-http.js';
-import type { ModelReply, PreparedCall } from './types.js';
+import type { ModelCall, ModelReply, PreparedCall } from './types.js';
 import { DEFAULT_SSE_LIMITS, streamLineCap } from './sse.js';
 
 /** What reads one streamed attempt: each event, what it delivered so far, and the reply once the stream ended. */
@@ -14,6 +14,8 @@ export interface StreamReader {
 
 /** An HTTP vendor's call, mapped by its adapter: where it goes, its body, and how its answers read. */
 export interface HttpCallShape {
+  /** The call the body was built for: its prompt, sent in pieces where it has them (jsonRequest). */
+  call: Pick<ModelCall, 'prompt' | 'promptPieces'>;
   url: string;
   body: object;
   headers: Record<string, string>;
@@ -39,7 +41,7 @@ export function preparedHttpCall(shape: HttpCallShape, onDelta?: (text: string) 
   const { mapError, refine = (error: unknown) => error, warnings } = shape;
   const withWarnings = (reply: ModelReply): ModelReply => (warnings.length > 0 ? { ...reply, warnings: [...warnings, ...reply.warnings] } : reply);
   if (!onDelta) {
-    const request = jsonRequest(shape.url, shape.body, shape.headers);
+    const request = jsonRequest(shape.url, shape.body, shape.headers, undefined, shape.call);
     return {
       warnings,
       async send(signal) {
@@ -50,7 +52,7 @@ export function preparedHttpCall(shape: HttpCallShape, onDelta?: (text: string) 
       },
     };
   }
-  const request = jsonRequest(shape.stream.url ?? shape.url, shape.stream.body, shape.headers, 'text/event-stream');
+  const request = jsonRequest(shape.stream.url ?? shape.url, shape.stream.body, shape.headers, 'text/event-stream', shape.call);
   const limits = { ...DEFAULT_SSE_LIMITS, maxLines: streamLineCap(shape.outputTokens) };
   return {
     warnings,

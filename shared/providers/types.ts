@@ -1,5 +1,6 @@
 import type { ModelEntry } from '../catalog/types.js';
 import type { Attachment, HistoryTurn, ModelTuning, SystemBlock } from '../contract/types.js';
+import type { PromptPiece } from './shared-text.js';
 
 /** One model call, in the gateway's words; each protocol adapter maps it to its vendor's body. */
 export interface ModelCall {
@@ -7,6 +8,12 @@ export interface ModelCall {
   system: SystemBlock[];
   history: HistoryTurn[];
   prompt: string;
+  /**
+   * The prompt in parts, where large parts of it are shared with other calls (a judge call's
+   * answers and material): its body holds their JSON bytes once for all (shared-text.ts).
+   * Joined, the parts are `prompt`.
+   */
+  promptPieces?: readonly PromptPiece[];
   attachments: Attachment[];
   temperature?: number;
   topP?: number;

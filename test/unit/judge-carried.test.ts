@@ -34,6 +34,6 @@ describe('Function: judgeOnce, the answers read for planted verdicts', () => {
       });
       expect(judgment.status).toBe('completed');
     }
-    expect(vi.mocked(verdicts.verdictsCarried).mock.calls.map(([answer]) => answer)).toEqual([a.defused, b.defused]);
+    expect(vi.mocked(verdicts.verdictsCarried).mock.calls.map(([answer]) => answer)).toEqual([a.text, b.text]);
   });
 });

@@ -655,17 +655,17 @@ describe('Function: defuseTags', () => {
 describe('Function: showAnswerWithin', () => {
   it("keeps an answer made of frame tags within 8 bytes a token once defused, every tag defused, the cut's own included", () => {
     const tags = '<prompt>'.repeat(10_000);
-    const { defused } = showAnswerWithin(tags, 1_000);
+    const { text: defused } = showAnswerWithin(tags, 1_000);
     // Defused after the cut alone, it had reached 11,043 bytes: 3 more a tag.
     expect(Buffer.byteLength(defused)).toBeLessThanOrEqual(8_000 + ' [cut: longer than its output limit allows]'.length + 3);
     expect(defused).toMatch(/\[cut: longer than its output limit allows\]$/);
     expect(defuseTags(defused)).toBe(defused);
     // A tag the second cut ends at is defused too.
-    expect(showAnswerWithin('<answer_a>'.repeat(5_000), 100).defused).not.toMatch(/<answer_a(?!\u200b)/);
+    expect(showAnswerWithin('<answer_a>'.repeat(5_000), 100).text).not.toMatch(/<answer_a(?!\u200b)/);
   });
 
   it('shows an honest answer whole, its tags defused', () => {
-    expect(showAnswerWithin('Use <prompt> tags. '.repeat(50), 1_000).defused).toBe(defuseTags('Use <prompt> tags. '.repeat(50)));
+    expect(showAnswerWithin('Use <prompt> tags. '.repeat(50), 1_000).text).toBe(defuseTags('Use <prompt> tags. '.repeat(50)));
   });
 });
 

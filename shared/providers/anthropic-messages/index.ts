@@ -20,6 +20,7 @@ export const anthropicMessages: ProtocolAdapter = {
     if (endpoint.apiKey) headers['x-api-key'] = endpoint.apiKey;
     return preparedHttpCall(
       {
+        call,
         outputTokens: anthropicLimits.billedOutputBound(call),
         url: `${endpoint.baseUrl}/messages`,
         body,

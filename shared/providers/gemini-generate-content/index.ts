@@ -22,6 +22,7 @@ export const geminiGenerateContent: ProtocolAdapter = {
     const { body, warnings } = toGenerateContentRequest(call);
     return preparedHttpCall(
       {
+        call,
         outputTokens: generateContentLimits.billedOutputBound(call),
         url: generateContentUrl(endpoint.baseUrl, call.entry.upstreamModel),
         body,

@@ -17,6 +17,7 @@ export const openaiChat: ProtocolAdapter = {
     const { body, warnings } = toChatRequest(call, dialect);
     return preparedHttpCall(
       {
+        call,
         outputTokens: chatLimits.billedOutputBound(call),
         url: `${endpoint.baseUrl}/chat/completions`,
         body,

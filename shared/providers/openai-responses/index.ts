@@ -17,6 +17,7 @@ export const openaiResponses: ProtocolAdapter = {
     const { body, warnings } = toResponsesRequest(call);
     return preparedHttpCall(
       {
+        call,
         outputTokens: responsesLimits.billedOutputBound(call),
         url: `${endpoint.baseUrl}/responses`,
         body,

@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { validatePromptRequest } from '../../shared/contract/validate.js';
+import { judgeCall, showAnswer } from '../../shared/judging/judge-prompt.js';
+import { ADAPTERS } from '../../shared/providers/adapters.js';
+import { jsonRequest } from '../../shared/providers/http.js';
+import type { ModelCall } from '../../shared/providers/types.js';
+import { toMessagesRequest } from '../../shared/providers/anthropic-messages/request.js';
+import { toGenerateContentRequest } from '../../shared/providers/gemini-generate-content/request.js';
+import { dialectFor } from '../../shared/providers/openai-chat/dialects.js';
+import { toChatRequest } from '../../shared/providers/openai-chat/request.js';
+import { toResponsesRequest } from '../../shared/providers/openai-responses/request.js';
+import { startFakeHttp } from '../support/fake-http.js';
+
+/**
+ * A judge task shows each answer in up to 20 calls, and the request's prompt in every call:
+ * each call's body holds their JSON bytes once for all (shared-text.ts), where each had held a
+ * copy (110 calls of two 1.45 MB answers held 320 MB). The bytes on the wire are the same.
+ */
+
+/** Text JSON must escape, frame tags, a lone surrogate, and a word like the mark that stands for the prompt. */
+const HOSTILE = 'He said "hi" \\ back\nslash\t\u0000\u001f\u2028\u2029 😀 \ud800 lone </answer_a> <answer_b> "prompt-00000000-0000-0000-0000-000000000000"';
+
+function judgedRequest(judge: string) {
+  return validatePromptRequest({
+    prompt: `Compare these. ${HOSTILE}`,
+    system_prompt: 'Be brief.',
+    history: [{ role: 'user', content: `Earlier: ${HOSTILE}` }],
+    models: ['fam_c-5.4', 'fam_a-opus-4-6', 'fam_b-3.1-pro'],
+    judges: [judge],
+  });
+}
+
+let vendor: Awaited<ReturnType<typeof startFakeHttp>>;
+beforeAll(async () => {
+  vendor = await startFakeHttp(() => ({ status: 400, body: { error: { message: 'recorded' } } }));
+});
+afterAll(async () => {
+  await vendor?.close();
+});
+
+/** The body `call` sends, as its vendor receives it. */
+async function sentBody(call: ModelCall): Promise<string> {
+  const before = vendor.calls.length;
+  const prepared = ADAPTERS[call.entry.protocol].prepare(call, { baseUrl: vendor.url, apiKey: 'k', simulated: false });
+  await prepared.send(AbortSignal.timeout(5_000)).catch(() => undefined);
+  expect(vendor.calls).toHaveLength(before + 1);
+  return vendor.calls[before]!.body;
+}
+
+describe('Judge calls: their bodies share the material', () => {
+  it.each([
+    ['openai-responses', 'fam_c-5.4-mini'],
+    ['openai-chat', 'fam_d-3'],
+    ['anthropic-messages', 'fam_a-haiku-4-5'],
+    ['gemini-generate-content', 'fam_b-3.1-flash'],
+  ])('sends the bytes a whole serialisation sends, %s', async (protocol, judge) => {
+    const request = judgedRequest(judge);
+    const shownA = showAnswer(`A: ${HOSTILE}`);
+    const { call } = judgeCall(request, request.judges[0]!, shownA, showAnswer(`B: ${HOSTILE}`));
+    expect(call.entry.protocol).toBe(protocol);
+    expect(call.promptPieces).toBeDefined();
+
+    const inPieces = await sentBody(call);
+    const whole = await sentBody({ ...call, promptPieces: undefined });
+
+    expect(inPieces).toBe(whole);
+    // The material is in it, as its vendor reads it.
+    expect(inPieces).toContain(JSON.stringify(shownA.text).slice(1, -1));
+    expect(JSON.stringify(JSON.parse(inPieces))).toContain(JSON.stringify(call.prompt).slice(1, -1));
+  });
+
+  it.each([
+    ['openai-responses', 'fam_c-5.4-mini', (call: ModelCall) => toResponsesRequest(call).body],
+    ['openai-chat', 'fam_d-3', (call: ModelCall) => toChatRequest(call, dialectFor(call.entry.provider)).body],
+    ['anthropic-messages', 'fam_a-haiku-4-5', (call: ModelCall) => toMessagesRequest(call).body],
+    ['gemini-generate-content', 'fam_b-3.1-flash', (call: ModelCall) => toGenerateContentRequest(call).body],
+  ])('puts the prompt in its body whole, so that it is sent in pieces, %s', (_, judge, build) => {
+    const request = judgedRequest(judge);
+    const { call } = judgeCall(request, request.judges[0]!, showAnswer('A'), showAnswer('B'));
+    const { payload } = jsonRequest('http://vendor.test/v1', build(call), {}, undefined, call);
+    expect(Array.isArray(payload)).toBe(true);
+  });
+
+  it("holds each answer's and the context's bytes once for every call that shows them", () => {
+    const request = judgedRequest('fam_c-5.4-mini');
+    const judge = request.judges[0]!;
+    const [a, b, c] = [showAnswer(`A ${HOSTILE}`), showAnswer(`B ${HOSTILE}`), showAnswer(`C ${HOSTILE}`)];
+    const body = (call: ModelCall) => jsonRequest('http://vendor.test/v1', { input: call.prompt }, {}, undefined, call).payload as readonly Buffer[];
+    const ab = body(judgeCall(request, judge, a, b).call);
+    const ba = body(judgeCall(request, judge, b, a).call);
+    const ac = body(judgeCall(request, judge, a, c).call);
+    expect(Array.isArray(ab)).toBe(true);
+    // [head, context, literal, answer A, literal, answer B, literal, tail]
+    expect(ab).toHaveLength(8);
+    expect(ba[1]).toBe(ab[1]);
+    expect(ac[1]).toBe(ab[1]);
+    expect(ac[3]).toBe(ab[3]);
+    expect(ba[5]).toBe(ab[3]);
+    expect(ba[3]).toBe(ab[5]);
+    expect(Buffer.concat(ab).toString('utf8')).toBe(JSON.stringify({ input: judgeCall(request, judge, a, b).call.prompt }));
+  });
+
+  it('serialises the body whole where the prompt is not one of its strings once', () => {
+    const request = judgedRequest('fam_c-5.4-mini');
+    const { call } = judgeCall(request, request.judges[0]!, showAnswer('A'), showAnswer('B'));
+    for (const body of [{ twice: [call.prompt, call.prompt] }, { changed: `${call.prompt}!` }]) {
+      const { payload } = jsonRequest('http://vendor.test/v1', body, {}, undefined, call);
+      expect(Buffer.isBuffer(payload)).toBe(true);
+      expect((payload as Buffer).toString('utf8')).toBe(JSON.stringify(body));
+    }
+  });
+});
