@@ -1,7 +1,7 @@
 import { ServiceUnavailableError } from '../errors.js';
 import { ulid, ulidTime } from '../ids.js';
 import { silentLog, type Log } from '../log.js';
-import type { Account, AccountsRepository, OpenRequest, ReserveLimits } from '../storage/accounts.js';
+import { CLOSED_LISTED_MAX, type Account, type AccountsRepository, type OpenRequest, type ReserveLimits } from '../storage/accounts.js';
 import { AccountContendedError, ConditionFailedError } from '../storage/errors.js';
 import type { LedgerEntry, LedgerRepository, SettlementEntry } from '../storage/ledger.js';
 
@@ -100,8 +100,8 @@ export class CreditsService {
   async reserve(accountId: string, requestId: string, estimateMicro: number, limits: ReserveLimits): Promise<OpenRequest> {
     const open: OpenRequest = { accountId, requestId, reservation: { amountMicro: estimateMicro, at: this.now() } };
     try {
-      const { resent } = await this.accounts.reserve(open, limits);
-      if (resent) open.reserveResent = true;
+      const { lateAttemptPossible } = await this.accounts.reserve(open, limits);
+      if (lateAttemptPossible) open.reserveMayLandLate = true;
     } catch (error) {
       if (error instanceof AccountContendedError)
         throw new ServiceUnavailableError('The account is busy with concurrent requests; retry shortly. Nothing was charged', 1, { cause: error });
@@ -153,7 +153,9 @@ export class CreditsService {
       return { chargedMicro };
     }
     try {
-      await this.accounts.closeReservation(applied, open.reservation, { listClosed: open.reserveResent === true });
+      const listClosed = open.reserveMayLandLate === true;
+      const { listed } = await this.accounts.closeReservation(applied, open.reservation, { listClosed });
+      if (listClosed && !listed) this.unlisted(open.accountId, open.requestId);
     } catch (error) {
       if (!(error instanceof ConditionFailedError)) {
         this.log.warn('Settle left to the reconciler after its ledger entry was written', {
@@ -204,7 +206,8 @@ export class CreditsService {
       const applied = await this.writeSettlement(open, await this.releaseEntry(open));
       try {
         // Listed: nothing tells whether an attempt of its reserve is still on its way.
-        await this.accounts.closeReservation(applied, reservation, { listClosed: true });
+        const { listed } = await this.accounts.closeReservation(applied, reservation, { listClosed: true });
+        if (!listed) this.unlisted(account.accountId, requestId);
       } catch (error) {
         if (error instanceof ConditionFailedError) continue; // closed meanwhile
         throw error;
@@ -223,6 +226,11 @@ export class CreditsService {
       [...(account.closedRequests ?? [])].filter((requestId) => !(now - ulidTime(requestId) < CLOSED_KEPT_MS)),
     );
     return postedAll;
+  }
+
+  /** An error line (LoggedErrors counts it): should an attempt of this request's reserve still land, the reconciler would charge it again. */
+  private unlisted(accountId: string, requestId: string): void {
+    this.log.error('Closed a request without listing it: its account lists the most closed requests it may', { accountId, promptLogId: requestId, most: CLOSED_LISTED_MAX });
   }
 
   /**

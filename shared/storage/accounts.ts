@@ -2,7 +2,7 @@ import { BoundedMap } from '../bounded-map.js';
 import { GetItemCommand, PutItemCommand, UpdateItemCommand, paginateScan, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { AccountNotFoundError, InsufficientCreditsError, RateLimitedError, UnauthorizedError } from '../errors.js';
 import { MAX_BALANCE_MICRO, microToCredits } from '../pricing/micro-credits.js';
-import { fromAttributes, isConditionFailed, refusedOrRead, sentMoreThanOnce, storeCall, storePages, toAttributes } from './dynamodb.js';
+import { attemptMayLandLate, fromAttributes, isConditionFailed, refusedOrRead, storeCall, storePages, toAttributes } from './dynamodb.js';
 import { AccountContendedError, BalanceCeilingError, ConditionFailedError } from './errors.js';
 import { balanceChangeAtClose, type LedgerEntry, type SettlementEntry } from './ledger.js';
 
@@ -19,18 +19,27 @@ export interface OpenRequest {
   requestId: string;
   reservation: Reservation;
   /**
-   * The reserve's write went out more than once (the SDK retried an attempt it had no
-   * answer to): that attempt may still reach the store after the request has closed, and
-   * hold its estimate again. Its close lists the request in `closedRequests`, which refuses it.
+   * An attempt of the reserve's write ended without an answer that says it did not apply (a
+   * deadline, a reset connection, a 5xx: attemptMayLandLate): it may still reach the store
+   * after the request has closed, and hold its estimate again. Its close lists the request in
+   * `closedRequests`, which refuses it.
    */
-  reserveResent?: true;
+  reserveMayLandLate?: true;
 }
 
-/** A reserve that holds: the balance after it, and whether its write went out more than once (OpenRequest's `reserveResent`). */
+/** A reserve that holds: the balance after it, and whether an attempt of it may still land (OpenRequest's `reserveMayLandLate`). */
 export interface Reserved {
   balanceMicro: number;
-  resent: boolean;
+  lateAttemptPossible: boolean;
 }
+
+/**
+ * The most requests `closedRequests` lists: each write of the account item costs a write unit
+ * a KB of it, and the item may hold 400 KB. About 3 KB; a close past it is made unlisted
+ * (CreditsService logs it). Attempts that may land late are rare, but come together when the
+ * store is slow.
+ */
+export const CLOSED_LISTED_MAX = 100;
 
 /**
  * What a reserve is held to beside the balance: requests a minute (the rate window), and
@@ -69,11 +78,12 @@ export interface Account {
   createdAt: string;
   reservations: Record<string, Reservation>;
   /**
-   * Requests closed whose reserve went out more than once (OpenRequest's `reserveResent`), and
+   * Requests closed whose reserve may still land late (OpenRequest's `reserveMayLandLate`), and
    * those the reconciler closed: the reserve refuses their IDs, so that an attempt of their
    * write arriving late holds nothing again (the reconciler would otherwise find the hold,
    * and the request's settlement in the ledger, and charge it a second time). Dropped by the
-   * reconciler once no attempt can still arrive (CLOSED_KEPT_MS). Absent when empty.
+   * reconciler once no attempt can still arrive (CLOSED_KEPT_MS); at most CLOSED_LISTED_MAX.
+   * Absent when empty.
    */
   closedRequests?: Set<string>;
   /** Entries whose balance change is made; `posted` once the ledger holds them too, until the reconciler drops them. */
@@ -205,63 +215,59 @@ export class AccountsRepository {
     // (should another process have, the refusal says so and the next attempt counts in it).
     const seen = this.windows.get(accountId);
     let opensWindow = seen !== undefined && seen < windowStart;
-    // Whether any of this reserve's writes went out more than once, refused ones included:
+    // Whether an attempt of any of this reserve's writes may still land, refused writes included:
     // an attempt of an earlier write may land once the window it assumed is the current one.
-    let resent = false;
+    let lateAttemptPossible = false;
     for (let attempt = 1; attempt <= RESERVE_ATTEMPTS; attempt++) {
+      const write = new UpdateItemCommand({
+        TableName: this.tableName,
+        Key: toAttributes({ accountId }),
+        // A hold, kept in the item only: the request's one ledger entry, its settlement, is written when it closes.
+        UpdateExpression: `SET balanceMicro = balanceMicro - :amount, reservations.#request = :reservation, ${
+          opensWindow ? 'rateWindow = :window' : 'rateWindow.#count = rateWindow.#count + :one'
+        }`,
+        ConditionExpression: [
+          'attribute_exists(accountId)',
+          // Concurrent requests can never jointly hold more than the balance.
+          'balanceMicro >= :amount',
+          // One reservation per request, never held again once closed, and at most `inFlight` of them open at once.
+          'attribute_not_exists(reservations.#request)',
+          'NOT contains(closedRequests, :request)',
+          'size(reservations) < :inFlight',
+          // The window admits at most `limitPerMinute` requests, however many arrive at once.
+          opensWindow ? '(attribute_not_exists(rateWindow) OR rateWindow.#start < :start)' : 'rateWindow.#start = :start AND rateWindow.#count < :limit',
+          // A key revoked since the authorizer cached its decision spends nothing.
+          ...(rate.keyHash === undefined ? [] : ['attribute_not_exists(revokedKeys.#key)']),
+        ].join(' AND '),
+        ExpressionAttributeNames: {
+          '#request': requestId,
+          '#start': 'start',
+          ...(opensWindow ? {} : { '#count': 'count' }),
+          ...(rate.keyHash === undefined ? {} : { '#key': rate.keyHash }),
+        },
+        ExpressionAttributeValues: toAttributes({
+          ':amount': amount,
+          ':reservation': { amountMicro: amount, at },
+          ':request': requestId,
+          ':start': windowStart,
+          ':inFlight': rate.inFlight,
+          ...(opensWindow ? { ':window': { start: windowStart, count: 1 } } : { ':one': 1, ':limit': rate.limitPerMinute }),
+        }),
+        ReturnValues: 'UPDATED_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      });
       try {
-        const written = await storeCall(
-          'accounts.reserve',
-          this.client.send(
-            new UpdateItemCommand({
-              TableName: this.tableName,
-              Key: toAttributes({ accountId }),
-              // A hold, kept in the item only: the request's one ledger entry, its settlement, is written when it closes.
-              UpdateExpression: `SET balanceMicro = balanceMicro - :amount, reservations.#request = :reservation, ${
-                opensWindow ? 'rateWindow = :window' : 'rateWindow.#count = rateWindow.#count + :one'
-              }`,
-              ConditionExpression: [
-                'attribute_exists(accountId)',
-                // Concurrent requests can never jointly hold more than the balance.
-                'balanceMicro >= :amount',
-                // One reservation per request, never held again once closed, and at most `inFlight` of them open at once.
-                'attribute_not_exists(reservations.#request)',
-                'NOT contains(closedRequests, :request)',
-                'size(reservations) < :inFlight',
-                // The window admits at most `limitPerMinute` requests, however many arrive at once.
-                opensWindow ? '(attribute_not_exists(rateWindow) OR rateWindow.#start < :start)' : 'rateWindow.#start = :start AND rateWindow.#count < :limit',
-                // A key revoked since the authorizer cached its decision spends nothing.
-                ...(rate.keyHash === undefined ? [] : ['attribute_not_exists(revokedKeys.#key)']),
-              ].join(' AND '),
-              ExpressionAttributeNames: {
-                '#request': requestId,
-                '#start': 'start',
-                ...(opensWindow ? {} : { '#count': 'count' }),
-                ...(rate.keyHash === undefined ? {} : { '#key': rate.keyHash }),
-              },
-              ExpressionAttributeValues: toAttributes({
-                ':amount': amount,
-                ':reservation': { amountMicro: amount, at },
-                ':request': requestId,
-                ':start': windowStart,
-                ':inFlight': rate.inFlight,
-                ...(opensWindow ? { ':window': { start: windowStart, count: 1 } } : { ':one': 1, ':limit': rate.limitPerMinute }),
-              }),
-              ReturnValues: 'UPDATED_NEW',
-              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-            }),
-          ),
-        );
+        const written = await storeCall('accounts.reserve', this.client.send(write));
         this.windows.set(accountId, windowStart);
-        return { balanceMicro: Number(fromAttributes(written.Attributes)?.balanceMicro), resent: resent || sentMoreThanOnce(written) };
+        return { balanceMicro: Number(fromAttributes(written.Attributes)?.balanceMicro), lateAttemptPossible: lateAttemptPossible || attemptMayLandLate(write.input) };
       } catch (error) {
         if (!isConditionFailed(error)) throw error;
-        resent ||= sentMoreThanOnce(error);
+        lateAttemptPossible ||= attemptMayLandLate(write.input);
         const account = await refusedOrRead(error, () => this.get(accountId));
         if (!account) throw new AccountNotFoundError(accountId);
         const held = account.reservations?.[requestId];
         // This very reservation: a write that landed but whose answer was lost, then retried.
-        if (held && held.amountMicro === amount && held.at === at) return { balanceMicro: account.balanceMicro, resent: true };
+        if (held && held.amountMicro === amount && held.at === at) return { balanceMicro: account.balanceMicro, lateAttemptPossible: true };
         if (held) throw new ConditionFailedError(`Request ${requestId} is already reserved`);
         if (account.closedRequests?.has(requestId)) throw new ConditionFailedError(`Request ${requestId} is closed`);
         if (rate.keyHash !== undefined && account.revokedKeys?.[rate.keyHash] !== undefined) throw new UnauthorizedError();
@@ -292,31 +298,47 @@ export class AccountsRepository {
    * already holds: the hold comes back and the entry's amount applies (settle: minus the
    * charge; release: nothing). Throws ConditionFailedError when the reservation is no
    * longer open, or no longer the one given: it was closed already. `listClosed`: the request
-   * goes into `closedRequests` in the same write, so that a late attempt of its reserve is refused.
+   * goes into `closedRequests` in the same write, so that a late attempt of its reserve is
+   * refused, unless the set is full (CLOSED_LISTED_MAX): then it is closed unlisted, and
+   * `listed` says so.
    */
-  async closeReservation(settlement: SettlementEntry, reservation: Reservation, { listClosed = false } = {}): Promise<number> {
+  async closeReservation(settlement: SettlementEntry, reservation: Reservation, { listClosed = false } = {}): Promise<{ listed: boolean }> {
+    if (listClosed) {
+      try {
+        await this.close(settlement, reservation, true);
+        return { listed: true };
+      } catch (error) {
+        // The set full, or the reservation closed already: the next write tells which.
+        if (!(error instanceof ConditionFailedError)) throw error;
+      }
+    }
+    await this.close(settlement, reservation, false);
+    return { listed: false };
+  }
+
+  private async close(settlement: SettlementEntry, reservation: Reservation, listed: boolean): Promise<void> {
     try {
-      const { Attributes } = await storeCall(
+      await storeCall(
         'accounts.closeReservation',
         this.client.send(
           new UpdateItemCommand({
             TableName: this.tableName,
             Key: toAttributes({ accountId: settlement.accountId }),
-            UpdateExpression: `SET balanceMicro = balanceMicro + :amount REMOVE reservations.#request${listClosed ? ' ADD closedRequests :closed' : ''}`,
+            UpdateExpression: `SET balanceMicro = balanceMicro + :amount REMOVE reservations.#request${listed ? ' ADD closedRequests :closed' : ''}`,
             // Closing is idempotent: only the open reservation taken at `at` can be closed, once.
-            ConditionExpression: 'reservations.#request.amountMicro = :held AND reservations.#request.#at = :at',
+            ConditionExpression: `reservations.#request.amountMicro = :held AND reservations.#request.#at = :at${
+              listed ? ' AND (attribute_not_exists(closedRequests) OR size(closedRequests) < :most)' : ''
+            }`,
             ExpressionAttributeNames: { '#request': settlement.requestId, '#at': 'at' },
             ExpressionAttributeValues: toAttributes({
               ':amount': balanceChangeAtClose(settlement),
               ':held': reservation.amountMicro,
               ':at': reservation.at,
-              ...(listClosed ? { ':closed': new Set([settlement.requestId]) } : {}),
+              ...(listed ? { ':closed': new Set([settlement.requestId]), ':most': CLOSED_LISTED_MAX } : {}),
             }),
-            ReturnValues: 'UPDATED_NEW',
           }),
         ),
       );
-      return Number(fromAttributes(Attributes)?.balanceMicro);
     } catch (error) {
       if (isConditionFailed(error)) throw new ConditionFailedError(`Reservation of ${settlement.requestId} is not open`, { cause: error });
       throw error;

@@ -57,7 +57,8 @@ const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
  *   rest: API keys, idempotency records, the tools.
  * Each SDK client signs, resolves the endpoint, refreshes credentials, retries throttling
  * and transient failures (3 attempts in all) and parses error answers; neither has the
- * SDK steps that do nothing for the store (`withoutIdleSteps`).
+ * SDK steps that do nothing for the store (`withoutIdleSteps`). `items` marks a command whose
+ * attempt may still land after the call has ended (attemptMayLandLate).
  */
 export interface StoreClient {
   items: DynamoDBClient;
@@ -77,7 +78,7 @@ export function createStoreClient({ region, endpoint, local = false, requestHand
     requestHandler: handler,
     maxAttempts: STORE_ATTEMPTS,
   };
-  const items = withoutIdleSteps(new DynamoDBClient({ ...settings, cacheMiddleware: true }));
+  const items = markingUnansweredAttempts(withoutIdleSteps(new DynamoDBClient({ ...settings, cacheMiddleware: true })));
   const documents = DynamoDBDocumentClient.from(withoutIdleSteps(new DynamoDBClient(settings)), {
     // Its own copy: the document client sets options of its own in the object it is given.
     marshallOptions: { ...MARSHALL_OPTIONS },
@@ -170,13 +171,38 @@ export async function storeCall<T>(operation: string, call: Promise<T>): Promise
   }
 }
 
+/** Set on a command's input by markUnansweredAttempts. */
+const UNANSWERED = Symbol('unansweredAttempt');
+
 /**
- * Whether the SDK sent a call more than once (its answer's or its error's `$metadata`): it
- * retries an attempt it had no answer to (a timeout, a reset connection, a 500), and such an
- * attempt may still reach the store and apply later.
+ * Whether an attempt of the command that was sent (`items` only) ended without an answer that
+ * says the store did not apply it: no answer (a deadline, a reset connection) or a 5xx. The SDK
+ * sends another attempt, or gives up, but such an attempt may still reach the store and apply
+ * later. An attempt refused with a 4xx (a throttle, a failed condition) did not apply.
  */
-export function sentMoreThanOnce(outcome: unknown): boolean {
-  return ((outcome as { $metadata?: { attempts?: number } } | null)?.$metadata?.attempts ?? 1) > 1;
+export function attemptMayLandLate(input: object): boolean {
+  return (input as Record<symbol, unknown>)[UNANSWERED] === true;
+}
+
+/**
+ * Each attempt of a call, inside the SDK's retry step, marks the command's input (the object
+ * every attempt is given) when it ended without a refusal (attemptMayLandLate). The input, not
+ * the handler's context: with `cacheMiddleware` one context serves every call of a command.
+ */
+function markingUnansweredAttempts(client: DynamoDBClient): DynamoDBClient {
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      try {
+        return await next(args);
+      } catch (error) {
+        const status = (error as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode;
+        if (status === undefined || status >= 500) (args.input as Record<symbol, unknown>)[UNANSWERED] = true;
+        throw error;
+      }
+    },
+    { step: 'finalizeRequest', priority: 'low', name: 'markUnansweredAttempts' },
+  );
+  return client;
 }
 
 /** Whether a write was refused by its condition. */

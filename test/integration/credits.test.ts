@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReconciler } from '../../functions/reconciler.js';
@@ -6,8 +7,9 @@ import { runAdminCommand } from '../../infra/admin/commands.js';
 import { CLOSED_KEPT_MS, CreditsService, POSTING_DELAY_MS, RESERVATION_TIMEOUT_MS, UNCOLLECTED_LOG_MESSAGE, type OpenRequest } from '../../shared/credits/credits-service.js';
 import { InsufficientCreditsError, RateLimitedError, ServiceUnavailableError, UnauthorizedError } from '../../shared/errors.js';
 import { promptLogId } from '../../shared/ids.js';
-import { AccountsRepository, pendingEntries, REVOKED_KEYS_KEPT_MS } from '../../shared/storage/accounts.js';
+import { AccountsRepository, CLOSED_LISTED_MAX, pendingEntries, REVOKED_KEYS_KEPT_MS } from '../../shared/storage/accounts.js';
 import type { ApiKeysRepository } from '../../shared/storage/api-keys.js';
+import { toAttributes } from '../../shared/storage/dynamodb.js';
 import { LedgerRepository, type LedgerEntry } from '../../shared/storage/ledger.js';
 import { recordingLog } from '../support/log.js';
 import { holdingStore, losingFirstAnswer, startTestStore } from '../support/store.js';
@@ -57,7 +59,7 @@ class FlakyLedger extends LedgerRepository {
 /** Accounts whose next reservation close can be made to fail: a crash after the ledger write. */
 class FlakyAccounts extends AccountsRepository {
   failNextClose = false;
-  override async closeReservation(...args: Parameters<AccountsRepository['closeReservation']>): Promise<number> {
+  override async closeReservation(...args: Parameters<AccountsRepository['closeReservation']>): ReturnType<AccountsRepository['closeReservation']> {
     if (this.failNextClose) {
       this.failNextClose = false;
       throw new Error('injected crash before the close');
@@ -299,7 +301,7 @@ describe('Class: CreditsService', () => {
         const credits = service(clock, ledger, new AccountsRepository(store.client.items, env.tables.accounts));
         const account = await credits.openAccount({ balanceMicro: 1_000 });
         if (warm) await credits.settle(await credits.reserve(account.accountId, promptLogId(clock.now), 100, NO_RATE_LIMIT), 0);
-        store.holdNext('UpdateItem', RESERVE_WRITE);
+        store.interceptNext('UpdateItem', RESERVE_WRITE);
 
         // Act: the request runs and settles; then the held attempt reaches the store.
         const open = await credits.reserve(account.accountId, promptLogId(clock.now), 300, NO_RATE_LIMIT);
@@ -307,7 +309,7 @@ describe('Class: CreditsService', () => {
         const late = await store.release();
 
         // Assess: refused, nothing held again; the reconciler finds nothing to charge.
-        expect(open.reserveResent).toBe(true);
+        expect(open.reserveMayLandLate).toBe(true);
         expect(late).toMatchObject({ status: 400, body: expect.stringContaining('ConditionalCheckFailedException') });
         const closed = (await accounts.get(account.accountId))!;
         expect(closed.reservations).toEqual({});
@@ -316,9 +318,11 @@ describe('Class: CreditsService', () => {
         clock.now += RESERVATION_TIMEOUT_MS;
         await credits.reconcile();
         expect(await expectConsistent(credits, account.accountId)).toBe(900);
-        // Kept until no attempt can still arrive, then dropped: the account leaves the reconciler's list.
+        // Kept until no attempt can still arrive (to the millisecond), then dropped: the account leaves the reconciler's list.
+        clock.now += CLOSED_KEPT_MS - RESERVATION_TIMEOUT_MS - 1;
+        await credits.reconcile();
         expect((await accounts.get(account.accountId))!.closedRequests).toEqual(new Set([open.requestId]));
-        clock.now += CLOSED_KEPT_MS - RESERVATION_TIMEOUT_MS;
+        clock.now += 1;
         await credits.reconcile();
         expect((await accounts.get(account.accountId))!.closedRequests).toBeUndefined();
         const reconciled: string[] = [];
@@ -329,12 +333,73 @@ describe('Class: CreditsService', () => {
       }
     });
 
+    it.each([
+      [
+        'lists it where an attempt was answered 500 (it may have applied)',
+        { status: 500, body: { __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message: 'injected' } },
+        true,
+      ],
+      [
+        'lists nothing where an attempt was refused with a throttle (it did not apply)',
+        { status: 400, body: { __type: 'com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException', message: 'injected' } },
+        false,
+      ],
+    ])('%s', async (_, answer, listed) => {
+      const store = await holdingStore(env.store.endpoint);
+      try {
+        const credits = service({ now: Date.now() }, ledger, new AccountsRepository(store.client.items, env.tables.accounts));
+        const account = await credits.openAccount({ balanceMicro: 1_000 });
+        await credits.settle(await credits.reserve(account.accountId, promptLogId(), 100, NO_RATE_LIMIT), 0);
+        store.interceptNext('UpdateItem', RESERVE_WRITE, answer);
+        const open = await credits.reserve(account.accountId, promptLogId(), 300, NO_RATE_LIMIT);
+        await credits.settle(open, 100);
+        expect(open.reserveMayLandLate).toBe(listed ? true : undefined);
+        expect((await accounts.get(account.accountId))!.closedRequests).toEqual(listed ? new Set([open.requestId]) : undefined);
+        expect(await expectConsistent(credits, account.accountId)).toBe(900);
+      } finally {
+        await store.close();
+      }
+    });
+
     it('keeps no closed request where the reserve went out once', async () => {
       const credits = service();
       const account = await credits.openAccount({ balanceMicro: 1_000 });
       const open = await credits.reserve(account.accountId, promptLogId(), 300, NO_RATE_LIMIT);
       await credits.settle(open, 100);
-      expect(open.reserveResent).toBeUndefined();
+      expect(open.reserveMayLandLate).toBeUndefined();
+      expect((await accounts.get(account.accountId))!.closedRequests).toBeUndefined();
+    });
+
+    it('closes a request unlisted, with an error line, once its account lists the most it may: the item stays small', async () => {
+      // Prepare: the set full, as after a store slow enough that many reserves' attempts went unanswered.
+      const log = recordingLog();
+      const credits = new CreditsService(accounts, ledger, log);
+      const account = await credits.openAccount({ balanceMicro: 1_000 });
+      const full = new Set(Array.from({ length: CLOSED_LISTED_MAX }, () => promptLogId()));
+      await env.client.items.send(
+        new UpdateItemCommand({
+          TableName: env.tables.accounts,
+          Key: toAttributes({ accountId: account.accountId }),
+          UpdateExpression: 'ADD closedRequests :ids',
+          ExpressionAttributeValues: toAttributes({ ':ids': full }),
+        }),
+      );
+      const open = { ...(await credits.reserve(account.accountId, promptLogId(), 300, NO_RATE_LIMIT)), reserveMayLandLate: true as const };
+
+      // Act
+      await credits.settle(open, 100);
+
+      // Assess: closed and charged once, not listed; said.
+      const closed = (await accounts.get(account.accountId))!;
+      expect(closed.reservations).toEqual({});
+      expect(closed.closedRequests).toEqual(full);
+      expect(await expectConsistent(credits, account.accountId)).toBe(900);
+      expect(log.lines.join('\n')).toContain('Closed a request without listing it');
+      // Its settle cannot close it twice.
+      expect(await credits.settle(open, 100)).toEqual({ chargedMicro: 100 });
+      expect(await expectConsistent(credits, account.accountId)).toBe(900);
+      // The reconciler drops the IDs once no attempt of theirs can land.
+      await service({ now: Date.now() + CLOSED_KEPT_MS }).reconcile();
       expect((await accounts.get(account.accountId))!.closedRequests).toBeUndefined();
     });
   });

@@ -65,22 +65,26 @@ export interface LateAnswer {
   body: string;
 }
 
+/** What the forwarder does with the attempt it waits for: hold it unanswered, or answer it itself (the store never sees it). */
+export type Interception = 'hold' | { status: number; body: unknown };
+
 /**
- * A client of the store at `endpoint` through a forwarder on loopback that can hold one
- * attempt unanswered: the next request of `command` (its DynamoDB name) whose body contains
- * `marker` once `holdNext` is called. The client gives up on an attempt after `answerMs`, and
- * the SDK sends another, which goes through; `release` then sends the held attempt on to
- * the store, as an attempt the SDK gave up on may still arrive, and returns its answer.
+ * A client of the store at `endpoint` through a forwarder on loopback that intercepts one
+ * attempt: the next request of `command` (its DynamoDB name) whose body contains `marker`
+ * once `interceptNext` is called. A held attempt stays unanswered: the client gives up on it
+ * after `answerMs`, and the SDK sends another, which goes through; `release` then sends the
+ * held attempt on to the store, as an attempt the SDK gave up on may still arrive, and
+ * returns its answer.
  */
 export interface HeldStore {
   client: StoreClient;
-  holdNext(command: string, marker: string): void;
+  interceptNext(command: string, marker: string, action?: Interception): void;
   release(): Promise<LateAnswer>;
   close(): Promise<void>;
 }
 
-export async function holdingStore(endpoint: string, answerMs = 300): Promise<HeldStore> {
-  let wanted: { target: string; marker: string } | undefined;
+export async function holdingStore(endpoint: string, answerMs = 1_500): Promise<HeldStore> {
+  let wanted: { target: string; marker: string; action: Interception } | undefined;
   let held: { headers: Record<string, string>; body: Buffer } | undefined;
   const forward = async (headers: Record<string, string>, body: Buffer): Promise<LateAnswer & { type: string }> => {
     const answer = await fetch(endpoint, { method: 'POST', headers, body });
@@ -97,9 +101,11 @@ export async function holdingStore(endpoint: string, answerMs = 300): Promise<He
       'x-amz-date': String(request.headers['x-amz-date']),
     };
     if (wanted && headers['x-amz-target'] === wanted.target && body.includes(wanted.marker)) {
-      // Never answered: the client's deadline ends the attempt.
+      const { action } = wanted;
       wanted = undefined;
-      held = { headers, body };
+      // Held: never answered, the client's deadline ends the attempt.
+      if (action === 'hold') held = { headers, body };
+      else response.writeHead(action.status, { 'content-type': 'application/x-amz-json-1.0' }).end(JSON.stringify(action.body));
       return;
     }
     const answer = await forward(headers, body);
@@ -110,8 +116,8 @@ export async function holdingStore(endpoint: string, answerMs = 300): Promise<He
   const client = createStoreClient({ region: 'local', endpoint: `http://127.0.0.1:${port}`, local: true, timeouts: { connectMs: 10_000, answerMs } });
   return {
     client,
-    holdNext: (command, marker) => {
-      wanted = { target: `DynamoDB_20120810.${command}`, marker };
+    interceptNext: (command, marker, action = 'hold') => {
+      wanted = { target: `DynamoDB_20120810.${command}`, marker, action };
     },
     release: async () => {
       if (!held) throw new Error('no attempt was held');

@@ -165,8 +165,8 @@ describe('Class: AccountsRepository, when an answer is lost', () => {
       throw refusedReserve(input, { ...ACCOUNT, balanceMicro: ACCOUNT.balanceMicro - 700, windowCount: 1, reservations: { pl_r: open.reservation } });
     });
     const accounts = new AccountsRepository(createStoreClient({ region: 'eu-west-1' }).items, config.tables.accounts);
-    // Resent: the first write landed, so its close must refuse any attempt of it still to land.
-    expect(await accounts.reserve(open, { limitPerMinute: 10, inFlight: 10 })).toEqual({ balanceMicro: ACCOUNT.balanceMicro - 700, resent: true });
+    // An attempt landed whose answer was lost: its close must refuse any attempt still to land.
+    expect(await accounts.reserve(open, { limitPerMinute: 10, inFlight: 10 })).toEqual({ balanceMicro: ACCOUNT.balanceMicro - 700, lateAttemptPossible: true });
     expect(dynamo).toReceiveCommandTimes(UpdateItemCommand, 1);
     expect(dynamo).not.toReceiveCommand(GetItemCommand);
   });
