@@ -9,7 +9,7 @@ export function createGenerateHandler(tasks: () => WorkflowTasks | Promise<Workf
   return middy<GenerateEvent, GenerateOutput>().handler(async (event) => (await tasks()).generate(event));
 }
 
-/** The judge workflow's Judge task: one judge call on one ordered pair (an item of the Judge map). */
+/** The judge workflow's Judge task: one judge's calls, on every ordered pair of results (an item of the Judge map). */
 export function createJudgeHandler(tasks: () => WorkflowTasks | Promise<WorkflowTasks>) {
   return middy<JudgeEvent, JudgeItemOutput>().handler(async (event) => (await tasks()).judge(event));
 }

@@ -4,6 +4,7 @@ import type { Node } from 'constructs';
 import { creditRateProblem, DECIMAL, DEFAULT_CREDITS_PER_USD, DEFAULT_MARKUP, DIGITS, MAX_CREDIT_RATE, MAX_RATE_LIMIT_RPM } from '../../shared/config.js';
 import { MIN_REQUEST_DEADLINE_MS } from '../../shared/deadlines.js';
 import { editDistance } from '../../shared/text/closest.js';
+import { SettingsError } from './settings-error.js';
 import { MIN_INTEGRATION_TIMEOUT, STREAM_IDLE_LIMIT, type GatewaySettings } from './gateway-stack.js';
 
 /**
@@ -27,7 +28,8 @@ export const CONTEXT_KEYS = {
   alarmEmail: 'gateway:alarmEmail',
 } as const;
 
-export class ContextError extends Error {
+/** A context value (`-c gateway:…`) the app cannot read. */
+export class ContextError extends SettingsError {
   override name = 'ContextError';
 }
 

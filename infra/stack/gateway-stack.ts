@@ -8,6 +8,7 @@ import { providerBaseUrlName, providerKeyName, RESPONSE_STREAMING_ENV, WORKFLOW_
 import { MIN_REQUEST_DEADLINE_MS, STORE_WORST_CALL_MS } from '../../shared/deadlines.js';
 import { TABLES } from '../../shared/storage/tables.js';
 import { GatewayAlarms } from './alarms.js';
+import { SettingsError } from './settings-error.js';
 import { GatewayApi } from './api.js';
 import { GatewayEdge } from './edge.js';
 import { NovaInvoke } from './bedrock.js';
@@ -245,7 +246,7 @@ export class GatewayStack extends Stack {
     });
     this.judgeFunction = new GatewayFunction(this, 'JudgeFunction', {
       source: 'judge',
-      description: 'Judge workflow: runs one judge call on one ordered pair of results',
+      description: "Judge workflow: runs one judge's calls, on every ordered pair of results, side by side",
       defaults,
       timeout: settings.integrationTimeout,
       environment: taskEnvironment,
@@ -272,7 +273,7 @@ export class GatewayStack extends Stack {
     // The catalog and the OpenAPI document: built into the bundle, no table, no secret.
     this.catalogFunction = new GatewayFunction(this, 'CatalogFunction', {
       source: 'catalog',
-      description: 'GET /api/v1/models and GET /api/v1/openapi.json',
+      description: 'GET /api/v1/models, GET /api/v1/openapi.json and the comparison page (GET /, /page.js, /page.css)',
       defaults,
     });
 
@@ -359,19 +360,21 @@ export function resolveSettings(props: Partial<GatewaySettings>): GatewaySetting
     alarmEmail: props.alarmEmail,
   };
   const ttl = settings.authorizerCacheTtl.toSeconds();
-  if (ttl > 3600) throw new Error(`authorizerCacheTtl must be at most 3600 seconds, got ${ttl}`);
+  if (ttl > 3600) throw new SettingsError(`authorizerCacheTtl must be at most 3600 seconds, got ${ttl}`);
   const timeout = settings.integrationTimeout.toMilliseconds();
   if (timeout < MIN_INTEGRATION_TIMEOUT.toMilliseconds()) {
-    throw new Error(
+    throw new SettingsError(
       `integrationTimeout must be at least ${MIN_INTEGRATION_TIMEOUT.toSeconds()} s, got ${timeout / 1_000} s: the request deadline is ${SETTLE_MARGIN.toSeconds()} s shorter, ` +
         `and below ${MIN_REQUEST_DEADLINE_MS / 1_000} s it could leave the models no time after the reserve`,
     );
   }
   if (timeout > STREAM_IDLE_LIMIT.toMilliseconds()) {
-    throw new Error(`integrationTimeout cannot exceed ${STREAM_IDLE_LIMIT.toSeconds()} s: API Gateway cuts a streamed answer idle that long`);
+    throw new SettingsError(`integrationTimeout cannot exceed ${STREAM_IDLE_LIMIT.toSeconds()} s: API Gateway cuts a streamed answer idle that long`);
   }
   if (!settings.responseStreaming && timeout > BUFFERED_INTEGRATION_LIMIT.toMilliseconds()) {
-    throw new Error(`integrationTimeout cannot exceed ${BUFFERED_INTEGRATION_LIMIT.toSeconds()} s without response streaming (the Regional REST API integration timeout quota)`);
+    throw new SettingsError(
+      `integrationTimeout cannot exceed ${BUFFERED_INTEGRATION_LIMIT.toSeconds()} s without response streaming (the Regional REST API integration timeout quota)`,
+    );
   }
   return settings;
 }

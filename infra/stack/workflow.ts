@@ -53,7 +53,7 @@ export const INLINE_MAP_CONCURRENCY = 40;
 export interface JudgeWorkflowProps {
   /** Runs one model (functions/generate.ts). */
   generateFunction: IFunction;
-  /** Runs one judge call (functions/judge.ts). */
+  /** Runs one judge's calls, side by side (functions/judge.ts). */
   judgeFunction: IFunction;
   /** The longest an execution may take: the `api` function waits for it synchronously. */
   timeout: Duration;

@@ -14,7 +14,7 @@ describe('AWS cost per request', () => {
     expect(settings.express).toBe(true);
   }, 60_000);
 
-  it('prices the api function by memory and billed duration, and judged requests by their judge calls', () => {
+  it('prices the api function by memory and billed duration, and judged requests by their judge tasks, one a judge', () => {
     const [plain, judged] = SCENARIOS.map((scenario) => requestCost(scenario, settings));
     const half = requestCost(SCENARIOS[0]!, { ...settings, api: { ...settings.api, memoryMb: 512 } });
     const apiLine = (cost: typeof plain) => cost!.lines.find((line) => line.item.startsWith('api function'))!.usd;
@@ -25,7 +25,7 @@ describe('AWS cost per request', () => {
       12,
     );
     expect(plain!.share).toBeCloseTo(plain!.totalUsd / plain!.providerUsd, 12);
-    expect(judged!.lines.find((line) => line.item.startsWith('judge function'))!.item).toMatch(/^judge function: 24 x 512 MB/);
+    expect(judged!.lines.find((line) => line.item.startsWith('judge function'))!.item).toMatch(/^judge function: 2 x 512 MB x 3 s \(one task a judge, 12 calls each\)/);
     expect(plain!.lines.some((line) => line.item.startsWith('Step Functions'))).toBe(false);
   });
 

@@ -65,7 +65,7 @@ export function templateSettings(): { api: FunctionSettings; authorizer: Functio
     api: find(/^POST \/api\/v1\/prompt/),
     authorizer: find(/authorizer/i),
     generate: find(/runs one model/),
-    judge: find(/runs one judge call/),
+    judge: find(/runs one judge's calls/),
     express: machines.every((m) => m.Properties?.StateMachineType === 'EXPRESS'),
   };
 }
@@ -83,7 +83,7 @@ export interface Scenario {
   outputTokens: number;
   /** The slowest model's answer, s (the api function waits for it, or for the workflow). */
   generationSeconds: number;
-  /** A judge call, s (judged requests only). */
+  /** A judge call, s (judged requests only): a judge task, whose calls run side by side, is billed for the longest. */
   judgeSeconds: number;
   /** The judge prompt's tokens in and verdict out, per call. */
   judgeInputTokens: number;
@@ -199,9 +199,11 @@ export function requestCost(scenario: Scenario, settings: ReturnType<typeof temp
       item: `generate function: ${n} x ${settings.generate.memoryMb} MB x ${scenario.generationSeconds} s`,
       usd: n * lambda(settings.generate, scenario.generationSeconds),
     });
+    // One task a judge (the Judge map's items), its calls side by side: billed for the longest.
+    const judges = scenario.judges.length;
     lines.push({
-      item: `judge function: ${judgeCalls} x ${settings.judge.memoryMb} MB x ${scenario.judgeSeconds} s`,
-      usd: judgeCalls * lambda(settings.judge, scenario.judgeSeconds),
+      item: `judge function: ${judges} x ${settings.judge.memoryMb} MB x ${scenario.judgeSeconds} s (one task a judge, ${judgeCalls / judges} calls each)`,
+      usd: judges * lambda(settings.judge, scenario.judgeSeconds),
     });
     // Payloads this small travel inline; the claim checks left are the end-of-request delete (one request, priced as a PUT).
     lines.push({ item: 'S3 claim checks: inline payloads, 1 DeleteObjects', usd: PRICES.s3Put });

@@ -1,3 +1,8 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { App, Duration } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { describe, expect, it } from 'vitest';
@@ -128,4 +133,31 @@ describe('Function: resolveSettings', () => {
     expect(resolveSettings({ responseStreaming: false }).integrationTimeout.toSeconds()).toBe(29);
     expect(resolveSettings({ responseStreaming: true, integrationTimeout: Duration.seconds(30) }).integrationTimeout.toSeconds()).toBe(30);
   });
+});
+
+describe('The CDK app (infra/app.ts)', () => {
+  it.each([
+    [{ 'gateway:stageName': 'a-b' }, 'gateway:stageName must be letters, digits or underscores, got "a-b"'],
+    [{ 'gateway:integrationTimeoutSeconds': 31, 'gateway:responseStreaming': false }, 'integrationTimeout cannot exceed 29 s without response streaming'],
+  ])(
+    'says a setting out of its range in one line and exits 1, no stack trace: %j',
+    (context, said) => {
+      const run = spawnSync(process.execPath, ['--import', 'tsx', 'infra/app.ts'], {
+        cwd: fileURLToPath(new URL('../../', import.meta.url)),
+        env: {
+          ...process.env,
+          CDK_CONTEXT_JSON: JSON.stringify(context),
+          CDK_OUTDIR: mkdtempSync(join(tmpdir(), 'cdk-out-')),
+          // The SDK's notice that its releases after January 2027 need Node 22 (reference.md, Configuration).
+          AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+        },
+        encoding: 'utf8',
+      });
+      expect(run.status).toBe(1);
+      const lines = run.stderr.trimEnd().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain(said);
+    },
+    60_000,
+  );
 });
