@@ -171,10 +171,10 @@ const evaluation = {
     },
     lengths: {
       type: 'object',
-      description: "Both contestants' outputs by model ID: tokens as the vendor counted them, and characters.",
+      description: "Both contestants' outputs by model ID: tokens as the vendor counted them (null where its usage was missing or could not be true), and characters.",
       additionalProperties: {
         type: 'object',
-        properties: { tokens: { type: 'integer', minimum: 0 }, characters: { type: 'integer', minimum: 0 } },
+        properties: { tokens: { type: ['integer', 'null'], minimum: 0 }, characters: { type: 'integer', minimum: 0 } },
         required: ['tokens', 'characters'],
         additionalProperties: false,
       },

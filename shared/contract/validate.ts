@@ -49,7 +49,6 @@ export function validatePromptRequest(body: unknown, catalogAt = Date.now()): Pr
   if (accepted.models) applyTuning(accepted, models, errors, suggest, catalogAt);
   // A refused list resolves no model: no judge call counted of it.
   checkJudgeCalls(models.length, judges.length, errors);
-  checkJudgeWeights(accepted, errors);
   checkCacheBreakpoints(accepted, errors);
   checkBlankText(accepted, errors);
   checkConversation(accepted, models, errors);
@@ -287,16 +286,6 @@ function checkJudgeCalls(models: number, judges: number, errors: FieldError[]): 
       field: '/judges',
       message: `${judges} judges x ${models} models make ${calls} judge calls; the limit is ${LIMITS.judgeCalls}`,
     });
-  }
-}
-
-function checkJudgeWeights(body: Partial<PromptRequestBody>, errors: FieldError[]): void {
-  const weights = body.judge_weights;
-  if (weights && Object.keys(weights).length > 0) {
-    const effective = { ...DEFAULT_JUDGE_WEIGHTS, ...weights };
-    if (effective.accuracy + effective.speed + effective.cost === 0) {
-      errors.push({ field: '/judge_weights', message: 'at least one weight must be above 0' });
-    }
   }
 }
 

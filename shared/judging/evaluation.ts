@@ -77,9 +77,9 @@ export function toEvaluation(pair: PairJudgments): Omit<Evaluation, 'inRanking' 
   const judged = swapVerdict(orders);
   const verdictA = judged === 'tie' ? 0.5 : judged === a.modelId ? 1 : 0;
   const [weightedA, weightedB] = weightedScores(
-    // A cost estimated from the text (the vendor's usage missing) is what the call was charged: it counts, as a known one does.
-    { verdict: verdictA, score: scoreA, latencyMs: a.latencyMs, providerCost: a.providerCost ?? a.estimatedCost ?? null },
-    { verdict: 1 - verdictA, score: scoreB, latencyMs: b.latencyMs, providerCost: b.providerCost ?? b.estimatedCost ?? null },
+    // A cost estimated from the text (the vendor's usage missing) is no comparison (spec 3, rule 3): the cost criterion tells the two apart by none.
+    { verdict: verdictA, score: scoreA, latencyMs: a.latencyMs, providerCost: a.providerCost },
+    { verdict: 1 - verdictA, score: scoreB, latencyMs: b.latencyMs, providerCost: b.providerCost },
     pair.weights,
   );
   const winner = !weightsDecide(pair.weights) ? judged : Math.abs(weightedA - weightedB) < TIE_EPSILON ? 'tie' : weightedA > weightedB ? a.modelId : b.modelId;
@@ -114,8 +114,9 @@ function toOrder(judgment: Judgment, answerA: string, answerB: string): Evaluati
   };
 }
 
+/** Tokens as the vendor counted them: none where its usage was missing or could not be true (providerCost null; spec 3, rule 3). */
 function lengthOf(result: ModelResult): OutputLength {
-  return { tokens: result.tokensOut, characters: result.output.length };
+  return { tokens: result.providerCost === null ? null : result.tokensOut, characters: result.output.length };
 }
 
 function keyed(idA: string, a: number, idB: string, b: number): Record<string, number> {

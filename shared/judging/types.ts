@@ -97,7 +97,8 @@ export interface Evaluation {
 }
 
 export interface OutputLength {
-  tokens: number;
+  /** As the vendor counted them; null where its usage was missing or could not be true. */
+  tokens: number | null;
   characters: number;
 }
 

@@ -7,7 +7,7 @@ export interface Contestant {
   /** The judge's score of this model (1 to 10), the mean of both orders. */
   score: number;
   latencyMs: number;
-  /** USD the call was charged: its providerCost, else (its vendor's usage missing) its estimatedCost; null when neither is known. */
+  /** USD from the usage its vendor reported; null where that usage was missing or could not be true (an estimate is no comparison). */
   providerCost: number | null;
 }
 
@@ -28,14 +28,14 @@ export interface Contestant {
  *
  * A criterion with nothing to tell the two apart (both latencies 0, both costs 0, or a
  * cost unknown) gives each model 0.5. weighted_X + weighted_Y = 1. With the default
- * weights (1, 0, 0) this is the accuracy share alone.
+ * weights (1, 0, 0), and with all three 0, this is the accuracy share alone.
  */
 export function weightedScores(x: Contestant, y: Contestant, weights: JudgeWeights): [number, number] {
   const accuracy = (x.verdict + share(x.score, y.score)) / 2;
   const speed = share(y.latencyMs, x.latencyMs);
   const cost = x.providerCost === null || y.providerCost === null ? 0.5 : share(y.providerCost, x.providerCost);
   const total = weights.accuracy + weights.speed + weights.cost;
-  // The contract refuses all-zero weights; guard anyway rather than divide by zero.
+  // All three 0, which the contract's ranges allow: nothing weighed, the accuracy share stands, as with the defaults.
   if (total <= 0) return [accuracy, 1 - accuracy];
   const wx = (weights.accuracy * accuracy + weights.speed * speed + weights.cost * cost) / total;
   return [wx, 1 - wx];

@@ -568,9 +568,9 @@ describe('Function: toEvaluation, its cost', () => {
 });
 
 describe('Function: toEvaluation, cost weighted', () => {
-  it("weighs a model's estimated cost (its vendor's usage missing) as it weighs a known one, not as a cost unknown", () => {
-    const estimated = result('estimated', { providerCost: null, estimatedCost: 0.01 });
-    const known = result('known', { providerCost: 0.03 });
+  it("compares no cost, and counts no tokens, of a model whose vendor's usage was missing (the contract's rule 3): its estimate is a charge, not a comparison", () => {
+    const estimated = result('estimated', { providerCost: null, estimatedCost: 0.01, tokensOut: 0 });
+    const known = result('known', { providerCost: 0.03, tokensOut: 12 });
     const evaluation = toEvaluation({
       judgeModelId: 'j',
       a: estimated,
@@ -579,8 +579,9 @@ describe('Function: toEvaluation, cost weighted', () => {
       bFirst: judged({ winner: 'tie', scoreA: 7, scoreB: 7, reasoning: '' }),
       weights: { accuracy: 0, speed: 0, cost: 1 },
     });
-    // The cheaper by its estimate gets three quarters of the cost share: 0.03 / (0.01 + 0.03).
-    expect(evaluation).toMatchObject({ winner: 'estimated', weightedScores: { estimated: 0.75, known: 0.25 } });
+    // The cost criterion cannot tell them apart: half each (by its estimate, the cheaper would have had three quarters).
+    expect(evaluation).toMatchObject({ winner: 'tie', weightedScores: { estimated: 0.5, known: 0.5 } });
+    expect(evaluation.lengths).toEqual({ estimated: { tokens: null, characters: estimated.output.length }, known: { tokens: 12, characters: known.output.length } });
   });
 });
 
@@ -589,6 +590,13 @@ describe('Function: weightedScores', () => {
     const x = { verdict: 0.5, score: 6, latencyMs: 0, providerCost: null };
     const y = { verdict: 0.5, score: 6, latencyMs: 0, providerCost: 0.01 };
     expect(weightedScores(x, y, { accuracy: 0, speed: 1, cost: 1 })).toEqual([0.5, 0.5]);
+  });
+
+  it('weighs nothing where every weight is 0: the accuracy share alone, as with the defaults', () => {
+    const x = { verdict: 1, score: 8, latencyMs: 10, providerCost: 0.5 };
+    const y = { verdict: 0, score: 2, latencyMs: 90, providerCost: 0.01 };
+    expect(weightedScores(x, y, { accuracy: 0, speed: 0, cost: 0 })).toEqual(weightedScores(x, y, { accuracy: 1, speed: 0, cost: 0 }));
+    expect(weightedScores(x, y, { accuracy: 0, speed: 0, cost: 0 })[0]).toBeCloseTo(0.9, 12);
   });
 
   it('always adds up to 1', () => {

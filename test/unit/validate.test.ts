@@ -61,7 +61,6 @@ describe('Function: validatePromptRequest', () => {
       ['a judge weight above 1', body({ judge_weights: { accuracy: 1.5 } }), '/judge_weights/accuracy', /<= 1/],
       ['a negative judge weight', body({ judge_weights: { cost: -0.5 } }), '/judge_weights/cost', /> ?= 0/],
       ['an unknown judge weight', body({ judge_weights: { style: 1 } }), '/judge_weights/style', /not a known field/],
-      ['judge weights that are all zero', body({ judge_weights: { accuracy: 0, speed: 0, cost: 0 } }), '/judge_weights', /above 0/],
       ['a history role other than user/assistant', body({ history: [{ role: 'system', content: 'x' }] }), '/history/0/role', /user, assistant/],
       ['a history turn without content', body({ history: [{ role: 'user' }] }), '/history/0/content', /required/],
       ['an unknown history field', body({ history: [{ role: 'user', content: 'x', name: 'bob' }] }), '/history/0/name', /not a known field/],
@@ -313,8 +312,8 @@ describe('Function: validatePromptRequest', () => {
       const semantic = await fieldErrors({ prompt: 'x', models: ['nope', 'fam_c-5.4'], model_tuning: { 'fam_c-5.4': { reasoningEffort: 'none' } } });
       expect(semantic.map((e) => e.field)).toEqual(['/models/0', '/model_tuning/fam_c-5.4/reasoningEffort']);
       // Found after the schema, listed in the contract's order all the same.
-      const late = await fieldErrors(body({ prompt: ' ', models: ['nope'], judge_weights: { accuracy: 0, speed: 0, cost: 0 } }));
-      expect(late.map((e) => e.field)).toEqual(['/prompt', '/models/0', '/judge_weights']);
+      const late = await fieldErrors(body({ prompt: ' ', models: ['nope'], model_tuning: { 'fam_c-5.4': { reasoningEffort: 'none' } } }));
+      expect(late.map((e) => e.field)).toEqual(['/prompt', '/models/0', '/model_tuning/fam_c-5.4']);
     });
 
     it('names the unknown model IDs and judges of a body the schema refuses too, in the order of the contract', async () => {
@@ -414,6 +413,13 @@ describe('Function: validatePromptRequest', () => {
         anyOf: [{ required: ['email'] }, { required: ['phone'] }],
       };
       expect(validatePromptRequest(body({ response_schema: schema })).outputSchema).toBe(JSON.stringify(schema));
+    });
+
+    it("judge weights all 0, each in the contract's range (nothing weighed: the judges' verdicts decide, as with the defaults), with or without judges", () => {
+      for (const judge_weights of [{ accuracy: 0 }, { accuracy: 0, speed: 0, cost: 0 }]) {
+        expect(validatePromptRequest(body({ judge_weights })).judgeWeights).toEqual({ accuracy: 0, speed: 0, cost: 0 });
+        expect(validatePromptRequest(body({ judge_weights, judges: ['fam_c-4.1'] })).judgeWeights).toEqual({ accuracy: 0, speed: 0, cost: 0 });
+      }
     });
 
     it('vendor spellings of IDs, echoing what was sent', () => {
