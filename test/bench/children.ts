@@ -8,6 +8,7 @@ import { PROVIDERS } from '../../shared/catalog/types.js';
 import { providerKeyName } from '../../shared/config.js';
 import type { FaultMatch } from '../../infra/local/simulator/server.js';
 import type { HostReady, HostRequest, HostUsage } from './host-process.js';
+import type { JudgeTaskMemory } from './judge-task-process.js';
 import type { BenchContext } from './types.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -294,4 +295,28 @@ export function freshNode<T>(script: string, env: Record<string, string>, what: 
       }
     });
   });
+}
+
+/** One judge task in a process of its own (judge-task-process.ts): `models` answers of `answerChars` each, judge calls answered after `latencyMs`. */
+export async function measureJudgeTask(settings: { models: number; answerChars: number; latencyMs: number }): Promise<JudgeTaskMemory> {
+  const env = childEnv({
+    BENCH_JUDGE_MODELS: String(settings.models),
+    BENCH_JUDGE_ANSWER_CHARS: String(settings.answerChars),
+    BENCH_SIMULATOR_LATENCY_MS: String(settings.latencyMs),
+  });
+  const child = fork(join(HERE, 'judge-task-process.ts'), [], { cwd: ROOT, env, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString('utf8')).slice(-4_000);
+  });
+  try {
+    return await new Promise<JudgeTaskMemory>((resolve, reject) => {
+      child.on('message', (message: { type?: string }) => {
+        if (message.type === 'measured') resolve(message as JudgeTaskMemory);
+      });
+      child.once('exit', (code) => reject(new Error(`judge-task-process.ts exited with ${code} before it measured:\n${stderr}`)));
+    });
+  } finally {
+    await exited(child, 10_000);
+  }
 }

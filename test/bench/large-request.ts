@@ -11,7 +11,7 @@ import { allModels } from '../../shared/catalog/index.js';
 import { MAX_REQUEST_OUTPUT_BYTES } from '../../shared/compare/output-budget.js';
 import { LARGE_ANSWER_BYTES, MAX_ANSWER_BYTES } from '../../shared/http/post.js';
 import { chatCompletionAnswer } from '../support/fixtures.js';
-import { startHostWithVendors, type Host, type HostWithVendors } from './children.js';
+import { measureJudgeTask, startHostWithVendors, type Host, type HostWithVendors } from './children.js';
 import { spreadModels } from './fanout.js';
 import { createClient } from './http-client.js';
 import { median, percentile, round } from './stats.js';
@@ -71,6 +71,10 @@ export const largeRequest: Benchmark = {
     const rounds = context.smoke ? 1 : 5;
     const models = context.smoke ? 2 : 32;
     const body = largeBody(context.smoke ? 10_000 : 445_000, models);
+    // A judge task over large answers, in a process of its own as the judge function runs it, before the host starts.
+    const judgeTask = context.smoke ? { models: 2, answerChars: 1_000, latencyMs: 0 } : { models: 11, answerChars: 1_450_000, latencyMs: 3_000 };
+    const judged = await measureJudgeTask(judgeTask);
+    if (judged.completed !== judged.calls) throw new Error(`judge task: ${judged.completed} of ${judged.calls} calls completed`);
     let started: HostWithVendors | undefined;
     const client = createClient();
     try {
@@ -134,6 +138,7 @@ export const largeRequest: Benchmark = {
         notes: [
           `request body ${round(Buffer.byteLength(body) / 1e6, 2)} MB to ${models} models (spread over the providers, as in benchmark 2)`,
           `large answers: ${chatModels.length} of the catalog's chat-completion models (${CHAT_PROVIDERS.join(', ')}), each vendor answering ${answerChars.toLocaleString('en-US')} characters to every call; the request keeps ${keptChars.toLocaleString('en-US')} of them (its output budget holds ${MAX_REQUEST_OUTPUT_BYTES.toLocaleString('en-US')})`,
+          `a judge task in a process of its own (test/bench/judge-task-process.ts; the judge function has 512 MB): ${judged.calls} calls of ${judged.judge} over ${judgeTask.models} answers of ${judgeTask.answerChars.toLocaleString('en-US')} characters, answered after ${judgeTask.latencyMs} ms: peak resident memory ${judged.peakAfterMb} MB (${judged.peakBeforeMb} MB before the task), the task ${judged.ms} ms`,
         ],
         method: `the local host in its own process, the provider simulator in another (answering at once); a cheap GET /api/v1/models every ${PROBE_EVERY_MS} ms from this process, while the host is idle for 1 s, beside its first large request, then beside ${rounds} more one after another, then beside ${rounds} requests whose every model answers a large text; longest wait = the longest of the cheap requests beside one large request (median over the large requests); request = the large request's wall time`,
         columns: [
