@@ -134,7 +134,7 @@ export class JudgeWorkflow extends Construct {
     });
     this.stateMachine = new StateMachine(this, 'StateMachine', {
       stateMachineType: StateMachineType.EXPRESS,
-      comment: 'Judged comparison: Generate (one task per model), then Judge (one task per judge, pair and order)',
+      comment: 'Judged comparison: Generate (one task per model), then Judge (one task per judge, its calls on every pair and order side by side)',
       definitionBody: DefinitionBody.fromChainable(generate.next(judge)),
       timeout: props.timeout,
       tracingEnabled: true,

@@ -8,13 +8,6 @@ import type { LedgerEntry, LedgerRepository, SettlementEntry } from '../storage/
 export type { OpenRequest };
 
 /**
- * A reservation that its request never closed is closed by the reconciler after this
- * long (completed with the settle entry its request wrote, else released): the longest
- * an AWS Lambda function can run, so no request can still settle it.
- */
-export const RESERVATION_TIMEOUT_MS = 15 * 60 * 1000;
-
-/**
  * How late an attempt of a write can reach the store: the SDK gives up on an attempt it has
  * no answer to and sends another, but the first may be on its way still, or waiting in the
  * service, and apply after the second. AWS refuses a request signed more than 15 minutes
@@ -22,6 +15,21 @@ export const RESERVATION_TIMEOUT_MS = 15 * 60 * 1000;
  * this after it was signed; a minute more for the writers' clocks.
  */
 export const LATE_ATTEMPT_MS = 16 * 60 * 1000;
+
+/**
+ * From a request's start, how long before no attempt of its reserve can reach the store:
+ * its writes are signed within a minute of the start (at most 8, each refused at once but the
+ * last, whose attempts end within STORE_WORST_CALL_MS), then LATE_ATTEMPT_MS.
+ */
+const RESERVE_ATTEMPTS_END_MS = 60_000 + LATE_ATTEMPT_MS;
+
+/**
+ * A reservation that its request never closed is closed by the reconciler after this
+ * long (completed with the settle entry its request wrote, else released): past the longest
+ * an AWS Lambda function can run (15 minutes), so no request can still settle it, and past
+ * the last attempt of its reserve, so that none can hold it again once closed (17 minutes).
+ */
+export const RESERVATION_TIMEOUT_MS = Math.max(15 * 60 * 1000, RESERVE_ATTEMPTS_END_MS);
 
 /**
  * An entry left unposted in an account (a top-up, an opening balance) is posted by the
@@ -34,12 +42,8 @@ export const LATE_ATTEMPT_MS = 16 * 60 * 1000;
  */
 export const POSTING_DELAY_MS = LATE_ATTEMPT_MS;
 
-/**
- * How long a closed request stays in its account's `closedRequests`, from its ID's time:
- * every attempt of its reserve was signed while it ran (at most RESERVATION_TIMEOUT_MS), so
- * none can arrive later than this.
- */
-export const CLOSED_KEPT_MS = RESERVATION_TIMEOUT_MS + LATE_ATTEMPT_MS;
+/** How long a closed request stays in its account's `closedRequests`, from its ID's time: till no attempt of its reserve can arrive. */
+export const CLOSED_KEPT_MS = RESERVE_ATTEMPTS_END_MS;
 
 /** What a reconcile run did: accounts read, entries posted, reservations completed or released, accounts whose writes failed. */
 export type ReconcileOutcome = {
@@ -155,7 +159,14 @@ export class CreditsService {
     try {
       const listClosed = open.reserveMayLandLate === true;
       const { listed } = await this.accounts.closeReservation(applied, open.reservation, { listClosed });
-      if (listClosed && !listed) this.unlisted(open.accountId, open.requestId);
+      // An error line (LoggedErrors counts it): should an attempt of its reserve still land, the reconciler would charge it again.
+      if (listClosed && !listed) {
+        this.log.error('Closed a request without listing it: its account lists the most closed requests it may', {
+          accountId: open.accountId,
+          promptLogId: open.requestId,
+          most: CLOSED_LISTED_MAX,
+        });
+      }
     } catch (error) {
       if (!(error instanceof ConditionFailedError)) {
         this.log.warn('Settle left to the reconciler after its ledger entry was written', {
@@ -205,9 +216,8 @@ export class CreditsService {
       const open = { accountId: account.accountId, requestId, reservation };
       const applied = await this.writeSettlement(open, await this.releaseEntry(open));
       try {
-        // Listed: nothing tells whether an attempt of its reserve is still on its way.
-        const { listed } = await this.accounts.closeReservation(applied, reservation, { listClosed: true });
-        if (!listed) this.unlisted(account.accountId, requestId);
+        // Not listed in closedRequests: no attempt of its reserve can still arrive (RESERVATION_TIMEOUT_MS).
+        await this.accounts.closeReservation(applied, reservation);
       } catch (error) {
         if (error instanceof ConditionFailedError) continue; // closed meanwhile
         throw error;
@@ -226,11 +236,6 @@ export class CreditsService {
       [...(account.closedRequests ?? [])].filter((requestId) => !(now - ulidTime(requestId) < CLOSED_KEPT_MS)),
     );
     return postedAll;
-  }
-
-  /** An error line (LoggedErrors counts it): should an attempt of this request's reserve still land, the reconciler would charge it again. */
-  private unlisted(accountId: string, requestId: string): void {
-    this.log.error('Closed a request without listing it: its account lists the most closed requests it may', { accountId, promptLogId: requestId, most: CLOSED_LISTED_MAX });
   }
 
   /**

@@ -252,7 +252,6 @@ export function requestSent(error: unknown): boolean | undefined {
   return typeof sent === 'boolean' ? sent : undefined;
 }
 
-/** Sends the POST; `onResponse` settles the promise from the answer. */
 /** A request body: whole, or in pieces written one after another (pieces other calls' bodies share: providers/shared-text.ts). */
 export type Body = string | Buffer | readonly Buffer[];
 
@@ -264,6 +263,7 @@ function bodyBytes(body: Body): number {
   return bytes;
 }
 
+/** Sends the POST; `onResponse` settles the promise from the answer. */
 function request<T>(
   url: URL,
   body: Body,

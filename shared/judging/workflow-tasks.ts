@@ -10,6 +10,8 @@ import type { Log } from '../log.js';
 import type { RetryPolicy } from '../providers/retry.js';
 import type { Router } from '../providers/router.js';
 import { judgeOnce } from './judge.js';
+import { UNSHARED_MATERIAL_CHARS, WorkBudget } from './material-budget.js';
+import { SHARES_PROMPT_PIECES } from '../providers/adapters.js';
 import { answerAllowance, showAnswerWithin, type ShownAnswer } from './judge-prompt.js';
 import { claimKeys, type GenerateEvent, type GenerateOutput, type JudgeEvent, type JudgeItemOutput, type JudgeOutput, type WorkflowRequest } from './workflow-types.js';
 import type { Carried } from '../claim-check/types.js';
@@ -19,6 +21,8 @@ export interface WorkflowTaskDeps {
   claimCheck: ClaimCheckStore;
   log: Log;
   retry?: RetryPolicy;
+  /** UNSHARED_MATERIAL_CHARS by default. */
+  unsharedMaterialChars?: number;
 }
 
 /**
@@ -70,6 +74,8 @@ export class WorkflowTasks {
       return output?.status === 'completed' && output.result !== undefined ? output.result : undefined;
     };
     const turn = preparingInTurns();
+    // A judge whose bodies cannot share the material (the SDK's) sends it within a budget.
+    const unshared = SHARES_PROMPT_PIECES.has(judge.entry.protocol) ? undefined : new WorkBudget(this.deps.unsharedMaterialChars ?? UNSHARED_MATERIAL_CHARS);
     // Each contestant's output is read and defused once, however many calls show it, and shown
     // within the allowance the estimate reserved for it (showAnswerWithin).
     const outputs = new Map<number, Promise<{ modelId: string; shown: ShownAnswer }>>();
@@ -92,12 +98,8 @@ export class WorkflowTasks {
         if (!carriedA || !carriedB) return { task, status: 'skipped' };
         try {
           const [a, b] = await Promise.all([output(task.a, carriedA), output(task.b, carriedB)]);
-          const judgment = await judgeOnce(request, judge, a.shown, b.shown, {
-            route: this.deps.route,
-            deadlineAt: context.deadlineAt,
-            retry: this.deps.retry,
-            turn,
-          });
+          const call = () => judgeOnce(request, judge, a.shown, b.shown, { route: this.deps.route, deadlineAt: context.deadlineAt, retry: this.deps.retry, turn });
+          const judgment = unshared ? await unshared.run(a.shown.text.length + b.shown.text.length + request.body.prompt.length, call) : await call();
           this.logOutcome('Pair judged', context.requestId, { judgeModelId: judge.requestedId, answerA: a.modelId, answerB: b.modelId }, judgment);
           return {
             task,

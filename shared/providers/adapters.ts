@@ -13,6 +13,13 @@ const protocols = lazyAsyncAtHand(() => import('./protocols.js'));
 type Protocols = Awaited<ReturnType<typeof protocols>>;
 
 /**
+ * The protocols whose bodies the gateway serialises itself (http.ts's jsonRequest), sending a
+ * prompt's shared pieces (ModelCall.promptPieces) without a copy of their own; Bedrock's body
+ * the AWS SDK serialises, from the whole prompt.
+ */
+export const SHARES_PROMPT_PIECES: ReadonlySet<WireProtocol> = new Set<WireProtocol>(['openai-chat', 'openai-responses', 'gemini-generate-content', 'anthropic-messages']);
+
+/**
  * Every wire protocol's adapter; one folder each under shared/providers/. Its output limits
  * load with the gateway (the plan reads them before anything runs); the rest of it (request
  * mapping, answer and stream readers) loads with the first call, while that call's reserve

@@ -3,7 +3,7 @@ import { answerStatus, MAX_ANSWER_BYTES, post, requestSent, type PostAnswer } fr
 import { UpstreamError, parseRetryAfter, statusError } from './errors.js';
 import { cutWhole } from '../text/cut.js';
 import { notJson, parseVendorJson } from './vendor-json.js';
-import { jsonStringBytes } from './shared-text.js';
+import { jsonStringBytes, type PromptPiece } from './shared-text.js';
 import type { ModelCall } from './types.js';
 
 /** Who calls: some vendors' edges refuse requests without a user agent. */
@@ -38,6 +38,28 @@ export function jsonRequest(
   return { url: new URL(url), payload: jsonPayload(body, prompt), headers: { 'content-type': 'application/json', accept, 'user-agent': USER_AGENT, ...headers } };
 }
 
+/**
+ * Whether `pieces` can stand for `prompt` in a body: as long as it (a prompt changed since its
+ * pieces were made would be sent as they were), and no surrogate pair split between two of them
+ * (JSON escapes half a pair, where the whole prompt has the character). Reads no text but the
+ * pieces' ends, so that a rope prompt is never flattened.
+ */
+function piecesMake(pieces: readonly PromptPiece[], prompt: string): boolean {
+  let length = 0;
+  let endsHigh = false;
+  for (const piece of pieces) {
+    const text = typeof piece === 'string' ? piece : piece.text;
+    if (text.length === 0) continue;
+    if (endsHigh && isLowSurrogate(text.charCodeAt(0))) return false;
+    endsHigh = isHighSurrogate(text.charCodeAt(text.length - 1));
+    length += text.length;
+  }
+  return length === prompt.length;
+}
+
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
+const isLowSurrogate = (code: number) => code >= 0xdc00 && code <= 0xdfff;
+
 /** Stands for the prompt in a body serialised without it; random, so that no caller's text holds it (and a body that does is serialised whole). */
 const PROMPT_MARK = `prompt-${randomUUID()}`;
 
@@ -49,7 +71,7 @@ const PROMPT_MARK = `prompt-${randomUUID()}`;
  */
 function jsonPayload(body: unknown, prompt: Pick<ModelCall, 'prompt' | 'promptPieces'> | undefined): Buffer | readonly Buffer[] {
   const pieces = prompt?.promptPieces;
-  if (pieces && prompt.prompt.length > 0) {
+  if (pieces && prompt.prompt.length > 0 && piecesMake(pieces, prompt.prompt)) {
     const marked = JSON.stringify(body, (_key, value: unknown) => (value === prompt.prompt ? PROMPT_MARK : value));
     const at = marked.indexOf(PROMPT_MARK);
     if (at >= 0 && marked.indexOf(PROMPT_MARK, at + PROMPT_MARK.length) < 0) {

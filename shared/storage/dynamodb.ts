@@ -78,7 +78,7 @@ export function createStoreClient({ region, endpoint, local = false, requestHand
     requestHandler: handler,
     maxAttempts: STORE_ATTEMPTS,
   };
-  const items = markingUnansweredAttempts(withoutIdleSteps(new DynamoDBClient({ ...settings, cacheMiddleware: true })));
+  const items = markingAttemptsThatMayLand(withoutIdleSteps(new DynamoDBClient({ ...settings, cacheMiddleware: true })));
   const documents = DynamoDBDocumentClient.from(withoutIdleSteps(new DynamoDBClient(settings)), {
     // Its own copy: the document client sets options of its own in the object it is given.
     marshallOptions: { ...MARSHALL_OPTIONS },
@@ -171,8 +171,8 @@ export async function storeCall<T>(operation: string, call: Promise<T>): Promise
   }
 }
 
-/** Set on a command's input by markUnansweredAttempts. */
-const UNANSWERED = Symbol('unansweredAttempt');
+/** Set on a command's input by markAttemptsThatMayLand. */
+const MAY_LAND_LATE = Symbol('attemptMayLandLate');
 
 /**
  * Whether an attempt of the command that was sent (`items` only) ended without an answer that
@@ -181,7 +181,7 @@ const UNANSWERED = Symbol('unansweredAttempt');
  * later. An attempt refused with a 4xx (a throttle, a failed condition) did not apply.
  */
 export function attemptMayLandLate(input: object): boolean {
-  return (input as Record<symbol, unknown>)[UNANSWERED] === true;
+  return (input as Record<symbol, unknown>)[MAY_LAND_LATE] === true;
 }
 
 /**
@@ -189,18 +189,18 @@ export function attemptMayLandLate(input: object): boolean {
  * every attempt is given) when it ended without a refusal (attemptMayLandLate). The input, not
  * the handler's context: with `cacheMiddleware` one context serves every call of a command.
  */
-function markingUnansweredAttempts(client: DynamoDBClient): DynamoDBClient {
+function markingAttemptsThatMayLand(client: DynamoDBClient): DynamoDBClient {
   client.middlewareStack.add(
     (next) => async (args) => {
       try {
         return await next(args);
       } catch (error) {
         const status = (error as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode;
-        if (status === undefined || status >= 500) (args.input as Record<symbol, unknown>)[UNANSWERED] = true;
+        if (status === undefined || status >= 500) (args.input as Record<symbol, unknown>)[MAY_LAND_LATE] = true;
         throw error;
       }
     },
-    { step: 'finalizeRequest', priority: 'low', name: 'markUnansweredAttempts' },
+    { step: 'finalizeRequest', priority: 'low', name: 'markAttemptsThatMayLand' },
   );
   return client;
 }

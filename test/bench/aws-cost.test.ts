@@ -25,7 +25,10 @@ describe('AWS cost per request', () => {
       12,
     );
     expect(plain!.share).toBeCloseTo(plain!.totalUsd / plain!.providerUsd, 12);
-    expect(judged!.lines.find((line) => line.item.startsWith('judge function'))!.item).toMatch(/^judge function: 2 x 512 MB x 3 s \(one task a judge, 12 calls each\)/);
+    const judgeLine = judged!.lines.find((line) => line.item.startsWith('judge function'))!;
+    expect(judgeLine.item).toMatch(/^judge function: 2 x 512 MB x 3 s \(one task a judge, 12 calls each\)/);
+    // Two invocations (one a judge), each 0.5 GB for 3 s: not one an evaluation's call.
+    expect(judgeLine.usd).toBeCloseTo(2 * (0.5 * 3 * PRICES.lambdaGbSecond.arm64 + PRICES.lambdaRequest), 12);
     expect(plain!.lines.some((line) => line.item.startsWith('Step Functions'))).toBe(false);
   });
 

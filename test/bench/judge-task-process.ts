@@ -29,8 +29,8 @@ const MODELS = [
   'fam_k-8b',
   'fam_l',
 ];
-/** A judge with the context for two such answers. */
-const JUDGE = 'fam_b-3.1-pro';
+/** A judge with the context for two such answers, unless BENCH_JUDGE names another. */
+const JUDGE = process.env.BENCH_JUDGE ?? 'fam_b-3.1-pro';
 
 function peakMb(): number {
   return Math.round(Number(/VmHWM:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]) / 1024);
@@ -52,7 +52,9 @@ const answerChars = Number(process.env.BENCH_JUDGE_ANSWER_CHARS ?? 1_000);
 const vendors = await startSimulatorProcess(Number(process.env.BENCH_SIMULATOR_LATENCY_MS ?? 0));
 try {
   const claimCheck = new MemoryClaimCheck();
-  const tasks = createWorkflowTasks(loadConfig({ ...process.env, ...vendors.vendorEnv }), { claimCheck });
+  // Into the environment itself: Bedrock's SDK client reads its credentials from there.
+  Object.assign(process.env, vendors.vendorEnv);
+  const tasks = createWorkflowTasks(loadConfig(process.env), { claimCheck });
   const results: GenerateOutput[] = [];
   for (const [index, modelId] of models.entries()) {
     // Words, each answer its own, so that no two calls' material is alike.

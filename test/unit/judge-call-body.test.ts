@@ -100,6 +100,19 @@ describe('Judge calls: their bodies share the material', () => {
     expect(Buffer.concat(ab).toString('utf8')).toBe(JSON.stringify({ input: judgeCall(request, judge, a, b).call.prompt }));
   });
 
+  it('serialises the body whole where its pieces cannot stand for the prompt: changed since, or a surrogate pair split between two', () => {
+    const request = judgedRequest('fam_c-5.4-mini');
+    const { call } = judgeCall(request, request.judges[0]!, showAnswer('old answer'), showAnswer('B'));
+    const changed = { ...call, prompt: 'NEW TEXT' };
+    const split = { prompt: 'x😀y', promptPieces: ['x\ud83d', { text: '\ude00y' }] };
+    for (const prompt of [changed, split]) {
+      const body = { input: prompt.prompt };
+      const { payload } = jsonRequest('http://vendor.test/v1', body, {}, undefined, prompt);
+      expect(Buffer.isBuffer(payload)).toBe(true);
+      expect((payload as Buffer).toString('utf8')).toBe(JSON.stringify(body));
+    }
+  });
+
   it('serialises the body whole where the prompt is not one of its strings once', () => {
     const request = judgedRequest('fam_c-5.4-mini');
     const { call } = judgeCall(request, request.judges[0]!, showAnswer('A'), showAnswer('B'));
