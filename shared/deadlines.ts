@@ -35,6 +35,6 @@ export const MIN_REQUEST_DEADLINE_MS = SETTLE_MARGIN_MS + STORE_WORST_CALL_MS + 
 
 /**
  * The longest REQUEST_DEADLINE_MS: the longest integration the stack deploys (300 s), far
- * below the 17 minutes after which the reconciler releases a reservation as abandoned.
+ * below the 18 minutes after which the reconciler releases a reservation as abandoned.
  */
 export const MAX_REQUEST_DEADLINE_MS = 300_000;

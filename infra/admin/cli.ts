@@ -72,7 +72,7 @@ try {
     // A missing table, an endpoint that is not a store, no credentials: said as what to set, not as the SDK's error.
     explainStoreErrors(storeClient, config);
     // Entries dated and ages judged by the store's clock, not this machine's, which may be off
-    // by more than the reconciler's delays (16 and 17 minutes): a clock behind would let a
+    // by more than the reconciler's delays (16 and 18 minutes): a clock behind would let a
     // top-up be posted while a retry of its write may still land, one ahead would release the
     // reservations of requests still running. One read first (once the command line is
     // valid), for the SDK to hear that clock.

@@ -49,7 +49,7 @@ const COMMANDS: Record<string, string> = {
   ledger: 'ledger --account ID\n  Every balance change; ledgerSum equals balance + reserved (held by requests in flight) once nothing is unposted.',
   'set-rate-limit': "set-rate-limit --account ID --rpm N\n  The account's requests per minute, 1 to 1000000 (applies once the authorizer cache expires: 30 s by default).",
   reconcile:
-    'reconcile\n  Posts unposted ledger entries older than 16 minutes, completes or releases reservations older than 17 minutes, and drops closed requests listed longer than that.',
+    'reconcile\n  Posts unposted ledger entries older than 16 minutes, completes or releases reservations older than 18 minutes, and drops the IDs of closed requests 18 minutes after they began.',
 };
 
 export const USAGE = `Usage: npm run -s admin -- <command> [options]     (-s keeps npm's banner off stdout)

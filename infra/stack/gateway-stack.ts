@@ -73,8 +73,8 @@ export const DEFAULT_SETTINGS: GatewaySettings = {
 
 /**
  * How often the reconciler runs. A reservation is released once it is older than
- * RESERVATION_TIMEOUT_MS (17 minutes, shared/credits/credits-service.ts), so a crashed
- * request's credits come back within 17 to 22 minutes.
+ * RESERVATION_TIMEOUT_MS (18 minutes, shared/credits/credits-service.ts), so a crashed
+ * request's credits come back within 18 to 23 minutes.
  */
 export const RECONCILE_SCHEDULE = Duration.minutes(5);
 
@@ -208,7 +208,7 @@ export class GatewayStack extends Stack {
     // and stale reservations and updates them, and puts (or reads back) ledger entries; nothing else.
     this.reconcilerFunction = new GatewayFunction(this, 'ReconcilerFunction', {
       source: 'reconciler',
-      description: 'Scheduled: posts unposted ledger entries, completes or releases reservations older than 17 minutes',
+      description: 'Scheduled: posts unposted ledger entries, completes or releases reservations older than 18 minutes',
       defaults,
       // Below the schedule's period; an overlapping run would still be safe (conditional writes).
       timeout: Duration.minutes(4),

@@ -223,6 +223,8 @@ async function callModel(
           }
           // The caller gone (before the first attempt or the retry of one), none goes out.
           if (shared.gone.aborted) throw new UpstreamError('cancelled', 'The caller disconnected before the attempt went out');
+          // Nor past the deadline, whose timer may not have fired yet (a call that waited its turn, prepared late): unsent, free.
+          if (Date.now() >= options.deadlineAt) throw new UpstreamError('timeout', 'The request deadline passed before the call went out', { unbilled: true });
           atVendor = !signal.aborted;
           try {
             return await prepared.send(signal);

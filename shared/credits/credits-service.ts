@@ -17,17 +17,19 @@ export type { OpenRequest };
 export const LATE_ATTEMPT_MS = 16 * 60 * 1000;
 
 /**
- * From a request's start, how long before no attempt of its reserve can reach the store:
- * its writes are signed within a minute of the start (at most 8, each refused at once but the
- * last, whose attempts end within STORE_WORST_CALL_MS), then LATE_ATTEMPT_MS.
+ * From a request's start (its ID's time), how long before no attempt of its reserve can reach
+ * the store: its writes are signed within two minutes of the start (the ID's time at most 10 s
+ * before the handler, then an account read and the idempotency claim where they run, then at
+ * most 8 writes, each a store call of at most STORE_WORST_CALL_MS: about 90 s at worst), then
+ * LATE_ATTEMPT_MS.
  */
-const RESERVE_ATTEMPTS_END_MS = 60_000 + LATE_ATTEMPT_MS;
+const RESERVE_ATTEMPTS_END_MS = 2 * 60_000 + LATE_ATTEMPT_MS;
 
 /**
  * A reservation that its request never closed is closed by the reconciler after this
  * long (completed with the settle entry its request wrote, else released): past the longest
  * an AWS Lambda function can run (15 minutes), so no request can still settle it, and past
- * the last attempt of its reserve, so that none can hold it again once closed (17 minutes).
+ * the last attempt of its reserve, so that none can hold it again once closed (18 minutes).
  */
 export const RESERVATION_TIMEOUT_MS = Math.max(15 * 60 * 1000, RESERVE_ATTEMPTS_END_MS);
 

@@ -12,7 +12,7 @@ import type { Router } from '../providers/router.js';
 import { judgeOnce } from './judge.js';
 import { UNSHARED_MATERIAL_CHARS, WorkBudget } from './material-budget.js';
 import { SHARES_PROMPT_PIECES } from '../providers/adapters.js';
-import { answerAllowance, showAnswerWithin, type ShownAnswer } from './judge-prompt.js';
+import { answerAllowance, judgeMaterialLength, showAnswerWithin, type ShownAnswer } from './judge-prompt.js';
 import { claimKeys, type GenerateEvent, type GenerateOutput, type JudgeEvent, type JudgeItemOutput, type JudgeOutput, type WorkflowRequest } from './workflow-types.js';
 import type { Carried } from '../claim-check/types.js';
 
@@ -99,7 +99,7 @@ export class WorkflowTasks {
         try {
           const [a, b] = await Promise.all([output(task.a, carriedA), output(task.b, carriedB)]);
           const call = () => judgeOnce(request, judge, a.shown, b.shown, { route: this.deps.route, deadlineAt: context.deadlineAt, retry: this.deps.retry, turn });
-          const judgment = unshared ? await unshared.run(a.shown.text.length + b.shown.text.length + request.body.prompt.length, call) : await call();
+          const judgment = unshared ? await unshared.run(judgeMaterialLength(request, a.shown, b.shown), call) : await call();
           this.logOutcome('Pair judged', context.requestId, { judgeModelId: judge.requestedId, answerA: a.modelId, answerB: b.modelId }, judgment);
           return {
             task,

@@ -23,7 +23,7 @@ describe('Function: loadConfig', () => {
     ['PORT', 'abc'],
     ['MARKUP', '0'],
     ['REQUEST_DEADLINE_MS', '5'],
-    // Past the longest deployed integration, and near the 17 minutes after which the reconciler releases a running request's hold.
+    // Past the longest deployed integration, and near the 18 minutes after which the reconciler releases a running request's hold.
     ['REQUEST_DEADLINE_MS', '300001'],
     ['CREDITS_PER_USD', '-1'],
     // Past what an account's one-minute rate window can ever count.

@@ -19,7 +19,10 @@ const MODELS = ['fam_c-5.4', 'fam_a-opus-4-6', 'fam_b-3.1-pro'];
 const usage = { inputTokens: 10, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 10, reasoningTokens: 0 };
 
 /** One judge's task over three models' answers (6 calls), each 24 KB (within what a judge is shown of it) and claim-checked. */
-async function judgeTask(adapter: Pick<ProtocolAdapter, 'prepare'>, { judge = 'fam_c-5.4-mini', unsharedMaterialChars }: { judge?: string; unsharedMaterialChars?: number } = {}) {
+async function judgeTask(
+  adapter: Pick<ProtocolAdapter, 'prepare'>,
+  { judge = 'fam_c-5.4-mini', unsharedMaterialChars, history }: { judge?: string; unsharedMaterialChars?: number; history?: string } = {},
+) {
   const claimCheck = new MemoryClaimCheck();
   const requestId = 'pl_TURNS';
   const answers = MODELS.map((id, index) => `Answer ${index} from ${id}: ${'words and words '.repeat(1_500)}`);
@@ -32,7 +35,7 @@ async function judgeTask(adapter: Pick<ProtocolAdapter, 'prepare'>, { judge = 'f
   const tasks = [];
   for (let a = 0; a < MODELS.length; a++) for (let b = 0; b < MODELS.length; b++) if (a !== b) tasks.push({ judge: 0, a, b });
   const event: JudgeEvent = {
-    request: { value: { body: { prompt: 'Explain recursion.', models: MODELS, judges: [judge] } } },
+    request: { value: { body: { prompt: 'Explain recursion.', models: MODELS, judges: [judge], ...(history ? { history: [{ role: 'user' as const, content: history }] } : {}) } } },
     context: { requestId, generateDeadlineAt: Date.now() + 60_000, deadlineAt: Date.now() + 60_000, resultInlineBytes: 1_000, judgmentInlineBytes: 100_000, catalogAt: Date.now() },
     item: { judge: 0, tasks },
     results,
@@ -98,9 +101,10 @@ describe('Class: WorkflowTasks, a judge task of large answers', () => {
   });
 
   it.each([
-    ['a Bedrock judge, whose bodies the SDK serialises, sends within the material budget: two calls at once here', 'fam_h-lite', 2],
-    ['a judge whose bodies share the material sends every call at once', 'fam_c-5.4-mini', 6],
-  ])('%s', async (_, judge, most) => {
+    ['a Bedrock judge, whose bodies the SDK serialises, sends within the material budget: two calls at once here', 'fam_h-lite', 2, undefined],
+    ['a Bedrock judge counts all its material, the history too: one call at once here', 'fam_h-lite', 1, 'earlier words '.repeat(5_000)],
+    ['a judge whose bodies share the material sends every call at once', 'fam_c-5.4-mini', 6, undefined],
+  ])('%s', async (_, judge, most, history) => {
     // Each call shows two answers of about 24,000 characters: a budget of 100,000 holds two calls.
     let inFlight = 0;
     let highest = 0;
@@ -114,7 +118,7 @@ describe('Class: WorkflowTasks, a judge task of large answers', () => {
         },
       }),
     };
-    const { output } = await judgeTask(adapter, { judge, unsharedMaterialChars: 100_000 });
+    const { output } = await judgeTask(adapter, { judge, unsharedMaterialChars: 100_000, history });
     expect(output.judgments?.map((j) => j.status)).toEqual(Array.from({ length: 6 }, () => 'completed'));
     expect(highest).toBe(most);
   });

@@ -138,6 +138,23 @@ describe("Function: runModels, a call the request's deadline stopped", () => {
     expect(result!.providerCost).toBeGreaterThan(0);
   });
 
+  it('sends nothing, and charges nothing, where the deadline has passed before the attempt (its timer not fired yet)', async () => {
+    let sent = 0;
+    const [result] = await runThrough(
+      ['fam_c-5.4'],
+      {
+        send: async () => {
+          sent++;
+          return { output: 'late', usage, warnings: [] };
+        },
+      },
+      { deadlineAt: Date.now() - 1 },
+    );
+    expect(sent).toBe(0);
+    expect(result).toMatchObject({ status: 'failed', providerCost: 0, tokensIn: 0, error: { code: 'timeout' } });
+    expect(result!.estimatedCost).toBeUndefined();
+  });
+
   it('charges nothing for a call stopped by the deadline before its request reached the vendor (its connection not made)', async () => {
     const adapter = {
       send: (_call: unknown, _endpoint: unknown, signal: AbortSignal) =>
