@@ -32,8 +32,7 @@ export function jsonRequest(
   url: string,
   body: unknown,
   headers: Record<string, string>,
-  accept = 'application/json',
-  prompt?: Pick<ModelCall, 'prompt' | 'promptPieces'>,
+  { accept = 'application/json', prompt }: { accept?: string; prompt?: Pick<ModelCall, 'prompt' | 'promptPieces'> } = {},
 ): WireRequest {
   return { url: new URL(url), payload: jsonPayload(body, prompt), headers: { 'content-type': 'application/json', accept, 'user-agent': USER_AGENT, ...headers } };
 }

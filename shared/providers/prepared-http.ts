@@ -41,7 +41,7 @@ export function preparedHttpCall(shape: HttpCallShape, onDelta?: (text: string) 
   const { mapError, refine = (error: unknown) => error, warnings } = shape;
   const withWarnings = (reply: ModelReply): ModelReply => (warnings.length > 0 ? { ...reply, warnings: [...warnings, ...reply.warnings] } : reply);
   if (!onDelta) {
-    const request = jsonRequest(shape.url, shape.body, shape.headers, undefined, shape.call);
+    const request = jsonRequest(shape.url, shape.body, shape.headers, { prompt: shape.call });
     return {
       warnings,
       async send(signal) {
@@ -52,7 +52,7 @@ export function preparedHttpCall(shape: HttpCallShape, onDelta?: (text: string) 
       },
     };
   }
-  const request = jsonRequest(shape.stream.url ?? shape.url, shape.stream.body, shape.headers, 'text/event-stream', shape.call);
+  const request = jsonRequest(shape.stream.url ?? shape.url, shape.stream.body, shape.headers, { accept: 'text/event-stream', prompt: shape.call });
   const limits = { ...DEFAULT_SSE_LIMITS, maxLines: streamLineCap(shape.outputTokens) };
   return {
     warnings,

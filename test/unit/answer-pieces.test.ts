@@ -77,7 +77,7 @@ describe('An answer in absurdly many tiny pieces fails (MIN_AVERAGE_CHUNK_BYTES)
   it('postSse: a line sent as 1-byte chunks fails as upstream_malformed_response, carrying what the stream delivered', async () => {
     const { url, written } = await vendor(`data: {"a":1}\n\ndata: ${'y'.repeat(200_000)}`, 1, 'text/event-stream');
     const events: string[] = [];
-    const error = await postSse(jsonRequest(url.href, {}, {}, 'text/event-stream'), new AbortController().signal, {
+    const error = await postSse(jsonRequest(url.href, {}, {}, { accept: 'text/event-stream' }), new AbortController().signal, {
       onEvent: (event) => events.push(event.data),
       partial: () => ({ output: events.join('') }),
     }).catch((e: unknown) => e);
@@ -90,7 +90,7 @@ describe('An answer in absurdly many tiny pieces fails (MIN_AVERAGE_CHUNK_BYTES)
     const event = 'data: {"delta":"ok"}\n\n';
     const { url } = await vendor(event.repeat(3 * FREE_ANSWER_CHUNKS), event.length, 'text/event-stream');
     const events: string[] = [];
-    await postSse(jsonRequest(url.href, {}, {}, 'text/event-stream'), new AbortController().signal, {
+    await postSse(jsonRequest(url.href, {}, {}, { accept: 'text/event-stream' }), new AbortController().signal, {
       onEvent: (e) => events.push(e.data),
       partial: () => ({ output: '' }),
     });
@@ -99,7 +99,7 @@ describe('An answer in absurdly many tiny pieces fails (MIN_AVERAGE_CHUNK_BYTES)
 
   it('postSse: an error answer in 1-byte chunks is read no further than the cap and still mapped', async () => {
     const { url } = await vendor(JSON.stringify({ error: { message: 'x'.repeat(100_000) } }), 1, 'application/json', 500);
-    const error = await postSse(jsonRequest(url.href, {}, {}, 'text/event-stream'), new AbortController().signal, {
+    const error = await postSse(jsonRequest(url.href, {}, {}, { accept: 'text/event-stream' }), new AbortController().signal, {
       onEvent: () => undefined,
       partial: () => ({ output: '' }),
     }).catch((e: unknown) => e);

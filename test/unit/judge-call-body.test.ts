@@ -77,7 +77,7 @@ describe('Judge calls: their bodies share the material', () => {
   ])('puts the prompt in its body whole, so that it is sent in pieces, %s', (_, judge, build) => {
     const request = judgedRequest(judge);
     const { call } = judgeCall(request, request.judges[0]!, showAnswer('A'), showAnswer('B'));
-    const { payload } = jsonRequest('http://vendor.test/v1', build(call), {}, undefined, call);
+    const { payload } = jsonRequest('http://vendor.test/v1', build(call), {}, { prompt: call });
     expect(Array.isArray(payload)).toBe(true);
   });
 
@@ -85,7 +85,7 @@ describe('Judge calls: their bodies share the material', () => {
     const request = judgedRequest('fam_c-5.4-mini');
     const judge = request.judges[0]!;
     const [a, b, c] = [showAnswer(`A ${HOSTILE}`), showAnswer(`B ${HOSTILE}`), showAnswer(`C ${HOSTILE}`)];
-    const body = (call: ModelCall) => jsonRequest('http://vendor.test/v1', { input: call.prompt }, {}, undefined, call).payload as readonly Buffer[];
+    const body = (call: ModelCall) => jsonRequest('http://vendor.test/v1', { input: call.prompt }, {}, { prompt: call }).payload as readonly Buffer[];
     const ab = body(judgeCall(request, judge, a, b).call);
     const ba = body(judgeCall(request, judge, b, a).call);
     const ac = body(judgeCall(request, judge, a, c).call);
@@ -107,7 +107,7 @@ describe('Judge calls: their bodies share the material', () => {
     const split = { prompt: 'x😀y', promptPieces: ['x\ud83d', { text: '\ude00y' }] };
     for (const prompt of [changed, split]) {
       const body = { input: prompt.prompt };
-      const { payload } = jsonRequest('http://vendor.test/v1', body, {}, undefined, prompt);
+      const { payload } = jsonRequest('http://vendor.test/v1', body, {}, { prompt: prompt });
       expect(Buffer.isBuffer(payload)).toBe(true);
       expect((payload as Buffer).toString('utf8')).toBe(JSON.stringify(body));
     }
@@ -117,7 +117,7 @@ describe('Judge calls: their bodies share the material', () => {
     const request = judgedRequest('fam_c-5.4-mini');
     const { call } = judgeCall(request, request.judges[0]!, showAnswer('A'), showAnswer('B'));
     for (const body of [{ twice: [call.prompt, call.prompt] }, { changed: `${call.prompt}!` }]) {
-      const { payload } = jsonRequest('http://vendor.test/v1', body, {}, undefined, call);
+      const { payload } = jsonRequest('http://vendor.test/v1', body, {}, { prompt: call });
       expect(Buffer.isBuffer(payload)).toBe(true);
       expect((payload as Buffer).toString('utf8')).toBe(JSON.stringify(body));
     }
