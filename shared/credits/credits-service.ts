@@ -106,8 +106,8 @@ export class CreditsService {
   async reserve(accountId: string, requestId: string, estimateMicro: number, limits: ReserveLimits): Promise<OpenRequest> {
     const open: OpenRequest = { accountId, requestId, reservation: { amountMicro: estimateMicro, at: this.now() } };
     try {
-      const { lateAttemptPossible } = await this.accounts.reserve(open, limits);
-      if (lateAttemptPossible) open.reserveMayLandLate = true;
+      const { reserveMayLandLate } = await this.accounts.reserve(open, limits);
+      if (reserveMayLandLate) open.reserveMayLandLate = true;
     } catch (error) {
       if (error instanceof AccountContendedError)
         throw new ServiceUnavailableError('The account is busy with concurrent requests; retry shortly. Nothing was charged', 1, { cause: error });

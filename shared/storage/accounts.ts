@@ -30,7 +30,7 @@ export interface OpenRequest {
 /** A reserve that holds: the balance after it, and whether an attempt of it may still land (OpenRequest's `reserveMayLandLate`). */
 export interface Reserved {
   balanceMicro: number;
-  lateAttemptPossible: boolean;
+  reserveMayLandLate: boolean;
 }
 
 /**
@@ -78,12 +78,11 @@ export interface Account {
   createdAt: string;
   reservations: Record<string, Reservation>;
   /**
-   * Requests closed whose reserve may still land late (OpenRequest's `reserveMayLandLate`), and
-   * those the reconciler closed: the reserve refuses their IDs, so that an attempt of their
-   * write arriving late holds nothing again (the reconciler would otherwise find the hold,
-   * and the request's settlement in the ledger, and charge it a second time). Dropped by the
-   * reconciler once no attempt can still arrive (CLOSED_KEPT_MS); at most CLOSED_LISTED_MAX.
-   * Absent when empty.
+   * Requests closed whose reserve may still land late (OpenRequest's `reserveMayLandLate`): the
+   * reserve refuses their IDs, so that an attempt of their write arriving late holds nothing
+   * again (the reconciler would otherwise find the hold, and the request's settlement in the
+   * ledger, and charge it a second time). Dropped by the reconciler once no attempt can still
+   * arrive (CLOSED_KEPT_MS); at most CLOSED_LISTED_MAX. Absent when empty.
    */
   closedRequests?: Set<string>;
   /** Entries whose balance change is made; `posted` once the ledger holds them too, until the reconciler drops them. */
@@ -217,7 +216,7 @@ export class AccountsRepository {
     let opensWindow = seen !== undefined && seen < windowStart;
     // Whether an attempt of any of this reserve's writes may still land, refused writes included:
     // an attempt of an earlier write may land once the window it assumed is the current one.
-    let lateAttemptPossible = false;
+    let mayLandLate = false;
     for (let attempt = 1; attempt <= RESERVE_ATTEMPTS; attempt++) {
       const write = new UpdateItemCommand({
         TableName: this.tableName,
@@ -259,15 +258,15 @@ export class AccountsRepository {
       try {
         const written = await storeCall('accounts.reserve', this.client.send(write));
         this.windows.set(accountId, windowStart);
-        return { balanceMicro: Number(fromAttributes(written.Attributes)?.balanceMicro), lateAttemptPossible: lateAttemptPossible || attemptMayLandLate(write.input) };
+        return { balanceMicro: Number(fromAttributes(written.Attributes)?.balanceMicro), reserveMayLandLate: mayLandLate || attemptMayLandLate(write.input) };
       } catch (error) {
         if (!isConditionFailed(error)) throw error;
-        lateAttemptPossible ||= attemptMayLandLate(write.input);
+        mayLandLate ||= attemptMayLandLate(write.input);
         const account = await refusedOrRead(error, () => this.get(accountId));
         if (!account) throw new AccountNotFoundError(accountId);
         const held = account.reservations?.[requestId];
         // This very reservation: a write that landed but whose answer was lost, then retried.
-        if (held && held.amountMicro === amount && held.at === at) return { balanceMicro: account.balanceMicro, lateAttemptPossible: true };
+        if (held && held.amountMicro === amount && held.at === at) return { balanceMicro: account.balanceMicro, reserveMayLandLate: true };
         if (held) throw new ConditionFailedError(`Request ${requestId} is already reserved`);
         if (account.closedRequests?.has(requestId)) throw new ConditionFailedError(`Request ${requestId} is closed`);
         if (rate.keyHash !== undefined && account.revokedKeys?.[rate.keyHash] !== undefined) throw new UnauthorizedError();

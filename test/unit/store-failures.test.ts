@@ -166,7 +166,7 @@ describe('Class: AccountsRepository, when an answer is lost', () => {
     });
     const accounts = new AccountsRepository(createStoreClient({ region: 'eu-west-1' }).items, config.tables.accounts);
     // An attempt landed whose answer was lost: its close must refuse any attempt still to land.
-    expect(await accounts.reserve(open, { limitPerMinute: 10, inFlight: 10 })).toEqual({ balanceMicro: ACCOUNT.balanceMicro - 700, lateAttemptPossible: true });
+    expect(await accounts.reserve(open, { limitPerMinute: 10, inFlight: 10 })).toEqual({ balanceMicro: ACCOUNT.balanceMicro - 700, reserveMayLandLate: true });
     expect(dynamo).toReceiveCommandTimes(UpdateItemCommand, 1);
     expect(dynamo).not.toReceiveCommand(GetItemCommand);
   });
