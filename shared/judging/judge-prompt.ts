@@ -119,9 +119,8 @@ function judgeRequest(request: PromptRequest, judge: RequestedModel, material: s
 
 /** The material's length in characters (UTF-16 units), read from its pieces: the request's system prompt, history and prompt, and both answers. */
 export function judgeMaterialLength(request: PromptRequest, answerA: ShownAnswer, answerB: ShownAnswer): number {
-  let length = 0;
-  for (const piece of judgeMaterial(request, answerA, answerB)) length += typeof piece === 'string' ? piece.length : piece.text.length;
-  return length;
+  // A rope of the pieces: its length is known without copying their text.
+  return joinPieces(judgeMaterial(request, answerA, answerB)).length;
 }
 
 /** The call a judge makes for one ordered pair: its prompt in pieces, the material's large parts shared with the judge's other calls. */
