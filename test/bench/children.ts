@@ -304,19 +304,8 @@ export async function measureJudgeTask(settings: { models: number; answerChars: 
     BENCH_JUDGE_ANSWER_CHARS: String(settings.answerChars),
     BENCH_SIMULATOR_LATENCY_MS: String(settings.latencyMs),
   });
-  const child = fork(join(HERE, 'judge-task-process.ts'), [], { cwd: ROOT, env, execArgv: ['--import', 'tsx'], stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
-  let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString('utf8')).slice(-4_000);
-  });
-  try {
-    return await new Promise<JudgeTaskMemory>((resolve, reject) => {
-      child.on('message', (message: { type?: string }) => {
-        if (message.type === 'measured') resolve(message as JudgeTaskMemory);
-      });
-      child.once('exit', (code) => reject(new Error(`judge-task-process.ts exited with ${code} before it measured:\n${stderr}`)));
-    });
-  } finally {
-    await exited(child, 10_000);
-  }
+  // Its one message, once it has measured, is its 'ready'.
+  const { child, ready } = await forkTs<JudgeTaskMemory>('judge-task-process.ts', env, []);
+  await exited(child, 10_000);
+  return ready;
 }

@@ -36,9 +36,9 @@ function peakMb(): number {
   return Math.round(Number(/VmHWM:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]) / 1024);
 }
 
-/** What the process tells (its only export: a type, for importing it runs the task). */
+/** What the process tells, as its 'ready' (its only export: a type, for importing it runs the task). */
 export interface JudgeTaskMemory {
-  type: 'measured';
+  type: 'ready';
   judge: string;
   calls: number;
   completed: number;
@@ -86,7 +86,7 @@ try {
   const started = performance.now();
   const output = await tasks.judge(event);
   const measured: JudgeTaskMemory = {
-    type: 'measured',
+    type: 'ready',
     judge: JUDGE,
     calls: event.item.tasks.length,
     completed: output.judgments?.filter((judgment) => judgment.status === 'completed').length ?? 0,

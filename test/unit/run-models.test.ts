@@ -236,37 +236,36 @@ describe('Function: runModels, sent once ready', () => {
     return { adapter, events };
   }
 
-  it('prepares calls that take long (a 5 MiB prompt each) over several turns of the event loop, so that other work runs between them', async () => {
-    const { adapter, events } = slowPreparing();
-    setImmediate(() => events.push('another request'));
-    const models = SIX;
-    const results = await runThrough(models, adapter);
-    vi.restoreAllMocks();
-
-    expect(results.map((r) => r.status)).toEqual(models.map(() => 'completed'));
+  /** Every call completed, prepared in its order, and the other request ran between two preparations. */
+  function expectPreparedInTurns(results: { status: string }[], events: string[]) {
+    expect(results.map((r) => r.status)).toEqual(SIX.map(() => 'completed'));
     const other = events.indexOf('another request');
     expect(other).toBeGreaterThan(0);
     expect(other).toBeLessThan(events.length - 1);
     // The calls are still prepared in their order.
-    expect(events.filter((e) => e !== 'another request')).toEqual(models.map((id) => `prepare ${id}`));
+    expect(events.filter((e) => e !== 'another request')).toEqual(SIX.map((id) => `prepare ${id}`));
+  }
+
+  it('prepares calls that take long (a 5 MiB prompt each) over several turns of the event loop, so that other work runs between them', async () => {
+    const { adapter, events } = slowPreparing();
+    setImmediate(() => events.push('another request'));
+    const results = await runThrough(SIX, adapter);
+    vi.restoreAllMocks();
+
+    expectPreparedInTurns(results, events);
   });
 
   it('prepares calls that take long in turns too when they are prepared once `ready` resolves (`prepareOnceReady`)', async () => {
     const { adapter, events } = slowPreparing();
     const ready = gate();
-    const models = SIX;
-    const running = runThrough(models, adapter, { ready: ready.opened, prepareOnceReady: true });
+    const running = runThrough(SIX, adapter, { ready: ready.opened, prepareOnceReady: true });
     await new Promise((resolve) => setImmediate(resolve));
     setImmediate(() => events.push('another request'));
     ready.open();
     const results = await running;
     vi.restoreAllMocks();
 
-    expect(results.map((r) => r.status)).toEqual(models.map(() => 'completed'));
-    const other = events.indexOf('another request');
-    expect(other).toBeGreaterThan(0);
-    expect(other).toBeLessThan(events.length - 1);
-    expect(events.filter((e) => e !== 'another request')).toEqual(models.map((id) => `prepare ${id}`));
+    expectPreparedInTurns(results, events);
   });
 
   it("prepares a process's first calls in turns too, when their adapter's code is still loading", async () => {
