@@ -2,6 +2,7 @@ import { base64Bytes } from '../contract/base64.js';
 import type { ModelEntry } from '../catalog/types.js';
 import { ADAPTERS } from '../providers/adapters.js';
 import { cacheBreakpoints, marksCacheBreakpoints } from '../providers/cache-breakpoints.js';
+import { promptTexts } from '../providers/shared-text.js';
 import { schemaInstruction } from '../providers/structured-output.js';
 import type { ModelCall } from '../providers/types.js';
 import { providerCost } from './cost.js';
@@ -47,7 +48,7 @@ export function tooFewTokens(claimed: number, texts: readonly string[]): number 
 }
 
 /** What a call sends as input, and the model it goes to (images count by model). */
-export type CallInput = Pick<ModelCall, 'entry' | 'system' | 'history' | 'prompt' | 'attachments' | 'responseSchema'>;
+export type CallInput = Pick<ModelCall, 'entry' | 'system' | 'history' | 'prompt' | 'promptPieces' | 'attachments' | 'responseSchema'>;
 
 /**
  * A call's text input counted with `count`, never zero: prompt, system blocks, history (4
@@ -55,7 +56,8 @@ export type CallInput = Pick<ModelCall, 'entry' | 'system' | 'history' | 'prompt
  * not native (natively it counts about as much). The same for every model of a request.
  */
 function textInputTokens(call: CallInput, count: (text: string) => number): number {
-  let text = count(call.prompt);
+  let text = 0;
+  for (const piece of promptTexts(call)) text += count(piece);
   for (const block of call.system) text += count(block.text);
   for (const turn of call.history) text += count(turn.content);
   if (call.responseSchema) text += count(schemaInstruction(call.responseSchema));

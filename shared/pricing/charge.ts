@@ -1,5 +1,6 @@
 import type { ModelCall, Usage, UsageHints } from '../providers/types.js';
 import { callCostBound, inputTokenEstimate, outputTokenBound, searchQueryBound, tooFewTokens, tooManyInputTokens } from './bound.js';
+import { promptTexts } from '../providers/shared-text.js';
 import { textTokens } from '../text/text-tokens.js';
 import { providerCost } from './cost.js';
 
@@ -29,7 +30,7 @@ export function implausibleUsage(usage: Usage, call: ModelCall, output = ''): st
   // Counts far below the text they stand for: believed, they would make it nearly free.
   const fewestOut = tooFewTokens(usage.outputTokens, [output]);
   if (fewestOut > 0) return `${usage.outputTokens} output tokens, fewer than the ${fewestOut} its text takes at the least`;
-  const fewestIn = tooFewTokens(usage.inputTokens, [call.prompt, ...call.system.map((block) => block.text), ...call.history.map((turn) => turn.content)]);
+  const fewestIn = tooFewTokens(usage.inputTokens, [...promptTexts(call), ...call.system.map((block) => block.text), ...call.history.map((turn) => turn.content)]);
   if (fewestIn > 0) return `${usage.inputTokens} input tokens, fewer than the ${fewestIn} its text takes at the least`;
   if (usage.cachedInputTokens + usage.cacheWriteTokens > usage.inputTokens) return 'more cached input tokens than input tokens';
   if (usage.reasoningTokens > usage.outputTokens) return 'more reasoning tokens than output tokens';

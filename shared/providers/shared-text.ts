@@ -1,3 +1,5 @@
+import type { ModelCall } from './types.js';
+
 /**
  * A large text that many vendor calls send (a judged request's answers, and its prompt, each
  * shown in up to 110 judge calls): its bytes inside a JSON string made once, and shared by
@@ -33,4 +35,19 @@ export function joinPieces(pieces: readonly PromptPiece[]): string {
   let text = '';
   for (const piece of pieces) text += typeof piece === 'string' ? piece : piece.text;
   return text;
+}
+
+/**
+ * The texts a call's prompt is made of, each as it is held: its pieces' where they make it,
+ * else the prompt itself. A count that adds up character by character (tokens, bytes) reads
+ * them one by one: reading a judge call's prompt, a rope of texts its other calls share,
+ * would copy them into a flat string of its own, megabytes for each of up to 110 calls.
+ */
+export function promptTexts(call: Pick<ModelCall, 'prompt' | 'promptPieces'>): readonly string[] {
+  const pieces = call.promptPieces;
+  if (!pieces) return [call.prompt];
+  const texts = pieces.map((piece) => (typeof piece === 'string' ? piece : piece.text));
+  let length = 0;
+  for (const text of texts) length += text.length;
+  return length === call.prompt.length ? texts : [call.prompt];
 }

@@ -1,6 +1,9 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { judgeCall, showAnswer } from '../../shared/judging/judge-prompt.js';
+import { chargeCall, implausibleUsage } from '../../shared/pricing/charge.js';
 import { ADAPTERS } from '../../shared/providers/adapters.js';
 import { jsonRequest } from '../../shared/providers/http.js';
 import type { ModelCall } from '../../shared/providers/types.js';
@@ -121,5 +124,42 @@ describe('Judge calls: their bodies share the material', () => {
       expect(Buffer.isBuffer(payload)).toBe(true);
       expect((payload as Buffer).toString('utf8')).toBe(JSON.stringify(body));
     }
+  });
+});
+
+/** The heap's live bytes, after a full collection. */
+function liveHeapBytes(): number {
+  setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
+  return process.memoryUsage().heapUsed;
+}
+
+describe('Judge calls: their charge reads the material from its pieces', () => {
+  it('charges a call whose usage is missing or not believed without a flat copy of its prompt, and as its whole prompt counts', () => {
+    const request = judgedRequest('fam_c-5.4-mini');
+    const judge = request.judges[0]!;
+    // Two answers of 1 MiB, each shown in every call: read whole, each call's prompt would be flattened into 2 MiB of its own.
+    const [a, b] = [showAnswer(`A ${'x'.repeat(1 << 20)}`), showAnswer(`B ${'y '.repeat(1 << 19)}`)];
+    const calls = Array.from({ length: 16 }, (_, i) => judgeCall(request, judge, i % 2 ? a : b, i % 2 ? b : a).call);
+    const before = liveHeapBytes();
+    const charges = calls.map((call) => chargeCall(call, undefined, '{"winner":"A"}', Date.now()));
+    // Usage too small for the text, and too large: each reads the input's text to say so.
+    const doubts = calls.map((call) => [
+      implausibleUsage({ inputTokens: 1, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 5, reasoningTokens: 0 }, call),
+      implausibleUsage({ inputTokens: 1e8, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 5, reasoningTokens: 0 }, call),
+    ]);
+    const grown = liveHeapBytes() - before;
+    // 16 flat copies would be 32 MiB; the calls are still held.
+    expect(grown).toBeLessThan(4 << 20);
+    expect(calls).toHaveLength(16);
+
+    const whole = { ...calls[0]!, promptPieces: undefined };
+    expect(charges[0]).toEqual(chargeCall(whole, undefined, '{"winner":"A"}', Date.now()));
+    expect(charges[0]).toMatchObject({ kind: 'estimated' });
+    expect(doubts[0]).toEqual([
+      implausibleUsage({ inputTokens: 1, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 5, reasoningTokens: 0 }, whole),
+      implausibleUsage({ inputTokens: 1e8, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 5, reasoningTokens: 0 }, whole),
+    ]);
+    expect(doubts[0]!.every((doubt) => doubt !== undefined)).toBe(true);
   });
 });
