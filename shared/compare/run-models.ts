@@ -297,7 +297,7 @@ async function callModel(
     const latencyMs = Math.round(performance.now() - started);
     if (options.signal?.aborted && error instanceof UpstreamError) {
       // None at the vendor (or one whose request never reached it), and none that ended by itself in the grace having used something (its text, a blocked answer's usage).
-      if ((!atVendor || error.details.unbilled) && !delivered && error.details.billedUsage === undefined) {
+      if ((!atVendor || error.details.unbilled) && !delivered && error.details.billed === undefined) {
         return unchargedResult(planned, latencyMs, 'cancelled', {
           code: 'cancelled',
           message: 'The caller disconnected: the call was stopped while no attempt of it was at the vendor, and charged nothing',
@@ -311,7 +311,7 @@ async function callModel(
     // Its stream broke off (the deadline, a vendor's error event) after its text went out: the
     // caller has that text, which its vendor bills; or its vendor withheld an answer it generated
     // and billed (a safety block): failed, and charged what it had used.
-    if (error instanceof UpstreamError && (delivered || error.details.billedUsage !== undefined)) {
+    if (error instanceof UpstreamError && (delivered || error.details.billed !== undefined)) {
       return stoppedResult(planned, error, streamed, attemptStartedAt, latencyMs, { status: 'failed', error: toResultError(error, apiKey) });
     }
     // Stopped by the deadline while an attempt was at its vendor, which bills at least the input it
@@ -342,8 +342,9 @@ function stoppedResult(
   outcome: Pick<ModelResult, 'status' | 'error'>,
   noUsage?: string,
 ): ModelResult {
-  const usage = error.details.billedUsage ?? error.details.partial?.usage;
-  const charge = chargeCall(call, usage, receivedText(error, streamed), attemptStartedAt, error.details.partial?.hints, noUsage);
+  const { billed, partial } = error.details;
+  const { usage, hints } = billed ?? { usage: partial?.usage, hints: partial?.hints };
+  const charge = chargeCall(call, usage, receivedText(error, streamed), attemptStartedAt, hints, noUsage);
   const allWarnings = [...warnings, ...(charge.warning ? [charge.warning] : [])];
   return {
     modelId: model.requestedId,

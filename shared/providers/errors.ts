@@ -59,9 +59,10 @@ export class UpstreamError extends Error {
       partial?: PartialReply;
       /**
        * On an answer the vendor generated and then withheld (`upstream_blocked`: a safety block,
-       * a content filter), the usage it reported, which it bills: the call fails, charged it.
+       * a content filter) and reported a usage block with, which it bills: the call fails,
+       * charged that usage where it can be true, else the estimate with what it showed.
        */
-      billedUsage?: Usage;
+      billed?: BilledAnswer;
       /**
        * On a call stopped (its deadline, its caller) that its vendor bills nothing for: its
        * request had not reached the vendor (the connection not yet made, TCP or TLS, or the body
@@ -83,9 +84,21 @@ export class UpstreamError extends Error {
   }
 }
 
-/** An answer the vendor withheld (not retried: the same request is blocked again), with the usage it billed for it, where it reported one. */
-export function blockedAnswer(message: string, billedUsage: Usage | undefined): UpstreamError {
-  return new UpstreamError('upstream_blocked', message, { upstreamStatus: 200, retryable: false, ...(billedUsage ? { billedUsage } : {}) });
+/**
+ * What a withheld answer's usage block showed: its usage, undefined where it cannot be read
+ * (cost unavailable, the call charged the estimate), and the counts it gave for that estimate.
+ */
+export interface BilledAnswer {
+  usage: Usage | undefined;
+  hints?: UsageHints;
+}
+
+/**
+ * An answer the vendor withheld (not retried: the same request is blocked again), with what
+ * it billed for it where it reported a usage block (`billed`); without one it is free.
+ */
+export function blockedAnswer(message: string, billed: BilledAnswer | undefined): UpstreamError {
+  return new UpstreamError('upstream_blocked', message, { upstreamStatus: 200, retryable: false, ...(billed ? { billed } : {}) });
 }
 
 /**

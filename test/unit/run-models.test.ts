@@ -10,6 +10,7 @@ import { gate } from '../support/gate.js';
 import { fakeAdapter, type FakeVendor } from '../support/model-calls.js';
 import { planCall } from '../../shared/compare/model-call.js';
 import { providerCost } from '../../shared/pricing/cost.js';
+import { fromMessagesResponse } from '../../shared/providers/anthropic-messages/response.js';
 import { fromConverseResponse } from '../../shared/providers/bedrock-converse/response.js';
 import { fromGenerateContentResponse } from '../../shared/providers/gemini-generate-content/response.js';
 import { dialectFor } from '../../shared/providers/openai-chat/dialects.js';
@@ -593,6 +594,87 @@ describe('Function: runModels, an answer its vendor withheld after generating it
   it('charges nothing for a blocked answer whose vendor reported no usage, as before', async () => {
     const [result] = await runThrough(['fam_b-3.1-pro'], { send: async () => fromGenerateContentResponse({ candidates: [{ content: { parts: [] }, finishReason: 'SAFETY' }] }) });
     expect(result).toMatchObject({ status: 'failed', providerCost: 0, error: { code: 'upstream_blocked' } });
+  });
+});
+
+describe('Function: runModels, an answer whose usage block cannot be believed', () => {
+  /** What `tokensOut` output tokens and no to 100 input tokens cost on `model`: the estimate lies between (its input is the prompt's, "Hi."). */
+  const costs = (model: string, tokensOut: number) =>
+    [0, 100].map((inputTokens) =>
+      providerCost(resolveModel(model)!.prices, { inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: tokensOut, reasoningTokens: 0 }),
+    );
+
+  const charged: [string, string, () => ModelReply, 'completed' | 'failed', number][] = [
+    [
+      'Gemini RECITATION after thinking, its total not the sum of its parts',
+      'fam_b-3.1-pro',
+      () =>
+        fromGenerateContentResponse({
+          candidates: [{ content: { parts: [] }, finishReason: 'RECITATION' }],
+          usageMetadata: { promptTokenCount: 20, thoughtsTokenCount: 2_000, totalTokenCount: 2_021 },
+        }),
+      'failed',
+      2_000,
+    ],
+    [
+      'Bedrock content_filtered, its output not a count',
+      'fam_h-pro',
+      () =>
+        fromConverseResponse({ output: { message: { role: 'assistant', content: [] } }, stopReason: 'content_filtered', usage: { inputTokens: 20, outputTokens: 'lots' } }, false),
+      'failed',
+      0,
+    ],
+    [
+      'a chat answer filtered away whole after reasoning, its completion count negative',
+      'fam_g-large',
+      () =>
+        fromChatResponse(
+          {
+            choices: [{ message: { content: null, reasoning_content: 'step '.repeat(2_000) }, finish_reason: 'content_filter' }],
+            usage: { prompt_tokens: 20, completion_tokens: -1, total_tokens: 19 },
+          },
+          dialectFor('mistral'),
+        ),
+      'failed',
+      2_500,
+    ],
+    [
+      'an Anthropic answer after thinking, its output count not a number',
+      'fam_a-opus-4-6',
+      () =>
+        fromMessagesResponse({
+          type: 'message',
+          content: [
+            { type: 'thinking', thinking: 'step '.repeat(2_000), signature: 's' },
+            { type: 'text', text: 'Yes' },
+          ],
+          stop_reason: 'end_turn',
+          usage: { input_tokens: 20, output_tokens: 'lots' },
+        }),
+      'completed',
+      2_500 + 1,
+    ],
+    [
+      'a Gemini answer after thinking, its total not the sum of its parts',
+      'fam_b-3.1-pro',
+      () =>
+        fromGenerateContentResponse({
+          candidates: [{ content: { parts: [{ text: 'Yes' }] }, finishReason: 'STOP' }],
+          usageMetadata: { promptTokenCount: 20, candidatesTokenCount: 1, thoughtsTokenCount: 3_000, totalTokenCount: 999 },
+        }),
+      'completed',
+      3_000 + 1,
+    ],
+  ];
+
+  it.each(charged)('%s: charged the estimate with the input and the thinking it showed', async (_name, model, answer, status, tokensOut) => {
+    const [result] = await runThrough([model], { send: async () => answer() });
+    expect(result).toMatchObject({ status, tokensIn: 0, tokensOut: 0, providerCost: null });
+    const [least, most] = costs(model, tokensOut);
+    expect(result!.estimatedCost).toBeGreaterThanOrEqual(least!);
+    expect(result!.estimatedCost).toBeLessThanOrEqual(most!);
+    expect(result!.warnings).toContainEqual(expect.stringMatching(/^Cost unavailable: /));
+    expect(chargedUsd([result!]).usd).toBe(result!.estimatedCost);
   });
 });
 

@@ -1,7 +1,8 @@
 import { UpstreamError, vendorWord } from '../errors.js';
 import type { ModelReply } from '../types.js';
 import { errorBodyToUpstreamError } from './errors.js';
-import { toUsage } from './usage.js';
+import { textTokens } from '../../text/text-tokens.js';
+import { toUsage, usageHints } from './usage.js';
 import type { AnthropicUsage } from './usage.js';
 
 interface MessagesResponse {
@@ -33,9 +34,12 @@ export function fromMessagesResponse(body: unknown): ModelReply {
     throw new UpstreamError('upstream_malformed_response', 'The provider answered without message content');
   }
   const texts: string[] = [];
+  /** Thinking, billed as output and never shown: counted for the estimate, should the usage not be believed. */
+  let thinkingTokens = 0;
   for (const block of response.content as unknown[]) {
-    const { type, text } = (block ?? {}) as { type?: unknown; text?: unknown };
+    const { type, text, thinking } = (block ?? {}) as { type?: unknown; text?: unknown; thinking?: unknown };
     if (type === 'text' && typeof text === 'string') texts.push(text);
+    else if (type === 'thinking' && typeof thinking === 'string') thinkingTokens += textTokens(thinking);
   }
   const warnings: string[] = [];
   const finishReason = vendorWord(response.stop_reason);
@@ -44,5 +48,6 @@ export function fromMessagesResponse(body: unknown): ModelReply {
   else if (texts.length === 0) warnings.push('The model answered without text');
   const usage = toUsage(response.usage);
   if (!usage) warnings.push('The provider reported no usable token usage; cost is unavailable');
-  return { output: texts.join(''), usage, finishReason, warnings };
+  const hints = usageHints(response.usage, thinkingTokens);
+  return { output: texts.join(''), usage, ...(Object.keys(hints).length > 0 ? { hints } : {}), finishReason, warnings };
 }

@@ -5,7 +5,7 @@ import { textTokens } from '../../text/text-tokens.js';
 import type { ModelReply, UsageHints } from '../types.js';
 import { errorBodyToUpstreamError } from './errors.js';
 import { fromMessagesResponse } from './response.js';
-import { count, toUsage, type AnthropicUsage } from './usage.js';
+import { toUsage, usageHints, type AnthropicUsage } from './usage.js';
 
 /**
  * Reads a streamed Messages answer: `message_start` (its usage: input and cache classes),
@@ -71,23 +71,12 @@ export class MessagesStream {
 
   partial(): PartialReply {
     const usage = toUsage(this.finalUsage);
-    return { output: this.text, ...(usage ? { usage } : {}), hints: this.hints() };
+    return { output: this.text, ...(usage ? { usage } : {}), hints: this.hints };
   }
 
-  /**
-   * The input `message_start` reported (all its classes; each class apart where all are
-   * well-formed, so that cache reads are priced as such) and the thinking streamed: for a call
-   * whose final usage never came.
-   */
-  private hints(): UsageHints {
-    const { input_tokens: input, cache_read_input_tokens: read, cache_creation_input_tokens: written } = this.startUsage;
-    const counts = [input, read, written].map(count).filter((tokens) => tokens !== undefined);
-    const classes = toUsage({ input_tokens: input, cache_read_input_tokens: read, cache_creation_input_tokens: written, output_tokens: 0 });
-    return {
-      ...(counts.length > 0 ? { inputTokens: counts.reduce((sum, count) => sum + count, 0) } : {}),
-      ...(classes && classes.cachedInputTokens + classes.cacheWriteTokens > 0 ? { cachedInputTokens: classes.cachedInputTokens, cacheWriteTokens: classes.cacheWriteTokens } : {}),
-      unseenOutputTokens: this.thinkingTokens,
-    };
+  /** The input `message_start` reported and the thinking streamed: for a call whose final usage never came, or cannot be true. */
+  private get hints(): UsageHints {
+    return usageHints(this.startUsage, this.thinkingTokens);
   }
 
   finish(): ModelReply {
@@ -95,7 +84,7 @@ export class MessagesStream {
     if (!this.stopped) throw streamEndedEarly('message_stop event');
     return {
       ...fromMessagesResponse({ type: 'message', content: [{ type: 'text', text: this.text }], stop_reason: this.stopReason, usage: this.finalUsage }),
-      hints: this.hints(),
+      hints: this.hints,
     };
   }
 }

@@ -1,4 +1,4 @@
-import type { Usage } from '../types.js';
+import type { Usage, UsageHints } from '../types.js';
 
 /** The `usage` object of a Messages API answer. */
 export interface AnthropicUsage {
@@ -39,5 +39,22 @@ export function toUsage(usage: AnthropicUsage | null | undefined): Usage | undef
     cacheWriteTokens,
     outputTokens,
     reasoningTokens: 0,
+  };
+}
+
+/**
+ * What an answer showed of its usage for the estimate, should its usage block not be believed
+ * (pricing/charge.ts): the input `usage` reported (all its classes; each class apart where all
+ * are well-formed, so that cache reads are priced as such), and the thinking it carried, as
+ * textTokens counts it.
+ */
+export function usageHints(usage: AnthropicUsage | null | undefined, thinkingTokens: number): UsageHints {
+  const { input_tokens: input, cache_read_input_tokens: read, cache_creation_input_tokens: written } = usage ?? {};
+  const counts = [input, read, written].map(count).filter((tokens) => tokens !== undefined);
+  const classes = toUsage({ input_tokens: input, cache_read_input_tokens: read, cache_creation_input_tokens: written, output_tokens: 0 });
+  return {
+    ...(counts.length > 0 ? { inputTokens: counts.reduce((sum, tokens) => sum + tokens, 0) } : {}),
+    ...(classes && classes.cachedInputTokens + classes.cacheWriteTokens > 0 ? { cachedInputTokens: classes.cachedInputTokens, cacheWriteTokens: classes.cacheWriteTokens } : {}),
+    ...(thinkingTokens > 0 ? { unseenOutputTokens: thinkingTokens } : {}),
   };
 }

@@ -1,6 +1,6 @@
-import { blockedAnswer, UpstreamError, vendorWord } from '../errors.js';
+import { blockedAnswer, UpstreamError, vendorWord, type BilledAnswer } from '../errors.js';
 import type { ModelReply, Usage } from '../types.js';
-import { toUsage, type UsageMetadata } from './usage.js';
+import { toUsage, usageHints, type UsageMetadata } from './usage.js';
 
 interface ResponsePart {
   text?: unknown;
@@ -22,9 +22,9 @@ interface GenerateContentResponse {
 /** Finish reasons that mean Gemini withheld the output (policy, recitation, blocklists). */
 const BLOCKED: ReadonlySet<string> = new Set(['SAFETY', 'RECITATION', 'PROHIBITED_CONTENT', 'BLOCKLIST', 'SPII', 'IMAGE_SAFETY', 'IMAGE_PROHIBITED_CONTENT', 'IMAGE_RECITATION']);
 
-/** `usage`: what an answer blocked after it was generated (thinking included) was billed. */
-function blocked(reason: string, usage?: Usage): UpstreamError {
-  return blockedAnswer(`The provider blocked the answer (${reason})`, usage);
+/** `billed`: what an answer blocked after it was generated (thinking included) was billed. */
+function blocked(reason: string, billed?: BilledAnswer): UpstreamError {
+  return blockedAnswer(`The provider blocked the answer (${reason})`, billed);
 }
 
 function malformed(message: string): UpstreamError {
@@ -59,8 +59,11 @@ export function fromGenerateContentResponse(body: unknown, requestWarnings: read
   // Searches run are billed whatever became of the answer: they go with its usage, and as a hint where that is missing.
   const searchQueries = searchQueryCount(candidate.groundingMetadata);
   const usage = withSearchQueries(toUsage(response.usageMetadata), searchQueries);
+  // Should the usage not be believed, the estimate takes the input and the thoughts it showed.
+  const hints = { ...usageHints(response.usageMetadata), ...(searchQueries > 0 ? { searchQueries } : {}) };
   if (finishReason !== undefined && BLOCKED.has(finishReason)) {
-    if (output === '') throw blocked(finishReason, usage);
+    // Billed where Gemini reported a usage block with it.
+    if (output === '') throw blocked(finishReason, isObject(response.usageMetadata) ? { usage, hints } : undefined);
     warnings.push(`The provider stopped the output early (${finishReason}); it may be incomplete`);
   } else if (finishReason === 'MAX_TOKENS') {
     warnings.push(output === '' ? 'Thinking used the whole maxTokens allowance; there is no output' : 'The output was cut at maxTokens');
@@ -71,8 +74,10 @@ export function fromGenerateContentResponse(body: unknown, requestWarnings: read
   }
 
   if (!usage) warnings.push('The provider reported no usable token usage; cost is unavailable');
-  return { output, usage, ...(searchQueries > 0 ? { hints: { searchQueries } } : {}), finishReason, warnings };
+  return { output, usage, ...(Object.keys(hints).length > 0 ? { hints } : {}), finishReason, warnings };
 }
+
+const isObject = (value: unknown): value is object => typeof value === 'object' && value !== null;
 
 /**
  * The search queries a grounded answer ran, as Gemini bills them: its grounding's

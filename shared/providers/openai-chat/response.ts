@@ -66,20 +66,24 @@ export function fromChatResponse(body: unknown, dialect: ChatDialect = dialectFo
   } else {
     throw new UpstreamError('upstream_malformed_response', 'The provider answered without content');
   }
+  const reported = response.usage ?? response.x_groq?.usage;
+  const usage = toUsage(reported, dialect);
+  // Reasoning (in its fields, or inline) is billed output that is not shown: counted, should the usage be missing, as a stream counts it.
+  const inline = text !== undefined && text.length > output.length ? textTokens(text) - textTokens(output) : 0;
+  const reasoning = reasoningOf(choice.message);
+  const thinking = inline + (reasoning === '' ? 0 : textTokens(reasoning));
+  const hints = thinking > 0 ? { hints: { unseenOutputTokens: thinking } } : {};
   if (finishReason === 'content_filter') {
-    if (output === '' && !refused) throw blockedAnswer('The provider blocked the answer (content_filter)', toUsage(response.usage ?? response.x_groq?.usage, dialect));
+    // Billed where the vendor reported a usage block with it.
+    if (output === '' && !refused)
+      throw blockedAnswer('The provider blocked the answer (content_filter)', typeof reported === 'object' && reported !== null ? { usage, ...hints } : undefined);
     warnings.push('The provider filtered the output');
   } else if (finishReason !== undefined && !ENDED.has(finishReason)) {
     warnings.push(CUT[finishReason] ?? `The provider ended the output with finish_reason ${finishReason}`);
   }
 
-  const usage = toUsage(response.usage ?? response.x_groq?.usage, dialect);
   if (!usage) warnings.push('The provider reported no usable token usage; cost is unavailable');
-  // Reasoning (in its fields, or inline) is billed output that is not shown: counted, should the usage be missing, as a stream counts it.
-  const inline = text !== undefined && text.length > output.length ? textTokens(text) - textTokens(output) : 0;
-  const reasoning = reasoningOf(choice.message);
-  const thinking = inline + (reasoning === '' ? 0 : textTokens(reasoning));
-  return { output, usage, finishReason, warnings, ...(thinking > 0 ? { hints: { unseenOutputTokens: thinking } } : {}) };
+  return { output, usage, finishReason, warnings, ...hints };
 }
 
 /** `content` as text: a string, or the text chunks of Mistral's chunk array (thinking chunks left out). */

@@ -350,7 +350,7 @@ describe('Function: fromGenerateContentResponse', () => {
 
     expect(reply.output).toBe('Spain won Euro 2024, beating England 2-1 in the final in Berlin.');
     expect(reply.usage).toEqual({ inputTokens: 77, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 142, reasoningTokens: 82, searchQueries: 2 });
-    expect(reply.hints).toEqual({ searchQueries: 2 });
+    expect(reply.hints).toEqual({ inputTokens: 77, unseenOutputTokens: 82, searchQueries: 2 });
     expect(reply.warnings).toEqual([]);
     // 77 × 1.5 + 142 × 9 = 115.5 + 1278 = 1393.5 micro-USD, and 2 queries at $14 a thousand: 28,000 micro-USD
     const charge = chargeCall(call({ entry: entry('fam_b-3.5-flash'), tuning: { webSearch: true } }), reply.usage, reply.output, Date.now());

@@ -58,7 +58,7 @@ describe('A vendor stream that ends before the event that ends its answer fails,
     expect(error.details.partial).toEqual({
       output: 'Partial',
       usage: expect.objectContaining({ inputTokens: 5, outputTokens: 7 }),
-      hints: { inputTokens: 5, unseenOutputTokens: 0 },
+      hints: { inputTokens: 5 },
     });
   });
 
@@ -138,7 +138,7 @@ describe('A streamed answer its vendor withheld after generating it', () => {
       { candidates: [{ content: { parts: [] }, finishReason: 'SAFETY' }], usageMetadata: { promptTokenCount: 9, thoughtsTokenCount: 900, totalTokenCount: 909 } },
     ];
     const error = blocked(() => read(new GenerateContentStream(() => undefined), events));
-    expect(error.details.billedUsage).toEqual({ inputTokens: 9, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 900, reasoningTokens: 900 });
+    expect(error.details.billed?.usage).toEqual({ inputTokens: 9, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 900, reasoningTokens: 900 });
   });
 
   it('chat completions: content_filter without text carries the usage chunk that followed it', () => {
@@ -148,7 +148,7 @@ describe('A streamed answer its vendor withheld after generating it', () => {
       '[DONE]',
     ];
     const error = blocked(() => read(new ChatStream(dialectFor('mistral'), () => undefined), events));
-    expect(error.details.billedUsage).toMatchObject({ inputTokens: 9, outputTokens: 400 });
+    expect(error.details.billed?.usage).toMatchObject({ inputTokens: 9, outputTokens: 400 });
   });
 
   it('Bedrock ConverseStream: content_filtered carries the usage of its metadata event', () => {
@@ -156,6 +156,6 @@ describe('A streamed answer its vendor withheld after generating it', () => {
     for (const event of [{ messageStop: { stopReason: 'content_filtered' } }, { metadata: { usage: { inputTokens: 9, outputTokens: 300, totalTokens: 309 } } }])
       reader.onEvent(event);
     const error = blocked(() => finishStream(reader));
-    expect(error.details.billedUsage).toMatchObject({ inputTokens: 9, outputTokens: 300 });
+    expect(error.details.billed?.usage).toMatchObject({ inputTokens: 9, outputTokens: 300 });
   });
 });
