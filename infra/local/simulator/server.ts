@@ -80,8 +80,12 @@ export interface Simulator {
 // ---------------------------------------------------------------------------
 
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
-/** Credential headers, never recorded: vendors' keys, cookies, and Bedrock's session token (SigV4 with temporary credentials). */
-const REDACTED_HEADERS: ReadonlySet<string> = new Set(['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'x-goog-api-key', 'cookie', 'x-amz-security-token']);
+/**
+ * Headers never recorded: credentials (vendors' keys, cookies, Bedrock's session token with
+ * temporary credentials), and SigV4's digest of the body, which would confirm a guess of a
+ * request's text where the body itself is not kept.
+ */
+const REDACTED_HEADERS: ReadonlySet<string> = new Set(['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'x-goog-api-key', 'cookie', 'x-amz-security-token', 'x-amz-content-sha256']);
 const PROVIDER_TOKEN = /^[A-Za-z0-9._-]+$/;
 
 type BodyResult = { text: string; tooLarge: boolean } | undefined;
