@@ -85,7 +85,16 @@ const MAX_BODY_BYTES = 64 * 1024 * 1024;
  * temporary credentials), and SigV4's digest of the body, which would confirm a guess of a
  * request's text where the body itself is not kept.
  */
-const REDACTED_HEADERS: ReadonlySet<string> = new Set(['authorization', 'proxy-authorization', 'x-api-key', 'api-key', 'x-goog-api-key', 'cookie', 'x-amz-security-token', 'x-amz-content-sha256']);
+const REDACTED_HEADERS: ReadonlySet<string> = new Set([
+  'authorization',
+  'proxy-authorization',
+  'x-api-key',
+  'api-key',
+  'x-goog-api-key',
+  'cookie',
+  'x-amz-security-token',
+  'x-amz-content-sha256',
+]);
 const PROVIDER_TOKEN = /^[A-Za-z0-9._-]+$/;
 
 type BodyResult = { text: string; tooLarge: boolean } | undefined;

@@ -39,8 +39,9 @@ const ENDED: ReadonlySet<string> = new Set(['stop', 'tool_calls']);
  * fails the call, retryable as a vendor's error event is (the fan-out retries no stream whose
  * text went out); an answer filtered away whole is blocked, as Gemini's and Bedrock's are; a
  * cut one, or one ended for a reason the gateway does not know, is completed with a warning.
+ * `streamedReasoningTokens`: a stream's reasoning, counted as it came (its text not kept).
  */
-export function fromChatResponse(body: unknown, dialect: ChatDialect = dialectFor('openai')): ModelReply {
+export function fromChatResponse(body: unknown, dialect: ChatDialect = dialectFor('openai'), streamedReasoningTokens = 0): ModelReply {
   const response = (typeof body === 'object' && body !== null ? body : {}) as ChatResponse;
   const choice = response.choices?.[0];
   if (!choice) {
@@ -71,7 +72,7 @@ export function fromChatResponse(body: unknown, dialect: ChatDialect = dialectFo
   // Reasoning (in its fields, or inline) is billed output that is not shown: counted, should the usage be missing, as a stream counts it.
   const inline = text !== undefined && text.length > output.length ? textTokens(text) - textTokens(output) : 0;
   const reasoning = reasoningOf(choice.message);
-  const thinking = inline + (reasoning === '' ? 0 : textTokens(reasoning));
+  const thinking = inline + (reasoning === '' ? 0 : textTokens(reasoning)) + streamedReasoningTokens;
   const hints = thinking > 0 ? { hints: { unseenOutputTokens: thinking } } : {};
   if (finishReason === 'content_filter') {
     // Billed where the vendor reported a usage block with it.

@@ -82,9 +82,10 @@ export class ChatStream {
     if (this.finishReason === undefined && !this.done) throw streamEndedEarly('finish_reason');
     this.text.end();
     const message = this.refusal !== '' && this.text.all === '' ? { refusal: this.refusal } : { content: this.text.all };
-    const reply = fromChatResponse({ choices: [{ message, finish_reason: this.finishReason }], usage: this.usage }, this.dialect);
+    // The reasoning streamed in its fields is counted as it came; inline thinking is in the content.
+    const reply = fromChatResponse({ choices: [{ message, finish_reason: this.finishReason }], usage: this.usage }, this.dialect, this.reasoningTokens);
     // The output is what was streamed: also when a `<think>` block never closed (all of it thinking).
-    return { ...reply, ...('content' in message ? { output: this.text.output } : {}), hints: this.hints() };
+    return { ...reply, ...('content' in message ? { output: this.text.output } : {}) };
   }
 }
 

@@ -151,6 +151,17 @@ describe('A streamed answer its vendor withheld after generating it', () => {
     expect(error.details.billed?.usage).toMatchObject({ inputTokens: 9, outputTokens: 400 });
   });
 
+  it('chat completions: content_filter after streamed reasoning, its usage not to be believed, carries the reasoning for the estimate', () => {
+    const events = [
+      { choices: [{ delta: { reasoning_content: 'step '.repeat(400) } }] },
+      { choices: [{ delta: {}, finish_reason: 'content_filter' }] },
+      { choices: [], usage: { prompt_tokens: 9, completion_tokens: -1, total_tokens: 8 } },
+      '[DONE]',
+    ];
+    const error = blocked(() => read(new ChatStream(dialectFor('deepseek'), () => undefined), events));
+    expect(error.details.billed).toEqual({ usage: undefined, hints: { unseenOutputTokens: 500 } });
+  });
+
   it('Bedrock ConverseStream: content_filtered carries the usage of its metadata event', () => {
     const reader = new ConverseStreamReader(false, () => undefined);
     for (const event of [{ messageStop: { stopReason: 'content_filtered' } }, { metadata: { usage: { inputTokens: 9, outputTokens: 300, totalTokens: 309 } } }])
