@@ -23,16 +23,20 @@ export function toAuthorizerEvent(req: IncomingMessage, resourcePath: string): A
  * Gateway hands over a body it cannot pass as text; otherwise as text.
  */
 export function toProxyEvent(req: IncomingMessage, body: string | Buffer, resourcePath: string, authorizer: Record<string, unknown>, requestId: string): APIGatewayProxyEvent {
-  const headers: Record<string, string> = {};
-  const multiValueHeaders: Record<string, string[]> = {};
+  // Gathered in maps and made objects as JSON.parse makes API Gateway's: a header named
+  // `constructor` or `__proto__` is an own member like any other, never one it inherits.
+  const single = new Map<string, string>();
+  const multiple = new Map<string, string[]>();
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     const name = req.rawHeaders[i] as string;
     const value = req.rawHeaders[i + 1] as string;
-    headers[name] = value;
-    const values = multiValueHeaders[name] ?? [];
-    multiValueHeaders[name] = values;
+    single.set(name, value);
+    const values = multiple.get(name) ?? [];
+    multiple.set(name, values);
     values.push(value);
   }
+  const headers: Record<string, string> = Object.fromEntries(single);
+  const multiValueHeaders: Record<string, string[]> = Object.fromEntries(multiple);
   const url = new URL(req.url ?? '/', 'http://localhost');
   return {
     resource: resourcePath,

@@ -102,6 +102,9 @@ export function createLocalServer(handlers: LocalHandlers, log: Log, options: Lo
     });
   });
   server.maxConnections = options.maxConnections ?? connectionCap();
+  // Every header read, as API Gateway reads them: past Node's default 2,000 they were dropped
+  // unseen (a second Authorization or Content-Type among them). The 16 KiB of headers bound them.
+  server.maxHeadersCount = 0;
   server.on('clientError', answerClientError);
   // Expect: 100-continue (curl sends it for bodies over 1 MiB): the go-ahead only for a body
   // that fits. A larger one is refused before its client sends it; sent, the close that

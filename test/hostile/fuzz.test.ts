@@ -671,6 +671,11 @@ function send(h: Hostile): Promise<RawAnswer> {
   });
 }
 
+/** `count` distinct headers, each a few bytes (their names base 36), all of them under Node's 16 KiB of headers. */
+function fillerHeaders(count: number): Record<string, string> {
+  return Object.fromEntries(Array.from({ length: count }, (_, i) => [`x${i.toString(36)}`, '1']));
+}
+
 function describeCase(h: Hostile): string {
   const body = typeof h.body === 'string' ? h.body : `<${h.body.length} bytes>`;
   return `${h.kind} headers=${JSON.stringify(h.headers ?? {}).slice(0, 200)} body(${body.length})=${body.slice(0, 300)}`;
@@ -778,6 +783,10 @@ describe('Fuzzing the prompt endpoint with hostile requests', () => {
       [{ kind: 'auth/repeated', body: valid, headers: { authorization: [`Bearer ${host.demo.apiKey}`, `Bearer ${host.demo.apiKey}`] } }, 401, 'unauthorized'],
       // Headers over Node's limit got a bare 431 without the error body.
       [{ kind: 'auth/oversized', body: valid, headers: { authorization: `Bearer ${'a'.repeat(20_000)}` } }, 431, 'bad_request'],
+      // A header named as a member every object inherits was a 500 on every route of the local host.
+      [{ kind: 'http/inherited-header-name', body: '{}', headers: { constructor: 'x', ['__proto__']: 'x', tostring: 'x' } }, 400, 'invalid_request'],
+      // Headers past Node's 2,000th were dropped: a second Authorization after 2,000 small ones went unseen.
+      [{ kind: 'auth/repeated-past-2000-headers', body: valid, headers: { ...fillerHeaders(2_000), Authorization: 'Bearer mcg_another' } }, 401, 'unauthorized'],
       // A request target the URL parser cannot read was a 500, before any route or key.
       [{ kind: 'http/target-unparsable', body: valid, target: '//[' }, 400, 'bad_request'],
       // A path of two slashes is a path, not an authority: no route.
