@@ -1,6 +1,6 @@
 import type { FieldError } from '../errors.js';
 import { LIMITS } from './limits.js';
-import { escapePointer } from './pointer.js';
+import { escapePointer, unescapePointer } from './pointer.js';
 
 /** Keywords whose value is a map of subschemas, or a subschema / list of subschemas. */
 const SCHEMA_MAPS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'];
@@ -57,38 +57,114 @@ function countObjects(value: unknown): number {
 }
 
 /** What the walk found so far: the errors, the `enum` values and repetitions counted, and the patterns with their fields. */
-type WalkState = { errors: FieldError[]; enumValues: number; patterns: { pattern: string; field: string }[]; repeats: number };
+type WalkState = { errors: FieldError[]; enumValues: number; patterns: { pattern: string; field: string }[]; repeats: number; refs: Refs };
+
+/**
+ * The subschemas the walk checked, and the references to check once it has: a `$ref` can
+ * point anywhere in the schema's JSON, beneath a keyword the walk does not know too, where
+ * an object level without `additionalProperties: false` would pass unchecked.
+ */
+interface Refs {
+  walked: Set<object>;
+  /** Each `$ref` and `$dynamicRef` with its field and its resource (the nearest subschema with an `$id`, else the root). */
+  found: { ref: string; field: string; resource: object }[];
+  /** The resources by their `$id` as written, and the anchors (`$anchor`, `$dynamicAnchor`) of each. */
+  ids: Map<string, object>;
+  anchors: Map<object, Set<string>>;
+}
 
 export function walkSchema(schema: Record<string, unknown>, path: string): WalkState {
-  const state: WalkState = { errors: [], enumValues: 0, patterns: [], repeats: 0 };
-  walk(schema, path, 0, state);
+  const refs: Refs = { walked: new Set(), found: [], ids: new Map(), anchors: new Map() };
+  const state: WalkState = { errors: [], enumValues: 0, patterns: [], repeats: 0, refs };
+  walk(schema, path, 0, state, schema);
+  for (const { ref, field, resource } of refs.found) {
+    if (!refersToWalked(ref, resource, refs)) state.errors.push({ field, message: UNCHECKED_REF });
+  }
   return state;
+}
+
+const UNCHECKED_REF = 'must point to a subschema the gateway checks: one under a schema keyword ($defs, properties, items and the like), or a resource or anchor declared there';
+
+/** Whether a reference resolves, in its resource, to a subschema the walk checked; false where the gateway cannot tell. */
+function refersToWalked(ref: string, resource: object, refs: Refs): boolean {
+  const hash = ref.indexOf('#');
+  const uri = hash < 0 ? ref : ref.slice(0, hash);
+  const fragment = hash < 0 ? '' : ref.slice(hash + 1);
+  const base = uri === '' ? resource : refs.ids.get(uri);
+  if (base === undefined) return false;
+  if (fragment === '') return refs.walked.has(base);
+  if (!fragment.startsWith('/')) return refs.anchors.get(base)?.has(fragment) === true;
+  let node: unknown = base;
+  for (const raw of fragment.slice(1).split('/')) {
+    let segment: string;
+    try {
+      segment = unescapePointer(decodeURIComponent(raw));
+    } catch {
+      return false;
+    }
+    if (node === null || typeof node !== 'object' || !Object.hasOwn(node, segment)) return false;
+    node = (node as Record<string, unknown>)[segment];
+  }
+  return node !== null && typeof node === 'object' && refs.walked.has(node);
 }
 
 const SCALAR_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'null']);
 
-function walk(node: unknown, path: string, depth: number, state: WalkState): void {
+function walk(node: unknown, path: string, depth: number, state: WalkState, resource: object): void {
   if (node === null || typeof node !== 'object' || Array.isArray(node)) return;
-  const { errors } = state;
+  const { errors, refs } = state;
   if (depth > LIMITS.responseSchemaDepth) {
     errors.push({ field: path, message: `nests deeper than ${LIMITS.responseSchemaDepth} levels` });
     return;
   }
   const schema = node as Record<string, unknown>;
+  refs.walked.add(schema);
+  if (depth > 0 && typeof schema.$id === 'string') {
+    resource = schema;
+    refs.ids.set(schema.$id.replace(/#$/, ''), schema);
+  }
+  for (const keyword of ['$anchor', '$dynamicAnchor']) {
+    const anchor = schema[keyword];
+    if (typeof anchor !== 'string') continue;
+    const known = refs.anchors.get(resource) ?? new Set<string>();
+    refs.anchors.set(resource, known.add(anchor));
+  }
+  for (const keyword of ['$ref', '$dynamicRef']) {
+    const ref = schema[keyword];
+    if (typeof ref === 'string') refs.found.push({ ref, field: `${path}/${keyword}`, resource });
+  }
   if (isObjectLevel(schema) && schema.additionalProperties !== false) {
     errors.push({ field: `${path}/additionalProperties`, message: 'must be false at every object level of response_schema' });
   }
   checkCosts(schema, path, state);
+  checkPropertyNames(schema, path, errors);
   for (const key of SCHEMA_MAPS) {
     const map = schema[key];
     if (map && typeof map === 'object' && !Array.isArray(map)) {
-      for (const [name, sub] of Object.entries(map)) walk(sub, `${path}/${key}/${escapePointer(name)}`, depth + 1, state);
+      for (const [name, sub] of Object.entries(map)) walk(sub, `${path}/${key}/${escapePointer(name)}`, depth + 1, state, resource);
     }
   }
-  for (const key of SCHEMA_VALUES) walk(schema[key], `${path}/${key}`, depth + 1, state);
+  for (const key of SCHEMA_VALUES) walk(schema[key], `${path}/${key}`, depth + 1, state, resource);
   for (const key of SCHEMA_LISTS) {
     const list = schema[key];
-    if (Array.isArray(list)) list.forEach((sub, i) => void walk(sub, `${path}/${key}/${i}`, depth + 1, state));
+    if (Array.isArray(list)) list.forEach((sub, i) => void walk(sub, `${path}/${key}/${i}`, depth + 1, state, resource));
+  }
+}
+
+/**
+ * A property named `__proto__`, which ajv leaves out of the validators it makes (its own
+ * guard against prototype pollution): declared, an output holding it would never conform
+ * (`additionalProperties: false` refuses what the validator does not know); required, one
+ * without it would. Refused, so that no check of an output is wrong.
+ */
+function checkPropertyNames(schema: Record<string, unknown>, path: string, errors: FieldError[]): void {
+  const { properties, required } = schema;
+  if (properties && typeof properties === 'object' && Object.hasOwn(properties, '__proto__')) {
+    errors.push({ field: `${path}/properties/__proto__`, message: 'cannot be checked by the gateway: rename the property' });
+  }
+  if (Array.isArray(required)) {
+    const at = required.indexOf('__proto__');
+    if (at >= 0) errors.push({ field: `${path}/required/${at}`, message: 'cannot be checked by the gateway: rename the property' });
   }
 }
 

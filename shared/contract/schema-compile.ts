@@ -18,6 +18,8 @@ const OPTIONS = {
   code: { regExp: linearRegExp, optimize: false },
   // A `$ref` compiles to one function called from each use: inlined, a subschema referenced n times is compiled n times.
   inlineRefs: false,
+  // A property is the output's own: otherwise `required: ["constructor"]` (or `__proto__`) is met by every object, which inherits it.
+  ownProperties: true,
 } as const;
 
 /**

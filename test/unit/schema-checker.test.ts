@@ -52,6 +52,17 @@ describe('Class: SchemaChecker', () => {
     expect(await checker.check('{"a":"b"}', SMALL)).toEqual({ conforms: false, errors: ['/a: must match pattern "^a+$"'] });
   });
 
+  it('checks properties named as members every object inherits as any other: an output without them does not conform', async () => {
+    const checker = newChecker();
+    for (const name of ['constructor', 'toString', 'hasOwnProperty']) {
+      const schema = JSON.stringify(object({ [name]: { type: 'string' } }));
+      expect(await checker.compile(schema)).toEqual([]);
+      expect(await checker.check('{}', schema), name).toMatchObject({ conforms: false, errors: [expect.stringContaining(`must have required property '${name}'`)] });
+      expect(await checker.check(JSON.stringify({ [name]: 5 }), schema), name).toMatchObject({ conforms: false });
+      expect(await checker.check(JSON.stringify({ [name]: 'yes' }), schema), name).toMatchObject({ conforms: true });
+    }
+  });
+
   it("answers a schema it compiled before at once, never queued behind a job that keeps the thread busy (another request's schema)", async () => {
     const checker = newChecker({ deadlineMs: 1_000, faults: true });
     const schema = JSON.stringify(object({ n: { type: 'integer' } }));

@@ -108,6 +108,51 @@ describe('Functions: checkResponseSchema, then compileResponseSchema', () => {
     expect(checkSchema(hidden).errors[0]?.message).toContain(`the limit is ${LIMITS.responseSchemaObjects}`);
   });
 
+  it('refuses a $ref to an object level it did not check (beneath a keyword it does not know), and follows those to what it checked', () => {
+    const loose = { type: 'object', properties: { b: { type: 'string' } } };
+    const UNCHECKED = expect.stringContaining('must point to a subschema the gateway checks');
+    const refused: [string, Record<string, unknown>, string][] = [
+      ['a pointer beneath an unknown keyword', { ...strings({ a: { $ref: '#/x/y' } }), x: { y: loose } }, '/response_schema/properties/a/$ref'],
+      ['the same, percent-encoded', { ...strings({ a: { $ref: '#/x%20z/y' } }), 'x z': { y: loose } }, '/response_schema/properties/a/$ref'],
+      ['an anchor declared there', { ...strings({ a: { $ref: '#loose' } }), x: { ...loose, $anchor: 'loose' } }, '/response_schema/properties/a/$ref'],
+      [
+        'a resource declared there',
+        { ...strings({ a: { $ref: 'https://schemas.test/loose' } }), x: { ...loose, $id: 'https://schemas.test/loose' } },
+        '/response_schema/properties/a/$ref',
+      ],
+      [
+        'a pointer into a checked resource, beneath its unknown keyword',
+        { ...strings({ a: { $ref: 'https://schemas.test/r#/x' } }), $defs: { r: { $id: 'https://schemas.test/r', type: 'string', x: loose } } },
+        '/response_schema/properties/a/$ref',
+      ],
+      ['data, not a schema', { ...strings({ a: { $ref: '#/properties/b/enum/0' }, b: { enum: [loose] } }) }, '/response_schema/properties/a/$ref'],
+    ];
+    for (const [name, schema, field] of refused) expect(checkSchema(schema).errors, name).toEqual([{ field, message: UNCHECKED }]);
+
+    const item = strings({ c: { type: 'string' } });
+    const followed: [string, Record<string, unknown>][] = [
+      ['$defs', { ...strings({ a: { $ref: '#/$defs/item' } }), $defs: { item } }],
+      ['definitions, its name escaped', { ...strings({ a: { $ref: '#/definitions/i~1t%20m' } }), definitions: { 'i/t m': item } }],
+      ['the root, recursively', strings({ a: { anyOf: [{ $ref: '#' }, { type: 'null' }] } })],
+      ['an anchor in $defs', { ...strings({ a: { $ref: '#item' } }), $defs: { item: { ...item, $anchor: 'item' } } }],
+      [
+        'a resource in $defs, and a pointer within it',
+        {
+          ...strings({ a: { $ref: 'https://schemas.test/item' }, b: { $ref: 'https://schemas.test/item#/properties/c' } }),
+          $defs: { item: { ...item, $id: 'https://schemas.test/item' } },
+        },
+      ],
+    ];
+    for (const [name, schema] of followed) expect(checkSchema(schema).errors, name).toEqual([]);
+  });
+
+  it('refuses a property named __proto__, which the validator would leave unchecked', () => {
+    expect(checkSchema(strings({ __proto__x: { type: 'string' }, ['__proto__']: { type: 'string' } })).errors).toEqual([
+      { field: '/response_schema/properties/__proto__', message: 'cannot be checked by the gateway: rename the property' },
+      { field: '/response_schema/required/1', message: 'cannot be checked by the gateway: rename the property' },
+    ]);
+  });
+
   it('refuses enums past the limit at the enum that crosses it', () => {
     const half = Math.ceil((LIMITS.responseSchemaEnumValues + 1) / 2);
     const values = Array.from({ length: half }, (_, i) => i);
