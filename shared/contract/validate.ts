@@ -101,8 +101,8 @@ function belowLongKey(path: string): boolean {
   return unescapePointer(path.slice(TUNING.length, end === -1 ? undefined : end)).length > LIMITS.modelIdChars;
 }
 
-/** A `model_tuning` key as a pointer segment: one over LIMITS.modelIdChars characters cut to them and `…`, so that a key of megabytes is not sent back (in the field and in the message). */
-function keySegment(key: string): string {
+/** A caller's member name (a `model_tuning` key, an unknown field) as a pointer segment: one over LIMITS.modelIdChars characters cut to them and `…`, so that a name of megabytes is not sent back (in the field and in the message). */
+function nameSegment(key: string): string {
   return key.length > LIMITS.modelIdChars ? `${escapePointer(key.slice(0, LIMITS.modelIdChars))}…` : escapePointer(key);
 }
 
@@ -397,13 +397,13 @@ function mapAjvError(error: ErrorObject, suggest: Suggest): FieldError | undefin
     case 'additionalProperties': {
       const name = String(params.additionalProperty);
       const near = suggest(() => closest(name, knownFieldsAt(path), normaliseField, 1));
-      return { field: `${path}/${escapePointer(name)}`, message: near.length > 0 ? `is not a known field; did you mean "${near[0]}"?` : 'is not a known field' };
+      return { field: `${path}/${nameSegment(name)}`, message: near.length > 0 ? `is not a known field; did you mean "${near[0]}"?` : 'is not a known field' };
     }
     case 'required':
       return { field: `${path}/${escapePointer(String(params.missingProperty))}`, message: 'is required' };
     case 'propertyNames':
       // Reported twice by ajv (the name's own failure, then this one); keep the clearer one.
-      return { field: `${path}/${keySegment(String(params.propertyName))}`, message: 'is not a valid model ID key' };
+      return { field: `${path}/${nameSegment(String(params.propertyName))}`, message: 'is not a valid model ID key' };
     case 'enum': {
       // The values the model takes, not every model's: `none` is not one of o3's.
       const tuned = /^\/model_tuning\/([^/]+)\/reasoningEffort$/.exec(path);

@@ -285,6 +285,13 @@ describe('Function: validatePromptRequest', () => {
       expect(error.message).toBe('300 fields are invalid; the first 100 are listed');
     });
 
+    it('cuts an unknown field named with megabytes to its first 100 characters: the name is not sent back whole', async () => {
+      const name = 'n'.repeat(1 << 20);
+      const nested = { ...body({}), history: [{ role: 'user', content: 'hi', [name]: 1 }] };
+      expect(await fieldErrors(body({ [name]: 1 }))).toEqual([{ field: `/${'n'.repeat(LIMITS.modelIdChars)}…`, message: 'is not a known field' }]);
+      expect(await fieldErrors(nested)).toEqual([{ field: `/history/0/${'n'.repeat(LIMITS.modelIdChars)}…`, message: 'is not a known field' }]);
+    });
+
     it('names no field when none is close', async () => {
       expect(await fieldErrors(body({ colour: 'blue' }))).toContainEqual({ field: '/colour', message: 'is not a known field' });
     });
