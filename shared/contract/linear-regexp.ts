@@ -1,7 +1,7 @@
 import { BoundedMap } from '../bounded-map.js';
 import type { RegExpEngine } from 'ajv/dist/types/index.js';
 import { RE2JS } from 're2js';
-import { scopedKey } from './schema-protocol.js';
+import { accountShare, scopedKey } from './schema-protocol.js';
 
 /**
  * The regex engine of callers' schemas (`pattern`, `patternProperties`): RE2 in plain JS,
@@ -31,9 +31,9 @@ export function linearRegExpIn(scope: string): RegExpEngine {
 /**
  * Compiled patterns by scope and source: compiling costs up to a few ms each, and each is compiled
  * when the request's schema is checked (`linearPatternProblem`) and again by ajv. Bounded, oldest
- * dropped first.
+ * dropped first, an account's share at most a quarter.
  */
-const compiledPatterns = new BoundedMap<string, RE2JS>(500);
+const compiledPatterns = new BoundedMap<string, RE2JS>(500, accountShare(500));
 
 function compile(pattern: string, scope: string): RE2JS {
   const key = scopedKey(scope, pattern);

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import type { Worker } from 'node:worker_threads';
 import type { StructuredOutput } from './structured-output.js';
 import { ServiceUnavailableError, ValidationError, type FieldError } from '../errors.js';
-import { scopedKey, type SchemaAnswer, type SchemaJob, type SchemaMessage } from './schema-protocol.js';
+import { accountShare, scopedKey, type SchemaAnswer, type SchemaJob, type SchemaMessage } from './schema-protocol.js';
 import type { PromptRequest } from './types.js';
 
 /** How long one compile or check may run on the schema thread before the thread is ended (docs/structured-output.md). */
@@ -28,20 +28,30 @@ export class SchemaThreadUnavailable extends Error {
 /** A job before it is numbered. */
 type Unnumbered = { [Op in SchemaJob['op']]: Omit<Extract<SchemaJob, { op: Op }>, 'id'> }[SchemaJob['op']];
 
-type Job = { message: SchemaJob; resolve: (answer: SchemaAnswer) => void; reject: (error: Error) => void };
+/** A job and its lane: the account whose schema it compiles, or the output checks' lane. */
+type Job = { message: SchemaJob; lane: string; resolve: (answer: SchemaAnswer) => void; reject: (error: Error) => void };
+
+/** The lane of output checks and faults, apart from every account's compiles (an account's ID is never empty). */
+const CHECKS = '';
 
 /**
  * The schema thread seen from the main thread: compiles of callers' schemas and checks of
  * outputs against them are posted to one worker thread, which keeps the compiled
  * validators. Started on first need, `unref()`ed while idle (it never keeps a process
- * alive), started again after it stopped. The thread answers in order, so the job at the
- * head of `queue` is the one it runs: that job alone has a deadline, and when the thread
- * outruns it or dies, that job fails and the others are posted to a new thread.
+ * alive), started again after it stopped. One job is posted at a time (`running`, which
+ * alone has a deadline: when the thread outruns it or dies, that job fails and the others
+ * go to a new thread). The others wait in lanes, one an account's compiles and one the
+ * output checks, and the thread takes each lane's next job in turn: an account sending new
+ * schemas without end (refused requests too, whose schema is checked before the balance)
+ * has one job in the thread's turns, and another account's waits behind one of its
+ * compiles, not all of them.
  */
 export class SchemaChecker {
   private worker: Worker | undefined;
   private ready = false;
-  private queue: Job[] = [];
+  private running: Job | undefined;
+  /** The jobs not yet posted, by lane, the next lane to be served first. */
+  private readonly waiting = new Map<string, Job[]>();
   private timer: NodeJS.Timeout | undefined;
   private nextId = 1;
   /** Threads started so far (a restart makes it 2): for the tests and the benchmark. */
@@ -51,9 +61,10 @@ export class SchemaChecker {
    * compiled again they would pass again, so they are answered here, never queued behind
    * other requests' jobs (an evaluation sends one schema with every request; another
    * tenant's new schemas keep the thread busy meanwhile). Never one account's for another:
-   * the quicker answer would tell it that the schema had been sent before.
+   * the quicker answer would tell it that the schema had been sent before. An account holds a
+   * quarter of them at most: one sending new schemas without end pushes out its own.
    */
-  private readonly compiled = new BoundedMap<string, true>(MAX_COMPILED);
+  private readonly compiled = new BoundedMap<string, true>(MAX_COMPILED, accountShare(MAX_COMPILED));
 
   constructor(private readonly options: { deadlineMs?: number; faults?: boolean } = {}) {}
 
@@ -65,7 +76,7 @@ export class SchemaChecker {
   async compile(schemaJson: string, scope = ''): Promise<FieldError[]> {
     const key = scopedKey(scope, schemaJson);
     if (this.compiled.has(key)) return [];
-    const { errors } = (await this.ask({ op: 'compile', schema: schemaJson, scope })) as { errors: FieldError[] };
+    const { errors } = (await this.ask({ op: 'compile', schema: schemaJson, scope }, scope)) as { errors: FieldError[] };
     if (errors.length === 0) this.compiled.set(key, true);
     return errors;
   }
@@ -77,7 +88,7 @@ export class SchemaChecker {
    */
   async check(output: string, schemaJson: string): Promise<StructuredOutput> {
     try {
-      return (await this.ask({ op: 'check', schema: schemaJson, output })) as StructuredOutput;
+      return (await this.ask({ op: 'check', schema: schemaJson, output }, CHECKS)) as StructuredOutput;
     } catch (error) {
       if (!(error instanceof SchemaThreadUnavailable)) throw error;
       return { conforms: false, errors: [`the output could not be checked: ${error.message}`] };
@@ -86,7 +97,7 @@ export class SchemaChecker {
 
   /** Only with `faults`: a job that hangs the thread, ends it, or throws. */
   async fault(kind: 'hang' | 'crash' | 'throw'): Promise<SchemaAnswer> {
-    return this.ask({ op: 'fault', kind });
+    return this.ask({ op: 'fault', kind }, CHECKS);
   }
 
   /** Ends the thread (its jobs fail); the next job starts another. */
@@ -95,25 +106,46 @@ export class SchemaChecker {
     if (worker) this.lose(worker, 'the schema thread was closed', false);
   }
 
-  private ask(job: Unnumbered): Promise<SchemaAnswer> {
+  private ask(job: Unnumbered, lane: string): Promise<SchemaAnswer> {
     return new Promise((resolve, reject) => {
-      this.enqueue({ message: { ...job, id: this.nextId++ } as SchemaJob, resolve, reject });
+      const waiting = { message: { ...job, id: this.nextId++ } as SchemaJob, lane, resolve, reject };
+      const jobs = this.waiting.get(lane);
+      if (jobs) jobs.push(waiting);
+      else this.waiting.set(lane, [waiting]);
+      this.next();
     });
   }
 
-  private enqueue(job: Job): void {
+  /** Posts the next lane's next job, the thread free; that lane goes to the back of the turns. */
+  private next(): void {
+    if (this.running) return;
+    const first = this.waiting.entries().next();
+    if (first.done) {
+      this.worker?.unref();
+      return;
+    }
+    const [lane, jobs] = first.value;
     let worker: Worker;
     try {
       worker = this.thread();
     } catch (error) {
-      // Its file missing, or flags a worker refuses: the job fails as any unanswered one does (a 503, not a 500).
-      job.reject(new SchemaThreadUnavailable(`the schema thread could not start: ${(error as Error).message}`));
+      // Its file missing, or flags a worker refuses: the jobs fail as any unanswered one does (a 503, not a 500).
+      this.failWaiting(`the schema thread could not start: ${(error as Error).message}`);
       return;
     }
-    this.queue.push(job);
+    const job = jobs.shift() as Job;
+    this.waiting.delete(lane);
+    if (jobs.length > 0) this.waiting.set(lane, jobs);
+    this.running = job;
     worker.ref(); // waiting for an answer keeps the process alive
     worker.postMessage(job.message);
-    if (this.queue.length === 1) this.arm();
+    this.arm();
+  }
+
+  private failWaiting(reason: string): void {
+    const jobs = [...this.waiting.values()].flat();
+    this.waiting.clear();
+    for (const job of jobs) job.reject(new SchemaThreadUnavailable(reason));
   }
 
   private thread(): Worker {
@@ -139,7 +171,7 @@ export class SchemaChecker {
   private arm(): void {
     clearTimeout(this.timer);
     const worker = this.worker;
-    if (!worker || this.queue.length === 0) return;
+    if (!worker || !this.running) return;
     const ms = this.ready ? (this.options.deadlineMs ?? SCHEMA_DEADLINE_MS) : START_DEADLINE_MS;
     this.timer = setTimeout(() => this.lose(worker, `the check ran past its ${ms} ms deadline`), ms);
     this.timer.unref();
@@ -149,13 +181,15 @@ export class SchemaChecker {
     if (worker !== this.worker) return;
     if ('ready' in message) {
       this.ready = true;
-    } else {
-      const job = this.queue.shift();
-      if (job?.message.id !== message.id) throw new Error('the schema thread answered out of order');
-      job.resolve(message.answer);
-      if (this.queue.length === 0) worker.unref();
+      this.arm();
+      return;
     }
-    this.arm();
+    const job = this.running;
+    if (job?.message.id !== message.id) throw new Error('the schema thread answered out of order');
+    this.running = undefined;
+    clearTimeout(this.timer);
+    job.resolve(message.answer);
+    this.next();
   }
 
   /** The thread is gone or must go: the job it was running fails, the others go to a new thread (unless closing). */
@@ -164,13 +198,11 @@ export class SchemaChecker {
     clearTimeout(this.timer);
     this.worker = undefined;
     void worker.terminate();
-    const [running, ...waiting] = this.queue;
-    this.queue = [];
+    const running = this.running;
+    this.running = undefined;
     running?.reject(new SchemaThreadUnavailable(reason));
-    for (const job of waiting) {
-      if (restart) this.enqueue(job);
-      else job.reject(new SchemaThreadUnavailable(reason));
-    }
+    if (restart) this.next();
+    else this.failWaiting(reason);
   }
 }
 

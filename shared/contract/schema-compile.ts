@@ -4,7 +4,7 @@ import type { FieldError } from '../errors.js';
 import { createAjv, type Ajv } from './ajv.js';
 import { linearPatternProblem, linearRegExp, linearRegExpIn, patternSyntaxProblem } from './linear-regexp.js';
 import { walkSchema } from './response-schema.js';
-import { scopedKey } from './schema-protocol.js';
+import { accountShare, scopedKey } from './schema-protocol.js';
 
 /** ajv's options for callers' schemas: a separate set from ours, so that their keywords never mix. */
 const OPTIONS = {
@@ -61,10 +61,10 @@ export type OutputValidator = ValidateFunction;
  * their JSON: the judge workflow checks the same request once per task, and callers repeat
  * their schemas. Not shared between accounts: a hit answers in microseconds where a compile
  * takes milliseconds, which would tell an account that another sent the same schema.
- * Bounded, oldest dropped first.
+ * Bounded, oldest dropped first, an account's share at most a quarter.
  */
 const MAX_COMPILED = 100;
-const compiled = new BoundedMap<string, OutputValidator>(MAX_COMPILED);
+const compiled = new BoundedMap<string, OutputValidator>(MAX_COMPILED, accountShare(MAX_COMPILED));
 /** The latest validator compiled for each JSON, whatever the account: for the checks that name none (validatorOf). */
 const anyScope = new BoundedMap<string, OutputValidator>(MAX_COMPILED);
 

@@ -20,5 +20,20 @@ export function scopedKey(scope: string, text: string): string {
   return `${scope.length}:${scope}${text}`;
 }
 
+/** The scope a scopedKey was made for. */
+function scopeOf(key: string): string {
+  const colon = key.indexOf(':');
+  return key.slice(colon + 1, colon + 1 + Number(key.slice(0, colon)));
+}
+
+/**
+ * The share of a cache of `capacity` scoped keys one account may hold (a BoundedMap's
+ * `share`): a quarter, so that an account sending new schemas or patterns without end
+ * drops its own, never every other account's (each of theirs then compiled again, behind it).
+ */
+export function accountShare(capacity: number): { of: (key: string) => string; most: number } {
+  return { of: scopeOf, most: Math.ceil(capacity / 4) };
+}
+
 /** What the thread posts: once `ready` (ajv loaded), then one answer per job, in order. */
 export type SchemaMessage = { ready: true } | { id: number; answer: SchemaAnswer };

@@ -125,6 +125,33 @@ describe('Class: SchemaChecker', () => {
     expect(checker.started).toBe(1);
   });
 
+  it("takes each account's compiles and the output checks in turn: one account's stream of new schemas delays another's by one of its jobs, not all", async () => {
+    const checker = newChecker();
+    expect(await checker.compile(SMALL, 'account-a')).toEqual([]);
+    const answered: string[] = [];
+    const fresh = () => JSON.stringify(object({ a: { type: 'string', maxLength: salt++ } }));
+    const jobs = [
+      ...Array.from({ length: 8 }, (_, i) => checker.compile(fresh(), 'flooding').then(() => answered.push(`flood ${i}`))),
+      checker.compile(fresh(), 'account-a').then(() => answered.push('account-a')),
+      checker.check('{"a":"aa"}', SMALL).then(() => answered.push('check')),
+    ];
+    await Promise.all(jobs);
+    // The first of the flood was running; then one more of it, one of each other lane's, and the rest of the flood.
+    expect(answered).toEqual(['flood 0', 'flood 1', 'account-a', 'check', 'flood 2', 'flood 3', 'flood 4', 'flood 5', 'flood 6', 'flood 7']);
+    expect(checker.started).toBe(1);
+  });
+
+  it("remembers at most a quarter of its compiled schemas for one account: another's stay compiled however many new ones an account sends", async () => {
+    const checker = newChecker();
+    const kept = JSON.stringify(object({ kept: { type: 'string', maxLength: salt++ } }));
+    expect(await checker.compile(kept, 'account-a')).toEqual([]);
+    for (let i = 0; i < 120; i++) expect(await checker.compile(JSON.stringify(object({ a: { type: 'string', maxLength: salt++ } })), 'flooding')).toEqual([]);
+    // Answered from memory: no job, so no new thread either once this one is closed.
+    await checker.close();
+    expect(await checker.compile(kept, 'account-a')).toEqual([]);
+    expect(checker.started).toBe(1);
+  });
+
   it("answers a schema it compiled for one account from its memory for that account only, never for another's", async () => {
     const checker = newChecker();
     const schema = JSON.stringify(object({ a: { type: 'string', pattern: `^a{${(salt++ % 50) + 1}}$` } }));
