@@ -833,10 +833,11 @@ function decidedBy(): string {
     : `The position-swap verdict decided each winner: a model the judge picked in both orders wins, orders that disagree are a tie (${weights}).`;
 }
 
-/** Whether the ranking counts an evaluation, and why not: a judge of a contestant's own model or family. */
+/** Whether the ranking counts an evaluation, and why not: it failed, or a judge of a contestant's own model or family. */
 function inRanking(evaluation: Json): string {
   const self = isObject(evaluation.selfPreference) ? evaluation.selfPreference : undefined;
   const relation = self ? `${str(self.relation)} judge of ${str(self.modelId)}` : '';
+  if (evaluation.inRanking === false && evaluation.status !== 'completed') return 'no: it failed';
   if (evaluation.inRanking === false) return `no: ${relation || 'left out'}; an independent judge's verdict counts`;
   if (evaluation.inRanking !== true) return '–';
   return self ? `yes, though a ${relation}: no independent verdict on the pair` : 'yes';

@@ -188,7 +188,8 @@ const evaluation = {
     },
     inRanking: {
       type: 'boolean',
-      description: 'Whether the ranking counts this evaluation: a self-preferring one is left out wherever an independent judge evaluated the same pair.',
+      description:
+        'Whether the ranking counts this evaluation: one that completed with a winner, but a self-preferring one is left out wherever an independent judge evaluated the same pair; a failed one never counts.',
     },
   },
   required: ['judgeModelId', 'modelA', 'modelB', 'status', 'lengths', 'inRanking'],

@@ -33,12 +33,14 @@ export function selfPreferenceOf(judge: ModelEntry, contestants: readonly { mode
 }
 
 /**
- * Which evaluations the ranking counts: a judge never silently crowns itself, so an
- * evaluation flagged for self-preference is left out wherever an independent judge's
- * completed evaluation of the same pair exists; where none does, it counts (and stays
- * flagged, for the caller to weigh).
+ * Which evaluations the ranking counts: those that completed with a winner, but that a judge
+ * never silently crowns itself, so an evaluation flagged for self-preference is left out
+ * wherever an independent judge's completed evaluation of the same pair exists; where none
+ * does, it counts (and stays flagged, for the caller to weigh). A failed one counts nowhere.
  */
 export function rankedEvaluations(evaluations: readonly Omit<Evaluation, 'inRanking'>[]): Evaluation[] {
   const independent = new Set(evaluations.filter((e) => e.status === 'completed' && e.selfPreference === undefined).map((e) => JSON.stringify([e.modelA, e.modelB])));
-  return evaluations.map((e) => ({ ...e, inRanking: e.selfPreference === undefined || !independent.has(JSON.stringify([e.modelA, e.modelB])) }));
+  const counts = (e: Omit<Evaluation, 'inRanking'>) =>
+    e.status === 'completed' && e.winner !== null && (e.selfPreference === undefined || !independent.has(JSON.stringify([e.modelA, e.modelB])));
+  return evaluations.map((e) => ({ ...e, inRanking: counts(e) }));
 }

@@ -673,6 +673,8 @@ describe('The comparison page at GET /', () => {
         [`judge-one: ${FAST}`, false, 'block'],
         ['judge-two: failed: refused (left out of the ranking)', true, 'block'],
       ]);
+      // Whether the ranking counts each evaluation: the failed one says why not, not as a self-judge's.
+      expect(await page.$$eval('#evaluations tr + tr', (trs) => trs.map((tr) => (tr as HTMLTableRowElement).cells[8]?.textContent))).toEqual(['yes', 'no: it failed']);
 
       // Structured output, as text: conforming with its value, or not with its errors.
       const structured = await page.$$eval('article .structured', (els) =>

@@ -430,6 +430,15 @@ describe('Self-preference', () => {
     ]);
     expect(marked.map((e) => e.inRanking)).toEqual([false, true, true]);
   });
+
+  it('counts no failed evaluation in the ranking, and says so', () => {
+    const marked = rankedEvaluations([evaluation('c', 'a', 'b', 'B', null), evaluation('c', 'a', 'd', null, null), evaluation('c', 'b', 'd', 'A', 'B')]);
+    expect(marked.map((e) => [e.status, e.inRanking])).toEqual([
+      ['failed', false],
+      ['failed', false],
+      ['completed', true],
+    ]);
+  });
 });
 
 describe('Function: judgingStatistics', () => {
