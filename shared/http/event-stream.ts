@@ -2,7 +2,7 @@ import type { Writable } from 'node:stream';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 
 /** The headers of a 200 event stream; `x-accel-buffering: no` asks a proxy in between (nginx) not to hold events back. */
-export const EVENT_STREAM_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' };
+export const EVENT_STREAM_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store, no-transform', 'x-accel-buffering': 'no' };
 
 /** The comment that keeps an idle stream open (proxies and load balancers close connections idle for long). */
 export const KEEP_ALIVE = ': keep-alive\n\n';

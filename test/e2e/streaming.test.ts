@@ -21,7 +21,7 @@ describe('POST /api/v1/prompt with Accept: text/event-stream', () => {
     const answer = await postEvents(host(), body({ models }));
     expect(answer.status).toBe(200);
     expect(answer.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
-    expect(answer.headers.get('cache-control')).toBe('no-store');
+    expect(answer.headers.get('cache-control')).toBe('no-store, no-transform');
     expect(answer.headers.get('x-accel-buffering')).toBe('no');
     const { events } = answer;
     expect(events.at(-1)!.event).toBe('done');
