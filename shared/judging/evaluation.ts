@@ -13,9 +13,6 @@ export function swapVerdict(orders: readonly EvaluationOrder[]): string {
   return first?.winner != null && first.winner === second?.winner ? first.winner : 'tie';
 }
 
-/** Weighted scores closer than this are a tie. */
-const TIE_EPSILON = 1e-9;
-
 export interface PairJudgments {
   judgeModelId: string;
   /** The pair's completed results; `a` comes first in the request's `models`. */
@@ -82,14 +79,16 @@ export function toEvaluation(pair: PairJudgments): Omit<Evaluation, 'inRanking' 
     { verdict: 1 - verdictA, score: scoreB, latencyMs: b.latencyMs, providerCost: b.providerCost },
     pair.weights,
   );
-  const winner = !weightsDecide(pair.weights) ? judged : Math.abs(weightedA - weightedB) < TIE_EPSILON ? 'tie' : weightedA > weightedB ? a.modelId : b.modelId;
+  // Compared as reported (4 decimals): scores that read the same are a tie, not a win by a millisecond's jitter.
+  const [shownA, shownB] = [round(weightedA, 4), round(weightedB, 4)];
+  const winner = !weightsDecide(pair.weights) ? judged : shownA === shownB ? 'tie' : shownA > shownB ? a.modelId : b.modelId;
   return {
     ...base,
     status: 'completed',
     winner,
     consistent,
     scores: keyed(a.modelId, scoreA, b.modelId, scoreB),
-    weightedScores: keyed(a.modelId, round(weightedA, 4), b.modelId, round(weightedB, 4)),
+    weightedScores: keyed(a.modelId, shownA, b.modelId, shownB),
     orders,
     ...totals,
   };

@@ -75,7 +75,7 @@ export interface Evaluation {
   consistent: boolean;
   /** The judge's score (1 to 10) per model ID, the mean of both orders; null when failed. */
   scores: Record<string, number> | null;
-  /** judge_weights applied per model ID (see weights.ts); the two add up to 1; null when failed. */
+  /** judge_weights applied per model ID (see weights.ts); 4 decimals, the two adding up to 1 before rounding (the higher wins, equal ones tie); null when failed. */
   weightedScores: Record<string, number> | null;
   /** Both judge calls: modelA shown first, then modelB shown first. */
   orders: [EvaluationOrder, EvaluationOrder];

@@ -533,6 +533,19 @@ describe('Function: toEvaluation', () => {
     expect(pair({ accuracy: 0.5, speed: 1, cost: 0 }).consistent).toBe(true);
   });
 
+  it('decides by the weighted scores as reported: scores that read the same are a tie, not a win by a millisecond', () => {
+    // A judge that always picks position A (a tie by the swap rule), a speed weight of a millionth, latencies a millisecond apart.
+    const evaluation = toEvaluation({
+      judgeModelId: 'j',
+      a: result('quick', { latencyMs: 6 }),
+      b: result('slower', { latencyMs: 7 }),
+      aFirst: judged({ winner: 'A', scoreA: 8, scoreB: 4, reasoning: '' }),
+      bFirst: judged({ winner: 'A', scoreA: 8, scoreB: 4, reasoning: '' }),
+      weights: { accuracy: 1, speed: 0.000001, cost: 0 },
+    });
+    expect(evaluation).toMatchObject({ winner: 'tie', consistent: false, weightedScores: { quick: 0.5, slower: 0.5 } });
+  });
+
   it("keeps a judge's verdict where it scores both alike: the smallest speed weight does not overrule a model picked in both orders", () => {
     const slow = result('slow', { latencyMs: 400 });
     const fast = result('fast', { latencyMs: 100 });
