@@ -53,16 +53,19 @@ function linked(n: number, pairs: readonly Games[]): number[][] {
   return components(n, pairs).filter((group) => group.length > 1);
 }
 
-/** fitBradleyTerry of games already merged per pair, with their groups. */
+/**
+ * fitBradleyTerry of games already merged per pair, with their groups: each group fitted on
+ * its own, with virtual ties on its pairs where Ford's condition fails in it (a group shares
+ * no game with another, nor its odds).
+ */
 function fitPairs(n: number, pairs: readonly Games[], groups: readonly number[][]): (number | null)[] {
-  let systems = systemsOf(n, pairs, groups);
-  if (!fordHolds(systems, fordWork(n))) {
-    systems = systemsOf(
-      n,
-      pairs.map((p) => ({ ...p, winsA: p.winsA + VIRTUAL_TIES / 2, winsB: p.winsB + VIRTUAL_TIES / 2 })),
-      groups,
-    );
-  }
+  const work = fordWork(n);
+  const systems = groups.map((group) => {
+    const [system] = systemsOf(n, pairs, [group]) as [GroupSystem];
+    if (fordHolds([system], work)) return system;
+    const tied = system.pairs.map((p) => ({ ...p, winsA: p.winsA + VIRTUAL_TIES / 2, winsB: p.winsB + VIRTUAL_TIES / 2 }));
+    return systemsOf(n, tied, [group])[0] as GroupSystem;
+  });
   const theta = new Array<number>(n).fill(0);
   newton(systems, theta, new Array<number>(n));
   const centred: (number | null)[] = new Array(n).fill(null);
@@ -336,23 +339,7 @@ export async function bradleyTerry(n: number, games: readonly Games[], rounds: n
     for (const item of group) groupOf[item] = index;
   });
   const draws: number[][] = Array.from({ length: n }, () => []);
-  const random = seededRandom(fnv1a(JSON.stringify(pairs)));
   const replayStrengths = replayStrengthsOf(n, pairs, groups, strengths);
-  // Each pair's games replayed with their observed share of ties, the rest decided so that
-  // a's expected share of the wins is the fitted probability p: a tie replayed as a win or a
-  // loss would vary more than the tie did, and widen the interval.
-  const odds = pairs.map(({ a, b, winsA, winsB, ties }) => {
-    const times = Math.round(winsA + winsB);
-    const tieShare = ties / (winsA + winsB);
-    const p = 1 / (1 + Math.exp((replayStrengths[b] as number) - (replayStrengths[a] as number)));
-    const decisive = tieShare >= 1 ? 0.5 : Math.min(1, Math.max(0, (p - tieShare / 2) / (1 - tieShare)));
-    return { times, tieShare, decisive };
-  });
-  // Every refit plays the same pairs (one each, each played: the same groups), so they share
-  // one set of pairs whose wins are redrawn, and their Newton systems and buffers: nothing is
-  // allocated a refit (the arithmetic, and so every interval, as before, to the last bit).
-  const replayed: Games[] = pairs.map(({ a, b }) => ({ a, b, winsA: 0, winsB: 0 }));
-  const systems = systemsOf(n, replayed, groups);
   const theta = new Array<number>(n);
   const next = new Array<number>(n);
   const ford = fordWork(n);
@@ -360,31 +347,53 @@ export async function bradleyTerry(n: number, games: readonly Games[], rounds: n
     draws[item]!.push(strength);
   };
   let turnStarted = performance.now();
-  for (let round = 0; round < rounds && pairs.length > 0; round++) {
-    // The event loop's turn once a refit ends past TURN_MS: other requests never wait long on this.
-    if (performance.now() - turnStarted >= TURN_MS) {
-      await new Promise((resolve) => setImmediate(resolve));
-      turnStarted = performance.now();
-    }
-    odds.forEach(({ times, tieShare, decisive }, k) => {
-      let winsA = 0;
-      for (let draw = 0; draw < times; draw++) {
-        if (random() < tieShare) winsA += 0.5;
-        else if (random() < decisive) winsA++;
-      }
-      const pair = replayed[k] as Games;
-      pair.winsA = winsA;
-      pair.winsB = times - winsA;
+  // Each group replayed on its own, seeded by its own games: another group's games, which it
+  // shares nothing with, change none of its draws.
+  for (const group of groups) {
+    const inGroup = new Set(group);
+    const own = pairs.filter((pair) => inGroup.has(pair.a));
+    const random = seededRandom(fnv1a(JSON.stringify(own)));
+    // Each pair's games replayed with their observed share of ties, the rest decided so that
+    // a's expected share of the wins is the fitted probability p: a tie replayed as a win or a
+    // loss would vary more than the tie did, and widen the interval.
+    const odds = own.map(({ a, b, winsA, winsB, ties }) => {
+      const times = Math.round(winsA + winsB);
+      const tieShare = ties / (winsA + winsB);
+      const p = 1 / (1 + Math.exp((replayStrengths[b] as number) - (replayStrengths[a] as number)));
+      const decisive = tieShare >= 1 ? 0.5 : Math.min(1, Math.max(0, (p - tieShare / 2) / (1 - tieShare)));
+      return { times, tieShare, decisive };
     });
-    if (!fordHolds(systems, ford)) {
-      for (const pair of replayed) {
-        pair.winsA += VIRTUAL_TIES / 2;
-        pair.winsB += VIRTUAL_TIES / 2;
+    // Every refit plays the same pairs (one each, each played: the same group), so they share
+    // one set of pairs whose wins are redrawn, and their Newton system and buffers: nothing is
+    // allocated a refit.
+    const replayed: Games[] = own.map(({ a, b }) => ({ a, b, winsA: 0, winsB: 0 }));
+    const systems = systemsOf(n, replayed, [group]);
+    for (let round = 0; round < rounds; round++) {
+      // The event loop's turn once a refit ends past TURN_MS: other requests never wait long on this.
+      if (performance.now() - turnStarted >= TURN_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        turnStarted = performance.now();
       }
+      odds.forEach(({ times, tieShare, decisive }, k) => {
+        let winsA = 0;
+        for (let draw = 0; draw < times; draw++) {
+          if (random() < tieShare) winsA += 0.5;
+          else if (random() < decisive) winsA++;
+        }
+        const pair = replayed[k] as Games;
+        pair.winsA = winsA;
+        pair.winsB = times - winsA;
+      });
+      if (!fordHolds(systems, ford)) {
+        for (const pair of replayed) {
+          pair.winsA += VIRTUAL_TIES / 2;
+          pair.winsB += VIRTUAL_TIES / 2;
+        }
+      }
+      theta.fill(0);
+      newton(systems, theta, next);
+      centre(theta, [group], keepDraw);
     }
-    theta.fill(0);
-    newton(systems, theta, next);
-    centre(theta, groups, keepDraw);
   }
   const intervals = draws.map((values): [number, number] | null => {
     if (values.length === 0) return null;
@@ -404,11 +413,11 @@ export async function bradleyTerry(n: number, games: readonly Games[], rounds: n
  */
 function replayStrengthsOf(n: number, pairs: readonly PairGames[], groups: readonly number[][], strengths: (number | null)[]): (number | null)[] {
   const work = fordWork(n);
-  // Where Ford's condition fails with the ties, the fit has its virtual ties already.
-  if (!fordHolds(systemsOf(n, pairs, groups), work)) return strengths;
   const decisive = pairs.map((p) => ({ a: p.a, b: p.b, winsA: p.winsA - p.ties / 2, winsB: p.winsB - p.ties / 2 }));
   const oneSided = new Set<number>();
   for (const group of groups) {
+    // Where Ford's condition fails with the ties, the group's fit has its virtual ties already.
+    if (!fordHolds(systemsOf(n, pairs, [group]), work)) continue;
     if (!fordHolds(systemsOf(n, decisive, [group]), work)) for (const item of group) oneSided.add(item);
   }
   if (oneSided.size === 0) return strengths;

@@ -92,6 +92,29 @@ describe('Function: bradleyTerry, its intervals', () => {
     expect(now).toEqual(before);
   });
 
+  it("fits and replays each group of linked items on its own: another group's one-sided games change none of its figures", async () => {
+    // A beat B 3 to 1: Ford's condition holds, the strengths exist (ln 3 / 2 apart from the mean).
+    const alone: Games[] = [
+      { a: 0, b: 1, winsA: 1, winsB: 0 },
+      { a: 0, b: 1, winsA: 1, winsB: 0 },
+      { a: 0, b: 1, winsA: 1, winsB: 0 },
+      { a: 0, b: 1, winsA: 0, winsB: 1 },
+    ];
+    // C beat D 4 to 0, never linked to A or B: its group needs virtual ties, and only its group.
+    const beside: Games[] = [...alone, ...Array.from({ length: 4 }, () => ({ a: 2, b: 3, winsA: 1, winsB: 0 }))];
+    const [one, both] = [await bradleyTerry(4, alone), await bradleyTerry(4, beside)];
+    expect(one.strengths[0]).toBeCloseTo(Math.log(3) / 2, 12);
+    expect(both.strengths.slice(0, 2)).toEqual(one.strengths.slice(0, 2));
+    expect(both.intervals.slice(0, 2)).toEqual(one.intervals.slice(0, 2));
+    expect(both.groups).toEqual([0, 0, 1, 1]);
+    // C's group alone gives C the same figures as beside A and B.
+    const cd = await bradleyTerry(
+      2,
+      beside.slice(4).map((game) => ({ ...game, a: 0, b: 1 })),
+    );
+    expect([both.strengths[2], both.intervals[2]]).toEqual([cd.strengths[0], cd.intervals[0]]);
+  });
+
   it('lets the event loop run while it refits: a callback set after it starts runs before it ends', async () => {
     // 8 items, every pair played: far more than one turn's millisecond of refits on any machine.
     const games: Games[] = [];
