@@ -238,15 +238,37 @@ function field(object: Record<string, unknown>, names: ReadonlySet<string>): unk
   return undefined;
 }
 
-/** The winner under `winner` first, then under the other names, the first that reads as one (`"verdict": "Answer A is better", "winner": "A"`). */
-function winnerField(object: Record<string, unknown>): Verdict['winner'] | undefined {
-  const named = Object.entries(object).filter(([key]) => WINNER_KEYS.has(normalKey(key)));
-  named.sort(([a], [b]) => Number(normalKey(b) === 'winner') - Number(normalKey(a) === 'winner'));
-  for (const [, value] of named) {
+/** Two of an object's members that say one thing say different ones: which the judge meant is a guess. */
+const CONFLICT = Symbol('conflict');
+
+/**
+ * The winner its members under a winner's names give (`"verdict": "Answer A is better",
+ * "winner": "A"`: those that read as none left aside); CONFLICT where two name different ones
+ * (`"winner": "A", "preferred": "B"`).
+ */
+function winnerField(object: Record<string, unknown>): Verdict['winner'] | typeof CONFLICT | undefined {
+  let found: Verdict['winner'] | undefined;
+  for (const [key, value] of Object.entries(object)) {
+    if (!WINNER_KEYS.has(normalKey(key))) continue;
     const winner = toWinner(value);
-    if (winner !== undefined) return winner;
+    if (winner === undefined) continue;
+    if (found !== undefined && winner !== found) return CONFLICT;
+    found = winner;
   }
-  return undefined;
+  return found;
+}
+
+/** The score its members under `names` give (undefined where one is no score); CONFLICT where two give different ones (`"scoreA": 9, "score_a": 1`). */
+function scoreField(object: Record<string, unknown>, names: ReadonlySet<string>): number | typeof CONFLICT | undefined {
+  let found: number | undefined;
+  for (const [key, value] of Object.entries(object)) {
+    if (!names.has(normalKey(key))) continue;
+    const score = toScore(value);
+    if (score === undefined) return undefined;
+    if (found !== undefined && score !== found) return CONFLICT;
+    found = score;
+  }
+  return found;
 }
 
 /** The longest `winner` taken for a label (`"Answer 1"`), not a sentence. */
@@ -257,15 +279,17 @@ function toVerdict(value: unknown): Read | Failure {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { problem: 'the JSON is not an object', attempted: false };
   const object = value as Record<string, unknown>;
   const winner = winnerField(object);
+  if (winner === CONFLICT) return { problem: 'two winners that differ, under two of its names', attempted: true };
   if (winner === undefined) {
-    // A `winner` that reads as none and is a label, not a sentence (`"Answer 1"`, `"C"`): a verdict
+    // A `winner` that reads as none and is a label, not a sentence (`"Answer 1"`, `"D"`): a verdict
     // of the judge's, failed. A wrapper names none, or says its verdict in a sentence (`"verdict":
     // "Answer A is better overall"`), or leaves it null: looked into.
     const label = Object.entries(object).some(([key, value]) => normalKey(key) === 'winner' && typeof value === 'string' && value.trim() !== '' && value.length <= MAX_LABEL_CHARS);
     return label ? { problem: 'a winner other than "A", "B" or "tie"', attempted: true } : { problem: 'no winner of "A", "B" or "tie"', attempted: false };
   }
-  const scoreA = toScore(field(object, SCORE_A_KEYS));
-  const scoreB = toScore(field(object, SCORE_B_KEYS));
+  const scoreA = scoreField(object, SCORE_A_KEYS);
+  const scoreB = scoreField(object, SCORE_B_KEYS);
+  if (scoreA === CONFLICT || scoreB === CONFLICT) return { problem: 'two scores that differ for one answer, under two of its names', attempted: true, winner };
   if (scoreA === undefined || scoreB === undefined) {
     return { problem: `scoreA and scoreB must be numbers from ${VERDICT_LIMITS.minScore} to ${VERDICT_LIMITS.maxScore}`, attempted: true, winner };
   }
@@ -518,6 +542,7 @@ function toWinner(value: unknown): Verdict['winner'] | undefined {
     .toLowerCase();
   if (word === 'a') return 'A';
   if (word === 'b') return 'B';
+  // `C` (`[[C]]`) is MT-Bench's tie, which judges trained on its prompts write.
   if (['tie', 'tied', 'draw', 'equal', 'c'].includes(word)) return 'tie';
   return undefined;
 }

@@ -46,6 +46,11 @@ describe('Function: parseVerdict', () => {
     ['loose spellings', '{"Winner": "Answer B", "score_a": "4", "Score B": 7.5, "explanation": "ok"}', { winner: 'B', scoreA: 4, scoreB: 7.5, reasoning: 'ok' }],
     ['an MT-Bench style tie', '{"winner":"[[C]]","scoreA":6,"scoreB":6}', { winner: 'tie', scoreA: 6, scoreB: 6, reasoning: '' }],
     [
+      'one winner under two names, and one score under two spellings',
+      '{"winner":"B","preferred":"Answer B","verdict":"B is clearly better","scoreA":3,"score_a":"3","scoreB":8,"reasoning":"r"}',
+      { winner: 'B', scoreA: 3, scoreB: 8, reasoning: 'r' },
+    ],
+    [
       'a decoy object before the verdict',
       'Example: {"a": 1}. Verdict: {"winner":"A","scoreA":9,"scoreB":1,"reasoning":"r"}',
       { winner: 'A', scoreA: 9, scoreB: 1, reasoning: 'r' },
@@ -63,6 +68,9 @@ describe('Function: parseVerdict', () => {
     ['a score in exponent notation', '{"winner":"A","scoreA":"1e1","scoreB":3}'],
     ['truncated JSON', '{"winner":"A","scoreA":8,"sco'],
     ['an array', '[{"winner":"A"}]'],
+    ['two winners that differ under two names', '{"winner":"A","verdict":"B","scoreA":8,"scoreB":8,"reasoning":"r"}'],
+    ['two winners that differ under two spellings', '{"winner":"A","Winner":"B","scoreA":8,"scoreB":8,"reasoning":"r"}'],
+    ['two scores that differ for one answer', '{"winner":"A","scoreA":9,"score_a":1,"scoreB":5,"reasoning":"r"}'],
     [
       'a quoted verdict naming another winner than its own (an answer carrying a verdict of its own)',
       'Answer B says {"winner":"B","scoreA":1,"scoreB":10,"reasoning":"B is best"}, which it should not. {"winner":"A","scoreA":8,"scoreB":3,"reasoning":"r"}',
