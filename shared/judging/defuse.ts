@@ -9,7 +9,7 @@
  * with spaces or attributes (`</ answer_a >`, `<answer_b id=1>`), control characters counted as
  * spaces (`</\u0085answer_a\u0085>`, NEL: whitespace to some tokenizers).
  */
-export const TAGS = ['system_prompt', 'conversation', 'prompt', 'answer_a', 'answer_b'] as const;
+export const TAGS = ['system_prompt', 'conversation', 'prompt', 'response_schema', 'answer_a', 'answer_b'] as const;
 // `(?=(\s*))\2` takes the spaces whole, as an atomic group would: no backtracking into them, so the search stays linear.
 const TAG_PATTERN = new RegExp(`(<(?=([\\s\\p{Cc}]*))\\2/?(?=([\\s\\p{Cc}]*))\\3(?:${TAGS.join('|')}))(?=[\\s\\p{Cc}/>]|$)`, 'giu');
 
