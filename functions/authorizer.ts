@@ -24,10 +24,21 @@ export function createAuthorizer(store: () => Pick<Repositories, 'apiKeys' | 'ac
         context: { ...principal },
       };
     } catch (error) {
-      if (error instanceof UnauthorizedError) throw new Error('Unauthorized');
+      if (error instanceof UnauthorizedError) throw refusal();
       throw error;
     }
   };
+}
+
+/**
+ * How API Gateway is told to answer 401: an invocation failed with "Unauthorized". Its stack
+ * is that line only: Lambda's runtime logs a failed invocation's stack, and a refused key,
+ * which anyone can send, is no fault of the gateway's to trace.
+ */
+function refusal(): Error {
+  const error = new Error('Unauthorized');
+  error.stack = 'Error: Unauthorized';
+  return error;
 }
 
 /** arn:aws:execute-api:region:account:api/stage/METHOD/path -> arn:aws:execute-api:region:account:api/stage/* */

@@ -10,8 +10,15 @@ import { UNCOLLECTED_LOG_MESSAGE } from '../../shared/credits/credits-service.js
 import type { GatewayFunction } from './gateway-function.js';
 
 export interface GatewayAlarmsProps {
-  /** Every function of the gateway, by the construct ID its alarm is named after. */
+  /** Every function of the gateway, by the construct ID its alarm is named after: each one's error lines are counted. */
   functions: Record<string, GatewayFunction>;
+  /**
+   * Those of `functions` whose failed invocations have no alarm of their own: the authorizer,
+   * which fails an invocation to refuse a key (how API Gateway is told to answer 401), so that
+   * its `Errors` counts every unknown key anyone sends. A real failure of it (the store down,
+   * a timeout) is answered 503 by API Gateway, which `ApiServerErrors` counts.
+   */
+  refusingByErrors: readonly string[];
   /** The function that settles requests: its log holds the cost left uncollected. */
   apiFunction: GatewayFunction;
   /** The API's 5xx answers (API Gateway's `5XXError`, all of them: the function's, the authorizer's, timeouts, throttled invocations). */
@@ -57,6 +64,7 @@ export class GatewayAlarms extends Construct {
     if (props.email) this.topic.addSubscription(new EmailSubscription(props.email));
 
     for (const [name, fn] of Object.entries(props.functions)) {
+      if (props.refusingByErrors.includes(name)) continue;
       this.alarm(`${name}Errors`, fn.metricErrors({ period: PERIOD, statistic: 'Sum' }), `${name}: failed invocations (an unhandled error, a timeout, out of memory)`);
     }
 

@@ -310,6 +310,7 @@ export class GatewayStack extends Stack {
         GenerateFunction: this.generateFunction,
         JudgeFunction: this.judgeFunction,
       },
+      refusingByErrors: ['AuthorizerFunction'],
       apiFunction: this.apiFunction,
       serverErrors: this.api.restApi.metricServerError(),
       stateMachine: this.workflow.stateMachine,
