@@ -17,9 +17,10 @@ import { explainStoreErrors, NoCredentialsError, NotAStoreError, TableNotFoundEr
  * the operation that failed; the other writes are safe to run again (a revocation keeps its
  * first time, a rate limit is set, a key is new each time and prints only once it is stored).
  */
-const UNSURE_WRITES: Record<string, string> = {
-  'accounts.topUp': 'The top-up may have been applied all the same: check the balance (balance --account ID) before topping up again',
-  'accounts.create': 'The account may have been opened all the same, without its ID printed: running the command again opens another one',
+const UNSURE_WRITES: Record<string, (error: Error & { entryId?: string }) => string> = {
+  'accounts.topUp': ({ entryId }) =>
+    `The top-up may have been applied all the same: run the same top-up again with --entry ${entryId ?? '<its entry ID>'}, which applies it once at most (nothing where it was applied); a top-up without --entry would add the credits a second time`,
+  'accounts.create': () => 'The account may have been opened all the same, without its ID printed: running the command again opens another one',
 };
 
 /**
@@ -45,7 +46,7 @@ const ERRORS: { match: (error: unknown) => boolean; code: string; exit: number; 
     exit: 4,
     message: (e) => {
       const unsure = UNSURE_WRITES[(e as StoreUnavailableError).operation];
-      return unsure ? `${e.message}. ${unsure}` : e.message;
+      return unsure ? `${e.message}. ${unsure(e)}` : e.message;
     },
   },
   // An endpoint that answers, but not as DynamoDB (the gateway's own port): no store there, named.

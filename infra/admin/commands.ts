@@ -37,6 +37,9 @@ export class ReconcileIncompleteError extends Error {
   }
 }
 
+/** A top-up's entry ID (CreditsService.topUpEntryId). */
+const TOP_UP_ENTRY = /^[0-9A-HJKMNP-TV-Z]{26}#topup$/;
+
 /** What each command does and takes, for `--help`. */
 const COMMANDS: Record<string, string> = {
   'create-account': 'create-account --credits N [--zdr] [--rpm N]\n  Opens an account with N credits; --zdr makes zero data retention its default, --rpm sets its own rate limit.',
@@ -44,7 +47,8 @@ const COMMANDS: Record<string, string> = {
   'revoke-key':
     'revoke-key --key KEY | --hash SHA256\n  Revokes a key, given the key or its SHA-256 (list-keys shows it): its prompts are refused (401) at once; GET /api/v1/models and /api/v1/openapi.json accept it until the authorizer cache expires, 30 s by default.',
   'list-keys': "list-keys --account ID\n  The account's keys: SHA-256, prefix, when created and revoked (never the key, which is not stored).",
-  'top-up': 'top-up --account ID --credits N\n  Adds N credits; applies at once.',
+  'top-up':
+    "top-up --account ID --credits N [--entry ENTRY]\n  Adds N credits; applies at once, and prints the top-up's entry ID. Run again with --entry and the ID a run printed (or its error named), it applies that top-up once at most: nothing where it was applied.",
   balance: 'balance --account ID\n  The balance, what is reserved by requests in flight, and the account settings.',
   ledger: 'ledger --account ID\n  Every balance change; ledgerSum equals balance + reserved (held by requests in flight) once nothing is unposted.',
   'set-rate-limit': "set-rate-limit --account ID --rpm N\n  The account's requests per minute, 1 to 1000000 (applies once the authorizer cache expires: 30 s by default).",
@@ -80,6 +84,7 @@ const OPTIONS = {
   hash: { type: 'string' },
   rpm: { type: 'string' },
   zdr: { type: 'boolean' },
+  entry: { type: 'string' },
 } as const;
 
 type Flag = keyof typeof OPTIONS;
@@ -90,7 +95,7 @@ const COMMAND_FLAGS: Record<string, readonly Flag[]> = {
   'create-key': ['account'],
   'revoke-key': ['key', 'hash'],
   'list-keys': ['account'],
-  'top-up': ['account', 'credits'],
+  'top-up': ['account', 'credits', 'entry'],
   balance: ['account'],
   ledger: ['account'],
   'set-rate-limit': ['account', 'rpm'],
@@ -159,9 +164,18 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
     case 'top-up': {
       const accountId = required(values.account, '--account');
       const amountMicro = creditsToMicro(credits(values.credits));
+      if (values.entry !== undefined && !TOP_UP_ENTRY.test(values.entry))
+        throw new UsageError(`--entry must be a top-up's entry ID (26 characters of a ULID and "#topup"), as a top-up printed it`);
       await deps.beforeDating?.();
-      const balanceMicro = await deps.credits.topUp(accountId, amountMicro);
-      return { accountId, balance: microToCredits(balanceMicro) };
+      const entryId = values.entry ?? deps.credits.topUpEntryId();
+      try {
+        const balanceMicro = await deps.credits.topUp(accountId, amountMicro, entryId);
+        return { accountId, entryId, balance: microToCredits(balanceMicro) };
+      } catch (error) {
+        // Unanswered, the write may land all the same: the operator is told which entry to run again.
+        if (error instanceof Error) Object.assign(error, { entryId });
+        throw error;
+      }
     }
     case 'balance': {
       const accountId = required(values.account, '--account');

@@ -91,11 +91,39 @@ export class CreditsService {
    * at once, an attempt of the top-up's write that the SDK gave up on and that reached the
    * store after its retry landed would find the entry gone, and add it again.
    */
-  async topUp(accountId: string, amountMicro: number): Promise<number> {
-    const entry = this.topUpEntry(accountId, amountMicro);
-    const balance = await this.accounts.topUp(entry);
+  async topUp(accountId: string, amountMicro: number, entryId?: string): Promise<number> {
+    const entry = this.topUpEntry(accountId, amountMicro, entryId);
+    if (entryId !== undefined) {
+      // A top-up named again (its first run's write unanswered): applied once at most, whenever it is run again.
+      const applied = (await this.ledger.get(accountId, entryId)) ?? (await this.accounts.get(accountId))?.unposted?.[entryId];
+      if (applied) return this.appliedBalance(applied, entry);
+    }
+    let balance: number;
+    try {
+      balance = await this.accounts.topUp(entry);
+    } catch (error) {
+      // Applied meanwhile (the first run's write landed late): the same entry, dated by that run.
+      const held = entryId !== undefined && error instanceof ConditionFailedError ? (await this.accounts.get(accountId))?.unposted?.[entryId] : undefined;
+      if (!held) throw error;
+      return this.appliedBalance(held, entry);
+    }
     await this.post([entry], { keep: true });
     return balance;
+  }
+
+  /** The balance after a top-up already applied: refused where the entry applied is not this top-up (another amount, or no top-up). */
+  private async appliedBalance(applied: LedgerEntry, entry: LedgerEntry): Promise<number> {
+    if (applied.kind !== 'topup' || applied.amountMicro !== entry.amountMicro) {
+      throw new ConditionFailedError(`Entry ${entry.entryId} was applied already, as ${applied.kind} of ${applied.amountMicro} micro-credits, not this top-up`);
+    }
+    const account = await this.accounts.get(entry.accountId);
+    if (!account) throw new ConditionFailedError(`Entry ${entry.entryId} was applied, but account ${entry.accountId} is gone`);
+    return account.balanceMicro;
+  }
+
+  /** A new top-up's entry ID, to name it before it is run (a run again with it applies it once at most). */
+  topUpEntryId(): string {
+    return `${ulid(this.now())}#topup`;
   }
 
   /**
@@ -304,9 +332,10 @@ export class CreditsService {
   }
 
   /** A top-up's entry: it belongs to no request. */
-  private topUpEntry(accountId: string, amountMicro: number): LedgerEntry {
+  /** A top-up's entry, dated now (so that late attempts of its write are waited out from now), under `entryId` where it was named before. */
+  private topUpEntry(accountId: string, amountMicro: number, entryId?: string): LedgerEntry {
     const at = this.now();
-    return { accountId, entryId: `${ulid(at)}#topup`, kind: 'topup', amountMicro, at };
+    return { accountId, entryId: entryId ?? `${ulid(at)}#topup`, kind: 'topup', amountMicro, at };
   }
 }
 

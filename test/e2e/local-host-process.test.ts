@@ -219,9 +219,11 @@ describe('npm run admin', () => {
     // A store that cannot be reached: its own code, never a bare "Error".
     expect([unreachable!.code, errorOf(unreachable!.stderr).code]).toEqual([4, 'store_unavailable']);
     expect(errorOf(unreachable!.stderr).message).not.toContain('all the same');
-    // A top-up whose write failed: the operator is told to check before topping up again.
+    // A top-up whose write failed: the operator is told which entry to run again, once at most.
     expect([topUp!.code, errorOf(topUp!.stderr).code]).toEqual([4, 'store_unavailable']);
-    expect(errorOf(topUp!.stderr).message).toMatch(/^The store did not complete accounts\.topUp: .*\. The top-up may have been applied all the same: check the balance/);
+    expect(errorOf(topUp!.stderr).message).toMatch(
+      /^The store did not complete accounts\.topUp: .*\. The top-up may have been applied all the same: run the same top-up again with --entry [0-9A-HJKMNP-TV-Z]{26}#topup, which applies it once at most/,
+    );
   });
 
   it("dates a top-up by the store's clock, not by the operator's machine's, when the two differ", async () => {

@@ -263,6 +263,37 @@ describe('Class: CreditsService', () => {
       expect(await expectConsistent(credits, account.accountId)).toBe(1_500);
     });
 
+    it('applies a top-up run again under its entry ID once at most: landed unposted, posted, dropped, or never landed', async () => {
+      const clock = { now: Date.now() };
+      const credits = service(clock);
+      const account = await credits.openAccount({ balanceMicro: 1_000 });
+      // The first run's write landed, its answer lost: the entry is in the item, not yet posted.
+      const landed = credits.topUpEntryId();
+      await accounts.topUp({ accountId: account.accountId, entryId: landed, kind: 'topup', amountMicro: 500, at: clock.now });
+      expect(await credits.topUp(account.accountId, 500, landed)).toBe(1_500);
+      // Run again once the reconciler posted it, and again once it dropped it from the item: the ledger says it was applied.
+      clock.now += POSTING_DELAY_MS;
+      await credits.reconcile();
+      expect(await credits.topUp(account.accountId, 500, landed)).toBe(1_500);
+      await credits.reconcile();
+      expect((await accounts.get(account.accountId))!.unposted).toEqual({});
+      expect(await credits.topUp(account.accountId, 500, landed)).toBe(1_500);
+      // Named with another amount: refused, nothing applied.
+      await expect(credits.topUp(account.accountId, 700, landed)).rejects.toThrow(/was applied already, as topup of 500 micro-credits/);
+      // A first run that never landed: applied, once.
+      clock.now += 1_000;
+      const lost = credits.topUpEntryId();
+      expect(await credits.topUp(account.accountId, 200, lost)).toBe(1_700);
+      expect(await credits.topUp(account.accountId, 200, lost)).toBe(1_700);
+      // The opening balance, and each of the two once.
+      expect((await ledger.list(account.accountId)).filter((e) => e.kind === 'topup').map((e) => [e.entryId, e.amountMicro])).toEqual([
+        [expect.any(String), 1_000],
+        [landed, 500],
+        [lost, 200],
+      ]);
+      expect(await expectConsistent(credits, account.accountId)).toBe(1_700);
+    });
+
     it('takes the refusal of a retried top-up whose first write landed (its answer lost) as the top-up made: applied once, never "no account"', async () => {
       // Prepare: the retry is refused, the entry being in the item already.
       const { client, sent: updates } = losingFirstAnswer(env.store.endpoint, 'UpdateItem');

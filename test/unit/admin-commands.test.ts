@@ -22,7 +22,8 @@ function recordingDeps() {
     credits: {
       openAccount: async (opening: { balanceMicro: number; rateLimitRpm?: number }) =>
         record('credits.openAccount', [opening], account('acct_new', opening.balanceMicro, opening.rateLimitRpm)),
-      topUp: async (accountId: string, amountMicro: number) => record('credits.topUp', [accountId, amountMicro], 1_000_000 + amountMicro),
+      topUp: async (accountId: string, amountMicro: number, entryId: string) => record('credits.topUp', [accountId, amountMicro, entryId], 1_000_000 + amountMicro),
+      topUpEntryId: () => '01KB0000000000000000000000#topup',
     },
   } as unknown as AdminDeps;
   return { deps, calls };
@@ -71,7 +72,25 @@ describe('Function: runAdminCommand, amounts', () => {
   ])('tops up a plain decimal: --credits %s', async (amount, micro) => {
     const { deps, calls } = recordingDeps();
     await runAdminCommand(['top-up', '--account', 'acct_x', '--credits', amount], deps);
-    expect(calls).toEqual([{ call: 'credits.topUp', args: ['acct_x', micro] }]);
+    expect(calls).toEqual([{ call: 'credits.topUp', args: ['acct_x', micro, '01KB0000000000000000000000#topup'] }]);
+  });
+
+  it("names a top-up's entry, prints it, and runs a top-up named again under its name; refuses a name that is no top-up's", async () => {
+    const { deps, calls } = recordingDeps();
+    expect(await runAdminCommand(['top-up', '--account', 'acct_x', '--credits', '5'], deps)).toEqual({
+      accountId: 'acct_x',
+      entryId: '01KB0000000000000000000000#topup',
+      balance: 6,
+    });
+    const named = '01KB1234567890ABCDEFGHJKMN#topup';
+    expect(await runAdminCommand(['top-up', '--account', 'acct_x', '--credits', '5', '--entry', named], deps)).toMatchObject({ entryId: named });
+    expect(calls.at(-1)).toEqual({ call: 'credits.topUp', args: ['acct_x', 5_000_000, named] });
+    for (const entry of ['01KB1234567890ABCDEFGHJKMN#settlement', 'topup', '01KB1234567890ABCDEFGHJKMU#topup']) {
+      const { error, calls } = await refused(['top-up', '--account', 'acct_x', '--credits', '5', '--entry', entry]);
+      expect(error, entry).toBeInstanceOf(UsageError);
+      expect((error as Error).message).toContain('--entry');
+      expect(calls).toEqual([]);
+    }
   });
 
   it('opens an account with 0 credits, and refuses a top-up of 0', async () => {
@@ -98,7 +117,7 @@ describe('Function: runAdminCommand, flags', () => {
   it.each([
     // Would open a NEW account, the operator believing it tops up acct_X.
     [['create-account', '--credits', '5', '--account', 'acct_X', '--key', 'x'], 'create-account does not take --account (it takes --credits, --zdr, --rpm)'],
-    [['top-up', '--account', 'acct_x', '--credits', '5', '--zdr'], 'top-up does not take --zdr (it takes --account, --credits)'],
+    [['top-up', '--account', 'acct_x', '--credits', '5', '--zdr'], 'top-up does not take --zdr (it takes --account, --credits, --entry)'],
     [['balance', '--account', 'acct_x', '--credits', '5'], 'balance does not take --credits (it takes --account)'],
     [['create-key', '--account', 'acct_x', '--rpm', '5'], 'create-key does not take --rpm (it takes --account)'],
     [['revoke-key', '--key', 'mcg_x', '--account', 'acct_x'], 'revoke-key does not take --account (it takes --key, --hash)'],
