@@ -184,17 +184,19 @@ function loneSurrogateAt(json: unknown): string | undefined {
 }
 
 /** Headers a request must carry at most once, and the error a repeated one gets. */
-const SINGLE_HEADERS: Readonly<Record<string, () => Error>> = {
-  // One credential per request, whichever of its values the authorizer was given.
-  authorization: () => new UnauthorizedError('Send exactly one Authorization header: Authorization: Bearer <API_KEY>'),
-  // Which key would the retry be matched on? Neither silently.
-  'idempotency-key': () => new ValidationError([{ field: 'header:Idempotency-Key', message: 'must be sent at most once' }]),
-  // Which type is the body? A proxy may have read the first, the parser the last.
-  'content-type': () => new ContentTypeError('', 'must be sent at most once', 'Content-Type', 'Send exactly one Content-Type header: Content-Type: application/json'),
-  // `gzip` then `identity` would pass as identity, the body still gzip.
-  'content-encoding': () =>
-    new ContentTypeError('', 'must be sent at most once', 'Content-Encoding', 'Send at most one Content-Encoding header, identity: the body is read as it comes'),
-};
+const SINGLE_HEADERS: ReadonlyMap<string, () => Error> = new Map(
+  Object.entries({
+    // One credential per request, whichever of its values the authorizer was given.
+    authorization: () => new UnauthorizedError('Send exactly one Authorization header: Authorization: Bearer <API_KEY>'),
+    // Which key would the retry be matched on? Neither silently.
+    'idempotency-key': () => new ValidationError([{ field: 'header:Idempotency-Key', message: 'must be sent at most once' }]),
+    // Which type is the body? A proxy may have read the first, the parser the last.
+    'content-type': () => new ContentTypeError('', 'must be sent at most once', 'Content-Type', 'Send exactly one Content-Type header: Content-Type: application/json'),
+    // `gzip` then `identity` would pass as identity, the body still gzip.
+    'content-encoding': () =>
+      new ContentTypeError('', 'must be sent at most once', 'Content-Encoding', 'Send at most one Content-Encoding header, identity: the body is read as it comes'),
+  }),
+);
 
 /**
  * A header of SINGLE_HEADERS repeated (in any letter case) is refused: a repeated
@@ -207,9 +209,10 @@ export function singleValuedHeaders(): Middleware {
       const counts = new Map<string, number>();
       for (const [name, list] of Object.entries(event.multiValueHeaders ?? {})) {
         const lower = name.toLowerCase();
-        if (lower in SINGLE_HEADERS) counts.set(lower, (counts.get(lower) ?? 0) + (list?.length ?? 0));
+        // A Map: a header named as a member every object inherits (`constructor`, `__proto__`) is no entry of it.
+        if (SINGLE_HEADERS.has(lower)) counts.set(lower, (counts.get(lower) ?? 0) + (list?.length ?? 0));
       }
-      for (const [name, count] of counts) if (count > 1) throw SINGLE_HEADERS[name]!();
+      for (const [name, count] of counts) if (count > 1) throw SINGLE_HEADERS.get(name)!();
     },
   };
 }
