@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import type { WireProtocol } from '../catalog/types.js';
 import { schemaChecker } from '../contract/schema-checker.js';
 import { KnownSecretsFilter, redactKnown, redactSecrets } from '../http/redact.js';
-import { chargeCall } from '../pricing/charge.js';
+import { chargeCall, withFinishReason } from '../pricing/charge.js';
 import { UpstreamError } from '../providers/errors.js';
 import { withRetry, type RetryPolicy } from '../providers/retry.js';
 import type { Router } from '../providers/router.js';
@@ -275,7 +275,7 @@ async function callModel(
     }
     const latencyMs = Math.round(performance.now() - started);
     // Charged for all the text the vendor sent, cut or not: the vendor bills it.
-    const charge = chargeCall(call, reply.usage, reply.output, attemptStartedAt, reply.hints);
+    const charge = chargeCall(call, reply.usage, reply.output, attemptStartedAt, withFinishReason(reply.hints, reply.finishReason));
     const allWarnings = [...warnings, ...reply.warnings, ...(charge.warning ? [charge.warning] : []), ...(cut ? [outputCutWarning(budget.limitBytes)] : [])];
     return {
       modelId: model.requestedId,

@@ -1,5 +1,6 @@
 import type { ModelCall, Usage, UsageHints } from '../providers/types.js';
 import { callCostBound, inputTokenEstimate, outputTokenBound, searchQueryBound, tooFewTokens, tooManyInputTokens } from './bound.js';
+import { ADAPTERS } from '../providers/adapters.js';
 import { promptTexts } from '../providers/shared-text.js';
 import { textTokens } from '../text/text-tokens.js';
 import { providerCost } from './cost.js';
@@ -67,7 +68,9 @@ export function chargeCall(
     return { kind: 'observed', usage, providerCost: cost, ...(search.note ? { warning: search.note } : {}) };
   }
   const bound = callCostBound(call);
-  const tokensOut = Math.min(Math.ceil(textTokens(output) + tokenCount(hints.unseenOutputTokens)), bound.outputTokens);
+  // At its output limit, the vendor billed that limit: thinking it did not show (or count) included.
+  const atLimit = hints.outputLimitReached ? ADAPTERS[call.entry.protocol].sentOutputLimit(call) : 0;
+  const tokensOut = Math.min(Math.max(Math.ceil(textTokens(output) + tokenCount(hints.unseenOutputTokens)), atLimit), bound.outputTokens);
   const searched = search.note ? `. ${search.note}` : '';
   const classed = reportedInputClasses(call, output, hints, tokensOut);
   if (classed) {
@@ -90,6 +93,14 @@ export function chargeCall(
     estimatedCost,
     warning: `Cost unavailable: ${doubt}. Charged an estimate from the text instead (${tokensIn} input and ${tokensOut} output tokens at uncached prices: ${estimatedCost} USD)${searched}`,
   };
+}
+
+/** Finish reasons (each vendor's word) that say an answer ended at the output limit it was sent with. */
+const OUTPUT_LIMIT_REASONS: ReadonlySet<string> = new Set(['length', 'max_tokens', 'MAX_TOKENS', 'max_output_tokens']);
+
+/** `hints` with whether the answer ended at its output limit, read from its finish reason. */
+export function withFinishReason(hints: UsageHints | undefined, finishReason: string | undefined): UsageHints | undefined {
+  return finishReason !== undefined && OUTPUT_LIMIT_REASONS.has(finishReason) ? { ...hints, outputLimitReached: true } : hints;
 }
 
 /**

@@ -65,6 +65,8 @@ export interface UsageHints {
   cacheWriteTokens?: number;
   /** Output tokens of text the vendor streamed that is not output (reasoning, thinking), counted as textTokens counts text. */
   unseenOutputTokens?: number;
+  /** The answer ended at the output limit the call was sent with (its finish reason says so): the vendor billed that limit, thinking and all. */
+  outputLimitReached?: boolean;
   /** Search queries the vendor listed as run (Gemini's search grounding), which it bills whatever became of the usage. */
   searchQueries?: number;
 }

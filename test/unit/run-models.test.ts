@@ -9,6 +9,7 @@ import type { ModelReply, ProtocolAdapter } from '../../shared/providers/types.j
 import { gate } from '../support/gate.js';
 import { fakeAdapter, type FakeVendor } from '../support/model-calls.js';
 import { planCall } from '../../shared/compare/model-call.js';
+import { ADAPTERS } from '../../shared/providers/adapters.js';
 import { providerCost } from '../../shared/pricing/cost.js';
 import { fromMessagesResponse } from '../../shared/providers/anthropic-messages/response.js';
 import { fromConverseResponse } from '../../shared/providers/bedrock-converse/response.js';
@@ -666,6 +667,22 @@ describe('Function: runModels, an answer whose usage block cannot be believed', 
       3_000 + 1,
     ],
   ];
+
+  it.each([
+    ['Gemini, MAX_TOKENS', 'fam_b-3.1-pro', { candidates: [{ content: { parts: [] }, finishReason: 'MAX_TOKENS' }] }],
+    ['Anthropic, max_tokens', 'fam_a-opus-4-6', { type: 'message', content: [], stop_reason: 'max_tokens' }],
+    ['a chat answer, length', 'fam_g-large', { choices: [{ message: { content: '' }, finish_reason: 'length' }] }],
+  ])('%s without usage: charged the output limit it ended at, what its vendor billed, thinking it did not show included', async (_name, model, body) => {
+    const request = validatePromptRequest({ prompt: 'Hi.', models: [model] });
+    const limit = ADAPTERS[resolveModel(model)!.protocol].sentOutputLimit(planCall(request, request.models[0]!).call);
+    const reply = () =>
+      model.startsWith('fam_b') ? fromGenerateContentResponse(body) : model.startsWith('fam_a') ? fromMessagesResponse(body) : fromChatResponse(body, dialectFor('mistral'));
+    const [result] = await runThrough([model], { send: async () => reply() });
+    expect(result).toMatchObject({ status: 'completed', providerCost: null });
+    const [least, most] = costs(model, limit);
+    expect(result!.estimatedCost).toBeGreaterThanOrEqual(least!);
+    expect(result!.estimatedCost).toBeLessThanOrEqual(most!);
+  });
 
   it.each(charged)('%s: charged the estimate with the input and the thinking it showed', async (_name, model, answer, status, tokensOut) => {
     const [result] = await runThrough([model], { send: async () => answer() });
