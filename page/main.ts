@@ -531,9 +531,23 @@ const SANITIZE: Config & { RETURN_TRUSTED_TYPE: true } = {
   ALLOW_ARIA_ATTR: false,
 };
 
-// A link in an output opens in a tab of its own, which cannot reach this one: followed here,
-// it would leave the page and the comparison on it.
+/**
+ * The most columns or rows a table cell of an output spans. A browser takes up to 1,000 and
+ * 65,534: 21 KB of cells spanning that many (`<td colspan=1000 rowspan=65534>`) froze the tab
+ * for minutes (100 rows 4 to 5 s with collapsed borders). Markdown's own tables span nothing.
+ */
+const MAX_SPAN = 20;
+
 DOMPurify.addHook('afterSanitizeAttributes', (node) => {
+  for (const name of ['colspan', 'rowspan']) {
+    const value = node.getAttribute(name);
+    if (value === null) continue;
+    // As a browser reads it (leading digits), at least 1 (a rowspan of 0 spans every row left).
+    const span = Number.parseInt(value.trim(), 10);
+    node.setAttribute(name, String(span >= 1 ? Math.min(span, MAX_SPAN) : 1));
+  }
+  // A link in an output opens in a tab of its own, which cannot reach this one: followed here,
+  // it would leave the page and the comparison on it.
   if (node.tagName !== 'A' || !node.hasAttribute('href')) return;
   node.setAttribute('target', '_blank');
   node.setAttribute('rel', 'noopener noreferrer');
