@@ -1,5 +1,5 @@
 import DOMPurify, { type Config } from 'dompurify';
-import { marked } from 'marked';
+import { marked, Tokenizer, type Tokens } from 'marked';
 import { curlCommand, type PageForm, readJsonField, requestBody } from './request.js';
 import { SseParser, type SseEvent } from './sse.js';
 
@@ -568,6 +568,34 @@ const MARKDOWN_SPACING = 4;
  */
 const MARKDOWN_MAX_CHARS = 24_000;
 
+/**
+ * The most cells an output's tables hold as Markdown. A row shorter than its table's header
+ * gets empty cells up to the header's count (GFM), so that 24,000 characters (a header of
+ * 3,000 columns, then 6,000 rows of `|`) made 18 million cells: marked alone took 17 s to
+ * write them, 180 MB of HTML. A table in 24,000 characters that writes each of its cells
+ * holds fewer than this.
+ */
+const MAX_TABLE_CELLS = 10_000;
+
+class TooManyCells extends Error {}
+
+/** marked's tokenizer, counting the cells of an output's tables before it makes them: one for each render. */
+class CountingTokenizer extends Tokenizer {
+  private cells = 0;
+
+  override table(src: string): Tokens.Table | undefined {
+    // What marked's own table() matches: the header (1), the delimiter row (2) and the rows (3).
+    const match = this.rules.block.table.exec(src);
+    if (match) {
+      const columns = match[2]?.match(/-+/g)?.length ?? 0;
+      const rows = match[3]?.trim() ? match[3].trim().split('\n').length : 0;
+      this.cells += columns * (rows + 1);
+      if (this.cells > MAX_TABLE_CELLS) throw new TooManyCells();
+    }
+    return super.table(src);
+  }
+}
+
 /** Paints the text a column streamed at the next frame (or after `delayMs`): one paint, however many deltas arrive till then. */
 function schedulePaint(column: Column, delayMs = 0): void {
   if (column.painting) return;
@@ -620,7 +648,7 @@ function renderOutput(column: Column): void {
   } else {
     const start = performance.now();
     try {
-      const html = marked.parse(column.text, { async: false, gfm: true });
+      const html = marked.parse(column.text, { async: false, gfm: true, tokenizer: new CountingTokenizer() });
       column.output.innerHTML = DOMPurify.sanitize(html, SANITIZE) as unknown as string;
       column.output.classList.add('markdown');
       column.markdown = true;
@@ -629,7 +657,12 @@ function renderOutput(column: Column): void {
       return;
     } catch (error) {
       // marked adds a second line asking to report the error to its maintainers: left out.
-      setNote(column, `Shown as text: Markdown could not be rendered (${messageOf(error).split('\n')[0]}).`);
+      setNote(
+        column,
+        error instanceof TooManyCells
+          ? `Shown as text: its tables would hold more than the ${MAX_TABLE_CELLS.toLocaleString('en')} cells rendered as Markdown (a row gets as many cells as its table's header).`
+          : `Shown as text: Markdown could not be rendered (${messageOf(error).split('\n')[0]}).`,
+      );
     } finally {
       // Once the render has ended: the wait before the next one counts from there.
       column.renderedAt = performance.now();

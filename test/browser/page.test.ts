@@ -1046,6 +1046,33 @@ describe('The comparison page at GET /', () => {
       // The page answered all along: no task near the seconds it took (the render itself takes a few ms).
       expect(Math.max(0, ...(await longTasks(page)))).toBeLessThan(2_000);
     });
+
+    it('shows as text an output whose Markdown tables would hold more than 10,000 cells: a short row gets as many as its header', async () => {
+      // Under 24,000 characters: a header of 2,900 columns, then rows of `|`, each of which
+      // GFM fills up to 2,900 cells (17 million in all: marked alone took seconds, then the tab died).
+      const table = (columns: number, length: number) => {
+        const head = `|${'a|'.repeat(columns)}\n|${'-|'.repeat(columns)}\n`;
+        return head + '|\n'.repeat(Math.floor((length - head.length) / 2));
+      };
+      const hostile = table(2_900, 23_990);
+      // 100 columns and 99 rows: 10,000 cells, the most rendered.
+      const most = table(100, 602);
+      proxy = await startProxy(host(), answered([resultOf(FAST, hostile), resultOf(OTHER, most)]));
+      page = await openPage(browser(), host(), { url: proxy.url });
+      await page.click('#markdown');
+      await watchLongTasks(page);
+      await compare(page, { models: [FAST, OTHER] });
+      await ended(page);
+
+      expect(await columnText(page, FAST, 'output')).toBe(hostile);
+      expect(await columnText(page, FAST, 'render-note')).toBe(
+        "Shown as text: its tables would hold more than the 10,000 cells rendered as Markdown (a row gets as many cells as its table's header).",
+      );
+      expect(await page.$eval(`${column(FAST)} .output`, (el) => el.querySelectorAll('table').length)).toBe(0);
+      expect(await page.$eval(`${column(OTHER)} .output`, (el) => [el.querySelectorAll('th').length, el.querySelectorAll('td').length])).toEqual([100, 9_900]);
+      expect(await page.$eval(`${column(OTHER)} .render-note`, (el) => el.hidden)).toBe(true);
+      expect(Math.max(0, ...(await longTasks(page)))).toBeLessThan(2_000);
+    });
   });
 
   describe('Long unbroken text', () => {
