@@ -613,7 +613,7 @@ function schedulePaint(column: Column, delayMs = 0): void {
 function paint(column: Column): void {
   if (column.shown === column.text.length) return; // rendered whole since (its result, the toggle)
   if (!column.markdown) {
-    appendText(column, column.text.slice(column.shown));
+    appendText(column, column.shown);
     column.shown = column.text.length;
     // Until the output fills its box: after that, the button stays.
     if (column.expand.hidden) fitExpand(column);
@@ -672,20 +672,35 @@ function renderOutput(column: Column): void {
   column.output.classList.remove('markdown');
   column.output.replaceChildren();
   column.block = undefined;
-  appendText(column, column.text);
+  appendText(column, 0);
   fitExpand(column);
 }
 
 /**
- * Text is shown in blocks of about this many characters, each ending at a line end (a line
- * longer than that is a block of its own): appending lays out the last block again, not the
- * whole text, and a block out of view is not laid out at all (`content-visibility: auto`).
- * A 7 MiB output in one text block took seconds a paint.
+ * Text is shown in blocks of about this many characters, each ending at a line end: appending
+ * lays out the last block again, not the whole text, and a block out of view is not laid out
+ * at all (`content-visibility: auto`). A 7 MiB output in one text block took seconds a paint.
  */
 const BLOCK_CHARS = 16_384;
 
-function appendText(column: Column, text: string): void {
-  for (let at = 0; at < text.length; ) {
+/**
+ * A block ends at the first line end past BLOCK_CHARS only up to this; else it is cut here,
+ * inside a line (a line with no end in 8 MiB, one block, gave 4 to 5 s of long tasks, and
+ * 600,000 zero-width joiners, right-to-left overrides and combining accents up to a minute).
+ */
+const MAX_BLOCK_CHARS = 2 * BLOCK_CHARS;
+
+/** Whether `text` cut at `at` would part the two halves of a surrogate pair (one emoji, say). */
+function partsPair(text: string, at: number): boolean {
+  const before = text.charCodeAt(at - 1);
+  const after = text.charCodeAt(at);
+  return before >= 0xd800 && before <= 0xdbff && after >= 0xdc00 && after <= 0xdfff;
+}
+
+/** Appends the column's text from `from` on (the part not shown yet) to its blocks. */
+function appendText(column: Column, from: number): void {
+  const text = column.text;
+  for (let at = from; at < text.length; ) {
     if (!column.block) {
       column.block = el('div', 'text-block');
       column.blockChars = 0;
@@ -694,12 +709,16 @@ function appendText(column: Column, text: string): void {
     const room = Math.max(0, BLOCK_CHARS - column.blockChars);
     let end = text.length;
     if (end - at > room) {
-      // The block ends after the last line end in its room, else after the first one past it.
-      const last = room > 0 ? text.lastIndexOf('\n', at + room - 1) : -1;
-      const lineEnd = last >= at ? last : text.indexOf('\n', at + room);
-      if (lineEnd !== -1) end = lineEnd + 1;
+      // The block ends after the last line end in its room, else after the first one past it
+      // up to MAX_BLOCK_CHARS, else there (the searches bounded: a text may have no line end).
+      const limit = Math.min(text.length, at + Math.max(0, MAX_BLOCK_CHARS - column.blockChars));
+      const last = room > 0 ? text.slice(at, at + room).lastIndexOf('\n') : -1;
+      const next = last !== -1 ? -1 : text.slice(at + room, limit).indexOf('\n');
+      if (last !== -1) end = at + last + 1;
+      else if (next !== -1) end = at + room + next + 1;
+      else if (limit < text.length) end = partsPair(text, limit) ? limit + 1 : limit;
     }
-    column.block.append(text.slice(at, end));
+    if (end > at) column.block.append(text.slice(at, end));
     column.blockChars += end - at;
     if (end < text.length) {
       // Full: laid out only when in view (page.css). A block not full stays laid out: sized

@@ -376,6 +376,54 @@ describe('The comparison page at GET /', () => {
       expect(blocked).toBeLessThan(2_500);
     });
 
+    it('cuts a line with no end into blocks of at most 32,768 characters, never inside a surrogate pair; their text joins, and copies, to the output', async () => {
+      // No line end anywhere: one text block each, laid out again at every paint, they gave 4 to
+      // 5 s of long tasks (8 MiB of x) and 4.5 to 60 s (zero-width joiners, right-to-left overrides, accents).
+      const texts = ['x'.repeat(8 * 1024 * 1024), '\u200b\u200d\u202e\u0301'.repeat(150_000), `a${'😀'.repeat(100_000)}`];
+      const models = [FAST, OTHER, THIRD];
+      proxy = await startProxy(host(), async (res) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
+        // 64 KiB deltas (some end inside a surrogate pair: JSON carries its halves apart).
+        for (let at = 0; at < (texts[0] as string).length; at += 64 * 1024) {
+          res.write(texts.map((text, index) => (at < text.length ? sse('delta', { index, text: text.slice(at, at + 64 * 1024) }) : '')).join(''));
+          await sleep(5);
+        }
+        const results = texts.map((text, i) => resultOf(models[i] as string, text));
+        res.end(results.map((result, index) => sse('result', { index, result })).join('') + sse('done', { results, creditsUsed: 0, promptLogId: 'pl_test' }));
+      });
+      page = await openPage(browser(), host(), { url: proxy.url });
+      await watchLongTasks(page);
+      await compare(page, { models });
+      await ended(page);
+
+      for (const [i, text] of texts.entries()) {
+        const blocks = await page.$$eval(`${column(models[i] as string)} .text-block`, (els) => els.map((el) => el.textContent ?? ''));
+        expect(blocks.length).toBeGreaterThanOrEqual(Math.ceil(text.length / 32_769));
+        expect(Math.max(...blocks.map((block) => block.length))).toBeLessThanOrEqual(32_769);
+        // No block ends with the first half of a pair (nor starts with the second).
+        expect(blocks.filter((block) => /[\ud800-\udbff]$|^[\udc00-\udfff]/.test(block))).toEqual([]);
+        expect(blocks.join('') === text).toBe(true);
+      }
+      // Copied whole, the emoji output is its text: a block cut inside a line adds no line break.
+      await page.$eval(`${column(THIRD)} .output`, (el) => {
+        const range = document.createRange();
+        range.selectNodeContents(el);
+        getSelection()?.removeAllRanges();
+        getSelection()?.addRange(range);
+      });
+      await page.keyboard.down('Control');
+      await page.keyboard.press('KeyC');
+      await page.keyboard.up('Control');
+      await page.$eval('#prompt', (el) => ((el as HTMLTextAreaElement).value = ''));
+      await page.focus('#prompt');
+      await page.keyboard.down('Control');
+      await page.keyboard.press('KeyV');
+      await page.keyboard.up('Control');
+      expect((await page.$eval('#prompt', (el) => (el as HTMLTextAreaElement).value)) === texts[2]).toBe(true);
+      const blocked = (await longTasks(page)).reduce((sum, ms) => sum + ms, 0);
+      expect(blocked).toBeLessThan(2_500);
+    });
+
     it('renders 2,000 streamed Markdown deltas in a few whole renders (one per 250 ms at most), then with the result as the toggle does', async () => {
       // 21,000 characters: under the 24,000 rendered as Markdown.
       const pieces = Array.from({ length: 2_000 }, (_, i) => `- **${i}**\n`);
