@@ -98,6 +98,13 @@ const num = (value: unknown): number | undefined => (typeof value === 'number' &
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 
+/**
+ * Text a vendor or a model wrote (an error's message, a warning, a judge's reasoning) where the
+ * page writes words of its own beside it: isolated (`bdi`), so that a right-to-left override in
+ * it ("Overloaded \u202e") reverses nothing of the page's words after it.
+ */
+const untrusted = (value: unknown): HTMLElement => el('bdi', undefined, str(value));
+
 function apiUrl(path: string): string {
   const base = apiUrlInput.value.trim() || location.href;
   return new URL(path, base.endsWith('/') ? base : `${base}/`).href;
@@ -431,13 +438,23 @@ function showResult(index: number, result: unknown): void {
     el('span', 'tokens', tokens),
     el('span', 'latency', `${str(num(result.latencyMs) ?? '?')} ms`),
     el('span', 'cost', `${costLabel} $${cost === undefined ? '?' : usd(cost)}`),
-    ...list(result.warnings).map((warning) => el('span', 'warning', `⚠ ${str(warning)}`)),
+    ...list(result.warnings).map((warning) => {
+      const line = el('span', 'warning', '⚠ ');
+      line.append(untrusted(warning));
+      return line;
+    }),
   );
   const error = isObject(result.error) ? result.error : undefined;
   column.error.hidden = !error;
-  column.error.textContent = error
-    ? `${str(error.code)}${error.upstreamStatus ? ` (upstream ${str(error.upstreamStatus)})` : ''}: ${str(error.message)}${cut ? ' (the text below arrived before it stopped)' : ''}`
-    : '';
+  column.error.replaceChildren(
+    ...(error
+      ? [
+          `${str(error.code)}${error.upstreamStatus ? ` (upstream ${str(error.upstreamStatus)})` : ''}: `,
+          untrusted(error.message),
+          cut ? ' (the text below arrived before it stopped)' : '',
+        ]
+      : []),
+  );
   showStructured(column, result.structuredOutput);
   if (streamed) showWhole(column);
   else renderOutput(column);
@@ -772,12 +789,14 @@ function showJudging(evaluations: unknown[], ranking: unknown, statistics: unkno
     const picks = list(evaluation.orders)
       .filter(isObject)
       .map((order) => {
-        const pick =
-          isObject(order.verdict) || order.status === 'completed' ? str(order.winner) || 'tie' : `failed: ${str(isObject(order.error) ? order.error.message : order.status)}`;
+        // The judge's pick, or its call's error (its vendor's words): made anew for each place it is shown in.
+        const completed = isObject(order.verdict) || order.status === 'completed';
+        const pick = () => (completed ? [str(order.winner) || 'tie'] : ['failed: ', untrusted(isObject(order.error) ? order.error.message : order.status)]);
         const key = `${str(order.answerA)}\u0000${str(order.answerB)}`;
         // A self-judge's pick the ranking leaves out (an independent judge judged the pair) is marked so.
         const excluded = evaluation.inRanking === false;
-        const line = el('span', excluded ? 'pick excluded' : 'pick', `${judge}: ${pick}${excluded ? ' (left out of the ranking)' : ''}`);
+        const line = el('span', excluded ? 'pick excluded' : 'pick', `${judge}: `);
+        line.append(...pick(), excluded ? ' (left out of the ranking)' : '');
         cells.set(key, [...(cells.get(key) ?? []), line]);
         return pick;
       });
@@ -785,7 +804,7 @@ function showJudging(evaluations: unknown[], ranking: unknown, statistics: unkno
     const completed = evaluation.status === 'completed';
     const consistent = !completed ? '–' : evaluation.consistent === true ? 'yes' : evaluation.consistent === false ? 'no' : '–';
     const error = isObject(evaluation.error) ? evaluation.error : undefined;
-    const winner = completed ? str(evaluation.winner) : `${str(evaluation.status) || 'failed'}${error ? `: ${str(error.message)}` : ''}`;
+    const winner = completed ? str(evaluation.winner) : stacked([str(evaluation.status) || 'failed', ...(error ? [': ', untrusted(error.message)] : [])]);
     const byModel = (value: unknown) =>
       isObject(value)
         ? Object.entries(value)
@@ -797,8 +816,8 @@ function showJudging(evaluations: unknown[], ranking: unknown, statistics: unkno
       [
         judge,
         `${str(evaluation.modelA)} vs ${str(evaluation.modelB)}`,
-        picks[0] ?? '–',
-        picks[1] ?? '–',
+        picks[0] ? stacked(picks[0]()) : '–',
+        picks[1] ? stacked(picks[1]()) : '–',
         consistent,
         winner,
         byModel(evaluation.scores),
@@ -914,7 +933,11 @@ function reasoning(evaluation: Json): Node | string {
   const reasons = list(evaluation.orders)
     .filter(isObject)
     .filter((order) => isObject(order.verdict) && str(order.verdict.reasoning) !== '')
-    .map((order) => el('p', undefined, `${str(order.answerA)} shown first: ${str((order.verdict as Json).reasoning)}`));
+    .map((order) => {
+      const line = el('p', undefined, `${str(order.answerA)} shown first: `);
+      line.append(untrusted((order.verdict as Json).reasoning));
+      return line;
+    });
   if (reasons.length === 0) return '–';
   const details = el('details', 'reasoning');
   details.append(el('summary', undefined, 'show'), ...reasons);
@@ -972,25 +995,28 @@ function fill(table: HTMLTableElement, rows: HTMLTableRowElement[]): void {
 /** The API's error body: code, message and each field it names. */
 function showError(status: number | undefined, answer: unknown): void {
   const error = isObject(answer) && isObject(answer.error) ? answer.error : undefined;
-  const lines = [`${status === undefined ? '' : `${status} `}${str(error?.code) || 'error'}: ${str(error?.message) || 'the API gave no error body'}`];
-  for (const detail of list(error?.details).filter(isObject)) lines.push(`  ${str(detail.field)}: ${str(detail.message)}`);
+  // The messages may carry a vendor's words: isolated from the page's (untrusted).
+  const lines: (string | Node)[][] = [
+    [`${status === undefined ? '' : `${status} `}${str(error?.code) || 'error'}: `, str(error?.message) ? untrusted(error?.message) : 'the API gave no error body'],
+  ];
+  for (const detail of list(error?.details).filter(isObject)) lines.push([`  ${str(detail.field)}: `, untrusted(detail.message)]);
   // A 402 adds these beside `error`, at the top level of the body.
   for (const field of ['estimatedCreditsRequired', 'balance']) {
     const value = isObject(answer) ? num(answer[field]) : undefined;
-    if (value !== undefined) lines.push(`  ${field}: ${str(value)}`);
+    if (value !== undefined) lines.push([`  ${field}: ${str(value)}`]);
   }
   // And what the estimate is made of: each model's worst case, and the judge calls'.
   const estimate = isObject(answer) && isObject(answer.estimate) ? answer.estimate : undefined;
   for (const model of list(estimate?.models).filter(isObject)) {
-    lines.push(`  estimate ${str(model.modelId)}: ${str(num(model.credits) ?? '?')} credits (up to ${str(num(model.outputTokens) ?? '?')} output tokens)`);
+    lines.push([`  estimate ${str(model.modelId)}: ${str(num(model.credits) ?? '?')} credits (up to ${str(num(model.outputTokens) ?? '?')} output tokens)`]);
   }
   const judgeCalls = isObject(estimate?.judgeCalls) ? estimate.judgeCalls : undefined;
-  if (judgeCalls && num(judgeCalls.calls)) lines.push(`  estimate judge calls: ${str(judgeCalls.calls)} calls, ${str(num(judgeCalls.credits) ?? '?')} credits`);
-  showMessage(lines.join('\n'));
+  if (judgeCalls && num(judgeCalls.calls)) lines.push([`  estimate judge calls: ${str(judgeCalls.calls)} calls, ${str(num(judgeCalls.credits) ?? '?')} credits`]);
+  showMessage(...lines.flatMap((line, i) => (i === 0 ? line : ['\n', ...line])));
 }
 
-function showMessage(text: string): void {
-  errorEl.textContent = text;
+function showMessage(...parts: (string | Node)[]): void {
+  errorEl.replaceChildren(...parts);
   errorEl.hidden = false;
 }
 

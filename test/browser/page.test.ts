@@ -974,6 +974,116 @@ describe('The comparison page at GET /', () => {
     });
   });
 
+  describe("A vendor's words beside the page's", () => {
+    /** Whether `word`, in the last text of `selector` that holds it, is drawn left to right (its first letter left of its last). */
+    function readsLeftToRight(page: Page, selector: string, word: string): Promise<boolean | null> {
+      return page.$eval(
+        selector,
+        (el, word) => {
+          const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+          let found: [Node, number] | undefined;
+          for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            const at = node.textContent?.lastIndexOf(word) ?? -1;
+            if (at !== -1) found = [node, at];
+          }
+          if (!found) return null;
+          const [node, at] = found;
+          const left = (i: number) => {
+            const range = document.createRange();
+            range.setStart(node, i);
+            range.setEnd(node, i + 1);
+            return range.getBoundingClientRect().left;
+          };
+          return left(at) < left(at + word.length - 1);
+        },
+        word,
+      );
+    }
+
+    /**
+     * Where `text` (holding a right-to-left override) is in `selector`, outside the outputs:
+     * whether each is isolated from the page's words, alone in an element that is
+     * unicode-bidi: isolate (a table cell or a paragraph is, but holds the page's words too).
+     */
+    function isolated(page: Page, selector: string, text: string): Promise<boolean[]> {
+      return page.$eval(
+        selector,
+        (root, text) => {
+          const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+          const found: boolean[] = [];
+          for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            const parent = node.parentElement as Element;
+            if (!node.textContent?.includes(text) || parent.closest('.output')) continue;
+            found.push(getComputedStyle(parent).unicodeBidi === 'isolate' && parent.textContent === text);
+          }
+          return found;
+        },
+        text,
+      );
+    }
+
+    it("isolates an error's message, a warning and a judge's reasoning: a right-to-left override in them reverses none of the page's words", async () => {
+      const RLO = 'Overloaded \u202e';
+      const order = (answerA: string, answerB: string, fields: Record<string, unknown>) => ({
+        answerA,
+        answerB,
+        status: 'completed',
+        verdict: { winner: 'A', scoreA: 8, scoreB: 6, reasoning: RLO },
+        winner: answerA,
+        latencyMs: 1,
+        tokensIn: 1,
+        tokensOut: 1,
+        providerCost: 0,
+        ...fields,
+      });
+      const evaluations = [
+        {
+          judgeModelId: JUDGE,
+          modelA: FAST,
+          modelB: OTHER,
+          status: 'failed',
+          winner: null,
+          consistent: false,
+          scores: null,
+          weightedScores: null,
+          inRanking: false,
+          error: { code: 'upstream_error', message: RLO },
+          orders: [order(FAST, OTHER, {}), order(OTHER, FAST, { status: 'failed', verdict: null, winner: null, error: { code: 'upstream_error', message: RLO } })],
+        },
+      ];
+      // A model cut off after some text, with its vendor's error; another with a warning; then a refusal.
+      const failed = resultOf(FAST, '', { status: 'failed', error: { code: 'upstream_error', upstreamStatus: 529, message: RLO } });
+      const warned = resultOf(OTHER, 'ok', { warnings: [RLO] });
+      const judged = scripted(
+        sse('delta', { index: 0, text: 'partial' }),
+        sse('result', { index: 0, result: failed }),
+        sse('result', { index: 1, result: warned }),
+        sse('done', { results: [failed, warned], evaluations, creditsUsed: 0, promptLogId: 'pl_test' }),
+      );
+      let requests = 0;
+      proxy = await startProxy(host(), async (res) => {
+        requests += 1;
+        if (requests === 1) return judged(res);
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { code: 'invalid_request', message: RLO, details: [{ field: '/prompt', message: RLO }] } }));
+      });
+      page = await openPage(browser(), host(), { url: proxy.url });
+      await compare(page, { models: [FAST, OTHER] });
+      await ended(page);
+
+      expect(await columnText(page, FAST, 'error')).toBe(`upstream_error (upstream 529): ${RLO} (the text below arrived before it stopped)`);
+      expect(await readsLeftToRight(page, `${column(FAST)} .error`, 'below')).toBe(true);
+      expect(await readsLeftToRight(page, '#matrix', 'ranking')).toBe(true);
+      // The error, the warning, the failed pick in the matrix and in the evaluation (B first), its winner, and the reasoning.
+      expect(await isolated(page, 'main', RLO)).toEqual(Array(6).fill(true));
+
+      await page.click('#run');
+      await ended(page);
+      expect(await errorText(page)).toBe(`400 invalid_request: ${RLO}\n  /prompt: ${RLO}`);
+      expect(await isolated(page, '#error', RLO)).toEqual([true, true]);
+    });
+  });
+
   describe('Markdown that cannot be rendered', () => {
     it('shows an output marked throws on as text with a note, in its column only; the toggle still renders the others', async () => {
       // marked recurses once per '>': "Maximum call stack size exceeded".
