@@ -484,26 +484,45 @@ function fitExpand(column: Column): void {
 
 /**
  * What the request cost in USD, models and judges apart: each result's, and each judge
- * call's (every evaluation's orders), providerCost, or estimatedCost where that is null.
+ * call's (every evaluation's orders), providerCost, or estimatedCost where that is null
+ * (the API sends an estimate only then), the estimated part said.
  * `creditsUsed` is these converted at the gateway's rate, which the answer does not give.
  */
 function providerCosts(results: unknown[], evaluations: unknown[]): string {
   const models = sumCosts(results);
   const judges = sumCosts(evaluations.filter(isObject).flatMap((evaluation) => list(evaluation.orders)));
-  const total = { usd: models.usd + judges.usd, unknown: models.unknown || judges.unknown };
-  const shown = (sum: { usd: number; unknown: boolean }) => `${sum.unknown ? 'at least ' : ''}$${usd(sum.usd)}`;
-  return evaluations.length > 0 ? `provider cost ${shown(total)}: models ${shown(models)} + judges ${shown(judges)}` : `provider cost ${shown(models)}`;
+  const total: Costs = {
+    usd: models.usd + judges.usd,
+    estimated: models.estimated === undefined && judges.estimated === undefined ? undefined : (models.estimated ?? 0) + (judges.estimated ?? 0),
+    unknown: models.unknown || judges.unknown,
+  };
+  return evaluations.length > 0 ? `provider cost ${costText(total)}: models ${costText(models)} + judges ${costText(judges)}` : `provider cost ${costText(models)}`;
 }
 
-function sumCosts(calls: unknown[]): { usd: number; unknown: boolean } {
-  let usd = 0;
-  let unknown = false;
+/** Calls' costs added up: in USD, the part of it estimated (none: undefined), and whether a call had no cost at all. */
+interface Costs {
+  usd: number;
+  estimated: number | undefined;
+  unknown: boolean;
+}
+
+function sumCosts(calls: unknown[]): Costs {
+  const sum: Costs = { usd: 0, estimated: undefined, unknown: false };
   for (const call of calls.filter(isObject)) {
-    const cost = num(call.providerCost) ?? num(call.estimatedCost);
-    if (cost === undefined) unknown = true;
-    else usd += cost;
+    const provider = num(call.providerCost);
+    const estimated = provider === undefined ? num(call.estimatedCost) : undefined;
+    if (provider !== undefined) sum.usd += provider;
+    else if (estimated !== undefined) {
+      sum.usd += estimated;
+      sum.estimated = (sum.estimated ?? 0) + estimated;
+    } else sum.unknown = true;
   }
-  return { usd, unknown };
+  return sum;
+}
+
+/** "$0.0158", "at least $0.0158" when a call had no cost, "$0.0158 (incl. $0.00100 estimated)" when some of it is an estimate. */
+function costText(sum: Costs): string {
+  return `${sum.unknown ? 'at least ' : ''}$${usd(sum.usd)}${sum.estimated === undefined ? '' : ` (incl. $${usd(sum.estimated)} estimated)`}`;
 }
 
 /** All of the column's text, now: as text, what is not shown yet is appended; as Markdown, a text not rendered whole yet is. */
@@ -872,7 +891,6 @@ function showJudges(evaluations: unknown[], statistics: unknown): void {
   fill(judgeStatsEl, [
     row('th', ['judge', 'calls', 'failed', 'tokens in / out', 'cost', 'pairs', 'position consistency', 'chose position A', 'decisive', 'longer won']),
     ...[...byJudge].map(([judge, { orders, stats: own }]) => {
-      const cost = sumCosts(orders);
       return row(
         'td',
         [
@@ -880,7 +898,7 @@ function showJudges(evaluations: unknown[], statistics: unknown): void {
           str(orders.length),
           str(orders.filter((order) => order.status === 'failed').length),
           `${str(sum(orders, 'tokensIn'))} / ${str(sum(orders, 'tokensOut'))}`,
-          `${cost.unknown ? 'at least ' : ''}$${usd(cost.usd)}`,
+          costText(sumCosts(orders)),
           str(own?.pairs ?? '–'),
           share(own?.positionConsistency),
           share(own?.chosePositionA),

@@ -692,16 +692,17 @@ describe('The comparison page at GET /', () => {
         'tokens 20 in / 30 out',
         'tokens 20 in / 30 out',
       ]);
-      // The models' and the judges' costs beside creditsUsed (USD: the answer does not say what a credit is).
+      // The models' and the judges' costs beside creditsUsed (USD: the answer does not say what a credit is),
+      // and how much of them is estimated (judge-one's second call's estimatedCost, its providerCost null).
       expect(await page.$eval('#summary', (el) => el.textContent)).toBe(
-        '4 completed · creditsUsed 0 · provider cost $0.0158: models $0.0123 + judges $0.00350 · promptLogId pl_test',
+        '4 completed · creditsUsed 0 · provider cost $0.0158 (incl. $0.00100 estimated): models $0.0123 + judges $0.00350 (incl. $0.00100 estimated) · promptLogId pl_test',
       );
 
       // Each judge's calls, tokens and cost (its orders' providerCost, or estimatedCost where that is null), and how it judged.
       const judges = await page.$$eval('#judge-stats tr', (trs) => trs.map((tr) => [...(tr as HTMLTableRowElement).cells].map((cell) => cell.textContent)));
       expect(judges).toEqual([
         ['judge', 'calls', 'failed', 'tokens in / out', 'cost', 'pairs', 'position consistency', 'chose position A', 'decisive', 'longer won'],
-        ['judge-one', '2', '0', '210 / 21', '$0.00300', '1', '100 %', '50 %', '100 %', '–'],
+        ['judge-one', '2', '0', '210 / 21', '$0.00300 (incl. $0.00100 estimated)', '1', '100 %', '50 %', '100 %', '–'],
         ['judge-two', '2', '1', '50 / 5', '$0.000500', '0', '–', '100 %', '100 %', '–'],
       ]);
       expect(await page.$eval('#agreement', (el) => (el.hidden ? null : el.textContent))).toBe("judge-one and judge-two: agreement 50 %, Cohen's κ -0.25 over 1 pairs");
@@ -776,6 +777,11 @@ describe('The comparison page at GET /', () => {
 
       expect(await columnText(page, FAST, 'meta')).toMatch(/^tokens unknown \(usage missing\)\d+ msestimated cost \$0\.0*[1-9]\d*⚠ /);
       expect(await columnText(page, OTHER, 'meta')).toMatch(/^tokens [1-9]\d* in \/ [1-9]\d* out\d+ mscost \$0\.0*[1-9]/);
+      // The status line's provider cost says how much of it is that estimate.
+      const estimated = (await page.$eval(`${column(FAST)} .cost`, (el) => el.textContent ?? '')).replace(/^estimated cost /, '');
+      const summary = await page.$eval('#summary', (el) => el.textContent ?? '');
+      expect(summary).toMatch(/^2 completed · creditsUsed \S+ · provider cost \$0\.\d+ \(incl\. \$0\.\d+ estimated\) · promptLogId /);
+      expect(summary).toContain(`(incl. ${estimated} estimated)`);
     });
   });
 
