@@ -810,12 +810,16 @@ function showJudging(evaluations: unknown[], ranking: unknown, statistics: unkno
       .map((order) => {
         // The judge's pick, or its call's error (its vendor's words): made anew for each place it is shown in.
         const completed = isObject(order.verdict) || order.status === 'completed';
-        const pick = () => (completed ? [str(order.winner) || 'tie'] : ['failed: ', untrusted(isObject(order.error) ? order.error.message : order.status)]);
+        // An error is cut (whole in the line's title, and folded under the evaluation's winner) and
+        // wraps: a 5,000-character one, on one line, made the matrix thousands of pixels wide.
+        const error = str(isObject(order.error) ? order.error.message : order.status);
+        const pick = () => (completed ? [str(order.winner) || 'tie'] : ['failed: ', errorStart(error)]);
         const key = `${str(order.answerA)}\u0000${str(order.answerB)}`;
         // A self-judge's pick the ranking leaves out (an independent judge judged the pair) is marked so.
         const excluded = evaluation.inRanking === false;
         const line = el('span', excluded ? 'pick excluded' : 'pick', `${judge}: `);
         line.append(...pick(), excluded ? ' (left out of the ranking)' : '');
+        if (!completed && error.length > ERROR_START_CHARS) line.title = error;
         cells.set(key, [...(cells.get(key) ?? []), line]);
         return pick;
       });
@@ -823,7 +827,7 @@ function showJudging(evaluations: unknown[], ranking: unknown, statistics: unkno
     const completed = evaluation.status === 'completed';
     const consistent = !completed ? '–' : evaluation.consistent === true ? 'yes' : evaluation.consistent === false ? 'no' : '–';
     const error = isObject(evaluation.error) ? evaluation.error : undefined;
-    const winner = completed ? str(evaluation.winner) : stacked([str(evaluation.status) || 'failed', ...(error ? [': ', untrusted(error.message)] : [])]);
+    const winner = completed ? str(evaluation.winner) : stacked([str(evaluation.status) || 'failed', ...(error ? [': ', ...wholeError(str(error.message))] : [])]);
     const byModel = (value: unknown) =>
       isObject(value)
         ? Object.entries(value)
@@ -863,6 +867,31 @@ function showJudging(evaluations: unknown[], ranking: unknown, statistics: unkno
   fill(matrixEl, matrix);
   showRanking(ranking);
   showJudges(evaluations, statistics);
+}
+
+/** How much of a judge call's error the judging tables show at first (a vendor's can run to thousands of characters). */
+const ERROR_START_CHARS = 200;
+
+/** At most `max` characters of `text`, then "…" (never cut between the two halves of a surrogate pair). */
+function shortened(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, partsPair(text, max) ? max - 1 : max)}…`;
+}
+
+/** The start of a judge call's error, in a box of its own that wraps (page.css, .message). */
+function errorStart(message: string): HTMLElement {
+  const start = untrusted(shortened(message, ERROR_START_CHARS));
+  start.className = 'message';
+  return start;
+}
+
+/** A failed evaluation's error: its start, and the whole of a longer one folded under it. */
+function wholeError(message: string): Node[] {
+  if (message.length <= ERROR_START_CHARS) return [errorStart(message)];
+  const details = el('details', 'whole-message');
+  const text = el('p');
+  text.append(untrusted(message));
+  details.append(el('summary', undefined, 'whole message'), text);
+  return [errorStart(message), details];
 }
 
 function stacked(nodes: (Node | string)[]): DocumentFragment {

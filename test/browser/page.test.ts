@@ -842,6 +842,66 @@ describe('The comparison page at GET /', () => {
       expect(cells[5]?.text).toMatch(/^failed: .+/);
     });
 
+    it('keeps the judging tables narrow when a judge call fails with a 5,000-character message: its first 200 characters, wrapped, the whole folded', async () => {
+      const message = `The server is overloaded: ${'please try again later, '.repeat(210)}`.slice(0, 5_000);
+      const order = (answerA: string, answerB: string, fields: Record<string, unknown>) => ({
+        answerA,
+        answerB,
+        status: 'completed',
+        verdict: { winner: 'A', scoreA: 8, scoreB: 6, reasoning: 'r' },
+        winner: answerA,
+        latencyMs: 1,
+        tokensIn: 1,
+        tokensOut: 1,
+        providerCost: 0,
+        ...fields,
+      });
+      const evaluations = [
+        {
+          judgeModelId: JUDGE,
+          modelA: FAST,
+          modelB: OTHER,
+          status: 'failed',
+          winner: null,
+          consistent: false,
+          scores: null,
+          weightedScores: null,
+          inRanking: false,
+          error: { code: 'upstream_error', message },
+          orders: [order(FAST, OTHER, {}), order(OTHER, FAST, { status: 'failed', verdict: null, winner: null, error: { code: 'upstream_error', message } })],
+        },
+      ];
+      proxy = await startProxy(host(), answered([resultOf(FAST, 'a'), resultOf(OTHER, 'b')], { evaluations }));
+      page = await openPage(browser(), host(), { url: proxy.url });
+      await compare(page, { models: [FAST, OTHER] });
+      await ended(page);
+
+      const matrix = await page.$eval('#matrix', (table) => {
+        const box = table.parentElement as HTMLElement;
+        const failed = [...table.querySelectorAll('.pick')].find((pick) => pick.textContent?.includes('failed')) as HTMLElement;
+        return {
+          scrolls: box.scrollWidth > box.clientWidth,
+          text: failed.textContent,
+          title: failed.title,
+          // The error's box: 20rem at most, its text wrapped in it.
+          messageWidth: (failed.querySelector('.message')?.getBoundingClientRect().width ?? Number.POSITIVE_INFINITY) <= 20 * 14 + 0.5,
+        };
+      });
+      // It made the matrix about 35,000 px wide, scrolling sideways in its box; it now fits.
+      expect(matrix).toEqual({ scrolls: false, text: `${JUDGE}: failed: ${message.slice(0, 200)}… (left out of the ranking)`, title: message, messageWidth: true });
+      // The evaluation shows the same start as its winner, the whole message folded under it; its table fits too.
+      const evaluation = await page.$eval('#evaluations', (table) => {
+        const winner = (table as HTMLTableElement).rows[1]?.cells[5] as HTMLTableCellElement;
+        const box = table.parentElement as HTMLElement;
+        return {
+          scrolls: box.scrollWidth > box.clientWidth,
+          start: winner.querySelector('.message')?.textContent,
+          whole: winner.querySelector('details:not([open]) p')?.textContent,
+        };
+      });
+      expect(evaluation).toEqual({ scrolls: false, start: `${message.slice(0, 200)}…`, whole: message });
+    });
+
     it("shows what decided each winner: the weighted scores, the evaluations the ranking leaves out, the judges' reasoning", async () => {
       // A judge of its own model, beside an independent one; the cost weight decides the winners.
       const CHEAP = 'fam_h-micro';
