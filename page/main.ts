@@ -1016,7 +1016,7 @@ function showRanking(ranking: unknown): void {
 }
 
 /**
- * A table's rows, after its caption. A row of `th` is the column headers (scope col); a row
+ * A table's row. A row of `th` is the column headers (scope col); a row
  * of `td` has its cell at `header` as the row's header (a `th`, scope row), for a screen
  * reader to name each cell by.
  */
@@ -1034,7 +1034,7 @@ function row(cell: 'th' | 'td', contents: (string | Node)[], header?: number): H
 }
 
 function fill(table: HTMLTableElement, rows: HTMLTableRowElement[]): void {
-  table.replaceChildren(...(table.caption ? [table.caption] : []), ...rows);
+  table.replaceChildren(...rows);
 }
 
 // ---- errors ----------------------------------------------------------------------------

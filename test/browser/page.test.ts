@@ -828,6 +828,19 @@ describe('The comparison page at GET /', () => {
         };
       });
       expect(phone).toEqual({ pageWidth: true, columns: true, summary: true, tablesScroll: true });
+
+      // At 390 px, each table's heading and hint are in view, whole, outside the box that scrolls
+      // sideways (in a caption, as wide as its table, they were clipped and scrolled away).
+      await page.setViewport({ width: 390, height: 900 });
+      const headings = await page.$$eval('#judging h2, #judging .hint', (els) =>
+        els.map((el) => ({
+          text: el.textContent?.slice(0, 20),
+          inView: el.getBoundingClientRect().right <= innerWidth + 0.5 && el.scrollWidth <= el.clientWidth,
+          scrolled: el.closest('.table-scroll') !== null,
+        })),
+      );
+      expect(headings).toHaveLength(7);
+      for (const heading of headings) expect(heading).toEqual({ text: heading.text, inView: true, scrolled: false });
     });
 
     it('shows a failed evaluation with no consistency, and its error where its winner would be', async () => {
@@ -945,7 +958,7 @@ describe('The comparison page at GET /', () => {
       expect(await page.$$eval('#evaluations details', (els) => els.map((el) => (el as HTMLDetailsElement).open))).toEqual([false, false]);
     });
 
-    it('can be used from the keyboard and a screen reader: focus moves to Stop and back, the end is said in a status line, the tables have captions and headers', async () => {
+    it('can be used from the keyboard and a screen reader: focus moves to Stop and back, the end is said in a status line, the tables have names and headers', async () => {
       page = await openPage(browser(), host());
       await page.select('#models', FAST, OTHER);
       await page.select('#judges', JUDGE);
@@ -967,17 +980,28 @@ describe('The comparison page at GET /', () => {
         els.map((table) => {
           const rows = [...(table as HTMLTableElement).rows];
           return {
-            caption: (table as HTMLTableElement).caption?.querySelector('h2')?.textContent,
             columns: [...(rows[0]?.cells ?? [])].every((cell) => cell.localName === 'th' && cell.getAttribute('scope') === 'col'),
             rows: rows.slice(1).map((line) => [...line.cells].filter((cell) => cell.localName === 'th').map((cell) => [cell.getAttribute('scope'), cell.textContent])),
           };
         }),
       );
       expect(tables).toEqual([
-        { caption: 'Pairwise matrix', columns: true, rows: [[['row', FAST]], [['row', OTHER]]] },
-        { caption: 'Evaluations', columns: true, rows: [[['row', `${FAST} vs ${OTHER}`]]] },
-        { caption: 'Ranking', columns: true, rows: expect.arrayContaining([[['row', FAST]], [['row', OTHER]]]) },
-        { caption: 'Judges', columns: true, rows: [[['row', JUDGE]]] },
+        { columns: true, rows: [[['row', FAST]], [['row', OTHER]]] },
+        { columns: true, rows: [[['row', `${FAST} vs ${OTHER}`]]] },
+        { columns: true, rows: expect.arrayContaining([[['row', FAST]], [['row', OTHER]]]) },
+        { columns: true, rows: [[['row', JUDGE]]] },
+      ]);
+      // Each table's name and description, as the browser gives them to a screen reader: its heading and its hint.
+      const names = [];
+      for (const table of await page.$$('#judging table')) {
+        const node = await page.accessibility.snapshot({ root: table, interestingOnly: false });
+        names.push([node?.role, node?.name, node?.description ?? '']);
+      }
+      expect(names).toEqual([
+        ['table', 'Pairwise matrix', expect.stringMatching(/^Row shown first \(answer A\)/)],
+        ['table', 'Evaluations', expect.stringMatching(/^The position-swap verdict decided each winner/)],
+        ['table', 'Ranking', ''],
+        ['table', 'Judges', expect.stringMatching(/^Each judge's calls, tokens and cost/)],
       ]);
     });
 
