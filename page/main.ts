@@ -207,6 +207,11 @@ runButton.addEventListener('click', () => {
   const body = requestBody(filled);
   hideError();
   clearResults(list(body.models).map(str));
+  // Said as the run starts (role=status): the status line was only emptied.
+  const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+  const judges = list(body.judges).length;
+  const started = `Comparing ${count(columns.length, 'model')}${judges > 0 ? ` with ${count(judges, 'judge')}` : ''}…`;
+  summaryEl.textContent = started;
   const controller = new AbortController();
   running = { controller, judged: body.judges !== undefined };
   sentWeights = isObject(body.judge_weights) ? body.judge_weights : {};
@@ -227,8 +232,10 @@ runButton.addEventListener('click', () => {
       stopButton.disabled = true;
       if (stranded) runButton.focus();
       running = undefined;
-      // The summary is a status line (role=status): said once the run has ended, with how each model ended.
-      summaryEl.textContent = [outcome(), summaryEl.textContent].filter((part) => part).join(' · ');
+      // The summary is a status line (role=status): said once the run has ended, with how each
+      // model ended, and what the answer (or Stop) put there meanwhile, not the start's words.
+      const meanwhile = summaryEl.textContent === started ? '' : summaryEl.textContent;
+      summaryEl.textContent = [outcome(), meanwhile].filter((part) => part).join(' · ');
     });
 });
 
@@ -349,8 +356,12 @@ function clearResults(modelIds: string[]): void {
   columns = modelIds.map((modelId, index) => {
     const root = el('article', 'column');
     const status = el('span', 'status');
-    const heading = el('h3', 'column-heading');
-    heading.append(el('span', 'model', modelId), status);
+    // h2: under the page's h1, as the judging tables' headings are. The column is named by its model.
+    const heading = el('h2', 'column-heading');
+    const model = el('span', 'model', modelId);
+    model.id = `model-${index}`;
+    root.setAttribute('aria-labelledby', model.id);
+    heading.append(model, status);
     const column: Column = {
       modelId,
       root,

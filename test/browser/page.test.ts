@@ -126,6 +126,33 @@ function paints(page: Page): Promise<{ records: number; removed: number }> {
   return page.evaluate(() => (window as unknown as { __paints: { records: number; removed: number } }).__paints);
 }
 
+/**
+ * The contrast ratio (WCAG 2) of the text of each element `selector` matches that holds text of
+ * its own, from its computed color and the first opaque background under it.
+ */
+function contrasts(page: Page, selector: string): Promise<{ text: string; ratio: number }[]> {
+  return page.$$eval(selector, (els) => {
+    const rgb = (css: string) => (css.match(/[\d.]+/g) ?? []).map(Number);
+    const luminance = ([r, g, b]: number[]) =>
+      [r, g, b]
+        .map((c) => ((c as number) / 255 <= 0.03928 ? (c as number) / 255 / 12.92 : (((c as number) / 255 + 0.055) / 1.055) ** 2.4))
+        .reduce((sum, c, i) => sum + c * ([0.2126, 0.7152, 0.0722][i] as number), 0);
+    const background = (el: Element | null): number[] => {
+      for (let node = el; node; node = node.parentElement) {
+        const color = rgb(getComputedStyle(node).backgroundColor);
+        if (color.length === 3 || color[3] === 1) return color.slice(0, 3);
+      }
+      return [255, 255, 255];
+    };
+    return els
+      .filter((el) => [...el.childNodes].some((node) => node.nodeType === Node.TEXT_NODE && node.textContent?.trim()))
+      .map((el) => {
+        const [a, b] = [luminance(rgb(getComputedStyle(el).color)), luminance(background(el))].sort((x, y) => y - x) as [number, number];
+        return { text: el.textContent ?? '', ratio: (a + 0.05) / (b + 0.05) };
+      });
+  });
+}
+
 /** Records, from now on, the page's long tasks (over 50 ms: the page answered nothing meanwhile). */
 function watchLongTasks(page: Page): Promise<void> {
   return page.evaluate(() => {
@@ -956,6 +983,10 @@ describe('The comparison page at GET /', () => {
       );
       // The reasoning is folded until asked for.
       expect(await page.$$eval('#evaluations details', (els) => els.map((el) => (el as HTMLDetailsElement).open))).toEqual([false, false]);
+      // The greyed text is still readable: WCAG AA's 4.5:1 at least (#6b7480 on the row's #f6f7f9 was 4.42:1).
+      const greyed = await contrasts(page, '#evaluations tr.excluded *, #matrix .pick.excluded');
+      expect(greyed.length).toBeGreaterThanOrEqual(10);
+      expect(greyed.filter((text) => text.ratio < 4.5)).toEqual([]);
     });
 
     it('can be used from the keyboard and a screen reader: focus moves to Stop and back, the end is said in a status line, the tables have names and headers', async () => {
@@ -963,11 +994,14 @@ describe('The comparison page at GET /', () => {
       await page.select('#models', FAST, OTHER);
       await page.select('#judges', JUDGE);
       await page.focus('#run');
-      // Where the focus goes, heard as it moves: the comparison may end before a read of it could run.
+      // Where the focus goes, and what the status line says, heard as they change: the comparison may end before a read of them could run.
       await page.evaluate(() => {
         const trail: string[] = [];
-        (window as unknown as { focusTrail: string[] }).focusTrail = trail;
+        const said: string[] = [];
+        Object.assign(window, { focusTrail: trail, said });
         document.addEventListener('focusin', (event) => trail.push((event.target as HTMLElement).id || (event.target as HTMLElement).localName));
+        const summary = document.getElementById('summary') as HTMLElement;
+        new MutationObserver(() => said.push(summary.textContent ?? '')).observe(summary, { childList: true, characterData: true, subtree: true });
       });
       await page.keyboard.press('Enter');
       await ended(page);
@@ -976,6 +1010,25 @@ describe('The comparison page at GET /', () => {
       expect(await page.evaluate(() => document.activeElement?.id)).toBe('run');
 
       expect(await page.$eval('#summary', (el) => [el.getAttribute('role'), el.textContent])).toEqual(['status', expect.stringMatching(/^2 completed · creditsUsed \d/)]);
+      // The start is said too (the status line was only emptied), then the answer, then how it ended.
+      expect(await page.evaluate(() => (window as unknown as { said: string[] }).said)).toEqual([
+        'Comparing 2 models with 1 judge…',
+        expect.stringMatching(/^creditsUsed \d/),
+        expect.stringMatching(/^2 completed · creditsUsed \d/),
+      ]);
+      // The headings go down one level at a time (the columns' were h3 under the page's h1), outputs aside.
+      const levels = await page.$$eval('h1, h2, h3, h4, h5, h6', (els) => els.filter((el) => !el.closest('.output')).map((el) => Number(el.localName[1])));
+      expect(levels).toEqual([1, 2, 2, 2, 2, 2, 2]);
+      // Each column is an article named by its model.
+      const articles = [];
+      for (const article of await page.$$('article.column')) {
+        const node = await page.accessibility.snapshot({ root: article, interestingOnly: false });
+        articles.push([node?.role, node?.name]);
+      }
+      expect(articles).toEqual([
+        ['article', FAST],
+        ['article', OTHER],
+      ]);
       const tables = await page.$$eval('#judging table', (els) =>
         els.map((table) => {
           const rows = [...(table as HTMLTableElement).rows];
