@@ -192,13 +192,15 @@ $('copy-curl').addEventListener('click', () => {
 stopButton.addEventListener('click', () => {
   if (!running) return;
   running.controller.abort();
-  // The gateway stops a request's model calls when its caller leaves, and charges what they
-  // had used; not a judged request's workflow: that runs its models and judges to the end
-  // (docs/streaming-api.md). The request ID, once the answer's headers came, to ask about it.
+  // When its caller leaves, the gateway lets a request's model calls go on for a 2 s grace
+  // (DISCONNECT_GRACE_MS): those that end in it are completed and charged in full, the others
+  // cancelled and charged what they had used. Not a judged request's workflow: that runs its
+  // models and judges to the end (docs/streaming-api.md). The request ID, once the answer's
+  // headers came, to ask about it.
   const id = running.requestId ? ` (x-request-id: ${running.requestId})` : '';
   summaryEl.textContent = running.judged
     ? `Stopped in this page only: the gateway runs a judged request to its end and charges it in full${id}`
-    : `Stopped: the gateway stops the calls still running and charges what they had used${id}`;
+    : `Stopped: the gateway lets the calls still running go on for 2 s; those that end by then are charged in full, the others cancelled and charged what they had used${id}`;
 });
 
 runButton.addEventListener('click', () => {

@@ -309,7 +309,7 @@ describe('The comparison page at GET /', () => {
       expect(await page.$eval(column(FAST), (el) => el.classList.contains('cut'))).toBe(false);
     });
 
-    it('stops a comparison on Stop: the columns still running read "stopped", and the gateway charges what they used', async () => {
+    it('stops a comparison on Stop: the columns still running read "stopped", and the notice says what the gateway charges', async () => {
       host().simulator.setFault({ kind: 'slow', delayMs: 5_000, model: await upstreamOf(host(), OTHER) });
       page = await openPage(browser(), host());
       // The answer's headers (its x-request-id) have come before Stop is pressed.
@@ -323,7 +323,8 @@ describe('The comparison page at GET /', () => {
       await ended(page);
       expect(await page.$eval('#error', (el) => el.hidden)).toBe(true);
       expect(await page.$eval('#summary', (el) => el.textContent)).toBe(
-        `1 stopped · Stopped: the gateway stops the calls still running and charges what they had used (x-request-id: ${requestId})`,
+        // The gateway's calls go on for a 2 s grace once the caller leaves (docs/streaming-api.md): the notice says so.
+        `1 stopped · Stopped: the gateway lets the calls still running go on for 2 s; those that end by then are charged in full, the others cancelled and charged what they had used (x-request-id: ${requestId})`,
       );
     });
 
