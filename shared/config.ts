@@ -288,6 +288,9 @@ function creditRates(env: NodeJS.ProcessEnv): { creditsPerUsd: number; markup: n
  */
 export const MAX_SSE_KEEPALIVE_MS = MAX_REQUEST_DEADLINE_MS;
 
+/** The longest an authorizer decision is reused: API Gateway's most (3600 s), the stack's bound too, so that the local host caches no longer than AWS can. */
+export const MAX_AUTHORIZER_CACHE_SECONDS = 3600;
+
 /** The highest TCP port. */
 const MAX_PORT = 65_535;
 
@@ -373,7 +376,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     ...creditRates(env),
     requestDeadlineMs: requestDeadline(env),
     sseKeepAliveMs: int(env, 'SSE_KEEPALIVE_MS', 15_000, 1, MAX_SSE_KEEPALIVE_MS),
-    authorizerCacheSeconds: int(env, 'AUTHORIZER_CACHE_SECONDS', 30),
+    authorizerCacheSeconds: int(env, 'AUTHORIZER_CACHE_SECONDS', 30, 0, MAX_AUTHORIZER_CACHE_SECONDS),
     providerSecretArn: optional(env, 'PROVIDER_SECRET_ARN'),
     judgeWorkflowArn: optional(env, WORKFLOW_ENV.stateMachineArn),
     claimCheckBucket: optional(env, WORKFLOW_ENV.claimCheckBucket),

@@ -1,7 +1,16 @@
 import { Duration } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
-import { creditRateProblem, DECIMAL, DEFAULT_CREDITS_PER_USD, DEFAULT_MARKUP, DIGITS, MAX_CREDIT_RATE, MAX_RATE_LIMIT_RPM } from '../../shared/config.js';
+import {
+  creditRateProblem,
+  DECIMAL,
+  DEFAULT_CREDITS_PER_USD,
+  DEFAULT_MARKUP,
+  DIGITS,
+  MAX_AUTHORIZER_CACHE_SECONDS,
+  MAX_CREDIT_RATE,
+  MAX_RATE_LIMIT_RPM,
+} from '../../shared/config.js';
 import { MIN_REQUEST_DEADLINE_MS } from '../../shared/deadlines.js';
 import { editDistance } from '../../shared/text/closest.js';
 import { SettingsError } from './settings-error.js';
@@ -57,7 +66,7 @@ export function settingsFromContext(node: Node): Partial<GatewaySettings> {
   const read = (key: string): unknown => node.tryGetContext(key);
   const settings: Partial<GatewaySettings> = {};
 
-  const ttl = integer(read(CONTEXT_KEYS.authorizerCacheTtlSeconds), CONTEXT_KEYS.authorizerCacheTtlSeconds, 0, 3600);
+  const ttl = integer(read(CONTEXT_KEYS.authorizerCacheTtlSeconds), CONTEXT_KEYS.authorizerCacheTtlSeconds, 0, MAX_AUTHORIZER_CACHE_SECONDS);
   if (ttl !== undefined) settings.authorizerCacheTtl = Duration.seconds(ttl);
   const timeout = integer(
     read(CONTEXT_KEYS.integrationTimeoutSeconds),

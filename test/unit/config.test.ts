@@ -113,6 +113,11 @@ describe('Function: loadConfig', () => {
     );
   });
 
+  it("refuses AUTHORIZER_CACHE_SECONDS past API Gateway's most, 3600 s, which the stack holds its cache to", () => {
+    expect(loadConfig({ AUTHORIZER_CACHE_SECONDS: '3600' }).authorizerCacheSeconds).toBe(3600);
+    expect(() => loadConfig({ AUTHORIZER_CACHE_SECONDS: '99999999999' })).toThrow(/^AUTHORIZER_CACHE_SECONDS must be an integer >= 0 and <= 3600, got "99999999999"$/);
+  });
+
   it.each(['1e4', '0x2710', '10000.0'])('refuses REQUEST_DEADLINE_MS=%j, not in plain decimal digits', (value) => {
     expect(() => loadConfig({ REQUEST_DEADLINE_MS: value })).toThrow(/^REQUEST_DEADLINE_MS must be an integer from 10000 to 300000 \(ms\), in decimal digits only/);
   });
