@@ -16,7 +16,8 @@ export function createReconciler(credits: () => CreditsService) {
     const outcome = await credits().reconcile();
     logger.info('Reconciled', outcome);
     // Every other account was reconciled; the invocation still fails, so that the function's errors show it.
-    if (outcome.failed > 0) throw new Error(`Reconcile failed for ${outcome.failed} of ${outcome.accounts} accounts; the next run tries again`);
+    if (outcome.failed > 0)
+      throw new Error(`Reconcile failed for ${outcome.failed} of ${outcome.accounts} accounts (${(outcome.failedAccounts ?? []).join(', ')}); the next run tries again`);
     return outcome;
   };
 }

@@ -30,9 +30,10 @@ export class UsageError extends Error {
 export class ReconcileIncompleteError extends Error {
   override name = 'ReconcileIncompleteError';
   constructor(readonly outcome: ReconcileOutcome) {
-    const { accounts, failed, posted, completed, released } = outcome;
+    const { accounts, failed, posted, completed, released, failedAccounts = [] } = outcome;
+    const more = failed > failedAccounts.length ? ` and ${failed - failedAccounts.length} more` : '';
     super(
-      `Reconcile failed for ${failed} of ${accounts} accounts (their writes failed: run it again); the others were reconciled: ${posted} entries posted, ${completed} reservations completed, ${released} released`,
+      `Reconcile failed for ${failed} of ${accounts} accounts (${failedAccounts.join(', ')}${more}: their writes failed, run it again); the others were reconciled: ${posted} entries posted, ${completed} reservations completed, ${released} released`,
     );
   }
 }

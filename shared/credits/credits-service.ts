@@ -54,7 +54,12 @@ export type ReconcileOutcome = {
   completed: number;
   released: number;
   failed: number;
+  /** The accounts whose writes failed, where any did (the first FAILED_ACCOUNTS_NAMED). */
+  failedAccounts?: string[];
 };
+
+/** How many of a reconcile run's failed accounts its outcome names. */
+const FAILED_ACCOUNTS_NAMED = 20;
 
 /** What a request costing `costMicro` is charged: its cost, never more than its reservation (and never less than 0). */
 export function chargeableMicro(open: OpenRequest, costMicro: number): number {
@@ -225,12 +230,16 @@ export class CreditsService {
     const outcome: ReconcileOutcome = { accounts: 0, posted: 0, completed: 0, released: 0, failed: 0 };
     for await (const account of this.accounts.needingReconciliation()) {
       outcome.accounts++;
+      let done = false;
       try {
-        if (!(await this.reconcileAccount(account, now, outcome))) outcome.failed++;
+        done = await this.reconcileAccount(account, now, outcome);
       } catch (error) {
-        outcome.failed++;
         this.log.error('Reconcile of an account failed; the next run tries again', { accountId: account.accountId, errorName: (error as Error).name });
       }
+      if (done) continue;
+      outcome.failed++;
+      const named = (outcome.failedAccounts ??= []);
+      if (named.length < FAILED_ACCOUNTS_NAMED) named.push(account.accountId);
     }
     return outcome;
   }

@@ -568,8 +568,13 @@ describe('Class: CreditsService', () => {
       expect(run.released).toBeGreaterThanOrEqual(others.length);
       // The operator's command and the scheduled function both say so once every account had its turn.
       const deps = { accounts, ledger, credits, apiKeys: undefined as unknown as ApiKeysRepository };
-      await expect(runAdminCommand(['reconcile'], deps)).rejects.toMatchObject({ name: 'ReconcileIncompleteError', outcome: { failed: 1 } });
-      await expect(createReconciler(() => credits)()).rejects.toThrow(/^Reconcile failed for 1 of \d+ accounts/);
+      await expect(runAdminCommand(['reconcile'], deps)).rejects.toMatchObject({
+        name: 'ReconcileIncompleteError',
+        outcome: { failed: 1, failedAccounts: [hot] },
+        // The account named, for the operator to look at.
+        message: expect.stringMatching(new RegExp(`^Reconcile failed for 1 of \\d+ accounts \\(${hot}: their writes failed, run it again\\)`)),
+      });
+      await expect(createReconciler(() => credits)()).rejects.toThrow(new RegExp(`^Reconcile failed for 1 of \\d+ accounts \\(${hot}\\)`));
       // The next run, the store answering again, finishes it.
       broken.clear();
       const next = await credits.reconcile();
