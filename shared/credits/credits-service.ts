@@ -238,8 +238,8 @@ export class CreditsService {
       }
       if (done) continue;
       outcome.failed++;
-      const named = (outcome.failedAccounts ??= []);
-      if (named.length < FAILED_ACCOUNTS_NAMED) named.push(account.accountId);
+      outcome.failedAccounts ??= [];
+      if (outcome.failedAccounts.length < FAILED_ACCOUNTS_NAMED) outcome.failedAccounts.push(account.accountId);
     }
     return outcome;
   }
