@@ -19,6 +19,8 @@ export interface GatewayAlarmsProps {
    * a timeout) is answered 503 by API Gateway, which `ApiServerErrors` counts.
    */
   refusingByErrors: readonly string[];
+  /** The functions whose throttled invocations fail requests' work (the api's, the workflow's tasks): one alarm for all. */
+  throttlesWatched: Record<string, GatewayFunction>;
   /** The function that settles requests: its log holds the cost left uncollected. */
   apiFunction: GatewayFunction;
   /** The API's 5xx answers (API Gateway's `5XXError`, all of them: the function's, the authorizer's, timeouts, throttled invocations). */
@@ -67,6 +69,20 @@ export class GatewayAlarms extends Construct {
       if (props.refusingByErrors.includes(name)) continue;
       this.alarm(`${name}Errors`, fn.metricErrors({ period: PERIOD, statistic: 'Sum' }), `${name}: failed invocations (an unhandled error, a timeout, out of memory)`);
     }
+
+    // A throttled invocation is no error of the function's (its Errors miss it): a throttled task fails its model or judge uncharged, a throttled api call is a 5xx.
+    const throttled = Object.entries(props.throttlesWatched).map(([name, fn], i) => [`t${i}`, fn.metricThrottles({ period: PERIOD, statistic: 'Sum', label: name })] as const);
+    const throttles = new MathExpression({
+      expression: throttled.map(([id]) => `FILL(${id}, 0)`).join(' + '),
+      usingMetrics: Object.fromEntries(throttled),
+      period: PERIOD,
+      label: 'Lambda invocations throttled',
+    });
+    this.alarm(
+      'Throttles',
+      throttles,
+      `Lambda throttled invocations of ${Object.keys(props.throttlesWatched).join(', ')}: the account's concurrency is used up (docs/deployment.md, Concurrency); throttled tasks failed their models or judges uncharged`,
+    );
 
     const loggedErrors = new Metric({ namespace: props.metricsNamespace, metricName: 'LoggedErrors', period: PERIOD, statistic: 'Sum' });
     for (const [name, fn] of Object.entries(props.functions)) {

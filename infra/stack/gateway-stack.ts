@@ -311,6 +311,7 @@ export class GatewayStack extends Stack {
         JudgeFunction: this.judgeFunction,
       },
       refusingByErrors: ['AuthorizerFunction'],
+      throttlesWatched: { ApiFunction: this.apiFunction, GenerateFunction: this.generateFunction, JudgeFunction: this.judgeFunction },
       apiFunction: this.apiFunction,
       serverErrors: this.api.restApi.metricServerError(),
       stateMachine: this.workflow.stateMachine,

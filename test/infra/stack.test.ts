@@ -985,7 +985,7 @@ describe('Stack: GatewayStack', () => {
     const alarms = () => Object.values(template.findResources('AWS::CloudWatch::Alarm') as Resources).map((alarm) => alarm.Properties!);
 
     it('sends every alarm to the topic, on the first occurrence in its period, and no data is no alarm', () => {
-      expect(alarms().length).toBe(10);
+      expect(alarms().length).toBe(11);
       for (const alarm of alarms()) {
         expect(alarm).toMatchObject({
           AlarmActions: [topic()],
@@ -1007,6 +1007,19 @@ describe('Stack: GatewayStack', () => {
         if (id === authorizer) expect(alarms()).not.toContainEqual(errors(id));
         else expect(alarms()).toContainEqual(errors(id));
       }
+    });
+
+    it("watches the throttled invocations of the api function and the workflow's tasks, which their Errors miss, in one alarm", () => {
+      const alarm = alarms().find((a) => JSON.stringify(a.Metrics ?? null).includes('"Throttles"'))!;
+      expect(alarm).toBeDefined();
+      const metrics = (alarm.Metrics as { Id: string; Expression?: string; MetricStat?: { Metric: { MetricName: string; Dimensions: unknown } } }[]).flatMap((m) =>
+        m.MetricStat ? [m.MetricStat.Metric] : [],
+      );
+      expect(metrics.map((m) => m.MetricName)).toEqual(['Throttles', 'Throttles', 'Throttles']);
+      expect(metrics.map((m) => m.Dimensions)).toEqual(
+        [stack.apiFunction, stack.generateFunction, stack.judgeFunction].map((fn) => [{ Name: 'FunctionName', Value: { Ref: logicalId(stack, fn) } }]),
+      );
+      expect((alarm.Metrics as { Expression?: string }[]).find((m) => m.Expression)!.Expression).toBe('FILL(t0, 0) + FILL(t1, 0) + FILL(t2, 0)');
     });
 
     it("counts the error lines of every function's log group, and alarms on any", () => {
