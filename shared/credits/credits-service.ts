@@ -340,8 +340,7 @@ export class CreditsService {
     return { accountId, entryId: requestEntryId(requestId, 'settlement'), kind, amountMicro, at: this.now(), requestId };
   }
 
-  /** A top-up's entry: it belongs to no request. */
-  /** A top-up's entry, dated now (so that late attempts of its write are waited out from now), under `entryId` where it was named before. */
+  /** A top-up's entry (it belongs to no request), dated now (so that late attempts of its write are waited out from now), under `entryId` where it was named before. */
   private topUpEntry(accountId: string, amountMicro: number, entryId?: string): LedgerEntry {
     const at = this.now();
     return { accountId, entryId: entryId ?? `${ulid(at)}#topup`, kind: 'topup', amountMicro, at };
