@@ -49,7 +49,7 @@ const COMMANDS: Record<string, string> = {
     'revoke-key --key KEY | --hash SHA256\n  Revokes a key, given the key or its SHA-256 (list-keys shows it): its prompts are refused (401) at once; GET /api/v1/models and /api/v1/openapi.json accept it until the authorizer cache expires, 30 s by default.',
   'list-keys': "list-keys --account ID\n  The account's keys: SHA-256, prefix, when created and revoked (never the key, which is not stored).",
   'top-up':
-    "top-up --account ID --credits N [--entry ENTRY]\n  Adds N credits; applies at once, and prints the top-up's entry ID. Run again with --entry and the ID a run printed (or its error named), it applies that top-up once at most: nothing where it was applied.",
+    "top-up --account ID --credits N [--entry ENTRY]\n  Adds N credits; applies at once, and prints the top-up's entry ID. Run again with --entry and the ID a run printed (or its error named), from 18 minutes after that run on, it applies that top-up once at most: nothing where it was applied.",
   balance: 'balance --account ID\n  The balance, what is reserved by requests in flight, and the account settings.',
   ledger: 'ledger --account ID\n  Every balance change; ledgerSum equals balance + reserved (held by requests in flight) once nothing is unposted.',
   'set-rate-limit': "set-rate-limit --account ID --rpm N\n  The account's requests per minute, 1 to 1000000 (applies once the authorizer cache expires: 30 s by default).",
@@ -170,7 +170,7 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
       await deps.beforeDating?.();
       const entryId = values.entry ?? deps.credits.topUpEntryId();
       try {
-        const balanceMicro = await deps.credits.topUp(accountId, amountMicro, entryId);
+        const balanceMicro = await deps.credits.topUp(accountId, amountMicro, entryId, values.entry !== undefined);
         return { accountId, entryId, balance: microToCredits(balanceMicro) };
       } catch (error) {
         // Unanswered, the write may land all the same: the operator is told which entry to run again.

@@ -25,6 +25,22 @@ export const LATE_ATTEMPT_MS = 16 * 60 * 1000;
  */
 const RESERVE_ATTEMPTS_END_MS = 2 * 60_000 + LATE_ATTEMPT_MS;
 
+/** From a top-up's entry ID's time, how long before no attempt of its write can reach the store: signed as soon as a reserve's. */
+export const TOP_UP_ATTEMPTS_END_MS = RESERVE_ATTEMPTS_END_MS;
+
+/** A top-up named again (`--entry`) before every attempt of its first run's write is over. */
+export class TopUpTooEarlyError extends Error {
+  override name = 'TopUpTooEarlyError';
+  constructor(
+    readonly entryId: string,
+    readonly runnableAt: number,
+  ) {
+    super(
+      `Top-up ${entryId} may be run again from ${new Date(runnableAt).toISOString()} on (${TOP_UP_ATTEMPTS_END_MS / 60_000} minutes after it was first sent), once no attempt of its first write can still land; it applies once at most then`,
+    );
+  }
+}
+
 /**
  * A reservation that its request never closed is closed by the reconciler after this
  * long (completed with the settle entry its request wrote, else released): past the longest
@@ -95,20 +111,27 @@ export class CreditsService {
    * unposted set, marked posted, till the reconciler drops it POSTING_DELAY_MS later: dropped
    * at once, an attempt of the top-up's write that the SDK gave up on and that reached the
    * store after its retry landed would find the entry gone, and add it again.
+   * `entryId` names the entry (the CLI prints it before it runs); `again`: a top-up of that
+   * name run again, which applies it once at most (its first run's write unanswered).
    */
-  async topUp(accountId: string, amountMicro: number, entryId?: string): Promise<number> {
+  async topUp(accountId: string, amountMicro: number, entryId?: string, again = false): Promise<number> {
     const entry = this.topUpEntry(accountId, amountMicro, entryId);
-    if (entryId !== undefined) {
-      // A top-up named again (its first run's write unanswered): applied once at most, whenever it is run again.
-      const applied = (await this.ledger.get(accountId, entryId)) ?? (await this.accounts.get(accountId))?.unposted?.[entryId];
+    if (again && entryId !== undefined) {
+      // A top-up named again (its first run's write unanswered) runs once no attempt of that
+      // write can still land: before, one could land after this run's check, be dropped by the
+      // reconciler while an attempt of this run's write was still on its way, and that apply too.
+      const runnable = ulidTime(entryId) + TOP_UP_ATTEMPTS_END_MS;
+      if (!(this.now() >= runnable)) throw new TopUpTooEarlyError(entryId, runnable);
+      // The account first, then the ledger: an entry leaves the account only once the ledger holds it.
+      const applied = (await this.accounts.get(accountId))?.unposted?.[entryId] ?? (await this.ledger.get(accountId, entryId));
       if (applied) return this.appliedBalance(applied, entry);
     }
     let balance: number;
     try {
       balance = await this.accounts.topUp(entry);
     } catch (error) {
-      // Applied meanwhile (the first run's write landed late): the same entry, dated by that run.
-      const held = entryId !== undefined && error instanceof ConditionFailedError ? (await this.accounts.get(accountId))?.unposted?.[entryId] : undefined;
+      // Applied meanwhile, by another run of the same name.
+      const held = again && entryId !== undefined && error instanceof ConditionFailedError ? (await this.accounts.get(accountId))?.unposted?.[entryId] : undefined;
       if (!held) throw error;
       return this.appliedBalance(held, entry);
     }

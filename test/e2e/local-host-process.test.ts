@@ -222,7 +222,7 @@ describe('npm run admin', () => {
     // A top-up whose write failed: the operator is told which entry to run again, once at most.
     expect([topUp!.code, errorOf(topUp!.stderr).code]).toEqual([4, 'store_unavailable']);
     expect(errorOf(topUp!.stderr).message).toMatch(
-      /^The store did not complete accounts\.topUp: .*\. The top-up may have been applied all the same: run the same top-up again with --entry [0-9A-HJKMNP-TV-Z]{26}#topup, which applies it once at most/,
+      /^The store did not complete accounts\.topUp: .*\. The top-up may have been applied all the same: run the same top-up again with --entry [0-9A-HJKMNP-TV-Z]{26}#topup from \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z on, which applies it once at most/,
     );
   });
 

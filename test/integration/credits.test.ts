@@ -4,7 +4,16 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReconciler } from '../../functions/reconciler.js';
 import { runAdminCommand } from '../../infra/admin/commands.js';
-import { CLOSED_KEPT_MS, CreditsService, POSTING_DELAY_MS, RESERVATION_TIMEOUT_MS, UNCOLLECTED_LOG_MESSAGE, type OpenRequest } from '../../shared/credits/credits-service.js';
+import {
+  CLOSED_KEPT_MS,
+  CreditsService,
+  POSTING_DELAY_MS,
+  RESERVATION_TIMEOUT_MS,
+  TOP_UP_ATTEMPTS_END_MS,
+  TopUpTooEarlyError,
+  UNCOLLECTED_LOG_MESSAGE,
+  type OpenRequest,
+} from '../../shared/credits/credits-service.js';
 import { InsufficientCreditsError, RateLimitedError, ServiceUnavailableError, UnauthorizedError } from '../../shared/errors.js';
 import { promptLogId } from '../../shared/ids.js';
 import { AccountsRepository, CLOSED_LISTED_MAX, pendingEntries, REVOKED_KEYS_KEPT_MS } from '../../shared/storage/accounts.js';
@@ -263,28 +272,30 @@ describe('Class: CreditsService', () => {
       expect(await expectConsistent(credits, account.accountId)).toBe(1_500);
     });
 
-    it('applies a top-up run again under its entry ID once at most: landed unposted, posted, dropped, or never landed', async () => {
+    it('applies a top-up run again under its entry ID once at most, once its first write can no longer land: landed unposted, posted, dropped, or never landed', async () => {
       const clock = { now: Date.now() };
       const credits = service(clock);
       const account = await credits.openAccount({ balanceMicro: 1_000 });
       // The first run's write landed, its answer lost: the entry is in the item, not yet posted.
       const landed = credits.topUpEntryId();
       await accounts.topUp({ accountId: account.accountId, entryId: landed, kind: 'topup', amountMicro: 500, at: clock.now });
-      expect(await credits.topUp(account.accountId, 500, landed)).toBe(1_500);
+      // Too early: an attempt of the first run's write could still land after this run's check.
+      await expect(credits.topUp(account.accountId, 500, landed, true)).rejects.toThrow(TopUpTooEarlyError);
+      clock.now += TOP_UP_ATTEMPTS_END_MS;
+      expect(await credits.topUp(account.accountId, 500, landed, true)).toBe(1_500);
       // Run again once the reconciler posted it, and again once it dropped it from the item: the ledger says it was applied.
-      clock.now += POSTING_DELAY_MS;
       await credits.reconcile();
-      expect(await credits.topUp(account.accountId, 500, landed)).toBe(1_500);
+      expect(await credits.topUp(account.accountId, 500, landed, true)).toBe(1_500);
       await credits.reconcile();
       expect((await accounts.get(account.accountId))!.unposted).toEqual({});
-      expect(await credits.topUp(account.accountId, 500, landed)).toBe(1_500);
+      expect(await credits.topUp(account.accountId, 500, landed, true)).toBe(1_500);
       // Named with another amount: refused, nothing applied.
-      await expect(credits.topUp(account.accountId, 700, landed)).rejects.toThrow(/was applied already, as topup of 500 micro-credits/);
+      await expect(credits.topUp(account.accountId, 700, landed, true)).rejects.toThrow(/was applied already, as topup of 500 micro-credits/);
       // A first run that never landed: applied, once.
-      clock.now += 1_000;
       const lost = credits.topUpEntryId();
-      expect(await credits.topUp(account.accountId, 200, lost)).toBe(1_700);
-      expect(await credits.topUp(account.accountId, 200, lost)).toBe(1_700);
+      clock.now += TOP_UP_ATTEMPTS_END_MS;
+      expect(await credits.topUp(account.accountId, 200, lost, true)).toBe(1_700);
+      expect(await credits.topUp(account.accountId, 200, lost, true)).toBe(1_700);
       // The opening balance, and each of the two once (the opening's ID and the first's made in the same millisecond: in either order).
       const topUps = (await ledger.list(account.accountId)).filter((e) => e.kind === 'topup').map((e) => [e.entryId, e.amountMicro]);
       expect(topUps).toHaveLength(3);
@@ -296,6 +307,28 @@ describe('Class: CreditsService', () => {
         ]),
       );
       expect(await expectConsistent(credits, account.accountId)).toBe(1_700);
+    });
+
+    it('finds a top-up named again that the reconciler posts and drops while it is being checked: the account is read first, then the ledger', async () => {
+      const clock = { now: Date.now() };
+      const account = await service(clock).openAccount({ balanceMicro: 1_000 });
+      const entryId = service(clock).topUpEntryId();
+      await accounts.topUp({ accountId: account.accountId, entryId, kind: 'topup', amountMicro: 500, at: clock.now });
+      clock.now += TOP_UP_ATTEMPTS_END_MS;
+      // A ledger whose every read answers as it was, then has the reconciler post the entry and drop it from the item.
+      const racing = new LedgerRepository(env.client.items, env.tables.ledger);
+      const get = racing.get.bind(racing);
+      racing.get = async (accountId: string, id: string) => {
+        const read = await get(accountId, id);
+        await service(clock).reconcile();
+        await service(clock).reconcile();
+        return read;
+      };
+      // Read ledger first, the entry was in neither place by the time the account was read, and applied again.
+      expect(await service(clock, racing).topUp(account.accountId, 500, entryId, true)).toBe(1_500);
+      await service(clock).reconcile();
+      await service(clock).reconcile();
+      expect(await expectConsistent(service(clock), account.accountId)).toBe(1_500);
     });
 
     it('takes the refusal of a retried top-up whose first write landed (its answer lost) as the top-up made: applied once, never "no account"', async () => {

@@ -22,7 +22,8 @@ function recordingDeps() {
     credits: {
       openAccount: async (opening: { balanceMicro: number; rateLimitRpm?: number }) =>
         record('credits.openAccount', [opening], account('acct_new', opening.balanceMicro, opening.rateLimitRpm)),
-      topUp: async (accountId: string, amountMicro: number, entryId: string) => record('credits.topUp', [accountId, amountMicro, entryId], 1_000_000 + amountMicro),
+      topUp: async (accountId: string, amountMicro: number, entryId: string, again: boolean) =>
+        record('credits.topUp', [accountId, amountMicro, entryId, again], 1_000_000 + amountMicro),
       topUpEntryId: () => '01KB0000000000000000000000#topup',
     },
   } as unknown as AdminDeps;
@@ -72,7 +73,7 @@ describe('Function: runAdminCommand, amounts', () => {
   ])('tops up a plain decimal: --credits %s', async (amount, micro) => {
     const { deps, calls } = recordingDeps();
     await runAdminCommand(['top-up', '--account', 'acct_x', '--credits', amount], deps);
-    expect(calls).toEqual([{ call: 'credits.topUp', args: ['acct_x', micro, '01KB0000000000000000000000#topup'] }]);
+    expect(calls).toEqual([{ call: 'credits.topUp', args: ['acct_x', micro, '01KB0000000000000000000000#topup', false] }]);
   });
 
   it("names a top-up's entry, prints it, and runs a top-up named again under its name; refuses a name that is no top-up's", async () => {
@@ -84,7 +85,7 @@ describe('Function: runAdminCommand, amounts', () => {
     });
     const named = '01KB1234567890ABCDEFGHJKMN#topup';
     expect(await runAdminCommand(['top-up', '--account', 'acct_x', '--credits', '5', '--entry', named], deps)).toMatchObject({ entryId: named });
-    expect(calls.at(-1)).toEqual({ call: 'credits.topUp', args: ['acct_x', 5_000_000, named] });
+    expect(calls.at(-1)).toEqual({ call: 'credits.topUp', args: ['acct_x', 5_000_000, named, true] });
     for (const entry of ['01KB1234567890ABCDEFGHJKMN#settlement', 'topup', '01KB1234567890ABCDEFGHJKMU#topup']) {
       const { error, calls } = await refused(['top-up', '--account', 'acct_x', '--credits', '5', '--entry', entry]);
       expect(error, entry).toBeInstanceOf(UsageError);
