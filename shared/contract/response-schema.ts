@@ -3,7 +3,7 @@ import { LIMITS } from './limits.js';
 import { escapePointer, unescapePointer } from './pointer.js';
 
 /** Keywords whose value is a map of subschemas, or a subschema / list of subschemas. */
-const SCHEMA_MAPS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'];
+const SCHEMA_MAPS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas', 'dependencies'];
 const SCHEMA_VALUES = ['items', 'additionalItems', 'contains', 'not', 'if', 'then', 'else', 'unevaluatedItems', 'propertyNames', 'additionalProperties', 'unevaluatedProperties'];
 const SCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
 
@@ -66,51 +66,74 @@ type WalkState = { errors: FieldError[]; enumValues: number; patterns: { pattern
  */
 interface Refs {
   walked: Set<object>;
-  /** Each `$ref` and `$dynamicRef` with its field and its resource (the nearest subschema with an `$id`, else the root). */
-  found: { ref: string; field: string; resource: object }[];
-  /** The resources by their `$id` as written, and the anchors (`$anchor`, `$dynamicAnchor`) of each. */
+  /** Each `$ref` and `$dynamicRef` with its field and the base URI it resolves against (its resource's). */
+  found: { ref: string; field: string; base: string }[];
+  /** The resources (the root, and each subschema with an `$id`) by their URI resolved as ajv resolves it, and the anchors (`$anchor`, `$dynamicAnchor`) of each. */
   ids: Map<string, object>;
   anchors: Map<object, Set<string>>;
 }
 
+/** A resource: a schema and the URI its `$id` resolves to, which its references resolve against. */
+type Resource = { node: object; uri: string };
+
+/** The base URI of a schema without an `$id`: any absolute one, a relative `$id` or `$ref` resolved against it as against any other. */
+const ROOT_URI = 'https://response-schema.invalid/root.json';
+
 export function walkSchema(schema: Record<string, unknown>, path: string): WalkState {
   const refs: Refs = { walked: new Set(), found: [], ids: new Map(), anchors: new Map() };
   const state: WalkState = { errors: [], enumValues: 0, patterns: [], repeats: 0, refs };
-  walk(schema, path, 0, state, schema);
-  for (const { ref, field, resource } of refs.found) {
-    if (!refersToWalked(ref, resource, refs)) state.errors.push({ field, message: UNCHECKED_REF });
+  walk(schema, path, 0, state, { node: schema, uri: ROOT_URI });
+  for (const { ref, field, base } of refs.found) {
+    if (!refersToWalked(ref, base, refs)) state.errors.push({ field, message: UNCHECKED_REF });
   }
   return state;
 }
 
 const UNCHECKED_REF = 'must point to a subschema the gateway checks: one under a schema keyword ($defs, properties, items and the like), or a resource or anchor declared there';
 
-/** Whether a reference resolves, in its resource, to a subschema the walk checked; false where the gateway cannot tell. */
-function refersToWalked(ref: string, resource: object, refs: Refs): boolean {
-  const hash = ref.indexOf('#');
-  const uri = hash < 0 ? ref : ref.slice(0, hash);
-  const fragment = hash < 0 ? '' : ref.slice(hash + 1);
-  const base = uri === '' ? resource : refs.ids.get(uri);
-  if (base === undefined) return false;
-  if (fragment === '') return refs.walked.has(base);
-  if (!fragment.startsWith('/')) return refs.anchors.get(base)?.has(fragment) === true;
-  let node: unknown = base;
+/** `ref` resolved against `base`, its fragment apart; undefined where it is no URI reference. */
+function resolved(ref: string, base: string): { uri: string; fragment: string } | undefined {
+  let url: URL;
+  try {
+    url = new URL(ref, base);
+  } catch {
+    return undefined;
+  }
+  const fragment = url.hash.slice(1);
+  url.hash = '';
+  return { uri: url.href, fragment };
+}
+
+/** Whether a reference resolves, as ajv resolves it, to a subschema the walk checked; false where the gateway cannot tell. */
+function refersToWalked(ref: string, base: string, refs: Refs): boolean {
+  const target = resolved(ref, base);
+  const resource = target && refs.ids.get(target.uri);
+  if (!target || resource === undefined) return false;
+  const { fragment } = target;
+  if (fragment === '') return refs.walked.has(resource);
+  if (!fragment.startsWith('/')) return refs.anchors.get(resource)?.has(safeDecode(fragment) ?? '') === true;
+  let node: unknown = resource;
   for (const raw of fragment.slice(1).split('/')) {
-    let segment: string;
-    try {
-      segment = unescapePointer(decodeURIComponent(raw));
-    } catch {
-      return false;
-    }
+    const decoded = safeDecode(raw);
+    if (decoded === undefined) return false;
+    const segment = unescapePointer(decoded);
     if (node === null || typeof node !== 'object' || !Object.hasOwn(node, segment)) return false;
     node = (node as Record<string, unknown>)[segment];
   }
   return node !== null && typeof node === 'object' && refs.walked.has(node);
 }
 
+function safeDecode(text: string): string | undefined {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return undefined;
+  }
+}
+
 const SCALAR_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'null']);
 
-function walk(node: unknown, path: string, depth: number, state: WalkState, resource: object): void {
+function walk(node: unknown, path: string, depth: number, state: WalkState, resource: Resource): void {
   if (node === null || typeof node !== 'object' || Array.isArray(node)) return;
   const { errors, refs } = state;
   if (depth > LIMITS.responseSchemaDepth) {
@@ -119,19 +142,19 @@ function walk(node: unknown, path: string, depth: number, state: WalkState, reso
   }
   const schema = node as Record<string, unknown>;
   refs.walked.add(schema);
-  if (depth > 0 && typeof schema.$id === 'string') {
-    resource = schema;
-    refs.ids.set(schema.$id.replace(/#$/, ''), schema);
-  }
+  // A new resource where an `$id` names one (not a bare fragment, an older draft's anchor, which ajv 2020 refuses anyway).
+  const id = typeof schema.$id === 'string' && !schema.$id.startsWith('#') ? resolved(schema.$id, resource.uri) : undefined;
+  if (id) resource = { node: schema, uri: id.uri };
+  if (depth === 0 || id) refs.ids.set(resource.uri, schema);
   for (const keyword of ['$anchor', '$dynamicAnchor']) {
     const anchor = schema[keyword];
     if (typeof anchor !== 'string') continue;
-    const known = refs.anchors.get(resource) ?? new Set<string>();
-    refs.anchors.set(resource, known.add(anchor));
+    const known = refs.anchors.get(resource.node) ?? new Set<string>();
+    refs.anchors.set(resource.node, known.add(anchor));
   }
   for (const keyword of ['$ref', '$dynamicRef']) {
     const ref = schema[keyword];
-    if (typeof ref === 'string') refs.found.push({ ref, field: `${path}/${keyword}`, resource });
+    if (typeof ref === 'string') refs.found.push({ ref, field: `${path}/${keyword}`, base: resource.uri });
   }
   if (isObjectLevel(schema) && schema.additionalProperties !== false) {
     errors.push({ field: `${path}/additionalProperties`, message: 'must be false at every object level of response_schema' });

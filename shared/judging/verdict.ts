@@ -258,13 +258,13 @@ function winnerField(object: Record<string, unknown>): Verdict['winner'] | typeo
   return found;
 }
 
-/** The score its members under `names` give (undefined where one is no score); CONFLICT where two give different ones (`"scoreA": 9, "score_a": 1`). */
+/** The score its members under `names` give (those that read as none left aside: `"score_a": "n/a"`); CONFLICT where two give different ones (`"scoreA": 9, "score_a": 1`). */
 function scoreField(object: Record<string, unknown>, names: ReadonlySet<string>): number | typeof CONFLICT | undefined {
   let found: number | undefined;
   for (const [key, value] of Object.entries(object)) {
     if (!names.has(normalKey(key))) continue;
     const score = toScore(value);
-    if (score === undefined) return undefined;
+    if (score === undefined) continue;
     if (found !== undefined && score !== found) return CONFLICT;
     found = score;
   }

@@ -47,7 +47,7 @@ describe('Function: parseVerdict', () => {
     ['an MT-Bench style tie', '{"winner":"[[C]]","scoreA":6,"scoreB":6}', { winner: 'tie', scoreA: 6, scoreB: 6, reasoning: '' }],
     [
       'one winner under two names, and one score under two spellings',
-      '{"winner":"B","preferred":"Answer B","verdict":"B is clearly better","scoreA":3,"score_a":"3","scoreB":8,"reasoning":"r"}',
+      '{"winner":"B","preferred":"Answer B","verdict":"B is clearly better","scoreA":3,"score_a":"3","Score A":"n/a","scoreB":8,"reasoning":"r"}',
       { winner: 'B', scoreA: 3, scoreB: 8, reasoning: 'r' },
     ],
     [

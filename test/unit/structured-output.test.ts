@@ -126,6 +126,16 @@ describe('Functions: checkResponseSchema, then compileResponseSchema', () => {
         '/response_schema/properties/a/$ref',
       ],
       ['data, not a schema', { ...strings({ a: { $ref: '#/properties/b/enum/0' }, b: { enum: [loose] } }) }, '/response_schema/properties/a/$ref'],
+      [
+        // "c.json" from within "dir/b.json" is dir/c.json, the hidden one, not $defs' c.json.
+        'a relative $id resolved against its base, as ajv resolves it',
+        {
+          ...strings({ b: { $ref: '#/$defs/B' } }),
+          $defs: { B: { $id: 'dir/b.json', $ref: 'c.json' }, C: { $id: 'c.json', type: 'string' } },
+          'x-hidden': { ...loose, $id: 'dir/c.json' },
+        },
+        '/response_schema/$defs/B/$ref',
+      ],
     ];
     for (const [name, schema, field] of refused) expect(checkSchema(schema).errors, name).toEqual([{ field, message: UNCHECKED }]);
 
@@ -142,8 +152,21 @@ describe('Functions: checkResponseSchema, then compileResponseSchema', () => {
           $defs: { item: { ...item, $id: 'https://schemas.test/item' } },
         },
       ],
+      ['the root by its own $id', { $id: 'https://schemas.test/s.json', ...strings({ a: { $ref: 'https://schemas.test/s.json#/$defs/item' } }), $defs: { item } }],
+      ['an anchor under a root $id', { $id: 'https://schemas.test/s.json', ...strings({ a: { $ref: '#thing' } }), $defs: { item: { ...item, $anchor: 'thing' } } }],
+      [
+        'a relative $id referenced by its absolute URI',
+        { $id: 'https://schemas.test/s.json', ...strings({ a: { $ref: 'https://schemas.test/item.json' } }), $defs: { item: { ...item, $id: 'item.json' } } },
+      ],
     ];
     for (const [name, schema] of followed) expect(checkSchema(schema).errors, name).toEqual([]);
+  });
+
+  it('walks `dependencies` too, which ajv still applies: an object level in it needs additionalProperties false', () => {
+    const schema = { ...strings({ a: { type: 'string' } }), dependencies: { a: { properties: { b: { type: 'string' } } }, c: ['a'] } };
+    expect(checkSchema(schema).errors).toEqual([
+      { field: '/response_schema/dependencies/a/additionalProperties', message: 'must be false at every object level of response_schema' },
+    ]);
   });
 
   it('refuses a property named __proto__, which the validator would leave unchecked', () => {
