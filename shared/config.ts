@@ -288,6 +288,13 @@ function creditRates(env: NodeJS.ProcessEnv): { creditsPerUsd: number; markup: n
  */
 export const MAX_SSE_KEEPALIVE_MS = MAX_REQUEST_DEADLINE_MS;
 
+/**
+ * The most requests of one account that may run at once (MAX_REQUESTS_IN_FLIGHT): each open
+ * one is a reservation in the account's item (about 70 bytes: its ID, amount and time), which
+ * DynamoDB holds to 400 KB; 2,000 of them are about 140 KB, room left for the rest of the item.
+ */
+export const MAX_REQUESTS_IN_FLIGHT = 2_000;
+
 /** The longest an authorizer decision is reused: API Gateway's most (3600 s), the stack's bound too, so that the local host caches no longer than AWS can. */
 export const MAX_AUTHORIZER_CACHE_SECONDS = 3600;
 
@@ -372,7 +379,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     ),
     simulateProviders: simulateProviders(env),
     rateLimitRpm: int(env, 'RATE_LIMIT_RPM', 600, 1, MAX_RATE_LIMIT_RPM),
-    maxInFlight: int(env, 'MAX_REQUESTS_IN_FLIGHT', 64, 1),
+    maxInFlight: int(env, 'MAX_REQUESTS_IN_FLIGHT', 64, 1, MAX_REQUESTS_IN_FLIGHT),
     ...creditRates(env),
     requestDeadlineMs: requestDeadline(env),
     sseKeepAliveMs: int(env, 'SSE_KEEPALIVE_MS', 15_000, 1, MAX_SSE_KEEPALIVE_MS),

@@ -10,6 +10,7 @@ import {
   MAX_AUTHORIZER_CACHE_SECONDS,
   MAX_CREDIT_RATE,
   MAX_RATE_LIMIT_RPM,
+  MAX_REQUESTS_IN_FLIGHT,
 } from '../../shared/config.js';
 import { MIN_REQUEST_DEADLINE_MS } from '../../shared/deadlines.js';
 import { editDistance } from '../../shared/text/closest.js';
@@ -98,7 +99,7 @@ export function settingsFromContext(node: Node): Partial<GatewaySettings> {
   settings.apiGatewayCloudWatchRole = boolean(read(CONTEXT_KEYS.apiGatewayCloudWatchRole), CONTEXT_KEYS.apiGatewayCloudWatchRole);
 
   settings.rateLimitRpm = integer(read(CONTEXT_KEYS.rateLimitRpm), CONTEXT_KEYS.rateLimitRpm, 1, MAX_RATE_LIMIT_RPM);
-  settings.maxRequestsInFlight = integer(read(CONTEXT_KEYS.maxRequestsInFlight), CONTEXT_KEYS.maxRequestsInFlight, 1);
+  settings.maxRequestsInFlight = integer(read(CONTEXT_KEYS.maxRequestsInFlight), CONTEXT_KEYS.maxRequestsInFlight, 1, MAX_REQUESTS_IN_FLIGHT);
   // Their product bounded as CREDITS_PER_USD x MARKUP are (shared/config.ts MAX_CREDIT_RATE), refused here rather than by every cold start.
   settings.creditsPerUsd = number(read(CONTEXT_KEYS.creditsPerUsd), CONTEXT_KEYS.creditsPerUsd, MAX_CREDIT_RATE);
   settings.markup = number(read(CONTEXT_KEYS.markup), CONTEXT_KEYS.markup, MAX_CREDIT_RATE);

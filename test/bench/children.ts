@@ -5,7 +5,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PROVIDERS } from '../../shared/catalog/types.js';
-import { providerKeyName } from '../../shared/config.js';
+import { MAX_RATE_LIMIT_RPM, MAX_REQUESTS_IN_FLIGHT, providerKeyName } from '../../shared/config.js';
 import type { FaultMatch } from '../../infra/local/simulator/server.js';
 import type { HostReady, HostRequest, HostUsage } from './host-process.js';
 import type { JudgeTaskMemory } from './judge-task-process.js';
@@ -248,7 +248,7 @@ export async function startHost(context: BenchContext, label: string, env: Recor
 }
 
 /** Bench defaults for a host that must never be slowed by its rate limit or its demo balance. */
-export const UNLIMITED = { RATE_LIMIT_RPM: '1000000', MAX_REQUESTS_IN_FLIGHT: '100000000', DEMO_CREDITS: '100000000' } as const;
+export const UNLIMITED = { RATE_LIMIT_RPM: String(MAX_RATE_LIMIT_RPM), MAX_REQUESTS_IN_FLIGHT: String(MAX_REQUESTS_IN_FLIGHT), DEMO_CREDITS: '100000000' } as const;
 
 /** A free loopback port (for a child that cannot be told to use port 0). */
 export function freePort(): Promise<number> {

@@ -67,6 +67,8 @@ describe('Function: settingsFromContext', () => {
     [CONTEXT_KEYS.apiGatewayCloudWatchRole, 'yes'],
     [CONTEXT_KEYS.markup, '0'],
     [CONTEXT_KEYS.rateLimitRpm, '1000001'],
+    // Past what an account's item holds as open reservations: every function would refuse its configuration.
+    [CONTEXT_KEYS.maxRequestsInFlight, '2001'],
     // Hex, exponents and padding, which Number() would read, as the environment's settings refuse them.
     [CONTEXT_KEYS.rateLimitRpm, '0x10'],
     [CONTEXT_KEYS.throttlingBurstLimit, '1e3'],

@@ -113,6 +113,11 @@ describe('Function: loadConfig', () => {
     );
   });
 
+  it("refuses MAX_REQUESTS_IN_FLIGHT past 2000: each request running is a reservation in its account's item, which DynamoDB holds to 400 KB", () => {
+    expect(loadConfig({ MAX_REQUESTS_IN_FLIGHT: '2000' }).maxInFlight).toBe(2000);
+    expect(() => loadConfig({ MAX_REQUESTS_IN_FLIGHT: '100000' })).toThrow(/^MAX_REQUESTS_IN_FLIGHT must be an integer >= 1 and <= 2000, got "100000"$/);
+  });
+
   it("refuses AUTHORIZER_CACHE_SECONDS past API Gateway's most, 3600 s, which the stack holds its cache to", () => {
     expect(loadConfig({ AUTHORIZER_CACHE_SECONDS: '3600' }).authorizerCacheSeconds).toBe(3600);
     expect(() => loadConfig({ AUTHORIZER_CACHE_SECONDS: '99999999999' })).toThrow(/^AUTHORIZER_CACHE_SECONDS must be an integer >= 0 and <= 3600, got "99999999999"$/);
