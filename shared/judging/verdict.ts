@@ -242,31 +242,18 @@ function field(object: Record<string, unknown>, names: ReadonlySet<string>): unk
 const CONFLICT = Symbol('conflict');
 
 /**
- * The winner its members under a winner's names give (`"verdict": "Answer A is better",
- * "winner": "A"`: those that read as none left aside); CONFLICT where two name different ones
- * (`"winner": "A", "preferred": "B"`).
+ * What an object's members under `names` say, each read by `read` (those that read as none
+ * left aside: `"verdict": "Answer A is better"`, `"score_a": "n/a"`); CONFLICT where two
+ * say different things (`"winner": "A", "preferred": "B"`; `"scoreA": 9, "score_a": 1`).
  */
-function winnerField(object: Record<string, unknown>): Verdict['winner'] | typeof CONFLICT | undefined {
-  let found: Verdict['winner'] | undefined;
-  for (const [key, value] of Object.entries(object)) {
-    if (!WINNER_KEYS.has(normalKey(key))) continue;
-    const winner = toWinner(value);
-    if (winner === undefined) continue;
-    if (found !== undefined && winner !== found) return CONFLICT;
-    found = winner;
-  }
-  return found;
-}
-
-/** The score its members under `names` give (those that read as none left aside: `"score_a": "n/a"`); CONFLICT where two give different ones (`"scoreA": 9, "score_a": 1`). */
-function scoreField(object: Record<string, unknown>, names: ReadonlySet<string>): number | typeof CONFLICT | undefined {
-  let found: number | undefined;
+function agreed<T>(object: Record<string, unknown>, names: ReadonlySet<string>, read: (value: unknown) => T | undefined): T | typeof CONFLICT | undefined {
+  let found: T | undefined;
   for (const [key, value] of Object.entries(object)) {
     if (!names.has(normalKey(key))) continue;
-    const score = toScore(value);
-    if (score === undefined) continue;
-    if (found !== undefined && score !== found) return CONFLICT;
-    found = score;
+    const said = read(value);
+    if (said === undefined) continue;
+    if (found !== undefined && said !== found) return CONFLICT;
+    found = said;
   }
   return found;
 }
@@ -278,7 +265,7 @@ const MAX_LABEL_CHARS = 24;
 function toVerdict(value: unknown): Read | Failure {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { problem: 'the JSON is not an object', attempted: false };
   const object = value as Record<string, unknown>;
-  const winner = winnerField(object);
+  const winner = agreed(object, WINNER_KEYS, toWinner);
   if (winner === CONFLICT) return { problem: 'two winners that differ, under two of its names', attempted: true };
   if (winner === undefined) {
     // A `winner` that reads as none and is a label, not a sentence (`"Answer 1"`, `"D"`): a verdict
@@ -287,8 +274,8 @@ function toVerdict(value: unknown): Read | Failure {
     const label = Object.entries(object).some(([key, value]) => normalKey(key) === 'winner' && typeof value === 'string' && value.trim() !== '' && value.length <= MAX_LABEL_CHARS);
     return label ? { problem: 'a winner other than "A", "B" or "tie"', attempted: true } : { problem: 'no winner of "A", "B" or "tie"', attempted: false };
   }
-  const scoreA = scoreField(object, SCORE_A_KEYS);
-  const scoreB = scoreField(object, SCORE_B_KEYS);
+  const scoreA = agreed(object, SCORE_A_KEYS, toScore);
+  const scoreB = agreed(object, SCORE_B_KEYS, toScore);
   if (scoreA === CONFLICT || scoreB === CONFLICT) return { problem: 'two scores that differ for one answer, under two of its names', attempted: true, winner };
   if (scoreA === undefined || scoreB === undefined) {
     return { problem: `scoreA and scoreB must be numbers from ${VERDICT_LIMITS.minScore} to ${VERDICT_LIMITS.maxScore}`, attempted: true, winner };

@@ -79,6 +79,39 @@ function deltaStream(modelId: string, pieces: string[], release: Promise<void>) 
 }
 
 /** A completed result of `modelId` with `output`, as the gateway sends it. */
+/**
+ * JUDGE's evaluation of FAST against OTHER that failed in its second order with `message`
+ * (the evaluation's error too); the first order's verdict gives `reasoning`.
+ */
+function failedEvaluation(message: string, reasoning = 'r') {
+  const order = (answerA: string, answerB: string, fields: Record<string, unknown>) => ({
+    answerA,
+    answerB,
+    status: 'completed',
+    verdict: { winner: 'A', scoreA: 8, scoreB: 6, reasoning },
+    winner: answerA,
+    latencyMs: 1,
+    tokensIn: 1,
+    tokensOut: 1,
+    providerCost: 0,
+    ...fields,
+  });
+  const error = { code: 'upstream_error', message };
+  return {
+    judgeModelId: JUDGE,
+    modelA: FAST,
+    modelB: OTHER,
+    status: 'failed',
+    winner: null,
+    consistent: false,
+    scores: null,
+    weightedScores: null,
+    inRanking: false,
+    error,
+    orders: [order(FAST, OTHER, {}), order(OTHER, FAST, { status: 'failed', verdict: null, winner: null, error })],
+  };
+}
+
 const resultOf = (modelId: string, output: string, fields: Record<string, unknown> = {}) => ({
   modelId,
   status: 'completed',
@@ -885,33 +918,7 @@ describe('The comparison page at GET /', () => {
 
     it('keeps the judging tables narrow when a judge call fails with a 5,000-character message: its first 200 characters, wrapped, the whole folded', async () => {
       const message = `The server is overloaded: ${'please try again later, '.repeat(210)}`.slice(0, 5_000);
-      const order = (answerA: string, answerB: string, fields: Record<string, unknown>) => ({
-        answerA,
-        answerB,
-        status: 'completed',
-        verdict: { winner: 'A', scoreA: 8, scoreB: 6, reasoning: 'r' },
-        winner: answerA,
-        latencyMs: 1,
-        tokensIn: 1,
-        tokensOut: 1,
-        providerCost: 0,
-        ...fields,
-      });
-      const evaluations = [
-        {
-          judgeModelId: JUDGE,
-          modelA: FAST,
-          modelB: OTHER,
-          status: 'failed',
-          winner: null,
-          consistent: false,
-          scores: null,
-          weightedScores: null,
-          inRanking: false,
-          error: { code: 'upstream_error', message },
-          orders: [order(FAST, OTHER, {}), order(OTHER, FAST, { status: 'failed', verdict: null, winner: null, error: { code: 'upstream_error', message } })],
-        },
-      ];
+      const evaluations = [failedEvaluation(message)];
       proxy = await startProxy(host(), answered([resultOf(FAST, 'a'), resultOf(OTHER, 'b')], { evaluations }));
       page = await openPage(browser(), host(), { url: proxy.url });
       await compare(page, { models: [FAST, OTHER] });
@@ -1168,33 +1175,7 @@ describe('The comparison page at GET /', () => {
 
     it("isolates an error's message, a warning and a judge's reasoning: a right-to-left override in them reverses none of the page's words", async () => {
       const RLO = 'Overloaded \u202e';
-      const order = (answerA: string, answerB: string, fields: Record<string, unknown>) => ({
-        answerA,
-        answerB,
-        status: 'completed',
-        verdict: { winner: 'A', scoreA: 8, scoreB: 6, reasoning: RLO },
-        winner: answerA,
-        latencyMs: 1,
-        tokensIn: 1,
-        tokensOut: 1,
-        providerCost: 0,
-        ...fields,
-      });
-      const evaluations = [
-        {
-          judgeModelId: JUDGE,
-          modelA: FAST,
-          modelB: OTHER,
-          status: 'failed',
-          winner: null,
-          consistent: false,
-          scores: null,
-          weightedScores: null,
-          inRanking: false,
-          error: { code: 'upstream_error', message: RLO },
-          orders: [order(FAST, OTHER, {}), order(OTHER, FAST, { status: 'failed', verdict: null, winner: null, error: { code: 'upstream_error', message: RLO } })],
-        },
-      ];
+      const evaluations = [failedEvaluation(RLO, RLO)];
       // A model cut off after some text, with its vendor's error; another with a warning; then a refusal.
       const failed = resultOf(FAST, '', { status: 'failed', error: { code: 'upstream_error', upstreamStatus: 529, message: RLO } });
       const warned = resultOf(OTHER, 'ok', { warnings: [RLO] });
