@@ -3,7 +3,7 @@ import { answerStatus, MAX_ANSWER_BYTES, post, requestSent, type PostAnswer } fr
 import { UpstreamError, parseRetryAfter, statusError } from './errors.js';
 import { cutWhole } from '../text/cut.js';
 import { notJson, parseVendorJson } from './vendor-json.js';
-import { jsonStringBytes, type PromptPiece } from './shared-text.js';
+import { jsonStringBytes, pieceTexts } from './shared-text.js';
 import type { ModelCall } from './types.js';
 
 /** Who calls: some vendors' edges refuse requests without a user agent. */
@@ -38,22 +38,20 @@ export function jsonRequest(
 }
 
 /**
- * Whether `pieces` can stand for `prompt` in a body: as long as it (a prompt changed since its
- * pieces were made would be sent as they were), and no surrogate pair split between two of them
- * (JSON escapes half a pair, where the whole prompt has the character). Reads no text but the
- * pieces' ends, so that a rope prompt is never flattened.
+ * Whether the prompt's pieces can stand for it in a body: they make it (pieceTexts), and no
+ * surrogate pair is split between two of them (JSON escapes half a pair, where the whole
+ * prompt has the character). Reads no text but the pieces' ends.
  */
-function piecesMake(pieces: readonly PromptPiece[], prompt: string): boolean {
-  let length = 0;
+function piecesMake(prompt: Pick<ModelCall, 'prompt' | 'promptPieces'>): boolean {
+  const texts = pieceTexts(prompt);
+  if (!texts) return false;
   let endsHigh = false;
-  for (const piece of pieces) {
-    const text = typeof piece === 'string' ? piece : piece.text;
+  for (const text of texts) {
     if (text.length === 0) continue;
     if (endsHigh && isLowSurrogate(text.charCodeAt(0))) return false;
     endsHigh = isHighSurrogate(text.charCodeAt(text.length - 1));
-    length += text.length;
   }
-  return length === prompt.length;
+  return true;
 }
 
 const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
@@ -70,7 +68,7 @@ const PROMPT_MARK = `prompt-${randomUUID()}`;
  */
 function jsonPayload(body: unknown, prompt: Pick<ModelCall, 'prompt' | 'promptPieces'> | undefined): Buffer | readonly Buffer[] {
   const pieces = prompt?.promptPieces;
-  if (pieces && prompt.prompt.length > 0 && piecesMake(pieces, prompt.prompt)) {
+  if (pieces && prompt.prompt.length > 0 && piecesMake(prompt)) {
     const marked = JSON.stringify(body, (_key, value: unknown) => (value === prompt.prompt ? PROMPT_MARK : value));
     const at = marked.indexOf(PROMPT_MARK);
     if (at >= 0 && marked.indexOf(PROMPT_MARK, at + PROMPT_MARK.length) < 0) {

@@ -38,16 +38,25 @@ export function joinPieces(pieces: readonly PromptPiece[]): string {
 }
 
 /**
+ * The texts of a call's prompt pieces, where they make its prompt (as long as it: a prompt
+ * changed since its pieces were made is not stood for by them); undefined otherwise. Reads
+ * no text but the lengths, so that a rope prompt is never flattened.
+ */
+export function pieceTexts(call: Pick<ModelCall, 'prompt' | 'promptPieces'>): readonly string[] | undefined {
+  const pieces = call.promptPieces;
+  if (!pieces) return undefined;
+  const texts = pieces.map((piece) => (typeof piece === 'string' ? piece : piece.text));
+  let length = 0;
+  for (const text of texts) length += text.length;
+  return length === call.prompt.length ? texts : undefined;
+}
+
+/**
  * The texts a call's prompt is made of, each as it is held: its pieces' where they make it,
  * else the prompt itself. A count that adds up character by character (tokens, bytes) reads
  * them one by one: reading a judge call's prompt, a rope of texts its other calls share,
  * would copy them into a flat string of its own, megabytes for each of up to 110 calls.
  */
 export function promptTexts(call: Pick<ModelCall, 'prompt' | 'promptPieces'>): readonly string[] {
-  const pieces = call.promptPieces;
-  if (!pieces) return [call.prompt];
-  const texts = pieces.map((piece) => (typeof piece === 'string' ? piece : piece.text));
-  let length = 0;
-  for (const text of texts) length += text.length;
-  return length === call.prompt.length ? texts : [call.prompt];
+  return pieceTexts(call) ?? [call.prompt];
 }
