@@ -2,8 +2,7 @@
 import './quiet-sdk.js';
 import { ConfigError, loadConfig } from '../../shared/config.js';
 import { createStore } from '../../shared/credits/store.js';
-import { TOP_UP_ATTEMPTS_END_MS, TopUpTooEarlyError } from '../../shared/credits/credits-service.js';
-import { ulidTime } from '../../shared/ids.js';
+import { TopUpTooEarlyError, topUpRunnableAt } from '../../shared/credits/credits-service.js';
 import { AccountNotFoundError } from '../../shared/errors.js';
 import { storeNow } from '../../shared/storage/dynamodb.js';
 import { BalanceCeilingError, KeyNotFoundError, StoreUnavailableError } from '../../shared/storage/errors.js';
@@ -21,7 +20,7 @@ import { explainStoreErrors, NoCredentialsError, NotAStoreError, TableNotFoundEr
  */
 const UNSURE_WRITES: Record<string, (error: Error & { entryId?: string }) => string> = {
   'accounts.topUp': ({ entryId }) =>
-    `The top-up may have been applied all the same: run the same top-up again with --entry ${entryId ?? '<its entry ID>'}${entryId ? ` from ${new Date(ulidTime(entryId) + TOP_UP_ATTEMPTS_END_MS).toISOString()} on` : ''}, which applies it once at most (nothing where it was applied); a top-up without --entry would add the credits a second time`,
+    `The top-up may have been applied all the same: run the same top-up again with --entry ${entryId ?? '<its entry ID>'}${entryId ? ` from ${new Date(topUpRunnableAt(entryId)).toISOString()} on` : ''}, which applies it once at most (nothing where it was applied); a top-up without --entry would add the credits a second time`,
   'accounts.create': () => 'The account may have been opened all the same, without its ID printed: running the command again opens another one',
 };
 

@@ -85,6 +85,20 @@ export function chargeableMicro(open: OpenRequest, costMicro: number): number {
 /** The log line of a settle whose cost was above its reservation (infra/stack/alarms.ts filters on it). */
 export const UNCOLLECTED_LOG_MESSAGE = 'Cost above the reservation left uncollected';
 
+/** The balance, as `account` was read, after a top-up already applied: refused where the entry applied is not this top-up (another amount, or no top-up). */
+function appliedBalance(applied: LedgerEntry, entry: LedgerEntry, account: Account | undefined): number {
+  if (applied.kind !== 'topup' || applied.amountMicro !== entry.amountMicro) {
+    throw new ConditionFailedError(`Entry ${entry.entryId} was applied already, as ${applied.kind} of ${applied.amountMicro} micro-credits, not this top-up`);
+  }
+  if (!account) throw new ConditionFailedError(`Entry ${entry.entryId} was applied, but account ${entry.accountId} is gone`);
+  return account.balanceMicro;
+}
+
+/** When a top-up named by `entryId` may be run again: once no attempt of its first run's write can still land. */
+export function topUpRunnableAt(entryId: string): number {
+  return ulidTime(entryId) + TOP_UP_ATTEMPTS_END_MS;
+}
+
 /**
  * The money path on single-item conditional writes: reserve before a request runs,
  * settle from observed cost afterwards, post every change to the append-only ledger,
@@ -116,37 +130,31 @@ export class CreditsService {
    */
   async topUp(accountId: string, amountMicro: number, entryId?: string, again = false): Promise<number> {
     const entry = this.topUpEntry(accountId, amountMicro, entryId);
-    if (again && entryId !== undefined) {
+    const rerun = again && entryId !== undefined;
+    if (rerun) {
       // A top-up named again (its first run's write unanswered) runs once no attempt of that
       // write can still land: before, one could land after this run's check, be dropped by the
       // reconciler while an attempt of this run's write was still on its way, and that apply too.
-      const runnable = ulidTime(entryId) + TOP_UP_ATTEMPTS_END_MS;
-      if (!(this.now() >= runnable)) throw new TopUpTooEarlyError(entryId, runnable);
+      const runnable = topUpRunnableAt(entry.entryId);
+      if (!(this.now() >= runnable)) throw new TopUpTooEarlyError(entry.entryId, runnable);
       // The account first, then the ledger: an entry leaves the account only once the ledger holds it.
-      const applied = (await this.accounts.get(accountId))?.unposted?.[entryId] ?? (await this.ledger.get(accountId, entryId));
-      if (applied) return this.appliedBalance(applied, entry);
+      const account = await this.accounts.get(accountId);
+      const applied = account?.unposted?.[entry.entryId] ?? (await this.ledger.get(accountId, entry.entryId));
+      if (applied) return appliedBalance(applied, entry, account);
     }
     let balance: number;
     try {
       balance = await this.accounts.topUp(entry);
     } catch (error) {
+      if (!rerun || !(error instanceof ConditionFailedError)) throw error;
       // Applied meanwhile, by another run of the same name.
-      const held = again && entryId !== undefined && error instanceof ConditionFailedError ? (await this.accounts.get(accountId))?.unposted?.[entryId] : undefined;
+      const account = await this.accounts.get(accountId);
+      const held = account?.unposted?.[entry.entryId];
       if (!held) throw error;
-      return this.appliedBalance(held, entry);
+      return appliedBalance(held, entry, account);
     }
     await this.post([entry], { keep: true });
     return balance;
-  }
-
-  /** The balance after a top-up already applied: refused where the entry applied is not this top-up (another amount, or no top-up). */
-  private async appliedBalance(applied: LedgerEntry, entry: LedgerEntry): Promise<number> {
-    if (applied.kind !== 'topup' || applied.amountMicro !== entry.amountMicro) {
-      throw new ConditionFailedError(`Entry ${entry.entryId} was applied already, as ${applied.kind} of ${applied.amountMicro} micro-credits, not this top-up`);
-    }
-    const account = await this.accounts.get(entry.accountId);
-    if (!account) throw new ConditionFailedError(`Entry ${entry.entryId} was applied, but account ${entry.accountId} is gone`);
-    return account.balanceMicro;
   }
 
   /** A new top-up's entry ID, to name it before it is run (a run again with it applies it once at most). */
