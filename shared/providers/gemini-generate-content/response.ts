@@ -40,9 +40,11 @@ export function promptBlocked(feedback: unknown): boolean {
 /**
  * A generateContent answer as the gateway's reply: the text of the first candidate's parts,
  * thought summaries left out. Blocked prompts and answers withheld with no text are
- * 'upstream_blocked' (not retryable: the same request is blocked again).
+ * 'upstream_blocked' (not retryable: the same request is blocked again). `usageCoversAnswer`
+ * false: the usageMetadata is a stream's running count that parts came after, priced from
+ * the text with its prompt and thoughts as hints.
  */
-export function fromGenerateContentResponse(body: unknown, requestWarnings: readonly string[] = []): ModelReply {
+export function fromGenerateContentResponse(body: unknown, requestWarnings: readonly string[] = [], usageCoversAnswer = true): ModelReply {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw malformed('The provider answered without a response object');
   const response = body as GenerateContentResponse;
   // Named by a word of Gemini's enum, or 'unrecognised': never the vendor's string as it came, which can be megabytes.
@@ -58,7 +60,8 @@ export function fromGenerateContentResponse(body: unknown, requestWarnings: read
   const warnings = [...requestWarnings];
   // Searches run are billed whatever became of the answer: they go with its usage, and as a hint where that is missing.
   const searchQueries = searchQueryCount(candidate.groundingMetadata);
-  const usage = withSearchQueries(toUsage(response.usageMetadata), searchQueries);
+  // A stream's running count that parts came after is short of the call's usage: hints only.
+  const usage = usageCoversAnswer ? withSearchQueries(toUsage(response.usageMetadata), searchQueries) : undefined;
   // Should the usage not be believed, the estimate takes the input and the thoughts it showed.
   const hints = { ...usageHints(response.usageMetadata), ...(searchQueries > 0 ? { searchQueries } : {}) };
   if (finishReason !== undefined && BLOCKED.has(finishReason)) {
@@ -73,7 +76,13 @@ export function fromGenerateContentResponse(body: unknown, requestWarnings: read
     warnings.push(`The provider ended the output with finishReason ${finishReason}`);
   }
 
-  if (!usage) warnings.push('The provider reported no usable token usage; cost is unavailable');
+  if (!usage) {
+    warnings.push(
+      usageCoversAnswer
+        ? 'The provider reported no usable token usage; cost is unavailable'
+        : "The provider's last token usage came before the end of its answer; cost is unavailable",
+    );
+  }
   return { output, usage, ...(Object.keys(hints).length > 0 ? { hints } : {}), finishReason, warnings };
 }
 

@@ -15,13 +15,15 @@ interface Chunk {
 
 /**
  * Reads `streamGenerateContent?alt=sse`: each event a GenerateContentResponse. The text of
- * parts without `thought: true` becomes deltas; the finishReason and the usageMetadata
- * (prompt, candidates, thoughts, cached content) of the chunk that carries it are kept —
- * earlier chunks' usage is a running count. A stream that ends before a finishReason ended
- * early (a failed call), unless its prompt was blocked. `finish` assembles one
- * response for fromGenerateContentResponse, so usage is priced by the same code. A stream
- * stopped or broken before its finishReason is charged from the last running count it
- * carried (thoughts included): as its usage where that can be true, else as hints.
+ * parts without `thought: true` becomes deltas; the finishReason and the last usageMetadata
+ * (prompt, candidates, thoughts, cached content) are kept. Gemini's usage is a running count,
+ * up to the chunk that carries it: it is the call's usage only where no part came after it
+ * (the chunk with the finishReason carries the whole call's); a count that parts followed
+ * falls short of what was billed, and is only hints for the estimate (its prompt and
+ * thoughts). A stream that ends before a finishReason ended early (a failed call), unless
+ * its prompt was blocked. `finish` assembles one response for fromGenerateContentResponse,
+ * so usage is priced by the same code. A stream stopped or broken before its finishReason
+ * is charged from the last running count it carried in the same way.
  */
 export class GenerateContentStream {
   private text = '';
@@ -30,7 +32,8 @@ export class GenerateContentStream {
   private grounding: unknown;
   private promptFeedback: unknown;
   private usage: UsageMetadata | undefined;
-  /** Gemini repeats a running usageMetadata in every chunk: only the one of the chunk with the finishReason is the whole call's. */
+  /** Whether a part (text or thought) came after the last usageMetadata: its running count then falls short. */
+  private partsAfterUsage = false;
   private finished = false;
 
   constructor(private readonly onDelta: (text: string) => void) {}
@@ -43,8 +46,15 @@ export class GenerateContentStream {
     }
     this.chunks++;
     if (chunk.promptFeedback !== undefined) this.promptFeedback = chunk.promptFeedback;
-    if (chunk.usageMetadata) this.usage = chunk.usageMetadata;
-    const candidate = Array.isArray(chunk.candidates) ? chunk.candidates[0] : undefined;
+    this.readCandidate(Array.isArray(chunk.candidates) ? chunk.candidates[0] : undefined);
+    // The count covers this chunk's own parts.
+    if (chunk.usageMetadata) {
+      this.usage = chunk.usageMetadata;
+      this.partsAfterUsage = false;
+    }
+  }
+
+  private readCandidate(candidate: NonNullable<Chunk['candidates']>[number] | undefined): void {
     if (!candidate || typeof candidate !== 'object') return;
     if (candidate.finishReason !== undefined && candidate.finishReason !== null) {
       this.finishReason = candidate.finishReason;
@@ -54,21 +64,25 @@ export class GenerateContentStream {
     const parts = candidate.content?.parts;
     if (!Array.isArray(parts)) return;
     for (const part of parts as { text?: unknown; thought?: unknown }[]) {
-      if (typeof part?.text !== 'string' || part.thought === true || part.text === '') continue;
+      if (typeof part?.text !== 'string' || part.text === '') continue;
+      this.partsAfterUsage = true;
+      if (part.thought === true) continue;
       this.text += part.text;
       this.onDelta(part.text);
     }
   }
 
-  private get finalUsage(): UsageMetadata | undefined {
-    return this.finished ? this.usage : undefined;
+  /** The last usageMetadata, and whether it is a count of everything streamed (no part came after it). */
+  private get lastUsage(): { metadata: UsageMetadata | undefined; current: boolean } {
+    return { metadata: this.usage, current: this.usage !== undefined && !this.partsAfterUsage };
   }
 
   /** What the stream had delivered: with the last usageMetadata it carried, the running count up to its stop. */
   partial(): PartialReply {
+    const { metadata, current } = this.lastUsage;
     const searchQueries = searchQueryCount(this.grounding);
-    const usage = withSearchQueries(toUsage(this.usage), searchQueries);
-    const hints = { ...usageHints(this.usage), ...(searchQueries > 0 ? { searchQueries } : {}) };
+    const usage = current ? withSearchQueries(toUsage(metadata), searchQueries) : undefined;
+    const hints = { ...usageHints(metadata), ...(searchQueries > 0 ? { searchQueries } : {}) };
     return { output: this.text, ...(usage ? { usage } : {}), ...(Object.keys(hints).length > 0 ? { hints } : {}) };
   }
 
@@ -77,6 +91,7 @@ export class GenerateContentStream {
     const candidate = { content: { parts: this.text === '' ? [] : [{ text: this.text }] }, finishReason: this.finishReason, groundingMetadata: this.grounding };
     // A blocked prompt's stream has no finishReason: the mapper names the block.
     if (!this.finished && !promptBlocked(this.promptFeedback)) throw streamEndedEarly('finishReason');
-    return fromGenerateContentResponse({ candidates: [candidate], promptFeedback: this.promptFeedback, usageMetadata: this.finalUsage }, requestWarnings);
+    const { metadata, current } = this.lastUsage;
+    return fromGenerateContentResponse({ candidates: [candidate], promptFeedback: this.promptFeedback, usageMetadata: metadata }, requestWarnings, current);
   }
 }

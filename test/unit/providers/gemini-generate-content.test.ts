@@ -519,6 +519,54 @@ describe('Class: GenerateContentStream, a stream stopped before its finishReason
   });
 });
 
+describe('Class: GenerateContentStream, a running usage that parts came after', () => {
+  // 100 characters with a running count of 20 output tokens and 700 of thinking, then 660 more characters.
+  const head = 'a'.repeat(100);
+  const tail = ' b'.repeat(330);
+  const running = { promptTokenCount: 2000, candidatesTokenCount: 20, thoughtsTokenCount: 700, totalTokenCount: 2720 };
+  function streamed(last: Record<string, unknown>) {
+    const stream = new GenerateContentStream(() => undefined);
+    stream.onEvent({ event: 'message', data: JSON.stringify({ candidates: [{ content: { parts: [{ text: head }] } }], usageMetadata: running }) });
+    stream.onEvent({ event: 'message', data: JSON.stringify({ candidates: [{ content: { parts: [{ text: tail }] }, ...last }] }) });
+    return stream;
+  }
+
+  it('finished without a count of its own: estimated from the whole text, the running prompt and thinking taken as hints', () => {
+    const reply = streamed({ finishReason: 'STOP' }).finish();
+    expect(reply.usage).toBeUndefined();
+    expect(reply.hints).toEqual({ inputTokens: 2000, unseenOutputTokens: 700 });
+    expect(reply.warnings).toContain("The provider's last token usage came before the end of its answer; cost is unavailable");
+    const charge = chargeCall(call(), reply.usage, reply.output, Date.now(), reply.hints);
+    if (charge.kind !== 'estimated') throw new Error(`charged as ${charge.kind}`);
+    // Never the 20 output tokens the running count showed: the whole text's estimate and the 700 of thinking.
+    const tokensOut = Number(/and (\d+) output tokens/.exec(charge.warning)![1]);
+    expect(tokensOut).toBeGreaterThan(700 + 100);
+  });
+
+  it('stopped before its finishReason: the same, its running count only hints', () => {
+    const partial = streamed({}).partial();
+    expect(partial.usage).toBeUndefined();
+    expect(partial.hints).toEqual({ inputTokens: 2000, unseenOutputTokens: 700 });
+  });
+
+  it('withheld after it (SAFETY, no text of its own): billed, at the estimate', () => {
+    const stream = new GenerateContentStream(() => undefined);
+    stream.onEvent({ event: 'message', data: JSON.stringify({ candidates: [{ content: { parts: [{ text: 'thinking', thought: true }] } }], usageMetadata: running }) });
+    stream.onEvent({ event: 'message', data: JSON.stringify({ candidates: [{ content: { parts: [{ text: 'more thinking', thought: true }] }, finishReason: 'SAFETY' }] }) });
+    const error = thrown(() => stream.finish());
+    expect(error.code).toBe('upstream_blocked');
+    expect(error.details.billed).toEqual({ usage: undefined, hints: { inputTokens: 2000, unseenOutputTokens: 700 } });
+  });
+
+  it('with the count on its last chunk, after every part: that count is its usage', () => {
+    const stream = new GenerateContentStream(() => undefined);
+    stream.onEvent({ event: 'message', data: JSON.stringify({ candidates: [{ content: { parts: [{ text: head }] } }], usageMetadata: running }) });
+    const whole = { promptTokenCount: 2000, candidatesTokenCount: 190, thoughtsTokenCount: 700, totalTokenCount: 2890 };
+    stream.onEvent({ event: 'message', data: JSON.stringify({ candidates: [{ content: { parts: [{ text: tail }] }, finishReason: 'STOP' }], usageMetadata: whole }) });
+    expect(stream.finish().usage).toEqual({ inputTokens: 2000, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 890, reasoningTokens: 700 });
+  });
+});
+
 describe('Function: fromErrorResponse', () => {
   it('maps 429 RESOURCE_EXHAUSTED to a retryable rate-limit error waiting the RetryInfo delay', () => {
     const error = fromErrorResponse(429, fixtureText('error-429'), null);
