@@ -1,3 +1,4 @@
+import { WWW_AUTHENTICATE } from '../errors.js';
 import { LIMITS } from './limits.js';
 import { promptRequestSchema } from './request-schema.js';
 
@@ -408,6 +409,14 @@ interface ErrorStatus {
   headers?: Record<string, { description: string; required: boolean; schema: Record<string, unknown> }>;
 }
 
+/** On every answer of the gateway's handlers, errors included; not on those API Gateway gives itself. */
+const errorRequestId = {
+  description:
+    "The gateway's ID of this request, where the gateway's handler answered (in AWS, not on the answers API Gateway gives itself: the authorizer's 401 and 503, 403, its throttle's 429, 504).",
+  required: false,
+  schema: { type: 'string' },
+};
+
 const retryAfter = { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'string', pattern: '^[0-9]+$' } };
 
 export const ERROR_STATUSES: readonly ErrorStatus[] = [
@@ -423,6 +432,7 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
     name: 'Unauthorized',
     codes: ['unauthorized'],
     description: '`Authorization` missing, repeated, not `Bearer <key>`, a key of the wrong shape, unknown or revoked. Checked before the body is read.',
+    headers: { 'WWW-Authenticate': { description: 'The scheme to send the key in (RFC 9110).', required: true, schema: { const: WWW_AUTHENTICATE } } },
   },
   {
     status: '402',
@@ -475,6 +485,7 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
     description:
       '`idempotency_in_progress`: a request with this Idempotency-Key is still running (`Retry-After`). `response_not_retained`: it completed but its response was not kept (zero data retention, or too large); `promptLogId` names it.',
     extras: { promptLogId: { type: 'string', pattern: '^pl_[0-9A-HJKMNP-TV-Z]{26}$' } },
+    headers: { 'Retry-After': { ...retryAfter, description: 'With `idempotency_in_progress`: seconds to wait before retrying.', required: false } },
   },
   { status: '413', name: 'PayloadTooLarge', codes: ['payload_too_large'], description: `Body over ${LIMITS.bodyBytes} bytes.` },
   {
@@ -610,12 +621,13 @@ export function openApiDocument(): Record<string, any> {
     schemas[`${spec.name}Error`] = errorBody(spec.description, spec.codes, spec.extras, spec.requiredExtras);
     responses[spec.name] = {
       description: spec.description,
-      ...(spec.headers ? { headers: spec.headers } : {}),
+      headers: { 'x-request-id': errorRequestId, ...spec.headers },
       content: { [JSON_MEDIA]: { schema: ref(`${spec.name}Error`) } },
     };
   }
   responses.Error = {
     description: 'Any other 4xx or 5xx the HTTP layer answers (for example 431 for oversized headers), in the same body shape.',
+    headers: { 'x-request-id': errorRequestId },
     content: { [JSON_MEDIA]: { schema: ref('Error') } },
   };
 

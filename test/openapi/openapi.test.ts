@@ -124,8 +124,15 @@ describe('Validating answers against the document', () => {
     expect(openApiProblems({ status, headers: json, body: JSON.parse(JSON.stringify(body)) })).not.toEqual([]);
   });
 
-  it('rejects a body that is not JSON and a 405 without Allow', () => {
+  it('rejects a body that is not JSON, a 405 without Allow and a 401 without WWW-Authenticate', () => {
     expect(openApiProblems({ status: 400, headers: { 'content-type': 'text/html' }, body: { error: { code: 'invalid_request', message: 'x' } } })).not.toEqual([]);
     expect(openApiProblems({ status: 405, headers: json, body: { error: { code: 'method_not_allowed', message: 'x' } } })).toEqual(['header allow is missing (response 405)']);
+    expect(openApiProblems({ status: 401, headers: json, body: { error: { code: 'unauthorized', message: 'x' } } })).toEqual(['header www-authenticate is missing (response 401)']);
+  });
+
+  it('names the headers error answers carry: x-request-id on each, Retry-After on the 409 of a request still running', () => {
+    const responses = openApiDocument().components.responses as Record<string, { headers?: Record<string, { required: boolean }> }>;
+    for (const spec of ERROR_STATUSES) expect(responses[spec.name]?.headers?.['x-request-id'], spec.status).toMatchObject({ required: false });
+    expect(responses.IdempotencyConflict?.headers?.['Retry-After']).toMatchObject({ required: false });
   });
 });
