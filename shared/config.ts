@@ -1,4 +1,5 @@
 import { PROVIDERS, type ProviderId } from './catalog/types.js';
+import { exampleBaseUrl } from './providers/base-urls.js';
 import { MAX_REQUEST_DEADLINE_MS, MIN_MODEL_TIME_MS, MIN_REQUEST_DEADLINE_MS, SETTLE_MARGIN_MS, STORE_WORST_CALL_MS } from './deadlines.js';
 
 export { MAX_REQUEST_DEADLINE_MS, MIN_REQUEST_DEADLINE_MS };
@@ -315,10 +316,12 @@ function isHttpUrl(url: string): boolean {
  * A provider's base URL (`OPENAI_BASE_URL`), without trailing slashes. One without a scheme
  * (`api.openai.com/v1`) would be taken, and every call to that vendor fail as internal_error.
  */
-function baseUrl(env: NodeJS.ProcessEnv, name: string): string | undefined {
+function baseUrl(env: NodeJS.ProcessEnv, provider: ProviderId): string | undefined {
+  const name = providerBaseUrlName(provider);
   const url = optional(env, name);
   if (url === undefined) return undefined;
-  if (!isHttpUrl(url)) throw new ConfigError(`${name} must be an http(s) URL with the version segment, like https://api.openai.com/v1, got "${url}"`);
+  const shape = provider === 'bedrock' ? 'an http(s) URL' : 'an http(s) URL with the version segment';
+  if (!isHttpUrl(url)) throw new ConfigError(`${name} must be ${shape}, like ${exampleBaseUrl(provider)}, got "${url}"`);
   return url.replace(/\/+$/, '');
 }
 
@@ -349,7 +352,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   for (const provider of PROVIDERS) {
     providers[provider] = {
       apiKey: optional(env, providerKeyName(provider)),
-      baseUrl: baseUrl(env, providerBaseUrlName(provider)),
+      baseUrl: baseUrl(env, provider),
     };
   }
   const regionSource = optional(env, 'AWS_REGION') !== undefined ? 'AWS_REGION' : optional(env, 'AWS_DEFAULT_REGION') !== undefined ? 'AWS_DEFAULT_REGION' : 'default';

@@ -53,6 +53,13 @@ describe('Function: loadConfig', () => {
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name} must be an http\\(s\\) URL`));
   });
 
+  it("gives each vendor's own base URL as the example: Bedrock's has no version segment", () => {
+    expect(() => loadConfig({ ANTHROPIC_BASE_URL: 'api.anthropic.com' })).toThrow(/with the version segment, like https:\/\/api\.anthropic\.com\/v1, got/);
+    expect(() => loadConfig({ BEDROCK_BASE_URL: 'bedrock-runtime.eu-west-1.amazonaws.com' })).toThrow(
+      /^BEDROCK_BASE_URL must be an http\(s\) URL, like https:\/\/bedrock-runtime\.us-east-1\.amazonaws\.com, got/,
+    );
+  });
+
   it.each(['127.0.0.1:8000', 'localhost', 'tcp://127.0.0.1:8000'])(
     'refuses DYNAMODB_ENDPOINT=%s, on which every store call failed as an internal error, naming the variable',
     (value) => {
