@@ -10,6 +10,7 @@ import { configuredStoreClient } from '../../shared/storage/store.js';
 import { helpRequested, ReconcileIncompleteError, runAdminCommand, UsageError } from './commands.js';
 import { DeployedStackError, withDeployedTables } from './deployed-tables.js';
 import { withProfileRegion } from './region.js';
+import { AwsAccessError } from './aws-access.js';
 import { explainStoreErrors, NoCredentialsError, NotAStoreError, TableNotFoundError } from './store-errors.js';
 
 /**
@@ -56,6 +57,8 @@ const ERRORS: { match: (error: unknown) => boolean; code: string; exit: number; 
   // No AWS credentials: the same code whether the tables were to come from the stack (DeployedStackError) or from *_TABLE.
   { match: (e) => e instanceof NoCredentialsError, code: 'stack_not_found', exit: 5 },
   { match: (e) => e instanceof ReconcileIncompleteError, code: 'reconcile_incomplete', exit: 6 },
+  // AWS refused the identity (not allowed, not valid, expired): the message names the call and what to do.
+  { match: (e) => e instanceof AwsAccessError, code: 'access_denied', exit: 7 },
   // Said as a usage error: the command is right, its time not yet.
   { match: (e) => e instanceof TopUpTooEarlyError, code: 'usage', exit: 2 },
 ];

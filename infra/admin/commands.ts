@@ -70,7 +70,7 @@ deployed stack's tables (GATEWAY_STACK_NAME in AWS_REGION, else the AWS profile'
 region), or the *_TABLE variables.
 Output is JSON on stdout. Errors are JSON on stderr, {"error":{"code","message"}}, with
 the exit status of their code: usage 2, not_found 3, store_unavailable 4, stack_not_found 5,
-reconcile_incomplete 6, internal_error 1.`;
+reconcile_incomplete 6, access_denied 7 (AWS refused the credentials), internal_error 1.`;
 
 /** What `--help` prints: the whole usage, or one command's. */
 export function helpText(command: string | undefined): string {

@@ -1,6 +1,7 @@
 import type { CloudFormationClient, Stack } from '@aws-sdk/client-cloudformation';
 import type { GatewayConfig, TableNames } from '../../shared/config.js';
 import { DEFAULT_STACK_NAME } from '../stack/stack-name.js';
+import { awsAccessRefusal } from './aws-access.js';
 
 /**
  * The CloudFormation output that names each table (infra/stack/data.ts `tableNameOutputId`,
@@ -54,7 +55,7 @@ export async function deployedTableNames(options: DeployedTablesOptions): Promis
           { cause: error },
         );
       }
-      throw error;
+      throw awsAccessRefusal(error, `DescribeStacks of the ${where}`) ?? error;
     }
     const outputs = new Map((stacks?.[0]?.Outputs ?? []).map((output) => [output.OutputKey, output.OutputValue]));
     const tables = {} as TableNames;

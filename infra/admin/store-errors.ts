@@ -1,5 +1,6 @@
 import type { GatewayConfig, TableNames } from '../../shared/config.js';
 import type { StoreClient } from '../../shared/storage/dynamodb.js';
+import { awsAccessRefusal } from './aws-access.js';
 import { TABLE_OUTPUTS } from './deployed-tables.js';
 
 /**
@@ -70,6 +71,8 @@ export function explainStoreError(error: unknown, command: string, table: string
       { cause: error },
     );
   }
+  const refused = awsAccessRefusal(error, `${command.replace(/Command$/, '')}${table !== undefined ? ` on table "${table}"` : ''} in ${storeWhere(config)}`);
+  if (refused) return refused;
   if (e?.name === 'CredentialsProviderError') {
     return new NoCredentialsError(
       `No AWS credentials to call ${storeWhere(config)} with: set AWS credentials (a profile, SSO, the environment) for the deployed tables, or DYNAMODB_ENDPOINT for a local store (npm start prints it)`,

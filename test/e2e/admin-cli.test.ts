@@ -99,6 +99,9 @@ describe('npm run admin: a configuration that sends the store calls astray', () 
     notAStore = await startFakeHttp(() => ({ status: 405, body: { error: { code: 'method_not_allowed', message: 'Method not allowed' } } }));
   });
 
+  /** An operator's environment with keys of no account, in eu-west-1. */
+  const signedIn = () => ({ HOME: home, AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'test-access-key-id', AWS_SECRET_ACCESS_KEY: 'test-secret-access-key' });
+
   afterAll(async () => {
     await dynamodb?.close();
     await notAStore?.close();
@@ -117,14 +120,7 @@ describe('npm run admin: a configuration that sends the store calls astray', () 
   });
 
   it('names a deployed table the store does not hold by its variable and stack output', async () => {
-    const result = await admin(['list-keys', '--account', 'acct_x'], {
-      HOME: home,
-      AWS_REGION: 'eu-west-1',
-      AWS_ACCESS_KEY_ID: 'test-access-key-id',
-      AWS_SECRET_ACCESS_KEY: 'test-secret-access-key',
-      AWS_ENDPOINT_URL_DYNAMODB: dynamodb.url,
-      ACCOUNTS_TABLE: 'gone',
-    });
+    const result = await admin(['list-keys', '--account', 'acct_x'], { ...signedIn(), AWS_ENDPOINT_URL_DYNAMODB: dynamodb.url, ACCOUNTS_TABLE: 'gone' });
     expect(result.code, result.stderr).toBe(2);
     const { error } = JSON.parse(result.stderr);
     expect(error.code).toBe('usage');
@@ -142,6 +138,58 @@ describe('npm run admin: a configuration that sends the store calls astray', () 
         message: `The store at ${notAStore.url} (DYNAMODB_ENDPOINT) did not answer GetItem as DynamoDB does (HTTP 405): is it a DynamoDB endpoint (the store npm start prints, not the API)?`,
       },
     });
+  });
+
+  it.each([
+    [
+      'not allowed the call',
+      'AccessDeniedException',
+      'User: arn:aws:iam::123456789012:user/ops is not authorized to perform: dynamodb:GetItem',
+      'use credentials whose IAM policy allows it',
+    ],
+    ['expired', 'ExpiredTokenException', 'The security token included in the request is expired', 'the session has expired: sign in again'],
+  ])('answers credentials AWS refused (%s) as access_denied exit 7 naming the call and what to do (was internal_error, exit 1)', async (_name, type, message, fix) => {
+    const refusing = await startFakeHttp(() => ({
+      status: 400,
+      headers: { 'content-type': 'application/x-amz-json-1.0' },
+      body: { __type: `com.amazonaws.dynamodb.v20120810#${type}`, message },
+    }));
+    try {
+      const env = { ...signedIn(), AWS_ENDPOINT_URL_DYNAMODB: refusing.url, ACCOUNTS_TABLE: 'gateway-accounts' };
+      const result = await admin(['balance', '--account', 'acct_x'], env);
+      expect(result.code, result.stderr).toBe(7);
+      const { error } = JSON.parse(result.stderr);
+      expect(error.code).toBe('access_denied');
+      expect(error.message).toContain(
+        `AWS refused GetItem on table "gateway-accounts" in the store at ${refusing.url} (AWS_ENDPOINT_URL_DYNAMODB or AWS_ENDPOINT_URL) with these credentials (${type}: ${message}): ${fix}`,
+      );
+      // Refused, not retried: one call.
+      expect(refusing.calls).toHaveLength(1);
+    } finally {
+      await refusing.close();
+    }
+  });
+
+  it('answers a DescribeStacks AWS refused as access_denied exit 7 naming the stack', async () => {
+    const refusing = await startFakeHttp(() => ({
+      status: 403,
+      headers: { 'content-type': 'text/xml' },
+      body: `<ErrorResponse xmlns="http://cloudformation.amazonaws.com/doc/2010-05-15/"><Error><Type>Sender</Type><Code>AccessDenied</Code><Message>User: arn:aws:iam::123456789012:user/ops is not authorized to perform: cloudformation:DescribeStacks</Message></Error><RequestId>6b8c1a0e-0000-0000-0000-000000000001</RequestId></ErrorResponse>`,
+    }));
+    try {
+      const env = { ...signedIn(), AWS_ENDPOINT_URL_CLOUDFORMATION: refusing.url };
+      const result = await admin(['balance', '--account', 'acct_x'], env);
+      expect(result.code, result.stderr).toBe(7);
+      const { error } = JSON.parse(result.stderr);
+      expect(error).toMatchObject({
+        code: 'access_denied',
+        message: expect.stringMatching(
+          /^AWS refused DescribeStacks of the stack ModelCompareGateway in eu-west-1 \(from AWS_REGION\) with these credentials \(AccessDenied: User: .* is not authorized to perform: cloudformation:DescribeStacks\): use credentials whose IAM policy allows it$/,
+        ),
+      });
+    } finally {
+      await refusing.close();
+    }
   });
 
   it('answers no AWS credentials with *_TABLE set as it does without them, stack_not_found exit 5 saying what to set (was internal_error CredentialsProviderError)', async () => {
