@@ -54,7 +54,7 @@ const CASES: { name: string; call: () => ModelCall }[] = [
   { name: 'Bedrock structured (forced tool)', call: () => modelCall('fam_h-lite', { responseSchema: SCHEMA }) },
 ];
 
-describe('Method: ProtocolAdapter.stream (against the simulator)', () => {
+describe('Method: ProtocolAdapter.prepare with an onDelta, a streamed call (against the simulator)', () => {
   it.each(CASES)('$name: deltas make the output, usage priced as the whole answer, twice (cache warm)', async ({ call }) => {
     sim.reset();
     const whole = [await send(call()), await send(call())];
