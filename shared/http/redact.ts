@@ -45,17 +45,21 @@ const MIN_KNOWN_START = 8;
 const KNOWN_PIECE = 12;
 
 /**
- * `text` with every known secret (exactly as configured, e.g. a provider's key) and every
- * credential-shaped token replaced by `[redacted]`; so too any piece of a known secret of
- * 12 characters or more (a vendor message quoting part of the key), and, where the text
- * ends with the start of a known secret (a message cut short in the middle of the key it
- * quoted), that start. For short texts: messages and log lines.
+ * `text` with every known secret (a provider's key) and every credential-shaped token
+ * replaced by `[redacted]`. A known secret is found as configured and as a vendor may quote
+ * it: any piece of 12 characters or more (a message quoting part of the key), in any case
+ * and with anything between its letters and digits (`K-C-A-N…`, a lowercased echo), in
+ * base64 (an encoded header quoted back), masked (its start and end around `*`s), and, where
+ * the text ends with its start (a message cut short in the middle of the key), that start.
+ * For short texts: messages and log lines.
  */
 export function redactSecrets(text: string, known: readonly (string | undefined)[] = []): string {
   let out = text;
   for (const secret of known) {
     if (!secret || secret.length < MIN_KNOWN_LENGTH) continue;
-    out = withoutPieces(redactKnown(out, [secret]), secret);
+    for (const form of [secret, ...base64Forms(secret)]) out = withoutPieces(redactKnown(out, [form]), form);
+    out = withoutLoosePieces(out, secret);
+    out = withoutMasked(out, secret);
     const start = knownStartAtEnd(out, secret, MIN_KNOWN_START);
     if (start > 0) out = out.slice(0, out.length - start) + REDACTED;
   }
@@ -65,11 +69,27 @@ export function redactSecrets(text: string, known: readonly (string | undefined)
 
 /** `text` with every run made of `secret`'s 12-character pieces replaced, once each run. */
 function withoutPieces(text: string, secret: string): string {
-  if (secret.length <= KNOWN_PIECE || text.length < KNOWN_PIECE) return text;
-  const pieces = new Set<string>();
-  for (let i = 0; i + KNOWN_PIECE <= secret.length; i++) pieces.add(secret.slice(i, i + KNOWN_PIECE));
+  return replaced(text, pieceRuns(text, secret));
+}
+
+/** `text` with the ranges (in order, apart) replaced. */
+function replaced(text: string, ranges: readonly [number, number][]): string {
+  if (ranges.length === 0) return text;
   let out = '';
   let kept = 0;
+  for (const [start, end] of ranges) {
+    out += text.slice(kept, start) + REDACTED;
+    kept = end;
+  }
+  return out + text.slice(kept);
+}
+
+/** The runs of `text` made of `secret`'s 12-character pieces: [start, end) each, in order. */
+function pieceRuns(text: string, secret: string): [number, number][] {
+  const runs: [number, number][] = [];
+  if (secret.length <= KNOWN_PIECE || text.length < KNOWN_PIECE) return runs;
+  const pieces = new Set<string>();
+  for (let i = 0; i + KNOWN_PIECE <= secret.length; i++) pieces.add(secret.slice(i, i + KNOWN_PIECE));
   for (let i = 0; i + KNOWN_PIECE <= text.length; ) {
     if (!pieces.has(text.slice(i, i + KNOWN_PIECE))) {
       i++;
@@ -77,11 +97,86 @@ function withoutPieces(text: string, secret: string): string {
     }
     let end = i + KNOWN_PIECE;
     while (end < text.length && pieces.has(text.slice(end + 1 - KNOWN_PIECE, end + 1))) end++;
-    out += text.slice(kept, i) + REDACTED;
-    kept = end;
+    runs.push([i, end]);
     i = end;
   }
-  return kept === 0 ? text : out + text.slice(kept);
+  return runs;
+}
+
+/**
+ * `text` with the runs of `secret`'s pieces found in its letters and digits alone, lowercased
+ * (`kcanmistral…`, `K-C-A-N-M-I-…`), replaced from the first character of each to the last.
+ */
+function withoutLoosePieces(text: string, secret: string): string {
+  const letters = looseLetters(secret).kept;
+  if (letters.length <= KNOWN_PIECE) return text;
+  const { kept, at } = looseLetters(text);
+  return replaced(
+    text,
+    pieceRuns(kept, letters).map(([start, end]) => [at[start]!, at[end - 1]! + 1]),
+  );
+}
+
+/** `text`'s ASCII letters and digits alone, lowercased, and where each was in it. */
+function looseLetters(text: string): { kept: string; at: number[] } {
+  const at: number[] = [];
+  let kept = '';
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    const lower = code >= 65 && code <= 90 ? code + 32 : code;
+    if ((lower >= 48 && lower <= 57) || (lower >= 97 && lower <= 122)) {
+      kept += String.fromCharCode(lower);
+      at.push(i);
+    }
+  }
+  return { kept, at };
+}
+
+/** The key in base64 (padded, then without its padding) and base64url: an encoded header a vendor quotes back. */
+function base64Forms(secret: string): string[] {
+  const bytes = Buffer.from(secret, 'utf8');
+  const base64 = bytes.toString('base64');
+  return [base64, base64.replace(/=+$/, ''), bytes.toString('base64url')];
+}
+
+/** A mask in a quoted key (`KCANMI****Tv8`, `KCAN…Tv8`): `*` or `•` twice or more, or an ellipsis. */
+const MASK = /[*•]{2,}|…/g;
+
+/** The fewest characters of a key's start, and of its end, that make a masked quote of it. */
+const MIN_MASKED_SIDE = 3;
+
+/**
+ * `text` with every masked quote of `secret` (its start, 3 characters or more, then a mask,
+ * then its end, as many) replaced. Linear: each mask is looked at once, each side of it
+ * compared character by character against the key's ends.
+ */
+function withoutMasked(text: string, secret: string): string {
+  const ranges: [number, number][] = [];
+  for (const mask of text.matchAll(MASK)) {
+    const maskStart = mask.index;
+    const maskEnd = maskStart + mask[0].length;
+    const head = longestSide(
+      secret.length - 1,
+      maskStart,
+      (i) => text.startsWith(secret.slice(0, i), maskStart - i),
+      (i) => text[maskStart - 1] === secret[i - 1],
+    );
+    const tail = longestSide(
+      secret.length - 1,
+      text.length - maskEnd,
+      (i) => text.startsWith(secret.slice(secret.length - i), maskEnd),
+      (i) => text[maskEnd] === secret[secret.length - i],
+    );
+    const start = maskStart - head;
+    if (head > 0 && tail > 0 && (ranges.length === 0 || ranges[ranges.length - 1]![1] <= start)) ranges.push([start, maskEnd + tail]);
+  }
+  return replaced(text, ranges);
+}
+
+/** The longest length, from `most` (and at most `room`) down to MIN_MASKED_SIDE, that `matches` (checked where `could` says it may); 0 if none. */
+function longestSide(most: number, room: number, matches: (length: number) => boolean, could: (length: number) => boolean): number {
+  for (let length = Math.min(most, room); length >= MIN_MASKED_SIDE; length--) if (could(length) && matches(length)) return length;
+  return 0;
 }
 
 /** The length of the longest start of `secret` (shorter than it, at least `min`) that `text` ends with; 0 if none. */

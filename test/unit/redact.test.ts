@@ -16,6 +16,17 @@ describe('Function: redactSecrets', () => {
     expect(redactSecrets('please check the disk-0', ['sk-0123456789abcdef0123'])).toBe('please check the disk-0');
   });
 
+  it('redacts a key a vendor quotes altered: lowercased, spelled out with separators, in base64, masked', () => {
+    const key = 'KCANMISTRALx7Qw9Zr2Lm4Np6Tv8';
+    expect(redactSecrets(`bad key ${key.toLowerCase()} lower`, [key])).toBe('bad key [redacted] lower');
+    expect(redactSecrets(`bad key ${[...key].join('-')} spelled`, [key])).toBe('bad key [redacted] spelled');
+    expect(redactSecrets(`header ${Buffer.from(key).toString('base64')} sent`, [key])).toBe('header [redacted] sent');
+    expect(redactSecrets(`header ${Buffer.from(key).toString('base64url')}`, [key])).toBe('header [redacted]');
+    expect(redactSecrets(`key KCANMI****************Tv8 masked, or KCAN…Tv8`, [key])).toBe('key [redacted] masked, or [redacted]');
+    // A mask around other text, and a key's few letters in ordinary words, stay.
+    expect(redactSecrets('card 4111********1111 and KCA**Tv and the kcan mistral room', [key])).toBe('card 4111********1111 and KCA**Tv and the kcan mistral room');
+  });
+
   it("redacts the operator's accounts with its vendors, and leaves numbers, words and model ARNs' neighbours alone", () => {
     expect(redactSecrets('In organization org-AbCdEfGh12345678IjKl (Groq: org_01hq2b3c4d5e6f7g8h9j0kmnpq), project proj_AbCdEfGh12345678IjKl.')).toBe(
       'In organization [redacted] (Groq: [redacted]), project [redacted].',
