@@ -308,6 +308,14 @@ function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
 }
 
 /** An http(s) URL that parses, as the AWS endpoints and the providers' base URLs must be. */
+/** A refused URL as an error shows it: without the user and password it may carry (`user:secret@host`, with or without a scheme). */
+function shownUrl(url: string): string {
+  const at = url.lastIndexOf('@');
+  if (at < 0) return url;
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)?.[0] ?? '';
+  return at < scheme.length ? url : `${scheme}[redacted]${url.slice(at)}`;
+}
+
 function isHttpUrl(url: string): boolean {
   return /^https?:\/\//i.test(url) && URL.canParse(url);
 }
@@ -321,14 +329,15 @@ function baseUrl(env: NodeJS.ProcessEnv, provider: ProviderId): string | undefin
   const url = optional(env, name);
   if (url === undefined) return undefined;
   const shape = provider === 'bedrock' ? 'an http(s) URL' : 'an http(s) URL with the version segment';
-  if (!isHttpUrl(url)) throw new ConfigError(`${name} must be ${shape}, like ${exampleBaseUrl(provider)}, got "${url}"`);
+  if (!isHttpUrl(url)) throw new ConfigError(`${name} must be ${shape}, like ${exampleBaseUrl(provider)}, got "${shownUrl(url)}"`);
   return url.replace(/\/+$/, '');
 }
 
 /** DYNAMODB_ENDPOINT: one without a scheme (`127.0.0.1:8000`) failed every store call as an internal error, `Invalid URL`. */
 function storeEndpoint(env: NodeJS.ProcessEnv): string | undefined {
   const url = optional(env, 'DYNAMODB_ENDPOINT');
-  if (url !== undefined && !isHttpUrl(url)) throw new ConfigError(`DYNAMODB_ENDPOINT must be an http(s) URL, like http://127.0.0.1:8000 (the one npm start prints), got "${url}"`);
+  if (url !== undefined && !isHttpUrl(url))
+    throw new ConfigError(`DYNAMODB_ENDPOINT must be an http(s) URL, like http://127.0.0.1:8000 (the one npm start prints), got "${shownUrl(url)}"`);
   return url;
 }
 
@@ -340,7 +349,7 @@ function awsEndpoints(env: NodeJS.ProcessEnv): AwsEndpoints {
     const url = optional(env, name) ?? global;
     if (url === undefined) continue;
     if (!isHttpUrl(url)) {
-      throw new ConfigError(`${optional(env, name) === undefined ? 'AWS_ENDPOINT_URL' : name} must be an http(s) URL, got "${url}"`);
+      throw new ConfigError(`${optional(env, name) === undefined ? 'AWS_ENDPOINT_URL' : name} must be an http(s) URL, got "${shownUrl(url)}"`);
     }
     endpoints[service] = url;
   }

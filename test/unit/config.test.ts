@@ -53,6 +53,15 @@ describe('Function: loadConfig', () => {
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^${name} must be an http\\(s\\) URL`));
   });
 
+  it.each([
+    ['OPENAI_BASE_URL', 'proxyuser:KCANSTARTPW110@proxy.internal/v1', '[redacted]@proxy.internal/v1'],
+    ['DYNAMODB_ENDPOINT', 'ftp://ops:KCANSTARTPW110@127.0.0.1:8000', 'ftp://[redacted]@127.0.0.1:8000'],
+    ['AWS_ENDPOINT_URL', 'KCANSTARTPW110@localstack', '[redacted]@localstack'],
+  ])('refuses %s without showing the credentials in it', (name, value, shown) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(`got "${shown}"`);
+    expect(() => loadConfig({ [name]: value })).not.toThrow(/KCANSTARTPW110/);
+  });
+
   it("gives each vendor's own base URL as the example: Bedrock's has no version segment", () => {
     expect(() => loadConfig({ ANTHROPIC_BASE_URL: 'api.anthropic.com' })).toThrow(/with the version segment, like https:\/\/api\.anthropic\.com\/v1, got/);
     expect(() => loadConfig({ BEDROCK_BASE_URL: 'bedrock-runtime.eu-west-1.amazonaws.com' })).toThrow(
