@@ -30,6 +30,13 @@ export type Begin<T> = { kind: 'run'; recordKey: string } | { kind: 'replay'; re
 export interface Outcome<T> {
   response: T;
   /**
+   * Whether a retry with the key should get this answer rather than run again (the default).
+   * False for an answer that charged nothing and holds nothing a retry could want (every
+   * model cancelled before its vendor, or failed): its key is then freed, as after a
+   * refusal, and its writes charge nothing.
+   */
+  replayable?: boolean;
+  /**
    * The writes that follow the answer. `charge` false: the work must charge nothing (its
    * answer could not be recorded, so a retry with the same key will run it again).
    */
@@ -79,7 +86,8 @@ export class IdempotencyService<T> {
    * Should the answer not be recorded (it cannot even be serialised, or the store failed),
    * the work's writes run with `charge` false: a retry will run it again, so this run must
    * not charge (it never charges twice); and the record is released, so that the retry runs
-   * at once instead of waiting for the lease (409 till then).
+   * at once instead of waiting for the lease (409 till then). An answer the work says is not
+   * worth replaying (`replayable` false: it charged nothing) is not recorded either.
    */
   async run(scope: IdempotencyScope, work: () => Promise<Running<T>>): Promise<IdempotentRun<T>> {
     const { accountId, key, body, promptLogId, receivedAt, zeroDataRetention } = scope;
@@ -91,20 +99,22 @@ export class IdempotencyService<T> {
       throw error;
     };
     const { answered } = await work().catch(release);
-    const recorded = answered.then(async ({ response, finish }): Promise<Outcome<T>> => {
-      const completed = await this.complete(begun.recordKey, promptLogId, response, zeroDataRetention).then(
-        () => true,
-        (error: unknown) => {
-          this.log.error('Idempotency record not completed: the request is not charged, so that a retry cannot charge twice', {
-            promptLogId,
-            errorName: (error as Error).name,
-          });
-          return false;
-        },
-      );
-      // Unrecorded, the key is released after the answer (the answer never waits on a failing
-      // store twice); refused by its condition should the completion have landed after all
-      // (its answer lost): a retry then replays it.
+    const recorded = answered.then(async ({ response, finish, replayable = true }): Promise<Outcome<T>> => {
+      const completed =
+        replayable &&
+        (await this.complete(begun.recordKey, promptLogId, response, zeroDataRetention).then(
+          () => true,
+          (error: unknown) => {
+            this.log.error('Idempotency record not completed: the request is not charged, so that a retry cannot charge twice', {
+              promptLogId,
+              errorName: (error as Error).name,
+            });
+            return false;
+          },
+        ));
+      // Unrecorded (not worth replaying, or the store failed), the key is released after the
+      // answer (the answer never waits on a failing store twice); refused by its condition
+      // should the completion have landed after all (its answer lost): a retry then replays it.
       return {
         response,
         finish: async (charge = true) => {

@@ -278,7 +278,10 @@ export class PromptService {
       ...(judgeStatistics ? { judgeStatistics } : {}),
       creditsUsed: microToCredits(chargeMicro),
     };
-    return { response, finish };
+    // Replayed under an Idempotency-Key only where it charged something or holds an answer: one
+    // whose every model was cancelled before its vendor, or failed, for free frees its key.
+    const replayable = chargeMicro > 0 || results.some((result) => result.status === 'completed');
+    return { response, finish, replayable };
   }
 
   /**

@@ -248,6 +248,26 @@ describe('Idempotency-Key', () => {
     expect(retried.status).toBe(200);
   });
 
+  it('frees the key of an answer that charged nothing (every model failed), so the retry runs once the vendor is back', async () => {
+    const { accountId, auth } = await openTestAccount(host, 100_000_000);
+    host.simulator.setFault({ kind: 'status', status: 400 });
+    const failed = await post(host, ONE_MODEL, { ...auth, 'idempotency-key': 'k-all-failed' });
+    expect(failed.status).toBe(200);
+    expect(failed.body).toMatchObject({ results: [{ status: 'failed' }], creditsUsed: 0 });
+    host.simulator.reset();
+    // Its writes done (post waits for them), the key is free: the retry runs (a replay would repeat the failure for a day).
+    const retried = await post(host, ONE_MODEL, { ...auth, 'idempotency-key': 'k-all-failed' });
+    expect(retried.status).toBe(200);
+    expect(retried.body.results[0].status).toBe('completed');
+    expect(retried.body.promptLogId).not.toBe(failed.body.promptLogId);
+    // Charged once, for the run that answered.
+    expect(await host.gateway.credits.ledgerSum(accountId)).toBe(await balanceOf(host, accountId));
+    expect(await balanceOf(host, accountId)).toBe(100_000_000 - Math.round(retried.body.creditsUsed * 1_000_000));
+    // And that answer is kept: the next retry replays it.
+    const replayed = await post(host, ONE_MODEL, { ...auth, 'idempotency-key': 'k-all-failed' });
+    expect(replayed.body).toEqual(retried.body);
+  });
+
   it('answers 400 for a key that is too long', async () => {
     const { auth } = await openTestAccount(host, 100_000_000);
     const answer = await post(host, ONE_MODEL, { ...auth, 'idempotency-key': 'x'.repeat(256) });

@@ -186,6 +186,19 @@ describe('Class: IdempotencyService', () => {
     expect(retried.replayed).toBe(false);
   });
 
+  it('records no answer its work says is not worth replaying (it charged nothing): its writes charge nothing and the retry runs', async () => {
+    const idem = service();
+    const scope = (promptLogId: string) => ({ accountId: 'acct_w', key: 'nothing-to-replay', body: { a: 1 }, promptLogId, receivedAt: Date.now(), zeroDataRetention: false });
+    const finished: boolean[] = [];
+    const first = await idem.run(scope('pl_n1'), async () => ({
+      answered: Promise.resolve({ response: { n: 0 }, replayable: false, finish: async (charge = true) => void finished.push(charge) }),
+    }));
+    await (await (first as { answered: Promise<{ finish: () => Promise<void> }> }).answered).finish();
+    expect(finished).toEqual([false]);
+    const retried = await idem.run(scope('pl_n2'), async () => ({ answered: Promise.resolve({ response: { n: 1 }, finish: async () => undefined }) }));
+    expect(retried.replayed).toBe(false);
+  });
+
   it('lets a retry take over a run whose lease passed (the first crashed)', async () => {
     const idem = service();
     const t0 = Date.UTC(2026, 10, 22, 13, 0, 0);
