@@ -17,19 +17,19 @@ export class IdempotencyKeyReusedError extends GatewayError {
   }
 }
 
+const NOT_RETAINED = {
+  zero_data_retention: 'The request with this Idempotency-Key completed under zero data retention; its response was not kept',
+  too_large: 'The request with this Idempotency-Key completed; its response was too large to keep',
+  gone: 'The request with this Idempotency-Key completed; its stored response is no longer there (expired)',
+} as const;
+
 export class ResponseNotRetainedError extends GatewayError {
   override name = 'ResponseNotRetainedError';
   constructor(
     readonly promptLogId: string,
-    reason: 'zero_data_retention' | 'too_large',
+    reason: 'zero_data_retention' | 'too_large' | 'gone',
   ) {
-    super(
-      409,
-      'response_not_retained',
-      reason === 'zero_data_retention'
-        ? 'The request with this Idempotency-Key completed under zero data retention; its response was not kept'
-        : 'The request with this Idempotency-Key completed; its response was too large to keep',
-    );
+    super(409, 'response_not_retained', NOT_RETAINED[reason]);
   }
   override extras(): Record<string, unknown> {
     return { promptLogId: this.promptLogId };

@@ -153,14 +153,18 @@ export class IdempotencyService<T> {
     const sameBody = existing.bodyHash.startsWith(KEYED) ? existing.bodyHash === bodyHash : existing.bodyHash === sha256(canonical);
     if (!sameBody) throw new IdempotencyKeyReusedError();
     if (existing.status === 'running') throw new IdempotencyInProgressError();
-    if (!existing.response) throw new ResponseNotRetainedError(existing.promptLogId, existing.notRetained ?? 'zero_data_retention');
-    return { kind: 'replay', response: JSON.parse((await (await zlib()).gunzip(existing.response)).toString('utf8')) as T };
+    if (!existing.responseStored && !existing.response) throw new ResponseNotRetainedError(existing.promptLogId, existing.notRetained ?? 'zero_data_retention');
+    const stored = await this.records.response(existing);
+    // Its item gone while the record stays (TTL deletes each item in its own time): said so.
+    if (!stored) throw new ResponseNotRetainedError(existing.promptLogId, 'gone');
+    return { kind: 'replay', response: JSON.parse((await (await zlib()).gunzip(stored)).toString('utf8')) as T };
   }
 
-  async complete(recordKey: string, promptLogId: string, response: T, zeroDataRetention: boolean): Promise<void> {
+  async complete(recordKey: string, promptLogId: string, response: T, zeroDataRetention: boolean, now = Date.now()): Promise<void> {
     if (zeroDataRetention) return this.records.complete(recordKey, promptLogId, { notRetained: 'zero_data_retention' });
     const packed = await (await zlib()).gzip(JSON.stringify(response));
-    await this.records.complete(recordKey, promptLogId, packed.length > MAX_STORED_BYTES ? { notRetained: 'too_large' } : { response: new Uint8Array(packed) });
+    if (packed.length > MAX_STORED_BYTES) return this.records.complete(recordKey, promptLogId, { notRetained: 'too_large' });
+    await this.records.complete(recordKey, promptLogId, { response: new Uint8Array(packed), expiresAt: Math.floor((now + IDEMPOTENCY_WINDOW_MS) / 1000) });
   }
 
   release(recordKey: string, promptLogId: string): Promise<void> {

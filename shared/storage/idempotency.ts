@@ -4,7 +4,13 @@ import { isConditionFailed, refusedOrRead, storeCall } from './dynamodb.js';
 /**
  * One record per (account, Idempotency-Key). `running` while the first request runs
  * (with a lease, so that a crashed request does not block its key for a day); then
- * `completed` with the response, or without it under zero data retention.
+ * `completed`, its response kept in an item of its own (`responseStored`), or not kept
+ * (zero data retention, too large).
+ *
+ * The record stays small: every retry's claim is a conditional write that DynamoDB refuses
+ * and still bills by the size of the item it refused, so a record holding a 350 KB answer
+ * made each replay cost about 340 write units, a tenant's replays a cost without a charge.
+ * The response item is read only by a replay (4 KB a read unit, not 1 KB a write unit).
  */
 export interface IdempotencyRecord {
   idempotencyKey: string;
@@ -16,9 +22,22 @@ export interface IdempotencyRecord {
   createdAt: number;
   /** Epoch seconds (TTL); the code checks it too, since TTL deletion is late. */
   expiresAt: number;
-  /** The stored response (JSON, gzipped); absent when not retained. */
+  /** Completed with its response in the response item (responseKey). */
+  responseStored?: boolean;
+  /** The stored response (JSON, gzipped) of a record written before responses had an item of their own. */
   response?: Uint8Array;
   notRetained?: 'zero_data_retention' | 'too_large';
+}
+
+/** The item that holds a completed record's response: the record's key and this suffix (a record key holds no `#response`: it is the account ID, `#` and a hex digest). */
+const RESPONSE_SUFFIX = '#response';
+
+interface StoredResponse {
+  idempotencyKey: string;
+  /** The run that wrote it: a replay takes it only for the run its record names. */
+  promptLogId: string;
+  response: Uint8Array;
+  expiresAt: number;
 }
 
 export type ClaimResult = { claimed: true } | { claimed: false; existing: IdempotencyRecord };
@@ -69,25 +88,49 @@ export class IdempotencyRepository {
     return Item as IdempotencyRecord | undefined;
   }
 
-  async complete(key: string, promptLogId: string, stored: Pick<IdempotencyRecord, 'response' | 'notRetained'>): Promise<void> {
+  /**
+   * Completes the record: with `response`, written to the response item first, so that a
+   * completed record that says so always has it (a run whose record could not be completed
+   * leaves at most a response item no record names, which the next completion replaces).
+   */
+  async complete(
+    key: string,
+    promptLogId: string,
+    stored: { response: Uint8Array; expiresAt: number } | { notRetained: NonNullable<IdempotencyRecord['notRetained']> },
+  ): Promise<void> {
+    if ('response' in stored) {
+      const item: StoredResponse = { idempotencyKey: key + RESPONSE_SUFFIX, promptLogId, response: stored.response, expiresAt: stored.expiresAt };
+      await storeCall('idempotency.complete', this.client.send(new PutCommand({ TableName: this.tableName, Item: item })));
+    }
     await storeCall(
       'idempotency.complete',
       this.client.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { idempotencyKey: key },
-          UpdateExpression: stored.response ? 'SET #status = :completed, #response = :response' : 'SET #status = :completed, notRetained = :reason',
+          UpdateExpression: 'response' in stored ? 'SET #status = :completed, responseStored = :stored' : 'SET #status = :completed, notRetained = :reason',
           // Only the run that holds the key completes it.
           ConditionExpression: 'promptLogId = :promptLogId',
-          ExpressionAttributeNames: { '#status': 'status', ...(stored.response ? { '#response': 'response' } : {}) },
+          ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: {
             ':completed': 'completed',
             ':promptLogId': promptLogId,
-            ...(stored.response ? { ':response': stored.response } : { ':reason': stored.notRetained }),
+            ...('response' in stored ? { ':stored': true } : { ':reason': stored.notRetained }),
           },
         }),
       ),
     );
+  }
+
+  /** A completed record's stored response (gzipped JSON); undefined should its item be gone (expired) or another run's. */
+  async response(record: IdempotencyRecord): Promise<Uint8Array | undefined> {
+    if (record.response) return record.response;
+    const { Item } = await storeCall(
+      'idempotency.replay',
+      this.client.send(new GetCommand({ TableName: this.tableName, Key: { idempotencyKey: record.idempotencyKey + RESPONSE_SUFFIX }, ConsistentRead: true })),
+    );
+    const stored = Item as StoredResponse | undefined;
+    return stored?.promptLogId === record.promptLogId ? stored.response : undefined;
   }
 
   /** Frees the key after a run that did not complete (a refusal or a fault), so that a retry runs. */

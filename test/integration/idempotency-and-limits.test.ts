@@ -1,7 +1,8 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHash } from 'node:crypto';
-import { IdempotencyInProgressError, IdempotencyKeyReusedError } from '../../shared/idempotency/errors.js';
+import { createHash, randomBytes } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
+import { IdempotencyInProgressError, IdempotencyKeyReusedError, ResponseNotRetainedError } from '../../shared/idempotency/errors.js';
 import { canonicalJson, IDEMPOTENCY_WINDOW_MS, IdempotencyService } from '../../shared/idempotency/idempotency-service.js';
 import { IdempotencyRepository } from '../../shared/storage/idempotency.js';
 import { CreditsService } from '../../shared/credits/credits-service.js';
@@ -95,7 +96,7 @@ describe('Rate window, counted in the reserve write', () => {
 });
 
 describe('Class: IdempotencyService', () => {
-  const service = () => new IdempotencyService<{ n: number }>(new IdempotencyRepository(env.client.documents, env.tables.idempotency), 30_000);
+  const service = () => new IdempotencyService<{ n: number; text?: string }>(new IdempotencyRepository(env.client.documents, env.tables.idempotency), 30_000);
 
   it('runs a key again once its record is 24 hours old, checked by timestamp', async () => {
     const idem = service();
@@ -105,6 +106,40 @@ describe('Class: IdempotencyService', () => {
     await idem.complete((first as { recordKey: string }).recordKey, 'pl_1', { n: 1 }, false);
     expect(await idem.begin('acct_i', 'day-key', { a: 1 }, 'pl_2', t0 + IDEMPOTENCY_WINDOW_MS - 1_000)).toEqual({ kind: 'replay', response: { n: 1 } });
     expect((await idem.begin('acct_i', 'day-key', { a: 1 }, 'pl_3', t0 + IDEMPOTENCY_WINDOW_MS + 1_000)).kind).toBe('run');
+  });
+
+  it('keeps the record small: a completed answer is in an item of its own, which only a replay reads (a refused claim is billed by the size of the item it refused)', async () => {
+    const idem = service();
+    const now = Date.UTC(2026, 10, 27, 8, 0, 0);
+    const first = (await idem.begin('acct_s', 'big-key', { a: 1 }, 'pl_s1', now)) as { recordKey: string };
+    // 200 KB that gzip cannot shrink.
+    const big = { n: 1, text: randomBytes(150_000).toString('base64') };
+    await idem.complete(first.recordKey, 'pl_s1', big, false, now);
+    const record = async (key: string) => (await env.client.documents.send(new GetCommand({ TableName: env.tables.idempotency, Key: { idempotencyKey: key } }))).Item;
+    const completed = await record(first.recordKey);
+    expect(completed).toMatchObject({ status: 'completed', responseStored: true, promptLogId: 'pl_s1' });
+    expect(completed!.response).toBeUndefined();
+    expect(JSON.stringify(completed).length).toBeLessThan(1_000);
+    expect(await idem.begin('acct_s', 'big-key', { a: 1 }, 'pl_s2', now + 1)).toEqual({ kind: 'replay', response: big });
+
+    // A record written before, its response on it, still replays for the 24 hours it lives.
+    const legacy = (await idem.begin('acct_s', 'legacy-big-key', { a: 1 }, 'pl_s3', now)) as { recordKey: string };
+    await env.client.documents.send(
+      new UpdateCommand({
+        TableName: env.tables.idempotency,
+        Key: { idempotencyKey: legacy.recordKey },
+        UpdateExpression: 'SET #status = :completed, #response = :response',
+        ExpressionAttributeNames: { '#status': 'status', '#response': 'response' },
+        ExpressionAttributeValues: { ':completed': 'completed', ':response': new Uint8Array(gzipSync(JSON.stringify({ n: 3 }))) },
+      }),
+    );
+    expect(await idem.begin('acct_s', 'legacy-big-key', { a: 1 }, 'pl_s4', now + 1)).toEqual({ kind: 'replay', response: { n: 3 } });
+
+    // Its response item gone (TTL deletes each item in its own time): 409 naming the run, never a 500.
+    await env.client.documents.send(new DeleteCommand({ TableName: env.tables.idempotency, Key: { idempotencyKey: `${first.recordKey}#response` } }));
+    const gone = await idem.begin('acct_s', 'big-key', { a: 1 }, 'pl_s5', now + 2).catch((error: unknown) => error);
+    expect(gone).toBeInstanceOf(ResponseNotRetainedError);
+    expect(gone).toMatchObject({ promptLogId: 'pl_s1', message: expect.stringMatching(/no longer there/) });
   });
 
   it('keeps no fingerprint of the body that a reader of the table could test a guessed prompt against', async () => {
