@@ -1,5 +1,5 @@
 import { PROVIDERS, type ProviderId } from './catalog/types.js';
-import { exampleBaseUrl } from './providers/base-urls.js';
+import { exampleBaseUrl } from './catalog/base-urls.js';
 import { MAX_REQUEST_DEADLINE_MS, MIN_MODEL_TIME_MS, MIN_REQUEST_DEADLINE_MS, SETTLE_MARGIN_MS, STORE_WORST_CALL_MS } from './deadlines.js';
 
 export { MAX_REQUEST_DEADLINE_MS, MIN_REQUEST_DEADLINE_MS };

@@ -2,7 +2,7 @@ import type { ModelEntry, ProviderId } from '../catalog/types.js';
 import type { GatewayConfig } from '../config.js';
 import { UpstreamError } from './errors.js';
 import { ADAPTERS } from './adapters.js';
-import { DEFAULT_BASE_URLS } from './base-urls.js';
+import { DEFAULT_BASE_URLS } from '../catalog/base-urls.js';
 import type { Endpoint, ProtocolAdapter } from './types.js';
 
 export interface Route {

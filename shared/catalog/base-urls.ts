@@ -1,4 +1,4 @@
-import type { ProviderId } from '../catalog/types.js';
+import type { ProviderId } from './types.js';
 
 /** Vendor base URLs, version segment included, as the vendors document them. */
 export const DEFAULT_BASE_URLS: Record<ProviderId, string> = {
