@@ -254,12 +254,15 @@ export class PromptService {
     // The answer does not wait for the store: the settle and the prompt log, side by side, follow it
     // (and a judged request's claim-check objects go then, before the invocation ends).
     const finish = async (charge = true) => {
+      const logged = { promptLogId, accountId, request, results, evaluations, ranking, chargedMicro: charge ? chargeMicro : 0, zeroDataRetention, receivedAt };
       const [{ chargedMicro }] = await Promise.all([
         this.deps.credits.settle(open, charge ? costMicro : 0, charge ? estimatedMicro : 0),
-        this.writePromptLog({ promptLogId, accountId, request, results, evaluations, ranking, chargedMicro: charge ? chargeMicro : 0, zeroDataRetention, receivedAt }),
+        this.writePromptLog(logged),
         discardClaims?.(),
       ]);
       if (chargedMicro !== chargeMicro) log.warn('Charged differs from the credits in the answer', { promptLogId, chargedMicro, chargeMicro });
+      // The prompt log says what the account paid (the reconciler released the request first, say): written again with it.
+      if (chargedMicro !== logged.chargedMicro) await this.writePromptLog({ ...logged, chargedMicro });
       log.info('Prompt completed', {
         ...(requestId === undefined ? {} : { requestId }),
         promptLogId,

@@ -7,6 +7,7 @@ import type { LocalHost } from '../../infra/local/host.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { estimateMicroCredits } from '../support/model-calls.js';
 import { IdempotencyService } from '../../shared/idempotency/idempotency-service.js';
+import { CreditsService, RESERVATION_TIMEOUT_MS } from '../../shared/credits/credits-service.js';
 import { parseServerTiming } from '../../shared/http/server-timing.js';
 import { body } from '../support/fixtures.js';
 import { generateApiKey, hashApiKey, keyPrefix } from '../../shared/auth/keys.js';
@@ -157,6 +158,23 @@ describe('Credits through the gateway', () => {
     expect(Number(limited.headers.get('retry-after'))).toBeLessThanOrEqual(60);
     expect(host.simulator.calls()).toHaveLength(0);
     expect(await balanceOf(host, accountId)).toBe(before);
+  });
+});
+
+describe('A request the reconciler released while it ran', () => {
+  it('is free, and its prompt log says so: written again with what the account paid, not the credits in the answer', async () => {
+    const { accountId, auth } = await openTestAccount(host, 100_000_000);
+    host.simulator.setLatency(300);
+    const answering = post(host, ONE_MODEL, auth);
+    await until(() => host.simulator.calls().length === 1);
+    // A reconciler whose clock is past the reservation's timeout (a request that outlived its hold).
+    const { accounts, ledger } = host.gateway;
+    const late = new CreditsService(accounts, ledger, undefined, () => Date.now() + RESERVATION_TIMEOUT_MS + 60_000);
+    expect((await late.reconcile()).released).toBeGreaterThanOrEqual(1);
+    const answer = await answering;
+    expect(answer.body.creditsUsed).toBeGreaterThan(0);
+    expect(await balanceOf(host, accountId)).toBe(100_000_000);
+    expect((await host.gateway.promptLogs.get(answer.body.promptLogId))!.creditsUsedMicro).toBe(0);
   });
 });
 
