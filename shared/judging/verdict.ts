@@ -1,3 +1,4 @@
+import { readRequestJson } from '../contract/json-fields.js';
 import { VerdictParseError } from './errors.js';
 import type { Verdict } from './types.js';
 import { cutWhole } from '../text/cut.js';
@@ -124,11 +125,26 @@ interface Read {
 
 /** The verdict `text` holds as JSON, what is wrong with it, or undefined when it is not JSON. */
 function readVerdict(text: string): Read | Failure | undefined {
+  let value: unknown;
   try {
-    return toVerdict(JSON.parse(text));
+    value = JSON.parse(text);
   } catch {
     return undefined;
   }
+  const read = toVerdict(value);
+  // JSON.parse keeps the last of a member named twice (`"winner": "A", "winner": "B"`): which the judge meant is a guess.
+  if ('verdict' in read && namesAVerdictMemberTwice(text)) return { problem: 'a winner or a score named twice', attempted: true };
+  return read;
+}
+
+/** Whether the object `text` holds names one of its own verdict members (a winner, a score) twice, as the text has it. */
+function namesAVerdictMemberTwice(text: string): boolean {
+  return readRequestJson(text).repeated.some((pointer) => {
+    const name = /^\/([^/]*)$/.exec(pointer)?.[1];
+    if (name === undefined) return false;
+    const key = normalKey(name.replaceAll('~1', '/').replaceAll('~0', '~'));
+    return WINNER_KEYS.has(key) || SCORE_A_KEYS.has(key) || SCORE_B_KEYS.has(key);
+  });
 }
 
 interface Candidate {
