@@ -307,7 +307,6 @@ function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
   return raw === undefined || raw === '' ? undefined : raw;
 }
 
-/** An http(s) URL that parses, as the AWS endpoints and the providers' base URLs must be. */
 /** A refused URL as an error shows it: without the user and password it may carry (`user:secret@host`, with or without a scheme). */
 function shownUrl(url: string): string {
   const at = url.lastIndexOf('@');
@@ -316,6 +315,7 @@ function shownUrl(url: string): string {
   return at < scheme.length ? url : `${scheme}[redacted]${url.slice(at)}`;
 }
 
+/** An http(s) URL that parses, as the AWS endpoints and the providers' base URLs must be. */
 function isHttpUrl(url: string): boolean {
   return /^https?:\/\//i.test(url) && URL.canParse(url);
 }

@@ -22,7 +22,7 @@ export interface IdempotencyRecord {
   createdAt: number;
   /** Epoch seconds (TTL); the code checks it too, since TTL deletion is late. */
   expiresAt: number;
-  /** Completed with its response in the response item (responseKey). */
+  /** Completed with its response in an item of its own (the record's key and `#response`). */
   responseStored?: boolean;
   /** The stored response (JSON, gzipped) of a record written before responses had an item of their own. */
   response?: Uint8Array;
