@@ -22,15 +22,22 @@ export interface IdempotencyRecord {
   createdAt: number;
   /** Epoch seconds (TTL); the code checks it too, since TTL deletion is late. */
   expiresAt: number;
-  /** Completed with its response in an item of its own (the record's key and `#response`). */
+  /** Completed with its response in an item of its own (responseKey). */
   responseStored?: boolean;
   /** The stored response (JSON, gzipped) of a record written before responses had an item of their own. */
   response?: Uint8Array;
   notRetained?: 'zero_data_retention' | 'too_large';
 }
 
-/** The item that holds a completed record's response: the record's key and this suffix (a record key holds no `#response`: it is the account ID, `#` and a hex digest). */
-const RESPONSE_SUFFIX = '#response';
+/**
+ * The item that holds a run's response: the record's key, `#response#` and the run's
+ * promptLogId (a record key holds no `#response`: it is the account ID, `#` and a hex
+ * digest). Each run writes its own: a run that outlived its lease, whose completion the
+ * record then refuses, leaves the answer of the run that took the key over as it was.
+ */
+function responseKey(recordKey: string, promptLogId: string): string {
+  return `${recordKey}#response#${promptLogId}`;
+}
 
 interface StoredResponse {
   idempotencyKey: string;
@@ -89,9 +96,9 @@ export class IdempotencyRepository {
   }
 
   /**
-   * Completes the record: with `response`, written to the response item first, so that a
-   * completed record that says so always has it (a run whose record could not be completed
-   * leaves at most a response item no record names, which the next completion replaces).
+   * Completes the record: with `response`, written to the run's response item first, so that
+   * a completed record that says so always has it (a run whose record could not be completed
+   * leaves at most a response item no record names, until its expiry).
    */
   async complete(
     key: string,
@@ -99,7 +106,7 @@ export class IdempotencyRepository {
     stored: { response: Uint8Array; expiresAt: number } | { notRetained: NonNullable<IdempotencyRecord['notRetained']> },
   ): Promise<void> {
     if ('response' in stored) {
-      const item: StoredResponse = { idempotencyKey: key + RESPONSE_SUFFIX, promptLogId, response: stored.response, expiresAt: stored.expiresAt };
+      const item: StoredResponse = { idempotencyKey: responseKey(key, promptLogId), promptLogId, response: stored.response, expiresAt: stored.expiresAt };
       await storeCall('idempotency.complete', this.client.send(new PutCommand({ TableName: this.tableName, Item: item })));
     }
     await storeCall(
@@ -127,7 +134,7 @@ export class IdempotencyRepository {
     if (record.response) return record.response;
     const { Item } = await storeCall(
       'idempotency.replay',
-      this.client.send(new GetCommand({ TableName: this.tableName, Key: { idempotencyKey: record.idempotencyKey + RESPONSE_SUFFIX }, ConsistentRead: true })),
+      this.client.send(new GetCommand({ TableName: this.tableName, Key: { idempotencyKey: responseKey(record.idempotencyKey, record.promptLogId) }, ConsistentRead: true })),
     );
     const stored = Item as StoredResponse | undefined;
     return stored?.promptLogId === record.promptLogId ? stored.response : undefined;

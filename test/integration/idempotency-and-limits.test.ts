@@ -136,7 +136,7 @@ describe('Class: IdempotencyService', () => {
     expect(await idem.begin('acct_s', 'legacy-big-key', { a: 1 }, 'pl_s4', now + 1)).toEqual({ kind: 'replay', response: { n: 3 } });
 
     // Its response item gone (TTL deletes each item in its own time): 409 naming the run, never a 500.
-    await env.client.documents.send(new DeleteCommand({ TableName: env.tables.idempotency, Key: { idempotencyKey: `${first.recordKey}#response` } }));
+    await env.client.documents.send(new DeleteCommand({ TableName: env.tables.idempotency, Key: { idempotencyKey: `${first.recordKey}#response#pl_s1` } }));
     const gone = await idem.begin('acct_s', 'big-key', { a: 1 }, 'pl_s5', now + 2).catch((error: unknown) => error);
     expect(gone).toBeInstanceOf(ResponseNotRetainedError);
     expect(gone).toMatchObject({ promptLogId: 'pl_s1', message: expect.stringMatching(/no longer there/) });
@@ -232,6 +232,18 @@ describe('Class: IdempotencyService', () => {
     expect(finished).toEqual([false]);
     const retried = await idem.run(scope('pl_n2'), async () => ({ answered: Promise.resolve({ response: { n: 1 }, finish: async () => undefined }) }));
     expect(retried.replayed).toBe(false);
+  });
+
+  it('leaves the answer of the run that took a key over as it was when the run it took it from completes late', async () => {
+    const idem = service();
+    const t0 = Date.UTC(2026, 10, 27, 9, 0, 0);
+    const late = (await idem.begin('acct_l', 'late-key', { a: 1 }, 'pl_late', t0)) as { recordKey: string };
+    // The lease passed: a retry takes the key over, runs and completes.
+    const retry = (await idem.begin('acct_l', 'late-key', { a: 1 }, 'pl_retry', t0 + 31_000)) as { recordKey: string };
+    await idem.complete(retry.recordKey, 'pl_retry', { n: 2 }, false, t0 + 32_000);
+    // The first run's completion comes after: refused, the retry's answer untouched.
+    await expect(idem.complete(late.recordKey, 'pl_late', { n: 1 }, false, t0 + 33_000)).rejects.toThrow();
+    expect(await idem.begin('acct_l', 'late-key', { a: 1 }, 'pl_replay', t0 + 34_000)).toEqual({ kind: 'replay', response: { n: 2 } });
   });
 
   it('lets a retry take over a run whose lease passed (the first crashed)', async () => {
