@@ -70,7 +70,7 @@ export function chargeCall(
   const bound = callCostBound(call);
   // At its output limit, the vendor billed that limit: thinking it did not show (or count) included.
   const atLimit = hints.outputLimitReached ? ADAPTERS[call.entry.protocol].sentOutputLimit(call) : 0;
-  const tokensOut = Math.min(Math.max(Math.ceil(textTokens(output) + tokenCount(hints.unseenOutputTokens)), atLimit), bound.outputTokens);
+  const tokensOut = Math.min(Math.max(Math.ceil(textTokens(output) + tokenCount(hints.unseenOutputTokens)), atLimit, tokenCount(hints.outputTokensAtLeast)), bound.outputTokens);
   const searched = search.note ? `. ${search.note}` : '';
   const classed = reportedInputClasses(call, output, hints, tokensOut);
   if (classed) {

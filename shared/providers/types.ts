@@ -67,6 +67,12 @@ export interface UsageHints {
   unseenOutputTokens?: number;
   /** The answer ended at the output limit the call was sent with (its finish reason says so): the vendor billed that limit, thinking and all. */
   outputLimitReached?: boolean;
+  /**
+   * Output tokens, thinking included, the vendor had counted by a point its answer went on
+   * past (Gemini's running count, parts streamed after it): billed at least, whatever the
+   * text's estimate says.
+   */
+  outputTokensAtLeast?: number;
   /** Search queries the vendor listed as run (Gemini's search grounding), which it bills whatever became of the usage. */
   searchQueries?: number;
 }

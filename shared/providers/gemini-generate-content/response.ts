@@ -1,6 +1,6 @@
 import { blockedAnswer, UpstreamError, vendorWord, type BilledAnswer } from '../errors.js';
 import type { ModelReply, Usage } from '../types.js';
-import { toUsage, usageHints, type UsageMetadata } from './usage.js';
+import { runningUsageHints, toUsage, usageHints, type UsageMetadata } from './usage.js';
 
 interface ResponsePart {
   text?: unknown;
@@ -63,7 +63,7 @@ export function fromGenerateContentResponse(body: unknown, requestWarnings: read
   // A stream's running count that parts came after is short of the call's usage: hints only.
   const usage = usageCoversAnswer ? withSearchQueries(toUsage(response.usageMetadata), searchQueries) : undefined;
   // Should the usage not be believed, the estimate takes the input and the thoughts it showed.
-  const hints = { ...usageHints(response.usageMetadata), ...(searchQueries > 0 ? { searchQueries } : {}) };
+  const hints = { ...(usageCoversAnswer ? usageHints : runningUsageHints)(response.usageMetadata), ...(searchQueries > 0 ? { searchQueries } : {}) };
   if (finishReason !== undefined && BLOCKED.has(finishReason)) {
     // Billed where Gemini reported a usage block with it.
     if (output === '') throw blocked(finishReason, isObject(response.usageMetadata) ? { usage, hints } : undefined);

@@ -4,7 +4,7 @@ import { eventJson } from '../stream-http.js';
 import type { ModelReply } from '../types.js';
 import { fromErrorResponse } from './errors.js';
 import { fromGenerateContentResponse, promptBlocked, searchQueryCount, withSearchQueries } from './response.js';
-import { toUsage, usageHints, type UsageMetadata } from './usage.js';
+import { runningUsageHints, toUsage, usageHints, type UsageMetadata } from './usage.js';
 
 interface Chunk {
   candidates?: { content?: { parts?: unknown } | null; finishReason?: unknown; groundingMetadata?: unknown }[] | null;
@@ -82,7 +82,7 @@ export class GenerateContentStream {
     const { metadata, current } = this.lastUsage;
     const searchQueries = searchQueryCount(this.grounding);
     const usage = current ? withSearchQueries(toUsage(metadata), searchQueries) : undefined;
-    const hints = { ...usageHints(metadata), ...(searchQueries > 0 ? { searchQueries } : {}) };
+    const hints = { ...(current ? usageHints : runningUsageHints)(metadata), ...(searchQueries > 0 ? { searchQueries } : {}) };
     return { output: this.text, ...(usage ? { usage } : {}), ...(Object.keys(hints).length > 0 ? { hints } : {}) };
   }
 

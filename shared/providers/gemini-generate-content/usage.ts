@@ -43,6 +43,16 @@ export function toUsage(metadata: UsageMetadata | null | undefined): Usage | und
 }
 
 /**
+ * The hints of a running usageMetadata that parts came after (a stream's): usageHints, and
+ * the output it had counted by then (candidates and thoughts, where it is a usage that can
+ * be read), which the call is charged at least.
+ */
+export function runningUsageHints(metadata: UsageMetadata | null | undefined): UsageHints {
+  const outputTokens = toUsage(metadata)?.outputTokens;
+  return { ...usageHints(metadata), ...(outputTokens !== undefined && outputTokens > 0 ? { outputTokensAtLeast: outputTokens } : {}) };
+}
+
+/**
  * What a running usageMetadata shows of a call whose usage cannot be believed, for the
  * estimate (pricing/charge.ts): its input (prompt and tool-use prompt), its cached part and
  * its thoughts, each where it is a count.

@@ -534,7 +534,7 @@ describe('Class: GenerateContentStream, a running usage that parts came after', 
   it('finished without a count of its own: estimated from the whole text, the running prompt and thinking taken as hints', () => {
     const reply = streamed({ finishReason: 'STOP' }).finish();
     expect(reply.usage).toBeUndefined();
-    expect(reply.hints).toEqual({ inputTokens: 2000, unseenOutputTokens: 700 });
+    expect(reply.hints).toEqual({ inputTokens: 2000, unseenOutputTokens: 700, outputTokensAtLeast: 720 });
     expect(reply.warnings).toContain("The provider's last token usage came before the end of its answer; cost is unavailable");
     const charge = chargeCall(call(), reply.usage, reply.output, Date.now(), reply.hints);
     if (charge.kind !== 'estimated') throw new Error(`charged as ${charge.kind}`);
@@ -546,7 +546,7 @@ describe('Class: GenerateContentStream, a running usage that parts came after', 
   it('stopped before its finishReason: the same, its running count only hints', () => {
     const partial = streamed({}).partial();
     expect(partial.usage).toBeUndefined();
-    expect(partial.hints).toEqual({ inputTokens: 2000, unseenOutputTokens: 700 });
+    expect(partial.hints).toEqual({ inputTokens: 2000, unseenOutputTokens: 700, outputTokensAtLeast: 720 });
   });
 
   it('withheld after it (SAFETY, no text of its own): billed, at the estimate', () => {
@@ -555,7 +555,21 @@ describe('Class: GenerateContentStream, a running usage that parts came after', 
     stream.onEvent({ event: 'message', data: JSON.stringify({ candidates: [{ content: { parts: [{ text: 'more thinking', thought: true }] }, finishReason: 'SAFETY' }] }) });
     const error = thrown(() => stream.finish());
     expect(error.code).toBe('upstream_blocked');
-    expect(error.details.billed).toEqual({ usage: undefined, hints: { inputTokens: 2000, unseenOutputTokens: 700 } });
+    expect(error.details.billed).toEqual({ usage: undefined, hints: { inputTokens: 2000, unseenOutputTokens: 700, outputTokensAtLeast: 720 } });
+  });
+
+  it("is charged no fewer output tokens than its running count said, where the text's estimate says fewer (hex)", () => {
+    const stream = new GenerateContentStream(() => undefined);
+    const hex = 'a3f9'.repeat(750);
+    stream.onEvent({
+      event: 'message',
+      data: JSON.stringify({ candidates: [{ content: { parts: [{ text: hex }] } }], usageMetadata: { promptTokenCount: 20, candidatesTokenCount: 1500, totalTokenCount: 1520 } }),
+    });
+    stream.onEvent({ event: 'message', data: JSON.stringify({ candidates: [{ content: { parts: [{ text: '.' }] }, finishReason: 'STOP' }] }) });
+    const reply = stream.finish();
+    const charge = chargeCall(call(), reply.usage, reply.output, Date.now(), reply.hints);
+    if (charge.kind !== 'estimated') throw new Error(`charged as ${charge.kind}`);
+    expect(charge.warning).toMatch(/ and 1500 output tokens/);
   });
 
   it('with the count on its last chunk, after every part: that count is its usage', () => {
