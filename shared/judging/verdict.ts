@@ -133,18 +133,22 @@ function readVerdict(text: string): Read | Failure | undefined {
   }
   const read = toVerdict(value);
   // JSON.parse keeps the last of a member named twice (`"winner": "A", "winner": "B"`): which the judge meant is a guess.
-  if ('verdict' in read && namesAVerdictMemberTwice(text)) return { problem: 'a winner or a score named twice', attempted: true };
+  if ('verdict' in read && namesAVerdictMemberTwice(text)) return { problem: 'a winner or a score named twice (or too many fields to tell)', attempted: true };
   return read;
 }
 
-/** Whether the object `text` holds names one of its own verdict members (a winner, a score) twice, as the text has it. */
+/** Whether the object `text` holds names one of its own verdict members (a winner, a score) twice, as the text has it, or has too many fields to be read for that. */
 function namesAVerdictMemberTwice(text: string): boolean {
-  return readRequestJson(text).repeated.some((pointer) => {
-    const name = /^\/([^/]*)$/.exec(pointer)?.[1];
-    if (name === undefined) return false;
-    const key = normalKey(name.replaceAll('~1', '/').replaceAll('~0', '~'));
-    return WINNER_KEYS.has(key) || SCORE_A_KEYS.has(key) || SCORE_B_KEYS.has(key);
-  });
+  const { tooMany, repeated } = readRequestJson(text);
+  return (
+    tooMany ||
+    repeated.some((pointer) => {
+      const name = /^\/([^/]*)$/.exec(pointer)?.[1];
+      if (name === undefined) return false;
+      const key = normalKey(name.replaceAll('~1', '/').replaceAll('~0', '~'));
+      return WINNER_KEYS.has(key) || SCORE_A_KEYS.has(key) || SCORE_B_KEYS.has(key);
+    })
+  );
 }
 
 interface Candidate {

@@ -74,6 +74,10 @@ describe('Function: parseVerdict', () => {
     // JSON.parse keeps the last of a member named twice.
     ['a winner named twice', '{"winner":"A","scoreA":8,"scoreB":8,"reasoning":"r","winner":"B"}'],
     ['a score named twice', '{"winner":"A","scoreA":9,"scoreB":5,"reasoning":"r","scoreA":6}'],
+    [
+      'a winner named twice past 5,000 fields',
+      `{"notes":[${Array.from({ length: 5_001 }, (_, i) => i).join(',')}],"winner":"A","scoreA":8,"scoreB":8,"reasoning":"r","winner":"B"}`,
+    ],
     ['a winner named twice in a fence', 'My verdict:\n```json\n{"winner":"B","scoreA":3,"scoreB":8,"reasoning":"r","winner":"tie"}\n```'],
     [
       'a quoted verdict naming another winner than its own (an answer carrying a verdict of its own)',
