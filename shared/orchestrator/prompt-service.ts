@@ -261,8 +261,9 @@ export class PromptService {
         discardClaims?.(),
       ]);
       if (chargedMicro !== chargeMicro) log.warn('Charged differs from the credits in the answer', { promptLogId, chargedMicro, chargeMicro });
-      // The prompt log says what the account paid (the reconciler released the request first, say): written again with it.
-      if (chargedMicro !== logged.chargedMicro) await this.writePromptLog({ ...logged, chargedMicro });
+      // The prompt log says what the account paid (the reconciler released the request first, say):
+      // written again with it, its content kept as the first write kept it (its pieces written over).
+      if (chargedMicro !== logged.chargedMicro) await this.writePromptLog({ ...logged, chargedMicro }, logged.chargedMicro);
       log.info('Prompt completed', {
         ...(requestId === undefined ? {} : { requestId }),
         promptLogId,
@@ -333,11 +334,11 @@ export class PromptService {
     }
   }
 
-  /** Builds the prompt log and writes it; a failure is logged, never thrown. */
-  private async writePromptLog(input: Parameters<typeof toPromptLog>[0]): Promise<void> {
+  /** Builds the prompt log and writes it, its content held to UNCHARGED_CONTENT_BYTES where `contentChargedMicro` is 0; a failure is logged, never thrown. */
+  private async writePromptLog(input: Parameters<typeof toPromptLog>[0], contentChargedMicro = input.chargedMicro): Promise<void> {
     try {
       const { meta, content } = toPromptLog(input);
-      await this.deps.promptLogs.put(meta, content, input.chargedMicro === 0 ? UNCHARGED_CONTENT_BYTES : undefined);
+      await this.deps.promptLogs.put(meta, content, contentChargedMicro === 0 ? UNCHARGED_CONTENT_BYTES : undefined);
     } catch (error) {
       // `promptLogs.putContent`: the record was written, some of its content was not.
       const { operation } = error as { operation?: unknown };

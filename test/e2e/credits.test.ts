@@ -165,7 +165,9 @@ describe('A request the reconciler released while it ran', () => {
   it('is free, and its prompt log says so: written again with what the account paid, not the credits in the answer', async () => {
     const { accountId, auth } = await openTestAccount(host, 100_000_000);
     host.simulator.setLatency(300);
-    const answering = post(host, ONE_MODEL, auth);
+    // A prompt past what the log keeps of a request charged nothing: the first write kept it, so does the second.
+    const prompt = 'A long question. '.repeat(2_500);
+    const answering = post(host, { ...ONE_MODEL, prompt }, auth);
     await until(() => host.simulator.calls().length === 1);
     // A reconciler whose clock is past the reservation's timeout (a request that outlived its hold).
     const { accounts, ledger } = host.gateway;
@@ -174,7 +176,9 @@ describe('A request the reconciler released while it ran', () => {
     const answer = await answering;
     expect(answer.body.creditsUsed).toBeGreaterThan(0);
     expect(await balanceOf(host, accountId)).toBe(100_000_000);
-    expect((await host.gateway.promptLogs.get(answer.body.promptLogId))!.creditsUsedMicro).toBe(0);
+    const log = (await host.gateway.promptLogs.get(answer.body.promptLogId))!;
+    expect(log.creditsUsedMicro).toBe(0);
+    expect(log.content?.prompt).toBe(prompt);
   });
 });
 
