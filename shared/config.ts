@@ -307,12 +307,16 @@ function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
   return raw === undefined || raw === '' ? undefined : raw;
 }
 
-/** A refused URL as an error shows it: without the user and password it may carry (`user:secret@host`, with or without a scheme). */
-function shownUrl(url: string): string {
-  const at = url.lastIndexOf('@');
-  if (at < 0) return url;
+/**
+ * A URL setting as a message shows it: without the user and password its authority may
+ * carry (`user:secret@host`, with or without a scheme; an `@` in its path is left alone).
+ */
+export function shownUrl(url: string): string {
   const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)?.[0] ?? '';
-  return at < scheme.length ? url : `${scheme}[redacted]${url.slice(at)}`;
+  const rest = url.slice(scheme.length);
+  const authorityEnd = rest.search(/[/?#]/);
+  const at = (authorityEnd < 0 ? rest : rest.slice(0, authorityEnd)).lastIndexOf('@');
+  return at < 0 ? url : `${scheme}[redacted]${rest.slice(at)}`;
 }
 
 /** An http(s) URL that parses, as the AWS endpoints and the providers' base URLs must be. */

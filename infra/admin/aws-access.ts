@@ -26,3 +26,16 @@ export function awsAccessRefusal(error: unknown, call: string): AwsAccessError |
   if (fix === undefined) return undefined;
   return new AwsAccessError(`AWS refused ${call} with these credentials (${name}: ${String(message)}): ${fix}`, { cause: error });
 }
+
+/** The most of the SDK's reason a message repeats. */
+const MAX_REASON_CHARS = 300;
+
+/**
+ * Why the SDK's credential chain found nothing to sign with, as it says it (`Could not load
+ * credentials from any providers`; an SSO session that has expired, with the command that
+ * renews it), for a message that names what to set.
+ */
+export function credentialsReason(error: unknown): string {
+  const message = String((error as { message?: unknown } | null)?.message ?? 'no reason given');
+  return `the SDK: ${message.length > MAX_REASON_CHARS ? `${message.slice(0, MAX_REASON_CHARS)}…` : message}`;
+}

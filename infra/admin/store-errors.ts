@@ -1,6 +1,6 @@
-import type { GatewayConfig, TableNames } from '../../shared/config.js';
+import { shownUrl, type GatewayConfig, type TableNames } from '../../shared/config.js';
 import type { StoreClient } from '../../shared/storage/dynamodb.js';
-import { awsAccessRefusal } from './aws-access.js';
+import { awsAccessRefusal, credentialsReason } from './aws-access.js';
 import { TABLE_OUTPUTS } from './deployed-tables.js';
 
 /**
@@ -38,8 +38,8 @@ export type StoreErrorConfig = Pick<GatewayConfig, 'tables' | 'tablesFromEnv' | 
 
 /** Where the store calls go, as the operator set it. */
 function storeWhere(config: StoreErrorConfig): string {
-  if (config.dynamodbEndpoint !== undefined) return `the store at ${config.dynamodbEndpoint} (DYNAMODB_ENDPOINT)`;
-  if (config.awsEndpoints.dynamodb !== undefined) return `the store at ${config.awsEndpoints.dynamodb} (AWS_ENDPOINT_URL_DYNAMODB or AWS_ENDPOINT_URL)`;
+  if (config.dynamodbEndpoint !== undefined) return `the store at ${shownUrl(config.dynamodbEndpoint)} (DYNAMODB_ENDPOINT)`;
+  if (config.awsEndpoints.dynamodb !== undefined) return `the store at ${shownUrl(config.awsEndpoints.dynamodb)} (AWS_ENDPOINT_URL_DYNAMODB or AWS_ENDPOINT_URL)`;
   return `DynamoDB in ${config.region}`;
 }
 
@@ -75,7 +75,7 @@ export function explainStoreError(error: unknown, command: string, table: string
   if (refused) return refused;
   if (e?.name === 'CredentialsProviderError') {
     return new NoCredentialsError(
-      `No AWS credentials to call ${storeWhere(config)} with: set AWS credentials (a profile, SSO, the environment) for the deployed tables, or DYNAMODB_ENDPOINT for a local store (npm start prints it)`,
+      `No AWS credentials to call ${storeWhere(config)} with (${credentialsReason(error)}): set AWS credentials (a profile, SSO, the environment) for the deployed tables, or DYNAMODB_ENDPOINT for a local store (npm start prints it)`,
       { cause: error },
     );
   }

@@ -155,13 +155,14 @@ describe('npm run admin: a configuration that sends the store calls astray', () 
       body: { __type: `com.amazonaws.dynamodb.v20120810#${type}`, message },
     }));
     try {
-      const env = { ...signedIn(), AWS_ENDPOINT_URL_DYNAMODB: refusing.url, ACCOUNTS_TABLE: 'gateway-accounts' };
+      // An endpoint with a user and password in it: named without them.
+      const env = { ...signedIn(), AWS_ENDPOINT_URL_DYNAMODB: refusing.url.replace('http://', 'http://ops:s3cretpw@'), ACCOUNTS_TABLE: 'gateway-accounts' };
       const result = await admin(['balance', '--account', 'acct_x'], env);
       expect(result.code, result.stderr).toBe(7);
       const { error } = JSON.parse(result.stderr);
       expect(error.code).toBe('access_denied');
       expect(error.message).toContain(
-        `AWS refused GetItem on table "gateway-accounts" in the store at ${refusing.url} (AWS_ENDPOINT_URL_DYNAMODB or AWS_ENDPOINT_URL) with these credentials (${type}: ${message}): ${fix}`,
+        `AWS refused GetItem on table "gateway-accounts" in the store at ${refusing.url.replace('http://', 'http://[redacted]@')} (AWS_ENDPOINT_URL_DYNAMODB or AWS_ENDPOINT_URL) with these credentials (${type}: ${message}): ${fix}`,
       );
       // Refused, not retried: one call.
       expect(refusing.calls).toHaveLength(1);
@@ -200,7 +201,7 @@ describe('npm run admin: a configuration that sends the store calls astray', () 
     expect(JSON.parse(result.stderr)).toEqual({
       error: {
         code: 'stack_not_found',
-        message: `No AWS credentials to call the store at ${dynamodb.url} (AWS_ENDPOINT_URL_DYNAMODB or AWS_ENDPOINT_URL) with: set AWS credentials (a profile, SSO, the environment) for the deployed tables, or DYNAMODB_ENDPOINT for a local store (npm start prints it)`,
+        message: `No AWS credentials to call the store at ${dynamodb.url} (AWS_ENDPOINT_URL_DYNAMODB or AWS_ENDPOINT_URL) with (the SDK: Could not load credentials from any providers): set AWS credentials (a profile, SSO, the environment) for the deployed tables, or DYNAMODB_ENDPOINT for a local store (npm start prints it)`,
       },
     });
     // Nothing was sent unsigned.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MODELS } from '../../shared/catalog/models.js';
-import { ConfigError, loadConfig, MAX_CREDIT_RATE, MAX_REQUEST_USD } from '../../shared/config.js';
+import { ConfigError, loadConfig, MAX_CREDIT_RATE, MAX_REQUEST_USD, shownUrl } from '../../shared/config.js';
 import { LIMITS } from '../../shared/contract/limits.js';
 import { MAX_SEARCH_QUERIES_CHARGED } from '../../shared/pricing/bound.js';
 import { MAX_BALANCE_MICRO, MICRO_PER_CREDIT } from '../../shared/pricing/micro-credits.js';
@@ -60,6 +60,13 @@ describe('Function: loadConfig', () => {
   ])('refuses %s without showing the credentials in it', (name, value, shown) => {
     expect(() => loadConfig({ [name]: value })).toThrow(`got "${shown}"`);
     expect(() => loadConfig({ [name]: value })).not.toThrow(/KCANSTARTPW110/);
+  });
+
+  it('shows a URL setting without the user and password of its authority, an @ of its path left alone', () => {
+    expect(shownUrl('http://ops:pw@127.0.0.1:8000/x')).toBe('http://[redacted]@127.0.0.1:8000/x');
+    expect(shownUrl('ops:pw@proxy.internal/v1')).toBe('[redacted]@proxy.internal/v1');
+    expect(shownUrl('https://proxy.internal/users/me@example.com')).toBe('https://proxy.internal/users/me@example.com');
+    expect(shownUrl('proxy.internal/users/me@example.com')).toBe('proxy.internal/users/me@example.com');
   });
 
   it("gives each vendor's own base URL as the example: Bedrock's has no version segment", () => {

@@ -6,6 +6,7 @@ import { tableNameOutputId } from '../../infra/stack/data.js';
 import { DEFAULT_STACK_NAME } from '../../infra/stack/stack-name.js';
 import { loadConfig, type TableNames } from '../../shared/config.js';
 import { TABLES } from '../../shared/storage/tables.js';
+import { AwsAccessError } from '../../infra/admin/aws-access.js';
 
 const cloudFormation = mockClient(CloudFormationClient);
 
@@ -72,13 +73,25 @@ describe('Function: deployedTableNames', () => {
     cloudFormation.on(DescribeStacksCommand).rejects(Object.assign(new Error('Could not load credentials from any providers'), { name: 'CredentialsProviderError' }));
     const lookup = deployedTableNames({ stackName: DEFAULT_STACK_NAME, region: 'eu-west-1' });
     await expect(lookup).rejects.toBeInstanceOf(DeployedStackError);
-    await expect(lookup).rejects.toThrow(/No AWS credentials to read the stack .* in eu-west-1 with: set DYNAMODB_ENDPOINT for a local store/);
+    await expect(lookup).rejects.toThrow(
+      /No AWS credentials to read the stack .* in eu-west-1 with \(the SDK: Could not load credentials from any providers\): set DYNAMODB_ENDPOINT for a local store/,
+    );
   });
 
-  it('rethrows any other failure as it is (access denied, throttling)', async () => {
+  it("repeats the SDK's reason: an SSO session that expired, and the command that renews it", async () => {
+    const reason =
+      'The SSO session associated with this profile has expired or is otherwise invalid. To refresh this SSO session run aws sso login with the corresponding profile.';
+    cloudFormation.on(DescribeStacksCommand).rejects(Object.assign(new Error(reason), { name: 'CredentialsProviderError' }));
+    await expect(deployedTableNames({ stackName: DEFAULT_STACK_NAME, region: 'eu-west-1' })).rejects.toThrow(`(the SDK: ${reason})`);
+  });
+
+  it("names credentials AWS refused as the CLI's access error, and rethrows any other failure as it is (throttling)", async () => {
     const denied = Object.assign(new Error('not authorized to perform: cloudformation:DescribeStacks'), { name: 'AccessDenied' });
     cloudFormation.on(DescribeStacksCommand).rejects(denied);
-    await expect(deployedTableNames({ stackName: DEFAULT_STACK_NAME, region: 'eu-west-1' })).rejects.toThrow(/not authorized/);
+    await expect(deployedTableNames({ stackName: DEFAULT_STACK_NAME, region: 'eu-west-1' })).rejects.toBeInstanceOf(AwsAccessError);
+    const throttled = Object.assign(new Error('Rate exceeded'), { name: 'Throttling' });
+    cloudFormation.on(DescribeStacksCommand).rejects(throttled);
+    await expect(deployedTableNames({ stackName: DEFAULT_STACK_NAME, region: 'eu-west-1' })).rejects.toBe(throttled);
   });
 
   it('names the outputs a stack lacks (another stack, or one not fully deployed)', async () => {
