@@ -412,7 +412,7 @@ interface ErrorStatus {
 /** On every answer of the gateway's handlers, errors included; not on those API Gateway gives itself. */
 const errorRequestId = {
   description:
-    "The gateway's ID of this request, where the gateway's handler answered (in AWS, not on the answers API Gateway gives itself: the authorizer's 401 and 503, 403, its throttle's 429, 504).",
+    "The gateway's ID of this request, where the gateway's handler answered (in AWS, not on the answers API Gateway gives itself: its gateway responses, such as the authorizer's 401 and 503, 403, an unknown path's 404, 413, its throttle's 429 and 504).",
   required: false,
   schema: { type: 'string' },
 };

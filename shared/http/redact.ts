@@ -139,8 +139,8 @@ function base64Forms(secret: string): string[] {
   return [base64, base64.replace(/=+$/, ''), bytes.toString('base64url')];
 }
 
-/** A mask in a quoted key (`KCANMI****Tv8`, `KCAN…Tv8`): `*` or `•` twice or more, or an ellipsis. */
-const MASK = /[*•]{2,}|…/g;
+/** A mask in a quoted key (`KCANMI****Tv8`, `KCAN…Tv8`): `*`, `•`, `●` or `#` twice or more, three dots or more, or an ellipsis. */
+const MASK = /[*•●#]{2,}|\.{3,}|…/g;
 
 /** The fewest characters of a key's start, and of its end, that make a masked quote of it. */
 const MIN_MASKED_SIDE = 3;

@@ -23,6 +23,7 @@ describe('Function: redactSecrets', () => {
     expect(redactSecrets(`header ${Buffer.from(key).toString('base64')} sent`, [key])).toBe('header [redacted] sent');
     expect(redactSecrets(`header ${Buffer.from(key).toString('base64url')}`, [key])).toBe('header [redacted]');
     expect(redactSecrets(`key KCANMI****************Tv8 masked, or KCAN…Tv8`, [key])).toBe('key [redacted] masked, or [redacted]');
+    expect(redactSecrets(`KCAN...Tv8, KCANMI●●●●Tv8 and KCAN####Tv8`, [key])).toBe('[redacted], [redacted] and [redacted]');
     // A mask around other text, and a key's few letters in ordinary words, stay.
     expect(redactSecrets('card 4111********1111 and KCA**Tv and the kcan mistral room', [key])).toBe('card 4111********1111 and KCA**Tv and the kcan mistral room');
   });
