@@ -14,6 +14,8 @@ import { nextTurn, preparingInTurns } from './turns.js';
 
 export interface FanOutOptions {
   route: Router;
+  /** The account whose request it is: its outputs are checked with its own compiled schema (SchemaChecker.check). */
+  schemaScope?: string;
   /** Epoch ms by which every model call must have ended. */
   deadlineAt: number;
   retry?: RetryPolicy;
@@ -290,7 +292,7 @@ async function callModel(
             usage: tokenClasses(charge.usage, call.entry.protocol),
           }
         : { tokensIn: 0, tokensOut: 0, latencyMs, providerCost: null, estimatedCost: charge.estimatedCost }),
-      ...(planned.outputSchema !== undefined ? { structuredOutput: cut ? CUT_OUTPUT_CHECK : await schemaChecker().check(output, planned.outputSchema) } : {}),
+      ...(planned.outputSchema !== undefined ? { structuredOutput: cut ? CUT_OUTPUT_CHECK : await schemaChecker().check(output, planned.outputSchema, options.schemaScope) } : {}),
       ...(allWarnings.length > 0 ? { warnings: allWarnings } : {}),
     };
   } catch (error) {

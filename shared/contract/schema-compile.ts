@@ -69,11 +69,14 @@ const compiled = new BoundedMap<string, OutputValidator>(MAX_COMPILED, accountSh
 const anyScope = new BoundedMap<string, OutputValidator>(MAX_COMPILED);
 
 /**
- * The validator of a schema, for an output check that names no account: the one compiled
- * last for this JSON by any account (in the api function, the request's own compile,
- * just before), else compiled under the empty scope.
+ * The validator of a schema, for an output check: for the account that sent it (`scope`, the
+ * api function's: its request compiled it just before, and an account's share of the cache
+ * keeps it there, however many new schemas another sends), else, for a check that names
+ * none (the workflow's tasks), the one compiled last for this JSON by any account, or one
+ * compiled under the empty scope.
  */
-export function validatorOf(json: string): { errors: FieldError[]; validate?: OutputValidator } {
+export function validatorOf(json: string, scope?: string): { errors: FieldError[]; validate?: OutputValidator } {
+  if (scope !== undefined) return compileResponseSchema(json, '/response_schema', scope);
   const known = anyScope.get(json);
   return known ? { errors: [], validate: known } : compileResponseSchema(json, '/response_schema', '');
 }

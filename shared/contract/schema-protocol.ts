@@ -9,7 +9,7 @@ import type { FieldError } from '../errors.js';
  */
 export type SchemaJob =
   | { id: number; op: 'compile'; schema: string; scope: string }
-  | { id: number; op: 'check'; schema: string; output: string }
+  | { id: number; op: 'check'; schema: string; output: string; scope?: string }
   | { id: number; op: 'fault'; kind: 'hang' | 'crash' | 'throw' };
 
 /** A compile's refusals (none: it compiled), or an output's check. */

@@ -40,7 +40,7 @@ function answer(job: SchemaJob): SchemaAnswer {
     case 'compile':
       return { errors: compileResponseSchema(job.schema, '/response_schema', job.scope).errors };
     case 'check': {
-      const { validate } = validatorOf(job.schema);
+      const { validate } = validatorOf(job.schema, job.scope);
       if (!validate) return { conforms: false, errors: ['the response_schema could not be compiled'] };
       return checkStructuredOutput(job.output, validate);
     }

@@ -204,7 +204,7 @@ export class PromptService {
     // provider keys (a Lambda container's first request) is timed as `keys`, beside `reserve`.
     const routing = request.judges.length > 0 ? undefined : this.deps.router();
     const router = routing instanceof Promise ? timing.measure('keys', () => routing) : routing;
-    const models = router === undefined ? undefined : this.runModelsOnceReserved(plan, router, reserving, deadlineAt, streaming);
+    const models = router === undefined ? undefined : this.runModelsOnceReserved(plan, router, reserving, deadlineAt, streaming, accountId);
     // Should the reserve be refused, nothing awaits these results: a failure of theirs is dropped with them.
     models?.catch(() => undefined);
     const open = router instanceof Promise ? await reservedOnceKeyed(reserving, router, credits) : await reserving;
@@ -299,11 +299,12 @@ export class PromptService {
     reserving: Promise<OpenRequest>,
     deadlineAt: number,
     streaming: Streaming,
+    accountId: string,
   ): Promise<ModelResult[]> {
     const { onDelta, onResult, signal } = streaming;
     // Prepared while the reserve is in flight, but for a large request: refused, it would have serialised them all for nothing.
     const prepareOnceReady = plan.bodyBytes > PREPARE_EARLY_BYTES;
-    const run = (route: Router) => runModels(plan.calls, { route, deadlineAt, ready: reserving, prepareOnceReady, onDelta, onResult, signal });
+    const run = (route: Router) => runModels(plan.calls, { route, deadlineAt, ready: reserving, prepareOnceReady, onDelta, onResult, signal, schemaScope: accountId });
     return router instanceof Promise ? router.then(run) : run(router);
   }
 

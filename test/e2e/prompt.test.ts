@@ -1,5 +1,5 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { LocalHost } from '../../infra/local/host.js';
 import { resolveModel } from '../../shared/catalog/index.js';
 import { LIMITS } from '../../shared/contract/limits.js';
@@ -310,6 +310,19 @@ describe('POST /api/v1/prompt with a hostile response_schema', () => {
     for (const result of answer.body.results) {
       expect(result.status, result.modelId).toBe('completed');
       expect(result.structuredOutput, result.modelId).toEqual({ conforms: true, value: { x: adversarial } });
+    }
+  });
+
+  it("checks each output with the schema compiled for the request's account", async () => {
+    const schema = object({ x: { type: 'string', const: 'scoped' } });
+    const checks = vi.spyOn(schemaChecker(), 'check');
+    try {
+      const answer = await post(host, body({ models: MODELS, response_schema: schema }));
+      expect(answer.status).toBe(200);
+      expect(checks.mock.calls.length).toBe(MODELS.length);
+      for (const call of checks.mock.calls) expect(call[2]).toBe(host.demo.accountId);
+    } finally {
+      checks.mockRestore();
     }
   });
 

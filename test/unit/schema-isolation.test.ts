@@ -1,7 +1,7 @@
 import { RE2JS } from 're2js';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadAjv } from '../../shared/contract/ajv.js';
-import { compileResponseSchema } from '../../shared/contract/schema-compile.js';
+import { compileResponseSchema, validatorOf } from '../../shared/contract/schema-compile.js';
 
 const compile = (schema: unknown) => compileResponseSchema(JSON.stringify(schema), '/response_schema');
 const ID = 'https://acme.example/schemas/merger-with-globex';
@@ -46,6 +46,18 @@ describe("A caller's response_schema leaves nothing behind in a shared compiler"
     expect(compile({ type: 'object', additionalProperties: false, properties: { a: { type: 'strin' } } }).errors[0]?.message).toMatch(
       /^is not a valid JSON Schema: schema is invalid: data\/properties\/a\/type must be equal to one of the allowed values/,
     );
+  });
+
+  it("checks an account's outputs with the validator compiled for it, however many new schemas another account sends", () => {
+    const schema = (n: number) => JSON.stringify({ type: 'object', additionalProperties: false, properties: { a: { type: 'string', maxLength: n } } });
+    const kept = schema(1_000_000 + (Date.now() % 1_000));
+    const compiled = compileResponseSchema(kept, '/response_schema', 'account-a').validate;
+    expect(compiled).toBeDefined();
+    // 150 new schemas of another account: past every cache's 100, within its own quarter for it.
+    for (let i = 0; i < 150; i++) compileResponseSchema(schema(i + 1), '/response_schema', 'flooding');
+    expect(validatorOf(kept, 'account-a').validate).toBe(compiled);
+    // A check that names no account (the workflow's) has only what the flood left: compiled again.
+    expect(validatorOf(kept).validate).not.toBe(compiled);
   });
 
   it("keeps one account's compiled validators and patterns from serving another's", () => {
