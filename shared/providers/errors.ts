@@ -94,11 +94,13 @@ export interface BilledAnswer {
 }
 
 /**
- * An answer the vendor withheld (not retried: the same request is blocked again), with what
- * it billed for it where it reported a usage block (`billed`); without one it is free.
+ * An answer the vendor withheld (not retried: the same request is blocked again): billed
+ * (`billed`, what it showed of its usage) where the vendor reported a usage block with it
+ * (`reported`, the block as it came, whatever it holds); without one it is free.
  */
-export function blockedAnswer(message: string, billed: BilledAnswer | undefined): UpstreamError {
-  return new UpstreamError('upstream_blocked', message, { upstreamStatus: 200, retryable: false, ...(billed ? { billed } : {}) });
+export function blockedAnswer(message: string, reported?: unknown, billed?: BilledAnswer): UpstreamError {
+  const isBilled = billed !== undefined && typeof reported === 'object' && reported !== null;
+  return new UpstreamError('upstream_blocked', message, { upstreamStatus: 200, retryable: false, ...(isBilled ? { billed } : {}) });
 }
 
 /**

@@ -39,11 +39,7 @@ const CUT: Readonly<Record<string, string>> = {
 export function fromConverseResponse(body: unknown, forcedTool: boolean): ModelReply {
   const answer = (body ?? {}) as ConverseAnswer;
   const stopReason = vendorWord(answer.stopReason);
-  if (stopReason && BLOCKED.has(stopReason)) {
-    // Billed where Bedrock reported a usage block with it.
-    const { usage } = answer;
-    throw blockedAnswer(`The provider withheld the answer (${stopReason})`, typeof usage === 'object' && usage !== null ? { usage: toUsage(usage) } : undefined);
-  }
+  if (stopReason && BLOCKED.has(stopReason)) throw blockedAnswer(`The provider withheld the answer (${stopReason})`, answer.usage, { usage: toUsage(answer.usage) });
   if (stopReason && MALFORMED.has(stopReason)) {
     throw new UpstreamError('upstream_malformed_response', `The model produced an answer the provider could not use (${stopReason})`, { upstreamStatus: 200 });
   }

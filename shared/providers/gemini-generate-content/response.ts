@@ -1,5 +1,5 @@
 import { blockedAnswer, UpstreamError, vendorWord, type BilledAnswer } from '../errors.js';
-import type { ModelReply, Usage } from '../types.js';
+import type { ModelReply, Usage, UsageHints } from '../types.js';
 import { runningUsageHints, toUsage, usageHints, type UsageMetadata } from './usage.js';
 
 interface ResponsePart {
@@ -22,9 +22,9 @@ interface GenerateContentResponse {
 /** Finish reasons that mean Gemini withheld the output (policy, recitation, blocklists). */
 const BLOCKED: ReadonlySet<string> = new Set(['SAFETY', 'RECITATION', 'PROHIBITED_CONTENT', 'BLOCKLIST', 'SPII', 'IMAGE_SAFETY', 'IMAGE_PROHIBITED_CONTENT', 'IMAGE_RECITATION']);
 
-/** `billed`: what an answer blocked after it was generated (thinking included) was billed. */
-function blocked(reason: string, billed?: BilledAnswer): UpstreamError {
-  return blockedAnswer(`The provider blocked the answer (${reason})`, billed);
+/** `billed`: what an answer blocked after it was generated (thinking included) was billed, where Gemini reported a usage block (`reported`) with it. */
+function blocked(reason: string, reported?: unknown, billed?: BilledAnswer): UpstreamError {
+  return blockedAnswer(`The provider blocked the answer (${reason})`, reported, billed);
 }
 
 function malformed(message: string): UpstreamError {
@@ -58,15 +58,9 @@ export function fromGenerateContentResponse(body: unknown, requestWarnings: read
   const output = texts.join('');
 
   const warnings = [...requestWarnings];
-  // Searches run are billed whatever became of the answer: they go with its usage, and as a hint where that is missing.
-  const searchQueries = searchQueryCount(candidate.groundingMetadata);
-  // A stream's running count that parts came after is short of the call's usage: hints only.
-  const usage = usageCoversAnswer ? withSearchQueries(toUsage(response.usageMetadata), searchQueries) : undefined;
-  // Should the usage not be believed, the estimate takes the input and the thoughts it showed.
-  const hints = { ...(usageCoversAnswer ? usageHints : runningUsageHints)(response.usageMetadata), ...(searchQueries > 0 ? { searchQueries } : {}) };
+  const { usage, hints } = usageAndHints(response.usageMetadata, searchQueryCount(candidate.groundingMetadata), usageCoversAnswer);
   if (finishReason !== undefined && BLOCKED.has(finishReason)) {
-    // Billed where Gemini reported a usage block with it.
-    if (output === '') throw blocked(finishReason, isObject(response.usageMetadata) ? { usage, hints } : undefined);
+    if (output === '') throw blocked(finishReason, response.usageMetadata, { usage, hints });
     warnings.push(`The provider stopped the output early (${finishReason}); it may be incomplete`);
   } else if (finishReason === 'MAX_TOKENS') {
     warnings.push(output === '' ? 'Thinking used the whole maxTokens allowance; there is no output' : 'The output was cut at maxTokens');
@@ -86,7 +80,18 @@ export function fromGenerateContentResponse(body: unknown, requestWarnings: read
   return { output, usage, ...(Object.keys(hints).length > 0 ? { hints } : {}), finishReason, warnings };
 }
 
-const isObject = (value: unknown): value is object => typeof value === 'object' && value !== null;
+/**
+ * A usageMetadata as the call's usage and the hints for its estimate, should that usage not
+ * be believed (the input and the thoughts it showed). Searches run are billed whatever became
+ * of the answer: they go with its usage, and as a hint where that is missing. `coversAnswer`
+ * false: a stream's running count that parts came after, short of the call's usage, so hints
+ * only (runningUsageHints).
+ */
+export function usageAndHints(metadata: UsageMetadata | null | undefined, searchQueries: number, coversAnswer: boolean): { usage: Usage | undefined; hints: UsageHints } {
+  const usage = coversAnswer ? withSearchQueries(toUsage(metadata), searchQueries) : undefined;
+  const hints = { ...(coversAnswer ? usageHints : runningUsageHints)(metadata), ...(searchQueries > 0 ? { searchQueries } : {}) };
+  return { usage, hints };
+}
 
 /**
  * The search queries a grounded answer ran, as Gemini bills them: its grounding's
@@ -100,6 +105,6 @@ export function searchQueryCount(groundingMetadata: unknown): number {
 }
 
 /** `usage` with the search queries it ran, where it ran any. */
-export function withSearchQueries(usage: Usage | undefined, searchQueries: number): Usage | undefined {
+function withSearchQueries(usage: Usage | undefined, searchQueries: number): Usage | undefined {
   return usage && searchQueries > 0 ? { ...usage, searchQueries } : usage;
 }

@@ -3,8 +3,8 @@ import type { SseEvent } from '../sse.js';
 import { eventJson } from '../stream-http.js';
 import type { ModelReply } from '../types.js';
 import { fromErrorResponse } from './errors.js';
-import { fromGenerateContentResponse, promptBlocked, searchQueryCount, withSearchQueries } from './response.js';
-import { runningUsageHints, toUsage, usageHints, type UsageMetadata } from './usage.js';
+import { fromGenerateContentResponse, promptBlocked, searchQueryCount, usageAndHints } from './response.js';
+import type { UsageMetadata } from './usage.js';
 
 interface Chunk {
   candidates?: { content?: { parts?: unknown } | null; finishReason?: unknown; groundingMetadata?: unknown }[] | null;
@@ -80,9 +80,7 @@ export class GenerateContentStream {
   /** What the stream had delivered: with the last usageMetadata it carried, the running count up to its stop. */
   partial(): PartialReply {
     const { metadata, current } = this.lastUsage;
-    const searchQueries = searchQueryCount(this.grounding);
-    const usage = current ? withSearchQueries(toUsage(metadata), searchQueries) : undefined;
-    const hints = { ...(current ? usageHints : runningUsageHints)(metadata), ...(searchQueries > 0 ? { searchQueries } : {}) };
+    const { usage, hints } = usageAndHints(metadata, searchQueryCount(this.grounding), current);
     return { output: this.text, ...(usage ? { usage } : {}), ...(Object.keys(hints).length > 0 ? { hints } : {}) };
   }
 

@@ -75,9 +75,7 @@ export function fromChatResponse(body: unknown, dialect: ChatDialect = dialectFo
   const thinking = inline + (reasoning === '' ? 0 : textTokens(reasoning)) + streamedReasoningTokens;
   const hints = thinking > 0 ? { hints: { unseenOutputTokens: thinking } } : {};
   if (finishReason === 'content_filter') {
-    // Billed where the vendor reported a usage block with it.
-    if (output === '' && !refused)
-      throw blockedAnswer('The provider blocked the answer (content_filter)', typeof reported === 'object' && reported !== null ? { usage, ...hints } : undefined);
+    if (output === '' && !refused) throw blockedAnswer('The provider blocked the answer (content_filter)', reported, { usage, ...hints });
     warnings.push('The provider filtered the output');
   } else if (finishReason !== undefined && !ENDED.has(finishReason)) {
     warnings.push(CUT[finishReason] ?? `The provider ended the output with finish_reason ${finishReason}`);
