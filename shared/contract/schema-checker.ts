@@ -83,12 +83,12 @@ export class SchemaChecker {
 
   /**
    * An output checked against the schema, with the validator compiled for `scope`, the
-   * account that sent it, else with any account's (validatorOf; a check's time is inside the
-   * models phase, behind the vendors' latency); never rejects: an unanswered check says so.
+   * account that sent it (validatorOf; a check's time is inside the models phase, behind the
+   * vendors' latency); never rejects: an unanswered check says so.
    */
-  async check(output: string, schemaJson: string, scope?: string): Promise<StructuredOutput> {
+  async check(output: string, schemaJson: string, scope = ''): Promise<StructuredOutput> {
     try {
-      return (await this.ask({ op: 'check', schema: schemaJson, output, ...(scope === undefined ? {} : { scope }) }, CHECKS)) as StructuredOutput;
+      return (await this.ask({ op: 'check', schema: schemaJson, output, scope }, CHECKS)) as StructuredOutput;
     } catch (error) {
       if (!(error instanceof SchemaThreadUnavailable)) throw error;
       return { conforms: false, errors: [`the output could not be checked: ${error.message}`] };

@@ -65,20 +65,15 @@ export type OutputValidator = ValidateFunction;
  */
 const MAX_COMPILED = 100;
 const compiled = new BoundedMap<string, OutputValidator>(MAX_COMPILED, accountShare(MAX_COMPILED));
-/** The latest validator compiled for each JSON, whatever the account: for the checks that name none (validatorOf). */
-const anyScope = new BoundedMap<string, OutputValidator>(MAX_COMPILED);
 
 /**
- * The validator of a schema, for an output check: for the account that sent it (`scope`, the
- * api function's: its request compiled it just before, and an account's share of the cache
- * keeps it there, however many new schemas another sends), else, for a check that names
- * none (the workflow's tasks), the one compiled last for this JSON by any account, or one
- * compiled under the empty scope.
+ * The validator of a schema, for an output check: the one compiled for the account that sent
+ * it (`scope`: in the api function its request compiled it just before, and an account's
+ * share of the cache keeps it there, however many new schemas another sends), compiled now
+ * where it is not there; the empty scope for the workflow's tasks, which name no account.
  */
-export function validatorOf(json: string, scope?: string): { errors: FieldError[]; validate?: OutputValidator } {
-  if (scope !== undefined) return compileResponseSchema(json, '/response_schema', scope);
-  const known = anyScope.get(json);
-  return known ? { errors: [], validate: known } : compileResponseSchema(json, '/response_schema', '');
+export function validatorOf(json: string, scope = ''): { errors: FieldError[]; validate?: OutputValidator } {
+  return compileResponseSchema(json, '/response_schema', scope);
 }
 
 /**
@@ -105,7 +100,6 @@ export function compileResponseSchema(json: string, path: string, scope = ''): {
     checkAgainstMetaSchema(schema);
     const validate = compilerOfOne(scope).compile(schema);
     compiled.set(key, validate);
-    anyScope.set(json, validate);
     return { errors, validate };
   } catch (error) {
     return { errors: [{ field: path, message: `is not a valid JSON Schema: ${(error as Error).message}` }] };

@@ -5,11 +5,12 @@ import type { FieldError } from '../errors.js';
  * What the main thread asks the schema thread (schema-thread.ts); `schema` is the
  * `response_schema`'s JSON and `scope` the account that sent it: compiled validators are
  * kept by both, so that one account's never serve another's (a hit is faster: it would tell
- * that the schema was sent before). A check uses any account's validator of the schema (validatorOf).
+ * that the schema was sent before). A check uses its account's validator of the schema
+ * (validatorOf; the empty scope for the workflow's tasks, which name no account).
  */
 export type SchemaJob =
   | { id: number; op: 'compile'; schema: string; scope: string }
-  | { id: number; op: 'check'; schema: string; output: string; scope?: string }
+  | { id: number; op: 'check'; schema: string; output: string; scope: string }
   | { id: number; op: 'fault'; kind: 'hang' | 'crash' | 'throw' };
 
 /** A compile's refusals (none: it compiled), or an output's check. */
