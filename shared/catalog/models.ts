@@ -116,6 +116,7 @@ export const MODELS: readonly ModelEntry[] = [
     upstreamModel: 'gpt-5.4-pro',
     protocol: 'openai-responses',
     tier: 'flagship',
+    note: 'reasoningEffort low is accepted, as the contract lists it, and sent as medium, the least OpenAI takes for gpt-5.4-pro (the result says so in a warning)',
     prices: longAbove(usd(30, null, null, 180), 272_000, 60, null, 270), // no cached-input price listed; unverified: 2x / 1.5x above 272K as gpt-5.4
     capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: EFFORT_LMH, cache: OPENAI_CACHE },
     defaultMaxTokens: 8192,
@@ -607,6 +608,8 @@ export const MODELS: readonly ModelEntry[] = [
     protocol: 'openai-chat',
     tier: 'flagship',
     prices: usd(2.25, null, null, 2.75),
+    // Cerebras shut zai-glm-4.7 down on 2026-08-17 (as Cerebras staff announced it); gpt-oss-120b is its other model.
+    retirement: { on: '2026-08-17', successor: 'fam_e-gpt-oss-120b' },
     capabilities: { attachments: TEXT_ONLY, structuredOutput: 'instruction', tuning: EFFORT_LMH, cache: AUTO_CACHE },
     defaultMaxTokens: 8192,
     maxOutputTokens: 40_960,
@@ -788,6 +791,8 @@ export const MODELS: readonly ModelEntry[] = [
     protocol: 'openai-chat',
     tier: 'fast',
     prices: usd(0.11, null, null, 0.34),
+    // Groq shut Scout down on 2026-07-17 (its deprecations page; it recommends openai/gpt-oss-120b).
+    retirement: { on: '2026-07-17', successor: 'fam_i-gpt-oss-120b' },
     // Groq lists Scout for best-effort json_schema only; strict mode is gpt-oss only.
     capabilities: { attachments: IMAGE_TYPES, structuredOutput: 'instruction', tuning: NO_TUNING, cache: NO_CACHE },
     defaultMaxTokens: 4096,
@@ -803,6 +808,8 @@ export const MODELS: readonly ModelEntry[] = [
     protocol: 'openai-chat',
     tier: 'fast',
     prices: usd(0.29, null, null, 0.59),
+    // Groq shut Qwen3 32B down on 2026-07-17 (its deprecations page; it recommends openai/gpt-oss-120b).
+    retirement: { on: '2026-07-17', successor: 'fam_i-gpt-oss-120b' },
     capabilities: { attachments: TEXT_ONLY, structuredOutput: 'instruction', tuning: NO_TUNING, cache: NO_CACHE },
     defaultMaxTokens: 4096,
     maxOutputTokens: 40_960,
@@ -816,7 +823,9 @@ export const MODELS: readonly ModelEntry[] = [
     upstreamModel: 'llama-3.3-70b-versatile',
     protocol: 'openai-chat',
     tier: 'legacy',
-    prices: usd(0.59, null, null, 0.79), // unverified: third-party reports Groq shutdown 2026-08-16
+    prices: usd(0.59, null, null, 0.79),
+    // Groq shut it down on 2026-08-16 (its deprecations page and notice; it recommends openai/gpt-oss-120b).
+    retirement: { on: '2026-08-16', successor: 'fam_i-gpt-oss-120b' },
     capabilities: { attachments: TEXT_ONLY, structuredOutput: 'instruction', tuning: NO_TUNING, cache: NO_CACHE },
     defaultMaxTokens: 4096,
     maxOutputTokens: 32_768,
@@ -831,6 +840,8 @@ export const MODELS: readonly ModelEntry[] = [
     protocol: 'openai-chat',
     tier: 'legacy',
     prices: usd(0.05, null, null, 0.08),
+    // Groq shut it down on 2026-08-16 (its deprecations page and notice; it recommends openai/gpt-oss-20b).
+    retirement: { on: '2026-08-16', successor: 'fam_i-gpt-oss-20b' },
     capabilities: { attachments: TEXT_ONLY, structuredOutput: 'instruction', tuning: NO_TUNING, cache: NO_CACHE },
     defaultMaxTokens: 4096,
     maxOutputTokens: 131_072,

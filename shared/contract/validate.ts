@@ -365,9 +365,11 @@ function checkAttachments(body: Partial<PromptRequestBody>, models: RequestedMod
       errors.push({ field: `/attachments/${i}/base64`, message: `does not hold ${type} content` });
       return;
     }
-    const unable = models.filter((m) => !m.entry.capabilities.attachments.includes(type)).map((m) => m.requestedId);
+    const unable = models.filter((m) => !m.entry.capabilities.attachments.includes(type));
     if (unable.length > 0) {
-      errors.push({ field: `/attachments/${i}/type`, message: `${type} is not supported by ${unable.join(', ')}` });
+      // A retired ID answered by another model takes what that model takes: say which answers.
+      const answeredBy = unable.flatMap((m) => (m.entry.servedBy ? [` (${m.requestedId}: ${m.entry.servedBy})`] : []));
+      errors.push({ field: `/attachments/${i}/type`, message: `${type} is not supported by ${unable.map((m) => m.requestedId).join(', ')}${answeredBy.join('')}` });
     }
   });
 }

@@ -25,7 +25,7 @@ export interface FirstInvocation {
   secondMs: number;
 }
 
-const MODEL = 'fam_i-3.1-8b';
+const MODEL = 'fam_i-gpt-oss-20b';
 const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:111122223333:secret:ProviderKeys-AbC';
 
 /** Imports the bundle, then invokes it twice (a fresh event each time, as Lambda gives); prints the three times. */

@@ -13,7 +13,7 @@ import { createClient, json } from './http-client.js';
 import { median, round } from './stats.js';
 import { check, type Benchmark } from './types.js';
 
-export const JUDGING_MODELS = ['fam_b-3.1-pro', 'fam_d-4.3', 'fam_g-large', 'fam_i-3.3-70b'] as const;
+export const JUDGING_MODELS = ['fam_b-3.1-pro', 'fam_d-4.3', 'fam_g-large', 'fam_i-gpt-oss-120b'] as const;
 export const JUDGES = ['fam_c-5.4', 'fam_a-sonnet-4-6'] as const;
 const GENERATION_MS = 200;
 const JUDGE_MS = 300;

@@ -18,7 +18,7 @@ import { describeFigures, median, medianByName, percentile, rotateBothWays, roun
 import { check, type Benchmark, type Row } from './types.js';
 
 /** A Groq model: the openai-chat protocol, routed to the upstream by GROQ_API_KEY + GROQ_BASE_URL. */
-export const OVERHEAD_MODEL = 'fam_i-3.1-8b';
+export const OVERHEAD_MODEL = 'fam_i-gpt-oss-20b';
 /** The vendor's name of OVERHEAD_MODEL, as a direct caller would send it. */
 const UPSTREAM_MODEL = 'llama-3.1-8b-instant';
 const CHAT_BODY = JSON.stringify({ model: UPSTREAM_MODEL, messages: [{ role: 'user', content: 'Say hello' }] });

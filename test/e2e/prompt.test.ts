@@ -97,11 +97,11 @@ describe('POST /api/v1/prompt', () => {
   });
 
   it('clamps maxTokens above a model maximum with a warning on that result', async () => {
-    const { body: answer } = await post(host, body({ models: ['fam_i-4-scout', 'fam_c-5.4'], generation_settings: { maxTokens: 20_000 } }));
-    expect(answer.results[0].warnings).toEqual([expect.stringMatching(/above fam_i-4-scout's maximum; 8192 was used/)]);
+    const { body: answer } = await post(host, body({ models: ['fam_h-micro', 'fam_c-5.4'], generation_settings: { maxTokens: 20_000 } }));
+    expect(answer.results[0].warnings).toEqual([expect.stringMatching(/above fam_h-micro's maximum; 10000 was used/)]);
     expect(answer.results[1].warnings).toBeUndefined();
-    const sent = host.simulator.calls().find((c) => c.model === resolveModel('fam_i-4-scout')!.upstreamModel)!.body as Record<string, unknown>;
-    expect(sent.max_completion_tokens ?? sent.max_tokens ?? sent.max_output_tokens).toBe(8192);
+    const sent = host.simulator.calls().find((c) => c.protocol === 'bedrock-converse')!.body as { inferenceConfig: { maxTokens: number } };
+    expect(sent.inferenceConfig.maxTokens).toBe(10_000);
   });
 
   it('answers the time of each phase in a Server-Timing header: what the gateway added around the models', async () => {

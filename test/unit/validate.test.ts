@@ -189,6 +189,12 @@ describe('Function: validatePromptRequest', () => {
         '/attachments/0/type',
         /not supported by fam_h-micro$/,
       ],
+      [
+        'an image for a retired ID whose successor takes none',
+        body({ models: ['fam_i-4-scout'], attachments: [{ name: 'a.png', type: 'image/png', base64: PNG_BASE64 }] }),
+        '/attachments/0/type',
+        /^image\/png is not supported by fam_i-4-scout \(fam_i-4-scout: Groq shut meta-llama\/llama-4-scout-17b-16e-instruct down on 2026-07-17; openai\/gpt-oss-120b \(fam_i-gpt-oss-120b\) answers this ID in its place, at its prices\)$/,
+      ],
       ['a prompt of whitespace only', body({ prompt: ' \n\t ' }), '/prompt', /non-whitespace text/],
       ['an empty judge prompt', body({ judges: ['fam_c-4.1'], judge_prompt: '' }), '/judge_prompt', /fewer than 1/],
       ['a judge prompt of whitespace only', body({ judges: ['fam_c-4.1'], judge_prompt: '   ' }), '/judge_prompt', /^must contain non-whitespace text$/],

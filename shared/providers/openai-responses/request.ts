@@ -3,7 +3,7 @@ import { breakpointsWarning } from '../cache-breakpoints.js';
 import { schemaInstruction } from '../structured-output.js';
 import type { ModelCall } from '../types.js';
 import { MIN_OUTPUT_TOKENS, responsesOutputLimit } from './limits.js';
-import { samplingSupport } from './sampling.js';
+import { leastEffort, samplingSupport } from './sampling.js';
 import { strictMode } from '../strict-schema.js';
 
 export type InputPart =
@@ -54,7 +54,7 @@ export function toResponsesRequest(call: ModelCall): { body: ResponsesRequest; w
   if (call.responseSchema && !native) instructions.push(schemaInstruction(call.responseSchema));
   if (instructions.length > 0) body.instructions = instructions.join('\n\n');
 
-  if (call.tuning.reasoningEffort !== undefined) body.reasoning = { effort: call.tuning.reasoningEffort };
+  if (call.tuning.reasoningEffort !== undefined) body.reasoning = { effort: effortSent(call, call.tuning.reasoningEffort, warnings) };
   Object.assign(body, sampling(call, warnings));
   if (native && call.responseSchema) {
     const { strict, warning } = strictMode(call.responseSchema, entry.id, 'OpenAI');
@@ -64,6 +64,16 @@ export function toResponsesRequest(call: ModelCall): { body: ResponsesRequest; w
   const cacheWarning = breakpointsWarning(call, 'OpenAI');
   if (cacheWarning) warnings.push(cacheWarning);
   return { body, warnings };
+}
+
+const EFFORTS: readonly ReasoningEffort[] = ['none', 'low', 'medium', 'high'];
+
+/** The effort asked, or the least the model takes where that is more (the `-pro` variants), with a warning. */
+function effortSent(call: ModelCall, asked: ReasoningEffort, warnings: string[]): ReasoningEffort {
+  const least = leastEffort(call.entry.upstreamModel);
+  if (least === undefined || EFFORTS.indexOf(asked) >= EFFORTS.indexOf(least)) return asked;
+  warnings.push(`reasoningEffort ${asked} was sent as ${least}: OpenAI takes ${least} or more for ${call.entry.upstreamModel}`);
+  return least;
 }
 
 /** temperature and top_p under OpenAI's rule for reasoning models (see sampling.ts). */

@@ -37,3 +37,13 @@ export function reasonsOptionally(upstreamModel: string): boolean {
   if (variant.startsWith('pro')) return false;
   return major > 5 || (major === 5 && minor >= 1);
 }
+
+/**
+ * The least `reasoning.effort` OpenAI takes for a model, where it is above `none`'s and `low`'s:
+ * the `-pro` variants answer 400 below `medium` (gpt-5-pro below `high`, its only effort).
+ */
+export function leastEffort(upstreamModel: string): 'medium' | 'high' | undefined {
+  const pro = /^gpt-(\d+)(?:\.(\d+))?-pro(?:-|$)/.exec(upstreamModel);
+  if (!pro) return undefined;
+  return pro[1] === '5' && pro[2] === undefined ? 'high' : 'medium';
+}

@@ -26,7 +26,8 @@ const SCHEMA = {
 const sim = await suiteSimulator();
 
 function call(id: string, overrides: Partial<ModelCall> = {}): ModelCall {
-  const entry = resolveModel(id);
+  // The vendor model each ID names, retired or not: what this adapter sends it.
+  const entry = resolveModel(id, 0);
   if (!entry) throw new Error(`no catalog entry ${id}`);
   return { entry, system: [], history: [], prompt: PROMPT, attachments: [], maxTokens: 1000, tuning: {}, ...overrides };
 }

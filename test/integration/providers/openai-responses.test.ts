@@ -190,6 +190,14 @@ describe('Object: openaiResponses', () => {
       expect(reply.usage?.reasoningTokens).toBe(0);
     });
 
+    it('sends GPT-5.4 Pro effort low as medium, the least it takes, with a warning, and gets its answer', async () => {
+      const reply = await send(call({ entry: model('fam_c-5.4-pro'), tuning: { reasoningEffort: 'low' } }));
+
+      expect(lastBody()).toMatchObject({ model: 'gpt-5.4-pro', reasoning: { effort: 'medium' } });
+      expect(reply.warnings).toEqual(['reasoningEffort low was sent as medium: OpenAI takes medium or more for gpt-5.4-pro']);
+      expect(reply.output).toMatch(/^Simulated answer from gpt-5\.4-pro:/);
+    });
+
     it('gets schema-valid JSON through native structured output', async () => {
       const reply = await send(call({ entry: model('fam_c-5.4-mini'), responseSchema: SCHEMA }));
 
@@ -412,6 +420,8 @@ describe('Simulator protocol: openai-responses', () => {
     ['reasoning on gpt-4.1', { model: 'gpt-4.1', input: PROMPT, reasoning: { effort: 'low' } }, 'reasoning.effort', 'unsupported_parameter'],
     ['reasoning on gpt-4o', { model: 'gpt-4o', input: PROMPT, reasoning: { effort: 'high' } }, 'reasoning.effort', 'unsupported_parameter'],
     ['effort none on o3', { model: 'o3', input: PROMPT, reasoning: { effort: 'none' } }, 'reasoning.effort', 'unsupported_value'],
+    ['effort low on gpt-5.4-pro', { model: 'gpt-5.4-pro', input: PROMPT, reasoning: { effort: 'low' } }, 'reasoning.effort', 'unsupported_value'],
+    ['effort medium on gpt-5-pro', { model: 'gpt-5-pro', input: PROMPT, reasoning: { effort: 'medium' } }, 'reasoning.effort', 'unsupported_value'],
     ['top_p on gpt-5.4 reasoning high', { model: 'gpt-5.4', input: PROMPT, top_p: 0.5, reasoning: { effort: 'high' } }, 'top_p', 'unsupported_parameter'],
     [
       'input_text in an assistant message',
@@ -439,7 +449,8 @@ describe('Simulator protocol: openai-responses', () => {
     ['gpt-5', { reasoning: true, effortNone: false, classic: false }],
     ['gpt-5.4', { reasoning: true, effortNone: true, classic: false }],
     ['gpt-5.4-nano', { reasoning: true, effortNone: true, classic: false }],
-    ['gpt-5.4-pro', { reasoning: true, effortNone: false, classic: false }],
+    ['gpt-5.4-pro', { reasoning: true, effortNone: false, classic: false, onlyEfforts: ['medium', 'high', 'xhigh'] }],
+    ['gpt-5-pro', { reasoning: true, effortNone: false, classic: false, onlyEfforts: ['high'] }],
     ['gpt-5-chat-latest', { reasoning: false, effortNone: false, classic: true }],
     ['gpt-4o', { reasoning: false, effortNone: false, classic: true }],
     ['gpt-4.1-mini', { reasoning: false, effortNone: false, classic: true }],

@@ -8,7 +8,7 @@ import { MIN_OUTPUT_TOKENS } from '../../../shared/providers/openai-responses/li
 import { toResponsesRequest } from '../../../shared/providers/openai-responses/request.js';
 import { fromResponsesResponse } from '../../../shared/providers/openai-responses/response.js';
 import { ResponsesStream } from '../../../shared/providers/openai-responses/stream.js';
-import { reasonsOptionally, samplingSupport } from '../../../shared/providers/openai-responses/sampling.js';
+import { leastEffort, reasonsOptionally, samplingSupport } from '../../../shared/providers/openai-responses/sampling.js';
 import { strictViolation } from '../../../shared/providers/strict-schema.js';
 import { toUsage } from '../../../shared/providers/openai-responses/usage.js';
 import { schemaInstruction } from '../../../shared/providers/structured-output.js';
@@ -117,6 +117,28 @@ describe('Function: toResponsesRequest', () => {
     const { body } = toResponsesRequest(call({ entry: entry('o3'), tuning: { reasoningEffort: effort } }));
 
     expect(body.reasoning).toEqual({ effort });
+  });
+
+  it.each<[string, 'low' | 'medium' | 'high', string]>([
+    ['fam_c-5.4-pro', 'low', 'medium'],
+    ['fam_c-5.4-pro', 'medium', 'medium'],
+    ['fam_c-5.4-pro', 'high', 'high'],
+    ['fam_c-5.4', 'low', 'low'],
+  ])('sends %s reasoningEffort %s as %s, the least OpenAI takes for it', (id, asked, sent) => {
+    const { body, warnings } = toResponsesRequest(call({ entry: entry(id), tuning: { reasoningEffort: asked } }));
+
+    expect(body.reasoning).toEqual({ effort: sent });
+    expect(warnings).toEqual(asked === sent ? [] : [`reasoningEffort ${asked} was sent as ${sent}: OpenAI takes ${sent} or more for gpt-5.4-pro`]);
+  });
+
+  it.each([
+    ['gpt-5-pro', 'high'],
+    ['gpt-5.4-pro', 'medium'],
+    ['gpt-5.2-pro-2025-12-11', 'medium'],
+    ['gpt-5.4', undefined],
+    ['o3-pro', undefined],
+  ])('knows the least effort %s takes: %s', (model, least) => {
+    expect(leastEffort(model)).toBe(least);
   });
 
   it.each<[string, ModelTuning]>([

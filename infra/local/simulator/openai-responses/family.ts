@@ -7,6 +7,8 @@ export interface Family {
   effortNone: boolean;
   /** GPT-3.5/4 family: refuse `reasoning`. */
   classic: boolean;
+  /** The -pro variants take only these efforts: gpt-5-pro `high`, the later ones `medium`, `high` and `xhigh`. */
+  onlyEfforts?: readonly string[];
 }
 
 export function familyOf(model: string): Family {
@@ -18,7 +20,9 @@ export function familyOf(model: string): Family {
     const minor = Number(gpt[2] ?? 0);
     const variant = gpt[3] ?? '';
     if (major <= 4) return { reasoning: false, effortNone: false, classic: true };
-    if (!variant.startsWith('chat')) return { reasoning: true, effortNone: (major > 5 || minor >= 1) && !variant.startsWith('pro'), classic: false };
+    if (variant.startsWith('pro'))
+      return { reasoning: true, effortNone: false, classic: false, onlyEfforts: gpt[2] === undefined && major === 5 ? ['high'] : ['medium', 'high', 'xhigh'] };
+    if (!variant.startsWith('chat')) return { reasoning: true, effortNone: major > 5 || minor >= 1, classic: false };
     return { reasoning: false, effortNone: false, classic: true };
   }
   if (model.startsWith('chatgpt-')) return { reasoning: false, effortNone: false, classic: true };

@@ -272,6 +272,14 @@ function readReasoning(body: Json, model: string, family: Family): { effort: str
       return badRequest(`Invalid value: '${String(e)}'. Supported values are: 'none', 'minimal', 'low', 'medium', 'high', and 'xhigh'.`, 'reasoning.effort', 'invalid_value');
     }
     if (family.classic) return badRequest("Unsupported parameter: 'reasoning.effort' is not supported with this model.", 'reasoning.effort', 'unsupported_parameter');
+    if (family.onlyEfforts && !family.onlyEfforts.includes(e)) {
+      const supported = family.onlyEfforts.map((effort) => `'${effort}'`).join(', ');
+      return badRequest(
+        `Unsupported value: 'reasoning.effort' does not support '${e}' with this model. Supported values are: ${supported}.`,
+        'reasoning.effort',
+        'unsupported_value',
+      );
+    }
     if (e === 'none' && family.reasoning && !family.effortNone) {
       return badRequest(`Unsupported value: 'none' is not supported with the '${model}' model.`, 'reasoning.effort', 'unsupported_value');
     }
