@@ -1,4 +1,5 @@
-import { Duration, Validations } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Stack, Validations } from 'aws-cdk-lib';
+import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Alarm, ComparisonOperator, MathExpression, Metric, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { FilterPattern, MetricFilter } from 'aws-cdk-lib/aws-logs';
@@ -63,6 +64,21 @@ export class GatewayAlarms extends Construct {
       reason:
         'The topic carries alarm state changes only (alarm names, metric values), never request data; CloudWatch can publish to an encrypted topic only with a customer-managed key, a monthly cost for no data to protect.',
     });
+    // enforceSSL gives the topic a policy of its own, which replaces SNS's default one (every service of the
+    // account may publish): without this statement CloudWatch may not, and no alarm would reach anyone.
+    const stack = Stack.of(this);
+    this.topic.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'AllowThisAccountsAlarms',
+        principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['sns:Publish'],
+        resources: [this.topic.topicArn],
+        conditions: {
+          StringEquals: { 'aws:SourceAccount': stack.account },
+          ArnLike: { 'aws:SourceArn': stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME }) },
+        },
+      }),
+    );
     if (props.email) this.topic.addSubscription(new EmailSubscription(props.email));
 
     for (const [name, fn] of Object.entries(props.functions)) {
@@ -133,7 +149,7 @@ export class GatewayAlarms extends Construct {
     this.alarm(
       'VendorFailures',
       vendorFailures,
-      `At least ${VENDOR_FAILURES.share * 100} % of ${VENDOR_FAILURES.calls} or more vendor calls failed on the vendors' side (down, overloaded, limiting the gateway, refusing its key, no key configured): their requests answered 200 with failed results. The api function's log ("Prompt completed") names each model's status`,
+      `At least ${VENDOR_FAILURES.share * 100} % of ${VENDOR_FAILURES.calls} or more vendor calls failed on the vendors' side (down, overloaded, limiting the gateway, out of the gateway's credit, answering nonsense or too late; not a refused key, which LoggedErrors counts): their requests answered 200 with failed results. The api function's log ("Prompt completed") names each model's status`,
     );
   }
 

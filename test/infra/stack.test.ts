@@ -1065,6 +1065,27 @@ describe('Stack: GatewayStack', () => {
         if (m.MetricStat) expect(m.MetricStat.Metric).toMatchObject({ Namespace: 'ModelCompareGateway', Dimensions: [{ Name: 'service', Value: 'model-compare-gateway' }] });
     });
 
+    it("lets this account's CloudWatch alarms publish to the topic, whose policy (it refuses plain HTTP) replaces SNS's default one", () => {
+      const policies = Object.values(template.findResources('AWS::SNS::TopicPolicy') as Resources).map((policy) => policy.Properties!);
+      expect(policies).toHaveLength(1);
+      const statements = (policies[0]!.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement;
+      const allowed = statements.filter((statement) => statement.Effect === 'Allow');
+      expect(allowed).toEqual([
+        expect.objectContaining({
+          Principal: { Service: 'cloudwatch.amazonaws.com' },
+          Action: 'sns:Publish',
+          Resource: topic(),
+          Condition: {
+            StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
+            ArnLike: {
+              'aws:SourceArn': { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':cloudwatch:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':alarm:*']] },
+            },
+          },
+        }),
+      ]);
+      expect(statements).toContainEqual(expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }));
+    });
+
     it('subscribes no one unless an address is given', () => {
       template.resourceCountIs('AWS::SNS::Subscription', 0);
       synthesize({ alarmEmail: 'ops@example.com' }).template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com' });
