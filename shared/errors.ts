@@ -176,7 +176,7 @@ export class RateLimitedError extends GatewayError {
   constructor(
     readonly retryAfterSeconds: number,
     limitPerMinute: number,
-    message = `Rate limit of ${limitPerMinute} requests per minute exceeded; retry after ${retryAfterSeconds} s`,
+    message = `Rate limit of ${limitPerMinute} ${limitPerMinute === 1 ? 'request' : 'requests'} per minute exceeded; retry after ${retryAfterSeconds} s`,
   ) {
     super(429, 'rate_limited', message);
   }

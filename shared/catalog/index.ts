@@ -104,12 +104,29 @@ export function retirementNote(entry: ModelEntry): string | undefined {
 /** IDs compared for suggestions: case, dots and underscores aside (`claude-opus-4.6`, `fam_c-54`). */
 const normaliseId = (id: string) => id.toLowerCase().replace(/[._]/g, '-');
 
+/** A vendor's model name as compared for suggestions: without its maker (`openai/gpt-oss-120b`), case, dots and underscores aside. */
+const normaliseVendorModel = (name: string) => normaliseId(name.slice(name.lastIndexOf('/') + 1));
+
+/** The catalog IDs that call each vendor model (its own name, as the listing's `upstreamModel` shows it), retired IDs left out. */
+const byVendorModel = new Map<string, ModelEntry[]>();
+for (const entry of MODELS) {
+  if (entry.retirement || entry.servedBy) continue;
+  const name = normaliseVendorModel(entry.upstreamModel);
+  byVendorModel.set(name, [...(byVendorModel.get(name) ?? []), entry]);
+}
+
 /**
  * The known IDs closest to an unknown one, as a caller would write them: `"claude-opus-4-6"
- * (fam_a-opus-4-6)` for a vendor spelling, `"fam_a-opus-4-6"` for a canonical ID.
+ * (fam_a-opus-4-6)` for a vendor spelling, `"fam_a-opus-4-6"` for a canonical ID; and for the
+ * name of a vendor model the catalog calls (`gemini-3.1-pro-preview`, as the listing, results
+ * and page show it), the IDs that call it.
  */
 export function closestModelIds(id: string): string[] {
-  return closest(id, byId.keys(), normaliseId).map((known) => {
+  const near = closest(id, byId.keys(), normaliseId);
+  // An ID but for case, dots and underscores is meant; else a vendor model's own name.
+  const calling = near[0] !== undefined && normaliseId(near[0]) === normaliseId(id) ? undefined : id.length <= 100 ? byVendorModel.get(normaliseVendorModel(id)) : undefined;
+  if (calling) return calling.map((entry) => `"${entry.id}" (which calls ${entry.upstreamModel})`);
+  return near.map((known) => {
     const canonical = (byId.get(known) as ModelEntry).id;
     return canonical === known ? `"${known}"` : `"${known}" (${canonical})`;
   });

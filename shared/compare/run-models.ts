@@ -305,10 +305,15 @@ async function callModel(
           message: 'The caller disconnected: the call was stopped while no attempt of it was at the vendor, and charged nothing',
         });
       }
-      return stoppedResult(planned, error, streamed, attemptStartedAt, latencyMs, {
-        status: 'cancelled',
-        error: { code: 'cancelled', message: 'The caller disconnected: the call was stopped and charged what it had used' },
-      });
+      return stoppedResult(
+        planned,
+        error,
+        streamed,
+        attemptStartedAt,
+        latencyMs,
+        { status: 'cancelled', error: { code: 'cancelled', message: 'The caller disconnected: the call was stopped and charged what it had used' } },
+        CANCELLED_NO_USAGE,
+      );
     }
     // Its stream broke off (the deadline, a vendor's error event) after its text went out: the
     // caller has that text, which its vendor bills; or its vendor withheld an answer it generated
@@ -359,6 +364,9 @@ function stoppedResult(
     ...(allWarnings.length > 0 ? { warnings: allWarnings } : {}),
   };
 }
+
+/** Why a call its caller's disconnect stopped is charged an estimate: its vendor had reported no usage by then. */
+const CANCELLED_NO_USAGE = 'the caller disconnected and the call was stopped before its vendor reported usage';
 
 /** Why a call the deadline stopped is charged an estimate: its vendor had reported no usage by then. */
 const DEADLINE_NO_USAGE = "the request's deadline stopped the call before its vendor reported usage";

@@ -52,6 +52,14 @@ describe('Middleware: answered', () => {
     expect(log.lines).toEqual([['info', 'Request refused', { requestId: 'apigw-1', accountId: 'acct_1', status: 429, errorCode: 'rate_limited' }]]);
   });
 
+  it.each([
+    [1, 'Rate limit of 1 request per minute exceeded; retry after 60 s'],
+    [30, 'Rate limit of 30 requests per minute exceeded; retry after 60 s'],
+  ])('says the limit of %i in its 429', async (limit, message) => {
+    const answer = await handlerThrowing(new RateLimitedError(60, limit), levelLog())(event, context);
+    expect(JSON.parse(answer.body).error.message).toBe(message);
+  });
+
   it('logs a store that cannot be reached by the code its answer gives (503 service_unavailable)', async () => {
     const log = levelLog();
     const answer = await handlerThrowing(new StoreUnavailableError('accounts.reserve', Object.assign(new Error('slow'), { name: 'TimeoutError' })), log)(event, context);

@@ -442,6 +442,8 @@ describe('Function: runModels, streamed (an event-stream caller)', () => {
     const [estimated] = await runThrough(['fam_c-5.4'], stopped(undefined), { onDelta: () => undefined, signal: caller.signal, disconnectGraceMs: 0 });
     expect(estimated).toMatchObject({ status: 'cancelled', providerCost: null, estimatedCost: expect.any(Number) });
     expect(estimated!.estimatedCost).toBeGreaterThan(0);
+    // The estimate says why: the caller left, not a vendor that sent no usage.
+    expect(estimated!.warnings?.join(' ')).toMatch(/^Cost unavailable: the caller disconnected and the call was stopped before its vendor reported usage/);
     // Charged like a completed call; a failed one costs nothing.
     expect(chargedUsd([observed!, estimated!]).usd).toBe(observed!.providerCost! + estimated!.estimatedCost!);
     expect(chargedUsd([{ status: 'failed', providerCost: 0 }]).usd).toBe(0);

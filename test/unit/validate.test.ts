@@ -306,6 +306,9 @@ describe('Function: validatePromptRequest', () => {
       ['claude-opus-4.6', '"claude-opus-4-6" (fam_a-opus-4-6)'],
       ['gpt4o', '"gpt-4o" (fam_c-4o)'],
       ['fam_c-54', '"fam_c-5.4"'],
+      ['gemini-3.1-pro-preview', '"fam_b-3.1-pro" (which calls gemini-3.1-pro-preview)'],
+      ['amazon.nova-pro-v1:0', '"fam_h-pro" (which calls amazon.nova-pro-v1:0)'],
+      ['gpt-oss-120b', '"fam_e-gpt-oss-120b" (which calls gpt-oss-120b) or "fam_i-gpt-oss-120b" (which calls openai/gpt-oss-120b)'],
     ])('names the closest model IDs for the unknown "%s"', async (id, meant) => {
       const [error] = await fieldErrors(body({ models: [id] }));
       expect(error?.message).toMatch(new RegExp(`^unknown model ID "${id.replace(/[.]/g, '\\.')}"; did you mean .*${meant.replace(/[.()]/g, '\\$&')}`));

@@ -42,7 +42,8 @@ const CODE_BY_NAME: ReadonlyMap<string, UpstreamError['code']> = new Map([
  * ConverseStream's exception frames (throttlingException, modelStreamErrorException, …),
  * which the SDK throws mid-stream as their service exceptions, without a status of their
  * own (the stream's 200). An answer the SDK could not parse, or too large to read (client.ts),
- * is malformed; an abort is a timeout; anything else is a network failure.
+ * is malformed; an abort is a timeout; no credentials to sign with is `provider_not_configured`
+ * (nothing was sent); anything else is a network failure.
  */
 export function fromSdkError(error: unknown, signal: AbortSignal): UpstreamError {
   if (error instanceof UpstreamError) return error;
@@ -72,6 +73,10 @@ export function fromSdkError(error: unknown, signal: AbortSignal): UpstreamError
       retryAfterMs: parseRetryAfter(header(e, 'retry-after') ?? null),
       cause: error,
     });
+  }
+  // The SDK found no credentials to sign with (a local host whose AWS profile has expired or names no keys): nothing was sent.
+  if (name === 'CredentialsProviderError') {
+    return new UpstreamError('provider_not_configured', 'No AWS credentials could be loaded to call Amazon Bedrock', { cause: error });
   }
   const reason = typeof e.code === 'string' ? e.code : name !== 'Error' ? name : 'network error';
   return new UpstreamError('upstream_unreachable', `Could not reach the provider: ${reason}`, { retryable: true, cause: error });

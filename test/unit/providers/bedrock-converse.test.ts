@@ -492,6 +492,14 @@ describe('Function: fromSdkError', () => {
     expect(error.retryable).toBe(false);
   });
 
+  it('maps credentials the SDK could not load to provider_not_configured, not retried: nothing was sent', () => {
+    const error = fromSdkError(Object.assign(new Error('Could not load credentials from any providers'), { name: 'CredentialsProviderError' }), signal);
+
+    expect(error.code).toBe('provider_not_configured');
+    expect(error.message).toBe('No AWS credentials could be loaded to call Amazon Bedrock');
+    expect(error.retryable).toBe(false);
+  });
+
   it('maps a network failure to a retryable upstream_unreachable without the request in the message', () => {
     const error = fromSdkError(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }), signal);
 
