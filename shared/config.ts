@@ -337,6 +337,20 @@ function baseUrl(env: NodeJS.ProcessEnv, provider: ProviderId): string | undefin
   return url.replace(/\/+$/, '');
 }
 
+/**
+ * The variables that say AWS credentials are at hand (keys, a named profile, Lambda's, a
+ * container's, a web identity's), which make Bedrock real on a local host as a key makes
+ * another vendor real; a default profile in ~/.aws alone does not.
+ */
+const AWS_CREDENTIAL_VARIABLES = [
+  'AWS_ACCESS_KEY_ID',
+  'AWS_PROFILE',
+  'AWS_LAMBDA_FUNCTION_NAME',
+  'AWS_CONTAINER_CREDENTIALS_FULL_URI',
+  'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI',
+  'AWS_WEB_IDENTITY_TOKEN_FILE',
+] as const;
+
 /** DYNAMODB_ENDPOINT: one without a scheme (`127.0.0.1:8000`) failed every store call as an internal error, `Invalid URL`. */
 function storeEndpoint(env: NodeJS.ProcessEnv): string | undefined {
   const url = optional(env, 'DYNAMODB_ENDPOINT');
@@ -390,9 +404,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     providers,
     // Bedrock is called in the function's own region unless BEDROCK_REGION says otherwise.
     bedrockRegion: optional(env, 'BEDROCK_REGION') ?? region,
-    awsCredentials: ['AWS_ACCESS_KEY_ID', 'AWS_PROFILE', 'AWS_LAMBDA_FUNCTION_NAME', 'AWS_CONTAINER_CREDENTIALS_FULL_URI', 'AWS_WEB_IDENTITY_TOKEN_FILE'].some(
-      (name) => optional(env, name) !== undefined,
-    ),
+    awsCredentials: AWS_CREDENTIAL_VARIABLES.some((name) => optional(env, name) !== undefined),
     simulateProviders: simulateProviders(env),
     rateLimitRpm: int(env, 'RATE_LIMIT_RPM', 600, 1, MAX_RATE_LIMIT_RPM),
     maxInFlight: int(env, 'MAX_REQUESTS_IN_FLIGHT', 64, 1, MAX_REQUESTS_IN_FLIGHT),

@@ -48,7 +48,7 @@ const VENDOR_FAILURES = { calls: 10, share: 0.5 } as const;
  * error logged by any function (a settle left for the reconciler, a failed judge workflow
  * released uncharged), the API's 5xx answers, failed or timed-out workflow executions,
  * cost above a reservation that the gateway paid and did not charge, and vendor calls failing
- * on the vendors' side (a vendor down, limiting the gateway or refusing its key), whose
+ * on the vendors' side (a vendor down or limiting the gateway: `failedOnVendorSide`), whose
  * requests still answer 200. Every alarm fires on the first occurrence in its period; no
  * data is no alarm.
  */
@@ -149,7 +149,7 @@ export class GatewayAlarms extends Construct {
     this.alarm(
       'VendorFailures',
       vendorFailures,
-      `At least ${VENDOR_FAILURES.share * 100} % of ${VENDOR_FAILURES.calls} or more vendor calls failed on the vendors' side (down, overloaded, limiting the gateway, out of the gateway's credit, answering nonsense or too late; not a refused key, which LoggedErrors counts): their requests answered 200 with failed results. The api function's log ("Prompt completed") names each model's status`,
+      `At least ${VENDOR_FAILURES.share * 100} % of ${VENDOR_FAILURES.calls} or more vendor calls failed on the vendors' side (down, overloaded, limiting the gateway, out of the gateway's credit, answering nonsense or too late, breaking off a stream it had begun, or the gateway's own fault; not a refused key, which LoggedErrors counts): their requests answered 200 with failed results. The api function's log ("Prompt completed") names each model's status`,
     );
   }
 

@@ -104,13 +104,15 @@ export function retirementNote(entry: ModelEntry): string | undefined {
 /** IDs compared for suggestions: case, dots and underscores aside (`claude-opus-4.6`, `fam_c-54`). */
 const normaliseId = (id: string) => id.toLowerCase().replace(/[._]/g, '-');
 
-/** A vendor's model name as compared for suggestions: without its maker (`openai/gpt-oss-120b`), case, dots and underscores aside. */
-const normaliseVendorModel = (name: string) => normaliseId(name.slice(name.lastIndexOf('/') + 1));
+/**
+ * A vendor's model name as compared for suggestions: without its maker (`openai/gpt-oss-120b`)
+ * or a Bedrock geography (`us.amazon.nova-pro-v1:0`), case, dots and underscores aside.
+ */
+const normaliseVendorModel = (name: string) => normaliseId(name.slice(name.lastIndexOf('/') + 1).replace(/^(?:us|eu|apac|global)\./i, ''));
 
-/** The catalog IDs that call each vendor model (its own name, as the listing's `upstreamModel` shows it), retired IDs left out. */
+/** The catalog IDs for each vendor model (the one each names, as the listing's `upstreamModel` shows it before any retirement). */
 const byVendorModel = new Map<string, ModelEntry[]>();
 for (const entry of MODELS) {
-  if (entry.retirement || entry.servedBy) continue;
   const name = normaliseVendorModel(entry.upstreamModel);
   byVendorModel.set(name, [...(byVendorModel.get(name) ?? []), entry]);
 }
@@ -118,14 +120,14 @@ for (const entry of MODELS) {
 /**
  * The known IDs closest to an unknown one, as a caller would write them: `"claude-opus-4-6"
  * (fam_a-opus-4-6)` for a vendor spelling, `"fam_a-opus-4-6"` for a canonical ID; and for the
- * name of a vendor model the catalog calls (`gemini-3.1-pro-preview`, as the listing, results
- * and page show it), the IDs that call it.
+ * name of a vendor model (`gemini-3.1-pro-preview`, as the listing, results and page show it),
+ * the IDs for it (retired ones too: their listing's note says which model answers them now).
  */
 export function closestModelIds(id: string): string[] {
   const near = closest(id, byId.keys(), normaliseId);
   // An ID but for case, dots and underscores is meant; else a vendor model's own name.
   const calling = near[0] !== undefined && normaliseId(near[0]) === normaliseId(id) ? undefined : id.length <= 100 ? byVendorModel.get(normaliseVendorModel(id)) : undefined;
-  if (calling) return calling.map((entry) => `"${entry.id}" (which calls ${entry.upstreamModel})`);
+  if (calling) return calling.map((entry) => `"${entry.id}" (for ${entry.upstreamModel})`);
   return near.map((known) => {
     const canonical = (byId.get(known) as ModelEntry).id;
     return canonical === known ? `"${known}"` : `"${known}" (${canonical})`;

@@ -367,8 +367,10 @@ function checkAttachments(body: Partial<PromptRequestBody>, models: RequestedMod
     }
     const unable = models.filter((m) => !m.entry.capabilities.attachments.includes(type));
     if (unable.length > 0) {
-      // A retired ID answered by another model takes what that model takes: say which answers.
-      const answeredBy = unable.flatMap((m) => (m.entry.servedBy ? [` (${m.requestedId}: ${m.entry.servedBy})`] : []));
+      // A retired ID answered by another model takes what that model takes: where its own model took the type, say which answers.
+      const answeredBy = unable.flatMap((m) =>
+        m.entry.servedBy && resolveModel(m.requestedId, 0)?.capabilities.attachments.includes(type) ? [` (${m.requestedId}: ${m.entry.servedBy})`] : [],
+      );
       errors.push({ field: `/attachments/${i}/type`, message: `${type} is not supported by ${unable.map((m) => m.requestedId).join(', ')}${answeredBy.join('')}` });
     }
   });

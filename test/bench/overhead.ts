@@ -20,7 +20,7 @@ import { check, type Benchmark, type Row } from './types.js';
 /** A Groq model: the openai-chat protocol, routed to the upstream by GROQ_API_KEY + GROQ_BASE_URL. */
 export const OVERHEAD_MODEL = 'fam_i-gpt-oss-20b';
 /** The vendor's name of OVERHEAD_MODEL, as a direct caller would send it. */
-const UPSTREAM_MODEL = 'llama-3.1-8b-instant';
+const UPSTREAM_MODEL = 'openai/gpt-oss-20b';
 const CHAT_BODY = JSON.stringify({ model: UPSTREAM_MODEL, messages: [{ role: 'user', content: 'Say hello' }] });
 const PROMPT_BODY = JSON.stringify({ prompt: 'Say hello', models: [OVERHEAD_MODEL] });
 

@@ -8,7 +8,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-const UPSTREAM_MODEL = 'llama-3.1-8b-instant';
+const UPSTREAM_MODEL = 'openai/gpt-oss-20b';
 
 const BODY = JSON.stringify({
   id: 'chatcmpl-bench',

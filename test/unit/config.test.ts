@@ -13,6 +13,11 @@ describe('Function: loadConfig', () => {
     expect(config.providers.openai).toEqual({ apiKey: undefined, baseUrl: undefined });
   });
 
+  it("takes AWS credentials as at hand (Bedrock real on a local host) from a profile's, keys' or container's variable, not from nothing", () => {
+    for (const name of ['AWS_PROFILE', 'AWS_ACCESS_KEY_ID', 'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI']) expect(loadConfig({ [name]: 'x' }).awsCredentials, name).toBe(true);
+    expect(loadConfig({ AWS_REGION: 'eu-west-1' }).awsCredentials).toBe(false);
+  });
+
   it('reads provider keys and base URLs', () => {
     const config = loadConfig({ GROQ_API_KEY: 'k', GROQ_BASE_URL: 'https://example.test/openai/v1/', SIMULATE_PROVIDERS: '1' });
     expect(config.providers.groq).toEqual({ apiKey: 'k', baseUrl: 'https://example.test/openai/v1' });

@@ -190,6 +190,12 @@ describe('Function: validatePromptRequest', () => {
         /not supported by fam_h-micro$/,
       ],
       [
+        'a PDF for a retired ID whose own model took none either: no word of its successor',
+        body({ models: ['fam_i-3.3-70b'], attachments: [{ name: 'a.pdf', type: 'application/pdf', base64: PDF_BASE64 }] }),
+        '/attachments/0/type',
+        /^application\/pdf is not supported by fam_i-3\.3-70b$/,
+      ],
+      [
         'an image for a retired ID whose successor takes none',
         body({ models: ['fam_i-4-scout'], attachments: [{ name: 'a.png', type: 'image/png', base64: PNG_BASE64 }] }),
         '/attachments/0/type',
@@ -306,9 +312,12 @@ describe('Function: validatePromptRequest', () => {
       ['claude-opus-4.6', '"claude-opus-4-6" (fam_a-opus-4-6)'],
       ['gpt4o', '"gpt-4o" (fam_c-4o)'],
       ['fam_c-54', '"fam_c-5.4"'],
-      ['gemini-3.1-pro-preview', '"fam_b-3.1-pro" (which calls gemini-3.1-pro-preview)'],
-      ['amazon.nova-pro-v1:0', '"fam_h-pro" (which calls amazon.nova-pro-v1:0)'],
-      ['gpt-oss-120b', '"fam_e-gpt-oss-120b" (which calls gpt-oss-120b) or "fam_i-gpt-oss-120b" (which calls openai/gpt-oss-120b)'],
+      ['gemini-3.1-pro-preview', '"fam_b-3.1-pro" (for gemini-3.1-pro-preview)'],
+      ['us.amazon.nova-pro-v1:0', '"fam_h-pro" (for amazon.nova-pro-v1:0)'],
+      ['gpt-oss-120b', '"fam_e-gpt-oss-120b" (for gpt-oss-120b) or "fam_i-gpt-oss-120b" (for openai/gpt-oss-120b)'],
+      // An ID whose model its vendor answers with another (servedBy), and a retired one (answered by its successor).
+      ['gemini-3-flash-preview', '"fam_b-3.1-flash" (for gemini-3-flash-preview)'],
+      ['llama-3.3-70b-versatile', '"fam_i-3.3-70b" (for llama-3.3-70b-versatile)'],
     ])('names the closest model IDs for the unknown "%s"', async (id, meant) => {
       const [error] = await fieldErrors(body({ models: [id] }));
       expect(error?.message).toMatch(new RegExp(`^unknown model ID "${id.replace(/[.]/g, '\\.')}"; did you mean .*${meant.replace(/[.()]/g, '\\$&')}`));

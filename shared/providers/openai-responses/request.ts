@@ -86,7 +86,9 @@ function sampling(call: ModelCall, warnings: string[]): Pick<ResponsesRequest, '
   if (present.length === 0) return {};
   const support = samplingSupport(call.entry, call.tuning);
   if (support === 'rejected') {
-    const why = call.tuning.reasoningEffort === undefined ? 'is a reasoning model' : `reasons at effort ${call.tuning.reasoningEffort}`;
+    // The effort sent, which for a -pro model may be more than the one asked (effortSent).
+    const effort = call.tuning.reasoningEffort === undefined ? undefined : effortSent(call, call.tuning.reasoningEffort, []);
+    const why = effort === undefined ? 'is a reasoning model' : `reasons at effort ${effort}`;
     for (const [name] of present) warnings.push(`${name} was not sent: ${call.entry.id} ${why}, and OpenAI rejects sampling settings then`);
     return {};
   }

@@ -496,7 +496,7 @@ describe('Function: fromSdkError', () => {
     const error = fromSdkError(Object.assign(new Error('Could not load credentials from any providers'), { name: 'CredentialsProviderError' }), signal);
 
     expect(error.code).toBe('provider_not_configured');
-    expect(error.message).toBe('No AWS credentials could be loaded to call Amazon Bedrock');
+    expect(error.message).toBe('No AWS credentials could be loaded to call Amazon Bedrock: Could not load credentials from any providers');
     expect(error.retryable).toBe(false);
   });
 

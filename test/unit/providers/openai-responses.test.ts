@@ -131,6 +131,14 @@ describe('Function: toResponsesRequest', () => {
     expect(warnings).toEqual(asked === sent ? [] : [`reasoningEffort ${asked} was sent as ${sent}: OpenAI takes ${sent} or more for gpt-5.4-pro`]);
   });
 
+  it("names the effort sent, not the one asked, when it drops a -pro model's temperature", () => {
+    const { warnings } = toResponsesRequest(call({ entry: entry('fam_c-5.4-pro'), tuning: { reasoningEffort: 'low' }, temperature: 0.3 }));
+    expect(warnings).toEqual([
+      'reasoningEffort low was sent as medium: OpenAI takes medium or more for gpt-5.4-pro',
+      'temperature was not sent: fam_c-5.4-pro reasons at effort medium, and OpenAI rejects sampling settings then',
+    ]);
+  });
+
   it.each([
     ['gpt-5-pro', 'high'],
     ['gpt-5.4-pro', 'medium'],
