@@ -5,7 +5,8 @@ import { GatewayError, ServiceUnavailableError, UnauthorizedError } from '../sha
 import { UNAVAILABLE_RETRY_AFTER_SECONDS, type Gateway } from '../shared/gateway.js';
 import { answered, logAnswer } from '../shared/http/answered.js';
 import { errorBody } from '../shared/http/error-body.js';
-import { jsonBody, singleValuedHeaders, validateContract, type ApiEvent } from '../shared/http/middleware.js';
+import { jsonBody, validateContract, type ApiEvent } from '../shared/http/middleware.js';
+import { singleValuedHeaders } from '../shared/http/single-headers.js';
 import { acceptsEventStream, EVENT_STREAM_HEADERS, EventStream, type ApiResult } from '../shared/http/event-stream.js';
 import { errorResponse, jsonResponse } from '../shared/http/response.js';
 import { ServerTiming } from '../shared/http/server-timing.js';

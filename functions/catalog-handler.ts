@@ -5,6 +5,7 @@ import { openApiDocument } from '../shared/contract/openapi.js';
 import { NotFoundError } from '../shared/errors.js';
 import { answered } from '../shared/http/answered.js';
 import { errorBody } from '../shared/http/error-body.js';
+import { singleValuedHeaders } from '../shared/http/single-headers.js';
 import { lazy } from '../shared/lazy.js';
 import type { Log } from '../shared/log.js';
 
@@ -91,15 +92,19 @@ const PAGE_PARTS = new Map<string, keyof PageAssets>(Object.entries(PAGE_PATHS).
  * comparison page (GET /, /page.js, /page.css; no key) from `page`, read on first use.
  */
 export function createCatalogHandler(log: Log, page?: () => PageAssets) {
-  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    .use(answered({ log }))
-    .use(errorBody({ log }))
-    .handler(async (event) => {
-      const path = (event.resource || event.path).replace(/\/+$/, '');
-      const part = PAGE_PARTS.get(path);
-      if (part && page) return pageResponse(page(), part, event);
-      const document = documents[path];
-      if (!document) throw new NotFoundError(path);
-      return { statusCode: 200, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }, body: document() };
-    });
+  return (
+    middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+      .use(answered({ log }))
+      .use(errorBody({ log }))
+      // A repeated Authorization is refused (401) as on the prompt route, not read as its first value.
+      .use(singleValuedHeaders())
+      .handler(async (event) => {
+        const path = (event.resource || event.path).replace(/\/+$/, '');
+        const part = PAGE_PARTS.get(path);
+        if (part && page) return pageResponse(page(), part, event);
+        const document = documents[path];
+        if (!document) throw new NotFoundError(path);
+        return { statusCode: 200, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }, body: document() };
+      })
+  );
 }

@@ -6,7 +6,8 @@ import { checkPromptRequest } from '../contract/validate.js';
 import { REPEATED_MEMBER, readRequestJson, TOO_MANY_FIELDS } from '../contract/json-fields.js';
 import { escapePointer } from '../contract/pointer.js';
 import type { PromptRequest } from '../contract/types.js';
-import { type FieldError, MalformedJsonError, PayloadTooLargeError, UnauthorizedError, UnsupportedMediaTypeError, ValidationError } from '../errors.js';
+import { ContentTypeError } from './single-headers.js';
+import { MalformedJsonError, PayloadTooLargeError, ValidationError } from '../errors.js';
 
 export type ApiEvent = APIGatewayProxyEvent & { json?: unknown; promptRequest?: PromptRequest };
 type Middleware = middy.MiddlewareObj<ApiEvent, APIGatewayProxyResult>;
@@ -17,15 +18,6 @@ type Middleware = middy.MiddlewareObj<ApiEvent, APIGatewayProxyResult>;
  * is taken as JSON. Parameters are free, but a `charset` must be UTF-8 (refusedCharset).
  */
 const ACCEPTED_TYPES = /^(application\/json|application\/[a-z0-9.+-]+\+json|application\/x-www-form-urlencoded)\s*(;.*)?$/i;
-
-/** A 415 that names the header in `details`, as a 400 names a field of the body. */
-class ContentTypeError extends UnsupportedMediaTypeError {
-  readonly details: FieldError[];
-  constructor(contentType: string, message: string, header = 'Content-Type', summary?: string) {
-    super(contentType, summary);
-    this.details = [{ field: `header:${header}`, message }];
-  }
-}
 
 /**
  * The content-codings of a Content-Encoding other than `identity`, or undefined: the body is
@@ -181,40 +173,6 @@ function loneSurrogateAt(json: unknown): string | undefined {
     }
   }
   return undefined;
-}
-
-/** Headers a request must carry at most once, and the error a repeated one gets. */
-const SINGLE_HEADERS: ReadonlyMap<string, () => Error> = new Map(
-  Object.entries({
-    // One credential per request, whichever of its values the authorizer was given.
-    authorization: () => new UnauthorizedError('Send exactly one Authorization header: Authorization: Bearer <API_KEY>'),
-    // Which key would the retry be matched on? Neither silently.
-    'idempotency-key': () => new ValidationError([{ field: 'header:Idempotency-Key', message: 'must be sent at most once' }]),
-    // Which type is the body? A proxy may have read the first, the parser the last.
-    'content-type': () => new ContentTypeError('', 'must be sent at most once', 'Content-Type', 'Send exactly one Content-Type header: Content-Type: application/json'),
-    // `gzip` then `identity` would pass as identity, the body still gzip.
-    'content-encoding': () =>
-      new ContentTypeError('', 'must be sent at most once', 'Content-Encoding', 'Send at most one Content-Encoding header, identity: the body is read as it comes'),
-  }),
-);
-
-/**
- * A header of SINGLE_HEADERS repeated (in any letter case) is refused: a repeated
- * `Authorization` with 401, a repeated `Idempotency-Key` with 400, a repeated `Content-Type` or `Content-Encoding` with 415. Placed before the
- * header normalizer, which would keep only one of the values.
- */
-export function singleValuedHeaders(): Middleware {
-  return {
-    before: ({ event }) => {
-      const counts = new Map<string, number>();
-      for (const [name, list] of Object.entries(event.multiValueHeaders ?? {})) {
-        const lower = name.toLowerCase();
-        // A Map: a header named as a member every object inherits (`constructor`, `__proto__`) is no entry of it.
-        if (SINGLE_HEADERS.has(lower)) counts.set(lower, (counts.get(lower) ?? 0) + (list?.length ?? 0));
-      }
-      for (const [name, count] of counts) if (count > 1) throw SINGLE_HEADERS.get(name)!();
-    },
-  };
 }
 
 export function validateContract(): Middleware {

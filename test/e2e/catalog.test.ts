@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { allModels } from '../../shared/catalog/index.js';
 import { createAjv, loadAjv } from '../../shared/contract/ajv.js';
@@ -44,6 +45,23 @@ describe('GET /api/v1/models', () => {
     const answer = await get('/api/v1/models', {});
     expect(answer.status).toBe(401);
     expect(answer.body.error.code).toBe('unauthorized');
+  });
+
+  it('answers 401 for two Authorization headers, the valid key first, as the prompt route does', async () => {
+    const status = await new Promise<number>((resolve, reject) => {
+      const key = `Bearer ${testHost().demo.apiKey}`;
+      const req = request(
+        `${testHost().url}/api/v1/models`,
+        { headers: ['host', new URL(testHost().url).host, 'authorization', key, 'authorization', 'Bearer someone-elses-key-000000'] },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    expect(status).toBe(401);
   });
 
   it('answers any other method 405 with Allow: GET', async () => {
