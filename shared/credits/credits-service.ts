@@ -169,15 +169,17 @@ export class CreditsService {
    */
   async reserve(accountId: string, requestId: string, estimateMicro: number, limits: ReserveLimits): Promise<OpenRequest> {
     const open: OpenRequest = { accountId, requestId, reservation: { amountMicro: estimateMicro, at: this.now() } };
-    try {
-      const { reserveMayLandLate } = await this.accounts.reserve(open, limits);
-      if (reserveMayLandLate) open.reserveMayLandLate = true;
-    } catch (error) {
-      if (error instanceof AccountContendedError)
-        throw new ServiceUnavailableError('The account is busy with concurrent requests; retry shortly. Nothing was charged', 1, { cause: error });
-      throw error;
-    }
+    const { reserveMayLandLate } = await busyAsUnavailable(this.accounts.reserve(open, limits));
+    if (reserveMayLandLate) open.reserveMayLandLate = true;
     return open;
+  }
+
+  /**
+   * Counts a request that holds nothing (a replayed answer) in the account's minute of
+   * requests, as the reserve counts one: 429 when the minute's limit is reached.
+   */
+  async countRequest(accountId: string, limits: Pick<ReserveLimits, 'limitPerMinute' | 'keyHash'>): Promise<void> {
+    await busyAsUnavailable(this.accounts.countRequest(accountId, this.now(), limits));
   }
 
   /**
@@ -381,4 +383,15 @@ export class CreditsService {
 /** A request's entries are named by its ID's ULID, so they sort with it. */
 function requestEntryId(requestId: string, name: 'settlement' | 'reserve'): string {
   return `${requestId.replace(/^pl_/, '')}#${name}`;
+}
+
+/** An account that concurrent requests kept changing through every attempt: 503, retry shortly. */
+async function busyAsUnavailable<T>(write: Promise<T>): Promise<T> {
+  try {
+    return await write;
+  } catch (error) {
+    if (error instanceof AccountContendedError)
+      throw new ServiceUnavailableError('The account is busy with concurrent requests; retry shortly. Nothing was charged', 1, { cause: error });
+    throw error;
+  }
 }

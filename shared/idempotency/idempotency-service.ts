@@ -62,6 +62,11 @@ export interface IdempotencyScope {
   zeroDataRetention: boolean;
   /** Times the record's claim (the `idempotency` phase of Server-Timing). */
   measure?: <R>(phase: 'idempotency', work: () => Promise<R>) => Promise<R>;
+  /**
+   * Admits a replay before its stored answer is read (the account's rate limit: a replay
+   * counts as a request, and past the limit gets the 429 a new request would).
+   */
+  admitReplay?: () => Promise<void>;
 }
 
 /**
@@ -91,7 +96,7 @@ export class IdempotencyService<T> {
    */
   async run(scope: IdempotencyScope, work: () => Promise<Running<T>>): Promise<IdempotentRun<T>> {
     const { accountId, key, body, promptLogId, receivedAt, zeroDataRetention } = scope;
-    const claim = () => this.begin(accountId, key, body, promptLogId, receivedAt);
+    const claim = () => this.begin(accountId, key, body, promptLogId, receivedAt, scope.admitReplay);
     const begun = await (scope.measure ? scope.measure('idempotency', claim) : claim());
     if (begun.kind === 'replay') return { replayed: true, response: begun.response };
     const release = async (error: unknown): Promise<never> => {
@@ -131,7 +136,7 @@ export class IdempotencyService<T> {
     }
   }
 
-  async begin(accountId: string, key: string, body: unknown, promptLogId: string, now = Date.now()): Promise<Begin<T>> {
+  async begin(accountId: string, key: string, body: unknown, promptLogId: string, now = Date.now(), admitReplay?: () => Promise<void>): Promise<Begin<T>> {
     IdempotencyService.checkKey(key);
     const recordKey = `${accountId}#${sha256(key)}`;
     const canonical = canonicalJson(body);
@@ -154,6 +159,7 @@ export class IdempotencyService<T> {
     if (!sameBody) throw new IdempotencyKeyReusedError();
     if (existing.status === 'running') throw new IdempotencyInProgressError();
     if (!existing.responseStored && !existing.response) throw new ResponseNotRetainedError(existing.promptLogId, existing.notRetained ?? 'zero_data_retention');
+    await admitReplay?.();
     const stored = await this.records.response(existing);
     // Its item gone while the record stays (TTL deletes each item in its own time): said so.
     if (!stored) throw new ResponseNotRetainedError(existing.promptLogId, 'gone');

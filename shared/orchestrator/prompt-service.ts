@@ -154,9 +154,19 @@ export class PromptService {
     const context = await this.resolve(accountId, request, options);
     const work = () => this.planReserveAndRun(context, options);
     if (options.idempotencyKey === undefined) return this.answering(await work(), context.promptLogId);
-    const { promptLogId, receivedAt, zeroDataRetention, timing } = context;
+    const { promptLogId, receivedAt, zeroDataRetention, timing, rateLimitRpm, keyHash } = context;
     const run = await this.deps.idempotency.run(
-      { accountId, key: options.idempotencyKey, body: request.body, promptLogId, receivedAt, zeroDataRetention, measure: (phase, claim) => timing.measure(phase, claim) },
+      {
+        accountId,
+        key: options.idempotencyKey,
+        body: request.body,
+        promptLogId,
+        receivedAt,
+        zeroDataRetention,
+        measure: (phase, claim) => timing.measure(phase, claim),
+        // A replay runs nothing and is charged nothing, but counts in the account's rate limit.
+        admitReplay: () => this.deps.credits.countRequest(accountId, { limitPerMinute: rateLimitRpm, ...(keyHash === undefined ? {} : { keyHash }) }),
+      },
       work,
     );
     if (!run.replayed) return this.answering(run, promptLogId);

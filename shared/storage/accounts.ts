@@ -113,6 +113,33 @@ function rateWindowStart(at: number): number {
   return Math.floor(at / RATE_WINDOW_MS) * RATE_WINDOW_MS;
 }
 
+/**
+ * The rate window's part of a write that counts a request in it: opening the minute's window
+ * (no window, or an earlier one), or adding one to it while it is below the limit.
+ */
+function windowWrite(opensWindow: boolean, windowStart: number, limitPerMinute: number) {
+  return {
+    update: opensWindow ? 'rateWindow = :window' : 'rateWindow.#count = rateWindow.#count + :one',
+    // The window admits at most `limitPerMinute` requests, however many arrive at once.
+    condition: opensWindow ? '(attribute_not_exists(rateWindow) OR rateWindow.#start < :start)' : 'rateWindow.#start = :start AND rateWindow.#count < :limit',
+    names: { '#start': 'start', ...(opensWindow ? {} : { '#count': 'count' }) },
+    values: { ':start': windowStart, ...(opensWindow ? { ':window': { start: windowStart, count: 1 } } : { ':one': 1, ':limit': limitPerMinute }) },
+  };
+}
+
+/**
+ * After a write the window refused (or may have): the window the account holds, where a
+ * function whose clock runs ahead opened it (it counts as the current one), whether it is the
+ * one the next attempt counts in, and a 429 where it is full.
+ */
+function windowAfterRefusal(account: Account, windowStart: number, at: number, limitPerMinute: number): { windowStart: number; current: boolean } {
+  const window = account.rateWindow;
+  const start = window && window.start > windowStart ? window.start : windowStart;
+  const current = window !== undefined && window.start === start;
+  if (current && window.count >= limitPerMinute) throw new RateLimitedError(Math.max(1, Math.ceil((start + RATE_WINDOW_MS - at) / 1000)), limitPerMinute);
+  return { windowStart: start, current };
+}
+
 /** Over the store's `items` client (StoreClient): its items marshalled here. */
 export class AccountsRepository {
   /**
@@ -218,13 +245,12 @@ export class AccountsRepository {
     // an attempt of an earlier write may land once the window it assumed is the current one.
     let mayLandLate = false;
     for (let attempt = 1; attempt <= RESERVE_ATTEMPTS; attempt++) {
+      const window = windowWrite(opensWindow, windowStart, rate.limitPerMinute);
       const write = new UpdateItemCommand({
         TableName: this.tableName,
         Key: toAttributes({ accountId }),
         // A hold, kept in the item only: the request's one ledger entry, its settlement, is written when it closes.
-        UpdateExpression: `SET balanceMicro = balanceMicro - :amount, reservations.#request = :reservation, ${
-          opensWindow ? 'rateWindow = :window' : 'rateWindow.#count = rateWindow.#count + :one'
-        }`,
+        UpdateExpression: `SET balanceMicro = balanceMicro - :amount, reservations.#request = :reservation, ${window.update}`,
         ConditionExpression: [
           'attribute_exists(accountId)',
           // Concurrent requests can never jointly hold more than the balance.
@@ -233,24 +259,21 @@ export class AccountsRepository {
           'attribute_not_exists(reservations.#request)',
           'NOT contains(closedRequests, :request)',
           'size(reservations) < :inFlight',
-          // The window admits at most `limitPerMinute` requests, however many arrive at once.
-          opensWindow ? '(attribute_not_exists(rateWindow) OR rateWindow.#start < :start)' : 'rateWindow.#start = :start AND rateWindow.#count < :limit',
+          window.condition,
           // A key revoked since the authorizer cached its decision spends nothing.
           ...(rate.keyHash === undefined ? [] : ['attribute_not_exists(revokedKeys.#key)']),
         ].join(' AND '),
         ExpressionAttributeNames: {
           '#request': requestId,
-          '#start': 'start',
-          ...(opensWindow ? {} : { '#count': 'count' }),
+          ...window.names,
           ...(rate.keyHash === undefined ? {} : { '#key': rate.keyHash }),
         },
         ExpressionAttributeValues: toAttributes({
           ':amount': amount,
           ':reservation': { amountMicro: amount, at },
           ':request': requestId,
-          ':start': windowStart,
           ':inFlight': rate.inFlight,
-          ...(opensWindow ? { ':window': { start: windowStart, count: 1 } } : { ':one': 1, ':limit': rate.limitPerMinute }),
+          ...window.values,
         }),
         ReturnValues: 'UPDATED_NEW',
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -270,13 +293,8 @@ export class AccountsRepository {
         if (held) throw new ConditionFailedError(`Request ${requestId} is already reserved`);
         if (account.closedRequests?.has(requestId)) throw new ConditionFailedError(`Request ${requestId} is closed`);
         if (rate.keyHash !== undefined && account.revokedKeys?.[rate.keyHash] !== undefined) throw new UnauthorizedError();
-        const window = account.rateWindow;
-        // A window opened by a function whose clock runs ahead counts as the current one.
-        if (window && window.start > windowStart) windowStart = window.start;
-        const current = window !== undefined && window.start === windowStart;
-        if (current && window.count >= rate.limitPerMinute) {
-          throw new RateLimitedError(Math.max(1, Math.ceil((windowStart + RATE_WINDOW_MS - at) / 1000)), rate.limitPerMinute);
-        }
+        const counted = windowAfterRefusal(account, windowStart, at, rate.limitPerMinute);
+        windowStart = counted.windowStart;
         const running = Object.keys(account.reservations ?? {}).length;
         if (running >= rate.inFlight) {
           const requests = running === 1 ? '1 request of this account is' : `${running} requests of this account are`;
@@ -286,7 +304,46 @@ export class AccountsRepository {
         // Nothing in the item refuses the write now: the window was not the one this attempt
         // assumed (a new minute, or another request opened it), or, where the item had to be
         // read afterwards, concurrent requests changed it meanwhile. Try again.
-        opensWindow = !current;
+        opensWindow = !counted.current;
+      }
+    }
+    throw new AccountContendedError(accountId);
+  }
+
+  /**
+   * Counts a request that reserves nothing (a replay of an idempotent answer) in the
+   * account's rate window, as a reserve counts one: RateLimitedError when the window is full,
+   * UnauthorizedError for a key the account lists as revoked. One write, in the minute's
+   * window or opening it, as the reserve's (the process's last window of the account decides
+   * which).
+   */
+  async countRequest(accountId: string, at: number, rate: Pick<ReserveLimits, 'limitPerMinute' | 'keyHash'>): Promise<void> {
+    let windowStart = rateWindowStart(at);
+    const seen = this.windows.get(accountId);
+    let opensWindow = seen !== undefined && seen < windowStart;
+    for (let attempt = 1; attempt <= RESERVE_ATTEMPTS; attempt++) {
+      const window = windowWrite(opensWindow, windowStart, rate.limitPerMinute);
+      const write = new UpdateItemCommand({
+        TableName: this.tableName,
+        Key: toAttributes({ accountId }),
+        UpdateExpression: `SET ${window.update}`,
+        ConditionExpression: ['attribute_exists(accountId)', window.condition, ...(rate.keyHash === undefined ? [] : ['attribute_not_exists(revokedKeys.#key)'])].join(' AND '),
+        ExpressionAttributeNames: { ...window.names, ...(rate.keyHash === undefined ? {} : { '#key': rate.keyHash }) },
+        ExpressionAttributeValues: toAttributes(window.values),
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      });
+      try {
+        await storeCall('accounts.countRequest', this.client.send(write));
+        this.windows.set(accountId, windowStart);
+        return;
+      } catch (error) {
+        if (!isConditionFailed(error)) throw error;
+        const account = await refusedOrRead(error, () => this.get(accountId));
+        if (!account) throw new AccountNotFoundError(accountId);
+        if (rate.keyHash !== undefined && account.revokedKeys?.[rate.keyHash] !== undefined) throw new UnauthorizedError();
+        const counted = windowAfterRefusal(account, windowStart, at, rate.limitPerMinute);
+        windowStart = counted.windowStart;
+        opensWindow = !counted.current;
       }
     }
     throw new AccountContendedError(accountId);

@@ -7,6 +7,7 @@ import type { LocalHost } from '../../infra/local/host.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { estimateMicroCredits } from '../support/model-calls.js';
 import { IdempotencyService } from '../../shared/idempotency/idempotency-service.js';
+import { IdempotencyRepository } from '../../shared/storage/idempotency.js';
 import { CreditsService, RESERVATION_TIMEOUT_MS } from '../../shared/credits/credits-service.js';
 import { parseServerTiming } from '../../shared/http/server-timing.js';
 import { body } from '../support/fixtures.js';
@@ -197,6 +198,27 @@ describe('Idempotency-Key', () => {
     expect(Object.keys(parseServerTiming(first.headers.get('server-timing')))).toEqual(['idempotency', 'reserve', 'models', 'total']);
     expect(Object.keys(parseServerTiming(second.headers.get('server-timing')))).toEqual(['idempotency', 'total']);
     expect(await balanceOf(host, accountId)).toBe(afterFirst);
+  });
+
+  it("counts replays in the account's rate limit: past it a replay gets the 429 a new request would, and reads no stored answer", async () => {
+    const { accountId, auth } = await openTestAccount(host, 100_000_000, 3);
+    const first = await post(host, ONE_MODEL, { ...auth, 'idempotency-key': 'replayed' });
+    const balance = await balanceOf(host, accountId);
+    const reads = vi.spyOn(IdempotencyRepository.prototype, 'response');
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await post(host, ONE_MODEL, { ...auth, 'idempotency-key': 'replayed' })).status);
+    expect(statuses).toEqual([200, 200, 429]);
+    const refused = await post(host, ONE_MODEL, { ...auth, 'idempotency-key': 'replayed' });
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.message).toMatch(/^Rate limit of 3 requests per minute exceeded/);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    // A new request is refused too: the replays used the minute's window.
+    expect((await post(host, body({ models: ['fam_k-8b'], prompt: 'Another' }), auth)).status).toBe(429);
+    expect(host.simulator.calls()).toHaveLength(1);
+    expect(await balanceOf(host, accountId)).toBe(balance);
+    expect(first.status).toBe(200);
+    // Only the two admitted replays read the stored answer.
+    expect(reads).toHaveBeenCalledTimes(2);
   });
 
   it('completes the record before it charges: a run that ends between the two is free, never charged twice', async () => {

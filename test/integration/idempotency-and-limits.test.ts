@@ -93,6 +93,34 @@ describe('Rate window, counted in the reserve write', () => {
     expect(await outcome(reserve(accountId, 2))).toMatch(/^429/);
     expect((await new AccountsRepository(env.client.items, env.tables.accounts).get(accountId))!.rateWindow).toEqual({ start: Date.UTC(2026, 10, 22, 13, 1, 0), count: 2 });
   });
+
+  it('counts a request that holds nothing (a replay) in the same window, holding no credits, and refuses it past the limit as it refuses a reserve', async () => {
+    const windowStart = Date.UTC(2026, 10, 22, 14, 0, 0);
+    clock.now = windowStart + 30_000;
+    const service = credits();
+    const { accountId } = await service.openAccount({ balanceMicro: 1_000 });
+    const count = () => outcome(service.countRequest(accountId, { limitPerMinute: 3 }).then(() => 'reserved'));
+    expect(await outcome(reserve(accountId, 3))).toBe('reserved');
+    expect([await count(), await count(), await count()]).toEqual(['reserved', 'reserved', '429 retry after 30 s']);
+    expect(await outcome(reserve(accountId, 3))).toBe('429 retry after 30 s');
+    const account = (await new AccountsRepository(env.client.items, env.tables.accounts).get(accountId))!;
+    expect(account.rateWindow).toEqual({ start: windowStart, count: 3 });
+    expect(account.balanceMicro).toBe(999);
+    // A new minute: the count opens it.
+    clock.now = windowStart + 60_000;
+    expect(await count()).toBe('reserved');
+    expect((await new AccountsRepository(env.client.items, env.tables.accounts).get(accountId))!.rateWindow).toEqual({ start: windowStart + 60_000, count: 1 });
+  });
+
+  it('refuses to count a request of a key the account lists as revoked', async () => {
+    clock.now = Date.UTC(2026, 10, 22, 15, 0, 0);
+    const service = credits();
+    const accounts = new AccountsRepository(env.client.items, env.tables.accounts);
+    const { accountId } = await service.openAccount({ balanceMicro: 1_000 });
+    await accounts.revokeKey(accountId, 'a'.repeat(64), clock.now);
+    expect(await outcome(service.countRequest(accountId, { limitPerMinute: 10, keyHash: 'a'.repeat(64) }))).toBe('UnauthorizedError');
+    expect(await outcome(service.countRequest(accountId, { limitPerMinute: 10, keyHash: 'b'.repeat(64) }).then(() => 'reserved'))).toBe('reserved');
+  });
 });
 
 describe('Class: IdempotencyService', () => {
