@@ -85,6 +85,21 @@ async function dataDirectoryFree(path) {
 (async () => {
   if (workerData.options.path && !(await dataDirectoryFree(workerData.options.path))) return;
   server = require(workerData.dynalite)(workerData.options);
+  // Requests named for this machine only (127.0.0.1, localhost, [::1]): a web page whose own
+  // name its DNS turned to 127.0.0.1 (DNS rebinding) sends that name, and is refused, since the
+  // store checks no credentials. A request without a Host (HTTP/1.0) is no browser's.
+  const dynaliteHandlers = server.listeners('request');
+  server.removeAllListeners('request');
+  server.on('request', (req, res) => {
+    const host = String(req.headers.host || '').toLowerCase().replace(/:\\d+$/, '');
+    if (host === '' || host === '127.0.0.1' || host === 'localhost' || host === '[::1]' || host.endsWith('.localhost')) {
+      for (const handler of dynaliteHandlers) handler.call(server, req, res);
+      return;
+    }
+    res.statusCode = 403;
+    res.setHeader('content-type', 'application/x-amz-json-1.0');
+    res.end(JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#AccessDeniedException', message: 'The embedded store answers requests for 127.0.0.1 or localhost only' }));
+  });
   server.once('error', (error) => parentPort.postMessage({ type: 'error', message: error.message, code: error.code }));
   server.listen(workerData.port, '127.0.0.1', () => {
     // From here on a server error ends the thread with it, for the host to hear.

@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTables, startEmbeddedStore, toCreateTableInput } from '../../infra/local/store.js';
 import { ConditionalCheckFailedException, DescribeTableCommand, ListTablesCommand } from '@aws-sdk/client-dynamodb';
@@ -212,6 +213,39 @@ describe('Local host: the embedded store reached in process', () => {
     const [httpInvalid, inProcInvalid] = await Promise.all([invalid(env.client.documents), invalid(inProcess)]);
     expect(inProcInvalid.name).toBe('ValidationException');
     expect(inProcInvalid.message).toBe(httpInvalid.message);
+  });
+
+  it("answers HTTP requests named for this machine only: another Host (a page's, its DNS rebound to 127.0.0.1) is refused, unread", async () => {
+    const listTables = (host: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request(
+          `${env.store.endpoint}/`,
+          {
+            method: 'POST',
+            headers: {
+              host,
+              'content-type': 'application/x-amz-json-1.0',
+              'x-amz-target': 'DynamoDB_20120810.ListTables',
+              // dynalite wants a signature's shape, and checks none.
+              'x-amz-date': '20260101T000000Z',
+              authorization: 'AWS4-HMAC-SHA256 Credential=local/20260101/local/dynamodb/aws4_request, SignedHeaders=host, Signature=00',
+            },
+          },
+          (res) => {
+            let body = '';
+            res.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+          },
+        );
+        req.on('error', reject);
+        req.end('{}');
+      });
+    const port = new URL(env.store.endpoint).port;
+    const refused = await listTables(`attacker.example:${port}`);
+    expect(refused.status).toBe(403);
+    expect(JSON.parse(refused.body).__type).toMatch(/AccessDeniedException$/);
+    expect(refused.body).not.toContain(env.tables.ledger);
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`]) expect(JSON.parse((await listTables(host)).body).TableNames).toContain(env.tables.ledger);
   });
 
   it('records the operations it receives in process, in arrival order, and hands each over once', async () => {
