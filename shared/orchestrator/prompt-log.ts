@@ -52,6 +52,8 @@ function toEvaluationLog(evaluation: Evaluation) {
     tokensOut: evaluation.tokensOut,
     latencyMs: evaluation.latencyMs,
     providerCost: evaluation.providerCost,
+    // What its calls were charged beside providerCost where a usage was missing or could not be true, as the answer says it.
+    ...(evaluation.estimatedCost !== undefined ? { estimatedCost: evaluation.estimatedCost } : {}),
     ...(evaluation.error ? { errorCode: evaluation.error.code } : {}),
   };
 }

@@ -37,6 +37,26 @@ describe('Function: toPromptLog', () => {
     expect(usage!.providerCost + usage!.estimatedCost).toBeCloseTo(chargedUsd(orders).usd, 12);
   });
 
+  it("keeps each evaluation's estimated cost beside its providerCost, so that the record's costs add up to what its judge calls were charged", () => {
+    const orders = [order({ providerCost: 0.001 }), order({ providerCost: null, estimatedCost: 0.0025 })];
+    // As toEvaluation adds its orders up: with one order estimated, the pair's charge is its estimatedCost.
+    const judged = evaluationOf(JUDGE, A, B, [orders[0]!, orders[1]!], { providerCost: null, estimatedCost: 0.0035 });
+    const request = validatePromptRequest(body({ models: [A, B], judges: [JUDGE] }));
+    const { meta } = toPromptLog({
+      promptLogId: 'pl_1',
+      accountId: 'acct_1',
+      request,
+      results: [],
+      evaluations: [judged],
+      chargedMicro: 0,
+      zeroDataRetention: false,
+      receivedAt: 0,
+    });
+    const [logged] = meta.evaluations!;
+    expect(logged).toMatchObject({ providerCost: judged.providerCost, estimatedCost: judged.estimatedCost });
+    expect((logged!.providerCost ?? 0) + (logged!.estimatedCost ?? 0)).toBeCloseTo(chargedUsd(orders).usd, 12);
+  });
+
   it('keeps the size of each attachment as its decoded bytes, padding left out', () => {
     const png = (bytes: number) => Buffer.concat([Buffer.from(PNG_BASE64, 'base64'), Buffer.alloc(bytes - 16)]);
     const attachments = [16, 17, 18].map((bytes, i) => ({ name: `a${i}.png`, type: 'image/png' as const, base64: png(bytes).toString('base64') }));
