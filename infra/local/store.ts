@@ -85,20 +85,23 @@ async function dataDirectoryFree(path) {
 (async () => {
   if (workerData.options.path && !(await dataDirectoryFree(workerData.options.path))) return;
   server = require(workerData.dynalite)(workerData.options);
-  // Requests named for this machine only (127.0.0.1, localhost, [::1]): a web page whose own
-  // name its DNS turned to 127.0.0.1 (DNS rebinding) sends that name, and is refused, since the
-  // store checks no credentials. A request without a Host (HTTP/1.0) is no browser's.
+  // The store checks no credentials, so no web page may reach it: requests named for this
+  // machine only (127.0.0.1, localhost, [::1], a name under .localhost; a page whose own name
+  // its DNS turned to 127.0.0.1 sends that name), and none a page sends (an Origin, a CORS
+  // preflight, which dynalite would answer with Access-Control-Allow-Origin: *). The SDK and
+  // the admin CLI send neither; a request without a Host (HTTP/1.0) is no browser's.
   const dynaliteHandlers = server.listeners('request');
   server.removeAllListeners('request');
   server.on('request', (req, res) => {
     const host = String(req.headers.host || '').toLowerCase().replace(/:\\d+$/, '');
-    if (host === '' || host === '127.0.0.1' || host === 'localhost' || host === '[::1]' || host.endsWith('.localhost')) {
+    const local = host === '' || host === '127.0.0.1' || host === 'localhost' || host === '[::1]' || host.endsWith('.localhost');
+    if (local && req.headers.origin === undefined && req.method !== 'OPTIONS') {
       for (const handler of dynaliteHandlers) handler.call(server, req, res);
       return;
     }
     res.statusCode = 403;
     res.setHeader('content-type', 'application/x-amz-json-1.0');
-    res.end(JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#AccessDeniedException', message: 'The embedded store answers requests for 127.0.0.1 or localhost only' }));
+    res.end(JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#AccessDeniedException', message: 'The embedded store answers requests for 127.0.0.1 or localhost, from no web page, only' }));
   });
   server.once('error', (error) => parentPort.postMessage({ type: 'error', message: error.message, code: error.code }));
   server.listen(workerData.port, '127.0.0.1', () => {

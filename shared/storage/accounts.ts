@@ -315,7 +315,8 @@ export class AccountsRepository {
    * account's rate window, as a reserve counts one: RateLimitedError when the window is full,
    * UnauthorizedError for a key the account lists as revoked. One write, in the minute's
    * window or opening it, as the reserve's (the process's last window of the account decides
-   * which).
+   * which). A write whose answer was lost but which landed counts again when the SDK retries
+   * it: a slow store may count a replay twice, never not at all.
    */
   async countRequest(accountId: string, at: number, rate: Pick<ReserveLimits, 'limitPerMinute' | 'keyHash'>): Promise<void> {
     let windowStart = rateWindowStart(at);

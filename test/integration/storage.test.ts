@@ -215,14 +215,15 @@ describe('Local host: the embedded store reached in process', () => {
     expect(inProcInvalid.message).toBe(httpInvalid.message);
   });
 
-  it("answers HTTP requests named for this machine only: another Host (a page's, its DNS rebound to 127.0.0.1) is refused, unread", async () => {
-    const listTables = (host: string) =>
-      new Promise<{ status: number; body: string }>((resolve, reject) => {
+  it("answers HTTP requests named for this machine and from no web page only: another Host (a page's, its DNS rebound to 127.0.0.1), an Origin or a preflight is refused, unread", async () => {
+    const listTables = (host: string, extra: Record<string, string> = {}, method = 'POST') =>
+      new Promise<{ status: number; body: string; allowOrigin: string | undefined }>((resolve, reject) => {
         const req = request(
           `${env.store.endpoint}/`,
           {
-            method: 'POST',
+            method,
             headers: {
+              ...extra,
               host,
               'content-type': 'application/x-amz-json-1.0',
               'x-amz-target': 'DynamoDB_20120810.ListTables',
@@ -234,17 +235,27 @@ describe('Local host: the embedded store reached in process', () => {
           (res) => {
             let body = '';
             res.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body, allowOrigin: res.headers['access-control-allow-origin'] as string | undefined }));
           },
         );
         req.on('error', reject);
-        req.end('{}');
+        req.end(method === 'OPTIONS' ? undefined : '{}');
       });
     const port = new URL(env.store.endpoint).port;
     const refused = await listTables(`attacker.example:${port}`);
     expect(refused.status).toBe(403);
     expect(JSON.parse(refused.body).__type).toMatch(/AccessDeniedException$/);
     expect(refused.body).not.toContain(env.tables.ledger);
+    // A page calling 127.0.0.1 itself: dynalite would allow any origin.
+    for (const [extra, method] of [
+      [{ origin: 'https://attacker.example' }, 'POST'],
+      [{ origin: 'https://attacker.example', 'access-control-request-method': 'POST' }, 'OPTIONS'],
+    ] as const) {
+      const fromPage = await listTables(`127.0.0.1:${port}`, extra, method);
+      expect(fromPage.status).toBe(403);
+      expect(fromPage.allowOrigin).toBeUndefined();
+      expect(fromPage.body).not.toContain(env.tables.ledger);
+    }
     for (const host of [`127.0.0.1:${port}`, `localhost:${port}`]) expect(JSON.parse((await listTables(host)).body).TableNames).toContain(env.tables.ledger);
   });
 
