@@ -486,7 +486,8 @@ export const MODELS: readonly ModelEntry[] = [
     protocol: 'gemini-generate-content',
     tier: 'legacy',
     // Deprecated; from 2026-12-01 Google routes its requests to gemini-3.5-flash-lite (its deprecations page, as
-    // third parties quote it: "requests to gemini-2.5-flash [route] to gemini-3.5-flash-lite"), whose prices are not published here.
+    // third parties quote it: "requests to gemini-2.5-flash [route] to gemini-3.5-flash-lite"), billed at that model's
+    // rates, which are these ($0.30 / $0.03 / $2.50, ai.google.dev pricing as quoted 2026-10-07).
     vendorReroute: { on: '2026-12-01', answeredBy: 'gemini-3.5-flash-lite' },
     prices: usd(0.3, 0.03, null, 2.5),
     capabilities: { attachments: GEMINI_MEDIA, structuredOutput: 'native', tuning: NO_TUNING, cache: geminiCache(32_768) },
@@ -577,7 +578,12 @@ export const MODELS: readonly ModelEntry[] = [
     upstreamModel: 'grok-3-mini',
     protocol: 'openai-chat',
     tier: 'legacy',
-    prices: usd(0.3, 0.075, null, 0.5), // unverified: last published grok-3-mini prices
+    prices: usd(0.3, 0.075, null, 0.5), // last published grok-3-mini prices
+    // Not on xAI's May 15 list, but dropped with its models (models.dev, 2026-05-16); since, xAI serves grok-4.3 and
+    // grok-build-0.1 only, other names aliases billed at their rates (an xAI contributor: "older than grok-4.20 ... do
+    // not work anymore", BerriAI/litellm-docs#816). Retired with grok-3, so that no call is charged grok-3-mini's rates
+    // for grok-4.3's (4 to 5 times more).
+    retirement: { on: '2026-05-15', successor: 'fam_d-4.3' },
     capabilities: { attachments: TEXT_ONLY, structuredOutput: 'instruction', tuning: NO_TUNING, cache: AUTO_CACHE },
     defaultMaxTokens: 4096,
     maxOutputTokens: 131_072,

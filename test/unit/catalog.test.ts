@@ -197,6 +197,7 @@ describe('Feature: retired vendor models', () => {
       'fam_a-opus-4.1': { on: '2026-08-05', successor: 'fam_a-opus-4-6' },
       'fam_a-sonnet-4.5': { on: '2026-11-30', successor: 'fam_a-sonnet-4-6' },
       'fam_d-3': { on: '2026-05-15', successor: 'fam_d-4.3' },
+      'fam_d-3-mini': { on: '2026-05-15', successor: 'fam_d-4.3' },
       'fam_e-glm-4.7': { on: '2026-08-17', successor: 'fam_e-gpt-oss-120b' },
       'fam_i-4-scout': { on: '2026-07-17', successor: 'fam_i-gpt-oss-120b' },
       'fam_j3-32b': { on: '2026-07-17', successor: 'fam_i-gpt-oss-120b' },
