@@ -930,16 +930,22 @@ function showJudges(evaluations: unknown[], statistics: unknown): void {
   for (const judge of list(stats.judges).filter(isObject)) entry(str(judge.judgeModelId)).stats = judge;
   const share = (value: unknown) => (num(value) === undefined ? '–' : `${Math.round((value as number) * 100)} %`);
   const sum = (orders: Json[], field: string) => orders.reduce((total, order) => total + (num(order[field]) ?? 0), 0);
+  // Calls whose usage was missing (charged an estimate) count no tokens: said, as a model's column says it.
+  const tokens = (orders: Json[]) => {
+    const missing = orders.filter((order) => order.providerCost === null).length;
+    if (missing > 0 && missing === orders.length) return 'unknown (usage missing)';
+    return `${str(sum(orders, 'tokensIn'))} / ${str(sum(orders, 'tokensOut'))}${missing > 0 ? ` (usage missing for ${missing} of ${orders.length} calls)` : ''}`;
+  };
   fill(judgeStatsEl, [
     row('th', ['judge', 'calls', 'failed', 'tokens in / out', 'cost', 'pairs', 'position consistency', 'chose position A', 'decisive', 'longer won']),
     ...[...byJudge].map(([judge, { orders, stats: own }]) => {
       return row(
         'td',
         [
-          judge,
+          withNotes(judge, orders),
           str(orders.length),
           str(orders.filter((order) => order.status === 'failed').length),
-          `${str(sum(orders, 'tokensIn'))} / ${str(sum(orders, 'tokensOut'))}`,
+          tokens(orders),
           costText(sumCosts(orders)),
           str(own?.pairs ?? '–'),
           share(own?.positionConsistency),
@@ -962,6 +968,19 @@ function showJudges(evaluations: unknown[], statistics: unknown): void {
   if (agreement && num(agreement.fleissPairs)) items.push(el('li', undefined, `All judges: Fleiss' κ ${fixed(agreement.fleissKappa)} over ${str(agreement.fleissPairs)} pairs`));
   agreementEl.replaceChildren(...items);
   agreementEl.hidden = items.length === 0;
+}
+
+/** How many of a judge's distinct call warnings its row shows (a retired ID answered by another model, an estimate), the rest counted. */
+const JUDGE_NOTES_SHOWN = 3;
+
+/** A judge's name with the distinct warnings its calls carry, each on a line of its own. */
+function withNotes(judge: string, orders: Json[]): string | Node {
+  const notes = [...new Set(orders.flatMap((order) => list(order.warnings).map(str)).filter((note) => note !== ''))];
+  if (notes.length === 0) return judge;
+  const cell = el('span');
+  cell.append(judge, ...notes.slice(0, JUDGE_NOTES_SHOWN).map((note) => el('span', 'note', note)));
+  if (notes.length > JUDGE_NOTES_SHOWN) cell.append(el('span', 'note', `and ${notes.length - JUDGE_NOTES_SHOWN} more warnings`));
+  return cell;
 }
 
 /**

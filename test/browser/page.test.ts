@@ -669,6 +669,7 @@ describe('The comparison page at GET /', () => {
   describe('Figures', () => {
     it('shows costs to three significant digits, never $0 for a cost that is not 0; the tokens a result breaks down; its structured output', async () => {
       const costs = [0.0000004, 0.00000123456, 0.0123456, 0];
+      const SERVED_BY = 'xAI shut grok-3-mini down on 2026-05-15; grok-4.3 (fam_d-4.3) answers this ID in its place, at its prices';
       const models = [FAST, OTHER, THIRD, JUDGE];
       const HOSTILE_VALUE = '<img src=x onerror="window.__pwned = 1">';
       const fields: Record<string, unknown>[] = [
@@ -705,8 +706,8 @@ describe('The comparison page at GET /', () => {
         evaluation(
           'judge-one',
           [
-            order(FAST, OTHER, { tokensIn: 100, tokensOut: 10, providerCost: 0.002 }),
-            order(OTHER, FAST, { tokensIn: 110, tokensOut: 11, providerCost: null, estimatedCost: 0.001 }),
+            order(FAST, OTHER, { tokensIn: 100, tokensOut: 10, providerCost: 0.002, warnings: [SERVED_BY] }),
+            order(OTHER, FAST, { tokensIn: 110, tokensOut: 11, providerCost: null, estimatedCost: 0.001, warnings: [SERVED_BY] }),
           ],
           {},
         ),
@@ -763,7 +764,8 @@ describe('The comparison page at GET /', () => {
       const judges = await page.$$eval('#judge-stats tr', (trs) => trs.map((tr) => [...(tr as HTMLTableRowElement).cells].map((cell) => cell.textContent)));
       expect(judges).toEqual([
         ['judge', 'calls', 'failed', 'tokens in / out', 'cost', 'pairs', 'position consistency', 'chose position A', 'decisive', 'longer won'],
-        ['judge-one', '2', '0', '210 / 21', '$0.00300 (incl. $0.00100 estimated)', '1', '100 %', '50 %', '100 %', '–'],
+        // Its calls' warning, once; the call whose usage was missing counted no tokens, said.
+        [`judge-one${SERVED_BY}`, '2', '0', '210 / 21 (usage missing for 1 of 2 calls)', '$0.00300 (incl. $0.00100 estimated)', '1', '100 %', '50 %', '100 %', '–'],
         ['judge-two', '2', '1', '50 / 5', '$0.000500', '0', '–', '100 %', '100 %', '–'],
       ]);
       expect(await page.$eval('#agreement', (el) => (el.hidden ? null : el.textContent))).toBe("judge-one and judge-two: agreement 50 %, Cohen's κ -0.25 over 1 pairs");
@@ -886,9 +888,15 @@ describe('The comparison page at GET /', () => {
           columns: [...document.querySelectorAll('article.column')].every(within),
           summary: within(summary) && summary.scrollWidth <= summary.clientWidth,
           tablesScroll: [...document.querySelectorAll('#judging .table-scroll')].some((box) => box.scrollWidth > box.clientWidth),
+          // Squeezed to the screen, the tables broke model IDs at every hyphen: each heading cell's text on one line.
+          headingsWhole: [...document.querySelectorAll('#judging th')].every((th) => {
+            const range = document.createRange();
+            range.selectNodeContents(th);
+            return new Set([...range.getClientRects()].map((rect) => Math.round(rect.top))).size <= 1;
+          }),
         };
       });
-      expect(phone).toEqual({ pageWidth: true, columns: true, summary: true, tablesScroll: true });
+      expect(phone).toEqual({ pageWidth: true, columns: true, summary: true, tablesScroll: true, headingsWhole: true });
 
       // At 390 px, each table's heading and hint are in view, whole, outside the box that scrolls
       // sideways (in a caption, as wide as its table, they were clipped and scrolled away).
@@ -1122,6 +1130,37 @@ describe('The comparison page at GET /', () => {
       expect(await page.$eval(`${column(XSS_MODEL)} .output strong`, (el) => el.textContent)).toBe('bold');
       expect(await inert()).toEqual({ pwned: undefined, scripts: ['/page.js'], images: 0, handlers: 0, javascriptLinks: 0 });
       expect(violations.filter((text) => /Trusted Type|Content Security Policy/i.test(text))).toEqual([]);
+    });
+
+    it('shows a wide Markdown table with its words whole, scrolling sideways in its own box', async () => {
+      const headings = Array.from({ length: 12 }, (_, i) => `Context window ${i}`);
+      const table = [`| ${headings.join(' | ')} |`, `|${headings.map(() => '---').join('|')}|`, `| ${headings.map((_, i) => `about 272,000 tokens ${i}`).join(' | ')} |`].join(
+        '\n',
+      );
+      await answerWith(XSS_MODEL, table);
+      page = await openPage(browser(), host());
+      // Judged, so that the whole answer comes at once (the fault answers a whole completion, not a stream).
+      await compare(page, { models: [XSS_MODEL, FAST], judges: [JUDGE] });
+      await page.waitForSelector(column(XSS_MODEL, 'completed'));
+      await ended(page);
+      await page.click('#markdown');
+      await page.waitForSelector(`${column(XSS_MODEL)} .output table`);
+      const shown = await page.$eval(`${column(XSS_MODEL)} .output table`, (table) => {
+        // A word broken across lines draws in more than one box.
+        const broken = [...table.querySelectorAll('th, td')].some((cell) => {
+          const range = document.createRange();
+          const text = cell.firstChild as Text;
+          return text.data.split(' ').some((word, i, words) => {
+            const start = words.slice(0, i).join(' ').length + (i > 0 ? 1 : 0);
+            range.setStart(text, start);
+            range.setEnd(text, start + word.length);
+            return range.getClientRects().length > 1;
+          });
+        });
+        return { broken, scrolls: table.scrollWidth > table.clientWidth };
+      });
+      // The cells took the output's overflow-wrap: anywhere, and shrank to a letter or two a line.
+      expect(shown).toEqual({ broken: false, scrolls: true });
     });
   });
 
