@@ -602,6 +602,13 @@ describe('The comparison page at GET /', () => {
 
     it('sends the judge weights typed only with judges, as the form says', async () => {
       page = await openPage(browser(), host());
+      // Typed text in the page's weight, not its label's bold.
+      expect(await page.$$eval('#prompt, #system-prompt, #models, #response-schema', (els) => els.map((el) => getComputedStyle(el).fontWeight))).toEqual([
+        '400',
+        '400',
+        '400',
+        '400',
+      ]);
       expect(await page.$eval('#w-accuracy', (el) => el.closest('fieldset')?.querySelector('legend')?.textContent)).toBe('Judge weights (sent with judges only)');
       await page.type('#w-cost', '0.5');
       await page.select('#models', FAST);
