@@ -179,14 +179,24 @@ function form(): PageForm | undefined {
   };
 }
 
+const copiedEl = $('copied');
+
 $('copy-curl').addEventListener('click', () => {
   const filled = form();
   curlEl.hidden = true;
+  copiedEl.textContent = '';
   if (!filled) return;
   const command = curlCommand(apiUrl('api/v1/prompt'), requestBody(filled));
   curlEl.textContent = command;
   curlEl.hidden = false;
-  navigator.clipboard?.writeText(command).catch(() => undefined);
+  // Said either way (role=status): a browser may refuse the clipboard (no permission, the page not focused).
+  const refused = 'Not copied: the browser refused the clipboard; select the command below';
+  if (!navigator.clipboard) copiedEl.textContent = refused;
+  else
+    navigator.clipboard.writeText(command).then(
+      () => (copiedEl.textContent = 'Copied to the clipboard'),
+      () => (copiedEl.textContent = refused),
+    );
 });
 
 stopButton.addEventListener('click', () => {

@@ -615,6 +615,9 @@ describe('The comparison page at GET /', () => {
       const curl = () => page!.$eval('#curl', (el) => el.textContent ?? '');
       await page.click('#copy-curl');
       expect(await curl()).not.toContain('judge_weights');
+      // Whether the browser let it copy or not, the page says which.
+      await page.waitForFunction(() => document.getElementById('copied')?.textContent !== '');
+      expect(await page.$eval('#copied', (el) => el.textContent)).toMatch(/^(Copied to the clipboard|Not copied: the browser refused the clipboard; select the command below)$/);
       await page.select('#judges', JUDGE);
       await page.click('#copy-curl');
       expect(await curl()).toContain(`"judges":["${JUDGE}"],"judge_weights":{"cost":0.5}`);
