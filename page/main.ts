@@ -153,13 +153,24 @@ apiUrlInput.addEventListener('change', () => void loadModels().catch(networkErro
 
 // ---- the request -----------------------------------------------------------------------
 
-/** The form, or nothing when a field the page must parse is not JSON (its error is shown at it). */
-function form(): PageForm | undefined {
+/** Whether the response schema field holds JSON (or nothing), its error shown at it when not. */
+function checkSchemaField(): ReturnType<typeof readJsonField> {
   const schema = readJsonField(schemaInput.value);
   schemaErrorEl.hidden = schema.error === undefined;
   schemaErrorEl.textContent = schema.error === undefined ? '' : `Response schema: ${schema.error}; nothing is sent or copied until it is JSON.`;
   if (schema.error === undefined) schemaInput.removeAttribute('aria-invalid');
   else schemaInput.setAttribute('aria-invalid', 'true');
+  return schema;
+}
+
+// Once said, the error goes as soon as the field holds JSON, not at the next Compare.
+schemaInput.addEventListener('input', () => {
+  if (schemaInput.hasAttribute('aria-invalid')) checkSchemaField();
+});
+
+/** The form, or nothing when a field the page must parse is not JSON (its error is shown at it). */
+function form(): PageForm | undefined {
+  const schema = checkSchemaField();
   if (schema.error !== undefined) {
     schemaInput.focus();
     return undefined;

@@ -637,7 +637,17 @@ describe('The comparison page at GET /', () => {
 
       // Fixed, with a system prompt and a judge prompt: all three in the body, the judge prompt with judges only.
       const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'], additionalProperties: false };
-      await page.$eval('#response-schema', (el, text) => ((el as HTMLTextAreaElement).value = text), JSON.stringify(schema, null, 2));
+      await page.$eval(
+        '#response-schema',
+        (el, text) => {
+          (el as HTMLTextAreaElement).value = text;
+          el.dispatchEvent(new Event('input'));
+        },
+        JSON.stringify(schema, null, 2),
+      );
+      // Said no longer once the field holds JSON, before anything is sent or copied.
+      expect(await fieldError()).toBe('');
+      expect(await page.$eval('#response-schema', (el) => el.hasAttribute('aria-invalid'))).toBe(false);
       await page.type('#system-prompt', 'Be brief.');
       await page.type('#judge-prompt', 'Prefer the shorter answer.');
       await page.click('#copy-curl');
