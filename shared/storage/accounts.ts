@@ -1,5 +1,5 @@
 import { BoundedMap } from '../bounded-map.js';
-import { GetItemCommand, PutItemCommand, UpdateItemCommand, paginateScan, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand, UpdateItemCommand, paginateScan, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { AccountNotFoundError, InsufficientCreditsError, RateLimitedError, UnauthorizedError } from '../errors.js';
 import { MAX_BALANCE_MICRO, microToCredits } from '../pricing/micro-credits.js';
 import { attemptMayLandLate, fromAttributes, isConditionFailed, refusedOrRead, storeCall, storePages, toAttributes } from './dynamodb.js';
@@ -140,6 +140,21 @@ function windowAfterRefusal(account: Account, windowStart: number, at: number, l
   return { windowStart: start, current };
 }
 
+/** What a write that counts a request in the rate window adds to it, and how its outcomes read (AccountsRepository.countedWrite). */
+interface CountedWrite<T> {
+  operation: 'accounts.reserve' | 'accounts.countRequest';
+  update?: string;
+  conditions?: readonly string[];
+  names?: Record<string, string>;
+  values?: Record<string, unknown>;
+  /** Its answer, from the attributes the write returned, and whether an attempt of it may still land. */
+  landed(attributes: Record<string, AttributeValue> | undefined, mayLandLate: boolean): T;
+  /** A refusal the item explains before the key and the window: an answer, a throw, or undefined to read on. */
+  refusedBefore?(account: Account): T | undefined;
+  /** A refusal the item explains after the window's: a throw, or nothing to try again. */
+  refusedAfter?(account: Account): void;
+}
+
 /** Over the store's `items` client (StoreClient): its items marshalled here. */
 export class AccountsRepository {
   /**
@@ -235,115 +250,103 @@ export class AccountsRepository {
   async reserve(open: OpenRequest, rate: ReserveLimits): Promise<Reserved> {
     const { accountId, requestId, reservation } = open;
     const { amountMicro: amount, at } = reservation;
-    let windowStart = rateWindowStart(at);
-    // Counted in the minute's window, unless this process last saw the account in an earlier
-    // minute: then no request here has opened this one yet, and this one most likely opens it
-    // (should another process have, the refusal says so and the next attempt counts in it).
-    const seen = this.windows.get(accountId);
-    let opensWindow = seen !== undefined && seen < windowStart;
-    // Whether an attempt of any of this reserve's writes may still land, refused writes included:
-    // an attempt of an earlier write may land once the window it assumed is the current one.
-    let mayLandLate = false;
-    for (let attempt = 1; attempt <= RESERVE_ATTEMPTS; attempt++) {
-      const window = windowWrite(opensWindow, windowStart, rate.limitPerMinute);
-      const write = new UpdateItemCommand({
-        TableName: this.tableName,
-        Key: toAttributes({ accountId }),
-        // A hold, kept in the item only: the request's one ledger entry, its settlement, is written when it closes.
-        UpdateExpression: `SET balanceMicro = balanceMicro - :amount, reservations.#request = :reservation, ${window.update}`,
-        ConditionExpression: [
-          'attribute_exists(accountId)',
-          // Concurrent requests can never jointly hold more than the balance.
-          'balanceMicro >= :amount',
-          // One reservation per request, never held again once closed, and at most `inFlight` of them open at once.
-          'attribute_not_exists(reservations.#request)',
-          'NOT contains(closedRequests, :request)',
-          'size(reservations) < :inFlight',
-          window.condition,
-          // A key revoked since the authorizer cached its decision spends nothing.
-          ...(rate.keyHash === undefined ? [] : ['attribute_not_exists(revokedKeys.#key)']),
-        ].join(' AND '),
-        ExpressionAttributeNames: {
-          '#request': requestId,
-          ...window.names,
-          ...(rate.keyHash === undefined ? {} : { '#key': rate.keyHash }),
-        },
-        ExpressionAttributeValues: toAttributes({
-          ':amount': amount,
-          ':reservation': { amountMicro: amount, at },
-          ':request': requestId,
-          ':inFlight': rate.inFlight,
-          ...window.values,
-        }),
-        ReturnValues: 'UPDATED_NEW',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      });
-      try {
-        const written = await storeCall('accounts.reserve', this.client.send(write));
-        this.windows.set(accountId, windowStart);
-        return { balanceMicro: Number(fromAttributes(written.Attributes)?.balanceMicro), reserveMayLandLate: mayLandLate || attemptMayLandLate(write.input) };
-      } catch (error) {
-        if (!isConditionFailed(error)) throw error;
-        mayLandLate ||= attemptMayLandLate(write.input);
-        const account = await refusedOrRead(error, () => this.get(accountId));
-        if (!account) throw new AccountNotFoundError(accountId);
+    return this.countedWrite(accountId, at, rate, {
+      operation: 'accounts.reserve',
+      // A hold, kept in the item only: the request's one ledger entry, its settlement, is written when it closes.
+      update: 'balanceMicro = balanceMicro - :amount, reservations.#request = :reservation',
+      conditions: [
+        // Concurrent requests can never jointly hold more than the balance.
+        'balanceMicro >= :amount',
+        // One reservation per request, never held again once closed, and at most `inFlight` of them open at once.
+        'attribute_not_exists(reservations.#request)',
+        'NOT contains(closedRequests, :request)',
+        'size(reservations) < :inFlight',
+      ],
+      names: { '#request': requestId },
+      values: { ':amount': amount, ':reservation': { amountMicro: amount, at }, ':request': requestId, ':inFlight': rate.inFlight },
+      landed: (attributes, mayLandLate) => ({ balanceMicro: Number(fromAttributes(attributes)?.balanceMicro), reserveMayLandLate: mayLandLate }),
+      refusedBefore: (account) => {
         const held = account.reservations?.[requestId];
         // This very reservation: a write that landed but whose answer was lost, then retried.
         if (held && held.amountMicro === amount && held.at === at) return { balanceMicro: account.balanceMicro, reserveMayLandLate: true };
         if (held) throw new ConditionFailedError(`Request ${requestId} is already reserved`);
         if (account.closedRequests?.has(requestId)) throw new ConditionFailedError(`Request ${requestId} is closed`);
-        if (rate.keyHash !== undefined && account.revokedKeys?.[rate.keyHash] !== undefined) throw new UnauthorizedError();
-        const counted = windowAfterRefusal(account, windowStart, at, rate.limitPerMinute);
-        windowStart = counted.windowStart;
+        return undefined;
+      },
+      refusedAfter: (account) => {
         const running = Object.keys(account.reservations ?? {}).length;
         if (running >= rate.inFlight) {
           const requests = running === 1 ? '1 request of this account is' : `${running} requests of this account are`;
           throw new RateLimitedError(1, rate.limitPerMinute, `${requests} still running, the most it may have at once; retry when one has ended`);
         }
         if (account.balanceMicro < amount) throw new InsufficientCreditsError(microToCredits(amount), microToCredits(account.balanceMicro));
-        // Nothing in the item refuses the write now: the window was not the one this attempt
-        // assumed (a new minute, or another request opened it), or, where the item had to be
-        // read afterwards, concurrent requests changed it meanwhile. Try again.
-        opensWindow = !counted.current;
-      }
-    }
-    throw new AccountContendedError(accountId);
+      },
+    });
   }
 
   /**
    * Counts a request that reserves nothing (a replay of an idempotent answer) in the
    * account's rate window, as a reserve counts one: RateLimitedError when the window is full,
-   * UnauthorizedError for a key the account lists as revoked. One write, in the minute's
-   * window or opening it, as the reserve's (the process's last window of the account decides
-   * which). A write whose answer was lost but which landed counts again when the SDK retries
-   * it: a slow store may count a replay twice, never not at all.
+   * UnauthorizedError for a key the account lists as revoked. A write whose answer was lost
+   * but which landed counts again when the SDK retries it: a slow store may count a replay
+   * twice, never not at all.
    */
   async countRequest(accountId: string, at: number, rate: Pick<ReserveLimits, 'limitPerMinute' | 'keyHash'>): Promise<void> {
+    return this.countedWrite(accountId, at, rate, { operation: 'accounts.countRequest', landed: () => undefined });
+  }
+
+  /**
+   * The write that counts a request in the account's one-minute rate window, with what `write`
+   * adds to it (its update, conditions, names and values), in one conditional UpdateItem; a
+   * key the account lists as revoked is refused (a key revoked since the authorizer cached its
+   * decision spends nothing). It counts in the minute's window, unless this process last saw
+   * the account in an earlier minute: then no request here has opened this one yet, and this
+   * one most likely opens it (should another process have, the refusal says so and the next
+   * attempt counts in it). A refusal is read from the item: `refusedBefore` may answer or
+   * throw first, then a revoked key is a 401 and a full window a 429, then `refusedAfter`
+   * may throw; where nothing in the item refuses the write (the window was not the one the
+   * attempt assumed, or concurrent requests changed the item), it is tried again.
+   */
+  private async countedWrite<T>(accountId: string, at: number, rate: Pick<ReserveLimits, 'limitPerMinute' | 'keyHash'>, write: CountedWrite<T>): Promise<T> {
     let windowStart = rateWindowStart(at);
     const seen = this.windows.get(accountId);
     let opensWindow = seen !== undefined && seen < windowStart;
+    // Whether an attempt of any of these writes may still land, refused writes included:
+    // an attempt of an earlier write may land once the window it assumed is the current one.
+    let mayLandLate = false;
+    const { keyHash } = rate;
     for (let attempt = 1; attempt <= RESERVE_ATTEMPTS; attempt++) {
       const window = windowWrite(opensWindow, windowStart, rate.limitPerMinute);
-      const write = new UpdateItemCommand({
+      const command = new UpdateItemCommand({
         TableName: this.tableName,
         Key: toAttributes({ accountId }),
-        UpdateExpression: `SET ${window.update}`,
-        ConditionExpression: ['attribute_exists(accountId)', window.condition, ...(rate.keyHash === undefined ? [] : ['attribute_not_exists(revokedKeys.#key)'])].join(' AND '),
-        ExpressionAttributeNames: { ...window.names, ...(rate.keyHash === undefined ? {} : { '#key': rate.keyHash }) },
-        ExpressionAttributeValues: toAttributes(window.values),
+        UpdateExpression: `SET ${write.update ? `${write.update}, ` : ''}${window.update}`,
+        ConditionExpression: [
+          'attribute_exists(accountId)',
+          ...(write.conditions ?? []),
+          window.condition,
+          ...(keyHash === undefined ? [] : ['attribute_not_exists(revokedKeys.#key)']),
+        ].join(' AND '),
+        ExpressionAttributeNames: { ...write.names, ...window.names, ...(keyHash === undefined ? {} : { '#key': keyHash }) },
+        ExpressionAttributeValues: toAttributes({ ...write.values, ...window.values }),
+        ...(write.update ? { ReturnValues: 'UPDATED_NEW' as const } : {}),
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       });
       try {
-        await storeCall('accounts.countRequest', this.client.send(write));
+        const written = await storeCall(write.operation, this.client.send(command));
         this.windows.set(accountId, windowStart);
-        return;
+        return write.landed(written.Attributes, mayLandLate || attemptMayLandLate(command.input));
       } catch (error) {
         if (!isConditionFailed(error)) throw error;
+        mayLandLate ||= attemptMayLandLate(command.input);
         const account = await refusedOrRead(error, () => this.get(accountId));
         if (!account) throw new AccountNotFoundError(accountId);
-        if (rate.keyHash !== undefined && account.revokedKeys?.[rate.keyHash] !== undefined) throw new UnauthorizedError();
+        const answered = write.refusedBefore?.(account);
+        if (answered !== undefined) return answered;
+        if (keyHash !== undefined && account.revokedKeys?.[keyHash] !== undefined) throw new UnauthorizedError();
         const counted = windowAfterRefusal(account, windowStart, at, rate.limitPerMinute);
         windowStart = counted.windowStart;
+        write.refusedAfter?.(account);
         opensWindow = !counted.current;
       }
     }
