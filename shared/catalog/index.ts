@@ -125,9 +125,10 @@ for (const entry of MODELS) {
  */
 export function closestModelIds(id: string): string[] {
   const near = closest(id, byId.keys(), normaliseId);
-  // An ID but for case, dots and underscores is meant; else a vendor model's own name.
-  const calling = near[0] !== undefined && normaliseId(near[0]) === normaliseId(id) ? undefined : id.length <= 100 ? byVendorModel.get(normaliseVendorModel(id)) : undefined;
-  if (calling) return calling.map((entry) => `"${entry.id}" (for ${entry.upstreamModel})`);
+  // An ID but for case, dots and underscores is meant; else a vendor model's own name (closest reads none over 100 characters, nor does this).
+  const meantAnId = near[0] !== undefined && normaliseId(near[0]) === normaliseId(id);
+  const forVendorModel = meantAnId || id.length > 100 ? undefined : byVendorModel.get(normaliseVendorModel(id));
+  if (forVendorModel) return forVendorModel.map((entry) => `"${entry.id}" (for ${entry.upstreamModel})`);
   return near.map((known) => {
     const canonical = (byId.get(known) as ModelEntry).id;
     return canonical === known ? `"${known}"` : `"${known}" (${canonical})`;

@@ -55,7 +55,7 @@ export function toResponsesRequest(call: ModelCall): { body: ResponsesRequest; w
   if (instructions.length > 0) body.instructions = instructions.join('\n\n');
 
   if (call.tuning.reasoningEffort !== undefined) body.reasoning = { effort: effortSent(call, call.tuning.reasoningEffort, warnings) };
-  Object.assign(body, sampling(call, warnings));
+  Object.assign(body, sampling(call, body.reasoning?.effort, warnings));
   if (native && call.responseSchema) {
     const { strict, warning } = strictMode(call.responseSchema, entry.id, 'OpenAI');
     if (warning) warnings.push(warning);
@@ -76,8 +76,8 @@ function effortSent(call: ModelCall, asked: ReasoningEffort, warnings: string[])
   return least;
 }
 
-/** temperature and top_p under OpenAI's rule for reasoning models (see sampling.ts). */
-function sampling(call: ModelCall, warnings: string[]): Pick<ResponsesRequest, 'temperature' | 'top_p' | 'reasoning'> {
+/** temperature and top_p under OpenAI's rule for reasoning models (see sampling.ts); `effort`: the one sent, which for a -pro model may be more than the one asked. */
+function sampling(call: ModelCall, effort: ReasoningEffort | undefined, warnings: string[]): Pick<ResponsesRequest, 'temperature' | 'top_p' | 'reasoning'> {
   const requested: [name: string, key: 'temperature' | 'top_p', value: number | undefined][] = [
     ['temperature', 'temperature', call.temperature],
     ['topP', 'top_p', call.topP],
@@ -86,8 +86,6 @@ function sampling(call: ModelCall, warnings: string[]): Pick<ResponsesRequest, '
   if (present.length === 0) return {};
   const support = samplingSupport(call.entry, call.tuning);
   if (support === 'rejected') {
-    // The effort sent, which for a -pro model may be more than the one asked (effortSent).
-    const effort = call.tuning.reasoningEffort === undefined ? undefined : effortSent(call, call.tuning.reasoningEffort, []);
     const why = effort === undefined ? 'is a reasoning model' : `reasons at effort ${effort}`;
     for (const [name] of present) warnings.push(`${name} was not sent: ${call.entry.id} ${why}, and OpenAI rejects sampling settings then`);
     return {};
