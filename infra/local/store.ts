@@ -41,6 +41,8 @@ const STORE_THREAD = `
 const { EventEmitter } = require('node:events');
 const { parentPort, workerData } = require('node:worker_threads');
 let server;
+// dynalite's own request listeners, which the server's is put in front of (below).
+let dynaliteHandlers = [];
 // Requests from this process: handed to dynalite's HTTP request handler as the request
 // and response objects it reads and writes (headers, method, url; the body as one chunk).
 // The last CALLS_KEPT requests' operations and arrival times (ms since the epoch, to the
@@ -63,7 +65,8 @@ workerData.requests.on('message', ({ id, headers, body }) => {
     setHeader(name, value) { answer.headers[name.toLowerCase()] = String(value); },
     end(text) { workerData.requests.postMessage({ id, status: answer.statusCode, headers: answer.headers, text: text === undefined ? '' : String(text) }); },
   };
-  server.emit('request', request, response);
+  // Straight to dynalite: a message of this process needs none of the checks an HTTP request does (below).
+  for (const handler of dynaliteHandlers) handler.call(server, request, response);
   request.emit('data', Buffer.from(body));
   request.emit('end');
 });
@@ -90,7 +93,7 @@ async function dataDirectoryFree(path) {
   // its DNS turned to 127.0.0.1 sends that name), and none a page sends (an Origin, a CORS
   // preflight, which dynalite would answer with Access-Control-Allow-Origin: *). The SDK and
   // the admin CLI send neither; a request without a Host (HTTP/1.0) is no browser's.
-  const dynaliteHandlers = server.listeners('request');
+  dynaliteHandlers = server.listeners('request');
   server.removeAllListeners('request');
   server.on('request', (req, res) => {
     const host = String(req.headers.host || '').toLowerCase().replace(/:\\d+$/, '');
