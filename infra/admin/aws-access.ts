@@ -1,3 +1,5 @@
+import { credentialsReason } from '../../shared/aws-credentials.js';
+
 /**
  * AWS refused the credentials the admin CLI signed with: not allowed the call by their IAM
  * policy, not valid (an unknown key, a wrong secret) or expired. Before, an `internal_error`
@@ -27,15 +29,7 @@ export function awsAccessRefusal(error: unknown, call: string): AwsAccessError |
   return new AwsAccessError(`AWS refused ${call} with these credentials (${name}: ${String(message)}): ${fix}`, { cause: error });
 }
 
-/** The most of the SDK's reason a message repeats. */
-const MAX_REASON_CHARS = 300;
-
-/**
- * Why the SDK's credential chain found nothing to sign with, as it says it (`Could not load
- * credentials from any providers`; an SSO session that has expired, with the command that
- * renews it), for a message that names what to set.
- */
-export function credentialsReason(error: unknown): string {
-  const message = String((error as { message?: unknown } | null)?.message ?? 'no reason given');
-  return `the SDK: ${message.length > MAX_REASON_CHARS ? `${message.slice(0, MAX_REASON_CHARS)}…` : message}`;
+/** Why the SDK's credential chain found nothing to sign with, for a message that names what to set. */
+export function sdkCredentialsReason(error: unknown): string {
+  return `the SDK: ${credentialsReason(error) ?? 'no reason given'}`;
 }

@@ -1,7 +1,7 @@
 import type { CloudFormationClient, Stack } from '@aws-sdk/client-cloudformation';
 import type { GatewayConfig, TableNames } from '../../shared/config.js';
 import { DEFAULT_STACK_NAME } from '../stack/stack-name.js';
-import { awsAccessRefusal, credentialsReason } from './aws-access.js';
+import { awsAccessRefusal, sdkCredentialsReason } from './aws-access.js';
 
 /**
  * The CloudFormation output that names each table (infra/stack/data.ts `tableNameOutputId`,
@@ -51,7 +51,7 @@ export async function deployedTableNames(options: DeployedTablesOptions): Promis
       // No credentials at all: most likely an operator who meant the local store.
       if ((error as Error).name === 'CredentialsProviderError') {
         throw new DeployedStackError(
-          `No AWS credentials to read the ${where} with (${credentialsReason(error)}): set DYNAMODB_ENDPOINT for a local store (npm start prints it), or AWS credentials (a profile, SSO, the environment) for the deployed stack`,
+          `No AWS credentials to read the ${where} with (${sdkCredentialsReason(error)}): set DYNAMODB_ENDPOINT for a local store (npm start prints it), or AWS credentials (a profile, SSO, the environment) for the deployed stack`,
           { cause: error },
         );
       }

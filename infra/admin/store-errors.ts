@@ -1,6 +1,6 @@
 import { shownUrl, type GatewayConfig, type TableNames } from '../../shared/config.js';
 import type { StoreClient } from '../../shared/storage/dynamodb.js';
-import { awsAccessRefusal, credentialsReason } from './aws-access.js';
+import { awsAccessRefusal, sdkCredentialsReason } from './aws-access.js';
 import { TABLE_OUTPUTS } from './deployed-tables.js';
 
 /**
@@ -75,7 +75,7 @@ export function explainStoreError(error: unknown, command: string, table: string
   if (refused) return refused;
   if (e?.name === 'CredentialsProviderError') {
     return new NoCredentialsError(
-      `No AWS credentials to call ${storeWhere(config)} with (${credentialsReason(error)}): set AWS credentials (a profile, SSO, the environment) for the deployed tables, or DYNAMODB_ENDPOINT for a local store (npm start prints it)`,
+      `No AWS credentials to call ${storeWhere(config)} with (${sdkCredentialsReason(error)}): set AWS credentials (a profile, SSO, the environment) for the deployed tables, or DYNAMODB_ENDPOINT for a local store (npm start prints it)`,
       { cause: error },
     );
   }

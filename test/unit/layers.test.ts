@@ -24,6 +24,7 @@ const LAYERS: readonly (readonly string[])[] = [
     'shared/http/server-timing.ts',
     'shared/sdk',
     'shared/aws-client-config.ts',
+    'shared/aws-credentials.ts',
     'shared/deadlines.ts',
   ],
   // 1. the contract and the catalog (and the configuration, which names catalog types)

@@ -1,6 +1,7 @@
 import { UpstreamError, codeForStatus, parseRetryAfter } from '../errors.js';
 import { answerTooLarge } from '../http.js';
 import { cutWhole } from '../../text/cut.js';
+import { credentialsReason } from '../../aws-credentials.js';
 
 /** The parts of an SDK error this mapper reads (ServiceException and deserialization errors). */
 interface SdkError {
@@ -13,9 +14,6 @@ interface SdkError {
   $metadata?: { httpStatusCode?: unknown };
   $response?: { headers?: Record<string, string | undefined> };
 }
-
-/** How much of the SDK's reason for having no credentials a result's message keeps. */
-const CREDENTIALS_REASON_CHARS = 300;
 
 /** Exceptions Bedrock asks to retry whatever their status (ModelNotReadyException: the model is loading). */
 const RETRYABLE_EXCEPTIONS: ReadonlySet<string> = new Set([
@@ -79,9 +77,8 @@ export function fromSdkError(error: unknown, signal: AbortSignal): UpstreamError
   }
   // The SDK found no credentials to sign with (a local host whose AWS profile has expired or names no keys): nothing was sent.
   if (name === 'CredentialsProviderError') {
-    // The SDK's reason (an expired SSO session, a profile not found) names no secret, and says what to do.
-    const reason = typeof e.message === 'string' && e.message !== '' ? `: ${cutWhole(e.message, CREDENTIALS_REASON_CHARS)}` : '';
-    return new UpstreamError('provider_not_configured', `No AWS credentials could be loaded to call Amazon Bedrock${reason}`, { cause: error });
+    const reason = credentialsReason(error);
+    return new UpstreamError('provider_not_configured', `No AWS credentials could be loaded to call Amazon Bedrock${reason ? `: ${reason}` : ''}`, { cause: error });
   }
   const reason = typeof e.code === 'string' ? e.code : name !== 'Error' ? name : 'network error';
   return new UpstreamError('upstream_unreachable', `Could not reach the provider: ${reason}`, { retryable: true, cause: error });
