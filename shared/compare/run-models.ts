@@ -14,8 +14,12 @@ import { nextTurn, preparingInTurns } from './turns.js';
 
 export interface FanOutOptions {
   route: Router;
-  /** The account whose request it is: its outputs are checked with its own compiled schema (SchemaChecker.check). */
-  schemaScope?: string;
+  /**
+   * The account whose request it is: its outputs are checked with its own compiled schema
+   * (SchemaChecker.check), and the vendors that take an end user's identifier are sent it
+   * (ModelCall.endUser).
+   */
+  accountId?: string;
   /** Epoch ms by which every model call must have ended. */
   deadlineAt: number;
   retry?: RetryPolicy;
@@ -207,7 +211,7 @@ async function callModel(
         own?.abort(new Error("The request's output budget ran out"));
       }
     };
-    const prepared = route.adapter.prepare(call, route.endpoint, onDelta && receive);
+    const prepared = route.adapter.prepare(options.accountId === undefined ? call : { ...call, endUser: options.accountId }, route.endpoint, onDelta && receive);
     if (ready) {
       await ready;
       // Timed (and billed by the time of day) from when the call may go out.
@@ -292,7 +296,7 @@ async function callModel(
             usage: tokenClasses(charge.usage, call.entry.protocol),
           }
         : { tokensIn: 0, tokensOut: 0, latencyMs, providerCost: null, estimatedCost: charge.estimatedCost }),
-      ...(planned.outputSchema !== undefined ? { structuredOutput: cut ? CUT_OUTPUT_CHECK : await schemaChecker().check(output, planned.outputSchema, options.schemaScope) } : {}),
+      ...(planned.outputSchema !== undefined ? { structuredOutput: cut ? CUT_OUTPUT_CHECK : await schemaChecker().check(output, planned.outputSchema, options.accountId) } : {}),
       ...(allWarnings.length > 0 ? { warnings: allWarnings } : {}),
     };
   } catch (error) {

@@ -51,7 +51,15 @@ export interface JudgedRun {
  * evaluation and the models ranked. A result or judgment that cannot be read back from the
  * claim-check store is a failed one, as a failed task's are: it fails no other.
  */
-export function startJudgedComparison(request: PromptRequest, run: { requestId: string; deadlineAt: number; now?: number }, deps: JudgedComparisonDeps): JudgedRun {
+/** The run's name (the promptLogId), its deadline, and the account whose request it is (the workflow's context). */
+export interface JudgedRunSettings {
+  requestId: string;
+  deadlineAt: number;
+  accountId?: string;
+  now?: number;
+}
+
+export function startJudgedComparison(request: PromptRequest, run: JudgedRunSettings, deps: JudgedComparisonDeps): JudgedRun {
   const plan = workflowPlan(request, run);
   const comparison = (async () => {
     const input = { ...plan, request: await carry(deps.claimCheck, claimKeys.request(run.requestId), { body: request.body }, WORKFLOW_LIMITS.requestInlineBytes) };
@@ -94,7 +102,7 @@ export function startJudgedComparison(request: PromptRequest, run: { requestId: 
 }
 
 /** The workflow's input but the request itself (carried, maybe by claim check, when the run starts). */
-function workflowPlan(request: PromptRequest, run: { requestId: string; deadlineAt: number; now?: number }): Omit<WorkflowInput, 'request'> {
+function workflowPlan(request: PromptRequest, run: JudgedRunSettings): Omit<WorkflowInput, 'request'> {
   const now = run.now ?? Date.now();
   const models = request.models.map((model, index) => ({ index, modelId: model.requestedId }));
   const judges = planJudgeItems(
@@ -110,6 +118,7 @@ function workflowPlan(request: PromptRequest, run: { requestId: string; deadline
       resultInlineBytes: Math.floor(WORKFLOW_LIMITS.resultsInlineBytes / Math.max(1, models.length)),
       judgmentInlineBytes: Math.floor(WORKFLOW_LIMITS.judgmentsInlineBytes / Math.max(1, calls)),
       catalogAt: request.catalogAt,
+      ...(run.accountId === undefined ? {} : { accountId: run.accountId }),
     },
     models,
     judges,

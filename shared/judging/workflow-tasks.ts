@@ -44,6 +44,7 @@ export class WorkflowTasks {
       route: this.deps.route,
       deadlineAt: context.generateDeadlineAt,
       retry: this.deps.retry,
+      accountId: context.accountId,
     });
     if (!result) throw new Error('runModels answered no result');
     this.logOutcome('Model generated', context.requestId, { modelId: result.modelId }, result);
@@ -98,7 +99,8 @@ export class WorkflowTasks {
         if (!carriedA || !carriedB) return { task, status: 'skipped' };
         try {
           const [a, b] = await Promise.all([output(task.a, carriedA), output(task.b, carriedB)]);
-          const call = () => judgeOnce(request, judge, a.shown, b.shown, { route: this.deps.route, deadlineAt: context.deadlineAt, retry: this.deps.retry, turn });
+          const call = () =>
+            judgeOnce(request, judge, a.shown, b.shown, { route: this.deps.route, deadlineAt: context.deadlineAt, retry: this.deps.retry, turn, accountId: context.accountId });
           const judgment = unshared ? await unshared.run(judgeMaterialLength(request, a.shown, b.shown), call) : await call();
           this.logOutcome('Pair judged', context.requestId, { judgeModelId: judge.requestedId, answerA: a.modelId, answerB: b.modelId }, judgment);
           return {

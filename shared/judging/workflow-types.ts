@@ -32,6 +32,12 @@ export interface WorkflowContext {
    * model its estimate reserved for.
    */
   catalogAt: number;
+  /**
+   * The account whose request it is: its outputs are checked with its own compiled schemas,
+   * and vendors are sent it as the end user (runModels' `accountId`). Absent in an execution
+   * started by an `api` function deployed before it was carried.
+   */
+  accountId?: string;
 }
 
 /** An item of the Generate map: one requested model. */

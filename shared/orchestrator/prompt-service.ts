@@ -314,7 +314,7 @@ export class PromptService {
     const { onDelta, onResult, signal } = streaming;
     // Prepared while the reserve is in flight, but for a large request: refused, it would have serialised them all for nothing.
     const prepareOnceReady = plan.bodyBytes > PREPARE_EARLY_BYTES;
-    const run = (route: Router) => runModels(plan.calls, { route, deadlineAt, ready: reserving, prepareOnceReady, onDelta, onResult, signal, schemaScope: accountId });
+    const run = (route: Router) => runModels(plan.calls, { route, deadlineAt, ready: reserving, prepareOnceReady, onDelta, onResult, signal, accountId });
     return router instanceof Promise ? router.then(run) : run(router);
   }
 
@@ -330,7 +330,7 @@ export class PromptService {
     let discardClaims: (() => Promise<void>) | undefined;
     try {
       const { startJudgedComparison } = await loadJudging();
-      const run = startJudgedComparison(request, { requestId: promptLogId, deadlineAt }, { ...judging, log: this.deps.log, turns: preparingInTurns });
+      const run = startJudgedComparison(request, { requestId: promptLogId, deadlineAt, accountId: open.accountId }, { ...judging, log: this.deps.log, turns: preparingInTurns });
       discardClaims = run.discardClaims;
       const comparison = await run.comparison;
       // Each model ran in a task of its own: their outputs are held to the request's budget here,

@@ -21,6 +21,14 @@ export interface ModelCall {
   maxTokens: number;
   tuning: ModelTuning;
   responseSchema?: Record<string, unknown>;
+  /**
+   * The account the call is made for, sent to the vendors that take an identifier of the end
+   * user for their abuse detection (OpenAI's `safety_identifier`, Anthropic's
+   * `metadata.user_id`): one tenant's abuse is then traced to its account, not held against
+   * the operator's whole vendor organisation. An account ID is the gateway's own opaque
+   * `acct_` + ULID, no person's name or address.
+   */
+  endUser?: string;
 }
 
 export interface Endpoint {

@@ -51,6 +51,18 @@ function expectedCredits(answer: Answer): number {
 }
 
 describe('Judging through the local host', () => {
+  it("tells OpenAI and Anthropic the account of every call the workflow makes, the models' and the judges'", async () => {
+    const answer = await post(body({ models: ['fam_c-5.4', 'fam_a-opus-4-6', 'fam_b-3.1-pro'], judges: JUDGES }));
+    expect(answer.status).toBe(200);
+    const calls = host.simulator.calls().filter((c) => c.provider === 'openai' || c.provider === 'anthropic');
+    // Two models and two judges of theirs: a call each, and 6 judge calls each (3 pairs, both orders).
+    expect(calls).toHaveLength(14);
+    for (const c of calls) {
+      const sent = c.body as { safety_identifier?: unknown; metadata?: { user_id?: unknown } };
+      expect(c.provider === 'openai' ? sent.safety_identifier : sent.metadata?.user_id).toBe(host.demo.accountId);
+    }
+  });
+
   it('answers a request at the judge-call limit: one Bedrock judge x 11 models, 110 judge calls, every evaluation completed', async () => {
     // Prepare: eleven models of the simulator, judged by a Nova model (Bedrock Converse through the SDK client).
     const models = [

@@ -59,6 +59,26 @@ describe('POST /api/v1/prompt', () => {
     expect(elapsed).toBeGreaterThanOrEqual(300);
   });
 
+  it('tells OpenAI and Anthropic which account each call is for, streamed or not, and no other vendor', async () => {
+    const models = ['fam_c-5.4', 'fam_a-opus-4-6', 'fam_b-3.1-pro', 'fam_d-4.3'];
+    const json = await post(host, body({ models }));
+    const streamed = await fetch(`${host.url}/api/v1/prompt`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${host.demo.apiKey}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify(body({ models })),
+    });
+    expect(await streamed.text()).toContain('event: done');
+    await host.settled();
+    expect([json.status, streamed.status]).toEqual([200, 200]);
+    const calls = host.simulator.calls();
+    expect(calls).toHaveLength(8);
+    const endUser = (c: (typeof calls)[number]) => {
+      const sent = c.body as { safety_identifier?: unknown; metadata?: { user_id?: unknown }; user?: unknown };
+      return sent.safety_identifier ?? sent.metadata?.user_id ?? sent.user;
+    };
+    for (const c of calls) expect([c.provider, endUser(c)]).toEqual([c.provider, ['openai', 'anthropic'].includes(c.provider) ? host.demo.accountId : undefined]);
+  });
+
   it('isolates a failing model: the others complete and only they are charged', async () => {
     host.simulator.setFault({ kind: 'status', status: 400, provider: 'anthropic' });
     const before = await balanceMicro();

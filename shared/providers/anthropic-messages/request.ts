@@ -15,6 +15,8 @@ export interface MessagesRequest {
   top_p?: number;
   thinking?: ThinkingConfig;
   output_config?: { format: { type: 'json_schema'; schema: Record<string, unknown> } };
+  /** The account the call is for (ModelCall.endUser). */
+  metadata?: { user_id: string };
 }
 
 /** The gateway's call as a Messages API body, with a warning for every setting changed or not sent. */
@@ -38,5 +40,6 @@ export function toMessagesRequest(call: ModelCall): { body: MessagesRequest; war
   if (sampling.top_p !== undefined) body.top_p = sampling.top_p;
   if (thinking.thinking) body.thinking = thinking.thinking;
   if (call.responseSchema && native) body.output_config = { format: { type: 'json_schema', schema: call.responseSchema } };
+  if (call.endUser !== undefined) body.metadata = { user_id: call.endUser };
   return { body, warnings: [...thinking.warnings, ...sampling.warnings] };
 }

@@ -31,6 +31,8 @@ export interface ResponsesRequest {
   /** Never stored for later retrieval: the gateway keeps no conversation state at OpenAI. */
   store: false;
   stream: boolean;
+  /** The account the call is for (ModelCall.endUser): at most 64 characters. */
+  safety_identifier?: string;
 }
 
 /** The gateway's call as a Responses API body, with a warning for every setting not sent as asked. */
@@ -46,6 +48,7 @@ export function toResponsesRequest(call: ModelCall): { body: ResponsesRequest; w
     store: false,
     stream: false,
   };
+  if (call.endUser !== undefined) body.safety_identifier = call.endUser;
   if (call.maxTokens < MIN_OUTPUT_TOKENS) {
     warnings.push(`maxTokens ${call.maxTokens} is below the OpenAI Responses minimum; ${MIN_OUTPUT_TOKENS} was sent`);
   }

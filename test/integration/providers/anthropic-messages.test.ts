@@ -300,6 +300,8 @@ describe('Simulator: anthropic-messages protocol', () => {
     { name: 'max_tokens missing', body: { model: base.model, messages: base.messages }, message: 'max_tokens: Field required' },
     { name: 'messages missing', body: { model: base.model, max_tokens: 10 }, message: 'messages: Field required' },
     { name: 'temperature above 1', body: { ...base, temperature: 1.5 }, message: 'temperature: Input should be less than or equal to 1' },
+    { name: 'a user_id over 256 characters', body: { ...base, metadata: { user_id: 'u'.repeat(257) } }, message: 'metadata.user_id: String should have at most 256 characters' },
+    { name: 'a metadata field other than user_id', body: { ...base, metadata: { tenant: 'acct_1' } }, message: 'metadata.tenant: Extra inputs are not permitted' },
     {
       name: 'temperature and top_p',
       body: { ...base, temperature: 0.5, top_p: 0.9 },

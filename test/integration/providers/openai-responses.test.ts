@@ -417,6 +417,7 @@ describe('Simulator protocol: openai-responses', () => {
     ['a missing input', { model: 'gpt-4.1' }, 'input', 'missing_required_parameter'],
     ['max_output_tokens below 16', { model: 'gpt-4.1', input: PROMPT, max_output_tokens: 5 }, 'max_output_tokens', 'integer_below_min_value'],
     ['temperature above 2', { model: 'gpt-4.1', input: PROMPT, temperature: 2.5 }, 'temperature', 'decimal_above_max_value'],
+    ['a safety_identifier over 64 characters', { model: 'gpt-4.1', input: PROMPT, safety_identifier: 's'.repeat(65) }, 'safety_identifier', 'string_above_max_length'],
     ['reasoning on gpt-4.1', { model: 'gpt-4.1', input: PROMPT, reasoning: { effort: 'low' } }, 'reasoning.effort', 'unsupported_parameter'],
     ['reasoning on gpt-4o', { model: 'gpt-4o', input: PROMPT, reasoning: { effort: 'high' } }, 'reasoning.effort', 'unsupported_parameter'],
     ['effort none on o3', { model: 'o3', input: PROMPT, reasoning: { effort: 'none' } }, 'reasoning.effort', 'unsupported_value'],

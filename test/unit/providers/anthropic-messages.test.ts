@@ -52,6 +52,11 @@ describe('Function: toMessagesRequest', () => {
     expect(warnings).toEqual([]);
   });
 
+  it('sends the account a call is for as metadata.user_id, and no metadata without one', () => {
+    expect(toMessagesRequest(call({ endUser: 'acct_01jz8k2v7c0000000000000000' })).body.metadata).toEqual({ user_id: 'acct_01jz8k2v7c0000000000000000' });
+    expect(toMessagesRequest(call()).body).not.toHaveProperty('metadata');
+  });
+
   it('passes system blocks through in order with cache_control exactly as written', () => {
     const { body } = toMessagesRequest(
       call({

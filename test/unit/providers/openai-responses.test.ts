@@ -52,6 +52,11 @@ describe('Function: toResponsesRequest', () => {
     expect(warnings).toEqual([]);
   });
 
+  it('sends the account a call is for as its safety_identifier, and none without one', () => {
+    expect(toResponsesRequest(call({ endUser: 'acct_01jz8k2v7c0000000000000000' })).body.safety_identifier).toBe('acct_01jz8k2v7c0000000000000000');
+    expect(toResponsesRequest(call()).body).not.toHaveProperty('safety_identifier');
+  });
+
   it('joins the system blocks with blank lines into instructions', () => {
     const { body } = toResponsesRequest(
       call({

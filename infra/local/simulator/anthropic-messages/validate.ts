@@ -256,6 +256,18 @@ function readInput(body: Json, walker: InputWalker): Refusal | undefined {
   return undefined;
 }
 
+/** `metadata`: an object whose one field, `user_id`, is a string of at most 256 characters. */
+function checkMetadata(metadata: unknown): string | undefined {
+  if (metadata === undefined || metadata === null) return undefined;
+  if (!isObject(metadata)) return 'metadata: Input should be a valid dictionary or object to extract fields from';
+  for (const key of Object.keys(metadata)) if (key !== 'user_id') return `metadata.${key}: Extra inputs are not permitted`;
+  const userId = metadata['user_id'];
+  if (userId === undefined || userId === null) return undefined;
+  if (typeof userId !== 'string') return 'metadata.user_id: Input should be a valid string';
+  if (userId.length > 256) return 'metadata.user_id: String should have at most 256 characters';
+  return undefined;
+}
+
 /** Validates a Messages API request body; on success returns a ready-to-answer call. */
 export function validateMessages(input: unknown): Prepared {
   if (!isObject(input)) return badRequest('The request body must be a JSON object.');
@@ -272,6 +284,8 @@ export function validateMessages(input: unknown): Prepared {
   if (samplingError) return badRequest(samplingError);
   const schema = readSchema(body);
   if (typeof schema === 'string') return badRequest(schema);
+  const metadataError = checkMetadata(body['metadata']);
+  if (metadataError) return badRequest(metadataError);
 
   const digest = walker.digest();
   const call: MessagesCall = {

@@ -251,6 +251,21 @@ function readLimits(body: Json): number | null | Refusal {
   return maxOut;
 }
 
+/** OpenAI's end-user identifier for its abuse detection: a string of at most 64 characters. */
+function checkSafetyIdentifier(body: Json): Refusal | undefined {
+  const id = body['safety_identifier'];
+  if (id === undefined || id === null) return undefined;
+  if (typeof id !== 'string') return badRequest(`Invalid type for 'safety_identifier': expected a string, but got ${typeof id} instead.`, 'safety_identifier', 'invalid_type');
+  if (id.length > 64) {
+    return badRequest(
+      `Invalid 'safety_identifier': string too long. Expected a string with maximum length 64, but got a string with length ${id.length} instead.`,
+      'safety_identifier',
+      'string_above_max_length',
+    );
+  }
+  return undefined;
+}
+
 /** `store` and `metadata`, echoed in the answer. */
 function readStorage(body: Json): { store: boolean; metadata: Json } | Refusal {
   const store = body['store'];
@@ -320,6 +335,8 @@ export function validateResponses(input: unknown): Prepared {
   if (isRefusal(maxOutputTokens)) return maxOutputTokens;
   const storage = readStorage(body);
   if (isRefusal(storage)) return storage;
+  const safetyIdentifier = checkSafetyIdentifier(body);
+  if (safetyIdentifier) return safetyIdentifier;
   const family = familyOf(model);
   const reasoning = readReasoning(body, model, family);
   if (isRefusal(reasoning)) return reasoning;
