@@ -205,11 +205,12 @@ async function ensureDemoAccount(gateway: Gateway, config: GatewayConfig): Promi
 /**
  * GATEWAY_DATA_DIR as a directory, made should it not exist: a path that names a file, or
  * lies under one, or cannot be made, is a setting to change, one line from `npm start`
- * (it was an EEXIST stack trace from mkdir).
+ * (it was an EEXIST stack trace from mkdir). Made for this user alone (0700): the store in it
+ * holds prompt logs, balances and key hashes. One that exists keeps its permissions.
  */
 function ensureDataDir(dir: string): void {
   try {
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
     if (!statSync(dir).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'EEXIST' });
   } catch (error) {
     const { code, message } = error as NodeJS.ErrnoException;

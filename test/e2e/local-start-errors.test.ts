@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -64,6 +64,13 @@ describe('npm start, a setting that is not valid', () => {
     const lines = result.stderr.trimEnd().split('\n');
     expect(lines, result.stderr).toHaveLength(1);
     expect(lines[0]).toMatch(line);
+  });
+});
+
+describe('GATEWAY_DATA_DIR that does not exist yet', () => {
+  it('is made readable by this user alone, as the store in it holds prompt logs and key hashes', () => {
+    // Made by beforeAll's host (with the usual umask, 022, it was 0755).
+    expect(statSync(revokedKeyDir).mode & 0o777).toBe(0o700);
   });
 });
 
