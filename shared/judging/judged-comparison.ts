@@ -45,12 +45,6 @@ export interface JudgedRun {
   discardClaims(): Promise<void>;
 }
 
-/**
- * A comparison with judges (DESIGN.md, The workflow): one synchronous execution of the
- * judge workflow (Generate, then Judge), then both orders of each pair folded into one
- * evaluation and the models ranked. A result or judgment that cannot be read back from the
- * claim-check store is a failed one, as a failed task's are: it fails no other.
- */
 /** The run's name (the promptLogId), its deadline, and the account whose request it is (the workflow's context). */
 export interface JudgedRunSettings {
   requestId: string;
@@ -59,6 +53,12 @@ export interface JudgedRunSettings {
   now?: number;
 }
 
+/**
+ * A comparison with judges (DESIGN.md, The workflow): one synchronous execution of the
+ * judge workflow (Generate, then Judge), then both orders of each pair folded into one
+ * evaluation and the models ranked. A result or judgment that cannot be read back from the
+ * claim-check store is a failed one, as a failed task's are: it fails no other.
+ */
 export function startJudgedComparison(request: PromptRequest, run: JudgedRunSettings, deps: JudgedComparisonDeps): JudgedRun {
   const plan = workflowPlan(request, run);
   const comparison = (async () => {
