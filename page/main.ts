@@ -98,6 +98,14 @@ const num = (value: unknown): number | undefined => (typeof value === 'number' &
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 
+/** Counts (tokens, milliseconds, calls, pairs) with their thousands grouped, in the page's English: 1,234,567. Not costs (usd) or credits: amounts, with rules of their own. */
+const COUNT = new Intl.NumberFormat('en');
+/** A count as the page shows it, or `missing` where the answer has no number. */
+const grouped = (value: unknown, missing = '?'): string => {
+  const n = num(value);
+  return n === undefined ? missing : COUNT.format(n);
+};
+
 /**
  * Text a vendor or a model wrote (an error's message, a warning, a judge's reasoning) where the
  * page writes words of its own beside it: isolated (`bdi`), so that a right-to-left override in
@@ -463,14 +471,14 @@ function showResult(index: number, result: unknown): void {
   // The subsets of the counts the vendor reported (usage): shown when not 0. Anthropic and
   // Bedrock count thinking inside the output and never apart: no reasoningTokensOut there.
   const usage = isObject(result.usage) ? result.usage : {};
-  const part = (value: unknown, what: string) => (num(value) ? ` (${str(value)} ${what})` : '');
+  const part = (value: unknown, what: string) => (num(value) ? ` (${grouped(value)} ${what})` : '');
   const tokens =
     result.providerCost === null
       ? 'tokens unknown (usage missing)'
-      : `tokens ${str(num(result.tokensIn) ?? '?')} in${part(usage.cachedTokensIn, 'cached')} / ${str(num(result.tokensOut) ?? '?')} out${part(usage.reasoningTokensOut, 'reasoning')}`;
+      : `tokens ${grouped(result.tokensIn)} in${part(usage.cachedTokensIn, 'cached')} / ${grouped(result.tokensOut)} out${part(usage.reasoningTokensOut, 'reasoning')}`;
   column.meta.replaceChildren(
     el('span', 'tokens', tokens),
-    el('span', 'latency', `${str(num(result.latencyMs) ?? '?')} ms`),
+    el('span', 'latency', `${grouped(result.latencyMs)} ms`),
     el('span', 'cost', `${costLabel} $${cost === undefined ? '?' : usd(cost)}`),
     ...list(result.warnings).map((warning) => {
       const line = el('span', 'warning', '⚠ ');
@@ -708,7 +716,7 @@ function renderOutput(column: Column): void {
     setNote(column);
   } else if (column.text.length > MARKDOWN_MAX_CHARS && !column.markdownAnyway) {
     // Said without the text's length, which grows as more text is appended to it.
-    setNote(column, `Shown as text: longer than the ${MARKDOWN_MAX_CHARS.toLocaleString('en')} characters rendered as Markdown.`, {
+    setNote(column, `Shown as text: longer than the ${grouped(MARKDOWN_MAX_CHARS)} characters rendered as Markdown.`, {
       label: 'Render as Markdown anyway',
       run: () => {
         column.markdownAnyway = true;
@@ -730,7 +738,7 @@ function renderOutput(column: Column): void {
       setNote(
         column,
         error instanceof TooManyCells
-          ? `Shown as text: its tables would hold more than the ${MAX_TABLE_CELLS.toLocaleString('en')} cells rendered as Markdown (a row gets as many cells as its table's header).`
+          ? `Shown as text: its tables would hold more than the ${grouped(MAX_TABLE_CELLS)} cells rendered as Markdown (a row gets as many cells as its table's header).`
           : `Shown as text: Markdown could not be rendered (${messageOf(error).split('\n')[0]}).`,
       );
     } finally {
@@ -955,7 +963,7 @@ function showJudges(evaluations: unknown[], statistics: unknown): void {
   const tokens = (orders: Json[]) => {
     const missing = orders.filter((order) => order.providerCost === null).length;
     if (missing > 0 && missing === orders.length) return 'unknown (usage missing)';
-    return `${str(sum(orders, 'tokensIn'))} / ${str(sum(orders, 'tokensOut'))}${missing > 0 ? ` (usage missing for ${missing} of ${orders.length} calls)` : ''}`;
+    return `${grouped(sum(orders, 'tokensIn'))} / ${grouped(sum(orders, 'tokensOut'))}${missing > 0 ? ` (usage missing for ${missing} of ${orders.length} calls)` : ''}`;
   };
   fill(judgeStatsEl, [
     row('th', ['judge', 'calls', 'failed', 'tokens in / out', 'cost', 'pairs', 'position consistency', 'chose position A', 'decisive', 'longer won']),
@@ -964,11 +972,11 @@ function showJudges(evaluations: unknown[], statistics: unknown): void {
         'td',
         [
           withNotes(judge, orders),
-          str(orders.length),
-          str(orders.filter((order) => order.status === 'failed').length),
+          grouped(orders.length),
+          grouped(orders.filter((order) => order.status === 'failed').length),
           tokens(orders),
           costText(sumCosts(orders)),
-          str(own?.pairs ?? '–'),
+          grouped(own?.pairs, '–'),
           share(own?.positionConsistency),
           share(own?.chosePositionA),
           share(own?.decisive),
@@ -984,9 +992,10 @@ function showJudges(evaluations: unknown[], statistics: unknown): void {
     .filter(isObject)
     .map((pair) => {
       const [a, b] = list(pair.judges).map(str);
-      return el('li', undefined, `${a} and ${b}: agreement ${share(pair.agreement)}, Cohen's κ ${fixed(pair.cohensKappa)} over ${str(pair.pairs)} pairs`);
+      return el('li', undefined, `${a} and ${b}: agreement ${share(pair.agreement)}, Cohen's κ ${fixed(pair.cohensKappa)} over ${grouped(pair.pairs)} pairs`);
     });
-  if (agreement && num(agreement.fleissPairs)) items.push(el('li', undefined, `All judges: Fleiss' κ ${fixed(agreement.fleissKappa)} over ${str(agreement.fleissPairs)} pairs`));
+  if (agreement && num(agreement.fleissPairs))
+    items.push(el('li', undefined, `All judges: Fleiss' κ ${fixed(agreement.fleissKappa)} over ${grouped(agreement.fleissPairs)} pairs`));
   agreementEl.replaceChildren(...items);
   agreementEl.hidden = items.length === 0;
 }
@@ -1108,10 +1117,10 @@ function showError(status: number | undefined, answer: unknown): void {
   // And what the estimate is made of: each model's worst case, and the judge calls'.
   const estimate = isObject(answer) && isObject(answer.estimate) ? answer.estimate : undefined;
   for (const model of list(estimate?.models).filter(isObject)) {
-    lines.push([`  estimate ${str(model.modelId)}: ${str(num(model.credits) ?? '?')} credits (up to ${str(num(model.outputTokens) ?? '?')} output tokens)`]);
+    lines.push([`  estimate ${str(model.modelId)}: ${str(num(model.credits) ?? '?')} credits (up to ${grouped(model.outputTokens)} output tokens)`]);
   }
   const judgeCalls = isObject(estimate?.judgeCalls) ? estimate.judgeCalls : undefined;
-  if (judgeCalls && num(judgeCalls.calls)) lines.push([`  estimate judge calls: ${str(judgeCalls.calls)} calls, ${str(num(judgeCalls.credits) ?? '?')} credits`]);
+  if (judgeCalls && num(judgeCalls.calls)) lines.push([`  estimate judge calls: ${grouped(judgeCalls.calls)} calls, ${str(num(judgeCalls.credits) ?? '?')} credits`]);
   showMessage(...lines.flatMap((line, i) => (i === 0 ? line : ['\n', ...line])));
 }
 

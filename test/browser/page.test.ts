@@ -34,6 +34,9 @@ function errorText(page: Page): Promise<string> {
   return page.$eval('#error', (el) => (el.hidden ? '' : (el.textContent ?? '')));
 }
 
+/** A count as the page shows it, its thousands grouped (`8,192`), in a RegExp's source; with `positive`, not 0. */
+const count = (positive = false) => (positive ? '[1-9]\\d{0,2}(?:,\\d{3})*' : '\\d{1,3}(?:,\\d{3})*');
+
 /** Makes the simulator answer `modelId` with `content`: a `status` fault answering 200 with a well-formed chat completion. */
 async function answerWith(modelId: string, content: string): Promise<void> {
   const upstream = await upstreamOf(host(), modelId);
@@ -675,8 +678,9 @@ describe('The comparison page at GET /', () => {
             '^402 insufficient_credits: [^\\n]+',
             `  estimatedCreditsRequired: ${credits}`,
             '  balance: 0\\.000001',
-            `  estimate ${FAST}: ${credits} credits \\(up to \\d+ output tokens\\)`,
-            `  estimate ${OTHER}: ${credits} credits \\(up to \\d+ output tokens\\)`,
+            // Each model's output allowance (thousands of tokens), its thousands grouped.
+            `  estimate ${FAST}: ${credits} credits \\(up to \\d{1,3}(,\\d{3})+ output tokens\\)`,
+            `  estimate ${OTHER}: ${credits} credits \\(up to \\d{1,3}(,\\d{3})+ output tokens\\)`,
             `  estimate judge calls: 2 calls, ${credits} credits$`,
           ].join('\n'),
         ),
@@ -852,14 +856,30 @@ describe('The comparison page at GET /', () => {
       expect(layout.expand).toEqual([true, true, true, true]);
     });
 
+    it('groups the thousands of token counts, latencies and call counts (1,234,567); costs keep their three significant digits', async () => {
+      const usage = { cachedTokensIn: 12_345, cacheWriteTokensIn: 0, reasoningTokensOut: 7_890 };
+      const results = [resultOf(FAST, 'ok', { tokensIn: 1_234_567, tokensOut: 23_456, latencyMs: 12_345, providerCost: 0.0123456, usage })];
+      const order = (answerA: string, answerB: string) => ({ ...failedEvaluation('x').orders[0], answerA, answerB, tokensIn: 600_000, tokensOut: 17_283 });
+      const evaluations = [{ ...failedEvaluation('x'), status: 'completed', error: undefined, orders: [order(FAST, OTHER), order(OTHER, FAST)] }];
+      const judgeStatistics = { judges: [{ judgeModelId: JUDGE, pairs: 1_500, positionConsistency: 1, chosePositionA: 0.5, decisive: 1, longerWon: null }] };
+      proxy = await startProxy(host(), answered(results, { evaluations, judgeStatistics }));
+      page = await openPage(browser(), host(), { url: proxy.url });
+      await compare(page, { models: [FAST] });
+      await ended(page);
+
+      expect(await columnText(page, FAST, 'meta')).toBe('tokens 1,234,567 in (12,345 cached) / 23,456 out (7,890 reasoning)12,345 mscost $0.0123');
+      const judge = await page.$eval('#judge-stats tr + tr', (tr) => [...(tr as HTMLTableRowElement).cells].map((cell) => cell.textContent));
+      expect(judge.slice(0, 6)).toEqual([JUDGE, '2', '0', '1,200,000 / 34,566', '$0', '1,500']);
+    });
+
     it("shows a model's tokens as unknown, not 0, when its vendor's usage was missing (providerCost null)", async () => {
       host().simulator.setFault({ kind: 'no-usage', model: await upstreamOf(host(), FAST) });
       page = await openPage(browser(), host());
       await compare(page, { models: [FAST, OTHER] });
       await ended(page);
 
-      expect(await columnText(page, FAST, 'meta')).toMatch(/^tokens unknown \(usage missing\)\d+ msestimated cost \$0\.0*[1-9]\d*⚠ /);
-      expect(await columnText(page, OTHER, 'meta')).toMatch(/^tokens [1-9]\d* in \/ [1-9]\d* out\d+ mscost \$0\.0*[1-9]/);
+      expect(await columnText(page, FAST, 'meta')).toMatch(new RegExp(`^tokens unknown \\(usage missing\\)${count()} msestimated cost \\$0\\.0*[1-9]\\d*⚠ `));
+      expect(await columnText(page, OTHER, 'meta')).toMatch(new RegExp(`^tokens ${count(true)} in / ${count(true)} out${count()} mscost \\$0\\.0*[1-9]`));
       // The status line's provider cost says how much of it is that estimate.
       const estimated = (await page.$eval(`${column(FAST)} .cost`, (el) => el.textContent ?? '')).replace(/^estimated cost /, '');
       const summary = await page.$eval('#summary', (el) => el.textContent ?? '');
@@ -895,7 +915,15 @@ describe('The comparison page at GET /', () => {
       // The judge's six calls, their tokens and cost, and its statistics.
       const judges = await page.$$eval('#judge-stats tr + tr', (trs) => trs.map((tr) => [...(tr as HTMLTableRowElement).cells].map((cell) => cell.textContent ?? '')));
       expect(judges).toEqual([
-        [JUDGE, '6', '0', expect.stringMatching(/^[1-9]\d* \/ [1-9]\d*$/), expect.stringMatching(/^\$0\.0*[1-9]/), '3', ...Array(4).fill(expect.stringMatching(/^(\d+ %|–)$/))],
+        [
+          JUDGE,
+          '6',
+          '0',
+          expect.stringMatching(new RegExp(`^${count(true)} / ${count(true)}$`)),
+          expect.stringMatching(/^\$0\.0*[1-9]/),
+          '3',
+          ...Array(4).fill(expect.stringMatching(/^(\d+ %|–)$/)),
+        ],
       ]);
 
       // At phone width, nothing widens the page: the judging tables scroll in their own box, the status line wraps.
