@@ -24,7 +24,6 @@ const promptInput = $<HTMLTextAreaElement>('prompt');
 const systemPromptInput = $<HTMLTextAreaElement>('system-prompt');
 const judgePromptInput = $<HTMLTextAreaElement>('judge-prompt');
 const schemaInput = $<HTMLTextAreaElement>('response-schema');
-const schemaErrorEl = $('response-schema-error');
 const weightInputs = { accuracy: $<HTMLInputElement>('w-accuracy'), speed: $<HTMLInputElement>('w-speed'), cost: $<HTMLInputElement>('w-cost') };
 const settingInputs = { temperature: $<HTMLInputElement>('g-temperature'), maxTokens: $<HTMLInputElement>('g-maxTokens'), topP: $<HTMLInputElement>('g-topP') };
 const columnsEl = $('columns');
@@ -159,19 +158,58 @@ function modelOption(model: Json, chosen: Set<string>): HTMLOptionElement {
 keyInput.addEventListener('change', () => void loadModels().catch(networkError));
 apiUrlInput.addEventListener('change', () => void loadModels().catch(networkError));
 
+// ---- errors at their fields ------------------------------------------------------------
+
+/** A field of the form: the JSON pointer of what it sends, and where its errors are shown (`<id>-error`, under it). */
+interface Field {
+  pointer: string;
+  input: HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement;
+  error: HTMLElement;
+}
+
+const formField = (pointer: string, input: Field['input']): Field => ({ pointer, input, error: $(`${input.id}-error`) });
+const schemaField = formField('/response_schema', schemaInput);
+/** In the form's order: a refusal takes the focus to the first it names. */
+const fields: Field[] = [
+  formField('/prompt', promptInput),
+  formField('/system_prompt', systemPromptInput),
+  formField('/models', modelsSelect),
+  formField('/judges', judgesSelect),
+  ...Object.entries(weightInputs).map(([name, input]) => formField(`/judge_weights/${name}`, input)),
+  ...Object.entries(settingInputs).map(([name, input]) => formField(`/generation_settings/${name}`, input)),
+  formField('/judge_prompt', judgePromptInput),
+  schemaField,
+];
+
+/** The field a refusal's pointer names: the field's own, or one inside it (`/models/1`, `/response_schema/properties/a`). */
+const fieldAt = (pointer: string): Field | undefined => fields.find((f) => pointer === f.pointer || pointer.startsWith(`${f.pointer}/`));
+
+/** Shows `parts` under the field (`aria-invalid`, and its description by `aria-describedby`), or no error when there are none. */
+function setFieldError(f: Field, ...parts: (string | Node)[]): void {
+  f.error.replaceChildren(...parts);
+  f.error.hidden = parts.length === 0;
+  if (parts.length === 0) f.input.removeAttribute('aria-invalid');
+  else f.input.setAttribute('aria-invalid', 'true');
+}
+
+// A refusal's error goes as soon as its field changes, not at the next Compare (the schema's once it holds JSON, below).
+for (const f of fields.filter((f) => f !== schemaField)) {
+  f.input.addEventListener(f.input instanceof HTMLSelectElement ? 'change' : 'input', () => {
+    if (f.input.hasAttribute('aria-invalid')) setFieldError(f);
+  });
+}
+
 // ---- the request -----------------------------------------------------------------------
 
 /** Whether the response schema field holds JSON (or nothing), its error shown at it when not. */
 function checkSchemaField(): ReturnType<typeof readJsonField> {
   const schema = readJsonField(schemaInput.value);
-  schemaErrorEl.hidden = schema.error === undefined;
-  schemaErrorEl.textContent = schema.error === undefined ? '' : `Response schema: ${schema.error}; nothing is sent or copied until it is JSON.`;
-  if (schema.error === undefined) schemaInput.removeAttribute('aria-invalid');
-  else schemaInput.setAttribute('aria-invalid', 'true');
+  if (schema.error === undefined) setFieldError(schemaField);
+  else setFieldError(schemaField, `Response schema: ${schema.error}; nothing is sent or copied until it is JSON.`);
   return schema;
 }
 
-// Once said, the error goes as soon as the field holds JSON, not at the next Compare.
+// Once said (or a refusal named the field), the error goes as soon as the field holds JSON, not at the next Compare.
 schemaInput.addEventListener('input', () => {
   if (schemaInput.hasAttribute('aria-invalid')) checkSchemaField();
 });
@@ -232,11 +270,15 @@ stopButton.addEventListener('click', () => {
     : `Stopped: the gateway lets the calls still running go on for 2 s; those that end by then are charged in full, the others cancelled and charged what they had used${id}`;
 });
 
+/** The focus is on Stop, disabled when the comparison ends, or was dropped on the page's body: nowhere a person put it. */
+const focusLost = () => document.activeElement === stopButton || document.activeElement === document.body;
+
 runButton.addEventListener('click', () => {
   const filled = form();
   if (!filled) return; // nothing sent: the field says why
   const body = requestBody(filled);
   hideError();
+  for (const f of fields) setFieldError(f);
   clearResults(list(body.models).map(str));
   // Said as the run starts (role=status): the status line was only emptied.
   const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
@@ -258,7 +300,7 @@ runButton.addEventListener('click', () => {
       networkError(error);
     })
     .finally(() => {
-      const stranded = document.activeElement === stopButton || document.activeElement === document.body;
+      const stranded = focusLost();
       runButton.disabled = false;
       stopButton.disabled = true;
       if (stranded) runButton.focus();
@@ -1101,14 +1143,32 @@ function fill(table: HTMLTableElement, rows: HTMLTableRowElement[]): void {
 
 // ---- errors ----------------------------------------------------------------------------
 
-/** The API's error body: code, message and each field it names. */
+/**
+ * The API's error body: code, message and each field it names, at that field when it is one
+ * of the form's (the box then lists their pointers), else in the box.
+ */
 function showError(status: number | undefined, answer: unknown): void {
   const error = isObject(answer) && isObject(answer.error) ? answer.error : undefined;
   // The messages may carry a vendor's words: isolated from the page's (untrusted).
   const lines: (string | Node)[][] = [
     [`${status === undefined ? '' : `${status} `}${str(error?.code) || 'error'}: `, str(error?.message) ? untrusted(error?.message) : 'the API gave no error body'],
   ];
-  for (const detail of list(error?.details).filter(isObject)) lines.push([`  ${str(detail.field)}: `, untrusted(detail.message)]);
+  const atFields = new Map<Field, (string | Node)[][]>();
+  const named: string[] = [];
+  const elsewhere: (string | Node)[][] = [];
+  for (const detail of list(error?.details).filter(isObject)) {
+    const pointer = str(detail.field);
+    const at = fieldAt(pointer);
+    if (!at) {
+      elsewhere.push([`  ${pointer}: `, untrusted(detail.message)]);
+      continue;
+    }
+    named.push(pointer);
+    // At its field, a message on the field itself needs no name; one inside it (`/models/1`) keeps its pointer.
+    atFields.set(at, [...(atFields.get(at) ?? []), [pointer === at.pointer ? '' : `${pointer}: `, untrusted(detail.message)]]);
+  }
+  if (named.length > 0) lines.push([`  shown at the form's fields: ${named.join(', ')}`]);
+  lines.push(...elsewhere);
   // A 402 adds these beside `error`, at the top level of the body.
   for (const field of ['estimatedCreditsRequired', 'balance']) {
     const value = isObject(answer) ? num(answer[field]) : undefined;
@@ -1121,7 +1181,16 @@ function showError(status: number | undefined, answer: unknown): void {
   }
   const judgeCalls = isObject(estimate?.judgeCalls) ? estimate.judgeCalls : undefined;
   if (judgeCalls && num(judgeCalls.calls)) lines.push([`  estimate judge calls: ${grouped(judgeCalls.calls)} calls, ${str(num(judgeCalls.credits) ?? '?')} credits`]);
-  showMessage(...lines.flatMap((line, i) => (i === 0 ? line : ['\n', ...line])));
+  showMessage(...joinLines(lines));
+  for (const [f, messages] of atFields) setFieldError(f, ...joinLines(messages));
+  // Taken to the first field named, unless the person has put the focus somewhere meanwhile.
+  const first = fields.find((f) => atFields.has(f));
+  if (first && focusLost()) first.input.focus();
+}
+
+/** Lines of parts, one after the other with a line end between. */
+function joinLines(lines: (string | Node)[][]): (string | Node)[] {
+  return lines.flatMap((line, i) => (i === 0 ? line : ['\n', ...line]));
 }
 
 function showMessage(...parts: (string | Node)[]): void {

@@ -34,6 +34,22 @@ function errorText(page: Page): Promise<string> {
   return page.$eval('#error', (el) => (el.hidden ? '' : (el.textContent ?? '')));
 }
 
+/**
+ * The form's fields marked invalid (`aria-invalid=true`), in the form's order: each with the
+ * error that describes it (`aria-describedby`), and whether that error is shown just under it.
+ */
+function fieldErrors(page: Page): Promise<[string, string | null, boolean][]> {
+  return page.$$eval('.settings [aria-invalid=true]', (els) =>
+    els.map((el) => {
+      const error = document.getElementById(el.getAttribute('aria-describedby') ?? '');
+      const field = el.getBoundingClientRect();
+      const box = error?.getBoundingClientRect();
+      const under = box !== undefined && box.top >= field.bottom - 0.5 && box.top - field.bottom < 16 && box.left < field.right && field.left < box.right;
+      return [el.id, !error || error.hidden ? null : error.textContent, under];
+    }),
+  );
+}
+
 /** A count as the page shows it, its thousands grouped (`8,192`), in a RegExp's source; with `positive`, not 0. */
 const count = (positive = false) => (positive ? '[1-9]\\d{0,2}(?:,\\d{3})*' : '\\d{1,3}(?:,\\d{3})*');
 
@@ -567,14 +583,84 @@ describe('The comparison page at GET /', () => {
       await ended(page);
     });
 
-    it("shows the API's refusal with the field it names, and runs nothing", async () => {
+    it("shows the API's refusal at each field it names (aria-invalid, aria-describedby), the focus on the first, each gone when its field changes; runs nothing", async () => {
       page = await openPage(browser(), host());
-      await compare(page, { models: [FAST], settings: { temperature: '5' } });
+      await page.$eval('#prompt', (el) => ((el as HTMLTextAreaElement).value = ''));
+      await compare(page, { models: [], judges: [JUDGE], settings: { temperature: '5' }, weights: { cost: '2' } });
 
       await page.waitForSelector('#error:not([hidden])');
-      expect(await page.$eval('#error', (el) => el.textContent)).toMatch(/^400 invalid_request: [\s\S]*\n {2}\/generation_settings\/temperature: must be <= 2$/);
-      expect(await columnText(page, FAST, 'status')).toBe('not run');
+      // The box says where they are; each field says what is wrong with it, just under it.
+      const named = ['/prompt', '/models', '/judge_weights/cost', '/generation_settings/temperature'];
+      expect(await errorText(page)).toBe(`400 invalid_request: 4 fields are invalid\n  shown at the form's fields: ${named.join(', ')}`);
+      expect(await fieldErrors(page)).toEqual([
+        ['prompt', 'must NOT have fewer than 1 characters', true],
+        ['models', 'must NOT have fewer than 1 items', true],
+        ['w-cost', 'must be <= 1', true],
+        ['g-temperature', 'must be <= 2', true],
+      ]);
+      // As a screen reader hears the field: invalid, described by its error; the focus taken to the first.
+      const temperature = await page.accessibility.snapshot({ root: (await page.$('#g-temperature')) ?? undefined, interestingOnly: false });
+      expect([temperature?.name, temperature?.invalid, temperature?.description]).toEqual(['temperature', 'true', 'must be <= 2']);
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('prompt');
       expect(host().simulator.calls()).toHaveLength(0);
+
+      // Each error goes when its field changes, and only its own.
+      await page.click('#g-temperature', { count: 3 });
+      await page.keyboard.type('0.5');
+      await page.select('#models', FAST);
+      expect((await fieldErrors(page)).map(([id]) => id)).toEqual(['prompt', 'w-cost']);
+      expect(await page.$eval('#g-temperature-error', (el) => el.hidden)).toBe(true);
+      await page.type('#prompt', 'Say hello');
+      await page.click('#w-cost', { count: 3 });
+      await page.keyboard.type('0.5');
+      expect(await fieldErrors(page)).toEqual([]);
+      await compare(page, { models: [FAST] });
+      await page.waitForSelector(column(FAST, 'completed'));
+      expect(await errorText(page)).toBe('');
+    });
+
+    it('keeps in the box what a refusal names outside the form; a pointer inside a field stays beside its message there', async () => {
+      const details = [
+        { field: '/model_tuning/fam_c-5.4/reasoningEffort', message: 'must be one of low, medium, high' },
+        { field: '/models/1', message: '"gpt-5.4" names the same model as /models/0' },
+        { field: '/response_schema/additionalProperties', message: 'must be false at every object level of response_schema' },
+        { field: '/response_schema/properties/a/additionalProperties', message: 'must be false at every object level of response_schema' },
+      ];
+      proxy = await startProxy(host(), (res) => {
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { code: 'invalid_request', message: '4 fields are invalid', details } }));
+      });
+      page = await openPage(browser(), host(), { url: proxy.url });
+      await page.type('#response-schema', '{"type": "object", "properties": {"a": {"type": "object"}}}');
+      await compare(page, { models: [FAST, OTHER] });
+
+      await page.waitForSelector('#error:not([hidden])');
+      expect(await errorText(page)).toBe(
+        [
+          '400 invalid_request: 4 fields are invalid',
+          "  shown at the form's fields: /models/1, /response_schema/additionalProperties, /response_schema/properties/a/additionalProperties",
+          '  /model_tuning/fam_c-5.4/reasoningEffort: must be one of low, medium, high',
+        ].join('\n'),
+      );
+      expect(await fieldErrors(page)).toEqual([
+        ['models', '/models/1: "gpt-5.4" names the same model as /models/0', true],
+        [
+          'response-schema',
+          '/response_schema/additionalProperties: must be false at every object level of response_schema\n/response_schema/properties/a/additionalProperties: must be false at every object level of response_schema',
+          true,
+        ],
+      ]);
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('models');
+      // The schema's error, once it changes: that it is not JSON while it is not, then none.
+      await page.type('#response-schema', ',');
+      expect(await fieldErrors(page)).toEqual([
+        ['models', '/models/1: "gpt-5.4" names the same model as /models/0', true],
+        ['response-schema', expect.stringMatching(/^Response schema: not JSON/), true],
+      ]);
+      await page.keyboard.press('Backspace');
+      expect((await fieldErrors(page)).map(([id]) => id)).toEqual(['models']);
+      await page.select('#models', FAST);
+      expect(await fieldErrors(page)).toEqual([]);
     });
 
     it('sends a setting typed as `1e` as typed, so that the API names it, and runs nothing', async () => {
@@ -583,7 +669,8 @@ describe('The comparison page at GET /', () => {
       await compare(page, { models: [FAST] });
 
       await page.waitForSelector('#error:not([hidden])');
-      expect(await errorText(page)).toMatch(/^400 invalid_request: [\s\S]*\n {2}\/generation_settings\/temperature: /);
+      expect(await errorText(page)).toMatch(/^400 invalid_request: [\s\S]*\n {2}shown at the form's fields: \/generation_settings\/temperature$/);
+      expect(await fieldErrors(page)).toEqual([['g-temperature', expect.stringMatching(/^must be /), true]]);
       expect(await columnText(page, FAST, 'status')).toBe('not run');
       expect(host().simulator.calls()).toHaveLength(0);
     });
@@ -598,8 +685,7 @@ describe('The comparison page at GET /', () => {
       await compare(page, { models: [FAST] });
 
       await page.waitForSelector('#error:not([hidden])');
-      const error = await errorText(page);
-      for (const field of ['temperature', 'maxTokens', 'topP']) expect(error).toContain(`\n  /generation_settings/${field}: `);
+      expect((await fieldErrors(page)).map(([id]) => id)).toEqual(['g-temperature', 'g-maxTokens', 'g-topP']);
       expect(host().simulator.calls()).toHaveLength(0);
     });
 
@@ -1291,8 +1377,10 @@ describe('The comparison page at GET /', () => {
 
       await page.click('#run');
       await ended(page);
-      expect(await errorText(page)).toBe(`400 invalid_request: ${RLO}\n  /prompt: ${RLO}`);
-      expect(await isolated(page, '#error', RLO)).toEqual([true, true]);
+      expect(await errorText(page)).toBe(`400 invalid_request: ${RLO}\n  shown at the form's fields: /prompt`);
+      expect(await isolated(page, '#error', RLO)).toEqual([true]);
+      expect(await page.$eval('#prompt-error', (el) => el.textContent)).toBe(RLO);
+      expect(await isolated(page, '#prompt-error', RLO)).toEqual([true]);
     });
   });
 
