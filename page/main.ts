@@ -135,6 +135,7 @@ async function loadModels(): Promise<void> {
     const chosen = new Set([...select.selectedOptions].map((option) => option.value));
     select.replaceChildren(...models.map((model) => modelOption(model, chosen)));
   }
+  for (const filter of pickerFilters) filter.refresh();
   hideError();
 }
 
@@ -153,8 +154,62 @@ function modelOption(model: Json, chosen: Set<string>): HTMLOptionElement {
   option.value = id;
   option.selected = chosen.has(id);
   option.title = [upstream ? `Answered by ${upstream}` : '', ...notes].filter((line) => line !== '').join('\n');
+  // What the picker's filter looks in, a name a line: the ID, its vendor spelling and the vendor model.
+  option.dataset.names = [id, str(model.alias), upstream].join('\n').toLowerCase();
   return option;
 }
+
+/**
+ * A picker's text filter: typing narrows the options shown to those whose ID, vendor spelling
+ * or vendor model holds the text, in any case. An option it hides keeps its choice: a click or
+ * an arrow key in the list chooses the option it lands on only, and would have unchosen the
+ * hidden ones unseen. Down arrow goes from the filter to the list, Escape empties the filter.
+ * The line under the list says how many match (role=status: said as the filter changes, not at
+ * every option an arrow key chooses) and how many are chosen, naming those the filter hides.
+ */
+function pickerFilter(select: HTMLSelectElement, input: HTMLInputElement, line: HTMLElement): { refresh(): void } {
+  let chosen = new Set<string>();
+  const matching = el('span');
+  matching.setAttribute('role', 'status');
+  const picked = el('span');
+  line.replaceChildren(matching, picked);
+  // Set only when it differs: a live region's text set again, even the same, may be said again.
+  const say = (node: HTMLElement, text: string) => {
+    if (node.textContent !== text) node.textContent = text;
+  };
+  const show = () => {
+    const query = input.value.trim().toLowerCase();
+    const options = [...select.options];
+    for (const option of options) option.hidden = query !== '' && !(option.dataset.names ?? '').includes(query);
+    const unseen = [...select.selectedOptions].filter((option) => option.hidden).map((option) => option.value);
+    const count = query === '' ? `${options.length} models` : `${options.filter((option) => !option.hidden).length} of ${options.length} match`;
+    say(matching, options.length === 0 ? '' : count);
+    say(picked, options.length === 0 || chosen.size === 0 ? '' : ` · ${chosen.size} chosen${unseen.length > 0 ? ` (not shown: ${unseen.join(', ')})` : ''}`);
+  };
+  const refresh = () => {
+    chosen = new Set([...select.selectedOptions].map((option) => option.value));
+    show();
+  };
+  select.addEventListener('change', () => {
+    for (const option of select.options) if (option.hidden) option.selected = chosen.has(option.value);
+    refresh();
+  });
+  input.addEventListener('input', show);
+  input.addEventListener('keydown', (event) => {
+    if (event.key === 'ArrowDown') select.focus();
+    else if (event.key === 'Escape' && input.value !== '') input.value = '';
+    else return;
+    event.preventDefault();
+    show();
+  });
+  return { refresh };
+}
+
+const pickerFilters = [
+  pickerFilter(modelsSelect, $<HTMLInputElement>('models-filter'), $('models-shown')),
+  pickerFilter(judgesSelect, $<HTMLInputElement>('judges-filter'), $('judges-shown')),
+];
+
 keyInput.addEventListener('change', () => void loadModels().catch(networkError));
 apiUrlInput.addEventListener('change', () => void loadModels().catch(networkError));
 

@@ -41,7 +41,10 @@ function errorText(page: Page): Promise<string> {
 function fieldErrors(page: Page): Promise<[string, string | null, boolean][]> {
   return page.$$eval('.settings [aria-invalid=true]', (els) =>
     els.map((el) => {
-      const error = document.getElementById(el.getAttribute('aria-describedby') ?? '');
+      const error = (el.getAttribute('aria-describedby') ?? '')
+        .split(' ')
+        .map((id) => document.getElementById(id))
+        .find((described) => described?.classList.contains('field-error'));
       const field = el.getBoundingClientRect();
       const box = error?.getBoundingClientRect();
       const under = box !== undefined && box.top >= field.bottom - 0.5 && box.top - field.bottom < 16 && box.left < field.right && field.left < box.right;
@@ -315,6 +318,74 @@ describe('The comparison page at GET /', () => {
         ]),
       );
       expect(models.some((model) => model.notes.length > 0)).toBe(true);
+    });
+  });
+
+  describe('The pickers', () => {
+    /** The options of a picker drawn in its list (the filter hides the others), the chosen ones, its status line and where the focus is. */
+    function picker(page: Page, id: string) {
+      return page.$eval(`#${id}`, (select) => ({
+        shown: [...(select as HTMLSelectElement).options].filter((option) => option.getBoundingClientRect().height > 0).map((option) => option.value),
+        chosen: [...(select as HTMLSelectElement).selectedOptions].map((option) => option.value),
+        status: document.getElementById(`${select.id}-shown`)?.textContent,
+        focus: document.activeElement?.id,
+      }));
+    }
+
+    it('narrow to the models whose ID, vendor spelling or vendor model holds the text typed, in any case, keeping the chosen ones it hides chosen; from the keyboard', async () => {
+      const response = await fetch(`${host().url}/api/v1/models`, { headers: { authorization: `Bearer ${host().demo.apiKey}` } });
+      const { models } = (await response.json()) as { models: { id: string; alias: string | null; upstreamModel: string }[] };
+      const matching = (text: string) => models.filter((model) => [model.id, model.alias ?? '', model.upstreamModel].some((name) => name.includes(text))).map((model) => model.id);
+      page = await openPage(browser(), host());
+      await page.select('#models', FAST, THIRD);
+      expect(await picker(page, 'models')).toMatchObject({ shown: models.map((model) => model.id), status: `${models.length} models · 2 chosen` });
+
+      // Tab from the prompt's neighbours reaches the filter before the list.
+      await page.focus('#system-prompt');
+      await page.keyboard.press('Tab');
+      await page.keyboard.type('OPUS');
+      const opus = matching('opus');
+      expect(opus.length).toBeGreaterThan(2);
+      expect(await picker(page, 'models')).toEqual({
+        shown: opus,
+        chosen: [FAST, THIRD],
+        status: `${opus.length} of ${models.length} match · 2 chosen (not shown: ${FAST}, ${THIRD})`,
+        focus: 'models-filter',
+      });
+      // The count is what a screen reader is told as the filter changes (role=status); not the choices, at every arrow key.
+      expect(await page.$eval('#models-shown [role=status]', (el) => el.textContent)).toBe(`${opus.length} of ${models.length} match`);
+      // Down arrow into the list, whose arrow keys choose the option they land on (the shown ones only), and a click,
+      // which chooses only the one clicked: the chosen ones the filter hides stay chosen.
+      await page.keyboard.press('ArrowDown');
+      await page.keyboard.press('ArrowDown');
+      expect(await picker(page, 'models')).toMatchObject({ chosen: [FAST, opus[0], THIRD], focus: 'models' });
+      await page.keyboard.press('ArrowDown');
+      expect((await picker(page, 'models')).chosen).toEqual([FAST, opus[1], THIRD]);
+      await page.click(`#models option[value="${OTHER}"]`);
+      expect((await picker(page, 'models')).chosen).toEqual([FAST, OTHER, THIRD]);
+      // Back to the filter; Escape empties it, and every model is shown again, the three chosen.
+      await page.keyboard.down('Shift');
+      await page.keyboard.press('Tab');
+      await page.keyboard.up('Shift');
+      await page.keyboard.press('Escape');
+      expect(await picker(page, 'models')).toEqual({
+        shown: models.map((model) => model.id),
+        chosen: [FAST, OTHER, THIRD],
+        status: `${models.length} models · 3 chosen`,
+        focus: 'models-filter',
+      });
+
+      // The judges' picker has its own: a vendor spelling or vendor model finds an ID that does not hold it.
+      const spelled = models.find((model) => model.alias && !model.id.includes(model.alias.toLowerCase()) && matching(model.alias).length === 1);
+      expect(spelled).toBeDefined();
+      await page.type('#judges-filter', (spelled?.alias ?? '').toUpperCase());
+      expect(await picker(page, 'judges')).toMatchObject({ shown: [spelled?.id], status: `1 of ${models.length} match` });
+      await page.$eval('#judges-filter', (el) => ((el as HTMLInputElement).value = ''));
+      await page.type('#judges-filter', 'no such model');
+      expect(await picker(page, 'judges')).toMatchObject({ shown: [], status: `0 of ${models.length} match` });
+      // The pickers send what is chosen, hidden or not.
+      await page.click('#copy-curl');
+      expect(await page.$eval('#curl', (el) => el.textContent)).toContain(`"models":["${FAST}","${OTHER}","${THIRD}"]`);
     });
   });
 
