@@ -952,7 +952,7 @@ function showJudging(evaluations: unknown[], ranking: unknown, statistics: unkno
         // An error is cut (whole in the line's title, and folded under the evaluation's winner) and
         // wraps: a 5,000-character one, on one line, made the matrix thousands of pixels wide.
         const error = str(isObject(order.error) ? order.error.message : order.status);
-        const pick = () => (completed ? [str(order.winner) || 'tie'] : ['failed: ', errorStart(error)]);
+        const pick = () => (completed ? [order.winner ? modelId(str(order.winner)) : 'tie'] : ['failed: ', errorStart(error)]);
         const key = `${str(order.answerA)}\u0000${str(order.answerB)}`;
         // A self-judge's pick the ranking leaves out (an independent judge judged the pair) is marked so.
         const excluded = evaluation.inRanking === false;
@@ -966,17 +966,13 @@ function showJudging(evaluations: unknown[], ranking: unknown, statistics: unkno
     const completed = evaluation.status === 'completed';
     const consistent = !completed ? '–' : evaluation.consistent === true ? 'yes' : evaluation.consistent === false ? 'no' : '–';
     const error = isObject(evaluation.error) ? evaluation.error : undefined;
-    const winner = completed ? str(evaluation.winner) : stacked([str(evaluation.status) || 'failed', ...(error ? [': ', ...wholeError(str(error.message))] : [])]);
+    const winner = completed ? modelId(str(evaluation.winner)) : stacked([str(evaluation.status) || 'failed', ...(error ? [': ', ...wholeError(str(error.message))] : [])]);
     const byModel = (value: unknown) =>
-      isObject(value)
-        ? Object.entries(value)
-            .map(([id, score]) => `${id} ${str(score)}`)
-            .join(', ')
-        : '–';
+      isObject(value) ? stacked(Object.entries(value).flatMap(([id, score], i) => [...(i === 0 ? [] : [', ']), modelId(`${id} ${str(score)}`)])) : '–';
     const line = row(
       'td',
       [
-        judge,
+        modelId(judge),
         `${str(evaluation.modelA)} vs ${str(evaluation.modelB)}`,
         picks[0] ? stacked(picks[0]()) : '–',
         picks[1] ? stacked(picks[1]()) : '–',
@@ -1031,6 +1027,11 @@ function wholeError(message: string): Node[] {
   text.append(untrusted(message));
   details.append(el('summary', undefined, 'whole message'), text);
   return [errorStart(message), details];
+}
+
+/** A model ID in a judging table's cell, never broken at its hyphens (the cell wraps between IDs, not in one). */
+function modelId(text: string): HTMLElement {
+  return el('span', 'id', text);
 }
 
 function stacked(nodes: (Node | string)[]): DocumentFragment {

@@ -1093,15 +1093,20 @@ describe('The comparison page at GET /', () => {
           columns: [...document.querySelectorAll('article.column')].every(within),
           summary: within(summary) && summary.scrollWidth <= summary.clientWidth,
           tablesScroll: [...document.querySelectorAll('#judging .table-scroll')].some((box) => box.scrollWidth > box.clientWidth),
-          // Squeezed to the screen, the tables broke model IDs at every hyphen: each heading cell's text on one line.
+          // Squeezed to the screen, the tables broke model IDs at every hyphen: each heading cell's text on one line,
+          // and each model ID of the evaluations' cells (judge, picks, winner, scores) too.
           headingsWhole: [...document.querySelectorAll('#judging th')].every((th) => {
             const range = document.createRange();
             range.selectNodeContents(th);
             return new Set([...range.getClientRects()].map((rect) => Math.round(rect.top))).size <= 1;
           }),
+          idsWhole: [...document.querySelectorAll('#evaluations td')]
+            .flatMap((td) => [...td.querySelectorAll('.id')].map((id) => ({ td, id })))
+            .every(({ id }) => id.getClientRects().length === 1),
+          idsInCells: [...document.querySelectorAll('#evaluations tr + tr')].every((tr) => tr.querySelectorAll('td .id').length >= 5),
         };
       });
-      expect(phone).toEqual({ pageWidth: true, columns: true, summary: true, tablesScroll: true, headingsWhole: true });
+      expect(phone).toEqual({ pageWidth: true, columns: true, summary: true, tablesScroll: true, headingsWhole: true, idsWhole: true, idsInCells: true });
 
       // At 390 px, each table's heading and hint are in view, whole, outside the box that scrolls
       // sideways (in a caption, as wide as its table, they were clipped and scrolled away).

@@ -23,7 +23,12 @@ try {
     settings: { temperature: '0.3' },
   });
   await ended(page);
+  // Allowed, as a person's browser allows a click's copy: the button then says it copied.
+  await browser.defaultBrowserContext().overridePermissions(new URL(host.url).origin, ['clipboard-read', 'clipboard-sanitized-write']);
   await page.click('#copy-curl');
+  await page.waitForFunction(() => document.querySelector('#copied')?.textContent !== '');
+  const copied = await page.$eval('#copied', (el) => el.textContent);
+  if (copied !== 'Copied to the clipboard') throw new Error(`Copy as curl said "${copied}"`);
   await page.screenshot({ path: OUTPUT, fullPage: true });
   process.stdout.write(`${OUTPUT}\n`);
 } finally {
