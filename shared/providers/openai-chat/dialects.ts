@@ -15,8 +15,6 @@ export interface ChatDialect {
   readonly samplingIgnored?: string;
   /** Upstream models (name prefixes) that take `reasoning_effort`, or 'all'; elsewhere it is left out, with a warning. */
   readonly reasoningEffortModels: 'all' | readonly string[];
-  /** Fixed body fields some upstream models need (name prefix -> fields). */
-  readonly modelFields?: readonly { readonly prefix: string; readonly fields: Readonly<Record<string, unknown>> }[];
   /** An image part's `image_url`: `{url}` (OpenAI) or the bare data URL (Mistral). */
   readonly imageUrl: 'object' | 'string';
   /** How a PDF travels; undefined when the vendor's chat completions take none. */
@@ -72,14 +70,14 @@ const XAI: ChatDialect = {
 
 /**
  * inference-docs.cerebras.ai: `max_completion_tokens`; temperature 0 to 1.5; reasoning_effort
- * low/medium/high on gpt-oss-120b and zai-glm-4.7; reasoning text in `message.reasoning`, its
- * tokens counted in completion_tokens (no reasoning_tokens field is documented).
+ * low/medium/high on gpt-oss-120b; reasoning text in `message.reasoning`, its tokens counted in
+ * completion_tokens (no reasoning_tokens field is documented).
  */
 const CEREBRAS: ChatDialect = {
   id: 'cerebras',
   maxTokensField: 'max_completion_tokens',
   maxTemperature: 1.5,
-  reasoningEffortModels: ['gpt-oss', 'zai-glm'],
+  reasoningEffortModels: ['gpt-oss'],
   imageUrl: 'object',
   reasoningTokens: 'in-completion',
   capacityStatuses: [],
@@ -125,16 +123,14 @@ const MISTRAL: ChatDialect = {
 
 /**
  * console.groq.com: `max_completion_tokens` (max_tokens deprecated); strict json_schema on
- * gpt-oss; gpt-oss returns `message.reasoning`; Qwen3 puts `<think>` text in `content` unless
- * `reasoning_format: "parsed"`; 498 is flex-tier capacity exceeded ("retry with backoff"). A streamed
- * answer puts usage in the last chunk's `x_groq.usage` (and in `usage` with stream_options).
+ * gpt-oss; gpt-oss returns `message.reasoning`; 498 is flex-tier capacity exceeded ("retry
+ * with backoff"). A streamed answer puts usage in the last chunk's `x_groq.usage` (and in
+ * `usage` with stream_options).
  */
 const GROQ: ChatDialect = {
   id: 'groq',
   maxTokensField: 'max_completion_tokens',
-  // Qwen3 takes only 'none' | 'default', which the contract never sends.
   reasoningEffortModels: ['openai/gpt-oss'],
-  modelFields: [{ prefix: 'qwen/qwen3', fields: { reasoning_format: 'parsed' } }],
   imageUrl: 'object',
   reasoningTokens: 'in-completion',
   capacityStatuses: [498],

@@ -10,13 +10,12 @@ export interface SamplingFields {
   temperature?: number;
   top_p?: number;
   reasoning_effort?: string;
-  [vendorField: string]: unknown;
 }
 
 /**
- * Output limit, temperature, top_p, reasoning effort and model-specific fields under the
- * vendor's names. Anything the vendor would reject or ignore is left out (or brought into the
- * vendor's range) with a warning saying so.
+ * Output limit, temperature, top_p and reasoning effort under the vendor's names. Anything
+ * the vendor would reject or ignore is left out (or brought into the vendor's range) with a
+ * warning saying so.
  */
 export function toSamplingFields(call: ModelCall, dialect: ChatDialect): { fields: SamplingFields; warnings: string[] } {
   const model = call.entry.upstreamModel;
@@ -46,9 +45,5 @@ export function toSamplingFields(call: ModelCall, dialect: ChatDialect): { field
   if (thinkingBudget !== undefined) warnings.push('thinkingBudget was not applied: chat completions have no thinking budget');
   if (webSearch !== undefined) warnings.push('webSearch was not applied: chat completions have no search grounding');
   if (cachedContent !== undefined) warnings.push('cachedContent was not applied: chat completions have no cache resources');
-
-  for (const { prefix, fields: extra } of dialect.modelFields ?? []) {
-    if (model.startsWith(prefix)) Object.assign(fields, extra);
-  }
   return { fields, warnings };
 }

@@ -255,15 +255,6 @@ describe('Adapter: openaiChat against the simulator', () => {
     ]);
   });
 
-  it('asks Groq Qwen3 for parsed reasoning so that no <think> text reaches the output', async () => {
-    const reply = await send(call('fam_j3-32b', { responseSchema: SCHEMA }));
-    expect(upstream().body['reasoning_format']).toBe('parsed');
-    expect(reply.output).not.toContain('<think>');
-    expect(reply.output).not.toContain(THINKING_OPENING);
-    // The instruction carried the schema, so the (simulated) model answered JSON only.
-    expect(Object.keys(JSON.parse(reply.output) as object).sort()).toEqual(Object.keys(SCHEMA.properties).sort());
-  });
-
   it.each([
     ['fam_d-4.3', 'Simulated upstream error 429'],
     ['fam_e-glm-4.7', 'Simulated upstream error 429'],

@@ -49,7 +49,6 @@ const CASES: { name: string; call: () => ModelCall }[] = [
   { name: 'DeepSeek reasoning_content, cached', call: () => modelCall('fam_f-v4-pro', { system: [{ type: 'text', text: LONG_SYSTEM }] }) },
   { name: 'Mistral', call: () => modelCall('fam_g-large') },
   { name: 'Groq gpt-oss structured', call: () => modelCall('fam_i-gpt-oss-120b', { responseSchema: SCHEMA }) },
-  { name: 'Groq Qwen3', call: () => modelCall('fam_j3-32b') },
   { name: 'Bedrock', call: () => modelCall('fam_h-pro', { system: [{ type: 'text', text: LONG_SYSTEM, cache_control: { type: 'ephemeral' } }] }) },
   { name: 'Bedrock structured (forced tool)', call: () => modelCall('fam_h-lite', { responseSchema: SCHEMA }) },
 ];

@@ -114,7 +114,7 @@ describe('Function: toChatRequest', () => {
     ['fam_d-4.3', 0.4, 0.9],
     ['fam_g-large', 1.5, 0.5],
     ['fam_i-3.3-70b', 2, 1],
-    ['fam_e-glm-4.7', 1.5, 0.95],
+    ['fam_e-gpt-oss-120b', 1.5, 0.95],
   ])('passes temperature and top_p through for %s', (id, temperature, topP) => {
     const { body, warnings } = toChatRequest(call(id, { temperature, topP }));
     expect(body.temperature).toBe(temperature);
@@ -146,7 +146,6 @@ describe('Function: toChatRequest', () => {
     ['fam_d-4.3', 'none'],
     ['fam_d-4.3', 'high'],
     ['fam_e-gpt-oss-120b', 'low'],
-    ['fam_e-glm-4.7', 'medium'],
   ] as const)('sends reasoning_effort for %s as %s', (id, effort) => {
     const { body, warnings } = toChatRequest(call(id, { tuning: { reasoningEffort: effort } }));
     expect(body.reasoning_effort).toBe(effort);
@@ -157,11 +156,6 @@ describe('Function: toChatRequest', () => {
     const { body, warnings } = toChatRequest(call('fam_d-4.20-0309-reasoning', { tuning: { reasoningEffort: effort } }));
     expect(body).not.toHaveProperty('reasoning_effort');
     expect(warnings).toEqual(['reasoningEffort was not applied: xAI does not accept reasoning_effort for grok-4.20-0309-reasoning, which reasons at its own fixed level']);
-  });
-
-  it('asks Groq for parsed reasoning on Qwen3 so that content carries the answer only', () => {
-    expect(toChatRequest(call('fam_j3-32b')).body.reasoning_format).toBe('parsed');
-    expect(toChatRequest(call('fam_i-gpt-oss-20b')).body).not.toHaveProperty('reasoning_format');
   });
 
   it('enforces the schema natively on Groq gpt-oss in the strict json_schema form', () => {
@@ -211,7 +205,7 @@ describe('Function: toChatRequest', () => {
     ]);
   });
 
-  it.each(['fam_d-4.3', 'fam_g-large', 'fam_i-3.3-70b', 'fam_e-glm-4.7'])('keeps consecutive turns as sent for %s, which takes them', (id) => {
+  it.each(['fam_d-4.3', 'fam_g-large', 'fam_i-3.3-70b', 'fam_e-gpt-oss-120b'])('keeps consecutive turns as sent for %s, which takes them', (id) => {
     const { body } = toChatRequest(
       call(id, {
         history: [
@@ -223,7 +217,7 @@ describe('Function: toChatRequest', () => {
     expect(body.messages.map((m) => m.content)).toEqual(['One.', 'Two.', 'Compare the two caching strategies.']);
   });
 
-  it.each(['fam_i-4-scout', 'fam_d-4.20-0309-reasoning', 'fam_e-glm-4.7', 'fam_f-v4-pro', 'fam_l'])('gives %s the schema as an instruction after the system prompt', (id) => {
+  it.each(['fam_i-4-scout', 'fam_d-4.20-0309-reasoning', 'fam_e-gpt-oss-120b', 'fam_f-v4-pro', 'fam_l'])('gives %s the schema as an instruction after the system prompt', (id) => {
     const { body } = toChatRequest(call(id, { system: [{ type: 'text', text: 'Judge fairly.' }], responseSchema: SCHEMA }));
     expect(body).not.toHaveProperty('response_format');
     expect(body.messages[0]).toEqual({ role: 'system', content: `Judge fairly.\n\n${schemaInstruction(SCHEMA)}` });

@@ -4,11 +4,11 @@
  * dialect: xAI counts reasoning tokens beside completion_tokens and rejects
  * reasoning_effort on grok-4.20; DeepSeek thinks by default and reports
  * prompt_cache_hit/miss_tokens; Mistral rejects unknown fields with a 422 and has its own
- * error body; Cerebras caps temperature at 1.5 and returns `reasoning`; Groq returns
- * `reasoning` (gpt-oss) or inline `<think>` (Qwen3). The dialect follows the model when the
- * catalog knows it (its upstream model name), else the provider token of the path when the
- * server passes it, else OpenAI's. Dialects that cache pretend the cache is warm: the
- * system prompt, in the vendor's cache blocks, is reported as read from cache.
+ * error body; Cerebras caps temperature at 1.5 and returns `reasoning` (inline `<think>` with
+ * `reasoning_format: "raw"`); Groq returns `reasoning` (gpt-oss). The dialect follows the
+ * model when the catalog knows it (its upstream model name), else the provider token of the
+ * path when the server passes it, else OpenAI's. Dialects that cache pretend the cache is
+ * warm: the system prompt, in the vendor's cache blocks, is reported as read from cache.
  */
 import { MODELS } from '../../../../shared/catalog/models.js';
 import { isObject, type Json } from '../json.js';
@@ -149,7 +149,7 @@ const CEREBRAS: VendorProfile = {
     return undefined;
   },
   reasoning(body, model) {
-    if (!model.startsWith('gpt-oss') && !model.startsWith('zai-glm')) return NO_REASONING;
+    if (!model.startsWith('gpt-oss')) return NO_REASONING;
     const tokens = effortTokens(body, 'medium');
     const format = body['reasoning_format'];
     if (format === 'hidden') return { tokens };
@@ -281,19 +281,9 @@ const GROQ: VendorProfile = {
     return problem === undefined ? undefined : simulatedOpenAiError(400, problem, 'invalid_request_error', 'response_format', null);
   },
   reasoning(body, model) {
-    if (model.startsWith('openai/gpt-oss')) {
-      const tokens = effortTokens(body, 'medium');
-      return body['include_reasoning'] === false || body['reasoning_format'] === 'hidden' ? { tokens } : { tokens, field: 'reasoning' };
-    }
-    if (model.startsWith('qwen/qwen3')) {
-      if (body['reasoning_effort'] === 'none') return NO_REASONING;
-      const tokens = EFFORT_TOKENS['medium'] as number;
-      const format = body['reasoning_format'];
-      if (format === 'parsed') return { tokens, field: 'reasoning' };
-      if (format === 'hidden') return { tokens };
-      return { tokens, inline: true };
-    }
-    return NO_REASONING;
+    if (!model.startsWith('openai/gpt-oss')) return NO_REASONING;
+    const tokens = effortTokens(body, 'medium');
+    return body['include_reasoning'] === false || body['reasoning_format'] === 'hidden' ? { tokens } : { tokens, field: 'reasoning' };
   },
   usage: openAiUsage,
   extras: () => ({ x_groq: { id: nextRequestId() } }),
