@@ -52,8 +52,7 @@ function billableOutput(call: ModelCall): number {
     case 'openai-chat': {
       const body = toChatRequest(call).body;
       const sent = (body.max_completion_tokens ?? body.max_tokens) as number;
-      // grok-3's slug is served by grok-4.3 since its retirement.
-      const xaiReasons = entry.provider === 'xai' && /grok-4\.20-0309-reasoning|grok-4\.3|grok-3/.test(entry.upstreamModel) && body.reasoning_effort !== 'none';
+      const xaiReasons = entry.provider === 'xai' && /grok-4\.20-0309-reasoning|grok-4\.3/.test(entry.upstreamModel) && body.reasoning_effort !== 'none';
       return xaiReasons ? entry.maxOutputTokens : sent;
     }
   }

@@ -52,18 +52,18 @@ const OPENAI: ChatDialect = {
 
 /**
  * docs.x.ai: `max_completion_tokens` (max_tokens deprecated); images as image_url (jpg/png); no
- * file parts in chat completions. reasoning_effort only on grok-4.3 (none/low/medium/high) and
- * grok-3-mini; grok-4.20-0309-* answer 400 "does not support parameter reasoningEffort".
+ * file parts in chat completions. reasoning_effort only on grok-4.3 (none/low/medium/high);
+ * grok-4.20-0309-* answer 400 "does not support parameter reasoningEffort".
  * Reasoning tokens are reported in completion_tokens_details.reasoning_tokens but not counted in
  * completion_tokens (total_tokens = prompt + completion + reasoning); they are billed as output.
  */
 const XAI: ChatDialect = {
   id: 'xai',
   maxTokensField: 'max_completion_tokens',
-  reasoningEffortModels: ['grok-4.3', 'grok-3-mini'],
+  reasoningEffortModels: ['grok-4.3'],
   imageUrl: 'object',
   reasoningTokens: 'beside-completion',
-  unboundedReasoningModels: ['grok-4.20-0309-reasoning', 'grok-4.3', 'grok-3-mini'],
+  unboundedReasoningModels: ['grok-4.20-0309-reasoning', 'grok-4.3'],
   capacityStatuses: [],
   streamUsageOption: true,
 };
