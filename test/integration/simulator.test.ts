@@ -1,9 +1,11 @@
 import { request as httpRequest, Agent } from 'node:http';
 import { Ajv } from 'ajv';
-import { describe, it, expect } from 'vitest';
+import { describe, it, expect, vi } from 'vitest';
+import { PROTOCOLS } from '../../infra/local/simulator/protocols.js';
 import { startSimulator } from '../../infra/local/simulator/server.js';
 import type { Simulator } from '../../infra/local/simulator/server.js';
 import { countTokens, generateParagraph, generateFromSchema, SCHEMA_VALUE_MAX_CHARS, truncateToTokens } from '../../infra/local/simulator/text.js';
+import { MODELS } from '../../shared/catalog/models.js';
 import { suiteSimulator } from '../support/simulator.js';
 
 interface ChatCompletion {
@@ -753,7 +755,7 @@ describe('vendor dialects', () => {
     expect(body.usage['completion_tokens_details']).toEqual({ accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 });
     expect(body).toHaveProperty('time_info.queue_time');
 
-    const hot = await chat({ model: 'zai-glm-4.7', messages: [user('Hi')], temperature: 1.8 }, { provider: 'cerebras' });
+    const hot = await chat({ model: 'gpt-oss-120b', messages: [user('Hi')], temperature: 1.8 }, { provider: 'cerebras' });
     expect(hot.status).toBe(400);
     expect(await hot.json()).toEqual({
       message: 'temperature: Input should be less than or equal to 1.5',
@@ -775,7 +777,7 @@ describe('vendor dialects', () => {
       ['xai', 'grok-4.3', 429, { code: 'Some resource has been exhausted', error: 'Simulated upstream error 429' }],
       ['mistral', 'codestral-latest', 429, { object: 'error', message: 'Requests rate limit exceeded', type: 'rate_limited', param: null, code: '1300' }],
       ['cerebras', 'gpt-oss-120b', 500, { status_code: 500, error: { message: 'Simulated upstream error 500', type: 'server_error', param: '', code: '', id: '' } }],
-      ['cerebras', 'zai-glm-4.7', 429, { message: 'Simulated upstream error 429', type: 'rate_limit_exceeded', param: '', code: '' }],
+      ['cerebras', 'gpt-oss-120b', 429, { message: 'Simulated upstream error 429', type: 'rate_limit_exceeded', param: '', code: '' }],
       ['deepseek', 'deepseek-v4-pro', 503, { error: { message: 'Server overloaded, please try again later.', type: 'server_error', param: null, code: 'server_error' } }],
       ['groq', 'openai/gpt-oss-120b', 498, { error: { message: 'Simulated upstream error 498', type: 'invalid_request_error', code: 'capacity_exceeded' } }],
     ];
@@ -786,6 +788,89 @@ describe('vendor dialects', () => {
       expect(res.status).toBe(status);
       expect(res.headers.get('retry-after')).toBe('1');
       expect(await res.json()).toEqual(expected);
+    }
+  });
+});
+
+describe('models their vendors have shut down (the catalog retirements in effect)', () => {
+  /** A request as each vendor's clients send it: Anthropic's with its key and version headers. */
+  function post(path: string, body: unknown): Promise<Response> {
+    const auth: Record<string, string> = path.startsWith('/anthropic/') ? { 'x-api-key': 'test-key', 'anthropic-version': '2023-06-01' } : { authorization: 'Bearer test-key' };
+    return fetch(`${sim.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: JSON.stringify(body) });
+  }
+  const hi = [{ role: 'user', content: 'Hi' }];
+
+  it.each([
+    [
+      'Groq: 400 model_decommissioned',
+      '/groq/v1/chat/completions',
+      { model: 'qwen/qwen3-32b', messages: hi },
+      400,
+      {
+        error: {
+          message:
+            'The model `qwen/qwen3-32b` has been decommissioned and is no longer supported. Please refer to https://console.groq.com/docs/deprecations for a recommendation on which model to use instead.',
+          type: 'invalid_request_error',
+          code: 'model_decommissioned',
+        },
+      },
+    ],
+    [
+      'Cerebras: 404 model_not_found',
+      '/cerebras/v1/chat/completions',
+      { model: 'zai-glm-4.7', messages: hi },
+      404,
+      { message: 'Model does not exist or you do not have access to it.', type: 'not_found_error', param: 'model', code: 'model_not_found' },
+    ],
+    [
+      'OpenAI: 404 model_not_found',
+      '/openai/v1/responses',
+      { model: 'o4-mini', input: 'Hi' },
+      404,
+      { error: { message: 'The model `o4-mini` does not exist or you do not have access to it.', type: 'invalid_request_error', param: null, code: 'model_not_found' } },
+    ],
+    [
+      'Anthropic: 404 not_found_error',
+      '/anthropic/v1/messages',
+      { model: 'claude-opus-4-20250514', max_tokens: 16, messages: hi },
+      404,
+      { type: 'error', error: { type: 'not_found_error', message: 'model: claude-opus-4-20250514' }, request_id: expect.stringMatching(/^req_/) },
+    ],
+  ])('refuses a shut-down model as its vendor does (%s), and no fault rule is spent on it', async (_vendor, path, body, status, expected) => {
+    const provider = path.split('/')[1]!;
+    sim.setFault({ kind: 'status', status: 503, provider, times: 1 });
+    const refused = await post(path, body);
+    expect(refused.status).toBe(status);
+    expect(await refused.json()).toEqual(expected);
+    // The call is recorded as any other: a test sees the name that was sent.
+    expect(sim.calls().map((c) => c.model)).toEqual([(body as { model: string }).model]);
+    // The fault rule is still there for the next call.
+    expect((await post(path, { ...body, model: 'unknown-live-model' })).status).toBe(503);
+  });
+
+  it('answers the retired slugs xAI still serves (it redirects them to grok-4.3)', async () => {
+    expect((await chat({ model: 'grok-3-mini', messages: hi }, { provider: 'xai' })).status).toBe(200);
+  });
+
+  it("answers a model until its vendor's shutdown day and refuses it from 00:00 UTC that day", async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      // OpenAI shuts gpt-5 down on 2026-12-11 (fam_c-5's retirement).
+      vi.setSystemTime(Date.parse('2026-12-10T23:59:59Z'));
+      expect((await post('/openai/v1/responses', { model: 'gpt-5', input: 'Hi' })).status).toBe(200);
+      vi.setSystemTime(Date.parse('2026-12-11T00:00:00Z'));
+      expect((await post('/openai/v1/responses', { model: 'gpt-5', input: 'Hi' })).status).toBe(404);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("has every retired catalog model's protocol refuse it with a 4xx, but xAI's, which xAI still answers", () => {
+    for (const entry of MODELS.filter((m) => m.retirement)) {
+      const handler = PROTOCOLS.find((p) => p.protocol === entry.protocol)!;
+      const reply = handler.shutDown?.(entry.upstreamModel, entry.provider);
+      if (entry.provider === 'xai') expect(reply, entry.id).toBeUndefined();
+      else expect(reply?.status, entry.id).toBeOneOf([400, 404]);
     }
   });
 });

@@ -51,6 +51,12 @@ export interface ProtocolHandler {
   streams(body: unknown, rest: string): boolean;
   /** The vendor's stream of the whole answer `reply` (status 200) to `body`. */
   toStream(reply: Reply, body: unknown, provider: string): StreamReply;
+  /**
+   * The vendor's answer to a model it has shut down (`shutDown` of shared/catalog: the catalog's
+   * retirements in effect), in its own error shape; undefined, or not given, where the vendor
+   * answers the name anyway. Asked before the request is checked.
+   */
+  shutDown?(model: string, provider: string): Reply | undefined;
   /** A vendor-shaped error (fault kind 'status'); `body` replaces the default error body when given. */
   vendorError(status: number, retryAfter: string | undefined, body: unknown, target: { provider: string; model: string }): Reply;
 }

@@ -257,10 +257,10 @@ describe('Adapter: openaiChat against the simulator', () => {
 
   it.each([
     ['fam_d-4.3', 'Simulated upstream error 429'],
-    ['fam_e-glm-4.7', 'Simulated upstream error 429'],
+    ['fam_e-gpt-oss-120b', 'Simulated upstream error 429'],
     ['fam_f-v4-flash', 'Simulated upstream error 429'],
     ['fam_k-8b', 'Requests rate limit exceeded'],
-    ['fam_i-4-scout', 'Simulated upstream error 429'],
+    ['fam_i-gpt-oss-120b', 'Simulated upstream error 429'],
   ])('maps a 429 from %s to a retryable error with the vendor message and Retry-After', async (id, message) => {
     const c = call(id);
     sim.setFault({ kind: 'status', status: 429, retryAfter: '2', provider: c.entry.provider });
@@ -270,7 +270,7 @@ describe('Adapter: openaiChat against the simulator', () => {
     expect(error.message).not.toContain(API_KEY);
   });
 
-  it.each(['fam_d-4.20-0309-non-reasoning', 'fam_e-gpt-oss-120b', 'fam_f-v4-pro', 'fam_g-small', 'fam_i-3.3-70b'])(
+  it.each(['fam_d-4.20-0309-non-reasoning', 'fam_e-gpt-oss-120b', 'fam_f-v4-pro', 'fam_g-small', 'fam_i-gpt-oss-20b'])(
     'maps a 400 from %s to a non-retryable upstream_error',
     async (id) => {
       const c = call(id);
@@ -296,8 +296,8 @@ describe('Adapter: openaiChat against the simulator', () => {
     ['malformed', 'fam_d-4.3'],
     ['empty', 'fam_g-medium'],
     ['malformed', 'fam_f-v4-flash'],
-    ['empty', 'fam_i-4-scout'],
-    ['malformed', 'fam_e-glm-4.7'],
+    ['empty', 'fam_i-gpt-oss-20b'],
+    ['malformed', 'fam_e-gpt-oss-120b'],
   ] as const)('maps a %s 200 body from %s to upstream_malformed_response', async (kind, id) => {
     const c = call(id);
     sim.setFault({ kind, provider: c.entry.provider });
@@ -320,7 +320,7 @@ describe('Adapter: openaiChat against the simulator', () => {
   });
 
   it('reports an unreachable vendor as retryable', async () => {
-    const c = call('fam_i-4-scout');
+    const c = call('fam_i-gpt-oss-120b');
     sim.setFault({ kind: 'reset', provider: 'groq', times: 1 });
     expect(await failure(c)).toMatchObject({ code: 'upstream_unreachable', retryable: true });
   });

@@ -28,6 +28,9 @@ export const simulatedAnthropicMessages: ProtocolHandler = {
     return undefined;
   },
 
+  // Anthropic's 404 for a retired model (as for claude-opus-4-20250514, mnfst/modelparams.dev#94).
+  shutDown: (model) => simulatedAnthropicError(404, 'not_found_error', `model: ${model}`),
+
   prepare: (body) => validateMessages(body),
 
   invalidJson(): Reply {

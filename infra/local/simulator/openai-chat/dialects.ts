@@ -63,6 +63,8 @@ export interface VendorProfile {
   usage(t: Tokens): Json;
   /** Top-level fields besides OpenAI's. */
   extras?(t: Tokens): Json;
+  /** The vendor's answer to a model it has shut down; not given where it answers the name anyway. */
+  shutDown?(model: string): Reply | undefined;
   /** A request error in the vendor's shape. */
   error(status: number, message: string, details?: ErrorDetails): Reply;
   /** A fault-injected error in the vendor's shape. */
@@ -136,6 +138,8 @@ const XAI: VendorProfile = {
     completion_tokens_details: { reasoning_tokens: t.reasoning.tokens, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
     num_sources_used: 0,
   }),
+  // xAI answers its retired slugs still: redirected to grok-4.3, billed at its rates (its May 15, 2026 retirement notice).
+  shutDown: () => undefined,
   error: (status, message) => xaiError(status, message),
   fault: (status) => xaiError(status, `Simulated upstream error ${status}`),
 };
@@ -167,6 +171,8 @@ const CEREBRAS: VendorProfile = {
     };
   },
   extras: () => ({ time_info: { queue_time: 0.000073, prompt_time: 0.001, completion_time: 0.005, total_time: 0.006, created: Math.floor(Date.now() / 1000) } }),
+  // As Cerebras answers a model it no longer serves (its users quote it, e.g. nminaya/grammar-nazi-bot#933).
+  shutDown: () => cerebrasError(404, 'Model does not exist or you do not have access to it.', { type: 'not_found_error', param: 'model', code: 'model_not_found' }),
   error: cerebrasError,
   fault: (status) => cerebrasError(status, `Simulated upstream error ${status}`),
 };
@@ -287,6 +293,15 @@ const GROQ: VendorProfile = {
   },
   usage: openAiUsage,
   extras: () => ({ x_groq: { id: nextRequestId() } }),
+  // Groq's 400 for a decommissioned model (its users quote it, e.g. valentinfrlch/ha-llmvision#332, rashadphz/farfalle#107).
+  shutDown: (model) =>
+    jsonReply(400, {
+      error: {
+        message: `The model \`${model}\` has been decommissioned and is no longer supported. Please refer to https://console.groq.com/docs/deprecations for a recommendation on which model to use instead.`,
+        type: 'invalid_request_error',
+        code: 'model_decommissioned',
+      },
+    }),
   error: OPENAI.error,
   // 498: flex-tier capacity exceeded.
   fault: (status) => openAiFault(status, status === 498 ? 'capacity_exceeded' : null),

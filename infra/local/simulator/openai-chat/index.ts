@@ -29,6 +29,8 @@ export const simulatedOpenAiChat: ProtocolHandler = {
     return validateChat(body, provider);
   },
 
+  shutDown: (model, provider) => VENDORS[chatVendorOf(model, provider)].shutDown?.(model),
+
   invalidJson(): Reply {
     return simulatedOpenAiError(
       400,

@@ -7,7 +7,7 @@
  * inside input_tokens.
  */
 import { bodyText, servedAt } from '../handler-parts.js';
-import { openAiHeaders } from '../openai-chat/errors.js';
+import { openAiHeaders, simulatedOpenAiError } from '../openai-chat/errors.js';
 import { simulatedOpenAiChat } from '../openai-chat/index.js';
 import type { ProtocolHandler, Reply } from '../types.js';
 import { seenPrefixes } from './answer.js';
@@ -23,6 +23,8 @@ export const simulatedOpenAiResponses: ProtocolHandler = {
   ...servedAt('openai-responses', '/v1/responses', simulatedResponsesStream, () => seenPrefixes.clear()),
   authorize: (headers) => simulatedOpenAiChat.authorize(headers),
   prepare: (body) => validateResponses(body),
+  // OpenAI's 404 for a model it no longer serves (as for gpt-4-turbo-preview, pinkpixel-dev/comfyui-llm-prompt-enhancer#1).
+  shutDown: (model) => simulatedOpenAiError(404, `The model \`${model}\` does not exist or you do not have access to it.`, 'invalid_request_error', null, 'model_not_found'),
   invalidJson: () => simulatedOpenAiChat.invalidJson(),
 
   vendorError(status: number, retryAfter: string | undefined, body: unknown): Reply {
