@@ -9,7 +9,8 @@ import type { Endpoint, ModelCall } from '../../../shared/providers/types.js';
 import { catalogEntry as model } from '../../support/model-calls.js';
 import { suiteSimulator } from '../../support/simulator.js';
 
-const GPT_41 = model('fam_c-4.1');
+/** A model that stays (gpt-4.1 retires on 2027-01-14): without a reasoning effort it reasons at none, as gpt-4.1 did not at all. */
+const NANO = model('fam_c-5.4-nano');
 const PROMPT = 'Compare two ways to cache HTTP responses.';
 /** Tokens the simulator adds around each message and around the instructions. */
 const PER_MESSAGE_TOKENS = 4;
@@ -25,7 +26,7 @@ const SCHEMA = {
 };
 
 function call(overrides: Partial<ModelCall> = {}): ModelCall {
-  return { entry: GPT_41, system: [], history: [], prompt: PROMPT, attachments: [], maxTokens: 1024, tuning: {}, ...overrides };
+  return { entry: NANO, system: [], history: [], prompt: PROMPT, attachments: [], maxTokens: 1024, tuning: {}, ...overrides };
 }
 
 /** A text of exactly `tokens` simulator tokens (4 characters each), unique per label. */
@@ -76,13 +77,13 @@ describe('Object: openaiResponses', () => {
     it('returns a completed reply with usage and cost', async () => {
       const reply = await send(call());
 
-      expect(reply.output).toMatch(/^Simulated answer from gpt-4\.1:/);
+      expect(reply.output).toMatch(/^Simulated answer from gpt-5\.4-nano:/);
       expect(reply.finishReason).toBe('completed');
       expect(reply.warnings).toEqual([]);
       const inputTokens = PER_MESSAGE_TOKENS + countTokens(PROMPT);
       const outputTokens = countTokens(reply.output);
       expect(reply.usage).toEqual({ inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens, reasoningTokens: 0 });
-      expect(providerCost(GPT_41.prices, reply.usage!)).toBe(usd(inputTokens * 2 + outputTokens * 8));
+      expect(providerCost(NANO.prices, reply.usage!)).toBe(usd(inputTokens * 0.2 + outputTokens * 1.25));
     });
 
     it('sends one POST /v1/responses whose recorded body carries every field as mapped', async () => {
@@ -112,11 +113,11 @@ describe('Object: openaiResponses', () => {
       expect(recorded.provider).toBe('openai');
       expect(recorded.protocol).toBe('openai-responses');
       expect(recorded.path).toBe('/openai/v1/responses');
-      expect(recorded.model).toBe('gpt-4.1');
+      expect(recorded.model).toBe('gpt-5.4-nano');
       expect(recorded.headers['authorization']).toBe('[redacted]');
       expect(recorded.headers['content-type']).toBe('application/json');
       expect(recorded.body).toEqual({
-        model: 'gpt-4.1',
+        model: 'gpt-5.4-nano',
         instructions: 'You are concise.\n\nAnswer in English.',
         input: [
           { role: 'user', content: 'What is a CDN?' },
@@ -133,6 +134,8 @@ describe('Object: openaiResponses', () => {
         max_output_tokens: 900,
         temperature: 0.2,
         top_p: 0.9,
+        // What gpt-5.4-nano takes sampling settings with.
+        reasoning: { effort: 'none' },
         store: false,
         stream: false,
       });
@@ -172,11 +175,11 @@ describe('Object: openaiResponses', () => {
     });
 
     it('drops temperature for a reasoning model, which the simulator would refuse like OpenAI', async () => {
-      const reply = await send(call({ entry: model('o3'), temperature: 0.3 }));
+      const reply = await send(call({ entry: model('fam_c-5.4-pro'), temperature: 0.3 }));
 
       expect(lastBody()).not.toHaveProperty('temperature');
-      expect(reply.warnings).toEqual(['temperature was not sent: o3 is a reasoning model, and OpenAI rejects sampling settings then']);
-      const refused = await raw({ model: 'o3', input: PROMPT, temperature: 0.3 });
+      expect(reply.warnings).toEqual(['temperature was not sent: fam_c-5.4-pro is a reasoning model, and OpenAI rejects sampling settings then']);
+      const refused = await raw({ model: 'gpt-5.4-pro', input: PROMPT, temperature: 0.3 });
       expect(refused.status).toBe(400);
       expect(refused.json['error']).toMatchObject({ param: 'temperature', code: 'unsupported_parameter', type: 'invalid_request_error' });
     });
@@ -211,8 +214,8 @@ describe('Object: openaiResponses', () => {
       const reply = await send(call({ responseSchema: loose }));
 
       expect((lastBody()['text'] as { format: { strict: boolean } }).format.strict).toBe(false);
-      expect(reply.warnings).toEqual([expect.stringMatching(/^response_schema was sent to fam_c-4\.1 without strict enforcement/)]);
-      const refused = await raw({ model: 'gpt-4.1', input: PROMPT, text: { format: { type: 'json_schema', name: 'response', schema: loose, strict: true } } });
+      expect(reply.warnings).toEqual([expect.stringMatching(/^response_schema was sent to fam_c-5\.4-nano without strict enforcement/)]);
+      const refused = await raw({ model: 'gpt-5.4-nano', input: PROMPT, text: { format: { type: 'json_schema', name: 'response', schema: loose, strict: true } } });
       expect(refused.status).toBe(400);
       expect(refused.json['error']).toMatchObject({ param: 'text.format.schema', code: 'invalid_json_schema' });
       expect((refused.json['error'] as { message: string }).message).toContain("Missing 'score'");
@@ -226,7 +229,7 @@ describe('Object: openaiResponses', () => {
       expect((lastBody()['text'] as { format: { strict: boolean } }).format.strict).toBe(false);
       expect(reply.warnings).toEqual([expect.stringContaining('(/properties/verdict/minLength does not fit)')]);
       expect(new Ajv().compile(lengths)(JSON.parse(reply.output))).toBe(true);
-      const refused = await raw({ model: 'gpt-4.1', input: PROMPT, text: { format: { type: 'json_schema', name: 'response', schema: lengths, strict: true } } });
+      const refused = await raw({ model: 'gpt-5.4-nano', input: PROMPT, text: { format: { type: 'json_schema', name: 'response', schema: lengths, strict: true } } });
       expect(refused.status).toBe(400);
       expect((refused.json['error'] as { message: string }).message).toContain("'minLength' is not permitted");
     });
@@ -242,7 +245,7 @@ describe('Object: openaiResponses', () => {
     });
 
     it('answers empty when reasoning uses the whole allowance, and still reports the spent tokens', async () => {
-      const reply = await send(call({ entry: model('o3'), tuning: { reasoningEffort: 'high' }, maxTokens: 500 }));
+      const reply = await send(call({ entry: model('fam_c-5.4-mini'), tuning: { reasoningEffort: 'high' }, maxTokens: 500 }));
 
       expect(reply.output).toBe('');
       expect(reply.warnings).toEqual(['maxTokens was used up before any visible output (reasoning tokens count toward it)']);
@@ -258,7 +261,7 @@ describe('Object: openaiResponses', () => {
       const prefix = PER_MESSAGE_TOKENS + 1500;
       expect(second.usage?.cachedInputTokens).toBe(Math.floor(prefix / 128) * 128);
       const { inputTokens, cachedInputTokens, outputTokens } = second.usage!;
-      expect(providerCost(GPT_41.prices, second.usage!)).toBe(usd((inputTokens - cachedInputTokens) * 2 + cachedInputTokens * 0.5 + outputTokens * 8));
+      expect(providerCost(NANO.prices, second.usage!)).toBe(usd((inputTokens - cachedInputTokens) * 0.2 + cachedInputTokens * 0.02 + outputTokens * 1.25));
     });
 
     it('reports no cache for a repeated prefix shorter than 1,024 tokens', async () => {
@@ -327,7 +330,7 @@ describe('Object: openaiResponses', () => {
 
       const reply = await send(call());
 
-      expect(reply.output).toMatch(/^Simulated answer from gpt-4\.1:/);
+      expect(reply.output).toMatch(/^Simulated answer from gpt-5\.4-nano:/);
       expect(reply.usage).toBeUndefined();
       expect(reply.warnings).toEqual(['The provider reported no usable token usage; cost is unavailable']);
     });
@@ -394,8 +397,8 @@ describe('Simulator protocol: openai-responses', () => {
   });
 
   it('answers the same request with the same text', async () => {
-    const a = await raw({ model: 'gpt-4o', input: 'Same words.' });
-    const b = await raw({ model: 'gpt-4o', input: 'Same words.' });
+    const a = await raw({ model: 'gpt-5.4-nano', input: 'Same words.' });
+    const b = await raw({ model: 'gpt-5.4-nano', input: 'Same words.' });
 
     expect(a.json['id']).toBe(b.json['id']);
     expect(a.json['output']).toEqual(b.json['output']);
@@ -403,29 +406,29 @@ describe('Simulator protocol: openai-responses', () => {
 
   it.each([
     ['a missing model', { input: PROMPT }, 'model', 'missing_required_parameter'],
-    ['a missing input', { model: 'gpt-4.1' }, 'input', 'missing_required_parameter'],
-    ['max_output_tokens below 16', { model: 'gpt-4.1', input: PROMPT, max_output_tokens: 5 }, 'max_output_tokens', 'integer_below_min_value'],
-    ['temperature above 2', { model: 'gpt-4.1', input: PROMPT, temperature: 2.5 }, 'temperature', 'decimal_above_max_value'],
-    ['a safety_identifier over 64 characters', { model: 'gpt-4.1', input: PROMPT, safety_identifier: 's'.repeat(65) }, 'safety_identifier', 'string_above_max_length'],
-    ['reasoning on gpt-4.1', { model: 'gpt-4.1', input: PROMPT, reasoning: { effort: 'low' } }, 'reasoning.effort', 'unsupported_parameter'],
-    ['reasoning on gpt-4o', { model: 'gpt-4o', input: PROMPT, reasoning: { effort: 'high' } }, 'reasoning.effort', 'unsupported_parameter'],
-    ['effort none on o3', { model: 'o3', input: PROMPT, reasoning: { effort: 'none' } }, 'reasoning.effort', 'unsupported_value'],
+    ['a missing input', { model: 'gpt-5.4-nano' }, 'input', 'missing_required_parameter'],
+    ['max_output_tokens below 16', { model: 'gpt-5.4-nano', input: PROMPT, max_output_tokens: 5 }, 'max_output_tokens', 'integer_below_min_value'],
+    ['temperature above 2', { model: 'gpt-5.4-nano', input: PROMPT, temperature: 2.5 }, 'temperature', 'decimal_above_max_value'],
+    ['a safety_identifier over 64 characters', { model: 'gpt-5.4-nano', input: PROMPT, safety_identifier: 's'.repeat(65) }, 'safety_identifier', 'string_above_max_length'],
+    ['reasoning on gpt-4.1-mini', { model: 'gpt-4.1-mini', input: PROMPT, reasoning: { effort: 'low' } }, 'reasoning.effort', 'unsupported_parameter'],
+    ['reasoning on chatgpt-4o-latest', { model: 'chatgpt-4o-latest', input: PROMPT, reasoning: { effort: 'high' } }, 'reasoning.effort', 'unsupported_parameter'],
+    ['effort none on o3-pro', { model: 'o3-pro', input: PROMPT, reasoning: { effort: 'none' } }, 'reasoning.effort', 'unsupported_value'],
     ['effort low on gpt-5.4-pro', { model: 'gpt-5.4-pro', input: PROMPT, reasoning: { effort: 'low' } }, 'reasoning.effort', 'unsupported_value'],
     ['effort medium on gpt-5-pro', { model: 'gpt-5-pro', input: PROMPT, reasoning: { effort: 'medium' } }, 'reasoning.effort', 'unsupported_value'],
     ['top_p on gpt-5.4 reasoning high', { model: 'gpt-5.4', input: PROMPT, top_p: 0.5, reasoning: { effort: 'high' } }, 'top_p', 'unsupported_parameter'],
     [
       'input_text in an assistant message',
-      { model: 'gpt-4.1', input: [{ role: 'assistant', content: [{ type: 'input_text', text: 'hi' }] }] },
+      { model: 'gpt-5.4-nano', input: [{ role: 'assistant', content: [{ type: 'input_text', text: 'hi' }] }] },
       'input[0].content[0].type',
       'invalid_value',
     ],
     [
       'a file without filename',
-      { model: 'gpt-4.1', input: [{ role: 'user', content: [{ type: 'input_file', file_data: 'data:application/pdf;base64,JVBE' }] }] },
+      { model: 'gpt-5.4-nano', input: [{ role: 'user', content: [{ type: 'input_file', file_data: 'data:application/pdf;base64,JVBE' }] }] },
       'input[0].content[0].filename',
       'missing_required_parameter',
     ],
-    ['an unknown role', { model: 'gpt-4.1', input: [{ role: 'tool', content: 'x' }] }, 'input[0].role', 'invalid_value'],
+    ['an unknown role', { model: 'gpt-5.4-nano', input: [{ role: 'tool', content: 'x' }] }, 'input[0].role', 'invalid_value'],
   ])('refuses %s with a 400 in the OpenAI error shape', async (_name, body, param, code) => {
     const { status, json } = await raw(body);
 
@@ -457,11 +460,11 @@ describe('Simulator protocol: openai-responses', () => {
   });
 
   it('refuses a malformed authorization header with 401 and takes none at all', async () => {
-    const refused = await raw({ model: 'gpt-4.1', input: PROMPT }, { authorization: 'Basic abc' });
+    const refused = await raw({ model: 'gpt-5.4-nano', input: PROMPT }, { authorization: 'Basic abc' });
     const anonymous = await fetch(`${sim.baseUrl('openai')}/responses`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'gpt-4.1', input: PROMPT }),
+      body: JSON.stringify({ model: 'gpt-5.4-nano', input: PROMPT }),
     });
 
     expect(refused.status).toBe(401);

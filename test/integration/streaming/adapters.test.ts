@@ -39,7 +39,7 @@ const SCHEMA = { type: 'object', properties: { answer: { type: 'string' } }, req
 /** One call per protocol and dialect, reasoning, cache and structured output included. */
 const CASES: { name: string; call: () => ModelCall }[] = [
   { name: 'OpenAI Responses, reasoning', call: () => modelCall('fam_c-5.4', { tuning: { reasoningEffort: 'high' } }) },
-  { name: 'OpenAI Responses, structured', call: () => modelCall('fam_c-4o', { responseSchema: SCHEMA }) },
+  { name: 'OpenAI Responses, structured', call: () => modelCall('fam_c-5.4-mini', { responseSchema: SCHEMA }) },
   { name: 'Anthropic with thinking', call: () => modelCall('fam_a-opus-4-6', { tuning: { thinkingBudget: 2048 } }) },
   { name: 'Anthropic with a cached system', call: () => modelCall('fam_a-sonnet-4-6', { system: [{ type: 'text', text: LONG_SYSTEM, cache_control: { type: 'ephemeral' } }] }) },
   { name: 'Gemini thinking', call: () => modelCall('fam_b-2.5-flash', { tuning: { thinkingBudget: 1024 } }) },
