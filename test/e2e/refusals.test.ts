@@ -353,6 +353,12 @@ describe('Credits', () => {
     expect(answer.status).toBe(402);
     const { calls, credits } = answer.body.estimate.judgeCalls;
     expect(calls).toBe(2);
+    expect(credits).toBeGreaterThan(0);
+    // The estimate is the models' parts and the judge calls' part together (each in whole micro-credits, 6 decimals).
+    const micro = (value: number) => Math.round(value * 1e6);
+    const modelsMicro = answer.body.estimate.models.reduce((sum: number, m: { credits: number }) => sum + micro(m.credits), 0);
+    expect(micro(answer.body.estimatedCreditsRequired)).toBe(modelsMicro + micro(credits));
+    expect(answer.body.balance).toBe(0.001);
     expect(answer.body.error.message).toContain(`each of the 2 judge calls its judge's (${credits} of the credits`);
     expect(answer.body.error.message).toMatch(
       /maxTokens lowers it, and the judge calls' input \(the answers they are shown\); fewer models or judges, or a cheaper judge, lowers the judge calls' part/,

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { planCall } from '../../shared/compare/model-call.js';
+import { judgeCall } from '../../shared/judging/judge-prompt.js';
+import { inputTokenBound, outputTokenBound } from '../../shared/pricing/bound.js';
 import { estimateMicroCredits } from '../support/model-calls.js';
 
 describe('Function: estimateMicroCredits with cache breakpoints', () => {
@@ -66,6 +68,32 @@ describe('Function: estimateMicroCredits with cache breakpoints', () => {
   it('leaves models whose cache writes cost no more than input at the input price', () => {
     const body = (system: unknown) => validatePromptRequest({ prompt: 'Hi.', system_prompt: system, models: ['fam_c-5.4'] });
     expect(estimateMicroCredits(body(marked('x'.repeat(40_000))), RATES)).toBe(estimateMicroCredits(body('x'.repeat(40_000)), RATES));
+  });
+});
+
+describe('Function: estimateMicroCredits of a judged request', () => {
+  const RATES = { creditsPerUsd: 100, markup: 1 };
+  const prompt = 'Compare two ways to cache HTTP responses.';
+  // Two chat models that send maxTokens as it is (no reasoning), and the judge.
+  const models = ['fam_g-large', 'fam_k-8b'];
+  const judged = validatePromptRequest({ prompt, models, judges: ['fam_c-4.1'], generation_settings: { maxTokens: 300 } });
+  /** Micro-credits of a call's bound, rounded up as the estimate rounds each call: prices are USD a million tokens. */
+  const micro = (prices: { input: number; output: number }, inputTokens: number, outputTokens: number) =>
+    Math.ceil((inputTokens * prices.input + outputTokens * prices.output) * RATES.creditsPerUsd);
+
+  it("reserves each model's call and, beside them, both judge calls: each shown the longest answer either model can give", () => {
+    // Each model's part, counted by hand: the prompt's bytes and 4 tokens of framing in, the 300 tokens it is sent out.
+    const promptTokens = Buffer.byteLength(prompt, 'utf8') + 4;
+    const modelsPart = judged.models.reduce((sum, model) => sum + micro(model.entry.prices, promptTokens, 300), 0);
+    // Each of the judge's 2 calls (one per order): what the judge is shown but the answers, both answers at their 300
+    // tokens, and the verdict's output bound, at the judge's prices.
+    const frame = judgeCall(judged, judged.judges[0]!, '', '').call;
+    const judgeCallMicro = micro(frame.entry.prices, inputTokenBound(frame) + 300 + 300, outputTokenBound(frame));
+    expect(judgeCallMicro).toBeGreaterThan(0);
+    expect(estimateMicroCredits(judged, RATES)).toBe(modelsPart + 2 * judgeCallMicro);
+    // The models' part is what the same request reserves unjudged.
+    const unjudged = validatePromptRequest({ prompt, models, generation_settings: { maxTokens: 300 } });
+    expect(estimateMicroCredits(unjudged, RATES)).toBe(modelsPart);
   });
 });
 
