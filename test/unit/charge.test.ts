@@ -4,12 +4,12 @@ import { allModels, resolveModel } from '../../shared/catalog/index.js';
 import type { ModelEntry } from '../../shared/catalog/types.js';
 import { planCall } from '../../shared/compare/model-call.js';
 import { planRequest } from '../../shared/plan/request-plan.js';
-import { PNG_BASE64 } from '../support/fixtures.js';
+import { PDF_BASE64, PNG_BASE64 } from '../support/fixtures.js';
 import { loadAjv } from '../../shared/contract/ajv.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { usdToMicroCredits, usdToMicroCreditsUp } from '../../shared/credits/credits.js';
 import { estimateJudgingMicroCredits, estimateMicroCredits } from '../support/model-calls.js';
-import { callCostBound, inputTokenBound, inputTokenEstimate, MAX_SEARCH_QUERIES_CHARGED, outputTokenBound } from '../../shared/pricing/bound.js';
+import { callCostBound, inputTokenBound, inputTokenEstimate, MAX_SEARCH_QUERIES_CHARGED, outputTokenBound, textInputBound } from '../../shared/pricing/bound.js';
 import { chargeCall, chargedUsd, implausibleUsage, OUTPUT_TOLERANCE_TOKENS } from '../../shared/pricing/charge.js';
 import { providerCost } from '../../shared/pricing/cost.js';
 import { toMessagesRequest } from '../../shared/providers/anthropic-messages/request.js';
@@ -182,6 +182,33 @@ describe('Function: callCostBound', () => {
     expect(nano!.bound.inputTokens - text).toBe(2 * Math.ceil(1_536 * 2.46));
   });
 
+  it('reserves a PDF by its bytes, a token each 20 of them, and never less than an image: a 200 KB PDF as 10,000 tokens', () => {
+    const withPdf = (base64: string) => callOf({ prompt: 'Summarise it.', models: ['fam_a-sonnet-4-6'], attachments: [{ name: 'a.pdf', type: 'application/pdf', base64 }] });
+    const text = inputTokenBound(callOf({ prompt: 'Summarise it.', models: ['fam_a-sonnet-4-6'] }));
+    const large = Buffer.concat([Buffer.from('%PDF-1.4\n', 'latin1'), Buffer.alloc(200_000 - 9, 0x20)]);
+    expect(large.length).toBe(200_000);
+    expect(inputTokenBound(withPdf(large.toString('base64'))) - text).toBe(200_000 / 20);
+    // A small PDF is reserved as an image is (1,600 tokens where the catalog names no more).
+    expect(inputTokenBound(withPdf(PDF_BASE64)) - text).toBe(1_600);
+  });
+
+  it('bounds the text input by its bytes and 4 tokens of framing for the prompt and each history turn', () => {
+    const prompt = 'Go on.';
+    const turns = [
+      { role: 'user', content: 'First question, about caches.' },
+      { role: 'assistant', content: 'An answer with an é and a 字.' },
+      { role: 'user', content: 'A second question.' },
+      { role: 'assistant', content: 'A second answer.' },
+    ];
+    for (const n of [0, 1, 2, 4]) {
+      const history = turns.slice(0, n);
+      const call = callOf({ prompt, models: ['fam_a-sonnet-4-6'], ...(n > 0 ? { history } : {}) });
+      const bytes = Buffer.byteLength(prompt, 'utf8') + history.reduce((sum, turn) => sum + Buffer.byteLength(turn.content, 'utf8'), 0);
+      expect(textInputBound(call), `${n} history turns`).toBe(bytes + 4 * (1 + n));
+      expect(inputTokenBound(call), `${n} history turns`).toBe(bytes + 4 * (1 + n));
+    }
+  });
+
   it("reserves a Gemini cachedContent as the cached input the model's context can still hold: the request does not say its size", () => {
     const cached = callOf({ prompt: 'Summarise the cached report.', models: ['fam_b-3.1-pro'], model_tuning: { 'fam_b-3.1-pro': { cachedContent: 'cachedContents/report-1' } } });
     const plain = callOf({ prompt: 'Summarise the cached report.', models: ['fam_b-3.1-pro'] });
@@ -328,6 +355,23 @@ describe('Function: chargeCall', () => {
     expect(estimate({ inputTokens: 300.5 }).estimatedCost).toBe(estimate({}).estimatedCost);
     // What is not a count counts nothing.
     expect(estimate({ inputTokens: Number.NaN, unseenOutputTokens: -5 }).estimatedCost).toBe(estimate({}).estimatedCost);
+  });
+
+  it('never charges the input classes an Anthropic call reported above its bound: cache writes it reserved none for, at its output limit', () => {
+    // No cache_control breakpoint: the bound holds no cache writes, each input token at the input price.
+    const anthropic = callOf({ prompt: 'x'.repeat(400), models: ['fam_a-sonnet-4-6'], generation_settings: { maxTokens: 100 } });
+    const bound = callCostBound(anthropic);
+    expect(bound.usd).toBe(providerCost(anthropic.entry.prices, usage({ inputTokens: textInputBound(anthropic), outputTokens: 100 })));
+    // 500 tokens more than the text can count (within the framing a vendor may add, so believed), all reported as cache writes.
+    const reported = textInputBound(anthropic) + 500;
+    const charge = chargeCall(anthropic, undefined, 'y'.repeat(200), 0, { inputTokens: reported, cacheWriteTokens: reported, outputLimitReached: true });
+    // Priced as reported, at 1.25 times the input price and the whole output limit, the call would cost more than its bound.
+    expect(providerCost(anthropic.entry.prices, usage({ inputTokens: reported, cacheWriteTokens: reported, outputTokens: 100 }))).toBeGreaterThan(bound.usd);
+    expect(charge).toEqual({
+      kind: 'estimated',
+      estimatedCost: bound.usd,
+      warning: expect.stringContaining(`Charged the input the vendor reported (${reported} tokens, 0 of them cache reads and ${reported} cache writes`),
+    });
   });
 
   it('never charges an estimate above the call’s bound, however long the output', () => {
