@@ -2,10 +2,14 @@ import { ServerResponse } from 'node:http';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { LocalHost } from '../../infra/local/host.js';
+import { planCall } from '../../shared/compare/model-call.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { MAX_REQUEST_OUTPUT_BYTES } from '../../shared/compare/output-budget.js';
 import { MAX_ANSWER_BYTES } from '../../shared/http/post.js';
 import { usdToMicroCredits } from '../../shared/credits/credits.js';
+import { callCostBound, textInputBound } from '../../shared/pricing/bound.js';
+import { implausibleUsage, OUTPUT_TOLERANCE_TOKENS } from '../../shared/pricing/charge.js';
+import { providerCost } from '../../shared/pricing/cost.js';
 import { estimateMicroCredits } from '../support/model-calls.js';
 import { gate } from '../support/gate.js';
 import { afterIdempotencyComplete } from '../support/spies.js';
@@ -88,6 +92,47 @@ describe('A vendor whose usage cannot be true', () => {
     expect(log?.models.map((m) => m.providerCost)).toEqual([null, healthy.providerCost]);
     expect(log?.models[0]).toMatchObject({ estimatedCost: hostile.estimatedCost });
     expect(log?.creditsUsedMicro).toBe(charged);
+  });
+});
+
+describe('A vendor whose believed usage costs more than was reserved', () => {
+  it('charges the reservation, no more, and the answer says what was charged: the balance, the ledger and the log agree', async () => {
+    const payload = { prompt: 'Say hello.', models: ['fam_e-gpt-oss-120b'], generation_settings: { maxTokens: 64 } };
+    const request = validatePromptRequest(payload);
+    const call = planCall(request, request.models[0]!).call;
+    const reserved = estimateMicroCredits(request, host.gateway.config);
+    // The most a vendor's usage may claim and be believed: the framing a vendor may add beyond the input's bound
+    // (512 tokens), and the tolerance above the output limit; more than the call's bound holds.
+    const bound = callCostBound(call);
+    const billed = {
+      inputTokens: textInputBound(call) + (call.entry.hiddenInputTokens ?? 0) + 512,
+      cachedInputTokens: 0,
+      cacheWriteTokens: 0,
+      outputTokens: bound.outputTokens + OUTPUT_TOLERANCE_TOKENS,
+      reasoningTokens: 0,
+    };
+    expect(implausibleUsage(billed, call, 'Hello there.')).toBeUndefined();
+    const billedMicro = usdToMicroCredits(providerCost(call.entry.prices, billed), host.gateway.config);
+    expect(billedMicro).toBeGreaterThan(reserved);
+
+    const { accountId, auth } = await openTestAccount(host, 100_000_000);
+    const usage = { prompt_tokens: billed.inputTokens, completion_tokens: billed.outputTokens, total_tokens: billed.inputTokens + billed.outputTokens };
+    host.simulator.setFault({ kind: 'status', status: 200, provider: 'cerebras', body: chatCompletionAnswer('Hello there.', usage) });
+    const answer = await post(host, payload, auth);
+
+    expect(answer.status).toBe(200);
+    // Believed: its provider cost is what the vendor billed, above the reservation.
+    expect(answer.body.results[0]).toMatchObject({ status: 'completed', tokensIn: billed.inputTokens, tokensOut: billed.outputTokens });
+    expect(costMicro(answer)).toBe(billedMicro);
+    // Charged the reservation, the rest left uncollected; the answer's creditsUsed is that charge, never the cost.
+    const charged = Math.round(answer.body.creditsUsed * 1e6);
+    expect(charged).toBe(reserved);
+    expect(await balanceOf(host, accountId)).toBe(100_000_000 - reserved);
+    expect(await host.gateway.credits.ledgerSum(accountId)).toBe(100_000_000 - reserved);
+    const settle = (await host.gateway.ledger.list(accountId)).find((e) => e.kind === 'settle');
+    expect(settle).toMatchObject({ amountMicro: -reserved, chargedMicro: reserved, uncollectedMicro: billedMicro - reserved });
+    expect(await host.gateway.promptLogs.get(answer.body.promptLogId)).toMatchObject({ creditsUsedMicro: reserved });
+    expect((await host.gateway.accounts.get(accountId))!.reservations).toEqual({});
   });
 });
 
