@@ -161,7 +161,10 @@ describe('Hostile usage blocks through the gateway', () => {
       ).toEqual(['completed', 'completed']);
       const micro = Math.round(answer.body.creditsUsed * 1e6);
       expect(micro, context).toBeLessThanOrEqual(estimate);
-      expect(await host.gateway.promptLogs.get(answer.body.promptLogId), context).toBeDefined();
+      // The prompt log and the ledger say what the answer says was charged.
+      expect(await host.gateway.promptLogs.get(answer.body.promptLogId), context).toMatchObject({ creditsUsedMicro: micro });
+      const settlement = (await host.gateway.ledger.list(accountId)).filter((entry) => entry.requestId === answer.body.promptLogId);
+      expect(settlement, context).toMatchObject([{ kind: 'settle', amountMicro: -micro, chargedMicro: micro }]);
       charged += micro;
     }
     const final = await balanceOf(host, accountId);
