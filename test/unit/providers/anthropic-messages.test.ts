@@ -380,13 +380,24 @@ describe('Function: fromMessagesResponse', () => {
     expect(fromMessagesResponse(body).output).toBe('Part one. Part two.');
   });
 
-  it('returns empty output with the cut warning when thinking used the whole allowance', () => {
-    const body = { ...fixture('max-tokens'), content: [{ type: 'thinking', thinking: 'Let me see', signature: 'sig' }] };
+  it('returns empty output with the cut warning when thinking used the whole allowance, and bills that allowance', () => {
+    const thinking = call({ maxTokens: 1024, tuning: { thinkingBudget: 2048 } });
+    const allowance = toMessagesRequest(thinking).body.max_tokens;
+    expect(allowance).toBe(1024 + 2048);
+    const body = {
+      ...fixture('max-tokens'),
+      content: [{ type: 'thinking', thinking: 'Let me see', signature: 'sig' }],
+      usage: { input_tokens: 18, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: allowance },
+    };
     const reply = fromMessagesResponse(body);
 
     expect(reply.output).toBe('');
-    expect(reply.usage).toBeDefined();
+    // Every token of the allowance, all of it thinking (which Anthropic counts as output and does not report apart).
+    expect(reply.usage).toEqual({ inputTokens: 18, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: allowance, reasoningTokens: 0 });
     expect(reply.warnings).toEqual(['The output was cut at maxTokens']);
+    // Believed though the answer shows no text: charged the whole allowance at the output price.
+    expect(chargeCall(thinking, reply.usage, reply.output, 0)).toEqual({ kind: 'observed', usage: reply.usage, providerCost: providerCost(SONNET.prices, reply.usage!) });
+    expect(providerCost(SONNET.prices, reply.usage!)).toBeCloseTo((18 * 3 + allowance * 15) / 1e6, 12);
   });
 
   it.each([
