@@ -1,5 +1,5 @@
 import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createHash, randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { IdempotencyInProgressError, IdempotencyKeyReusedError, ResponseNotRetainedError } from '../../shared/idempotency/errors.js';
@@ -11,6 +11,10 @@ import { promptLogId } from '../../shared/ids.js';
 import { AccountsRepository } from '../../shared/storage/accounts.js';
 import { LedgerRepository } from '../../shared/storage/ledger.js';
 import { startTestStore } from '../support/store.js';
+import type { LocalHost } from '../../infra/local/host.js';
+import { balanceOf, openTestAccount } from '../support/accounts.js';
+import { chatCompletionAnswer } from '../support/fixtures.js';
+import { post, useTestHost } from '../support/local.js';
 
 let env: Awaited<ReturnType<typeof startTestStore>>;
 beforeAll(async () => {
@@ -274,11 +278,86 @@ describe('Class: IdempotencyService', () => {
     expect(await idem.begin('acct_l', 'late-key', { a: 1 }, 'pl_replay', t0 + 34_000)).toEqual({ kind: 'replay', response: { n: 2 } });
   });
 
+  it('leaves a completed record in place when its run releases the key (the completion landed, its answer lost): the retry replays, never runs again', async () => {
+    const records = new IdempotencyRepository(env.client.documents, env.tables.idempotency);
+    // The store writes the completion, and its answer never comes back.
+    const lost = Object.assign(Object.create(records) as IdempotencyRepository, {
+      complete: async (...args: Parameters<IdempotencyRepository['complete']>) => {
+        await records.complete(...args);
+        throw new Error('socket hang up');
+      },
+    });
+    const idem = new IdempotencyService<{ n: number }>(lost, 30_000);
+    const scope = (promptLogId: string) => ({ accountId: 'acct_r', key: 'landed-key', body: { a: 1 }, promptLogId, receivedAt: Date.now(), zeroDataRetention: false });
+    const finished: boolean[] = [];
+    let runs = 0;
+    const work = async () => {
+      runs++;
+      return { answered: Promise.resolve({ response: { n: runs }, finish: async (charge = true) => void finished.push(charge) }) };
+    };
+    const first = await idem.run(scope('pl_r1'), work);
+    // Its writes release the key (the record looks unwritten) and charge nothing.
+    await (await (first as { answered: Promise<{ finish: () => Promise<void> }> }).answered).finish();
+    expect(finished).toEqual([false]);
+    const recordKey = `acct_r#${createHash('sha256').update('landed-key').digest('hex')}`;
+    const { Item } = await env.client.documents.send(new GetCommand({ TableName: env.tables.idempotency, Key: { idempotencyKey: recordKey } }));
+    expect(Item).toMatchObject({ status: 'completed', responseStored: true, promptLogId: 'pl_r1' });
+    expect(await idem.run(scope('pl_r2'), work)).toEqual({ replayed: true, response: { n: 1 } });
+    expect(runs).toBe(1);
+  });
+
   it('lets a retry take over a run whose lease passed (the first crashed)', async () => {
     const idem = service();
     const t0 = Date.UTC(2026, 10, 22, 13, 0, 0);
     expect((await idem.begin('acct_i', 'crash-key', { a: 1 }, 'pl_a', t0)).kind).toBe('run');
     await expect(idem.begin('acct_i', 'crash-key', { a: 1 }, 'pl_b', t0 + 29_000)).rejects.toBeInstanceOf(IdempotencyInProgressError);
     expect((await idem.begin('acct_i', 'crash-key', { a: 1 }, 'pl_c', t0 + 31_000)).kind).toBe('run');
+  });
+});
+
+describe('Idempotency-Key through the gateway: an answer too large to keep', () => {
+  const testHost = useTestHost();
+  let host: LocalHost;
+  beforeEach(() => {
+    host = testHost();
+  });
+
+  it("is charged, its record says too_large, and a replay gets 409 response_not_retained with the run's promptLogId, running nothing", async () => {
+    const { accountId, auth } = await openTestAccount(host, 100_000_000);
+    // 400 KB of random bytes, base64: about 530 KB of text that gzip keeps above 350 KB.
+    const output = randomBytes(400_000).toString('base64');
+    host.simulator.setFault({
+      kind: 'status',
+      status: 200,
+      provider: 'mistral',
+      body: chatCompletionAnswer(output, { prompt_tokens: 5, completion_tokens: 133_334, total_tokens: 133_339 }),
+    });
+    const payload = { prompt: 'Say something long.', models: ['fam_k-8b'], generation_settings: { maxTokens: 200_000 } };
+    const headers = { ...auth, 'idempotency-key': 'too-large' };
+
+    const first = await post(host, payload, headers);
+    expect(first.status).toBe(200);
+    expect(first.body.results[0]).toMatchObject({ status: 'completed', output });
+    expect(gzipSync(JSON.stringify(first.body)).length).toBeGreaterThan(350_000);
+
+    // Charged: the answer was recorded (as not kept), so a retry cannot run it again.
+    const charged = Math.round(first.body.creditsUsed * 1_000_000);
+    expect(charged).toBeGreaterThan(0);
+    expect(await balanceOf(host, accountId)).toBe(100_000_000 - charged);
+    expect(await host.gateway.credits.ledgerSum(accountId)).toBe(100_000_000 - charged);
+
+    const recordKey = `${accountId}#${createHash('sha256').update('too-large').digest('hex')}`;
+    const { Item } = await host.gateway.storeClient.documents.send(new GetCommand({ TableName: host.gateway.config.tables.idempotency, Key: { idempotencyKey: recordKey } }));
+    expect(Item).toMatchObject({ status: 'completed', notRetained: 'too_large', promptLogId: first.body.promptLogId });
+    expect(Item!.responseStored).toBeUndefined();
+
+    const replay = await post(host, payload, headers);
+    expect(replay.status).toBe(409);
+    expect(replay.body).toMatchObject({
+      error: { code: 'response_not_retained', message: expect.stringMatching(/too large to keep/) },
+      promptLogId: first.body.promptLogId,
+    });
+    expect(host.simulator.calls()).toHaveLength(1);
+    expect(await balanceOf(host, accountId)).toBe(100_000_000 - charged);
   });
 });
