@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
 import type { EvaluationOrder } from '../../shared/judging/types.js';
 import { toPromptLog } from '../../shared/orchestrator/prompt-log.js';
+import type { ModelResult } from '../../shared/compare/result.js';
 import { chargedUsd } from '../../shared/pricing/charge.js';
 import { body, evaluationOf, PNG_BASE64 } from '../support/fixtures.js';
 
@@ -64,5 +65,38 @@ describe('Function: toPromptLog', () => {
     const request = validatePromptRequest(body({ models: [A], attachments }));
     const { content } = toPromptLog({ promptLogId: 'pl_1', accountId: 'acct_1', request, results: [], evaluations: [], chargedMicro: 0, zeroDataRetention: false, receivedAt: 0 });
     expect(content!.attachments!.map((a) => a.bytes)).toEqual([16, 17, 18]);
+  });
+
+  it('keeps, without zero data retention, the outputs of the completed models only: a failed or cancelled model (its output "", as results say) has no entry', () => {
+    const C = 'fam_k-8b';
+    const result = (modelId: string, status: ModelResult['status'], output: string): ModelResult => ({
+      modelId,
+      status,
+      output,
+      tokensIn: 10,
+      tokensOut: status === 'completed' ? 5 : 0,
+      latencyMs: 3,
+      providerCost: status === 'completed' ? 0.0001 : 0,
+      ...(status === 'completed' ? {} : { error: { code: status === 'failed' ? 'upstream_error' : 'cancelled', message: status } }),
+    });
+    const results = [result(A, 'completed', 'The first answer.'), result(B, 'failed', ''), result(C, 'cancelled', '')];
+    const request = validatePromptRequest(body({ models: [A, B, C] }));
+    const { meta, content } = toPromptLog({
+      promptLogId: 'pl_1',
+      accountId: 'acct_1',
+      request,
+      results,
+      evaluations: [],
+      chargedMicro: 100,
+      zeroDataRetention: false,
+      receivedAt: 0,
+    });
+    expect(content!.outputs).toEqual([{ modelId: A, output: 'The first answer.' }]);
+    // The metadata still lists every model, with its status.
+    expect(meta.models.map((m) => [m.modelId, m.status])).toEqual([
+      [A, 'completed'],
+      [B, 'failed'],
+      [C, 'cancelled'],
+    ]);
   });
 });
