@@ -22,13 +22,43 @@ function calls() {
 describe('Function: runModels with every adapter, sent once ready (how the fan-out waits for the reserve)', () => {
   it('prepares each call, sends none before `ready` resolves, then sends each once', async () => {
     const ready = gate();
-    const running = runModels(calls(), { route, deadlineAt: Date.now() + 20_000, ready: ready.opened });
-    // Time for a call sent too early to reach the simulator (a store answering the reserve).
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const receivedBeforeReady = sim.calls().length;
+    let readyOpen = false;
+    const prepared: string[] = [];
+    const allPrepared = gate();
+    const sent: { model: string; readyOpen: boolean }[] = [];
+    // Each adapter as it is, its calls' preparations and sends recorded as they happen.
+    const recording: Router = (entry) => {
+      const { adapter, endpoint } = route(entry);
+      return {
+        endpoint,
+        adapter: {
+          ...adapter,
+          prepare: (call, at, onDelta) => {
+            const preparedCall = adapter.prepare(call, at, onDelta);
+            prepared.push(entry.id);
+            if (prepared.length === ONE_PER_PROTOCOL.length) allPrepared.open();
+            return {
+              ...preparedCall,
+              send: (signal) => {
+                sent.push({ model: entry.id, readyOpen });
+                return preparedCall.send(signal);
+              },
+            };
+          },
+        },
+      };
+    };
+    const running = runModels(calls(), { route: recording, deadlineAt: Date.now() + 20_000, ready: ready.opened });
+    // Every call prepared while the reserve is pending: none may have gone out yet.
+    await allPrepared.opened;
+    expect(sent).toEqual([]);
+    readyOpen = true;
     ready.open();
     const results = await running;
-    expect(receivedBeforeReady).toBe(0);
+    expect(prepared.sort()).toEqual([...ONE_PER_PROTOCOL].sort());
+    // Each sent once, every one after `ready`.
+    expect(sent.map((s) => s.model).sort()).toEqual([...ONE_PER_PROTOCOL].sort());
+    expect(sent.every((s) => s.readyOpen)).toBe(true);
     expect(results.map((r) => r.status)).toEqual(ONE_PER_PROTOCOL.map(() => 'completed'));
     expect(results.every((r) => r.output !== '')).toBe(true);
     expect(sim.calls()).toHaveLength(ONE_PER_PROTOCOL.length);
