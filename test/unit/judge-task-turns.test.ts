@@ -6,8 +6,10 @@ import { defuseTags } from '../../shared/judging/defuse.js';
 import { VERDICT_SCHEMA } from '../../shared/judging/verdict.js';
 import { WorkflowTasks } from '../../shared/judging/workflow-tasks.js';
 import { claimKeys, type JudgeEvent } from '../../shared/judging/workflow-types.js';
+import { WorkBudget } from '../../shared/judging/material-budget.js';
 import { silentLog } from '../../shared/log.js';
 import type { ProtocolAdapter } from '../../shared/providers/types.js';
+import { gate } from '../support/gate.js';
 
 // Counted where judge-prompt.ts and the judge task call it.
 vi.mock('../../shared/judging/defuse.js', async (original) => {
@@ -108,11 +110,34 @@ describe('Class: WorkflowTasks, a judge task of large answers', () => {
     // Each call shows two answers of about 24,000 characters: a budget of 100,000 holds two calls.
     let inFlight = 0;
     let highest = 0;
+    // Calls whose turn the material budget holds back (their work not started).
+    let heldBack = 0;
+    // Every send is held until no other call can start: each of the 6 is either sent or held back by the budget.
+    const allStarted = gate();
+    const openOnceAllStarted = () => inFlight + heldBack === 6 && allStarted.open();
+    const run = WorkBudget.prototype.run;
+    vi.spyOn(WorkBudget.prototype, 'run').mockImplementation(function (this: WorkBudget, units: number, work: () => Promise<unknown>) {
+      let started = false;
+      let held = false;
+      const running = run.call(this, units, () => {
+        started = true;
+        if (held) heldBack--;
+        return work();
+      });
+      // Work the budget admits starts at once; any other waits for a running call to end.
+      if (!started) {
+        held = true;
+        heldBack++;
+        openOnceAllStarted();
+      }
+      return running;
+    } as WorkBudget['run']);
     const adapter: Pick<ProtocolAdapter, 'prepare'> = {
       prepare: () => ({
         send: async () => {
           highest = Math.max(highest, ++inFlight);
-          await new Promise((resolve) => setTimeout(resolve, 5));
+          openOnceAllStarted();
+          await allStarted.opened;
           inFlight--;
           return { output: verdict, usage, warnings: [] };
         },
