@@ -724,11 +724,13 @@ describe("Function: runModels, the request's output budget", () => {
   it('stops a streamed call where the budget runs out: its deltas joined are its output, and it is charged the text received', async () => {
     const deltas: string[][] = [[], []];
     const stopped: boolean[] = [];
+    // Opened once the first model's stream is over (stopped where the budget ran out, if it works).
+    const firstDone = gate();
     const adapter = {
       send: async () => Promise.reject(new Error('send must not be called when streaming')),
       stream: (call: { entry: { id: string } }, _endpoint: unknown, signal: AbortSignal, onDelta: (text: string) => void) =>
         new Promise<ModelReply>((resolve, reject) => {
-          // The first model streams 30 bytes a delta; the second starts once the first has been stopped.
+          // The first model streams 30 bytes a delta; the second starts once the first's stream is over.
           const first = call.entry.id === 'fam_c-5.4';
           signal.addEventListener('abort', () => {
             stopped.push(first);
@@ -738,8 +740,10 @@ describe("Function: runModels, the request's output budget", () => {
             for (let i = 0; i < 3 && !signal.aborted; i++) onDelta((first ? 'a' : 'b').repeat(first ? 30 : 10));
             if (!signal.aborted) resolve({ output: 'unused', usage, warnings: [] });
           };
-          if (first) send();
-          else setTimeout(send, 5);
+          if (first) {
+            send();
+            firstDone.open();
+          } else void firstDone.opened.then(send);
         }),
     };
     const results = await runThrough(['fam_c-5.4', 'fam_a-sonnet-4-6'], adapter, {
