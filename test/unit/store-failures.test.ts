@@ -171,6 +171,26 @@ describe('Class: AccountsRepository, when an answer is lost', () => {
     expect(dynamo).not.toReceiveCommand(GetItemCommand);
   });
 
+  it('refuses a reserve whose refusal shows another reservation of its request (another amount or time): ConditionFailedError, not tried again', async () => {
+    const open = { accountId: 'acct_1', requestId: 'pl_r', reservation: { amountMicro: 700, at: Date.now() } };
+    const accounts = new AccountsRepository(createStoreClient({ region: 'eu-west-1' }).items, config.tables.accounts);
+    for (const other of [
+      { ...open.reservation, at: open.reservation.at + 1 },
+      { ...open.reservation, amountMicro: 800 },
+    ]) {
+      dynamo.reset();
+      dynamo.on(UpdateItemCommand).callsFake((input) => {
+        throw refusedReserve(input, { ...ACCOUNT, balanceMicro: ACCOUNT.balanceMicro - other.amountMicro, windowCount: 1, reservations: { pl_r: other } });
+      });
+      await expect(accounts.reserve(open, { limitPerMinute: 10, inFlight: 10 })).rejects.toMatchObject({
+        name: 'ConditionFailedError',
+        message: 'Request pl_r is already reserved',
+      });
+      expect(dynamo).toReceiveCommandTimes(UpdateItemCommand, 1);
+      expect(dynamo).not.toReceiveCommand(GetItemCommand);
+    }
+  });
+
   it('takes a refusal (ALL_OLD) that holds this very top-up entry, or this very account, as the write made, without a read; another entry or account stays refused', async () => {
     const entry = { accountId: 'acct_1', entryId: '01TOPUP#topup', kind: 'topup' as const, amountMicro: 500, at: Date.now() };
     const accounts = new AccountsRepository(createStoreClient({ region: 'eu-west-1' }).items, config.tables.accounts);
