@@ -7,6 +7,7 @@ import { runAdminCommand } from '../../infra/admin/commands.js';
 import {
   CLOSED_KEPT_MS,
   CreditsService,
+  LATE_ATTEMPT_MS,
   POSTING_DELAY_MS,
   RESERVATION_TIMEOUT_MS,
   TOP_UP_ATTEMPTS_END_MS,
@@ -16,10 +17,12 @@ import {
 } from '../../shared/credits/credits-service.js';
 import { InsufficientCreditsError, RateLimitedError, ServiceUnavailableError, UnauthorizedError } from '../../shared/errors.js';
 import { promptLogId } from '../../shared/ids.js';
+import { MAX_BALANCE_MICRO } from '../../shared/pricing/micro-credits.js';
 import { AccountsRepository, CLOSED_LISTED_MAX, pendingEntries, REVOKED_KEYS_KEPT_MS } from '../../shared/storage/accounts.js';
 import type { ApiKeysRepository } from '../../shared/storage/api-keys.js';
 import { createStoreClient, toAttributes, type StoreClient } from '../../shared/storage/dynamodb.js';
-import { LedgerRepository, type LedgerEntry } from '../../shared/storage/ledger.js';
+import { BalanceCeilingError, ConditionFailedError } from '../../shared/storage/errors.js';
+import { LedgerRepository, type LedgerEntry, type SettlementEntry } from '../../shared/storage/ledger.js';
 import { recordingLog } from '../support/log.js';
 import { holdingStore, losingFirstAnswer, startTestStore } from '../support/store.js';
 
@@ -290,8 +293,15 @@ describe('Class: CreditsService', () => {
       expect(await accounts.topUp(entry)).toBe(1_500);
       expect((await accounts.get(account.accountId))!.balanceMicro).toBe(1_500);
       expect(await expectConsistent(credits, account.accountId)).toBe(1_500);
+      // A millisecond before the last attempt can arrive (LATE_ATTEMPT_MS, not the delay it sets), the reconciler keeps it:
+      // dropped, this attempt would find it gone and add it again.
+      clock.now = entry.at + LATE_ATTEMPT_MS - 1;
+      await credits.reconcile();
+      expect(Object.keys((await accounts.get(account.accountId))!.unposted)).toContain(entry.entryId);
+      expect(await accounts.topUp(entry)).toBe(1_500);
+      expect(await expectConsistent(credits, account.accountId)).toBe(1_500);
       // Once no attempt can still arrive, the reconciler drops it; the ledger and the balance stay as they were.
-      clock.now += POSTING_DELAY_MS;
+      clock.now += 1;
       await credits.reconcile();
       expect((await accounts.get(account.accountId))!.unposted).toEqual({});
       expect((await ledger.list(account.accountId)).filter((e) => e.entryId === entry.entryId)).toHaveLength(1);
@@ -355,6 +365,16 @@ describe('Class: CreditsService', () => {
       await service(clock).reconcile();
       await service(clock).reconcile();
       expect(await expectConsistent(service(clock), account.accountId)).toBe(1_500);
+    });
+
+    it('refuses a top-up that would take the balance past the most an account holds, adding nothing; up to it, adds', async () => {
+      const credits = service();
+      const account = await credits.openAccount({ balanceMicro: MAX_BALANCE_MICRO - 10 });
+      await expect(credits.topUp(account.accountId, 11)).rejects.toBeInstanceOf(BalanceCeilingError);
+      expect((await accounts.get(account.accountId))!.balanceMicro).toBe(MAX_BALANCE_MICRO - 10);
+      expect(await credits.topUp(account.accountId, 10)).toBe(MAX_BALANCE_MICRO);
+      await expect(credits.topUp(account.accountId, 1)).rejects.toBeInstanceOf(BalanceCeilingError);
+      expect(await expectConsistent(credits, account.accountId)).toBe(MAX_BALANCE_MICRO);
     });
 
     it('takes the refusal of a retried top-up whose first write landed (its answer lost) as the top-up made: applied once, never "no account"', async () => {
@@ -520,6 +540,42 @@ describe('Class: CreditsService', () => {
       });
     });
 
+    it('closes only the reservation it is given: one of another time or amount is refused, the hold left open', async () => {
+      // Prepare
+      const clock = { now: Date.now() };
+      const credits = service(clock);
+      const account = await credits.openAccount({ balanceMicro: 1_000 });
+      const open = await credits.reserve(account.accountId, promptLogId(clock.now), 300, NO_RATE_LIMIT);
+      const { accountId, requestId, reservation } = open;
+      const settlement: SettlementEntry = {
+        accountId,
+        entryId: `${requestId.replace(/^pl_/, '')}#settlement`,
+        kind: 'settle',
+        amountMicro: -100,
+        reservedMicro: 300,
+        chargedMicro: 100,
+        at: clock.now,
+        requestId,
+      };
+
+      // Act / Assess: each close of another reservation of the request refused, listed or not; nothing changed.
+      for (const other of [
+        { ...reservation, at: reservation.at + 1 },
+        { ...reservation, amountMicro: reservation.amountMicro + 1 },
+      ]) {
+        for (const listClosed of [false, true]) {
+          await expect(accounts.closeReservation(settlement, other, { listClosed })).rejects.toBeInstanceOf(ConditionFailedError);
+        }
+      }
+      const held = (await accounts.get(accountId))!;
+      expect(held.reservations).toEqual({ [requestId]: reservation });
+      expect(held.closedRequests).toBeUndefined();
+      expect(held.balanceMicro).toBe(700);
+      // Its own settle closes it, once.
+      expect(await credits.settle(open, 100)).toEqual({ chargedMicro: 100 });
+      expect(await expectConsistent(credits, accountId)).toBe(900);
+    });
+
     it('charges the actual cost and returns the rest of the reservation', async () => {
       const credits = service();
       const account = await credits.openAccount({ balanceMicro: 1_000 });
@@ -558,6 +614,16 @@ describe('Class: CreditsService', () => {
       expect(settle).toMatchObject({ amountMicro: -1_000, reservedMicro: 1_000, chargedMicro: 1_000, uncollectedMicro: 300, estimatedMicro: 400 });
       // An empty balance refuses the next request until a top-up.
       await expect(credits.reserve(account.accountId, promptLogId(), 1, NO_RATE_LIMIT)).rejects.toBeInstanceOf(InsufficientCreditsError);
+    });
+
+    it('records the part of the charge estimated from text as no more than the charge, where the estimated part was above it', async () => {
+      const credits = service();
+      const account = await credits.openAccount({ balanceMicro: 1_000 });
+      const open = await credits.reserve(account.accountId, promptLogId(), 1_000, NO_RATE_LIMIT);
+      // Cost 1,300, of it 1,200 estimated; charged 1,000, the reservation: of that, at most all estimated.
+      expect(await credits.settle(open, 1_300, 1_200)).toEqual({ chargedMicro: 1_000 });
+      const settle = (await ledger.list(account.accountId)).find((e) => e.kind === 'settle');
+      expect(settle).toMatchObject({ chargedMicro: 1_000, uncollectedMicro: 300, estimatedMicro: 1_000 });
     });
   });
 
