@@ -16,9 +16,9 @@ import {
   type OpenRequest,
 } from '../../shared/credits/credits-service.js';
 import { InsufficientCreditsError, RateLimitedError, ServiceUnavailableError, UnauthorizedError } from '../../shared/errors.js';
-import { promptLogId } from '../../shared/ids.js';
+import { promptLogId, ulidTime } from '../../shared/ids.js';
 import { MAX_BALANCE_MICRO } from '../../shared/pricing/micro-credits.js';
-import { AccountsRepository, CLOSED_LISTED_MAX, pendingEntries, REVOKED_KEYS_KEPT_MS } from '../../shared/storage/accounts.js';
+import { AccountsRepository, CLOSED_LISTED_MAX, pendingEntries, REVOKED_KEYS_KEPT_MS, type Account } from '../../shared/storage/accounts.js';
 import type { ApiKeysRepository } from '../../shared/storage/api-keys.js';
 import { createStoreClient, toAttributes, type StoreClient } from '../../shared/storage/dynamodb.js';
 import { BalanceCeilingError, ConditionFailedError } from '../../shared/storage/errors.js';
@@ -79,6 +79,33 @@ class FlakyAccounts extends AccountsRepository {
     return super.closeReservation(...args);
   }
 }
+
+/**
+ * The reconciler's work list cut to the accounts in `scope`, in the order the store listed
+ * them (`listed`): a run's outcome then counts what it did for this test's accounts alone,
+ * whatever other tests left in the shared store.
+ */
+class ScopedAccounts extends FlakyAccounts {
+  readonly scope = new Set<string>();
+  readonly listed: string[] = [];
+  override async *needingReconciliation(): AsyncGenerator<Account> {
+    for await (const account of super.needingReconciliation()) {
+      if (!this.scope.has(account.accountId)) continue;
+      this.listed.push(account.accountId);
+      yield account;
+    }
+  }
+}
+
+/**
+ * From a request's ID time, the last moment an attempt of its reserve's write may reach the
+ * store: its writes signed within 2 minutes of the start, then LATE_ATTEMPT_MS (SigV4's 15
+ * minutes and a minute for clocks). Fixed here, not taken from the constants it checks.
+ */
+const LAST_RESERVE_ATTEMPT_MS = 2 * 60_000 + LATE_ATTEMPT_MS;
+
+/** The longest an AWS Lambda function runs: past it no request can settle its own reservation. */
+const LAMBDA_LONGEST_MS = 15 * 60_000;
 
 /** Per attempt, as the shared test client (test/support/store.ts): a loaded machine's dynalite may be slow to answer. */
 const OWN_CLIENT_TIMEOUTS = { connectMs: 10_000, answerMs: 20_000 };
@@ -646,6 +673,79 @@ describe('Class: CreditsService', () => {
       // The request cannot settle after its release.
       expect(await credits.settle(open, 300)).toEqual({ chargedMicro: 0 });
       expect(await expectConsistent(credits, account.accountId)).toBe(1_000);
+    });
+
+    it('closes no reservation while an attempt of its reserve can still land, though its request can no longer run: charged once', async () => {
+      // Prepare: a settle whose close crashed after its ledger entry was written: the reservation open, the charge decided.
+      const clock = { now: Date.now() };
+      const scoped = new ScopedAccounts(env.client.items, env.tables.accounts);
+      const credits = service(clock, ledger, scoped);
+      const account = await credits.openAccount({ balanceMicro: 1_000 });
+      scoped.scope.add(account.accountId);
+      const open = await credits.reserve(account.accountId, promptLogId(clock.now), 500, NO_RATE_LIMIT);
+      scoped.failNextClose = true;
+      expect(await credits.settle(open, 200)).toEqual({ chargedMicro: 200 });
+
+      // Act: past the longest a Lambda function runs, before the last attempt of the reserve can land; then that attempt lands.
+      clock.now = open.reservation.at + LAMBDA_LONGEST_MS + 1_000;
+      const early = await credits.reconcile();
+      const late = await accounts.reserve(open, NO_RATE_LIMIT);
+
+      // Assess: left open, so the late attempt found its own reservation and held nothing again; completed once, later.
+      expect(early).toEqual({ accounts: 1, posted: 0, completed: 0, released: 0, failed: 0 });
+      expect(late.balanceMicro).toBe(500);
+      expect((await accounts.get(account.accountId))!.reservations).toEqual({ [open.requestId]: open.reservation });
+      clock.now = ulidTime(open.requestId) + LAST_RESERVE_ATTEMPT_MS;
+      expect(await credits.reconcile()).toEqual({ accounts: 1, posted: 0, completed: 1, released: 0, failed: 0 });
+      expect(await expectConsistent(credits, account.accountId)).toBe(800);
+    });
+
+    it('counts in its outcome exactly what it did: entries the ledger took (not those it held already), reservations completed and released', async () => {
+      // Prepare: a top-up posted (kept, marked), one whose posting failed, a request that crashed, one whose close crashed.
+      const clock = { now: Date.now() };
+      const flaky = new FlakyLedger(env.client.items, env.tables.ledger);
+      const scoped = new ScopedAccounts(env.client.items, env.tables.accounts);
+      const credits = service(clock, flaky, scoped);
+      const account = await credits.openAccount({ balanceMicro: 1_000 });
+      scoped.scope.add(account.accountId);
+      await credits.topUp(account.accountId, 500);
+      flaky.failNext = 1;
+      await credits.topUp(account.accountId, 200);
+      await credits.reserve(account.accountId, promptLogId(clock.now), 400, NO_RATE_LIMIT);
+      const closing = await credits.reserve(account.accountId, promptLogId(clock.now), 300, NO_RATE_LIMIT);
+      scoped.failNextClose = true;
+      await credits.settle(closing, 100);
+
+      // Act
+      clock.now += Math.max(RESERVATION_TIMEOUT_MS, POSTING_DELAY_MS);
+      const run = await credits.reconcile();
+
+      // Assess: one entry posted (the other was in the ledger: only dropped), one completed, one released; then nothing left.
+      expect(run).toEqual({ accounts: 1, posted: 1, completed: 1, released: 1, failed: 0 });
+      expect(await expectConsistent(credits, account.accountId)).toBe(1_600);
+      expect((await accounts.get(account.accountId))!.unposted).toEqual({});
+      expect(await credits.reconcile()).toEqual({ accounts: 0, posted: 0, completed: 0, released: 0, failed: 0 });
+    });
+
+    it('names the first 20 accounts whose writes failed in its outcome, and counts them all', async () => {
+      // Prepare: 21 accounts whose opening entry the ledger would not take.
+      const clock = { now: Date.now() };
+      const broken = new FlakyLedger(env.client.items, env.tables.ledger);
+      const scoped = new ScopedAccounts(env.client.items, env.tables.accounts);
+      broken.failNext = Number.POSITIVE_INFINITY;
+      const opened = await Promise.all(Array.from({ length: 21 }, () => service(clock, broken, scoped).openAccount({ balanceMicro: 1_000 })));
+      for (const { accountId } of opened) scoped.scope.add(accountId);
+      clock.now += POSTING_DELAY_MS;
+
+      // Act: a run; then, the ledger taking them again, the next (which leaves nothing for other tests' runs to count).
+      const run = await service(clock, broken, scoped).reconcile();
+      const named = scoped.listed.slice(0, 20);
+      const next = await service(clock, ledger, scoped).reconcile();
+
+      // Assess: all counted, the first 20 listed named; none posted. The next run posts every one.
+      expect(run).toEqual({ accounts: 21, posted: 0, completed: 0, released: 0, failed: 21, failedAccounts: named });
+      expect(next).toEqual({ accounts: 21, posted: 21, completed: 0, released: 0, failed: 0 });
+      for (const { accountId } of opened) expect(await expectConsistent(service(clock), accountId)).toBe(1_000);
     });
 
     it('posts a top-up entry whose posting failed after the balance changed, once no retry of its write can still arrive', async () => {
