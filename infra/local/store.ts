@@ -32,6 +32,9 @@ export interface EmbeddedStore {
   close(): Promise<'stopped' | 'terminated'>;
 }
 
+/** How long the store keeps an idle keep-alive connection open (STORE_THREAD). */
+export const STORE_KEEP_ALIVE_MS = 10 * 60_000;
+
 /**
  * dynalite in a thread of its own: its own event loop and heap, so the store's work runs
  * beside the gateway's on a second core, as DynamoDB's would, instead of between its
@@ -88,6 +91,11 @@ async function dataDirectoryFree(path) {
 (async () => {
   if (workerData.options.path && !(await dataDirectoryFree(workerData.options.path))) return;
   server = require(workerData.dynalite)(workerData.options);
+  // An idle keep-alive connection is kept 10 minutes, not Node's 5 s: a client's pool (Node 20's
+  // agent keeps idle sockets with no timeout of its own) that sent a burst on sockets closed a
+  // moment before its busy process saw them close had it reset (ECONNRESET), and the resets
+  // spent the SDK's retry quota, so that calls failed unretried.
+  server.keepAliveTimeout = ${STORE_KEEP_ALIVE_MS};
   // The store checks no credentials, so no web page may reach it: requests named for this
   // machine only (127.0.0.1, localhost, [::1], a name under .localhost; a page whose own name
   // its DNS turned to 127.0.0.1 sends that name), and none a page sends (an Origin, a CORS

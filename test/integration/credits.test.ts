@@ -20,7 +20,7 @@ import { promptLogId, ulidTime } from '../../shared/ids.js';
 import { MAX_BALANCE_MICRO } from '../../shared/pricing/micro-credits.js';
 import { AccountsRepository, CLOSED_LISTED_MAX, pendingEntries, REVOKED_KEYS_KEPT_MS, type Account } from '../../shared/storage/accounts.js';
 import type { ApiKeysRepository } from '../../shared/storage/api-keys.js';
-import { createStoreClient, toAttributes, type StoreClient } from '../../shared/storage/dynamodb.js';
+import { toAttributes } from '../../shared/storage/dynamodb.js';
 import { BalanceCeilingError, ConditionFailedError } from '../../shared/storage/errors.js';
 import { LedgerRepository, type LedgerEntry, type SettlementEntry } from '../../shared/storage/ledger.js';
 import { recordingLog } from '../support/log.js';
@@ -106,29 +106,6 @@ const LAST_RESERVE_ATTEMPT_MS = 2 * 60_000 + LATE_ATTEMPT_MS;
 
 /** The longest an AWS Lambda function runs: past it no request can settle its own reservation. */
 const LAMBDA_LONGEST_MS = 15 * 60_000;
-
-/** Per attempt, as the shared test client (test/support/store.ts): a loaded machine's dynalite may be slow to answer. */
-const OWN_CLIENT_TIMEOUTS = { connectMs: 10_000, answerMs: 20_000 };
-
-/**
- * Runs `test` with a client of the test store of its own, closed after it, for a test that
- * sends many calls at once. On the shared client such a burst takes every socket the pool
- * kept alive, and dynalite closes one idle for 5 s (its server's keep-alive timeout) while
- * Node 20's agent keeps it with no timeout of its own: on a loaded machine the burst went out
- * on sockets closed a moment before this process saw them close, was reset (ECONNRESET), and
- * the resets spent the SDK's retry quota, so that some calls failed unretried
- * (StoreUnavailableError, as it did once beside the e2e files). A new pool has no socket the
- * store may have closed, and the burst's sockets, closed with it, leave the shared pool none
- * to go stale all at once.
- */
-async function withOwnClient<T>(test: (client: StoreClient) => Promise<T>): Promise<T> {
-  const client = createStoreClient({ region: 'local', endpoint: env.store.endpoint, local: true, timeouts: OWN_CLIENT_TIMEOUTS });
-  try {
-    return await test(client);
-  } finally {
-    client.destroy();
-  }
-}
 
 /** The entry of −hold that gateways wrote for each request before its settlement carried the hold. */
 function olderReserveEntry(open: OpenRequest): LedgerEntry {
@@ -258,21 +235,18 @@ describe('Class: CreditsService', () => {
     });
 
     it('lets exactly as many concurrent reservations through as the balance covers', async () => {
-      // The burst on a client of its own (withOwnClient).
-      await withOwnClient(async (client) => {
-        const credits = service({ now: Date.now() }, new LedgerRepository(client.items, env.tables.ledger), new AccountsRepository(client.items, env.tables.accounts));
-        const account = await credits.openAccount({ balanceMicro: 20 * 7_000 });
-        const outcomes = await Promise.allSettled(Array.from({ length: 200 }, () => credits.reserve(account.accountId, promptLogId(), 7_000, NO_RATE_LIMIT)));
-        expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(20);
-        const refusals = outcomes.filter((o) => o.status === 'rejected').map((o) => (o as PromiseRejectedResult).reason);
-        expect(refusals).toHaveLength(180);
-        expect(refusals.every((e) => e instanceof InsufficientCreditsError && e.estimatedCreditsRequired === 0.007)).toBe(true);
-        const opened = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
-        expect(await expectBalanced(credits, account.accountId, opened)).toBe(0);
-        // The 20 that ran each cost 3,000 of their 7,000.
-        await Promise.all(opened.map((open) => credits.settle(open, 3_000)));
-        expect(await expectConsistent(credits, account.accountId)).toBe(20 * 4_000);
-      });
+      const credits = service();
+      const account = await credits.openAccount({ balanceMicro: 20 * 7_000 });
+      const outcomes = await Promise.allSettled(Array.from({ length: 200 }, () => credits.reserve(account.accountId, promptLogId(), 7_000, NO_RATE_LIMIT)));
+      expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(20);
+      const refusals = outcomes.filter((o) => o.status === 'rejected').map((o) => (o as PromiseRejectedResult).reason);
+      expect(refusals).toHaveLength(180);
+      expect(refusals.every((e) => e instanceof InsufficientCreditsError && e.estimatedCreditsRequired === 0.007)).toBe(true);
+      const opened = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
+      expect(await expectBalanced(credits, account.accountId, opened)).toBe(0);
+      // The 20 that ran each cost 3,000 of their 7,000.
+      await Promise.all(opened.map((open) => credits.settle(open, 3_000)));
+      expect(await expectConsistent(credits, account.accountId)).toBe(20 * 4_000);
     });
     it('writes nothing but the hold before the request runs, and one ledger entry a request when it settles, a failed write tried again', async () => {
       const flaky = new FlakyLedger(env.client.items, env.tables.ledger);
@@ -571,23 +545,20 @@ describe('Class: CreditsService', () => {
   describe('Method: settle', () => {
     it('refuses only with 402 (or 503 should the account stay contended) while other requests settle and return credits meanwhile', async () => {
       // dynalite returns no item with a refused write, so the item is read afterwards: by then it may cover the request.
-      // The burst on a client of its own (withOwnClient): on the shared one it was once reset on sockets the store had closed.
-      await withOwnClient(async (client) => {
-        const credits = service({ now: Date.now() }, new LedgerRepository(client.items, env.tables.ledger), new AccountsRepository(client.items, env.tables.accounts));
-        const account = await credits.openAccount({ balanceMicro: 5 * 7_000 });
-        // Each request reserves, then settles at once for less than it held: credits keep coming back while others reserve.
-        const outcomes = await Promise.allSettled(
-          Array.from({ length: 100 }, async () => {
-            const open = await credits.reserve(account.accountId, promptLogId(), 7_000, NO_RATE_LIMIT);
-            await credits.settle(open, 100);
-          }),
-        );
-        const refusals = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason as Error] : []));
-        expect(refusals.filter((e) => !(e instanceof InsufficientCreditsError || e instanceof ServiceUnavailableError))).toEqual([]);
-        const ran = outcomes.length - refusals.length;
-        expect(ran).toBeGreaterThanOrEqual(5);
-        expect(await expectConsistent(credits, account.accountId)).toBe(5 * 7_000 - ran * 100);
-      });
+      const credits = service();
+      const account = await credits.openAccount({ balanceMicro: 5 * 7_000 });
+      // Each request reserves, then settles at once for less than it held: credits keep coming back while others reserve.
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 100 }, async () => {
+          const open = await credits.reserve(account.accountId, promptLogId(), 7_000, NO_RATE_LIMIT);
+          await credits.settle(open, 100);
+        }),
+      );
+      const refusals = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason as Error] : []));
+      expect(refusals.filter((e) => !(e instanceof InsufficientCreditsError || e instanceof ServiceUnavailableError))).toEqual([]);
+      const ran = outcomes.length - refusals.length;
+      expect(ran).toBeGreaterThanOrEqual(5);
+      expect(await expectConsistent(credits, account.accountId)).toBe(5 * 7_000 - ran * 100);
     });
 
     it('closes only the reservation it is given: one of another time or amount is refused, the hold left open', async () => {

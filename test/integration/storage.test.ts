@@ -1,6 +1,6 @@
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTables, startEmbeddedStore, toCreateTableInput } from '../../infra/local/store.js';
+import { createTables, startEmbeddedStore, STORE_KEEP_ALIVE_MS, toCreateTableInput } from '../../infra/local/store.js';
 import { ConditionalCheckFailedException, DescribeTableCommand, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ApiKeysRepository } from '../../shared/storage/api-keys.js';
@@ -213,6 +213,25 @@ describe('Local host: the embedded store reached in process', () => {
     const [httpInvalid, inProcInvalid] = await Promise.all([invalid(env.client.documents), invalid(inProcess)]);
     expect(inProcInvalid.name).toBe('ValidationException');
     expect(inProcInvalid.message).toBe(httpInvalid.message);
+  });
+
+  it('keeps an idle client connection open for minutes, not 5 s: a busy client then sends no burst on connections the store closed unseen', async () => {
+    const agent = new Agent({ keepAlive: true });
+    try {
+      const keepAlive = await new Promise<string | undefined>((resolve, reject) => {
+        const req = request(`${env.store.endpoint}/`, { agent, method: 'POST', headers: { 'content-type': 'application/x-amz-json-1.0' } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.headers['keep-alive'] as string | undefined));
+        });
+        req.on('error', reject);
+        req.end('{}');
+      });
+      // Node's server says how long it keeps the connection: its default was timeout=5.
+      expect(keepAlive).toBe(`timeout=${STORE_KEEP_ALIVE_MS / 1000}`);
+      expect(STORE_KEEP_ALIVE_MS).toBeGreaterThanOrEqual(5 * 60_000);
+    } finally {
+      agent.destroy();
+    }
   });
 
   it("answers HTTP requests named for this machine and from no web page only: another Host (a page's, its DNS rebound to 127.0.0.1), an Origin or a preflight is refused, unread", async () => {
