@@ -35,29 +35,6 @@ for (const entry of MODELS) {
   if (replacement) retired.set(entry, replacement);
 }
 
-/**
- * The vendor model names a retirement shuts down (not a `vendorReroute`'s, which its vendor
- * still answers), each from the instant its vendor stops serving it (epoch ms).
- */
-const shutDowns = new Map<string, number>();
-for (const [entry, { from }] of retired) {
-  if (!entry.retirement) continue;
-  if (MODELS.some((other) => !other.retirement && other.upstreamModel === entry.upstreamModel)) {
-    throw new Error(`${entry.id}: ${entry.upstreamModel} is retired, but another catalog model still sends it`);
-  }
-  shutDowns.set(entry.upstreamModel, from);
-}
-
-/**
- * Whether `upstreamModel` is a vendor model its vendor has shut down by `now`, as the catalog's
- * retirements say: the gateway sends it no more (its IDs are answered by their successors),
- * and the simulator refuses it as its vendor does.
- */
-export function shutDown(upstreamModel: string, now = Date.now()): boolean {
-  const from = shutDowns.get(upstreamModel);
-  return from !== undefined && now >= from;
-}
-
 /** A retired model's successor, a catalog model of the same vendor, served as this ID. */
 function successorOf(entry: ModelEntry, { on, successor: successorId }: Retirement): Replacement {
   const successor = byId.get(successorId);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { resolveModel, shutDown } from '../../shared/catalog/index.js';
+import { shutDown } from '../../infra/local/simulator/shut-down.js';
+import { resolveModel } from '../../shared/catalog/index.js';
 import { MODELS } from '../../shared/catalog/models.js';
 import { body } from '../support/fixtures.js';
 import { post, useTestHost } from '../support/local.js';
@@ -13,7 +14,7 @@ const host = useTestHost();
 
 describe('POST /api/v1/prompt with retired IDs', () => {
   it('answers every retired ID in effect with its successor, and sends no vendor the name of a model it has shut down', async () => {
-    const retired = MODELS.filter((entry) => entry.retirement && shutDown(entry.upstreamModel));
+    const retired = MODELS.filter((entry) => entry.retirement && shutDown(entry.provider, entry.upstreamModel));
     expect(retired.length).toBeGreaterThan(0);
 
     const { status, body: answer } = await post(host(), body({ models: retired.map((entry) => entry.id) }));
@@ -29,11 +30,10 @@ describe('POST /api/v1/prompt with retired IDs', () => {
         ]),
       });
     }
-    const sent = host()
-      .simulator.calls()
-      .map((call) => call.model);
+    const calls = host().simulator.calls();
+    const sent = calls.map((call) => call.model);
     expect(sent).toHaveLength(retired.length);
-    expect(sent.filter((model) => shutDown(model))).toEqual([]);
+    expect(calls.filter((call) => shutDown(call.provider, call.model))).toEqual([]);
     expect(new Set(sent)).toEqual(new Set(retired.map((entry) => resolveModel(entry.retirement!.successor)!.upstreamModel)));
   });
 });

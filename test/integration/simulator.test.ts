@@ -5,7 +5,9 @@ import { PROTOCOLS } from '../../infra/local/simulator/protocols.js';
 import { startSimulator } from '../../infra/local/simulator/server.js';
 import type { Simulator } from '../../infra/local/simulator/server.js';
 import { countTokens, generateParagraph, generateFromSchema, SCHEMA_VALUE_MAX_CHARS, truncateToTokens } from '../../infra/local/simulator/text.js';
+import { resolveModel } from '../../shared/catalog/index.js';
 import { MODELS } from '../../shared/catalog/models.js';
+import { MAX_REQUEST_DEADLINE_MS } from '../../shared/deadlines.js';
 import { suiteSimulator } from '../support/simulator.js';
 
 interface ChatCompletion {
@@ -852,13 +854,19 @@ describe('models their vendors have shut down (the catalog retirements in effect
     expect((await chat({ model: 'grok-3-mini', messages: hi }, { provider: 'xai' })).status).toBe(200);
   });
 
-  it("answers a model until its vendor's shutdown day and refuses it from 00:00 UTC that day", async () => {
+  it("answers a model until the last request the gateway read before its vendor's shutdown day can have ended, and refuses it from then", async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     try {
-      // OpenAI shuts gpt-5 down on 2026-12-11 (fam_c-5's retirement).
-      vi.setSystemTime(Date.parse('2026-12-10T23:59:59Z'));
-      expect((await post('/openai/v1/responses', { model: 'gpt-5', input: 'Hi' })).status).toBe(200);
-      vi.setSystemTime(Date.parse('2026-12-11T00:00:00Z'));
+      // OpenAI shuts gpt-5 down on 2026-12-11 (fam_c-5's retirement). A request the gateway read at
+      // 23:59:59 the day before calls gpt-5 still, until its deadline: at most MAX_REQUEST_DEADLINE_MS.
+      const day = Date.parse('2026-12-11T00:00:00Z');
+      vi.setSystemTime(day - 1_000);
+      expect(resolveModel('fam_c-5', Date.now())!.upstreamModel).toBe('gpt-5');
+      for (const at of [day - 1_000, day, day + MAX_REQUEST_DEADLINE_MS - 1]) {
+        vi.setSystemTime(at);
+        expect((await post('/openai/v1/responses', { model: 'gpt-5', input: 'Hi' })).status, new Date(at).toISOString()).toBe(200);
+      }
+      vi.setSystemTime(day + MAX_REQUEST_DEADLINE_MS);
       expect((await post('/openai/v1/responses', { model: 'gpt-5', input: 'Hi' })).status).toBe(404);
     } finally {
       vi.useRealTimers();

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { allModels, resolveModel, vendorSpelling } from '../../shared/catalog/index.js';
+import { MODELS } from '../../shared/catalog/models.js';
 import { modelListing, modelListingJson } from '../../shared/catalog/listing.js';
 import { samplingSupport } from '../../shared/providers/openai-responses/sampling.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
@@ -179,6 +180,11 @@ describe('Feature: retired vendor models', () => {
   const retiredIds = allModels(0)
     .filter((entry) => entry.retirement)
     .map((entry) => entry.id);
+
+  it('sends no retired vendor model from a model that stays (the same vendor and name would be one model, retired and not)', () => {
+    const staying = new Set(MODELS.filter((entry) => !entry.retirement).map((entry) => `${entry.provider}/${entry.upstreamModel}`));
+    expect(MODELS.filter((entry) => entry.retirement && staying.has(`${entry.provider}/${entry.upstreamModel}`)).map((entry) => entry.id)).toEqual([]);
+  });
 
   it('lists the shutdowns the vendors announced for models of the contract', () => {
     expect(Object.fromEntries(allModels(0).flatMap((entry) => (entry.retirement ? [[entry.id, entry.retirement]] : [])))).toEqual({

@@ -21,9 +21,9 @@ import type { FaultMatch, FaultRule } from './faults.js';
 import { JudgeRules, parseJudgeRule, type JudgeRule } from './judges.js';
 import { simulatedOpenAiError } from './openai-chat/errors.js';
 import { PROTOCOLS } from './protocols.js';
+import { shutDown } from './shut-down.js';
 import { cutInHalf, writeStream, type StreamReply } from './streaming.js';
 import type { AnswerOptions, Prepared, ProtocolHandler, Reply } from './types.js';
-import { shutDown } from '../../../shared/catalog/index.js';
 import type { WireProtocol } from '../../../shared/catalog/types.js';
 
 export type { FaultMatch, FaultRule } from './faults.js';
@@ -315,7 +315,7 @@ class ProviderSimulator implements Simulator {
     if (raw.tooLarge) reply = simulatedOpenAiError(413, 'Request body too large for the simulator.', 'invalid_request_error');
     else reply = handler.authorize(req.headers) ?? (parsed.ok ? undefined : handler.invalidJson());
     // A model its vendor has shut down, as the catalog's retirements say, is refused as that vendor refuses it.
-    if (reply === undefined && parsed.ok && shutDown(model)) reply = handler.shutDown?.(model, provider);
+    if (reply === undefined && parsed.ok && shutDown(provider, model)) reply = handler.shutDown?.(model, provider);
     if (reply === undefined && parsed.ok) {
       prepared = handler.prepare(body, rest, provider);
       if (prepared.ok) fault = this.rules.take(provider, model);

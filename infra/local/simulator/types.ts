@@ -52,7 +52,7 @@ export interface ProtocolHandler {
   /** The vendor's stream of the whole answer `reply` (status 200) to `body`. */
   toStream(reply: Reply, body: unknown, provider: string): StreamReply;
   /**
-   * The vendor's answer to a model it has shut down (`shutDown` of shared/catalog: the catalog's
+   * The vendor's answer to a model it has shut down (`shutDown` of shut-down.ts: the catalog's
    * retirements in effect), in its own error shape; undefined, or not given, where the vendor
    * answers the name anyway. Asked before the request is checked.
    */
