@@ -259,14 +259,21 @@ for (const f of fields.filter((f) => f !== schemaField)) {
 /** Whether the response schema field holds JSON (or nothing), its error shown at it when not. */
 function checkSchemaField(): ReturnType<typeof readJsonField> {
   const schema = readJsonField(schemaInput.value);
-  if (schema.error === undefined) setFieldError(schemaField);
-  else setFieldError(schemaField, `Response schema: ${schema.error}; nothing is sent or copied until it is JSON.`);
+  if (schema.error !== undefined) setFieldError(schemaField, `Response schema: ${schema.error}; nothing is sent or copied until it is JSON.`);
+  // Its own "not JSON" goes once it is JSON; a refusal of the API's stays until the field changes.
+  else if (schemaNotJson) setFieldError(schemaField);
+  schemaNotJson = schema.error !== undefined;
   return schema;
 }
+/** Whether the schema field's error shown is the page's own "not JSON" (checkSchemaField), not a refusal of the API's. */
+let schemaNotJson = false;
 
-// Once said (or a refusal named the field), the error goes as soon as the field holds JSON, not at the next Compare.
+// Once said (or a refusal named the field), the error goes as the field changes: as soon as it holds JSON, not at the next Compare.
 schemaInput.addEventListener('input', () => {
-  if (schemaInput.hasAttribute('aria-invalid')) checkSchemaField();
+  if (!schemaInput.hasAttribute('aria-invalid')) return;
+  setFieldError(schemaField);
+  schemaNotJson = false;
+  checkSchemaField();
 });
 
 /** The form, or nothing when a field the page must parse is not JSON (its error is shown at it). */
@@ -333,7 +340,6 @@ runButton.addEventListener('click', () => {
   if (!filled) return; // nothing sent: the field says why
   const body = requestBody(filled);
   hideError();
-  for (const f of fields) setFieldError(f);
   clearResults(list(body.models).map(str));
   // Said as the run starts (role=status): the status line was only emptied.
   const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
@@ -1254,9 +1260,11 @@ function showMessage(...parts: (string | Node)[]): void {
   errorEl.hidden = false;
 }
 
+/** No error shown: the box's, and the refusal's at the fields (the page's own "not JSON" aside, which the schema field clears itself). */
 function hideError(): void {
   errorEl.hidden = true;
   errorEl.textContent = '';
+  for (const f of fields) if (f !== schemaField || !schemaNotJson) setFieldError(f);
 }
 
 /** Shows only the error: the columns of a comparison in flight are the comparison's to mark. */

@@ -688,6 +688,15 @@ describe('The comparison page at GET /', () => {
       await compare(page, { models: [FAST] });
       await page.waitForSelector(column(FAST, 'completed'));
       expect(await errorText(page)).toBe('');
+
+      // A refusal's field errors go with its box when the models load again (a key entered anew): they were left behind.
+      await page.$eval('#prompt', (el) => ((el as HTMLTextAreaElement).value = ''));
+      await compare(page, { models: [FAST] });
+      await page.waitForSelector('#error:not([hidden])');
+      expect((await fieldErrors(page)).map(([id]) => id)).toEqual(['prompt']);
+      await page.$eval('#api-key', (el) => el.dispatchEvent(new Event('change')));
+      await page.waitForSelector('#error', { hidden: true });
+      expect(await fieldErrors(page)).toEqual([]);
     });
 
     it('keeps in the box what a refusal names outside the form; a pointer inside a field stays beside its message there', async () => {
@@ -722,6 +731,10 @@ describe('The comparison page at GET /', () => {
         ],
       ]);
       expect(await page.evaluate(() => document.activeElement?.id)).toBe('models');
+      // Copy as curl reads the schema (JSON): the API's refusal of it stays, as do the others (it was wiped).
+      const before = await fieldErrors(page);
+      await page.click('#copy-curl');
+      expect(await fieldErrors(page)).toEqual(before);
       // The schema's error, once it changes: that it is not JSON while it is not, then none.
       await page.type('#response-schema', ',');
       expect(await fieldErrors(page)).toEqual([
