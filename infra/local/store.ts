@@ -142,7 +142,7 @@ const CLOSE_WAIT_MS = 5_000;
  * host stops rather than answer every request with a store it cannot reach.
  */
 export async function startEmbeddedStore(options: { port: number; dataDir?: string }): Promise<EmbeddedStore> {
-  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
+  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const requests = new MessageChannel();
   const worker = new Worker(STORE_THREAD, {
     eval: true,
