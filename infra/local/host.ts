@@ -61,7 +61,18 @@ export async function startLocalHost(config: GatewayConfig, options: { log?: Log
     // A key the authorizer never accepts would be printed as the demo key, and every request with it answered 401.
     throw new ConfigError('DEMO_API_KEY must be 16 to 256 characters of A-Z, a-z, 0-9 and . _ ~ + / = - (what the gateway accepts as a key)');
   }
-  if (config.dataDir !== undefined) ensureDataDir(config.dataDir);
+  if (config.dataDir !== undefined) {
+    ensureDataDir(config.dataDir);
+    // One that was there already keeps its permissions: said when other users may read it.
+    const mode = statSync(config.dataDir).mode & 0o777;
+    if (mode & 0o077) {
+      (options.log ?? silentLog).warn('GATEWAY_DATA_DIR is readable by other users of this machine: its store holds prompt logs, balances and key hashes', {
+        dataDir: config.dataDir,
+        mode: `0${mode.toString(8)}`,
+        fix: `chmod 700 ${config.dataDir}`,
+      });
+    }
+  }
   const store = await startEmbeddedStore({ port: config.dynamodbPort, dataDir: config.dataDir });
   let simulator: Simulator | undefined;
   try {

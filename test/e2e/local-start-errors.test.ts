@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import { hashApiKey } from '../../shared/auth/keys.js';
 import { revokeApiKey } from '../../shared/auth/revoke.js';
 import { runTs } from '../support/processes.js';
 import { testConfig } from '../support/local.js';
+import { recordingLog } from '../support/log.js';
 
 /** Runs `npm start`'s entry; should it start after all, it is killed after 15 s (the test then fails on its output). */
 const start = (env: Record<string, string>) => runTs('infra/local/main.ts', [], env, { killAfterMs: 15_000 });
@@ -71,6 +72,24 @@ describe('GATEWAY_DATA_DIR that does not exist yet', () => {
   it('is made readable by this user alone, as the store in it holds prompt logs and key hashes', () => {
     // Made by beforeAll's host (with the usual umask, 022, it was 0755).
     expect(statSync(revokedKeyDir).mode & 0o777).toBe(0o700);
+  });
+
+  it('is said to be readable by others when it was there already with such permissions (kept as they are), and not otherwise', async () => {
+    const open = join(scratch, 'open-to-all');
+    mkdirSync(open, { mode: 0o755 });
+    chmodSync(open, 0o755);
+    for (const [dir, warned] of [
+      [open, true],
+      [revokedKeyDir, false],
+    ] as const) {
+      const log = recordingLog();
+      const host = await startLocalHost(testConfig({ GATEWAY_DATA_DIR: dir }), { log });
+      await host.close();
+      const warnings = log.lines.filter((line) => line.includes('GATEWAY_DATA_DIR is readable by other users'));
+      expect(warnings, dir).toHaveLength(warned ? 1 : 0);
+      if (warned) expect(JSON.parse(warnings[0]!)[1]).toEqual({ dataDir: open, mode: '0755', fix: `chmod 700 ${open}` });
+    }
+    expect(statSync(open).mode & 0o777).toBe(0o755);
   });
 });
 
