@@ -59,8 +59,8 @@ describe('POST /api/v1/prompt', () => {
     expect(elapsed).toBeGreaterThanOrEqual(300);
   });
 
-  it('tells OpenAI and Anthropic which account each call is for, streamed or not, and no other vendor', async () => {
-    const models = ['fam_c-5.4', 'fam_a-opus-4-6', 'fam_b-3.1-pro', 'fam_d-4.3'];
+  it('tells OpenAI, Anthropic, xAI, Groq and Cerebras which account each call is for, streamed or not, and no other vendor', async () => {
+    const models = ['fam_c-5.4', 'fam_a-opus-4-6', 'fam_b-3.1-pro', 'fam_d-4.3', 'fam_i-gpt-oss-20b', 'fam_e-gpt-oss-120b', 'fam_g-large', 'fam_f-v4-flash', 'fam_h-pro'];
     const json = await post(host, body({ models }));
     const streamed = await fetch(`${host.url}/api/v1/prompt`, {
       method: 'POST',
@@ -71,12 +71,14 @@ describe('POST /api/v1/prompt', () => {
     await host.settled();
     expect([json.status, streamed.status]).toEqual([200, 200]);
     const calls = host.simulator.calls();
-    expect(calls).toHaveLength(8);
+    expect(calls).toHaveLength(18);
     const endUser = (c: (typeof calls)[number]) => {
       const sent = c.body as { safety_identifier?: unknown; metadata?: { user_id?: unknown }; user?: unknown };
       return sent.safety_identifier ?? sent.metadata?.user_id ?? sent.user;
     };
-    for (const c of calls) expect([c.provider, endUser(c)]).toEqual([c.provider, ['openai', 'anthropic'].includes(c.provider) ? host.demo.accountId : undefined]);
+    const told = ['openai', 'anthropic', 'xai', 'groq', 'cerebras'];
+    for (const c of calls) expect([c.provider, endUser(c)]).toEqual([c.provider, told.includes(c.provider) ? host.demo.accountId : undefined]);
+    expect(new Set(calls.map((c) => c.provider))).toEqual(new Set([...told, 'google', 'mistral', 'deepseek', 'bedrock']));
   });
 
   it('isolates a failing model: the others complete and only they are charged', async () => {

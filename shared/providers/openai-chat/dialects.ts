@@ -36,6 +36,12 @@ export interface ChatDialect {
    * unset when the vendor sends it in the last chunk anyway and refuses the field (Mistral).
    */
   readonly streamUsageOption?: true;
+  /**
+   * Set when the vendor takes the end user's identifier for its abuse detection in chat
+   * completions' `user` field (ModelCall.endUser); unset where it documents none, or refuses
+   * fields it does not know (Mistral).
+   */
+  readonly endUserField?: 'user';
 }
 
 /** OpenAI itself: the shape the others are compared with, and the fallback for providers served through the simulator. */
@@ -66,6 +72,7 @@ const XAI: ChatDialect = {
   unboundedReasoningModels: ['grok-4.20-0309-reasoning', 'grok-4.3'],
   capacityStatuses: [],
   streamUsageOption: true,
+  endUserField: 'user',
 };
 
 /**
@@ -82,6 +89,7 @@ const CEREBRAS: ChatDialect = {
   reasoningTokens: 'in-completion',
   capacityStatuses: [],
   streamUsageOption: true,
+  endUserField: 'user',
 };
 
 /**
@@ -135,6 +143,7 @@ const GROQ: ChatDialect = {
   reasoningTokens: 'in-completion',
   capacityStatuses: [498],
   streamUsageOption: true,
+  endUserField: 'user',
 };
 
 const BY_PROVIDER: Readonly<Record<ProviderId, ChatDialect>> = {

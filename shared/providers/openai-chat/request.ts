@@ -17,6 +17,8 @@ export interface ChatRequest extends SamplingFields {
   response_format?: { type: 'json_schema'; json_schema: { name: string; schema: Record<string, unknown>; strict: boolean } };
   stream: boolean;
   stream_options?: { include_usage: true };
+  /** The account the call is for (ModelCall.endUser), where the dialect takes it (ChatDialect.endUserField). */
+  user?: string;
 }
 
 /** The gateway's call as a chat completions body in the vendor's dialect, and what could not be sent as asked. */
@@ -36,6 +38,7 @@ export function toChatRequest(call: ModelCall, dialect: ChatDialect = dialectFor
     if (warning) warnings.push(warning);
     body.response_format = { type: 'json_schema', json_schema: { name: 'response', schema: call.responseSchema, strict } };
   }
+  if (call.endUser !== undefined && dialect.endUserField) body.user = call.endUser;
   const cacheWarning = breakpointsWarning(call, PROVIDER_NAMES[dialect.id]);
   if (cacheWarning) warnings.push(cacheWarning);
   return { body, warnings };

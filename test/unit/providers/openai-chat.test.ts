@@ -51,6 +51,15 @@ const PNG = { name: 'chart.png', type: 'image/png' as const, base64: 'iVBORw0KGg
 const PDF = { name: 'report.pdf', type: 'application/pdf' as const, base64: 'JVBERi0xLjQ=' };
 
 describe('Function: toChatRequest', () => {
+  it('sends the account a call is for as `user` to xAI, Groq and Cerebras, and to no vendor that documents no such field', () => {
+    const endUser = 'acct_01jz8k2v7c0000000000000000';
+    const sent = Object.fromEntries(
+      ['fam_d-4.3', 'fam_i-gpt-oss-20b', 'fam_e-gpt-oss-120b', 'fam_g-large', 'fam_f-v4-flash'].map((id) => [id, toChatRequest(call(id, { endUser })).body.user]),
+    );
+    expect(sent).toEqual({ 'fam_d-4.3': endUser, 'fam_i-gpt-oss-20b': endUser, 'fam_e-gpt-oss-120b': endUser, 'fam_g-large': undefined, 'fam_f-v4-flash': undefined });
+    expect(toChatRequest(call('fam_d-4.3')).body).not.toHaveProperty('user');
+  });
+
   it.each([
     ['fam_d-4.3', 'grok-4.3', 'max_completion_tokens'],
     ['fam_e-gpt-oss-120b', 'gpt-oss-120b', 'max_completion_tokens'],

@@ -188,6 +188,10 @@ export function validateChat(input: unknown, provider: string | undefined): Prep
   if (isRefusal(maxTokens)) return maxTokens;
   const effort = checkReasoningEffort(input, refuse);
   if (effort) return effort;
+  // The end user's identifier for the vendor's abuse detection (OpenAI's older field, which xAI, Groq and Cerebras take).
+  const user = input['user'];
+  if (user !== undefined && user !== null && typeof user !== 'string')
+    return refuse(`Invalid type for 'user': expected a string, but got ${typeof user} instead.`, 'user', 'invalid_type');
   const format = readFormat(input, prompt.systemTexts, refuse);
   if (isRefusal(format)) return format;
   const rejected = vendor.check(input, model);
