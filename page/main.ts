@@ -1,5 +1,6 @@
 import DOMPurify, { type Config } from 'dompurify';
 import { marked, Tokenizer, type Tokens } from 'marked';
+import { grouped, usd } from './figures.js';
 import { curlCommand, type PageForm, readJsonField, requestBody } from './request.js';
 import { SseParser, type SseEvent } from './sse.js';
 
@@ -96,14 +97,6 @@ const str = (value: unknown): string => (typeof value === 'string' ? value : val
 const num = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
-
-/** Counts (tokens, milliseconds, calls, pairs) with their thousands grouped, in the page's English: 1,234,567. Not costs (usd) or credits: amounts, with rules of their own. */
-const COUNT = new Intl.NumberFormat('en');
-/** A count as the page shows it, or `missing` where the answer has no number. */
-const grouped = (value: unknown, missing = '?'): string => {
-  const n = num(value);
-  return n === undefined ? missing : COUNT.format(n);
-};
 
 /**
  * Text a vendor or a model wrote (an error's message, a warning, a judge's reasoning) where the
@@ -675,18 +668,6 @@ function showWhole(column: Column): void {
   if (column.shown === column.text.length) return;
   if (column.markdown) renderOutput(column);
   else paint(column);
-}
-
-/**
- * A cost in USD to three significant digits ($0.000000400, $0.0123, $12.3): a call of a
- * cheap model costs millionths of a dollar, which six decimals showed as $0.000000, and two
- * different costs as the same figure. Never 0 for a cost that is not 0.
- */
-function usd(value: number): string {
-  if (value === 0) return '0';
-  const decimals = 2 - Math.floor(Math.log10(Math.abs(value)));
-  // toFixed takes up to 100 decimals; below 1e-18 an exponent reads better than the zeros.
-  return decimals > 20 ? value.toPrecision(3) : value.toFixed(Math.max(0, decimals));
 }
 
 /**

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { grouped, usd } from '../../page/figures.js';
 import { curlCommand, requestBody, type PageForm } from '../../page/request.js';
 import { SseParser } from '../../page/sse.js';
 
@@ -100,5 +101,33 @@ describe('Function: curlCommand', () => {
         `  --data-binary '{"prompt":"It'\\''s","models":["a","b"]}'`,
       ].join(' \\\n'),
     );
+  });
+});
+
+describe('Function: usd', () => {
+  it('writes a cost to three significant digits, whole dollars grouped from $1,000, never 0 for a cost that is not 0', () => {
+    const cases: [number, string][] = [
+      [0, '0'],
+      [0.0000004, '0.000000400'],
+      [0.00000123456, '0.00000123'],
+      [0.0123456, '0.0123'],
+      [12.345, '12.3'],
+      [123.4, '123'],
+      // Rounded before its decimals are counted: it was 0.001000, four digits.
+      [0.00099996, '0.00100'],
+      [9.999, '10.0'],
+      [999.6, '1,000'],
+      // Whole dollars, grouped: it was 1235.
+      [1234.5, '1,235'],
+      [29_876.4, '29,876'],
+      [1e-19, '1.00e-19'],
+    ];
+    expect(cases.map(([value]) => usd(value))).toEqual(cases.map(([, shown]) => shown));
+  });
+});
+
+describe('Function: grouped', () => {
+  it("groups a count's thousands, and says `missing` for what is no number", () => {
+    expect([grouped(1_234_567), grouped(12), grouped(0), grouped(undefined), grouped(Number.NaN, '–'), grouped('12')]).toEqual(['1,234,567', '12', '0', '?', '–', '?']);
   });
 });

@@ -1,0 +1,25 @@
+/** How the page writes numbers: counts with their thousands grouped, costs to three significant digits. */
+
+/** Counts (tokens, milliseconds, calls, pairs) with their thousands grouped, in the page's English: 1,234,567. Not costs (usd) or credits: amounts, with rules of their own. */
+const COUNT = new Intl.NumberFormat('en');
+
+/** A count as the page shows it (1,234,567), or `missing` where the answer has no number. */
+export function grouped(value: unknown, missing = '?'): string {
+  return typeof value === 'number' && Number.isFinite(value) ? COUNT.format(value) : missing;
+}
+
+/**
+ * A cost in USD to three significant digits ($0.000000400, $0.0123, $12.3), whole dollars
+ * grouped from $1,000 on: a call of a cheap model costs millionths of a dollar, which six
+ * decimals showed as $0.000000, and two different costs as the same figure. Never 0 for a
+ * cost that is not 0. Rounded before its decimals are counted: 0.00099996 is 0.00100, not
+ * the four digits of 0.001000.
+ */
+export function usd(value: number): string {
+  if (value === 0) return '0';
+  const rounded = Number(value.toPrecision(3));
+  const decimals = 2 - Math.floor(Math.log10(Math.abs(rounded)));
+  // toFixed takes up to 100 decimals; below 1e-18 an exponent reads better than the zeros.
+  if (decimals > 20) return value.toPrecision(3);
+  return decimals > 0 ? rounded.toFixed(decimals) : COUNT.format(Math.round(value));
+}
