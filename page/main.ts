@@ -240,34 +240,27 @@ function setFieldError(f: Field, ...parts: (string | Node)[]): void {
   else f.input.setAttribute('aria-invalid', 'true');
 }
 
-// A refusal's error goes as soon as its field changes, not at the next Compare (the schema's once it holds JSON, below).
-for (const f of fields.filter((f) => f !== schemaField)) {
+// An error goes as soon as its field changes, not at the next Compare; the schema's "not JSON" stays while it is not.
+for (const f of fields) {
   f.input.addEventListener(f.input instanceof HTMLSelectElement ? 'change' : 'input', () => {
-    if (f.input.hasAttribute('aria-invalid')) setFieldError(f);
+    if (!f.input.hasAttribute('aria-invalid')) return;
+    setFieldError(f);
+    if (f === schemaField) checkSchemaField();
   });
 }
 
 // ---- the request -----------------------------------------------------------------------
 
-/** Whether the response schema field holds JSON (or nothing), its error shown at it when not. */
+/**
+ * Whether the response schema field holds JSON (or nothing), its error shown at it when not.
+ * Never clears: an error goes as the field changes (above), so that the API's refusal of a
+ * schema that is JSON stays until then.
+ */
 function checkSchemaField(): ReturnType<typeof readJsonField> {
   const schema = readJsonField(schemaInput.value);
   if (schema.error !== undefined) setFieldError(schemaField, `Response schema: ${schema.error}; nothing is sent or copied until it is JSON.`);
-  // Its own "not JSON" goes once it is JSON; a refusal of the API's stays until the field changes.
-  else if (schemaNotJson) setFieldError(schemaField);
-  schemaNotJson = schema.error !== undefined;
   return schema;
 }
-/** Whether the schema field's error shown is the page's own "not JSON" (checkSchemaField), not a refusal of the API's. */
-let schemaNotJson = false;
-
-// Once said (or a refusal named the field), the error goes as the field changes: as soon as it holds JSON, not at the next Compare.
-schemaInput.addEventListener('input', () => {
-  if (!schemaInput.hasAttribute('aria-invalid')) return;
-  setFieldError(schemaField);
-  schemaNotJson = false;
-  checkSchemaField();
-});
 
 /** The form, or nothing when a field the page must parse is not JSON (its error is shown at it). */
 function form(): PageForm | undefined {
@@ -1241,11 +1234,11 @@ function showMessage(...parts: (string | Node)[]): void {
   errorEl.hidden = false;
 }
 
-/** No error shown: the box's, and the refusal's at the fields (the page's own "not JSON" aside, which the schema field clears itself). */
+/** No error shown: the box's, nor the refusal's at the fields. */
 function hideError(): void {
   errorEl.hidden = true;
   errorEl.textContent = '';
-  for (const f of fields) if (f !== schemaField || !schemaNotJson) setFieldError(f);
+  for (const f of fields) setFieldError(f);
 }
 
 /** Shows only the error: the columns of a comparison in flight are the comparison's to mark. */
