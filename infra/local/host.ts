@@ -62,9 +62,8 @@ export async function startLocalHost(config: GatewayConfig, options: { log?: Log
     throw new ConfigError('DEMO_API_KEY must be 16 to 256 characters of A-Z, a-z, 0-9 and . _ ~ + / = - (what the gateway accepts as a key)');
   }
   if (config.dataDir !== undefined) {
-    ensureDataDir(config.dataDir);
     // One that was there already keeps its permissions: said when other users may read it.
-    const mode = statSync(config.dataDir).mode & 0o777;
+    const mode = ensureDataDir(config.dataDir);
     if (mode & 0o077) {
       (options.log ?? silentLog).warn('GATEWAY_DATA_DIR is readable by other users of this machine: its store holds prompt logs, balances and key hashes', {
         dataDir: config.dataDir,
@@ -217,12 +216,15 @@ async function ensureDemoAccount(gateway: Gateway, config: GatewayConfig): Promi
  * GATEWAY_DATA_DIR as a directory, made should it not exist: a path that names a file, or
  * lies under one, or cannot be made, is a setting to change, one line from `npm start`
  * (it was an EEXIST stack trace from mkdir). Made for this user alone (0700): the store in it
- * holds prompt logs, balances and key hashes. One that exists keeps its permissions.
+ * holds prompt logs, balances and key hashes. One that exists keeps its permissions. Answers
+ * its permissions (mode & 0o777).
  */
-function ensureDataDir(dir: string): void {
+function ensureDataDir(dir: string): number {
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    if (!statSync(dir).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'EEXIST' });
+    const stats = statSync(dir);
+    if (!stats.isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'EEXIST' });
+    return stats.mode & 0o777;
   } catch (error) {
     const { code, message } = error as NodeJS.ErrnoException;
     const why = code === 'EEXIST' ? 'it is a file' : code === 'ENOTDIR' ? 'a part of it is a file' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : message;

@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { EventLoopUtilization } from 'node:perf_hooks';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
@@ -137,12 +136,12 @@ const CLOSE_WAIT_MS = 5_000;
 
 /**
  * The embedded DynamoDB-compatible store (dynalite) on 127.0.0.1, in a worker thread of
- * this process: in memory, or on disk under `dataDir` when given. Port 0 picks a free port.
+ * this process: in memory, or on disk under `dataDir` when given (a directory the caller made:
+ * the host's, 0700). Port 0 picks a free port.
  * Should the thread fail once it is listening, the error is thrown in this process: the
  * host stops rather than answer every request with a store it cannot reach.
  */
 export async function startEmbeddedStore(options: { port: number; dataDir?: string }): Promise<EmbeddedStore> {
-  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const requests = new MessageChannel();
   const worker = new Worker(STORE_THREAD, {
     eval: true,

@@ -7,14 +7,13 @@ import { MAX_REQUEST_DEADLINE_MS } from '../../../shared/deadlines.js';
  * start of the retirement day plus the longest a request may run. The gateway reads the
  * catalog once, when a request arrives, and a request read before the day calls the model its
  * estimate reserved for until its deadline (docs/reference.md, Retired vendor models), so a
- * vendor refusing from 00:00 UTC sharp would fail what the gateway means to send. A name a
- * model that stays still sends is never refused.
+ * vendor refusing from 00:00 UTC sharp would fail what the gateway means to send. No model
+ * that stays sends a retired name (test/unit/catalog.test.ts).
  */
 const shutDowns = new Map<string, number>();
 const key = (provider: string, upstreamModel: string) => `${provider}\u0000${upstreamModel}`;
 for (const entry of MODELS) {
   if (!entry.retirement) continue;
-  if (MODELS.some((other) => !other.retirement && other.provider === entry.provider && other.upstreamModel === entry.upstreamModel)) continue;
   shutDowns.set(key(entry.provider, entry.upstreamModel), Date.parse(`${entry.retirement.on}T00:00:00Z`) + MAX_REQUEST_DEADLINE_MS);
 }
 
