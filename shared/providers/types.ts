@@ -24,7 +24,8 @@ export interface ModelCall {
   /**
    * The account the call is made for, sent to the vendors that take an identifier of the end
    * user for their abuse detection (OpenAI's `safety_identifier`, Anthropic's
-   * `metadata.user_id`): one tenant's abuse is then traced to its account, not held against
+   * `metadata.user_id`, the chat completions' `user` where a dialect takes it: xAI, Groq,
+   * Cerebras): one tenant's abuse is then traced to its account, not held against
    * the operator's whole vendor organisation. An account ID is the gateway's own opaque
    * `acct_` + ULID, no person's name or address.
    */
