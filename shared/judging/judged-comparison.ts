@@ -118,7 +118,7 @@ function workflowPlan(request: PromptRequest, run: JudgedRunSettings): Omit<Work
       resultInlineBytes: Math.floor(WORKFLOW_LIMITS.resultsInlineBytes / Math.max(1, models.length)),
       judgmentInlineBytes: Math.floor(WORKFLOW_LIMITS.judgmentsInlineBytes / Math.max(1, calls)),
       catalogAt: request.catalogAt,
-      ...(run.accountId === undefined ? {} : { accountId: run.accountId }),
+      accountId: run.accountId,
     },
     models,
     judges,
