@@ -1,4 +1,4 @@
-/** How the page writes numbers: counts with their thousands grouped, costs to three significant digits. */
+/** How the page writes numbers: counts with their thousands grouped, costs to three significant digits, credits to the micro-credit. */
 
 /** Counts (tokens, milliseconds, calls, pairs) with their thousands grouped, in the page's English: 1,234,567. Not costs (usd) or credits: amounts, with rules of their own. */
 const COUNT = new Intl.NumberFormat('en');
@@ -22,4 +22,19 @@ export function usd(value: number): string {
   // toFixed takes up to 100 decimals; below 1e-18 an exponent reads better than the zeros.
   if (decimals > 20) return value.toPrecision(3);
   return decimals > 0 ? rounded.toFixed(decimals) : COUNT.format(Math.round(value));
+}
+
+/** Credits to the micro-credit the gateway counts in, thousands grouped: 1,234.5, 0.000001. */
+const CREDITS = new Intl.NumberFormat('en', { maximumFractionDigits: 6 });
+
+/**
+ * An amount of credits as the page shows it (1,234.567891), or `missing` where the answer has
+ * no number. The gateway counts in millionths of a credit, so six decimals show every amount
+ * it sends; a smaller one (no gateway of ours sends it) reads with an exponent, never as 0.
+ * As JSON gave them, 0.0000001 read `1e-7` and a balance of 12345.5 ungrouped.
+ */
+export function credits(value: unknown, missing = '?'): string {
+  if (typeof value !== 'number' || !Number.isFinite(value)) return missing;
+  const shown = CREDITS.format(value);
+  return value !== 0 && /^-?0$/.test(shown) ? value.toPrecision(3) : shown;
 }

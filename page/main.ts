@@ -1,6 +1,6 @@
 import DOMPurify, { type Config } from 'dompurify';
 import { marked, Tokenizer, type Tokens } from 'marked';
-import { grouped, usd } from './figures.js';
+import { credits, grouped, usd } from './figures.js';
 import { curlCommand, type PageForm, readJsonField, requestBody } from './request.js';
 import { SseParser, type SseEvent } from './sse.js';
 
@@ -460,7 +460,7 @@ function onEvent(event: SseEvent): void {
     case 'done':
       for (const [index, result] of list(data.results).entries()) showResult(index, result);
       showJudging(list(data.evaluations), data.ranking, data.judgeStatistics);
-      summaryEl.textContent = `creditsUsed ${str(num(data.creditsUsed) ?? '?')} · ${providerCosts(list(data.results), list(data.evaluations))} · promptLogId ${str(data.promptLogId)}`;
+      summaryEl.textContent = `creditsUsed ${credits(data.creditsUsed)} · ${providerCosts(list(data.results), list(data.evaluations))} · promptLogId ${str(data.promptLogId)}`;
       return;
     case 'error':
       markUnfinished('failed');
@@ -1208,15 +1208,15 @@ function showError(status: number | undefined, answer: unknown): void {
   // A 402 adds these beside `error`, at the top level of the body.
   for (const field of ['estimatedCreditsRequired', 'balance']) {
     const value = isObject(answer) ? num(answer[field]) : undefined;
-    if (value !== undefined) lines.push([`  ${field}: ${str(value)}`]);
+    if (value !== undefined) lines.push([`  ${field}: ${credits(value)}`]);
   }
   // And what the estimate is made of: each model's worst case, and the judge calls'.
   const estimate = isObject(answer) && isObject(answer.estimate) ? answer.estimate : undefined;
   for (const model of list(estimate?.models).filter(isObject)) {
-    lines.push([`  estimate ${str(model.modelId)}: ${str(num(model.credits) ?? '?')} credits (up to ${grouped(model.outputTokens)} output tokens)`]);
+    lines.push([`  estimate ${str(model.modelId)}: ${credits(model.credits)} credits (up to ${grouped(model.outputTokens)} output tokens)`]);
   }
   const judgeCalls = isObject(estimate?.judgeCalls) ? estimate.judgeCalls : undefined;
-  if (judgeCalls && num(judgeCalls.calls)) lines.push([`  estimate judge calls: ${grouped(judgeCalls.calls)} calls, ${str(num(judgeCalls.credits) ?? '?')} credits`]);
+  if (judgeCalls && num(judgeCalls.calls)) lines.push([`  estimate judge calls: ${grouped(judgeCalls.calls)} calls, ${credits(judgeCalls.credits)} credits`]);
   showMessage(...joinLines(lines));
   for (const [f, messages] of atFields) setFieldError(f, ...joinLines(messages));
   // Taken to the first field named, unless the person has put the focus somewhere meanwhile.

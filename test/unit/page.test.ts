@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { grouped, usd } from '../../page/figures.js';
+import { credits, grouped, usd } from '../../page/figures.js';
 import { curlCommand, requestBody, type PageForm } from '../../page/request.js';
 import { SseParser } from '../../page/sse.js';
 
@@ -129,5 +129,27 @@ describe('Function: usd', () => {
 describe('Function: grouped', () => {
   it("groups a count's thousands, and says `missing` for what is no number", () => {
     expect([grouped(1_234_567), grouped(12), grouped(0), grouped(undefined), grouped(Number.NaN, '–'), grouped('12')]).toEqual(['1,234,567', '12', '0', '?', '–', '?']);
+  });
+});
+
+describe('Function: credits', () => {
+  it('writes credits to the micro-credit with their thousands grouped, never 0 for an amount that is not 0', () => {
+    const cases: [unknown, string][] = [
+      [0, '0'],
+      [0.51205, '0.51205'],
+      [0.000001, '0.000001'],
+      [1000, '1,000'],
+      // Grouped: it was 12345.5.
+      [12_345.5, '12,345.5'],
+      [1_234_567.123456, '1,234,567.123456'],
+      [-2.5, '-2.5'],
+      // Below the micro-credit (no gateway of ours sends it): not 0, and not JSON's bare 1e-7.
+      [1e-7, '1.00e-7'],
+      [-1e-7, '-1.00e-7'],
+      [undefined, '?'],
+      ['12', '?'],
+      [Number.POSITIVE_INFINITY, '?'],
+    ];
+    expect(cases.map(([value]) => credits(value))).toEqual(cases.map(([, shown]) => shown));
   });
 });
