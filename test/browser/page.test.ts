@@ -804,6 +804,10 @@ describe('The comparison page at GET /', () => {
       expect(await page.$eval('#curl', (el) => el.hidden)).toBe(true);
       await page.click('#run');
       expect(await page.evaluate(() => document.activeElement?.id)).toBe('response-schema');
+      // Heard once, as the field's description when the focus comes to it: not also as an alert (it was both).
+      const schemaField = await page.accessibility.snapshot({ root: (await page.$('#response-schema')) ?? undefined, interestingOnly: false });
+      expect([schemaField?.invalid, schemaField?.description]).toEqual(['true', await fieldError()]);
+      expect(await page.$$eval('.field-error', (els) => els.filter((el) => el.hasAttribute('role') || el.hasAttribute('aria-live')).map((el) => el.id))).toEqual([]);
       expect(await page.$$eval('#columns article', (els) => els.length)).toBe(0);
       expect(await page.$eval('#run', (el) => (el as HTMLButtonElement).disabled)).toBe(false);
       expect(host().simulator.calls()).toHaveLength(0);
