@@ -66,6 +66,13 @@ const ERRORS: { match: (error: unknown) => boolean; code: string; exit: number; 
 /** An account that never exists: its read only carries the store's clock back. */
 const CLOCK_READ_ACCOUNT = 'acct_clock-read';
 
+/** Standard input, whole (`revoke-key --key -`). */
+async function readStdin(): Promise<string> {
+  let text = '';
+  for await (const chunk of process.stdin.setEncoding('utf8')) text += chunk;
+  return text;
+}
+
 const argv = process.argv.slice(2);
 const help = helpRequested(argv);
 let store: ReturnType<typeof createStore> | undefined;
@@ -90,6 +97,7 @@ try {
       beforeDating: async () => {
         await accounts.get(CLOCK_READ_ACCOUNT);
       },
+      readStdin,
     });
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   }

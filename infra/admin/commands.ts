@@ -20,6 +20,8 @@ export interface AdminDeps {
    * (create-account, top-up, reconcile): the CLI reads the store's clock there (cli.ts).
    */
   beforeDating?: () => Promise<void>;
+  /** Standard input, whole: where `revoke-key --key -` reads its key (cli.ts). */
+  readStdin?: () => Promise<string>;
 }
 
 export class UsageError extends Error {
@@ -41,12 +43,33 @@ export class ReconcileIncompleteError extends Error {
 /** A top-up's entry ID (CreditsService.topUpEntryId). */
 const TOP_UP_ENTRY = /^[0-9A-HJKMNP-TV-Z]{26}#topup$/;
 
+/** The most `--key -` reads: a key is 47 characters. */
+const STDIN_KEY_MAX_CHARS = 4096;
+
+/**
+ * The key `revoke-key --key -` was given on standard input: its one line, without the line
+ * end or the spaces around it (`echo`, a file, a password manager's output). Anything else
+ * is refused: nothing, or several lines (one key a run, as with --key).
+ */
+async function keyFromStdin(deps: AdminDeps): Promise<string> {
+  if (!deps.readStdin) throw new UsageError('--key - reads the key from standard input, which this caller does not give');
+  const text = await deps.readStdin();
+  if (text.length > STDIN_KEY_MAX_CHARS) throw new UsageError(`--key -: standard input holds ${text.length} characters, more than a key's line; give one key`);
+  const lines = text
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
+  if (lines.length === 0) throw new UsageError('--key -: standard input holds no key; give the key on it, as in: revoke-key --key - < key.txt');
+  if (lines.length > 1) throw new UsageError(`--key -: standard input holds ${lines.length} lines; give one key a run`);
+  return lines[0]!;
+}
+
 /** What each command does and takes, for `--help`. */
 const COMMANDS: Record<string, string> = {
   'create-account': 'create-account --credits N [--zdr] [--rpm N]\n  Opens an account with N credits; --zdr makes zero data retention its default, --rpm sets its own rate limit.',
   'create-key': 'create-key --account ID\n  Issues an API key for the account; the key is printed once, only its SHA-256 is stored.',
   'revoke-key':
-    'revoke-key --key KEY | --hash SHA256\n  Revokes a key, given the key or its SHA-256 (list-keys shows it): its prompts are refused (401) at once; GET /api/v1/models and /api/v1/openapi.json accept it until the authorizer cache expires, 30 s by default.',
+    'revoke-key --key KEY | --key - | --hash SHA256\n  Revokes a key, given the key, the key on standard input (--key -, which keeps it out of the shell history), or its SHA-256 (list-keys shows it): its prompts are refused (401) at once; GET /api/v1/models and /api/v1/openapi.json accept it until the authorizer cache expires, 30 s by default.',
   'list-keys': "list-keys --account ID\n  The account's keys: SHA-256, prefix, when created and revoked (never the key, which is not stored).",
   'top-up':
     "top-up --account ID --credits N [--entry ENTRY]\n  Adds N credits; applies at once, and prints the top-up's entry ID. Run again with --entry and the ID a run printed (or its error named), from 18 minutes after that run on, it applies that top-up once at most: nothing where it was applied.",
@@ -153,7 +176,8 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
     case 'revoke-key': {
       if ((values.key === undefined) === (values.hash === undefined)) throw new UsageError('revoke-key takes one of --key KEY or --hash SHA256');
       if (values.hash !== undefined && !/^[0-9a-f]{64}$/.test(values.hash)) throw new UsageError("--hash must be a key's SHA-256: 64 lowercase hex digits, as list-keys shows it");
-      const record = await revokeApiKey(deps, values.hash ?? hashApiKey(values.key as string));
+      const key = values.key === '-' ? await keyFromStdin(deps) : values.key;
+      const record = await revokeApiKey(deps, values.hash ?? hashApiKey(key as string));
       return { accountId: record.accountId, keyPrefix: record.keyPrefix, revokedAt: record.revokedAt };
     }
     case 'list-keys': {

@@ -40,6 +40,11 @@ function admin(...args: string[]) {
   return runTs('infra/admin/cli.ts', args, { DYNAMODB_ENDPOINT: storeEndpoint });
 }
 
+/** An admin command given `stdin` on its standard input. */
+function adminWithStdin(stdin: string, ...args: string[]) {
+  return runTs('infra/admin/cli.ts', args, { DYNAMODB_ENDPOINT: storeEndpoint }, { stdin });
+}
+
 /** The error body a failed admin command wrote to stderr (after whatever Node warned first). */
 function errorOf(stderr: string): { code: string; message: string } {
   return JSON.parse(stderr.slice(stderr.indexOf('{\n'))).error;
@@ -143,7 +148,12 @@ describe('npm run admin', () => {
     const balance = JSON.parse((await admin('balance', '--account', account.accountId)).stdout);
     expect(balance.balance).toBe(toppedUp.balance);
 
-    const revoked = await admin('revoke-key', '--key', apiKey);
+    // The key on standard input (`--key -`), as a file or a password manager gives it, so that it stays out of the shell's history.
+    const [empty, twoKeys] = await Promise.all([adminWithStdin('\n', 'revoke-key', '--key', '-'), adminWithStdin(`${apiKey}\nmcg_other\n`, 'revoke-key', '--key', '-')]);
+    expect([empty.code, errorOf(empty.stderr)]).toEqual([2, { code: 'usage', message: expect.stringContaining('standard input holds no key') }]);
+    expect([twoKeys.code, errorOf(twoKeys.stderr)]).toEqual([2, { code: 'usage', message: '--key -: standard input holds 2 lines; give one key a run' }]);
+    expect((await prompt(apiKey)).status).toBe(200);
+    const revoked = await adminWithStdin(`  ${apiKey}\r\n`, 'revoke-key', '--key', '-');
     expect(revoked.code).toBe(0);
     expect(JSON.parse(revoked.stdout)).toMatchObject({ accountId: account.accountId, revokedAt: expect.any(String) });
     expect((await prompt(apiKey)).status).toBe(401);

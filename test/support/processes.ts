@@ -9,24 +9,26 @@ const RUN_TS = ['--import', 'tsx'];
 /**
  * Runs a TypeScript entry point to completion; returns its exit code and output. Its
  * environment is this one's with `env` over it, or `env` alone (and PATH) with `envOnly`;
- * with `killAfterMs`, it is killed should it run that long (a program expected to stop).
+ * with `killAfterMs`, it is killed should it run that long (a program expected to stop);
+ * `stdin` is written to its standard input, which is closed (else it has none).
  */
 export async function runTs(
   entry: string,
   args: string[],
   env: Record<string, string>,
-  { envOnly = false, killAfterMs }: { envOnly?: boolean; killAfterMs?: number } = {},
+  { envOnly = false, killAfterMs, stdin }: { envOnly?: boolean; killAfterMs?: number; stdin?: string } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [...RUN_TS, entry, ...args], {
     cwd: ROOT,
     env: envOnly ? { PATH: process.env.PATH ?? '', ...env } : { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     ...(killAfterMs === undefined ? {} : { timeout: killAfterMs, killSignal: 'SIGKILL' as const }),
   });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (chunk) => (stdout += chunk));
-  child.stderr.on('data', (chunk) => (stderr += chunk));
+  child.stdout!.on('data', (chunk) => (stdout += chunk));
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  if (stdin !== undefined) child.stdin!.end(stdin);
   const [code] = (await once(child, 'exit')) as [number | null];
   return { code, stdout, stderr };
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { runAdminCommand, UsageError, type AdminDeps } from '../../infra/admin/commands.js';
+import { hashApiKey } from '../../shared/auth/keys.js';
 import type { Account } from '../../shared/storage/accounts.js';
 
 /** What each store call was asked, for the commands the command line lets through; nothing answers but these. */
@@ -205,5 +206,43 @@ describe('docs/deployment.md: what the admin CLI needs in AWS', () => {
     const row = new RegExp(`\\n\\| ${table} \\| ([^|]*) \\|`).exec(deployment.slice(deployment.indexOf('## First account and key')))?.[1] ?? '';
     const documented = [...row.matchAll(/`dynamodb:(\w+)`/g)].map((match) => match[1]).sort();
     expect(documented).toEqual(sent);
+  });
+});
+
+describe('Function: runAdminCommand, revoke-key --key -', () => {
+  /** The key hashes revoke-key revoked, given `stdin` (or no standard input at all). */
+  async function revokedFromStdin(stdin: string | undefined): Promise<{ error?: unknown; revoked: string[] }> {
+    const revoked: string[] = [];
+    const deps = {
+      ...recordingDeps().deps,
+      apiKeys: {
+        revoke: async (keyHash: string) => {
+          revoked.push(keyHash);
+          return { keyHash, accountId: 'acct_x', keyPrefix: 'mcg_abcd', revokedAt: 'now' };
+        },
+      },
+      accounts: { revokeKey: async () => undefined },
+      ...(stdin === undefined ? {} : { readStdin: async () => stdin }),
+    } as unknown as AdminDeps;
+    return runAdminCommand(['revoke-key', '--key', '-'], deps).then(
+      () => ({ revoked }),
+      (error: unknown) => ({ error, revoked }),
+    );
+  }
+
+  it("reads the key from standard input's one line, the spaces and line end around it dropped", async () => {
+    expect(await revokedFromStdin('  mcg_abcdef \r\n\n')).toEqual({ revoked: [hashApiKey('mcg_abcdef')] });
+  });
+
+  it.each([
+    ['no standard input', undefined, '--key - reads the key from standard input, which this caller does not give'],
+    ['an empty one', ' \n', '--key -: standard input holds no key; give the key on it, as in: revoke-key --key - < key.txt'],
+    ['two keys', 'mcg_a\nmcg_b\n', '--key -: standard input holds 2 lines; give one key a run'],
+    ['more than a line', 'x'.repeat(5000), "--key -: standard input holds 5000 characters, more than a key's line; give one key"],
+  ])('refuses %s, revoking nothing', async (_name, stdin, message) => {
+    const { error, revoked } = await revokedFromStdin(stdin);
+    expect(error).toBeInstanceOf(UsageError);
+    expect((error as Error).message).toBe(message);
+    expect(revoked).toEqual([]);
   });
 });
