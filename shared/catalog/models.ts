@@ -579,10 +579,10 @@ export const MODELS: readonly ModelEntry[] = [
     protocol: 'openai-chat',
     tier: 'legacy',
     prices: usd(0.3, 0.075, null, 0.5), // last published grok-3-mini prices
-    // Not on xAI's May 15 list, but dropped with its models (models.dev, 2026-05-16); since, xAI serves grok-4.3 and
-    // grok-build-0.1 only, other names aliases billed at their rates (an xAI contributor: "older than grok-4.20 ... do
-    // not work anymore", BerriAI/litellm-docs#816). Retired with grok-3, so that no call is charged grok-3-mini's rates
-    // for grok-4.3's (4 to 5 times more).
+    // Not on xAI's May 15 list, but dropped with its models (models.dev, 2026-05-16): names older than grok-4.20 stopped
+    // working or are billed as aliases of grok-4.3 at its rates (an xAI contributor: "older than grok-4.20 ... do not
+    // work anymore", BerriAI/litellm-docs#816). Retired with grok-3, so that no call is charged grok-3-mini's rates for
+    // grok-4.3's (4 to 5 times more).
     retirement: { on: '2026-05-15', successor: 'fam_d-4.3' },
     capabilities: { attachments: TEXT_ONLY, structuredOutput: 'instruction', tuning: NO_TUNING, cache: AUTO_CACHE },
     defaultMaxTokens: 4096,
@@ -652,14 +652,17 @@ export const MODELS: readonly ModelEntry[] = [
   },
 
   // ───────────── Mistral (max_tokens + prompt share the context window) ─────────────
+  // Called by their dated names: Mistral moves a `-latest` alias to each new version of a model,
+  // prices included (mistral-large-latest went from 2402 to 2407, 2411 and 2512, and Large 4
+  // is out at other prices), so a model priced here could have been billed as another.
   {
     id: 'fam_g-large',
     family: 'fam_g',
     provider: 'mistral',
-    upstreamModel: 'mistral-large-latest',
+    upstreamModel: 'mistral-large-2512',
     protocol: 'openai-chat',
     tier: 'flagship',
-    prices: mistral(0.5, 1.5), // Mistral Large 3 (2512)
+    prices: mistral(0.5, 1.5), // Mistral Large 3
     capabilities: { attachments: IMAGE_TYPES, structuredOutput: 'instruction', tuning: NO_TUNING, cache: AUTO_CACHE },
     defaultMaxTokens: 4096,
     maxOutputTokens: 262_144,
@@ -669,6 +672,7 @@ export const MODELS: readonly ModelEntry[] = [
     id: 'fam_g-medium',
     family: 'fam_g',
     provider: 'mistral',
+    // Still the alias: Medium 3.5's dated name is not settled in the sources (mistral-medium-3.5, -3-5-26-04).
     upstreamModel: 'mistral-medium-latest',
     protocol: 'openai-chat',
     tier: 'fast',
@@ -682,10 +686,10 @@ export const MODELS: readonly ModelEntry[] = [
     id: 'fam_g-small',
     family: 'fam_g',
     provider: 'mistral',
-    upstreamModel: 'mistral-small-latest',
+    upstreamModel: 'mistral-small-2603',
     protocol: 'openai-chat',
     tier: 'fast',
-    prices: mistral(0.15, 0.6), // unverified: Mistral Small 4; sources differ (0.10/0.30 vs 0.15/0.60)
+    prices: mistral(0.15, 0.6), // Mistral Small 4 (models.dev; an older copy gave Small 3's 0.10/0.30)
     capabilities: { attachments: IMAGE_TYPES, structuredOutput: 'instruction', tuning: NO_TUNING, cache: AUTO_CACHE },
     defaultMaxTokens: 4096,
     maxOutputTokens: 262_144,
@@ -695,7 +699,7 @@ export const MODELS: readonly ModelEntry[] = [
     id: 'fam_k-8b',
     family: 'fam_k',
     provider: 'mistral',
-    upstreamModel: 'ministral-8b-latest',
+    upstreamModel: 'ministral-8b-2512',
     protocol: 'openai-chat',
     tier: 'fast',
     prices: mistral(0.15, 0.15), // Ministral 3 8B
@@ -708,7 +712,7 @@ export const MODELS: readonly ModelEntry[] = [
     id: 'fam_l',
     family: 'fam_l',
     provider: 'mistral',
-    upstreamModel: 'codestral-latest',
+    upstreamModel: 'codestral-2508',
     protocol: 'openai-chat',
     tier: 'fast',
     prices: mistral(0.3, 0.9), // Codestral 25.08

@@ -122,6 +122,13 @@ describe('Module: catalog', () => {
     expect(vendorSpelling(resolveModel(id)!)).toBe(alias);
   });
 
+  it("calls Mistral's models by their dated names, which Mistral does not move to the next version as it moves a -latest alias", () => {
+    const aliased = MODELS.filter((entry) => entry.provider === 'mistral' && entry.upstreamModel.endsWith('-latest')).map((entry) => entry.id);
+    // Medium alone: its dated name is not settled in the sources (catalog/models.ts).
+    expect(aliased).toEqual(['fam_g-medium']);
+    expect(resolveModel('fam_g-large')?.upstreamModel).toBe('mistral-large-2512');
+  });
+
   it('resolves nothing else', () => {
     expect(resolveModel('FAM_C-5.4')).toBeUndefined();
     expect(resolveModel('fam_c-5.4 ')).toBeUndefined();

@@ -167,12 +167,12 @@ describe('Adapter: openaiChat against the simulator', () => {
 
   it('sends Mistral a temperature within 1.5, which it refuses above (422)', async () => {
     const reply = await send(call('fam_l', { temperature: 1.9 }));
-    expect(upstream().body).toMatchObject({ model: 'codestral-latest', temperature: 1.5 });
+    expect(upstream().body).toMatchObject({ model: 'codestral-2508', temperature: 1.5 });
     expect(reply.warnings).toEqual(['temperature 1.9 is above the Mistral maximum of 1.5; 1.5 was sent']);
     const refused = await fetch(`${sim.baseUrl('mistral')}/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'codestral-latest', messages: [{ role: 'user', content: 'Hi' }], temperature: 1.9 }),
+      body: JSON.stringify({ model: 'codestral-2508', messages: [{ role: 'user', content: 'Hi' }], temperature: 1.9 }),
     });
     expect(refused.status).toBe(422);
     expect(await refused.json()).toMatchObject({ detail: [{ loc: ['body', 'temperature'], msg: 'Input should be less than or equal to 1.5' }] });
@@ -182,7 +182,7 @@ describe('Adapter: openaiChat against the simulator', () => {
     const image = { name: 'plot.jpg', type: 'image/jpeg' as const, base64: '/9j/4AAQSkZJRg==' };
     const reply = await send(call('fam_g-large', { system: [{ type: 'text', text: LONG_SYSTEM }], attachments: [image], topP: 0.8 }));
     expect(upstream().body).toEqual({
-      model: 'mistral-large-latest',
+      model: 'mistral-large-2512',
       messages: [
         { role: 'system', content: LONG_SYSTEM },
         {
@@ -332,7 +332,7 @@ describe('Function: postJson with the dialect error mapper, against the simulato
       jsonRequest(
         `${sim.baseUrl('mistral')}/chat/completions`,
         {
-          model: 'mistral-large-latest',
+          model: 'mistral-large-2512',
           messages: [{ role: 'user', content: 'Hi' }],
           max_completion_tokens: 8192,
           reasoning_effort: 'high',

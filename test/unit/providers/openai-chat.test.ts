@@ -64,8 +64,8 @@ describe('Function: toChatRequest', () => {
     ['fam_d-4.3', 'grok-4.3', 'max_completion_tokens'],
     ['fam_e-gpt-oss-120b', 'gpt-oss-120b', 'max_completion_tokens'],
     ['fam_f-v4-pro', 'deepseek-v4-pro', 'max_tokens'],
-    ['fam_g-large', 'mistral-large-latest', 'max_tokens'],
-    ['fam_k-8b', 'ministral-8b-latest', 'max_tokens'],
+    ['fam_g-large', 'mistral-large-2512', 'max_tokens'],
+    ['fam_k-8b', 'ministral-8b-2512', 'max_tokens'],
     ['fam_i-gpt-oss-120b', 'openai/gpt-oss-120b', 'max_completion_tokens'],
   ])('maps %s to %s with the output limit under %s', (id, upstream, limitField) => {
     const { body, warnings } = toChatRequest(
