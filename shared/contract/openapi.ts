@@ -172,7 +172,8 @@ const evaluation = {
     },
     lengths: {
       type: 'object',
-      description: "Both contestants' outputs by model ID: tokens as the vendor counted them (null where its usage was missing or could not be true), and characters.",
+      description:
+        "Both contestants' outputs by model ID, as the judges read them: tokens as the vendor counted them, less the reasoning tokens it reported apart (reasoningTokensOut; where a vendor counts thinking inside the output and never apart, they include it; null where its usage was missing or could not be true), and characters.",
       additionalProperties: {
         type: 'object',
         properties: { tokens: { type: ['integer', 'null'], minimum: 0 }, characters: { type: 'integer', minimum: 0 } },

@@ -113,9 +113,16 @@ function toOrder(judgment: Judgment, answerA: string, answerB: string): Evaluati
   };
 }
 
-/** Tokens as the vendor counted them: none where its usage was missing or could not be true (providerCost null; spec 3, rule 3). */
+/**
+ * The output's tokens as the vendor counted them, without the reasoning it reported apart
+ * (hidden from the judges, who read the output alone: a model that thought 512 tokens to
+ * write 80 read as the longer one); none where its usage was missing or could not be true
+ * (providerCost null; spec 3, rule 3). Where the vendor counts thinking inside the output and
+ * never apart (Anthropic, Bedrock: no reasoningTokensOut), they include it.
+ */
 function lengthOf(result: ModelResult): OutputLength {
-  return { tokens: result.providerCost === null ? null : result.tokensOut, characters: result.output.length };
+  const reasoning = result.usage?.reasoningTokensOut ?? 0;
+  return { tokens: result.providerCost === null ? null : Math.max(0, result.tokensOut - reasoning), characters: result.output.length };
 }
 
 function keyed(idA: string, a: number, idB: string, b: number): Record<string, number> {

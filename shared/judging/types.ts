@@ -97,7 +97,7 @@ export interface Evaluation {
 }
 
 export interface OutputLength {
-  /** As the vendor counted them; null where its usage was missing or could not be true. */
+  /** As the vendor counted them, less the reasoning it reported apart (evaluation.ts); null where its usage was missing or could not be true. */
   tokens: number | null;
   characters: number;
 }

@@ -20,7 +20,7 @@ beforeEach(() => {
 const CONTESTANTS = ['fam_c-5.4', 'fam_a-opus-4-6', 'fam_b-3.1-pro'];
 
 interface Judged {
-  results: { modelId: string; output: string; tokensOut: number }[];
+  results: { modelId: string; output: string; tokensOut: number; usage?: { reasoningTokensOut?: number } }[];
   evaluations: Evaluation[];
   ranking: RankingEntry[];
   judgeStatistics: JudgingStatistics;
@@ -86,9 +86,12 @@ describe('Judge statistics against judges that behave as told', () => {
     expect(counted).toEqual({ 'fam_c-5.4': 2, 'fam_a-opus-4-6': 3, 'fam_b-3.1-pro': 3 });
   });
 
-  it("carries both outputs' lengths on every evaluation", async () => {
+  it("carries both outputs' lengths on every evaluation: what the judges read, without the reasoning a vendor counted apart", async () => {
     const body = await judge({ 'fam_f-v4-pro': 'longer' });
-    const byModel = Object.fromEntries(body.results.map((r) => [r.modelId, { tokens: r.tokensOut, characters: r.output.length }]));
+    const byModel = Object.fromEntries(body.results.map((r) => [r.modelId, { tokens: r.tokensOut - (r.usage?.reasoningTokensOut ?? 0), characters: r.output.length }]));
+    // Gemini reports its thinking apart, and the simulator's thinks: its lengths count fewer tokens than its tokensOut.
+    const gemini = body.results.find((r) => r.modelId === 'fam_b-3.1-pro')!;
+    expect(gemini.usage?.reasoningTokensOut).toBeGreaterThan(0);
     for (const e of body.evaluations) {
       expect(e.lengths).toEqual({ [e.modelA]: byModel[e.modelA], [e.modelB]: byModel[e.modelB] });
       expect(e.lengths[e.modelA]!.characters).toBeGreaterThan(0);

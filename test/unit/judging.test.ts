@@ -614,21 +614,30 @@ describe('Function: toEvaluation, its cost', () => {
   });
 });
 
+/** `a` against `b`, judged a tie (7 and 7) in both orders. */
+function tiedEvaluation(a: ModelResult, b: ModelResult, weights = DEFAULT_JUDGE_WEIGHTS) {
+  const tie = () => judged({ winner: 'tie', scoreA: 7, scoreB: 7, reasoning: '' });
+  return toEvaluation({ judgeModelId: 'j', a, b, aFirst: tie(), bFirst: tie(), weights });
+}
+
 describe('Function: toEvaluation, cost weighted', () => {
   it("compares no cost, and counts no tokens, of a model whose vendor's usage was missing (the contract's rule 3): its estimate is a charge, not a comparison", () => {
     const estimated = result('estimated', { providerCost: null, estimatedCost: 0.01, tokensOut: 0 });
     const known = result('known', { providerCost: 0.03, tokensOut: 12 });
-    const evaluation = toEvaluation({
-      judgeModelId: 'j',
-      a: estimated,
-      b: known,
-      aFirst: judged({ winner: 'tie', scoreA: 7, scoreB: 7, reasoning: '' }),
-      bFirst: judged({ winner: 'tie', scoreA: 7, scoreB: 7, reasoning: '' }),
-      weights: { accuracy: 0, speed: 0, cost: 1 },
-    });
+    const evaluation = tiedEvaluation(estimated, known, { accuracy: 0, speed: 0, cost: 1 });
     // The cost criterion cannot tell them apart: half each (by its estimate, the cheaper would have had three quarters).
     expect(evaluation).toMatchObject({ winner: 'tie', weightedScores: { estimated: 0.5, known: 0.5 } });
     expect(evaluation.lengths).toEqual({ estimated: { tokens: null, characters: estimated.output.length }, known: { tokens: 12, characters: known.output.length } });
+  });
+});
+
+describe('Function: toEvaluation, lengths', () => {
+  it("counts the output's tokens without the reasoning its vendor reported apart, which the judges never read; with it where the vendor never counts it apart", () => {
+    const thinker = result('thinker', { tokensOut: 577, usage: { cachedTokensIn: 0, cacheWriteTokensIn: 0, reasoningTokensOut: 512 } });
+    const claude = result('claude', { tokensOut: 300, usage: { cachedTokensIn: 0, cacheWriteTokensIn: 0 } });
+    const evaluation = tiedEvaluation(thinker, claude);
+    // It was 577: the shorter answer read as the longer.
+    expect(evaluation.lengths).toEqual({ thinker: { tokens: 65, characters: thinker.output.length }, claude: { tokens: 300, characters: claude.output.length } });
   });
 });
 
