@@ -10,6 +10,18 @@ export function effectiveMaxTokens(entry: ModelEntry, requested: number | undefi
 }
 
 /**
+ * What a result says when its vendor stopped at the call's maxTokens: with no output, that
+ * reasoning took it all (it counts toward the limit, and a reasoning model can spend every
+ * token of it before a word of its answer); where the limit was the catalog's default, that
+ * the request may ask for more. The same words for every vendor.
+ */
+export function maxTokensCutWarning(call: Pick<ModelCall, 'entry' | 'maxTokens' | 'maxTokensDefault'>, empty: boolean): string {
+  const cut = empty ? 'maxTokens was used up before any output: reasoning tokens count toward it' : 'The output was cut at maxTokens';
+  if (!call.maxTokensDefault || call.maxTokens >= call.entry.maxOutputTokens) return cut;
+  return `${cut}; it was ${call.entry.id}'s default of ${call.maxTokens}, the request giving none (generation_settings.maxTokens may be up to ${call.entry.maxOutputTokens})`;
+}
+
+/**
  * One upstream call as the request plans it, built once: what the estimate bounds and the
  * fan-out sends (the adapter maps `call` to its vendor's body), the warnings of adjusting
  * the request to the model, and what the answer reports it as.
@@ -41,6 +53,7 @@ export function planCall(request: PromptRequest, model: RequestedModel): Planned
     temperature: settings.temperature,
     topP: settings.topP,
     maxTokens,
+    ...(settings.maxTokens === undefined ? { maxTokensDefault: true } : {}),
     tuning: model.tuning,
     responseSchema: body.response_schema,
   };

@@ -7,7 +7,7 @@ import { UpstreamError } from '../providers/errors.js';
 import { withRetry, type RetryPolicy } from '../providers/retry.js';
 import type { Router } from '../providers/router.js';
 import type { ModelReply, Usage } from '../providers/types.js';
-import type { PlannedCall } from './model-call.js';
+import { maxTokensCutWarning, type PlannedCall } from './model-call.js';
 import { CUT_OUTPUT_CHECK, OutputBudget, outputCutWarning } from './output-budget.js';
 import type { ModelResult } from './result.js';
 import { nextTurn, preparingInTurns } from './turns.js';
@@ -282,7 +282,13 @@ async function callModel(
     const latencyMs = Math.round(performance.now() - started);
     // Charged for all the text the vendor sent, cut or not: the vendor bills it.
     const charge = chargeCall(call, reply.usage, reply.output, attemptStartedAt, withFinishReason(reply.hints, reply.finishReason));
-    const allWarnings = [...warnings, ...reply.warnings, ...(charge.warning ? [charge.warning] : []), ...(cut ? [outputCutWarning(budget.limitBytes)] : [])];
+    const allWarnings = [
+      ...warnings,
+      ...reply.warnings,
+      ...(reply.cutAtMaxTokens ? [maxTokensCutWarning(call, reply.output === '')] : []),
+      ...(charge.warning ? [charge.warning] : []),
+      ...(cut ? [outputCutWarning(budget.limitBytes)] : []),
+    ];
     return {
       modelId: model.requestedId,
       status: 'completed',

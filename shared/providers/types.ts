@@ -19,6 +19,8 @@ export interface ModelCall {
   topP?: number;
   /** Effective output limit: the request's maxTokens (clamped to the model's maximum) or the catalog allowance. */
   maxTokens: number;
+  /** maxTokens is the catalog's default, the request having given none: said where the output is cut there. */
+  maxTokensDefault?: boolean;
   tuning: ModelTuning;
   responseSchema?: Record<string, unknown>;
   /**
@@ -92,6 +94,11 @@ export interface ModelReply {
   usage?: Usage;
   hints?: UsageHints;
   finishReason?: string;
+  /**
+   * The vendor stopped at the call's maxTokens: the fan-out words its warning, knowing the
+   * limit and whether the request or the catalog's default set it (run-models).
+   */
+  cutAtMaxTokens?: boolean;
   warnings: string[];
 }
 

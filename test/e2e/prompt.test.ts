@@ -126,6 +126,22 @@ describe('POST /api/v1/prompt', () => {
     expect(sent.inferenceConfig.maxTokens).toBe(10_000);
   });
 
+  it('says an output was cut at maxTokens in the same words for every vendor, and names the default it ran with where the request gave none', async () => {
+    // One model of each wire protocol.
+    const models = ['fam_c-5.4-mini', 'fam_a-haiku-4-5', 'fam_b-3.5-flash', 'fam_h-micro', 'fam_g-small'];
+    const { body: cut } = await post(host, body({ models, generation_settings: { maxTokens: 16 } }));
+    const said = /^(The output was cut at maxTokens|maxTokens was used up before any output: reasoning tokens count toward it)$/;
+    for (const result of cut.results) expect([result.modelId, result.status, result.warnings]).toEqual([result.modelId, 'completed', [expect.stringMatching(said)]]);
+    // No maxTokens: the catalog's default, which a long answer reaches (it said "cut at maxTokens", as though the caller had set it).
+    const long = { type: 'object', properties: { answer: { type: 'string', minLength: 100_000 } }, required: ['answer'], additionalProperties: false };
+    const { body: defaulted } = await post(host, body({ models: ['fam_g-small'], response_schema: long }));
+    const sent = host.simulator.calls().at(-1)!.body as { max_tokens: number };
+    expect(sent.max_tokens).toBe(resolveModel('fam_g-small')!.defaultMaxTokens);
+    expect(defaulted.results[0].warnings).toContain(
+      "The output was cut at maxTokens; it was fam_g-small's default of 4096, the request giving none (generation_settings.maxTokens may be up to 262144)",
+    );
+  });
+
   it('answers the time of each phase in a Server-Timing header: what the gateway added around the models', async () => {
     host.simulator.setLatency(120);
     const started = performance.now();

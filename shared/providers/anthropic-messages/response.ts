@@ -13,9 +13,8 @@ interface MessagesResponse {
   error?: unknown;
 }
 
-/** Stop reasons that mean the answer is not the whole answer. */
+/** Stop reasons that mean the answer is not the whole answer (max_tokens: cutAtMaxTokens). */
 const STOP_WARNINGS: Readonly<Record<string, string>> = {
-  max_tokens: 'The output was cut at maxTokens',
   model_context_window_exceeded: "The output was cut at the model's context window",
   refusal: 'The model declined to answer (stop_reason refusal)',
 };
@@ -44,10 +43,11 @@ export function fromMessagesResponse(body: unknown): ModelReply {
   const warnings: string[] = [];
   const finishReason = vendorWord(response.stop_reason);
   const stopWarning = finishReason === undefined ? undefined : STOP_WARNINGS[finishReason];
+  const cutAtMaxTokens = finishReason === 'max_tokens';
   if (stopWarning) warnings.push(stopWarning);
-  else if (texts.length === 0) warnings.push('The model answered without text');
+  else if (texts.length === 0 && !cutAtMaxTokens) warnings.push('The model answered without text');
   const usage = toUsage(response.usage);
   if (!usage) warnings.push('The provider reported no usable token usage; cost is unavailable');
   const hints = usageHints(response.usage, thinkingTokens);
-  return { output: texts.join(''), usage, ...(Object.keys(hints).length > 0 ? { hints } : {}), finishReason, warnings };
+  return { output: texts.join(''), usage, ...(Object.keys(hints).length > 0 ? { hints } : {}), finishReason, ...(cutAtMaxTokens ? { cutAtMaxTokens } : {}), warnings };
 }

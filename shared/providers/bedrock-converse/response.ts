@@ -26,8 +26,8 @@ export interface ConverseAnswer {
 const BLOCKED: ReadonlySet<string> = new Set(['guardrail_intervened', 'content_filtered']);
 /** Stop reasons where what came back cannot be used as an answer. */
 const MALFORMED: ReadonlySet<string> = new Set(['malformed_model_output', 'malformed_tool_use']);
+/** Stop reasons of an answer cut short (max_tokens: cutAtMaxTokens). */
 const CUT: Readonly<Record<string, string>> = {
-  max_tokens: 'The output was cut at maxTokens',
   model_context_window_exceeded: "The output was cut at the model's context window",
 };
 
@@ -61,7 +61,7 @@ export function fromConverseResponse(body: unknown, forcedTool: boolean): ModelR
   if (cut) warnings.push(cut);
   const usage = toUsage(answer.usage);
   if (!usage) warnings.push('The provider reported no usable token usage; cost is unavailable');
-  return { output, usage, finishReason: stopReason, warnings };
+  return { output, usage, finishReason: stopReason, ...(stopReason === 'max_tokens' ? { cutAtMaxTokens: true } : {}), warnings };
 }
 
 function count(value: unknown): number | undefined {

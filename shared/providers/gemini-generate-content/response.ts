@@ -62,11 +62,9 @@ export function fromGenerateContentResponse(body: unknown, requestWarnings: read
   if (finishReason !== undefined && BLOCKED.has(finishReason)) {
     if (output === '') throw blocked(finishReason, response.usageMetadata, { usage, hints });
     warnings.push(`The provider stopped the output early (${finishReason}); it may be incomplete`);
-  } else if (finishReason === 'MAX_TOKENS') {
-    warnings.push(output === '' ? 'Thinking used the whole maxTokens allowance; there is no output' : 'The output was cut at maxTokens');
-  } else if (texts.length === 0) {
+  } else if (texts.length === 0 && finishReason !== 'MAX_TOKENS') {
     throw malformed(`The provider answered without text${finishReason ? ` (finishReason ${finishReason})` : ''}`);
-  } else if (finishReason !== undefined && finishReason !== 'STOP') {
+  } else if (finishReason !== undefined && finishReason !== 'STOP' && finishReason !== 'MAX_TOKENS') {
     warnings.push(`The provider ended the output with finishReason ${finishReason}`);
   }
 
@@ -77,7 +75,7 @@ export function fromGenerateContentResponse(body: unknown, requestWarnings: read
         : "The provider's last token usage came before the end of its answer; cost is unavailable",
     );
   }
-  return { output, usage, ...(Object.keys(hints).length > 0 ? { hints } : {}), finishReason, warnings };
+  return { output, usage, ...(Object.keys(hints).length > 0 ? { hints } : {}), finishReason, ...(finishReason === 'MAX_TOKENS' ? { cutAtMaxTokens: true } : {}), warnings };
 }
 
 /**

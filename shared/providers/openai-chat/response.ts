@@ -22,9 +22,9 @@ interface ChatResponse {
   error?: unknown;
 }
 
-/** Finish reasons of an answer cut short, each with its warning: what came is the output (nothing, when reasoning took it all). */
-const CUT: Readonly<Record<string, string>> = {
-  length: 'The output was cut at maxTokens',
+/** Finish reasons of an answer cut short, each with its warning (length: cutAtMaxTokens): what came is the output (nothing, when reasoning took it all). */
+const CUT: Readonly<Record<string, string | undefined>> = {
+  length: undefined,
   // Mistral: the model's context window filled before maxTokens.
   model_length: "The output was cut at the model's context window",
   // DeepSeek: "interrupted due to insufficient resource of the inference system".
@@ -77,12 +77,12 @@ export function fromChatResponse(body: unknown, dialect: ChatDialect = dialectFo
   if (finishReason === 'content_filter') {
     if (output === '' && !refused) throw blockedAnswer('The provider blocked the answer (content_filter)', reported, { usage, ...hints });
     warnings.push('The provider filtered the output');
-  } else if (finishReason !== undefined && !ENDED.has(finishReason)) {
+  } else if (finishReason !== undefined && finishReason !== 'length' && !ENDED.has(finishReason)) {
     warnings.push(CUT[finishReason] ?? `The provider ended the output with finish_reason ${finishReason}`);
   }
 
   if (!usage) warnings.push('The provider reported no usable token usage; cost is unavailable');
-  return { output, usage, finishReason, warnings, ...hints };
+  return { output, usage, finishReason, ...(finishReason === 'length' ? { cutAtMaxTokens: true } : {}), warnings, ...hints };
 }
 
 /** `content` as text: a string, or the text chunks of Mistral's chunk array (thinking chunks left out). */

@@ -70,17 +70,16 @@ export function fromResponsesResponse(body: unknown): ModelReply {
   }
   if (status === 'incomplete') {
     finishReason = vendorWord(response.incomplete_details?.reason) ?? 'incomplete';
-    warnings.push(incompleteWarning(finishReason, output === ''));
+    if (finishReason !== 'max_output_tokens') warnings.push(incompleteWarning(finishReason));
   }
   const usage = toUsage(response.usage);
   if (!usage) warnings.push('The provider reported no usable token usage; cost is unavailable');
-  return { output, usage, finishReason, warnings };
+  return { output, usage, finishReason, ...(finishReason === 'max_output_tokens' ? { cutAtMaxTokens: true } : {}), warnings };
 }
 
-function incompleteWarning(reason: string, empty: boolean): string {
+/** Why an incomplete answer stopped, but at maxTokens (cutAtMaxTokens). */
+function incompleteWarning(reason: string): string {
   switch (reason) {
-    case 'max_output_tokens':
-      return empty ? 'maxTokens was used up before any visible output (reasoning tokens count toward it)' : 'The output was cut at maxTokens';
     case 'content_filter':
       return "The output was stopped by the provider's content filter";
     default:

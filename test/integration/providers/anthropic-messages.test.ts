@@ -187,12 +187,12 @@ describe('Object: anthropicMessages', () => {
       expect(reply.usage!.inputTokens).toBe(PER_MESSAGE_TOKENS + 1600 + 1500 + countTokens(PROMPT));
     });
 
-    it('warns when the answer was cut at max_tokens', async () => {
+    it('says when the answer was cut at max_tokens (the fan-out words the warning)', async () => {
       const reply = await send(call({ maxTokens: 5 }));
 
       expect(reply.finishReason).toBe('max_tokens');
       expect(reply.usage!.outputTokens).toBeLessThanOrEqual(5);
-      expect(reply.warnings).toEqual(['The output was cut at maxTokens']);
+      expect([reply.cutAtMaxTokens, reply.warnings]).toEqual([true, []]);
     });
 
     it('maps a 429 with Retry-After to a retryable UpstreamError', async () => {

@@ -144,12 +144,12 @@ describe('Adapter: bedrockConverse against the simulator', () => {
     });
   });
 
-  it('reports max_tokens with a warning when the answer is cut', async () => {
+  it('reports max_tokens when the answer is cut (the fan-out words the warning)', async () => {
     const reply = await send(call({ maxTokens: 3 }));
 
     expect(reply.finishReason).toBe('max_tokens');
     expect(reply.usage?.outputTokens).toBeLessThanOrEqual(3);
-    expect(reply.warnings).toEqual(['The output was cut at maxTokens']);
+    expect([reply.cutAtMaxTokens, reply.warnings]).toEqual([true, []]);
   });
 
   it('reports a cache write, then a cache read of the same prefix, inside the same input total', async () => {

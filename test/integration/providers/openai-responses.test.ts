@@ -234,11 +234,11 @@ describe('Object: openaiResponses', () => {
       expect((refused.json['error'] as { message: string }).message).toContain("'minLength' is not permitted");
     });
 
-    it('keeps the partial text of an answer cut at maxTokens, with a warning', async () => {
+    it('keeps the partial text of an answer cut at maxTokens, saying it was cut', async () => {
       const reply = await send(call({ maxTokens: 16 }));
 
       expect(reply.finishReason).toBe('max_output_tokens');
-      expect(reply.warnings).toEqual(['The output was cut at maxTokens']);
+      expect([reply.cutAtMaxTokens, reply.warnings]).toEqual([true, []]);
       expect(reply.output).toMatch(/^Simulated answer from/);
       expect(countTokens(reply.output)).toBeLessThanOrEqual(16);
       expect(reply.usage?.outputTokens).toBe(countTokens(reply.output));
@@ -248,7 +248,7 @@ describe('Object: openaiResponses', () => {
       const reply = await send(call({ entry: model('fam_c-5.4-mini'), tuning: { reasoningEffort: 'high' }, maxTokens: 500 }));
 
       expect(reply.output).toBe('');
-      expect(reply.warnings).toEqual(['maxTokens was used up before any visible output (reasoning tokens count toward it)']);
+      expect([reply.cutAtMaxTokens, reply.warnings]).toEqual([true, []]);
       expect(reply.usage).toMatchObject({ outputTokens: 500, reasoningTokens: 500 });
     });
 

@@ -358,12 +358,12 @@ describe('Function: fromMessagesResponse', () => {
     expect(JSON.parse(fromMessagesResponse(fixture('structured')).output)).toEqual({ verdict: 'edge', reasons: ['lower latency', 'offloads the origin'] });
   });
 
-  it('warns when the output was cut at max_tokens', () => {
+  it('says when the output was cut at max_tokens', () => {
     const reply = fromMessagesResponse(fixture('max-tokens'));
 
     expect(reply.finishReason).toBe('max_tokens');
     expect(reply.output).toBe('There are three common places to cache HTTP responses: the browser, a shared');
-    expect(reply.warnings).toEqual(['The output was cut at maxTokens']);
+    expect([reply.cutAtMaxTokens, reply.warnings]).toEqual([true, []]);
   });
 
   it('joins several text blocks and skips thinking blocks', () => {
@@ -380,7 +380,7 @@ describe('Function: fromMessagesResponse', () => {
     expect(fromMessagesResponse(body).output).toBe('Part one. Part two.');
   });
 
-  it('returns empty output with the cut warning when thinking used the whole allowance, and bills that allowance', () => {
+  it('returns empty output, cut at max_tokens, when thinking used the whole allowance, and bills that allowance', () => {
     const thinking = call({ maxTokens: 1024, tuning: { thinkingBudget: 2048 } });
     const allowance = toMessagesRequest(thinking).body.max_tokens;
     expect(allowance).toBe(1024 + 2048);
@@ -394,7 +394,7 @@ describe('Function: fromMessagesResponse', () => {
     expect(reply.output).toBe('');
     // Every token of the allowance, all of it thinking (which Anthropic counts as output and does not report apart).
     expect(reply.usage).toEqual({ inputTokens: 18, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: allowance, reasoningTokens: 0 });
-    expect(reply.warnings).toEqual(['The output was cut at maxTokens']);
+    expect([reply.cutAtMaxTokens, reply.warnings]).toEqual([true, []]);
     // Believed though the answer shows no text: charged the whole allowance at the output price.
     expect(chargeCall(thinking, reply.usage, reply.output, 0)).toEqual({ kind: 'observed', usage: reply.usage, providerCost: providerCost(SONNET.prices, reply.usage!) });
     expect(providerCost(SONNET.prices, reply.usage!)).toBeCloseTo((18 * 3 + allowance * 15) / 1e6, 12);
@@ -512,11 +512,14 @@ describe('Object: anthropicMessages', () => {
     });
 
     it('puts the request warnings before the response warnings', async () => {
-      const endpoint = await answering(200, fixture('max-tokens'));
+      const endpoint = await answering(200, { ...fixture('max-tokens'), usage: null });
 
       const reply = await anthropicMessages.prepare(call({ temperature: 0.5, tuning: { thinkingBudget: 2048 } }), endpoint).send(new AbortController().signal);
 
-      expect(reply.warnings).toEqual(['temperature 0.5 not sent: Anthropic allows only temperature 1 with extended thinking', 'The output was cut at maxTokens']);
+      expect(reply.warnings).toEqual([
+        'temperature 0.5 not sent: Anthropic allows only temperature 1 with extended thinking',
+        'The provider reported no usable token usage; cost is unavailable',
+      ]);
     });
 
     it.each([

@@ -324,11 +324,11 @@ describe('Function: fromConverseResponse', () => {
     expect(reply.warnings).toEqual(['The model answered in text instead of calling the respond tool']);
   });
 
-  it('warns when the output was cut at maxTokens', () => {
+  it('says when the output was cut at maxTokens', () => {
     const reply = fromConverseResponse(fixture('converse-max-tokens'), false);
 
     expect(reply.finishReason).toBe('max_tokens');
-    expect(reply.warnings).toEqual(['The output was cut at maxTokens']);
+    expect([reply.cutAtMaxTokens, reply.warnings]).toEqual([true, []]);
   });
 
   it.each(['converse-content-filtered', 'converse-guardrail-intervened'])('turns %s into upstream_blocked', (name) => {

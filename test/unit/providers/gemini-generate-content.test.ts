@@ -396,19 +396,19 @@ describe('Function: fromGenerateContentResponse', () => {
     expect(fromGenerateContentResponse(fixture('plain'), ['from the request']).warnings).toEqual(['from the request']);
   });
 
-  it('warns when the output was cut at maxTokens', () => {
+  it('says when the output was cut at maxTokens', () => {
     const reply = fromGenerateContentResponse(fixture('max-tokens'));
 
     expect(reply.output).toBe('There are three common places to cache HTTP responses: the browser, a shared');
     expect(reply.finishReason).toBe('MAX_TOKENS');
-    expect(reply.warnings).toEqual(['The output was cut at maxTokens']);
+    expect([reply.cutAtMaxTokens, reply.warnings]).toEqual([true, []]);
   });
 
-  it('answers empty with a warning when thinking used the whole allowance', () => {
+  it('answers empty, cut at maxTokens, when thinking used the whole allowance', () => {
     const reply = fromGenerateContentResponse(fixture('max-tokens-thinking-only'));
 
     expect(reply.output).toBe('');
-    expect(reply.warnings).toEqual(['Thinking used the whole maxTokens allowance; there is no output']);
+    expect([reply.cutAtMaxTokens, reply.warnings]).toEqual([true, []]);
     expect(reply.usage).toEqual({ inputTokens: 24, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 32, reasoningTokens: 32 });
   });
 

@@ -371,7 +371,7 @@ describe('Function: fromResponsesResponse', () => {
 
     expect(reply.output).toBe('In a peaceful grove beneath a silver moon, a unicorn named');
     expect(reply.finishReason).toBe('max_output_tokens');
-    expect(reply.warnings).toEqual(['The output was cut at maxTokens']);
+    expect([reply.cutAtMaxTokens, reply.warnings]).toEqual([true, []]);
     expect(reply.usage?.outputTokens).toBe(16);
   });
 
@@ -379,7 +379,7 @@ describe('Function: fromResponsesResponse', () => {
     const reply = fromResponsesResponse(fixture('incomplete-reasoning-only'));
 
     expect(reply.output).toBe('');
-    expect(reply.warnings).toEqual(['maxTokens was used up before any visible output (reasoning tokens count toward it)']);
+    expect([reply.cutAtMaxTokens, reply.warnings]).toEqual([true, []]);
     expect(reply.usage).toEqual({ inputTokens: 75, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 300, reasoningTokens: 300 });
   });
 
@@ -532,7 +532,7 @@ describe('Object: openaiResponses', () => {
   const answering = vendor.answering;
 
   it('posts the body to {baseUrl}/responses with a bearer key and merges request and reply warnings', async () => {
-    const endpoint = await answering(200, fixtureText('incomplete-max-output-tokens'));
+    const endpoint = await answering(200, JSON.stringify({ ...JSON.parse(fixtureText('incomplete-max-output-tokens')), usage: null }));
 
     const reply = await openaiResponses.prepare(call({ entry: entry('o3'), temperature: 0.1 }), endpoint).send(new AbortController().signal);
 
@@ -540,7 +540,10 @@ describe('Object: openaiResponses', () => {
     expect([sent!.method, sent!.path]).toEqual(['POST', '/v1/responses']);
     expect(sent!.headers['authorization']).toBe('Bearer sk-test-secret');
     expect(JSON.parse(sent!.body)).toMatchObject({ model: 'o3', store: false, max_output_tokens: 4096 });
-    expect(reply.warnings).toEqual(['temperature was not sent: o3 is a reasoning model, and OpenAI rejects sampling settings then', 'The output was cut at maxTokens']);
+    expect(reply.warnings).toEqual([
+      'temperature was not sent: o3 is a reasoning model, and OpenAI rejects sampling settings then',
+      'The provider reported no usable token usage; cost is unavailable',
+    ]);
   });
 
   it.each([
