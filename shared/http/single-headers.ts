@@ -29,6 +29,34 @@ const SINGLE_HEADERS: ReadonlyMap<string, () => Error> = new Map(
   }),
 );
 
+/** Headers the gateway reads whose lines, repeated, make one list (RFC 9110 §5.3). */
+const LIST_HEADERS: ReadonlySet<string> = new Set(['accept']);
+
+/**
+ * A header of LIST_HEADERS sent on several lines is read as one, its lines joined in order
+ * with commas, as RFC 9110 §5.3 says a recipient may combine them (Node's server does):
+ * API Gateway hands over the last line in `headers` and all of them in `multiValueHeaders`,
+ * so `Accept: text/event-stream` then `Accept: text/html` was read as `text/html` alone,
+ * where the one line `text/event-stream, text/html` streams. Placed before the header
+ * normalizer, which keeps one of the names a header is sent under in other letter cases.
+ */
+export function combinedListHeaders(): middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
+  return {
+    before: ({ event }) => {
+      const lines = new Map<string, string[]>();
+      for (const [name, list] of Object.entries(event.multiValueHeaders ?? {})) {
+        const lower = name.toLowerCase();
+        if (LIST_HEADERS.has(lower) && list) lines.set(lower, [...(lines.get(lower) ?? []), ...list]);
+      }
+      for (const [name, values] of lines) {
+        if (values.length < 2) continue;
+        const others = Object.entries(event.headers ?? {}).filter(([key]) => key.toLowerCase() !== name);
+        event.headers = { ...Object.fromEntries(others), [name]: values.join(', ') };
+      }
+    },
+  };
+}
+
 /**
  * A header of SINGLE_HEADERS repeated (in any letter case) is refused: a repeated
  * `Authorization` with 401, a repeated `Idempotency-Key` with 400, a repeated `Content-Type` or `Content-Encoding` with 415. Placed before the

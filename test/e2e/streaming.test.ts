@@ -47,6 +47,26 @@ describe('POST /api/v1/prompt with Accept: text/event-stream', () => {
     expect(done.data).toBe(JSON.stringify({ promptLogId, results: byIndex, evaluations: [], creditsUsed }));
   });
 
+  it('streams for an Accept sent on two lines as for the one line they make (RFC 9110: it read only the last)', async () => {
+    const contentType = (accept: string | string[]) =>
+      new Promise<string | undefined>((resolve, reject) => {
+        const request = httpRequest(`${host().url}/api/v1/prompt`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${host().demo.apiKey}`, 'content-type': 'application/json', accept },
+        });
+        request.on('error', reject);
+        request.on('response', (response) => {
+          response.resume();
+          response.on('end', () => resolve(response.headers['content-type']));
+        });
+        request.end(JSON.stringify(body({ models: ['fam_c-5.4'] })));
+      });
+    const streams = 'text/event-stream; charset=utf-8';
+    expect(await contentType(['text/event-stream', 'text/html'])).toBe(streams);
+    expect(await contentType('text/event-stream, text/html')).toBe(streams);
+    expect(await contentType(['text/html', 'application/json'])).toMatch(/^application\/json/);
+  });
+
   it("answers the README's event-stream example with the creditsUsed its done event shows", async () => {
     // The curl of the README's streaming example: its body, and the done line it shows.
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
