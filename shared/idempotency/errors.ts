@@ -1,19 +1,28 @@
-import { GatewayError } from '../errors.js';
+import { type FieldError, GatewayError } from '../errors.js';
 
-export class IdempotencyInProgressError extends GatewayError {
+/** An answer about the request's Idempotency-Key: `details` names the header, as a 400 about it does. */
+abstract class IdempotencyKeyError extends GatewayError {
+  readonly details: FieldError[];
+  constructor(status: number, code: string, message: string, detail: string) {
+    super(status, code, message);
+    this.details = [{ field: 'header:Idempotency-Key', message: detail }];
+  }
+}
+
+export class IdempotencyInProgressError extends IdempotencyKeyError {
   override name = 'IdempotencyInProgressError';
   constructor() {
-    super(409, 'idempotency_in_progress', 'A request with this Idempotency-Key is still running; retry after it finishes');
+    super(409, 'idempotency_in_progress', 'A request with this Idempotency-Key is still running; retry after it finishes', 'names a request still running');
   }
   override headers(): Record<string, string> {
     return { 'Retry-After': '1' };
   }
 }
 
-export class IdempotencyKeyReusedError extends GatewayError {
+export class IdempotencyKeyReusedError extends IdempotencyKeyError {
   override name = 'IdempotencyKeyReusedError';
   constructor() {
-    super(422, 'idempotency_key_reused', 'This Idempotency-Key was used with a different request body');
+    super(422, 'idempotency_key_reused', 'This Idempotency-Key was used with a different request body', 'was used with a different request body');
   }
 }
 
@@ -23,13 +32,13 @@ const NOT_RETAINED = {
   gone: 'The request with this Idempotency-Key completed; its stored response is no longer there (expired)',
 } as const;
 
-export class ResponseNotRetainedError extends GatewayError {
+export class ResponseNotRetainedError extends IdempotencyKeyError {
   override name = 'ResponseNotRetainedError';
   constructor(
     readonly promptLogId: string,
     reason: 'zero_data_retention' | 'too_large' | 'gone',
   ) {
-    super(409, 'response_not_retained', NOT_RETAINED[reason]);
+    super(409, 'response_not_retained', NOT_RETAINED[reason], 'names a request that completed, whose response is not kept');
   }
   override extras(): Record<string, unknown> {
     return { promptLogId: this.promptLogId };

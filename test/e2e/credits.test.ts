@@ -251,12 +251,12 @@ describe('Idempotency-Key', () => {
     expect(host.simulator.calls()).toHaveLength(2);
   });
 
-  it('answers 422 for the same key with a different body', async () => {
+  it('answers 422 for the same key with a different body, naming the header in details as a 400 about it does', async () => {
     const { auth } = await openTestAccount(host, 100_000_000);
     await post(host, ONE_MODEL, { ...auth, 'idempotency-key': 'k-422' });
     const reused = await post(host, body({ models: ['fam_k-8b'], prompt: 'Something else' }), { ...auth, 'idempotency-key': 'k-422' });
     expect(reused.status).toBe(422);
-    expect(reused.body.error.code).toBe('idempotency_key_reused');
+    expect(reused.body.error).toMatchObject({ code: 'idempotency_key_reused', details: [{ field: 'header:Idempotency-Key', message: 'was used with a different request body' }] });
     expect(host.simulator.calls()).toHaveLength(1);
   });
 
@@ -267,7 +267,7 @@ describe('Idempotency-Key', () => {
     await until(() => host.simulator.calls().length === 1);
     const during = await post(host, ONE_MODEL, { ...auth, 'idempotency-key': 'k-409' });
     expect(during.status).toBe(409);
-    expect(during.body.error.code).toBe('idempotency_in_progress');
+    expect(during.body.error).toMatchObject({ code: 'idempotency_in_progress', details: [{ field: 'header:Idempotency-Key', message: 'names a request still running' }] });
     expect((await first).status).toBe(200);
     expect(host.simulator.calls()).toHaveLength(1);
     expect(await host.gateway.credits.ledgerSum(accountId)).toBe(await balanceOf(host, accountId));
@@ -279,7 +279,7 @@ describe('Idempotency-Key', () => {
     const first = await post(host, zdr, { ...auth, 'idempotency-key': 'k-zdr' });
     const replay = await post(host, zdr, { ...auth, 'idempotency-key': 'k-zdr' });
     expect(replay.status).toBe(409);
-    expect(replay.body).toMatchObject({ error: { code: 'response_not_retained' }, promptLogId: first.body.promptLogId });
+    expect(replay.body).toMatchObject({ error: { code: 'response_not_retained', details: [{ field: 'header:Idempotency-Key' }] }, promptLogId: first.body.promptLogId });
     expect(host.simulator.calls()).toHaveLength(1);
   });
 
