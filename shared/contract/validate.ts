@@ -167,10 +167,17 @@ function toSystemBlocks(systemPrompt: PromptRequestBody['system_prompt']): Syste
   return systemPrompt;
 }
 
-const NOT_BLANK = /\S/u;
+/**
+ * Whitespace that JavaScript's `\s` leaves out: NEL (U+0085), which Unicode counts, and the
+ * information separators U+001C to U+001F, which Python's `str.strip` counts too (vendors'
+ * servers may check text with it).
+ */
+const BLANK_BEYOND_JS: ReadonlySet<string> = new Set(['\u0085', '\u001c', '\u001d', '\u001e', '\u001f']);
 
+/** Whether `text` holds no character JavaScript, Unicode or Python would take for text. */
 function isBlank(text: string): boolean {
-  return !NOT_BLANK.test(text);
+  for (const [character] of text.matchAll(/\S/gu)) if (!BLANK_BEYOND_JS.has(character)) return false;
+  return true;
 }
 
 /**

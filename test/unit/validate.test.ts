@@ -202,6 +202,8 @@ describe('Function: validatePromptRequest', () => {
         /^image\/png is not supported by fam_i-4-scout \(fam_i-4-scout: Groq shut meta-llama\/llama-4-scout-17b-16e-instruct down on 2026-07-17; openai\/gpt-oss-120b \(fam_i-gpt-oss-120b\) answers this ID in its place, at its prices\)$/,
       ],
       ['a prompt of whitespace only', body({ prompt: ' \n\t ' }), '/prompt', /non-whitespace text/],
+      // Whitespace to Unicode and to Python's str.strip (vendors' servers), not to JavaScript's \s: it went to every model.
+      ['a prompt of NEL and information separators only', body({ prompt: '\u0085 \u001c\u001d\u001e\u001f' }), '/prompt', /^must contain non-whitespace text$/],
       ['an empty judge prompt', body({ judges: ['fam_c-4.1'], judge_prompt: '' }), '/judge_prompt', /fewer than 1/],
       ['a judge prompt of whitespace only', body({ judges: ['fam_c-4.1'], judge_prompt: '   ' }), '/judge_prompt', /^must contain non-whitespace text$/],
       ['a judge prompt of other whitespace only', body({ judges: ['fam_c-4.1'], judge_prompt: '\n\t\u00a0\u2003' }), '/judge_prompt', /^must contain non-whitespace text$/],
