@@ -42,7 +42,7 @@ export interface GatewayConfig {
   awsCredentials: boolean;
   simulateProviders: boolean;
   rateLimitRpm: number;
-  /** Requests of one account that may run at once (its open reservations): one tenant's slow requests may not take every instance. */
+  /** What one account's running requests may count at once (their reservations' slots: requestSlots): one tenant's slow requests may not take every instance. */
   maxInFlight: number;
   creditsPerUsd: number;
   markup: number;

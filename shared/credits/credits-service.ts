@@ -164,11 +164,13 @@ export class CreditsService {
 
   /**
    * Counts the request against the account's limits (a minute's requests, requests open at
-   * once) and holds the estimate, in one write: 429 or 402 (nothing counted, held or run)
-   * when one refuses.
+   * once, where it counts `slots`: requestSlots) and holds the estimate, in one write: 429 or
+   * 402 (nothing counted, held or run) when one refuses. A request of more slots than the
+   * account may hold at once counts that many: it runs alone.
    */
-  async reserve(accountId: string, requestId: string, estimateMicro: number, limits: ReserveLimits): Promise<OpenRequest> {
-    const open: OpenRequest = { accountId, requestId, reservation: { amountMicro: estimateMicro, at: this.now() } };
+  async reserve(accountId: string, requestId: string, estimateMicro: number, limits: ReserveLimits, slots = 1): Promise<OpenRequest> {
+    const reservation = { amountMicro: estimateMicro, at: this.now(), slots: Math.min(slots, limits.inFlight) };
+    const open: OpenRequest = { accountId, requestId, reservation };
     const { reserveMayLandLate } = await busyAsUnavailable(this.accounts.reserve(open, limits));
     if (reserveMayLandLate) open.reserveMayLandLate = true;
     return open;

@@ -204,10 +204,12 @@ export class PromptService {
     const plan = planRequest(request);
     const estimate = estimateBreakdown(plan, config);
     const reserving = timing.measure('reserve', () =>
-      credits.reserve(accountId, promptLogId, estimate.micro, { limitPerMinute: rateLimitRpm, inFlight: this.deps.config.maxInFlight, keyHash }).catch((error: unknown) => {
-        // A 402 says what the estimate is made of, so that the caller sees what to lower.
-        throw error instanceof InsufficientCreditsError ? new InsufficientCreditsError(error.estimatedCreditsRequired, error.balance, inCredits(estimate)) : error;
-      }),
+      credits
+        .reserve(accountId, promptLogId, estimate.micro, { limitPerMinute: rateLimitRpm, inFlight: config.maxInFlight, keyHash }, requestSlots(request))
+        .catch((error: unknown) => {
+          // A 402 says what the estimate is made of, so that the caller sees what to lower.
+          throw error instanceof InsufficientCreditsError ? new InsufficientCreditsError(error.estimatedCreditsRequired, error.balance, inCredits(estimate)) : error;
+        }),
     );
     const deadlineAt = receivedAt + config.requestDeadlineMs - SETTLE_MARGIN_MS;
     // A judged request calls no model here: its workflow's functions do. The read of the
@@ -414,4 +416,13 @@ function inCredits(estimate: EstimateBreakdown): CreditsEstimate {
     models: estimate.models.map(({ modelId, micro, outputTokens }) => ({ modelId, credits: microToCredits(micro), outputTokens })),
     judgeCalls: { calls: estimate.judgeCalls.calls, credits: microToCredits(estimate.judgeCalls.micro) },
   };
+}
+
+/**
+ * What a request counts among its account's requests at once (MAX_REQUESTS_IN_FLIGHT): the
+ * function instances it holds at once. 1; a judged request also runs a generate task a model,
+ * then a judge task a judge, each an instance in AWS, so 1 and the larger of the two.
+ */
+export function requestSlots(request: PromptRequest): number {
+  return request.judges.length === 0 ? 1 : 1 + Math.max(request.models.length, request.judges.length);
 }

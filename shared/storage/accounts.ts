@@ -11,6 +11,12 @@ export interface Reservation {
   amountMicro: number;
   /** Epoch ms when it was taken. */
   at: number;
+  /**
+   * What the request counts among the account's requests at once (`inFlightSlots`): 1, and a
+   * judged request 1 more a model (the tasks it runs at once). Absent on a reservation an
+   * older gateway took, which counted nothing there.
+   */
+  slots?: number;
 }
 
 /** A request whose reservation is open, as the reserve took it. */
@@ -43,11 +49,12 @@ export const CLOSED_LISTED_MAX = 100;
 
 /**
  * What a reserve is held to beside the balance: requests a minute (the rate window), and
- * requests open at once (its reservations): one tenant's slow requests may not take every
- * function instance the stage shares.
+ * requests open at once (its reservations' `slots`, `inFlightSlots`): one tenant's slow
+ * requests may not take every function instance the stage shares.
  */
 export interface ReserveLimits {
   limitPerMinute: number;
+  /** The most `inFlightSlots` may reach: a request whose `slots` are more runs alone (it counts this many). */
   inFlight: number;
   /**
    * The SHA-256 of the API key that made the request: refused (UnauthorizedError) once the
@@ -89,6 +96,12 @@ export interface Account {
   unposted: Record<string, LedgerEntry & { posted?: true }>;
   /** The fixed one-minute rate window: its start (epoch ms) and the requests counted in it. */
   rateWindow?: { start: number; count: number };
+  /**
+   * What the open reservations count among requests at once, their `slots` added up: changed
+   * in the very writes that open and close them, so it is always their sum (but for any an
+   * older gateway took, which count 0). Absent until the first reserve that counts.
+   */
+  inFlightSlots?: number;
   /**
    * The account's keys revoked within REVOKED_KEYS_KEPT_MS (SHA-256 → when, epoch ms): an
    * authorizer's cached Allow still lets such a key in (30 s by default), and the reserve,
@@ -249,21 +262,28 @@ export class AccountsRepository {
    */
   async reserve(open: OpenRequest, rate: ReserveLimits): Promise<Reserved> {
     const { accountId, requestId, reservation } = open;
-    const { amountMicro: amount, at } = reservation;
+    const { amountMicro: amount, at, slots = 1 } = reservation;
     return this.countedWrite(accountId, at, rate, {
       operation: 'accounts.reserve',
       // A hold, kept in the item only: the request's one ledger entry, its settlement, is written when it closes.
-      update: 'balanceMicro = balanceMicro - :amount, reservations.#request = :reservation',
+      update: 'balanceMicro = balanceMicro - :amount, reservations.#request = :reservation, inFlightSlots = if_not_exists(inFlightSlots, :none) + :slots',
       conditions: [
         // Concurrent requests can never jointly hold more than the balance.
         'balanceMicro >= :amount',
-        // One reservation per request, never held again once closed, and at most `inFlight` of them open at once.
+        // One reservation per request, never held again once closed, and at most `inFlight` slots held at once.
         'attribute_not_exists(reservations.#request)',
         'NOT contains(closedRequests, :request)',
-        'size(reservations) < :inFlight',
+        '(attribute_not_exists(inFlightSlots) OR inFlightSlots <= :slotsLeft)',
       ],
       names: { '#request': requestId },
-      values: { ':amount': amount, ':reservation': { amountMicro: amount, at }, ':request': requestId, ':inFlight': rate.inFlight },
+      values: {
+        ':amount': amount,
+        ':reservation': { amountMicro: amount, at, slots },
+        ':request': requestId,
+        ':none': 0,
+        ':slots': slots,
+        ':slotsLeft': rate.inFlight - slots,
+      },
       landed: (attributes, mayLandLate) => ({ balanceMicro: Number(fromAttributes(attributes)?.balanceMicro), reserveMayLandLate: mayLandLate }),
       refusedBefore: (account) => {
         const held = account.reservations?.[requestId];
@@ -274,10 +294,17 @@ export class AccountsRepository {
         return undefined;
       },
       refusedAfter: (account) => {
-        const running = Object.keys(account.reservations ?? {}).length;
-        if (running >= rate.inFlight) {
+        const held = account.inFlightSlots ?? 0;
+        if (held + slots > rate.inFlight) {
+          const running = Object.keys(account.reservations ?? {}).length;
           const requests = running === 1 ? '1 request of this account is' : `${running} requests of this account are`;
-          throw new RateLimitedError(1, rate.limitPerMinute, `${requests} still running, the most it may have at once; retry when one has ended`);
+          throw new RateLimitedError(
+            1,
+            rate.limitPerMinute,
+            `${requests} still running, counting ${held} of the ${rate.inFlight} it may run at once (a judged request counts 1 and 1 a model)${
+              slots > 1 ? `; this one counts ${slots}` : ''
+            }; retry when one has ended`,
+          );
         }
         if (account.balanceMicro < amount) throw new InsufficientCreditsError(microToCredits(amount), microToCredits(account.balanceMicro));
       },
@@ -377,6 +404,7 @@ export class AccountsRepository {
   }
 
   private async close(settlement: SettlementEntry, reservation: Reservation, listed: boolean): Promise<void> {
+    const { slots } = reservation;
     try {
       await storeCall(
         'accounts.closeReservation',
@@ -384,16 +412,20 @@ export class AccountsRepository {
           new UpdateItemCommand({
             TableName: this.tableName,
             Key: toAttributes({ accountId: settlement.accountId }),
-            UpdateExpression: `SET balanceMicro = balanceMicro + :amount REMOVE reservations.#request${listed ? ' ADD closedRequests :closed' : ''}`,
-            // Closing is idempotent: only the open reservation taken at `at` can be closed, once.
-            ConditionExpression: `reservations.#request.amountMicro = :held AND reservations.#request.#at = :at${
-              listed ? ' AND (attribute_not_exists(closedRequests) OR size(closedRequests) < :most)' : ''
+            // Its slots given back in the same write: `inFlightSlots` stays the sum of the open reservations'.
+            UpdateExpression: `SET balanceMicro = balanceMicro + :amount${slots === undefined ? '' : ', inFlightSlots = inFlightSlots - :slots'} REMOVE reservations.#request${
+              listed ? ' ADD closedRequests :closed' : ''
             }`,
+            // Closing is idempotent: only the open reservation taken at `at` can be closed, once, and it gives back the slots it took.
+            ConditionExpression: `reservations.#request.amountMicro = :held AND reservations.#request.#at = :at AND ${
+              slots === undefined ? 'attribute_not_exists(reservations.#request.slots)' : 'reservations.#request.slots = :slots'
+            }${listed ? ' AND (attribute_not_exists(closedRequests) OR size(closedRequests) < :most)' : ''}`,
             ExpressionAttributeNames: { '#request': settlement.requestId, '#at': 'at' },
             ExpressionAttributeValues: toAttributes({
               ':amount': balanceChangeAtClose(settlement),
               ':held': reservation.amountMicro,
               ':at': reservation.at,
+              ...(slots === undefined ? {} : { ':slots': slots }),
               ...(listed ? { ':closed': new Set([settlement.requestId]), ':most': CLOSED_LISTED_MAX } : {}),
             }),
           }),

@@ -104,7 +104,7 @@ describe('Credits through the gateway', () => {
     const answer = (await response.json()) as { promptLogId: string; creditsUsed: number };
     expect(answer.creditsUsed).toBeGreaterThan(0);
     const during = await host.gateway.accounts.get(accountId);
-    expect(during!.reservations[answer.promptLogId]).toEqual({ amountMicro: estimate, at: expect.any(Number) });
+    expect(during!.reservations[answer.promptLogId]).toEqual({ amountMicro: estimate, at: expect.any(Number), slots: 1 });
     expect(during!.balanceMicro).toBe(9 * estimate);
 
     held.open();

@@ -5,6 +5,7 @@ import { parseServerTiming } from '../../shared/http/server-timing.js';
 import type { Evaluation } from '../../shared/judging/types.js';
 import type { JudgingWorkflow } from '../../shared/judging/workflow-types.js';
 import { body, chatCompletionAnswer } from '../support/fixtures.js';
+import { until } from '../support/accounts.js';
 import { post as postTo, postAnswered, startTestHost, type Answer } from '../support/local.js';
 
 /**
@@ -139,6 +140,20 @@ describe('Judging through the local host', () => {
     expect(host.simulator.calls()).toHaveLength(3 + 12);
     expect(answer.body.creditsUsed).toBeCloseTo(expectedCredits(answer), 6);
     expect(before - (await balanceMicro())).toBe(Math.round(answer.body.creditsUsed * 1e6));
+  });
+
+  it("counts a judged request among its account's requests at once as 1 and 1 a model (its generate tasks) while it runs, and gives that back when it ends", async () => {
+    const slotsHeld = async () => (await host.gateway.accounts.get(host.demo.accountId))!.inFlightSlots ?? 0;
+    const before = await slotsHeld();
+    host.simulator.setLatency(300);
+    const answering = post(body({ judges: JUDGES }));
+    // A model called: the reserve held before it.
+    await until(() => host.simulator.calls().length > 0);
+    const during = await slotsHeld();
+    expect((await answering).status).toBe(200);
+    await host.settled();
+    // body() asks for 3 models: 1 + 3.
+    expect([during - before, await slotsHeld()]).toEqual([4, before]);
   });
 
   it('keeps the evaluations in the prompt log, and without zero data retention their reasoning too', async () => {

@@ -5,7 +5,7 @@ import { gzipSync } from 'node:zlib';
 import { IdempotencyInProgressError, IdempotencyKeyReusedError, ResponseNotRetainedError } from '../../shared/idempotency/errors.js';
 import { canonicalJson, IDEMPOTENCY_WINDOW_MS, IdempotencyService } from '../../shared/idempotency/idempotency-service.js';
 import { IdempotencyRepository } from '../../shared/storage/idempotency.js';
-import { CreditsService } from '../../shared/credits/credits-service.js';
+import { CreditsService, RESERVATION_TIMEOUT_MS } from '../../shared/credits/credits-service.js';
 import { RateLimitedError } from '../../shared/errors.js';
 import { promptLogId } from '../../shared/ids.js';
 import { AccountsRepository } from '../../shared/storage/accounts.js';
@@ -69,6 +69,62 @@ describe('Rate window, counted in the reserve write', () => {
     // The refused one held nothing and was not counted in the minute's window.
     const account = (await new AccountsRepository(env.client.items, env.tables.accounts).get(accountId))!;
     expect([account.rateWindow?.count, Object.keys(account.reservations).length, account.balanceMicro]).toEqual([3, 2, 1_000 - 3]);
+  });
+
+  it('counts a judged request 1 and 1 a model among the requests at once (the instances it runs), gives its count back when it closes, and runs one that counts more than the limit alone', async () => {
+    clock.now = Date.UTC(2026, 10, 22, 14, 0, 0);
+    const service = credits();
+    const accounts = new AccountsRepository(env.client.items, env.tables.accounts);
+    const { accountId } = await service.openAccount({ balanceMicro: 1_000 });
+    const limits = { limitPerMinute: 100, inFlight: 5 };
+    const slotsHeld = async () => (await accounts.get(accountId))!.inFlightSlots;
+    // A judged request of 3 models counts 4, a plain one 1: the limit of 5 is reached with two requests running.
+    const judged = await service.reserve(accountId, promptLogId(clock.now), 1, limits, 4);
+    await service.reserve(accountId, promptLogId(clock.now), 1, limits);
+    expect(await slotsHeld()).toBe(5);
+    const refused = await service.reserve(accountId, promptLogId(clock.now), 1, limits).catch((error: unknown) => error);
+    expect(refused).toMatchObject({
+      status: 429,
+      message: '2 requests of this account are still running, counting 5 of the 5 it may run at once (a judged request counts 1 and 1 a model); retry when one has ended',
+    });
+    // Its close gives its 4 back: room for another judged request of 3 models, not for one of 4.
+    await service.settle(judged, 1);
+    expect(await slotsHeld()).toBe(1);
+    expect(await outcome(service.reserve(accountId, promptLogId(clock.now), 1, limits, 5))).toBe('429 retry after 1 s');
+    const again = await service.reserve(accountId, promptLogId(clock.now), 1, limits, 4);
+    expect(await slotsHeld()).toBe(5);
+    // The reconciler's close of an abandoned reservation gives its count back too.
+    clock.now += RESERVATION_TIMEOUT_MS;
+    await service.reconcile();
+    expect([await slotsHeld(), Object.keys((await accounts.get(accountId))!.reservations)]).toEqual([0, []]);
+    // One that would count more than the limit counts the limit: it runs alone, never forever refused.
+    const alone = await service.reserve(accountId, promptLogId(clock.now), 1, limits, 12);
+    expect([alone.reservation.slots, await slotsHeld()]).toEqual([5, 5]);
+    expect(await outcome(service.reserve(accountId, promptLogId(clock.now), 1, limits))).toBe('429 retry after 1 s');
+    expect(again.reservation.slots).toBe(4);
+  });
+
+  it("closes a reservation an older gateway took (no slots, counted nowhere) without taking from the others' count", async () => {
+    clock.now = Date.UTC(2026, 10, 22, 15, 0, 0);
+    const service = credits();
+    const accounts = new AccountsRepository(env.client.items, env.tables.accounts);
+    const { accountId } = await service.openAccount({ balanceMicro: 1_000 });
+    const limits = { limitPerMinute: 100, inFlight: 5 };
+    await service.reserve(accountId, promptLogId(clock.now), 1, limits, 3);
+    // A reservation as an older gateway wrote it: no slots, and nothing added to inFlightSlots.
+    const older = { accountId, requestId: promptLogId(clock.now), reservation: { amountMicro: 2, at: clock.now } };
+    await env.client.items.send(
+      new UpdateCommand({
+        TableName: env.tables.accounts,
+        Key: { accountId },
+        UpdateExpression: 'SET reservations.#request = :reservation, balanceMicro = balanceMicro - :amount',
+        ExpressionAttributeNames: { '#request': older.requestId },
+        ExpressionAttributeValues: { ':reservation': older.reservation, ':amount': 2 },
+      }),
+    );
+    await service.settle(older, 2);
+    const account = (await accounts.get(accountId))!;
+    expect([account.inFlightSlots, Object.keys(account.reservations).length, account.balanceMicro]).toEqual([3, 1, 1_000 - 1 - 2]);
   });
 
   it('never admits more than the limit when requests arrive at once, and holds credits for those only', async () => {
