@@ -24,6 +24,8 @@ export interface GatewayAlarmsProps {
   throttlesWatched: Record<string, GatewayFunction>;
   /** The function that settles requests: its log holds the cost left uncollected. */
   apiFunction: GatewayFunction;
+  /** The reconciler and how often its schedule runs it: an alarm when it has not run for three of those. */
+  reconciler: { fn: GatewayFunction; every: Duration };
   /** The API's 5xx answers (API Gateway's `5XXError`, all of them: the function's, the authorizer's, timeouts, throttled invocations). */
   serverErrors: Metric;
   stateMachine: IStateMachine;
@@ -49,8 +51,9 @@ const VENDOR_FAILURES = { calls: 10, share: 0.5 } as const;
  * released uncharged), the API's 5xx answers, failed or timed-out workflow executions,
  * cost above a reservation that the gateway paid and did not charge, and vendor calls failing
  * on the vendors' side (a vendor down or limiting the gateway: `failedOnVendorSide`), whose
- * requests still answer 200. Every alarm fires on the first occurrence in its period; no
- * data is no alarm.
+ * requests still answer 200; and a reconciler that has stopped running. Every alarm fires on
+ * the first occurrence in its period, no data no alarm, but the reconciler's, which fires on
+ * a period without a run.
  */
 export class GatewayAlarms extends Construct {
   readonly topic: Topic;
@@ -124,6 +127,16 @@ export class GatewayAlarms extends Construct {
 
     this.alarm('ApiServerErrors', props.serverErrors.with({ period: PERIOD, statistic: 'Sum' }), 'The API answered 5xx');
 
+    // A reconciler that stops running fails nothing its Errors would count: no run, no datapoint.
+    const { fn: reconciler, every } = props.reconciler;
+    const missedRuns = Duration.minutes(every.toMinutes() * 3);
+    this.alarm(
+      'ReconcilerNotRunning',
+      reconciler.metricInvocations({ period: missedRuns, statistic: 'Sum' }),
+      `The reconciler has not run for ${missedRuns.toMinutes()} minutes (its schedule disabled or deleted, or EventBridge failing to invoke it): abandoned reservations stay held out of their accounts' balances, and top-ups and settlements stay unposted`,
+      { below: true },
+    );
+
     // FILL: a sum with a series that has no datapoint in a period (no execution ever timed out) has none either.
     const workflowFailures = new MathExpression({
       expression: 'FILL(failed, 0) + FILL(timedOut, 0) + FILL(aborted, 0)',
@@ -153,14 +166,15 @@ export class GatewayAlarms extends Construct {
     );
   }
 
-  private alarm(id: string, metric: IMetric, description: string): void {
+  /** An alarm on 1 or more in a period, no data no alarm; `below`: on less than 1, no data an alarm (something that should happen did not). */
+  private alarm(id: string, metric: IMetric, description: string, { below = false } = {}): void {
     const alarm = new Alarm(this, `${id}Alarm`, {
       metric,
       alarmDescription: description,
       threshold: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      comparisonOperator: below ? ComparisonOperator.LESS_THAN_THRESHOLD : ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       evaluationPeriods: 1,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
+      treatMissingData: below ? TreatMissingData.BREACHING : TreatMissingData.NOT_BREACHING,
     });
     alarm.addAlarmAction(new SnsAction(this.topic));
     this.alarms.push(alarm);

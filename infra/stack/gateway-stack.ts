@@ -313,6 +313,7 @@ export class GatewayStack extends Stack {
       refusingByErrors: ['AuthorizerFunction'],
       throttlesWatched: { ApiFunction: this.apiFunction, GenerateFunction: this.generateFunction, JudgeFunction: this.judgeFunction },
       apiFunction: this.apiFunction,
+      reconciler: { fn: this.reconcilerFunction, every: RECONCILE_SCHEDULE },
       serverErrors: this.api.restApi.metricServerError(),
       stateMachine: this.workflow.stateMachine,
       metricsNamespace: settings.metricsNamespace,

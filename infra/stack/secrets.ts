@@ -1,5 +1,5 @@
 import { SecretValue, Validations } from 'aws-cdk-lib';
-import type { IGrantable } from 'aws-cdk-lib/aws-iam';
+import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 
@@ -28,7 +28,14 @@ export class ProviderSecret extends Construct {
     });
   }
 
+  /**
+   * Lets `grantee` read the keys: `GetSecretValue`, the one call its code makes
+   * (shared/secrets/provider-keys.ts). Not `Secret.grantRead`, which adds `DescribeSecret`
+   * (the secret's metadata, rotation settings and versions) that nothing here reads. The
+   * secret is encrypted with the account's AWS managed key, whose policy lets any principal
+   * of the account decrypt through Secrets Manager: no KMS grant is needed.
+   */
   grantRead(grantee: IGrantable): void {
-    this.secret.grantRead(grantee);
+    Grant.addToPrincipalOrResource({ grantee, actions: ['secretsmanager:GetSecretValue'], resourceArns: [this.secret.secretArn], resource: this.secret });
   }
 }

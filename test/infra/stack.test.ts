@@ -10,7 +10,7 @@ import { STORE_ATTEMPTS, STORE_TIMEOUTS } from '../../shared/deadlines.js';
 import { toCreateTableInput } from '../../infra/local/store.js';
 import { TABLE_ENV, tableNameOutputId } from '../../infra/stack/data.js';
 import { novaModels } from '../../infra/stack/bedrock.js';
-import { GatewayStack, resolveSettings } from '../../infra/stack/gateway-stack.js';
+import { GatewayStack, RECONCILE_SCHEDULE, resolveSettings } from '../../infra/stack/gateway-stack.js';
 import { CONTEXT_KEYS, settingsFromContext } from '../../infra/stack/context.js';
 import { INLINE_MAP_CONCURRENCY } from '../../infra/stack/workflow.js';
 import { LIMITS } from '../../shared/contract/limits.js';
@@ -226,14 +226,14 @@ describe('Stack: GatewayStack', () => {
       template.hasResourceProperties('AWS::SecretsManager::Secret', { SecretString: '{}', GenerateSecretString: Match.absent() });
     });
 
-    it('lets only the functions that call models (api, generate, judge) read it, and gives them its ARN', () => {
+    it('lets only the functions that call models (api, generate, judge) read it, GetSecretValue alone (their one call: not the DescribeSecret grantRead adds), and gives them its ARN', () => {
       const secretId = logicalId(stack, stack.providerSecret.secret);
       const callers = [stack.apiFunction, stack.generateFunction, stack.judgeFunction];
       const readers = policyStatements(template).filter(({ statement }) => actions(statement).some((a) => a.startsWith('secretsmanager:')));
       expect(readers.flatMap(({ roles }) => roles).sort()).toEqual(callers.map((fn) => logicalId(stack, fn.role!)).sort());
       for (const { statement } of readers) {
         expect(statement.Effect).toBe('Allow');
-        expect(actions(statement).sort()).toEqual(['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue']);
+        expect(actions(statement)).toEqual(['secretsmanager:GetSecretValue']);
         expect(statement.Resource).toEqual({ Ref: secretId });
       }
       for (const fn of callers) {
@@ -984,9 +984,9 @@ describe('Stack: GatewayStack', () => {
     const topic = () => ({ Ref: stack.resolve(stack.alarms.topic.topicArn).Ref });
     const alarms = () => Object.values(template.findResources('AWS::CloudWatch::Alarm') as Resources).map((alarm) => alarm.Properties!);
 
-    it('sends every alarm to the topic, on the first occurrence in its period, and no data is no alarm', () => {
-      expect(alarms().length).toBe(11);
-      for (const alarm of alarms()) {
+    it("sends every alarm to the topic, on the first occurrence in its period, and no data is no alarm (but the reconciler's)", () => {
+      expect(alarms().length).toBe(12);
+      for (const alarm of alarms().filter((a) => a.MetricName !== 'Invocations')) {
         expect(alarm).toMatchObject({
           AlarmActions: [topic()],
           Threshold: 1,
@@ -1038,6 +1038,23 @@ describe('Stack: GatewayStack', () => {
         MetricTransformations: [{ MetricName: 'UncollectedMicroCredits', MetricNamespace: 'ModelCompareGateway', MetricValue: '$.uncollectedMicro' }],
       });
       expect(alarms()).toContainEqual(expect.objectContaining({ MetricName: 'UncollectedMicroCredits', Statistic: 'Sum', Period: 3600 }));
+    });
+
+    it('alarms when the reconciler has not run for three of its schedule periods: no invocation, or no data, is the alarm (a disabled schedule fails nothing its Errors count)', () => {
+      const reconciler = logicalId(stack, stack.reconcilerFunction);
+      expect(alarms().filter((a) => a.MetricName === 'Invocations')).toEqual([
+        expect.objectContaining({
+          AlarmActions: [topic()],
+          Namespace: 'AWS/Lambda',
+          Dimensions: [{ Name: 'FunctionName', Value: { Ref: reconciler } }],
+          Statistic: 'Sum',
+          Period: RECONCILE_SCHEDULE.toSeconds() * 3,
+          Threshold: 1,
+          ComparisonOperator: 'LessThanThreshold',
+          EvaluationPeriods: 1,
+          TreatMissingData: 'breaching',
+        }),
+      ]);
     });
 
     it("watches the API's 5xx answers, under the API's own name (the stack's), and the workflow's failed, timed-out and aborted executions", () => {
