@@ -1,7 +1,7 @@
 import { ServiceUnavailableError } from '../errors.js';
 import { ulid, ulidTime } from '../ids.js';
 import { silentLog, type Log } from '../log.js';
-import { CLOSED_LISTED_MAX, type Account, type AccountsRepository, type OpenRequest, type ReserveLimits } from '../storage/accounts.js';
+import { CLOSED_LISTED_MAX, type Account, type AccountsRepository, type CountedRequest, type OpenRequest, type ReserveLimits } from '../storage/accounts.js';
 import { AccountContendedError, ConditionFailedError } from '../storage/errors.js';
 import type { LedgerEntry, LedgerRepository, SettlementEntry } from '../storage/ledger.js';
 
@@ -168,9 +168,12 @@ export class CreditsService {
    * 402 (nothing counted, held or run) when one refuses. A request of more slots than the
    * account may hold at once counts that many: it runs alone.
    */
-  async reserve(accountId: string, requestId: string, estimateMicro: number, limits: ReserveLimits, slots = 1): Promise<OpenRequest> {
-    const reservation = { amountMicro: estimateMicro, at: this.now(), slots: Math.min(slots, limits.inFlight) };
-    const open: OpenRequest = { accountId, requestId, reservation };
+  async reserve(accountId: string, requestId: string, estimateMicro: number, limits: ReserveLimits, slots = 1): Promise<CountedRequest> {
+    const open: CountedRequest = {
+      accountId,
+      requestId,
+      reservation: { amountMicro: estimateMicro, at: this.now(), slots: Math.min(slots, limits.inFlight) },
+    };
     const { reserveMayLandLate } = await busyAsUnavailable(this.accounts.reserve(open, limits));
     if (reserveMayLandLate) open.reserveMayLandLate = true;
     return open;

@@ -33,6 +33,9 @@ export interface OpenRequest {
   reserveMayLandLate?: true;
 }
 
+/** A request as the reserve takes it now: its reservation counts its `slots` (one taken by an older gateway may not). */
+export type CountedRequest = OpenRequest & { reservation: Required<Reservation> };
+
 /** A reserve that holds: the balance after it, and whether an attempt of it may still land (OpenRequest's `reserveMayLandLate`). */
 export interface Reserved {
   balanceMicro: number;
@@ -260,9 +263,9 @@ export class AccountsRepository {
    * full (RateLimitedError) or the balance does not cover it (InsufficientCreditsError).
    * The first request of a minute opens a new window (a second write of the same kind).
    */
-  async reserve(open: OpenRequest, rate: ReserveLimits): Promise<Reserved> {
+  async reserve(open: CountedRequest, rate: ReserveLimits): Promise<Reserved> {
     const { accountId, requestId, reservation } = open;
-    const { amountMicro: amount, at, slots = 1 } = reservation;
+    const { amountMicro: amount, at, slots } = reservation;
     return this.countedWrite(accountId, at, rate, {
       operation: 'accounts.reserve',
       // A hold, kept in the item only: the request's one ledger entry, its settlement, is written when it closes.

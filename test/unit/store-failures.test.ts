@@ -160,7 +160,7 @@ describe('Handler: api, when the store refuses or fails', () => {
 
 describe('Class: AccountsRepository, when an answer is lost', () => {
   it('takes a refusal that holds this very reservation (its first write landed, the SDK retried) as the reservation it made', async () => {
-    const open = { accountId: 'acct_1', requestId: 'pl_r', reservation: { amountMicro: 700, at: Date.now() } };
+    const open = { accountId: 'acct_1', requestId: 'pl_r', reservation: { amountMicro: 700, at: Date.now(), slots: 1 } };
     dynamo.on(UpdateItemCommand).callsFake((input) => {
       throw refusedReserve(input, { ...ACCOUNT, balanceMicro: ACCOUNT.balanceMicro - 700, windowCount: 1, reservations: { pl_r: open.reservation } });
     });
@@ -172,7 +172,7 @@ describe('Class: AccountsRepository, when an answer is lost', () => {
   });
 
   it('refuses a reserve whose refusal shows another reservation of its request (another amount or time): ConditionFailedError, not tried again', async () => {
-    const open = { accountId: 'acct_1', requestId: 'pl_r', reservation: { amountMicro: 700, at: Date.now() } };
+    const open = { accountId: 'acct_1', requestId: 'pl_r', reservation: { amountMicro: 700, at: Date.now(), slots: 1 } };
     const accounts = new AccountsRepository(createStoreClient({ region: 'eu-west-1' }).items, config.tables.accounts);
     for (const other of [
       { ...open.reservation, at: open.reservation.at + 1 },
