@@ -40,6 +40,8 @@ const rankingEl = $<HTMLTableElement>('ranking');
 const decidedEl = $('decided');
 const judgeStatsEl = $<HTMLTableElement>('judge-stats');
 const agreementEl = $('agreement');
+/** Each judging table's part (its heading, hint and box): shown only while the table holds rows (fill). */
+const judgingParts = new Map([matrixEl, evaluationsEl, rankingEl, judgeStatsEl].map((table) => [table, $(`${table.id}-part`)]));
 
 /** The API's base URL: where this page was served from (its script's folder, so a stage path stays in it). */
 const script = document.currentScript as HTMLScriptElement | null;
@@ -472,7 +474,13 @@ function onEvent(event: SseEvent): void {
 
 function clearResults(modelIds: string[]): void {
   summaryEl.textContent = '';
+  // Every judging table emptied, not only hidden: the next `ranking` event shows the section
+  // again before `done` fills the others, which would have shown the last comparison's.
   judgingEl.hidden = true;
+  for (const table of judgingParts.keys()) fill(table, []);
+  decidedEl.textContent = '';
+  agreementEl.replaceChildren();
+  agreementEl.hidden = true;
   columns = modelIds.map((modelId, index) => {
     const root = el('article', 'column');
     const status = el('span', 'status');
@@ -1173,8 +1181,11 @@ function row(cell: 'th' | 'td', contents: (string | Node)[], header?: number): H
   return line;
 }
 
+/** A judging table's rows; its part (heading, hint, box) is shown only with some. */
 function fill(table: HTMLTableElement, rows: HTMLTableRowElement[]): void {
   table.replaceChildren(...rows);
+  const part = judgingParts.get(table);
+  if (part) part.hidden = rows.length === 0;
 }
 
 // ---- errors ----------------------------------------------------------------------------

@@ -1185,6 +1185,53 @@ describe('The comparison page at GET /', () => {
       expect(evaluation).toEqual({ scrolls: false, start: `${message.slice(0, 200)}…`, whole: message });
     });
 
+    it("shows nothing of the last comparison's judging beside the next one's ranking when the answer ends before `done`", async () => {
+      const ranked = (...models: string[]) =>
+        models.map((modelId, i) => ({ rank: i + 1, modelId, strength: 1 - i, interval: [0.5 - i, 1.5 - i], winRate: 1 - i, wins: 1 - i, ties: 0, losses: i }));
+      const judgeStatistics = {
+        judges: [{ judgeModelId: JUDGE, pairs: 1, positionConsistency: 1, chosePositionA: 0.5, decisive: 1, longerWon: null }],
+        agreement: { judgePairs: [{ judges: [JUDGE, THIRD], pairs: 1, agreement: 1, cohensKappa: 1 }], fleissKappa: null, fleissPairs: 0 },
+      };
+      // The first comparison's answer is whole; the second's ends after its `ranking` event, before `done`.
+      const answers = [
+        answered([resultOf(FAST, 'a'), resultOf(OTHER, 'b')], { evaluations: [failedEvaluation('refused')], ranking: ranked(FAST, OTHER), judgeStatistics }),
+        scripted(
+          sse('result', { index: 0, result: resultOf(OTHER, 'c') }),
+          sse('result', { index: 1, result: resultOf(THIRD, 'd') }),
+          sse('ranking', { ranking: ranked(THIRD, OTHER) }),
+        ),
+      ];
+      proxy = await startProxy(host(), (res) => answers.shift()?.(res));
+      page = await openPage(browser(), host(), { url: proxy.url });
+      // The judging section's headings drawn, each with the rows of its table, and the agreement line.
+      const judging = () =>
+        page!.$eval('#judging', (section) => ({
+          tables: [...section.querySelectorAll('h2')]
+            .filter((h2) => h2.checkVisibility())
+            .map((h2) => [h2.textContent, [...(document.querySelector(`table[aria-labelledby="${h2.id}"]`) as HTMLTableElement).rows].length]),
+          agreement: (document.getElementById('agreement') as HTMLElement).checkVisibility() ? document.getElementById('agreement')?.textContent : null,
+        }));
+
+      await compare(page, { models: [FAST, OTHER] });
+      await ended(page);
+      expect(await judging()).toEqual({
+        tables: [
+          ['Pairwise matrix', 3],
+          ['Evaluations', 2],
+          ['Ranking', 3],
+          ['Judges', 2],
+        ],
+        agreement: `${JUDGE} and ${THIRD}: agreement 100 %, Cohen's κ 1.00 over 1 pairs`,
+      });
+
+      await compare(page, { models: [OTHER, THIRD] });
+      await ended(page);
+      expect(await errorText(page)).toMatch(/^The gateway closed the connection before the answer ended/);
+      // Only this comparison's ranking: the matrix, evaluations and judges of the first one showed beside it.
+      expect(await judging()).toEqual({ tables: [['Ranking', 3]], agreement: null });
+      expect(await page.$$eval('#ranking tr + tr', (trs) => trs.map((tr) => (tr as HTMLTableRowElement).cells[1]?.textContent))).toEqual([THIRD, OTHER]);
+    });
+
     it("shows what decided each winner: the weighted scores, the evaluations the ranking leaves out, the judges' reasoning", async () => {
       // A judge of its own model, beside an independent one; the cost weight decides the winners.
       const CHEAP = 'fam_h-micro';
@@ -1686,7 +1733,7 @@ describe('The comparison page at GET /', () => {
       const output = `${column(IMPOSTOR)} .output`;
       expect(await page.$eval(output, (el) => el.textContent)).toContain('Fake');
       // The page's own tables, in its judging section, got their rows.
-      const rows = await page.$$eval('main > section.judging > .table-scroll > table', (tables) => tables.map((table) => [table.id, table.rows.length]));
+      const rows = await page.$$eval('main > section.judging > div > .table-scroll > table', (tables) => tables.map((table) => [table.id, table.rows.length]));
       expect(rows).toEqual([
         ['matrix', 3],
         ['evaluations', 2],
