@@ -102,10 +102,11 @@ function deltaStream(modelId: string, pieces: string[], release: Promise<void>) 
 
 /** A completed result of `modelId` with `output`, as the gateway sends it. */
 /**
- * JUDGE's evaluation of FAST against OTHER that failed in its second order with `message`
- * (the evaluation's error too); the first order's verdict gives `reasoning`.
+ * JUDGE's evaluation of FAST against OTHER (or `judgeModelId`'s of `modelA` against `modelB`)
+ * that failed in its second order with `message` (the evaluation's error too); the first
+ * order's verdict gives `reasoning`.
  */
-function failedEvaluation(message: string, reasoning = 'r') {
+function failedEvaluation(message: string, reasoning = 'r', judgeModelId = JUDGE, modelA = FAST, modelB = OTHER) {
   const order = (answerA: string, answerB: string, fields: Record<string, unknown>) => ({
     answerA,
     answerB,
@@ -120,9 +121,9 @@ function failedEvaluation(message: string, reasoning = 'r') {
   });
   const error = { code: 'upstream_error', message };
   return {
-    judgeModelId: JUDGE,
-    modelA: FAST,
-    modelB: OTHER,
+    judgeModelId,
+    modelA,
+    modelB,
     status: 'failed',
     winner: null,
     consistent: false,
@@ -130,7 +131,7 @@ function failedEvaluation(message: string, reasoning = 'r') {
     weightedScores: null,
     inRanking: false,
     error,
-    orders: [order(FAST, OTHER, {}), order(OTHER, FAST, { status: 'failed', verdict: null, winner: null, error })],
+    orders: [order(modelA, modelB, {}), order(modelB, modelA, { status: 'failed', verdict: null, winner: null, error })],
   };
 }
 
@@ -1230,6 +1231,44 @@ describe('The comparison page at GET /', () => {
       // Only this comparison's ranking: the matrix, evaluations and judges of the first one showed beside it.
       expect(await judging()).toEqual({ tables: [['Ranking', 3]], agreement: null });
       expect(await page.$$eval('#ranking tr + tr', (trs) => trs.map((tr) => (tr as HTMLTableRowElement).cells[1]?.textContent))).toEqual([THIRD, OTHER]);
+    });
+
+    it("wraps a failed judge call's message of many words inside its matrix cell at 1280 px: no line runs into the next cell", async () => {
+      // A vendor's message as it comes (90 characters of words): an unbroken one hid this, as wide as its box.
+      const message = 'The model is currently overloaded with other requests. Please retry your request later on.';
+      expect(message).toHaveLength(90);
+      const SECOND = 'fam_f-v4-pro';
+      const pairs = [
+        [FAST, OTHER],
+        [FAST, THIRD],
+        [OTHER, THIRD],
+      ] as const;
+      const evaluations = [JUDGE, SECOND].flatMap((judge) => pairs.map(([a, b]) => failedEvaluation(message, 'r', judge, a, b)));
+      proxy = await startProxy(host(), answered([resultOf(FAST, 'a'), resultOf(OTHER, 'b'), resultOf(THIRD, 'c')], { evaluations }));
+      page = await openPage(browser(), host(), { url: proxy.url });
+      await page.setViewport({ width: 1280, height: 900 });
+      await compare(page, { models: [FAST, OTHER, THIRD] });
+      await ended(page);
+
+      const picks = await page.$$eval('#matrix .pick', (els) =>
+        els.map((pick) => {
+          const cell = (pick.closest('td') as HTMLElement).getBoundingClientRect();
+          const range = document.createRange();
+          range.selectNodeContents(pick);
+          const message = pick.querySelector('.message')?.getBoundingClientRect();
+          return {
+            failed: pick.textContent?.includes('failed: ') ?? false,
+            // Every line of it (the judge, the message's box, the words after it) inside its own cell.
+            inside: [...range.getClientRects()].every((rect) => rect.left >= cell.left - 0.5 && rect.right <= cell.right + 0.5),
+            // The message in a box at most 20rem wide.
+            box: message === undefined ? null : message.width <= 20 * 14 + 0.5,
+          };
+        }),
+      );
+      expect(picks).toHaveLength(12);
+      expect(picks.filter((pick) => pick.failed)).toHaveLength(6);
+      expect(picks).toEqual(picks.map((pick) => ({ failed: pick.failed, inside: true, box: pick.failed ? true : null })));
+      expect(await page.evaluate(() => document.documentElement.scrollWidth === innerWidth)).toBe(true);
     });
 
     it("shows what decided each winner: the weighted scores, the evaluations the ranking leaves out, the judges' reasoning", async () => {
