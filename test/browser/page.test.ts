@@ -1271,6 +1271,50 @@ describe('The comparison page at GET /', () => {
       expect(await page.evaluate(() => document.documentElement.scrollWidth === innerWidth)).toBe(true);
     });
 
+    it("gives a judge's reasoning and a failed call's error room in the evaluations at 1280 px: the table scrolls in its box rather than crushing them", async () => {
+      // 950 characters of words, as a judge writes them (up to 1,000 an order), and a vendor's error of 300.
+      const reasoning = 'Answer A explains the scattering of light by the molecules of the air and why shorter wavelengths scatter more. '.repeat(9).slice(0, 950);
+      const message = 'The model is currently overloaded with other requests, please retry your request later on. '.repeat(4).slice(0, 300);
+      const SECOND = 'fam_f-v4-pro';
+      const pairs = [
+        [FAST, OTHER],
+        [FAST, THIRD],
+        [OTHER, THIRD],
+      ] as const;
+      const evaluations = [JUDGE, SECOND].flatMap((judge) => pairs.map(([a, b]) => failedEvaluation(message, reasoning, judge, a, b)));
+      proxy = await startProxy(host(), answered([resultOf(FAST, 'a'), resultOf(OTHER, 'b'), resultOf(THIRD, 'c')], { evaluations }));
+      page = await openPage(browser(), host(), { url: proxy.url });
+      await page.setViewport({ width: 1280, height: 900 });
+      await compare(page, { models: [FAST, OTHER, THIRD] });
+      await ended(page);
+
+      // Every reasoning and whole message opened, as "show" and "whole message" open them.
+      const layout = await page.$eval('#evaluations', (table) => {
+        for (const details of table.querySelectorAll('details')) (details as HTMLDetailsElement).open = true;
+        const widths = (selector: string) => [...table.querySelectorAll(selector)].map((el) => el.getBoundingClientRect().width);
+        const box = table.parentElement as HTMLElement;
+        return {
+          reasoning: widths('details.reasoning p'),
+          start: widths('.message'),
+          whole: widths('details.whole-message p'),
+          scrolls: box.scrollWidth > box.clientWidth,
+          pageWidth: document.documentElement.scrollWidth === innerWidth,
+        };
+      });
+      // Squeezed into a column of about 95 px, they read a word or two a line (a row 3,794 px tall).
+      expect(layout.reasoning).toHaveLength(6);
+      expect(layout.start).toHaveLength(12); // the failed order's pick, and the winner
+      expect(layout.whole).toHaveLength(6);
+      const rem = 14;
+      expect({
+        reasoning: Math.min(...layout.reasoning) >= 20 * rem - 0.5 && Math.max(...layout.reasoning) <= 40 * rem + 0.5,
+        start: Math.min(...layout.start) >= 12 * rem - 0.5 && Math.max(...layout.start) <= 20 * rem + 0.5,
+        whole: Math.min(...layout.whole) >= 20 * rem - 0.5 && Math.max(...layout.whole) <= 40 * rem + 0.5,
+        scrolls: layout.scrolls,
+        pageWidth: layout.pageWidth,
+      }).toEqual({ reasoning: true, start: true, whole: true, scrolls: true, pageWidth: true });
+    });
+
     it("shows what decided each winner: the weighted scores, the evaluations the ranking leaves out, the judges' reasoning", async () => {
       // A judge of its own model, beside an independent one; the cost weight decides the winners.
       const CHEAP = 'fam_h-micro';
