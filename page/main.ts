@@ -472,8 +472,22 @@ function onEvent(event: SseEvent): void {
 
 // ---- the columns -----------------------------------------------------------------------
 
+/**
+ * The outputs' boxes, watched: a box whose size changes (the window resized or turned, a column
+ * narrowed or widened, 60vh another height) may hold its text whole no longer, or again, and
+ * its expand button is decided again. Called once a frame at most, after layout: one read of
+ * each changed output's heights, no long task.
+ */
+const outputSizes = new ResizeObserver((entries) => {
+  for (const entry of entries) {
+    const column = columns.find((c) => c.output === entry.target);
+    if (column) fitExpand(column);
+  }
+});
+
 function clearResults(modelIds: string[]): void {
   summaryEl.textContent = '';
+  outputSizes.disconnect();
   // Every judging table emptied, not only hidden: the next `ranking` event shows the section
   // again before `done` fills the others, which would have shown the last comparison's.
   judgingEl.hidden = true;
@@ -529,6 +543,7 @@ function clearResults(modelIds: string[]): void {
     return column;
   });
   columnsEl.replaceChildren(...columns.map((column) => column.root));
+  for (const column of columns) outputSizes.observe(column.output);
 }
 
 function setStatus(column: Column, status: string): void {

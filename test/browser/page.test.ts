@@ -502,6 +502,32 @@ describe('The comparison page at GET /', () => {
       expect(await box()).toMatchObject({ whole: false, button: 'false' });
     });
 
+    it('decides the expand button again when the window is resized: an output that fits at 1280 px and not at 390 px gets it, and loses it back', async () => {
+      // Eight paragraphs of 300 characters: about 16 lines at 1280 px, about 50 at 390 px (over 60 % of 900 px).
+      const text = Array.from({ length: 8 }, (_, i) => `${i}: ${'the sky is blue because air scatters short waves. '.repeat(6)}`.slice(0, 300)).join('\n');
+      proxy = await startProxy(host(), answered([resultOf(FAST, text)]));
+      page = await openPage(browser(), host(), { url: proxy.url });
+      await page.setViewport({ width: 1280, height: 900 });
+      await compare(page, { models: [FAST] });
+      await ended(page);
+
+      const at = async (width: number, height: number) => {
+        await page!.setViewport({ width, height });
+        // A resize's layout, and what it made the page do, before the next frame but one.
+        await page!.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+        return page!.$eval(column(FAST), (article) => {
+          const output = article.querySelector('.output') as HTMLElement;
+          return { whole: output.scrollHeight <= output.clientHeight + 1, button: !(article.querySelector('button.expand') as HTMLButtonElement).hidden };
+        });
+      };
+      expect(await at(1280, 900)).toEqual({ whole: true, button: false });
+      // Decided at the result only, the button stayed hidden at phone width, the output cut at 60 % of the window.
+      expect(await at(390, 900)).toEqual({ whole: false, button: true });
+      // Turned: wider, but lower.
+      expect(await at(900, 390)).toEqual({ whole: false, button: true });
+      expect(await at(1280, 900)).toEqual({ whole: true, button: false });
+    });
+
     it('shows a 7 MiB output without blocking the page: appended in blocks, never laid out whole again, nor set again by its result', async () => {
       const line = 'lorem ipsum dolor sit amet, consectetur adipiscing elit\n';
       const text = line.repeat(Math.ceil((7 * 1024 * 1024) / line.length));
