@@ -908,11 +908,23 @@ function appendText(column: Column, from: number): void {
   }
 }
 
-/** The note above a column's output (with a button doing `action`), or none. */
+/**
+ * The note above a column's output (with a button doing `action`), or none. The focus, on the
+ * note's button as it goes (Render as Markdown anyway, pressed), goes to the column (named by
+ * its model, the output just rendered in it): it fell to the page's body, the place lost.
+ * On a note said again, to its new button.
+ */
 function setNote(column: Column, text?: string, action?: { label: string; run: () => void }): void {
+  const focused = column.note.contains(document.activeElement);
   column.note.hidden = text === undefined;
   column.note.textContent = text ?? '';
-  if (!action) return;
+  if (!action) {
+    if (focused) {
+      column.root.tabIndex = -1;
+      column.root.focus();
+    }
+    return;
+  }
   const button = el('button', 'note-action', action.label);
   button.type = 'button';
   button.addEventListener('click', () => {
@@ -923,6 +935,8 @@ function setNote(column: Column, text?: string, action?: { label: string; run: (
     }
   });
   column.note.append(' ', button);
+  // The note said again (more text streamed): its new button keeps the focus.
+  if (focused) button.focus();
 }
 
 // Every column, whatever one of them does.

@@ -1662,7 +1662,7 @@ describe('The comparison page at GET /', () => {
   });
 
   describe('Markdown that would stall the page', () => {
-    it('shows an output over 24,000 characters as text, with a button that renders it as Markdown anyway', async () => {
+    it('shows an output over 24,000 characters as text, with a button that renders it as Markdown anyway, the focus then on its column', async () => {
       // marked takes about half a minute on this one.
       const hostile = 'a_'.repeat(50_000);
       const long = '- item\n'.repeat(3_500);
@@ -1679,10 +1679,15 @@ describe('The comparison page at GET /', () => {
         expect(await columnText(page, modelId, 'output')).toBe(text);
         expect(await columnText(page, modelId, 'render-note')).toBe('Shown as text: longer than the 24,000 characters rendered as Markdown. Render as Markdown anyway');
       }
-      await page.click(`${column(OTHER)} .render-note button`);
+      // From the keyboard: the button goes with its note, and the focus to its column, named by its model (it fell to the page's body).
+      await page.focus(`${column(OTHER)} .render-note button`);
+      await page.keyboard.press('Enter');
       // Counted in the page: $$eval would make a handle of each of them.
       expect(await page.$eval(`${column(OTHER)} .output`, (el) => el.querySelectorAll('li').length)).toBe(3_500);
       expect(await page.$eval(`${column(OTHER)} .render-note`, (el) => el.hidden)).toBe(true);
+      expect(await page.evaluate((selector) => document.activeElement === document.querySelector(selector), column(OTHER))).toBe(true);
+      const focused = await page.accessibility.snapshot({ root: (await page.$(column(OTHER))) ?? undefined, interestingOnly: false });
+      expect([focused?.role, focused?.name, focused?.focused]).toEqual(['article', OTHER, true]);
       // The other one is still text: no element in it but its text's blocks.
       expect(await page.$eval(`${column(FAST)} .output`, (el) => el.querySelectorAll(':not(.text-block)').length)).toBe(0);
     });
