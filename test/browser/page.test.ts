@@ -1164,6 +1164,22 @@ describe('The comparison page at GET /', () => {
       );
       expect(headings).toHaveLength(7);
       for (const heading of headings) expect(heading).toEqual({ text: heading.text, inView: true, scrolled: false });
+      // Each box that scrolls takes the focus (Safari gives a scroller none: axe's scrollable-region-focusable),
+      // a region named by its table's heading; focused, the arrow keys scroll it.
+      const boxes = [];
+      for (const box of await page.$$('#judging .table-scroll')) {
+        const node = await page.accessibility.snapshot({ root: box, interestingOnly: false });
+        boxes.push([await box.evaluate((el) => el.getAttribute('tabindex')), node?.role, node?.name]);
+      }
+      expect(boxes).toEqual([
+        ['0', 'region', 'Pairwise matrix'],
+        ['0', 'region', 'Evaluations'],
+        ['0', 'region', 'Ranking'],
+        ['0', 'region', 'Judges'],
+      ]);
+      await page.focus('#evaluations-part .table-scroll');
+      await page.keyboard.press('ArrowRight');
+      await page.waitForFunction(() => (document.querySelector('#evaluations-part .table-scroll') as HTMLElement).scrollLeft > 0);
     });
 
     it('shows a failed evaluation with no consistency, and its error where its winner would be', async () => {
