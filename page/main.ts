@@ -129,6 +129,8 @@ async function loadModels(): Promise<void> {
   for (const select of [modelsSelect, judgesSelect]) {
     const chosen = new Set([...select.selectedOptions].map((option) => option.value));
     select.replaceChildren(...models.map((model) => modelOption(model, chosen)));
+    // A chosen model the listing no longer has is chosen no longer: the form changed.
+    if (select.selectedOptions.length !== chosen.size) hideCurl();
   }
   for (const filter of pickerFilters) filter.refresh();
   hideError();
@@ -288,23 +290,40 @@ function form(): PageForm | undefined {
 
 const copiedEl = $('copied');
 
+/** No curl command shown, nor whether it was copied. */
+function hideCurl(): void {
+  curlEl.hidden = true;
+  curlEl.textContent = '';
+  copiedEl.textContent = '';
+}
+
 $('copy-curl').addEventListener('click', () => {
   const filled = form();
-  curlEl.hidden = true;
-  copiedEl.textContent = '';
+  hideCurl();
   if (!filled) return;
   const command = curlCommand(apiUrl('api/v1/prompt'), requestBody(filled));
   curlEl.textContent = command;
   curlEl.hidden = false;
   // Said either way (role=status): a browser may refuse the clipboard (no permission, the page not focused).
+  // Not once the command has gone (the form changed meanwhile).
+  const say = (text: string) => {
+    if (!curlEl.hidden && curlEl.textContent === command) copiedEl.textContent = text;
+  };
   const refused = 'Not copied: the browser refused the clipboard; select the command below';
-  if (!navigator.clipboard) copiedEl.textContent = refused;
+  if (!navigator.clipboard) say(refused);
   else
     navigator.clipboard.writeText(command).then(
-      () => (copiedEl.textContent = 'Copied to the clipboard'),
-      () => (copiedEl.textContent = refused),
+      () => say('Copied to the clipboard'),
+      () => say(refused),
     );
 });
+
+// The command shown is the form's when copied: it goes as soon as the form changes (a field
+// typed in, a picker's choice, the API URL), as it would no longer be the request Compare
+// sends. A Compare of the form as it was leaves it: it is the request sent.
+for (const input of [apiUrlInput, ...fields.map((f) => f.input)]) {
+  input.addEventListener(input instanceof HTMLSelectElement ? 'change' : 'input', hideCurl);
+}
 
 stopButton.addEventListener('click', () => {
   if (!running) return;

@@ -866,6 +866,49 @@ describe('The comparison page at GET /', () => {
       expect(await curl()).not.toContain('judge_prompt');
     });
 
+    it('hides the copied curl command once the form changes, which it would no longer match; a Compare of the same form leaves it', async () => {
+      page = await openPage(browser(), host());
+      await page.select('#models', FAST);
+      // The command shown, and what the status beside the button says (whether the browser let it copy or not).
+      const curl = () =>
+        page!.evaluate(() => {
+          const el = document.getElementById('curl') as HTMLElement;
+          return { shown: el.hidden ? null : el.textContent, copied: document.getElementById('copied')?.textContent };
+        });
+      const copy = async () => {
+        await page!.click('#copy-curl');
+        await page!.waitForFunction(() => document.getElementById('copied')?.textContent !== '');
+        return curl();
+      };
+      const copied = expect.stringMatching(/^(Copied to the clipboard|Not copied: the browser refused the clipboard; select the command below)$/);
+      const first = await copy();
+      expect(first).toEqual({ shown: expect.stringContaining(`"prompt":"Explain in two sentences why the sky is blue.","models":["${FAST}"]`), copied });
+
+      // Compare sends the request shown: it stays.
+      await page.click('#run');
+      await ended(page);
+      expect(await curl()).toEqual(first);
+      // Typing in a filter changes nothing sent.
+      await page.type('#models-filter', 'opus');
+      expect(await curl()).toEqual(first);
+
+      // A field typed in: the command, and the status, go (it stayed, naming the prompt no longer sent).
+      await page.focus('#prompt');
+      await page.keyboard.down('Control');
+      await page.keyboard.press('End');
+      await page.keyboard.up('Control');
+      await page.keyboard.type(' Briefly.');
+      expect(await curl()).toEqual({ shown: null, copied: '' });
+      expect(await copy()).toEqual({ shown: expect.stringContaining('"prompt":"Explain in two sentences why the sky is blue. Briefly."'), copied });
+      // A picker's choice.
+      await page.select('#models', FAST, THIRD);
+      expect(await curl()).toEqual({ shown: null, copied: '' });
+      await copy();
+      // The API URL, which the command names.
+      await page.type('#api-url', 'x');
+      expect(await curl()).toEqual({ shown: null, copied: '' });
+    });
+
     it("shows a 402's estimatedCreditsRequired, balance and what the estimate is made of, and runs nothing", async () => {
       const { auth } = await openTestAccount(host(), 1);
       page = await openPage(browser(), host(), { apiKey: auth.authorization!.slice('Bearer '.length) });
