@@ -159,7 +159,10 @@ function windowAfterRefusal(account: Account, windowStart: number, at: number, l
 /** What a write that counts a request in the rate window adds to it, and how its outcomes read (AccountsRepository.countedWrite). */
 interface CountedWrite<T> {
   operation: 'accounts.reserve' | 'accounts.countRequest';
+  /** SET actions beside the window's. */
   update?: string;
+  /** ADD actions (a number added, from 0 where the attribute is missing). */
+  add?: string;
   conditions?: readonly string[];
   names?: Record<string, string>;
   values?: Record<string, unknown>;
@@ -269,24 +272,19 @@ export class AccountsRepository {
     return this.countedWrite(accountId, at, rate, {
       operation: 'accounts.reserve',
       // A hold, kept in the item only: the request's one ledger entry, its settlement, is written when it closes.
-      update: 'balanceMicro = balanceMicro - :amount, reservations.#request = :reservation, inFlightSlots = if_not_exists(inFlightSlots, :none) + :slots',
+      update: 'balanceMicro = balanceMicro - :amount, reservations.#request = :reservation',
+      add: 'inFlightSlots :slots',
       conditions: [
         // Concurrent requests can never jointly hold more than the balance.
         'balanceMicro >= :amount',
-        // One reservation per request, never held again once closed, and at most `inFlight` slots held at once.
+        // One reservation per request, never held again once closed, and at most `inFlight` slots held at once
+        // (a comparison with a missing attribute is false: NOT of it holds before the first count).
         'attribute_not_exists(reservations.#request)',
         'NOT contains(closedRequests, :request)',
-        '(attribute_not_exists(inFlightSlots) OR inFlightSlots <= :slotsLeft)',
+        'NOT inFlightSlots > :slotsLeft',
       ],
       names: { '#request': requestId },
-      values: {
-        ':amount': amount,
-        ':reservation': { amountMicro: amount, at, slots },
-        ':request': requestId,
-        ':none': 0,
-        ':slots': slots,
-        ':slotsLeft': rate.inFlight - slots,
-      },
+      values: { ':amount': amount, ':reservation': { amountMicro: amount, at, slots }, ':request': requestId, ':slots': slots, ':slotsLeft': rate.inFlight - slots },
       landed: (attributes, mayLandLate) => ({ balanceMicro: Number(fromAttributes(attributes)?.balanceMicro), reserveMayLandLate: mayLandLate }),
       refusedBefore: (account) => {
         const held = account.reservations?.[requestId];
@@ -350,7 +348,7 @@ export class AccountsRepository {
       const command = new UpdateItemCommand({
         TableName: this.tableName,
         Key: toAttributes({ accountId }),
-        UpdateExpression: `SET ${write.update ? `${write.update}, ` : ''}${window.update}`,
+        UpdateExpression: `SET ${write.update ? `${write.update}, ` : ''}${window.update}${write.add ? ` ADD ${write.add}` : ''}`,
         ConditionExpression: [
           'attribute_exists(accountId)',
           ...(write.conditions ?? []),
@@ -408,6 +406,8 @@ export class AccountsRepository {
 
   private async close(settlement: SettlementEntry, reservation: Reservation, listed: boolean): Promise<void> {
     const { slots } = reservation;
+    // Its slots given back in the same write: `inFlightSlots` stays the sum of the open reservations'.
+    const adds = [...(slots === undefined ? [] : ['inFlightSlots :freed']), ...(listed ? ['closedRequests :closed'] : [])];
     try {
       await storeCall(
         'accounts.closeReservation',
@@ -415,10 +415,7 @@ export class AccountsRepository {
           new UpdateItemCommand({
             TableName: this.tableName,
             Key: toAttributes({ accountId: settlement.accountId }),
-            // Its slots given back in the same write: `inFlightSlots` stays the sum of the open reservations'.
-            UpdateExpression: `SET balanceMicro = balanceMicro + :amount${slots === undefined ? '' : ', inFlightSlots = inFlightSlots - :slots'} REMOVE reservations.#request${
-              listed ? ' ADD closedRequests :closed' : ''
-            }`,
+            UpdateExpression: `SET balanceMicro = balanceMicro + :amount REMOVE reservations.#request${adds.length > 0 ? ` ADD ${adds.join(', ')}` : ''}`,
             // Closing is idempotent: only the open reservation taken at `at` can be closed, once, and it gives back the slots it took.
             ConditionExpression: `reservations.#request.amountMicro = :held AND reservations.#request.#at = :at AND ${
               slots === undefined ? 'attribute_not_exists(reservations.#request.slots)' : 'reservations.#request.slots = :slots'
@@ -428,7 +425,7 @@ export class AccountsRepository {
               ':amount': balanceChangeAtClose(settlement),
               ':held': reservation.amountMicro,
               ':at': reservation.at,
-              ...(slots === undefined ? {} : { ':slots': slots }),
+              ...(slots === undefined ? {} : { ':slots': slots, ':freed': -slots }),
               ...(listed ? { ':closed': new Set([settlement.requestId]), ':most': CLOSED_LISTED_MAX } : {}),
             }),
           }),
