@@ -909,6 +909,21 @@ describe('Class: CreditsService', () => {
     });
   });
 
+  describe('Admin: balance', () => {
+    it('shows the requests running and what they count of the requests an account may run at once (a judged one 1 and 1 a model)', async () => {
+      const credits = service();
+      const account = await credits.openAccount({ balanceMicro: 1_000_000 });
+      const deps = { accounts, ledger, credits, apiKeys: undefined as unknown as ApiKeysRepository };
+      const balance = () => runAdminCommand(['balance', '--account', account.accountId], deps);
+      expect(await balance()).toMatchObject({ running: { requests: 0, counting: 0 } });
+      const judged = await credits.reserve(account.accountId, promptLogId(), 100, NO_RATE_LIMIT, 4);
+      await credits.reserve(account.accountId, promptLogId(), 100, NO_RATE_LIMIT);
+      expect(await balance()).toMatchObject({ reserved: 0.0002, running: { requests: 2, counting: 5 } });
+      await credits.settle(judged, 50);
+      expect(await balance()).toMatchObject({ running: { requests: 1, counting: 1 } });
+    });
+  });
+
   describe('Admin: ledger', () => {
     it('shows what requests in flight hold, so that ledgerSum = balance + reserved while they run', async () => {
       const credits = service();
