@@ -130,7 +130,10 @@ export function judgeCall(request: PromptRequest, judge: RequestedModel, answerA
   const promptPieces = judgeMaterial(request, answerA, answerB);
   const single = judgeRequest(request, judge, joinPieces(promptPieces));
   const planned = planCall(single, single.models[0] as RequestedModel);
-  return { ...planned, call: { ...planned.call, promptPieces } };
+  // A judge always runs with its catalog allowance, which no request setting raises: an
+  // output cut there says so plainly, not that the request's generation_settings may.
+  const { maxTokensDefault: _judgeAllowance, ...call } = planned.call;
+  return { ...planned, call: { ...call, promptPieces } };
 }
 
 /**

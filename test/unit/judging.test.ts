@@ -1,4 +1,5 @@
 import { DEFAULT_JUDGE_WEIGHTS } from '../../shared/contract/validate.js';
+import { maxTokensCutWarning } from '../../shared/compare/model-call.js';
 import { describe, expect, it, vi } from 'vitest';
 import type { ModelResult } from '../../shared/compare/result.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
@@ -435,6 +436,13 @@ describe('Function: judgeCall', () => {
     expect(call.system[0]!.text).toContain('<response_schema>');
     // Before the answers, in the context every call of the request shares.
     expect(call.prompt.indexOf('</response_schema>')).toBeLessThan(call.prompt.indexOf('<answer_a>'));
+  });
+
+  it("runs a judge with its catalog allowance, which no generation_settings raises: a verdict cut there is not said to be the request's default", () => {
+    const settings = validatePromptRequest({ ...request.body, generation_settings: { maxTokens: 100_000 } });
+    const { call } = judgeCall(settings, settings.judges[0]!, 'a', 'b');
+    expect(call.maxTokens).toBe(call.entry.defaultMaxTokens);
+    expect(maxTokensCutWarning(call, false)).toBe('The output was cut at maxTokens');
   });
 
   it('asks for impartiality, ignoring position and length, with the default grading instructions', () => {
