@@ -128,11 +128,19 @@ export class GatewayAlarms extends Construct {
     this.alarm('ApiServerErrors', props.serverErrors.with({ period: PERIOD, statistic: 'Sum' }), 'The API answered 5xx');
 
     // A reconciler that stops running fails nothing its Errors would count: no run, no datapoint.
+    // FILLed, so that a period without one is a 0 to alarm on: on the raw metric, CloudWatch
+    // looks back past an empty period to the last datapoint it has (a run), and the alarm
+    // would fire only once its whole look-back is empty.
     const { fn: reconciler, every } = props.reconciler;
     const missedRuns = Duration.minutes(every.toMinutes() * 3);
     this.alarm(
       'ReconcilerNotRunning',
-      reconciler.metricInvocations({ period: missedRuns, statistic: 'Sum' }),
+      new MathExpression({
+        expression: 'FILL(runs, 0)',
+        usingMetrics: { runs: reconciler.metricInvocations({ period: missedRuns, statistic: 'Sum' }) },
+        period: missedRuns,
+        label: 'Reconciler runs',
+      }),
       `The reconciler has not run for ${missedRuns.toMinutes()} minutes (its schedule disabled or deleted, or EventBridge failing to invoke it): abandoned reservations stay held out of their accounts' balances, and top-ups and settlements stay unposted`,
       { below: true },
     );
