@@ -74,7 +74,7 @@ const COMMANDS: Record<string, string> = {
   'top-up':
     "top-up --account ID --credits N [--entry ENTRY]\n  Adds N credits; applies at once, and prints the top-up's entry ID. Run again with --entry and the ID a run printed (or its error named), from 18 minutes after that run on, it applies that top-up once at most: nothing where it was applied.",
   balance:
-    'balance --account ID\n  The balance, what is reserved by requests in flight, the requests running and what they count of MAX_REQUESTS_IN_FLIGHT (a judged request 1 and 1 a model), and the account settings.',
+    'balance --account ID\n  The balance, what is reserved by requests in flight, the requests running and what they count of MAX_REQUESTS_IN_FLIGHT (a judged request 1, and 1 a model or judge, whichever are more), and the account settings.',
   ledger: 'ledger --account ID\n  Every balance change; ledgerSum equals balance + reserved (held by requests in flight) once nothing is unposted.',
   'set-rate-limit': "set-rate-limit --account ID --rpm N\n  The account's requests per minute, 1 to 1000000 (applies once the authorizer cache expires: 30 s by default).",
   reconcile:
@@ -260,7 +260,7 @@ function describeAccount(account: Account): Record<string, unknown> {
     accountId: account.accountId,
     balance: microToCredits(account.balanceMicro),
     reserved: microToCredits(heldMicro(account)),
-    // What a 429 "still running" weighs: the requests open, and what they count of MAX_REQUESTS_IN_FLIGHT (a judged request 1 and 1 a model).
+    // What a 429 "still running" weighs: the requests open, and what they count of MAX_REQUESTS_IN_FLIGHT (a judged request 1, and 1 a model or judge, whichever are more).
     running: { requests: Object.keys(account.reservations ?? {}).length, counting: account.inFlightSlots ?? 0 },
     zeroDataRetention: account.zeroDataRetention,
     rateLimitRpm: account.rateLimitRpm ?? null,

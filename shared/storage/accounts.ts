@@ -13,7 +13,7 @@ export interface Reservation {
   at: number;
   /**
    * What the request counts among the account's requests at once (`inFlightSlots`): 1, and a
-   * judged request 1 more a model (the tasks it runs at once). Absent on a reservation an
+   * judged request 1 more a model or judge, whichever are more (the tasks it runs at once). Absent on a reservation an
    * older gateway took, which counted nothing there.
    */
   slots?: number;
@@ -302,7 +302,7 @@ export class AccountsRepository {
           throw new RateLimitedError(
             1,
             rate.limitPerMinute,
-            `${requests} still running, counting ${held} of the ${rate.inFlight} it may run at once (a judged request counts 1 and 1 a model)${
+            `${requests} still running, counting ${held} of the ${rate.inFlight} it may run at once (a judged request counts 1, and 1 a model or judge, whichever are more)${
               slots > 1 ? `; this one counts ${slots}` : ''
             }; retry when one has ended`,
           );

@@ -142,7 +142,7 @@ describe('Judging through the local host', () => {
     expect(before - (await balanceMicro())).toBe(Math.round(answer.body.creditsUsed * 1e6));
   });
 
-  it("counts a judged request among its account's requests at once as 1 and 1 a model (its generate tasks) while it runs, and gives that back when it ends", async () => {
+  it("counts a judged request among its account's requests at once as 1, and 1 a model (its generate tasks; 1 a judge where judges are more) while it runs, and gives that back when it ends", async () => {
     const slotsHeld = async () => (await host.gateway.accounts.get(host.demo.accountId))!.inFlightSlots ?? 0;
     const before = await slotsHeld();
     host.simulator.setLatency(300);

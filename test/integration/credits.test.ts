@@ -910,7 +910,7 @@ describe('Class: CreditsService', () => {
   });
 
   describe('Admin: balance', () => {
-    it('shows the requests running and what they count of the requests an account may run at once (a judged one 1 and 1 a model)', async () => {
+    it('shows the requests running and what they count of the requests an account may run at once (a judged one 1, and 1 a model or judge, whichever are more)', async () => {
       const credits = service();
       const account = await credits.openAccount({ balanceMicro: 1_000_000 });
       const deps = { accounts, ledger, credits, apiKeys: undefined as unknown as ApiKeysRepository };

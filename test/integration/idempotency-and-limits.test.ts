@@ -71,7 +71,7 @@ describe('Rate window, counted in the reserve write', () => {
     expect([account.rateWindow?.count, Object.keys(account.reservations).length, account.balanceMicro]).toEqual([3, 2, 1_000 - 3]);
   });
 
-  it('counts a judged request 1 and 1 a model among the requests at once (the instances it runs), gives its count back when it closes, and runs one that counts more than the limit alone', async () => {
+  it('counts a judged request 1, and 1 a model (or judge, whichever are more), among the requests at once (the instances it runs), gives its count back when it closes, and runs one that counts more than the limit alone', async () => {
     clock.now = Date.UTC(2026, 10, 22, 14, 0, 0);
     const service = credits();
     const accounts = new AccountsRepository(env.client.items, env.tables.accounts);
@@ -85,7 +85,8 @@ describe('Rate window, counted in the reserve write', () => {
     const refused = await service.reserve(accountId, promptLogId(clock.now), 1, limits).catch((error: unknown) => error);
     expect(refused).toMatchObject({
       status: 429,
-      message: '2 requests of this account are still running, counting 5 of the 5 it may run at once (a judged request counts 1 and 1 a model); retry when one has ended',
+      message:
+        '2 requests of this account are still running, counting 5 of the 5 it may run at once (a judged request counts 1, and 1 a model or judge, whichever are more); retry when one has ended',
     });
     // Its close gives its 4 back: room for another judged request of 3 models, not for one of 4.
     await service.settle(judged, 1);

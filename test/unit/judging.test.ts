@@ -1,5 +1,6 @@
 import { DEFAULT_JUDGE_WEIGHTS } from '../../shared/contract/validate.js';
 import { maxTokensCutWarning } from '../../shared/compare/model-call.js';
+import { requestSlots } from '../../shared/orchestrator/prompt-service.js';
 import { describe, expect, it, vi } from 'vitest';
 import type { ModelResult } from '../../shared/compare/result.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
@@ -763,5 +764,15 @@ describe('Function: shownAnswer', () => {
     // Two bytes first, so that the limit falls between the halves of an emoji.
     const shown = shownAnswer(`ab${'😀'.repeat(3_000)}`, 1_000).replace(/ \[cut: .*$/, '');
     expect(shown).toBe(`ab${'😀'.repeat(1_999)}`);
+  });
+});
+
+describe('Function: requestSlots', () => {
+  it("counts what a request holds of the stage's function instances at once: 1, and a judged one 1 a model or judge, whichever are more", () => {
+    const slots = (body: Record<string, unknown>) => requestSlots(validatePromptRequest({ prompt: 'Name a prime number.', ...body }));
+    expect(slots({ models: ['fam_c-5.4', 'fam_a-opus-4-6', 'fam_b-3.1-pro'] })).toBe(1);
+    expect(slots({ models: ['fam_c-5.4', 'fam_a-opus-4-6', 'fam_b-3.1-pro'], judges: ['fam_c-4.1'] })).toBe(4);
+    // Judge tasks outnumbering generate tasks: the judges count.
+    expect(slots({ models: ['fam_c-5.4', 'fam_a-opus-4-6'], judges: ['fam_c-4.1', 'fam_a-haiku-4-5', 'fam_g-large', 'fam_f-v4-pro'] })).toBe(5);
   });
 });
