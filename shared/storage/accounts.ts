@@ -571,19 +571,61 @@ export class AccountsRepository {
     }
   }
 
-  /** Accounts with open reservations, unposted entries or closed requests listed: the reconciler's work list. */
+  /**
+   * Sets `inFlightSlots` to what the open reservations read in `account` count, where it says
+   * otherwise (inFlightSlotsDrift). Reserves and closes change both in one write, so they agree
+   * in any read; they part only where something closed a reservation without giving its slots
+   * back (a gateway older than the count, run again after it), which would hold the account at
+   * its limit for good. Written only while the count and the number of reservations are as
+   * read (else nothing: the next run reads again). Reserves and closes that left both as they
+   * were between the read and the write left the reservations' sum as it was too, unless one
+   * of them was such a close, which only lowers it: the count written is never below the sum,
+   * so no request is ever admitted past the limit, and the next run takes off the rest.
+   */
+  async repairInFlightSlots(account: Account): Promise<boolean> {
+    const drift = inFlightSlotsDrift(account);
+    if (drift === undefined) return false;
+    try {
+      await storeCall(
+        'accounts.repairInFlightSlots',
+        this.client.send(
+          new UpdateItemCommand({
+            TableName: this.tableName,
+            Key: toAttributes({ accountId: account.accountId }),
+            UpdateExpression: 'SET inFlightSlots = :counted',
+            ConditionExpression: 'inFlightSlots = :seen AND size(reservations) = :open',
+            ExpressionAttributeValues: toAttributes({ ':counted': drift.counted, ':seen': drift.seen, ':open': Object.keys(account.reservations ?? {}).length }),
+          }),
+        ),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailed(error)) return false;
+      throw error;
+    }
+  }
+
+  /** Accounts with open reservations, requests counted at once, unposted entries or closed requests listed: the reconciler's work list. */
   async *needingReconciliation(): AsyncGenerator<Account> {
     const pages = paginateScan(
       { client: this.client },
       {
         TableName: this.tableName,
-        FilterExpression: 'size(reservations) > :zero OR size(unposted) > :zero OR size(closedRequests) > :zero',
+        FilterExpression: 'size(reservations) > :zero OR inFlightSlots > :zero OR size(unposted) > :zero OR size(closedRequests) > :zero',
         ExpressionAttributeValues: toAttributes({ ':zero': 0 }),
         ConsistentRead: true,
       },
     );
     for await (const page of storePages('accounts.needingReconciliation', pages)) for (const item of page.Items ?? []) yield fromAttributes<Account>(item)!;
   }
+}
+
+/** `inFlightSlots` as read, and what the open reservations read with it count, where the two differ (AccountsRepository.repairInFlightSlots). */
+export function inFlightSlotsDrift(account: Pick<Account, 'reservations' | 'inFlightSlots'>): { seen: number; counted: number } | undefined {
+  if (account.inFlightSlots === undefined) return undefined;
+  let counted = 0;
+  for (const reservation of Object.values(account.reservations ?? {})) counted += reservation.slots ?? 0;
+  return counted === account.inFlightSlots ? undefined : { seen: account.inFlightSlots, counted };
 }
 
 /** The account's entries whose balance change is made and that the ledger does not hold yet. */

@@ -105,6 +105,32 @@ describe('Rate window, counted in the reserve write', () => {
     expect(again.reservation.slots).toBe(4);
   });
 
+  it('sets a count that its open reservations do not add up to (something closed them without giving their slots back) to theirs at the next reconcile, so that no account stays at its limit', async () => {
+    clock.now = Date.UTC(2026, 10, 22, 16, 0, 0);
+    const service = credits();
+    const accounts = new AccountsRepository(env.client.items, env.tables.accounts);
+    const limits = { limitPerMinute: 100, inFlight: 5 };
+    const { accountId: stuck } = await service.openAccount({ balanceMicro: 1_000 });
+    const { accountId: partly } = await service.openAccount({ balanceMicro: 1_000 });
+    await service.reserve(partly, promptLogId(clock.now), 1, limits, 3);
+    // As a closer that gave nothing back would leave them: a count with no reservation behind it, and one too high.
+    for (const [accountId, count] of [
+      [stuck, 5],
+      [partly, 8],
+    ] as const) {
+      await env.client.documents.send(
+        new UpdateCommand({ TableName: env.tables.accounts, Key: { accountId }, UpdateExpression: 'SET inFlightSlots = :n', ExpressionAttributeValues: { ':n': count } }),
+      );
+    }
+    expect(await outcome(service.reserve(stuck, promptLogId(clock.now), 1, limits))).toBe('429 retry after 1 s');
+
+    await service.reconcile();
+
+    expect([(await accounts.get(stuck))!.inFlightSlots, (await accounts.get(partly))!.inFlightSlots]).toEqual([0, 3]);
+    expect(await outcome(service.reserve(stuck, promptLogId(clock.now), 1, limits))).toBe('reserved');
+    expect(await outcome(service.reserve(partly, promptLogId(clock.now), 1, limits, 2))).toBe('reserved');
+  });
+
   it("closes a reservation an older gateway took (no slots, counted nowhere) without taking from the others' count", async () => {
     clock.now = Date.UTC(2026, 10, 22, 15, 0, 0);
     const service = credits();
@@ -114,7 +140,7 @@ describe('Rate window, counted in the reserve write', () => {
     await service.reserve(accountId, promptLogId(clock.now), 1, limits, 3);
     // A reservation as an older gateway wrote it: no slots, and nothing added to inFlightSlots.
     const older = { accountId, requestId: promptLogId(clock.now), reservation: { amountMicro: 2, at: clock.now } };
-    await env.client.items.send(
+    await env.client.documents.send(
       new UpdateCommand({
         TableName: env.tables.accounts,
         Key: { accountId },
