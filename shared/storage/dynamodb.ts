@@ -78,7 +78,7 @@ export function createStoreClient({ region, endpoint, local = false, requestHand
     requestHandler: handler,
     maxAttempts: STORE_ATTEMPTS,
   };
-  const items = markingAttemptsThatMayLand(withoutIdleSteps(new DynamoDBClient({ ...settings, cacheMiddleware: true })));
+  const items = refusingDocumentCommands(markingAttemptsThatMayLand(withoutIdleSteps(new DynamoDBClient({ ...settings, cacheMiddleware: true }))));
   const documents = DynamoDBDocumentClient.from(withoutIdleSteps(new DynamoDBClient(settings)), {
     // Its own copy: the document client sets options of its own in the object it is given.
     marshallOptions: { ...MARSHALL_OPTIONS },
@@ -189,6 +189,24 @@ export function attemptMayLandLate(input: object): boolean {
  * every attempt is given) when it ended without a refusal (attemptMayLandLate). The input, not
  * the handler's context: with `cacheMiddleware` one context serves every call of a command.
  */
+/**
+ * `items` refuses the document client's commands (lib-dynamodb's PutCommand, UpdateCommand,
+ * …), which it would accept and get wrong without a word: with its stack cached per command
+ * class, every such command after the first of its class is sent with the first one's input,
+ * which their marshalling middleware holds (a test wrote to another account so). Those go
+ * through `documents`.
+ */
+function refusingDocumentCommands(client: DynamoDBClient): DynamoDBClient {
+  client.send = function (this: DynamoDBClient, command: object, ...rest: unknown[]) {
+    if ('clientCommand' in command) {
+      throw new TypeError(`${command.constructor.name} is a document client command: send it through the store's documents client, not items`);
+    }
+    // The class's send as it is at the call (a test's mock replaces it there).
+    return (Object.getPrototypeOf(this).send as (...args: unknown[]) => unknown).call(this, command, ...rest);
+  } as typeof client.send;
+  return client;
+}
+
 function markingAttemptsThatMayLand(client: DynamoDBClient): DynamoDBClient {
   client.middlewareStack.add(
     (next) => async (args) => {

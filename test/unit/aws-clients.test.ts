@@ -131,6 +131,18 @@ describe('Function: createStoreClient', () => {
     }
   });
 
+  it("refuses a document client command on the items client, which would send every such command after the first with the first one's input (its stack is cached)", async () => {
+    const handler = recordingHandler();
+    const client = createStoreClient({ region: 'local', endpoint: 'http://127.0.0.1:8000', local: true, requestHandler: handler });
+    const put = (n: number) => new PutCommand({ TableName: 'gateway-accounts', Item: { accountId: `acct_${n}` } });
+    expect(() => client.items.send(put(1) as never)).toThrow(new TypeError("PutCommand is a document client command: send it through the store's documents client, not items"));
+    // The documents client sends each with its own input.
+    await client.documents.send(put(1));
+    await client.documents.send(put(2));
+    expect(handler.requests.map((request) => JSON.parse(String(request.body)).Item.accountId.S)).toEqual(['acct_1', 'acct_2']);
+    client.destroy();
+  });
+
   it('signs calls to a local store with fixed credentials, needing none from the environment', async () => {
     const sent = await firstRequest((requestHandler) => createStoreClient({ region: 'local', endpoint: 'http://127.0.0.1:8000', local: true, requestHandler }));
     expect(sent.url).toBe('http://127.0.0.1:8000/');
