@@ -1,7 +1,7 @@
 import { ServiceUnavailableError } from '../errors.js';
 import { ulid, ulidTime } from '../ids.js';
 import { silentLog, type Log } from '../log.js';
-import { CLOSED_LISTED_MAX, inFlightSlotsDrift, type Account, type AccountsRepository, type CountedRequest, type OpenRequest, type ReserveLimits } from '../storage/accounts.js';
+import { CLOSED_LISTED_MAX, type Account, type AccountsRepository, type CountedRequest, type OpenRequest, type ReserveLimits } from '../storage/accounts.js';
 import { AccountContendedError, ConditionFailedError } from '../storage/errors.js';
 import type { LedgerEntry, LedgerRepository, SettlementEntry } from '../storage/ledger.js';
 
@@ -285,9 +285,8 @@ export class CreditsService {
   /** Reconciles one account, counting what it did in `outcome`; false when its entries could not be posted (logged by post). */
   private async reconcileAccount(account: Account, now: number, outcome: ReconcileOutcome): Promise<boolean> {
     // First, while the read is current: a count the open reservations do not add up to.
-    if (await this.accounts.repairInFlightSlots(account)) {
-      this.log.warn('Set the count of requests at once to what its open reservations count', { accountId: account.accountId, ...inFlightSlotsDrift(account) });
-    }
+    const repaired = await this.accounts.repairInFlightSlots(account);
+    if (repaired) this.log.warn('Set the count of requests at once to what its open reservations count', { accountId: account.accountId, ...repaired });
     const unposted = Object.values(account.unposted ?? {}).filter((entry) => now - entry.at >= POSTING_DELAY_MS);
     const postedAll = await this.post(unposted);
     // Only those the ledger did not hold yet: one marked posted is dropped, not posted again.

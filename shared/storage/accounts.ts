@@ -581,10 +581,11 @@ export class AccountsRepository {
    * were between the read and the write left the reservations' sum as it was too, unless one
    * of them was such a close, which only lowers it: the count written is never below the sum,
    * so no request is ever admitted past the limit, and the next run takes off the rest.
+   * Returns the count as read and as written when it wrote.
    */
-  async repairInFlightSlots(account: Account): Promise<boolean> {
+  async repairInFlightSlots(account: Account): Promise<{ seen: number; counted: number } | undefined> {
     const drift = inFlightSlotsDrift(account);
-    if (drift === undefined) return false;
+    if (drift === undefined) return undefined;
     try {
       await storeCall(
         'accounts.repairInFlightSlots',
@@ -598,9 +599,9 @@ export class AccountsRepository {
           }),
         ),
       );
-      return true;
+      return drift;
     } catch (error) {
-      if (isConditionFailed(error)) return false;
+      if (isConditionFailed(error)) return undefined;
       throw error;
     }
   }
@@ -621,7 +622,7 @@ export class AccountsRepository {
 }
 
 /** `inFlightSlots` as read, and what the open reservations read with it count, where the two differ (AccountsRepository.repairInFlightSlots). */
-export function inFlightSlotsDrift(account: Pick<Account, 'reservations' | 'inFlightSlots'>): { seen: number; counted: number } | undefined {
+function inFlightSlotsDrift(account: Pick<Account, 'reservations' | 'inFlightSlots'>): { seen: number; counted: number } | undefined {
   if (account.inFlightSlots === undefined) return undefined;
   let counted = 0;
   for (const reservation of Object.values(account.reservations ?? {})) counted += reservation.slots ?? 0;
