@@ -6,7 +6,7 @@ import { UNAVAILABLE_RETRY_AFTER_SECONDS, type Gateway } from '../shared/gateway
 import { answered, logAnswer } from '../shared/http/answered.js';
 import { errorBody } from '../shared/http/error-body.js';
 import { jsonBody, validateContract, type ApiEvent } from '../shared/http/middleware.js';
-import { combinedListHeaders, singleValuedHeaders } from '../shared/http/single-headers.js';
+import { repeatedHeaders } from '../shared/http/single-headers.js';
 import { acceptsEventStream, EVENT_STREAM_HEADERS, EventStream, type ApiResult } from '../shared/http/event-stream.js';
 import { errorResponse, jsonResponse } from '../shared/http/response.js';
 import { ServerTiming } from '../shared/http/server-timing.js';
@@ -41,8 +41,7 @@ export function createApiHandler(gateway: () => Gateway, log: Log, hooks: ApiHoo
     .use(hooks.middlewares ?? [])
     .use(answered({ log }))
     .use(errorBody({ log }))
-    .use(singleValuedHeaders())
-    .use(combinedListHeaders())
+    .use(repeatedHeaders())
     .use(httpHeaderNormalizer())
     .use(jsonBody({ limitBytes: LIMITS.bodyBytes }))
     .use(validateContract())

@@ -5,7 +5,7 @@ import { openApiDocument } from '../shared/contract/openapi.js';
 import { NotFoundError } from '../shared/errors.js';
 import { answered } from '../shared/http/answered.js';
 import { errorBody } from '../shared/http/error-body.js';
-import { singleValuedHeaders } from '../shared/http/single-headers.js';
+import { repeatedHeaders } from '../shared/http/single-headers.js';
 import { lazy } from '../shared/lazy.js';
 import type { Log } from '../shared/log.js';
 
@@ -97,7 +97,7 @@ export function createCatalogHandler(log: Log, page?: () => PageAssets) {
       .use(answered({ log }))
       .use(errorBody({ log }))
       // A repeated Authorization is refused (401) as on the prompt route, not read as its first value.
-      .use(singleValuedHeaders())
+      .use(repeatedHeaders())
       .handler(async (event) => {
         const path = (event.resource || event.path).replace(/\/+$/, '');
         const part = PAGE_PARTS.get(path);

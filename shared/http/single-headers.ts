@@ -33,45 +33,32 @@ const SINGLE_HEADERS: ReadonlyMap<string, () => Error> = new Map(
 const LIST_HEADERS: ReadonlySet<string> = new Set(['accept']);
 
 /**
- * A header of LIST_HEADERS sent on several lines is read as one, its lines joined in order
- * with commas, as RFC 9110 §5.3 says a recipient may combine them (Node's server does):
- * API Gateway hands over the last line in `headers` and all of them in `multiValueHeaders`,
- * so `Accept: text/event-stream` then `Accept: text/html` was read as `text/html` alone,
- * where the one line `text/event-stream, text/html` streams. Placed before the header
- * normalizer, which keeps one of the names a header is sent under in other letter cases.
+ * Headers sent on several lines (in any letter case), read in one pass over
+ * `multiValueHeaders` before the header normalizer, which would keep one of the values:
+ * - one of SINGLE_HEADERS is refused: a repeated `Authorization` with 401, a repeated
+ *   `Idempotency-Key` with 400, a repeated `Content-Type` or `Content-Encoding` with 415;
+ * - one of LIST_HEADERS is read as one, its lines joined in order with commas, as RFC 9110
+ *   §5.3 says a recipient may combine them (Node's server does): API Gateway hands over the
+ *   last line in `headers`, so `Accept: text/event-stream` then `Accept: text/html` was read
+ *   as `text/html` alone, where the one line `text/event-stream, text/html` streams.
  */
-export function combinedListHeaders(): middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
+export function repeatedHeaders(): middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
   return {
     before: ({ event }) => {
-      const lines = new Map<string, string[]>();
-      for (const [name, list] of Object.entries(event.multiValueHeaders ?? {})) {
-        const lower = name.toLowerCase();
-        if (LIST_HEADERS.has(lower) && list) lines.set(lower, [...(lines.get(lower) ?? []), ...list]);
-      }
-      for (const [name, values] of lines) {
-        if (values.length < 2) continue;
-        const others = Object.entries(event.headers ?? {}).filter(([key]) => key.toLowerCase() !== name);
-        event.headers = { ...Object.fromEntries(others), [name]: values.join(', ') };
-      }
-    },
-  };
-}
-
-/**
- * A header of SINGLE_HEADERS repeated (in any letter case) is refused: a repeated
- * `Authorization` with 401, a repeated `Idempotency-Key` with 400, a repeated `Content-Type` or `Content-Encoding` with 415. Placed before the
- * header normalizer, which would keep only one of the values.
- */
-export function singleValuedHeaders(): middy.MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult> {
-  return {
-    before: ({ event }) => {
+      // Maps: a header named as a member every object inherits (`constructor`, `__proto__`) is no entry of them.
       const counts = new Map<string, number>();
-      for (const [name, list] of Object.entries(event.multiValueHeaders ?? {})) {
+      const lists = new Map<string, string[]>();
+      for (const [name, lines] of Object.entries(event.multiValueHeaders ?? {})) {
         const lower = name.toLowerCase();
-        // A Map: a header named as a member every object inherits (`constructor`, `__proto__`) is no entry of it.
-        if (SINGLE_HEADERS.has(lower)) counts.set(lower, (counts.get(lower) ?? 0) + (list?.length ?? 0));
+        if (SINGLE_HEADERS.has(lower)) counts.set(lower, (counts.get(lower) ?? 0) + (lines?.length ?? 0));
+        else if (LIST_HEADERS.has(lower) && lines) lists.set(lower, [...(lists.get(lower) ?? []), ...lines]);
       }
       for (const [name, count] of counts) if (count > 1) throw SINGLE_HEADERS.get(name)!();
+      for (const [name, lines] of lists) {
+        if (lines.length < 2) continue;
+        const others = Object.entries(event.headers ?? {}).filter(([key]) => key.toLowerCase() !== name);
+        event.headers = { ...Object.fromEntries(others), [name]: lines.join(', ') };
+      }
     },
   };
 }
