@@ -110,7 +110,9 @@ export function judgeMaterial(request: PromptRequest, answerA: string | ShownAns
 function judgeRequest(request: PromptRequest, judge: RequestedModel, material: string): PromptRequest {
   const model: RequestedModel = { ...judge, tuning: {} };
   return {
-    body: { prompt: material, models: [judge.requestedId], response_schema: VERDICT_SCHEMA },
+    // The allowance said as the judge's own maxTokens, which no request setting raises: an
+    // output cut there is not said to be a default the request could have raised.
+    body: { prompt: material, models: [judge.requestedId], response_schema: VERDICT_SCHEMA, generation_settings: { maxTokens: judge.entry.defaultMaxTokens } },
     models: [model],
     judges: [],
     judgeWeights: request.judgeWeights,
@@ -130,10 +132,7 @@ export function judgeCall(request: PromptRequest, judge: RequestedModel, answerA
   const promptPieces = judgeMaterial(request, answerA, answerB);
   const single = judgeRequest(request, judge, joinPieces(promptPieces));
   const planned = planCall(single, single.models[0] as RequestedModel);
-  // A judge always runs with its catalog allowance, which no request setting raises: an
-  // output cut there says so plainly, not that the request's generation_settings may.
-  const { maxTokensDefault: _judgeAllowance, ...call } = planned.call;
-  return { ...planned, call: { ...call, promptPieces } };
+  return { ...planned, call: { ...planned.call, promptPieces } };
 }
 
 /**
