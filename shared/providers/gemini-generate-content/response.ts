@@ -56,15 +56,17 @@ export function fromGenerateContentResponse(body: unknown, requestWarnings: read
   const parts = Array.isArray(candidate.content?.parts) ? (candidate.content.parts as ResponsePart[]) : undefined;
   const texts = (parts ?? []).filter((part) => typeof part?.text === 'string' && part.thought !== true).map((part) => part.text as string);
   const output = texts.join('');
+  // Worded by the fan-out, which knows the limit; with no text, thinking took it all.
+  const cutAtMaxTokens = finishReason === 'MAX_TOKENS';
 
   const warnings = [...requestWarnings];
   const { usage, hints } = usageAndHints(response.usageMetadata, searchQueryCount(candidate.groundingMetadata), usageCoversAnswer);
   if (finishReason !== undefined && BLOCKED.has(finishReason)) {
     if (output === '') throw blocked(finishReason, response.usageMetadata, { usage, hints });
     warnings.push(`The provider stopped the output early (${finishReason}); it may be incomplete`);
-  } else if (texts.length === 0 && finishReason !== 'MAX_TOKENS') {
+  } else if (texts.length === 0 && !cutAtMaxTokens) {
     throw malformed(`The provider answered without text${finishReason ? ` (finishReason ${finishReason})` : ''}`);
-  } else if (finishReason !== undefined && finishReason !== 'STOP' && finishReason !== 'MAX_TOKENS') {
+  } else if (finishReason !== undefined && finishReason !== 'STOP' && !cutAtMaxTokens) {
     warnings.push(`The provider ended the output with finishReason ${finishReason}`);
   }
 
@@ -75,7 +77,7 @@ export function fromGenerateContentResponse(body: unknown, requestWarnings: read
         : "The provider's last token usage came before the end of its answer; cost is unavailable",
     );
   }
-  return { output, usage, ...(Object.keys(hints).length > 0 ? { hints } : {}), finishReason, ...(finishReason === 'MAX_TOKENS' ? { cutAtMaxTokens: true } : {}), warnings };
+  return { output, usage, ...(Object.keys(hints).length > 0 ? { hints } : {}), finishReason, ...(cutAtMaxTokens ? { cutAtMaxTokens } : {}), warnings };
 }
 
 /**

@@ -22,9 +22,12 @@ interface ChatResponse {
   error?: unknown;
 }
 
-/** Finish reasons of an answer cut short, each with its warning (length: cutAtMaxTokens): what came is the output (nothing, when reasoning took it all). */
-const CUT: Readonly<Record<string, string | undefined>> = {
-  length: undefined,
+/**
+ * Finish reasons of an answer cut short, each with its warning: what came is the output
+ * (nothing, when reasoning took it all). And `length`, maxTokens, which the fan-out words
+ * (cutAtMaxTokens).
+ */
+const CUT: Readonly<Record<string, string>> = {
   // Mistral: the model's context window filled before maxTokens.
   model_length: "The output was cut at the model's context window",
   // DeepSeek: "interrupted due to insufficient resource of the inference system".
@@ -56,13 +59,14 @@ export function fromChatResponse(body: unknown, dialect: ChatDialect = dialectFo
   }
   const text = textOf(choice.message?.content);
   const refused = text === undefined && typeof choice.message?.refusal === 'string';
+  const cutAtMaxTokens = finishReason === 'length';
   let output: string;
   if (text !== undefined) {
     output = withoutThinking(text);
   } else if (refused) {
     output = '';
     warnings.push('The model refused to answer');
-  } else if (finishReason !== undefined && (finishReason in CUT || finishReason === 'content_filter')) {
+  } else if (cutAtMaxTokens || (finishReason !== undefined && (finishReason in CUT || finishReason === 'content_filter'))) {
     output = ''; // cut: everything went into reasoning before the limit; filtered: nothing was left
   } else {
     throw new UpstreamError('upstream_malformed_response', 'The provider answered without content');
@@ -77,12 +81,12 @@ export function fromChatResponse(body: unknown, dialect: ChatDialect = dialectFo
   if (finishReason === 'content_filter') {
     if (output === '' && !refused) throw blockedAnswer('The provider blocked the answer (content_filter)', reported, { usage, ...hints });
     warnings.push('The provider filtered the output');
-  } else if (finishReason !== undefined && finishReason !== 'length' && !ENDED.has(finishReason)) {
+  } else if (finishReason !== undefined && !cutAtMaxTokens && !ENDED.has(finishReason)) {
     warnings.push(CUT[finishReason] ?? `The provider ended the output with finish_reason ${finishReason}`);
   }
 
   if (!usage) warnings.push('The provider reported no usable token usage; cost is unavailable');
-  return { output, usage, finishReason, ...(finishReason === 'length' ? { cutAtMaxTokens: true } : {}), warnings, ...hints };
+  return { output, usage, finishReason, ...(cutAtMaxTokens ? { cutAtMaxTokens } : {}), warnings, ...hints };
 }
 
 /** `content` as text: a string, or the text chunks of Mistral's chunk array (thinking chunks left out). */
