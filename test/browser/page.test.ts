@@ -146,6 +146,27 @@ const resultOf = (modelId: string, output: string, fields: Record<string, unknow
   ...fields,
 });
 
+/**
+ * A comparison of FAST, OTHER and THIRD at 1280 px whose every judge call, JUDGE's and
+ * fam_f-v4-pro's, on every pair, failed its second order with `message` (the first order's
+ * reasoning `reasoning`), answered by a proxy; the page once it has ended.
+ */
+async function compareFailedJudging(message: string, reasoning: string): Promise<Page> {
+  const pairs = [
+    [FAST, OTHER],
+    [FAST, THIRD],
+    [OTHER, THIRD],
+  ] as const;
+  const evaluations = [JUDGE, 'fam_f-v4-pro'].flatMap((judge) => pairs.map(([a, b]) => failedEvaluation(message, reasoning, judge, a, b)));
+  proxy = await startProxy(host(), answered([resultOf(FAST, 'a'), resultOf(OTHER, 'b'), resultOf(THIRD, 'c')], { evaluations }));
+  // Kept in `page` at once, for afterEach to close should this fail.
+  const opened = (page = await openPage(browser(), host(), { url: proxy.url }));
+  await opened.setViewport({ width: 1280, height: 900 });
+  await compare(opened, { models: [FAST, OTHER, THIRD] });
+  await ended(opened);
+  return opened;
+}
+
 /** A stream the proxy writes itself: each string as it is, each number a pause of that many ms. */
 function scripted(...parts: (string | number)[]) {
   return async (res: ServerResponse) => {
@@ -1322,18 +1343,7 @@ describe('The comparison page at GET /', () => {
       // A vendor's message as it comes (90 characters of words): an unbroken one hid this, as wide as its box.
       const message = 'The model is currently overloaded with other requests. Please retry your request later on.';
       expect(message).toHaveLength(90);
-      const SECOND = 'fam_f-v4-pro';
-      const pairs = [
-        [FAST, OTHER],
-        [FAST, THIRD],
-        [OTHER, THIRD],
-      ] as const;
-      const evaluations = [JUDGE, SECOND].flatMap((judge) => pairs.map(([a, b]) => failedEvaluation(message, 'r', judge, a, b)));
-      proxy = await startProxy(host(), answered([resultOf(FAST, 'a'), resultOf(OTHER, 'b'), resultOf(THIRD, 'c')], { evaluations }));
-      page = await openPage(browser(), host(), { url: proxy.url });
-      await page.setViewport({ width: 1280, height: 900 });
-      await compare(page, { models: [FAST, OTHER, THIRD] });
-      await ended(page);
+      page = await compareFailedJudging(message, 'r');
 
       const picks = await page.$$eval('#matrix .pick', (els) =>
         els.map((pick) => {
@@ -1360,18 +1370,7 @@ describe('The comparison page at GET /', () => {
       // 950 characters of words, as a judge writes them (up to 1,000 an order), and a vendor's error of 300.
       const reasoning = 'Answer A explains the scattering of light by the molecules of the air and why shorter wavelengths scatter more. '.repeat(9).slice(0, 950);
       const message = 'The model is currently overloaded with other requests, please retry your request later on. '.repeat(4).slice(0, 300);
-      const SECOND = 'fam_f-v4-pro';
-      const pairs = [
-        [FAST, OTHER],
-        [FAST, THIRD],
-        [OTHER, THIRD],
-      ] as const;
-      const evaluations = [JUDGE, SECOND].flatMap((judge) => pairs.map(([a, b]) => failedEvaluation(message, reasoning, judge, a, b)));
-      proxy = await startProxy(host(), answered([resultOf(FAST, 'a'), resultOf(OTHER, 'b'), resultOf(THIRD, 'c')], { evaluations }));
-      page = await openPage(browser(), host(), { url: proxy.url });
-      await page.setViewport({ width: 1280, height: 900 });
-      await compare(page, { models: [FAST, OTHER, THIRD] });
-      await ended(page);
+      page = await compareFailedJudging(message, reasoning);
 
       // Every reasoning and whole message opened, as "show" and "whole message" open them.
       const layout = await page.$eval('#evaluations', (table) => {
