@@ -1,3 +1,5 @@
+import { isObject, num } from './answer.js';
+
 /** How the page writes numbers: counts with their thousands grouped, costs to three significant digits, credits to the micro-credit. */
 
 /** Counts (tokens, milliseconds, calls, pairs) with their thousands grouped, in the page's English: 1,234,567. Not costs (usd) or credits: amounts, with rules of their own. */
@@ -37,4 +39,30 @@ export function credits(value: unknown, missing = '?'): string {
   if (typeof value !== 'number' || !Number.isFinite(value)) return missing;
   const shown = CREDITS.format(value);
   return value !== 0 && /^-?0$/.test(shown) ? value.toPrecision(3) : shown;
+}
+
+/** Calls' costs added up: in USD, the part of it estimated (none: undefined), and whether a call had no cost at all. */
+export interface Costs {
+  usd: number;
+  estimated: number | undefined;
+  unknown: boolean;
+}
+
+export function sumCosts(calls: unknown[]): Costs {
+  const sum: Costs = { usd: 0, estimated: undefined, unknown: false };
+  for (const call of calls.filter(isObject)) {
+    const provider = num(call.providerCost);
+    const estimated = provider === undefined ? num(call.estimatedCost) : undefined;
+    if (provider !== undefined) sum.usd += provider;
+    else if (estimated !== undefined) {
+      sum.usd += estimated;
+      sum.estimated = (sum.estimated ?? 0) + estimated;
+    } else sum.unknown = true;
+  }
+  return sum;
+}
+
+/** "$0.0158", "at least $0.0158" when a call had no cost, "$0.0158 (incl. $0.00100 estimated)" when some of it is an estimate. */
+export function costText(sum: Costs): string {
+  return `${sum.unknown ? 'at least ' : ''}$${usd(sum.usd)}${sum.estimated === undefined ? '' : ` (incl. $${usd(sum.estimated)} estimated)`}`;
 }
