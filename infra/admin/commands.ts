@@ -75,7 +75,8 @@ const COMMANDS: Record<string, string> = {
     "top-up --account ID --credits N [--entry ENTRY]\n  Adds N credits; applies at once, and prints the top-up's entry ID. Run again with --entry and the ID a run printed (or its error named), from 18 minutes after that run on, it applies that top-up once at most: nothing where it was applied.",
   balance:
     'balance --account ID\n  The balance, what is reserved by requests in flight, the requests running and what they count of MAX_REQUESTS_IN_FLIGHT (a judged request 1, and 1 a model or judge, whichever are more), and the account settings.',
-  ledger: 'ledger --account ID\n  Every balance change; ledgerSum equals balance + reserved (held by requests in flight) once nothing is unposted.',
+  ledger:
+    'ledger --account ID\n  Every balance change. balance + reserved (held by requests in flight) equals ledgerSum + unpostedCredits (top-ups applied, their entries not yet in the ledger) - settledNotClosed.credits (settlements in the ledger whose request has not closed its hold yet: between its two writes, or crashed there until the reconciler applies them); ledgerSum alone once both are 0.',
   'set-rate-limit': "set-rate-limit --account ID --rpm N\n  The account's requests per minute, 1 to 1000000 (applies once the authorizer cache expires: 30 s by default).",
   reconcile:
     'reconcile\n  Posts unposted ledger entries older than 16 minutes, completes or releases reservations older than 18 minutes, and drops the IDs of closed requests 18 minutes after they began.',
@@ -215,12 +216,19 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
       if (!account) throw new AccountNotFoundError(accountId);
       const entries = await deps.ledger.list(accountId);
       const sumMicro = entries.reduce((sum, e) => sum + e.amountMicro, 0);
+      const unposted = pendingEntries(account);
+      // A request between its settle's two writes (or crashed there until the reconciler applies
+      // it): its entry is in the ledger, its hold still open and its charge not yet in the balance.
+      const open = account.reservations ?? {};
+      const settledOpen = entries.filter((e) => (e.kind === 'settle' || e.kind === 'release') && e.requestId !== undefined && Object.hasOwn(open, e.requestId));
       return {
         accountId,
         balance: microToCredits(account.balanceMicro),
         reserved: microToCredits(heldMicro(account)),
         ledgerSum: microToCredits(sumMicro),
-        unposted: pendingEntries(account).length,
+        unposted: unposted.length,
+        unpostedCredits: microToCredits(unposted.reduce((sum, e) => sum + e.amountMicro, 0)),
+        settledNotClosed: { requests: settledOpen.length, credits: microToCredits(settledOpen.reduce((sum, e) => sum + e.amountMicro, 0)) },
         entries: entries.map((e) => ({
           entryId: e.entryId,
           kind: e.kind,

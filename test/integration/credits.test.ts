@@ -934,7 +934,7 @@ describe('Class: CreditsService', () => {
       expect(await ledgerView()).toMatchObject({ balance: 0.7, reserved: 0.3, ledgerSum: 1, unposted: 0 });
       await credits.settle(open, 120_000);
       const settled = await ledgerView();
-      expect(settled).toMatchObject({ balance: 0.88, reserved: 0, ledgerSum: 0.88 });
+      expect(settled).toMatchObject({ balance: 0.88, reserved: 0, ledgerSum: 0.88, settledNotClosed: { requests: 0, credits: 0 } });
       expect((settled.entries as { kind: string; credits: number; charged?: number }[]).map(({ kind, credits, charged }) => ({ kind, credits, charged }))).toEqual([
         { kind: 'topup', credits: 1, charged: undefined },
         { kind: 'settle', credits: -0.12, charged: 0.12 },
@@ -942,7 +942,49 @@ describe('Class: CreditsService', () => {
     });
   });
 
+  describe('Admin: ledger, a request between its two settle writes', () => {
+    it('shows the settlement whose hold is still open, and the unposted top-ups, so that the figures add up before the reconciler runs', async () => {
+      const clock = { now: Date.now() };
+      const flakyAccounts = new FlakyAccounts(env.client.items, env.tables.accounts);
+      const flakyLedger = new FlakyLedger(env.client.items, env.tables.ledger);
+      const credits = service(clock, flakyLedger, flakyAccounts);
+      const account = await credits.openAccount({ balanceMicro: 10_000_000 });
+      const open = await credits.reserve(account.accountId, promptLogId(clock.now), 4_000_000, NO_RATE_LIMIT);
+      flakyAccounts.failNextClose = true;
+      expect(await credits.settle(open, 1_000_000)).toEqual({ chargedMicro: 1_000_000 });
+      flakyLedger.failNext = 1;
+      await credits.topUp(account.accountId, 2_000_000);
+      const deps = { accounts, ledger, credits, apiKeys: undefined as unknown as ApiKeysRepository };
+      const ledgerView = () => runAdminCommand(['ledger', '--account', account.accountId], deps);
+      expect(await ledgerView()).toMatchObject({
+        balance: 8,
+        reserved: 4,
+        ledgerSum: 9,
+        unposted: 1,
+        unpostedCredits: 2,
+        settledNotClosed: { requests: 1, credits: -1 },
+      });
+      clock.now += RESERVATION_TIMEOUT_MS;
+      await credits.reconcile();
+      expect(await ledgerView()).toMatchObject({ balance: 11, reserved: 0, ledgerSum: 11, unposted: 0, unpostedCredits: 0, settledNotClosed: { requests: 0, credits: 0 } });
+    });
+  });
+
   describe('Property: ledger invariant', () => {
+    /** The ledger command's figures, in the micro-credits stored: balance + reserved = ledgerSum + unposted top-ups - settlements whose hold is still open. */
+    const expectLedgerViewAddsUp = async (accountId: string) => {
+      const deps = { accounts, ledger, credits: service(), apiKeys: undefined as unknown as ApiKeysRepository };
+      const view = (await runAdminCommand(['ledger', '--account', accountId], deps)) as {
+        balance: number;
+        reserved: number;
+        ledgerSum: number;
+        unpostedCredits: number;
+        settledNotClosed: { credits: number };
+      };
+      const micro = (credits: number) => Math.round(credits * 1e6);
+      expect(micro(view.balance) + micro(view.reserved)).toBe(micro(view.ledgerSum) + micro(view.unpostedCredits) - micro(view.settledNotClosed.credits));
+    };
+
     type Step =
       | { kind: 'topup'; amount: number; unposted: boolean }
       | { kind: 'request'; estimate: number; cost: number; crash: 'none' | 'before-settle' | 'settle-entry' | 'lost-answer' | 'before-close' }
@@ -969,6 +1011,8 @@ describe('Class: CreditsService', () => {
           const account = await credits.openAccount({ balanceMicro: opening });
           let expected = opening;
           for (const s of steps) {
+            // In every state a step leaves (crashes included), the ledger command's figures add up.
+            await expectLedgerViewAddsUp(account.accountId);
             if (s.kind === 'topup') {
               if (s.unposted) flaky.failNext = 1;
               await credits.topUp(account.accountId, s.amount);
@@ -1000,6 +1044,7 @@ describe('Class: CreditsService', () => {
               expect((await accounts.get(account.accountId))!.balanceMicro).toBeGreaterThanOrEqual(0);
             }
           }
+          await expectLedgerViewAddsUp(account.accountId);
           // Past every age the reconciler waits for; the second run drops the requests the first closed.
           clock.now += CLOSED_KEPT_MS;
           await credits.reconcile();
