@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { answerStatus, MAX_ANSWER_BYTES, post, requestSent, type PostAnswer } from '../http/post.js';
+import { answerStatus, MAX_ANSWER_BYTES, MIN_AVERAGE_CHUNK_BYTES, post, requestSent, type PostAnswer } from '../http/post.js';
 import { UpstreamError, parseRetryAfter, statusError } from './errors.js';
 import { cutWhole } from '../text/cut.js';
-import { notJson, parseVendorJson } from './vendor-json.js';
+import { MAX_VENDOR_JSON_FIELDS, notJson, parseVendorJson } from './vendor-json.js';
 import { jsonStringBytes, pieceTexts } from './shared-text.js';
 import type { ModelCall } from './types.js';
 
@@ -114,13 +114,23 @@ export async function postJson(request: WireRequest, signal: AbortSignal, option
   }
 }
 
-/** An answer `post` (or `readBody`) refused for its size, or for its pieces (MIN_AVERAGE_CHUNK_BYTES), as an UpstreamError; undefined for any other error. */
+/**
+ * An answer `post` (or `readBody`) refused for its size, or for its pieces (MIN_AVERAGE_CHUNK_BYTES),
+ * or the Bedrock client for its JSON fields (EANSWERFIELDS), as an UpstreamError, its message
+ * made anew (the AWS SDK appends a hint to the message of an error thrown while it reads);
+ * undefined for any other error.
+ */
 export function answerTooLarge(error: unknown): UpstreamError | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   // Not retried: the same call would answer as much again.
   if (code === 'EANSWERTOOLARGE') return new UpstreamError('upstream_malformed_response', `The provider's answer exceeded ${MAX_ANSWER_BYTES} bytes`, { cause: error });
-  if (code === 'EANSWERFRAGMENTED')
-    return new UpstreamError('upstream_malformed_response', `The provider's answer came in too many tiny pieces: ${(error as Error).message}`, { cause: error });
+  if (code === 'EANSWERFIELDS')
+    return new UpstreamError('upstream_malformed_response', `The provider's answer holds more than ${MAX_VENDOR_JSON_FIELDS} JSON fields`, { cause: error });
+  if (code === 'EANSWERFRAGMENTED') {
+    const { chunks, bytes } = error as { chunks?: unknown; bytes?: unknown };
+    const pieces = `${String(chunks)} pieces of ${String(bytes)} bytes in all, under ${MIN_AVERAGE_CHUNK_BYTES} bytes a piece`;
+    return new UpstreamError('upstream_malformed_response', `The provider's answer came in too many tiny pieces: ${pieces}`, { cause: error });
+  }
   return undefined;
 }
 

@@ -36,9 +36,16 @@ export function streamLineCap(outputTokens: number): number {
  */
 export const DEFAULT_SSE_LIMITS: SseLimits = { maxLineBytes: 4 * 1024 * 1024, maxEventBytes: 4 * 1024 * 1024, maxTotalBytes: 32 * 1024 * 1024 };
 
-/** The stream broke a limit of SseLimits. */
-export class SseLimitError extends Error {
-  override name = 'SseLimitError';
+/** The stream broke a limit of SseLimits (or of EventStreamLimits: bedrock-converse/stream-body.ts). */
+export class StreamLimitError extends Error {
+  override name = 'StreamLimitError';
+  /** The message as made: the AWS SDK appends a hint to the message of an error thrown while it deserializes. */
+  readonly reason: string;
+
+  constructor(message: string) {
+    super(message);
+    this.reason = message;
+  }
 }
 
 /**
@@ -60,10 +67,10 @@ export class SseParser {
 
   constructor(private readonly limits: SseLimits = DEFAULT_SSE_LIMITS) {}
 
-  /** Feeds a chunk of the body; returns the events it completed, in order. Throws SseLimitError past a limit. */
+  /** Feeds a chunk of the body; returns the events it completed, in order. Throws StreamLimitError past a limit. */
   push(chunk: Buffer): SseEvent[] {
     this.total += chunk.length;
-    if (this.total > this.limits.maxTotalBytes) throw new SseLimitError(`The stream exceeded ${this.limits.maxTotalBytes} bytes`);
+    if (this.total > this.limits.maxTotalBytes) throw new StreamLimitError(`The stream exceeded ${this.limits.maxTotalBytes} bytes`);
     return this.feed(this.decoder.write(chunk));
   }
 
@@ -91,9 +98,9 @@ export class SseParser {
       this.pending = '';
       this.pendingBytes = 0;
       this.checkLine(bytes);
-      if (++this.lines > (this.limits.maxLines ?? Infinity)) throw new SseLimitError(`The stream exceeded ${this.limits.maxLines} lines`);
+      if (++this.lines > (this.limits.maxLines ?? Infinity)) throw new StreamLimitError(`The stream exceeded ${this.limits.maxLines} lines`);
       this.events.line(line, events, bytes);
-      if (this.events.dataBytes > this.limits.maxEventBytes) throw new SseLimitError(`An event of the stream exceeded ${this.limits.maxEventBytes} bytes`);
+      if (this.events.dataBytes > this.limits.maxEventBytes) throw new StreamLimitError(`An event of the stream exceeded ${this.limits.maxEventBytes} bytes`);
       if (c === 13) {
         if (i + 1 < text.length) {
           if (text.charCodeAt(i + 1) === 10) i++;
@@ -114,6 +121,6 @@ export class SseParser {
 
   /** A line of `bytes` UTF-8 bytes, ended or still pending (each piece of a line is counted once: a long line's every chunk would rescan it). */
   private checkLine(bytes: number): void {
-    if (bytes > this.limits.maxLineBytes) throw new SseLimitError(`A line of the stream exceeded ${this.limits.maxLineBytes} bytes`);
+    if (bytes > this.limits.maxLineBytes) throw new StreamLimitError(`A line of the stream exceeded ${this.limits.maxLineBytes} bytes`);
   }
 }

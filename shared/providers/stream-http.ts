@@ -3,7 +3,7 @@ import { AnswerBytes, AnswerPieces, postStream, type StreamAnswer } from '../htt
 import { UpstreamError, vendorWord, type PartialReply } from './errors.js';
 import { abortError, defaultErrorMapper, headerValue, unreachable, type PostJsonOptions, type WireRequest } from './http.js';
 import type { ModelReply } from './types.js';
-import { SseLimitError, SseParser, type SseEvent, type SseLimits } from './sse.js';
+import { StreamLimitError, SseParser, type SseEvent, type SseLimits } from './sse.js';
 import { notJson, parseVendorJson } from './vendor-json.js';
 
 /** Most bytes of a non-2xx answer's body read for its error message. */
@@ -66,7 +66,7 @@ export async function postSse(request: WireRequest, signal: AbortSignal, options
 function streamFailure(error: unknown, signal: AbortSignal, status: number): UpstreamError {
   if (signal.aborted) return abortError(signal, error);
   if (error instanceof UpstreamError) return error;
-  if (error instanceof SseLimitError) return new UpstreamError('upstream_malformed_response', error.message, { upstreamStatus: status });
+  if (error instanceof StreamLimitError) return new UpstreamError('upstream_malformed_response', error.message, { upstreamStatus: status });
   if ((error as { code?: unknown }).code === 'EANSWERFRAGMENTED')
     return new UpstreamError('upstream_malformed_response', `The provider's stream came in too many tiny pieces: ${(error as Error).message}`, {
       upstreamStatus: status,

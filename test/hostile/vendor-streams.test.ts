@@ -164,13 +164,15 @@ describe('Hostile vendor streams: Bedrock ConverseStream', () => {
       body: new Uint8Array(Buffer.from(JSON.stringify(payload))),
     });
   let frames: Uint8Array[] = [];
+  /** What the endpoint answers: by default `frames`, one after the other. */
+  let answer: (res: ServerResponse) => void = (res) => {
+    res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream' });
+    for (const piece of frames) res.write(piece);
+    res.end();
+  };
   const bedrock = createServer((req, res) => {
     req.resume();
-    req.on('end', () => {
-      res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream' });
-      for (const piece of frames) res.write(piece);
-      res.end();
-    });
+    req.on('end', () => answer(res));
   });
   beforeAll(() => new Promise<void>((resolve) => bedrock.listen(0, '127.0.0.1', resolve)));
   afterAll(() => new Promise<void>((resolve) => bedrock.close(() => resolve())));
@@ -198,5 +200,95 @@ describe('Hostile vendor streams: Bedrock ConverseStream', () => {
     expect(error).toBeInstanceOf(UpstreamError);
     expect(error).toMatchObject({ code, message: `Vendor says: ${type}`, retryable, details: { upstreamStatus: 200, partial: { output: 'Hello' } } });
     expect(deltas).toEqual(['Hello']);
+  });
+
+  /** The call's outcome: its error (an UpstreamError), or undefined where it answered. */
+  const failure = (call: ModelCall, onDelta?: (text: string) => void) =>
+    ADAPTERS[call.entry.protocol]
+      .prepare(call, { baseUrl: `http://127.0.0.1:${(bedrock.address() as AddressInfo).port}`, region: 'us-east-1', simulated: true }, onDelta)
+      .send(AbortSignal.timeout(20_000))
+      .then(
+        () => undefined,
+        (e: unknown) => e as UpstreamError,
+      );
+  const streamed = (call = NOVA) => failure(call, () => undefined);
+  const malformed = (message: string) => ({ code: 'upstream_malformed_response', message, retryable: false });
+  const ended = [frame('event', 'messageStop', { stopReason: 'end_turn' })];
+
+  it("a message whose prelude declares more than an event's 4 MiB fails the call before its bytes arrive (the SDK allocates what a prelude declares, up to 4 GiB)", async () => {
+    answer = (res) => {
+      res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream' });
+      const prelude = Buffer.alloc(12);
+      prelude.writeUInt32BE(2 ** 30, 0);
+      res.write(prelude);
+      endless('x')(res);
+    };
+    expect(await streamed()).toMatchObject(malformed('An event of the stream exceeded 4194304 bytes'));
+  });
+
+  it('a message that declares fewer bytes than its own frame fails the call (a length of 0 read as a message would never end the reading)', async () => {
+    answer = (res) => {
+      res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream' });
+      res.end(Buffer.alloc(64));
+    };
+    expect(await streamed()).toMatchObject(malformed("A message of the stream declared 0 bytes, fewer than its frame's 16"));
+  });
+
+  it("an event of more than 20,000 JSON fields fails the call before the SDK parses it, as an SSE vendor's event does", async () => {
+    answer = (res) => {
+      res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream' });
+      res.end(Buffer.concat([frame('event', 'metadata', { usage: { inputTokens: 5, outputTokens: 1, totalTokens: 6 }, padding: new Array(30_000).fill(0) }), ...ended]));
+    };
+    expect(await streamed()).toMatchObject(malformed('An event of the stream holds more than 20000 JSON fields'));
+  });
+
+  it('a stream of more than 32 MiB fails the call, however its events are made', async () => {
+    const large = frame('event', 'metadata', { padding: 'x'.repeat(3 * 1024 * 1024) });
+    answer = (res) => {
+      res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream' });
+      res.end(Buffer.concat([...new Array(11).fill(large), ...ended]));
+    };
+    expect(await streamed()).toMatchObject(malformed('The stream exceeded 33554432 bytes'));
+  });
+
+  it('a stream of more messages than 8 a token of its output allowance, plus 10,000, fails the call (what decoding costs goes by the messages)', async () => {
+    const call = modelCall('fam_h-pro', { maxTokens: 16 });
+    const tiny = frame('event', 'contentBlockDelta', { contentBlockIndex: 0, delta: { text: 'x' } });
+    answer = (res) => {
+      res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream' });
+      res.end(Buffer.concat([...new Array(streamLineCap(16) + 1).fill(tiny), ...ended]));
+    };
+    expect(await streamed(call)).toMatchObject(malformed(`The stream exceeded ${streamLineCap(16)} messages`));
+  });
+
+  it('a stream within every limit, in pieces that part its messages anywhere, answers as sent', async () => {
+    const stream = Buffer.concat([
+      frame('event', 'messageStart', { role: 'assistant' }),
+      frame('event', 'contentBlockDelta', { contentBlockIndex: 0, delta: { text: 'Hello, ' } }),
+      frame('event', 'contentBlockDelta', { contentBlockIndex: 0, delta: { text: 'world' } }),
+      ...ended,
+      frame('event', 'metadata', { usage: { inputTokens: 5, outputTokens: 2, totalTokens: 7 } }),
+    ]);
+    answer = (res) => {
+      res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream' });
+      // Pieces of 1 to 5 bytes: a prelude's length in two pieces, a message's end and the next one's start in one.
+      const write = (at: number): void => {
+        if (at >= stream.length) return void res.end();
+        const size = 1 + (at % 5);
+        res.write(stream.subarray(at, at + size), () => write(at + size));
+      };
+      write(0);
+    };
+    const deltas: string[] = [];
+    expect(await failure(NOVA, (text) => deltas.push(text))).toBeUndefined();
+    expect(deltas.join('')).toBe('Hello, world');
+  });
+
+  it('a Converse answer read whole of more than 20,000 JSON fields fails the call before the SDK parses it', async () => {
+    answer = (res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ output: { message: { role: 'assistant', content: [{ text: 'Hi' }] } }, stopReason: 'end_turn', padding: new Array(30_000).fill(0) }));
+    };
+    expect(await failure(NOVA)).toMatchObject(malformed("The provider's answer holds more than 20000 JSON fields"));
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SseLimitError, SseParser, type SseEvent } from '../../shared/providers/sse.js';
+import { StreamLimitError, SseParser, type SseEvent } from '../../shared/providers/sse.js';
 
 /** Every event of `text` fed in pieces cut at each of `cuts` (byte offsets). */
 function parse(text: string | Buffer, cuts: number[] = [], parser = new SseParser()): SseEvent[] {
@@ -42,7 +42,7 @@ describe('Class: SseParser', () => {
     const parser = new SseParser({ maxLineBytes: 1024, maxEventBytes: 1 << 20, maxTotalBytes: 1 << 20 });
     expect(() => {
       for (let i = 0; i < 100; i++) parser.push(Buffer.alloc(100, 'x'));
-    }).toThrow(SseLimitError);
+    }).toThrow(StreamLimitError);
   });
 
   it('counts a long line in UTF-8 bytes across its chunks: up to the cap it is read, one byte more fails', () => {
@@ -55,8 +55,8 @@ describe('Class: SseParser', () => {
     };
     expect(Buffer.byteLength(line)).toBe(1024);
     expect(feed(new SseParser({ maxLineBytes: 1024, maxEventBytes: 1 << 20, maxTotalBytes: 1 << 20 }), `${line}\n\n`)).toEqual([{ event: 'message', data: 'é'.repeat(509) }]);
-    expect(() => feed(new SseParser({ maxLineBytes: 1024, maxEventBytes: 1 << 20, maxTotalBytes: 1 << 20 }), `${line}x\n\n`)).toThrow(SseLimitError);
-    expect(() => feed(new SseParser({ maxLineBytes: 1024, maxEventBytes: 1 << 20, maxTotalBytes: 1 << 20 }), `${line}x`)).toThrow(SseLimitError);
+    expect(() => feed(new SseParser({ maxLineBytes: 1024, maxEventBytes: 1 << 20, maxTotalBytes: 1 << 20 }), `${line}x\n\n`)).toThrow(StreamLimitError);
+    expect(() => feed(new SseParser({ maxLineBytes: 1024, maxEventBytes: 1 << 20, maxTotalBytes: 1 << 20 }), `${line}x`)).toThrow(StreamLimitError);
   });
 
   it('fails an event whose data lines pass the event cap, each line short and no blank line coming', () => {
@@ -71,7 +71,7 @@ describe('Class: SseParser', () => {
     const text = `${`data: ${'é'.repeat(100)}\n`.repeat(3)}\n`;
     const limits = { maxLineBytes: 1024, maxEventBytes: 1 << 20, maxTotalBytes: 1 << 20 };
     expect(parse(text, [], new SseParser({ ...limits, maxEventBytes: 602 }))).toEqual([{ event: 'message', data: Array(3).fill('é'.repeat(100)).join('\n') }]);
-    expect(() => parse(text, [], new SseParser({ ...limits, maxEventBytes: 601 }))).toThrow(SseLimitError);
+    expect(() => parse(text, [], new SseParser({ ...limits, maxEventBytes: 601 }))).toThrow(StreamLimitError);
   });
 
   it('counts each event apart: many events under the event cap pass, however much they add up to', () => {
@@ -89,6 +89,6 @@ describe('Class: SseParser', () => {
     const parser = new SseParser({ maxLineBytes: 1024, maxEventBytes: 1 << 20, maxTotalBytes: 10_000 });
     expect(() => {
       for (let i = 0; i < 2000; i++) parser.push(Buffer.from('data: x\n\n'));
-    }).toThrow(SseLimitError);
+    }).toThrow(StreamLimitError);
   });
 });

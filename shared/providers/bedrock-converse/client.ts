@@ -1,8 +1,11 @@
 import type { BedrockRuntimeClient, ConverseCommandInput, ConverseCommandOutput, ConverseStreamCommandInput, ConverseStreamCommandOutput } from '@aws-sdk/client-bedrock-runtime';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { keepAliveAgent, readBody } from '../../http/post.js';
 import { withFastConfig } from '../../aws-client-config.js';
 import type { Endpoint } from '../types.js';
+import { type EventStreamLimits, limitedMessages } from './stream-body.js';
+import { tooManyJsonFields } from '../../contract/json-fields.js';
+import { MAX_VENDOR_JSON_FIELDS } from '../vendor-json.js';
 
 export const DEFAULT_REGION = 'us-east-1';
 
@@ -44,8 +47,9 @@ function loadSdk(): Promise<Sdk> {
  * - maxAttempts 1: the gateway's retry loop is the only one, so attempts add up to its cap.
  * - Bodies the SDK reads whole (a Converse answer, an error's) are read as `post` reads every
  *   other vendor's: at most 8 MiB, past which the call fails (code EANSWERTOOLARGE, mapped by
- *   fromSdkError). The SDK's own reader has no limit: a lying endpoint's endless answer would
- *   fill the Lambda's memory. A ConverseStream's events are not read by it (stream.ts caps them).
+ *   fromSdkError), and at most MAX_VENDOR_JSON_FIELDS fields (withinFieldCap). The SDK's own reader has no limit: a lying endpoint's endless answer would
+ *   fill the Lambda's memory. A ConverseStream's events are not read by it (converseStream
+ *   limits them).
  */
 function clientFor(runtime: Sdk, endpoint: Endpoint): BedrockRuntimeClient {
   const region = endpoint.region ?? DEFAULT_REGION;
@@ -58,7 +62,7 @@ function clientFor(runtime: Sdk, endpoint: Endpoint): BedrockRuntimeClient {
         ...(endpoint.baseUrl ? { endpoint: endpoint.baseUrl } : {}),
         ...(endpoint.simulated ? { credentials: SIMULATED_CREDENTIALS } : {}),
         maxAttempts: 1,
-        streamCollector: (body: Readable) => readBody(body),
+        streamCollector: (body: Readable) => readBody(body).then(withinFieldCap),
         requestHandler: new runtime.NodeHttpHandler({ httpAgent: keepAliveAgent(new URL('http://agent')), httpsAgent: keepAliveAgent(new URL('https://agent')) }),
       }),
     );
@@ -67,14 +71,42 @@ function clientFor(runtime: Sdk, endpoint: Endpoint): BedrockRuntimeClient {
   return client;
 }
 
+/**
+ * A body the SDK reads whole, refused before the SDK parses it where it holds more JSON fields
+ * than any vendor's JSON may (parseVendorJson): JSON.parse of an 8 MiB body of empty keys holds
+ * the thread for seconds. Code EANSWERFIELDS, mapped by fromSdkError (answerTooLarge).
+ */
+function withinFieldCap(bytes: Buffer): Buffer {
+  // A field takes a byte at least (its comma): a shorter body cannot hold too many, and is not read.
+  if (bytes.length > MAX_VENDOR_JSON_FIELDS && tooManyJsonFields(bytes.toString('utf8'), MAX_VENDOR_JSON_FIELDS)) {
+    throw Object.assign(new Error(`The answer holds more than ${MAX_VENDOR_JSON_FIELDS} JSON fields`), { code: 'EANSWERFIELDS' });
+  }
+  return bytes;
+}
+
 /** One Converse call, exactly one HTTP attempt; the SDK's errors are thrown as they come. */
 export async function converse(input: ConverseCommandInput, endpoint: Endpoint, signal: AbortSignal): Promise<ConverseCommandOutput> {
   const runtime = await loadSdk();
   return clientFor(runtime, endpoint).send(new runtime.ConverseCommand(input), { abortSignal: signal });
 }
 
-/** One ConverseStream call, as `converse`: resolves once the answer's head arrives, its events to read from `stream`. */
-export async function converseStream(input: ConverseStreamCommandInput, endpoint: Endpoint, signal: AbortSignal): Promise<ConverseStreamCommandOutput> {
+/**
+ * One ConverseStream call, as `converse`: resolves once the answer's head arrives, its events to
+ * read from `stream`. An answer's event stream reaches the SDK's reader through
+ * limitedMessages: the SDK reads it without a limit of its own.
+ */
+export async function converseStream(input: ConverseStreamCommandInput, endpoint: Endpoint, signal: AbortSignal, limits: EventStreamLimits): Promise<ConverseStreamCommandOutput> {
   const runtime = await loadSdk();
-  return clientFor(runtime, endpoint).send(new runtime.ConverseStreamCommand(input), { abortSignal: signal });
+  const command = new runtime.ConverseStreamCommand(input);
+  // Innermost of the deserialize step: the answer as the handler received it, before the SDK's deserializer reads it.
+  command.middlewareStack.add(
+    (next) => async (args) => {
+      const out = await next(args);
+      const response = out.response as { statusCode?: number; body?: unknown };
+      if (response.statusCode === 200 && response.body instanceof Readable) response.body = Readable.from(limitedMessages(response.body, limits));
+      return out;
+    },
+    { step: 'deserialize', priority: 'low', name: 'limitedEventStream' },
+  );
+  return clientFor(runtime, endpoint).send(command, { abortSignal: signal });
 }

@@ -1,5 +1,6 @@
 import { UpstreamError, codeForStatus, parseRetryAfter } from '../errors.js';
 import { answerTooLarge } from '../http.js';
+import { StreamLimitError } from '../sse.js';
 import { cutWhole } from '../../text/cut.js';
 import { credentialsReason } from '../../aws-credentials.js';
 
@@ -53,6 +54,8 @@ export function fromSdkError(error: unknown, signal: AbortSignal): UpstreamError
   }
   const tooLarge = answerTooLarge(error);
   if (tooLarge) return tooLarge;
+  // An event stream past a limit (converseStream): before its first event, or after.
+  if (error instanceof StreamLimitError) return new UpstreamError('upstream_malformed_response', error.reason, { upstreamStatus: 200, cause: error });
   const e = (typeof error === 'object' && error !== null ? error : {}) as SdkError;
   const isService = e.$fault === 'client' || e.$fault === 'server';
   // A service exception without a status of its own was an exception frame of a stream answered 200.

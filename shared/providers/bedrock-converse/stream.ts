@@ -1,5 +1,4 @@
 import { UpstreamError, streamEndedEarly, type PartialReply } from '../errors.js';
-import { DEFAULT_SSE_LIMITS } from '../sse.js';
 import type { ModelReply } from '../types.js';
 import { fromConverseResponse, toUsage, type ConverseAnswer } from './response.js';
 import { notJson, parseVendorJson } from '../vendor-json.js';
@@ -45,12 +44,6 @@ export class ConverseStreamReader {
     } else if (typeof delta?.toolUse?.input === 'string') {
       this.toolInput += delta.toolUse.input;
       if (this.forcedTool) this.onDelta(delta.toolUse.input);
-    }
-    // The bound the event-stream vendors have (their whole stream's bytes): past it, a lying endpoint's endless text fails the call.
-    if (this.text.length + this.toolInput.length > DEFAULT_SSE_LIMITS.maxTotalBytes) {
-      throw new UpstreamError('upstream_malformed_response', `The provider streamed more than ${DEFAULT_SSE_LIMITS.maxTotalBytes / 1024 / 1024} MiB of text`, {
-        upstreamStatus: 200,
-      });
     }
     if (event.messageStop) {
       this.stopped = true;

@@ -105,26 +105,6 @@ describe('A vendor stream that ends before the event that ends its answer fails,
   });
 });
 
-describe('Class: ConverseStreamReader, a lying endpoint', () => {
-  it('fails a stream whose text passes the 32 MiB the event-stream vendors are held to, carrying what it delivered', () => {
-    const reader = new ConverseStreamReader(false, () => undefined);
-    const piece = 'x'.repeat(1024 * 1024);
-    let thrown: unknown;
-    let delivered = 0;
-    try {
-      for (let i = 0; i < 40; i++) {
-        reader.onEvent({ contentBlockDelta: { delta: { text: piece } } });
-        delivered++;
-      }
-    } catch (error) {
-      thrown = error;
-    }
-    expect(thrown).toMatchObject({ code: 'upstream_malformed_response', message: 'The provider streamed more than 32 MiB of text' });
-    expect(delivered).toBe(32);
-    expect(reader.partial().output.length).toBe(33 * piece.length);
-  });
-});
-
 describe('A streamed answer its vendor withheld after generating it', () => {
   function blocked(run: () => unknown): UpstreamError {
     const thrown = thrownBy(run);
