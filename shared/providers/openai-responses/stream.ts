@@ -3,6 +3,7 @@ import type { SseEvent } from '../sse.js';
 import { eventJson } from '../stream-http.js';
 import type { ModelReply } from '../types.js';
 import { fromResponsesResponse, reportedFailure } from './response.js';
+import { toUsage, type ResponsesUsage } from './usage.js';
 
 /** The events whose `response` is the whole answer, usage included. */
 const FINAL: ReadonlySet<string> = new Set(['response.completed', 'response.incomplete', 'response.failed']);
@@ -43,9 +44,14 @@ export class ResponsesStream {
     }
   }
 
+  /**
+   * The text so far, with the final response's usage where it came: read alone, since the
+   * partial is asked for when the call failed (its stream broke off after the final event, a
+   * `failed` response), where mapping the whole response would throw in place of that failure.
+   */
   partial(): PartialReply {
-    if (this.final === undefined) return { output: this.text };
-    const { usage } = fromResponsesResponse(this.final);
+    const final = typeof this.final === 'object' && this.final !== null ? (this.final as { usage?: ResponsesUsage | null }) : {};
+    const usage = toUsage(final.usage);
     return usage ? { output: this.text, usage } : { output: this.text };
   }
 

@@ -67,6 +67,15 @@ describe('A vendor stream that ends before the event that ends its answer fails,
     const reply = read(new ResponsesStream(() => undefined), [delta, { type: 'response.completed' }]);
     expect(reply).toMatchObject({ output: 'Hello', usage: undefined });
     expect(endedEarly(() => read(new ResponsesStream(() => undefined), [delta])).details.partial).toEqual({ output: 'Hello' });
+    // A `failed` final response: the partial (asked for when the stream then broke off) is the text and the usage, not the failure thrown.
+    const failed = new ResponsesStream(() => undefined);
+    for (const data of [
+      delta,
+      { type: 'response.failed', response: { status: 'failed', error: { code: 'server_error', message: 'boom' }, usage: { input_tokens: 8, output_tokens: 3, total_tokens: 11 } } },
+    ]) {
+      failed.onEvent({ event: 'message', data: JSON.stringify(data) });
+    }
+    expect(failed.partial()).toMatchObject({ output: 'Hello', usage: { inputTokens: 8, outputTokens: 3 } });
   });
 
   it('Gemini: ended by a finishReason; a blocked prompt (no candidate, no finishReason) is still named as blocked', () => {
