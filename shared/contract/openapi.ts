@@ -706,7 +706,8 @@ export function openApiDocument(): Record<string, any> {
               name: 'Accept',
               in: 'header',
               required: false,
-              description: '`text/event-stream` asks for the answer as Server-Sent Events (see the 200 response and docs/streaming-api.md); anything else, or none, for JSON.',
+              description:
+                '`text/event-stream` asks for the answer as Server-Sent Events (see the 200 response and docs/streaming-api.md), unless listed with `q=0` or a lower quality than `application/json` (or a range holding it: `application/*`, `*/*`); anything else, or none, for JSON.',
               schema: { type: 'string', example: 'text/event-stream' },
             },
             {
@@ -720,6 +721,8 @@ export function openApiDocument(): Record<string, any> {
           ],
           requestBody: {
             required: true,
+            description:
+              'JSON, as `application/json`; a body sent as `application/*+json`, as `application/x-www-form-urlencoded` (what `curl -d` sends) or without a Content-Type is read as JSON too. Any other type is refused (415).',
             content: { [JSON_MEDIA]: { schema: ref('PromptRequest'), examples: { hello: { summary: 'Three models', value: exampleRequest } } } },
           },
           responses: operationResponses,

@@ -134,6 +134,10 @@ describe('Routes', () => {
     expect(answer.body.error.message).toContain(`No route for ${path};`);
   });
 
+  it('routes a path that ends in a slash as its route, as API Gateway does (reference.md, 404)', async () => {
+    expect((await post(host, body({ models: ['fam_k-8b'] }), {}, '/api/v1/prompt/')).status).toBe(200);
+  });
+
   it.each(['GET', 'PUT', 'DELETE', 'PATCH'])('answers 405 with Allow for %s', async (method) => {
     const answer = await raw(method, '/api/v1/prompt', method === 'GET' ? {} : { body: '{}' });
     await expectRefused(answer, 405, 'method_not_allowed');
