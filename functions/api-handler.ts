@@ -32,17 +32,21 @@ export interface CallerGone {
 
 /**
  * POST /api/v1/prompt. The authorizer has run; the account comes from its context only.
- * `gateway` builds the gateway on first use (once per Lambda container).
+ * `build` builds the gateway on first use (once per Lambda container).
  * This module imports no Powertools tracer: the X-Ray SDK hooks every promise of the
  * process that loads it, which the local host should not pay for.
  */
-export function createApiHandler(gateway: () => Gateway, log: Log, hooks: ApiHooks = {}) {
+export function createApiHandler(build: () => Gateway, log: Log, hooks: ApiHooks = {}) {
+  // Built by the first request that passes its body's checks; what knownOverLimit reads, where built.
+  let built: Gateway | undefined;
+  const gateway = () => (built ??= build());
   return middy<ApiEvent, ApiResult>()
     .use(hooks.middlewares ?? [])
     .use(answered({ log }))
     .use(errorBody({ log }))
     .use(repeatedHeaders())
     .use(httpHeaderNormalizer())
+    .use(knownOverLimit(() => built))
     .use(jsonBody({ limitBytes: LIMITS.bodyBytes }))
     .use(validateContract())
     .handler(async (event, lambda) => {
@@ -191,6 +195,26 @@ function cachedAccount(context: Record<string, unknown>): { zeroDataRetention: b
   if (zeroDataRetention === undefined || rateLimitRpm === undefined) return undefined;
   const rpm = Number(rateLimitRpm);
   return { zeroDataRetention: zeroDataRetention === true || zeroDataRetention === 'true', ...(rpm > 0 ? { rateLimitRpm: rpm } : {}) };
+}
+
+/**
+ * An account this process found past its rate limit this minute is refused (429) before its
+ * request's body is read: a tenant sending megabytes past its limit would otherwise have each
+ * parsed and checked, on the thread every tenant's requests share locally (in AWS, each in
+ * a function invocation billed to the operator). Only once a request has built the gateway
+ * (a process that has found nothing yet knows nothing), and with the account's limit in the
+ * authorizer's context (what the reserve would count against); otherwise the reserve refuses.
+ */
+function knownOverLimit(built: () => Gateway | undefined): middy.MiddlewareObj<ApiEvent, ApiResult> {
+  return {
+    before: (request) => {
+      const gateway = built();
+      const context = request.event.requestContext.authorizer ?? {};
+      const account = cachedAccount(context);
+      if (!gateway || typeof context.accountId !== 'string' || !account) return;
+      gateway.credits.refuseKnownOverLimit(context.accountId, account.rateLimitRpm ?? gateway.config.rateLimitRpm);
+    },
+  };
 }
 
 /** A gateway that cannot be built (configuration invalid) is a 503 that names no cause; the next invocation builds again. */

@@ -180,6 +180,15 @@ export class CreditsService {
   }
 
   /**
+   * Throws the 429 a request of the account would get from its reserve or count, without a
+   * store call, where this process found its minute's window full at this limit or a higher
+   * one (AccountsRepository.refuseKnownFull).
+   */
+  refuseKnownOverLimit(accountId: string, limitPerMinute: number): void {
+    this.accounts.refuseKnownFull(accountId, this.now(), limitPerMinute);
+  }
+
+  /**
    * Counts a request that holds nothing (a replayed answer) in the account's minute of
    * requests, as the reserve counts one: 429 when the minute's limit is reached.
    */

@@ -148,12 +148,22 @@ function windowWrite(opensWindow: boolean, windowStart: number, limitPerMinute: 
  * function whose clock runs ahead opened it (it counts as the current one), whether it is the
  * one the next attempt counts in, and a 429 where it is full.
  */
-function windowAfterRefusal(account: Account, windowStart: number, at: number, limitPerMinute: number): { windowStart: number; current: boolean } {
+function windowAfterRefusal(account: Account, windowStart: number, limitPerMinute: number): { windowStart: number; current: boolean; full: boolean } {
   const window = account.rateWindow;
   const start = window && window.start > windowStart ? window.start : windowStart;
   const current = window !== undefined && window.start === start;
-  if (current && window.count >= limitPerMinute) throw new RateLimitedError(Math.max(1, Math.ceil((start + RATE_WINDOW_MS - at) / 1000)), limitPerMinute);
-  return { windowStart: start, current };
+  return { windowStart: start, current, full: current && window.count >= limitPerMinute };
+}
+
+/** The 429 of a request at `at` in the full window that began at `start`. */
+function rateLimited(start: number, at: number, limitPerMinute: number): RateLimitedError {
+  return new RateLimitedError(Math.max(1, Math.ceil((start + RATE_WINDOW_MS - at) / 1000)), limitPerMinute);
+}
+
+/** A rate window an account had in this process: when it began, and the limit it was found full at (none: not seen full). */
+interface SeenWindow {
+  start: number;
+  fullAt?: number;
 }
 
 /** What a write that counts a request in the rate window adds to it, and how its outcomes read (AccountsRepository.countedWrite). */
@@ -181,8 +191,9 @@ export class AccountsRepository {
    * most WINDOWS_REMEMBERED accounts, the least recent dropped first). A reserve in a later
    * minute opens that minute's window at once, rather than count in it, be refused and write
    * again: an account's first request of each minute takes one store round trip, not two.
+   * A window seen full is refused without a store call until it ends (refuseKnownFull).
    */
-  private readonly windows = new BoundedMap<string, number>(WINDOWS_REMEMBERED);
+  private readonly windows = new BoundedMap<string, SeenWindow>(WINDOWS_REMEMBERED);
 
   constructor(
     private readonly client: DynamoDBClient,
@@ -324,6 +335,18 @@ export class AccountsRepository {
   }
 
   /**
+   * Throws the 429 a request of the account at `at` would get from its counted write, without
+   * the write, where this process found the account's window full and it has not ended: a
+   * window's count only grows. Not where the limit is now above the one it was found full at
+   * (raised since). So that an account past its limit costs no store call, nor the reading of
+   * its request's body (functions/api-handler.ts).
+   */
+  refuseKnownFull(accountId: string, at: number, limitPerMinute: number): void {
+    const seen = this.windows.get(accountId);
+    if (seen?.fullAt !== undefined && limitPerMinute <= seen.fullAt && at < seen.start + RATE_WINDOW_MS) throw rateLimited(seen.start, at, limitPerMinute);
+  }
+
+  /**
    * The write that counts a request in the account's one-minute rate window, with what `write`
    * adds to it (its update, conditions, names and values), in one conditional UpdateItem; a
    * key the account lists as revoked is refused (a key revoked since the authorizer cached its
@@ -337,7 +360,7 @@ export class AccountsRepository {
    */
   private async countedWrite<T>(accountId: string, at: number, rate: Pick<ReserveLimits, 'limitPerMinute' | 'keyHash'>, write: CountedWrite<T>): Promise<T> {
     let windowStart = rateWindowStart(at);
-    const seen = this.windows.get(accountId);
+    const seen = this.windows.get(accountId)?.start;
     let opensWindow = seen !== undefined && seen < windowStart;
     // Whether an attempt of any of these writes may still land, refused writes included:
     // an attempt of an earlier write may land once the window it assumed is the current one.
@@ -362,7 +385,7 @@ export class AccountsRepository {
       });
       try {
         const written = await storeCall(write.operation, this.client.send(command));
-        this.windows.set(accountId, windowStart);
+        this.windows.set(accountId, { start: windowStart });
         return write.landed(written.Attributes, mayLandLate || attemptMayLandLate(command.input));
       } catch (error) {
         if (!isConditionFailed(error)) throw error;
@@ -372,7 +395,11 @@ export class AccountsRepository {
         const answered = write.refusedBefore?.(account);
         if (answered !== undefined) return answered;
         if (keyHash !== undefined && account.revokedKeys?.[keyHash] !== undefined) throw new UnauthorizedError();
-        const counted = windowAfterRefusal(account, windowStart, at, rate.limitPerMinute);
+        const counted = windowAfterRefusal(account, windowStart, rate.limitPerMinute);
+        if (counted.full) {
+          this.windows.set(accountId, { start: counted.windowStart, fullAt: rate.limitPerMinute });
+          throw rateLimited(counted.windowStart, at, rate.limitPerMinute);
+        }
         windowStart = counted.windowStart;
         write.refusedAfter?.(account);
         opensWindow = !counted.current;

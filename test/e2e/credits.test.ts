@@ -159,6 +159,10 @@ describe('Credits through the gateway', () => {
     expect(Number(limited.headers.get('retry-after'))).toBeLessThanOrEqual(60);
     expect(host.simulator.calls()).toHaveLength(0);
     expect(await balanceOf(host, accountId)).toBe(before);
+    // Found over its limit: its next requests are refused before their bodies are read (a body that is not JSON gets the 429, not a 400).
+    const unread = await post(host, '{"prompt": not json', auth);
+    expect([unread.status, unread.body.error.code]).toEqual([429, 'rate_limited']);
+    expect(Number(unread.headers.get('retry-after'))).toBeLessThanOrEqual(Number(limited.headers.get('retry-after')));
   });
 });
 

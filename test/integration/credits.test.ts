@@ -141,16 +141,22 @@ async function expectBalanced(credits: CreditsService, accountId: string, opened
   return account.balanceMicro;
 }
 
+/** The store's `items` client, the name of each command sent through it listed in `sent`. */
+function countingClient() {
+  const sent: string[] = [];
+  const counting = {
+    send: (command: object) => {
+      sent.push(command.constructor.name);
+      return env.client.items.send(command as never);
+    },
+  } as unknown as typeof env.client.items;
+  return { sent, counting };
+}
+
 describe('Class: CreditsService', () => {
   describe('Method: reserve', () => {
     it("opens an account's rate window for a new minute in one write, where this process saw its window in an earlier minute", async () => {
-      const sent: string[] = [];
-      const counting = {
-        send: (command: object) => {
-          sent.push(command.constructor.name);
-          return env.client.items.send(command as never);
-        },
-      } as unknown as typeof env.client.items;
+      const { sent, counting } = countingClient();
       const clock = { now: Date.UTC(2026, 10, 26, 10, 0, 1) };
       const credits = service(clock, ledger, new AccountsRepository(counting, env.tables.accounts));
       const account = await credits.openAccount({ balanceMicro: 1_000_000 });
@@ -172,6 +178,37 @@ describe('Class: CreditsService', () => {
       clock.now += 10 * 60_000;
       expect(await writesOf()).toEqual(['UpdateItemCommand']);
       // Nothing left held for the other tests' reconciler runs.
+      for (const open of opens) await credits.settle(open, 0);
+    });
+
+    it('refuses an account this process found over its limit without a store call until its window ends, unless its limit was raised since', async () => {
+      const { sent, counting } = countingClient();
+      const clock = { now: Date.UTC(2026, 10, 26, 14, 0, 1) };
+      const credits = service(clock, ledger, new AccountsRepository(counting, env.tables.accounts));
+      const account = await credits.openAccount({ balanceMicro: 1_000_000 });
+      const limits = { limitPerMinute: 1, inFlight: 100 };
+      const opens = [await credits.reserve(account.accountId, promptLogId(), 100, limits)];
+      // Not yet found full: nothing refused before the write.
+      expect(() => credits.refuseKnownOverLimit(account.accountId, 1)).not.toThrow();
+      await expect(credits.reserve(account.accountId, promptLogId(), 100, limits)).rejects.toBeInstanceOf(RateLimitedError);
+      clock.now += 20_000;
+      sent.length = 0;
+      const refused = (() => {
+        try {
+          credits.refuseKnownOverLimit(account.accountId, 1);
+        } catch (error) {
+          return error;
+        }
+      })();
+      expect(refused).toBeInstanceOf(RateLimitedError);
+      expect((refused as RateLimitedError).retryAfterSeconds).toBe(39);
+      expect(sent).toEqual([]);
+      // Raised since: left to the reserve, which admits it.
+      expect(() => credits.refuseKnownOverLimit(account.accountId, 2)).not.toThrow();
+      // The window over: nothing known of the next.
+      clock.now += 40_000;
+      expect(() => credits.refuseKnownOverLimit(account.accountId, 1)).not.toThrow();
+      opens.push(await credits.reserve(account.accountId, promptLogId(), 100, limits));
       for (const open of opens) await credits.settle(open, 0);
     });
 
