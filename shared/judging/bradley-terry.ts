@@ -22,8 +22,9 @@ const MAX_ITERATIONS = 100;
 const TOLERANCE = 1e-10;
 /**
  * Where the maximum-likelihood strengths do not exist (an item that won, or lost, every
- * game it played within its group), every compared pair gets this many virtual ties: the
- * fit stays finite, and such an item's interval shows how little is known.
+ * game it played within its group), or would not without the group's ties (every decisive
+ * game, fitPairs), every compared pair gets this many virtual ties: the fit stays finite,
+ * and such an item's interval shows how little is known.
  */
 export const VIRTUAL_TIES = 1;
 
@@ -55,14 +56,19 @@ function linked(n: number, pairs: readonly Games[]): number[][] {
 
 /**
  * fitBradleyTerry of games already merged per pair, with their groups: each group fitted on
- * its own, with virtual ties on its pairs where Ford's condition fails in it (a group shares
- * no game with another, nor its odds).
+ * its own (a group shares no game with another, nor its odds), with virtual ties on its
+ * pairs where Ford's condition fails for its decisive games: a tie links two items both
+ * ways but says nothing of which is stronger, so one tie beside wins all one way would give
+ * strengths whose odds decide every replayed decisive game the same way (bradleyTerry: 3
+ * wins and a tie would set two items apart where 4 wins do not), and the strengths reported
+ * would not be those the intervals are replayed from.
  */
-function fitPairs(n: number, pairs: readonly Games[], groups: readonly number[][]): (number | null)[] {
+function fitPairs(n: number, pairs: readonly PairGames[], groups: readonly number[][]): (number | null)[] {
   const work = fordWork(n);
+  const decisive = pairs.map((p) => ({ a: p.a, b: p.b, winsA: p.winsA - p.ties / 2, winsB: p.winsB - p.ties / 2 }));
   const systems = groups.map((group) => {
     const [system] = systemsOf(n, pairs, [group]) as [GroupSystem];
-    if (fordHolds([system], work)) return system;
+    if (fordHolds(systemsOf(n, decisive, [group]), work)) return system;
     const tied = system.pairs.map((p) => ({ ...p, winsA: p.winsA + VIRTUAL_TIES / 2, winsB: p.winsB + VIRTUAL_TIES / 2 }));
     return systemsOf(n, tied, [group])[0] as GroupSystem;
   });
@@ -339,7 +345,6 @@ export async function bradleyTerry(n: number, games: readonly Games[], rounds: n
     for (const item of group) groupOf[item] = index;
   });
   const draws: number[][] = Array.from({ length: n }, () => []);
-  const replayStrengths = replayStrengthsOf(n, pairs, groups, strengths);
   const theta = new Array<number>(n);
   const next = new Array<number>(n);
   const ford = fordWork(n);
@@ -347,19 +352,20 @@ export async function bradleyTerry(n: number, games: readonly Games[], rounds: n
     draws[item]!.push(strength);
   };
   let turnStarted = performance.now();
-  // Each group replayed on its own, seeded by its own games: another group's games, which it
-  // shares nothing with, change none of its draws.
+  // Each group replayed on its own, seeded by its own games with its items numbered within it
+  // (in the order of their numbers): another group, which shares no game with it, changes none
+  // of its draws, nor does how many items are numbered before it.
   for (const group of groups) {
-    const inGroup = new Set(group);
-    const own = pairs.filter((pair) => inGroup.has(pair.a));
-    const random = seededRandom(fnv1a(JSON.stringify(own)));
+    const local = new Map([...group].sort((x, y) => x - y).map((item, index) => [item, index]));
+    const own = pairs.filter((pair) => local.has(pair.a));
+    const random = seededRandom(fnv1a(JSON.stringify(own.map((pair) => ({ ...pair, a: local.get(pair.a), b: local.get(pair.b) })))));
     // Each pair's games replayed with their observed share of ties, the rest decided so that
     // a's expected share of the wins is the fitted probability p: a tie replayed as a win or a
     // loss would vary more than the tie did, and widen the interval.
     const odds = own.map(({ a, b, winsA, winsB, ties }) => {
       const times = Math.round(winsA + winsB);
       const tieShare = ties / (winsA + winsB);
-      const p = 1 / (1 + Math.exp((replayStrengths[b] as number) - (replayStrengths[a] as number)));
+      const p = 1 / (1 + Math.exp((strengths[b] as number) - (strengths[a] as number)));
       const decisive = tieShare >= 1 ? 0.5 : Math.min(1, Math.max(0, (p - tieShare / 2) / (1 - tieShare)));
       return { times, tieShare, decisive };
     });
@@ -401,35 +407,6 @@ export async function bradleyTerry(n: number, games: readonly Games[], rounds: n
     return [percentile(values, 0.025), percentile(values, 0.975)];
   });
   return { strengths, intervals, groups: groupOf };
-}
-
-/**
- * The strengths the replay's odds come from: the fitted ones, but in a group whose decisive
- * games alone (its ties left out) break Ford's condition where its games with their ties do
- * not, those of the fit with virtual ties on that group's pairs. A tie links two items both
- * ways, so one tie beside wins all one way gives strengths without virtual ties whose odds
- * decide every replayed decisive game the same way (3 wins and a tie would set two items apart
- * where 4 wins do not). Other groups keep their odds: groups share no game.
- */
-function replayStrengthsOf(n: number, pairs: readonly PairGames[], groups: readonly number[][], strengths: (number | null)[]): (number | null)[] {
-  const work = fordWork(n);
-  const decisive = pairs.map((p) => ({ a: p.a, b: p.b, winsA: p.winsA - p.ties / 2, winsB: p.winsB - p.ties / 2 }));
-  const oneSided = new Set<number>();
-  for (const group of groups) {
-    // Where Ford's condition fails with the ties, the group's fit has its virtual ties already.
-    if (!fordHolds(systemsOf(n, pairs, [group]), work)) continue;
-    if (!fordHolds(systemsOf(n, decisive, [group]), work)) for (const item of group) oneSided.add(item);
-  }
-  if (oneSided.size === 0) return strengths;
-  const smoothed = pairs.map((p) => (oneSided.has(p.a) ? { ...p, winsA: p.winsA + VIRTUAL_TIES / 2, winsB: p.winsB + VIRTUAL_TIES / 2 } : p));
-  return fitPairs(n, smoothed, groups);
-}
-
-/** The strengths bradleyTerry's replays take their odds from, for `n` items and their games (replayStrengthsOf). */
-export function replayStrengths(n: number, games: readonly Games[]): (number | null)[] {
-  const pairs = played(n, games).sort(byItems);
-  const groups = linked(n, pairs);
-  return replayStrengthsOf(n, pairs, groups, fitPairs(n, pairs, groups));
 }
 
 /** Linear interpolation between closest ranks. */

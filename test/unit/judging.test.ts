@@ -648,6 +648,12 @@ describe('Function: toEvaluation, lengths', () => {
     // It was 577: the shorter answer read as the longer.
     expect(evaluation.lengths).toEqual({ thinker: { tokens: 65, characters: thinker.output.length }, claude: { tokens: 300, characters: claude.output.length } });
   });
+
+  it('counts characters as Unicode code points, as the request limits count them: an emoji is one (two UTF-16 units), a lone surrogate one', () => {
+    const emoji = result('emoji', { output: '😀😀 ok' });
+    const plain = result('plain', { output: 'abcd\ud800' });
+    expect(tiedEvaluation(emoji, plain).lengths).toMatchObject({ emoji: { characters: 5 }, plain: { characters: 5 } });
+  });
 });
 
 describe('Function: weightedScores', () => {
