@@ -2,7 +2,7 @@
 import './quiet-sdk.js';
 import { ConfigError, loadConfig } from '../../shared/config.js';
 import { createStore } from '../../shared/credits/store.js';
-import { TopUpTooEarlyError, topUpRunnableAt } from '../../shared/credits/credits-service.js';
+import { TopUpEntryTakenError, TopUpTooEarlyError, topUpRunnableAt } from '../../shared/credits/credits-service.js';
 import { AccountNotFoundError } from '../../shared/errors.js';
 import { storeNow } from '../../shared/storage/dynamodb.js';
 import { BalanceCeilingError, KeyNotFoundError, StoreUnavailableError } from '../../shared/storage/errors.js';
@@ -61,6 +61,8 @@ const ERRORS: { match: (error: unknown) => boolean; code: string; exit: number; 
   { match: (e) => e instanceof AwsAccessError, code: 'access_denied', exit: 7 },
   // Said as a usage error: the command is right, its time not yet.
   { match: (e) => e instanceof TopUpTooEarlyError, code: 'usage', exit: 2 },
+  // The entry named is another top-up's (another amount): the operator's command is what is wrong.
+  { match: (e) => e instanceof TopUpEntryTakenError, code: 'usage', exit: 2 },
 ];
 
 /** An account that never exists: its read only carries the store's clock back. */
@@ -90,10 +92,12 @@ try {
     // top-up be posted while a retry of its write may still land, one ahead would release the
     // reservations of requests still running. One read first (once the command line is
     // valid), for the SDK to hear that clock.
-    store = createStore(config, { storeClient, now: () => storeNow(storeClient) });
+    const now = () => storeNow(storeClient);
+    store = createStore(config, { storeClient, now });
     const { accounts } = store;
     const result = await runAdminCommand(argv, {
       ...store,
+      now,
       beforeDating: async () => {
         await accounts.get(CLOCK_READ_ACCOUNT);
       },

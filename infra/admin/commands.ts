@@ -17,9 +17,11 @@ export interface AdminDeps {
   credits: CreditsService;
   /**
    * Run, once the command line is valid, before a command that dates an entry or judges ages
-   * (create-account, top-up, reconcile): the CLI reads the store's clock there (cli.ts).
+   * (create-account, top-up, reconcile, revoke-key): the CLI reads the store's clock there (cli.ts).
    */
   beforeDating?: () => Promise<void>;
+  /** The time a revocation is dated by: the store's clock in the CLI (as `credits` dates entries), never the operator machine's. */
+  now?: () => number;
   /** Standard input, whole: where `revoke-key --key -` reads its key (cli.ts). */
   readStdin?: () => Promise<string>;
 }
@@ -179,7 +181,10 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
       if ((values.key === undefined) === (values.hash === undefined)) throw new UsageError('revoke-key takes one of --key KEY or --hash SHA256');
       if (values.hash !== undefined && !/^[0-9a-f]{64}$/.test(values.hash)) throw new UsageError("--hash must be a key's SHA-256: 64 lowercase hex digits, as list-keys shows it");
       const key = values.key === '-' ? await keyFromStdin(deps) : values.key;
-      const record = await revokeApiKey(deps, values.hash ?? hashApiKey(key as string));
+      // Dated by the store's clock: the account's list drops revocations 2 hours older than the
+      // newest, so a machine hours ahead would drop, and let through again, keys revoked just now.
+      await deps.beforeDating?.();
+      const record = await revokeApiKey(deps, values.hash ?? hashApiKey(key as string), (deps.now ?? Date.now)());
       return { accountId: record.accountId, keyPrefix: record.keyPrefix, revokedAt: record.revokedAt };
     }
     case 'list-keys': {

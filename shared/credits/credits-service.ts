@@ -4,6 +4,7 @@ import { silentLog, type Log } from '../log.js';
 import { CLOSED_LISTED_MAX, type Account, type AccountsRepository, type CountedRequest, type OpenRequest, type ReserveLimits } from '../storage/accounts.js';
 import { AccountContendedError, ConditionFailedError } from '../storage/errors.js';
 import type { LedgerEntry, LedgerRepository, SettlementEntry } from '../storage/ledger.js';
+import { microToCredits } from '../pricing/micro-credits.js';
 
 export type { OpenRequest };
 
@@ -85,11 +86,21 @@ export function chargeableMicro(open: OpenRequest, costMicro: number): number {
 /** The log line of a settle whose cost was above its reservation (infra/stack/alarms.ts filters on it). */
 export const UNCOLLECTED_LOG_MESSAGE = 'Cost above the reservation left uncollected';
 
+/** A top-up run again (`--entry`) whose entry was applied as something else: another amount, or not a top-up. Nothing applied. */
+export class TopUpEntryTakenError extends Error {
+  override name = 'TopUpEntryTakenError';
+  constructor(entry: LedgerEntry, applied: LedgerEntry) {
+    super(
+      applied.kind === 'topup'
+        ? `Entry ${entry.entryId} was applied already, as a top-up of ${microToCredits(applied.amountMicro)} credits, not ${microToCredits(entry.amountMicro)}: nothing applied. Run it again with --credits ${microToCredits(applied.amountMicro)} to check it, or without --entry for a new top-up`
+        : `Entry ${entry.entryId} was applied already, as a ${applied.kind}: nothing applied`,
+    );
+  }
+}
+
 /** The balance, as `account` was read, after a top-up already applied: refused where the entry applied is not this top-up (another amount, or no top-up). */
 function appliedBalance(applied: LedgerEntry, entry: LedgerEntry, account: Account | undefined): number {
-  if (applied.kind !== 'topup' || applied.amountMicro !== entry.amountMicro) {
-    throw new ConditionFailedError(`Entry ${entry.entryId} was applied already, as ${applied.kind} of ${applied.amountMicro} micro-credits, not this top-up`);
-  }
+  if (applied.kind !== 'topup' || applied.amountMicro !== entry.amountMicro) throw new TopUpEntryTakenError(entry, applied);
   if (!account) throw new ConditionFailedError(`Entry ${entry.entryId} was applied, but account ${entry.accountId} is gone`);
   return account.balanceMicro;
 }

@@ -201,6 +201,17 @@ describe('npm run admin', () => {
     expect(JSON.parse((await admin('ledger', '--account', accountId)).stdout)).toMatchObject({ balance: 1e9, ledgerSum: 1e9 });
   });
 
+  it('answers a top-up run again under an entry applied with another amount as a usage error, in credits, applying nothing', async () => {
+    const { accountId } = JSON.parse((await admin('create-account', '--credits', '5')).stdout);
+    // An entry ID of 2016: long past the 18 minutes before a run may name it.
+    const entry = '01ARZ3NDEKTSV4RRFFQ69G5FAV#topup';
+    expect(JSON.parse((await admin('top-up', '--account', accountId, '--credits', '10', '--entry', entry)).stdout).balance).toBe(15);
+    const other = await admin('top-up', '--account', accountId, '--credits', '500', '--entry', entry);
+    expect([other.code, errorOf(other.stderr).code]).toEqual([2, 'usage']);
+    expect(errorOf(other.stderr).message).toContain('as a top-up of 10 credits, not 500: nothing applied');
+    expect(JSON.parse((await admin('balance', '--account', accountId)).stdout).balance).toBe(15);
+  });
+
   it('answers each kind of error with one code and its exit status, as JSON on stderr', async () => {
     // A store that answers reads and fails every write with a 500: a top-up's write that may have landed all the same.
     const failingWrites = await startFakeAws((call) => (call.operation === 'GetItem' ? { body: {} } : awsError('InternalServerError', 'Internal server error', 500)));

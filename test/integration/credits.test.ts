@@ -11,6 +11,7 @@ import {
   POSTING_DELAY_MS,
   RESERVATION_TIMEOUT_MS,
   TOP_UP_ATTEMPTS_END_MS,
+  TopUpEntryTakenError,
   TopUpTooEarlyError,
   UNCOLLECTED_LOG_MESSAGE,
   type OpenRequest,
@@ -364,7 +365,8 @@ describe('Class: CreditsService', () => {
       expect((await accounts.get(account.accountId))!.unposted).toEqual({});
       expect(await credits.topUp(account.accountId, 500, landed, true)).toBe(1_500);
       // Named with another amount: refused, nothing applied.
-      await expect(credits.topUp(account.accountId, 700, landed, true)).rejects.toThrow(/was applied already, as topup of 500 micro-credits/);
+      await expect(credits.topUp(account.accountId, 700, landed, true)).rejects.toThrow(TopUpEntryTakenError);
+      await expect(credits.topUp(account.accountId, 700, landed, true)).rejects.toThrow(/was applied already, as a top-up of 0.0005 credits, not 0.0007: nothing applied/);
       // A first run that never landed: applied, once.
       const lost = credits.topUpEntryId();
       clock.now += TOP_UP_ATTEMPTS_END_MS;

@@ -230,6 +230,28 @@ describe('Function: runAdminCommand, revoke-key --key -', () => {
     );
   }
 
+  it("dates the revocation by the store's clock (deps.now), in the key's record and the account's list: a machine hours ahead had dropped keys revoked just before", async () => {
+    const dated: unknown[] = [];
+    const storeNow = Date.UTC(2026, 10, 27, 15, 42, 5);
+    const deps = {
+      ...recordingDeps().deps,
+      now: () => storeNow,
+      apiKeys: {
+        revoke: async (keyHash: string, at: Date) => {
+          dated.push(at.getTime());
+          return { keyHash, accountId: 'acct_x', keyPrefix: 'mcg_abcd', revokedAt: at.toISOString() };
+        },
+      },
+      accounts: {
+        revokeKey: async (_accountId: string, _keyHash: string, at: number) => {
+          dated.push(at);
+        },
+      },
+    } as unknown as AdminDeps;
+    expect(await runAdminCommand(['revoke-key', '--hash', 'a'.repeat(64)], deps)).toMatchObject({ revokedAt: '2026-11-27T15:42:05.000Z' });
+    expect(dated).toEqual([storeNow, storeNow]);
+  });
+
   it("reads the key from standard input's one line, the spaces and line end around it dropped", async () => {
     expect(await revokedFromStdin('  mcg_abcdef \r\n\n')).toEqual({ revoked: [hashApiKey('mcg_abcdef')] });
   });
