@@ -15,7 +15,10 @@ export const TABLE_OUTPUTS: Readonly<Record<keyof TableNames, string>> = {
   promptLogs: 'PromptLogsTableName',
 };
 
-/** The stack is missing, or lacks an output: the message says what to set or deploy. */
+/** Node's codes for a request that never reached its server, or whose server went away. */
+const NETWORK_CODES: ReadonlySet<string> = new Set(['ENOTFOUND', 'EAI_AGAIN', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
+
+/** The stack is missing, lacks an output, or could not be reached: the message says what to set or deploy. */
 export class DeployedStackError extends Error {
   override name = 'DeployedStackError';
 }
@@ -52,6 +55,14 @@ export async function deployedTableNames(options: DeployedTablesOptions): Promis
       if ((error as Error).name === 'CredentialsProviderError') {
         throw new DeployedStackError(
           `No AWS credentials to read the ${where} with (${sdkCredentialsReason(error)}): set DYNAMODB_ENDPOINT for a local store (npm start prints it), or AWS credentials (a profile, SSO, the environment) for the deployed stack`,
+          { cause: error },
+        );
+      }
+      // CloudFormation not reached (no network, a LocalStack not running): said as where it was looked for.
+      const code = (error as { code?: unknown }).code;
+      if ((typeof code === 'string' && NETWORK_CODES.has(code)) || (error as Error).name === 'TimeoutError') {
+        throw new DeployedStackError(
+          `CloudFormation could not be reached at ${options.endpoint ?? `its ${options.region} endpoint`} to read the ${where} (${typeof code === 'string' ? code : (error as Error).name}): check the network, or AWS_ENDPOINT_URL (a LocalStack running), or set DYNAMODB_ENDPOINT for a local store, or the *_TABLE variables`,
           { cause: error },
         );
       }

@@ -85,6 +85,16 @@ describe('Function: deployedTableNames', () => {
     await expect(deployedTableNames({ stackName: DEFAULT_STACK_NAME, region: 'eu-west-1' })).rejects.toThrow(`(the SDK: ${reason})`);
   });
 
+  it.each([
+    ['ENOTFOUND', undefined, /CloudFormation could not be reached at its eu-west-1 endpoint to read the stack .* \(ENOTFOUND\): check the network/],
+    ['ECONNREFUSED', 'http://127.0.0.1:4566', /CloudFormation could not be reached at http:\/\/127\.0\.0\.1:4566 .* \(ECONNREFUSED\): .*AWS_ENDPOINT_URL \(a LocalStack running\)/],
+  ])('says where it looked for CloudFormation when it cannot be reached (%s), as the stack error', async (code, endpoint, message) => {
+    cloudFormation.on(DescribeStacksCommand).rejects(Object.assign(new Error(`connect ${code}`), { code }));
+    const lookup = deployedTableNames({ stackName: DEFAULT_STACK_NAME, region: 'eu-west-1', ...(endpoint ? { endpoint } : {}) });
+    await expect(lookup).rejects.toBeInstanceOf(DeployedStackError);
+    await expect(lookup).rejects.toThrow(message);
+  });
+
   it("names credentials AWS refused as the CLI's access error, and rethrows any other failure as it is (throttling)", async () => {
     const denied = Object.assign(new Error('not authorized to perform: cloudformation:DescribeStacks'), { name: 'AccessDenied' });
     cloudFormation.on(DescribeStacksCommand).rejects(denied);
