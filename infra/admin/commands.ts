@@ -79,7 +79,10 @@ const COMMANDS: Record<string, string> = {
     'balance --account ID\n  The balance, what is reserved by requests in flight, the requests running and what they count of MAX_REQUESTS_IN_FLIGHT (a judged request 1, and 1 a model or judge, whichever are more), and the account settings.',
   ledger:
     'ledger --account ID\n  Every balance change. balance + reserved (held by requests in flight) equals ledgerSum + unpostedCredits (top-ups applied, their entries not yet in the ledger) - settledNotClosed.credits (settlements in the ledger whose request has not closed its hold yet: between its two writes, or crashed there until the reconciler applies them); ledgerSum alone once both are 0.',
-  'set-rate-limit': "set-rate-limit --account ID --rpm N\n  The account's requests per minute, 1 to 1000000 (applies once the authorizer cache expires: 30 s by default).",
+  'set-rate-limit':
+    "set-rate-limit --account ID --rpm N|default\n  The account's requests per minute, 1 to 1000000; default removes the account's own limit, which then follows the gateway's (RATE_LIMIT_RPM, or the stack's gateway:rateLimitRpm). Applies once the authorizer cache expires: 30 s by default.",
+  'set-zdr':
+    "set-zdr --account ID --on | --off\n  The account's zero-data-retention default: with --on, none of its requests' prompts, outputs or judge reasoning is kept (a request may still ask for it with zero_data_retention). Applies once the authorizer cache expires: 30 s by default.",
   reconcile:
     'reconcile\n  Posts unposted ledger entries older than 16 minutes, completes or releases reservations older than 18 minutes, and drops the IDs of closed requests 18 minutes after they began.',
 };
@@ -112,6 +115,8 @@ const OPTIONS = {
   hash: { type: 'string' },
   rpm: { type: 'string' },
   zdr: { type: 'boolean' },
+  on: { type: 'boolean' },
+  off: { type: 'boolean' },
   entry: { type: 'string' },
 } as const;
 
@@ -127,6 +132,7 @@ const COMMAND_FLAGS: Record<string, readonly Flag[]> = {
   balance: ['account'],
   ledger: ['account'],
   'set-rate-limit': ['account', 'rpm'],
+  'set-zdr': ['account', 'on', 'off'],
   reconcile: [],
 };
 
@@ -248,9 +254,18 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
     }
     case 'set-rate-limit': {
       const accountId = required(values.account, '--account');
-      const rateLimitRpm = rpm(required(values.rpm, '--rpm'));
-      await deps.accounts.setRateLimit(accountId, rateLimitRpm);
+      const given = required(values.rpm, '--rpm');
+      // `default`: the account's own limit removed (balance then shows null), the gateway's applies.
+      const rateLimitRpm = given === 'default' ? null : rpm(given, ", or default (the gateway's limit)");
+      await deps.accounts.setSettings(accountId, { rateLimitRpm });
       return { accountId, rateLimitRpm };
+    }
+    case 'set-zdr': {
+      const accountId = required(values.account, '--account');
+      if (values.on === values.off) throw new UsageError(`set-zdr takes one of --on or --off: ${COMMANDS['set-zdr']!.split('\n')[0]}`);
+      const zeroDataRetention = values.on === true;
+      await deps.accounts.setSettings(accountId, { zeroDataRetention });
+      return { accountId, zeroDataRetention };
     }
     case 'reconcile': {
       await deps.beforeDating?.();
@@ -305,11 +320,11 @@ function credits(value: string | undefined, { allowZero = false } = {}): number 
 }
 
 /** Requests a minute: plain digits (not 1e3, 0x10 or 60.0), 1 to MAX_RATE_LIMIT_RPM (what the rate window can ever count: shared/config.ts). */
-function rpm(value: string): number {
+function rpm(value: string, orDefault = ''): number {
   const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
   if (!Number.isInteger(n) || n < 1 || n > MAX_RATE_LIMIT_RPM) {
     throw new UsageError(
-      `--rpm must be a whole number of requests a minute, digits only, from 1 to ${MAX_RATE_LIMIT_RPM} (more than API Gateway's default account throttle can bring in a minute); got ${JSON.stringify(value)}`,
+      `--rpm must be a whole number of requests a minute, digits only, from 1 to ${MAX_RATE_LIMIT_RPM} (more than API Gateway's default account throttle can bring in a minute)${orDefault}; got ${JSON.stringify(value)}`,
     );
   }
   return n;

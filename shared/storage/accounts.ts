@@ -578,17 +578,33 @@ export class AccountsRepository {
     throw new AccountContendedError(accountId);
   }
 
-  async setRateLimit(accountId: string, rateLimitRpm: number): Promise<void> {
+  /**
+   * Changes an account's settings (the admin CLI's set-rate-limit and set-zdr): each given is
+   * set; a rate limit of `null` is removed, the account then following the gateway's default.
+   */
+  async setSettings(accountId: string, settings: { rateLimitRpm?: number | null; zeroDataRetention?: boolean }): Promise<void> {
+    const set: string[] = [];
+    const values: Record<string, unknown> = {};
+    if (typeof settings.rateLimitRpm === 'number') {
+      set.push('rateLimitRpm = :rpm');
+      values[':rpm'] = settings.rateLimitRpm;
+    }
+    if (settings.zeroDataRetention !== undefined) {
+      set.push('zeroDataRetention = :zdr');
+      values[':zdr'] = settings.zeroDataRetention;
+    }
+    const update = [...(set.length > 0 ? [`SET ${set.join(', ')}`] : []), ...(settings.rateLimitRpm === null ? ['REMOVE rateLimitRpm'] : [])].join(' ');
+    if (update === '') return;
     try {
       await storeCall(
-        'accounts.setRateLimit',
+        'accounts.setSettings',
         this.client.send(
           new UpdateItemCommand({
             TableName: this.tableName,
             Key: toAttributes({ accountId }),
-            UpdateExpression: 'SET rateLimitRpm = :rpm',
+            UpdateExpression: update,
             ConditionExpression: 'attribute_exists(accountId)',
-            ExpressionAttributeValues: toAttributes({ ':rpm': rateLimitRpm }),
+            ...(Object.keys(values).length > 0 ? { ExpressionAttributeValues: toAttributes(values) } : {}),
           }),
         ),
       );

@@ -283,7 +283,7 @@ describe('npm run admin', () => {
     const all = await admin('--help');
     expect(all.code).toBe(0);
     expect(all.stdout).toMatch(/^Usage: npm run -s admin -- <command>/);
-    const commands = ['create-account', 'create-key', 'revoke-key', 'list-keys', 'top-up', 'balance', 'ledger', 'set-rate-limit', 'reconcile'];
+    const commands = ['create-account', 'create-key', 'revoke-key', 'list-keys', 'top-up', 'balance', 'ledger', 'set-rate-limit', 'set-zdr', 'reconcile'];
     // Each a process of its own: side by side.
     const helps = await Promise.all(commands.map((command) => admin(command, '--help')));
     commands.forEach((command, i) => {

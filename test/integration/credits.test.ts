@@ -16,7 +16,7 @@ import {
   UNCOLLECTED_LOG_MESSAGE,
   type OpenRequest,
 } from '../../shared/credits/credits-service.js';
-import { InsufficientCreditsError, RateLimitedError, ServiceUnavailableError, UnauthorizedError } from '../../shared/errors.js';
+import { AccountNotFoundError, InsufficientCreditsError, RateLimitedError, ServiceUnavailableError, UnauthorizedError } from '../../shared/errors.js';
 import { promptLogId, ulidTime } from '../../shared/ids.js';
 import { MAX_BALANCE_MICRO } from '../../shared/pricing/micro-credits.js';
 import { AccountsRepository, CLOSED_LISTED_MAX, pendingEntries, REVOKED_KEYS_KEPT_MS, type Account } from '../../shared/storage/accounts.js';
@@ -960,6 +960,24 @@ describe('Class: CreditsService', () => {
       expect(await balance()).toMatchObject({ reserved: 0.0002, running: { requests: 2, counting: 5 } });
       await credits.settle(judged, 50);
       expect(await balance()).toMatchObject({ running: { requests: 1, counting: 1 } });
+    });
+  });
+
+  describe('Admin: account settings', () => {
+    it("sets and removes an account's own rate limit (balance then shows null, the gateway's default applies), and sets its zero-data-retention default", async () => {
+      const credits = service();
+      const account = await credits.openAccount({ balanceMicro: 1_000_000, rateLimitRpm: 5 });
+      const deps = { accounts, ledger, credits, apiKeys: undefined as unknown as ApiKeysRepository };
+      const admin = (...argv: string[]) => runAdminCommand(argv, deps);
+      expect(await admin('balance', '--account', account.accountId)).toMatchObject({ rateLimitRpm: 5, zeroDataRetention: false });
+      await admin('set-rate-limit', '--account', account.accountId, '--rpm', 'default');
+      await admin('set-zdr', '--account', account.accountId, '--on');
+      expect(await admin('balance', '--account', account.accountId)).toMatchObject({ rateLimitRpm: null, zeroDataRetention: true });
+      expect((await accounts.get(account.accountId))!.rateLimitRpm).toBeUndefined();
+      await admin('set-zdr', '--account', account.accountId, '--off');
+      await admin('set-rate-limit', '--account', account.accountId, '--rpm', '60');
+      expect(await admin('balance', '--account', account.accountId)).toMatchObject({ rateLimitRpm: 60, zeroDataRetention: false });
+      await expect(admin('set-zdr', '--account', 'acct_gone', '--on')).rejects.toBeInstanceOf(AccountNotFoundError);
     });
   });
 

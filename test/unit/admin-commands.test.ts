@@ -16,7 +16,7 @@ function recordingDeps() {
   const deps = {
     accounts: {
       get: async (accountId: string) => record('accounts.get', [accountId], account(accountId, 1_000_000)),
-      setRateLimit: async (...args: unknown[]) => record('accounts.setRateLimit', args, undefined),
+      setSettings: async (...args: unknown[]) => record('accounts.setSettings', args, undefined),
     },
     apiKeys: {},
     ledger: {},
@@ -172,7 +172,30 @@ describe('Function: runAdminCommand, --rpm', () => {
   ])('sets --rpm %s', async (value, limit) => {
     const { deps, calls } = recordingDeps();
     expect(await runAdminCommand(['set-rate-limit', '--account', 'acct_x', '--rpm', value], deps)).toEqual({ accountId: 'acct_x', rateLimitRpm: limit });
-    expect(calls).toEqual([{ call: 'accounts.setRateLimit', args: ['acct_x', limit] }]);
+    expect(calls).toEqual([{ call: 'accounts.setSettings', args: ['acct_x', { rateLimitRpm: limit }] }]);
+  });
+
+  it("removes the account's own limit with --rpm default (the gateway's then applies)", async () => {
+    const { deps, calls } = recordingDeps();
+    expect(await runAdminCommand(['set-rate-limit', '--account', 'acct_x', '--rpm', 'default'], deps)).toEqual({ accountId: 'acct_x', rateLimitRpm: null });
+    expect(calls).toEqual([{ call: 'accounts.setSettings', args: ['acct_x', { rateLimitRpm: null }] }]);
+  });
+
+  it.each([
+    [['--on'], true],
+    [['--off'], false],
+  ])('set-zdr %s sets the account default', async (flags, on) => {
+    const { deps, calls } = recordingDeps();
+    expect(await runAdminCommand(['set-zdr', '--account', 'acct_x', ...flags], deps)).toEqual({ accountId: 'acct_x', zeroDataRetention: on });
+    expect(calls).toEqual([{ call: 'accounts.setSettings', args: ['acct_x', { zeroDataRetention: on }] }]);
+  });
+
+  it.each([[[]], [['--on', '--off']]])('refuses set-zdr with neither or both of --on and --off (%j), changing nothing', async (flags) => {
+    const { deps, calls } = recordingDeps();
+    const error = await runAdminCommand(['set-zdr', '--account', 'acct_x', ...flags], deps).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UsageError);
+    expect((error as Error).message).toMatch(/^set-zdr takes one of --on or --off/);
+    expect(calls).toEqual([]);
   });
 });
 
