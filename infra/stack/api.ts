@@ -199,6 +199,9 @@ export class GatewayApi extends Construct {
         dataTraceEnabled: false,
       },
     });
+    // The construct's own output of the stage URL, named after its logical ID: the stack's
+    // ApiUrl says the same under the name deployment.md gives.
+    this.restApi.node.tryRemoveChild('Endpoint');
     // API Gateway writes execution logs to API-Gateway-Execution-Logs_<rest API ID>/<stage>,
     // and creates that group itself, outside the stack, kept forever, unless it exists: so
     // the stack creates it, with the stack's retention, kept on removal as the function and

@@ -79,7 +79,13 @@ export function settingsFromContext(node: Node): Partial<GatewaySettings> {
   if (timeout !== undefined) settings.integrationTimeout = Duration.seconds(timeout);
   settings.responseStreaming = boolean(read(CONTEXT_KEYS.responseStreaming), CONTEXT_KEYS.responseStreaming);
   settings.throttlingRateLimit = number(read(CONTEXT_KEYS.throttlingRateLimit), CONTEXT_KEYS.throttlingRateLimit);
-  settings.throttlingBurstLimit = integer(read(CONTEXT_KEYS.throttlingBurstLimit), CONTEXT_KEYS.throttlingBurstLimit, 0);
+  settings.throttlingBurstLimit = integer(
+    read(CONTEXT_KEYS.throttlingBurstLimit),
+    CONTEXT_KEYS.throttlingBurstLimit,
+    1,
+    Number.MAX_SAFE_INTEGER,
+    'a burst of 0 has API Gateway throttle every request',
+  );
 
   const retention = integer(read(CONTEXT_KEYS.logRetentionDays), CONTEXT_KEYS.logRetentionDays, 1);
   if (retention !== undefined) {

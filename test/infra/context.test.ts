@@ -62,6 +62,8 @@ describe('Function: settingsFromContext', () => {
     [CONTEXT_KEYS.integrationTimeoutSeconds, '301'],
     [CONTEXT_KEYS.throttlingRateLimit, 'fast'],
     [CONTEXT_KEYS.throttlingBurstLimit, '-1'],
+    // API Gateway would throttle every request.
+    [CONTEXT_KEYS.throttlingBurstLimit, '0'],
     [CONTEXT_KEYS.logRetentionDays, '8'],
     [CONTEXT_KEYS.stageName, 'my stage'],
     [CONTEXT_KEYS.apiGatewayCloudWatchRole, 'yes'],

@@ -1123,6 +1123,14 @@ describe('Stack: GatewayStack', () => {
       expect(outputs.ProviderSecretArn!.Value).toEqual({ Ref: logicalId(stack, stack.providerSecret.secret) });
       expect(outputs.AlarmTopicArn!.Value).toEqual({ Ref: stack.resolve(stack.alarms.topic.topicArn).Ref });
     });
+
+    it('has only the outputs deployment.md lists (the RestApi construct adds an endpoint output of its own, removed)', () => {
+      const deployment = readFileSync(new URL('../../docs/deployment.md', import.meta.url), 'utf8');
+      const listed = /`cdk deploy` prints the stack outputs: ([^.]*)\./s.exec(deployment)?.[1] ?? '';
+      const names = Object.keys(template.toJSON().Outputs as object);
+      for (const name of names.filter((n) => !n.endsWith('TableName'))) expect(listed).toContain(`\`${name}\``);
+      expect(names.filter((n) => n.endsWith('TableName'))).toHaveLength(TABLES.length);
+    });
   });
 
   describe('cdk-nag: AwsSolutions', () => {
