@@ -11,7 +11,7 @@ import { helpRequested, ReconcileIncompleteError, runAdminCommand, UsageError } 
 import { DeployedStackError, withDeployedTables } from './deployed-tables.js';
 import { withProfileRegion } from './region.js';
 import { AwsAccessError } from './aws-access.js';
-import { explainStoreErrors, NoCredentialsError, NotAStoreError, TableNotFoundError } from './store-errors.js';
+import { describeStore, explainStoreErrors, NoCredentialsError, NotAStoreError, TableNotFoundError } from './store-errors.js';
 
 /**
  * What to tell an operator whose write met a store that stopped answering: its last attempt
@@ -48,7 +48,9 @@ const ERRORS: { match: (error: unknown) => boolean; code: string; exit: number; 
     exit: 4,
     message: (e) => {
       const unsure = UNSURE_WRITES[(e as StoreUnavailableError).operation];
-      return unsure ? `${e.message}. ${unsure(e)}` : e.message;
+      // Which store: the operator may have meant another (DYNAMODB_ENDPOINT, the stack's region).
+      const called = `${e.message}, calling ${storeCalled}`;
+      return unsure ? `${called}. ${unsure(e)}` : called;
     },
   },
   // An endpoint that answers, but not as DynamoDB (the gateway's own port): no store there, named.
@@ -78,6 +80,8 @@ async function readStdin(): Promise<string> {
 const argv = process.argv.slice(2);
 const help = helpRequested(argv);
 let store: ReturnType<typeof createStore> | undefined;
+/** Where the store calls go (describeStore), once the configuration is read. */
+let storeCalled = 'the store';
 try {
   if (help) {
     process.stdout.write(`${help}\n`);
@@ -87,6 +91,7 @@ try {
     const storeClient = configuredStoreClient(config);
     // A missing table, an endpoint that is not a store, no credentials: said as what to set, not as the SDK's error.
     explainStoreErrors(storeClient, config);
+    storeCalled = describeStore(config);
     // Entries dated and ages judged by the store's clock, not this machine's, which may be off
     // by more than the reconciler's delays (16 and 18 minutes): a clock behind would let a
     // top-up be posted while a retry of its write may still land, one ahead would release the

@@ -37,7 +37,7 @@ export class NoCredentialsError extends Error {
 export type StoreErrorConfig = Pick<GatewayConfig, 'tables' | 'tablesFromEnv' | 'dynamodbEndpoint' | 'awsEndpoints' | 'region'>;
 
 /** Where the store calls go, as the operator set it. */
-function storeWhere(config: StoreErrorConfig): string {
+export function describeStore(config: StoreErrorConfig): string {
   if (config.dynamodbEndpoint !== undefined) return `the store at ${shownUrl(config.dynamodbEndpoint)} (DYNAMODB_ENDPOINT)`;
   if (config.awsEndpoints.dynamodb !== undefined) return `the store at ${shownUrl(config.awsEndpoints.dynamodb)} (AWS_ENDPOINT_URL_DYNAMODB or AWS_ENDPOINT_URL)`;
   return `DynamoDB in ${config.region}`;
@@ -61,21 +61,21 @@ export function explainStoreError(error: unknown, command: string, table: string
       : config.dynamodbEndpoint !== undefined
         ? 'is DYNAMODB_ENDPOINT the store npm start prints?'
         : `the deployed stack's ${output} output names it: was the table deleted outside the stack?`;
-    return new TableNotFoundError(`No table "${table}" (${variable}) in ${storeWhere(config)}: ${fix}`, { cause: error });
+    return new TableNotFoundError(`No table "${table}" (${variable}) in ${describeStore(config)}: ${fix}`, { cause: error });
   }
   // The SDK's names for an answer it cannot read as DynamoDB's: an unknown error type, or a body that is not JSON.
   if (e?.$metadata !== undefined && (e.name === 'Unknown' || e.message === 'UnknownError' || e.name === 'SyntaxError')) {
     const status = e.$metadata.httpStatusCode;
     return new NotAStoreError(
-      `${capitalized(storeWhere(config))} did not answer ${command.replace(/Command$/, '')} as DynamoDB does${status ? ` (HTTP ${status})` : ''}: is it a DynamoDB endpoint${config.dynamodbEndpoint !== undefined ? ' (the store npm start prints, not the API)' : ''}?`,
+      `${capitalized(describeStore(config))} did not answer ${command.replace(/Command$/, '')} as DynamoDB does${status ? ` (HTTP ${status})` : ''}: is it a DynamoDB endpoint${config.dynamodbEndpoint !== undefined ? ' (the store npm start prints, not the API)' : ''}?`,
       { cause: error },
     );
   }
-  const refused = awsAccessRefusal(error, `${command.replace(/Command$/, '')}${table !== undefined ? ` on table "${table}"` : ''} in ${storeWhere(config)}`);
+  const refused = awsAccessRefusal(error, `${command.replace(/Command$/, '')}${table !== undefined ? ` on table "${table}"` : ''} in ${describeStore(config)}`);
   if (refused) return refused;
   if (e?.name === 'CredentialsProviderError') {
     return new NoCredentialsError(
-      `No AWS credentials to call ${storeWhere(config)} with (${sdkCredentialsReason(error)}): set AWS credentials (a profile, SSO, the environment) for the deployed tables, or DYNAMODB_ENDPOINT for a local store (npm start prints it)`,
+      `No AWS credentials to call ${describeStore(config)} with (${sdkCredentialsReason(error)}): set AWS credentials (a profile, SSO, the environment) for the deployed tables, or DYNAMODB_ENDPOINT for a local store (npm start prints it)`,
       { cause: error },
     );
   }

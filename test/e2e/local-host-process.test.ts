@@ -240,10 +240,11 @@ describe('npm run admin', () => {
     // A store that cannot be reached: its own code, never a bare "Error".
     expect([unreachable!.code, errorOf(unreachable!.stderr).code]).toEqual([4, 'store_unavailable']);
     expect(errorOf(unreachable!.stderr).message).not.toContain('all the same');
+    expect(errorOf(unreachable!.stderr).message).toContain('calling the store at http://127.0.0.1:9 (DYNAMODB_ENDPOINT)');
     // A top-up whose write failed: the operator is told which entry to run again, once at most.
     expect([topUp!.code, errorOf(topUp!.stderr).code]).toEqual([4, 'store_unavailable']);
     expect(errorOf(topUp!.stderr).message).toMatch(
-      /^The store did not complete accounts\.topUp: .*\. The top-up may have been applied all the same: run the same top-up again with --entry [0-9A-HJKMNP-TV-Z]{26}#topup from \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z on, which applies it once at most/,
+      /^The store did not complete accounts\.topUp: .*, calling the store at .* \(DYNAMODB_ENDPOINT\)\. The top-up may have been applied all the same: run the same top-up again with --entry [0-9A-HJKMNP-TV-Z]{26}#topup from \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z on, which applies it once at most/,
     );
   });
 
