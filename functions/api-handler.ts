@@ -1,5 +1,6 @@
 import middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
+import { accountRateLimit } from '../shared/config.js';
 import { LIMITS } from '../shared/contract/limits.js';
 import { GatewayError, ServiceUnavailableError, UnauthorizedError } from '../shared/errors.js';
 import { UNAVAILABLE_RETRY_AFTER_SECONDS, type Gateway } from '../shared/gateway.js';
@@ -212,7 +213,7 @@ function knownOverLimit(built: () => Gateway | undefined): middy.MiddlewareObj<A
       const context = request.event.requestContext.authorizer ?? {};
       const account = cachedAccount(context);
       if (!gateway || typeof context.accountId !== 'string' || !account) return;
-      gateway.credits.refuseKnownOverLimit(context.accountId, account.rateLimitRpm ?? gateway.config.rateLimitRpm);
+      gateway.credits.refuseKnownOverLimit(context.accountId, accountRateLimit(account, gateway.config));
     },
   };
 }

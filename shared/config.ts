@@ -131,6 +131,11 @@ export const WORKFLOW_ENV = {
  * `false` when it was synthesized with `-c gateway:responseStreaming=false` (buffered, for
  * LocalStack and sam-local); unset or anything else streams.
  */
+/** An account's requests a minute: its own limit (create-account --rpm, set-rate-limit), else the gateway's (RATE_LIMIT_RPM). */
+export function accountRateLimit(account: { rateLimitRpm?: number }, config: Pick<GatewayConfig, 'rateLimitRpm'>): number {
+  return account.rateLimitRpm ?? config.rateLimitRpm;
+}
+
 export const RESPONSE_STREAMING_ENV = 'RESPONSE_STREAMING';
 
 /** Whether the `api` function answers through Lambda response streaming (read once, at cold start; never throws). */

@@ -15,8 +15,11 @@ export const TABLE_OUTPUTS: Readonly<Record<keyof TableNames, string>> = {
   promptLogs: 'PromptLogsTableName',
 };
 
-/** Node's codes for a request that never reached its server, or whose server went away. */
-const NETWORK_CODES: ReadonlySet<string> = new Set(['ENOTFOUND', 'EAI_AGAIN', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
+/**
+ * Node's codes for a request that found no server to reach (no such name, nothing listening,
+ * no route): not a connection that broke or timed out, which may pass, and is not "no stack".
+ */
+const NETWORK_CODES: ReadonlySet<string> = new Set(['ENOTFOUND', 'EAI_AGAIN', 'ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 /** The stack is missing, lacks an output, or could not be reached: the message says what to set or deploy. */
 export class DeployedStackError extends Error {
@@ -60,9 +63,9 @@ export async function deployedTableNames(options: DeployedTablesOptions): Promis
       }
       // CloudFormation not reached (no network, a LocalStack not running): said as where it was looked for.
       const code = (error as { code?: unknown }).code;
-      if ((typeof code === 'string' && NETWORK_CODES.has(code)) || (error as Error).name === 'TimeoutError') {
+      if (typeof code === 'string' && NETWORK_CODES.has(code)) {
         throw new DeployedStackError(
-          `CloudFormation could not be reached at ${options.endpoint ?? `its ${options.region} endpoint`} to read the ${where} (${typeof code === 'string' ? code : (error as Error).name}): check the network, or AWS_ENDPOINT_URL (a LocalStack running), or set DYNAMODB_ENDPOINT for a local store, or the *_TABLE variables`,
+          `CloudFormation could not be reached at ${options.endpoint ?? `its ${options.region} endpoint`} to read the ${where} (${code}): check the network, or AWS_ENDPOINT_URL (a LocalStack running), or set DYNAMODB_ENDPOINT for a local store, or the *_TABLE variables`,
           { cause: error },
         );
       }

@@ -722,7 +722,7 @@ export function openApiDocument(): Record<string, any> {
           requestBody: {
             required: true,
             description:
-              'JSON, as `application/json`; a body sent as `application/*+json`, as `application/x-www-form-urlencoded` (what `curl -d` sends) or without a Content-Type is read as JSON too. Any other type is refused (415).',
+              'JSON, as `application/json`; a body sent as `application/*+json`, as `application/x-www-form-urlencoded` (what `curl -d` sends) or without a Content-Type is read as JSON too. Any other type is refused (415), as is a `charset` other than UTF-8 or a `Content-Encoding` other than `identity`.',
             content: { [JSON_MEDIA]: { schema: ref('PromptRequest'), examples: { hello: { summary: 'Three models', value: exampleRequest } } } },
           },
           responses: operationResponses,

@@ -57,7 +57,8 @@ function linked(n: number, pairs: readonly Games[]): number[][] {
 /**
  * fitBradleyTerry of games already merged per pair, with their groups: each group fitted on
  * its own (a group shares no game with another, nor its odds), with virtual ties on its
- * pairs where Ford's condition fails for its decisive games: a tie links two items both
+ * pairs where Ford's condition fails for its decisive games, in each set of items they link
+ * (an item that only tied is in none): a tie links two items both
  * ways but says nothing of which is stronger, so one tie beside wins all one way would give
  * strengths whose odds decide every replayed decisive game the same way (bradleyTerry: 3
  * wins and a tie would set two items apart where 4 wins do not), and the strengths reported
@@ -65,10 +66,24 @@ function linked(n: number, pairs: readonly Games[]): number[][] {
  */
 function fitPairs(n: number, pairs: readonly PairGames[], groups: readonly number[][]): (number | null)[] {
   const work = fordWork(n);
-  const decisive = pairs.map((p) => ({ a: p.a, b: p.b, winsA: p.winsA - p.ties / 2, winsB: p.winsB - p.ties / 2 }));
+  // The decisive games, and the sets of items they link: an item that only tied has none, and
+  // breaks no set's condition (its pair replays only ties).
+  const decisive = pairs.map((p) => ({ a: p.a, b: p.b, winsA: p.winsA - p.ties / 2, winsB: p.winsB - p.ties / 2 })).filter((p) => p.winsA + p.winsB > 0);
+  const decisiveSets = linked(n, decisive);
   const systems = groups.map((group) => {
     const [system] = systemsOf(n, pairs, [group]) as [GroupSystem];
-    if (fordHolds(systemsOf(n, decisive, [group]), work)) return system;
+    const inGroup = new Set(group);
+    if (
+      fordHolds(
+        systemsOf(
+          n,
+          decisive,
+          decisiveSets.filter((set) => inGroup.has(set[0] as number)),
+        ),
+        work,
+      )
+    )
+      return system;
     const tied = system.pairs.map((p) => ({ ...p, winsA: p.winsA + VIRTUAL_TIES / 2, winsB: p.winsB + VIRTUAL_TIES / 2 }));
     return systemsOf(n, tied, [group])[0] as GroupSystem;
   });

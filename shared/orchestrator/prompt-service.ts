@@ -1,5 +1,5 @@
 import type { ClaimCheckStore } from '../claim-check/types.js';
-import type { GatewayConfig } from '../config.js';
+import { accountRateLimit, type GatewayConfig } from '../config.js';
 import type { PromptRequest } from '../contract/types.js';
 import { microToCredits, usdToMicroCredits } from '../credits/credits.js';
 import { chargeableMicro, type CreditsService, type OpenRequest } from '../credits/credits-service.js';
@@ -185,7 +185,7 @@ export class PromptService {
       request,
       promptLogId: newPromptLogId(receivedAt),
       zeroDataRetention: request.body.zero_data_retention ?? account.zeroDataRetention,
-      rateLimitRpm: account.rateLimitRpm ?? this.deps.config.rateLimitRpm,
+      rateLimitRpm: accountRateLimit(account, this.deps.config),
       ...(options.keyHash === undefined ? {} : { keyHash: options.keyHash }),
       ...(options.requestId === undefined ? {} : { requestId: options.requestId }),
       receivedAt,

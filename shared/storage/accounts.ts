@@ -146,7 +146,7 @@ function windowWrite(opensWindow: boolean, windowStart: number, limitPerMinute: 
 /**
  * After a write the window refused (or may have): the window the account holds, where a
  * function whose clock runs ahead opened it (it counts as the current one), whether it is the
- * one the next attempt counts in, and a 429 where it is full.
+ * one the next attempt counts in, and whether it is full (the refusal a 429).
  */
 function windowAfterRefusal(account: Account, windowStart: number, limitPerMinute: number): { windowStart: number; current: boolean; full: boolean } {
   const window = account.rateWindow;

@@ -102,6 +102,10 @@ describe('Function: deployedTableNames', () => {
     const throttled = Object.assign(new Error('Rate exceeded'), { name: 'Throttling' });
     cloudFormation.on(DescribeStacksCommand).rejects(throttled);
     await expect(deployedTableNames({ stackName: DEFAULT_STACK_NAME, region: 'eu-west-1' })).rejects.toBe(throttled);
+    // A connection that broke may pass: not "no stack".
+    const reset = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+    cloudFormation.on(DescribeStacksCommand).rejects(reset);
+    await expect(deployedTableNames({ stackName: DEFAULT_STACK_NAME, region: 'eu-west-1' })).rejects.toBe(reset);
   });
 
   it('names the outputs a stack lacks (another stack, or one not fully deployed)', async () => {

@@ -210,6 +210,14 @@ describe('Function: bradleyTerry, its intervals', () => {
     expect(fitted[3]).toBeCloseTo(Math.log(4) / 2, 9);
   });
 
+  it("adds no virtual tie for a model that only tied: the other models' decisive games, a cycle, have their strengths without (a diff reviewer's case)", () => {
+    const game = (a: number, b: number, winsA: number, winsB: number, times = 1): Games[] => Array.from({ length: times }, () => ({ a, b, winsA, winsB }));
+    // 0 beat 1 three to one, 1 beat 2 two to one, 0 and 2 split: strongly connected. 3 only tied with 0.
+    const games = [...game(0, 1, 1, 0, 3), ...game(0, 1, 0, 1), ...game(1, 2, 1, 0, 2), ...game(1, 2, 0, 1), ...game(0, 2, 1, 0), ...game(0, 2, 0, 1), ...game(0, 3, 0.5, 0.5)];
+    // The plain maximum-likelihood fit (with a virtual tie on every pair: 0.261, -0.2175, -0.3044, 0.261).
+    expect(fitBradleyTerry(4, games).map((t) => t!.toFixed(4))).toEqual(['0.3604', '-0.2804', '-0.4404', '0.3604']);
+  });
+
   it("holds the strength inside its interval where a tie beside one-sided decisive games had set them apart (a reviewer's case: B at 1.29, its interval up to 1.28)", async () => {
     // ma–mb tie, ma–mc: mc, ma–md: md twice, mb–mc tie, mb–md: mb twice, mc–md: md four times.
     const games: Games[] = [
