@@ -64,14 +64,17 @@ export function showJudging(evaluations: unknown[], ranking: unknown, statistics
     const completed = evaluation.status === 'completed';
     const consistent = !completed ? '–' : evaluation.consistent === true ? 'yes' : evaluation.consistent === false ? 'no' : '–';
     const error = isObject(evaluation.error) ? evaluation.error : undefined;
-    const winner = completed ? modelId(str(evaluation.winner)) : stacked([str(evaluation.status) || 'failed', ...(error ? [': ', ...wholeError(str(error.message))] : [])]);
+    // The row's name, for a screen reader: a pair is judged once by each judge, so the pair alone names several rows.
+    const pair = `${str(evaluation.modelA)} vs ${str(evaluation.modelB)}`;
+    const named = `${judge}: ${pair}`;
+    const winner = completed ? modelId(str(evaluation.winner)) : stacked([str(evaluation.status) || 'failed', ...(error ? [': ', ...wholeError(str(error.message), named)] : [])]);
     const byModel = (value: unknown) =>
       isObject(value) ? stacked(Object.entries(value).flatMap(([id, score], i) => [...(i === 0 ? [] : [', ']), modelId(`${id} ${str(score)}`)])) : '–';
     const line = row(
       'td',
       [
         modelId(judge),
-        `${str(evaluation.modelA)} vs ${str(evaluation.modelB)}`,
+        pair,
         picks[0] ? stacked(picks[0]()) : '–',
         picks[1] ? stacked(picks[1]()) : '–',
         consistent,
@@ -79,10 +82,11 @@ export function showJudging(evaluations: unknown[], ranking: unknown, statistics
         byModel(evaluation.scores),
         byModel(evaluation.weightedScores),
         inRanking(evaluation),
-        reasoning(evaluation),
+        reasoning(evaluation, named),
       ],
       1,
     );
+    line.cells[1]?.setAttribute('aria-label', named);
     if (consistent !== '–') line.cells[4]?.classList.add(consistent === 'no' ? 'inconsistent' : 'consistent');
     if (evaluation.inRanking === false) line.classList.add('excluded');
     rows.push(line);
@@ -117,14 +121,21 @@ function errorStart(message: string): HTMLElement {
   return start;
 }
 
-/** A failed evaluation's error: its start, and the whole of a longer one folded under it. */
-function wholeError(message: string): Node[] {
+/** A failed evaluation's error: its start, and the whole of a longer one folded under it (its disclosure named after its row, `row`). */
+function wholeError(message: string, row: string): Node[] {
   if (message.length <= ERROR_START_CHARS) return [errorStart(message)];
   const details = el('details', 'whole-message');
   const text = el('p');
   text.append(untrusted(message));
-  details.append(el('summary', undefined, 'whole message'), text);
+  details.append(disclosure('whole message', `whole message, ${row}`), text);
   return [errorStart(message), details];
+}
+
+/** A disclosure's summary: `text` shown, `name` said (every row's says the same words: each is named after its row). */
+function disclosure(text: string, name: string): HTMLElement {
+  const summary = el('summary', undefined, text);
+  summary.setAttribute('aria-label', name);
+  return summary;
 }
 
 /** A model ID in a judging table's cell, never broken at its hyphens (the cell wraps between IDs, not in one). */
@@ -223,18 +234,27 @@ function decidedBy(weights: Json): string {
     : `The position-swap verdict decided each winner: a model the judge picked in both orders wins, orders that disagree are a tie (${said}).`;
 }
 
-/** Whether the ranking counts an evaluation, and why not: it failed, or a judge of a contestant's own model or family. */
-function inRanking(evaluation: Json): string {
+/**
+ * Whether the ranking counts an evaluation, and why not: it failed, or a judge of a contestant's
+ * own model or family. A reason in a box of its own that wraps between words (the model ID
+ * unbroken), at least 14rem wide: squeezed, it took a word a line and split the ID at its hyphens.
+ */
+function inRanking(evaluation: Json): Node | string {
   const self = isObject(evaluation.selfPreference) ? evaluation.selfPreference : undefined;
-  const relation = self ? `${str(self.relation)} judge of ${str(self.modelId)}` : '';
+  const relation = self ? [`${str(self.relation)} judge of `, modelId(str(self.modelId))] : [];
+  const reason = (...parts: (string | Node)[]) => {
+    const box = el('span', 'reason');
+    box.append(...parts);
+    return box;
+  };
   if (evaluation.inRanking === false && evaluation.status !== 'completed') return 'no: it failed';
-  if (evaluation.inRanking === false) return `no: ${relation || 'left out'}; an independent judge's verdict counts`;
+  if (evaluation.inRanking === false) return reason('no: ', ...(self ? relation : ['left out']), "; an independent judge's verdict counts");
   if (evaluation.inRanking !== true) return '–';
-  return self ? `yes, though a ${relation}: no independent verdict on the pair` : 'yes';
+  return self ? reason('yes, though a ', ...relation, ': no independent verdict on the pair') : 'yes';
 }
 
-/** The judge's reasoning for each order, folded: it can be long (up to 1,000 characters an order). */
-function reasoning(evaluation: Json): Node | string {
+/** The judge's reasoning for each order, folded: it can be long (up to 1,000 characters an order). Its disclosure named after its row, `row`. */
+function reasoning(evaluation: Json, row: string): Node | string {
   const reasons = list(evaluation.orders)
     .filter(isObject)
     .filter((order) => isObject(order.verdict) && str(order.verdict.reasoning) !== '')
@@ -245,7 +265,7 @@ function reasoning(evaluation: Json): Node | string {
     });
   if (reasons.length === 0) return '–';
   const details = el('details', 'reasoning');
-  details.append(el('summary', undefined, 'show'), ...reasons);
+  details.append(disclosure('show', `reasoning, ${row}`), ...reasons);
   return details;
 }
 

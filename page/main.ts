@@ -92,7 +92,11 @@ async function loadModels(): Promise<void> {
   if (!apiKey) return;
   const response = await fetch(apiUrl('api/v1/models'), { headers: headers(), cache: 'no-store' });
   const answer: unknown = await response.json().catch(() => undefined);
-  if (!response.ok) return showError(response.status, answer);
+  if (!response.ok) {
+    showError(response.status, answer);
+    errorFrom = 'models';
+    return;
+  }
   const models = list(isObject(answer) ? answer.models : undefined)
     .filter(isObject)
     .filter((model) => str(model.id) !== '');
@@ -103,7 +107,14 @@ async function loadModels(): Promise<void> {
     if (select.selectedOptions.length !== chosen.size) hideCurl();
   }
   for (const filter of pickerFilters) filter.refresh();
-  hideError();
+  // Its own error only: a comparison's (a refusal, at the fields too) stays until the next comparison.
+  if (errorFrom === 'models') hideError();
+}
+
+/** The models could not be loaded: said in the error box, as loading's own error. */
+function modelsUnreachable(error: unknown): void {
+  networkError(error);
+  errorFrom = 'models';
 }
 
 /**
@@ -177,8 +188,8 @@ const pickerFilters = [
   pickerFilter(judgesSelect, $<HTMLInputElement>('judges-filter'), $('judges-shown')),
 ];
 
-keyInput.addEventListener('change', () => void loadModels().catch(networkError));
-apiUrlInput.addEventListener('change', () => void loadModels().catch(networkError));
+keyInput.addEventListener('change', () => void loadModels().catch(modelsUnreachable));
+apiUrlInput.addEventListener('change', () => void loadModels().catch(modelsUnreachable));
 
 // ---- errors at their fields ------------------------------------------------------------
 
@@ -357,6 +368,11 @@ function outcome(): string {
   return [...counts].map(([status, count]) => `${count} ${status}`).join(', ');
 }
 
+/** Said where a comparison ended without its answer after the gateway took it: the request ID, to ask about it. */
+function ranMaybeCharged(requestId: string | undefined): string {
+  return `the request ran, and may have been charged${requestId ? ` (x-request-id: ${requestId})` : ''}`;
+}
+
 /** Fails only when the API cannot be reached (or on Stop): what goes wrong once it answered is shown here. */
 async function compare(body: Json, signal: AbortSignal): Promise<void> {
   const response = await fetch(apiUrl('api/v1/prompt'), {
@@ -369,7 +385,7 @@ async function compare(body: Json, signal: AbortSignal): Promise<void> {
   const requestId = response.headers.get('x-request-id');
   if (running && requestId) running.requestId = requestId;
   const id = requestId ? ` (x-request-id: ${requestId})` : '';
-  const ran = `the request ran, and may have been charged${id}`;
+  const ran = ranMaybeCharged(requestId ?? undefined);
   // Reading the body fails when the connection breaks (or on Stop, which is passed on).
   const broken = (error: unknown) => {
     if (signal.aborted) throw error;
@@ -379,8 +395,11 @@ async function compare(body: Json, signal: AbortSignal): Promise<void> {
   if (!type.startsWith('text/event-stream') || !response.body) {
     const answer: unknown = await response.json().catch(broken);
     if (!response.ok) {
-      markUnfinished('not run');
-      return showError(response.status, answer);
+      // A refusal (4xx) and the gateway's own 503 run nothing; any other 5xx (API Gateway's 504
+      // past its integration timeout, a 500) may come after the request ran.
+      const mayHaveRun = response.status >= 500 && response.status !== 503;
+      markUnfinished(mayHaveRun ? 'ended without a result' : 'not run');
+      return showError(response.status, answer, mayHaveRun ? [`  ${ran}`] : []);
     }
     if (!isObject(answer)) {
       markUnfinished('ended without a result');
@@ -460,8 +479,9 @@ function onEvent(event: SseEvent): void {
       summaryEl.textContent = `creditsUsed ${credits(data.creditsUsed)} · ${providerCosts(list(data.results), list(data.evaluations))} · promptLogId ${str(data.promptLogId)}`;
       return;
     case 'error':
+      // After the 200: the request ran (its reservation held, models may have streamed).
       markUnfinished('failed');
-      return showError(undefined, data);
+      return showError(undefined, data, [`  ${ranMaybeCharged(running?.requestId)}`]);
   }
 }
 
@@ -541,10 +561,11 @@ function setStatus(column: Column, status: string): void {
   column.root.dataset.status = status;
 }
 
-/** The columns still running get `status`, and show all they streamed. */
+/** The columns still running get `status`, and show all they streamed, marked as cut where they streamed some (no result came). */
 function markUnfinished(status: string): void {
   for (const column of columns) {
     if (column.status.textContent !== 'running') continue;
+    column.root.classList.toggle('cut', column.text !== '');
     setStatus(column, status);
     showWhole(column);
     fitExpand(column);
@@ -912,7 +933,7 @@ markdownToggle.addEventListener('change', () => {
  * The API's error body: code, message and each field it names, at that field when it is one
  * of the form's (the box then lists their pointers), else in the box.
  */
-function showError(status: number | undefined, answer: unknown): void {
+function showError(status: number | undefined, answer: unknown, after: string[] = []): void {
   const error = isObject(answer) && isObject(answer.error) ? answer.error : undefined;
   // The messages may carry a vendor's words: isolated from the page's (untrusted).
   const lines: (string | Node)[][] = [
@@ -946,6 +967,7 @@ function showError(status: number | undefined, answer: unknown): void {
   }
   const judgeCalls = isObject(estimate?.judgeCalls) ? estimate.judgeCalls : undefined;
   if (judgeCalls && num(judgeCalls.calls)) lines.push([`  estimate judge calls: ${grouped(judgeCalls.calls)} calls, ${credits(judgeCalls.credits)} credits`]);
+  lines.push(...after.map((line) => [line]));
   showMessage(...joinLines(lines));
   for (const [f, messages] of atFields) setFieldError(f, ...joinLines(messages));
   // Taken to the first field named, unless the person has put the focus somewhere meanwhile.
@@ -958,13 +980,18 @@ function joinLines(lines: (string | Node)[][]): (string | Node)[] {
   return lines.flatMap((line, i) => (i === 0 ? line : ['\n', ...line]));
 }
 
+/** What put the error box's message there: a comparison, or loading the pickers' models (which clears only its own). */
+let errorFrom: 'comparison' | 'models' | undefined;
+
 function showMessage(...parts: (string | Node)[]): void {
   errorEl.replaceChildren(...parts);
   errorEl.hidden = false;
+  errorFrom = 'comparison';
 }
 
 /** No error shown: the box's, nor the refusal's at the fields. */
 function hideError(): void {
+  errorFrom = undefined;
   errorEl.hidden = true;
   errorEl.textContent = '';
   for (const f of fields) setFieldError(f);

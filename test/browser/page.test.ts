@@ -736,15 +736,6 @@ describe('The comparison page at GET /', () => {
       await compare(page, { models: [FAST] });
       await page.waitForSelector(column(FAST, 'completed'));
       expect(await errorText(page)).toBe('');
-
-      // A refusal's field errors go with its box when the models load again (a key entered anew): they were left behind.
-      await page.$eval('#prompt', (el) => ((el as HTMLTextAreaElement).value = ''));
-      await compare(page, { models: [FAST] });
-      await page.waitForSelector('#error:not([hidden])');
-      expect((await fieldErrors(page)).map(([id]) => id)).toEqual(['prompt']);
-      await page.$eval('#api-key', (el) => el.dispatchEvent(new Event('change')));
-      await page.waitForSelector('#error', { hidden: true });
-      expect(await fieldErrors(page)).toEqual([]);
     });
 
     it('keeps in the box what a refusal names outside the form; a pointer inside a field stays beside its message there', async () => {
@@ -805,6 +796,52 @@ describe('The comparison page at GET /', () => {
       expect(await fieldErrors(page)).toEqual([['g-temperature', expect.stringMatching(/^must be /), true]]);
       expect(await columnText(page, FAST, 'status')).toBe('not run');
       expect(host().simulator.calls()).toHaveLength(0);
+    });
+
+    it("keeps a comparison's refusal, its box and its fields alike, when the pickers' models load again (the key changed): loading clears only its own error", async () => {
+      page = await openPage(browser(), host());
+      await page.type('#g-temperature', '1e');
+      await compare(page, { models: [FAST] });
+      await page.waitForSelector('#error:not([hidden])');
+      const refused = await errorText(page);
+      // The key field changed and left: the models load again, and succeed.
+      const loaded = page.waitForResponse((response) => response.url().endsWith('/api/v1/models'));
+      await page.type('#api-key', ' ');
+      await page.focus('#prompt');
+      await loaded;
+      await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 0)));
+      expect(await errorText(page)).toBe(refused);
+      expect((await fieldErrors(page)).map(([id]) => id)).toEqual(['g-temperature']);
+    });
+
+    it.each([
+      [504, 'ended without a result', true],
+      [503, 'not run', false],
+    ])('answered %i before any event: its columns %s, and whether the request may have run and been charged', async (status, columnStatus, mayHaveRun) => {
+      proxy = await startProxy(host(), (res) => {
+        res.writeHead(status, { 'content-type': 'application/json', 'x-request-id': 'req_5xx' });
+        res.end(JSON.stringify({ error: { code: status === 503 ? 'service_unavailable' : 'gateway_timeout', message: 'no answer in time' } }));
+      });
+      page = await openPage(browser(), host(), { url: proxy.url });
+      await compare(page, { models: [FAST] });
+      await page.waitForSelector('#error:not([hidden])');
+      await ended(page);
+      expect(await columnText(page, FAST, 'status')).toBe(columnStatus);
+      expect((await errorText(page)).includes('the request ran, and may have been charged (x-request-id: req_5xx)')).toBe(mayHaveRun);
+    });
+
+    it('says of an error event after text streamed that the request ran and may have been charged, and marks the text kept as cut', async () => {
+      proxy = await startProxy(
+        host(),
+        scripted(sse('delta', { index: 0, modelId: FAST, text: 'partial ' }), 50, sse('error', { error: { code: 'internal_error', message: 'boom' } })),
+      );
+      page = await openPage(browser(), host(), { url: proxy.url });
+      await compare(page, { models: [FAST] });
+      await ended(page);
+      expect(await columnText(page, FAST, 'status')).toBe('failed');
+      expect(await columnText(page, FAST, 'output')).toBe('partial ');
+      expect(await page.$eval(column(FAST), (el) => el.classList.contains('cut'))).toBe(true);
+      expect(await errorText(page)).toMatch(/^internal_error: boom\n {2}the request ran, and may have been charged \(x-request-id: req_test\)$/);
     });
 
     it('sends settings typed as 0x10, 0b1 or 0o7 as typed, not as the numbers JavaScript reads in them', async () => {
@@ -1440,6 +1477,24 @@ describe('The comparison page at GET /', () => {
       );
       // The reasoning is folded until asked for.
       expect(await page.$$eval('#evaluations details', (els) => els.map((el) => (el as HTMLDetailsElement).open))).toEqual([false, false]);
+      // Each row named by its judge and pair (a pair is judged once by each judge), and its disclosure after its row.
+      const pair = `${JUDGE} vs ${CHEAP}`;
+      const named = await page.$$eval('#evaluations tr + tr', (rows) =>
+        rows.map((tr) => [(tr as HTMLTableRowElement).cells[1]?.getAttribute('aria-label'), tr.querySelector('summary')?.getAttribute('aria-label')]),
+      );
+      expect(named.sort()).toEqual(
+        [
+          [`${JUDGE}: ${pair}`, `reasoning, ${JUDGE}: ${pair}`],
+          [`${OTHER}: ${pair}`, `reasoning, ${OTHER}: ${pair}`],
+        ].sort(),
+      );
+      // Why a row is left out in a box at least 14rem wide, its model ID never broken at its hyphens.
+      const reason = await page.$eval('#evaluations tr.excluded .reason', (box) => ({
+        width: box.getBoundingClientRect().width / parseFloat(getComputedStyle(document.documentElement).fontSize),
+        id: getComputedStyle(box.querySelector('.id') as Element).whiteSpace,
+      }));
+      expect(reason.width).toBeGreaterThanOrEqual(14 - 0.01);
+      expect(reason.id).toBe('nowrap');
       // The greyed text is still readable: WCAG AA's 4.5:1 at least (#6b7480 on the row's #f6f7f9 was 4.42:1).
       const greyed = await contrasts(page, '#evaluations tr.excluded *, #matrix .pick.excluded');
       expect(greyed.length).toBeGreaterThanOrEqual(10);
