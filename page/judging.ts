@@ -131,7 +131,7 @@ function wholeError(message: string, row: string): Node[] {
   return [errorStart(message), details];
 }
 
-/** A disclosure's summary: `text` shown, `name` said (every row's says the same words: each is named after its row). */
+/** A disclosure's summary: `text` shown, `name` said, which holds `text` (WCAG 2.5.3: a voice command says what it reads), and its row (every row's says the same words). */
 function disclosure(text: string, name: string): HTMLElement {
   const summary = el('summary', undefined, text);
   summary.setAttribute('aria-label', name);
@@ -265,7 +265,7 @@ function reasoning(evaluation: Json, row: string): Node | string {
     });
   if (reasons.length === 0) return '–';
   const details = el('details', 'reasoning');
-  details.append(disclosure('show', `reasoning, ${row}`), ...reasons);
+  details.append(disclosure('show', `show reasoning, ${row}`), ...reasons);
   return details;
 }
 

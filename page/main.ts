@@ -92,11 +92,7 @@ async function loadModels(): Promise<void> {
   if (!apiKey) return;
   const response = await fetch(apiUrl('api/v1/models'), { headers: headers(), cache: 'no-store' });
   const answer: unknown = await response.json().catch(() => undefined);
-  if (!response.ok) {
-    showError(response.status, answer);
-    errorFrom = 'models';
-    return;
-  }
+  if (!response.ok) return showModelsError(...joinLines(errorLines(response.status, answer).lines));
   const models = list(isObject(answer) ? answer.models : undefined)
     .filter(isObject)
     .filter((model) => str(model.id) !== '');
@@ -108,13 +104,12 @@ async function loadModels(): Promise<void> {
   }
   for (const filter of pickerFilters) filter.refresh();
   // Its own error only: a comparison's (a refusal, at the fields too) stays until the next comparison.
-  if (errorFrom === 'models') hideError();
+  showModelsError();
 }
 
 /** The models could not be loaded: said in the error box, as loading's own error. */
 function modelsUnreachable(error: unknown): void {
-  networkError(error);
-  errorFrom = 'models';
+  showModelsError(`The API could not be reached: ${(error as Error).message}`);
 }
 
 /**
@@ -395,10 +390,14 @@ async function compare(body: Json, signal: AbortSignal): Promise<void> {
   if (!type.startsWith('text/event-stream') || !response.body) {
     const answer: unknown = await response.json().catch(broken);
     if (!response.ok) {
-      // A refusal (4xx) and the gateway's own 503 run nothing; any other 5xx (API Gateway's 504
-      // past its integration timeout, a 500) may come after the request ran.
-      const mayHaveRun = response.status >= 500 && response.status !== 503;
-      markUnfinished(mayHaveRun ? 'ended without a result' : 'not run');
+      // A refusal (4xx) runs nothing, nor do the gateway's own 501 and 503; its 500 says what it
+      // charged (nothing). API Gateway's 504 (its integration timeout passed while the function
+      // ran on) and a 5xx that is not the gateway's error body (a proxy's) may come after the
+      // request ran.
+      const gatewayError = isObject(answer) && isObject(answer.error) && str(answer.error.code) !== '';
+      const mayHaveRun = response.status === 504 || (response.status >= 500 && !gatewayError);
+      const ranNothing = response.status < 500 || response.status === 501 || response.status === 503;
+      markUnfinished(ranNothing ? 'not run' : 'ended without a result');
       return showError(response.status, answer, mayHaveRun ? [`  ${ran}`] : []);
     }
     if (!isObject(answer)) {
@@ -479,9 +478,10 @@ function onEvent(event: SseEvent): void {
       summaryEl.textContent = `creditsUsed ${credits(data.creditsUsed)} · ${providerCosts(list(data.results), list(data.evaluations))} · promptLogId ${str(data.promptLogId)}`;
       return;
     case 'error':
-      // After the 200: the request ran (its reservation held, models may have streamed).
+      // After the 200: its message says what was charged (the gateway withdraws such a request:
+      // nothing); the request's ID, to ask about it.
       markUnfinished('failed');
-      return showError(undefined, data, [`  ${ranMaybeCharged(running?.requestId)}`]);
+      return showError(undefined, data, running?.requestId ? [`  x-request-id: ${running.requestId}`] : []);
   }
 }
 
@@ -930,10 +930,22 @@ markdownToggle.addEventListener('change', () => {
 // ---- errors ----------------------------------------------------------------------------
 
 /**
- * The API's error body: code, message and each field it names, at that field when it is one
- * of the form's (the box then lists their pointers), else in the box.
+ * The API's refusal of a comparison: code, message and each field it names, at that field when
+ * it is one of the form's (the box then lists their pointers), else in the box; `after`, lines
+ * of the page's own below them.
  */
 function showError(status: number | undefined, answer: unknown, after: string[] = []): void {
+  const { lines, atFields } = errorLines(status, answer);
+  lines.push(...after.map((line) => [line]));
+  showMessage(...joinLines(lines));
+  for (const [f, messages] of atFields) setFieldError(f, ...joinLines(messages));
+  // Taken to the first field named, unless the person has put the focus somewhere meanwhile.
+  const first = fields.find((f) => atFields.has(f));
+  if (first && focusLost()) first.input.focus();
+}
+
+/** An error body as the box's lines (the fields' pointers listed), and the messages for each field of the form it names. */
+function errorLines(status: number | undefined, answer: unknown): { lines: (string | Node)[][]; atFields: Map<Field, (string | Node)[][]> } {
   const error = isObject(answer) && isObject(answer.error) ? answer.error : undefined;
   // The messages may carry a vendor's words: isolated from the page's (untrusted).
   const lines: (string | Node)[][] = [
@@ -967,12 +979,7 @@ function showError(status: number | undefined, answer: unknown, after: string[] 
   }
   const judgeCalls = isObject(estimate?.judgeCalls) ? estimate.judgeCalls : undefined;
   if (judgeCalls && num(judgeCalls.calls)) lines.push([`  estimate judge calls: ${grouped(judgeCalls.calls)} calls, ${credits(judgeCalls.credits)} credits`]);
-  lines.push(...after.map((line) => [line]));
-  showMessage(...joinLines(lines));
-  for (const [f, messages] of atFields) setFieldError(f, ...joinLines(messages));
-  // Taken to the first field named, unless the person has put the focus somewhere meanwhile.
-  const first = fields.find((f) => atFields.has(f));
-  if (first && focusLost()) first.input.focus();
+  return { lines, atFields };
 }
 
 /** Lines of parts, one after the other with a line end between. */
@@ -980,20 +987,35 @@ function joinLines(lines: (string | Node)[][]): (string | Node)[] {
   return lines.flatMap((line, i) => (i === 0 ? line : ['\n', ...line]));
 }
 
-/** What put the error box's message there: a comparison, or loading the pickers' models (which clears only its own). */
-let errorFrom: 'comparison' | 'models' | undefined;
+/**
+ * What the error box says, in two parts: the comparison's (a refusal, a broken answer) and
+ * loading the pickers' models' (a key refused, the API not reached), each replaced and cleared
+ * on its own: the models loading again took a comparison's refusal with it, or the refusal
+ * theirs.
+ */
+const boxParts: { comparison: (string | Node)[]; models: (string | Node)[] } = { comparison: [], models: [] };
 
-function showMessage(...parts: (string | Node)[]): void {
-  errorEl.replaceChildren(...parts);
-  errorEl.hidden = false;
-  errorFrom = 'comparison';
+function showBox(): void {
+  const { comparison, models } = boxParts;
+  errorEl.replaceChildren(...comparison, ...(comparison.length > 0 && models.length > 0 ? ['\n'] : []), ...models);
+  errorEl.hidden = comparison.length === 0 && models.length === 0;
 }
 
-/** No error shown: the box's, nor the refusal's at the fields. */
+/** The comparison's message in the box (nothing: its part emptied). */
+function showMessage(...parts: (string | Node)[]): void {
+  boxParts.comparison = parts;
+  showBox();
+}
+
+/** Loading the models' message in the box (nothing: its part emptied). */
+function showModelsError(...parts: (string | Node)[]): void {
+  boxParts.models = parts;
+  showBox();
+}
+
+/** No comparison's error shown: in the box, nor the refusal's at the fields. */
 function hideError(): void {
-  errorFrom = undefined;
-  errorEl.hidden = true;
-  errorEl.textContent = '';
+  showMessage();
   for (const f of fields) setFieldError(f);
 }
 

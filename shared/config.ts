@@ -126,16 +126,16 @@ export const WORKFLOW_ENV = {
   claimCheckBucket: 'CLAIM_CHECK_BUCKET',
 } as const;
 
-/**
- * The variable by which the stack tells the `api` function how API Gateway integrates it:
- * `false` when it was synthesized with `-c gateway:responseStreaming=false` (buffered, for
- * LocalStack and sam-local); unset or anything else streams.
- */
 /** An account's requests a minute: its own limit (create-account --rpm, set-rate-limit), else the gateway's (RATE_LIMIT_RPM). */
 export function accountRateLimit(account: { rateLimitRpm?: number }, config: Pick<GatewayConfig, 'rateLimitRpm'>): number {
   return account.rateLimitRpm ?? config.rateLimitRpm;
 }
 
+/**
+ * The variable by which the stack tells the `api` function how API Gateway integrates it:
+ * `false` when it was synthesized with `-c gateway:responseStreaming=false` (buffered, for
+ * LocalStack and sam-local); unset or anything else streams.
+ */
 export const RESPONSE_STREAMING_ENV = 'RESPONSE_STREAMING';
 
 /** Whether the `api` function answers through Lambda response streaming (read once, at cold start; never throws). */

@@ -17,9 +17,10 @@ export const TABLE_OUTPUTS: Readonly<Record<keyof TableNames, string>> = {
 
 /**
  * Node's codes for a request that found no server to reach (no such name, nothing listening,
- * no route): not a connection that broke or timed out, which may pass, and is not "no stack".
+ * no route, no answer to the connection's opening: ETIMEDOUT, a mistyped address or a
+ * firewall): not a connection that broke after it was made, which may pass.
  */
-const NETWORK_CODES: ReadonlySet<string> = new Set(['ENOTFOUND', 'EAI_AGAIN', 'ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH']);
+const NETWORK_CODES: ReadonlySet<string> = new Set(['ENOTFOUND', 'EAI_AGAIN', 'ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT']);
 
 /** The stack is missing, lacks an output, or could not be reached: the message says what to set or deploy. */
 export class DeployedStackError extends Error {

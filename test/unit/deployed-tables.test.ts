@@ -88,6 +88,7 @@ describe('Function: deployedTableNames', () => {
   it.each([
     ['ENOTFOUND', undefined, /CloudFormation could not be reached at its eu-west-1 endpoint to read the stack .* \(ENOTFOUND\): check the network/],
     ['ECONNREFUSED', 'http://127.0.0.1:4566', /CloudFormation could not be reached at http:\/\/127\.0\.0\.1:4566 .* \(ECONNREFUSED\): .*AWS_ENDPOINT_URL \(a LocalStack running\)/],
+    ['ETIMEDOUT', 'http://10.255.255.1:4566', /CloudFormation could not be reached at http:\/\/10\.255\.255\.1:4566 .* \(ETIMEDOUT\)/],
   ])('says where it looked for CloudFormation when it cannot be reached (%s), as the stack error', async (code, endpoint, message) => {
     cloudFormation.on(DescribeStacksCommand).rejects(Object.assign(new Error(`connect ${code}`), { code }));
     const lookup = deployedTableNames({ stackName: DEFAULT_STACK_NAME, region: 'eu-west-1', ...(endpoint ? { endpoint } : {}) });
