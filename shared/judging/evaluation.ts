@@ -1,5 +1,6 @@
 import type { ModelResult } from '../compare/result.js';
 import type { JudgeWeights } from '../contract/types.js';
+import { codePoints } from '../text/code-points.js';
 import type { Evaluation, EvaluationOrder, Judgment, OutputLength } from './types.js';
 import { weightedScores, weightsDecide } from './weights.js';
 
@@ -123,22 +124,6 @@ function toOrder(judgment: Judgment, answerA: string, answerB: string): Evaluati
 function lengthOf(result: ModelResult): OutputLength {
   const reasoning = result.usage?.reasoningTokensOut ?? 0;
   return { tokens: result.providerCost === null ? null : Math.max(0, result.tokensOut - reasoning), characters: codePoints(result.output) };
-}
-
-/** Characters as Unicode counts them (code points), as the request's limits count them: an emoji is one, not its two UTF-16 units. */
-function codePoints(text: string): number {
-  let pairs = 0;
-  for (let i = 0; i < text.length - 1; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff) {
-      const next = text.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) {
-        pairs++;
-        i++;
-      }
-    }
-  }
-  return text.length - pairs;
 }
 
 function keyed(idA: string, a: number, idB: string, b: number): Record<string, number> {

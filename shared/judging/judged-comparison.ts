@@ -3,6 +3,7 @@ import type { Carried, ClaimCheckStore } from '../claim-check/types.js';
 import type { ModelResult } from '../compare/result.js';
 import type { PromptRequest, RequestedModel } from '../contract/types.js';
 import type { Log } from '../log.js';
+import { codePoints } from '../text/code-points.js';
 import { toEvaluation } from './evaluation.js';
 import { WORKFLOW_LIMITS } from './limits.js';
 import { planJudgeItems } from './plan.js';
@@ -75,7 +76,8 @@ export function startJudgedComparison(request: PromptRequest, run: JudgedRunSett
     const results = await Promise.all(request.models.map((model, index) => toResult(output, index, model.requestedId, readBack)));
     const judgments = await collectJudgments(input, output, readBack);
     const evaluations = evaluate(request, results, judgments);
-    const characters = new Map(results.map((r) => [r.modelId, r.output.length]));
+    // Counted as the evaluations' lengths count them (code points): longerWon compares what they show.
+    const characters = new Map(results.map((r) => [r.modelId, codePoints(r.output)]));
     return {
       results,
       evaluations,

@@ -4,6 +4,7 @@ import type { JudgeBehaviour } from '../../infra/local/simulator/judges.js';
 import { resolveModel } from '../../shared/catalog/index.js';
 import type { JudgingStatistics } from '../../shared/judging/statistics.js';
 import type { Evaluation, RankingEntry } from '../../shared/judging/types.js';
+import { chatCompletionAnswer } from '../support/fixtures.js';
 import { post, useTestHost } from '../support/local.js';
 
 /**
@@ -96,5 +97,26 @@ describe('Judge statistics against judges that behave as told', () => {
       expect(e.lengths).toEqual({ [e.modelA]: byModel[e.modelA], [e.modelB]: byModel[e.modelB] });
       expect(e.lengths[e.modelA]!.characters).toBeGreaterThan(0);
     }
+  });
+
+  it('counts longerWon in the characters the lengths show (code points): 100 emoji are shorter than 150 letters, though 200 UTF-16 units', async () => {
+    // A judge that picks the longer answer by UTF-16 units (the simulator's): the 100 emoji.
+    host.simulator.setFault({
+      kind: 'status',
+      status: 200,
+      provider: 'cerebras',
+      body: chatCompletionAnswer('😀'.repeat(100), { prompt_tokens: 5, completion_tokens: 100, total_tokens: 105 }),
+    });
+    host.simulator.setFault({
+      kind: 'status',
+      status: 200,
+      provider: 'mistral',
+      body: chatCompletionAnswer('b'.repeat(150), { prompt_tokens: 5, completion_tokens: 40, total_tokens: 45 }),
+    });
+    const body = await judge({ 'fam_f-v4-pro': 'longer' }, ['fam_e-gpt-oss-120b', 'fam_g-small']);
+    const [evaluation] = body.evaluations;
+    expect(evaluation).toMatchObject({ winner: 'fam_e-gpt-oss-120b', lengths: { 'fam_e-gpt-oss-120b': { characters: 100 }, 'fam_g-small': { characters: 150 } } });
+    // The shorter answer (as the lengths count) won every decisive call.
+    expect(statsOf(body, 'fam_f-v4-pro')).toMatchObject({ decisive: 1, longerWon: 0 });
   });
 });
