@@ -32,4 +32,11 @@ export const LIMITS = {
   responseSchemaPatternChars: 256,
   /** Counted repetitions (`{n}`, `{n,m}`), their largest counts summed over all patterns: RE2 compiles `x{100}` as 100 copies of `x`. */
   responseSchemaPatternRepeat: 100,
+  /**
+   * Subschemas an output may be checked against along one walk of the schema, each `$ref`
+   * counting what it points to: 22 `$defs` each an `anyOf` of two references to the next
+   * (70 objects) made a check of `{"x": null}` try 4 million paths, 5 s on the schema thread
+   * every tenant's checks share.
+   */
+  responseSchemaExpanded: 10_000,
 } as const;

@@ -6,6 +6,8 @@ import { escapePointer, unescapePointer } from './pointer.js';
 const SCHEMA_MAPS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas', 'dependencies'];
 const SCHEMA_VALUES = ['items', 'additionalItems', 'contains', 'not', 'if', 'then', 'else', 'unevaluatedItems', 'propertyNames', 'additionalProperties', 'unevaluatedProperties'];
 const SCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
+/** The maps whose subschemas apply to an output where they sit ($defs and definitions only hold them for references). */
+const APPLIED_MAPS = SCHEMA_MAPS.filter((key) => key !== '$defs' && key !== 'definitions');
 
 /**
  * `response_schema` rules (spec 2.5) that are cheap enough for the main thread (a walk of
@@ -27,7 +29,59 @@ export function checkResponseSchema(schema: Record<string, unknown>, path: strin
   }
   const state = walkSchema(schema, path);
   if (schema.type !== 'object') state.errors.unshift({ field: `${path}/type`, message: 'the root of response_schema must be "object"' });
+  if (state.errors.length === 0 && expandedSize(schema, state.refs) > LIMITS.responseSchemaExpanded) {
+    state.errors.push({
+      field: path,
+      message: `expands to more than ${LIMITS.responseSchemaExpanded} subschemas through its $refs (each counting the subschema it points to, as an output is checked against it): share fewer references, or nest fewer anyOf, oneOf or allOf of them`,
+    });
+  }
   return state.errors;
+}
+
+/**
+ * How many subschemas an output can be checked against along the schema, each `$ref` (and
+ * `$dynamicRef`) counted as the subschema it points to, as ajv's generated code calls it:
+ * each node once per way to reach it. Counted up to just past `LIMITS.responseSchemaExpanded`
+ * (each node's count memoized, so a walk of the schema's own objects); a reference back into
+ * the path that reaches it (recursion, which each output's depth bounds) counts 1.
+ */
+function expandedSize(root: object, refs: Refs): number {
+  const cap = LIMITS.responseSchemaExpanded + 1;
+  const sizes = new Map<object, number>();
+  const onPath = new Set<object>();
+  const size = (node: object): number => {
+    const known = sizes.get(node);
+    if (known !== undefined) return known;
+    if (onPath.has(node)) return 1;
+    onPath.add(node);
+    let total = 1;
+    for (const child of [...subschemas(node as Record<string, unknown>), ...(refs.targets.get(node) ?? [])]) {
+      total = Math.min(cap, total + size(child));
+      if (total >= cap) break;
+    }
+    onPath.delete(node);
+    sizes.set(node, total);
+    return total;
+  };
+  return size(root);
+}
+
+/** A subschema's own subschemas that apply to an output (not its `$defs`: those apply only where a reference points). */
+function subschemas(schema: Record<string, unknown>): object[] {
+  const found: object[] = [];
+  const add = (value: unknown) => {
+    if (value !== null && typeof value === 'object' && !Array.isArray(value)) found.push(value);
+  };
+  for (const key of APPLIED_MAPS) {
+    const map = schema[key];
+    if (map && typeof map === 'object' && !Array.isArray(map)) for (const sub of Object.values(map)) add(sub);
+  }
+  for (const key of SCHEMA_VALUES) add(schema[key]);
+  for (const key of SCHEMA_LISTS) {
+    const list = schema[key];
+    if (Array.isArray(list)) for (const sub of list) add(sub);
+  }
+  return found;
 }
 
 /**
@@ -66,11 +120,13 @@ type WalkState = { errors: FieldError[]; enumValues: number; patterns: { pattern
  */
 interface Refs {
   walked: Set<object>;
-  /** Each `$ref` and `$dynamicRef` with its field and the base URI it resolves against (its resource's). */
-  found: { ref: string; field: string; base: string }[];
+  /** Each `$ref` and `$dynamicRef` with its field and the base URI it resolves against (its resource's), and the subschema that holds it. */
+  found: { ref: string; field: string; base: string; holder: object }[];
+  /** The subschemas each subschema's references point to, once resolved (expandedSize). */
+  targets: Map<object, object[]>;
   /** The resources (the root, and each subschema with an `$id`) by their URI resolved as ajv resolves it, and the anchors (`$anchor`, `$dynamicAnchor`) of each. */
   ids: Map<string, object>;
-  anchors: Map<object, Set<string>>;
+  anchors: Map<object, Map<string, object>>;
 }
 
 /** A resource: a schema and the URI its `$id` resolves to, which its references resolve against. */
@@ -80,11 +136,13 @@ type Resource = { node: object; uri: string };
 const ROOT_URI = 'https://response-schema.invalid/root.json';
 
 export function walkSchema(schema: Record<string, unknown>, path: string): WalkState {
-  const refs: Refs = { walked: new Set(), found: [], ids: new Map(), anchors: new Map() };
+  const refs: Refs = { walked: new Set(), found: [], targets: new Map(), ids: new Map(), anchors: new Map() };
   const state: WalkState = { errors: [], enumValues: 0, patterns: [], repeats: 0, refs };
   walk(schema, path, 0, state, { node: schema, uri: ROOT_URI });
-  for (const { ref, field, base } of refs.found) {
-    if (!refersToWalked(ref, base, refs)) state.errors.push({ field, message: UNCHECKED_REF });
+  for (const { ref, field, base, holder } of refs.found) {
+    const target = walkedTarget(ref, base, refs);
+    if (target === undefined) state.errors.push({ field, message: UNCHECKED_REF });
+    else refs.targets.set(holder, [...(refs.targets.get(holder) ?? []), target]);
   }
   return state;
 }
@@ -104,23 +162,23 @@ function resolved(ref: string, base: string): { uri: string; fragment: string } 
   return { uri: url.href, fragment };
 }
 
-/** Whether a reference resolves, as ajv resolves it, to a subschema the walk checked; false where the gateway cannot tell. */
-function refersToWalked(ref: string, base: string, refs: Refs): boolean {
+/** The subschema the walk checked that a reference resolves to, as ajv resolves it; undefined where there is none, or the gateway cannot tell. */
+function walkedTarget(ref: string, base: string, refs: Refs): object | undefined {
   const target = resolved(ref, base);
   const resource = target && refs.ids.get(target.uri);
-  if (!target || resource === undefined) return false;
+  if (!target || resource === undefined) return undefined;
   const { fragment } = target;
-  if (fragment === '') return refs.walked.has(resource);
-  if (!fragment.startsWith('/')) return refs.anchors.get(resource)?.has(safeDecode(fragment) ?? '') === true;
+  if (fragment === '') return refs.walked.has(resource) ? resource : undefined;
+  if (!fragment.startsWith('/')) return refs.anchors.get(resource)?.get(safeDecode(fragment) ?? '');
   let node: unknown = resource;
   for (const raw of fragment.slice(1).split('/')) {
     const decoded = safeDecode(raw);
-    if (decoded === undefined) return false;
+    if (decoded === undefined) return undefined;
     const segment = unescapePointer(decoded);
-    if (node === null || typeof node !== 'object' || !Object.hasOwn(node, segment)) return false;
+    if (node === null || typeof node !== 'object' || !Object.hasOwn(node, segment)) return undefined;
     node = (node as Record<string, unknown>)[segment];
   }
-  return node !== null && typeof node === 'object' && refs.walked.has(node);
+  return node !== null && typeof node === 'object' && refs.walked.has(node) ? node : undefined;
 }
 
 function safeDecode(text: string): string | undefined {
@@ -149,12 +207,12 @@ function walk(node: unknown, path: string, depth: number, state: WalkState, reso
   for (const keyword of ['$anchor', '$dynamicAnchor']) {
     const anchor = schema[keyword];
     if (typeof anchor !== 'string') continue;
-    const known = refs.anchors.get(resource.node) ?? new Set<string>();
-    refs.anchors.set(resource.node, known.add(anchor));
+    const known = refs.anchors.get(resource.node) ?? new Map<string, object>();
+    refs.anchors.set(resource.node, known.set(anchor, schema));
   }
   for (const keyword of ['$ref', '$dynamicRef']) {
     const ref = schema[keyword];
-    if (typeof ref === 'string') refs.found.push({ ref, field: `${path}/${keyword}`, base: resource.uri });
+    if (typeof ref === 'string') refs.found.push({ ref, field: `${path}/${keyword}`, base: resource.uri, holder: schema });
   }
   if (isObjectLevel(schema) && schema.additionalProperties !== false) {
     errors.push({ field: `${path}/additionalProperties`, message: 'must be false at every object level of response_schema' });

@@ -102,6 +102,42 @@ describe('Functions: checkResponseSchema, then compileResponseSchema', () => {
     expect(checkSchema(strings(fits)).errors).toEqual([]);
   });
 
+  /** `links` $defs, each an anyOf of two references to the next: 2^links paths to the last, in about 3 objects a link. */
+  const doubling = (links: number) => ({
+    type: 'object',
+    properties: { x: { $ref: '#/$defs/a0' } },
+    required: ['x'],
+    additionalProperties: false,
+    $defs: Object.fromEntries([
+      ...Array.from({ length: links }, (_, i) => [`a${i}`, { anyOf: [{ $ref: `#/$defs/a${i + 1}` }, { $ref: `#/$defs/a${i + 1}` }] }]),
+      [`a${links}`, { type: 'string' }],
+    ]),
+  });
+
+  it('refuses a schema whose references multiply the paths an output is checked along past the limit (a check of {"x": null} took 5 s at 22 links), naming the limit', () => {
+    expect(checkSchema(doubling(22)).errors).toEqual([
+      { field: '/response_schema', message: expect.stringMatching(new RegExp(`^expands to more than ${LIMITS.responseSchemaExpanded} subschemas through its \\$refs`)) },
+    ]);
+    // Eleven links (8,191 subschemas along the references) stay within it.
+    const { errors, validate } = checkSchema(doubling(11));
+    expect(errors).toEqual([]);
+    expect(validate?.({ x: null })).toBe(false);
+    expect(validate?.({ x: 'a string' })).toBe(true);
+  });
+
+  it('takes a recursive schema and a definition referenced from many places: what an output of any depth is checked against stays its own', () => {
+    const tree = {
+      type: 'object',
+      properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#' } } },
+      required: ['name', 'children'],
+      additionalProperties: false,
+    };
+    expect(checkSchema(tree).errors).toEqual([]);
+    const address = { type: 'object', properties: { street: { type: 'string' }, city: { type: 'string' } }, required: ['street', 'city'], additionalProperties: false };
+    const many = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`a${i}`, { $ref: '#/$defs/address' }]));
+    expect(checkSchema({ type: 'object', properties: many, additionalProperties: false, $defs: { address } }).errors).toEqual([]);
+  });
+
   it('counts the objects a $ref can reach outside any keyword it knows', () => {
     const hidden = { type: 'object', properties: { a: { $ref: '#/hidden/0' } }, additionalProperties: false, hidden: [] as unknown[] };
     for (let i = 0; i < LIMITS.responseSchemaObjects; i++) hidden.hidden.push({ type: 'string' });
