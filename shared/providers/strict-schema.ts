@@ -44,17 +44,31 @@ const STRICT_KEYWORDS: ReadonlySet<string> = new Set([
   'maxItems',
 ]);
 
+/** OpenAI's limit on a long string enum in strict mode: past 250 values, 15,000 characters in all. */
+const STRICT_LONG_ENUM_VALUES = 250;
+const STRICT_LONG_ENUM_CHARACTERS = 15_000;
+
 /**
  * Where a strict structured-output mode would refuse the schema (400), as a JSON pointer ('' for
  * the root), or undefined when strict mode takes it. OpenAI's strict Structured Outputs and
  * Groq's `strict: true` (constrained decoding) both want `additionalProperties: false` and
  * every property listed in `required` at each object level ("all fields must be required"),
- * and take only the keywords of STRICT_KEYWORDS; the contract guarantees the first of these,
- * not the others.
+ * and take only the keywords of STRICT_KEYWORDS, no `anyOf` at the root, and no string enum
+ * of more than 250 values past 15,000 characters ("Supported schemas", its limits); the
+ * contract guarantees the first of these, not the others.
  */
 export function strictViolation(schema: unknown, at = ''): string | undefined {
   if (!isObject(schema)) return undefined;
   for (const key in schema) if (!STRICT_KEYWORDS.has(key)) return `${at}/${escapePointerToken(key)}`;
+  // "The root level object must be an object, and not use anyOf."
+  if (at === '' && 'anyOf' in schema) return '/anyOf';
+  // A string enum of more than 250 values may hold 15,000 characters in all at most.
+  const values = Array.isArray(schema['enum']) ? schema['enum'] : [];
+  if (values.length > STRICT_LONG_ENUM_VALUES) {
+    let characters = 0;
+    for (const value of values) if (typeof value === 'string') characters += value.length;
+    if (characters > STRICT_LONG_ENUM_CHARACTERS) return `${at}/enum`;
+  }
   const properties = isObject(schema['properties']) ? schema['properties'] : undefined;
   if (properties || schema['type'] === 'object') {
     const required = Array.isArray(schema['required']) ? schema['required'] : [];

@@ -298,6 +298,15 @@ describe('Function: strictViolation', () => {
     ['a default', { ...SCHEMA, properties: { ...SCHEMA.properties, score: { type: 'number', default: 0 } } }, '/properties/score/default'],
     ['a composition other than anyOf', { ...SCHEMA, properties: { ...SCHEMA.properties, score: { not: { type: 'string' } } } }, '/properties/score/not'],
     ['a root $schema', { $schema: 'https://json-schema.org/draft/2020-12/schema', ...SCHEMA }, '/$schema'],
+    ['anyOf at the root ("must be an object, and not use anyOf")', { ...SCHEMA, anyOf: [{ required: ['verdict'] }, { required: ['score'] }] }, '/anyOf'],
+    [
+      'a string enum of more than 250 values past 15,000 characters in all',
+      {
+        ...SCHEMA,
+        properties: { ...SCHEMA.properties, verdict: { type: 'string', enum: Array.from({ length: 300 }, (_, i) => `${'v'.repeat(56)}${String(i).padStart(4, '0')}`) } },
+      },
+      '/properties/verdict/enum',
+    ],
   ])('points at %s', (_name, schema, pointer) => {
     expect(strictViolation(schema)).toBe(pointer);
   });
@@ -313,8 +322,10 @@ describe('Function: strictViolation', () => {
         tags: { type: 'array', items: { $ref: '#/$defs/tag' }, minItems: 1, maxItems: 3 },
         either: { anyOf: [{ type: 'string' }, { type: 'null' }] },
         fixed: { const: 'x' },
+        // 300 values, 15,000 characters in all: at the limit.
+        many: { type: 'string', enum: Array.from({ length: 300 }, (_, i) => `${'v'.repeat(46)}${String(i).padStart(4, '0')}`) },
       },
-      required: ['label', 'score', 'tags', 'either', 'fixed'],
+      required: ['label', 'score', 'tags', 'either', 'fixed', 'many'],
       additionalProperties: false,
       $defs: { tag: { type: 'string' } },
     };
