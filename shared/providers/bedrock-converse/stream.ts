@@ -67,7 +67,9 @@ export class ConverseStreamReader {
     if (!this.stopped) throw streamEndedEarly('messageStop event');
     const content: unknown[] = [];
     if (this.text !== '') content.push({ text: this.text });
-    if (this.toolName !== undefined) content.push({ toolUse: { name: this.toolName, input: toolInput(this.toolInput) } });
+    // Cut at maxTokens, the tool input is a cut JSON text: the output as streamed (a cut output, checked as not JSON), not a malformed answer.
+    const cut = this.stopReason === 'max_tokens';
+    if (this.toolName !== undefined) content.push({ toolUse: { name: this.toolName, input: cut ? {} : toolInput(this.toolInput) } });
     const reply = fromConverseResponse({ output: { message: { role: 'assistant', content } }, stopReason: this.stopReason, usage: this.usage }, this.forcedTool);
     return this.forcedTool && this.toolName !== undefined ? { ...reply, output: this.toolInput } : reply;
   }

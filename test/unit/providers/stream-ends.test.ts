@@ -112,6 +112,22 @@ describe('A vendor stream that ends before the event that ends its answer fails,
     expect(finished(true)).toMatchObject({ output: 'Hi', usage: undefined });
     expect(endedEarly(() => finished(false)).details.partial).toEqual({ output: 'Hi' });
   });
+
+  it('Bedrock ConverseStream with a forced tool: input cut at maxTokens is the output as streamed, cut (not a malformed answer); uncut input that is not JSON is malformed', () => {
+    const finished = (stopReason: string) => {
+      const reader = new ConverseStreamReader(true, () => undefined);
+      for (const event of [
+        { messageStart: { role: 'assistant' } },
+        { contentBlockStart: { start: { toolUse: { name: 'respond' } } } },
+        { contentBlockDelta: { delta: { toolUse: { input: '{"a":"some long te' } } } },
+        { messageStop: { stopReason } },
+      ])
+        reader.onEvent(event);
+      return finishStream(reader);
+    };
+    expect(finished('max_tokens')).toMatchObject({ output: '{"a":"some long te', cutAtMaxTokens: true });
+    expect(() => finished('tool_use')).toThrow(/streamed tool input that is not JSON/);
+  });
 });
 
 describe('A streamed answer its vendor withheld after generating it', () => {
