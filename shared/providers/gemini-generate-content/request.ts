@@ -2,7 +2,7 @@ import { appendAlternating } from '../turns.js';
 import { marksCacheBreakpoints } from '../cache-breakpoints.js';
 import type { ModelCall } from '../types.js';
 import { schemaInstruction } from '../structured-output.js';
-import { unenforcedKeywords } from './schema.js';
+import { undocumentedUses, unenforcedKeywords } from './schema.js';
 import { thinkingLevelsOf, toThinkingConfig, type ThinkingConfig } from './thinking.js';
 
 export type Part = { text: string } | { inlineData: { mimeType: string; data: string } };
@@ -85,6 +85,12 @@ export function toGenerateContentRequest(call: ModelCall): MappedRequest {
     const ignored = unenforcedKeywords(call.responseSchema);
     if (ignored.length > 0) {
       warnings.push(`Gemini does not enforce the schema keywords ${ignored.join(', ')}; the output is validated against them afterwards`);
+    }
+    const undocumented = undocumentedUses(call.responseSchema);
+    if (undocumented.length > 0) {
+      warnings.push(
+        `Gemini documents no support for ${undocumented.join(' or ')} in a response schema: it may refuse the schema or not enforce it; the output is validated against it afterwards`,
+      );
     }
   }
   const thinking = toThinkingConfig(model, tuning.thinkingBudget);

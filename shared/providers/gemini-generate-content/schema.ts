@@ -36,17 +36,20 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Keywords used anywhere in the schema that Gemini does not enforce, sorted, each once. */
-export function unenforcedKeywords(schema: unknown): string[] {
-  const found = new Set<string>();
+/**
+ * Each object of the schema a keyword's value can hold a subschema in (not the values of
+ * `enum`, `const`, `required`, `examples` or `default`, nor the names of a map's entries),
+ * handed to `each`.
+ */
+function eachNode(schema: unknown, each: (node: Record<string, unknown>) => void): void {
   const visit = (node: unknown): void => {
     if (Array.isArray(node)) {
       for (const item of node) visit(item);
       return;
     }
     if (!isObject(node)) return;
+    each(node);
     for (const [key, value] of Object.entries(node)) {
-      if (!ENFORCED.has(key)) found.add(key);
       if (SCHEMA_MAPS.has(key) && isObject(value)) {
         for (const sub of Object.values(value)) visit(sub);
       } else if (key !== 'enum' && key !== 'const' && key !== 'required' && key !== 'examples' && key !== 'default') {
@@ -55,5 +58,29 @@ export function unenforcedKeywords(schema: unknown): string[] {
     }
   };
   visit(schema);
+}
+
+/** Keywords used anywhere in the schema that Gemini does not enforce, sorted, each once. */
+export function unenforcedKeywords(schema: unknown): string[] {
+  const found = new Set<string>();
+  eachNode(schema, (node) => {
+    for (const key of Object.keys(node)) if (!ENFORCED.has(key)) found.add(key);
+  });
   return [...found].sort();
+}
+
+/**
+ * Where the schema departs from what Gemini documents for `responseJsonSchema` beside its
+ * keywords (its API reference, the field's description): a `$ref` with other keywords than
+ * `$`-prefixed ones beside it, an `enum` of other values than strings and numbers. Each
+ * once, described, in the order met; Gemini may refuse such a schema or not enforce it (not
+ * observed: said as a warning, the output validated afterwards as always).
+ */
+export function undocumentedUses(schema: unknown): string[] {
+  const found = new Set<string>();
+  eachNode(schema, (node) => {
+    if (typeof node.$ref === 'string' && Object.keys(node).some((key) => !key.startsWith('$'))) found.add('$ref beside other keywords');
+    if (Array.isArray(node.enum) && node.enum.some((value) => typeof value !== 'string' && typeof value !== 'number')) found.add('enum values other than strings and numbers');
+  });
+  return [...found];
 }

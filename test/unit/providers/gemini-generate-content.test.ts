@@ -7,7 +7,7 @@ import { fromErrorResponse, parseDuration, retryDelayOf } from '../../../shared/
 import { toGenerateContentRequest } from '../../../shared/providers/gemini-generate-content/request.js';
 import { fromGenerateContentResponse } from '../../../shared/providers/gemini-generate-content/response.js';
 import { GenerateContentStream } from '../../../shared/providers/gemini-generate-content/stream.js';
-import { unenforcedKeywords } from '../../../shared/providers/gemini-generate-content/schema.js';
+import { undocumentedUses, unenforcedKeywords } from '../../../shared/providers/gemini-generate-content/schema.js';
 import { levelForBudget, thinkingLevelsOf, toThinkingConfig } from '../../../shared/providers/gemini-generate-content/thinking.js';
 import { generateContentUrl } from '../../../shared/providers/gemini-generate-content/index.js';
 import { toUsage } from '../../../shared/providers/gemini-generate-content/usage.js';
@@ -239,6 +239,22 @@ describe('Function: toGenerateContentRequest', () => {
       const { warnings } = toGenerateContentRequest(call({ responseSchema: schema }));
 
       expect(warnings).toEqual(['Gemini does not enforce the schema keywords minLength, pattern; the output is validated against them afterwards']);
+    });
+
+    it('warns where the schema departs from what Gemini documents: a $ref beside other keywords, an enum of booleans or null; not a $ref beside $-keywords', () => {
+      const schema = {
+        type: 'object',
+        properties: { a: { $ref: '#/$defs/x', description: 'the x' }, b: { enum: [true, false, null] }, c: { $ref: '#/$defs/x', $comment: 'fine' } },
+        required: ['a', 'b', 'c'],
+        additionalProperties: false,
+        $defs: { x: { type: 'string', enum: ['x', 1] } },
+      };
+      const { warnings } = toGenerateContentRequest(call({ responseSchema: schema }));
+
+      expect(warnings).toContain(
+        'Gemini documents no support for $ref beside other keywords or enum values other than strings and numbers in a response schema: it may refuse the schema or not enforce it; the output is validated against it afterwards',
+      );
+      expect(undocumentedUses({ type: 'object', properties: { c: { $ref: '#/$defs/x', $comment: 'fine' } }, $defs: { x: { enum: ['x', 1] } } })).toEqual([]);
     });
   });
 });
