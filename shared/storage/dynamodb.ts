@@ -185,11 +185,6 @@ export function attemptMayLandLate(input: object): boolean {
 }
 
 /**
- * Each attempt of a call, inside the SDK's retry step, marks the command's input (the object
- * every attempt is given) when it ended without a refusal (attemptMayLandLate). The input, not
- * the handler's context: with `cacheMiddleware` one context serves every call of a command.
- */
-/**
  * `items` refuses the document client's commands (lib-dynamodb's PutCommand, UpdateCommand,
  * …), which it would accept and get wrong without a word: with its stack cached per command
  * class, every such command after the first of its class is sent with the first one's input,
@@ -207,6 +202,11 @@ function refusingDocumentCommands(client: DynamoDBClient): DynamoDBClient {
   return client;
 }
 
+/**
+ * Each attempt of a call, inside the SDK's retry step, marks the command's input (the object
+ * every attempt is given) when it ended without a refusal (attemptMayLandLate). The input, not
+ * the handler's context: with `cacheMiddleware` one context serves every call of a command.
+ */
 function markingAttemptsThatMayLand(client: DynamoDBClient): DynamoDBClient {
   client.middlewareStack.add(
     (next) => async (args) => {
