@@ -4,8 +4,7 @@ import { keepAliveAgent, readBody } from '../../http/post.js';
 import { withFastConfig } from '../../aws-client-config.js';
 import type { Endpoint } from '../types.js';
 import { type EventStreamLimits, limitedMessages } from './stream-body.js';
-import { tooManyJsonFields } from '../../contract/json-fields.js';
-import { MAX_VENDOR_JSON_FIELDS } from '../vendor-json.js';
+import { MAX_VENDOR_JSON_FIELDS, tooManyVendorJsonFields } from '../vendor-json.js';
 
 export const DEFAULT_REGION = 'us-east-1';
 
@@ -77,10 +76,7 @@ function clientFor(runtime: Sdk, endpoint: Endpoint): BedrockRuntimeClient {
  * the thread for seconds. Code EANSWERFIELDS, mapped by fromSdkError (answerTooLarge).
  */
 function withinFieldCap(bytes: Buffer): Buffer {
-  // A field takes a byte at least (its comma): a shorter body cannot hold too many, and is not read.
-  if (bytes.length > MAX_VENDOR_JSON_FIELDS && tooManyJsonFields(bytes.toString('utf8'), MAX_VENDOR_JSON_FIELDS)) {
-    throw Object.assign(new Error(`The answer holds more than ${MAX_VENDOR_JSON_FIELDS} JSON fields`), { code: 'EANSWERFIELDS' });
-  }
+  if (tooManyVendorJsonFields(bytes)) throw Object.assign(new Error(`The answer holds more than ${MAX_VENDOR_JSON_FIELDS} JSON fields`), { code: 'EANSWERFIELDS' });
   return bytes;
 }
 

@@ -1,7 +1,6 @@
-import { tooManyJsonFields } from '../../contract/json-fields.js';
 import { AnswerPieces } from '../../http/post.js';
 import { type SseLimits, StreamLimitError } from '../sse.js';
-import { MAX_VENDOR_JSON_FIELDS } from '../vendor-json.js';
+import { MAX_VENDOR_JSON_FIELDS, tooManyVendorJsonFields } from '../vendor-json.js';
 
 /**
  * Bytes of an event-stream message besides its headers and payload: the prelude (the message's
@@ -57,11 +56,7 @@ export async function* limitedMessages(body: AsyncIterable<Uint8Array>, limits: 
   if (heldBytes > 0) yield Buffer.concat(held, heldBytes);
 }
 
-/** Whether a whole message's payload (the JSON of its event) holds more fields than a vendor's JSON may. */
+/** Whether a whole message's payload (the JSON of its event, after its headers, before its CRC) holds more fields than a vendor's JSON may. */
 function tooManyFields(message: Buffer): boolean {
-  const start = PRELUDE_BYTES + message.readUInt32BE(4);
-  const end = message.length - 4;
-  // A field takes a byte at least (its comma): a shorter payload cannot hold too many, and is not read.
-  if (end - start <= MAX_VENDOR_JSON_FIELDS) return false;
-  return tooManyJsonFields(message.toString('utf8', start, end), MAX_VENDOR_JSON_FIELDS);
+  return tooManyVendorJsonFields(message, PRELUDE_BYTES + message.readUInt32BE(4), message.length - 4);
 }
