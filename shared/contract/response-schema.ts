@@ -6,8 +6,6 @@ import { escapePointer, unescapePointer } from './pointer.js';
 const SCHEMA_MAPS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas', 'dependencies'];
 const SCHEMA_VALUES = ['items', 'additionalItems', 'contains', 'not', 'if', 'then', 'else', 'unevaluatedItems', 'propertyNames', 'additionalProperties', 'unevaluatedProperties'];
 const SCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
-/** The maps whose subschemas apply to an output where they sit ($defs and definitions only hold them for references). */
-const APPLIED_MAPS = SCHEMA_MAPS.filter((key) => key !== '$defs' && key !== 'definitions');
 
 /**
  * `response_schema` rules (spec 2.5) that are cheap enough for the main thread (a walk of
@@ -66,21 +64,12 @@ function expandedSize(root: object, refs: Refs): number {
   return size(root);
 }
 
-/** A subschema's own subschemas that apply to an output (not its `$defs`: those apply only where a reference points). */
+/** A subschema's own subschemas that apply to an output (not its `$defs` and `definitions`: those apply only where a reference points). */
 function subschemas(schema: Record<string, unknown>): object[] {
   const found: object[] = [];
-  const add = (value: unknown) => {
-    if (value !== null && typeof value === 'object' && !Array.isArray(value)) found.push(value);
-  };
-  for (const key of APPLIED_MAPS) {
-    const map = schema[key];
-    if (map && typeof map === 'object' && !Array.isArray(map)) for (const sub of Object.values(map)) add(sub);
-  }
-  for (const key of SCHEMA_VALUES) add(schema[key]);
-  for (const key of SCHEMA_LISTS) {
-    const list = schema[key];
-    if (Array.isArray(list)) for (const sub of list) add(sub);
-  }
+  eachSubschema(schema, (sub, key) => {
+    if (key !== '$defs' && key !== 'definitions' && sub !== null && typeof sub === 'object' && !Array.isArray(sub)) found.push(sub);
+  });
   return found;
 }
 
@@ -219,16 +208,22 @@ function walk(node: unknown, path: string, depth: number, state: WalkState, reso
   }
   checkCosts(schema, path, state);
   checkPropertyNames(schema, path, errors);
+  eachSubschema(schema, (sub, key, member) => walk(sub, `${path}/${key}${member === undefined ? '' : `/${escapePointer(String(member))}`}`, depth + 1, state, resource));
+}
+
+/**
+ * Each value under `schema`'s subschema keywords, handed to `each` with its keyword and, in a
+ * map or a list, its name or index: what the walk checks, and expandedSize counts.
+ */
+function eachSubschema(schema: Record<string, unknown>, each: (sub: unknown, key: string, member?: string | number) => void): void {
   for (const key of SCHEMA_MAPS) {
     const map = schema[key];
-    if (map && typeof map === 'object' && !Array.isArray(map)) {
-      for (const [name, sub] of Object.entries(map)) walk(sub, `${path}/${key}/${escapePointer(name)}`, depth + 1, state, resource);
-    }
+    if (map && typeof map === 'object' && !Array.isArray(map)) for (const [name, sub] of Object.entries(map)) each(sub, key, name);
   }
-  for (const key of SCHEMA_VALUES) walk(schema[key], `${path}/${key}`, depth + 1, state, resource);
+  for (const key of SCHEMA_VALUES) each(schema[key], key);
   for (const key of SCHEMA_LISTS) {
     const list = schema[key];
-    if (Array.isArray(list)) list.forEach((sub, i) => void walk(sub, `${path}/${key}/${i}`, depth + 1, state, resource));
+    if (Array.isArray(list)) list.forEach((sub, i) => void each(sub, key, i));
   }
 }
 

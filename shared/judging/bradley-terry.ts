@@ -73,17 +73,12 @@ function fitPairs(n: number, pairs: readonly PairGames[], groups: readonly numbe
   const systems = groups.map((group) => {
     const [system] = systemsOf(n, pairs, [group]) as [GroupSystem];
     const inGroup = new Set(group);
-    if (
-      fordHolds(
-        systemsOf(
-          n,
-          decisive,
-          decisiveSets.filter((set) => inGroup.has(set[0] as number)),
-        ),
-        work,
-      )
-    )
-      return system;
+    const decisiveInGroup = systemsOf(
+      n,
+      decisive,
+      decisiveSets.filter((set) => inGroup.has(set[0] as number)),
+    );
+    if (fordHolds(decisiveInGroup, work)) return system;
     const tied = system.pairs.map((p) => ({ ...p, winsA: p.winsA + VIRTUAL_TIES / 2, winsB: p.winsB + VIRTUAL_TIES / 2 }));
     return systemsOf(n, tied, [group])[0] as GroupSystem;
   });
