@@ -309,7 +309,7 @@ stopButton.addEventListener('click', () => {
   // cancelled and charged what they had used. Not a judged request's workflow: that runs its
   // models and judges to the end (docs/streaming-api.md). The request ID, once the answer's
   // headers came, to ask about it.
-  const id = running.requestId ? ` (x-request-id: ${running.requestId})` : '';
+  const id = requestIdNote(running.requestId);
   summaryEl.textContent = running.judged
     ? `Stopped in this page only: the gateway runs a judged request to its end and charges it in full${id}`
     : `Stopped: the gateway lets the calls still running go on for 2 s; those that end by then are charged in full, the others cancelled and charged what they had used${id}`;
@@ -363,9 +363,9 @@ function outcome(): string {
   return [...counts].map(([status, count]) => `${count} ${status}`).join(', ');
 }
 
-/** Said where a comparison ended without its answer after the gateway took it: the request ID, to ask about it. */
-function ranMaybeCharged(requestId: string | undefined): string {
-  return `the request ran, and may have been charged${requestId ? ` (x-request-id: ${requestId})` : ''}`;
+/** The request's ID, where its answer's headers gave one, to ask the operator about it. */
+function requestIdNote(requestId: string | null | undefined): string {
+  return requestId ? ` (x-request-id: ${requestId})` : '';
 }
 
 /** Fails only when the API cannot be reached (or on Stop): what goes wrong once it answered is shown here. */
@@ -379,8 +379,8 @@ async function compare(body: Json, signal: AbortSignal): Promise<void> {
   });
   const requestId = response.headers.get('x-request-id');
   if (running && requestId) running.requestId = requestId;
-  const id = requestId ? ` (x-request-id: ${requestId})` : '';
-  const ran = ranMaybeCharged(requestId ?? undefined);
+  const id = requestIdNote(requestId);
+  const ran = `the request ran, and may have been charged${id}`;
   // Reading the body fails when the connection breaks (or on Stop, which is passed on).
   const broken = (error: unknown) => {
     if (signal.aborted) throw error;
