@@ -29,6 +29,11 @@ describe('Rate window, counted in the reserve write', () => {
   const credits = () =>
     new CreditsService(new AccountsRepository(env.client.items, env.tables.accounts), new LedgerRepository(env.client.items, env.tables.ledger), undefined, () => clock.now);
   const reserve = (accountId: string, limit: number, estimate = 1) => credits().reserve(accountId, promptLogId(clock.now), estimate, { limitPerMinute: limit, inFlight: 1_000 });
+  /** At `hour` UTC on 2026-11-22: a service, the accounts repository, and the limits the slots tests reserve under (5 at once). */
+  const slotsTest = (hour: number) => {
+    clock.now = Date.UTC(2026, 10, 22, hour, 0, 0);
+    return { service: credits(), accounts: new AccountsRepository(env.client.items, env.tables.accounts), limits: { limitPerMinute: 100, inFlight: 5 } };
+  };
   const outcome = (promise: Promise<unknown>) =>
     promise.then(
       () => 'reserved',
@@ -72,11 +77,8 @@ describe('Rate window, counted in the reserve write', () => {
   });
 
   it('counts a judged request 1, and 1 a model (or judge, whichever are more), among the requests at once (the instances it runs), gives its count back when it closes, and runs one that counts more than the limit alone', async () => {
-    clock.now = Date.UTC(2026, 10, 22, 14, 0, 0);
-    const service = credits();
-    const accounts = new AccountsRepository(env.client.items, env.tables.accounts);
+    const { service, accounts, limits } = slotsTest(14);
     const { accountId } = await service.openAccount({ balanceMicro: 1_000 });
-    const limits = { limitPerMinute: 100, inFlight: 5 };
     const slotsHeld = async () => (await accounts.get(accountId))!.inFlightSlots;
     // A judged request of 3 models counts 4, a plain one 1: the limit of 5 is reached with two requests running.
     const judged = await service.reserve(accountId, promptLogId(clock.now), 1, limits, 4);
@@ -106,10 +108,7 @@ describe('Rate window, counted in the reserve write', () => {
   });
 
   it('sets a count that its open reservations do not add up to (something closed them without giving their slots back) to theirs at the next reconcile, so that no account stays at its limit', async () => {
-    clock.now = Date.UTC(2026, 10, 22, 16, 0, 0);
-    const service = credits();
-    const accounts = new AccountsRepository(env.client.items, env.tables.accounts);
-    const limits = { limitPerMinute: 100, inFlight: 5 };
+    const { service, accounts, limits } = slotsTest(16);
     const { accountId: stuck } = await service.openAccount({ balanceMicro: 1_000 });
     const { accountId: partly } = await service.openAccount({ balanceMicro: 1_000 });
     await service.reserve(partly, promptLogId(clock.now), 1, limits, 3);
@@ -132,11 +131,8 @@ describe('Rate window, counted in the reserve write', () => {
   });
 
   it("closes a reservation an older gateway took (no slots, counted nowhere) without taking from the others' count", async () => {
-    clock.now = Date.UTC(2026, 10, 22, 15, 0, 0);
-    const service = credits();
-    const accounts = new AccountsRepository(env.client.items, env.tables.accounts);
+    const { service, accounts, limits } = slotsTest(15);
     const { accountId } = await service.openAccount({ balanceMicro: 1_000 });
-    const limits = { limitPerMinute: 100, inFlight: 5 };
     await service.reserve(accountId, promptLogId(clock.now), 1, limits, 3);
     // A reservation as an older gateway wrote it: no slots, and nothing added to inFlightSlots.
     const older = { accountId, requestId: promptLogId(clock.now), reservation: { amountMicro: 2, at: clock.now } };
