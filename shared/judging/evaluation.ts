@@ -122,9 +122,20 @@ function toOrder(judgment: Judgment, answerA: string, answerB: string): Evaluati
  * never apart (Anthropic, Bedrock: no reasoningTokensOut), they include it.
  */
 function lengthOf(result: ModelResult): OutputLength {
+  const known = lengths.get(result);
+  if (known) return known;
   const reasoning = result.usage?.reasoningTokensOut ?? 0;
-  return { tokens: result.providerCost === null ? null : Math.max(0, result.tokensOut - reasoning), characters: codePoints(result.output) };
+  const length = { tokens: result.providerCost === null ? null : Math.max(0, result.tokensOut - reasoning), characters: codePoints(result.output) };
+  lengths.set(result, length);
+  return length;
 }
+
+/**
+ * Each result's length, counted once: a result is in every evaluation of its pairs, judge by
+ * judge (28 pairs of 8 models, by 4 judges, had each output's code points counted 28 times
+ * over its whole text).
+ */
+const lengths = new WeakMap<ModelResult, OutputLength>();
 
 function keyed(idA: string, a: number, idB: string, b: number): Record<string, number> {
   return { [idA]: a, [idB]: b };

@@ -3,7 +3,6 @@ import type { Carried, ClaimCheckStore } from '../claim-check/types.js';
 import type { ModelResult } from '../compare/result.js';
 import type { PromptRequest, RequestedModel } from '../contract/types.js';
 import type { Log } from '../log.js';
-import { codePoints } from '../text/code-points.js';
 import { toEvaluation } from './evaluation.js';
 import { WORKFLOW_LIMITS } from './limits.js';
 import { planJudgeItems } from './plan.js';
@@ -76,8 +75,6 @@ export function startJudgedComparison(request: PromptRequest, run: JudgedRunSett
     const results = await Promise.all(request.models.map((model, index) => toResult(output, index, model.requestedId, readBack)));
     const judgments = await collectJudgments(input, output, readBack);
     const evaluations = evaluate(request, results, judgments);
-    // Counted as the evaluations' lengths count them (code points): longerWon compares what they show.
-    const characters = new Map(results.map((r) => [r.modelId, codePoints(r.output)]));
     return {
       results,
       evaluations,
@@ -89,7 +86,6 @@ export function startJudgedComparison(request: PromptRequest, run: JudgedRunSett
       judgeStatistics: judgingStatistics(
         request.judges.map((j) => j.requestedId),
         evaluations,
-        (modelId) => characters.get(modelId) ?? 0,
       ),
     };
   })();

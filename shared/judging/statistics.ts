@@ -46,19 +46,18 @@ export interface JudgingStatistics {
 const round4 = (value: number) => Math.round(value * 10_000) / 10_000;
 const share = (part: number, whole: number) => (whole > 0 ? round4(part / whole) : null);
 
-/** The statistics of every judge, and their agreement, from the evaluations of one answer. */
-export function judgingStatistics(judgeIds: readonly string[], evaluations: readonly Evaluation[], lengthOf: (modelId: string) => number): JudgingStatistics {
+/** The statistics of every judge, and their agreement, from the evaluations of one answer (their outputs' lengths as each evaluation gives them). */
+export function judgingStatistics(judgeIds: readonly string[], evaluations: readonly Evaluation[]): JudgingStatistics {
   const judges = judgeIds.map((judgeModelId) =>
     judgeStatistics(
       judgeModelId,
       evaluations.filter((e) => e.judgeModelId === judgeModelId),
-      lengthOf,
     ),
   );
   return judgeIds.length < 2 ? { judges } : { judges, agreement: agreement(judgeIds, evaluations) };
 }
 
-function judgeStatistics(judgeModelId: string, evaluations: readonly Evaluation[], lengthOf: (modelId: string) => number): JudgeStatistics {
+function judgeStatistics(judgeModelId: string, evaluations: readonly Evaluation[]): JudgeStatistics {
   let pairs = 0;
   let consistent = 0;
   let calls = 0;
@@ -79,7 +78,8 @@ function judgeStatistics(judgeModelId: string, evaluations: readonly Evaluation[
       if (order.verdict.winner === 'tie') continue;
       decisive++;
       const [winner, loser] = order.verdict.winner === 'A' ? [order.answerA, order.answerB] : [order.answerB, order.answerA];
-      const difference = lengthOf(winner) - lengthOf(loser);
+      const characters = (modelId: string) => evaluation.lengths[modelId]?.characters ?? 0;
+      const difference = characters(winner) - characters(loser);
       if (difference === 0) continue;
       lengthDecided++;
       if (difference > 0) longerWon++;

@@ -514,19 +514,24 @@ describe('Self-preference', () => {
 
 describe('Function: judgingStatistics', () => {
   const lengths: Record<string, number> = { short: 10, long: 200, mid: 50 };
+  /** `evaluation`, its outputs' lengths given as the gateway gives them (characters from `lengths`). */
+  const measured = (...args: Parameters<typeof evaluation>): Evaluation => {
+    const e = evaluation(...args);
+    const length = (modelId: string) => ({ tokens: null, characters: lengths[modelId] ?? 0 });
+    return { ...e, lengths: { [e.modelA]: length(e.modelA), [e.modelB]: length(e.modelB) } };
+  };
 
   it('measures each judge: position consistency, position A, decisiveness and the longer answer winning', () => {
     const stats = judgingStatistics(
       ['biased', 'fair'],
       [
         // Always position A: never consistent, decisive every call, the longer answer wins half.
-        evaluation('biased', 'short', 'long', 'A', 'A'),
-        evaluation('biased', 'short', 'mid', 'A', 'A'),
+        measured('biased', 'short', 'long', 'A', 'A'),
+        measured('biased', 'short', 'mid', 'A', 'A'),
         // Always the longer answer, in either position.
-        evaluation('fair', 'short', 'long', 'B', 'A'),
-        evaluation('fair', 'short', 'mid', 'B', 'A'),
+        measured('fair', 'short', 'long', 'B', 'A'),
+        measured('fair', 'short', 'mid', 'B', 'A'),
       ],
-      (modelId) => lengths[modelId] ?? 0,
     );
     expect(stats.judges).toEqual([
       { judgeModelId: 'biased', pairs: 2, positionConsistency: 0, calls: 4, chosePositionA: 1, decisive: 1, longerWon: 0.5 },
@@ -539,16 +544,12 @@ describe('Function: judgingStatistics', () => {
 
   it("measures agreement on the judges' own verdicts, not on winners that speed or cost decided", () => {
     // Both evaluations' weighted winner is y (the faster, say); j1 picked x in both orders, j2 picked y.
-    const stats = judgingStatistics(
-      ['j1', 'j2'],
-      [evaluation('j1', 'x', 'y', 'A', 'B', { winner: 'y' }), evaluation('j2', 'x', 'y', 'B', 'A', { winner: 'y' })],
-      (modelId) => lengths[modelId] ?? 0,
-    );
+    const stats = judgingStatistics(['j1', 'j2'], [measured('j1', 'x', 'y', 'A', 'B', { winner: 'y' }), measured('j2', 'x', 'y', 'B', 'A', { winner: 'y' })]);
     expect(stats.agreement?.judgePairs).toEqual([expect.objectContaining({ judges: ['j1', 'j2'], pairs: 1, agreement: 0 })]);
   });
 
   it('has no agreement with one judge, and null shares where nothing was counted', () => {
-    const stats = judgingStatistics(['j'], [evaluation('j', 'short', 'long', null, 'A')], (m) => lengths[m] ?? 0);
+    const stats = judgingStatistics(['j'], [measured('j', 'short', 'long', null, 'A')]);
     expect(stats.agreement).toBeUndefined();
     expect(stats.judges[0]).toMatchObject({ pairs: 0, positionConsistency: null, calls: 1, longerWon: 1 });
   });
