@@ -29,8 +29,12 @@ export interface HttpCallShape {
   fromAnswer(answer: unknown): ModelReply;
   /** The most output tokens the vendor may bill for the call (its adapter's billedOutputBound): what bounds the lines of its stream (streamLineCap). */
   outputTokens: number;
-  /** The streamed call: its URL and body where they differ, and a fresh reader for each attempt. */
-  stream: { url?: string; body: object; reader(onDelta: (text: string) => void): StreamReader };
+  /**
+   * The streamed call: its URL and body where they differ, and a fresh reader for each attempt.
+   * Absent where the vendor cannot stream this call: it is then sent whole to a streaming caller
+   * too, whose one delta is its text (run-models hands on a reply that streamed nothing).
+   */
+  stream?: { url?: string; body: object; reader(onDelta: (text: string) => void): StreamReader };
 }
 
 /**
@@ -40,7 +44,8 @@ export interface HttpCallShape {
 export function preparedHttpCall(shape: HttpCallShape, onDelta?: (text: string) => void): PreparedCall {
   const { mapError, refine = (error: unknown) => error, warnings } = shape;
   const withWarnings = (reply: ModelReply): ModelReply => (warnings.length > 0 ? { ...reply, warnings: [...warnings, ...reply.warnings] } : reply);
-  if (!onDelta) {
+  const { stream } = shape;
+  if (!onDelta || !stream) {
     const request = jsonRequest(shape.url, shape.body, shape.headers, { prompt: shape.call });
     return {
       warnings,
@@ -52,12 +57,12 @@ export function preparedHttpCall(shape: HttpCallShape, onDelta?: (text: string) 
       },
     };
   }
-  const request = jsonRequest(shape.stream.url ?? shape.url, shape.stream.body, shape.headers, { accept: 'text/event-stream', prompt: shape.call });
+  const request = jsonRequest(stream.url ?? shape.url, stream.body, shape.headers, { accept: 'text/event-stream', prompt: shape.call });
   const limits = { ...DEFAULT_SSE_LIMITS, maxLines: streamLineCap(shape.outputTokens) };
   return {
     warnings,
     async send(signal) {
-      const reader = shape.stream.reader(onDelta);
+      const reader = stream.reader(onDelta);
       await postSse(request, signal, { mapError, onEvent: (event) => reader.onEvent(event), partial: () => reader.partial(), limits }).catch((error: unknown) => {
         throw refine(error);
       });

@@ -47,6 +47,22 @@ describe('POST /api/v1/prompt with Accept: text/event-stream', () => {
     expect(done.data).toBe(JSON.stringify({ promptLogId, results: byIndex, evaluations: [], creditsUsed }));
   });
 
+  it("streams Groq's structured output as one delta, since Groq streams no json_schema call, beside a model that streams it", async () => {
+    const schema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'], additionalProperties: false };
+    const models = ['fam_i-gpt-oss-120b', 'fam_c-5.4-mini'];
+    const { status, events } = await postEvents(host(), body({ models, response_schema: schema }));
+    expect(status).toBe(200);
+    const deltas = (index: number) => events.filter((e) => e.event === 'delta' && e.json.index === index).map((e) => e.json.text as string);
+    const result = (index: number) => events.find((e) => e.event === 'result' && e.json.index === index)!.json.result;
+    expect(result(0)).toMatchObject({ modelId: 'fam_i-gpt-oss-120b', status: 'completed' });
+    expect(deltas(0)).toEqual([result(0).output]);
+    expect(JSON.parse(result(0).output)).toEqual({ answer: expect.any(String) });
+    expect(result(0).warnings).toContain("Groq does not stream structured output: fam_i-gpt-oss-120b's answer was read whole and sent as one delta");
+    expect(result(1)).toMatchObject({ modelId: 'fam_c-5.4-mini', status: 'completed' });
+    expect(deltas(1).length).toBeGreaterThan(1);
+    expect(result(1).warnings ?? []).not.toContain(expect.stringContaining('does not stream'));
+  });
+
   it('streams for an Accept sent on two lines as for the one line they make (RFC 9110: it read only the last)', async () => {
     const contentType = (accept: string | string[]) =>
       new Promise<string | undefined>((resolve, reject) => {

@@ -42,6 +42,11 @@ export interface ChatDialect {
    * fields it does not know (Mistral).
    */
   readonly endUserField?: 'user';
+  /**
+   * Set when a streamed call cannot carry a json_schema `response_format` (Groq): such a call is
+   * then sent whole even to a streaming caller, whose one delta is its text.
+   */
+  readonly wholeSchemaCalls?: true;
 }
 
 /** OpenAI itself: the shape the others are compared with, and the fallback for providers served through the simulator. */
@@ -131,9 +136,10 @@ const MISTRAL: ChatDialect = {
 
 /**
  * console.groq.com: `max_completion_tokens` (max_tokens deprecated); strict json_schema on
- * gpt-oss; gpt-oss returns `message.reasoning`; 498 is flex-tier capacity exceeded ("retry
- * with backoff"). A streamed answer puts usage in the last chunk's `x_groq.usage` (and in
- * `usage` with stream_options).
+ * gpt-oss, which does not stream ("Streaming and tool use are not currently supported with
+ * Structured Outputs", console.groq.com/docs/structured-outputs); gpt-oss returns
+ * `message.reasoning`; 498 is flex-tier capacity exceeded ("retry with backoff"). A streamed
+ * answer puts usage in the last chunk's `x_groq.usage` (and in `usage` with stream_options).
  */
 const GROQ: ChatDialect = {
   id: 'groq',
@@ -144,6 +150,7 @@ const GROQ: ChatDialect = {
   capacityStatuses: [498],
   streamUsageOption: true,
   endUserField: 'user',
+  wholeSchemaCalls: true,
 };
 
 const BY_PROVIDER: Readonly<Record<ProviderId, ChatDialect>> = {

@@ -6,6 +6,7 @@ import { fromChatResponse } from './response.js';
 import { fromErrorResponse } from './errors.js';
 import { preparedHttpCall } from '../prepared-http.js';
 import { ChatStream } from './stream.js';
+import { PROVIDER_NAMES } from '../../catalog/types.js';
 
 export { dialectFor } from './dialects.js';
 export type { ChatDialect } from './dialects.js';
@@ -15,6 +16,8 @@ export const openaiChat: ProtocolAdapter = {
   prepare(call, endpoint, onDelta) {
     const dialect = dialectFor(call.entry.provider);
     const { body, warnings } = toChatRequest(call, dialect);
+    const whole = dialect.wholeSchemaCalls === true && body.response_format !== undefined;
+    if (whole && onDelta) warnings.push(`${PROVIDER_NAMES[dialect.id]} does not stream structured output: ${call.entry.id}'s answer was read whole and sent as one delta`);
     return preparedHttpCall(
       {
         call,
@@ -26,10 +29,12 @@ export const openaiChat: ProtocolAdapter = {
         // Dialect error mapping keeps Mistral's validation details and knows Groq's 498.
         mapError: (status, text, retryAfter) => fromErrorResponse(dialect, status, text, retryAfter),
         fromAnswer: (answer) => fromChatResponse(answer, dialect),
-        stream: {
-          body: { ...body, stream: true, ...(dialect.streamUsageOption ? { stream_options: { include_usage: true } } : {}) },
-          reader: (onText) => new ChatStream(dialect, onText),
-        },
+        stream: whole
+          ? undefined
+          : {
+              body: { ...body, stream: true, ...(dialect.streamUsageOption ? { stream_options: { include_usage: true } } : {}) },
+              reader: (onText) => new ChatStream(dialect, onText),
+            },
       },
       onDelta,
     );

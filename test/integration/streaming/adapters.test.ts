@@ -48,7 +48,7 @@ const CASES: { name: string; call: () => ModelCall }[] = [
   { name: 'Cerebras', call: () => modelCall('fam_e-gpt-oss-120b') },
   { name: 'DeepSeek reasoning_content, cached', call: () => modelCall('fam_f-v4-pro', { system: [{ type: 'text', text: LONG_SYSTEM }] }) },
   { name: 'Mistral', call: () => modelCall('fam_g-large') },
-  { name: 'Groq gpt-oss structured', call: () => modelCall('fam_i-gpt-oss-120b', { responseSchema: SCHEMA }) },
+  { name: 'Groq gpt-oss', call: () => modelCall('fam_i-gpt-oss-120b') },
   { name: 'Bedrock', call: () => modelCall('fam_h-pro', { system: [{ type: 'text', text: LONG_SYSTEM, cache_control: { type: 'ephemeral' } }] }) },
   { name: 'Bedrock structured (forced tool)', call: () => modelCall('fam_h-lite', { responseSchema: SCHEMA }) },
 ];
@@ -90,6 +90,20 @@ describe('Method: ProtocolAdapter.prepare with an onDelta, a streamed call (agai
     expect(reply.output).not.toMatch(/<think>|Weighing the request/);
     const anthropic = await stream(modelCall('fam_a-opus-4-6', { tuning: { thinkingBudget: 2048 } }));
     expect(anthropic.deltas.join('')).not.toMatch(/Weighing the request/);
+  });
+
+  it('sends Groq structured output whole, as Groq streams no json_schema call: no delta of its own, the answer and usage of the call made whole, a warning', async () => {
+    const call = () => modelCall('fam_i-gpt-oss-120b', { responseSchema: SCHEMA });
+    sim.reset();
+    const whole = await send(call());
+    sim.reset();
+    const { reply, deltas } = await stream(call());
+    expect(deltas).toEqual([]);
+    expect(sim.calls().map((c) => (c.body as Record<string, unknown>)['stream'])).toEqual([false]);
+    expect(JSON.parse(reply.output)).toEqual(JSON.parse(whole.output));
+    expect(reply.usage).toEqual(whole.usage);
+    expect(reply.warnings).toContain("Groq does not stream structured output: fam_i-gpt-oss-120b's answer was read whole and sent as one delta");
+    expect(whole.warnings).toEqual([]);
   });
 
   it('asks chat vendors for usage only where the dialect takes stream_options', async () => {

@@ -281,9 +281,20 @@ function groqStrictSchema(body: Json): string | undefined {
   return problem && `invalid JSON schema for response_format with strict: true: ${problem} All fields must be required and objects must set additionalProperties: false.`;
 }
 
+/**
+ * Groq documents that Structured Outputs do not stream ("Streaming and tool use are not currently
+ * supported with Structured Outputs", console.groq.com/docs/structured-outputs); the wording of
+ * its refusal is not documented, so this one's is ours.
+ */
+function groqStreamedSchema(body: Json): string | undefined {
+  const format = body['response_format'];
+  const schema = isObject(format) && format['type'] === 'json_schema';
+  return schema && body['stream'] === true ? 'response_format json_schema is not supported with stream: true' : undefined;
+}
+
 const GROQ: VendorProfile = {
   check(body) {
-    const problem = groqStrictSchema(body);
+    const problem = groqStreamedSchema(body) ?? groqStrictSchema(body);
     return problem === undefined ? undefined : simulatedOpenAiError(400, problem, 'invalid_request_error', 'response_format', null);
   },
   reasoning(body, model) {
