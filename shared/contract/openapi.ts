@@ -654,8 +654,8 @@ export function openApiDocument(): Record<string, any> {
           },
           example:
             'event: delta\ndata: {"index":0,"modelId":"fam_c-5.4","text":"Hel"}\n\nevent: delta\ndata: {"index":0,"modelId":"fam_c-5.4","text":"lo!"}\n\n' +
-            'event: result\ndata: {"index":0,"result":{"modelId":"fam_c-5.4","status":"completed","output":"Hello!","tokensIn":7,"tokensOut":3,"latencyMs":55,"providerCost":0.0000475}}\n\n' +
-            'event: done\ndata: {"promptLogId":"pl_01JD0000000000000000000000","results":[{"modelId":"fam_c-5.4","status":"completed","output":"Hello!","tokensIn":7,"tokensOut":3,"latencyMs":55,"providerCost":0.0000475}],"evaluations":[],"creditsUsed":0.00475}\n\n',
+            'event: result\ndata: {"index":0,"result":{"modelId":"fam_c-5.4","status":"completed","output":"Hello!","tokensIn":7,"tokensOut":3,"latencyMs":55,"providerCost":0.0000625}}\n\n' +
+            'event: done\ndata: {"promptLogId":"pl_01JD0000000000000000000000","results":[{"modelId":"fam_c-5.4","status":"completed","output":"Hello!","tokensIn":7,"tokensOut":3,"latencyMs":55,"providerCost":0.0000625}],"evaluations":[],"creditsUsed":0.00625}\n\n',
         },
       },
     },

@@ -3,6 +3,9 @@ import { createConfig, lintFromString, type NormalizedProblem } from '@redocly/o
 import { describe, expect, it } from 'vitest';
 import { ERROR_STATUSES, PROMPT_OPERATION, openApiDocument } from '../../shared/contract/openapi.js';
 import { promptRequestSchema } from '../../shared/contract/request-schema.js';
+import { resolveModel } from '../../shared/catalog/index.js';
+import { DEFAULT_CREDITS_PER_USD } from '../../shared/config.js';
+import { providerCost } from '../../shared/pricing/cost.js';
 import { ROOT, runTs } from '../support/processes.js';
 import { openApiProblems } from '../support/openapi-validator.js';
 
@@ -49,6 +52,27 @@ describe('OpenAPI document', () => {
     expect(operation.requestBody).toMatchObject({ required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/PromptRequest' } } } });
     expect(Object.keys(document.paths)).toEqual(['/api/v1/prompt', '/api/v1/models', '/api/v1/openapi.json']);
     expect(Object.keys(document.paths['/api/v1/prompt'])).toEqual(['post']);
+  });
+
+  it("prices its examples' completed results at the catalog's prices, and their creditsUsed at the default credits per USD", () => {
+    const ok = openApiDocument().paths['/api/v1/prompt'].post.responses['200'].content;
+    const streamed = (ok['text/event-stream'].example as string)
+      .split('\n\n')
+      .filter((event) => event.startsWith('event: done'))
+      .map((event) => JSON.parse(event.slice(event.indexOf('data: ') + 6)));
+    const answers = [ok['application/json'].examples.mixed.value, ...streamed];
+    expect(answers).toHaveLength(2);
+    for (const answer of answers) {
+      let usd = 0;
+      for (const result of answer.results.filter((r: { status: string }) => r.status === 'completed')) {
+        const usage = { inputTokens: result.tokensIn, outputTokens: result.tokensOut, cachedInputTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0 };
+        expect(result.providerCost).toBe(providerCost(resolveModel(result.modelId)!.prices, usage));
+        usd += result.providerCost;
+      }
+      expect(answer.creditsUsed).toBeCloseTo(usd * DEFAULT_CREDITS_PER_USD, 12);
+    }
+    const resultEvent = (ok['text/event-stream'].example as string).split('\n\n').find((event) => event.startsWith('event: result'))!;
+    expect(JSON.parse(resultEvent.slice(resultEvent.indexOf('data: ') + 6)).result).toEqual(streamed[0].results[0]);
   });
 
   it('declares bearer authentication for the operation', () => {
