@@ -314,14 +314,17 @@ function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
 
 /**
  * A URL setting as a message shows it: without the user and password its authority may
- * carry (`user:secret@host`, with or without a scheme; an `@` in its path is left alone).
+ * carry (`user:secret@host`, with or without a scheme; an `@` in its path is left alone), nor
+ * its query and fragment (a proxy's `?api_key=`).
  */
 export function shownUrl(url: string): string {
   const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)?.[0] ?? '';
-  const rest = url.slice(scheme.length);
+  const afterScheme = url.slice(scheme.length);
+  const queryAt = afterScheme.search(/[?#]/);
+  const rest = queryAt < 0 ? afterScheme : `${afterScheme.slice(0, queryAt + 1)}[redacted]`;
   const authorityEnd = rest.search(/[/?#]/);
   const at = (authorityEnd < 0 ? rest : rest.slice(0, authorityEnd)).lastIndexOf('@');
-  return at < 0 ? url : `${scheme}[redacted]${rest.slice(at)}`;
+  return at < 0 ? `${scheme}${rest}` : `${scheme}[redacted]${rest.slice(at)}`;
 }
 
 /** An http(s) URL that parses, as the AWS endpoints and the providers' base URLs must be. */
@@ -339,6 +342,8 @@ function baseUrl(env: NodeJS.ProcessEnv, provider: ProviderId): string | undefin
   if (url === undefined) return undefined;
   const shape = provider === 'bedrock' ? 'an http(s) URL' : 'an http(s) URL with the version segment';
   if (!isHttpUrl(url)) throw new ConfigError(`${name} must be ${shape}, like ${exampleBaseUrl(provider)}, got "${shownUrl(url)}"`);
+  // The gateway appends each call's path to it: after a query, the path would be part of the query.
+  if (/[?#]/.test(url)) throw new ConfigError(`${name} must have no query or fragment (the gateway appends each call's path to it), got "${shownUrl(url)}"`);
   return url.replace(/\/+$/, '');
 }
 

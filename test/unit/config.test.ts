@@ -67,11 +67,31 @@ describe('Function: loadConfig', () => {
     expect(() => loadConfig({ [name]: value })).not.toThrow(/KCANSTARTPW110/);
   });
 
+  it('refuses a provider base URL with a query or fragment, the query not shown (a key in it stays out of the message)', () => {
+    const refusal = (value: string) => {
+      try {
+        loadConfig({ OPENAI_BASE_URL: value });
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return 'accepted';
+    };
+    expect(refusal('https://proxy.example.com/v1?api_key=sk-KCANQUERY110')).toBe(
+      `OPENAI_BASE_URL must have no query or fragment (the gateway appends each call's path to it), got "https://proxy.example.com/v1?[redacted]"`,
+    );
+    expect(refusal('https://proxy.example.com:99999/v1?api_key=sk-KCANQUERY110')).toMatch(
+      /must be an http\(s\) URL .*got "https:\/\/proxy\.example\.com:99999\/v1\?\[redacted\]"$/,
+    );
+    expect(refusal('https://proxy.example.com/v1#sk-KCANQUERY110')).toMatch(/got "https:\/\/proxy\.example\.com\/v1#\[redacted\]"$/);
+  });
+
   it('shows a URL setting without the user and password of its authority, an @ of its path left alone', () => {
     expect(shownUrl('http://ops:pw@127.0.0.1:8000/x')).toBe('http://[redacted]@127.0.0.1:8000/x');
     expect(shownUrl('ops:pw@proxy.internal/v1')).toBe('[redacted]@proxy.internal/v1');
     expect(shownUrl('https://proxy.internal/users/me@example.com')).toBe('https://proxy.internal/users/me@example.com');
     expect(shownUrl('proxy.internal/users/me@example.com')).toBe('proxy.internal/users/me@example.com');
+    expect(shownUrl('http://ops:pw@127.0.0.1:8000/x?token=t@k#f')).toBe('http://[redacted]@127.0.0.1:8000/x?[redacted]');
+    expect(shownUrl('ops@proxy.internal?key=k')).toBe('[redacted]@proxy.internal?[redacted]');
   });
 
   it("gives each vendor's own base URL as the example: Bedrock's has no version segment", () => {
