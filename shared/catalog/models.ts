@@ -42,6 +42,9 @@ const GEMINI_MEDIA: readonly AttachmentType[] = ['image/png', 'image/jpeg', 'ima
  */
 const XAI_HIDDEN_PROMPT_TOKENS = 2_048;
 
+/** Bedrock Converse's `Message.content`: "You can include up to five documents." */
+const NOVA_MOST_DOCUMENTS = 5;
+
 /** xAI accepts jpg/png only. */
 const PNG_JPEG: readonly AttachmentType[] = ['image/png', 'image/jpeg'];
 
@@ -52,6 +55,12 @@ const PNG_JPEG: readonly AttachmentType[] = ['image/png', 'image/jpeg'];
  * patch-counted models, 1,536 patches of 32 pixels at most, times the model's multiplier.
  */
 const GPT_4O_MINI_IMAGE_TOKENS = 2_833 + 8 * 5_667;
+/**
+ * Opus 4.7 reads images up to 2,576 pixels on the long edge, about 3.75 megapixels (the
+ * models before it, 1,568 pixels and about 1.15), at about width x height / 750 tokens
+ * (Anthropic's vision guide; one visual token a 28-pixel patch in its newer wording).
+ */
+const OPUS_4_7_IMAGE_TOKENS = 5_000;
 const patchImageTokens = (multiplier: number) => Math.ceil(1_536 * multiplier);
 
 const NO_TUNING: TuningRules = {};
@@ -311,6 +320,7 @@ export const MODELS: readonly ModelEntry[] = [
     defaultMaxTokens: 4096,
     maxOutputTokens: 128_000,
     contextWindow: 1_000_000,
+    imageTokens: OPUS_4_7_IMAGE_TOKENS,
   },
   {
     id: 'fam_a-opus-4-6',
@@ -731,7 +741,7 @@ export const MODELS: readonly ModelEntry[] = [
     protocol: 'bedrock-converse',
     tier: 'flagship',
     prices: usd(0.8, 0.2, null, 3.2),
-    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'tool', tuning: NO_TUNING, cache: NOVA_CACHE },
+    capabilities: { attachments: IMAGES_AND_PDF, mostPdfs: NOVA_MOST_DOCUMENTS, structuredOutput: 'tool', tuning: NO_TUNING, cache: NOVA_CACHE },
     defaultMaxTokens: 4096,
     maxOutputTokens: 10_000,
     contextWindow: 300_000, // unverified: 5K at launch, 10K later
@@ -744,7 +754,7 @@ export const MODELS: readonly ModelEntry[] = [
     protocol: 'bedrock-converse',
     tier: 'fast',
     prices: usd(0.06, 0.015, null, 0.24),
-    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'tool', tuning: NO_TUNING, cache: NOVA_CACHE },
+    capabilities: { attachments: IMAGES_AND_PDF, mostPdfs: NOVA_MOST_DOCUMENTS, structuredOutput: 'tool', tuning: NO_TUNING, cache: NOVA_CACHE },
     defaultMaxTokens: 4096,
     maxOutputTokens: 10_000,
     contextWindow: 300_000, // unverified: output cap

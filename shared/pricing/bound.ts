@@ -1,11 +1,13 @@
 import { base64Bytes } from '../contract/base64.js';
 import type { ModelEntry } from '../catalog/types.js';
+import type { Attachment } from '../contract/types.js';
 import { ADAPTERS } from '../providers/adapters.js';
 import { cacheBreakpoints, marksCacheBreakpoints } from '../providers/cache-breakpoints.js';
 import { promptTexts } from '../providers/shared-text.js';
 import { schemaInstruction } from '../providers/structured-output.js';
 import type { ModelCall } from '../providers/types.js';
 import { providerCost } from './cost.js';
+import { pdfPages } from './pdf-pages.js';
 import { textTokens } from '../text/text-tokens.js';
 
 /** Tokens an image is reserved as where the catalog names no more (ModelEntry.imageTokens): a ~1 megapixel image on most vendors. */
@@ -64,12 +66,38 @@ function textInputTokens(call: CallInput, count: (text: string) => number): numb
   return Math.ceil(text) + 4 * (1 + call.history.length);
 }
 
-/** The most tokens a call's attachments count on its model: images as the catalog says, a PDF by its bytes. */
-function attachmentTokens(call: Pick<CallInput, 'entry' | 'attachments'>): number {
+/**
+ * Tokens of a PDF page's text, beside its image: a dense page of text (Anthropic counts "1,500
+ * to 3,000 tokens per page", the page's image included; OpenAI also sends a page's text and
+ * its image).
+ */
+export const PDF_PAGE_TEXT_TOKENS = 1_500;
+
+/** Each PDF's pages (pdfPages), counted once: a request's calls share its attachments. */
+const pagesOf = new WeakMap<Attachment, number | undefined>();
+
+function pagesOfPdf(attachment: Attachment): number | undefined {
+  if (!pagesOf.has(attachment)) pagesOf.set(attachment, pdfPages(Buffer.from(attachment.base64, 'base64')));
+  return pagesOf.get(attachment);
+}
+
+/**
+ * The tokens a call's attachments count on its model, at most: an image as the catalog says,
+ * a PDF as each of its pages an image and a dense page of text, or a token each 20 of its
+ * bytes where that is more. A PDF whose pages cannot be counted (pdfPages) is bounded by the
+ * model's context in a bound, by its bytes in an estimate.
+ */
+function attachmentTokens(call: Pick<CallInput, 'entry' | 'attachments'>, use: 'bound' | 'estimate'): number {
+  const imageTokens = call.entry.imageTokens ?? IMAGE_TOKENS;
   let tokens = 0;
   for (const attachment of call.attachments) {
-    const bytes = base64Bytes(attachment.base64);
-    tokens += attachment.type === 'application/pdf' ? Math.max(IMAGE_TOKENS, Math.ceil(bytes / 20)) : (call.entry.imageTokens ?? IMAGE_TOKENS);
+    if (attachment.type !== 'application/pdf') {
+      tokens += imageTokens;
+      continue;
+    }
+    const pages = pagesOfPdf(attachment);
+    if (pages === undefined && use === 'bound') return call.entry.contextWindow;
+    tokens += Math.max((pages ?? 1) * (imageTokens + PDF_PAGE_TEXT_TOKENS), Math.ceil(base64Bytes(attachment.base64) / 20));
   }
   return tokens;
 }
@@ -90,7 +118,7 @@ export function inputTokenBound(call: CallInput): number {
  * (ModelEntry.hiddenInputTokens).
  */
 export function modelInputTokens(call: Pick<CallInput, 'entry' | 'attachments'>): number {
-  return attachmentTokens(call) + (call.entry.hiddenInputTokens ?? 0);
+  return attachmentTokens(call, 'bound') + (call.entry.hiddenInputTokens ?? 0);
 }
 
 /** Tokens a vendor may add to what it is sent (a chat template, a tool's definition) beyond the input's bound. */
@@ -117,7 +145,7 @@ export function tooManyInputTokens(claimed: number, call: ModelCall): number {
 
 /** What a call's input counts as usual (textTokens): its charge when the vendor's usage cannot be used. */
 export function inputTokenEstimate(call: CallInput): number {
-  return textInputTokens(call, textTokens) + attachmentTokens(call);
+  return textInputTokens(call, textTokens) + attachmentTokens(call, 'estimate');
 }
 
 /**

@@ -67,6 +67,21 @@ describe('Credits through the gateway', () => {
     expect(await balanceOf(host, accountId)).toBe(estimate - Math.round(answer.body.creditsUsed * 1e6));
   });
 
+  it('reserves a 100-page PDF by its pages and charges the whole of what its vendor bills for them (its bytes had reserved a twentieth of it)', async () => {
+    // 100 pages of 2.6 KB: the vendor (the simulator, as Anthropic) counts 1,500 tokens a page.
+    const pdf = Buffer.from(`%PDF-1.4\n${'<< /Type /Page >>\nBT (A page of a report, in words.) Tj ET\n'.repeat(100)}${' '.repeat(260_000)}`, 'latin1');
+    const payload = { prompt: 'Summarise it.', models: ['fam_a-opus-4-6'], attachments: [{ name: 'report.pdf', type: 'application/pdf', base64: pdf.toString('base64') }] };
+    const estimate = estimateMicroCredits(validatePromptRequest(payload), host.gateway.config);
+    const { accountId, auth } = await openTestAccount(host, estimate);
+    const answer = await post(host, payload, auth);
+    expect(answer.status).toBe(200);
+    const [result] = answer.body.results;
+    expect(result.tokensIn).toBeGreaterThan(150_000);
+    // Charged the whole cost, none of it left uncollected, within what was held.
+    expect(answer.body.creditsUsed).toBeCloseTo(result.providerCost * 100, 6);
+    expect(await balanceOf(host, accountId)).toBe(estimate - Math.round(answer.body.creditsUsed * 1e6));
+  });
+
   it('runs exactly the 20 of 200 concurrent requests that the balance covers; the rest get 402', async () => {
     const estimate = estimateMicroCredits(validatePromptRequest(ONE_MODEL), host.gateway.config);
     const { accountId, auth } = await openTestAccount(host, 20 * estimate);

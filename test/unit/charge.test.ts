@@ -4,12 +4,20 @@ import { allModels, resolveModel } from '../../shared/catalog/index.js';
 import type { ModelEntry } from '../../shared/catalog/types.js';
 import { planCall } from '../../shared/compare/model-call.js';
 import { planRequest } from '../../shared/plan/request-plan.js';
-import { PDF_BASE64, PNG_BASE64 } from '../support/fixtures.js';
+import { PNG_BASE64 } from '../support/fixtures.js';
 import { loadAjv } from '../../shared/contract/ajv.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { usdToMicroCredits, usdToMicroCreditsUp } from '../../shared/credits/credits.js';
 import { estimateJudgingMicroCredits, estimateMicroCredits } from '../support/model-calls.js';
-import { callCostBound, inputTokenBound, inputTokenEstimate, MAX_SEARCH_QUERIES_CHARGED, outputTokenBound, textInputBound } from '../../shared/pricing/bound.js';
+import {
+  callCostBound,
+  inputTokenBound,
+  inputTokenEstimate,
+  MAX_SEARCH_QUERIES_CHARGED,
+  outputTokenBound,
+  PDF_PAGE_TEXT_TOKENS,
+  textInputBound,
+} from '../../shared/pricing/bound.js';
 import { chargeCall, chargedUsd, implausibleUsage, OUTPUT_TOLERANCE_TOKENS } from '../../shared/pricing/charge.js';
 import { providerCost } from '../../shared/pricing/cost.js';
 import { toMessagesRequest } from '../../shared/providers/anthropic-messages/request.js';
@@ -182,14 +190,22 @@ describe('Function: callCostBound', () => {
     expect(nano!.bound.inputTokens - text).toBe(2 * Math.ceil(1_536 * 2.46));
   });
 
-  it('reserves a PDF by its bytes, a token each 20 of them, and never less than an image: a 200 KB PDF as 10,000 tokens', () => {
-    const withPdf = (base64: string) => callOf({ prompt: 'Summarise it.', models: ['fam_a-sonnet-4-6'], attachments: [{ name: 'a.pdf', type: 'application/pdf', base64 }] });
-    const text = inputTokenBound(callOf({ prompt: 'Summarise it.', models: ['fam_a-sonnet-4-6'] }));
-    const large = Buffer.concat([Buffer.from('%PDF-1.4\n', 'latin1'), Buffer.alloc(200_000 - 9, 0x20)]);
-    expect(large.length).toBe(200_000);
-    expect(inputTokenBound(withPdf(large.toString('base64'))) - text).toBe(200_000 / 20);
-    // A small PDF is reserved as an image is (1,600 tokens where the catalog names no more).
-    expect(inputTokenBound(withPdf(PDF_BASE64)) - text).toBe(1_600);
+  it("reserves a PDF as its pages, each an image on its model and a dense page of text, or its bytes where more, and by the model's context where its pages cannot be counted", () => {
+    const withPdf = (pdf: Buffer, model = 'fam_a-sonnet-4-6') =>
+      callOf({ prompt: 'Summarise it.', models: [model], attachments: [{ name: 'a.pdf', type: 'application/pdf', base64: pdf.toString('base64') }] });
+    const text = (model = 'fam_a-sonnet-4-6') => inputTokenBound(callOf({ prompt: 'Summarise it.', models: [model] }));
+    const pages = (n: number) => Buffer.from(`%PDF-1.4\n${'<< /Type /Page >>\n'.repeat(n)}`, 'latin1');
+    // A 100-page report of 130 KB: 100 times (1,600 + 1,500) tokens, where its bytes alone had reserved 6,500.
+    const report = Buffer.concat([pages(100), Buffer.alloc(130_000, 0x20)]);
+    expect(inputTokenBound(withPdf(report)) - text()).toBe(100 * (1_600 + PDF_PAGE_TEXT_TOKENS));
+    // Opus 4.7 reads images up to 3.75 megapixels: its pages are reserved as its images.
+    expect(inputTokenBound(withPdf(report, 'fam_a-opus-4-7')) - text('fam_a-opus-4-7')).toBe(100 * (5_000 + PDF_PAGE_TEXT_TOKENS));
+    // One page of 200 KB: its bytes, a token each 20.
+    expect(inputTokenBound(withPdf(Buffer.concat([pages(1), Buffer.alloc(200_000, 0x20)]))) - text()).toBe(Math.ceil((pages(1).length + 200_000) / 20));
+    // No page to count: the bound is the context (callCostBound caps it there), the estimate its bytes.
+    const uncounted = withPdf(Buffer.concat([Buffer.from('%PDF-1.4\n', 'latin1'), Buffer.alloc(200_000 - 9, 0x20)]));
+    expect(callCostBound(uncounted).inputTokens).toBe(uncounted.entry.contextWindow);
+    expect(inputTokenEstimate(uncounted) - inputTokenEstimate({ ...uncounted, attachments: [] })).toBe(Math.max(1_600 + PDF_PAGE_TEXT_TOKENS, 200_000 / 20));
   });
 
   it('bounds the text input by its bytes and 4 tokens of framing for the prompt and each history turn', () => {

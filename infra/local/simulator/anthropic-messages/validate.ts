@@ -12,14 +12,15 @@ import { countTokens, schemaFromInstruction } from '../text.js';
 import { isRefusal, type Prepared, type Refusal } from '../types.js';
 import { answerMessages, type Breakpoint, type MessagesCall, type Thinking } from './answer.js';
 import { simulatedAnthropicError } from './errors.js';
+import { pdfPages } from '../../../../shared/pricing/pdf-pages.js';
 
 const SEP = '\u0000';
 /** Tokens Anthropic adds around each message (role markers). */
 const PER_MESSAGE_TOKENS = 3;
 /** About what Anthropic counts for a ~1.15 megapixel image ((w*h)/750). */
 const IMAGE_TOKENS = 1600;
-/** About what Anthropic counts for one PDF page (text plus page image). */
-const DOCUMENT_TOKENS = 1500;
+/** About what Anthropic counts for one PDF page (text plus page image): a document counts this a page. */
+const PAGE_TOKENS = 1500;
 const MAX_BREAKPOINTS = 4;
 const MIN_THINKING_BUDGET = 1024;
 const WHITESPACE_ONLY = 'messages: text content blocks must contain non-whitespace text';
@@ -97,7 +98,8 @@ function readBlock(block: unknown, at: string, walker: InputWalker, counts: { br
         return `${at}.source.media_type: Input should be 'application/pdf'`;
       }
       const digest = createHash('sha1').update(data).digest('hex');
-      walker.add(`${block['type']}:${String(mediaType)}:${digest}`, block['type'] === 'image' ? IMAGE_TOKENS : DOCUMENT_TOKENS);
+      const tokens = block['type'] === 'image' ? IMAGE_TOKENS : PAGE_TOKENS * (pdfPages(Buffer.from(String(data), 'base64')) ?? 1);
+      walker.add(`${block['type']}:${String(mediaType)}:${digest}`, tokens);
       break;
     }
     case 'thinking':
