@@ -83,6 +83,8 @@ export interface CacheRules {
 export interface Capabilities {
   /** Media types the model accepts as attachments; empty for text-only models. */
   attachments: readonly AttachmentType[];
+  /** The most PDFs one call may carry, where its vendor takes fewer than a request may attach. */
+  mostPdfs?: number;
   /** How `response_schema` is enforced (spec 1.5). */
   structuredOutput: 'native' | 'tool' | 'instruction';
   tuning: TuningRules;

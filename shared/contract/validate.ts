@@ -381,6 +381,12 @@ function checkAttachments(body: Partial<PromptRequestBody>, models: RequestedMod
       errors.push({ field: `/attachments/${i}/type`, message: `${type} is not supported by ${unable.map((m) => m.requestedId).join(', ')}${answeredBy.join('')}` });
     }
   });
+  const pdfs = body.attachments?.filter((attachment) => attachment.type === 'application/pdf').length ?? 0;
+  const fewer = models.filter((m) => (m.entry.capabilities.mostPdfs ?? Infinity) < pdfs);
+  if (fewer.length > 0) {
+    const limits = fewer.map((m) => `${m.requestedId} at most ${m.entry.capabilities.mostPdfs}`).join(', ');
+    errors.push({ field: '/attachments', message: `holds ${pdfs} PDFs: ${fewer.length === 1 ? 'its vendor takes' : 'their vendors take'} fewer in one call (${limits})` });
+  }
 }
 
 /** ajv errors as one entry per field, in the contract's words. */

@@ -190,6 +190,15 @@ describe('Function: validatePromptRequest', () => {
         /not supported by fam_h-micro$/,
       ],
       [
+        'six PDFs for Nova, whose Converse call takes five documents at most',
+        body({
+          models: ['fam_c-5.4', 'fam_h-pro', 'fam_h-lite'],
+          attachments: Array.from({ length: 6 }, (_, i) => ({ name: `${i}.pdf`, type: 'application/pdf', base64: PDF_BASE64 })),
+        }),
+        '/attachments',
+        /^holds 6 PDFs: their vendors take fewer in one call \(fam_h-pro at most 5, fam_h-lite at most 5\)$/,
+      ],
+      [
         'a PDF for a retired ID whose own model took none either: no word of its successor',
         body({ models: ['fam_i-3.3-70b'], attachments: [{ name: 'a.pdf', type: 'application/pdf', base64: PDF_BASE64 }] }),
         '/attachments/0/type',
@@ -539,6 +548,10 @@ describe('Function: validatePromptRequest', () => {
     it('a PDF for models that take PDFs', () => {
       const request = validatePromptRequest(body({ models: ['fam_a-opus-4-6'], attachments: [{ name: 'a.pdf', type: 'application/pdf', base64: PDF_BASE64 }] }));
       expect(request.body.attachments).toHaveLength(1);
+      // Five for Nova (its most), and six for models that take more.
+      const pdfs = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `${i}.pdf`, type: 'application/pdf', base64: PDF_BASE64 }));
+      expect(validatePromptRequest(body({ models: ['fam_h-pro', 'fam_h-lite'], attachments: pdfs(5) })).body.attachments).toHaveLength(5);
+      expect(validatePromptRequest(body({ models: ['fam_a-opus-4-6', 'fam_c-5.4'], attachments: pdfs(6) })).body.attachments).toHaveLength(6);
     });
   });
 });

@@ -332,6 +332,11 @@ describe('Protocol: simulated Bedrock Converse over plain HTTP', () => {
       'The messages.0.content.0.document.name field can only contain alphanumeric characters, whitespace characters (no more than one in a row), hyphens, parentheses and square brackets.',
     ],
     [
+      'six documents',
+      { messages: [{ role: 'user', content: [...Array.from({ length: 6 }, (_, i) => ({ document: { format: 'pdf', name: `d${i}`, source: { bytes: PDF } } })), { text: 'Hi' }] }] },
+      'The messages.0.content.5 field is a document past the 5 a request can include.',
+    ],
+    [
       'two user turns in a row',
       { messages: [body.messages[0], body.messages[0]] },
       'A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again.',

@@ -18,6 +18,8 @@ const DOCUMENT_NAME = /^(?!.*\s\s)[A-Za-z0-9\s\-()[\]]{1,200}$/;
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const IMAGE_TOKENS = 1_300;
 const DOCUMENT_TOKENS = 800;
+/** Converse's Message.content: "You can include up to five documents." (the refusal's wording is ours). */
+const MAX_DOCUMENTS = 5;
 /** Nova: at most 4 checkpoints a request. */
 const MAX_CACHE_POINTS = 4;
 const SEP = '\u0000';
@@ -31,6 +33,7 @@ function invalid(message: string): Refusal {
 class PromptReader {
   readonly hash = createHash('sha1');
   tokens = 0;
+  documents = 0;
   cachePoints: CachePoint[] = [];
 
   constructor(model: string) {
@@ -85,6 +88,7 @@ function readBlock(block: unknown, at: string, reader: PromptReader, system: boo
       }
       const source = value['source'];
       if (!isObject(source) || typeof source['bytes'] !== 'string' || source['bytes'] === '') return `The ${at}.document.source.bytes field is required.`;
+      if (++reader.documents > MAX_DOCUMENTS) return `The ${at} field is a document past the ${MAX_DOCUMENTS} a request can include.`;
       reader.add('d', name + SEP + source['bytes'], DOCUMENT_TOKENS);
       return undefined;
     }
