@@ -92,7 +92,11 @@ export function parseVerdict(text: string, { quoted = [], carried: carriedBy }: 
     } else if (found === undefined) found = { ...candidate, verdict: read.verdict };
     else if (read.verdict.winner !== found.verdict.winner) throw new VerdictParseError("The judge's answer holds verdicts that name different winners: none is taken");
   }
-  if (found) return found.verdict;
+  // A verdict of the judge's that failed after the one found in the text, naming another winner (or
+  // none that reads as one), was its last word: the one found is a draft, and taking it a guess.
+  const overruled = found && spans.find((span) => !span.quoted && span.start >= found.end && span.winner !== found.verdict.winner);
+  if (found && !overruled) return found.verdict;
+  if (overruled) throw new VerdictParseError(`The judge's answer is not a verdict: ${overruled.problem}`);
   // A verdict of the judge's that failed says most of why, before what an object in it lacked.
   throw new VerdictParseError(`The judge's answer is not a verdict: ${spans.find((span) => !span.quoted)?.problem ?? lastProblem}`);
 }

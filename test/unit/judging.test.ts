@@ -157,6 +157,23 @@ describe('Function: parseVerdict', () => {
     expect(parseVerdict(text)).toMatchObject({ winner: 'B' });
   });
 
+  it("fails an answer whose last verdict names a winner but is no verdict, rather than take an earlier draft that names another: the judge's last word is a guess", () => {
+    const draftVerdict = '{"reasoning":"draft","scoreA":3,"scoreB":9,"winner":"B"}';
+    const draft = `Draft: ${draftVerdict}\nOn reflection A handles the edge case.`;
+    for (const final of [
+      '{"reasoning":"A is better","winner":"A"}',
+      '{"reasoning":"r","winner":"A","scoreA":11,"scoreB":3}',
+      '{"reasoning":"r","winner":"A","scoreA":3,"scoreB":9}',
+      '{"reasoning":"r","scoreA":9,"scoreB":3,"winner":"A","winner":"A"}',
+    ]) {
+      expect(() => parseVerdict(`${draft} Final verdict: ${final}`), final).toThrow(VerdictParseError);
+      expect(() => parseVerdict(`\`\`\`json\n${draftVerdict}\n\`\`\`\nFinal verdict: ${final}`), final).toThrow(VerdictParseError);
+    }
+    // A draft that names the winner the last word names is no guess; a failed draft before a good last word is overruled by it.
+    expect(parseVerdict(`Draft: {"reasoning":"d","scoreA":9,"scoreB":3,"winner":"A"} Final: {"reasoning":"r","winner":"A","scoreA":11}`)).toMatchObject({ winner: 'A', scoreA: 9 });
+    expect(parseVerdict(`Draft: {"reasoning":"d","winner":"B","scoreA":11} Final: {"reasoning":"r","scoreA":9,"scoreB":3,"winner":"A"}`)).toMatchObject({ winner: 'A' });
+  });
+
   it('reads a whole-JSON answer as it is, however many verdicts it nests (per-criterion ones)', () => {
     const text = '{"winner":"A","scoreA":8,"scoreB":4,"reasoning":"r","criteria":[{"winner":"B","scoreA":3,"scoreB":9}]}';
     expect(parseVerdict(text)).toMatchObject({ winner: 'A', scoreA: 8, scoreB: 4 });
