@@ -778,6 +778,38 @@ describe('Function: shownAnswer', () => {
     expect(shownAnswer(chinese, 1_000)).toBe(chinese);
   });
 
+  it('shows an honest answer of rule lines, a table and a banner whole: a run of one ASCII symbol counts a quarter past its 4th, as tokenizers take it in few tokens', () => {
+    // 1,003 bytes that OpenAI's o200k counts as 74 tokens (a reviewer's measure), within a limit of 100.
+    const report = [
+      'Here is the report you asked for.',
+      '',
+      '='.repeat(64),
+      `${' '.repeat(12)}QUARTERLY SUMMARY`,
+      '='.repeat(64),
+      '',
+      '| Model | Score |',
+      `|${'-'.repeat(40)}|${'-'.repeat(40)}|`,
+      '| A | 1 |',
+      '| B | 2 |',
+      '| C | 3 |',
+      '',
+      '-'.repeat(64),
+      'All figures are final.',
+      '-'.repeat(64),
+      '',
+      ...Array.from({ length: 8 }, () => '#'.repeat(64)),
+      '',
+    ].join('\n');
+    expect(Buffer.byteLength(report)).toBe(1_003);
+    expect(shownAnswer(report, 100)).toBe(report);
+    // A run of a symbol counts a quarter past its 4th: 4,000 dashes (62 tokens of o200k) fit 126 tokens, and are cut at 100 (800 bytes: 4 + 3,184 quarters).
+    expect(shownAnswer('-'.repeat(4_000), 126)).toBe('-'.repeat(4_000));
+    expect(shownAnswer('-'.repeat(4_000), 100)).toBe(`${'-'.repeat(3_188)} [cut: longer than its output limit allows]`);
+    // Two symbols alternating are no run, nor a run of letters or of another script: counted whole.
+    expect(shownAnswer('-='.repeat(2_000), 100)).toBe(`${'-='.repeat(400)} [cut: longer than its output limit allows]`);
+    expect(shownAnswer('a'.repeat(2_000), 100)).toBe(`${'a'.repeat(800)} [cut: longer than its output limit allows]`);
+  });
+
   it('cuts an answer far past its allowance at 8 UTF-8 bytes a token, never inside a character', () => {
     const ascii = shownAnswer('w '.repeat(500_000), 1_000);
     expect(ascii.startsWith('w w ')).toBe(true);
