@@ -119,7 +119,8 @@ function toOrder(judgment: Judgment, answerA: string, answerB: string): Evaluati
  * (hidden from the judges, who read the output alone: a model that thought 512 tokens to
  * write 80 read as the longer one); none where its usage was missing or could not be true
  * (providerCost null; spec 3, rule 3). Where the vendor counts thinking inside the output and
- * never apart (Anthropic, Bedrock: no reasoningTokensOut), they include it.
+ * reports none apart (Anthropic, Bedrock, a chat vendor without `reasoning_tokens`, inline
+ * `<think>`), they include it.
  */
 function lengthOf(result: ModelResult): OutputLength {
   const known = lengths.get(result);
