@@ -30,7 +30,7 @@ const resultError = {
     code: {
       type: 'string',
       description:
-        'upstream_error, upstream_rate_limited, upstream_overloaded, upstream_unreachable, upstream_malformed_response, timeout, provider_not_configured, internal_error; `cancelled` (a cancelled result only).',
+        'upstream_error, upstream_rate_limited, upstream_overloaded, upstream_unreachable, upstream_malformed_response, upstream_blocked (a safety block: charged where its vendor billed it), timeout, attachment_not_supported, provider_not_configured, internal_error; `cancelled` (a cancelled result only).',
       pattern: '^[a-z][a-z0-9_]*$',
     },
     message: { type: 'string' },
@@ -577,7 +577,7 @@ const streamEvents = {
 const eventStreamDescription = [
   'With `Accept: text/event-stream`: Server-Sent Events, each `event: NAME` and one `data:` line of JSON, written as they happen. Refusals (every 4xx, and 5xx before the run) stay JSON answers.',
   'Order: `delta` and `result` events as the models stream and end (unjudged); for judged requests a `result` per model when the workflow returns, then one `evaluation` each, then `ranking`; always last `done` (data: the whole PromptResponse, byte for byte the JSON answer) or `error` (data: the error body). Comment lines `: keep-alive` come after 15 s of silence.',
-  'A caller who disconnects stops the model calls; what they used is charged. Without response streaming (`gateway:responseStreaming=false`) the stream comes whole, as one body, when it ends.',
+  'A caller who disconnects stops the model calls still running 2 s later (those that end within them complete); what they used is charged. Without response streaming (`gateway:responseStreaming=false`) the stream comes whole, as one body, when it ends.',
 ].join(' ');
 
 const exampleRequest = { prompt: 'Say hello', models: ['fam_c-5.4', 'fam_a-opus-4-6', 'fam_b-3.1-pro'] };

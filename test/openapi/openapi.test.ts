@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createConfig, lintFromString, type NormalizedProblem } from '@redocly/openapi-core';
 import { describe, expect, it } from 'vitest';
 import { ERROR_STATUSES, PROMPT_OPERATION, openApiDocument } from '../../shared/contract/openapi.js';
@@ -73,6 +73,18 @@ describe('OpenAPI document', () => {
     }
     const resultEvent = (ok['text/event-stream'].example as string).split('\n\n').find((event) => event.startsWith('event: result'))!;
     expect(JSON.parse(resultEvent.slice(resultEvent.indexOf('data: ') + 6)).result).toEqual(streamed[0].results[0]);
+  });
+
+  it("names every code a failed or cancelled result's error can carry (each the gateway's source writes)", () => {
+    const listed = openApiDocument().components.schemas.FailedResult.properties.error.properties.code.description as string;
+    const written = new Set<string>();
+    for (const file of readdirSync(new URL('../../shared/', import.meta.url), { recursive: true, encoding: 'utf8' })) {
+      if (!file.endsWith('.ts')) continue;
+      const source = readFileSync(new URL(`../../shared/${file}`, import.meta.url), 'utf8');
+      for (const [, code] of source.matchAll(/(?:UpstreamError\(\s*|\bcode: )'([a-z_]+)'/g)) written.add(code as string);
+    }
+    expect(written.size).toBeGreaterThan(8);
+    for (const code of written) expect(listed, code).toMatch(new RegExp(`\\b${code}\\b`));
   });
 
   it('declares bearer authentication for the operation', () => {
