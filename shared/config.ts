@@ -384,6 +384,18 @@ function awsEndpoints(env: NodeJS.ProcessEnv): AwsEndpoints {
   return endpoints;
 }
 
+/** The variables that say which store and tables to use: AWS's own, DYNAMODB_ENDPOINT, each `*_TABLE`, GATEWAY_STACK_NAME. */
+const STORE_VARIABLE = /^AWS_|^DYNAMODB_ENDPOINT$|^GATEWAY_STACK_NAME$|_TABLE$/;
+
+/**
+ * `env` with only the variables that say which store to use (STORE_VARIABLE): what the admin
+ * CLI reads, so that a gateway setting it has no use for (a `PORT` set for something else, a
+ * provider's base URL) neither stops it nor reaches it.
+ */
+export function storeEnvironment(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => STORE_VARIABLE.test(name)));
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig {
   const providers = {} as Record<ProviderId, ProviderSettings>;
   for (const provider of PROVIDERS) {

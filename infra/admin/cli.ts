@@ -1,6 +1,6 @@
 // First: before any module that loads the AWS SDK.
 import './quiet-sdk.js';
-import { ConfigError, loadConfig } from '../../shared/config.js';
+import { ConfigError, loadConfig, storeEnvironment } from '../../shared/config.js';
 import { createStore } from '../../shared/credits/store.js';
 import { TopUpEntryTakenError, TopUpTooEarlyError, topUpRunnableAt } from '../../shared/credits/credits-service.js';
 import { AccountNotFoundError } from '../../shared/errors.js';
@@ -86,7 +86,7 @@ try {
   if (help) {
     process.stdout.write(`${help}\n`);
   } else {
-    const config = await withDeployedTables(await withProfileRegion(loadConfig()));
+    const config = await withDeployedTables(await withProfileRegion(loadConfig(storeEnvironment())));
     // Against AWS (or AWS_ENDPOINT_URL), the SDK's whole credential chain: profiles, SSO, ...
     const storeClient = configuredStoreClient(config);
     // A missing table, an endpoint that is not a store, no credentials: said as what to set, not as the SDK's error.

@@ -34,6 +34,19 @@ describe('npm run admin: the environment', () => {
   });
 });
 
+describe('npm run admin: the gateway settings it has no use for', () => {
+  it("is not stopped by a gateway setting it does not read (a PORT set for something else, a provider's base URL): it reaches the store", async () => {
+    const result = await admin(['balance', '--account', 'acct_x'], {
+      DYNAMODB_ENDPOINT: 'http://127.0.0.1:9',
+      PORT: 'abc',
+      SIMULATE_PROVIDERS: 'yes',
+      OPENAI_BASE_URL: 'api.openai.com/v1',
+    });
+    expect(JSON.parse(result.stderr)).toMatchObject({ error: { code: 'store_unavailable' } });
+    expect(result.code).toBe(4);
+  });
+});
+
 describe('npm run admin: the region', () => {
   let home: string;
   let cloudFormation: Awaited<ReturnType<typeof startFakeHttp>>;
