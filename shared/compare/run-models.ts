@@ -370,6 +370,7 @@ function stoppedResult(
     ...(charge.kind === 'observed'
       ? { tokensIn: charge.usage.inputTokens, tokensOut: charge.usage.outputTokens, latencyMs, providerCost: charge.providerCost }
       : { tokensIn: 0, tokensOut: 0, latencyMs, providerCost: null, estimatedCost: charge.estimatedCost }),
+    ...(charge.kind === 'observed' ? { usage: tokenClasses(charge.usage, call.entry.protocol) } : {}),
     error: outcome.error,
     ...(allWarnings.length > 0 ? { warnings: allWarnings } : {}),
   };

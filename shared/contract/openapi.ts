@@ -119,6 +119,10 @@ const failedResult = {
       ...completedResult.properties.estimatedCost,
       description: 'Only where providerCost is null: the missing-usage estimate charged (its input and the text received).',
     },
+    usage: {
+      ...completedResult.properties.usage,
+      description: "Where the call was charged its vendor's usage (providerCost above 0): the token classes of it, as a completed result's.",
+    },
     error: resultError,
   },
   required: [...resultRequired, 'error'],

@@ -586,17 +586,20 @@ describe('Function: runModels, an answer its vendor withheld after generating it
     ],
   ];
 
-  it.each(withheld)('%s: fails as blocked, charged the usage its vendor billed', async (_name, model, answer, billed) => {
+  it.each(withheld)('%s: fails as blocked, charged the usage its vendor billed, its token classes shown', async (_name, model, answer, billed) => {
     const [result] = await runThrough([model], { send: async () => answer() });
     const usage = { cachedInputTokens: 0, cacheWriteTokens: 0, ...billed };
     expect(result).toMatchObject({ status: 'failed', output: '', tokensIn: 20, tokensOut: billed.outputTokens, error: { code: 'upstream_blocked' } });
     expect(result!.providerCost).toBe(providerCost(resolveModel(model)!.prices, usage));
+    const reasoning = resolveModel(model)!.provider === 'bedrock' ? {} : { reasoningTokensOut: billed.reasoningTokens };
+    expect(result!.usage).toEqual({ cachedTokensIn: 0, cacheWriteTokensIn: 0, ...reasoning });
     expect(chargedUsd([result!]).usd).toBeGreaterThan(0);
   });
 
   it('charges nothing for a blocked answer whose vendor reported no usage, as before', async () => {
     const [result] = await runThrough(['fam_b-3.1-pro'], { send: async () => fromGenerateContentResponse({ candidates: [{ content: { parts: [] }, finishReason: 'SAFETY' }] }) });
     expect(result).toMatchObject({ status: 'failed', providerCost: 0, error: { code: 'upstream_blocked' } });
+    expect(result).not.toHaveProperty('usage');
   });
 });
 
