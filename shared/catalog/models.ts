@@ -81,7 +81,12 @@ const claudeCache = (minTokens: number): CacheRules => ({ mode: 'explicit', minT
 const CLAUDE_CACHE_4096 = claudeCache(4096);
 const geminiCache = (minTokens: number): CacheRules => ({ mode: 'explicit', minTokens });
 /** Bedrock cachePoint; Nova minimum is 1K tokens per checkpoint. */
-const NOVA_CACHE: CacheRules = { mode: 'explicit', minTokens: 1000 };
+/**
+ * Bedrock's prompt caching guide: each checkpoint needs the model's minimum of its own ("the
+ * first cache checkpoint can be defined after 1,024 tokens and the second after 2,048"); one
+ * placed sooner is accepted and caches nothing.
+ */
+const NOVA_CACHE: CacheRules = { mode: 'explicit', minTokens: 1000, minTokensEach: true };
 
 /**
  * DeepSeek bills by the time of day: the listed rates are the peak ones, from 01:00 to

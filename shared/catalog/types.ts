@@ -78,6 +78,8 @@ export interface CacheRules {
   mode: 'automatic' | 'explicit' | 'none';
   /** Shortest prefix, in tokens, the vendor caches. */
   minTokens?: number;
+  /** Set where each breakpoint needs `minTokens` of its own after the one before it (Bedrock), not only its whole prefix (Anthropic). */
+  minTokensEach?: true;
 }
 
 export interface Capabilities {

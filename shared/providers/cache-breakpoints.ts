@@ -1,4 +1,5 @@
 import type { WireProtocol } from '../catalog/types.js';
+import { schemaInstruction } from './structured-output.js';
 import type { ModelCall } from './types.js';
 
 /** Whether the call marks any `cache_control` breakpoint (spec 2.7, 2.8): most mark none. */
@@ -13,14 +14,20 @@ export interface CacheBreakpoint {
   prefixTokens: number;
 }
 
-/** The call's `cache_control` breakpoints, in order, each with its prefix (4 tokens of framing a history turn). */
-export function cacheBreakpoints(call: Pick<ModelCall, 'system' | 'history'>, count: (text: string) => number): CacheBreakpoint[] {
+/**
+ * The call's `cache_control` breakpoints, in order, each with its prefix (4 tokens of framing
+ * a history turn): its system blocks, the response schema's instruction where it goes as one
+ * more system block (its model has no structured output of its own: Anthropic's adapter adds it
+ * after the caller's blocks), then its history turns.
+ */
+export function cacheBreakpoints(call: Pick<ModelCall, 'system' | 'history' | 'responseSchema' | 'entry'>, count: (text: string) => number): CacheBreakpoint[] {
   const breakpoints: CacheBreakpoint[] = [];
   let text = 0;
   call.system.forEach((block, i) => {
     text += count(block.text);
     if (block.cache_control) breakpoints.push({ where: `system block ${i + 1}`, prefixTokens: Math.ceil(text) });
   });
+  if (call.responseSchema && call.entry.capabilities.structuredOutput === 'instruction') text += count(schemaInstruction(call.responseSchema));
   call.history.forEach((turn, i) => {
     text += count(turn.content);
     if (turn.cache_control) breakpoints.push({ where: `history turn ${i + 1}`, prefixTokens: Math.ceil(text) + 4 * (i + 1) });
@@ -38,14 +45,24 @@ const BREAKPOINT_PROTOCOLS: ReadonlySet<WireProtocol> = new Set(['anthropic-mess
  */
 export function cacheMinimumWarnings(call: ModelCall, count: (text: string) => number): string[] {
   const { entry } = call;
-  const { minTokens } = entry.capabilities.cache;
+  const { minTokens, minTokensEach } = entry.capabilities.cache;
   if (minTokens === undefined || !BREAKPOINT_PROTOCOLS.has(entry.protocol) || !marksCacheBreakpoints(call)) return [];
-  return cacheBreakpoints(call, count)
-    .filter((breakpoint) => breakpoint.prefixTokens < minTokens)
-    .map(
-      (breakpoint) =>
+  // The last breakpoint that caches, where each needs the minimum after it (minTokensEach).
+  let caching: CacheBreakpoint | undefined;
+  return cacheBreakpoints(call, count).flatMap((breakpoint) => {
+    if (breakpoint.prefixTokens < minTokens) {
+      return [
         `The cache_control breakpoint on ${breakpoint.where} closes a prefix of about ${breakpoint.prefixTokens} tokens, under ${entry.id}'s cache minimum of ${minTokens}: sent, but the vendor caches nothing there`,
-    );
+      ];
+    }
+    if (minTokensEach && caching && breakpoint.prefixTokens - caching.prefixTokens < minTokens) {
+      return [
+        `The cache_control breakpoint on ${breakpoint.where} comes about ${breakpoint.prefixTokens - caching.prefixTokens} tokens after the one on ${caching.where}, under ${entry.id}'s cache minimum of ${minTokens} between breakpoints: sent, but the vendor caches nothing there`,
+      ];
+    }
+    caching = breakpoint;
+    return [];
+  });
 }
 
 /**

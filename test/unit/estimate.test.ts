@@ -125,6 +125,28 @@ describe('Function: planCall, cache breakpoints under the cache minimum', () => 
     expect(warningsOf('fam_h-lite', [marked('Be brief.')])).toEqual([expect.stringContaining("fam_h-lite's cache minimum of 1000")]);
   });
 
+  it("counts the response schema's instruction in the prefix of a history breakpoint on a model it goes to as a system block (Anthropic's)", () => {
+    // About 900 tokens of history: under Sonnet's 1,024 alone, over it with a schema instruction of about 300 tokens before it.
+    const history = [{ role: 'user', content: 'c'.repeat(3_600), cache_control: { type: 'ephemeral' } }];
+    const schema = { type: 'object', description: 'd'.repeat(1_200), properties: {}, additionalProperties: false };
+    const warningsWith = (responseSchema?: object) => {
+      const request = validatePromptRequest({ prompt: 'Go on.', history, models: ['fam_a-sonnet-4-6'], ...(responseSchema ? { response_schema: responseSchema } : {}) });
+      return planCall(request, request.models[0]!).warnings.filter((warning) => warning.includes('cache minimum'));
+    };
+    expect(warningsWith()).toEqual([expect.stringContaining('history turn 1 closes a prefix of about 904 tokens')]);
+    expect(warningsWith(schema)).toEqual([]);
+  });
+
+  it('flags a Nova breakpoint that comes fewer than its minimum tokens after the one before it: Bedrock wants each its own', () => {
+    const system = [marked('a'.repeat(8_000))];
+    const history = [{ role: 'user', content: 'short turn', cache_control: { type: 'ephemeral' } }];
+    expect(warningsOf('fam_h-lite', system, history)).toEqual([
+      "The cache_control breakpoint on history turn 1 comes about 7 tokens after the one on system block 1, under fam_h-lite's cache minimum of 1000 between breakpoints: sent, but the vendor caches nothing there",
+    ]);
+    // Anthropic counts the whole prefix: the second breakpoint caches.
+    expect(warningsOf('fam_a-sonnet-4-6', system, history)).toEqual([]);
+  });
+
   it('says nothing of it where caching is automatic, or where the breakpoint is not sent (Gemini says that instead)', () => {
     expect(warningsOf('fam_c-5.4', [marked('Be brief.')])).toEqual([]);
     expect(warningsOf('fam_b-3.1-pro', [marked('Be brief.')]).filter((warning) => warning.includes('cache minimum'))).toEqual([]);

@@ -44,7 +44,9 @@ export interface ConverseCall {
  * when an answer is sent, so a call failed by a fault caches nothing.
  */
 function applyCache(cachePoints: readonly CachePoint[]): { read: number; write: number } {
-  const eligible = cachePoints.filter((point) => point.tokens >= CACHE_MIN_TOKENS);
+  // Each checkpoint caches with the minimum of its own after the last one that cached (Bedrock's prompt caching guide).
+  const eligible: CachePoint[] = [];
+  for (const point of cachePoints) if (point.tokens - (eligible.at(-1)?.tokens ?? 0) >= CACHE_MIN_TOKENS) eligible.push(point);
   const last = eligible.at(-1);
   if (!last) return { read: 0, write: 0 };
   let read = 0;
