@@ -92,9 +92,21 @@ export function parseVerdict(text: string, { quoted = [], carried: carriedBy }: 
     } else if (found === undefined) found = { ...candidate, verdict: read.verdict };
     else if (read.verdict.winner !== found.verdict.winner) throw new VerdictParseError("The judge's answer holds verdicts that name different winners: none is taken");
   }
-  // A verdict of the judge's that failed after the one found in the text, naming another winner (or
-  // none that reads as one), was its last word: the one found is a draft, and taking it a guess.
-  const overruled = found && spans.find((span) => !span.quoted && span.start >= found.end && span.winner !== found.verdict.winner);
+  // A verdict of the judge's that failed after the one found in the text, naming another winner in a
+  // verdict's shape, was its last word: the one found is a draft, and taking it a guess. Not an aside
+  // (`{"winner": "tie"}`), an object whose winner reads as none (`{"winner": "Lakers"}`), nor one an
+  // answer holds word for word (its example, quoted).
+  const overruled =
+    found &&
+    spans.find(
+      (span) =>
+        !span.quoted &&
+        span.shaped &&
+        span.winner !== undefined &&
+        span.winner !== found.verdict.winner &&
+        span.start >= found.end &&
+        !quoted.some((answer) => answer.includes(span.text)),
+    );
   if (found && !overruled) return found.verdict;
   if (overruled) throw new VerdictParseError(`The judge's answer is not a verdict: ${overruled.problem}`);
   // A verdict of the judge's that failed says most of why, before what an object in it lacked.
@@ -105,6 +117,7 @@ export function parseVerdict(text: string, { quoted = [], carried: carriedBy }: 
 interface Span extends Candidate {
   problem: string;
   winner?: Verdict['winner'];
+  shaped?: true;
   quoted?: true;
 }
 
@@ -119,6 +132,8 @@ interface Failure {
   problem: string;
   attempted: boolean;
   winner?: Verdict['winner'];
+  /** Set where it names a winner of A, B or a tie beside a score or a reasoning: a verdict's shape, not an aside (`{"winner": "tie"}`). */
+  shaped?: true;
 }
 
 /** A verdict read, with what a quote of it keeps (`sameness`). */
@@ -137,7 +152,8 @@ function readVerdict(text: string): Read | Failure | undefined {
   }
   const read = toVerdict(value);
   // JSON.parse keeps the last of a member named twice (`"winner": "A", "winner": "B"`): which the judge meant is a guess.
-  if ('verdict' in read && namesAVerdictMemberTwice(text)) return { problem: 'a winner or a score named twice (or too many fields to tell)', attempted: true };
+  if ('verdict' in read && namesAVerdictMemberTwice(text))
+    return { problem: 'a winner or a score named twice (or too many fields to tell)', attempted: true, winner: read.verdict.winner, shaped: true };
   return read;
 }
 
@@ -300,14 +316,15 @@ function toVerdict(value: unknown): Read | Failure {
   }
   const scoreA = agreed(object, SCORE_A_KEYS, toScore);
   const scoreB = agreed(object, SCORE_B_KEYS, toScore);
-  if (scoreA === CONFLICT || scoreB === CONFLICT) return { problem: 'two scores that differ for one answer, under two of its names', attempted: true, winner };
+  if (scoreA === CONFLICT || scoreB === CONFLICT) return { problem: 'two scores that differ for one answer, under two of its names', attempted: true, winner, shaped: true };
   if (scoreA === undefined || scoreB === undefined) {
-    return { problem: `scoreA and scoreB must be numbers from ${VERDICT_LIMITS.minScore} to ${VERDICT_LIMITS.maxScore}`, attempted: true, winner };
+    const shaped = [SCORE_A_KEYS, SCORE_B_KEYS, REASONING_KEYS].some((keys) => field(object, keys) !== undefined);
+    return { problem: `scoreA and scoreB must be numbers from ${VERDICT_LIMITS.minScore} to ${VERDICT_LIMITS.maxScore}`, attempted: true, winner, ...(shaped ? { shaped } : {}) };
   }
   // A winner scored below the loser: which of the two the judge meant is a guess. Scores alike
   // beside a winner, or apart beside a tie, contradict nothing (the winner is the coarser call).
   if ((winner === 'A' && scoreB > scoreA) || (winner === 'B' && scoreA > scoreB)) {
-    return { problem: `the winner ${winner} is scored below the other answer (scoreA ${scoreA}, scoreB ${scoreB})`, attempted: true, winner };
+    return { problem: `the winner ${winner} is scored below the other answer (scoreA ${scoreA}, scoreB ${scoreB})`, attempted: true, winner, shaped: true };
   }
   const given = field(object, REASONING_KEYS);
   const reasoning = typeof given === 'string' ? given.trim() : '';
