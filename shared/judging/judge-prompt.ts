@@ -148,23 +148,31 @@ export function answerAllowance(call: ModelCall): number {
 const SHOWN_BYTES_PER_TOKEN = 8;
 
 /**
- * Characters of a run of one ASCII symbol or space (a rule line, ASCII art, indentation)
- * counted whole; the run's further characters count a quarter, as tokenizers take such runs in
- * few tokens (4,000 dashes are 62 tokens of OpenAI's o200k, 48 spaces about 5). Letters,
- * digits and other scripts count whole however they repeat.
+ * Characters of a run of one rule character (RULE_CHARACTER: a rule line, a table's border,
+ * ASCII art, indentation) counted whole; the run's further characters count a quarter of their
+ * bytes, as tokenizers take such runs in few tokens (of OpenAI's o200k, 4,000 dashes are 62
+ * tokens, 4,000 `━` 500, 48 spaces about 5). Letters, digits, control characters and other
+ * scripts count whole however they repeat (o200k makes a token of each control character).
  */
 const RUN_COUNTED_WHOLE = 4;
+
+/** Whether a UTF-16 unit is a rule character: an ASCII symbol, space, tab or line feed, or a box-drawing character (U+2500 to U+257F). */
+function isRuleCharacter(code: number): boolean {
+  return code < 0x80 ? ASCII_RULE[code] === true : code >= 0x2500 && code <= 0x257f;
+}
+
+const ASCII_RULE = Array.from({ length: 128 }, (_, code) => code === 0x09 || code === 0x0a || (code >= 0x20 && code < 0x7f && !/[A-Za-z0-9]/.test(String.fromCharCode(code))));
 
 /**
  * An answer as a judge is shown it: whole, unless it is far longer than its call's output
  * limit allows (a vendor that lied about its usage, or ignored the limit), then cut where its
  * size passes 8 bytes a token of the allowance, never inside a character, with a note that
- * says so. Its size is its UTF-8 bytes, a run of one ASCII symbol or space past its 4th
- * character counted a quarter (RUN_COUNTED_WHOLE). Honest answers are not cut (English at 4
- * to 5 bytes a token, Cyrillic about 6, Chinese 3 to 4.5, rule lines and indentation as
- * counted), and as a token is at least a byte, a lying vendor's megabytes make a judge call
- * cost at most about 8 times what the request reserved for the answer (about 25 times for a
- * flood of spaces, whose runs a tokenizer packs less than this counts them), not hundreds.
+ * says so. Its size is its UTF-8 bytes, a run of one rule character past its 4th counted a
+ * quarter (RUN_COUNTED_WHOLE). Honest answers are not cut (English at 4 to 5 bytes a token,
+ * Cyrillic about 6, Chinese 3 to 4.5, rule lines and indentation as counted), and as a token
+ * is at least a byte, a lying vendor's megabytes make a judge call cost at most about 8 times
+ * what the request reserved for the answer (about 27 times for a flood of spaces, whose runs a
+ * tokenizer packs less than this counts them), not hundreds.
  */
 export function shownAnswer(answer: string, allowanceTokens: number): string {
   const cut = cutPoint(answer, allowanceTokens * SHOWN_BYTES_PER_TOKEN);
@@ -184,8 +192,6 @@ export function showAnswerWithin(answer: string, allowanceTokens: number): Shown
 }
 
 const CUT_NOTE = '[cut: longer than its output limit allows]';
-/** The ASCII letters and digits, by code. */
-const ALPHANUMERIC = Array.from({ length: 128 }, (_, code) => /[A-Za-z0-9]/.test(String.fromCharCode(code)));
 const CUT_NOTE_BYTES = CUT_NOTE.length + 1;
 
 /** Where `text`'s size as shownAnswer counts it passes `budget` (a UTF-16 index), or undefined where it does not. */
@@ -197,9 +203,9 @@ function cutPoint(text: string, budget: number): number | undefined {
     const code = text.charCodeAt(i);
     run = code === previous ? run + 1 : 1;
     previous = code;
-    if (run > RUN_COUNTED_WHOLE && code < 0x80 && !ALPHANUMERIC[code]) used += 0.25;
     // A surrogate pair is a 4-byte character: 2 bytes for each half.
-    else used += code < 0x80 ? 1 : code < 0x800 || (code & 0xf800) === 0xd800 ? 2 : 3;
+    const bytes = code < 0x80 ? 1 : code < 0x800 || (code & 0xf800) === 0xd800 ? 2 : 3;
+    used += run > RUN_COUNTED_WHOLE && isRuleCharacter(code) ? bytes / 4 : bytes;
     if (used > budget) return i;
   }
   return undefined;

@@ -169,6 +169,16 @@ describe('Function: parseVerdict', () => {
       expect(() => parseVerdict(`${draft} Final verdict: ${final}`), final).toThrow(VerdictParseError);
       expect(() => parseVerdict(`\`\`\`json\n${draftVerdict}\n\`\`\`\nFinal verdict: ${final}`), final).toThrow(VerdictParseError);
     }
+    // After the verdict, an aside in JSON is no last word: a bare winner, a winner that reads as none, an answer's own example quoted.
+    const verdictA = '{"reasoning":"A gives the right result","scoreA":8,"scoreB":5,"winner":"A"}';
+    expect(parseVerdict(`${verdictA} (Had both been equally good, I would have answered {"winner": "tie"}.)`)).toMatchObject({ winner: 'A' });
+    const lakers = 'Answer A returned {"winner": "Lakers", "points": 102}.';
+    expect(parseVerdict(`${verdictA} ${lakers}`, { quoted: [lakers, 'b'] })).toMatchObject({ winner: 'A' });
+    const example = '{"winner": "A", "scoreA": 11, "scoreB": 3}';
+    const verdictB = '{"reasoning":"B is right","scoreA":4,"scoreB":9,"winner":"B"}';
+    expect(parseVerdict(`\`\`\`json\n${verdictB}\n\`\`\`\nAnswer A's example ${example} is itself out of range.`, { quoted: [`Example: ${example}`, 'b'] })).toMatchObject({
+      winner: 'B',
+    });
     // A draft that names the winner the last word names is no guess; a failed draft before a good last word is overruled by it.
     expect(parseVerdict(`Draft: {"reasoning":"d","scoreA":9,"scoreB":3,"winner":"A"} Final: {"reasoning":"r","winner":"A","scoreA":11}`)).toMatchObject({ winner: 'A', scoreA: 9 });
     expect(parseVerdict(`Draft: {"reasoning":"d","winner":"B","scoreA":11} Final: {"reasoning":"r","scoreA":9,"scoreB":3,"winner":"A"}`)).toMatchObject({ winner: 'A' });
@@ -808,6 +818,12 @@ describe('Function: shownAnswer', () => {
     // Two symbols alternating are no run, nor a run of letters or of another script: counted whole.
     expect(shownAnswer('-='.repeat(2_000), 100)).toBe(`${'-='.repeat(400)} [cut: longer than its output limit allows]`);
     expect(shownAnswer('a'.repeat(2_000), 100)).toBe(`${'a'.repeat(800)} [cut: longer than its output limit allows]`);
+    // Control characters are no rule: o200k makes a token of each, so a flood of them is counted whole (8 bytes a token at most).
+    expect(shownAnswer('\u0001'.repeat(1_000_000), 1_000)).toBe(`${'\u0001'.repeat(8_000)} [cut: longer than its output limit allows]`);
+    expect(shownAnswer('\u007f'.repeat(1_000_000), 1_000).length).toBe(8_000 + 43);
+    // Box-drawing rules count a quarter of their 3 bytes past the 4th: 12 sections each framed by two lines of 64 ━ (8 tokens a line of o200k), shown whole within 432 tokens.
+    const sections = Array.from({ length: 12 }, (_, i) => `${'━'.repeat(64)}\nSection ${i + 1}: the figures of the quarter, in words.\n${'━'.repeat(64)}\n`).join('\n');
+    expect(shownAnswer(sections, 432)).toBe(sections);
   });
 
   it('cuts an answer far past its allowance at 8 UTF-8 bytes a token, never inside a character', () => {
