@@ -11,6 +11,7 @@ import { IdempotencyRepository } from '../../shared/storage/idempotency.js';
 import { CreditsService, RESERVATION_TIMEOUT_MS } from '../../shared/credits/credits-service.js';
 import { parseServerTiming } from '../../shared/http/server-timing.js';
 import { body } from '../support/fixtures.js';
+import { pdfOf } from '../support/pdfs.js';
 import { generateApiKey, hashApiKey, keyPrefix } from '../../shared/auth/keys.js';
 import { gate } from '../support/gate.js';
 import { afterIdempotencyComplete } from '../support/spies.js';
@@ -69,7 +70,7 @@ describe('Credits through the gateway', () => {
 
   it('reserves a 100-page PDF by its pages and charges the whole of what its vendor bills for them (its bytes had reserved a twentieth of it)', async () => {
     // 100 pages of 2.6 KB: the vendor (the simulator, as Anthropic) counts 1,500 tokens a page.
-    const pdf = Buffer.from(`%PDF-1.4\n${'<< /Type /Page >>\nBT (A page of a report, in words.) Tj ET\n'.repeat(100)}${' '.repeat(260_000)}`, 'latin1');
+    const pdf = pdfOf({ pages: 100, body: ' '.repeat(260_000) });
     const payload = { prompt: 'Summarise it.', models: ['fam_a-opus-4-6'], attachments: [{ name: 'report.pdf', type: 'application/pdf', base64: pdf.toString('base64') }] };
     const estimate = estimateMicroCredits(validatePromptRequest(payload), host.gateway.config);
     const { accountId, auth } = await openTestAccount(host, estimate);

@@ -5,6 +5,7 @@ import type { ModelEntry } from '../../shared/catalog/types.js';
 import { planCall } from '../../shared/compare/model-call.js';
 import { planRequest } from '../../shared/plan/request-plan.js';
 import { PNG_BASE64 } from '../support/fixtures.js';
+import { pdfOf } from '../support/pdfs.js';
 import { loadAjv } from '../../shared/contract/ajv.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { usdToMicroCredits, usdToMicroCreditsUp } from '../../shared/credits/credits.js';
@@ -194,14 +195,14 @@ describe('Function: callCostBound', () => {
     const withPdf = (pdf: Buffer, model = 'fam_a-sonnet-4-6') =>
       callOf({ prompt: 'Summarise it.', models: [model], attachments: [{ name: 'a.pdf', type: 'application/pdf', base64: pdf.toString('base64') }] });
     const text = (model = 'fam_a-sonnet-4-6') => inputTokenBound(callOf({ prompt: 'Summarise it.', models: [model] }));
-    const pages = (n: number) => Buffer.from(`%PDF-1.4\n${'<< /Type /Page >>\n'.repeat(n)}`, 'latin1');
     // A 100-page report of 130 KB: 100 times (1,600 + 1,500) tokens, where its bytes alone had reserved 6,500.
-    const report = Buffer.concat([pages(100), Buffer.alloc(130_000, 0x20)]);
+    const report = pdfOf({ pages: 100, body: ' '.repeat(130_000) });
     expect(inputTokenBound(withPdf(report)) - text()).toBe(100 * (1_600 + PDF_PAGE_TEXT_TOKENS));
     // Opus 4.7 reads images up to 3.75 megapixels: its pages are reserved as its images.
     expect(inputTokenBound(withPdf(report, 'fam_a-opus-4-7')) - text('fam_a-opus-4-7')).toBe(100 * (5_000 + PDF_PAGE_TEXT_TOKENS));
     // One page of 200 KB: its bytes, a token each 20.
-    expect(inputTokenBound(withPdf(Buffer.concat([pages(1), Buffer.alloc(200_000, 0x20)]))) - text()).toBe(Math.ceil((pages(1).length + 200_000) / 20));
+    const page = pdfOf({ pages: 1, body: ' '.repeat(200_000) });
+    expect(inputTokenBound(withPdf(page)) - text()).toBe(Math.ceil(page.length / 20));
     // No page to count: the bound is the context (callCostBound caps it there), the estimate its bytes.
     const uncounted = withPdf(Buffer.concat([Buffer.from('%PDF-1.4\n', 'latin1'), Buffer.alloc(200_000 - 9, 0x20)]));
     expect(callCostBound(uncounted).inputTokens).toBe(uncounted.entry.contextWindow);

@@ -1,59 +1,78 @@
 import { deflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { MAX_INFLATED_PDF_BYTES, pdfPages } from '../../shared/pricing/pdf-pages.js';
+import { pdfOf } from '../support/pdfs.js';
 
-/** A PDF of `pages` page objects written out, its page tree declaring `count`. */
-function plainPdf(pages: number, count = pages): Buffer {
-  let text = `%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n2 0 obj\n<< /Type /Pages /Count ${count} /Kids [] >>\nendobj\n`;
-  for (let i = 0; i < pages; i++) text += `${3 + i} 0 obj\n<< /Type /Page /Parent 2 0 R >>\nendobj\n`;
-  return Buffer.from(`${text}%%EOF\n`, 'latin1');
-}
+const latin1 = (text: string) => Buffer.from(text, 'latin1');
 
-/** A PDF 1.5 whose page objects are compressed in an object stream (`data` its raw content, deflated unless given). */
-function objectStreamPdf(pages: number, options: { count?: boolean; data?: Buffer } = {}): Buffer {
-  const objects = '<</Type/Page/Parent 2 0 R>>\n'.repeat(pages);
-  const data = options.data ?? deflateSync(Buffer.from(objects, 'latin1'));
-  const tree = options.count === false ? '<< /Type /Pages >>' : `<< /Type /Pages /Count ${pages} >>`;
-  const head = `%PDF-1.5\n2 0 obj\n${tree}\nendobj\n5 0 obj\n<< /Type /ObjStm /N ${pages} /First 0 /Filter /FlateDecode /Length ${data.length} >>\nstream\n`;
-  return Buffer.concat([Buffer.from(head, 'latin1'), data, Buffer.from('\nendstream\nendobj\n%%EOF\n', 'latin1')]);
-}
-
-describe('Function: pdfPages (the pages a PDF reserves by)', () => {
-  it('counts the page objects, and not the page tree nodes (/Pages)', () => {
-    expect(pdfPages(plainPdf(1))).toBe(1);
-    expect(pdfPages(plainPdf(100))).toBe(100);
+describe('Function: pdfPages (the pages a PDF is held by: its page tree, as readers walk it)', () => {
+  it('counts the leaves of the page tree its trailer names, written out or in an object stream', () => {
+    expect(pdfPages(pdfOf({ pages: 1 }))).toBe(1);
+    expect(pdfPages(pdfOf({ pages: 100 }))).toBe(100);
+    expect(pdfPages(pdfOf({ pages: 37, objectStream: '' }))).toBe(37);
   });
 
-  it('counts the page objects compressed in object streams, with or without a page count in the clear', () => {
-    expect(pdfPages(objectStreamPdf(37))).toBe(37);
-    expect(pdfPages(objectStreamPdf(37, { count: false }))).toBe(37);
+  it('walks a tree of several levels, and counts a page its tree names twice twice, as readers do', () => {
+    const nested = latin1(
+      '%PDF-1.7\n1 0 obj <</Type/Catalog/Pages 2 0 R>> endobj\n2 0 obj <</Type/Pages/Kids[3 0 R 4 0 R]/Count 3>> endobj\n' +
+        '3 0 obj <</Type/Pages/Kids[5 0 R 5 0 R]/Parent 2 0 R>> endobj\n4 0 obj <</Type/Page/Parent 2 0 R>> endobj\n5 0 obj <</Type/Page/Parent 3 0 R>> endobj\n' +
+        'trailer <</Root 1 0 R>>\nstartxref\n0\n%%EOF',
+    );
+    expect(pdfPages(nested)).toBe(3);
   });
 
-  it('takes the larger of the page objects found and the page count declared', () => {
-    expect(pdfPages(plainPdf(3, 250))).toBe(250);
-    expect(pdfPages(plainPdf(40, 2))).toBe(40);
+  it('reads objects as readers do: NUL and comments as white space, escaped names, a string with % in it, references for the Count and the Kids', () => {
+    expect(pdfPages(pdfOf({ pages: 60, page: '<< /Type\0/Page /Parent 2 0 R >>' }))).toBe(60);
+    expect(pdfPages(pdfOf({ pages: 60, page: '<< /Type %t\n/P#61ge /Title (100% (nested) \\) done) /Parent 2 0 R >>' }))).toBe(60);
+    // Leaves without a /Type (readers take them), and a root whose Count is signed, or a reference.
+    expect(pdfPages(pdfOf({ pages: 60, page: '<< /Parent 2 0 R >>', count: '+1' }))).toBe(60);
+    const indirect = latin1(
+      '%PDF-1.7\n1 0 obj <</Type/Catalog/Pages 2 0 R>> endobj\n2 0 obj <</Type/Pages/Kids 3 0 R/Count 4 0 R>> endobj\n3 0 obj [5 0 R 5 0 R] endobj\n4 0 obj 7 endobj\n' +
+        '5 0 obj <</Type/Page>> endobj\ntrailer <</Root 1 0 R>>\nstartxref\n0\n%%EOF',
+    );
+    expect(pdfPages(indirect)).toBe(7);
   });
 
-  it('reads names through their #xx escapes (/P#61ge is /Page), and /Type/Page written without a space', () => {
-    expect(pdfPages(Buffer.from('%PDF-1.4\n<< /Type /P#61ge >>\n<< /T#79pe/Page>>\n<< /Type /Pages /C#6Funt 1 >>\n', 'latin1'))).toBe(2);
+  it('counts only the pages the tree names: page objects a writer left behind (a page removed) are not pages', () => {
+    const removed = pdfOf({ pages: 5, body: Array.from({ length: 295 }, (_, i) => `${900 + i} 0 obj\n<< /Type /Page /Parent 2 0 R >>\nendobj\n`).join('') });
+    expect(pdfPages(removed)).toBe(5);
   });
 
-  it('trusts no count where an object stream does not inflate or a PDF shows no page: undefined', () => {
-    expect(pdfPages(objectStreamPdf(5, { data: Buffer.from('not deflate data', 'latin1') }))).toBeUndefined();
-    expect(pdfPages(Buffer.from('%PDF-1.4\n1 0 obj\n<<>>\nendobj\n', 'latin1'))).toBeUndefined();
+  it('follows the last revision: an incremental update that adds pages, its trailer naming the catalog anew', () => {
+    const first = pdfOf({ pages: 1 }).toString('latin1');
+    const update = `2 0 obj\n<< /Type /Pages /Count 3 /Kids [3 0 R 10 0 R 11 0 R] >>\nendobj\n10 0 obj\n<< /Type /Page >>\nendobj\n11 0 obj\n<< /Type /Page >>\nendobj\ntrailer\n<< /Root 1 0 R /Prev 0 >>\nstartxref\n0\n%%EOF\n`;
+    expect(pdfPages(latin1(first + update))).toBe(3);
   });
 
-  it(`inflates ${MAX_INFLATED_PDF_BYTES / 1024 / 1024} MiB of object streams at most: past it the count is not trusted`, () => {
-    const padded = deflateSync(Buffer.concat([Buffer.from('<</Type/Page>>\n'), Buffer.alloc(MAX_INFLATED_PDF_BYTES, 0x20)]));
-    expect(pdfPages(objectStreamPdf(1, { data: padded }))).toBeUndefined();
-    const fits = deflateSync(Buffer.concat([Buffer.from('<</Type/Page>>\n'), Buffer.alloc(MAX_INFLATED_PDF_BYTES - 1024, 0x20)]));
-    expect(pdfPages(objectStreamPdf(1, { data: fits }))).toBe(1);
+  it('takes the root Count where it declares more than the tree has', () => {
+    expect(pdfPages(pdfOf({ pages: 2, count: '250' }))).toBe(250);
   });
 
-  it('reads each stream dictionary once, and at most 20,000 of them: a PDF of 500,000 stream keywords is not counted', () => {
-    const keywords = Buffer.from(`%PDF-1.5\n<</Type/Page>>${'stream\n'.repeat(500_000)}`, 'latin1');
-    expect(pdfPages(keywords)).toBeUndefined();
-    const fewer = Buffer.from(`%PDF-1.5\n<</Type/Page>>${'stream\nx endstream\n'.repeat(10_000)}`, 'latin1');
-    expect(pdfPages(fewer)).toBe(1);
+  it('trusts no count (undefined: held at the whole context) where the tree cannot be walked', () => {
+    // No trailer; a kid that is nowhere; a cycle; pages in an object stream with a predictor, or of another filter.
+    expect(pdfPages(latin1('%PDF-1.4\n1 0 obj\n<< /Type /Page >>\nendobj\n'))).toBeUndefined();
+    expect(pdfPages(latin1(pdfOf({ pages: 3 }).toString('latin1').replace('4 0 obj', '40 0 obj')))).toBeUndefined();
+    const cycle = latin1(
+      '%PDF-1.7\n1 0 obj <</Type/Catalog/Pages 2 0 R>> endobj\n2 0 obj <</Type/Pages/Kids[3 0 R]>> endobj\n3 0 obj <</Type/Pages/Kids[2 0 R]>> endobj\ntrailer <</Root 1 0 R>>\nstartxref\n0\n%%EOF',
+    );
+    expect(pdfPages(cycle)).toBeUndefined();
+    expect(pdfPages(pdfOf({ pages: 5, objectStream: ' /DecodeParms << /Predictor 12 /Columns 4 >>' }))).toBeUndefined();
+    expect(pdfPages(latin1(pdfOf({ pages: 5, objectStream: '' }).toString('latin1').replace('/FlateDecode', '/LZWDecode')))).toBeUndefined();
+  });
+
+  it(`inflates ${MAX_INFLATED_PDF_BYTES / 1024 / 1024} MiB of object streams at most, and walks 10,000 nodes at most: past them, no count`, () => {
+    const padded = pdfOf({ pages: 1, objectStream: '' }).toString('latin1');
+    const huge = deflateSync(Buffer.concat([latin1('3 0\n<< /Type /Page >>\n'), Buffer.alloc(MAX_INFLATED_PDF_BYTES, 0x20)]));
+    const start = padded.indexOf('stream\n') + 7;
+    const end = padded.indexOf('\nendstream');
+    expect(pdfPages(Buffer.concat([latin1(padded.slice(0, start)), huge, latin1(padded.slice(end))]))).toBeUndefined();
+    // One page named n times: the root and n leaves visited.
+    const repeated = (n: number) =>
+      latin1(
+        `%PDF-1.7\n1 0 obj <</Type/Catalog/Pages 2 0 R>> endobj\n2 0 obj <</Type/Pages/Kids[${'3 0 R '.repeat(n)}]>> endobj\n3 0 obj <</Type/Page>> endobj\ntrailer <</Root 1 0 R>>\nstartxref\n0\n%%EOF`,
+      );
+    expect(pdfPages(repeated(9_999))).toBe(9_999);
+    expect(pdfPages(repeated(10_000))).toBeUndefined();
+    expect(pdfPages(pdfOf({ pages: 5_000 }))).toBe(5_000);
   });
 });
