@@ -80,9 +80,8 @@ const NO_CACHE: CacheRules = { mode: 'none' };
 const claudeCache = (minTokens: number): CacheRules => ({ mode: 'explicit', minTokens });
 const CLAUDE_CACHE_4096 = claudeCache(4096);
 const geminiCache = (minTokens: number): CacheRules => ({ mode: 'explicit', minTokens });
-/** Bedrock cachePoint; Nova minimum is 1K tokens per checkpoint. */
 /**
- * Bedrock's prompt caching guide: each checkpoint needs the model's minimum of its own ("the
+ * Bedrock cachePoint. Bedrock's prompt caching guide: each checkpoint needs the model's minimum of its own ("the
  * first cache checkpoint can be defined after 1,024 tokens and the second after 2,048"); one
  * placed sooner is accepted and caches nothing.
  */

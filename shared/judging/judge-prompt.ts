@@ -148,7 +148,7 @@ export function answerAllowance(call: ModelCall): number {
 const SHOWN_BYTES_PER_TOKEN = 8;
 
 /**
- * Characters of a run of one rule character (RULE_CHARACTER: a rule line, a table's border,
+ * Characters of a run of one rule character (isRuleCharacter: a rule line, a table's border,
  * ASCII art, indentation) counted whole; the run's further characters count a quarter of their
  * bytes, as tokenizers take such runs in few tokens (of OpenAI's o200k, 4,000 dashes are 62
  * tokens, 4,000 `━` 500, 48 spaces about 5). Letters, digits, control characters and other
