@@ -1,28 +1,36 @@
 import { inflateSync } from 'node:zlib';
 
-/**
- * The most bytes of a PDF's object streams inflated to find its page tree: past it the pages
- * are not counted. Twice what a thousand-page report's object streams hold.
- */
+/** The most bytes of a PDF's object streams inflated: past it the pages are not counted. Twice what a thousand-page report's hold. */
 export const MAX_INFLATED_PDF_BYTES = 2 * 1024 * 1024;
 
-/** The most object streams inflated, and objects indexed: past them the pages are not counted. */
-const MAX_OBJECT_STREAMS = 1_000;
-const MAX_OBJECTS = 200_000;
-/**
- * The most page tree nodes visited (a page referenced twice is visited twice, as readers count
- * it): far more pages than any vendor takes in a request (Anthropic 100 to 600, Gemini 1,000).
- */
-const MAX_NODES = 10_000;
-/** The most characters of an object read for its dictionary. */
-const MAX_OBJECT_CHARS = 64 * 1024;
+/** Past any of these the pages are not counted: work bounded whatever the bytes. */
+const LIMITS = {
+  /** `obj`, `endobj`, `endstream` and `trailer` keywords in the file. */
+  keywords: 50_000,
+  objectStreams: 1_000,
+  /** Objects one object stream holds (writers put 100 to 200). */
+  objectsInStream: 10_000,
+  /** Page tree nodes read, each once (a page named twice is counted twice, as readers count it): far more pages than any vendor takes in a request. */
+  nodes: 10_000,
+  /** Page tree depth (real trees are a few levels deep). */
+  depth: 256,
+  /** Characters of one object read for its value. */
+  objectChars: 64 * 1024,
+  /** Characters read as PDF values in all (what a value's reading went over, an unterminated string's whole span). */
+  lexedChars: 512 * 1024,
+} as const;
 
-/** What comes before an object's `obj` keyword: its number and generation, after white space or the start. */
-const OBJECT_HEADER = /(?:^|[\0\t\n\f\r ])(\d{1,10})[\0\t\n\f\r ]+\d{1,5}[\0\t\n\f\r ]+$/;
+/** Thrown where the count cannot be trusted or the work would pass LIMITS: pdfPages answers undefined. */
+class Uncounted extends Error {}
 
-/** PDF white space (NUL, tab, line feed, form feed, carriage return, space) and delimiters. */
-const WHITE = '\0\t\n\f\r ';
-const DELIMITERS = '()<>[]{}/%';
+/** Each character's class: PDF white space (NUL, tab, line feed, form feed, carriage return, space), a delimiter, or regular. */
+const WHITE = 1;
+const DELIMITER = 2;
+const CLASS = new Uint8Array(256);
+for (const c of '\0\t\n\f\r ') CLASS[c.charCodeAt(0)] = WHITE;
+for (const c of '()<>[]{}/%') CLASS[c.charCodeAt(0)] = DELIMITER;
+/** Whether the character at `at` is regular (part of a name, a number or a keyword); false past the end. */
+const isRegular = (text: string, at: number) => at < text.length && CLASS[text.charCodeAt(at) & 0xff] === 0;
 
 /** A reference to an indirect object (`12 0 R`): its number. */
 class Ref {
@@ -35,104 +43,111 @@ interface PdfDictionary {
 const isDictionary = (value: PdfValue | undefined): value is PdfDictionary => typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Ref);
 
 /**
- * Reads the PDF objects `text` starts with (a dictionary, an array, a reference `12 0 R`, a
- * number, a name, a string), as readers do: comments and strings skipped whole, names read
- * through their `#xx` escapes. Strings are read as '' (their text is not needed here).
+ * Reads the PDF value `text` starts with (a dictionary, an array, a reference `12 0 R`, a
+ * number, a name, a string), as readers do: white space with NUL, comments and strings skipped
+ * whole, names read through their `#xx` escapes. Strings read as '' (their text is not needed).
  */
-class Lexer {
+function readValue(text: string): { value: PdfValue | undefined; read: number } {
+  const reader = new ValueReader(text);
+  const value = reader.value(0);
+  return { value, read: reader.at };
+}
+
+/** readValue's reader: its methods made once (a function's closures cost each call their making). */
+class ValueReader {
   at = 0;
   constructor(private readonly text: string) {}
 
   private skip(): void {
     const { text } = this;
     while (this.at < text.length) {
-      const c = text[this.at] as string;
-      if (WHITE.includes(c)) this.at++;
-      else if (c === '%') {
-        while (this.at < text.length && text[this.at] !== '\n' && text[this.at] !== '\r') this.at++;
-      } else return;
+      const code = text.charCodeAt(this.at);
+      if (CLASS[code & 0xff] === WHITE) this.at++;
+      else if (code === 0x25 /* % */) while (this.at < text.length && text.charCodeAt(this.at) !== 0x0a && text.charCodeAt(this.at) !== 0x0d) this.at++;
+      else return;
     }
   }
 
-  /** The next value, or undefined at the end or on something that is not one. */
-  value(depth = 0): PdfValue | undefined {
+  value(depth: number): PdfValue | undefined {
     if (depth > 64) return undefined;
     this.skip();
     const { text } = this;
     const c = text[this.at];
     if (c === undefined) return undefined;
-    if (c === '<' && text[this.at + 1] === '<') {
-      this.at += 2;
-      const dictionary: PdfDictionary = Object.create(null);
-      for (;;) {
-        this.skip();
-        if (text.startsWith('>>', this.at)) {
-          this.at += 2;
-          return dictionary;
-        }
-        const key = this.value(depth + 1);
-        if (typeof key !== 'string' || !key.startsWith('/')) return undefined;
-        const value = this.value(depth + 1);
-        if (value === undefined) return undefined;
-        dictionary[key.slice(1)] = value;
-      }
-    }
-    if (c === '[') {
-      this.at++;
-      const array: PdfValue[] = [];
-      for (;;) {
-        this.skip();
-        if (text[this.at] === ']') {
-          this.at++;
-          return array;
-        }
-        const value = this.value(depth + 1);
-        if (value === undefined) return undefined;
-        array.push(value);
-      }
-    }
+    if (c === '<' && text[this.at + 1] === '<') return this.dictionary(depth);
+    if (c === '[') return this.array(depth);
     if (c === '(') return this.string();
     if (c === '<') {
       const end = text.indexOf('>', this.at);
-      if (end < 0) return undefined;
-      this.at = end + 1;
-      return '';
+      this.at = end < 0 ? text.length : end + 1;
+      return end < 0 ? undefined : '';
     }
-    if (c === '/') {
-      let name = '/';
-      this.at++;
-      while (this.at < text.length && !WHITE.includes(text[this.at] as string) && !DELIMITERS.includes(text[this.at] as string)) {
-        const hex = text[this.at] === '#' ? /^[0-9A-Fa-f]{2}$/.exec(text.slice(this.at + 1, this.at + 3)) : null;
-        name += hex ? String.fromCharCode(Number.parseInt(hex[0], 16)) : text[this.at];
-        this.at += hex ? 3 : 1;
-      }
-      return name;
-    }
-    const word = /^[^\0\t\n\f\r ()<>[\]{}/%]+/.exec(text.slice(this.at, this.at + 32))?.[0];
-    if (word === undefined) return undefined;
-    this.at += word.length;
-    if (!/^[+-]?(\d+\.?\d*|\.\d+)$/.test(word)) return word === 'null' ? null : word;
-    // `12 0 R`: a reference, where an integer, an integer and R follow one another.
-    const mark = this.at;
-    const generation = /^[\0\t\n\f\r ]+\d+[\0\t\n\f\r ]+R(?![^\0\t\n\f\r ()<>[\]{}/%])/.exec(text.slice(this.at, this.at + 40));
-    if (generation && /^\d+$/.test(word)) {
-      this.at += generation[0].length;
-      return new Ref(Number(word));
-    }
-    this.at = mark;
-    return Number(word);
+    const start = c === '/' ? ++this.at : this.at;
+    while (isRegular(text, this.at)) this.at++;
+    const word = text.slice(start, this.at);
+    if (c === '/') return `/${word.includes('#') ? word.replace(/#([0-9A-Fa-f]{2})/g, hexCharacter) : word}`;
+    if (word === '') return undefined;
+    if (!NUMBER.test(word)) return word === 'null' ? null : word;
+    return (INTEGER.test(word) && this.reference(Number(word))) || Number(word);
   }
 
+  private dictionary(depth: number): PdfDictionary | undefined {
+    this.at += 2;
+    const dictionary: PdfDictionary = Object.create(null);
+    for (;;) {
+      this.skip();
+      if (this.text.startsWith('>>', this.at)) {
+        this.at += 2;
+        return dictionary;
+      }
+      const key = this.value(depth + 1);
+      if (typeof key !== 'string' || !key.startsWith('/')) return undefined;
+      const entry = this.value(depth + 1);
+      if (entry === undefined) return undefined;
+      dictionary[key.slice(1)] = entry;
+    }
+  }
+
+  private array(depth: number): PdfValue[] | undefined {
+    this.at++;
+    const array: PdfValue[] = [];
+    for (;;) {
+      this.skip();
+      if (this.text[this.at] === ']') {
+        this.at++;
+        return array;
+      }
+      const entry = this.value(depth + 1);
+      if (entry === undefined) return undefined;
+      array.push(entry);
+    }
+  }
+
+  /** A literal string, balanced parentheses and escapes skipped: read as ''. */
   private string(): string | undefined {
     const { text } = this;
-    let depth = 0;
+    let open = 0;
     while (this.at < text.length) {
-      const c = text[this.at++];
-      if (c === '\\') this.at++;
-      else if (c === '(') depth++;
-      else if (c === ')' && --depth === 0) return '';
+      const code = text.charCodeAt(this.at++);
+      if (code === 0x5c /* backslash */) this.at++;
+      else if (code === 0x28) open++;
+      else if (code === 0x29 && --open === 0) return '';
     }
     return undefined;
+  }
+
+  /** `12 0 R` after the integer just read: the reference, the reader past it; else undefined, the reader where it was. */
+  private reference(number: number): Ref | undefined {
+    const { text } = this;
+    let next = this.at;
+    while (isWhiteAt(text, next)) next++;
+    const generationAt = next;
+    while (next < text.length && isDigitAt(text, next) && next - generationAt < 10) next++;
+    if (next === generationAt || !isWhiteAt(text, next)) return undefined;
+    while (isWhiteAt(text, next)) next++;
+    if (text[next] !== 'R' || isRegular(text, next + 1)) return undefined;
+    this.at = next + 1;
+    return new Ref(number);
   }
 }
 
@@ -148,186 +163,239 @@ function firstAfter(positions: readonly number[], from: number): number | undefi
   return positions[low];
 }
 
-/** The objects of a PDF by number: those written out, and those its object streams hold. */
+const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)$/;
+const INTEGER = /^\d+$/;
+const hexCharacter = (_: string, hex: string) => String.fromCharCode(Number.parseInt(hex, 16));
+
+/**
+ * The object number and where the header starts, of the `obj` keyword at `keyword`: `12 0 obj`,
+ * read backwards (white space, the generation, white space, the number), after any character
+ * but a digit (a string of Ghostscript's Info runs into the next object's header).
+ */
+function objectHeader(text: string, keyword: number): { number: number; start: number } | undefined {
+  let at = keyword - 1;
+  if (!isWhiteAt(text, at)) return undefined;
+  while (isWhiteAt(text, at)) at--;
+  const generationEnd = at;
+  while (isDigitAt(text, at) && generationEnd - at < 5) at--;
+  if (at === generationEnd || isDigitAt(text, at) || !isWhiteAt(text, at)) return undefined;
+  while (isWhiteAt(text, at)) at--;
+  const numberEnd = at;
+  while (isDigitAt(text, at) && numberEnd - at < 10) at--;
+  if (at === numberEnd || isDigitAt(text, at)) return undefined;
+  return { number: Number(text.slice(at + 1, numberEnd + 1)), start: at + 1 };
+}
+
+function isDigitAt(text: string, at: number): boolean {
+  const code = text.charCodeAt(at);
+  return code >= 0x30 && code <= 0x39;
+}
+
+function isWhiteAt(text: string, at: number): boolean {
+  return at >= 0 && at < text.length && CLASS[text.charCodeAt(at) & 0xff] === WHITE;
+}
+
+/** An object's definition: where its value starts in the file and where the next object's header does, or its text in an object stream. */
+type Definition = { at: number; end: number } | { text: string };
+
+/** Every definition of every object of a PDF (an object defined twice, by an incremental update or not, has both), and its trailers. */
 class PdfObjects {
-  private readonly written = new Map<number, number>();
-  private readonly packed = new Map<number, { text: string; at: number }>();
-  private readonly ends: number[];
-  private readonly streamEnds: number[];
+  readonly definitions = new Map<number, Definition[]>();
+  readonly trailers: number[] = [];
+  private readonly streamEnds: number[] = [];
+  private readonly values = new Map<Definition, PdfValue | undefined>();
+  private lexed = 0;
 
-  private readonly keywords: number[] = [];
-
-  private constructor(readonly text: string) {
-    this.ends = [];
-    this.streamEnds = [];
-    // The keywords in one pass: a substring search per keyword took up to 25 ms each over 3.7 MB made for it (`eee…`).
-    for (const found of text.matchAll(/end(?:obj|stream)|obj/g)) {
-      if (found[0] === 'endobj') this.ends.push(found.index);
-      else if (found[0] === 'endstream') this.streamEnds.push(found.index);
-      else this.keywords.push(found.index);
+  constructor(readonly text: string) {
+    const headers: { number: number; start: number; at: number }[] = [];
+    let keywords = 0;
+    for (const found of text.matchAll(/end(?:obj|stream)|obj|trailer/g)) {
+      if (++keywords > LIMITS.keywords) throw new Uncounted();
+      if (found[0] === 'endstream') this.streamEnds.push(found.index);
+      else if (found[0] === 'trailer') this.trailers.push(found.index + 7);
+      else if (found[0] === 'obj' && !isRegular(text, found.index + 3)) {
+        const header = objectHeader(text, found.index);
+        if (header) headers.push({ ...header, at: found.index + 3 });
+      }
     }
+    headers.forEach(({ number, at }, i) => {
+      this.define(number, { at, end: headers[i + 1]?.start ?? text.length });
+    });
   }
 
-  /** The PDF's objects, or undefined past MAX_OBJECTS, MAX_OBJECT_STREAMS or MAX_INFLATED_PDF_BYTES. */
-  static read(pdf: Buffer): PdfObjects | undefined {
-    const objects = new PdfObjects(pdf.toString('latin1'));
-    let count = 0;
-    const { text } = objects;
-    // Each `obj` keyword with the object's number and generation before it.
-    for (const at of objects.keywords) {
-      const after = text[at + 3];
-      if (after !== undefined && !WHITE.includes(after) && !DELIMITERS.includes(after)) continue;
-      const header = OBJECT_HEADER.exec(text.slice(Math.max(0, at - 24), at));
-      if (header === null) continue;
-      if (++count > MAX_OBJECTS) return undefined;
-      // A later definition (an incremental update) replaces an earlier one.
-      objects.written.set(Number(header[1]), at + 3);
-    }
-    let streams = 0;
-    let inflated = 0;
-    for (const [, at] of objects.written) {
-      // Only an object that starts as an object stream's dictionary does (its type, perhaps escaped, in its first KiB) is read as one:
-      // one that does not is not unpacked, and a page tree object in it is then not found (no count).
-      const head = objects.text.slice(at, at + 1024);
-      if (!head.includes('ObjStm') && !head.includes('#')) continue;
-      const dictionary = objects.parsedAt(at);
-      if (!isDictionary(dictionary) || dictionary['Type'] !== '/ObjStm') continue;
-      if (++streams > MAX_OBJECT_STREAMS) return undefined;
-      const content = objects.inflatedStream(at, dictionary, MAX_INFLATED_PDF_BYTES - inflated);
-      if (content === undefined) continue;
-      inflated += content.length;
-      objects.unpack(content.toString('latin1'), dictionary, at);
-    }
-    return objects;
+  private define(number: number, definition: Definition): void {
+    const list = this.definitions.get(number);
+    if (list) list.push(definition);
+    else this.definitions.set(number, [definition]);
   }
 
-  private readonly parsed = new Map<number, PdfValue | undefined>();
+  /** The first KiB of a definition: what says whether it is worth reading whole. */
+  head(definition: Definition): string {
+    return 'text' in definition ? definition.text.slice(0, 1024) : this.text.slice(definition.at, Math.min(definition.end, definition.at + 1024));
+  }
 
-  /** The value object `number` is, or undefined where the PDF has none that reads; each read once. */
-  get(number: number): PdfValue | undefined {
-    if (this.parsed.has(number)) return this.parsed.get(number);
-    const at = this.written.get(number);
-    const packed = this.packed.get(number);
-    // Of two definitions, the one later in the file.
-    const value = packed && (at === undefined || packed.at > at) ? new Lexer(packed.text).value() : at === undefined ? undefined : this.parsedAt(at);
-    this.parsed.set(number, value);
+  /** A definition's value, read once, what its reading went over charged to the budget. */
+  value(definition: Definition): PdfValue | undefined {
+    if (this.values.has(definition)) return this.values.get(definition);
+    const span = 'text' in definition ? definition.text.slice(0, LIMITS.objectChars) : this.text.slice(definition.at, Math.min(definition.end, definition.at + LIMITS.objectChars));
+    const { value, read } = readValue(span);
+    this.charge(read);
+    this.values.set(definition, value);
     return value;
   }
 
-  private parsedAt(at: number): PdfValue | undefined {
-    const end = Math.min(firstAfter(this.ends, at) ?? this.text.length, at + MAX_OBJECT_CHARS);
-    return new Lexer(this.text.slice(at, end)).value();
+  /** A trailer's dictionary, what was read of it charged. */
+  trailer(at: number): PdfValue | undefined {
+    const { value, read } = readValue(this.text.slice(at, at + LIMITS.objectChars));
+    this.charge(read);
+    return value;
   }
 
-  /** An object stream's data inflated (FlateDecode, no predictor), or undefined where it is otherwise encoded or too large. */
-  private inflatedStream(at: number, dictionary: PdfDictionary, most: number): Buffer | undefined {
+  charge(chars: number): void {
+    this.lexed += chars;
+    if (this.lexed > LIMITS.lexedChars) throw new Uncounted();
+  }
+
+  /**
+   * Adds the objects the object streams hold. An object stream it cannot read (another filter,
+   * a predictor, encryption, past MAX_INFLATED_PDF_BYTES or LIMITS) makes the count untrusted:
+   * the tree may be in it.
+   */
+  unpackObjectStreams(): void {
+    let streams = 0;
+    let inflated = 0;
+    for (const list of [...this.definitions.values()]) {
+      for (const definition of list) {
+        if ('text' in definition) continue;
+        const head = this.head(definition);
+        if (!head.includes('ObjStm') && !head.includes('#')) continue;
+        const dictionary = this.value(definition);
+        if (!isDictionary(dictionary) || dictionary['Type'] !== '/ObjStm') continue;
+        if (++streams > LIMITS.objectStreams) throw new Uncounted();
+        const content = this.inflated(definition, dictionary, MAX_INFLATED_PDF_BYTES - inflated);
+        inflated += content.length;
+        this.unpack(content.toString('latin1'), dictionary);
+      }
+    }
+  }
+
+  private inflated(definition: { at: number; end: number }, dictionary: PdfDictionary, most: number): Buffer {
     const filter = Array.isArray(dictionary['Filter']) && dictionary['Filter'].length === 1 ? dictionary['Filter'][0] : dictionary['Filter'];
-    if (filter !== '/FlateDecode' || dictionary['DecodeParms'] !== undefined) return undefined;
-    const keyword = /stream\r?\n/g;
-    keyword.lastIndex = at;
-    const start = keyword.exec(this.text);
-    if (start === null) return undefined;
-    const dataAt = start.index + start[0].length;
-    const end = firstAfter(this.streamEnds, dataAt) ?? this.text.length;
+    if (filter !== '/FlateDecode' || dictionary['DecodeParms'] !== undefined) throw new Uncounted();
+    const span = this.text.slice(definition.at, definition.end);
+    const keyword = /stream\r?\n/.exec(span);
+    if (keyword === null) throw new Uncounted();
+    const dataAt = definition.at + keyword.index + keyword[0].length;
+    const end = Math.min(firstAfter(this.streamEnds, dataAt) ?? definition.end, definition.end);
     try {
       return inflateSync(Buffer.from(this.text.slice(dataAt, end), 'latin1'), { maxOutputLength: most });
     } catch {
-      return undefined;
+      throw new Uncounted();
     }
   }
 
   /** The objects an object stream holds: `N` pairs of number and offset, the first at `First`. */
-  private unpack(content: string, dictionary: PdfDictionary, at: number): void {
+  private unpack(content: string, dictionary: PdfDictionary): void {
     const n = dictionary['N'];
     const first = dictionary['First'];
-    if (typeof n !== 'number' || typeof first !== 'number' || n < 0 || n > MAX_OBJECTS) return;
-    const header = new Lexer(content.slice(0, first));
-    const pairs: [number, number][] = [];
+    if (typeof n !== 'number' || typeof first !== 'number' || !Number.isInteger(n) || n < 0 || n > LIMITS.objectsInStream || first < 0) throw new Uncounted();
+    const header = content.slice(0, first);
+    this.charge(header.length);
+    const numbers = header.match(/\d+/g) ?? [];
+    if (numbers.length < 2 * n) throw new Uncounted();
     for (let i = 0; i < n; i++) {
-      const number = header.value();
-      const offset = header.value();
-      if (typeof number !== 'number' || typeof offset !== 'number') return;
-      pairs.push([number, first + offset]);
+      const offset = first + Number(numbers[2 * i + 1]);
+      const next = i + 1 < n ? first + Number(numbers[2 * i + 3]) : content.length;
+      this.define(Number(numbers[2 * i]), { text: content.slice(offset, Math.min(Math.max(next, offset), offset + LIMITS.objectChars)) });
     }
-    pairs.forEach(([number, offset], i) => {
-      const end = pairs[i + 1]?.[1] ?? content.length;
-      this.packed.set(number, { text: content.slice(offset, Math.min(end, offset + MAX_OBJECT_CHARS)), at });
-    });
-  }
-
-  /**
-   * The object the PDF's last trailer names as its root (its catalog): the cross-reference
-   * stream's dictionary at the offset its last `startxref` gives, else the last `trailer`
-   * before it (a cross-reference table's); undefined where neither reads.
-   */
-  root(): number | undefined {
-    const { text } = this;
-    const startxref = text.lastIndexOf('startxref');
-    if (startxref < 0) return undefined;
-    const offset = new Lexer(text.slice(startxref + 9, startxref + 40)).value();
-    const candidates: number[] = [];
-    if (typeof offset === 'number' && offset >= 0 && offset < startxref) {
-      const section = text.slice(offset, offset + 32);
-      const header = /^\d+[\0\t\n\f\r ]+\d+[\0\t\n\f\r ]+obj/.exec(section);
-      if (header) candidates.push(offset + header[0].length);
-    }
-    const last = text.lastIndexOf('trailer', startxref);
-    if (last >= 0) candidates.push(last + 7);
-    for (const at of candidates) {
-      const trailer = new Lexer(text.slice(at, at + MAX_OBJECT_CHARS)).value();
-      const root = isDictionary(trailer) ? trailer['Root'] : undefined;
-      if (root instanceof Ref) return root.number;
-    }
-    return undefined;
   }
 }
 
 /**
- * The pages of a PDF as its readers count them: the leaves of its page tree, walked from the
- * catalog its last trailer names (a page referenced twice counted twice), or the page count
- * its root declares where that is more. Read as readers read PDF objects (comments, strings,
- * `#xx` escapes, references, incremental updates, FlateDecode object streams). Undefined
- * where the count cannot be trusted: no catalog, an object of the tree it cannot find or read
- * (held in an object stream otherwise encoded, encrypted, past MAX_INFLATED_PDF_BYTES), a
- * cycle, more than MAX_NODES nodes, or no page.
+ * The pages of a PDF, at least as many as readers count: the leaves of its page tree (a page
+ * named twice counted twice), walked from each catalog the file holds or a trailer names, over
+ * every definition of each object (a stale one an incremental update replaced, or one planted
+ * to be read instead, counted too), the largest count taken, and a tree node's `/Count` where
+ * it says more. Objects are read as readers read them (white space with NUL, comments,
+ * strings, escaped names, references, FlateDecode object streams). Undefined where the count
+ * cannot be trusted: no catalog, an object of a tree it cannot find or read, an object stream
+ * it cannot read (another filter, a predictor, encryption), a cycle, past
+ * MAX_INFLATED_PDF_BYTES or LIMITS, or no page.
  */
 export function pdfPages(pdf: Buffer): number | undefined {
-  const objects = PdfObjects.read(pdf);
-  const rootNumber = objects?.root();
-  if (objects === undefined || rootNumber === undefined) return undefined;
-  const resolve = (value: PdfValue | undefined): PdfValue | undefined => (value instanceof Ref ? objects.get(value.number) : value);
-  const catalog = objects.get(rootNumber);
-  const top = isDictionary(catalog) ? catalog['Pages'] : undefined;
-  const rootNode = resolve(top);
-  if (!(top instanceof Ref) || !isDictionary(rootNode)) return undefined;
-  let leaves = 0;
-  let visits = 0;
-  // Depth first; a node stays on `path` until its subtree is done, so that a cycle is seen.
-  const path = new Set<number>();
-  const stack: (number | { done: number })[] = [top.number];
-  while (stack.length > 0) {
-    const next = stack.pop() as number | { done: number };
-    if (typeof next !== 'number') {
-      path.delete(next.done);
-      continue;
-    }
-    if (++visits > MAX_NODES || path.has(next)) return undefined;
-    const node = objects.get(next);
-    if (!isDictionary(node)) return undefined;
-    const kids = resolve(node['Kids']);
-    if (node['Type'] !== '/Pages' && kids === undefined) {
-      leaves++;
-      continue;
-    }
-    if (!Array.isArray(kids)) return undefined;
-    path.add(next);
-    stack.push({ done: next });
-    for (const kid of kids) {
-      if (!(kid instanceof Ref)) return undefined;
-      stack.push(kid.number);
+  try {
+    const pages = countPages(new PdfObjects(pdf.toString('latin1')));
+    // A tree made to count past any context (a node named twice at every level) is held at the context anyway.
+    return pages > 0 ? Math.min(pages, 1e9) : undefined;
+  } catch (error) {
+    if (error instanceof Uncounted) return undefined;
+    throw error;
+  }
+}
+
+function countPages(objects: PdfObjects): number {
+  objects.unpackObjectStreams();
+  // The catalogs: each object a trailer or a cross-reference stream names as its root, and each that says it is one.
+  const catalogs = new Set<number>();
+  for (const at of objects.trailers) {
+    const trailer = objects.trailer(at);
+    if (isDictionary(trailer) && trailer['Root'] instanceof Ref) catalogs.add(trailer['Root'].number);
+  }
+  for (const [number, list] of objects.definitions) {
+    for (const definition of list) {
+      const head = objects.head(definition);
+      if (!head.includes('Catalog') && !head.includes('XRef') && !head.includes('#')) continue;
+      const value = objects.value(definition);
+      if (!isDictionary(value)) continue;
+      if (value['Type'] === '/Catalog') catalogs.add(number);
+      if (value['Type'] === '/XRef' && value['Root'] instanceof Ref) catalogs.add(value['Root'].number);
     }
   }
-  const declared = resolve(rootNode['Count']);
-  const pages = Math.max(leaves, typeof declared === 'number' && Number.isFinite(declared) ? Math.floor(declared) : 0);
-  return pages > 0 ? pages : undefined;
+  const resolve = (value: PdfValue | undefined): PdfValue | undefined => {
+    if (!(value instanceof Ref)) return value;
+    const list = objects.definitions.get(value.number) ?? [];
+    return list.length === 0 ? undefined : objects.value(list[list.length - 1] as Definition);
+  };
+  const counted = new Map<number, number>();
+  const onPath = new Set<number>();
+  let visits = 0;
+  // The leaves under node `number`, the most any of its definitions gives.
+  const leavesUnder = (number: number): number => {
+    const known = counted.get(number);
+    if (known !== undefined) return known;
+    if (++visits > LIMITS.nodes || onPath.has(number) || onPath.size >= LIMITS.depth) throw new Uncounted();
+    const list = objects.definitions.get(number);
+    if (!list) throw new Uncounted();
+    onPath.add(number);
+    let most = 0;
+    for (const definition of list) {
+      const node = objects.value(definition);
+      if (!isDictionary(node)) throw new Uncounted();
+      const kids = resolve(node['Kids']);
+      if (node['Type'] !== '/Pages' && kids === undefined) {
+        most = Math.max(most, 1);
+        continue;
+      }
+      if (!Array.isArray(kids)) throw new Uncounted();
+      let leaves = 0;
+      for (const kid of kids) {
+        if (!(kid instanceof Ref)) throw new Uncounted();
+        leaves += leavesUnder(kid.number);
+      }
+      const declared = resolve(node['Count']);
+      most = Math.max(most, leaves, typeof declared === 'number' && Number.isFinite(declared) ? Math.floor(declared) : 0);
+    }
+    onPath.delete(number);
+    counted.set(number, most);
+    return most;
+  };
+  let pages = 0;
+  for (const number of catalogs) {
+    for (const definition of objects.definitions.get(number) ?? []) {
+      const catalog = objects.value(definition);
+      const top = isDictionary(catalog) ? catalog['Pages'] : undefined;
+      if (top instanceof Ref) pages = Math.max(pages, leavesUnder(top.number));
+    }
+  }
+  return pages;
 }

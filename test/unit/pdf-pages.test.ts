@@ -44,6 +44,29 @@ describe('Function: pdfPages (the pages a PDF is held by: its page tree, as read
     expect(pdfPages(latin1(first + update))).toBe(3);
   });
 
+  it('is not shortened by a definition or a trailer planted to be read instead: every definition and every catalog counted, the most taken', () => {
+    const sixty = pdfOf({ pages: 60 }).toString('latin1');
+    // A later definition of the tree's root naming one page (readers follow the cross-reference table to the first).
+    expect(pdfPages(latin1(`${sixty}2 0 obj\n<< /Type /Pages /Count 1 /Kids [3 0 R] >>\nendobj\n`))).toBe(60);
+    // A later trailer whose comment holds a root of one page.
+    const fake = '900 0 obj\n<< /Type /Catalog /Pages 901 0 R >>\nendobj\n901 0 obj\n<< /Type /Pages /Kids [3 0 R] >>\nendobj\n';
+    expect(pdfPages(latin1(`${sixty}${fake}trailer\n<< /Size 9 % /Root 900 0 R\n>>\nstartxref\n0\n%%EOF\n`))).toBe(60);
+  });
+
+  it('counts a linearized file (its root named by the first-page trailer, the last one naming none) and an object whose header follows a string', () => {
+    const pages = Array.from({ length: 3 }, (_, i) => `${3 + i} 0 obj\n<< /Type /Page >>\nendobj\n`).join('');
+    const linearized = `%PDF-1.7\n9 0 obj\n<< /Linearized 1 >>\nendobj\nxref\n9 1\n0000000000 00000 n \ntrailer\n<< /Root 1 0 R /Prev 500 >>\nstartxref\n0\n%%EOF\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n2 0 obj\n<< /Type /Pages /Kids [3 0 R 4 0 R 5 0 R] >>\nendobj\n${pages}xref\n0 1\n0000000000 65535 f \ntrailer\n<< /Size 10 >>\nstartxref\n12\n%%EOF\n`;
+    expect(pdfPages(latin1(linearized))).toBe(3);
+    // Ghostscript's Info string runs into the next header: `/Creator(\u00fe\u00ff2 0 obj`.
+    expect(pdfPages(latin1(linearized.replace('\n2 0 obj', '\n8 0 obj\n<< /Creator (\u00fe\u00ff) >>\u00ff2 0 obj')))).toBe(3);
+  });
+
+  it('reads at most 512 KiB of values: 20,000 objects of unterminated strings are not counted', () => {
+    let text = '%PDF-1.7\n#';
+    for (let i = 1; i <= 20_000; i++) text += ` ${i} 0 obj (#`;
+    expect(pdfPages(latin1(`${text.padEnd(3_700_000, ' ')}trailer << /Root 1 0 R >>\nstartxref\n0\n%%EOF`))).toBeUndefined();
+  });
+
   it('takes the root Count where it declares more than the tree has', () => {
     expect(pdfPages(pdfOf({ pages: 2, count: '250' }))).toBe(250);
   });
@@ -66,13 +89,23 @@ describe('Function: pdfPages (the pages a PDF is held by: its page tree, as read
     const start = padded.indexOf('stream\n') + 7;
     const end = padded.indexOf('\nendstream');
     expect(pdfPages(Buffer.concat([latin1(padded.slice(0, start)), huge, latin1(padded.slice(end))]))).toBeUndefined();
-    // One page named n times: the root and n leaves visited.
-    const repeated = (n: number) =>
-      latin1(
-        `%PDF-1.7\n1 0 obj <</Type/Catalog/Pages 2 0 R>> endobj\n2 0 obj <</Type/Pages/Kids[${'3 0 R '.repeat(n)}]>> endobj\n3 0 obj <</Type/Page>> endobj\ntrailer <</Root 1 0 R>>\nstartxref\n0\n%%EOF`,
-      );
-    expect(pdfPages(repeated(9_999))).toBe(9_999);
-    expect(pdfPages(repeated(10_000))).toBeUndefined();
+    // A page named 10,000 times: one node visited, counted 10,000 times.
+    const repeated = latin1(
+      `%PDF-1.7\n1 0 obj <</Type/Catalog/Pages 2 0 R>> endobj\n2 0 obj <</Type/Pages/Kids[${'3 0 R '.repeat(10_000)}]>> endobj\n3 0 obj <</Type/Page>> endobj\ntrailer <</Root 1 0 R>>\nstartxref\n0\n%%EOF`,
+    );
+    expect(pdfPages(repeated)).toBe(10_000);
+    // Two levels: the root, `branches` nodes, 100 pages under each.
+    const tree = (branches: number) => {
+      let text = `%PDF-1.7\n1 0 obj <</Type/Catalog/Pages 2 0 R>> endobj\n2 0 obj <</Type/Pages/Kids[${Array.from({ length: branches }, (_, b) => `${10 + b} 0 R`).join(' ')}]>> endobj\n`;
+      for (let b = 0; b < branches; b++) {
+        const first = 1_000 + 100 * b;
+        text += `${10 + b} 0 obj <</Type/Pages/Kids[${Array.from({ length: 100 }, (_, p) => `${first + p} 0 R`).join(' ')}]>> endobj\n`;
+        for (let p = 0; p < 100; p++) text += `${first + p} 0 obj <</Type/Page>> endobj\n`;
+      }
+      return latin1(`${text}trailer <</Root 1 0 R>>\nstartxref\n0\n%%EOF`);
+    };
+    expect(pdfPages(tree(98))).toBe(9_800);
+    expect(pdfPages(tree(100))).toBeUndefined();
     expect(pdfPages(pdfOf({ pages: 5_000 }))).toBe(5_000);
   });
 });
