@@ -719,7 +719,7 @@ export function openApiDocument(): Record<string, any> {
               in: 'header',
               required: false,
               description:
-                'Optional, 1 to 255 visible ASCII characters, scoped to the account: a retry with the same key and body gets the stored response without running or paying again.',
+                'Optional, 1 to 255 visible ASCII characters, scoped to the account: a retry with the same key and body (its object keys in any order, but for response_schema) gets the stored response without running or paying again, for 24 hours; 409 while the first runs, or where no response was kept (zero data retention, or one too large to keep: `response_not_retained`); 422 for another body. A request refused, or that charged nothing, frees its key.',
               schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
             },
           ],

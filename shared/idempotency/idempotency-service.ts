@@ -191,13 +191,22 @@ function keyedBodyHash(key: string, canonicalBody: string): string {
   return KEYED + createHmac('sha256', key).update(canonicalBody, 'utf8').digest('hex');
 }
 
-/** JSON with object keys sorted, so that key order does not make two bodies differ. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+/**
+ * A request body as JSON with its object keys sorted, so that key order does not make two
+ * bodies differ; but for `response_schema`, kept as written: the order of its properties is
+ * the order the vendors write the output's members in (OpenAI's structured outputs, Gemini's
+ * propertyOrdering), so two orders are two requests.
+ */
+export function canonicalJson(value: unknown, nested = false): string {
+  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item, true)).join(',')}]`;
   if (value && typeof value === 'object') {
     const entries = Object.keys(value as object)
       .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+      .map((k) => {
+        const member = (value as Record<string, unknown>)[k];
+        const asWritten = !nested && k === 'response_schema';
+        return `${JSON.stringify(k)}:${asWritten ? JSON.stringify(member) : canonicalJson(member, true)}`;
+      });
     return `{${entries.join(',')}}`;
   }
   return JSON.stringify(value);

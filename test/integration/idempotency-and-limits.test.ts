@@ -209,6 +209,19 @@ describe('Rate window, counted in the reserve write', () => {
 describe('Class: IdempotencyService', () => {
   const service = () => new IdempotencyService<{ n: number; text?: string }>(new IdempotencyRepository(env.client.documents, env.tables.idempotency), 30_000);
 
+  it("compares bodies with their keys sorted, but a response schema as written: its properties' order is its output's", () => {
+    const schema = (order: string[]) => ({
+      type: 'object',
+      properties: Object.fromEntries(order.map((name) => [name, { type: 'string' }])),
+      required: ['first', 'second'],
+      additionalProperties: false,
+    });
+    const body = (order: string[]) => ({ prompt: 'p', models: ['fam_c-5.4'], response_schema: schema(order), generation_settings: { temperature: 0, maxTokens: 9 } });
+    const reordered = { generation_settings: { maxTokens: 9, temperature: 0 }, response_schema: schema(['first', 'second']), models: ['fam_c-5.4'], prompt: 'p' };
+    expect(canonicalJson(reordered)).toBe(canonicalJson(body(['first', 'second'])));
+    expect(canonicalJson(body(['second', 'first']))).not.toBe(canonicalJson(body(['first', 'second'])));
+  });
+
   it('runs a key again once its record is 24 hours old, checked by timestamp', async () => {
     const idem = service();
     const t0 = Date.UTC(2026, 10, 22, 12, 0, 0);
