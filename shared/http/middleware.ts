@@ -7,6 +7,7 @@ import { REPEATED_MEMBER, readRequestJson, TOO_MANY_FIELDS } from '../contract/j
 import { escapePointer } from '../contract/pointer.js';
 import type { PromptRequest } from '../contract/types.js';
 import { ContentTypeError } from './single-headers.js';
+import { IdempotencyService } from '../idempotency/idempotency-service.js';
 import { MalformedJsonError, PayloadTooLargeError, ValidationError } from '../errors.js';
 
 export type ApiEvent = APIGatewayProxyEvent & { json?: unknown; promptRequest?: PromptRequest };
@@ -181,7 +182,15 @@ export function validateContract(): Middleware {
       // A response_schema is compiled on the schema thread (ajv loads there, on the first one),
       // its compile cached for the account alone (the authorizer's context; none: the handler refuses with a 401).
       const accountId = event.requestContext?.authorizer?.accountId;
-      event.promptRequest = await checkPromptRequest(event.json, typeof accountId === 'string' ? accountId : '');
+      // A malformed Idempotency-Key is named beside the body's fields, not after they are fixed.
+      const key = event.headers?.['idempotency-key'];
+      const keyProblem = key === undefined ? undefined : IdempotencyService.keyProblem(key);
+      try {
+        event.promptRequest = await checkPromptRequest(event.json, typeof accountId === 'string' ? accountId : '');
+      } catch (error) {
+        throw keyProblem && error instanceof ValidationError ? new ValidationError([...error.details, keyProblem]) : error;
+      }
+      if (keyProblem) throw new ValidationError([keyProblem]);
     },
   };
 }

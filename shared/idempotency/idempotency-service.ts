@@ -1,5 +1,5 @@
 import { createHash, createHmac } from 'node:crypto';
-import { ValidationError } from '../errors.js';
+import { ValidationError, type FieldError } from '../errors.js';
 import { lazyAsync } from '../lazy.js';
 import { silentLog, type Log } from '../log.js';
 import type { IdempotencyRepository } from '../storage/idempotency.js';
@@ -130,10 +130,14 @@ export class IdempotencyService<T> {
     return { replayed: false, answered: recorded };
   }
 
+  /** What is wrong with an Idempotency-Key, as the 400 names it, or undefined. */
+  static keyProblem(key: string): FieldError | undefined {
+    return KEY_SHAPE.test(key) ? undefined : { field: 'header:Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters' };
+  }
+
   static checkKey(key: string): void {
-    if (!KEY_SHAPE.test(key)) {
-      throw new ValidationError([{ field: 'header:Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters' }]);
-    }
+    const problem = IdempotencyService.keyProblem(key);
+    if (problem) throw new ValidationError([problem]);
   }
 
   async begin(accountId: string, key: string, body: unknown, promptLogId: string, now = Date.now(), admitReplay?: () => Promise<void>): Promise<Begin<T>> {

@@ -338,6 +338,10 @@ describe('Idempotency-Key', () => {
     expect(answer.status).toBe(400);
     expect(answer.body.error.details).toEqual([{ field: 'header:Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters' }]);
     expect(host.simulator.calls()).toHaveLength(0);
+    // Named beside the body's own fields, not after they are fixed.
+    const both = await post(host, { ...ONE_MODEL, models: ['nope'] }, { ...auth, 'idempotency-key': 'bad key' });
+    expect(both.status).toBe(400);
+    expect(both.body.error.details.map((detail: { field: string }) => detail.field)).toEqual(['/models/0', 'header:Idempotency-Key']);
   });
 });
 
