@@ -6,7 +6,7 @@ import { GatewayError, ServiceUnavailableError, UnauthorizedError } from '../sha
 import { UNAVAILABLE_RETRY_AFTER_SECONDS, type Gateway } from '../shared/gateway.js';
 import { answered, logAnswer } from '../shared/http/answered.js';
 import { errorBody } from '../shared/http/error-body.js';
-import { jsonBody, validateContract, type ApiEvent } from '../shared/http/middleware.js';
+import { idempotencyKeyHeader, jsonBody, validateContract, type ApiEvent } from '../shared/http/middleware.js';
 import { repeatedHeaders } from '../shared/http/single-headers.js';
 import { acceptsEventStream, EVENT_STREAM_HEADERS, EventStream, type ApiResult } from '../shared/http/event-stream.js';
 import { errorResponse, jsonResponse } from '../shared/http/response.js';
@@ -50,6 +50,7 @@ export function createApiHandler(build: () => Gateway, log: Log, hooks: ApiHooks
     .use(knownOverLimit(() => built))
     .use(jsonBody({ limitBytes: LIMITS.bodyBytes }))
     .use(validateContract())
+    .use(idempotencyKeyHeader())
     .handler(async (event, lambda) => {
       const timing = new ServerTiming();
       const context = event.requestContext.authorizer ?? {};

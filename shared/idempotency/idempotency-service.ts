@@ -21,8 +21,13 @@ const zlib = lazyAsync(async () => {
 /** Stored responses above this (gzipped) are not retained: DynamoDB items stop at 400 KB. */
 const MAX_STORED_BYTES = 350_000;
 const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
-/** Marks a body hash keyed with the Idempotency-Key; records without it (written before) hold a bare SHA-256. */
-const KEYED = 'hmac-sha256:';
+/**
+ * Marks a body hash keyed with the Idempotency-Key, over the body as canonicalJson writes it.
+ * Records written before hold KEYED_SORTED (keyed, the response schema's keys sorted too) or,
+ * older, a bare SHA-256 of that: each compared in its own form for its 24 hours.
+ */
+const KEYED = 'hmac-sha256-v2:';
+const KEYED_SORTED = 'hmac-sha256:';
 
 export type Begin<T> = { kind: 'run'; recordKey: string } | { kind: 'replay'; response: T };
 
@@ -159,7 +164,11 @@ export class IdempotencyService<T> {
     );
     if (claim.claimed) return { kind: 'run', recordKey };
     const { existing } = claim;
-    const sameBody = existing.bodyHash.startsWith(KEYED) ? existing.bodyHash === bodyHash : existing.bodyHash === sha256(canonical);
+    const sameBody = existing.bodyHash.startsWith(KEYED)
+      ? existing.bodyHash === bodyHash
+      : existing.bodyHash.startsWith(KEYED_SORTED)
+        ? existing.bodyHash === keyedBodyHash(key, canonicalJson(body, false), KEYED_SORTED)
+        : existing.bodyHash === sha256(canonicalJson(body, false));
     if (!sameBody) throw new IdempotencyKeyReusedError();
     if (existing.status === 'running') throw new IdempotencyInProgressError();
     if (!existing.responseStored && !existing.response) throw new ResponseNotRetainedError(existing.promptLogId, existing.notRetained ?? 'zero_data_retention');
@@ -191,25 +200,30 @@ function sha256(text: string): string {
  * hashed, so a reader of the table cannot test a guessed prompt against the fingerprint,
  * as a bare SHA-256 of the body would let them (zero data retention included).
  */
-function keyedBodyHash(key: string, canonicalBody: string): string {
-  return KEYED + createHmac('sha256', key).update(canonicalBody, 'utf8').digest('hex');
+function keyedBodyHash(key: string, canonicalBody: string, prefix = KEYED): string {
+  return prefix + createHmac('sha256', key).update(canonicalBody, 'utf8').digest('hex');
 }
 
 /**
  * A request body as JSON with its object keys sorted, so that key order does not make two
- * bodies differ; but for `response_schema`, kept as written: the order of its properties is
- * the order the vendors write the output's members in (OpenAI's structured outputs, Gemini's
- * propertyOrdering), so two orders are two requests.
+ * bodies differ; but for `response_schema`, kept as written (`schemaAsWritten`, as records
+ * are written since it was): the order of its properties is the order the vendors write the
+ * output's members in (OpenAI's structured outputs, Gemini's propertyOrdering), so two orders
+ * are two requests.
  */
-export function canonicalJson(value: unknown, nested = false): string {
-  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item, true)).join(',')}]`;
+export function canonicalJson(value: unknown, schemaAsWritten = true): string {
+  return sortedJson(value, schemaAsWritten);
+}
+
+function sortedJson(value: unknown, schemaAsWritten: boolean, nested = false): string {
+  if (Array.isArray(value)) return `[${value.map((item) => sortedJson(item, schemaAsWritten, true)).join(',')}]`;
   if (value && typeof value === 'object') {
     const entries = Object.keys(value as object)
       .sort()
       .map((k) => {
         const member = (value as Record<string, unknown>)[k];
-        const asWritten = !nested && k === 'response_schema';
-        return `${JSON.stringify(k)}:${asWritten ? JSON.stringify(member) : canonicalJson(member, true)}`;
+        const asWritten = schemaAsWritten && !nested && k === 'response_schema';
+        return `${JSON.stringify(k)}:${asWritten ? JSON.stringify(member) : sortedJson(member, schemaAsWritten, true)}`;
       });
     return `{${entries.join(',')}}`;
   }

@@ -7,7 +7,7 @@ import { promptTexts } from '../providers/shared-text.js';
 import { schemaInstruction } from '../providers/structured-output.js';
 import type { ModelCall } from '../providers/types.js';
 import { providerCost } from './cost.js';
-import { pdfPages } from './pdf-pages.js';
+import { pdfPageCounts } from './pdf-pages.js';
 import { textTokens } from '../text/text-tokens.js';
 
 /** Tokens an image is reserved as where the catalog names no more (ModelEntry.imageTokens): a ~1 megapixel image on most vendors. */
@@ -73,19 +73,20 @@ function textInputTokens(call: CallInput, count: (text: string) => number): numb
  */
 export const PDF_PAGE_TEXT_TOKENS = 1_500;
 
-/** Each PDF's pages (pdfPages), counted once: a request's calls share its attachments. */
-const pagesOf = new WeakMap<Attachment, number | undefined>();
+/** Each PDF's pages (pdfPageCounts), counted once: a request's calls share its attachments. */
+const pagesOf = new WeakMap<Attachment, { held: number; read: number } | undefined>();
 
-function pagesOfPdf(attachment: Attachment): number | undefined {
-  if (!pagesOf.has(attachment)) pagesOf.set(attachment, pdfPages(Buffer.from(attachment.base64, 'base64')));
+function pagesOfPdf(attachment: Attachment): { held: number; read: number } | undefined {
+  if (!pagesOf.has(attachment)) pagesOf.set(attachment, pdfPageCounts(Buffer.from(attachment.base64, 'base64')));
   return pagesOf.get(attachment);
 }
 
 /**
  * The tokens a call's attachments count on its model, at most: an image as the catalog says,
  * a PDF as each of its pages an image and a dense page of text, or a token each 20 of its
- * bytes where that is more. A PDF whose pages cannot be counted (pdfPages) is bounded by the
- * model's context in a bound, by its bytes in an estimate.
+ * bytes where that is more (its pages as held in a bound, as read in an estimate:
+ * pdfPageCounts). A PDF whose pages cannot be counted is bounded by the model's context in a
+ * bound, by its bytes in an estimate.
  */
 function attachmentTokens(call: Pick<CallInput, 'entry' | 'attachments'>, use: 'bound' | 'estimate'): number {
   const imageTokens = call.entry.imageTokens ?? IMAGE_TOKENS;
@@ -95,9 +96,11 @@ function attachmentTokens(call: Pick<CallInput, 'entry' | 'attachments'>, use: '
       tokens += imageTokens;
       continue;
     }
-    const pages = pagesOfPdf(attachment);
-    if (pages === undefined && use === 'bound') return call.entry.contextWindow;
-    tokens += Math.max((pages ?? 1) * (imageTokens + PDF_PAGE_TEXT_TOKENS), Math.ceil(base64Bytes(attachment.base64) / 20));
+    const counts = pagesOfPdf(attachment);
+    if (counts === undefined && use === 'bound') return call.entry.contextWindow;
+    // A bound holds the most any reading of the PDF gives; an estimate charges the pages a reader walks.
+    const pages = counts === undefined ? 1 : use === 'bound' ? counts.held : counts.read;
+    tokens += Math.max(pages * (imageTokens + PDF_PAGE_TEXT_TOKENS), Math.ceil(base64Bytes(attachment.base64) / 20));
   }
   return tokens;
 }

@@ -12,6 +12,8 @@ const LIMITS = {
   objectsInStream: 10_000,
   /** Page tree nodes read, each once (a page named twice is counted twice, as readers count it): far more pages than any vendor takes in a request. */
   nodes: 10_000,
+  /** Kids references followed in all (a node's every definition, and its Kids' every definition, followed). */
+  references: 100_000,
   /** Page tree depth (real trees are a few levels deep). */
   depth: 256,
   /** Characters of one object read for its value. */
@@ -175,15 +177,35 @@ const hexCharacter = (_: string, hex: string) => String.fromCharCode(Number.pars
 function objectHeader(text: string, keyword: number): { number: number; start: number } | undefined {
   let at = keyword - 1;
   if (!isWhiteAt(text, at)) return undefined;
-  while (isWhiteAt(text, at)) at--;
+  at = backOverWhite(text, at);
   const generationEnd = at;
-  while (isDigitAt(text, at) && generationEnd - at < 5) at--;
+  while (isDigitAt(text, at) && generationEnd - at < 10) at--;
   if (at === generationEnd || isDigitAt(text, at) || !isWhiteAt(text, at)) return undefined;
-  while (isWhiteAt(text, at)) at--;
+  at = backOverWhite(text, at);
   const numberEnd = at;
-  while (isDigitAt(text, at) && numberEnd - at < 10) at--;
+  while (isDigitAt(text, at) && numberEnd - at < 20) at--;
   if (at === numberEnd || isDigitAt(text, at)) return undefined;
   return { number: Number(text.slice(at + 1, numberEnd + 1)), start: at + 1 };
+}
+
+/**
+ * Back from `at` over white space and comments (a `%` to its line's end is white space to a
+ * reader: `3 0 %note` then `obj` on the next line is a header): where what is not starts.
+ */
+function backOverWhite(text: string, at: number): number {
+  for (let comments = 0; ; comments++) {
+    while (isWhiteAt(text, at)) at--;
+    if (comments === 8) return at;
+    // The first % of this line within 64 characters back, if any, starts a comment that ends here.
+    let percent = -1;
+    for (let back = at; back >= 0 && at - back < 64; back--) {
+      const code = text.charCodeAt(back);
+      if (code === 0x0a || code === 0x0d) break;
+      if (code === 0x25) percent = back;
+    }
+    if (percent < 0) return at;
+    at = percent - 1;
+  }
 }
 
 function isDigitAt(text: string, at: number): boolean {
@@ -229,16 +251,15 @@ class PdfObjects {
     else this.definitions.set(number, [definition]);
   }
 
-  /** The first KiB of a definition: what says whether it is worth reading whole. */
-  head(definition: Definition): string {
-    return 'text' in definition ? definition.text.slice(0, 1024) : this.text.slice(definition.at, Math.min(definition.end, definition.at + 1024));
+  /** What of a definition is read for its value (up to LIMITS.objectChars): searched first for what says it is worth reading. */
+  span(definition: Definition): string {
+    return 'text' in definition ? definition.text.slice(0, LIMITS.objectChars) : this.text.slice(definition.at, Math.min(definition.end, definition.at + LIMITS.objectChars));
   }
 
   /** A definition's value, read once, what its reading went over charged to the budget. */
   value(definition: Definition): PdfValue | undefined {
     if (this.values.has(definition)) return this.values.get(definition);
-    const span = 'text' in definition ? definition.text.slice(0, LIMITS.objectChars) : this.text.slice(definition.at, Math.min(definition.end, definition.at + LIMITS.objectChars));
-    const { value, read } = readValue(span);
+    const { value, read } = readValue(this.span(definition));
     this.charge(read);
     this.values.set(definition, value);
     return value;
@@ -267,8 +288,9 @@ class PdfObjects {
     for (const list of [...this.definitions.values()]) {
       for (const definition of list) {
         if ('text' in definition) continue;
-        const head = this.head(definition);
-        if (!head.includes('ObjStm') && !head.includes('#')) continue;
+        // Where an object stream says what it is, however far into its dictionary.
+        const span = this.span(definition);
+        if (!span.includes('ObjStm') && !span.includes('#')) continue;
         const dictionary = this.value(definition);
         if (!isDictionary(dictionary) || dictionary['Type'] !== '/ObjStm') continue;
         if (++streams > LIMITS.objectStreams) throw new Uncounted();
@@ -323,19 +345,31 @@ class PdfObjects {
  * MAX_INFLATED_PDF_BYTES or LIMITS, or no page.
  */
 export function pdfPages(pdf: Buffer): number | undefined {
+  return pdfPageCounts(pdf)?.held;
+}
+
+/**
+ * A PDF's pages both ways: `held`, pdfPages' (the most any reading gives, a tree node's
+ * `/Count` included: what a hold must cover), and `read`, its leaves alone (what a reader that
+ * walks the tree counts: what an estimate charges); undefined as pdfPages is.
+ */
+export function pdfPageCounts(pdf: Buffer): { held: number; read: number } | undefined {
   try {
-    const pages = countPages(new PdfObjects(pdf.toString('latin1')));
+    const objects = new PdfObjects(pdf.toString('latin1'));
+    objects.unpackObjectStreams();
+    const catalogs = catalogsOf(objects);
+    const held = countPages(objects, catalogs, true);
+    const read = countPages(objects, catalogs, false);
     // A tree made to count past any context (a node named twice at every level) is held at the context anyway.
-    return pages > 0 ? Math.min(pages, 1e9) : undefined;
+    return held > 0 && read > 0 ? { held: Math.min(held, 1e9), read: Math.min(read, 1e9) } : undefined;
   } catch (error) {
     if (error instanceof Uncounted) return undefined;
     throw error;
   }
 }
 
-function countPages(objects: PdfObjects): number {
-  objects.unpackObjectStreams();
-  // The catalogs: each object a trailer or a cross-reference stream names as its root, and each that says it is one.
+/** The catalogs: each object a trailer or a cross-reference stream names as its root, and each that says it is one. */
+function catalogsOf(objects: PdfObjects): Set<number> {
   const catalogs = new Set<number>();
   for (const at of objects.trailers) {
     const trailer = objects.trailer(at);
@@ -343,23 +377,31 @@ function countPages(objects: PdfObjects): number {
   }
   for (const [number, list] of objects.definitions) {
     for (const definition of list) {
-      const head = objects.head(definition);
+      const head = objects.span(definition);
       if (!head.includes('Catalog') && !head.includes('XRef') && !head.includes('#')) continue;
       const value = objects.value(definition);
-      if (!isDictionary(value)) continue;
+      // One that says Catalog and does not read may be the catalog readers use.
+      if (!isDictionary(value)) {
+        if (head.includes('Catalog')) throw new Uncounted();
+        continue;
+      }
       if (value['Type'] === '/Catalog') catalogs.add(number);
       if (value['Type'] === '/XRef' && value['Root'] instanceof Ref) catalogs.add(value['Root'].number);
     }
   }
-  const resolve = (value: PdfValue | undefined): PdfValue | undefined => {
-    if (!(value instanceof Ref)) return value;
-    const list = objects.definitions.get(value.number) ?? [];
-    return list.length === 0 ? undefined : objects.value(list[list.length - 1] as Definition);
-  };
+  return catalogs;
+}
+
+/** The most leaves any catalog's tree has over every definition of its nodes, with `declared`, a node's `/Count` where it says more. */
+function countPages(objects: PdfObjects, catalogs: ReadonlySet<number>, declared: boolean): number {
+  // Every value a member may be: itself, or each definition of the object it refers to.
+  const alternatives = (value: PdfValue | undefined): (PdfValue | undefined)[] =>
+    value instanceof Ref ? (objects.definitions.get(value.number) ?? []).map((definition) => objects.value(definition)) : [value];
   const counted = new Map<number, number>();
   const onPath = new Set<number>();
   let visits = 0;
-  // The leaves under node `number`, the most any of its definitions gives.
+  let references = 0;
+  // The leaves under node `number`, the most any of its definitions (and of its Kids' and Count's) gives.
   const leavesUnder = (number: number): number => {
     const known = counted.get(number);
     if (known !== undefined) return known;
@@ -371,19 +413,23 @@ function countPages(objects: PdfObjects): number {
     for (const definition of list) {
       const node = objects.value(definition);
       if (!isDictionary(node)) throw new Uncounted();
-      const kids = resolve(node['Kids']);
-      if (node['Type'] !== '/Pages' && kids === undefined) {
+      if (node['Type'] !== '/Pages' && node['Kids'] === undefined) {
         most = Math.max(most, 1);
         continue;
       }
-      if (!Array.isArray(kids)) throw new Uncounted();
-      let leaves = 0;
-      for (const kid of kids) {
-        if (!(kid instanceof Ref)) throw new Uncounted();
-        leaves += leavesUnder(kid.number);
+      for (const kids of alternatives(node['Kids'])) {
+        if (!Array.isArray(kids)) throw new Uncounted();
+        // Every reference followed is work, counted ones too: a node defined 27,500 times over 10,900 kids had looped 300 million times.
+        references += kids.length;
+        if (references > LIMITS.references) throw new Uncounted();
+        let leaves = 0;
+        for (const kid of kids) {
+          if (!(kid instanceof Ref)) throw new Uncounted();
+          leaves += leavesUnder(kid.number);
+        }
+        most = Math.max(most, leaves);
       }
-      const declared = resolve(node['Count']);
-      most = Math.max(most, leaves, typeof declared === 'number' && Number.isFinite(declared) ? Math.floor(declared) : 0);
+      if (declared) for (const count of alternatives(node['Count'])) if (typeof count === 'number' && Number.isFinite(count)) most = Math.max(most, Math.floor(count));
     }
     onPath.delete(number);
     counted.set(number, most);
@@ -392,9 +438,11 @@ function countPages(objects: PdfObjects): number {
   let pages = 0;
   for (const number of catalogs) {
     for (const definition of objects.definitions.get(number) ?? []) {
+      // A catalog that cannot be read, or whose tree is not a reference, may be the one readers use: no count.
       const catalog = objects.value(definition);
       const top = isDictionary(catalog) ? catalog['Pages'] : undefined;
-      if (top instanceof Ref) pages = Math.max(pages, leavesUnder(top.number));
+      if (!(top instanceof Ref)) throw new Uncounted();
+      pages = Math.max(pages, leavesUnder(top.number));
     }
   }
   return pages;

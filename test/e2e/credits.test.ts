@@ -342,6 +342,9 @@ describe('Idempotency-Key', () => {
     const both = await post(host, { ...ONE_MODEL, models: ['nope'] }, { ...auth, 'idempotency-key': 'bad key' });
     expect(both.status).toBe(400);
     expect(both.body.error.details.map((detail: { field: string }) => detail.field)).toEqual(['/models/0', 'header:Idempotency-Key']);
+    // A member named twice is refused before the contract is read: the key still beside it.
+    const repeated = await post(host, '{"prompt":"a","prompt":"b","models":["fam_k-8b"]}', { ...auth, 'idempotency-key': 'bad key' });
+    expect(repeated.body.error.details.map((detail: { field: string }) => detail.field)).toEqual(['/prompt', 'header:Idempotency-Key']);
   });
 });
 

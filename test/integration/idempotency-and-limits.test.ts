@@ -1,6 +1,6 @@
 import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { IdempotencyInProgressError, IdempotencyKeyReusedError, ResponseNotRetainedError } from '../../shared/idempotency/errors.js';
 import { canonicalJson, IDEMPOTENCY_WINDOW_MS, IdempotencyService } from '../../shared/idempotency/idempotency-service.js';
@@ -220,6 +220,34 @@ describe('Class: IdempotencyService', () => {
     const reordered = { generation_settings: { maxTokens: 9, temperature: 0 }, response_schema: schema(['first', 'second']), models: ['fam_c-5.4'], prompt: 'p' };
     expect(canonicalJson(reordered)).toBe(canonicalJson(body(['first', 'second'])));
     expect(canonicalJson(body(['second', 'first']))).not.toBe(canonicalJson(body(['first', 'second'])));
+  });
+
+  it('replays a record written before response schemas were compared as written (its hash over the schema sorted) for the same body; a record written now tells the orders apart', async () => {
+    const idem = service();
+    const now = Date.UTC(2026, 10, 27, 9, 0, 0);
+    const schema = (order: string[]) => ({ type: 'object', properties: Object.fromEntries(order.map((name) => [name, { type: 'string' }])), additionalProperties: false });
+    const body = (order: string[]) => ({ prompt: 'p', models: ['fam_a-sonnet-4-6'], response_schema: schema(order) });
+    const first = (await idem.begin('acct_v', 'old-key', body(['b', 'a']), 'pl_v1', now)) as { recordKey: string };
+    await idem.complete(first.recordKey, 'pl_v1', { n: 7 }, false, now);
+    // As the code before wrote it: keyed, every key sorted, the response schema's too.
+    const sortedHash = `hmac-sha256:${createHmac('sha256', 'old-key')
+      .update(canonicalJson(body(['b', 'a']), false), 'utf8')
+      .digest('hex')}`;
+    await env.client.documents.send(
+      new UpdateCommand({
+        TableName: env.tables.idempotency,
+        Key: { idempotencyKey: first.recordKey },
+        UpdateExpression: 'SET bodyHash = :hash',
+        ExpressionAttributeValues: { ':hash': sortedHash },
+      }),
+    );
+    expect(await idem.begin('acct_v', 'old-key', body(['b', 'a']), 'pl_v2', now + 1)).toEqual({ kind: 'replay', response: { n: 7 } });
+    // Such a record cannot tell the orders apart (it was written sorted): either replays, as it did.
+    expect(await idem.begin('acct_v', 'old-key', body(['a', 'b']), 'pl_v3', now + 2)).toEqual({ kind: 'replay', response: { n: 7 } });
+    // A record written now does.
+    const fresh = (await idem.begin('acct_v', 'new-key', body(['b', 'a']), 'pl_v4', now)) as { recordKey: string };
+    await idem.complete(fresh.recordKey, 'pl_v4', { n: 8 }, false, now);
+    await expect(idem.begin('acct_v', 'new-key', body(['a', 'b']), 'pl_v5', now + 1)).rejects.toBeInstanceOf(IdempotencyKeyReusedError);
   });
 
   it('runs a key again once its record is 24 hours old, checked by timestamp', async () => {

@@ -203,6 +203,10 @@ describe('Function: callCostBound', () => {
     // One page of 200 KB: its bytes, a token each 20.
     const page = pdfOf({ pages: 1, body: ' '.repeat(200_000) });
     expect(inputTokenBound(withPdf(page)) - text()).toBe(Math.ceil(page.length / 20));
+    // A root whose /Count says 2,000 over one page: held as 2,000 pages, estimated (charged where usage is missing) as the one a reader walks.
+    const declared = withPdf(pdfOf({ pages: 1, count: '2000' }));
+    expect(inputTokenBound(declared) - text()).toBe(2_000 * (1_600 + PDF_PAGE_TEXT_TOKENS));
+    expect(inputTokenEstimate(declared) - inputTokenEstimate({ ...declared, attachments: [] })).toBe(1_600 + PDF_PAGE_TEXT_TOKENS);
     // No page to count: the bound is the context (callCostBound caps it there), the estimate its bytes.
     const uncounted = withPdf(Buffer.concat([Buffer.from('%PDF-1.4\n', 'latin1'), Buffer.alloc(200_000 - 9, 0x20)]));
     expect(callCostBound(uncounted).inputTokens).toBe(uncounted.entry.contextWindow);

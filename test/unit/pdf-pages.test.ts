@@ -1,6 +1,6 @@
 import { deflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { MAX_INFLATED_PDF_BYTES, pdfPages } from '../../shared/pricing/pdf-pages.js';
+import { MAX_INFLATED_PDF_BYTES, pdfPageCounts, pdfPages } from '../../shared/pricing/pdf-pages.js';
 import { pdfOf } from '../support/pdfs.js';
 
 const latin1 = (text: string) => Buffer.from(text, 'latin1');
@@ -53,6 +53,42 @@ describe('Function: pdfPages (the pages a PDF is held by: its page tree, as read
     expect(pdfPages(latin1(`${sixty}${fake}trailer\n<< /Size 9 % /Root 900 0 R\n>>\nstartxref\n0\n%%EOF\n`))).toBe(60);
   });
 
+  it('reads the headers readers read (a comment inside one, a zero-padded number, a long generation), an object stream typed past its first KiB, and every definition of a referenced Kids and Count', () => {
+    const sixty = pdfOf({ pages: 60 }).toString('latin1');
+    // Each hides the real tree root (object 2, 60 kids) from a reader of plain headers, a one-kid definition of it written after in the clear.
+    const decoy = '2 0 obj\n<< /Type /Pages /Kids [3 0 R] >>\nendobj\n';
+    for (const header of ['2 0 %note\nobj', '00000000002 0 obj', '2 000000 obj']) {
+      expect(pdfPages(latin1(`${sixty.replace('2 0 obj', header)}${decoy}`)), header).toBe(60);
+    }
+    const padded = pdfOf({ pages: 60, objectStream: ` /Pad (${'x'.repeat(1_100)})` })
+      .toString('latin1')
+      .replace('<< /Type /ObjStm', `<< /Pad (${'x'.repeat(1_100)}) /Type /ObjStm`);
+    expect(pdfPages(latin1(padded))).toBe(60);
+    const indirect = latin1(
+      '%PDF-1.7\n1 0 obj <</Type/Catalog/Pages 2 0 R>> endobj\n2 0 obj <</Type/Pages/Kids 7 0 R/Count 8 0 R>> endobj\n7 0 obj [5 0 R 5 0 R 5 0 R] endobj\n8 0 obj 3 endobj\n' +
+        '5 0 obj <</Type/Page>> endobj\n7 0 obj [5 0 R] endobj\n8 0 obj 1 endobj\ntrailer <</Root 1 0 R>>\nstartxref\n0\n%%EOF',
+    );
+    expect(pdfPages(indirect)).toBe(3);
+  });
+
+  it('trusts no count where a catalog cannot be read, or names its tree directly: it may be the one readers use', () => {
+    const sixty = pdfOf({ pages: 60 }).toString('latin1');
+    // A string in the catalog that reads as a header cuts it short; a one-page decoy catalog beside it.
+    const decoy = '900 0 obj\n<< /Type /Catalog /Pages 901 0 R >>\nendobj\n901 0 obj\n<< /Type /Pages /Kids [3 0 R] >>\nendobj\n';
+    expect(pdfPages(latin1(`${sixty.replace('<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Catalog /Lang (9 0 obj) /Pages 2 0 R >>')}${decoy}`))).toBeUndefined();
+    expect(pdfPages(latin1(`${sixty.replace('<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Catalog /Pages << /Type /Pages /Kids [3 0 R] >> >>')}${decoy}`))).toBeUndefined();
+  });
+
+  it('follows 100,000 kid references at most, over every definition of every node: a node defined 400 times over one Kids array of 300 is not counted', () => {
+    const pdf = (definitions: number) =>
+      latin1(
+        `%PDF-1.7\n1 0 obj <</Type/Catalog/Pages 2 0 R>> endobj\n${'2 0 obj <</Type/Pages/Kids 7 0 R>>\n'.repeat(definitions)}7 0 obj [${'3 0 R '.repeat(300)}] endobj\n` +
+          '3 0 obj <</Type/Page>> endobj\ntrailer <</Root 1 0 R>>\nstartxref\n0\n%%EOF',
+      );
+    expect(pdfPages(pdf(300))).toBe(300);
+    expect(pdfPages(pdf(400))).toBeUndefined();
+  });
+
   it('counts a linearized file (its root named by the first-page trailer, the last one naming none) and an object whose header follows a string', () => {
     const pages = Array.from({ length: 3 }, (_, i) => `${3 + i} 0 obj\n<< /Type /Page >>\nendobj\n`).join('');
     const linearized = `%PDF-1.7\n9 0 obj\n<< /Linearized 1 >>\nendobj\nxref\n9 1\n0000000000 00000 n \ntrailer\n<< /Root 1 0 R /Prev 500 >>\nstartxref\n0\n%%EOF\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n2 0 obj\n<< /Type /Pages /Kids [3 0 R 4 0 R 5 0 R] >>\nendobj\n${pages}xref\n0 1\n0000000000 65535 f \ntrailer\n<< /Size 10 >>\nstartxref\n12\n%%EOF\n`;
@@ -67,8 +103,10 @@ describe('Function: pdfPages (the pages a PDF is held by: its page tree, as read
     expect(pdfPages(latin1(`${text.padEnd(3_700_000, ' ')}trailer << /Root 1 0 R >>\nstartxref\n0\n%%EOF`))).toBeUndefined();
   });
 
-  it('takes the root Count where it declares more than the tree has', () => {
+  it('holds by the root Count where it declares more than the tree has; a reader walks the tree', () => {
     expect(pdfPages(pdfOf({ pages: 2, count: '250' }))).toBe(250);
+    expect(pdfPageCounts(pdfOf({ pages: 2, count: '250' }))).toEqual({ held: 250, read: 2 });
+    expect(pdfPageCounts(pdfOf({ pages: 7 }))).toEqual({ held: 7, read: 7 });
   });
 
   it('trusts no count (undefined: held at the whole context) where the tree cannot be walked', () => {

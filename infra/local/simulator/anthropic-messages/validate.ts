@@ -12,7 +12,7 @@ import { countTokens, schemaFromInstruction } from '../text.js';
 import { isRefusal, type Prepared, type Refusal } from '../types.js';
 import { answerMessages, type Breakpoint, type MessagesCall, type Thinking } from './answer.js';
 import { simulatedAnthropicError } from './errors.js';
-import { pdfPages } from '../../../../shared/pricing/pdf-pages.js';
+import { pdfPageCounts } from '../../../../shared/pricing/pdf-pages.js';
 
 const SEP = '\u0000';
 /** Tokens Anthropic adds around each message (role markers). */
@@ -98,7 +98,8 @@ function readBlock(block: unknown, at: string, walker: InputWalker, counts: { br
         return `${at}.source.media_type: Input should be 'application/pdf'`;
       }
       const digest = createHash('sha1').update(data).digest('hex');
-      const tokens = block['type'] === 'image' ? IMAGE_TOKENS : PAGE_TOKENS * (pdfPages(Buffer.from(String(data), 'base64')) ?? 1);
+      // The pages a reader walks (its leaves, not a /Count the file declares).
+      const tokens = block['type'] === 'image' ? IMAGE_TOKENS : PAGE_TOKENS * (pdfPageCounts(Buffer.from(String(data), 'base64'))?.read ?? 1);
       walker.add(`${block['type']}:${String(mediaType)}:${digest}`, tokens);
       break;
     }
