@@ -169,6 +169,17 @@ describe('Adapter: bedrockConverse against the simulator', () => {
     expect(providerCost(PRO.prices, second.usage!)).toBe(Math.round((uncached * 0.8 + prefix * 0.2 + second.usage!.outputTokens * 3.2) * 1e6) / 1e12);
   });
 
+  it('caches a checkpoint only with 1,000 tokens of its own after the last one that cached, as Bedrock wants each its own', async () => {
+    const manual = `Cache manual, two checkpoints ${Date.now()}. ${'Every section of this manual is static. '.repeat(120)}`;
+    const history = [
+      { role: 'user' as const, content: 'A short turn.', cache_control: { type: 'ephemeral' as const } },
+      { role: 'assistant' as const, content: 'Noted.' },
+    ];
+    const reply = await send(call({ system: [{ type: 'text', text: manual, cache_control: { type: 'ephemeral' } }], history }));
+    // The system's checkpoint is written; the turn's, a few tokens after it, caches nothing.
+    expect(reply.usage).toMatchObject({ cachedInputTokens: 0, cacheWriteTokens: countTokens(manual) });
+  });
+
   it('passes two PDFs of the same name with distinct names Bedrock accepts', async () => {
     const reply = await send(
       call({
