@@ -44,6 +44,15 @@ export class ValidationError extends GatewayError {
         : `${details.length} fields are invalid${details.length > MAX_FIELD_ERRORS ? `; the first ${MAX_FIELD_ERRORS} are listed` : ''}`,
     );
     this.details = details.slice(0, MAX_FIELD_ERRORS);
+    this.every = details;
+  }
+
+  /** Every failing field, the listed ones and those past MAX_FIELD_ERRORS. */
+  private readonly every: FieldError[];
+
+  /** This error with one more failing field, listed whatever the count (first where the list is full). */
+  adding(detail: FieldError): ValidationError {
+    return new ValidationError(this.every.length >= MAX_FIELD_ERRORS ? [detail, ...this.every] : [...this.every, detail]);
   }
 }
 

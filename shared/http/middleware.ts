@@ -197,7 +197,7 @@ export function idempotencyKeyHeader(): Middleware {
       const problem = keyProblemOf(request.event);
       const { error } = request;
       if (problem && error instanceof ValidationError && !error.details.some((detail) => detail.field === problem.field)) {
-        request.error = new ValidationError([...error.details, problem]);
+        request.error = error.adding(problem);
       }
     },
   };

@@ -23,8 +23,9 @@ const MAX_STORED_BYTES = 350_000;
 const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
 /**
  * Marks a body hash keyed with the Idempotency-Key, over the body as canonicalJson writes it.
- * Records written before hold KEYED_SORTED (keyed, the response schema's keys sorted too) or,
- * older, a bare SHA-256 of that: each compared in its own form for its 24 hours.
+ * Records written before hold KEYED_SORTED (keyed, the response schema as written by some
+ * versions and sorted by older ones: either form matches) or, older, a bare SHA-256 of the
+ * sorted form: each compared in its own form for its 24 hours.
  */
 const KEYED = 'hmac-sha256-v2:';
 const KEYED_SORTED = 'hmac-sha256:';
@@ -167,7 +168,7 @@ export class IdempotencyService<T> {
     const sameBody = existing.bodyHash.startsWith(KEYED)
       ? existing.bodyHash === bodyHash
       : existing.bodyHash.startsWith(KEYED_SORTED)
-        ? existing.bodyHash === keyedBodyHash(key, canonicalJson(body, false), KEYED_SORTED)
+        ? existing.bodyHash === keyedBodyHash(key, canonical, KEYED_SORTED) || existing.bodyHash === keyedBodyHash(key, canonicalJson(body, false), KEYED_SORTED)
         : existing.bodyHash === sha256(canonicalJson(body, false));
     if (!sameBody) throw new IdempotencyKeyReusedError();
     if (existing.status === 'running') throw new IdempotencyInProgressError();

@@ -358,8 +358,8 @@ export function pdfPageCounts(pdf: Buffer): { held: number; read: number } | und
     const objects = new PdfObjects(pdf.toString('latin1'));
     objects.unpackObjectStreams();
     const catalogs = catalogsOf(objects);
-    const held = countPages(objects, catalogs, true);
-    const read = countPages(objects, catalogs, false);
+    const held = countPages(objects, catalogs, 'held');
+    const read = countPages(objects, catalogs, 'read');
     // A tree made to count past any context (a node named twice at every level) is held at the context anyway.
     return held > 0 && read > 0 ? { held: Math.min(held, 1e9), read: Math.min(read, 1e9) } : undefined;
   } catch (error) {
@@ -392,11 +392,20 @@ function catalogsOf(objects: PdfObjects): Set<number> {
   return catalogs;
 }
 
-/** The most leaves any catalog's tree has over every definition of its nodes, with `declared`, a node's `/Count` where it says more. */
-function countPages(objects: PdfObjects, catalogs: ReadonlySet<number>, declared: boolean): number {
+/**
+ * The pages of the catalogs' trees, the most any gives. `held`: over every definition of each
+ * node (and of its Kids), a node's `/Count` where it says more. `read`: as a reader of the file's
+ * last revision walks it, each object's last definition, its leaves alone.
+ */
+function countPages(objects: PdfObjects, catalogs: ReadonlySet<number>, way: 'held' | 'read'): number {
+  const declared = way === 'held';
+  const definitionsOf = (number: number): Definition[] | undefined => {
+    const list = objects.definitions.get(number);
+    return list && !declared ? list.slice(-1) : list;
+  };
   // Every value a member may be: itself, or each definition of the object it refers to.
   const alternatives = (value: PdfValue | undefined): (PdfValue | undefined)[] =>
-    value instanceof Ref ? (objects.definitions.get(value.number) ?? []).map((definition) => objects.value(definition)) : [value];
+    value instanceof Ref ? (definitionsOf(value.number) ?? []).map((definition) => objects.value(definition)) : [value];
   const counted = new Map<number, number>();
   const onPath = new Set<number>();
   let visits = 0;
@@ -406,7 +415,7 @@ function countPages(objects: PdfObjects, catalogs: ReadonlySet<number>, declared
     const known = counted.get(number);
     if (known !== undefined) return known;
     if (++visits > LIMITS.nodes || onPath.has(number) || onPath.size >= LIMITS.depth) throw new Uncounted();
-    const list = objects.definitions.get(number);
+    const list = definitionsOf(number);
     if (!list) throw new Uncounted();
     onPath.add(number);
     let most = 0;
@@ -437,7 +446,7 @@ function countPages(objects: PdfObjects, catalogs: ReadonlySet<number>, declared
   };
   let pages = 0;
   for (const number of catalogs) {
-    for (const definition of objects.definitions.get(number) ?? []) {
+    for (const definition of definitionsOf(number) ?? []) {
       // A catalog that cannot be read, or whose tree is not a reference, may be the one readers use: no count.
       const catalog = objects.value(definition);
       const top = isDictionary(catalog) ? catalog['Pages'] : undefined;

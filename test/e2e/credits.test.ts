@@ -345,6 +345,11 @@ describe('Idempotency-Key', () => {
     // A member named twice is refused before the contract is read: the key still beside it.
     const repeated = await post(host, '{"prompt":"a","prompt":"b","models":["fam_k-8b"]}', { ...auth, 'idempotency-key': 'bad key' });
     expect(repeated.body.error.details.map((detail: { field: string }) => detail.field)).toEqual(['/prompt', 'header:Idempotency-Key']);
+    // Past the 100 fields a 400 lists, the key is still listed, and counted.
+    const many = await post(host, { ...ONE_MODEL, ...Object.fromEntries(Array.from({ length: 150 }, (_, i) => [`x${i}`, 1])) }, { ...auth, 'idempotency-key': 'bad key' });
+    expect(many.body.error.message).toBe('151 fields are invalid; the first 100 are listed');
+    expect(many.body.error.details).toHaveLength(100);
+    expect(many.body.error.details[0].field).toBe('header:Idempotency-Key');
   });
 });
 

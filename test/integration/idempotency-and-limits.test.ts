@@ -229,18 +229,23 @@ describe('Class: IdempotencyService', () => {
     const body = (order: string[]) => ({ prompt: 'p', models: ['fam_a-sonnet-4-6'], response_schema: schema(order) });
     const first = (await idem.begin('acct_v', 'old-key', body(['b', 'a']), 'pl_v1', now)) as { recordKey: string };
     await idem.complete(first.recordKey, 'pl_v1', { n: 7 }, false, now);
-    // As the code before wrote it: keyed, every key sorted, the response schema's too.
-    const sortedHash = `hmac-sha256:${createHmac('sha256', 'old-key')
-      .update(canonicalJson(body(['b', 'a']), false), 'utf8')
-      .digest('hex')}`;
-    await env.client.documents.send(
-      new UpdateCommand({
-        TableName: env.tables.idempotency,
-        Key: { idempotencyKey: first.recordKey },
-        UpdateExpression: 'SET bodyHash = :hash',
-        ExpressionAttributeValues: { ':hash': sortedHash },
-      }),
-    );
+    // As earlier versions wrote it, under the mark hmac-sha256: keyed, over the body with every key sorted (the response schema's too), or with the schema as written.
+    const markedHash = (schemaAsWritten: boolean) =>
+      `hmac-sha256:${createHmac('sha256', 'old-key')
+        .update(canonicalJson(body(['b', 'a']), schemaAsWritten), 'utf8')
+        .digest('hex')}`;
+    const setHash = (hash: string) =>
+      env.client.documents.send(
+        new UpdateCommand({
+          TableName: env.tables.idempotency,
+          Key: { idempotencyKey: first.recordKey },
+          UpdateExpression: 'SET bodyHash = :hash',
+          ExpressionAttributeValues: { ':hash': hash },
+        }),
+      );
+    await setHash(markedHash(true));
+    expect(await idem.begin('acct_v', 'old-key', body(['b', 'a']), 'pl_v2b', now + 1)).toEqual({ kind: 'replay', response: { n: 7 } });
+    await setHash(markedHash(false));
     expect(await idem.begin('acct_v', 'old-key', body(['b', 'a']), 'pl_v2', now + 1)).toEqual({ kind: 'replay', response: { n: 7 } });
     // Such a record cannot tell the orders apart (it was written sorted): either replays, as it did.
     expect(await idem.begin('acct_v', 'old-key', body(['a', 'b']), 'pl_v3', now + 2)).toEqual({ kind: 'replay', response: { n: 7 } });

@@ -107,6 +107,9 @@ describe('Function: pdfPages (the pages a PDF is held by: its page tree, as read
     expect(pdfPages(pdfOf({ pages: 2, count: '250' }))).toBe(250);
     expect(pdfPageCounts(pdfOf({ pages: 2, count: '250' }))).toEqual({ held: 250, read: 2 });
     expect(pdfPageCounts(pdfOf({ pages: 7 }))).toEqual({ held: 7, read: 7 });
+    // An incremental save that removed pages: held at the longer revision, read as its last (what readers show and vendors bill).
+    const removed = `${pdfOf({ pages: 60 }).toString('latin1')}2 0 obj\n<< /Type /Pages /Count 5 /Kids [3 0 R 4 0 R 5 0 R 6 0 R 7 0 R] >>\nendobj\ntrailer\n<< /Root 1 0 R /Prev 0 >>\nstartxref\n0\n%%EOF\n`;
+    expect(pdfPageCounts(latin1(removed))).toEqual({ held: 60, read: 5 });
   });
 
   it('trusts no count (undefined: held at the whole context) where the tree cannot be walked', () => {
