@@ -238,6 +238,8 @@ class PdfObjects {
       else if (found[0] === 'obj' && !isRegular(text, found.index + 3)) {
         const header = objectHeader(text, found.index);
         if (header) headers.push({ ...header, at: found.index + 3 });
+        // A keyword on its own that reads as no header (a number of 24 digits, a long comment inside it) may be one a reader takes.
+        else if (isWhiteAt(text, found.index - 1)) throw new Uncounted();
       }
     }
     headers.forEach(({ number, at }, i) => {
@@ -288,11 +290,14 @@ class PdfObjects {
     for (const list of [...this.definitions.values()]) {
       for (const definition of list) {
         if ('text' in definition) continue;
-        // Where an object stream says what it is, however far into its dictionary.
+        // An object stream, however its dictionary says so: /Type /ObjStm, escaped or a reference, or its N and First.
         const span = this.span(definition);
-        if (!span.includes('ObjStm') && !span.includes('#')) continue;
+        if (!span.includes('ObjStm') && !span.includes('#') && !span.includes('First')) continue;
         const dictionary = this.value(definition);
-        if (!isDictionary(dictionary) || dictionary['Type'] !== '/ObjStm') continue;
+        if (!isDictionary(dictionary)) continue;
+        const typed = dictionary['Type'] === '/ObjStm';
+        const shaped = typeof dictionary['N'] === 'number' && typeof dictionary['First'] === 'number' && /stream\r?\n/.test(span);
+        if (!typed && !shaped) continue;
         if (++streams > LIMITS.objectStreams) throw new Uncounted();
         const content = this.inflated(definition, dictionary, MAX_INFLATED_PDF_BYTES - inflated);
         inflated += content.length;
@@ -328,7 +333,9 @@ class PdfObjects {
     for (let i = 0; i < n; i++) {
       const offset = first + Number(numbers[2 * i + 1]);
       const next = i + 1 < n ? first + Number(numbers[2 * i + 3]) : content.length;
-      this.define(Number(numbers[2 * i]), { text: content.slice(offset, Math.min(Math.max(next, offset), offset + LIMITS.objectChars)) });
+      // Offsets rise (PDF 32000, 7.5.7): objects that overlap would have the same text read again and again.
+      if (next < offset) throw new Uncounted();
+      this.define(Number(numbers[2 * i]), { text: content.slice(offset, Math.min(next, offset + LIMITS.objectChars)) });
     }
   }
 }
@@ -446,7 +453,10 @@ function countPages(objects: PdfObjects, catalogs: ReadonlySet<number>, way: 'he
   };
   let pages = 0;
   for (const number of catalogs) {
-    for (const definition of definitionsOf(number) ?? []) {
+    const list = definitionsOf(number);
+    // A root named and nowhere found may be one whose header this does not read.
+    if (!list) throw new Uncounted();
+    for (const definition of list) {
       // A catalog that cannot be read, or whose tree is not a reference, may be the one readers use: no count.
       const catalog = objects.value(definition);
       const top = isDictionary(catalog) ? catalog['Pages'] : undefined;

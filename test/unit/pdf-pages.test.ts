@@ -79,6 +79,26 @@ describe('Function: pdfPages (the pages a PDF is held by: its page tree, as read
     expect(pdfPages(latin1(`${sixty.replace('<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Catalog /Pages << /Type /Pages /Kids [3 0 R] >> >>')}${decoy}`))).toBeUndefined();
   });
 
+  it('trusts no count where an object keyword stands alone without a header it reads (24 digits, a long comment), or the root named is nowhere: a reader may take it, a decoy beside it', () => {
+    const sixty = pdfOf({ pages: 60 }).toString('latin1');
+    const decoy = '900 0 obj\n<< /Type /Catalog /Pages 901 0 R >>\nendobj\n901 0 obj\n<< /Type /Pages /Kids [3 0 R] >>\nendobj\n';
+    for (const header of ['000000000000000000000001 0 obj', `1 0 %${'x'.repeat(80)}\nobj`]) {
+      expect(pdfPages(latin1(`${sixty.replace('1 0 obj', header)}${decoy}`)), header).toBeUndefined();
+    }
+    expect(pdfPages(latin1(`${sixty.replace('/Root 1 0 R', '/Root 77 0 R')}${decoy}`))).toBeUndefined();
+  });
+
+  it('unpacks an object stream whatever says so (a /Type by reference, or its N and First), and trusts none whose offsets fall back', () => {
+    const byReference = pdfOf({ pages: 20, objectStream: '' }).toString('latin1').replace('/Type /ObjStm', '/Type 99 0 R');
+    expect(pdfPages(latin1(`${byReference.replace('xref', '99 0 obj\n/ObjStm\nendobj\nxref')}`))).toBe(20);
+    const overlapping = pdfOf({ pages: 3, objectStream: '' }).toString('latin1');
+    const data = deflateSync(latin1('3 0 4 19 5 0\n<< /Type /Page >>\n'));
+    const start = overlapping.indexOf('stream\n') + 7;
+    const end = overlapping.indexOf('\nendstream');
+    const rebuilt = Buffer.concat([latin1(overlapping.slice(0, start).replace(/\/First \d+/, '/First 12')), data, latin1(overlapping.slice(end))]);
+    expect(pdfPages(rebuilt)).toBeUndefined();
+  });
+
   it('follows 100,000 kid references at most, over every definition of every node: a node defined 400 times over one Kids array of 300 is not counted', () => {
     const pdf = (definitions: number) =>
       latin1(
