@@ -7,7 +7,7 @@ import { promptTexts } from '../providers/shared-text.js';
 import { schemaInstruction } from '../providers/structured-output.js';
 import type { ModelCall } from '../providers/types.js';
 import { providerCost } from './cost.js';
-import { pdfPageCounts } from './pdf-pages.js';
+import { PdfCountBudget, pdfPageCounts, REQUEST_PDF_BUDGET } from './pdf-pages.js';
 import { textTokens } from '../text/text-tokens.js';
 
 /** Tokens an image is reserved as where the catalog names no more (ModelEntry.imageTokens): a ~1 megapixel image on most vendors. */
@@ -75,9 +75,15 @@ export const PDF_PAGE_TEXT_TOKENS = 1_500;
 
 /** Each PDF's pages (pdfPageCounts), counted once: a request's calls share its attachments. */
 const pagesOf = new WeakMap<Attachment, { held: number; read: number } | undefined>();
+/** The counting work a request's PDFs share (its attachments' list, which its calls share): ten made for it cost what three do. */
+const budgets = new WeakMap<readonly Attachment[], PdfCountBudget>();
 
-function pagesOfPdf(attachment: Attachment): { held: number; read: number } | undefined {
-  if (!pagesOf.has(attachment)) pagesOf.set(attachment, pdfPageCounts(Buffer.from(attachment.base64, 'base64')));
+function pagesOfPdf(attachment: Attachment, attachments: readonly Attachment[]): { held: number; read: number } | undefined {
+  if (!pagesOf.has(attachment)) {
+    const shared = budgets.get(attachments) ?? new PdfCountBudget(REQUEST_PDF_BUDGET);
+    budgets.set(attachments, shared);
+    pagesOf.set(attachment, pdfPageCounts(Buffer.from(attachment.base64, 'base64'), new PdfCountBudget(1, shared)));
+  }
   return pagesOf.get(attachment);
 }
 
@@ -96,7 +102,7 @@ function attachmentTokens(call: Pick<CallInput, 'entry' | 'attachments'>, use: '
       tokens += imageTokens;
       continue;
     }
-    const counts = pagesOfPdf(attachment);
+    const counts = pagesOfPdf(attachment, call.attachments);
     if (counts === undefined && use === 'bound') return call.entry.contextWindow;
     // A bound holds the most any reading of the PDF gives; an estimate charges the pages a reader walks.
     const pages = counts === undefined ? 1 : use === 'bound' ? counts.held : counts.read;

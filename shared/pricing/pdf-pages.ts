@@ -6,7 +6,9 @@ export const MAX_INFLATED_PDF_BYTES = 2 * 1024 * 1024;
 /** Past any of these the pages are not counted: work bounded whatever the bytes. */
 const LIMITS = {
   /** `obj`, `endobj`, `endstream` and `trailer` keywords in the file. */
-  keywords: 50_000,
+  keywords: 30_000,
+  /** Object definitions, written out or unpacked from object streams. */
+  definitions: 30_000,
   objectStreams: 1_000,
   /** Objects one object stream holds (writers put 100 to 200). */
   objectsInStream: 10_000,
@@ -24,6 +26,35 @@ const LIMITS = {
 
 /** Thrown where the count cannot be trusted or the work would pass LIMITS: pdfPages answers undefined. */
 class Uncounted extends Error {}
+
+/**
+ * Counting work LIMITS allow, spent as a PDF is counted: `times` LIMITS' worth, and its
+ * `shared` budget's too where given. bound.ts gives each PDF its own, out of one of 3 times
+ * for the request's PDFs together: ten PDFs made for it cost the thread what three do.
+ */
+export class PdfCountBudget {
+  private keywords: number;
+  private lexedChars: number;
+  private definitions: number;
+
+  constructor(
+    times = 1,
+    private readonly shared?: PdfCountBudget,
+  ) {
+    this.keywords = LIMITS.keywords * times;
+    this.lexedChars = LIMITS.lexedChars * times;
+    this.definitions = LIMITS.definitions * times;
+  }
+
+  spend(kind: 'keywords' | 'lexedChars' | 'definitions', amount: number): void {
+    this[kind] -= amount;
+    if (this[kind] < 0) throw new Uncounted();
+    this.shared?.spend(kind, amount);
+  }
+}
+
+/** What a request's PDFs together may spend, in LIMITS' worth (PdfCountBudget). */
+export const REQUEST_PDF_BUDGET = 3;
 
 /** Each character's class: PDF white space (NUL, tab, line feed, form feed, carriage return, space), a delimiter, or regular. */
 const WHITE = 1;
@@ -226,20 +257,22 @@ class PdfObjects {
   readonly trailers: number[] = [];
   private readonly streamEnds: number[] = [];
   private readonly values = new Map<Definition, PdfValue | undefined>();
-  private lexed = 0;
 
-  constructor(readonly text: string) {
+  constructor(
+    readonly text: string,
+    private readonly budget: PdfCountBudget,
+  ) {
     const headers: { number: number; start: number; at: number }[] = [];
-    let keywords = 0;
     for (const found of text.matchAll(/end(?:obj|stream)|obj|trailer/g)) {
-      if (++keywords > LIMITS.keywords) throw new Uncounted();
+      this.budget.spend('keywords', 1);
       if (found[0] === 'endstream') this.streamEnds.push(found.index);
       else if (found[0] === 'trailer') this.trailers.push(found.index + 7);
       else if (found[0] === 'obj' && !isRegular(text, found.index + 3)) {
         const header = objectHeader(text, found.index);
         if (header) headers.push({ ...header, at: found.index + 3 });
-        // A keyword on its own that reads as no header (a number of 24 digits, a long comment inside it) may be one a reader takes.
-        else if (isWhiteAt(text, found.index - 1)) throw new Uncounted();
+        // A keyword after a number, or after a line of a number, a number and a comment, that reads as no header (24
+        // digits, a long comment inside it) may be one a reader takes.
+        else if (isWhiteAt(text, found.index - 1) && this.hiddenHeader(backOverWhite(text, found.index - 1))) throw new Uncounted();
       }
     }
     headers.forEach(({ number, at }, i) => {
@@ -247,7 +280,21 @@ class PdfObjects {
     });
   }
 
+  /**
+   * Whether what ends at `at` (before an `obj` that reads as no header) may be a header all the
+   * same: a digit, or a line that starts `12 0 %` (its comment too long to skip back over). The
+   * line is looked for within 4 KiB, charged to the budget.
+   */
+  private hiddenHeader(at: number): boolean {
+    if (isDigitAt(this.text, at)) return true;
+    let start = at;
+    while (start > 0 && at - start < 4096 && this.text.charCodeAt(start - 1) !== 0x0a && this.text.charCodeAt(start - 1) !== 0x0d) start--;
+    this.charge(at - start);
+    return /^[\0\t\f ]*\d+[\0\t\f ]+\d+[\0\t\f ]*%/.test(this.text.slice(start, Math.min(at + 1, start + 64)));
+  }
+
   private define(number: number, definition: Definition): void {
+    this.budget.spend('definitions', 1);
     const list = this.definitions.get(number);
     if (list) list.push(definition);
     else this.definitions.set(number, [definition]);
@@ -275,8 +322,7 @@ class PdfObjects {
   }
 
   charge(chars: number): void {
-    this.lexed += chars;
-    if (this.lexed > LIMITS.lexedChars) throw new Uncounted();
+    this.budget.spend('lexedChars', chars);
   }
 
   /**
@@ -294,9 +340,13 @@ class PdfObjects {
         const span = this.span(definition);
         if (!span.includes('ObjStm') && !span.includes('#') && !span.includes('First')) continue;
         const dictionary = this.value(definition);
-        if (!isDictionary(dictionary)) continue;
-        const typed = dictionary['Type'] === '/ObjStm';
-        const shaped = typeof dictionary['N'] === 'number' && typeof dictionary['First'] === 'number' && /stream\r?\n/.test(span);
+        // A dictionary that does not read (past LIMITS.objectChars, nested past 64) may be an object stream readers unpack.
+        if (!isDictionary(dictionary)) {
+          if (/stream\r?\n/.test(span) || span.length >= LIMITS.objectChars) throw new Uncounted();
+          continue;
+        }
+        const typed = dictionary['Type'] === '/ObjStm' || dictionary['Type'] instanceof Ref;
+        const shaped = dictionary['N'] !== undefined && dictionary['First'] !== undefined;
         if (!typed && !shaped) continue;
         if (++streams > LIMITS.objectStreams) throw new Uncounted();
         const content = this.inflated(definition, dictionary, MAX_INFLATED_PDF_BYTES - inflated);
@@ -328,7 +378,8 @@ class PdfObjects {
     if (typeof n !== 'number' || typeof first !== 'number' || !Number.isInteger(n) || n < 0 || n > LIMITS.objectsInStream || first < 0) throw new Uncounted();
     const header = content.slice(0, first);
     this.charge(header.length);
-    const numbers = header.match(/\d+/g) ?? [];
+    // Readers skip a comment in the header; its digits are no pair.
+    const numbers = header.replace(/%[^\r\n]*/g, ' ').match(/\d+/g) ?? [];
     if (numbers.length < 2 * n) throw new Uncounted();
     for (let i = 0; i < n; i++) {
       const offset = first + Number(numbers[2 * i + 1]);
@@ -360,9 +411,9 @@ export function pdfPages(pdf: Buffer): number | undefined {
  * `/Count` included: what a hold must cover), and `read`, its leaves alone (what a reader that
  * walks the tree counts: what an estimate charges); undefined as pdfPages is.
  */
-export function pdfPageCounts(pdf: Buffer): { held: number; read: number } | undefined {
+export function pdfPageCounts(pdf: Buffer, budget = new PdfCountBudget()): { held: number; read: number } | undefined {
   try {
-    const objects = new PdfObjects(pdf.toString('latin1'));
+    const objects = new PdfObjects(pdf.toString('latin1'), budget);
     objects.unpackObjectStreams();
     const catalogs = catalogsOf(objects);
     const held = countPages(objects, catalogs, 'held');
@@ -380,16 +431,18 @@ function catalogsOf(objects: PdfObjects): Set<number> {
   const catalogs = new Set<number>();
   for (const at of objects.trailers) {
     const trailer = objects.trailer(at);
-    if (isDictionary(trailer) && trailer['Root'] instanceof Ref) catalogs.add(trailer['Root'].number);
+    // A trailer that does not read may name the catalog readers use.
+    if (!isDictionary(trailer)) throw new Uncounted();
+    if (trailer['Root'] instanceof Ref) catalogs.add(trailer['Root'].number);
   }
   for (const [number, list] of objects.definitions) {
     for (const definition of list) {
       const head = objects.span(definition);
       if (!head.includes('Catalog') && !head.includes('XRef') && !head.includes('#')) continue;
       const value = objects.value(definition);
-      // One that says Catalog and does not read may be the catalog readers use.
+      // One that says Catalog or XRef, or fills what is read, and does not read may be the catalog, or name the one, readers use.
       if (!isDictionary(value)) {
-        if (head.includes('Catalog')) throw new Uncounted();
+        if (head.includes('Catalog') || head.includes('XRef') || head.length >= LIMITS.objectChars) throw new Uncounted();
         continue;
       }
       if (value['Type'] === '/Catalog') catalogs.add(number);

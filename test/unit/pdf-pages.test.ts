@@ -1,6 +1,6 @@
 import { deflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { MAX_INFLATED_PDF_BYTES, pdfPageCounts, pdfPages } from '../../shared/pricing/pdf-pages.js';
+import { MAX_INFLATED_PDF_BYTES, PdfCountBudget, pdfPageCounts, pdfPages } from '../../shared/pricing/pdf-pages.js';
 import { pdfOf } from '../support/pdfs.js';
 
 const latin1 = (text: string) => Buffer.from(text, 'latin1');
@@ -97,6 +97,14 @@ describe('Function: pdfPages (the pages a PDF is held by: its page tree, as read
     const end = overlapping.indexOf('\nendstream');
     const rebuilt = Buffer.concat([latin1(overlapping.slice(0, start).replace(/\/First \d+/, '/First 12')), data, latin1(overlapping.slice(end))]);
     expect(pdfPages(rebuilt)).toBeUndefined();
+  });
+
+  it("spends a request's counting from one budget: two PDFs of 20,000 keywords each count alone, and under a budget of one PDF's limits only the first does", () => {
+    const keywords = pdfOf({ pages: 1, body: ' endstream'.repeat(20_000) });
+    expect(pdfPages(keywords)).toBe(1);
+    const shared = new PdfCountBudget(1);
+    expect(pdfPageCounts(keywords, new PdfCountBudget(1, shared))).toEqual({ held: 1, read: 1 });
+    expect(pdfPageCounts(keywords, new PdfCountBudget(1, shared))).toBeUndefined();
   });
 
   it('follows 100,000 kid references at most, over every definition of every node: a node defined 400 times over one Kids array of 300 is not counted', () => {
