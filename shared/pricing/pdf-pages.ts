@@ -430,6 +430,8 @@ export function pdfPageCounts(pdf: Buffer, budget = new PdfCountBudget()): { hel
 function catalogsOf(objects: PdfObjects): Set<number> {
   const catalogs = new Set<number>();
   for (const at of objects.trailers) {
+    // The word in a text ("a movie trailer") is no trailer: one is a dictionary after the keyword.
+    if (!/^[\0\t\n\f\r ]*(%[^\r\n]*[\r\n][\0\t\n\f\r ]*)*<</.test(objects.text.slice(at, at + 256))) continue;
     const trailer = objects.trailer(at);
     // A trailer that does not read may name the catalog readers use.
     if (!isDictionary(trailer)) throw new Uncounted();

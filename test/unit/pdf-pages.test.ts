@@ -117,6 +117,13 @@ describe('Function: pdfPages (the pages a PDF is held by: its page tree, as read
     expect(pdfPages(pdf(400))).toBeUndefined();
   });
 
+  it('reads the words obj, stream and trailer in a text as words, not as the syntax they name', () => {
+    const text = 'BT (Exporting a Wavefront obj model: the trailer, a stream of obj files) Tj ET';
+    expect(
+      pdfPages(pdfOf({ pages: 3, body: `9 0 obj\n<< /Length ${text.length} >>\nstream\n${text}\nendstream\nendobj\n10 0 obj\n<< /Title (Movie trailer obj) >>\nendobj\n` })),
+    ).toBe(3);
+  });
+
   it('counts a linearized file (its root named by the first-page trailer, the last one naming none) and an object whose header follows a string', () => {
     const pages = Array.from({ length: 3 }, (_, i) => `${3 + i} 0 obj\n<< /Type /Page >>\nendobj\n`).join('');
     const linearized = `%PDF-1.7\n9 0 obj\n<< /Linearized 1 >>\nendobj\nxref\n9 1\n0000000000 00000 n \ntrailer\n<< /Root 1 0 R /Prev 500 >>\nstartxref\n0\n%%EOF\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n2 0 obj\n<< /Type /Pages /Kids [3 0 R 4 0 R 5 0 R] >>\nendobj\n${pages}xref\n0 1\n0000000000 65535 f \ntrailer\n<< /Size 10 >>\nstartxref\n12\n%%EOF\n`;
