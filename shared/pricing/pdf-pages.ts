@@ -225,8 +225,14 @@ function objectHeader(text: string, keyword: number): { number: number; start: n
  */
 function backOverWhite(text: string, at: number): number {
   for (let comments = 0; ; comments++) {
-    while (isWhiteAt(text, at)) at--;
-    if (comments === 8) return at;
+    // Only a line break crossed can have a comment before it: a % earlier on the same line is text (`50% of each obj`).
+    let crossedLine = false;
+    while (isWhiteAt(text, at)) {
+      const code = text.charCodeAt(at);
+      if (code === 0x0a || code === 0x0d) crossedLine = true;
+      at--;
+    }
+    if (!crossedLine || comments === 8) return at;
     // The first % of this line within 64 characters back, if any, starts a comment that ends here.
     let percent = -1;
     for (let back = at; back >= 0 && at - back < 64; back--) {
@@ -270,9 +276,9 @@ class PdfObjects {
       else if (found[0] === 'obj' && !isRegular(text, found.index + 3)) {
         const header = objectHeader(text, found.index);
         if (header) headers.push({ ...header, at: found.index + 3 });
-        // A keyword after a number, or after a line of a number, a number and a comment, that reads as no header (24
-        // digits, a long comment inside it) may be one a reader takes.
-        else if (isWhiteAt(text, found.index - 1) && this.hiddenHeader(backOverWhite(text, found.index - 1))) throw new Uncounted();
+        // A keyword after two numbers, or after a line of two numbers and a comment, that reads as no header (24 digits,
+        // a long comment inside it, `2 0obj`) may be one a reader takes; after one number (`wrote 3 obj files`) it is text.
+        else if (this.hiddenHeader(isWhiteAt(text, found.index - 1) ? backOverWhite(text, found.index - 1) : found.index - 1)) throw new Uncounted();
       }
     }
     headers.forEach(({ number, at }, i) => {
@@ -282,11 +288,12 @@ class PdfObjects {
 
   /**
    * Whether what ends at `at` (before an `obj` that reads as no header) may be a header all the
-   * same: a digit, or a line that starts `12 0 %` (its comment too long to skip back over). The
-   * line is looked for within 4 KiB, charged to the budget.
+   * same: two numbers (one of them longer than a header's are read), or a line that starts
+   * `12 0 %` (its comment too long to skip back over). The line is looked for within 4 KiB,
+   * charged to the budget.
    */
   private hiddenHeader(at: number): boolean {
-    if (isDigitAt(this.text, at)) return true;
+    if (isDigitAt(this.text, at)) return /(?:^|[^\d])\d+[\0\t\n\f\r ]+\d+$/.test(this.text.slice(Math.max(0, at - 63), at + 1));
     let start = at;
     while (start > 0 && at - start < 4096 && this.text.charCodeAt(start - 1) !== 0x0a && this.text.charCodeAt(start - 1) !== 0x0d) start--;
     this.charge(at - start);
@@ -440,7 +447,7 @@ function catalogsOf(objects: PdfObjects): Set<number> {
   for (const [number, list] of objects.definitions) {
     for (const definition of list) {
       const head = objects.span(definition);
-      if (!head.includes('Catalog') && !head.includes('XRef') && !head.includes('#')) continue;
+      if (!head.includes('Catalog') && !head.includes('XRef') && !head.includes('Root') && !head.includes('#')) continue;
       const value = objects.value(definition);
       // One that says Catalog or XRef, or fills what is read, and does not read may be the catalog, or name the one, readers use.
       if (!isDictionary(value)) {
@@ -448,7 +455,8 @@ function catalogsOf(objects: PdfObjects): Set<number> {
         continue;
       }
       if (value['Type'] === '/Catalog') catalogs.add(number);
-      if (value['Type'] === '/XRef' && value['Root'] instanceof Ref) catalogs.add(value['Root'].number);
+      // A cross-reference stream's root, whatever its /Type says (readers follow startxref to it, typed or not).
+      if (value['Root'] instanceof Ref) catalogs.add(value['Root'].number);
     }
   }
   return catalogs;

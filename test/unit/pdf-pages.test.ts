@@ -88,6 +88,16 @@ describe('Function: pdfPages (the pages a PDF is held by: its page tree, as read
     expect(pdfPages(latin1(`${sixty.replace('/Root 1 0 R', '/Root 77 0 R')}${decoy}`))).toBeUndefined();
   });
 
+  it('takes the root a cross-reference stream names whatever its /Type says, and trusts no count after `2 0obj`', () => {
+    const sixty = pdfOf({ pages: 60 }).toString('latin1');
+    const decoy = '900 0 obj\n<< /Type /Catalog /Pages 901 0 R >>\nendobj\n901 0 obj\n<< /Type /Pages /Kids [3 0 R] >>\nendobj\n';
+    // The catalog untyped, named only by an untyped cross-reference stream's /Root.
+    const untyped = sixty.replace('<< /Type /Catalog /Pages 2 0 R >>', '<< /Pages 2 0 R >>').replace(/trailer\n<<[^>]*>>/, '');
+    const stream = '950 0 obj\n<< /Kind /X /Size 951 /W [1 4 2] /Root 1 0 R /Length 0 >>\nstream\n\nendstream\nendobj\n';
+    expect(pdfPages(latin1(`${untyped}${decoy}${stream}`))).toBe(60);
+    expect(pdfPages(latin1(`${sixty.replace('\n2 0 obj', '\n2 0obj')}${decoy}`))).toBeUndefined();
+  });
+
   it('unpacks an object stream whatever says so (a /Type by reference, or its N and First), and trusts none whose offsets fall back', () => {
     const byReference = pdfOf({ pages: 20, objectStream: '' }).toString('latin1').replace('/Type /ObjStm', '/Type 99 0 R');
     expect(pdfPages(latin1(`${byReference.replace('xref', '99 0 obj\n/ObjStm\nendobj\nxref')}`))).toBe(20);
@@ -118,7 +128,7 @@ describe('Function: pdfPages (the pages a PDF is held by: its page tree, as read
   });
 
   it('reads the words obj, stream and trailer in a text as words, not as the syntax they name', () => {
-    const text = 'BT (Exporting a Wavefront obj model: the trailer, a stream of obj files) Tj ET';
+    const text = 'BT (Exporting a Wavefront obj model: the trailer, a stream of obj files; it wrote 3 obj files, 50% of each obj) Tj ET';
     expect(
       pdfPages(pdfOf({ pages: 3, body: `9 0 obj\n<< /Length ${text.length} >>\nstream\n${text}\nendstream\nendobj\n10 0 obj\n<< /Title (Movie trailer obj) >>\nendobj\n` })),
     ).toBe(3);
