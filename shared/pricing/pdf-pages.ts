@@ -24,7 +24,7 @@ const LIMITS = {
   lexedChars: 512 * 1024,
 } as const;
 
-/** Thrown where the count cannot be trusted or the work would pass LIMITS: pdfPages answers undefined. */
+/** Thrown where the count cannot be trusted or the work would pass LIMITS: pdfPageCounts answers undefined. */
 class Uncounted extends Error {}
 
 /**
@@ -312,18 +312,22 @@ class PdfObjects {
     return 'text' in definition ? definition.text.slice(0, LIMITS.objectChars) : this.text.slice(definition.at, Math.min(definition.end, definition.at + LIMITS.objectChars));
   }
 
-  /** A definition's value, read once, what its reading went over charged to the budget. */
+  /** A definition's value, read once. */
   value(definition: Definition): PdfValue | undefined {
     if (this.values.has(definition)) return this.values.get(definition);
-    const { value, read } = readValue(this.span(definition));
-    this.charge(read);
+    const value = this.read(this.span(definition));
     this.values.set(definition, value);
     return value;
   }
 
-  /** A trailer's dictionary, what was read of it charged. */
+  /** A trailer's dictionary. */
   trailer(at: number): PdfValue | undefined {
-    const { value, read } = readValue(this.text.slice(at, at + LIMITS.objectChars));
+    return this.read(this.text.slice(at, at + LIMITS.objectChars));
+  }
+
+  /** The value `text` starts with, what its reading went over charged to the budget. */
+  private read(text: string): PdfValue | undefined {
+    const { value, read } = readValue(text);
     this.charge(read);
     return value;
   }
@@ -399,24 +403,17 @@ class PdfObjects {
 }
 
 /**
- * The pages of a PDF, at least as many as readers count: the leaves of its page tree (a page
- * named twice counted twice), walked from each catalog the file holds or a trailer names, over
- * every definition of each object (a stale one an incremental update replaced, or one planted
- * to be read instead, counted too), the largest count taken, and a tree node's `/Count` where
- * it says more. Objects are read as readers read them (white space with NUL, comments,
- * strings, escaped names, references, FlateDecode object streams). Undefined where the count
- * cannot be trusted: no catalog, an object of a tree it cannot find or read, an object stream
- * it cannot read (another filter, a predictor, encryption), a cycle, past
- * MAX_INFLATED_PDF_BYTES or LIMITS, or no page.
- */
-export function pdfPages(pdf: Buffer): number | undefined {
-  return pdfPageCounts(pdf)?.held;
-}
-
-/**
- * A PDF's pages both ways: `held`, pdfPages' (the most any reading gives, a tree node's
- * `/Count` included: what a hold must cover), and `read`, its leaves alone (what a reader that
- * walks the tree counts: what an estimate charges); undefined as pdfPages is.
+ * The pages of a PDF both ways, at least as many as readers count. `held`, what a hold must
+ * cover: the leaves of its page tree (a page named twice counted twice), walked from each
+ * catalog the file holds or a trailer names, over every definition of each object (a stale one
+ * an incremental update replaced, or one planted to be read instead, counted too), the largest
+ * count taken, and a tree node's `/Count` where it says more. `read`, what an estimate charges:
+ * the leaves a reader of the last revision walks. Objects are read as readers read them (white
+ * space with NUL, comments, strings, escaped names, references, FlateDecode object streams).
+ * Undefined where the count cannot be trusted: no catalog, an object of a tree it cannot find
+ * or read, an object stream it cannot read (another filter, a predictor, encryption), a cycle,
+ * past MAX_INFLATED_PDF_BYTES or LIMITS (from `budget`, which a request's PDFs may share), or
+ * no page.
  */
 export function pdfPageCounts(pdf: Buffer, budget = new PdfCountBudget()): { held: number; read: number } | undefined {
   try {

@@ -1,11 +1,13 @@
 import { deflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { MAX_INFLATED_PDF_BYTES, PdfCountBudget, pdfPageCounts, pdfPages } from '../../shared/pricing/pdf-pages.js';
+import { MAX_INFLATED_PDF_BYTES, PdfCountBudget, pdfPageCounts } from '../../shared/pricing/pdf-pages.js';
 import { pdfOf } from '../support/pdfs.js';
 
 const latin1 = (text: string) => Buffer.from(text, 'latin1');
+/** The pages a PDF is held by. */
+const pdfPages = (pdf: Buffer) => pdfPageCounts(pdf)?.held;
 
-describe('Function: pdfPages (the pages a PDF is held by: its page tree, as readers walk it)', () => {
+describe('Function: pdfPageCounts, held (the pages a PDF is held by: its page tree, as readers walk it)', () => {
   it('counts the leaves of the page tree its trailer names, written out or in an object stream', () => {
     expect(pdfPages(pdfOf({ pages: 1 }))).toBe(1);
     expect(pdfPages(pdfOf({ pages: 100 }))).toBe(100);
