@@ -96,19 +96,11 @@ export function parseVerdict(text: string, { quoted = [], carried: carriedBy }: 
   // verdict's shape, was its last word: the one found is a draft, and taking it a guess. Not an aside
   // (`{"winner": "tie"}`), an object whose winner reads as none (`{"winner": "Lakers"}`), nor one an
   // answer holds word for word (its example, quoted).
+  // (A shaped span names a winner and is the judge's: quoted spans carry no shape.)
   const overruled =
-    found &&
-    spans.find(
-      (span) =>
-        !span.quoted &&
-        span.shaped &&
-        span.winner !== undefined &&
-        span.winner !== found.verdict.winner &&
-        span.start >= found.end &&
-        !quoted.some((answer) => answer.includes(span.text)),
-    );
-  if (found && !overruled) return found.verdict;
+    found && spans.find((span) => span.shaped && span.winner !== found.verdict.winner && span.start >= found.end && !quoted.some((answer) => answer.includes(span.text)));
   if (overruled) throw new VerdictParseError(`The judge's answer is not a verdict: ${overruled.problem}`);
+  if (found) return found.verdict;
   // A verdict of the judge's that failed says most of why, before what an object in it lacked.
   throw new VerdictParseError(`The judge's answer is not a verdict: ${spans.find((span) => !span.quoted)?.problem ?? lastProblem}`);
 }
