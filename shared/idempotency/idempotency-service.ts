@@ -165,12 +165,7 @@ export class IdempotencyService<T> {
     );
     if (claim.claimed) return { kind: 'run', recordKey };
     const { existing } = claim;
-    const sameBody = existing.bodyHash.startsWith(KEYED)
-      ? existing.bodyHash === bodyHash
-      : existing.bodyHash.startsWith(KEYED_SORTED)
-        ? existing.bodyHash === keyedBodyHash(key, canonical, KEYED_SORTED) || existing.bodyHash === keyedBodyHash(key, canonicalJson(body, false), KEYED_SORTED)
-        : existing.bodyHash === sha256(canonicalJson(body, false));
-    if (!sameBody) throw new IdempotencyKeyReusedError();
+    if (!bodyHashesOf(existing.bodyHash, { key, body, canonical, bodyHash }).includes(existing.bodyHash)) throw new IdempotencyKeyReusedError();
     if (existing.status === 'running') throw new IdempotencyInProgressError();
     if (!existing.responseStored && !existing.response) throw new ResponseNotRetainedError(existing.promptLogId, existing.notRetained ?? 'zero_data_retention');
     await admitReplay?.();
@@ -201,6 +196,18 @@ function sha256(text: string): string {
  * hashed, so a reader of the table cannot test a guessed prompt against the fingerprint,
  * as a bare SHA-256 of the body would let them (zero data retention included).
  */
+/**
+ * The hashes `body` may have been recorded under, in the form a record marked as `recorded` is
+ * (its prefix says which): this version's (`bodyHash`); an earlier keyed one's, the response
+ * schema as written or sorted; or the oldest, a bare SHA-256 of the sorted form.
+ */
+function bodyHashesOf(recorded: string, { key, body, canonical, bodyHash }: { key: string; body: unknown; canonical: string; bodyHash: string }): string[] {
+  if (recorded.startsWith(KEYED)) return [bodyHash];
+  const sorted = canonicalJson(body, false);
+  if (recorded.startsWith(KEYED_SORTED)) return [keyedBodyHash(key, canonical, KEYED_SORTED), keyedBodyHash(key, sorted, KEYED_SORTED)];
+  return [sha256(sorted)];
+}
+
 function keyedBodyHash(key: string, canonicalBody: string, prefix = KEYED): string {
   return prefix + createHmac('sha256', key).update(canonicalBody, 'utf8').digest('hex');
 }
