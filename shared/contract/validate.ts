@@ -7,6 +7,7 @@ import { ValidationError, type FieldError } from '../errors.js';
 import validatePromptRequestBody from './generated/prompt-request-validator.js';
 import { LIMITS } from './limits.js';
 import { closest } from '../text/closest.js';
+import { cutWhole } from '../text/cut.js';
 import { knownFieldsAt } from './field-names.js';
 import { escapePointer, unescapePointer } from './pointer.js';
 import { promptRequestSchema } from './request-schema.js';
@@ -101,9 +102,14 @@ function belowLongKey(path: string): boolean {
   return unescapePointer(path.slice(TUNING.length, end === -1 ? undefined : end)).length > LIMITS.modelIdChars;
 }
 
-/** A caller's member name (a `model_tuning` key, an unknown field) as a pointer segment: one over LIMITS.modelIdChars characters cut to them and `…`, so that a name of megabytes is not sent back (in the field and in the message). */
+/**
+ * A caller's member name (a `model_tuning` key, an unknown field) as a pointer segment: one over
+ * LIMITS.modelIdChars characters cut to them (never inside a surrogate pair, whose half strict
+ * JSON readers refuse) and `…`, so that a name of megabytes is not sent back (in the field and in
+ * the message).
+ */
 function nameSegment(key: string): string {
-  return key.length > LIMITS.modelIdChars ? `${escapePointer(key.slice(0, LIMITS.modelIdChars))}…` : escapePointer(key);
+  return key.length > LIMITS.modelIdChars ? `${escapePointer(cutWhole(key, LIMITS.modelIdChars))}…` : escapePointer(key);
 }
 
 /** What refusedFields answers when the body itself is refused (not an object): no field of it is read. */

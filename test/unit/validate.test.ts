@@ -315,6 +315,13 @@ describe('Function: validatePromptRequest', () => {
       expect(await fieldErrors(nested)).toEqual([{ field: `/history/0/${'n'.repeat(LIMITS.modelIdChars)}…`, message: 'is not a known field' }]);
     });
 
+    it('cuts a long name before a character its cut would halve: a lone surrogate is not text, and strict JSON readers refuse it', async () => {
+      const name = `${'a'.repeat(LIMITS.modelIdChars - 1)}😀z`;
+      const cut = `${'a'.repeat(LIMITS.modelIdChars - 1)}…`;
+      expect(await fieldErrors(body({ [name]: 1 }))).toEqual([{ field: `/${cut}`, message: 'is not a known field' }]);
+      expect(await fieldErrors(body({ model_tuning: { [name]: {} } }))).toEqual([{ field: `/model_tuning/${cut}`, message: 'is not a valid model ID key' }]);
+    });
+
     it('names no field when none is close', async () => {
       expect(await fieldErrors(body({ colour: 'blue' }))).toContainEqual({ field: '/colour', message: 'is not a known field' });
     });
