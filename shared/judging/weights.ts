@@ -34,10 +34,13 @@ export function weightedScores(x: Contestant, y: Contestant, weights: JudgeWeigh
   const accuracy = (x.verdict + share(x.score, y.score)) / 2;
   const speed = share(y.latencyMs, x.latencyMs);
   const cost = x.providerCost === null || y.providerCost === null ? 0.5 : share(y.providerCost, x.providerCost);
-  const total = weights.accuracy + weights.speed + weights.cost;
+  // The weights as shares of the largest: the formula is the same at any scale, and weights as
+  // small as 5e-324 (in range) would otherwise underflow to 0 in the products.
+  const largest = Math.max(weights.accuracy, weights.speed, weights.cost);
   // All three 0, which the contract's ranges allow: nothing weighed, the accuracy share stands, as with the defaults.
-  if (total <= 0) return [accuracy, 1 - accuracy];
-  const wx = (weights.accuracy * accuracy + weights.speed * speed + weights.cost * cost) / total;
+  if (!(largest > 0)) return [accuracy, 1 - accuracy];
+  const [wa, ws, wc] = [weights.accuracy / largest, weights.speed / largest, weights.cost / largest];
+  const wx = (wa * accuracy + ws * speed + wc * cost) / (wa + ws + wc);
   return [wx, 1 - wx];
 }
 

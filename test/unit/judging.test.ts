@@ -601,6 +601,15 @@ describe('Function: toEvaluation', () => {
     expect(pair({ accuracy: 0.25, speed: 0, cost: 1 })).toMatchObject({ winner: 'fast', weightedScores: { slow: 0.36, fast: 0.64 } });
     // A weighted decision stays consistent: both orders agreed.
     expect(pair({ accuracy: 0.5, speed: 1, cost: 0 }).consistent).toBe(true);
+    // The formula is the same at any scale, the smallest weights the contract's range holds included (their products had underflowed to 0).
+    expect(pair({ accuracy: 5e-324, speed: 0, cost: 0 })).toMatchObject({ winner: 'slow', weightedScores: { slow: 0.8, fast: 0.2 } });
+    expect(pair({ accuracy: 5e-324, speed: 1e-323, cost: 0 })).toMatchObject({ winner: 'fast', weightedScores: { slow: 0.4, fast: 0.6 } });
+  });
+
+  it('scores a tie between tiny weights as a tie, as between weights of 1', () => {
+    const tie: Verdict = { winner: 'tie', scoreA: 6, scoreB: 6, reasoning: '' };
+    const evaluation = toEvaluation({ judgeModelId: 'j', a, b, aFirst: judged(tie), bFirst: judged(tie), weights: { accuracy: 5e-324, speed: 0, cost: 0 } });
+    expect(evaluation).toMatchObject({ winner: 'tie', weightedScores: { 'model-a': 0.5, 'model-b': 0.5 } });
   });
 
   it('decides by the weighted scores as reported: scores that read the same are a tie, not a win by a millisecond', () => {
