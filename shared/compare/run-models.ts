@@ -284,7 +284,8 @@ async function callModel(
     const charge = chargeCall(call, reply.usage, reply.output, attemptStartedAt, withFinishReason(reply.hints, reply.finishReason));
     const allWarnings = [
       ...warnings,
-      ...reply.warnings,
+      // The adapter's warnings repeat the vendor's words (a finish reason): redacted as its error messages are.
+      ...reply.warnings.map((warning) => redactSecrets(warning, [apiKey])),
       ...(reply.cutAtMaxTokens ? [maxTokensCutWarning(call, reply.output === '')] : []),
       ...(charge.warning ? [charge.warning] : []),
       ...(cut ? [outputCutWarning(budget.limitBytes)] : []),

@@ -895,3 +895,27 @@ describe("Function: runModels, a vendor's words about the gateway's own account"
     expect(result!.error).toEqual({ code: error.code, message, upstreamStatus: error.details.upstreamStatus });
   });
 });
+
+describe("Function: runModels, a vendor's words in a warning", () => {
+  // A Mistral key has no prefix to know it by: only as the key the call was sent with.
+  const KEY = 'Zq8mRtY2vLk9PwX4nB7cD1fG5hJ3sA6e';
+  const usage = { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 };
+
+  it.each([
+    ['a chat finish_reason', 'fam_g-small', () => fromChatResponse({ choices: [{ message: { content: 'Hi' }, finish_reason: KEY }], usage }, dialectFor('mistral'))],
+    [
+      'a Gemini finishReason',
+      'fam_b-3.1-pro',
+      () =>
+        fromGenerateContentResponse({
+          candidates: [{ content: { parts: [{ text: 'Hi' }] }, finishReason: KEY }],
+          usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 2, totalTokenCount: 12 },
+        }),
+    ],
+  ])('never repeats the key it was sent in %s a lying vendor set to it, as error messages do not', async (_name, model, answer) => {
+    const [result] = await runThrough([model], { send: async () => answer() }, {}, KEY);
+    expect(result!.status).toBe('completed');
+    expect(JSON.stringify(result)).not.toContain(KEY);
+    expect(result!.warnings).toContainEqual(expect.stringContaining('[redacted]'));
+  });
+});
