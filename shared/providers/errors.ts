@@ -112,12 +112,21 @@ export function streamEndedEarly(finalEvent: string): UpstreamError {
   return new UpstreamError('upstream_malformed_response', `The provider's stream ended before its ${finalEvent}: the answer is incomplete`, { upstreamStatus: 200 });
 }
 
-/** Retry-After as seconds or an HTTP date, in milliseconds from now. */
+/** Retry-After's two forms (RFC 9110 10.2.3): delay-seconds (digits; a fraction taken too), or an HTTP-date, each form of which starts with a day's name. */
+const DELAY_SECONDS = /^\d+(?:\.\d+)?$/;
+const HTTP_DATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*, /;
+
+/**
+ * Retry-After as seconds or an HTTP date, in milliseconds from now; undefined for anything
+ * else, which the backoff then paces (`Number` and `Date.parse` read `0x2`, `1e3` and `-5`,
+ * the last as a date in 2001: no wait at all).
+ */
 export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
-  if (!value) return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds) && seconds >= 0) return Math.round(seconds * 1000);
-  const date = Date.parse(value);
+  const text = value?.trim();
+  if (!text) return undefined;
+  if (DELAY_SECONDS.test(text)) return Math.round(Number(text) * 1000);
+  if (!HTTP_DATE.test(text)) return undefined;
+  const date = Date.parse(text);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 

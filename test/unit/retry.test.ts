@@ -99,8 +99,15 @@ describe('Function: withRetry', () => {
     ['2', 2000],
     ['0.5', 500],
     ['Thu, 01 Jan 2026 00:00:03 GMT', 3000],
+    ['Thursday, 01-Jan-26 00:00:03 GMT', 3000],
+    ['Thu Jan  1 00:00:03 2026', undefined],
     ['soon', undefined],
     [null, undefined],
+    // Neither form: the backoff paces the retry (read as numbers or dates, the first would have been no wait at all).
+    ['-5', undefined],
+    ['0x2', undefined],
+    ['1e3', undefined],
+    ['2026-01-01T00:00:03Z', undefined],
   ])('parses Retry-After %j', (value, ms) => {
     expect(parseRetryAfter(value, Date.parse('Thu, 01 Jan 2026 00:00:00 GMT'))).toBe(ms);
   });
