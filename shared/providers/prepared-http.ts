@@ -8,6 +8,12 @@ import { DEFAULT_SSE_LIMITS, streamLineCap } from './sse.js';
 /** What reads one streamed attempt: each event, what it delivered so far, and the reply once the stream ended. */
 export interface StreamReader {
   onEvent(event: SseEvent): void;
+  /**
+   * Whether the vendor's event that ends its answer arrived (`[DONE]`, `message_stop`, a final
+   * response): the answer is whole, and what follows is not read. Absent where only the
+   * stream's close ends the answer.
+   */
+  ended?(): boolean;
   partial(): PartialReply;
   finish(): ModelReply;
 }
@@ -63,7 +69,8 @@ export function preparedHttpCall(shape: HttpCallShape, onDelta?: (text: string) 
     warnings,
     async send(signal) {
       const reader = stream.reader(onDelta);
-      await postSse(request, signal, { mapError, onEvent: (event) => reader.onEvent(event), partial: () => reader.partial(), limits }).catch((error: unknown) => {
+      const ended = reader.ended ? () => reader.ended!() : undefined;
+      await postSse(request, signal, { mapError, onEvent: (event) => reader.onEvent(event), ended, partial: () => reader.partial(), limits }).catch((error: unknown) => {
         throw refine(error);
       });
       return withWarnings(finishStream(reader));

@@ -12,6 +12,8 @@ const MAX_ERROR_BODY_BYTES = 1024 * 1024;
 export interface PostSseOptions extends PostJsonOptions {
   /** Each event of the stream, in order; an UpstreamError it throws (a vendor's error event) fails the call. */
   onEvent: (event: SseEvent) => void;
+  /** Whether the event that ends the answer arrived: the stream is then read no further (StreamReader.ended). */
+  ended?: () => boolean;
   /** What the stream delivered so far, carried by the error a failure after the answer's head throws (an abort above all). */
   partial: () => PartialReply;
   limits?: SseLimits;
@@ -19,15 +21,15 @@ export interface PostSseOptions extends PostJsonOptions {
 
 /**
  * POSTs JSON to a vendor and reads its `text/event-stream` answer, handing each event to
- * `onEvent`; resolves when the stream ends (its protocol decides whether it ended complete).
- * The sibling of postJson (its request built by `jsonRequest` with `text/event-stream` as
- * what it accepts): same mapping of a non-2xx answer;
+ * `onEvent`; resolves when the stream ends, or as soon as `ended` says the answer has (its
+ * protocol decides whether it ended complete). The sibling of postJson (its request built by
+ * `jsonRequest` with `text/event-stream` as what it accepts): same mapping of a non-2xx answer;
  * an abort throws postJson's abort error. A stream that breaks the SseLimits, or breaks off
  * on a network failure, is a failed call; every failure after the head carries
  * `details.partial` and destroys the connection.
  */
 export async function postSse(request: WireRequest, signal: AbortSignal, options: PostSseOptions): Promise<void> {
-  const { mapError = defaultErrorMapper, onEvent, partial, limits } = options;
+  const { mapError = defaultErrorMapper, onEvent, ended = () => false, partial, limits } = options;
   let response: StreamAnswer;
   try {
     response = await postStream(request.url, request.payload, request.headers, { signal });
@@ -44,22 +46,53 @@ export async function postSse(request: WireRequest, signal: AbortSignal, options
     // Each piece as it arrives ('data', not an async iterator, which joins what waited): its
     // pieces are counted, and a stream in too many tiny ones fails (MIN_AVERAGE_CHUNK_BYTES).
     const pieces = new AnswerPieces();
-    const onData = (chunk: Buffer) => {
-      try {
-        pieces.count(chunk.length);
-        for (const event of parser.push(chunk)) onEvent(event);
-      } catch (error) {
-        stream.off('data', onData);
-        stream.destroy(error as Error);
-      }
-    };
-    stream.on('data', onData);
-    await finished(stream);
-    for (const event of parser.end()) onEvent(event);
+    await new Promise<void>((resolve, reject) => {
+      const onData = (chunk: Buffer) => {
+        try {
+          pieces.count(chunk.length);
+          for (const event of parser.push(chunk)) {
+            onEvent(event);
+            if (ended()) break;
+          }
+        } catch (error) {
+          stream.off('data', onData);
+          stream.destroy(error as Error);
+          return;
+        }
+        if (ended()) {
+          // The answer is whole: a vendor that keeps the connection open after it (or goes
+          // on sending) does not hold the call until its deadline.
+          stream.off('data', onData);
+          dropRest(stream);
+          resolve();
+        }
+      };
+      stream.on('data', onData);
+      finished(stream).then(resolve, reject);
+    });
+    if (!ended()) for (const event of parser.end()) onEvent(event);
   } catch (error) {
     stream.destroy();
     throw withPartial(streamFailure(error, signal, status), partial());
   }
+}
+
+/** How long, and how many bytes, the rest of a stream is read after its answer ended, so that its connection can serve another call; past either it is closed. */
+const AFTER_END_MS = 1_000;
+const AFTER_END_BYTES = 64 * 1024;
+
+/** Reads what a stream sends after its answer ended, dropping it, and closes the stream where it does not end soon. */
+function dropRest(stream: StreamAnswer['body']): void {
+  let bytes = 0;
+  const timer = setTimeout(() => stream.destroy(), AFTER_END_MS);
+  timer.unref();
+  stream.on('data', (chunk: Buffer) => {
+    bytes += chunk.length;
+    if (bytes > AFTER_END_BYTES) stream.destroy();
+  });
+  finished(stream)
+    .catch(() => undefined)
+    .finally(() => clearTimeout(timer));
 }
 
 /** Why a stream failed after its head, as an UpstreamError. */

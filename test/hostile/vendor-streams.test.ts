@@ -3,7 +3,7 @@
  * never a hang, a crash or unbounded memory.
  */
 import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { EventStreamCodec } from '@smithy/core/event-streams';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chargeCall } from '../../shared/pricing/charge.js';
@@ -15,8 +15,10 @@ import { modelCall } from '../support/model-calls.js';
 
 let script: (res: ServerResponse) => void = (res) => res.end();
 const closed: Promise<void>[] = [];
+const sockets: Socket[] = [];
 const server = createServer((req, res) => {
   req.resume();
+  sockets.push(req.socket);
   closed.push(new Promise((resolve) => res.once('close', resolve)));
   res.writeHead(200, { 'content-type': 'text/event-stream' });
   script(res);
@@ -27,6 +29,7 @@ const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
 
 const CHAT = modelCall('fam_e-gpt-oss-120b');
 const ANTHROPIC = modelCall('fam_a-sonnet-4-6');
+const RESPONSES = modelCall('fam_c-5.4');
 
 async function outcome(call: ModelCall): Promise<ModelReply | UpstreamError> {
   return ADAPTERS[call.entry.protocol]
@@ -134,6 +137,48 @@ describe('Hostile vendor streams', () => {
     expect((result as UpstreamError).code).toBe('timeout');
     expect((result as UpstreamError).details.partial).toEqual({ output: 'Hel', hints: { unseenOutputTokens: 0 } });
     await closed.at(-1); // the vendor saw the request end
+  });
+
+  it.each([
+    [
+      'chat completions, [DONE]',
+      CHAT,
+      chunk({ choices: [{ index: 0, delta: { content: 'Hello' }, finish_reason: 'stop' }] }) +
+        chunk({ choices: [], usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 } }) +
+        'data: [DONE]\n\n',
+    ],
+    [
+      'Anthropic, message_stop',
+      ANTHROPIC,
+      'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":5,"output_tokens":1}}}\n\n' +
+        'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello"}}\n\n' +
+        'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":2}}\n\n' +
+        'event: message_stop\ndata: {"type":"message_stop"}\n\n',
+    ],
+    [
+      'OpenAI Responses, response.completed',
+      RESPONSES,
+      'data: {"type":"response.output_text.delta","delta":"Hello"}\n\n' +
+        'data: {"type":"response.completed","response":{"status":"completed","output":[{"type":"message","content":[{"type":"output_text","text":"Hello"}]}],"usage":{"input_tokens":5,"output_tokens":2,"total_tokens":7}}}\n\n',
+    ],
+  ])('%s: the answer is whole at its final event, though the vendor keeps the connection open after it and goes on sending', async (_name, call, answer) => {
+    script = (res) => res.write(`${answer}${chunk({ choices: [{ index: 0, delta: { content: ' MORE' } }] })}`); // then holds the stream open
+    const started = performance.now();
+    const result = await ADAPTERS[call.entry.protocol]
+      .prepare(call, { baseUrl, apiKey: 'k', simulated: false }, () => undefined)
+      .send(AbortSignal.timeout(10_000))
+      .catch((error: unknown) => error);
+    // It had waited for the connection to close: a failed `timeout` at the deadline, the answer lost.
+    expect(result).toMatchObject({ output: 'Hello', usage: expect.objectContaining({ outputTokens: 2 }) });
+    expect(performance.now() - started).toBeLessThan(5_000);
+    await closed.at(-1); // and the connection the vendor held open is closed, not left to it
+  });
+
+  it('a stream that ends right after its final event leaves its connection to the next call', async () => {
+    script = (res) => res.end(`${chunk({ choices: [{ index: 0, delta: { content: 'Hi' }, finish_reason: 'stop' }] })}data: [DONE]\n\n`);
+    expect(await outcome(CHAT)).toMatchObject({ output: 'Hi' });
+    expect(await outcome(CHAT)).toMatchObject({ output: 'Hi' });
+    expect(sockets.at(-1)).toBe(sockets.at(-2));
   });
 
   it('an Anthropic error event mid-stream is an UpstreamError of its type', async () => {

@@ -69,6 +69,10 @@ export class MessagesStream {
     }
   }
 
+  ended(): boolean {
+    return this.stopped;
+  }
+
   partial(): PartialReply {
     const usage = toUsage(this.finalUsage);
     return { output: this.text, ...(usage ? { usage } : {}), hints: this.hints };

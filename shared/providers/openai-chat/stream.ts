@@ -64,6 +64,11 @@ export class ChatStream {
     if (choice.finish_reason !== undefined && choice.finish_reason !== null) this.finishReason = choice.finish_reason;
   }
 
+  /** `[DONE]` ends the stream (a finish_reason ends the answer, but a usage chunk may follow it). */
+  ended(): boolean {
+    return this.done;
+  }
+
   partial(): PartialReply {
     const usage = toUsage(this.usage, this.dialect);
     return { output: this.text.output, ...(usage ? { usage } : {}), hints: this.hints() };

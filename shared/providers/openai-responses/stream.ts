@@ -20,13 +20,13 @@ const FINAL: ReadonlySet<string> = new Set(['response.completed', 'response.inco
 export class ResponsesStream {
   private text = '';
   private final: unknown;
-  private ended = false;
+  private finished = false;
   private events = 0;
 
   constructor(private readonly onDelta: (text: string) => void) {}
 
   onEvent(event: SseEvent): void {
-    if (this.ended) return;
+    if (this.finished) return;
     const data = eventJson(event);
     this.events++;
     const type = typeof data['type'] === 'string' ? data['type'] : event.event;
@@ -35,13 +35,17 @@ export class ResponsesStream {
       this.text += data['delta'];
       this.onDelta(data['delta']);
     } else if (FINAL.has(type)) {
-      this.ended = true;
+      this.finished = true;
       this.final = data['response'];
     } else if (type === 'error') {
       // Flat, as the reference shows it, or nested under `error`, as it is also sent.
       const nested = typeof data['error'] === 'object' && data['error'] !== null ? (data['error'] as Record<string, unknown>) : {};
       throw reportedFailure(nested['code'] ?? data['code'], nested['message'] ?? data['message'], 'The provider reported an error in the stream', { upstreamStatus: 200 });
     }
+  }
+
+  ended(): boolean {
+    return this.finished;
   }
 
   /**
@@ -58,7 +62,7 @@ export class ResponsesStream {
   /** The reply; a stream that ended before its final event failed. */
   finish(): ModelReply {
     if (this.events === 0) throw new UpstreamError('upstream_malformed_response', 'The provider streamed no answer', { upstreamStatus: 200 });
-    if (!this.ended) throw streamEndedEarly('response.completed event');
+    if (!this.finished) throw streamEndedEarly('response.completed event');
     // A final event without its response: the text streamed, without usage.
     const reply = fromResponsesResponse(this.final ?? { status: 'completed', output: [{ type: 'message', content: [{ type: 'output_text', text: this.text }] }] });
     return this.text === '' ? reply : { ...reply, output: this.text };
