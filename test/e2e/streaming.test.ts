@@ -57,7 +57,7 @@ describe('POST /api/v1/prompt with Accept: text/event-stream', () => {
     expect(result(0)).toMatchObject({ modelId: 'fam_i-gpt-oss-120b', status: 'completed' });
     expect(deltas(0)).toEqual([result(0).output]);
     expect(JSON.parse(result(0).output)).toEqual({ answer: expect.any(String) });
-    expect(result(0).warnings).toContain("Groq does not stream structured output: fam_i-gpt-oss-120b's answer was read whole and sent as one delta");
+    expect(result(0).warnings).toContain("Groq does not stream structured output: fam_i-gpt-oss-120b's answer was read whole, not streamed");
     expect(result(1)).toMatchObject({ modelId: 'fam_c-5.4-mini', status: 'completed' });
     expect(deltas(1).length).toBeGreaterThan(1);
     expect(result(1).warnings ?? []).not.toContain(expect.stringContaining('does not stream'));

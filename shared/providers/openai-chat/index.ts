@@ -17,7 +17,7 @@ export const openaiChat: ProtocolAdapter = {
     const dialect = dialectFor(call.entry.provider);
     const { body, warnings } = toChatRequest(call, dialect);
     const whole = dialect.wholeSchemaCalls === true && body.response_format !== undefined;
-    if (whole && onDelta) warnings.push(`${PROVIDER_NAMES[dialect.id]} does not stream structured output: ${call.entry.id}'s answer was read whole and sent as one delta`);
+    if (whole && onDelta) warnings.push(`${PROVIDER_NAMES[dialect.id]} does not stream structured output: ${call.entry.id}'s answer was read whole, not streamed`);
     return preparedHttpCall(
       {
         call,

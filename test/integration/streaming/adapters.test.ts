@@ -102,7 +102,7 @@ describe('Method: ProtocolAdapter.prepare with an onDelta, a streamed call (agai
     expect(sim.calls().map((c) => (c.body as Record<string, unknown>)['stream'])).toEqual([false]);
     expect(JSON.parse(reply.output)).toEqual(JSON.parse(whole.output));
     expect(reply.usage).toEqual(whole.usage);
-    expect(reply.warnings).toContain("Groq does not stream structured output: fam_i-gpt-oss-120b's answer was read whole and sent as one delta");
+    expect(reply.warnings).toContain("Groq does not stream structured output: fam_i-gpt-oss-120b's answer was read whole, not streamed");
     expect(whole.warnings).toEqual([]);
   });
 
