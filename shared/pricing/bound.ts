@@ -1,5 +1,4 @@
 import { base64Bytes } from '../contract/base64.js';
-import type { ModelEntry } from '../catalog/types.js';
 import type { Attachment } from '../contract/types.js';
 import { ADAPTERS } from '../providers/adapters.js';
 import { cacheBreakpoints, marksCacheBreakpoints } from '../providers/cache-breakpoints.js';
@@ -121,17 +120,25 @@ export function inputTokenBound(call: CallInput): number {
   return textInputBound(call) + modelInputTokens(call);
 }
 
-/**
- * The most input tokens a call's model may bill beyond the request's text, which differs by
- * model: its attachments (attachmentTokens), and the system prompt its vendor adds
- * (ModelEntry.hiddenInputTokens).
- */
-export function modelInputTokens(call: Pick<CallInput, 'entry' | 'attachments'>): number {
-  return attachmentTokens(call, 'bound') + (call.entry.hiddenInputTokens ?? 0);
-}
-
 /** Tokens a vendor may add to what it is sent (a chat template, a tool's definition) beyond the input's bound. */
 const VENDOR_FRAMING_TOKENS = 512;
+
+/**
+ * The most input tokens a call's model may bill beyond the request's text, which differs by
+ * model: its attachments (attachmentTokens), the system prompt its vendor adds
+ * (ModelEntry.hiddenInputTokens), and the framing any vendor adds (VENDOR_FRAMING_TOKENS):
+ * the hold covers all the input a usage block is believed to bill (tooManyInputTokens).
+ */
+export function modelInputTokens(call: Pick<CallInput, 'entry' | 'attachments'>): number {
+  return attachmentTokens(call, 'bound') + (call.entry.hiddenInputTokens ?? 0) + VENDOR_FRAMING_TOKENS;
+}
+
+/**
+ * Output tokens a vendor may report beyond the limit the call was sent with before its usage
+ * is not believed: room for an end-of-turn token or a vendor that counts a few framing tokens.
+ * The hold covers them (callCostBound).
+ */
+export const OUTPUT_TOLERANCE_TOKENS = 16;
 
 /**
  * The input tokens a vendor cannot truthfully have billed for a call, or 0 when `claimed`
@@ -143,7 +150,7 @@ const VENDOR_FRAMING_TOKENS = 512;
  */
 export function tooManyInputTokens(claimed: number, call: ModelCall): number {
   if (call.attachments.length > 0 || call.tuning.cachedContent !== undefined || call.tuning.webSearch) return 0;
-  const added = (call.entry.hiddenInputTokens ?? 0) + VENDOR_FRAMING_TOKENS;
+  const added = modelInputTokens(call);
   let length = call.prompt.length;
   for (const block of call.system) length += block.text.length;
   for (const turn of call.history) length += turn.content.length;
@@ -160,15 +167,18 @@ export function inputTokenEstimate(call: CallInput): number {
 /**
  * Input tokens a call may have billed as cache writes, which Anthropic prices above input
  * (1.25 times, 5-minute writes): the prefix up to its last `cache_control` breakpoint,
- * counted like the input's bound. 0 where writes cost no more than input. Reads from cache
- * are cheaper than input, so they never raise the worst case.
+ * counted like the input's bound, and the framing a vendor adds; none without a breakpoint.
+ * Undefined where writes cost no more than input: however many, they never raise the worst
+ * case (nor do reads from cache, which are cheaper than input). Writes beyond it are not
+ * believed (implausibleUsage): the hold holds no more.
  */
-function cacheWriteBound(entry: ModelEntry, call: CallInput): number {
-  const { input, cacheWrite } = entry.prices;
-  if (cacheWrite === null || cacheWrite <= input) return 0;
+export function cacheWriteBound(call: CallInput): number | undefined {
+  const { input, cacheWrite } = call.entry.prices;
+  if (cacheWrite === null || cacheWrite <= input) return undefined;
   // Most calls mark no breakpoint: no need to count their text again.
   if (!marksCacheBreakpoints(call)) return 0;
-  return cacheBreakpoints(call, textTokenBound).at(-1)?.prefixTokens ?? 0;
+  const prefix = cacheBreakpoints(call, textTokenBound).at(-1)?.prefixTokens;
+  return prefix === undefined ? 0 : prefix + VENDOR_FRAMING_TOKENS;
 }
 
 /** The most output tokens a call can be billed: its adapter's bound (see ProtocolAdapter.billedOutputBound). */
@@ -215,7 +225,7 @@ export interface CostBound {
 export function callCostBound(call: ModelCall, inputTokensCounted: number = inputTokenBound(call)): CostBound {
   const inputTokens = Math.min(inputTokensCounted, call.entry.contextWindow);
   const outputTokens = outputTokenBound(call);
-  const cacheWriteTokens = Math.min(inputTokens, cacheWriteBound(call.entry, call));
+  const cacheWriteTokens = Math.min(inputTokens, cacheWriteBound(call) ?? 0);
   // A Gemini cachedContent's tokens are billed as cached input, and the request does not say
   // how many it holds: as many as the model's context leaves beside the request's own input.
   const cachedInputTokens = call.tuning.cachedContent ? call.entry.contextWindow - inputTokens : 0;
@@ -224,7 +234,8 @@ export function callCostBound(call: ModelCall, inputTokensCounted: number = inpu
     inputTokens: inputTokens + cachedInputTokens,
     cachedInputTokens,
     cacheWriteTokens,
-    outputTokens,
+    // What a usage block is believed to bill above the limit (implausibleUsage) is held too.
+    outputTokens: outputTokens + OUTPUT_TOLERANCE_TOKENS,
     reasoningTokens: 0,
     searchQueries,
   });

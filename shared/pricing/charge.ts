@@ -1,15 +1,9 @@
 import type { ModelCall, Usage, UsageHints } from '../providers/types.js';
-import { callCostBound, inputTokenEstimate, outputTokenBound, searchQueryBound, tooFewTokens, tooManyInputTokens } from './bound.js';
+import { cacheWriteBound, callCostBound, inputTokenEstimate, OUTPUT_TOLERANCE_TOKENS, outputTokenBound, searchQueryBound, tooFewTokens, tooManyInputTokens } from './bound.js';
 import { ADAPTERS } from '../providers/adapters.js';
 import { promptTexts } from '../providers/shared-text.js';
 import { textTokens } from '../text/text-tokens.js';
 import { providerCost } from './cost.js';
-
-/**
- * Output tokens a vendor may report beyond the limit the call was sent with before its usage
- * is not believed: room for an end-of-turn token or a vendor that counts a few framing tokens.
- */
-export const OUTPUT_TOLERANCE_TOKENS = 16;
 
 /**
  * What one completed call costs. `observed`: the vendor's usage, believable, priced
@@ -34,6 +28,9 @@ export function implausibleUsage(usage: Usage, call: ModelCall, output = ''): st
   const fewestIn = tooFewTokens(usage.inputTokens, [...promptTexts(call), ...call.system.map((block) => block.text), ...call.history.map((turn) => turn.content)]);
   if (fewestIn > 0) return `${usage.inputTokens} input tokens, fewer than the ${fewestIn} its text takes at the least`;
   if (usage.cachedInputTokens + usage.cacheWriteTokens > usage.inputTokens) return 'more cached input tokens than input tokens';
+  // Writes priced above input, beyond the prefix the call marked for caching: believed, they would cost more than was held.
+  const writes = cacheWriteBound(call);
+  if (writes !== undefined && usage.cacheWriteTokens > writes) return `${usage.cacheWriteTokens} cache write tokens, more than the ${writes} its cache breakpoints can write`;
   if (usage.reasoningTokens > usage.outputTokens) return 'more reasoning tokens than output tokens';
   if (usage.inputTokens > call.entry.contextWindow) return `${usage.inputTokens} input tokens, beyond the model's context of ${call.entry.contextWindow}`;
   // Counts far above the text they stand for: believed, they would charge the caller up to the whole reservation.

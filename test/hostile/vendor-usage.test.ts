@@ -5,8 +5,8 @@ import type { LocalHost } from '../../infra/local/host.js';
 import { planCall } from '../../shared/compare/model-call.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { estimateMicroCredits } from '../support/model-calls.js';
-import { callCostBound } from '../../shared/pricing/bound.js';
-import { chargeCall, OUTPUT_TOLERANCE_TOKENS } from '../../shared/pricing/charge.js';
+import { callCostBound, OUTPUT_TOLERANCE_TOKENS } from '../../shared/pricing/bound.js';
+import { chargeCall } from '../../shared/pricing/charge.js';
 import { providerCost } from '../../shared/pricing/cost.js';
 import { fromMessagesResponse } from '../../shared/providers/anthropic-messages/response.js';
 import { fromConverseResponse } from '../../shared/providers/bedrock-converse/response.js';
@@ -121,6 +121,8 @@ describe('Property: a hostile usage block never makes a cost unbounded, negative
           expect(Number.isFinite(charge.providerCost)).toBe(true);
           expect(charge.providerCost).toBeGreaterThanOrEqual(0);
           expect(charge.providerCost).toBeLessThanOrEqual(ceiling);
+          // And within the call's hold: a usage believed is never one that costs more than was reserved for it.
+          expect(charge.providerCost, JSON.stringify(usage)).toBeLessThanOrEqual(bound.usd);
           for (const count of Object.values(charge.usage)) expect(Number.isSafeInteger(count) && count >= 0).toBe(true);
         } else {
           expect(Number.isFinite(charge.estimatedCost)).toBe(true);

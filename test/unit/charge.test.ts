@@ -11,15 +11,18 @@ import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { usdToMicroCredits, usdToMicroCreditsUp } from '../../shared/credits/credits.js';
 import { estimateJudgingMicroCredits, estimateMicroCredits } from '../support/model-calls.js';
 import {
+  cacheWriteBound,
   callCostBound,
   inputTokenBound,
   inputTokenEstimate,
   MAX_SEARCH_QUERIES_CHARGED,
+  modelInputTokens,
+  OUTPUT_TOLERANCE_TOKENS,
   outputTokenBound,
   PDF_PAGE_TEXT_TOKENS,
   textInputBound,
 } from '../../shared/pricing/bound.js';
-import { chargeCall, chargedUsd, implausibleUsage, OUTPUT_TOLERANCE_TOKENS } from '../../shared/pricing/charge.js';
+import { chargeCall, chargedUsd, implausibleUsage } from '../../shared/pricing/charge.js';
 import { providerCost } from '../../shared/pricing/cost.js';
 import { toMessagesRequest } from '../../shared/providers/anthropic-messages/request.js';
 import { toConverseRequest } from '../../shared/providers/bedrock-converse/request.js';
@@ -115,6 +118,14 @@ describe('Property: the estimate bounds what every call can be billed', () => {
           expect(implausibleUsage(largest, call)).toBeUndefined();
           const shareMicro = usdToMicroCreditsUp(callCostBound(call).usd, RATES);
           const worst = usdToMicroCreditsUp(providerCost(call.entry.prices, largest), RATES);
+          // The most a usage block may claim and still be believed (the framing beyond the input's bound, the tolerance above the
+          // output's) is held too: it had cost up to about twice a small call's hold, the rest uncollected.
+          const mostBelieved = usage({
+            inputTokens: Math.min(textInputBound(call) + modelInputTokens(call), call.entry.contextWindow),
+            outputTokens: outputTokenBound(call) + OUTPUT_TOLERANCE_TOKENS,
+          });
+          expect(implausibleUsage(mostBelieved, call)).toBeUndefined();
+          expect(usdToMicroCreditsUp(providerCost(call.entry.prices, mostBelieved), RATES), model.entry.id).toBeLessThanOrEqual(shareMicro);
           expect(worst, `${model.entry.id} ${JSON.stringify(body.generation_settings)} ${JSON.stringify(model.tuning)}`).toBeLessThanOrEqual(shareMicro);
           reservedMicro += shareMicro;
           worstMicro += worst;
@@ -226,7 +237,8 @@ describe('Function: callCostBound', () => {
       const call = callOf({ prompt, models: ['fam_a-sonnet-4-6'], ...(n > 0 ? { history } : {}) });
       const bytes = Buffer.byteLength(prompt, 'utf8') + history.reduce((sum, turn) => sum + Buffer.byteLength(turn.content, 'utf8'), 0);
       expect(textInputBound(call), `${n} history turns`).toBe(bytes + 4 * (1 + n));
-      expect(inputTokenBound(call), `${n} history turns`).toBe(bytes + 4 * (1 + n));
+      // The hold adds the framing a vendor may bill beside the text (tooManyInputTokens believes as much).
+      expect(inputTokenBound(call), `${n} history turns`).toBe(bytes + 4 * (1 + n) + 512);
     }
   });
 
@@ -378,21 +390,43 @@ describe('Function: chargeCall', () => {
     expect(estimate({ inputTokens: Number.NaN, unseenOutputTokens: -5 }).estimatedCost).toBe(estimate({}).estimatedCost);
   });
 
-  it('never charges the input classes an Anthropic call reported above its bound: cache writes it reserved none for, at its output limit', () => {
-    // No cache_control breakpoint: the bound holds no cache writes, each input token at the input price.
+  it('never believes cache writes an Anthropic call reserved none for: its input is charged at the input price, within its bound', () => {
+    // No cache_control breakpoint: the bound holds no cache writes, each input token (the framing a vendor may add included) at the input price.
     const anthropic = callOf({ prompt: 'x'.repeat(400), models: ['fam_a-sonnet-4-6'], generation_settings: { maxTokens: 100 } });
     const bound = callCostBound(anthropic);
-    expect(bound.usd).toBe(providerCost(anthropic.entry.prices, usage({ inputTokens: textInputBound(anthropic), outputTokens: 100 })));
+    expect(bound.usd).toBe(providerCost(anthropic.entry.prices, usage({ inputTokens: textInputBound(anthropic) + 512, outputTokens: 100 + OUTPUT_TOLERANCE_TOKENS })));
     // 500 tokens more than the text can count (within the framing a vendor may add, so believed), all reported as cache writes.
     const reported = textInputBound(anthropic) + 500;
-    const charge = chargeCall(anthropic, undefined, 'y'.repeat(200), 0, { inputTokens: reported, cacheWriteTokens: reported, outputLimitReached: true });
+    const classes = usage({ inputTokens: reported, cacheWriteTokens: reported, outputTokens: 100 });
     // Priced as reported, at 1.25 times the input price and the whole output limit, the call would cost more than its bound.
-    expect(providerCost(anthropic.entry.prices, usage({ inputTokens: reported, cacheWriteTokens: reported, outputTokens: 100 }))).toBeGreaterThan(bound.usd);
+    expect(providerCost(anthropic.entry.prices, classes)).toBeGreaterThan(bound.usd);
+    expect(implausibleUsage(classes, anthropic, 'y'.repeat(200))).toBe(`${reported} cache write tokens, more than the 0 its cache breakpoints can write`);
+    // Reported before the usage went missing (a stream's message_start), the same: the input count is taken, its writes are not.
+    const charge = chargeCall(anthropic, undefined, 'y'.repeat(200), 0, { inputTokens: reported, cacheWriteTokens: reported, outputLimitReached: true });
+    const estimatedCost = providerCost(anthropic.entry.prices, usage({ inputTokens: reported, outputTokens: 100 }));
     expect(charge).toEqual({
       kind: 'estimated',
-      estimatedCost: bound.usd,
-      warning: expect.stringContaining(`Charged the input the vendor reported (${reported} tokens, 0 of them cache reads and ${reported} cache writes`),
+      estimatedCost,
+      warning: expect.stringContaining(`Charged an estimate from the text instead (${reported} input and 100 output tokens`),
     });
+    expect(estimatedCost).toBeLessThanOrEqual(bound.usd);
+  });
+
+  it('believes cache writes up to the prefix a call marked and the framing a vendor adds, which its bound holds', () => {
+    const marked = callOf({
+      prompt: 'Go on.',
+      system_prompt: [{ type: 'text', text: 'z'.repeat(5_000), cache_control: { type: 'ephemeral' } }],
+      models: ['fam_a-sonnet-4-6'],
+      generation_settings: { maxTokens: 100 },
+    });
+    const writes = cacheWriteBound(marked)!;
+    expect(writes).toBeGreaterThan(5_000);
+    const most = usage({ inputTokens: inputTokenBound(marked), cacheWriteTokens: writes, outputTokens: 100 + OUTPUT_TOLERANCE_TOKENS });
+    expect(implausibleUsage(most, marked, 'ok')).toBeUndefined();
+    expect(providerCost(marked.entry.prices, most)).toBeLessThanOrEqual(callCostBound(marked).usd);
+    expect(implausibleUsage({ ...most, cacheWriteTokens: writes + 1 }, marked, 'ok')).toMatch(/cache write tokens, more than the/);
+    // Where a write costs no more than input (Nova), any count is within the hold.
+    expect(cacheWriteBound(callOf({ prompt: 'Go on.', models: ['fam_h-pro'] }))).toBeUndefined();
   });
 
   it('never charges an estimate above the call’s bound, however long the output', () => {
