@@ -30,11 +30,14 @@ export function textTokenBound(text: string): number {
 const MOST_CHARACTERS_A_TOKEN = 128;
 
 /**
- * The fewest tokens any tokenizer can make of `texts`, or 0 when `claimed` tokens could hold
- * them whatever they are (the texts are then not read: a vendor's usual count costs nothing).
+ * The fewest tokens any tokenizer can make of `texts` and of text read apart and counted
+ * `unseenTokens` by textTokens (thinking or reasoning the vendor showed beside the output,
+ * which its output count includes: textTokens counts at most a token a character), or 0 when
+ * `claimed` tokens could hold them whatever they are (the texts are then not read: a vendor's
+ * usual count costs nothing).
  */
-export function tooFewTokens(claimed: number, texts: readonly string[]): number {
-  let length = 0;
+export function tooFewTokens(claimed: number, texts: readonly string[], unseenTokens = 0): number {
+  let length = unseenTokens;
   for (const text of texts) length += text.length;
   if (claimed * MOST_CHARACTERS_A_TOKEN >= length) return 0;
   let visible = 0;
@@ -44,7 +47,7 @@ export function tooFewTokens(claimed: number, texts: readonly string[]): number 
       if (c !== 32 && c !== 10 && c !== 13 && c !== 9) visible++;
     }
   }
-  const fewest = Math.floor(visible / MOST_CHARACTERS_A_TOKEN);
+  const fewest = Math.floor(visible / MOST_CHARACTERS_A_TOKEN) + Math.floor(unseenTokens / MOST_CHARACTERS_A_TOKEN);
   return claimed < fewest ? fewest : 0;
 }
 

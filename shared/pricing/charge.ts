@@ -14,8 +14,12 @@ import { providerCost } from './cost.js';
  */
 export type CallCharge = { kind: 'observed'; usage: Usage; providerCost: number; warning?: string } | { kind: 'estimated'; estimatedCost: number; warning: string };
 
-/** Why a usage block cannot be true of this call and its output, or undefined when it can. */
-export function implausibleUsage(usage: Usage, call: ModelCall, output = ''): string | undefined {
+/**
+ * Why a usage block cannot be true of this call and its output (and the thinking its vendor
+ * showed beside it, `hints.unseenOutputTokens`, which the output count includes), or
+ * undefined when it can.
+ */
+export function implausibleUsage(usage: Usage, call: ModelCall, output = '', hints: UsageHints = {}): string | undefined {
   for (const [field, value] of Object.entries(usage)) {
     if (!Number.isSafeInteger(value) || value < 0) return `${field} is not a whole number of tokens`;
   }
@@ -23,8 +27,9 @@ export function implausibleUsage(usage: Usage, call: ModelCall, output = ''): st
   if (usage.inputTokens === 0) return 'no input tokens, though every call sends some';
   if (usage.outputTokens === 0 && output.trim() !== '') return 'no output tokens, though the call answered text';
   // Counts far below the text they stand for: believed, they would make it nearly free.
-  const fewestOut = tooFewTokens(usage.outputTokens, [output]);
-  if (fewestOut > 0) return `${usage.outputTokens} output tokens, fewer than the ${fewestOut} its text takes at the least`;
+  const thinking = tokenCount(hints.unseenOutputTokens);
+  const fewestOut = tooFewTokens(usage.outputTokens, [output], thinking);
+  if (fewestOut > 0) return `${usage.outputTokens} output tokens, fewer than the ${fewestOut} its text ${thinking > 0 ? 'and thinking take' : 'takes'} at the least`;
   const fewestIn = tooFewTokens(usage.inputTokens, [...promptTexts(call), ...call.system.map((block) => block.text), ...call.history.map((turn) => turn.content)]);
   if (fewestIn > 0) return `${usage.inputTokens} input tokens, fewer than the ${fewestIn} its text takes at the least`;
   if (usage.cachedInputTokens + usage.cacheWriteTokens > usage.inputTokens) return 'more cached input tokens than input tokens';
@@ -59,7 +64,7 @@ export function chargeCall(
   noUsage = 'the vendor sent no usable usage',
 ): CallCharge {
   const search = searchCharge(call, usage?.searchQueries ?? hints.searchQueries);
-  const doubt = usage ? implausibleUsage(usage, call, output) : noUsage;
+  const doubt = usage ? implausibleUsage(usage, call, output, hints) : noUsage;
   if (usage && doubt === undefined) {
     const cost = providerCost(call.entry.prices, { ...usage, searchQueries: search.charged }, startedAt);
     return { kind: 'observed', usage, providerCost: cost, ...(search.note ? { warning: search.note } : {}) };
@@ -128,7 +133,7 @@ function reportedInputClasses(call: ModelCall, output: string, hints: UsageHints
   const { inputTokens, cachedInputTokens = 0, cacheWriteTokens = 0 } = hints;
   if (inputTokens === undefined || cachedInputTokens + cacheWriteTokens === 0) return undefined;
   const partial: Usage = { inputTokens, cachedInputTokens, cacheWriteTokens, outputTokens, reasoningTokens: 0 };
-  return implausibleUsage(partial, call, output) === undefined ? partial : undefined;
+  return implausibleUsage(partial, call, output, hints) === undefined ? partial : undefined;
 }
 
 /**

@@ -25,6 +25,7 @@ import {
 import { chargeCall, chargedUsd, implausibleUsage } from '../../shared/pricing/charge.js';
 import { providerCost } from '../../shared/pricing/cost.js';
 import { toMessagesRequest } from '../../shared/providers/anthropic-messages/request.js';
+import { fromMessagesResponse } from '../../shared/providers/anthropic-messages/response.js';
 import { toConverseRequest } from '../../shared/providers/bedrock-converse/request.js';
 import { toGenerateContentRequest } from '../../shared/providers/gemini-generate-content/request.js';
 import { toChatRequest } from '../../shared/providers/openai-chat/request.js';
@@ -346,6 +347,32 @@ describe('Function: implausibleUsage', () => {
     expect(implausibleUsage(usage({ inputTokens: 900_000 }), grok, 'Hi')).toMatch(/900000 input tokens, more than the 2569 its text can count/);
     // The same count on a model whose vendor adds nothing is not believed.
     expect(implausibleUsage(published, sameText, 'Hello! How can I help you today?')).toMatch(/686 input tokens, more than the 521/);
+  });
+
+  it('refuses an output count far below the thinking its vendor showed beside the answer, which the count includes', () => {
+    const thinker = callOf({ prompt: 'Hi', models: ['fam_a-sonnet-4-6'], model_tuning: { 'fam_a-sonnet-4-6': { thinkingBudget: 32_000 } } });
+    const thought = 'Let me weigh each case in turn. '.repeat(3_400); // 105 KB of thinking
+    const answer = (usage: Record<string, number>) =>
+      fromMessagesResponse({
+        type: 'message',
+        content: [
+          { type: 'thinking', thinking: thought, signature: 's' },
+          { type: 'text', text: 'Hello there' },
+        ],
+        stop_reason: 'end_turn',
+        usage,
+      });
+    const lying = answer({ input_tokens: 20, output_tokens: 3 });
+    const charge = chargeCall(thinker, lying.usage, lying.output, 0, lying.hints);
+    // Believed, 105 KB of thinking had cost 3 tokens; refused, the thinking shown is charged as estimated.
+    expect(charge).toMatchObject({
+      kind: 'estimated',
+      warning: expect.stringMatching(/^Cost unavailable: 3 output tokens, fewer than the \d+ its text and thinking take at the least/),
+    });
+    expect((charge as { estimatedCost: number }).estimatedCost).toBeGreaterThan(providerCost(thinker.entry.prices, usage({ inputTokens: 20, outputTokens: 20_000 })));
+    // An honest count of the same answer is believed.
+    const honest = answer({ input_tokens: 20, output_tokens: 24_000 });
+    expect(chargeCall(thinker, honest.usage, honest.output, 0, honest.hints).kind).toBe('observed');
   });
 
   it('believes output up to the tolerance above the limit', () => {
