@@ -74,13 +74,18 @@ export function chargeCall(
   const atLimit = hints.outputLimitReached ? ADAPTERS[call.entry.protocol].sentOutputLimit(call) : 0;
   const tokensOut = Math.min(Math.max(Math.ceil(textTokens(output) + tokenCount(hints.unseenOutputTokens)), atLimit, tokenCount(hints.outputTokensAtLeast)), bound.outputTokens);
   const searched = search.note ? `. ${search.note}` : '';
+  // Reasoning its vendor bills and shows in no way but the usage: not charged, unless the answer ended at its limit, which counts it.
+  const unshown =
+    !hints.outputLimitReached && ADAPTERS[call.entry.protocol].hidesReasoning?.(call)
+      ? '. Any reasoning the model did before its answer, which its vendor bills and does not show, is not charged'
+      : '';
   const classed = reportedInputClasses(call, output, hints, tokensOut);
   if (classed) {
     const estimatedCost = Math.min(providerCost(call.entry.prices, { ...classed, searchQueries: search.charged }, startedAt), bound.usd);
     return {
       kind: 'estimated',
       estimatedCost,
-      warning: `Cost unavailable: ${doubt}. Charged the input the vendor reported (${classed.inputTokens} tokens, ${classed.cachedInputTokens} of them cache reads and ${classed.cacheWriteTokens} cache writes, each at its price) and ${tokensOut} output tokens estimated from the text: ${estimatedCost} USD${searched}`,
+      warning: `Cost unavailable: ${doubt}. Charged the input the vendor reported (${classed.inputTokens} tokens, ${classed.cachedInputTokens} of them cache reads and ${classed.cacheWriteTokens} cache writes, each at its price) and ${tokensOut} output tokens estimated from the text: ${estimatedCost} USD${unshown}${searched}`,
     };
   }
   const tokensIn = Math.min(Math.max(inputTokenEstimate(call), reportedInput(call, hints.inputTokens)), bound.inputTokens);
@@ -93,7 +98,7 @@ export function chargeCall(
   return {
     kind: 'estimated',
     estimatedCost,
-    warning: `Cost unavailable: ${doubt}. Charged an estimate from the text instead (${tokensIn} input and ${tokensOut} output tokens at uncached prices: ${estimatedCost} USD)${searched}`,
+    warning: `Cost unavailable: ${doubt}. Charged an estimate from the text instead (${tokensIn} input and ${tokensOut} output tokens at uncached prices: ${estimatedCost} USD)${unshown}${searched}`,
   };
 }
 

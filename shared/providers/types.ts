@@ -139,7 +139,12 @@ export interface ProtocolAdapter {
   billedOutputBound(call: ModelCall): number;
   /** The output limit this adapter sends for the call: the longest answer text it can get back (what a judge of it may be shown). */
   sentOutputLimit(call: ModelCall): number;
+  /**
+   * Whether the vendor bills reasoning for the call that it shows neither as text nor, but in
+   * its usage, as a count: without usage, the estimate cannot charge it (docs/credits.md).
+   */
+  hidesReasoning?(call: ModelCall): boolean;
 }
 
 /** What the plan reads of an adapter before any call: its output limits, loaded with the gateway (the rest loads with the protocol's first call). */
-export type OutputLimits = Pick<ProtocolAdapter, 'billedOutputBound' | 'sentOutputLimit'>;
+export type OutputLimits = Pick<ProtocolAdapter, 'billedOutputBound' | 'sentOutputLimit' | 'hidesReasoning'>;

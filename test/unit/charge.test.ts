@@ -456,6 +456,21 @@ describe('Function: chargeCall', () => {
     expect(cacheWriteBound(callOf({ prompt: 'Go on.', models: ['fam_h-pro'] }))).toBeUndefined();
   });
 
+  it.each([
+    ['an OpenAI reasoning model', { models: ['fam_c-5.4'] }, true],
+    ['an xAI reasoning model', { models: ['fam_d-4.3'] }, true],
+    ['an xAI model told not to reason', { models: ['fam_d-4.3'], model_tuning: { 'fam_d-4.3': { reasoningEffort: 'none' } } }, false],
+    ['a model that shows its thinking', { models: ['fam_a-sonnet-4-6'] }, false],
+    ['a model that does not reason', { models: ['fam_c-4.1'] }, false],
+  ])('says, charging %s without usage, whether reasoning its vendor bills unseen is left out', (_name, body, hidden) => {
+    const reasoner = callOf({ prompt: 'Why is the sky blue?', ...body });
+    const warning = (chargeCall(reasoner, undefined, 'Scattering.', 0) as { warning: string }).warning;
+    expect(warning.includes('which its vendor bills and does not show, is not charged')).toBe(hidden);
+    // At its output limit the charge is the limit, which counts the reasoning: nothing is left out.
+    const atLimit = (chargeCall(reasoner, undefined, 'Scattering.', 0, { outputLimitReached: true }) as { warning: string }).warning;
+    expect(atLimit).not.toContain('does not show');
+  });
+
   it('never charges an estimate above the call’s bound, however long the output', () => {
     const charge = chargeCall(call, usage({ outputTokens: 1e300 }), 'z'.repeat(100_000), Date.now());
     const bound = callCostBound(call);

@@ -9,12 +9,16 @@ import { dialectFor, modelListed } from './dialects.js';
  * output (the reasoning).
  */
 export function chatOutputBound(call: Pick<ModelCall, 'entry' | 'maxTokens' | 'tuning'>): number {
+  return reasonsBeside(call) ? call.maxTokens + call.entry.maxOutputTokens : call.maxTokens;
+}
+
+/** Whether the call's model reasons beside its limit (xAI's reasoning models), reasoning it bills and does not show. */
+function reasonsBeside(call: Pick<ModelCall, 'entry' | 'tuning'>): boolean {
   const dialect = dialectFor(call.entry.provider);
   const model = call.entry.upstreamModel;
   // 'none' turns reasoning off only where reasoning_effort is sent at all.
   const turnedOff = call.tuning.reasoningEffort === 'none' && modelListed(dialect.reasoningEffortModels, model);
-  const reasons = dialect.unboundedReasoningModels !== undefined && modelListed(dialect.unboundedReasoningModels, model) && !turnedOff;
-  return reasons ? call.maxTokens + call.entry.maxOutputTokens : call.maxTokens;
+  return dialect.unboundedReasoningModels !== undefined && modelListed(dialect.unboundedReasoningModels, model) && !turnedOff;
 }
 
-export const chatLimits: OutputLimits = { billedOutputBound: chatOutputBound, sentOutputLimit: (call) => call.maxTokens };
+export const chatLimits: OutputLimits = { billedOutputBound: chatOutputBound, sentOutputLimit: (call) => call.maxTokens, hidesReasoning: reasonsBeside };

@@ -12,4 +12,9 @@ export function responsesOutputLimit(call: Pick<ModelCall, 'maxTokens'>): number
   return Math.max(call.maxTokens, MIN_OUTPUT_TOKENS);
 }
 
-export const responsesLimits: OutputLimits = { billedOutputBound: responsesOutputLimit, sentOutputLimit: responsesOutputLimit };
+/** OpenAI's reasoning models (those that take a reasoning effort) reason unseen unless told `none`; the API returns no reasoning text, only its count in the usage. */
+function hidesReasoning(call: Pick<ModelCall, 'entry' | 'tuning'>): boolean {
+  return call.entry.capabilities.tuning.reasoningEffort !== undefined && call.tuning.reasoningEffort !== 'none';
+}
+
+export const responsesLimits: OutputLimits = { billedOutputBound: responsesOutputLimit, sentOutputLimit: responsesOutputLimit, hidesReasoning };
