@@ -1,4 +1,4 @@
-import { ServiceUnavailableError } from '../errors.js';
+import { InsufficientCreditsError, RateLimitedError, ServiceUnavailableError } from '../errors.js';
 import { ulid, ulidTime } from '../ids.js';
 import { silentLog, type Log } from '../log.js';
 import { CLOSED_LISTED_MAX, type Account, type AccountsRepository, type CountedRequest, type OpenRequest, type ReserveLimits } from '../storage/accounts.js';
@@ -176,8 +176,11 @@ export class CreditsService {
   /**
    * Counts the request against the account's limits (a minute's requests, requests open at
    * once, where it counts `slots`: requestSlots) and holds the estimate, in one write: 429 or
-   * 402 (nothing counted, held or run) when one refuses. A request of more slots than the
-   * account may hold at once counts that many: it runs alone.
+   * 402 (nothing held or run) when one refuses. A request of more slots than the account may
+   * hold at once counts that many: it runs alone. A 402 is counted in the minute's requests
+   * (a second write): an account without credits sending without end meets its limit, and
+   * past it its requests are refused before their bodies are read (refuseKnownOverLimit),
+   * where each had been read, parsed and planned to be refused. A 429 is not counted.
    */
   async reserve(accountId: string, requestId: string, estimateMicro: number, limits: ReserveLimits, slots = 1): Promise<CountedRequest> {
     const open: CountedRequest = {
@@ -185,8 +188,18 @@ export class CreditsService {
       requestId,
       reservation: { amountMicro: estimateMicro, at: this.now(), slots: Math.min(slots, limits.inFlight) },
     };
-    const { reserveMayLandLate } = await busyAsUnavailable(this.accounts.reserve(open, limits));
-    if (reserveMayLandLate) open.reserveMayLandLate = true;
+    try {
+      const { reserveMayLandLate } = await busyAsUnavailable(this.accounts.reserve(open, limits));
+      if (reserveMayLandLate) open.reserveMayLandLate = true;
+    } catch (error) {
+      if (error instanceof InsufficientCreditsError) {
+        // The 402 stands whatever becomes of its count, but a window the count found full: the 429 a reserve would have had.
+        await this.accounts.countRequest(accountId, open.reservation.at, limits).catch((countError: unknown) => {
+          if (countError instanceof RateLimitedError) throw countError;
+        });
+      }
+      throw error;
+    }
     return open;
   }
 

@@ -182,6 +182,20 @@ describe('Credits through the gateway', () => {
   });
 });
 
+describe('An account without credits that keeps sending', () => {
+  it('has its 402s counted in its rate window: past its limit, its requests are refused before their bodies are read', async () => {
+    const { accountId, auth } = await openTestAccount(host, 0, 2);
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) statuses.push((await post(host, ONE_MODEL, auth)).status);
+    // Uncounted, every one had been read, parsed and planned to be refused, however many and however large.
+    expect(statuses).toEqual([402, 402, 429]);
+    const unread = await post(host, '{"prompt": not json', auth);
+    expect([unread.status, unread.body.error.code]).toEqual([429, 'rate_limited']);
+    expect(host.simulator.calls()).toHaveLength(0);
+    expect(await balanceOf(host, accountId)).toBe(0);
+  });
+});
+
 describe('A request the reconciler released while it ran', () => {
   it('is free, and its prompt log says so: written again with what the account paid, not the credits in the answer', async () => {
     const { accountId, auth } = await openTestAccount(host, 100_000_000);

@@ -159,12 +159,14 @@ describe('Rate window, counted in the reserve write', () => {
     expect((await new AccountsRepository(env.client.items, env.tables.accounts).get(accountId))!.balanceMicro).toBe(1_000 - 70);
   });
 
-  it('does not count a request the balance refused (402), and reports 429 first when both refuse', async () => {
+  it('counts a request the balance refused (402), and reports 429 first when both refuse', async () => {
     clock.now = Date.UTC(2026, 10, 22, 12, 0, 0);
     const { accountId } = await credits().openAccount({ balanceMicro: 10 });
-    expect(await outcome(reserve(accountId, 1, 11))).toBe('InsufficientCreditsError');
-    expect(await outcome(reserve(accountId, 1, 10))).toBe('reserved');
-    expect(await outcome(reserve(accountId, 1, 10))).toBe('429 retry after 60 s');
+    expect(await outcome(reserve(accountId, 2, 11))).toBe('InsufficientCreditsError');
+    expect(await outcome(reserve(accountId, 2, 10))).toBe('reserved');
+    // The 402 counted, the window is full: both refuse, and the 429 is answered.
+    expect(await outcome(reserve(accountId, 2, 11))).toBe('429 retry after 60 s');
+    expect((await new AccountsRepository(env.client.items, env.tables.accounts).get(accountId))!.rateWindow).toEqual({ start: clock.now, count: 2 });
   });
 
   it('counts in a window that a function with a clock ahead opened, instead of looping', async () => {
