@@ -45,6 +45,20 @@ export function fromErrorResponse(status: number, text: string, retryAfter: stri
   } catch {
     error = undefined;
   }
+  return fromGoogleError(status, error, retryAfter, now);
+}
+
+/**
+ * An error object a 200 carried instead of an answer (a stream's chunk, a whole body: Gemini
+ * sends `{"error": …}` so too), as fromErrorResponse maps one: its `code` the status (500
+ * where it names none).
+ */
+export function errorInAnswer(error: unknown): UpstreamError {
+  const found = typeof error === 'object' && error !== null ? (error as NonNullable<GoogleErrorBody['error']>) : {};
+  return fromGoogleError(typeof found.code === 'number' ? found.code : 500, found, null);
+}
+
+function fromGoogleError(status: number, error: GoogleErrorBody['error'], retryAfter: string | null, now = Date.now()): UpstreamError {
   const message = typeof error?.message === 'string' && error.message !== '' ? cutWhole(error.message, 500) : undefined;
   const googleStatus = error?.status === '' ? undefined : vendorWord(error?.status);
   const described = message ? (googleStatus ? `${googleStatus}: ${message}` : message) : `The provider answered ${status}${googleStatus ? ` ${googleStatus}` : ''}`;

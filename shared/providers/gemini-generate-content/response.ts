@@ -1,6 +1,7 @@
 import { blockedAnswer, UpstreamError, vendorWord, type BilledAnswer } from '../errors.js';
 import type { ModelReply, Usage, UsageHints } from '../types.js';
 import { runningUsageHints, toUsage, usageHints, type UsageMetadata } from './usage.js';
+import { errorInAnswer } from './errors.js';
 
 interface ResponsePart {
   text?: unknown;
@@ -15,6 +16,7 @@ interface Candidate {
 
 interface GenerateContentResponse {
   candidates?: unknown;
+  error?: unknown;
   promptFeedback?: { blockReason?: unknown } | null;
   usageMetadata?: UsageMetadata | null;
 }
@@ -47,6 +49,8 @@ export function promptBlocked(feedback: unknown): boolean {
 export function fromGenerateContentResponse(body: unknown, requestWarnings: readonly string[] = [], usageCoversAnswer = true): ModelReply {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw malformed('The provider answered without a response object');
   const response = body as GenerateContentResponse;
+  // An error a 200 carried instead of an answer: the vendor's, as its error status would say it.
+  if (response.error !== undefined && response.error !== null) throw errorInAnswer(response.error);
   // Named by a word of Gemini's enum, or 'unrecognised': never the vendor's string as it came, which can be megabytes.
   if (promptBlocked(response.promptFeedback)) throw blocked(vendorWord(response.promptFeedback?.blockReason)!);
 

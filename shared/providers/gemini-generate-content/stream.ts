@@ -2,7 +2,7 @@ import { UpstreamError, streamEndedEarly, type PartialReply } from '../errors.js
 import type { SseEvent } from '../sse.js';
 import { eventJson } from '../stream-http.js';
 import type { ModelReply } from '../types.js';
-import { fromErrorResponse } from './errors.js';
+import { errorInAnswer } from './errors.js';
 import { fromGenerateContentResponse, promptBlocked, searchQueryCount, usageAndHints } from './response.js';
 import type { UsageMetadata } from './usage.js';
 
@@ -40,10 +40,7 @@ export class GenerateContentStream {
 
   onEvent(event: SseEvent): void {
     const chunk = eventJson(event) as Chunk;
-    if (chunk.error !== undefined && chunk.error !== null) {
-      const status = typeof chunk.error.code === 'number' ? chunk.error.code : 500;
-      throw fromErrorResponse(status, event.data, null);
-    }
+    if (chunk.error !== undefined && chunk.error !== null) throw errorInAnswer(chunk.error);
     this.chunks++;
     if (chunk.promptFeedback !== undefined) this.promptFeedback = chunk.promptFeedback;
     this.readCandidate(Array.isArray(chunk.candidates) ? chunk.candidates[0] : undefined);

@@ -439,6 +439,13 @@ describe('Function: fromGenerateContentResponse', () => {
     expect(error.retryable).toBe(false);
   });
 
+  it("maps an error a 200 carried instead of an answer as its status would, keeping Google's message", () => {
+    const error = thrown(() => fromGenerateContentResponse({ error: { code: 503, message: 'The model is overloaded. Please try again later.', status: 'UNAVAILABLE' } }));
+    // It had been "The provider answered without a candidate", the vendor's word lost and never retried.
+    expect([error.code, error.message, error.retryable]).toEqual(['upstream_overloaded', 'UNAVAILABLE: The model is overloaded. Please try again later.', true]);
+    expect(thrown(() => fromGenerateContentResponse({ error: { message: 'boom' } })).message).toBe('boom');
+  });
+
   it('keeps text stopped by a safety filter, with a warning', () => {
     const body = { candidates: [{ content: { role: 'model', parts: [{ text: 'Partial answer' }] }, finishReason: 'RECITATION', index: 0 }] };
     const reply = fromGenerateContentResponse(body);
