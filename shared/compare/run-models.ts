@@ -330,7 +330,8 @@ async function callModel(
     // caller has that text, which its vendor bills; or its vendor withheld an answer it generated
     // and billed (a safety block): failed, and charged what it had used.
     if (error instanceof UpstreamError && (delivered || error.details.billed !== undefined)) {
-      return stoppedResult(planned, error, streamed, attemptStartedAt, latencyMs, { status: 'failed', error: toResultError(error, apiKey) });
+      const noUsage = shared.signal.aborted ? DEADLINE_NO_USAGE : undefined;
+      return stoppedResult(planned, error, streamed, attemptStartedAt, latencyMs, { status: 'failed', error: toResultError(error, apiKey) }, noUsage);
     }
     // Stopped by the deadline while an attempt was at its vendor, which bills at least the input it
     // read (and, for a whole answer, often the output it went on to write): failed, and charged what

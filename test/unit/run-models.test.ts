@@ -140,6 +140,23 @@ describe("Function: runModels, a call the request's deadline stopped", () => {
     expect(result!.providerCost).toBeGreaterThan(0);
   });
 
+  it('says the deadline stopped a stream whose text had gone out, when its vendor had reported no usage', async () => {
+    const [result] = await runThrough(
+      ['fam_c-5.4'],
+      {
+        ...holdsUntilStopped(),
+        stream: (call, endpoint, signal, onDelta) => {
+          onDelta('Partial answer');
+          return holdsUntilStopped({ output: 'Partial answer' }).send(call, endpoint, signal);
+        },
+      },
+      { deadlineAt: Date.now() + 20, onDelta: () => undefined },
+    );
+    expect(result).toMatchObject({ status: 'failed', providerCost: null, error: { code: 'timeout' } });
+    // It had said "the vendor sent no usable usage", as of a call that completed.
+    expect(result!.warnings?.join(' ')).toMatch(/Cost unavailable: the request's deadline stopped the call before its vendor reported usage/);
+  });
+
   it('sends nothing, and charges nothing, where the deadline has passed before the attempt (its timer not fired yet)', async () => {
     let sent = 0;
     const [result] = await runThrough(
