@@ -11,8 +11,7 @@ export const DEFAULT_REGION = 'us-east-1';
 /** Locally the simulator answers; static keys spare the credential chain lookup. */
 const SIMULATED_CREDENTIALS = { accessKeyId: 'simulated', secretAccessKey: 'simulated' };
 
-type Sdk = Pick<typeof import('@aws-sdk/client-bedrock-runtime'), 'BedrockRuntimeClient' | 'ConverseCommand' | 'ConverseStreamCommand'> &
-  Pick<typeof import('@smithy/node-http-handler'), 'NodeHttpHandler'>;
+type Sdk = typeof import('./sdk.js');
 
 let sdk: Promise<Sdk> | undefined;
 const clients = new Map<string, BedrockRuntimeClient>();
@@ -22,18 +21,10 @@ const clients = new Map<string, BedrockRuntimeClient>();
  * for the SDK's import.
  */
 function loadSdk(): Promise<Sdk> {
-  sdk ??= Promise.all([import('@aws-sdk/client-bedrock-runtime'), import('@smithy/node-http-handler')]).then(
-    ([runtime, http]) => ({
-      BedrockRuntimeClient: runtime.BedrockRuntimeClient,
-      ConverseCommand: runtime.ConverseCommand,
-      ConverseStreamCommand: runtime.ConverseStreamCommand,
-      NodeHttpHandler: http.NodeHttpHandler,
-    }),
-    (error: unknown) => {
-      sdk = undefined;
-      throw error;
-    },
-  );
+  sdk ??= import('./sdk.js').catch((error: unknown) => {
+    sdk = undefined;
+    throw error;
+  });
   return sdk;
 }
 
@@ -61,6 +52,7 @@ function clientFor(runtime: Sdk, endpoint: Endpoint): BedrockRuntimeClient {
         ...(endpoint.baseUrl ? { endpoint: endpoint.baseUrl } : {}),
         ...(endpoint.simulated ? { credentials: SIMULATED_CREDENTIALS } : {}),
         maxAttempts: 1,
+        protocol: runtime.StringifiedRestJsonProtocol,
         streamCollector: (body: Readable) => readBody(body).then(withinFieldCap),
         requestHandler: new runtime.NodeHttpHandler({ httpAgent: keepAliveAgent(new URL('http://agent')), httpsAgent: keepAliveAgent(new URL('https://agent')) }),
       }),

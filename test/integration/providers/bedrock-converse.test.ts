@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { JsonShapeSerializer2 } from '@smithy/core/protocols';
 import { describe, expect, it, vi } from 'vitest';
 import { countTokens } from '../../../infra/local/simulator/text.js';
 import type { FaultRule } from '../../../infra/local/simulator/server.js';
@@ -128,6 +129,19 @@ describe('Adapter: bedrockConverse against the simulator', () => {
       ],
       inferenceConfig: { maxTokens: 700, temperature: 0.4, topP: 0.8 },
     });
+  });
+
+  it("writes its body with the SDK's JSON.stringify codec, not its character-at-a-time writer, which held the thread 420 ms for 3.2 MB of emoji", async () => {
+    const writer = vi.spyOn(JsonShapeSerializer2.prototype as unknown as { writeJsonString(s: string): void }, 'writeJsonString');
+    try {
+      const prompt = `${'😀'.repeat(1_000)} and "quotes", a \\ and a line\nend`;
+      await send(call({ prompt }));
+      expect(writer).not.toHaveBeenCalled();
+      // The same JSON as ever: the prompt arrives whole.
+      expect((lastBody() as { messages: { content: { text: string }[] }[] }).messages[0]!.content[0]!.text).toBe(prompt);
+    } finally {
+      writer.mockRestore();
+    }
   });
 
   it('answers a forced respond tool with schema-conforming JSON as the output', async () => {
