@@ -76,10 +76,11 @@ const refusedReserve = (input: { ExpressionAttributeValues?: Record<string, Attr
 const accountsTable = { TableName: config.tables.accounts };
 
 describe('Handler: api, when the store refuses or fails', () => {
-  it('answers 402 from a reserve refused with the current item (a concurrent request took the balance): no read, nothing held, nothing run', async () => {
-    // Prepare
+  it('answers 402 from a reserve refused with the current item (a concurrent request took the balance): no read, nothing held, nothing run; the request counted', async () => {
+    // Prepare: the reserve refused; the count that follows a 402 (in the rate window) lands.
     dynamo.on(UpdateItemCommand, accountsTable).callsFake((input) => {
-      throw refusedReserve(input, { ...ACCOUNT, balanceMicro: 10, windowCount: 3 });
+      if (String(input.ConditionExpression).includes('balanceMicro >= :amount')) throw refusedReserve(input, { ...ACCOUNT, balanceMicro: 10, windowCount: 3 });
+      return {};
     });
 
     // Act
@@ -88,15 +89,26 @@ describe('Handler: api, when the store refuses or fails', () => {
     // Assess
     expect(answer.statusCode).toBe(402);
     expect(answer.body).toMatchObject({ error: { code: 'insufficient_credits' }, balance: 0.00001 });
-    expect(dynamo).toReceiveCommandTimes(UpdateItemCommand, 1);
-    expect(dynamo).toReceiveCommandWith(UpdateItemCommand, {
+    expect(dynamo).toReceiveCommandTimes(UpdateItemCommand, 2);
+    expect(dynamo).toReceiveNthCommandWith(UpdateItemCommand, 1, {
       ...accountsTable,
       ConditionExpression: expect.stringContaining('balanceMicro >= :amount'),
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
+    expect(dynamo.commandCalls(UpdateItemCommand)[1]!.args[0].input.ConditionExpression).not.toContain('balanceMicro');
     // The item came with the refusal: nothing read, no ledger entry, no prompt log.
     expect(dynamo).not.toReceiveCommand(GetItemCommand);
     expect(dynamo).not.toReceiveCommand(PutItemCommand);
+  });
+
+  it('answers the 402 when the count that follows it fails: the count is not what the caller is told about', async () => {
+    dynamo.on(UpdateItemCommand, accountsTable).callsFake((input) => {
+      if (String(input.ConditionExpression).includes('balanceMicro >= :amount')) throw refusedReserve(input, { ...ACCOUNT, balanceMicro: 10, windowCount: 3 });
+      throw Object.assign(new Error('Service unavailable'), { name: 'InternalServerError', $fault: 'server' });
+    });
+    const answer = await invoke();
+    expect(answer.statusCode).toBe(402);
+    expect(answer.body).toMatchObject({ error: { code: 'insufficient_credits' } });
   });
 
   it('answers 429 when the refused item shows the rate window full', async () => {
