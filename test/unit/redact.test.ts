@@ -16,6 +16,23 @@ describe('Function: redactSecrets', () => {
     expect(redactSecrets('please check the disk-0', ['sk-0123456789abcdef0123'])).toBe('please check the disk-0');
   });
 
+  it("redacts an authorization scheme's credential, and leaves the words that follow the schemes' names in prose", () => {
+    const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl';
+    expect(redactSecrets(`it sent Bearer ${jwt}, refused`)).toBe('it sent Bearer [redacted], refused');
+    expect(redactSecrets(`Basic ${Buffer.from('user:pass').toString('base64')} and bearer sk_live_abc123def`)).toBe('Basic [redacted] and bearer [redacted]');
+    expect(redactSecrets('AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20261127/us-east-1/bedrock/aws4_request')).toBe('AWS4-HMAC-SHA256 [redacted]');
+    // The gateway's own warning had read "no usable token [redacted]".
+    for (const prose of [
+      'The provider reported no usable token usage; cost is unavailable',
+      'Token limit exceeded',
+      'the Basic tier allows it',
+      'Token Usage: none',
+      'a bearer of bad news',
+    ]) {
+      expect(redactSecrets(prose)).toBe(prose);
+    }
+  });
+
   it('redacts a key a vendor quotes altered: lowercased, spelled out with separators, in base64, masked', () => {
     const key = 'KCANMISTRALx7Qw9Zr2Lm4Np6Tv8';
     expect(redactSecrets(`bad key ${key.toLowerCase()} lower`, [key])).toBe('bad key [redacted] lower');
