@@ -112,9 +112,13 @@ export function streamEndedEarly(finalEvent: string): UpstreamError {
   return new UpstreamError('upstream_malformed_response', `The provider's stream ended before its ${finalEvent}: the answer is incomplete`, { upstreamStatus: 200 });
 }
 
-/** Retry-After's two forms (RFC 9110 10.2.3): delay-seconds (digits; a fraction taken too), or an HTTP-date, each form of which starts with a day's name. */
+/**
+ * Retry-After's two forms (RFC 9110 10.2.3): delay-seconds (digits; a fraction taken too), or an
+ * HTTP-date, each of whose three forms (IMF-fixdate, RFC 850, asctime, which has no comma)
+ * starts with a day's name.
+ */
 const DELAY_SECONDS = /^\d+(?:\.\d+)?$/;
-const HTTP_DATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*, /;
+const HTTP_DATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? /;
 
 /**
  * Retry-After as seconds or an HTTP date, in milliseconds from now; undefined for anything

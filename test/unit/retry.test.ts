@@ -100,7 +100,7 @@ describe('Function: withRetry', () => {
     ['0.5', 500],
     ['Thu, 01 Jan 2026 00:00:03 GMT', 3000],
     ['Thursday, 01-Jan-26 00:00:03 GMT', 3000],
-    ['Thu Jan  1 00:00:03 2026', undefined],
+    ['Thu Jan  1 00:00:03 2026', 3000],
     ['soon', undefined],
     [null, undefined],
     // Neither form: the backoff paces the retry (read as numbers or dates, the first would have been no wait at all).
