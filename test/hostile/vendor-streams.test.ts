@@ -30,6 +30,7 @@ const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
 const CHAT = modelCall('fam_e-gpt-oss-120b');
 const ANTHROPIC = modelCall('fam_a-sonnet-4-6');
 const RESPONSES = modelCall('fam_c-5.4');
+const GEMINI = modelCall('fam_b-3.1-flash');
 
 async function outcome(call: ModelCall): Promise<ModelReply | UpstreamError> {
   return ADAPTERS[call.entry.protocol]
@@ -154,6 +155,12 @@ describe('Hostile vendor streams', () => {
         'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello"}}\n\n' +
         'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":2}}\n\n' +
         'event: message_stop\ndata: {"type":"message_stop"}\n\n',
+    ],
+    [
+      'Gemini, a finishReason with its usage',
+      GEMINI,
+      'data: {"candidates":[{"content":{"parts":[{"text":"Hello"}]}}],"usageMetadata":{"promptTokenCount":5,"candidatesTokenCount":1,"totalTokenCount":6}}\n\n' +
+        'data: {"candidates":[{"content":{"parts":[]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":5,"candidatesTokenCount":2,"totalTokenCount":7}}\n\n',
     ],
     [
       'OpenAI Responses, response.completed',

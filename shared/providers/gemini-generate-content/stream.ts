@@ -69,6 +69,11 @@ export class GenerateContentStream {
     }
   }
 
+  /** Gemini has no event that ends a stream: its answer is whole once a finishReason came with a count no part followed (its last chunk carries both). */
+  ended(): boolean {
+    return this.finished && this.lastUsage.current;
+  }
+
   /** The last usageMetadata, and whether it is a count of everything streamed (no part came after it). */
   private get lastUsage(): { metadata: UsageMetadata | undefined; current: boolean } {
     return { metadata: this.usage, current: this.usage !== undefined && !this.partsAfterUsage };
