@@ -1,5 +1,5 @@
 import DOMPurify, { type Config } from 'dompurify';
-import { marked, Tokenizer, type Tokens } from 'marked';
+import { Marked, Tokenizer, type Tokens } from 'marked';
 import { isObject, type Json, list, num, str } from './answer.js';
 import { $, el, partsPair, untrusted } from './dom.js';
 import { type Costs, costText, credits, grouped, sumCosts, usd } from './figures.js';
@@ -700,6 +700,25 @@ const SANITIZE: Config & { RETURN_TRUSTED_TYPE: true } = {
  */
 const MAX_SPAN = 20;
 
+/** The tags an output's own HTML keeps as tags: SANITIZE's. */
+const KEPT_TAGS: ReadonlySet<string> = new Set(SANITIZE.ALLOWED_TAGS);
+
+/**
+ * Markdown with an output's own HTML kept only where its tag is one SANITIZE keeps, every
+ * other tag (and comment, doctype, `<!…>`) shown as the text it is: left as HTML, the browser
+ * took the output after a `<title>`, `<script>`, `<style>` or `<textarea>` in prose ("put a
+ * <title> element inside <head>") for that element's text, and DOMPurify dropped it, or an
+ * `<svg>` or `<math>` with what it held: the rest of the answer gone, with no note.
+ */
+const markdown = new Marked({
+  renderer: {
+    html: ({ text }) =>
+      text.replace(/<(\/?)([A-Za-z][\w-]*)?/g, (tag: string, _slash: string, name: string | undefined) =>
+        name !== undefined && KEPT_TAGS.has(name.toLowerCase()) ? tag : `&lt;${tag.slice(1)}`,
+      ),
+  },
+});
+
 DOMPurify.addHook('afterSanitizeAttributes', (node) => {
   for (const name of ['colspan', 'rowspan']) {
     const value = node.getAttribute(name);
@@ -810,7 +829,7 @@ function renderOutput(column: Column): void {
   } else {
     const start = performance.now();
     try {
-      const html = marked.parse(column.text, { async: false, gfm: true, tokenizer: new CountingTokenizer() });
+      const html = markdown.parse(column.text, { async: false, gfm: true, tokenizer: new CountingTokenizer() });
       column.output.innerHTML = DOMPurify.sanitize(html, SANITIZE) as unknown as string;
       column.output.classList.add('markdown');
       column.markdown = true;

@@ -1613,6 +1613,19 @@ describe('The comparison page at GET /', () => {
       "Here: <img src=x onerror=\"window.__pwned = 'img'\"> and <script>window.__pwned = 'script'</script> " + "and [a link](javascript:window.__pwned='link') and **bold**";
     const XSS_MODEL = 'fam_d-4.20-0309-non-reasoning';
 
+    /** A page whose comparison's XSS_MODEL answered `text`, rendered as Markdown once `selector` shows in its output. */
+    async function asMarkdown(text: string, selector: string): Promise<Page> {
+      await answerWith(XSS_MODEL, text);
+      const opened = await openPage(browser(), host());
+      // Judged, so that the whole answer comes at once (the fault answers a whole completion, not a stream).
+      await compare(opened, { models: [XSS_MODEL, FAST], judges: [JUDGE] });
+      await opened.waitForSelector(column(XSS_MODEL, 'completed'));
+      await ended(opened);
+      await opened.click('#markdown');
+      await opened.waitForSelector(`${column(XSS_MODEL)} .output ${selector}`);
+      return opened;
+    }
+
     it('renders an output carrying <img onerror> and <script> inert, as text and as Markdown', async () => {
       // The simulator answers this model with a well-formed chat completion whose text is hostile.
       await answerWith(XSS_MODEL, HOSTILE);
@@ -1642,19 +1655,30 @@ describe('The comparison page at GET /', () => {
       expect(violations.filter((text) => /Trusted Type|Content Security Policy/i.test(text))).toEqual([]);
     });
 
+    it('keeps, as Markdown, all of an output that names tags in prose: a tag it does not keep is shown as written, and nothing after it is lost', async () => {
+      const prose = [
+        'To name the tab, put a <title> element inside <head>.',
+        '',
+        '**Step 2:** inline scripts go in a <script> element, styles in a <style> one; draw with <svg> and a <circle r="5">.',
+        '',
+        'Step 3: a <!-- comment --> and <b>bold by hand</b>, then the end.',
+      ].join('\n');
+      page = await asMarkdown(prose, 'strong');
+      const shown = await page.$eval(`${column(XSS_MODEL)} .output`, (output) => ({ text: output.textContent, bold: [...output.querySelectorAll('b')].map((b) => b.textContent) }));
+      // Everything after "<title>" had been taken for the title's text and dropped, the column still "completed", with no note.
+      expect(shown.text).toContain('put a <title> element inside <head>.');
+      expect(shown.text).toContain('inline scripts go in a <script> element, styles in a <style> one; draw with <svg> and a <circle r="5">.');
+      expect(shown.text).toContain('Step 3: a <!-- comment --> and bold by hand, then the end.');
+      expect(shown.bold).toEqual(['bold by hand']);
+      expect(await page.evaluate(() => (window as { __pwned?: string }).__pwned)).toBeUndefined();
+    });
+
     it('shows a wide Markdown table with its words whole, scrolling sideways in its own box', async () => {
       const headings = Array.from({ length: 12 }, (_, i) => `Context window ${i}`);
       const table = [`| ${headings.join(' | ')} |`, `|${headings.map(() => '---').join('|')}|`, `| ${headings.map((_, i) => `about 272,000 tokens ${i}`).join(' | ')} |`].join(
         '\n',
       );
-      await answerWith(XSS_MODEL, table);
-      page = await openPage(browser(), host());
-      // Judged, so that the whole answer comes at once (the fault answers a whole completion, not a stream).
-      await compare(page, { models: [XSS_MODEL, FAST], judges: [JUDGE] });
-      await page.waitForSelector(column(XSS_MODEL, 'completed'));
-      await ended(page);
-      await page.click('#markdown');
-      await page.waitForSelector(`${column(XSS_MODEL)} .output table`);
+      page = await asMarkdown(table, 'table');
       const shown = await page.$eval(`${column(XSS_MODEL)} .output table`, (table) => {
         // A word broken across lines draws in more than one box.
         const broken = [...table.querySelectorAll('th, td')].some((cell) => {
