@@ -154,6 +154,17 @@ function stacked(nodes: (Node | string)[]): DocumentFragment {
  * answer gives them), then how it judged (judgeStatistics, docs/judging.md); under the table,
  * how far each two judges agree.
  */
+/**
+ * A share as a whole percent, but never 0 % or 100 % for one that is neither: a judge
+ * consistent in 249 pairs of 250 reads "> 99 %", not "100 %", which says it was never
+ * inconsistent.
+ */
+export function percent(value: number): string {
+  if (value > 0 && value < 0.01) return '< 1 %';
+  if (value < 1 && value > 0.99) return '> 99 %';
+  return `${Math.round(value * 100)} %`;
+}
+
 function showJudges(evaluations: unknown[], statistics: unknown): void {
   const stats = isObject(statistics) ? statistics : {};
   const byJudge = new Map<string, { orders: Json[]; stats?: Json }>();
@@ -164,7 +175,7 @@ function showJudges(evaluations: unknown[], statistics: unknown): void {
   };
   for (const evaluation of evaluations.filter(isObject)) entry(str(evaluation.judgeModelId)).orders.push(...list(evaluation.orders).filter(isObject));
   for (const judge of list(stats.judges).filter(isObject)) entry(str(judge.judgeModelId)).stats = judge;
-  const share = (value: unknown) => (num(value) === undefined ? '–' : `${Math.round((value as number) * 100)} %`);
+  const share = (value: unknown) => (num(value) === undefined ? '–' : percent(value as number));
   const sum = (orders: Json[], field: string) => orders.reduce((total, order) => total + (num(order[field]) ?? 0), 0);
   // Calls whose usage was missing (charged an estimate) count no tokens: said, as a model's column says it.
   const tokens = (orders: Json[]) => {

@@ -593,11 +593,15 @@ function showResult(index: number, result: unknown): void {
   // The subsets of the counts the vendor reported (usage): shown when not 0. Anthropic and
   // Bedrock count thinking inside the output and never apart: no reasoningTokensOut there.
   const usage = isObject(result.usage) ? result.usage : {};
-  const part = (value: unknown, what: string) => (num(value) ? ` (${grouped(value)} ${what})` : '');
+  const parts = (...counts: [unknown, string][]) => {
+    const shown = counts.filter(([value]) => num(value)).map(([value, what]) => `${grouped(value)} ${what}`);
+    return shown.length > 0 ? ` (${shown.join(', ')})` : '';
+  };
+  // Cache writes too: priced above input (Anthropic's 1.25 times), they say why a call cost more than its tokens suggest.
   const tokens =
     result.providerCost === null
       ? 'tokens unknown (usage missing)'
-      : `tokens ${grouped(result.tokensIn)} in${part(usage.cachedTokensIn, 'cached')} / ${grouped(result.tokensOut)} out${part(usage.reasoningTokensOut, 'reasoning')}`;
+      : `tokens ${grouped(result.tokensIn)} in${parts([usage.cachedTokensIn, 'cached'], [usage.cacheWriteTokensIn, 'cache writes'])} / ${grouped(result.tokensOut)} out${parts([usage.reasoningTokensOut, 'reasoning'])}`;
   column.meta.replaceChildren(
     el('span', 'tokens', tokens),
     el('span', 'latency', `${grouped(result.latencyMs)} ms`),

@@ -1173,19 +1173,22 @@ describe('The comparison page at GET /', () => {
     });
 
     it('groups the thousands of token counts, latencies and call counts (1,234,567); costs keep their three significant digits', async () => {
-      const usage = { cachedTokensIn: 12_345, cacheWriteTokensIn: 0, reasoningTokensOut: 7_890 };
+      const usage = { cachedTokensIn: 12_345, cacheWriteTokensIn: 1_000, reasoningTokensOut: 7_890 };
       const results = [resultOf(FAST, 'ok', { tokensIn: 1_234_567, tokensOut: 23_456, latencyMs: 12_345, providerCost: 0.0123456, usage })];
       const order = (answerA: string, answerB: string) => ({ ...failedEvaluation('x').orders[0], answerA, answerB, tokensIn: 600_000, tokensOut: 17_283 });
       const evaluations = [{ ...failedEvaluation('x'), status: 'completed', error: undefined, orders: [order(FAST, OTHER), order(OTHER, FAST)] }];
-      const judgeStatistics = { judges: [{ judgeModelId: JUDGE, pairs: 1_500, positionConsistency: 1, chosePositionA: 0.5, decisive: 1, longerWon: null }] };
+      const judgeStatistics = { judges: [{ judgeModelId: JUDGE, pairs: 1_500, positionConsistency: 0.996, chosePositionA: 0.004, decisive: 1, longerWon: null }] };
       proxy = await startProxy(host(), answered(results, { evaluations, judgeStatistics }));
       page = await openPage(browser(), host(), { url: proxy.url });
       await compare(page, { models: [FAST] });
       await ended(page);
 
-      expect(await columnText(page, FAST, 'meta')).toBe('tokens 1,234,567 in (12,345 cached) / 23,456 out (7,890 reasoning)12,345 mscost $0.0123');
+      // Cache writes, priced above input, are said too.
+      expect(await columnText(page, FAST, 'meta')).toBe('tokens 1,234,567 in (12,345 cached, 1,000 cache writes) / 23,456 out (7,890 reasoning)12,345 mscost $0.0123');
       const judge = await page.$eval('#judge-stats tr + tr', (tr) => [...(tr as HTMLTableRowElement).cells].map((cell) => cell.textContent));
       expect(judge.slice(0, 6)).toEqual([JUDGE, '2', '0', '1,200,000 / 34,566', '$0', '1,500']);
+      // Shares neither 0 nor 1 never read 0 % or 100 % (rounded, they had: "never inconsistent").
+      expect(judge.slice(6)).toEqual(['> 99 %', '< 1 %', '100 %', '–']);
     });
 
     it("shows a model's tokens as unknown, not 0, when its vendor's usage was missing (providerCost null)", async () => {
