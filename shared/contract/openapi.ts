@@ -450,7 +450,7 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
       estimate: {
         type: 'object',
         description:
-          "What the estimate is made of: each model's call (its worst case is its whole output limit, `outputTokens`, reasoning included where the vendor bills it) and the judge calls (each with its judge model's own output limit, and the answers it is shown as input). A lower `generation_settings.maxTokens` lowers the models' part, and the judge calls' input; fewer models or judges, or a cheaper judge, lowers the judge calls' part.",
+          "What the estimate is made of: each model's call (its worst case is its whole output limit, `outputTokens`, reasoning included where the vendor bills it, and the few tokens above it and of framing beside its input a vendor's usage may count) and the judge calls (each with its judge model's own output limit, and the answers it is shown as input). A lower `generation_settings.maxTokens` lowers the models' part, and the judge calls' input; fewer models or judges, or a cheaper judge, lowers the judge calls' part.",
         properties: {
           models: {
             type: 'array',
