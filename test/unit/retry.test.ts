@@ -111,4 +111,18 @@ describe('Function: withRetry', () => {
   ])('parses Retry-After %j', (value, ms) => {
     expect(parseRetryAfter(value, Date.parse('Thu, 01 Jan 2026 00:00:00 GMT'))).toBe(ms);
   });
+
+  it('reads an asctime date, which names no zone, as GMT whatever the machine runs in (HTTP dates are GMT)', () => {
+    const zone = process.env.TZ;
+    try {
+      for (const tz of ['America/New_York', 'Asia/Tokyo']) {
+        process.env.TZ = tz;
+        // Read in the machine's zone, it had been 5 hours later in New York, and past already in Tokyo.
+        expect(parseRetryAfter('Thu Jan  1 00:00:03 2026', Date.parse('Thu, 01 Jan 2026 00:00:00 GMT')), tz).toBe(3000);
+      }
+    } finally {
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
+    }
+  });
 });
