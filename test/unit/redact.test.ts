@@ -21,6 +21,8 @@ describe('Function: redactSecrets', () => {
     expect(redactSecrets(`it sent Bearer ${jwt}, refused`)).toBe('it sent Bearer [redacted], refused');
     expect(redactSecrets(`Basic ${Buffer.from('user:pass').toString('base64')} and bearer sk_live_abc123def`)).toBe('Basic [redacted] and bearer [redacted]');
     expect(redactSecrets('AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20261127/us-east-1/bedrock/aws4_request')).toBe('AWS4-HMAC-SHA256 [redacted]');
+    // Named as a header's value, a credential is redacted whatever it looks like, the scheme with it.
+    expect(redactSecrets('sent Authorization: Bearer abcdefghijklmnopqrstuvwx, refused')).toBe('sent Authorization: [redacted], refused');
     // The gateway's own warning had read "no usable token [redacted]".
     for (const prose of [
       'The provider reported no usable token usage; cost is unavailable',

@@ -50,12 +50,13 @@ export function fromErrorResponse(status: number, text: string, retryAfter: stri
 
 /**
  * An error object a 200 carried instead of an answer (a stream's chunk, a whole body: Gemini
- * sends `{"error": …}` so too), as fromErrorResponse maps one: its `code` the status (500
- * where it names none).
+ * sends `{"error": …}` so too), as fromErrorResponse maps one: its `code` the status where it
+ * is an HTTP error status, else 500 (a code of 7, 1000 or 2.5 is no status the vendor answered).
  */
 export function errorInAnswer(error: unknown): UpstreamError {
   const found = typeof error === 'object' && error !== null ? (error as NonNullable<GoogleErrorBody['error']>) : {};
-  return fromGoogleError(typeof found.code === 'number' ? found.code : 500, found, null);
+  const { code } = found;
+  return fromGoogleError(typeof code === 'number' && Number.isInteger(code) && code >= 400 && code <= 599 ? code : 500, found, null);
 }
 
 function fromGoogleError(status: number, error: GoogleErrorBody['error'], retryAfter: string | null, now = Date.now()): UpstreamError {

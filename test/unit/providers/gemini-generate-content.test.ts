@@ -444,6 +444,8 @@ describe('Function: fromGenerateContentResponse', () => {
     // It had been "The provider answered without a candidate", the vendor's word lost and never retried.
     expect([error.code, error.message, error.retryable]).toEqual(['upstream_overloaded', 'UNAVAILABLE: The model is overloaded. Please try again later.', true]);
     expect(thrown(() => fromGenerateContentResponse({ error: { message: 'boom' } })).message).toBe('boom');
+    // A code that is no HTTP error status is not repeated as one (the answer's upstreamStatus is one, 100 to 599).
+    for (const code of [7, 200, 1000, 2.5]) expect(thrown(() => fromGenerateContentResponse({ error: { code, message: 'odd' } })).details.upstreamStatus, String(code)).toBe(500);
   });
 
   it('keeps text stopped by a safety filter, with a warning', () => {
