@@ -321,9 +321,9 @@ export class CreditsService {
     const repaired = await this.accounts.repairInFlightSlots(account);
     if (repaired) this.log.warn('Set the count of requests at once to what its open reservations count', { accountId: account.accountId, ...repaired });
     const unposted = Object.values(account.unposted ?? {}).filter((entry) => now - entry.at >= POSTING_DELAY_MS);
-    const postedAll = await this.post(unposted);
-    // Only those the ledger did not hold yet: one marked posted is dropped, not posted again.
-    if (postedAll) outcome.posted += unposted.filter((entry) => entry.posted !== true).length;
+    const took = await this.post(unposted);
+    // Only those this run wrote: one marked posted is dropped, not posted again, and one another run (or the top-up) wrote meanwhile is not counted.
+    if (took !== undefined) outcome.posted += took;
     for (const [requestId, reservation] of Object.entries(account.reservations ?? {})) {
       if (now - reservation.at < RESERVATION_TIMEOUT_MS) continue;
       const open = { accountId: account.accountId, requestId, reservation };
@@ -348,7 +348,7 @@ export class CreditsService {
       account.accountId,
       [...(account.closedRequests ?? [])].filter((requestId) => !(now - ulidTime(requestId) < CLOSED_KEPT_MS)),
     );
-    return postedAll;
+    return took !== undefined;
   }
 
   /**
@@ -379,16 +379,18 @@ export class CreditsService {
 
   /**
    * Copies entries of one account to the ledger, then drops them from its unposted set (`keep`:
-   * marks the one entry posted there instead, for the reconciler to drop); whether the ledger
-   * took them all.
+   * marks the one entry posted there instead, for the reconciler to drop); how many the ledger
+   * took from this call (not those it held already), or undefined where a write failed.
    */
-  private async post(entries: readonly LedgerEntry[], { keep = false } = {}): Promise<boolean> {
+  private async post(entries: readonly LedgerEntry[], { keep = false } = {}): Promise<number | undefined> {
     const [first] = entries;
-    if (!first) return true;
+    if (!first) return 0;
+    let took: number;
     try {
       // One PutItem each: the ledger's role may put, never delete, and BatchWriteItem would allow both.
       // One marked posted in the account's set is in the ledger already: only dropped.
-      await Promise.all(entries.filter((entry: LedgerEntry & { posted?: true }) => entry.posted !== true).map((entry) => this.ledger.put(entry)));
+      const wrote = await Promise.all(entries.filter((entry: LedgerEntry & { posted?: true }) => entry.posted !== true).map((entry) => this.ledger.put(entry)));
+      took = wrote.filter(Boolean).length;
       if (keep) await this.accounts.markPosted(first.accountId, first.entryId);
       else
         await this.accounts.dropUnposted(
@@ -398,9 +400,9 @@ export class CreditsService {
     } catch (error) {
       // The balance already changed; the reconciler posts the entries later.
       this.log.warn('Ledger posting deferred to the reconciler', { accountId: first.accountId, entries: entries.length, errorName: (error as Error).name });
-      return false;
+      return undefined;
     }
-    return true;
+    return took;
   }
 
   /** The entry that closes a reservation, settle or release, with the hold it gives back. */

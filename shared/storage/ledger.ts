@@ -56,13 +56,15 @@ export class LedgerRepository {
   /**
    * Posts an entry, never over another: a second post of the same entry (a retry, or the
    * reconciler after a post whose answer was lost) is a no-op; another entry under its key,
-   * which nothing writes, throws. IAM cannot make PutItem append-only; this does.
+   * which nothing writes, throws. IAM cannot make PutItem append-only; this does. Whether
+   * this post wrote it (false: the ledger held it already).
    */
-  async put(entry: LedgerEntry): Promise<void> {
+  async put(entry: LedgerEntry): Promise<boolean> {
     const held = await this.putFirst(entry);
     if (held.kind !== entry.kind || held.amountMicro !== entry.amountMicro || held.at !== entry.at) {
       throw new ConditionFailedError(`The ledger holds another entry ${entry.entryId} of ${entry.accountId}`);
     }
+    return held === entry;
   }
 
   /**

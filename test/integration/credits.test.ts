@@ -45,7 +45,7 @@ class FlakyLedger extends LedgerRepository {
   /** Failures of settlement writes (putFirst) only. */
   failNextSettlement = 0;
   loseAnswerNext = 0;
-  override async put(entry: LedgerEntry): Promise<void> {
+  override async put(entry: LedgerEntry): Promise<boolean> {
     this.failIfAsked();
     return super.put(entry);
   }
@@ -733,6 +733,22 @@ describe('Class: CreditsService', () => {
       expect(await expectConsistent(credits, account.accountId)).toBe(800);
     });
 
+    it('counts an entry once between runs that overlap: each says only what it posted itself', async () => {
+      const clock = { now: Date.now() };
+      const flaky = new FlakyLedger(env.client.items, env.tables.ledger);
+      const scoped = new ScopedAccounts(env.client.items, env.tables.accounts);
+      const credits = service(clock, flaky, scoped);
+      const account = await credits.openAccount({ balanceMicro: 1_000 });
+      scoped.scope.add(account.accountId);
+      flaky.failNext = 1;
+      await credits.topUp(account.accountId, 200);
+      clock.now += POSTING_DELAY_MS;
+      // Three runs at once (the local host's minute and an operator's `reconcile`): each had counted the entry as its own.
+      const runs = await Promise.all([credits.reconcile(), credits.reconcile(), credits.reconcile()]);
+      expect(runs.reduce((sum, run) => sum + run.posted, 0)).toBe(1);
+      expect(await expectConsistent(credits, account.accountId)).toBe(1_200);
+    });
+
     it('counts in its outcome exactly what it did: entries the ledger took (not those it held already), reservations completed and released', async () => {
       // Prepare: a top-up posted (kept, marked), one whose posting failed, a request that crashed, one whose close crashed.
       const clock = { now: Date.now() };
@@ -802,7 +818,7 @@ describe('Class: CreditsService', () => {
       const broken = new Set<string>();
       /** A ledger that refuses every write for the accounts in `broken`, as a store throttling one hot account would. */
       class PartlyBrokenLedger extends LedgerRepository {
-        override async put(entry: LedgerEntry): Promise<void> {
+        override async put(entry: LedgerEntry): Promise<boolean> {
           if (broken.has(entry.accountId)) throw new ServiceUnavailableError('injected: throttled');
           return super.put(entry);
         }
