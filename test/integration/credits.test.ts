@@ -121,6 +121,17 @@ function service(clock: { now: number } = { now: Date.now() }, ledgerRepo: Ledge
   return new CreditsService(accountsRepo, ledgerRepo, undefined, () => clock.now);
 }
 
+/** A service over a flaky ledger and accounts scoped to one new account of `balanceMicro`, its clock held: what a reconcile test sets up. */
+async function reconcilingOver(balanceMicro: number) {
+  const clock = { now: Date.now() };
+  const flaky = new FlakyLedger(env.client.items, env.tables.ledger);
+  const scoped = new ScopedAccounts(env.client.items, env.tables.accounts);
+  const credits = service(clock, flaky, scoped);
+  const account = await credits.openAccount({ balanceMicro });
+  scoped.scope.add(account.accountId);
+  return { clock, flaky, scoped, credits, account };
+}
+
 /** Balance = ledger sum, once nothing is left unposted (an entry posted and kept, marked, is in the ledger). */
 async function expectConsistent(credits: CreditsService, accountId: string): Promise<number> {
   const account = (await accounts.get(accountId))!;
@@ -734,12 +745,7 @@ describe('Class: CreditsService', () => {
     });
 
     it('counts an entry once between runs that overlap: each says only what it posted itself', async () => {
-      const clock = { now: Date.now() };
-      const flaky = new FlakyLedger(env.client.items, env.tables.ledger);
-      const scoped = new ScopedAccounts(env.client.items, env.tables.accounts);
-      const credits = service(clock, flaky, scoped);
-      const account = await credits.openAccount({ balanceMicro: 1_000 });
-      scoped.scope.add(account.accountId);
+      const { clock, flaky, credits, account } = await reconcilingOver(1_000);
       flaky.failNext = 1;
       await credits.topUp(account.accountId, 200);
       clock.now += POSTING_DELAY_MS;
@@ -751,12 +757,7 @@ describe('Class: CreditsService', () => {
 
     it('counts in its outcome exactly what it did: entries the ledger took (not those it held already), reservations completed and released', async () => {
       // Prepare: a top-up posted (kept, marked), one whose posting failed, a request that crashed, one whose close crashed.
-      const clock = { now: Date.now() };
-      const flaky = new FlakyLedger(env.client.items, env.tables.ledger);
-      const scoped = new ScopedAccounts(env.client.items, env.tables.accounts);
-      const credits = service(clock, flaky, scoped);
-      const account = await credits.openAccount({ balanceMicro: 1_000 });
-      scoped.scope.add(account.accountId);
+      const { clock, flaky, scoped, credits, account } = await reconcilingOver(1_000);
       await credits.topUp(account.accountId, 500);
       flaky.failNext = 1;
       await credits.topUp(account.accountId, 200);
