@@ -119,8 +119,8 @@ export function streamEndedEarly(finalEvent: string): UpstreamError {
  */
 const DELAY_SECONDS = /^\d+(?:\.\d+)?$/;
 const HTTP_DATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? /;
-/** An asctime date names no zone, and an HTTP date is always GMT: read so, not in the machine's zone. */
-const ASCTIME = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \d{4}$/;
+/** A date that names its zone (GMT, UTC, Z or an offset): any other is read as GMT, as every HTTP date is, not in the machine's zone. */
+const NAMES_ZONE = /(?:\b(?:GMT|UTC|UT)|\dZ|[+-]\d{2}:?\d{2})$/i;
 
 /**
  * Retry-After as seconds or an HTTP date, in milliseconds from now; undefined for anything
@@ -132,7 +132,7 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
   if (!text) return undefined;
   if (DELAY_SECONDS.test(text)) return Math.round(Number(text) * 1000);
   if (!HTTP_DATE.test(text)) return undefined;
-  const date = Date.parse(ASCTIME.test(text) ? `${text} GMT` : text);
+  const date = Date.parse(NAMES_ZONE.test(text) ? text : `${text} GMT`);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 

@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { KnownSecretsFilter, redactKnown, redactSecrets } from '../../shared/http/redact.js';
@@ -22,7 +23,17 @@ describe('Function: redactSecrets', () => {
     expect(redactSecrets(`Basic ${Buffer.from('user:pass').toString('base64')} and bearer sk_live_abc123def`)).toBe('Basic [redacted] and bearer [redacted]');
     expect(redactSecrets('AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20261127/us-east-1/bedrock/aws4_request')).toBe('AWS4-HMAC-SHA256 [redacted]');
     // Named as a header's value, a credential is redacted whatever it looks like, the scheme with it.
-    expect(redactSecrets('sent Authorization: Bearer abcdefghijklmnopqrstuvwx, refused')).toBe('sent Authorization: [redacted], refused');
+    const letters = 'abcdefghijklmnopqrstuvwx';
+    expect(redactSecrets(`sent Authorization: Bearer ${letters}, refused`)).toBe('sent Authorization: [redacted], refused');
+    // However written: a quoted credential, a scheme with a colon, util.inspect's arrays and maps.
+    for (const written of [
+      `Authorization: Bearer "${letters}"`,
+      `Authorization: Bearer: ${letters}`,
+      inspect({ headers: { authorization: [`Bearer ${letters}`] } }),
+      inspect(new Map([['authorization', `Bearer ${letters}`]])),
+    ]) {
+      expect(redactSecrets(written), written).not.toContain(letters);
+    }
     // The gateway's own warning had read "no usable token [redacted]".
     for (const prose of [
       'The provider reported no usable token usage; cost is unavailable',

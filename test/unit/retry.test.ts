@@ -118,7 +118,11 @@ describe('Function: withRetry', () => {
       for (const tz of ['America/New_York', 'Asia/Tokyo']) {
         process.env.TZ = tz;
         // Read in the machine's zone, it had been 5 hours later in New York, and past already in Tokyo.
-        expect(parseRetryAfter('Thu Jan  1 00:00:03 2026', Date.parse('Thu, 01 Jan 2026 00:00:00 GMT')), tz).toBe(3000);
+        for (const date of ['Thu Jan  1 00:00:03 2026', 'Thu Jan 1 00:00:03 2026', 'Thu, 01 Jan 2026 00:00:03', 'Thursday, 01-Jan-26 00:00:03']) {
+          expect(parseRetryAfter(date, Date.parse('Thu, 01 Jan 2026 00:00:00 GMT')), `${tz} ${date}`).toBe(3000);
+        }
+        // A zone named is kept.
+        expect(parseRetryAfter('Thu, 01 Jan 2026 09:00:03 +0900', Date.parse('Thu, 01 Jan 2026 00:00:00 GMT')), tz).toBe(3000);
       }
     } finally {
       if (zone === undefined) delete process.env.TZ;

@@ -48,15 +48,42 @@ export function fromErrorResponse(status: number, text: string, retryAfter: stri
   return fromGoogleError(status, error, retryAfter, now);
 }
 
+/** The HTTP status of each google.rpc status (google/rpc/code.proto), for an error that gives its status and no HTTP code. */
+const HTTP_STATUS_OF: Readonly<Record<string, number>> = {
+  CANCELLED: 499,
+  UNKNOWN: 500,
+  INVALID_ARGUMENT: 400,
+  DEADLINE_EXCEEDED: 504,
+  NOT_FOUND: 404,
+  ALREADY_EXISTS: 409,
+  PERMISSION_DENIED: 403,
+  RESOURCE_EXHAUSTED: 429,
+  FAILED_PRECONDITION: 400,
+  ABORTED: 409,
+  OUT_OF_RANGE: 400,
+  UNIMPLEMENTED: 501,
+  INTERNAL: 500,
+  UNAVAILABLE: 503,
+  DATA_LOSS: 500,
+  UNAUTHENTICATED: 401,
+};
+
 /**
  * An error object a 200 carried instead of an answer (a stream's chunk, a whole body: Gemini
  * sends `{"error": …}` so too), as fromErrorResponse maps one: its `code` the status where it
- * is an HTTP error status, else 500 (a code of 7, 1000 or 2.5 is no status the vendor answered).
+ * is an HTTP error status, else the one its google.rpc `status` stands for, else 500 (a code of
+ * 7, 1000 or 2.5 is no status the vendor answered).
  */
 export function errorInAnswer(error: unknown): UpstreamError {
   const found = typeof error === 'object' && error !== null ? (error as NonNullable<GoogleErrorBody['error']>) : {};
-  const { code } = found;
-  return fromGoogleError(typeof code === 'number' && Number.isInteger(code) && code >= 400 && code <= 599 ? code : 500, found, null);
+  const { code, status } = found;
+  const http =
+    typeof code === 'number' && Number.isInteger(code) && code >= 400 && code <= 599
+      ? code
+      : typeof status === 'string' && Object.hasOwn(HTTP_STATUS_OF, status)
+        ? HTTP_STATUS_OF[status]!
+        : 500;
+  return fromGoogleError(http, found, null);
 }
 
 function fromGoogleError(status: number, error: GoogleErrorBody['error'], retryAfter: string | null, now = Date.now()): UpstreamError {

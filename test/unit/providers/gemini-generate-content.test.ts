@@ -446,6 +446,10 @@ describe('Function: fromGenerateContentResponse', () => {
     expect(thrown(() => fromGenerateContentResponse({ error: { message: 'boom' } })).message).toBe('boom');
     // A code that is no HTTP error status is not repeated as one (the answer's upstreamStatus is one, 100 to 599).
     for (const code of [7, 200, 1000, 2.5]) expect(thrown(() => fromGenerateContentResponse({ error: { code, message: 'odd' } })).details.upstreamStatus, String(code)).toBe(500);
+    // Its google.rpc status says which, where its code is no HTTP status: a refusal is not retried as a 500 would be.
+    const refused = thrown(() => fromGenerateContentResponse({ error: { code: 7, message: 'denied', status: 'PERMISSION_DENIED' } }));
+    expect([refused.details.upstreamStatus, refused.retryable]).toEqual([403, false]);
+    expect(thrown(() => fromGenerateContentResponse({ error: { code: 8, message: 'slow down', status: 'RESOURCE_EXHAUSTED' } })).code).toBe('upstream_rate_limited');
   });
 
   it('keeps text stopped by a safety filter, with a warning', () => {
