@@ -44,6 +44,9 @@ const STRICT_KEYWORDS: ReadonlySet<string> = new Set([
   'maxItems',
 ]);
 
+/** The keywords that say what a subschema is, one of which strict mode wants at every level. */
+const TYPED_BY = ['type', 'anyOf', '$ref', 'enum', 'const'] as const;
+
 /** OpenAI's limit on a long string enum in strict mode: past 250 values, 15,000 characters in all. */
 const STRICT_LONG_ENUM_VALUES = 250;
 const STRICT_LONG_ENUM_CHARACTERS = 15_000;
@@ -58,8 +61,13 @@ const STRICT_LONG_ENUM_CHARACTERS = 15_000;
  * contract guarantees the first of these, not the others.
  */
 export function strictViolation(schema: unknown, at = ''): string | undefined {
+  // A subschema `true` or `false` (but `additionalProperties: false`, which strict mode wants) is no schema strict mode reads.
+  if (typeof schema === 'boolean') return schema === false && at.endsWith('/additionalProperties') ? undefined : at;
   if (!isObject(schema)) return undefined;
   for (const key in schema) if (!STRICT_KEYWORDS.has(key)) return `${at}/${escapePointerToken(key)}`;
+  // "schema must have a 'type' key": `{}` or a description alone (any JSON value) is refused; a
+  // reference, a union, an enum or a constant says what it is without one.
+  if (!TYPED_BY.some((key) => key in schema)) return at;
   // "The root level object must be an object, and not use anyOf."
   if (at === '' && 'anyOf' in schema) return '/anyOf';
   // A string enum of more than 250 values may hold 15,000 characters in all at most.

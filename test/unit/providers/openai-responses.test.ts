@@ -298,6 +298,10 @@ describe('Function: strictViolation', () => {
     ['a default', { ...SCHEMA, properties: { ...SCHEMA.properties, score: { type: 'number', default: 0 } } }, '/properties/score/default'],
     ['a composition other than anyOf', { ...SCHEMA, properties: { ...SCHEMA.properties, score: { not: { type: 'string' } } } }, '/properties/score/not'],
     ['a root $schema', { $schema: 'https://json-schema.org/draft/2020-12/schema', ...SCHEMA }, '/$schema'],
+    // OpenAI: "In context=('properties', 'a'), schema must have a 'type' key" (a 400 for every model of the request).
+    ['a property of any value, {}', { ...SCHEMA, properties: { ...SCHEMA.properties, score: {} } }, '/properties/score'],
+    ['a property described but untyped', { ...SCHEMA, properties: { ...SCHEMA.properties, score: { description: 'any JSON value' } } }, '/properties/score'],
+    ['a property given as true', { ...SCHEMA, properties: { ...SCHEMA.properties, score: true } }, '/properties/score'],
     ['anyOf at the root ("must be an object, and not use anyOf")', { ...SCHEMA, anyOf: [{ required: ['verdict'] }, { required: ['score'] }] }, '/anyOf'],
     [
       'a string enum of more than 250 values past 15,000 characters in all',
