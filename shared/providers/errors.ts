@@ -58,6 +58,11 @@ export class UpstreamError extends Error {
       /** On an aborted stream: the answer's text streamed so far, and its usage if the vendor had sent it. */
       partial?: PartialReply;
       /**
+       * The answer a vendor generated and then refused itself, as the text it sent back (Groq's
+       * `json_validate_failed` with its `failed_generation`): its adapter may answer it as the reply.
+       */
+      refusedAnswer?: string;
+      /**
        * On an answer the vendor generated and then withheld (`upstream_blocked`: a safety block,
        * a content filter) and reported a usage block with, which it bills: the call fails,
        * charged that usage where it can be true, else the estimate with what it showed.

@@ -1,4 +1,4 @@
-import type { PartialReply } from './errors.js';
+import { UpstreamError, type PartialReply } from './errors.js';
 import { jsonRequest, postJson, type ErrorMapper } from './http.js';
 import type { SseEvent } from './sse.js';
 import { finishStream, postSse } from './stream-http.js';
@@ -31,6 +31,8 @@ export interface HttpCallShape {
   mapError?: ErrorMapper;
   /** Turns what a send threw into what the adapter throws (a protocol that refines or redacts vendor errors). */
   refine?: (error: unknown) => unknown;
+  /** The reply a whole call's failure stands for, where the vendor sent back an answer it refused itself (UpstreamError.details.refusedAnswer). */
+  recover?: (error: UpstreamError) => ModelReply | undefined;
   /** The non-streamed answer's JSON as a reply. */
   fromAnswer(answer: unknown): ModelReply;
   /** The most output tokens the vendor may bill for the call (its adapter's billedOutputBound): what bounds the lines of its stream (streamLineCap). */
@@ -56,9 +58,14 @@ export function preparedHttpCall(shape: HttpCallShape, onDelta?: (text: string) 
     return {
       warnings,
       async send(signal) {
-        const answer = await postJson(request, signal, { mapError }).catch((error: unknown) => {
+        let answer: unknown;
+        try {
+          answer = await postJson(request, signal, { mapError });
+        } catch (error) {
+          const recovered = error instanceof UpstreamError ? shape.recover?.(error) : undefined;
+          if (recovered) return withWarnings(recovered);
           throw refine(error);
-        });
+        }
         return withWarnings(shape.fromAnswer(answer));
       },
     };

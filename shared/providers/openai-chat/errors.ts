@@ -1,4 +1,4 @@
-import { parseRetryAfter, statusError, type UpstreamError } from '../errors.js';
+import { parseRetryAfter, statusError, UpstreamError } from '../errors.js';
 import { vendorBody } from '../http.js';
 import type { ChatDialect } from './dialects.js';
 import { cutWhole } from '../../text/cut.js';
@@ -50,5 +50,17 @@ function validationText(detail: unknown): string | undefined {
 export function fromErrorResponse(dialect: ChatDialect, status: number, text: string, retryAfter: string | null, now = Date.now()): UpstreamError {
   const body = vendorBody(text);
   const message = vendorMessage(body) ?? `${PROVIDER_NAMES[dialect.id]} answered ${status}`;
-  return statusError(status, message, { body, retryAfterMs: parseRetryAfter(retryAfter, now), capacityStatuses: dialect.capacityStatuses });
+  const error = statusError(status, message, { body, retryAfterMs: parseRetryAfter(retryAfter, now), capacityStatuses: dialect.capacityStatuses });
+  const refused = status === 400 ? failedGeneration(body) : undefined;
+  return refused === undefined ? error : new UpstreamError(error.code, error.message, { ...error.details, refusedAnswer: refused });
+}
+
+/**
+ * The answer Groq generated in best-effort structured output and then refused as not fitting
+ * the schema (400 `json_validate_failed`, "See 'failed_generation' for more details"), or
+ * undefined.
+ */
+function failedGeneration(body: unknown): string | undefined {
+  const error = typeof body === 'object' && body !== null ? (body as { error?: { code?: unknown; failed_generation?: unknown } }).error : undefined;
+  return error?.code === 'json_validate_failed' && typeof error.failed_generation === 'string' ? error.failed_generation : undefined;
 }

@@ -238,6 +238,23 @@ describe('Adapter: openaiChat against the simulator', () => {
     );
   });
 
+  it('answers a best-effort Groq call whose answer Groq refused as not fitting the schema with that answer, not a failure with nothing', async () => {
+    const optional = { ...SCHEMA, required: ['winner'] };
+    const error = {
+      message: "Failed to generate JSON. Please adjust your prompt. See 'failed_generation' for more details.",
+      type: 'invalid_request_error',
+      code: 'json_validate_failed',
+      failed_generation: '{"winner": "edge"}',
+    };
+    sim.setFault({ kind: 'status', status: 400, provider: 'groq', body: { error } });
+    const reply = await send(call('fam_i-gpt-oss-120b', { responseSchema: optional }));
+    // It had failed as upstream_error 400, the output and the best-effort warning lost.
+    expect(reply.output).toBe('{"winner": "edge"}');
+    expect(reply.usage).toBeUndefined();
+    expect(reply.warnings).toContain("Groq refused its own answer as not fitting the schema (json_validate_failed): shown as it came, with the gateway's check");
+    expect(reply.warnings).toContainEqual(expect.stringContaining('without strict enforcement'));
+  });
+
   it('sends DeepSeek, which refuses successive turns of one role, one message per run of them', async () => {
     const history = [
       { role: 'user' as const, content: 'Some context.' },
