@@ -74,8 +74,8 @@ const DEEPSEEK_CACHE: CacheRules = { mode: 'automatic', minTokens: 64 };
 const AUTO_CACHE: CacheRules = { mode: 'automatic' };
 const NO_CACHE: CacheRules = { mode: 'none' };
 // Cache minimums of fam_a and fam_b are the contract's (spec 2.9): 1,024 (2,048 Haiku-class) and
-// 32,768; except where Anthropic caches nothing below a higher one: 4,096 for Opus 4.6, Opus 4.5
-// and Haiku 4.5 (Anthropic's prompt-caching guide, as proxies that pass it on quote it). The
+// 32,768; except where Anthropic caches nothing below a higher one: 4,096 for Opus 4.7, Opus 4.6,
+// Opus 4.5 and Haiku 4.5 (Anthropic's prompt-caching guide, as proxies that pass it on quote it). The
 // minimum only decides the "caches nothing there" warning and what the catalog lists.
 const claudeCache = (minTokens: number): CacheRules => ({ mode: 'explicit', minTokens });
 const CLAUDE_CACHE_4096 = claudeCache(4096);
@@ -320,7 +320,7 @@ export const MODELS: readonly ModelEntry[] = [
     tier: 'other',
     prices: usd(5, 0.5, 6.25, 25),
     // Opus 4.7 accepts only adaptive thinking; budget_tokens returns 400 (see report).
-    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'instruction', tuning: CLAUDE_THINKING, cache: claudeCache(1024) },
+    capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'instruction', tuning: CLAUDE_THINKING, cache: CLAUDE_CACHE_4096 },
     defaultMaxTokens: 4096,
     maxOutputTokens: 128_000,
     contextWindow: 1_000_000,

@@ -127,6 +127,8 @@ describe('Function: planCall, cache breakpoints under the cache minimum', () => 
     // Sonnet-class: 1,024; Nova (Bedrock cache points): 1,000.
     expect(warningsOf('fam_a-sonnet-4-6', [marked('a'.repeat(4_000))])).toEqual([expect.stringContaining('under fam_a-sonnet-4-6')]);
     expect(warningsOf('fam_a-sonnet-4-6', [marked('a'.repeat(8_000))])).toEqual([]);
+    // Opus 4.7 caches nothing under 4,096 either, as Opus 4.6: about 2,000 tokens is flagged (the catalog had its minimum at 1,024).
+    expect(warningsOf('fam_a-opus-4-7', [marked('a'.repeat(8_000))])).toEqual([expect.stringContaining("under fam_a-opus-4-7's cache minimum of 4096")]);
     expect(warningsOf('fam_h-lite', [marked('Be brief.')])).toEqual([expect.stringContaining("fam_h-lite's cache minimum of 1000")]);
   });
 
