@@ -235,16 +235,6 @@ export class CreditsService {
    */
   async settle(open: OpenRequest, costMicro: number, estimatedMicro = 0): Promise<{ chargedMicro: number }> {
     const chargedMicro = chargeableMicro(open, costMicro);
-    if (costMicro > chargedMicro) {
-      // The operator's loss: the stack's Uncollected alarm sums `uncollectedMicro` from this line.
-      this.log.warn(UNCOLLECTED_LOG_MESSAGE, {
-        accountId: open.accountId,
-        promptLogId: open.requestId,
-        costMicro,
-        reservedMicro: open.reservation.amountMicro,
-        uncollectedMicro: costMicro - chargedMicro,
-      });
-    }
     const settlement = {
       ...this.settlementEntry(open, 'settle', -chargedMicro),
       chargedMicro,
@@ -252,8 +242,9 @@ export class CreditsService {
       ...(estimatedMicro > 0 ? { estimatedMicro: Math.min(estimatedMicro, chargedMicro) } : {}),
     };
     let applied: SettlementEntry;
+    let wrote: boolean;
     try {
-      applied = await this.writeSettlement(open, settlement);
+      ({ entry: applied, wrote } = await this.writeSettlement(open, settlement));
     } catch (error) {
       this.log.error('Settle entry may or may not be in the ledger; the reconciler completes or releases the reservation', {
         accountId: open.accountId,
@@ -261,6 +252,17 @@ export class CreditsService {
         errorName: (error as Error).name,
       });
       return { chargedMicro };
+    }
+    // The operator's loss, once: where this settle's entry is the one the ledger holds (not a settle
+    // or release before it). The stack's Uncollected alarm sums `uncollectedMicro` from this line.
+    if (settlement.uncollectedMicro !== undefined && wrote) {
+      this.log.warn(UNCOLLECTED_LOG_MESSAGE, {
+        accountId: open.accountId,
+        promptLogId: open.requestId,
+        costMicro,
+        reservedMicro: open.reservation.amountMicro,
+        uncollectedMicro: settlement.uncollectedMicro,
+      });
     }
     try {
       const listClosed = open.reserveMayLandLate === true;
@@ -327,7 +329,7 @@ export class CreditsService {
     for (const [requestId, reservation] of Object.entries(account.reservations ?? {})) {
       if (now - reservation.at < RESERVATION_TIMEOUT_MS) continue;
       const open = { accountId: account.accountId, requestId, reservation };
-      const applied = await this.writeSettlement(open, await this.releaseEntry(open));
+      const { entry: applied } = await this.writeSettlement(open, await this.releaseEntry(open));
       try {
         // Not listed in closedRequests: no attempt of its reserve can still arrive (RESERVATION_TIMEOUT_MS).
         await this.accounts.closeReservation(applied, reservation);
@@ -365,12 +367,14 @@ export class CreditsService {
   /**
    * Write-ahead: the settlement entry (settle or release) goes to the ledger before the
    * balance changes. A request has one settlement: the first written wins, and is the one
-   * returned, for the caller to apply to the balance. A failed write is tried once more:
-   * should the first have landed, the second is refused and returns it.
+   * returned, for the caller to apply to the balance, with whether it is this call's (`wrote`;
+   * false where another was written first, or where a first attempt landed and its answer was
+   * lost). A failed write is tried once more: should the first have landed, the second is
+   * refused and returns it.
    */
-  private async writeSettlement(open: OpenRequest, settlement: SettlementEntry): Promise<SettlementEntry> {
-    const applied = await this.ledger.putFirst(settlement).catch(() => this.ledger.putFirst(settlement));
-    return { ...applied, requestId: open.requestId };
+  private async writeSettlement(open: OpenRequest, settlement: SettlementEntry): Promise<{ entry: SettlementEntry; wrote: boolean }> {
+    const held = await this.ledger.putFirst(settlement).catch(() => this.ledger.putFirst(settlement));
+    return { entry: { ...held, requestId: open.requestId }, wrote: held === settlement };
   }
 
   async ledgerSum(accountId: string): Promise<number> {

@@ -683,6 +683,9 @@ describe('Class: CreditsService', () => {
       expect(await expectConsistent(credits, account.accountId)).toBe(0);
       const settle = (await ledger.list(account.accountId)).find((e) => e.kind === 'settle');
       expect(settle).toMatchObject({ amountMicro: -1_000, reservedMicro: 1_000, chargedMicro: 1_000, uncollectedMicro: 300, estimatedMicro: 400 });
+      // A second settle changes nothing, and logs no second loss: the alarm had summed it twice.
+      expect(await credits.settle(open, 1_300, 400)).toEqual({ chargedMicro: 1_000 });
+      expect(log.lines).toHaveLength(1);
       // An empty balance refuses the next request until a top-up.
       await expect(credits.reserve(account.accountId, promptLogId(), 1, NO_RATE_LIMIT)).rejects.toBeInstanceOf(InsufficientCreditsError);
     });
