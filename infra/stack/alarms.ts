@@ -47,7 +47,7 @@ const VENDOR_FAILURES = { calls: 10, share: 0.5 } as const;
 /**
  * What an operator must hear about, each an alarm on one SNS topic (docs/deployment.md,
  * Alarms): a function's failed invocations (the reconciler's failed run among them), an
- * error logged by any function (a settle left for the reconciler, a failed judge workflow
+ * error logged by any function (a settle entry that may not have landed, a failed judge workflow
  * released uncharged), the API's 5xx answers, failed or timed-out workflow executions,
  * cost above a reservation that the gateway paid and did not charge, and vendor calls failing
  * on the vendors' side (a vendor down or limiting the gateway: `failedOnVendorSide`), whose

@@ -267,6 +267,23 @@ describe("Logger: the fields the stack's alarms filter on", () => {
   });
 });
 
+describe("Metrics: the service dimension the stack's VendorFailures alarm reads", () => {
+  it('is the service the stack names (POWERTOOLS_SERVICE_NAME), not a fixed one that would win over it', async () => {
+    const named = process.env.POWERTOOLS_SERVICE_NAME;
+    process.env.POWERTOOLS_SERVICE_NAME = 'tenant-gateway';
+    vi.resetModules();
+    try {
+      const { SERVICE_NAME } = await import('../../functions/logger.js');
+      // A stack built with serviceName 'tenant-gateway' alarms on service=tenant-gateway; its functions had published service=model-compare-gateway.
+      expect(SERVICE_NAME).toBe('tenant-gateway');
+    } finally {
+      if (named === undefined) delete process.env.POWERTOOLS_SERVICE_NAME;
+      else process.env.POWERTOOLS_SERVICE_NAME = named;
+      vi.resetModules();
+    }
+  });
+});
+
 describe('Handler: api, an answer that cannot be serialised', () => {
   // JSON.stringify throws on a BigInt, as it does on outputs too long for one string.
   const unserialisable = { ...RESPONSE, promptLogId: 1n as unknown as string };
