@@ -58,15 +58,20 @@ export function patternSyntaxProblem(pattern: string): string | undefined {
 }
 
 /**
- * Why RE2 cannot run `pattern` (backreferences, lookaround), or undefined. Compiling for
- * RE2 costs 0.2 to 7 ms a pattern: done on the schema thread (schema-thread.ts), never on
- * the main one.
+ * Why RE2 cannot run `pattern` (backreferences, lookaround, counted repetitions nested past its
+ * 1,000), or undefined. Compiling for RE2 costs 0.2 to 7 ms a pattern: done on the schema thread
+ * (schema-thread.ts), never on the main one.
  */
 export function linearPatternProblem(pattern: string, scope = ''): string | undefined {
   try {
     linearRegExpIn(scope)(pattern, 'u');
     return undefined;
   } catch (error) {
-    return `cannot run in linear time (backreferences and lookaround are not supported): ${(error as Error).message}`;
+    const message = (error as Error).message;
+    // RE2 counts nested repetitions multiplied (`((a{9}){9}){9}` is 729): past 1,000 it refuses the pattern.
+    const why = /invalid repeat count|bad repetition operator/.test(message)
+      ? 'its counted repetitions, nested, repeat more than 1,000 times'
+      : 'backreferences and lookaround are not supported';
+    return `cannot run in linear time (${why}): ${message}`;
   }
 }
