@@ -242,9 +242,8 @@ export class CreditsService {
       ...(estimatedMicro > 0 ? { estimatedMicro: Math.min(estimatedMicro, chargedMicro) } : {}),
     };
     let applied: SettlementEntry;
-    let wrote: boolean;
     try {
-      ({ entry: applied, wrote } = await this.writeSettlement(open, settlement));
+      applied = await this.writeSettlement(open, settlement);
     } catch (error) {
       this.log.error('Settle entry may or may not be in the ledger; the reconciler completes or releases the reservation', {
         accountId: open.accountId,
@@ -253,20 +252,10 @@ export class CreditsService {
       });
       return { chargedMicro };
     }
-    // The operator's loss, once: where this settle's entry is the one the ledger holds (not a settle
-    // or release before it). The stack's Uncollected alarm sums `uncollectedMicro` from this line.
-    if (settlement.uncollectedMicro !== undefined && wrote) {
-      this.log.warn(UNCOLLECTED_LOG_MESSAGE, {
-        accountId: open.accountId,
-        promptLogId: open.requestId,
-        costMicro,
-        reservedMicro: open.reservation.amountMicro,
-        uncollectedMicro: settlement.uncollectedMicro,
-      });
-    }
     try {
       const listClosed = open.reserveMayLandLate === true;
       const { listed } = await this.accounts.closeReservation(applied, open.reservation, { listClosed });
+      this.logUncollected(applied);
       // An error line (LoggedErrors counts it): should an attempt of its reserve still land, the reconciler would charge it again.
       if (listClosed && !listed) {
         this.log.error('Closed a request without listing it: its account lists the most closed requests it may', {
@@ -329,7 +318,7 @@ export class CreditsService {
     for (const [requestId, reservation] of Object.entries(account.reservations ?? {})) {
       if (now - reservation.at < RESERVATION_TIMEOUT_MS) continue;
       const open = { accountId: account.accountId, requestId, reservation };
-      const { entry: applied } = await this.writeSettlement(open, await this.releaseEntry(open));
+      const applied = await this.writeSettlement(open, await this.releaseEntry(open));
       try {
         // Not listed in closedRequests: no attempt of its reserve can still arrive (RESERVATION_TIMEOUT_MS).
         await this.accounts.closeReservation(applied, reservation);
@@ -337,6 +326,7 @@ export class CreditsService {
         if (error instanceof ConditionFailedError) continue; // closed meanwhile
         throw error;
       }
+      this.logUncollected(applied);
       if (applied.kind === 'settle') {
         outcome.completed++;
         this.log.warn('Completed a settle that its request left open', { accountId: account.accountId, promptLogId: requestId, chargedMicro: applied.chargedMicro });
@@ -367,14 +357,29 @@ export class CreditsService {
   /**
    * Write-ahead: the settlement entry (settle or release) goes to the ledger before the
    * balance changes. A request has one settlement: the first written wins, and is the one
-   * returned, for the caller to apply to the balance, with whether it is this call's (`wrote`;
-   * false where another was written first, or where a first attempt landed and its answer was
-   * lost). A failed write is tried once more: should the first have landed, the second is
-   * refused and returns it.
+   * returned, for the caller to apply to the balance. A failed write is tried once more:
+   * should the first have landed, the second is refused and returns it.
    */
-  private async writeSettlement(open: OpenRequest, settlement: SettlementEntry): Promise<{ entry: SettlementEntry; wrote: boolean }> {
-    const held = await this.ledger.putFirst(settlement).catch(() => this.ledger.putFirst(settlement));
-    return { entry: { ...held, requestId: open.requestId }, wrote: held === settlement };
+  private async writeSettlement(open: OpenRequest, settlement: SettlementEntry): Promise<SettlementEntry> {
+    const applied = await this.ledger.putFirst(settlement).catch(() => this.ledger.putFirst(settlement));
+    return { ...applied, requestId: open.requestId };
+  }
+
+  /**
+   * The operator's loss, where a settle entry with a cost above its hold has just closed its
+   * reservation (by its request's settle or the reconciler's completion): once a request, as a
+   * reservation closes once, whichever write of its entry landed. The stack's Uncollected alarm
+   * sums `uncollectedMicro` from this line.
+   */
+  private logUncollected(applied: SettlementEntry): void {
+    if (applied.kind !== 'settle' || !applied.uncollectedMicro) return;
+    this.log.warn(UNCOLLECTED_LOG_MESSAGE, {
+      accountId: applied.accountId,
+      promptLogId: applied.requestId,
+      costMicro: (applied.chargedMicro ?? 0) + applied.uncollectedMicro,
+      reservedMicro: applied.reservedMicro,
+      uncollectedMicro: applied.uncollectedMicro,
+    });
   }
 
   async ledgerSum(accountId: string): Promise<number> {

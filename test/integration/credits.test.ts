@@ -690,6 +690,29 @@ describe('Class: CreditsService', () => {
       await expect(credits.reserve(account.accountId, promptLogId(), 1, NO_RATE_LIMIT)).rejects.toBeInstanceOf(InsufficientCreditsError);
     });
 
+    it('logs the loss of a settle whose entry landed with its answer lost, and of one the reconciler completes, once each', async () => {
+      const log = recordingLog();
+      const clock = { now: Date.now() };
+      const flaky = new FlakyLedger(env.client.items, env.tables.ledger);
+      const flakyAccounts = new FlakyAccounts(env.client.items, env.tables.accounts);
+      const credits = new CreditsService(flakyAccounts, flaky, log, () => clock.now);
+      const account = await credits.openAccount({ balanceMicro: 10_000 });
+      const uncollected = () => log.lines.map((line) => JSON.parse(line)).filter(([message]) => message === UNCOLLECTED_LOG_MESSAGE);
+      // Its entry landed, the answer lost: the retry finds it in the ledger.
+      const lost = await credits.reserve(account.accountId, promptLogId(clock.now), 1_000, NO_RATE_LIMIT);
+      flaky.loseAnswerNext = 1;
+      expect(await credits.settle(lost, 1_300)).toEqual({ chargedMicro: 1_000 });
+      expect(uncollected()).toEqual([[UNCOLLECTED_LOG_MESSAGE, expect.objectContaining({ promptLogId: lost.requestId, uncollectedMicro: 300, costMicro: 1_300 })]]);
+      // Its close failed after the entry was written: the reconciler completes it, and the loss is logged then, not before.
+      const left = await credits.reserve(account.accountId, promptLogId(clock.now), 1_000, NO_RATE_LIMIT);
+      flakyAccounts.failNextClose = true;
+      await credits.settle(left, 1_500);
+      expect(uncollected()).toHaveLength(1);
+      clock.now += RESERVATION_TIMEOUT_MS;
+      expect((await credits.reconcile()).completed).toBe(1);
+      expect(uncollected()).toEqual([expect.anything(), [UNCOLLECTED_LOG_MESSAGE, expect.objectContaining({ promptLogId: left.requestId, uncollectedMicro: 500 })]]);
+    });
+
     it('records the part of the charge estimated from text as no more than the charge, where the estimated part was above it', async () => {
       const credits = service();
       const account = await credits.openAccount({ balanceMicro: 1_000 });
