@@ -18,6 +18,15 @@ export function toAuthorizerEvent(req: IncomingMessage, resourcePath: string): A
 }
 
 /**
+ * A request target as a URL: a path (`//api/...` read against a base would take `api` for a host
+ * name, and `//` or `//%zz` would throw), or a whole URL. The one reading of the routing and of
+ * the event's path.
+ */
+export function requestUrl(target: string): URL {
+  return target.startsWith('/') ? new URL(`http://localhost${target}`) : new URL(target, 'http://localhost');
+}
+
+/**
  * The REST API (v1) proxy event the `api` Lambda receives, with the authorizer's context.
  * A body given as bytes that are not valid UTF-8 is handed over base64-encoded, as API
  * Gateway hands over a body it cannot pass as text; otherwise as text.
@@ -37,7 +46,7 @@ export function toProxyEvent(req: IncomingMessage, body: string | Buffer, resour
   }
   const headers: Record<string, string> = Object.fromEntries(single);
   const multiValueHeaders: Record<string, string[]> = Object.fromEntries(multiple);
-  const url = new URL(req.url ?? '/', 'http://localhost');
+  const url = requestUrl(req.url ?? '/');
   return {
     resource: resourcePath,
     path: url.pathname,

@@ -12,7 +12,7 @@ import { logAnswer } from '../../shared/http/answered.js';
 import { errorResponse } from '../../shared/http/response.js';
 import type { Log } from '../../shared/log.js';
 import { CATALOG_PATHS, PAGE_PATHS } from '../../functions/catalog-handler.js';
-import { lambdaContext, toAuthorizerEvent, toProxyEvent } from './lambda-events.js';
+import { lambdaContext, requestUrl, toAuthorizerEvent, toProxyEvent } from './lambda-events.js';
 
 export const PROMPT_PATH = '/api/v1/prompt';
 
@@ -165,12 +165,13 @@ const ORIGIN_FORM = /^\/[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*(\?.*)?$/s;
 
 async function handle(req: IncomingMessage, res: ServerResponse, handlers: LocalHandlers, requestId: string, log: Log, stopping: () => boolean): Promise<void> {
   if (req.headers.host === undefined && req.httpVersion === '1.1') return reject(req, res, new BadRequestError('The Host header is missing'), requestId, log, true);
+  // RFC 9112 3.2: a request with more than one Host line is answered 400.
+  if ((req.headersDistinct.host?.length ?? 0) > 1) return reject(req, res, new BadRequestError('The Host header is sent more than once'), requestId, log, true);
   let path: string;
   try {
-    // A path (`//api/...` read against a base would take `api` for a host name), or a whole URL.
     const target = req.url ?? '/';
     if (target.startsWith('/') && !ORIGIN_FORM.test(target)) throw new Error('not a path');
-    path = (target.startsWith('/') ? new URL(`http://localhost${target}`) : new URL(target, 'http://localhost')).pathname.replace(/\/+$/, '');
+    path = requestUrl(target).pathname.replace(/\/+$/, '');
   } catch {
     return reject(req, res, new BadRequestError('The request target is not a valid path'), requestId, log, true);
   }

@@ -791,6 +791,8 @@ describe('Fuzzing the prompt endpoint with hostile requests', () => {
       [{ kind: 'auth/repeated-past-2000-headers', body: valid, headers: { ...fillerHeaders(2_000), Authorization: 'Bearer mcg_another' } }, 401, 'unauthorized'],
       // A request target the URL parser cannot read was a 500, before any route or key.
       [{ kind: 'http/target-unparsable', body: valid, target: '//[' }, 400, 'bad_request'],
+      // A path of two slashes whose "authority" no URL parser reads, routed: the event's path was read apart, and threw (a 500).
+      [{ kind: 'http/target-authority-unparsable', body: '{}', target: '//%zz/../../api/v1/prompt' }, 400, 'invalid_request'],
       // A path of two slashes is a path, not an authority: no route.
       [{ kind: 'http/target-port', body: valid, target: '//a:99999/api/v1/prompt' }, 404, 'not_found'],
       // No Host header, or an Expect other than 100-continue: Node answered with no body.

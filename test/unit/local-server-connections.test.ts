@@ -90,6 +90,17 @@ describe('The local host bounds its connections', () => {
   });
 });
 
+describe('A request with two Host headers', () => {
+  it('is answered 400 with the error body, as RFC 9112 3.2 says (the routing read the first, the event the last)', async () => {
+    const port = await start();
+    const { socket, heard } = await open(port);
+    socket.write(`POST ${PROMPT_PATH} HTTP/1.1\r\nHost: a\r\nHost: b\r\nAuthorization: Bearer key\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`);
+    const answer = await heard;
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).toContain('"code":"bad_request"');
+  });
+});
+
 describe('A client that disconnects mid-body', () => {
   it('is let go: its connection closed, nothing answered, no error logged', async () => {
     const { log, lines } = capturingLog();
