@@ -99,10 +99,13 @@ export class UnauthorizedError extends GatewayError {
   }
 }
 
+/** The routes a 404 names: the local host's and the stack's (its gateway response) say the same. */
+export const API_ROUTES = 'POST /api/v1/prompt, GET /api/v1/models and GET /api/v1/openapi.json';
+
 export class NotFoundError extends GatewayError {
   override name = 'NotFoundError';
   constructor(path: string) {
-    super(404, 'not_found', `No route for ${path.slice(0, 200)}; the API is POST /api/v1/prompt, GET /api/v1/models and GET /api/v1/openapi.json`);
+    super(404, 'not_found', `No route for ${path.slice(0, 200)}; the API is ${API_ROUTES}`);
   }
 }
 

@@ -21,7 +21,7 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { PAGE_PATHS } from '../../functions/catalog-handler.js';
 import { AUTHORIZATION_PATTERN } from '../../shared/auth/keys.js';
-import { WWW_AUTHENTICATE } from '../../shared/errors.js';
+import { API_ROUTES, WWW_AUTHENTICATE } from '../../shared/errors.js';
 
 /** The routes (DESIGN.md): POST /api/v1/prompt; GET /api/v1/models and GET /api/v1/openapi.json. */
 export const PROMPT_PATH = ['api', 'v1', 'prompt'] as const;
@@ -84,7 +84,7 @@ export const GATEWAY_RESPONSES: readonly GatewayResponseSpec[] = [
     type: ResponseType.MISSING_AUTHENTICATION_TOKEN,
     statusCode: '404',
     code: 'not_found',
-    message: 'No route for this method and path; the API is POST /api/v1/prompt',
+    message: `No route for this method and path; the API is ${API_ROUTES}`,
   },
   { type: ResponseType.BAD_REQUEST_BODY, statusCode: '400', code: 'invalid_request' },
   {

@@ -19,7 +19,7 @@ import { AUTHORIZATION_PATTERN } from '../../shared/auth/keys.js';
 import { NOVA_GEOGRAPHIES } from '../../shared/catalog/bedrock-profiles.js';
 import { MODELS } from '../../shared/catalog/models.js';
 import { loadConfig } from '../../shared/config.js';
-import { MethodNotAllowedError } from '../../shared/errors.js';
+import { API_ROUTES, MethodNotAllowedError, NotFoundError } from '../../shared/errors.js';
 import { TABLES } from '../../shared/storage/tables.js';
 import { UNCOLLECTED_LOG_MESSAGE } from '../../shared/credits/credits-service.js';
 
@@ -873,6 +873,16 @@ describe('Stack: GatewayStack', () => {
       expect(body.error.code).toBe(code);
       expect(typeof body.error.message).toBe('string');
       expect(body.error.message.length).toBeGreaterThan(0);
+    });
+
+    it("names in its 404 every route the local host's names (it had named the prompt's alone)", () => {
+      const [response] = Object.values(template.findResources('AWS::ApiGateway::GatewayResponse') as Resources)
+        .map((r) => r.Properties!)
+        .filter((p) => p.ResponseType === 'MISSING_AUTHENTICATION_TOKEN');
+      const body = JSON.parse(response!.ResponseTemplates['application/json'] as string);
+      expect(body.error.message).toBe(`No route for this method and path; the API is ${API_ROUTES}`);
+      expect(new NotFoundError('/x').message).toBe(`No route for /x; the API is ${API_ROUTES}`);
+      expect(API_ROUTES).toContain('GET /api/v1/models');
     });
 
     it.each(['THROTTLED', 'AUTHORIZER_FAILURE', 'AUTHORIZER_CONFIGURATION_ERROR'])('tells a caller answered %s when to retry (Retry-After: 1)', (type) => {
