@@ -5,6 +5,7 @@ import { modelListing, modelListingJson } from '../../shared/catalog/listing.js'
 import { samplingSupport } from '../../shared/providers/openai-responses/sampling.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { planCall } from '../../shared/compare/model-call.js';
+import { minCacheTokens } from '../../infra/local/simulator/anthropic-messages/validate.js';
 
 /** Every model ID the contract shows (spec 2.13, 2.14, 2.6). */
 const CONTRACT_IDS = {
@@ -311,5 +312,13 @@ describe('Feature: retired vendor models', () => {
     const served = resolveModel('fam_c-4o', Date.parse('2027-01-14T00:00:00Z'))!;
     expect(samplingSupport(served, {})).toBe('with-effort-none');
     expect(samplingSupport(resolveModel('fam_c-4o', 0)!, {})).toBe('accepted');
+  });
+});
+
+describe('Feature: cache minimums, the catalog against the simulator', () => {
+  it("has the simulator cache an Anthropic model's prefix from the minimum the catalog warns under, no sooner (Opus 4.7's had cached from 1,024)", () => {
+    const anthropic = MODELS.filter((entry) => entry.provider === 'anthropic' && entry.capabilities.cache.mode === 'explicit');
+    expect(anthropic.length).toBeGreaterThan(0);
+    for (const entry of anthropic) expect(minCacheTokens(entry.upstreamModel), entry.id).toBe(entry.capabilities.cache.minTokens);
   });
 });

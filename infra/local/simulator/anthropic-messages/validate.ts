@@ -307,10 +307,10 @@ export function validateMessages(input: unknown): Prepared {
 
 /**
  * The fewest tokens a prefix must count for Anthropic to cache it (its prompt-caching
- * guide): 4,096 on Opus 4.6, Opus 4.5 and Haiku 4.5, 2,048 on the earlier Haiku models,
- * 1,024 on the rest. Under it a breakpoint is accepted and nothing is cached or read.
+ * guide): 4,096 on Opus 4.7, Opus 4.6, Opus 4.5 and Haiku 4.5, 2,048 on the earlier Haiku
+ * models, 1,024 on the rest. Under it a breakpoint is accepted and nothing is cached or read.
  */
-function minCacheTokens(model: string): number {
-  if (/^claude-(opus-4-[56]|haiku-4-5)/.test(model)) return 4096;
+export function minCacheTokens(model: string): number {
+  if (/^claude-(opus-4-[567]|haiku-4-5)/.test(model)) return 4096;
   return model.includes('haiku') ? 2048 : 1024;
 }
