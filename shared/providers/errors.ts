@@ -124,8 +124,12 @@ export function streamEndedEarly(finalEvent: string): UpstreamError {
  */
 const DELAY_SECONDS = /^\d+(?:\.\d+)?$/;
 const HTTP_DATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? /;
-/** A date that names its zone (GMT, UTC, Z or an offset): any other is read as GMT, as every HTTP date is, not in the machine's zone. */
-const NAMES_ZONE = /(?:\b(?:GMT|UTC|UT)|\dZ|[+-]\d{2}:?\d{2})$/i;
+/**
+ * A date that names no zone, ending at its time (`… 00:00:03`) or, asctime, at the year after
+ * it: read as GMT, as every HTTP date is, not in the machine's zone. One that names a zone
+ * (GMT, EST, `UTC+1`, `+0900`) is read in it.
+ */
+const NAMES_NO_ZONE = /(?:^|\s)\d{1,2}:\d{2}(?::\d{2})?(?:\s+\d{4})?$/;
 
 /**
  * Retry-After as seconds or an HTTP date, in milliseconds from now; undefined for anything
@@ -137,7 +141,7 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
   if (!text) return undefined;
   if (DELAY_SECONDS.test(text)) return Math.round(Number(text) * 1000);
   if (!HTTP_DATE.test(text)) return undefined;
-  const date = Date.parse(NAMES_ZONE.test(text) ? text : `${text} GMT`);
+  const date = Date.parse(NAMES_NO_ZONE.test(text) ? `${text} GMT` : text);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 

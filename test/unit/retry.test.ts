@@ -121,8 +121,10 @@ describe('Function: withRetry', () => {
         for (const date of ['Thu Jan  1 00:00:03 2026', 'Thu Jan 1 00:00:03 2026', 'Thu, 01 Jan 2026 00:00:03', 'Thursday, 01-Jan-26 00:00:03']) {
           expect(parseRetryAfter(date, Date.parse('Thu, 01 Jan 2026 00:00:00 GMT')), `${tz} ${date}`).toBe(3000);
         }
-        // A zone named is kept.
-        expect(parseRetryAfter('Thu, 01 Jan 2026 09:00:03 +0900', Date.parse('Thu, 01 Jan 2026 00:00:00 GMT')), tz).toBe(3000);
+        // A zone named is kept: an offset, a zone's name, a zone and an offset (each had been read as GMT too, hours off).
+        for (const date of ['Thu, 01 Jan 2026 09:00:03 +0900', 'Thu, 01 Jan 2026 09:00:03 +09:00', 'Wed, 31 Dec 2025 19:00:03 EST', 'Thu, 01 Jan 2026 01:00:03 UTC+1']) {
+          expect(parseRetryAfter(date, Date.parse('Thu, 01 Jan 2026 00:00:00 GMT')), `${tz} ${date}`).toBe(3000);
+        }
       }
     } finally {
       if (zone === undefined) delete process.env.TZ;
