@@ -31,6 +31,8 @@ describe('Function: redactSecrets', () => {
       `Authorization: Bearer: ${letters}`,
       inspect({ headers: { authorization: [`Bearer ${letters}`] } }),
       inspect(new Map([['authorization', `Bearer ${letters}`]])),
+      JSON.stringify(JSON.stringify({ 'x-api-key': letters, headers: { authorization: `Bearer ${letters}` } })),
+      inspect(['x-api-key', letters, 'authorization', `Bearer ${letters}`]),
     ]) {
       expect(redactSecrets(written), written).not.toContain(letters);
     }
