@@ -470,7 +470,7 @@ describe('Anthropic prompt cache', () => {
     ['claude-haiku-4-5', 4096],
     ['claude-3-5-haiku-latest', 2048],
     ['claude-sonnet-4-6', 1024],
-    ['claude-opus-4-7', 1024],
+    ['claude-opus-4-7', 4096],
   ])("caches %s's prefixes from %i tokens on, as Anthropic does, and nothing under that", async (model, minimum) => {
     // About `tokens` tokens: the simulator counts 4 characters a token.
     const send = async (tokens: number) => {
