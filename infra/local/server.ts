@@ -6,7 +6,7 @@ import type { Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { LIMITS } from '../../shared/contract/limits.js';
-import { BadRequestError, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, UnauthorizedError } from '../../shared/errors.js';
+import { BadRequestError, type GatewayError, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, UnauthorizedError } from '../../shared/errors.js';
 import { acceptsEventStream, pipeEvents, type ApiResult, type EventStream } from '../../shared/http/event-stream.js';
 import { logAnswer } from '../../shared/http/answered.js';
 import { errorResponse } from '../../shared/http/response.js';
@@ -106,6 +106,15 @@ export function createLocalServer(handlers: LocalHandlers, log: Log, options: Lo
   // unseen (a second Authorization or Content-Type among them). The 16 KiB of headers bound them.
   server.maxHeadersCount = 0;
   server.on('clientError', answerClientError);
+  // CONNECT (a tunnel, which Node hands over as a socket, not a request): Node closed such a
+  // connection without a word; answered as any other method a route does not take, or a
+  // target that is no route's path.
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => {
+    const target = req.url ?? '';
+    const path = target.startsWith('/') && ORIGIN_FORM.test(target) ? requestUrl(target).pathname.replace(/\/+$/, '') : undefined;
+    const route = path !== undefined && Object.hasOwn(ROUTES, path) ? ROUTES[path] : undefined;
+    answerOnSocket(socket, route ? new MethodNotAllowedError('CONNECT', route.method) : new BadRequestError('The request target is not a valid path'));
+  });
   // Expect: 100-continue (curl sends it for bodies over 1 MiB): the go-ahead only for a body
   // that fits. A larger one is refused before its client sends it; sent, the close that
   // follows the 413 would meet its bytes, and the reset could cut the 413 away.
@@ -153,9 +162,18 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   }
   const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
   const message = status === 431 ? 'The request headers are too large' : status === 408 ? 'The request was not received in time' : 'The request is not valid HTTP';
-  const { body } = errorResponse(new BadRequestError(message, status));
+  answerOnSocket(socket, new BadRequestError(message, status));
+}
+
+/** `error` as the handler's error body, written on a bare socket (no ServerResponse to write it), which then closes. */
+function answerOnSocket(socket: Duplex, error: GatewayError): void {
+  const { statusCode, body, headers } = errorResponse(error);
+  const extra = Object.entries(headers ?? {})
+    .filter(([name]) => name.toLowerCase() !== 'content-type' && name.toLowerCase() !== 'cache-control')
+    .map(([name, value]) => `${name}: ${String(value)}\r\n`)
+    .join('');
   socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncache-control: no-store\r\n` +
+    `HTTP/1.1 ${statusCode} ${STATUS_CODES[statusCode]}\r\ncontent-type: application/json; charset=utf-8\r\ncache-control: no-store\r\n${extra}` +
       `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
   );
 }

@@ -101,6 +101,18 @@ describe('A request with two Host headers', () => {
   });
 });
 
+describe('A CONNECT', () => {
+  it.each([
+    [PROMPT_PATH, /^HTTP\/1\.1 405 [\s\S]*Allow: POST[\s\S]*"code":"method_not_allowed"/],
+    ['example.com:443', /^HTTP\/1\.1 400 [\s\S]*"code":"bad_request"/],
+  ])('to %s is answered with the error body, as any method a route does not take (Node had closed the connection without a word)', async (target, answered) => {
+    const port = await start();
+    const { socket, heard } = await open(port);
+    socket.write(`CONNECT ${target} HTTP/1.1\r\nHost: localhost\r\n\r\n`);
+    expect(await heard).toMatch(answered);
+  });
+});
+
 describe('A client that disconnects mid-body', () => {
   it('is let go: its connection closed, nothing answered, no error logged', async () => {
     const { log, lines } = capturingLog();
