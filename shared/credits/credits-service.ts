@@ -5,6 +5,7 @@ import { CLOSED_LISTED_MAX, type Account, type AccountsRepository, type CountedR
 import { AccountContendedError, ConditionFailedError } from '../storage/errors.js';
 import type { LedgerEntry, LedgerRepository, SettlementEntry } from '../storage/ledger.js';
 import { microToCredits } from '../pricing/micro-credits.js';
+import { BoundedMap } from '../bounded-map.js';
 
 export type { OpenRequest };
 
@@ -115,7 +116,17 @@ export function topUpRunnableAt(entryId: string): number {
  * settle from observed cost afterwards, post every change to the append-only ledger,
  * and let the reconciler heal what a crash left half done.
  */
+/** The settle entries whose loss this process has logged (a request settles once; a second settle of it logs nothing). */
+const LOSSES_LOGGED_KEPT = 10_000;
+
+/** Whether the ledger holds `settlement` itself: its kind, time and amounts (another settle of the request, or a release, differs). */
+function isSameSettle(applied: SettlementEntry, settlement: SettlementEntry): boolean {
+  return applied.kind === 'settle' && applied.at === settlement.at && applied.chargedMicro === settlement.chargedMicro && applied.uncollectedMicro === settlement.uncollectedMicro;
+}
+
 export class CreditsService {
+  private readonly lossesLogged = new BoundedMap<string, true>(LOSSES_LOGGED_KEPT);
+
   constructor(
     private readonly accounts: AccountsRepository,
     private readonly ledger: LedgerRepository,
@@ -252,10 +263,10 @@ export class CreditsService {
       });
       return { chargedMicro };
     }
+    if (isSameSettle(applied, settlement)) this.logUncollected(applied);
     try {
       const listClosed = open.reserveMayLandLate === true;
       const { listed } = await this.accounts.closeReservation(applied, open.reservation, { listClosed });
-      this.logUncollected(applied);
       // An error line (LoggedErrors counts it): should an attempt of its reserve still land, the reconciler would charge it again.
       if (listClosed && !listed) {
         this.log.error('Closed a request without listing it: its account lists the most closed requests it may', {
@@ -326,7 +337,6 @@ export class CreditsService {
         if (error instanceof ConditionFailedError) continue; // closed meanwhile
         throw error;
       }
-      this.logUncollected(applied);
       if (applied.kind === 'settle') {
         outcome.completed++;
         this.log.warn('Completed a settle that its request left open', { accountId: account.accountId, promptLogId: requestId, chargedMicro: applied.chargedMicro });
@@ -366,13 +376,16 @@ export class CreditsService {
   }
 
   /**
-   * The operator's loss, where a settle entry with a cost above its hold has just closed its
-   * reservation (by its request's settle or the reconciler's completion): once a request, as a
-   * reservation closes once, whichever write of its entry landed. The stack's Uncollected alarm
-   * sums `uncollectedMicro` from this line.
+   * The operator's loss, by the settle whose entry the ledger holds (this one, whichever of its
+   * writes landed): once a request in this process (a second settle of it finds the same entry,
+   * and logs nothing), and not by the reconciler, which completes what a settle wrote. Where
+   * neither write of the entry answered, the settle logs an error instead (LoggedErrors). The
+   * stack's Uncollected alarm sums `uncollectedMicro` from this line.
    */
   private logUncollected(applied: SettlementEntry): void {
     if (applied.kind !== 'settle' || !applied.uncollectedMicro) return;
+    if (this.lossesLogged.has(applied.entryId)) return;
+    this.lossesLogged.set(applied.entryId, true);
     this.log.warn(UNCOLLECTED_LOG_MESSAGE, {
       accountId: applied.accountId,
       promptLogId: applied.requestId,

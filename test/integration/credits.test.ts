@@ -690,7 +690,7 @@ describe('Class: CreditsService', () => {
       await expect(credits.reserve(account.accountId, promptLogId(), 1, NO_RATE_LIMIT)).rejects.toBeInstanceOf(InsufficientCreditsError);
     });
 
-    it('logs the loss of a settle whose entry landed with its answer lost, and of one the reconciler completes, once each', async () => {
+    it('logs the loss of a settle whose entry landed with its answer lost, and of one whose close failed (by the settle, not again by the reconciler), once each', async () => {
       const log = recordingLog();
       const clock = { now: Date.now() };
       const flaky = new FlakyLedger(env.client.items, env.tables.ledger);
@@ -703,14 +703,26 @@ describe('Class: CreditsService', () => {
       flaky.loseAnswerNext = 1;
       expect(await credits.settle(lost, 1_300)).toEqual({ chargedMicro: 1_000 });
       expect(uncollected()).toEqual([[UNCOLLECTED_LOG_MESSAGE, expect.objectContaining({ promptLogId: lost.requestId, uncollectedMicro: 300, costMicro: 1_300 })]]);
-      // Its close failed after the entry was written: the reconciler completes it, and the loss is logged then, not before.
+      // Its close failed after the entry was written: logged by the settle, which wrote it, and not again by the reconciler that completes it.
       const left = await credits.reserve(account.accountId, promptLogId(clock.now), 1_000, NO_RATE_LIMIT);
       flakyAccounts.failNextClose = true;
       await credits.settle(left, 1_500);
-      expect(uncollected()).toHaveLength(1);
+      expect(uncollected()).toEqual([expect.anything(), [UNCOLLECTED_LOG_MESSAGE, expect.objectContaining({ promptLogId: left.requestId, uncollectedMicro: 500 })]]);
       clock.now += RESERVATION_TIMEOUT_MS;
       expect((await credits.reconcile()).completed).toBe(1);
-      expect(uncollected()).toEqual([expect.anything(), [UNCOLLECTED_LOG_MESSAGE, expect.objectContaining({ promptLogId: left.requestId, uncollectedMicro: 500 })]]);
+      expect(uncollected()).toHaveLength(2);
+    });
+
+    it('logs the loss of a settle whose close landed with its answer lost (its retry refused as closed), once', async () => {
+      const log = recordingLog();
+      const losing = losingFirstAnswer(env.store.endpoint, 'UpdateItem');
+      const credits = new CreditsService(new AccountsRepository(losing.client.items, env.tables.accounts), ledger, log);
+      const account = await service().openAccount({ balanceMicro: 10_000 });
+      const open = await service().reserve(account.accountId, promptLogId(), 1_000, NO_RATE_LIMIT);
+      expect(await credits.settle(open, 1_300)).toEqual({ chargedMicro: 1_000 });
+      // The loss had gone unlogged: logged at the close, whose retry found the reservation closed by the attempt that landed.
+      expect(log.lines.map((line) => JSON.parse(line)).filter(([message]) => message === UNCOLLECTED_LOG_MESSAGE)).toHaveLength(1);
+      losing.client.destroy();
     });
 
     it('records the part of the charge estimated from text as no more than the charge, where the estimated part was above it', async () => {
