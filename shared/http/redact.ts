@@ -21,9 +21,10 @@ const PATTERNS: readonly [RegExp, string][] = [
   [/\b([Bb]earer|BEARER|[Bb]asic|BASIC|[Tt]oken|TOKEN|AWS4-HMAC-SHA256)\s+(?=[^\s,;"'`)]{8})(?=[^\s,;"'`)]*(?:\d|[+/=]|[a-z][A-Z]))[^\s,;"'`)]+/g, `$1 ${REDACTED}`],
   // A header's value, its scheme word with it: whatever the credential after it looks like.
   // Its separator as text, JSON (escaped too, inside a string) or util.inspect write it (`: `, `=`,
-  // `=> `, `: [ '`, a flat array's `', '`), a scheme's `:` or quote after it too.
+  // `=> `, `: [ '`), a scheme's `:` or quote after it too. Not a list's `', '`: lists of header names
+  // ("'x-api-key', 'anthropic-version' are required") name no credential.
   [
-    /\b(x-api-key|x-goog-api-key|api[-_ ]?key|authorization|credential)(\\?["']?\s*(?:=>|[:=])\s*\[?\s*\\?["']?|\\?["']\s*,\s*\\?["'])(?:(?:Bearer|Basic|Token|AWS4-HMAC-SHA256):?\s+\\?["']?)?[^\s,;"'`)\]\\]+/gi,
+    /\b(x-api-key|x-goog-api-key|api[-_ ]?key|authorization|credential)(\\?["']?\s*(?:=>|[:=])\s*\[?\s*\\?["']?)(?:(?:Bearer|Basic|Token|AWS4-HMAC-SHA256):?\s+\\?["']?)?[^\s,;"'`)\]\\]+/gi,
     `$1$2${REDACTED}`,
   ],
   [/mcg_[A-Za-z0-9_-]{8,}/g, REDACTED], // the gateway's own keys
