@@ -125,11 +125,11 @@ export function streamEndedEarly(finalEvent: string): UpstreamError {
 const DELAY_SECONDS = /^\d+(?:\.\d+)?$/;
 const HTTP_DATE = /^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? /;
 /**
- * A date that names no zone, ending at its time (`… 00:00:03`) or, asctime, at the year after
- * it: read as GMT, as every HTTP date is, not in the machine's zone. One that names a zone
- * (GMT, EST, `UTC+1`, `+0900`) is read in it.
+ * A date that names no zone, ending at its time (`… 00:00:03`, a fraction of a second too), at
+ * the year after it (asctime) or at its year (no time): read as GMT, as every HTTP date is, not
+ * in the machine's zone. One that names a zone (GMT, EST, `UTC+1`, `+0900`) is read in it.
  */
-const NAMES_NO_ZONE = /(?:^|\s)\d{1,2}:\d{2}(?::\d{2})?(?:\s+\d{4})?$/;
+const NAMES_NO_ZONE = /(?:(?:^|\s)\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:\s+\d{4})?|\s\d{4})$/;
 
 /**
  * Retry-After as seconds or an HTTP date, in milliseconds from now; undefined for anything

@@ -118,9 +118,12 @@ describe('Function: withRetry', () => {
       for (const tz of ['America/New_York', 'Asia/Tokyo']) {
         process.env.TZ = tz;
         // Read in the machine's zone, it had been 5 hours later in New York, and past already in Tokyo.
-        for (const date of ['Thu Jan  1 00:00:03 2026', 'Thu Jan 1 00:00:03 2026', 'Thu, 01 Jan 2026 00:00:03', 'Thursday, 01-Jan-26 00:00:03']) {
+        for (const date of ['Thu Jan  1 00:00:03 2026', 'Thu Jan 1 00:00:03 2026', 'Thu, 01 Jan 2026 00:00:03', 'Thursday, 01-Jan-26 00:00:03', 'Thu, 01 Jan 2026 00:00:03.000']) {
           expect(parseRetryAfter(date, Date.parse('Thu, 01 Jan 2026 00:00:00 GMT')), `${tz} ${date}`).toBe(3000);
         }
+        // A day without a time: its midnight, GMT (already past here: no wait).
+        expect(parseRetryAfter('Thu, 01 Jan 2026', Date.parse('Thu, 01 Jan 2026 00:00:00 GMT')), tz).toBe(0);
+        expect(parseRetryAfter('Fri, 02 Jan 2026', Date.parse('Thu, 01 Jan 2026 00:00:00 GMT')), tz).toBe(86_400_000);
         // A zone named is kept: an offset, a zone's name, a zone and an offset (each had been read as GMT too, hours off).
         for (const date of ['Thu, 01 Jan 2026 09:00:03 +0900', 'Thu, 01 Jan 2026 09:00:03 +09:00', 'Wed, 31 Dec 2025 19:00:03 EST', 'Thu, 01 Jan 2026 01:00:03 UTC+1']) {
           expect(parseRetryAfter(date, Date.parse('Thu, 01 Jan 2026 00:00:00 GMT')), `${tz} ${date}`).toBe(3000);
