@@ -113,7 +113,15 @@ export function createLocalServer(handlers: LocalHandlers, log: Log, options: Lo
     const target = req.url ?? '';
     const path = target.startsWith('/') && ORIGIN_FORM.test(target) ? requestUrl(target).pathname.replace(/\/+$/, '') : undefined;
     const route = path !== undefined && Object.hasOwn(ROUTES, path) ? ROUTES[path] : undefined;
-    answerOnSocket(socket, route ? new MethodNotAllowedError('CONNECT', route.method) : new BadRequestError('The request target is not a valid path'));
+    const error =
+      path === undefined
+        ? new BadRequestError('The request target is not a valid path')
+        : route
+          ? new MethodNotAllowedError('CONNECT', route.method)
+          : new NotFoundError(path || '/');
+    const requestId = randomUUID();
+    logAnswer(log, error, error.status, requestId);
+    answerOnSocket(socket, error, requestId);
   });
   // Expect: 100-continue (curl sends it for bodies over 1 MiB): the go-ahead only for a body
   // that fits. A larger one is refused before its client sends it; sent, the close that
@@ -166,14 +174,14 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
 }
 
 /** `error` as the handler's error body, written on a bare socket (no ServerResponse to write it), which then closes. */
-function answerOnSocket(socket: Duplex, error: GatewayError): void {
+function answerOnSocket(socket: Duplex, error: GatewayError, requestId?: string): void {
   const { statusCode, body, headers } = errorResponse(error);
   const extra = Object.entries(headers ?? {})
     .filter(([name]) => name.toLowerCase() !== 'content-type' && name.toLowerCase() !== 'cache-control')
     .map(([name, value]) => `${name}: ${String(value)}\r\n`)
     .join('');
   socket.end(
-    `HTTP/1.1 ${statusCode} ${STATUS_CODES[statusCode]}\r\ncontent-type: application/json; charset=utf-8\r\ncache-control: no-store\r\n${extra}` +
+    `HTTP/1.1 ${statusCode} ${STATUS_CODES[statusCode]}\r\ncontent-type: application/json; charset=utf-8\r\ncache-control: no-store\r\n${extra}${requestId ? `x-request-id: ${requestId}\r\n` : ''}` +
       `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
   );
 }

@@ -103,7 +103,8 @@ describe('A request with two Host headers', () => {
 
 describe('A CONNECT', () => {
   it.each([
-    [PROMPT_PATH, /^HTTP\/1\.1 405 [\s\S]*Allow: POST[\s\S]*"code":"method_not_allowed"/],
+    [PROMPT_PATH, /^HTTP\/1\.1 405 [\s\S]*Allow: POST[\s\S]*x-request-id: [\s\S]*"code":"method_not_allowed"/],
+    ['/nowhere', /^HTTP\/1\.1 404 [\s\S]*"code":"not_found"/],
     ['example.com:443', /^HTTP\/1\.1 400 [\s\S]*"code":"bad_request"/],
   ])('to %s is answered with the error body, as any method a route does not take (Node had closed the connection without a word)', async (target, answered) => {
     const port = await start();
