@@ -119,11 +119,6 @@ export function topUpRunnableAt(entryId: string): number {
 /** The settle entries whose loss this process has logged (a request settles once; a second settle of it logs nothing). */
 const LOSSES_LOGGED_KEPT = 10_000;
 
-/** Whether the ledger holds `settlement` itself: its kind, time and amounts (another settle of the request, or a release, differs). */
-function isSameSettle(applied: SettlementEntry, settlement: SettlementEntry): boolean {
-  return applied.kind === 'settle' && applied.at === settlement.at && applied.chargedMicro === settlement.chargedMicro && applied.uncollectedMicro === settlement.uncollectedMicro;
-}
-
 export class CreditsService {
   private readonly lossesLogged = new BoundedMap<string, true>(LOSSES_LOGGED_KEPT);
 
@@ -263,7 +258,7 @@ export class CreditsService {
       });
       return { chargedMicro };
     }
-    if (isSameSettle(applied, settlement)) this.logUncollected(applied);
+    this.logUncollected(applied);
     try {
       const listClosed = open.reserveMayLandLate === true;
       const { listed } = await this.accounts.closeReservation(applied, open.reservation, { listClosed });
