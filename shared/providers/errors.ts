@@ -1,4 +1,4 @@
-import type { Usage, UsageHints } from './types.js';
+import type { ModelReply, Usage, UsageHints } from './types.js';
 
 /** What a stream had delivered when it was aborted. */
 export interface PartialReply {
@@ -58,10 +58,11 @@ export class UpstreamError extends Error {
       /** On an aborted stream: the answer's text streamed so far, and its usage if the vendor had sent it. */
       partial?: PartialReply;
       /**
-       * The answer a vendor generated and then refused itself, as the text it sent back (Groq's
-       * `json_validate_failed` with its `failed_generation`): its adapter may answer it as the reply.
+       * The answer a vendor generated and then refused itself, sent back with the refusal (Groq's
+       * `json_validate_failed` with its `failed_generation`), as the reply a whole call answers
+       * instead of failing (prepared-http.ts), with a warning that says so.
        */
-      refusedAnswer?: string;
+      refusedAnswer?: ModelReply;
       /**
        * On an answer the vendor generated and then withheld (`upstream_blocked`: a safety block,
        * a content filter) and reported a usage block with, which it bills: the call fails,

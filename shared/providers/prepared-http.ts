@@ -31,8 +31,6 @@ export interface HttpCallShape {
   mapError?: ErrorMapper;
   /** Turns what a send threw into what the adapter throws (a protocol that refines or redacts vendor errors). */
   refine?: (error: unknown) => unknown;
-  /** The reply a whole call's failure stands for, where the vendor sent back an answer it refused itself (UpstreamError.details.refusedAnswer). */
-  recover?: (error: UpstreamError) => ModelReply | undefined;
   /** The non-streamed answer's JSON as a reply. */
   fromAnswer(answer: unknown): ModelReply;
   /** The most output tokens the vendor may bill for the call (its adapter's billedOutputBound): what bounds the lines of its stream (streamLineCap). */
@@ -62,8 +60,9 @@ export function preparedHttpCall(shape: HttpCallShape, onDelta?: (text: string) 
         try {
           answer = await postJson(request, signal, { mapError });
         } catch (error) {
-          const recovered = error instanceof UpstreamError ? shape.recover?.(error) : undefined;
-          if (recovered) return withWarnings(recovered);
+          // An answer the vendor refused itself, sent back with the refusal: the answer, which the gateway checks, not a failure with nothing.
+          const refused = error instanceof UpstreamError ? error.details.refusedAnswer : undefined;
+          if (refused) return withWarnings(refused);
           throw refine(error);
         }
         return withWarnings(shape.fromAnswer(answer));
@@ -76,10 +75,11 @@ export function preparedHttpCall(shape: HttpCallShape, onDelta?: (text: string) 
     warnings,
     async send(signal) {
       const reader = stream.reader(onDelta);
-      const ended = reader.ended ? () => reader.ended!() : undefined;
-      await postSse(request, signal, { mapError, onEvent: (event) => reader.onEvent(event), ended, partial: () => reader.partial(), limits }).catch((error: unknown) => {
-        throw refine(error);
-      });
+      await postSse(request, signal, { mapError, onEvent: (event) => reader.onEvent(event), ended: reader.ended?.bind(reader), partial: () => reader.partial(), limits }).catch(
+        (error: unknown) => {
+          throw refine(error);
+        },
+      );
       return withWarnings(finishStream(reader));
     },
   };

@@ -52,7 +52,9 @@ export function fromErrorResponse(dialect: ChatDialect, status: number, text: st
   const message = vendorMessage(body) ?? `${PROVIDER_NAMES[dialect.id]} answered ${status}`;
   const error = statusError(status, message, { body, retryAfterMs: parseRetryAfter(retryAfter, now), capacityStatuses: dialect.capacityStatuses });
   const refused = status === 400 ? failedGeneration(body) : undefined;
-  return refused === undefined ? error : new UpstreamError(error.code, error.message, { ...error.details, refusedAnswer: refused });
+  if (refused === undefined) return error;
+  const warning = `${PROVIDER_NAMES[dialect.id]} refused its own answer as not fitting the schema (json_validate_failed): shown as it came, with the gateway's check`;
+  return new UpstreamError(error.code, error.message, { ...error.details, refusedAnswer: { output: refused, warnings: [warning] } });
 }
 
 /**

@@ -29,15 +29,6 @@ export const openaiChat: ProtocolAdapter = {
         // Dialect error mapping keeps Mistral's validation details and knows Groq's 498.
         mapError: (status, text, retryAfter) => fromErrorResponse(dialect, status, text, retryAfter),
         fromAnswer: (answer) => fromChatResponse(answer, dialect),
-        // Best-effort structured output whose answer the vendor then refused as not fitting the schema:
-        // the answer as it came, which the gateway checks against the schema, not a failure with nothing.
-        recover: (error) =>
-          error.details.refusedAnswer === undefined
-            ? undefined
-            : {
-                output: error.details.refusedAnswer,
-                warnings: [`${PROVIDER_NAMES[dialect.id]} refused its own answer as not fitting the schema (json_validate_failed): shown as it came, with the gateway's check`],
-              },
         stream: whole
           ? undefined
           : {
