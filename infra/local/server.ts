@@ -176,14 +176,8 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
 /** `error` as the handler's error body, written on a bare socket (no ServerResponse to write it), which then closes. */
 function answerOnSocket(socket: Duplex, error: GatewayError, requestId?: string): void {
   const { statusCode, body, headers } = errorResponse(error);
-  const extra = Object.entries(headers ?? {})
-    .filter(([name]) => name.toLowerCase() !== 'content-type' && name.toLowerCase() !== 'cache-control')
-    .map(([name, value]) => `${name}: ${String(value)}\r\n`)
-    .join('');
-  socket.end(
-    `HTTP/1.1 ${statusCode} ${STATUS_CODES[statusCode]}\r\ncontent-type: application/json; charset=utf-8\r\ncache-control: no-store\r\n${extra}${requestId ? `x-request-id: ${requestId}\r\n` : ''}` +
-      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-  );
+  const lines = Object.entries({ ...headers, ...(requestId ? { 'x-request-id': requestId } : {}) }).map(([name, value]) => `${name}: ${String(value)}\r\n`);
+  socket.end(`HTTP/1.1 ${statusCode} ${STATUS_CODES[statusCode]}\r\n${lines.join('')}content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
 }
 
 /** A request target in origin form (RFC 9112 3.2.1): a path of RFC 3986 characters, then any query. */
