@@ -180,13 +180,26 @@ export function cacheWriteBound(call: CallInput): number | undefined {
   if (cacheWrite === null || cacheWrite <= input) return undefined;
   // Most calls mark no breakpoint: no need to count their text again.
   if (!marksCacheBreakpoints(call)) return 0;
-  const prefix = cacheBreakpoints(call, textTokenBound).at(-1)?.prefixTokens;
-  return prefix === undefined ? 0 : prefix + VENDOR_FRAMING_TOKENS;
+  // Counted once a call: its plan holds it, and its charge checks its usage against it.
+  let writes = prefixWrites.get(call);
+  if (writes === undefined) {
+    const prefix = cacheBreakpoints(call, textTokenBound).at(-1)?.prefixTokens;
+    writes = prefix === undefined ? 0 : prefix + VENDOR_FRAMING_TOKENS;
+    prefixWrites.set(call, writes);
+  }
+  return writes;
 }
+
+const prefixWrites = new WeakMap<CallInput, number>();
 
 /** The most output tokens a call can be billed: its adapter's bound (see ProtocolAdapter.billedOutputBound). */
 export function outputTokenBound(call: ModelCall): number {
   return ADAPTERS[call.entry.protocol].billedOutputBound(call);
+}
+
+/** The most output tokens a usage block is believed to bill for a call (implausibleUsage), which its hold holds (callCostBound): its bound and the tolerance above it. */
+export function believedOutputTokens(call: ModelCall): number {
+  return outputTokenBound(call) + OUTPUT_TOLERANCE_TOKENS;
 }
 
 /**
@@ -238,7 +251,7 @@ export function callCostBound(call: ModelCall, inputTokensCounted: number = inpu
     cachedInputTokens,
     cacheWriteTokens,
     // What a usage block is believed to bill above the limit (implausibleUsage) is held too.
-    outputTokens: outputTokens + OUTPUT_TOLERANCE_TOKENS,
+    outputTokens: believedOutputTokens(call),
     reasoningTokens: 0,
     searchQueries,
   });

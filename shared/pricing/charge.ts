@@ -1,5 +1,5 @@
 import type { ModelCall, Usage, UsageHints } from '../providers/types.js';
-import { cacheWriteBound, callCostBound, inputTokenEstimate, OUTPUT_TOLERANCE_TOKENS, outputTokenBound, searchQueryBound, tooFewTokens, tooManyInputTokens } from './bound.js';
+import { believedOutputTokens, cacheWriteBound, callCostBound, inputTokenEstimate, outputTokenBound, searchQueryBound, tooFewTokens, tooManyInputTokens } from './bound.js';
 import { ADAPTERS } from '../providers/adapters.js';
 import { promptTexts } from '../providers/shared-text.js';
 import { textTokens } from '../text/text-tokens.js';
@@ -42,8 +42,7 @@ export function implausibleUsage(usage: Usage, call: ModelCall, output = '', hin
   const mostIn = tooManyInputTokens(usage.inputTokens, call);
   if (mostIn > 0) return `${usage.inputTokens} input tokens, more than the ${mostIn} its text can count`;
   // The output bound alone: pricing the whole call (its input counted again) is for the rare estimated path.
-  const bound = outputTokenBound(call);
-  if (usage.outputTokens > bound + OUTPUT_TOLERANCE_TOKENS) return `${usage.outputTokens} output tokens, beyond the ${bound} the call allowed`;
+  if (usage.outputTokens > believedOutputTokens(call)) return `${usage.outputTokens} output tokens, beyond the ${outputTokenBound(call)} the call allowed`;
   return undefined;
 }
 
