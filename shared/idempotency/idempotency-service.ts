@@ -165,7 +165,7 @@ export class IdempotencyService<T> {
     );
     if (claim.claimed) return { kind: 'run', recordKey };
     const { existing } = claim;
-    if (!bodyHashesOf(existing.bodyHash, { key, body, canonical, bodyHash }).includes(existing.bodyHash)) throw new IdempotencyKeyReusedError();
+    if (!sameBody(existing.bodyHash, { key, body, canonical, bodyHash })) throw new IdempotencyKeyReusedError();
     if (existing.status === 'running') throw new IdempotencyInProgressError();
     if (!existing.responseStored && !existing.response) throw new ResponseNotRetainedError(existing.promptLogId, existing.notRetained ?? 'zero_data_retention');
     await admitReplay?.();
@@ -192,22 +192,22 @@ function sha256(text: string): string {
 }
 
 /**
+ * Whether `body` is the one a record's hash `recorded` was made of, in the form its prefix says:
+ * this version's (`bodyHash`); an earlier keyed one's, the response schema as written or sorted;
+ * or the oldest, a bare SHA-256 of the sorted form.
+ */
+function sameBody(recorded: string, { key, body, canonical, bodyHash }: { key: string; body: unknown; canonical: string; bodyHash: string }): boolean {
+  if (recorded.startsWith(KEYED)) return recorded === bodyHash;
+  const sorted = canonicalJson(body, false);
+  if (recorded.startsWith(KEYED_SORTED)) return recorded === keyedBodyHash(key, canonical, KEYED_SORTED) || recorded === keyedBodyHash(key, sorted, KEYED_SORTED);
+  return recorded === sha256(sorted);
+}
+
+/**
  * The body's fingerprint, keyed with the Idempotency-Key. The record keeps the key only
  * hashed, so a reader of the table cannot test a guessed prompt against the fingerprint,
  * as a bare SHA-256 of the body would let them (zero data retention included).
  */
-/**
- * The hashes `body` may have been recorded under, in the form a record marked as `recorded` is
- * (its prefix says which): this version's (`bodyHash`); an earlier keyed one's, the response
- * schema as written or sorted; or the oldest, a bare SHA-256 of the sorted form.
- */
-function bodyHashesOf(recorded: string, { key, body, canonical, bodyHash }: { key: string; body: unknown; canonical: string; bodyHash: string }): string[] {
-  if (recorded.startsWith(KEYED)) return [bodyHash];
-  const sorted = canonicalJson(body, false);
-  if (recorded.startsWith(KEYED_SORTED)) return [keyedBodyHash(key, canonical, KEYED_SORTED), keyedBodyHash(key, sorted, KEYED_SORTED)];
-  return [sha256(sorted)];
-}
-
 function keyedBodyHash(key: string, canonicalBody: string, prefix = KEYED): string {
   return prefix + createHmac('sha256', key).update(canonicalBody, 'utf8').digest('hex');
 }
@@ -220,20 +220,23 @@ function keyedBodyHash(key: string, canonicalBody: string, prefix = KEYED): stri
  * are two requests.
  */
 export function canonicalJson(value: unknown, schemaAsWritten = true): string {
-  return sortedJson(value, schemaAsWritten);
+  if (!schemaAsWritten || !isPlainObject(value)) return sortedJson(value);
+  return sortedObject(value, (key, member) => (key === 'response_schema' ? JSON.stringify(member) : sortedJson(member)));
 }
 
-function sortedJson(value: unknown, schemaAsWritten: boolean, nested = false): string {
-  if (Array.isArray(value)) return `[${value.map((item) => sortedJson(item, schemaAsWritten, true)).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.keys(value as object)
-      .sort()
-      .map((k) => {
-        const member = (value as Record<string, unknown>)[k];
-        const asWritten = schemaAsWritten && !nested && k === 'response_schema';
-        return `${JSON.stringify(k)}:${asWritten ? JSON.stringify(member) : sortedJson(member, schemaAsWritten, true)}`;
-      });
-    return `{${entries.join(',')}}`;
-  }
-  return JSON.stringify(value);
+function sortedJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((item) => sortedJson(item)).join(',')}]`;
+  return isPlainObject(value) ? sortedObject(value, (_key, member) => sortedJson(member)) : JSON.stringify(value);
+}
+
+/** An object's members in key order, each written by `member`. */
+function sortedObject(value: Record<string, unknown>, member: (key: string, value: unknown) => string): string {
+  const entries = Object.keys(value)
+    .sort()
+    .map((key) => `${JSON.stringify(key)}:${member(key, value[key])}`);
+  return `{${entries.join(',')}}`;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
