@@ -264,10 +264,15 @@ class PdfObjects {
   private readonly streamEnds: number[] = [];
   private readonly values = new Map<Definition, PdfValue | undefined>();
 
+  /** The file as latin1 text, a character a byte: offsets in the one are offsets in the other. */
+  readonly text: string;
+
   constructor(
-    readonly text: string,
+    private readonly bytes: Buffer,
     private readonly budget: PdfCountBudget,
   ) {
+    const text = bytes.toString('latin1');
+    this.text = text;
     const headers: { number: number; start: number; at: number }[] = [];
     for (const found of text.matchAll(/end(?:obj|stream)|obj|trailer/g)) {
       this.budget.spend('keywords', 1);
@@ -376,7 +381,7 @@ class PdfObjects {
     const dataAt = definition.at + keyword.index + keyword[0].length;
     const end = Math.min(firstAfter(this.streamEnds, dataAt) ?? definition.end, definition.end);
     try {
-      return inflateSync(Buffer.from(this.text.slice(dataAt, end), 'latin1'), { maxOutputLength: most });
+      return inflateSync(this.bytes.subarray(dataAt, end), { maxOutputLength: most });
     } catch {
       throw new Uncounted();
     }
@@ -417,7 +422,7 @@ class PdfObjects {
  */
 export function pdfPageCounts(pdf: Buffer, budget = new PdfCountBudget()): { held: number; read: number } | undefined {
   try {
-    const objects = new PdfObjects(pdf.toString('latin1'), budget);
+    const objects = new PdfObjects(pdf, budget);
     objects.unpackObjectStreams();
     const catalogs = catalogsOf(objects);
     const held = countPages(objects, catalogs, 'held');
