@@ -15,7 +15,8 @@ export interface ModelResult {
   estimatedCost?: number;
   /**
    * Subsets of tokensIn / tokensOut as the vendor reported them (absent when usage was missing);
-   * no reasoningTokensOut where the vendor counts thinking inside the output, never apart.
+   * no reasoningTokensOut where the vendor's answer counts thinking inside the output without
+   * reporting it apart.
    */
   usage?: { cachedTokensIn: number; cacheWriteTokensIn: number; reasoningTokensOut?: number };
   /** With `response_schema`: whether the output conforms, with the parsed value when it does. */

@@ -1,5 +1,4 @@
 import { setMaxListeners } from 'node:events';
-import type { WireProtocol } from '../catalog/types.js';
 import { schemaChecker } from '../contract/schema-checker.js';
 import { KnownSecretsFilter, redactKnown, redactSecrets } from '../http/redact.js';
 import { chargeCall, withFinishReason } from '../pricing/charge.js';
@@ -300,7 +299,7 @@ async function callModel(
             tokensOut: charge.usage.outputTokens,
             latencyMs,
             providerCost: charge.providerCost,
-            usage: tokenClasses(charge.usage, call.entry.protocol),
+            usage: tokenClasses(charge.usage),
           }
         : { tokensIn: 0, tokensOut: 0, latencyMs, providerCost: null, estimatedCost: charge.estimatedCost }),
       ...(planned.outputSchema !== undefined ? { structuredOutput: cut ? CUT_OUTPUT_CHECK : await schemaChecker().check(output, planned.outputSchema, options.accountId) } : {}),
@@ -372,7 +371,7 @@ function stoppedResult(
     ...(charge.kind === 'observed'
       ? { tokensIn: charge.usage.inputTokens, tokensOut: charge.usage.outputTokens, latencyMs, providerCost: charge.providerCost }
       : { tokensIn: 0, tokensOut: 0, latencyMs, providerCost: null, estimatedCost: charge.estimatedCost }),
-    ...(charge.kind === 'observed' ? { usage: tokenClasses(charge.usage, call.entry.protocol) } : {}),
+    ...(charge.kind === 'observed' ? { usage: tokenClasses(charge.usage) } : {}),
     error: outcome.error,
     ...(allWarnings.length > 0 ? { warnings: allWarnings } : {}),
   };
@@ -406,18 +405,14 @@ function unchargedResult({ model, warnings }: PlannedCall, latencyMs: number, st
 }
 
 /**
- * The protocols whose usage counts thinking inside the output tokens and never apart
- * (Anthropic's `output_tokens`, Bedrock Converse's `outputTokens`): their results report no
- * reasoning count rather than a 0 that would say the model did not think.
+ * The token classes beside tokensIn/tokensOut, for callers who price or audit them; no
+ * reasoning count where the vendor's usage reports none apart (Usage's reasoningTokens).
  */
-const REASONING_NOT_APART: ReadonlySet<WireProtocol> = new Set(['anthropic-messages', 'bedrock-converse']);
-
-/** The token classes beside tokensIn/tokensOut, for callers who price or audit them. */
-function tokenClasses(usage: Usage, protocol: WireProtocol): NonNullable<ModelResult['usage']> {
+function tokenClasses(usage: Usage): NonNullable<ModelResult['usage']> {
   return {
     cachedTokensIn: usage.cachedInputTokens,
     cacheWriteTokensIn: usage.cacheWriteTokens,
-    ...(REASONING_NOT_APART.has(protocol) ? {} : { reasoningTokensOut: usage.reasoningTokens }),
+    ...(usage.reasoningTokens === undefined ? {} : { reasoningTokensOut: usage.reasoningTokens }),
   };
 }
 

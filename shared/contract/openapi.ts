@@ -76,7 +76,7 @@ const completedResult = {
     usage: {
       type: 'object',
       description:
-        'Subsets of tokensIn and tokensOut as the vendor reported them; absent when usage was missing. No reasoningTokensOut where the vendor counts thinking inside the output and never apart (Anthropic, Bedrock): tokensOut includes it.',
+        "Subsets of tokensIn and tokensOut as the vendor reported them; absent when usage was missing. No reasoningTokensOut where the vendor's answer counts thinking inside the output without reporting it apart (Anthropic and Bedrock always; Cerebras, Mistral, and a chat answer without completion_tokens_details.reasoning_tokens): tokensOut includes it.",
       properties: {
         cachedTokensIn: { type: 'integer', minimum: 0 },
         cacheWriteTokensIn: { type: 'integer', minimum: 0 },

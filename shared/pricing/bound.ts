@@ -252,7 +252,6 @@ export function callCostBound(call: ModelCall, inputTokensCounted: number = inpu
     cacheWriteTokens,
     // What a usage block is believed to bill above the limit (implausibleUsage) is held too.
     outputTokens: believedOutputTokens(call),
-    reasoningTokens: 0,
     searchQueries,
   });
   return { inputTokens, outputTokens, searchQueries, usd };

@@ -36,7 +36,7 @@ export function implausibleUsage(usage: Usage, call: ModelCall, output = '', hin
   // Writes priced above input, beyond the prefix the call marked for caching: believed, they would cost more than was held.
   const writes = cacheWriteBound(call);
   if (writes !== undefined && usage.cacheWriteTokens > writes) return `${usage.cacheWriteTokens} cache write tokens, more than the ${writes} its cache breakpoints can write`;
-  if (usage.reasoningTokens > usage.outputTokens) return 'more reasoning tokens than output tokens';
+  if ((usage.reasoningTokens ?? 0) > usage.outputTokens) return 'more reasoning tokens than output tokens';
   if (usage.inputTokens > call.entry.contextWindow) return `${usage.inputTokens} input tokens, beyond the model's context of ${call.entry.contextWindow}`;
   // Counts far above the text they stand for: believed, they would charge the caller up to the whole reservation.
   const mostIn = tooManyInputTokens(usage.inputTokens, call);
@@ -90,7 +90,7 @@ export function chargeCall(
   const tokensIn = Math.min(Math.max(inputTokenEstimate(call), reportedInput(call, hints.inputTokens)), bound.inputTokens);
   const fromText = providerCost(
     call.entry.prices,
-    { inputTokens: tokensIn, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: tokensOut, reasoningTokens: 0, searchQueries: search.charged },
+    { inputTokens: tokensIn, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: tokensOut, searchQueries: search.charged },
     startedAt,
   );
   const estimatedCost = Math.min(fromText, bound.usd);
@@ -136,7 +136,7 @@ function searchCharge(call: ModelCall, reported: number | undefined): { charged:
 function reportedInputClasses(call: ModelCall, output: string, hints: UsageHints, outputTokens: number): Usage | undefined {
   const { inputTokens, cachedInputTokens = 0, cacheWriteTokens = 0 } = hints;
   if (inputTokens === undefined || cachedInputTokens + cacheWriteTokens === 0) return undefined;
-  const partial: Usage = { inputTokens, cachedInputTokens, cacheWriteTokens, outputTokens, reasoningTokens: 0 };
+  const partial: Usage = { inputTokens, cachedInputTokens, cacheWriteTokens, outputTokens };
   return implausibleUsage(partial, call, output, hints) === undefined ? partial : undefined;
 }
 

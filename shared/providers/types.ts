@@ -54,7 +54,13 @@ export interface Usage {
   cachedInputTokens: number;
   cacheWriteTokens: number;
   outputTokens: number;
-  reasoningTokens: number;
+  /**
+   * The reasoning (thinking) tokens inside outputTokens, where the vendor's answer reports them
+   * apart; absent where it counts them inside the output without a word (Anthropic, Bedrock, a
+   * chat answer without `completion_tokens_details.reasoning_tokens`, as Cerebras and Mistral
+   * answer): a 0 there would say the model did not think.
+   */
+  reasoningTokens?: number;
   /** Search queries the vendor ran and bills apart from the tokens (Gemini 3's search grounding), where it reported any. */
   searchQueries?: number;
 }

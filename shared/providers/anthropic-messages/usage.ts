@@ -22,7 +22,7 @@ function optionalCount(value: unknown): number | undefined {
  * Anthropic's token classes as the gateway's Usage. Anthropic's `input_tokens` counts only
  * the input after the last cache breakpoint: cache reads and writes come on top, so all
  * three add up to the input. `output_tokens` already includes thinking, which Anthropic
- * does not report apart: reasoningTokens stays 0 (thinking is priced as output anyway).
+ * does not report apart: no reasoningTokens (thinking is priced as output anyway).
  */
 export function toUsage(usage: AnthropicUsage | null | undefined): Usage | undefined {
   if (!usage || typeof usage !== 'object') return undefined;
@@ -38,7 +38,6 @@ export function toUsage(usage: AnthropicUsage | null | undefined): Usage | undef
     cachedInputTokens,
     cacheWriteTokens,
     outputTokens,
-    reasoningTokens: 0,
   };
 }
 

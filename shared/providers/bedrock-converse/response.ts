@@ -77,7 +77,7 @@ function optionalCount(value: unknown): number | undefined {
  * Bedrock's `inputTokens` counts only the input neither read from nor written to the cache;
  * reads and writes come apart (Bedrock prompt caching: total input = inputTokens +
  * cacheReadInputTokens + cacheWriteInputTokens). The gateway's inputTokens counts all three.
- * Nova v1 has no reasoning tokens.
+ * Converse counts any reasoning inside outputTokens, never apart: no reasoningTokens.
  */
 export function toUsage(usage: ConverseUsage | null | undefined): Usage | undefined {
   if (!usage) return undefined;
@@ -91,5 +91,5 @@ export function toUsage(usage: ConverseUsage | null | undefined): Usage | undefi
     const total = count(usage.totalTokens);
     if (total === undefined || total < fresh + outputTokens) return undefined;
   }
-  return { inputTokens: fresh + cachedInputTokens + cacheWriteTokens, cachedInputTokens, cacheWriteTokens, outputTokens, reasoningTokens: 0 };
+  return { inputTokens: fresh + cachedInputTokens + cacheWriteTokens, cachedInputTokens, cacheWriteTokens, outputTokens };
 }

@@ -36,12 +36,15 @@ export function toUsage(usage: ChatUsage | null | undefined, dialect: ChatDialec
   if (cachedInputTokens === undefined) return undefined;
 
   // Sent but malformed ("99900", -1, 99900.5), never read as 0: beside completion_tokens (xAI) that would make the reasoning free.
-  const reasoningTokens = optionalCount(usage.completion_tokens_details?.reasoning_tokens);
+  const reported = usage.completion_tokens_details?.reasoning_tokens;
+  const reasoningTokens = optionalCount(reported);
   if (reasoningTokens === undefined) return undefined;
   const outputTokens = outputCount(usage, dialect, inputTokens, completion, reasoningTokens);
   if (outputTokens === undefined || reasoningTokens > outputTokens) return undefined;
 
-  return { inputTokens, cachedInputTokens, cacheWriteTokens: 0, outputTokens, reasoningTokens };
+  // Not sent (Cerebras, Mistral: any reasoning inside completion_tokens), none is reported apart.
+  const apart = reported === undefined || reported === null ? {} : { reasoningTokens };
+  return { inputTokens, cachedInputTokens, cacheWriteTokens: 0, outputTokens, ...apart };
 }
 
 /**

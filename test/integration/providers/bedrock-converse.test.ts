@@ -79,7 +79,7 @@ describe('Adapter: bedrockConverse against the simulator', () => {
     expect(reply.finishReason).toBe('end_turn');
     expect(reply.warnings).toEqual([]);
     const inputTokens = countTokens(SYSTEM) + countTokens(PROMPT);
-    expect(reply.usage).toEqual({ inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: countTokens(reply.output), reasoningTokens: 0 });
+    expect(reply.usage).toEqual({ inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: countTokens(reply.output) });
     expect(providerCost(PRO.prices, reply.usage!)).toBe(Math.round((inputTokens * 0.8 + countTokens(reply.output) * 3.2) * 1e6) / 1e12);
 
     const calls = sim.calls();

@@ -80,7 +80,7 @@ describe('Adapter: geminiGenerateContent against the simulator', () => {
     expect(usage.inputTokens).toBeGreaterThan(0);
     // gemini-3.5-flash thinks by default: thinking is part of the output and billed as such.
     expect(usage.reasoningTokens).toBeGreaterThan(0);
-    expect(usage.outputTokens).toBeGreaterThan(usage.reasoningTokens);
+    expect(usage.outputTokens).toBeGreaterThan(usage.reasoningTokens!);
     expect(usage.cachedInputTokens).toBe(0);
     expect(providerCost(entry('fam_b-3.5-flash').prices, usage)).toBeGreaterThan(0);
   });

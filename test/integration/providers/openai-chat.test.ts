@@ -128,7 +128,6 @@ describe('Adapter: openaiChat against the simulator', () => {
       cachedInputTokens: 0,
       cacheWriteTokens: 0,
       outputTokens: countTokens(reply.output) + 64,
-      reasoningTokens: 0,
     });
   });
 
@@ -202,7 +201,6 @@ describe('Adapter: openaiChat against the simulator', () => {
       cachedInputTokens: warmCache,
       cacheWriteTokens: 0,
       outputTokens: countTokens(reply.output),
-      reasoningTokens: 0,
     });
   });
 

@@ -310,7 +310,7 @@ describe('Function: fromMessagesResponse', () => {
       name: 'plain',
       entry: SONNET,
       output: 'Caching at the edge cuts latency; caching in the application keeps control over invalidation.',
-      usage: { inputTokens: 2095, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 503, reasoningTokens: 0 },
+      usage: { inputTokens: 2095, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 503 },
       // 2095 x $3 + 503 x $15 per million
       cost: 0.01383,
     },
@@ -318,7 +318,7 @@ describe('Function: fromMessagesResponse', () => {
       name: 'cache-write',
       entry: SONNET,
       output: "The contract's main obligations are confidentiality, a 30-day payment term and a one-year warranty.",
-      usage: { inputTokens: 188_107, cachedInputTokens: 0, cacheWriteTokens: 188_086, outputTokens: 393, reasoningTokens: 0 },
+      usage: { inputTokens: 188_107, cachedInputTokens: 0, cacheWriteTokens: 188_086, outputTokens: 393 },
       // 21 x $3 + 188086 x $3.75 + 393 x $15 per million
       cost: 0.7112805,
     },
@@ -326,7 +326,7 @@ describe('Function: fromMessagesResponse', () => {
       name: 'cache-read',
       entry: SONNET,
       output: 'The warranty runs for one year from delivery and covers defects in materials and workmanship.',
-      usage: { inputTokens: 188_120, cachedInputTokens: 188_086, cacheWriteTokens: 0, outputTokens: 287, reasoningTokens: 0 },
+      usage: { inputTokens: 188_120, cachedInputTokens: 188_086, cacheWriteTokens: 0, outputTokens: 287 },
       // 34 x $3 + 188086 x $0.30 + 287 x $15 per million
       cost: 0.0608328,
     },
@@ -334,7 +334,7 @@ describe('Function: fromMessagesResponse', () => {
       name: 'thinking',
       entry: OPUS_46,
       output: 'Yes, there are infinitely many prime numbers such that n mod 4 = 3.',
-      usage: { inputTokens: 52, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 2741, reasoningTokens: 0 },
+      usage: { inputTokens: 52, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 2741 },
       // 52 x $5 + 2741 x $25 per million (thinking billed as output)
       cost: 0.068785,
     },
@@ -342,7 +342,7 @@ describe('Function: fromMessagesResponse', () => {
       name: 'structured',
       entry: HAIKU,
       output: '{"verdict":"edge","reasons":["lower latency","offloads the origin"]}',
-      usage: { inputTokens: 412, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 24, reasoningTokens: 0 },
+      usage: { inputTokens: 412, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 24 },
       // 412 x $1 + 24 x $5 per million
       cost: 0.000532,
     },
@@ -393,7 +393,7 @@ describe('Function: fromMessagesResponse', () => {
 
     expect(reply.output).toBe('');
     // Every token of the allowance, all of it thinking (which Anthropic counts as output and does not report apart).
-    expect(reply.usage).toEqual({ inputTokens: 18, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: allowance, reasoningTokens: 0 });
+    expect(reply.usage).toEqual({ inputTokens: 18, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: allowance });
     expect([reply.cutAtMaxTokens, reply.warnings]).toEqual([true, []]);
     // Believed though the answer shows no text: charged the whole allowance at the output price.
     expect(chargeCall(thinking, reply.usage, reply.output, 0)).toEqual({ kind: 'observed', usage: reply.usage, providerCost: providerCost(SONNET.prices, reply.usage!) });
@@ -470,7 +470,6 @@ describe('Function: toUsage', () => {
       cachedInputTokens: 0,
       cacheWriteTokens: 0,
       outputTokens: 5,
-      reasoningTokens: 0,
     });
   });
 
@@ -480,7 +479,6 @@ describe('Function: toUsage', () => {
       cachedInputTokens: 3000,
       cacheWriteTokens: 1200,
       outputTokens: 5,
-      reasoningTokens: 0,
     });
   });
 });

@@ -301,7 +301,7 @@ describe('Function: fromConverseResponse', () => {
 
     expect(reply.output).toMatch(/^Edge caching keeps copies/);
     expect(reply.finishReason).toBe('end_turn');
-    expect(reply.usage).toEqual({ inputTokens: 1254, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 321, reasoningTokens: 0 });
+    expect(reply.usage).toEqual({ inputTokens: 1254, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 321 });
     expect(reply.warnings).toEqual([]);
   });
 
@@ -373,7 +373,6 @@ describe('Function: toUsage', () => {
       cachedInputTokens: 2048,
       cacheWriteTokens: 0,
       outputTokens: 150,
-      reasoningTokens: 0,
     });
   });
 
@@ -383,7 +382,6 @@ describe('Function: toUsage', () => {
       cachedInputTokens: 0,
       cacheWriteTokens: 1530,
       outputTokens: 98,
-      reasoningTokens: 0,
     });
   });
 

@@ -307,22 +307,22 @@ describe('Function: fromChatResponse', () => {
       name: 'mistral-cached.json',
       id: 'fam_g-large',
       output: 'Check that the Authorization header carries a valid key.',
-      usage: { inputTokens: 2150, cachedInputTokens: 1984, cacheWriteTokens: 0, outputTokens: 311, reasoningTokens: 0 },
+      usage: { inputTokens: 2150, cachedInputTokens: 1984, cacheWriteTokens: 0, outputTokens: 311 },
       cost: 0.0006487,
     },
     {
       name: 'mistral-thinking-chunks.json',
       id: 'fam_g-medium',
       output: 'Use ETags for validation.',
-      usage: { inputTokens: 40, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 27, reasoningTokens: 0 },
+      usage: { inputTokens: 40, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 27 },
       cost: 0.0002625,
     },
     {
       name: 'cerebras-reasoning.json',
       id: 'fam_e-gpt-oss-120b',
       output: 'Hello! How can I assist you today?',
-      // Cerebras counts reasoning inside completion_tokens and reports no reasoning_tokens.
-      usage: { inputTokens: 1180, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 436, reasoningTokens: 0 },
+      // Cerebras counts reasoning inside completion_tokens and reports no reasoning_tokens: none apart.
+      usage: { inputTokens: 1180, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 436 },
       cost: 0.00074,
     },
     {
@@ -336,14 +336,14 @@ describe('Function: fromChatResponse', () => {
       name: 'groq-x-groq-usage.json',
       id: 'fam_i-3.1-8b',
       output: 'Hello World!',
-      usage: { inputTokens: 38, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 4, reasoningTokens: 0 },
+      usage: { inputTokens: 38, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 4 },
       cost: 0.00000222,
     },
     {
       name: 'groq-qwen-raw.json',
       id: 'fam_j3-32b',
       output: 'Paris is the capital of France.',
-      usage: { inputTokens: 20, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 31, reasoningTokens: 0 },
+      usage: { inputTokens: 20, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 31 },
       cost: 0.00002409,
     },
   ])('maps $name: output without reasoning text, usage and cost', ({ name, id, output, usage, cost }) => {
