@@ -109,6 +109,7 @@ function toOrder(judgment: Judgment, answerA: string, answerB: string): Evaluati
     latencyMs: judgment.latencyMs,
     providerCost: judgment.providerCost,
     ...(judgment.estimatedCost !== undefined ? { estimatedCost: judgment.estimatedCost } : {}),
+    ...(judgment.usage ? { usage: judgment.usage } : {}),
     ...(judgment.error ? { error: judgment.error } : {}),
     ...(judgment.warnings && judgment.warnings.length > 0 ? { warnings: judgment.warnings } : {}),
   };

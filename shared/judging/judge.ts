@@ -48,6 +48,7 @@ export async function judgeOnce(
     latencyMs: result.latencyMs,
     providerCost: result.providerCost,
     ...(result.estimatedCost !== undefined ? { estimatedCost: result.estimatedCost } : {}),
+    ...(result.usage ? { usage: result.usage } : {}),
     ...warnings,
   };
   if (result.status === 'failed') {

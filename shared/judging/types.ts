@@ -24,6 +24,8 @@ export interface Judgment {
   providerCost: number | null;
   /** USD, only where providerCost is null: what the call was charged instead, estimated from its text. */
   estimatedCost?: number;
+  /** The token classes its vendor reported, as a model result's (absent when its usage was missing). */
+  usage?: ModelResult['usage'];
   error?: CallError;
   warnings?: string[];
 }
@@ -54,6 +56,8 @@ export interface EvaluationOrder {
   providerCost: number | null;
   /** USD, only where providerCost is null: what the call was charged instead, estimated from its text. */
   estimatedCost?: number;
+  /** As a model result's: the cached, cache-write and reasoning tokens its providerCost priced apart. */
+  usage?: ModelResult['usage'];
   error?: CallError;
   warnings?: string[];
 }

@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import type { LocalHost } from '../../infra/local/host.js';
 import { resolveModel } from '../../shared/catalog/index.js';
 import { parseServerTiming } from '../../shared/http/server-timing.js';
+import { providerCost } from '../../shared/pricing/cost.js';
 import type { Evaluation } from '../../shared/judging/types.js';
 import type { JudgingWorkflow } from '../../shared/judging/workflow-types.js';
 import { body, chatCompletionAnswer } from '../support/fixtures.js';
@@ -115,6 +116,16 @@ describe('Judging through the local host', () => {
       for (const order of evaluation.orders) {
         expect(order).toMatchObject({ status: 'completed', verdict: { winner: expect.stringMatching(/^(A|B|tie)$/) } });
         expect(order.tokensIn).toBeGreaterThan(0);
+        // Its cost can be checked from its own figures: the token classes priced apart come with it.
+        const { cachedTokensIn, cacheWriteTokensIn, reasoningTokensOut } = order.usage!;
+        const usage = {
+          inputTokens: order.tokensIn,
+          cachedInputTokens: cachedTokensIn,
+          cacheWriteTokens: cacheWriteTokensIn,
+          outputTokens: order.tokensOut,
+          reasoningTokens: reasoningTokensOut,
+        };
+        expect(order.providerCost).toBe(providerCost(resolveModel(evaluation.judgeModelId)!.prices, usage));
       }
       // The simulator's judges always answer A: the position swap makes every pair a tie.
       expect(evaluation).toMatchObject({ winner: 'tie', consistent: false });
