@@ -40,8 +40,8 @@ export function methodNotAllowedBody(allow: 'GET' | 'POST'): string {
 
 /**
  * Content types the 405 mock maps (a mock needs a request template to run); a body of any
- * other type gets API Gateway's 415 (DEFAULT_4XX) instead. A request without a
- * Content-Type counts as application/json.
+ * other type gets API Gateway's 415 instead (UNSUPPORTED_MEDIA_TYPE in GATEWAY_RESPONSES:
+ * only these mocks answer it). A request without a Content-Type counts as application/json.
  */
 const MOCK_CONTENT_TYPES = ['application/json', 'application/x-www-form-urlencoded', 'text/plain', 'application/octet-stream'] as const;
 
@@ -104,6 +104,14 @@ export const GATEWAY_RESPONSES: readonly GatewayResponseSpec[] = [
     message: 'The API key could not be checked just now; retry shortly. Nothing ran, nothing was charged',
     headers: { 'Retry-After': '1' },
   })),
+  // Only the 405 mocks answer it (a method a path does not take, with a body of a type they do
+  // not map, MOCK_CONTENT_TYPES): the contract's code, and words that name the method too.
+  {
+    type: ResponseType.UNSUPPORTED_MEDIA_TYPE,
+    statusCode: '415',
+    code: 'unsupported_media_type',
+    message: `Method $context.httpMethod with a body of this Content-Type is not accepted here; the API is ${API_ROUTES}, its bodies application/json`,
+  },
   {
     type: ResponseType.INTEGRATION_TIMEOUT,
     statusCode: '504',

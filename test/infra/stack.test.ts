@@ -848,6 +848,7 @@ describe('Stack: GatewayStack', () => {
       ['MISSING_AUTHENTICATION_TOKEN', '404', 'not_found'],
       ['BAD_REQUEST_BODY', '400', 'invalid_request'],
       ['REQUEST_TOO_LARGE', '413', 'payload_too_large'],
+      ['UNSUPPORTED_MEDIA_TYPE', '415', 'unsupported_media_type'],
       ['INTEGRATION_TIMEOUT', '504', 'gateway_timeout'],
       ['AUTHORIZER_FAILURE', '503', 'service_unavailable'],
       ['AUTHORIZER_CONFIGURATION_ERROR', '503', 'service_unavailable'],
