@@ -29,6 +29,18 @@ export function awsAccessRefusal(error: unknown, call: string): AwsAccessError |
   return new AwsAccessError(`AWS refused ${call} with these credentials (${name}: ${String(message)}): ${fix}`, { cause: error });
 }
 
+/**
+ * Whether `error` is the SDK's word for an answer it could not read as the service's (an
+ * endpoint that is some other server: an unknown error type, a body that is not the
+ * protocol's JSON or XML); its `$metadata.httpStatusCode` says what the server answered.
+ */
+export function isUnreadableAnswer(error: unknown): error is { $metadata: { httpStatusCode?: number } } {
+  const e = (error ?? {}) as { name?: unknown; message?: unknown; $metadata?: unknown };
+  if (e.$metadata === undefined) return false;
+  const message = typeof e.message === 'string' ? e.message : '';
+  return e.name === 'Unknown' || e.name === 'SyntaxError' || message === 'Unknown' || message === 'UnknownError' || message.includes('Deserialization error');
+}
+
 /** Why the SDK's credential chain found nothing to sign with, for a message that names what to set. */
 export function sdkCredentialsReason(error: unknown): string {
   return `the SDK: ${credentialsReason(error) ?? 'no reason given'}`;

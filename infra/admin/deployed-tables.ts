@@ -1,7 +1,7 @@
 import type { CloudFormationClient, Stack } from '@aws-sdk/client-cloudformation';
-import type { GatewayConfig, TableNames } from '../../shared/config.js';
+import { shownUrl, type GatewayConfig, type TableNames } from '../../shared/config.js';
 import { DEFAULT_STACK_NAME } from '../stack/stack-name.js';
-import { awsAccessRefusal, sdkCredentialsReason } from './aws-access.js';
+import { awsAccessRefusal, isUnreadableAnswer, sdkCredentialsReason } from './aws-access.js';
 
 /**
  * The CloudFormation output that names each table (infra/stack/data.ts `tableNameOutputId`,
@@ -42,7 +42,14 @@ export interface DeployedTablesOptions {
 export async function deployedTableNames(options: DeployedTablesOptions): Promise<TableNames> {
   const { CloudFormationClient, DescribeStacksCommand } = await import('@aws-sdk/client-cloudformation');
   const client = options.client ?? new CloudFormationClient({ region: options.region, ...(options.endpoint ? { endpoint: options.endpoint } : {}) });
+  const endpoint = options.endpoint === undefined ? undefined : shownUrl(options.endpoint);
   const where = `stack ${options.stackName} in ${options.region}${options.regionFrom ? ` (${options.regionFrom})` : ''}`;
+  // Some other server at the endpoint (the gateway's API, the local store): its answer is no CloudFormation's.
+  const notCloudFormation = (status: number | undefined, cause?: unknown) =>
+    new DeployedStackError(
+      `${endpoint ?? `The ${options.region} endpoint`} did not answer DescribeStacks of the ${where} as CloudFormation does${status ? ` (HTTP ${status})` : ''}: is AWS_ENDPOINT_URL (or AWS_ENDPOINT_URL_CLOUDFORMATION) a CloudFormation endpoint, a LocalStack? For a local store set DYNAMODB_ENDPOINT (npm start prints it)`,
+      { cause },
+    );
   try {
     let stacks: Stack[] | undefined;
     try {
@@ -66,12 +73,15 @@ export async function deployedTableNames(options: DeployedTablesOptions): Promis
       const code = (error as { code?: unknown }).code;
       if (typeof code === 'string' && NETWORK_CODES.has(code)) {
         throw new DeployedStackError(
-          `CloudFormation could not be reached at ${options.endpoint ?? `its ${options.region} endpoint`} to read the ${where} (${code}): check the network, or AWS_ENDPOINT_URL (a LocalStack running), or set DYNAMODB_ENDPOINT for a local store, or the *_TABLE variables`,
+          `CloudFormation could not be reached at ${endpoint ?? `its ${options.region} endpoint`} to read the ${where} (${code}): check the network, or AWS_ENDPOINT_URL (a LocalStack running), or set DYNAMODB_ENDPOINT for a local store, or the *_TABLE variables`,
           { cause: error },
         );
       }
+      if (isUnreadableAnswer(error)) throw notCloudFormation(error.$metadata.httpStatusCode, error);
       throw awsAccessRefusal(error, `DescribeStacks of the ${where}`) ?? error;
     }
+    // CloudFormation answers a stack it names, or the ValidationError above.
+    if (stacks?.[0] === undefined) throw notCloudFormation(undefined);
     const outputs = new Map((stacks?.[0]?.Outputs ?? []).map((output) => [output.OutputKey, output.OutputValue]));
     const tables = {} as TableNames;
     const missing: string[] = [];

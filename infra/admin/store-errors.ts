@@ -1,6 +1,6 @@
 import { shownUrl, type GatewayConfig, type TableNames } from '../../shared/config.js';
 import type { StoreClient } from '../../shared/storage/dynamodb.js';
-import { awsAccessRefusal, sdkCredentialsReason } from './aws-access.js';
+import { awsAccessRefusal, isUnreadableAnswer, sdkCredentialsReason } from './aws-access.js';
 import { TABLE_OUTPUTS } from './deployed-tables.js';
 
 /**
@@ -63,9 +63,8 @@ export function explainStoreError(error: unknown, command: string, table: string
         : `the deployed stack's ${output} output names it: was the table deleted outside the stack?`;
     return new TableNotFoundError(`No table "${table}" (${variable}) in ${describeStore(config)}: ${fix}`, { cause: error });
   }
-  // The SDK's names for an answer it cannot read as DynamoDB's: an unknown error type, or a body that is not JSON.
-  if (e?.$metadata !== undefined && (e.name === 'Unknown' || e.message === 'UnknownError' || e.name === 'SyntaxError')) {
-    const status = e.$metadata.httpStatusCode;
+  if (isUnreadableAnswer(error)) {
+    const status = error.$metadata.httpStatusCode;
     return new NotAStoreError(
       `${capitalized(describeStore(config))} did not answer ${command.replace(/Command$/, '')} as DynamoDB does${status ? ` (HTTP ${status})` : ''}: is it a DynamoDB endpoint${config.dynamodbEndpoint !== undefined ? ' (the store npm start prints, not the API)' : ''}?`,
       { cause: error },

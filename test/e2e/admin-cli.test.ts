@@ -206,6 +206,27 @@ describe('npm run admin: a configuration that sends the store calls astray', () 
     }
   });
 
+  it.each([
+    ["the gateway's API (a JSON 404)", 404, 'application/json', '{"error":{"code":"not_found","message":"No route for this method and path"}}', ' (HTTP 404)'],
+    ['a web page (a 200 that holds no stack)', 200, 'text/html', '<html><body>It works</body></html>', ''],
+    ['a server error page', 502, 'text/html', '<html>Bad Gateway</html>', ' (HTTP 502)'],
+  ])(
+    'answers a CloudFormation endpoint that is some other server, %s, as stack_not_found exit 5 naming the variable (was internal_error, an XML parse error)',
+    async (_name, status, type, body, shown) => {
+      const other = await startFakeHttp(() => ({ status, headers: { 'content-type': type }, body }));
+      try {
+        const result = await admin(['balance', '--account', 'acct_x'], { ...signedIn(), AWS_ENDPOINT_URL: other.url });
+        expect(result.code, result.stderr).toBe(5);
+        expect(JSON.parse(result.stderr).error).toEqual({
+          code: 'stack_not_found',
+          message: `${other.url} did not answer DescribeStacks of the stack ModelCompareGateway in eu-west-1 (from AWS_REGION) as CloudFormation does${shown}: is AWS_ENDPOINT_URL (or AWS_ENDPOINT_URL_CLOUDFORMATION) a CloudFormation endpoint, a LocalStack? For a local store set DYNAMODB_ENDPOINT (npm start prints it)`,
+        });
+      } finally {
+        await other.close();
+      }
+    },
+  );
+
   it('answers no AWS credentials with *_TABLE set as it does without them, stack_not_found exit 5 saying what to set (was internal_error CredentialsProviderError)', async () => {
     const env = { HOME: home, AWS_REGION: 'eu-west-1', AWS_EC2_METADATA_DISABLED: 'true', AWS_ENDPOINT_URL_DYNAMODB: dynamodb.url, ACCOUNTS_TABLE: 'gateway-accounts' };
     const callsBefore = dynamodb.calls.length;
