@@ -24,7 +24,7 @@ const PATTERNS: readonly [RegExp, string][] = [
   // `=> `, `: [ '`), a scheme's `:` or quote after it too. Not a list's `', '`: lists of header names
   // ("'x-api-key', 'anthropic-version' are required") name no credential.
   [
-    /\b(x-api-key|x-goog-api-key|api[-_ ]?key|authorization|credential)(\\?["']?\s*(?:=>|[:=])\s*\[?\s*\\?["']?)(?:(?:Bearer|Basic|Token|AWS4-HMAC-SHA256):?\s+\\?["']?)?[^\s,;"'`)\]\\]+/gi,
+    /\b(x-api-key|x-goog-api-key|api[-_ ]?key|authorization|credential|x-amz-security-token|(?:aws_)?(?:secret_?access_?key|session_?token))(\\?["']?\s*(?:=>|[:=])\s*\[?\s*\\?["']?)(?:(?:Bearer|Basic|Token|AWS4-HMAC-SHA256):?\s+\\?["']?)?[^\s,;"'`)\]\\]+/gi,
     `$1$2${REDACTED}`,
   ],
   [/mcg_[A-Za-z0-9_-]{8,}/g, REDACTED], // the gateway's own keys
@@ -34,6 +34,9 @@ const PATTERNS: readonly [RegExp, string][] = [
   [/csk-[A-Za-z0-9_*-]{6,}/g, REDACTED], // Cerebras
   [/gsk_[A-Za-z0-9_*]{6,}/g, REDACTED], // Groq
   [/(?:AKIA|ASIA)[A-Z0-9*]{12,}/g, REDACTED], // AWS access key IDs
+  // AWS session tokens (STS's, base64 that opens with their version: Lambda's credentials, which
+  // sign every Bedrock call and which AWS quotes in a canonical request it could not verify).
+  [/(?:IQoJb3JpZ2lu|FwoGZXIvYXdz|FQoGZXIvYXdz)[A-Za-z0-9+/=%]*/g, REDACTED],
   // The operator's accounts with its vendors.
   [/\borg[-_][A-Za-z0-9]{16,}/g, REDACTED], // OpenAI and Groq organisations
   [/\bproj_[A-Za-z0-9]{16,}/g, REDACTED], // OpenAI projects

@@ -77,6 +77,22 @@ describe('Function: redactSecrets', () => {
       redactSecrets('API has not been used in project 98765432101 before; enable it at /overview?project=98765432101. Permission denied on resource project my-gateway-prod-4821.'),
     ).toBe('API has not been used in project [redacted] before; enable it at /overview?project=[redacted]. Permission denied on resource project [redacted].');
     // Ordinary words and numbers: token counts, a 13-digit time, a version, the words themselves.
+    // Bedrock is signed with the function's AWS credentials, never a key of the gateway's: their
+    // session token, quoted in a canonical request AWS could not verify, or named in a dump.
+    const token = 'IQoJb3JpZ2luX2VjEHYaCXVzLWVhc3QtMSJHMEUCIQD8xZ/examplesessiontoken+Zx9Lm3Qp7Vb2Nc4Tz8Wy6Ks1Df==';
+    const secret = 'R75KEYawssecretZx9Lm3Qp7Vb2Nc4Tz8Wy6Ks1Df';
+    for (const written of [
+      `The request signature we calculated does not match. The Canonical String for this request should have been 'POST\n/model/x/converse\n\nhost:bedrock-runtime.us-east-1.amazonaws.com\nx-amz-date:20261127T120000Z\nx-amz-security-token:${token}\n'`,
+      `GET /?X-Amz-Security-Token=${encodeURIComponent(token)}&X-Amz-Date=20261127T120000Z`,
+      `a token ${token.slice(0, 40)} cut short`,
+      inspect({ accessKeyId: 'ASIAEXAMPLEEXAMPLE12', secretAccessKey: secret, sessionToken: token }),
+      `AWS_SECRET_ACCESS_KEY=${secret} AWS_SESSION_TOKEN=${token}`,
+    ]) {
+      const redacted = redactSecrets(written);
+      expect(redacted, written).not.toContain(secret);
+      expect(redacted, written).not.toMatch(/IQoJb3JpZ2lu|Zx9Lm3Qp7Vb2Nc4Tz8Wy6Ks1Df/);
+    }
+    expect(redactSecrets('The security token included in the request is invalid.')).toBe('The security token included in the request is invalid.');
     const plain = 'This model takes at most 128000 tokens (1795737612114 ms, v1.123456789012.3); learn: your organization or project may not use it; org-chart';
     expect(redactSecrets(plain)).toBe(plain);
   });
