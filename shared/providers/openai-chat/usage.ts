@@ -65,14 +65,21 @@ function cachedTokens(usage: ChatUsage, inputTokens: number): number | undefined
 }
 
 /**
- * Every output token, reasoning included. Where the dialect reports reasoning beside
- * completion_tokens, total_tokens tells which accounting this answer used: a total of
- * prompt + completion means the reasoning was already inside completion_tokens.
+ * Every output token, reasoning included; undefined where total_tokens, when sent, is not the
+ * sum of the parts (a class the gateway does not know how to price). Where the dialect
+ * reports reasoning beside completion_tokens, total_tokens tells which accounting this
+ * answer used: a total of prompt + completion means the reasoning was already inside
+ * completion_tokens.
  */
 function outputCount(usage: ChatUsage, dialect: ChatDialect, input: number, completion: number, reasoning: number): number | undefined {
-  if (dialect.reasoningTokens === 'in-completion' || reasoning === 0) return completion;
-  const total = count(usage.total_tokens);
-  if (total === undefined || total === input + completion + reasoning) return completion + reasoning;
-  if (total === input + completion) return completion;
-  return undefined;
+  const beside = dialect.reasoningTokens === 'beside-completion' && reasoning > 0;
+  const total = optionalTotal(usage.total_tokens);
+  if (total === null) return beside ? completion + reasoning : completion;
+  if (beside && total === input + completion + reasoning) return completion + reasoning;
+  return total === input + completion ? completion : undefined;
+}
+
+/** A total the vendor may leave out (null then); sent but not a count, undefined: the block cannot be believed. */
+function optionalTotal(value: unknown): number | null | undefined {
+  return value === undefined || value === null ? null : count(value);
 }

@@ -513,12 +513,23 @@ describe('Function: toUsage', () => {
     expect(providerCost(entry('fam_d-4.3').prices, usage!)).toBe(0.00063615);
   });
 
+  it('believes a total that is the sum of the parts, or none', () => {
+    for (const total of [12, undefined, null]) {
+      expect(toUsage({ prompt_tokens: 7, completion_tokens: 5, total_tokens: total }, dialectFor('groq'))?.outputTokens).toBe(5);
+    }
+  });
+
   it('adds xAI reasoning to completion_tokens when total_tokens is absent', () => {
     expect(toUsage({ prompt_tokens: 10, completion_tokens: 5, completion_tokens_details: { reasoning_tokens: 20 } }, xai)?.outputTokens).toBe(25);
   });
 
   it.each([
     ['an xAI total that matches neither accounting', { prompt_tokens: 10, completion_tokens: 5, total_tokens: 99, completion_tokens_details: { reasoning_tokens: 20 } }, xai],
+    // Every dialect's total is checked, not only where it tells xAI's two accountings apart.
+    ['a Mistral total that is not prompt + completion', { prompt_tokens: 7, completion_tokens: 5, total_tokens: 99 }, dialectFor('mistral')],
+    ['an xAI total beside no reasoning that is not the sum', { prompt_tokens: 7, completion_tokens: 5, total_tokens: 13 }, xai],
+    ['a DeepSeek total that is not the sum', { prompt_tokens: 100, completion_tokens: 5, total_tokens: 104, prompt_cache_hit_tokens: 64, prompt_cache_miss_tokens: 36 }, deepseek],
+    ['a total sent as a string', { prompt_tokens: 7, completion_tokens: 5, total_tokens: '12' }, dialectFor('cerebras')],
     [
       'DeepSeek hits and misses that do not add up to prompt_tokens',
       { prompt_tokens: 100, completion_tokens: 5, prompt_cache_hit_tokens: 64, prompt_cache_miss_tokens: 64 },
