@@ -73,9 +73,10 @@ export function chargeCall(
   const atLimit = hints.outputLimitReached ? ADAPTERS[call.entry.protocol].sentOutputLimit(call) : 0;
   const tokensOut = Math.min(Math.max(Math.ceil(textTokens(output) + tokenCount(hints.unseenOutputTokens)), atLimit, tokenCount(hints.outputTokensAtLeast)), bound.outputTokens);
   const searched = search.note ? `. ${search.note}` : '';
-  // Reasoning its vendor bills and shows in no way but the usage: not charged, unless the answer ended at its limit, which counts it.
+  // Reasoning its vendor bills and shows in no way but the usage: not charged, unless the answer ended at its limit, which
+  // counts it, or a running count of its output (Gemini's, thoughts included) came before the usage went missing.
   const unshown =
-    !hints.outputLimitReached && ADAPTERS[call.entry.protocol].hidesReasoning?.(call)
+    !hints.outputLimitReached && hints.outputTokensAtLeast === undefined && ADAPTERS[call.entry.protocol].hidesReasoning?.(call)
       ? '. Any reasoning the model did before its answer, which its vendor bills and does not show, is not charged'
       : '';
   const classed = reportedInputClasses(call, output, hints, tokensOut);

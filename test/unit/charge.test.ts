@@ -462,6 +462,10 @@ describe('Function: chargeCall', () => {
     ['an xAI model told not to reason', { models: ['fam_d-4.3'], model_tuning: { 'fam_d-4.3': { reasoningEffort: 'none' } } }, false],
     ['a model that shows its thinking', { models: ['fam_a-sonnet-4-6'] }, false],
     ['a model that does not reason', { models: ['fam_c-4.1'] }, false],
+    ['a Gemini 3 model, which always thinks and shows it as a count alone', { models: ['fam_b-3.1-pro'] }, true],
+    ['a Gemini 3 model asked to think least', { models: ['fam_b-3.5-flash'], model_tuning: { 'fam_b-3.5-flash': { thinkingBudget: 0 } } }, true],
+    ['Gemini 2.5 Flash, which thinks by default', { models: ['fam_b-2.5-flash'] }, true],
+    ['Gemini 2.5 Flash-Lite, which does not think by default', { models: ['fam_b-2.5-flash-lite'] }, false],
   ])('says, charging %s without usage, whether reasoning its vendor bills unseen is left out', (_name, body, hidden) => {
     const reasoner = callOf({ prompt: 'Why is the sky blue?', ...body });
     const warning = (chargeCall(reasoner, undefined, 'Scattering.', 0) as { warning: string }).warning;
@@ -469,6 +473,9 @@ describe('Function: chargeCall', () => {
     // At its output limit the charge is the limit, which counts the reasoning: nothing is left out.
     const atLimit = (chargeCall(reasoner, undefined, 'Scattering.', 0, { outputLimitReached: true }) as { warning: string }).warning;
     expect(atLimit).not.toContain('does not show');
+    // A running count of the output (Gemini's, its thoughts in it) is charged: not left out either.
+    const counted = (chargeCall(reasoner, undefined, 'Scattering.', 0, { outputTokensAtLeast: 400 }) as { warning: string }).warning;
+    expect(counted).not.toContain('does not show');
   });
 
   it('never charges an estimate above the call’s bound, however long the output', () => {

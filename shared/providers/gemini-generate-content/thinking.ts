@@ -25,6 +25,15 @@ export function thinkingLevelsOf(upstreamModel: string): readonly ThinkingLevel[
   return ALL_LEVELS;
 }
 
+/**
+ * Whether the model thinks: every Gemini 3 model (no level turns it off) and 2.5 Flash (by
+ * default: the catalog takes no budget for the 2.5 models), not 2.5 Flash-Lite (not by
+ * default). The gateway asks for no thought summaries: the thinking shows only as a count.
+ */
+export function thinks(upstreamModel: string): boolean {
+  return !upstreamModel.startsWith('gemini-2.5-flash-lite');
+}
+
 /** The level a budget stands for: 0 asks for none, up to 1,024 a little, up to 8,192 a fair amount, more a lot. */
 export function levelForBudget(budget: number): ThinkingLevel {
   if (budget <= 0) return 'minimal';
