@@ -179,6 +179,14 @@ describe('Bodies', () => {
     const refused = await raw('POST', '/api/v1/prompt', { headers, body: `{"prompt":"x","models":["fam_k-8b"],"metadata":${deeper}}` });
     expect(refused.status).toBe(400);
     expect(refused.body.error.details).toEqual([{ field: '', message: TOO_MANY_FIELDS }]);
+    // Half a pair in a member name: named, as text (U+FFFD in its place), not sent back half a pair.
+    for (const named of ['{"prompt":"x","models":["fam_k-8b"],"\\ud800x":1}', '{"prompt":"x","models":["fam_k-8b"],"metadata":{"a\\udc00":{"b":"\\ud800"}}}']) {
+      const answer = await raw('POST', '/api/v1/prompt', { headers, body: named });
+      expect(answer.status).toBe(400);
+      const details = answer.body.error.details as { field: string; message: string }[];
+      expect(details.length).toBeGreaterThan(0);
+      for (const { field, message } of details) expect(field.isWellFormed() && message.isWellFormed(), field).toBe(true);
+    }
     const pair = await raw('POST', '/api/v1/prompt', { headers, body: '{"prompt":"smile \\ud83d\\ude00","models":["fam_k-8b"]}' });
     expect(pair.status).toBe(200);
     await host.settled();
