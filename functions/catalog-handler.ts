@@ -106,5 +106,9 @@ export function createCatalogHandler(log: Log, page?: () => PageAssets) {
         if (!document) throw new NotFoundError(path);
         return { statusCode: 200, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }, body: document() };
       })
+      // HEAD, which each GET route takes: the GET's answer without its body.
+      .after((request) => {
+        if (request.event.httpMethod === 'HEAD' && request.response) request.response = { ...request.response, body: '' };
+      })
   );
 }

@@ -109,6 +109,11 @@ export class NotFoundError extends GatewayError {
   }
 }
 
+/** The methods a route takes, as its 405's Allow names them: a GET route takes HEAD too (RFC 9110 9.1). */
+export function allowedMethods(method: 'GET' | 'POST'): string {
+  return method === 'GET' ? 'GET, HEAD' : method;
+}
+
 export class MethodNotAllowedError extends GatewayError {
   override name = 'MethodNotAllowedError';
   constructor(
@@ -118,7 +123,7 @@ export class MethodNotAllowedError extends GatewayError {
     super(405, 'method_not_allowed', `Method ${method.slice(0, 20)} is not allowed; use ${allow}`);
   }
   override headers(): Record<string, string> {
-    return { Allow: this.allow };
+    return { Allow: allowedMethods(this.allow) };
   }
 }
 

@@ -197,7 +197,10 @@ async function handle(req: IncomingMessage, res: ServerResponse, handlers: Local
   }
   const route = Object.hasOwn(ROUTES, path) ? ROUTES[path] : undefined;
   if (!route) return reject(req, res, new NotFoundError(path || '/'), requestId, log);
-  if (req.method !== route.method) return reject(req, res, new MethodNotAllowedError(req.method ?? '', route.method), requestId, log);
+  // A GET route answers HEAD as GET, without the body (Node writes none for HEAD).
+  if (req.method !== route.method && !(req.method === 'HEAD' && route.method === 'GET')) {
+    return reject(req, res, new MethodNotAllowedError(req.method ?? '', route.method), requestId, log);
+  }
   const declared = Number(req.headers['content-length'] ?? 0);
   // A client that waits for 100 Continue sends no body: its connection closes with the 413.
   if (declared > LIMITS.bodyBytes) return reject(req, res, new PayloadTooLargeError(LIMITS.bodyBytes), requestId, log, req.headers.expect !== undefined);

@@ -21,7 +21,7 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { PAGE_PATHS } from '../../functions/catalog-handler.js';
 import { AUTHORIZATION_PATTERN } from '../../shared/auth/keys.js';
-import { API_ROUTES, WWW_AUTHENTICATE } from '../../shared/errors.js';
+import { API_ROUTES, WWW_AUTHENTICATE, allowedMethods } from '../../shared/errors.js';
 
 /** The routes (DESIGN.md): POST /api/v1/prompt; GET /api/v1/models and GET /api/v1/openapi.json. */
 export const PROMPT_PATH = ['api', 'v1', 'prompt'] as const;
@@ -247,23 +247,26 @@ export class GatewayApi extends Construct {
     // The catalog and this API's document: read-only, same key, one small buffered function.
     const version = resource.parentResource as IResource;
     const catalog = new LambdaIntegration(props.catalogFunction, { allowTestInvoke: false });
+    // Each GET route takes HEAD too (RFC 9110 9.1: monitors ask with it), answered by the same function without a body.
     for (const part of CATALOG_RESOURCES) {
       const route = version.addResource(part);
-      route.addMethod('GET', catalog, { authorizer, authorizationType: AuthorizationType.CUSTOM });
+      for (const verb of ['GET', 'HEAD']) route.addMethod(verb, catalog, { authorizer, authorizationType: AuthorizationType.CUSTOM });
       this.addMethodNotAllowed(route, 'GET');
     }
     // The comparison page: static files, the same for everyone, so no authorizer; the page
     // sends the key the person pastes with each API call it makes.
     const root = this.restApi.root;
     for (const route of [root, ...PAGE_RESOURCES.map((part) => root.addResource(part))]) {
-      const method = route.addMethod('GET', catalog, { authorizationType: AuthorizationType.NONE });
+      for (const verb of ['GET', 'HEAD']) {
+        const method = route.addMethod(verb, catalog, { authorizationType: AuthorizationType.NONE });
+        Validations.of(method).acknowledge({
+          id: 'AwsSolutions-APIG4',
+          reason:
+            `${verb} of the comparison page (its HTML, script or style sheet): static files with no data, served to anyone as a ` +
+            "website would be; every API call the page makes carries the person's key and passes the authorizer.",
+        });
+      }
       this.addMethodNotAllowed(route, 'GET');
-      Validations.of(method).acknowledge({
-        id: 'AwsSolutions-APIG4',
-        reason:
-          'GET of the comparison page (its HTML, script or style sheet): static files with no data, served to anyone as a ' +
-          "website would be; every API call the page makes carries the person's key and passes the authorizer.",
-      });
     }
 
     for (const spec of GATEWAY_RESPONSES) {
@@ -307,7 +310,7 @@ export class GatewayApi extends Construct {
    * MISSING_AUTHENTICATION_TOKEN, rendered as 404.
    */
   private addMethodNotAllowed(resource: IResource, allow: 'GET' | 'POST'): void {
-    const headers = { Allow: allow, 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' };
+    const headers = { Allow: allowedMethods(allow), 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' };
     const method = resource.addMethod(
       'ANY',
       new MockIntegration({
@@ -334,7 +337,7 @@ export class GatewayApi extends Construct {
     Validations.of(method).acknowledge({
       id: 'AwsSolutions-APIG4',
       reason:
-        `The ANY method of this route is a mock that answers 405 (Allow: ${allow}) to every method but ${allow}; it ` +
+        `The ANY method of this route is a mock that answers 405 (Allow: ${allowedMethods(allow)}) to every method but those; it ` +
         `runs no code and reads no data, so it needs no authorizer. ${allow}, the route's operation, keeps the Lambda authorizer.`,
     });
   }

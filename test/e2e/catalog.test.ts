@@ -64,11 +64,25 @@ describe('GET /api/v1/models', () => {
     expect(status).toBe(401);
   });
 
-  it('answers any other method 405 with Allow: GET', async () => {
+  it('answers any other method 405 with Allow: GET, HEAD', async () => {
     const answer = await get('/api/v1/models', { authorization: `Bearer ${testHost().demo.apiKey}` }, 'POST');
     expect(answer.status).toBe(405);
-    expect(answer.headers.get('allow')).toBe('GET');
+    expect(answer.headers.get('allow')).toBe('GET, HEAD');
     expect(answer.body.error.code).toBe('method_not_allowed');
+  });
+
+  it('answers HEAD as GET, without the body, behind the same key (RFC 9110 9.1: it had been a 405)', async () => {
+    for (const [path, headers, type] of [
+      ['/api/v1/models', { authorization: `Bearer ${testHost().demo.apiKey}` }, 'application/json; charset=utf-8'],
+      ['/api/v1/openapi.json', { authorization: `Bearer ${testHost().demo.apiKey}` }, 'application/json; charset=utf-8'],
+      ['/', {}, 'text/html; charset=utf-8'],
+    ] as const) {
+      const answer = await fetch(`${testHost().url}${path}`, { method: 'HEAD', headers });
+      expect(answer.status, path).toBe(200);
+      expect(answer.headers.get('content-type')).toBe(type);
+      expect(await answer.text()).toBe('');
+    }
+    expect((await fetch(`${testHost().url}/api/v1/models`, { method: 'HEAD' })).status).toBe(401);
   });
 });
 

@@ -147,7 +147,7 @@ describe('Routes', () => {
   it("answers 405 with Allow: GET for a POST to the comparison page (GET /), as the stack's mock does", async () => {
     const answer = await post(host, body(), {}, '/');
     await expectRefused(answer, 405, 'method_not_allowed');
-    expect(answer.headers.get('allow')).toBe('GET');
+    expect(answer.headers.get('allow')).toBe('GET, HEAD');
   });
 });
 

@@ -678,7 +678,25 @@ describe('Stack: GatewayStack', () => {
 
     it('has POST /api/v1/prompt behind the custom authorizer and the integration timeout', () => {
       const methods = Object.values(template.findResources('AWS::ApiGateway::Method') as Resources).map((m) => m.Properties!);
-      expect(methods.map((m) => m.HttpMethod).sort()).toEqual(['ANY', 'ANY', 'ANY', 'ANY', 'ANY', 'ANY', 'GET', 'GET', 'GET', 'GET', 'GET', 'POST']);
+      expect(methods.map((m) => m.HttpMethod).sort()).toEqual([
+        'ANY',
+        'ANY',
+        'ANY',
+        'ANY',
+        'ANY',
+        'ANY',
+        'GET',
+        'GET',
+        'GET',
+        'GET',
+        'GET',
+        'HEAD',
+        'HEAD',
+        'HEAD',
+        'HEAD',
+        'HEAD',
+        'POST',
+      ]);
       const method = methods.find((m) => m.HttpMethod === 'POST')!;
       expect(method.HttpMethod).toBe('POST');
       expect(method.AuthorizationType).toBe('CUSTOM');
@@ -699,12 +717,12 @@ describe('Stack: GatewayStack', () => {
       template.resourceCountIs('AWS::ApiGateway::Resource', 7);
     });
 
-    it('has GET /api/v1/models and GET /api/v1/openapi.json on the catalog function, behind the same authorizer, other methods 405 with Allow: GET', () => {
+    it('has GET and HEAD /api/v1/models and /api/v1/openapi.json on the catalog function, behind the same authorizer, other methods 405 with Allow: GET, HEAD', () => {
       const methods = Object.values(template.findResources('AWS::ApiGateway::Method') as Resources).map((m) => m.Properties!);
       const post = methods.find((m) => m.HttpMethod === 'POST')!;
       const pathOf = (resourceId: { Ref: string }) => all[resourceId.Ref]!.Properties!.PathPart as string;
-      const gets = methods.filter((m) => m.HttpMethod === 'GET' && m.AuthorizationType !== 'NONE');
-      expect(gets.map((m) => pathOf(m.ResourceId)).sort()).toEqual(['models', 'openapi.json']);
+      const gets = methods.filter((m) => (m.HttpMethod === 'GET' || m.HttpMethod === 'HEAD') && m.AuthorizationType !== 'NONE');
+      expect(gets.map((m) => `${m.HttpMethod} ${pathOf(m.ResourceId)}`).sort()).toEqual(['GET models', 'GET openapi.json', 'HEAD models', 'HEAD openapi.json']);
       const catalogArn = logicalId(stack, stack.catalogFunction);
       for (const get of gets) {
         expect(get.AuthorizationType).toBe('CUSTOM');
@@ -714,7 +732,7 @@ describe('Stack: GatewayStack', () => {
         // Siblings of the prompt resource, under /api/v1.
         expect(all[get.ResourceId.Ref]!.Properties!.ParentId).toEqual(all[post.ResourceId.Ref]!.Properties!.ParentId);
         const any = methods.find((m) => m.HttpMethod === 'ANY' && m.ResourceId.Ref === get.ResourceId.Ref)!;
-        expect(any.Integration.IntegrationResponses[0].ResponseParameters['method.response.header.Allow']).toBe("'GET'");
+        expect(any.Integration.IntegrationResponses[0].ResponseParameters['method.response.header.Allow']).toBe("'GET, HEAD'");
       }
       // The catalog function reads no table and no secret: X-Ray and its logs only.
       const catalogRole = logicalId(stack, stack.catalogFunction.role!);
@@ -724,12 +742,12 @@ describe('Stack: GatewayStack', () => {
       expect(granted.filter((action) => !action.startsWith('xray:') && !action.startsWith('logs:'))).toEqual([]);
     });
 
-    it('serves the comparison page (GET /, /page.js, /page.css) from the catalog function without the authorizer, other methods 405 with Allow: GET', () => {
+    it('serves the comparison page (GET and HEAD /, /page.js, /page.css) from the catalog function without the authorizer, other methods 405 with Allow: GET, HEAD', () => {
       const methods = Object.values(template.findResources('AWS::ApiGateway::Method') as Resources).map((m) => m.Properties!);
-      const pages = methods.filter((m) => m.HttpMethod === 'GET' && m.AuthorizationType === 'NONE');
+      const pages = methods.filter((m) => (m.HttpMethod === 'GET' || m.HttpMethod === 'HEAD') && m.AuthorizationType === 'NONE');
       const pathOf = (resourceId: unknown) =>
         typeof resourceId === 'object' && resourceId !== null && 'Ref' in resourceId ? (all[(resourceId as { Ref: string }).Ref]!.Properties!.PathPart as string) : '/';
-      expect(pages.map((m) => pathOf(m.ResourceId)).sort()).toEqual(['/', 'page.css', 'page.js']);
+      expect(pages.map((m) => `${m.HttpMethod} ${pathOf(m.ResourceId)}`).sort()).toEqual(['GET /', 'GET page.css', 'GET page.js', 'HEAD /', 'HEAD page.css', 'HEAD page.js']);
       const catalogArn = logicalId(stack, stack.catalogFunction);
       for (const get of pages) {
         expect(get.AuthorizerId).toBeUndefined();
@@ -739,7 +757,7 @@ describe('Stack: GatewayStack', () => {
         if (pathOf(get.ResourceId) === '/') expect(get.ResourceId).toEqual({ 'Fn::GetAtt': [expect.any(String), 'RootResourceId'] });
         else expect(all[get.ResourceId.Ref]!.Properties!.ParentId).toEqual({ 'Fn::GetAtt': [expect.any(String), 'RootResourceId'] });
         const any = methods.find((m) => m.HttpMethod === 'ANY' && JSON.stringify(m.ResourceId) === JSON.stringify(get.ResourceId))!;
-        expect(any.Integration.IntegrationResponses[0].ResponseParameters['method.response.header.Allow']).toBe("'GET'");
+        expect(any.Integration.IntegrationResponses[0].ResponseParameters['method.response.header.Allow']).toBe("'GET, HEAD'");
       }
     });
 
@@ -1176,10 +1194,13 @@ describe('Stack: GatewayStack', () => {
           // The comparison page: public GETs of static files, and the 405 mocks beside them.
           'Api/RestApi/Default/ANY AwsSolutions-APIG4',
           'Api/RestApi/Default/GET AwsSolutions-APIG4',
+          'Api/RestApi/Default/HEAD AwsSolutions-APIG4',
           'Api/RestApi/Default/page.js/ANY AwsSolutions-APIG4',
           'Api/RestApi/Default/page.js/GET AwsSolutions-APIG4',
+          'Api/RestApi/Default/page.js/HEAD AwsSolutions-APIG4',
           'Api/RestApi/Default/page.css/ANY AwsSolutions-APIG4',
           'Api/RestApi/Default/page.css/GET AwsSolutions-APIG4',
+          'Api/RestApi/Default/page.css/HEAD AwsSolutions-APIG4',
           'CatalogFunction AwsSolutions-L1',
           'CatalogFunctionRole AwsSolutions-IAM5[Resource::*]',
           'ApiFunctionRole AwsSolutions-IAM5[Resource::*]',
