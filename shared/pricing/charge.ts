@@ -74,9 +74,9 @@ export function chargeCall(
   const tokensOut = Math.min(Math.max(Math.ceil(textTokens(output) + tokenCount(hints.unseenOutputTokens)), atLimit, tokenCount(hints.outputTokensAtLeast)), bound.outputTokens);
   const searched = search.note ? `. ${search.note}` : '';
   // Reasoning its vendor bills and shows in no way but the usage: not charged, unless the answer ended at its limit, which
-  // counts it, or a running count of its output (Gemini's, thoughts included) came before the usage went missing.
+  // counts it, or the vendor's count of it came some other way (Gemini's thoughts count, in a usage not believed or a running one).
   const unshown =
-    !hints.outputLimitReached && hints.outputTokensAtLeast === undefined && ADAPTERS[call.entry.protocol].hidesReasoning?.(call)
+    !hints.outputLimitReached && !hints.reasoningCounted && ADAPTERS[call.entry.protocol].hidesReasoning?.(call)
       ? '. Any reasoning the model did before its answer, which its vendor bills and does not show, is not charged'
       : '';
   const classed = reportedInputClasses(call, output, hints, tokensOut);

@@ -90,6 +90,12 @@ export interface UsageHints {
    * text's estimate says.
    */
   outputTokensAtLeast?: number;
+  /**
+   * The vendor's own count of the reasoning is in unseenOutputTokens or outputTokensAtLeast
+   * (Gemini's thoughtsTokenCount, in a usage not believed or a running count): the estimate
+   * charges it, so no warning says that reasoning the vendor billed unseen was left out.
+   */
+  reasoningCounted?: true;
   /** Search queries the vendor listed as run (Gemini's search grounding), which it bills whatever became of the usage. */
   searchQueries?: number;
 }

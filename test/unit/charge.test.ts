@@ -473,8 +473,8 @@ describe('Function: chargeCall', () => {
     // At its output limit the charge is the limit, which counts the reasoning: nothing is left out.
     const atLimit = (chargeCall(reasoner, undefined, 'Scattering.', 0, { outputLimitReached: true }) as { warning: string }).warning;
     expect(atLimit).not.toContain('does not show');
-    // A running count of the output (Gemini's, its thoughts in it) is charged: not left out either.
-    const counted = (chargeCall(reasoner, undefined, 'Scattering.', 0, { outputTokensAtLeast: 400 }) as { warning: string }).warning;
+    // The vendor's count of it, come some other way (Gemini's thoughts count), is charged: not left out either.
+    const counted = (chargeCall(reasoner, undefined, 'Scattering.', 0, { unseenOutputTokens: 400, reasoningCounted: true }) as { warning: string }).warning;
     expect(counted).not.toContain('does not show');
   });
 

@@ -557,6 +557,26 @@ describe('Function: runModels, streamed (an event-stream caller)', () => {
   });
 });
 
+describe('Function: runModels, a Gemini answer whose usage cannot be believed', () => {
+  const UNSHOWN = 'which its vendor bills and does not show, is not charged';
+  const answer = (usageMetadata?: object) => () =>
+    fromGenerateContentResponse({ candidates: [{ content: { parts: [{ text: 'Hello there.' }] }, finishReason: 'STOP' }], ...(usageMetadata ? { usageMetadata } : {}) });
+
+  it('charges the thoughts its vendor counted, and does not say they were left out', async () => {
+    // A total that disagrees with its parts: the block is not believed, its thoughts count is.
+    const [result] = await runThrough(['fam_b-3.1-pro'], {
+      send: async () => answer({ promptTokenCount: 20, candidatesTokenCount: 3, thoughtsTokenCount: 2000, totalTokenCount: 2100 })(),
+    });
+    expect(result!.estimatedCost).toBe(providerCost(resolveModel('fam_b-3.1-pro')!.prices, { inputTokens: 20, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 2004 }));
+    expect(result!.warnings!.join(' ')).not.toContain(UNSHOWN);
+  });
+
+  it('says the thoughts were left out where no count of them came', async () => {
+    const [result] = await runThrough(['fam_b-3.1-pro'], { send: async () => answer()() });
+    expect(result!.warnings!.join(' ')).toContain(UNSHOWN);
+  });
+});
+
 describe('Function: runModels, an answer its vendor withheld after generating it', () => {
   // Each vendor's answer as its reader maps it: blocked, with the usage the vendor billed for it.
   const withheld: [string, string, () => ModelReply, { inputTokens: number; outputTokens: number; reasoningTokens?: number }][] = [

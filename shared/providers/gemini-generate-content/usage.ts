@@ -49,7 +49,7 @@ export function toUsage(metadata: UsageMetadata | null | undefined): Usage | und
  */
 export function runningUsageHints(metadata: UsageMetadata | null | undefined): UsageHints {
   const outputTokens = toUsage(metadata)?.outputTokens;
-  return { ...usageHints(metadata), ...(outputTokens !== undefined && outputTokens > 0 ? { outputTokensAtLeast: outputTokens } : {}) };
+  return { ...usageHints(metadata), ...(outputTokens !== undefined && outputTokens > 0 ? { outputTokensAtLeast: outputTokens, reasoningCounted: true } : {}) };
 }
 
 /**
@@ -67,6 +67,6 @@ export function usageHints(metadata: UsageMetadata | null | undefined): UsageHin
   return {
     ...(inputTokens !== undefined ? { inputTokens } : {}),
     ...(inputTokens !== undefined && toolUse !== null && cached !== null && cached > 0 ? { cachedInputTokens: cached } : {}),
-    ...(thoughts !== undefined ? { unseenOutputTokens: thoughts } : {}),
+    ...(thoughts !== undefined ? { unseenOutputTokens: thoughts, reasoningCounted: true } : {}),
   };
 }

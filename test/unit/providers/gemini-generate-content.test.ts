@@ -366,7 +366,7 @@ describe('Function: fromGenerateContentResponse', () => {
 
     expect(reply.output).toBe('Spain won Euro 2024, beating England 2-1 in the final in Berlin.');
     expect(reply.usage).toEqual({ inputTokens: 77, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 142, reasoningTokens: 82, searchQueries: 2 });
-    expect(reply.hints).toEqual({ inputTokens: 77, unseenOutputTokens: 82, searchQueries: 2 });
+    expect(reply.hints).toEqual({ inputTokens: 77, unseenOutputTokens: 82, reasoningCounted: true, searchQueries: 2 });
     expect(reply.warnings).toEqual([]);
     // 77 × 1.5 + 142 × 9 = 115.5 + 1278 = 1393.5 micro-USD, and 2 queries at $14 a thousand: 28,000 micro-USD
     const charge = chargeCall(call({ entry: entry('fam_b-3.5-flash'), tuning: { webSearch: true } }), reply.usage, reply.output, Date.now());
@@ -563,7 +563,7 @@ describe('Class: GenerateContentStream, a running usage that parts came after', 
   it('finished without a count of its own: estimated from the whole text, the running prompt and thinking taken as hints', () => {
     const reply = streamed({ finishReason: 'STOP' }).finish();
     expect(reply.usage).toBeUndefined();
-    expect(reply.hints).toEqual({ inputTokens: 2000, unseenOutputTokens: 700, outputTokensAtLeast: 720 });
+    expect(reply.hints).toEqual({ inputTokens: 2000, unseenOutputTokens: 700, outputTokensAtLeast: 720, reasoningCounted: true });
     expect(reply.warnings).toContain("The provider's last token usage came before the end of its answer; cost is unavailable");
     const charge = chargeCall(call(), reply.usage, reply.output, Date.now(), reply.hints);
     if (charge.kind !== 'estimated') throw new Error(`charged as ${charge.kind}`);
@@ -575,7 +575,7 @@ describe('Class: GenerateContentStream, a running usage that parts came after', 
   it('stopped before its finishReason: the same, its running count only hints', () => {
     const partial = streamed({}).partial();
     expect(partial.usage).toBeUndefined();
-    expect(partial.hints).toEqual({ inputTokens: 2000, unseenOutputTokens: 700, outputTokensAtLeast: 720 });
+    expect(partial.hints).toEqual({ inputTokens: 2000, unseenOutputTokens: 700, outputTokensAtLeast: 720, reasoningCounted: true });
   });
 
   it('withheld after it (SAFETY, no text of its own): billed, at the estimate', () => {
@@ -584,7 +584,7 @@ describe('Class: GenerateContentStream, a running usage that parts came after', 
     stream.onEvent({ event: 'message', data: JSON.stringify({ candidates: [{ content: { parts: [{ text: 'more thinking', thought: true }] }, finishReason: 'SAFETY' }] }) });
     const error = thrown(() => stream.finish());
     expect(error.code).toBe('upstream_blocked');
-    expect(error.details.billed).toEqual({ usage: undefined, hints: { inputTokens: 2000, unseenOutputTokens: 700, outputTokensAtLeast: 720 } });
+    expect(error.details.billed).toEqual({ usage: undefined, hints: { inputTokens: 2000, unseenOutputTokens: 700, outputTokensAtLeast: 720, reasoningCounted: true } });
   });
 
   it("is charged no fewer output tokens than its running count said, where the text's estimate says fewer (hex)", () => {
