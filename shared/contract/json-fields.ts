@@ -137,11 +137,15 @@ function scan(text: string, max: number, repeated: string[] | undefined): boolea
         const name = memberName(text, i, end);
         open.name = name;
         const key = setKey(name);
-        if (!addName(open, key) && firstReport(open, key)) {
-          const pointer = `${pointerOf(open)}/${escapePointer(name)}`;
-          if (repeated!.length === 0 || reportedChars + pointer.length <= REPORTED_CHARS) {
-            repeated!.push(pointer);
-            reportedChars += pointer.length;
+        if (!addName(open, key)) {
+          // Reported once by its pointer: names that differ only in half a surrogate pair read alike there (U+FFFD).
+          const segment = escapePointer(name);
+          if (firstReport(open, setKey(segment))) {
+            const pointer = `${pointerOf(open)}/${segment}`;
+            if (repeated!.length === 0 || reportedChars + pointer.length <= REPORTED_CHARS) {
+              repeated!.push(pointer);
+              reportedChars += pointer.length;
+            }
           }
         }
       }

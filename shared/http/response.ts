@@ -2,11 +2,12 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import { GatewayError, ServiceUnavailableError } from '../errors.js';
 import { StoreUnavailableError } from '../storage/errors.js';
 import type { Log } from '../log.js';
+import { jsonText } from '../text/json-text.js';
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
 
 export function jsonResponse(statusCode: number, body: unknown, headers: Record<string, string> = {}): APIGatewayProxyResult {
-  return { statusCode, headers: { ...JSON_HEADERS, ...headers }, body: JSON.stringify(body) };
+  return { statusCode, headers: { ...JSON_HEADERS, ...headers }, body: jsonText(body) };
 }
 
 /** The code of the error body errorResponse answers `error` with. */

@@ -1,5 +1,6 @@
 import { PutItemCommand, paginateQuery, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { fromAttributes, storeCall, storePages, toAttributes } from './dynamodb.js';
+import { jsonText } from '../text/json-text.js';
 
 /** Metadata kept for every request, with or without zero data retention. */
 export interface PromptLogModelEntry {
@@ -55,7 +56,7 @@ export class PromptLogsRepository {
 
   /** Writes the record, and its content where it has some: left out, its size noted, when over `maxContentBytes`. */
   async put(meta: PromptLogMeta, content?: PromptLogContent, maxContentBytes = Number.POSITIVE_INFINITY): Promise<void> {
-    const bytes = content ? Buffer.from(JSON.stringify(content), 'utf8') : undefined;
+    const bytes = content ? Buffer.from(jsonText(content), 'utf8') : undefined;
     if (bytes && bytes.length > maxContentBytes) {
       await this.putItem({ ...meta, part: 'meta', contentParts: 0, contentLeftOutBytes: bytes.length });
       return;

@@ -7,7 +7,7 @@ import { schemaChecker } from '../../shared/contract/schema-checker.js';
 import { usdToMicroCredits } from '../../shared/credits/credits.js';
 import { parseServerTiming } from '../../shared/http/server-timing.js';
 import { UNCHARGED_CONTENT_BYTES } from '../../shared/orchestrator/prompt-service.js';
-import { PNG_BASE64, body } from '../support/fixtures.js';
+import { PNG_BASE64, body, chatCompletionAnswer } from '../support/fixtures.js';
 import { post, startTestHost } from '../support/local.js';
 
 let host: LocalHost;
@@ -242,6 +242,32 @@ describe('POST /api/v1/prompt', () => {
     expect(status).toBe(200);
     expect(answer.results[0].status).toBe('completed');
     expect(JSON.stringify(host.simulator.calls()[0]!.body)).toContain(PNG_BASE64);
+  });
+
+  it("answers text a strict JSON reader takes when a vendor's output holds half a surrogate pair, in its text or in JSON it wrote (U+FFFD in its place)", async () => {
+    // The vendor's JSON sends a lone \ud800 in its output, and the output's own JSON writes one (\\udc00) in a value.
+    const output = 'caf\ud800 {"a": "b\\udc00"}';
+    host.simulator.setFault({
+      kind: 'status',
+      status: 200,
+      provider: 'cerebras',
+      body: chatCompletionAnswer(output, { prompt_tokens: 9, completion_tokens: 12, total_tokens: 21 }),
+    });
+    const schema = { type: 'object', properties: { a: { type: 'string' } }, required: ['a'], additionalProperties: false };
+    const response = await fetch(`${host.url}/api/v1/prompt`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${host.demo.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body({ models: ['fam_e-gpt-oss-120b', 'fam_k-8b'], response_schema: schema })),
+    });
+    const text = await response.text();
+    await host.settled();
+    expect(response.status, text).toBe(200);
+    // No \udXXX escape (JSON.stringify's spelling of half a pair) whose backslash is not itself escaped.
+    expect(/(?<!\\)(?:\\\\)*\\ud[89a-f]/i.test(text)).toBe(false);
+    const answer = JSON.parse(text);
+    expect(answer.results.map((r: { status: string }) => r.status)).toEqual(['completed', 'completed']);
+    expect(answer.results[0].output).toBe('caf\ufffd {"a": "b\\udc00"}');
+    expect(answer.results[0].structuredOutput).toEqual({ conforms: true, value: { a: 'b\ufffd' } });
   });
 });
 

@@ -50,6 +50,8 @@ describe('Function: readRequestJson', () => {
     const long = 'n'.repeat(2_000_000);
     expect(repeated(`{"${long}":1,"${long.slice(1)}\\u006e":2}`)).toEqual([`/${long}`]);
     expect(repeated(`{"${long}\\ud800":1,"${long}\\ud801":2}`)).toEqual([]);
+    // Each repeated, they are named once: their pointers read alike (U+FFFD for the half pair).
+    expect(repeated(`{"a\\ud800":1,"a\\ud800":2,"a\\udc00":1,"a\\udc00":2}`)).toEqual(['/a\ufffd']);
   });
 
   it('lists repeated members while their pointers total 64 KiB, the first whatever its length', () => {
