@@ -11,9 +11,15 @@ export type InputPart =
   | { type: 'input_image'; image_url: string; detail: 'auto' }
   | { type: 'input_file'; filename: string; file_data: string };
 
-/** `EasyInputMessage`: history turns keep their text as a string, which both roles accept. */
+/**
+ * `EasyInputMessage`: history turns keep their text as a string, which every role accepts. The
+ * system prompt is the first, a `developer` message, not `instructions`: OpenAI repeats
+ * `instructions` in every response object it sends (three times in a stream, each in one
+ * event), which a system prompt of megabytes would take past the stream's event cap, and
+ * never the input.
+ */
 export interface InputMessage {
-  role: 'user' | 'assistant';
+  role: 'developer' | 'user' | 'assistant';
   content: string | InputPart[];
 }
 
@@ -21,7 +27,6 @@ export type ReasoningEffort = 'none' | 'low' | 'medium' | 'high';
 
 export interface ResponsesRequest {
   model: string;
-  instructions?: string;
   input: InputMessage[];
   max_output_tokens: number;
   temperature?: number;
@@ -55,7 +60,7 @@ export function toResponsesRequest(call: ModelCall): { body: ResponsesRequest; w
 
   const instructions = call.system.map((block) => block.text);
   if (call.responseSchema && !native) instructions.push(schemaInstruction(call.responseSchema));
-  if (instructions.length > 0) body.instructions = instructions.join('\n\n');
+  if (instructions.length > 0) body.input.unshift({ role: 'developer', content: instructions.join('\n\n') });
 
   if (call.tuning.reasoningEffort !== undefined) body.reasoning = { effort: effortSent(call, call.tuning.reasoningEffort, warnings) };
   Object.assign(body, sampling(call, body.reasoning?.effort, warnings));

@@ -118,8 +118,8 @@ describe('Object: openaiResponses', () => {
       expect(recorded.headers['content-type']).toBe('application/json');
       expect(recorded.body).toEqual({
         model: 'gpt-5.4-nano',
-        instructions: 'You are concise.\n\nAnswer in English.',
         input: [
+          { role: 'developer', content: 'You are concise.\n\nAnswer in English.' },
           { role: 'user', content: 'What is a CDN?' },
           { role: 'assistant', content: 'A content delivery network.' },
           {
@@ -139,6 +139,15 @@ describe('Object: openaiResponses', () => {
         store: false,
         stream: false,
       });
+    });
+
+    it('streams a call whose system prompt is over an event cap: it goes in the input, which no event repeats (as instructions, it was in three events of 4 MiB and more)', async () => {
+      const system = [{ type: 'text' as const, text: 'policy '.repeat(650_000) }];
+      const deltas: string[] = [];
+      const reply = await openaiResponses.prepare(call({ system }), endpoint, (text) => deltas.push(text)).send(AbortSignal.timeout(20_000));
+      expect(reply.output.length).toBeGreaterThan(0);
+      expect(deltas.join('')).toBe(reply.output);
+      expect(reply.usage?.inputTokens).toBeGreaterThan(650_000);
     });
 
     it('counts instructions, history, image and file in the input tokens', async () => {

@@ -57,7 +57,7 @@ describe('Function: toResponsesRequest', () => {
     expect(toResponsesRequest(call()).body).not.toHaveProperty('safety_identifier');
   });
 
-  it('joins the system blocks with blank lines into instructions', () => {
+  it('joins the system blocks with blank lines into a developer message before the rest, not instructions (which every response object repeats)', () => {
     const { body } = toResponsesRequest(
       call({
         system: [
@@ -67,7 +67,8 @@ describe('Function: toResponsesRequest', () => {
       }),
     );
 
-    expect(body.instructions).toBe('You are concise.\n\nAnswer in English.');
+    expect(body.input[0]).toEqual({ role: 'developer', content: 'You are concise.\n\nAnswer in English.' });
+    expect(body).not.toHaveProperty('instructions');
   });
 
   it('keeps history turns in order as string messages before the prompt', () => {
@@ -190,7 +191,7 @@ describe('Function: toResponsesRequest', () => {
     const { body, warnings } = toResponsesRequest(call({ responseSchema: SCHEMA, system: [{ type: 'text', text: 'Judge.' }] }));
 
     expect(body.text).toEqual({ format: { type: 'json_schema', name: 'response', schema: SCHEMA, strict: true } });
-    expect(body.instructions).toBe('Judge.');
+    expect(body.input[0]).toEqual({ role: 'developer', content: 'Judge.' });
     expect(warnings).toEqual([]);
   });
 
@@ -202,17 +203,17 @@ describe('Function: toResponsesRequest', () => {
     expect(warnings).toEqual([expect.stringContaining('(/properties/score does not fit)')]);
   });
 
-  it('appends the schema instruction to the instructions for the instruction-mode model', () => {
+  it('appends the schema instruction to the system prompt for the instruction-mode model', () => {
     const { body } = toResponsesRequest(call({ entry: entry('fam_c-4-turbo'), responseSchema: SCHEMA, system: [{ type: 'text', text: 'Judge.' }] }));
 
     expect(body.text).toBeUndefined();
-    expect(body.instructions).toBe(`Judge.\n\n${schemaInstruction(SCHEMA)}`);
+    expect(body.input[0]).toEqual({ role: 'developer', content: `Judge.\n\n${schemaInstruction(SCHEMA)}` });
   });
 
-  it('puts the schema instruction alone in instructions when there is no system prompt', () => {
+  it('puts the schema instruction alone in the developer message when there is no system prompt', () => {
     const { body } = toResponsesRequest(call({ entry: entry('fam_c-4-turbo'), responseSchema: SCHEMA }));
 
-    expect(body.instructions).toBe(schemaInstruction(SCHEMA));
+    expect(body.input[0]).toEqual({ role: 'developer', content: schemaInstruction(SCHEMA) });
   });
 
   it('raises an output limit below the Responses minimum, with a warning', () => {
@@ -225,7 +226,7 @@ describe('Function: toResponsesRequest', () => {
   it('warns that cache_control breakpoints do nothing on automatic caching', () => {
     const { body, warnings } = toResponsesRequest(call({ system: [{ type: 'text', text: 'Long policy.', cache_control: { type: 'ephemeral' } }] }));
 
-    expect(body.instructions).toBe('Long policy.');
+    expect(body.input[0]).toEqual({ role: 'developer', content: 'Long policy.' });
     expect(JSON.stringify(body)).not.toContain('cache_control');
     expect(warnings).toEqual(['cache_control breakpoints have no effect on fam_c-4.1: OpenAI caches prompt prefixes of 1,024 tokens or more automatically']);
   });

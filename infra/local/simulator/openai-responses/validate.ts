@@ -115,8 +115,11 @@ function inputPart(part: Json, at: string): Part | Refusal {
   }
 }
 
-/** Adds every input message to the digest; an error reply when an item is not a valid message. */
-function digestInput(input: unknown, digest: InputDigest): Refusal | undefined {
+/**
+ * Adds every input message to the digest, and the text of each system or developer message to
+ * `systemTexts`; an error reply when an item is not a valid message.
+ */
+function digestInput(input: unknown, digest: InputDigest, systemTexts: string[]): Refusal | undefined {
   if (typeof input === 'string') {
     digest.add(`user${SEP}${input}`, PER_MESSAGE_TOKENS + countTokens(input));
     return undefined;
@@ -135,17 +138,21 @@ function digestInput(input: unknown, digest: InputDigest): Refusal | undefined {
       return badRequest(`Invalid value: '${String(role)}'. Supported values are: 'user', 'assistant', 'system', and 'developer'.`, `${at}.role`, 'invalid_value');
     }
     const content = item['content'];
+    const system = role === 'system' || role === 'developer';
     let key = role + SEP;
     let tokens = PER_MESSAGE_TOKENS;
     if (typeof content === 'string') {
       key += content;
       tokens += countTokens(content);
+      if (system) systemTexts.push(content);
     } else if (Array.isArray(content)) {
       for (let j = 0; j < content.length; j++) {
         const part = contentPart(content[j], `${at}.content[${j}]`, role);
         if (isRefusal(part)) return part;
         key += SEP + part.key;
         tokens += part.tokens;
+        const text = (content[j] as Json)['text'];
+        if (system && typeof text === 'string') systemTexts.push(text);
       }
     } else {
       return badRequest(`Invalid type for '${at}.content': expected a string or an array of content parts.`, `${at}.content`);
@@ -210,14 +217,22 @@ function readModel(body: Json): string | Refusal {
   return model;
 }
 
-/** The instructions, then the input items, into the digest. */
-function readInput(body: Json, digest: InputDigest): string | null | Refusal {
+/**
+ * The instructions, then the input items, into the digest: the instructions as sent (a
+ * response repeats them), and every system text, theirs and the system and developer
+ * messages' (where a schema given as an instruction is found).
+ */
+function readInput(body: Json, digest: InputDigest): { instructions: string | null; systemTexts: string[] } | Refusal {
   const instructions = body['instructions'];
   if (instructions !== undefined && instructions !== null && typeof instructions !== 'string') {
     return badRequest("Invalid type for 'instructions': expected a string.", 'instructions', 'invalid_type');
   }
-  if (typeof instructions === 'string' && instructions !== '') digest.add(`instructions${SEP}${instructions}`, PER_MESSAGE_TOKENS + countTokens(instructions));
-  return digestInput(body['input'], digest) ?? (typeof instructions === 'string' ? instructions : null);
+  const systemTexts: string[] = [];
+  if (typeof instructions === 'string' && instructions !== '') {
+    digest.add(`instructions${SEP}${instructions}`, PER_MESSAGE_TOKENS + countTokens(instructions));
+    systemTexts.push(instructions);
+  }
+  return digestInput(body['input'], digest, systemTexts) ?? { instructions: typeof instructions === 'string' ? instructions : null, systemTexts };
 }
 
 function optionalNumber(body: Json, key: string, min: number, max: number): Refusal | undefined {
@@ -327,8 +342,9 @@ export function validateResponses(input: unknown): Prepared {
   const model = readModel(body);
   if (isRefusal(model)) return model;
   const digest = new InputDigest(model);
-  const instructions = readInput(body, digest);
-  if (isRefusal(instructions)) return instructions;
+  const read = readInput(body, digest);
+  if (isRefusal(read)) return read;
+  const { instructions, systemTexts } = read;
   const sampling = checkSampling(body);
   if (sampling) return sampling;
   const maxOutputTokens = readLimits(body);
@@ -342,11 +358,11 @@ export function validateResponses(input: unknown): Prepared {
   if (isRefusal(reasoning)) return reasoning;
   const samplingWhileReasoning = checkSamplingWhileReasoning(body, family, reasoning.effort);
   if (samplingWhileReasoning) return samplingWhileReasoning;
-  const read = readFormat(body['text']);
-  if (isRefusal(read)) return read;
+  const asked = readFormat(body['text']);
+  if (isRefusal(asked)) return asked;
   // A schema given as an instruction (a model without native structured output) is followed, as the chat simulator follows it.
-  const instructed = read.type === 'text' && typeof instructions === 'string' ? schemaFromInstruction([instructions]) : undefined;
-  const format: typeof read = instructed ? { type: 'json_schema', name: 'instructed', schema: instructed as Json, strict: false } : read;
+  const instructed = asked.type === 'text' ? schemaFromInstruction(systemTexts) : undefined;
+  const format: typeof asked = instructed ? { type: 'json_schema', name: 'instructed', schema: instructed as Json, strict: false } : asked;
 
   const digestBytes = digest.final();
   const call: ResponsesCall = {
