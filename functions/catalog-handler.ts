@@ -94,6 +94,8 @@ const PAGE_PARTS = new Map<string, keyof PageAssets>(Object.entries(PAGE_PATHS).
 export function createCatalogHandler(log: Log, page?: () => PageAssets) {
   return (
     middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+      // HEAD, which each GET route takes: the GET's answer, a refusal's too, without its body (outermost: it sees the last word).
+      .use({ after: withoutBodyForHead, onError: withoutBodyForHead })
       .use(answered({ log }))
       .use(errorBody({ log }))
       // A repeated Authorization is refused (401) as on the prompt route, not read as its first value.
@@ -106,9 +108,9 @@ export function createCatalogHandler(log: Log, page?: () => PageAssets) {
         if (!document) throw new NotFoundError(path);
         return { statusCode: 200, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }, body: document() };
       })
-      // HEAD, which each GET route takes: the GET's answer without its body.
-      .after((request) => {
-        if (request.event.httpMethod === 'HEAD' && request.response) request.response = { ...request.response, body: '' };
-      })
   );
+}
+
+function withoutBodyForHead(request: { event: APIGatewayProxyEvent; response: APIGatewayProxyResult | null | undefined }): void {
+  if (request.event.httpMethod === 'HEAD' && request.response) request.response = { ...request.response, body: '' };
 }

@@ -25,4 +25,13 @@ describe('Function: createCatalogHandler', () => {
     expect(head).toEqual({ ...get, body: '' });
     expect(head.headers?.['content-type']).toBe(type);
   });
+
+  it('answers a HEAD it refuses with the refusal, without its body', async () => {
+    const handler = createCatalogHandler(recordingLog(), page);
+    const get = await handler(event('GET', '/api/v1/nope'), context);
+    const head = await handler(event('HEAD', '/api/v1/nope'), context);
+    expect(get.statusCode).toBe(404);
+    expect(JSON.parse(get.body).error.code).toBe('not_found');
+    expect(head).toEqual({ ...get, body: '' });
+  });
 });
