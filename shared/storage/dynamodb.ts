@@ -176,9 +176,10 @@ const MAY_LAND_LATE = Symbol('attemptMayLandLate');
 
 /**
  * Whether an attempt of the command that was sent (`items` only) ended without an answer that
- * says the store did not apply it: no answer (a deadline, a reset connection) or a 5xx. The SDK
- * sends another attempt, or gives up, but such an attempt may still reach the store and apply
- * later. An attempt refused with a 4xx (a throttle, a failed condition) did not apply.
+ * says the store did not apply it: no answer (a deadline, a reset connection), a 5xx, or a 2xx
+ * whose body never came whole (it applied). The SDK sends another attempt, or gives up, but
+ * such an attempt may still reach the store and apply later. An attempt refused with a 4xx (a
+ * throttle, a failed condition) did not apply.
  */
 export function attemptMayLandLate(input: object): boolean {
   return (input as Record<symbol, unknown>)[MAY_LAND_LATE] === true;
@@ -214,7 +215,8 @@ function markingAttemptsThatMayLand(client: DynamoDBClient): DynamoDBClient {
         return await next(args);
       } catch (error) {
         const status = (error as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode;
-        if (status === undefined || status >= 500) (args.input as Record<symbol, unknown>)[MAY_LAND_LATE] = true;
+        // Only a 4xx says the store did not apply it; a 2xx whose body never came whole says it did.
+        if (status === undefined || status < 400 || status >= 500) (args.input as Record<symbol, unknown>)[MAY_LAND_LATE] = true;
         throw error;
       }
     },

@@ -526,6 +526,22 @@ describe('Class: CreditsService', () => {
       }
     });
 
+    it('ends an attempt whose answer stops after its headers at the answer deadline, and the next attempt reserves (it had waited for ever: the deadline ended at the headers)', async () => {
+      const store = await holdingStore(env.store.endpoint);
+      try {
+        const credits = service({ now: Date.now() }, ledger, new AccountsRepository(store.client.items, env.tables.accounts));
+        const account = await credits.openAccount({ balanceMicro: 1_000 });
+        store.interceptNext('UpdateItem', RESERVE_WRITE, 'stall');
+        const open = await credits.reserve(account.accountId, promptLogId(), 300, NO_RATE_LIMIT);
+        // The stalled attempt may have applied, for all the client knows: listed as closed once settled.
+        expect(open.reserveMayLandLate).toBe(true);
+        await credits.settle(open, 100);
+        expect(await expectConsistent(credits, account.accountId)).toBe(900);
+      } finally {
+        await store.close();
+      }
+    });
+
     it('keeps no closed request where the reserve went out once', async () => {
       const credits = service();
       const account = await credits.openAccount({ balanceMicro: 1_000 });

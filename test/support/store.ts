@@ -65,8 +65,12 @@ export interface LateAnswer {
   body: string;
 }
 
-/** What the forwarder does with the attempt it waits for: hold it unanswered, or answer it itself (the store never sees it). */
-export type Interception = 'hold' | { status: number; body: unknown };
+/**
+ * What the forwarder does with the attempt it waits for: hold it unanswered, answer its
+ * headers and a piece of its body and then nothing (`stall`: a connection gone quiet
+ * mid-answer), or answer it itself (the store never sees it).
+ */
+export type Interception = 'hold' | 'stall' | { status: number; body: unknown };
 
 /**
  * A client of the store at `endpoint` through a forwarder on loopback that intercepts one
@@ -105,6 +109,8 @@ export async function holdingStore(endpoint: string, answerMs = 1_500): Promise<
       wanted = undefined;
       // Held: never answered, the client's deadline ends the attempt.
       if (action === 'hold') held = { headers, body };
+      else if (action === 'stall')
+        response.writeHead(200, { 'content-type': 'application/x-amz-json-1.0', 'content-length': '200' }).write('{"Attributes":{"balanceMicro":{"N":"1');
       else response.writeHead(action.status, { 'content-type': 'application/x-amz-json-1.0' }).end(JSON.stringify(action.body));
       return;
     }
