@@ -47,7 +47,10 @@ export function fromConverseResponse(body: unknown, forcedTool: boolean): ModelR
   const blocks = Array.isArray(content) ? (content as ConverseBlock[]).filter((b) => typeof b === 'object' && b !== null) : [];
   const texts = blocks.filter((b) => typeof b.text === 'string').map((b) => b.text as string);
   const toolUse = blocks.find((b) => b.toolUse?.name === RESPOND_TOOL)?.toolUse ?? blocks.find((b) => b.toolUse)?.toolUse;
-  if (texts.length === 0 && !toolUse) throw new UpstreamError('upstream_malformed_response', 'The provider answered without a message', { upstreamStatus: 200 });
+  // A message of no content that ends its turn is an answer of no text: billed, charged as any.
+  if (texts.length === 0 && !toolUse && !(stopReason === 'end_turn' && Array.isArray(content))) {
+    throw new UpstreamError('upstream_malformed_response', 'The provider answered without a message', { upstreamStatus: 200 });
+  }
 
   const warnings: string[] = [];
   let output: string;

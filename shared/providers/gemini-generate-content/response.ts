@@ -68,7 +68,8 @@ export function fromGenerateContentResponse(body: unknown, requestWarnings: read
   if (finishReason !== undefined && BLOCKED.has(finishReason)) {
     if (output === '') throw blocked(finishReason, response.usageMetadata, { usage, hints });
     warnings.push(`The provider stopped the output early (${finishReason}); it may be incomplete`);
-  } else if (texts.length === 0 && !cutAtMaxTokens) {
+  } else if (texts.length === 0 && !cutAtMaxTokens && !(finishReason === 'STOP' && typeof candidate.content === 'object' && candidate.content !== null)) {
+    // A content without parts that STOPs is an answer of no text (Gemini's, when a model has nothing to say): billed, charged as any.
     throw malformed(`The provider answered without text${finishReason ? ` (finishReason ${finishReason})` : ''}`);
   } else if (finishReason !== undefined && finishReason !== 'STOP' && !cutAtMaxTokens) {
     warnings.push(`The provider ended the output with finishReason ${finishReason}`);

@@ -66,8 +66,8 @@ export function fromChatResponse(body: unknown, dialect: ChatDialect = dialectFo
   } else if (refused) {
     output = '';
     warnings.push('The model refused to answer');
-  } else if (cutAtMaxTokens || (finishReason !== undefined && (finishReason in CUT || finishReason === 'content_filter'))) {
-    output = ''; // cut: everything went into reasoning before the limit; filtered: nothing was left
+  } else if (cutAtMaxTokens || (finishReason !== undefined && (finishReason in CUT || finishReason === 'content_filter' || finishReason === 'stop'))) {
+    output = ''; // cut: everything went into reasoning before the limit; filtered: nothing was left; stopped: an answer of no text
   } else {
     throw new UpstreamError('upstream_malformed_response', 'The provider answered without content');
   }

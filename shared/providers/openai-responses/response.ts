@@ -45,20 +45,14 @@ export function fromResponsesResponse(body: unknown): ModelReply {
 
   const texts: string[] = [];
   const refusals: string[] = [];
-  let messages = 0;
   for (const item of response.output as OutputItem[]) {
     if (item?.type !== 'message') continue;
-    messages++;
     if (!Array.isArray(item.content)) throw new UpstreamError('upstream_malformed_response', 'The provider answered a message without content');
     for (const part of item.content as ContentPart[]) {
       if (part?.type === 'output_text' && typeof part.text === 'string') texts.push(part.text);
       else if (part?.type === 'refusal' && typeof part.refusal === 'string') refusals.push(part.refusal);
     }
   }
-  if (status === 'completed' && messages === 0) {
-    throw new UpstreamError('upstream_malformed_response', 'The provider answered without a message');
-  }
-
   const warnings: string[] = [];
   let finishReason: string = status;
   let output = texts.join('');

@@ -342,13 +342,20 @@ describe('Function: fromConverseResponse', () => {
 
   it.each([
     ['no output', { stopReason: 'end_turn', usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 } }],
-    ['an empty content list', { output: { message: { role: 'assistant', content: [] } }, stopReason: 'end_turn' }],
     ['an empty body', {}],
     ['null', null],
   ])('throws upstream_malformed_response for %s', (_label, body) => {
     const error = capture(() => fromConverseResponse(body, false));
 
     expect(error.code).toBe('upstream_malformed_response');
+  });
+
+  it('takes a message of no content that ends its turn as an answer of no text, its usage charged as any', () => {
+    const reply = fromConverseResponse(
+      { output: { message: { role: 'assistant', content: [] } }, stopReason: 'end_turn', usage: { inputTokens: 5, outputTokens: 0, totalTokens: 5 } },
+      false,
+    );
+    expect(reply).toMatchObject({ output: '', usage: { inputTokens: 5, outputTokens: 0 } });
   });
 
   it('throws upstream_malformed_response when Bedrock says the tool use was malformed', () => {

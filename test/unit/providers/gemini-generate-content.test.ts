@@ -460,6 +460,14 @@ describe('Function: fromGenerateContentResponse', () => {
     expect(reply.warnings).toContain('The provider stopped the output early (RECITATION); it may be incomplete');
   });
 
+  it('takes a content of no parts that STOPs (Gemini with nothing to say) as an answer of no text, its usage charged as any', () => {
+    const reply = fromGenerateContentResponse({
+      candidates: [{ content: { role: 'model' }, finishReason: 'STOP', index: 0 }],
+      usageMetadata: { promptTokenCount: 20, thoughtsTokenCount: 160, totalTokenCount: 180 },
+    });
+    expect(reply).toMatchObject({ output: '', usage: { inputTokens: 20, outputTokens: 160, reasoningTokens: 160 } });
+  });
+
   it.each<[string, unknown]>([
     ['no candidates', { usageMetadata: { promptTokenCount: 3, totalTokenCount: 3 } }],
     ['an empty candidates list', { candidates: [] }],

@@ -390,10 +390,19 @@ describe('Function: fromChatResponse', () => {
 
   it.each([
     ['no choices', { id: 'x', choices: [] }],
-    ['no message content', { choices: [{ message: { role: 'assistant', content: null }, finish_reason: 'stop' }] }],
     ['not an object', 'hello'],
   ])('rejects an answer with %s as upstream_malformed_response', (_label, body) => {
     expect(() => fromChatResponse(body)).toThrow(expect.objectContaining({ code: 'upstream_malformed_response' }));
+  });
+
+  it('takes a message of no content that stops as an answer of no text, its usage charged as any', () => {
+    const reply = fromChatResponse({
+      choices: [{ message: { role: 'assistant', content: null }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 9, completion_tokens: 0, total_tokens: 9 },
+    });
+    expect(reply).toMatchObject({ output: '', usage: { inputTokens: 9, outputTokens: 0 } });
+    // Without a finish reason, it is no answer.
+    expect(() => fromChatResponse({ choices: [{ message: { role: 'assistant', content: null } }] })).toThrow(expect.objectContaining({ code: 'upstream_malformed_response' }));
   });
 
   it('turns an error body behind a 200 into an upstream_error with its message', () => {

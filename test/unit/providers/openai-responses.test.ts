@@ -484,8 +484,13 @@ describe('Function: fromResponsesResponse', () => {
     expect(nested).toMatchObject({ code: 'upstream_rate_limited', retryable: true, message: 'Slow down.' });
   });
 
+  it('takes a completed answer of no message (its reasoning alone) as an answer of no text, its usage charged as any', () => {
+    const reply = fromResponsesResponse({ ...fixture('plain'), output: [{ id: 'rs_1', type: 'reasoning', summary: [] }] });
+    expect(reply.output).toBe('');
+    expect(reply.usage).toEqual(fromResponsesResponse(fixture('plain')).usage);
+  });
+
   it.each([
-    ['no message item', { ...fixture('plain'), output: [{ id: 'rs_1', type: 'reasoning', summary: [] }] }],
     ['no output list', { ...fixture('plain'), output: undefined }],
     ['a message without content', { ...fixture('plain'), output: [{ type: 'message', role: 'assistant' }] }],
     ['an in_progress status', { ...fixture('plain'), status: 'in_progress' }],
