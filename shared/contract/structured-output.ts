@@ -10,11 +10,13 @@ export type StructuredOutput = { conforms: true; value: unknown } | { conforms: 
 export function checkStructuredOutput(output: string, validate: OutputValidator): StructuredOutput {
   const value = parseJsonOutput(output);
   if (value === undefined) return { conforms: false, errors: ['the output is not JSON'] };
+  // JSON.parse takes any depth, JSON.stringify (the answer) and a recursive schema's check do not.
+  if (nestsDeeperThan(value, MAX_VALUE_DEPTH)) return { conforms: false, errors: [TOO_DEEP] };
   try {
     if (validate(value)) return { conforms: true, value };
   } catch (error) {
     // A recursive schema ($ref to itself) recurses as deep as the output nests.
-    if (error instanceof RangeError) return { conforms: false, errors: ['the output nests too deeply to check'] };
+    if (error instanceof RangeError) return { conforms: false, errors: [TOO_DEEP] };
     throw error;
   }
   return { conforms: false, errors: (validate.errors ?? []).slice(0, 10).map((e) => `${e.instancePath || '/'}: ${e.message ?? 'is invalid'}`) };
@@ -39,6 +41,28 @@ function parseJsonOutput(output: string): unknown {
     }
   }
   return undefined;
+}
+
+/**
+ * The deepest a parsed output may nest to be checked and answered as `value`: far past any
+ * JSON a schema asks for, far short of the depth JSON.stringify overflows the stack at (about
+ * 3,000 levels here, for a value cloned from the schema thread), which had failed the whole
+ * answer (a 500, nothing charged for every model of the request).
+ */
+export const MAX_VALUE_DEPTH = 512;
+
+const TOO_DEEP = 'the output nests too deeply to check';
+
+/** Whether `value` nests arrays and objects more than `max` levels deep; walked without recursion. */
+function nestsDeeperThan(value: unknown, max: number): boolean {
+  const pending: [unknown, number][] = [[value, 0]];
+  while (pending.length > 0) {
+    const [at, depth] = pending.pop()!;
+    if (typeof at !== 'object' || at === null) continue;
+    if (depth >= max) return true;
+    for (const member of Array.isArray(at) ? at : Object.values(at)) if (typeof member === 'object' && member !== null) pending.push([member, depth + 1]);
+  }
+  return false;
 }
 
 const FENCE = '```';

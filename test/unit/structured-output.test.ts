@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkStructuredOutput } from '../../shared/contract/structured-output.js';
+import { MAX_VALUE_DEPTH, checkStructuredOutput } from '../../shared/contract/structured-output.js';
+import { jsonText } from '../../shared/text/json-text.js';
 import { LIMITS } from '../../shared/contract/limits.js';
 import { checkSchema } from '../support/response-schema.js';
 
@@ -58,6 +59,18 @@ describe('Function: checkStructuredOutput', () => {
     const { validate: recursive } = checkSchema({ type: 'object', properties: { next: { $ref: '#' } }, additionalProperties: false });
     const output = `${'{"next":'.repeat(100_000)}{}${'}'.repeat(100_000)}`;
     expect(checkStructuredOutput(output, recursive!)).toEqual({ conforms: false, errors: ['the output nests too deeply to check'] });
+  });
+
+  it('checks and answers an output nested up to 512 levels under an unconstrained member, and no deeper: JSON.stringify of the answer overflowed the stack at about 3,000 (a 500, nothing charged)', () => {
+    const { validate: open } = checkSchema({ type: 'object', properties: { a: {} }, required: ['a'], additionalProperties: false });
+    const nested = (levels: number) => `{"a":${'['.repeat(levels)}${']'.repeat(levels)}}`;
+    const kept = checkStructuredOutput(nested(MAX_VALUE_DEPTH - 1), open!);
+    expect(kept.conforms).toBe(true);
+    expect(JSON.parse(jsonText(kept))).toEqual(kept);
+    for (const levels of [MAX_VALUE_DEPTH, 6_000]) {
+      const refused = checkStructuredOutput(nested(levels), open!);
+      expect(refused).toEqual({ conforms: false, errors: ['the output nests too deeply to check'] });
+    }
   });
 
   it('says when the output is not JSON at all', () => {
