@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { answerStatus, MAX_ANSWER_BYTES, MIN_AVERAGE_CHUNK_BYTES, post, requestSent, type PostAnswer } from '../http/post.js';
 import { UpstreamError, parseRetryAfter, statusError } from './errors.js';
 import { cutWhole } from '../text/cut.js';
-import { MAX_VENDOR_JSON_FIELDS, notJson, parseVendorJson } from './vendor-json.js';
+import { notJson, parseVendorJson } from './vendor-json.js';
 import { jsonStringBytes, pieceTexts } from './shared-text.js';
 import type { ModelCall } from './types.js';
 
@@ -124,8 +124,10 @@ export function answerTooLarge(error: unknown): UpstreamError | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   // Not retried: the same call would answer as much again.
   if (code === 'EANSWERTOOLARGE') return new UpstreamError('upstream_malformed_response', `The provider's answer exceeded ${MAX_ANSWER_BYTES} bytes`, { cause: error });
-  if (code === 'EANSWERFIELDS')
-    return new UpstreamError('upstream_malformed_response', `The provider's answer holds more than ${MAX_VENDOR_JSON_FIELDS} JSON fields`, { cause: error });
+  if (code === 'EANSWERFIELDS') {
+    const { limit } = error as { limit?: unknown };
+    return new UpstreamError('upstream_malformed_response', `The provider's answer holds more than ${String(limit)} JSON fields`, { cause: error });
+  }
   if (code === 'EANSWERFRAGMENTED') {
     const { chunks, bytes } = error as { chunks?: unknown; bytes?: unknown };
     const pieces = `${String(chunks)} pieces of ${String(bytes)} bytes in all, under ${MIN_AVERAGE_CHUNK_BYTES} bytes a piece`;

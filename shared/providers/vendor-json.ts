@@ -24,12 +24,12 @@ export function parseVendorJson(text: string): unknown {
 
 /**
  * Whether a vendor's JSON the AWS SDK parses itself (Bedrock's: a body read whole, an event's
- * payload from `start` to `end`) holds more fields than parseVendorJson takes: the bytes are
- * decoded and scanned only where there are more of them than the limit (a field takes one at
- * least, its comma).
+ * payload from `start` to `end`) holds more fields than `max` (by default what parseVendorJson
+ * takes): the bytes are decoded and scanned only where there are more of them than the limit
+ * (a field takes one at least, its comma).
  */
-export function tooManyVendorJsonFields(bytes: Buffer, start = 0, end = bytes.length): boolean {
-  return end - start > MAX_VENDOR_JSON_FIELDS && tooManyJsonFields(bytes.toString('utf8', start, end), MAX_VENDOR_JSON_FIELDS);
+export function tooManyVendorJsonFields(bytes: Buffer, start = 0, end = bytes.length, max = MAX_VENDOR_JSON_FIELDS): boolean {
+  return end - start > max && tooManyJsonFields(bytes.toString('utf8', start, end), max);
 }
 
 /** How a vendor's text that parseVendorJson refused differs from JSON: too many fields, or not JSON at all. */

@@ -336,11 +336,33 @@ describe('Hostile vendor streams: Bedrock ConverseStream', () => {
     expect(deltas.join('')).toBe('Hello, world');
   });
 
-  it('a Converse answer read whole of more than 20,000 JSON fields fails the call before the SDK parses it', async () => {
+  it("a Converse answer read whole of more fields than a vendor's answer and the longest structured output (60,000) fails the call before the SDK parses it", async () => {
     answer = (res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ output: { message: { role: 'assistant', content: [{ text: 'Hi' }] } }, stopReason: 'end_turn', padding: new Array(30_000).fill(0) }));
+      res.end(JSON.stringify({ output: { message: { role: 'assistant', content: [{ text: 'Hi' }] } }, stopReason: 'end_turn', padding: new Array(70_000).fill(0) }));
     };
-    expect(await failure(NOVA)).toMatchObject(malformed("The provider's answer holds more than 20000 JSON fields"));
+    expect(await failure(NOVA)).toMatchObject(malformed("The provider's answer holds more than 60000 JSON fields"));
+  });
+
+  it('a structured answer of 25,000 items (a forced tool input, its output) is read and charged, where the vendor-answer cap of 20,000 had failed it', async () => {
+    const items = new Array(25_000).fill(0);
+    answer = (res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const toolUse = { toolUseId: 't1', name: 'respond', input: { a: items } };
+      res.end(
+        JSON.stringify({
+          output: { message: { role: 'assistant', content: [{ toolUse }] } },
+          stopReason: 'tool_use',
+          usage: { inputTokens: 20, outputTokens: 9_000, totalTokens: 9_020 },
+        }),
+      );
+    };
+    const schema = { type: 'object', properties: { a: { type: 'array', items: { const: 0 } } }, required: ['a'], additionalProperties: false };
+    const call = modelCall('fam_h-pro', { responseSchema: schema, maxTokens: 10_000 });
+    const reply = await ADAPTERS[call.entry.protocol]
+      .prepare(call, { baseUrl: `http://127.0.0.1:${(bedrock.address() as AddressInfo).port}`, region: 'us-east-1', simulated: true })
+      .send(AbortSignal.timeout(20_000));
+    expect(JSON.parse(reply.output)).toEqual({ a: items });
+    expect(reply.usage).toMatchObject({ inputTokens: 20, outputTokens: 9_000 });
   });
 });

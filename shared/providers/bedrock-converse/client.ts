@@ -2,6 +2,7 @@ import type { BedrockRuntimeClient, ConverseCommandInput, ConverseCommandOutput,
 import { Readable } from 'node:stream';
 import { keepAliveAgent, readBody } from '../../http/post.js';
 import { withFastConfig } from '../../aws-client-config.js';
+import { allModels } from '../../catalog/index.js';
 import type { Endpoint } from '../types.js';
 import { type EventStreamLimits, limitedMessages } from './stream-body.js';
 import { MAX_VENDOR_JSON_FIELDS, tooManyVendorJsonFields } from '../vendor-json.js';
@@ -37,7 +38,7 @@ function loadSdk(): Promise<Sdk> {
  * - maxAttempts 1: the gateway's retry loop is the only one, so attempts add up to its cap.
  * - Bodies the SDK reads whole (a Converse answer, an error's) are read as `post` reads every
  *   other vendor's: at most 8 MiB, past which the call fails (code EANSWERTOOLARGE, mapped by
- *   fromSdkError), and at most MAX_VENDOR_JSON_FIELDS fields (withinFieldCap). The SDK's own reader has no limit: a lying endpoint's endless answer would
+ *   fromSdkError), and at most ANSWER_FIELDS fields (withinFieldCap). The SDK's own reader has no limit: a lying endpoint's endless answer would
  *   fill the Lambda's memory. A ConverseStream's events are not read by it (converseStream
  *   limits them).
  */
@@ -63,12 +64,29 @@ function clientFor(runtime: Sdk, endpoint: Endpoint): BedrockRuntimeClient {
 }
 
 /**
+ * The most JSON fields a Converse answer read whole may hold: a vendor answer's, and as many
+ * again as its structured output may (a forced tool's input is the answer itself, JSON of up
+ * to about two fields a token, `0,` or `[[`, where a text answer is one string): 4 a token of
+ * the longest Converse output. Counted against the vendor answer's alone, a Nova answer of a
+ * 20,000-item array had failed, its billed tokens charged nothing.
+ */
+const ANSWER_FIELDS =
+  MAX_VENDOR_JSON_FIELDS +
+  4 *
+    Math.max(
+      ...allModels()
+        .filter((entry) => entry.protocol === 'bedrock-converse')
+        .map((entry) => entry.maxOutputTokens),
+    );
+
+/**
  * A body the SDK reads whole, refused before the SDK parses it where it holds more JSON fields
- * than any vendor's JSON may (parseVendorJson): JSON.parse of an 8 MiB body of empty keys holds
- * the thread for seconds. Code EANSWERFIELDS, mapped by fromSdkError (answerTooLarge).
+ * than ANSWER_FIELDS: JSON.parse of an 8 MiB body of empty keys holds the thread for seconds.
+ * Code EANSWERFIELDS, mapped by fromSdkError (answerTooLarge).
  */
 function withinFieldCap(bytes: Buffer): Buffer {
-  if (tooManyVendorJsonFields(bytes)) throw Object.assign(new Error(`The answer holds more than ${MAX_VENDOR_JSON_FIELDS} JSON fields`), { code: 'EANSWERFIELDS' });
+  if (tooManyVendorJsonFields(bytes, 0, bytes.length, ANSWER_FIELDS))
+    throw Object.assign(new Error(`The answer holds more than ${ANSWER_FIELDS} JSON fields`), { code: 'EANSWERFIELDS', limit: ANSWER_FIELDS });
   return bytes;
 }
 
