@@ -256,6 +256,8 @@ export class CreditsService {
         promptLogId: open.requestId,
         errorName: (error as Error).name,
       });
+      // The operator paid its vendors whichever the reconciler does: at least this much is lost.
+      this.logUncollected({ ...settlement, requestId: open.requestId });
       return { chargedMicro };
     }
     this.logUncollected(applied);
@@ -374,8 +376,9 @@ export class CreditsService {
    * The operator's loss, by the settle whose entry the ledger holds (this one, whichever of its
    * writes landed): once a request in this process (a second settle of it finds the same entry,
    * and logs nothing), and not by the reconciler, which completes what a settle wrote. Where
-   * neither write of the entry answered, the settle logs an error instead (LoggedErrors). The
-   * stack's Uncollected alarm sums `uncollectedMicro` from this line.
+   * neither write of the entry answered, by the settle too, beside an error (LoggedErrors):
+   * should the reconciler release the request instead, the whole cost is lost, more than the
+   * line says. The stack's Uncollected alarm sums `uncollectedMicro` from this line.
    */
   private logUncollected(applied: SettlementEntry): void {
     if (applied.kind !== 'settle' || !applied.uncollectedMicro) return;

@@ -729,6 +729,26 @@ describe('Class: CreditsService', () => {
       expect(uncollected()).toHaveLength(2);
     });
 
+    it('logs the loss of a settle neither of whose entry writes answered, once, beside the error: the operator paid its vendors whatever the reconciler then does', async () => {
+      const log = recordingLog();
+      const clock = { now: Date.now() };
+      const flaky = new FlakyLedger(env.client.items, env.tables.ledger);
+      const credits = new CreditsService(new AccountsRepository(env.client.items, env.tables.accounts), flaky, log, () => clock.now);
+      const account = await credits.openAccount({ balanceMicro: 10_000 });
+      const open = await credits.reserve(account.accountId, promptLogId(clock.now), 1_000, NO_RATE_LIMIT);
+      flaky.failNextSettlement = 2;
+      expect(await credits.settle(open, 1_300)).toEqual({ chargedMicro: 1_000 });
+      const lines = log.lines.map((line) => JSON.parse(line));
+      expect(lines.filter(([message]) => message === UNCOLLECTED_LOG_MESSAGE)).toEqual([
+        [UNCOLLECTED_LOG_MESSAGE, { accountId: account.accountId, promptLogId: open.requestId, costMicro: 1_300, reservedMicro: 1_000, uncollectedMicro: 300 }],
+      ]);
+      expect(lines.map(([message]) => message)).toContain('Settle entry may or may not be in the ledger; the reconciler completes or releases the reservation');
+      // The reconciler releases it (the entry did not land), and logs no loss of its own.
+      clock.now += RESERVATION_TIMEOUT_MS;
+      expect(await credits.reconcile()).toMatchObject({ released: 1 });
+      expect(log.lines.map((line) => JSON.parse(line)).filter(([message]) => message === UNCOLLECTED_LOG_MESSAGE)).toHaveLength(1);
+    });
+
     it('logs the loss of a settle whose close landed with its answer lost (its retry refused as closed), once', async () => {
       const log = recordingLog();
       const losing = losingFirstAnswer(env.store.endpoint, 'UpdateItem');
