@@ -488,7 +488,7 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
     name: 'IdempotencyConflict',
     codes: ['idempotency_in_progress', 'response_not_retained'],
     description:
-      '`idempotency_in_progress`: a request with this Idempotency-Key is still running (`Retry-After`). `response_not_retained`: it completed but its response was not kept (zero data retention, or too large), or is no longer there (expired); `promptLogId` names it.',
+      '`idempotency_in_progress`: a request with this Idempotency-Key is still running (`Retry-After`), or ended without freeing its key (the store failing); the message says when its lease frees it at the latest. `response_not_retained`: it completed but its response was not kept (zero data retention, or too large), or is no longer there (expired); `promptLogId` names it.',
     extras: { promptLogId: { type: 'string', pattern: '^pl_[0-9A-HJKMNP-TV-Z]{26}$' } },
     headers: { 'Retry-After': { ...retryAfter, description: 'With `idempotency_in_progress`: seconds to wait before retrying.', required: false } },
   },

@@ -9,10 +9,20 @@ abstract class IdempotencyKeyError extends GatewayError {
   }
 }
 
+/**
+ * The key's record says running: a request runs under it, or one ended without freeing it (the
+ * store failed as it would have), which its lease frees `leaseLeftMs` from now at the latest.
+ */
 export class IdempotencyInProgressError extends IdempotencyKeyError {
   override name = 'IdempotencyInProgressError';
-  constructor() {
-    super(409, 'idempotency_in_progress', 'A request with this Idempotency-Key is still running; retry after it finishes', 'names a request still running');
+  constructor(leaseLeftMs: number) {
+    const latest = Math.max(1, Math.ceil(leaseLeftMs / 1000));
+    super(
+      409,
+      'idempotency_in_progress',
+      `A request with this Idempotency-Key is still running, or ended without freeing it; retry after it finishes (its key is free in ${latest} s at the latest)`,
+      'names a request still running',
+    );
   }
   override headers(): Record<string, string> {
     return { 'Retry-After': '1' };

@@ -106,7 +106,7 @@ export class IdempotencyService<T> {
     const begun = await (scope.measure ? scope.measure('idempotency', claim) : claim());
     if (begun.kind === 'replay') return { replayed: true, response: begun.response };
     const release = async (error: unknown): Promise<never> => {
-      await this.release(begun.recordKey, promptLogId).catch(() => undefined);
+      await this.freeKey(begun.recordKey, promptLogId);
       throw error;
     };
     const { answered } = await work().catch(release);
@@ -129,7 +129,7 @@ export class IdempotencyService<T> {
       return {
         response,
         finish: async (charge = true) => {
-          await Promise.all([finish(charge && completed), completed || this.release(begun.recordKey, promptLogId).catch(() => undefined)]);
+          await Promise.all([finish(charge && completed), completed || this.freeKey(begun.recordKey, promptLogId)]);
         },
       };
     }, release);
@@ -166,7 +166,7 @@ export class IdempotencyService<T> {
     if (claim.claimed) return { kind: 'run', recordKey };
     const { existing } = claim;
     if (!sameBody(existing.bodyHash, { key, body, canonical, bodyHash })) throw new IdempotencyKeyReusedError();
-    if (existing.status === 'running') throw new IdempotencyInProgressError();
+    if (existing.status === 'running') throw new IdempotencyInProgressError(Number.isFinite(existing.leaseUntil) ? existing.leaseUntil - now : this.leaseMs);
     if (!existing.responseStored && !existing.response) throw new ResponseNotRetainedError(existing.promptLogId, existing.notRetained ?? 'zero_data_retention');
     await admitReplay?.();
     const stored = await this.records.response(existing);
@@ -180,6 +180,15 @@ export class IdempotencyService<T> {
     const packed = await (await zlib()).gzip(JSON.stringify(response));
     if (packed.length > MAX_STORED_BYTES) return this.records.complete(recordKey, promptLogId, { notRetained: 'too_large' });
     await this.records.complete(recordKey, promptLogId, { response: new Uint8Array(packed), expiresAt: Math.floor((now + IDEMPOTENCY_WINDOW_MS) / 1000) });
+  }
+
+  /** Releases the key of a run that leaves nothing to replay; where the store fails, a retry waits for the lease (409), which the log says. */
+  private async freeKey(recordKey: string, promptLogId: string): Promise<void> {
+    try {
+      await this.release(recordKey, promptLogId);
+    } catch (error) {
+      this.log.warn('Idempotency key not freed: a retry with it gets 409 until its lease ends', { promptLogId, leaseMs: this.leaseMs, errorName: (error as Error).name });
+    }
   }
 
   release(recordKey: string, promptLogId: string): Promise<void> {

@@ -11,6 +11,7 @@ import { promptLogId } from '../../shared/ids.js';
 import { AccountsRepository } from '../../shared/storage/accounts.js';
 import { LedgerRepository } from '../../shared/storage/ledger.js';
 import { startTestStore } from '../support/store.js';
+import { recordingLog } from '../support/log.js';
 import type { LocalHost } from '../../infra/local/host.js';
 import { balanceOf, openTestAccount } from '../support/accounts.js';
 import { chatCompletionAnswer } from '../support/fixtures.js';
@@ -431,6 +432,29 @@ describe('Class: IdempotencyService', () => {
     expect(Item).toMatchObject({ status: 'completed', responseStored: true, promptLogId: 'pl_r1' });
     expect(await idem.run(scope('pl_r2'), work)).toEqual({ replayed: true, response: { n: 1 } });
     expect(runs).toBe(1);
+  });
+
+  it('logs a key a failed run could not free, and its 409 says when the lease frees it at the latest (it had said only "still running")', async () => {
+    const records = new IdempotencyRepository(env.client.documents, env.tables.idempotency);
+    const stuck = Object.assign(Object.create(records) as IdempotencyRepository, {
+      release: async () => {
+        throw Object.assign(new Error('throttled'), { name: 'ProvisionedThroughputExceededException' });
+      },
+    });
+    const log = recordingLog();
+    const idem = new IdempotencyService<{ n: number }>(stuck, 30_000, log);
+    const t0 = Date.now();
+    const refused = new Error('the store failed at the reserve');
+    const scope = { accountId: 'acct_f', key: 'unfreed-key', body: { a: 1 }, promptLogId: 'pl_f1', receivedAt: t0, zeroDataRetention: false };
+    await expect(idem.run(scope, () => Promise.reject(refused))).rejects.toBe(refused);
+    expect(log.lines.map((line) => JSON.parse(line))).toEqual([
+      ['Idempotency key not freed: a retry with it gets 409 until its lease ends', { promptLogId: 'pl_f1', leaseMs: 30_000, errorName: 'ProvisionedThroughputExceededException' }],
+    ]);
+    const retry = await idem.begin('acct_f', 'unfreed-key', { a: 1 }, 'pl_f2', t0 + 10_000).catch((error: unknown) => error);
+    expect(retry).toBeInstanceOf(IdempotencyInProgressError);
+    expect((retry as Error).message).toBe(
+      'A request with this Idempotency-Key is still running, or ended without freeing it; retry after it finishes (its key is free in 20 s at the latest)',
+    );
   });
 
   it('lets a retry take over a run whose lease passed (the first crashed)', async () => {
