@@ -6,7 +6,7 @@
 
 /**
  * The store client's deadlines per attempt (shared/storage/dynamodb.ts): to connect, and from
- * the request's start to the answer's headers. DynamoDB answers a single-item call in
+ * the request's start to the answer's last byte (shared/http/aws-handler.ts). DynamoDB answers a single-item call in
  * milliseconds: 2 s is a hung attempt, not a slow one.
  */
 export const STORE_TIMEOUTS = Object.freeze({ connectMs: 1_000, answerMs: 2_000 });

@@ -15,11 +15,10 @@ export interface S3ClaimCheckOptions {
 }
 
 /**
- * Per attempt (the client's 3): to connect, and from the request's start to the answer's
- * headers, an upload included (a claim check is a few MB at most). A hung S3 answer fails
- * the call after 3 of these, within every function's timeout, instead of holding it. A
- * download's body, which the SDK reads after it has answered (and its deadlines have
- * ended), gets `answerMs` again from its headers to its last byte.
+ * Per attempt (the client's 3): to connect, and from the request's start to the answer's last
+ * byte, an upload included (a claim check is a few MB at most). A hung S3 answer fails the
+ * call after 3 of these, within every function's timeout, instead of holding it; a download's
+ * body, which its caller reads after the SDK has answered, within the one attempt's.
  */
 export const CLAIM_CHECK_TIMEOUTS = Object.freeze({ connectMs: 1_000, answerMs: 5_000 });
 
@@ -44,24 +43,16 @@ export class S3ClaimCheck implements ClaimCheckStore {
     await client.send(new sdk.PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: 'application/json' }));
   }
 
+  /** The object's text; its body, read after the SDK has answered, is held to the attempt's deadline by the handler (awsRequestHandler). */
   async get(key: string): Promise<string> {
     const { sdk, client } = await this.s3();
-    // Aborting it once the answer is in ends the body's read: the SDK's handler listens until the request closes.
-    const body = new AbortController();
-    const bodyMs = (this.options.timeouts ?? CLAIM_CHECK_TIMEOUTS).answerMs;
-    let timer: NodeJS.Timeout | undefined;
     try {
-      const answer = await client.send(new sdk.GetObjectCommand({ Bucket: this.bucket, Key: key }), { abortSignal: body.signal });
+      const answer = await client.send(new sdk.GetObjectCommand({ Bucket: this.bucket, Key: key }));
       if (!answer.Body) throw new ClaimCheckNotFoundError(key);
-      timer = setTimeout(() => body.abort(), bodyMs);
       return await answer.Body.transformToString('utf8');
     } catch (error) {
       if ((error as Error).name === 'NoSuchKey') throw new ClaimCheckNotFoundError(key, { cause: error });
-      // Aborted only once the headers are in: the stream reports it as a reset connection, said as what it is.
-      if (body.signal.aborted) throw Object.assign(new Error(`The claim-check object's body did not arrive within ${bodyMs} ms`, { cause: error }), { name: 'TimeoutError' });
       throw error;
-    } finally {
-      clearTimeout(timer);
     }
   }
 
