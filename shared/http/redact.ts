@@ -215,7 +215,9 @@ export function redactKnown(text: string, known: readonly (string | undefined)[]
 /**
  * `redactKnown` over a stream of text pieces: each piece is passed on at once, less any end
  * of it that could be the start of a known secret, held until the next piece says (or the
- * stream ends). What it passes on, joined, is `redactKnown` of the whole text.
+ * stream ends), and less the first half of a surrogate pair the next piece may complete (a
+ * vendor may split an emoji between two deltas: each half alone is no text, and an answer
+ * writes it as U+FFFD). What it passes on, joined, is `redactKnown` of the whole text.
  */
 export class KnownSecretsFilter {
   private held = '';
@@ -227,10 +229,11 @@ export class KnownSecretsFilter {
 
   /** The text that can be passed on now ('' when all of it is held). */
   push(piece: string): string {
-    if (this.secrets.length === 0) return piece;
-    const text = redactKnown(this.held + piece, this.secrets);
+    const text = this.secrets.length === 0 ? this.held + piece : redactKnown(this.held + piece, this.secrets);
     let hold = 0;
     for (const secret of this.secrets) hold = Math.max(hold, knownStartAtEnd(text, secret, 1));
+    const before = text.charCodeAt(text.length - hold - 1);
+    if (before >= 0xd800 && before <= 0xdbff) hold++;
     this.held = text.slice(text.length - hold);
     return text.slice(0, text.length - hold);
   }

@@ -127,4 +127,12 @@ describe('Class: KnownSecretsFilter', () => {
     expect(filter.push('Then S')).toBe('Then ');
     expect(filter.push('ome more')).toBe('Some more');
   });
+
+  it('passes on no piece that ends between the halves of a surrogate pair, with or without a key to watch for: the pair goes whole with the next piece', () => {
+    for (const filter of [new KnownSecretsFilter([KEY]), new KnownSecretsFilter([undefined])]) {
+      const passed = [filter.push('caf\ud83d'), filter.push('\ude00!'), filter.push('S\ud83d'), filter.end()];
+      expect(passed).toEqual(['caf', '\ud83d\ude00!', 'S', '\ud83d']);
+      for (const piece of passed.slice(0, 2)) expect(piece.isWellFormed()).toBe(true);
+    }
+  });
 });
