@@ -1,4 +1,4 @@
-import { blockedAnswer, UpstreamError, vendorWord, type BilledAnswer } from '../errors.js';
+import { blockedAnswer, NO_TEXT_WARNING, UpstreamError, vendorWord, type BilledAnswer } from '../errors.js';
 import type { ModelReply, Usage, UsageHints } from '../types.js';
 import { runningUsageHints, toUsage, usageHints, type UsageMetadata } from './usage.js';
 import { errorInAnswer } from './errors.js';
@@ -68,9 +68,12 @@ export function fromGenerateContentResponse(body: unknown, requestWarnings: read
   if (finishReason !== undefined && BLOCKED.has(finishReason)) {
     if (output === '') throw blocked(finishReason, response.usageMetadata, { usage, hints });
     warnings.push(`The provider stopped the output early (${finishReason}); it may be incomplete`);
-  } else if (texts.length === 0 && !cutAtMaxTokens && !(finishReason === 'STOP' && typeof candidate.content === 'object' && candidate.content !== null)) {
+  } else if (texts.length === 0 && !cutAtMaxTokens) {
     // A content without parts that STOPs is an answer of no text (Gemini's, when a model has nothing to say): billed, charged as any.
-    throw malformed(`The provider answered without text${finishReason ? ` (finishReason ${finishReason})` : ''}`);
+    if (finishReason !== 'STOP' || typeof candidate.content !== 'object' || candidate.content === null) {
+      throw malformed(`The provider answered without text${finishReason ? ` (finishReason ${finishReason})` : ''}`);
+    }
+    warnings.push(NO_TEXT_WARNING);
   } else if (finishReason !== undefined && finishReason !== 'STOP' && !cutAtMaxTokens) {
     warnings.push(`The provider ended the output with finishReason ${finishReason}`);
   }
