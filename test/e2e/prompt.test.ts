@@ -268,6 +268,9 @@ describe('POST /api/v1/prompt', () => {
     expect(answer.results.map((r: { status: string }) => r.status)).toEqual(['completed', 'completed']);
     expect(answer.results[0].output).toBe('caf\ufffd {"a": "b\\udc00"}');
     expect(answer.results[0].structuredOutput).toEqual({ conforms: true, value: { a: 'b\ufffd' } });
+    // The prompt log keeps the output as the answer gave it.
+    const log = await host.gateway.promptLogs.get(answer.promptLogId);
+    expect(log?.content?.outputs[0]?.output).toBe('caf\ufffd {"a": "b\\udc00"}');
   });
 });
 

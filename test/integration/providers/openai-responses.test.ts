@@ -217,6 +217,17 @@ describe('Object: openaiResponses', () => {
       expect(validate(JSON.parse(reply.output))).toBe(true);
     });
 
+    it('gets schema-valid JSON from a model the schema is given as an instruction, in the developer message', async () => {
+      const reply = await send(
+        call({ entry: { ...model('fam_c-5.4-mini'), capabilities: { ...model('fam_c-5.4-mini').capabilities, structuredOutput: 'instruction' } }, responseSchema: SCHEMA }),
+      );
+
+      expect(lastBody()['text']).toBeUndefined();
+      expect((lastBody()['input'] as { role: string }[])[0]!.role).toBe('developer');
+      const validate = new Ajv().compile(SCHEMA);
+      expect(validate(JSON.parse(reply.output))).toBe(true);
+    });
+
     it('sends a non-strict schema with strict false, where strict true would be refused', async () => {
       const loose = { ...SCHEMA, required: ['verdict'] };
 
