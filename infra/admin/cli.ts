@@ -14,6 +14,13 @@ import { AwsAccessError } from './aws-access.js';
 import { describeStore, explainStoreErrors, NoCredentialsError, NotAStoreError, TableNotFoundError } from './store-errors.js';
 
 /**
+ * The CLI's store deadlines per attempt: an operator's machine, maybe far from the region, reads
+ * pages of up to 1 MB (a ledger), whole answers that the functions' 2 s (STORE_TIMEOUTS, made
+ * for a Lambda beside its table) would cut on a slow link.
+ */
+const ADMIN_STORE_TIMEOUTS = Object.freeze({ connectMs: 5_000, answerMs: 30_000 });
+
+/**
  * What to tell an operator whose write met a store that stopped answering: its last attempt
  * may have landed with the answer lost, and running it again would then apply it twice. By
  * the operation that failed; the other writes are safe to run again (a revocation keeps its
@@ -88,7 +95,7 @@ try {
   } else {
     const config = await withDeployedTables(await withProfileRegion(loadConfig(storeEnvironment())));
     // Against AWS (or AWS_ENDPOINT_URL), the SDK's whole credential chain: profiles, SSO, ...
-    const storeClient = configuredStoreClient(config);
+    const storeClient = configuredStoreClient(config, ADMIN_STORE_TIMEOUTS);
     // A missing table, an endpoint that is not a store, no credentials: said as what to set, not as the SDK's error.
     explainStoreErrors(storeClient, config);
     storeCalled = describeStore(config);

@@ -1,13 +1,18 @@
 import type { GatewayConfig } from '../config.js';
 import { AccountsRepository } from './accounts.js';
 import { ApiKeysRepository } from './api-keys.js';
+import type { AwsTimeouts } from '../http/aws-handler.js';
 import { createStoreClient, type StoreClient } from './dynamodb.js';
 import { LedgerRepository } from './ledger.js';
 
-/** The store client the configuration names: the local store (DYNAMODB_ENDPOINT), a configured endpoint (LocalStack), or the region's DynamoDB. */
-export function configuredStoreClient(config: Pick<GatewayConfig, 'region' | 'dynamodbEndpoint' | 'awsEndpoints'>): StoreClient {
-  if (config.dynamodbEndpoint !== undefined) return createStoreClient({ region: config.region, endpoint: config.dynamodbEndpoint, local: true });
-  return createStoreClient({ region: config.region, endpoint: config.awsEndpoints.dynamodb });
+/**
+ * The store client the configuration names: the local store (DYNAMODB_ENDPOINT), a configured
+ * endpoint (LocalStack), or the region's DynamoDB; with STORE_TIMEOUTS unless `timeouts` are given.
+ */
+export function configuredStoreClient(config: Pick<GatewayConfig, 'region' | 'dynamodbEndpoint' | 'awsEndpoints'>, timeouts?: AwsTimeouts): StoreClient {
+  const deadlines = timeouts ? { timeouts } : {};
+  if (config.dynamodbEndpoint !== undefined) return createStoreClient({ region: config.region, endpoint: config.dynamodbEndpoint, local: true, ...deadlines });
+  return createStoreClient({ region: config.region, endpoint: config.awsEndpoints.dynamodb, ...deadlines });
 }
 
 /** The repositories of accounts, API keys and the ledger over one store client: what the authorizer needs (and bundles). */

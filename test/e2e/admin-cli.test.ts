@@ -227,6 +227,21 @@ describe('npm run admin: a configuration that sends the store calls astray', () 
     },
   );
 
+  it("waits for a store that answers in 2.5 s, as a region far from the operator's machine may (the functions' 2 s a whole answer had failed all 3 attempts)", async () => {
+    const slow = await startFakeHttp(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      return { status: 200, headers: { 'content-type': 'application/x-amz-json-1.0' }, body: {} };
+    });
+    try {
+      const result = await admin(['balance', '--account', 'acct_far'], { ...signedIn(), AWS_ENDPOINT_URL_DYNAMODB: slow.url, ACCOUNTS_TABLE: 'gateway-accounts' });
+      // Answered: the account is not there (an empty GetItem), not store_unavailable.
+      expect(JSON.parse(result.stderr).error.code, result.stderr).toBe('not_found');
+      expect(slow.calls.filter((call) => String(call.headers['x-amz-target']).endsWith('GetItem')).length).toBeGreaterThan(0);
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('answers no AWS credentials with *_TABLE set as it does without them, stack_not_found exit 5 saying what to set (was internal_error CredentialsProviderError)', async () => {
     const env = { HOME: home, AWS_REGION: 'eu-west-1', AWS_EC2_METADATA_DISABLED: 'true', AWS_ENDPOINT_URL_DYNAMODB: dynamodb.url, ACCOUNTS_TABLE: 'gateway-accounts' };
     const callsBefore = dynamodb.calls.length;
