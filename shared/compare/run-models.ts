@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { schemaChecker } from '../contract/schema-checker.js';
 import { KnownSecretsFilter, redactKnown, redactSecrets } from '../http/redact.js';
 import { chargeCall, withFinishReason } from '../pricing/charge.js';
-import { UpstreamError } from '../providers/errors.js';
+import { NO_TEXT_WARNING, UpstreamError } from '../providers/errors.js';
 import { withRetry, type RetryPolicy } from '../providers/retry.js';
 import type { Router } from '../providers/router.js';
 import type { ModelReply, Usage } from '../providers/types.js';
@@ -286,6 +286,8 @@ async function callModel(
       // The adapter's warnings repeat the vendor's words (a finish reason): redacted as its error messages are.
       ...reply.warnings.map((warning) => redactSecrets(warning, [apiKey])),
       ...(reply.cutAtMaxTokens ? [maxTokensCutWarning(call, reply.output === '')] : []),
+      // An answer of no text that ended as answers end, whatever its protocol and whole or streamed: charged its usage, and said.
+      ...(reply.output === '' && !reply.cutAtMaxTokens ? [NO_TEXT_WARNING] : []),
       ...(charge.warning ? [charge.warning] : []),
       ...(cut ? [outputCutWarning(budget.limitBytes)] : []),
     ];

@@ -557,6 +557,30 @@ describe('Function: runModels, streamed (an event-stream caller)', () => {
   });
 });
 
+describe('Function: runModels, an answer of no text', () => {
+  const empty = async (): Promise<ModelReply> => ({
+    output: '',
+    usage: { inputTokens: 9, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 0 },
+    finishReason: 'stop',
+    warnings: [],
+  });
+
+  it.each([
+    ['whole', {}],
+    ['streamed', { onDelta: () => undefined }],
+  ])('says so, %s, whatever its protocol, and is charged its usage', async (_name, options) => {
+    const [result] = await runThrough(['fam_e-gpt-oss-120b'], { send: empty, stream: empty }, options);
+    expect(result).toMatchObject({ status: 'completed', output: '', warnings: ['The model answered without text'] });
+    expect(result!.providerCost).toBeGreaterThan(0);
+  });
+
+  it('says the limit, not this, where the answer ended at maxTokens with no text', async () => {
+    const [result] = await runThrough(['fam_e-gpt-oss-120b'], { send: async () => ({ ...(await empty()), finishReason: 'length', cutAtMaxTokens: true }) });
+    expect(result!.warnings).not.toContain('The model answered without text');
+    expect(result!.warnings!.join(' ')).toContain('maxTokens');
+  });
+});
+
 describe('Function: runModels, a Gemini answer whose usage cannot be believed', () => {
   const UNSHOWN = 'which its vendor bills and does not show, is not charged';
   const answer = (usageMetadata?: object) => () =>

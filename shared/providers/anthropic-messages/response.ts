@@ -1,4 +1,4 @@
-import { NO_TEXT_WARNING, UpstreamError, vendorWord } from '../errors.js';
+import { UpstreamError, vendorWord } from '../errors.js';
 import type { ModelReply } from '../types.js';
 import { errorBodyToUpstreamError } from './errors.js';
 import { textTokens } from '../../text/text-tokens.js';
@@ -45,7 +45,6 @@ export function fromMessagesResponse(body: unknown): ModelReply {
   const stopWarning = finishReason === undefined ? undefined : STOP_WARNINGS[finishReason];
   const cutAtMaxTokens = finishReason === 'max_tokens';
   if (stopWarning) warnings.push(stopWarning);
-  else if (texts.length === 0 && !cutAtMaxTokens) warnings.push(NO_TEXT_WARNING);
   const usage = toUsage(response.usage);
   if (!usage) warnings.push('The provider reported no usable token usage; cost is unavailable');
   const hints = usageHints(response.usage, thinkingTokens);

@@ -1,4 +1,4 @@
-import { blockedAnswer, NO_TEXT_WARNING, UpstreamError, vendorWord } from '../errors.js';
+import { blockedAnswer, UpstreamError, vendorWord } from '../errors.js';
 import type { ModelReply, Usage } from '../types.js';
 import { RESPOND_TOOL } from './request.js';
 
@@ -59,7 +59,6 @@ export function fromConverseResponse(body: unknown, forcedTool: boolean): ModelR
   } else {
     if (forcedTool) warnings.push(`The model answered in text instead of calling the ${RESPOND_TOOL} tool`);
     output = texts.join('');
-    if (texts.length === 0) warnings.push(NO_TEXT_WARNING);
   }
   const cut = stopReason ? CUT[stopReason] : undefined;
   if (cut) warnings.push(cut);

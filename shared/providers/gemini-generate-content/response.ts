@@ -1,4 +1,4 @@
-import { blockedAnswer, NO_TEXT_WARNING, UpstreamError, vendorWord, type BilledAnswer } from '../errors.js';
+import { blockedAnswer, UpstreamError, vendorWord, type BilledAnswer } from '../errors.js';
 import type { ModelReply, Usage, UsageHints } from '../types.js';
 import { runningUsageHints, toUsage, usageHints, type UsageMetadata } from './usage.js';
 import { errorInAnswer } from './errors.js';
@@ -73,7 +73,6 @@ export function fromGenerateContentResponse(body: unknown, requestWarnings: read
     if (finishReason !== 'STOP' || typeof candidate.content !== 'object' || candidate.content === null) {
       throw malformed(`The provider answered without text${finishReason ? ` (finishReason ${finishReason})` : ''}`);
     }
-    warnings.push(NO_TEXT_WARNING);
   } else if (finishReason !== undefined && finishReason !== 'STOP' && !cutAtMaxTokens) {
     warnings.push(`The provider ended the output with finishReason ${finishReason}`);
   }

@@ -1,5 +1,5 @@
 import { textTokens } from '../../text/text-tokens.js';
-import { blockedAnswer, NO_TEXT_WARNING, UpstreamError, vendorWord } from '../errors.js';
+import { blockedAnswer, UpstreamError, vendorWord } from '../errors.js';
 import type { ModelReply } from '../types.js';
 import { dialectFor } from './dialects.js';
 import type { ChatDialect } from './dialects.js';
@@ -66,11 +66,8 @@ export function fromChatResponse(body: unknown, dialect: ChatDialect = dialectFo
   } else if (refused) {
     output = '';
     warnings.push('The model refused to answer');
-  } else if (finishReason === 'stop') {
-    output = ''; // an answer of no text
-    warnings.push(NO_TEXT_WARNING);
-  } else if (cutAtMaxTokens || (finishReason !== undefined && (finishReason in CUT || finishReason === 'content_filter'))) {
-    output = ''; // cut: everything went into reasoning before the limit; filtered: nothing was left
+  } else if (cutAtMaxTokens || (finishReason !== undefined && (finishReason in CUT || finishReason === 'content_filter' || finishReason === 'stop'))) {
+    output = ''; // cut: everything went into reasoning before the limit; filtered: nothing was left; stopped: an answer of no text
   } else {
     throw new UpstreamError('upstream_malformed_response', 'The provider answered without content');
   }

@@ -1,4 +1,4 @@
-import { NO_TEXT_WARNING, UpstreamError, vendorWord } from '../errors.js';
+import { UpstreamError, vendorWord } from '../errors.js';
 import type { ModelReply } from '../types.js';
 import { toUsage } from './usage.js';
 import type { ResponsesUsage } from './usage.js';
@@ -65,9 +65,6 @@ export function fromResponsesResponse(body: unknown): ModelReply {
   if (status === 'incomplete') {
     finishReason = vendorWord(response.incomplete_details?.reason) ?? 'incomplete';
     if (finishReason !== 'max_output_tokens') warnings.push(incompleteWarning(finishReason));
-  } else if (texts.length === 0 && refusals.length === 0) {
-    // Completed with no message (its reasoning alone): an answer of no text, billed, charged as any.
-    warnings.push(NO_TEXT_WARNING);
   }
   const usage = toUsage(response.usage);
   if (!usage) warnings.push('The provider reported no usable token usage; cost is unavailable');

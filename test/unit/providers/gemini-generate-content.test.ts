@@ -465,7 +465,7 @@ describe('Function: fromGenerateContentResponse', () => {
       candidates: [{ content: { role: 'model' }, finishReason: 'STOP', index: 0 }],
       usageMetadata: { promptTokenCount: 20, thoughtsTokenCount: 160, totalTokenCount: 180 },
     });
-    expect(reply).toMatchObject({ output: '', usage: { inputTokens: 20, outputTokens: 160, reasoningTokens: 160 }, warnings: ['The model answered without text'] });
+    expect(reply).toMatchObject({ output: '', usage: { inputTokens: 20, outputTokens: 160, reasoningTokens: 160 } });
   });
 
   it.each<[string, unknown]>([
