@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { schemaChecker } from '../contract/schema-checker.js';
 import { KnownSecretsFilter, redactKnown, redactSecrets } from '../http/redact.js';
 import { chargeCall, withFinishReason } from '../pricing/charge.js';
-import { NO_TEXT_WARNING, UpstreamError } from '../providers/errors.js';
+import { UpstreamError } from '../providers/errors.js';
 import { withRetry, type RetryPolicy } from '../providers/retry.js';
 import type { Router } from '../providers/router.js';
 import type { ModelReply, Usage } from '../providers/types.js';
@@ -287,7 +287,7 @@ async function callModel(
       ...reply.warnings.map((warning) => redactSecrets(warning, [apiKey])),
       ...(reply.cutAtMaxTokens ? [maxTokensCutWarning(call, reply.output === '')] : []),
       // An answer of no text that ended as answers end, whatever its protocol and whole or streamed: charged its usage, and said.
-      ...(reply.output === '' && !reply.cutAtMaxTokens ? [NO_TEXT_WARNING] : []),
+      ...(reply.output === '' && !reply.cutAtMaxTokens ? ['The model answered without text'] : []),
       ...(charge.warning ? [charge.warning] : []),
       ...(cut ? [outputCutWarning(budget.limitBytes)] : []),
     ];

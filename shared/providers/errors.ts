@@ -1,8 +1,5 @@
 import type { ModelReply, Usage, UsageHints } from './types.js';
 
-/** The warning of an answer of no text that ended as an answer ends: completed, charged its usage, said. */
-export const NO_TEXT_WARNING = 'The model answered without text';
-
 /** What a stream had delivered when it was aborted. */
 export interface PartialReply {
   output: string;
