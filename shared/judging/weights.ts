@@ -9,6 +9,8 @@ export interface Contestant {
   latencyMs: number;
   /** USD from the usage its vendor reported; null where that usage was missing or could not be true (an estimate is no comparison). */
   providerCost: number | null;
+  /** Whether the model answered any text: one that answered none earns no speed or cost share against one that did. */
+  answered: boolean;
 }
 
 /**
@@ -27,13 +29,16 @@ export interface Contestant {
  *                / (w_accuracy + w_speed + w_cost)
  *
  * A criterion with nothing to tell the two apart (both latencies 0, both costs 0, or a
- * cost unknown) gives each model 0.5. weighted_X + weighted_Y = 1. With the default
- * weights (1, 0, 0), and with all three 0, this is the accuracy share alone.
+ * cost unknown) gives each model 0.5. A model that answered no text against one that did
+ * gets no speed or cost share (0, the other 1): an empty answer is quick and cheap, and had
+ * won pairs its judge gave the other in both orders. weighted_X + weighted_Y = 1. With the
+ * default weights (1, 0, 0), and with all three 0, this is the accuracy share alone.
  */
 export function weightedScores(x: Contestant, y: Contestant, weights: JudgeWeights): [number, number] {
   const accuracy = (x.verdict + share(x.score, y.score)) / 2;
-  const speed = share(y.latencyMs, x.latencyMs);
-  const cost = x.providerCost === null || y.providerCost === null ? 0.5 : share(y.providerCost, x.providerCost);
+  const forfeit = x.answered === y.answered ? undefined : x.answered ? 1 : 0;
+  const speed = forfeit ?? share(y.latencyMs, x.latencyMs);
+  const cost = forfeit ?? (x.providerCost === null || y.providerCost === null ? 0.5 : share(y.providerCost, x.providerCost));
   // The weights as shares of the largest: the formula is the same at any scale, and weights as
   // small as 5e-324 (in range) would otherwise underflow to 0 in the products.
   const largest = Math.max(weights.accuracy, weights.speed, weights.cost);

@@ -694,25 +694,35 @@ describe('Function: toEvaluation, lengths', () => {
 
 describe('Function: weightedScores', () => {
   it('gives each model half of a criterion that cannot tell them apart', () => {
-    const x = { verdict: 0.5, score: 6, latencyMs: 0, providerCost: null };
-    const y = { verdict: 0.5, score: 6, latencyMs: 0, providerCost: 0.01 };
+    const x = { verdict: 0.5, score: 6, latencyMs: 0, providerCost: null, answered: true };
+    const y = { verdict: 0.5, score: 6, latencyMs: 0, providerCost: 0.01, answered: true };
     expect(weightedScores(x, y, { accuracy: 0, speed: 1, cost: 1 })).toEqual([0.5, 0.5]);
   });
 
   it('weighs nothing where every weight is 0: the accuracy share alone, as with the defaults', () => {
-    const x = { verdict: 1, score: 8, latencyMs: 10, providerCost: 0.5 };
-    const y = { verdict: 0, score: 2, latencyMs: 90, providerCost: 0.01 };
+    const x = { verdict: 1, score: 8, latencyMs: 10, providerCost: 0.5, answered: true };
+    const y = { verdict: 0, score: 2, latencyMs: 90, providerCost: 0.01, answered: true };
     expect(weightedScores(x, y, { accuracy: 0, speed: 0, cost: 0 })).toEqual(weightedScores(x, y, { accuracy: 1, speed: 0, cost: 0 }));
     expect(weightedScores(x, y, { accuracy: 0, speed: 0, cost: 0 })[0]).toBeCloseTo(0.9, 12);
   });
 
   it('always adds up to 1', () => {
     const [wx, wy] = weightedScores(
-      { verdict: 1, score: 9, latencyMs: 30, providerCost: 0.2 },
-      { verdict: 0, score: 2, latencyMs: 900, providerCost: 0.01 },
+      { verdict: 1, score: 9, latencyMs: 30, providerCost: 0.2, answered: true },
+      { verdict: 0, score: 2, latencyMs: 900, providerCost: 0.01, answered: true },
       { accuracy: 0.3, speed: 0.9, cost: 0.4 },
     );
     expect(wx + wy).toBeCloseTo(1, 12);
+  });
+
+  it('gives a model that answered no text no speed or cost share against one that did: quick and cheap, it had won pairs its judge gave the other', () => {
+    const answered = { verdict: 1, score: 8, latencyMs: 900, providerCost: 0.02, answered: true };
+    const empty = { verdict: 0, score: 4, latencyMs: 300, providerCost: 0.0001, answered: false };
+    const [wx, wy] = weightedScores(answered, empty, { accuracy: 1, speed: 0, cost: 1 });
+    expect(wx).toBeGreaterThan(wy);
+    expect(weightedScores(answered, empty, { accuracy: 0, speed: 1, cost: 1 })).toEqual([1, 0]);
+    // Both empty: compared as any two.
+    expect(weightedScores({ ...empty, latencyMs: 100 }, empty, { accuracy: 0, speed: 1, cost: 0 })[0]).toBeCloseTo(0.75, 12);
   });
 });
 

@@ -270,8 +270,8 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
     const [fast, slow] = bySpeed.results;
     const [wFast, wSlow] = weightedScores(
       // The judge picked the longer answer in both orders.
-      { verdict: 0, score: evaluation.scores!['fam_c-5.4']!, latencyMs: fast!.latencyMs, providerCost: fast!.providerCost },
-      { verdict: 1, score: evaluation.scores!['fam_a-opus-4-6']!, latencyMs: slow!.latencyMs, providerCost: slow!.providerCost },
+      { verdict: 0, score: evaluation.scores!['fam_c-5.4']!, latencyMs: fast!.latencyMs, providerCost: fast!.providerCost, answered: true },
+      { verdict: 1, score: evaluation.scores!['fam_a-opus-4-6']!, latencyMs: slow!.latencyMs, providerCost: slow!.providerCost, answered: true },
       { accuracy: 1, speed: 1, cost: 0 },
     );
     expect(evaluation.weightedScores).toEqual({ 'fam_c-5.4': Math.round(wFast * 1e4) / 1e4, 'fam_a-opus-4-6': Math.round(wSlow * 1e4) / 1e4 });
