@@ -109,9 +109,9 @@ export class NotFoundError extends GatewayError {
   }
 }
 
-/** The methods a route takes, as its 405's Allow names them: a GET route takes HEAD too (RFC 9110 9.1). */
-export function allowedMethods(method: 'GET' | 'POST'): string {
-  return method === 'GET' ? 'GET, HEAD' : method;
+/** The methods a route of `method` takes: a GET route takes HEAD too (RFC 9110 9.1). The local host, the stack and a 405's Allow read them here. */
+export function routeMethods(method: 'GET' | 'POST'): readonly string[] {
+  return method === 'GET' ? ['GET', 'HEAD'] : [method];
 }
 
 export class MethodNotAllowedError extends GatewayError {
@@ -123,7 +123,7 @@ export class MethodNotAllowedError extends GatewayError {
     super(405, 'method_not_allowed', `Method ${method.slice(0, 20)} is not allowed; use ${allow}`);
   }
   override headers(): Record<string, string> {
-    return { Allow: allowedMethods(this.allow) };
+    return { Allow: routeMethods(this.allow).join(', ') };
   }
 }
 

@@ -6,7 +6,16 @@ import type { Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult, APIGatewayTokenAuthorizerEvent, Context } from 'aws-lambda';
 import { LIMITS } from '../../shared/contract/limits.js';
-import { BadRequestError, type GatewayError, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, UnauthorizedError } from '../../shared/errors.js';
+import {
+  BadRequestError,
+  type GatewayError,
+  MethodNotAllowedError,
+  NotFoundError,
+  PayloadTooLargeError,
+  routeMethods,
+  ServiceUnavailableError,
+  UnauthorizedError,
+} from '../../shared/errors.js';
 import { acceptsEventStream, pipeEvents, type ApiResult, type EventStream } from '../../shared/http/event-stream.js';
 import { logAnswer } from '../../shared/http/answered.js';
 import { errorResponse } from '../../shared/http/response.js';
@@ -111,8 +120,9 @@ export function createLocalServer(handlers: LocalHandlers, log: Log, options: Lo
   // target that is no route's path.
   server.on('connect', (req: IncomingMessage, socket: Duplex) => {
     const target = req.url ?? '';
-    const path = target.startsWith('/') && ORIGIN_FORM.test(target) ? requestUrl(target).pathname.replace(/\/+$/, '') : undefined;
-    const route = path !== undefined && Object.hasOwn(ROUTES, path) ? ROUTES[path] : undefined;
+    // A CONNECT's target is an authority (host:port) in HTTP, never a path: only a path is read as one.
+    const path = target.startsWith('/') ? routePath(target) : undefined;
+    const route = routeOf(path);
     const error =
       path === undefined
         ? new BadRequestError('The request target is not a valid path')
@@ -183,24 +193,30 @@ function answerOnSocket(socket: Duplex, error: GatewayError, requestId?: string)
 /** A request target in origin form (RFC 9112 3.2.1): a path of RFC 3986 characters, then any query. */
 const ORIGIN_FORM = /^\/[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*(\?.*)?$/s;
 
+/** The path a request target names for its route (no trailing slash), read one way for every method; undefined where it is no valid path. */
+function routePath(target: string): string | undefined {
+  if (target.startsWith('/') && !ORIGIN_FORM.test(target)) return undefined;
+  try {
+    return requestUrl(target).pathname.replace(/\/+$/, '');
+  } catch {
+    return undefined;
+  }
+}
+
+function routeOf(path: string | undefined): (typeof ROUTES)[string] | undefined {
+  return path !== undefined && Object.hasOwn(ROUTES, path) ? ROUTES[path] : undefined;
+}
+
 async function handle(req: IncomingMessage, res: ServerResponse, handlers: LocalHandlers, requestId: string, log: Log, stopping: () => boolean): Promise<void> {
   if (req.headers.host === undefined && req.httpVersion === '1.1') return reject(req, res, new BadRequestError('The Host header is missing'), requestId, log, true);
   // RFC 9112 3.2: a request with more than one Host line is answered 400.
   if ((req.headersDistinct.host?.length ?? 0) > 1) return reject(req, res, new BadRequestError('The Host header is sent more than once'), requestId, log, true);
-  let path: string;
-  try {
-    const target = req.url ?? '/';
-    if (target.startsWith('/') && !ORIGIN_FORM.test(target)) throw new Error('not a path');
-    path = requestUrl(target).pathname.replace(/\/+$/, '');
-  } catch {
-    return reject(req, res, new BadRequestError('The request target is not a valid path'), requestId, log, true);
-  }
-  const route = Object.hasOwn(ROUTES, path) ? ROUTES[path] : undefined;
+  const path = routePath(req.url ?? '/');
+  if (path === undefined) return reject(req, res, new BadRequestError('The request target is not a valid path'), requestId, log, true);
+  const route = routeOf(path);
   if (!route) return reject(req, res, new NotFoundError(path || '/'), requestId, log);
   // A GET route answers HEAD as GET, without the body (Node writes none for HEAD).
-  if (req.method !== route.method && !(req.method === 'HEAD' && route.method === 'GET')) {
-    return reject(req, res, new MethodNotAllowedError(req.method ?? '', route.method), requestId, log);
-  }
+  if (!routeMethods(route.method).includes(req.method ?? '')) return reject(req, res, new MethodNotAllowedError(req.method ?? '', route.method), requestId, log);
   const declared = Number(req.headers['content-length'] ?? 0);
   // A client that waits for 100 Continue sends no body: its connection closes with the 413.
   if (declared > LIMITS.bodyBytes) return reject(req, res, new PayloadTooLargeError(LIMITS.bodyBytes), requestId, log, req.headers.expect !== undefined);

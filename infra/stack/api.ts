@@ -21,7 +21,7 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { PAGE_PATHS } from '../../functions/catalog-handler.js';
 import { AUTHORIZATION_PATTERN } from '../../shared/auth/keys.js';
-import { API_ROUTES, WWW_AUTHENTICATE, allowedMethods } from '../../shared/errors.js';
+import { API_ROUTES, WWW_AUTHENTICATE, routeMethods } from '../../shared/errors.js';
 
 /** The routes (DESIGN.md): POST /api/v1/prompt; GET /api/v1/models and GET /api/v1/openapi.json. */
 export const PROMPT_PATH = ['api', 'v1', 'prompt'] as const;
@@ -250,14 +250,14 @@ export class GatewayApi extends Construct {
     // Each GET route takes HEAD too (RFC 9110 9.1: monitors ask with it), answered by the same function without a body.
     for (const part of CATALOG_RESOURCES) {
       const route = version.addResource(part);
-      for (const verb of ['GET', 'HEAD']) route.addMethod(verb, catalog, { authorizer, authorizationType: AuthorizationType.CUSTOM });
+      for (const verb of routeMethods('GET')) route.addMethod(verb, catalog, { authorizer, authorizationType: AuthorizationType.CUSTOM });
       this.addMethodNotAllowed(route, 'GET');
     }
     // The comparison page: static files, the same for everyone, so no authorizer; the page
     // sends the key the person pastes with each API call it makes.
     const root = this.restApi.root;
     for (const route of [root, ...PAGE_RESOURCES.map((part) => root.addResource(part))]) {
-      for (const verb of ['GET', 'HEAD']) {
+      for (const verb of routeMethods('GET')) {
         const method = route.addMethod(verb, catalog, { authorizationType: AuthorizationType.NONE });
         Validations.of(method).acknowledge({
           id: 'AwsSolutions-APIG4',
@@ -310,7 +310,7 @@ export class GatewayApi extends Construct {
    * MISSING_AUTHENTICATION_TOKEN, rendered as 404.
    */
   private addMethodNotAllowed(resource: IResource, allow: 'GET' | 'POST'): void {
-    const headers = { Allow: allowedMethods(allow), 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' };
+    const headers = { Allow: routeMethods(allow).join(', '), 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' };
     const method = resource.addMethod(
       'ANY',
       new MockIntegration({
@@ -337,7 +337,7 @@ export class GatewayApi extends Construct {
     Validations.of(method).acknowledge({
       id: 'AwsSolutions-APIG4',
       reason:
-        `The ANY method of this route is a mock that answers 405 (Allow: ${allowedMethods(allow)}) to every method but those; it ` +
+        `The ANY method of this route is a mock that answers 405 (Allow: ${routeMethods(allow).join(', ')}) to every method but those; it ` +
         `runs no code and reads no data, so it needs no authorizer. ${allow}, the route's operation, keeps the Lambda authorizer.`,
     });
   }
