@@ -150,20 +150,21 @@ function stacked(nodes: (Node | string)[]): DocumentFragment {
 }
 
 /**
- * A row per judge: its calls, tokens and cost (added up from the evaluations' orders, as the
- * answer gives them), then how it judged (judgeStatistics, docs/judging.md); under the table,
- * how far each two judges agree.
- */
-/**
  * A share as a whole percent, but never 0 % or 100 % for one that is neither: a judge
  * consistent in 249 pairs of 250 reads "> 99 %", not "100 %", which says it was never
  * inconsistent.
  */
-export function percent(value: number): string {
+function percent(value: number): string {
   if (value > 0 && value < 0.01) return '< 1 %';
   if (value < 1 && value > 0.99) return '> 99 %';
   return `${Math.round(value * 100)} %`;
 }
+
+/**
+ * A row per judge: its calls, tokens and cost (added up from the evaluations' orders, as the
+ * answer gives them), then how it judged (judgeStatistics, docs/judging.md); under the table,
+ * how far each two judges agree.
+ */
 
 function showJudges(evaluations: unknown[], statistics: unknown): void {
   const stats = isObject(statistics) ? statistics : {};

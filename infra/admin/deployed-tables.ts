@@ -81,8 +81,9 @@ export async function deployedTableNames(options: DeployedTablesOptions): Promis
       throw awsAccessRefusal(error, `DescribeStacks of the ${where}`) ?? error;
     }
     // CloudFormation answers a stack it names, or the ValidationError above.
-    if (stacks?.[0] === undefined) throw notCloudFormation(undefined);
-    const outputs = new Map((stacks?.[0]?.Outputs ?? []).map((output) => [output.OutputKey, output.OutputValue]));
+    const stack = stacks?.[0];
+    if (stack === undefined) throw notCloudFormation(undefined);
+    const outputs = new Map((stack.Outputs ?? []).map((output) => [output.OutputKey, output.OutputValue]));
     const tables = {} as TableNames;
     const missing: string[] = [];
     for (const [key, outputKey] of Object.entries(TABLE_OUTPUTS) as [keyof TableNames, string][]) {
@@ -91,7 +92,7 @@ export async function deployedTableNames(options: DeployedTablesOptions): Promis
       else missing.push(outputKey);
     }
     if (missing.length > 0) {
-      throw new DeployedStackError(`The ${where} has no output ${missing.join(', ')} (status ${stacks?.[0]?.StackStatus ?? 'unknown'}); is it the gateway stack, fully deployed?`);
+      throw new DeployedStackError(`The ${where} has no output ${missing.join(', ')} (status ${stack.StackStatus ?? 'unknown'}); is it the gateway stack, fully deployed?`);
     }
     return tables;
   } finally {

@@ -49,7 +49,7 @@ function capitalized(text: string): string {
 
 /** The error the CLI reports for `error`, a store call's on `table`; `error` itself when it is none of these. */
 export function explainStoreError(error: unknown, command: string, table: string | undefined, config: StoreErrorConfig): unknown {
-  const e = error as { name?: string; message?: string; $metadata?: { httpStatusCode?: number } };
+  const e = error as { name?: string; message?: string };
   if (e?.name === 'ResourceNotFoundException' && table !== undefined) {
     const key = (Object.keys(config.tables) as (keyof TableNames)[]).find((k) => config.tables[k] === table);
     const variable = key ? TABLE_VARIABLES[key] : 'a *_TABLE variable';
