@@ -1,3 +1,4 @@
+import { exceeds } from './json-shape.js';
 import type { OutputValidator } from './schema-compile.js';
 
 /** Whether an output conforms to the request's `response_schema`, and the parsed value when it does. */
@@ -11,7 +12,7 @@ export function checkStructuredOutput(output: string, validate: OutputValidator)
   const value = parseJsonOutput(output);
   if (value === undefined) return { conforms: false, errors: ['the output is not JSON'] };
   // JSON.parse takes any depth, JSON.stringify (the answer) and a recursive schema's check do not.
-  if (nestsDeeperThan(value, MAX_VALUE_DEPTH)) return { conforms: false, errors: [TOO_DEEP] };
+  if (exceeds(value, { depth: MAX_VALUE_DEPTH })) return { conforms: false, errors: [TOO_DEEP] };
   try {
     if (validate(value)) return { conforms: true, value };
   } catch (error) {
@@ -52,18 +53,6 @@ function parseJsonOutput(output: string): unknown {
 export const MAX_VALUE_DEPTH = 512;
 
 const TOO_DEEP = 'the output nests too deeply to check';
-
-/** Whether `value` nests arrays and objects more than `max` levels deep; walked without recursion. */
-function nestsDeeperThan(value: unknown, max: number): boolean {
-  const pending: [unknown, number][] = [[value, 0]];
-  while (pending.length > 0) {
-    const [at, depth] = pending.pop()!;
-    if (typeof at !== 'object' || at === null) continue;
-    if (depth >= max) return true;
-    for (const member of Array.isArray(at) ? at : Object.values(at)) if (typeof member === 'object' && member !== null) pending.push([member, depth + 1]);
-  }
-  return false;
-}
 
 const FENCE = '```';
 
