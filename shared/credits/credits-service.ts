@@ -111,14 +111,14 @@ export function topUpRunnableAt(entryId: string): number {
   return ulidTime(entryId) + TOP_UP_ATTEMPTS_END_MS;
 }
 
+/** The settle entries whose loss this process has logged (a request settles once; a second settle of it logs nothing). */
+const LOSSES_LOGGED_KEPT = 10_000;
+
 /**
  * The money path on single-item conditional writes: reserve before a request runs,
  * settle from observed cost afterwards, post every change to the append-only ledger,
  * and let the reconciler heal what a crash left half done.
  */
-/** The settle entries whose loss this process has logged (a request settles once; a second settle of it logs nothing). */
-const LOSSES_LOGGED_KEPT = 10_000;
-
 export class CreditsService {
   private readonly lossesLogged = new BoundedMap<string, true>(LOSSES_LOGGED_KEPT);
 

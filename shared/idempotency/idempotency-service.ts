@@ -166,7 +166,7 @@ export class IdempotencyService<T> {
     if (claim.claimed) return { kind: 'run', recordKey };
     const { existing } = claim;
     if (!sameBody(existing.bodyHash, { key, body, canonical, bodyHash })) throw new IdempotencyKeyReusedError();
-    if (existing.status === 'running') throw new IdempotencyInProgressError(Number.isFinite(existing.leaseUntil) ? existing.leaseUntil - now : this.leaseMs);
+    if (existing.status === 'running') throw new IdempotencyInProgressError(existing.leaseUntil - now);
     if (!existing.responseStored && !existing.response) throw new ResponseNotRetainedError(existing.promptLogId, existing.notRetained ?? 'zero_data_retention');
     await admitReplay?.();
     const stored = await this.records.response(existing);
@@ -185,14 +185,10 @@ export class IdempotencyService<T> {
   /** Releases the key of a run that leaves nothing to replay; where the store fails, a retry waits for the lease (409), which the log says. */
   private async freeKey(recordKey: string, promptLogId: string): Promise<void> {
     try {
-      await this.release(recordKey, promptLogId);
+      await this.records.release(recordKey, promptLogId);
     } catch (error) {
       this.log.warn('Idempotency key not freed: a retry with it gets 409 until its lease ends', { promptLogId, leaseMs: this.leaseMs, errorName: (error as Error).name });
     }
-  }
-
-  release(recordKey: string, promptLogId: string): Promise<void> {
-    return this.records.release(recordKey, promptLogId);
   }
 }
 
