@@ -17,9 +17,9 @@ function count(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
 }
 
-/** A count the vendor may leave out (0 then); sent but not a count, undefined: the block cannot be believed. */
-function optionalCount(value: unknown): number | undefined {
-  return value === undefined || value === null ? 0 : count(value);
+/** A count the vendor may leave out (null then); sent but not a count, undefined: the block cannot be believed. */
+function sentCount(value: unknown): number | null | undefined {
+  return value === undefined || value === null ? null : count(value);
 }
 
 /**
@@ -36,14 +36,14 @@ export function toUsage(usage: ChatUsage | null | undefined, dialect: ChatDialec
   if (cachedInputTokens === undefined) return undefined;
 
   // Sent but malformed ("99900", -1, 99900.5), never read as 0: beside completion_tokens (xAI) that would make the reasoning free.
-  const reported = usage.completion_tokens_details?.reasoning_tokens;
-  const reasoningTokens = optionalCount(reported);
-  if (reasoningTokens === undefined) return undefined;
+  const reported = sentCount(usage.completion_tokens_details?.reasoning_tokens);
+  if (reported === undefined) return undefined;
+  const reasoningTokens = reported ?? 0;
   const outputTokens = outputCount(usage, dialect, inputTokens, completion, reasoningTokens);
   if (outputTokens === undefined || reasoningTokens > outputTokens) return undefined;
 
   // Not sent (Cerebras, Mistral: any reasoning inside completion_tokens), none is reported apart.
-  const apart = reported === undefined || reported === null ? {} : { reasoningTokens };
+  const apart = reported === null ? {} : { reasoningTokens };
   return { inputTokens, cachedInputTokens, cacheWriteTokens: 0, outputTokens, ...apart };
 }
 
@@ -53,14 +53,12 @@ export function toUsage(usage: ChatUsage | null | undefined, dialect: ChatDialec
  * uncached: undefined, the block cannot be believed.
  */
 function cachedTokens(usage: ChatUsage, inputTokens: number): number | undefined {
-  const hit = optionalCount(usage.prompt_cache_hit_tokens);
-  const miss = optionalCount(usage.prompt_cache_miss_tokens);
-  const details = optionalCount(usage.prompt_tokens_details?.cached_tokens);
+  const hit = sentCount(usage.prompt_cache_hit_tokens);
+  const miss = sentCount(usage.prompt_cache_miss_tokens);
+  const details = sentCount(usage.prompt_tokens_details?.cached_tokens);
   if (hit === undefined || miss === undefined || details === undefined) return undefined;
-  const sentHit = usage.prompt_cache_hit_tokens !== undefined && usage.prompt_cache_hit_tokens !== null;
-  const sentMiss = usage.prompt_cache_miss_tokens !== undefined && usage.prompt_cache_miss_tokens !== null;
-  const cached = sentHit ? hit : details;
-  if (sentHit && sentMiss && hit + miss !== inputTokens) return undefined;
+  const cached = hit ?? details ?? 0;
+  if (hit !== null && miss !== null && hit + miss !== inputTokens) return undefined;
   return cached > inputTokens ? undefined : cached;
 }
 
@@ -73,13 +71,8 @@ function cachedTokens(usage: ChatUsage, inputTokens: number): number | undefined
  */
 function outputCount(usage: ChatUsage, dialect: ChatDialect, input: number, completion: number, reasoning: number): number | undefined {
   const beside = dialect.reasoningTokens === 'beside-completion' && reasoning > 0;
-  const total = optionalTotal(usage.total_tokens);
+  const total = sentCount(usage.total_tokens);
   if (total === null) return beside ? completion + reasoning : completion;
   if (beside && total === input + completion + reasoning) return completion + reasoning;
   return total === input + completion ? completion : undefined;
-}
-
-/** A total the vendor may leave out (null then); sent but not a count, undefined: the block cannot be believed. */
-function optionalTotal(value: unknown): number | null | undefined {
-  return value === undefined || value === null ? null : count(value);
 }
