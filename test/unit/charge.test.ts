@@ -457,7 +457,9 @@ describe('Function: chargeCall', () => {
   });
 
   it.each([
-    ['an OpenAI reasoning model', { models: ['fam_c-5.4'] }, true],
+    ['an OpenAI reasoning model asked to reason', { models: ['fam_c-5.4'], model_tuning: { 'fam_c-5.4': { reasoningEffort: 'low' } } }, true],
+    ['GPT-5.4 asked no effort, which OpenAI runs at none', { models: ['fam_c-5.4'] }, false],
+    ['a -pro model, which always reasons', { models: ['fam_c-5.4-pro'] }, true],
     ['an xAI reasoning model', { models: ['fam_d-4.3'] }, true],
     ['an xAI model told not to reason', { models: ['fam_d-4.3'], model_tuning: { 'fam_d-4.3': { reasoningEffort: 'none' } } }, false],
     ['a model that shows its thinking', { models: ['fam_a-sonnet-4-6'] }, false],

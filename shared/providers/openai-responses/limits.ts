@@ -1,4 +1,5 @@
 import type { ModelCall, OutputLimits } from '../types.js';
+import { reasonsAsCalled } from './sampling.js';
 
 /** The Responses API refuses `max_output_tokens` below 16 (400 integer_below_min_value). */
 export const MIN_OUTPUT_TOKENS = 16;
@@ -12,9 +13,9 @@ export function responsesOutputLimit(call: Pick<ModelCall, 'maxTokens'>): number
   return Math.max(call.maxTokens, MIN_OUTPUT_TOKENS);
 }
 
-/** OpenAI's reasoning models (those that take a reasoning effort) reason unseen unless told `none`; the API returns no reasoning text, only its count in the usage. */
+/** A call that reasons (sampling.ts) reasons unseen: the API returns no reasoning text, only its count in the usage. */
 function hidesReasoning(call: Pick<ModelCall, 'entry' | 'tuning'>): boolean {
-  return call.entry.capabilities.tuning.reasoningEffort !== undefined && call.tuning.reasoningEffort !== 'none';
+  return reasonsAsCalled(call.entry.upstreamModel, call.tuning);
 }
 
 export const responsesLimits: OutputLimits = { billedOutputBound: responsesOutputLimit, sentOutputLimit: responsesOutputLimit, hidesReasoning };

@@ -15,9 +15,18 @@ export type SamplingSupport = 'accepted' | 'with-effort-none' | 'rejected';
 
 export function samplingSupport(entry: ModelEntry, tuning: ModelTuning): SamplingSupport {
   if (!reasons(entry.upstreamModel)) return 'accepted';
-  if (!reasonsOptionally(entry.upstreamModel)) return 'rejected';
-  if (tuning.reasoningEffort === undefined || tuning.reasoningEffort === 'none') return 'with-effort-none';
-  return 'rejected';
+  return reasonsAsCalled(entry.upstreamModel, tuning) ? 'rejected' : 'with-effort-none';
+}
+
+/**
+ * Whether a call reasons: a reasoning model does unless it takes effort `none` (GPT-5.1 and
+ * later, not `-pro`) and is asked no effort or `none`, `none` being their default ("gpt-5.1
+ * defaults to none"; the models before it default to medium, `-pro` to its least).
+ */
+export function reasonsAsCalled(upstreamModel: string, tuning: ModelTuning): boolean {
+  if (!reasons(upstreamModel)) return false;
+  if (!reasonsOptionally(upstreamModel)) return true;
+  return tuning.reasoningEffort !== undefined && tuning.reasoningEffort !== 'none';
 }
 
 /** OpenAI's reasoning models: the o-series (`o3`, `o4-mini`), and GPT-5 and later. */
