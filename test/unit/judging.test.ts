@@ -112,6 +112,18 @@ describe('Function: parseVerdict', () => {
     expect(parseVerdict(text)).toEqual({ winner: 'B', scoreA: 3, scoreB: 8, reasoning: 'r' });
   });
 
+  it.each([
+    ['line ends', '\n'],
+    ['spaces', ' '],
+    ['letters', 'a'],
+  ])('reads a verdict after a fence never closed and a million %s, in one pass (a regular expression took 8 s for 200,000)', (_name, unit) => {
+    const verdict = '{"reasoning":"r","scoreA":8,"scoreB":3,"winner":"A"}';
+    expect(parseVerdict(`\`\`\`json${unit.repeat(1_000_000)}${verdict}`)).toEqual({ winner: 'A', scoreA: 8, scoreB: 3, reasoning: 'r' });
+    // Fenced blocks around it are still read, the last first, language and blank space left out.
+    const fenced = parseVerdict(`\`\`\`json\n{"winner":"A","scoreA":9,"scoreB":1,"reasoning":"draft"}\n\`\`\` then \`\`\`json \n ${verdict}\`\`\`${unit.repeat(1_000)}\`\`\``);
+    expect(fenced).toMatchObject({ winner: 'A', reasoning: 'r' });
+  });
+
   it('refuses a judge answer nested 100,000 objects deep without parsing every level', () => {
     expect(() => parseVerdict(`${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`)).toThrow(VerdictParseError);
   });
