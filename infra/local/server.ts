@@ -197,10 +197,21 @@ const ORIGIN_FORM = /^\/[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*(\?.*)?$/s;
 function routePath(target: string): string | undefined {
   if (target.startsWith('/') && !ORIGIN_FORM.test(target)) return undefined;
   try {
-    return requestUrl(target).pathname.replace(/\/+$/, '');
+    return withoutTrailingSlashes(requestUrl(target).pathname);
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A path less its trailing slashes, found from its end: `/\/+$/` tried every slash of a run
+ * against the rest of it, and a request line of 16,000 slashes then a letter held the
+ * thread for a third of a second, unauthenticated.
+ */
+function withoutTrailingSlashes(path: string): string {
+  let end = path.length;
+  while (end > 0 && path.charCodeAt(end - 1) === 0x2f) end--;
+  return path.slice(0, end);
 }
 
 function routeOf(path: string | undefined): (typeof ROUTES)[string] | undefined {

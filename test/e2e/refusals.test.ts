@@ -134,8 +134,13 @@ describe('Routes', () => {
     expect(answer.body.error.message).toContain(`No route for ${path};`);
   });
 
+  it('answers 404 for a path of 12,000 slashes and a letter, its trailing slashes found from its end', async () => {
+    await expectRefused(await post(host, body(), {}, `/api/v1/${'/'.repeat(12_000)}x`), 404, 'not_found');
+  });
+
   it('routes a path that ends in a slash as its route, as API Gateway does (reference.md, 404)', async () => {
     expect((await post(host, body({ models: ['fam_k-8b'] }), {}, '/api/v1/prompt/')).status).toBe(200);
+    expect((await post(host, body({ models: ['fam_k-8b'] }), {}, '/api/v1/prompt///')).status).toBe(200);
   });
 
   it.each(['GET', 'PUT', 'DELETE', 'PATCH'])('answers 405 with Allow for %s', async (method) => {
