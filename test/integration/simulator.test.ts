@@ -225,6 +225,32 @@ describe('simulator basics', () => {
     expect(validateRef(generated), JSON.stringify(validateRef.errors)).toBe(true);
   });
 
+  it.each([
+    [
+      'a tree (a node whose children are nodes)',
+      {
+        type: 'object',
+        $defs: {
+          node: {
+            type: 'object',
+            properties: { v: { type: 'string' }, kids: { type: 'array', items: { $ref: '#/$defs/node' } } },
+            required: ['v', 'kids'],
+            additionalProperties: false,
+          },
+        },
+        properties: { root: { $ref: '#/$defs/node' } },
+        required: ['root'],
+        additionalProperties: false,
+      },
+    ],
+    ['a list (a node whose next node is optional)', { type: 'object', properties: { v: { type: 'integer' }, next: { $ref: '#' } }, required: ['v'], additionalProperties: false }],
+    ['a pattern with an example', { type: 'object', properties: { p: { type: 'string', pattern: '^[a-z]{3}$', examples: ['abc'] } }, required: ['p'] }],
+  ])('answers %s with a value that conforms', (_name, schema) => {
+    const validate = new Ajv({ strict: false, logger: false }).compile(schema);
+    const generated = generateFromSchema(schema, 7);
+    expect(validate(generated), JSON.stringify(validate.errors)).toBe(true);
+  });
+
   it('bounds what a schema asks for by the output allowance, answering non-conforming JSON past it', async () => {
     // minItems and minLength no allowance holds: built as asked, they held the thread (of the
     // gateway, under npm start) for minutes and ran the heap out of memory.

@@ -108,6 +108,8 @@ function num(x: unknown): number | undefined {
 }
 
 const MAX_DEPTH = 12;
+/** Past this depth a value is the least its schema takes: an array its `minItems`, an object its required members (a tree's `$ref` then ends). */
+const LEAST_DEPTH = 6;
 
 /**
  * The most characters a generated value holds when the call gives no output allowance:
@@ -156,6 +158,9 @@ function schemaType(schema: Schema): string | undefined {
 }
 
 function stringValue(schema: Schema, rng: Rng, budget: Budget): string {
+  // A pattern is not generated from (running a caller's expression could hold the thread): its first example is the answer.
+  const example = Array.isArray(schema['examples']) ? schema['examples'][0] : undefined;
+  if (typeof schema['pattern'] === 'string' && typeof example === 'string') return example;
   switch (schema['format']) {
     case 'date-time':
       return '2024-01-01T00:00:00Z';
@@ -238,12 +243,15 @@ function valueFor(schema: unknown, rng: Rng, root: Schema, depth: number, budget
     return take(budget, phrase, phrase.length + 2);
   }
   if (!isObject(schema)) return take(budget, null, 4);
-  // Past the depth, or once the allowance is spent (a property of `{"$ref": "#"}` repeated k times would make k^depth objects), the least value.
-  if (depth > MAX_DEPTH || budget.left <= 0) return take(budget, schemaType(schema) === 'object' ? {} : null, 4);
-
   if (typeof schema['$ref'] === 'string') {
-    const target = resolveRef(schema['$ref'], root);
-    return target ? valueFor(target, rng, root, depth + 1, budget) : null;
+    // Resolved before the cut below, which a reference alone does not say the type for; one to itself ends there.
+    const target = depth > MAX_DEPTH ? undefined : resolveRef(schema['$ref'], root);
+    return target ? valueFor(target, rng, root, depth + 1, budget) : take(budget, null, 4);
+  }
+  // Past the depth, or once the allowance is spent (a property of `{"$ref": "#"}` repeated k times would make k^depth objects), the least value.
+  if (depth > MAX_DEPTH || budget.left <= 0) {
+    const type = schemaType(schema);
+    return take(budget, type === 'object' ? {} : type === 'array' ? [] : null, 4);
   }
   if ('const' in schema) return take(budget, schema['const'], jsonChars(schema['const']));
   const en = schema['enum'];
@@ -277,7 +285,7 @@ function valueFor(schema: unknown, rng: Rng, root: Schema, depth: number, budget
       const prefix = Array.isArray(schema['prefixItems']) ? (schema['prefixItems'] as unknown[]) : [];
       const minItems = num(schema['minItems']) ?? 0;
       const maxItems = num(schema['maxItems']);
-      let count = Math.max(1, minItems, prefix.length);
+      let count = Math.max(depth > LEAST_DEPTH ? 0 : 1, minItems, prefix.length);
       if (maxItems !== undefined) count = Math.min(count, maxItems);
       const out: unknown[] = [];
       budget.left -= 2;
@@ -292,11 +300,13 @@ function valueFor(schema: unknown, rng: Rng, root: Schema, depth: number, budget
       const out: Record<string, unknown> = {};
       budget.left -= 2;
       const props = isObject(schema['properties']) ? schema['properties'] : {};
+      const required = schema['required'];
+      const least = depth > LEAST_DEPTH && Array.isArray(required);
       for (const key of Object.keys(props)) {
+        if (least && !required.includes(key)) continue;
         budget.left -= key.length + 4;
         out[key] = valueFor(props[key], rng, root, depth + 1, budget);
       }
-      const required = schema['required'];
       if (Array.isArray(required)) {
         for (const key of required) {
           if (typeof key === 'string' && !(key in out)) {
@@ -316,8 +326,9 @@ function valueFor(schema: unknown, rng: Rng, root: Schema, depth: number, budget
 
 /**
  * A deterministic minimal value conforming to `schema`: every property (and
- * every required key) of objects, one item per array, the first enum value,
- * in-range numbers and short phrases for strings. Its JSON holds about `maxChars`
+ * every required key) of objects, one item per array (past LEAST_DEPTH only the required
+ * members and `minItems` items, so that a recursive schema's value ends), the first enum
+ * value, in-range numbers, short phrases for strings (a `pattern`'s first example). Its JSON holds about `maxChars`
  * characters at most (schemaCharsFor the call's output allowance): `minLength` and
  * `minItems` past that are met only so far, so the value then breaks the schema, as a
  * real model's answer does that runs out of tokens. A schema's demands never hold
