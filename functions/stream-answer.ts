@@ -34,25 +34,41 @@ export function streamAnswers(handler: ApiHandler, log: Log, runtime: LambdaStre
         headers: mapValues(result.headers ?? {}, String),
         ...(result.multiValueHeaders ? { multiValueHeaders: mapValues(result.multiValueHeaders, (values) => values.map(String)) } : {}),
       });
-      if (result.eventStream) {
-        // Events as they come; a caller who goes cancels the run, which still ends the stream.
-        // A stream still open FINISH_MARGIN_MS before the function's timeout (a reader that stalls:
-        // pipeEvents waits a minute for one; the run itself ends at the deadline, before) is cut
-        // then, so that the invocation ends on its own, what follows the answer written.
-        const left = context.getRemainingTimeInMillis?.();
-        const cutoff = left === undefined ? undefined : setTimeout(() => stream.destroy(), Math.max(0, left - FINISH_MARGIN_MS));
-        try {
+      // A stream still open FINISH_MARGIN_MS before the function's timeout (a reader that stalls,
+      // during the events or on the last bytes once the answer has ended: pipeEvents waits a minute
+      // for one; the run itself ends at the deadline, before) is cut then, so that the invocation
+      // ends on its own, what follows the answer written.
+      const left = context.getRemainingTimeInMillis?.();
+      let cut = false;
+      const cutoff =
+        left === undefined
+          ? undefined
+          : setTimeout(
+              () => {
+                cut = true;
+                stream.destroy();
+              },
+              Math.max(0, left - FINISH_MARGIN_MS),
+            );
+      // The stream's last bytes flushed; a failure other than the cut's is the invocation's.
+      const flushed = () =>
+        finished(stream).catch((error: unknown) => {
+          if (!cut) throw error;
+        });
+      try {
+        if (result.eventStream) {
+          // Events as they come; a caller who goes cancels the run, which still ends the stream.
           await pipeEvents(result.eventStream, stream);
-        } finally {
-          clearTimeout(cutoff);
+          if (!stream.destroyed) await flushed();
+        } else {
+          // `write`, not `end(body)`: the runtime puts the metadata and its delimiter ahead of
+          // the first `write` only; a body given to `end` would go out without them (a 502).
+          stream.write(result.body);
+          stream.end();
+          await flushed();
         }
-        if (!stream.destroyed) await finished(stream);
-      } else {
-        // `write`, not `end(body)`: the runtime puts the metadata and its delimiter ahead of
-        // the first `write` only; a body given to `end` would go out without them (a 502).
-        stream.write(result.body);
-        stream.end();
-        await finished(stream);
+      } finally {
+        clearTimeout(cutoff);
       }
     } finally {
       // Even when the stream failed: the answer's charge and records are still written

@@ -1,4 +1,4 @@
-import { PassThrough, type Writable } from 'node:stream';
+import { PassThrough, Writable } from 'node:stream';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { FINISH_MARGIN_MS, streamAnswers } from '../../functions/stream-answer.js';
@@ -167,6 +167,32 @@ describe('api entry: an event stream (Accept: text/event-stream)', () => {
     expect(responseStream.destroyed).toBe(true);
     await invocation.catch(() => undefined);
     expect(isSettled()).toBe(true);
+  });
+
+  /** A response stream that takes every write and never flushes its end: the reader stalled on the last bytes. */
+  const stallsAtTheEnd = () => new Writable({ write: (_chunk, _encoding, done) => done(), final: () => undefined });
+  const nearTimeout = { ...context, getRemainingTimeInMillis: () => FINISH_MARGIN_MS + 50 } as Context;
+
+  it("cuts a reader that stalls on the last bytes, once the events have ended, FINISH_MARGIN_MS before the function's timeout", async () => {
+    const events = new EventStream(0);
+    const { handler, isSettled } = streamingEvents(events);
+    const responseStream = stallsAtTheEnd();
+    const invocation = handler(event, responseStream, nearTimeout);
+    events.send('done', '{}');
+    events.end();
+    // Without the cut the invocation waits for the flush until Lambda's timeout.
+    await invocation;
+    expect(responseStream.destroyed).toBe(true);
+    expect(isSettled()).toBe(true);
+  });
+
+  it("cuts a reader that stalls on a whole answer's last bytes FINISH_MARGIN_MS before the function's timeout, what follows the answer written", async () => {
+    let settled = false;
+    const handler = streamAnswers(async () => ({ ...answer, finished: Promise.resolve().then(() => void (settled = true)) }), silentLog, runtime) as Streamed;
+    const responseStream = stallsAtTheEnd();
+    await handler(event, responseStream, nearTimeout);
+    expect(responseStream.destroyed).toBe(true);
+    expect(settled).toBe(true);
   });
 
   it("outside Lambda's streaming runtime (buffered) returns the whole stream as one body", async () => {
