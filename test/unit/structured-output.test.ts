@@ -15,10 +15,28 @@ describe('Function: checkStructuredOutput', () => {
     expect(checkStructuredOutput(output, validate!)).toMatchObject({ conforms: true, value: { answer: 'yes' } });
   });
 
-  it('names what breaks the schema', () => {
-    expect(checkStructuredOutput('{"answer":3,"extra":true}', validate!)).toEqual({
+  it('names what breaks the schema: the first rule the output breaks', () => {
+    expect(checkStructuredOutput('{"answer":3,"extra":true}', validate!)).toEqual({ conforms: false, errors: ['/: must NOT have additional properties'] });
+    expect(checkStructuredOutput('{"answer":3}', validate!)).toEqual({ conforms: false, errors: ['/answer: must be string'] });
+  });
+
+  it("checks in linear time an output whose every item fails each branch of a schema's alternatives (collecting every error took 3.2 s for 10 KB)", () => {
+    // Six $defs, each an anyOf of the next and the next with a type no value meets: within every limit a request checks.
+    const defs: Record<string, unknown> = {};
+    for (let i = 0; i < 6; i++) {
+      const next = i < 5 ? { $ref: `#/$defs/d${i + 1}` } : { type: 'integer' };
+      defs[`d${i}`] = { anyOf: [{ allOf: [next, { type: 'string' }] }, next] };
+    }
+    const { validate: branching } = checkSchema({
+      type: 'object',
+      properties: { a: { type: 'array', minItems: 10_000_000, items: { $ref: '#/$defs/d0' } } },
+      required: ['a'],
+      additionalProperties: false,
+      $defs: defs,
+    });
+    expect(checkStructuredOutput(JSON.stringify({ a: new Array(100_000).fill(null) }), branching!)).toEqual({
       conforms: false,
-      errors: ['/: must NOT have additional properties', '/answer: must be string'],
+      errors: ['/a: must NOT have fewer than 10000000 items'],
     });
   });
 
