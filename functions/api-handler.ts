@@ -2,7 +2,7 @@ import middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import { accountRateLimit } from '../shared/config.js';
 import { LIMITS } from '../shared/contract/limits.js';
-import { GatewayError, ServiceUnavailableError, UnauthorizedError } from '../shared/errors.js';
+import { GatewayError, GatewayTimeoutError, ServiceUnavailableError, UnauthorizedError } from '../shared/errors.js';
 import { UNAVAILABLE_RETRY_AFTER_SECONDS, type Gateway } from '../shared/gateway.js';
 import { answered, logAnswer } from '../shared/http/answered.js';
 import { errorBody } from '../shared/http/error-body.js';
@@ -42,7 +42,12 @@ export function createApiHandler(build: () => Gateway, log: Log, hooks: ApiHooks
   // Built by the first request that passes its body's checks; what knownOverLimit reads, where built.
   let built: Gateway | undefined;
   const gateway = () => (built ??= build());
-  return middy<ApiEvent, ApiResult>()
+  // Middy's early timeout answers just before Lambda's: as a fault logged, without the 500's "not charged".
+  const timeoutEarlyResponse = () => {
+    log.error('The api function ran out of time before answering');
+    throw new GatewayTimeoutError();
+  };
+  return middy<ApiEvent, ApiResult>({ timeoutEarlyResponse })
     .use(hooks.middlewares ?? [])
     .use(answered({ log }))
     .use(errorBody({ log }))

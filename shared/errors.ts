@@ -188,6 +188,19 @@ export class ServiceUnavailableError extends GatewayError {
   }
 }
 
+/**
+ * The `api` function ran out of its time before its answer (Middy's early timeout, just
+ * before Lambda's): a fault, since every wait of a request is bounded by its deadline, 4 s
+ * sooner. Its run may still end and settle (in the local host; in Lambda, should the
+ * container be thawed), so it does not say that nothing was charged.
+ */
+export class GatewayTimeoutError extends GatewayError {
+  override name = 'GatewayTimeoutError';
+  constructor() {
+    super(504, 'gateway_timeout', "The gateway ran out of time before answering; what the request's models used may still be charged (the account's ledger says)");
+  }
+}
+
 export class RateLimitedError extends GatewayError {
   override name = 'RateLimitedError';
   constructor(

@@ -304,7 +304,9 @@ async function callModel(
             usage: tokenClasses(charge.usage),
           }
         : { tokensIn: 0, tokensOut: 0, latencyMs, providerCost: null, estimatedCost: charge.estimatedCost }),
-      ...(planned.outputSchema !== undefined ? { structuredOutput: cut ? CUT_OUTPUT_CHECK : await schemaChecker().check(output, planned.outputSchema, options.accountId) } : {}),
+      ...(planned.outputSchema !== undefined
+        ? { structuredOutput: cut ? CUT_OUTPUT_CHECK : await schemaChecker().check(output, planned.outputSchema, options.accountId, options.deadlineAt) }
+        : {}),
       ...(allWarnings.length > 0 ? { warnings: allWarnings } : {}),
     };
   } catch (error) {

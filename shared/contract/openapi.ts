@@ -534,7 +534,12 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
     description: 'The store throttled the request; nothing was charged. Retry after `Retry-After` seconds.',
     headers: { 'Retry-After': retryAfter },
   },
-  { status: '504', name: 'GatewayTimeout', codes: ['gateway_timeout'], description: 'AWS only: the request did not complete within the integration timeout.' },
+  {
+    status: '504',
+    name: 'GatewayTimeout',
+    codes: ['gateway_timeout'],
+    description: "The request did not complete within API Gateway's integration timeout, or within the function's own time; what its models used may still be charged.",
+  },
 ];
 
 const JSON_MEDIA = 'application/json';

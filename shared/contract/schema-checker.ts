@@ -28,10 +28,10 @@ export class SchemaThreadUnavailable extends Error {
 /** A job before it is numbered. */
 type Unnumbered = { [Op in SchemaJob['op']]: Omit<Extract<SchemaJob, { op: Op }>, 'id'> }[SchemaJob['op']];
 
-/** A job and its lane: the account whose schema it compiles, or the output checks' lane. */
+/** A job and its lane: the account whose schema it compiles or whose output it checks, or CHECKS. */
 type Job = { message: SchemaJob; lane: string; resolve: (answer: SchemaAnswer) => void; reject: (error: Error) => void };
 
-/** The lane of output checks and faults, apart from every account's compiles (an account's ID is never empty). */
+/** The lane of the checks that name no account (the judge workflow's tasks) and of faults, apart from every account's jobs (an account's ID is never empty). */
 const CHECKS = '';
 
 /**
@@ -40,11 +40,12 @@ const CHECKS = '';
  * validators. Started on first need, `unref()`ed while idle (it never keeps a process
  * alive), started again after it stopped. One job is posted at a time (`running`, which
  * alone has a deadline: when the thread outruns it or dies, that job fails and the others
- * go to a new thread). The others wait in lanes, one an account's compiles and one the
- * output checks, and the thread takes each lane's next job in turn: an account sending new
- * schemas without end (refused requests too, whose schema is checked before the balance)
- * has one job in the thread's turns, and another account's waits behind one of its
- * compiles, not all of them.
+ * go to a new thread). The others wait in lanes, one an account's compiles and output
+ * checks, one the checks that name no account, and the thread takes each lane's next job in
+ * turn: an account sending new schemas without end (refused requests too, whose schema is
+ * checked before the balance), or outputs that take the check its whole deadline, has one
+ * job in the thread's turns, and another account's waits behind one of its jobs, not all
+ * of them.
  */
 export class SchemaChecker {
   private worker: Worker | undefined;
@@ -86,9 +87,9 @@ export class SchemaChecker {
    * account that sent it (validatorOf; a check's time is inside the models phase, behind the
    * vendors' latency); never rejects: an unanswered check says so.
    */
-  async check(output: string, schemaJson: string, scope = ''): Promise<StructuredOutput> {
+  async check(output: string, schemaJson: string, scope = '', deadlineAt?: number): Promise<StructuredOutput> {
     try {
-      return (await this.ask({ op: 'check', schema: schemaJson, output, scope }, CHECKS)) as StructuredOutput;
+      return (await this.ask({ op: 'check', schema: schemaJson, output, scope }, scope || CHECKS, deadlineAt)) as StructuredOutput;
     } catch (error) {
       if (!(error instanceof SchemaThreadUnavailable)) throw error;
       return { conforms: false, errors: [`the output could not be checked: ${error.message}`] };
@@ -106,14 +107,44 @@ export class SchemaChecker {
     if (worker) this.lose(worker, 'the schema thread was closed', false);
   }
 
-  private ask(job: Unnumbered, lane: string): Promise<SchemaAnswer> {
+  /**
+   * A job's answer. With `deadlineAt` (a request's), it is not waited for past it: the job
+   * leaves its lane if it is still there, and fails (one the thread is running is answered
+   * within the thread's own deadline, unheard).
+   */
+  private ask(job: Unnumbered, lane: string, deadlineAt?: number): Promise<SchemaAnswer> {
     return new Promise((resolve, reject) => {
-      const waiting = { message: { ...job, id: this.nextId++ } as SchemaJob, lane, resolve, reject };
+      const timer =
+        deadlineAt === undefined
+          ? undefined
+          : setTimeout(
+              () => {
+                this.withdraw(waiting);
+                reject(new SchemaThreadUnavailable("the request's deadline passed before the check was done"));
+              },
+              Math.max(0, deadlineAt - Date.now()),
+            );
+      const settled =
+        <T>(settle: (value: T) => void) =>
+        (value: T) => {
+          clearTimeout(timer);
+          settle(value);
+        };
+      const waiting: Job = { message: { ...job, id: this.nextId++ } as SchemaJob, lane, resolve: settled(resolve), reject: settled(reject) };
       const jobs = this.waiting.get(lane);
       if (jobs) jobs.push(waiting);
       else this.waiting.set(lane, [waiting]);
       this.next();
     });
+  }
+
+  /** A job taken out of its lane, if it is still waiting there. */
+  private withdraw(job: Job): void {
+    const jobs = this.waiting.get(job.lane);
+    const at = jobs?.indexOf(job) ?? -1;
+    if (at === -1) return;
+    jobs!.splice(at, 1);
+    if (jobs!.length === 0) this.waiting.delete(job.lane);
   }
 
   /** Posts the next lane's next job, the thread free; that lane goes to the back of the turns. */

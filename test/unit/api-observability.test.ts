@@ -319,6 +319,20 @@ describe('Handler: api, an answer that cannot be serialised', () => {
   });
 });
 
+describe('Handler: api, out of time', () => {
+  it("answers 504 gateway_timeout, logged as an error, when the function's time runs out before the answer: not the 500 that says nothing was charged, as the run goes on", async () => {
+    const observe = newObservability();
+    const handler = createApiHandler(() => fakeGateway(() => new Promise<PromptResponse>(() => undefined)), observe.logger, apiHooks(observe));
+
+    const result = await handler(event('req-late'), lambdaContext('api', 'req-late', 50));
+
+    expect(result.statusCode).toBe(504);
+    expect(JSON.parse(result.body).error).toEqual({ code: 'gateway_timeout', message: expect.stringContaining('may still be charged') });
+    expect(output.join('')).toContain('"level":"ERROR","message":"The api function ran out of time before answering"');
+    expectNoContent();
+  });
+});
+
 describe('Handler: api, idempotent replays', () => {
   it('emits no model metric and no credits charged for a replayed answer', async () => {
     const observe = newObservability();

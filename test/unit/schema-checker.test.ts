@@ -141,6 +141,38 @@ describe('Class: SchemaChecker', () => {
     expect(checker.started).toBe(1);
   });
 
+  it("takes each account's output checks in its lane: one account's many checks delay another's by one of its jobs, not all", async () => {
+    const checker = newChecker();
+    expect(await checker.compile(SMALL, 'flooding')).toEqual([]);
+    expect(await checker.compile(SMALL, 'account-b')).toEqual([]);
+    const answered: string[] = [];
+    const jobs = [
+      ...Array.from({ length: 6 }, (_, i) => checker.check('{"a":"aa"}', SMALL, 'flooding').then(() => answered.push(`flood ${i}`))),
+      checker.check('{"a":"aa"}', SMALL, 'account-b').then(() => answered.push('account-b')),
+    ];
+    await Promise.all(jobs);
+    expect(answered).toEqual(['flood 0', 'flood 1', 'account-b', 'flood 2', 'flood 3', 'flood 4', 'flood 5']);
+  });
+
+  it("answers a check still waiting at its request's deadline then, as not checked, and takes it out of its lane", async () => {
+    const checker = newChecker({ deadlineMs: 2_000, faults: true });
+    expect(await checker.compile(SMALL)).toEqual([]);
+    // The thread hangs on a job until its own deadline; the check behind it has its request's, sooner.
+    const busy = checker.fault('hang').then(
+      () => 'busy job answered',
+      () => 'busy job failed',
+    );
+    const late = checker.check('{"a":"aa"}', SMALL, 'account-a', Date.now() + 50);
+    expect(await Promise.race([late, busy])).toEqual({
+      conforms: false,
+      errors: ["the output could not be checked: the request's deadline passed before the check was done"],
+    });
+    expect(await busy).toBe('busy job failed');
+    // Withdrawn: the new thread's first job is the next one asked, answered as usual.
+    expect(await checker.check('{"a":"aa"}', SMALL)).toEqual({ conforms: true, value: { a: 'aa' } });
+    expect(checker.started).toBe(2);
+  });
+
   it("remembers at most a quarter of its compiled schemas for one account: another's stay compiled however many new ones an account sends", async () => {
     const checker = newChecker();
     const kept = JSON.stringify(object({ kept: { type: 'string', maxLength: salt++ } }));
