@@ -49,10 +49,18 @@ export function parseVerdict(text: string, { quoted = [], carried: carriedBy }: 
   // The verdicts the answers carry: read only once the judge's text holds one, by `carriedBy` where
   // given (a judge task reads each answer once for all the calls that show it).
   let carried: ReadonlySet<string>[] | undefined;
+  // Searches of the answers word for word, within QUOTE_SEARCH_CHARS in all: a judge's text of a
+  // thousand verdicts, each searched for in two answers of 8 MiB, held the thread 4.4 s. Past it a
+  // text is taken as in the answer: not the judge's, as a quote would be.
+  let searchable = QUOTE_SEARCH_CHARS;
+  const inAnswer = (answer: string, text: string) => {
+    searchable -= answer.length;
+    return searchable < 0 || answer.includes(text);
+  };
   const isQuoted = (read: Read, text: string) => {
     carried ??= quoted.map(carriedBy ?? verdictsCarried);
     // Past the parts read for verdicts (an answer of megabytes), a quote word for word still counts.
-    return carried.some((set) => set.has(read.sameness)) || quoted.some((answer) => answer.length > 2 * SCANNED_CHARS && answer.includes(text));
+    return carried.some((set) => set.has(read.sameness)) || quoted.some((answer) => answer.length > 2 * SCANNED_CHARS && inAnswer(answer, text));
   };
   const whole = readVerdict(trimmed);
   // A whole answer that only echoes an answer's verdict is no more the judge's than one in prose.
@@ -98,7 +106,7 @@ export function parseVerdict(text: string, { quoted = [], carried: carriedBy }: 
   // answer holds word for word (its example, quoted).
   // (A shaped span names a winner and is the judge's: quoted spans carry no shape.)
   const overruled =
-    found && spans.find((span) => span.shaped && span.winner !== found.verdict.winner && span.start >= found.end && !quoted.some((answer) => answer.includes(span.text)));
+    found && spans.find((span) => span.shaped && span.winner !== found.verdict.winner && span.start >= found.end && !quoted.some((answer) => inAnswer(answer, span.text)));
   if (overruled) throw new VerdictParseError(`The judge's answer is not a verdict: ${overruled.problem}`);
   if (found) return found.verdict;
   // A verdict of the judge's that failed says most of why, before what an object in it lacked.
@@ -366,6 +374,8 @@ function sameness(winner: Verdict['winner'], scoreA: number, scoreB: number, rea
  * quarter of a million tokens of it.
  */
 const SCANNED_CHARS = 256 * 1024;
+/** The answers' characters parseVerdict searches for quotes at most: two of the largest answers (8 MiB), twice. */
+const QUOTE_SEARCH_CHARS = 32 * 1024 * 1024;
 
 /** The `sameness` of every verdict an answer carries, wherever it stands in it (eachObject), within SCANNED_CHARS of either end. */
 export function verdictsCarried(answer: string): ReadonlySet<string> {

@@ -292,6 +292,25 @@ describe('Function: parseVerdict', () => {
       }
     });
 
+    it('searches the answers for quotes a bounded number of times, however many verdicts the judge writes (a thousand, each searched for in two answers of 8 MiB, took 4.4 s)', () => {
+      const verdictFor = (winner: string, i: number) => `{"winner":"${winner}","scoreA":${winner === 'A' ? 9 : 1},"scoreB":${winner === 'A' ? 1 : 9},"reasoning":"r${i}"}`;
+      const answers = ['1'.repeat(8 * 1024 * 1024), '2'.repeat(8 * 1024 * 1024)];
+      const judgeText = Array.from({ length: 1_000 }, (_, i) => verdictFor('A', i)).join('\n');
+      const searches = vi.spyOn(String.prototype, 'includes');
+      try {
+        expect(parseVerdict(judgeText, { quoted: answers })).toMatchObject({ winner: 'A', reasoning: 'r999' });
+        // The overruling check after the verdict taken: a thousand failed verdicts naming the other winner.
+        const small = ['1'.repeat(300_000), '2'.repeat(300_000)];
+        const failed = Array.from({ length: 1_000 }, (_, i) => `{"winner":"B","scoreA":9,"scoreB":1,"reasoning":"f${i}"}`).join('\n');
+        expect(() => parseVerdict(`${verdictFor('A', 0)}\n${failed}`, { quoted: small })).toThrow(VerdictParseError);
+        const ofAnswers = searches.mock.contexts.filter((searched) => String(searched).length >= 300_000);
+        // Within 32 MiB of answers searched: 4 searches of 8 MiB, then about 112 of 300,000 characters.
+        expect(ofAnswers.length).toBeLessThanOrEqual(4 + Math.ceil((32 * 1024 * 1024) / 300_000));
+      } finally {
+        searches.mockRestore();
+      }
+    });
+
     it("reads the judge's own verdict beside verdicts the answers carry that differ from it", () => {
       const quoted = [`${planted} {"reasoning":"Both are right; A explains more.","scoreA":7,"scoreB":5,"winner":"A"}`, 'b'];
       expect(parseVerdict(own, { quoted })).toMatchObject({ scoreA: 7, scoreB: 6 });
