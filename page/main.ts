@@ -71,7 +71,15 @@ interface Column {
   /** As text: the block the next text is appended to (none: a new one), and its length. */
   block: HTMLElement | undefined;
   blockChars: number;
+  /** What the structured-output box shows (showStructured), so that `done` repeating a result does not build it again. */
+  structuredShown: string;
+  /** A Markdown render waits for a task of its own (renderedInThisTask). */
+  renderWaiting: boolean;
 }
+
+/** Text shown in blocks (appendText): a column's output, or a structured output's value. */
+type TextBlocks = Pick<Column, 'output' | 'text' | 'block' | 'blockChars'>;
+
 let columns: Column[] = [];
 let running: { controller: AbortController; judged: boolean; requestId?: string } | undefined;
 /** The judge weights the last comparison sent (what decides its winners). */
@@ -309,10 +317,12 @@ stopButton.addEventListener('click', () => {
   // cancelled and charged what they had used. Not a judged request's workflow: that runs its
   // models and judges to the end (docs/streaming-api.md). The request ID, once the answer's
   // headers came, to ask about it.
+  // Before the answer's headers, the page cannot know whether the request reached the gateway.
   const id = requestIdNote(running.requestId);
+  const reached = running.requestId ? '' : 'if the request reached the gateway, ';
   summaryEl.textContent = running.judged
-    ? `Stopped in this page only: the gateway runs a judged request to its end and charges it in full${id}`
-    : `Stopped: the gateway lets the calls still running go on for 2 s; those that end by then are charged in full, the others cancelled and charged what they had used${id}`;
+    ? `Stopped in this page only: ${reached}the gateway runs a judged request to its end and charges it in full${id}`
+    : `Stopped: ${reached}the gateway lets the calls still running go on for 2 s; those that end by then are charged in full, the others cancelled and charged what they had used${id}`;
 });
 
 /** The focus is on Stop, disabled when the comparison ends, or was dropped on the page's body: nowhere a person put it. */
@@ -532,6 +542,8 @@ function clearResults(modelIds: string[]): void {
       renderMs: 0,
       block: undefined,
       blockChars: 0,
+      structuredShown: '',
+      renderWaiting: false,
     };
     column.error.hidden = true;
     column.note.hidden = true;
@@ -629,18 +641,26 @@ function showResult(index: number, result: unknown): void {
   fitExpand(column);
 }
 
-/** A result's structuredOutput: ✓ with the parsed value, or ✗ with what broke the schema (as text). */
+/**
+ * A result's structuredOutput: ✓ with the parsed value, or ✗ with what broke the schema (as
+ * text). The value in blocks, as an output's text: in one text node, 600,000 characters of
+ * zero-width joiners and accents held the tab 8 s; and built once, not again for `done`.
+ */
 function showStructured(column: Column, structured: unknown): void {
+  const conforms = isObject(structured) && structured.conforms === true;
+  const shown = !isObject(structured) ? '' : conforms ? `✓${JSON.stringify(structured.value, null, 2) ?? ''}` : `✗${JSON.stringify(list(structured.errors).map(str))}`;
+  if (shown === column.structuredShown) return;
+  column.structuredShown = shown;
   column.structured.hidden = !isObject(structured);
   if (!isObject(structured)) return column.structured.replaceChildren();
-  const conforms = structured.conforms === true;
   const verdict = el(
     'span',
     `verdict ${conforms ? 'conforms' : 'not-conforming'}`,
     conforms ? 'structured output ✓ conforms to the schema' : 'structured output ✗ does not conform',
   );
-  const detail = conforms ? el('pre', 'value', JSON.stringify(structured.value, null, 2) ?? '') : el('ul', 'errors');
-  if (!conforms) detail.append(...list(structured.errors).map((error) => el('li', undefined, str(error))));
+  const detail = conforms ? el('pre', 'value') : el('ul', 'errors');
+  if (conforms) appendText({ output: detail, text: shown.slice(1), block: undefined, blockChars: 0 }, 0);
+  else detail.append(...list(structured.errors).map((error) => el('li', undefined, str(error))));
   column.structured.replaceChildren(verdict, detail);
 }
 
@@ -720,6 +740,11 @@ const markdown = new Marked({
       text.replace(/<(\/?)([A-Za-z][\w-]*)?/g, (tag: string, _slash: string, name: string | undefined) =>
         name !== undefined && KEPT_TAGS.has(name.toLowerCase()) ? tag : `&lt;${tag.slice(1)}`,
       ),
+    // An image as a link to it, named by its alt text: the page loads no image (img-src 'none'),
+    // and DOMPurify dropped the element with its alt text, leaving a gap in the sentence.
+    image(token) {
+      return `image: ${this.link({ ...token, type: 'link', tokens: token.tokens ?? [{ type: 'text', raw: token.text, text: token.text }] })}`;
+    },
   },
 });
 
@@ -748,10 +773,20 @@ const MARKDOWN_SPACING = 4;
 
 /**
  * Longer outputs are shown as text, with a button that renders them anyway: marked takes
- * time quadratic in some inputs (24,000 characters of `a_` take about a second, 100,000
- * about half a minute, and a page cannot stop it once started).
+ * time quadratic in some inputs, and a page cannot stop it once started. 24,000 characters
+ * of `a_` take about a second, 100,000 about half a minute; of unmatched emphasis marks
+ * (`**a_` repeated) 6 to 10 s, which this length does not prevent (6,000 characters would
+ * hold them to about half a second, and leave most long answers as text). Counting the marks
+ * does not tell them apart: 2,000 list items in bold, 8,000 marks, render in 30 ms.
  */
 const MARKDOWN_MAX_CHARS = 24_000;
+
+/**
+ * Whether a Markdown render has run in this task: another waits for a task of its own, so that
+ * results that arrive together (a judged run's, `done`'s) or the toggle over every column do
+ * not hold the tab for all their renders at once (8 columns of a costly output: 6.6 s).
+ */
+let renderedInThisTask = false;
 
 /**
  * The most cells an output's tables hold as Markdown. A row shorter than its table's header
@@ -812,16 +847,28 @@ function paint(column: Column): void {
 /**
  * The whole text: as text by default; as Markdown (marked, then DOMPurify) only when the
  * toggle is on, and the text is not over MARKDOWN_MAX_CHARS (unless the person asked for it
- * anyway). An output Markdown cannot be rendered from (marked throws, e.g. "Maximum call
+ * anyway), one render a task (renderedInThisTask). An output Markdown cannot be rendered from (marked throws, e.g. "Maximum call
  * stack size exceeded" on thousands of nested quotes) is shown as text, with a note saying
  * why: its failure stays in its column.
  */
 function renderOutput(column: Column): void {
+  const tooLong = column.text.length > MARKDOWN_MAX_CHARS && !column.markdownAnyway;
+  if (markdownToggle.checked && !tooLong && renderedInThisTask) {
+    // Rendered in a task of its own (once, however often it is asked for meanwhile); till then the column shows what it showed.
+    if (!column.renderWaiting) {
+      column.renderWaiting = true;
+      setTimeout(() => {
+        column.renderWaiting = false;
+        renderOutput(column);
+      });
+    }
+    return;
+  }
   column.shown = column.text.length;
   column.markdown = false;
   if (!markdownToggle.checked) {
     setNote(column);
-  } else if (column.text.length > MARKDOWN_MAX_CHARS && !column.markdownAnyway) {
+  } else if (tooLong) {
     // Said without the text's length, which grows as more text is appended to it.
     setNote(column, `Shown as text: longer than the ${grouped(MARKDOWN_MAX_CHARS)} characters rendered as Markdown.`, {
       label: 'Render as Markdown anyway',
@@ -831,6 +878,8 @@ function renderOutput(column: Column): void {
       },
     });
   } else {
+    renderedInThisTask = true;
+    setTimeout(() => (renderedInThisTask = false));
     const start = performance.now();
     try {
       const html = markdown.parse(column.text, { async: false, gfm: true, tokenizer: new CountingTokenizer() });
@@ -875,8 +924,8 @@ const BLOCK_CHARS = 16_384;
  */
 const MAX_BLOCK_CHARS = 2 * BLOCK_CHARS;
 
-/** Appends the column's text from `from` on (the part not shown yet) to its blocks. */
-function appendText(column: Column, from: number): void {
+/** Appends the text from `from` on (the part not shown yet) to its blocks. */
+function appendText(column: TextBlocks, from: number): void {
   const text = column.text;
   for (let at = from; at < text.length; ) {
     if (!column.block) {

@@ -473,6 +473,42 @@ describe('The comparison page at GET /', () => {
       );
     });
 
+    it("on Stop before the answer's headers, says that the gateway charges only if the request reached it: the page cannot know", async () => {
+      // A gateway that never answers: no headers, no x-request-id.
+      proxy = await startProxy(host(), (res) => new Promise<void>((resolve) => res.on('close', resolve)));
+      page = await openPage(browser(), host(), { url: proxy.url });
+      await compare(page, { models: [OTHER] });
+      await page.click('#stop');
+      await ended(page);
+      expect(await page.$eval('#summary', (el) => el.textContent)).toBe(
+        '1 stopped · Stopped: if the request reached the gateway, the gateway lets the calls still running go on for 2 s; those that end by then are charged in full, the others cancelled and charged what they had used',
+      );
+    });
+
+    it('shows a large structured output in blocks, built once though `done` repeats its result', async () => {
+      const value = { text: 'x'.repeat(100_000) };
+      proxy = await startProxy(host(), answered([resultOf(FAST, JSON.stringify(value), { structuredOutput: { conforms: true, value } })]));
+      page = await openPage(browser(), host(), { url: proxy.url });
+      // The structured boxes added, from now on: the result's, and none for `done`.
+      await page.evaluate(() => {
+        const added = { boxes: 0 };
+        Object.assign(window, { __added: added });
+        new MutationObserver((records) => {
+          for (const record of records) added.boxes += [...record.addedNodes].filter((node) => node instanceof Element && node.matches('pre.value')).length;
+        }).observe(document.getElementById('columns') as HTMLElement, { childList: true, subtree: true });
+      });
+      await compare(page, { models: [FAST] });
+      await ended(page);
+
+      expect(
+        await page.$eval(`${column(FAST)} pre.value`, (el) => [
+          el.querySelectorAll('.text-block').length > 1,
+          el.textContent === JSON.stringify({ text: 'x'.repeat(100_000) }, null, 2),
+        ]),
+      ).toEqual([true, true]);
+      expect(await page.evaluate(() => (window as unknown as { __added: { boxes: number } }).__added.boxes)).toBe(1);
+    });
+
     it('appends 2,000 streamed deltas as they come, at most one paint per frame, never rewriting what is shown', async () => {
       const pieces = Array.from({ length: 2_000 }, (_, i) => `${i}: ${'lorem ipsum '.repeat(8)}\n`);
       let release = () => {};
@@ -721,6 +757,9 @@ describe('The comparison page at GET /', () => {
       const temperature = await page.accessibility.snapshot({ root: (await page.$('#g-temperature')) ?? undefined, interestingOnly: false });
       expect([temperature?.name, temperature?.invalid, temperature?.description]).toEqual(['temperature', 'true', 'must be <= 2']);
       expect(await page.evaluate(() => document.activeElement?.id)).toBe('prompt');
+      // The focused one among the fields marked shows where the focus is: a ring the others have not.
+      const outline = (id: string) => page!.$eval(`#${id}`, (el) => `${getComputedStyle(el).outlineStyle} ${getComputedStyle(el).outlineWidth}`);
+      expect([await outline('prompt'), await outline('w-cost')]).toEqual(['solid 2px', 'solid 1px']);
       expect(host().simulator.calls()).toHaveLength(0);
 
       // Each error goes when its field changes, and only its own.
@@ -1160,7 +1199,7 @@ describe('The comparison page at GET /', () => {
 
       // Short outputs: their one block is laid out (no 60rem placeholder), and a short column is not stretched to its row's tallest.
       const layout = await page.evaluate(() => ({
-        visibility: [...document.querySelectorAll('.text-block')].map((block) => getComputedStyle(block).contentVisibility),
+        visibility: [...document.querySelectorAll('.output .text-block')].map((block) => getComputedStyle(block).contentVisibility),
         heights: [...document.querySelectorAll('article.column')].map((article) => article.getBoundingClientRect().height),
         tops: new Set([...document.querySelectorAll('article.column')].map((article) => article.getBoundingClientRect().top)).size,
         expand: [...document.querySelectorAll('button.expand')].map((button) => (button as HTMLButtonElement).hidden),
@@ -1938,6 +1977,48 @@ describe('The comparison page at GET /', () => {
       expect(await page.$eval(`${column(OTHER)} .output`, (el) => [el.querySelectorAll('th').length, el.querySelectorAll('td').length])).toEqual([100, 9_900]);
       expect(await page.$eval(`${column(OTHER)} .render-note`, (el) => el.hidden)).toBe(true);
       expect(Math.max(0, ...(await longTasks(page)))).toBeLessThan(2_000);
+    });
+
+    it('renders the Markdown of results that arrive together one in a task, so that the page answers between them', async () => {
+      const text = (name: string) => `# ${name}\n\n**bold** and a [link](https://example.com/)`;
+      const results = [resultOf(FAST, text('one')), resultOf(OTHER, text('two')), resultOf(THIRD, text('three'))];
+      // Every result in one write, as a judged request's arrive.
+      proxy = await startProxy(
+        host(),
+        scripted(...results.map((result, index) => sse('result', { index, result })), sse('done', { results, creditsUsed: 0, promptLogId: 'pl_test' })),
+      );
+      page = await openPage(browser(), host(), { url: proxy.url });
+      await page.click('#markdown');
+      // The columns whose output became Markdown, batch by batch of mutations (one batch at least after each task).
+      await page.evaluate(() => {
+        const batches: number[] = [];
+        Object.assign(window, { __batches: batches });
+        new MutationObserver((records) => {
+          const rendered = new Set(records.filter((record) => record.target instanceof Element && record.target.matches('.output.markdown')).map((record) => record.target));
+          if (rendered.size > 0) batches.push(rendered.size);
+        }).observe(document.getElementById('columns') as HTMLElement, { attributes: true, attributeFilter: ['class'], subtree: true });
+      });
+      await compare(page, { models: [FAST, OTHER, THIRD] });
+      await ended(page);
+      await page.waitForFunction(() => document.querySelectorAll('.output.markdown h1').length === 3);
+
+      expect(await page.evaluate(() => (window as unknown as { __batches: number[] }).__batches)).toEqual([1, 1, 1]);
+    });
+
+    it("shows an output's Markdown image as a link to it named by its alt text (the page loads no image)", async () => {
+      proxy = await startProxy(host(), answered([resultOf(FAST, 'See ![the diagram of X](https://example.com/x.png) below, and ![](data:image/png;base64,AAAA).')]));
+      page = await openPage(browser(), host(), { url: proxy.url });
+      await page.click('#markdown');
+      await compare(page, { models: [FAST] });
+      await ended(page);
+      await page.waitForSelector(`${column(FAST)} .output.markdown`);
+
+      expect(await columnText(page, FAST, 'output')).toBe('See image: the diagram of X below, and image: .\n');
+      expect(await page.$$eval(`${column(FAST)} .output a`, (links) => links.map((a) => [a.textContent, a.getAttribute('href')]))).toEqual([
+        ['the diagram of X', 'https://example.com/x.png'],
+        ['', null],
+      ]);
+      expect(await page.$$eval('img', (images) => images.length)).toBe(0);
     });
   });
 
