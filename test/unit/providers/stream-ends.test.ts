@@ -98,6 +98,17 @@ describe('A vendor stream that ends before the event that ends its answer fails,
     expect(blocked).toMatchObject({ code: 'upstream_blocked' });
   });
 
+  it("Gemini: a running count of the prompt alone, in a chunk with text, is no usage of what was streamed, only the estimate's hints", () => {
+    const early = { candidates: [{ content: { parts: [{ text: 'Hel' }] } }], usageMetadata: { promptTokenCount: 7, totalTokenCount: 7 } };
+    const stopped = new GenerateContentStream(() => undefined);
+    stopped.onEvent({ event: 'message', data: JSON.stringify(early) });
+    expect(stopped.partial()).toEqual({ output: 'Hel', hints: { inputTokens: 7 } });
+    // Counting output, it is the usage up to its chunk.
+    const counted = new GenerateContentStream(() => undefined);
+    counted.onEvent({ event: 'message', data: JSON.stringify({ ...early, usageMetadata: { promptTokenCount: 7, candidatesTokenCount: 1, totalTokenCount: 8 } }) });
+    expect(counted.partial()).toMatchObject({ output: 'Hel', usage: { inputTokens: 7, outputTokens: 1 } });
+  });
+
   it('Bedrock ConverseStream: ended by messageStop (metadata may be missing: no usage), else early', () => {
     const events = (stop: boolean) => [
       { messageStart: { role: 'assistant' } },
