@@ -69,14 +69,20 @@ export function chargeCall(
     return { kind: 'observed', usage, providerCost: cost, ...(search.note ? { warning: search.note } : {}) };
   }
   const bound = callCostBound(call);
-  // At its output limit, the vendor billed that limit: thinking it did not show (or count) included.
-  const atLimit = hints.outputLimitReached ? ADAPTERS[call.entry.protocol].sentOutputLimit(call) : 0;
-  const tokensOut = Math.min(Math.max(Math.ceil(textTokens(output) + tokenCount(hints.unseenOutputTokens)), atLimit, tokenCount(hints.outputTokensAtLeast)), bound.outputTokens);
+  const adapter = ADAPTERS[call.entry.protocol];
+  // At its output limit, the vendor billed that limit: thinking it did not show (or count) included, where the limit bounds it.
+  const atLimit = hints.outputLimitReached ? adapter.sentOutputLimit(call) : 0;
+  const limitCountsReasoning = hints.outputLimitReached === true && adapter.billedOutputBound(call) <= atLimit;
+  const unseen = reportedOutput(call, hints.unseenOutputTokens);
+  const atLeast = reportedOutput(call, hints.outputTokensAtLeast);
+  const tokensOut = Math.min(Math.max(Math.ceil(textTokens(output) + unseen), atLimit, atLeast), bound.outputTokens);
   const searched = search.note ? `. ${search.note}` : '';
-  // Reasoning its vendor bills and shows in no way but the usage: not charged, unless the answer ended at its limit, which
-  // counts it, or the vendor's count of it came some other way (Gemini's thoughts count, in a usage not believed or a running one).
+  // Reasoning its vendor bills and shows in no way but the usage: not charged, unless the answer ended at a limit that
+  // counts it, or the vendor's count of it came some other way (Gemini's thoughts count, in a usage not believed or a
+  // running one) and was taken.
+  const reasoningCounted = hints.reasoningCounted === true && unseen === tokenCount(hints.unseenOutputTokens) && atLeast === tokenCount(hints.outputTokensAtLeast);
   const unshown =
-    !hints.outputLimitReached && !hints.reasoningCounted && ADAPTERS[call.entry.protocol].hidesReasoning?.(call)
+    !limitCountsReasoning && !reasoningCounted && adapter.hidesReasoning?.(call)
       ? '. Any reasoning the model did before its answer, which its vendor bills and does not show, is not charged'
       : '';
   const classed = reportedInputClasses(call, output, hints, tokensOut);
@@ -150,6 +156,16 @@ function reportedInputClasses(call: ModelCall, output: string, hints: UsageHints
 function reportedInput(call: ModelCall, value: number | undefined): number {
   const count = tokenCount(value);
   return Number.isSafeInteger(count) && tooManyInputTokens(count, call) === 0 ? count : 0;
+}
+
+/**
+ * Output a vendor counted beside a usage not believed (Gemini's thoughts, a running count), where
+ * it could be true of the call: one past what its usage block could claim is 0, as such a block
+ * would be refused (a thoughts count of 1e300 had charged a 12-character answer the whole limit).
+ */
+function reportedOutput(call: ModelCall, value: number | undefined): number {
+  const count = tokenCount(value);
+  return Number.isSafeInteger(count) && count <= believedOutputTokens(call) ? count : 0;
 }
 
 /** A count a vendor (or a reader of its text) gave, where it is one: 0 for anything else. */

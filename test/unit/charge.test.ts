@@ -11,6 +11,7 @@ import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { usdToMicroCredits, usdToMicroCreditsUp } from '../../shared/credits/credits.js';
 import { estimateJudgingMicroCredits, estimateMicroCredits } from '../support/model-calls.js';
 import {
+  believedOutputTokens,
   cacheWriteBound,
   callCostBound,
   inputTokenBound,
@@ -408,9 +409,16 @@ describe('Function: chargeCall', () => {
     // Never less than the estimate of the input; an input its text cannot count not taken (a usage block
     // claiming it would have been refused, so that a stream and a whole answer are charged alike); never past the call's bound.
     expect(estimate({ inputTokens: 3 }).estimatedCost).toBe(providerCost(call.entry.prices, usage({ inputTokens: 104, outputTokens: 50 })));
-    expect(estimate({ inputTokens: 10 ** 9, unseenOutputTokens: 10 ** 9 }).estimatedCost).toBe(
+    // Reasoning counted up to what a usage block could claim is taken, never past the bound; a count past it is not
+    // (a thoughts count of 1e300 had charged a short answer the whole limit).
+    expect(estimate({ unseenOutputTokens: believedOutputTokens(call) }).estimatedCost).toBe(
       providerCost(call.entry.prices, usage({ inputTokens: 104, outputTokens: bound.outputTokens })),
     );
+    for (const lie of [believedOutputTokens(call) + 1, 10 ** 9, 1e300, 30.5]) {
+      expect(estimate({ inputTokens: 10 ** 9, unseenOutputTokens: lie, outputTokensAtLeast: lie }).estimatedCost).toBe(
+        providerCost(call.entry.prices, usage({ inputTokens: 104, outputTokens: 50 })),
+      );
+    }
     expect(estimate({ inputTokens: 1e300 }).estimatedCost).toBe(estimate({}).estimatedCost);
     expect(estimate({ inputTokens: 300.5 }).estimatedCost).toBe(estimate({}).estimatedCost);
     // What is not a count counts nothing.
@@ -460,7 +468,8 @@ describe('Function: chargeCall', () => {
     ['an OpenAI reasoning model asked to reason', { models: ['fam_c-5.4'], model_tuning: { 'fam_c-5.4': { reasoningEffort: 'low' } } }, true],
     ['GPT-5.4 asked no effort, which OpenAI runs at none', { models: ['fam_c-5.4'] }, false],
     ['a -pro model, which always reasons', { models: ['fam_c-5.4-pro'] }, true],
-    ['an xAI reasoning model', { models: ['fam_d-4.3'] }, true],
+    // Its limit bounds the answer alone: xAI bills reasoning beside it.
+    ['an xAI reasoning model', { models: ['fam_d-4.3'] }, true, true],
     ['an xAI model told not to reason', { models: ['fam_d-4.3'], model_tuning: { 'fam_d-4.3': { reasoningEffort: 'none' } } }, false],
     ['a model that shows its thinking', { models: ['fam_a-sonnet-4-6'] }, false],
     ['a model that does not reason', { models: ['fam_c-4.1'] }, false],
@@ -468,16 +477,19 @@ describe('Function: chargeCall', () => {
     ['a Gemini 3 model asked to think least', { models: ['fam_b-3.5-flash'], model_tuning: { 'fam_b-3.5-flash': { thinkingBudget: 0 } } }, true],
     ['Gemini 2.5 Flash, which thinks by default', { models: ['fam_b-2.5-flash'] }, true],
     ['Gemini 2.5 Flash-Lite, which does not think by default', { models: ['fam_b-2.5-flash-lite'] }, false],
-  ])('says, charging %s without usage, whether reasoning its vendor bills unseen is left out', (_name, body, hidden) => {
+  ])('says, charging %s without usage, whether reasoning its vendor bills unseen is left out', (_name, body, hidden, beyondLimit = false) => {
     const reasoner = callOf({ prompt: 'Why is the sky blue?', ...body });
     const warning = (chargeCall(reasoner, undefined, 'Scattering.', 0) as { warning: string }).warning;
     expect(warning.includes('which its vendor bills and does not show, is not charged')).toBe(hidden);
-    // At its output limit the charge is the limit, which counts the reasoning: nothing is left out.
+    // At its output limit the charge is the limit, which counts the reasoning where the limit bounds it: nothing is left out.
     const atLimit = (chargeCall(reasoner, undefined, 'Scattering.', 0, { outputLimitReached: true }) as { warning: string }).warning;
-    expect(atLimit).not.toContain('does not show');
+    expect(atLimit.includes('does not show')).toBe(beyondLimit);
     // The vendor's count of it, come some other way (Gemini's thoughts count), is charged: not left out either.
     const counted = (chargeCall(reasoner, undefined, 'Scattering.', 0, { unseenOutputTokens: 400, reasoningCounted: true }) as { warning: string }).warning;
     expect(counted).not.toContain('does not show');
+    // Unless that count could not be true: not taken, and the warning says the reasoning is left out.
+    const refused = (chargeCall(reasoner, undefined, 'Scattering.', 0, { unseenOutputTokens: 1e300, reasoningCounted: true }) as { warning: string }).warning;
+    expect(refused.includes('does not show')).toBe(hidden);
   });
 
   it('never charges an estimate above the call’s bound, however long the output', () => {
