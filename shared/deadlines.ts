@@ -22,6 +22,13 @@ export const STORE_WORST_CALL_MS = STORE_ATTEMPTS * STORE_TIMEOUTS.answerMs + 1_
 /** Time kept back from the request deadline for settling and logging after the models answered. */
 export const SETTLE_MARGIN_MS = 1_000;
 
+/**
+ * How much longer than REQUEST_DEADLINE_MS the `api` function runs (its timeout, and API
+ * Gateway's integration timeout; the local host's `api` context too): time to settle credits
+ * and answer once the deadline has stopped the models.
+ */
+export const FUNCTION_MARGIN_MS = 4_000;
+
 /** The least time the models are left once a reserve that took the store's worst case holds. */
 export const MIN_MODEL_TIME_MS = 2_000;
 

@@ -11,6 +11,7 @@ import { PROVIDERS, type ProviderId } from '../../shared/catalog/types.js';
 import { MemoryClaimCheck } from '../../shared/claim-check/memory.js';
 import { ConfigError, type GatewayConfig } from '../../shared/config.js';
 import { creditsToMicro, microToCredits } from '../../shared/credits/credits.js';
+import { FUNCTION_MARGIN_MS } from '../../shared/deadlines.js';
 import { createGateway, type Gateway } from '../../shared/gateway.js';
 import { createWorkflowTasks } from '../../shared/workflow-tasks.js';
 import type { ApiResult } from '../../shared/http/event-stream.js';
@@ -132,6 +133,7 @@ async function startGateway(config: GatewayConfig, store: EmbeddedStore, simulat
       catalog: createCatalogHandler(log, lazy(buildPage)),
     },
     log,
+    { apiTimeoutMs: config.requestDeadlineMs + FUNCTION_MARGIN_MS },
   );
   const settled = async () => {
     await Promise.all(finishing);

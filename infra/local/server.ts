@@ -58,6 +58,8 @@ export const REQUEST_TIMEOUT_MS = 30_000;
 export const MAX_CONNECTIONS = 4_096;
 
 export interface LocalServerOptions {
+  /** The `api` handler's time a request (its Lambda context's), as the function's timeout in AWS: the request deadline and FUNCTION_MARGIN_MS. */
+  apiTimeoutMs?: number;
   headersTimeoutMs?: number;
   requestTimeoutMs?: number;
   /** By default MAX_CONNECTIONS, or a quarter of the process's file descriptor limit when that is lower (fileLimit). */
@@ -104,7 +106,7 @@ export function createLocalServer(handlers: LocalHandlers, log: Log, options: Lo
     // still open is refused cleanly, and every answer still to go closes its connection,
     // rather than the close that ends the host resetting a request half read.
     if (!server.listening) return reject(req, res, new ServiceUnavailableError('The gateway is stopping; send the request again once it runs', 1), requestId, log, true);
-    handle(req, res, handlers, requestId, log, () => !server.listening).catch((error: unknown) => {
+    handle(req, res, handlers, requestId, log, () => !server.listening, options.apiTimeoutMs).catch((error: unknown) => {
       // The caller went away mid-body: no one to answer, nothing went wrong here.
       if (error instanceof ClientGoneError) return void req.socket.destroy();
       send(res, errorResponse(error, log, { requestId }), requestId);
@@ -218,7 +220,15 @@ function routeOf(path: string | undefined): (typeof ROUTES)[string] | undefined 
   return path !== undefined && Object.hasOwn(ROUTES, path) ? ROUTES[path] : undefined;
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, handlers: LocalHandlers, requestId: string, log: Log, stopping: () => boolean): Promise<void> {
+async function handle(
+  req: IncomingMessage,
+  res: ServerResponse,
+  handlers: LocalHandlers,
+  requestId: string,
+  log: Log,
+  stopping: () => boolean,
+  apiTimeoutMs?: number,
+): Promise<void> {
   if (req.headers.host === undefined && req.httpVersion === '1.1') return reject(req, res, new BadRequestError('The Host header is missing'), requestId, log, true);
   // RFC 9112 3.2: a request with more than one Host line is answered 400.
   if ((req.headersDistinct.host?.length ?? 0) > 1) return reject(req, res, new BadRequestError('The Host header is sent more than once'), requestId, log, true);
@@ -244,7 +254,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, handlers: Local
     send(res, await handlers.catalog(event, lambdaContext('catalog', requestId)), requestId);
     return;
   }
-  const result = await handlers.api(event, lambdaContext('api', requestId, undefined, acceptsEventStream(req.headers.accept) ? callerGone(req, res) : undefined));
+  const result = await handlers.api(event, lambdaContext('api', requestId, apiTimeoutMs, acceptsEventStream(req.headers.accept) ? callerGone(req, res) : undefined));
   if (stopping()) res.setHeader('connection', 'close');
   if (result.eventStream) await sendEvents(res, result, result.eventStream, requestId);
   else send(res, result, requestId);

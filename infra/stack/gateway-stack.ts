@@ -5,7 +5,7 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { PROVIDERS } from '../../shared/catalog/types.js';
 import { providerBaseUrlName, providerKeyName, RESPONSE_STREAMING_ENV, WORKFLOW_ENV } from '../../shared/config.js';
-import { MIN_REQUEST_DEADLINE_MS, STORE_WORST_CALL_MS } from '../../shared/deadlines.js';
+import { FUNCTION_MARGIN_MS, MIN_REQUEST_DEADLINE_MS, STORE_WORST_CALL_MS } from '../../shared/deadlines.js';
 import { TABLES } from '../../shared/storage/tables.js';
 import { GatewayAlarms } from './alarms.js';
 import { SettingsError } from './settings-error.js';
@@ -79,7 +79,7 @@ export const DEFAULT_SETTINGS: GatewaySettings = {
 export const RECONCILE_SCHEDULE = Duration.minutes(5);
 
 /** Time the `api` function keeps after its deadline to settle credits and answer. */
-const SETTLE_MARGIN = Duration.seconds(4);
+const SETTLE_MARGIN = Duration.millis(FUNCTION_MARGIN_MS);
 /**
  * The shortest integration timeout: REQUEST_DEADLINE_MS (SETTLE_MARGIN shorter) at least
  * MIN_REQUEST_DEADLINE_MS, which leaves the models time after a reserve that took the

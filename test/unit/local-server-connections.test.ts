@@ -130,3 +130,30 @@ describe('A client that disconnects mid-body', () => {
     expect(lines).toEqual([]);
   });
 });
+
+describe("The api handler's time", () => {
+  it('is the one the host gives (its request deadline and the margin the function has in AWS), not a fixed 29 s: a longer deadline had the handler answer 504 while the run went on', async () => {
+    let remaining: number | undefined;
+    server = createLocalServer(
+      {
+        ...handlers,
+        api: async (_event, context) => {
+          remaining = context.getRemainingTimeInMillis();
+          return { statusCode: 200, body: '{}' };
+        },
+      },
+      capturingLog().log,
+      { apiTimeoutMs: 64_000 },
+    );
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const answer = await fetch(`http://127.0.0.1:${port}${PROMPT_PATH}`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer key', 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(answer.status).toBe(200);
+    expect(remaining).toBeGreaterThan(60_000);
+    expect(remaining).toBeLessThanOrEqual(64_000);
+  });
+});
