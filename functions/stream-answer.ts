@@ -40,16 +40,14 @@ export function streamAnswers(handler: ApiHandler, log: Log, runtime: LambdaStre
       // ends on its own, what follows the answer written.
       const left = context.getRemainingTimeInMillis?.();
       let cut = false;
+      // An answer ready later than that (a fault: the deadline is 4 s before the timeout) is not cut: it has its flush's chance.
       const cutoff =
-        left === undefined
+        left === undefined || left <= FINISH_MARGIN_MS
           ? undefined
-          : setTimeout(
-              () => {
-                cut = true;
-                stream.destroy();
-              },
-              Math.max(0, left - FINISH_MARGIN_MS),
-            );
+          : setTimeout(() => {
+              cut = true;
+              stream.destroy();
+            }, left - FINISH_MARGIN_MS);
       // The stream's last bytes flushed; a failure other than the cut's is the invocation's.
       const flushed = () =>
         finished(stream).catch((error: unknown) => {

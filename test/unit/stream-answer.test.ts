@@ -195,6 +195,21 @@ describe('api entry: an event stream (Accept: text/event-stream)', () => {
     expect(settled).toBe(true);
   });
 
+  it('does not cut an answer ready with less than FINISH_MARGIN_MS left: it has its flush', async () => {
+    const handler = streamAnswers(async () => ({ ...answer, finished: Promise.resolve() }), silentLog, runtime) as Streamed;
+    // A reader that takes each write after 20 ms.
+    const chunks: Buffer[] = [];
+    const slow = new Writable({
+      write: (chunk: Buffer, _encoding, done) =>
+        void setTimeout(() => {
+          chunks.push(chunk);
+          done();
+        }, 20),
+    });
+    await handler(event, slow, { ...context, getRemainingTimeInMillis: () => FINISH_MARGIN_MS - 500 } as Context);
+    expect(splitStreamed(Buffer.concat(chunks)).body).toBe(answer.body);
+  });
+
   it("outside Lambda's streaming runtime (buffered) returns the whole stream as one body", async () => {
     const events = new EventStream(0);
     const handler = streamAnswers(async () => sse(events), silentLog, undefined) as (e: APIGatewayProxyEvent, c: Context) => Promise<APIGatewayProxyResult>;
