@@ -859,7 +859,8 @@ function renderOutput(column: Column): void {
       column.renderWaiting = true;
       setTimeout(() => {
         column.renderWaiting = false;
-        renderOutput(column);
+        // Not for a column a new comparison has taken off the page.
+        if (columns.includes(column)) renderOutput(column);
       });
     }
     return;
