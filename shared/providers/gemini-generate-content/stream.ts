@@ -44,12 +44,14 @@ export class GenerateContentStream {
     this.chunks++;
     if (chunk.promptFeedback !== undefined) this.promptFeedback = chunk.promptFeedback;
     this.readCandidate(Array.isArray(chunk.candidates) ? chunk.candidates[0] : undefined);
-    // The count covers this chunk's own parts, where it counts output: a running one of the
-    // prompt alone (Gemini's early chunks) covers none of what came, and a stopped stream's
-    // estimate says why it has no usage, not that this one counted no output.
-    if (chunk.usageMetadata) {
-      this.usage = chunk.usageMetadata;
-      if (this.finished || chunk.usageMetadata.candidatesTokenCount !== undefined) this.partsAfterUsage = false;
+    // The count covers this chunk's own parts, where it counts them: a running one of the
+    // prompt alone (Gemini's early chunks) covers none of the text that came, and a stopped
+    // stream's estimate says why it has no usage, not that this one counted no output; one that
+    // counts thoughts covers the thoughts before any text.
+    const counts = chunk.usageMetadata;
+    if (counts) {
+      this.usage = counts;
+      if (this.finished || counts.candidatesTokenCount !== undefined || (this.text === '' && counts.thoughtsTokenCount !== undefined)) this.partsAfterUsage = false;
     }
   }
 

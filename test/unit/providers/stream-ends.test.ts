@@ -107,6 +107,13 @@ describe('A vendor stream that ends before the event that ends its answer fails,
     const counted = new GenerateContentStream(() => undefined);
     counted.onEvent({ event: 'message', data: JSON.stringify({ ...early, usageMetadata: { promptTokenCount: 7, candidatesTokenCount: 1, totalTokenCount: 8 } }) });
     expect(counted.partial()).toMatchObject({ output: 'Hel', usage: { inputTokens: 7, outputTokens: 1 } });
+    // Stopped while thinking: its count of the thoughts covers what came.
+    const thinking = new GenerateContentStream(() => undefined);
+    thinking.onEvent({
+      event: 'message',
+      data: JSON.stringify({ candidates: [{ content: { parts: [{ text: 'Let me think', thought: true }] } }], usageMetadata: { promptTokenCount: 7, thoughtsTokenCount: 900 } }),
+    });
+    expect(thinking.partial()).toMatchObject({ output: '', usage: { inputTokens: 7, outputTokens: 900, reasoningTokens: 900 } });
   });
 
   it('Bedrock ConverseStream: ended by messageStop (metadata may be missing: no usage), else early', () => {
