@@ -244,6 +244,20 @@ describe('simulator basics', () => {
       },
     ],
     ['a list (a node whose next node is optional)', { type: 'object', properties: { v: { type: 'integer' }, next: { $ref: '#' } }, required: ['v'], additionalProperties: false }],
+    ['a list without required members', { type: 'object', properties: { v: { type: 'integer' }, next: { $ref: '#' } }, additionalProperties: false }],
+    [
+      'a list in strict style (every member required, the next one nullable)',
+      { type: 'object', properties: { v: { type: 'integer' }, next: { anyOf: [{ $ref: '#' }, { type: 'null' }] } }, required: ['v', 'next'], additionalProperties: false },
+    ],
+    [
+      'a list whose next node is nullable by its type',
+      {
+        type: 'object',
+        $defs: { node: { type: ['object', 'null'], properties: { v: { type: 'string' }, next: { $ref: '#/$defs/node' } }, required: ['v', 'next'] } },
+        properties: { head: { $ref: '#/$defs/node' } },
+        required: ['head'],
+      },
+    ],
     ['a pattern with an example', { type: 'object', properties: { p: { type: 'string', pattern: '^[a-z]{3}$', examples: ['abc'] } }, required: ['p'] }],
   ])('answers %s with a value that conforms', (_name, schema) => {
     const validate = new Ajv({ strict: false, logger: false }).compile(schema);

@@ -144,6 +144,25 @@ function resolveRef(ref: string, root: Schema): Schema | undefined {
   return isObject(cur) ? cur : undefined;
 }
 
+/** The least value of a schema's type, where a value is cut short (past MAX_DEPTH, or the allowance spent). */
+function leastOfType(schema: Schema): unknown {
+  switch (schemaType(schema)) {
+    case 'object':
+      return {};
+    case 'array':
+      return [];
+    case 'string':
+      return '';
+    case 'integer':
+    case 'number':
+      return 0;
+    case 'boolean':
+      return false;
+    default:
+      return null;
+  }
+}
+
 function schemaType(schema: Schema): string | undefined {
   const t = schema['type'];
   if (typeof t === 'string') return t;
@@ -249,10 +268,10 @@ function valueFor(schema: unknown, rng: Rng, root: Schema, depth: number, budget
     return target ? valueFor(target, rng, root, depth + 1, budget) : take(budget, null, 4);
   }
   // Past the depth, or once the allowance is spent (a property of `{"$ref": "#"}` repeated k times would make k^depth objects), the least value.
-  if (depth > MAX_DEPTH || budget.left <= 0) {
-    const type = schemaType(schema);
-    return take(budget, type === 'object' ? {} : type === 'array' ? [] : null, 4);
-  }
+  if (depth > MAX_DEPTH || budget.left <= 0) return take(budget, leastOfType(schema), 4);
+  const least = depth > LEAST_DEPTH;
+  // Past LEAST_DEPTH a schema that takes null is answered null: a recursive member ends there.
+  if (least && Array.isArray(schema['type']) && schema['type'].includes('null')) return take(budget, null, 4);
   if ('const' in schema) return take(budget, schema['const'], jsonChars(schema['const']));
   const en = schema['enum'];
   if (Array.isArray(en) && en.length > 0) return take(budget, en[0], jsonChars(en[0]));
@@ -260,7 +279,8 @@ function valueFor(schema: unknown, rng: Rng, root: Schema, depth: number, budget
   for (const key of ['anyOf', 'oneOf'] as const) {
     const alts = schema[key];
     if (Array.isArray(alts) && alts.length > 0) {
-      const chosen = alts.find((a) => !(isObject(a) && a['type'] === 'null')) ?? alts[0];
+      const isNull = (a: unknown) => isObject(a) && a['type'] === 'null';
+      const chosen = (least ? alts.find(isNull) : undefined) ?? alts.find((a) => !isNull(a)) ?? alts[0];
       return valueFor(chosen, rng, root, depth + 1, budget);
     }
   }
@@ -285,7 +305,7 @@ function valueFor(schema: unknown, rng: Rng, root: Schema, depth: number, budget
       const prefix = Array.isArray(schema['prefixItems']) ? (schema['prefixItems'] as unknown[]) : [];
       const minItems = num(schema['minItems']) ?? 0;
       const maxItems = num(schema['maxItems']);
-      let count = Math.max(depth > LEAST_DEPTH ? 0 : 1, minItems, prefix.length);
+      let count = Math.max(least ? 0 : 1, minItems, prefix.length);
       if (maxItems !== undefined) count = Math.min(count, maxItems);
       const out: unknown[] = [];
       budget.left -= 2;
@@ -301,9 +321,8 @@ function valueFor(schema: unknown, rng: Rng, root: Schema, depth: number, budget
       budget.left -= 2;
       const props = isObject(schema['properties']) ? schema['properties'] : {};
       const required = schema['required'];
-      const least = depth > LEAST_DEPTH && Array.isArray(required);
       for (const key of Object.keys(props)) {
-        if (least && !required.includes(key)) continue;
+        if (least && !(Array.isArray(required) && required.includes(key))) continue;
         budget.left -= key.length + 4;
         out[key] = valueFor(props[key], rng, root, depth + 1, budget);
       }
