@@ -81,7 +81,9 @@ async function dataDirectoryFree(path) {
     await probe.open();
   } catch (error) {
     const locked = error.code === 'LEVEL_LOCKED' || (error.cause && error.cause.code === 'LEVEL_LOCKED');
-    parentPort.postMessage({ type: 'error', message: locked ? 'in use by another process' : error.message, code: locked ? 'EDATALOCKED' : error.code, dataDir: true });
+    // LevelDB's reason (a permission refused, say) is the cause of its "Database failed to open".
+    const reason = error.cause && error.cause.message ? error.message + ' (' + error.cause.message + ')' : error.message;
+    parentPort.postMessage({ type: 'error', message: locked ? 'in use by another process' : reason, code: locked ? 'EDATALOCKED' : error.code, dataDir: true });
     return false;
   }
   await probe.close();

@@ -109,3 +109,19 @@ describe('npm start on a data directory another gateway holds', () => {
     }
   });
 });
+
+describe('npm start on a data directory LevelDB cannot open', () => {
+  it('stops with one line giving LevelDB\'s reason, not only its "Database failed to open"', async () => {
+    const broken = join(scratch, 'broken');
+    mkdirSync(broken, { recursive: true });
+    // A store whose manifest is gone (as a permission refused, which root's tests cannot make, gives its own reason).
+    writeFileSync(join(broken, 'CURRENT'), 'MANIFEST-000099\n');
+    const result = await start({ PORT: '0', DYNAMODB_PORT: '0', GATEWAY_DATA_DIR: broken });
+    expect(result.code).toBe(1);
+    const lines = result.stderr.trimEnd().split('\n');
+    expect(lines, result.stderr).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      /^npm start: GATEWAY_DATA_DIR .*broken: the embedded store cannot open it: Database failed to open \(IO error: .*MANIFEST-000099: No such file or directory\)$/,
+    );
+  });
+});
