@@ -73,7 +73,8 @@ export function chargeCall(
   // At its output limit, the vendor billed that limit: thinking it did not show (or count) included, where the limit bounds it.
   const atLimit = hints.outputLimitReached ? adapter.sentOutputLimit(call) : 0;
   const limitCountsReasoning = hints.outputLimitReached === true && adapter.billedOutputBound(call) <= atLimit;
-  const unseen = reportedOutput(call, hints.unseenOutputTokens);
+  // Thinking counted from the text it streamed is charged up to the bound; a vendor's own count, only where it could be true.
+  const unseen = hints.reasoningCounted ? reportedOutput(call, hints.unseenOutputTokens) : tokenCount(hints.unseenOutputTokens);
   const atLeast = reportedOutput(call, hints.outputTokensAtLeast);
   const tokensOut = Math.min(Math.max(Math.ceil(textTokens(output) + unseen), atLimit, atLeast), bound.outputTokens);
   const searched = search.note ? `. ${search.note}` : '';

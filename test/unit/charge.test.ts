@@ -409,13 +409,16 @@ describe('Function: chargeCall', () => {
     // Never less than the estimate of the input; an input its text cannot count not taken (a usage block
     // claiming it would have been refused, so that a stream and a whole answer are charged alike); never past the call's bound.
     expect(estimate({ inputTokens: 3 }).estimatedCost).toBe(providerCost(call.entry.prices, usage({ inputTokens: 104, outputTokens: 50 })));
-    // Reasoning counted up to what a usage block could claim is taken, never past the bound; a count past it is not
-    // (a thoughts count of 1e300 had charged a short answer the whole limit).
-    expect(estimate({ unseenOutputTokens: believedOutputTokens(call) }).estimatedCost).toBe(
+    // Reasoning counted from the text streamed is charged, never past the bound; the vendor's own count up to what a
+    // usage block could claim, and not at all past it (a thoughts count of 1e300 had charged a short answer the whole limit).
+    expect(estimate({ inputTokens: 10 ** 9, unseenOutputTokens: 10 ** 9 }).estimatedCost).toBe(
+      providerCost(call.entry.prices, usage({ inputTokens: 104, outputTokens: bound.outputTokens })),
+    );
+    expect(estimate({ unseenOutputTokens: believedOutputTokens(call), reasoningCounted: true }).estimatedCost).toBe(
       providerCost(call.entry.prices, usage({ inputTokens: 104, outputTokens: bound.outputTokens })),
     );
     for (const lie of [believedOutputTokens(call) + 1, 10 ** 9, 1e300, 30.5]) {
-      expect(estimate({ inputTokens: 10 ** 9, unseenOutputTokens: lie, outputTokensAtLeast: lie }).estimatedCost).toBe(
+      expect(estimate({ unseenOutputTokens: lie, outputTokensAtLeast: lie, reasoningCounted: true }).estimatedCost).toBe(
         providerCost(call.entry.prices, usage({ inputTokens: 104, outputTokens: 50 })),
       );
     }
