@@ -186,8 +186,9 @@ export function printedDemoKey(apiKey: string, pinned: boolean): string {
 /**
  * The demo account and key. DEMO_API_KEY pins the key (kept across runs with a data
  * dir); otherwise a new key is issued each start, shown once. Either way, a key an earlier
- * start issued itself (with a data dir) is revoked: the key printed is the demo key, and
- * keys printed to old terminals stop working. Keys made with the admin CLI are left alone.
+ * start issued itself (with a data dir), random or pinned, is revoked: the key this start
+ * gives is the demo key, and keys printed to old terminals, or pinned before a leaked one
+ * was changed, stop working. Keys made with the admin CLI are left alone.
  */
 async function ensureDemoAccount(gateway: Gateway, config: GatewayConfig): Promise<LocalHost['demo']> {
   let account = await gateway.accounts.get(DEMO_ACCOUNT_ID);
@@ -209,7 +210,7 @@ async function ensureDemoAccount(gateway: Gateway, config: GatewayConfig): Promi
   await Promise.all(issued.map((key) => revokeApiKey(gateway, key.keyHash)));
   if (!existing) {
     const record = { keyHash, accountId: account.accountId, keyPrefix: keyPrefix(apiKey), createdAt: new Date().toISOString() };
-    await gateway.apiKeys.put(config.demoApiKey === undefined ? { ...record, issuedBy: 'local-demo' } : record);
+    await gateway.apiKeys.put({ ...record, issuedBy: 'local-demo' });
   }
   return { accountId: account.accountId, apiKey, balance: microToCredits(account.balanceMicro) };
 }

@@ -391,7 +391,7 @@ describe('Requests of one account at once (MAX_REQUESTS_IN_FLIGHT)', () => {
 });
 
 describe('The demo key of a host keeping its store on disk', () => {
-  it('revokes the key an earlier start issued, keeps it where DEMO_API_KEY pins it, and leaves a key made with the admin CLI alone', async () => {
+  it('revokes the key an earlier start issued, random or pinned, keeps it where DEMO_API_KEY pins it, and leaves a key made with the admin CLI alone', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'gateway-data-'));
     let host = await startTestHost({ GATEWAY_DATA_DIR: dataDir });
     try {
@@ -419,6 +419,16 @@ describe('The demo key of a host keeping its store on disk', () => {
       host = await startTestHost({ GATEWAY_DATA_DIR: dataDir, DEMO_API_KEY: printed });
       expect(host.demo.apiKey).toBe(printed);
       expect(await status(printed)).toBe(200);
+
+      // A key pinned, then another pinned in its place (the first leaked, say): the first stops working, as does the
+      // second once a start pins none.
+      const pinned = generateApiKey();
+      await host.close();
+      host = await startTestHost({ GATEWAY_DATA_DIR: dataDir, DEMO_API_KEY: pinned });
+      expect([await status(printed), await status(pinned)]).toEqual([401, 200]);
+      await host.close();
+      host = await startTestHost({ GATEWAY_DATA_DIR: dataDir });
+      expect([await status(pinned), await status(host.demo.apiKey), await status(made)]).toEqual([401, 200, 200]);
     } finally {
       await host.close();
       rmSync(dataDir, { recursive: true, force: true });
