@@ -11,7 +11,7 @@ import { PROVIDERS, type ProviderId } from '../../shared/catalog/types.js';
 import { MemoryClaimCheck } from '../../shared/claim-check/memory.js';
 import { ConfigError, type GatewayConfig } from '../../shared/config.js';
 import { creditsToMicro, microToCredits } from '../../shared/credits/credits.js';
-import { FUNCTION_MARGIN_MS } from '../../shared/deadlines.js';
+import { FUNCTION_MARGIN_MS, MAX_REQUEST_DEADLINE_MS } from '../../shared/deadlines.js';
 import { createGateway, type Gateway } from '../../shared/gateway.js';
 import { createWorkflowTasks } from '../../shared/workflow-tasks.js';
 import type { ApiResult } from '../../shared/http/event-stream.js';
@@ -95,7 +95,7 @@ async function startGateway(config: GatewayConfig, store: EmbeddedStore, simulat
   // Claim-check objects live for one request, so memory is enough even with GATEWAY_DATA_DIR.
   const claimCheck = new MemoryClaimCheck();
   const tasks = createWorkflowTasks(localConfig, { ...routerOptions, log, claimCheck });
-  const workflow = createLocalWorkflow({ generate: createGenerateHandler(() => tasks), judge: createJudgeHandler(() => tasks) });
+  const workflow = createLocalWorkflow({ generate: createGenerateHandler(() => tasks), judge: createJudgeHandler(() => tasks) }, { functionTimeoutMs: functionTimeoutMs(config) });
   const gateway = createGateway(localConfig, { ...routerOptions, log, storeClient, judging: { workflow, claimCheck } });
   const demo = await ensureDemoAccount(gateway, config);
   // What requests still write after their answers (settled() waits for it), and each request
@@ -133,7 +133,7 @@ async function startGateway(config: GatewayConfig, store: EmbeddedStore, simulat
       catalog: createCatalogHandler(log, lazy(buildPage)),
     },
     log,
-    { apiTimeoutMs: config.requestDeadlineMs + FUNCTION_MARGIN_MS },
+    { apiTimeoutMs: functionTimeoutMs(config) },
   );
   const settled = async () => {
     await Promise.all(finishing);
@@ -181,6 +181,14 @@ async function startGateway(config: GatewayConfig, store: EmbeddedStore, simulat
  */
 export function printedDemoKey(apiKey: string, pinned: boolean): string {
   return pinned ? `${keyPrefix(apiKey)}… (DEMO_API_KEY)` : apiKey;
+}
+
+/**
+ * The functions' timeout, as the stack deploys them for this request deadline: its integration
+ * timeout, REQUEST_DEADLINE_MS and FUNCTION_MARGIN_MS, at most 300 s (an Express workflow's most).
+ */
+function functionTimeoutMs(config: GatewayConfig): number {
+  return Math.min(config.requestDeadlineMs + FUNCTION_MARGIN_MS, MAX_REQUEST_DEADLINE_MS);
 }
 
 /**

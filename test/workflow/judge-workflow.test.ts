@@ -524,6 +524,42 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
     await expect(workflow.run(input, { executionName: 'pl_x' })).rejects.toThrow(WorkflowFailedError);
     await expect(workflow.run(input, { executionName: 'pl_x' })).rejects.toMatchObject({ error: 'States.DataLimitExceeded' });
   });
+
+  it('runs the definition the stack deploys for a longer request deadline, its tasks given that time (a fixed 29 s had failed judged requests at 29 s)', async () => {
+    // The stack's timeouts for a 64 s integration: the machine's and each task's.
+    const timeouts: unknown[] = [];
+    JSON.stringify((await stackWorkflow(64)).definition, (key, value: unknown) => (key === 'TimeoutSeconds' ? void timeouts.push(value) : value));
+    expect(timeouts.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(timeouts)).toEqual(new Set([64]));
+
+    let remaining: number | undefined;
+    const workflow = createLocalWorkflow(
+      {
+        generate: async (event, context) => {
+          remaining = context.getRemainingTimeInMillis();
+          return { index: event.model.index, modelId: event.model.modelId, status: 'completed', result: { value: { output: 'x' } as never } };
+        },
+        judge: async (event) => ({ judge: event.item.judge, judgments: [] }),
+      },
+      { functionTimeoutMs: 64_000 },
+    );
+    const input: WorkflowInput = {
+      request: { value: { body: { prompt: 'p', models: ['fam_c-5.4'] } } },
+      context: {
+        requestId: 'pl_y',
+        generateDeadlineAt: Date.now() + 5_000,
+        deadlineAt: Date.now() + 9_000,
+        resultInlineBytes: 1024,
+        judgmentInlineBytes: 1024,
+        catalogAt: Date.now(),
+      },
+      models: [{ index: 0, modelId: 'fam_c-5.4' }],
+      judges: [],
+    };
+    await workflow.run(input, { executionName: 'pl_y' });
+    expect(remaining).toBeGreaterThan(60_000);
+    expect(remaining).toBeLessThanOrEqual(64_000);
+  });
 });
 
 describe('Workflow: the definition the local runner executes', () => {

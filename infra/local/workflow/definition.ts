@@ -27,19 +27,21 @@ export function localFunctionArn(logicalId: string): string {
 }
 
 /**
- * The judge workflow's definition from the real stack: the GatewayStack is constructed
+ * The judge workflow's definition from the real stack (deployed with `integrationTimeoutSeconds`,
+ * its default where not given): the GatewayStack is constructed
  * in this process (with cdk.json's feature flags, bundling skipped, as the stack test
  * does), and its state machine's DefinitionString, the value the template carries, is
  * resolved: pseudo parameters to local stand-ins, each function's `Fn::GetAtt Arn` to a
  * local ARN named after its logical ID. Nothing is written by hand, so a definition that
  * the stack breaks breaks every local run.
  */
-export async function synthesizeWorkflow(): Promise<SynthesizedWorkflow> {
-  const { App, Stack } = await import('aws-cdk-lib');
+export async function synthesizeWorkflow(integrationTimeoutSeconds?: number): Promise<SynthesizedWorkflow> {
+  const { App, Duration, Stack } = await import('aws-cdk-lib');
   const { GatewayStack } = await import('../../stack/gateway-stack.js');
   const context = (JSON.parse(readFileSync(CDK_JSON, 'utf8')) as { context?: Record<string, unknown> }).context ?? {};
   const app = new App({ context: { ...context, 'aws:cdk:bundling-stacks': [] } });
-  const stack = new GatewayStack(app, 'LocalGateway');
+  // The stack's timeouts (the machine's and its tasks') follow its integration timeout, as deployed with it.
+  const stack = new GatewayStack(app, 'LocalGateway', integrationTimeoutSeconds === undefined ? {} : { integrationTimeout: Duration.seconds(integrationTimeoutSeconds) });
   const cfn = stack.workflow.stateMachine.node.defaultChild as CfnElement & { definitionString?: unknown };
   const definitionString = resolveIntrinsics(stack.resolve(cfn.definitionString));
   if (typeof definitionString !== 'string') throw new Error('The state machine has no DefinitionString');

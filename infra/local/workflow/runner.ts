@@ -13,14 +13,21 @@ export interface LocalTaskHandlers {
 }
 
 export interface LocalWorkflowOptions {
-  /** The definition to run; default: synthesized from the stack on first use, once per process. */
+  /** The definition to run; default: synthesized from the stack on first use, once per process and timeout. */
   definition?: () => Promise<SynthesizedWorkflow>;
+  /**
+   * The functions' timeout, as the stack deploys them for a request deadline (REQUEST_DEADLINE_MS
+   * and FUNCTION_MARGIN_MS, at most 300 s): the definition's execution and task timeouts and each
+   * task's Lambda context. Default: the stack's default (29 s).
+   */
+  functionTimeoutMs?: number;
 }
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type TaskHandler = (input: Json) => Promise<Json>;
 
-let synthesized: Promise<SynthesizedWorkflow> | undefined;
+/** The stack's definition, by integration timeout (seconds; undefined: the stack's default). */
+const synthesized = new Map<number | undefined, Promise<SynthesizedWorkflow>>();
 
 type LocalStateMachine = import('aws-local-stepfunctions').StateMachine;
 
@@ -40,13 +47,17 @@ function machineFor(workflow: SynthesizedWorkflow): Promise<LocalStateMachine> {
   return machine;
 }
 
-/** The stack's definition, synthesized once per process (about a second) and shared by every local workflow. */
-export function stackWorkflow(): Promise<SynthesizedWorkflow> {
-  synthesized ??= synthesizeWorkflow().catch((error: unknown) => {
-    synthesized = undefined;
-    throw error;
-  });
-  return synthesized;
+/** The stack's definition, synthesized once per process and timeout (about a second) and shared by every local workflow. */
+export function stackWorkflow(integrationTimeoutSeconds?: number): Promise<SynthesizedWorkflow> {
+  let workflow = synthesized.get(integrationTimeoutSeconds);
+  if (!workflow) {
+    workflow = synthesizeWorkflow(integrationTimeoutSeconds).catch((error: unknown) => {
+      synthesized.delete(integrationTimeoutSeconds);
+      throw error;
+    });
+    synthesized.set(integrationTimeoutSeconds, workflow);
+  }
+  return workflow;
 }
 
 /** A state over Step Functions' payload limit; like AWS's, no Catch can take it (the execution fails). */
@@ -74,12 +85,14 @@ class LambdaFunctionError extends Error {
  * they would there.
  */
 export function createLocalWorkflow(handlers: LocalTaskHandlers, options: LocalWorkflowOptions = {}): JudgingWorkflow {
-  const definition = options.definition ?? stackWorkflow;
+  const { functionTimeoutMs } = options;
+  const timeoutSeconds = functionTimeoutMs === undefined ? undefined : Math.ceil(functionTimeoutMs / 1_000);
+  const definition = options.definition ?? (() => stackWorkflow(timeoutSeconds));
   return {
     async run(input: WorkflowInput, { executionName }: { executionName: string }): Promise<WorkflowOutput> {
       const workflow = await definition();
       const machine = await machineFor(workflow);
-      const overrides = bindTasks(workflow, handlers, executionName);
+      const overrides = bindTasks(workflow, handlers, executionName, timeoutSeconds === undefined ? undefined : timeoutSeconds * 1_000);
       checkSize('the execution input', input as unknown as Json);
       let output: Json;
       try {
@@ -95,19 +108,19 @@ export function createLocalWorkflow(handlers: LocalTaskHandlers, options: LocalW
 }
 
 /** A local handler for every Task state of the definition (map iterations included), or an error naming the one that has none. */
-function bindTasks(workflow: SynthesizedWorkflow, handlers: LocalTaskHandlers, executionName: string): Record<string, TaskHandler> {
+function bindTasks(workflow: SynthesizedWorkflow, handlers: LocalTaskHandlers, executionName: string, timeoutMs: number | undefined): Record<string, TaskHandler> {
   const bound: Record<string, TaskHandler> = {};
   for (const [name, state] of taskStates(workflow.definition)) {
     const resource = String(state.Resource);
     if (/^arn:[^:]+:states:::lambda:invoke$/.test(resource)) {
       bound[name] = async (input) => {
         const { FunctionName, Payload } = input as { FunctionName?: string; Payload?: Json };
-        const payload = await invoke(functionOf(workflow, FunctionName, name), handlers, Payload ?? null, executionName);
+        const payload = await invoke(functionOf(workflow, FunctionName, name), handlers, Payload ?? null, executionName, timeoutMs);
         return { ExecutedVersion: '$LATEST', Payload: payload, StatusCode: 200 };
       };
     } else if (/^arn:[^:]+:lambda:/.test(resource)) {
       const fn = functionOf(workflow, resource, name);
-      bound[name] = (input) => invoke(fn, handlers, input, executionName);
+      bound[name] = (input) => invoke(fn, handlers, input, executionName, timeoutMs);
     } else {
       throw new Error(`The local workflow cannot run task "${name}": resource ${resource} is not a Lambda function`);
     }
@@ -123,13 +136,13 @@ function functionOf(workflow: SynthesizedWorkflow, arn: string | undefined, stat
   return fn;
 }
 
-async function invoke(fn: TaskFunction, handlers: LocalTaskHandlers, payload: Json, executionName: string): Promise<Json> {
+async function invoke(fn: TaskFunction, handlers: LocalTaskHandlers, payload: Json, executionName: string, timeoutMs: number | undefined): Promise<Json> {
   checkSize(`the input of a ${fn} task`, payload);
   // Lambda hands the function a parsed copy of the JSON it was sent, and sends back JSON.
   const event = JSON.parse(JSON.stringify(payload)) as never;
   let result: unknown;
   try {
-    result = await handlers[fn](event, lambdaContext(fn, `${executionName}-${fn}`));
+    result = await handlers[fn](event, lambdaContext(fn, `${executionName}-${fn}`, timeoutMs));
   } catch (error) {
     throw new LambdaFunctionError(error);
   }
