@@ -495,6 +495,14 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
     expect(ranking).toEqual([{ rank: null, modelId: 'fam_c-5.4', strength: null, interval: null, winRate: null, wins: 0, ties: 0, losses: 0, evaluations: 0 }]);
   });
 
+  /** A workflow's input for one model and no judge, with 9 s left. */
+  const oneModelInput = (requestId: string): WorkflowInput => ({
+    request: { value: { body: { prompt: 'p', models: ['fam_c-5.4'] } } },
+    context: { requestId, generateDeadlineAt: Date.now() + 5_000, deadlineAt: Date.now() + 9_000, resultInlineBytes: 1024, judgmentInlineBytes: 1024, catalogAt: Date.now() },
+    models: [{ index: 0, modelId: 'fam_c-5.4' }],
+    judges: [],
+  });
+
   it('fails the execution, as Step Functions would, when a task answers more than 256 KiB', async () => {
     // Prepare: a generate handler that ignores its inline budget.
     const workflow = createLocalWorkflow({
@@ -506,19 +514,7 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
       }),
       judge: async (event) => ({ judge: event.item.judge, judgments: [] }),
     });
-    const input: WorkflowInput = {
-      request: { value: { body: { prompt: 'p', models: ['fam_c-5.4'] } } },
-      context: {
-        requestId: 'pl_x',
-        generateDeadlineAt: Date.now() + 5_000,
-        deadlineAt: Date.now() + 9_000,
-        resultInlineBytes: 1024,
-        judgmentInlineBytes: 1024,
-        catalogAt: Date.now(),
-      },
-      models: [{ index: 0, modelId: 'fam_c-5.4' }],
-      judges: [],
-    };
+    const input = oneModelInput('pl_x');
 
     // Act / Assess
     await expect(workflow.run(input, { executionName: 'pl_x' })).rejects.toThrow(WorkflowFailedError);
@@ -543,19 +539,7 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
       },
       { functionTimeoutMs: 64_000 },
     );
-    const input: WorkflowInput = {
-      request: { value: { body: { prompt: 'p', models: ['fam_c-5.4'] } } },
-      context: {
-        requestId: 'pl_y',
-        generateDeadlineAt: Date.now() + 5_000,
-        deadlineAt: Date.now() + 9_000,
-        resultInlineBytes: 1024,
-        judgmentInlineBytes: 1024,
-        catalogAt: Date.now(),
-      },
-      models: [{ index: 0, modelId: 'fam_c-5.4' }],
-      judges: [],
-    };
+    const input = oneModelInput('pl_y');
     await workflow.run(input, { executionName: 'pl_y' });
     expect(remaining).toBeGreaterThan(60_000);
     expect(remaining).toBeLessThanOrEqual(64_000);
