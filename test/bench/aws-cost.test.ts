@@ -14,9 +14,9 @@ describe('AWS cost per request', () => {
     expect(settings.express).toBe(true);
   }, 60_000);
 
-  it('prices the api function by memory and billed duration, and judged requests by their judge tasks, one a judge', () => {
-    const [plain, judged] = SCENARIOS.map((scenario) => requestCost(scenario, settings));
-    const half = requestCost(SCENARIOS[0]!, { ...settings, api: { ...settings.api, memoryMb: 512 } });
+  it('prices the api function by memory and billed duration, and judged requests by their judge tasks, one a judge', async () => {
+    const [plain, judged] = await Promise.all(SCENARIOS.map((scenario) => requestCost(scenario, settings)));
+    const half = await requestCost(SCENARIOS[0]!, { ...settings, api: { ...settings.api, memoryMb: 512 } });
     const apiLine = (cost: typeof plain) => cost!.lines.find((line) => line.item.startsWith('api function'))!.usd;
     // Half the memory, half the GB-seconds; the request charge stays.
     expect(apiLine(half) - PRICES.lambdaRequest).toBeCloseTo((apiLine(plain) - PRICES.lambdaRequest) / 2, 12);
@@ -32,8 +32,8 @@ describe('AWS cost per request', () => {
     expect(plain!.lines.some((line) => line.item.startsWith('Step Functions'))).toBe(false);
   });
 
-  it("counts the prompt log's entry in its table's index (its keys, 1 unit), written with it, and prices keeping it by the month apart", () => {
-    const [plain] = SCENARIOS.map((scenario) => requestCost(scenario, settings));
+  it("counts the prompt log's entry in its table's index (its keys, 1 unit), written with it, and prices keeping it by the month apart", async () => {
+    const [plain] = await Promise.all(SCENARIOS.map((scenario) => requestCost(scenario, settings)));
     const dynamo = plain!.lines.find((line) => line.item.startsWith('DynamoDB'))!;
     const [, wru, logUnits] = /^DynamoDB: (\d+) WRU \(prompt log (\d+),/.exec(dynamo.item)!.map(Number);
     // The reserve, the settlement entry and the close, 1 each; the log's item, and 1 for its keys in the index.

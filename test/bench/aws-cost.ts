@@ -18,6 +18,13 @@ import { toPromptLog } from '../../shared/orchestrator/prompt-log.js';
 import type { ModelResult } from '../../shared/compare/result.js';
 import { MODELS } from '../../shared/catalog/models.js';
 import { judgeCallCount } from '../../shared/judging/plan.js';
+import { toEvaluation } from '../../shared/judging/evaluation.js';
+import { judgeCall } from '../../shared/judging/judge-prompt.js';
+import { rankModels } from '../../shared/judging/ranking.js';
+import type { Evaluation, Judgment, RankingEntry } from '../../shared/judging/types.js';
+import { VERDICT_LIMITS } from '../../shared/judging/verdict.js';
+import { inputTokenEstimate } from '../../shared/pricing/bound.js';
+import type { PromptRequest } from '../../shared/contract/types.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { TABLES } from '../../shared/storage/tables.js';
 
@@ -85,8 +92,7 @@ export interface Scenario {
   generationSeconds: number;
   /** A judge call, s (judged requests only): a judge task, whose calls run side by side, is billed for the longest. */
   judgeSeconds: number;
-  /** The judge prompt's tokens in and verdict out, per call. */
-  judgeInputTokens: number;
+  /** A judge call's verdict, tokens out (its input is the judge prompt the gateway builds for the scenario's answers). */
   judgeOutputTokens: number;
 }
 
@@ -99,7 +105,6 @@ export const SCENARIOS: Scenario[] = [
     outputTokens: 500,
     generationSeconds: 4,
     judgeSeconds: 0,
-    judgeInputTokens: 0,
     judgeOutputTokens: 0,
   },
   {
@@ -110,7 +115,6 @@ export const SCENARIOS: Scenario[] = [
     outputTokens: 500,
     generationSeconds: 4,
     judgeSeconds: 3,
-    judgeInputTokens: 1_600,
     judgeOutputTokens: 200,
   },
 ];
@@ -137,8 +141,41 @@ const PROMPT_LOG_INDEXES = TABLES.find((table) => table.key === 'promptLogs')!.g
 /** An index entry of the keys alone (the log's ID, its part, the account's ID): about 100 bytes. */
 const INDEX_ENTRY_BYTES = 100;
 
+/**
+ * A judged scenario's evaluations and ranking as the gateway makes them: every judge on every
+ * pair, both orders completed, its verdict's reasoning as long as its output allows (the
+ * verdict cuts it at 1,000 characters), priced at the judge's input (the judge prompt the
+ * gateway builds for these answers, as its estimate counts it) and output.
+ */
+async function judging(
+  scenario: Scenario,
+  request: PromptRequest,
+  results: ModelResult[],
+): Promise<{ evaluations: Evaluation[]; ranking: RankingEntry[]; inputTokens: Record<string, number> }> {
+  const inputTokens: Record<string, number> = {};
+  const evaluations: Evaluation[] = [];
+  for (const judge of request.judges) {
+    inputTokens[judge.requestedId] = inputTokenEstimate(judgeCall(request, judge, results[0]!.output, results[1]!.output).call);
+    const judgment = (): Judgment => ({
+      status: 'completed',
+      verdict: { winner: 'A', scoreA: 8, scoreB: 6, reasoning: 'x'.repeat(Math.min(VERDICT_LIMITS.reasoningChars, scenario.judgeOutputTokens * 4)) },
+      tokensIn: inputTokens[judge.requestedId]!,
+      tokensOut: scenario.judgeOutputTokens,
+      latencyMs: scenario.judgeSeconds * 1000,
+      providerCost: providerUsd(judge.requestedId, inputTokens[judge.requestedId]!, scenario.judgeOutputTokens),
+    });
+    for (let i = 0; i < results.length; i++) {
+      for (let j = i + 1; j < results.length; j++) {
+        const pair = { judgeModelId: judge.requestedId, a: results[i]!, b: results[j]!, aFirst: judgment(), bFirst: judgment(), weights: request.judgeWeights };
+        evaluations.push({ ...toEvaluation(pair), inRanking: true });
+      }
+    }
+  }
+  return { evaluations, ranking: await rankModels(scenario.models, evaluations), inputTokens };
+}
+
 /** The AWS cost of one request of `scenario`, item by item. */
-export function requestCost(scenario: Scenario, settings: ReturnType<typeof templateSettings>): Cost {
+export async function requestCost(scenario: Scenario, settings: ReturnType<typeof templateSettings>): Promise<Cost> {
   const lambda = (fn: FunctionSettings, seconds: number) =>
     (((fn.memoryMb / 1024) * Math.ceil(seconds * 1000)) / 1000) * PRICES.lambdaGbSecond[fn.architecture] + PRICES.lambdaRequest;
   const judged = scenario.judges.length > 0;
@@ -161,12 +198,16 @@ export function requestCost(scenario: Scenario, settings: ReturnType<typeof temp
     latencyMs: scenario.generationSeconds * 1000,
     providerCost: providerUsd(modelId, scenario.inputTokens, scenario.outputTokens),
   }));
+  const { evaluations, ranking, inputTokens } = judged
+    ? await judging(scenario, request, results)
+    : { evaluations: [], ranking: undefined, inputTokens: {} as Record<string, number> };
   const log = toPromptLog({
     promptLogId: '01JBENCHMARKPROMPTLOG00000',
     accountId: 'acct_01jbenchmark0000000000000',
     request,
     results,
-    evaluations: [],
+    evaluations,
+    ...(ranking ? { ranking } : {}),
     chargedMicro: 1,
     zeroDataRetention: false,
     receivedAt: Date.now(),
@@ -183,7 +224,7 @@ export function requestCost(scenario: Scenario, settings: ReturnType<typeof temp
 
   const providers =
     results.reduce((sum, r) => sum + (r.providerCost ?? 0), 0) +
-    (judged ? (judgeCalls / scenario.judges.length) * scenario.judges.reduce((sum, j) => sum + providerUsd(j, scenario.judgeInputTokens, scenario.judgeOutputTokens), 0) : 0);
+    (judged ? (judgeCalls / scenario.judges.length) * scenario.judges.reduce((sum, j) => sum + providerUsd(j, inputTokens[j]!, scenario.judgeOutputTokens), 0) : 0);
 
   const lines = [
     { item: `API Gateway REST request`, usd: PRICES.restApiRequest },
@@ -217,7 +258,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const memory = process.argv.find((a) => a.startsWith('--api-memory='));
   if (memory) settings.api = { ...settings.api, memoryMb: Number(memory.split('=')[1]) };
   for (const scenario of SCENARIOS) {
-    const cost = requestCost(scenario, settings);
+    const cost = await requestCost(scenario, settings);
     process.stdout.write(`\n${cost.scenario}: provider $${cost.providerUsd.toFixed(5)} a request\n`);
     for (const line of cost.lines) process.stdout.write(`  ${line.item.padEnd(72)} $${(line.usd * 1e6).toFixed(2)} per million\n`);
     process.stdout.write(`  ${'total AWS'.padEnd(72)} $${(cost.totalUsd * 1e6).toFixed(2)} per million = ${(cost.share * 100).toFixed(2)} % of provider cost\n`);
