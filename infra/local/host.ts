@@ -92,7 +92,7 @@ async function startGateway(config: GatewayConfig, store: EmbeddedStore, simulat
   const storeClient = await connectStore(store, config.tables);
   const routerOptions = { simulatorBaseUrl: (provider: ProviderId) => simulator.baseUrl(provider) };
   // Judged requests run the stack's own workflow definition, its tasks bound to the generate and judge handlers.
-  // Claim-check objects live for one request, so memory is enough even with GATEWAY_DATA_DIR.
+  // Claim-check objects live for one request (a day at most, as the bucket keeps them), so memory is enough even with GATEWAY_DATA_DIR.
   const claimCheck = new MemoryClaimCheck();
   const tasks = createWorkflowTasks(localConfig, { ...routerOptions, log, claimCheck });
   const workflow = createLocalWorkflow({ generate: createGenerateHandler(() => tasks), judge: createJudgeHandler(() => tasks) }, { functionTimeoutMs: functionTimeoutMs(config) });

@@ -4,7 +4,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { carry, isClaimed, retrieve } from '../../shared/claim-check/carry.js';
 import { ClaimCheckNotFoundError } from '../../shared/claim-check/errors.js';
-import { MemoryClaimCheck } from '../../shared/claim-check/memory.js';
+import { CLAIM_CHECK_EXPIRY_MS, MemoryClaimCheck } from '../../shared/claim-check/memory.js';
 import { S3ClaimCheck } from '../../shared/claim-check/s3.js';
 import { WorkflowFailedError } from '../../shared/judging/errors.js';
 import { loadConfig } from '../../shared/config.js';
@@ -60,6 +60,19 @@ describe('Function: carry', () => {
 });
 
 describe('Class: MemoryClaimCheck', () => {
+  it("keeps an object a day at most, as the stack's bucket does: one a timed-out task wrote after its request deleted its own goes", async () => {
+    let now = 0;
+    const store = new MemoryClaimCheck(() => now);
+    await store.put('pl_a/results/1.json', 'late');
+    now = CLAIM_CHECK_EXPIRY_MS - 1;
+    await store.put('pl_b/request.json', 'b');
+    expect(await store.get('pl_a/results/1.json')).toBe('late');
+    now = CLAIM_CHECK_EXPIRY_MS;
+    await expect(store.get('pl_a/results/1.json')).rejects.toBeInstanceOf(ClaimCheckNotFoundError);
+    await store.put('pl_c/request.json', 'c');
+    expect(store.keys()).toEqual(['pl_b/request.json', 'pl_c/request.json']);
+  });
+
   it('answers ClaimCheckNotFoundError for a deleted key, and deletes missing keys quietly', async () => {
     const store = new MemoryClaimCheck();
     await store.put('k', 'v');
