@@ -19,7 +19,7 @@ try {
   await compare(page, {
     prompt: 'In two sentences: why is the sky blue?',
     models: ['fam_c-5.4', 'fam_a-opus-4-6', 'fam_b-3.1-pro'],
-    judges: ['fam_c-4.1'],
+    judges: ['fam_c-5.4-mini'],
     settings: { temperature: '0.3' },
   });
   await ended(page);
