@@ -44,6 +44,9 @@ const STRICT_KEYWORDS: ReadonlySet<string> = new Set([
   'maxItems',
 ]);
 
+/** The string formats strict mode takes ("Supported properties"); any other is refused (400 "'uri' is not a valid format"). */
+const STRICT_FORMATS: ReadonlySet<string> = new Set(['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid']);
+
 /** The keywords that say what a subschema is, one of which strict mode wants at every level. */
 const TYPED_BY = ['type', 'anyOf', '$ref', 'enum', 'const'] as const;
 
@@ -56,7 +59,7 @@ const STRICT_LONG_ENUM_CHARACTERS = 15_000;
  * the root), or undefined when strict mode takes it. OpenAI's strict Structured Outputs and
  * Groq's `strict: true` (constrained decoding) both want `additionalProperties: false` and
  * every property listed in `required` at each object level ("all fields must be required"),
- * and take only the keywords of STRICT_KEYWORDS, no `anyOf` at the root, and no string enum
+ * and take only the keywords of STRICT_KEYWORDS (`format` only of STRICT_FORMATS), no `anyOf` at the root, and no string enum
  * of more than 250 values past 15,000 characters ("Supported schemas", its limits); the
  * contract guarantees the first of these, not the others.
  */
@@ -65,6 +68,7 @@ export function strictViolation(schema: unknown, at = ''): string | undefined {
   if (typeof schema === 'boolean') return schema === false && at.endsWith('/additionalProperties') ? undefined : at;
   if (!isObject(schema)) return undefined;
   for (const key in schema) if (!STRICT_KEYWORDS.has(key)) return `${at}/${escapePointerToken(key)}`;
+  if ('format' in schema && !(typeof schema['format'] === 'string' && STRICT_FORMATS.has(schema['format']))) return `${at}/format`;
   // "schema must have a 'type' key": `{}` or a description alone (any JSON value) is refused; a
   // reference, a union, an enum or a constant says what it is without one.
   if (!TYPED_BY.some((key) => key in schema)) return at;

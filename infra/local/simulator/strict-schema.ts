@@ -30,6 +30,9 @@ const PERMITTED = new Set([
   'maxItems',
 ]);
 
+/** The string formats strict mode takes ("Supported properties"); written apart too. */
+const FORMATS = new Set(['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid']);
+
 /**
  * Strict structured-output rules, OpenAI's and Groq's alike: only the permitted keywords, and on
  * object levels additionalProperties false and every property required. The first problem in
@@ -40,6 +43,8 @@ export function strictProblem(schema: unknown, path: string[]): string | undefin
   const context = `In context=(${path.map((p) => `'${p}'`).join(', ')})`;
   const refused = Object.keys(schema).find((key) => !PERMITTED.has(key));
   if (refused !== undefined) return `${context}, '${refused}' is not permitted.`;
+  const format = schema['format'];
+  if (format !== undefined && !(typeof format === 'string' && FORMATS.has(format))) return `${context}, '${String(format)}' is not a valid format.`;
   const props = isObject(schema['properties']) ? schema['properties'] : undefined;
   if (props || schema['type'] === 'object') {
     if (schema['additionalProperties'] !== false) return `${context}, 'additionalProperties' is required to be supplied and to be false.`;

@@ -254,6 +254,21 @@ describe('Object: openaiResponses', () => {
       expect((refused.json['error'] as { message: string }).message).toContain("'minLength' is not permitted");
     });
 
+    it('sends a schema with a format strict mode does not take (uri) with strict false, where strict true would be refused', async () => {
+      const uri = { ...SCHEMA, properties: { ...SCHEMA.properties, verdict: { type: 'string', format: 'uri' } } };
+
+      const reply = await send(call({ responseSchema: uri }));
+
+      expect((lastBody()['text'] as { format: { strict: boolean } }).format.strict).toBe(false);
+      expect(reply.warnings).toEqual([expect.stringContaining('(/properties/verdict/format does not fit)')]);
+      const refused = await raw({ model: 'gpt-5.4-nano', input: PROMPT, text: { format: { type: 'json_schema', name: 'response', schema: uri, strict: true } } });
+      expect(refused.status).toBe(400);
+      expect((refused.json['error'] as { message: string }).message).toContain("'uri' is not a valid format");
+      // A format strict mode takes stays strict.
+      await send(call({ responseSchema: { ...uri, properties: { ...uri.properties, verdict: { type: 'string', format: 'email' } } } }));
+      expect((lastBody()['text'] as { format: { strict: boolean } }).format.strict).toBe(true);
+    });
+
     it('keeps the partial text of an answer cut at maxTokens, saying it was cut', async () => {
       const reply = await send(call({ maxTokens: 16 }));
 

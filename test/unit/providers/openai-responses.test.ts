@@ -299,6 +299,8 @@ describe('Function: strictViolation', () => {
     ['a default', { ...SCHEMA, properties: { ...SCHEMA.properties, score: { type: 'number', default: 0 } } }, '/properties/score/default'],
     ['a composition other than anyOf', { ...SCHEMA, properties: { ...SCHEMA.properties, score: { not: { type: 'string' } } } }, '/properties/score/not'],
     ['a root $schema', { $schema: 'https://json-schema.org/draft/2020-12/schema', ...SCHEMA }, '/$schema'],
+    // OpenAI: "In context=('properties', 'url'), 'uri' is not a valid format" (its strict formats: date-time ... uuid).
+    ['a format strict mode does not take', { ...SCHEMA, properties: { ...SCHEMA.properties, verdict: { type: 'string', format: 'uri' } } }, '/properties/verdict/format'],
     // OpenAI: "In context=('properties', 'a'), schema must have a 'type' key" (a 400 for every model of the request).
     ['a property of any value, {}', { ...SCHEMA, properties: { ...SCHEMA.properties, score: {} } }, '/properties/score'],
     ['a property described but untyped', { ...SCHEMA, properties: { ...SCHEMA.properties, score: { description: 'any JSON value' } } }, '/properties/score'],
@@ -323,6 +325,7 @@ describe('Function: strictViolation', () => {
       description: 'A verdict',
       properties: {
         label: { type: 'string', pattern: '^[a-z]+$', format: 'email', enum: ['a@b.co'] },
+        ...Object.fromEntries(['date-time', 'time', 'date', 'duration', 'hostname', 'ipv4', 'ipv6', 'uuid'].map((format) => [format, { type: 'string', format }])),
         score: { type: 'number', minimum: 0, maximum: 10, exclusiveMinimum: -1, exclusiveMaximum: 11, multipleOf: 0.5 },
         tags: { type: 'array', items: { $ref: '#/$defs/tag' }, minItems: 1, maxItems: 3 },
         either: { anyOf: [{ type: 'string' }, { type: 'null' }] },
@@ -330,7 +333,7 @@ describe('Function: strictViolation', () => {
         // 300 values, 15,000 characters in all: at the limit.
         many: { type: 'string', enum: Array.from({ length: 300 }, (_, i) => `${'v'.repeat(46)}${String(i).padStart(4, '0')}`) },
       },
-      required: ['label', 'score', 'tags', 'either', 'fixed', 'many'],
+      required: ['label', 'score', 'tags', 'either', 'fixed', 'many', 'date-time', 'time', 'date', 'duration', 'hostname', 'ipv4', 'ipv6', 'uuid'],
       additionalProperties: false,
       $defs: { tag: { type: 'string' } },
     };
