@@ -170,7 +170,7 @@ export class GatewayAlarms extends Construct {
     this.alarm(
       'VendorFailures',
       vendorFailures,
-      `At least ${VENDOR_FAILURES.share * 100} % of ${VENDOR_FAILURES.calls} or more vendor calls failed on the vendors' side (down, overloaded, limiting the gateway, out of the gateway's credit, answering nonsense or too late, breaking off a stream it had begun, or the gateway's own fault; not a refused key, which LoggedErrors counts): their requests answered 200 with failed results. The api function's log ("Prompt completed") names each model's status`,
+      `At least ${VENDOR_FAILURES.share * 100} % of ${VENDOR_FAILURES.calls} or more vendor calls failed on the vendors' side (down, overloaded, limiting the gateway, out of the gateway's credit, answering nonsense or too late, breaking off a stream it had begun, or the gateway's own fault; not a refused key, which LoggedErrors counts): their requests answered 200 with failed results. The api function's log ("Prompt completed") names each model's status and vendor status; a judge call's are in the judge function's log ("Pair judged")`,
     );
   }
 

@@ -120,8 +120,22 @@ export class WorkflowTasks {
   }
 
   /** One line per call: who, and how it ended (never its content). */
-  private logOutcome(message: string, requestId: string, who: Record<string, string>, outcome: { status: string; latencyMs: number; error?: { code: string } }): void {
-    this.deps.log.info(message, { promptLogId: requestId, ...who, status: outcome.status, latencyMs: outcome.latencyMs, errorCode: outcome.error?.code });
+  private logOutcome(
+    message: string,
+    requestId: string,
+    who: Record<string, string>,
+    outcome: { status: string; latencyMs: number; error?: { code: string; upstreamStatus?: number } },
+  ): void {
+    const { error } = outcome;
+    // The vendor's status too, as "Prompt completed" gives it: a 529 is told apart from a 4xx.
+    this.deps.log.info(message, {
+      promptLogId: requestId,
+      ...who,
+      status: outcome.status,
+      latencyMs: outcome.latencyMs,
+      errorCode: error?.code,
+      upstreamStatus: error?.upstreamStatus,
+    });
   }
 
   /** The request again as the `api` function validated it (the body was valid there, so it is here), the catalog read at the same instant. */

@@ -382,11 +382,13 @@ async function reservedOnceKeyed(reserving: Promise<OpenRequest>, router: Promis
 }
 
 /**
- * The models whose vendor refused the operator's own key (401 or 403): an error line each (the
- * deployment's LoggedErrors alarm counts them), as every call to that vendor fails until the
- * operator acts, while a caller's bad input fails one call. A vendor left without a key is a
- * warning: a deployment may leave vendors out on purpose, and any caller could then raise
- * the alarm at will by asking for their models.
+ * The models whose vendor refused the operator's own key (401 or 403), or does not serve the
+ * model the catalog calls it by (404: a model its vendor retired or renamed before the catalog
+ * did): an error line each (the deployment's LoggedErrors alarm counts them), as every call to
+ * that model fails until the operator acts, while a caller's bad input fails one call (model
+ * IDs are the catalog's, so no caller names a model its vendor does not know). A vendor left
+ * without a key is a warning: a deployment may leave vendors out on purpose, and any caller
+ * could then raise the alarm at will by asking for their models.
  */
 export function logRefusedKeys(
   log: Log,
@@ -397,14 +399,16 @@ export function logRefusedKeys(
 ): void {
   let logged: Set<string> | undefined;
   const check = (modelId: string, error: ModelResult['error']) => {
-    if (!error || !(error.code === 'provider_not_configured' || refusedGatewayKey(error)) || logged?.has(modelId)) return;
+    const unserved = error?.code === 'upstream_error' && error.upstreamStatus === 404;
+    if (!error || !(error.code === 'provider_not_configured' || refusedGatewayKey(error) || unserved) || logged?.has(modelId)) return;
     logged ??= new Set();
     logged.add(modelId);
     const fields = { ...ids, modelId, errorCode: error.code, ...(error.upstreamStatus === undefined ? {} : { upstreamStatus: error.upstreamStatus }) };
     if (error.code === 'provider_not_configured') log.warn('No key is configured for the vendor of a requested model', fields);
+    else if (unserved) log.error('A vendor does not serve a catalog model', fields);
     else log.error("A vendor refused the gateway's key", fields);
   };
-  // A Gemini cachedContent names a resource the caller chose: its 403 may be the caller's doing, not the key's.
+  // A Gemini cachedContent names a resource the caller chose: its 403 or 404 may be the caller's doing, not the key's or the catalog's.
   results.forEach((result, index) => {
     if (request.models[index]?.tuning.cachedContent === undefined) check(result.modelId, result.error);
   });

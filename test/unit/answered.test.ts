@@ -110,7 +110,7 @@ describe('Function: logRefusedKeys', () => {
     error,
   });
 
-  it("logs an error for a vendor that refused the gateway's key, a warning for one without a key, and nothing for a caller's own failures", () => {
+  it("logs an error for a vendor that refused the gateway's key or does not serve a catalog model, a warning for one without a key, and nothing for a caller's own failures", () => {
     const log = levelLog();
     const results = [
       failed('fam_c-5.4', { code: 'upstream_error', message: 'bad key', upstreamStatus: 401 }),
@@ -118,6 +118,8 @@ describe('Function: logRefusedKeys', () => {
       // A cachedContent the caller named: its 403 may be the caller's doing.
       failed('fam_b-3.1-pro', { code: 'upstream_error', message: 'forbidden', upstreamStatus: 403 }),
       failed('fam_k-8b', { code: 'upstream_error', message: 'bad request', upstreamStatus: 400 }),
+      // A model its vendor no longer serves, though the catalog still names it.
+      failed('fam_a-opus-4-6', { code: 'upstream_error', message: 'model: claude-opus-4-6', upstreamStatus: 404 }),
     ];
     const order = { answerA: 'a', answerB: 'b', status: 'failed' as const, verdict: null, winner: null, tokensIn: 0, tokensOut: 0, latencyMs: 1, providerCost: 0 };
     const evaluations = [
@@ -135,7 +137,22 @@ describe('Function: logRefusedKeys', () => {
     expect(log.lines).toEqual([
       ['error', "A vendor refused the gateway's key", { requestId: 'r1', promptLogId: 'pl_1', modelId: 'fam_c-5.4', errorCode: 'upstream_error', upstreamStatus: 401 }],
       ['warn', 'No key is configured for the vendor of a requested model', { requestId: 'r1', promptLogId: 'pl_1', modelId: 'fam_g-small', errorCode: 'provider_not_configured' }],
+      ['error', 'A vendor does not serve a catalog model', { requestId: 'r1', promptLogId: 'pl_1', modelId: 'fam_a-opus-4-6', errorCode: 'upstream_error', upstreamStatus: 404 }],
     ]);
+    // The caller's cachedContent not found: its 404 is the caller's.
+    const cached = levelLog();
+    logRefusedKeys(
+      cached,
+      request,
+      [
+        failed('fam_c-5.4', undefined as never),
+        failed('fam_g-small', undefined as never),
+        failed('fam_b-3.1-pro', { code: 'upstream_error', message: 'not found', upstreamStatus: 404 }),
+      ],
+      [],
+      { promptLogId: 'pl_3' },
+    );
+    expect(cached.lines).toEqual([]);
   });
 
   it("logs Google's 400 for a key it does not take as a refused key, not its other 400s", () => {

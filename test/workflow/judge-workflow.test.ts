@@ -23,7 +23,8 @@ import { VERDICT_SCHEMA } from '../../shared/judging/verdict.js';
 import { weightedScores } from '../../shared/judging/weights.js';
 import { WorkflowTasks } from '../../shared/judging/workflow-tasks.js';
 import type { WorkflowInput } from '../../shared/judging/workflow-types.js';
-import { silentLog } from '../../shared/log.js';
+import { silentLog, type Log } from '../../shared/log.js';
+import { recordingLog } from '../support/log.js';
 import { UpstreamError } from '../../shared/providers/errors.js';
 import type { Router } from '../../shared/providers/router.js';
 import type { ModelCall, ModelReply } from '../../shared/providers/types.js';
@@ -117,10 +118,10 @@ function fakeRouter(fakes: Fakes, calls: Call[]): Router {
 
 const NO_RETRY = { maxAttempts: 1, baseDelayMs: 1, maxDelayMs: 1 };
 
-function harness(fakes: Fakes, wrap: (handlers: LocalTaskHandlers) => LocalTaskHandlers = (h) => h) {
+function harness(fakes: Fakes, wrap: (handlers: LocalTaskHandlers) => LocalTaskHandlers = (h) => h, log: Log = silentLog) {
   const calls: Call[] = [];
   const claimCheck = new MemoryClaimCheck();
-  const tasks = new WorkflowTasks({ route: fakeRouter(fakes, calls), claimCheck, log: silentLog, retry: NO_RETRY });
+  const tasks = new WorkflowTasks({ route: fakeRouter(fakes, calls), claimCheck, log, retry: NO_RETRY });
   const workflow = createLocalWorkflow(wrap({ generate: createGenerateHandler(() => tasks), judge: createJudgeHandler(() => tasks) }));
   return {
     calls,
@@ -280,10 +281,15 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
 
   it('isolates a failing contestant and failing judges: judges x n(n-1) calls for the n completed results', async () => {
     // Prepare: 4 models, one of which fails; one judge answers, one is down, one writes prose.
-    const { judge, calls } = harness({
-      outputs: { ...BY_LENGTH, 'fam_g-large': new UpstreamError('invalid_request', 'Bad request', { upstreamStatus: 400 }) },
-      judges: { 'fam_c-5.4-mini': 'longer', 'fam_f-v4-pro': 'fails', 'fam_b-3.5-flash': 'prose' },
-    });
+    const log = recordingLog();
+    const { judge, calls } = harness(
+      {
+        outputs: { ...BY_LENGTH, 'fam_g-large': new UpstreamError('invalid_request', 'Bad request', { upstreamStatus: 400 }) },
+        judges: { 'fam_c-5.4-mini': 'longer', 'fam_f-v4-pro': 'fails', 'fam_b-3.5-flash': 'prose' },
+      },
+      undefined,
+      log,
+    );
 
     // Act
     const { results, evaluations, ranking } = await judge({ models: [...MODELS, 'fam_g-large'], judges: ['fam_c-5.4-mini', 'fam_f-v4-pro', 'fam_b-3.5-flash'] });
@@ -306,6 +312,15 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
     }
     expect(ranking.find((r) => r.modelId === 'fam_g-large')).toMatchObject({ rank: null, winRate: null, evaluations: 0 });
     expect(ranking[0]).toMatchObject({ modelId: 'fam_b-3.1-pro', winRate: 1, evaluations: 2 });
+    // Each failed call's line gives its vendor status, so that an operator tells a vendor down from a refusal.
+    const judged = log.lines.map((line) => JSON.parse(line) as [string, Record<string, unknown>]).filter(([message]) => message === 'Pair judged');
+    expect(judged.filter(([, fields]) => fields.judgeModelId === 'fam_f-v4-pro').map(([, fields]) => [fields.errorCode, fields.upstreamStatus])).toEqual(
+      Array(6).fill(['upstream_error', 500]),
+    );
+    const generated = log.lines
+      .map((line) => JSON.parse(line) as [string, Record<string, unknown>])
+      .find(([message, fields]) => message === 'Model generated' && fields.modelId === 'fam_g-large');
+    expect(generated?.[1]).toMatchObject({ status: 'failed', errorCode: 'invalid_request', upstreamStatus: 400 });
   });
 
   it('turns a task that throws into a failed item, never a failed execution', async () => {
