@@ -7,6 +7,7 @@ import { createAuthorizer } from '../../functions/authorizer.js';
 import { createGenerateHandler, createJudgeHandler } from '../../functions/workflow-handlers.js';
 import { generateApiKey, hashApiKey, isWellFormedKey, keyPrefix } from '../../shared/auth/keys.js';
 import { revokeApiKey } from '../../shared/auth/revoke.js';
+import type { ApiKeyRecord } from '../../shared/storage/api-keys.js';
 import { PROVIDERS, type ProviderId } from '../../shared/catalog/types.js';
 import { MemoryClaimCheck } from '../../shared/claim-check/memory.js';
 import { ConfigError, type GatewayConfig } from '../../shared/config.js';
@@ -193,10 +194,11 @@ function functionTimeoutMs(config: GatewayConfig): number {
 
 /**
  * The demo account and key. DEMO_API_KEY pins the key (kept across runs with a data
- * dir); otherwise a new key is issued each start, shown once. Either way, a key an earlier
- * start issued itself (with a data dir), random or pinned, is revoked: the key this start
- * gives is the demo key, and keys printed to old terminals, or pinned before a leaked one
- * was changed, stop working. Keys made with the admin CLI are left alone.
+ * dir); otherwise a new key is issued each start, shown once. Either way, a random key an
+ * earlier start issued itself (with a data dir) is revoked, and a pinned one by a start that
+ * pins another: the key this start gives is the demo key, and keys printed to old terminals,
+ * or pinned before a leaked one was changed, stop working. Keys made with the admin CLI, and
+ * keys pinned before starts marked theirs, are left alone.
  */
 async function ensureDemoAccount(gateway: Gateway, config: GatewayConfig): Promise<LocalHost['demo']> {
   let account = await gateway.accounts.get(DEMO_ACCOUNT_ID);
@@ -213,12 +215,16 @@ async function ensureDemoAccount(gateway: Gateway, config: GatewayConfig): Promi
   if (existing && existing.accountId !== account.accountId) {
     throw new ConfigError(`DEMO_API_KEY is a key of account ${existing.accountId} in the store of GATEWAY_DATA_DIR (${config.dataDir}), not of the demo account: pin another key`);
   }
-  // The key this start prints stays, should an earlier start have printed it (and DEMO_API_KEY pin it now).
-  const issued = (await gateway.apiKeys.listByAccount(account.accountId)).filter((key) => key.issuedBy === 'local-demo' && !key.revokedAt && key.keyHash !== keyHash);
+  // The key this start prints stays, should an earlier start have printed it (and DEMO_API_KEY pin it now). A start
+  // that pins a key revokes the keys pinned before it (one changed because it leaked); one that pins none, the random
+  // ones only: a start without the setting (another shell) leaves the pinned key to the next start that pins it.
+  const pinned = config.demoApiKey !== undefined;
+  const sweep = (key: ApiKeyRecord) => key.issuedBy === 'local-demo' || (pinned && key.issuedBy === 'local-demo-pinned');
+  const issued = (await gateway.apiKeys.listByAccount(account.accountId)).filter((key) => sweep(key) && !key.revokedAt && key.keyHash !== keyHash);
   await Promise.all(issued.map((key) => revokeApiKey(gateway, key.keyHash)));
   if (!existing) {
     const record = { keyHash, accountId: account.accountId, keyPrefix: keyPrefix(apiKey), createdAt: new Date().toISOString() };
-    await gateway.apiKeys.put({ ...record, issuedBy: 'local-demo' });
+    await gateway.apiKeys.put({ ...record, issuedBy: pinned ? 'local-demo-pinned' : 'local-demo' });
   }
   return { accountId: account.accountId, apiKey, balance: microToCredits(account.balanceMicro) };
 }

@@ -10,8 +10,8 @@ export interface ApiKeyRecord {
   keyPrefix: string;
   createdAt: string;
   revokedAt?: string;
-  /** `local-demo`: the key `npm start` issued itself, revoked when it issues the next (infra/local/host.ts). */
-  issuedBy?: 'local-demo';
+  /** `local-demo`: the random key `npm start` issued itself, revoked when it issues the next; `local-demo-pinned`: a DEMO_API_KEY it stored, revoked by a start that pins another (infra/local/host.ts). */
+  issuedBy?: 'local-demo' | 'local-demo-pinned';
 }
 
 export class ApiKeysRepository {

@@ -391,7 +391,7 @@ describe('Requests of one account at once (MAX_REQUESTS_IN_FLIGHT)', () => {
 });
 
 describe('The demo key of a host keeping its store on disk', () => {
-  it('revokes the key an earlier start issued, random or pinned, keeps it where DEMO_API_KEY pins it, and leaves a key made with the admin CLI alone', async () => {
+  it('revokes the random key an earlier start issued, and a pinned one when a start pins another, keeps it where DEMO_API_KEY pins it, and leaves a key made with the admin CLI alone', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'gateway-data-'));
     let host = await startTestHost({ GATEWAY_DATA_DIR: dataDir });
     try {
@@ -420,15 +420,23 @@ describe('The demo key of a host keeping its store on disk', () => {
       expect(host.demo.apiKey).toBe(printed);
       expect(await status(printed)).toBe(200);
 
-      // A key pinned, then another pinned in its place (the first leaked, say): the first stops working, as does the
-      // second once a start pins none.
+      // A key pinned, then another pinned in its place (the first leaked, say): the first stops working. A start that
+      // pins none (another shell) leaves the pinned one, and the next start pins it again.
       const pinned = generateApiKey();
+      const replaced = generateApiKey();
       await host.close();
       host = await startTestHost({ GATEWAY_DATA_DIR: dataDir, DEMO_API_KEY: pinned });
       expect([await status(printed), await status(pinned)]).toEqual([401, 200]);
       await host.close();
       host = await startTestHost({ GATEWAY_DATA_DIR: dataDir });
-      expect([await status(pinned), await status(host.demo.apiKey), await status(made)]).toEqual([401, 200, 200]);
+      const random = host.demo.apiKey;
+      expect([await status(pinned), await status(random), await status(made)]).toEqual([200, 200, 200]);
+      await host.close();
+      host = await startTestHost({ GATEWAY_DATA_DIR: dataDir, DEMO_API_KEY: pinned });
+      expect([await status(pinned), await status(random)]).toEqual([200, 401]);
+      await host.close();
+      host = await startTestHost({ GATEWAY_DATA_DIR: dataDir, DEMO_API_KEY: replaced });
+      expect([await status(pinned), await status(replaced), await status(made)]).toEqual([401, 200, 200]);
     } finally {
       await host.close();
       rmSync(dataDir, { recursive: true, force: true });
