@@ -225,6 +225,9 @@ async function ensureDemoAccount(gateway: Gateway, config: GatewayConfig): Promi
   if (!existing) {
     const record = { keyHash, accountId: account.accountId, keyPrefix: keyPrefix(apiKey), createdAt: new Date().toISOString() };
     await gateway.apiKeys.put({ ...record, issuedBy: pinned ? 'local-demo-pinned' : 'local-demo' });
+  } else if (pinned && existing.issuedBy === 'local-demo') {
+    // A key an earlier start printed (or stored before pinned keys had their own mark), pinned now: kept as pinned.
+    await gateway.apiKeys.markPinned(keyHash);
   }
   return { accountId: account.accountId, apiKey, balance: microToCredits(account.balanceMicro) };
 }

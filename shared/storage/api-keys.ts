@@ -67,6 +67,22 @@ export class ApiKeysRepository {
     return records.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   }
 
+  /** Marks a key `npm start` stored as the DEMO_API_KEY pinned now (infra/local/host.ts), whatever mark it had. */
+  async markPinned(keyHash: string): Promise<void> {
+    await storeCall(
+      'apiKeys.markPinned',
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { keyHash },
+          UpdateExpression: 'SET issuedBy = :pinned',
+          ConditionExpression: 'attribute_exists(keyHash)',
+          ExpressionAttributeValues: { ':pinned': 'local-demo-pinned' },
+        }),
+      ),
+    );
+  }
+
   async revoke(keyHash: string, at = new Date()): Promise<ApiKeyRecord> {
     try {
       const { Attributes } = await storeCall(

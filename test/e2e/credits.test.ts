@@ -413,11 +413,18 @@ describe('The demo key of a host keeping its store on disk', () => {
           .sort(),
       ).toEqual([keyPrefix(host.demo.apiKey), keyPrefix(made)].sort());
 
-      // The printed key, pinned with DEMO_API_KEY on the next start, stays the demo key.
+      // The printed key, pinned with DEMO_API_KEY on the next start, stays the demo key, a start that pins none
+      // (another shell) included.
       const printed = host.demo.apiKey;
       await host.close();
       host = await startTestHost({ GATEWAY_DATA_DIR: dataDir, DEMO_API_KEY: printed });
       expect(host.demo.apiKey).toBe(printed);
+      expect(await status(printed)).toBe(200);
+      await host.close();
+      host = await startTestHost({ GATEWAY_DATA_DIR: dataDir });
+      expect(await status(printed)).toBe(200);
+      await host.close();
+      host = await startTestHost({ GATEWAY_DATA_DIR: dataDir, DEMO_API_KEY: printed });
       expect(await status(printed)).toBe(200);
 
       // A key pinned, then another pinned in its place (the first leaked, say): the first stops working. A start that
