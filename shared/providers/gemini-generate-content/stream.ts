@@ -13,6 +13,9 @@ interface Chunk {
   error?: { code?: unknown } | null;
 }
 
+/** Whether a usageMetadata counts output (candidates or thoughts), not the prompt alone. */
+const countsOutput = (metadata: UsageMetadata) => metadata.candidatesTokenCount !== undefined || metadata.thoughtsTokenCount !== undefined;
+
 /**
  * Reads `streamGenerateContent?alt=sse`: each event a GenerateContentResponse. The text of
  * parts without `thought: true` becomes deltas; the finishReason and the last usageMetadata
@@ -49,7 +52,8 @@ export class GenerateContentStream {
     // stream's estimate says why it has no usage, not that this one counted no output; one that
     // counts thoughts covers the thoughts before any text.
     const counts = chunk.usageMetadata;
-    if (counts) {
+    // A running count that counts no output after one that did does not replace it: a vendor's count does not go back.
+    if (counts && (this.finished || countsOutput(counts) || !(this.usage && countsOutput(this.usage)))) {
       this.usage = counts;
       if (this.finished || counts.candidatesTokenCount !== undefined || (this.text === '' && counts.thoughtsTokenCount !== undefined)) this.partsAfterUsage = false;
     }

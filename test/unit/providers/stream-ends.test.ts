@@ -114,6 +114,9 @@ describe('A vendor stream that ends before the event that ends its answer fails,
       data: JSON.stringify({ candidates: [{ content: { parts: [{ text: 'Let me think', thought: true }] } }], usageMetadata: { promptTokenCount: 7, thoughtsTokenCount: 900 } }),
     });
     expect(thinking.partial()).toMatchObject({ output: '', usage: { inputTokens: 7, outputTokens: 900, reasoningTokens: 900 } });
+    // A later chunk's count of the prompt alone does not take the place of that count: the estimate still has the thoughts.
+    thinking.onEvent({ event: 'message', data: JSON.stringify({ candidates: [{ content: { parts: [{ text: 'Hi' }] } }], usageMetadata: { promptTokenCount: 7 } }) });
+    expect(thinking.partial()).toMatchObject({ output: 'Hi', hints: { inputTokens: 7, outputTokensAtLeast: 900 } });
   });
 
   it('Bedrock ConverseStream: ended by messageStop (metadata may be missing: no usage), else early', () => {
