@@ -383,8 +383,8 @@ async function reservedOnceKeyed(reserving: Promise<OpenRequest>, router: Promis
 
 /**
  * The models whose vendor refused the operator's own key (401 or 403), or does not serve the
- * model the catalog calls it by (404: a model its vendor retired or renamed before the catalog
- * did): an error line each (the deployment's LoggedErrors alarm counts them), as every call to
+ * model the catalog calls it by (404, or Groq's 400 "has been decommissioned": a model its
+ * vendor retired or renamed before the catalog did): an error line each (the deployment's LoggedErrors alarm counts them), as every call to
  * that model fails until the operator acts, while a caller's bad input fails one call (model
  * IDs are the catalog's, so no caller names a model its vendor does not know). A vendor left
  * without a key is a warning: a deployment may leave vendors out on purpose, and any caller
@@ -399,7 +399,7 @@ export function logRefusedKeys(
 ): void {
   let logged: Set<string> | undefined;
   const check = (modelId: string, error: ModelResult['error']) => {
-    const unserved = error?.code === 'upstream_error' && error.upstreamStatus === 404;
+    const unserved = error?.code === 'upstream_error' && (error.upstreamStatus === 404 || (error.upstreamStatus === 400 && /has been decommissioned/i.test(error.message)));
     if (!error || !(error.code === 'provider_not_configured' || refusedGatewayKey(error) || unserved) || logged?.has(modelId)) return;
     logged ??= new Set();
     logged.add(modelId);

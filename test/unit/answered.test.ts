@@ -120,6 +120,7 @@ describe('Function: logRefusedKeys', () => {
       failed('fam_k-8b', { code: 'upstream_error', message: 'bad request', upstreamStatus: 400 }),
       // A model its vendor no longer serves, though the catalog still names it.
       failed('fam_a-opus-4-6', { code: 'upstream_error', message: 'model: claude-opus-4-6', upstreamStatus: 404 }),
+      failed('fam_i-gpt-oss-20b', { code: 'upstream_error', message: 'The model `openai/gpt-oss-20b` has been decommissioned and is no longer supported.', upstreamStatus: 400 }),
     ];
     const order = { answerA: 'a', answerB: 'b', status: 'failed' as const, verdict: null, winner: null, tokensIn: 0, tokensOut: 0, latencyMs: 1, providerCost: 0 };
     const evaluations = [
@@ -138,6 +139,11 @@ describe('Function: logRefusedKeys', () => {
       ['error', "A vendor refused the gateway's key", { requestId: 'r1', promptLogId: 'pl_1', modelId: 'fam_c-5.4', errorCode: 'upstream_error', upstreamStatus: 401 }],
       ['warn', 'No key is configured for the vendor of a requested model', { requestId: 'r1', promptLogId: 'pl_1', modelId: 'fam_g-small', errorCode: 'provider_not_configured' }],
       ['error', 'A vendor does not serve a catalog model', { requestId: 'r1', promptLogId: 'pl_1', modelId: 'fam_a-opus-4-6', errorCode: 'upstream_error', upstreamStatus: 404 }],
+      [
+        'error',
+        'A vendor does not serve a catalog model',
+        { requestId: 'r1', promptLogId: 'pl_1', modelId: 'fam_i-gpt-oss-20b', errorCode: 'upstream_error', upstreamStatus: 400 },
+      ],
     ]);
     // The caller's cachedContent not found: its 404 is the caller's.
     const cached = levelLog();
