@@ -14,7 +14,6 @@ import { ServerTiming } from '../shared/http/server-timing.js';
 import type { Log } from '../shared/log.js';
 import type { PromptResponse, PromptService, Started, SubmitOptions } from '../shared/orchestrator/prompt-service.js';
 import type { PromptRequest } from '../shared/contract/types.js';
-import { jsonText } from '../shared/text/json-text.js';
 
 /** What the Lambda entry adds around the handler (Powertools); the local host adds nothing. */
 export interface ApiHooks {
@@ -132,10 +131,10 @@ async function answerWithEvents(
   const started = await prompts.start(accountId, request, {
     ...options,
     signal: stream.signal,
-    onDelta: (index, text) => stream.send('delta', jsonText({ index, modelId: request.models[index]?.requestedId, text })),
+    onDelta: (index, text) => stream.sendJson('delta', { index, modelId: request.models[index]?.requestedId, text }),
     onResult: (index, result) => {
       live.add(index);
-      stream.send('result', jsonText({ index, result }));
+      stream.sendJson('result', { index, result });
     },
   });
   // A replay ran no model and charged nothing: it adds nothing to the metrics.
@@ -167,10 +166,10 @@ function streamAnswer(
       let done: string;
       try {
         response.results.forEach((result, index) => {
-          if (!live.has(index)) stream.send('result', jsonText({ index, result }));
+          if (!live.has(index)) stream.sendJson('result', { index, result });
         });
-        for (const evaluation of response.evaluations) stream.send('evaluation', jsonText({ evaluation }));
-        if (response.ranking) stream.send('ranking', jsonText({ ranking: response.ranking, judgeStatistics: response.judgeStatistics }));
+        for (const evaluation of response.evaluations) stream.sendJson('evaluation', { evaluation });
+        if (response.ranking) stream.sendJson('ranking', { ranking: response.ranking, judgeStatistics: response.judgeStatistics });
         done = jsonResponse(200, response).body;
       } catch (error) {
         // Outputs too large for one string: withdrawn, so nothing is charged, as the error event says.

@@ -1,5 +1,6 @@
 import type { Writable } from 'node:stream';
 import type { APIGatewayProxyResult } from 'aws-lambda';
+import { jsonText } from '../text/json-text.js';
 
 /** The headers of a 200 event stream; `x-accel-buffering: no` asks a proxy in between (nginx) not to hold events back. */
 export const EVENT_STREAM_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store, no-transform', 'x-accel-buffering': 'no' };
@@ -107,6 +108,11 @@ export class EventStream implements AsyncIterable<string> {
   /** One event; `json` is the event's data, already one line of JSON (JSON.stringify never writes a raw line break). */
   send(event: string, json: string): void {
     this.push(`event: ${event}\ndata: ${json}\n\n`, event === 'delta');
+  }
+
+  /** One event of `value` as JSON, written as every answer's JSON is (jsonText: no half of a surrogate pair). */
+  sendJson(event: string, value: unknown): void {
+    this.send(event, jsonText(value));
   }
 
   /** The last chunk has been sent; the reader ends once it has taken it. */
