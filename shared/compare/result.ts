@@ -66,3 +66,13 @@ export function refusedGatewayKey(error: { code: string; message: string; upstre
   const status = error.upstreamStatus;
   return status === 401 || status === 403 || (status === 400 && /\bAPI[ _]key (not valid|expired)|API_KEY_(INVALID|EXPIRED)/i.test(error.message));
 }
+
+/**
+ * Whether a failed call's vendor does not serve the model the catalog calls it by: a 404, or
+ * Groq's 400 "has been decommissioned" (a model retired or renamed before the catalog was).
+ * Every call to that model fails until the operator acts.
+ */
+export function unservedCatalogModel(error: { code: string; message: string; upstreamStatus?: number } | undefined): boolean {
+  if (error?.code !== 'upstream_error') return false;
+  return error.upstreamStatus === 404 || (error.upstreamStatus === 400 && /has been decommissioned/i.test(error.message));
+}

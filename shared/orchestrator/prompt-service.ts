@@ -21,7 +21,7 @@ import type { Router } from '../providers/router.js';
 import type { AccountsRepository } from '../storage/accounts.js';
 import type { PromptLogsRepository } from '../storage/prompt-logs.js';
 import { toPromptLog } from './prompt-log.js';
-import { refusedGatewayKey, type ModelResult } from '../compare/result.js';
+import { refusedGatewayKey, unservedCatalogModel, type ModelResult } from '../compare/result.js';
 import { heldToBudget, OutputBudget } from '../compare/output-budget.js';
 import { runModels, type FanOutOptions } from '../compare/run-models.js';
 import { preparingInTurns } from '../compare/turns.js';
@@ -399,14 +399,19 @@ export function logRefusedKeys(
 ): void {
   let logged: Set<string> | undefined;
   const check = (modelId: string, error: ModelResult['error']) => {
-    const unserved = error?.code === 'upstream_error' && (error.upstreamStatus === 404 || (error.upstreamStatus === 400 && /has been decommissioned/i.test(error.message)));
-    if (!error || !(error.code === 'provider_not_configured' || refusedGatewayKey(error) || unserved) || logged?.has(modelId)) return;
+    if (!error || logged?.has(modelId)) return;
+    const line: [level: 'warn' | 'error', message: string] | undefined =
+      error.code === 'provider_not_configured'
+        ? ['warn', 'No key is configured for the vendor of a requested model']
+        : unservedCatalogModel(error)
+          ? ['error', 'A vendor does not serve a catalog model']
+          : refusedGatewayKey(error)
+            ? ['error', "A vendor refused the gateway's key"]
+            : undefined;
+    if (!line) return;
     logged ??= new Set();
     logged.add(modelId);
-    const fields = { ...ids, modelId, errorCode: error.code, ...(error.upstreamStatus === undefined ? {} : { upstreamStatus: error.upstreamStatus }) };
-    if (error.code === 'provider_not_configured') log.warn('No key is configured for the vendor of a requested model', fields);
-    else if (unserved) log.error('A vendor does not serve a catalog model', fields);
-    else log.error("A vendor refused the gateway's key", fields);
+    log[line[0]](line[1], { ...ids, modelId, errorCode: error.code, ...(error.upstreamStatus === undefined ? {} : { upstreamStatus: error.upstreamStatus }) });
   };
   // A Gemini cachedContent names a resource the caller chose: its 403 or 404 may be the caller's doing, not the key's or the catalog's.
   results.forEach((result, index) => {
