@@ -89,7 +89,7 @@ export class SchemaChecker {
    */
   async check(output: string, schemaJson: string, scope = '', deadlineAt?: number): Promise<StructuredOutput> {
     try {
-      return (await this.ask({ op: 'check', schema: schemaJson, output, scope }, scope || CHECKS, deadlineAt)) as StructuredOutput;
+      return (await this.ask({ op: 'check', schema: schemaJson, output, scope }, scope, deadlineAt)) as StructuredOutput;
     } catch (error) {
       if (!(error instanceof SchemaThreadUnavailable)) throw error;
       return { conforms: false, errors: [`the output could not be checked: ${error.message}`] };
@@ -113,29 +113,24 @@ export class SchemaChecker {
    * within the thread's own deadline, unheard).
    */
   private ask(job: Unnumbered, lane: string, deadlineAt?: number): Promise<SchemaAnswer> {
-    return new Promise((resolve, reject) => {
-      const timer =
-        deadlineAt === undefined
-          ? undefined
-          : setTimeout(
-              () => {
-                this.withdraw(waiting);
-                reject(new SchemaThreadUnavailable("the request's deadline passed before the check was done"));
-              },
-              Math.max(0, deadlineAt - Date.now()),
-            );
-      const settled =
-        <T>(settle: (value: T) => void) =>
-        (value: T) => {
-          clearTimeout(timer);
-          settle(value);
-        };
-      const waiting: Job = { message: { ...job, id: this.nextId++ } as SchemaJob, lane, resolve: settled(resolve), reject: settled(reject) };
+    let timer: NodeJS.Timeout | undefined;
+    const answer = new Promise<SchemaAnswer>((resolve, reject) => {
+      const waiting: Job = { message: { ...job, id: this.nextId++ } as SchemaJob, lane, resolve, reject };
+      if (deadlineAt !== undefined) {
+        timer = setTimeout(
+          () => {
+            this.withdraw(waiting);
+            reject(new SchemaThreadUnavailable("the request's deadline passed before the check was done"));
+          },
+          Math.max(0, deadlineAt - Date.now()),
+        );
+      }
       const jobs = this.waiting.get(lane);
       if (jobs) jobs.push(waiting);
       else this.waiting.set(lane, [waiting]);
       this.next();
     });
+    return timer === undefined ? answer : answer.finally(() => clearTimeout(timer));
   }
 
   /** A job taken out of its lane, if it is still waiting there. */

@@ -257,7 +257,7 @@ export class CreditsService {
         errorName: (error as Error).name,
       });
       // The operator paid its vendors whichever the reconciler does: at least this much is lost.
-      this.logUncollected({ ...settlement, requestId: open.requestId });
+      this.logUncollected(settlement);
       return { chargedMicro };
     }
     this.logUncollected(applied);

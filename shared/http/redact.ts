@@ -229,7 +229,7 @@ export class KnownSecretsFilter {
 
   /** The text that can be passed on now ('' when all of it is held). */
   push(piece: string): string {
-    const text = this.secrets.length === 0 ? this.held + piece : redactKnown(this.held + piece, this.secrets);
+    const text = redactKnown(this.held + piece, this.secrets);
     let hold = 0;
     for (const secret of this.secrets) hold = Math.max(hold, knownStartAtEnd(text, secret, 1));
     const before = text.charCodeAt(text.length - hold - 1);

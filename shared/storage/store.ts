@@ -10,9 +10,8 @@ import { LedgerRepository } from './ledger.js';
  * endpoint (LocalStack), or the region's DynamoDB; with STORE_TIMEOUTS unless `timeouts` are given.
  */
 export function configuredStoreClient(config: Pick<GatewayConfig, 'region' | 'dynamodbEndpoint' | 'awsEndpoints'>, timeouts?: AwsTimeouts): StoreClient {
-  const deadlines = timeouts ? { timeouts } : {};
-  if (config.dynamodbEndpoint !== undefined) return createStoreClient({ region: config.region, endpoint: config.dynamodbEndpoint, local: true, ...deadlines });
-  return createStoreClient({ region: config.region, endpoint: config.awsEndpoints.dynamodb, ...deadlines });
+  if (config.dynamodbEndpoint !== undefined) return createStoreClient({ region: config.region, endpoint: config.dynamodbEndpoint, local: true, timeouts });
+  return createStoreClient({ region: config.region, endpoint: config.awsEndpoints.dynamodb, timeouts });
 }
 
 /** The repositories of accounts, API keys and the ledger over one store client: what the authorizer needs (and bundles). */
