@@ -72,18 +72,20 @@ export function chargeCall(
   const adapter = ADAPTERS[call.entry.protocol];
   // At its output limit, the vendor billed that limit: thinking it did not show (or count) included, where the limit bounds it.
   const atLimit = hints.outputLimitReached ? adapter.sentOutputLimit(call) : 0;
-  const limitCountsReasoning = hints.outputLimitReached === true && adapter.billedOutputBound(call) <= atLimit;
+  const limitCountsReasoning = hints.outputLimitReached === true && outputTokenBound(call) <= atLimit;
+  const shownUnseen = tokenCount(hints.unseenOutputTokens);
+  const shownAtLeast = tokenCount(hints.outputTokensAtLeast);
   // Thinking counted from the text it streamed is charged up to the bound; a vendor's own count, only where it could be true.
-  const unseen = hints.reasoningCounted ? reportedOutput(call, hints.unseenOutputTokens) : tokenCount(hints.unseenOutputTokens);
-  const atLeast = reportedOutput(call, hints.outputTokensAtLeast);
+  const unseen = hints.reasoningCounted ? reportedOutput(call, shownUnseen) : shownUnseen;
+  const atLeast = reportedOutput(call, shownAtLeast);
   const tokensOut = Math.min(Math.max(Math.ceil(textTokens(output) + unseen), atLimit, atLeast), bound.outputTokens);
   const searched = search.note ? `. ${search.note}` : '';
   // Reasoning its vendor bills and shows in no way but the usage: not charged, unless the answer ended at a limit that
   // counts it, or the vendor's count of it came some other way (Gemini's thoughts count, in a usage not believed or a
   // running one) and was taken.
-  const reasoningCounted = hints.reasoningCounted === true && unseen === tokenCount(hints.unseenOutputTokens) && atLeast === tokenCount(hints.outputTokensAtLeast);
+  const vendorCountTaken = hints.reasoningCounted === true && unseen === shownUnseen && atLeast === shownAtLeast;
   const unshown =
-    !limitCountsReasoning && !reasoningCounted && adapter.hidesReasoning?.(call)
+    !limitCountsReasoning && !vendorCountTaken && adapter.hidesReasoning?.(call)
       ? '. Any reasoning the model did before its answer, which its vendor bills and does not show, is not charged'
       : '';
   const classed = reportedInputClasses(call, output, hints, tokensOut);
@@ -164,8 +166,7 @@ function reportedInput(call: ModelCall, value: number | undefined): number {
  * it could be true of the call: one past what its usage block could claim is 0, as such a block
  * would be refused (a thoughts count of 1e300 had charged a 12-character answer the whole limit).
  */
-function reportedOutput(call: ModelCall, value: number | undefined): number {
-  const count = tokenCount(value);
+function reportedOutput(call: ModelCall, count: number): number {
   return Number.isSafeInteger(count) && count <= believedOutputTokens(call) ? count : 0;
 }
 

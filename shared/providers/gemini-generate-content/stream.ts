@@ -52,11 +52,11 @@ export class GenerateContentStream {
     // stream's estimate says why it has no usage, not that this one counted no output; one that
     // counts thoughts covers the thoughts before any text.
     const counts = chunk.usageMetadata;
+    if (!counts) return;
     // A running count that counts no output after one that did does not replace it: a vendor's count does not go back.
-    if (counts && (this.finished || countsOutput(counts) || !(this.usage && countsOutput(this.usage)))) {
-      this.usage = counts;
-      if (this.finished || counts.candidatesTokenCount !== undefined || (this.text === '' && counts.thoughtsTokenCount !== undefined)) this.partsAfterUsage = false;
-    }
+    if (!this.finished && !countsOutput(counts) && this.usage && countsOutput(this.usage)) return;
+    this.usage = counts;
+    if (this.finished || counts.candidatesTokenCount !== undefined || (this.text === '' && counts.thoughtsTokenCount !== undefined)) this.partsAfterUsage = false;
   }
 
   private readCandidate(candidate: NonNullable<Chunk['candidates']>[number] | undefined): void {
