@@ -96,7 +96,8 @@ async function startGateway(config: GatewayConfig, store: EmbeddedStore, simulat
   // Claim-check objects live for one request (a day at most, as the bucket keeps them), so memory is enough even with GATEWAY_DATA_DIR.
   const claimCheck = new MemoryClaimCheck();
   const tasks = createWorkflowTasks(localConfig, { ...routerOptions, log, claimCheck });
-  const workflow = createLocalWorkflow({ generate: createGenerateHandler(() => tasks), judge: createJudgeHandler(() => tasks) }, { functionTimeoutMs: functionTimeoutMs(config) });
+  const timeoutMs = functionTimeoutMs(config);
+  const workflow = createLocalWorkflow({ generate: createGenerateHandler(() => tasks), judge: createJudgeHandler(() => tasks) }, { functionTimeoutMs: timeoutMs });
   const gateway = createGateway(localConfig, { ...routerOptions, log, storeClient, judging: { workflow, claimCheck } });
   const demo = await ensureDemoAccount(gateway, config);
   // What requests still write after their answers (settled() waits for it), and each request
@@ -134,7 +135,7 @@ async function startGateway(config: GatewayConfig, store: EmbeddedStore, simulat
       catalog: createCatalogHandler(log, lazy(buildPage)),
     },
     log,
-    { apiTimeoutMs: functionTimeoutMs(config) },
+    { apiTimeoutMs: timeoutMs },
   );
   const settled = async () => {
     await Promise.all(finishing);

@@ -310,7 +310,8 @@ export class GatewayApi extends Construct {
    * MISSING_AUTHENTICATION_TOKEN, rendered as 404.
    */
   private addMethodNotAllowed(resource: IResource, allow: 'GET' | 'POST'): void {
-    const headers = { Allow: routeMethods(allow).join(', '), 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' };
+    const allowed = routeMethods(allow).join(', ');
+    const headers = { Allow: allowed, 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' };
     const method = resource.addMethod(
       'ANY',
       new MockIntegration({
@@ -337,7 +338,7 @@ export class GatewayApi extends Construct {
     Validations.of(method).acknowledge({
       id: 'AwsSolutions-APIG4',
       reason:
-        `The ANY method of this route is a mock that answers 405 (Allow: ${routeMethods(allow).join(', ')}) to every method but those; it ` +
+        `The ANY method of this route is a mock that answers 405 (Allow: ${allowed}) to every method but those; it ` +
         `runs no code and reads no data, so it needs no authorizer. ${allow}, the route's operation, keeps the Lambda authorizer.`,
     });
   }

@@ -4,6 +4,7 @@ import { AttributeType, BillingMode, ProjectionType, Table, type Attribute } fro
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
+import { CLAIM_CHECK_EXPIRY_MS } from '../../shared/claim-check/memory.js';
 import type { TableNames } from '../../shared/config.js';
 import { TABLES, type KeyAttribute } from '../../shared/storage/tables.js';
 
@@ -89,7 +90,7 @@ export class GatewayData extends Construct {
       minimumTLSVersion: 1.2,
       // A claim check lives as long as one request; the rule is the backstop for requests
       // that crash before they delete their objects.
-      lifecycleRules: [{ id: 'expire-claim-checks', expiration: Duration.days(1), abortIncompleteMultipartUploadAfter: Duration.days(1) }],
+      lifecycleRules: [{ id: 'expire-claim-checks', expiration: Duration.millis(CLAIM_CHECK_EXPIRY_MS), abortIncompleteMultipartUploadAfter: Duration.days(1) }],
       removalPolicy: RemovalPolicy.RETAIN,
     });
     Validations.of(this.claimCheckBucket).acknowledge({

@@ -78,14 +78,12 @@ export const DEFAULT_SETTINGS: GatewaySettings = {
  */
 export const RECONCILE_SCHEDULE = Duration.minutes(5);
 
-/** Time the `api` function keeps after its deadline to settle credits and answer. */
-const SETTLE_MARGIN = Duration.millis(FUNCTION_MARGIN_MS);
 /**
- * The shortest integration timeout: REQUEST_DEADLINE_MS (SETTLE_MARGIN shorter) at least
+ * The shortest integration timeout: REQUEST_DEADLINE_MS (FUNCTION_MARGIN_MS shorter) at least
  * MIN_REQUEST_DEADLINE_MS, which leaves the models time after a reserve that took the
  * store's worst case (shared/deadlines.ts): 14 s.
  */
-export const MIN_INTEGRATION_TIMEOUT = Duration.seconds(Math.ceil((MIN_REQUEST_DEADLINE_MS + SETTLE_MARGIN.toMilliseconds()) / 1_000));
+export const MIN_INTEGRATION_TIMEOUT = Duration.seconds(Math.ceil((MIN_REQUEST_DEADLINE_MS + FUNCTION_MARGIN_MS) / 1_000));
 /**
  * The authorizer's timeout: it reads the key, then its account (shared/auth/authenticate.ts),
  * two store calls one after the other, each up to STORE_WORST_CALL_MS (7 s) when the store
@@ -367,7 +365,7 @@ export function resolveSettings(props: Partial<GatewaySettings>): GatewaySetting
   const timeout = settings.integrationTimeout.toMilliseconds();
   if (timeout < MIN_INTEGRATION_TIMEOUT.toMilliseconds()) {
     throw new SettingsError(
-      `integrationTimeout must be at least ${MIN_INTEGRATION_TIMEOUT.toSeconds()} s, got ${timeout / 1_000} s: the request deadline is ${SETTLE_MARGIN.toSeconds()} s shorter, ` +
+      `integrationTimeout must be at least ${MIN_INTEGRATION_TIMEOUT.toSeconds()} s, got ${timeout / 1_000} s: the request deadline is ${FUNCTION_MARGIN_MS / 1_000} s shorter, ` +
         `and below ${MIN_REQUEST_DEADLINE_MS / 1_000} s it could leave the models no time after the reserve`,
     );
   }
@@ -383,7 +381,7 @@ export function resolveSettings(props: Partial<GatewaySettings>): GatewaySetting
 }
 
 function requestDeadlineMs(integrationTimeout: Duration): number {
-  return integrationTimeout.toMilliseconds() - SETTLE_MARGIN.toMilliseconds();
+  return integrationTimeout.toMilliseconds() - FUNCTION_MARGIN_MS;
 }
 
 function optionalEnv(values: Record<string, number | undefined>): Record<string, string> {

@@ -2,7 +2,7 @@ import { ClaimCheckNotFoundError } from './errors.js';
 import type { ClaimCheckStore } from './types.js';
 
 /**
- * How long an object is kept, as the stack's bucket keeps them (its lifecycle rule): a task the
+ * How long an object is kept, here and in the stack's bucket (its lifecycle rule): a task the
  * workflow stopped waiting for (its timeout caught) may still write its object after the
  * request deleted its own, and a host that runs for weeks would keep every one.
  */

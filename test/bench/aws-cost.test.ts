@@ -33,7 +33,7 @@ describe('AWS cost per request', () => {
   });
 
   it("counts the prompt log's entry in its table's index (its keys, 1 unit), written with it, and prices keeping it by the month apart", async () => {
-    const [plain] = await Promise.all(SCENARIOS.map((scenario) => requestCost(scenario, settings)));
+    const plain = await requestCost(SCENARIOS[0]!, settings);
     const dynamo = plain!.lines.find((line) => line.item.startsWith('DynamoDB'))!;
     const [, wru, logUnits] = /^DynamoDB: (\d+) WRU \(prompt log (\d+),/.exec(dynamo.item)!.map(Number);
     // The reserve, the settlement entry and the close, 1 each; the log's item, and 1 for its keys in the index.

@@ -151,27 +151,29 @@ async function judging(
   scenario: Scenario,
   request: PromptRequest,
   results: ModelResult[],
-): Promise<{ evaluations: Evaluation[]; ranking: RankingEntry[]; inputTokens: Record<string, number> }> {
-  const inputTokens: Record<string, number> = {};
+): Promise<{ evaluations: Evaluation[]; ranking: RankingEntry[]; callUsd: Record<string, number> }> {
+  const callUsd: Record<string, number> = {};
   const evaluations: Evaluation[] = [];
+  const verdict = { winner: 'A' as const, scoreA: 8, scoreB: 6, reasoning: 'x'.repeat(Math.min(VERDICT_LIMITS.reasoningChars, scenario.judgeOutputTokens * 4)) };
   for (const judge of request.judges) {
-    inputTokens[judge.requestedId] = inputTokenEstimate(judgeCall(request, judge, results[0]!.output, results[1]!.output).call);
-    const judgment = (): Judgment => ({
+    const tokensIn = inputTokenEstimate(judgeCall(request, judge, results[0]!.output, results[1]!.output).call);
+    callUsd[judge.requestedId] = providerUsd(judge.requestedId, tokensIn, scenario.judgeOutputTokens);
+    const judgment: Judgment = {
       status: 'completed',
-      verdict: { winner: 'A', scoreA: 8, scoreB: 6, reasoning: 'x'.repeat(Math.min(VERDICT_LIMITS.reasoningChars, scenario.judgeOutputTokens * 4)) },
-      tokensIn: inputTokens[judge.requestedId]!,
+      verdict,
+      tokensIn,
       tokensOut: scenario.judgeOutputTokens,
       latencyMs: scenario.judgeSeconds * 1000,
-      providerCost: providerUsd(judge.requestedId, inputTokens[judge.requestedId]!, scenario.judgeOutputTokens),
-    });
+      providerCost: callUsd[judge.requestedId]!,
+    };
     for (let i = 0; i < results.length; i++) {
       for (let j = i + 1; j < results.length; j++) {
-        const pair = { judgeModelId: judge.requestedId, a: results[i]!, b: results[j]!, aFirst: judgment(), bFirst: judgment(), weights: request.judgeWeights };
+        const pair = { judgeModelId: judge.requestedId, a: results[i]!, b: results[j]!, aFirst: judgment, bFirst: judgment, weights: request.judgeWeights };
         evaluations.push({ ...toEvaluation(pair), inRanking: true });
       }
     }
   }
-  return { evaluations, ranking: await rankModels(scenario.models, evaluations), inputTokens };
+  return { evaluations, ranking: await rankModels(scenario.models, evaluations), callUsd };
 }
 
 /** The AWS cost of one request of `scenario`, item by item. */
@@ -198,9 +200,7 @@ export async function requestCost(scenario: Scenario, settings: ReturnType<typeo
     latencyMs: scenario.generationSeconds * 1000,
     providerCost: providerUsd(modelId, scenario.inputTokens, scenario.outputTokens),
   }));
-  const { evaluations, ranking, inputTokens } = judged
-    ? await judging(scenario, request, results)
-    : { evaluations: [], ranking: undefined, inputTokens: {} as Record<string, number> };
+  const { evaluations, ranking, callUsd } = judged ? await judging(scenario, request, results) : { evaluations: [], ranking: undefined, callUsd: {} as Record<string, number> };
   const log = toPromptLog({
     promptLogId: '01JBENCHMARKPROMPTLOG00000',
     accountId: 'acct_01jbenchmark0000000000000',
@@ -223,8 +223,7 @@ export async function requestCost(scenario: Scenario, settings: ReturnType<typeo
   const rru = 2;
 
   const providers =
-    results.reduce((sum, r) => sum + (r.providerCost ?? 0), 0) +
-    (judged ? (judgeCalls / scenario.judges.length) * scenario.judges.reduce((sum, j) => sum + providerUsd(j, inputTokens[j]!, scenario.judgeOutputTokens), 0) : 0);
+    results.reduce((sum, r) => sum + (r.providerCost ?? 0), 0) + (judged ? (judgeCalls / scenario.judges.length) * scenario.judges.reduce((sum, j) => sum + callUsd[j]!, 0) : 0);
 
   const lines = [
     { item: `API Gateway REST request`, usd: PRICES.restApiRequest },

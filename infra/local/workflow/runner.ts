@@ -87,12 +87,14 @@ class LambdaFunctionError extends Error {
 export function createLocalWorkflow(handlers: LocalTaskHandlers, options: LocalWorkflowOptions = {}): JudgingWorkflow {
   const { functionTimeoutMs } = options;
   const timeoutSeconds = functionTimeoutMs === undefined ? undefined : Math.ceil(functionTimeoutMs / 1_000);
+  // The tasks' Lambda context: the functions' timeout as the stack deploys it, in whole seconds.
+  const taskTimeoutMs = timeoutSeconds === undefined ? undefined : timeoutSeconds * 1_000;
   const definition = options.definition ?? (() => stackWorkflow(timeoutSeconds));
   return {
     async run(input: WorkflowInput, { executionName }: { executionName: string }): Promise<WorkflowOutput> {
       const workflow = await definition();
       const machine = await machineFor(workflow);
-      const overrides = bindTasks(workflow, handlers, executionName, timeoutSeconds === undefined ? undefined : timeoutSeconds * 1_000);
+      const overrides = bindTasks(workflow, handlers, executionName, taskTimeoutMs);
       checkSize('the execution input', input as unknown as Json);
       let output: Json;
       try {
