@@ -16,26 +16,32 @@ export const CATALOG_PATHS = {
 } as const;
 
 /** The comparison page's routes: public (no key), the same for everyone. `''` is `GET /`. */
-export const PAGE_PATHS = { html: '', script: '/page.js', css: '/page.css' } as const;
+export const PAGE_PATHS = { html: '', script: '/page.js', markdown: '/page-markdown.js', css: '/page.css' } as const;
 
-/** The page as served: the HTML (`{{base}}` marks where its script and style sheet live), its bundled script and its style sheet. */
+/**
+ * The page as served: the HTML (`{{base}}` marks where its script and style sheet live), its
+ * bundled script, the script of its Markdown thread (a worker the page starts) and its style sheet.
+ */
 export interface PageAssets {
   html: string;
   script: string;
+  markdown: string;
   css: string;
 }
 
 /** The page's files beside the catalog function's bundle (infra/stack/bundle.ts writes them). */
-export const PAGE_FILES: Readonly<Record<keyof PageAssets, string>> = { html: 'index.html', script: 'page.js', css: 'page.css' };
+export const PAGE_FILES: Readonly<Record<keyof PageAssets, string>> = { html: 'index.html', script: 'page.js', markdown: 'page-markdown.js', css: 'page.css' };
 
 /**
- * Nothing runs but the page's own script, nothing is fetched but from this origin (the
+ * Nothing runs but the page's own scripts, nothing is fetched but from this origin (the
  * API), no plugin, frame, form target or <base>; every HTML sink takes only what the
- * 'dompurify' Trusted Types policy returns.
+ * 'dompurify' Trusted Types policy returns, and a worker only the Markdown thread's script
+ * ('markdown-thread', main.ts).
  */
 export const PAGE_CSP = [
   "default-src 'none'",
   "script-src 'self'",
+  "worker-src 'self'",
   "style-src 'self'",
   "connect-src 'self'",
   "img-src 'none'",
@@ -43,7 +49,7 @@ export const PAGE_CSP = [
   "form-action 'none'",
   "frame-ancestors 'none'",
   "require-trusted-types-for 'script'",
-  'trusted-types dompurify',
+  'trusted-types dompurify markdown-thread',
 ].join('; ');
 
 const PAGE_HEADERS = {
@@ -57,6 +63,7 @@ const PAGE_HEADERS = {
 const PAGE_TYPES: Readonly<Record<keyof PageAssets, string>> = {
   html: 'text/html; charset=utf-8',
   script: 'text/javascript; charset=utf-8',
+  markdown: 'text/javascript; charset=utf-8',
   css: 'text/css; charset=utf-8',
 };
 
@@ -89,7 +96,7 @@ const PAGE_PARTS = new Map<string, keyof PageAssets>(Object.entries(PAGE_PATHS).
  * and GET /api/v1/openapi.json (the contract as OpenAPI 3.1), after the authorizer: the
  * same key as the prompt route. Each document is serialised once per container (the models'
  * again when a model's retirement takes effect). And the
- * comparison page (GET /, /page.js, /page.css; no key) from `page`, read on first use.
+ * comparison page (GET /, /page.js, /page-markdown.js, /page.css; no key) from `page`, read on first use.
  */
 export function createCatalogHandler(log: Log, page?: () => PageAssets) {
   return (

@@ -1,9 +1,10 @@
 import DOMPurify, { type Config } from 'dompurify';
-import { Marked, Tokenizer, type Tokens } from 'marked';
 import { isObject, type Json, list, num, str } from './answer.js';
 import { $, el, partsPair, untrusted } from './dom.js';
 import { type Costs, costText, credits, grouped, sumCosts, usd } from './figures.js';
 import { clearJudging, showJudging, showRanking } from './judging.js';
+import { MARKDOWN_TAGS, MAX_TABLE_CELLS, type Rendered } from './markdown-rules.js';
+import { MarkdownThread } from './render-thread.js';
 import { curlCommand, type PageForm, readJsonField, requestBody } from './request.js';
 import { SseParser, type SseEvent } from './sse.js';
 
@@ -61,9 +62,9 @@ interface Column {
   shown: number;
   /** A paint is scheduled. */
   painting: boolean;
-  /** The output shows `text` rendered as Markdown (not as text: the toggle is off, or the text is over the limit, or marked failed on it). */
+  /** The output shows `text` rendered as Markdown (not as text: the toggle is off, the text is over the limit, its render was too slow, or marked failed on it). */
   markdown: boolean;
-  /** The person asked for Markdown though the text is over MARKDOWN_MAX_CHARS. */
+  /** The person asked for Markdown though the text is over MARKDOWN_MAX_CHARS or its render took over RENDER_LIMIT_MS. */
   markdownAnyway: boolean;
   /** When the output's last Markdown render ended (performance.now()), and how long it took (ms). */
   renderedAt: number;
@@ -73,8 +74,12 @@ interface Column {
   blockChars: number;
   /** What the structured-output box shows (showStructured), so that `done` repeating a result does not build it again. */
   structuredShown: string;
-  /** A Markdown render waits for a task of its own (renderedInThisTask). */
-  renderWaiting: boolean;
+  /** A Markdown render of it waits or runs (its thread's). */
+  rendering: boolean;
+  /** A Markdown render of it was stopped at RENDER_LIMIT_MS: shown as text since, unless asked anyway. */
+  tooSlow: boolean;
+  /** The thread its Markdown renders in once asked anyway (no time limit); else the page's. */
+  thread: MarkdownThread | undefined;
 }
 
 /** Text shown in blocks (appendText): a column's output, or a structured output's value. */
@@ -514,6 +519,11 @@ function clearResults(modelIds: string[]): void {
   summaryEl.textContent = '';
   outputSizes.disconnect();
   clearJudging();
+  // The old columns' renders are not wanted any more, nor the threads of their own.
+  for (const column of columns) {
+    forgetRender(column);
+    column.thread?.close();
+  }
   columns = modelIds.map((modelId, index) => {
     const root = el('article', 'column');
     const status = el('span', 'status');
@@ -543,7 +553,9 @@ function clearResults(modelIds: string[]): void {
       block: undefined,
       blockChars: 0,
       structuredShown: '',
-      renderWaiting: false,
+      rendering: false,
+      tooSlow: false,
+      thread: undefined,
     };
     column.error.hidden = true;
     column.note.hidden = true;
@@ -703,11 +715,7 @@ function showWhole(column: Column): void {
  */
 const SANITIZE: Config & { RETURN_TRUSTED_TYPE: true } = {
   RETURN_TRUSTED_TYPE: true,
-  ALLOWED_TAGS: [
-    ...['p', 'br', 'hr', 'blockquote', 'pre', 'code', 'kbd', 'samp', 'em', 'strong', 'b', 'i', 's', 'del', 'ins', 'mark', 'sub', 'sup', 'small'],
-    ...['ul', 'ol', 'li', 'dl', 'dt', 'dd', 'a', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6'],
-    ...['table', 'thead', 'tbody', 'tfoot', 'tr', 'th', 'td'],
-  ],
+  ALLOWED_TAGS: [...MARKDOWN_TAGS],
   ALLOWED_ATTR: ['href', 'title', 'start', 'align', 'colspan', 'rowspan'],
   ALLOWED_URI_REGEXP: /^(?:https?|mailto):/i,
   // DOMPurify checks every attribute it does not know for plain text against the URI
@@ -723,30 +731,6 @@ const SANITIZE: Config & { RETURN_TRUSTED_TYPE: true } = {
  * for minutes (100 rows 4 to 5 s with collapsed borders). Markdown's own tables span nothing.
  */
 const MAX_SPAN = 20;
-
-/** The tags an output's own HTML keeps as tags: SANITIZE's. */
-const KEPT_TAGS: ReadonlySet<string> = new Set(SANITIZE.ALLOWED_TAGS);
-
-/**
- * Markdown with an output's own HTML kept only where its tag is one SANITIZE keeps, every
- * other tag (and comment, doctype, `<!…>`) shown as the text it is: left as HTML, the browser
- * took the output after a `<title>`, `<script>`, `<style>` or `<textarea>` in prose ("put a
- * <title> element inside <head>") for that element's text, and DOMPurify dropped it, or an
- * `<svg>` or `<math>` with what it held: the rest of the answer gone, with no note.
- */
-const markdown = new Marked({
-  renderer: {
-    html: ({ text }) =>
-      text.replace(/<(\/?)([A-Za-z][\w-]*)?/g, (tag: string, _slash: string, name: string | undefined) =>
-        name !== undefined && KEPT_TAGS.has(name.toLowerCase()) ? tag : `&lt;${tag.slice(1)}`,
-      ),
-    // An image as a link to it, named by its alt text: the page loads no image (img-src 'none'),
-    // and DOMPurify dropped the element with its alt text, leaving a gap in the sentence.
-    image(token) {
-      return `image: ${this.link({ ...token, type: 'link', tokens: token.tokens ?? [{ type: 'text', raw: token.text, text: token.text }] })}`;
-    },
-  },
-});
 
 DOMPurify.addHook('afterSanitizeAttributes', (node) => {
   for (const name of ['colspan', 'rowspan']) {
@@ -765,56 +749,41 @@ DOMPurify.addHook('afterSanitizeAttributes', (node) => {
 
 /**
  * Markdown is rendered whole at most this often while it streams (its result renders it at
- * once), and never sooner after a render than four times what that render took: a slow
- * render leaves the page at least four fifths of the time.
+ * once), and never sooner after a render than four times what that render took (from its
+ * text sent to the Markdown thread to its HTML in the page): a slow render leaves the thread,
+ * and the page, at least four fifths of the time.
  */
 const MARKDOWN_EVERY_MS = 250;
 const MARKDOWN_SPACING = 4;
 
 /**
- * Longer outputs are shown as text, with a button that renders them anyway: marked takes
- * time quadratic in some inputs, and a page cannot stop it once started. 24,000 characters
- * of `a_` take about a second, 100,000 about half a minute; of unmatched emphasis marks
- * (`**a_` repeated) 6 to 10 s, which this length does not prevent (6,000 characters would
- * hold them to about half a second, and leave most long answers as text). Counting the marks
- * does not tell them apart: 2,000 list items in bold, 8,000 marks, render in 30 ms.
+ * Longer outputs are shown as text, with a button that renders them anyway: the page's own
+ * part of a render (DOMPurify, then laying the HTML out) grows with the output, 100,000
+ * characters of prose about 160 ms a render, again and again while it streams.
  */
 const MARKDOWN_MAX_CHARS = 24_000;
 
 /**
- * Whether a Markdown render has run in this task: another waits for a task of its own, so that
- * results that arrive together (a judged run's, `done`'s) or the toggle over every column do
- * not hold the tab for all their renders at once (8 columns of a costly output: 6.6 s).
+ * A Markdown render is stopped after this long, and the output shown as text, with a button
+ * that renders it anyway, in a thread of its own with no time limit. marked takes time
+ * quadratic in some inputs: 24,000 characters of unmatched emphasis marks (`**a_` repeated)
+ * 6 to 10 s, of `a_` about a second; prose 1 MB in a quarter of a second. It renders in a
+ * worker, so that the page answers all along, and another column's render waits at most this.
  */
-let renderedInThisTask = false;
+const RENDER_LIMIT_MS = 2_000;
 
-/**
- * The most cells an output's tables hold as Markdown. A row shorter than its table's header
- * gets empty cells up to the header's count (GFM), so that 24,000 characters (a header of
- * 3,000 columns, then 6,000 rows of `|`) made 18 million cells: marked alone took 17 s to
- * write them, 180 MB of HTML. A table in 24,000 characters that writes each of its cells
- * holds fewer than this.
- */
-const MAX_TABLE_CELLS = 10_000;
-
-class TooManyCells extends Error {}
-
-/** marked's tokenizer, counting the cells of an output's tables before it makes them: one for each render. */
-class CountingTokenizer extends Tokenizer {
-  private cells = 0;
-
-  override table(src: string): Tokens.Table | undefined {
-    // What marked's own table() matches: the header (1), the delimiter row (2) and the rows (3).
-    const match = this.rules.block.table.exec(src);
-    if (match) {
-      const columns = match[2]?.match(/-+/g)?.length ?? 0;
-      const rows = match[3]?.trim() ? match[3].trim().split('\n').length : 0;
-      this.cells += columns * (rows + 1);
-      if (this.cells > MAX_TABLE_CELLS) throw new TooManyCells();
-    }
-    return super.table(src);
-  }
-}
+/** The page's Markdown thread (its script beside the page's), with its Trusted Types policy, allowing that script only. */
+const threadScript = new URL('page-markdown.js', script?.src ?? location.href).href;
+const threadPolicy = (
+  window as unknown as { trustedTypes?: { createPolicy(name: string, rules: { createScriptURL(url: string): string }): { createScriptURL(url: string): string } } }
+).trustedTypes?.createPolicy('markdown-thread', {
+  createScriptURL: (url) => {
+    if (url !== threadScript) throw new TypeError(`Not the page's Markdown thread: ${url}`);
+    return url;
+  },
+});
+const threadUrl = () => threadPolicy?.createScriptURL(threadScript) ?? threadScript;
+const markdownThread = new MarkdownThread(threadUrl, RENDER_LIMIT_MS);
 
 /** Paints the text a column streamed at the next frame (or after `delayMs`): one paint, however many deltas arrive till then. */
 function schedulePaint(column: Column, delayMs = 0): void {
@@ -845,70 +814,102 @@ function paint(column: Column): void {
 }
 
 /**
- * The whole text: as text by default; as Markdown (marked, then DOMPurify) only when the
- * toggle is on, and the text is not over MARKDOWN_MAX_CHARS (unless the person asked for it
- * anyway), one render a task (renderedInThisTask). An output Markdown cannot be rendered from (marked throws, e.g. "Maximum call
- * stack size exceeded" on thousands of nested quotes) is shown as text, with a note saying
- * why: its failure stays in its column.
+ * The whole text: as text by default; as Markdown (marked in the Markdown thread, then
+ * DOMPurify) only when the toggle is on, and the text is not over MARKDOWN_MAX_CHARS and
+ * no render of it took over RENDER_LIMIT_MS (unless the person asked for it anyway). The
+ * column shows what it showed till the render comes back (showRendered); one render of it at
+ * a time, the text it had when the render started.
  */
 function renderOutput(column: Column): void {
-  const tooLong = column.text.length > MARKDOWN_MAX_CHARS && !column.markdownAnyway;
-  if (markdownToggle.checked && !tooLong && renderedInThisTask) {
-    // Rendered in a task of its own (once, however often it is asked for meanwhile); till then the column shows what it showed.
-    if (!column.renderWaiting) {
-      column.renderWaiting = true;
-      setTimeout(() => {
-        column.renderWaiting = false;
-        // Not for a column a new comparison has taken off the page.
-        if (columns.includes(column)) renderOutput(column);
-      });
-    }
-    return;
-  }
-  column.shown = column.text.length;
-  column.markdown = false;
-  if (!markdownToggle.checked) {
-    setNote(column);
-  } else if (tooLong) {
+  if (!markdownToggle.checked) return showText(column);
+  if (!column.markdownAnyway && (column.tooSlow || column.text.length > MARKDOWN_MAX_CHARS)) {
     // Said without the text's length, which grows as more text is appended to it.
-    setNote(column, `Shown as text: longer than the ${grouped(MARKDOWN_MAX_CHARS)} characters rendered as Markdown.`, {
-      label: 'Render as Markdown anyway',
-      run: () => {
-        column.markdownAnyway = true;
-        renderOutput(column);
-      },
-    });
-  } else {
-    renderedInThisTask = true;
-    setTimeout(() => (renderedInThisTask = false));
-    const start = performance.now();
-    try {
-      const html = markdown.parse(column.text, { async: false, gfm: true, tokenizer: new CountingTokenizer() });
-      column.output.innerHTML = DOMPurify.sanitize(html, SANITIZE) as unknown as string;
+    const why = column.tooSlow
+      ? `Shown as text: rendering it as Markdown took longer than ${RENDER_LIMIT_MS / 1000} s.`
+      : `Shown as text: longer than the ${grouped(MARKDOWN_MAX_CHARS)} characters rendered as Markdown.`;
+    return showText(column, why, { label: 'Render as Markdown anyway', run: () => renderAnyway(column) });
+  }
+  if (column.rendering) return; // its render's outcome paints what arrived since
+  setRendering(column, true);
+  (column.thread ?? markdownThread).render(column, {
+    text: () => column.text,
+    done: (rendered, text, startedAt) => {
+      setRendering(column, false);
+      // Not for a column a new comparison has taken off the page, nor with the toggle turned off since.
+      if (columns.includes(column) && markdownToggle.checked) showRendered(column, rendered, text, startedAt);
+    },
+  });
+}
+
+/** The person asked for Markdown though the text is long or was slow to render: in a thread of the column's own, with no time limit. */
+function renderAnyway(column: Column): void {
+  column.markdownAnyway = true;
+  column.thread ??= new MarkdownThread(threadUrl, Number.POSITIVE_INFINITY);
+  setNote(column, 'Rendering as Markdown…');
+  renderOutput(column);
+}
+
+/**
+ * A render's outcome in its column: the HTML sanitised, or the text with a note saying why not
+ * (an output marked cannot render, e.g. "Maximum call stack size exceeded" on thousands of
+ * nested quotes, or whose tables are too large): its failure stays in its column. Text that
+ * arrived meanwhile is painted next (paint waits four times as long as this render took).
+ */
+function showRendered(column: Column, rendered: Rendered, text: string, startedAt: number): void {
+  try {
+    if ('tooSlow' in rendered) {
+      column.tooSlow = true;
+      renderOutput(column);
+    } else if ('html' in rendered) {
+      column.output.innerHTML = DOMPurify.sanitize(rendered.html, SANITIZE) as unknown as string;
       column.output.classList.add('markdown');
       column.markdown = true;
+      // What the output shows, if the column's text still begins with it (streamed since); else it shows another text.
+      column.shown = column.text.startsWith(text) ? text.length : -1;
       setNote(column);
       fitExpand(column);
-      return;
-    } catch (error) {
-      // marked adds a second line asking to report the error to its maintainers: left out.
-      setNote(
+    } else {
+      showText(
         column,
-        error instanceof TooManyCells
+        'tooManyCells' in rendered
           ? `Shown as text: its tables would hold more than the ${grouped(MAX_TABLE_CELLS)} cells rendered as Markdown (a row gets as many cells as its table's header).`
-          : `Shown as text: Markdown could not be rendered (${messageOf(error).split('\n')[0]}).`,
+          : `Shown as text: Markdown could not be rendered (${rendered.failed}).`,
       );
-    } finally {
-      // Once the render has ended: the wait before the next one counts from there.
-      column.renderedAt = performance.now();
-      column.renderMs = column.renderedAt - start;
     }
+  } finally {
+    // Once the render has ended: the wait before the next one counts from there.
+    column.renderedAt = performance.now();
+    column.renderMs = column.renderedAt - startedAt;
   }
+  // While the model streams, as paint spaces renders; its result, or its end, at once.
+  if (column.shown === column.text.length) return;
+  if (column.root.dataset.status === 'running') schedulePaint(column);
+  else renderOutput(column);
+}
+
+/** The whole text as text (its render, if one waits or runs, not wanted), with the note above it (none: hidden). */
+function showText(column: Column, note?: string, action?: { label: string; run: () => void }): void {
+  forgetRender(column);
+  column.shown = column.text.length;
+  column.markdown = false;
+  setNote(column, note, action);
   column.output.classList.remove('markdown');
   column.output.replaceChildren();
   column.block = undefined;
   appendText(column, 0);
   fitExpand(column);
+}
+
+/** The column's Markdown render, if one waits or runs, is not wanted any more. */
+function forgetRender(column: Column): void {
+  setRendering(column, false);
+  (column.thread ?? markdownThread).forget(column);
+}
+
+/** Whether a render of the column waits or runs; its output is busy meanwhile (aria-busy: what it shows is about to change). */
+function setRendering(column: Column, rendering: boolean): void {
+  column.rendering = rendering;
+  column.output.ariaBusy = rendering ? 'true' : null;
 }
 
 /**

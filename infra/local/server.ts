@@ -37,7 +37,7 @@ export interface LocalHandlers {
   authorizer: (event: APIGatewayTokenAuthorizerEvent) => Promise<APIGatewayAuthorizerResult>;
   /** Its answer may be an event stream (Accept: text/event-stream): written as it comes. */
   api: (event: APIGatewayProxyEvent, context: Context) => Promise<ApiResult>;
-  /** GET /api/v1/models and GET /api/v1/openapi.json; the comparison page (GET /, /page.js, /page.css). */
+  /** GET /api/v1/models and GET /api/v1/openapi.json; the comparison page (GET /, /page.js, /page-markdown.js, /page.css). */
   catalog: (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 }
 

@@ -27,7 +27,7 @@ import { API_ROUTES, WWW_AUTHENTICATE, routeMethods } from '../../shared/errors.
 export const PROMPT_PATH = ['api', 'v1', 'prompt'] as const;
 export const CATALOG_RESOURCES = ['models', 'openapi.json'] as const;
 /** The comparison page's files beside GET / (the page itself is the root resource's GET). */
-export const PAGE_RESOURCES = [PAGE_PATHS.script, PAGE_PATHS.css].map((path) => path.slice(1));
+export const PAGE_RESOURCES = [PAGE_PATHS.script, PAGE_PATHS.markdown, PAGE_PATHS.css].map((path) => path.slice(1));
 
 /**
  * The 405 body for any other method on the prompt path, in the handler's shape and words
@@ -158,7 +158,7 @@ export const ACCESS_LOG_FIELDS: Readonly<Record<string, string>> = {
 
 export interface GatewayApiProps {
   apiFunction: IFunction;
-  /** GET /api/v1/models and GET /api/v1/openapi.json; the comparison page (GET /, /page.js, /page.css). */
+  /** GET /api/v1/models and GET /api/v1/openapi.json; the comparison page (GET /, /page.js, /page-markdown.js, /page.css). */
   catalogFunction: IFunction;
   authorizerFunction: IFunction;
   stageName: string;

@@ -94,25 +94,30 @@ export function bundleFunction(source: string, outdir: string): Metafile {
 }
 
 /**
- * The comparison page as it is served: page/main.ts with DOMPurify and marked bundled into
- * one classic script (the page's CSP allows no inline code and no modules from elsewhere),
- * built in memory, for the browsers of the last two years.
+ * The comparison page as it is served: page/main.ts with DOMPurify, and its Markdown thread
+ * (page/markdown-thread.ts) with marked, each bundled into one classic script (the page's CSP
+ * allows no inline code and no modules from elsewhere), built in memory, for the browsers of
+ * the last two years.
  */
 export function buildPage(): PageAssets {
-  const result = buildSync({
-    entryPoints: [join(PAGE_DIR, 'main.ts')],
-    bundle: true,
-    platform: 'browser',
-    format: 'iife',
-    target: ['chrome120', 'firefox121', 'safari17'],
-    minify: true,
-    legalComments: 'eof',
-    write: false,
-    logLevel: 'warning',
-  });
-  const script = result.outputFiles[0];
-  if (!script) throw new Error('esbuild returned no page script');
-  return { html: readFileSync(join(PAGE_DIR, 'index.html'), 'utf8'), script: script.text, css: readFileSync(join(PAGE_DIR, 'page.css'), 'utf8') };
+  const [script, markdown] = ['main.ts', 'markdown-thread.ts'].map((entry) => {
+    const result = buildSync({
+      entryPoints: [join(PAGE_DIR, entry)],
+      bundle: true,
+      platform: 'browser',
+      format: 'iife',
+      target: ['chrome120', 'firefox121', 'safari17'],
+      minify: true,
+      legalComments: 'eof',
+      write: false,
+      logLevel: 'warning',
+    });
+    const file = result.outputFiles[0];
+    if (!file) throw new Error(`esbuild returned no page script for ${entry}`);
+    return file.text;
+  }) as [string, string];
+  const read = (file: string) => readFileSync(join(PAGE_DIR, file), 'utf8');
+  return { html: read('index.html'), script, markdown, css: read('page.css') };
 }
 
 /** Bundles any entry file as the functions are bundled (the cold-start bench's floor entry). */

@@ -271,7 +271,7 @@ export class GatewayStack extends Stack {
     // The catalog and the OpenAPI document: built into the bundle, no table, no secret.
     this.catalogFunction = new GatewayFunction(this, 'CatalogFunction', {
       source: 'catalog',
-      description: 'GET /api/v1/models, GET /api/v1/openapi.json and the comparison page (GET /, /page.js, /page.css)',
+      description: 'GET /api/v1/models, GET /api/v1/openapi.json and the comparison page (GET /, /page.js, /page-markdown.js, /page.css)',
       defaults,
     });
 

@@ -81,6 +81,12 @@ export function column(modelId: string, status?: string): string {
 /** Resolves once the comparison has ended (Compare can be pressed again). */
 export async function ended(page: Page): Promise<void> {
   await page.waitForSelector('#run:not([disabled])');
+  await rendered(page);
+}
+
+/** Every output's Markdown render has come back from the page's Markdown thread (none is busy). */
+export async function rendered(page: Page): Promise<void> {
+  await page.waitForFunction(() => document.querySelector('.output[aria-busy="true"]') === null);
 }
 
 /** The upstream model name the simulator sees for a gateway model ID (for its fault rules). */

@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Page } from 'puppeteer-core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { column, compare, ended, type Forward, openPage, type PageProxy, startProxy, upstreamOf, useBrowser } from './browser.js';
+import { column, compare, ended, type Forward, openPage, type PageProxy, rendered, startProxy, upstreamOf, useBrowser } from './browser.js';
 import { openTestAccount } from '../support/accounts.js';
 import { useTestHost } from '../support/local.js';
 
@@ -100,7 +100,6 @@ function deltaStream(modelId: string, pieces: string[], release: Promise<void>) 
   };
 }
 
-/** A completed result of `modelId` with `output`, as the gateway sends it. */
 /**
  * JUDGE's evaluation of FAST against OTHER (or `judgeModelId`'s of `modelA` against `modelB`)
  * that failed in its second order with `message` (the evaluation's error too); the first
@@ -135,6 +134,7 @@ function failedEvaluation(message: string, reasoning = 'r', judgeModelId = JUDGE
   };
 }
 
+/** A completed result of `modelId` with `output`, as the gateway sends it. */
 const resultOf = (modelId: string, output: string, fields: Record<string, unknown> = {}) => ({
   modelId,
   status: 'completed',
@@ -279,6 +279,7 @@ describe('The comparison page at GET /', () => {
       expect(csp).toMatchObject({
         'default-src': "'none'",
         'script-src': "'self'",
+        'worker-src': "'self'",
         'style-src': "'self'",
         'connect-src': "'self'",
         'img-src': "'none'",
@@ -286,6 +287,8 @@ describe('The comparison page at GET /', () => {
         'form-action': "'none'",
         'frame-ancestors': "'none'",
         'require-trusted-types-for': "'script'",
+        // DOMPurify's HTML, and the page's Markdown thread.
+        'trusted-types': 'dompurify markdown-thread',
       });
       expect(Object.values(csp).join(' ')).not.toMatch(/unsafe-inline|unsafe-eval|\*/);
       expect(response.headers.get('x-content-type-options')).toBe('nosniff');
@@ -681,6 +684,7 @@ describe('The comparison page at GET /', () => {
       expect(await page.$eval(`${items}:last-child strong`, (el) => el.textContent)).toBe('1999');
       await page.click('#markdown');
       await page.click('#markdown');
+      await rendered(page);
       expect(await page.$eval(`${column(FAST)} .output`, (el) => el.innerHTML)).toBe(html);
     });
 
@@ -1849,6 +1853,7 @@ describe('The comparison page at GET /', () => {
       expect(await page.$$eval('.output strong', (els) => els.length)).toBe(0);
       expect(await page.$eval(`${column(FAST)} .render-note`, (el) => el.hidden)).toBe(true);
       await page.click('#markdown');
+      await rendered(page);
       expect(await page.$eval(`${column(OTHER)} .output strong`, (el) => el.textContent)).toBe('fine');
       expect(await columnText(page, FAST, 'render-note')).toMatch(/^Shown as text: Markdown could not be rendered/);
     });
@@ -1875,6 +1880,7 @@ describe('The comparison page at GET /', () => {
       // From the keyboard: the button goes with its note, and the focus to its column, named by its model (it fell to the page's body).
       await page.focus(`${column(OTHER)} .render-note button`);
       await page.keyboard.press('Enter');
+      await rendered(page);
       // Counted in the page: $$eval would make a handle of each of them.
       expect(await page.$eval(`${column(OTHER)} .output`, (el) => el.querySelectorAll('li').length)).toBe(3_500);
       expect(await page.$eval(`${column(OTHER)} .render-note`, (el) => el.hidden)).toBe(true);
@@ -1883,6 +1889,38 @@ describe('The comparison page at GET /', () => {
       expect([focused?.role, focused?.name, focused?.focused]).toEqual(['article', OTHER, true]);
       // The other one is still text: no element in it but its text's blocks.
       expect(await page.$eval(`${column(FAST)} .output`, (el) => el.querySelectorAll(':not(.text-block)').length)).toBe(0);
+    });
+
+    it('stops a Markdown render at 2 s in its thread, the page answering all along: shown as text, with a button that renders it anyway with no limit; the columns after it rendered', async () => {
+      // Unmatched emphasis marks: marked takes time quadratic in them, about 3 s on these 16,000 characters.
+      const hostile = '**a_'.repeat(4_000);
+      const fine = (name: string) => `# ${name}\n\n**bold**`;
+      proxy = await startProxy(host(), answered([resultOf(FAST, hostile), resultOf(OTHER, fine('two')), resultOf(THIRD, fine('three'))]));
+      page = await openPage(browser(), host(), { url: proxy.url });
+      await page.click('#markdown');
+      await watchLongTasks(page);
+      await compare(page, { models: [FAST, OTHER, THIRD] });
+      await ended(page);
+
+      expect(await columnText(page, FAST, 'output')).toBe(hostile);
+      expect(await columnText(page, FAST, 'render-note')).toBe('Shown as text: rendering it as Markdown took longer than 2 s. Render as Markdown anyway');
+      // The results after it waited for its render, then rendered in a new thread.
+      for (const [modelId, name] of [
+        [OTHER, 'two'],
+        [THIRD, 'three'],
+      ]) {
+        expect(await page.$eval(`${column(modelId)} .output h1`, (el) => el.textContent)).toBe(name);
+      }
+      // marked ran in the Markdown thread: no task of the page's near the seconds it took.
+      expect(Math.max(0, ...(await longTasks(page)))).toBeLessThan(500);
+
+      // Asked anyway: rendered in a thread of the column's own, however long it takes.
+      await page.click(`${column(FAST)} .render-note button`);
+      expect(await columnText(page, FAST, 'render-note')).toBe('Rendering as Markdown…');
+      await rendered(page);
+      expect(await page.$eval(`${column(FAST)} .output`, (el) => el.classList.contains('markdown'))).toBe(true);
+      expect(await page.$eval(`${column(FAST)} .render-note`, (el) => el.hidden)).toBe(true);
+      expect(Math.max(0, ...(await longTasks(page)))).toBeLessThan(500);
     });
 
     it('waits four times as long as a slow render took before rendering streamed Markdown again', async () => {

@@ -23,8 +23,8 @@ function get(resource: string, typed: string): Promise<APIGatewayProxyResult> {
 }
 
 describe('Bundle: catalog function with the comparison page', () => {
-  it('carries the page, its script and its style sheet beside index.mjs', () => {
-    expect(readdirSync(dir)).toEqual(expect.arrayContaining(['index.mjs', 'index.html', 'page.js', 'page.css']));
+  it('carries the page, its scripts and its style sheet beside index.mjs', () => {
+    expect(readdirSync(dir)).toEqual(expect.arrayContaining(['index.mjs', 'index.html', 'page.js', 'page-markdown.js', 'page.css']));
   });
 
   it.each(['/prod/', '/prod'])('serves GET / (typed as %s) with its script and style sheet under the stage path, and the CSP', async (typed) => {
@@ -35,10 +35,16 @@ describe('Bundle: catalog function with the comparison page', () => {
     expect(answer.body).toContain('<link rel="stylesheet" href="/prod/page.css">');
   });
 
-  it('serves the bundled script with DOMPurify in it', async () => {
+  it('serves the bundled script with DOMPurify in it, and its Markdown thread with marked (each without the other)', async () => {
     const answer = await get('/page.js', '/prod/page.js');
     expect(answer.headers?.['content-type']).toBe('text/javascript; charset=utf-8');
     expect(answer.body).toContain('dompurify');
+    expect(answer.body).not.toContain('marked');
+    const thread = await get('/page-markdown.js', '/prod/page-markdown.js');
+    expect(thread.headers?.['content-type']).toBe('text/javascript; charset=utf-8');
+    expect(thread.headers?.['content-security-policy']).toContain("require-trusted-types-for 'script'");
+    expect(thread.body).toContain('marked');
+    expect(thread.body).not.toContain('dompurify');
   });
 
   it('escapes a base path into the HTML instead of letting it write markup', async () => {

@@ -685,11 +685,14 @@ describe('Stack: GatewayStack', () => {
         'ANY',
         'ANY',
         'ANY',
+        'ANY',
         'GET',
         'GET',
         'GET',
         'GET',
         'GET',
+        'GET',
+        'HEAD',
         'HEAD',
         'HEAD',
         'HEAD',
@@ -713,8 +716,8 @@ describe('Stack: GatewayStack', () => {
       }
       expect(parts).toEqual(['api', 'v1', 'prompt']);
       expect(resource).toEqual({ 'Fn::GetAtt': [expect.any(String), 'RootResourceId'] });
-      // api, v1, prompt, models, openapi.json; page.js, page.css.
-      template.resourceCountIs('AWS::ApiGateway::Resource', 7);
+      // api, v1, prompt, models, openapi.json; page.js, page-markdown.js, page.css.
+      template.resourceCountIs('AWS::ApiGateway::Resource', 8);
     });
 
     it('has GET and HEAD /api/v1/models and /api/v1/openapi.json on the catalog function, behind the same authorizer, other methods 405 with Allow: GET, HEAD', () => {
@@ -742,12 +745,21 @@ describe('Stack: GatewayStack', () => {
       expect(granted.filter((action) => !action.startsWith('xray:') && !action.startsWith('logs:'))).toEqual([]);
     });
 
-    it('serves the comparison page (GET and HEAD /, /page.js, /page.css) from the catalog function without the authorizer, other methods 405 with Allow: GET, HEAD', () => {
+    it('serves the comparison page (GET and HEAD /, /page.js, /page-markdown.js, /page.css) from the catalog function without the authorizer, other methods 405 with Allow: GET, HEAD', () => {
       const methods = Object.values(template.findResources('AWS::ApiGateway::Method') as Resources).map((m) => m.Properties!);
       const pages = methods.filter((m) => (m.HttpMethod === 'GET' || m.HttpMethod === 'HEAD') && m.AuthorizationType === 'NONE');
       const pathOf = (resourceId: unknown) =>
         typeof resourceId === 'object' && resourceId !== null && 'Ref' in resourceId ? (all[(resourceId as { Ref: string }).Ref]!.Properties!.PathPart as string) : '/';
-      expect(pages.map((m) => `${m.HttpMethod} ${pathOf(m.ResourceId)}`).sort()).toEqual(['GET /', 'GET page.css', 'GET page.js', 'HEAD /', 'HEAD page.css', 'HEAD page.js']);
+      expect(pages.map((m) => `${m.HttpMethod} ${pathOf(m.ResourceId)}`).sort()).toEqual([
+        'GET /',
+        'GET page-markdown.js',
+        'GET page.css',
+        'GET page.js',
+        'HEAD /',
+        'HEAD page-markdown.js',
+        'HEAD page.css',
+        'HEAD page.js',
+      ]);
       const catalogArn = logicalId(stack, stack.catalogFunction);
       for (const get of pages) {
         expect(get.AuthorizerId).toBeUndefined();
@@ -1198,6 +1210,9 @@ describe('Stack: GatewayStack', () => {
           'Api/RestApi/Default/page.js/ANY AwsSolutions-APIG4',
           'Api/RestApi/Default/page.js/GET AwsSolutions-APIG4',
           'Api/RestApi/Default/page.js/HEAD AwsSolutions-APIG4',
+          'Api/RestApi/Default/page-markdown.js/ANY AwsSolutions-APIG4',
+          'Api/RestApi/Default/page-markdown.js/GET AwsSolutions-APIG4',
+          'Api/RestApi/Default/page-markdown.js/HEAD AwsSolutions-APIG4',
           'Api/RestApi/Default/page.css/ANY AwsSolutions-APIG4',
           'Api/RestApi/Default/page.css/GET AwsSolutions-APIG4',
           'Api/RestApi/Default/page.css/HEAD AwsSolutions-APIG4',

@@ -9,7 +9,7 @@ function event(method: string, resource: string): APIGatewayProxyEvent {
 }
 
 const context = { awsRequestId: 'lambda-1' } as Context;
-const page = () => ({ html: '<html>{{base}}</html>', script: 'void 0;', css: 'body{}' });
+const page = () => ({ html: '<html>{{base}}</html>', script: 'void 0;', markdown: 'void 1;', css: 'body{}' });
 
 describe('Function: createCatalogHandler', () => {
   it.each([
@@ -17,6 +17,7 @@ describe('Function: createCatalogHandler', () => {
     ['/api/v1/openapi.json', 'application/json; charset=utf-8'],
     ['/', 'text/html; charset=utf-8'],
     ['/page.js', 'text/javascript; charset=utf-8'],
+    ['/page-markdown.js', 'text/javascript; charset=utf-8'],
   ])('answers HEAD %s as GET, without the body (API Gateway hands HEAD to the function as it is)', async (resource, type) => {
     const handler = createCatalogHandler(recordingLog(), page);
     const get = await handler(event('GET', resource), context);

@@ -1,0 +1,174 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { RenderAnswer, Rendered, RenderRequest } from '../../page/markdown-rules.js';
+import { MarkdownThread } from '../../page/render-thread.js';
+
+/** A stand-in for the browser's Worker: what it was sent, whether it was ended, and its answers given by the test. */
+class FakeWorker {
+  static made: FakeWorker[] = [];
+  readonly sent: RenderRequest[] = [];
+  terminated = false;
+  onmessage: ((event: { data: RenderAnswer }) => void) | null = null;
+  onerror: ((event: { message: string; preventDefault(): void }) => void) | null = null;
+
+  constructor(readonly url: string) {
+    FakeWorker.made.push(this);
+  }
+
+  postMessage(request: RenderRequest): void {
+    this.sent.push(request);
+  }
+
+  terminate(): void {
+    this.terminated = true;
+  }
+
+  /** The worker answers its last request with `rendered`. */
+  answer(rendered: Rendered): void {
+    const last = this.sent.at(-1);
+    if (!last) throw new Error('nothing was sent');
+    this.onmessage?.({ data: { id: last.id, ...rendered } as RenderAnswer });
+  }
+
+  fail(message: string): void {
+    this.onerror?.({ message, preventDefault: () => {} });
+  }
+}
+
+/** A thread with a time limit of `limitMs`, the outcomes of its renders, and `ask`, which renders `text` for `key` (a new one unless given). */
+function recorded(limitMs = 2_000) {
+  const thread = new MarkdownThread(() => '/page-markdown.js', limitMs);
+  const outcomes: [Rendered, string][] = [];
+  const ask = (text: string | (() => string), key: object = {}) =>
+    thread.render(key, { text: typeof text === 'string' ? () => text : text, done: (rendered, renderedText) => void outcomes.push([rendered, renderedText]) });
+  return { thread, outcomes, ask };
+}
+
+beforeEach(() => {
+  FakeWorker.made = [];
+  vi.stubGlobal('Worker', FakeWorker);
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  vi.useRealTimers();
+  vi.unstubAllGlobals();
+});
+
+describe('Class: MarkdownThread', () => {
+  it('renders one text at a time in one worker, in the order asked, each key with its text when its turn comes', () => {
+    const { outcomes, ask } = recorded();
+    const a = {};
+    const b = {};
+    let textB = 'b1';
+    ask('a', a);
+    ask(() => textB, b);
+    // Its text changed, and asked again while it waits: one render, with the text it has when its turn comes.
+    textB = 'b2';
+    ask(() => textB, b);
+    textB = 'b3';
+    const [worker] = FakeWorker.made;
+    expect(worker?.url).toBe('/page-markdown.js');
+    expect(worker?.sent.map((request) => request.text)).toEqual(['a']);
+    worker?.answer({ html: '<p>a</p>' });
+    expect(worker?.sent.map((request) => request.text)).toEqual(['a', 'b3']);
+    worker?.answer({ tooManyCells: true });
+    expect(outcomes).toEqual([
+      [{ html: '<p>a</p>' }, 'a'],
+      [{ tooManyCells: true }, 'b3'],
+    ]);
+    expect(FakeWorker.made).toHaveLength(1);
+    expect(worker?.terminated).toBe(false);
+  });
+
+  it('stops a render at its time limit: the worker ended, the outcome tooSlow, and the next render in a new worker, whose answers alone count', () => {
+    const { outcomes, ask } = recorded();
+    ask('slow');
+    ask('next');
+    vi.advanceTimersByTime(1_999);
+    expect(outcomes).toEqual([]);
+    vi.advanceTimersByTime(1);
+    const [first, second] = FakeWorker.made;
+    expect(first?.terminated).toBe(true);
+    expect(outcomes).toEqual([[{ tooSlow: true }, 'slow']]);
+    expect(second?.sent.map((request) => request.text)).toEqual(['next']);
+    // The ended worker's late answer and error change nothing.
+    first?.answer({ html: 'late' });
+    first?.fail('late');
+    expect(outcomes).toHaveLength(1);
+    second?.answer({ html: '<p>next</p>' });
+    expect(outcomes).toEqual([
+      [{ tooSlow: true }, 'slow'],
+      [{ html: '<p>next</p>' }, 'next'],
+    ]);
+    // Answered in time: no limit left running.
+    vi.advanceTimersByTime(10_000);
+    expect(outcomes).toHaveLength(2);
+  });
+
+  it('has no time limit at Infinity', () => {
+    const { outcomes, ask } = recorded(Number.POSITIVE_INFINITY);
+    ask('long');
+    vi.advanceTimersByTime(3_600_000);
+    expect(outcomes).toEqual([]);
+    FakeWorker.made[0]?.answer({ html: '<p>long</p>' });
+    expect(outcomes).toEqual([[{ html: '<p>long</p>' }, 'long']]);
+  });
+
+  it('forgets a render: out of the line while it waits; stopped, with its worker, while it runs; no outcome either way', () => {
+    const { thread, outcomes, ask } = recorded();
+    const running = {};
+    const waiting = {};
+    ask('running', running);
+    ask('waiting', waiting);
+    ask('last');
+    thread.forget(waiting);
+    thread.forget(running);
+    const [first, second] = FakeWorker.made;
+    expect(first?.terminated).toBe(true);
+    expect(second?.sent.map((request) => request.text)).toEqual(['last']);
+    first?.answer({ html: 'late' });
+    vi.advanceTimersByTime(1_000);
+    second?.answer({ html: '<p>last</p>' });
+    expect(outcomes).toEqual([[{ html: '<p>last</p>' }, 'last']]);
+  });
+
+  it('fails the running render when its worker errs (a script that did not load), and starts a new worker for the next', () => {
+    const { outcomes, ask } = recorded();
+    ask('one');
+    ask('two');
+    FakeWorker.made[0]?.fail('');
+    expect(FakeWorker.made[0]?.terminated).toBe(true);
+    expect(outcomes).toEqual([[{ failed: 'its thread did not start' }, 'one']]);
+    expect(FakeWorker.made[1]?.sent.map((request) => request.text)).toEqual(['two']);
+  });
+
+  it('fails a render whose worker cannot be made, and tries again for the next', () => {
+    let refuse = true;
+    vi.stubGlobal(
+      'Worker',
+      class extends FakeWorker {
+        constructor(url: string) {
+          if (refuse) throw new TypeError('refused by policy');
+          super(url);
+        }
+      },
+    );
+    const { outcomes, ask } = recorded();
+    ask('one');
+    refuse = false;
+    ask('two');
+    expect(outcomes).toEqual([[{ failed: 'its thread did not start: refused by policy' }, 'one']]);
+    expect(FakeWorker.made[0]?.sent.map((request) => request.text)).toEqual(['two']);
+  });
+
+  it('close() forgets every render and ends the worker', () => {
+    const { thread, outcomes, ask } = recorded();
+    ask('one');
+    ask('two');
+    thread.close();
+    expect(FakeWorker.made[0]?.terminated).toBe(true);
+    vi.advanceTimersByTime(5_000);
+    FakeWorker.made[0]?.answer({ html: 'late' });
+    expect(outcomes).toEqual([]);
+    expect(FakeWorker.made).toHaveLength(1);
+  });
+});
