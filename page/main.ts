@@ -821,6 +821,8 @@ function paint(column: Column): void {
  * a time, the text it had when the render started.
  */
 function renderOutput(column: Column): void {
+  // A column a new comparison has taken off the page (a paint it had scheduled): no render, and no thread started for it.
+  if (!columns.includes(column)) return;
   if (!markdownToggle.checked) return showText(column);
   if (!column.markdownAnyway && (column.tooSlow || column.text.length > MARKDOWN_MAX_CHARS)) {
     // Said without the text's length, which grows as more text is appended to it.

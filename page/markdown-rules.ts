@@ -29,5 +29,8 @@ export interface RenderRequest {
 /** The thread's answer: the HTML (not sanitised yet), or why there is none. */
 export type RenderAnswer = { id: number } & Rendered;
 
+/** What the thread sends: that its script has loaded (first), then its answers. */
+export type ThreadMessage = { loaded: true } | RenderAnswer;
+
 /** A render's outcome: the HTML, tables over MAX_TABLE_CELLS, marked's error, or the render stopped at its time limit (the page's own word). */
 export type Rendered = { html: string } | { tooManyCells: true } | { failed: string } | { tooSlow: true };

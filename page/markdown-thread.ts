@@ -1,5 +1,5 @@
 import { renderMarkdown } from './markdown.js';
-import type { RenderAnswer, RenderRequest } from './markdown-rules.js';
+import type { RenderRequest, ThreadMessage } from './markdown-rules.js';
 
 /*
  * The comparison page's Markdown thread (GET /page-markdown.js, a dedicated worker): renders
@@ -10,7 +10,9 @@ import type { RenderAnswer, RenderRequest } from './markdown-rules.js';
 /** The worker's global scope, as far as this uses it (the page's TypeScript lib is the DOM's). */
 const thread = globalThis as unknown as {
   onmessage: ((event: MessageEvent<RenderRequest>) => void) | null;
-  postMessage(answer: RenderAnswer): void;
+  postMessage(message: ThreadMessage): void;
 };
 
 thread.onmessage = ({ data }) => thread.postMessage({ id: data.id, ...renderMarkdown(data.text) });
+// Loaded: a render's time limit counts from here (render-thread.ts).
+thread.postMessage({ loaded: true });

@@ -109,11 +109,15 @@ export type Forward = () => Promise<IncomingMessage>;
 /**
  * An HTTP proxy in front of the host, on an origin of its own: a page opened from it (openPage's
  * `url`) calls the API through it too (its CSP allows only its own origin). Every request is
- * passed on as it is, but POST /api/v1/prompt, which `prompt` answers: on its own, or from the
- * host's answer, which it may cut.
+ * passed on as it is (after `delayMs[path]`, a slow link's), but POST /api/v1/prompt, which
+ * `prompt` answers: on its own, or from the host's answer, which it may cut.
  */
-export async function startProxy(host: LocalHost, prompt: (res: ServerResponse, forward: Forward) => void | Promise<void>): Promise<PageProxy> {
-  const server = createServer((req, res) => {
+export async function startProxy(
+  host: LocalHost,
+  prompt: (res: ServerResponse, forward: Forward) => void | Promise<void>,
+  delayMs: Record<string, number> = {},
+): Promise<PageProxy> {
+  const pass = (req: IncomingMessage, res: ServerResponse) => {
     const forward: Forward = () =>
       new Promise((resolve, reject) => {
         const upstream = request(new URL(req.url ?? '/', host.url), { method: req.method, headers: req.headers }, resolve);
@@ -131,6 +135,11 @@ export async function startProxy(host: LocalHost, prompt: (res: ServerResponse, 
       },
       () => res.destroy(),
     );
+  };
+  const server = createServer((req, res) => {
+    const delay = delayMs[req.url ?? ''];
+    if (delay) setTimeout(() => pass(req, res), delay);
+    else pass(req, res);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {

@@ -1923,6 +1923,23 @@ describe('The comparison page at GET /', () => {
       expect(Math.max(0, ...(await longTasks(page)))).toBeLessThan(500);
     });
 
+    it("counts a render's 2 s from its thread's load: with the thread's script 2.5 s late (a slow link), the outputs render", async () => {
+      const fine = (name: string) => `# ${name}\n\n**bold**`;
+      proxy = await startProxy(host(), answered([resultOf(FAST, fine('one')), resultOf(OTHER, fine('two'))]), { '/page-markdown.js': 2_500 });
+      page = await openPage(browser(), host(), { url: proxy.url });
+      await page.click('#markdown');
+      await compare(page, { models: [FAST, OTHER] });
+      await ended(page);
+
+      for (const [modelId, name] of [
+        [FAST, 'one'],
+        [OTHER, 'two'],
+      ]) {
+        expect(await page.$eval(`${column(modelId)} .output h1`, (el) => el.textContent)).toBe(name);
+        expect(await page.$eval(`${column(modelId)} .render-note`, (el) => el.hidden)).toBe(true);
+      }
+    });
+
     it('waits four times as long as a slow render took before rendering streamed Markdown again', async () => {
       // 30 writes 100 ms apart, then the result: 3 s of deltas.
       const pieces = Array.from({ length: 30 }, (_, i) => `- item ${i}\n`);

@@ -1,13 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { RenderAnswer, Rendered, RenderRequest } from '../../page/markdown-rules.js';
-import { MarkdownThread } from '../../page/render-thread.js';
+import type { Rendered, RenderRequest, ThreadMessage } from '../../page/markdown-rules.js';
+import { LOAD_LIMIT_MS, MarkdownThread } from '../../page/render-thread.js';
 
-/** A stand-in for the browser's Worker: what it was sent, whether it was ended, and its answers given by the test. */
+/** A stand-in for the browser's Worker: what it was sent, whether it was ended, and its load and answers given by the test. */
 class FakeWorker {
   static made: FakeWorker[] = [];
   readonly sent: RenderRequest[] = [];
   terminated = false;
-  onmessage: ((event: { data: RenderAnswer }) => void) | null = null;
+  onmessage: ((event: { data: ThreadMessage }) => void) | null = null;
   onerror: ((event: { message: string; preventDefault(): void }) => void) | null = null;
 
   constructor(readonly url: string) {
@@ -22,11 +22,16 @@ class FakeWorker {
     this.terminated = true;
   }
 
+  /** Its script has loaded (as markdown-thread.ts says first). */
+  load(): void {
+    this.onmessage?.({ data: { loaded: true } });
+  }
+
   /** The worker answers its last request with `rendered`. */
   answer(rendered: Rendered): void {
     const last = this.sent.at(-1);
     if (!last) throw new Error('nothing was sent');
-    this.onmessage?.({ data: { id: last.id, ...rendered } as RenderAnswer });
+    this.onmessage?.({ data: { id: last.id, ...rendered } as ThreadMessage });
   }
 
   fail(message: string): void {
@@ -79,10 +84,14 @@ describe('Class: MarkdownThread', () => {
     expect(worker?.terminated).toBe(false);
   });
 
-  it('stops a render at its time limit: the worker ended, the outcome tooSlow, and the next render in a new worker, whose answers alone count', () => {
+  it("stops a render at its time limit, counted from its thread's load: the worker ended, the outcome tooSlow, and the next render in a new worker, whose answers alone count", () => {
     const { outcomes, ask } = recorded();
     ask('slow');
     ask('next');
+    // Its script took 2.5 s to arrive: a download, not the render.
+    vi.advanceTimersByTime(2_500);
+    expect(outcomes).toEqual([]);
+    FakeWorker.made[0]?.load();
     vi.advanceTimersByTime(1_999);
     expect(outcomes).toEqual([]);
     vi.advanceTimersByTime(1);
@@ -100,20 +109,31 @@ describe('Class: MarkdownThread', () => {
       [{ html: '<p>next</p>' }, 'next'],
     ]);
     // Answered in time: no limit left running.
-    vi.advanceTimersByTime(10_000);
+    vi.advanceTimersByTime(LOAD_LIMIT_MS);
     expect(outcomes).toHaveLength(2);
   });
 
-  it('has no time limit at Infinity', () => {
+  it('fails a render whose thread has not loaded in LOAD_LIMIT_MS, and ends that worker', () => {
+    const { outcomes, ask } = recorded(Number.POSITIVE_INFINITY);
+    ask('one');
+    vi.advanceTimersByTime(LOAD_LIMIT_MS - 1);
+    expect(outcomes).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(outcomes).toEqual([[{ failed: 'its thread did not start in 30 s' }, 'one']]);
+    expect(FakeWorker.made[0]?.terminated).toBe(true);
+  });
+
+  it('has no time limit at Infinity, once loaded', () => {
     const { outcomes, ask } = recorded(Number.POSITIVE_INFINITY);
     ask('long');
+    FakeWorker.made[0]?.load();
     vi.advanceTimersByTime(3_600_000);
     expect(outcomes).toEqual([]);
     FakeWorker.made[0]?.answer({ html: '<p>long</p>' });
     expect(outcomes).toEqual([[{ html: '<p>long</p>' }, 'long']]);
   });
 
-  it('forgets a render: out of the line while it waits; stopped, with its worker, while it runs; no outcome either way', () => {
+  it('forgets a render: out of the line while it waits; stopped, with its worker, while it runs; no outcome either way', async () => {
     const { thread, outcomes, ask } = recorded();
     const running = {};
     const waiting = {};
@@ -122,6 +142,9 @@ describe('Class: MarkdownThread', () => {
     ask('last');
     thread.forget(waiting);
     thread.forget(running);
+    // The next render starts after the task's other forgets.
+    expect(FakeWorker.made).toHaveLength(1);
+    await Promise.resolve();
     const [first, second] = FakeWorker.made;
     expect(first?.terminated).toBe(true);
     expect(second?.sent.map((request) => request.text)).toEqual(['last']);
@@ -160,14 +183,26 @@ describe('Class: MarkdownThread', () => {
     expect(FakeWorker.made[0]?.sent.map((request) => request.text)).toEqual(['two']);
   });
 
-  it('close() forgets every render and ends the worker', () => {
+  it('starts no worker for renders forgotten together (a page turning Markdown off over every column)', async () => {
+    const { thread, outcomes, ask } = recorded();
+    const keys = [{}, {}, {}];
+    for (const [i, key] of keys.entries()) ask(`text ${i}`, key);
+    for (const key of keys) thread.forget(key);
+    await Promise.resolve();
+    expect(FakeWorker.made).toHaveLength(1);
+    expect(FakeWorker.made[0]?.terminated).toBe(true);
+    expect(outcomes).toEqual([]);
+  });
+
+  it('close() forgets every render and ends the worker, for good: a render asked after starts no worker', () => {
     const { thread, outcomes, ask } = recorded();
     ask('one');
     ask('two');
     thread.close();
     expect(FakeWorker.made[0]?.terminated).toBe(true);
-    vi.advanceTimersByTime(5_000);
+    vi.advanceTimersByTime(LOAD_LIMIT_MS);
     FakeWorker.made[0]?.answer({ html: 'late' });
+    ask('after');
     expect(outcomes).toEqual([]);
     expect(FakeWorker.made).toHaveLength(1);
   });
