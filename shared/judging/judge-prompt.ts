@@ -5,6 +5,8 @@ import type { ModelCall } from '../providers/types.js';
 import type { PromptRequest, RequestedModel } from '../contract/types.js';
 import { VERDICT_LIMITS, VERDICT_SCHEMA } from './verdict.js';
 import { cutWhole } from '../text/cut.js';
+import { isRuleCharacter, RUN_COUNTED_WHOLE } from '../text/text-tokens.js';
+import { inputTokenBound } from '../pricing/bound.js';
 import { defuseTags, type TAGS } from './defuse.js';
 
 export { defuseTags };
@@ -32,6 +34,8 @@ function frame(tag: Tag, text: string): string {
 export interface ShownAnswer extends SharedText {
   /** The answer, its tags defused. */
   readonly text: string;
+  /** The tokens the estimate reserved for it (answerAllowance), where it was shown within them (showAnswerWithin). */
+  readonly allowanceTokens?: number;
 }
 
 /** `answer` defused for every judge call that shows it. */
@@ -127,12 +131,41 @@ export function judgeMaterialLength(request: PromptRequest, answerA: ShownAnswer
   return joinPieces(judgeMaterial(request, answerA, answerB)).length;
 }
 
-/** The call a judge makes for one ordered pair: its prompt in pieces, the material's large parts shared with the judge's other calls. */
+/**
+ * The call a judge makes for one ordered pair: its prompt in pieces, the material's large parts
+ * shared with the judge's other calls. Where both answers were shown within their allowances,
+ * the call holds what the estimate reserved for it (`heldInputTokens`: its frame's input bound
+ * and both allowances), which an estimate of its input from the text charges no more than.
+ */
 export function judgeCall(request: PromptRequest, judge: RequestedModel, answerA: string | ShownAnswer, answerB: string | ShownAnswer): PlannedCall {
   const promptPieces = judgeMaterial(request, answerA, answerB);
   const single = judgeRequest(request, judge, joinPieces(promptPieces));
   const planned = planCall(single, single.models[0] as RequestedModel);
-  return { ...planned, call: { ...planned.call, promptPieces } };
+  const [a, b] = [answerA, answerB].map((answer) => (typeof answer === 'string' ? undefined : answer.allowanceTokens));
+  const held = a === undefined || b === undefined ? {} : { heldInputTokens: judgeFrame(request, judge).inputTokens + a + b };
+  return { ...planned, call: { ...planned.call, promptPieces, ...held } };
+}
+
+/** Each request's judges' frames (judgeFrame), built once. */
+const frames = new WeakMap<PromptRequest, Map<RequestedModel, { call: PlannedCall; inputTokens: number }>>();
+
+/**
+ * A judge's call with no answers shown, and its input bound: what the estimate reserves for
+ * each of the judge's calls beside the two answers' allowances. Built once a request and judge.
+ */
+export function judgeFrame(request: PromptRequest, judge: RequestedModel): { call: PlannedCall; inputTokens: number } {
+  let known = frames.get(request);
+  if (!known) {
+    known = new Map();
+    frames.set(request, known);
+  }
+  let frame = known.get(judge);
+  if (!frame) {
+    const call = judgeCall(request, judge, '', '');
+    frame = { call, inputTokens: inputTokenBound(call.call) };
+    known.set(judge, frame);
+  }
+  return frame;
 }
 
 /**
@@ -146,22 +179,6 @@ export function answerAllowance(call: ModelCall): number {
 
 /** UTF-8 bytes of an answer shown to a judge per token of its allowance: about twice what honest text takes in any script. */
 const SHOWN_BYTES_PER_TOKEN = 8;
-
-/**
- * Characters of a run of one rule character (isRuleCharacter: a rule line, a table's border,
- * ASCII art, indentation) counted whole; the run's further characters count a quarter of their
- * bytes, as tokenizers take such runs in few tokens (of OpenAI's o200k, 4,000 dashes are 62
- * tokens, 4,000 `━` 500, 48 spaces about 5). Letters, digits, control characters and other
- * scripts count whole however they repeat (o200k makes a token of each control character).
- */
-const RUN_COUNTED_WHOLE = 4;
-
-/** Whether a UTF-16 unit is a rule character: an ASCII symbol, space, tab or line feed, or a box-drawing character (U+2500 to U+257F). */
-function isRuleCharacter(code: number): boolean {
-  return code < 0x80 ? ASCII_RULE[code] === true : code >= 0x2500 && code <= 0x257f;
-}
-
-const ASCII_RULE = Array.from({ length: 128 }, (_, code) => code === 0x09 || code === 0x0a || (code >= 0x20 && code < 0x7f && !/[A-Za-z0-9]/.test(String.fromCharCode(code))));
 
 /**
  * An answer as a judge is shown it: whole, unless it is far longer than its call's output
@@ -187,8 +204,8 @@ export function shownAnswer(answer: string, allowanceTokens: number): string {
  */
 export function showAnswerWithin(answer: string, allowanceTokens: number): ShownAnswer {
   const defused = defuseTags(shownAnswer(answer, allowanceTokens));
-  if (cutPoint(defused, allowanceTokens * SHOWN_BYTES_PER_TOKEN + CUT_NOTE_BYTES) === undefined) return { text: defused };
-  return { text: defuseTags(shownAnswer(defused, allowanceTokens)) };
+  if (cutPoint(defused, allowanceTokens * SHOWN_BYTES_PER_TOKEN + CUT_NOTE_BYTES) === undefined) return { text: defused, allowanceTokens };
+  return { text: defuseTags(shownAnswer(defused, allowanceTokens)), allowanceTokens };
 }
 
 const CUT_NOTE = '[cut: longer than its output limit allows]';

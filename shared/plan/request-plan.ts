@@ -1,7 +1,7 @@
 import { planCall, type PlannedCall } from '../compare/model-call.js';
 import type { PromptRequest, RequestedModel } from '../contract/types.js';
-import { answerAllowance, judgeCall } from '../judging/judge-prompt.js';
-import { callCostBound, inputTokenBound, modelInputTokens, textInputBound, type CostBound } from '../pricing/bound.js';
+import { answerAllowance, judgeFrame } from '../judging/judge-prompt.js';
+import { callCostBound, modelInputTokens, textInputBound, type CostBound } from '../pricing/bound.js';
 
 /** A model's call as the request plans it, with the most it can cost. */
 export interface BoundedCall extends PlannedCall {
@@ -60,8 +60,7 @@ function planJudges(request: PromptRequest, calls: readonly PlannedCall[]): Plan
   if (calls.length < 2) return [];
   const answerAllowances = calls.map(({ call }) => answerAllowance(call));
   return request.judges.map((judge) => {
-    const frame = judgeCall(request, judge, '', '');
-    const frameTokens = inputTokenBound(frame.call);
+    const { call: frame, inputTokens: frameTokens } = judgeFrame(request, judge);
     const bounds: CostBound[] = [];
     for (let i = 0; i < answerAllowances.length; i++) {
       for (let j = 0; j < answerAllowances.length; j++) {

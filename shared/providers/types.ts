@@ -24,6 +24,13 @@ export interface ModelCall {
   tuning: ModelTuning;
   responseSchema?: Record<string, unknown>;
   /**
+   * The input tokens the request's estimate held for this call, where its text may count more
+   * (a judge call: its frame's bound and the allowances of the two answers it shows, which a
+   * run of rule characters fills at a quarter of a byte a character): an estimate of its input
+   * from the text charges no more than this (chargeCall). A vendor's own count is not bound by it.
+   */
+  heldInputTokens?: number;
+  /**
    * The account the call is made for, sent to the vendors that take an identifier of the end
    * user for their abuse detection (OpenAI's `safety_identifier`, Anthropic's
    * `metadata.user_id`, the chat completions' `user` where a dialect takes it: xAI, Groq,

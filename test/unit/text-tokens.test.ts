@@ -13,6 +13,18 @@ describe('Function: textTokens (what a call whose usage is missing is charged fo
     expect(textTokens('{"a": 1}')).toBe(3 / 4 + 5);
   });
 
+  it('counts the characters of a run of one rule character past its 4th 8 a token, as tokenizers take such runs in few tokens', () => {
+    // A table's border a model repeats to its limit: o200k takes 4,000 dashes in 62 tokens; here 4 + 4,000 / 8.
+    expect(textTokens('-'.repeat(4_004))).toBe(4 + 500);
+    // Box drawing (o200k: 4,000 in 500 tokens) and indentation (48 spaces about 5) alike.
+    expect(textTokens('━'.repeat(4_004))).toBe(4 + 500);
+    expect(textTokens(' '.repeat(52))).toBe(4 / 4 + 48 / 8);
+    // Each run starts again: mixed marks are no run, and letters or digits repeated count as letters.
+    expect(textTokens('-=-=-=-=')).toBe(8);
+    expect(textTokens('a'.repeat(400))).toBe(100);
+    expect(textTokens(`| a | b |\n|${'-'.repeat(20)}|`)).toBe(textTokens('| a | b |\n|----') + 16 / 8 + 1);
+  });
+
   it('counts every character outside ASCII a token (Chinese, Japanese or Korean text about a token a character)', () => {
     expect(textTokens('日本語のテキスト')).toBe(8);
   });
