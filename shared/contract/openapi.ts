@@ -17,9 +17,20 @@ export const PROMPT_OPERATION = { path: '/api/v1/prompt', method: 'post' } as co
 /** Where a component schema is referenced from inside the document. */
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
-/** The request schema without its `$id` (an `$id` would reset the base URI of references inside the document). */
+/**
+ * The request schema without its `$id` (an `$id` would reset the base URI of references inside
+ * the document), with the rules the gateway checks after it that JSON Schema can say written
+ * in (its own checks answer them first, in its words: naming the first of two IDs for one
+ * model, a vendor spelling counted as its ID; "must contain non-whitespace text"): each model
+ * and judge once, a `response_schema` whose root is an object, no empty history turn.
+ */
 function requestSchema(): Record<string, unknown> {
   const { $id: _id, ...schema } = structuredClone(promptRequestSchema) as unknown as Record<string, unknown>;
+  type Schema = Record<string, unknown> & { properties: Record<string, Schema>; items: Schema };
+  const properties = (schema as Schema).properties;
+  for (const ids of ['models', 'judges']) properties[ids] = { ...properties[ids], uniqueItems: true } as Schema;
+  properties.response_schema = { ...properties.response_schema, properties: { type: { const: 'object' } }, required: ['type'] } as unknown as Schema;
+  (properties.history as Schema).items.properties.content!.minLength = 1;
   return schema;
 }
 
@@ -151,23 +162,82 @@ const modelResult = {
   oneOf: [ref('CompletedResult'), ref('FailedResult'), ref('CancelledResult')],
 };
 
-/**
- * Judging results, described loosely: the judging workflow defines them (shared/judging/types.ts)
- * and may add fields; what a caller relies on is required, the rest stays open.
- */
+/** A judge's verdict on one order, in position terms, as the judge gave it: what judges are asked for (shared/judging/verdict.ts VERDICT_SCHEMA, which a test holds it to). */
+const score = (answer: string) => ({ type: 'integer', minimum: 1, maximum: 10, description: `Score of Answer ${answer}.` });
+const verdict = {
+  type: 'object',
+  description: "The judge's verdict as it gave it, in position terms (A and B as it was shown them); null when the call failed.",
+  properties: {
+    reasoning: { type: 'string', description: 'A short comparison of the two answers.' },
+    scoreA: score('A'),
+    scoreB: score('B'),
+    winner: { type: 'string', enum: ['A', 'B', 'tie'], description: 'The better answer, or tie.' },
+  },
+  required: ['reasoning', 'scoreA', 'scoreB', 'winner'],
+  additionalProperties: false,
+};
+
+const judgeCallCost = {
+  providerCost: completedResult.properties.providerCost,
+  estimatedCost: completedResult.properties.estimatedCost,
+};
+
+/** One of an evaluation's two judge calls: who was shown as A and B, the verdict, and what the call used, as a model result's. */
+const evaluationOrder = {
+  type: 'object',
+  properties: {
+    answerA: { type: 'string', description: 'The model shown to the judge as Answer A (requested ID).' },
+    answerB: { type: 'string', description: 'The model shown as Answer B.' },
+    status: { enum: ['completed', 'failed'] },
+    verdict: { oneOf: [verdict, { type: 'null' }] },
+    winner: { type: ['string', 'null'], description: 'The verdict mapped back to a model: its ID, `tie`, or null when the call failed.' },
+    tokensIn: resultFields.tokensIn,
+    tokensOut: resultFields.tokensOut,
+    latencyMs: resultFields.latencyMs,
+    ...judgeCallCost,
+    usage: completedResult.properties.usage,
+    error: resultError,
+    warnings: resultFields.warnings,
+  },
+  required: ['answerA', 'answerB', 'status', 'verdict', 'winner', 'tokensIn', 'tokensOut', 'latencyMs', 'providerCost'],
+  additionalProperties: false,
+};
+
+/** A score per model ID (the pair's two), or null when the evaluation failed. */
+const pairScores = (description: string, value: Record<string, unknown>) => ({
+  type: ['object', 'null'],
+  description,
+  additionalProperties: value,
+  minProperties: 2,
+  maxProperties: 2,
+});
+
 const evaluation = {
   type: 'object',
   description:
     "One judge's position-swapped comparison of one pair of completed results (spec 2.12): both orders in `orders`, the winner (a model ID, `tie`, or null when the evaluation failed) and whether both orders agreed.",
   properties: {
     judgeModelId: { type: 'string' },
-    modelA: { type: 'string' },
+    modelA: { type: 'string', description: 'Requested IDs; modelA comes first in `models`.' },
     modelB: { type: 'string' },
-    status: { enum: ['completed', 'failed'] },
+    status: { enum: ['completed', 'failed'], description: '`failed` when either judge call failed: no winner is declared from one order alone.' },
+    error: { ...resultError, description: "Why the evaluation failed: the failed judge call's error." },
     winner: { type: ['string', 'null'] },
-    consistent: { type: 'boolean' },
-    orders: { type: 'array', minItems: 2, maxItems: 2, items: { type: 'object' } },
-    providerCost: { type: ['number', 'null'], minimum: 0 },
+    consistent: { type: 'boolean', description: 'Whether both orders named the same winner (or both a tie); false when the evaluation failed.' },
+    scores: pairScores("The judge's score (1 to 10) per model ID, the mean of both orders; null when the evaluation failed.", {
+      type: 'number',
+      minimum: 1,
+      maximum: 10,
+    }),
+    weightedScores: pairScores(
+      'judge_weights applied per model ID: 4 decimals, the two adding up to 1 before rounding (the higher wins, equal ones tie); null when the evaluation failed.',
+      { type: 'number', minimum: 0, maximum: 1 },
+    ),
+    orders: { type: 'array', minItems: 2, maxItems: 2, items: ref('EvaluationOrder'), description: 'Both judge calls: modelA shown first, then modelB shown first.' },
+    tokensIn: { ...resultFields.tokensIn, description: 'Both judge calls added up.' },
+    tokensOut: { ...resultFields.tokensOut, description: 'Both judge calls added up.' },
+    latencyMs: { ...resultFields.latencyMs, description: 'Both judge calls added up.' },
+    providerCost: { type: ['number', 'null'], minimum: 0, description: "USD, both judge calls; null when a completed call's usage was missing." },
     estimatedCost: {
       type: 'number',
       minimum: 0,
@@ -198,7 +268,24 @@ const evaluation = {
         'Whether the ranking counts this evaluation: one that completed with a winner, but a self-preferring one is left out wherever an independent judge evaluated the same pair; a failed one never counts.',
     },
   },
-  required: ['judgeModelId', 'modelA', 'modelB', 'status', 'lengths', 'inRanking'],
+  required: [
+    'judgeModelId',
+    'modelA',
+    'modelB',
+    'status',
+    'winner',
+    'consistent',
+    'scores',
+    'weightedScores',
+    'orders',
+    'tokensIn',
+    'tokensOut',
+    'latencyMs',
+    'providerCost',
+    'lengths',
+    'inRanking',
+  ],
+  additionalProperties: false,
 };
 
 const prices = {
@@ -339,13 +426,14 @@ const rankingEntry = {
       maxItems: 2,
       description: '95 % interval of the strength, from a parametric bootstrap (every evaluation played again at the fitted odds) seeded by the evaluations.',
     },
-    winRate: { type: ['number', 'null'], minimum: 0, maximum: 1 },
+    winRate: { type: ['number', 'null'], minimum: 0, maximum: 1, description: '(wins + ties / 2) / evaluations, as FastChat reports it; null without evaluations.' },
     wins: { type: 'integer', minimum: 0 },
     ties: { type: 'integer', minimum: 0 },
     losses: { type: 'integer', minimum: 0 },
-    evaluations: { type: 'integer', minimum: 0 },
+    evaluations: { type: 'integer', minimum: 0, description: 'The counted evaluations that judged it.' },
   },
-  required: ['modelId', 'rank', 'strength', 'interval'],
+  required: ['modelId', 'rank', 'strength', 'interval', 'winRate', 'wins', 'ties', 'losses', 'evaluations'],
+  additionalProperties: false,
 };
 
 const promptResponse = {
@@ -379,6 +467,20 @@ const fieldError = {
 };
 
 /** `{"error": {"code", "message", "details"?}}`, with the codes a status may carry and any top-level extras. */
+/** A read-only route's HEAD: its GET's answer, a refusal's too, without the body. */
+function headOf(operationId: string, what: string) {
+  return {
+    operationId,
+    tags: ['models'],
+    summary: `${what}: the GET's status and headers, without the body`,
+    responses: {
+      '200': { description: "The GET's headers, without its body." },
+      '401': { description: "As the GET: the key missing or refused (the refusal's headers, without its body)." },
+      default: { description: "As the GET's refusal, without its body." },
+    },
+  };
+}
+
 function errorBody(description: string, codes: readonly string[] | undefined, extras: Record<string, unknown> = {}, requiredExtras: string[] = []) {
   return {
     type: 'object',
@@ -481,7 +583,7 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
     name: 'MethodNotAllowed',
     codes: ['method_not_allowed'],
     description: 'Any method but POST on the prompt path.',
-    headers: { Allow: { description: 'Always `POST`.', required: true, schema: { const: 'POST' } } },
+    headers: { Allow: { description: 'Always `POST` here.', required: true, schema: { const: 'POST' } } },
   },
   {
     status: '409',
@@ -620,6 +722,7 @@ export function openApiDocument(): Record<string, any> {
     FailedResult: failedResult,
     CancelledResult: cancelledResult,
     Evaluation: evaluation,
+    EvaluationOrder: evaluationOrder,
     RankingEntry: rankingEntry,
     ModelList: modelList,
     JudgeStatistics: judgeStatistics,
@@ -640,6 +743,11 @@ export function openApiDocument(): Record<string, any> {
     headers: { 'x-request-id': errorRequestId },
     content: { [JSON_MEDIA]: { schema: ref('Error') } },
   };
+  responses.ReadMethodNotAllowed = {
+    description: 'Any method but GET and HEAD on a read-only route.',
+    headers: { 'x-request-id': errorRequestId, Allow: { description: 'Always `GET, HEAD` here.', required: true, schema: { const: 'GET, HEAD' } } },
+    content: { [JSON_MEDIA]: { schema: ref('MethodNotAllowedError') } },
+  };
 
   const operationResponses: Record<string, unknown> = {
     '200': {
@@ -648,8 +756,12 @@ export function openApiDocument(): Record<string, any> {
         'x-request-id': { description: "The gateway's ID of this request.", schema: { type: 'string' } },
         'Server-Timing': {
           description:
-            "The time of each phase of the request in ms (W3C Server Timing), in the order they ended: `idempotency` (with an `Idempotency-Key`), `reserve` (the model calls are built while it is in flight), `keys` (in a Lambda container, the first request without judges, or the next after a failed read: the provider secret's read, beside the reserve), `models` or `judging`, then `total`, the handler's whole time up to the answer (it also covers what falls in no phase). Charging and logging follow the answer and are in none of them. An idempotent replay has `idempotency` and `total` only.",
+            "The time of each phase of the request in ms (W3C Server Timing), in the order they ended: `idempotency` (with an `Idempotency-Key`), `reserve` (the model calls are built while it is in flight), `keys` (in a Lambda container, the first request without judges, or the next after a failed read: the provider secret's read, beside the reserve), `models` or `judging`, then `total`, the handler's whole time up to the answer (it also covers what falls in no phase). Charging and logging follow the answer and are in none of them. An idempotent replay has `idempotency` and `total` only. An event stream's, sent as the stream starts, has the phases up to the reserve and `total` up to then.",
           schema: { type: 'string', example: 'reserve;dur=1.2, models;dur=201.7, total;dur=203.6' },
+        },
+        'x-accel-buffering': {
+          description: 'Event streams only: `no`, so that a proxy in between (nginx) holds no event back.',
+          schema: { const: 'no' },
         },
       },
       content: {
@@ -747,9 +859,11 @@ export function openApiDocument(): Record<string, any> {
           responses: {
             '200': { description: 'The catalog.', content: { [JSON_MEDIA]: { schema: ref('ModelList') } } },
             '401': { $ref: '#/components/responses/Unauthorized' },
+            '405': { $ref: '#/components/responses/ReadMethodNotAllowed' },
             default: { $ref: '#/components/responses/Error' },
           },
         },
+        head: headOf('headModels', 'The catalog'),
       },
       '/api/v1/openapi.json': {
         get: {
@@ -762,9 +876,11 @@ export function openApiDocument(): Record<string, any> {
               content: { [JSON_MEDIA]: { schema: { type: 'object', properties: { openapi: { type: 'string' }, paths: { type: 'object' } }, required: ['openapi', 'paths'] } } },
             },
             '401': { $ref: '#/components/responses/Unauthorized' },
+            '405': { $ref: '#/components/responses/ReadMethodNotAllowed' },
             default: { $ref: '#/components/responses/Error' },
           },
         },
+        head: headOf('headOpenApiDocument', 'This document'),
       },
     },
     components: {

@@ -32,9 +32,9 @@ export const promptRequestSchema = {
       minItems: 1,
       maxItems: LIMITS.models,
       items: modelId,
-      description: 'Model IDs to generate responses from.',
+      description: 'Model IDs to generate responses from, each once (an ID and its vendor spelling name the same model).',
     },
-    judges: { type: 'array', maxItems: LIMITS.judges, items: modelId, description: 'Model IDs used as judges.' },
+    judges: { type: 'array', maxItems: LIMITS.judges, items: modelId, description: 'Model IDs used as judges, each once.' },
     judge_prompt: { type: 'string', minLength: 1, maxLength: LIMITS.judgePromptChars },
     judge_weights: {
       type: 'object',
@@ -103,7 +103,7 @@ export const promptRequestSchema = {
     },
     response_schema: {
       type: 'object',
-      description: 'A JSON schema; every object level must set additionalProperties: false (spec 2.5).',
+      description: 'A JSON schema whose root is `type: "object"`; every object level must set additionalProperties: false (spec 2.5).',
     },
     model_tuning: {
       type: 'object',

@@ -6,6 +6,7 @@ import { promptRequestSchema } from '../../shared/contract/request-schema.js';
 import { resolveModel } from '../../shared/catalog/index.js';
 import { DEFAULT_CREDITS_PER_USD } from '../../shared/config.js';
 import { providerCost } from '../../shared/pricing/cost.js';
+import { VERDICT_SCHEMA } from '../../shared/judging/verdict.js';
 import { ROOT, runTs } from '../support/processes.js';
 import { openApiProblems } from '../support/openapi-validator.js';
 
@@ -47,11 +48,34 @@ describe('OpenAPI document', () => {
     const document = openApiDocument();
     expect(document.openapi).toBe('3.1.0');
     const { $id: _id, ...schema } = promptRequestSchema;
-    expect(document.components.schemas.PromptRequest).toEqual(schema);
+    // With the rules the gateway checks after it that JSON Schema can say: each model and judge once, the response_schema's
+    // root an object, no empty history turn.
+    const { models, judges, response_schema, history } = schema.properties;
+    expect(document.components.schemas.PromptRequest).toEqual({
+      ...schema,
+      properties: {
+        ...schema.properties,
+        models: { ...models, uniqueItems: true },
+        judges: { ...judges, uniqueItems: true },
+        response_schema: { ...response_schema, properties: { type: { const: 'object' } }, required: ['type'] },
+        history: { ...history, items: { ...history.items, properties: { ...history.items.properties, content: { ...history.items.properties.content, minLength: 1 } } } },
+      },
+    });
     const operation = document.paths['/api/v1/prompt'].post;
     expect(operation.requestBody).toMatchObject({ required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/PromptRequest' } } } });
     expect(Object.keys(document.paths)).toEqual(['/api/v1/prompt', '/api/v1/models', '/api/v1/openapi.json']);
     expect(Object.keys(document.paths['/api/v1/prompt'])).toEqual(['post']);
+  });
+
+  it("declares an evaluation order's verdict as judges are asked for it (VERDICT_SCHEMA)", () => {
+    const { verdict } = (openApiDocument().components.schemas.EvaluationOrder as { properties: { verdict: { oneOf: Record<string, any>[] } } }).properties;
+    const declared = verdict.oneOf[0]!;
+    expect(declared.required).toEqual(VERDICT_SCHEMA.required);
+    expect(declared.additionalProperties).toBe(false);
+    const strip = (properties: Record<string, Record<string, unknown>>) =>
+      Object.fromEntries(Object.entries(properties).map(([name, { description: _description, ...rule }]) => [name, rule]));
+    expect(strip(declared.properties)).toEqual(strip(VERDICT_SCHEMA.properties as Record<string, Record<string, unknown>>));
+    expect(verdict.oneOf[1]).toEqual({ type: 'null' });
   });
 
   it("prices its examples' completed results at the catalog's prices, and their creditsUsed at the default credits per USD", () => {
@@ -133,6 +157,40 @@ describe('Validating answers against the document', () => {
     error: { code: 'upstream_error', message: 'Overloaded', upstreamStatus: 529 },
   };
   const success = { promptLogId: 'pl_01KAQ4J3ZQ5M6V7Y8X9W0T1S2R', results: [completed, failed], evaluations: [], creditsUsed: 0.01 };
+  // A judged answer, as the gateway sends it: one evaluation whose second judge call failed, and the ranking.
+  const order = (answerA: string, answerB: string) => ({
+    answerA,
+    answerB,
+    status: 'completed',
+    verdict: { winner: 'A', scoreA: 8, scoreB: 6, reasoning: 'r' },
+    winner: answerA,
+    tokensIn: 900,
+    tokensOut: 40,
+    latencyMs: 300,
+    providerCost: 0.0002,
+    usage: { cachedTokensIn: 0, cacheWriteTokensIn: 0, reasoningTokensOut: 0 },
+  });
+  const error = { code: 'upstream_error', message: 'Simulated upstream error 500', upstreamStatus: 500 };
+  const evaluation = {
+    judgeModelId: 'fam_c-5.4-mini',
+    modelA: 'fam_c-5.4',
+    modelB: 'fam_a-opus-4-6',
+    status: 'failed',
+    error,
+    winner: null,
+    consistent: false,
+    scores: null,
+    weightedScores: null,
+    orders: [order('fam_c-5.4', 'fam_a-opus-4-6'), { ...order('fam_a-opus-4-6', 'fam_c-5.4'), status: 'failed', verdict: null, winner: null, providerCost: 0, error }],
+    tokensIn: 900,
+    tokensOut: 40,
+    latencyMs: 600,
+    providerCost: 0.0002,
+    lengths: { 'fam_c-5.4': { tokens: 2, characters: 2 }, 'fam_a-opus-4-6': { tokens: null, characters: 0 } },
+    inRanking: false,
+  };
+  const rankingEntry = { rank: null, modelId: 'fam_c-5.4', strength: null, interval: null, winRate: null, wins: 0, ties: 0, losses: 0, evaluations: 0 };
+  const judged = { ...success, results: [completed, { ...completed, modelId: 'fam_a-opus-4-6' }], evaluations: [evaluation], ranking: [rankingEntry] };
 
   it('accepts a documented success and error', () => {
     expect(openApiProblems({ status: 200, headers: json, body: success })).toEqual([]);
@@ -144,6 +202,20 @@ describe('Validating answers against the document', () => {
     ).toEqual([]);
     expect(openApiProblems({ status: 402, headers: json, body: { error: { code: 'insufficient_credits', message: 'x' }, estimatedCreditsRequired: 2, balance: 1 } })).toEqual([]);
     expect(openApiProblems({ status: 431, headers: json, body: { error: { code: 'bad_request', message: 'x' } } })).toEqual([]);
+    // Every field of a judged answer is declared: a client generated from the document keeps the scores, the figures and the failure.
+    expect(openApiProblems({ status: 200, headers: json, body: judged })).toEqual([]);
+    const completedEvaluation = {
+      ...evaluation,
+      status: 'completed',
+      error: undefined,
+      winner: 'fam_c-5.4',
+      consistent: true,
+      orders: [evaluation.orders[0], { ...evaluation.orders[0], answerA: 'fam_a-opus-4-6', answerB: 'fam_c-5.4', verdict: { winner: 'B', scoreA: 6, scoreB: 8, reasoning: 'r' } }],
+      scores: { 'fam_c-5.4': 8, 'fam_a-opus-4-6': 6 },
+      weightedScores: { 'fam_c-5.4': 0.5714, 'fam_a-opus-4-6': 0.4286 },
+      inRanking: true,
+    };
+    expect(openApiProblems({ status: 200, headers: json, body: JSON.parse(JSON.stringify({ ...judged, evaluations: [completedEvaluation] })) })).toEqual([]);
   });
 
   it.each([
@@ -156,6 +228,15 @@ describe('Validating answers against the document', () => {
     ['a 402 without the estimate', 402, { error: { code: 'insufficient_credits', message: 'x' }, balance: 1 }],
     ['a code of another status', 401, { error: { code: 'invalid_request', message: 'x' } }],
     ['an error body with extra fields', 400, { error: { code: 'invalid_request', message: 'x', stack: 'at …' } }],
+    ['an evaluation with an unknown field', 200, { ...judged, evaluations: [{ ...evaluation, extra: 1 }] }],
+    ['an evaluation without its scores', 200, { ...judged, evaluations: [{ ...evaluation, scores: undefined }] }],
+    ['an order without its verdict', 200, { ...judged, evaluations: [{ ...evaluation, orders: [{ ...evaluation.orders[0], verdict: undefined }, evaluation.orders[1]] }] }],
+    [
+      'a verdict scored 11',
+      200,
+      { ...judged, evaluations: [{ ...evaluation, orders: [{ ...order('a', 'b'), verdict: { winner: 'A', scoreA: 11, scoreB: 6, reasoning: 'r' } }, evaluation.orders[1]] }] },
+    ],
+    ['a ranking entry without its wins', 200, { ...judged, ranking: [{ ...rankingEntry, wins: undefined }] }],
   ])('rejects %s', (_name, status, body) => {
     expect(openApiProblems({ status, headers: json, body: JSON.parse(JSON.stringify(body)) })).not.toEqual([]);
   });
@@ -164,6 +245,18 @@ describe('Validating answers against the document', () => {
     expect(openApiProblems({ status: 400, headers: { 'content-type': 'text/html' }, body: { error: { code: 'invalid_request', message: 'x' } } })).not.toEqual([]);
     expect(openApiProblems({ status: 405, headers: json, body: { error: { code: 'method_not_allowed', message: 'x' } } })).toEqual(['header allow is missing (response 405)']);
     expect(openApiProblems({ status: 401, headers: json, body: { error: { code: 'unauthorized', message: 'x' } } })).toEqual(['header www-authenticate is missing (response 401)']);
+  });
+
+  it("declares the read-only routes as they answer: HEAD beside GET, and a 405 whose Allow is GET, HEAD; and an event stream's x-accel-buffering", () => {
+    const document = openApiDocument();
+    const responses = document.components.responses as Record<string, { headers: Record<string, { schema: unknown }> }>;
+    for (const path of ['/api/v1/models', '/api/v1/openapi.json']) {
+      expect(Object.keys(document.paths[path])).toEqual(['get', 'head']);
+      expect(document.paths[path].get.responses['405']).toEqual({ $ref: '#/components/responses/ReadMethodNotAllowed' });
+    }
+    expect(responses.ReadMethodNotAllowed?.headers.Allow?.schema).toEqual({ const: 'GET, HEAD' });
+    expect(responses.MethodNotAllowed?.headers.Allow?.schema).toEqual({ const: 'POST' });
+    expect(document.paths['/api/v1/prompt'].post.responses['200'].headers['x-accel-buffering']).toMatchObject({ schema: { const: 'no' } });
   });
 
   it('names the headers error answers carry: x-request-id on each, Retry-After on the 409 of a request still running', () => {
