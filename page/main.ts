@@ -519,11 +519,12 @@ function clearResults(modelIds: string[]): void {
   summaryEl.textContent = '';
   outputSizes.disconnect();
   clearJudging();
-  // The old columns' renders are not wanted any more, nor the threads of their own.
+  // The old columns' renders are not wanted any more, nor the threads of their own; a Markdown thread that did not load is waited for again.
   for (const column of columns) {
     forgetRender(column);
     column.thread?.close();
   }
+  markdownThread.retry();
   columns = modelIds.map((modelId, index) => {
     const root = el('article', 'column');
     const status = el('span', 'status');
@@ -702,7 +703,8 @@ function providerCosts(results: unknown[], evaluations: unknown[]): string {
 /** All of the column's text, now: as text, what is not shown yet is appended; as Markdown, a text not rendered whole yet is. */
 function showWhole(column: Column): void {
   if (column.shown === column.text.length) return;
-  if (column.markdown) renderOutput(column);
+  // As Markdown rendered before: rendered again; else (as text, or till its first render comes back) appended.
+  if (column.markdown && column.renderedAt !== Number.NEGATIVE_INFINITY) renderOutput(column);
   else paint(column);
 }
 
@@ -801,11 +803,14 @@ function schedulePaint(column: Column, delayMs = 0): void {
 /** As text, the new text is appended (what is shown is never rewritten); as Markdown, the whole text is rendered again. */
 function paint(column: Column): void {
   if (column.shown === column.text.length) return; // rendered whole since (its result, the toggle)
-  if (!column.markdown) {
+  // As text; and as Markdown until its first render comes back (its thread loading, say), the text meanwhile.
+  if (!column.markdown || column.renderedAt === Number.NEGATIVE_INFINITY) {
     appendText(column, column.shown);
     column.shown = column.text.length;
     // Until the output fills its box: after that, the button stays.
     if (column.expand.hidden) fitExpand(column);
+    // As Markdown: its first render asked for (nothing more while it waits or runs).
+    if (column.markdown) renderOutput(column);
     return;
   }
   const wait = column.renderedAt + Math.max(MARKDOWN_EVERY_MS, MARKDOWN_SPACING * column.renderMs) - performance.now();
@@ -833,6 +838,13 @@ function renderOutput(column: Column): void {
   }
   if (column.rendering) return; // its render's outcome paints what arrived since
   setRendering(column, true);
+  // Its first render: the text till it comes back (its thread loading, say), not an empty box.
+  if (column.markdown && column.renderedAt === Number.NEGATIVE_INFINITY) {
+    column.output.replaceChildren();
+    column.block = undefined;
+    appendText(column, 0);
+    column.shown = column.text.length;
+  }
   (column.thread ?? markdownThread).render(column, {
     text: () => column.text,
     done: (rendered, text, startedAt) => {
@@ -864,6 +876,7 @@ function showRendered(column: Column, rendered: Rendered, text: string, startedA
       renderOutput(column);
     } else if ('html' in rendered) {
       column.output.innerHTML = DOMPurify.sanitize(rendered.html, SANITIZE) as unknown as string;
+      column.block = undefined; // the text shown till then, gone
       column.output.classList.add('markdown');
       column.markdown = true;
       // What the output shows, if the column's text still begins with it (streamed since); else it shows another text.
@@ -994,6 +1007,8 @@ function setNote(column: Column, text?: string, action?: { label: string; run: (
 
 // Every column, whatever one of them does.
 markdownToggle.addEventListener('change', () => {
+  // Asked again: a Markdown thread that did not load is waited for again.
+  if (markdownToggle.checked) markdownThread.retry();
   for (const column of columns) {
     try {
       renderOutput(column);

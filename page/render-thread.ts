@@ -8,20 +8,35 @@ export interface RenderJob {
 }
 
 /**
- * How long a new worker may take to load its script (fetched and compiled) before the render
- * it was started for fails: a render's own time limit counts from its thread's load, not from
- * a download (a slow link took 2.5 s for it, and every column was stopped as too slow).
+ * How long a worker may take to load its script (fetched and compiled): past it, the render
+ * waiting for it fails, and so does every render after it at once (retry() tries again). A
+ * render's own time limit counts from the load, not from a download (a slow link took 2.5 s
+ * for it, and every column was stopped as too slow).
  */
 export const LOAD_LIMIT_MS = 30_000;
+
+interface Thread {
+  worker: Worker;
+  loaded: boolean;
+  /** When it was made, or waited for again (performance.now()): LOAD_LIMIT_MS counts from here, whichever render waits for it. */
+  madeAt: number;
+}
 
 /**
  * Markdown rendered in a worker (the Markdown thread, markdown-thread.ts), one text at a time,
  * each stopped after `limitMs` (from its thread's load): the worker is then ended, the render's
  * outcome is `tooSlow`, and a new worker (started on demand) takes the next. At most one job a
  * key waits (a column: asking again replaces what it waits with, in its place in the line).
+ *
+ * A worker still loading is never ended: the browser would not cancel its script's download,
+ * and downloads stalled on a slow link took the page's connections to its origin, and with
+ * them its API calls. A worker that did not load (its script refused, or not there in
+ * LOAD_LIMIT_MS) fails every render at once until retry().
  */
 export class MarkdownThread {
-  private thread: { worker: Worker; loaded: boolean } | undefined;
+  private thread: Thread | undefined;
+  /** Why renders fail at once: the thread did not load. */
+  private failure: string | undefined;
   private readonly waiting = new Map<object, RenderJob>();
   private running: { key: object; job: RenderJob; id: number; text: string; startedAt: number; timer: ReturnType<typeof setTimeout> | undefined } | undefined;
   private nextId = 0;
@@ -40,10 +55,10 @@ export class MarkdownThread {
   }
 
   /**
-   * `key`'s render is not wanted any more: taken out of the line, or stopped (with its worker)
-   * if it runs. No outcome. The next render starts once the task's other forgets are done: a
-   * page forgetting every column's render at once (the toggle turned off, a new comparison)
-   * starts no worker for a render it then forgets.
+   * `key`'s render is not wanted any more: taken out of the line, or stopped if it runs (its
+   * worker ended, once loaded). No outcome. The next render starts once the task's other
+   * forgets are done: a page forgetting every column's render at once (the toggle turned off,
+   * a new comparison) starts none it then forgets.
    */
   forget(key: object): void {
     this.waiting.delete(key);
@@ -57,52 +72,84 @@ export class MarkdownThread {
     });
   }
 
+  /**
+   * A thread that did not load is waited for again (the person asked again: the toggle, a new
+   * comparison): a worker still loading, LOAD_LIMIT_MS more (not replaced: its download goes on
+   * either way); one whose script was refused, by a new worker.
+   */
+  retry(): void {
+    if (this.failure === undefined) return;
+    this.failure = undefined;
+    if (this.thread) this.thread.madeAt = performance.now();
+  }
+
   /** Every render forgotten and the worker ended, for good: a thread not needed any more renders nothing after. */
   close(): void {
     this.closed = true;
     this.waiting.clear();
     this.stop();
+    this.thread?.worker.terminate();
+    this.thread = undefined;
   }
 
   private next(): void {
-    if (this.running || this.closed) return;
-    const [first] = this.waiting;
-    if (!first) return;
-    const [key, job] = first;
-    this.waiting.delete(key);
-    const id = this.nextId++;
-    const text = job.text();
-    this.running = { key, job, id, text, startedAt: performance.now(), timer: undefined };
-    let thread: { worker: Worker; loaded: boolean };
-    try {
-      thread = this.start();
-    } catch (error) {
-      // No worker could be made (a browser that refuses it, say): this render fails, and the next tries again.
-      this.finish(id, { failed: `its thread did not start: ${error instanceof Error ? error.message : String(error)}` }, true);
-      return;
+    while (!this.running && !this.closed) {
+      const [first] = this.waiting;
+      if (!first) return;
+      const [key, job] = first;
+      this.waiting.delete(key);
+      const id = this.nextId++;
+      const text = job.text();
+      this.running = { key, job, id, text, startedAt: performance.now(), timer: undefined };
+      if (this.failure !== undefined) {
+        this.finish(id, { failed: this.failure }, false);
+        continue;
+      }
+      let thread: Thread;
+      try {
+        thread = this.start();
+      } catch (error) {
+        // No worker could be made (a browser that refuses it, say): this render fails, and the next tries again.
+        this.finish(id, { failed: `its thread did not start: ${error instanceof Error ? error.message : String(error)}` }, false);
+        continue;
+      }
+      thread.worker.postMessage({ id, text });
+      if (thread.loaded) this.limit(this.limitMs, { tooSlow: true });
+      else this.limit(thread.madeAt + LOAD_LIMIT_MS - performance.now(), undefined);
     }
-    thread.worker.postMessage({ id, text });
-    if (thread.loaded) this.limit(this.limitMs, { tooSlow: true });
-    else this.limit(LOAD_LIMIT_MS, { failed: `its thread did not start in ${LOAD_LIMIT_MS / 1000} s` });
   }
 
-  /** The running render ends with `outcome` (and its worker with it) after `ms` (none: no limit), unless it ends before. */
-  private limit(ms: number, outcome: Rendered): void {
+  /**
+   * The running render ends after `ms` (none: no limit), unless it ends before: `tooSlow`, its
+   * worker ended; or, with no outcome given, as its thread did not load in time, which fails
+   * every render after it too.
+   */
+  private limit(ms: number, outcome: Rendered | undefined): void {
     const running = this.running;
     if (!running) return;
     clearTimeout(running.timer);
-    running.timer = Number.isFinite(ms) ? setTimeout(() => this.finish(running.id, outcome, true), ms) : undefined;
+    running.timer = Number.isFinite(ms)
+      ? setTimeout(
+          () => {
+            if (outcome) return this.finish(running.id, outcome, true);
+            this.failure = `its thread did not start in ${LOAD_LIMIT_MS / 1000} s`;
+            this.finish(running.id, { failed: this.failure }, false);
+          },
+          Math.max(0, ms),
+        )
+      : undefined;
   }
 
-  private start(): { worker: Worker; loaded: boolean } {
+  private start(): Thread {
     if (this.thread) return this.thread;
-    const thread = { worker: new Worker(this.scriptUrl()), loaded: false };
+    const thread: Thread = { worker: new Worker(this.scriptUrl()), loaded: false, madeAt: performance.now() };
     // Only the current worker's messages count: an ended one's late answer or error is not what the one after it runs.
     thread.worker.onmessage = ({ data }: MessageEvent<ThreadMessage>) => {
       if (this.thread !== thread) return;
       if ('loaded' in data) {
         thread.loaded = true;
-        // The running render starts now, its script loaded: its time limit from here.
+        // Loaded after all: renders go on. The running one starts now, its time limit from here.
+        this.failure = undefined;
         if (this.running) this.running.startedAt = performance.now();
         this.limit(this.limitMs, { tooSlow: true });
         return;
@@ -110,10 +157,16 @@ export class MarkdownThread {
       const { id, ...rendered } = data;
       this.finish(id, rendered as Rendered, false);
     };
-    // Its script did not load, or an error escaped a render: the render fails, the worker ends, and a new one takes the next.
+    // Its script did not load (every render fails at once after it), or an error escaped a render (it
+    // fails, the worker ends, and a new one takes the next).
     thread.worker.onerror = (event) => {
       event.preventDefault();
-      if (this.thread === thread && this.running) this.finish(this.running.id, { failed: event.message || 'its thread did not start' }, true);
+      if (this.thread !== thread) return;
+      const failed = event.message || 'its thread did not start';
+      if (!thread.loaded) this.failure = failed;
+      this.thread = undefined;
+      thread.worker.terminate();
+      if (this.running) this.finish(this.running.id, { failed }, false);
     };
     this.thread = thread;
     return thread;
@@ -123,11 +176,7 @@ export class MarkdownThread {
   private finish(id: number, rendered: Rendered, endWorker: boolean): void {
     const running = this.running;
     if (running?.id !== id) return;
-    if (endWorker) this.stop();
-    else {
-      clearTimeout(running.timer);
-      this.running = undefined;
-    }
+    this.stop(endWorker);
     try {
       running.job.done(rendered, running.text, running.startedAt);
     } finally {
@@ -135,11 +184,12 @@ export class MarkdownThread {
     }
   }
 
-  /** The running render (if any) and the worker ended. */
-  private stop(): void {
+  /** The running render (if any) no longer waited for; its worker ended with it, where it has loaded and `endWorker` (by default: the render was stopped). */
+  private stop(endWorker = true): void {
     clearTimeout(this.running?.timer);
     this.running = undefined;
-    this.thread?.worker.terminate();
+    if (!endWorker || !this.thread?.loaded) return;
+    this.thread.worker.terminate();
     this.thread = undefined;
   }
 }

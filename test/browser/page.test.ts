@@ -1940,6 +1940,19 @@ describe('The comparison page at GET /', () => {
       }
     });
 
+    it("shows an output's text while the thread's script is late, and its Markdown once it comes", async () => {
+      const text = '# one\n\n**bold**';
+      proxy = await startProxy(host(), answered([resultOf(FAST, text)]), { '/page-markdown.js': 3_000 });
+      page = await openPage(browser(), host(), { url: proxy.url });
+      await page.click('#markdown');
+      await compare(page, { models: [FAST] });
+      await page.waitForSelector(column(FAST, 'completed'));
+      // Waiting for its first render: the text, not an empty box.
+      expect(await page.$eval(`${column(FAST)} .output`, (el) => [el.getAttribute('aria-busy'), el.textContent])).toEqual(['true', text]);
+      await ended(page);
+      expect(await page.$eval(`${column(FAST)} .output h1`, (el) => el.textContent)).toBe('one');
+    });
+
     it('waits four times as long as a slow render took before rendering streamed Markdown again', async () => {
       // 30 writes 100 ms apart, then the result: 3 s of deltas.
       const pieces = Array.from({ length: 30 }, (_, i) => `- item ${i}\n`);

@@ -113,14 +113,32 @@ describe('Class: MarkdownThread', () => {
     expect(outcomes).toHaveLength(2);
   });
 
-  it('fails a render whose thread has not loaded in LOAD_LIMIT_MS, and ends that worker', () => {
-    const { outcomes, ask } = recorded(Number.POSITIVE_INFINITY);
+  it('fails every render at once when its thread has not loaded in LOAD_LIMIT_MS, keeping the worker (its download goes on); retry() waits for it again', () => {
+    const { thread, outcomes, ask } = recorded(Number.POSITIVE_INFINITY);
     ask('one');
-    vi.advanceTimersByTime(LOAD_LIMIT_MS - 1);
+    vi.advanceTimersByTime(LOAD_LIMIT_MS / 2);
+    // A render asked later waits no longer than the first: the limit counts from the worker.
+    ask('two');
+    vi.advanceTimersByTime(LOAD_LIMIT_MS / 2 - 1);
     expect(outcomes).toEqual([]);
     vi.advanceTimersByTime(1);
-    expect(outcomes).toEqual([[{ failed: 'its thread did not start in 30 s' }, 'one']]);
-    expect(FakeWorker.made[0]?.terminated).toBe(true);
+    const stalled = { failed: 'its thread did not start in 30 s' };
+    expect(outcomes).toEqual([
+      [stalled, 'one'],
+      [stalled, 'two'],
+    ]);
+    // Asked after, it fails at once; no other worker is made, nor this one ended.
+    ask('three');
+    expect(outcomes).toHaveLength(3);
+    expect(FakeWorker.made).toHaveLength(1);
+    expect(FakeWorker.made[0]?.terminated).toBe(false);
+    // Asked again (the toggle, a new comparison): waited for, and once it loads, renders go on.
+    thread.retry();
+    ask('four');
+    FakeWorker.made[0]?.load();
+    FakeWorker.made[0]?.answer({ html: '<p>four</p>' });
+    expect(outcomes.at(-1)).toEqual([{ html: '<p>four</p>' }, 'four']);
+    expect(FakeWorker.made).toHaveLength(1);
   });
 
   it('has no time limit at Infinity, once loaded', () => {
@@ -140,6 +158,7 @@ describe('Class: MarkdownThread', () => {
     ask('running', running);
     ask('waiting', waiting);
     ask('last');
+    FakeWorker.made[0]?.load();
     thread.forget(waiting);
     thread.forget(running);
     // The next render starts after the task's other forgets.
@@ -154,14 +173,47 @@ describe('Class: MarkdownThread', () => {
     expect(outcomes).toEqual([[{ html: '<p>last</p>' }, 'last']]);
   });
 
-  it('fails the running render when its worker errs (a script that did not load), and starts a new worker for the next', () => {
-    const { outcomes, ask } = recorded();
+  it('fails every render at once when its script does not load (refused, not there), until retry() makes a new worker', () => {
+    const { thread, outcomes, ask } = recorded();
     ask('one');
     ask('two');
     FakeWorker.made[0]?.fail('');
     expect(FakeWorker.made[0]?.terminated).toBe(true);
-    expect(outcomes).toEqual([[{ failed: 'its thread did not start' }, 'one']]);
+    expect(outcomes).toEqual([
+      [{ failed: 'its thread did not start' }, 'one'],
+      [{ failed: 'its thread did not start' }, 'two'],
+    ]);
+    expect(FakeWorker.made).toHaveLength(1);
+    thread.retry();
+    ask('three');
+    expect(FakeWorker.made[1]?.sent.map((request) => request.text)).toEqual(['three']);
+  });
+
+  it('fails the render an error escaped in a loaded worker, and renders the next in a new one', () => {
+    const { outcomes, ask } = recorded();
+    ask('one');
+    ask('two');
+    FakeWorker.made[0]?.load();
+    FakeWorker.made[0]?.fail('Uncaught RangeError');
+    expect(FakeWorker.made[0]?.terminated).toBe(true);
+    expect(outcomes).toEqual([[{ failed: 'Uncaught RangeError' }, 'one']]);
     expect(FakeWorker.made[1]?.sent.map((request) => request.text)).toEqual(['two']);
+  });
+
+  it('keeps a worker still loading when its render is forgotten (the browser would not cancel its download): the next render waits for it', async () => {
+    const { thread, outcomes, ask } = recorded();
+    const first = {};
+    ask('first', first);
+    thread.forget(first);
+    ask('second');
+    await Promise.resolve();
+    expect(FakeWorker.made).toHaveLength(1);
+    expect(FakeWorker.made[0]?.terminated).toBe(false);
+    FakeWorker.made[0]?.load();
+    // The forgotten render's late answer is not the second's.
+    FakeWorker.made[0]?.onmessage?.({ data: { id: FakeWorker.made[0].sent[0]!.id, html: 'first' } });
+    FakeWorker.made[0]?.answer({ html: '<p>second</p>' });
+    expect(outcomes).toEqual([[{ html: '<p>second</p>' }, 'second']]);
   });
 
   it('fails a render whose worker cannot be made, and tries again for the next', () => {
@@ -187,6 +239,7 @@ describe('Class: MarkdownThread', () => {
     const { thread, outcomes, ask } = recorded();
     const keys = [{}, {}, {}];
     for (const [i, key] of keys.entries()) ask(`text ${i}`, key);
+    FakeWorker.made[0]?.load();
     for (const key of keys) thread.forget(key);
     await Promise.resolve();
     expect(FakeWorker.made).toHaveLength(1);
