@@ -114,30 +114,33 @@ export class MarkdownThread {
         continue;
       }
       thread.worker.postMessage({ id, text });
-      if (thread.loaded) this.limit(this.limitMs, { tooSlow: true });
-      else this.limit(thread.madeAt + LOAD_LIMIT_MS - performance.now(), undefined);
+      if (thread.loaded) this.limitRender();
+      else this.limitLoad(thread);
     }
   }
 
-  /**
-   * The running render ends after `ms` (none: no limit), unless it ends before: `tooSlow`, its
-   * worker ended; or, with no outcome given, as its thread did not load in time, which fails
-   * every render after it too.
-   */
-  private limit(ms: number, outcome: Rendered | undefined): void {
+  /** The running render is stopped, `tooSlow`, with its worker, `limitMs` from now (none at Infinity). */
+  private limitRender(): void {
+    const running = this.running;
+    if (running) this.timeRunning(this.limitMs, () => this.finish(running.id, { tooSlow: true }, true));
+  }
+
+  /** The running render fails, and every render after it at once, if `thread` has not loaded LOAD_LIMIT_MS after it was made. */
+  private limitLoad(thread: Thread): void {
+    const running = this.running;
+    if (!running) return;
+    this.timeRunning(thread.madeAt + LOAD_LIMIT_MS - performance.now(), () => {
+      this.failure = `its thread did not start in ${LOAD_LIMIT_MS / 1000} s`;
+      this.finish(running.id, { failed: this.failure }, false);
+    });
+  }
+
+  /** The running render's one timer: `fire` after `ms`, the timer before it cleared. */
+  private timeRunning(ms: number, fire: () => void): void {
     const running = this.running;
     if (!running) return;
     clearTimeout(running.timer);
-    running.timer = Number.isFinite(ms)
-      ? setTimeout(
-          () => {
-            if (outcome) return this.finish(running.id, outcome, true);
-            this.failure = `its thread did not start in ${LOAD_LIMIT_MS / 1000} s`;
-            this.finish(running.id, { failed: this.failure }, false);
-          },
-          Math.max(0, ms),
-        )
-      : undefined;
+    running.timer = Number.isFinite(ms) ? setTimeout(fire, Math.max(0, ms)) : undefined;
   }
 
   private start(): Thread {
@@ -151,7 +154,7 @@ export class MarkdownThread {
         // Loaded after all: renders go on. The running one starts now, its time limit from here.
         this.failure = undefined;
         if (this.running) this.running.startedAt = performance.now();
-        this.limit(this.limitMs, { tooSlow: true });
+        this.limitRender();
         return;
       }
       const { id, ...rendered } = data;
