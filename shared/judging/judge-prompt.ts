@@ -5,8 +5,8 @@ import type { ModelCall } from '../providers/types.js';
 import type { PromptRequest, RequestedModel } from '../contract/types.js';
 import { VERDICT_LIMITS, VERDICT_SCHEMA } from './verdict.js';
 import { cutWhole } from '../text/cut.js';
-import { isRuleCharacter, RUN_COUNTED_WHOLE } from '../text/text-tokens.js';
-import { inputTokenBound } from '../pricing/bound.js';
+import { packsInRuns, RUN_COUNTED_WHOLE } from '../text/text-tokens.js';
+import { callCostBound, inputTokenBound, type CostBound } from '../pricing/bound.js';
 import { defuseTags, type TAGS } from './defuse.js';
 
 export { defuseTags };
@@ -134,16 +134,23 @@ export function judgeMaterialLength(request: PromptRequest, answerA: ShownAnswer
 /**
  * The call a judge makes for one ordered pair: its prompt in pieces, the material's large parts
  * shared with the judge's other calls. Where both answers were shown within their allowances,
- * the call holds what the estimate reserved for it (`heldInputTokens`: its frame's input bound
- * and both allowances), which an estimate of its input from the text charges no more than.
+ * the call holds what the estimate reserved for it (`heldUsd`: the bound of a call of its
+ * frame's input and both allowances, as planJudges reserves it), which an estimate of its cost
+ * from the text charges no more than.
  */
 export function judgeCall(request: PromptRequest, judge: RequestedModel, answerA: string | ShownAnswer, answerB: string | ShownAnswer): PlannedCall {
   const promptPieces = judgeMaterial(request, answerA, answerB);
   const single = judgeRequest(request, judge, joinPieces(promptPieces));
   const planned = planCall(single, single.models[0] as RequestedModel);
   const [a, b] = [answerA, answerB].map((answer) => (typeof answer === 'string' ? undefined : answer.allowanceTokens));
-  const held = a === undefined || b === undefined ? {} : { heldInputTokens: judgeFrame(request, judge).inputTokens + a + b };
+  const held = a === undefined || b === undefined ? {} : { heldUsd: judgePairBound(request, judge, a, b).usd };
   return { ...planned, call: { ...planned.call, promptPieces, ...held } };
+}
+
+/** What the estimate reserves for a judge's call on a pair whose answers have these allowances: its frame's input and both allowances in, its own output bound out. */
+export function judgePairBound(request: PromptRequest, judge: RequestedModel, allowanceA: number, allowanceB: number): CostBound {
+  const frame = judgeFrame(request, judge);
+  return callCostBound(frame.call.call, frame.inputTokens + allowanceA + allowanceB);
 }
 
 /** Each request's judges' frames (judgeFrame), built once. */
@@ -184,12 +191,14 @@ const SHOWN_BYTES_PER_TOKEN = 8;
  * An answer as a judge is shown it: whole, unless it is far longer than its call's output
  * limit allows (a vendor that lied about its usage, or ignored the limit), then cut where its
  * size passes 8 bytes a token of the allowance, never inside a character, with a note that
- * says so. Its size is its UTF-8 bytes, a run of one rule character past its 4th counted a
- * quarter (RUN_COUNTED_WHOLE). Honest answers are not cut (English at 4 to 5 bytes a token,
- * Cyrillic about 6, Chinese 3 to 4.5, rule lines and indentation as counted), and as a token
- * is at least a byte, a lying vendor's megabytes make a judge call cost at most about 8 times
- * what the request reserved for the answer (about 27 times for a flood of spaces, whose runs a
- * tokenizer packs less than this counts them), not hundreds.
+ * says so. Its size is its UTF-8 bytes, a run of one character that packs (packsInRuns: a rule
+ * line's, indentation's) past its 4th counted a quarter (RUN_COUNTED_WHOLE). Honest answers
+ * are not cut (English at 4 to 5 bytes a token, Cyrillic about 6, Chinese 3 to 4.5, rule lines
+ * and indentation as counted; Hindi, about 8.75 bytes a token of OpenAI's o200k, only within
+ * a tenth of its limit), and as a token is at least a byte, a lying vendor's megabytes make a
+ * judge call cost at most about 8 times what the request reserved for the answer (about 27
+ * times for a flood of spaces, whose runs a tokenizer packs less than this counts them), not
+ * hundreds.
  */
 export function shownAnswer(answer: string, allowanceTokens: number): string {
   const cut = cutPoint(answer, allowanceTokens * SHOWN_BYTES_PER_TOKEN);
@@ -222,7 +231,7 @@ function cutPoint(text: string, budget: number): number | undefined {
     previous = code;
     // A surrogate pair is a 4-byte character: 2 bytes for each half.
     const bytes = code < 0x80 ? 1 : code < 0x800 || (code & 0xf800) === 0xd800 ? 2 : 3;
-    used += run > RUN_COUNTED_WHOLE && isRuleCharacter(code) ? bytes / 4 : bytes;
+    used += run > RUN_COUNTED_WHOLE && packsInRuns(code) ? bytes / 4 : bytes;
     if (used > budget) return i;
   }
   return undefined;

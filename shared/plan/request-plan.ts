@@ -1,6 +1,6 @@
 import { planCall, type PlannedCall } from '../compare/model-call.js';
 import type { PromptRequest, RequestedModel } from '../contract/types.js';
-import { answerAllowance, judgeFrame } from '../judging/judge-prompt.js';
+import { answerAllowance, judgeFrame, judgePairBound } from '../judging/judge-prompt.js';
 import { callCostBound, modelInputTokens, textInputBound, type CostBound } from '../pricing/bound.js';
 
 /** A model's call as the request plans it, with the most it can cost. */
@@ -60,13 +60,12 @@ function planJudges(request: PromptRequest, calls: readonly PlannedCall[]): Plan
   if (calls.length < 2) return [];
   const answerAllowances = calls.map(({ call }) => answerAllowance(call));
   return request.judges.map((judge) => {
-    const { call: frame, inputTokens: frameTokens } = judgeFrame(request, judge);
     const bounds: CostBound[] = [];
     for (let i = 0; i < answerAllowances.length; i++) {
       for (let j = 0; j < answerAllowances.length; j++) {
-        if (i !== j) bounds.push(callCostBound(frame.call, frameTokens + (answerAllowances[i] as number) + (answerAllowances[j] as number)));
+        if (i !== j) bounds.push(judgePairBound(request, judge, answerAllowances[i] as number, answerAllowances[j] as number));
       }
     }
-    return { judge, frame, bounds };
+    return { judge, frame: judgeFrame(request, judge).call, bounds };
   });
 }

@@ -97,15 +97,14 @@ export function chargeCall(
       warning: `Cost unavailable: ${doubt}. Charged the input the vendor reported (${classed.inputTokens} tokens, ${classed.cachedInputTokens} of them cache reads and ${classed.cacheWriteTokens} cache writes, each at its price) and ${tokensOut} output tokens estimated from the text: ${estimatedCost} USD${unshown}${searched}`,
     };
   }
-  // The text's count, no more than the request held for the call; what the vendor reported before its usage went missing, as it is.
-  const fromTextIn = Math.min(inputTokenEstimate(call), call.heldInputTokens ?? Number.POSITIVE_INFINITY);
-  const tokensIn = Math.min(Math.max(fromTextIn, reportedInput(call, hints.inputTokens)), bound.inputTokens);
+  const tokensIn = Math.min(Math.max(inputTokenEstimate(call), reportedInput(call, hints.inputTokens)), bound.inputTokens);
   const fromText = providerCost(
     call.entry.prices,
     { inputTokens: tokensIn, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: tokensOut, searchQueries: search.charged },
     startedAt,
   );
-  const estimatedCost = Math.min(fromText, bound.usd);
+  // No more than the call's bound, nor than the request held for it (a judge call's share).
+  const estimatedCost = Math.min(fromText, bound.usd, call.heldUsd ?? Number.POSITIVE_INFINITY);
   return {
     kind: 'estimated',
     estimatedCost,

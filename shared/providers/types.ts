@@ -24,12 +24,13 @@ export interface ModelCall {
   tuning: ModelTuning;
   responseSchema?: Record<string, unknown>;
   /**
-   * The input tokens the request's estimate held for this call, where its text may count more
-   * (a judge call: its frame's bound and the allowances of the two answers it shows, which a
-   * run of rule characters fills at a quarter of a byte a character): an estimate of its input
-   * from the text charges no more than this (chargeCall). A vendor's own count is not bound by it.
+   * USD the request's estimate held for this call, where its own bound holds more (a judge
+   * call: the bound of a call of its frame and the allowances of the two answers it shows,
+   * which planJudges reserves): an estimate of its cost from the text charges no more than this
+   * (chargeCall), so that no estimate takes more than its share of the reservation. A vendor's
+   * own counts are not bound by it.
    */
-  heldInputTokens?: number;
+  heldUsd?: number;
   /**
    * The account the call is made for, sent to the vendors that take an identifier of the end
    * user for their abuse detection (OpenAI's `safety_identifier`, Anthropic's

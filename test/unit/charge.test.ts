@@ -4,7 +4,7 @@ import { allModels, resolveModel } from '../../shared/catalog/index.js';
 import type { ModelEntry } from '../../shared/catalog/types.js';
 import { planCall } from '../../shared/compare/model-call.js';
 import { planRequest } from '../../shared/plan/request-plan.js';
-import { answerAllowance, judgeCall, judgeFrame, showAnswerWithin } from '../../shared/judging/judge-prompt.js';
+import { answerAllowance, judgeCall, showAnswerWithin } from '../../shared/judging/judge-prompt.js';
 import { PNG_BASE64 } from '../support/fixtures.js';
 import { pdfOf } from '../support/pdfs.js';
 import { loadAjv } from '../../shared/contract/ajv.js';
@@ -506,23 +506,21 @@ describe('Function: chargeCall', () => {
     expect((charge as { estimatedCost: number }).estimatedCost).toBeLessThan(bound.usd);
   });
 
-  it('charges a judge call without usage no more input from its text than the request held for it: answers of a rule line a model repeated to its limit', () => {
+  it("charges a judge call without usage no more than the request held for it: its pair's share of the reservation", () => {
     const request = validatePromptRequest({ prompt: 'Draw a table.', models: ['fam_g-large', 'fam_k-8b'], judges: ['fam_c-5.4-mini'], generation_settings: { maxTokens: 1024 } });
-    const judge = request.judges[0]!;
-    // Each answer shown within its allowance: 64 KB of dashes is 16 KB as the cut counts a run, so about half of it is shown.
-    const [a, b] = request.models.map((model) => showAnswerWithin(`| a | b |\n|${'-'.repeat(64 * 1024)}`, answerAllowance(planCall(request, model).call)));
-    const { call } = judgeCall(request, judge, a!, b!);
-    expect(call.heldInputTokens).toBe(judgeFrame(request, judge).inputTokens + 2 * 1024);
-    // The text counts more than that (the dashes shown, 8 a token; a dash a token had counted 8 times more).
-    expect(inputTokenEstimate(call)).toBeGreaterThan(call.heldInputTokens!);
+    const [a, b] = request.models.map((model) => showAnswerWithin('An answer.', answerAllowance(planCall(request, model).call)));
+    const { call } = judgeCall(request, request.judges[0]!, a!, b!);
+    // What planJudges reserved for this pair.
+    expect(call.heldUsd).toBe(planRequest(request).judges[0]!.bounds[0]!.usd);
     const verdict = '{"winner":"A","scoreA":8,"scoreB":6,"reasoning":"A is complete."}';
-    const charge = chargeCall(call, undefined, verdict, Date.now());
-    expect(charge).toMatchObject({ kind: 'estimated', warning: expect.stringContaining(`(${call.heldInputTokens} input and`) });
-    // Within what the request reserved for this pair of answers.
-    expect((charge as { estimatedCost: number }).estimatedCost).toBeLessThanOrEqual(planRequest(request).judges[0]!.bounds[0]!.usd);
-    // What the vendor itself reported before its usage went missing is not bound by it.
-    const reported = chargeCall(call, undefined, verdict, Date.now(), { inputTokens: call.heldInputTokens! + 100 });
-    expect(reported).toMatchObject({ kind: 'estimated', warning: expect.stringContaining(`(${call.heldInputTokens! + 100} input and`) });
+    const estimate = chargeCall(call, undefined, verdict, Date.now());
+    expect(estimate).toMatchObject({ kind: 'estimated' });
+    // An estimate above the share is charged the share: set lower than this one, it binds.
+    const share = (estimate as { estimatedCost: number }).estimatedCost / 3;
+    expect(chargeCall({ ...call, heldUsd: share }, undefined, verdict, Date.now())).toMatchObject({ kind: 'estimated', estimatedCost: share });
+    // The vendor's own usage is not bound by it.
+    const reported = usage({ inputTokens: Math.ceil(inputTokenEstimate(call)), outputTokens: 30 });
+    expect(chargeCall({ ...call, heldUsd: share }, reported, verdict, Date.now())).toMatchObject({ kind: 'observed', providerCost: providerCost(call.entry.prices, reported) });
   });
 });
 

@@ -871,9 +871,11 @@ describe('Function: shownAnswer', () => {
     // Control characters are no rule: o200k makes a token of each, so a flood of them is counted whole (8 bytes a token at most).
     expect(shownAnswer('\u0001'.repeat(1_000_000), 1_000)).toBe(`${'\u0001'.repeat(8_000)} [cut: longer than its output limit allows]`);
     expect(shownAnswer('\u007f'.repeat(1_000_000), 1_000).length).toBe(8_000 + 43);
-    // Box-drawing rules count a quarter of their 3 bytes past the 4th: 12 sections each framed by two lines of 64 ━ (8 tokens a line of o200k), shown whole within 432 tokens.
-    const sections = Array.from({ length: 12 }, (_, i) => `${'━'.repeat(64)}\nSection ${i + 1}: the figures of the quarter, in words.\n${'━'.repeat(64)}\n`).join('\n');
-    expect(shownAnswer(sections, 432)).toBe(sections);
+    // A box-drawing rule of `─` counts a quarter of its 3 bytes past the 4th: 12 sections each framed by two lines of 64, shown whole within 432 tokens.
+    const sections = (rule: string) => Array.from({ length: 12 }, (_, i) => `${rule}\nSection ${i + 1}: the figures of the quarter, in words.\n${rule}\n`).join('\n');
+    expect(shownAnswer(sections('─'.repeat(64)), 432)).toBe(sections('─'.repeat(64)));
+    // Other box drawing counts whole (cl100k takes 2 `━` a token, Claude's tokenizer 1): the same sections ruled with `━` are cut there.
+    expect(shownAnswer(sections('━'.repeat(64)), 432)).not.toBe(sections('━'.repeat(64)));
   });
 
   it('cuts an answer far past its allowance at 8 UTF-8 bytes a token, never inside a character', () => {
