@@ -62,11 +62,15 @@ interface Column {
   shown: number;
   /** A paint is scheduled. */
   painting: boolean;
-  /** The output shows `text` rendered as Markdown (not as text: the toggle is off, the text is over the limit, its render was too slow, or marked failed on it). */
+  /**
+   * The output shows `text` rendered as Markdown, or will once its first render comes back
+   * (`renderedAt` still -Infinity: the text shown meanwhile); not when it shows text for good
+   * (the toggle is off, the text is over the limit, its render was too slow, or marked failed on it).
+   */
   markdown: boolean;
   /** The person asked for Markdown though the text is over MARKDOWN_MAX_CHARS or its render took over RENDER_LIMIT_MS. */
   markdownAnyway: boolean;
-  /** When the output's last Markdown render ended (performance.now()), and how long it took (ms). */
+  /** When the output's last Markdown render ended, whatever its outcome (performance.now(); -Infinity: none yet), and how long it took (ms). */
   renderedAt: number;
   renderMs: number;
   /** As text: the block the next text is appended to (none: a new one), and its length. */
@@ -803,14 +807,14 @@ function schedulePaint(column: Column, delayMs = 0): void {
 /** As text, the new text is appended (what is shown is never rewritten); as Markdown, the whole text is rendered again. */
 function paint(column: Column): void {
   if (column.shown === column.text.length) return; // rendered whole since (its result, the toggle)
-  // As text; and as Markdown until its first render comes back (its thread loading, say), the text meanwhile.
+  // As Markdown with no render back yet: its first asked for (renderOutput shows the text meanwhile).
+  if (column.markdown && column.renderedAt === Number.NEGATIVE_INFINITY && !column.rendering) return renderOutput(column);
+  // As text, and while that first render waits or runs: appended.
   if (!column.markdown || column.renderedAt === Number.NEGATIVE_INFINITY) {
     appendText(column, column.shown);
     column.shown = column.text.length;
     // Until the output fills its box: after that, the button stays.
     if (column.expand.hidden) fitExpand(column);
-    // As Markdown: its first render asked for (nothing more while it waits or runs).
-    if (column.markdown) renderOutput(column);
     return;
   }
   const wait = column.renderedAt + Math.max(MARKDOWN_EVERY_MS, MARKDOWN_SPACING * column.renderMs) - performance.now();
@@ -858,6 +862,8 @@ function renderOutput(column: Column): void {
 /** The person asked for Markdown though the text is long or was slow to render: in a thread of the column's own, with no time limit. */
 function renderAnyway(column: Column): void {
   column.markdownAnyway = true;
+  // A render it still has on the page's thread (a result that replaced its text) is not wanted there any more.
+  forgetRender(column);
   column.thread ??= new MarkdownThread(threadUrl, Number.POSITIVE_INFINITY);
   setNote(column, 'Rendering as Markdown…');
   renderOutput(column);
@@ -1007,8 +1013,8 @@ function setNote(column: Column, text?: string, action?: { label: string; run: (
 
 // Every column, whatever one of them does.
 markdownToggle.addEventListener('change', () => {
-  // Asked again: a Markdown thread that did not load is waited for again.
-  if (markdownToggle.checked) markdownThread.retry();
+  // Asked again: a Markdown thread that did not load is waited for again, the page's and the columns' own.
+  if (markdownToggle.checked) for (const thread of [markdownThread, ...columns.map((column) => column.thread)]) thread?.retry();
   for (const column of columns) {
     try {
       renderOutput(column);

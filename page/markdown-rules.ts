@@ -27,7 +27,7 @@ export interface RenderRequest {
 }
 
 /** The thread's answer: the HTML (not sanitised yet), or why there is none. */
-export type RenderAnswer = { id: number } & Rendered;
+type RenderAnswer = { id: number } & Rendered;
 
 /** What the thread sends: that its script has loaded (first), then its answers. */
 export type ThreadMessage = { loaded: true } | RenderAnswer;

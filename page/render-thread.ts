@@ -28,7 +28,7 @@ interface Thread {
  * outcome is `tooSlow`, and a new worker (started on demand) takes the next. At most one job a
  * key waits (a column: asking again replaces what it waits with, in its place in the line).
  *
- * A worker still loading is never ended: the browser would not cancel its script's download,
+ * A worker still loading is never ended (but by close()): the browser would not cancel its script's download,
  * and downloads stalled on a slow link took the page's connections to its origin, and with
  * them its API calls. A worker that did not load (its script refused, or not there in
  * LOAD_LIMIT_MS) fails every render at once until retry().
@@ -49,7 +49,8 @@ export class MarkdownThread {
   ) {}
 
   render(key: object, job: RenderJob): void {
-    if (this.closed) return;
+    // A closed thread renders nothing: the job is answered at once, so that nothing waits on it.
+    if (this.closed) return job.done({ failed: 'its thread was closed' }, job.text(), performance.now());
     this.waiting.set(key, job);
     this.next();
   }
@@ -83,7 +84,7 @@ export class MarkdownThread {
     if (this.thread) this.thread.madeAt = performance.now();
   }
 
-  /** Every render forgotten and the worker ended, for good: a thread not needed any more renders nothing after. */
+  /** Every render forgotten and the worker ended, for good, loaded or not (its column gone): a thread not needed any more renders nothing after. */
   close(): void {
     this.closed = true;
     this.waiting.clear();
@@ -113,16 +114,20 @@ export class MarkdownThread {
         this.finish(id, { failed: `its thread did not start: ${error instanceof Error ? error.message : String(error)}` }, false);
         continue;
       }
-      thread.worker.postMessage({ id, text });
-      if (thread.loaded) this.limitRender();
+      // To a loaded worker only: one still loading gets the render running when it loads, so that
+      // a render forgotten meanwhile never reaches it (it would run first, on the next one's time).
+      if (thread.loaded) this.send(thread);
       else this.limitLoad(thread);
     }
   }
 
-  /** The running render is stopped, `tooSlow`, with its worker, `limitMs` from now (none at Infinity). */
-  private limitRender(): void {
+  /** The running render sent to `thread`, and stopped, `tooSlow`, with its worker, `limitMs` from now (none at Infinity). */
+  private send(thread: Thread): void {
     const running = this.running;
-    if (running) this.timeRunning(this.limitMs, () => this.finish(running.id, { tooSlow: true }, true));
+    if (!running) return;
+    running.startedAt = performance.now();
+    thread.worker.postMessage({ id: running.id, text: running.text });
+    this.timeRunning(this.limitMs, () => this.finish(running.id, { tooSlow: true }, true));
   }
 
   /** The running render fails, and every render after it at once, if `thread` has not loaded LOAD_LIMIT_MS after it was made. */
@@ -153,8 +158,7 @@ export class MarkdownThread {
         thread.loaded = true;
         // Loaded after all: renders go on. The running one starts now, its time limit from here.
         this.failure = undefined;
-        if (this.running) this.running.startedAt = performance.now();
-        this.limitRender();
+        this.send(thread);
         return;
       }
       const { id, ...rendered } = data;

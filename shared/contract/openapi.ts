@@ -466,7 +466,6 @@ const fieldError = {
   additionalProperties: false,
 };
 
-/** `{"error": {"code", "message", "details"?}}`, with the codes a status may carry and any top-level extras. */
 /** A read-only route's HEAD: its GET's answer, a refusal's too, without the body. */
 function headOf(operationId: string, what: string) {
   return {
@@ -481,6 +480,7 @@ function headOf(operationId: string, what: string) {
   };
 }
 
+/** `{"error": {"code", "message", "details"?}}`, with the codes a status may carry and any top-level extras. */
 function errorBody(description: string, codes: readonly string[] | undefined, extras: Record<string, unknown> = {}, requiredExtras: string[] = []) {
   return {
     type: 'object',
@@ -743,10 +743,12 @@ export function openApiDocument(): Record<string, any> {
     headers: { 'x-request-id': errorRequestId },
     content: { [JSON_MEDIA]: { schema: ref('Error') } },
   };
+  const readOnly = 'Any method but GET and HEAD on a read-only route.';
+  schemas.ReadMethodNotAllowedError = errorBody(readOnly, ['method_not_allowed']);
   responses.ReadMethodNotAllowed = {
-    description: 'Any method but GET and HEAD on a read-only route.',
+    description: readOnly,
     headers: { 'x-request-id': errorRequestId, Allow: { description: 'Always `GET, HEAD` here.', required: true, schema: { const: 'GET, HEAD' } } },
-    content: { [JSON_MEDIA]: { schema: ref('MethodNotAllowedError') } },
+    content: { [JSON_MEDIA]: { schema: ref('ReadMethodNotAllowedError') } },
   };
 
   const operationResponses: Record<string, unknown> = {

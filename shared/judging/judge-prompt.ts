@@ -150,17 +150,17 @@ export function judgeCall(request: PromptRequest, judge: RequestedModel, answerA
 /** What the estimate reserves for a judge's call on a pair whose answers have these allowances: its frame's input and both allowances in, its own output bound out. */
 export function judgePairBound(request: PromptRequest, judge: RequestedModel, allowanceA: number, allowanceB: number): CostBound {
   const frame = judgeFrame(request, judge);
-  return callCostBound(frame.call.call, frame.inputTokens + allowanceA + allowanceB);
+  return callCostBound(frame.call, frame.inputTokens + allowanceA + allowanceB);
 }
 
 /** Each request's judges' frames (judgeFrame), built once. */
-const frames = new WeakMap<PromptRequest, Map<RequestedModel, { call: PlannedCall; inputTokens: number }>>();
+const frames = new WeakMap<PromptRequest, Map<RequestedModel, { call: ModelCall; inputTokens: number }>>();
 
 /**
  * A judge's call with no answers shown, and its input bound: what the estimate reserves for
  * each of the judge's calls beside the two answers' allowances. Built once a request and judge.
  */
-export function judgeFrame(request: PromptRequest, judge: RequestedModel): { call: PlannedCall; inputTokens: number } {
+function judgeFrame(request: PromptRequest, judge: RequestedModel): { call: ModelCall; inputTokens: number } {
   let known = frames.get(request);
   if (!known) {
     known = new Map();
@@ -168,8 +168,8 @@ export function judgeFrame(request: PromptRequest, judge: RequestedModel): { cal
   }
   let frame = known.get(judge);
   if (!frame) {
-    const call = judgeCall(request, judge, '', '');
-    frame = { call, inputTokens: inputTokenBound(call.call) };
+    const { call } = judgeCall(request, judge, '', '');
+    frame = { call, inputTokens: inputTokenBound(call) };
     known.set(judge, frame);
   }
   return frame;

@@ -1,6 +1,6 @@
 import { planCall, type PlannedCall } from '../compare/model-call.js';
 import type { PromptRequest, RequestedModel } from '../contract/types.js';
-import { answerAllowance, judgeFrame, judgePairBound } from '../judging/judge-prompt.js';
+import { answerAllowance, judgePairBound } from '../judging/judge-prompt.js';
 import { callCostBound, modelInputTokens, textInputBound, type CostBound } from '../pricing/bound.js';
 
 /** A model's call as the request plans it, with the most it can cost. */
@@ -11,8 +11,6 @@ export interface BoundedCall extends PlannedCall {
 /** One judge's share of a judged request: its call (the answers left out) and the bound of each call it may make. */
 export interface PlannedJudge {
   judge: RequestedModel;
-  /** The judge's call for an ordered pair, without the two answers: its instructions, verdict schema and the material. */
-  frame: PlannedCall;
   /** One bound per ordered pair of models (n(n-1) of them), each answer at the longest its model can give. */
   bounds: CostBound[];
 }
@@ -66,6 +64,6 @@ function planJudges(request: PromptRequest, calls: readonly PlannedCall[]): Plan
         if (i !== j) bounds.push(judgePairBound(request, judge, answerAllowances[i] as number, answerAllowances[j] as number));
       }
     }
-    return { judge, frame: judgeFrame(request, judge).call, bounds };
+    return { judge, bounds };
   });
 }

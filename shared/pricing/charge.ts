@@ -90,7 +90,7 @@ export function chargeCall(
       : '';
   const classed = reportedInputClasses(call, output, hints, tokensOut);
   if (classed) {
-    const estimatedCost = Math.min(providerCost(call.entry.prices, { ...classed, searchQueries: search.charged }, startedAt), bound.usd);
+    const estimatedCost = Math.min(providerCost(call.entry.prices, { ...classed, searchQueries: search.charged }, startedAt), bound.usd, call.heldUsd ?? Number.POSITIVE_INFINITY);
     return {
       kind: 'estimated',
       estimatedCost,

@@ -27,8 +27,8 @@ export interface ModelCall {
    * USD the request's estimate held for this call, where its own bound holds more (a judge
    * call: the bound of a call of its frame and the allowances of the two answers it shows,
    * which planJudges reserves): an estimate of its cost from the text charges no more than this
-   * (chargeCall), so that no estimate takes more than its share of the reservation. A vendor's
-   * own counts are not bound by it.
+   * (chargeCall), so that no estimate takes more than its share of the reservation, whatever
+   * counts it takes from the vendor. A vendor's usage block, believed, is not bound by it.
    */
   heldUsd?: number;
   /**

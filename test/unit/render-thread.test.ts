@@ -72,6 +72,9 @@ describe('Class: MarkdownThread', () => {
     textB = 'b3';
     const [worker] = FakeWorker.made;
     expect(worker?.url).toBe('/page-markdown.js');
+    // Nothing sent till the worker has loaded.
+    expect(worker?.sent).toEqual([]);
+    worker?.load();
     expect(worker?.sent.map((request) => request.text)).toEqual(['a']);
     worker?.answer({ html: '<p>a</p>' });
     expect(worker?.sent.map((request) => request.text)).toEqual(['a', 'b3']);
@@ -98,6 +101,7 @@ describe('Class: MarkdownThread', () => {
     const [first, second] = FakeWorker.made;
     expect(first?.terminated).toBe(true);
     expect(outcomes).toEqual([[{ tooSlow: true }, 'slow']]);
+    second?.load();
     expect(second?.sent.map((request) => request.text)).toEqual(['next']);
     // The ended worker's late answer and error change nothing.
     first?.answer({ html: 'late' });
@@ -166,6 +170,7 @@ describe('Class: MarkdownThread', () => {
     await Promise.resolve();
     const [first, second] = FakeWorker.made;
     expect(first?.terminated).toBe(true);
+    second?.load();
     expect(second?.sent.map((request) => request.text)).toEqual(['last']);
     first?.answer({ html: 'late' });
     vi.advanceTimersByTime(1_000);
@@ -186,6 +191,7 @@ describe('Class: MarkdownThread', () => {
     expect(FakeWorker.made).toHaveLength(1);
     thread.retry();
     ask('three');
+    FakeWorker.made[1]?.load();
     expect(FakeWorker.made[1]?.sent.map((request) => request.text)).toEqual(['three']);
   });
 
@@ -197,6 +203,7 @@ describe('Class: MarkdownThread', () => {
     FakeWorker.made[0]?.fail('Uncaught RangeError');
     expect(FakeWorker.made[0]?.terminated).toBe(true);
     expect(outcomes).toEqual([[{ failed: 'Uncaught RangeError' }, 'one']]);
+    FakeWorker.made[1]?.load();
     expect(FakeWorker.made[1]?.sent.map((request) => request.text)).toEqual(['two']);
   });
 
@@ -210,8 +217,8 @@ describe('Class: MarkdownThread', () => {
     expect(FakeWorker.made).toHaveLength(1);
     expect(FakeWorker.made[0]?.terminated).toBe(false);
     FakeWorker.made[0]?.load();
-    // The forgotten render's late answer is not the second's.
-    FakeWorker.made[0]?.onmessage?.({ data: { id: FakeWorker.made[0].sent[0]!.id, html: 'first' } });
+    // The forgotten render never reached it (it would have run first, on the second's time).
+    expect(FakeWorker.made[0]?.sent.map((request) => request.text)).toEqual(['second']);
     FakeWorker.made[0]?.answer({ html: '<p>second</p>' });
     expect(outcomes).toEqual([[{ html: '<p>second</p>' }, 'second']]);
   });
@@ -232,6 +239,7 @@ describe('Class: MarkdownThread', () => {
     refuse = false;
     ask('two');
     expect(outcomes).toEqual([[{ failed: 'its thread did not start: refused by policy' }, 'one']]);
+    FakeWorker.made[0]?.load();
     expect(FakeWorker.made[0]?.sent.map((request) => request.text)).toEqual(['two']);
   });
 
@@ -254,9 +262,11 @@ describe('Class: MarkdownThread', () => {
     thread.close();
     expect(FakeWorker.made[0]?.terminated).toBe(true);
     vi.advanceTimersByTime(LOAD_LIMIT_MS);
-    FakeWorker.made[0]?.answer({ html: 'late' });
-    ask('after');
+    FakeWorker.made[0]?.onmessage?.({ data: { id: 0, html: 'late' } });
     expect(outcomes).toEqual([]);
+    // Asked after, it is answered at once, so that no column waits on it.
+    ask('after');
+    expect(outcomes).toEqual([[{ failed: 'its thread was closed' }, 'after']]);
     expect(FakeWorker.made).toHaveLength(1);
   });
 });
