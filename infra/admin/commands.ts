@@ -8,7 +8,7 @@ import { AccountNotFoundError } from '../../shared/errors.js';
 import type { CreditsService, ReconcileOutcome } from '../../shared/credits/credits-service.js';
 import { pendingEntries, type Account, type AccountsRepository } from '../../shared/storage/accounts.js';
 import type { ApiKeysRepository } from '../../shared/storage/api-keys.js';
-import type { LedgerRepository } from '../../shared/storage/ledger.js';
+import type { LedgerEntry, LedgerRepository } from '../../shared/storage/ledger.js';
 
 export interface AdminDeps {
   accounts: AccountsRepository;
@@ -24,6 +24,28 @@ export interface AdminDeps {
   now?: () => number;
   /** Standard input, whole: where `revoke-key --key -` reads its key (cli.ts). */
   readStdin?: () => Promise<string>;
+}
+
+/** Reads of the account around its ledger's listing before `ledger` takes them as one moment (LEDGER_READS). */
+const LEDGER_READS = 3;
+
+/**
+ * The account and its ledger as of one moment: the account read before and after the ledger
+ * is listed, again till both reads agree (at most LEDGER_READS times); a request or top-up that
+ * landed between them had put a term in one read and not in the other, and the terms `ledger`
+ * prints seemed not to add up. `consistent: false` where the account kept changing.
+ */
+async function ledgerSnapshot(deps: AdminDeps, accountId: string): Promise<{ account: Account; entries: LedgerEntry[]; consistent: boolean }> {
+  let account = await deps.accounts.get(accountId);
+  if (!account) throw new AccountNotFoundError(accountId);
+  for (let read = 1; ; read++) {
+    const entries = await deps.ledger.list(accountId);
+    const after = await deps.accounts.get(accountId);
+    if (!after) throw new AccountNotFoundError(accountId);
+    if (JSON.stringify(after) === JSON.stringify(account)) return { account, entries, consistent: true };
+    if (read === LEDGER_READS) return { account: after, entries, consistent: false };
+    account = after;
+  }
 }
 
 export class UsageError extends Error {
@@ -207,8 +229,9 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
       await deps.beforeDating?.();
       const entryId = values.entry ?? deps.credits.topUpEntryId();
       try {
-        const balanceMicro = await deps.credits.topUp(accountId, amountMicro, entryId, values.entry !== undefined);
-        return { accountId, entryId, balance: microToCredits(balanceMicro) };
+        const { balanceMicro, applied } = await deps.credits.topUp(accountId, amountMicro, entryId, values.entry !== undefined);
+        // `already`: a top-up run again whose first run's write had landed; this one added nothing.
+        return { accountId, entryId, applied, balance: microToCredits(balanceMicro) };
       } catch (error) {
         // Unanswered, the write may land all the same: the operator is told which entry to run again.
         if (error instanceof Error) Object.assign(error, { entryId });
@@ -223,9 +246,7 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
     }
     case 'ledger': {
       const accountId = required(values.account, '--account');
-      const account = await deps.accounts.get(accountId);
-      if (!account) throw new AccountNotFoundError(accountId);
-      const entries = await deps.ledger.list(accountId);
+      const { account, entries, consistent } = await ledgerSnapshot(deps, accountId);
       const sumMicro = entries.reduce((sum, e) => sum + e.amountMicro, 0);
       const unposted = pendingEntries(account);
       // A request between its settle's two writes (or crashed there until the reconciler applies
@@ -234,11 +255,13 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
       const settledOpen = entries.filter((e) => (e.kind === 'settle' || e.kind === 'release') && e.requestId !== undefined && Object.hasOwn(open, e.requestId));
       return {
         accountId,
+        consistent,
         balance: microToCredits(account.balanceMicro),
         reserved: microToCredits(heldMicro(account)),
         ledgerSum: microToCredits(sumMicro),
         unposted: unposted.length,
         unpostedCredits: microToCredits(unposted.reduce((sum, e) => sum + e.amountMicro, 0)),
+        unpostedEntries: unposted.map((e) => ({ entryId: e.entryId, credits: microToCredits(e.amountMicro), at: new Date(e.at).toISOString() })),
         settledNotClosed: { requests: settledOpen.length, credits: microToCredits(settledOpen.reduce((sum, e) => sum + e.amountMicro, 0)) },
         entries: entries.map((e) => ({
           entryId: e.entryId,

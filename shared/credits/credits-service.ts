@@ -106,6 +106,12 @@ function appliedBalance(applied: LedgerEntry, entry: LedgerEntry, account: Accou
   return account.balanceMicro;
 }
 
+/** A top-up's balance after it, and whether the run applied it or found it applied (a run again of one whose first write had landed). */
+export interface TopUpOutcome {
+  balanceMicro: number;
+  applied: 'now' | 'already';
+}
+
 /** When a top-up named by `entryId` may be run again: once no attempt of its first run's write can still land. */
 export function topUpRunnableAt(entryId: string): number {
   return ulidTime(entryId) + TOP_UP_ATTEMPTS_END_MS;
@@ -142,10 +148,11 @@ export class CreditsService {
    * unposted set, marked posted, till the reconciler drops it POSTING_DELAY_MS later: dropped
    * at once, an attempt of the top-up's write that the SDK gave up on and that reached the
    * store after its retry landed would find the entry gone, and add it again.
-   * `entryId` names the entry (the CLI prints it before it runs); `again`: a top-up of that
-   * name run again, which applies it once at most (its first run's write unanswered).
+   * `entryId` names the entry (the CLI names it in its answer, and in its error where the write went unanswered); `again`: a top-up of that
+   * name run again, which applies it once at most (its first run's write unanswered). Answers
+   * the balance, and whether this run applied the top-up (`now`) or found it applied (`already`).
    */
-  async topUp(accountId: string, amountMicro: number, entryId?: string, again = false): Promise<number> {
+  async topUp(accountId: string, amountMicro: number, entryId?: string, again = false): Promise<TopUpOutcome> {
     const entry = this.topUpEntry(accountId, amountMicro, entryId);
     const rerun = again && entryId !== undefined;
     if (rerun) {
@@ -157,7 +164,7 @@ export class CreditsService {
       // The account first, then the ledger: an entry leaves the account only once the ledger holds it.
       const account = await this.accounts.get(accountId);
       const applied = account?.unposted?.[entry.entryId] ?? (await this.ledger.get(accountId, entry.entryId));
-      if (applied) return appliedBalance(applied, entry, account);
+      if (applied) return { balanceMicro: appliedBalance(applied, entry, account), applied: 'already' };
     }
     let balance: number;
     try {
@@ -168,10 +175,10 @@ export class CreditsService {
       const account = await this.accounts.get(accountId);
       const held = account?.unposted?.[entry.entryId];
       if (!held) throw error;
-      return appliedBalance(held, entry, account);
+      return { balanceMicro: appliedBalance(held, entry, account), applied: 'already' };
     }
     await this.post([entry], { keep: true });
-    return balance;
+    return { balanceMicro: balance, applied: 'now' };
   }
 
   /** A new top-up's entry ID, to name it before it is run (a run again with it applies it once at most). */

@@ -336,7 +336,7 @@ describe('Class: CreditsService', () => {
       const clock = { now: Date.now() };
       const credits = service(clock);
       const account = await credits.openAccount({ balanceMicro: 1_000 });
-      expect(await credits.topUp(account.accountId, 500)).toBe(1_500);
+      expect(await credits.topUp(account.accountId, 500)).toEqual({ balanceMicro: 1_500, applied: 'now' });
       const entry = (await ledger.list(account.accountId)).find((e) => e.kind === 'topup' && e.amountMicro === 500)!;
       expect(entry).toBeDefined();
       // The late attempt: the same entry's write again. Refused, the entry still in the item (marked posted); the balance once.
@@ -368,21 +368,21 @@ describe('Class: CreditsService', () => {
       // Too early: an attempt of the first run's write could still land after this run's check.
       await expect(credits.topUp(account.accountId, 500, landed, true)).rejects.toThrow(TopUpTooEarlyError);
       clock.now += TOP_UP_ATTEMPTS_END_MS;
-      expect(await credits.topUp(account.accountId, 500, landed, true)).toBe(1_500);
+      expect(await credits.topUp(account.accountId, 500, landed, true)).toEqual({ balanceMicro: 1_500, applied: 'already' });
       // Run again once the reconciler posted it, and again once it dropped it from the item: the ledger says it was applied.
       await credits.reconcile();
-      expect(await credits.topUp(account.accountId, 500, landed, true)).toBe(1_500);
+      expect(await credits.topUp(account.accountId, 500, landed, true)).toEqual({ balanceMicro: 1_500, applied: 'already' });
       await credits.reconcile();
       expect((await accounts.get(account.accountId))!.unposted).toEqual({});
-      expect(await credits.topUp(account.accountId, 500, landed, true)).toBe(1_500);
+      expect(await credits.topUp(account.accountId, 500, landed, true)).toEqual({ balanceMicro: 1_500, applied: 'already' });
       // Named with another amount: refused, nothing applied.
       await expect(credits.topUp(account.accountId, 700, landed, true)).rejects.toThrow(TopUpEntryTakenError);
       await expect(credits.topUp(account.accountId, 700, landed, true)).rejects.toThrow(/was applied already, as a top-up of 0.0005 credits, not 0.0007: nothing applied/);
       // A first run that never landed: applied, once.
       const lost = credits.topUpEntryId();
       clock.now += TOP_UP_ATTEMPTS_END_MS;
-      expect(await credits.topUp(account.accountId, 200, lost, true)).toBe(1_700);
-      expect(await credits.topUp(account.accountId, 200, lost, true)).toBe(1_700);
+      expect(await credits.topUp(account.accountId, 200, lost, true)).toEqual({ balanceMicro: 1_700, applied: 'now' });
+      expect(await credits.topUp(account.accountId, 200, lost, true)).toEqual({ balanceMicro: 1_700, applied: 'already' });
       // The opening balance, and each of the two once (the opening's ID and the first's made in the same millisecond: in either order).
       const topUps = (await ledger.list(account.accountId)).filter((e) => e.kind === 'topup').map((e) => [e.entryId, e.amountMicro]);
       expect(topUps).toHaveLength(3);
@@ -412,7 +412,7 @@ describe('Class: CreditsService', () => {
         return read;
       };
       // Read ledger first, the entry was in neither place by the time the account was read, and applied again.
-      expect(await service(clock, racing).topUp(account.accountId, 500, entryId, true)).toBe(1_500);
+      expect(await service(clock, racing).topUp(account.accountId, 500, entryId, true)).toEqual({ balanceMicro: 1_500, applied: 'already' });
       await service(clock).reconcile();
       await service(clock).reconcile();
       expect(await expectConsistent(service(clock), account.accountId)).toBe(1_500);
@@ -423,7 +423,7 @@ describe('Class: CreditsService', () => {
       const account = await credits.openAccount({ balanceMicro: MAX_BALANCE_MICRO - 10 });
       await expect(credits.topUp(account.accountId, 11)).rejects.toBeInstanceOf(BalanceCeilingError);
       expect((await accounts.get(account.accountId))!.balanceMicro).toBe(MAX_BALANCE_MICRO - 10);
-      expect(await credits.topUp(account.accountId, 10)).toBe(MAX_BALANCE_MICRO);
+      expect(await credits.topUp(account.accountId, 10)).toEqual({ balanceMicro: MAX_BALANCE_MICRO, applied: 'now' });
       await expect(credits.topUp(account.accountId, 1)).rejects.toBeInstanceOf(BalanceCeilingError);
       expect(await expectConsistent(credits, account.accountId)).toBe(MAX_BALANCE_MICRO);
     });
@@ -435,7 +435,7 @@ describe('Class: CreditsService', () => {
       const account = await service().openAccount({ balanceMicro: 1_000 });
       try {
         // Act
-        const balance = await credits.topUp(account.accountId, 500);
+        const { balanceMicro: balance } = await credits.topUp(account.accountId, 500);
 
         // Assess
         // The top-up's write and the SDK's retry of it, then the posting's mark.
@@ -878,7 +878,7 @@ describe('Class: CreditsService', () => {
       const credits = service(clock, flaky);
       const account = await credits.openAccount({ balanceMicro: 1_000 });
       flaky.failNext = 1;
-      expect(await credits.topUp(account.accountId, 500)).toBe(1_500);
+      expect(await credits.topUp(account.accountId, 500)).toEqual({ balanceMicro: 1_500, applied: 'now' });
       expect(Object.keys((await accounts.get(account.accountId))!.unposted)).toHaveLength(1);
       expect(await credits.ledgerSum(account.accountId)).toBe(1_000);
       clock.now += POSTING_DELAY_MS - 1;
@@ -908,7 +908,7 @@ describe('Class: CreditsService', () => {
       for (const accountId of [hot, ...others]) await credits.reserve(accountId, promptLogId(), 400, NO_RATE_LIMIT);
       broken.add(hot);
       // The hot account's top-up changes its balance, but its entry cannot be posted.
-      expect(await credits.topUp(hot, 100)).toBe(700);
+      expect(await credits.topUp(hot, 100)).toEqual({ balanceMicro: 700, applied: 'now' });
       // Past both: the reservations to close, the top-up's entry to post.
       clock.now += Math.max(RESERVATION_TIMEOUT_MS, POSTING_DELAY_MS);
       const run = await credits.reconcile();
@@ -1088,6 +1088,30 @@ describe('Class: CreditsService', () => {
         { kind: 'settle', credits: -0.12, charged: 0.12 },
       ]);
     });
+
+    it('takes the account and its ledger as of one moment: read again around the listing till both reads agree (a request settled between them had made the figures seem not to add up)', async () => {
+      const credits = service();
+      const account = await credits.openAccount({ balanceMicro: 1_000_000 });
+      const open = await credits.reserve(account.accountId, promptLogId(), 300_000, NO_RATE_LIMIT);
+      // The request settles after `ledger` first read the account, before it lists the ledger.
+      const racing = new LedgerRepository(env.client.items, env.tables.ledger);
+      const list = racing.list.bind(racing);
+      let settled: Promise<unknown> | undefined;
+      racing.list = async (accountId: string) => {
+        settled ??= credits.settle(open, 120_000);
+        await settled;
+        return list(accountId);
+      };
+      const deps = { accounts, ledger: racing, credits, apiKeys: undefined as unknown as ApiKeysRepository };
+      const ledgerView = () => runAdminCommand(['ledger', '--account', account.accountId], deps);
+      expect(await ledgerView()).toMatchObject({ consistent: true, balance: 0.88, reserved: 0, ledgerSum: 0.88 });
+      // An account that changes at every read: said so.
+      racing.list = async (accountId: string) => {
+        await credits.topUp(account.accountId, 1);
+        return list(accountId);
+      };
+      expect(await ledgerView()).toMatchObject({ consistent: false });
+    });
   });
 
   describe('Admin: ledger, a request between its two settle writes', () => {
@@ -1110,6 +1134,8 @@ describe('Class: CreditsService', () => {
         ledgerSum: 9,
         unposted: 1,
         unpostedCredits: 2,
+        // Named, so that a top-up cut short can be found: its entry ID is what `top-up --entry` runs again.
+        unpostedEntries: [{ entryId: expect.stringMatching(/#topup$/), credits: 2, at: expect.any(String) }],
         settledNotClosed: { requests: 1, credits: -1 },
       });
       clock.now += RESERVATION_TIMEOUT_MS;

@@ -24,7 +24,7 @@ function recordingDeps() {
       openAccount: async (opening: { balanceMicro: number; rateLimitRpm?: number }) =>
         record('credits.openAccount', [opening], account('acct_new', opening.balanceMicro, opening.rateLimitRpm)),
       topUp: async (accountId: string, amountMicro: number, entryId: string, again: boolean) =>
-        record('credits.topUp', [accountId, amountMicro, entryId, again], 1_000_000 + amountMicro),
+        record('credits.topUp', [accountId, amountMicro, entryId, again], { balanceMicro: 1_000_000 + amountMicro, applied: again ? 'already' : 'now' }),
       topUpEntryId: () => '01KB0000000000000000000000#topup',
     },
   } as unknown as AdminDeps;
@@ -82,6 +82,7 @@ describe('Function: runAdminCommand, amounts', () => {
     expect(await runAdminCommand(['top-up', '--account', 'acct_x', '--credits', '5'], deps)).toEqual({
       accountId: 'acct_x',
       entryId: '01KB0000000000000000000000#topup',
+      applied: 'now',
       balance: 6,
     });
     const named = '01KB1234567890ABCDEFGHJKMN#topup';
