@@ -31,9 +31,11 @@ const LEDGER_READS = 3;
 
 /**
  * The account and its ledger as of one moment: the account read before and after the ledger
- * is listed, again till both reads agree (at most LEDGER_READS times); a request or top-up that
- * landed between them had put a term in one read and not in the other, and the terms `ledger`
- * prints seemed not to add up. `consistent: false` where the account kept changing.
+ * is listed, again till both reads agree on what the terms read of it (at most LEDGER_READS
+ * times); a request or top-up that landed between them had put a term in one read and not in
+ * the other, and the terms `ledger` prints seemed not to add up. `consistent: false` where it
+ * kept changing. What else changes (a minute's request count, a reserve, which moves credits
+ * from the balance to the holds) is no change here.
  */
 async function ledgerSnapshot(deps: AdminDeps, accountId: string): Promise<{ account: Account; entries: LedgerEntry[]; consistent: boolean }> {
   let account = await deps.accounts.get(accountId);
@@ -42,10 +44,16 @@ async function ledgerSnapshot(deps: AdminDeps, accountId: string): Promise<{ acc
     const entries = await deps.ledger.list(accountId);
     const after = await deps.accounts.get(accountId);
     if (!after) throw new AccountNotFoundError(accountId);
-    if (JSON.stringify(after) === JSON.stringify(account)) return { account, entries, consistent: true };
+    if (ledgerTerms(after) === ledgerTerms(account)) return { account, entries, consistent: true };
     if (read === LEDGER_READS) return { account: after, entries, consistent: false };
     account = after;
   }
+}
+
+/** What `ledger`'s terms read of the account: the balance with its holds, and the top-ups not yet posted. */
+function ledgerTerms(account: Account): string {
+  const pending = pendingEntries(account).map((entry) => `${entry.entryId}:${entry.amountMicro}`);
+  return `${account.balanceMicro + heldMicro(account)} ${pending.sort().join(' ')}`;
 }
 
 export class UsageError extends Error {
@@ -248,7 +256,10 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
       const accountId = required(values.account, '--account');
       const { account, entries, consistent } = await ledgerSnapshot(deps, accountId);
       const sumMicro = entries.reduce((sum, e) => sum + e.amountMicro, 0);
-      const unposted = pendingEntries(account);
+      // A top-up between its two writes (in the ledger, not yet marked posted in the account, or left
+      // so for the reconciler where marking it failed) counts once: as the ledger's.
+      const listed = new Set(entries.map((e) => e.entryId));
+      const unposted = pendingEntries(account).filter((e) => !listed.has(e.entryId));
       // A request between its settle's two writes (or crashed there until the reconciler applies
       // it): its entry is in the ledger, its hold still open and its charge not yet in the balance.
       const open = account.reservations ?? {};

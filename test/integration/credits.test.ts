@@ -72,6 +72,14 @@ class FlakyLedger extends LedgerRepository {
 /** Accounts whose next reservation close can be made to fail: a crash after the ledger write. */
 class FlakyAccounts extends AccountsRepository {
   failNextClose = false;
+  failNextMarkPosted = false;
+  override async markPosted(accountId: string, entryId: string): Promise<void> {
+    if (this.failNextMarkPosted) {
+      this.failNextMarkPosted = false;
+      throw new Error('injected failure marking the entry posted');
+    }
+    return super.markPosted(accountId, entryId);
+  }
   override async closeReservation(...args: Parameters<AccountsRepository['closeReservation']>): ReturnType<AccountsRepository['closeReservation']> {
     if (this.failNextClose) {
       this.failNextClose = false;
@@ -1111,6 +1119,31 @@ describe('Class: CreditsService', () => {
         return list(accountId);
       };
       expect(await ledgerView()).toMatchObject({ consistent: false });
+      // What the terms do not read (a reserve moves credits from the balance to the holds) is no change.
+      racing.list = async (accountId: string) => {
+        await credits.reserve(account.accountId, promptLogId(), 1_000, NO_RATE_LIMIT);
+        return list(accountId);
+      };
+      const view = (await ledgerView()) as { consistent: boolean; balance: number; reserved: number; ledgerSum: number };
+      expect(view.consistent).toBe(true);
+      expect(Math.round((view.balance + view.reserved) * 1e6)).toBe(Math.round(view.ledgerSum * 1e6));
+    });
+
+    it('counts a top-up between its two writes once, as the ledger holds it (marked posted in the account after, or left for the reconciler where that failed)', async () => {
+      const flakyAccounts = new FlakyAccounts(env.client.items, env.tables.accounts);
+      const credits = service({ now: Date.now() }, ledger, flakyAccounts);
+      const account = await credits.openAccount({ balanceMicro: 1_000_000 });
+      flakyAccounts.failNextMarkPosted = true;
+      await credits.topUp(account.accountId, 2_000_000);
+      const deps = { accounts, ledger, credits, apiKeys: undefined as unknown as ApiKeysRepository };
+      expect(await runAdminCommand(['ledger', '--account', account.accountId], deps)).toMatchObject({
+        consistent: true,
+        balance: 3,
+        ledgerSum: 3,
+        unposted: 0,
+        unpostedCredits: 0,
+        unpostedEntries: [],
+      });
     });
   });
 
