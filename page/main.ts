@@ -64,7 +64,7 @@ interface Column {
   painting: boolean;
   /**
    * The output shows `text` rendered as Markdown, or will once its first render comes back
-   * (`renderedAt` still -Infinity: the text shown meanwhile); not when it shows text for good
+   * (firstRenderPending: the text shown meanwhile); not when it shows text for good
    * (the toggle is off, the text is over the limit, its render was too slow, or marked failed on it).
    */
   markdown: boolean;
@@ -708,7 +708,7 @@ function providerCosts(results: unknown[], evaluations: unknown[]): string {
 function showWhole(column: Column): void {
   if (column.shown === column.text.length) return;
   // As Markdown rendered before: rendered again; else (as text, or till its first render comes back) appended.
-  if (column.markdown && column.renderedAt !== Number.NEGATIVE_INFINITY) renderOutput(column);
+  if (column.markdown && !firstRenderPending(column)) renderOutput(column);
   else paint(column);
 }
 
@@ -808,9 +808,9 @@ function schedulePaint(column: Column, delayMs = 0): void {
 function paint(column: Column): void {
   if (column.shown === column.text.length) return; // rendered whole since (its result, the toggle)
   // As Markdown with no render back yet: its first asked for (renderOutput shows the text meanwhile).
-  if (column.markdown && column.renderedAt === Number.NEGATIVE_INFINITY && !column.rendering) return renderOutput(column);
+  if (firstRenderPending(column) && !column.rendering) return renderOutput(column);
   // As text, and while that first render waits or runs: appended.
-  if (!column.markdown || column.renderedAt === Number.NEGATIVE_INFINITY) {
+  if (!column.markdown || firstRenderPending(column)) {
     appendText(column, column.shown);
     column.shown = column.text.length;
     // Until the output fills its box: after that, the button stays.
@@ -843,12 +843,7 @@ function renderOutput(column: Column): void {
   if (column.rendering) return; // its render's outcome paints what arrived since
   setRendering(column, true);
   // Its first render: the text till it comes back (its thread loading, say), not an empty box.
-  if (column.markdown && column.renderedAt === Number.NEGATIVE_INFINITY) {
-    column.output.replaceChildren();
-    column.block = undefined;
-    appendText(column, 0);
-    column.shown = column.text.length;
-  }
+  if (firstRenderPending(column)) fillWithText(column);
   (column.thread ?? markdownThread).render(column, {
     text: () => column.text,
     done: (rendered, text, startedAt) => {
@@ -911,14 +906,24 @@ function showRendered(column: Column, rendered: Rendered, text: string, startedA
 /** The whole text as text (its render, if one waits or runs, not wanted), with the note above it (none: hidden). */
 function showText(column: Column, note?: string, action?: { label: string; run: () => void }): void {
   forgetRender(column);
-  column.shown = column.text.length;
   column.markdown = false;
   setNote(column, note, action);
   column.output.classList.remove('markdown');
+  fillWithText(column);
+  fitExpand(column);
+}
+
+/** The output's content replaced by the column's whole text, in blocks. */
+function fillWithText(column: Column): void {
   column.output.replaceChildren();
   column.block = undefined;
   appendText(column, 0);
-  fitExpand(column);
+  column.shown = column.text.length;
+}
+
+/** Markdown is wanted, and no render of the column has come back yet: its text is shown meanwhile. */
+function firstRenderPending(column: Column): boolean {
+  return column.markdown && column.renderedAt === Number.NEGATIVE_INFINITY;
 }
 
 /** The column's Markdown render, if one waits or runs, is not wanted any more. */

@@ -88,9 +88,8 @@ export class MarkdownThread {
   close(): void {
     this.closed = true;
     this.waiting.clear();
-    this.stop();
-    this.thread?.worker.terminate();
-    this.thread = undefined;
+    this.stop(false);
+    this.endThread();
   }
 
   private next(): void {
@@ -171,8 +170,7 @@ export class MarkdownThread {
       if (this.thread !== thread) return;
       const failed = event.message || 'its thread did not start';
       if (!thread.loaded) this.failure = failed;
-      this.thread = undefined;
-      thread.worker.terminate();
+      this.endThread();
       if (this.running) this.finish(this.running.id, { failed }, false);
     };
     this.thread = thread;
@@ -195,8 +193,12 @@ export class MarkdownThread {
   private stop(endWorker = true): void {
     clearTimeout(this.running?.timer);
     this.running = undefined;
-    if (!endWorker || !this.thread?.loaded) return;
-    this.thread.worker.terminate();
+    if (endWorker && this.thread?.loaded) this.endThread();
+  }
+
+  /** The worker ended, and the next render gets a new one. */
+  private endThread(): void {
+    this.thread?.worker.terminate();
     this.thread = undefined;
   }
 }
