@@ -381,6 +381,14 @@ async function reservedOnceKeyed(reserving: Promise<OpenRequest>, router: Promis
   return reserved.value;
 }
 
+/** The log line of a failure only the operator can mend (its level and message), or none. */
+function operatorLine(error: NonNullable<ModelResult['error']>): [level: 'warn' | 'error', message: string] | undefined {
+  if (error.code === 'provider_not_configured') return ['warn', 'No key is configured for the vendor of a requested model'];
+  if (unservedCatalogModel(error)) return ['error', 'A vendor does not serve a catalog model'];
+  if (refusedGatewayKey(error)) return ['error', "A vendor refused the gateway's key"];
+  return undefined;
+}
+
 /**
  * The models whose vendor refused the operator's own key (401 or 403), or does not serve the
  * model the catalog calls it by (404, or Groq's 400 "has been decommissioned": a model its
@@ -400,14 +408,7 @@ export function logRefusedKeys(
   let logged: Set<string> | undefined;
   const check = (modelId: string, error: ModelResult['error']) => {
     if (!error || logged?.has(modelId)) return;
-    const line: [level: 'warn' | 'error', message: string] | undefined =
-      error.code === 'provider_not_configured'
-        ? ['warn', 'No key is configured for the vendor of a requested model']
-        : unservedCatalogModel(error)
-          ? ['error', 'A vendor does not serve a catalog model']
-          : refusedGatewayKey(error)
-            ? ['error', "A vendor refused the gateway's key"]
-            : undefined;
+    const line = operatorLine(error);
     if (!line) return;
     logged ??= new Set();
     logged.add(modelId);

@@ -69,6 +69,8 @@ export function chargeCall(
     return { kind: 'observed', usage, providerCost: cost, ...(search.note ? { warning: search.note } : {}) };
   }
   const bound = callCostBound(call);
+  // An estimate is charged no more than the call's bound, nor than the request held for it (a judge call's share).
+  const mostUsd = Math.min(bound.usd, call.heldUsd ?? Number.POSITIVE_INFINITY);
   const adapter = ADAPTERS[call.entry.protocol];
   // At its output limit, the vendor billed that limit: thinking it did not show (or count) included, where the limit bounds it.
   const atLimit = hints.outputLimitReached ? adapter.sentOutputLimit(call) : 0;
@@ -90,7 +92,7 @@ export function chargeCall(
       : '';
   const classed = reportedInputClasses(call, output, hints, tokensOut);
   if (classed) {
-    const estimatedCost = Math.min(providerCost(call.entry.prices, { ...classed, searchQueries: search.charged }, startedAt), bound.usd, call.heldUsd ?? Number.POSITIVE_INFINITY);
+    const estimatedCost = Math.min(providerCost(call.entry.prices, { ...classed, searchQueries: search.charged }, startedAt), mostUsd);
     return {
       kind: 'estimated',
       estimatedCost,
@@ -103,8 +105,7 @@ export function chargeCall(
     { inputTokens: tokensIn, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: tokensOut, searchQueries: search.charged },
     startedAt,
   );
-  // No more than the call's bound, nor than the request held for it (a judge call's share).
-  const estimatedCost = Math.min(fromText, bound.usd, call.heldUsd ?? Number.POSITIVE_INFINITY);
+  const estimatedCost = Math.min(fromText, mostUsd);
   return {
     kind: 'estimated',
     estimatedCost,
