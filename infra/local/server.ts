@@ -100,13 +100,14 @@ export function createLocalServer(handlers: LocalHandlers, log: Log, options: Lo
   // A request without Host reaches `handle`, which refuses it with the error body; Node would answer it bare.
   // The timeouts are checked every connectionsCheckingInterval (30 s by default: a 10 s timeout would take up to 40).
   const serverOptions = { requireHostHeader: false, headersTimeout, requestTimeout, connectionsCheckingInterval: Math.max(1, Math.min(1_000, Math.floor(headersTimeout / 4))) };
+  const serving: Serving = { handlers, log, stopping: () => !server.listening, apiTimeoutMs: options.apiTimeoutMs };
   const server = createServer(serverOptions, (req, res) => {
     const requestId = randomUUID();
     // Stopping (the host's close() stopped listening): a request that comes on a connection
     // still open is refused cleanly, and every answer still to go closes its connection,
     // rather than the close that ends the host resetting a request half read.
     if (!server.listening) return reject(req, res, new ServiceUnavailableError('The gateway is stopping; send the request again once it runs', 1), requestId, log, true);
-    handle(req, res, handlers, requestId, log, () => !server.listening, options.apiTimeoutMs).catch((error: unknown) => {
+    handle(req, res, requestId, serving).catch((error: unknown) => {
       // The caller went away mid-body: no one to answer, nothing went wrong here.
       if (error instanceof ClientGoneError) return void req.socket.destroy();
       send(res, errorResponse(error, log, { requestId }), requestId);
@@ -220,15 +221,16 @@ function routeOf(path: string | undefined): (typeof ROUTES)[string] | undefined 
   return path !== undefined && Object.hasOwn(ROUTES, path) ? ROUTES[path] : undefined;
 }
 
-async function handle(
-  req: IncomingMessage,
-  res: ServerResponse,
-  handlers: LocalHandlers,
-  requestId: string,
-  log: Log,
-  stopping: () => boolean,
-  apiTimeoutMs?: number,
-): Promise<void> {
+/** What every request of one server is handled with. */
+interface Serving {
+  handlers: LocalHandlers;
+  log: Log;
+  /** Whether the server has stopped listening (the host is closing). */
+  stopping: () => boolean;
+  apiTimeoutMs: number | undefined;
+}
+
+async function handle(req: IncomingMessage, res: ServerResponse, requestId: string, { handlers, log, stopping, apiTimeoutMs }: Serving): Promise<void> {
   if (req.headers.host === undefined && req.httpVersion === '1.1') return reject(req, res, new BadRequestError('The Host header is missing'), requestId, log, true);
   // RFC 9112 3.2: a request with more than one Host line is answered 400.
   if ((req.headersDistinct.host?.length ?? 0) > 1) return reject(req, res, new BadRequestError('The Host header is sent more than once'), requestId, log, true);
