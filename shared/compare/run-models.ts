@@ -7,7 +7,7 @@ import { withRetry, type RetryPolicy } from '../providers/retry.js';
 import type { Router } from '../providers/router.js';
 import type { ModelReply, Usage } from '../providers/types.js';
 import { maxTokensCutWarning, type PlannedCall } from './model-call.js';
-import { CUT_OUTPUT_CHECK, OutputBudget, outputCutWarning } from './output-budget.js';
+import { CUT_OUTPUT_CHECK, OutputBudget, outputCutWarning, type OutputShare } from './output-budget.js';
 import type { ModelResult } from './result.js';
 import { nextTurn, preparingInTurns } from './turns.js';
 
@@ -106,10 +106,17 @@ export async function runModels(calls: readonly PlannedCall[], options: FanOutOp
   try {
     if (ready) await nextTurn();
     const turn = options.turn ?? preparingInTurns();
-    const budget = new OutputBudget(options.outputLimitBytes);
+    const budget = new OutputBudget(options.outputLimitBytes, calls.length);
+    const shared = { signal: controller.signal, gone: gone.signal, turn };
     return await Promise.all(
       calls.map(async (planned, index) => {
-        const result = await runModel(planned, index, options, { signal: controller.signal, gone: gone.signal, turn, budget }, ready);
+        const share = budget.share();
+        let result: ModelResult;
+        try {
+          result = await runModel(planned, index, options, shared, share, ready);
+        } finally {
+          share.end();
+        }
         options.onResult?.(index, result);
         return result;
       }),
@@ -123,28 +130,27 @@ export async function runModels(calls: readonly PlannedCall[], options: FanOutOp
 
 /**
  * What the calls of one request share: the signal that stops them all (the deadline, the
- * caller's abort once its grace has passed), the one that says the caller is gone, their turns
- * to prepare, and the output budget.
+ * caller's abort once its grace has passed), the one that says the caller is gone, and their
+ * turns to prepare. Each has its share of the request's output budget besides.
  */
 interface RequestCalls {
   signal: AbortSignal;
   gone: AbortSignal;
   turn: () => Promise<void>;
-  budget: OutputBudget;
 }
 
 /**
- * One model's call. A streamed call also stops on its own, where the output budget runs out in
- * its text: it is given a controller of its own, which the request's signal stops too.
+ * One model's call. A streamed call also stops on its own, where its share of the output budget
+ * runs out in its text: it is given a controller of its own, which the request's signal stops too.
  */
-async function runModel(planned: PlannedCall, index: number, options: FanOutOptions, shared: RequestCalls, ready?: Promise<void>): Promise<ModelResult> {
-  if (!options.onDelta) return callModel(planned, index, options, shared, undefined, ready);
+async function runModel(planned: PlannedCall, index: number, options: FanOutOptions, shared: RequestCalls, budget: OutputShare, ready?: Promise<void>): Promise<ModelResult> {
+  if (!options.onDelta) return callModel(planned, index, options, shared, budget, undefined, ready);
   const own = new AbortController();
   const stop = () => own.abort(shared.signal.reason);
   if (shared.signal.aborted) stop();
   else shared.signal.addEventListener('abort', stop, { once: true });
   try {
-    return await callModel(planned, index, options, shared, own, ready);
+    return await callModel(planned, index, options, shared, budget, own, ready);
   } finally {
     // Not heard once the call has ended (a listener of the request's signal lives as long as the request).
     shared.signal.removeEventListener('abort', stop);
@@ -156,11 +162,12 @@ async function callModel(
   index: number,
   options: FanOutOptions,
   shared: RequestCalls,
+  budget: OutputShare,
   own: AbortController | undefined,
   ready?: Promise<void>,
 ): Promise<ModelResult> {
   const { model, call, warnings } = planned;
-  const { turn, budget } = shared;
+  const { turn } = shared;
   let started = performance.now();
   /** When the attempt that answered began: what a time-of-day vendor bills by. */
   let attemptStartedAt = Date.now();

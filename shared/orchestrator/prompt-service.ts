@@ -22,7 +22,7 @@ import type { AccountsRepository } from '../storage/accounts.js';
 import type { PromptLogsRepository } from '../storage/prompt-logs.js';
 import { toPromptLog } from './prompt-log.js';
 import { refusedGatewayKey, unservedCatalogModel, type ModelResult } from '../compare/result.js';
-import { heldToBudget, OutputBudget } from '../compare/output-budget.js';
+import { heldToBudget } from '../compare/output-budget.js';
 import { runModels, type FanOutOptions } from '../compare/run-models.js';
 import { preparingInTurns } from '../compare/turns.js';
 
@@ -335,11 +335,10 @@ export class PromptService {
       const run = startJudgedComparison(request, { requestId: promptLogId, deadlineAt, accountId: open.accountId }, { ...judging, log: this.deps.log, turns: preparingInTurns });
       discardClaims = run.discardClaims;
       const comparison = await run.comparison;
-      // Each model ran in a task of its own: their outputs are held to the request's budget here,
-      // in the models' order (here, not in the judging chunk, which would share the budget's code
-      // with this bundle through a chunk of its own: one more file at every cold start).
-      const budget = new OutputBudget();
-      return { ...comparison, results: comparison.results.map((result) => heldToBudget(result, budget)), discardClaims };
+      // Each model ran in a task of its own: their outputs are held to the request's budget here
+      // (here, not in the judging chunk, which would share the budget's code with this bundle
+      // through a chunk of its own: one more file at every cold start).
+      return { ...comparison, results: heldToBudget(comparison.results), discardClaims };
     } catch (error) {
       this.deps.log.error('Judging workflow failed', { promptLogId, errorName: (error as Error).name, status: (error as { status?: unknown }).status });
       await Promise.all([this.deps.credits.settle(open, 0), discardClaims?.()]);

@@ -767,26 +767,29 @@ describe("Function: runModels, the request's output budget", () => {
   const MODELS = ['fam_c-5.4', 'fam_a-sonnet-4-6', 'fam_b-3.1-pro'];
   const CUT = /^The output was cut: this request's outputs reached the gateway's limit/;
 
-  it('cuts the whole answer that passes it, and leaves the next one empty, each charged all the vendor billed', async () => {
+  it("cuts the whole answers that pass it, each keeping its call's share, each charged all the vendor billed", async () => {
     const adapter = { send: async () => ({ output: 'x'.repeat(40), usage, warnings: [] }) };
+    // 100 bytes, 4 calls: 12 each held for it, 52 free (the first takes 28 of them, the second the other 24).
     const results = await runThrough([...MODELS, 'fam_g-large'], adapter, { outputLimitBytes: 100 });
-    expect(results.map((r) => r.output.length)).toEqual([40, 40, 20, 0]);
+    expect(results.map((r) => r.output.length)).toEqual([40, 36, 12, 12]);
     expect(results.map((r) => r.status)).toEqual(['completed', 'completed', 'completed', 'completed']);
     expect(results[0]!.warnings).toBeUndefined();
+    expect(results[1]!.warnings).toEqual([expect.stringMatching(CUT)]);
     expect(results[2]!.warnings).toEqual([expect.stringMatching(CUT)]);
     expect(results[3]!.warnings).toEqual([expect.stringMatching(CUT)]);
     for (const result of results) expect(result).toMatchObject({ tokensIn: 100, tokensOut: 500, providerCost: expect.any(Number) });
   });
 
-  it('holds 16 MiB of outputs by default: three answers of 8 MiB leave the third empty', async () => {
+  it('holds 16 MiB of outputs by default: of three answers of 8 MiB, the last keeps its share of half of it', async () => {
     const eight = 'y'.repeat(8 * 1024 * 1024);
     const adapter = { send: async () => ({ output: eight, usage, warnings: [] }) };
     const results = await runThrough(MODELS, adapter);
-    expect(results.map((r) => r.output.length)).toEqual([eight.length, eight.length, 0]);
+    const share = Math.floor((8 * 1024 * 1024) / 3);
+    expect(results.map((r) => r.output.length)).toEqual([eight.length, 16 * 1024 * 1024 - eight.length - share, share]);
     expect(results[2]!.warnings).toContainEqual(expect.stringMatching(/limit of 16 MiB/));
   });
 
-  it('stops a streamed call where the budget runs out: its deltas joined are its output, and it is charged the text received', async () => {
+  it('stops a streamed call where its part of the budget runs out, its deltas joined its output and charged the text received; the next call still has its share', async () => {
     const deltas: string[][] = [[], []];
     const stopped: boolean[] = [];
     // Opened once the first model's stream is over (stopped where the budget ran out, if it works).
@@ -795,7 +798,7 @@ describe("Function: runModels, the request's output budget", () => {
       send: async () => Promise.reject(new Error('send must not be called when streaming')),
       stream: (call: { entry: { id: string } }, _endpoint: unknown, signal: AbortSignal, onDelta: (text: string) => void) =>
         new Promise<ModelReply>((resolve, reject) => {
-          // The first model streams 30 bytes a delta; the second starts once the first's stream is over.
+          // The first model streams 30 bytes a delta, past any limit; the second starts once the first's stream is over.
           const first = call.entry.id === 'fam_c-5.4';
           signal.addEventListener('abort', () => {
             stopped.push(first);
@@ -811,15 +814,17 @@ describe("Function: runModels, the request's output budget", () => {
           } else void firstDone.opened.then(send);
         }),
     };
+    // 50 bytes, 2 calls: 12 each held for it, 26 free: the first stops at 38, the second at its 12.
     const results = await runThrough(['fam_c-5.4', 'fam_a-sonnet-4-6'], adapter, {
       outputLimitBytes: 50,
       onDelta: (index, text) => deltas[index]!.push(text),
     });
+    // Both stopped where their parts ran out (each pushes whether it was the first).
     expect(stopped).toEqual([true, false]);
-    expect(deltas[0]!.join('')).toBe('a'.repeat(50));
-    expect(deltas[1]).toEqual([]);
-    expect(results[0]).toMatchObject({ status: 'completed', output: 'a'.repeat(50), providerCost: null, warnings: [expect.any(String), expect.stringMatching(CUT)] });
-    expect(results[1]).toMatchObject({ status: 'completed', output: '', providerCost: null, warnings: [expect.any(String), expect.stringMatching(CUT)] });
+    expect(deltas[0]!.join('')).toBe('a'.repeat(38));
+    expect(deltas[1]!.join('')).toBe('b'.repeat(12));
+    expect(results[0]).toMatchObject({ status: 'completed', output: 'a'.repeat(38), providerCost: null, warnings: [expect.any(String), expect.stringMatching(CUT)] });
+    expect(results[1]).toMatchObject({ status: 'completed', output: 'b'.repeat(12), providerCost: null, warnings: [expect.any(String), expect.stringMatching(CUT)] });
     // Charged the estimate of all 90 characters the vendor sent, not only the 50 that went out.
     const estimateOf50 = (await runThrough(['fam_c-5.4'], { send: async () => ({ output: 'a'.repeat(50), warnings: [] }) }))[0]!.estimatedCost!;
     expect(results[0]!.estimatedCost).toBeGreaterThan(estimateOf50);
