@@ -4,7 +4,7 @@ import { eventJson } from '../stream-http.js';
 import type { ModelReply } from '../types.js';
 import { errorInAnswer } from './errors.js';
 import { fromGenerateContentResponse, promptBlocked, searchQueryCount, usageAndHints } from './response.js';
-import type { UsageMetadata } from './usage.js';
+import { toUsage, type UsageMetadata } from './usage.js';
 
 interface Chunk {
   candidates?: { content?: { parts?: unknown } | null; finishReason?: unknown; groundingMetadata?: unknown }[] | null;
@@ -37,6 +37,8 @@ export class GenerateContentStream {
   private usage: UsageMetadata | undefined;
   /** Whether a part (text or thought) came after the last usageMetadata: its running count then falls short. */
   private partsAfterUsage = false;
+  /** The count with the most output (candidates and thoughts) of those it carried, and that output. */
+  private most: { metadata: UsageMetadata; outputTokens: number } | undefined;
   private finished = false;
 
   constructor(private readonly onDelta: (text: string) => void) {}
@@ -56,6 +58,8 @@ export class GenerateContentStream {
     // A running count that counts no output after one that did does not replace it: a vendor's count does not go back.
     if (!this.finished && !countsOutput(counts) && this.usage && countsOutput(this.usage)) return;
     this.usage = counts;
+    const outputTokens = toUsage(counts)?.outputTokens ?? 0;
+    if (outputTokens > (this.most?.outputTokens ?? 0)) this.most = { metadata: counts, outputTokens };
     if (this.finished || counts.candidatesTokenCount !== undefined || (this.text === '' && counts.thoughtsTokenCount !== undefined)) this.partsAfterUsage = false;
   }
 
@@ -82,8 +86,15 @@ export class GenerateContentStream {
     return this.finished && this.lastUsage.current;
   }
 
-  /** The last usageMetadata, and whether it is a count of everything streamed (no part came after it). */
+  /**
+   * The last usageMetadata, and whether it is a count of everything streamed (no part came after
+   * it). A vendor's count does not go back: a last count of less output than one before it (or
+   * none that can be read) is not the call's usage, and the count before it says what the call
+   * is charged at least, as a running count parts came after does.
+   */
   private get lastUsage(): { metadata: UsageMetadata | undefined; current: boolean } {
+    const { most } = this;
+    if (most && most.metadata !== this.usage && (toUsage(this.usage)?.outputTokens ?? 0) < most.outputTokens) return { metadata: most.metadata, current: false };
     return { metadata: this.usage, current: this.usage !== undefined && !this.partsAfterUsage };
   }
 

@@ -609,6 +609,22 @@ describe('Class: GenerateContentStream, a running usage that parts came after', 
     expect(charge.warning).toMatch(/ and 1500 output tokens/);
   });
 
+  it.each([
+    ['a prompt count alone', { promptTokenCount: 2000 }],
+    ['fewer output tokens', { promptTokenCount: 2000, candidatesTokenCount: 5, totalTokenCount: 2005 }],
+  ])('finished with a last count of less output than the running one (%s): never believed, charged at least the running count', (_name, last) => {
+    const stream = new GenerateContentStream(() => undefined);
+    stream.onEvent({ event: 'message', data: JSON.stringify({ candidates: [{ content: { parts: [{ text: head }] } }], usageMetadata: running }) });
+    stream.onEvent({ event: 'message', data: JSON.stringify({ candidates: [{ content: { parts: [{ text: 'x' }] }, finishReason: 'STOP' }], usageMetadata: last }) });
+    const reply = stream.finish();
+    expect(reply.usage).toBeUndefined();
+    expect(reply.hints).toEqual({ inputTokens: 2000, unseenOutputTokens: 700, outputTokensAtLeast: 720, reasoningCounted: true });
+    const charge = chargeCall(call(), reply.usage, reply.output, Date.now(), reply.hints);
+    if (charge.kind !== 'estimated') throw new Error(`charged as ${charge.kind}`);
+    // The text's estimate and the 700 of thinking, never fewer than the 720 the running count said.
+    expect(Number(/and (\d+) output tokens/.exec(charge.warning)![1])).toBeGreaterThanOrEqual(720);
+  });
+
   it('with the count on its last chunk, after every part: that count is its usage', () => {
     const stream = new GenerateContentStream(() => undefined);
     stream.onEvent({ event: 'message', data: JSON.stringify({ candidates: [{ content: { parts: [{ text: head }] } }], usageMetadata: running }) });
