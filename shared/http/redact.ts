@@ -144,11 +144,24 @@ function looseLetters(text: string): { kept: string; at: number[] } {
   return { kept, at };
 }
 
-/** The key in base64 (padded, then without its padding) and base64url: an encoded header a vendor quotes back. */
+/**
+ * The key in base64 (padded, then without its padding) and base64url: an encoded header a
+ * vendor quotes back. Where something comes before the key in what was encoded (`Bearer `,
+ * `user:`), its bytes start 1 or 2 bytes into a group of 3 and encode as other characters:
+ * for those two offsets, the characters of the groups that hold the key's bytes alone (its
+ * pieces find them).
+ */
 function base64Forms(secret: string): string[] {
   const bytes = Buffer.from(secret, 'utf8');
   const base64 = bytes.toString('base64');
-  return [base64, base64.replace(/=+$/, ''), bytes.toString('base64url')];
+  const forms = new Set([base64, base64.replace(/=+$/, ''), bytes.toString('base64url')]);
+  for (const offset of [1, 2]) {
+    const shifted = Buffer.concat([Buffer.alloc(offset), bytes]);
+    // The first group holds the offset's bytes; a last partial one, what comes after the key.
+    const end = Math.floor(shifted.length / 3) * 4;
+    for (const encoding of ['base64', 'base64url'] as const) forms.add(shifted.toString(encoding).slice(4, end));
+  }
+  return [...forms];
 }
 
 /** A mask in a quoted key (`KCANMI****Tv8`, `KCAN…Tv8`): `*`, `•`, `●` or `#` twice or more, three dots or more, or an ellipsis. */

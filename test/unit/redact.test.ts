@@ -57,6 +57,14 @@ describe('Function: redactSecrets', () => {
     expect(redactSecrets(`bad key ${[...key].join('-')} spelled`, [key])).toBe('bad key [redacted] spelled');
     expect(redactSecrets(`header ${Buffer.from(key).toString('base64')} sent`, [key])).toBe('header [redacted] sent');
     expect(redactSecrets(`header ${Buffer.from(key).toString('base64url')}`, [key])).toBe('header [redacted]');
+    // Encoded with something before it, the key's bytes fall elsewhere in base64's groups of 3.
+    for (const before of ['x', 'xx', 'Bearer ', 'user:']) {
+      for (const encoding of ['base64', 'base64url'] as const) {
+        const quoted = redactSecrets(`header ${Buffer.from(before + key).toString(encoding)} sent`, [key]);
+        expect(quoted).toMatch(/^header \S*\[redacted\]\S* sent$/);
+        for (const word of quoted.split(/[\s[\]]+/)) expect(Buffer.from(word, 'base64').toString('latin1')).not.toMatch(/STRAL|x7Qw9/);
+      }
+    }
     expect(redactSecrets(`key KCANMI****************Tv8 masked, or KCAN…Tv8`, [key])).toBe('key [redacted] masked, or [redacted]');
     expect(redactSecrets(`KCAN...Tv8, KCANMI●●●●Tv8 and KCAN####Tv8`, [key])).toBe('[redacted], [redacted] and [redacted]');
     // A mask around other text, and a key's few letters in ordinary words, stay.
