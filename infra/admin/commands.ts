@@ -99,7 +99,7 @@ async function keyFromStdin(deps: AdminDeps): Promise<string> {
 /** What each command does and takes, for `--help`. */
 const COMMANDS: Record<string, string> = {
   'create-account': 'create-account --credits N [--zdr] [--rpm N]\n  Opens an account with N credits; --zdr makes zero data retention its default, --rpm sets its own rate limit.',
-  'create-key': 'create-key --account ID\n  Issues an API key for the account; the key is printed once, only its SHA-256 is stored.',
+  'create-key': 'create-key --account ID\n  Issues an API key for the account; the key is printed once, only its SHA-256 and its first 8 characters are stored.',
   'revoke-key':
     'revoke-key --key KEY | --key - | --hash SHA256\n  Revokes a key, given the key, the key on standard input (--key -, which keeps it out of the shell history), or its SHA-256 (list-keys shows it): its prompts are refused (401) at once; GET /api/v1/models and /api/v1/openapi.json accept it until the authorizer cache expires, 30 s by default.',
   'list-keys': "list-keys --account ID\n  The account's keys: SHA-256, prefix, when created and revoked (never the key, which is not stored).",
@@ -211,7 +211,7 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
       const apiKey = generateApiKey();
       const createdAt = new Date().toISOString();
       await deps.apiKeys.put({ keyHash: hashApiKey(apiKey), accountId, keyPrefix: keyPrefix(apiKey), createdAt });
-      return { apiKey, accountId, keyPrefix: keyPrefix(apiKey), createdAt, note: 'The key is shown once; only its SHA-256 is stored.' };
+      return { apiKey, accountId, keyPrefix: keyPrefix(apiKey), createdAt, note: 'The key is shown once; only its SHA-256 and its first 8 characters are stored.' };
     }
     case 'revoke-key': {
       if ((values.key === undefined) === (values.hash === undefined)) throw new UsageError('revoke-key takes one of --key KEY or --hash SHA256');

@@ -29,8 +29,14 @@ export function isWellFormedKey(key: string): boolean {
   return KEY_SHAPE.test(key);
 }
 
+/**
+ * What names a key in listings and the local host's banner, stored beside its hash: 4
+ * characters of it after the `mcg_` issued keys start with. A pinned DEMO_API_KEY (16
+ * characters or more, any shape) shows no more than its first 4: 8 had printed and stored
+ * half of a 16-character one.
+ */
 export function keyPrefix(key: string): string {
-  return key.slice(0, 8);
+  return key.slice(0, key.startsWith(KEY_PREFIX) ? KEY_PREFIX.length + 4 : 4);
 }
 
 /**

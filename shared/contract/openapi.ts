@@ -890,7 +890,8 @@ export function openApiDocument(): Record<string, any> {
         bearerAuth: {
           type: 'http',
           scheme: 'bearer',
-          description: 'The API key: `mcg_` + 43 base64url characters, as `Authorization: Bearer <key>` (scheme in any case). Only its SHA-256 is stored.',
+          description:
+            'The API key: `mcg_` + 43 base64url characters, as `Authorization: Bearer <key>` (scheme in any case). Only its SHA-256 and its first 8 characters are stored.',
         },
       },
       schemas,

@@ -1,11 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { bearerKey, generateApiKey, hashApiKey } from '../../shared/auth/keys.js';
+import { bearerKey, generateApiKey, hashApiKey, keyPrefix } from '../../shared/auth/keys.js';
 
 describe('Module: keys', () => {
   it('issues distinct keys and stores them as SHA-256 hex', () => {
     const a = generateApiKey();
     expect(a).not.toBe(generateApiKey());
     expect(hashApiKey('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+  });
+
+  it('names a key by 4 of its characters: after mcg_ for issued keys, its first 4 for a pinned key of another shape', () => {
+    expect(keyPrefix('mcg_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_AbCdE')).toBe('mcg_AbCd');
+    expect(keyPrefix('R114pinnedSECRET')).toBe('R114');
   });
 
   it.each([
