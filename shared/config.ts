@@ -307,6 +307,22 @@ export const MAX_AUTHORIZER_CACHE_SECONDS = 3600;
 /** The highest TCP port. */
 const MAX_PORT = 65_535;
 
+/** An AWS region's name: lower-case letters and digits in hyphenated parts (us-east-1, us-gov-west-1). */
+const REGION_NAME = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+
+/**
+ * A region setting, checked at start: one the SDK cannot make a host name of (a space, a
+ * capital) had every call of its clients fail as a network error, Bedrock's models each
+ * `upstream_unreachable`, the admin CLI's an internal error.
+ */
+function regionName(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const raw = optional(env, name);
+  if (raw !== undefined && (raw.length > 64 || !REGION_NAME.test(raw))) {
+    throw new ConfigError(`${name} must be an AWS region's name, lower-case letters, digits and hyphens (us-east-1), got ${JSON.stringify(raw.slice(0, 64))}`);
+  }
+  return raw;
+}
+
 function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const raw = env[name];
   return raw === undefined || raw === '' ? undefined : raw;
@@ -405,7 +421,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     };
   }
   const regionSource = optional(env, 'AWS_REGION') !== undefined ? 'AWS_REGION' : optional(env, 'AWS_DEFAULT_REGION') !== undefined ? 'AWS_DEFAULT_REGION' : 'default';
-  const region = regionSource === 'default' ? 'us-east-1' : (optional(env, regionSource) as string);
+  const region = regionSource === 'default' ? 'us-east-1' : regionName(env, regionSource)!;
   return {
     port: int(env, 'PORT', 3000, 0, MAX_PORT),
     dynamodbPort: int(env, 'DYNAMODB_PORT', 8000, 0, MAX_PORT),
@@ -425,7 +441,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     },
     providers,
     // Bedrock is called in the function's own region unless BEDROCK_REGION says otherwise.
-    bedrockRegion: optional(env, 'BEDROCK_REGION') ?? region,
+    bedrockRegion: regionName(env, 'BEDROCK_REGION') ?? region,
     awsCredentials: AWS_CREDENTIAL_VARIABLES.some((name) => optional(env, name) !== undefined),
     simulateProviders: simulateProviders(env),
     rateLimitRpm: int(env, 'RATE_LIMIT_RPM', 600, 1, MAX_RATE_LIMIT_RPM),

@@ -18,6 +18,23 @@ describe('Function: loadConfig', () => {
     expect(loadConfig({ AWS_REGION: 'eu-west-1' }).awsCredentials).toBe(false);
   });
 
+  it.each([
+    ['AWS_REGION', 'eu west 1'],
+    ['AWS_REGION', 'EU-WEST-1'],
+    ['AWS_DEFAULT_REGION', 'us-east-1 '],
+    ['BEDROCK_REGION', 'us-west-2/'],
+    ['BEDROCK_REGION', '-us-west-2'],
+  ])('refuses %s=%j, which no SDK call could make a host of, naming it', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(
+      new ConfigError(`${name} must be an AWS region's name, lower-case letters, digits and hyphens (us-east-1), got ${JSON.stringify(value)}`),
+    );
+  });
+
+  it('takes the regions of every partition', () => {
+    expect(loadConfig({ AWS_REGION: 'us-gov-west-1', BEDROCK_REGION: 'eu-isoe-west-1' })).toMatchObject({ region: 'us-gov-west-1', bedrockRegion: 'eu-isoe-west-1' });
+    expect(loadConfig({ AWS_DEFAULT_REGION: 'cn-north-1' })).toMatchObject({ region: 'cn-north-1', regionSource: 'AWS_DEFAULT_REGION', bedrockRegion: 'cn-north-1' });
+  });
+
   it('reads provider keys and base URLs', () => {
     const config = loadConfig({ GROQ_API_KEY: 'k', GROQ_BASE_URL: 'https://example.test/openai/v1/', SIMULATE_PROVIDERS: '1' });
     expect(config.providers.groq).toEqual({ apiKey: 'k', baseUrl: 'https://example.test/openai/v1' });
