@@ -361,20 +361,22 @@ export function resolveSettings(props: Partial<GatewaySettings>): GatewaySetting
     alarmEmail: props.alarmEmail,
   };
   const ttl = settings.authorizerCacheTtl.toSeconds();
-  if (ttl > 3600) throw new SettingsError(`authorizerCacheTtl must be at most 3600 seconds, got ${ttl}`);
+  if (ttl > 3600) throw new SettingsError(`authorizerCacheTtl (gateway:authorizerCacheTtlSeconds) must be at most 3600 seconds, got ${ttl}`);
   const timeout = settings.integrationTimeout.toMilliseconds();
   if (timeout < MIN_INTEGRATION_TIMEOUT.toMilliseconds()) {
     throw new SettingsError(
-      `integrationTimeout must be at least ${MIN_INTEGRATION_TIMEOUT.toSeconds()} s, got ${timeout / 1_000} s: the request deadline is ${FUNCTION_MARGIN_MS / 1_000} s shorter, ` +
+      `integrationTimeout (gateway:integrationTimeoutSeconds) must be at least ${MIN_INTEGRATION_TIMEOUT.toSeconds()} s, got ${timeout / 1_000} s: the request deadline is ${FUNCTION_MARGIN_MS / 1_000} s shorter, ` +
         `and below ${MIN_REQUEST_DEADLINE_MS / 1_000} s it could leave the models no time after the reserve`,
     );
   }
   if (timeout > STREAM_IDLE_LIMIT.toMilliseconds()) {
-    throw new SettingsError(`integrationTimeout cannot exceed ${STREAM_IDLE_LIMIT.toSeconds()} s: API Gateway cuts a streamed answer idle that long`);
+    throw new SettingsError(
+      `integrationTimeout (gateway:integrationTimeoutSeconds) cannot exceed ${STREAM_IDLE_LIMIT.toSeconds()} s: API Gateway cuts a streamed answer idle that long`,
+    );
   }
   if (!settings.responseStreaming && timeout > BUFFERED_INTEGRATION_LIMIT.toMilliseconds()) {
     throw new SettingsError(
-      `integrationTimeout cannot exceed ${BUFFERED_INTEGRATION_LIMIT.toSeconds()} s without response streaming (the Regional REST API integration timeout quota)`,
+      `integrationTimeout (gateway:integrationTimeoutSeconds) cannot exceed ${BUFFERED_INTEGRATION_LIMIT.toSeconds()} s without response streaming (gateway:responseStreaming false; the Regional REST API integration timeout quota)`,
     );
   }
   return settings;

@@ -123,7 +123,7 @@ describe('Function: settingsFromContext', () => {
 describe('Function: resolveSettings', () => {
   it('rejects an integration timeout whose request deadline could leave the models no time', () => {
     expect(() => resolveSettings({ integrationTimeout: Duration.seconds(4) })).toThrow(/at least 14 s/);
-    expect(() => resolveSettings({ integrationTimeout: Duration.seconds(13) })).toThrow(/integrationTimeout must be at least 14 s, got 13 s/);
+    expect(() => resolveSettings({ integrationTimeout: Duration.seconds(13) })).toThrow(/integrationTimeout \(gateway:integrationTimeoutSeconds\) must be at least 14 s, got 13 s/);
     expect(resolveSettings({ integrationTimeout: Duration.seconds(14) }).integrationTimeout.toSeconds()).toBe(14);
   });
 
@@ -142,7 +142,10 @@ describe('Function: resolveSettings', () => {
 describe('The CDK app (infra/app.ts)', () => {
   it.each([
     [{ 'gateway:stageName': 'a-b' }, 'gateway:stageName must be letters, digits or underscores, got "a-b"'],
-    [{ 'gateway:integrationTimeoutSeconds': 31, 'gateway:responseStreaming': false }, 'integrationTimeout cannot exceed 29 s without response streaming'],
+    [
+      { 'gateway:integrationTimeoutSeconds': 31, 'gateway:responseStreaming': false },
+      'integrationTimeout (gateway:integrationTimeoutSeconds) cannot exceed 29 s without response streaming (gateway:responseStreaming false;',
+    ],
   ])(
     'says a setting out of its range in one line and exits 1, no stack trace: %j',
     (context, said) => {
