@@ -167,7 +167,7 @@ function answerSevenMiB(): string {
 }
 
 describe("Vendors whose answers together pass the request's output budget", () => {
-  it('cut the answer that passes it, with a warning; every model is charged its usage and the prompt log keeps what was answered', async () => {
+  it('cut the answers that pass it, each keeping its share, with a warning; every model is charged its usage and the prompt log keeps what was answered', async () => {
     const { accountId, auth } = await openTestAccount(host, 100_000_000);
     answerSevenMiB();
 
@@ -177,7 +177,9 @@ describe("Vendors whose answers together pass the request's output budget", () =
     const results = answer.body.results as { status: string; output: string; providerCost: number; warnings?: string[] }[];
     expect(results.map((r) => r.status)).toEqual(['completed', 'completed', 'completed']);
     expect(results.reduce((sum, r) => sum + r.output.length, 0)).toBe(MAX_REQUEST_OUTPUT_BYTES);
-    expect(results.filter((r) => r.warnings?.some((w) => w.includes('limit of 16 MiB')))).toHaveLength(1);
+    // Half the budget held in equal shares: the answer that comes first takes its share and the free half's 4.3 MiB, each of the others at least its share.
+    expect(results.filter((r) => r.warnings?.some((w) => w.includes('limit of 16 MiB')))).toHaveLength(2);
+    for (const result of results) expect(result.output.length).toBeGreaterThanOrEqual(Math.floor(MAX_REQUEST_OUTPUT_BYTES / 2 / 3));
     for (const result of results) expect(result.providerCost).toBeGreaterThan(0);
     const charged = Math.round(answer.body.creditsUsed * 1e6);
     expect(charged).toBe(costMicro(answer));
@@ -189,7 +191,7 @@ describe("Vendors whose answers together pass the request's output budget", () =
 });
 
 describe("A judged request's outputs", () => {
-  it("are held to the request's output budget once the workflow's tasks are back, in the models' order", async () => {
+  it("are held to the request's output budget once the workflow's tasks are back, each keeping its share", async () => {
     const { auth } = await openTestAccount(host, 1_000_000_000_000);
     // Each model runs in a workflow task of its own; the judge is OpenAI's, which answers as usual.
     const seven = answerSevenMiB();
@@ -198,11 +200,14 @@ describe("A judged request's outputs", () => {
 
     expect(answer.status).toBe(200);
     const results = answer.body.results as { status: string; output: string; warnings?: string[] }[];
+    // Of equal outputs, the first held takes its share and the free half's 4.3 MiB, the next the rest of it, the last its share.
+    const share = Math.floor(MAX_REQUEST_OUTPUT_BYTES / 2 / 3);
     expect(results.map((r) => [r.status, r.output.length])).toEqual([
       ['completed', seven.length],
-      ['completed', seven.length],
-      ['completed', MAX_REQUEST_OUTPUT_BYTES - 2 * seven.length],
+      ['completed', MAX_REQUEST_OUTPUT_BYTES - seven.length - share],
+      ['completed', share],
     ]);
+    expect(results[1]!.warnings).toContainEqual(expect.stringMatching(/limit of 16 MiB/));
     expect(results[2]!.warnings).toContainEqual(expect.stringMatching(/limit of 16 MiB/));
     expect(results[0]!.warnings ?? []).not.toContainEqual(expect.stringMatching(/limit of 16 MiB/));
     expect(answer.body.evaluations).toHaveLength(3);
