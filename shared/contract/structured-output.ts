@@ -24,15 +24,19 @@ export function checkStructuredOutput(output: string, validate: OutputValidator)
 }
 
 /**
- * At most three `JSON.parse` calls, each linear in the output's length: no regex, no
- * search that restarts from every `{` (an output is hostile input, and can be megabytes).
+ * The output whole, the body of its first Markdown fence, its text from the first `{` to the
+ * last `}`, and its first, last and longest brace-balanced objects (prose around the JSON may
+ * hold braces of its own: `use {a} as the key`): at most six `JSON.parse` calls, each linear in
+ * the output's length, after one pass over it. No regex, no search that restarts from every
+ * `{` (an output is hostile input, and can be megabytes).
  */
 function parseJsonOutput(output: string): unknown {
   const trimmed = output.trim();
-  const candidates = [trimmed, fencedBody(trimmed)];
+  const candidates = new Set([trimmed, fencedBody(trimmed)]);
   const first = trimmed.indexOf('{');
   const last = trimmed.lastIndexOf('}');
-  if (first >= 0 && last > first) candidates.push(trimmed.slice(first, last + 1));
+  if (first >= 0 && last > first) candidates.add(trimmed.slice(first, last + 1));
+  for (const [start, end] of objectSpans(trimmed)) candidates.add(trimmed.slice(start, end));
   for (const candidate of candidates) {
     if (!candidate) continue;
     try {
@@ -56,9 +60,49 @@ const TOO_DEEP = 'the output nests too deeply to check';
 
 const FENCE = '```';
 
-/** The body of a text that is one Markdown code fence (```` ```json ... ``` ````), or undefined. */
+/** The body of a text's first Markdown code fence (```` ```json ... ``` ````, prose before and after it or not), or undefined. */
 function fencedBody(text: string): string | undefined {
-  if (text.length < 2 * FENCE.length || !text.startsWith(FENCE) || !text.endsWith(FENCE)) return undefined;
-  const open = text.slice(FENCE.length, FENCE.length + 4).toLowerCase() === 'json' ? FENCE.length + 4 : FENCE.length;
-  return text.slice(open, -FENCE.length).trim();
+  const opened = text.indexOf(FENCE);
+  if (opened < 0) return undefined;
+  const closed = text.indexOf(FENCE, opened + FENCE.length);
+  if (closed < 0) return undefined;
+  const body = opened + FENCE.length;
+  const open = text.slice(body, body + 4).toLowerCase() === 'json' ? body + 4 : body;
+  return text.slice(open, closed).trim();
+}
+
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/**
+ * The [start, end) of the first, the last and the longest of `text`'s outermost brace-balanced
+ * objects (none, or fewer where they are the same), in one pass that keeps no more: inside an
+ * object, a string's braces are the string's; outside one (prose), quotes are the prose's.
+ */
+function objectSpans(text: string): [number, number][] {
+  let first: [number, number] | undefined;
+  let last: [number, number] | undefined;
+  let longest: [number, number] | undefined;
+  let depth = 0;
+  let start = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (inString) {
+      if (code === BACKSLASH) i++;
+      else if (code === QUOTE) inString = false;
+    } else if (code === OPEN_BRACE) {
+      if (depth++ === 0) start = i;
+    } else if (depth > 0) {
+      if (code === QUOTE) inString = true;
+      else if (code === CLOSE_BRACE && --depth === 0) {
+        last = [start, i + 1];
+        first ??= last;
+        if (!longest || i + 1 - start > longest[1] - longest[0]) longest = last;
+      }
+    }
+  }
+  return first ? [...new Set([first, last!, longest!])] : [];
 }

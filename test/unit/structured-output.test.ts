@@ -11,8 +11,16 @@ describe('Function: checkStructuredOutput', () => {
     ['bare JSON', '{"answer":"yes","n":2}'],
     ['a fenced block', '```json\n{"answer":"yes"}\n```'],
     ['prose around one object', 'Here you go: {"answer":"yes"} — hope it helps'],
+    ['a fenced block with prose holding braces after it', 'Here:\n```json\n{"answer":"yes"}\n```\nUse {answer} as the key.'],
+    ['an object after prose holding braces', 'Schema {answer, n}: {"answer":"yes","n":2}'],
+    ['an object before prose holding braces', '{"answer":"yes"}\nNote: {n} is an integer'],
+    ['the longest of objects in prose', 'Say {x}, then {"answer":"yes","n":2}, then {y}.'],
   ])('parses and accepts %s', (_name, output) => {
     expect(checkStructuredOutput(output, validate!)).toMatchObject({ conforms: true, value: { answer: 'yes' } });
+  });
+
+  it("reads an object's strings as strings where prose around it holds braces: its braces and escaped quotes are the string's", () => {
+    expect(checkStructuredOutput('Result {ok}: {"answer":"a } \\" {","n":1} done {z}', validate!)).toEqual({ conforms: true, value: { answer: 'a } " {', n: 1 } });
   });
 
   it('names what breaks the schema: the first rule the output breaks', () => {
