@@ -29,17 +29,37 @@ const ENFORCED: ReadonlySet<string> = new Set([
   'propertyOrdering',
 ]);
 
-/** Keywords whose value is a map of sub-schemas. */
-const SCHEMA_MAPS: ReadonlySet<string> = new Set(['properties', '$defs', 'definitions', 'patternProperties', 'dependentSchemas']);
+/** Keywords whose value is a map of sub-schemas (`dependencies`' entries may be lists of names instead, which hold none). */
+const SCHEMA_MAPS: ReadonlySet<string> = new Set(['properties', '$defs', 'definitions', 'patternProperties', 'dependentSchemas', 'dependencies']);
+
+/** Keywords whose value is a sub-schema, or a list of them. */
+const SCHEMA_VALUES: ReadonlySet<string> = new Set([
+  'items',
+  'prefixItems',
+  'additionalItems',
+  'additionalProperties',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+  'contains',
+  'propertyNames',
+  'not',
+  'if',
+  'then',
+  'else',
+  'anyOf',
+  'oneOf',
+  'allOf',
+]);
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**
- * Each object of the schema a keyword's value can hold a subschema in (not the values of
- * `enum`, `const`, `required`, `examples` or `default`, nor the names of a map's entries),
- * handed to `each`.
+ * Each sub-schema of the schema, handed to `each`: the values of the keywords that hold
+ * sub-schemas (SCHEMA_VALUES, SCHEMA_MAPS' entries), never those of other keywords (`enum`,
+ * `const`, `default`, `dependentRequired`'s lists of names, a keyword no draft has), whose
+ * members are data or names, not keywords.
  */
 function eachNode(schema: unknown, each: (node: Record<string, unknown>) => void): void {
   const visit = (node: unknown): void => {
@@ -52,7 +72,7 @@ function eachNode(schema: unknown, each: (node: Record<string, unknown>) => void
     for (const [key, value] of Object.entries(node)) {
       if (SCHEMA_MAPS.has(key) && isObject(value)) {
         for (const sub of Object.values(value)) visit(sub);
-      } else if (key !== 'enum' && key !== 'const' && key !== 'required' && key !== 'examples' && key !== 'default') {
+      } else if (SCHEMA_VALUES.has(key)) {
         visit(value);
       }
     }

@@ -312,6 +312,23 @@ describe('Function: unenforcedKeywords', () => {
 
     expect(unenforcedKeywords(schema)).toEqual(['const', 'maxLength', 'multipleOf', 'uniqueItems']);
   });
+
+  it("names a keyword whose value is names or data, not the names inside it (dependentRequired's properties), and walks the keywords that hold sub-schemas", () => {
+    const schema = {
+      type: 'object',
+      properties: { card: { type: 'string' }, billing: { type: 'string' } },
+      dependentRequired: { card: ['billing'] },
+      'x-note': { minLength: 1 },
+      if: { required: ['card'] },
+      // biome-ignore lint/suspicious/noThenProperty: JSON Schema's keyword, in a schema, never awaited
+      then: { properties: { billing: { pattern: '^b' } } },
+      not: { maxProperties: 0 },
+      required: [],
+      additionalProperties: false,
+    };
+
+    expect(unenforcedKeywords(schema)).toEqual(['dependentRequired', 'if', 'maxProperties', 'not', 'pattern', 'then', 'x-note']);
+  });
 });
 
 describe('Function: fromGenerateContentResponse', () => {
