@@ -51,6 +51,18 @@ const resultError = {
   additionalProperties: false,
 };
 
+/** A judge call's error: a model call's codes, and its own when the judge's answer held no verdict. */
+const judgeCallError = {
+  ...resultError,
+  properties: {
+    ...resultError.properties,
+    code: {
+      ...resultError.properties.code,
+      description: `${resultError.properties.code.description} A judge call's own: unparseable_verdict (its answer held no readable verdict; charged what it used).`,
+    },
+  },
+};
+
 const resultFields = {
   modelId: { type: 'string', description: 'The ID as the caller sent it (canonical or vendor spelling).' },
   tokensIn: { type: 'integer', minimum: 0, description: 'Every input token the vendor counted, cached reads and writes included.' },
@@ -196,7 +208,7 @@ const evaluationOrder = {
     latencyMs: resultFields.latencyMs,
     ...judgeCallCost,
     usage: completedResult.properties.usage,
-    error: resultError,
+    error: judgeCallError,
     warnings: resultFields.warnings,
   },
   required: ['answerA', 'answerB', 'status', 'verdict', 'winner', 'tokensIn', 'tokensOut', 'latencyMs', 'providerCost'],
@@ -221,7 +233,7 @@ const evaluation = {
     modelA: { type: 'string', description: 'Requested IDs; modelA comes first in `models`.' },
     modelB: { type: 'string' },
     status: { enum: ['completed', 'failed'], description: '`failed` when either judge call failed: no winner is declared from one order alone.' },
-    error: { ...resultError, description: "Why the evaluation failed: the failed judge call's error." },
+    error: { ...judgeCallError, description: "Why the evaluation failed: the failed judge call's error." },
     winner: { type: ['string', 'null'] },
     consistent: { type: 'boolean', description: 'Whether both orders named the same winner (or both a tie); false when the evaluation failed.' },
     scores: pairScores("The judge's score (1 to 10) per model ID, the mean of both orders; null when the evaluation failed.", {

@@ -109,6 +109,15 @@ describe('OpenAPI document', () => {
     }
     expect(written.size).toBeGreaterThan(8);
     for (const code of written) expect(listed, code).toMatch(new RegExp(`\\b${code}\\b`));
+    // A judge call's error carries those, and the judging code's own (a judge's answer that held no verdict).
+    const judging = readFileSync(new URL('../../shared/judging/errors.ts', import.meta.url), 'utf8');
+    const judgeCodes = [...judging.matchAll(/readonly code = '([a-z_]+)'/g)].map(([, code]) => code as string);
+    expect(judgeCodes).toContain('unparseable_verdict');
+    const { Evaluation, EvaluationOrder } = openApiDocument().components.schemas;
+    for (const schema of [Evaluation, EvaluationOrder]) {
+      const judgeListed = schema.properties.error.properties.code.description as string;
+      for (const code of [...written, ...judgeCodes]) expect(judgeListed, code).toMatch(new RegExp(`\\b${code}\\b`));
+    }
   });
 
   it('declares bearer authentication for the operation', () => {
