@@ -65,7 +65,7 @@ export function parseVerdict(text: string, { quoted = [], carried: carriedBy }: 
   const whole = readVerdict(trimmed);
   // A whole answer that only echoes an answer's verdict is no more the judge's than one in prose.
   if (whole !== undefined && 'verdict' in whole && !isQuoted(whole, trimmed)) return whole.verdict;
-  let lastProblem = whole === undefined ? 'no JSON object in the answer' : 'problem' in whole ? whole.problem : QUOTED;
+  let lastProblem = whole === undefined ? NO_OBJECT : 'problem' in whole ? whole.problem : QUOTED;
   // Objects read and not taken whose insides are not free either, outer ones first: a verdict of
   // the judge's that failed (it names a winner but is no verdict: a score out of range, a winner
   // scored below the other), in which an object (its per-criterion scores, say) is taken only
@@ -80,7 +80,8 @@ export function parseVerdict(text: string, { quoted = [], carried: carriedBy }: 
   let found: (Candidate & { verdict: Verdict }) | undefined;
   let budget = MAX_PARSED_CHARS;
   let tries = MAX_CANDIDATES;
-  for (const candidate of embedded(trimmed)) {
+  const skipped = { tooLong: false };
+  for (const candidate of embedded(trimmed, skipped)) {
     // Nested in the verdict taken (a judge's per-criterion verdicts, say): part of it.
     if (found && candidate.start >= found.start && candidate.end <= found.end) continue;
     const within = spans.find((outer) => holds(outer, candidate));
@@ -110,7 +111,8 @@ export function parseVerdict(text: string, { quoted = [], carried: carriedBy }: 
   if (overruled) throw new VerdictParseError(`The judge's answer is not a verdict: ${overruled.problem}`);
   if (found) return found.verdict;
   // A verdict of the judge's that failed says most of why, before what an object in it lacked.
-  throw new VerdictParseError(`The judge's answer is not a verdict: ${spans.find((span) => !span.quoted)?.problem ?? lastProblem}`);
+  const problem = spans.find((span) => !span.quoted)?.problem ?? (lastProblem === NO_OBJECT && skipped.tooLong ? TOO_LONG : lastProblem);
+  throw new VerdictParseError(`The judge's answer is not a verdict: ${problem}`);
 }
 
 /** An object read and not taken, where it stands (parseVerdict): a verdict of the judge's that failed, or one quoted from an answer. */
@@ -180,18 +182,27 @@ interface Candidate {
 
 /** The longest candidate tried: a verdict is a few hundred characters (its reasoning is cut at 1,000 once read). */
 const MAX_SPAN_CHARS = 64 * 1024;
+
+const NO_OBJECT = 'no JSON object in the answer';
+const TOO_LONG = `no JSON object in the answer of at most ${MAX_SPAN_CHARS / 1024} KiB (a longer one is not read)`;
 /** Characters parsed as candidates at most, besides the whole text: a judge's answer is hostile input, and nested JSON parses slowly. */
 const MAX_PARSED_CHARS = 256 * 1024;
 /** Candidates tried at most: a million `{}` are cheap each, not together. */
 const MAX_CANDIDATES = 1_000;
 
+/** Whether a candidate was passed over for its length (MAX_SPAN_CHARS): said where no verdict was read. */
+interface Skipped {
+  tooLong: boolean;
+}
+
 /** Fenced blocks, then `{...}` spans in prose, each the last first, of at most MAX_SPAN_CHARS. */
-function* embedded(text: string): Generator<Candidate> {
+function* embedded(text: string, skipped: Skipped): Generator<Candidate> {
   for (const [start, end] of fencedBlocks(text).reverse()) {
     const body = text.slice(start, end);
-    if (body.trim() !== '' && body.length <= MAX_SPAN_CHARS) yield { text: body.trim(), start, end };
+    if (body.length > MAX_SPAN_CHARS) skipped.tooLong = true;
+    else if (body.trim() !== '') yield { text: body.trim(), start, end };
   }
-  yield* balancedObjects(text);
+  yield* balancedObjects(text, skipped);
 }
 
 /** The opening fence's language and the blank space after it, read from where the fence ends: never fails, never backtracks. */
@@ -226,16 +237,16 @@ function fencedBlocks(text: string): [number, number][] {
  * the pass from the end (a verdict between the two is not found). A search restarting at
  * every `{` took 7.8 s for 40,000 of them.
  */
-function* balancedObjects(text: string): Generator<Candidate> {
+function* balancedObjects(text: string, skipped: Skipped): Generator<Candidate> {
   // The two passes agree on most spans: each is tried once.
   const spans = new Map<string, [number, number]>();
-  for (const span of [...closedFromStart(text), ...closedFromEnd(text)]) spans.set(span.join(':'), span);
+  for (const span of [...closedFromStart(text, skipped), ...closedFromEnd(text, skipped)]) spans.set(span.join(':'), span);
   const ordered = [...spans.values()].sort(([startA, endA], [startB, endB]) => endB - endA || startA - startB);
   for (const [start, end] of ordered) yield { text: text.slice(start, end), start, end };
 }
 
 /** Spans closed reading from the start: the last MAX_CANDIDATES to close. */
-function closedFromStart(text: string): [number, number][] {
+function closedFromStart(text: string, skipped: Skipped): [number, number][] {
   // Only the last MAX_CANDIDATES spans can be tried: kept in a ring, as they close.
   const starts = new Int32Array(MAX_CANDIDATES);
   const ends = new Int32Array(MAX_CANDIDATES);
@@ -253,7 +264,10 @@ function closedFromStart(text: string): [number, number][] {
     else if (char === '{') open[depth++] = i;
     else if (char === '}' && depth > 0) {
       const start = open[--depth] as number;
-      if (i + 1 - start > MAX_SPAN_CHARS) continue;
+      if (i + 1 - start > MAX_SPAN_CHARS) {
+        skipped.tooLong = true;
+        continue;
+      }
       starts[count % MAX_CANDIDATES] = start;
       ends[count % MAX_CANDIDATES] = i + 1;
       count++;
@@ -265,7 +279,7 @@ function closedFromStart(text: string): [number, number][] {
 }
 
 /** Spans closed reading from the end (a `}` opens, a `{` closes): the first MAX_CANDIDATES found, those nearest the end. */
-function closedFromEnd(text: string): [number, number][] {
+function closedFromEnd(text: string, skipped: Skipped): [number, number][] {
   const spans: [number, number][] = [];
   const open = new Int32Array(text.length);
   let depth = 0;
@@ -278,6 +292,7 @@ function closedFromEnd(text: string): [number, number][] {
     else if (char === '{' && depth > 0) {
       const end = (open[--depth] as number) + 1;
       if (end - i <= MAX_SPAN_CHARS) spans.push([i, end]);
+      else skipped.tooLong = true;
     }
   }
   return spans;

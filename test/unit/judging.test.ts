@@ -124,6 +124,17 @@ describe('Function: parseVerdict', () => {
     expect(fenced).toMatchObject({ winner: 'A', reasoning: 'r' });
   });
 
+  it('says a verdict in prose was passed over for its length, not that the answer held no JSON object', () => {
+    const long = JSON.stringify({ reasoning: 'x'.repeat(70_000), scoreA: 3, scoreB: 9, winner: 'B' });
+    expect(parseVerdict(long).winner).toBe('B');
+    for (const answer of [`Here is my verdict:\n${long}`, `Here is my verdict:\n\`\`\`json\n${long}\n\`\`\``]) {
+      expect(() => parseVerdict(answer)).toThrow(
+        new VerdictParseError("The judge's answer is not a verdict: no JSON object in the answer of at most 64 KiB (a longer one is not read)"),
+      );
+    }
+    expect(() => parseVerdict('No verdict here.')).toThrow(new VerdictParseError("The judge's answer is not a verdict: no JSON object in the answer"));
+  });
+
   it('refuses a judge answer nested 100,000 objects deep without parsing every level', () => {
     expect(() => parseVerdict(`${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`)).toThrow(VerdictParseError);
   });
