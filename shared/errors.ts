@@ -129,16 +129,30 @@ export class MethodNotAllowedError extends GatewayError {
 
 /** The estimate of a refused request, part by part, in credits. */
 export interface CreditsEstimate {
-  models: { modelId: string; credits: number; outputTokens: number }[];
+  /** Each model's call: its credits, the input tokens held and their part of the credits, and the output tokens held. */
+  models: { modelId: string; credits: number; inputTokens: number; inputCredits: number; outputTokens: number }[];
   judgeCalls: { calls: number; credits: number };
+  /** The PDFs whose pages could not be counted, by pointer: each held at every model's whole context. */
+  uncountedPdfs?: string[];
 }
 
 /**
  * What the estimate is and what lowers it: `maxTokens` bounds the models' outputs, and so the
- * answers a judge is shown, but not a judge's own output; where judge calls are in the
- * estimate, what they hold is said and what lowers it.
+ * answers a judge is shown, but not a judge's own output; where the models' input is most of
+ * their part (a long prompt, an attachment held at its most), that instead; where judge calls
+ * are in the estimate, what they hold is said and what lowers it.
  */
 function whatLowersIt(estimate: CreditsEstimate | undefined): string {
+  const input = estimate?.models.reduce((sum, model) => sum + model.inputCredits, 0) ?? 0;
+  const all = estimate?.models.reduce((sum, model) => sum + model.credits, 0) ?? 0;
+  if (estimate && input * 2 > all) {
+    const uncounted = estimate.uncountedPdfs ?? [];
+    const pdfs =
+      uncounted.length === 0
+        ? ''
+        : `: the pages of the PDF at ${uncounted.join(', ')} could not be counted (encrypted, or unreadable), so each model holds it at its whole context window`;
+    return `The estimate is the worst case: every model reading its whole input and writing its whole output limit, and most of it is the models' input${pdfs}. A shorter input, fewer attachments or fewer models lower it${uncounted.length === 0 ? '' : '; a PDF whose pages can be read is held at what they count'}`;
+  }
   const models = 'The estimate is the worst case: every model writing its whole output limit';
   const lower = 'A lower generation_settings.maxTokens lowers it';
   const judged = estimate?.judgeCalls;

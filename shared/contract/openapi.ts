@@ -564,14 +564,20 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
       estimate: {
         type: 'object',
         description:
-          "What the estimate is made of: each model's call (its worst case is its whole output limit, `outputTokens`, reasoning included where the vendor bills it, and the few tokens above it and of framing beside its input a vendor's usage may count) and the judge calls (each with its judge model's own output limit, and the answers it is shown as input). A lower `generation_settings.maxTokens` lowers the models' part, and the judge calls' input; fewer models or judges, or a cheaper judge, lowers the judge calls' part.",
+          "What the estimate is made of: each model's call (its worst case is its whole input, `inputTokens`, its part of the credits `inputCredits`, and its whole output limit, `outputTokens`, reasoning included where the vendor bills it, and the few tokens above it and of framing beside its input a vendor's usage may count) and the judge calls (each with its judge model's own output limit, and the answers it is shown as input). A lower `generation_settings.maxTokens` lowers the models' output part, and the judge calls' input; a shorter input or fewer attachments the input part; fewer models or judges, or a cheaper judge, lowers the judge calls' part. `uncountedPdfs`: the PDFs whose pages could not be counted, each held at every model's whole context window.",
         properties: {
           models: {
             type: 'array',
             items: {
               type: 'object',
-              properties: { modelId: { type: 'string' }, credits: { type: 'number', minimum: 0 }, outputTokens: { type: 'integer', minimum: 0 } },
-              required: ['modelId', 'credits', 'outputTokens'],
+              properties: {
+                modelId: { type: 'string' },
+                credits: { type: 'number', minimum: 0 },
+                inputTokens: { type: 'integer', minimum: 0 },
+                inputCredits: { type: 'number', minimum: 0 },
+                outputTokens: { type: 'integer', minimum: 0 },
+              },
+              required: ['modelId', 'credits', 'inputTokens', 'inputCredits', 'outputTokens'],
               additionalProperties: false,
             },
           },
@@ -581,6 +587,7 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
             required: ['calls', 'credits'],
             additionalProperties: false,
           },
+          uncountedPdfs: { type: 'array', items: { type: 'string', description: 'A JSON pointer: `/attachments/0`.' } },
         },
         required: ['models', 'judgeCalls'],
         additionalProperties: false,

@@ -1,7 +1,7 @@
 import type { ClaimCheckStore } from '../claim-check/types.js';
 import { accountRateLimit, type GatewayConfig } from '../config.js';
 import type { PromptRequest } from '../contract/types.js';
-import { microToCredits, usdToMicroCredits } from '../credits/credits.js';
+import { microToCredits, usdToMicroCredits, usdToMicroCreditsUp, type CreditRates } from '../credits/credits.js';
 import { chargeableMicro, type CreditsService, type OpenRequest } from '../credits/credits-service.js';
 import { estimateBreakdown, type EstimateBreakdown } from '../credits/estimate.js';
 import { SETTLE_MARGIN_MS } from '../deadlines.js';
@@ -16,6 +16,7 @@ import type { Evaluation, RankingEntry } from '../judging/types.js';
 import type { JudgingWorkflow } from '../judging/workflow-types.js';
 import { lazyAsync } from '../lazy.js';
 import type { Log } from '../log.js';
+import { boundInputUsd, uncountedPdfs } from '../pricing/bound.js';
 import { chargedUsd } from '../pricing/charge.js';
 import type { Router } from '../providers/router.js';
 import type { AccountsRepository } from '../storage/accounts.js';
@@ -208,7 +209,7 @@ export class PromptService {
         .reserve(accountId, promptLogId, estimate.micro, { limitPerMinute: rateLimitRpm, inFlight: config.maxInFlight, keyHash }, requestSlots(request))
         .catch((error: unknown) => {
           // A 402 says what the estimate is made of, so that the caller sees what to lower.
-          throw error instanceof InsufficientCreditsError ? new InsufficientCreditsError(error.estimatedCreditsRequired, error.balance, inCredits(estimate)) : error;
+          throw error instanceof InsufficientCreditsError ? new InsufficientCreditsError(error.estimatedCreditsRequired, error.balance, inCredits(estimate, plan, config)) : error;
         }),
     );
     const deadlineAt = receivedAt + config.requestDeadlineMs - SETTLE_MARGIN_MS;
@@ -420,10 +421,22 @@ export function logRefusedKeys(
   for (const evaluation of evaluations) for (const order of evaluation.orders) check(evaluation.judgeModelId, order.error);
 }
 
-function inCredits(estimate: EstimateBreakdown): CreditsEstimate {
+/** A refused request's estimate as its 402 shows it: read only then (its input parts cost a price computation a model). */
+function inCredits(estimate: EstimateBreakdown, plan: RequestPlan, rates: CreditRates): CreditsEstimate {
+  const pdfs = uncountedPdfs(plan.calls[0]?.call.attachments ?? []);
   return {
-    models: estimate.models.map(({ modelId, micro, outputTokens }) => ({ modelId, credits: microToCredits(micro), outputTokens })),
+    models: estimate.models.map(({ modelId, micro, outputTokens }, index) => {
+      const { call, bound } = plan.calls[index]!;
+      return {
+        modelId,
+        credits: microToCredits(micro),
+        inputTokens: bound.inputTokens,
+        inputCredits: microToCredits(usdToMicroCreditsUp(boundInputUsd(call, bound), rates)),
+        outputTokens,
+      };
+    }),
     judgeCalls: { calls: estimate.judgeCalls.calls, credits: microToCredits(estimate.judgeCalls.micro) },
+    ...(pdfs.length > 0 ? { uncountedPdfs: pdfs } : {}),
   };
 }
 

@@ -241,18 +241,31 @@ export interface CostBound {
 export function callCostBound(call: ModelCall, inputTokensCounted: number = inputTokenBound(call)): CostBound {
   const inputTokens = Math.min(inputTokensCounted, call.entry.contextWindow);
   const outputTokens = outputTokenBound(call);
+  const searchQueries = searchQueryBound(call);
+  // What a usage block is believed to bill above the limit (implausibleUsage) is held too.
+  const usd = providerCost(call.entry.prices, { ...heldInput(call, inputTokens), outputTokens: believedOutputTokens(call), searchQueries });
+  return { inputTokens, outputTokens, searchQueries, usd };
+}
+
+/** The input a bound holds for `inputTokens` of the call's own, as its vendor bills it. */
+function heldInput(call: ModelCall, inputTokens: number) {
   const cacheWriteTokens = Math.min(inputTokens, cacheWriteBound(call) ?? 0);
   // A Gemini cachedContent's tokens are billed as cached input, and the request does not say
   // how many it holds: as many as the model's context leaves beside the request's own input.
   const cachedInputTokens = call.tuning.cachedContent ? call.entry.contextWindow - inputTokens : 0;
-  const searchQueries = searchQueryBound(call);
-  const usd = providerCost(call.entry.prices, {
-    inputTokens: inputTokens + cachedInputTokens,
-    cachedInputTokens,
-    cacheWriteTokens,
-    // What a usage block is believed to bill above the limit (implausibleUsage) is held too.
-    outputTokens: believedOutputTokens(call),
-    searchQueries,
+  return { inputTokens: inputTokens + cachedInputTokens, cachedInputTokens, cacheWriteTokens };
+}
+
+/** The part of a call's bound its input holds, USD (its output and search queries apart): what a 402 says a shorter input lowers. */
+export function boundInputUsd(call: ModelCall, bound: CostBound): number {
+  return providerCost(call.entry.prices, { ...heldInput(call, bound.inputTokens), outputTokens: 0, searchQueries: 0 });
+}
+
+/** Where the request's PDFs whose pages cannot be counted are (`/attachments/0`): each held at every model's whole context. */
+export function uncountedPdfs(attachments: readonly Attachment[]): string[] {
+  const pointers: string[] = [];
+  attachments.forEach((attachment, index) => {
+    if (attachment.type === 'application/pdf' && pagesOfPdf(attachment, attachments) === undefined) pointers.push(`/attachments/${index}`);
   });
-  return { inputTokens, outputTokens, searchQueries, usd };
+  return pointers;
 }

@@ -83,6 +83,35 @@ describe('Credits through the gateway', () => {
     expect(await balanceOf(host, accountId)).toBe(estimate - Math.round(answer.body.creditsUsed * 1e6));
   });
 
+  it("says in a 402 what drives the estimate: the models' output, or their input where that is most of it, naming a PDF whose pages could not be counted", async () => {
+    const { auth } = await openTestAccount(host, 1_000_000);
+    // A PDF cut short: its pages cannot be counted, and each model holds it at its whole context.
+    const cut = Buffer.from('%PDF-1.4\n1 0 obj<</Type/Catalog').toString('base64');
+    const pdfRequest = {
+      prompt: 'x',
+      models: ['fam_c-5.4', 'fam_a-opus-4-6'],
+      attachments: [{ name: 'x.pdf', type: 'application/pdf', base64: cut }],
+      generation_settings: { maxTokens: 20 },
+    };
+    const byInput = await post(host, pdfRequest, auth);
+    expect(byInput.status).toBe(402);
+    expect(byInput.body.error.message).toMatch(
+      /most of it is the models' input: the pages of the PDF at \/attachments\/0 could not be counted .* A shorter input, fewer attachments or fewer models lower it/,
+    );
+    expect(byInput.body.error.message).not.toMatch(/maxTokens/);
+    expect(byInput.body.estimate.uncountedPdfs).toEqual(['/attachments/0']);
+    for (const model of byInput.body.estimate.models) {
+      expect(model.inputCredits).toBeGreaterThan(model.credits / 2);
+      expect(model.inputTokens).toBeGreaterThan(100_000);
+    }
+
+    const byOutput = await post(host, { prompt: 'x', models: ['fam_c-5.4', 'fam_a-opus-4-6'], generation_settings: { maxTokens: 100_000 } }, auth);
+    expect(byOutput.status).toBe(402);
+    expect(byOutput.body.error.message).toMatch(/every model writing its whole output limit\. A lower generation_settings\.maxTokens lowers it$/);
+    expect(byOutput.body.estimate.uncountedPdfs).toBeUndefined();
+    for (const model of byOutput.body.estimate.models) expect(model.inputCredits).toBeLessThan(model.credits / 100);
+  });
+
   it('runs exactly the 20 of 200 concurrent requests that the balance covers; the rest get 402', async () => {
     const estimate = estimateMicroCredits(validatePromptRequest(ONE_MODEL), host.gateway.config);
     const { accountId, auth } = await openTestAccount(host, 20 * estimate);
