@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { EventLoopUtilization } from 'node:perf_hooks';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
@@ -133,6 +134,31 @@ parentPort.on('message', (message) => {
 });
 `;
 
+/** LevelDB's files of a store: its table and log files, and its manifests. */
+const STORE_FILE = /^(?:\d+\.(?:ldb|sst|log)|MANIFEST-\d+)$/;
+
+/**
+ * Refuses a data directory that holds a store's files but not its CURRENT file, which names the
+ * manifest that makes them a store (a copy or restore cut short: CURRENT sorts after them).
+ * Opened, LevelDB would make a new, empty store there and delete the files as obsolete: every
+ * key, ledger entry and log gone without a word. Changes nothing.
+ */
+function refuseIncompleteStore(dataDir: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(dataDir);
+  } catch {
+    // Not there, or not readable: the store's own open says what is wrong.
+    return;
+  }
+  if (names.includes('CURRENT')) return;
+  const stored = names.filter((name) => STORE_FILE.test(name)).sort();
+  if (stored.length === 0) return;
+  throw new ConfigError(
+    `GATEWAY_DATA_DIR ${dataDir} holds the store's files (${stored.slice(0, 3).join(', ')}${stored.length > 3 ? ', …' : ''}) but not its CURRENT file, as a copy or restore cut short leaves it: opened, the store would start empty and delete them. Restore the directory whole, or choose an empty one`,
+  );
+}
+
 /** How long close() waits for the store to stop its server before it ends the thread. */
 const CLOSE_WAIT_MS = 5_000;
 
@@ -144,6 +170,7 @@ const CLOSE_WAIT_MS = 5_000;
  * host stops rather than answer every request with a store it cannot reach.
  */
 export async function startEmbeddedStore(options: { port: number; dataDir?: string }): Promise<EmbeddedStore> {
+  if (options.dataDir !== undefined) refuseIncompleteStore(options.dataDir);
   const requests = new MessageChannel();
   const worker = new Worker(STORE_THREAD, {
     eval: true,

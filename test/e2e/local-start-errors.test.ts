@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +18,7 @@ const PINNED_KEY = 'mcg_pinned-demo-key-0123456789';
 let scratch: string;
 let notADirectory: string;
 let revokedKeyDir: string;
+let incompleteDir: string;
 
 beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'start-errors-'));
@@ -31,6 +32,10 @@ beforeAll(async () => {
   } finally {
     await host.close();
   }
+  // The same store copied but for its CURRENT file, as a copy or restore cut short leaves it.
+  incompleteDir = join(scratch, 'incomplete');
+  cpSync(revokedKeyDir, incompleteDir, { recursive: true, filter: (source) => !source.endsWith('CURRENT') });
+  chmodSync(incompleteDir, 0o700);
 });
 
 afterAll(() => {
@@ -58,6 +63,11 @@ describe('npm start, a setting that is not valid', () => {
       () => ({ GATEWAY_DATA_DIR: revokedKeyDir, DEMO_API_KEY: PINNED_KEY }),
       /^npm start: DEMO_API_KEY was revoked \(.+\) in the store of GATEWAY_DATA_DIR \(.*data\): pin another key, or unset DEMO_API_KEY/,
     ],
+    [
+      "a data dir holding the store's files but not its CURRENT file (the store started empty and deleted them)",
+      () => ({ GATEWAY_DATA_DIR: incompleteDir }),
+      /^npm start: GATEWAY_DATA_DIR .*incomplete holds the store's files \(\d+\.(?:ldb|log).*\) but not its CURRENT file, as a copy or restore cut short leaves it: opened, the store would start empty and delete them\. Restore the directory whole, or choose an empty one$/,
+    ],
   ])('%s', async (_name, env, line) => {
     const result = await start({ PORT: '0', DYNAMODB_PORT: '0', ...env() });
     expect(result.code).toBe(1);
@@ -65,6 +75,13 @@ describe('npm start, a setting that is not valid', () => {
     const lines = result.stderr.trimEnd().split('\n');
     expect(lines, result.stderr).toHaveLength(1);
     expect(lines[0]).toMatch(line);
+  });
+
+  it('leaves a data dir without its CURRENT file as it was: every file of the store still there', async () => {
+    const before = readdirSync(incompleteDir).sort();
+    expect(before.some((name) => /^\d+\.(?:ldb|log)$/.test(name))).toBe(true);
+    expect((await start({ PORT: '0', DYNAMODB_PORT: '0', GATEWAY_DATA_DIR: incompleteDir })).code).toBe(1);
+    expect(readdirSync(incompleteDir).sort()).toEqual(before);
   });
 });
 
