@@ -143,24 +143,33 @@ export interface CreditsEstimate {
  * are in the estimate, what they hold is said and what lowers it.
  */
 function whatLowersIt(estimate: CreditsEstimate | undefined): string {
-  const input = estimate?.models.reduce((sum, model) => sum + model.inputCredits, 0) ?? 0;
-  const all = estimate?.models.reduce((sum, model) => sum + model.credits, 0) ?? 0;
-  if (estimate && input * 2 > all) {
-    const uncounted = estimate.uncountedPdfs ?? [];
-    const pdfs =
-      uncounted.length === 0
-        ? ''
-        : `: the pages of the PDF at ${uncounted.join(', ')} could not be counted (encrypted, or unreadable), so each model holds it at its whole context window`;
-    return `The estimate is the worst case: every model reading its whole input and writing its whole output limit, and most of it is the models' input${pdfs}. A shorter input, fewer attachments or fewer models lower it${uncounted.length === 0 ? '' : '; a PDF whose pages can be read is held at what they count'}`;
-  }
-  const models = 'The estimate is the worst case: every model writing its whole output limit';
-  const lower = 'A lower generation_settings.maxTokens lowers it';
+  const { models, lower } = modelsPart(estimate);
   const judged = estimate?.judgeCalls;
   if (!judged || judged.calls === 0) return `${models}. ${lower}`;
   return (
     `${models}, and each of the ${judged.calls} judge calls its judge's (${judged.credits} of the credits: a judge's output limit is its model's own, ` +
     `for its reasoning and verdict). ${lower}, and the judge calls' input (the answers they are shown); fewer models or judges, or a cheaper judge, lowers the judge calls' part`
   );
+}
+
+/** What the models' part of an estimate is, and what lowers it: their output limits, or their input where that is most of it. */
+function modelsPart(estimate: CreditsEstimate | undefined): { models: string; lower: string } {
+  const input = estimate?.models.reduce((sum, model) => sum + model.inputCredits, 0) ?? 0;
+  const all = estimate?.models.reduce((sum, model) => sum + model.credits, 0) ?? 0;
+  if (input * 2 <= all) return { models: 'The estimate is the worst case: every model writing its whole output limit', lower: 'A lower generation_settings.maxTokens lowers it' };
+  const uncounted = estimate?.uncountedPdfs ?? [];
+  if (uncounted.length === 0) {
+    return {
+      models: "The estimate is the worst case: every model reading its whole input and writing its whole output limit, most of the models' part their input",
+      lower: 'A shorter input, fewer attachments or fewer models lower it',
+    };
+  }
+  return {
+    models:
+      "The estimate is the worst case: every model reading its whole input and writing its whole output limit, most of the models' part their input: " +
+      `the pages of the PDF at ${uncounted.join(', ')} could not be counted (encrypted, or unreadable), so each model holds it at its whole context window`,
+    lower: 'A PDF whose pages can be read (held at what they count), fewer attachments or fewer models lower it',
+  };
 }
 
 export class InsufficientCreditsError extends GatewayError {

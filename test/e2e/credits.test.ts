@@ -96,7 +96,7 @@ describe('Credits through the gateway', () => {
     const byInput = await post(host, pdfRequest, auth);
     expect(byInput.status).toBe(402);
     expect(byInput.body.error.message).toMatch(
-      /most of it is the models' input: the pages of the PDF at \/attachments\/0 could not be counted .* A shorter input, fewer attachments or fewer models lower it/,
+      /most of the models' part their input: the pages of the PDF at \/attachments\/0 could not be counted .* A PDF whose pages can be read \(held at what they count\), fewer attachments or fewer models lower it$/,
     );
     expect(byInput.body.error.message).not.toMatch(/maxTokens/);
     expect(byInput.body.estimate.uncountedPdfs).toEqual(['/attachments/0']);
