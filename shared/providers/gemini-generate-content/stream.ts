@@ -13,6 +13,16 @@ interface Chunk {
   error?: { code?: unknown } | null;
 }
 
+/** The input counts of a usageMetadata. */
+const INPUT_COUNTS = ['promptTokenCount', 'toolUsePromptTokenCount', 'cachedContentTokenCount'] as const;
+
+/** `output`'s counts of output (candidates and thoughts) with `input`'s of input where it has them, and no total, which would not add up. */
+function withOutputOf(input: UsageMetadata | undefined, output: UsageMetadata): UsageMetadata {
+  const merged: UsageMetadata = { ...output, totalTokenCount: undefined };
+  for (const key of INPUT_COUNTS) if (input?.[key] !== undefined) merged[key] = input[key];
+  return merged;
+}
+
 /** Whether a usageMetadata counts output (candidates or thoughts), not the prompt alone. */
 const countsOutput = (metadata: UsageMetadata) => metadata.candidatesTokenCount !== undefined || metadata.thoughtsTokenCount !== undefined;
 
@@ -83,19 +93,20 @@ export class GenerateContentStream {
 
   /** Gemini has no event that ends a stream: its answer is whole once a finishReason came with a count no part followed (its last chunk carries both). */
   ended(): boolean {
-    return this.finished && this.lastUsage.current;
+    return this.finished && this.usage !== undefined && !this.partsAfterUsage;
   }
 
   /**
    * The last usageMetadata, and whether it is a count of everything streamed (no part came after
    * it). A vendor's count does not go back: a last count of less output than one before it (or
-   * none that can be read) is not the call's usage, and the count before it says what the call
-   * is charged at least, as a running count parts came after does.
+   * none that can be read) is not the call's usage; its input counts, with the output of the
+   * count before it, which the call is charged at least, say what it used, as a running count
+   * parts came after does.
    */
   private get lastUsage(): { metadata: UsageMetadata | undefined; current: boolean } {
-    const { most } = this;
-    if (most && most.metadata !== this.usage && (toUsage(this.usage)?.outputTokens ?? 0) < most.outputTokens) return { metadata: most.metadata, current: false };
-    return { metadata: this.usage, current: this.usage !== undefined && !this.partsAfterUsage };
+    const { most, usage } = this;
+    if (most && most.metadata !== usage && (toUsage(usage)?.outputTokens ?? 0) < most.outputTokens) return { metadata: withOutputOf(usage, most.metadata), current: false };
+    return { metadata: usage, current: usage !== undefined && !this.partsAfterUsage };
   }
 
   /** What the stream had delivered: with the last usageMetadata it carried, the running count up to its stop. */

@@ -633,6 +633,8 @@ describe('Class: GenerateContentStream, a running usage that parts came after', 
     const stream = new GenerateContentStream(() => undefined);
     stream.onEvent({ event: 'message', data: JSON.stringify({ candidates: [{ content: { parts: [{ text: head }] } }], usageMetadata: running }) });
     stream.onEvent({ event: 'message', data: JSON.stringify({ candidates: [{ content: { parts: [{ text: 'x' }] }, finishReason: 'STOP' }], usageMetadata: last }) });
+    // Whole at its final chunk: a vendor that keeps the connection open is not waited for.
+    expect(stream.ended()).toBe(true);
     const reply = stream.finish();
     expect(reply.usage).toBeUndefined();
     expect(reply.hints).toEqual({ inputTokens: 2000, unseenOutputTokens: 700, outputTokensAtLeast: 720, reasoningCounted: true });
@@ -640,6 +642,15 @@ describe('Class: GenerateContentStream, a running usage that parts came after', 
     if (charge.kind !== 'estimated') throw new Error(`charged as ${charge.kind}`);
     // The text's estimate and the 700 of thinking, never fewer than the 720 the running count said.
     expect(Number(/and (\d+) output tokens/.exec(charge.warning)![1])).toBeGreaterThanOrEqual(720);
+  });
+
+  it("takes a last count's input beside the higher output of a count before it (search results it read, say)", () => {
+    const stream = new GenerateContentStream(() => undefined);
+    stream.onEvent({ event: 'message', data: JSON.stringify({ candidates: [{ content: { parts: [{ text: head }] } }], usageMetadata: running }) });
+    const last = { promptTokenCount: 2000, toolUsePromptTokenCount: 5000, totalTokenCount: 7000 };
+    stream.onEvent({ event: 'message', data: JSON.stringify({ candidates: [{ content: { parts: [{ text: 'x' }] }, finishReason: 'STOP' }], usageMetadata: last }) });
+    expect(stream.ended()).toBe(true);
+    expect(stream.finish().hints).toEqual({ inputTokens: 7000, unseenOutputTokens: 700, outputTokensAtLeast: 720, reasoningCounted: true });
   });
 
   it('with the count on its last chunk, after every part: that count is its usage', () => {
