@@ -129,8 +129,12 @@ export class MethodNotAllowedError extends GatewayError {
 
 /** The estimate of a refused request, part by part, in credits. */
 export interface CreditsEstimate {
-  /** Each model's call: its credits, the input tokens held and their part of the credits, and the output tokens held. */
-  models: { modelId: string; credits: number; inputTokens: number; inputCredits: number; outputTokens: number }[];
+  /**
+   * Each model's call: its credits, the input tokens held, the tokens held for a Gemini
+   * `cachedContent` (as many as its model's context leaves), the part of the credits both are,
+   * and the output tokens held.
+   */
+  models: { modelId: string; credits: number; inputTokens: number; cachedContentTokens?: number; inputCredits: number; outputTokens: number }[];
   judgeCalls: { calls: number; credits: number };
   /** The PDFs whose pages could not be counted, by pointer: each held at every model's whole context. */
   uncountedPdfs?: string[];
@@ -156,19 +160,26 @@ function whatLowersIt(estimate: CreditsEstimate | undefined): string {
 function modelsPart(estimate: CreditsEstimate | undefined): { models: string; lower: string } {
   const input = estimate?.models.reduce((sum, model) => sum + model.inputCredits, 0) ?? 0;
   const all = estimate?.models.reduce((sum, model) => sum + model.credits, 0) ?? 0;
-  if (input * 2 <= all) return { models: 'The estimate is the worst case: every model writing its whole output limit', lower: 'A lower generation_settings.maxTokens lowers it' };
-  const uncounted = estimate?.uncountedPdfs ?? [];
-  if (uncounted.length === 0) {
-    return {
-      models: "The estimate is the worst case: every model reading its whole input and writing its whole output limit, most of the models' part their input",
-      lower: 'A shorter input, fewer attachments or fewer models lower it',
-    };
-  }
+  if (!estimate || input * 2 <= all)
+    return { models: 'The estimate is the worst case: every model writing its whole output limit', lower: 'A lower generation_settings.maxTokens lowers it' };
+  const uncounted = estimate.uncountedPdfs ?? [];
+  const cached = estimate.models.filter((model) => (model.cachedContentTokens ?? 0) > 0).map((model) => model.modelId);
+  const held = [
+    ...(uncounted.length > 0
+      ? [`the pages of the PDF at ${uncounted.join(', ')} could not be counted (encrypted, or unreadable), so each model holds it at its whole context window`]
+      : []),
+    ...(cached.length > 0
+      ? [`the model_tuning.cachedContent of ${cached.join(', ')} is held at all the context its model's input leaves (the request does not say what it holds)`]
+      : []),
+  ];
+  const lowers = [
+    ...(uncounted.length > 0 ? ['a PDF whose pages can be read (held at what they count)'] : []),
+    ...(cached.length > 0 ? ['no cachedContent'] : []),
+    'a shorter input, fewer attachments or fewer models',
+  ].join(', ');
   return {
-    models:
-      "The estimate is the worst case: every model reading its whole input and writing its whole output limit, most of the models' part their input: " +
-      `the pages of the PDF at ${uncounted.join(', ')} could not be counted (encrypted, or unreadable), so each model holds it at its whole context window`,
-    lower: 'A PDF whose pages can be read (held at what they count), fewer attachments or fewer models lower it',
+    models: `The estimate is the worst case: every model reading its whole input and writing its whole output limit, most of the models' part their input${held.length > 0 ? `: ${held.join('; ')}` : ''}`,
+    lower: `${lowers[0]!.toUpperCase()}${lowers.slice(1)} lower it`,
   };
 }
 

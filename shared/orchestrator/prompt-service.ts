@@ -427,10 +427,12 @@ function inCredits(estimate: EstimateBreakdown, plan: RequestPlan, rates: Credit
   return {
     models: estimate.models.map(({ modelId, micro, outputTokens }, index) => {
       const { call, bound } = plan.calls[index]!;
+      const cachedContentTokens = call.tuning.cachedContent === undefined ? 0 : call.entry.contextWindow - bound.inputTokens;
       return {
         modelId,
         credits: microToCredits(micro),
         inputTokens: bound.inputTokens,
+        ...(cachedContentTokens > 0 ? { cachedContentTokens } : {}),
         inputCredits: microToCredits(usdToMicroCreditsUp(boundInputUsd(call, bound), rates)),
         outputTokens,
       };

@@ -96,7 +96,7 @@ describe('Credits through the gateway', () => {
     const byInput = await post(host, pdfRequest, auth);
     expect(byInput.status).toBe(402);
     expect(byInput.body.error.message).toMatch(
-      /most of the models' part their input: the pages of the PDF at \/attachments\/0 could not be counted .* A PDF whose pages can be read \(held at what they count\), fewer attachments or fewer models lower it$/,
+      /most of the models' part their input: the pages of the PDF at \/attachments\/0 could not be counted .* A PDF whose pages can be read \(held at what they count\), a shorter input, fewer attachments or fewer models lower it$/,
     );
     expect(byInput.body.error.message).not.toMatch(/maxTokens/);
     expect(byInput.body.estimate.uncountedPdfs).toEqual(['/attachments/0']);
@@ -104,6 +104,16 @@ describe('Credits through the gateway', () => {
       expect(model.inputCredits).toBeGreaterThan(model.credits / 2);
       expect(model.inputTokens).toBeGreaterThan(100_000);
     }
+
+    // A Gemini cachedContent is held at all the context the input leaves: a shorter input does not lower it.
+    const byCache = await post(
+      host,
+      { prompt: 'x', models: ['fam_b-3.1-pro'], model_tuning: { 'fam_b-3.1-pro': { cachedContent: 'cachedContents/abc' } }, generation_settings: { maxTokens: 100 } },
+      auth,
+    );
+    expect(byCache.status).toBe(402);
+    expect(byCache.body.estimate.models[0].cachedContentTokens).toBeGreaterThan(900_000);
+    expect(byCache.body.error.message).toMatch(/the model_tuning\.cachedContent of fam_b-3\.1-pro is held .* No cachedContent, a shorter input/);
 
     const byOutput = await post(host, { prompt: 'x', models: ['fam_c-5.4', 'fam_a-opus-4-6'], generation_settings: { maxTokens: 100_000 } }, auth);
     expect(byOutput.status).toBe(402);

@@ -22,7 +22,15 @@ describe('Class: InsufficientCreditsError, what its message says lowers the esti
 
   it('names a PDF whose pages could not be counted by its pointer', () => {
     expect(message(estimate(5, 4, { uncountedPdfs: ['/attachments/1'] }))).toMatch(
-      /the pages of the PDF at \/attachments\/1 could not be counted .*whole context window\. A PDF whose pages can be read \(held at what they count\), fewer attachments or fewer models lower it$/,
+      /the pages of the PDF at \/attachments\/1 could not be counted .*whole context window\. A PDF whose pages can be read \(held at what they count\), a shorter input, fewer attachments or fewer models lower it$/,
+    );
+  });
+
+  it('names a Gemini cachedContent, which a shorter input does not lower, by its model', () => {
+    const of = estimate(5, 4);
+    of.models[0]!.cachedContentTokens = 999_000;
+    expect(message(of)).toMatch(
+      /the model_tuning\.cachedContent of fam_c-5\.4 is held at all the context its model's input leaves .*\. No cachedContent, a shorter input, fewer attachments or fewer models lower it$/,
     );
   });
 
