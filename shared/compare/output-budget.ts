@@ -15,7 +15,7 @@ export const MAX_REQUEST_OUTPUT_BYTES = 16 * 1024 * 1024;
 
 /** The warning of an output cut at the budget. */
 export function outputCutWarning(limitBytes: number): string {
-  return `The output was cut: this request's outputs reached the gateway's limit of ${formatBytes(limitBytes)} in all (every model together)`;
+  return `The output was cut at its part of the gateway's limit of ${formatBytes(limitBytes)} of output a request (every model together: a share of half of it for each model while it runs, the other half to whichever writes first)`;
 }
 
 /** What `response_schema` says of an output cut at the budget: not checked, as what was cut cannot be. */
