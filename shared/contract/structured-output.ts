@@ -5,12 +5,22 @@ import type { OutputValidator } from './schema-compile.js';
 export type StructuredOutput = { conforms: true; value: unknown } | { conforms: false; errors: string[] };
 
 /**
- * Parses an output as JSON the way models send it (bare, in a Markdown fence, or with
- * prose around one object) and validates it against the schema.
+ * Parses an output as JSON the way models send it (bare, in a Markdown fence, or with prose
+ * around it) and validates it against the schema: the first reading of it that conforms, else
+ * what the first that parses breaks (prose around the answer may hold an object of its own:
+ * `shape: {"n": 0}`, `({} if empty)`).
  */
 export function checkStructuredOutput(output: string, validate: OutputValidator): StructuredOutput {
-  const value = parseJsonOutput(output);
-  if (value === undefined) return { conforms: false, errors: ['the output is not JSON'] };
+  let first: StructuredOutput | undefined;
+  for (const value of parsedReadings(output)) {
+    const checked = checkValue(value, validate);
+    if (checked.conforms) return checked;
+    first ??= checked;
+  }
+  return first ?? { conforms: false, errors: ['the output is not JSON'] };
+}
+
+function checkValue(value: unknown, validate: OutputValidator): StructuredOutput {
   // JSON.parse takes any depth, JSON.stringify (the answer) and a recursive schema's check do not.
   if (exceeds(value, { depth: MAX_VALUE_DEPTH })) return { conforms: false, errors: [TOO_DEEP] };
   try {
@@ -24,13 +34,13 @@ export function checkStructuredOutput(output: string, validate: OutputValidator)
 }
 
 /**
- * The output whole, the body of its first Markdown fence, its text from the first `{` to the
- * last `}`, and its first, last and longest brace-balanced objects (prose around the JSON may
- * hold braces of its own: `use {a} as the key`): at most six `JSON.parse` calls, each linear in
- * the output's length, after one pass over it. No regex, no search that restarts from every
- * `{` (an output is hostile input, and can be megabytes).
+ * The readings of an output that parse as JSON, in order: the output whole, the body of its
+ * first Markdown fence, its text from the first `{` to the last `}`, and its first, last and
+ * longest brace-balanced objects: at most six `JSON.parse` calls (and as many checks), each
+ * linear in the output's length, after one pass over it. No regex, no search that restarts
+ * from every `{` (an output is hostile input, and can be megabytes).
  */
-function parseJsonOutput(output: string): unknown {
+function* parsedReadings(output: string): Generator<unknown> {
   const trimmed = output.trim();
   const candidates = new Set([trimmed, fencedBody(trimmed)]);
   const first = trimmed.indexOf('{');
@@ -39,13 +49,15 @@ function parseJsonOutput(output: string): unknown {
   for (const [start, end] of objectSpans(trimmed)) candidates.add(trimmed.slice(start, end));
   for (const candidate of candidates) {
     if (!candidate) continue;
+    let value: unknown;
     try {
-      return JSON.parse(candidate) as unknown;
+      value = JSON.parse(candidate) as unknown;
     } catch {
       // try the next form
+      continue;
     }
+    yield value;
   }
-  return undefined;
 }
 
 /**

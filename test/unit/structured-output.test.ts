@@ -15,12 +15,18 @@ describe('Function: checkStructuredOutput', () => {
     ['an object after prose holding braces', 'Schema {answer, n}: {"answer":"yes","n":2}'],
     ['an object before prose holding braces', '{"answer":"yes"}\nNote: {n} is an integer'],
     ['the longest of objects in prose', 'Say {x}, then {"answer":"yes","n":2}, then {y}.'],
+    ['the object that conforms, after one in prose that parses', 'Shape: {"n": 0}. Result: {"answer":"yes","n":2}'],
+    ['the object that conforms, before an empty one in prose', '{"answer":"yes"} ({} if empty)'],
   ])('parses and accepts %s', (_name, output) => {
     expect(checkStructuredOutput(output, validate!)).toMatchObject({ conforms: true, value: { answer: 'yes' } });
   });
 
   it("reads an object's strings as strings where prose around it holds braces: its braces and escaped quotes are the string's", () => {
     expect(checkStructuredOutput('Result {ok}: {"answer":"a } \\" {","n":1} done {z}', validate!)).toEqual({ conforms: true, value: { answer: 'a } " {', n: 1 } });
+  });
+
+  it('names what the first reading that parses breaks where none conforms', () => {
+    expect(checkStructuredOutput('Shape: {"n": 0}. Result: {"n": "two"}', validate!)).toEqual({ conforms: false, errors: ["/: must have required property 'answer'"] });
   });
 
   it('names what breaks the schema: the first rule the output breaks', () => {
