@@ -4,6 +4,7 @@ import {
   type IResource,
   AccessLogFormat,
   AuthorizationType,
+  type CfnRestApi,
   EndpointType,
   IdentitySource,
   LambdaIntegration,
@@ -141,6 +142,7 @@ export const ACCESS_LOG_FIELDS: Readonly<Record<string, string>> = {
   path: AccessLogField.contextPath(),
   resourcePath: AccessLogField.contextResourcePath(),
   protocol: AccessLogField.contextProtocol(),
+  tlsVersion: '$context.tlsVersion',
   status: AccessLogField.contextStatus(),
   responseLength: AccessLogField.contextResponseLength(),
   latency: AccessLogField.contextResponseLatency(),
@@ -207,6 +209,10 @@ export class GatewayApi extends Construct {
         dataTraceEnabled: false,
       },
     });
+    // TLS 1.2 and 1.3 only: a Regional API's default endpoint otherwise takes TLS 1.0 and 1.1
+    // (its default policy, TLS_1_0), and every request carries its caller's key. The legacy
+    // policy needs no endpoint access mode (an enhanced `SecurityPolicy_…` one would).
+    (this.restApi.node.defaultChild as CfnRestApi).securityPolicy = 'TLS_1_2';
     // The construct's own output of the stage URL, named after its logical ID: the stack's
     // ApiUrl says the same under the name deployment.md gives.
     this.restApi.node.tryRemoveChild('Endpoint');

@@ -671,9 +671,9 @@ describe('Stack: GatewayStack', () => {
   });
 
   describe('Construct: GatewayApi', () => {
-    it('is a regional REST API', () => {
+    it('is a regional REST API that takes TLS 1.2 and 1.3 only (its default endpoint took TLS 1.0 and 1.1)', () => {
       template.resourceCountIs('AWS::ApiGateway::RestApi', 1);
-      template.hasResourceProperties('AWS::ApiGateway::RestApi', { EndpointConfiguration: { Types: ['REGIONAL'] } });
+      template.hasResourceProperties('AWS::ApiGateway::RestApi', { EndpointConfiguration: { Types: ['REGIONAL'] }, SecurityPolicy: 'TLS_1_2' });
     });
 
     it('has POST /api/v1/prompt behind the custom authorizer and the integration timeout', () => {
@@ -948,6 +948,7 @@ describe('Stack: GatewayStack', () => {
         responseLength: '$context.responseLength',
         accountId: '$context.authorizer.accountId',
         errorMessage: '$context.error.message',
+        tlsVersion: '$context.tlsVersion',
       });
       for (const forbidden of ['principalId', '$input', '$request', 'body', 'header', 'Authorization', 'authorizationToken', 'apiKey', 'identity.user']) {
         expect(format.toLowerCase()).not.toContain(forbidden.toLowerCase());
