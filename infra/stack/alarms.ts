@@ -7,7 +7,7 @@ import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { UNCOLLECTED_LOG_MESSAGE } from '../../shared/credits/credits-service.js';
+import { RELEASED_LOG_MESSAGE, UNCOLLECTED_LOG_MESSAGE } from '../../shared/credits/credits-service.js';
 import type { GatewayFunction } from './gateway-function.js';
 
 export interface GatewayAlarmsProps {
@@ -124,6 +124,20 @@ export class GatewayAlarms extends Construct {
       metricValue: '$.uncollectedMicro',
     });
     this.alarm('Uncollected', uncollected, 'Cost above a reservation was left uncollected: the vendor billed more than the reserve bounded (docs/credits.md)');
+
+    const released = new Metric({ namespace: props.metricsNamespace, metricName: 'ReleasedMicroCredits', period: UNCOLLECTED_PERIOD, statistic: 'Sum' });
+    new MetricFilter(this, 'ReleasedFilter', {
+      logGroup: props.reconciler.fn.logGroup,
+      filterPattern: FilterPattern.stringValue('$.message', '=', RELEASED_LOG_MESSAGE),
+      metricNamespace: released.namespace,
+      metricName: released.metricName,
+      metricValue: '$.amountMicro',
+    });
+    this.alarm(
+      'Released',
+      released,
+      'The reconciler released reservations whose requests ended without a settle (an api invocation or a workflow that timed out or crashed): what their models used, if they ran, was charged nothing; at most the sum held (docs/credits.md)',
+    );
 
     this.alarm('ApiServerErrors', props.serverErrors.with({ period: PERIOD, statistic: 'Sum' }), 'The API answered 5xx');
 

@@ -87,6 +87,13 @@ export function chargeableMicro(open: OpenRequest, costMicro: number): number {
 /** The log line of a settle whose cost was above its reservation (infra/stack/alarms.ts filters on it). */
 export const UNCOLLECTED_LOG_MESSAGE = 'Cost above the reservation left uncollected';
 
+/**
+ * The reconciler's line for a reservation it released, its request gone without a settle (its
+ * invocation timed out or crashed): what its models used, if they ran, is charged nothing. An
+ * alarm sums its held amount (`amountMicro`, the most that went uncharged).
+ */
+export const RELEASED_LOG_MESSAGE = 'Released an abandoned reservation';
+
 /** A top-up run again (`--entry`) whose entry was applied as something else: another amount, or not a top-up. Nothing applied. */
 export class TopUpEntryTakenError extends Error {
   override name = 'TopUpEntryTakenError';
@@ -346,7 +353,7 @@ export class CreditsService {
         this.log.warn('Completed a settle that its request left open', { accountId: account.accountId, promptLogId: requestId, chargedMicro: applied.chargedMicro });
       } else {
         outcome.released++;
-        this.log.warn('Released an abandoned reservation', { accountId: account.accountId, promptLogId: requestId, amountMicro: reservation.amountMicro });
+        this.log.warn(RELEASED_LOG_MESSAGE, { accountId: account.accountId, promptLogId: requestId, amountMicro: reservation.amountMicro });
       }
     }
     // Not `age >= CLOSED_KEPT_MS`: an ID without a time (none the gateway makes) is dropped too.

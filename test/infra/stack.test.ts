@@ -21,7 +21,7 @@ import { MODELS } from '../../shared/catalog/models.js';
 import { loadConfig } from '../../shared/config.js';
 import { API_ROUTES, MethodNotAllowedError, NotFoundError } from '../../shared/errors.js';
 import { TABLES } from '../../shared/storage/tables.js';
-import { UNCOLLECTED_LOG_MESSAGE } from '../../shared/credits/credits-service.js';
+import { RELEASED_LOG_MESSAGE, UNCOLLECTED_LOG_MESSAGE } from '../../shared/credits/credits-service.js';
 
 type Resources = Record<string, { Type: string; Properties?: Record<string, any>; DeletionPolicy?: string; UpdateReplacePolicy?: string }>;
 interface Statement {
@@ -1027,7 +1027,7 @@ describe('Stack: GatewayStack', () => {
     const alarms = () => Object.values(template.findResources('AWS::CloudWatch::Alarm') as Resources).map((alarm) => alarm.Properties!);
 
     it("sends every alarm to the topic, on the first occurrence in its period, and no data is no alarm (but the reconciler's)", () => {
-      expect(alarms().length).toBe(12);
+      expect(alarms().length).toBe(13);
       const reconciler = (alarm: Record<string, unknown>) => JSON.stringify(alarm.Metrics ?? null).includes('"Invocations"');
       for (const alarm of alarms().filter((a) => !reconciler(a))) {
         expect(alarm).toMatchObject({
@@ -1081,6 +1081,15 @@ describe('Stack: GatewayStack', () => {
         MetricTransformations: [{ MetricName: 'UncollectedMicroCredits', MetricNamespace: 'ModelCompareGateway', MetricValue: '$.uncollectedMicro' }],
       });
       expect(alarms()).toContainEqual(expect.objectContaining({ MetricName: 'UncollectedMicroCredits', Statistic: 'Sum', Period: 3600 }));
+    });
+
+    it('sums what the reconciler released of requests that ended without a settle, from its line, over an hour', () => {
+      template.hasResourceProperties('AWS::Logs::MetricFilter', {
+        LogGroupName: stack.resolve(stack.reconcilerFunction.logGroup.logGroupName),
+        FilterPattern: `{ $.message = "${RELEASED_LOG_MESSAGE}" }`,
+        MetricTransformations: [{ MetricName: 'ReleasedMicroCredits', MetricNamespace: 'ModelCompareGateway', MetricValue: '$.amountMicro' }],
+      });
+      expect(alarms()).toContainEqual(expect.objectContaining({ MetricName: 'ReleasedMicroCredits', Statistic: 'Sum', Period: 3600 }));
     });
 
     it('alarms when the reconciler has not run for three of its schedule periods: a period without a run is a 0 (FILLed), below 1 (a disabled schedule fails nothing its Errors count)', () => {
