@@ -1074,22 +1074,22 @@ describe('Stack: GatewayStack', () => {
       expect(alarms()).toContainEqual(expect.objectContaining({ Namespace: 'ModelCompareGateway', MetricName: 'LoggedErrors', Statistic: 'Sum' }));
     });
 
-    it("sums the cost left uncollected from the api function's settle line, over an hour", () => {
+    it.each([
+      ["the cost left uncollected, from the api function's settle line", () => stack.apiFunction, UNCOLLECTED_LOG_MESSAGE, 'UncollectedMicroCredits', '$.uncollectedMicro'],
+      [
+        'what the reconciler released of requests that ended without a settle, from its line',
+        () => stack.reconcilerFunction,
+        RELEASED_LOG_MESSAGE,
+        'ReleasedMicroCredits',
+        '$.amountMicro',
+      ],
+    ])('sums %s, over an hour', (_what, fn, message, metric, value) => {
       template.hasResourceProperties('AWS::Logs::MetricFilter', {
-        LogGroupName: stack.resolve(stack.apiFunction.logGroup.logGroupName),
-        FilterPattern: `{ $.message = "${UNCOLLECTED_LOG_MESSAGE}" }`,
-        MetricTransformations: [{ MetricName: 'UncollectedMicroCredits', MetricNamespace: 'ModelCompareGateway', MetricValue: '$.uncollectedMicro' }],
+        LogGroupName: stack.resolve(fn().logGroup.logGroupName),
+        FilterPattern: `{ $.message = "${message}" }`,
+        MetricTransformations: [{ MetricName: metric, MetricNamespace: 'ModelCompareGateway', MetricValue: value }],
       });
-      expect(alarms()).toContainEqual(expect.objectContaining({ MetricName: 'UncollectedMicroCredits', Statistic: 'Sum', Period: 3600 }));
-    });
-
-    it('sums what the reconciler released of requests that ended without a settle, from its line, over an hour', () => {
-      template.hasResourceProperties('AWS::Logs::MetricFilter', {
-        LogGroupName: stack.resolve(stack.reconcilerFunction.logGroup.logGroupName),
-        FilterPattern: `{ $.message = "${RELEASED_LOG_MESSAGE}" }`,
-        MetricTransformations: [{ MetricName: 'ReleasedMicroCredits', MetricNamespace: 'ModelCompareGateway', MetricValue: '$.amountMicro' }],
-      });
-      expect(alarms()).toContainEqual(expect.objectContaining({ MetricName: 'ReleasedMicroCredits', Statistic: 'Sum', Period: 3600 }));
+      expect(alarms()).toContainEqual(expect.objectContaining({ MetricName: metric, Statistic: 'Sum', Period: 3600 }));
     });
 
     it('alarms when the reconciler has not run for three of its schedule periods: a period without a run is a 0 (FILLed), below 1 (a disabled schedule fails nothing its Errors count)', () => {
