@@ -15,7 +15,7 @@ import { creditsToMicro, microToCredits } from '../../shared/credits/credits.js'
 import { FUNCTION_MARGIN_MS, MAX_REQUEST_DEADLINE_MS } from '../../shared/deadlines.js';
 import { createGateway, type Gateway } from '../../shared/gateway.js';
 import { createWorkflowTasks } from '../../shared/workflow-tasks.js';
-import type { ApiResult } from '../../shared/http/event-stream.js';
+import { STALLED_READER_MS, type ApiResult } from '../../shared/http/event-stream.js';
 import { lazy } from '../../shared/lazy.js';
 import { silentLog, type Log } from '../../shared/log.js';
 import { isSimulated } from '../../shared/providers/router.js';
@@ -162,10 +162,13 @@ async function startGateway(config: GatewayConfig, store: EmbeddedStore, simulat
     close: async () => {
       clearInterval(reconciler);
       // No new connections, idle ones closed; the requests in flight run to their end (their
-      // deadline at most), are answered and settled; then whatever connection is left goes.
+      // deadline at most), are answered and settled, and their answers written whole (an event
+      // stream's queued events: a reader that takes nothing is cut by the writer after
+      // STALLED_READER_MS); then whatever connection is left goes.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       while (running.size > 0) await Promise.all(running);
+      await server.answersWritten(STALLED_READER_MS);
       server.closeAllConnections();
       await closed;
       await settled();

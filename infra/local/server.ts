@@ -94,14 +94,31 @@ class ClientGoneError extends Error {
  * HEADERS_TIMEOUT_MS for its headers and REQUEST_TIMEOUT_MS in all (408), and the host
  * holds at most `connectionCap()` connections.
  */
-export function createLocalServer(handlers: LocalHandlers, log: Log, options: LocalServerOptions = {}): Server {
+/** The local server, and what it is still writing. */
+export interface LocalServer extends Server {
+  /**
+   * Resolves once every answer begun has been written whole (or its connection has closed),
+   * or after `limitMs`: an event stream's queued events, a large answer to a slow reader.
+   */
+  answersWritten(limitMs: number): Promise<void>;
+}
+
+export function createLocalServer(handlers: LocalHandlers, log: Log, options: LocalServerOptions = {}): LocalServer {
   const headersTimeout = options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
   const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   // A request without Host reaches `handle`, which refuses it with the error body; Node would answer it bare.
   // The timeouts are checked every connectionsCheckingInterval (30 s by default: a 10 s timeout would take up to 40).
   const serverOptions = { requireHostHeader: false, headersTimeout, requestTimeout, connectionsCheckingInterval: Math.max(1, Math.min(1_000, Math.floor(headersTimeout / 4))) };
   const serving: Serving = { handlers, log, stopping: () => !server.listening, apiTimeoutMs: options.apiTimeoutMs };
+  // The answers being written, each until its connection is done with it.
+  const writing = new Set<ServerResponse>();
+  let allWritten: (() => void) | undefined;
   const server = createServer(serverOptions, (req, res) => {
+    writing.add(res);
+    res.once('close', () => {
+      writing.delete(res);
+      if (writing.size === 0) allWritten?.();
+    });
     const requestId = randomUUID();
     // Stopping (the host's close() stopped listening): a request that comes on a connection
     // still open is refused cleanly, and every answer still to go closes its connection,
@@ -147,7 +164,17 @@ export function createLocalServer(handlers: LocalHandlers, log: Log, options: Lo
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     reject(req, res, new BadRequestError('Only "Expect: 100-continue" is supported', 417), randomUUID(), log, true);
   });
-  return server;
+  return Object.assign(server, {
+    answersWritten: (limitMs: number) =>
+      new Promise<void>((resolve) => {
+        if (writing.size === 0) return resolve();
+        const timer = setTimeout(resolve, limitMs);
+        allWritten = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      }),
+  });
 }
 
 const AUTHORIZER_CACHE_ENTRIES = 10_000;

@@ -1,0 +1,59 @@
+/**
+ * Closing the local host (Ctrl-C) with an event stream still being written to its reader: the
+ * answer goes out whole before the connections close.
+ */
+import { createServer, request, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { once } from 'node:events';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startTestHost } from '../support/local.js';
+
+/** 8 MB of text in 1,000-character deltas, as a chat-completions vendor streams it. */
+const PIECES = 8_000;
+const vendor = createServer((req, res) => {
+  req.resume();
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  const chunk = (fields: object) => `data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', model: 'm', ...fields })}\n\n`;
+  const piece = chunk({ choices: [{ index: 0, delta: { content: 'q'.repeat(1_000) } }] });
+  for (let i = 0; i < PIECES; i++) res.write(piece);
+  res.end(`${chunk({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}data: [DONE]\n\n`);
+});
+await new Promise<void>((resolve) => vendor.listen(0, '127.0.0.1', resolve));
+afterAll(() => new Promise<void>((resolve) => vendor.close(() => resolve())));
+
+describe('Closing the local host', () => {
+  it('writes an event stream still queued for its reader whole, done event and all, before it closes the connection', async () => {
+    const host = await startTestHost({
+      SIMULATE_PROVIDERS: '0',
+      MISTRAL_API_KEY: 'mistral-test-key-0123456789',
+      MISTRAL_BASE_URL: `http://127.0.0.1:${(vendor.address() as AddressInfo).port}/v1`,
+    });
+    const { port } = new URL(host.url);
+    // A reader that takes nothing until the host is closing: the stream waits in the gateway's queue and the sockets.
+    const req = request({
+      host: '127.0.0.1',
+      port,
+      path: '/api/v1/prompt',
+      method: 'POST',
+      headers: { authorization: `Bearer ${host.demo.apiKey}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+    });
+    req.end(JSON.stringify({ prompt: 'Write.', models: ['fam_g-large'], generation_settings: { maxTokens: 200_000 } }));
+    const [res] = (await once(req, 'response')) as [IncomingMessage];
+    expect(res.statusCode).toBe(200);
+    // The run has ended and is settled: what is left is writing its events.
+    await host.settled();
+    expect(host.inFlight()).toBe(0);
+
+    const closing = host.close();
+    const chunks: Buffer[] = [];
+    res.on('data', (chunk: Buffer) => chunks.push(chunk));
+    await once(res, 'end');
+    await closing;
+
+    const text = Buffer.concat(chunks).toString('utf8');
+    expect(text).toMatch(/\nevent: done\ndata: \{.*\}\n\n$/);
+    const done = JSON.parse(/\nevent: done\ndata: (.*)\n\n$/.exec(text)![1]!) as { results: { status: string; output: string }[] };
+    expect(done.results[0]).toMatchObject({ status: 'completed' });
+    expect(done.results[0]!.output.length).toBe(PIECES * 1_000);
+  });
+});
