@@ -15,7 +15,7 @@ import { creditsToMicro, microToCredits } from '../../shared/credits/credits.js'
 import { FUNCTION_MARGIN_MS, MAX_REQUEST_DEADLINE_MS } from '../../shared/deadlines.js';
 import { createGateway, type Gateway } from '../../shared/gateway.js';
 import { createWorkflowTasks } from '../../shared/workflow-tasks.js';
-import { STALLED_READER_MS, type ApiResult } from '../../shared/http/event-stream.js';
+import type { ApiResult } from '../../shared/http/event-stream.js';
 import { lazy } from '../../shared/lazy.js';
 import { silentLog, type Log } from '../../shared/log.js';
 import { isSimulated } from '../../shared/providers/router.js';
@@ -52,6 +52,12 @@ export interface LocalHost {
 
 const DEMO_ACCOUNT_ID = 'acct_demo';
 const RECONCILE_EVERY_MS = 60_000;
+
+/**
+ * Closing, how long an answer still being written may go without its reader taking any of it
+ * before its connection is closed: a reader that reads, however slowly, gets the whole answer.
+ */
+const CLOSE_STALLED_MS = 2_000;
 
 /**
  * The whole gateway on one machine: the embedded store with the stack's tables, the
@@ -163,12 +169,12 @@ async function startGateway(config: GatewayConfig, store: EmbeddedStore, simulat
       clearInterval(reconciler);
       // No new connections, idle ones closed; the requests in flight run to their end (their
       // deadline at most), are answered and settled, and their answers written whole (an event
-      // stream's queued events: a reader that takes nothing is cut by the writer after
-      // STALLED_READER_MS); then whatever connection is left goes.
+      // stream's queued events) while their readers take them; then whatever connection is left
+      // goes, a reader that took nothing for CLOSE_STALLED_MS with it.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       while (running.size > 0) await Promise.all(running);
-      await server.answersWritten(STALLED_READER_MS);
+      await server.answersWritten(CLOSE_STALLED_MS);
       server.closeAllConnections();
       await closed;
       await settled();

@@ -57,6 +57,9 @@ export const REQUEST_TIMEOUT_MS = 30_000;
  */
 export const MAX_CONNECTIONS = 4_096;
 
+/** How often answersWritten looks at what the answers' connections have handed on. */
+const WRITE_CHECK_MS = 100;
+
 export interface LocalServerOptions {
   /** The `api` handler's time a request (its Lambda context's), as the function's timeout in AWS: the request deadline and FUNCTION_MARGIN_MS. */
   apiTimeoutMs?: number;
@@ -97,10 +100,11 @@ class ClientGoneError extends Error {
 /** The local server, and what it is still writing. */
 export interface LocalServer extends Server {
   /**
-   * Resolves once every answer begun has been written whole (or its connection has closed),
-   * or after `limitMs`: an event stream's queued events, a large answer to a slow reader.
+   * Resolves once every answer begun has been written whole (or its connection has closed):
+   * an event stream's queued events, a large answer to a slow reader; or once none of them has
+   * been taken further for `stalledMs` (a reader that has stopped reading).
    */
-  answersWritten(limitMs: number): Promise<void>;
+  answersWritten(stalledMs: number): Promise<void>;
 }
 
 export function createLocalServer(handlers: LocalHandlers, log: Log, options: LocalServerOptions = {}): LocalServer {
@@ -165,14 +169,29 @@ export function createLocalServer(handlers: LocalHandlers, log: Log, options: Lo
     reject(req, res, new BadRequestError('Only "Expect: 100-continue" is supported', 417), randomUUID(), log, true);
   });
   return Object.assign(server, {
-    answersWritten: (limitMs: number) =>
+    answersWritten: (stalledMs: number) =>
       new Promise<void>((resolve) => {
         if (writing.size === 0) return resolve();
-        const timer = setTimeout(resolve, limitMs);
-        allWritten = () => {
-          clearTimeout(timer);
+        // The bytes the answers' connections have handed on: unchanged for stalledMs, their readers have stopped.
+        const handedOn = () => {
+          let bytes = 0;
+          for (const res of writing) bytes += res.socket?.bytesWritten ?? 0;
+          return bytes;
+        };
+        let last = handedOn();
+        let still = 0;
+        const timer = setInterval(() => {
+          const bytes = handedOn();
+          still = bytes === last ? still + WRITE_CHECK_MS : 0;
+          last = bytes;
+          if (still >= stalledMs) done();
+        }, WRITE_CHECK_MS);
+        const done = () => {
+          clearInterval(timer);
+          allWritten = undefined;
           resolve();
         };
+        allWritten = done;
       }),
   });
 }
