@@ -1,5 +1,5 @@
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
-import { Grant } from 'aws-cdk-lib/aws-iam';
+import { AnyPrincipal, Effect, Grant, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { AttributeType, BillingMode, ProjectionType, Table, type Attribute } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
@@ -36,6 +36,22 @@ export type ItemAction = 'GetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | '
 /** What any function may do to the ledger: add entries and read them, never rewrite or remove one. */
 const LEDGER_ACTIONS: ReadonlySet<ItemAction> = new Set(['PutItem', 'GetItem', 'Query']);
 
+/**
+ * The ledger's own policy: no principal of any account, this stack's roles and the account's
+ * administrators included, may change or delete an entry (a stack update that changes this
+ * policy is the only way), where the stack's grants bind only its own roles.
+ */
+const LEDGER_POLICY = new PolicyDocument({
+  statements: [
+    new PolicyStatement({
+      effect: Effect.DENY,
+      principals: [new AnyPrincipal()],
+      actions: ['dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem', 'dynamodb:PartiQLUpdate', 'dynamodb:PartiQLDelete'],
+      resources: ['*'],
+    }),
+  ],
+});
+
 const ATTRIBUTE_TYPE: Record<KeyAttribute['type'], AttributeType> = { S: AttributeType.STRING, N: AttributeType.NUMBER };
 
 function attribute(key: KeyAttribute): Attribute;
@@ -69,6 +85,7 @@ export class GatewayData extends Construct {
         deletionProtection: true,
         removalPolicy: RemovalPolicy.RETAIN,
         timeToLiveAttribute: definition.ttlAttribute,
+        ...(definition.key === 'ledger' ? { resourcePolicy: LEDGER_POLICY } : {}),
       });
       for (const index of definition.globalIndexes) {
         table.addGlobalSecondaryIndex({
@@ -98,7 +115,7 @@ export class GatewayData extends Construct {
       reason:
         'Claim-check objects are transient request payloads (deleted at the end of the request, expired after one day) ' +
         "read and written only by this stack's own function roles; an access-log bucket would add a second bucket to " +
-        'protect without adding an audit trail that CloudTrail and X-Ray do not already give.',
+        'protect. Reads and writes of the objects are audited only where the account has a CloudTrail trail with S3 data events for this bucket (docs/deployment.md).',
     });
   }
 

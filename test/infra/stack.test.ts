@@ -517,6 +517,16 @@ describe('Stack: GatewayStack', () => {
       expect(() => fresh.data.grantItems('ledger', fresh.reconcilerFunction, ['UpdateItem'])).toThrow(/append-only/);
       expect(() => fresh.data.grantItems('ledger', fresh.reconcilerFunction, ['DeleteItem'])).toThrow(/append-only/);
     });
+
+    it("denies every principal, in the ledger's own policy, what would change or delete an entry; no other table has a policy", () => {
+      const tables = template.findResources('AWS::DynamoDB::Table') as Resources;
+      const ledger = tables[logicalId(stack, stack.data.tables.ledger)]!.Properties!;
+      const [statement, ...others] = ledger.ResourcePolicy.PolicyDocument.Statement;
+      expect(others).toEqual([]);
+      expect(statement).toMatchObject({ Effect: 'Deny', Principal: { AWS: '*' }, Resource: '*' });
+      expect([...statement.Action].sort()).toEqual(['dynamodb:BatchWriteItem', 'dynamodb:DeleteItem', 'dynamodb:PartiQLDelete', 'dynamodb:PartiQLUpdate', 'dynamodb:UpdateItem']);
+      expect(Object.values(tables).filter((table) => table.Properties!.ResourcePolicy !== undefined)).toHaveLength(1);
+    });
   });
 
   describe('Construct: JudgeWorkflow', () => {
