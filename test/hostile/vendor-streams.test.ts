@@ -254,6 +254,57 @@ describe('Hostile vendor streams: Bedrock ConverseStream', () => {
     expect(deltas).toEqual(['Hello']);
   });
 
+  /** AWS's generic error frame (`:message-type: error`), which the SDK models as no exception. */
+  const errorFrame = (code: string, message: string) =>
+    codec.encode({
+      headers: { ':error-code': { type: 'string', value: code }, ':error-message': { type: 'string', value: message }, ':message-type': { type: 'string', value: 'error' } },
+      body: new Uint8Array(0),
+    });
+
+  it.each([
+    [
+      'an error frame first',
+      () => [errorFrame('InternalFailure', 'An internal error occurred, please retry')],
+      'InternalFailure: An internal error occurred, please retry',
+      true,
+      '',
+    ],
+    [
+      'an error frame after text',
+      () => [
+        frame('event', 'messageStart', { role: 'assistant' }),
+        frame('event', 'contentBlockDelta', { contentBlockIndex: 0, delta: { text: 'Hello' } }),
+        errorFrame('InternalFailure', 'boom'),
+      ],
+      'InternalFailure: boom',
+      true,
+      'Hello',
+    ],
+    [
+      'an exception frame of a type the SDK does not know',
+      () => [frame('exception', 'newKindOfException', { message: 'something new' })],
+      'newKindOfException: {"message":"something new"}',
+      true,
+      '',
+    ],
+  ])(
+    "%s is the vendor's failure (upstream_error, its words kept, retried where no text went out), not an undecodable stream",
+    async (_name, frames_, message, retryable, partial) => {
+      frames = frames_();
+      const deltas: string[] = [];
+      const error = await ADAPTERS[NOVA.entry.protocol]
+        .prepare(NOVA, { baseUrl: `http://127.0.0.1:${(bedrock.address() as AddressInfo).port}`, region: 'us-east-1', simulated: true }, (text) => deltas.push(text))
+        .send(AbortSignal.timeout(10_000))
+        .then(
+          () => undefined,
+          (e: unknown) => e as UpstreamError,
+        );
+      expect(error).toBeInstanceOf(UpstreamError);
+      expect(error).toMatchObject({ code: 'upstream_error', message, retryable, details: { upstreamStatus: 200 } });
+      expect(deltas.join('')).toBe(partial);
+    },
+  );
+
   /** The call's outcome: its error (an UpstreamError), or undefined where it answered. */
   const failure = (call: ModelCall, onDelta?: (text: string) => void) =>
     ADAPTERS[call.entry.protocol]

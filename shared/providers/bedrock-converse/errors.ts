@@ -63,6 +63,8 @@ export function fromSdkError(error: unknown, signal: AbortSignal): UpstreamError
   const name = typeof e.name === 'string' ? e.name : 'Error';
 
   if (status !== undefined && status >= 200 && status < 300 && !isService) {
+    // The stream's first frame, read before the call resolves, an error frame the SDK does not model.
+    if (isStreamErrorFrame(error)) return frameError(error);
     return new UpstreamError('upstream_malformed_response', `The provider answered ${status} with a body that could not be read`, {
       upstreamStatus: status,
       cause: error,
@@ -96,11 +98,40 @@ export function fromSdkError(error: unknown, signal: AbortSignal): UpstreamError
 export function fromStreamError(error: unknown, signal: AbortSignal): UpstreamError {
   const failure = fromSdkError(error, signal);
   if (failure.code !== 'upstream_unreachable') return failure;
+  if (isStreamErrorFrame(error)) return frameError(error);
   const { code } = error as { code?: unknown };
   return typeof code === 'string'
     ? new UpstreamError('upstream_unreachable', `The provider's stream broke off: ${code}`, { cause: error })
     : new UpstreamError('upstream_malformed_response', "The provider's event stream broke off or could not be decoded", { upstreamStatus: 200, cause: error });
 }
+
+/** A name the SDK gives an error frame from the frame's own code: letters, digits and a few separators. */
+const FRAME_CODE = /^[A-Za-z][\w.:#-]{0,99}$/;
+
+/**
+ * An error frame of a ConverseStream the SDK does not model: AWS's generic `:message-type:
+ * error` frame (an `:error-code` such as InternalFailure, and its `:error-message`), or an
+ * exception frame of a type it does not know. The SDK throws each as a plain Error named after
+ * the frame's code, with no `$fault` and no `code` (a decoder's own failures are plain Errors
+ * named Error; the connection's carry a `code`). The service's failure, retried where no text
+ * has gone out, its words kept: it had been read as an undecodable stream.
+ */
+function isStreamErrorFrame(error: unknown): error is Error {
+  if (!(error instanceof Error) || Object.getPrototypeOf(error) !== Error.prototype) return false;
+  const e = error as SdkError;
+  return e.$fault === undefined && e.code === undefined && !NOT_FRAME_NAMES.has(error.name) && FRAME_CODE.test(error.name);
+}
+
+/** Plain Errors' names that no frame gives: a decoder's own failure, the HTTP handler's timeouts. */
+const NOT_FRAME_NAMES: ReadonlySet<string> = new Set(['Error', 'TimeoutError', 'AbortError']);
+
+function frameError(error: Error): UpstreamError {
+  // Read before the call resolved, the SDK's deserializer has added its own note to the frame's words.
+  const [said = ''] = error.message.split(SDK_NOTE, 1);
+  return new UpstreamError('upstream_error', cutWhole(`${error.name}: ${said}`, 500), { upstreamStatus: 200, retryable: true, cause: error });
+}
+
+const SDK_NOTE = '\n  Deserialization error:';
 
 /** The vendor's own message, cut short; never for errors the SDK raised while parsing. */
 function vendorMessage(e: SdkError, isService: boolean): string | undefined {
