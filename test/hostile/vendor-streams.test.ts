@@ -230,6 +230,16 @@ describe('Hostile vendor streams: Bedrock ConverseStream', () => {
   afterAll(() => new Promise<void>((resolve) => bedrock.close(() => resolve())));
   const NOVA = modelCall('fam_h-pro');
 
+  /** The call's outcome: its error (an UpstreamError), or undefined where it answered. */
+  const failure = (call: ModelCall, onDelta?: (text: string) => void) =>
+    ADAPTERS[call.entry.protocol]
+      .prepare(call, { baseUrl: `http://127.0.0.1:${(bedrock.address() as AddressInfo).port}`, region: 'us-east-1', simulated: true }, onDelta)
+      .send(AbortSignal.timeout(20_000))
+      .then(
+        () => undefined,
+        (e: unknown) => e as UpstreamError,
+      );
+
   it.each([
     ['throttlingException', 'upstream_rate_limited', true],
     ['modelStreamErrorException', 'upstream_error', true],
@@ -242,13 +252,7 @@ describe('Hostile vendor streams: Bedrock ConverseStream', () => {
       frame('exception', type, { message: `Vendor says: ${type}` }),
     ];
     const deltas: string[] = [];
-    const error = await ADAPTERS[NOVA.entry.protocol]
-      .prepare(NOVA, { baseUrl: `http://127.0.0.1:${(bedrock.address() as AddressInfo).port}`, region: 'us-east-1', simulated: true }, (text) => deltas.push(text))
-      .send(AbortSignal.timeout(10_000))
-      .then(
-        () => undefined,
-        (e: unknown) => e as UpstreamError,
-      );
+    const error = await failure(NOVA, (text) => deltas.push(text));
     expect(error).toBeInstanceOf(UpstreamError);
     expect(error).toMatchObject({ code, message: `Vendor says: ${type}`, retryable, details: { upstreamStatus: 200, partial: { output: 'Hello' } } });
     expect(deltas).toEqual(['Hello']);
@@ -292,28 +296,13 @@ describe('Hostile vendor streams: Bedrock ConverseStream', () => {
     async (_name, frames_, message, retryable, partial) => {
       frames = frames_();
       const deltas: string[] = [];
-      const error = await ADAPTERS[NOVA.entry.protocol]
-        .prepare(NOVA, { baseUrl: `http://127.0.0.1:${(bedrock.address() as AddressInfo).port}`, region: 'us-east-1', simulated: true }, (text) => deltas.push(text))
-        .send(AbortSignal.timeout(10_000))
-        .then(
-          () => undefined,
-          (e: unknown) => e as UpstreamError,
-        );
+      const error = await failure(NOVA, (text) => deltas.push(text));
       expect(error).toBeInstanceOf(UpstreamError);
       expect(error).toMatchObject({ code: 'upstream_error', message, retryable, details: { upstreamStatus: 200 } });
       expect(deltas.join('')).toBe(partial);
     },
   );
 
-  /** The call's outcome: its error (an UpstreamError), or undefined where it answered. */
-  const failure = (call: ModelCall, onDelta?: (text: string) => void) =>
-    ADAPTERS[call.entry.protocol]
-      .prepare(call, { baseUrl: `http://127.0.0.1:${(bedrock.address() as AddressInfo).port}`, region: 'us-east-1', simulated: true }, onDelta)
-      .send(AbortSignal.timeout(20_000))
-      .then(
-        () => undefined,
-        (e: unknown) => e as UpstreamError,
-      );
   const streamed = (call = NOVA) => failure(call, () => undefined);
   const malformed = (message: string) => ({ code: 'upstream_malformed_response', message, retryable: false });
   const ended = [frame('event', 'messageStop', { stopReason: 'end_turn' })];
