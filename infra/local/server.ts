@@ -89,14 +89,6 @@ class ClientGoneError extends Error {
   override name = 'ClientGoneError';
 }
 
-/**
- * What API Gateway does in AWS, on one loopback port: the route (POST /api/v1/prompt
- * only), the payload limit, the Lambda authorizer first, then the `api` handler with the
- * authorizer's context, and what that handler writes after its answer once the answer
- * is sent. Every refusal uses the handler's error body. A request is given
- * HEADERS_TIMEOUT_MS for its headers and REQUEST_TIMEOUT_MS in all (408), and the host
- * holds at most `connectionCap()` connections.
- */
 /** The local server, and what it is still writing. */
 export interface LocalServer extends Server {
   /**
@@ -107,6 +99,14 @@ export interface LocalServer extends Server {
   answersWritten(stalledMs: number): Promise<void>;
 }
 
+/**
+ * What API Gateway does in AWS, on one loopback port: the route (POST /api/v1/prompt
+ * only), the payload limit, the Lambda authorizer first, then the `api` handler with the
+ * authorizer's context, and what that handler writes after its answer once the answer
+ * is sent. Every refusal uses the handler's error body. A request is given
+ * HEADERS_TIMEOUT_MS for its headers and REQUEST_TIMEOUT_MS in all (408), and the host
+ * holds at most `connectionCap()` connections.
+ */
 export function createLocalServer(handlers: LocalHandlers, log: Log, options: LocalServerOptions = {}): LocalServer {
   const headersTimeout = options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
   const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
