@@ -1,3 +1,4 @@
+import { escapedQuoteAt } from '../text/escaped-quote.js';
 import { exceeds } from './json-shape.js';
 import type { OutputValidator } from './schema-compile.js';
 
@@ -35,9 +36,9 @@ function checkValue(value: unknown, validate: OutputValidator): StructuredOutput
 
 /**
  * The readings of an output that parse as JSON, in order: the output whole, the body of its
- * first Markdown fence, its text from the first `{` to the last `}`, and its first, last and
- * longest brace-balanced objects: at most six `JSON.parse` calls (and as many checks), each
- * linear in the output's length, after one pass over it. No regex, no search that restarts
+ * first Markdown fence, its text from the first `{` to the last `}`, and its brace-balanced
+ * objects worth a parse (objectSpans): at most eight `JSON.parse` calls (and as many checks),
+ * each linear in the output's length, after two passes over it. No regex, no search that restarts
  * from every `{` (an output is hostile input, and can be megabytes).
  */
 function* parsedReadings(output: string): Generator<unknown> {
@@ -89,11 +90,14 @@ const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
 /**
- * The [start, end) of the first, the last and the longest of `text`'s outermost brace-balanced
- * objects (none, or fewer where they are the same), in one pass that keeps no more: inside an
- * object, a string's braces are the string's; outside one (prose), quotes are the prose's.
+ * The [start, end) of `text`'s outermost brace-balanced objects worth a parse: read from the
+ * start, the first, the last and the longest; read from the end, the last and the longest
+ * (prose before the JSON that opens a brace it never closes, `:-{`, leaves the pass from the
+ * start inside it). Two passes that keep no more: inside an object, a string's braces are the
+ * string's; outside one (prose), quotes are the prose's.
  */
 function objectSpans(text: string): [number, number][] {
+  const spans = new Set<[number, number]>();
   let first: [number, number] | undefined;
   let last: [number, number] | undefined;
   let longest: [number, number] | undefined;
@@ -116,5 +120,26 @@ function objectSpans(text: string): [number, number][] {
       }
     }
   }
-  return first ? [...new Set([first, last!, longest!])] : [];
+  for (const span of [first, last, longest]) if (span) spans.add(span);
+  // From the end: a `}` opens, a `{` closes, and a quote is a string's unless a backslash escapes it.
+  let nearest: [number, number] | undefined;
+  let longestFromEnd: [number, number] | undefined;
+  depth = 0;
+  inString = false;
+  let end = 0;
+  for (let i = text.length - 1; i >= 0; i--) {
+    const code = text.charCodeAt(i);
+    if (code === QUOTE && depth > 0 && !escapedQuoteAt(text, i)) inString = !inString;
+    else if (inString) continue;
+    else if (code === CLOSE_BRACE) {
+      if (depth++ === 0) end = i + 1;
+    } else if (code === OPEN_BRACE && depth > 0 && --depth === 0) {
+      const span: [number, number] = [i, end];
+      nearest ??= span;
+      if (!longestFromEnd || end - i > longestFromEnd[1] - longestFromEnd[0]) longestFromEnd = span;
+    }
+  }
+  const known = new Set([...spans].map(([a, b]) => `${a}:${b}`));
+  for (const span of [nearest, longestFromEnd]) if (span && !known.has(`${span[0]}:${span[1]}`)) spans.add(span);
+  return [...spans];
 }

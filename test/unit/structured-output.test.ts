@@ -17,12 +17,16 @@ describe('Function: checkStructuredOutput', () => {
     ['the longest of objects in prose', 'Say {x}, then {"answer":"yes","n":2}, then {y}.'],
     ['the object that conforms, after one in prose that parses', 'Shape: {"n": 0}. Result: {"answer":"yes","n":2}'],
     ['the object that conforms, before an empty one in prose', '{"answer":"yes"} ({} if empty)'],
+    ['an object after prose that opens a brace it never closes', 'Sure :-{ here it is: {"answer":"yes"}'],
+    ['an object after prose quoting a brace', 'A JSON object starts with "{". Here: {"answer":"yes","n":2}'],
   ])('parses and accepts %s', (_name, output) => {
     expect(checkStructuredOutput(output, validate!)).toMatchObject({ conforms: true, value: { answer: 'yes' } });
   });
 
   it("reads an object's strings as strings where prose around it holds braces: its braces and escaped quotes are the string's", () => {
     expect(checkStructuredOutput('Result {ok}: {"answer":"a } \\" {","n":1} done {z}', validate!)).toEqual({ conforms: true, value: { answer: 'a } " {', n: 1 } });
+    // Read from the end, past prose that never closes its brace: an escaped quote, and an escaped backslash before a quote.
+    expect(checkStructuredOutput('Note :-{ {"answer":"a \\" }\\\\","n":1}', validate!)).toEqual({ conforms: true, value: { answer: 'a " }\\', n: 1 } });
   });
 
   it('names what the first reading that parses breaks where none conforms', () => {
