@@ -16,10 +16,18 @@ interface Chunk {
 /** The input counts of a usageMetadata. */
 const INPUT_COUNTS = ['promptTokenCount', 'toolUsePromptTokenCount', 'cachedContentTokenCount'] as const;
 
-/** `output`'s counts of output (candidates and thoughts) with `input`'s of input where it has them, and no total, which would not add up. */
+/**
+ * `output`'s counts of output (candidates and thoughts), each input count the higher of the
+ * two counts' (search results read after the earlier count; none goes back), and no total,
+ * which would not add up.
+ */
 function withOutputOf(input: UsageMetadata | undefined, output: UsageMetadata): UsageMetadata {
   const merged: UsageMetadata = { ...output, totalTokenCount: undefined };
-  for (const key of INPUT_COUNTS) if (input?.[key] !== undefined) merged[key] = input[key];
+  for (const key of INPUT_COUNTS) {
+    const later = input?.[key];
+    const earlier = output[key];
+    merged[key] = typeof later !== 'number' ? earlier : typeof earlier !== 'number' ? later : Math.max(later, earlier);
+  }
   return merged;
 }
 

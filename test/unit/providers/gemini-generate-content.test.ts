@@ -653,6 +653,16 @@ describe('Class: GenerateContentStream, a running usage that parts came after', 
     expect(stream.finish().hints).toEqual({ inputTokens: 7000, unseenOutputTokens: 700, outputTokensAtLeast: 720, reasoningCounted: true });
   });
 
+  it("takes no input count lower than the earlier count's from a last count that goes back", () => {
+    const stream = new GenerateContentStream(() => undefined);
+    stream.onEvent({ event: 'message', data: JSON.stringify({ candidates: [{ content: { parts: [{ text: head }] } }], usageMetadata: running }) });
+    stream.onEvent({
+      event: 'message',
+      data: JSON.stringify({ candidates: [{ content: { parts: [{ text: 'x' }] }, finishReason: 'STOP' }], usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 1 } }),
+    });
+    expect(stream.finish().hints).toEqual({ inputTokens: 2000, unseenOutputTokens: 700, outputTokensAtLeast: 720, reasoningCounted: true });
+  });
+
   it('with the count on its last chunk, after every part: that count is its usage', () => {
     const stream = new GenerateContentStream(() => undefined);
     stream.onEvent({ event: 'message', data: JSON.stringify({ candidates: [{ content: { parts: [{ text: head }] } }], usageMetadata: running }) });
