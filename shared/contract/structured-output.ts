@@ -91,9 +91,9 @@ const BACKSLASH = 0x5c;
 
 /**
  * The [start, end) of `text`'s outermost brace-balanced objects worth a parse: read from the
- * start, the first, the last and the longest; read from the end, the last and the longest
+ * start, the longest, the last and the first; read from the end, the longest and the last
  * (prose before the JSON that opens a brace it never closes, `:-{`, leaves the pass from the
- * start inside it). Two passes that keep no more: inside an object, a string's braces are the
+ * start inside it; prose after it that closes one, `:-}`, misleads the pass from the end). Two passes that keep no more: inside an object, a string's braces are the
  * string's; outside one (prose), quotes are the prose's.
  */
 function objectSpans(text: string): [number, number][] {
@@ -120,7 +120,8 @@ function objectSpans(text: string): [number, number][] {
       }
     }
   }
-  for (const span of [first, last, longest]) if (span) spans.add(span);
+  // The longest first: an answer is most often the largest object, an example in the prose a small one.
+  for (const span of [longest, last, first]) if (span) spans.add(span);
   // From the end: a `}` opens, a `{` closes, and a quote is a string's unless a backslash escapes it.
   let nearest: [number, number] | undefined;
   let longestFromEnd: [number, number] | undefined;
@@ -140,6 +141,6 @@ function objectSpans(text: string): [number, number][] {
     }
   }
   const known = new Set([...spans].map(([a, b]) => `${a}:${b}`));
-  for (const span of [nearest, longestFromEnd]) if (span && !known.has(`${span[0]}:${span[1]}`)) spans.add(span);
+  for (const span of [longestFromEnd, nearest]) if (span && !known.has(`${span[0]}:${span[1]}`)) spans.add(span);
   return [...spans];
 }

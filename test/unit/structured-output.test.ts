@@ -19,6 +19,7 @@ describe('Function: checkStructuredOutput', () => {
     ['the object that conforms, before an empty one in prose', '{"answer":"yes"} ({} if empty)'],
     ['an object after prose that opens a brace it never closes', 'Sure :-{ here it is: {"answer":"yes"}'],
     ['an object after prose quoting a brace', 'A JSON object starts with "{". Here: {"answer":"yes","n":2}'],
+    ['the answer, not a shorter example before it that conforms too', 'Format: {"answer": "<text>"}. Result: {"answer":"yes","n":2}'],
   ])('parses and accepts %s', (_name, output) => {
     expect(checkStructuredOutput(output, validate!)).toMatchObject({ conforms: true, value: { answer: 'yes' } });
   });
