@@ -38,8 +38,10 @@ const LEDGER_ACTIONS: ReadonlySet<ItemAction> = new Set(['PutItem', 'GetItem', '
 
 /**
  * The ledger's own policy: no principal of any account, this stack's roles and the account's
- * administrators included, may change or delete an entry (a stack update that changes this
- * policy is the only way), where the stack's grants bind only its own roles.
+ * administrators included, may update or delete an entry in place, where the stack's grants
+ * bind only its own roles. Not denied, as the gateway needs PutItem: a PutItem over an entry
+ * by a principal allowed it (the gateway's own are conditional on the entry not being there),
+ * and an administrator's removal of this policy (DeleteResourcePolicy) outside the stack.
  */
 const LEDGER_POLICY = new PolicyDocument({
   statements: [
