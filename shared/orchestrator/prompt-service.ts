@@ -16,7 +16,7 @@ import type { Evaluation, RankingEntry } from '../judging/types.js';
 import type { JudgingWorkflow } from '../judging/workflow-types.js';
 import { lazyAsync } from '../lazy.js';
 import type { Log } from '../log.js';
-import { boundInputUsd, uncountedPdfs } from '../pricing/bound.js';
+import { boundInput, uncountedPdfs } from '../pricing/bound.js';
 import { chargedUsd } from '../pricing/charge.js';
 import type { Router } from '../providers/router.js';
 import type { AccountsRepository } from '../storage/accounts.js';
@@ -427,13 +427,13 @@ function inCredits(estimate: EstimateBreakdown, plan: RequestPlan, rates: Credit
   return {
     models: estimate.models.map(({ modelId, micro, outputTokens }, index) => {
       const { call, bound } = plan.calls[index]!;
-      const cachedContentTokens = call.tuning.cachedContent === undefined ? 0 : call.entry.contextWindow - bound.inputTokens;
+      const { usd, cachedContentTokens } = boundInput(call, bound);
       return {
         modelId,
         credits: microToCredits(micro),
         inputTokens: bound.inputTokens,
         ...(cachedContentTokens > 0 ? { cachedContentTokens } : {}),
-        inputCredits: microToCredits(usdToMicroCreditsUp(boundInputUsd(call, bound), rates)),
+        inputCredits: microToCredits(usdToMicroCreditsUp(usd, rates)),
         outputTokens,
       };
     }),

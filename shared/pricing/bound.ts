@@ -256,9 +256,13 @@ function heldInput(call: ModelCall, inputTokens: number) {
   return { inputTokens: inputTokens + cachedInputTokens, cachedInputTokens, cacheWriteTokens };
 }
 
-/** The part of a call's bound its input holds, USD (its output and search queries apart): what a 402 says a shorter input lowers. */
-export function boundInputUsd(call: ModelCall, bound: CostBound): number {
-  return providerCost(call.entry.prices, { ...heldInput(call, bound.inputTokens), outputTokens: 0, searchQueries: 0 });
+/**
+ * The part of a call's bound its input holds (its output and search queries apart), what a 402
+ * says: its cost, USD, and the tokens of it held for a Gemini cachedContent.
+ */
+export function boundInput(call: ModelCall, bound: CostBound): { usd: number; cachedContentTokens: number } {
+  const input = heldInput(call, bound.inputTokens);
+  return { usd: providerCost(call.entry.prices, { ...input, outputTokens: 0, searchQueries: 0 }), cachedContentTokens: input.cachedInputTokens };
 }
 
 /** Where the request's PDFs whose pages cannot be counted are (`/attachments/0`): each held at every model's whole context. */
