@@ -93,11 +93,16 @@ const BACKSLASH = 0x5c;
  * The [start, end) of `text`'s outermost brace-balanced objects worth a parse: read from the
  * start, the longest, the last and the first; read from the end, the longest and the last
  * (prose before the JSON that opens a brace it never closes, `:-{`, leaves the pass from the
- * start inside it; prose after it that closes one, `:-}`, misleads the pass from the end). Two passes that keep no more: inside an object, a string's braces are the
- * string's; outside one (prose), quotes are the prose's.
+ * start inside it; prose after it that closes one, `:-}`, misleads the pass from the end).
+ * The longest first: an answer is most often the largest object, an example in the prose a
+ * small one. A span both passes find is one reading (parsedReadings keeps each text once).
  */
 function objectSpans(text: string): [number, number][] {
-  const spans = new Set<[number, number]>();
+  return [...spansFromStart(text), ...spansFromEnd(text)];
+}
+
+/** The longest, last and first objects reading from the start: inside an object, a string's braces are the string's; outside one (prose), quotes are the prose's. */
+function spansFromStart(text: string): [number, number][] {
   let first: [number, number] | undefined;
   let last: [number, number] | undefined;
   let longest: [number, number] | undefined;
@@ -120,14 +125,16 @@ function objectSpans(text: string): [number, number][] {
       }
     }
   }
-  // The longest first: an answer is most often the largest object, an example in the prose a small one.
-  for (const span of [longest, last, first]) if (span) spans.add(span);
-  // From the end: a `}` opens, a `{` closes, and a quote is a string's unless a backslash escapes it.
+  return first ? [longest!, last!, first] : [];
+}
+
+/** The longest and last objects reading from the end: a `}` opens, a `{` closes, and inside an object a quote is a string's unless a backslash escapes it. */
+function spansFromEnd(text: string): [number, number][] {
   let nearest: [number, number] | undefined;
-  let longestFromEnd: [number, number] | undefined;
-  depth = 0;
-  inString = false;
+  let longest: [number, number] | undefined;
+  let depth = 0;
   let end = 0;
+  let inString = false;
   for (let i = text.length - 1; i >= 0; i--) {
     const code = text.charCodeAt(i);
     if (code === QUOTE && depth > 0 && !escapedQuoteAt(text, i)) inString = !inString;
@@ -137,10 +144,8 @@ function objectSpans(text: string): [number, number][] {
     } else if (code === OPEN_BRACE && depth > 0 && --depth === 0) {
       const span: [number, number] = [i, end];
       nearest ??= span;
-      if (!longestFromEnd || end - i > longestFromEnd[1] - longestFromEnd[0]) longestFromEnd = span;
+      if (!longest || end - i > longest[1] - longest[0]) longest = span;
     }
   }
-  const known = new Set([...spans].map(([a, b]) => `${a}:${b}`));
-  for (const span of [longestFromEnd, nearest]) if (span && !known.has(`${span[0]}:${span[1]}`)) spans.add(span);
-  return [...spans];
+  return nearest ? [longest!, nearest] : [];
 }
