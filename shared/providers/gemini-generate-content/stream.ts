@@ -113,7 +113,7 @@ export class GenerateContentStream {
    */
   private get lastUsage(): { metadata: UsageMetadata | undefined; current: boolean } {
     const { most, usage } = this;
-    if (most && most.metadata !== usage && (toUsage(usage)?.outputTokens ?? 0) < most.outputTokens) return { metadata: withOutputOf(usage, most.metadata), current: false };
+    if (most && (toUsage(usage)?.outputTokens ?? 0) < most.outputTokens) return { metadata: withOutputOf(usage, most.metadata), current: false };
     return { metadata: usage, current: usage !== undefined && !this.partsAfterUsage };
   }
 
