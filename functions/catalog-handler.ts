@@ -8,6 +8,7 @@ import { errorBody } from '../shared/http/error-body.js';
 import { repeatedHeaders } from '../shared/http/single-headers.js';
 import { lazy } from '../shared/lazy.js';
 import type { Log } from '../shared/log.js';
+import { withoutTrailingSlashes } from '../shared/text/trailing-slashes.js';
 
 /** The read-only routes, each answering one document that does not change while the code runs. */
 export const CATALOG_PATHS = {
@@ -108,7 +109,7 @@ export function createCatalogHandler(log: Log, page?: () => PageAssets) {
       // A repeated Authorization is refused (401) as on the prompt route, not read as its first value.
       .use(repeatedHeaders())
       .handler(async (event) => {
-        const path = (event.resource || event.path).replace(/\/+$/, '');
+        const path = withoutTrailingSlashes(event.resource || event.path);
         const part = PAGE_PARTS.get(path);
         if (part && page) return pageResponse(page(), part, event);
         const document = documents[path];

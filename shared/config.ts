@@ -1,5 +1,6 @@
 import { PROVIDERS, type ProviderId } from './catalog/types.js';
 import { exampleBaseUrl } from './catalog/base-urls.js';
+import { withoutTrailingSlashes } from './text/trailing-slashes.js';
 import { MAX_REQUEST_DEADLINE_MS, MIN_MODEL_TIME_MS, MIN_REQUEST_DEADLINE_MS, SETTLE_MARGIN_MS, STORE_WORST_CALL_MS } from './deadlines.js';
 
 export { MAX_REQUEST_DEADLINE_MS, MIN_REQUEST_DEADLINE_MS };
@@ -360,7 +361,7 @@ function baseUrl(env: NodeJS.ProcessEnv, provider: ProviderId): string | undefin
   if (!isHttpUrl(url)) throw new ConfigError(`${name} must be ${shape}, like ${exampleBaseUrl(provider)}, got "${shownUrl(url)}"`);
   // The gateway appends each call's path to it: after a query, the path would be part of the query.
   if (/[?#]/.test(url)) throw new ConfigError(`${name} must have no query or fragment (the gateway appends each call's path to it), got "${shownUrl(url)}"`);
-  return url.replace(/\/+$/, '');
+  return withoutTrailingSlashes(url);
 }
 
 /**

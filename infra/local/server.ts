@@ -20,6 +20,7 @@ import { acceptsEventStream, pipeEvents, type ApiResult, type EventStream } from
 import { logAnswer } from '../../shared/http/answered.js';
 import { errorResponse } from '../../shared/http/response.js';
 import type { Log } from '../../shared/log.js';
+import { withoutTrailingSlashes } from '../../shared/text/trailing-slashes.js';
 import { CATALOG_PATHS, PAGE_PATHS } from '../../functions/catalog-handler.js';
 import { lambdaContext, requestUrl, toAuthorizerEvent, toProxyEvent } from './lambda-events.js';
 
@@ -250,17 +251,6 @@ function routePath(target: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/**
- * A path less its trailing slashes, found from its end: `/\/+$/` tried every slash of a run
- * against the rest of it, and a request line of 16,000 slashes then a letter held the
- * thread for a third of a second, unauthenticated.
- */
-function withoutTrailingSlashes(path: string): string {
-  let end = path.length;
-  while (end > 0 && path.charCodeAt(end - 1) === 0x2f) end--;
-  return path.slice(0, end);
 }
 
 function routeOf(path: string | undefined): (typeof ROUTES)[string] | undefined {

@@ -8,7 +8,7 @@ import { GenerateContentStream } from './stream.js';
 
 /** `POST {baseUrl}/models/{model}:generateContent`; the key travels in `x-goog-api-key`, never in the URL. */
 export function generateContentUrl(baseUrl: string, upstreamModel: string): string {
-  return `${baseUrl.replace(/\/+$/, '')}/models/${encodeURIComponent(upstreamModel)}:generateContent`;
+  return `${baseUrl}/models/${encodeURIComponent(upstreamModel)}:generateContent`;
 }
 
 /** `POST {baseUrl}/models/{model}:streamGenerateContent?alt=sse`: the same body, answered as server-sent events. */
