@@ -1,5 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import type { EventLoopUtilization } from 'node:perf_hooks';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { CreateTableCommand, DescribeTableCommand, UpdateTimeToLiveCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -26,6 +27,8 @@ export interface EmbeddedStore {
    * benchmarks, which count store round trips from the store's side.
    */
   calls(): Promise<StoreCall[]>;
+  /** How many expressions the store's parsers took from what they remembered, and how many they parsed (parse-memo.cjs), since it started. */
+  parses(): Promise<ParseCounts>;
   /** How busy the store's thread has been since it started (its event loop's utilisation), for the benchmarks. */
   utilization(): EventLoopUtilization;
   /** Stops the store: `stopped` once its thread has ended by itself, `terminated` when it had to be ended after CLOSE_WAIT_MS. */
@@ -53,8 +56,16 @@ let dynaliteHandlers = [];
 const { performance } = require('node:perf_hooks');
 const calls = [];
 const CALLS_KEPT = 10000;
+// dynalite's parsers of expressions, remembered (parse-memo.cjs): the same module objects its checks call.
+const { rememberParses } = require(workerData.parseMemo);
+const parsers = ['conditionParser', 'updateParser', 'projectionParser'].map((name) => rememberParses(require(require('node:path').join(require('node:path').dirname(workerData.dynalite), 'db', name))));
 workerData.requests.on('message', ({ id, headers, body }) => {
-  if (id === 'calls') return workerData.requests.postMessage({ id, calls: calls.splice(0) });
+  if (id === 'calls') return workerData.requests.postMessage({ id, answer: calls.splice(0) });
+  if (id === 'parses') {
+    const answer = { remembered: 0, parsed: 0 };
+    for (const counts of parsers) for (const name in answer) answer[name] += counts[name];
+    return workerData.requests.postMessage({ id, answer });
+  }
   if (calls.length >= CALLS_KEPT) calls.shift();
   calls.push({ operation: String(headers['x-amz-target'] || '').replace(/^DynamoDB_\\d+\\./, ''), at: performance.timeOrigin + performance.now() });
   const request = new EventEmitter();
@@ -176,6 +187,7 @@ export async function startEmbeddedStore(options: { port: number; dataDir?: stri
     eval: true,
     workerData: {
       dynalite: createRequire(import.meta.url).resolve('dynalite'),
+      parseMemo: fileURLToPath(new URL('./parse-memo.cjs', import.meta.url)),
       level: createRequire(createRequire(import.meta.url).resolve('dynalite')).resolve('level'),
       port: options.port,
       options: { createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(options.dataDir ? { path: options.dataDir } : {}) },
@@ -215,7 +227,8 @@ export async function startEmbeddedStore(options: { port: number; dataDir?: stri
     endpoint: `http://127.0.0.1:${port}`,
     port,
     requestHandler: handler,
-    calls: () => handler.calls(),
+    calls: () => handler.ask('calls'),
+    parses: () => handler.ask('parses'),
     utilization: () => worker.performance.eventLoopUtilization(),
     close: async () => {
       if (!closing) {
@@ -243,11 +256,13 @@ class StoreThreadHandler implements HttpHandler<{ requestTimeout?: number }> {
   private next = 0;
   private config: { requestTimeout?: number } = {};
 
-  private callsWaiting: ((calls: StoreCall[]) => void)[] = [];
+  /** What asks of the store's thread (its calls, its parses) wait for its answers, in order, by kind. */
+  private readonly asked = { calls: [] as ((answer: StoreCall[]) => void)[], parses: [] as ((answer: ParseCounts) => void)[] };
 
   constructor(private readonly port: MessagePort) {
-    port.on('message', (answer: (StoreAnswer & { id: number }) | { id: 'calls'; calls: StoreCall[] }) => {
-      if (answer.id === 'calls') return this.callsWaiting.shift()?.(answer.calls);
+    port.on('message', (answer: (StoreAnswer & { id: number }) | { id: 'calls'; answer: StoreCall[] } | { id: 'parses'; answer: ParseCounts }) => {
+      if (answer.id === 'calls') return this.asked.calls.shift()?.(answer.answer);
+      if (answer.id === 'parses') return this.asked.parses.shift()?.(answer.answer);
       const call = this.pending.get(answer.id);
       if (!call) return;
       this.pending.delete(answer.id);
@@ -291,11 +306,13 @@ class StoreThreadHandler implements HttpHandler<{ requestTimeout?: number }> {
     });
   }
 
-  /** The store thread's record of the requests it received since the last call. */
-  calls(): Promise<StoreCall[]> {
+  /** The store thread's record of the requests it received since the last call, or its parses' counts. */
+  ask(kind: 'calls'): Promise<StoreCall[]>;
+  ask(kind: 'parses'): Promise<ParseCounts>;
+  ask(kind: 'calls' | 'parses'): Promise<StoreCall[] | ParseCounts> {
     return new Promise((resolve) => {
-      this.callsWaiting.push(resolve);
-      this.port.postMessage({ id: 'calls', headers: {}, body: '' });
+      (this.asked[kind] as ((answer: StoreCall[] | ParseCounts) => void)[]).push(resolve);
+      this.port.postMessage({ id: kind, headers: {}, body: '' });
     });
   }
 
@@ -313,6 +330,11 @@ class StoreThreadHandler implements HttpHandler<{ requestTimeout?: number }> {
 export interface StoreCall {
   operation: string;
   at: number;
+}
+
+export interface ParseCounts {
+  remembered: number;
+  parsed: number;
 }
 
 interface StoreAnswer {

@@ -19,6 +19,7 @@ export type HostRequest =
   | { op: 'usageStart' }
   | { op: 'usageStop' }
   | { op: 'storeCalls' }
+  | { op: 'storeParses' }
   | { op: 'close' };
 
 export interface HostReady {
@@ -125,6 +126,8 @@ async function answer(request: HostRequest): Promise<unknown> {
       // Once every answered request has written what follows its answer.
       await host.settled();
       return host.store.calls();
+    case 'storeParses':
+      return host.store.parses();
     case 'close':
       await host.close();
       // A clean exit, so that --cpu-prof writes its profile.

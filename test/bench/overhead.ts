@@ -9,7 +9,7 @@
  */
 import { startHost, startUpstream, UNLIMITED, type Host, type Upstream } from './children.js';
 import { createClient, gatewayPhases, json, type Client } from './http-client.js';
-import type { StoreCall } from '../../infra/local/store.js';
+import type { ParseCounts, StoreCall } from '../../infra/local/store.js';
 import { processCpuMs, threadCpuMs } from './cpu.js';
 import { countCriticalPath, type CriticalPath } from './critical-path.js';
 import { startStoreAlone, type StoreAlone } from './store-alone.js';
@@ -168,6 +168,7 @@ export const overhead: Benchmark = {
           blocks[path.id].push(block);
         }
       }
+      const parses = await gatewayHost.call<ParseCounts>({ op: 'storeParses' });
       const floor = { cpuMs: median(floorCpu), storeCalls: median(floorCalls) };
       await floorStore.close();
       storeAlone = undefined;
@@ -220,6 +221,9 @@ export const overhead: Benchmark = {
       );
       notes.push(
         `Store round trips before the provider call, counted at the store (${context.smoke ? 3 : 20} one-model requests, one at a time, to a host with its simulator): median ${critical.beforeProviderMedian}, highest ${critical.beforeProviderMax} (${critical.beforeProvider.join(', ') || 'none'}), on the first request, with the host's caches empty and the account's rate window for this minute not yet open: ${critical.coldBeforeProvider} (${critical.coldOperations.join(', ')}); all store requests of a request: median ${critical.totalMedian} (${critical.all.join(', ')})`,
+      );
+      notes.push(
+        `The store's parses of expressions in the gateway's host: ${parses.remembered} of ${parses.remembered + parses.parsed} from what it remembered (infra/local/parse-memo.cjs)`,
       );
       notes.push(
         `Gateway phases (its Server-Timing header; median over the measured requests): ${describeFigures(medianByName(phases))}; outside = wall time at the client minus total`,

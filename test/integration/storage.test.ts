@@ -2,7 +2,7 @@ import { Agent, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTables, startEmbeddedStore, STORE_KEEP_ALIVE_MS, toCreateTableInput } from '../../infra/local/store.js';
 import { ConditionalCheckFailedException, DescribeTableCommand, ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ApiKeysRepository } from '../../shared/storage/api-keys.js';
 import { KeyNotFoundError } from '../../shared/storage/errors.js';
 import { createStoreClient, instrumentStore, refusedItem } from '../../shared/storage/dynamodb.js';
@@ -293,6 +293,39 @@ describe('Local host: the embedded store reached in process', () => {
     } finally {
       await store.close();
     }
+  });
+
+  it('answers conditional writes from the expressions it remembered as from parsing them: each request its own path, the balance never overdrawn', async () => {
+    const documents = env.client.documents;
+    await documents.send(new PutCommand({ TableName: env.tables.accounts, Item: { accountId: 'acct_parses', balance: 55, holds: {} } }));
+    const before = await env.store.parses();
+    const hold = (request: string) =>
+      documents
+        .send(
+          new UpdateCommand({
+            TableName: env.tables.accounts,
+            Key: { accountId: 'acct_parses' },
+            UpdateExpression: 'SET balance = balance - :amount, holds.#request = :hold',
+            ConditionExpression: 'balance >= :amount AND attribute_not_exists(holds.#request)',
+            ExpressionAttributeNames: { '#request': request },
+            ExpressionAttributeValues: { ':amount': 10, ':hold': { amount: 10 } },
+          }),
+        )
+        .then(
+          () => 'held',
+          (error: Error) => error.name,
+        );
+    const answers = [];
+    for (let i = 0; i < 8; i++) answers.push(await hold(`req${i}`));
+    // A request already held is refused by the same condition, taken from memory.
+    answers.push(await hold('req0'));
+    expect(answers).toEqual([...Array(5).fill('held'), ...Array(4).fill('ConditionalCheckFailedException')]);
+    const { Item } = await documents.send(new GetCommand({ TableName: env.tables.accounts, Key: { accountId: 'acct_parses' } }));
+    expect(Item).toEqual({ accountId: 'acct_parses', balance: 5, holds: Object.fromEntries([0, 1, 2, 3, 4].map((i) => [`req${i}`, { amount: 10 }])) });
+    const after = await env.store.parses();
+    // 9 writes of an update and a condition each: all but the first write's from memory.
+    expect(after.remembered - before.remembered).toBe(16);
+    expect(after.parsed - before.parsed).toBe(2);
   });
 
   it('ends its thread by itself when closed after serving calls in process, without being terminated', async () => {
