@@ -65,8 +65,9 @@ export class UpstreamError extends Error {
       refusedAnswer?: ModelReply;
       /**
        * On an answer the vendor generated and then withheld (`upstream_blocked`: a safety block,
-       * a content filter) and reported a usage block with, which it bills: the call fails,
-       * charged that usage where it can be true, else the estimate with what it showed.
+       * a content filter) or gave no text the gateway can use (`upstream_malformed_response`:
+       * another finish reason, a tool call), and reported a usage block with, which it bills:
+       * the call fails, charged that usage where it can be true, else the estimate with what it showed.
        */
       billed?: BilledAnswer;
       /**
@@ -100,13 +101,16 @@ export interface BilledAnswer {
 }
 
 /**
- * An answer the vendor withheld (not retried: the same request is blocked again): billed
- * (`billed`, what it showed of its usage) where the vendor reported a usage block with it
- * (`reported`, the block as it came, whatever it holds); without one it is free.
+ * An answer the vendor generated but that holds nothing to show: withheld (`upstream_blocked`,
+ * a prompt or an answer blocked) or without text the gateway can use
+ * (`upstream_malformed_response`). Not retried (the same request would most likely end alike,
+ * and be billed again). Billed (`billed`, what it showed of its usage) where the vendor
+ * reported a usage block with it (`reported`, the block as it came, whatever it holds);
+ * without one it is free.
  */
-export function blockedAnswer(message: string, reported?: unknown, billed?: BilledAnswer): UpstreamError {
+export function unusableAnswer(code: 'upstream_blocked' | 'upstream_malformed_response', message: string, reported?: unknown, billed?: BilledAnswer): UpstreamError {
   const isBilled = billed !== undefined && typeof reported === 'object' && reported !== null;
-  return new UpstreamError('upstream_blocked', message, { upstreamStatus: 200, retryable: false, ...(isBilled ? { billed } : {}) });
+  return new UpstreamError(code, message, { upstreamStatus: 200, retryable: false, ...(isBilled ? { billed } : {}) });
 }
 
 /**

@@ -149,6 +149,19 @@ describe('Hostile vendor streams', () => {
         'data: [DONE]\n\n',
     ],
     [
+      'chat completions, a usage chunk after the finish_reason and no [DONE]',
+      CHAT,
+      chunk({ choices: [{ index: 0, delta: { content: 'Hello' }, finish_reason: 'stop' }] }) +
+        chunk({ choices: [], usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 } }),
+    ],
+    [
+      'Anthropic, a message_delta with its stop reason and usage and no message_stop',
+      ANTHROPIC,
+      'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":5,"output_tokens":1}}}\n\n' +
+        'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello"}}\n\n' +
+        'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":2}}\n\n',
+    ],
+    [
       'Anthropic, message_stop',
       ANTHROPIC,
       'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":5,"output_tokens":1}}}\n\n' +

@@ -601,9 +601,10 @@ describe('Function: runModels, a Gemini answer whose usage cannot be believed', 
   });
 });
 
-describe('Function: runModels, an answer its vendor withheld after generating it', () => {
-  // Each vendor's answer as its reader maps it: blocked, with the usage the vendor billed for it.
-  const withheld: [string, string, () => ModelReply, { inputTokens: number; outputTokens: number; reasoningTokens?: number }][] = [
+describe('Function: runModels, an answer its vendor withheld after generating it, or that held no text to show', () => {
+  // Each vendor's answer as its reader maps it: blocked, or without text, with the usage the vendor billed for it.
+  type Billed = { inputTokens: number; outputTokens: number; reasoningTokens?: number };
+  const withheld: [string, string, () => ModelReply, Billed, ('upstream_blocked' | 'upstream_malformed_response')?][] = [
     [
       'Gemini RECITATION after 2,000 tokens of thinking',
       'fam_b-3.1-pro',
@@ -645,12 +646,54 @@ describe('Function: runModels, an answer its vendor withheld after generating it
         ),
       { inputTokens: 20, outputTokens: 3_000 },
     ],
+    [
+      'a Gemini prompt blocked, its input counted',
+      'fam_b-3.1-pro',
+      () => fromGenerateContentResponse({ promptFeedback: { blockReason: 'PROHIBITED_CONTENT' }, usageMetadata: { promptTokenCount: 20, totalTokenCount: 20 } }),
+      { inputTokens: 20, outputTokens: 0, reasoningTokens: 0 },
+    ],
+    [
+      'Gemini LANGUAGE with no text after 900 tokens of thinking',
+      'fam_b-3.1-pro',
+      () =>
+        fromGenerateContentResponse({
+          candidates: [{ content: { role: 'model' }, finishReason: 'LANGUAGE' }],
+          usageMetadata: { promptTokenCount: 20, thoughtsTokenCount: 900, totalTokenCount: 920 },
+        }),
+      { inputTokens: 20, outputTokens: 900, reasoningTokens: 900 },
+      'upstream_malformed_response',
+    ],
+    [
+      'Bedrock malformed_model_output',
+      'fam_h-pro',
+      () =>
+        fromConverseResponse(
+          { output: { message: { role: 'assistant', content: [] } }, stopReason: 'malformed_model_output', usage: { inputTokens: 20, outputTokens: 700, totalTokens: 720 } },
+          false,
+        ),
+      { inputTokens: 20, outputTokens: 700 },
+      'upstream_malformed_response',
+    ],
+    [
+      'a chat answer of a tool call and no content (Groq)',
+      'fam_j3-32b',
+      () =>
+        fromChatResponse(
+          {
+            choices: [{ message: { content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }] }, finish_reason: 'tool_calls' }],
+            usage: { prompt_tokens: 20, completion_tokens: 300, total_tokens: 320 },
+          },
+          dialectFor('groq'),
+        ),
+      { inputTokens: 20, outputTokens: 300 },
+      'upstream_malformed_response',
+    ],
   ];
 
-  it.each(withheld)('%s: fails as blocked, charged the usage its vendor billed, its token classes shown', async (_name, model, answer, billed) => {
+  it.each(withheld)('%s: fails, charged the usage its vendor billed, its token classes shown', async (_name, model, answer, billed, code = 'upstream_blocked') => {
     const [result] = await runThrough([model], { send: async () => answer() });
     const usage = { cachedInputTokens: 0, cacheWriteTokens: 0, ...billed };
-    expect(result).toMatchObject({ status: 'failed', output: '', tokensIn: 20, tokensOut: billed.outputTokens, error: { code: 'upstream_blocked' } });
+    expect(result).toMatchObject({ status: 'failed', output: '', tokensIn: 20, tokensOut: billed.outputTokens, error: { code } });
     expect(result!.providerCost).toBe(providerCost(resolveModel(model)!.prices, usage));
     // Only the vendor that reports its reasoning apart (Gemini) gets a count of it.
     const reasoning = billed.reasoningTokens === undefined ? {} : { reasoningTokensOut: billed.reasoningTokens };

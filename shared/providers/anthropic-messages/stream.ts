@@ -69,8 +69,13 @@ export class MessagesStream {
     }
   }
 
+  /**
+   * `message_stop` ends the stream; so does a `message_delta` that gave the stop reason and the
+   * usage (only `message_stop` follows it), so that a vendor holding the connection open before
+   * it does not turn a whole answer into a timeout.
+   */
   ended(): boolean {
-    return this.stopped;
+    return this.stopped || (typeof this.stopReason === 'string' && this.finalUsage !== undefined);
   }
 
   partial(): PartialReply {
@@ -85,7 +90,7 @@ export class MessagesStream {
 
   finish(): ModelReply {
     if (!this.started) throw new UpstreamError('upstream_malformed_response', 'The provider streamed no message', { upstreamStatus: 200 });
-    if (!this.stopped) throw streamEndedEarly('message_stop event');
+    if (!this.ended()) throw streamEndedEarly('message_stop event');
     return {
       ...fromMessagesResponse({ type: 'message', content: [{ type: 'text', text: this.text }], stop_reason: this.stopReason, usage: this.finalUsage }),
       hints: this.hints,

@@ -1,4 +1,4 @@
-import { blockedAnswer, UpstreamError, vendorWord } from '../errors.js';
+import { unusableAnswer, vendorWord } from '../errors.js';
 import type { ModelReply, Usage } from '../types.js';
 import { RESPOND_TOOL } from './request.js';
 
@@ -39,17 +39,19 @@ const CUT: Readonly<Record<string, string>> = {
 export function fromConverseResponse(body: unknown, forcedTool: boolean): ModelReply {
   const answer = (body ?? {}) as ConverseAnswer;
   const stopReason = vendorWord(answer.stopReason);
-  if (stopReason && BLOCKED.has(stopReason)) throw blockedAnswer(`The provider withheld the answer (${stopReason})`, answer.usage, { usage: toUsage(answer.usage) });
+  if (stopReason && BLOCKED.has(stopReason))
+    throw unusableAnswer('upstream_blocked', `The provider withheld the answer (${stopReason})`, answer.usage, { usage: toUsage(answer.usage) });
   if (stopReason && MALFORMED.has(stopReason)) {
-    throw new UpstreamError('upstream_malformed_response', `The model produced an answer the provider could not use (${stopReason})`, { upstreamStatus: 200 });
+    throw unusableAnswer('upstream_malformed_response', `The model produced an answer the provider could not use (${stopReason})`, answer.usage, { usage: toUsage(answer.usage) });
   }
   const content = answer.output?.message?.content;
   const blocks = Array.isArray(content) ? (content as ConverseBlock[]).filter((b) => typeof b === 'object' && b !== null) : [];
   const texts = blocks.filter((b) => typeof b.text === 'string').map((b) => b.text as string);
   const toolUse = blocks.find((b) => b.toolUse?.name === RESPOND_TOOL)?.toolUse ?? blocks.find((b) => b.toolUse)?.toolUse;
   // A message of no content that ends its turn is an answer of no text: billed, charged as any.
+  // Without one for another stop reason: a failure, charged the usage reported with it.
   if (texts.length === 0 && !toolUse && !(stopReason === 'end_turn' && Array.isArray(content))) {
-    throw new UpstreamError('upstream_malformed_response', 'The provider answered without a message', { upstreamStatus: 200 });
+    throw unusableAnswer('upstream_malformed_response', 'The provider answered without a message', answer.usage, { usage: toUsage(answer.usage) });
   }
 
   const warnings: string[] = [];

@@ -1,4 +1,4 @@
-import { blockedAnswer, UpstreamError, vendorWord, type BilledAnswer } from '../errors.js';
+import { unusableAnswer, UpstreamError, vendorWord, type BilledAnswer } from '../errors.js';
 import type { ModelReply, Usage, UsageHints } from '../types.js';
 import { runningUsageHints, toUsage, usageHints, type UsageMetadata } from './usage.js';
 import { errorInAnswer } from './errors.js';
@@ -24,9 +24,9 @@ interface GenerateContentResponse {
 /** Finish reasons that mean Gemini withheld the output (policy, recitation, blocklists). */
 const BLOCKED: ReadonlySet<string> = new Set(['SAFETY', 'RECITATION', 'PROHIBITED_CONTENT', 'BLOCKLIST', 'SPII', 'IMAGE_SAFETY', 'IMAGE_PROHIBITED_CONTENT', 'IMAGE_RECITATION']);
 
-/** `billed`: what an answer blocked after it was generated (thinking included) was billed, where Gemini reported a usage block (`reported`) with it. */
+/** `billed`: what a prompt or an answer blocked (thinking included) was billed, where Gemini reported a usage block (`reported`) with it. */
 function blocked(reason: string, reported?: unknown, billed?: BilledAnswer): UpstreamError {
-  return blockedAnswer(`The provider blocked the answer (${reason})`, reported, billed);
+  return unusableAnswer('upstream_blocked', `The provider blocked the answer (${reason})`, reported, billed);
 }
 
 function malformed(message: string): UpstreamError {
@@ -51,11 +51,21 @@ export function fromGenerateContentResponse(body: unknown, requestWarnings: read
   const response = body as GenerateContentResponse;
   // An error a 200 carried instead of an answer: the vendor's, as its error status would say it.
   if (response.error !== undefined && response.error !== null) throw errorInAnswer(response.error);
-  // Named by a word of Gemini's enum, or 'unrecognised': never the vendor's string as it came, which can be megabytes.
-  if (promptBlocked(response.promptFeedback)) throw blocked(vendorWord(response.promptFeedback?.blockReason)!);
+  // Named by a word of Gemini's enum, or 'unrecognised': never the vendor's string as it came,
+  // which can be megabytes. Its input is billed where Gemini reported a usage block with it.
+  if (promptBlocked(response.promptFeedback)) {
+    throw blocked(vendorWord(response.promptFeedback?.blockReason)!, response.usageMetadata, usageAndHints(response.usageMetadata, 0, usageCoversAnswer));
+  }
 
   const candidate = Array.isArray(response.candidates) ? (response.candidates[0] as Candidate | undefined) : undefined;
-  if (!candidate || typeof candidate !== 'object') throw malformed('The provider answered without a candidate');
+  if (!candidate || typeof candidate !== 'object') {
+    throw unusableAnswer(
+      'upstream_malformed_response',
+      'The provider answered without a candidate',
+      response.usageMetadata,
+      usageAndHints(response.usageMetadata, 0, usageCoversAnswer),
+    );
+  }
   const finishReason = vendorWord(candidate.finishReason);
   const parts = Array.isArray(candidate.content?.parts) ? (candidate.content.parts as ResponsePart[]) : undefined;
   const texts = (parts ?? []).filter((part) => typeof part?.text === 'string' && part.thought !== true).map((part) => part.text as string);
@@ -70,8 +80,12 @@ export function fromGenerateContentResponse(body: unknown, requestWarnings: read
     warnings.push(`The provider stopped the output early (${finishReason}); it may be incomplete`);
   } else if (texts.length === 0 && !cutAtMaxTokens) {
     // A content without parts that STOPs is an answer of no text (Gemini's, when a model has nothing to say): billed, charged as any.
+    // Another finish reason (LANGUAGE, OTHER, a tool call): a failure, charged the usage Gemini reported with it.
     if (finishReason !== 'STOP' || typeof candidate.content !== 'object' || candidate.content === null) {
-      throw malformed(`The provider answered without text${finishReason ? ` (finishReason ${finishReason})` : ''}`);
+      throw unusableAnswer('upstream_malformed_response', `The provider answered without text${finishReason ? ` (finishReason ${finishReason})` : ''}`, response.usageMetadata, {
+        usage,
+        hints,
+      });
     }
   } else if (finishReason !== undefined && finishReason !== 'STOP' && !cutAtMaxTokens) {
     warnings.push(`The provider ended the output with finishReason ${finishReason}`);

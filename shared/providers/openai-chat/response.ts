@@ -1,5 +1,5 @@
 import { textTokens } from '../../text/text-tokens.js';
-import { blockedAnswer, UpstreamError, vendorWord } from '../errors.js';
+import { unusableAnswer, UpstreamError, vendorWord } from '../errors.js';
 import type { ModelReply } from '../types.js';
 import { dialectFor } from './dialects.js';
 import type { ChatDialect } from './dialects.js';
@@ -60,7 +60,7 @@ export function fromChatResponse(body: unknown, dialect: ChatDialect = dialectFo
   const text = textOf(choice.message?.content);
   const refused = text === undefined && typeof choice.message?.refusal === 'string';
   const cutAtMaxTokens = finishReason === 'length';
-  let output: string;
+  let output: string | undefined;
   if (text !== undefined) {
     output = withoutThinking(text);
   } else if (refused) {
@@ -68,18 +68,18 @@ export function fromChatResponse(body: unknown, dialect: ChatDialect = dialectFo
     warnings.push('The model refused to answer');
   } else if (cutAtMaxTokens || (finishReason !== undefined && (finishReason in CUT || finishReason === 'content_filter' || finishReason === 'stop'))) {
     output = ''; // cut: everything went into reasoning before the limit; filtered: nothing was left; stopped: an answer of no text
-  } else {
-    throw new UpstreamError('upstream_malformed_response', 'The provider answered without content');
   }
   const reported = response.usage ?? response.x_groq?.usage;
   const usage = toUsage(reported, dialect);
   // Reasoning (in its fields, or inline) is billed output that is not shown: counted, should the usage be missing, as a stream counts it.
-  const inline = text !== undefined && text.length > output.length ? textTokens(text) - textTokens(output) : 0;
+  const inline = text !== undefined && output !== undefined && text.length > output.length ? textTokens(text) - textTokens(output) : 0;
   const reasoning = reasoningOf(choice.message);
   const thinking = inline + (reasoning === '' ? 0 : textTokens(reasoning)) + streamedReasoningTokens;
   const hints = thinking > 0 ? { hints: { unseenOutputTokens: thinking } } : {};
+  // No content for another finish reason (a tool call, one unknown): a failure, charged the usage reported with it.
+  if (output === undefined) throw unusableAnswer('upstream_malformed_response', 'The provider answered without content', reported, { usage, ...hints });
   if (finishReason === 'content_filter') {
-    if (output === '' && !refused) throw blockedAnswer('The provider blocked the answer (content_filter)', reported, { usage, ...hints });
+    if (output === '' && !refused) throw unusableAnswer('upstream_blocked', 'The provider blocked the answer (content_filter)', reported, { usage, ...hints });
     warnings.push('The provider filtered the output');
   } else if (finishReason !== undefined && !cutAtMaxTokens && !ENDED.has(finishReason)) {
     warnings.push(CUT[finishReason] ?? `The provider ended the output with finish_reason ${finishReason}`);

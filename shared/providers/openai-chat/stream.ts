@@ -31,6 +31,8 @@ export class ChatStream {
   private usage: ChatUsage | undefined;
   private chunks = 0;
   private done = false;
+  /** A usage chunk came with the finish_reason or after it: the answer and its count are whole, whether or not `[DONE]` follows. */
+  private counted = false;
   /** Reasoning streamed in its own fields, as textTokens counts it: billed as output, never shown. */
   private reasoningTokens = 0;
 
@@ -55,18 +57,24 @@ export class ChatStream {
     const usage = chunk.usage ?? chunk.x_groq?.usage;
     if (usage) this.usage = usage;
     const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
-    if (!choice) return;
-    const piece = textOf(choice.delta?.content);
-    if (piece !== undefined) this.text.add(piece);
-    const reasoning = reasoningOf(choice.delta);
-    if (reasoning !== '') this.reasoningTokens += textTokens(reasoning);
-    if (typeof choice.delta?.refusal === 'string') this.refusal += choice.delta.refusal;
-    if (choice.finish_reason !== undefined && choice.finish_reason !== null) this.finishReason = choice.finish_reason;
+    if (choice) {
+      const piece = textOf(choice.delta?.content);
+      if (piece !== undefined) this.text.add(piece);
+      const reasoning = reasoningOf(choice.delta);
+      if (reasoning !== '') this.reasoningTokens += textTokens(reasoning);
+      if (typeof choice.delta?.refusal === 'string') this.refusal += choice.delta.refusal;
+      if (choice.finish_reason !== undefined && choice.finish_reason !== null) this.finishReason = choice.finish_reason;
+    }
+    if (usage && this.finishReason !== undefined) this.counted = true;
   }
 
-  /** `[DONE]` ends the stream (a finish_reason ends the answer, but a usage chunk may follow it). */
+  /**
+   * `[DONE]` ends the stream; so does a usage chunk with the finish_reason or after it (a usage
+   * chunk may follow the finish_reason), so that a vendor holding the connection open before
+   * its `[DONE]` does not turn a whole answer into a timeout.
+   */
   ended(): boolean {
-    return this.done;
+    return this.done || this.counted;
   }
 
   partial(): PartialReply {

@@ -39,6 +39,24 @@ describe('A vendor stream that ends before the event that ends its answer fails,
   const chat = () => new ChatStream(dialectFor('openai'), () => undefined);
   const piece = (content: string, finish_reason: string | null = null) => ({ choices: [{ delta: { content }, finish_reason }] });
 
+  it('chat completions: whole once a usage chunk came with its finish_reason or after it, [DONE] or not (a vendor may hold the connection open before it)', () => {
+    const usage = { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 };
+    const after = chat();
+    for (const chunk of [piece('Hello'), piece('', 'stop')]) after.onEvent({ event: 'message', data: JSON.stringify(chunk) });
+    expect(after.ended()).toBe(false);
+    after.onEvent({ event: 'message', data: JSON.stringify({ choices: [], usage }) });
+    expect(after.ended()).toBe(true);
+    expect(after.finish()).toMatchObject({ output: 'Hello', usage: { inputTokens: 3, outputTokens: 2 } });
+    // Groq's usage rides on the chunk of the finish_reason.
+    const groq = new ChatStream(dialectFor('groq'), () => undefined);
+    groq.onEvent({ event: 'message', data: JSON.stringify({ ...piece('Hi', 'stop'), x_groq: { usage } }) });
+    expect(groq.ended()).toBe(true);
+    // A usage chunk before the finish_reason (a running count) does not end it.
+    const running = chat();
+    running.onEvent({ event: 'message', data: JSON.stringify({ ...piece('Hel'), usage }) });
+    expect(running.ended()).toBe(false);
+  });
+
   it('chat completions: ended by a finish_reason (a usage chunk may still follow) or by [DONE], else early', () => {
     expect(read(chat(), [piece('Hello'), piece('', 'stop')]).output).toBe('Hello');
     expect(read(chat(), [piece('Hello'), '[DONE]']).output).toBe('Hello');
@@ -46,20 +64,21 @@ describe('A vendor stream that ends before the event that ends its answer fails,
     expect(error.details.partial).toEqual({ output: 'Hel', usage: expect.objectContaining({ inputTokens: 3, outputTokens: 2 }), hints: { unseenOutputTokens: 0 } });
   });
 
-  it('Anthropic Messages: ended by message_stop; usage already sent travels with the failure', () => {
+  it('Anthropic Messages: ended by message_stop, or by a message_delta with its stop reason and usage; usage already sent travels with the failure', () => {
     const events = [
       { type: 'message_start', message: { usage: { input_tokens: 5, output_tokens: 1 } } },
       { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Partial' } },
-      { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 7 } },
     ];
-    expect(read(new MessagesStream(() => undefined), [...events, { type: 'message_stop' }]).output).toBe('Partial');
+    const delta = { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 7 } };
+    expect(read(new MessagesStream(() => undefined), [...events, delta, { type: 'message_stop' }]).output).toBe('Partial');
+    // Only message_stop follows a message_delta that says how the answer ended and what it counted: the answer is whole.
+    expect(read(new MessagesStream(() => undefined), [...events, delta])).toMatchObject({ output: 'Partial', usage: { inputTokens: 5, outputTokens: 7 } });
+    // A stop reason without its usage, or usage without a stop reason, is not yet the end.
+    endedEarly(() => read(new MessagesStream(() => undefined), [...events, { type: 'message_delta', delta: { stop_reason: 'end_turn' } }]));
+    endedEarly(() => read(new MessagesStream(() => undefined), [...events, { type: 'message_delta', delta: {}, usage: { output_tokens: 7 } }]));
     const error = endedEarly(() => read(new MessagesStream(() => undefined), events));
     expect(error.message).toContain('message_stop');
-    expect(error.details.partial).toEqual({
-      output: 'Partial',
-      usage: expect.objectContaining({ inputTokens: 5, outputTokens: 7 }),
-      hints: { inputTokens: 5 },
-    });
+    expect(error.details.partial).toEqual({ output: 'Partial', hints: { inputTokens: 5 } });
   });
 
   it('OpenAI Responses: ended by a final event, also one without its response (then without usage)', () => {
