@@ -128,7 +128,7 @@ export function createLocalServer(handlers: LocalHandlers, log: Log, options: Lo
     // Stopping (the host's close() stopped listening): a request that comes on a connection
     // still open is refused cleanly, and every answer still to go closes its connection,
     // rather than the close that ends the host resetting a request half read.
-    if (!server.listening) return reject(req, res, new ServiceUnavailableError('The gateway is stopping; send the request again once it runs', 1), requestId, log, true);
+    if (!server.listening) return reject(req, res, stoppingError(), requestId, log, true);
     handle(req, res, requestId, serving).catch((error: unknown) => {
       // The caller went away mid-body: no one to answer, nothing went wrong here.
       if (error instanceof ClientGoneError) return void req.socket.destroy();
@@ -257,6 +257,11 @@ function routeOf(path: string | undefined): (typeof ROUTES)[string] | undefined 
   return path !== undefined && Object.hasOwn(ROUTES, path) ? ROUTES[path] : undefined;
 }
 
+/** The answer to a request the host will not run: it is closing. */
+function stoppingError(): ServiceUnavailableError {
+  return new ServiceUnavailableError('The gateway is stopping; send the request again once it runs', 1);
+}
+
 /** What every request of one server is handled with. */
 interface Serving {
   handlers: LocalHandlers;
@@ -287,6 +292,9 @@ async function handle(req: IncomingMessage, res: ServerResponse, requestId: stri
 
   const body = await readBody(req, LIMITS.bodyBytes);
   if (body === undefined) return reject(req, res, new PayloadTooLargeError(LIMITS.bodyBytes), requestId, log);
+  // The host began closing while this request was read: its close waits for the requests it
+  // found running, not for this one, which would run (reserved, its models called) and be cut.
+  if (stopping()) return reject(req, res, stoppingError(), requestId, log, true);
   const event = toProxyEvent(req, body, path, authorizerContext, requestId);
   if (route.handler === 'catalog') {
     send(res, await handlers.catalog(event, lambdaContext('catalog', requestId)), requestId);

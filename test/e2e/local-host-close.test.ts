@@ -22,6 +22,36 @@ await new Promise<void>((resolve) => vendor.listen(0, '127.0.0.1', resolve));
 afterAll(() => new Promise<void>((resolve) => vendor.close(() => resolve())));
 
 describe('Closing the local host', () => {
+  it('answers 503 to a request whose body ends after the host began closing: nothing reserved, no model called', async () => {
+    const host = await startTestHost();
+    // A model slower than the close waits for a writer: run, the request would be cut unanswered.
+    host.simulator.setFault({ kind: 'slow', delayMs: 3_000 });
+    const { port } = new URL(host.url);
+    const body = JSON.stringify({ prompt: 'Say hello', models: ['fam_c-5.4'] });
+    const req = request({
+      host: '127.0.0.1',
+      port,
+      path: '/api/v1/prompt',
+      method: 'POST',
+      headers: { authorization: `Bearer ${host.demo.apiKey}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), expect: '100-continue' },
+    });
+    req.flushHeaders();
+    // The go-ahead: the host has the request and is reading it when Ctrl-C comes.
+    await once(req, 'continue');
+    const closing = host.close();
+    req.end(body);
+    const [res] = (await once(req, 'response')) as [IncomingMessage];
+    const chunks: Buffer[] = [];
+    res.on('data', (chunk: Buffer) => chunks.push(chunk));
+    await once(res, 'end');
+    await closing;
+    // It had been run after the close stopped waiting (reserved, its model called) and then cut unanswered, its hold left to the reconciler.
+    expect(res.statusCode).toBe(503);
+    expect(res.headers['retry-after']).toBe('1');
+    expect(JSON.parse(Buffer.concat(chunks).toString('utf8'))).toMatchObject({ error: { code: 'service_unavailable' } });
+    expect(host.simulator.calls()).toHaveLength(0);
+  });
+
   it('writes an event stream still queued for its reader whole, done event and all, before it closes the connection', async () => {
     const host = await startTestHost({
       SIMULATE_PROVIDERS: '0',
