@@ -6,16 +6,39 @@ export { creditsToMicro, MICRO_PER_CREDIT, microToCredits } from '../pricing/mic
 
 export type CreditRates = Pick<GatewayConfig, 'creditsPerUsd' | 'markup'>;
 
-const microCredits = (usd: number, rates: CreditRates): number => usd * rates.creditsPerUsd * rates.markup * MICRO_PER_CREDIT;
+/**
+ * `usd` in micro-credits as a fraction, exactly: the cost to the pico-dollar (the precision a
+ * call's cost is rounded to) and each rate as the decimal it is written as (1.2, 1e-7), so that
+ * no binary rounding moves a charge across a half or an estimate across a whole micro-credit
+ * (141,757.5 had been rounded down as 141,757.4999…, and an estimate of exactly 244,200 taken
+ * up to 244,201).
+ */
+function microCredits(usd: number, rates: CreditRates): { numerator: bigint; denominator: bigint } {
+  const pico = BigInt(Math.round(usd * 1e12));
+  const [credits, creditsExponent] = decimal(rates.creditsPerUsd);
+  const [markup, markupExponent] = decimal(rates.markup);
+  // usd = pico × 10^-12, and a credit is MICRO_PER_CREDIT (10^6) micro-credits.
+  const exponent = creditsExponent + markupExponent - 12 + Math.log10(MICRO_PER_CREDIT);
+  const numerator = pico * credits * markup;
+  return exponent >= 0 ? { numerator: numerator * 10n ** BigInt(exponent), denominator: 1n } : { numerator, denominator: 10n ** BigInt(-exponent) };
+}
+
+/** A positive number as the integer and power of ten of its shortest decimal, as JavaScript writes it: 1.2 is [12, -1], 1e-7 is [1, -7]. */
+function decimal(value: number): [bigint, number] {
+  const [mantissa = '0', exponent = '0'] = String(value).split('e');
+  const [whole = '0', fraction = ''] = mantissa.split('.');
+  return [BigInt(whole + fraction), Number(exponent) - fraction.length];
+}
 
 /**
- * A charge in micro-credits: to the nearest, and never 0 for a cost above 0 (an operator
- * whose credits are dollars, CREDITS_PER_USD=1, would otherwise give away every call under
- * half a micro-dollar). The estimate, rounded up, is at least as much.
+ * A charge in micro-credits: to the nearest (a half up), and never 0 for a cost above 0 (an
+ * operator whose credits are dollars, CREDITS_PER_USD=1, would otherwise give away every call
+ * under half a micro-dollar). The estimate, rounded up, is at least as much.
  */
 export function usdToMicroCredits(usd: number, rates: CreditRates): number {
-  const micro = microCredits(usd, rates);
-  return micro > 0 ? Math.max(1, Math.round(micro)) : 0;
+  if (!(usd > 0)) return 0;
+  const { numerator, denominator } = microCredits(usd, rates);
+  return Math.max(1, Number((2n * numerator + denominator) / (2n * denominator)));
 }
 
 /**
@@ -23,5 +46,7 @@ export function usdToMicroCredits(usd: number, rates: CreditRates): number {
  * never below the charge of the same calls, whose total is rounded once to the nearest.
  */
 export function usdToMicroCreditsUp(usd: number, rates: CreditRates): number {
-  return Math.ceil(microCredits(usd, rates));
+  if (!(usd > 0)) return 0;
+  const { numerator, denominator } = microCredits(usd, rates);
+  return Math.max(1, Number((numerator + denominator - 1n) / denominator));
 }
