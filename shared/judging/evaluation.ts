@@ -68,9 +68,9 @@ export function toEvaluation(pair: PairJudgments): Omit<Evaluation, 'inRanking' 
     };
   }
 
-  // Each model's score is the mean of the score it got in either position.
-  const scoreA = (aFirst.verdict.scoreA + bFirst.verdict.scoreB) / 2;
-  const scoreB = (aFirst.verdict.scoreB + bFirst.verdict.scoreA) / 2;
+  // Each model's score is the mean of the score it got in either position, as reported (4 decimals: 7.6, not 7.6000000000000005).
+  const scoreA = round((aFirst.verdict.scoreA + bFirst.verdict.scoreB) / 2, 4);
+  const scoreB = round((aFirst.verdict.scoreB + bFirst.verdict.scoreA) / 2, 4);
   const consistent = orders[0].winner === orders[1].winner;
   const judged = swapVerdict(orders);
   const verdictA = judged === 'tie' ? 0.5 : judged === a.modelId ? 1 : 0;

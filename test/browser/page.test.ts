@@ -2091,7 +2091,7 @@ describe('The comparison page at GET /', () => {
   });
 
   describe('Long unbroken text', () => {
-    it('wraps a long error and scrolls wide code and tables inside their column, the status in view', async () => {
+    it('wraps a long error and a warning of one long word, and scrolls wide code and tables inside their column, the status in view', async () => {
       const markdown = [
         `Here: \`${'y'.repeat(3_000)}\` end, [a link](https://example.com/${'p'.repeat(3_000)})`,
         '',
@@ -2104,7 +2104,9 @@ describe('The comparison page at GET /', () => {
         `| ${Array.from({ length: 40 }, (_, i) => `value_${i}`).join(' | ')} |`,
       ].join('\n');
       const failed = resultOf(FAST, '', { status: 'failed', error: { code: 'upstream_error', upstreamStatus: 400, message: `invalid_token_${'X'.repeat(3_000)}` } });
-      proxy = await startProxy(host(), answered([failed, resultOf(OTHER, markdown), resultOf(THIRD, 'short')]));
+      // A vendor's finish reason of one long word in a warning (64 characters, as the gateway takes them).
+      const warned = resultOf(THIRD, 'short', { warnings: [`The provider ended the output with finish_reason ${'x'.repeat(64)}`] });
+      proxy = await startProxy(host(), answered([failed, resultOf(OTHER, markdown), warned]));
       page = await openPage(browser(), host(), { url: proxy.url });
       await page.click('#markdown');
       await compare(page, { models: [FAST, OTHER, THIRD] });
@@ -2124,7 +2126,7 @@ describe('The comparison page at GET /', () => {
             pageWidth: document.documentElement.scrollWidth === innerWidth,
             columns: [...document.querySelectorAll('article.column')].map((article) => {
               const box = article.getBoundingClientRect();
-              const parts = [...article.querySelectorAll('.status, .error:not([hidden]), .output, .output pre, .output table, .output p')];
+              const parts = [...article.querySelectorAll('.status, .error:not([hidden]), .output, .output pre, .output table, .output p, .meta, .meta > span')];
               return { inside: parts.every((el) => inside(el, box)), inView: box.right <= innerWidth };
             }),
             // The wide ones scroll themselves; the output as a whole does not.
