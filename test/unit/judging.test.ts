@@ -587,24 +587,9 @@ describe('Function: toEvaluation', () => {
   });
 
   it("gives each model's mean score as reported, to 4 decimals: 7.6, not 7.6000000000000005", () => {
-    const evaluation = toEvaluation({
-      judgeModelId: 'judge',
-      a,
-      b,
-      aFirst: judged({ winner: 'A', scoreA: 8.3, scoreB: 6.9, reasoning: '' }),
-      bFirst: judged({ winner: 'B', scoreA: 6.9, scoreB: 8.3, reasoning: '' }),
-      weights: accuracyOnly,
-    });
-    expect(evaluation.scores).toEqual({ 'model-a': 8.3, 'model-b': 6.9 });
-    const mixed = toEvaluation({
-      judgeModelId: 'judge',
-      a,
-      b,
-      aFirst: judged({ winner: 'tie', scoreA: 8.3, scoreB: 8.3, reasoning: '' }),
-      bFirst: judged({ winner: 'tie', scoreA: 6.9, scoreB: 6.9, reasoning: '' }),
-      weights: accuracyOnly,
-    });
-    expect(mixed.scores).toEqual({ 'model-a': 7.6, 'model-b': 7.6 });
+    const verdicts = [8.3, 6.9].map((score) => judged({ winner: 'tie', scoreA: score, scoreB: score, reasoning: '' }));
+    const evaluation = toEvaluation({ judgeModelId: 'judge', a, b, aFirst: verdicts[0]!, bFirst: verdicts[1]!, weights: accuracyOnly });
+    expect(evaluation.scores).toEqual({ 'model-a': 7.6, 'model-b': 7.6 });
   });
 
   it('names the winner when both orders agree, and adds up both calls', () => {
