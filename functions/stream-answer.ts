@@ -1,7 +1,7 @@
 import { finished } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { pipeEvents, type ApiResult } from '../shared/http/event-stream.js';
+import { pipeAnswer, type ApiResult } from '../shared/http/event-stream.js';
 import { errorResponse } from '../shared/http/response.js';
 import type { Log } from '../shared/log.js';
 
@@ -35,7 +35,7 @@ export function streamAnswers(handler: ApiHandler, log: Log, runtime: LambdaStre
         ...(result.multiValueHeaders ? { multiValueHeaders: mapValues(result.multiValueHeaders, (values) => values.map(String)) } : {}),
       });
       // A stream still open FINISH_MARGIN_MS before the function's timeout (a reader that stalls,
-      // during the events or on the last bytes once the answer has ended: pipeEvents waits a minute
+      // during the events or on the last bytes once the answer has ended: pipeAnswer waits a minute
       // for one; the run itself ends at the deadline, before) is cut then, so that the invocation
       // ends on its own, what follows the answer written.
       const left = context.getRemainingTimeInMillis?.();
@@ -56,7 +56,7 @@ export function streamAnswers(handler: ApiHandler, log: Log, runtime: LambdaStre
       try {
         if (result.eventStream) {
           // Events as they come; a caller who goes cancels the run, which still ends the stream.
-          await pipeEvents(result.eventStream, stream);
+          await pipeAnswer(result.eventStream, stream);
           if (!stream.destroyed) await flushed();
         } else {
           // `write`, not `end(body)`: the runtime puts the metadata and its delimiter ahead of

@@ -16,7 +16,7 @@ import {
   ServiceUnavailableError,
   UnauthorizedError,
 } from '../../shared/errors.js';
-import { acceptsEventStream, pipeEvents, type ApiResult, type EventStream } from '../../shared/http/event-stream.js';
+import { acceptsEventStream, pipeAnswer, wholeAnswer, type ApiResult, type EventStream } from '../../shared/http/event-stream.js';
 import { logAnswer } from '../../shared/http/answered.js';
 import { errorResponse } from '../../shared/http/response.js';
 import type { Log } from '../../shared/log.js';
@@ -132,7 +132,7 @@ export function createLocalServer(handlers: LocalHandlers, log: Log, options: Lo
     handle(req, res, requestId, serving).catch((error: unknown) => {
       // The caller went away mid-body: no one to answer, nothing went wrong here.
       if (error instanceof ClientGoneError) return void req.socket.destroy();
-      send(res, errorResponse(error, log, { requestId }), requestId);
+      void send(res, errorResponse(error, log, { requestId }), requestId);
     });
   });
   server.maxConnections = options.maxConnections ?? connectionCap();
@@ -297,13 +297,13 @@ async function handle(req: IncomingMessage, res: ServerResponse, requestId: stri
   if (stopping()) return reject(req, res, stoppingError(), requestId, log, true);
   const event = toProxyEvent(req, body, path, authorizerContext, requestId);
   if (route.handler === 'catalog') {
-    send(res, await handlers.catalog(event, lambdaContext('catalog', requestId)), requestId);
+    await send(res, await handlers.catalog(event, lambdaContext('catalog', requestId)), requestId);
     return;
   }
   const result = await handlers.api(event, lambdaContext('api', requestId, apiTimeoutMs, acceptsEventStream(req.headers.accept) ? callerGone(req, res) : undefined));
   if (stopping()) res.setHeader('connection', 'close');
   if (result.eventStream) await sendEvents(res, result, result.eventStream, requestId);
-  else send(res, result, requestId);
+  else await send(res, result, requestId);
   // What the handler still writes once its answer is sent.
   await result.finished;
 }
@@ -359,11 +359,11 @@ async function authorize(handlers: LocalHandlers, req: IncomingMessage, path: st
   }
 }
 
-/** An event stream: its status and headers at once, then its events as they come (pipeEvents). */
+/** An event stream: its status and headers at once, then its events as they come (pipeAnswer). */
 async function sendEvents(res: ServerResponse, result: ApiResult, stream: EventStream, requestId: string): Promise<void> {
   res.writeHead(result.statusCode, { ...(result.headers as Record<string, string>), 'x-request-id': requestId });
   res.flushHeaders();
-  await pipeEvents(stream, res);
+  await pipeAnswer(stream, res);
 }
 
 /** The body's bytes, or undefined as soon as it passes `limit` bytes (reject() then discards the rest). */
@@ -415,13 +415,18 @@ function reject(req: IncomingMessage, res: ServerResponse, error: Error, request
   if (closeConnection) res.setHeader('connection', 'close');
   const answer = errorResponse(error);
   logAnswer(log, error, answer.statusCode, requestId);
-  send(res, answer, requestId);
+  void send(res, answer, requestId);
   // Unread bodies are discarded so that a keep-alive connection stays usable.
   if (!closeConnection) discardBody(req);
 }
 
-function send(res: ServerResponse, result: APIGatewayProxyResult, requestId: string): void {
+/**
+ * An answer whole: written as an event stream's events are (pipeAnswer), in pieces, its
+ * connection ended for a reader that takes none for a minute (it had been held as long as the
+ * reader liked, with the answer, up to megabytes, in memory).
+ */
+async function send(res: ServerResponse, result: APIGatewayProxyResult, requestId: string): Promise<void> {
   if (res.headersSent) return;
   res.writeHead(result.statusCode, { ...(result.headers as Record<string, string>), 'x-request-id': requestId });
-  res.end(result.body);
+  await pipeAnswer(wholeAnswer(result.body ?? ''), res);
 }

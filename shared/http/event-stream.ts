@@ -58,7 +58,7 @@ export type ApiResult = APIGatewayProxyResult & {
  * Mi, what the whole output budget of a request is in bytes. Each delta adds about 60
  * characters of framing to its text, so a vendor streaming a character a delta to a caller
  * that reads nothing queued 137 MB a stream before (a reviewer held 23 such streams: a 3.2
- * GB process). Past it the reader is taken as gone (pipeEvents ends its connection). The
+ * GB process). Past it the reader is taken as gone (pipeAnswer ends its connection). The
  * other events are not counted: `result` and `done` repeat the answer whole, as the JSON
  * path holds it.
  */
@@ -180,9 +180,23 @@ export class EventStream implements AsyncIterable<string> {
   }
 }
 
+/** What pipeAnswer writes: an event stream, or a whole answer's body (wholeAnswer). */
+export type AnswerText = AsyncIterable<string> & Pick<EventStream, 'signal' | 'cancel'>;
+
+/** A whole answer's body as pipeAnswer writes it: one chunk, nothing to cancel. */
+export function wholeAnswer(body: string): AnswerText {
+  return {
+    signal: new AbortController().signal,
+    cancel: () => undefined,
+    async *[Symbol.asyncIterator]() {
+      yield body;
+    },
+  };
+}
+
 /**
- * Writes an event stream to `out` as it comes, then ends `out` (the local host's HTTP
- * response, Lambda's response stream). A write `out` cannot take yet is awaited (`drain`)
+ * Writes an event stream (or a whole answer, wholeAnswer) to `out` as it comes, then ends
+ * `out` (the local host's HTTP response, Lambda's response stream). A write `out` cannot take yet is awaited (`drain`)
  * before the next, so that what a slow reader has not taken waits in the stream's queue
  * (bounded as said there), not in socket buffers. Should `out` close or fail first (the
  * caller went), the stream is cancelled (the model calls stop) and read to its end
@@ -191,7 +205,7 @@ export class EventStream implements AsyncIterable<string> {
  * STALLED_READER_MS, or leaves more than MAX_QUEUED_CHARS unread, is gone too: `out` is
  * ended (destroyed) for it.
  */
-export async function pipeEvents(stream: EventStream, out: Writable, stalledReaderMs = STALLED_READER_MS): Promise<void> {
+export async function pipeAnswer(stream: AnswerText, out: Writable, stalledReaderMs = STALLED_READER_MS): Promise<void> {
   let writable: (() => void) | undefined;
   let stalled: NodeJS.Timeout | undefined;
   const drained = () => {

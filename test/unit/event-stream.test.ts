@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { acceptsEventStream, EventStream, KEEP_ALIVE, MAX_QUEUED_CHARS, pipeEvents, WRITE_SLICE_CHARS } from '../../shared/http/event-stream.js';
+import { acceptsEventStream, EventStream, KEEP_ALIVE, MAX_QUEUED_CHARS, pipeAnswer, wholeAnswer, WRITE_SLICE_CHARS } from '../../shared/http/event-stream.js';
 
 /** A connection whose reader takes nothing until `release`: what a slow caller looks like to the gateway. */
 function slowConnection() {
@@ -68,11 +68,11 @@ describe('Class: EventStream', () => {
   });
 });
 
-describe('Function: pipeEvents', () => {
+describe('Function: pipeAnswer', () => {
   it('does not write again until a slow reader took the last write, then hands over what queued as one chunk', async () => {
     const stream = new EventStream(0);
     const { out, writes, release } = slowConnection();
-    const piping = pipeEvents(stream, out);
+    const piping = pipeAnswer(stream, out);
     stream.send('delta', JSON.stringify({ text: 'x'.repeat(64) }));
     await new Promise((resolve) => setImmediate(resolve));
     for (let i = 0; i < 100; i++) stream.send('delta', JSON.stringify({ text: String(i) }));
@@ -92,7 +92,7 @@ describe('Function: pipeEvents', () => {
   it('cancels the stream when the connection closes, and returns once the producer has ended it', async () => {
     const stream = new EventStream(0);
     const { out } = slowConnection();
-    const piping = pipeEvents(stream, out);
+    const piping = pipeAnswer(stream, out);
     out.destroy();
     await new Promise((resolve) => stream.signal.addEventListener('abort', resolve));
     let returned = false;
@@ -107,7 +107,7 @@ describe('Function: pipeEvents', () => {
   it('takes a reader that leaves more deltas unread than MAX_QUEUED_CHARS as gone: the stream is cancelled, its queue let go, the connection ended', async () => {
     const stream = new EventStream(0);
     const { out, writes } = slowConnection();
-    const piping = pipeEvents(stream, out);
+    const piping = pipeAnswer(stream, out);
     stream.send('delta', JSON.stringify({ text: 'first' }));
     await new Promise((resolve) => setImmediate(resolve));
     // One character a delta: about 60 of framing each.
@@ -142,7 +142,7 @@ describe('Function: pipeEvents', () => {
     vi.useFakeTimers();
     const stream = new EventStream(0);
     const { out, writes, release } = slowConnection();
-    const piping = pipeEvents(stream, out, 60_000);
+    const piping = pipeAnswer(stream, out, 60_000);
     // A pair of surrogates (one emoji) across the first piece's end: a piece is encoded alone.
     const text = `${'x'.repeat(WRITE_SLICE_CHARS - 20)}\u{1F600}${'y'.repeat(3 * WRITE_SLICE_CHARS)}`;
     stream.send('done', JSON.stringify({ text }));
@@ -161,11 +161,35 @@ describe('Function: pipeEvents', () => {
     vi.useRealTimers();
   });
 
+  it('writes a whole answer (a JSON body) in pieces too, and ends the connection of a reader that takes none for the stalled-reader time', async () => {
+    vi.useFakeTimers();
+    const body = JSON.stringify({ output: 'z'.repeat(3 * WRITE_SLICE_CHARS) });
+    const read = slowConnection();
+    const whole = pipeAnswer(wholeAnswer(body), read.out, 60_000);
+    for (let piece = 0; piece < 4; piece++) {
+      await vi.advanceTimersByTimeAsync(50_000);
+      read.release();
+    }
+    await vi.advanceTimersByTimeAsync(0);
+    await whole;
+    // Ended whole, not cut.
+    expect([read.out.writableFinished, read.writes.join('')]).toEqual([true, body]);
+    // A reader that takes nothing: the local host had held its connection, and the answer, for as long as it liked.
+    const unread = slowConnection();
+    const cut = pipeAnswer(wholeAnswer(body), unread.out, 60_000);
+    await vi.advanceTimersByTimeAsync(59_999);
+    expect(unread.out.destroyed).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect([unread.out.destroyed, unread.out.writableFinished]).toEqual([true, false]);
+    await cut;
+    vi.useRealTimers();
+  });
+
   it('ends the connection of a reader that takes nothing for the stalled-reader time, and cancels the stream', async () => {
     vi.useFakeTimers();
     const stream = new EventStream(0);
     const { out } = slowConnection();
-    const piping = pipeEvents(stream, out, 60_000);
+    const piping = pipeAnswer(stream, out, 60_000);
     stream.send('delta', JSON.stringify({ text: 'x'.repeat(64) }));
     await vi.advanceTimersByTimeAsync(59_999);
     expect(out.destroyed).toBe(false);

@@ -156,7 +156,7 @@ describe('api entry: an event stream (Accept: text/event-stream)', () => {
   it("cuts a reader that stalls past what the invocation has left, FINISH_MARGIN_MS before the function's timeout, and finishes what follows the answer", async () => {
     const events = new EventStream(0);
     const { handler, isSettled } = streamingEvents(events);
-    // A reader that takes nothing: the stream's buffer fills and the writes wait (a minute, left to pipeEvents).
+    // A reader that takes nothing: the stream's buffer fills and the writes wait (a minute, left to pipeAnswer).
     const responseStream = new PassThrough({ highWaterMark: 16 });
     const closed = new Promise<void>((resolve) => responseStream.on('close', resolve));
     const invocation = handler(event, responseStream, { ...context, getRemainingTimeInMillis: () => FINISH_MARGIN_MS + 50 } as Context);
