@@ -34,14 +34,17 @@ export const MAX_FIELD_ERRORS = 100;
 export class ValidationError extends GatewayError {
   override name = 'ValidationError';
   readonly details: FieldError[];
-  constructor(details: FieldError[]) {
+  /** `count`: how many fields failed where `details` lists fewer (the repeated members' pointers, cut at their characters' limit). */
+  constructor(details: FieldError[], count = details.length) {
     const first = details[0];
+    const failed = Math.max(count, details.length);
+    const listed = Math.min(details.length, MAX_FIELD_ERRORS);
     super(
       400,
       'invalid_request',
-      details.length === 1 && first
+      failed === 1 && first
         ? `${first.field || '/'}: ${first.message}`
-        : `${details.length} fields are invalid${details.length > MAX_FIELD_ERRORS ? `; the first ${MAX_FIELD_ERRORS} are listed` : ''}`,
+        : `${failed} fields are invalid${failed > listed ? (listed === 1 ? '; the first is listed' : `; the first ${listed} are listed`) : ''}`,
     );
     this.details = details.slice(0, MAX_FIELD_ERRORS);
     this.every = details;

@@ -51,6 +51,8 @@ export interface RequestJsonFields {
    * a pointer below a member name of megabytes is that long.
    */
   repeated: string[];
+  /** How many members were repeated, once per name and object: `repeated`'s count, and those its characters left out. */
+  repeatedCount: number;
 }
 
 /** Characters of the repeated members' pointers listed beyond the first. */
@@ -63,8 +65,9 @@ const REPORTED_CHARS = 64 * 1024;
  */
 export function readRequestJson(text: string): RequestJsonFields {
   const repeated: string[] = [];
-  const tooMany = scan(text, MAX_FIELDS, repeated);
-  return { tooMany, repeated };
+  const counted = { repeated: 0 };
+  const tooMany = scan(text, MAX_FIELDS, repeated, counted);
+  return { tooMany, repeated, repeatedCount: counted.repeated };
 }
 
 /** An object or array open at the scan's place, while member names are compared. */
@@ -119,7 +122,7 @@ function firstReport(open: Open, key: string): boolean {
  * empty is one), and each member name read, decoded when it holds an escape, and compared
  * with its object's others.
  */
-function scan(text: string, max: number, repeated: string[] | undefined): boolean {
+function scan(text: string, max: number, repeated: string[] | undefined, counted?: { repeated: number }): boolean {
   let fields = 0;
   let open: Open | undefined;
   let reportedChars = 0;
@@ -141,6 +144,7 @@ function scan(text: string, max: number, repeated: string[] | undefined): boolea
           // Reported once by its pointer: names that differ only in half a surrogate pair read alike there (U+FFFD).
           const segment = escapePointer(name);
           if (firstReport(open, setKey(segment))) {
+            counted!.repeated++;
             const pointer = `${pointerOf(open)}/${segment}`;
             if (repeated!.length === 0 || reportedChars + pointer.length <= REPORTED_CHARS) {
               repeated!.push(pointer);

@@ -126,7 +126,11 @@ export function jsonBody(options: { limitBytes: number }): Middleware {
         throw new MalformedJsonError(error);
       }
       // JSON.parse keeps the last of a repeated member; a proxy or log that read the first saw another request.
-      if (fields.repeated.length > 0) throw new ValidationError(fields.repeated.map((field) => ({ field, message: REPEATED_MEMBER })));
+      if (fields.repeated.length > 0)
+        throw new ValidationError(
+          fields.repeated.map((field) => ({ field, message: REPEATED_MEMBER })),
+          fields.repeatedCount,
+        );
       event.json = event.body as unknown;
       // UTF-8 cannot spell half of a surrogate pair; a `\ud800` escape can. Such a string is not
       // text (a vendor's parser may refuse it after the credits are held): 400, naming the field.

@@ -144,7 +144,20 @@ describe('Handler: api, request bodies', () => {
     const answer = await invoke(text);
     expect(answer.status).toBe(400);
     expect(answer.body.error.details).toHaveLength(1);
+    // Counted whole, though one is listed: it had said "1 field", as the list was cut.
+    expect(answer.body.error.message).toBe('1000 fields are invalid; the first is listed');
     expect(JSON.stringify(answer.body).length).toBeLessThan(2 * text.length + 1_000);
+  });
+
+  it('counts every repeated member in its message where their pointers fill the list before its 100', async () => {
+    const names = Array.from({ length: 2_000 }, (_, i) => String(i).padStart(60, 'k'));
+    const answer = await invoke(`{"prompt":"a","models":["fam_k-8b"],"x":{${names.map((name) => `"${name}":1,"${name}":2`).join(',')}}}`);
+    expect(answer.body.error.details).toHaveLength(100);
+    expect(answer.body.error.message).toBe('2000 fields are invalid; the first 100 are listed');
+    const long = ['a', 'b', 'c'].map((letter) => letter.repeat(30_000));
+    const three = await invoke(`{"prompt":"a","models":["fam_k-8b"],"x":{${long.map((name) => `"${name}":1,"${name}":2`).join(',')}}}`);
+    expect(three.body.error.details).toHaveLength(2);
+    expect(three.body.error.message).toBe('3 fields are invalid; the first 2 are listed');
   });
 
   it.each([
