@@ -59,6 +59,7 @@ const STRICT_LONG_ENUM_CHARACTERS = 15_000;
  * the root), or undefined when strict mode takes it. OpenAI's strict Structured Outputs and
  * Groq's `strict: true` (constrained decoding) both want `additionalProperties: false` and
  * every property listed in `required` at each object level ("all fields must be required"),
+ * and no other name there,
  * and take only the keywords of STRICT_KEYWORDS (`format` only of STRICT_FORMATS), no `anyOf` at the root, and no string enum
  * of more than 250 values past 15,000 characters ("Supported schemas", its limits); the
  * contract guarantees the first of these, not the others.
@@ -86,6 +87,8 @@ export function strictViolation(schema: unknown, at = ''): string | undefined {
     const required = Array.isArray(schema['required']) ? schema['required'] : [];
     const missing = Object.keys(properties ?? {}).find((key) => !required.includes(key));
     if (missing !== undefined) return `${at}/properties/${escapePointerToken(missing)}`;
+    // A required name that is no property: refused too ("Extra required key supplied"), as `required` must be the properties' names.
+    if (required.some((key) => typeof key !== 'string' || !Object.hasOwn(properties ?? {}, key))) return `${at}/required`;
     if (schema['additionalProperties'] !== false) return at;
   }
   for (const key of SUBSCHEMA_KEYWORDS) {

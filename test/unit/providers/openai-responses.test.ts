@@ -281,6 +281,8 @@ describe('Function: strictViolation', () => {
   it.each([
     ['an optional root property', { ...SCHEMA, required: ['score'] }, '/properties/verdict'],
     ['a root without additionalProperties false', { ...SCHEMA, additionalProperties: true }, ''],
+    ['a required name that is no property ("Extra required key supplied")', { ...SCHEMA, required: [...SCHEMA.required, 'reason'] }, '/required'],
+    ['a required name of an object without properties', { type: 'object', required: ['a'], additionalProperties: false }, '/required'],
     [
       'an optional property inside array items',
       { type: 'object', properties: { list: { type: 'array', items: { ...SCHEMA, required: [] } } }, required: ['list'], additionalProperties: false },
