@@ -16,7 +16,7 @@ import {
   ServiceUnavailableError,
   UnauthorizedError,
 } from '../../shared/errors.js';
-import { acceptsEventStream, pipeAnswer, wholeAnswer, type ApiResult, type EventStream } from '../../shared/http/event-stream.js';
+import { acceptsEventStream, pipeAnswer, wholeAnswer, WRITE_SLICE_CHARS, type ApiResult, type EventStream } from '../../shared/http/event-stream.js';
 import { logAnswer } from '../../shared/http/answered.js';
 import { errorResponse } from '../../shared/http/response.js';
 import type { Log } from '../../shared/log.js';
@@ -421,12 +421,15 @@ function reject(req: IncomingMessage, res: ServerResponse, error: Error, request
 }
 
 /**
- * An answer whole: written as an event stream's events are (pipeAnswer), in pieces, its
- * connection ended for a reader that takes none for a minute (it had been held as long as the
- * reader liked, with the answer, up to megabytes, in memory).
+ * An answer whole. One larger than a piece is written as an event stream's events are
+ * (pipeAnswer), in pieces, its connection ended for a reader that takes none for a minute (it
+ * had been held as long as the reader liked, with the answer, up to megabytes, in memory); a
+ * smaller one goes to the socket at once, holding nothing.
  */
 async function send(res: ServerResponse, result: APIGatewayProxyResult, requestId: string): Promise<void> {
   if (res.headersSent) return;
   res.writeHead(result.statusCode, { ...(result.headers as Record<string, string>), 'x-request-id': requestId });
-  await pipeAnswer(wholeAnswer(result.body ?? ''), res);
+  const body = result.body ?? '';
+  if (body.length <= WRITE_SLICE_CHARS) res.end(body);
+  else await pipeAnswer(wholeAnswer(body), res);
 }
