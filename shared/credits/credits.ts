@@ -14,13 +14,24 @@ export type CreditRates = Pick<GatewayConfig, 'creditsPerUsd' | 'markup'>;
  * up to 244,201).
  */
 function microCredits(usd: number, rates: CreditRates): { numerator: bigint; denominator: bigint } {
-  const pico = BigInt(Math.round(usd * 1e12));
-  const [credits, creditsExponent] = decimal(rates.creditsPerUsd);
-  const [markup, markupExponent] = decimal(rates.markup);
-  // usd = pico × 10^-12, and a credit is MICRO_PER_CREDIT (10^6) micro-credits.
-  const exponent = creditsExponent + markupExponent - 12 + Math.log10(MICRO_PER_CREDIT);
-  const numerator = pico * credits * markup;
-  return exponent >= 0 ? { numerator: numerator * 10n ** BigInt(exponent), denominator: 1n } : { numerator, denominator: 10n ** BigInt(-exponent) };
+  const { factor, denominator } = exactRate(rates);
+  return { numerator: BigInt(Math.round(usd * 1e12)) * factor, denominator };
+}
+
+/** The micro-credits of a pico-dollar as a fraction, worked out once for each rates' object (a configuration's). */
+const exactRates = new WeakMap<CreditRates, { factor: bigint; denominator: bigint }>();
+
+function exactRate(rates: CreditRates): { factor: bigint; denominator: bigint } {
+  let exact = exactRates.get(rates);
+  if (exact === undefined) {
+    const [credits, creditsExponent] = decimal(rates.creditsPerUsd);
+    const [markup, markupExponent] = decimal(rates.markup);
+    // usd = pico × 10^-12, and a credit is MICRO_PER_CREDIT (10^6) micro-credits.
+    const exponent = creditsExponent + markupExponent - 12 + Math.log10(MICRO_PER_CREDIT);
+    exact = exponent >= 0 ? { factor: credits * markup * 10n ** BigInt(exponent), denominator: 1n } : { factor: credits * markup, denominator: 10n ** BigInt(-exponent) };
+    exactRates.set(rates, exact);
+  }
+  return exact;
 }
 
 /** A positive number as the integer and power of ten of its shortest decimal, as JavaScript writes it: 1.2 is [12, -1], 1e-7 is [1, -7]. */
