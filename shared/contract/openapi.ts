@@ -41,7 +41,7 @@ const resultError = {
     code: {
       type: 'string',
       description:
-        'upstream_error, upstream_rate_limited, upstream_overloaded, upstream_unreachable, upstream_malformed_response, upstream_blocked (a safety block: charged where its vendor billed it), timeout, attachment_not_supported, provider_not_configured, internal_error; `cancelled` (a cancelled result only).',
+        'upstream_error, upstream_rate_limited, upstream_overloaded, upstream_unreachable, upstream_malformed_response (charged where its vendor billed an answer without usable text), upstream_blocked (a safety block: charged where its vendor billed it), timeout, attachment_not_supported, provider_not_configured, internal_error; `cancelled` (a cancelled result only).',
       pattern: '^[a-z][a-z0-9_]*$',
     },
     message: { type: 'string' },
@@ -136,7 +136,7 @@ const failedResult = {
     providerCost: {
       ...completedResult.properties.providerCost,
       description:
-        'A failed call costs nothing, 0, but for three that its vendor billed, each charged what it had used (the usage its vendor reported by then; null when none arrived, and estimatedCost charged instead): an event-stream call whose stream broke off (the deadline, a vendor error) after some of its text went out as deltas; a call the deadline stopped while its request was at its vendor (`timeout`); an answer its vendor withheld and billed (`upstream_blocked` with usage).',
+        'A failed call costs nothing, 0, but for four that its vendor billed, each charged what it had used (the usage its vendor reported by then; null when none arrived, and estimatedCost charged instead): an event-stream call whose stream broke off (the deadline, a vendor error) after some of its text went out as deltas; a call the deadline stopped while its request was at its vendor (`timeout`); an answer its vendor withheld and billed (`upstream_blocked` with usage); an answer without usable text that its vendor billed (`upstream_malformed_response` with usage: a Gemini LANGUAGE or OTHER finish, a Bedrock malformed_model_output, a chat tool call without content).',
     },
     estimatedCost: {
       ...completedResult.properties.estimatedCost,
@@ -461,7 +461,7 @@ const promptResponse = {
       type: 'number',
       minimum: 0,
       description:
-        "Credits deducted for this request: what its calls cost, converted (the results' and judge calls' providerCost, or estimatedCost where that is null; a failed call costs 0 unless its vendor billed it: its stream had sent text, the deadline stopped it at its vendor, or its vendor withheld an answer it billed), never more than the reservation.",
+        "Credits deducted for this request: what its calls cost, converted (the results' and judge calls' providerCost, or estimatedCost where that is null; a failed call costs 0 unless its vendor billed it: its stream had sent text, the deadline stopped it at its vendor, or its vendor withheld an answer, or gave one without usable text, that it billed), never more than the reservation.",
     },
   },
   required: ['promptLogId', 'results', 'evaluations', 'creditsUsed'],

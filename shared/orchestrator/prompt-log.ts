@@ -67,7 +67,7 @@ export interface JudgeUsage {
   failedCalls: number;
   tokensIn: number;
   tokensOut: number;
-  /** USD, as the vendors reported it: a failed call, or one whose usage was missing, counts 0. */
+  /** USD, as the vendors reported it: a failed call (but one its vendor billed, as a result's providerCost says), or one whose usage was missing, counts 0. */
   providerCost: number;
   /** USD charged for calls whose usage was missing or could not be true, estimated from their text (as a result's `estimatedCost`). */
   estimatedCost: number;

@@ -188,8 +188,8 @@ export interface ReportedCall {
  * What one call is charged, USD, in its two parts: its provider cost, or where that is
  * unavailable its estimate. A completed call is charged so; a cancelled one (stopped when its
  * caller disconnected), a failed one whose text went out before its stream broke off, and a
- * failed one whose answer its vendor withheld but billed (upstream_blocked with its usage),
- * what they had used, the same way; any other failed one nothing (its cost is 0).
+ * failed one whose answer its vendor withheld or gave without usable text but billed
+ * (upstream_blocked or upstream_malformed_response with its usage), what they had used, the same way; any other failed one nothing (its cost is 0).
  */
 export function callCharged(call: ReportedCall): { observedUsd: number; estimatedUsd: number } {
   return call.providerCost !== null ? { observedUsd: call.providerCost, estimatedUsd: 0 } : { observedUsd: 0, estimatedUsd: call.estimatedCost ?? 0 };

@@ -27,9 +27,7 @@ const BLOCKED: ReadonlySet<string> = new Set(['guardrail_intervened', 'content_f
 /** Stop reasons where what came back cannot be used as an answer. */
 const MALFORMED: ReadonlySet<string> = new Set(['malformed_model_output', 'malformed_tool_use']);
 /** Stop reasons of an answer cut short (max_tokens: cutAtMaxTokens). */
-const CUT: Readonly<Record<string, string>> = {
-  model_context_window_exceeded: "The output was cut at the model's context window",
-};
+const CUT: ReadonlyMap<string, string> = new Map([['model_context_window_exceeded', "The output was cut at the model's context window"]]);
 
 /**
  * A Converse answer as the gateway's reply. With a forced `respond` tool the output is that
@@ -48,9 +46,11 @@ export function fromConverseResponse(body: unknown, forcedTool: boolean): ModelR
   const blocks = Array.isArray(content) ? (content as ConverseBlock[]).filter((b) => typeof b === 'object' && b !== null) : [];
   const texts = blocks.filter((b) => typeof b.text === 'string').map((b) => b.text as string);
   const toolUse = blocks.find((b) => b.toolUse?.name === RESPOND_TOOL)?.toolUse ?? blocks.find((b) => b.toolUse)?.toolUse;
-  // A message of no content that ends its turn is an answer of no text: billed, charged as any.
-  // Without one for another stop reason: a failure, charged the usage reported with it.
-  if (texts.length === 0 && !toolUse && !(stopReason === 'end_turn' && Array.isArray(content))) {
+  // A message of no content that ends its turn, or that its limit cut (max_tokens, the context
+  // window), is an answer of no text, as other vendors': billed, charged as any. Without one for
+  // another stop reason: a failure, charged the usage reported with it.
+  const ended = stopReason === 'end_turn' || stopReason === 'max_tokens' || (stopReason !== undefined && CUT.has(stopReason));
+  if (texts.length === 0 && !toolUse && !(ended && Array.isArray(content))) {
     throw unusableAnswer('upstream_malformed_response', 'The provider answered without a message', answer.usage, { usage: toUsage(answer.usage) });
   }
 
@@ -62,7 +62,7 @@ export function fromConverseResponse(body: unknown, forcedTool: boolean): ModelR
     if (forcedTool) warnings.push(`The model answered in text instead of calling the ${RESPOND_TOOL} tool`);
     output = texts.join('');
   }
-  const cut = stopReason ? CUT[stopReason] : undefined;
+  const cut = stopReason === undefined ? undefined : CUT.get(stopReason);
   if (cut) warnings.push(cut);
   const usage = toUsage(answer.usage);
   if (!usage) warnings.push('The provider reported no usable token usage; cost is unavailable');

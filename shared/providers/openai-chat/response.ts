@@ -27,12 +27,12 @@ interface ChatResponse {
  * (nothing, when reasoning took it all). And `length`, maxTokens, which the fan-out words
  * (cutAtMaxTokens).
  */
-const CUT: Readonly<Record<string, string>> = {
+const CUT: ReadonlyMap<string, string> = new Map([
   // Mistral: the model's context window filled before maxTokens.
-  model_length: "The output was cut at the model's context window",
+  ['model_length', "The output was cut at the model's context window"],
   // DeepSeek: "interrupted due to insufficient resource of the inference system".
-  insufficient_system_resource: "The output was cut short: the provider's inference system ran out of resources",
-};
+  ['insufficient_system_resource', "The output was cut short: the provider's inference system ran out of resources"],
+]);
 /** Finish reasons of an answer that ended as the model meant it to (no tools are sent, but a vendor may still say tool_calls). */
 const ENDED: ReadonlySet<string> = new Set(['stop', 'tool_calls']);
 
@@ -66,7 +66,7 @@ export function fromChatResponse(body: unknown, dialect: ChatDialect = dialectFo
   } else if (refused) {
     output = '';
     warnings.push('The model refused to answer');
-  } else if (cutAtMaxTokens || (finishReason !== undefined && (finishReason in CUT || finishReason === 'content_filter' || finishReason === 'stop'))) {
+  } else if (cutAtMaxTokens || (finishReason !== undefined && (CUT.has(finishReason) || finishReason === 'content_filter' || finishReason === 'stop'))) {
     output = ''; // cut: everything went into reasoning before the limit; filtered: nothing was left; stopped: an answer of no text
   }
   const reported = response.usage ?? response.x_groq?.usage;
@@ -82,7 +82,7 @@ export function fromChatResponse(body: unknown, dialect: ChatDialect = dialectFo
     if (output === '' && !refused) throw unusableAnswer('upstream_blocked', 'The provider blocked the answer (content_filter)', reported, { usage, ...hints });
     warnings.push('The provider filtered the output');
   } else if (finishReason !== undefined && !cutAtMaxTokens && !ENDED.has(finishReason)) {
-    warnings.push(CUT[finishReason] ?? `The provider ended the output with finish_reason ${finishReason}`);
+    warnings.push(CUT.get(finishReason) ?? `The provider ended the output with finish_reason ${finishReason}`);
   }
 
   if (!usage) warnings.push('The provider reported no usable token usage; cost is unavailable');

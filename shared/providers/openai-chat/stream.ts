@@ -31,6 +31,8 @@ export class ChatStream {
   private usage: ChatUsage | undefined;
   private chunks = 0;
   private done = false;
+  /** A chunk carried a `content` (an empty one too): without any, the answer had none, as a whole answer's `content: null`. */
+  private contentSent = false;
   /** A usage chunk came with the finish_reason or after it: the answer and its count are whole, whether or not `[DONE]` follows. */
   private counted = false;
   /** Reasoning streamed in its own fields, as textTokens counts it: billed as output, never shown. */
@@ -59,7 +61,10 @@ export class ChatStream {
     const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
     if (choice) {
       const piece = textOf(choice.delta?.content);
-      if (piece !== undefined) this.text.add(piece);
+      if (piece !== undefined) {
+        this.contentSent = true;
+        this.text.add(piece);
+      }
       const reasoning = reasoningOf(choice.delta);
       if (reasoning !== '') this.reasoningTokens += textTokens(reasoning);
       if (typeof choice.delta?.refusal === 'string') this.refusal += choice.delta.refusal;
@@ -94,7 +99,8 @@ export class ChatStream {
     // The model's end is its finish_reason (a usage chunk may follow it); the vendor's, [DONE].
     if (this.finishReason === undefined && !this.done) throw streamEndedEarly('finish_reason');
     this.text.end();
-    const message = this.refusal !== '' && this.text.all === '' ? { refusal: this.refusal } : { content: this.text.all };
+    // The message a whole answer would have had: a refusal, its content, or no content at all (then, for a tool call, a failure as a whole one is).
+    const message = this.refusal !== '' && this.text.all === '' ? { refusal: this.refusal } : { content: this.contentSent ? this.text.all : null };
     // The reasoning streamed in its fields is counted as it came; inline thinking is in the content.
     const reply = fromChatResponse({ choices: [{ message, finish_reason: this.finishReason }], usage: this.usage }, this.dialect, this.reasoningTokens);
     // The output is what was streamed: also when a `<think>` block never closed (all of it thinking).

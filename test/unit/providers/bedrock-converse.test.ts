@@ -331,6 +331,18 @@ describe('Function: fromConverseResponse', () => {
     expect([reply.cutAtMaxTokens, reply.warnings]).toEqual([true, []]);
   });
 
+  it.each([
+    ['max_tokens', []],
+    ['model_context_window_exceeded', ["The output was cut at the model's context window"]],
+  ])('answers no text cut by %s as other vendors do: completed, empty, cut (it had failed, charged)', (stopReason, warnings) => {
+    const reply = fromConverseResponse(
+      { output: { message: { role: 'assistant', content: [] } }, stopReason, usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 } },
+      false,
+    );
+    expect(reply).toMatchObject({ output: '', finishReason: stopReason, warnings, usage: { inputTokens: 10, outputTokens: 5 } });
+    expect(reply.cutAtMaxTokens).toBe(stopReason === 'max_tokens' ? true : undefined);
+  });
+
   it.each(['converse-content-filtered', 'converse-guardrail-intervened'])('turns %s into upstream_blocked', (name) => {
     const error = capture(() => fromConverseResponse(fixture(name), false));
 

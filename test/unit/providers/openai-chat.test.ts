@@ -500,6 +500,17 @@ describe('Finish reasons of a chat completion, whole or streamed alike', () => {
     expect(read('mistral', 'Hello', 'tool_calls').warnings).toEqual([]);
   });
 
+  it.each(paths)('%s: no content for a tool call fails, charged its usage; an empty content for it is an answer of no text', (_path, read) => {
+    // A stream without a content delta had been read as an empty content: completed where the whole answer failed.
+    const error = thrown(() => read('mistral', null, 'tool_calls'));
+    expect(error).toMatchObject({
+      code: 'upstream_malformed_response',
+      message: 'The provider answered without content',
+      details: { billed: { usage: { inputTokens: 5, outputTokens: 9 } } },
+    });
+    expect(read('mistral', '', 'tool_calls')).toMatchObject({ output: '', usage: { inputTokens: 5, outputTokens: 9 } });
+  });
+
   it.each(paths)('%s: content_filter without text is a blocked answer; with text, a filtered one', (_path, read) => {
     const error = thrown(() => read('mistral', null, 'content_filter'));
     expect(error).toMatchObject({ code: 'upstream_blocked', message: 'The provider blocked the answer (content_filter)', retryable: false });
