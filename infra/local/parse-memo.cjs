@@ -13,13 +13,21 @@
 // where the first's were and values that answer every recorded read the same, is the
 // template with this request's names and values put back: what the parser would have made.
 // Anything else (a parse that fails, a name spelt like a word of the expression, a value
-// read in a way not recorded) is parsed as dynalite parses it, and not remembered.
+// read in a way not recorded or read at length, an expression past DynamoDB's 4 KB) is parsed
+// as dynalite parses it, and not remembered. What is remembered holds no request's values:
+// the template marks where they go, and keeps only the short readings its checks made.
 
 /** Stand-ins for names' values start with this, which no name of the gateway's holds (one that does is not remembered). */
 const STAND_IN = '\u0000parse-memo:';
 /** Expressions remembered per parser (the oldest forgotten first), and templates per expression (shapes of values). */
 const MOST_EXPRESSIONS = 1000;
 const MOST_TEMPLATES = 4;
+/** The longest expression remembered: DynamoDB's limit, 4 KB (dynalite takes longer ones). */
+const MOST_INPUT_CHARS = 4096;
+/** The longest string a remembered parse may have read of a value (a type's name, a number): longer, it is not remembered. */
+const MOST_READ_CHARS = 256;
+/** Parses of an expression that could not be learnt (a failure, a value read otherwise) before it is no longer tried. */
+const MOST_FAILED_LEARNINGS = 2;
 
 /**
  * Puts a memory in front of a dynalite parser module's `parse(input, { context })`. Returns
@@ -33,12 +41,12 @@ function rememberParses(parser) {
   const expressions = new Map();
   parser.parse = function rememberedParse(input, options) {
     const context = options?.context;
-    const key = typeof input === 'string' && context && Object.keys(options).length === 1 ? keyOf(input, context) : undefined;
+    const key = typeof input === 'string' && input.length <= MOST_INPUT_CHARS && context && Object.keys(options).length === 1 ? keyOf(input, context) : undefined;
     let expression = key && expressions.get(key.text);
     if (key && !expression) {
       if (expressions.size >= MOST_EXPRESSIONS) expressions.delete(expressions.keys().next().value);
       // The expression's own words (a path's parts, a function's name), not its names' and values' placeholders.
-      expression = { words: new Set(input.match(/(?<![#:A-Za-z0-9_])[A-Za-z0-9_]+/g)), templates: [] };
+      expression = { words: new Set(input.match(/(?<![#:A-Za-z0-9_])[A-Za-z0-9_]+/g)), templates: [], failed: 0 };
       expressions.set(key.text, expression);
     }
     // A name's value spelt like a word of the expression may be compared with it: not remembered.
@@ -52,8 +60,12 @@ function rememberParses(parser) {
       return filledIn(template, key, context);
     }
     stats.parsed++;
-    const learnt = expression.templates.length < MOST_TEMPLATES ? learn(parse, this, input, context, key) : undefined;
-    if (learnt === undefined) return parse.call(this, input, options);
+    const learning = expression.templates.length < MOST_TEMPLATES && expression.failed < MOST_FAILED_LEARNINGS;
+    const learnt = learning ? learn(parse, this, input, context, key) : undefined;
+    if (learnt === undefined) {
+      if (learning) expression.failed++;
+      return parse.call(this, input, options);
+    }
     expression.templates.push(learnt);
     return filledIn(learnt, key, context);
   };
@@ -62,10 +74,19 @@ function rememberParses(parser) {
 
 /**
  * @typedef {{ text: string, standIns: Record<string, string>, valuesOf: Map<string, string> }} Key
- * @typedef {{ words: Set<string>, templates: Template[] }} Expression
- * @typedef {{ path: string[], read: unknown }} Read
- * @typedef {{ result: unknown, reads: Map<string, Map<string, Read>>, proxies: WeakMap<object, { name: string, path: string[] }>, usedNames: string[], usedValues: string[] }} Template
+ * @typedef {{ words: Set<string>, templates: Template[], failed: number }} Expression
+ * @typedef {{ path: string[], kind: 'get' | 'has' | 'own' | 'keys', property: string, read: unknown }} Read
+ * @typedef {{ result: unknown, reads: Map<string, Map<string, Read>>, usedNames: string[], usedValues: string[] }} Template
  */
+
+/** Where a template's result holds a request's value, or a part of one (an `M` value's map, say). */
+class ValueAt {
+  /** @param {string} name @param {string[]} path */
+  constructor(name, path) {
+    this.name = name;
+    this.path = path;
+  }
+}
 
 /**
  * What a parse depends on but values: the expression, which names there are and which of them
@@ -109,6 +130,16 @@ function plain(object) {
   return prototype === Object.prototype || prototype === null;
 }
 
+/** What a value (or a part of it) answers to one kind of reading: an object as 'object' or 'array', never itself. */
+function observe(node, kind, property) {
+  if (node === null || typeof node !== 'object') return undefined;
+  if (kind === 'has') return property in node;
+  if (kind === 'own') return Object.hasOwn(node, property);
+  if (kind === 'keys') return Reflect.ownKeys(node).join('\u0000');
+  const read = node[property];
+  return read !== null && typeof read === 'object' ? (Array.isArray(read) ? 'array' : 'object') : read;
+}
+
 /**
  * Parses once with stand-ins for the names and recording proxies for the values: the
  * template, or undefined where the parse failed or read a value in a way not recorded.
@@ -116,48 +147,60 @@ function plain(object) {
  */
 function learn(parse, parser, input, context, key) {
   const values = context.attrVals ?? {};
-  /** @type {Map<string, Map<string, Read>>} a value's reads by their path */
+  /** @type {Map<string, Map<string, Read>>} a value's reads by their kind, path and property */
   const reads = new Map();
-  /** @type {WeakMap<object, { name: string, path: string[] }>} */
+  /** @type {WeakMap<object, ValueAt>} */
   const proxies = new WeakMap();
   let unrecorded = false;
+  const record = (name, target, path, kind, property) => {
+    const read = observe(target, kind, property);
+    // A long string read (a value's text checked) would keep that value: not remembered.
+    if (typeof read === 'string' && read.length > MOST_READ_CHARS) unrecorded = true;
+    const list = reads.get(name) ?? new Map();
+    reads.set(name, list);
+    list.set(`${kind}\u0000${path.join('\u0000')}\u0000${property}`, { path, kind, property, read });
+  };
+  const refuse = () => {
+    unrecorded = true;
+    return false;
+  };
   const recorded = (name, target, path) => {
     const proxy = new Proxy(target, {
       get(value, property) {
-        const read = Reflect.get(value, property);
         if (typeof property !== 'string') {
           unrecorded = true;
-          return read;
+          return Reflect.get(value, property);
         }
-        const at = [...path, property];
-        const list = reads.get(name) ?? new Map();
-        reads.set(name, list);
-        const object = read !== null && typeof read === 'object';
-        list.set(at.join('\u0000'), { path: at, read: object ? (Array.isArray(read) ? 'array' : 'object') : read });
-        return object ? recorded(name, read, at) : read;
+        record(name, value, path, 'get', property);
+        const read = value[property];
+        return read !== null && typeof read === 'object' ? recorded(name, read, [...path, property]) : read;
       },
-      has: () => {
-        unrecorded = true;
-        return false;
+      has(value, property) {
+        if (typeof property !== 'string') return refuse();
+        record(name, value, path, 'has', property);
+        return property in value;
       },
-      ownKeys: () => {
-        unrecorded = true;
-        return [];
+      ownKeys(value) {
+        record(name, value, path, 'keys', '');
+        return Reflect.ownKeys(value);
       },
-      getOwnPropertyDescriptor: () => {
-        unrecorded = true;
-        return undefined;
+      getOwnPropertyDescriptor(value, property) {
+        if (typeof property !== 'string') {
+          unrecorded = true;
+          return Reflect.getOwnPropertyDescriptor(value, property);
+        }
+        record(name, value, path, 'own', property);
+        const descriptor = Reflect.getOwnPropertyDescriptor(value, property);
+        // Its value read as `get` reads it: recorded, and an object still a recording proxy.
+        return descriptor && 'value' in descriptor ? { ...descriptor, value: proxy[property] } : descriptor;
       },
-      set: () => {
-        unrecorded = true;
-        return false;
-      },
-      deleteProperty: () => {
-        unrecorded = true;
-        return false;
-      },
+      set: refuse,
+      deleteProperty: refuse,
+      defineProperty: refuse,
+      setPrototypeOf: refuse,
+      preventExtensions: refuse,
     });
-    proxies.set(proxy, { name, path });
+    proxies.set(proxy, new ValueAt(name, path));
     return proxy;
   };
   /** @type {Record<string, object>} */
@@ -176,16 +219,20 @@ function learn(parse, parser, input, context, key) {
   // A failure's message may name a stand-in: the request's own parse says it.
   if (unrecorded || result === null || typeof result !== 'object' || !copiable(result, proxies, key.valuesOf)) return undefined;
   return {
-    result,
+    // The values' proxies marked, not kept: a template holds none of the request's values.
+    result: rebuilt(
+      result,
+      (node) => proxies.get(node),
+      (text) => text,
+    ),
     reads,
-    proxies,
     usedNames: Object.keys(key.standIns).filter((name) => !(name in unusedNames)),
     usedValues: Object.keys(values).filter((name) => !(name in unusedValues)),
   };
 }
 
 /**
- * Whether a parse's result holds only what filledIn copies: plain objects, arrays, primitives,
+ * Whether a parse's result holds only what rebuilt copies: plain objects, arrays, primitives,
  * the values' proxies, and stand-ins only as whole strings (one the parser made part of a
  * longer string would stay in the copy).
  */
@@ -202,38 +249,31 @@ function copiable(result, proxies, valuesOf) {
   return visit(result);
 }
 
-/** Whether this request's values answer every read the template's parse made of its values as they answered it. */
+/** Whether this request's values answer every reading the template's parse made of its values as they answered it. */
 function answersAlike(reads, values) {
   for (const [name, list] of reads) {
-    for (const { path, read } of list.values()) {
+    for (const { path, kind, property, read } of list.values()) {
       let node = values?.[name];
-      for (const property of path) node = node === null || typeof node !== 'object' ? undefined : node[property];
-      const now = node !== null && typeof node === 'object' ? (Array.isArray(node) ? 'array' : 'object') : node;
-      if (!Object.is(now, read)) return false;
+      for (const step of path) node = node === null || typeof node !== 'object' ? undefined : node[step];
+      if (!Object.is(observe(node, kind, property), read)) return false;
     }
   }
   return true;
 }
 
 /**
- * The template's result with this request's names and values in place of the stand-ins (a
- * fresh copy: dynalite may change what it is given), and the names and values it uses
- * struck off the request's unused ones, as the parse would have.
+ * A copy of a parse's result, its objects and arrays new (shared ones shared alike, and each
+ * with its prototype), `leaf(node)` in place of a node it answers for, `text(string)` for
+ * each string and key. Keys are assigned as the parser assigned them (a key `__proto__` of an
+ * object without a prototype is a key).
  */
-function filledIn(template, key, context) {
-  for (const name of template.usedNames) if (context.unusedAttrNames) delete context.unusedAttrNames[name];
-  for (const name of template.usedValues) if (context.unusedAttrVals) delete context.unusedAttrVals[name];
+function rebuilt(result, leaf, text) {
   const copies = new Map();
-  const name = (text) => key.valuesOf.get(text) ?? text;
   const copy = (node) => {
-    if (typeof node === 'string') return name(node);
+    if (typeof node === 'string') return text(node);
     if (node === null || typeof node !== 'object') return node;
-    const proxied = template.proxies.get(node);
-    if (proxied) {
-      let value = context.attrVals[proxied.name];
-      for (const property of proxied.path) value = value[property];
-      return value;
-    }
+    const replaced = leaf(node);
+    if (replaced !== undefined) return replaced;
     const made = copies.get(node);
     if (made) return made;
     if (Array.isArray(node)) {
@@ -244,11 +284,27 @@ function filledIn(template, key, context) {
     }
     const object = Object.create(Object.getPrototypeOf(node));
     copies.set(node, object);
-    // Assigned as the parser assigned them (a key `__proto__` of an object without a prototype is a key).
-    for (const property of Object.keys(node)) object[name(property)] = copy(node[property]);
+    for (const property of Object.keys(node)) object[text(property)] = copy(node[property]);
     return object;
   };
-  return copy(template.result);
+  return copy(result);
+}
+
+/**
+ * The template's result with this request's names and values in place of the stand-ins and
+ * the marks (a fresh copy: dynalite may change what it is given), and the names and values it
+ * uses struck off the request's unused ones, as the parse would have.
+ */
+function filledIn(template, key, context) {
+  for (const name of template.usedNames) if (context.unusedAttrNames) delete context.unusedAttrNames[name];
+  for (const name of template.usedValues) if (context.unusedAttrVals) delete context.unusedAttrVals[name];
+  const valueAt = (node) => {
+    if (!(node instanceof ValueAt)) return undefined;
+    let value = context.attrVals[node.name];
+    for (const step of node.path) value = value[step];
+    return value;
+  };
+  return rebuilt(template.result, valueAt, (text) => key.valuesOf.get(text) ?? text);
 }
 
 module.exports = { rememberParses, STAND_IN };

@@ -90,6 +90,37 @@ describe('dynalite expression parses, remembered (infra/local/parse-memo.cjs)', 
     expect(after.remembered - before.remembered).toBe(40 - 3);
   });
 
+  it('remembers a BETWEEN of two values (its check lists their keys and compares them) and parses it alike for bounds in and out of order', () => {
+    const between = (lo: string, hi: string): Request => ({ ConditionExpression: 'a BETWEEN :lo AND :hi', ExpressionAttributeValues: { ':lo': { N: lo }, ':hi': { N: hi } } });
+    const before = total();
+    for (const [lo, hi] of [
+      ['1', '2'],
+      ['1', '2'],
+      ['3', '2'],
+      ['3', '2'],
+    ]) {
+      expectSame(between(lo!, hi!));
+    }
+    // The first of each pair learnt, the second from memory: it had never been remembered, and parsed twice each time.
+    expect(total().remembered - before.remembered).toBe(1);
+    expect(checked(between('3', '2'), remembered).message).toMatch(/BETWEEN operator requires upper bound to be greater/);
+  });
+
+  it('does not remember an expression longer than DynamoDB takes, nor one whose parse read a long text of a value; parses both alike', () => {
+    const before = total();
+    const long: Request = { ConditionExpression: Array.from({ length: 600 }, (_, i) => `a${i} = :v`).join(' OR '), ExpressionAttributeValues: { ':v': { N: '1' } } };
+    const text = (length: number, path = 'a'): Request => ({ ConditionExpression: `begins_with(${path}, :v)`, ExpressionAttributeValues: { ':v': { S: 'x'.repeat(length) } } });
+    for (let i = 0; i < 3; i++) {
+      expectSame(long);
+      expectSame(text(300));
+    }
+    expect(total().remembered - before.remembered).toBe(0);
+    // A short one is remembered (of another expression: one that failed to be learnt twice is no longer tried).
+    expectSame(text(3, 'b'));
+    expectSame(text(3, 'b'));
+    expect(total().remembered - before.remembered).toBe(1);
+  });
+
   it.each<[string, Request]>([
     [
       'names of equal values in two paths (they overlap)',
