@@ -48,14 +48,17 @@ export class ValidationError extends GatewayError {
     );
     this.details = details.slice(0, MAX_FIELD_ERRORS);
     this.every = details;
+    this.failed = failed;
   }
 
-  /** Every failing field, the listed ones and those past MAX_FIELD_ERRORS. */
+  /** Every failing field kept, the listed ones and those past MAX_FIELD_ERRORS. */
   private readonly every: FieldError[];
+  /** How many fields failed, those not kept included. */
+  private readonly failed: number;
 
   /** This error with one more failing field, listed whatever the count (first where the list is full). */
   adding(detail: FieldError): ValidationError {
-    return new ValidationError(this.every.length >= MAX_FIELD_ERRORS ? [detail, ...this.every] : [...this.every, detail]);
+    return new ValidationError(this.every.length >= MAX_FIELD_ERRORS ? [detail, ...this.every] : [...this.every, detail], this.failed + 1);
   }
 }
 

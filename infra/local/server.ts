@@ -173,10 +173,11 @@ export function createLocalServer(handlers: LocalHandlers, log: Log, options: Lo
     answersWritten: (stalledMs: number) =>
       new Promise<void>((resolve) => {
         if (writing.size === 0) return resolve();
-        // The bytes the answers' connections have handed on: unchanged for stalledMs, their readers have stopped.
+        // The bytes the connections' readers have taken, and their callers sent (a body still
+        // arriving): unchanged for stalledMs, they have stopped.
         const handedOn = () => {
           let bytes = 0;
-          for (const res of writing) bytes += res.socket?.bytesWritten ?? 0;
+          for (const res of writing) bytes += res.socket ? moved(res.socket) : 0;
           return bytes;
         };
         let last = handedOn();
@@ -195,6 +196,16 @@ export function createLocalServer(handlers: LocalHandlers, log: Log, options: Lo
         allWritten = done;
       }),
   });
+}
+
+/**
+ * The bytes a connection has moved: read from its caller, and written to the kernel for its
+ * reader (the answer's pieces, 64 KiB each, less what waits in the socket's buffer and in
+ * libuv's queue, which shrinks as the reader takes them): a slow reader moves it between pieces.
+ */
+function moved(socket: Socket): number {
+  const queued = (socket as Socket & { _handle?: { writeQueueSize?: number } | null })._handle?.writeQueueSize ?? 0;
+  return socket.bytesRead + socket.bytesWritten - socket.writableLength - queued;
 }
 
 const AUTHORIZER_CACHE_ENTRIES = 10_000;

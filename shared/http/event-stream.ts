@@ -217,6 +217,11 @@ export async function pipeAnswer(stream: AnswerText, out: Writable, stalledReade
     drained();
   };
   const leave = () => out.destroy();
+  // The stalled reader's time runs from when the answer has a connection: a pipelined answer
+  // waits for the one before it to be written (its own writes buffered), and had been cut for it.
+  const arm = () => {
+    stalled = setTimeout(leave, stalledReaderMs);
+  };
   out.on('drain', drained);
   out.once('close', gone);
   // An error event on its own would crash the process; it means the caller is gone.
@@ -229,8 +234,10 @@ export async function pipeAnswer(stream: AnswerText, out: Writable, stalledReade
         const end = sliceEnd(chunk, at);
         // One listener each for the whole stream, however often a slow reader makes it wait.
         if (!out.write(at === 0 && end === chunk.length ? chunk : chunk.slice(at, end)) && !out.destroyed) {
-          stalled = setTimeout(leave, stalledReaderMs);
+          if ((out as { socket?: unknown }).socket === null) out.once('socket', arm);
+          else arm();
           await new Promise<void>((resolve) => (writable = resolve));
+          out.off('socket', arm);
         }
         writable = undefined;
         at = end;

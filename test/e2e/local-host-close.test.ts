@@ -52,6 +52,36 @@ describe('Closing the local host', () => {
     expect(host.simulator.calls()).toHaveLength(0);
   });
 
+  it('waits for a body still arriving steadily past the stalled-writer time, then answers it 503 unrun', async () => {
+    const host = await startTestHost();
+    const { port } = new URL(host.url);
+    const body = JSON.stringify({ prompt: 'x'.repeat(200_000), models: ['fam_c-5.4'] });
+    const req = request({
+      host: '127.0.0.1',
+      port,
+      path: '/api/v1/prompt',
+      method: 'POST',
+      headers: { authorization: `Bearer ${host.demo.apiKey}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), expect: '100-continue' },
+    });
+    req.flushHeaders();
+    await once(req, 'continue');
+    const closing = host.close();
+    const answered = once(req, 'response');
+    // A caller on a slow link: 10 KB every 150 ms, 3 s in all, longer than the 2 s the close gives a connection that moves nothing.
+    for (let at = 0; at < body.length; at += 10_000) {
+      req.write(body.slice(at, at + 10_000));
+      await new Promise((resolve) => setTimeout(resolve, 150));
+    }
+    req.end();
+    const [res] = (await answered) as [IncomingMessage];
+    res.resume();
+    await once(res, 'end');
+    await closing;
+    // Its bytes read did not count as the connection moving: it had been cut mid-body, no answer.
+    expect(res.statusCode).toBe(503);
+    expect(host.simulator.calls()).toHaveLength(0);
+  });
+
   it('writes an event stream still queued for its reader whole, done event and all, before it closes the connection', async () => {
     const host = await startTestHost({
       SIMULATE_PROVIDERS: '0',

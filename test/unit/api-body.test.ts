@@ -154,6 +154,14 @@ describe('Handler: api, request bodies', () => {
     const answer = await invoke(`{"prompt":"a","models":["fam_k-8b"],"x":{${names.map((name) => `"${name}":1,"${name}":2`).join(',')}}}`);
     expect(answer.body.error.details).toHaveLength(100);
     expect(answer.body.error.message).toBe('2000 fields are invalid; the first 100 are listed');
+    // A malformed Idempotency-Key adds one more: counted on top of them all, not of the pointers kept.
+    const keyed = await invoke(`{"prompt":"a","models":["fam_k-8b"],"x":{${names.map((name) => `"${name}":1,"${name}":2`).join(',')}}}`, [
+      'content-type',
+      'application/json',
+      'idempotency-key',
+      'bad key with spaces',
+    ]);
+    expect(keyed.body.error.message).toBe('2001 fields are invalid; the first 100 are listed');
     const long = ['a', 'b', 'c'].map((letter) => letter.repeat(30_000));
     const three = await invoke(`{"prompt":"a","models":["fam_k-8b"],"x":{${long.map((name) => `"${name}":1,"${name}":2`).join(',')}}}`);
     expect(three.body.error.details).toHaveLength(2);

@@ -185,6 +185,26 @@ describe('Function: pipeAnswer', () => {
     vi.useRealTimers();
   });
 
+  it("counts a pipelined answer's stalled-reader time from when it has its connection, not while the answer before it is written", async () => {
+    vi.useFakeTimers();
+    const body = 'z'.repeat(3 * WRITE_SLICE_CHARS);
+    const queued = slowConnection();
+    // A server response waiting behind another on its connection: no socket yet, its writes buffered.
+    Object.assign(queued.out, { socket: null });
+    const piping = pipeAnswer(wholeAnswer(body), queued.out, 60_000);
+    // It had been cut here: a minute of the answer before it being written to a slow reader.
+    await vi.advanceTimersByTimeAsync(120_000);
+    expect(queued.out.destroyed).toBe(false);
+    Object.assign(queued.out, { socket: {} });
+    queued.out.emit('socket', {});
+    await vi.advanceTimersByTimeAsync(59_999);
+    expect(queued.out.destroyed).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect([queued.out.destroyed, queued.out.writableFinished]).toEqual([true, false]);
+    await piping;
+    vi.useRealTimers();
+  });
+
   it('ends the connection of a reader that takes nothing for the stalled-reader time, and cancels the stream', async () => {
     vi.useFakeTimers();
     const stream = new EventStream(0);
