@@ -16,6 +16,14 @@ function slowConnection() {
   return { out, writes, release: () => release?.() };
 }
 
+/** With fake timers: `out` still open a moment before a minute of its reader taking nothing, and ended (not finished) at the minute. */
+async function expectCutAfterAMinute(out: Writable): Promise<void> {
+  await vi.advanceTimersByTimeAsync(59_999);
+  expect(out.destroyed).toBe(false);
+  await vi.advanceTimersByTimeAsync(1);
+  expect([out.destroyed, out.writableFinished]).toEqual([true, false]);
+}
+
 describe('Class: EventStream', () => {
   afterEach(() => vi.useRealTimers());
 
@@ -177,10 +185,7 @@ describe('Function: pipeAnswer', () => {
     // A reader that takes nothing: the local host had held its connection, and the answer, for as long as it liked.
     const unread = slowConnection();
     const cut = pipeAnswer(wholeAnswer(body), unread.out, 60_000);
-    await vi.advanceTimersByTimeAsync(59_999);
-    expect(unread.out.destroyed).toBe(false);
-    await vi.advanceTimersByTimeAsync(1);
-    expect([unread.out.destroyed, unread.out.writableFinished]).toEqual([true, false]);
+    await expectCutAfterAMinute(unread.out);
     await cut;
     vi.useRealTimers();
   });
@@ -197,10 +202,7 @@ describe('Function: pipeAnswer', () => {
     expect(queued.out.destroyed).toBe(false);
     Object.assign(queued.out, { socket: {} });
     queued.out.emit('socket', {});
-    await vi.advanceTimersByTimeAsync(59_999);
-    expect(queued.out.destroyed).toBe(false);
-    await vi.advanceTimersByTimeAsync(1);
-    expect([queued.out.destroyed, queued.out.writableFinished]).toEqual([true, false]);
+    await expectCutAfterAMinute(queued.out);
     await piping;
     vi.useRealTimers();
   });
