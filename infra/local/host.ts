@@ -15,7 +15,7 @@ import { creditsToMicro, microToCredits } from '../../shared/credits/credits.js'
 import { FUNCTION_MARGIN_MS, MAX_REQUEST_DEADLINE_MS } from '../../shared/deadlines.js';
 import { createGateway, type Gateway } from '../../shared/gateway.js';
 import { createWorkflowTasks } from '../../shared/workflow-tasks.js';
-import type { ApiResult } from '../../shared/http/event-stream.js';
+import { STALLED_READER_MS, type ApiResult } from '../../shared/http/event-stream.js';
 import { lazy } from '../../shared/lazy.js';
 import { silentLog, type Log } from '../../shared/log.js';
 import { isSimulated } from '../../shared/providers/router.js';
@@ -43,6 +43,8 @@ export interface LocalHost {
   settled(): Promise<void>;
   /** Requests whose handler has been entered and that have not yet finished what follows their answers. */
   inFlight(): number;
+  /** Connections with a request being read, run or answered (an answer still going to its reader). */
+  answering(): number;
   /**
    * Stops taking connections, lets the requests in flight run to their end (answered, charged,
    * their records written), then closes the simulator and the store.
@@ -54,17 +56,23 @@ const DEMO_ACCOUNT_ID = 'acct_demo';
 const RECONCILE_EVERY_MS = 60_000;
 
 /**
- * Closing, how long an answer still being written may go without its reader taking any of it
- * before its connection is closed: a reader that reads, however slowly, gets the whole answer.
+ * Closing, how long a connection may move nothing (its answer's reader taking none of it, its
+ * request's body not arriving) before it is closed: the stalled reader's minute a running host
+ * gives an answer too (STALLED_READER_MS). Shorter, it had cut steady readers of large answers:
+ * the kernel takes a writer's next bytes only once much of its buffer of megabytes has gone, so
+ * a reader taking 200 KB a second showed no progress for seconds at a time.
  */
-const CLOSE_STALLED_MS = 2_000;
+const CLOSE_STALLED_MS = STALLED_READER_MS;
 
 /**
  * The whole gateway on one machine: the embedded store with the stack's tables, the
  * provider simulator, and the same authorizer and `api` handlers behind a loopback
  * HTTP server. Ports 0 pick free ports (tests).
  */
-export async function startLocalHost(config: GatewayConfig, options: { log?: Log; simulatorLatencyMs?: number; recordSimulatorBodies?: boolean } = {}): Promise<LocalHost> {
+export async function startLocalHost(
+  config: GatewayConfig,
+  options: { log?: Log; simulatorLatencyMs?: number; recordSimulatorBodies?: boolean; closeStalledMs?: number } = {},
+): Promise<LocalHost> {
   if (config.demoApiKey !== undefined && !isWellFormedKey(config.demoApiKey)) {
     // A key the authorizer never accepts would be printed as the demo key, and every request with it answered 401.
     throw new ConfigError('DEMO_API_KEY must be 16 to 256 characters of A-Z, a-z, 0-9 and . _ ~ + / = - (what the gateway accepts as a key)');
@@ -85,7 +93,7 @@ export async function startLocalHost(config: GatewayConfig, options: { log?: Log
   try {
     // The last thousand calls are kept, with their bodies (attachments included) unless told otherwise (npm start).
     simulator = await startSimulator({ latencyMs: options.simulatorLatencyMs ?? 0, maxRecordedCalls: 1_000, recordBodies: options.recordSimulatorBodies ?? true });
-    return await startGateway(config, store, simulator, options.log ?? silentLog);
+    return await startGateway(config, store, simulator, options.log ?? silentLog, options.closeStalledMs ?? CLOSE_STALLED_MS);
   } catch (error) {
     // Nothing started may outlive a failed start (the store's thread would keep the process alive).
     await simulator?.close();
@@ -94,7 +102,7 @@ export async function startLocalHost(config: GatewayConfig, options: { log?: Log
   }
 }
 
-async function startGateway(config: GatewayConfig, store: EmbeddedStore, simulator: Simulator, log: Log): Promise<LocalHost> {
+async function startGateway(config: GatewayConfig, store: EmbeddedStore, simulator: Simulator, log: Log, closeStalledMs: number): Promise<LocalHost> {
   const localConfig: GatewayConfig = { ...config, dynamodbEndpoint: store.endpoint };
   const storeClient = await connectStore(store, config.tables);
   const routerOptions = { simulatorBaseUrl: (provider: ProviderId) => simulator.baseUrl(provider) };
@@ -165,16 +173,17 @@ async function startGateway(config: GatewayConfig, store: EmbeddedStore, simulat
     simulatedProviders,
     settled,
     inFlight: () => running.size,
+    answering: () => server.answering(),
     close: async () => {
       clearInterval(reconciler);
       // No new connections, idle ones closed; the requests in flight run to their end (their
       // deadline at most), are answered and settled, and their answers written whole (an event
       // stream's queued events) while their readers take them; then whatever connection is left
-      // goes, a reader that took nothing for CLOSE_STALLED_MS with it.
+      // goes, one that moved nothing for closeStalledMs (CLOSE_STALLED_MS) with it.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       while (running.size > 0) await Promise.all(running);
-      await server.answersWritten(CLOSE_STALLED_MS);
+      await server.answersWritten(closeStalledMs);
       server.closeAllConnections();
       await closed;
       await settled();

@@ -70,10 +70,13 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     }
     closingSince = Date.now();
     const running = host.inFlight();
+    const again = `${signal === 'SIGINT' ? 'Ctrl-C' : signal} again stops at once`;
     if (running > 0)
       process.stdout.write(
-        `Stopping: ${running === 1 ? '1 request in flight finishes' : `${running} requests in flight finish`} first (${config.requestDeadlineMs / 1000} s at most); ${signal === 'SIGINT' ? 'Ctrl-C' : signal} again stops at once.\n`,
+        `Stopping: ${running === 1 ? '1 request in flight finishes' : `${running} requests in flight finish`} first (${config.requestDeadlineMs / 1000} s at most), and answers go to their readers (one that takes nothing for a minute is cut); ${again}.\n`,
       );
+    else if (host.answering() > 0)
+      process.stdout.write(`Stopping once the answers still being written reach their readers (one that takes nothing for a minute is cut); ${again}.\n`);
     host.close().then(
       () => process.exit(0),
       () => process.exit(1),

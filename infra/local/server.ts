@@ -98,6 +98,8 @@ export interface LocalServer extends Server {
    * been taken further for `stalledMs` (a reader that has stopped reading).
    */
   answersWritten(stalledMs: number): Promise<void>;
+  /** Connections with a request being read, run or answered. */
+  answering(): number;
 }
 
 /**
@@ -170,6 +172,7 @@ export function createLocalServer(handlers: LocalHandlers, log: Log, options: Lo
     reject(req, res, new BadRequestError('Only "Expect: 100-continue" is supported', 417), randomUUID(), log, true);
   });
   return Object.assign(server, {
+    answering: () => writing.size,
     answersWritten: (stalledMs: number) =>
       new Promise<void>((resolve) => {
         if (writing.size === 0) return resolve();

@@ -67,7 +67,7 @@ describe('Closing the local host', () => {
     await once(req, 'continue');
     const closing = host.close();
     const answered = once(req, 'response');
-    // A caller on a slow link: 10 KB every 150 ms, 3 s in all, longer than the 2 s the close gives a connection that moves nothing.
+    // A caller on a slow link: 10 KB every 150 ms, 3 s in all (the close had counted only bytes written, and cut it at 2 s).
     for (let at = 0; at < body.length; at += 10_000) {
       req.write(body.slice(at, at + 10_000));
       await new Promise((resolve) => setTimeout(resolve, 150));
