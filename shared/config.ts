@@ -144,7 +144,23 @@ export function responseStreaming(env: NodeJS.ProcessEnv = process.env): boolean
   return env[RESPONSE_STREAMING_ENV] !== 'false';
 }
 
-const TABLE_VARIABLES = ['ACCOUNTS_TABLE', 'API_KEYS_TABLE', 'LEDGER_TABLE', 'IDEMPOTENCY_TABLE', 'PROMPT_LOGS_TABLE'];
+/** The variable that names each table. */
+export const TABLE_VARIABLES: Readonly<Record<keyof TableNames, string>> = {
+  accounts: 'ACCOUNTS_TABLE',
+  apiKeys: 'API_KEYS_TABLE',
+  ledger: 'LEDGER_TABLE',
+  idempotency: 'IDEMPOTENCY_TABLE',
+  promptLogs: 'PROMPT_LOGS_TABLE',
+};
+
+/** Each table's name where its variable is unset: the tables npm start makes. */
+const DEFAULT_TABLES: Readonly<TableNames> = {
+  accounts: 'gateway-accounts',
+  apiKeys: 'gateway-api-keys',
+  ledger: 'gateway-ledger',
+  idempotency: 'gateway-idempotency',
+  promptLogs: 'gateway-prompt-logs',
+};
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -324,6 +340,23 @@ function regionName(env: NodeJS.ProcessEnv, name: string): string | undefined {
   return raw;
 }
 
+/**
+ * Each table's name, no two the same: a variable that named another's table (LEDGER_TABLE set to
+ * the accounts table's name) had the admin CLI write ledger entries over accounts.
+ */
+function tableNames(env: NodeJS.ProcessEnv): TableNames {
+  const keys = Object.keys(TABLE_VARIABLES) as (keyof TableNames)[];
+  const tables = { ...DEFAULT_TABLES };
+  for (const key of keys) tables[key] = optional(env, TABLE_VARIABLES[key]) ?? DEFAULT_TABLES[key];
+  for (const [index, key] of keys.entries()) {
+    const other = keys.slice(index + 1).find((candidate) => tables[candidate] === tables[key]);
+    if (other !== undefined) {
+      throw new ConfigError(`${TABLE_VARIABLES[key]} and ${TABLE_VARIABLES[other]} name the same table, "${tables[key]}": each table holds its own kind of item`);
+    }
+  }
+  return tables;
+}
+
 function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const raw = env[name];
   return raw === undefined || raw === '' ? undefined : raw;
@@ -433,13 +466,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     dataDir: optional(env, 'GATEWAY_DATA_DIR'),
     demoApiKey: optional(env, 'DEMO_API_KEY'),
     demoCredits: demoCredits(env),
-    tables: {
-      accounts: optional(env, 'ACCOUNTS_TABLE') ?? 'gateway-accounts',
-      apiKeys: optional(env, 'API_KEYS_TABLE') ?? 'gateway-api-keys',
-      ledger: optional(env, 'LEDGER_TABLE') ?? 'gateway-ledger',
-      idempotency: optional(env, 'IDEMPOTENCY_TABLE') ?? 'gateway-idempotency',
-      promptLogs: optional(env, 'PROMPT_LOGS_TABLE') ?? 'gateway-prompt-logs',
-    },
+    tables: tableNames(env),
     providers,
     // Bedrock is called in the function's own region unless BEDROCK_REGION says otherwise.
     bedrockRegion: regionName(env, 'BEDROCK_REGION') ?? region,
@@ -455,6 +482,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
     judgeWorkflowArn: optional(env, WORKFLOW_ENV.stateMachineArn),
     claimCheckBucket: optional(env, WORKFLOW_ENV.claimCheckBucket),
     stackName: optional(env, 'GATEWAY_STACK_NAME'),
-    tablesFromEnv: TABLE_VARIABLES.some((name) => optional(env, name) !== undefined),
+    tablesFromEnv: Object.values(TABLE_VARIABLES).some((name) => optional(env, name) !== undefined),
   };
 }

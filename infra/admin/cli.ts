@@ -62,6 +62,13 @@ const ERRORS: { match: (error: unknown) => boolean; code: string; exit: number; 
   },
   // An endpoint that answers, but not as DynamoDB (the gateway's own port): no store there, named.
   { match: (e) => e instanceof NotAStoreError, code: 'store_unavailable', exit: 4 },
+  // TLS failed (an https endpoint that serves plain http, a certificate not trusted): the store is not reachable as named.
+  {
+    match: (e) => tlsFailure(e) !== undefined,
+    code: 'store_unavailable',
+    exit: 4,
+    message: (e) => `TLS failed (${tlsFailure(e)}) calling ${storeCalled}: https to a store that serves http, or a certificate not trusted`,
+  },
   { match: (e) => e instanceof DeployedStackError, code: 'stack_not_found', exit: 5 },
   // No AWS credentials: the same code whether the tables were to come from the stack (DeployedStackError) or from *_TABLE.
   { match: (e) => e instanceof NoCredentialsError, code: 'stack_not_found', exit: 5 },
@@ -74,15 +81,34 @@ const ERRORS: { match: (error: unknown) => boolean; code: string; exit: number; 
   { match: (e) => e instanceof TopUpEntryTakenError, code: 'usage', exit: 2 },
 ];
 
+/** The code of a TLS connection that failed (Node's or OpenSSL's), on the error or its causes. */
+function tlsFailure(error: unknown): string | undefined {
+  for (let e = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 3; e = e.cause as typeof e, depth++) {
+    const code = typeof e.code === 'string' ? e.code : '';
+    if (code === 'EPROTO' || code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_') || /CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(code)) return code;
+  }
+  return undefined;
+}
+
 /** An account that never exists: its read only carries the store's clock back. */
 const CLOCK_READ_ACCOUNT = 'acct_clock-read';
 
-/** Standard input, whole (`revoke-key --key -`). */
-async function readStdin(): Promise<string> {
+/** Standard input (`revoke-key --key -`), up to `most` characters: what is past them is not read. */
+async function readStdin(most: number): Promise<string> {
   let text = '';
-  for await (const chunk of process.stdin.setEncoding('utf8')) text += chunk;
-  return text;
+  for await (const chunk of process.stdin.setEncoding('utf8')) {
+    text += chunk;
+    if (text.length >= most) break;
+  }
+  process.stdin.destroy();
+  return text.slice(0, most);
 }
+
+// A reader that closed the pipe (`| head`) has what it wanted: no stack trace on stderr for it.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+  process.exit(process.exitCode ?? 0);
+});
 
 const argv = process.argv.slice(2);
 const help = helpRequested(argv);

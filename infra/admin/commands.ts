@@ -23,7 +23,8 @@ export interface AdminDeps {
   /** The time a revocation is dated by: the store's clock in the CLI (as `credits` dates entries), never the operator machine's. */
   now?: () => number;
   /** Standard input, whole: where `revoke-key --key -` reads its key (cli.ts). */
-  readStdin?: () => Promise<string>;
+  /** Standard input, up to `most` characters (the rest is not read). */
+  readStdin?: (most: number) => Promise<string>;
 }
 
 /** Reads of the account around its ledger's listing before `ledger` takes them as one moment (LEDGER_READS). */
@@ -85,8 +86,9 @@ const STDIN_KEY_MAX_CHARS = 4096;
  */
 async function keyFromStdin(deps: AdminDeps): Promise<string> {
   if (!deps.readStdin) throw new UsageError('--key - reads the key from standard input, which this caller does not give');
-  const text = await deps.readStdin();
-  if (text.length > STDIN_KEY_MAX_CHARS) throw new UsageError(`--key -: standard input holds ${text.length} characters, more than a key's line; give one key`);
+  // One character past the most: enough to know there is more, without reading all of it (`< /dev/zero` had filled memory).
+  const text = await deps.readStdin(STDIN_KEY_MAX_CHARS + 1);
+  if (text.length > STDIN_KEY_MAX_CHARS) throw new UsageError(`--key -: standard input holds more than ${STDIN_KEY_MAX_CHARS} characters, more than a key's line; give one key`);
   const lines = text
     .split(/\r?\n/)
     .map((line) => line.trim())
@@ -206,7 +208,7 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
       return describeAccount(await deps.credits.openAccount(opening));
     }
     case 'create-key': {
-      const accountId = required(values.account, '--account');
+      const accountId = accountOf(values.account);
       if (!(await deps.accounts.get(accountId))) throw new AccountNotFoundError(accountId);
       const apiKey = generateApiKey();
       const createdAt = new Date().toISOString();
@@ -224,13 +226,13 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
       return { accountId: record.accountId, keyPrefix: record.keyPrefix, revokedAt: record.revokedAt };
     }
     case 'list-keys': {
-      const accountId = required(values.account, '--account');
+      const accountId = accountOf(values.account);
       if (!(await deps.accounts.get(accountId))) throw new AccountNotFoundError(accountId);
       const keys = await deps.apiKeys.listByAccount(accountId);
       return { accountId, keys: keys.map(({ keyHash, keyPrefix, createdAt, revokedAt }) => ({ keyHash, keyPrefix, createdAt, ...(revokedAt ? { revokedAt } : {}) })) };
     }
     case 'top-up': {
-      const accountId = required(values.account, '--account');
+      const accountId = accountOf(values.account);
       const amountMicro = creditsToMicro(credits(values.credits));
       if (values.entry !== undefined && !TOP_UP_ENTRY.test(values.entry))
         throw new UsageError(`--entry must be a top-up's entry ID (26 characters of a ULID and "#topup"), as a top-up printed it`);
@@ -247,13 +249,13 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
       }
     }
     case 'balance': {
-      const accountId = required(values.account, '--account');
+      const accountId = accountOf(values.account);
       const account = await deps.accounts.get(accountId);
       if (!account) throw new AccountNotFoundError(accountId);
       return describeAccount(account);
     }
     case 'ledger': {
-      const accountId = required(values.account, '--account');
+      const accountId = accountOf(values.account);
       const { account, entries, consistent } = await ledgerSnapshot(deps, accountId);
       const sumMicro = entries.reduce((sum, e) => sum + e.amountMicro, 0);
       // A top-up between its two writes (in the ledger, not yet marked posted in the account, or left
@@ -287,7 +289,7 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
       };
     }
     case 'set-rate-limit': {
-      const accountId = required(values.account, '--account');
+      const accountId = accountOf(values.account);
       const given = required(values.rpm, '--rpm');
       // `default`: the account's own limit removed (balance then shows null), the gateway's applies.
       const rateLimitRpm = given === 'default' ? null : rpm(given, ", or default (the gateway's limit)");
@@ -295,7 +297,7 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
       return { accountId, rateLimitRpm };
     }
     case 'set-zdr': {
-      const accountId = required(values.account, '--account');
+      const accountId = accountOf(values.account);
       if (values.on === values.off) throw new UsageError(`set-zdr takes one of --on or --off: ${COMMANDS['set-zdr']!.split('\n')[0]}`);
       const zeroDataRetention = values.on === true;
       await deps.accounts.setSettings(accountId, { zeroDataRetention });
@@ -328,6 +330,16 @@ function describeAccount(account: Account): Record<string, unknown> {
     rateLimitRpm: account.rateLimitRpm ?? null,
     createdAt: account.createdAt,
   };
+}
+
+/** The most bytes DynamoDB takes in a partition key: an account ID past it is no account's (it had been an internal_error). */
+const MAX_ACCOUNT_ID_BYTES = 2048;
+
+function accountOf(value: string | undefined): string {
+  const accountId = required(value, '--account');
+  if (Buffer.byteLength(accountId) > MAX_ACCOUNT_ID_BYTES)
+    throw new UsageError(`--account is ${Buffer.byteLength(accountId)} bytes, more than an account ID's ${MAX_ACCOUNT_ID_BYTES}`);
+  return accountId;
 }
 
 function required(value: string | undefined, flag: string): string {

@@ -1,4 +1,4 @@
-import { shownUrl, type GatewayConfig, type TableNames } from '../../shared/config.js';
+import { shownUrl, TABLE_VARIABLES, type GatewayConfig, type TableNames } from '../../shared/config.js';
 import type { StoreClient } from '../../shared/storage/dynamodb.js';
 import { awsAccessRefusal, isUnreadableAnswer, sdkCredentialsReason } from './aws-access.js';
 import { TABLE_OUTPUTS } from './deployed-tables.js';
@@ -9,15 +9,6 @@ import { TABLE_OUTPUTS } from './deployed-tables.js';
  * which reads like a missing account; `Unknown: UnknownError`; CredentialsProviderError),
  * each an internal_error before. cli.ts gives each its code and exit status.
  */
-
-/** The variable that names each table (shared/config.ts). */
-const TABLE_VARIABLES: Readonly<Record<keyof TableNames, string>> = {
-  accounts: 'ACCOUNTS_TABLE',
-  apiKeys: 'API_KEYS_TABLE',
-  ledger: 'LEDGER_TABLE',
-  idempotency: 'IDEMPOTENCY_TABLE',
-  promptLogs: 'PROMPT_LOGS_TABLE',
-};
 
 /** A table the store does not hold: the name is the configuration's (a usage error). */
 export class TableNotFoundError extends Error {

@@ -28,8 +28,9 @@ export class ApiKeysRepository {
           new PutCommand({
             TableName: this.tableName,
             Item: record,
-            // A key hash maps to one account forever; re-registering a key is refused.
-            ConditionExpression: 'attribute_not_exists(keyHash)',
+            // A key hash maps to one account forever; re-registering a key is refused. Nor does it
+            // replace an item of another table named API_KEYS_TABLE by mistake (an account).
+            ConditionExpression: 'attribute_not_exists(keyHash) AND attribute_not_exists(accountId)',
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
         ),

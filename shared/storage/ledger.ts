@@ -79,8 +79,10 @@ export class LedgerRepository {
           new PutItemCommand({
             TableName: this.tableName,
             Item: toAttributes(entry),
-            // An entry, once written, never changes: the first settlement of a request wins.
-            ConditionExpression: 'attribute_not_exists(entryId)',
+            // An entry, once written, never changes: the first settlement of a request wins. No
+            // item at its key at all (every entry has its accountId): in another table, named
+            // LEDGER_TABLE by mistake, it would not replace that table's item (an account).
+            ConditionExpression: 'attribute_not_exists(accountId)',
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
         ),

@@ -153,6 +153,17 @@ describe('npm run admin: a configuration that sends the store calls astray', () 
     });
   });
 
+  it("answers https to a store that serves http as store_unavailable saying TLS failed (was internal_error with OpenSSL's words)", async () => {
+    const result = await admin(['balance', '--account', 'acct_x'], { HOME: home, DYNAMODB_ENDPOINT: notAStore.url.replace(/^http:/, 'https:') });
+    expect(result.code, result.stderr).toBe(4);
+    expect(JSON.parse(result.stderr)).toEqual({
+      error: {
+        code: 'store_unavailable',
+        message: `TLS failed (EPROTO) calling the store at ${notAStore.url.replace(/^http:/, 'https:')} (DYNAMODB_ENDPOINT): https to a store that serves http, or a certificate not trusted`,
+      },
+    });
+  });
+
   it.each([
     [
       'not allowed the call',

@@ -58,7 +58,7 @@ describe('Class: ApiKeysRepository, its first write landed but its answer lost',
     const record = { keyHash: 'r'.repeat(64), accountId: 'acct_a', keyPrefix: 'mcg_rrrr', createdAt: '2026-01-01T00:00:00.000Z' };
     try {
       await keys.put(record);
-      expect(sent).toEqual(['attribute_not_exists(keyHash)', 'attribute_not_exists(keyHash)']);
+      expect(sent).toEqual(['attribute_not_exists(keyHash) AND attribute_not_exists(accountId)', 'attribute_not_exists(keyHash) AND attribute_not_exists(accountId)']);
       expect(await keys.get(record.keyHash)).toEqual(record);
       await expect(keys.put({ ...record, accountId: 'acct_b' })).rejects.toMatchObject({ name: 'ConditionalCheckFailedException' });
     } finally {
@@ -164,6 +164,20 @@ describe('Class: LedgerRepository, append-only', () => {
     await ledger.put(entry);
     await expect(ledger.put({ ...entry, amountMicro: 5_000_000 })).rejects.toBeInstanceOf(ConditionFailedError);
     expect(await ledger.list(entry.accountId)).toEqual([entry]);
+  });
+});
+
+describe('Repositories given another table by mistake (a *_TABLE naming the accounts table)', () => {
+  it('write no ledger entry and no key over an account: each put wants no item at all at its key', async () => {
+    const accountId = `acct_misnamed_${Date.now()}`;
+    const account = { accountId, balanceMicro: 100_000_000 };
+    await env.client.documents.send(new PutCommand({ TableName: env.tables.accounts, Item: account }));
+    const wrongLedger = new LedgerRepository(env.client.items, env.tables.accounts);
+    const wrongKeys = new ApiKeysRepository(env.client.documents, env.tables.accounts);
+    await expect(wrongLedger.put({ accountId, entryId: '01TOPUP#topup', kind: 'topup', amountMicro: 5_000_000, at: Date.now() })).rejects.toThrow();
+    await expect(wrongKeys.put({ keyHash: 'w'.repeat(64), accountId, keyPrefix: 'mcg_wwww', createdAt: '2026-01-01T00:00:00.000Z' })).rejects.toThrow();
+    // The account as it was: the entry's and the key's puts had replaced it.
+    expect((await env.client.documents.send(new GetCommand({ TableName: env.tables.accounts, Key: { accountId }, ConsistentRead: true }))).Item).toEqual(account);
   });
 });
 

@@ -105,6 +105,17 @@ describe('Function: runAdminCommand, amounts', () => {
 });
 
 describe('Function: runAdminCommand, flags', () => {
+  it.each(['balance', 'top-up', 'list-keys', 'ledger'])(
+    "refuses %s of an account ID past DynamoDB's 2,048 bytes as usage, calling nothing (it had been internal_error)",
+    async (command) => {
+      const argv = [command, '--account', 'a'.repeat(3000), ...(command === 'top-up' ? ['--credits', '5'] : [])];
+      const { error, calls } = await refused(argv);
+      expect(error).toBeInstanceOf(UsageError);
+      expect((error as Error).message).toBe("--account is 3000 bytes, more than an account ID's 2048");
+      expect(calls).toEqual([]);
+    },
+  );
+
   it.each([
     [['top-up', '--credits', '5', '--credits', '500', '--account', 'acct_x'], '--credits'],
     [['top-up', '--account', 'acct_x', '--account', 'acct_y', '--credits', '5'], '--account'],
@@ -246,7 +257,7 @@ describe('Function: runAdminCommand, revoke-key --key -', () => {
         },
       },
       accounts: { revokeKey: async () => undefined },
-      ...(stdin === undefined ? {} : { readStdin: async () => stdin }),
+      ...(stdin === undefined ? {} : { readStdin: async (most: number) => stdin.slice(0, most) }),
     } as unknown as AdminDeps;
     return runAdminCommand(['revoke-key', '--key', '-'], deps).then(
       () => ({ revoked }),
@@ -284,7 +295,7 @@ describe('Function: runAdminCommand, revoke-key --key -', () => {
     ['no standard input', undefined, '--key - reads the key from standard input, which this caller does not give'],
     ['an empty one', ' \n', '--key -: standard input holds no key; give the key on it, as in: revoke-key --key - < key.txt'],
     ['two keys', 'mcg_a\nmcg_b\n', '--key -: standard input holds 2 lines; give one key a run'],
-    ['more than a line', 'x'.repeat(5000), "--key -: standard input holds 5000 characters, more than a key's line; give one key"],
+    ['more than a line', 'x'.repeat(5000), "--key -: standard input holds more than 4096 characters, more than a key's line; give one key"],
   ])('refuses %s, revoking nothing', async (_name, stdin, message) => {
     const { error, revoked } = await revokedFromStdin(stdin);
     expect(error).toBeInstanceOf(UsageError);

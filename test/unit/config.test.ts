@@ -30,6 +30,13 @@ describe('Function: loadConfig', () => {
     );
   });
 
+  it.each([
+    [{ LEDGER_TABLE: 'gateway-accounts' }, 'ACCOUNTS_TABLE and LEDGER_TABLE name the same table, "gateway-accounts"'],
+    [{ API_KEYS_TABLE: 'keys', PROMPT_LOGS_TABLE: 'keys' }, 'API_KEYS_TABLE and PROMPT_LOGS_TABLE name the same table, "keys"'],
+  ])('refuses two tables of one name (%j): an admin command had written ledger entries over accounts', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+
   it('takes the regions of every partition', () => {
     expect(loadConfig({ AWS_REGION: 'us-gov-west-1', BEDROCK_REGION: 'eu-isoe-west-1' })).toMatchObject({ region: 'us-gov-west-1', bedrockRegion: 'eu-isoe-west-1' });
     expect(loadConfig({ AWS_DEFAULT_REGION: 'cn-north-1' })).toMatchObject({ region: 'cn-north-1', regionSource: 'AWS_DEFAULT_REGION', bedrockRegion: 'cn-north-1' });

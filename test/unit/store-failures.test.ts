@@ -150,7 +150,7 @@ describe('Handler: api, when the store refuses or fails', () => {
 
   it('answers with the results when the settle fails after the answer, and leaves the reservation to the reconciler', async () => {
     // Prepare: the reserve holds; the settle entry's write fails on the network.
-    const settleEntry = { TableName: config.tables.ledger, ConditionExpression: 'attribute_not_exists(entryId)' };
+    const settleEntry = { TableName: config.tables.ledger, ConditionExpression: 'attribute_not_exists(accountId)' };
     dynamo.on(UpdateItemCommand, accountsTable).resolves({ Attributes: marshall({ balanceMicro: ACCOUNT.balanceMicro - 1 }) });
     dynamo.on(PutItemCommand).resolves({});
     dynamo.on(PutItemCommand, settleEntry).rejects(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
