@@ -22,8 +22,7 @@ export interface AdminDeps {
   beforeDating?: () => Promise<void>;
   /** The time a revocation is dated by: the store's clock in the CLI (as `credits` dates entries), never the operator machine's. */
   now?: () => number;
-  /** Standard input, whole: where `revoke-key --key -` reads its key (cli.ts). */
-  /** Standard input, up to `most` characters (the rest is not read). */
+  /** Standard input, up to `most` characters (the rest is not read): where `revoke-key --key -` reads its key (cli.ts). */
   readStdin?: (most: number) => Promise<string>;
 }
 
