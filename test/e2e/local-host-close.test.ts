@@ -2,11 +2,12 @@
  * Closing the local host (Ctrl-C) with an event stream still being written to its reader: the
  * answer goes out whole before the connections close.
  */
-import { createServer, request, type IncomingMessage } from 'node:http';
+import { createServer, request, type ClientRequest, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startTestHost } from '../support/local.js';
+import type { LocalHost } from '../../infra/local/host.js';
 
 /** 8 MB of text in 1,000-character deltas, as a chat-completions vendor streams it. */
 const PIECES = 8_000;
@@ -21,23 +22,30 @@ const vendor = createServer((req, res) => {
 await new Promise<void>((resolve) => vendor.listen(0, '127.0.0.1', resolve));
 afterAll(() => new Promise<void>((resolve) => vendor.close(() => resolve())));
 
+/**
+ * A prompt request whose headers the host has read and whose body it is waiting for (its
+ * go-ahead to `Expect: 100-continue` came): the body is the caller's to send.
+ */
+async function promptBeingRead(host: LocalHost, body: string): Promise<ClientRequest> {
+  const req = request({
+    host: '127.0.0.1',
+    port: new URL(host.url).port,
+    path: '/api/v1/prompt',
+    method: 'POST',
+    headers: { authorization: `Bearer ${host.demo.apiKey}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), expect: '100-continue' },
+  });
+  req.flushHeaders();
+  await once(req, 'continue');
+  return req;
+}
+
 describe('Closing the local host', () => {
   it('answers 503 to a request whose body ends after the host began closing: nothing reserved, no model called', async () => {
     const host = await startTestHost();
     // A model slower than the close waits for a writer: run, the request would be cut unanswered.
     host.simulator.setFault({ kind: 'slow', delayMs: 3_000 });
-    const { port } = new URL(host.url);
     const body = JSON.stringify({ prompt: 'Say hello', models: ['fam_c-5.4'] });
-    const req = request({
-      host: '127.0.0.1',
-      port,
-      path: '/api/v1/prompt',
-      method: 'POST',
-      headers: { authorization: `Bearer ${host.demo.apiKey}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), expect: '100-continue' },
-    });
-    req.flushHeaders();
-    // The go-ahead: the host has the request and is reading it when Ctrl-C comes.
-    await once(req, 'continue');
+    const req = await promptBeingRead(host, body);
     const closing = host.close();
     req.end(body);
     const [res] = (await once(req, 'response')) as [IncomingMessage];
@@ -54,17 +62,8 @@ describe('Closing the local host', () => {
 
   it('waits for a body still arriving steadily past the stalled-writer time, then answers it 503 unrun', async () => {
     const host = await startTestHost();
-    const { port } = new URL(host.url);
     const body = JSON.stringify({ prompt: 'x'.repeat(200_000), models: ['fam_c-5.4'] });
-    const req = request({
-      host: '127.0.0.1',
-      port,
-      path: '/api/v1/prompt',
-      method: 'POST',
-      headers: { authorization: `Bearer ${host.demo.apiKey}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), expect: '100-continue' },
-    });
-    req.flushHeaders();
-    await once(req, 'continue');
+    const req = await promptBeingRead(host, body);
     const closing = host.close();
     const answered = once(req, 'response');
     // A caller on a slow link: 10 KB every 150 ms, 3 s in all (the close had counted only bytes written, and cut it at 2 s).
