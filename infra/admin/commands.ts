@@ -173,8 +173,12 @@ export function helpRequested(argv: readonly string[]): string | undefined {
   return helpText(argv.find((arg) => !arg.startsWith('-') && arg !== 'help'));
 }
 
-/** Runs one admin command; returns what the CLI prints as JSON. */
-export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<Record<string, unknown>> {
+/**
+ * The command and its flags, or a UsageError: an unknown command or flag, a stray argument, a
+ * flag given twice. Checked before the CLI looks for the stack's tables (a typo had been
+ * answered `stack_not_found`); the flags' values are checked by the command.
+ */
+export function commandLine(argv: string[]) {
   const { positionals, values, tokens } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true, tokens: true });
   const [command, ...extra] = positionals;
   if (!command) throw new UsageError(USAGE);
@@ -196,6 +200,12 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
       throw new UsageError(`${command} does not take --${token.name} (${flags ? `it takes ${flags}` : 'it takes no flag'}): ${COMMANDS[command]!.split('\n')[0]}`);
     }
   }
+  return { command, values };
+}
+
+/** Runs one admin command; returns what the CLI prints as JSON. */
+export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<Record<string, unknown>> {
+  const { command, values } = commandLine(argv);
   switch (command) {
     case 'create-account': {
       const opening = {

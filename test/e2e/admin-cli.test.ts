@@ -90,6 +90,15 @@ describe('npm run admin: the region', () => {
     expect(error.code).toBe('stack_not_found');
     expect(error.message).toContain(`No stack ModelCompareGateway in ${region} (${from}): deploy it`);
   });
+
+  it('answers a mistyped command line as usage before it looks for the stack (it had answered stack_not_found)', async () => {
+    cloudFormation.calls.length = 0;
+    const result = await admin(['frobnicate'], { HOME: home, AWS_ENDPOINT_URL_CLOUDFORMATION: cloudFormation.url, AWS_REGION: 'us-west-2' });
+    expect(result.code, result.stderr).toBe(2);
+    expect(JSON.parse(result.stderr).error.code).toBe('usage');
+    expect(JSON.parse(result.stderr).error.message).toMatch(/^Unknown command "frobnicate"/);
+    expect(cloudFormation.calls).toEqual([]);
+  });
 });
 
 /** DynamoDB's answer (JSON protocol) to a call on a table it does not hold. */
