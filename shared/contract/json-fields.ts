@@ -36,7 +36,7 @@ function isSpace(code: number): boolean {
  * last of a repeated one, as the vendors' own SDKs do.
  */
 export function tooManyJsonFields(text: string, max: number = MAX_FIELDS): boolean {
-  return scan(text, max, undefined);
+  return scan(text, max);
 }
 
 /** A request body's text as read before it is parsed: too many fields, or its repeated members. */
@@ -64,10 +64,9 @@ const REPORTED_CHARS = 64 * 1024;
  * object open, a name kept, per field) and the text (the names kept are slices of it).
  */
 export function readRequestJson(text: string): RequestJsonFields {
-  const repeated: string[] = [];
-  const counted = { repeated: 0 };
-  const tooMany = scan(text, MAX_FIELDS, repeated, counted);
-  return { tooMany, repeated, repeatedCount: counted.repeated };
+  const fields: RequestJsonFields = { tooMany: false, repeated: [], repeatedCount: 0 };
+  fields.tooMany = scan(text, MAX_FIELDS, fields);
+  return fields;
 }
 
 /** An object or array open at the scan's place, while member names are compared. */
@@ -117,12 +116,12 @@ function firstReport(open: Open, key: string): boolean {
  * One pass: members and elements are the commas plus the containers that are not empty,
  * outside strings, and a string is skipped by searching for its closing quote (a quote after
  * an odd run of backslashes is escaped; each run is read once, by the quote after it). A text
- * that is not JSON counts whatever it counts: the parser refuses it anyway. With `repeated`,
+ * that is not JSON counts whatever it counts: the parser refuses it anyway. With `found`,
  * each open container is kept too (no more than the fields counted: a container that is not
  * empty is one), and each member name read, decoded when it holds an escape, and compared
  * with its object's others.
  */
-function scan(text: string, max: number, repeated: string[] | undefined, counted?: { repeated: number }): boolean {
+function scan(text: string, max: number, found?: Pick<RequestJsonFields, 'repeated' | 'repeatedCount'>): boolean {
   let fields = 0;
   let open: Open | undefined;
   let reportedChars = 0;
@@ -144,10 +143,10 @@ function scan(text: string, max: number, repeated: string[] | undefined, counted
           // Reported once by its pointer: names that differ only in half a surrogate pair read alike there (U+FFFD).
           const segment = escapePointer(name);
           if (firstReport(open, setKey(segment))) {
-            counted!.repeated++;
+            found!.repeatedCount++;
             const pointer = `${pointerOf(open)}/${segment}`;
-            if (repeated!.length === 0 || reportedChars + pointer.length <= REPORTED_CHARS) {
-              repeated!.push(pointer);
+            if (found!.repeated.length === 0 || reportedChars + pointer.length <= REPORTED_CHARS) {
+              found!.repeated.push(pointer);
               reportedChars += pointer.length;
             }
           }
@@ -165,7 +164,7 @@ function scan(text: string, max: number, repeated: string[] | undefined, counted
       while (next < length && isSpace(text.charCodeAt(next))) next++;
       const after = text.charCodeAt(next);
       if (after !== CLOSE_ARRAY && after !== CLOSE_OBJECT && ++fields > max) return true;
-      if (repeated) {
+      if (found) {
         const object = code === OPEN_OBJECT;
         open = { parent: open, object, names: [], reported: undefined, name: '', index: 0, nameNext: object, pointer: open ? undefined : '' };
       }
