@@ -58,7 +58,8 @@ const calls = [];
 const CALLS_KEPT = 10000;
 // dynalite's parsers of expressions, remembered (parse-memo.cjs): the same module objects its checks call.
 const { rememberParses } = require(workerData.parseMemo);
-const parsers = ['conditionParser', 'updateParser', 'projectionParser'].map((name) => rememberParses(require(require('node:path').join(require('node:path').dirname(workerData.dynalite), 'db', name))));
+const { dirname, join } = require('node:path');
+const parsers = ['conditionParser', 'updateParser', 'projectionParser'].map((name) => rememberParses(require(join(dirname(workerData.dynalite), 'db', name))));
 workerData.requests.on('message', ({ id, headers, body }) => {
   if (id === 'calls') return workerData.requests.postMessage({ id, answer: calls.splice(0) });
   if (id === 'parses') {
@@ -227,8 +228,8 @@ export async function startEmbeddedStore(options: { port: number; dataDir?: stri
     endpoint: `http://127.0.0.1:${port}`,
     port,
     requestHandler: handler,
-    calls: () => handler.ask('calls'),
-    parses: () => handler.ask('parses'),
+    calls: () => handler.ask<StoreCall[]>('calls'),
+    parses: () => handler.ask<ParseCounts>('parses'),
     utilization: () => worker.performance.eventLoopUtilization(),
     close: async () => {
       if (!closing) {
@@ -257,12 +258,11 @@ class StoreThreadHandler implements HttpHandler<{ requestTimeout?: number }> {
   private config: { requestTimeout?: number } = {};
 
   /** What asks of the store's thread (its calls, its parses) wait for its answers, in order, by kind. */
-  private readonly asked = { calls: [] as ((answer: StoreCall[]) => void)[], parses: [] as ((answer: ParseCounts) => void)[] };
+  private readonly asked: Record<Ask, ((answer: unknown) => void)[]> = { calls: [], parses: [] };
 
   constructor(private readonly port: MessagePort) {
-    port.on('message', (answer: (StoreAnswer & { id: number }) | { id: 'calls'; answer: StoreCall[] } | { id: 'parses'; answer: ParseCounts }) => {
-      if (answer.id === 'calls') return this.asked.calls.shift()?.(answer.answer);
-      if (answer.id === 'parses') return this.asked.parses.shift()?.(answer.answer);
+    port.on('message', (answer: (StoreAnswer & { id: number }) | { id: Ask; answer: unknown }) => {
+      if (typeof answer.id !== 'number') return this.asked[answer.id].shift()?.(answer.answer);
       const call = this.pending.get(answer.id);
       if (!call) return;
       this.pending.delete(answer.id);
@@ -307,11 +307,9 @@ class StoreThreadHandler implements HttpHandler<{ requestTimeout?: number }> {
   }
 
   /** The store thread's record of the requests it received since the last call, or its parses' counts. */
-  ask(kind: 'calls'): Promise<StoreCall[]>;
-  ask(kind: 'parses'): Promise<ParseCounts>;
-  ask(kind: 'calls' | 'parses'): Promise<StoreCall[] | ParseCounts> {
-    return new Promise((resolve) => {
-      (this.asked[kind] as ((answer: StoreCall[] | ParseCounts) => void)[]).push(resolve);
+  ask<T>(kind: Ask): Promise<T> {
+    return new Promise<T>((resolve) => {
+      this.asked[kind].push(resolve as (answer: unknown) => void);
       this.port.postMessage({ id: kind, headers: {}, body: '' });
     });
   }
@@ -331,6 +329,9 @@ export interface StoreCall {
   operation: string;
   at: number;
 }
+
+/** What the store's thread is asked besides requests (StoreThreadHandler.ask). */
+type Ask = 'calls' | 'parses';
 
 export interface ParseCounts {
   remembered: number;
