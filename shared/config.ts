@@ -345,14 +345,14 @@ function regionName(env: NodeJS.ProcessEnv, name: string): string | undefined {
  * the accounts table's name) had the admin CLI write ledger entries over accounts.
  */
 function tableNames(env: NodeJS.ProcessEnv): TableNames {
-  const keys = Object.keys(TABLE_VARIABLES) as (keyof TableNames)[];
   const tables = { ...DEFAULT_TABLES };
-  for (const key of keys) tables[key] = optional(env, TABLE_VARIABLES[key]) ?? DEFAULT_TABLES[key];
-  for (const [index, key] of keys.entries()) {
-    const other = keys.slice(index + 1).find((candidate) => tables[candidate] === tables[key]);
-    if (other !== undefined) {
-      throw new ConfigError(`${TABLE_VARIABLES[key]} and ${TABLE_VARIABLES[other]} name the same table, "${tables[key]}": each table holds its own kind of item`);
-    }
+  const named = new Map<string, keyof TableNames>();
+  for (const key of Object.keys(TABLE_VARIABLES) as (keyof TableNames)[]) {
+    const name = optional(env, TABLE_VARIABLES[key]) ?? DEFAULT_TABLES[key];
+    const other = named.get(name);
+    if (other !== undefined) throw new ConfigError(`${TABLE_VARIABLES[other]} and ${TABLE_VARIABLES[key]} name the same table, "${name}": each table holds its own kind of item`);
+    named.set(name, key);
+    tables[key] = name;
   }
   return tables;
 }
