@@ -37,11 +37,10 @@ const CUT: ReadonlyMap<string, string> = new Map([['model_context_window_exceede
 export function fromConverseResponse(body: unknown, forcedTool: boolean): ModelReply {
   const answer = (body ?? {}) as ConverseAnswer;
   const stopReason = vendorWord(answer.stopReason);
-  if (stopReason && BLOCKED.has(stopReason))
-    throw unusableAnswer('upstream_blocked', `The provider withheld the answer (${stopReason})`, answer.usage, { usage: toUsage(answer.usage) });
-  if (stopReason && MALFORMED.has(stopReason)) {
-    throw unusableAnswer('upstream_malformed_response', `The model produced an answer the provider could not use (${stopReason})`, answer.usage, { usage: toUsage(answer.usage) });
-  }
+  // An answer with nothing to show, billed the usage reported with it.
+  const unusable = (code: Parameters<typeof unusableAnswer>[0], message: string) => unusableAnswer(code, message, answer.usage, { usage: toUsage(answer.usage) });
+  if (stopReason && BLOCKED.has(stopReason)) throw unusable('upstream_blocked', `The provider withheld the answer (${stopReason})`);
+  if (stopReason && MALFORMED.has(stopReason)) throw unusable('upstream_malformed_response', `The model produced an answer the provider could not use (${stopReason})`);
   const content = answer.output?.message?.content;
   const blocks = Array.isArray(content) ? (content as ConverseBlock[]).filter((b) => typeof b === 'object' && b !== null) : [];
   const texts = blocks.filter((b) => typeof b.text === 'string').map((b) => b.text as string);
@@ -51,7 +50,7 @@ export function fromConverseResponse(body: unknown, forcedTool: boolean): ModelR
   // another stop reason: a failure, charged the usage reported with it.
   const ended = stopReason === 'end_turn' || stopReason === 'max_tokens' || (stopReason !== undefined && CUT.has(stopReason));
   if (texts.length === 0 && !toolUse && !(ended && Array.isArray(content))) {
-    throw unusableAnswer('upstream_malformed_response', 'The provider answered without a message', answer.usage, { usage: toUsage(answer.usage) });
+    throw unusable('upstream_malformed_response', 'The provider answered without a message');
   }
 
   const warnings: string[] = [];

@@ -53,18 +53,13 @@ export function fromGenerateContentResponse(body: unknown, requestWarnings: read
   if (response.error !== undefined && response.error !== null) throw errorInAnswer(response.error);
   // Named by a word of Gemini's enum, or 'unrecognised': never the vendor's string as it came,
   // which can be megabytes. Its input is billed where Gemini reported a usage block with it.
-  if (promptBlocked(response.promptFeedback)) {
-    throw blocked(vendorWord(response.promptFeedback?.blockReason)!, response.usageMetadata, usageAndHints(response.usageMetadata, 0, usageCoversAnswer));
-  }
+  // Without a candidate, what the usage shows is its input (no search ran).
+  const billedInput = () => usageAndHints(response.usageMetadata, 0, usageCoversAnswer);
+  if (promptBlocked(response.promptFeedback)) throw blocked(vendorWord(response.promptFeedback?.blockReason)!, response.usageMetadata, billedInput());
 
   const candidate = Array.isArray(response.candidates) ? (response.candidates[0] as Candidate | undefined) : undefined;
   if (!candidate || typeof candidate !== 'object') {
-    throw unusableAnswer(
-      'upstream_malformed_response',
-      'The provider answered without a candidate',
-      response.usageMetadata,
-      usageAndHints(response.usageMetadata, 0, usageCoversAnswer),
-    );
+    throw unusableAnswer('upstream_malformed_response', 'The provider answered without a candidate', response.usageMetadata, billedInput());
   }
   const finishReason = vendorWord(candidate.finishReason);
   const parts = Array.isArray(candidate.content?.parts) ? (candidate.content.parts as ResponsePart[]) : undefined;
