@@ -173,12 +173,23 @@ export function helpRequested(argv: readonly string[]): string | undefined {
   return helpText(argv.find((arg) => !arg.startsWith('-') && arg !== 'help'));
 }
 
+/** A command line whose command, flags and flag values are checked: what runAdminCommand runs. */
+export type AdminCommand =
+  | { command: 'create-account'; balanceMicro: number; zeroDataRetention: boolean; rateLimitRpm?: number }
+  | { command: 'create-key' | 'list-keys' | 'balance' | 'ledger'; accountId: string }
+  | { command: 'revoke-key'; key?: string; hash?: string }
+  | { command: 'top-up'; accountId: string; amountMicro: number; entry?: string }
+  | { command: 'set-rate-limit'; accountId: string; rateLimitRpm: number | null }
+  | { command: 'set-zdr'; accountId: string; zeroDataRetention: boolean }
+  | { command: 'reconcile' };
+
 /**
- * The command and its flags, or a UsageError: an unknown command or flag, a stray argument, a
- * flag given twice. Checked before the CLI looks for the stack's tables (a typo had been
- * answered `stack_not_found`); the flags' values are checked by the command.
+ * The command and its flags' values, or a UsageError: an unknown command or flag, a stray
+ * argument, a flag given twice, a value its flag does not take. Checked before the CLI looks
+ * for the stack's tables: a typo had been answered `stack_not_found`, and `--credits 1e3`
+ * refused only after the stack's calls.
  */
-export function commandLine(argv: string[]) {
+export function commandLine(argv: string[]): AdminCommand {
   const { positionals, values, tokens } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true, tokens: true });
   const [command, ...extra] = positionals;
   if (!command) throw new UsageError(USAGE);
@@ -200,24 +211,59 @@ export function commandLine(argv: string[]) {
       throw new UsageError(`${command} does not take --${token.name} (${flags ? `it takes ${flags}` : 'it takes no flag'}): ${COMMANDS[command]!.split('\n')[0]}`);
     }
   }
-  return { command, values };
+  switch (command) {
+    case 'create-account':
+      return {
+        command,
+        balanceMicro: creditsToMicro(credits(values.credits, { allowZero: true })),
+        zeroDataRetention: values.zdr ?? false,
+        ...(values.rpm === undefined ? {} : { rateLimitRpm: rpm(values.rpm) }),
+      };
+    case 'create-key':
+    case 'list-keys':
+    case 'balance':
+    case 'ledger':
+      return { command, accountId: accountOf(values.account) };
+    case 'revoke-key':
+      if ((values.key === undefined) === (values.hash === undefined)) throw new UsageError('revoke-key takes one of --key KEY or --hash SHA256');
+      if (values.hash !== undefined && !/^[0-9a-f]{64}$/.test(values.hash)) throw new UsageError("--hash must be a key's SHA-256: 64 lowercase hex digits, as list-keys shows it");
+      return { command, key: values.key, hash: values.hash };
+    case 'top-up': {
+      const accountId = accountOf(values.account);
+      const amountMicro = creditsToMicro(credits(values.credits));
+      if (values.entry !== undefined && !TOP_UP_ENTRY.test(values.entry))
+        throw new UsageError(`--entry must be a top-up's entry ID (26 characters of a ULID and "#topup"), as a top-up printed it`);
+      return { command, accountId, amountMicro, entry: values.entry };
+    }
+    case 'set-rate-limit': {
+      const accountId = accountOf(values.account);
+      const given = required(values.rpm, '--rpm');
+      // `default`: the account's own limit removed (balance then shows null), the gateway's applies.
+      return { command, accountId, rateLimitRpm: given === 'default' ? null : rpm(given, ", or default (the gateway's limit)") };
+    }
+    case 'set-zdr': {
+      const accountId = accountOf(values.account);
+      if (values.on === values.off) throw new UsageError(`set-zdr takes one of --on or --off: ${COMMANDS['set-zdr']!.split('\n')[0]}`);
+      return { command, accountId, zeroDataRetention: values.on === true };
+    }
+    case 'reconcile':
+      return { command };
+    default:
+      throw new UsageError(`Unknown command "${command}"\n${USAGE}`);
+  }
 }
 
 /** Runs one admin command; returns what the CLI prints as JSON. */
 export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<Record<string, unknown>> {
-  const { command, values } = commandLine(argv);
-  switch (command) {
+  const line = commandLine(argv);
+  switch (line.command) {
     case 'create-account': {
-      const opening = {
-        balanceMicro: creditsToMicro(credits(values.credits, { allowZero: true })),
-        zeroDataRetention: values.zdr ?? false,
-        rateLimitRpm: values.rpm === undefined ? undefined : rpm(values.rpm),
-      };
+      const { balanceMicro, zeroDataRetention, rateLimitRpm } = line;
       await deps.beforeDating?.();
-      return describeAccount(await deps.credits.openAccount(opening));
+      return describeAccount(await deps.credits.openAccount({ balanceMicro, zeroDataRetention, rateLimitRpm }));
     }
     case 'create-key': {
-      const accountId = accountOf(values.account);
+      const { accountId } = line;
       if (!(await deps.accounts.get(accountId))) throw new AccountNotFoundError(accountId);
       const apiKey = generateApiKey();
       const createdAt = new Date().toISOString();
@@ -225,30 +271,25 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
       return { apiKey, accountId, keyPrefix: keyPrefix(apiKey), createdAt, note: 'The key is shown once; only its SHA-256 and its first 8 characters are stored.' };
     }
     case 'revoke-key': {
-      if ((values.key === undefined) === (values.hash === undefined)) throw new UsageError('revoke-key takes one of --key KEY or --hash SHA256');
-      if (values.hash !== undefined && !/^[0-9a-f]{64}$/.test(values.hash)) throw new UsageError("--hash must be a key's SHA-256: 64 lowercase hex digits, as list-keys shows it");
-      const key = values.key === '-' ? await keyFromStdin(deps) : values.key;
+      const key = line.key === '-' ? await keyFromStdin(deps) : line.key;
       // Dated by the store's clock: the account's list drops revocations 2 hours older than the
       // newest, so a machine hours ahead would drop, and let through again, keys revoked just now.
       await deps.beforeDating?.();
-      const record = await revokeApiKey(deps, values.hash ?? hashApiKey(key as string), (deps.now ?? Date.now)());
+      const record = await revokeApiKey(deps, line.hash ?? hashApiKey(key as string), (deps.now ?? Date.now)());
       return { accountId: record.accountId, keyPrefix: record.keyPrefix, revokedAt: record.revokedAt };
     }
     case 'list-keys': {
-      const accountId = accountOf(values.account);
+      const { accountId } = line;
       if (!(await deps.accounts.get(accountId))) throw new AccountNotFoundError(accountId);
       const keys = await deps.apiKeys.listByAccount(accountId);
       return { accountId, keys: keys.map(({ keyHash, keyPrefix, createdAt, revokedAt }) => ({ keyHash, keyPrefix, createdAt, ...(revokedAt ? { revokedAt } : {}) })) };
     }
     case 'top-up': {
-      const accountId = accountOf(values.account);
-      const amountMicro = creditsToMicro(credits(values.credits));
-      if (values.entry !== undefined && !TOP_UP_ENTRY.test(values.entry))
-        throw new UsageError(`--entry must be a top-up's entry ID (26 characters of a ULID and "#topup"), as a top-up printed it`);
+      const { accountId, amountMicro } = line;
       await deps.beforeDating?.();
-      const entryId = values.entry ?? deps.credits.topUpEntryId();
+      const entryId = line.entry ?? deps.credits.topUpEntryId();
       try {
-        const { balanceMicro, applied } = await deps.credits.topUp(accountId, amountMicro, entryId, values.entry !== undefined);
+        const { balanceMicro, applied } = await deps.credits.topUp(accountId, amountMicro, entryId, line.entry !== undefined);
         // `already`: a top-up run again whose first run's write had landed; this one added nothing.
         return { accountId, entryId, applied, balance: microToCredits(balanceMicro) };
       } catch (error) {
@@ -258,13 +299,13 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
       }
     }
     case 'balance': {
-      const accountId = accountOf(values.account);
+      const { accountId } = line;
       const account = await deps.accounts.get(accountId);
       if (!account) throw new AccountNotFoundError(accountId);
       return describeAccount(account);
     }
     case 'ledger': {
-      const accountId = accountOf(values.account);
+      const { accountId } = line;
       const { account, entries, consistent } = await ledgerSnapshot(deps, accountId);
       const sumMicro = entries.reduce((sum, e) => sum + e.amountMicro, 0);
       // A top-up between its two writes (in the ledger, not yet marked posted in the account, or left
@@ -298,17 +339,12 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
       };
     }
     case 'set-rate-limit': {
-      const accountId = accountOf(values.account);
-      const given = required(values.rpm, '--rpm');
-      // `default`: the account's own limit removed (balance then shows null), the gateway's applies.
-      const rateLimitRpm = given === 'default' ? null : rpm(given, ", or default (the gateway's limit)");
+      const { accountId, rateLimitRpm } = line;
       await deps.accounts.setSettings(accountId, { rateLimitRpm });
       return { accountId, rateLimitRpm };
     }
     case 'set-zdr': {
-      const accountId = accountOf(values.account);
-      if (values.on === values.off) throw new UsageError(`set-zdr takes one of --on or --off: ${COMMANDS['set-zdr']!.split('\n')[0]}`);
-      const zeroDataRetention = values.on === true;
+      const { accountId, zeroDataRetention } = line;
       await deps.accounts.setSettings(accountId, { zeroDataRetention });
       return { accountId, zeroDataRetention };
     }
@@ -318,8 +354,6 @@ export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<
       if (outcome.failed > 0) throw new ReconcileIncompleteError(outcome);
       return outcome;
     }
-    default:
-      throw new UsageError(`Unknown command "${command}"\n${USAGE}`);
   }
 }
 

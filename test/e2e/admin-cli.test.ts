@@ -99,6 +99,22 @@ describe('npm run admin: the region', () => {
     expect(JSON.parse(result.stderr).error.message).toMatch(/^Unknown command "frobnicate"/);
     expect(cloudFormation.calls).toEqual([]);
   });
+
+  it.each([
+    [['top-up', '--account', 'acct_1', '--credits', '1e3'], /^--credits must be a positive decimal number/],
+    [['create-account', '--credits', '5', '--rpm', '0'], /^--rpm must be a whole number/],
+    [['set-rate-limit', '--account', 'acct_1', '--rpm', '60.0'], /^--rpm must be a whole number/],
+    [['revoke-key', '--hash', 'ABC'], /^--hash must be a key's SHA-256/],
+    [['top-up', '--account', 'acct_1', '--credits', '5', '--entry', 'nope'], /^--entry must be a top-up's entry ID/],
+    [['set-zdr', '--account', 'acct_1'], /^set-zdr takes one of --on or --off/],
+    [['balance'], /^--account is required/],
+  ])('answers %j, a value its flag does not take, as usage before it looks for the stack (it had called CloudFormation first)', async (argv, message) => {
+    cloudFormation.calls.length = 0;
+    const result = await admin(argv, { HOME: home, AWS_ENDPOINT_URL_CLOUDFORMATION: cloudFormation.url, AWS_REGION: 'us-west-2' });
+    expect(result.code, result.stderr).toBe(2);
+    expect(JSON.parse(result.stderr).error).toMatchObject({ code: 'usage', message: expect.stringMatching(message) });
+    expect(cloudFormation.calls).toEqual([]);
+  });
 });
 
 /** DynamoDB's answer (JSON protocol) to a call on a table it does not hold. */
