@@ -6,7 +6,8 @@ import { startFakeHttp } from '../support/fake-http.js';
 import { runTs } from '../support/processes.js';
 
 /** `npm run -s admin` as an operator runs it: its own process, its environment exactly `env` (nothing of the test's, no AWS_REGION). */
-const admin = (args: string[], env: Record<string, string>) => runTs('infra/admin/cli.ts', args, env, { envOnly: true });
+const admin = (args: string[], env: Record<string, string>, io: Pick<Parameters<typeof runTs>[3] & object, 'stdin' | 'stdoutClosed' | 'killAfterMs'> = {}) =>
+  runTs('infra/admin/cli.ts', args, env, { envOnly: true, ...io });
 
 /** CloudFormation's answer (query protocol) to DescribeStacks for a stack it does not hold. */
 const NO_SUCH_STACK = `<ErrorResponse xmlns="http://cloudformation.amazonaws.com/doc/2010-05-15/">
@@ -21,6 +22,23 @@ describe('npm run admin: stderr', () => {
     expect(result.code).toBe(4);
     expect(result.stderr).not.toContain('NodeVersionSupportWarning');
     expect(JSON.parse(result.stderr)).toMatchObject({ error: { code: 'store_unavailable' } });
+  });
+});
+
+describe('npm run admin: its standard streams', () => {
+  it('reads at most a line of a key from a standard input without end (`--key - < /dev/zero` had read until memory ran out)', async () => {
+    const result = await admin(['revoke-key', '--key', '-'], { DYNAMODB_ENDPOINT: 'http://127.0.0.1:9' }, { stdin: { file: '/dev/zero' }, killAfterMs: 60_000 });
+    expect(result.code, result.stderr).toBe(2);
+    expect(JSON.parse(result.stderr).error).toEqual({
+      code: 'usage',
+      message: "--key -: standard input holds more than 4096 characters, more than a key's line; give one key",
+    });
+  });
+
+  it('exits quietly, with its status, when the reader of its output has left (`| head`): no stack trace on stderr', async () => {
+    const result = await admin(['--help'], {}, { stdoutClosed: true });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
   });
 });
 
