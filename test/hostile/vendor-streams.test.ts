@@ -229,12 +229,14 @@ describe('Hostile vendor streams: Bedrock ConverseStream', () => {
       body: new Uint8Array(Buffer.from(JSON.stringify(payload))),
     });
   let frames: Uint8Array[] = [];
-  /** What the endpoint answers: by default `frames`, one after the other. */
-  let answer: (res: ServerResponse) => void = (res) => {
+  /** `frames`, one after the other. */
+  const framesInTurn = (res: ServerResponse) => {
     res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream' });
     for (const piece of frames) res.write(piece);
     res.end();
   };
+  /** What the endpoint answers: by default `frames`, one after the other. */
+  let answer: (res: ServerResponse) => void = framesInTurn;
   const bedrock = createServer((req, res) => {
     req.resume();
     req.on('end', () => answer(res));
@@ -252,6 +254,30 @@ describe('Hostile vendor streams: Bedrock ConverseStream', () => {
         () => undefined,
         (e: unknown) => e as UpstreamError,
       );
+
+  it('the answer is whole at its usage after its stop reason, though the vendor keeps the connection open and goes on sending (it had waited out the deadline: a failed timeout)', async () => {
+    let closed!: Promise<unknown>;
+    answer = (res) => {
+      closed = new Promise((resolve) => res.once('close', resolve));
+      res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream' });
+      res.write(frame('event', 'messageStart', { role: 'assistant' }));
+      res.write(frame('event', 'contentBlockDelta', { contentBlockIndex: 0, delta: { text: 'Hello' } }));
+      res.write(frame('event', 'messageStop', { stopReason: 'end_turn' }));
+      res.write(frame('event', 'metadata', { usage: { inputTokens: 5, outputTokens: 2, totalTokens: 7 }, metrics: { latencyMs: 1 } }));
+      res.write(frame('event', 'contentBlockDelta', { contentBlockIndex: 0, delta: { text: ' MORE' } })); // then holds the stream open
+    };
+    try {
+      const started = performance.now();
+      const reply = await ADAPTERS[NOVA.entry.protocol]
+        .prepare(NOVA, { baseUrl: `http://127.0.0.1:${(bedrock.address() as AddressInfo).port}`, region: 'us-east-1', simulated: true }, () => undefined)
+        .send(AbortSignal.timeout(10_000));
+      expect(reply).toMatchObject({ output: 'Hello', usage: expect.objectContaining({ inputTokens: 5, outputTokens: 2 }) });
+      expect(performance.now() - started).toBeLessThan(5_000);
+      await closed; // and the connection the vendor held open is closed, not left to it
+    } finally {
+      answer = framesInTurn;
+    }
+  });
 
   it.each([
     ['throttlingException', 'upstream_rate_limited', true],

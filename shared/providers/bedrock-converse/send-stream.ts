@@ -16,15 +16,23 @@ export function prepareConverseStream(call: ModelCall, endpoint: Endpoint, onDel
     warnings,
     async send(signal) {
       const reader = new ConverseStreamReader(input.toolConfig !== undefined, onDelta);
+      // Stops the call's connection once its answer is whole (the vendor's signal aside).
+      const whole = new AbortController();
       let started = false;
       try {
-        const answer = await converseStream(input, endpoint, signal, limits);
+        const answer = await converseStream(input, endpoint, AbortSignal.any([signal, whole.signal]), limits);
         started = true;
         if (!answer.stream) throw new Error('The provider answered without an event stream');
-        for await (const event of answer.stream) reader.onEvent(event as Parameters<ConverseStreamReader['onEvent']>[0]);
+        for await (const event of answer.stream) {
+          reader.onEvent(event as Parameters<ConverseStreamReader['onEvent']>[0]);
+          if (reader.ended()) break;
+        }
       } catch (error) {
         if (!started) throw fromSdkError(error, signal);
         throw withPartial(fromStreamError(error, signal), reader.partial());
+      } finally {
+        // A vendor that holds the connection open after its last event: closed, not left to it.
+        whole.abort();
       }
       const reply = finishStream(reader);
       return { ...reply, warnings: [...warnings, ...reply.warnings] };

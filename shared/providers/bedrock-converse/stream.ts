@@ -52,6 +52,14 @@ export class ConverseStreamReader {
     if (event.metadata?.usage) this.usage = event.metadata.usage;
   }
 
+  /**
+   * Whether the answer is whole: its stop reason and its usage (`metadata`, Bedrock's last
+   * event) are in. A vendor that holds the connection open after them is not waited for.
+   */
+  ended(): boolean {
+    return this.stopped && this.usage !== undefined;
+  }
+
   private get output(): string {
     return this.forcedTool ? this.toolInput : this.text;
   }
