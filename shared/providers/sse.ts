@@ -61,6 +61,8 @@ export class SseParser {
   /** UTF-8 bytes of `pending`, counted piece by piece as it grows (never measured whole again). */
   private pendingBytes = 0;
   private skipLf = false;
+  /** Whether the stream's first character has been read: a byte order mark there is no text (the grammar drops one). */
+  private started = false;
   private total = 0;
   private lines = 0;
   private readonly events = new SseEventBuilder();
@@ -83,8 +85,14 @@ export class SseParser {
     return events;
   }
 
-  private feed(text: string): SseEvent[] {
+  private feed(decoded: string): SseEvent[] {
     const events: SseEvent[] = [];
+    let text = decoded;
+    if (!this.started && text !== '') {
+      this.started = true;
+      // Left on, it had made the first line an unknown field, and its event (a first delta) was lost.
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    }
     let start = 0;
     if (this.skipLf && text.startsWith('\n')) start = 1;
     this.skipLf = false;

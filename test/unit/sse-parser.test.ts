@@ -34,6 +34,22 @@ describe('Class: SseParser', () => {
     for (let cut = 1; cut < bytes.length; cut++) expect(parse(bytes, [cut])).toEqual([{ event: 'message', data: 'héllo ✓' }]);
   });
 
+  it('drops one byte order mark at the start of the stream, cut anywhere (it had made the first line an unknown field, its event lost), and no other', () => {
+    const bytes = Buffer.from('\uFEFFdata: Hello\n\ndata: \uFEFFworld\n\n');
+    for (let cut = 0; cut < bytes.length; cut++)
+      expect(
+        parse(
+          bytes,
+          [1, cut].sort((a, b) => a - b),
+        ),
+      ).toEqual([
+        { event: 'message', data: 'Hello' },
+        { event: 'message', data: '\uFEFFworld' },
+      ]);
+    // A second one at the start is the first line's own: an unknown field.
+    expect(parse(Buffer.from('\uFEFF\uFEFFdata: x\n\ndata: y\n\n'))).toEqual([{ event: 'message', data: 'y' }]);
+  });
+
   it('drops an event without a blank line after it at the end, and events without data', () => {
     expect(parse('event: ping\n\ndata: cut')).toEqual([]);
   });
