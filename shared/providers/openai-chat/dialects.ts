@@ -47,6 +47,12 @@ export interface ChatDialect {
    * then sent whole even to a streaming caller, whose one delta is its text.
    */
   readonly wholeSchemaCalls?: true;
+  /**
+   * Set when the vendor answers a schema call whose answer it generated and then refused as not
+   * fitting the schema with a 400 `json_validate_failed` carrying that answer as
+   * `failed_generation` (Groq's best effort): the answer, not a failure with nothing.
+   */
+  readonly refusedGenerations?: true;
 }
 
 /** OpenAI itself: the shape the others are compared with, and the fallback for providers served through the simulator. */
@@ -151,6 +157,7 @@ const GROQ: ChatDialect = {
   streamUsageOption: true,
   endUserField: 'user',
   wholeSchemaCalls: true,
+  refusedGenerations: true,
 };
 
 const BY_PROVIDER: Readonly<Record<ProviderId, ChatDialect>> = {

@@ -45,13 +45,16 @@ function validationText(detail: unknown): string | undefined {
 
 /**
  * A non-2xx answer as an UpstreamError: the vendor's message and status; 429, 5xx and the
- * vendor's capacity statuses are retryable, waiting as long as Retry-After says.
+ * vendor's capacity statuses are retryable, waiting as long as Retry-After says. For a schema
+ * call (`schemaCall`) to a vendor that refuses its own generations (`refusedGenerations`), the
+ * refused answer rides along as `refusedAnswer`; from any other call a `failed_generation` is
+ * no answer (it had been taken as one, charged, from a call that asked for no schema).
  */
-export function fromErrorResponse(dialect: ChatDialect, status: number, text: string, retryAfter: string | null, now = Date.now()): UpstreamError {
+export function fromErrorResponse(dialect: ChatDialect, status: number, text: string, retryAfter: string | null, { now = Date.now(), schemaCall = false } = {}): UpstreamError {
   const body = vendorBody(text);
   const message = vendorMessage(body) ?? `${PROVIDER_NAMES[dialect.id]} answered ${status}`;
   const error = statusError(status, message, { body, retryAfterMs: parseRetryAfter(retryAfter, now), capacityStatuses: dialect.capacityStatuses });
-  const refused = status === 400 ? failedGeneration(body) : undefined;
+  const refused = status === 400 && schemaCall && dialect.refusedGenerations === true ? failedGeneration(body) : undefined;
   if (refused === undefined) return error;
   const warning = `${PROVIDER_NAMES[dialect.id]} refused its own answer as not fitting the schema (json_validate_failed): shown as it came, with the gateway's check`;
   return new UpstreamError(error.code, error.message, { ...error.details, refusedAnswer: { output: refused, warnings: [warning] } });

@@ -16,7 +16,8 @@ export const openaiChat: ProtocolAdapter = {
   prepare(call, endpoint, onDelta) {
     const dialect = dialectFor(call.entry.provider);
     const { body, warnings } = toChatRequest(call, dialect);
-    const whole = dialect.wholeSchemaCalls === true && body.response_format !== undefined;
+    const schemaCall = body.response_format !== undefined;
+    const whole = dialect.wholeSchemaCalls === true && schemaCall;
     if (whole && onDelta) warnings.push(`${PROVIDER_NAMES[dialect.id]} does not stream structured output: ${call.entry.id}'s answer was read whole, not streamed`);
     return preparedHttpCall(
       {
@@ -27,7 +28,7 @@ export const openaiChat: ProtocolAdapter = {
         headers: endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {},
         warnings,
         // Dialect error mapping keeps Mistral's validation details and knows Groq's 498.
-        mapError: (status, text, retryAfter) => fromErrorResponse(dialect, status, text, retryAfter),
+        mapError: (status, text, retryAfter) => fromErrorResponse(dialect, status, text, retryAfter, { schemaCall }),
         fromAnswer: (answer) => fromChatResponse(answer, dialect),
         stream: whole
           ? undefined

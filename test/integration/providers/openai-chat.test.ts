@@ -253,6 +253,18 @@ describe('Adapter: openaiChat against the simulator', () => {
     expect(reply.warnings).toContainEqual(expect.stringContaining('without strict enforcement'));
   });
 
+  it.each([
+    ['a Groq call that asked for no schema', 'fam_i-gpt-oss-120b', 'groq', false],
+    ['a schema call to a vendor that documents no refused generations (Cerebras)', 'fam_e-gpt-oss-120b', 'cerebras', true],
+  ])('fails %s answered 400 json_validate_failed: a failed_generation there is no answer (it had been one, charged)', async (_name, model, provider, withSchema) => {
+    const error = { message: 'Failed to generate JSON.', type: 'invalid_request_error', code: 'json_validate_failed', failed_generation: 'not json at all' };
+    sim.setFault({ kind: 'status', status: 400, provider, body: { error } });
+    const failure = await send(call(model, withSchema ? { responseSchema: { ...SCHEMA, required: ['winner'] } } : {})).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(UpstreamError);
+    expect(failure).toMatchObject({ code: 'upstream_error', details: { upstreamStatus: 400 } });
+    expect((failure as UpstreamError).details.refusedAnswer).toBeUndefined();
+  });
+
   it('sends DeepSeek, which refuses successive turns of one role, one message per run of them', async () => {
     const history = [
       { role: 'user' as const, content: 'Some context.' },

@@ -630,7 +630,7 @@ describe('Function: fromErrorResponse', () => {
 
   it('reads Retry-After as an HTTP date', () => {
     const now = Date.parse('2026-11-22T10:00:00Z');
-    const error = fromErrorResponse(dialectFor('deepseek'), 429, '{}', 'Sun, 22 Nov 2026 10:00:05 GMT', now);
+    const error = fromErrorResponse(dialectFor('deepseek'), 429, '{}', 'Sun, 22 Nov 2026 10:00:05 GMT', { now });
     expect(error.details.retryAfterMs).toBe(5000);
   });
 
