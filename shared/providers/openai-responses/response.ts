@@ -1,4 +1,4 @@
-import { UpstreamError, vendorWord } from '../errors.js';
+import { UpstreamError, unusableAnswer, vendorWord } from '../errors.js';
 import type { ModelReply } from '../types.js';
 import { toUsage } from './usage.js';
 import type { ResponsesUsage } from './usage.js';
@@ -62,11 +62,13 @@ export function fromResponsesResponse(body: unknown): ModelReply {
     // The refusal text is model output: it stays in `output`, never in a warning.
     warnings.push(texts.length === 0 ? 'The model refused to answer; the output is its refusal message' : 'The model refused part of the answer');
   }
+  const usage = toUsage(response.usage);
   if (status === 'incomplete') {
     finishReason = vendorWord(response.incomplete_details?.reason) ?? 'incomplete';
+    // Withheld whole, as a chat vendor's content_filter with no text: blocked, charged what was billed (it had been a completed empty answer).
+    if (finishReason === 'content_filter' && output === '') throw unusableAnswer('upstream_blocked', 'The provider blocked the answer (content_filter)', response.usage, { usage });
     if (finishReason !== 'max_output_tokens') warnings.push(incompleteWarning(finishReason));
   }
-  const usage = toUsage(response.usage);
   if (!usage) warnings.push('The provider reported no usable token usage; cost is unavailable');
   return { output, usage, finishReason, ...(finishReason === 'max_output_tokens' ? { cutAtMaxTokens: true } : {}), warnings };
 }

@@ -423,6 +423,19 @@ describe('Function: fromResponsesResponse', () => {
     expect(reply.warnings).toEqual(["The output was stopped by the provider's content filter"]);
   });
 
+  it('fails an answer the content filter withheld whole as blocked, charged the usage its vendor billed (it had been a completed empty answer)', () => {
+    const answer = { ...(fixture('incomplete-content-filter') as object), output: [] };
+    let error: unknown;
+    try {
+      fromResponsesResponse(answer);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect(error).toMatchObject({ code: 'upstream_blocked', message: 'The provider blocked the answer (content_filter)', retryable: false });
+    expect((error as UpstreamError).details.billed?.usage).toMatchObject({ inputTokens: expect.any(Number) });
+  });
+
   it('returns a refusal as the output with a warning that carries none of its text', () => {
     const reply = fromResponsesResponse(fixture('refusal'));
 
