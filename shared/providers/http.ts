@@ -78,9 +78,18 @@ function jsonPayload(body: unknown, prompt: Pick<ModelCall, 'prompt' | 'promptPi
   return Buffer.from(JSON.stringify(body), 'utf8');
 }
 
-/** A failure to reach the vendor (or an abort; `status`: of the answer whose body it cut off) as an UpstreamError. */
-export function unreachable(signal: AbortSignal, error: unknown, status?: number): UpstreamError {
+/**
+ * A POST's failure as an UpstreamError: an abort; an answer whose body broke off once its head
+ * was in (`status`, else the one the error carries), which reached the vendor, as that status
+ * says (a success cut short is a malformed answer, not retried: the vendor generated it; an
+ * error status, what the status means); else a failure to reach the vendor, retried.
+ */
+export function unreachable(signal: AbortSignal, error: unknown, status = answerStatus(error)): UpstreamError {
   if (signal.aborted) return abortError(signal, error, status);
+  if (status !== undefined && status >= 200 && status <= 299) {
+    return new UpstreamError('upstream_malformed_response', `The provider's answer broke off: ${describe(error)}`, { upstreamStatus: status, cause: error });
+  }
+  if (status !== undefined) return statusError(status, `The provider answered ${status}, its body broken off: ${describe(error)}`);
   return new UpstreamError('upstream_unreachable', `Could not reach the provider: ${describe(error)}`, { retryable: true, cause: error });
 }
 

@@ -3,7 +3,8 @@
  * the thread in JSON.parse for seconds (millions of nested arrays or keys in a few MB) is
  * refused before it is parsed, through the real adapters and HTTP.
  */
-import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { createServer, type AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ADAPTERS } from '../../shared/providers/adapters.js';
 import { UpstreamError } from '../../shared/providers/errors.js';
 import { eventJson } from '../../shared/providers/stream-http.js';
@@ -112,5 +113,32 @@ describe('Function: eventJson', () => {
     expect(() => eventJson(event)).toThrow('The provider streamed an event (unrecognised) whose data is not JSON');
     // A word is named whole (a key whole is what the redaction of results finds).
     expect(() => eventJson({ event: 'response.created', data: '[1]' })).toThrow('The provider streamed an event (response.created) whose data is not a JSON object');
+  });
+});
+
+describe('Hostile vendor answers: a body broken off after its head', () => {
+  /** Answers every request with `head`, 6 bytes of the body it declared 3,000 long, and a reset. */
+  let head = '';
+  const cutting = createServer((socket) => {
+    socket.once('data', () => {
+      socket.write(`${head}\r\ncontent-type: application/json\r\ncontent-length: 3000\r\n\r\n{"id":`, () => socket.resetAndDestroy());
+    });
+  });
+  beforeAll(() => new Promise<void>((resolve) => cutting.listen(0, '127.0.0.1', resolve)));
+  afterAll(() => new Promise<void>((resolve) => cutting.close(() => resolve())));
+
+  it.each([
+    ['a 200', 'HTTP/1.1 200 OK', { code: 'upstream_malformed_response', retryable: false, details: { upstreamStatus: 200 } }],
+    ['a 400', 'HTTP/1.1 400 Bad Request', { code: 'upstream_error', retryable: false, details: { upstreamStatus: 400 } }],
+    ['a 500', 'HTTP/1.1 500 Internal Server Error', { code: 'upstream_error', retryable: true, details: { upstreamStatus: 500 } }],
+  ])('is %s the vendor answered, not a vendor out of reach (it had been upstream_unreachable, retried: a generated answer paid for again)', async (_name, status, expected) => {
+    head = status;
+    const port = (cutting.address() as AddressInfo).port;
+    const error = await ADAPTERS[CHAT.entry.protocol]
+      .prepare(CHAT, { baseUrl: `http://127.0.0.1:${port}/v1`, apiKey: 'k', simulated: false })
+      .send(AbortSignal.timeout(20_000))
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect(error).toMatchObject(expected);
   });
 });
