@@ -89,7 +89,7 @@ export function unreachable(signal: AbortSignal, error: unknown, status = answer
   if (status !== undefined && status >= 200 && status <= 299) {
     return new UpstreamError('upstream_malformed_response', `The provider's answer broke off: ${describe(error)}`, { upstreamStatus: status, cause: error });
   }
-  if (status !== undefined) return statusError(status, `The provider answered ${status}, its body broken off: ${describe(error)}`);
+  if (status !== undefined) return statusError(status, `The provider answered ${status}; its body could not be read (${describe(error)})`);
   return new UpstreamError('upstream_unreachable', `Could not reach the provider: ${describe(error)}`, { retryable: true, cause: error });
 }
 
@@ -109,7 +109,10 @@ export async function postJson(request: WireRequest, signal: AbortSignal, option
   try {
     response = await post(request.url, request.payload, request.headers, { signal });
   } catch (error) {
-    throw answerTooLarge(error) ?? unreachable(signal, error);
+    // An error answer too large to read whole is still its status's error (it had been a malformed answer, not retried).
+    const status = answerStatus(error);
+    const refused = status !== undefined && (status < 200 || status > 299);
+    throw (refused ? undefined : answerTooLarge(error)) ?? unreachable(signal, error);
   }
   const { status, text } = response;
   if (status < 200 || status > 299) throw mapError(status, text, headerValue(response.headers['retry-after']));

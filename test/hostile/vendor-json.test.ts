@@ -116,6 +116,15 @@ describe('Function: eventJson', () => {
   });
 });
 
+describe('Hostile vendor answers: an error body too large to read', () => {
+  it("is the status's error, retried as that status is (it had been a malformed answer, its status lost, not retried)", async () => {
+    answer = { status: 500, body: 'x'.repeat(9 * 1024 * 1024) };
+    const error = await send(CHAT);
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect(error).toMatchObject({ code: 'upstream_error', retryable: true, details: { upstreamStatus: 500 } });
+  });
+});
+
 describe('Hostile vendor answers: a body broken off after its head', () => {
   /** Answers every request with `head`, 6 bytes of the body it declared 3,000 long, and a reset. */
   let head = '';
