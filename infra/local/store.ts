@@ -111,15 +111,17 @@ async function dataDirectoryFree(path) {
   // spent the SDK's retry quota, so that calls failed unretried.
   server.keepAliveTimeout = ${STORE_KEEP_ALIVE_MS};
   // The store checks no credentials, so no web page may reach it: requests named for this
-  // machine only (127.0.0.1, localhost, [::1], a name under .localhost; a page whose own name
-  // its DNS turned to 127.0.0.1 sends that name), and none a page sends (an Origin, a CORS
-  // preflight, which dynalite would answer with Access-Control-Allow-Origin: *). The SDK and
-  // the admin CLI send neither; a request without a Host (HTTP/1.0) is no browser's.
+  // machine only (127.0.0.1, localhost, [::1], a name under .localhost, and host.docker.internal,
+  // Docker Desktop's name for it, which sam-local's containers call it by, and which no page's DNS
+  // can claim; a page whose own name its DNS turned to 127.0.0.1 sends that name), and none a
+  // page sends (an Origin, a CORS preflight, which dynalite would answer with
+  // Access-Control-Allow-Origin: *). The SDK and the admin CLI send neither; a request without a
+  // Host (HTTP/1.0) is no browser's.
   dynaliteHandlers = server.listeners('request');
   server.removeAllListeners('request');
   server.on('request', (req, res) => {
     const host = String(req.headers.host || '').toLowerCase().replace(/:\\d+$/, '');
-    const local = host === '' || host === '127.0.0.1' || host === 'localhost' || host === '[::1]' || host.endsWith('.localhost');
+    const local = host === '' || host === '127.0.0.1' || host === 'localhost' || host === '[::1]' || host.endsWith('.localhost') || host === 'host.docker.internal';
     if (local && req.headers.origin === undefined && req.method !== 'OPTIONS') {
       for (const handler of dynaliteHandlers) handler.call(server, req, res);
       return;

@@ -289,7 +289,9 @@ describe('Local host: the embedded store reached in process', () => {
       expect(fromPage.allowOrigin).toBeUndefined();
       expect(fromPage.body).not.toContain(env.tables.ledger);
     }
-    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`]) expect(JSON.parse((await listTables(host)).body).TableNames).toContain(env.tables.ledger);
+    // Docker Desktop's name for this machine, which sam-local's containers call it by (it had been refused).
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `host.docker.internal:${port}`])
+      expect(JSON.parse((await listTables(host)).body).TableNames).toContain(env.tables.ledger);
   });
 
   it('records the operations it receives in process, in arrival order, and hands each over once', async () => {
