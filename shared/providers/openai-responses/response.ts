@@ -30,9 +30,10 @@ const TRANSIENT_FAILURES: ReadonlySet<string> = new Set(['server_error', 'rate_l
  * A Responses API answer as the gateway's reply: the text of every `output_text` part of the
  * `message` items, in order (reasoning and other items are skipped). A refusal becomes the
  * output with a warning; a cut answer keeps its partial text with a warning; a `failed`
- * response is an UpstreamError.
+ * response is an UpstreamError. `streamed`: the text a streamed call's deltas carried, its output
+ * (the final response's own copy may lack it).
  */
-export function fromResponsesResponse(body: unknown): ModelReply {
+export function fromResponsesResponse(body: unknown, streamed = ''): ModelReply {
   const response = (typeof body === 'object' && body !== null ? body : {}) as ResponsesResponse;
   const status = response.status;
   if (status === 'failed') throw failure(response.error);
@@ -66,7 +67,8 @@ export function fromResponsesResponse(body: unknown): ModelReply {
   if (status === 'incomplete') {
     finishReason = vendorWord(response.incomplete_details?.reason) ?? 'incomplete';
     // Withheld whole, as a chat vendor's content_filter with no text: blocked, charged what was billed (it had been a completed empty answer).
-    if (finishReason === 'content_filter' && output === '') throw unusableAnswer('upstream_blocked', 'The provider blocked the answer (content_filter)', response.usage, { usage });
+    if (finishReason === 'content_filter' && output === '' && streamed === '')
+      throw unusableAnswer('upstream_blocked', 'The provider blocked the answer (content_filter)', response.usage, { usage });
     if (finishReason !== 'max_output_tokens') warnings.push(incompleteWarning(finishReason));
   }
   if (!usage) warnings.push('The provider reported no usable token usage; cost is unavailable');

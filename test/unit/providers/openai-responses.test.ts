@@ -425,15 +425,22 @@ describe('Function: fromResponsesResponse', () => {
 
   it('fails an answer the content filter withheld whole as blocked, charged the usage its vendor billed (it had been a completed empty answer)', () => {
     const answer = { ...(fixture('incomplete-content-filter') as object), output: [] };
-    let error: unknown;
-    try {
-      fromResponsesResponse(answer);
-    } catch (e) {
-      error = e;
-    }
+    const error = thrown(() => fromResponsesResponse(answer));
     expect(error).toBeInstanceOf(UpstreamError);
     expect(error).toMatchObject({ code: 'upstream_blocked', message: 'The provider blocked the answer (content_filter)', retryable: false });
-    expect((error as UpstreamError).details.billed?.usage).toMatchObject({ inputTokens: expect.any(Number) });
+    expect(error.details.billed?.usage).toMatchObject({ inputTokens: expect.any(Number) });
+  });
+
+  it('keeps a streamed answer the content filter stopped after its text went out, though the final response lists none of it: completed, not blocked', () => {
+    const stream = new ResponsesStream(() => undefined);
+    stream.onEvent({ event: 'response.output_text.delta', data: JSON.stringify({ type: 'response.output_text.delta', delta: 'Hello there' }) });
+    const final = { ...(fixture('incomplete-content-filter') as object), output: [] };
+    stream.onEvent({ event: 'response.incomplete', data: JSON.stringify({ type: 'response.incomplete', response: final }) });
+    expect(stream.finish()).toMatchObject({
+      output: 'Hello there',
+      finishReason: 'content_filter',
+      warnings: expect.arrayContaining(["The output was stopped by the provider's content filter"]),
+    });
   });
 
   it('returns a refusal as the output with a warning that carries none of its text', () => {
