@@ -225,12 +225,22 @@ export function readBody(body: Readable, maxBytes = MAX_ANSWER_BYTES): Promise<B
 }
 
 const SENT = Symbol('requestSent');
-const STATUS = Symbol('answerStatus');
+const HEAD = Symbol('answerHead');
+
+/** An answer's status and headers: what its head said. */
+export interface AnswerHead {
+  status: number;
+  headers: IncomingHttpHeaders;
+}
+
+/** For an error a POST failed with once its answer's head was in (its body broken off, or too large): that head; undefined for any other error. */
+export function answerHead(error: unknown): AnswerHead | undefined {
+  return (error as { [HEAD]?: AnswerHead } | null)?.[HEAD];
+}
 
 /** For an error a POST failed with once its answer's head was in: the answer's status; undefined for any other error. */
 export function answerStatus(error: unknown): number | undefined {
-  const status = (error as { [STATUS]?: unknown } | null)?.[STATUS];
-  return typeof status === 'number' ? status : undefined;
+  return answerHead(error)?.status;
 }
 
 /** The TLS sockets whose handshake has ended ('secureConnect'), heard by the first request on each. */
@@ -277,9 +287,9 @@ function request<T>(
     // How far the call got, for a failure to say (requestSent, answerStatus): its request handed
     // to a connection made (TCP, TLS), and its answer's status once the head is in.
     let sent = false;
-    let answered: number | undefined;
+    let answered: AnswerHead | undefined;
     const fail = (error: unknown) =>
-      reject(error !== null && typeof error === 'object' ? Object.assign(error, { [SENT]: sent }, answered === undefined ? {} : { [STATUS]: answered }) : error);
+      reject(error !== null && typeof error === 'object' ? Object.assign(error, { [SENT]: sent }, answered === undefined ? {} : { [HEAD]: answered }) : error);
     const req = (secure ? httpsRequest : httpRequest)(
       url,
       {
@@ -292,7 +302,7 @@ function request<T>(
       (res) => {
         // Its answer's head in: the peer had the request, and said what it did with it.
         sent = true;
-        answered = res.statusCode;
+        answered = { status: res.statusCode ?? 0, headers: res.headers };
         onResponse(res, resolve, fail);
       },
     );

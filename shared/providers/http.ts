@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { answerStatus, MAX_ANSWER_BYTES, MIN_AVERAGE_CHUNK_BYTES, post, requestSent, type PostAnswer } from '../http/post.js';
+import { answerHead, answerStatus, MAX_ANSWER_BYTES, MIN_AVERAGE_CHUNK_BYTES, post, requestSent, type PostAnswer } from '../http/post.js';
 import { UpstreamError, parseRetryAfter, statusError } from './errors.js';
 import { cutWhole } from '../text/cut.js';
 import { notJson, parseVendorJson } from './vendor-json.js';
@@ -79,18 +79,29 @@ function jsonPayload(body: unknown, prompt: Pick<ModelCall, 'prompt' | 'promptPi
 }
 
 /**
- * A POST's failure as an UpstreamError: an abort; an answer whose body broke off once its head
- * was in (`status`, else the one the error carries), which reached the vendor, as that status
- * says (a success cut short is a malformed answer, not retried: the vendor generated it; an
- * error status, what the status means); else a failure to reach the vendor, retried.
+ * A POST's failure as an UpstreamError: an abort; a success whose body broke off once its head
+ * was in (the status the error carries), which reached the vendor: a malformed answer, not
+ * retried (the vendor generated it); else a failure to reach the vendor, retried. An error
+ * status whose body broke off is mapped by its caller, as that status (`errorStatusAnswer`).
  */
-export function unreachable(signal: AbortSignal, error: unknown, status = answerStatus(error)): UpstreamError {
+export function unreachable(signal: AbortSignal, error: unknown): UpstreamError {
+  const status = answerStatus(error);
   if (signal.aborted) return abortError(signal, error, status);
   if (status !== undefined && status >= 200 && status <= 299) {
     return new UpstreamError('upstream_malformed_response', `The provider's answer broke off: ${describe(error)}`, { upstreamStatus: status, cause: error });
   }
-  if (status !== undefined) return statusError(status, `The provider answered ${status}; its body could not be read (${describe(error)})`);
   return new UpstreamError('upstream_unreachable', `Could not reach the provider: ${describe(error)}`, { retryable: true, cause: error });
+}
+
+/**
+ * For a POST that failed once an error status's head was in (its body broken off, or too large
+ * to read), that status's error as `mapError` makes it, from the head alone (its Retry-After
+ * kept): the vendor answered, and its status says what it did. Undefined for any other failure.
+ */
+export function errorStatusAnswer(signal: AbortSignal, error: unknown, mapError: ErrorMapper): UpstreamError | undefined {
+  const head = answerHead(error);
+  if (signal.aborted || head === undefined || (head.status >= 200 && head.status <= 299)) return undefined;
+  return mapError(head.status, '', headerValue(head.headers['retry-after']));
 }
 
 export interface PostJsonOptions {
@@ -109,10 +120,8 @@ export async function postJson(request: WireRequest, signal: AbortSignal, option
   try {
     response = await post(request.url, request.payload, request.headers, { signal });
   } catch (error) {
-    // An error answer too large to read whole is still its status's error (it had been a malformed answer, not retried).
-    const status = answerStatus(error);
-    const refused = status !== undefined && (status < 200 || status > 299);
-    throw (refused ? undefined : answerTooLarge(error)) ?? unreachable(signal, error);
+    // An error answer broken off or too large to read whole is still its status's error.
+    throw errorStatusAnswer(signal, error, mapError) ?? answerTooLarge(error) ?? unreachable(signal, error);
   }
   const { status, text } = response;
   if (status < 200 || status > 299) throw mapError(status, text, headerValue(response.headers['retry-after']));

@@ -38,6 +38,7 @@ export async function postSse(request: WireRequest, signal: AbortSignal, options
   }
   const { status, body: stream } = response;
   if (status < 200 || status > 299) {
+    // What its body held, as far as it could be read: the status says what the vendor did.
     const text = await readCapped(response, signal);
     throw mapError(status, text, headerValue(response.headers['retry-after']));
   }
@@ -141,7 +142,7 @@ function describeCut(error: unknown): string {
   return typeof code === 'string' ? code : 'connection closed';
 }
 
-/** The body of an error answer as text, at most MAX_ERROR_BODY_BYTES of it. */
+/** The body of an error answer as text, at most MAX_ERROR_BODY_BYTES of it, and as much of it as came where it broke off. */
 async function readCapped(response: StreamAnswer, signal: AbortSignal): Promise<string> {
   // Copied into one buffer as it comes; an answer in too many tiny pieces is read no further.
   const answer = new AnswerBytes(MAX_ERROR_BODY_BYTES);
@@ -158,7 +159,8 @@ async function readCapped(response: StreamAnswer, signal: AbortSignal): Promise<
       finished(response.body).then(resolve, reject);
     });
   } catch (error) {
-    throw unreachable(signal, error, response.status);
+    // Broken off: what came of it is the body (it had been upstream_unreachable, retried whatever the status).
+    if (signal.aborted) throw abortError(signal, error, response.status);
   } finally {
     response.body.destroy();
   }

@@ -126,7 +126,7 @@ describe('Hostile vendor answers: an error body too large to read', () => {
 });
 
 describe('Hostile vendor answers: a body broken off after its head', () => {
-  /** Answers every request with `head`, 6 bytes of the body it declared 3,000 long, and a reset. */
+  /** Answers every request with `head` (its status line and headers), 6 bytes of the body it declared 3,000 long, and a reset. */
   let head = '';
   const cutting = createServer((socket) => {
     socket.once('data', () => {
@@ -136,18 +136,34 @@ describe('Hostile vendor answers: a body broken off after its head', () => {
   beforeAll(() => new Promise<void>((resolve) => cutting.listen(0, '127.0.0.1', resolve)));
   afterAll(() => new Promise<void>((resolve) => cutting.close(() => resolve())));
 
+  const GROQ = modelCall('fam_i-gpt-oss-120b');
   it.each([
-    ['a 200', 'HTTP/1.1 200 OK', { code: 'upstream_malformed_response', retryable: false, details: { upstreamStatus: 200 } }],
-    ['a 400', 'HTTP/1.1 400 Bad Request', { code: 'upstream_error', retryable: false, details: { upstreamStatus: 400 } }],
-    ['a 500', 'HTTP/1.1 500 Internal Server Error', { code: 'upstream_error', retryable: true, details: { upstreamStatus: 500 } }],
-  ])('is %s the vendor answered, not a vendor out of reach (it had been upstream_unreachable, retried: a generated answer paid for again)', async (_name, status, expected) => {
-    head = status;
-    const port = (cutting.address() as AddressInfo).port;
-    const error = await ADAPTERS[CHAT.entry.protocol]
-      .prepare(CHAT, { baseUrl: `http://127.0.0.1:${port}/v1`, apiKey: 'k', simulated: false })
-      .send(AbortSignal.timeout(20_000))
-      .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(UpstreamError);
-    expect(error).toMatchObject(expected);
-  });
+    ['a 200', CHAT, 'HTTP/1.1 200 OK', { code: 'upstream_malformed_response', retryable: false, details: { upstreamStatus: 200 } }],
+    ['a 400', CHAT, 'HTTP/1.1 400 Bad Request', { code: 'upstream_error', retryable: false, details: { upstreamStatus: 400 } }],
+    ['a 500', CHAT, 'HTTP/1.1 500 Internal Server Error', { code: 'upstream_error', retryable: true, details: { upstreamStatus: 500 } }],
+    // As its vendor's error mapper makes them: Groq's capacity status, and a Retry-After the head carried.
+    ['a Groq 498', GROQ, 'HTTP/1.1 498 Flex Tier Capacity Exceeded', { code: 'upstream_overloaded', retryable: true, details: { upstreamStatus: 498 } }],
+    [
+      'a 429 with Retry-After',
+      CHAT,
+      'HTTP/1.1 429 Too Many Requests\r\nretry-after: 30',
+      { code: 'upstream_rate_limited', retryable: true, details: { upstreamStatus: 429, retryAfterMs: 30_000 } },
+    ],
+  ])(
+    'is %s the vendor answered, whole and streamed, not a vendor out of reach (it had been upstream_unreachable, retried: a generated answer paid for again)',
+    async (_name, call, status, expected) => {
+      head = status;
+      const port = (cutting.address() as AddressInfo).port;
+      for (const onDelta of [undefined, () => undefined]) {
+        const error = await ADAPTERS[call.entry.protocol]
+          .prepare(call, { baseUrl: `http://127.0.0.1:${port}/v1`, apiKey: 'k', simulated: false }, onDelta)
+          .send(AbortSignal.timeout(20_000))
+          .catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(UpstreamError);
+        // A streamed success cut short is a stream broken off, as any: left out here.
+        if (onDelta && status.includes(' 200 ')) continue;
+        expect(error, onDelta ? 'streamed' : 'whole').toMatchObject(expected);
+      }
+    },
+  );
 });
