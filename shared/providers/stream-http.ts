@@ -79,7 +79,7 @@ export async function postSse(request: WireRequest, signal: AbortSignal, options
 }
 
 /** How long, and how many bytes, the rest of a stream is read after its answer ended, so that its connection can serve another call; past either it is closed. */
-const AFTER_END_MS = 1_000;
+export const AFTER_END_MS = 1_000;
 const AFTER_END_BYTES = 64 * 1024;
 
 /** Reads what a stream sends after its answer ended, dropping it, and closes the stream where it does not end soon. */

@@ -279,6 +279,34 @@ describe('Hostile vendor streams: Bedrock ConverseStream', () => {
     }
   });
 
+  it('leaves the connection to the next call where the vendor ends the stream a moment after its usage (it had been closed at once)', async () => {
+    const connections: unknown[] = [];
+    const counting = (socket: unknown) => connections.push(socket);
+    bedrock.on('connection', counting);
+    answer = (res) => {
+      res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream' });
+      res.write(frame('event', 'contentBlockDelta', { contentBlockIndex: 0, delta: { text: 'Hello' } }));
+      res.write(frame('event', 'messageStop', { stopReason: 'end_turn' }));
+      res.write(frame('event', 'metadata', { usage: { inputTokens: 5, outputTokens: 2, totalTokens: 7 }, metrics: { latencyMs: 1 } }));
+      setTimeout(() => res.end(), 20);
+    };
+    try {
+      for (let call = 0; call < 3; call++) {
+        const reply = await ADAPTERS[NOVA.entry.protocol]
+          .prepare(NOVA, { baseUrl: `http://127.0.0.1:${(bedrock.address() as AddressInfo).port}`, region: 'us-east-1', simulated: true }, () => undefined)
+          .send(AbortSignal.timeout(10_000));
+        expect(reply).toMatchObject({ output: 'Hello' });
+        // The stream's end, 20 ms on, which the call no longer waits for: read in the background,
+        // where no event tells when its connection is back in the client's pool.
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(connections).toHaveLength(1);
+    } finally {
+      bedrock.off('connection', counting);
+      answer = framesInTurn;
+    }
+  });
+
   it.each([
     ['throttlingException', 'upstream_rate_limited', true],
     ['modelStreamErrorException', 'upstream_error', true],

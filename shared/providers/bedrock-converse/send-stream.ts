@@ -1,7 +1,7 @@
 import type { Endpoint, ModelCall, PreparedCall } from '../types.js';
 import { converseStream } from './client.js';
 import { fromSdkError, fromStreamError } from './errors.js';
-import { finishStream, withPartial } from '../stream-http.js';
+import { AFTER_END_MS, finishStream, withPartial } from '../stream-http.js';
 import { toConverseRequest } from './request.js';
 import { ConverseStreamReader } from './stream.js';
 import { converseLimits } from './limits.js';
@@ -16,26 +16,46 @@ export function prepareConverseStream(call: ModelCall, endpoint: Endpoint, onDel
     warnings,
     async send(signal) {
       const reader = new ConverseStreamReader(input.toolConfig !== undefined, onDelta);
-      // Stops the call's connection once its answer is whole (the vendor's signal aside).
+      // Closes the call's connection where the vendor holds it open after a whole answer.
       const whole = new AbortController();
       let started = false;
       try {
         const answer = await converseStream(input, endpoint, AbortSignal.any([signal, whole.signal]), limits);
         started = true;
         if (!answer.stream) throw new Error('The provider answered without an event stream');
-        for await (const event of answer.stream) {
-          reader.onEvent(event as Parameters<ConverseStreamReader['onEvent']>[0]);
-          if (reader.ended()) break;
+        const events = answer.stream[Symbol.asyncIterator]();
+        for (let next = await events.next(); !next.done; next = await events.next()) {
+          reader.onEvent(next.value as Parameters<ConverseStreamReader['onEvent']>[0]);
+          if (reader.ended()) {
+            dropRest(events, whole);
+            break;
+          }
         }
       } catch (error) {
         if (!started) throw fromSdkError(error, signal);
         throw withPartial(fromStreamError(error, signal), reader.partial());
-      } finally {
-        // A vendor that holds the connection open after its last event: closed, not left to it.
-        whole.abort();
       }
       const reply = finishStream(reader);
       return { ...reply, warnings: [...warnings, ...reply.warnings] };
     },
   };
+}
+
+/**
+ * Reads what a stream sends after its answer is whole, dropping it, so that its connection can
+ * serve another call once the vendor ends it; a vendor that has not ended it within
+ * AFTER_END_MS has it closed (it had held the call until the deadline). As SSE streams' dropRest.
+ */
+function dropRest(events: AsyncIterator<unknown>, whole: AbortController): void {
+  const timer = setTimeout(() => whole.abort(), AFTER_END_MS);
+  timer.unref();
+  void (async () => {
+    try {
+      while (!(await events.next()).done);
+    } catch {
+      // Closed, or broken off: the answer was whole before.
+    } finally {
+      clearTimeout(timer);
+    }
+  })();
 }
