@@ -287,7 +287,8 @@ async function callModel(
     }
     const latencyMs = Math.round(performance.now() - started);
     // Charged for all the text the vendor sent, cut or not: the vendor bills it.
-    const charge = chargeCall(call, reply.usage, reply.output, attemptStartedAt, withFinishReason(reply.hints, reply.finishReason));
+    // Its warning says why the cost is unavailable, where it is (the adapters say nothing of it: both had, one after the other).
+    const charge = chargeCall(call, reply.usage, reply.output, attemptStartedAt, withFinishReason(reply.hints, reply.finishReason), reply.usageMissing);
     const allWarnings = [
       ...warnings,
       // The adapter's warnings repeat the vendor's words (a finish reason): redacted as its error messages are.

@@ -110,8 +110,10 @@ export interface UsageHints {
 
 export interface ModelReply {
   output: string;
-  /** Undefined when the vendor sent no usable usage block (cost is then unavailable, spec 3 rule 3). */
+  /** Undefined when the vendor sent no usable usage block (cost is then unavailable, spec 3 rule 3: the charge's warning says so). */
   usage?: Usage;
+  /** Why `usage` is undefined, where the adapter can say more than that none usable came: the charge's warning gives it. */
+  usageMissing?: string;
   hints?: UsageHints;
   finishReason?: string;
   /**

@@ -46,7 +46,6 @@ export function fromMessagesResponse(body: unknown): ModelReply {
   const cutAtMaxTokens = finishReason === 'max_tokens';
   if (stopWarning) warnings.push(stopWarning);
   const usage = toUsage(response.usage);
-  if (!usage) warnings.push('The provider reported no usable token usage; cost is unavailable');
   const hints = usageHints(response.usage, thinkingTokens);
   return { output: texts.join(''), usage, ...(Object.keys(hints).length > 0 ? { hints } : {}), finishReason, ...(cutAtMaxTokens ? { cutAtMaxTokens } : {}), warnings };
 }

@@ -64,7 +64,6 @@ export function fromConverseResponse(body: unknown, forcedTool: boolean): ModelR
   const cut = stopReason === undefined ? undefined : CUT.get(stopReason);
   if (cut) warnings.push(cut);
   const usage = toUsage(answer.usage);
-  if (!usage) warnings.push('The provider reported no usable token usage; cost is unavailable');
   return { output, usage, finishReason: stopReason, ...(stopReason === 'max_tokens' ? { cutAtMaxTokens: true } : {}), warnings };
 }
 

@@ -86,14 +86,15 @@ export function fromGenerateContentResponse(body: unknown, requestWarnings: read
     warnings.push(`The provider ended the output with finishReason ${finishReason}`);
   }
 
-  if (!usage) {
-    warnings.push(
-      usageCoversAnswer
-        ? 'The provider reported no usable token usage; cost is unavailable'
-        : "The provider's last token usage came before the end of its answer; cost is unavailable",
-    );
-  }
-  return { output, usage, ...(Object.keys(hints).length > 0 ? { hints } : {}), finishReason, ...(cutAtMaxTokens ? { cutAtMaxTokens } : {}), warnings };
+  return {
+    output,
+    usage,
+    ...(!usage && !usageCoversAnswer ? { usageMissing: "the vendor's last token usage came before the end of its answer" } : {}),
+    ...(Object.keys(hints).length > 0 ? { hints } : {}),
+    finishReason,
+    ...(cutAtMaxTokens ? { cutAtMaxTokens } : {}),
+    warnings,
+  };
 }
 
 /**

@@ -85,7 +85,6 @@ export function fromChatResponse(body: unknown, dialect: ChatDialect = dialectFo
     warnings.push(CUT.get(finishReason) ?? `The provider ended the output with finish_reason ${finishReason}`);
   }
 
-  if (!usage) warnings.push('The provider reported no usable token usage; cost is unavailable');
   return { output, usage, finishReason, ...(cutAtMaxTokens ? { cutAtMaxTokens } : {}), warnings, ...hints };
 }
 

@@ -71,7 +71,6 @@ export function fromResponsesResponse(body: unknown, streamed = ''): ModelReply 
       throw unusableAnswer('upstream_blocked', 'The provider blocked the answer (content_filter)', response.usage, { usage });
     if (finishReason !== 'max_output_tokens') warnings.push(incompleteWarning(finishReason));
   }
-  if (!usage) warnings.push('The provider reported no usable token usage; cost is unavailable');
   return { output, usage, finishReason, ...(finishReason === 'max_output_tokens' ? { cutAtMaxTokens: true } : {}), warnings };
 }
 

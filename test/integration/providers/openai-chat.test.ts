@@ -337,7 +337,8 @@ describe('Adapter: openaiChat against the simulator', () => {
     const reply = await send(c);
     expect(reply.output.length).toBeGreaterThan(0);
     expect(reply.usage).toBeUndefined();
-    expect(reply.warnings).toContain('The provider reported no usable token usage; cost is unavailable');
+    // The charge says the cost is unavailable, once (the adapter had said it too).
+    expect(reply.warnings).not.toContainEqual(expect.stringContaining('cost is unavailable'));
   });
 
   it('reports a timeout when the vendor does not answer before the deadline', async () => {

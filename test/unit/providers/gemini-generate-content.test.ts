@@ -500,7 +500,8 @@ describe('Function: fromGenerateContentResponse', () => {
     const reply = fromGenerateContentResponse(body);
 
     expect(reply.usage).toBeUndefined();
-    expect(reply.warnings).toEqual(['The provider reported no usable token usage; cost is unavailable']);
+    // The charge says the cost is unavailable, once (the adapter had said it too).
+    expect(reply.warnings).toEqual([]);
   });
 });
 
@@ -589,9 +590,12 @@ describe('Class: GenerateContentStream, a running usage that parts came after', 
     const reply = streamed({ finishReason: 'STOP' }).finish();
     expect(reply.usage).toBeUndefined();
     expect(reply.hints).toEqual({ inputTokens: 2000, unseenOutputTokens: 700, outputTokensAtLeast: 720, reasoningCounted: true });
-    expect(reply.warnings).toContain("The provider's last token usage came before the end of its answer; cost is unavailable");
-    const charge = chargeCall(call(), reply.usage, reply.output, Date.now(), reply.hints);
+    expect(reply.usageMissing).toBe("the vendor's last token usage came before the end of its answer");
+    const charge = chargeCall(call(), reply.usage, reply.output, Date.now(), reply.hints, reply.usageMissing);
     if (charge.kind !== 'estimated') throw new Error(`charged as ${charge.kind}`);
+    // Said once, by the charge: why the cost is unavailable, and what was charged instead.
+    expect(charge.warning).toMatch(/^Cost unavailable: the vendor's last token usage came before the end of its answer\. Charged an estimate/);
+    expect(reply.warnings).not.toContainEqual(expect.stringContaining('cost is unavailable'));
     // Never the 20 output tokens the running count showed: the whole text's estimate and the 700 of thinking.
     const tokensOut = Number(/and (\d+) output tokens/.exec(charge.warning)![1]);
     expect(tokensOut).toBeGreaterThan(700 + 100);
