@@ -159,7 +159,7 @@ async function runMatrixRow(target: LocalHost, fault: Fault, deadlineMs: number)
         expect(faulty.warnings?.join(' '), context).toMatch(/Cost unavailable: .*usage/i);
         // Said once, by the charge, with what was charged (the adapter had said "cost is unavailable" before it).
         expect(
-          faulty.warnings?.filter((warning) => /cost (is )?unavailable/i.test(warning)),
+          faulty.warnings?.filter((warning: string) => /cost (is )?unavailable/i.test(warning)),
           context,
         ).toHaveLength(1);
         // The warnings as written: "no usable usage" had come out "no usable [redacted]".
