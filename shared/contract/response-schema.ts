@@ -17,8 +17,8 @@ const SCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
  * `compileResponseSchema`'s (schema-compile.ts), on the schema thread.
  */
 export function checkResponseSchema(schema: Record<string, unknown>, path: string): FieldError[] {
-  const json = JSON.stringify(schema);
-  if (json.length > LIMITS.responseSchemaBytes) {
+  // Bytes, as the message says: 65,000 characters of CJK text are 195,000 of them.
+  if (Buffer.byteLength(JSON.stringify(schema)) > LIMITS.responseSchemaBytes) {
     return [{ field: path, message: `must be at most ${LIMITS.responseSchemaBytes} bytes of JSON` }];
   }
   const objects = countObjects(schema);
@@ -100,7 +100,7 @@ function countObjects(value: unknown): number {
 }
 
 /** What the walk found so far: the errors, the `enum` values and repetitions counted, and the patterns with their fields. */
-type WalkState = { errors: FieldError[]; enumValues: number; patterns: { pattern: string; field: string }[]; repeats: number; refs: Refs };
+type WalkState = { errors: FieldError[]; enumValues: number; dependentNames: number; patterns: { pattern: string; field: string }[]; repeats: number; refs: Refs };
 
 /**
  * The subschemas the walk checked, and the references to check once it has: a `$ref` can
@@ -126,7 +126,7 @@ const ROOT_URI = 'https://response-schema.invalid/root.json';
 
 export function walkSchema(schema: Record<string, unknown>, path: string): WalkState {
   const refs: Refs = { walked: new Set(), found: [], targets: new Map(), ids: new Map(), anchors: new Map() };
-  const state: WalkState = { errors: [], enumValues: 0, patterns: [], repeats: 0, refs };
+  const state: WalkState = { errors: [], enumValues: 0, dependentNames: 0, patterns: [], repeats: 0, refs };
   walk(schema, path, 0, state, { node: schema, uri: ROOT_URI });
   for (const { ref, field, base, holder } of refs.found) {
     const target = walkedTarget(ref, base, refs);
@@ -262,8 +262,25 @@ function checkCosts(schema: Record<string, unknown>, path: string, state: WalkSt
       errors.push({ field: `${path}/enum`, message: `brings the enum values of response_schema past ${LIMITS.responseSchemaEnumValues}` });
     }
   }
-  if (schema.uniqueItems === true && !hasScalarItems(schema.items)) {
-    errors.push({ field: `${path}/uniqueItems`, message: 'needs items of scalar types only (string, number, integer, boolean, null)' });
+  // ajv's fast path for scalar items skips items of other types: `prefixItems` of objects had let duplicates conform.
+  const prefixItems = Array.isArray(schema.prefixItems) ? (schema.prefixItems as unknown[]) : [];
+  if (schema.uniqueItems === true && (!hasScalarItems(schema.items) || !prefixItems.every(hasScalarItems))) {
+    errors.push({ field: `${path}/uniqueItems`, message: 'needs items (and prefixItems) of scalar types only (string, number, integer, boolean, null)' });
+  }
+  for (const keyword of ['dependentRequired', 'dependencies']) {
+    const lists = schema[keyword];
+    if (lists === null || typeof lists !== 'object' || Array.isArray(lists)) continue;
+    for (const [name, list] of Object.entries(lists as Record<string, unknown>)) {
+      if (!Array.isArray(list)) continue;
+      state.dependentNames += list.length;
+      if (state.dependentNames > LIMITS.responseSchemaDependentNames) {
+        errors.push({
+          field: `${path}/${keyword}/${escapePointer(name)}`,
+          message: `brings the names of response_schema's dependentRequired lists past ${LIMITS.responseSchemaDependentNames}`,
+        });
+        return;
+      }
+    }
   }
 }
 

@@ -23,6 +23,9 @@ const OPTIONS = {
   inlineRefs: false,
   // A property is the output's own: otherwise `required: ["constructor"]` (or `__proto__`) is met by every object, which inherits it.
   ownProperties: true,
+  // `multipleOf` of a decimal step as decimals read it: in binary floating point 0.07 % 0.01 is not 0,
+  // and an answer of 0.07 for a `multipleOf: 0.01` (cents) had not conformed.
+  multipleOfPrecision: 9,
 } as const;
 
 /**

@@ -287,6 +287,37 @@ describe('Functions: checkResponseSchema, then compileResponseSchema', () => {
     ]);
   });
 
+  it('refuses uniqueItems beside prefixItems of objects, whose duplicates the check would not see (they had conformed)', () => {
+    const schema = strings({ pair: { type: 'array', uniqueItems: true, prefixItems: [strings({ x: { type: 'integer' } })], items: { type: 'string' } } });
+    expect(checkSchema(schema).errors).toEqual([{ field: '/response_schema/properties/pair/uniqueItems', message: expect.stringContaining('scalar types only') }]);
+    const scalars = strings({ pair: { type: 'array', uniqueItems: true, prefixItems: [{ type: 'integer' }], items: { type: 'string' } } });
+    expect(checkStructuredOutput('{"pair":[1,"a","a"]}', checkSchema(scalars).validate!)).toMatchObject({ conforms: false });
+  });
+
+  it('refuses dependentRequired names past the limit, all lists together, at the list that crosses it: a list compiles in the square of its names (1,500 had held the schema thread past its deadline)', () => {
+    const names = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+    const half = Math.ceil((LIMITS.responseSchemaDependentNames + 1) / 2);
+    const schema = { ...strings({ a: { type: 'string' }, b: { type: 'string' } }), dependentRequired: { a: names(half, 'p'), b: names(half, 'q') } };
+    expect(checkSchema(schema).errors).toEqual([
+      { field: '/response_schema/dependentRequired/b', message: `brings the names of response_schema's dependentRequired lists past ${LIMITS.responseSchemaDependentNames}` },
+    ]);
+    const draft7 = { ...strings({ a: { type: 'string' } }), dependencies: { a: names(LIMITS.responseSchemaDependentNames + 1, 'p') } };
+    expect(checkSchema(draft7).errors).toEqual([{ field: '/response_schema/dependencies/a', message: expect.stringContaining('dependentRequired lists past') }]);
+    const atLimit = { ...strings({ a: { type: 'string' } }), dependentRequired: { a: names(LIMITS.responseSchemaDependentNames, 'p') } };
+    expect(checkSchema(atLimit).errors).toEqual([]);
+  });
+
+  it('counts the JSON size in UTF-8 bytes, as its message says (65,000 characters of CJK text are 195,000 bytes)', () => {
+    const schema = strings({ a: { type: 'string', description: '漢'.repeat(30_000) } });
+    expect(checkSchema(schema).errors).toEqual([{ field: '/response_schema', message: `must be at most ${LIMITS.responseSchemaBytes} bytes of JSON` }]);
+  });
+
+  it('checks multipleOf of a decimal step as decimals read it: 0.07, 19.99 and 4.35 are multiples of 0.01 (in binary floating point they were not)', () => {
+    const { validate: cents } = checkSchema(strings({ price: { type: 'number', multipleOf: 0.01 } }));
+    for (const price of ['0.07', '19.99', '4.35', '1.1']) expect(checkStructuredOutput(`{"price":${price}}`, cents!), price).toMatchObject({ conforms: true });
+    expect(checkStructuredOutput('{"price":0.075}', cents!)).toMatchObject({ conforms: false });
+  });
+
   it('refuses one pattern more than a schema may hold', () => {
     const patterned = Object.fromEntries(Array.from({ length: LIMITS.responseSchemaPatterns + 1 }, (_, i) => [`p${i}`, { type: 'string', pattern: `^x${i}$` }]));
     expect(checkSchema(strings(patterned)).errors).toEqual([
