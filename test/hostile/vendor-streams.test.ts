@@ -279,6 +279,45 @@ describe('Hostile vendor streams: Bedrock ConverseStream', () => {
     }
   });
 
+  it.each([
+    ['mid-answer', [] as string[]],
+    ['after a whole answer, while what follows it is read', ['stop', 'usage']],
+  ])('closes the connection of a stream failed by an exception frame %s, where the vendor holds it open (it had been left open)', async (_when, whole) => {
+    let closed!: Promise<unknown>;
+    answer = (res) => {
+      closed = new Promise((resolve) => res.once('close', resolve));
+      res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream' });
+      res.write(frame('event', 'contentBlockDelta', { contentBlockIndex: 0, delta: { text: 'Hello' } }));
+      if (whole.includes('stop')) res.write(frame('event', 'messageStop', { stopReason: 'end_turn' }));
+      if (whole.includes('usage')) res.write(frame('event', 'metadata', { usage: { inputTokens: 5, outputTokens: 2, totalTokens: 7 }, metrics: { latencyMs: 1 } }));
+      res.write(frame('exception', 'modelStreamErrorException', { message: 'boom' })); // then holds the stream open
+    };
+    try {
+      await ADAPTERS[NOVA.entry.protocol]
+        .prepare(NOVA, { baseUrl: `http://127.0.0.1:${(bedrock.address() as AddressInfo).port}`, region: 'us-east-1', simulated: true }, () => undefined)
+        .send(AbortSignal.timeout(60_000))
+        .catch(() => undefined);
+      await closed;
+    } finally {
+      answer = framesInTurn;
+    }
+  });
+
+  it.each([
+    ['whole', undefined],
+    ['streamed', () => undefined],
+  ])('answers a %s call whose error answer is too large to read as its status, retried (it had been a malformed answer, its status lost)', async (_name, onDelta) => {
+    answer = (res) => {
+      res.writeHead(503, { 'content-type': 'application/json', 'x-amzn-errortype': 'ServiceUnavailableException:http://internal.amazon.com/coral/com.amazon.bedrock/' });
+      res.end(JSON.stringify({ message: 'x'.repeat(9 * 1024 * 1024) }));
+    };
+    try {
+      expect(await failure(NOVA, onDelta)).toMatchObject({ code: 'upstream_overloaded', retryable: true, details: { upstreamStatus: 503 } });
+    } finally {
+      answer = framesInTurn;
+    }
+  });
+
   it('leaves the connection to the next call where the vendor ends the stream a moment after its usage (it had been closed at once)', async () => {
     const connections: unknown[] = [];
     const counting = (socket: unknown) => connections.push(socket);

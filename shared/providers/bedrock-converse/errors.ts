@@ -52,14 +52,15 @@ export function fromSdkError(error: unknown, signal: AbortSignal): UpstreamError
   if (signal.aborted) {
     return new UpstreamError('timeout', 'The model did not answer before the request deadline', { cause: signal.reason ?? error });
   }
-  const tooLarge = answerTooLarge(error);
-  if (tooLarge) return tooLarge;
-  // An event stream past a limit (converseStream): before its first event, or after.
-  if (error instanceof StreamLimitError) return new UpstreamError('upstream_malformed_response', error.reason, { upstreamStatus: 200, cause: error });
   const e = (typeof error === 'object' && error !== null ? error : {}) as SdkError;
   const isService = e.$fault === 'client' || e.$fault === 'server';
   // A service exception without a status of its own was an exception frame of a stream answered 200.
   const status = typeof e.$metadata?.httpStatusCode === 'number' ? e.$metadata.httpStatusCode : isService ? 200 : undefined;
+  // An error answer too large to read is still its status's error (below), as the HTTP vendors' are.
+  const tooLarge = status !== undefined && (status < 200 || status >= 300) ? undefined : answerTooLarge(error);
+  if (tooLarge) return tooLarge;
+  // An event stream past a limit (converseStream): before its first event, or after.
+  if (error instanceof StreamLimitError) return new UpstreamError('upstream_malformed_response', error.reason, { upstreamStatus: 200, cause: error });
   const name = typeof e.name === 'string' ? e.name : 'Error';
 
   if (status !== undefined && status >= 200 && status < 300 && !isService) {

@@ -32,6 +32,8 @@ export function prepareConverseStream(call: ModelCall, endpoint: Endpoint, onDel
           }
         }
       } catch (error) {
+        // Its connection closed with the call, not left to a vendor that holds it.
+        whole.abort();
         if (!started) throw fromSdkError(error, signal);
         throw withPartial(fromStreamError(error, signal), reader.partial());
       }
@@ -53,7 +55,8 @@ function dropRest(events: AsyncIterator<unknown>, whole: AbortController): void 
     try {
       while (!(await events.next()).done);
     } catch {
-      // Closed, or broken off: the answer was whole before.
+      // Broken off, or closed: the answer was whole before; its connection goes with it.
+      whole.abort();
     } finally {
       clearTimeout(timer);
     }

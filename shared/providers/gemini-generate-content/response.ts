@@ -89,7 +89,7 @@ export function fromGenerateContentResponse(body: unknown, requestWarnings: read
   return {
     output,
     usage,
-    ...(!usage && !usageCoversAnswer ? { usageMissing: "the vendor's last token usage came before the end of its answer" } : {}),
+    ...(!usage && !usageCoversAnswer && response.usageMetadata !== undefined ? { usageMissing: "the vendor's last token usage came before the end of its answer" } : {}),
     ...(Object.keys(hints).length > 0 ? { hints } : {}),
     finishReason,
     ...(cutAtMaxTokens ? { cutAtMaxTokens } : {}),

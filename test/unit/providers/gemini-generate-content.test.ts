@@ -601,6 +601,16 @@ describe('Class: GenerateContentStream, a running usage that parts came after', 
     expect(tokensOut).toBeGreaterThan(700 + 100);
   });
 
+  it('finished with no usage at all: no running count to say came early, the charge says none came', () => {
+    const stream = new GenerateContentStream(() => undefined);
+    stream.onEvent({ event: 'message', data: JSON.stringify({ candidates: [{ content: { parts: [{ text: head }] }, finishReason: 'STOP' }] }) });
+    const reply = stream.finish();
+    expect(reply.usage).toBeUndefined();
+    expect(reply.usageMissing).toBeUndefined();
+    const charge = chargeCall(call(), reply.usage, reply.output, Date.now(), reply.hints, reply.usageMissing);
+    expect(charge).toMatchObject({ kind: 'estimated', warning: expect.stringMatching(/^Cost unavailable: the vendor sent no usable usage\./) });
+  });
+
   it('stopped before its finishReason: the same, its running count only hints', () => {
     const partial = streamed({}).partial();
     expect(partial.usage).toBeUndefined();
