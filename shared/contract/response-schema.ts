@@ -262,10 +262,8 @@ function checkCosts(schema: Record<string, unknown>, path: string, state: WalkSt
       errors.push({ field: `${path}/enum`, message: `brings the enum values of response_schema past ${LIMITS.responseSchemaEnumValues}` });
     }
   }
-  // ajv's fast path for scalar items skips items of other types: `prefixItems` of objects had let duplicates conform.
-  const prefixItems = Array.isArray(schema.prefixItems) ? (schema.prefixItems as unknown[]) : [];
-  if (schema.uniqueItems === true && (!hasScalarItems(schema.items) || !prefixItems.every(hasScalarItems))) {
-    errors.push({ field: `${path}/uniqueItems`, message: 'needs items (and prefixItems) of scalar types only (string, number, integer, boolean, null)' });
+  if (schema.uniqueItems === true && !uniqueScalars(schema)) {
+    errors.push({ field: `${path}/uniqueItems`, message: "needs items of scalar types only (string, number, integer, boolean, null), and prefixItems of items' types" });
   }
   for (const keyword of ['dependentRequired', 'dependencies']) {
     const lists = schema[keyword];
@@ -314,9 +312,23 @@ function checkPattern(pattern: string, field: string, state: WalkState): void {
   }
 }
 
-function hasScalarItems(items: unknown): boolean {
-  if (items === null || typeof items !== 'object' || Array.isArray(items)) return false;
+/**
+ * Whether ajv checks `uniqueItems` of this array schema in linear time and sees every item: its
+ * `items` of scalar types (other items it compares pairwise), and each of its `prefixItems` of
+ * types among those (an integer is a number): its check of scalar items skips an item of any
+ * other type, so duplicates of it conformed.
+ */
+function uniqueScalars(schema: Record<string, unknown>): boolean {
+  const types = scalarTypes(schema.items);
+  if (types === undefined) return false;
+  const prefixItems = Array.isArray(schema.prefixItems) ? (schema.prefixItems as unknown[]) : [];
+  return prefixItems.every((prefix) => scalarTypes(prefix)?.every((type) => types.includes(type) || (type === 'integer' && types.includes('number'))) === true);
+}
+
+/** A subschema's `type`s where it names only scalar ones; undefined otherwise. */
+function scalarTypes(items: unknown): string[] | undefined {
+  if (items === null || typeof items !== 'object' || Array.isArray(items)) return undefined;
   const type = (items as Record<string, unknown>).type;
   const types = Array.isArray(type) ? type : [type];
-  return types.length > 0 && types.every((t) => typeof t === 'string' && SCALAR_TYPES.has(t));
+  return types.length > 0 && types.every((t) => typeof t === 'string' && SCALAR_TYPES.has(t)) ? (types as string[]) : undefined;
 }

@@ -290,8 +290,17 @@ describe('Functions: checkResponseSchema, then compileResponseSchema', () => {
   it('refuses uniqueItems beside prefixItems of objects, whose duplicates the check would not see (they had conformed)', () => {
     const schema = strings({ pair: { type: 'array', uniqueItems: true, prefixItems: [strings({ x: { type: 'integer' } })], items: { type: 'string' } } });
     expect(checkSchema(schema).errors).toEqual([{ field: '/response_schema/properties/pair/uniqueItems', message: expect.stringContaining('scalar types only') }]);
-    const scalars = strings({ pair: { type: 'array', uniqueItems: true, prefixItems: [{ type: 'integer' }], items: { type: 'string' } } });
-    expect(checkStructuredOutput('{"pair":[1,"a","a"]}', checkSchema(scalars).validate!)).toMatchObject({ conforms: false });
+    // Scalars of a type items does not name, or wider than it: skipped alike.
+    for (const [prefix, items] of [
+      ['number', 'string'],
+      ['number', 'integer'],
+    ])
+      expect(checkSchema(strings({ pair: { type: 'array', uniqueItems: true, prefixItems: [{ type: prefix }], items: { type: items } } })).errors, `${prefix} before ${items}`).toEqual([
+        { field: '/response_schema/properties/pair/uniqueItems', message: expect.stringContaining('scalar types only') },
+      ]);
+    const scalars = strings({ pair: { type: 'array', uniqueItems: true, prefixItems: [{ type: 'integer' }, { type: 'integer' }], items: { type: 'number' } } });
+    expect(checkStructuredOutput('{"pair":[1,1]}', checkSchema(scalars).validate!)).toMatchObject({ conforms: false });
+    expect(checkStructuredOutput('{"pair":[1,2,2.5]}', checkSchema(scalars).validate!)).toMatchObject({ conforms: true });
   });
 
   it('refuses dependentRequired names past the limit, all lists together, at the list that crosses it: a list compiles in the square of its names (1,500 had held the schema thread past its deadline)', () => {
