@@ -1,5 +1,5 @@
 import { BoundedMap } from '../bounded-map.js';
-import type { ValidateFunction } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { FieldError } from '../errors.js';
 import { createAjv, type Ajv } from './ajv.js';
 import { linearPatternProblem, linearRegExp, linearRegExpIn, patternSyntaxProblem } from './linear-regexp.js';
@@ -23,10 +23,40 @@ const OPTIONS = {
   inlineRefs: false,
   // A property is the output's own: otherwise `required: ["constructor"]` (or `__proto__`) is met by every object, which inherits it.
   ownProperties: true,
-  // `multipleOf` of a decimal step as decimals read it: in binary floating point 0.07 % 0.01 is not 0,
-  // and an answer of 0.07 for a `multipleOf: 0.01` (cents) had not conformed.
-  multipleOfPrecision: 9,
 } as const;
+
+/** A number as the decimal its shortest form writes: `digits` / 10^`scale`. */
+function decimalOf(value: number): { digits: bigint; scale: number } {
+  const [mantissa = '0', exponent = '0'] = String(value).toLowerCase().split('e');
+  const [whole = '0', fraction = ''] = mantissa.split('.');
+  const scale = fraction.length - Number(exponent);
+  const digits = BigInt(whole + fraction);
+  return scale >= 0 ? { digits, scale } : { digits: digits * 10n ** BigInt(-scale), scale: 0 };
+}
+
+/**
+ * `multipleOf` as decimals read it, exactly: the output's number and the step as the decimals
+ * JSON wrote them, scaled to whole numbers. ajv's check divides in binary floating point, where
+ * 0.07 is no multiple of 0.01 (a price in cents had not conformed), and its `multipleOfPrecision`
+ * tolerance refused multiples past a million and took numbers a billionth off one.
+ */
+function decimalMultipleOf(step: number, data: number): boolean {
+  const value = decimalOf(data);
+  const unit = decimalOf(step);
+  const scale = Math.max(value.scale, unit.scale);
+  const divisor = unit.digits * 10n ** BigInt(scale - unit.scale);
+  const ok = divisor !== 0n && (value.digits * 10n ** BigInt(scale - value.scale)) % divisor === 0n;
+  if (!ok) decimalMultipleOf.errors = [{ keyword: 'multipleOf', message: `must be multiple of ${step}`, params: { multipleOf: step } }];
+  return ok;
+}
+decimalMultipleOf.errors = [] as Partial<ErrorObject>[];
+
+/** `ajv` with decimalMultipleOf in place of its own `multipleOf`. */
+function withDecimalMultipleOf(ajv: Ajv): Ajv {
+  ajv.removeKeyword('multipleOf');
+  ajv.addKeyword({ keyword: 'multipleOf', type: 'number', schemaType: 'number', errors: true, validate: decimalMultipleOf });
+  return ajv;
+}
 
 /**
  * Checks callers' schemas against JSON Schema 2020-12's meta-schemas, with validators
@@ -57,7 +87,7 @@ function checkAgainstMetaSchema(schema: Record<string, unknown>): void {
  * the meta-schema check, done by `checkAgainstMetaSchema`: the meta-schema compiled anew for each
  * schema would cost 15 to 50 ms; an instance without it costs 0.1 to 0.5 ms.
  */
-const compilerOfOne = (scope: string): Ajv => createAjv({ ...OPTIONS, code: { ...OPTIONS.code, regExp: linearRegExpIn(scope) }, validateSchema: false });
+const compilerOfOne = (scope: string): Ajv => withDecimalMultipleOf(createAjv({ ...OPTIONS, code: { ...OPTIONS.code, regExp: linearRegExpIn(scope) }, validateSchema: false }));
 
 /** Checks an output against the request's schema (on the schema thread). */
 export type OutputValidator = ValidateFunction;

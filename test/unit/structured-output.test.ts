@@ -295,9 +295,10 @@ describe('Functions: checkResponseSchema, then compileResponseSchema', () => {
       ['number', 'string'],
       ['number', 'integer'],
     ])
-      expect(checkSchema(strings({ pair: { type: 'array', uniqueItems: true, prefixItems: [{ type: prefix }], items: { type: items } } })).errors, `${prefix} before ${items}`).toEqual([
-        { field: '/response_schema/properties/pair/uniqueItems', message: expect.stringContaining('scalar types only') },
-      ]);
+      expect(
+        checkSchema(strings({ pair: { type: 'array', uniqueItems: true, prefixItems: [{ type: prefix }], items: { type: items } } })).errors,
+        `${prefix} before ${items}`,
+      ).toEqual([{ field: '/response_schema/properties/pair/uniqueItems', message: expect.stringContaining('scalar types only') }]);
     const scalars = strings({ pair: { type: 'array', uniqueItems: true, prefixItems: [{ type: 'integer' }, { type: 'integer' }], items: { type: 'number' } } });
     expect(checkStructuredOutput('{"pair":[1,1]}', checkSchema(scalars).validate!)).toMatchObject({ conforms: false });
     expect(checkStructuredOutput('{"pair":[1,2,2.5]}', checkSchema(scalars).validate!)).toMatchObject({ conforms: true });
@@ -321,10 +322,17 @@ describe('Functions: checkResponseSchema, then compileResponseSchema', () => {
     expect(checkSchema(schema).errors).toEqual([{ field: '/response_schema', message: `must be at most ${LIMITS.responseSchemaBytes} bytes of JSON` }]);
   });
 
-  it('checks multipleOf of a decimal step as decimals read it: 0.07, 19.99 and 4.35 are multiples of 0.01 (in binary floating point they were not)', () => {
+  it('checks multipleOf exactly as decimals read it: 0.07, 19.99 and 1234567.89 are multiples of 0.01 (in binary floating point, or within a tolerance, some were not), 0.070000000001 is not', () => {
     const { validate: cents } = checkSchema(strings({ price: { type: 'number', multipleOf: 0.01 } }));
-    for (const price of ['0.07', '19.99', '4.35', '1.1']) expect(checkStructuredOutput(`{"price":${price}}`, cents!), price).toMatchObject({ conforms: true });
-    expect(checkStructuredOutput('{"price":0.075}', cents!)).toMatchObject({ conforms: false });
+    for (const price of ['0.07', '19.99', '4.35', '1.1', '1234567.89', '99999999.99', '-0.03', '0', '1e21'])
+      expect(checkStructuredOutput(`{"price":${price}}`, cents!), price).toMatchObject({ conforms: true });
+    for (const price of ['0.075', '0.070000000001', '1e-7'])
+      expect(checkStructuredOutput(`{"price":${price}}`, cents!), price).toMatchObject({ conforms: false, errors: ['/price: must be multiple of 0.01'] });
+    const { validate: whole } = checkSchema(strings({ n: { type: 'number', multipleOf: 1 } }));
+    expect(checkStructuredOutput('{"n":2.0000000005}', whole!)).toMatchObject({ conforms: false });
+    expect(checkStructuredOutput('{"n":1000000000000}', whole!)).toMatchObject({ conforms: true });
+    const { validate: tiny } = checkSchema(strings({ n: { type: 'number', multipleOf: 1e-7 } }));
+    expect(checkStructuredOutput('{"n":0.0000003}', tiny!)).toMatchObject({ conforms: true });
   });
 
   it('refuses one pattern more than a schema may hold', () => {
