@@ -228,6 +228,17 @@ export class ServiceUnavailableError extends GatewayError {
   }
 }
 
+/** How long a caller is told to wait when the gateway cannot read what it runs on (its configuration, its provider keys). */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
+/** The provider keys could not be read (by the api, or by every task of a judged request's Generate step): nothing ran, nothing was charged. */
+export class ProviderKeysUnavailableError extends ServiceUnavailableError {
+  override name = 'ProviderKeysUnavailableError';
+  constructor(options?: { cause?: unknown }) {
+    super('The gateway could not read its provider keys; retry shortly. Nothing was charged', UNAVAILABLE_RETRY_AFTER_SECONDS, options);
+  }
+}
+
 /**
  * The `api` function ran out of its time before its answer (Middy's early timeout, just
  * before Lambda's): a fault, since every wait of a request is bounded by its deadline, 4 s

@@ -9,8 +9,7 @@ import { StepFunctionsWorkflow } from './judging/step-functions.js';
 import type { JudgingWorkflow } from './judging/workflow-types.js';
 import { silentLog, type Log } from './log.js';
 import { lazyAsyncAtHand } from './lazy.js';
-import { ServiceUnavailableError } from './errors.js';
-import { ProviderSecretError } from './secrets/provider-keys.js';
+import { ProviderKeysUnavailableError } from './errors.js';
 import { createRouter, type Router, type RouterOptions } from './providers/router.js';
 import type { AccountsRepository } from './storage/accounts.js';
 import type { ApiKeysRepository } from './storage/api-keys.js';
@@ -76,22 +75,18 @@ export function createGateway(config: GatewayConfig, options: GatewayOptions = {
     // A run that has not finished within its deadline (plus slack) has crashed: its key may be retried.
     idempotency: new IdempotencyService<PromptResponse>(new IdempotencyRepository(store.storeClient.documents, config.tables.idempotency), config.requestDeadlineMs + 5_000, log),
     promptLogs,
-    router: routerOnceKeyed(config, options, log),
+    router: routerOnceKeyed(config, options),
     judging: options.judging ?? judgingFromConfig(config),
     log,
   });
   return { config, ...store, promptLogs, prompts };
 }
 
-/** Seconds a caller is asked to wait when the gateway could not be built or could not read its provider keys. */
-export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
-
 /**
  * The router: from `config` at once; with `withKeys`, once the keys are read (the router
- * then kept, so that later requests route at once). The read's failure is logged by name
- * (a ProviderSecretError's message, which never quotes the secret, too) and answered 503.
+ * then kept, so that later requests route at once). The read's failure is answered 503.
  */
-function routerOnceKeyed(config: GatewayConfig, options: GatewayOptions, log: Log): () => Router | Promise<Router> {
+function routerOnceKeyed(config: GatewayConfig, options: GatewayOptions): () => Router | Promise<Router> {
   const { withKeys } = options;
   if (!withKeys) {
     const router = createRouter(config, options);
@@ -101,11 +96,8 @@ function routerOnceKeyed(config: GatewayConfig, options: GatewayOptions, log: Lo
     try {
       return createRouter(await withKeys(config), options);
     } catch (error) {
-      log.error('Provider keys not available', {
-        errorName: (error as Error)?.name,
-        ...(error instanceof ProviderSecretError ? { errorMessage: error.message } : {}),
-      });
-      throw new ServiceUnavailableError('The gateway could not read its provider keys; retry shortly. Nothing was charged', UNAVAILABLE_RETRY_AFTER_SECONDS, { cause: error });
+      // Logged where it was read (withProviderSecret).
+      throw new ProviderKeysUnavailableError({ cause: error });
     }
   });
 }

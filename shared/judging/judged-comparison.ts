@@ -2,6 +2,7 @@ import { carry, retrieve } from '../claim-check/carry.js';
 import type { Carried, ClaimCheckStore } from '../claim-check/types.js';
 import type { ModelResult } from '../compare/result.js';
 import type { PromptRequest, RequestedModel } from '../contract/types.js';
+import { ProviderKeysUnavailableError } from '../errors.js';
 import type { Log } from '../log.js';
 import { toEvaluation } from './evaluation.js';
 import { WORKFLOW_LIMITS } from './limits.js';
@@ -64,6 +65,9 @@ export function startJudgedComparison(request: PromptRequest, run: JudgedRunSett
   const comparison = (async () => {
     const input = { ...plan, request: await carry(deps.claimCheck, claimKeys.request(run.requestId), { body: request.body }, WORKFLOW_LIMITS.requestInlineBytes) };
     const output = await deps.workflow.run(input, { executionName: run.requestId });
+    // No Generate task could read the provider keys: nothing ran, as an unjudged request whose
+    // keys cannot be read (503, not a comparison of failures each naming an internal error).
+    if (request.models.every((_, index) => output.results?.[index]?.error === KEYS_UNREAD)) throw new ProviderKeysUnavailableError();
     // A value read back from the claim-check store, or undefined (logged) when it cannot be;
     // decoded in the caller's turns of the event loop (the models' large outputs, read together).
     const turn = deps.turns?.();
@@ -133,6 +137,9 @@ function possibleClaimKeys(plan: Omit<WorkflowInput, 'request'>): string[] {
   ];
 }
 
+/** The error name a Generate or Judge task fails with when it cannot read the provider keys (ProviderSecretError, by name: the workflow carries no more). */
+const KEYS_UNREAD = 'ProviderSecretError';
+
 type ReadBack = <T>(what: 'result' | 'judgment', carried: Carried<T>) => Promise<T | undefined>;
 
 /** A model's result, or a failed one: its task failed as a whole (the state machine caught it), or its result could not be read back. */
@@ -140,7 +147,7 @@ async function toResult(output: WorkflowOutput, index: number, modelId: string, 
   const item: GenerateOutput | undefined = output.results?.[index];
   const result = item?.result && (await readBack('result', item.result));
   if (result) return result;
-  const reason = item?.result ? 'its result could not be read back' : item?.error;
+  const reason = item?.result ? 'its result could not be read back' : item?.error === KEYS_UNREAD ? 'its task could not read the provider keys' : item?.error;
   return {
     modelId,
     status: 'failed',

@@ -6,7 +6,7 @@ import { chargeableMicro, type CreditsService, type OpenRequest } from '../credi
 import { estimateBreakdown, type EstimateBreakdown } from '../credits/estimate.js';
 import { SETTLE_MARGIN_MS } from '../deadlines.js';
 import { planRequest, type RequestPlan } from '../plan/request-plan.js';
-import { AccountNotFoundError, InsufficientCreditsError, type CreditsEstimate } from '../errors.js';
+import { AccountNotFoundError, InsufficientCreditsError, ProviderKeysUnavailableError, type CreditsEstimate } from '../errors.js';
 import type { IdempotencyService, Outcome, Running } from '../idempotency/idempotency-service.js';
 import { promptLogId as newPromptLogId } from '../ids.js';
 import { ServerTiming } from '../http/server-timing.js';
@@ -341,8 +341,10 @@ export class PromptService {
       // through a chunk of its own: one more file at every cold start).
       return { ...comparison, results: heldToBudget(comparison.results), discardClaims };
     } catch (error) {
-      this.deps.log.error('Judging workflow failed', { promptLogId, errorName: (error as Error).name, status: (error as { status?: unknown }).status });
       await Promise.all([this.deps.credits.settle(open, 0), discardClaims?.()]);
+      // Its tasks could not read the provider keys (each logged why): 503, as an unjudged request.
+      if (error instanceof ProviderKeysUnavailableError) throw error;
+      this.deps.log.error('Judging workflow failed', { promptLogId, errorName: (error as Error).name, status: (error as { status?: unknown }).status });
       throw new JudgingFailedError(error);
     }
   }

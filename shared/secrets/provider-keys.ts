@@ -127,7 +127,19 @@ export function withProviderKeys(config: GatewayConfig, keys: ProviderKeys): Gat
  */
 export async function withProviderSecret(config: GatewayConfig, options: ProviderSecretOptions = {}): Promise<GatewayConfig> {
   if (config.providerSecretArn === undefined) return config;
-  const keys = await readProviderKeys({ ...config, providerSecretArn: config.providerSecretArn }, options);
-  (options.log ?? silentLog).info('Provider keys loaded', { providers: PROVIDERS.filter((p) => keys[p] !== undefined) });
+  const log = options.log ?? silentLog;
+  let keys: ProviderKeys;
+  try {
+    keys = await readProviderKeys({ ...config, providerSecretArn: config.providerSecretArn }, options);
+  } catch (error) {
+    // Said by name (and a ProviderSecretError's message, which never quotes the secret), by
+    // every function that reads it: the workflow's tasks had said nothing of why.
+    log.error('Provider keys not available', {
+      errorName: (error as Error)?.name,
+      ...(error instanceof ProviderSecretError ? { errorMessage: error.message } : {}),
+    });
+    throw error;
+  }
+  log.info('Provider keys loaded', { providers: PROVIDERS.filter((p) => keys[p] !== undefined) });
   return withProviderKeys(config, keys);
 }

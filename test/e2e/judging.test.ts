@@ -302,6 +302,24 @@ describe('Judging through the local host', () => {
     expect(host.claimCheck.keys()).toEqual([]);
   });
 
+  it('answers 503 with Retry-After, charging nothing and releasing the reservation, when no Generate task could read the provider keys (it had answered 200 with every model an internal error)', async () => {
+    const workflow = (host.gateway.prompts as unknown as { deps: { judging: { workflow: JudgingWorkflow } } }).deps.judging.workflow;
+    vi.spyOn(workflow, 'run').mockImplementation(async (input) => ({
+      ...input,
+      results: input.models.map(({ index, modelId }) => ({ index, modelId, status: 'failed' as const, error: 'ProviderSecretError' })),
+      judgments: [],
+    }));
+    const before = await balanceMicro();
+
+    const answer = await post(body({ judges: JUDGES }));
+
+    expect(answer.status).toBe(503);
+    expect(answer.headers.get('retry-after')).toBe('5');
+    expect(answer.body.error).toEqual({ code: 'service_unavailable', message: 'The gateway could not read its provider keys; retry shortly. Nothing was charged' });
+    expect(await balanceMicro()).toBe(before);
+    expect((await host.gateway.accounts.get(host.demo.accountId))!.reservations).toEqual({});
+  });
+
   it("shows a judge a lying vendor's megabyte answer cut to its output limit, so that the judge calls stay near what was reserved", async () => {
     // Prepare: a contestant whose vendor answers a million characters within its limit, it says.
     const huge = 'w '.repeat(500_000);

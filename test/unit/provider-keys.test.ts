@@ -87,13 +87,20 @@ describe('Function: withProviderSecret', () => {
   it.each([
     ['an AccessDenied', 'AccessDeniedException', 'User: arn:aws:sts::1:assumed-role/x is not authorized'],
     ['a missing secret', 'ResourceNotFoundException', "Secrets Manager can't find the specified secret."],
-  ])('rejects with a ProviderSecretError on %s, naming the error type only', async (_, type, message) => {
-    answer = { status: 400, body: { __type: type, message } };
-    const failure = read();
-    await expect(failure).rejects.toBeInstanceOf(ProviderSecretError);
-    await expect(failure).rejects.toThrow(`Reading the provider secret failed: ${type}`);
-    await expect(failure).rejects.not.toThrow(message);
-  });
+  ])(
+    "rejects with a ProviderSecretError on %s, naming the error type only, and logs why, as every function that reads it does (the judge workflow's tasks had logged nothing)",
+    async (_, type, message) => {
+      answer = { status: 400, body: { __type: type, message } };
+      const log = recordingLog();
+      const failure = read(awsConfig(), log);
+      await expect(failure).rejects.toBeInstanceOf(ProviderSecretError);
+      await expect(failure).rejects.toThrow(`Reading the provider secret failed: ${type}`);
+      await expect(failure).rejects.not.toThrow(message);
+      const errorLine = log.lines.find((line) => line.includes('Provider keys not available'));
+      expect(errorLine).toContain(`Reading the provider secret failed: ${type}`);
+      expect(log.lines.join('\n')).not.toContain(message);
+    },
+  );
 
   it('rejects a secret without a string value (binary)', async () => {
     secretAnswers({ SecretBinary: 'AQID' });

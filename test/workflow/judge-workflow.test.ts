@@ -15,6 +15,8 @@ import type { PromptRequestBody } from '../../shared/contract/types.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { promptLogId } from '../../shared/ids.js';
 import { WorkflowFailedError } from '../../shared/judging/errors.js';
+import { ProviderKeysUnavailableError } from '../../shared/errors.js';
+import { ProviderSecretError } from '../../shared/secrets/provider-keys.js';
 import { startJudgedComparison } from '../../shared/judging/judged-comparison.js';
 import { WORKFLOW_LIMITS } from '../../shared/judging/limits.js';
 import { judgeCallCount } from '../../shared/judging/plan.js';
@@ -508,6 +510,28 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
     expect(calls.filter((c) => c.judge)).toHaveLength(0);
     expect(evaluations).toEqual([]);
     expect(ranking).toEqual([{ rank: null, modelId: 'fam_c-5.4', strength: null, interval: null, winRate: null, wins: 0, ties: 0, losses: 0, evaluations: 0 }]);
+  });
+
+  it('answers a request whose every Generate task could not read the provider keys as unavailable (503, as an unjudged one), not as a comparison of failures each naming an internal error', async () => {
+    const unkeyed = () => Promise.reject(new ProviderSecretError('Reading the provider secret failed: AccessDeniedException'));
+    const { judge } = harness({ outputs: BY_LENGTH }, (handlers) => ({ ...handlers, generate: createGenerateHandler(unkeyed) }));
+    await expect(judge({ models: MODELS, judges: JUDGES })).rejects.toBeInstanceOf(ProviderKeysUnavailableError);
+  });
+
+  it('fails only the model whose task could not read the provider keys, saying so, where the others ran', async () => {
+    const { judge } = harness({ outputs: BY_LENGTH }, (handlers) => ({
+      ...handlers,
+      generate: (event, context) =>
+        event.model.index === 0
+          ? createGenerateHandler(() => Promise.reject(new ProviderSecretError('Reading the provider secret failed: ThrottlingException')))(event, context)
+          : handlers.generate(event, context),
+    }));
+    const { results } = await judge({ models: MODELS, judges: JUDGES });
+    expect(results[0]).toMatchObject({
+      status: 'failed',
+      error: { code: 'internal_error', message: 'The gateway failed to run this model (its task could not read the provider keys)' },
+    });
+    expect(results.slice(1).map((r) => r.status)).toEqual(['completed', 'completed']);
   });
 
   /** A workflow's input for one model and no judge, with 9 s left. */
