@@ -362,6 +362,21 @@ function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
   return raw === undefined || raw === '' ? undefined : raw;
 }
 
+/** What a provider key can be: printable ASCII without spaces, as an HTTP header carries it (a zero-width space or a line end inside a pasted key is not). */
+export const KEY_TEXT = /^[\x21-\x7e]+$/;
+
+/**
+ * A provider key variable, its ends trimmed (a pasted line end); one no vendor can be sent is
+ * refused by name, never quoting it: sent, Node refuses the header before it leaves, and every
+ * call to the vendor had failed as the vendor out of reach.
+ */
+function providerKey(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const key = optional(env, name)?.trim();
+  if (!key) return undefined;
+  if (!KEY_TEXT.test(key)) throw new ConfigError(`${name} is not a key a vendor can be sent: printable ASCII without spaces inside (its value is not shown)`);
+  return key;
+}
+
 /**
  * A URL setting as a message shows it: without the user and password its authority may
  * carry (`user:secret@host`, with or without a scheme; an `@` in its path is left alone), nor
@@ -450,7 +465,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   const providers = {} as Record<ProviderId, ProviderSettings>;
   for (const provider of PROVIDERS) {
     providers[provider] = {
-      apiKey: optional(env, providerKeyName(provider)),
+      apiKey: providerKey(env, providerKeyName(provider)),
       baseUrl: baseUrl(env, provider),
     };
   }

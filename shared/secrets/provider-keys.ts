@@ -1,6 +1,6 @@
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { PROVIDERS, type ProviderId } from '../catalog/types.js';
-import { providerKeyName, type GatewayConfig } from '../config.js';
+import { KEY_TEXT, providerKeyName, type GatewayConfig } from '../config.js';
 import { silentLog, type Log } from '../log.js';
 import { awsRequestHandler, type AwsTimeouts } from '../http/aws-handler.js';
 import { redactSecrets } from '../http/redact.js';
@@ -39,7 +39,8 @@ const VARIABLE_NAME = /^[A-Z][A-Z0-9_]{0,63}$/;
 
 /**
  * The keys in the secret's JSON text. Unknown fields and fields whose value is not a
- * string are ignored with a warning naming them; an empty or blank value counts as no key.
+ * string are ignored with a warning naming them; an empty or blank value counts as no key,
+ * and so does one no vendor can be sent (KEY_TEXT), with an error naming its field.
  */
 export function parseProviderKeys(secretString: string, log: Log = silentLog): ProviderKeys {
   let parsed: unknown;
@@ -55,6 +56,7 @@ export function parseProviderKeys(secretString: string, log: Log = silentLog): P
 
   const keys: ProviderKeys = {};
   const ignored: string[] = [];
+  const unsendable: string[] = [];
   let unnamed = 0;
   for (const [name, value] of Object.entries(parsed as Record<string, unknown>)) {
     const provider = KEY_NAMES.get(name);
@@ -66,7 +68,13 @@ export function parseProviderKeys(secretString: string, log: Log = silentLog): P
     }
     // Keys pasted with a trailing newline are common; a blank value means "not configured".
     const key = value.trim();
-    if (key !== '') keys[provider] = key;
+    if (key === '') continue;
+    if (KEY_TEXT.test(key)) keys[provider] = key;
+    else unsendable.push(name);
+  }
+  if (unsendable.length > 0) {
+    // Sent, Node refuses the header before it leaves (ERR_INVALID_CHAR): every call had failed as the vendor out of reach, retried, counted against the vendor.
+    log.error('Provider keys ignored: not text a vendor can be sent (printable ASCII, no spaces inside); their providers are not configured', { fields: unsendable });
   }
   if (ignored.length > 0 || unnamed > 0) {
     log.warn('Provider secret fields ignored: only <PROVIDER>_API_KEY string fields are read', {

@@ -48,6 +48,16 @@ describe('Function: loadConfig', () => {
     expect(config.simulateProviders).toBe(true);
   });
 
+  it('trims a provider key, and refuses one no vendor can be sent by name, never quoting it (its calls had all failed as the vendor out of reach)', () => {
+    expect(loadConfig({ GROQ_API_KEY: ' gsk_1\n' }).providers.groq.apiKey).toBe('gsk_1');
+    expect(loadConfig({ GROQ_API_KEY: '  ' }).providers.groq.apiKey).toBeUndefined();
+    for (const key of ['gsk_SECRET\u200bKEY', 'gsk_SECRET KEY', 'gsk_SECRET\nKEY']) {
+      expect(() => loadConfig({ GROQ_API_KEY: key })).toThrow(ConfigError);
+      expect(() => loadConfig({ GROQ_API_KEY: key })).toThrow(/^GROQ_API_KEY is not a key a vendor can be sent/);
+      expect(() => loadConfig({ GROQ_API_KEY: key })).not.toThrow(/SECRET/);
+    }
+  });
+
   it.each([
     ['PORT', 'abc'],
     ['MARKUP', '0'],

@@ -141,6 +141,25 @@ describe('Function: parseProviderKeys', () => {
     });
   });
 
+  it('leaves unconfigured, with an error naming the field and never the value, a key no vendor can be sent (it had failed every call as the vendor out of reach, ERR_INVALID_CHAR)', () => {
+    const log = recordingLog();
+    const secret = JSON.stringify({
+      GROQ_API_KEY: 'gsk_SECRET\u200bKEY0123',
+      OPENAI_API_KEY: 'sk-SECRET\nKEY0123',
+      XAI_API_KEY: 'xai-SECRET KEY',
+      MISTRAL_API_KEY: ' mistral-1\n',
+    });
+
+    const keys = parseProviderKeys(secret, log);
+
+    expect(keys).toEqual({ mistral: 'mistral-1' });
+    expect(log.lines).toHaveLength(1);
+    const [message, fields] = JSON.parse(log.lines[0]!) as [string, { fields: string[] }];
+    expect(message).toMatch(/^Provider keys ignored: not text a vendor can be sent/);
+    expect(fields.fields).toEqual(['GROQ_API_KEY', 'OPENAI_API_KEY', 'XAI_API_KEY']);
+    expect(log.lines[0]).not.toContain('SECRET');
+  });
+
   it('ignores unknown fields and non-string values with a warning that names the fields, never a value', () => {
     // Prepare: a typo, a number, and keys pasted as field names.
     const log = recordingLog();
