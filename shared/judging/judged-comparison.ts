@@ -2,7 +2,6 @@ import { carry, retrieve } from '../claim-check/carry.js';
 import type { Carried, ClaimCheckStore } from '../claim-check/types.js';
 import type { ModelResult } from '../compare/result.js';
 import type { PromptRequest, RequestedModel } from '../contract/types.js';
-import { ProviderKeysUnavailableError } from '../errors.js';
 import type { Log } from '../log.js';
 import { toEvaluation } from './evaluation.js';
 import { WORKFLOW_LIMITS } from './limits.js';
@@ -34,7 +33,7 @@ export interface JudgedComparison {
 
 /** A judged comparison under way, and what its caller does once the request is over. */
 export interface JudgedRun {
-  /** Its outcome; it fails only when the workflow's execution fails as a whole. */
+  /** Its outcome; it fails only when the workflow's execution fails as a whole, or ran nothing for want of the provider keys (KeysUnreadError). */
   comparison: Promise<JudgedComparison>;
   /**
    * Deletes every claim-check object the request may have caused (zero data retention:
@@ -66,8 +65,8 @@ export function startJudgedComparison(request: PromptRequest, run: JudgedRunSett
     const input = { ...plan, request: await carry(deps.claimCheck, claimKeys.request(run.requestId), { body: request.body }, WORKFLOW_LIMITS.requestInlineBytes) };
     const output = await deps.workflow.run(input, { executionName: run.requestId });
     // No Generate task could read the provider keys: nothing ran, as an unjudged request whose
-    // keys cannot be read (503, not a comparison of failures each naming an internal error).
-    if (request.models.every((_, index) => output.results?.[index]?.error === KEYS_UNREAD)) throw new ProviderKeysUnavailableError();
+    // keys cannot be read (its caller answers 503, not a comparison of failures each naming an internal error).
+    if (request.models.every((_, index) => output.results?.[index]?.error === KEYS_UNREAD)) throw new KeysUnreadError();
     // A value read back from the claim-check store, or undefined (logged) when it cannot be;
     // decoded in the caller's turns of the event loop (the models' large outputs, read together).
     const turn = deps.turns?.();
@@ -135,6 +134,18 @@ function possibleClaimKeys(plan: Omit<WorkflowInput, 'request'>): string[] {
     ...plan.models.map((m) => claimKeys.result(requestId, m.index)),
     ...plan.judges.flatMap((item) => item.tasks.map((task) => claimKeys.judgment(requestId, task))),
   ];
+}
+
+/**
+ * No Generate task of the request could read the provider keys: nothing ran. Its caller answers
+ * as for an unjudged request (503). Of its own, not errors.ts's: shared with the api's entry,
+ * that module would be split into a chunk of its own at every cold start.
+ */
+export class KeysUnreadError extends Error {
+  override name = 'KeysUnreadError';
+  constructor() {
+    super('No Generate task could read the provider keys');
+  }
 }
 
 /** The error name a Generate or Judge task fails with when it cannot read the provider keys (ProviderSecretError, by name: the workflow carries no more). */

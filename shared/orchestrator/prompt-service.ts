@@ -331,8 +331,10 @@ export class PromptService {
     const judging = this.deps.judging;
     if (!judging) throw new JudgingUnavailableError();
     let discardClaims: (() => Promise<void>) | undefined;
+    let keysUnread: ((error: unknown) => boolean) | undefined;
     try {
-      const { startJudgedComparison } = await loadJudging();
+      const { startJudgedComparison, KeysUnreadError } = await loadJudging();
+      keysUnread = (error) => error instanceof KeysUnreadError;
       const run = startJudgedComparison(request, { requestId: promptLogId, deadlineAt, accountId: open.accountId }, { ...judging, log: this.deps.log, turns: preparingInTurns });
       discardClaims = run.discardClaims;
       const comparison = await run.comparison;
@@ -343,7 +345,7 @@ export class PromptService {
     } catch (error) {
       await Promise.all([this.deps.credits.settle(open, 0), discardClaims?.()]);
       // Its tasks could not read the provider keys (each logged why): 503, as an unjudged request.
-      if (error instanceof ProviderKeysUnavailableError) throw error;
+      if (keysUnread?.(error)) throw new ProviderKeysUnavailableError({ cause: error });
       this.deps.log.error('Judging workflow failed', { promptLogId, errorName: (error as Error).name, status: (error as { status?: unknown }).status });
       throw new JudgingFailedError(error);
     }

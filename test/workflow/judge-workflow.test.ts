@@ -15,9 +15,8 @@ import type { PromptRequestBody } from '../../shared/contract/types.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
 import { promptLogId } from '../../shared/ids.js';
 import { WorkflowFailedError } from '../../shared/judging/errors.js';
-import { ProviderKeysUnavailableError } from '../../shared/errors.js';
 import { ProviderSecretError } from '../../shared/secrets/provider-keys.js';
-import { startJudgedComparison } from '../../shared/judging/judged-comparison.js';
+import { KeysUnreadError, startJudgedComparison } from '../../shared/judging/judged-comparison.js';
 import { WORKFLOW_LIMITS } from '../../shared/judging/limits.js';
 import { judgeCallCount } from '../../shared/judging/plan.js';
 import { LIMITS } from '../../shared/contract/limits.js';
@@ -515,7 +514,7 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
   it('answers a request whose every Generate task could not read the provider keys as unavailable (503, as an unjudged one), not as a comparison of failures each naming an internal error', async () => {
     const unkeyed = () => Promise.reject(new ProviderSecretError('Reading the provider secret failed: AccessDeniedException'));
     const { judge } = harness({ outputs: BY_LENGTH }, (handlers) => ({ ...handlers, generate: createGenerateHandler(unkeyed) }));
-    await expect(judge({ models: MODELS, judges: JUDGES })).rejects.toBeInstanceOf(ProviderKeysUnavailableError);
+    await expect(judge({ models: MODELS, judges: JUDGES })).rejects.toBeInstanceOf(KeysUnreadError);
   });
 
   it('fails only the model whose task could not read the provider keys, saying so, where the others ran', async () => {
