@@ -136,7 +136,7 @@ export class GatewayAlarms extends Construct {
     this.alarm(
       'Released',
       released,
-      'The reconciler released reservations whose requests ended without a settle (an api invocation or a workflow that timed out or crashed): what their models used, if they ran, was charged nothing; at most the sum held (docs/credits.md)',
+      'The reconciler released reservations whose requests ended without a settle (an api invocation that timed out or crashed): what their models used, if they ran, was charged nothing; at most the sum held (docs/credits.md). A judge workflow that failed is released by the api at once, counted by WorkflowFailures and LoggedErrors instead',
     );
 
     this.alarm('ApiServerErrors', props.serverErrors.with({ period: PERIOD, statistic: 'Sum' }), 'The API answered 5xx');
