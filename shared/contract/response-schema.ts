@@ -313,16 +313,32 @@ function checkPattern(pattern: string, field: string, state: WalkState): void {
 }
 
 /**
- * Whether ajv checks `uniqueItems` of this array schema in linear time and sees every item: its
- * `items` of scalar types (other items it compares pairwise), and each of its `prefixItems` of
- * types among those (an integer is a number): its check of scalar items skips an item of any
- * other type, so duplicates of it conformed.
+ * Whether ajv checks `uniqueItems` of this array schema in linear time and sees every duplicate:
+ * its `items` of scalar types (other items it compares pairwise), and no two of its
+ * `prefixItems` that may hold a value of a kind `items` does not (its check of scalar items
+ * skips those, so two of them alike conformed; one alone has nothing to be alike with).
  */
 function uniqueScalars(schema: Record<string, unknown>): boolean {
   const types = scalarTypes(schema.items);
   if (types === undefined) return false;
+  const covered = valueKinds(schema.items);
   const prefixItems = Array.isArray(schema.prefixItems) ? (schema.prefixItems as unknown[]) : [];
-  return prefixItems.every((prefix) => scalarTypes(prefix)?.every((type) => types.includes(type) || (type === 'integer' && types.includes('number'))) === true);
+  const held = new Set<string>();
+  for (const prefix of prefixItems) {
+    for (const kind of valueKinds(prefix)) {
+      if (covered.has(kind)) continue;
+      if (held.has(kind)) return false;
+      held.add(kind);
+    }
+  }
+  return true;
+}
+
+/** The kinds of JSON value a subschema's `type` admits (a number: an integer, or a fraction); every kind where it names none. */
+function valueKinds(subschema: unknown): Set<string> {
+  const type = subschema !== null && typeof subschema === 'object' && !Array.isArray(subschema) ? (subschema as Record<string, unknown>).type : undefined;
+  const named = type === undefined ? ['string', 'number', 'boolean', 'null', 'object', 'array'] : Array.isArray(type) ? type : [type];
+  return new Set(named.flatMap((t) => (t === 'number' ? ['integer', 'fraction'] : [String(t)])));
 }
 
 /** A subschema's `type`s where it names only scalar ones; undefined otherwise. */
