@@ -25,36 +25,60 @@ const OPTIONS = {
   ownProperties: true,
 } as const;
 
-/** A number as the decimal its shortest form writes: `digits` / 10^`scale`. */
-function decimalOf(value: number): { digits: bigint; scale: number } {
-  const [mantissa = '0', exponent = '0'] = String(value).toLowerCase().split('e');
-  const [whole = '0', fraction = ''] = mantissa.split('.');
-  const scale = fraction.length - Number(exponent);
-  const digits = BigInt(whole + fraction);
-  return scale >= 0 ? { digits, scale } : { digits: digits * 10n ** BigInt(-scale), scale: 0 };
+/** A finite number as the decimal its shortest form writes: `digits` (its sign with them) / 10^`scale`. */
+function decimalOf(value: number): { digits: string; scale: number } {
+  const text = String(value);
+  const e = text.indexOf('e');
+  const mantissa = e < 0 ? text : text.slice(0, e);
+  const exponent = e < 0 ? 0 : Number(text.slice(e + 1));
+  const point = mantissa.indexOf('.');
+  if (point < 0) return { digits: mantissa, scale: -exponent };
+  return { digits: mantissa.slice(0, point) + mantissa.slice(point + 1), scale: mantissa.length - point - 1 - exponent };
 }
+
+/** Digits a whole number may have and still be exact in a double (below 2^53), its sign counted. */
+const EXACT_DIGITS = 15;
 
 /**
  * `multipleOf` as decimals read it, exactly: the output's number and the step as the decimals
- * JSON wrote them, scaled to whole numbers. ajv's check divides in binary floating point, where
- * 0.07 is no multiple of 0.01 (a price in cents had not conformed), and its `multipleOfPrecision`
- * tolerance refused multiples past a million and took numbers a billionth off one.
+ * JSON wrote them, scaled to whole numbers at one scale, in doubles where both stay exact (most
+ * numbers), else in BigInt. ajv's check divides in binary floating point, where 0.07 is no
+ * multiple of 0.01 (a price in cents had not conformed), and its `multipleOfPrecision` tolerance
+ * refused multiples past a million and took numbers a billionth off one. The step's decimal is
+ * read once a schema; a number JSON cannot hold as one (1e400, read as Infinity) is none.
  */
-function decimalMultipleOf(step: number, data: number): boolean {
-  const value = decimalOf(data);
+function decimalMultipleOf(step: number) {
   const unit = decimalOf(step);
-  const scale = Math.max(value.scale, unit.scale);
-  const divisor = unit.digits * 10n ** BigInt(scale - unit.scale);
-  const ok = divisor !== 0n && (value.digits * 10n ** BigInt(scale - value.scale)) % divisor === 0n;
-  if (!ok) decimalMultipleOf.errors = [{ keyword: 'multipleOf', message: `must be multiple of ${step}`, params: { multipleOf: step } }];
-  return ok;
+  // A whole number below this, scaled to the step's decimals, stays exact in a double: no text to read.
+  const wholeBelow = unit.scale >= 0 && unit.scale < EXACT_DIGITS && unit.digits.length <= EXACT_DIGITS ? 10 ** (EXACT_DIGITS - unit.scale) : 0;
+  const unitWhole = Number(unit.digits);
+  const check = (data: number): boolean => {
+    if (Number.isInteger(data) && Math.abs(data) < wholeBelow) return (data * 10 ** unit.scale) % unitWhole === 0 || fail(check, `must be multiple of ${step}`);
+    if (!Number.isFinite(data)) return fail(check, 'must be a finite number');
+    const value = decimalOf(data);
+    const scale = Math.max(value.scale, unit.scale);
+    const valueShift = scale - value.scale;
+    const unitShift = scale - unit.scale;
+    const multiple =
+      value.digits.length + valueShift <= EXACT_DIGITS && unit.digits.length + unitShift <= EXACT_DIGITS
+        ? (Number(value.digits) * 10 ** valueShift) % (Number(unit.digits) * 10 ** unitShift) === 0
+        : (BigInt(value.digits) * 10n ** BigInt(valueShift)) % (BigInt(unit.digits) * 10n ** BigInt(unitShift)) === 0n;
+    return multiple || fail(check, `must be multiple of ${step}`);
+  };
+  check.errors = [] as Partial<ErrorObject>[];
+  return check;
 }
-decimalMultipleOf.errors = [] as Partial<ErrorObject>[];
+
+/** Sets a keyword check's one error, for ajv to report; false. */
+function fail(check: { errors: Partial<ErrorObject>[] }, message: string): false {
+  check.errors = [{ keyword: 'multipleOf', message }];
+  return false;
+}
 
 /** `ajv` with decimalMultipleOf in place of its own `multipleOf`. */
 function withDecimalMultipleOf(ajv: Ajv): Ajv {
   ajv.removeKeyword('multipleOf');
-  ajv.addKeyword({ keyword: 'multipleOf', type: 'number', schemaType: 'number', errors: true, validate: decimalMultipleOf });
+  ajv.addKeyword({ keyword: 'multipleOf', type: 'number', schemaType: 'number', errors: true, compile: decimalMultipleOf });
   return ajv;
 }
 

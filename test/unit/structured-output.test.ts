@@ -3,6 +3,7 @@ import { MAX_VALUE_DEPTH, checkStructuredOutput } from '../../shared/contract/st
 import { jsonText } from '../../shared/text/json-text.js';
 import { LIMITS } from '../../shared/contract/limits.js';
 import { checkSchema } from '../support/response-schema.js';
+import { seededRandom } from '../../shared/seeded-random.js';
 
 const { validate } = checkSchema({ type: 'object', properties: { answer: { type: 'string' }, n: { type: 'integer' } }, required: ['answer'], additionalProperties: false });
 
@@ -340,6 +341,48 @@ describe('Functions: checkResponseSchema, then compileResponseSchema', () => {
     expect(checkStructuredOutput('{"n":1000000000000}', whole!)).toMatchObject({ conforms: true });
     const { validate: tiny } = checkSchema(strings({ n: { type: 'number', multipleOf: 1e-7 } }));
     expect(checkStructuredOutput('{"n":0.0000003}', tiny!)).toMatchObject({ conforms: true });
+    // A step past what a double scales exactly: whole numbers too are read as decimals (0 had been no multiple of 5e-324).
+    const { validate: least } = checkSchema(strings({ n: { type: 'number', multipleOf: 5e-324 } }));
+    for (const n of ['0', '1', '0.07', '-3']) expect(checkStructuredOutput(`{"n":${n}}`, least!), n).toMatchObject({ conforms: true });
+    // Past what a double holds, read as Infinity: no multiple, and the next reading is tried (an internal error had ended the check).
+    expect(checkStructuredOutput('{"price":1e400}', cents!)).toMatchObject({ conforms: false, errors: ['/price: must be a finite number'] });
+    expect(checkStructuredOutput('Not {"price":-1e400}, but {"price":0.05}', cents!)).toMatchObject({ conforms: true, value: { price: 0.05 } });
+    // Both ways of checking, the doubles' and BigInt's, at their edge.
+    const { validate: sixteenth } = checkSchema(strings({ n: { type: 'number', multipleOf: 0.0000000000001 } }));
+    for (const [n, conforms] of [
+      ['12.0000000000001', true],
+      ['123.0000000000001', true],
+      ['123.00000000000015', false],
+    ] as const)
+      expect(checkStructuredOutput(`{"n":${n}}`, sixteenth!), n).toMatchObject({ conforms });
+  });
+
+  it('checks multipleOf as a reckoning in fractions does, over 8,000 seeded numbers and 16 steps (its quick path in doubles and its BigInt one alike)', () => {
+    /** A number as the fraction its shortest decimal writes. */
+    const fraction = (x: number): [bigint, bigint] => {
+      const [, sign, whole, part = '', exponent = '0'] = /^(-?)(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(String(x))!;
+      const digits = BigInt(`${sign}${whole}${part}`);
+      const power = Number(exponent) - part.length;
+      return power >= 0 ? [digits * 10n ** BigInt(power), 1n] : [digits, 10n ** BigInt(-power)];
+    };
+    const random = seededRandom(20261128);
+    for (const step of [0.01, 0.1, 1, 2, 0.25, 5, 1e-7, 1e-15, 3e-16, 1e15, 1e20, 5e-324, 0.3, 7, 1.5, 1e-320]) {
+      const { validate } = checkSchema(strings({ n: { type: 'number', multipleOf: step } }));
+      const [c, d] = fraction(step);
+      for (let i = 0; i < 500; i++) {
+        const kind = i % 4;
+        const x =
+          kind === 0
+            ? Math.round(random() * 1e6) * step
+            : kind === 1
+              ? Math.round((random() - 0.5) * 2 ** (random() * 62))
+              : kind === 2
+                ? Number((random() * 10 ** Math.floor(random() * 30 - 10)).toPrecision(1 + Math.floor(random() * 16)))
+                : Math.round(random() * 1e9) / 100;
+        const [a, b] = fraction(x);
+        expect(checkStructuredOutput(JSON.stringify({ n: x }), validate!).conforms, `${x} multipleOf ${step}`).toBe((a * d) % (c * b) === 0n);
+      }
+    }
   });
 
   it('refuses one pattern more than a schema may hold', () => {
