@@ -151,6 +151,11 @@ export class KeysUnreadError extends Error {
 /** The error name a Generate or Judge task fails with when it cannot read the provider keys (ProviderSecretError, by name: the workflow carries no more). */
 const KEYS_UNREAD = 'ProviderSecretError';
 
+/** Why a task failed as a whole, as a result says it: its error's name, but for the keys unread, said in words. */
+function taskFailure(error: string | undefined): string | undefined {
+  return error === KEYS_UNREAD ? 'its task could not read the provider keys' : error;
+}
+
 type ReadBack = <T>(what: 'result' | 'judgment', carried: Carried<T>) => Promise<T | undefined>;
 
 /** A model's result, or a failed one: its task failed as a whole (the state machine caught it), or its result could not be read back. */
@@ -158,7 +163,7 @@ async function toResult(output: WorkflowOutput, index: number, modelId: string, 
   const item: GenerateOutput | undefined = output.results?.[index];
   const result = item?.result && (await readBack('result', item.result));
   if (result) return result;
-  const reason = item?.result ? 'its result could not be read back' : item?.error === KEYS_UNREAD ? 'its task could not read the provider keys' : item?.error;
+  const reason = item?.result ? 'its result could not be read back' : taskFailure(item?.error);
   return {
     modelId,
     status: 'failed',
@@ -192,7 +197,7 @@ async function collectJudgments(input: WorkflowInput, output: WorkflowOutput, re
   await Promise.all(
     (output.judgments ?? []).flatMap((item, index) => {
       if (!item.judgments) {
-        for (const task of input.judges[index]?.tasks ?? []) judgments.set(taskKey(task), failed(item.error));
+        for (const task of input.judges[index]?.tasks ?? []) judgments.set(taskKey(task), failed(taskFailure(item.error)));
         return [];
       }
       return item.judgments.map(async (call) => {

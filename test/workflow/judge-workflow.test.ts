@@ -533,6 +533,19 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
     expect(results.slice(1).map((r) => r.status)).toEqual(['completed', 'completed']);
   });
 
+  it("fails a judge's calls, saying so, where its task could not read the provider keys (it had named a class)", async () => {
+    const unkeyed = () => Promise.reject(new ProviderSecretError('Reading the provider secret failed: ThrottlingException'));
+    const { judge } = harness({ outputs: BY_LENGTH }, (handlers) => ({ ...handlers, judge: createJudgeHandler(unkeyed) }));
+    const { evaluations } = await judge({ models: MODELS, judges: [JUDGES[0]!] });
+    const orders = evaluations.flatMap((e) => e.orders);
+    expect(orders.length).toBeGreaterThan(0);
+    for (const order of orders)
+      expect(order).toMatchObject({
+        status: 'failed',
+        error: { code: 'internal_error', message: 'The gateway failed to run this judge call (its task could not read the provider keys)' },
+      });
+  });
+
   /** A workflow's input for one model and no judge, with 9 s left. */
   const oneModelInput = (requestId: string): WorkflowInput => ({
     request: { value: { body: { prompt: 'p', models: ['fam_c-5.4'] } } },
