@@ -23,6 +23,8 @@ const OPTIONS = {
   inlineRefs: false,
   // A property is the output's own: otherwise `required: ["constructor"]` (or `__proto__`) is met by every object, which inherits it.
   ownProperties: true,
+  // A number is finite: 1e400 in an output, read as Infinity, had conformed to `type: number` and been answered as null.
+  strictNumbers: true,
 } as const;
 
 /** A finite number as the decimal its shortest form writes: `digits` (its sign with them) / 10^`scale`. */
