@@ -334,11 +334,25 @@ function uniqueScalars(schema: Record<string, unknown>): boolean {
   return true;
 }
 
-/** The kinds of JSON value a subschema's `type` admits (a number: an integer, or a fraction); every kind where it names none. */
+/**
+ * The kinds of JSON value a subschema admits (a number: an integer, or a fraction): those its
+ * `type` names, else those of its `enum` or `const` values, else every kind.
+ */
 function valueKinds(subschema: unknown): Set<string> {
-  const type = subschema !== null && typeof subschema === 'object' && !Array.isArray(subschema) ? (subschema as Record<string, unknown>).type : undefined;
-  const named = type === undefined ? ['string', 'number', 'boolean', 'null', 'object', 'array'] : Array.isArray(type) ? type : [type];
-  return new Set(named.flatMap((t) => (t === 'number' ? ['integer', 'fraction'] : [String(t)])));
+  const schema = subschema !== null && typeof subschema === 'object' && !Array.isArray(subschema) ? (subschema as Record<string, unknown>) : {};
+  const { type } = schema;
+  if (type !== undefined) return new Set((Array.isArray(type) ? type : [type]).flatMap((t) => (t === 'number' ? ['integer', 'fraction'] : [String(t)])));
+  const values = Array.isArray(schema.enum) ? schema.enum : Object.hasOwn(schema, 'const') ? [schema.const] : undefined;
+  if (values === undefined) return new Set(['string', 'integer', 'fraction', 'boolean', 'null', 'object', 'array']);
+  return new Set(values.map(kindOf));
+}
+
+/** A JSON value's kind, as valueKinds names them. */
+function kindOf(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'fraction';
+  return typeof value;
 }
 
 /** A subschema's `type`s where it names only scalar ones; undefined otherwise. */

@@ -1,4 +1,5 @@
 import { BoundedMap } from '../bounded-map.js';
+import { decimalDigits } from '../text/decimal.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { FieldError } from '../errors.js';
 import { createAjv, type Ajv } from './ajv.js';
@@ -29,13 +30,8 @@ const OPTIONS = {
 
 /** A finite number as the decimal its shortest form writes: `digits` (its sign with them) / 10^`scale`. */
 function decimalOf(value: number): { digits: string; scale: number } {
-  const text = String(value);
-  const e = text.indexOf('e');
-  const mantissa = e < 0 ? text : text.slice(0, e);
-  const exponent = e < 0 ? 0 : Number(text.slice(e + 1));
-  const point = mantissa.indexOf('.');
-  if (point < 0) return { digits: mantissa, scale: -exponent };
-  return { digits: mantissa.slice(0, point) + mantissa.slice(point + 1), scale: mantissa.length - point - 1 - exponent };
+  const { digits, power } = decimalDigits(value);
+  return { digits, scale: -power };
 }
 
 /** Digits a whole number may have and still be exact in a double (below 2^53), its sign counted. */

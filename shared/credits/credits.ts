@@ -1,6 +1,7 @@
 import type { GatewayConfig } from '../config.js';
 
 import { MICRO_PER_CREDIT } from '../pricing/micro-credits.js';
+import { decimalDigits } from '../text/decimal.js';
 
 export { creditsToMicro, MICRO_PER_CREDIT, microToCredits } from '../pricing/micro-credits.js';
 
@@ -34,11 +35,10 @@ function exactRate(rates: CreditRates): { factor: bigint; denominator: bigint } 
   return exact;
 }
 
-/** A positive number as the integer and power of ten of its shortest decimal, as JavaScript writes it: 1.2 is [12, -1], 1e-7 is [1, -7]. */
+/** A positive number as the integer and power of ten of its shortest decimal: 1.2 is [12, -1], 1e-7 is [1, -7]. */
 function decimal(value: number): [bigint, number] {
-  const [mantissa = '0', exponent = '0'] = String(value).split('e');
-  const [whole = '0', fraction = ''] = mantissa.split('.');
-  return [BigInt(whole + fraction), Number(exponent) - fraction.length];
+  const { digits, power } = decimalDigits(value);
+  return [BigInt(digits), power];
 }
 
 /**

@@ -299,8 +299,16 @@ describe('Functions: checkResponseSchema, then compileResponseSchema', () => {
     refused([{ type: 'number' }, { type: 'integer' }], 'string');
     refused([{ type: 'number' }, { type: 'number' }], 'integer');
     refused([{ type: 'boolean' }, {}], 'string');
-    // One such prefix item has nothing to be alike with; prefix items of items' kinds are checked with them.
-    for (const prefixes of [[object], [{ type: 'integer' }], [{ type: 'number' }, { type: 'boolean' }]]) {
+    refused([{ enum: [1, 'a'] }, { const: 2 }], 'string');
+    // One such prefix item has nothing to be alike with; prefix items of items' kinds are checked with them, an enum's or a const's by their values (they had been refused).
+    for (const prefixes of [
+      [object],
+      [{ type: 'integer' }],
+      [{ type: 'number' }, { type: 'boolean' }],
+      [{ enum: ['a', 'b'] }, { enum: ['c', 'd'] }],
+      [{ const: 'a' }, { const: 'b' }],
+      [{ enum: [1, 'a'] }],
+    ]) {
       const header = checkSchema(strings({ row: { type: 'array', uniqueItems: true, prefixItems: prefixes, items: { type: 'string' } } }));
       expect(header.errors, JSON.stringify(prefixes)).toEqual([]);
     }
