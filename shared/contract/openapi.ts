@@ -653,7 +653,8 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
     status: '503',
     name: 'ServiceUnavailable',
     codes: ['service_unavailable'],
-    description: 'The store throttled the request; nothing was charged. Retry after `Retry-After` seconds.',
+    description:
+      "Nothing ran and nothing was charged; retry after `Retry-After` seconds. The store throttled or could not be reached, concurrent requests kept changing the account, or the schema thread could not check a `response_schema` (`Retry-After: 1`); in AWS also the provider keys could not be read (by the api, or by every generate task of a judged request) or the function's configuration is invalid (`Retry-After: 5`).",
     headers: { 'Retry-After': retryAfter },
   },
   {
