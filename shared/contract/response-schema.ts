@@ -263,7 +263,10 @@ function checkCosts(schema: Record<string, unknown>, path: string, state: WalkSt
     }
   }
   if (schema.uniqueItems === true && !uniqueScalars(schema)) {
-    errors.push({ field: `${path}/uniqueItems`, message: "needs items of scalar types only (string, number, integer, boolean, null), and prefixItems of items' types" });
+    errors.push({
+      field: `${path}/uniqueItems`,
+      message: 'needs items of scalar types only (string, number, integer, boolean, null), and at most one prefixItems entry that may hold a value of a kind items does not',
+    });
   }
   for (const keyword of ['dependentRequired', 'dependencies']) {
     const lists = schema[keyword];
@@ -319,8 +322,7 @@ function checkPattern(pattern: string, field: string, state: WalkState): void {
  * skips those, so two of them alike conformed; one alone has nothing to be alike with).
  */
 function uniqueScalars(schema: Record<string, unknown>): boolean {
-  const types = scalarTypes(schema.items);
-  if (types === undefined) return false;
+  if (!hasScalarItems(schema.items)) return false;
   const covered = valueKinds(schema.items);
   const prefixItems = Array.isArray(schema.prefixItems) ? (schema.prefixItems as unknown[]) : [];
   const held = new Set<string>();
@@ -355,10 +357,9 @@ function kindOf(value: unknown): string {
   return typeof value;
 }
 
-/** A subschema's `type`s where it names only scalar ones; undefined otherwise. */
-function scalarTypes(items: unknown): string[] | undefined {
-  if (items === null || typeof items !== 'object' || Array.isArray(items)) return undefined;
+function hasScalarItems(items: unknown): boolean {
+  if (items === null || typeof items !== 'object' || Array.isArray(items)) return false;
   const type = (items as Record<string, unknown>).type;
   const types = Array.isArray(type) ? type : [type];
-  return types.length > 0 && types.every((t) => typeof t === 'string' && SCALAR_TYPES.has(t)) ? (types as string[]) : undefined;
+  return types.length > 0 && types.every((t) => typeof t === 'string' && SCALAR_TYPES.has(t));
 }

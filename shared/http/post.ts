@@ -284,8 +284,8 @@ function request<T>(
   const secure = url.protocol === 'https:';
   if (!secure && url.protocol !== 'http:') return Promise.reject(new TypeError(`Only http and https URLs can be called, not ${url.protocol}`));
   return new Promise<T>((resolve, reject) => {
-    // How far the call got, for a failure to say (requestSent, answerStatus): its request handed
-    // to a connection made (TCP, TLS), and its answer's status once the head is in.
+    // How far the call got, for a failure to say (requestSent, answerHead): its request handed
+    // to a connection made (TCP, TLS), and its answer's head (status, headers) once it is in.
     let sent = false;
     let answered: AnswerHead | undefined;
     const fail = (error: unknown) =>
