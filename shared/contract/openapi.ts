@@ -654,7 +654,7 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
     name: 'ServiceUnavailable',
     codes: ['service_unavailable'],
     description:
-      "Nothing ran and nothing was charged; retry after `Retry-After` seconds. The store throttled or could not be reached, concurrent requests kept changing the account, or the schema thread could not check a `response_schema` (`Retry-After: 1`); in AWS also the provider keys could not be read (by the api, or by every generate task of a judged request) or the function's configuration is invalid (`Retry-After: 5`).",
+      "Nothing ran and nothing was charged; retry after `Retry-After` seconds. The store throttled or could not be reached, concurrent requests kept changing the account, the schema thread could not check a `response_schema`, or (the local host) it is stopping (`Retry-After: 1`); in AWS also the provider keys could not be read (by the api, or by every generate task of a judged request) or the function's configuration is invalid (`Retry-After: 5`).",
     headers: { 'Retry-After': retryAfter },
   },
   {

@@ -178,8 +178,6 @@ function safeDecode(text: string): string | undefined {
   }
 }
 
-const SCALAR_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'null']);
-
 function walk(node: unknown, path: string, depth: number, state: WalkState, resource: Resource): void {
   if (node === null || typeof node !== 'object' || Array.isArray(node)) return;
   const { errors, refs } = state;
@@ -246,8 +244,8 @@ function checkPropertyNames(schema: Record<string, unknown>, path: string, error
 
 /**
  * The keywords whose cost grows with the schema or the output: patterns (which must run on
- * RE2), enums, and `uniqueItems`, which ajv checks pairwise (quadratic in the output's
- * length) unless the items are scalars it can hash.
+ * RE2), enums, and the names of `dependentRequired` lists (`uniqueItems` is the gateway's own
+ * keyword, one pass over the items whatever they hold: schema-compile.ts).
  */
 function checkCosts(schema: Record<string, unknown>, path: string, state: WalkState): void {
   const { errors } = state;
@@ -261,12 +259,6 @@ function checkCosts(schema: Record<string, unknown>, path: string, state: WalkSt
     if (state.enumValues > LIMITS.responseSchemaEnumValues) {
       errors.push({ field: `${path}/enum`, message: `brings the enum values of response_schema past ${LIMITS.responseSchemaEnumValues}` });
     }
-  }
-  if (schema.uniqueItems === true && !uniqueScalars(schema)) {
-    errors.push({
-      field: `${path}/uniqueItems`,
-      message: 'needs items of scalar types only (string, number, integer, boolean, null), and at most one prefixItems entry that may hold a value of a kind items does not',
-    });
   }
   for (const keyword of ['dependentRequired', 'dependencies']) {
     const lists = schema[keyword];
@@ -313,53 +305,4 @@ function checkPattern(pattern: string, field: string, state: WalkState): void {
   if (state.repeats > LIMITS.responseSchemaPatternRepeat) {
     errors.push({ field, message: `brings the counted repetitions ({n,m}) of response_schema's patterns past ${LIMITS.responseSchemaPatternRepeat}` });
   }
-}
-
-/**
- * Whether ajv checks `uniqueItems` of this array schema in linear time and sees every duplicate:
- * its `items` of scalar types (other items it compares pairwise), and no two of its
- * `prefixItems` that may hold a value of a kind `items` does not (its check of scalar items
- * skips those, so two of them alike conformed; one alone has nothing to be alike with).
- */
-function uniqueScalars(schema: Record<string, unknown>): boolean {
-  if (!hasScalarItems(schema.items)) return false;
-  const covered = valueKinds(schema.items);
-  const prefixItems = Array.isArray(schema.prefixItems) ? (schema.prefixItems as unknown[]) : [];
-  const held = new Set<string>();
-  for (const prefix of prefixItems) {
-    for (const kind of valueKinds(prefix)) {
-      if (covered.has(kind)) continue;
-      if (held.has(kind)) return false;
-      held.add(kind);
-    }
-  }
-  return true;
-}
-
-/**
- * The kinds of JSON value a subschema admits (a number: an integer, or a fraction): those its
- * `type` names, else those of its `enum` or `const` values, else every kind.
- */
-function valueKinds(subschema: unknown): Set<string> {
-  const schema = subschema !== null && typeof subschema === 'object' && !Array.isArray(subschema) ? (subschema as Record<string, unknown>) : {};
-  const { type } = schema;
-  if (type !== undefined) return new Set((Array.isArray(type) ? type : [type]).flatMap((t) => (t === 'number' ? ['integer', 'fraction'] : [String(t)])));
-  const values = Array.isArray(schema.enum) ? schema.enum : Object.hasOwn(schema, 'const') ? [schema.const] : undefined;
-  if (values === undefined) return new Set(['string', 'integer', 'fraction', 'boolean', 'null', 'object', 'array']);
-  return new Set(values.map(kindOf));
-}
-
-/** A JSON value's kind, as valueKinds names them. */
-function kindOf(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'array';
-  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'fraction';
-  return typeof value;
-}
-
-function hasScalarItems(items: unknown): boolean {
-  if (items === null || typeof items !== 'object' || Array.isArray(items)) return false;
-  const type = (items as Record<string, unknown>).type;
-  const types = Array.isArray(type) ? type : [type];
-  return types.length > 0 && types.every((t) => typeof t === 'string' && SCALAR_TYPES.has(t));
 }

@@ -274,50 +274,42 @@ describe('Functions: checkResponseSchema, then compileResponseSchema', () => {
     ]);
   });
 
-  it('refuses uniqueItems over items it would compare pairwise, a pattern past its length and a repetition past its count', () => {
+  it('refuses a pattern past its length and a repetition past its count', () => {
     const schema = strings({
-      list: { type: 'array', uniqueItems: true, items: strings({ a: { type: 'string' } }) },
-      tags: { type: 'array', uniqueItems: true, items: { type: 'string' } },
       long: { type: 'string', pattern: 'a'.repeat(LIMITS.responseSchemaPatternChars + 1) },
       repeat: { type: 'string', pattern: `^a{1,${LIMITS.responseSchemaPatternRepeat + 1}}$` },
     });
     expect(checkSchema(schema).errors).toEqual([
-      { field: '/response_schema/properties/list/uniqueItems', message: expect.stringContaining('scalar types only') },
       { field: '/response_schema/properties/long/pattern', message: `must be at most ${LIMITS.responseSchemaPatternChars} characters` },
       { field: '/response_schema/properties/repeat/pattern', message: expect.stringContaining(`patterns past ${LIMITS.responseSchemaPatternRepeat}`) },
     ]);
   });
 
-  it('refuses uniqueItems beside two prefixItems that may hold a value of a kind items does not: the check skips such values, and two alike had conformed; one alone is taken', () => {
-    const refused = (prefixes: unknown[], items: string) =>
-      expect(checkSchema(strings({ pair: { type: 'array', uniqueItems: true, prefixItems: prefixes, items: { type: items } } })).errors, JSON.stringify(prefixes)).toEqual([
-        { field: '/response_schema/properties/pair/uniqueItems', message: expect.stringContaining('scalar types only') },
-      ]);
-    const object = strings({ x: { type: 'integer' } });
-    refused([object, object], 'string');
-    refused([{ type: 'number' }, { type: 'number' }], 'string');
-    refused([{ type: 'number' }, { type: 'integer' }], 'string');
-    refused([{ type: 'number' }, { type: 'number' }], 'integer');
-    refused([{ type: 'boolean' }, {}], 'string');
-    refused([{ enum: [1, 'a'] }, { const: 2 }], 'string');
-    // One such prefix item has nothing to be alike with; prefix items of items' kinds are checked with them, an enum's or a const's by their values (they had been refused).
-    for (const prefixes of [
-      [object],
-      [{ type: 'integer' }],
-      [{ type: 'number' }, { type: 'boolean' }],
-      [{ enum: ['a', 'b'] }, { enum: ['c', 'd'] }],
-      [{ const: 'a' }, { const: 'b' }],
-      [{ enum: [1, 'a'] }],
-    ]) {
-      const header = checkSchema(strings({ row: { type: 'array', uniqueItems: true, prefixItems: prefixes, items: { type: 'string' } } }));
-      expect(header.errors, JSON.stringify(prefixes)).toEqual([]);
-    }
-    const header = checkSchema(strings({ row: { type: 'array', uniqueItems: true, prefixItems: [{ type: 'integer' }], items: { type: 'string' } } }));
-    expect(checkStructuredOutput('{"row":[1,"a","a"]}', header.validate!)).toMatchObject({ conforms: false });
-    expect(checkStructuredOutput('{"row":[1,"a","b"]}', header.validate!)).toMatchObject({ conforms: true });
-    const scalars = checkSchema(strings({ pair: { type: 'array', uniqueItems: true, prefixItems: [{ type: 'integer' }, { type: 'integer' }], items: { type: 'number' } } }));
-    expect(checkStructuredOutput('{"pair":[1,1]}', scalars.validate!)).toMatchObject({ conforms: false });
-    expect(checkStructuredOutput('{"pair":[1,2,2.5]}', scalars.validate!)).toMatchObject({ conforms: true });
+  it('checks uniqueItems over items of every kind, in one pass: objects in any key order, prefix items ajv\'s own check skipped, and "__proto__" (duplicates of each had conformed, or the schema been refused)', () => {
+    const unique = (array: Record<string, unknown>) => checkSchema(strings({ v: { type: 'array', uniqueItems: true, ...array } }));
+    const verdicts = (array: Record<string, unknown>, outputs: Record<string, boolean>) => {
+      const { errors, validate } = unique(array);
+      expect(errors, JSON.stringify(array)).toEqual([]);
+      for (const [output, conforms] of Object.entries(outputs))
+        expect(checkStructuredOutput(`{"v":${output}}`, validate!), `${JSON.stringify(array)} ${output}`).toMatchObject({ conforms });
+    };
+    const object = strings({ x: { type: 'integer' }, y: { type: 'string' } });
+    verdicts({ items: object }, { '[{"x":1,"y":"a"},{"y":"a","x":1}]': false, '[{"x":1,"y":"a"},{"x":2,"y":"a"}]': true });
+    verdicts({ items: { type: 'string', enum: ['__proto__', 'news'] } }, { '["__proto__","__proto__"]': false, '["__proto__","news"]': true });
+    verdicts({ prefixItems: [{ type: 'number' }, { type: 'number' }], items: { type: 'string' } }, { '[1,1.0]': false, '[1,2,"a","a"]': false, '[1,2,"a","b"]': true });
+    verdicts({ prefixItems: [{ type: 'null' }, { type: 'boolean', nullable: true }], items: { type: 'string' } }, { '[null,null]': false, '[null,true]': true });
+    verdicts({ prefixItems: [{ enum: [1, 'a'] }, { const: 1 }], items: { type: 'string' } }, { '[1,1]': false, '["a",1]': true });
+    verdicts({ items: { type: ['number', 'string'] } }, { '[1,"1"]': true, '[-0,0]': false, '[[1,{"a":[2]}],[1,{"a":[2]}]]': false });
+  });
+
+  it('checks uniqueItems over 100,000 objects in a linear pass (ajv compared them pairwise)', () => {
+    const { validate } = checkSchema(strings({ v: { type: 'array', uniqueItems: true, items: strings({ n: { type: 'integer' } }) } }));
+    const items = Array.from({ length: 100_000 }, (_, n) => ({ n }));
+    expect(checkStructuredOutput(JSON.stringify({ v: items }), validate!)).toMatchObject({ conforms: true });
+    expect(checkStructuredOutput(JSON.stringify({ v: [...items, { n: 5 }] }), validate!)).toMatchObject({
+      conforms: false,
+      errors: ['/v: must NOT have duplicate items (items ## 5 and 100000 are identical)'],
+    });
   });
 
   it('refuses dependentRequired names past the limit, all lists together, at the list that crosses it: a list compiles in the square of its names (1,500 had held the schema thread past its deadline)', () => {
