@@ -73,40 +73,72 @@ function fail(check: { errors: Partial<ErrorObject>[] }, message: string): false
   return false;
 }
 
-/** A value as `uniqueItems` compares it: its kind and JSON, an object's keys in order (equal values, equal keys). */
-function uniqueKey(value: unknown): string {
-  if (value === null || typeof value !== 'object') return `${typeof value}:${typeof value === 'string' ? value : JSON.stringify(value)}`;
-  return `json:${canonicalJson(value)}`;
+/** The values of one output, numbered by what they are: equal values (in JSON Schema's sense), equal numbers. */
+interface Interned {
+  /** A value's key (its kind and content, an array's or object's children by their numbers) → its number. */
+  ids: Map<string, number>;
+  /** The number of each array and object already seen. */
+  nodes: WeakMap<object, number>;
 }
 
-/** JSON with every object's keys in order. */
-function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const record = value as Record<string, unknown>;
-  return `{${Object.keys(record)
-    .sort()
-    .map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`)
-    .join(',')}}`;
+/** Each output's interned values, by its root: the `uniqueItems` of every level of one output share them. */
+const internedByOutput = new WeakMap<object, Interned>();
+
+/**
+ * A value's number: equal for values JSON Schema calls equal (an object's keys in any order,
+ * 1 and 1.0, -0 and 0), distinct otherwise (Infinity, read from 1e400, is not null). An array
+ * or object is keyed by its children's numbers, each worked out once an output: keyed by their
+ * whole JSON, nested arrays of `uniqueItems` had each serialised everything below them again
+ * (a 430 KiB output held the schema thread to its deadline).
+ */
+function valueId(value: unknown, interned: Interned): number {
+  let key: string;
+  if (value === null || typeof value !== 'object') {
+    key = typeof value === 'string' ? `s${value}` : typeof value === 'number' && !Number.isFinite(value) ? `n${value}` : `${typeof value}${JSON.stringify(value)}`;
+  } else {
+    const known = interned.nodes.get(value);
+    if (known !== undefined) return known;
+    const record = value as Record<string, unknown>;
+    key = Array.isArray(value)
+      ? `[${value.map((item) => valueId(item, interned)).join(',')}]`
+      : `{${Object.keys(record)
+          .sort()
+          .map((name) => `${JSON.stringify(name)}:${valueId(record[name], interned)}`)
+          .join(',')}}`;
+  }
+  let id = interned.ids.get(key);
+  if (id === undefined) {
+    id = interned.ids.size;
+    interned.ids.set(key, id);
+  }
+  if (value !== null && typeof value === 'object') interned.nodes.set(value, id);
+  return id;
 }
 
 /**
- * `uniqueItems` in one pass: each item keyed by its kind and canonical JSON in a Map. ajv's own
- * compares items of other than scalar types pairwise (quadratic in the output), and its one pass
- * over scalar items skips an item of another type than `items`' (two alike in `prefixItems` had
- * conformed) and keeps its keys in an object, where `"__proto__"` is no key (two had conformed).
+ * `uniqueItems` in one pass: each item numbered by what it is (valueId), the numbers in a Map.
+ * ajv's own compares items of other than scalar types pairwise (quadratic in the output), and its
+ * one pass over scalar items skips an item of another type than `items`' (two alike in
+ * `prefixItems` had conformed) and keeps its keys in an object, where `"__proto__"` is no key
+ * (two had conformed).
  */
 function uniqueItems(unique: boolean) {
-  const check = (data: unknown[]): boolean => {
-    const seen = new Map<string, number>();
+  const check = (data: unknown[], context?: { rootData?: unknown }): boolean => {
+    const root = context?.rootData;
+    let interned = root !== null && typeof root === 'object' ? internedByOutput.get(root) : undefined;
+    if (interned === undefined) {
+      interned = { ids: new Map(), nodes: new WeakMap() };
+      if (root !== null && typeof root === 'object') internedByOutput.set(root, interned);
+    }
+    const seen = new Map<number, number>();
     for (const [index, item] of data.entries()) {
-      const key = uniqueKey(item);
-      const first = seen.get(key);
+      const id = valueId(item, interned);
+      const first = seen.get(id);
       if (first !== undefined) {
         check.errors = [{ keyword: 'uniqueItems', message: `must NOT have duplicate items (items ## ${first} and ${index} are identical)`, params: { i: index, j: first } }];
         return false;
       }
-      seen.set(key, index);
+      seen.set(id, index);
     }
     return true;
   };

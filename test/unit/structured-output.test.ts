@@ -300,6 +300,17 @@ describe('Functions: checkResponseSchema, then compileResponseSchema', () => {
     verdicts({ prefixItems: [{ type: 'null' }, { type: 'boolean', nullable: true }], items: { type: 'string' } }, { '[null,null]': false, '[null,true]': true });
     verdicts({ prefixItems: [{ enum: [1, 'a'] }, { const: 1 }], items: { type: 'string' } }, { '[1,1]': false, '["a",1]': true });
     verdicts({ items: { type: ['number', 'string'] } }, { '[1,"1"]': true, '[-0,0]': false, '[[1,{"a":[2]}],[1,{"a":[2]}]]': false });
+    // Numbers past a double's range are no null, and not each other (keyed by their JSON, all three had been one).
+    verdicts({}, { '[1e400,-1e400,null]': true, '[[1e400],[null]]': true, '[1e400,1e401]': false });
+    // Nested arrays, each unique: every level's items numbered once an output.
+    const nested = { $ref: '#/$defs/a' };
+    const { errors, validate } = checkSchema({
+      ...strings({ v: nested }),
+      $defs: { a: { type: 'array', uniqueItems: true, prefixItems: [nested], items: { type: 'string' } } },
+    });
+    expect(errors).toEqual([]);
+    expect(checkStructuredOutput(`{"v":${'['.repeat(200)}[],"a","b"${']'.repeat(200)}}`, validate!)).toMatchObject({ conforms: true });
+    expect(checkStructuredOutput(`{"v":${'['.repeat(200)}[],"a","a"${']'.repeat(200)}}`, validate!)).toMatchObject({ conforms: false });
   });
 
   it('checks uniqueItems over 100,000 objects in a linear pass (ajv compared them pairwise)', () => {
