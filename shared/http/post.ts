@@ -235,7 +235,8 @@ export interface AnswerHead {
 
 /** For an error a POST failed with once its answer's head was in (its body broken off, or too large): that head; undefined for any other error. */
 export function answerHead(error: unknown): AnswerHead | undefined {
-  return (error as { [HEAD]?: AnswerHead } | null)?.[HEAD];
+  const answer = (error as { [HEAD]?: IncomingMessage } | null)?.[HEAD];
+  return answer && { status: answer.statusCode ?? 0, headers: answer.headers };
 }
 
 /** For an error a POST failed with once its answer's head was in: the answer's status; undefined for any other error. */
@@ -287,7 +288,7 @@ function request<T>(
     // How far the call got, for a failure to say (requestSent, answerHead): its request handed
     // to a connection made (TCP, TLS), and its answer's head (status, headers) once it is in.
     let sent = false;
-    let answered: AnswerHead | undefined;
+    let answered: IncomingMessage | undefined;
     const fail = (error: unknown) =>
       reject(error !== null && typeof error === 'object' ? Object.assign(error, { [SENT]: sent }, answered === undefined ? {} : { [HEAD]: answered }) : error);
     const req = (secure ? httpsRequest : httpRequest)(
@@ -302,7 +303,8 @@ function request<T>(
       (res) => {
         // Its answer's head in: the peer had the request, and said what it did with it.
         sent = true;
-        answered = { status: res.statusCode ?? 0, headers: res.headers };
+        // The answer itself: its head is read from it only should the call fail (every answer had made an object of it).
+        answered = res;
         onResponse(res, resolve, fail);
       },
     );
