@@ -7,7 +7,7 @@ import { AccountNotFoundError } from '../../shared/errors.js';
 import { storeNow } from '../../shared/storage/dynamodb.js';
 import { BalanceCeilingError, KeyNotFoundError, StoreUnavailableError } from '../../shared/storage/errors.js';
 import { configuredStoreClient } from '../../shared/storage/store.js';
-import { commandLine, helpRequested, ReconcileIncompleteError, runAdminCommand, UsageError } from './commands.js';
+import { commandLine, helpRequested, ReconcileIncompleteError, runCommand, UsageError } from './commands.js';
 import { DeployedStackError, withDeployedTables } from './deployed-tables.js';
 import { withProfileRegion } from './region.js';
 import { AwsAccessError } from './aws-access.js';
@@ -120,7 +120,7 @@ try {
     process.stdout.write(`${help}\n`);
   } else {
     // The command line first: a typo is a usage error, whatever the store or the stack.
-    commandLine(argv);
+    const line = commandLine(argv);
     const config = await withDeployedTables(await withProfileRegion(loadConfig(storeEnvironment())));
     // Against AWS (or AWS_ENDPOINT_URL), the SDK's whole credential chain: profiles, SSO, ...
     const storeClient = configuredStoreClient(config, ADMIN_STORE_TIMEOUTS);
@@ -135,7 +135,7 @@ try {
     const now = () => storeNow(storeClient);
     store = createStore(config, { storeClient, now });
     const { accounts } = store;
-    const result = await runAdminCommand(argv, {
+    const result = await runCommand(line, {
       ...store,
       now,
       beforeDating: async () => {

@@ -253,9 +253,13 @@ export function commandLine(argv: string[]): AdminCommand {
   }
 }
 
-/** Runs one admin command; returns what the CLI prints as JSON. */
+/** Runs one admin command line; returns what the CLI prints as JSON. */
 export async function runAdminCommand(argv: string[], deps: AdminDeps): Promise<Record<string, unknown>> {
-  const line = commandLine(argv);
+  return runCommand(commandLine(argv), deps);
+}
+
+/** Runs a command line already checked (commandLine); returns what the CLI prints as JSON. */
+export async function runCommand(line: AdminCommand, deps: AdminDeps): Promise<Record<string, unknown>> {
   switch (line.command) {
     case 'create-account': {
       const { balanceMicro, zeroDataRetention, rateLimitRpm } = line;
