@@ -28,12 +28,6 @@ const OPTIONS = {
   strictNumbers: true,
 } as const;
 
-/** A finite number as the decimal its shortest form writes: `digits` (its sign with them) / 10^`scale`. */
-function decimalOf(value: number): { digits: string; scale: number } {
-  const { digits, power } = decimalDigits(value);
-  return { digits, scale: -power };
-}
-
 /** Digits a whole number may have and still be exact in a double (below 2^53), its sign counted. */
 const EXACT_DIGITS = 15;
 
@@ -46,30 +40,31 @@ const EXACT_DIGITS = 15;
  * read once a schema; a number JSON cannot hold as one (1e400, read as Infinity) is none.
  */
 function decimalMultipleOf(step: number) {
-  const unit = decimalOf(step);
+  const unit = decimalDigits(step);
   // A whole number below this, scaled to the step's decimals, stays exact in a double: no text to read.
-  const wholeBelow = unit.scale >= 0 && unit.scale < EXACT_DIGITS && unit.digits.length <= EXACT_DIGITS ? 10 ** (EXACT_DIGITS - unit.scale) : 0;
+  const wholeBelow = unit.power <= 0 && -unit.power < EXACT_DIGITS && unit.digits.length <= EXACT_DIGITS ? 10 ** (EXACT_DIGITS + unit.power) : 0;
   const unitWhole = Number(unit.digits);
   const check = (data: number): boolean => {
-    if (Number.isInteger(data) && Math.abs(data) < wholeBelow) return (data * 10 ** unit.scale) % unitWhole === 0 || fail(check, `must be multiple of ${step}`);
-    if (!Number.isFinite(data)) return fail(check, 'must be a finite number');
-    const value = decimalOf(data);
-    const scale = Math.max(value.scale, unit.scale);
-    const valueShift = scale - value.scale;
-    const unitShift = scale - unit.scale;
+    if (Number.isInteger(data) && Math.abs(data) < wholeBelow) return (data * 10 ** -unit.power) % unitWhole === 0 || fail(check, 'multipleOf', `must be multiple of ${step}`);
+    if (!Number.isFinite(data)) return fail(check, 'multipleOf', 'must be a finite number');
+    // Both as whole numbers of the smaller power of ten.
+    const value = decimalDigits(data);
+    const power = Math.min(value.power, unit.power);
+    const valueShift = value.power - power;
+    const unitShift = unit.power - power;
     const multiple =
       value.digits.length + valueShift <= EXACT_DIGITS && unit.digits.length + unitShift <= EXACT_DIGITS
         ? (Number(value.digits) * 10 ** valueShift) % (Number(unit.digits) * 10 ** unitShift) === 0
         : (BigInt(value.digits) * 10n ** BigInt(valueShift)) % (BigInt(unit.digits) * 10n ** BigInt(unitShift)) === 0n;
-    return multiple || fail(check, `must be multiple of ${step}`);
+    return multiple || fail(check, 'multipleOf', `must be multiple of ${step}`);
   };
   check.errors = [] as Partial<ErrorObject>[];
   return check;
 }
 
 /** Sets a keyword check's one error, for ajv to report; false. */
-function fail(check: { errors: Partial<ErrorObject>[] }, message: string): false {
-  check.errors = [{ keyword: 'multipleOf', message }];
+function fail(check: { errors: Partial<ErrorObject>[] }, keyword: string, message: string, params?: Record<string, unknown>): false {
+  check.errors = [{ keyword, message, ...(params ? { params } : {}) }];
   return false;
 }
 
@@ -134,10 +129,7 @@ function uniqueItems(unique: boolean) {
     for (const [index, item] of data.entries()) {
       const id = valueId(item, interned);
       const first = seen.get(id);
-      if (first !== undefined) {
-        check.errors = [{ keyword: 'uniqueItems', message: `must NOT have duplicate items (items ## ${first} and ${index} are identical)`, params: { i: index, j: first } }];
-        return false;
-      }
+      if (first !== undefined) return fail(check, 'uniqueItems', `must NOT have duplicate items (items ## ${first} and ${index} are identical)`, { i: index, j: first });
       seen.set(id, index);
     }
     return true;

@@ -25,20 +25,15 @@ const exactRates = new WeakMap<CreditRates, { factor: bigint; denominator: bigin
 function exactRate(rates: CreditRates): { factor: bigint; denominator: bigint } {
   let exact = exactRates.get(rates);
   if (exact === undefined) {
-    const [credits, creditsExponent] = decimal(rates.creditsPerUsd);
-    const [markup, markupExponent] = decimal(rates.markup);
+    const credits = decimalDigits(rates.creditsPerUsd);
+    const markup = decimalDigits(rates.markup);
+    const product = BigInt(credits.digits) * BigInt(markup.digits);
     // usd = pico × 10^-12, and a credit is MICRO_PER_CREDIT (10^6) micro-credits.
-    const exponent = creditsExponent + markupExponent - 12 + Math.log10(MICRO_PER_CREDIT);
-    exact = exponent >= 0 ? { factor: credits * markup * 10n ** BigInt(exponent), denominator: 1n } : { factor: credits * markup, denominator: 10n ** BigInt(-exponent) };
+    const exponent = credits.power + markup.power - 12 + Math.log10(MICRO_PER_CREDIT);
+    exact = exponent >= 0 ? { factor: product * 10n ** BigInt(exponent), denominator: 1n } : { factor: product, denominator: 10n ** BigInt(-exponent) };
     exactRates.set(rates, exact);
   }
   return exact;
-}
-
-/** A positive number as the integer and power of ten of its shortest decimal: 1.2 is [12, -1], 1e-7 is [1, -7]. */
-function decimal(value: number): [bigint, number] {
-  const { digits, power } = decimalDigits(value);
-  return [BigInt(digits), power];
 }
 
 /**
