@@ -2,6 +2,8 @@
  * Hostile vendor streams: whatever a vendor streams back ends in a reply or an UpstreamError,
  * never a hang, a crash or unbounded memory.
  */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { once } from 'node:events';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { EventStreamCodec } from '@smithy/core/event-streams';
@@ -322,6 +324,13 @@ describe('Hostile vendor streams: Bedrock ConverseStream', () => {
     const connections: unknown[] = [];
     const counting = (socket: unknown) => connections.push(socket);
     bedrock.on('connection', counting);
+    // The client's side: each of its sockets says when it is back in the pool (`free`) or closed.
+    const settled = new EventTarget();
+    const watching = (message: unknown) => {
+      const { socket } = message as { socket: Socket };
+      for (const kind of ['free', 'close']) socket.on(kind, () => settled.dispatchEvent(new Event(kind)));
+    };
+    subscribe('net.client.socket', watching);
     answer = (res) => {
       res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream' });
       res.write(frame('event', 'contentBlockDelta', { contentBlockIndex: 0, delta: { text: 'Hello' } }));
@@ -336,11 +345,13 @@ describe('Hostile vendor streams: Bedrock ConverseStream', () => {
           .send(AbortSignal.timeout(10_000));
         expect(reply).toMatchObject({ output: 'Hello' });
         // The stream's end, 20 ms on, which the call no longer waits for: read in the background,
-        // where no event tells when its connection is back in the client's pool.
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        // its connection then back in the client's pool (or closed, which the count below refuses).
+        const [event] = await Promise.race([once(settled, 'free'), once(settled, 'close')]);
+        expect((event as Event).type).toBe('free');
       }
       expect(connections).toHaveLength(1);
     } finally {
+      unsubscribe('net.client.socket', watching);
       bedrock.off('connection', counting);
       answer = framesInTurn;
     }
