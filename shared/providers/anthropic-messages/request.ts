@@ -4,7 +4,7 @@ import { toMessages, toSystemBlocks } from './content.js';
 import type { MessageParam, TextBlock } from './content.js';
 import { planSampling } from './sampling.js';
 import { planThinking } from './thinking.js';
-import type { ThinkingConfig } from './thinking.js';
+import type { Effort, ThinkingConfig } from './thinking.js';
 
 export interface MessagesRequest {
   model: string;
@@ -14,7 +14,7 @@ export interface MessagesRequest {
   temperature?: number;
   top_p?: number;
   thinking?: ThinkingConfig;
-  output_config?: { format: { type: 'json_schema'; schema: Record<string, unknown> } };
+  output_config?: { format?: { type: 'json_schema'; schema: Record<string, unknown> }; effort?: Effort };
   /** The account the call is for (ModelCall.endUser). */
   metadata?: { user_id: string };
 }
@@ -40,6 +40,7 @@ export function toMessagesRequest(call: ModelCall): { body: MessagesRequest; war
   if (sampling.top_p !== undefined) body.top_p = sampling.top_p;
   if (thinking.thinking) body.thinking = thinking.thinking;
   if (call.responseSchema && native) body.output_config = { format: { type: 'json_schema', schema: call.responseSchema } };
+  if (thinking.effort) body.output_config = { ...body.output_config, effort: thinking.effort };
   if (call.endUser !== undefined) body.metadata = { user_id: call.endUser };
   return { body, warnings: [...thinking.warnings, ...sampling.warnings] };
 }

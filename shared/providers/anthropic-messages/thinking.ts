@@ -6,11 +6,24 @@ export const MIN_THINKING_BUDGET = 1024;
 
 export type ThinkingConfig = { type: 'enabled'; budget_tokens: number } | { type: 'adaptive' };
 
+/** `output_config.effort`: how much an adaptive model thinks (and writes). Anthropic's default is `high`; `max` is not sent. */
+export type Effort = 'low' | 'medium' | 'high' | 'xhigh';
+
+/** The effort a budget stands for: up to 1,024 a little, up to 8,192 a fair amount, up to 16,384 a lot, more still more (as Gemini's levels read a budget). */
+export function effortForBudget(budget: number): Effort {
+  if (budget <= 1024) return 'low';
+  if (budget <= 8192) return 'medium';
+  if (budget <= 16_384) return 'high';
+  return 'xhigh';
+}
+
 export interface ThinkingPlan {
   /** `max_tokens` to send: the answer's allowance plus the thinking budget, within the model's maximum. */
   maxTokens: number;
   /** Absent when thinking stays off. */
   thinking?: ThinkingConfig;
+  /** With adaptive thinking: the effort the budget stands for. */
+  effort?: Effort;
   warnings: string[];
 }
 
@@ -32,10 +45,15 @@ export function planThinking(call: AllowanceInput): ThinkingPlan {
   const capped = maxTokens < call.maxTokens + requested;
 
   if (acceptsOnlyAdaptiveThinking(entry.upstreamModel)) {
+    // No token budget: the effort it stands for, and room for it in max_tokens.
+    const effort = effortForBudget(requested);
     return {
       maxTokens,
       thinking: { type: 'adaptive' },
-      warnings: [`${entry.id} accepts only adaptive thinking: thinkingBudget ${requested} is advisory, ` + `the model decides how much to think within max_tokens ${maxTokens}`],
+      effort,
+      warnings: [
+        `${entry.id} takes an effort, not a thinking budget: thinkingBudget ${requested} was sent as effort '${effort}', the model deciding how much to think within max_tokens ${maxTokens}`,
+      ],
     };
   }
 

@@ -151,6 +151,7 @@ describe('Object: anthropicMessages', () => {
 
       const body = sim.calls()[0]!.body as Record<string, unknown>;
       expect(body['thinking']).toEqual({ type: 'adaptive' });
+      expect(body['output_config']).toEqual({ effort: 'medium' });
       expect(body['max_tokens']).toBe(1024 + 4096);
       expect(body).not.toHaveProperty('temperature');
       expect(reply.finishReason).toBe('end_turn');
@@ -260,6 +261,17 @@ describe('Simulator: anthropic-messages protocol', () => {
       body: typeof body === 'string' ? body : JSON.stringify(body),
     });
   }
+
+  it.each([
+    ['claude-opus-4-7', 'max', undefined],
+    ['claude-opus-4-6', 'xhigh', "output_config.effort: Input should be 'low', 'medium', 'high', 'max'"],
+    ['claude-haiku-4-5', 'low', 'output_config.effort: This model does not support the effort parameter.'],
+  ])('checks output_config.effort as Anthropic does (%s, %s)', async (model, effort, refusal) => {
+    const res = await post({ ...base, model, output_config: { effort } });
+    const body = (await res.json()) as { error?: { message: string } };
+
+    expect([res.status, body.error?.message]).toEqual(refusal === undefined ? [200, undefined] : [400, refusal]);
+  });
 
   it('answers in the exact Messages shape', async () => {
     const res = await post(base);

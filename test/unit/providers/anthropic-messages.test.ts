@@ -199,13 +199,31 @@ describe('Function: toMessagesRequest', () => {
     expect(result.warnings).toEqual(warnings);
   });
 
-  it('maps thinkingBudget to adaptive thinking on claude-opus-4-7, with the budget as advisory headroom', () => {
-    const { body, warnings } = toMessagesRequest(call({ entry: OPUS_47, maxTokens: 4096, tuning: { thinkingBudget: 16_000 } }));
+  it.each([
+    [1024, 'low'],
+    [1025, 'medium'],
+    [8192, 'medium'],
+    [16_000, 'high'],
+    [16_385, 'xhigh'],
+    [32_000, 'xhigh'],
+  ])('maps thinkingBudget %i to adaptive thinking at effort %s on claude-opus-4-7, the budget as headroom (the budget had reached the model in no form)', (budget, effort) => {
+    const { body, warnings } = toMessagesRequest(call({ entry: OPUS_47, maxTokens: 4096, tuning: { thinkingBudget: budget } }));
 
     expect(body.thinking).toEqual({ type: 'adaptive' });
-    expect(body.max_tokens).toBe(20_096);
-    expect(body).not.toHaveProperty('output_config');
-    expect(warnings).toEqual(['fam_a-opus-4-7 accepts only adaptive thinking: thinkingBudget 16000 is advisory, the model decides how much to think within max_tokens 20096']);
+    expect(body.max_tokens).toBe(4096 + budget);
+    expect(body.output_config).toEqual({ effort });
+    expect(warnings).toEqual([
+      `fam_a-opus-4-7 takes an effort, not a thinking budget: thinkingBudget ${budget} was sent as effort '${effort}', the model deciding how much to think within max_tokens ${4096 + budget}`,
+    ]);
+  });
+
+  it('sends the effort beside a native schema in output_config', () => {
+    const schema = { type: 'object', properties: {}, additionalProperties: false };
+    const { body } = toMessagesRequest(
+      call({ entry: { ...OPUS_47, capabilities: { ...OPUS_47.capabilities, structuredOutput: 'native' } }, responseSchema: schema, tuning: { thinkingBudget: 2048 } }),
+    );
+
+    expect(body.output_config).toEqual({ format: { type: 'json_schema', schema }, effort: 'medium' });
   });
 
   it.each([
@@ -286,7 +304,10 @@ describe('Function: planThinking', () => {
     expect(plan).toEqual({
       maxTokens: 128_000,
       thinking: { type: 'adaptive' },
-      warnings: ['fam_a-opus-4-7 accepts only adaptive thinking: thinkingBudget 32000 is advisory, the model decides how much to think within max_tokens 128000'],
+      effort: 'xhigh',
+      warnings: [
+        "fam_a-opus-4-7 takes an effort, not a thinking budget: thinkingBudget 32000 was sent as effort 'xhigh', the model deciding how much to think within max_tokens 128000",
+      ],
     });
   });
 });

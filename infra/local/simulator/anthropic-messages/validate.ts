@@ -30,6 +30,12 @@ const IMAGE_MEDIA_TYPES: ReadonlySet<string> = new Set(['image/jpeg', 'image/png
 const ADAPTIVE_ONLY: ReadonlySet<string> = new Set(['claude-opus-4-7']);
 /** Models that accept `thinking: {type: 'adaptive'}`. */
 const ADAPTIVE_CAPABLE: ReadonlySet<string> = new Set(['claude-opus-4-7', 'claude-opus-4-6', 'claude-sonnet-4-6']);
+/** The levels of `output_config.effort` each model takes (Anthropic's effort page: `max` from Opus 4.6, `xhigh` from Opus 4.7); the others take none. */
+const EFFORTS: ReadonlyMap<string, readonly string[]> = new Map([
+  ['claude-opus-4-7', ['low', 'medium', 'high', 'xhigh', 'max']],
+  ['claude-opus-4-6', ['low', 'medium', 'high', 'max']],
+  ['claude-sonnet-4-6', ['low', 'medium', 'high']],
+]);
 
 function badRequest(message: string): Refusal {
   return { ok: false, reply: simulatedAnthropicError(400, 'invalid_request_error', message) };
@@ -216,10 +222,17 @@ function checkSampling(body: Json, model: string, thinking: Thinking): string | 
   return undefined;
 }
 
-function readSchema(body: Json): Json | undefined | string {
+/** `output_config`: its effort checked against the model's levels; the schema to conform to (or one from the system's instruction), or a refusal. */
+function readOutputConfig(body: Json, model: string): Json | undefined | string {
   const config = body['output_config'];
   if (config !== undefined && config !== null) {
     if (!isObject(config)) return 'output_config: Input should be a valid dictionary or object to extract fields from';
+    const effort = config['effort'];
+    if (effort !== undefined && effort !== null) {
+      const levels = EFFORTS.get(model);
+      if (!levels) return 'output_config.effort: This model does not support the effort parameter.';
+      if (typeof effort !== 'string' || !levels.includes(effort)) return `output_config.effort: Input should be ${levels.map((level) => `'${level}'`).join(', ')}`;
+    }
     const format = config['format'];
     if (format !== undefined && format !== null) {
       if (!isObject(format) || format['type'] !== 'json_schema') return "output_config.format.type: Input should be 'json_schema'";
@@ -285,7 +298,7 @@ export function validateMessages(input: unknown): Prepared {
   if (typeof thinking === 'string') return badRequest(thinking);
   const samplingError = checkSampling(body, model, thinking);
   if (samplingError) return badRequest(samplingError);
-  const schema = readSchema(body);
+  const schema = readOutputConfig(body, model);
   if (typeof schema === 'string') return badRequest(schema);
   const metadataError = checkMetadata(body['metadata']);
   if (metadataError) return badRequest(metadataError);
