@@ -112,6 +112,8 @@ export class GatewayData extends Construct {
       lifecycleRules: [{ id: 'expire-claim-checks', expiration: Duration.millis(CLAIM_CHECK_EXPIRY_MS), abortIncompleteMultipartUploadAfter: Duration.days(1) }],
       removalPolicy: RemovalPolicy.RETAIN,
     });
+    // Kept with the bucket it guards: a bucket left behind by `cdk destroy` still refuses plain HTTP.
+    this.claimCheckBucket.policy?.applyRemovalPolicy(RemovalPolicy.RETAIN);
     Validations.of(this.claimCheckBucket).acknowledge({
       id: 'AwsSolutions-S1',
       reason:

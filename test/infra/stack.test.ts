@@ -199,7 +199,7 @@ describe('Stack: GatewayStack', () => {
       }
     });
 
-    it('encrypts the claim-check bucket, blocks public access and expires objects after a day', () => {
+    it('encrypts the claim-check bucket, blocks public access, expires objects after a day, and keeps its TLS-only policy with it (the policy had been deleted with the stack, the bucket kept)', () => {
       const bucketId = logicalId(stack, stack.data.claimCheckBucket);
       template.hasResource('AWS::S3::Bucket', {
         DeletionPolicy: 'Retain',
@@ -211,10 +211,13 @@ describe('Stack: GatewayStack', () => {
           },
         },
       });
-      template.hasResourceProperties('AWS::S3::BucketPolicy', {
-        Bucket: { Ref: bucketId },
-        PolicyDocument: {
-          Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Action: 's3:*', Principal: { AWS: '*' }, Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]),
+      template.hasResource('AWS::S3::BucketPolicy', {
+        DeletionPolicy: 'Retain',
+        Properties: {
+          Bucket: { Ref: bucketId },
+          PolicyDocument: {
+            Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Action: 's3:*', Principal: { AWS: '*' }, Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]),
+          },
         },
       });
     });
