@@ -1,4 +1,5 @@
 import type { FieldError } from '../errors.js';
+import { codePoints } from '../text/code-points.js';
 import { LIMITS } from './limits.js';
 import { escapePointer, unescapePointer } from './pointer.js';
 
@@ -297,7 +298,8 @@ function checkPattern(pattern: string, field: string, state: WalkState): void {
     errors.push({ field, message: `is one pattern more than the ${LIMITS.responseSchemaPatterns} a response_schema may hold` });
     return;
   }
-  if (pattern.length > LIMITS.responseSchemaPatternChars) {
+  // Characters as every other limit counts them: an emoji is one.
+  if (pattern.length > LIMITS.responseSchemaPatternChars && codePoints(pattern) > LIMITS.responseSchemaPatternChars) {
     errors.push({ field, message: `must be at most ${LIMITS.responseSchemaPatternChars} characters` });
     return;
   }

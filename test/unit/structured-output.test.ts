@@ -285,6 +285,14 @@ describe('Functions: checkResponseSchema, then compileResponseSchema', () => {
     ]);
   });
 
+  it('counts a pattern in characters, an emoji one, as the other limits count (200 emoji had been refused as over 256)', () => {
+    const emoji = '\u{1F600}';
+    expect(checkSchema(strings({ a: { type: 'string', pattern: emoji.repeat(LIMITS.responseSchemaPatternChars) } })).errors).toEqual([]);
+    expect(checkSchema(strings({ a: { type: 'string', pattern: emoji.repeat(LIMITS.responseSchemaPatternChars + 1) } })).errors).toEqual([
+      { field: '/response_schema/properties/a/pattern', message: `must be at most ${LIMITS.responseSchemaPatternChars} characters` },
+    ]);
+  });
+
   it('checks uniqueItems over items of every kind, in one pass: objects in any key order, prefix items ajv\'s own check skipped, and "__proto__" (duplicates of each had conformed, or the schema been refused)', () => {
     const unique = (array: Record<string, unknown>) => checkSchema(strings({ v: { type: 'array', uniqueItems: true, ...array } }));
     const verdicts = (array: Record<string, unknown>, outputs: Record<string, boolean>) => {
