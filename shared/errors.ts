@@ -138,9 +138,19 @@ export interface CreditsEstimate {
   /**
    * Each model's call: its credits, the input tokens held, the tokens held for a Gemini
    * `cachedContent` (as many as its model's context leaves), the part of the credits both are,
-   * and the output tokens held.
+   * the output tokens held, and the search queries held for a Gemini `webSearch` (or
+   * `cachedContent`, which may turn it on) with their part of the credits.
    */
-  models: { modelId: string; credits: number; inputTokens: number; cachedContentTokens?: number; inputCredits: number; outputTokens: number }[];
+  models: {
+    modelId: string;
+    credits: number;
+    inputTokens: number;
+    cachedContentTokens?: number;
+    inputCredits: number;
+    outputTokens: number;
+    searchQueries?: number;
+    searchCredits?: number;
+  }[];
   judgeCalls: { calls: number; credits: number };
   /** The PDFs whose pages could not be counted, by pointer: each held at every model's whole context. */
   uncountedPdfs?: string[];
@@ -162,10 +172,21 @@ function whatLowersIt(estimate: CreditsEstimate | undefined): string {
   );
 }
 
-/** What the models' part of an estimate is, and what lowers it: their output limits, or their input where that is most of it. */
+/**
+ * What the models' part of an estimate is, and what lowers it: their output limits, or their
+ * input or their search queries where that is most of it.
+ */
 function modelsPart(estimate: CreditsEstimate | undefined): { models: string; lower: string } {
   const input = estimate?.models.reduce((sum, model) => sum + model.inputCredits, 0) ?? 0;
+  const search = estimate?.models.reduce((sum, model) => sum + (model.searchCredits ?? 0), 0) ?? 0;
   const all = estimate?.models.reduce((sum, model) => sum + model.credits, 0) ?? 0;
+  if (estimate && search * 2 > all) {
+    const searching = estimate.models.filter((model) => (model.searchQueries ?? 0) > 0);
+    return {
+      models: `The estimate is the worst case: every model writing its whole output limit, and the most search queries a model may be charged, most of the models' part those queries: ${searching.map((model) => `${model.searchQueries} for ${model.modelId}`).join(', ')} (its model_tuning.webSearch, or a cachedContent, which may turn it on)`,
+      lower: 'No webSearch (and no cachedContent) on those models lowers it; a lower generation_settings.maxTokens hardly does',
+    };
+  }
   if (!estimate || input * 2 <= all)
     return { models: 'The estimate is the worst case: every model writing its whole output limit', lower: 'A lower generation_settings.maxTokens lowers it' };
   const uncounted = estimate.uncountedPdfs ?? [];

@@ -564,7 +564,7 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
       estimate: {
         type: 'object',
         description:
-          "What the estimate is made of: each model's call (its worst case is its whole input, `inputTokens`, its part of the credits `inputCredits`, and its whole output limit, `outputTokens`, reasoning included where the vendor bills it, and the few tokens above it and of framing beside its input a vendor's usage may count) and the judge calls (each with its judge model's own output limit, and the answers it is shown as input). A lower `generation_settings.maxTokens` lowers the models' output part, and the judge calls' input; a shorter input or fewer attachments the input part; fewer models or judges, or a cheaper judge, lowers the judge calls' part. `uncountedPdfs`: the PDFs whose pages could not be counted, each held at every model's whole context window.",
+          "What the estimate is made of: each model's call (its worst case is its whole input, `inputTokens`, its part of the credits `inputCredits`, and its whole output limit, `outputTokens`, reasoning included where the vendor bills it, and the few tokens above it and of framing beside its input a vendor's usage may count; with a Gemini `webSearch`, or a `cachedContent`, which may turn it on, the most search queries it may be charged, `searchQueries`, their part `searchCredits`) and the judge calls (each with its judge model's own output limit, and the answers it is shown as input). A lower `generation_settings.maxTokens` lowers the models' output part, and the judge calls' input; a shorter input or fewer attachments the input part; no `webSearch` the search part; fewer models or judges, or a cheaper judge, lowers the judge calls' part. `uncountedPdfs`: the PDFs whose pages could not be counted, each held at every model's whole context window.",
         properties: {
           models: {
             type: 'array',
@@ -577,6 +577,8 @@ export const ERROR_STATUSES: readonly ErrorStatus[] = [
                 cachedContentTokens: { type: 'integer', minimum: 1, description: "Held for a Gemini `cachedContent`: as many as its model's context leaves beside the input." },
                 inputCredits: { type: 'number', minimum: 0, description: "The credits of the input held, a `cachedContent`'s tokens included." },
                 outputTokens: { type: 'integer', minimum: 0 },
+                searchQueries: { type: 'integer', minimum: 1, description: 'The most search queries the call may be charged, held for a Gemini `webSearch` (or `cachedContent`).' },
+                searchCredits: { type: 'number', minimum: 0, description: 'The credits of those search queries.' },
               },
               required: ['modelId', 'credits', 'inputTokens', 'inputCredits', 'outputTokens'],
               additionalProperties: false,

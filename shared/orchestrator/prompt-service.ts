@@ -16,7 +16,7 @@ import type { Evaluation, RankingEntry } from '../judging/types.js';
 import type { JudgingWorkflow } from '../judging/workflow-types.js';
 import { lazyAsync } from '../lazy.js';
 import type { Log } from '../log.js';
-import { boundInput, uncountedPdfs } from '../pricing/bound.js';
+import { boundInput, boundSearch, uncountedPdfs } from '../pricing/bound.js';
 import { chargedUsd } from '../pricing/charge.js';
 import type { Router } from '../providers/router.js';
 import type { AccountsRepository } from '../storage/accounts.js';
@@ -439,6 +439,7 @@ function inCredits(estimate: EstimateBreakdown, plan: RequestPlan, rates: Credit
         ...(cachedContentTokens > 0 ? { cachedContentTokens } : {}),
         inputCredits: microToCredits(usdToMicroCreditsUp(usd, rates)),
         outputTokens,
+        ...(bound.searchQueries > 0 ? { searchQueries: bound.searchQueries, searchCredits: microToCredits(usdToMicroCreditsUp(boundSearch(call, bound), rates)) } : {}),
       };
     }),
     judgeCalls: { calls: estimate.judgeCalls.calls, credits: microToCredits(estimate.judgeCalls.micro) },

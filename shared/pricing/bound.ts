@@ -265,6 +265,11 @@ export function boundInput(call: ModelCall, bound: CostBound): { usd: number; ca
   return { usd: providerCost(call.entry.prices, { ...input, outputTokens: 0, searchQueries: 0 }), cachedContentTokens: input.cachedInputTokens };
 }
 
+/** The part of a call's bound its search queries hold (searchQueryBound), USD, what a 402 says. */
+export function boundSearch(call: ModelCall, bound: CostBound): number {
+  return providerCost(call.entry.prices, { inputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 0, searchQueries: bound.searchQueries });
+}
+
 /** Where the request's PDFs whose pages cannot be counted are (`/attachments/0`): each held at every model's whole context. */
 export function uncountedPdfs(attachments: readonly Attachment[]): string[] {
   const pointers: string[] = [];

@@ -115,11 +115,29 @@ describe('Credits through the gateway', () => {
     expect(byCache.body.estimate.models[0].cachedContentTokens).toBeGreaterThan(900_000);
     expect(byCache.body.error.message).toMatch(/the model_tuning\.cachedContent of fam_b-3\.1-pro is held .* No cachedContent, a shorter input/);
 
+    // A webSearch holds the most search queries its model may be charged: a lower maxTokens hardly lowers it.
+    const bySearch = await post(
+      host,
+      { prompt: 'x', models: ['fam_b-3.1-flash-lite'], model_tuning: { 'fam_b-3.1-flash-lite': { webSearch: true } }, generation_settings: { maxTokens: 1 } },
+      auth,
+    );
+    expect(bySearch.status).toBe(402);
+    const [searching] = bySearch.body.estimate.models;
+    expect(searching).toMatchObject({ searchQueries: 10, outputTokens: 1 });
+    expect(searching.searchCredits).toBeGreaterThan(searching.credits / 2);
+    expect(searching.credits).toBeGreaterThanOrEqual(searching.inputCredits + searching.searchCredits);
+    expect(bySearch.body.error.message).toMatch(
+      /most of the models' part those queries: 10 for fam_b-3\.1-flash-lite .* No webSearch \(and no cachedContent\) on those models lowers it/,
+    );
+
     const byOutput = await post(host, { prompt: 'x', models: ['fam_c-5.4', 'fam_a-opus-4-6'], generation_settings: { maxTokens: 100_000 } }, auth);
     expect(byOutput.status).toBe(402);
     expect(byOutput.body.error.message).toMatch(/every model writing its whole output limit\. A lower generation_settings\.maxTokens lowers it$/);
     expect(byOutput.body.estimate.uncountedPdfs).toBeUndefined();
-    for (const model of byOutput.body.estimate.models) expect(model.inputCredits).toBeLessThan(model.credits / 100);
+    for (const model of byOutput.body.estimate.models) {
+      expect(model.inputCredits).toBeLessThan(model.credits / 100);
+      expect(model).not.toHaveProperty('searchQueries');
+    }
   });
 
   it('runs exactly the 20 of 200 concurrent requests that the balance covers; the rest get 402', async () => {

@@ -34,6 +34,15 @@ describe('Class: InsufficientCreditsError, what its message says lowers the esti
     );
   });
 
+  it("names the search queries a webSearch holds where they are most of the models' part, and says maxTokens hardly lowers it (it had named maxTokens alone)", () => {
+    const of = estimate(5, 0.1);
+    of.models[1] = { ...of.models[1]!, credits: 14, searchQueries: 10, searchCredits: 14 };
+    const said = message(of);
+    expect(said).toMatch(
+      /every model writing its whole output limit, and the most search queries a model may be charged, most of the models' part those queries: 10 for fam_a-opus-4-6 \(its model_tuning\.webSearch, or a cachedContent, which may turn it on\)\. No webSearch \(and no cachedContent\) on those models lowers it; a lower generation_settings\.maxTokens hardly does$/,
+    );
+  });
+
   it('says what the judge calls hold beside either, and what lowers their part', () => {
     const judgeCalls = { calls: 12, credits: 7 };
     for (const [of, models] of [
