@@ -1,4 +1,4 @@
-import { cutWhole } from './text/cut.js';
+import { cutWhole } from './text/characters.js';
 
 /** The most of the SDK's reason for having no credentials a message repeats. */
 const MAX_REASON_CHARS = 300;

@@ -10,6 +10,7 @@ import { maxTokensCutWarning, type PlannedCall } from './model-call.js';
 import { CUT_OUTPUT_CHECK, OutputBudget, outputCutWarning, type OutputShare } from './output-budget.js';
 import type { ModelResult } from './result.js';
 import { nextTurn, preparingInTurns } from './turns.js';
+import { isBlank } from '../text/characters.js';
 
 export interface FanOutOptions {
   route: Router;
@@ -293,9 +294,9 @@ async function callModel(
       ...warnings,
       // The adapter's warnings repeat the vendor's words (a finish reason): redacted as its error messages are.
       ...reply.warnings.map((warning) => redactSecrets(warning, [apiKey])),
-      ...(reply.cutAtMaxTokens ? [maxTokensCutWarning(call, reply.output === '')] : []),
-      // An answer of no text that ended as answers end, whatever its protocol and whole or streamed: charged its usage, and said.
-      ...(reply.output === '' && !reply.cutAtMaxTokens ? ['The model answered without text'] : []),
+      ...(reply.cutAtMaxTokens ? [maxTokensCutWarning(call, isBlank(reply.output))] : []),
+      // An answer of no text (or whitespace only) that ended as answers end, whatever its protocol and whole or streamed: charged its usage, and said.
+      ...(isBlank(reply.output) && !reply.cutAtMaxTokens ? ['The model answered without text'] : []),
       ...(charge.warning ? [charge.warning] : []),
       ...(cut ? [outputCutWarning(budget.limitBytes)] : []),
     ];

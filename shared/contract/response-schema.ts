@@ -1,5 +1,5 @@
 import type { FieldError } from '../errors.js';
-import { codePoints } from '../text/code-points.js';
+import { codePoints } from '../text/characters.js';
 import { LIMITS } from './limits.js';
 import { escapePointer, unescapePointer } from './pointer.js';
 

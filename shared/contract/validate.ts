@@ -7,7 +7,6 @@ import { ValidationError, type FieldError } from '../errors.js';
 import validatePromptRequestBody from './generated/prompt-request-validator.js';
 import { LIMITS } from './limits.js';
 import { closest } from '../text/closest.js';
-import { cutWhole } from '../text/cut.js';
 import { knownFieldsAt } from './field-names.js';
 import { escapePointer, unescapePointer } from './pointer.js';
 import { promptRequestSchema } from './request-schema.js';
@@ -15,6 +14,7 @@ import { checkResponseSchema } from './response-schema.js';
 import { compileRequestSchema } from './schema-checker.js';
 import type { JudgeWeights, ModelTuning, PromptRequest, PromptRequestBody, RequestedModel, SystemBlock } from './types.js';
 import { exceeds } from './json-shape.js';
+import { cutWhole, isBlank } from '../text/characters.js';
 
 /** Compiled ahead of time (`npm run contract`): compiling at start cost a cold start about 60 ms. */
 const validateBody = validatePromptRequestBody;
@@ -172,19 +172,6 @@ function toSystemBlocks(systemPrompt: PromptRequestBody['system_prompt']): Syste
   if (systemPrompt === undefined) return [];
   if (typeof systemPrompt === 'string') return isBlank(systemPrompt) ? [] : [{ type: 'text', text: systemPrompt }];
   return systemPrompt;
-}
-
-/**
- * A character JavaScript, Unicode and Python all take for text: not JavaScript's `\s`, nor
- * the whitespace it leaves out, NEL (U+0085), which Unicode counts, and the information
- * separators U+001C to U+001F, which Python's `str.strip` counts too (vendors' servers may
- * check text with it).
- */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: the information separators are the control characters this class is about.
-const NOT_BLANK = /[^\s\u0085\u001c-\u001f]/u;
-
-function isBlank(text: string): boolean {
-  return !NOT_BLANK.test(text);
 }
 
 /** How many unknown names of one request get a suggestion. */

@@ -1,6 +1,6 @@
 import type { ModelResult } from '../compare/result.js';
 import type { JudgeWeights } from '../contract/types.js';
-import { codePoints } from '../text/code-points.js';
+import { codePoints, isBlank } from '../text/characters.js';
 import type { Evaluation, EvaluationOrder, Judgment, OutputLength } from './types.js';
 import { weightedScores, weightsDecide } from './weights.js';
 
@@ -76,8 +76,8 @@ export function toEvaluation(pair: PairJudgments): Omit<Evaluation, 'inRanking' 
   const verdictA = judged === 'tie' ? 0.5 : judged === a.modelId ? 1 : 0;
   const [weightedA, weightedB] = weightedScores(
     // A cost estimated from the text (the vendor's usage missing) is no comparison (spec 3, rule 3): the cost criterion tells the two apart by none.
-    { verdict: verdictA, score: scoreA, latencyMs: a.latencyMs, providerCost: a.providerCost, answered: a.output !== '' },
-    { verdict: 1 - verdictA, score: scoreB, latencyMs: b.latencyMs, providerCost: b.providerCost, answered: b.output !== '' },
+    { verdict: verdictA, score: scoreA, latencyMs: a.latencyMs, providerCost: a.providerCost, answered: !isBlank(a.output) },
+    { verdict: 1 - verdictA, score: scoreB, latencyMs: b.latencyMs, providerCost: b.providerCost, answered: !isBlank(b.output) },
     pair.weights,
   );
   // Compared as reported (4 decimals): scores that read the same are a tie, not a win by a millisecond's jitter.

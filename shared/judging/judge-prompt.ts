@@ -4,7 +4,7 @@ import { joinPieces, type PromptPiece, type SharedText } from '../providers/shar
 import type { ModelCall } from '../providers/types.js';
 import type { PromptRequest, RequestedModel } from '../contract/types.js';
 import { VERDICT_LIMITS, VERDICT_SCHEMA } from './verdict.js';
-import { cutWhole } from '../text/cut.js';
+import { cutWhole } from '../text/characters.js';
 import { packsInRuns, RUN_COUNTED_WHOLE } from '../text/text-tokens.js';
 import { callCostBound, inputTokenBound, type CostBound } from '../pricing/bound.js';
 import { defuseTags, type TAGS } from './defuse.js';

@@ -1,7 +1,7 @@
 import { readRequestJson } from '../contract/json-fields.js';
 import { VerdictParseError } from './errors.js';
 import type { Verdict } from './types.js';
-import { cutWhole } from '../text/cut.js';
+import { cutWhole } from '../text/characters.js';
 import { escapedQuoteAt } from '../text/escaped-quote.js';
 import { setKey } from '../text/set-key.js';
 
@@ -101,13 +101,16 @@ export function parseVerdict(text: string, { quoted = [], carried: carriedBy }: 
     } else if (found === undefined) found = { ...candidate, verdict: read.verdict };
     else if (read.verdict.winner !== found.verdict.winner) throw new VerdictParseError("The judge's answer holds verdicts that name different winners: none is taken");
   }
-  // A verdict of the judge's that failed after the one found in the text, naming another winner in a
-  // verdict's shape, was its last word: the one found is a draft, and taking it a guess. Not an aside
-  // (`{"winner": "tie"}`), an object whose winner reads as none (`{"winner": "Lakers"}`), nor one an
-  // answer holds word for word (its example, quoted).
-  // (A shaped span names a winner and is the judge's: quoted spans carry no shape.)
+  // A verdict of the judge's that failed after the one found in the text, naming another winner
+  // (a bare `{"winner": "B"}` as much as one with a score out of range), may be its last word: the
+  // one found a draft, and taking it a guess. Not an object whose winner reads as none
+  // (`{"winner": "Lakers"}`), nor one an answer holds (its example, quoted).
   const overruled =
-    found && spans.find((span) => span.shaped && span.winner !== found.verdict.winner && span.start >= found.end && !quoted.some((answer) => inAnswer(answer, span.text)));
+    found &&
+    spans.find(
+      (span) =>
+        !span.quoted && span.winner !== undefined && span.winner !== found.verdict.winner && span.start >= found.end && !quoted.some((answer) => inAnswer(answer, span.text)),
+    );
   if (overruled) throw new VerdictParseError(`The judge's answer is not a verdict: ${overruled.problem}`);
   if (found) return found.verdict;
   // A verdict of the judge's that failed says most of why, before what an object in it lacked.
@@ -119,7 +122,6 @@ export function parseVerdict(text: string, { quoted = [], carried: carriedBy }: 
 interface Span extends Candidate {
   problem: string;
   winner?: Verdict['winner'];
-  shaped?: true;
   quoted?: true;
 }
 
@@ -134,8 +136,6 @@ interface Failure {
   problem: string;
   attempted: boolean;
   winner?: Verdict['winner'];
-  /** Set where it names a winner of A, B or a tie beside a score or a reasoning: a verdict's shape, not an aside (`{"winner": "tie"}`). */
-  shaped?: true;
 }
 
 /** A verdict read, with what a quote of it keeps (`sameness`). */
@@ -155,7 +155,7 @@ function readVerdict(text: string): Read | Failure | undefined {
   const read = toVerdict(value);
   // JSON.parse keeps the last of a member named twice (`"winner": "A", "winner": "B"`): which the judge meant is a guess.
   if ('verdict' in read && namesAVerdictMemberTwice(text))
-    return { problem: 'a winner or a score named twice (or too many fields to tell)', attempted: true, winner: read.verdict.winner, shaped: true };
+    return { problem: 'a winner or a score named twice (or too many fields to tell)', attempted: true, winner: read.verdict.winner };
   return read;
 }
 
@@ -351,15 +351,14 @@ function toVerdict(value: unknown): Read | Failure {
   }
   const scoreA = agreed(object, SCORE_A_KEYS, toScore);
   const scoreB = agreed(object, SCORE_B_KEYS, toScore);
-  if (scoreA === CONFLICT || scoreB === CONFLICT) return { problem: 'two scores that differ for one answer, under two of its names', attempted: true, winner, shaped: true };
+  if (scoreA === CONFLICT || scoreB === CONFLICT) return { problem: 'two scores that differ for one answer, under two of its names', attempted: true, winner };
   if (scoreA === undefined || scoreB === undefined) {
-    const shaped = [SCORE_A_KEYS, SCORE_B_KEYS, REASONING_KEYS].some((keys) => field(object, keys) !== undefined);
-    return { problem: `scoreA and scoreB must be numbers from ${VERDICT_LIMITS.minScore} to ${VERDICT_LIMITS.maxScore}`, attempted: true, winner, ...(shaped ? { shaped } : {}) };
+    return { problem: `scoreA and scoreB must be numbers from ${VERDICT_LIMITS.minScore} to ${VERDICT_LIMITS.maxScore}`, attempted: true, winner };
   }
   // A winner scored below the loser: which of the two the judge meant is a guess. Scores alike
   // beside a winner, or apart beside a tie, contradict nothing (the winner is the coarser call).
   if ((winner === 'A' && scoreB > scoreA) || (winner === 'B' && scoreA > scoreB)) {
-    return { problem: `the winner ${winner} is scored below the other answer (scoreA ${scoreA}, scoreB ${scoreB})`, attempted: true, winner, shaped: true };
+    return { problem: `the winner ${winner} is scored below the other answer (scoreA ${scoreA}, scoreB ${scoreB})`, attempted: true, winner };
   }
   const given = field(object, REASONING_KEYS);
   const reasoning = typeof given === 'string' ? given.trim() : '';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { answerHead, answerStatus, MAX_ANSWER_BYTES, MIN_AVERAGE_CHUNK_BYTES, post, requestSent, type PostAnswer } from '../http/post.js';
 import { UpstreamError, parseRetryAfter, statusError } from './errors.js';
-import { cutWhole } from '../text/cut.js';
+import { cutWhole } from '../text/characters.js';
 import { notJson, parseVendorJson } from './vendor-json.js';
 import { jsonStringBytes, pieceTexts } from './shared-text.js';
 import type { ModelCall } from './types.js';

@@ -192,9 +192,12 @@ describe('Function: parseVerdict', () => {
       expect(() => parseVerdict(`${draft} Final verdict: ${final}`), final).toThrow(VerdictParseError);
       expect(() => parseVerdict(`\`\`\`json\n${draftVerdict}\n\`\`\`\nFinal verdict: ${final}`), final).toThrow(VerdictParseError);
     }
-    // After the verdict, an aside in JSON is no last word: a bare winner, a winner that reads as none, an answer's own example quoted.
+    // After the verdict, a bare winner that names another is a last word too (it had been taken as an aside, the draft before it the verdict),
+    // and one that names the same is none; a winner that reads as none and an answer's own example quoted are no last word.
     const verdictA = '{"reasoning":"A gives the right result","scoreA":8,"scoreB":5,"winner":"A"}';
-    expect(parseVerdict(`${verdictA} (Had both been equally good, I would have answered {"winner": "tie"}.)`)).toMatchObject({ winner: 'A' });
+    for (const last of ['{"winner":"B"}', '{"winner":"B","confidence":0.9}', '{"winner": "tie"}'])
+      expect(() => parseVerdict(`${verdictA}\n\nHmm, wait: B cites sources. Final verdict: ${last}`), last).toThrow(VerdictParseError);
+    expect(parseVerdict(`${verdictA} In short: {"winner": "A"}`)).toMatchObject({ winner: 'A', scoreA: 8 });
     const lakers = 'Answer A returned {"winner": "Lakers", "points": 102}.';
     expect(parseVerdict(`${verdictA} ${lakers}`, { quoted: [lakers, 'b'] })).toMatchObject({ winner: 'A' });
     const example = '{"winner": "A", "scoreA": 11, "scoreB": 3}';
@@ -625,6 +628,21 @@ describe('Function: toEvaluation', () => {
     expect(evaluation.error).toEqual(failedJudgment.error);
     expect(evaluation.orders[0].status).toBe('completed');
     expect(evaluation.orders[1]).toMatchObject({ status: 'failed', verdict: null, winner: null, providerCost: 0 });
+  });
+
+  it('gives an answer of whitespace only no speed or cost share, as an empty one (it had won a pair its judge gave the other 9 to 1)', () => {
+    const answered = result('answered', { latencyMs: 900, providerCost: 0.02 });
+    const pair = (output: string) =>
+      toEvaluation({
+        judgeModelId: 'j',
+        a: answered,
+        b: { ...result('blank', { latencyMs: 100, providerCost: 0.0001 }), output },
+        aFirst: judged({ winner: 'A', scoreA: 9, scoreB: 1, reasoning: '' }),
+        bFirst: judged({ winner: 'B', scoreA: 1, scoreB: 9, reasoning: '' }),
+        weights: { accuracy: 0.4, speed: 0, cost: 0.6 },
+      });
+    for (const output of ['', ' \n ', '\u0085\t'])
+      expect(pair(output), JSON.stringify(output)).toMatchObject({ winner: 'answered', weightedScores: { answered: 0.98, blank: 0.02 } });
   });
 
   it('lets speed and cost decide the winner as the formula says', () => {

@@ -574,6 +574,13 @@ describe('Function: runModels, an answer of no text', () => {
     expect(result!.providerCost).toBeGreaterThan(0);
   });
 
+  it('says so of an answer of whitespace only, which it keeps as its output (it had said nothing)', async () => {
+    const [result] = await runThrough(['fam_e-gpt-oss-120b'], {
+      send: async () => ({ ...(await empty()), output: ' \n\u0085', usage: { inputTokens: 9, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 1 } }),
+    });
+    expect(result).toMatchObject({ status: 'completed', output: ' \n\u0085', warnings: ['The model answered without text'] });
+  });
+
   it('says the limit, not this, where the answer ended at maxTokens with no text', async () => {
     const [result] = await runThrough(['fam_e-gpt-oss-120b'], { send: async () => ({ ...(await empty()), finishReason: 'length', cutAtMaxTokens: true }) });
     expect(result!.warnings).not.toContain('The model answered without text');

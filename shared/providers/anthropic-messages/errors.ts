@@ -1,5 +1,5 @@
 import { UpstreamError, vendorWord } from '../errors.js';
-import { cutWhole } from '../../text/cut.js';
+import { cutWhole } from '../../text/characters.js';
 
 /** Anthropic's own status for "temporarily overloaded"; retryable like a 5xx. */
 export const OVERLOADED_STATUS = 529;

@@ -1,7 +1,7 @@
 import { UpstreamError, codeForStatus, parseRetryAfter } from '../errors.js';
 import { answerTooLarge } from '../http.js';
 import { StreamLimitError } from '../sse.js';
-import { cutWhole } from '../../text/cut.js';
+import { cutWhole } from '../../text/characters.js';
 import { credentialsReason } from '../../aws-credentials.js';
 
 /** The parts of an SDK error this mapper reads (ServiceException and deserialization errors). */

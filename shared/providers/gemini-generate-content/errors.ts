@@ -1,5 +1,5 @@
 import { parseRetryAfter, statusError, vendorWord, type UpstreamError } from '../errors.js';
-import { cutWhole } from '../../text/cut.js';
+import { cutWhole } from '../../text/characters.js';
 import { parseVendorJson } from '../vendor-json.js';
 
 /** Google's error body: `{"error": {"code", "message", "status", "details": [{"@type", ...}]}}`. */

@@ -1,7 +1,7 @@
 import { parseRetryAfter, statusError, UpstreamError } from '../errors.js';
 import { vendorBody } from '../http.js';
 import type { ChatDialect } from './dialects.js';
-import { cutWhole } from '../../text/cut.js';
+import { cutWhole } from '../../text/characters.js';
 import { PROVIDER_NAMES } from '../../catalog/types.js';
 
 const MAX_MESSAGE = 500;

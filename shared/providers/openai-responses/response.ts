@@ -2,7 +2,7 @@ import { UpstreamError, unusableAnswer, vendorWord } from '../errors.js';
 import type { ModelReply } from '../types.js';
 import { toUsage } from './usage.js';
 import type { ResponsesUsage } from './usage.js';
-import { cutWhole } from '../../text/cut.js';
+import { cutWhole } from '../../text/characters.js';
 
 interface ContentPart {
   type?: unknown;

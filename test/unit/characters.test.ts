@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { errorBodyToUpstreamError } from '../../shared/providers/anthropic-messages/errors.js';
-import { cutWhole } from '../../shared/text/cut.js';
+import { cutWhole } from '../../shared/text/characters.js';
 
 const LONE_HALF = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
