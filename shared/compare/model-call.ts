@@ -33,6 +33,12 @@ export interface PlannedCall {
   warnings: string[];
   /** The `response_schema`'s JSON, when outputs are checked against it (PromptRequest.outputSchema). */
   outputSchema?: string;
+  /**
+   * How the call fails where its answer was cut short (at maxTokens, by the output budget, or by
+   * its vendor: ModelReply.cutShort), for a call only a whole answer serves (a judge's verdict);
+   * absent, such an answer completes with a warning.
+   */
+  cutShortFails?: { code: string; message: string };
 }
 
 /** One model's share of the request, plus the warnings of adjusting it to the model. */

@@ -300,6 +300,8 @@ async function callModel(
       ...(charge.warning ? [charge.warning] : []),
       ...(cut ? [outputCutWarning(budget.limitBytes)] : []),
     ];
+    // A call only a whole answer serves (a judge's): one cut short fails, charged what it used.
+    const failed = planned.cutShortFails && (reply.cutAtMaxTokens || reply.cutShort || cut) ? { status: 'failed' as const, output: '', error: planned.cutShortFails } : undefined;
     return {
       modelId: model.requestedId,
       status: 'completed',
@@ -317,6 +319,7 @@ async function callModel(
         ? { structuredOutput: cut ? CUT_OUTPUT_CHECK : await schemaChecker().check(output, planned.outputSchema, options.accountId, options.deadlineAt) }
         : {}),
       ...(allWarnings.length > 0 ? { warnings: allWarnings } : {}),
+      ...failed,
     };
   } catch (error) {
     const latencyMs = Math.round(performance.now() - started);

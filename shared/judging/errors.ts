@@ -4,6 +4,15 @@ export class VerdictParseError extends Error {
   readonly code = 'unparseable_verdict';
 }
 
+const cutShort = new VerdictParseError("The judge's answer was cut short (its warnings say where): a verdict read from part of it could be a draft, so none is taken");
+
+/**
+ * A judge's answer cut short (at its limit, by its vendor, by the output budget) holds no verdict
+ * to read: what is left of it may end before the verdict or inside it, and an object found
+ * earlier (a draft, a first impression) is no last word. A failed call, charged what it used.
+ */
+export const CUT_SHORT_VERDICT = { code: cutShort.code, message: cutShort.message };
+
 /** The workflow did not run to its end (its tasks' failures are results, so this is a gateway fault). */
 export class WorkflowFailedError extends Error {
   override name = 'WorkflowFailedError';

@@ -1,6 +1,6 @@
 import { runModels, type FanOutOptions } from '../compare/run-models.js';
 import type { PromptRequest, RequestedModel } from '../contract/types.js';
-import { VerdictParseError } from './errors.js';
+import { CUT_SHORT_VERDICT, VerdictParseError } from './errors.js';
 import { judgeCall, showAnswer, type ShownAnswer } from './judge-prompt.js';
 import type { Judgment } from './types.js';
 import { parseVerdict, verdictsCarried } from './verdict.js';
@@ -38,7 +38,7 @@ export async function judgeOnce(
   const b = typeof answerB === 'string' ? showAnswer(answerB) : answerB;
   // The material (megabytes, with large answers) is built in a turn of the caller's, as the call is prepared.
   await options.turn?.();
-  const [result] = await runModels([judgeCall(request, judge, a, b)], options);
+  const [result] = await runModels([{ ...judgeCall(request, judge, a, b), cutShortFails: CUT_SHORT_VERDICT }], options);
   if (!result) throw new Error('runModels answered no result for the judge call');
   const warnings = result.warnings && result.warnings.length > 0 ? { warnings: result.warnings } : {};
   // What the call used, as its result reports it (an upstream failure's: nothing).

@@ -121,6 +121,12 @@ export interface ModelReply {
    * limit and whether the request or the catalog's default set it (run-models).
    */
   cutAtMaxTokens?: boolean;
+  /**
+   * The vendor stopped the output before its end for another reason than maxTokens (its
+   * context window, its resources, a filter that withheld the rest): the text is what came,
+   * a warning says why. Only a whole answer holds a judge's verdict (PlannedCall.cutShortFails).
+   */
+  cutShort?: true;
   warnings: string[];
 }
 

@@ -47,5 +47,13 @@ export function fromMessagesResponse(body: unknown): ModelReply {
   if (stopWarning) warnings.push(stopWarning);
   const usage = toUsage(response.usage);
   const hints = usageHints(response.usage, thinkingTokens);
-  return { output: texts.join(''), usage, ...(Object.keys(hints).length > 0 ? { hints } : {}), finishReason, ...(cutAtMaxTokens ? { cutAtMaxTokens } : {}), warnings };
+  return {
+    output: texts.join(''),
+    usage,
+    ...(Object.keys(hints).length > 0 ? { hints } : {}),
+    finishReason,
+    ...(cutAtMaxTokens ? { cutAtMaxTokens } : {}),
+    ...(stopWarning ? { cutShort: true as const } : {}),
+    warnings,
+  };
 }

@@ -64,7 +64,7 @@ export function fromConverseResponse(body: unknown, forcedTool: boolean): ModelR
   const cut = stopReason === undefined ? undefined : CUT.get(stopReason);
   if (cut) warnings.push(cut);
   const usage = toUsage(answer.usage);
-  return { output, usage, finishReason: stopReason, ...(stopReason === 'max_tokens' ? { cutAtMaxTokens: true } : {}), warnings };
+  return { output, usage, finishReason: stopReason, ...(stopReason === 'max_tokens' ? { cutAtMaxTokens: true } : {}), ...(cut ? { cutShort: true as const } : {}), warnings };
 }
 
 function count(value: unknown): number | undefined {

@@ -70,9 +70,11 @@ export function fromGenerateContentResponse(body: unknown, requestWarnings: read
 
   const warnings = [...requestWarnings];
   const { usage, hints } = usageAndHints(response.usageMetadata, searchQueryCount(candidate.groundingMetadata), usageCoversAnswer);
+  let cutShort = false;
   if (finishReason !== undefined && BLOCKED.has(finishReason)) {
     if (output === '') throw blocked(finishReason, response.usageMetadata, { usage, hints });
     warnings.push(`The provider stopped the output early (${finishReason}); it may be incomplete`);
+    cutShort = true;
   } else if (texts.length === 0 && !cutAtMaxTokens) {
     // A content without parts that STOPs is an answer of no text (Gemini's, when a model has nothing to say): billed, charged as any.
     // Another finish reason (LANGUAGE, OTHER, a tool call): a failure, charged the usage Gemini reported with it.
@@ -84,6 +86,7 @@ export function fromGenerateContentResponse(body: unknown, requestWarnings: read
     }
   } else if (finishReason !== undefined && finishReason !== 'STOP' && !cutAtMaxTokens) {
     warnings.push(`The provider ended the output with finishReason ${finishReason}`);
+    cutShort = true;
   }
 
   return {
@@ -93,6 +96,7 @@ export function fromGenerateContentResponse(body: unknown, requestWarnings: read
     ...(Object.keys(hints).length > 0 ? { hints } : {}),
     finishReason,
     ...(cutAtMaxTokens ? { cutAtMaxTokens } : {}),
+    ...(cutShort ? { cutShort: true as const } : {}),
     warnings,
   };
 }

@@ -78,14 +78,17 @@ export function fromChatResponse(body: unknown, dialect: ChatDialect = dialectFo
   const hints = thinking > 0 ? { hints: { unseenOutputTokens: thinking } } : {};
   // No content for another finish reason (a tool call, one unknown): a failure, charged the usage reported with it.
   if (output === undefined) throw unusableAnswer('upstream_malformed_response', 'The provider answered without content', reported, { usage, ...hints });
+  let cutShort = false;
   if (finishReason === 'content_filter') {
     if (output === '' && !refused) throw unusableAnswer('upstream_blocked', 'The provider blocked the answer (content_filter)', reported, { usage, ...hints });
     warnings.push('The provider filtered the output');
+    cutShort = true;
   } else if (finishReason !== undefined && !cutAtMaxTokens && !ENDED.has(finishReason)) {
     warnings.push(CUT.get(finishReason) ?? `The provider ended the output with finish_reason ${finishReason}`);
+    cutShort = true;
   }
 
-  return { output, usage, finishReason, ...(cutAtMaxTokens ? { cutAtMaxTokens } : {}), warnings, ...hints };
+  return { output, usage, finishReason, ...(cutAtMaxTokens ? { cutAtMaxTokens } : {}), ...(cutShort ? { cutShort } : {}), warnings, ...hints };
 }
 
 /** `content` as text: a string, or the text chunks of Mistral's chunk array (thinking chunks left out). */

@@ -71,7 +71,8 @@ export function fromResponsesResponse(body: unknown, streamed = ''): ModelReply 
       throw unusableAnswer('upstream_blocked', 'The provider blocked the answer (content_filter)', response.usage, { usage });
     if (finishReason !== 'max_output_tokens') warnings.push(incompleteWarning(finishReason));
   }
-  return { output, usage, finishReason, ...(finishReason === 'max_output_tokens' ? { cutAtMaxTokens: true } : {}), warnings };
+  const cut = status === 'incomplete' ? (finishReason === 'max_output_tokens' ? { cutAtMaxTokens: true } : { cutShort: true as const }) : {};
+  return { output, usage, finishReason, ...cut, warnings };
 }
 
 /** Why an incomplete answer stopped, but at maxTokens (cutAtMaxTokens). */

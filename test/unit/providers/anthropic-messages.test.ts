@@ -425,7 +425,8 @@ describe('Function: fromMessagesResponse', () => {
     { stop: 'refusal', warning: 'The model declined to answer (stop_reason refusal)' },
     { stop: 'model_context_window_exceeded', warning: "The output was cut at the model's context window" },
   ])('warns on stop_reason $stop', ({ stop, warning }) => {
-    expect(fromMessagesResponse({ ...fixture('plain'), stop_reason: stop }).warnings).toEqual([warning]);
+    expect(fromMessagesResponse({ ...fixture('plain'), stop_reason: stop })).toMatchObject({ warnings: [warning], cutShort: true });
+    expect(fromMessagesResponse(fixture('plain'))).not.toHaveProperty('cutShort');
   });
 
   it.each([

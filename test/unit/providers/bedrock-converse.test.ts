@@ -341,6 +341,7 @@ describe('Function: fromConverseResponse', () => {
     );
     expect(reply).toMatchObject({ output: '', finishReason: stopReason, warnings, usage: { inputTokens: 10, outputTokens: 5 } });
     expect(reply.cutAtMaxTokens).toBe(stopReason === 'max_tokens' ? true : undefined);
+    expect(reply.cutShort).toBe(stopReason === 'max_tokens' ? undefined : true);
   });
 
   it.each(['converse-content-filtered', 'converse-guardrail-intervened'])('turns %s into upstream_blocked', (name) => {

@@ -475,6 +475,8 @@ describe('Function: fromGenerateContentResponse', () => {
 
     expect(reply.output).toBe('Partial answer');
     expect(reply.warnings).toContain('The provider stopped the output early (RECITATION); it may be incomplete');
+    expect(reply.cutShort).toBe(true);
+    expect(fromGenerateContentResponse({ candidates: [{ ...body.candidates[0], finishReason: 'STOP' }] })).not.toHaveProperty('cutShort');
   });
 
   it('takes a content of no parts that STOPs (Gemini with nothing to say) as an answer of no text, its usage charged as any', () => {

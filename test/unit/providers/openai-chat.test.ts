@@ -490,12 +490,17 @@ describe('Finish reasons of a chat completion, whole or streamed alike', () => {
       ([path, read]) => [path, 'deepseek', 'insufficient_system_resource', "The output was cut short: the provider's inference system ran out of resources", read] as const,
     ),
   ])('%s: %s finish_reason %s completes what came, with a warning that it was cut', (_path, provider, reason, warning, read) => {
-    expect(read(provider, 'The first half', reason)).toMatchObject({ output: 'The first half', finishReason: reason, warnings: [warning] });
-    expect(read(provider, null, reason)).toMatchObject({ output: '', warnings: [warning] });
+    expect(read(provider, 'The first half', reason)).toMatchObject({ output: 'The first half', finishReason: reason, cutShort: true, warnings: [warning] });
+    expect(read(provider, null, reason)).toMatchObject({ output: '', cutShort: true, warnings: [warning] });
   });
 
   it.each(paths)('%s: any other finish_reason but stop, length, tool_calls and content_filter is named in a warning', (_path, read) => {
-    expect(read('mistral', 'Hello', 'eos_token_budget')).toMatchObject({ output: 'Hello', warnings: ['The provider ended the output with finish_reason eos_token_budget'] });
+    expect(read('mistral', 'Hello', 'eos_token_budget')).toMatchObject({
+      output: 'Hello',
+      cutShort: true,
+      warnings: ['The provider ended the output with finish_reason eos_token_budget'],
+    });
+    for (const ended of ['stop', 'tool_calls', 'length']) expect(read('mistral', 'Hello', ended), ended).not.toHaveProperty('cutShort');
     expect(read('mistral', 'Hello', 'x'.repeat(5000)).warnings).toEqual(['The provider ended the output with finish_reason unrecognised']);
     expect(read('mistral', 'Hello', 'stop').warnings).toEqual([]);
     expect(read('mistral', 'Hello', 'tool_calls').warnings).toEqual([]);
@@ -516,7 +521,7 @@ describe('Finish reasons of a chat completion, whole or streamed alike', () => {
     const error = thrown(() => read('mistral', null, 'content_filter'));
     expect(error).toMatchObject({ code: 'upstream_blocked', message: 'The provider blocked the answer (content_filter)', retryable: false });
     expect(thrown(() => read('mistral', '', 'content_filter')).code).toBe('upstream_blocked');
-    expect(read('mistral', 'The first half', 'content_filter')).toMatchObject({ output: 'The first half', warnings: ['The provider filtered the output'] });
+    expect(read('mistral', 'The first half', 'content_filter')).toMatchObject({ output: 'The first half', cutShort: true, warnings: ['The provider filtered the output'] });
   });
 });
 

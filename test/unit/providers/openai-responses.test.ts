@@ -421,6 +421,8 @@ describe('Function: fromResponsesResponse', () => {
     expect(reply.output).toBe('In a peaceful grove');
     expect(reply.finishReason).toBe('content_filter');
     expect(reply.warnings).toEqual(["The output was stopped by the provider's content filter"]);
+    expect(reply.cutShort).toBe(true);
+    expect(fromResponsesResponse(fixture('incomplete-max-output-tokens'))).not.toHaveProperty('cutShort');
   });
 
   it('fails an answer the content filter withheld whole as blocked, charged the usage its vendor billed (it had been a completed empty answer)', () => {
