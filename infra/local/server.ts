@@ -121,10 +121,21 @@ export function createLocalServer(handlers: LocalHandlers, log: Log, options: Lo
   const writing = new Set<ServerResponse>();
   let allWritten: (() => void) | undefined;
   const server = createServer(serverOptions, (req, res) => {
+    // Pipelined behind an answer that closes the connection (a refusal, a later request's client
+    // error): not run, as its answer could not go (it had run, and been charged, unanswered).
+    if (closing.has(req.socket)) return void req.resume();
+    latestAnswer.set(req.socket, res);
     writing.add(res);
-    res.once('close', () => {
-      writing.delete(res);
+    const written = () => {
+      if (!writing.delete(res)) return;
       if (writing.size === 0) allWritten?.();
+    };
+    // An answer queued behind another (pipelined) hears no 'close' of its own when its connection
+    // goes: it had been counted as being written for ever, and a host's close waited a minute on it.
+    const forget = awaitingOn(req.socket, written);
+    res.once('close', () => {
+      forget();
+      written();
     });
     const requestId = randomUUID();
     // Stopping (the host's close() stopped listening): a request that comes on a connection
@@ -236,9 +247,28 @@ export function cacheAuthorizer(authorizer: LocalHandlers['authorizer'], ttlMs: 
  * It gets the error body too, as API Gateway's own 4xx answers do in AWS.
  */
 function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  // A later request's error (broken, too large, too slow), pipelined behind one read whole and
+  // still running or being answered: that answer goes, then the connection closes; the error is
+  // not answered in its place (the running request had been charged, its answer lost).
+  const latest = latestAnswer.get(socket as Socket);
+  if (latest && !latest.writableFinished && latest.req?.complete) {
+    if (closing.has(socket as Socket)) return;
+    closing.add(socket as Socket);
+    socket.pause();
+    if (!latest.headersSent) {
+      // Node ends the connection after an answer that says so.
+      latest.shouldKeepAlive = false;
+      latest.setHeader('connection', 'close');
+    } else latest.once('finish', () => socket.end());
+    return;
+  }
   // An answer already begun on the connection (a refusal whose body is still being discarded) is not followed by another.
   const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
-  if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+  if (inFlight?.headersSent) {
     socket.destroy();
     return;
   }
@@ -424,9 +454,18 @@ function discardBody(req: IncomingMessage): void {
   req.resume();
 }
 
+/** Each connection's latest answer: a client error of a request pipelined behind it waits for it (answerClientError). */
+const latestAnswer = new WeakMap<Socket, ServerResponse>();
+
+/** Connections whose answers end with one that closes them: a request pipelined behind that one is not run. */
+const closing = new WeakSet<Socket>();
+
 /** A refusal before the handler (as API Gateway's own answers are, in AWS, where its access log records them): answered and logged. */
 function reject(req: IncomingMessage, res: ServerResponse, error: Error, requestId: string, log: Log, closeConnection = false): void {
-  if (closeConnection) res.setHeader('connection', 'close');
+  if (closeConnection) {
+    res.setHeader('connection', 'close');
+    closing.add(req.socket);
+  }
   const answer = errorResponse(error);
   logAnswer(log, error, answer.statusCode, requestId);
   void send(res, answer, requestId);

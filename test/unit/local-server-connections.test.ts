@@ -157,3 +157,87 @@ describe("The api handler's time", () => {
     expect(remaining).toBeLessThanOrEqual(64_000);
   });
 });
+
+describe('Requests pipelined on one connection', () => {
+  /** A host whose api answers each request once `release` is called, counting the requests it was given. */
+  async function holding(options: LocalServerOptions = {}) {
+    const calls: (() => void)[] = [];
+    const called = new EventTarget();
+    server = createLocalServer(
+      {
+        ...handlers,
+        api: async () => {
+          await new Promise<void>((resolve) => {
+            calls.push(resolve);
+            called.dispatchEvent(new Event('call'));
+          });
+          return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: '{"answered":true}' };
+        },
+      },
+      capturingLog().log,
+      options,
+    );
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const nextCall = async () => {
+      if (calls.length === 0) await once(called, 'call');
+      return calls.shift()!;
+    };
+    return { port: (server.address() as AddressInfo).port, calls, nextCall };
+  }
+  const prompt = `${HEAD}Content-Length: 2\r\n\r\n{}`;
+
+  it.each([
+    ['not valid HTTP', 'XYZ\r\n\r\n'],
+    ['two Content-Lengths', `${HEAD}Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}`],
+    ['too slow to send its headers', 'GET /api/v1/models HTTP/1.1\r\nHost: x\r\n'],
+  ])(
+    "answers a running request, then closes, where the one pipelined behind it is %s (the later request's 4xx had been sent in its place, and the running one charged unanswered)",
+    async (_what, after) => {
+      const { port, nextCall } = await holding({ headersTimeoutMs: 100, requestTimeoutMs: 200 });
+      const { socket, heard } = await open(port);
+      const refused = once(server!, 'clientError');
+      socket.write(prompt + after);
+      const release = await nextCall();
+      await refused;
+      release();
+      const answer = await heard;
+      expect(answer).toMatch(/^HTTP\/1\.1 200 /);
+      expect(answer.toLowerCase()).toContain('connection: close');
+      expect(answer).toContain('{"answered":true}');
+      expect(answer).not.toContain('bad_request');
+    },
+  );
+
+  it.each([
+    ['two Host headers', 'GET /nope HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n', 400],
+    ['an Expect other than 100-continue', 'GET /nope HTTP/1.1\r\nHost: a\r\nExpect: foo\r\n\r\n', 417],
+  ])('does not run a request pipelined behind a refusal that closes the connection (%s): it had run, charged, its answer never sent', async (_what, first, status) => {
+    const { port, calls } = await holding();
+    const { socket, heard } = await open(port);
+    socket.write(first + prompt);
+    const answer = await heard;
+    expect(answer).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+    expect(answer.match(/HTTP\/1\.1 /g)).toHaveLength(1);
+    expect(calls).toHaveLength(0);
+    // Nothing is left counted as being written (a queued answer had been, for ever).
+    expect((server as ReturnType<typeof createLocalServer>).answering()).toBe(0);
+  });
+
+  it('counts no answer queued behind another as being written once the connection has gone (a host stopping had waited a minute on it)', async () => {
+    const { port, nextCall } = await holding();
+    const connected = once(server!, 'connection') as Promise<[Socket]>;
+    const { socket } = await open(port);
+    const [hostSide] = await connected;
+    socket.write(prompt + prompt);
+    const first = await nextCall();
+    const second = await nextCall();
+    const local = server as ReturnType<typeof createLocalServer>;
+    expect(local.answering()).toBe(2);
+    socket.destroy();
+    await once(hostSide, 'close');
+    // The second answer, queued behind the first, hears its connection's close only.
+    expect(local.answering()).toBe(0);
+    first();
+    second();
+  });
+});
