@@ -1,7 +1,15 @@
 import { PROVIDERS, type ProviderId } from './catalog/types.js';
 import { exampleBaseUrl } from './catalog/base-urls.js';
 import { withoutTrailingSlashes } from './text/trailing-slashes.js';
-import { MAX_REQUEST_DEADLINE_MS, MIN_MODEL_TIME_MS, MIN_REQUEST_DEADLINE_MS, SETTLE_MARGIN_MS, STORE_WORST_CALL_MS } from './deadlines.js';
+import {
+  FUNCTION_MARGIN_MS,
+  MAX_FUNCTION_TIMEOUT_MS,
+  MAX_REQUEST_DEADLINE_MS,
+  MIN_MODEL_TIME_MS,
+  MIN_REQUEST_DEADLINE_MS,
+  SETTLE_MARGIN_MS,
+  STORE_WORST_CALL_MS,
+} from './deadlines.js';
 
 export { MAX_REQUEST_DEADLINE_MS, MIN_REQUEST_DEADLINE_MS };
 
@@ -222,7 +230,7 @@ function requestDeadline(env: NodeJS.ProcessEnv): number {
   }
   if (value > MAX_REQUEST_DEADLINE_MS) {
     throw new ConfigError(
-      `${range}, got "${raw}": the stack's longest integration is ${MAX_REQUEST_DEADLINE_MS / 1000} s, and a request must end well before the reconciler releases its hold as abandoned`,
+      `${range}, got "${raw}": the stack's longest integration is ${MAX_FUNCTION_TIMEOUT_MS / 1000} s, a request's deadline ${FUNCTION_MARGIN_MS / 1000} s shorter, and a request must end well before the reconciler releases its hold as abandoned`,
     );
   }
   return value;
@@ -305,11 +313,11 @@ function creditRates(env: NodeJS.ProcessEnv): { creditsPerUsd: number; markup: n
 }
 
 /**
- * The longest SSE_KEEPALIVE_MS: the longest request deadline, past which a stream has ended
+ * The longest SSE_KEEPALIVE_MS: the longest a function runs, past which a stream has ended
  * before its first keep-alive was due. Node's timers take at most 2^31 - 1 ms; past that one
  * fires every millisecond (3000000000 flooded the stream with keep-alives).
  */
-export const MAX_SSE_KEEPALIVE_MS = MAX_REQUEST_DEADLINE_MS;
+export const MAX_SSE_KEEPALIVE_MS = MAX_FUNCTION_TIMEOUT_MS;
 
 /**
  * The most requests of one account that may run at once (MAX_REQUESTS_IN_FLIGHT): each open

@@ -40,8 +40,12 @@ export const MIN_MODEL_TIME_MS = 2_000;
  */
 export const MIN_REQUEST_DEADLINE_MS = SETTLE_MARGIN_MS + STORE_WORST_CALL_MS + MIN_MODEL_TIME_MS;
 
+/** The longest the functions run: the longest integration the stack deploys, an Express workflow's most (300 s). */
+export const MAX_FUNCTION_TIMEOUT_MS = 300_000;
+
 /**
- * The longest REQUEST_DEADLINE_MS: the longest integration the stack deploys (300 s), far
- * below the 18 minutes after which the reconciler releases a reservation as abandoned.
+ * The longest REQUEST_DEADLINE_MS: the stack's, FUNCTION_MARGIN_MS short of its longest
+ * integration (296 s; the local host's too: a longer one had left its `api` less than the
+ * margin), far below the 18 minutes after which the reconciler releases a reservation as abandoned.
  */
-export const MAX_REQUEST_DEADLINE_MS = 300_000;
+export const MAX_REQUEST_DEADLINE_MS = MAX_FUNCTION_TIMEOUT_MS - FUNCTION_MARGIN_MS;

@@ -12,7 +12,7 @@ import { PROVIDERS, type ProviderId } from '../../shared/catalog/types.js';
 import { MemoryClaimCheck } from '../../shared/claim-check/memory.js';
 import { ConfigError, type GatewayConfig } from '../../shared/config.js';
 import { creditsToMicro, microToCredits } from '../../shared/credits/credits.js';
-import { FUNCTION_MARGIN_MS, MAX_REQUEST_DEADLINE_MS } from '../../shared/deadlines.js';
+import { FUNCTION_MARGIN_MS } from '../../shared/deadlines.js';
 import { createGateway, type Gateway } from '../../shared/gateway.js';
 import { createWorkflowTasks } from '../../shared/workflow-tasks.js';
 import { STALLED_READER_MS, type ApiResult } from '../../shared/http/event-stream.js';
@@ -205,10 +205,11 @@ export function printedDemoKey(apiKey: string, pinned: boolean): string {
 
 /**
  * The functions' timeout, as the stack deploys them for this request deadline: its integration
- * timeout, REQUEST_DEADLINE_MS and FUNCTION_MARGIN_MS, at most 300 s (an Express workflow's most).
+ * timeout, REQUEST_DEADLINE_MS and FUNCTION_MARGIN_MS (at most MAX_FUNCTION_TIMEOUT_MS, as the
+ * longest deadline is that margin short of it).
  */
 function functionTimeoutMs(config: GatewayConfig): number {
-  return Math.min(config.requestDeadlineMs + FUNCTION_MARGIN_MS, MAX_REQUEST_DEADLINE_MS);
+  return config.requestDeadlineMs + FUNCTION_MARGIN_MS;
 }
 
 /**

@@ -63,7 +63,7 @@ describe('Function: loadConfig', () => {
     ['MARKUP', '0'],
     ['REQUEST_DEADLINE_MS', '5'],
     // Past the longest deployed integration, and near the 18 minutes after which the reconciler releases a running request's hold.
-    ['REQUEST_DEADLINE_MS', '300001'],
+    ['REQUEST_DEADLINE_MS', '296001'],
     ['CREDITS_PER_USD', '-1'],
     // Past what an account's one-minute rate window can ever count.
     ['RATE_LIMIT_RPM', '1000001'],
@@ -75,7 +75,7 @@ describe('Function: loadConfig', () => {
 
   it.each(['100', '1000', '9999'])('refuses REQUEST_DEADLINE_MS=%s, which could leave the models no time after the reserve, naming it and why', (value) => {
     // The models stop 1 s before the deadline and are sent once the reserve (one store call, 7 s at worst) holds.
-    expect(() => loadConfig({ REQUEST_DEADLINE_MS: value })).toThrow(/^REQUEST_DEADLINE_MS must be an integer from 10000 to 300000 .*reserve/);
+    expect(() => loadConfig({ REQUEST_DEADLINE_MS: value })).toThrow(/^REQUEST_DEADLINE_MS must be an integer from 10000 to 296000 .*reserve/);
   });
 
   it('takes the smallest deadline that leaves the models 2 s after a reserve that took the store worst case', () => {
@@ -206,14 +206,14 @@ describe('Function: loadConfig', () => {
   });
 
   it.each(['1e4', '0x2710', '10000.0'])('refuses REQUEST_DEADLINE_MS=%j, not in plain decimal digits', (value) => {
-    expect(() => loadConfig({ REQUEST_DEADLINE_MS: value })).toThrow(/^REQUEST_DEADLINE_MS must be an integer from 10000 to 300000 \(ms\), in decimal digits only/);
+    expect(() => loadConfig({ REQUEST_DEADLINE_MS: value })).toThrow(/^REQUEST_DEADLINE_MS must be an integer from 10000 to 296000 \(ms\), in decimal digits only/);
   });
 
   it("refuses REQUEST_DEADLINE_MS above its maximum with why it is the maximum, not the lower bound's reason", () => {
-    expect(() => loadConfig({ REQUEST_DEADLINE_MS: '300001' })).toThrow(
-      /^REQUEST_DEADLINE_MS must be an integer from 10000 to 300000 \(ms\), got "300001": the stack's longest integration is 300 s/,
+    expect(() => loadConfig({ REQUEST_DEADLINE_MS: '296001' })).toThrow(
+      /^REQUEST_DEADLINE_MS must be an integer from 10000 to 296000 \(ms\), got "296001": the stack's longest integration is 300 s, a request's deadline 4 s shorter/,
     );
-    expect(() => loadConfig({ REQUEST_DEADLINE_MS: '300001' })).not.toThrow(/reserve/);
+    expect(() => loadConfig({ REQUEST_DEADLINE_MS: '296001' })).not.toThrow(/reserve/);
   });
 
   it.each(['3000000000', '2147483648', '300001'])('refuses SSE_KEEPALIVE_MS=%s, past the longest request (past 2^31 - 1 ms, Node fires the timer every millisecond)', (value) => {
@@ -253,8 +253,8 @@ describe('Function: loadConfig', () => {
   });
 
   it('takes the largest values it allows', () => {
-    expect(loadConfig({ REQUEST_DEADLINE_MS: '300000', DEMO_CREDITS: '1e9', PORT: '65535', DYNAMODB_PORT: '65535', SSE_KEEPALIVE_MS: '300000' })).toMatchObject({
-      requestDeadlineMs: 300_000,
+    expect(loadConfig({ REQUEST_DEADLINE_MS: '296000', DEMO_CREDITS: '1e9', PORT: '65535', DYNAMODB_PORT: '65535', SSE_KEEPALIVE_MS: '300000' })).toMatchObject({
+      requestDeadlineMs: 296_000,
       demoCredits: 1e9,
       port: 65_535,
       dynamodbPort: 65_535,
