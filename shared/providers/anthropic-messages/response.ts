@@ -13,11 +13,13 @@ interface MessagesResponse {
   error?: unknown;
 }
 
-/** Stop reasons that mean the answer is not the whole answer (max_tokens: cutAtMaxTokens). */
+/** Stop reasons that mean the answer is not the whole answer (max_tokens: cutAtMaxTokens); any other but those that end it is named in a warning. */
 const STOP_WARNINGS: Readonly<Record<string, string>> = {
   model_context_window_exceeded: "The output was cut at the model's context window",
   refusal: 'The model declined to answer (stop_reason refusal)',
 };
+/** Stop reasons of an answer that ended as the model meant it to (no tools are sent, but a vendor may still say tool_use). */
+const ENDED: ReadonlySet<string> = new Set(['end_turn', 'stop_sequence', 'tool_use', 'max_tokens']);
 
 /**
  * A Messages API answer as the gateway's reply: the `text` blocks joined (thinking and
@@ -42,7 +44,11 @@ export function fromMessagesResponse(body: unknown): ModelReply {
   }
   const warnings: string[] = [];
   const finishReason = vendorWord(response.stop_reason);
-  const stopWarning = finishReason === undefined ? undefined : STOP_WARNINGS[finishReason];
+  // No text and no stop reason: nothing says the model answered (a whole answer's, or a stream's without its message_delta), as Converse's.
+  if (finishReason === undefined && texts.length === 0) throw new UpstreamError('upstream_malformed_response', 'The provider answered without text or a stop reason');
+  // Any stop reason but those that end an answer (pause_turn, one added later): what came may not be all of it.
+  const stopWarning =
+    finishReason === undefined || ENDED.has(finishReason) ? undefined : (STOP_WARNINGS[finishReason] ?? `The provider ended the output with stop_reason ${finishReason}`);
   const cutAtMaxTokens = finishReason === 'max_tokens';
   if (stopWarning) warnings.push(stopWarning);
   const usage = toUsage(response.usage);

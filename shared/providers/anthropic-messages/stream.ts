@@ -38,6 +38,8 @@ export class MessagesStream {
         return;
       }
       case 'content_block_delta': {
+        // After the stop reason (message_delta), no more of the answer.
+        if (this.stopReason !== undefined || this.stopped) return;
         const delta = data['delta'] as { type?: unknown; text?: unknown; thinking?: unknown } | undefined;
         if (delta?.type === 'text_delta' && typeof delta.text === 'string') {
           this.text += delta.text;
@@ -49,7 +51,7 @@ export class MessagesStream {
       }
       case 'message_delta': {
         const delta = data['delta'] as { stop_reason?: unknown } | undefined;
-        if (delta?.stop_reason !== undefined) this.stopReason = delta.stop_reason;
+        if (delta?.stop_reason !== undefined && delta.stop_reason !== null && this.stopReason === undefined) this.stopReason = delta.stop_reason;
         const usage = data['usage'];
         if (typeof usage === 'object' && usage !== null) {
           // The input classes may come from message_start; the output count only from here

@@ -26,8 +26,10 @@ export interface ConverseAnswer {
 const BLOCKED: ReadonlySet<string> = new Set(['guardrail_intervened', 'content_filtered']);
 /** Stop reasons where what came back cannot be used as an answer. */
 const MALFORMED: ReadonlySet<string> = new Set(['malformed_model_output', 'malformed_tool_use']);
-/** Stop reasons of an answer cut short (max_tokens: cutAtMaxTokens). */
+/** Stop reasons of an answer cut short (max_tokens: cutAtMaxTokens); any other but those that end it is named in a warning. */
 const CUT: ReadonlyMap<string, string> = new Map([['model_context_window_exceeded', "The output was cut at the model's context window"]]);
+/** Stop reasons of an answer that ended as the model meant it to (tool_use: the forced `respond` tool). */
+const ENDED: ReadonlySet<string> = new Set(['end_turn', 'stop_sequence', 'tool_use', 'max_tokens']);
 
 /**
  * A Converse answer as the gateway's reply. With a forced `respond` tool the output is that
@@ -61,7 +63,7 @@ export function fromConverseResponse(body: unknown, forcedTool: boolean): ModelR
     if (forcedTool) warnings.push(`The model answered in text instead of calling the ${RESPOND_TOOL} tool`);
     output = texts.join('');
   }
-  const cut = stopReason === undefined ? undefined : CUT.get(stopReason);
+  const cut = stopReason === undefined || ENDED.has(stopReason) ? undefined : (CUT.get(stopReason) ?? `The provider ended the output with stopReason ${stopReason}`);
   if (cut) warnings.push(cut);
   const usage = toUsage(answer.usage);
   return { output, usage, finishReason: stopReason, ...(stopReason === 'max_tokens' ? { cutAtMaxTokens: true } : {}), ...(cut ? { cutShort: true as const } : {}), warnings };

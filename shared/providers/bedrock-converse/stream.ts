@@ -35,6 +35,9 @@ export class ConverseStreamReader {
 
   onEvent(event: StreamEvent): void {
     this.started = true;
+    if (event.metadata?.usage) this.usage = event.metadata.usage;
+    // After messageStop only its usage: the first stop reason stands, and no text comes after it.
+    if (this.stopped) return;
     const start = event.contentBlockStart?.start?.toolUse;
     if (start) this.toolName = start.name;
     const delta = event.contentBlockDelta?.delta;
@@ -49,7 +52,6 @@ export class ConverseStreamReader {
       this.stopped = true;
       this.stopReason = event.messageStop.stopReason;
     }
-    if (event.metadata?.usage) this.usage = event.metadata.usage;
   }
 
   /**

@@ -2,6 +2,7 @@ import { unusableAnswer, UpstreamError, vendorWord, type BilledAnswer } from '..
 import type { ModelReply, Usage, UsageHints } from '../types.js';
 import { runningUsageHints, toUsage, usageHints, type UsageMetadata } from './usage.js';
 import { errorInAnswer } from './errors.js';
+import { firstChoice } from '../first-choice.js';
 
 interface ResponsePart {
   text?: unknown;
@@ -9,6 +10,7 @@ interface ResponsePart {
 }
 
 interface Candidate {
+  index?: unknown;
   content?: { parts?: unknown } | null;
   finishReason?: unknown;
   groundingMetadata?: unknown;
@@ -57,7 +59,7 @@ export function fromGenerateContentResponse(body: unknown, requestWarnings: read
   const billedInput = () => usageAndHints(response.usageMetadata, 0, usageCoversAnswer);
   if (promptBlocked(response.promptFeedback)) throw blocked(vendorWord(response.promptFeedback?.blockReason)!, response.usageMetadata, billedInput());
 
-  const candidate = Array.isArray(response.candidates) ? (response.candidates[0] as Candidate | undefined) : undefined;
+  const candidate = Array.isArray(response.candidates) ? firstChoice(response.candidates as (Candidate | null)[]) : undefined;
   if (!candidate || typeof candidate !== 'object') {
     throw unusableAnswer('upstream_malformed_response', 'The provider answered without a candidate', response.usageMetadata, billedInput());
   }

@@ -5,9 +5,10 @@ import type { ModelReply } from '../types.js';
 import { errorInAnswer } from './errors.js';
 import { fromGenerateContentResponse, promptBlocked, searchQueryCount, usageAndHints } from './response.js';
 import { toUsage, type UsageMetadata } from './usage.js';
+import { firstChoice } from '../first-choice.js';
 
 interface Chunk {
-  candidates?: { content?: { parts?: unknown } | null; finishReason?: unknown; groundingMetadata?: unknown }[] | null;
+  candidates?: { index?: unknown; content?: { parts?: unknown } | null; finishReason?: unknown; groundingMetadata?: unknown }[] | null;
   promptFeedback?: unknown;
   usageMetadata?: UsageMetadata | null;
   error?: { code?: unknown } | null;
@@ -66,7 +67,7 @@ export class GenerateContentStream {
     if (chunk.error !== undefined && chunk.error !== null) throw errorInAnswer(chunk.error);
     this.chunks++;
     if (chunk.promptFeedback !== undefined) this.promptFeedback = chunk.promptFeedback;
-    this.readCandidate(Array.isArray(chunk.candidates) ? chunk.candidates[0] : undefined);
+    this.readCandidate(Array.isArray(chunk.candidates) ? firstChoice(chunk.candidates) : undefined);
     // The count covers this chunk's own parts, where it counts them: a running one of the
     // prompt alone (Gemini's early chunks) covers none of the text that came, and a stopped
     // stream's estimate says why it has no usage, not that this one counted no output; one that
@@ -83,11 +84,14 @@ export class GenerateContentStream {
 
   private readCandidate(candidate: NonNullable<Chunk['candidates']>[number] | undefined): void {
     if (!candidate || typeof candidate !== 'object') return;
+    // The searches run, billed whenever they are reported.
+    if (candidate.groundingMetadata !== undefined) this.grounding = candidate.groundingMetadata;
+    // After the finishReason (which comes with the last parts) nothing more of the answer: the first finishReason stands.
+    if (this.finished) return;
     if (candidate.finishReason !== undefined && candidate.finishReason !== null) {
       this.finishReason = candidate.finishReason;
       this.finished = true;
     }
-    if (candidate.groundingMetadata !== undefined) this.grounding = candidate.groundingMetadata;
     const parts = candidate.content?.parts;
     if (!Array.isArray(parts)) return;
     for (const part of parts as { text?: unknown; thought?: unknown }[]) {

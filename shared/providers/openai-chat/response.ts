@@ -6,6 +6,7 @@ import type { ChatDialect } from './dialects.js';
 import { vendorMessage } from './errors.js';
 import { toUsage } from './usage.js';
 import type { ChatUsage } from './usage.js';
+import { firstChoice } from '../first-choice.js';
 
 export { toUsage } from './usage.js';
 
@@ -15,7 +16,7 @@ export { toUsage } from './usage.js';
  * it is not part of the output; its tokens are counted through usage.
  */
 interface ChatResponse {
-  choices?: { message?: { content?: unknown; refusal?: unknown; reasoning_content?: unknown; reasoning?: unknown }; finish_reason?: unknown }[];
+  choices?: { index?: unknown; message?: { content?: unknown; refusal?: unknown; reasoning_content?: unknown; reasoning?: unknown }; finish_reason?: unknown }[];
   usage?: ChatUsage | null;
   /** Groq repeats usage here (and sends it only here in some streamed answers). */
   x_groq?: { usage?: ChatUsage | null } | null;
@@ -46,7 +47,7 @@ const ENDED: ReadonlySet<string> = new Set(['stop', 'tool_calls']);
  */
 export function fromChatResponse(body: unknown, dialect: ChatDialect = dialectFor('openai'), streamedReasoningTokens = 0): ModelReply {
   const response = (typeof body === 'object' && body !== null ? body : {}) as ChatResponse;
-  const choice = response.choices?.[0];
+  const choice = Array.isArray(response.choices) ? firstChoice(response.choices) : undefined;
   if (!choice) {
     // Some vendors put an error body behind a 200.
     const message = response.error === undefined ? undefined : vendorMessage(response);

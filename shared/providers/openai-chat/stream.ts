@@ -6,11 +6,12 @@ import type { ModelReply, UsageHints } from '../types.js';
 import type { ChatDialect } from './dialects.js';
 import { vendorMessage } from './errors.js';
 import { InlineThinkingFilter } from './inline-thinking.js';
+import { firstChoice } from '../first-choice.js';
 import { fromChatResponse, reasoningOf, textOf } from './response.js';
 import { toUsage, type ChatUsage } from './usage.js';
 
 interface ChatChunk {
-  choices?: { delta?: { content?: unknown; refusal?: unknown; reasoning_content?: unknown; reasoning?: unknown } | null; finish_reason?: unknown }[] | null;
+  choices?: { index?: unknown; delta?: { content?: unknown; refusal?: unknown; reasoning_content?: unknown; reasoning?: unknown } | null; finish_reason?: unknown }[] | null;
   usage?: ChatUsage | null;
   x_groq?: { usage?: ChatUsage | null } | null;
   error?: unknown;
@@ -58,7 +59,8 @@ export class ChatStream {
     this.chunks++;
     const usage = chunk.usage ?? chunk.x_groq?.usage;
     if (usage) this.usage = usage;
-    const choice = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
+    // The first choice only (a vendor asked for one may send more, each by its index), and nothing of it after its finish_reason.
+    const choice = this.finishReason === undefined && Array.isArray(chunk.choices) ? firstChoice(chunk.choices) : undefined;
     if (choice) {
       const piece = textOf(choice.delta?.content);
       if (piece !== undefined) {

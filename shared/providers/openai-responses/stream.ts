@@ -31,7 +31,8 @@ export class ResponsesStream {
     this.events++;
     const type = typeof data['type'] === 'string' ? data['type'] : event.event;
     if (type === 'response.output_text.delta') {
-      if (typeof data['delta'] !== 'string') throw new UpstreamError('upstream_malformed_response', 'The provider streamed a text delta without text', { upstreamStatus: 200 });
+      // A delta without text is no text, as a whole answer's part without text is (it had failed the call, free, where the whole answer was charged).
+      if (typeof data['delta'] !== 'string') return;
       this.text += data['delta'];
       this.onDelta(data['delta']);
     } else if (FINAL.has(type)) {

@@ -424,9 +424,22 @@ describe('Function: fromMessagesResponse', () => {
   it.each([
     { stop: 'refusal', warning: 'The model declined to answer (stop_reason refusal)' },
     { stop: 'model_context_window_exceeded', warning: "The output was cut at the model's context window" },
+    // Named, and cut short (a judge's verdict is not read from it): it had been taken as whole, without a word.
+    { stop: 'pause_turn', warning: 'The provider ended the output with stop_reason pause_turn' },
+    { stop: 'some_new_reason', warning: 'The provider ended the output with stop_reason some_new_reason' },
   ])('warns on stop_reason $stop', ({ stop, warning }) => {
     expect(fromMessagesResponse({ ...fixture('plain'), stop_reason: stop })).toMatchObject({ warnings: [warning], cutShort: true });
     expect(fromMessagesResponse(fixture('plain'))).not.toHaveProperty('cutShort');
+    for (const ended of ['end_turn', 'stop_sequence', 'tool_use']) expect(fromMessagesResponse({ ...fixture('plain'), stop_reason: ended }), ended).toMatchObject({ warnings: [] });
+  });
+
+  it('fails an answer of no text and no stop reason as malformed, whole or streamed, as Converse does (it had been a completed empty answer, charged an estimate)', () => {
+    expect(() => fromMessagesResponse({ type: 'message', role: 'assistant', content: [] })).toThrow(
+      expect.objectContaining({ code: 'upstream_malformed_response', message: 'The provider answered without text or a stop reason' }),
+    );
+    // With text, or with a stop reason, it is an answer.
+    expect(fromMessagesResponse({ type: 'message', role: 'assistant', content: [{ type: 'text', text: 'Hi' }] }).output).toBe('Hi');
+    expect(fromMessagesResponse({ type: 'message', role: 'assistant', content: [], stop_reason: 'end_turn' }).output).toBe('');
   });
 
   it.each([

@@ -344,6 +344,19 @@ describe('Function: fromConverseResponse', () => {
     expect(reply.cutShort).toBe(stopReason === 'max_tokens' ? undefined : true);
   });
 
+  it('names a stop reason other than those that end an answer, and says the answer was cut short (it had been taken as whole, without a word)', () => {
+    const answer = (stopReason: string) =>
+      fromConverseResponse(
+        { output: { message: { role: 'assistant', content: [{ text: 'Hi' }] } }, stopReason, usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 } },
+        false,
+      );
+    expect(answer('some_new_reason')).toMatchObject({ output: 'Hi', cutShort: true, warnings: ['The provider ended the output with stopReason some_new_reason'] });
+    for (const ended of ['end_turn', 'stop_sequence', 'tool_use', 'max_tokens']) {
+      expect(answer(ended), ended).not.toHaveProperty('cutShort');
+      expect(answer(ended).warnings, ended).toEqual([]);
+    }
+  });
+
   it.each(['converse-content-filtered', 'converse-guardrail-intervened'])('turns %s into upstream_blocked', (name) => {
     const error = capture(() => fromConverseResponse(fixture(name), false));
 

@@ -4,6 +4,7 @@ import { ConverseStreamReader } from '../../../shared/providers/bedrock-converse
 import { UpstreamError } from '../../../shared/providers/errors.js';
 import { GenerateContentStream } from '../../../shared/providers/gemini-generate-content/stream.js';
 import { dialectFor } from '../../../shared/providers/openai-chat/dialects.js';
+import { fromChatResponse } from '../../../shared/providers/openai-chat/response.js';
 import { ChatStream } from '../../../shared/providers/openai-chat/stream.js';
 import { ResponsesStream } from '../../../shared/providers/openai-responses/stream.js';
 import { finishStream } from '../../../shared/providers/stream-http.js';
@@ -213,5 +214,86 @@ describe('A streamed answer its vendor withheld after generating it', () => {
       reader.onEvent(event);
     const error = blocked(() => finishStream(reader));
     expect(error.details.billed?.usage).toMatchObject({ inputTokens: 9, outputTokens: 300 });
+  });
+});
+
+describe('A stream whose events come out of order, or with more than one answer: the first stop stands and nothing after it is the answer (as a whole answer reads one)', () => {
+  const heard = () => {
+    const deltas: string[] = [];
+    return { deltas, onDelta: (text: string) => void deltas.push(text) };
+  };
+
+  it('chat completions: text after the finish_reason is dropped, the first finish_reason stands, and a second choice is not joined to the first (they had been: "AAABBB")', () => {
+    const piece = (content: string, finish_reason: string | null = null, index = 0) => ({ choices: [{ index, delta: { content }, finish_reason }] });
+    const late = heard();
+    expect(read(new ChatStream(dialectFor('openai'), late.onDelta), [piece('Hello'), piece('', 'stop'), piece(' LATE'), piece('', 'length')])).toMatchObject({
+      output: 'Hello',
+      finishReason: 'stop',
+    });
+    expect(late.deltas).toEqual(['Hello']);
+    const two = heard();
+    expect(read(new ChatStream(dialectFor('openai'), two.onDelta), [piece('AAA'), piece('BBB', null, 1), piece('', 'stop'), piece('', 'stop', 1)]).output).toBe('AAA');
+    expect(two.deltas).toEqual(['AAA']);
+    // Whole, the choice of index 0 wherever it stands.
+    expect(
+      fromChatResponse({
+        choices: [
+          { index: 1, message: { content: 'BBB' }, finish_reason: 'stop' },
+          { index: 0, message: { content: 'AAA' }, finish_reason: 'stop' },
+        ],
+      }).output,
+    ).toBe('AAA');
+  });
+
+  it('Gemini: parts and finishReasons after the first finishReason are dropped (its search count still read); a second candidate is not joined to the first', () => {
+    const text = (t: string, finishReason?: string, index?: number) => ({
+      candidates: [{ ...(index === undefined ? {} : { index }), content: { parts: [{ text: t }] }, ...(finishReason ? { finishReason } : {}) }],
+    });
+    const late = heard();
+    const reply = read(new GenerateContentStream(late.onDelta), [text('Hel'), text('lo', 'STOP'), text(' LATE', 'SAFETY')]);
+    expect(reply).toMatchObject({ output: 'Hello', finishReason: 'STOP' });
+    expect(reply).not.toHaveProperty('cutShort');
+    expect(late.deltas).toEqual(['Hel', 'lo']);
+    expect(read(new GenerateContentStream(() => undefined), [text('AAA', undefined, 0), text('BBB', undefined, 1), text('', 'STOP', 0)]).output).toBe('AAA');
+  });
+
+  it('Anthropic Messages: text after the stop reason is dropped, and the first stop reason stands', () => {
+    const late = heard();
+    const reply = read(new MessagesStream(late.onDelta), [
+      { type: 'message_start', message: { usage: { input_tokens: 5, output_tokens: 1 } } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hello' } },
+      { type: 'message_delta', delta: { stop_reason: 'end_turn' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: ' LATE' } },
+      { type: 'message_delta', delta: { stop_reason: 'max_tokens' }, usage: { output_tokens: 3 } },
+      { type: 'message_stop' },
+    ]);
+    expect(reply).toMatchObject({ output: 'Hello', finishReason: 'end_turn', usage: { outputTokens: 3 } });
+    expect(reply).not.toHaveProperty('cutAtMaxTokens');
+    expect(late.deltas).toEqual(['Hello']);
+  });
+
+  it('Bedrock ConverseStream: text after messageStop is dropped, the first stop reason stands, and its metadata is still read', () => {
+    const late = heard();
+    const reader = new ConverseStreamReader(false, late.onDelta);
+    for (const event of [
+      { contentBlockDelta: { delta: { text: 'Hello' } } },
+      { messageStop: { stopReason: 'end_turn' } },
+      { contentBlockDelta: { delta: { text: ' LATE' } } },
+      { messageStop: { stopReason: 'max_tokens' } },
+      { metadata: { usage: { inputTokens: 5, outputTokens: 2, totalTokens: 7 } } },
+    ])
+      reader.onEvent(event);
+    expect(finishStream(reader)).toMatchObject({ output: 'Hello', finishReason: 'end_turn', usage: { outputTokens: 2 } });
+    expect(late.deltas).toEqual(['Hello']);
+  });
+
+  it("OpenAI Responses: a text delta that is no string is no text, as a whole answer's part is (it had failed the call, free, where the whole answer was charged)", () => {
+    const usage = { input_tokens: 9, output_tokens: 5, total_tokens: 14 };
+    const final = { id: 'r', status: 'completed', output: [{ type: 'message', content: [{ type: 'output_text', text: 42 }] }], usage };
+    const streamed = read(new ResponsesStream(() => undefined), [
+      { type: 'response.output_text.delta', delta: 42 },
+      { type: 'response.completed', response: final },
+    ]);
+    expect(streamed).toMatchObject({ output: '', usage: { inputTokens: 9, outputTokens: 5 } });
   });
 });
