@@ -124,9 +124,11 @@ export function createLocalServer(handlers: LocalHandlers, log: Log, options: Lo
     // Pipelined behind an answer that closes the connection (a refusal, a later request's client
     // error): not run, as its answer could not go (it had run, and been charged, unanswered).
     if (closing.has(req.socket)) return void req.resume();
-    latestAnswer.set(req.socket, res);
+    const answers = answersOn(req.socket);
+    answers.add(res);
     writing.add(res);
     const written = () => {
+      answers.delete(res);
       if (!writing.delete(res)) return;
       if (writing.size === 0) allWritten?.();
     };
@@ -251,11 +253,13 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
     socket.destroy();
     return;
   }
-  // A later request's error (broken, too large, too slow), pipelined behind one read whole and
-  // still running or being answered: that answer goes, then the connection closes; the error is
-  // not answered in its place (the running request had been charged, its answer lost).
-  const latest = latestAnswer.get(socket as Socket);
-  if (latest && !latest.writableFinished && latest.req?.complete) {
+  // A later request's error (its headers or body broken, too large, too slow), pipelined behind
+  // requests read whole and still running or being answered: their answers go, then the
+  // connection closes; the error is not answered in their place (a running request had been
+  // charged, its answer lost). The erring request's own answer, if it has one, never goes.
+  let latest: ServerResponse | undefined;
+  for (const answer of answering.get(socket as Socket) ?? []) if (!answer.writableFinished && answer.req?.complete) latest = answer;
+  if (latest) {
     if (closing.has(socket as Socket)) return;
     closing.add(socket as Socket);
     socket.pause();
@@ -454,8 +458,17 @@ function discardBody(req: IncomingMessage): void {
   req.resume();
 }
 
-/** Each connection's latest answer: a client error of a request pipelined behind it waits for it (answerClientError). */
-const latestAnswer = new WeakMap<Socket, ServerResponse>();
+/** Each connection's answers still to be written, in order: a client error of a request pipelined behind them waits for them (answerClientError). */
+const answering = new WeakMap<Socket, Set<ServerResponse>>();
+
+function answersOn(socket: Socket): Set<ServerResponse> {
+  let answers = answering.get(socket);
+  if (!answers) {
+    answers = new Set();
+    answering.set(socket, answers);
+  }
+  return answers;
+}
 
 /** Connections whose answers end with one that closes them: a request pipelined behind that one is not run. */
 const closing = new WeakSet<Socket>();

@@ -190,6 +190,8 @@ describe('Requests pipelined on one connection', () => {
     ['not valid HTTP', 'XYZ\r\n\r\n'],
     ['two Content-Lengths', `${HEAD}Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}`],
     ['too slow to send its headers', 'GET /api/v1/models HTTP/1.1\r\nHost: x\r\n'],
+    ['too slow to send its body', `${HEAD}Content-Length: 100\r\n\r\n{"prompt":`],
+    ['a broken chunked body', `${HEAD}Transfer-Encoding: chunked\r\n\r\nZZ\r\n`],
   ])(
     "answers a running request, then closes, where the one pipelined behind it is %s (the later request's 4xx had been sent in its place, and the running one charged unanswered)",
     async (_what, after) => {
