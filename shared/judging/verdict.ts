@@ -78,6 +78,8 @@ export function parseVerdict(text: string, { quoted = [], carried: carriedBy }: 
   if (whole !== undefined && 'problem' in whole && whole.attempted) spans.push({ ...wholeSpan, ...whole });
   else if (whole !== undefined && 'verdict' in whole) spans.push({ ...wholeSpan, problem: QUOTED, winner: whole.verdict.winner, quoted: true });
   let found: (Candidate & { verdict: Verdict }) | undefined;
+  // Every object read as JSON, verdict or not: one inside another (a per-criterion breakdown) is part of it.
+  const objects: Candidate[] = [];
   let budget = MAX_PARSED_CHARS;
   let tries = MAX_CANDIDATES;
   const skipped = { tooLong: false };
@@ -91,6 +93,7 @@ export function parseVerdict(text: string, { quoted = [], carried: carriedBy }: 
     if (budget < 0 || tries-- === 0) break;
     const read = readVerdict(candidate.text);
     if (read === undefined) continue;
+    objects.push(candidate);
     if ('problem' in read) {
       lastProblem = read.problem;
       if (read.attempted) spans.push({ ...candidate, ...read });
@@ -104,14 +107,25 @@ export function parseVerdict(text: string, { quoted = [], carried: carriedBy }: 
   // A verdict of the judge's that failed after the one found in the text, naming another winner
   // (a bare `{"winner": "B"}` as much as one with a score out of range), may be its last word: the
   // one found a draft, and taking it a guess. Not an object whose winner reads as none
-  // (`{"winner": "Lakers"}`), nor one an answer holds (its example, quoted).
+  // (`{"winner": "Lakers"}`), one inside another object (a per-criterion breakdown), nor one an
+  // answer holds word for word (its example, quoted).
+  const nested = (span: Span) => objects.some((outer) => holds(outer, span));
   const overruled =
     found &&
     spans.find(
       (span) =>
-        !span.quoted && span.winner !== undefined && span.winner !== found.verdict.winner && span.start >= found.end && !quoted.some((answer) => inAnswer(answer, span.text)),
+        !span.quoted &&
+        span.winner !== undefined &&
+        span.winner !== found.verdict.winner &&
+        span.start >= found.end &&
+        !nested(span) &&
+        !quoted.some((answer) => inAnswer(answer, span.text)),
     );
-  if (overruled) throw new VerdictParseError(`The judge's answer is not a verdict: ${overruled.problem}`);
+  if (overruled) {
+    throw new VerdictParseError(
+      `The judge's answer names another winner (${overruled.winner}) after its verdict for ${found!.verdict.winner}, in an object that is no verdict (${overruled.problem}): the verdict may be a draft`,
+    );
+  }
   if (found) return found.verdict;
   // A verdict of the judge's that failed says most of why, before what an object in it lacked.
   const problem = spans.find((span) => !span.quoted)?.problem ?? (lastProblem === NO_OBJECT && skipped.tooLong ? TOO_LONG : lastProblem);

@@ -196,8 +196,13 @@ describe('Function: parseVerdict', () => {
     // and one that names the same is none; a winner that reads as none and an answer's own example quoted are no last word.
     const verdictA = '{"reasoning":"A gives the right result","scoreA":8,"scoreB":5,"winner":"A"}';
     for (const last of ['{"winner":"B"}', '{"winner":"B","confidence":0.9}', '{"winner": "tie"}'])
-      expect(() => parseVerdict(`${verdictA}\n\nHmm, wait: B cites sources. Final verdict: ${last}`), last).toThrow(VerdictParseError);
+      expect(() => parseVerdict(`${verdictA}\n\nHmm, wait: B cites sources. Final verdict: ${last}`), last).toThrow(
+        /names another winner \((B|tie)\) after its verdict for A, in an object that is no verdict/,
+      );
     expect(parseVerdict(`${verdictA} In short: {"winner": "A"}`)).toMatchObject({ winner: 'A', scoreA: 8 });
+    // Inside another object (a per-criterion breakdown after the verdict), a winner is part of it, no last word.
+    expect(parseVerdict(`${verdictA}\nPer criterion: {"accuracy": {"winner": "A"}, "style": {"winner": "B"}}`)).toMatchObject({ winner: 'A' });
+    expect(parseVerdict(`${verdictA}\nPer criterion: {"criteria": [{"winner": "B", "scoreA": 11}]}`)).toMatchObject({ winner: 'A' });
     const lakers = 'Answer A returned {"winner": "Lakers", "points": 102}.';
     expect(parseVerdict(`${verdictA} ${lakers}`, { quoted: [lakers, 'b'] })).toMatchObject({ winner: 'A' });
     const example = '{"winner": "A", "scoreA": 11, "scoreB": 3}';
