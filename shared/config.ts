@@ -1,3 +1,4 @@
+import { resolve as resolvePath } from 'node:path';
 import { PROVIDERS, type ProviderId } from './catalog/types.js';
 import { exampleBaseUrl } from './catalog/base-urls.js';
 import { withoutTrailingSlashes } from './text/trailing-slashes.js';
@@ -434,6 +435,19 @@ const AWS_CREDENTIAL_VARIABLES = [
   'AWS_WEB_IDENTITY_TOKEN_FILE',
 ] as const;
 
+/**
+ * GATEWAY_DATA_DIR, as an absolute path (a relative one is read from where `npm start` runs, the
+ * repository, not the caller's directory: the banner says which). A blank one, or one with
+ * spaces around it, is refused: a pasted trailing space had put the store in another directory
+ * (" "), and the next start without it found none of its balances and keys.
+ */
+function dataDir(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = optional(env, 'GATEWAY_DATA_DIR');
+  if (raw === undefined) return undefined;
+  if (raw.trim() !== raw) throw new ConfigError(`GATEWAY_DATA_DIR must be a directory's path without spaces around it, got "${raw}"`);
+  return resolvePath(raw);
+}
+
 /** DYNAMODB_ENDPOINT: one without a scheme (`127.0.0.1:8000`) failed every store call as an internal error, `Invalid URL`. */
 function storeEndpoint(env: NodeJS.ProcessEnv): string | undefined {
   const url = optional(env, 'DYNAMODB_ENDPOINT');
@@ -479,14 +493,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): GatewayConfig 
   }
   const regionSource = optional(env, 'AWS_REGION') !== undefined ? 'AWS_REGION' : optional(env, 'AWS_DEFAULT_REGION') !== undefined ? 'AWS_DEFAULT_REGION' : 'default';
   const region = regionSource === 'default' ? 'us-east-1' : regionName(env, regionSource)!;
+  const port = int(env, 'PORT', 3000, 0, MAX_PORT);
+  const dynamodbPort = int(env, 'DYNAMODB_PORT', 8000, 0, MAX_PORT);
+  // The store listens first: the API's port taken by it had been said to be "in use" by something else.
+  if (port !== 0 && port === dynamodbPort) throw new ConfigError(`PORT and DYNAMODB_PORT must differ (the API and the embedded store each listen on one), both are ${port}`);
   return {
-    port: int(env, 'PORT', 3000, 0, MAX_PORT),
-    dynamodbPort: int(env, 'DYNAMODB_PORT', 8000, 0, MAX_PORT),
+    port,
+    dynamodbPort,
     dynamodbEndpoint: storeEndpoint(env),
     awsEndpoints: awsEndpoints(env),
     region,
     regionSource,
-    dataDir: optional(env, 'GATEWAY_DATA_DIR'),
+    dataDir: dataDir(env),
     demoApiKey: optional(env, 'DEMO_API_KEY'),
     demoCredits: demoCredits(env),
     tables: tableNames(env),

@@ -14,9 +14,14 @@ function stopOnStartFailure(error: NodeJS.ErrnoException, config?: GatewayConfig
     process.stderr.write(`npm start: ${error.message}\n`);
     process.exit(1);
   }
+  const port = String((error as { port?: number }).port ?? '');
   if (error.code === 'EADDRINUSE' && config) {
+    process.stderr.write(`Port ${port} is in use: set PORT (API, now ${config.port}) or DYNAMODB_PORT (embedded store, now ${config.dynamodbPort}) to free ports.\n`);
+    process.exit(1);
+  }
+  if (error.code === 'EACCES' && config) {
     process.stderr.write(
-      `Port ${String((error as { port?: number }).port ?? '')} is in use: set PORT (API, now ${config.port}) or DYNAMODB_PORT (embedded store, now ${config.dynamodbPort}) to free ports.\n`,
+      `Port ${port} needs privileges this user does not have (ports below 1024, as a rule): set PORT (API, now ${config.port}) or DYNAMODB_PORT (embedded store, now ${config.dynamodbPort}) to 1024 or above.\n`,
     );
     process.exit(1);
   }
@@ -34,6 +39,41 @@ const host = await startLocalHost(config, { log: logger, recordSimulatorBodies: 
 const simulated = host.simulatedProviders;
 const real = ['openai', 'anthropic', 'google', 'xai', 'cerebras', 'deepseek', 'mistral', 'groq', 'bedrock'].filter((p) => !simulated.includes(p as never));
 
+/**
+ * A signal this soon after the first is the same Ctrl-C delivered twice: the terminal sends it
+ * to the whole process group, and `npm start` passes its own on to its child (which is this
+ * process: the script execs node, as a shell between them passed no signal on).
+ */
+const REPEAT_WITHIN_MS = 1_000;
+let closingSince: number | undefined;
+// SIGHUP (its terminal closed, its ssh session dropped) stops as SIGTERM does: it had ended the host at once, its requests unanswered and their holds left.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => {
+    if (closingSince !== undefined) {
+      if (Date.now() - closingSince < REPEAT_WITHIN_MS) return;
+      // A second signal stops at once: a request still running keeps its hold until the reconciler releases it, uncharged.
+      process.exit(1);
+    }
+    closingSince = Date.now();
+    const running = host.inFlight();
+    const again = `${signal === 'SIGINT' ? 'Ctrl-C' : signal} again stops at once`;
+    if (running > 0)
+      process.stdout.write(
+        `Stopping: ${running === 1 ? '1 request in flight finishes' : `${running} requests in flight finish`} first (${config.requestDeadlineMs / 1000} s at most), and answers go to their readers (one that takes nothing for a minute is cut); ${again}.\n`,
+      );
+    else if (host.answering() > 0)
+      process.stdout.write(`Stopping once the answers still being written reach their readers (one that takes nothing for a minute is cut); ${again}.\n`);
+    host.close().then(
+      () => {
+        process.stdout.write('Stopped.\n');
+        process.exit(0);
+      },
+      () => process.exit(1),
+    );
+  });
+}
+
+// Printed once the signals are handled: a signal sent on seeing it stops the host as Ctrl-C does.
 const pinned = config.demoApiKey !== undefined;
 process.stdout.write(
   `${[
@@ -54,32 +94,3 @@ process.stdout.write(
     '',
   ].join('\n')}\n`,
 );
-
-/**
- * A signal this soon after the first is the same Ctrl-C delivered twice: the terminal sends it
- * to the whole process group, and `npm start` passes its own on to its child.
- */
-const REPEAT_WITHIN_MS = 1_000;
-let closingSince: number | undefined;
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, () => {
-    if (closingSince !== undefined) {
-      if (Date.now() - closingSince < REPEAT_WITHIN_MS) return;
-      // A second signal stops at once: a request still running keeps its hold until the reconciler releases it, uncharged.
-      process.exit(1);
-    }
-    closingSince = Date.now();
-    const running = host.inFlight();
-    const again = `${signal === 'SIGINT' ? 'Ctrl-C' : signal} again stops at once`;
-    if (running > 0)
-      process.stdout.write(
-        `Stopping: ${running === 1 ? '1 request in flight finishes' : `${running} requests in flight finish`} first (${config.requestDeadlineMs / 1000} s at most), and answers go to their readers (one that takes nothing for a minute is cut); ${again}.\n`,
-      );
-    else if (host.answering() > 0)
-      process.stdout.write(`Stopping once the answers still being written reach their readers (one that takes nothing for a minute is cut); ${again}.\n`);
-    host.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  });
-}

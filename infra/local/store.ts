@@ -111,7 +111,8 @@ async function dataDirectoryFree(path) {
   // spent the SDK's retry quota, so that calls failed unretried.
   server.keepAliveTimeout = ${STORE_KEEP_ALIVE_MS};
   // The store checks no credentials, so no web page may reach it: requests named for this
-  // machine only (127.0.0.1, localhost, [::1], a name under .localhost, and host.docker.internal,
+  // machine only (127.0.0.1, localhost, [::1], a name under .localhost, 0.0.0.0, which connects to
+  // this machine and which an operator may write for it, and host.docker.internal,
   // Docker Desktop's name for it, which sam-local's containers call it by, and which no page's DNS
   // can claim; a page whose own name its DNS turned to 127.0.0.1 sends that name), and none a
   // page sends (an Origin, a CORS preflight, which dynalite would answer with
@@ -121,7 +122,7 @@ async function dataDirectoryFree(path) {
   server.removeAllListeners('request');
   server.on('request', (req, res) => {
     const host = String(req.headers.host || '').toLowerCase().replace(/:\\d+$/, '');
-    const local = host === '' || host === '127.0.0.1' || host === 'localhost' || host === '[::1]' || host.endsWith('.localhost') || host === 'host.docker.internal';
+    const local = host === '' || host === '127.0.0.1' || host === 'localhost' || host === '[::1]' || host.endsWith('.localhost') || host === '0.0.0.0' || host === 'host.docker.internal';
     if (local && req.headers.origin === undefined && req.method !== 'OPTIONS') {
       for (const handler of dynaliteHandlers) handler.call(server, req, res);
       return;

@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../shared/config.js';
 import { createStoreClient } from '../../shared/storage/dynamodb.js';
 import { LedgerRepository } from '../../shared/storage/ledger.js';
 import { awsError, startFakeAws } from '../support/fake-aws.js';
 import { startFakeHttp } from '../support/fake-http.js';
-import { runTs, startTs } from '../support/processes.js';
+import { ROOT, runTs, startTs } from '../support/processes.js';
 
 /** `npm start` and `npm run admin` as a user runs them: separate processes, talking over loopback. */
 let host: ChildProcess;
@@ -108,6 +108,52 @@ describe('npm start, then Ctrl-C', () => {
     expect(((await response.json()) as any).results[0].status).toBe('completed');
     expect((await exited)[0]).toBe(0);
     expect(started.stdout()).toContain('Stopping: 1 request in flight finishes first');
+  });
+});
+
+describe('npm start, then a signal to a process', () => {
+  it("stops as Ctrl-C does on SIGTERM to npm's own process: npm passes it on to the host (a shell between them had not, and the host had served on, orphaned)", async () => {
+    // Its own process group, so that whatever it leaves running is killed with it below.
+    const npm = spawn('npm', ['start'], {
+      cwd: ROOT,
+      env: { ...process.env, PORT: '0', DYNAMODB_PORT: '0', DEMO_CREDITS: '50' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    try {
+      let stdout = '';
+      await new Promise<void>((resolve, reject) => {
+        npm.stdout!.on('data', (chunk) => {
+          stdout += chunk;
+          if (/Admin CLI against this store:[\s\S]*\n\n/.test(stdout)) resolve();
+        });
+        npm.once('exit', (code) => reject(new Error(`npm start exited with ${code}: ${stdout}`)));
+      });
+      const base = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)![1]!;
+      // npm and the host write to the one pipe: it closes once both have exited.
+      const gone = once(npm.stdout!, 'close');
+      const exited = once(npm, 'exit');
+      npm.kill('SIGTERM');
+      // npm exits once its child has: nothing answers on the host's port then (an orphaned host had served on).
+      expect(await exited).toEqual([0, null]);
+      await expect(fetch(`${base}/api/v1/models`)).rejects.toThrow();
+      await gone;
+      expect(stdout).toMatch(/Stopped\.\n$/);
+    } finally {
+      try {
+        process.kill(-npm.pid!, 'SIGKILL');
+      } catch {
+        // All gone already.
+      }
+    }
+  });
+
+  it('stops as Ctrl-C does on SIGHUP, its terminal closed (it had ended at once)', async () => {
+    const started = await startTs('infra/local/main.ts', { PORT: '0', DYNAMODB_PORT: '0', DEMO_CREDITS: '50' }, /Admin CLI against this store:[\s\S]*\n\n/);
+    const exited = once(started.child, 'exit');
+    started.child.kill('SIGHUP');
+    expect(await exited).toEqual([0, null]);
+    expect(started.stdout()).toMatch(/Stopped\.\n$/);
   });
 });
 

@@ -290,7 +290,7 @@ describe('Local host: the embedded store reached in process', () => {
       expect(fromPage.body).not.toContain(env.tables.ledger);
     }
     // Docker Desktop's name for this machine, which sam-local's containers call it by (it had been refused).
-    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `host.docker.internal:${port}`])
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `0.0.0.0:${port}`, `host.docker.internal:${port}`])
       expect(JSON.parse((await listTables(host)).body).TableNames).toContain(env.tables.ledger);
   });
 

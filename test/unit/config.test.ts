@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MODELS } from '../../shared/catalog/models.js';
 import { ConfigError, loadConfig, MAX_CREDIT_RATE, MAX_REQUEST_USD, shownUrl } from '../../shared/config.js';
@@ -253,13 +254,32 @@ describe('Function: loadConfig', () => {
   });
 
   it('takes the largest values it allows', () => {
-    expect(loadConfig({ REQUEST_DEADLINE_MS: '296000', DEMO_CREDITS: '1e9', PORT: '65535', DYNAMODB_PORT: '65535', SSE_KEEPALIVE_MS: '300000' })).toMatchObject({
+    expect(loadConfig({ REQUEST_DEADLINE_MS: '296000', DEMO_CREDITS: '1e9', PORT: '65535', DYNAMODB_PORT: '65534', SSE_KEEPALIVE_MS: '300000' })).toMatchObject({
       requestDeadlineMs: 296_000,
       demoCredits: 1e9,
       port: 65_535,
-      dynamodbPort: 65_535,
+      dynamodbPort: 65_534,
       sseKeepAliveMs: 300_000,
     });
+  });
+
+  it('refuses PORT and DYNAMODB_PORT alike, naming both (it had been "port in use", the store holding it), but for 0, any free port', () => {
+    expect(() => loadConfig({ PORT: '7981', DYNAMODB_PORT: '7981' })).toThrow(
+      new ConfigError('PORT and DYNAMODB_PORT must differ (the API and the embedded store each listen on one), both are 7981'),
+    );
+    expect(loadConfig({ PORT: '0', DYNAMODB_PORT: '0' })).toMatchObject({ port: 0, dynamodbPort: 0 });
+  });
+
+  it.each([' ', ' /tmp/data', '/tmp/data '])(
+    'refuses GATEWAY_DATA_DIR=%j, blank or with spaces around it (a pasted space had put the store elsewhere, without a word)',
+    (value) => {
+      expect(() => loadConfig({ GATEWAY_DATA_DIR: value })).toThrow(/^GATEWAY_DATA_DIR must be a directory's path without spaces around it/);
+    },
+  );
+
+  it('reads GATEWAY_DATA_DIR as an absolute path, as the banner then prints it', () => {
+    expect(loadConfig({ GATEWAY_DATA_DIR: 'data/store' }).dataDir).toBe(resolve('data/store'));
+    expect(loadConfig({ GATEWAY_DATA_DIR: '/tmp/a b' }).dataDir).toBe('/tmp/a b');
   });
 });
 
