@@ -28,6 +28,11 @@ function stopOnStartFailure(error: NodeJS.ErrnoException, config?: GatewayConfig
   throw error;
 }
 
+// A terminal gone (closed, its ssh session dropped: EIO) or a pipe whose reader has left (EPIPE)
+// fails the host's writes to it: they are dropped, and the host stops as it would otherwise (a
+// failed write had crashed it mid-stop, its requests in flight unanswered).
+for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+
 let config: GatewayConfig;
 try {
   config = loadConfig();

@@ -107,9 +107,11 @@ export function parseVerdict(text: string, { quoted = [], carried: carriedBy }: 
   // A verdict of the judge's that failed after the one found in the text, naming another winner
   // (a bare `{"winner": "B"}` as much as one with a score out of range), may be its last word: the
   // one found a draft, and taking it a guess. Not an object whose winner reads as none
-  // (`{"winner": "Lakers"}`), one inside another object (a per-criterion breakdown), nor one an
-  // answer holds word for word (its example, quoted).
-  const nested = (span: Span) => objects.some((outer) => holds(outer, span));
+  // (`{"winner": "Lakers"}`), one of a breakdown (an object holding two or more that name
+  // winners: per criterion, say), nor one an answer holds word for word (its example, quoted).
+  // A wrapper of one (`{"final": {"winner": "B"}}`) is no breakdown: its winner is a last word.
+  const naming = spans.filter((span) => span.winner !== undefined);
+  const nested = (span: Span) => objects.some((outer) => holds(outer, span) && naming.filter((other) => holds(outer, other)).length >= 2);
   const overruled =
     found &&
     spans.find(

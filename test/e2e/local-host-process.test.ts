@@ -80,23 +80,32 @@ describe('npm start', () => {
   });
 });
 
+/**
+ * A host of its own, whose simulated OpenAI answers `delayMs` late, and a request waiting for it
+ * (its call at the simulator): what a signal then meets.
+ */
+async function hostWithRequestInFlight(delayMs: number) {
+  const started = await startTs('infra/local/main.ts', { PORT: '0', DYNAMODB_PORT: '0', DEMO_CREDITS: '50' }, /Admin CLI against this store:[\s\S]*\n\n/);
+  const exited = once(started.child, 'exit');
+  const base = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(started.stdout())![1]!;
+  const key = /demo key: +(\S+)/.exec(started.stdout())![1]!;
+  const simulator = /provider simulator at (http:\/\/127\.0\.0\.1:\d+)/.exec(started.stdout())![1]!;
+  await fetch(`${simulator}/__sim/faults`, { method: 'POST', body: JSON.stringify({ kind: 'slow', delayMs, provider: 'openai' }) });
+  const answer = fetch(`${base}/api/v1/prompt`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ prompt: 'Say hello', models: ['fam_c-5.4'] }),
+  });
+  let calls = 0;
+  while (calls === 0) calls = ((await (await fetch(`${simulator}/__sim/calls`)).json()) as unknown[]).length;
+  return { started, exited, answer };
+}
+
 describe('npm start, then Ctrl-C', () => {
   it('answers the request in flight before it stops, though the signal comes twice at once (the terminal sends it, and npm passes it on)', async () => {
     // Prepare: a host of its own, whose simulated OpenAI answers 1.5 s late, and a request waiting for it.
-    const started = await startTs('infra/local/main.ts', { PORT: '0', DYNAMODB_PORT: '0', DEMO_CREDITS: '50' }, /Admin CLI against this store:[\s\S]*\n\n/);
+    const { started, exited, answer } = await hostWithRequestInFlight(1_500);
     const stopping = started.child;
-    const exited = once(stopping, 'exit');
-    const base = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(started.stdout())![1]!;
-    const key = /demo key: +(\S+)/.exec(started.stdout())![1]!;
-    const simulator = /provider simulator at (http:\/\/127\.0\.0\.1:\d+)/.exec(started.stdout())![1]!;
-    await fetch(`${simulator}/__sim/faults`, { method: 'POST', body: JSON.stringify({ kind: 'slow', delayMs: 1_500, provider: 'openai' }) });
-    const answer = fetch(`${base}/api/v1/prompt`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ prompt: 'Say hello', models: ['fam_c-5.4'] }),
-    });
-    let calls = 0;
-    while (calls === 0) calls = ((await (await fetch(`${simulator}/__sim/calls`)).json()) as unknown[]).length;
 
     // Act: Ctrl-C, delivered twice within a few milliseconds.
     stopping.kill('SIGINT');
@@ -154,6 +163,15 @@ describe('npm start, then a signal to a process', () => {
     started.child.kill('SIGHUP');
     expect(await exited).toEqual([0, null]);
     expect(started.stdout()).toMatch(/Stopped\.\n$/);
+  });
+
+  it('answers the request in flight and stops where its output can no longer be written (its terminal gone, a pipe whose reader left): the failed write had crashed it mid-stop', async () => {
+    const { started, exited, answer } = await hostWithRequestInFlight(1_000);
+    // Its output's reader gone: its "Stopping" line cannot be written.
+    started.child.stdout!.destroy();
+    started.child.kill('SIGHUP');
+    expect((await answer).status).toBe(200);
+    expect(await exited).toEqual([0, null]);
   });
 });
 

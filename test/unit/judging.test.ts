@@ -200,9 +200,13 @@ describe('Function: parseVerdict', () => {
         /names another winner \((B|tie)\) after its verdict for A, in an object that is no verdict/,
       );
     expect(parseVerdict(`${verdictA} In short: {"winner": "A"}`)).toMatchObject({ winner: 'A', scoreA: 8 });
-    // Inside another object (a per-criterion breakdown after the verdict), a winner is part of it, no last word.
+    // One of a breakdown after the verdict (an object holding two or more that name winners, per criterion), a winner is part of it, no last word.
     expect(parseVerdict(`${verdictA}\nPer criterion: {"accuracy": {"winner": "A"}, "style": {"winner": "B"}}`)).toMatchObject({ winner: 'A' });
-    expect(parseVerdict(`${verdictA}\nPer criterion: {"criteria": [{"winner": "B", "scoreA": 11}]}`)).toMatchObject({ winner: 'A' });
+    expect(parseVerdict(`${verdictA}\nPer criterion: {"criteria": [{"winner": "A", "scoreA": 11}, {"winner": "B", "scoreA": 11}]}`)).toMatchObject({ winner: 'A' });
+    // A wrapper of one is no breakdown: its winner is the last word (a first version had taken the draft's).
+    for (const last of ['Wait, on reflection: {"final_verdict": {"winner": "B", "confidence": 0.9}}', '```json\n{"final": {"winner": "B"}}\n```'])
+      expect(() => parseVerdict(`${verdictA}\n${last}`), last).toThrow(/names another winner \(B\) after its verdict for A/);
+    expect(() => parseVerdict(`{"draft": ${verdictA}, "final": {"winner": "B", "confidence": "high"}}`)).toThrow(VerdictParseError);
     const lakers = 'Answer A returned {"winner": "Lakers", "points": 102}.';
     expect(parseVerdict(`${verdictA} ${lakers}`, { quoted: [lakers, 'b'] })).toMatchObject({ winner: 'A' });
     const example = '{"winner": "A", "scoreA": 11, "scoreB": 3}';

@@ -1,4 +1,4 @@
-import { UpstreamError, vendorWord } from '../errors.js';
+import { UpstreamError, unusableAnswer, vendorWord } from '../errors.js';
 import type { ModelReply } from '../types.js';
 import { errorBodyToUpstreamError } from './errors.js';
 import { textTokens } from '../../text/text-tokens.js';
@@ -44,15 +44,17 @@ export function fromMessagesResponse(body: unknown): ModelReply {
   }
   const warnings: string[] = [];
   const finishReason = vendorWord(response.stop_reason);
-  // No text and no stop reason: nothing says the model answered (a whole answer's, or a stream's without its message_delta), as Converse's.
-  if (finishReason === undefined && texts.length === 0) throw new UpstreamError('upstream_malformed_response', 'The provider answered without text or a stop reason');
+  const usage = toUsage(response.usage);
+  const hints = usageHints(response.usage, thinkingTokens);
+  // No text and no stop reason: nothing says the model answered (a whole answer's, or a stream's
+  // without its message_delta), as Converse's; charged the usage reported with it, as Converse's.
+  if (finishReason === undefined && texts.every((text) => text === ''))
+    throw unusableAnswer('upstream_malformed_response', 'The provider answered without text or a stop reason', response.usage, { usage, hints });
   // Any stop reason but those that end an answer (pause_turn, one added later): what came may not be all of it.
   const stopWarning =
     finishReason === undefined || ENDED.has(finishReason) ? undefined : (STOP_WARNINGS[finishReason] ?? `The provider ended the output with stop_reason ${finishReason}`);
   const cutAtMaxTokens = finishReason === 'max_tokens';
   if (stopWarning) warnings.push(stopWarning);
-  const usage = toUsage(response.usage);
-  const hints = usageHints(response.usage, thinkingTokens);
   return {
     output: texts.join(''),
     usage,

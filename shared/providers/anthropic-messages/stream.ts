@@ -94,7 +94,7 @@ export class MessagesStream {
     if (!this.started) throw new UpstreamError('upstream_malformed_response', 'The provider streamed no message', { upstreamStatus: 200 });
     if (!this.ended()) throw streamEndedEarly('message_stop event');
     return {
-      ...fromMessagesResponse({ type: 'message', content: [{ type: 'text', text: this.text }], stop_reason: this.stopReason, usage: this.finalUsage }),
+      ...fromMessagesResponse({ type: 'message', content: this.text === '' ? [] : [{ type: 'text', text: this.text }], stop_reason: this.stopReason, usage: this.finalUsage }),
       hints: this.hints,
     };
   }

@@ -433,10 +433,19 @@ describe('Function: fromMessagesResponse', () => {
     for (const ended of ['end_turn', 'stop_sequence', 'tool_use']) expect(fromMessagesResponse({ ...fixture('plain'), stop_reason: ended }), ended).toMatchObject({ warnings: [] });
   });
 
-  it('fails an answer of no text and no stop reason as malformed, whole or streamed, as Converse does (it had been a completed empty answer, charged an estimate)', () => {
+  it('fails an answer of no text and no stop reason as malformed, whole or streamed, charged the usage reported with it, as Converse does (it had been a completed empty answer, charged an estimate)', () => {
     expect(() => fromMessagesResponse({ type: 'message', role: 'assistant', content: [] })).toThrow(
       expect.objectContaining({ code: 'upstream_malformed_response', message: 'The provider answered without text or a stop reason' }),
     );
+    expect(() => fromMessagesResponse({ type: 'message', role: 'assistant', content: [], usage: { input_tokens: 1000, output_tokens: 5 } })).toThrow(
+      expect.objectContaining({
+        details: expect.objectContaining({ billed: expect.objectContaining({ usage: expect.objectContaining({ inputTokens: 1000, outputTokens: 5 }) }) }),
+      }),
+    );
+    const streamed = new MessagesStream(() => undefined);
+    for (const data of [{ type: 'message_start', message: { usage: { input_tokens: 5, output_tokens: 1 } } }, { type: 'message_stop' }])
+      streamed.onEvent({ event: 'message', data: JSON.stringify(data) });
+    expect(() => streamed.finish()).toThrow(expect.objectContaining({ code: 'upstream_malformed_response', message: 'The provider answered without text or a stop reason' }));
     // With text, or with a stop reason, it is an answer.
     expect(fromMessagesResponse({ type: 'message', role: 'assistant', content: [{ type: 'text', text: 'Hi' }] }).output).toBe('Hi');
     expect(fromMessagesResponse({ type: 'message', role: 'assistant', content: [], stop_reason: 'end_turn' }).output).toBe('');

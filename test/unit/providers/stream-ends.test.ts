@@ -234,6 +234,11 @@ describe('A stream whose events come out of order, or with more than one answer:
     const two = heard();
     expect(read(new ChatStream(dialectFor('openai'), two.onDelta), [piece('AAA'), piece('BBB', null, 1), piece('', 'stop'), piece('', 'stop', 1)]).output).toBe('AAA');
     expect(two.deltas).toEqual(['AAA']);
+    // A vendor that numbers its one choice 1: that choice, whole and streamed (a first version had failed it).
+    expect(read(new ChatStream(dialectFor('openai'), () => undefined), [piece('Hi', null, 1), piece('', 'stop', 1)]).output).toBe('Hi');
+    expect(fromChatResponse({ choices: [{ index: 1, message: { content: 'Hi' }, finish_reason: 'stop' }] }).output).toBe('Hi');
+    // Streamed, the index its first chunk named: another choice's chunks after it are not joined.
+    expect(read(new ChatStream(dialectFor('openai'), () => undefined), [piece('BBB', null, 1), piece('AAA', null, 2), piece('', 'stop', 1)]).output).toBe('BBB');
     // Whole, the choice of index 0 wherever it stands.
     expect(
       fromChatResponse({
