@@ -30,8 +30,13 @@ function stopOnStartFailure(error: NodeJS.ErrnoException, config?: GatewayConfig
 
 // A terminal gone (closed, its ssh session dropped: EIO) or a pipe whose reader has left (EPIPE)
 // fails the host's writes to it: they are dropped, and the host stops as it would otherwise (a
-// failed write had crashed it mid-stop, its requests in flight unanswered).
-for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+// failed write had crashed it mid-stop, its requests in flight unanswered). Any other failure (a
+// full disk under a redirected log) stops the host, as before: it would otherwise run unseen.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE' && error.code !== 'EIO') throw error;
+  });
+}
 
 let config: GatewayConfig;
 try {

@@ -78,7 +78,7 @@ export function parseVerdict(text: string, { quoted = [], carried: carriedBy }: 
   if (whole !== undefined && 'problem' in whole && whole.attempted) spans.push({ ...wholeSpan, ...whole });
   else if (whole !== undefined && 'verdict' in whole) spans.push({ ...wholeSpan, problem: QUOTED, winner: whole.verdict.winner, quoted: true });
   let found: (Candidate & { verdict: Verdict }) | undefined;
-  // Every object read as JSON, verdict or not: one inside another (a per-criterion breakdown) is part of it.
+  // Every object read as JSON, verdict or not (no array): what encloses a breakdown's members.
   const objects: Candidate[] = [];
   let budget = MAX_PARSED_CHARS;
   let tries = MAX_CANDIDATES;
@@ -93,7 +93,7 @@ export function parseVerdict(text: string, { quoted = [], carried: carriedBy }: 
     if (budget < 0 || tries-- === 0) break;
     const read = readVerdict(candidate.text);
     if (read === undefined) continue;
-    objects.push(candidate);
+    if (candidate.text.startsWith('{')) objects.push(candidate);
     if ('problem' in read) {
       lastProblem = read.problem;
       if (read.attempted) spans.push({ ...candidate, ...read });
@@ -107,11 +107,20 @@ export function parseVerdict(text: string, { quoted = [], carried: carriedBy }: 
   // A verdict of the judge's that failed after the one found in the text, naming another winner
   // (a bare `{"winner": "B"}` as much as one with a score out of range), may be its last word: the
   // one found a draft, and taking it a guess. Not an object whose winner reads as none
-  // (`{"winner": "Lakers"}`), one of a breakdown (an object holding two or more that name
-  // winners: per criterion, say), nor one an answer holds word for word (its example, quoted).
-  // A wrapper of one (`{"final": {"winner": "B"}}`) is no breakdown: its winner is a last word.
-  const naming = spans.filter((span) => span.winner !== undefined);
-  const nested = (span: Span) => objects.some((outer) => holds(outer, span) && naming.filter((other) => holds(outer, other)).length >= 2);
+  // (`{"winner": "Lakers"}`), one of a breakdown, nor one an answer holds word for word (its
+  // example, quoted). A breakdown: the members of an object (its values), or of an array among
+  // them, two or more of which name winners, one the verdict's (per criterion, say), the verdict
+  // itself not counted. A wrapper of one (`{"final": {"winner": "B"}}`), or of several that all
+  // name another, is none: a last word.
+  // Each enclosing object's members, read once (a judge's text may hold a thousand spans in one).
+  const membersOf = new Map<Candidate, Members | undefined>();
+  const nested = (span: Span) => {
+    let outer: Candidate | undefined;
+    for (const object of objects) if (holds(object, span) && (!outer || object.end - object.start < outer.end - outer.start)) outer = object;
+    if (outer === undefined) return false;
+    if (!membersOf.has(outer)) membersOf.set(outer, membersOfObject(outer.text, found!.text));
+    return inBreakdown(membersOf.get(outer), span.text, found!.verdict.winner);
+  };
   const overruled =
     found &&
     spans.find(
@@ -639,4 +648,50 @@ function toScore(value: unknown): number | undefined {
 /** Reasoning at most VERDICT_LIMITS.reasoningChars long, never cut inside a surrogate pair (a lone half is not valid UTF-8). */
 function cut(reasoning: string): string {
   return reasoning.length <= VERDICT_LIMITS.reasoningChars ? reasoning : `${cutWhole(reasoning, VERDICT_LIMITS.reasoningChars - 1)}…`;
+}
+
+/** An object's members as a breakdown reads them: its values, each as JSON (the verdict taken left out), and the winner each names. */
+interface Members {
+  values: { json: string; winner?: Verdict['winner']; elements?: Members['values'] }[];
+}
+
+function membersOfObject(outer: string, verdict: string): Members | undefined {
+  let value: unknown;
+  let taken: string;
+  try {
+    value = JSON.parse(outer);
+    taken = JSON.stringify(JSON.parse(verdict));
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const member = (v: unknown): Members['values'][number] => {
+    const json = JSON.stringify(v);
+    if (typeof v !== 'object' || v === null || json === taken) return { json };
+    if (Array.isArray(v)) return { json, elements: v.map(member) };
+    const read = toVerdict(v);
+    const winner = 'verdict' in read ? read.verdict.winner : read.winner;
+    return winner === undefined ? { json } : { json, winner };
+  };
+  return { values: Object.values(value).map(member) };
+}
+
+/**
+ * Whether `span` (an object's JSON) is one of a breakdown among `members`: the object's values, or
+ * the elements of an array among them, that hold it, two or more of which name winners, one of
+ * them `winner` (the verdict's).
+ */
+function inBreakdown(members: Members | undefined, span: string, winner: Verdict['winner']): boolean {
+  if (!members) return false;
+  let own: string;
+  try {
+    own = JSON.stringify(JSON.parse(span));
+  } catch {
+    return false;
+  }
+  const siblings = members.values.some((value) => value.json === own)
+    ? members.values
+    : members.values.find((value) => value.elements?.some((element) => element.json === own))?.elements;
+  const winners = (siblings ?? []).flatMap((sibling) => (sibling.winner === undefined ? [] : [sibling.winner]));
+  return winners.length >= 2 && winners.includes(winner);
 }

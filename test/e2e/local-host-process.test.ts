@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
+import { closeSync, openSync } from 'node:fs';
 import { once } from 'node:events';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { loadConfig } from '../../shared/config.js';
 import { createStoreClient } from '../../shared/storage/dynamodb.js';
 import { LedgerRepository } from '../../shared/storage/ledger.js';
@@ -172,6 +173,25 @@ describe('npm start, then a signal to a process', () => {
     started.child.kill('SIGHUP');
     expect((await answer).status).toBe(200);
     expect(await exited).toEqual([0, null]);
+  });
+});
+
+describe('npm start whose output cannot be written', () => {
+  it('stops, where its output fails for another reason than a reader gone (a full disk under a redirected log): it would otherwise run unseen, its banner and demo key never shown', async () => {
+    const full = openSync('/dev/full', 'w');
+    const child = spawn(process.execPath, ['--import', 'tsx', 'infra/local/main.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, PORT: '0', DYNAMODB_PORT: '0' },
+      stdio: ['ignore', full, 'pipe'],
+    });
+    closeSync(full);
+    // Should it run on (the failure this test is about), it is not left running.
+    onTestFinished(() => void child.kill('SIGKILL'));
+    let stderr = '';
+    child.stderr!.on('data', (chunk) => (stderr += chunk));
+    const [code] = await once(child, 'exit');
+    expect(code).not.toBe(0);
+    expect(stderr).toContain('ENOSPC');
   });
 });
 

@@ -207,6 +207,22 @@ describe('Function: parseVerdict', () => {
     for (const last of ['Wait, on reflection: {"final_verdict": {"winner": "B", "confidence": 0.9}}', '```json\n{"final": {"winner": "B"}}\n```'])
       expect(() => parseVerdict(`${verdictA}\n${last}`), last).toThrow(/names another winner \(B\) after its verdict for A/);
     expect(() => parseVerdict(`{"draft": ${verdictA}, "final": {"winner": "B", "confidence": "high"}}`)).toThrow(VerdictParseError);
+    // A breakdown is an object's own members, one of them the verdict's winner: a final word beside a breakdown, or a wrapper of several that all name another, is a last word (a second version had let the draft stand).
+    for (const last of [
+      'On reflection: {"criteria": {"accuracy": {"winner": "A"}, "style": {"winner": "A"}}, "final": {"winner": "B"}}',
+      'On reflection: {"criteria": {"accuracy": {"winner": "A"}}, "final_verdict": {"winner": "B"}}',
+      'Revised: {"criteria": [{"name":"accuracy","winner":"A"},{"name":"style","winner":"A"}], "overall": {"winner": "B", "scoreA": 4, "scoreB": 11}}',
+    ])
+      expect(() => parseVerdict(`${verdictA}\n${last}`), last).toThrow(/names another winner \(B\)/);
+    for (const whole of [
+      `{"verdict": ${verdictA}, "criteria": {"accuracy":{"winner":"A"},"style":{"winner":"A"}}, "final": {"winner":"B"}}`,
+      `{"draft": ${verdictA}, "final": {"winner":"B"}, "confirmed": {"winner":"B"}}`,
+    ])
+      expect(() => parseVerdict(whole), whole).toThrow(VerdictParseError);
+    // An array of criteria is no enclosing object, fenced or in prose alike (a fenced one had been).
+    const array = '[{"criterion":"accuracy","winner":"A"},{"criterion":"style","winner":"B"}]';
+    expect(() => parseVerdict(`${verdictA}\nPer criterion: ${array}`)).toThrow(/names another winner \(B\)/);
+    expect(() => parseVerdict(`${verdictA}\n\`\`\`json\n${array}\n\`\`\``)).toThrow(/names another winner \(B\)/);
     const lakers = 'Answer A returned {"winner": "Lakers", "points": 102}.';
     expect(parseVerdict(`${verdictA} ${lakers}`, { quoted: [lakers, 'b'] })).toMatchObject({ winner: 'A' });
     const example = '{"winner": "A", "scoreA": 11, "scoreB": 3}';

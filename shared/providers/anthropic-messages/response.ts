@@ -4,6 +4,7 @@ import { errorBodyToUpstreamError } from './errors.js';
 import { textTokens } from '../../text/text-tokens.js';
 import { toUsage, usageHints } from './usage.js';
 import type { AnthropicUsage } from './usage.js';
+import { isBlank } from '../../text/characters.js';
 
 interface MessagesResponse {
   type?: unknown;
@@ -24,8 +25,9 @@ const ENDED: ReadonlySet<string> = new Set(['end_turn', 'stop_sequence', 'tool_u
 /**
  * A Messages API answer as the gateway's reply: the `text` blocks joined (thinking and
  * redacted thinking are not output); usage dropped when absent or inconsistent.
+ * `streamedThinkingTokens`: a stream's thinking, counted as it came (its text not kept).
  */
-export function fromMessagesResponse(body: unknown): ModelReply {
+export function fromMessagesResponse(body: unknown, streamedThinkingTokens = 0): ModelReply {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new UpstreamError('upstream_malformed_response', 'The provider answered without a message');
   }
@@ -45,10 +47,10 @@ export function fromMessagesResponse(body: unknown): ModelReply {
   const warnings: string[] = [];
   const finishReason = vendorWord(response.stop_reason);
   const usage = toUsage(response.usage);
-  const hints = usageHints(response.usage, thinkingTokens);
+  const hints = usageHints(response.usage, thinkingTokens + streamedThinkingTokens);
   // No text and no stop reason: nothing says the model answered (a whole answer's, or a stream's
   // without its message_delta), as Converse's; charged the usage reported with it, as Converse's.
-  if (finishReason === undefined && texts.every((text) => text === ''))
+  if (finishReason === undefined && texts.every(isBlank))
     throw unusableAnswer('upstream_malformed_response', 'The provider answered without text or a stop reason', response.usage, { usage, hints });
   // Any stop reason but those that end an answer (pause_turn, one added later): what came may not be all of it.
   const stopWarning =

@@ -94,7 +94,11 @@ export class MessagesStream {
     if (!this.started) throw new UpstreamError('upstream_malformed_response', 'The provider streamed no message', { upstreamStatus: 200 });
     if (!this.ended()) throw streamEndedEarly('message_stop event');
     return {
-      ...fromMessagesResponse({ type: 'message', content: this.text === '' ? [] : [{ type: 'text', text: this.text }], stop_reason: this.stopReason, usage: this.finalUsage }),
+      // Its thinking streamed counts, should the usage not be believed, as a whole answer's thinking blocks do (on failure too).
+      ...fromMessagesResponse(
+        { type: 'message', content: this.text === '' ? [] : [{ type: 'text', text: this.text }], stop_reason: this.stopReason, usage: this.finalUsage },
+        this.thinkingTokens,
+      ),
       hints: this.hints,
     };
   }

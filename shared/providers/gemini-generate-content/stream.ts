@@ -59,8 +59,6 @@ export class GenerateContentStream {
   /** The count with the most output (candidates and thoughts) of those it carried, and that output. */
   private most: { metadata: UsageMetadata; outputTokens: number } | undefined;
   private finished = false;
-  /** The index of the candidate read, once a chunk named one: the others' are not the answer. */
-  private candidateIndex: unknown;
 
   constructor(private readonly onDelta: (text: string) => void) {}
 
@@ -69,9 +67,7 @@ export class GenerateContentStream {
     if (chunk.error !== undefined && chunk.error !== null) throw errorInAnswer(chunk.error);
     this.chunks++;
     if (chunk.promptFeedback !== undefined) this.promptFeedback = chunk.promptFeedback;
-    const candidate = Array.isArray(chunk.candidates) ? firstChoice(chunk.candidates, this.candidateIndex) : undefined;
-    this.candidateIndex ??= candidate?.index ?? undefined;
-    this.readCandidate(candidate);
+    this.readCandidate(Array.isArray(chunk.candidates) ? firstChoice(chunk.candidates) : undefined);
     // The count covers this chunk's own parts, where it counts them: a running one of the
     // prompt alone (Gemini's early chunks) covers none of the text that came, and a stopped
     // stream's estimate says why it has no usage, not that this one counted no output; one that

@@ -51,7 +51,10 @@ export function fromChatResponse(body: unknown, dialect: ChatDialect = dialectFo
   if (!choice) {
     // Some vendors put an error body behind a 200.
     const message = response.error === undefined ? undefined : vendorMessage(response);
-    throw new UpstreamError(message ? 'upstream_error' : 'upstream_malformed_response', message ?? 'The provider answered without a message');
+    if (message) throw new UpstreamError('upstream_error', message);
+    // No choice the gateway asked for (none, or only one numbered otherwise): charged the usage reported with it, as a stream's is.
+    const reported = response.usage ?? response.x_groq?.usage;
+    throw unusableAnswer('upstream_malformed_response', 'The provider answered without a message', reported, { usage: toUsage(reported, dialect) });
   }
   const warnings: string[] = [];
   const finishReason = vendorWord(choice.finish_reason);

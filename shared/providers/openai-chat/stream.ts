@@ -29,8 +29,6 @@ export class ChatStream {
   private readonly text: InlineThinkingFilter;
   private refusal = '';
   private finishReason: unknown;
-  /** The index of the choice read, once a chunk named one: the others' are not the answer. */
-  private choiceIndex: unknown;
   private usage: ChatUsage | undefined;
   private chunks = 0;
   private done = false;
@@ -62,9 +60,8 @@ export class ChatStream {
     const usage = chunk.usage ?? chunk.x_groq?.usage;
     if (usage) this.usage = usage;
     // The first choice only (a vendor asked for one may send more, each by its index), and nothing of it after its finish_reason.
-    const choice = this.finishReason === undefined && Array.isArray(chunk.choices) ? firstChoice(chunk.choices, this.choiceIndex) : undefined;
+    const choice = this.finishReason === undefined && Array.isArray(chunk.choices) ? firstChoice(chunk.choices) : undefined;
     if (choice) {
-      this.choiceIndex ??= choice.index ?? undefined;
       const piece = textOf(choice.delta?.content);
       if (piece !== undefined) {
         this.contentSent = true;

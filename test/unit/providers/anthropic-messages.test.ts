@@ -446,6 +446,27 @@ describe('Function: fromMessagesResponse', () => {
     for (const data of [{ type: 'message_start', message: { usage: { input_tokens: 5, output_tokens: 1 } } }, { type: 'message_stop' }])
       streamed.onEvent({ event: 'message', data: JSON.stringify(data) });
     expect(() => streamed.finish()).toThrow(expect.objectContaining({ code: 'upstream_malformed_response', message: 'The provider answered without text or a stop reason' }));
+    // Whitespace is no text either (it had completed where an empty text failed).
+    expect(() => fromMessagesResponse({ type: 'message', role: 'assistant', content: [{ type: 'text', text: ' \n' }] })).toThrow(
+      expect.objectContaining({ code: 'upstream_malformed_response' }),
+    );
+    // Streamed, its thinking counts toward the estimate its billed usage may need, as a whole answer's thinking blocks do (it had been dropped).
+    const thinking = new MessagesStream(() => undefined);
+    for (const data of [
+      { type: 'message_start', message: { usage: { input_tokens: 20, output_tokens: 1 } } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'Weighing it. '.repeat(500) } },
+      { type: 'message_delta', delta: { stop_reason: null }, usage: { output_tokens: 3 } },
+      { type: 'message_stop' },
+    ])
+      thinking.onEvent({ event: 'message', data: JSON.stringify(data) });
+    let billed: unknown;
+    try {
+      thinking.finish();
+    } catch (error) {
+      billed = (error as { details?: { billed?: unknown } }).details?.billed;
+    }
+    expect(billed).toMatchObject({ hints: { unseenOutputTokens: expect.any(Number) } });
+    expect((billed as { hints: { unseenOutputTokens: number } }).hints.unseenOutputTokens).toBeGreaterThan(1000);
     // With text, or with a stop reason, it is an answer.
     expect(fromMessagesResponse({ type: 'message', role: 'assistant', content: [{ type: 'text', text: 'Hi' }] }).output).toBe('Hi');
     expect(fromMessagesResponse({ type: 'message', role: 'assistant', content: [], stop_reason: 'end_turn' }).output).toBe('');

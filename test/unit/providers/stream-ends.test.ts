@@ -234,11 +234,21 @@ describe('A stream whose events come out of order, or with more than one answer:
     const two = heard();
     expect(read(new ChatStream(dialectFor('openai'), two.onDelta), [piece('AAA'), piece('BBB', null, 1), piece('', 'stop'), piece('', 'stop', 1)]).output).toBe('AAA');
     expect(two.deltas).toEqual(['AAA']);
-    // A vendor that numbers its one choice 1: that choice, whole and streamed (a first version had failed it).
-    expect(read(new ChatStream(dialectFor('openai'), () => undefined), [piece('Hi', null, 1), piece('', 'stop', 1)]).output).toBe('Hi');
-    expect(fromChatResponse({ choices: [{ index: 1, message: { content: 'Hi' }, finish_reason: 'stop' }] }).output).toBe('Hi');
-    // Streamed, the index its first chunk named: another choice's chunks after it are not joined.
-    expect(read(new ChatStream(dialectFor('openai'), () => undefined), [piece('BBB', null, 1), piece('AAA', null, 2), piece('', 'stop', 1)]).output).toBe('BBB');
+    // Index 0's, though another's chunk comes first (a second version had kept to the first index named).
+    expect(read(new ChatStream(dialectFor('openai'), () => undefined), [piece('ONE ', null, 1), piece('ZERO', null, 0), piece('', 'stop', 0), piece('', 'stop', 1)]).output).toBe(
+      'ZERO',
+    );
+    // A vendor that numbers its only choice 1 answered none the gateway asked for: malformed, whole and streamed alike, charged the usage it reported.
+    const usage = { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 };
+    expect(() => fromChatResponse({ choices: [{ index: 1, message: { content: 'Hi' }, finish_reason: 'stop' }], usage })).toThrow(
+      expect.objectContaining({
+        code: 'upstream_malformed_response',
+        details: expect.objectContaining({ billed: expect.objectContaining({ usage: expect.objectContaining({ inputTokens: 5 }) }) }),
+      }),
+    );
+    expect(() => read(new ChatStream(dialectFor('openai'), () => undefined), [piece('Hi', null, 1), piece('', 'stop', 1), { choices: [], usage }, '[DONE]'])).toThrow(
+      expect.objectContaining({ code: 'upstream_malformed_response', details: expect.objectContaining({ billed: expect.anything() }) }),
+    );
     // Whole, the choice of index 0 wherever it stands.
     expect(
       fromChatResponse({
@@ -260,6 +270,7 @@ describe('A stream whose events come out of order, or with more than one answer:
     expect(reply).not.toHaveProperty('cutShort');
     expect(late.deltas).toEqual(['Hel', 'lo']);
     expect(read(new GenerateContentStream(() => undefined), [text('AAA', undefined, 0), text('BBB', undefined, 1), text('', 'STOP', 0)]).output).toBe('AAA');
+    expect(read(new GenerateContentStream(() => undefined), [text('ONE ', undefined, 1), text('ZERO', undefined, 0), text('', 'STOP', 0)]).output).toBe('ZERO');
   });
 
   it('Anthropic Messages: text after the stop reason is dropped, and the first stop reason stands', () => {
