@@ -113,7 +113,7 @@ export function parseVerdict(text: string, { quoted = [], carried: carriedBy }: 
   // itself not counted. A wrapper of one (`{"final": {"winner": "B"}}`), or of several that all
   // name another, is none: a last word.
   // Each enclosing object's members, read once (a judge's text may hold a thousand spans in one).
-  const membersOf = new Map<Candidate, Members | undefined>();
+  const membersOf = new Map<Candidate, Member[] | undefined>();
   const nested = (span: Span) => {
     let outer: Candidate | undefined;
     for (const object of objects) if (holds(object, span) && (!outer || object.end - object.start < outer.end - outer.start)) outer = object;
@@ -650,38 +650,50 @@ function cut(reasoning: string): string {
   return reasoning.length <= VERDICT_LIMITS.reasoningChars ? reasoning : `${cutWhole(reasoning, VERDICT_LIMITS.reasoningChars - 1)}…`;
 }
 
-/** An object's members as a breakdown reads them: its values, each as JSON (the verdict taken left out), and the winner each names. */
-interface Members {
-  values: { json: string; winner?: Verdict['winner']; elements?: Members['values'] }[];
-}
+/** Keys of a member that is a final word, never one criterion of a breakdown (`"overall": {"winner": "B"}`). */
+const FINAL_WORD_KEY = /^(overall|final|verdict|result|decision|conclusion|winner|summary)/;
 
-function membersOfObject(outer: string, verdict: string): Members | undefined {
-  let value: unknown;
-  let taken: string;
-  try {
-    value = JSON.parse(outer);
-    taken = JSON.stringify(JSON.parse(verdict));
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  const member = (v: unknown): Members['values'][number] => {
-    const json = JSON.stringify(v);
-    if (typeof v !== 'object' || v === null || json === taken) return { json };
-    if (Array.isArray(v)) return { json, elements: v.map(member) };
-    const read = toVerdict(v);
-    const winner = 'verdict' in read ? read.verdict.winner : read.winner;
-    return winner === undefined ? { json } : { json, winner };
-  };
-  return { values: Object.values(value).map(member) };
+/**
+ * A member of an object as a breakdown reads it: its JSON, whether its key reads as a final word,
+ * and the winner it names; an array's elements one level down, no further.
+ */
+interface Member {
+  json: string;
+  final?: true;
+  winner?: Verdict['winner'];
+  elements?: Member[];
 }
 
 /**
- * Whether `span` (an object's JSON) is one of a breakdown among `members`: the object's values, or
- * the elements of an array among them, that hold it, two or more of which name winners, one of
- * them `winner` (the verdict's).
+ * An object's members (its values; the verdict taken left out), read once: undefined where they
+ * cannot be (JSON nested too deep to serialise again: no breakdown, the rule then applies).
  */
-function inBreakdown(members: Members | undefined, span: string, winner: Verdict['winner']): boolean {
+function membersOfObject(outer: string, verdict: string): Member[] | undefined {
+  try {
+    const value: unknown = JSON.parse(outer);
+    const taken = JSON.stringify(JSON.parse(verdict));
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+    const member = (v: unknown, elements: boolean): Member => {
+      const json = JSON.stringify(v);
+      if (typeof v !== 'object' || v === null || json === taken) return { json };
+      if (Array.isArray(v)) return elements ? { json, elements: v.map((element) => member(element, false)) } : { json };
+      const read = toVerdict(v);
+      const winner = 'verdict' in read ? read.verdict.winner : read.winner;
+      return winner === undefined ? { json } : { json, winner };
+    };
+    return Object.entries(value).map(([key, v]) => ({ ...member(v, true), ...(FINAL_WORD_KEY.test(normalKey(key)) ? { final: true as const } : {}) }));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether `span` (an object's JSON) is one criterion of a breakdown among `members`: the object's
+ * values, or the elements of an array among them, that hold it, two or more of which name winners
+ * (a member whose key reads as a final word is none), and not all another than the verdict's
+ * `winner`: one of them is the verdict's, or, for a tie, they differ.
+ */
+function inBreakdown(members: Member[] | undefined, span: string, winner: Verdict['winner']): boolean {
   if (!members) return false;
   let own: string;
   try {
@@ -689,9 +701,10 @@ function inBreakdown(members: Members | undefined, span: string, winner: Verdict
   } catch {
     return false;
   }
-  const siblings = members.values.some((value) => value.json === own)
-    ? members.values
-    : members.values.find((value) => value.elements?.some((element) => element.json === own))?.elements;
-  const winners = (siblings ?? []).flatMap((sibling) => (sibling.winner === undefined ? [] : [sibling.winner]));
-  return winners.length >= 2 && winners.includes(winner);
+  // Found by its JSON: where a final word reads the same as a criterion (`{"winner": "B"}` twice), it is taken for the final word.
+  const direct = members.filter((member) => member.json === own);
+  if (direct.some((member) => member.final)) return false;
+  const siblings = direct.length > 0 ? members : members.find((member) => member.elements?.some((element) => element.json === own))?.elements;
+  const winners = (siblings ?? []).flatMap((sibling) => (sibling.winner === undefined || sibling.final ? [] : [sibling.winner]));
+  return winners.length >= 2 && (winners.includes(winner) || (winner === 'tie' && new Set(winners).size > 1));
 }

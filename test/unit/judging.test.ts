@@ -219,6 +219,13 @@ describe('Function: parseVerdict', () => {
       `{"draft": ${verdictA}, "final": {"winner":"B"}, "confirmed": {"winner":"B"}}`,
     ])
       expect(() => parseVerdict(whole), whole).toThrow(VerdictParseError);
+    // A member whose key reads as a final word is no criterion; a tie's breakdown is one whose criteria differ (a third version had failed it).
+    expect(() => parseVerdict(`Draft: ${verdictA}\nOn reflection: {"accuracy":{"winner":"A"},"style":{"winner":"B"},"overall":{"winner":"B"}}`)).toThrow(
+      /names another winner \(B\)/,
+    );
+    expect(parseVerdict('{"reasoning":"even","scoreA":7,"scoreB":7,"winner":"tie"}\n{"accuracy":{"winner":"A"},"clarity":{"winner":"B"}}')).toMatchObject({ winner: 'tie' });
+    // Nested too deep to read again (a judge's text of brackets), no breakdown: the rule holds, and nothing throws but a failed verdict (a RangeError had left the call uncharged).
+    expect(() => parseVerdict(`${verdictA}\n{"x":${'['.repeat(5000)}${']'.repeat(5000)},"y":{"winner":"B"}}`)).toThrow(VerdictParseError);
     // An array of criteria is no enclosing object, fenced or in prose alike (a fenced one had been).
     const array = '[{"criterion":"accuracy","winner":"A"},{"criterion":"style","winner":"B"}]';
     expect(() => parseVerdict(`${verdictA}\nPer criterion: ${array}`)).toThrow(/names another winner \(B\)/);
