@@ -78,8 +78,6 @@ export function parseVerdict(text: string, { quoted = [], carried: carriedBy }: 
   if (whole !== undefined && 'problem' in whole && whole.attempted) spans.push({ ...wholeSpan, ...whole });
   else if (whole !== undefined && 'verdict' in whole) spans.push({ ...wholeSpan, problem: QUOTED, winner: whole.verdict.winner, quoted: true });
   let found: (Candidate & { verdict: Verdict }) | undefined;
-  // Every object read as JSON, verdict or not (no array): what encloses a breakdown's members.
-  const objects: Candidate[] = [];
   let budget = MAX_PARSED_CHARS;
   let tries = MAX_CANDIDATES;
   const skipped = { tooLong: false };
@@ -93,7 +91,6 @@ export function parseVerdict(text: string, { quoted = [], carried: carriedBy }: 
     if (budget < 0 || tries-- === 0) break;
     const read = readVerdict(candidate.text);
     if (read === undefined) continue;
-    if (candidate.text.startsWith('{')) objects.push(candidate);
     if ('problem' in read) {
       lastProblem = read.problem;
       if (read.attempted) spans.push({ ...candidate, ...read });
@@ -105,32 +102,17 @@ export function parseVerdict(text: string, { quoted = [], carried: carriedBy }: 
     else if (read.verdict.winner !== found.verdict.winner) throw new VerdictParseError("The judge's answer holds verdicts that name different winners: none is taken");
   }
   // A verdict of the judge's that failed after the one found in the text, naming another winner
-  // (a bare `{"winner": "B"}` as much as one with a score out of range), may be its last word: the
-  // one found a draft, and taking it a guess. Not an object whose winner reads as none
-  // (`{"winner": "Lakers"}`), one of a breakdown, nor one an answer holds word for word (its
-  // example, quoted). A breakdown: the members of an object (its values), or of an array among
-  // them, two or more of which name winners, one the verdict's (per criterion, say), the verdict
-  // itself not counted. A wrapper of one (`{"final": {"winner": "B"}}`), or of several that all
-  // name another, is none: a last word.
-  // Each enclosing object's members, read once (a judge's text may hold a thousand spans in one).
-  const membersOf = new Map<Candidate, Member[] | undefined>();
-  const nested = (span: Span) => {
-    let outer: Candidate | undefined;
-    for (const object of objects) if (holds(object, span) && (!outer || object.end - object.start < outer.end - outer.start)) outer = object;
-    if (outer === undefined) return false;
-    if (!membersOf.has(outer)) membersOf.set(outer, membersOfObject(outer.text, found!.text));
-    return inBreakdown(membersOf.get(outer), span.text, found!.verdict.winner);
-  };
+  // (a bare `{"winner": "B"}` as much as one with a score out of range, alone, in a wrapper or as
+  // one criterion of a breakdown), may be its last word: the one found a draft, and taking it a
+  // guess. Not an object whose winner reads as none (`{"winner": "Lakers"}`), nor one an answer
+  // holds word for word (its example, quoted). A breakdown belongs inside the verdict, where it is
+  // part of it: after it, which object is a criterion and which a last word, no rule tells
+  // reliably (keys, nesting and the winners beside it each mislead somewhere).
   const overruled =
     found &&
     spans.find(
       (span) =>
-        !span.quoted &&
-        span.winner !== undefined &&
-        span.winner !== found.verdict.winner &&
-        span.start >= found.end &&
-        !nested(span) &&
-        !quoted.some((answer) => inAnswer(answer, span.text)),
+        !span.quoted && span.winner !== undefined && span.winner !== found.verdict.winner && span.start >= found.end && !quoted.some((answer) => inAnswer(answer, span.text)),
     );
   if (overruled) {
     throw new VerdictParseError(
@@ -648,63 +630,4 @@ function toScore(value: unknown): number | undefined {
 /** Reasoning at most VERDICT_LIMITS.reasoningChars long, never cut inside a surrogate pair (a lone half is not valid UTF-8). */
 function cut(reasoning: string): string {
   return reasoning.length <= VERDICT_LIMITS.reasoningChars ? reasoning : `${cutWhole(reasoning, VERDICT_LIMITS.reasoningChars - 1)}…`;
-}
-
-/** Keys of a member that is a final word, never one criterion of a breakdown (`"overall": {"winner": "B"}`). */
-const FINAL_WORD_KEY = /^(overall|final|verdict|result|decision|conclusion|winner|summary)/;
-
-/**
- * A member of an object as a breakdown reads it: its JSON, whether its key reads as a final word,
- * and the winner it names; an array's elements one level down, no further.
- */
-interface Member {
-  json: string;
-  final?: true;
-  winner?: Verdict['winner'];
-  elements?: Member[];
-}
-
-/**
- * An object's members (its values; the verdict taken left out), read once: undefined where they
- * cannot be (JSON nested too deep to serialise again: no breakdown, the rule then applies).
- */
-function membersOfObject(outer: string, verdict: string): Member[] | undefined {
-  try {
-    const value: unknown = JSON.parse(outer);
-    const taken = JSON.stringify(JSON.parse(verdict));
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-    const member = (v: unknown, elements: boolean): Member => {
-      const json = JSON.stringify(v);
-      if (typeof v !== 'object' || v === null || json === taken) return { json };
-      if (Array.isArray(v)) return elements ? { json, elements: v.map((element) => member(element, false)) } : { json };
-      const read = toVerdict(v);
-      const winner = 'verdict' in read ? read.verdict.winner : read.winner;
-      return winner === undefined ? { json } : { json, winner };
-    };
-    return Object.entries(value).map(([key, v]) => ({ ...member(v, true), ...(FINAL_WORD_KEY.test(normalKey(key)) ? { final: true as const } : {}) }));
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Whether `span` (an object's JSON) is one criterion of a breakdown among `members`: the object's
- * values, or the elements of an array among them, that hold it, two or more of which name winners
- * (a member whose key reads as a final word is none), and not all another than the verdict's
- * `winner`: one of them is the verdict's, or, for a tie, they differ.
- */
-function inBreakdown(members: Member[] | undefined, span: string, winner: Verdict['winner']): boolean {
-  if (!members) return false;
-  let own: string;
-  try {
-    own = JSON.stringify(JSON.parse(span));
-  } catch {
-    return false;
-  }
-  // Found by its JSON: where a final word reads the same as a criterion (`{"winner": "B"}` twice), it is taken for the final word.
-  const direct = members.filter((member) => member.json === own);
-  if (direct.some((member) => member.final)) return false;
-  const siblings = direct.length > 0 ? members : members.find((member) => member.elements?.some((element) => element.json === own))?.elements;
-  const winners = (siblings ?? []).flatMap((sibling) => (sibling.winner === undefined || sibling.final ? [] : [sibling.winner]));
-  return winners.length >= 2 && (winners.includes(winner) || (winner === 'tie' && new Set(winners).size > 1));
 }

@@ -200,36 +200,30 @@ describe('Function: parseVerdict', () => {
         /names another winner \((B|tie)\) after its verdict for A, in an object that is no verdict/,
       );
     expect(parseVerdict(`${verdictA} In short: {"winner": "A"}`)).toMatchObject({ winner: 'A', scoreA: 8 });
-    // One of a breakdown after the verdict (an object holding two or more that name winners, per criterion), a winner is part of it, no last word.
-    expect(parseVerdict(`${verdictA}\nPer criterion: {"accuracy": {"winner": "A"}, "style": {"winner": "B"}}`)).toMatchObject({ winner: 'A' });
-    expect(parseVerdict(`${verdictA}\nPer criterion: {"criteria": [{"winner": "A", "scoreA": 11}, {"winner": "B", "scoreA": 11}]}`)).toMatchObject({ winner: 'A' });
-    // A wrapper of one is no breakdown: its winner is the last word (a first version had taken the draft's).
-    for (const last of ['Wait, on reflection: {"final_verdict": {"winner": "B", "confidence": 0.9}}', '```json\n{"final": {"winner": "B"}}\n```'])
-      expect(() => parseVerdict(`${verdictA}\n${last}`), last).toThrow(/names another winner \(B\) after its verdict for A/);
-    expect(() => parseVerdict(`{"draft": ${verdictA}, "final": {"winner": "B", "confidence": "high"}}`)).toThrow(VerdictParseError);
-    // A breakdown is an object's own members, one of them the verdict's winner: a final word beside a breakdown, or a wrapper of several that all name another, is a last word (a second version had let the draft stand).
+    // After the verdict, an object naming another winner is a last word wherever it stands: alone, in a wrapper, beside a breakdown
+    // or as one criterion of it (a breakdown belongs inside the verdict; rules that told criteria from last words each took a judge's
+    // last word for a criterion somewhere), in prose, fenced or in a whole-JSON answer, after a verdict for A or a tie.
     for (const last of [
+      'Per criterion: {"accuracy": {"winner": "A"}, "style": {"winner": "B"}}',
+      'Wait, on reflection: {"final_verdict": {"winner": "B", "confidence": 0.9}}',
+      '```json\n{"final": {"winner": "B"}}\n```',
       'On reflection: {"criteria": {"accuracy": {"winner": "A"}, "style": {"winner": "A"}}, "final": {"winner": "B"}}',
-      'On reflection: {"criteria": {"accuracy": {"winner": "A"}}, "final_verdict": {"winner": "B"}}',
       'Revised: {"criteria": [{"name":"accuracy","winner":"A"},{"name":"style","winner":"A"}], "overall": {"winner": "B", "scoreA": 4, "scoreB": 11}}',
+      'On reflection: {"accuracy":{"winner":"A"},"style":{"winner":"B"},"overall":{"winner":"B"}}',
+      'Per criterion: [{"criterion":"accuracy","winner":"A"},{"criterion":"style","winner":"B"}]',
     ])
-      expect(() => parseVerdict(`${verdictA}\n${last}`), last).toThrow(/names another winner \(B\)/);
+      expect(() => parseVerdict(`${verdictA}\n${last}`), last).toThrow(/names another winner \(B\) after its verdict for A/);
     for (const whole of [
+      `{"draft": ${verdictA}, "final": {"winner": "B", "confidence": "high"}}`,
       `{"verdict": ${verdictA}, "criteria": {"accuracy":{"winner":"A"},"style":{"winner":"A"}}, "final": {"winner":"B"}}`,
-      `{"draft": ${verdictA}, "final": {"winner":"B"}, "confirmed": {"winner":"B"}}`,
     ])
       expect(() => parseVerdict(whole), whole).toThrow(VerdictParseError);
-    // A member whose key reads as a final word is no criterion; a tie's breakdown is one whose criteria differ (a third version had failed it).
-    expect(() => parseVerdict(`Draft: ${verdictA}\nOn reflection: {"accuracy":{"winner":"A"},"style":{"winner":"B"},"overall":{"winner":"B"}}`)).toThrow(
-      /names another winner \(B\)/,
-    );
-    expect(parseVerdict('{"reasoning":"even","scoreA":7,"scoreB":7,"winner":"tie"}\n{"accuracy":{"winner":"A"},"clarity":{"winner":"B"}}')).toMatchObject({ winner: 'tie' });
-    // Nested too deep to read again (a judge's text of brackets), no breakdown: the rule holds, and nothing throws but a failed verdict (a RangeError had left the call uncharged).
+    expect(() => parseVerdict('{"reasoning":"even","scoreA":7,"scoreB":7,"winner":"tie"}\n{"accuracy":{"winner":"A"},"clarity":{"winner":"B"}}')).toThrow(VerdictParseError);
+    // Inside the verdict, a breakdown is part of it; after it, objects naming the verdict's winner are no last word against it.
+    expect(parseVerdict('{"reasoning":"r","scoreA":8,"scoreB":5,"winner":"A","criteria":{"accuracy":{"winner":"A"},"style":{"winner":"B"}}}')).toMatchObject({ winner: 'A' });
+    expect(parseVerdict(`${verdictA}\n{"accuracy":{"winner":"A"},"overall":{"winner":"A"}}`)).toMatchObject({ winner: 'A' });
+    // A judge's text of deep brackets: nothing throws but a failed verdict.
     expect(() => parseVerdict(`${verdictA}\n{"x":${'['.repeat(5000)}${']'.repeat(5000)},"y":{"winner":"B"}}`)).toThrow(VerdictParseError);
-    // An array of criteria is no enclosing object, fenced or in prose alike (a fenced one had been).
-    const array = '[{"criterion":"accuracy","winner":"A"},{"criterion":"style","winner":"B"}]';
-    expect(() => parseVerdict(`${verdictA}\nPer criterion: ${array}`)).toThrow(/names another winner \(B\)/);
-    expect(() => parseVerdict(`${verdictA}\n\`\`\`json\n${array}\n\`\`\``)).toThrow(/names another winner \(B\)/);
     const lakers = 'Answer A returned {"winner": "Lakers", "points": 102}.';
     expect(parseVerdict(`${verdictA} ${lakers}`, { quoted: [lakers, 'b'] })).toMatchObject({ winner: 'A' });
     const example = '{"winner": "A", "scoreA": 11, "scoreB": 3}';
