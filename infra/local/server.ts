@@ -124,11 +124,8 @@ export function createLocalServer(handlers: LocalHandlers, log: Log, options: Lo
     // Pipelined behind an answer that closes the connection (a refusal, a later request's client
     // error): not run, as its answer could not go (it had run, and been charged, unanswered).
     if (closing.has(req.socket)) return void req.resume();
-    const answers = answersOn(req.socket);
-    answers.add(res);
     writing.add(res);
     const written = () => {
-      answers.delete(res);
       if (!writing.delete(res)) return;
       if (writing.size === 0) allWritten?.();
     };
@@ -154,7 +151,7 @@ export function createLocalServer(handlers: LocalHandlers, log: Log, options: Lo
   // Every header read, as API Gateway reads them: past Node's default 2,000 they were dropped
   // unseen (a second Authorization or Content-Type among them). The 16 KiB of headers bound them.
   server.maxHeadersCount = 0;
-  server.on('clientError', answerClientError);
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => answerClientError(error, socket, writing));
   // CONNECT (a tunnel, which Node hands over as a socket, not a request): Node closed such a
   // connection without a word; answered as any other method a route does not take, or a
   // target that is no route's path.
@@ -248,7 +245,7 @@ export function cacheAuthorizer(authorizer: LocalHandlers['authorizer'], ttlMs: 
  * line) never reaches a handler; Node would answer it with a bare status and no body.
  * It gets the error body too, as API Gateway's own 4xx answers do in AWS.
  */
-function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex, writing: ReadonlySet<ServerResponse>): void {
   if (error.code === 'ECONNRESET' || !socket.writable) {
     socket.destroy();
     return;
@@ -256,9 +253,10 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   // A later request's error (its headers or body broken, too large, too slow), pipelined behind
   // requests read whole and still running or being answered: their answers go, then the
   // connection closes; the error is not answered in their place (a running request had been
-  // charged, its answer lost). The erring request's own answer, if it has one, never goes.
+  // charged, its answer lost). The erring request's own answer, if it has one, never goes. The
+  // answers being written are in the order their requests came: the connection's last is the latest.
   let latest: ServerResponse | undefined;
-  for (const answer of answering.get(socket as Socket) ?? []) if (!answer.writableFinished && answer.req?.complete) latest = answer;
+  for (const answer of writing) if (answer.req?.socket === socket && !answer.writableFinished && answer.req.complete) latest = answer;
   if (latest) {
     if (closing.has(socket as Socket)) return;
     closing.add(socket as Socket);
@@ -456,18 +454,6 @@ function discardBody(req: IncomingMessage): void {
   req.once('end', () => clearTimeout(drop));
   req.once('close', () => clearTimeout(drop));
   req.resume();
-}
-
-/** Each connection's answers still to be written, in order: a client error of a request pipelined behind them waits for them (answerClientError). */
-const answering = new WeakMap<Socket, Set<ServerResponse>>();
-
-function answersOn(socket: Socket): Set<ServerResponse> {
-  let answers = answering.get(socket);
-  if (!answers) {
-    answers = new Set();
-    answering.set(socket, answers);
-  }
-  return answers;
 }
 
 /** Connections whose answers end with one that closes them: a request pipelined behind that one is not run. */
