@@ -14,14 +14,17 @@ function stopOnStartFailure(error: NodeJS.ErrnoException, config?: GatewayConfig
     process.stderr.write(`npm start: ${error.message}\n`);
     process.exit(1);
   }
-  const port = String((error as { port?: number }).port ?? '');
-  if (error.code === 'EADDRINUSE' && config) {
-    process.stderr.write(`Port ${port} is in use: set PORT (API, now ${config.port}) or DYNAMODB_PORT (embedded store, now ${config.dynamodbPort}) to free ports.\n`);
-    process.exit(1);
-  }
-  if (error.code === 'EACCES' && config) {
+  // A port the host could not listen on: which, why, and the variables that choose them.
+  const why =
+    error.code === 'EADDRINUSE'
+      ? ['is in use', 'free ports']
+      : error.code === 'EACCES'
+        ? ['needs privileges this user does not have (ports below 1024, as a rule)', '1024 or above']
+        : undefined;
+  if (why && config) {
+    const [problem, fix] = why;
     process.stderr.write(
-      `Port ${port} needs privileges this user does not have (ports below 1024, as a rule): set PORT (API, now ${config.port}) or DYNAMODB_PORT (embedded store, now ${config.dynamodbPort}) to 1024 or above.\n`,
+      `Port ${String((error as { port?: number }).port ?? '')} ${problem}: set PORT (API, now ${config.port}) or DYNAMODB_PORT (embedded store, now ${config.dynamodbPort}) to ${fix}.\n`,
     );
     process.exit(1);
   }

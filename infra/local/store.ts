@@ -118,11 +118,12 @@ async function dataDirectoryFree(path) {
   // page sends (an Origin, a CORS preflight, which dynalite would answer with
   // Access-Control-Allow-Origin: *). The SDK and the admin CLI send neither; a request without a
   // Host (HTTP/1.0) is no browser's.
+  const LOCAL_HOSTS = new Set(['', '127.0.0.1', 'localhost', '[::1]', '0.0.0.0', 'host.docker.internal']);
   dynaliteHandlers = server.listeners('request');
   server.removeAllListeners('request');
   server.on('request', (req, res) => {
     const host = String(req.headers.host || '').toLowerCase().replace(/:\\d+$/, '');
-    const local = host === '' || host === '127.0.0.1' || host === 'localhost' || host === '[::1]' || host.endsWith('.localhost') || host === '0.0.0.0' || host === 'host.docker.internal';
+    const local = LOCAL_HOSTS.has(host) || host.endsWith('.localhost');
     if (local && req.headers.origin === undefined && req.method !== 'OPTIONS') {
       for (const handler of dynaliteHandlers) handler.call(server, req, res);
       return;
