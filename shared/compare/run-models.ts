@@ -290,13 +290,14 @@ async function callModel(
     // Charged for all the text the vendor sent, cut or not: the vendor bills it.
     // Its warning says why the cost is unavailable, where it is (the adapters say nothing of it: both had, one after the other).
     const charge = chargeCall(call, reply.usage, reply.output, attemptStartedAt, withFinishReason(reply.hints, reply.finishReason), reply.usageMissing);
+    const blank = isBlank(reply.output);
     const allWarnings = [
       ...warnings,
       // The adapter's warnings repeat the vendor's words (a finish reason): redacted as its error messages are.
       ...reply.warnings.map((warning) => redactSecrets(warning, [apiKey])),
-      ...(reply.cutAtMaxTokens ? [maxTokensCutWarning(call, isBlank(reply.output))] : []),
+      ...(reply.cutAtMaxTokens ? [maxTokensCutWarning(call, blank)] : []),
       // An answer of no text (or whitespace only) that ended as answers end, whatever its protocol and whole or streamed: charged its usage, and said.
-      ...(isBlank(reply.output) && !reply.cutAtMaxTokens ? ['The model answered without text'] : []),
+      ...(blank && !reply.cutAtMaxTokens ? ['The model answered without text'] : []),
       ...(charge.warning ? [charge.warning] : []),
       ...(cut ? [outputCutWarning(budget.limitBytes)] : []),
     ];

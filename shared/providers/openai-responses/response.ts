@@ -63,12 +63,13 @@ export function fromResponsesResponse(body: unknown, streamed = ''): ModelReply 
     // The refusal text is model output: it stays in `output`, never in a warning.
     warnings.push(texts.length === 0 ? 'The model refused to answer; the output is its refusal message' : 'The model refused part of the answer');
   }
+  // Streamed, what the deltas carried is the output.
+  if (streamed !== '') output = streamed;
   const usage = toUsage(response.usage);
   if (status === 'incomplete') {
     finishReason = vendorWord(response.incomplete_details?.reason) ?? 'incomplete';
     // Withheld whole, as a chat vendor's content_filter with no text: blocked, charged what was billed (it had been a completed empty answer).
-    if (finishReason === 'content_filter' && output === '' && streamed === '')
-      throw unusableAnswer('upstream_blocked', 'The provider blocked the answer (content_filter)', response.usage, { usage });
+    if (finishReason === 'content_filter' && output === '') throw unusableAnswer('upstream_blocked', 'The provider blocked the answer (content_filter)', response.usage, { usage });
     if (finishReason !== 'max_output_tokens') warnings.push(incompleteWarning(finishReason));
   }
   const cut = status === 'incomplete' ? (finishReason === 'max_output_tokens' ? { cutAtMaxTokens: true } : { cutShort: true as const }) : {};

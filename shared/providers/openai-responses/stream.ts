@@ -65,7 +65,6 @@ export class ResponsesStream {
     if (this.events === 0) throw new UpstreamError('upstream_malformed_response', 'The provider streamed no answer', { upstreamStatus: 200 });
     if (!this.finished) throw streamEndedEarly('response.completed event');
     // A final event without its response: the text streamed, without usage.
-    const reply = fromResponsesResponse(this.final ?? { status: 'completed', output: [{ type: 'message', content: [{ type: 'output_text', text: this.text }] }] }, this.text);
-    return this.text === '' ? reply : { ...reply, output: this.text };
+    return fromResponsesResponse(this.final ?? { status: 'completed', output: [{ type: 'message', content: [{ type: 'output_text', text: this.text }] }] }, this.text);
   }
 }
