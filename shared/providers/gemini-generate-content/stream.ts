@@ -5,7 +5,7 @@ import type { ModelReply } from '../types.js';
 import { errorInAnswer } from './errors.js';
 import { fromGenerateContentResponse, promptBlocked, searchQueryCount, usageAndHints } from './response.js';
 import { toUsage, type UsageMetadata } from './usage.js';
-import { firstChoice } from '../first-choice.js';
+import { OtherChoices } from '../first-choice.js';
 
 interface Chunk {
   candidates?: { index?: unknown; content?: { parts?: unknown } | null; finishReason?: unknown; groundingMetadata?: unknown }[] | null;
@@ -59,6 +59,7 @@ export class GenerateContentStream {
   /** The count with the most output (candidates and thoughts) of those it carried, and that output. */
   private most: { metadata: UsageMetadata; outputTokens: number } | undefined;
   private finished = false;
+  private readonly candidates = new OtherChoices<NonNullable<Chunk['candidates']>[number]>('finishReason');
 
   constructor(private readonly onDelta: (text: string) => void) {}
 
@@ -67,7 +68,7 @@ export class GenerateContentStream {
     if (chunk.error !== undefined && chunk.error !== null) throw errorInAnswer(chunk.error);
     this.chunks++;
     if (chunk.promptFeedback !== undefined) this.promptFeedback = chunk.promptFeedback;
-    this.readCandidate(Array.isArray(chunk.candidates) ? firstChoice(chunk.candidates) : undefined);
+    this.readCandidate(Array.isArray(chunk.candidates) ? this.candidates.read(chunk.candidates) : undefined);
     // The count covers this chunk's own parts, where it counts them: a running one of the
     // prompt alone (Gemini's early chunks) covers none of the text that came, and a stopped
     // stream's estimate says why it has no usage, not that this one counted no output; one that
@@ -105,7 +106,7 @@ export class GenerateContentStream {
 
   /** Gemini has no event that ends a stream: its answer is whole once a finishReason came with a count no part followed (its last chunk carries both). */
   ended(): boolean {
-    return this.finished && this.usage !== undefined && !this.partsAfterUsage;
+    return (this.finished || this.candidates.only) && this.usage !== undefined && !this.partsAfterUsage;
   }
 
   /**
@@ -130,10 +131,12 @@ export class GenerateContentStream {
 
   finish(requestWarnings: readonly string[] = []): ModelReply {
     if (this.chunks === 0) throw new UpstreamError('upstream_malformed_response', 'The provider streamed no answer', { upstreamStatus: 200 });
+    const { metadata, current } = this.lastUsage;
+    // Only candidates numbered otherwise, finished: the whole answer's failure (no candidate), charged the usage reported.
+    if (this.candidates.only) return fromGenerateContentResponse({ candidates: [], promptFeedback: this.promptFeedback, usageMetadata: metadata }, requestWarnings, current);
     const candidate = { content: { parts: this.text === '' ? [] : [{ text: this.text }] }, finishReason: this.finishReason, groundingMetadata: this.grounding };
     // A blocked prompt's stream has no finishReason: the mapper names the block.
     if (!this.finished && !promptBlocked(this.promptFeedback)) throw streamEndedEarly('finishReason');
-    const { metadata, current } = this.lastUsage;
     return fromGenerateContentResponse({ candidates: [candidate], promptFeedback: this.promptFeedback, usageMetadata: metadata }, requestWarnings, current);
   }
 }

@@ -6,7 +6,7 @@ import type { ModelReply, UsageHints } from '../types.js';
 import type { ChatDialect } from './dialects.js';
 import { vendorMessage } from './errors.js';
 import { InlineThinkingFilter } from './inline-thinking.js';
-import { firstChoice } from '../first-choice.js';
+import { OtherChoices } from '../first-choice.js';
 import { fromChatResponse, reasoningOf, textOf } from './response.js';
 import { toUsage, type ChatUsage } from './usage.js';
 
@@ -38,6 +38,7 @@ export class ChatStream {
   private counted = false;
   /** Reasoning streamed in its own fields, as textTokens counts it: billed as output, never shown. */
   private reasoningTokens = 0;
+  private readonly choices = new OtherChoices<NonNullable<ChatChunk['choices']>[number]>('finish_reason');
 
   constructor(
     private readonly dialect: ChatDialect,
@@ -60,7 +61,7 @@ export class ChatStream {
     const usage = chunk.usage ?? chunk.x_groq?.usage;
     if (usage) this.usage = usage;
     // The first choice only (a vendor asked for one may send more, each by its index), and nothing of it after its finish_reason.
-    const choice = this.finishReason === undefined && Array.isArray(chunk.choices) ? firstChoice(chunk.choices) : undefined;
+    const choice = this.finishReason === undefined && Array.isArray(chunk.choices) ? this.choices.read(chunk.choices) : undefined;
     if (choice) {
       const piece = textOf(choice.delta?.content);
       if (piece !== undefined) {
@@ -72,7 +73,7 @@ export class ChatStream {
       if (typeof choice.delta?.refusal === 'string') this.refusal += choice.delta.refusal;
       if (choice.finish_reason !== undefined && choice.finish_reason !== null) this.finishReason = choice.finish_reason;
     }
-    if (usage && this.finishReason !== undefined) this.counted = true;
+    if (usage && (this.finishReason !== undefined || this.choices.only)) this.counted = true;
   }
 
   /**
@@ -98,6 +99,8 @@ export class ChatStream {
 
   finish(): ModelReply {
     if (this.chunks === 0) throw new UpstreamError('upstream_malformed_response', 'The provider streamed no answer', { upstreamStatus: 200 });
+    // Only choices numbered otherwise, finished: the whole answer's failure (no message), charged the usage reported.
+    if (this.choices.only) return fromChatResponse({ choices: [], usage: this.usage }, this.dialect);
     // The model's end is its finish_reason (a usage chunk may follow it); the vendor's, [DONE].
     if (this.finishReason === undefined && !this.done) throw streamEndedEarly('finish_reason');
     this.text.end();
