@@ -28,11 +28,11 @@ export class SchemaThreadUnavailable extends Error {
 /** A job before it is numbered. */
 type Unnumbered = { [Op in SchemaJob['op']]: Omit<Extract<SchemaJob, { op: Op }>, 'id'> }[SchemaJob['op']];
 
-/** A job and its lane: the account whose schema it compiles or whose output it checks, or CHECKS. */
+/** A job and its lane: the account whose schema it compiles or whose output it checks, or UNSCOPED. */
 type Job = { message: SchemaJob; lane: string; resolve: (answer: SchemaAnswer) => void; reject: (error: Error) => void };
 
-/** The lane of the checks that name no account (the judge workflow's tasks) and of faults, apart from every account's jobs (an account's ID is never empty). */
-const CHECKS = '';
+/** The lane of the jobs that name no account (faults, and the tests' and the bench's checks), apart from every account's (an account's ID is never empty): the gateway's checks name their request's. */
+const UNSCOPED = '';
 
 /**
  * The schema thread seen from the main thread: compiles of callers' schemas and checks of
@@ -41,7 +41,7 @@ const CHECKS = '';
  * alive), started again after it stopped. One job is posted at a time (`running`, which
  * alone has a deadline: when the thread outruns it or dies, that job fails and the others
  * go to a new thread). The others wait in lanes, one an account's compiles and output
- * checks, one the checks that name no account, and the thread takes each lane's next job in
+ * checks, one the jobs that name none, and the thread takes each lane's next job in
  * turn: an account sending new schemas without end (refused requests too, whose schema is
  * checked before the balance), or outputs that take the check its whole deadline, has one
  * job in the thread's turns, and another account's waits behind one of its jobs, not all
@@ -98,7 +98,7 @@ export class SchemaChecker {
 
   /** Only with `faults`: a job that hangs the thread, ends it, or throws. */
   async fault(kind: 'hang' | 'crash' | 'throw'): Promise<SchemaAnswer> {
-    return this.ask({ op: 'fault', kind }, CHECKS);
+    return this.ask({ op: 'fault', kind }, UNSCOPED);
   }
 
   /** Ends the thread (its jobs fail); the next job starts another. */
