@@ -76,7 +76,8 @@ const HTML_ESCAPES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt
  * script and its API calls resolve under it whether or not the caller typed that slash.
  */
 function pageBase(event: APIGatewayProxyEvent): string {
-  const path = event.requestContext?.path || '/';
+  // Slashes in a row are one: the page asked for at `//` had named its script `//page.js`, a URL of another host.
+  const path = (event.requestContext?.path || '/').replace(/\/{2,}/g, '/');
   return (path.endsWith('/') ? path : `${path}/`).replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
 }
 

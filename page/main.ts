@@ -105,10 +105,22 @@ function headers(extra: Record<string, string> = {}): Record<string, string> {
 
 // ---- the pickers -----------------------------------------------------------------------
 
+/** The latest listing asked for: an earlier one's answer (another key's, another URL's) that comes later is not shown. */
+let modelsLoad = 0;
+
 async function loadModels(): Promise<void> {
-  if (!apiKey) return;
-  const response = await fetch(apiUrl('api/v1/models'), { headers: headers(), cache: 'no-store' });
-  const answer: unknown = await response.json().catch(() => undefined);
+  if (!apiKey || !checkKeyField()) return;
+  const load = ++modelsLoad;
+  let response: Response;
+  let answer: unknown;
+  try {
+    response = await fetch(apiUrl('api/v1/models'), { headers: headers(), cache: 'no-store' });
+    answer = await response.json().catch(() => undefined);
+  } catch (error) {
+    if (load === modelsLoad) showModelsError(`The API could not be reached: ${(error as Error).message}`);
+    return;
+  }
+  if (load !== modelsLoad) return;
   if (!response.ok) return showModelsError(...joinLines(errorLines(response.status, answer).lines));
   const models = list(isObject(answer) ? answer.models : undefined)
     .filter(isObject)
@@ -122,11 +134,6 @@ async function loadModels(): Promise<void> {
   for (const filter of pickerFilters) filter.refresh();
   // Its own error only: a comparison's (a refusal, at the fields too) stays until the next comparison.
   showModelsError();
-}
-
-/** The models could not be loaded: said in the error box, as loading's own error. */
-function modelsUnreachable(error: unknown): void {
-  showModelsError(`The API could not be reached: ${(error as Error).message}`);
 }
 
 /**
@@ -200,8 +207,8 @@ const pickerFilters = [
   pickerFilter(judgesSelect, $<HTMLInputElement>('judges-filter'), $('judges-shown')),
 ];
 
-keyInput.addEventListener('change', () => void loadModels().catch(modelsUnreachable));
-apiUrlInput.addEventListener('change', () => void loadModels().catch(modelsUnreachable));
+keyInput.addEventListener('change', () => void loadModels());
+apiUrlInput.addEventListener('change', () => void loadModels());
 
 // ---- errors at their fields ------------------------------------------------------------
 
@@ -259,8 +266,34 @@ function checkSchemaField(): ReturnType<typeof readJsonField> {
   return schema;
 }
 
-/** The form, or nothing when a field the page must parse is not JSON (its error is shown at it). */
+/**
+ * The characters of an API key (the gateway's): another, such as a zero-width space copied
+ * with the key, fails the browser's header before anything is sent (it had been said as an API
+ * that could not be reached, and every column marked failed).
+ */
+const KEY_SHAPE = /^[A-Za-z0-9._~+/=-]*$/;
+const keyField = formField('Authorization', keyInput);
+
+/** Whether the key can be sent, its error shown at it when not (gone as it changes). */
+function checkKeyField(): boolean {
+  if (KEY_SHAPE.test(apiKey)) return true;
+  setFieldError(
+    keyField,
+    'API key: it holds a character no API key has (keys are letters, digits and . _ ~ + / = -, often a space or an invisible one copied with it); nothing is sent until it is corrected.',
+  );
+  return false;
+}
+
+keyInput.addEventListener('input', () => {
+  if (keyInput.hasAttribute('aria-invalid')) setFieldError(keyField);
+});
+
+/** The form, or nothing when the key cannot be sent or a field the page must parse is not JSON (its error is shown at it). */
 function form(): PageForm | undefined {
+  if (!checkKeyField()) {
+    keyInput.focus();
+    return undefined;
+  }
   const schema = checkSchemaField();
   if (schema.error !== undefined) {
     schemaInput.focus();
@@ -409,13 +442,13 @@ async function compare(body: Json, signal: AbortSignal): Promise<void> {
   if (!type.startsWith('text/event-stream') || !response.body) {
     const answer: unknown = await response.json().catch(broken);
     if (!response.ok) {
-      // A refusal (4xx) runs nothing, nor do the gateway's own 501 and 503; its 500 says what it
+      // A refusal (4xx) runs nothing, nor do the gateway's own 501 and 503 (a proxy's may come after it ran); its 500 says what it
       // charged (nothing). API Gateway's 504 (its integration timeout passed while the function
       // ran on) and a 5xx that is not the gateway's error body (a proxy's) may come after the
       // request ran.
       const gatewayError = isObject(answer) && isObject(answer.error) && str(answer.error.code) !== '';
       const mayHaveRun = response.status === 504 || (response.status >= 500 && !gatewayError);
-      const ranNothing = response.status < 500 || response.status === 501 || response.status === 503;
+      const ranNothing = response.status < 500 || (gatewayError && (response.status === 501 || response.status === 503));
       markUnfinished(ranNothing ? 'not run' : 'ended without a result');
       return showError(response.status, answer, mayHaveRun ? [`  ${ran}`] : []);
     }

@@ -109,13 +109,13 @@ export type Forward = () => Promise<IncomingMessage>;
 /**
  * An HTTP proxy in front of the host, on an origin of its own: a page opened from it (openPage's
  * `url`) calls the API through it too (its CSP allows only its own origin). Every request is
- * passed on as it is (after `delayMs[path]`, a slow link's), but POST /api/v1/prompt, which
+ * passed on as it is (once `hold(req)` resolves, where it gives a promise: a slow link's), but POST /api/v1/prompt, which
  * `prompt` answers: on its own, or from the host's answer, which it may cut.
  */
 export async function startProxy(
   host: LocalHost,
   prompt: (res: ServerResponse, forward: Forward) => void | Promise<void>,
-  delayMs: Record<string, number> = {},
+  hold: (req: IncomingMessage) => Promise<void> | undefined = () => undefined,
 ): Promise<PageProxy> {
   const pass = (req: IncomingMessage, res: ServerResponse) => {
     const forward: Forward = () =>
@@ -137,8 +137,8 @@ export async function startProxy(
     );
   };
   const server = createServer((req, res) => {
-    const delay = delayMs[req.url ?? ''];
-    if (delay) setTimeout(() => pass(req, res), delay);
+    const held = hold(req);
+    if (held) void held.then(() => pass(req, res));
     else pass(req, res);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

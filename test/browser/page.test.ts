@@ -302,6 +302,17 @@ describe('The comparison page at GET /', () => {
       expect(new Set(ids).size).toBe(ids.length);
     });
 
+    it('names its script and style sheet on its own host when asked for at `//` (they had been `//page.js`, another host, which the CSP refused)', async () => {
+      for (const path of ['//', '///']) {
+        const html = await (await fetch(`${host().url}${path}`)).text();
+        expect(html).toContain('<script src="/page.js" defer>');
+        expect(html).not.toMatch(/"\/\/page/);
+      }
+      page = await browser().newPage();
+      await page.goto(`${host().url}//`);
+      expect(await page.$eval('#api-url', (el) => (el as HTMLInputElement).value)).toBe(`${host().url}/`);
+    });
+
     it('serves the bundled script and its style sheet without a key, and still asks one for the API', async () => {
       const script = await fetch(`${host().url}/page.js`);
       expect(script.status).toBe(200);
@@ -874,6 +885,9 @@ describe('The comparison page at GET /', () => {
       [500, { error: { code: 'internal_error', message: 'The gateway failed; the request was not charged' } }, 'ended without a result', false],
       [503, { error: { code: 'service_unavailable', message: 'busy' } }, 'not run', false],
       [501, { error: { code: 'judging_not_available', message: 'no judging here' } }, 'not run', false],
+      // A proxy's 503 and 501 (not the gateway's error body) may come after the request ran: they had been marked not run.
+      [503, { message: 'Service Unavailable' }, 'ended without a result', true],
+      [501, { message: 'Not Implemented' }, 'ended without a result', true],
     ])('answered %i %j before any event: its columns %s, and whether the request may have run and been charged', async (status, body, columnStatus, mayHaveRun) => {
       proxy = await startProxy(host(), (res) => {
         res.writeHead(status, { 'content-type': 'application/json', 'x-request-id': 'req_5xx' });
@@ -1925,7 +1939,9 @@ describe('The comparison page at GET /', () => {
 
     it("counts a render's 2 s from its thread's load: with the thread's script 2.5 s late (a slow link), the outputs render", async () => {
       const fine = (name: string) => `# ${name}\n\n**bold**`;
-      proxy = await startProxy(host(), answered([resultOf(FAST, fine('one')), resultOf(OTHER, fine('two'))]), { '/page-markdown.js': 2_500 });
+      proxy = await startProxy(host(), answered([resultOf(FAST, fine('one')), resultOf(OTHER, fine('two'))]), (req) =>
+        req.url === '/page-markdown.js' ? sleep(2_500) : undefined,
+      );
       page = await openPage(browser(), host(), { url: proxy.url });
       await page.click('#markdown');
       await compare(page, { models: [FAST, OTHER] });
@@ -1942,7 +1958,7 @@ describe('The comparison page at GET /', () => {
 
     it("shows an output's text while the thread's script is late, and its Markdown once it comes", async () => {
       const text = '# one\n\n**bold**';
-      proxy = await startProxy(host(), answered([resultOf(FAST, text)]), { '/page-markdown.js': 3_000 });
+      proxy = await startProxy(host(), answered([resultOf(FAST, text)]), (req) => (req.url === '/page-markdown.js' ? sleep(3_000) : undefined));
       page = await openPage(browser(), host(), { url: proxy.url });
       await page.click('#markdown');
       await compare(page, { models: [FAST] });
@@ -2231,6 +2247,52 @@ describe('The comparison page at GET /', () => {
   });
 
   describe('The key', () => {
+    it('with a character no key has (an invisible one copied with it) is said at its field, and nothing is sent (it had been said as an API that could not be reached, every column failed)', async () => {
+      page = await openPage(browser(), host());
+      await page.type('#api-key', '\u200b');
+      await page.focus('#prompt');
+      await page.waitForSelector('#api-key-error:not([hidden])');
+      const keyError = ['api-key', expect.stringMatching(/^API key: it holds a character no API key has /), true];
+      expect(await fieldErrors(page)).toEqual([keyError]);
+      await compare(page, { models: [FAST] });
+      expect(await page.$$(column(FAST))).toHaveLength(0);
+      expect(await errorText(page)).toBe('');
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('api-key');
+      expect(host().simulator.calls()).toHaveLength(0);
+      await page.keyboard.press('Backspace');
+      expect(await fieldErrors(page)).toEqual([]);
+      await compare(page, { models: [FAST] });
+      await page.waitForSelector(column(FAST, 'completed'));
+    });
+
+    it("shows the latest key's listing of the models, not an earlier key's answer that came later (a stale 401 had stayed beside the pickers the right key filled)", async () => {
+      let release = () => {};
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let listings = 0;
+      proxy = await startProxy(
+        host(),
+        (res, forward) => void forward().then((answer) => answer.pipe(res.writeHead(answer.statusCode ?? 502, answer.headers))),
+        (req) => (req.url === '/api/v1/models' && listings++ === 0 ? released : undefined),
+      );
+      page = await browser().newPage();
+      page.setDefaultTimeout(15_000);
+      await page.goto(`${proxy.url}/`);
+      // The right key's listing is held; a wrong key's is answered first.
+      await page.type('#api-key', host().demo.apiKey);
+      await page.focus('#prompt');
+      await page.$eval('#api-key', (el) => ((el as HTMLInputElement).value = ''));
+      await page.type('#api-key', 'mcg_not-a-key-of-this-gateway');
+      await page.focus('#prompt');
+      await page.waitForFunction(() => document.getElementById('error')?.textContent?.includes('401'));
+      const late = page.waitForResponse((response) => response.url().endsWith('/api/v1/models') && response.status() === 200);
+      release();
+      await (await late).text();
+      // A round trip after the late answer came: the page has read it by then.
+      await page.evaluate(() => fetch('/page.css').then((response) => response.text()));
+      expect(await page.$$('#models option')).toHaveLength(0);
+      expect(await errorText(page)).toMatch(/^401 unauthorized: /);
+    });
+
     it('never reaches the URL, storage or the copied curl, which names $GATEWAY_KEY instead', async () => {
       page = await openPage(browser(), host());
       await compare(page, { models: [FAST], settings: { maxTokens: '64' } });
