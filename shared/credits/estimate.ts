@@ -4,7 +4,7 @@ import { usdToMicroCreditsUp, type CreditRates } from './credits.js';
 /** What the estimate is made of: each model's call (its output bound drives it) and the judge calls. */
 export interface EstimateBreakdown {
   micro: number;
-  models: { modelId: string; micro: number; outputTokens: number }[];
+  models: { modelId: string; micro: number }[];
   judgeCalls: { calls: number; micro: number };
 }
 
@@ -15,7 +15,7 @@ export interface EstimateBreakdown {
  * bound of every judge call the request implies.
  */
 export function estimateBreakdown(plan: RequestPlan, rates: CreditRates): EstimateBreakdown {
-  const models = plan.calls.map(({ model, bound }) => ({ modelId: model.requestedId, micro: usdToMicroCreditsUp(bound.usd, rates), outputTokens: bound.outputTokens }));
+  const models = plan.calls.map(({ model, bound }) => ({ modelId: model.requestedId, micro: usdToMicroCreditsUp(bound.usd, rates) }));
   const judgeBounds = plan.judges.flatMap((judge) => judge.bounds);
   const judgeCalls = { calls: judgeBounds.length, micro: judgeBounds.reduce((sum, bound) => sum + usdToMicroCreditsUp(bound.usd, rates), 0) };
   return { micro: models.reduce((sum, m) => sum + m.micro, judgeCalls.micro), models, judgeCalls };

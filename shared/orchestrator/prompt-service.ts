@@ -16,7 +16,7 @@ import type { Evaluation, RankingEntry } from '../judging/types.js';
 import type { JudgingWorkflow } from '../judging/workflow-types.js';
 import { lazyAsync } from '../lazy.js';
 import type { Log } from '../log.js';
-import { boundInput, boundSearch, uncountedPdfs } from '../pricing/bound.js';
+import { believedOutputTokens, boundInput, boundSearch, uncountedPdfs } from '../pricing/bound.js';
 import { chargedUsd } from '../pricing/charge.js';
 import type { Router } from '../providers/router.js';
 import type { AccountsRepository } from '../storage/accounts.js';
@@ -429,7 +429,7 @@ export function logRefusedKeys(
 function inCredits(estimate: EstimateBreakdown, plan: RequestPlan, rates: CreditRates): CreditsEstimate {
   const pdfs = uncountedPdfs(plan.calls[0]?.call.attachments ?? []);
   return {
-    models: estimate.models.map(({ modelId, micro, outputTokens }, index) => {
+    models: estimate.models.map(({ modelId, micro }, index) => {
       const { call, bound } = plan.calls[index]!;
       const { usd, cachedContentTokens } = boundInput(call, bound);
       return {
@@ -438,7 +438,8 @@ function inCredits(estimate: EstimateBreakdown, plan: RequestPlan, rates: Credit
         inputTokens: bound.inputTokens,
         ...(cachedContentTokens > 0 ? { cachedContentTokens } : {}),
         inputCredits: microToCredits(usdToMicroCreditsUp(usd, rates)),
-        outputTokens,
+        // What its credits hold: the limit sent and the tolerance a usage block is believed within (the limit alone had been shown, 16 tokens short of the price).
+        outputTokens: believedOutputTokens(call),
         ...(bound.searchQueries > 0 ? { searchQueries: bound.searchQueries, searchCredits: microToCredits(usdToMicroCreditsUp(boundSearch(call, bound), rates)) } : {}),
       };
     }),

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { LocalHost } from '../../infra/local/host.js';
 import { validatePromptRequest } from '../../shared/contract/validate.js';
+import { resolveModel } from '../../shared/catalog/index.js';
 import { estimateMicroCredits } from '../support/model-calls.js';
 import { IdempotencyService } from '../../shared/idempotency/idempotency-service.js';
 import { IdempotencyRepository } from '../../shared/storage/idempotency.js';
@@ -123,7 +124,8 @@ describe('Credits through the gateway', () => {
     );
     expect(bySearch.status).toBe(402);
     const [searching] = bySearch.body.estimate.models;
-    expect(searching).toMatchObject({ searchQueries: 10, outputTokens: 1 });
+    // The output its credits hold: the limit sent and the 16 tokens of tolerance above it (the limit alone had been shown).
+    expect(searching).toMatchObject({ searchQueries: 10, outputTokens: 17 });
     expect(searching.searchCredits).toBeGreaterThan(searching.credits / 2);
     expect(searching.credits).toBeGreaterThanOrEqual(searching.inputCredits + searching.searchCredits);
     expect(bySearch.body.error.message).toMatch(
@@ -137,6 +139,9 @@ describe('Credits through the gateway', () => {
     for (const model of byOutput.body.estimate.models) {
       expect(model.inputCredits).toBeLessThan(model.credits / 100);
       expect(model).not.toHaveProperty('searchQueries');
+      // Its parts add up to its credits (each rounded up to the micro-credit): the output tokens shown are those priced.
+      const outputCredits = (model.outputTokens * resolveModel(model.modelId)!.prices.output * 100) / 1e6;
+      expect(Math.abs(model.inputCredits + outputCredits - model.credits)).toBeLessThanOrEqual(0.000002);
     }
   });
 
