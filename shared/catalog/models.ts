@@ -130,7 +130,7 @@ export const MODELS: readonly ModelEntry[] = [
     protocol: 'openai-responses',
     tier: 'flagship',
     note: 'reasoningEffort low is accepted, as the contract lists it, and sent as medium, the least OpenAI takes for gpt-5.4-pro (the result says so in a warning)',
-    prices: longAbove(usd(30, null, null, 180), 272_000, 60, null, 270), // no cached-input price listed; unverified: 2x / 1.5x above 272K as gpt-5.4
+    prices: longAbove(usd(30, null, null, 180), 272_000, 60, null, 270), // no cached-input price listed; 2x input and 1.5x output above 272K, as gpt-5.4 (its model page)
     capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'native', tuning: EFFORT_LMH, cache: OPENAI_CACHE },
     defaultMaxTokens: 8192,
     maxOutputTokens: 128_000,

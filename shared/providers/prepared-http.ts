@@ -14,6 +14,12 @@ export interface StreamReader {
    * stream's close ends the answer.
    */
   ended?(): boolean;
+  /**
+   * Whether the model's answer has stopped (its finish or stop reason came), though the event
+   * that ends it has not: what may follow is only its count and the vendor's end, waited for
+   * COUNT_WAIT_MS at most (postSse).
+   */
+  stopped?(): boolean;
   partial(): PartialReply;
   finish(): ModelReply;
 }
@@ -75,11 +81,16 @@ export function preparedHttpCall(shape: HttpCallShape, onDelta?: (text: string) 
     warnings,
     async send(signal) {
       const reader = stream.reader(onDelta);
-      await postSse(request, signal, { mapError, onEvent: (event) => reader.onEvent(event), ended: reader.ended?.bind(reader), partial: () => reader.partial(), limits }).catch(
-        (error: unknown) => {
-          throw refine(error);
-        },
-      );
+      await postSse(request, signal, {
+        mapError,
+        onEvent: (event) => reader.onEvent(event),
+        ended: reader.ended?.bind(reader),
+        stopped: reader.stopped?.bind(reader),
+        partial: () => reader.partial(),
+        limits,
+      }).catch((error: unknown) => {
+        throw refine(error);
+      });
       return withWarnings(finishStream(reader));
     },
   };

@@ -14,6 +14,8 @@ export interface PostSseOptions extends PostJsonOptions {
   onEvent: (event: SseEvent) => void;
   /** Whether the event that ends the answer arrived: the stream is then read no further (StreamReader.ended). */
   ended?: () => boolean;
+  /** Whether the model's answer stopped (StreamReader.stopped): the event that ends it is then waited for COUNT_WAIT_MS at most. */
+  stopped?: () => boolean;
   /** What the stream delivered so far, carried by the error a failure after the answer's head throws (an abort above all). */
   partial: () => PartialReply;
   limits?: SseLimits;
@@ -29,7 +31,7 @@ export interface PostSseOptions extends PostJsonOptions {
  * `details.partial` and destroys the connection.
  */
 export async function postSse(request: WireRequest, signal: AbortSignal, options: PostSseOptions): Promise<void> {
-  const { mapError = defaultErrorMapper, onEvent, ended = () => false, partial, limits } = options;
+  const { mapError = defaultErrorMapper, onEvent, ended = () => false, stopped = () => false, partial, limits } = options;
   let response: StreamAnswer;
   try {
     response = await postStream(request.url, request.payload, request.headers, { signal });
@@ -43,6 +45,9 @@ export async function postSse(request: WireRequest, signal: AbortSignal, options
     throw mapError(status, text, headerValue(response.headers['retry-after']));
   }
   const parser = new SseParser(limits);
+  // Once the model's answer stopped, how long its count and the vendor's end are waited for.
+  let grace: NodeJS.Timeout | undefined;
+  let cut = false;
   try {
     // Each piece as it arrives ('data', not an async iterator, which joins what waited): its
     // pieces are counted, and a stream in too many tiny ones fails (MIN_AVERAGE_CHUNK_BYTES).
@@ -66,17 +71,37 @@ export async function postSse(request: WireRequest, signal: AbortSignal, options
           stream.off('data', onData);
           dropRest(stream);
           resolve();
+        } else if (grace === undefined && stopped()) {
+          // Stopped, with its count (or the vendor's end) still to come: a vendor that sends
+          // neither and holds the connection had kept a whole answer to the deadline, a timeout.
+          grace = setTimeout(() => {
+            cut = true;
+            stream.off('data', onData);
+            resolve();
+            stream.destroy();
+          }, COUNT_WAIT_MS);
         }
       };
       stream.on('data', onData);
       finished(stream).then(resolve, reject);
     });
-    if (!ended()) for (const event of parser.end()) onEvent(event);
+    // A line cut off by the grace's end is no event.
+    if (!ended() && !cut) for (const event of parser.end()) onEvent(event);
   } catch (error) {
     stream.destroy();
     throw withPartial(streamFailure(error, signal, status), partial());
+  } finally {
+    clearTimeout(grace);
   }
 }
+
+/**
+ * How long an answer that stopped (its finish or stop reason came) waits for its count or its
+ * vendor's end, before it is read as whole without a count (then charged an estimate): vendors
+ * send them right after it; one that sends neither and holds the connection open, silent, had
+ * kept a whole answer to the request's deadline, a failed `timeout`.
+ */
+export const COUNT_WAIT_MS = 2_000;
 
 /** How long, and how many bytes, the rest of a stream is read after its answer ended, so that its connection can serve another call; past either it is closed. */
 export const AFTER_END_MS = 1_000;

@@ -196,6 +196,29 @@ describe('Hostile vendor streams', () => {
     await closed.at(-1); // and the connection the vendor held open is closed, not left to it
   });
 
+  it.each([
+    ['chat completions, a finish_reason', CHAT, chunk({ choices: [{ index: 0, delta: { content: 'Hello' }, finish_reason: 'stop' }] })],
+    [
+      'Anthropic, a message_delta with its stop reason',
+      ANTHROPIC,
+      'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":5,"output_tokens":1}}}\n\n' +
+        'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello"}}\n\n' +
+        'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"}}\n\n',
+    ],
+    ['Gemini, a finishReason', GEMINI, 'data: {"candidates":[{"content":{"parts":[{"text":"Hello"}]},"finishReason":"STOP"}]}\n\n'],
+  ])(
+    '%s and no count, the connection then held open and silent: a whole answer without usage, 2 s after its stop (it had waited out the deadline: a failed timeout)',
+    async (_name, call, answer) => {
+      script = (res) => res.write(answer); // then holds the stream open, silent
+      const result = await ADAPTERS[call.entry.protocol]
+        .prepare(call, { baseUrl, apiKey: 'k', simulated: false }, () => undefined)
+        .send(AbortSignal.timeout(10_000))
+        .catch((error: unknown) => error);
+      expect(result).toMatchObject({ output: 'Hello', usage: undefined });
+      await closed.at(-1); // and the connection the vendor held open is closed, not left to it
+    },
+  );
+
   it('a stream that ends right after its final event leaves its connection to the next call', async () => {
     script = (res) => res.end(`${chunk({ choices: [{ index: 0, delta: { content: 'Hi' }, finish_reason: 'stop' }] })}data: [DONE]\n\n`);
     expect(await outcome(CHAT)).toMatchObject({ output: 'Hi' });
@@ -276,6 +299,25 @@ describe('Hostile vendor streams: Bedrock ConverseStream', () => {
       expect(reply).toMatchObject({ output: 'Hello', usage: expect.objectContaining({ inputTokens: 5, outputTokens: 2 }) });
       expect(performance.now() - started).toBeLessThan(5_000);
       await closed; // and the connection the vendor held open is closed, not left to it
+    } finally {
+      answer = framesInTurn;
+    }
+  });
+
+  it('the answer is whole at its stop reason where no usage follows and the vendor holds the connection open, silent (it had waited out the deadline: a failed timeout)', async () => {
+    let closed!: Promise<unknown>;
+    answer = (res) => {
+      closed = new Promise((resolve) => res.once('close', resolve));
+      res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream' });
+      res.write(frame('event', 'contentBlockDelta', { contentBlockIndex: 0, delta: { text: 'Hello' } }));
+      res.write(frame('event', 'messageStop', { stopReason: 'end_turn' })); // then holds the stream open, silent
+    };
+    try {
+      const reply = await ADAPTERS[NOVA.entry.protocol]
+        .prepare(NOVA, { baseUrl: `http://127.0.0.1:${(bedrock.address() as AddressInfo).port}`, region: 'us-east-1', simulated: true }, () => undefined)
+        .send(AbortSignal.timeout(10_000));
+      expect(reply).toMatchObject({ output: 'Hello', usage: undefined });
+      await closed;
     } finally {
       answer = framesInTurn;
     }

@@ -19,7 +19,7 @@ import { toUsage, usageHints, type AnthropicUsage } from './usage.js';
 export class MessagesStream {
   private text = '';
   private started = false;
-  private stopped = false;
+  private messageStopped = false;
   private startUsage: AnthropicUsage = {};
   private finalUsage: AnthropicUsage | undefined;
   private stopReason: unknown;
@@ -39,7 +39,7 @@ export class MessagesStream {
       }
       case 'content_block_delta': {
         // After the stop reason (message_delta), no more of the answer.
-        if (this.stopReason !== undefined || this.stopped) return;
+        if (this.stopReason !== undefined || this.messageStopped) return;
         const delta = data['delta'] as { type?: unknown; text?: unknown; thinking?: unknown } | undefined;
         if (delta?.type === 'text_delta' && typeof delta.text === 'string') {
           this.text += delta.text;
@@ -62,7 +62,7 @@ export class MessagesStream {
         return;
       }
       case 'message_stop':
-        this.stopped = true;
+        this.messageStopped = true;
         return;
       case 'error':
         throw errorBodyToUpstreamError(data, 200);
@@ -77,7 +77,16 @@ export class MessagesStream {
    * it does not turn a whole answer into a timeout.
    */
   ended(): boolean {
-    return this.stopped || (typeof this.stopReason === 'string' && this.finalUsage !== undefined);
+    return this.messageStopped || (typeof this.stopReason === 'string' && this.finalUsage !== undefined);
+  }
+
+  /** Whether the stop reason came (its usage and `message_stop` may follow): the answer is whole, its count aside. */
+  stopped(): boolean {
+    return this.stopReasonGiven;
+  }
+
+  private get stopReasonGiven(): boolean {
+    return this.messageStopped || typeof this.stopReason === 'string';
   }
 
   partial(): PartialReply {
@@ -92,7 +101,8 @@ export class MessagesStream {
 
   finish(): ModelReply {
     if (!this.started) throw new UpstreamError('upstream_malformed_response', 'The provider streamed no message', { upstreamStatus: 200 });
-    if (!this.ended()) throw streamEndedEarly('message_stop event');
+    // A stop reason without its usage is a whole answer that has no count (the estimate is charged), as a chat answer's finish_reason without its usage is.
+    if (!this.stopReasonGiven) throw streamEndedEarly('message_stop event');
     return {
       // Its thinking streamed counts, should the usage not be believed, as a whole answer's thinking blocks do (on failure too).
       ...fromMessagesResponse(

@@ -1,7 +1,8 @@
+import { setTimeout as after } from 'node:timers/promises';
 import type { Endpoint, ModelCall, PreparedCall } from '../types.js';
 import { converseStream } from './client.js';
 import { fromSdkError, fromStreamError } from './errors.js';
-import { AFTER_END_MS, finishStream, withPartial } from '../stream-http.js';
+import { AFTER_END_MS, COUNT_WAIT_MS, finishStream, withPartial } from '../stream-http.js';
 import { toConverseRequest } from './request.js';
 import { ConverseStreamReader } from './stream.js';
 import { converseLimits } from './limits.js';
@@ -24,12 +25,23 @@ export function prepareConverseStream(call: ModelCall, endpoint: Endpoint, onDel
         started = true;
         if (!answer.stream) throw new Error('The provider answered without an event stream');
         const events = answer.stream[Symbol.asyncIterator]();
-        for (let next = await events.next(); !next.done; next = await events.next()) {
+        // Once messageStop came, its metadata is waited for COUNT_WAIT_MS at most (as postSse waits for an SSE answer's count).
+        let graceOver: Promise<'over'> | undefined;
+        for (;;) {
+          const pending = events.next();
+          const next = graceOver ? await Promise.race([pending, graceOver]) : await pending;
+          if (next === 'over') {
+            pending.catch(() => undefined);
+            whole.abort();
+            break;
+          }
+          if (next.done) break;
           reader.onEvent(next.value as Parameters<ConverseStreamReader['onEvent']>[0]);
           if (reader.ended()) {
             dropRest(events, whole);
             break;
           }
+          if (!graceOver && reader.stopped()) graceOver = after(COUNT_WAIT_MS, 'over' as const, { ref: false });
         }
       } catch (error) {
         // Its connection closed with the call, not left to a vendor that holds it.

@@ -25,7 +25,7 @@ export class ConverseStreamReader {
   private toolInput = '';
   private started = false;
   private stopReason: unknown;
-  private stopped = false;
+  private messageStopped = false;
   private usage: ConverseAnswer['usage'];
 
   constructor(
@@ -37,7 +37,7 @@ export class ConverseStreamReader {
     this.started = true;
     if (event.metadata?.usage) this.usage = event.metadata.usage;
     // After messageStop only its usage: the first stop reason stands, and no text comes after it.
-    if (this.stopped) return;
+    if (this.messageStopped) return;
     const start = event.contentBlockStart?.start?.toolUse;
     if (start) this.toolName = start.name;
     const delta = event.contentBlockDelta?.delta;
@@ -49,7 +49,7 @@ export class ConverseStreamReader {
       if (this.forcedTool) this.onDelta(delta.toolUse.input);
     }
     if (event.messageStop) {
-      this.stopped = true;
+      this.messageStopped = true;
       this.stopReason = event.messageStop.stopReason;
     }
   }
@@ -59,7 +59,12 @@ export class ConverseStreamReader {
    * event) are in. A vendor that holds the connection open after them is not waited for.
    */
   ended(): boolean {
-    return this.stopped && this.usage !== undefined;
+    return this.messageStopped && this.usage !== undefined;
+  }
+
+  /** `messageStop` came: its `metadata` may follow (send-stream.ts waits COUNT_WAIT_MS for it at most). */
+  stopped(): boolean {
+    return this.messageStopped;
   }
 
   private get output(): string {
@@ -74,7 +79,7 @@ export class ConverseStreamReader {
   /** The reply; with a forced tool its output is the tool input as the model streamed it (the same JSON value `send` gives). */
   finish(): ModelReply {
     if (!this.started) throw new UpstreamError('upstream_malformed_response', 'The provider streamed no answer', { upstreamStatus: 200 });
-    if (!this.stopped) throw streamEndedEarly('messageStop event');
+    if (!this.messageStopped) throw streamEndedEarly('messageStop event');
     const content: unknown[] = [];
     if (this.text !== '') content.push({ text: this.text });
     // Cut at maxTokens, the tool input is a cut JSON text: the output as streamed (a cut output, checked as not JSON), not a malformed answer.

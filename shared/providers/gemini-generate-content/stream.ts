@@ -106,7 +106,12 @@ export class GenerateContentStream {
 
   /** Gemini has no event that ends a stream: its answer is whole once a finishReason came with a count no part followed (its last chunk carries both). */
   ended(): boolean {
-    return (this.finished || this.candidates.only) && this.usage !== undefined && !this.partsAfterUsage;
+    return this.stopped() && this.usage !== undefined && !this.partsAfterUsage;
+  }
+
+  /** The finishReason came (or another candidate's, where the gateway's never did): a count may follow. */
+  stopped(): boolean {
+    return this.finished || this.candidates.only;
   }
 
   /**

@@ -85,6 +85,11 @@ export class ChatStream {
     return this.done || this.counted;
   }
 
+  /** The finish_reason came (or another choice's, where the gateway's never did): its usage and [DONE] may follow. */
+  stopped(): boolean {
+    return this.finishReason !== undefined || this.choices.only;
+  }
+
   partial(): PartialReply {
     const usage = toUsage(this.usage, this.dialect);
     return { output: this.text.output, ...(usage ? { usage } : {}), hints: this.hints() };

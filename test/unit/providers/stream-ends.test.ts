@@ -74,8 +74,16 @@ describe('A vendor stream that ends before the event that ends its answer fails,
     expect(read(new MessagesStream(() => undefined), [...events, delta, { type: 'message_stop' }]).output).toBe('Partial');
     // Only message_stop follows a message_delta that says how the answer ended and what it counted: the answer is whole.
     expect(read(new MessagesStream(() => undefined), [...events, delta])).toMatchObject({ output: 'Partial', usage: { inputTokens: 5, outputTokens: 7 } });
-    // A stop reason without its usage, or usage without a stop reason, is not yet the end.
-    endedEarly(() => read(new MessagesStream(() => undefined), [...events, { type: 'message_delta', delta: { stop_reason: 'end_turn' } }]));
+    // A stop reason without its usage is not yet the end (its usage may follow), but the answer has stopped: closed there, it is whole and has no count, as a chat answer's finish_reason without usage.
+    const uncounted = new MessagesStream(() => undefined);
+    uncounted.onEvent({ event: 'message', data: JSON.stringify(events[0]) });
+    uncounted.onEvent({ event: 'message', data: JSON.stringify({ type: 'message_delta', delta: { stop_reason: 'end_turn' } }) });
+    expect([uncounted.ended(), uncounted.stopped()]).toEqual([false, true]);
+    expect(read(new MessagesStream(() => undefined), [...events, { type: 'message_delta', delta: { stop_reason: 'end_turn' } }])).toMatchObject({
+      output: 'Partial',
+      usage: undefined,
+    });
+    // Usage without a stop reason is not the end.
     endedEarly(() => read(new MessagesStream(() => undefined), [...events, { type: 'message_delta', delta: {}, usage: { output_tokens: 7 } }]));
     const error = endedEarly(() => read(new MessagesStream(() => undefined), events));
     expect(error.message).toContain('message_stop');
