@@ -115,7 +115,7 @@ const COMMANDS: Record<string, string> = {
   'set-zdr':
     "set-zdr --account ID --on | --off\n  The account's zero-data-retention default: with --on, none of its requests' prompts, outputs or judge reasoning is kept (a request may still ask for it with zero_data_retention). Applies once the authorizer cache expires: 30 s by default.",
   reconcile:
-    'reconcile\n  Posts unposted ledger entries older than 16 minutes, completes or releases reservations older than 18 minutes, and drops the IDs of closed requests 18 minutes after they began.',
+    'reconcile\n  Posts unposted ledger entries older than 18 minutes, completes or releases reservations older than 18 minutes, and drops the IDs of closed requests 18 minutes after they began.',
 };
 
 export const USAGE = `Usage: npm run -s admin -- <command> [options]     (-s keeps npm's banner off stdout)

@@ -54,13 +54,14 @@ export const RESERVATION_TIMEOUT_MS = Math.max(15 * 60 * 1000, RESERVE_ATTEMPTS_
 /**
  * An entry left unposted in an account (a top-up, an opening balance) is posted by the
  * reconciler once it is this old, never sooner: by then no attempt of the write that added
- * it can still arrive. An attempt of a write that landed, arriving after the entry was posted
+ * it can still arrive (the admin CLI signs its attempts up to about 70 s after the entry's
+ * time: LATE_ATTEMPT_MS alone had left a late one about 10 s after the entry was dropped). An attempt of a write that landed, arriving after the entry was posted
  * and dropped from the item, would apply it again.
  * The entry's time, and the time the reconciler judges ages by, is the store's clock where
  * the writer may be an operator's machine (the admin CLI dates by `storeNow`, the time of its
  * store's answers, to about a second), and the Lambda's or the host's clock elsewhere.
  */
-export const POSTING_DELAY_MS = LATE_ATTEMPT_MS;
+export const POSTING_DELAY_MS = TOP_UP_ATTEMPTS_END_MS;
 
 /** How long a closed request stays in its account's `closedRequests`, from its ID's time: till no attempt of its reserve can arrive. */
 export const CLOSED_KEPT_MS = RESERVE_ATTEMPTS_END_MS;

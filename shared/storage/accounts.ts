@@ -239,8 +239,8 @@ export class AccountsRepository {
     return fromAttributes<Account>(Item);
   }
 
-  /** Adds a top-up entry's amount; returns the new balance. */
-  async topUp(entry: LedgerEntry): Promise<number> {
+  /** Adds a top-up entry's amount; returns the new balance. `again`: the write's second try (below). */
+  async topUp(entry: LedgerEntry, again = false): Promise<number> {
     try {
       const { Attributes } = await storeCall(
         'accounts.topUp',
@@ -267,7 +267,13 @@ export class AccountsRepository {
       // caller must not hear "no account", or an operator would top up a second time.
       if (holdsEntry(account, entry)) return account.balanceMicro;
       if (account.balanceMicro > MAX_BALANCE_MICRO - entry.amountMicro) throw new BalanceCeilingError(entry.accountId, account.balanceMicro);
-      throw new ConditionFailedError(`Top-up entry ${entry.entryId} was already applied`, { cause: error });
+      // Another top-up under this entry's ID.
+      if (account.unposted?.[entry.entryId] !== undefined) throw new ConditionFailedError(`Top-up entry ${entry.entryId} was already applied`, { cause: error });
+      // Neither: the ceiling refused the write, and a request's hold lowered the balance before
+      // the read (a store that gives no item with its refusal): tried once more, then refused as
+      // the ceiling's (it had been said to be applied already, nothing added).
+      if (!again) return this.topUp(entry, true);
+      throw new BalanceCeilingError(entry.accountId, account.balanceMicro);
     }
   }
 

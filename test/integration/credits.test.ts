@@ -351,9 +351,10 @@ describe('Class: CreditsService', () => {
       expect(await accounts.topUp(entry)).toBe(1_500);
       expect((await accounts.get(account.accountId))!.balanceMicro).toBe(1_500);
       expect(await expectConsistent(credits, account.accountId)).toBe(1_500);
-      // A millisecond before the last attempt can arrive (LATE_ATTEMPT_MS, not the delay it sets), the reconciler keeps it:
-      // dropped, this attempt would find it gone and add it again.
-      clock.now = entry.at + LATE_ATTEMPT_MS - 1;
+      // A millisecond before the last attempt can arrive (TOP_UP_ATTEMPTS_END_MS: attempts signed up to two minutes after the
+      // entry's time, each late by LATE_ATTEMPT_MS at most; not the delay it sets), the reconciler keeps it: dropped, this
+      // attempt would find it gone and add it again (it had been dropped at LATE_ATTEMPT_MS, a CLI's last attempts still to come).
+      clock.now = entry.at + TOP_UP_ATTEMPTS_END_MS - 1;
       await credits.reconcile();
       expect(Object.keys((await accounts.get(account.accountId))!.unposted)).toContain(entry.entryId);
       expect(await accounts.topUp(entry)).toBe(1_500);
