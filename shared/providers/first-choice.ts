@@ -3,8 +3,7 @@
  * gateway asks for one; a vendor that sends more (each by its index, a stream's interleaved) had
  * had them joined into one output when streamed, where the whole answer took the first. One that
  * numbers its only choice otherwise answered none the gateway asked for, whole or streamed alike
- * (a stream cannot know whether index 0 is still to come, until every choice it sent has finished:
- * `OtherChoices`).
+ * (a stream cannot know whether index 0 is still to come before it ends: `OtherChoices`).
  */
 export function firstChoice<T extends { index?: unknown }>(choices: readonly (T | null | undefined)[]): T | undefined {
   for (const choice of choices) if (choice && (choice.index === undefined || choice.index === null || choice.index === 0)) return choice;
@@ -12,11 +11,11 @@ export function firstChoice<T extends { index?: unknown }>(choices: readonly (T 
 }
 
 /**
- * A stream's choices numbered otherwise, while none of the gateway's has come: once one of them
- * has finished (its `finish_reason`, `finishReason`) and the vendor's count follows, the answer
- * holds none the gateway asked for, and the stream is over, as the whole answer would have said
- * (it had waited for a first choice's end that never came, until the connection closed or the
- * deadline passed, and then failed as a stream cut short).
+ * A stream's choices numbered otherwise, while none of the gateway's has come: where the stream
+ * ends (`[DONE]`, its close) with one of them finished (its `finish_reason`, `finishReason`) and
+ * none of the gateway's, its answer holds none the gateway asked for, and fails as the whole
+ * answer would have (it had failed as a stream cut short). Not before its end: index 0 may
+ * still come after another choice finished.
  */
 export class OtherChoices<T extends { index?: unknown }> {
   private firstSeen = false;

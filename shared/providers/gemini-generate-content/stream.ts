@@ -106,12 +106,12 @@ export class GenerateContentStream {
 
   /** Gemini has no event that ends a stream: its answer is whole once a finishReason came with a count no part followed (its last chunk carries both). */
   ended(): boolean {
-    return this.stopped() && this.usage !== undefined && !this.partsAfterUsage;
+    return this.finished && this.usage !== undefined && !this.partsAfterUsage;
   }
 
-  /** The finishReason came (or another candidate's, where the gateway's never did): a count may follow. */
+  /** The finishReason came: a count may follow. */
   stopped(): boolean {
-    return this.finished || this.candidates.only;
+    return this.finished;
   }
 
   /**
@@ -137,7 +137,7 @@ export class GenerateContentStream {
   finish(requestWarnings: readonly string[] = []): ModelReply {
     if (this.chunks === 0) throw new UpstreamError('upstream_malformed_response', 'The provider streamed no answer', { upstreamStatus: 200 });
     const { metadata, current } = this.lastUsage;
-    // Only candidates numbered otherwise, finished: the whole answer's failure (no candidate), charged the usage reported.
+    // Ended with only candidates numbered otherwise, finished: the whole answer's failure (no candidate), charged the usage reported.
     if (this.candidates.only) return fromGenerateContentResponse({ candidates: [], promptFeedback: this.promptFeedback, usageMetadata: metadata }, requestWarnings, current);
     const candidate = { content: { parts: this.text === '' ? [] : [{ text: this.text }] }, finishReason: this.finishReason, groundingMetadata: this.grounding };
     // A blocked prompt's stream has no finishReason: the mapper names the block.

@@ -73,7 +73,7 @@ export class ChatStream {
       if (typeof choice.delta?.refusal === 'string') this.refusal += choice.delta.refusal;
       if (choice.finish_reason !== undefined && choice.finish_reason !== null) this.finishReason = choice.finish_reason;
     }
-    if (usage && (this.finishReason !== undefined || this.choices.only)) this.counted = true;
+    if (usage && this.finishReason !== undefined) this.counted = true;
   }
 
   /**
@@ -85,9 +85,9 @@ export class ChatStream {
     return this.done || this.counted;
   }
 
-  /** The finish_reason came (or another choice's, where the gateway's never did): its usage and [DONE] may follow. */
+  /** The finish_reason came: its usage and [DONE] may follow. */
   stopped(): boolean {
-    return this.finishReason !== undefined || this.choices.only;
+    return this.finishReason !== undefined;
   }
 
   partial(): PartialReply {
@@ -104,7 +104,7 @@ export class ChatStream {
 
   finish(): ModelReply {
     if (this.chunks === 0) throw new UpstreamError('upstream_malformed_response', 'The provider streamed no answer', { upstreamStatus: 200 });
-    // Only choices numbered otherwise, finished: the whole answer's failure (no message), charged the usage reported.
+    // Ended with only choices numbered otherwise, finished: the whole answer's failure (no message), charged the usage reported.
     if (this.choices.only) return fromChatResponse({ choices: [], usage: this.usage }, this.dialect);
     // The model's end is its finish_reason (a usage chunk may follow it); the vendor's, [DONE].
     if (this.finishReason === undefined && !this.done) throw streamEndedEarly('finish_reason');

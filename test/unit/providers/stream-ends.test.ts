@@ -231,9 +231,9 @@ describe('A stream whose events come out of order, or with more than one answer:
     return { deltas, onDelta: (text: string) => void deltas.push(text) };
   };
 
-  /** A stream whose only choice is numbered 1 has ended once it finished and was counted, and fails as its whole answer would, charged the count (5 in, 2 out). */
+  /** A stream whose only choice is numbered 1, finished and counted, has not ended (index 0 may come), and, closed, fails as its whole answer would, charged the count (5 in, 2 out). */
   const endsAsWholeAnswer = (reader: Parameters<typeof finishStream>[0] & { ended(): boolean }, message: string) => {
-    expect(reader.ended()).toBe(true);
+    expect(reader.ended()).toBe(false);
     expect(() => finishStream(reader)).toThrow(
       expect.objectContaining({
         code: 'upstream_malformed_response',
@@ -269,13 +269,19 @@ describe('A stream whose events come out of order, or with more than one answer:
     expect(() => read(new ChatStream(dialectFor('openai'), () => undefined), [piece('Hi', null, 1), piece('', 'stop', 1), { choices: [], usage }, '[DONE]'])).toThrow(
       expect.objectContaining({ code: 'upstream_malformed_response', details: expect.objectContaining({ billed: expect.anything() }) }),
     );
-    // Without [DONE], the usage after the other choice's finish_reason ends the stream (it had been waited for until the deadline) with the whole answer's failure (it had said the stream ended before its finish_reason).
+    // Closed without [DONE] after the other choice's finish_reason and the usage: the whole answer's failure (it had said the stream ended before its finish_reason).
     const heldOpen = new ChatStream(dialectFor('openai'), () => undefined);
     for (const event of [piece('Hi', null, 1), piece('', 'stop', 1), { choices: [], usage }]) heldOpen.onEvent({ event: 'message', data: JSON.stringify(event) });
     endsAsWholeAnswer(heldOpen, 'The provider answered without a message');
-    // Index 0 after another choice finished is still the answer.
+    // Index 0 after another choice finished, and counted in the same chunk, is still the answer (a version had ended the stream there).
     expect(
-      read(new ChatStream(dialectFor('openai'), () => undefined), [piece('B', null, 1), piece('', 'stop', 1), piece('ZERO'), piece('', 'stop'), { choices: [], usage }]).output,
+      read(new ChatStream(dialectFor('openai'), () => undefined), [
+        piece('B', null, 1),
+        { ...piece('', 'stop', 1), usage },
+        piece('ZERO'),
+        piece('', 'stop'),
+        { choices: [], usage },
+      ]).output,
     ).toBe('ZERO');
     // Whole, the choice of index 0 wherever it stands.
     expect(
@@ -299,10 +305,13 @@ describe('A stream whose events come out of order, or with more than one answer:
     expect(late.deltas).toEqual(['Hel', 'lo']);
     expect(read(new GenerateContentStream(() => undefined), [text('AAA', undefined, 0), text('BBB', undefined, 1), text('', 'STOP', 0)]).output).toBe('AAA');
     expect(read(new GenerateContentStream(() => undefined), [text('ONE ', undefined, 1), text('ZERO', undefined, 0), text('', 'STOP', 0)]).output).toBe('ZERO');
-    // Its only candidate numbered 1, finished with its count: the stream is over, and fails as the whole answer does, charged that count (it had said the stream ended before its finishReason).
+    // Its only candidate numbered 1, finished with its count, then the stream's close: it fails as the whole answer does, charged that count (it had said the stream ended before its finishReason).
     const onlyOther = new GenerateContentStream(() => undefined);
     onlyOther.onEvent({ event: 'message', data: JSON.stringify({ ...text('Hi', 'STOP', 1), usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 2 } }) });
     endsAsWholeAnswer(onlyOther, 'The provider answered without a candidate');
+    // Index 0 after another candidate finished with a count is still the answer (a version had ended the stream there).
+    const counted = (chunk: object) => ({ ...chunk, usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 2 } });
+    expect(read(new GenerateContentStream(() => undefined), [counted(text('x', 'STOP', 1)), counted(text('Hello', 'STOP', 0))]).output).toBe('Hello');
   });
 
   it('Anthropic Messages: text after the stop reason is dropped, and the first stop reason stands', () => {
