@@ -92,6 +92,8 @@ function tlsFailure(error: unknown): string | undefined {
 
 /** An account that never exists: its read only carries the store's clock back. */
 const CLOCK_READ_ACCOUNT = 'acct_clock-read';
+/** A ledger entry of it, which never exists either: its read says the ledger's table is there. */
+const CLOCK_READ_ENTRY = 'clock-read';
 
 /** Standard input (`revoke-key --key -`), up to `most` characters: what is past them is not read. */
 async function readStdin(most: number): Promise<string> {
@@ -134,12 +136,14 @@ try {
     // valid), for the SDK to hear that clock.
     const now = () => storeNow(storeClient);
     store = createStore(config, { storeClient, now });
-    const { accounts } = store;
+    const { accounts, ledger } = store;
     const result = await runCommand(line, {
       ...store,
       now,
-      beforeDating: async () => {
-        await accounts.get(CLOCK_READ_ACCOUNT);
+      beforeDating: async (writesLedger) => {
+        // The ledger's table read beside the clock's, for a command that writes entries: misnamed, it had
+        // been said nowhere (the balance changed, the entry left unposted, a reconcile told to run again).
+        await Promise.all([accounts.get(CLOCK_READ_ACCOUNT), writesLedger ? ledger.get(CLOCK_READ_ACCOUNT, CLOCK_READ_ENTRY) : undefined]);
       },
       readStdin,
     });

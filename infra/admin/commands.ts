@@ -18,8 +18,10 @@ export interface AdminDeps {
   /**
    * Run, once the command line is valid, before a command that dates an entry or judges ages
    * (create-account, top-up, reconcile, revoke-key): the CLI reads the store's clock there (cli.ts).
+   * `ledger`: the command writes ledger entries, and the CLI reads the ledger's table too, so
+   * that a table the store does not hold is said before anything is written.
    */
-  beforeDating?: () => Promise<void>;
+  beforeDating?: (ledger: boolean) => Promise<void>;
   /** The time a revocation is dated by: the store's clock in the CLI (as `credits` dates entries), never the operator machine's. */
   now?: () => number;
   /** Standard input, up to `most` characters (the rest is not read): where `revoke-key --key -` reads its key (cli.ts). */
@@ -263,7 +265,7 @@ export async function runCommand(line: AdminCommand, deps: AdminDeps): Promise<R
   switch (line.command) {
     case 'create-account': {
       const { balanceMicro, zeroDataRetention, rateLimitRpm } = line;
-      await deps.beforeDating?.();
+      await deps.beforeDating?.(true);
       return describeAccount(await deps.credits.openAccount({ balanceMicro, zeroDataRetention, rateLimitRpm }));
     }
     case 'create-key': {
@@ -278,7 +280,7 @@ export async function runCommand(line: AdminCommand, deps: AdminDeps): Promise<R
       const key = line.key === '-' ? await keyFromStdin(deps) : line.key;
       // Dated by the store's clock: the account's list drops revocations 2 hours older than the
       // newest, so a machine hours ahead would drop, and let through again, keys revoked just now.
-      await deps.beforeDating?.();
+      await deps.beforeDating?.(false);
       const record = await revokeApiKey(deps, line.hash ?? hashApiKey(key as string), (deps.now ?? Date.now)());
       return { accountId: record.accountId, keyPrefix: record.keyPrefix, revokedAt: record.revokedAt };
     }
@@ -290,7 +292,7 @@ export async function runCommand(line: AdminCommand, deps: AdminDeps): Promise<R
     }
     case 'top-up': {
       const { accountId, amountMicro } = line;
-      await deps.beforeDating?.();
+      await deps.beforeDating?.(true);
       const entryId = line.entry ?? deps.credits.topUpEntryId();
       try {
         const { balanceMicro, applied } = await deps.credits.topUp(accountId, amountMicro, entryId, line.entry !== undefined);
@@ -353,7 +355,7 @@ export async function runCommand(line: AdminCommand, deps: AdminDeps): Promise<R
       return { accountId, zeroDataRetention };
     }
     case 'reconcile': {
-      await deps.beforeDating?.();
+      await deps.beforeDating?.(true);
       const outcome = await deps.credits.reconcile();
       if (outcome.failed > 0) throw new ReconcileIncompleteError(outcome);
       return outcome;
