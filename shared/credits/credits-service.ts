@@ -55,8 +55,9 @@ export const RESERVATION_TIMEOUT_MS = Math.max(15 * 60 * 1000, RESERVE_ATTEMPTS_
  * An entry left unposted in an account (a top-up, an opening balance) is posted by the
  * reconciler once it is this old, never sooner: by then no attempt of the write that added
  * it can still arrive (the admin CLI signs its attempts up to about 70 s after the entry's
- * time: LATE_ATTEMPT_MS alone had left a late one about 10 s after the entry was dropped). An attempt of a write that landed, arriving after the entry was posted
- * and dropped from the item, would apply it again.
+ * time: LATE_ATTEMPT_MS alone had left a late one about 10 s after the entry was dropped).
+ * An attempt of a write that landed, arriving after the entry was posted and dropped from
+ * the item, would apply it again.
  * The entry's time, and the time the reconciler judges ages by, is the store's clock where
  * the writer may be an operator's machine (the admin CLI dates by `storeNow`, the time of its
  * store's answers, to about a second), and the Lambda's or the host's clock elsewhere.

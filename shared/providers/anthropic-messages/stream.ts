@@ -80,12 +80,8 @@ export class MessagesStream {
     return this.messageStopped || (typeof this.stopReason === 'string' && this.finalUsage !== undefined);
   }
 
-  /** Whether the stop reason came (its usage and `message_stop` may follow): the answer is whole, its count aside. */
+  /** Whether the stop reason came (its usage and `message_stop` may follow), or `message_stop`: the answer is whole, its count aside. */
   stopped(): boolean {
-    return this.stopReasonGiven;
-  }
-
-  private get stopReasonGiven(): boolean {
     return this.messageStopped || typeof this.stopReason === 'string';
   }
 
@@ -102,7 +98,7 @@ export class MessagesStream {
   finish(): ModelReply {
     if (!this.started) throw new UpstreamError('upstream_malformed_response', 'The provider streamed no message', { upstreamStatus: 200 });
     // A stop reason without its usage is a whole answer that has no count (the estimate is charged), as a chat answer's finish_reason without its usage is.
-    if (!this.stopReasonGiven) throw streamEndedEarly('message_stop event');
+    if (!this.stopped()) throw streamEndedEarly('message_stop event');
     return {
       // Its thinking streamed counts, should the usage not be believed, as a whole answer's thinking blocks do (on failure too).
       ...fromMessagesResponse(
