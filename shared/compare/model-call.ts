@@ -1,6 +1,6 @@
 import type { ModelEntry } from '../catalog/types.js';
 import type { PromptRequest, RequestedModel } from '../contract/types.js';
-import { textTokens } from '../text/text-tokens.js';
+import { prefixTokens } from '../text/text-tokens.js';
 import { cacheMinimumWarnings } from '../providers/cache-breakpoints.js';
 import type { ModelCall } from '../providers/types.js';
 
@@ -63,7 +63,7 @@ export function planCall(request: PromptRequest, model: RequestedModel): Planned
     tuning: model.tuning,
     responseSchema: body.response_schema,
   };
-  warnings.push(...cacheMinimumWarnings(call, textTokens));
+  warnings.push(...cacheMinimumWarnings(call, prefixTokens));
   return {
     model,
     call,

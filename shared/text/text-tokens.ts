@@ -25,6 +25,24 @@ export function packsInRuns(code: number): boolean {
 const PACKED_ASCII = Array.from({ length: 128 }, (_, code) => '-=_*#./~% '.includes(String.fromCharCode(code)));
 
 /**
+ * Letters, digits and marks outside ASCII of the scripts tokenizers take several to a token, as
+ * they take ASCII's (Cyrillic, Greek, accented Latin, Arabic, Hebrew, Devanagari): not Chinese,
+ * Japanese or Korean, which they take about a token a character.
+ */
+const ALPHABETIC_OUTSIDE_ASCII = /(?![\p{ASCII}\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}])[\p{L}\p{N}\p{M}]/gu;
+
+/**
+ * A prompt prefix's tokens as the cache-minimum warning counts them (cacheMinimumWarnings):
+ * textTokens, but other alphabets' letters, digits and marks 4 a token as ASCII's, where
+ * textTokens counts each a token, generously for a charge. For the warning that a breakpoint
+ * caches nothing, that leaned the wrong way: a Russian prefix of about 1,300 tokens (o200k)
+ * had counted 4,500, over a 4,096 minimum, and had no warning.
+ */
+export function prefixTokens(text: string): number {
+  return textTokens(text) - 0.75 * (text.match(ALPHABETIC_OUTSIDE_ASCII)?.length ?? 0);
+}
+
+/**
  * Tokens a text counts as usual, generously: 4 ASCII letters, digits or spaces a token, a
  * token for every other ASCII character (punctuation and symbols, which tokenizers seldom
  * join unless the same one repeats: a text made of mixed ones counts about a token a

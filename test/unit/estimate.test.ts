@@ -132,6 +132,17 @@ describe('Function: planCall, cache breakpoints under the cache minimum', () => 
     expect(warningsOf('fam_h-lite', [marked('Be brief.')])).toEqual([expect.stringContaining("fam_h-lite's cache minimum of 1000")]);
   });
 
+  it("counts other alphabets' letters 4 a token for the warning, as ASCII's: a Russian prefix of about 1,300 tokens is flagged under a 4,096 minimum (counted a token a letter, it had not been); Chinese about a token a character", () => {
+    const russian = 'Привет, это пример текста на русском языке для проверки подсчёта токенов. '.repeat(69);
+    expect(warningsOf('fam_a-opus-4-6', [marked(russian)])).toEqual([
+      expect.stringMatching(/closes a prefix of about 1\d{3} tokens, under fam_a-opus-4-6's cache minimum of 4096/),
+    ]);
+    // Past the minimum by this count: no warning.
+    expect(warningsOf('fam_a-opus-4-6', [marked(russian.repeat(4))])).toEqual([]);
+    // Chinese, Japanese and Korean characters a token each: 5,000 of them are past 4,096.
+    expect(warningsOf('fam_a-opus-4-6', [marked('这是一个用于测试的中文句子。'.repeat(360))])).toEqual([]);
+  });
+
   it("counts the response schema's instruction in the prefix of a history breakpoint on a model it goes to as a system block (Anthropic's)", () => {
     // About 900 tokens of history: under Sonnet's 1,024 alone, over it with a schema instruction of about 300 tokens before it.
     const history = [{ role: 'user', content: 'c'.repeat(3_600), cache_control: { type: 'ephemeral' } }];
