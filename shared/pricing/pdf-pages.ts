@@ -494,10 +494,11 @@ function countPages(objects: PdfObjects, catalogs: ReadonlySet<number>, way: 'he
     for (const definition of list) {
       const node = objects.value(definition);
       if (!isDictionary(node)) throw new Uncounted();
-      if (node['Type'] !== '/Pages' && node['Kids'] === undefined) {
-        most = Math.max(most, 1);
-        continue;
-      }
+      const leaf = node['Type'] !== '/Pages' && node['Kids'] === undefined;
+      // A node typed /Page is a page to the readers that go by its type (pypdf, pdf.js), whatever Kids it has: 200 of them
+      // with empty Kids had counted none (a PDF of 201 pages held as 1). Its Kids are walked too, for readers that follow them.
+      if (leaf || node['Type'] === '/Page') most = Math.max(most, 1);
+      if (leaf) continue;
       for (const kids of alternatives(node['Kids'])) {
         if (!Array.isArray(kids)) throw new Uncounted();
         // Every reference followed is work, counted ones too: a node defined 27,500 times over 10,900 kids had looped 300 million times.

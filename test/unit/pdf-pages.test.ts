@@ -35,6 +35,17 @@ describe('Function: pdfPageCounts, held (the pages a PDF is held by: its page tr
     expect(pdfPages(indirect)).toBe(7);
   });
 
+  it('counts a node typed /Page as a page whatever Kids it has, as readers that go by its type do (200 such with empty Kids had counted none)', () => {
+    // One page as usual, and 200 with an empty Kids; the root's Count says 1.
+    const typed = Array.from({ length: 200 }, (_, i) => `${4 + i} 0 obj <</Type/Page/Parent 2 0 R/MediaBox[0 0 612 792]/Kids[]>> endobj\n`).join('');
+    const kids = Array.from({ length: 201 }, (_, i) => `${3 + i} 0 R`).join(' ');
+    const crafted = latin1(
+      `%PDF-1.7\n1 0 obj <</Type/Catalog/Pages 2 0 R>> endobj\n2 0 obj <</Type/Pages/Kids[${kids}]/Count 1>> endobj\n3 0 obj <</Type/Page/Parent 2 0 R>> endobj\n${typed}` +
+        'trailer <</Root 1 0 R>>\nstartxref\n0\n%%EOF',
+    );
+    expect(pdfPageCounts(crafted)).toEqual({ held: 201, read: 201 });
+  });
+
   it('counts only the pages the tree names: page objects a writer left behind (a page removed) are not pages', () => {
     const removed = pdfOf({ pages: 5, body: Array.from({ length: 295 }, (_, i) => `${900 + i} 0 obj\n<< /Type /Page /Parent 2 0 R >>\nendobj\n`).join('') });
     expect(pdfPages(removed)).toBe(5);
