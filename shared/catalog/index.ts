@@ -117,18 +117,42 @@ for (const entry of MODELS) {
   byVendorModel.set(name, [...(byVendorModel.get(name) ?? []), entry]);
 }
 
+/** A catalog ID's family token as a caller writes it (`fam_b` of `fam_b-3.1-pro`), normalised; undefined for a vendor spelling. */
+const familyOf = (id: string): string | undefined => /^fam-[a-z0-9]+(?=-)/.exec(normaliseId(id))?.[0];
+
 /**
  * The known IDs closest to an unknown one, as a caller would write them: `"claude-opus-4-6"
- * (fam_a-opus-4-6)` for a vendor spelling, `"fam_a-opus-4-6"` for a canonical ID; and for the
- * name of a vendor model (`gemini-3.1-pro-preview`, as the listing, results and page show it),
- * the IDs for it (retired ones too: their listing's note says which model answers them now).
+ * (fam_a-opus-4-6)` for a vendor spelling, `"fam_a-opus-4-6"` for a canonical ID, those of its
+ * family first (`fam_b-3.1` had been offered `fam_c-4.1` alone) and those that begin with it
+ * too, an ID that answers before a retired one as close; and for the name of a vendor model
+ * (`gemini-3.1-pro-preview`, as the listing, results and page show it), the IDs for it, a
+ * retired one saying which model answers it now (it had been offered as for that name).
  */
-export function closestModelIds(id: string): string[] {
-  const near = closest(id, byId.keys(), normaliseId);
+export function closestModelIds(id: string, now = Date.now()): string[] {
+  const family = familyOf(id);
+  const isRetired = (known: string) => {
+    const entry = byId.get(known) as ModelEntry;
+    return answering(entry, now) !== entry && answering(entry, now).upstreamModel !== entry.upstreamModel;
+  };
+  const otherFamily = (known: string) => family !== undefined && familyOf(known) !== family;
+  const ranked = closest(id, byId.keys(), normaliseId, Number.POSITIVE_INFINITY, {
+    group: (known) => (otherFamily(known) ? 1 : 0),
+    tieBreak: (known) => (isRetired(known) ? 1 : 0),
+    prefixes: true,
+  });
+  // Another family's IDs only where none of its own comes close.
+  const near = (ranked.some((known) => !otherFamily(known)) ? ranked.filter((known) => !otherFamily(known)) : ranked).slice(0, 3);
   // An ID but for case, dots and underscores is meant; else a vendor model's own name (closest reads none over 100 characters, nor does this).
   const meantAnId = near[0] !== undefined && normaliseId(near[0]) === normaliseId(id);
   const forVendorModel = meantAnId || id.length > 100 ? undefined : byVendorModel.get(normaliseVendorModel(id));
-  if (forVendorModel) return forVendorModel.map((entry) => `"${entry.id}" (for ${entry.upstreamModel})`);
+  if (forVendorModel) {
+    return forVendorModel.map((entry) => {
+      const answers = answering(entry, now).upstreamModel;
+      return answers === entry.upstreamModel
+        ? `"${entry.id}" (for ${entry.upstreamModel})`
+        : `"${entry.id}" (for ${entry.upstreamModel} until its shutdown; ${answers} answers it now)`;
+    });
+  }
   return near.map((known) => {
     const canonical = (byId.get(known) as ModelEntry).id;
     return canonical === known ? `"${known}"` : `"${known}" (${canonical})`;

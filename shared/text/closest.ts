@@ -11,21 +11,33 @@ export function editDistance(a: string, b: string): number {
   return previous[b.length] as number;
 }
 
+/** How `closest` ranks beyond the distance (each lower first). */
+export interface Ranking {
+  /** Before the distance: a candidate of the wanted text's own family, say, before another's. */
+  group?: (candidate: string) => number;
+  /** After the distance, before the alphabet: a retired model after one that answers. */
+  tieBreak?: (candidate: string) => number;
+  /** Candidates that begin with the wanted text (as normalised) qualify, however far: `fam_b-3.1` for `fam_b-3.1-pro`. */
+  prefixes?: boolean;
+}
+
 /**
  * The candidates closest to `wanted` (at most `limit`, best first), compared as `normalise`
  * makes them; none when even the closest is further than a quarter of the wanted text (at
- * least 2 edits): a guess that far off helps no one. Inputs longer than 100 characters get no
- * suggestion (and cost nothing).
+ * least 2 edits), but those it begins where `ranking.prefixes`: a guess that far off helps no
+ * one. Inputs longer than 100 characters get no suggestion (and cost nothing).
  */
-export function closest(wanted: string, candidates: Iterable<string>, normalise: (text: string) => string = (t) => t, limit = 3): string[] {
+export function closest(wanted: string, candidates: Iterable<string>, normalise: (text: string) => string = (t) => t, limit = 3, ranking: Ranking = {}): string[] {
   if (wanted.length > 100) return [];
+  const { group = () => 0, tieBreak = () => 0, prefixes = false } = ranking;
   const target = normalise(wanted);
   const allowed = Math.max(2, Math.floor(target.length / 4));
-  const scored: { candidate: string; distance: number }[] = [];
+  const scored: { candidate: string; distance: number; group: number; tie: number }[] = [];
   for (const candidate of candidates) {
-    const distance = editDistance(target, normalise(candidate));
-    if (distance <= allowed) scored.push({ candidate, distance });
+    const normalised = normalise(candidate);
+    const distance = editDistance(target, normalised);
+    if (distance <= allowed || (prefixes && normalised.startsWith(target))) scored.push({ candidate, distance, group: group(candidate), tie: tieBreak(candidate) });
   }
-  scored.sort((x, y) => x.distance - y.distance || x.candidate.localeCompare(y.candidate));
+  scored.sort((x, y) => x.group - y.group || x.distance - y.distance || x.tie - y.tie || x.candidate.localeCompare(y.candidate));
   return scored.slice(0, limit).map((s) => s.candidate);
 }

@@ -335,10 +335,17 @@ describe('Function: validatePromptRequest', () => {
       ['gpt-oss-120b', '"fam_e-gpt-oss-120b" (for gpt-oss-120b) or "fam_i-gpt-oss-120b" (for openai/gpt-oss-120b)'],
       // An ID whose model its vendor answers with another (servedBy), and a retired one (answered by its successor).
       ['gemini-3-flash-preview', '"fam_b-3.1-flash" (for gemini-3-flash-preview)'],
-      ['llama-3.3-70b-versatile', '"fam_i-3.3-70b" (for llama-3.3-70b-versatile)'],
+      ['llama-3.3-70b-versatile', '"fam_i-3.3-70b" (for llama-3.3-70b-versatile until its shutdown; openai/gpt-oss-120b answers it now)'],
+      // Its family's IDs, those that begin with it too (another family's had been offered alone: "fam_c-4.1").
+      ['fam_b-3.1', '"fam_b-3.1-pro" or "fam_b-3.1-flash" or "fam_b-3.1-flash-lite"'],
     ])('names the closest model IDs for the unknown "%s"', async (id, meant) => {
       const [error] = await fieldErrors(body({ models: [id] }));
       expect(error?.message).toMatch(new RegExp(`^unknown model ID "${id.replace(/[.]/g, '\\.')}"; did you mean .*${meant.replace(/[.()]/g, '\\$&')}`));
+    });
+
+    it("offers another family's IDs only where none of the family's own comes close (fam_i-4 had been offered OpenAI's and xAI's)", async () => {
+      const [groq] = await fieldErrors(body({ models: ['fam_i-4'] }));
+      expect(groq?.message).toBe('unknown model ID "fam_i-4"; did you mean "fam_i-4-scout"?');
     });
 
     it('suggests nothing for an ID far from every known one', async () => {
