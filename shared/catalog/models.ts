@@ -66,6 +66,10 @@ const patchImageTokens = (multiplier: number) => Math.ceil(1_536 * multiplier);
 const NO_TUNING: TuningRules = {};
 const CLAUDE_THINKING: TuningRules = { thinkingBudget: { min: 1024, max: 32000 } };
 const GEMINI_TUNING: TuningRules = { thinkingBudget: { min: 0, max: 24576 }, webSearch: true, cachedContent: true };
+
+/** The listing's note on the Gemini 3 models' thinkingBudget (gemini-generate-content/thinking.ts), which the contract reads as a token budget, 0 turning thinking off. */
+const GEMINI_3_THINKING_NOTE =
+  "thinkingBudget is sent as the thinking level nearest it (Gemini 3 takes a level, not a token budget), and 0 as the model's lowest level: Gemini 3 cannot turn thinking off (the result says so in a warning)";
 const EFFORT_LMH: TuningRules = { reasoningEffort: ['low', 'medium', 'high'] };
 const EFFORT_NLMH: TuningRules = { reasoningEffort: ['none', 'low', 'medium', 'high'] };
 
@@ -319,6 +323,7 @@ export const MODELS: readonly ModelEntry[] = [
     protocol: 'anthropic-messages',
     tier: 'other',
     prices: usd(5, 0.5, 6.25, 25),
+    note: 'thinkingBudget is sent as output_config.effort (up to 1,024 low, up to 8,192 medium, up to 16,384 high, more xhigh), still added to max_tokens: Opus 4.7 takes adaptive thinking only, with an effort in place of a budget (the result says so in a warning)',
     // Opus 4.7 accepts only adaptive thinking; budget_tokens returns 400 (see report).
     capabilities: { attachments: IMAGES_AND_PDF, structuredOutput: 'instruction', tuning: CLAUDE_THINKING, cache: CLAUDE_CACHE_4096 },
     defaultMaxTokens: 4096,
@@ -445,6 +450,7 @@ export const MODELS: readonly ModelEntry[] = [
     tier: 'flagship',
     // "$2.00, prompts <= 200k tokens ... $4.00, prompts > 200k tokens"; output $12 / $18 (ai.google.dev pricing)
     prices: withSearch(longAbove(usd(2, 0.2, null, 12), 200_000, 4, 0.4, 18)), // unverified: cached $0.40 above 200K (from a copy of the table)
+    note: GEMINI_3_THINKING_NOTE,
     capabilities: { attachments: GEMINI_MEDIA, structuredOutput: 'native', tuning: GEMINI_TUNING, cache: geminiCache(32_768) },
     defaultMaxTokens: 8192,
     maxOutputTokens: 65_536,
@@ -458,6 +464,7 @@ export const MODELS: readonly ModelEntry[] = [
     protocol: 'gemini-generate-content',
     tier: 'fast',
     prices: withSearch(usd(1.5, 0.15, null, 9)),
+    note: GEMINI_3_THINKING_NOTE,
     capabilities: { attachments: GEMINI_MEDIA, structuredOutput: 'native', tuning: GEMINI_TUNING, cache: geminiCache(32_768) },
     defaultMaxTokens: 4096,
     maxOutputTokens: 65_536,
@@ -471,6 +478,7 @@ export const MODELS: readonly ModelEntry[] = [
     protocol: 'gemini-generate-content',
     tier: 'fast',
     prices: withSearch(usd(0.25, 0.025, null, 1.5)),
+    note: GEMINI_3_THINKING_NOTE,
     capabilities: { attachments: GEMINI_MEDIA, structuredOutput: 'native', tuning: GEMINI_TUNING, cache: geminiCache(32_768) },
     defaultMaxTokens: 4096,
     maxOutputTokens: 65_536,
@@ -487,6 +495,7 @@ export const MODELS: readonly ModelEntry[] = [
     tier: 'legacy',
     servedBy: 'Google has no Gemini 3.1 Flash text model; gemini-3-flash-preview (Gemini 3 Flash) answered',
     prices: withSearch(usd(0.5, 0.05, null, 3)),
+    note: GEMINI_3_THINKING_NOTE,
     capabilities: { attachments: GEMINI_MEDIA, structuredOutput: 'native', tuning: GEMINI_TUNING, cache: geminiCache(32_768) },
     defaultMaxTokens: 4096,
     maxOutputTokens: 65_536,
