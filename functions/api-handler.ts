@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
-import { accountRateLimit } from '../shared/config.js';
+import { accountRateLimit, ConfigError } from '../shared/config.js';
 import { LIMITS } from '../shared/contract/limits.js';
 import { GatewayError, GatewayTimeoutError, ServiceUnavailableError, UNAVAILABLE_RETRY_AFTER_SECONDS, UnauthorizedError } from '../shared/errors.js';
 import type { Gateway } from '../shared/gateway.js';
@@ -14,11 +14,14 @@ import { ServerTiming } from '../shared/http/server-timing.js';
 import type { Log } from '../shared/log.js';
 import type { PromptResponse, PromptService, Started, SubmitOptions } from '../shared/orchestrator/prompt-service.js';
 import type { PromptRequest } from '../shared/contract/types.js';
+import { microToCredits } from '../shared/pricing/micro-credits.js';
 
 /** What the Lambda entry adds around the handler (Powertools); the local host adds nothing. */
 export interface ApiHooks {
   middlewares?: middy.MiddlewareObj<ApiEvent, ApiResult>[];
   onResponse?: (response: PromptResponse) => void;
+  /** The credits the settle charged the account, once it has (not where it failed, nor for a replay). */
+  onCharged?: (credits: number) => void;
 }
 
 /**
@@ -61,7 +64,7 @@ export function createApiHandler(build: () => Gateway, log: Log, hooks: ApiHooks
       const context = event.requestContext.authorizer ?? {};
       const accountId = context.accountId;
       if (typeof accountId !== 'string' || !event.promptRequest) throw new UnauthorizedError();
-      const { prompts, config } = buildOrUnavailable(gateway, log);
+      const { prompts, config } = buildOrUnavailable(gateway, log, event.requestContext.requestId);
       const request = event.promptRequest;
       const options: SubmitOptions = {
         idempotencyKey: event.headers['idempotency-key'],
@@ -72,7 +75,7 @@ export function createApiHandler(build: () => Gateway, log: Log, hooks: ApiHooks
         requestId: event.requestContext.requestId,
       };
       if (acceptsEventStream(event.headers.accept)) {
-        return answerWithEvents(prompts, accountId, request, options, config.sseKeepAliveMs, log, hooks.onResponse, (lambda as CallerGone).callerGone);
+        return answerWithEvents(prompts, accountId, request, options, config.sseKeepAliveMs, log, hooks, (lambda as CallerGone).callerGone);
       }
       const started = await prompts.start(accountId, request, options);
       const response = await started.answer;
@@ -83,13 +86,30 @@ export function createApiHandler(build: () => Gateway, log: Log, hooks: ApiHooks
         // Outputs too large for one string: the answer is withdrawn (nothing is charged, as the
         // error body says), and what follows it, the release, still travels with the answer sent.
         started.withdraw();
-        return { ...errorResponse(error, log, { requestId: event.requestContext.requestId }), finished: started.finished };
+        return { ...errorResponse(error, log, { requestId: event.requestContext.requestId }), finished: charged(started, log, hooks.onCharged) };
       }
       // A replay ran no model and charged nothing: it adds nothing to the metrics.
       if (!started.replayed) hooks.onResponse?.(response);
       // What follows the answer travels with it, for the sender to await once it is sent.
-      return { ...answer, finished: started.finished };
+      return { ...answer, finished: charged(started, log, hooks.onCharged) };
     });
+}
+
+/**
+ * What follows an answer, with the charge its settle made recorded once it is known: what the
+ * answer said (`creditsUsed`) but where the settle found otherwise (a cost past the hold, a
+ * request the reconciler had released, an idempotency record not completed), which the metric
+ * had overstated. Never rejects.
+ */
+function charged(started: Started, log: Log, onCharged: ApiHooks['onCharged']): Promise<void> {
+  return started.finished.then((micro) => {
+    if (micro === undefined || started.replayed || !onCharged) return;
+    try {
+      onCharged(microToCredits(micro));
+    } catch (error) {
+      log.error('Recording the charge failed', { errorName: (error as Error).name });
+    }
+  });
 }
 
 /** The longest a request is taken to have waited before its handler (a cold start, the authorizer): a time older than this is a clock off. */
@@ -119,7 +139,7 @@ async function answerWithEvents(
   options: SubmitOptions,
   keepAliveMs: number,
   log: Log,
-  onResponse?: (response: PromptResponse) => void,
+  { onResponse, onCharged }: ApiHooks,
   callerGone?: AbortSignal,
 ): Promise<ApiResult> {
   const stream = new EventStream(keepAliveMs);
@@ -139,7 +159,13 @@ async function answerWithEvents(
   });
   // A replay ran no model and charged nothing: it adds nothing to the metrics.
   streamAnswer(stream, started, live, log, options.requestId, started.replayed ? undefined : onResponse);
-  return { statusCode: 200, headers: { ...EVENT_STREAM_HEADERS, 'server-timing': options.timing!.header() }, body: '', eventStream: stream, finished: started.finished };
+  return {
+    statusCode: 200,
+    headers: { ...EVENT_STREAM_HEADERS, 'server-timing': options.timing!.header() },
+    body: '',
+    eventStream: stream,
+    finished: charged(started, log, onCharged),
+  };
 }
 
 /**
@@ -225,13 +251,15 @@ function knownOverLimit(built: () => Gateway | undefined): middy.MiddlewareObj<A
 }
 
 /** A gateway that cannot be built (configuration invalid) is a 503 that names no cause; the next invocation builds again. */
-function buildOrUnavailable(gateway: () => Gateway, log: Log): Gateway {
+function buildOrUnavailable(gateway: () => Gateway, log: Log, requestId: string): Gateway {
   try {
     return gateway();
   } catch (error) {
     if (error instanceof GatewayError) throw error;
-    // Named only: a message may quote configuration.
-    log.error('Gateway not available', { errorName: (error as Error)?.name });
+    // Named only, as a message may quote configuration; but a setting's ConfigError, whose words
+    // `npm start` prints (the variable, never a key's value, a URL without its password or query),
+    // say what to fix: the line had named the error alone.
+    log.error('Gateway not available', { requestId, errorName: (error as Error)?.name, ...(error instanceof ConfigError ? { errorMessage: error.message } : {}) });
     throw new ServiceUnavailableError('The gateway could not load its configuration; retry shortly. Nothing was charged', UNAVAILABLE_RETRY_AFTER_SECONDS, { cause: error });
   }
 }

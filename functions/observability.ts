@@ -64,7 +64,7 @@ export const METRIC = {
   modelCost: 'ModelCost',
   /** 1 for a failed result, 0 for a completed one: its average is the failure rate. */
   modelFailures: 'ModelFailures',
-  /** Per request (dimension service): credits charged to the account. */
+  /** Per request (dimension service): credits charged to the account, once its settle has run (not where it failed: the reconciler decides then). */
   creditsCharged: 'CreditsCharged',
   /** Per request (dimension service): its vendor calls (models and judge calls), and those that failed on the vendor's side (failedOnVendorSide), which the VendorFailures alarm reads. */
   vendorCalls: 'VendorCalls',
@@ -77,7 +77,7 @@ export const METRIC = {
 
 /**
  * Per-model metrics from a prompt's response, one EMF document per model (its dimensions
- * differ), then `CreditsCharged` in one of its own, each published at once: an event-stream
+ * differ), then its vendor calls and failures in one of their own, each published at once: an event-stream
  * answer is recorded once its run ends, after `logMetrics` has flushed the invocation's
  * buffer, and what it left there would go out with the container's next invocation, or
  * never. The dimension is the canonical model ID, so a model asked for by its vendor
@@ -97,7 +97,6 @@ export function recordPromptMetrics(target: Metrics, response: PromptResponse): 
     if (result.providerCost !== null) target.addMetric(METRIC.modelCost, MetricUnit.NoUnit, result.providerCost);
     target.publishStoredMetrics();
   }
-  target.addMetric(METRIC.creditsCharged, MetricUnit.NoUnit, response.creditsUsed);
   // Every vendor call of the request, its judges' too: an outage pages the operator, though every answer is a 200.
   const calls = [...response.results.map((result) => result.error), ...response.evaluations.flatMap((evaluation) => evaluation.orders.map((order) => order.error))];
   target.addMetric(METRIC.vendorCalls, MetricUnit.Count, calls.length);
@@ -139,10 +138,22 @@ export function observabilityMiddlewares(o: Observability): AnyMiddleware[] {
   ] as AnyMiddleware[];
 }
 
-/** The api handler's Powertools hooks: logger context, tracer and metrics middlewares, and the prompt metrics. */
+/**
+ * The credits a request's settle charged its account, in an EMF document of its own published
+ * at once (it comes after the answer, once the invocation's buffer has been flushed). What the
+ * answer said had been published instead: more than was charged where the settle found
+ * otherwise.
+ */
+export function recordCharge(target: Metrics, credits: number): void {
+  target.addMetric(METRIC.creditsCharged, MetricUnit.NoUnit, credits);
+  target.publishStoredMetrics();
+}
+
+/** The api handler's Powertools hooks: logger context, tracer and metrics middlewares, the prompt metrics and the charge. */
 export function apiHooks(observe: Observability): ApiHooks {
   return {
     middlewares: observabilityMiddlewares(observe),
     onResponse: (response) => recordPromptMetrics(observe.metrics, response),
+    onCharged: (credits) => recordCharge(observe.metrics, credits),
   };
 }

@@ -43,10 +43,11 @@ export interface Outcome<T> {
    */
   replayable?: boolean;
   /**
-   * The writes that follow the answer. `charge` false: the work must charge nothing (its
-   * answer could not be recorded, so a retry with the same key will run it again).
+   * The writes that follow the answer, resolving with the micro-credits they charged where
+   * they say. `charge` false: the work must charge nothing (its answer could not be recorded,
+   * so a retry with the same key will run it again).
    */
-  finish(charge?: boolean): Promise<void>;
+  finish(charge?: boolean): Promise<number | undefined>;
 }
 
 /** A unit of work past everything that may refuse it: its answer to come. */
@@ -129,7 +130,8 @@ export class IdempotencyService<T> {
       return {
         response,
         finish: async (charge = true) => {
-          await Promise.all([finish(charge && completed), completed || this.freeKey(begun.recordKey, promptLogId)]);
+          const [charged] = await Promise.all([finish(charge && completed), completed || this.freeKey(begun.recordKey, promptLogId)]);
+          return charged;
         },
       };
     }, release);

@@ -66,9 +66,11 @@ export interface Started {
    * is in hand, on the event loop's next turn (so that the answer is written first), and
    * resolved once they are done. Whoever sends the answer awaits it after sending, so that
    * the writes end within the invocation. It never rejects: each failure is logged and left
-   * to the reconciler or a retry. A replay and a failed run have none.
+   * to the reconciler or a retry. Resolves with the micro-credits the settle charged the
+   * account (what the answer's `creditsUsed` says, unless the settle found otherwise); undefined
+   * where it did not settle (a failure, left to the reconciler). A replay and a failed run have none.
    */
-  finished: Promise<void>;
+  finished: Promise<number | undefined>;
   /**
    * Says the answer could not be sent (it could not even be serialised: outputs too large
    * for one string): what follows it then releases the reservation instead of charging, as
@@ -171,8 +173,14 @@ export class PromptService {
       work,
     );
     if (!run.replayed) return this.answering(run, promptLogId);
-    // Nothing ran and nothing was charged: the stored answer, and nothing to write after it.
-    return { replayed: true, answer: Promise.resolve(run.response), finished: Promise.resolve(), withdraw: () => undefined };
+    // Nothing ran and nothing was charged: the stored answer, and nothing to write after it. Its
+    // line, as every answer has one (a replay's request ID had been in no line).
+    this.deps.log.info('Prompt replayed', {
+      ...(context.requestId === undefined ? {} : { requestId: context.requestId }),
+      promptLogId: run.response.promptLogId,
+      accountId,
+    });
+    return { replayed: true, answer: Promise.resolve(run.response), finished: Promise.resolve(undefined), withdraw: () => undefined };
   }
 
   /** Step 1, resolve: the account's settings (cached by the authorizer, else read), and what the request runs as. */
@@ -231,7 +239,10 @@ export class PromptService {
     const finished = answered.then(
       async ({ finish }) => {
         await nextTurn();
-        await finish(sent).catch((error: unknown) => this.deps.log.error('Finishing after the answer failed', { promptLogId, errorName: (error as Error).name }));
+        return finish(sent).catch((error: unknown): undefined => {
+          this.deps.log.error('Finishing after the answer failed', { promptLogId, errorName: (error as Error).name });
+          return undefined;
+        });
       },
       // A failed run has nothing to finish: its failure is the answer's.
       () => undefined,
@@ -266,7 +277,7 @@ export class PromptService {
     const chargeMicro = chargeableMicro(open, costMicro);
     // The answer does not wait for the store: the settle and the prompt log, side by side, follow it
     // (and a judged request's claim-check objects go then, before the invocation ends).
-    const finish = async (charge = true) => {
+    const finish = async (charge = true): Promise<number> => {
       const logged = { promptLogId, accountId, request, results, evaluations, ranking, chargedMicro: charge ? chargeMicro : 0, zeroDataRetention, receivedAt };
       const [{ chargedMicro }] = await Promise.all([
         this.deps.credits.settle(open, charge ? costMicro : 0, charge ? estimatedMicro : 0),
@@ -286,6 +297,7 @@ export class PromptService {
         creditsUsedMicro: chargedMicro,
       });
       logRefusedKeys(log, request, results, evaluations, { requestId, promptLogId });
+      return chargedMicro;
     };
     const response = {
       promptLogId,

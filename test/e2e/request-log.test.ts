@@ -45,6 +45,15 @@ describe('Log lines of answers', () => {
     ]);
   });
 
+  it("names a replay (an Idempotency-Key's stored answer) by its own x-request-id, with the promptLogId it replays (it had been in no line)", async () => {
+    const first = await post(host, { prompt: MARKER, models: ['fam_c-5.4'] }, { 'idempotency-key': 'request-log-replay' });
+    const again = await post(host, { prompt: MARKER, models: ['fam_c-5.4'] }, { 'idempotency-key': 'request-log-replay' });
+    expect(again.body.promptLogId).toBe(first.body.promptLogId);
+    const requestId = again.headers.get('x-request-id');
+    expect(requestId).not.toBe(first.headers.get('x-request-id'));
+    expect(linesOf(requestId)).toEqual([{ level: 'info', message: 'Prompt replayed', fields: { requestId, promptLogId: first.body.promptLogId, accountId: host.demo.accountId } }]);
+  });
+
   it('logs a refusal of the handler (400) and one before it (401), each with its status and code', async () => {
     const invalid = await post(host, { prompt: MARKER, models: ['not-a-model'] });
     expect(invalid.status).toBe(400);

@@ -18,6 +18,8 @@ import { UNCOLLECTED_LOG_MESSAGE } from '../../shared/credits/credits-service.js
 const PROMPT = 'PROMPT-CONTENT-7f3a: compare these';
 const OUTPUT = 'OUTPUT-CONTENT-91cc';
 const API_KEY = 'mcg_KEY-CONTENT-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
+/** A provider key's setting refused as shared/config.ts refuses it: the variable named, its value not shown. */
+const SETTING_ERROR = 'OPENAI_API_KEY is not a key a vendor can be sent: printable ASCII without spaces inside (its value is not shown)';
 const FORBIDDEN = [PROMPT, 'PROMPT-CONTENT', OUTPUT, 'OUTPUT-CONTENT', API_KEY, 'KEY-CONTENT', 'Bearer', 'authorization'];
 
 const RESPONSE: PromptResponse = {
@@ -82,9 +84,41 @@ function event(requestId: string, extraHeaders: string[] = []) {
   return toProxyEvent(req, JSON.stringify(prompt), '/api/v1/prompt', { accountId: 'acct_1' }, requestId);
 }
 
-/** A gateway whose prompt service answers what `answer` gives (a replay when `replayed`), with nothing to write after it. */
-function fakeGateway(answer: () => Promise<PromptResponse>, replayed = false, withdraw: () => void = () => undefined): Gateway {
-  const start = async (): Promise<Started> => ({ replayed, answer: answer(), finished: Promise.resolve(), withdraw });
+/** A settle that charged what the answer says. */
+const asAnswered = (response: PromptResponse) => Math.round(response.creditsUsed * 1_000_000);
+
+/**
+ * A gateway whose prompt service answers what `answer` gives (a replay when `replayed`), and
+ * whose settle, on the turn after the answer as the service's, charges what `settled` says
+ * (`asAnswered`: the answer's credits; by default it says nothing, as a settle that failed),
+ * nothing where the answer was withdrawn.
+ */
+function fakeGateway(
+  answer: () => Promise<PromptResponse>,
+  replayed = false,
+  withdraw: () => void = () => undefined,
+  settled: (response: PromptResponse) => number | undefined = () => undefined,
+): Gateway {
+  const start = async (): Promise<Started> => {
+    const answered = answer();
+    let withdrawn = false;
+    const finished = answered.then(
+      async (response) => {
+        await new Promise((resolve) => setImmediate(resolve));
+        return withdrawn ? 0 : settled(response);
+      },
+      () => undefined,
+    );
+    return {
+      replayed,
+      answer: answered,
+      finished,
+      withdraw: () => {
+        withdrawn = true;
+        withdraw();
+      },
+    };
+  };
   return { prompts: { start }, config: { sseKeepAliveMs: 15_000 } } as unknown as Gateway;
 }
 
@@ -111,10 +145,11 @@ describe('Handler: api, observability', () => {
     vi.stubEnv('AWS_LAMBDA_INITIALIZATION_TYPE', 'on-demand');
     const observe = newObservability();
     const answer = vi.fn(async () => RESPONSE);
-    const handler = createApiHandler(() => fakeGateway(answer), observe.logger, apiHooks(observe));
+    const handler = createApiHandler(() => fakeGateway(answer, false, undefined, asAnswered), observe.logger, apiHooks(observe));
 
-    // Act
+    // Act: the answer, then what follows it (the settle), as the Lambda entry awaits it.
     const result = await handler(event('req-metrics'), lambdaContext('api', 'req-metrics'));
+    await result.finished;
 
     // Assess: the answer itself is unchanged.
     expect(result.statusCode).toBe(200);
@@ -157,20 +192,54 @@ describe('Handler: api, observability', () => {
     expect(charged[0]!._aws.CloudWatchMetrics[0]!.Dimensions).toEqual([['service']]);
     expect(charged[0]).toMatchObject({ CreditsCharged: 0.12 });
     // Three vendor calls; the failure (Anthropic overloaded, 529) is on the vendor's side.
-    expect(charged[0]).toMatchObject({ VendorCalls: 3, VendorFailures: 1 });
+    const vendors = docs.filter((d) => metricNames(d).includes(METRIC.vendorCalls));
+    expect(vendors).toHaveLength(1);
+    expect(vendors[0]).toMatchObject({ VendorCalls: 3, VendorFailures: 1 });
     const perRequest = docs.filter((d) => metricNames(d).includes(METRIC.requests));
     expect(perRequest).toHaveLength(1);
     expect(perRequest[0]!._aws.CloudWatchMetrics[0]!.Dimensions).toEqual([['service']]);
     expect(perRequest[0]).toMatchObject({ Requests: 1, ClientErrors: 0, ServerErrors: 0 });
-    expect(docs).toHaveLength(1 + 3 + 1 + 1);
+    expect(docs).toHaveLength(1 + 3 + 1 + 1 + 1);
 
     expectNoContent();
+  });
+
+  it('emits the credits the settle charged, not those the answer said, where they differ (a cost past the hold, a request the reconciler had released), and none where the settle failed', async () => {
+    const observe = newObservability();
+    const handler = createApiHandler(
+      () =>
+        fakeGateway(
+          async () => RESPONSE,
+          false,
+          undefined,
+          () => 0,
+        ),
+      observe.logger,
+      apiHooks(observe),
+    );
+    await (await handler(event('req-released'), lambdaContext('api', 'req-released'))).finished;
+    expect(emfDocuments().filter((d) => metricNames(d).includes(METRIC.creditsCharged))).toEqual([expect.objectContaining({ CreditsCharged: 0 })]);
+
+    output.length = 0;
+    const unsettled = createApiHandler(
+      () =>
+        fakeGateway(
+          async () => RESPONSE,
+          false,
+          undefined,
+          () => undefined,
+        ),
+      observe.logger,
+      apiHooks(observe),
+    );
+    await (await unsettled(event('req-unsettled'), lambdaContext('api', 'req-unsettled'))).finished;
+    expect(emfDocuments().some((d) => metricNames(d).includes(METRIC.creditsCharged))).toBe(false);
   });
 
   it('emits the metrics of an event-stream answer within its invocation, though they are recorded after the invocation flushed', async () => {
     const observe = newObservability();
     let answered!: (response: PromptResponse) => void;
-    const handler = createApiHandler(() => fakeGateway(() => new Promise((resolve) => (answered = resolve))), observe.logger, apiHooks(observe));
+    const handler = createApiHandler(() => fakeGateway(() => new Promise((resolve) => (answered = resolve)), false, undefined, asAnswered), observe.logger, apiHooks(observe));
 
     // Act: the handler returns (and logMetrics flushes) once the stream begins; the run ends later.
     const result = await handler(event('req-stream', ['Accept', 'text/event-stream']), lambdaContext('api', 'req-stream'));
@@ -180,6 +249,7 @@ describe('Handler: api, observability', () => {
     answered(RESPONSE);
     let body = '';
     for await (const chunk of result.eventStream!) body += chunk;
+    await result.finished;
 
     // Assess: the invocation's own flush came first, with no model metric in it; the stream's
     // metrics were written before its end, not left in the buffer for a next invocation.
@@ -192,13 +262,13 @@ describe('Handler: api, observability', () => {
     expectNoContent();
   });
 
-  it('answers 503 with the error body when the gateway cannot be built, logs no detail of it, and retries on the next invocation', async () => {
+  it("answers 503 with the error body when the gateway cannot be built, logs the setting's error (which names the variable, never a key's value), and retries on the next invocation", async () => {
     // Prepare: the first build fails (as an invalid configuration does), the second succeeds.
     const observe = newObservability();
     const build = vi
       .fn<() => Gateway>()
       .mockImplementationOnce(() => {
-        throw new ConfigError(`AWS_ENDPOINT_URL must be an http(s) URL, got "${API_KEY}"`);
+        throw new ConfigError(SETTING_ERROR);
       })
       .mockReturnValue(fakeGateway(async () => RESPONSE));
     const handler = createApiHandler(lazy(build), observe.logger, apiHooks(observe));
@@ -218,10 +288,10 @@ describe('Handler: api, observability', () => {
     expect(retried.statusCode).toBe(200);
     expect(build).toHaveBeenCalledTimes(2);
 
-    // The error line carries the request ID (injectLambdaContext) and the error's name, not its cause.
+    // The error line carries the request IDs (Lambda's, by injectLambdaContext, and the answer's) and what to fix (it had named the error alone).
     const errorLine = failedOutput.split('\n').find((line) => line.includes('Gateway not available'));
     expect(errorLine).toBeDefined();
-    expect(JSON.parse(errorLine!)).toMatchObject({ level: 'ERROR', function_request_id: 'req-503', errorName: 'ConfigError' });
+    expect(JSON.parse(errorLine!)).toMatchObject({ level: 'ERROR', function_request_id: 'req-503', requestId: 'req-503', errorName: 'ConfigError', errorMessage: SETTING_ERROR });
     expect(errorLine).not.toContain(API_KEY);
     const failedRequest = emfDocuments().find((d) => metricNames(d).includes(METRIC.requests) && d.ServerErrors === 1);
     expect(failedRequest).toMatchObject({ Requests: 1, ClientErrors: 0, ServerErrors: 1 });
@@ -298,9 +368,9 @@ describe('Handler: api, an answer that cannot be serialised', () => {
     expect(result.statusCode).toBe(500);
     expect(JSON.parse(result.body).error).toMatchObject({ code: 'internal_error', message: expect.stringContaining('not charged') });
     expect(withdraw).toHaveBeenCalledTimes(1);
-    // What follows the answer (the release) still travels with it, for the sender to await.
-    expect(result.finished).toBeInstanceOf(Promise);
-    expect(emfDocuments().some((d) => metricNames(d).includes(METRIC.creditsCharged))).toBe(false);
+    // What follows the answer (the release) still travels with it, for the sender to await: it charges nothing.
+    await result.finished;
+    expect(emfDocuments().filter((d) => metricNames(d).includes(METRIC.creditsCharged))).toEqual([expect.objectContaining({ CreditsCharged: 0 })]);
   });
 
   it('ends an event stream with an error event and withdraws the answer', async () => {
@@ -315,7 +385,8 @@ describe('Handler: api, an answer that cannot be serialised', () => {
     expect(body).toContain('event: error');
     expect(body).not.toContain('event: done');
     expect(withdraw).toHaveBeenCalledTimes(1);
-    expect(emfDocuments().some((d) => metricNames(d).includes(METRIC.creditsCharged))).toBe(false);
+    await result.finished;
+    expect(emfDocuments().filter((d) => metricNames(d).includes(METRIC.creditsCharged))).toEqual([expect.objectContaining({ CreditsCharged: 0 })]);
   });
 });
 
