@@ -252,10 +252,10 @@ export class CreditsService {
    * What it returns is never less than what the account ends up charged, and it never
    * throws for the store. Once the settle entry is in the ledger the charge is decided:
    * should the close fail after that, the reconciler completes it. Should the entry's write
-   * fail in a way that leaves unknown whether it landed, the cost is returned, and the
-   * reconciler later completes it (that charge) or releases the reservation (nothing).
+   * fail in a way that leaves unknown whether it landed, the cost is returned, `undecided`, and
+   * the reconciler later completes it (that charge) or releases the reservation (nothing).
    */
-  async settle(open: OpenRequest, costMicro: number, estimatedMicro = 0): Promise<{ chargedMicro: number }> {
+  async settle(open: OpenRequest, costMicro: number, estimatedMicro = 0): Promise<{ chargedMicro: number; undecided?: true }> {
     const chargedMicro = chargeableMicro(open, costMicro);
     const settlement = {
       ...this.settlementEntry(open, 'settle', -chargedMicro),
@@ -274,7 +274,7 @@ export class CreditsService {
       });
       // The operator paid its vendors whichever the reconciler does: at least this much is lost.
       this.logUncollected(settlement);
-      return { chargedMicro };
+      return { chargedMicro, undecided: true };
     }
     this.logUncollected(applied);
     try {

@@ -277,9 +277,9 @@ export class PromptService {
     const chargeMicro = chargeableMicro(open, costMicro);
     // The answer does not wait for the store: the settle and the prompt log, side by side, follow it
     // (and a judged request's claim-check objects go then, before the invocation ends).
-    const finish = async (charge = true): Promise<number> => {
+    const finish = async (charge = true): Promise<number | undefined> => {
       const logged = { promptLogId, accountId, request, results, evaluations, ranking, chargedMicro: charge ? chargeMicro : 0, zeroDataRetention, receivedAt };
-      const [{ chargedMicro }] = await Promise.all([
+      const [{ chargedMicro, undecided }] = await Promise.all([
         this.deps.credits.settle(open, charge ? costMicro : 0, charge ? estimatedMicro : 0),
         this.writePromptLog(logged),
         discardClaims?.(),
@@ -297,7 +297,8 @@ export class PromptService {
         creditsUsedMicro: chargedMicro,
       });
       logRefusedKeys(log, request, results, evaluations, { requestId, promptLogId });
-      return chargedMicro;
+      // Undecided (its entry's write unanswered), the charge is the reconciler's to make: none said.
+      return undecided ? undefined : chargedMicro;
     };
     const response = {
       promptLogId,

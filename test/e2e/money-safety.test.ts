@@ -232,6 +232,25 @@ describe('An answer that cannot be sent', () => {
   });
 });
 
+describe('What follows an answer says what it charged', () => {
+  it("resolves with the settle's charge, and with none where the settle entry's writes went unanswered (the reconciler decides: the CreditsCharged metric had counted it)", async () => {
+    const { accountId } = await openTestAccount(host, 100_000_000);
+    const request = validatePromptRequest({ prompt: 'Say hello.', models: ['fam_k-8b'] });
+    const settled = await host.gateway.prompts.start(accountId, request);
+    const response = await settled.answer;
+    expect(await settled.finished).toBe(Math.round(response.creditsUsed * 1_000_000));
+
+    const unanswered = vi.spyOn(host.gateway.ledger, 'putFirst').mockRejectedValue(Object.assign(new Error('injected: no answer'), { name: 'TimeoutError' }));
+    try {
+      const undecided = await host.gateway.prompts.start(accountId, request);
+      expect((await undecided.answer).creditsUsed).toBeGreaterThan(0);
+      expect(await undecided.finished).toBeUndefined();
+    } finally {
+      unanswered.mockRestore();
+    }
+  });
+});
+
 describe('Idempotency-Key', () => {
   it('completes the record before the answer leaves, so a retry sent the moment it arrives is replayed, not refused with 409', async () => {
     const { auth } = await openTestAccount(host, 100_000_000);

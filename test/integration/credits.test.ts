@@ -746,7 +746,8 @@ describe('Class: CreditsService', () => {
       const account = await credits.openAccount({ balanceMicro: 10_000 });
       const open = await credits.reserve(account.accountId, promptLogId(clock.now), 1_000, NO_RATE_LIMIT);
       flaky.failNextSettlement = 2;
-      expect(await credits.settle(open, 1_300)).toEqual({ chargedMicro: 1_000 });
+      // The charge is the reconciler's to decide: said undecided, so that nothing counts it as made.
+      expect(await credits.settle(open, 1_300)).toEqual({ chargedMicro: 1_000, undecided: true });
       const lines = log.lines.map((line) => JSON.parse(line));
       expect(lines.filter(([message]) => message === UNCOLLECTED_LOG_MESSAGE)).toEqual([
         [UNCOLLECTED_LOG_MESSAGE, { accountId: account.accountId, promptLogId: open.requestId, costMicro: 1_300, reservedMicro: 1_000, uncollectedMicro: 300 }],
@@ -961,7 +962,7 @@ describe('Class: CreditsService', () => {
       const open = await credits.reserve(account.accountId, promptLogId(), 500, NO_RATE_LIMIT);
       // Both tries of the settle entry fail: whether the entry landed is unknown to the request (here it did not).
       flaky.failNextSettlement = 2;
-      expect(await credits.settle(open, 200)).toEqual({ chargedMicro: 200 });
+      expect(await credits.settle(open, 200)).toEqual({ chargedMicro: 200, undecided: true });
       // The balance never changes ahead of its entries: the estimate stays held.
       expect(await expectBalanced(credits, account.accountId, [open])).toBe(500);
       expect(await credits.ledgerSum(account.accountId)).toBe(1_000);
@@ -1241,7 +1242,7 @@ describe('Class: CreditsService', () => {
               if (s.crash === 'settle-entry') {
                 // The settle entry never reaches the ledger: the answer says the cost, the reservation is released, nothing is charged.
                 flaky.failNextSettlement = 2;
-                expect(await credits.settle(open, s.cost)).toEqual({ chargedMicro: Math.min(s.cost, s.estimate) });
+                expect(await credits.settle(open, s.cost)).toEqual({ chargedMicro: Math.min(s.cost, s.estimate), undecided: true });
                 continue;
               }
               if (s.crash === 'lost-answer') flaky.loseAnswerNext = 1;
