@@ -15,6 +15,23 @@ export interface CacheBreakpoint {
 }
 
 /**
+ * Each counter's counts of a request's system blocks and history turns, by the block or turn:
+ * the request's models share them, so that each is counted once a request, not once a model (a
+ * prefix of megabytes for 12 models had been counted 12 times); gone with the request.
+ */
+const counts = new WeakMap<(text: string) => number, WeakMap<object, number>>();
+
+function countedOnce(part: object, text: string, count: (text: string) => number): number {
+  const byPart = counts.get(count) ?? new WeakMap<object, number>();
+  counts.set(count, byPart);
+  const known = byPart.get(part);
+  if (known !== undefined) return known;
+  const counted = count(text);
+  byPart.set(part, counted);
+  return counted;
+}
+
+/**
  * The call's `cache_control` breakpoints, in order, each with its prefix (4 tokens of framing
  * a history turn): its system blocks, the response schema's instruction where it goes as one
  * more system block (its model has no structured output of its own: Anthropic's adapter adds it
@@ -24,12 +41,12 @@ export function cacheBreakpoints(call: Pick<ModelCall, 'system' | 'history' | 'r
   const breakpoints: CacheBreakpoint[] = [];
   let text = 0;
   call.system.forEach((block, i) => {
-    text += count(block.text);
+    text += countedOnce(block, block.text, count);
     if (block.cache_control) breakpoints.push({ where: `system block ${i + 1}`, prefixTokens: Math.ceil(text) });
   });
   if (call.responseSchema && call.entry.capabilities.structuredOutput === 'instruction') text += count(schemaInstruction(call.responseSchema));
   call.history.forEach((turn, i) => {
-    text += count(turn.content);
+    text += countedOnce(turn, turn.content, count);
     if (turn.cache_control) breakpoints.push({ where: `history turn ${i + 1}`, prefixTokens: Math.ceil(text) + 4 * (i + 1) });
   });
   return breakpoints;
