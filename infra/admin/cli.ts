@@ -130,7 +130,7 @@ try {
     explainStoreErrors(storeClient, config);
     storeCalled = describeStore(config);
     // Entries dated and ages judged by the store's clock, not this machine's, which may be off
-    // by more than the reconciler's delays (16 and 18 minutes): a clock behind would let a
+    // by more than the reconciler's delays (18 minutes): a clock behind would let a
     // top-up be posted while a retry of its write may still land, one ahead would release the
     // reservations of requests still running. One read first (once the command line is
     // valid), for the SDK to hear that clock.

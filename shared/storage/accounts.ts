@@ -239,8 +239,8 @@ export class AccountsRepository {
     return fromAttributes<Account>(Item);
   }
 
-  /** Adds a top-up entry's amount; returns the new balance. `again`: the write's second try (below). */
-  async topUp(entry: LedgerEntry, again = false): Promise<number> {
+  /** Adds a top-up entry's amount; returns the new balance. */
+  async topUp(entry: LedgerEntry): Promise<number> {
     try {
       const { Attributes } = await storeCall(
         'accounts.topUp',
@@ -270,9 +270,9 @@ export class AccountsRepository {
       // Another top-up under this entry's ID.
       if (account.unposted?.[entry.entryId] !== undefined) throw new ConditionFailedError(`Top-up entry ${entry.entryId} was already applied`, { cause: error });
       // Neither: the ceiling refused the write, and a request's hold lowered the balance before
-      // the read (a store that gives no item with its refusal): tried once more, then refused as
-      // the ceiling's (it had been said to be applied already, nothing added).
-      if (!again) return this.topUp(entry, true);
+      // the read (a store that gives no item with its refusal). Refused as the ceiling's (it had
+      // been said to be applied already, nothing added); not tried again, as its attempts would
+      // then be signed past the time the reconciler keeps its entry for (POSTING_DELAY_MS).
       throw new BalanceCeilingError(entry.accountId, account.balanceMicro);
     }
   }
