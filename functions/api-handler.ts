@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
-import { accountRateLimit, ConfigError } from '../shared/config.js';
+import { accountRateLimit } from '../shared/config.js';
 import { LIMITS } from '../shared/contract/limits.js';
 import { GatewayError, GatewayTimeoutError, ServiceUnavailableError, UNAVAILABLE_RETRY_AFTER_SECONDS, UnauthorizedError } from '../shared/errors.js';
 import type { Gateway } from '../shared/gateway.js';
@@ -256,10 +256,8 @@ function buildOrUnavailable(gateway: () => Gateway, log: Log, requestId: string)
     return gateway();
   } catch (error) {
     if (error instanceof GatewayError) throw error;
-    // Named only, as a message may quote configuration; but a setting's ConfigError, whose words
-    // `npm start` prints (the variable, never a key's value, a URL without its password or query),
-    // say what to fix: the line had named the error alone.
-    log.error('Gateway not available', { requestId, errorName: (error as Error)?.name, ...(error instanceof ConfigError ? { errorMessage: error.message } : {}) });
+    // Named only: a message may quote configuration (a key pasted into a URL's setting, say).
+    log.error('Gateway not available', { requestId, errorName: (error as Error)?.name });
     throw new ServiceUnavailableError('The gateway could not load its configuration; retry shortly. Nothing was charged', UNAVAILABLE_RETRY_AFTER_SECONDS, { cause: error });
   }
 }

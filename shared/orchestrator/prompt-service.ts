@@ -294,7 +294,8 @@ export class PromptService {
         accountId,
         models: results.map((r) => ({ modelId: r.modelId, status: r.status, latencyMs: r.latencyMs, errorCode: r.error?.code, upstreamStatus: r.error?.upstreamStatus })),
         ...(judged ? { evaluations: evaluations.length, evaluationsFailed: evaluations.filter((e) => e.status === 'failed').length } : {}),
-        creditsUsedMicro: chargedMicro,
+        // Undecided, the reconciler charges it or nothing: no figure said as charged.
+        ...(undecided ? { chargeUndecided: true } : { creditsUsedMicro: chargedMicro }),
       });
       logRefusedKeys(log, request, results, evaluations, { requestId, promptLogId });
       // Undecided (its entry's write unanswered), the charge is the reconciler's to make: none said.

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startLocalHost, type LocalHost } from '../../infra/local/host.js';
 import { resolveModel } from '../../shared/catalog/index.js';
 import { wireModelId } from '../../shared/catalog/bedrock-profiles.js';
@@ -52,6 +52,20 @@ describe('Log lines of answers', () => {
     const requestId = again.headers.get('x-request-id');
     expect(requestId).not.toBe(first.headers.get('x-request-id'));
     expect(linesOf(requestId)).toEqual([{ level: 'info', message: 'Prompt replayed', fields: { requestId, promptLogId: first.body.promptLogId, accountId: host.demo.accountId } }]);
+  });
+
+  it('says a charge the reconciler is left to decide is undecided, not the credits of the answer as charged (its settle entry went unanswered)', async () => {
+    const unanswered = vi.spyOn(host.gateway.ledger, 'putFirst').mockRejectedValue(Object.assign(new Error('injected: no answer'), { name: 'TimeoutError' }));
+    try {
+      const answer = await post(host, { prompt: MARKER, models: ['fam_c-5.4'] });
+      expect(answer.body.creditsUsed).toBeGreaterThan(0);
+      await host.settled();
+      const completed = linesOf(answer.headers.get('x-request-id')).find((line) => line.message === 'Prompt completed');
+      expect(completed?.fields).toMatchObject({ chargeUndecided: true });
+      expect(completed?.fields).not.toHaveProperty('creditsUsedMicro');
+    } finally {
+      unanswered.mockRestore();
+    }
   });
 
   it('logs a refusal of the handler (400) and one before it (401), each with its status and code', async () => {
