@@ -109,8 +109,9 @@ function headers(extra: Record<string, string> = {}): Record<string, string> {
 let modelsLoad = 0;
 
 async function loadModels(): Promise<void> {
-  if (!apiKey || !checkKeyField()) return;
+  // Counted before anything is sent: a key cleared or refused at its field makes an earlier key's answer stale too.
   const load = ++modelsLoad;
+  if (!apiKey || !checkKeyField()) return;
   let response: Response;
   let answer: unknown;
   try {

@@ -2265,7 +2265,12 @@ describe('The comparison page at GET /', () => {
       await page.waitForSelector(column(FAST, 'completed'));
     });
 
-    it("shows the latest key's listing of the models, not an earlier key's answer that came later (a stale 401 had stayed beside the pickers the right key filled)", async () => {
+    /**
+     * A page behind a proxy that holds its first models listing, the demo key's: opened, the key
+     * typed and left (that listing asked for). `lateAnswerRead` lets it through and resolves once
+     * the page has read its answer (a round trip after it came).
+     */
+    async function withFirstListingHeld(): Promise<{ page: Page; lateAnswerRead: () => Promise<void> }> {
       let release = () => {};
       const released = new Promise<void>((resolve) => (release = resolve));
       let listings = 0;
@@ -2274,23 +2279,39 @@ describe('The comparison page at GET /', () => {
         (res, forward) => void forward().then((answer) => answer.pipe(res.writeHead(answer.statusCode ?? 502, answer.headers))),
         (req) => (req.url === '/api/v1/models' && listings++ === 0 ? released : undefined),
       );
-      page = await browser().newPage();
-      page.setDefaultTimeout(15_000);
-      await page.goto(`${proxy.url}/`);
-      // The right key's listing is held; a wrong key's is answered first.
-      await page.type('#api-key', host().demo.apiKey);
-      await page.focus('#prompt');
+      const opened = (page = await browser().newPage());
+      opened.setDefaultTimeout(15_000);
+      await opened.goto(`${proxy.url}/`);
+      await opened.type('#api-key', host().demo.apiKey);
+      await opened.focus('#prompt');
+      const lateAnswerRead = async () => {
+        const late = opened.waitForResponse((response) => response.url().endsWith('/api/v1/models') && response.status() === 200);
+        release();
+        await (await late).text();
+        await opened.evaluate(() => fetch('/page.css').then((response) => response.text()));
+      };
+      return { page: opened, lateAnswerRead };
+    }
+
+    it("shows the latest key's listing of the models, not an earlier key's answer that came later (a stale 401 had stayed beside the pickers the right key filled)", async () => {
+      const { page, lateAnswerRead } = await withFirstListingHeld();
+      // A wrong key's listing is answered while the right key's is held.
       await page.$eval('#api-key', (el) => ((el as HTMLInputElement).value = ''));
       await page.type('#api-key', 'mcg_not-a-key-of-this-gateway');
       await page.focus('#prompt');
       await page.waitForFunction(() => document.getElementById('error')?.textContent?.includes('401'));
-      const late = page.waitForResponse((response) => response.url().endsWith('/api/v1/models') && response.status() === 200);
-      release();
-      await (await late).text();
-      // A round trip after the late answer came: the page has read it by then.
-      await page.evaluate(() => fetch('/page.css').then((response) => response.text()));
+      await lateAnswerRead();
       expect(await page.$$('#models option')).toHaveLength(0);
       expect(await errorText(page)).toMatch(/^401 unauthorized: /);
+    });
+
+    it("shows no earlier key's listing once the key field holds a key that cannot be sent (nothing is sent for it, and the earlier answer had filled the pickers)", async () => {
+      const { page, lateAnswerRead } = await withFirstListingHeld();
+      await page.type('#api-key', '\u200b');
+      await page.focus('#prompt');
+      await page.waitForSelector('#api-key-error:not([hidden])');
+      await lateAnswerRead();
+      expect(await page.$$('#models option')).toHaveLength(0);
     });
 
     it('never reaches the URL, storage or the copied curl, which names $GATEWAY_KEY instead', async () => {
