@@ -572,6 +572,24 @@ describe('Workflow: judge workflow (synthesized definition, local runner)', () =
     await expect(workflow.run(input, { executionName: 'pl_x' })).rejects.toMatchObject({ error: 'States.DataLimitExceeded' });
   });
 
+  it("stops waiting for an execution just past the request's deadline, as the AWS client does: a task running late fails it ABORTED (it had been waited for to the function's timeout)", async () => {
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const workflow = createLocalWorkflow({
+      generate: async (event) => {
+        await released;
+        return { index: event.model.index, modelId: event.model.modelId, status: 'completed', result: { value: { output: 'x' } as never } };
+      },
+      judge: async (event) => ({ judge: event.item.judge, judgments: [] }),
+    });
+    const input = { ...oneModelInput('pl_late'), context: { ...oneModelInput('pl_late').context, deadlineAt: Date.now() } };
+    try {
+      await expect(workflow.run(input, { executionName: 'pl_late' })).rejects.toMatchObject({ name: 'WorkflowFailedError', status: 'ABORTED' });
+    } finally {
+      release();
+    }
+  });
+
   it('runs the definition the stack deploys for a longer request deadline, its tasks given that time (a fixed 29 s had failed judged requests at 29 s)', async () => {
     // The stack's timeouts for a 64 s integration: the machine's and each task's.
     const timeouts: unknown[] = [];

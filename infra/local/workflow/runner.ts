@@ -1,5 +1,6 @@
 import type { Context } from 'aws-lambda';
 import { WorkflowFailedError } from '../../../shared/judging/errors.js';
+import { ANSWER_GRACE_MS } from '../../../shared/judging/step-functions.js';
 import { WORKFLOW_LIMITS } from '../../../shared/judging/limits.js';
 import type { GenerateEvent, GenerateOutput, JudgeEvent, JudgeItemOutput, JudgingWorkflow, WorkflowInput, WorkflowOutput } from '../../../shared/judging/workflow-types.js';
 import { lambdaContext } from '../lambda-events.js';
@@ -97,11 +98,31 @@ export function createLocalWorkflow(handlers: LocalTaskHandlers, options: LocalW
       const overrides = bindTasks(workflow, handlers, executionName, taskTimeoutMs);
       checkSize('the execution input', input as unknown as Json);
       let output: Json;
+      const execution = machine.run(input as unknown as Json as never, { overrides: { taskResourceLocalHandlers: overrides } });
+      // Waited for until just past the request's deadline, as the AWS client waits for
+      // StartSyncExecution's answer (step-functions.ts): a task running late then fails the
+      // request, its reservation released, as in AWS (it had been waited for to the function's
+      // timeout, a 504 charged or not by timing).
+      let late: NodeJS.Timeout | undefined;
+      const deadline = new Promise<never>((_, reject) => {
+        late = setTimeout(
+          () => {
+            execution.abort();
+            reject(new WorkflowFailedError('ABORTED', "the request's deadline passed before the execution ended"));
+          },
+          Math.max(0, input.context.deadlineAt + ANSWER_GRACE_MS - Date.now()),
+        );
+      });
       try {
-        output = (await machine.run(input as unknown as Json as never, { overrides: { taskResourceLocalHandlers: overrides } }).result) as Json;
+        output = (await Promise.race([execution.result, deadline])) as Json;
       } catch (error) {
+        if (error instanceof WorkflowFailedError) throw error;
         const cause = (error as { cause?: { name?: string } }).cause;
         throw new WorkflowFailedError('FAILED', cause?.name ?? (error as Error).name, { cause: error });
+      } finally {
+        clearTimeout(late);
+        // Aborted, its result rejects with nothing waiting for it.
+        execution.result.catch(() => undefined);
       }
       checkSize('the execution output', output);
       return output as unknown as WorkflowOutput;
