@@ -117,6 +117,12 @@ for (const entry of MODELS) {
   byVendorModel.set(name, [...(byVendorModel.get(name) ?? []), entry]);
 }
 
+/** The vendor model that answers `entry`'s ID at `now` in place of its own (its retirement's successor), or undefined. */
+function answeredInstead(entry: ModelEntry, now: number): string | undefined {
+  const { upstreamModel } = answering(entry, now);
+  return upstreamModel === entry.upstreamModel ? undefined : upstreamModel;
+}
+
 /** A catalog ID's family token as a caller writes it (`fam_b` of `fam_b-3.1-pro`), normalised; undefined for a vendor spelling. */
 const familyOf = (id: string): string | undefined => /^fam-[a-z0-9]+(?=-)/.exec(normaliseId(id))?.[0];
 
@@ -130,27 +136,20 @@ const familyOf = (id: string): string | undefined => /^fam-[a-z0-9]+(?=-)/.exec(
  */
 export function closestModelIds(id: string, now = Date.now()): string[] {
   const family = familyOf(id);
-  const isRetired = (known: string) => {
-    const entry = byId.get(known) as ModelEntry;
-    return answering(entry, now) !== entry && answering(entry, now).upstreamModel !== entry.upstreamModel;
-  };
-  const otherFamily = (known: string) => family !== undefined && familyOf(known) !== family;
   const ranked = closest(id, byId.keys(), normaliseId, Number.POSITIVE_INFINITY, {
-    group: (known) => (otherFamily(known) ? 1 : 0),
-    tieBreak: (known) => (isRetired(known) ? 1 : 0),
+    tieBreak: (known) => (answeredInstead(byId.get(known) as ModelEntry, now) === undefined ? 0 : 1),
     prefixes: true,
   });
   // Another family's IDs only where none of its own comes close.
-  const near = (ranked.some((known) => !otherFamily(known)) ? ranked.filter((known) => !otherFamily(known)) : ranked).slice(0, 3);
+  const ownFamily = ranked.filter((known) => familyOf(known) === family);
+  const near = (family !== undefined && ownFamily.length > 0 ? ownFamily : ranked).slice(0, 3);
   // An ID but for case, dots and underscores is meant; else a vendor model's own name (closest reads none over 100 characters, nor does this).
   const meantAnId = near[0] !== undefined && normaliseId(near[0]) === normaliseId(id);
   const forVendorModel = meantAnId || id.length > 100 ? undefined : byVendorModel.get(normaliseVendorModel(id));
   if (forVendorModel) {
     return forVendorModel.map((entry) => {
-      const answers = answering(entry, now).upstreamModel;
-      return answers === entry.upstreamModel
-        ? `"${entry.id}" (for ${entry.upstreamModel})`
-        : `"${entry.id}" (for ${entry.upstreamModel} until its shutdown; ${answers} answers it now)`;
+      const answers = answeredInstead(entry, now);
+      return answers === undefined ? `"${entry.id}" (for ${entry.upstreamModel})` : `"${entry.id}" (for ${entry.upstreamModel} until its shutdown; ${answers} answers it now)`;
     });
   }
   return near.map((known) => {

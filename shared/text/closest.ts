@@ -11,11 +11,9 @@ export function editDistance(a: string, b: string): number {
   return previous[b.length] as number;
 }
 
-/** How `closest` ranks beyond the distance (each lower first). */
+/** How `closest` ranks beyond the distance. */
 export interface Ranking {
-  /** Before the distance: a candidate of the wanted text's own family, say, before another's. */
-  group?: (candidate: string) => number;
-  /** After the distance, before the alphabet: a retired model after one that answers. */
+  /** After the distance, before the alphabet, lower first: a retired model after one that answers. */
   tieBreak?: (candidate: string) => number;
   /** Candidates that begin with the wanted text (as normalised) qualify, however far: `fam_b-3.1` for `fam_b-3.1-pro`. */
   prefixes?: boolean;
@@ -29,15 +27,15 @@ export interface Ranking {
  */
 export function closest(wanted: string, candidates: Iterable<string>, normalise: (text: string) => string = (t) => t, limit = 3, ranking: Ranking = {}): string[] {
   if (wanted.length > 100) return [];
-  const { group = () => 0, tieBreak = () => 0, prefixes = false } = ranking;
+  const { tieBreak = () => 0, prefixes = false } = ranking;
   const target = normalise(wanted);
   const allowed = Math.max(2, Math.floor(target.length / 4));
-  const scored: { candidate: string; distance: number; group: number; tie: number }[] = [];
+  const scored: { candidate: string; distance: number; tie: number }[] = [];
   for (const candidate of candidates) {
     const normalised = normalise(candidate);
     const distance = editDistance(target, normalised);
-    if (distance <= allowed || (prefixes && normalised.startsWith(target))) scored.push({ candidate, distance, group: group(candidate), tie: tieBreak(candidate) });
+    if (distance <= allowed || (prefixes && normalised.startsWith(target))) scored.push({ candidate, distance, tie: tieBreak(candidate) });
   }
-  scored.sort((x, y) => x.group - y.group || x.distance - y.distance || x.tie - y.tie || x.candidate.localeCompare(y.candidate));
+  scored.sort((x, y) => x.distance - y.distance || x.tie - y.tie || x.candidate.localeCompare(y.candidate));
   return scored.slice(0, limit).map((s) => s.candidate);
 }
