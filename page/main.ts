@@ -222,6 +222,8 @@ interface Field {
 
 const formField = (pointer: string, input: Field['input']): Field => ({ pointer, input, error: $(`${input.id}-error`) });
 const schemaField = formField('/response_schema', schemaInput);
+/** The key: the page's own check only (checkKeyField), as no refusal names it by a pointer. */
+const keyField = formField('Authorization', keyInput);
 /** In the form's order: a refusal takes the focus to the first it names. */
 const fields: Field[] = [
   formField('/prompt', promptInput),
@@ -246,7 +248,7 @@ function setFieldError(f: Field, ...parts: (string | Node)[]): void {
 }
 
 // An error goes as soon as its field changes, not at the next Compare; the schema's "not JSON" stays while it is not.
-for (const f of fields) {
+for (const f of [keyField, ...fields]) {
   f.input.addEventListener(f.input instanceof HTMLSelectElement ? 'change' : 'input', () => {
     if (!f.input.hasAttribute('aria-invalid')) return;
     setFieldError(f);
@@ -273,7 +275,6 @@ function checkSchemaField(): ReturnType<typeof readJsonField> {
  * that could not be reached, and every column marked failed).
  */
 const KEY_SHAPE = /^[A-Za-z0-9._~+/=-]*$/;
-const keyField = formField('Authorization', keyInput);
 
 /** Whether the key can be sent, its error shown at it when not (gone as it changes). */
 function checkKeyField(): boolean {
@@ -284,10 +285,6 @@ function checkKeyField(): boolean {
   );
   return false;
 }
-
-keyInput.addEventListener('input', () => {
-  if (keyInput.hasAttribute('aria-invalid')) setFieldError(keyField);
-});
 
 /** The form, or nothing when the key cannot be sent or a field the page must parse is not JSON (its error is shown at it). */
 function form(): PageForm | undefined {
