@@ -102,8 +102,9 @@ export function createApiHandler(build: () => Gateway, log: Log, hooks: ApiHooks
  * had overstated. Never rejects.
  */
 function charged(started: Started, log: Log, onCharged: ApiHooks['onCharged']): Promise<void> {
+  // A replay's and an unsettled request's resolve with no charge.
   return started.finished.then((micro) => {
-    if (micro === undefined || started.replayed || !onCharged) return;
+    if (micro === undefined || !onCharged) return;
     try {
       onCharged(microToCredits(micro));
     } catch (error) {

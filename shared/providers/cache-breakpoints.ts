@@ -22,8 +22,11 @@ export interface CacheBreakpoint {
 const counts = new WeakMap<(text: string) => number, WeakMap<object, number>>();
 
 function countedOnce(part: object, text: string, count: (text: string) => number): number {
-  const byPart = counts.get(count) ?? new WeakMap<object, number>();
-  counts.set(count, byPart);
+  let byPart = counts.get(count);
+  if (!byPart) {
+    byPart = new WeakMap();
+    counts.set(count, byPart);
+  }
   const known = byPart.get(part);
   if (known !== undefined) return known;
   const counted = count(text);
